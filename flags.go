@@ -1,0 +1,301 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"pinprobe/probe"
+	"pinprobe/report"
+)
+
+// config is everything the command line says.
+type config struct {
+	rate        rateValue
+	duration    time.Duration
+	requests    int64
+	concurrency int
+	only4       bool
+	only6       bool
+	resolve     resolveValue
+	dnsServer   string
+	newConn     bool
+	method      string
+	headers     headerValue
+	body        string
+	timeout     time.Duration
+	cacert      string
+	insecure    bool
+	http        choiceValue
+	failStatus  string
+	output      string
+	format      choiceValue
+	quiet       bool
+	preflight   bool
+	noPreflight bool
+	demo        bool
+	help        bool
+	version     bool
+	urls        []string
+
+	// Filled by validate.
+	fail    report.FailStatus
+	tls     *tls.Config
+	dns     netip.AddrPort
+	setRate bool // --rate given
+	setDur  bool // --duration given
+}
+
+// usageError is bad input: exit 2 with its one line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+func newFlagSet(c *config) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("pinprobe", pflag.ContinueOnError)
+	fs.SortFlags = false
+	c.rate = rateValue{rate: 10}
+	c.http = choiceValue{value: "auto", choices: []string{"1.1", "2", "auto"}}
+	c.format = choiceValue{value: "text", choices: report.Formats}
+	fs.VarP(&c.rate, "rate", "r", "total requests per second over all endpoints, split evenly; \"max\" = closed model: --concurrency workers per endpoint back to back")
+	fs.DurationVarP(&c.duration, "duration", "d", 30*time.Second, "how long to send (0 = until --requests or Ctrl-C)")
+	fs.Int64VarP(&c.requests, "requests", "n", 0, "stop after this many requests in total, whichever of -d/-n comes first (0 = no limit)")
+	fs.IntVarP(&c.concurrency, "concurrency", "c", 10, "most requests in flight per endpoint; a request due when all are busy is dropped and counted")
+	fs.BoolVarP(&c.only4, "ipv4", "4", false, "only IPv4 addresses")
+	fs.BoolVarP(&c.only6, "ipv6", "6", false, "only IPv6 addresses")
+	fs.Var(&c.resolve, "resolve", "HOST:PORT:ADDR[,ADDR...] use these addresses for HOST:PORT instead of DNS (repeatable)")
+	fs.StringVar(&c.dnsServer, "dns-server", "", "ADDR:PORT of a DNS server to resolve with instead of the system resolver")
+	fs.BoolVar(&c.newConn, "new-conn", false, "a fresh TCP (+TLS) connection for every request (default: keep-alive)")
+	fs.StringVarP(&c.method, "method", "X", "GET", "request method")
+	fs.VarP(&c.headers, "header", "H", "request header \"Name: value\" (repeatable)")
+	fs.StringVar(&c.body, "body", "", "request body; @FILE reads it from FILE")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "per request: connect, TLS, response and body")
+	fs.StringVar(&c.cacert, "cacert", "", "PEM file of CA certificates to trust instead of the system roots")
+	fs.BoolVar(&c.insecure, "insecure", false, "do not verify TLS certificates")
+	fs.Var(&c.http, "http", "HTTP version: 1.1, 2 or auto (HTTP/2 where TLS ALPN offers it)")
+	fs.StringVar(&c.failStatus, "fail-status", "5xx", "statuses that count as failures: classes, codes and ranges, e.g. 5xx,429")
+	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON report to FILE")
+	fs.Var(&c.format, "format", "report on stdout: "+strings.Join(report.Formats, ", "))
+	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bar (it is shown only when stderr is a terminal)")
+	fs.BoolVar(&c.preflight, "preflight", false, "only check TCP (+TLS) to every address, send no request; exit 1 if any fails")
+	fs.BoolVar(&c.noPreflight, "no-preflight", false, "skip the per-address TCP (+TLS) check before the load")
+	fs.BoolVar(&c.demo, "demo", false, "probe a built-in reproduction of the incident on loopback (5s at 30 req/s unless -d/-r say otherwise)")
+	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
+	fs.BoolVar(&c.version, "version", false, "print the version")
+	return fs
+}
+
+// parseArgs fills a config from the command line and validates it.
+func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
+	c := &config{}
+	fs := newFlagSet(c)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			c.help = true
+			return c, fs, nil
+		}
+		return nil, fs, usagef("%s", err)
+	}
+	c.urls = fs.Args()
+	c.setRate = fs.Changed("rate")
+	c.setDur = fs.Changed("duration")
+	if c.help || c.version {
+		return c, fs, nil
+	}
+	if err := c.validate(); err != nil {
+		return nil, fs, err
+	}
+	return c, fs, nil
+}
+
+// validate checks the flags against each other and loads what they name.
+func (c *config) validate() error {
+	switch {
+	case c.demo && len(c.urls) > 0:
+		return usagef("--demo probes its own gateway: drop the URL arguments (%s)", strings.Join(c.urls, " "))
+	case !c.demo && len(c.urls) == 0:
+		return usagef("no URL given: pinprobe [flags] URL... (or pinprobe --demo)")
+	case c.duration < 0:
+		return usagef("--duration %s: must not be negative", c.duration)
+	case c.requests < 0:
+		return usagef("--requests %d: must not be negative", c.requests)
+	case c.concurrency < 1:
+		return usagef("--concurrency %d: must be at least 1", c.concurrency)
+	case c.timeout <= 0:
+		return usagef("--timeout %s: must be positive", c.timeout)
+	case c.only4 && c.only6:
+		return usagef("-4 and -6 exclude each other: give one (or neither for both families)")
+	case c.preflight && c.noPreflight:
+		return usagef("--preflight and --no-preflight exclude each other")
+	case c.insecure && c.cacert != "":
+		return usagef("--insecure and --cacert %s exclude each other", c.cacert)
+	case c.duration == 0 && c.requests == 0 && c.rate.max:
+		return usagef("--rate max needs a bound: --duration or --requests")
+	}
+	if c.method == "" || strings.ContainsAny(c.method, " \t\r\n") {
+		return usagef("--method %q: not an HTTP method", c.method)
+	}
+	fail, err := report.ParseFailStatus(c.failStatus)
+	if err != nil {
+		return usagef("--fail-status %s", err)
+	}
+	c.fail = fail
+	if c.dnsServer != "" {
+		ap, err := parseHostPort(c.dnsServer)
+		if err != nil {
+			return usagef("--dns-server %q: %s", c.dnsServer, err)
+		}
+		c.dns = ap
+	}
+	if strings.HasPrefix(c.body, "@") {
+		b, err := os.ReadFile(c.body[1:])
+		if err != nil {
+			return usagef("--body %s: %s", c.body, pathErr(err))
+		}
+		c.body = string(b)
+	}
+	if c.output != "" {
+		// Fail now rather than after the run: open it as the run's end will.
+		_, statErr := os.Stat(c.output)
+		f, err := os.OpenFile(c.output, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return usagef("--output %s: %s", c.output, pathErr(err))
+		}
+		f.Close()
+		if os.IsNotExist(statErr) {
+			os.Remove(c.output)
+		}
+	}
+	c.tls = &tls.Config{InsecureSkipVerify: c.insecure}
+	if c.cacert != "" {
+		pem, err := os.ReadFile(c.cacert)
+		if err != nil {
+			return usagef("--cacert %s: %s", c.cacert, pathErr(err))
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return usagef("--cacert %s: no PEM certificate in the file", c.cacert)
+		}
+		c.tls.RootCAs = pool
+	}
+	return nil
+}
+
+// pathErr drops the path an *os.PathError repeats: the caller names it.
+func pathErr(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// parseHostPort parses "ADDR:PORT", brackets optional around IPv6 when
+// the port is clear; port 53 when none is given.
+func parseHostPort(s string) (netip.AddrPort, error) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap, nil
+	}
+	if a, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
+		return netip.AddrPortFrom(a, 53), nil
+	}
+	return netip.AddrPort{}, errors.New("want an IP address and port, e.g. 127.0.0.1:53 or [::1]:53")
+}
+
+// rateValue is --rate: a positive number of requests per second, or "max".
+type rateValue struct {
+	rate float64
+	max  bool
+}
+
+func (v *rateValue) String() string {
+	if v.max {
+		return "max"
+	}
+	return strconv.FormatFloat(v.rate, 'f', -1, 64)
+}
+
+func (v *rateValue) Set(s string) error {
+	if strings.EqualFold(s, "max") {
+		v.max, v.rate = true, 0
+		return nil
+	}
+	r, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(r > 0) || r > 1e7 {
+		return errors.New(`want requests per second above 0, or "max"`)
+	}
+	v.rate, v.max = r, false
+	return nil
+}
+
+func (v *rateValue) Type() string { return "RATE" }
+
+// choiceValue is a flag with a fixed set of values.
+type choiceValue struct {
+	value   string
+	choices []string
+}
+
+func (v *choiceValue) String() string { return v.value }
+
+func (v *choiceValue) Set(s string) error {
+	for _, c := range v.choices {
+		if s == c {
+			v.value = s
+			return nil
+		}
+	}
+	return fmt.Errorf("want one of %s", strings.Join(v.choices, ", "))
+}
+
+func (v *choiceValue) Type() string { return "string" }
+
+// resolveValue collects --resolve entries.
+type resolveValue struct {
+	entries map[string][]netip.Addr
+	raw     []string
+}
+
+func (v *resolveValue) String() string { return strings.Join(v.raw, " ") }
+
+func (v *resolveValue) Set(s string) error {
+	key, addrs, err := probe.ParseResolve(s)
+	if err != nil {
+		return err
+	}
+	if v.entries == nil {
+		v.entries = map[string][]netip.Addr{}
+	}
+	v.entries[key] = append(v.entries[key], addrs...)
+	v.raw = append(v.raw, s)
+	return nil
+}
+
+func (v *resolveValue) Type() string { return "HOST:PORT:ADDR" }
+
+// headerValue collects -H entries in order.
+type headerValue struct{ lines [][2]string }
+
+func (v *headerValue) String() string { return "" }
+
+func (v *headerValue) Set(s string) error {
+	name, value, err := probe.ParseHeader(s)
+	if err != nil {
+		return err
+	}
+	v.lines = append(v.lines, [2]string{name, value})
+	return nil
+}
+
+func (v *headerValue) Type() string { return "HEADER" }

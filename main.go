@@ -1,0 +1,411 @@
+// Pinprobe finds which backend address is behind an intermittent HTTP failure.
+//
+// It resolves every A and AAAA address of each target host, pins each
+// connection to one address (the Host header and TLS SNI stay the host
+// name), sends a rate-limited stream of requests to every address, and
+// reports status codes, error classes and latencies by address family and by
+// address, so a failure that only one backend produces stands out.
+//
+// Usage:
+//
+//	pinprobe [flags] URL...   probe the URLs
+//	pinprobe --demo           probe a built-in reproduction of the incident, on loopback
+//
+// Exit codes: 0 the run finished; 1 a check failed (--preflight); 2 bad usage
+// or input; 3 no address to probe for any target; 130 interrupted (the report
+// of what was sent is still printed).
+//
+// Ctrl-C (or SIGTERM) stops sending, waits for the requests in flight (each
+// bounded by --timeout) and prints the full report; a second Ctrl-C exits at
+// once. See README.md for the report formats and how pinprobe measures.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"pinprobe/probe"
+	"pinprobe/report"
+)
+
+// version is the release this build reports.
+const version = "0.1.0"
+
+// Exit codes, the contract of DESIGN.md.
+const (
+	exitOK          = 0
+	exitFail        = 1
+	exitUsage       = 2
+	exitNoAddress   = 3
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		fmt.Fprintln(os.Stderr, "\npinprobe: interrupted: stopping, waiting for requests in flight (Ctrl-C again to quit at once)")
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "pinprobe: interrupted twice: exiting without a report")
+		os.Exit(exitInterrupted)
+	}()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command: it parses args, probes, writes the report to
+// stdout and everything else to stderr, and returns the exit code.
+// Cancelling ctx is an interrupt.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, fs, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "pinprobe: %s\n", err)
+		return exitUsage
+	}
+	if c.help {
+		writeHelp(stdout, fs)
+		return exitOK
+	}
+	if c.version {
+		fmt.Fprintf(stdout, "pinprobe %s\n", version)
+		return exitOK
+	}
+	probe.UserAgent = "pinprobe/" + version
+	say := func(format string, a ...any) { fmt.Fprintf(stderr, "pinprobe: "+format+"\n", a...) }
+
+	resolver := &probe.Resolver{Static: c.resolve.entries, Server: c.dns}
+	if c.only4 {
+		resolver.Only = probe.IPv4
+	} else if c.only6 {
+		resolver.Only = probe.IPv6
+	}
+	if c.demo {
+		demo, err := startDemo()
+		if err != nil {
+			say("%s", err)
+			return exitNoAddress
+		}
+		defer demo.Close()
+		if demo.note != "" {
+			say("%s", demo.note)
+		}
+		if !c.setDur {
+			c.duration = 5 * time.Second
+		}
+		if !c.setRate {
+			c.rate.rate = 30
+		}
+		c.urls = []string{demo.URL()}
+		resolver.Static = map[string][]netip.Addr{probe.StaticKey(demoHost, demo.port): demo.addrs}
+		resolver.StaticSource = "demo"
+		say("demo: an application gateway on %s port %d; its %s instance was given an IPv6 backend it cannot reach",
+			joinAddrs(demo.addrs), demo.port, demo.failing)
+	}
+
+	targets, err := c.targets()
+	if err != nil {
+		fmt.Fprintf(stderr, "pinprobe: %s\n", err)
+		return exitUsage
+	}
+	dns, eps := resolveAll(ctx, resolver, targets)
+	for _, d := range dns {
+		if d.Error != "" {
+			say("%s: skipping %s:%d", d.Error, d.Host, d.Port)
+		}
+	}
+	if len(eps) == 0 {
+		say("nothing to probe: no address for any target")
+		return exitNoAddress
+	}
+	conn := probe.ConnOptions{
+		Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
+		TLS: c.tls, Concurrency: c.concurrency,
+	}
+	if c.preflight {
+		checks := probe.Preflight(ctx, eps, conn)
+		report.Preflight(stdout, eps, checks, true)
+		for _, ch := range checks {
+			if ch.Err != nil {
+				return exitFail
+			}
+		}
+		return exitOK
+	}
+	if !c.noPreflight {
+		checks := probe.Preflight(ctx, eps, conn)
+		report.Preflight(stderr, eps, checks, false)
+	}
+	say("%s", c.plan(eps))
+
+	opts := probe.Options{
+		ConnOptions: conn,
+		Rate:        c.rate.rate,
+		Max:         c.rate.max,
+		Duration:    c.duration,
+		Requests:    c.requests,
+		Concurrency: c.concurrency,
+	}
+	rep := &report.Report{
+		Version: version,
+		Command: append([]string{"pinprobe"}, redactArgs(args)...),
+		Plan: report.Plan{
+			Rate: c.rate.rate, Max: c.rate.max, DurationS: c.duration.Seconds(), Requests: c.requests,
+			Concurrency: c.concurrency, Timeout: c.timeout.Seconds(), HTTP: c.http.value,
+			NewConn: c.newConn, FailStatus: c.failStatus,
+		},
+		DNS: dns,
+	}
+	agg := report.NewAggregator(eps, c.fail)
+	rep.StartedAt = report.Time{Time: time.Now()}
+	results, err := probe.Attack(ctx, eps, opts)
+	if err != nil {
+		say("%s", err)
+		return exitUsage
+	}
+	bar := startProgress(stderr, c, agg.Live(), rep.StartedAt.Time)
+	for r := range results {
+		agg.Add(r)
+	}
+	rep.EndedAt = report.Time{Time: time.Now()}
+	bar.finish()
+	rep.Interrupted = ctx.Err() != nil
+	agg.Close(rep)
+
+	render, err := report.ForFormat(c.format.value, useColor(stdout))
+	if err != nil { // validated by the flag; kept for safety
+		say("%s", err)
+		return exitUsage
+	}
+	code := exitOK
+	if err := render(stdout, rep); err != nil {
+		say("%s", err)
+		code = exitUsage
+	}
+	if c.output != "" {
+		if err := writeJSONFile(c.output, rep); err != nil {
+			say("%s", err)
+			code = exitUsage
+		}
+	}
+	if rep.Interrupted {
+		return exitInterrupted
+	}
+	return code
+}
+
+// targets builds the request of every URL argument.
+func (c *config) targets() ([]*probe.Target, error) {
+	var out []*probe.Target
+	for _, raw := range c.urls {
+		t, err := probe.ParseTarget(raw)
+		if err != nil {
+			return nil, err
+		}
+		t.Method = strings.ToUpper(c.method)
+		t.Header = http.Header{}
+		for _, h := range c.headers.lines {
+			t.Header.Add(h[0], h[1])
+		}
+		if c.body != "" {
+			t.Body = []byte(c.body)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// resolveAll resolves every target's host:port once, in parallel, and
+// returns the DNS records of the report and the endpoints, numbered in order.
+func resolveAll(ctx context.Context, r *probe.Resolver, targets []*probe.Target) ([]report.DNS, []*probe.Endpoint) {
+	type key struct {
+		host string
+		port uint16
+	}
+	var keys []key
+	seen := map[key]bool{}
+	for _, t := range targets {
+		k := key{strings.ToLower(t.Host()), t.Port()}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	res := make([]probe.Resolution, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Go(func() { res[i] = r.Resolve(ctx, k.host, k.port) })
+	}
+	wg.Wait()
+	byKey := map[key]probe.Resolution{}
+	dns := make([]report.DNS, len(keys))
+	for i, k := range keys {
+		byKey[k] = res[i]
+		d := report.DNS{Host: res[i].Host, Port: res[i].Port, Source: res[i].Source, Addresses: []string{}}
+		for _, a := range res[i].Addrs {
+			d.Addresses = append(d.Addresses, a.String())
+		}
+		if res[i].Err != nil {
+			d.Error = res[i].Err.Error()
+		}
+		dns[i] = d
+	}
+	var eps []*probe.Endpoint
+	for _, t := range targets {
+		for _, a := range byKey[key{strings.ToLower(t.Host()), t.Port()}].Addrs {
+			eps = append(eps, &probe.Endpoint{ID: len(eps), Target: t, Addr: a})
+		}
+	}
+	return dns, eps
+}
+
+// plan describes the run about to start, e.g. "10 req/s for 30s over 3
+// endpoints of sign.example.com: 127.0.0.1, 127.0.0.2, ::1".
+func (c *config) plan(eps []*probe.Endpoint) string {
+	var b strings.Builder
+	if c.rate.max {
+		fmt.Fprintf(&b, "max rate (%d workers per endpoint, back to back)", c.concurrency)
+	} else {
+		fmt.Fprintf(&b, "%s req/s", c.rate.String())
+		if len(eps) > 1 {
+			fmt.Fprintf(&b, " (%.4g per endpoint)", c.rate.rate/float64(len(eps)))
+		}
+	}
+	switch {
+	case c.duration > 0 && c.requests > 0:
+		fmt.Fprintf(&b, " for %s or %d requests, whichever comes first,", c.duration, c.requests)
+	case c.duration > 0:
+		fmt.Fprintf(&b, " for %s", c.duration)
+	case c.requests > 0:
+		fmt.Fprintf(&b, " for %d requests", c.requests)
+	default:
+		b.WriteString(" until Ctrl-C")
+	}
+	fmt.Fprintf(&b, " over %d endpoint%s", len(eps), plural(len(eps)))
+	var hosts []string
+	addrs := map[string][]string{}
+	for _, ep := range eps {
+		h := ep.Target.Host()
+		if _, ok := addrs[h]; !ok {
+			hosts = append(hosts, h)
+		}
+		if a := ep.Addr.String(); !contains(addrs[h], a) {
+			addrs[h] = append(addrs[h], a)
+		}
+	}
+	if len(hosts) == 1 {
+		fmt.Fprintf(&b, " of %s: %s", hosts[0], strings.Join(addrs[hosts[0]], ", "))
+	} else {
+		parts := make([]string, len(hosts))
+		for i, h := range hosts {
+			parts[i] = h + " (" + strings.Join(addrs[h], ", ") + ")"
+		}
+		b.WriteString(": " + strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func joinAddrs(addrs []netip.Addr) string {
+	s := make([]string, len(addrs))
+	for i, a := range addrs {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// redactArgs returns args with secret header values and URL passwords replaced.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		switch {
+		case (a == "-H" || a == "--header") && i+1 < len(out):
+			out[i+1] = redactHeader(out[i+1])
+		case strings.HasPrefix(a, "--header="):
+			out[i] = "--header=" + redactHeader(strings.TrimPrefix(a, "--header="))
+		case strings.HasPrefix(a, "-H") && len(a) > 2 && !strings.HasPrefix(a, "--"):
+			out[i] = "-H" + redactHeader(a[2:])
+		case strings.Contains(a, "://") && strings.Contains(a, "@"):
+			if t, err := probe.ParseTarget(a); err == nil {
+				out[i] = t.String()
+			}
+		}
+	}
+	return out
+}
+
+func redactHeader(h string) string {
+	name, _, ok := strings.Cut(h, ":")
+	if ok && report.IsSecretHeader(strings.TrimSpace(name)) {
+		return strings.TrimSpace(name) + ": " + report.Redacted
+	}
+	return h
+}
+
+func writeJSONFile(path string, r *report.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	if err := report.JSON(f, r); err != nil {
+		f.Close()
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// useColor reports whether the text report on w may use ANSI colours.
+func useColor(w io.Writer) bool {
+	return isTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+}
+
+func writeHelp(w io.Writer, fs interface{ FlagUsages() string }) {
+	fmt.Fprintf(w, `pinprobe %s: find which backend address is behind an intermittent HTTP failure.
+
+Usage:
+  pinprobe [flags] URL...    probe every A/AAAA address of each URL's host
+  pinprobe --demo            probe a built-in reproduction of the incident (loopback only)
+
+Flags:
+%s
+Exit codes: 0 finished, 1 a check failed (--preflight), 2 bad usage or input,
+3 no address to probe, 130 interrupted (the report is still printed).
+`, version, fs.FlagUsages())
+}

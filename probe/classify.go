@@ -1,0 +1,111 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+)
+
+// ErrorClass is the fixed set of reasons a request got no response.
+type ErrorClass string
+
+// The error classes of DESIGN.md, one per failed request without a status.
+const (
+	ClassNone               ErrorClass = ""
+	ClassDNS                ErrorClass = "dns"
+	ClassConnectRefused     ErrorClass = "connect_refused"
+	ClassConnectTimeout     ErrorClass = "connect_timeout"
+	ClassNetworkUnreachable ErrorClass = "network_unreachable"
+	ClassTLS                ErrorClass = "tls"
+	ClassReset              ErrorClass = "reset"
+	ClassEOF                ErrorClass = "eof"
+	ClassTimeout            ErrorClass = "timeout"
+	ClassProtocol           ErrorClass = "protocol"
+	ClassOther              ErrorClass = "other"
+)
+
+// DialError marks an error that happened while opening the TCP connection, so
+// a timeout there is a connect_timeout rather than a request timeout.
+type DialError struct{ Err error }
+
+func (e *DialError) Error() string { return e.Err.Error() }
+func (e *DialError) Unwrap() error { return e.Err }
+
+// Classify maps a request error to its class. It looks at types and errno
+// values first; a few errors net/http only exposes as text are matched last.
+func Classify(err error) ErrorClass {
+	if err == nil {
+		return ClassNone
+	}
+	var dial *DialError
+	inDial := errors.As(err, &dial)
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return ClassDNS
+	}
+	if isTimeout(err) {
+		if inDial {
+			return ClassConnectTimeout
+		}
+		return ClassTimeout
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ClassConnectRefused
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH),
+		errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, syscall.EAFNOSUPPORT),
+		errors.Is(err, syscall.ENETDOWN), errors.Is(err, syscall.EHOSTDOWN):
+		return ClassNetworkUnreachable
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE):
+		return ClassReset
+	}
+	if isTLS(err) {
+		return ClassTLS
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return ClassEOF
+	}
+	if inDial {
+		return ClassOther
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "server closed idle connection"):
+		return ClassEOF // net/http's errServerClosedIdle: the peer closed a kept-alive connection
+	case strings.Contains(msg, "malformed HTTP"), strings.Contains(msg, "http2:"),
+		strings.Contains(msg, "unexpected HTTP"), strings.Contains(msg, "invalid header"),
+		strings.Contains(msg, "bad Content-Length"), strings.Contains(msg, "too many headers"),
+		strings.Contains(msg, "response header"):
+		return ClassProtocol
+	case strings.Contains(msg, "tls: "):
+		return ClassTLS
+	}
+	return ClassOther
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.ETIMEDOUT) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func isTLS(err error) bool {
+	var (
+		verify  *tls.CertificateVerificationError
+		record  tls.RecordHeaderError
+		alert   tls.AlertError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		invalid x509.CertificateInvalidError
+		echErr  *tls.ECHRejectionError
+	)
+	return errors.As(err, &verify) || errors.As(err, &record) || errors.As(err, &alert) ||
+		errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) || errors.As(err, &echErr)
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"pinprobe/probe"
+	"pinprobe/report"
+)
+
+// progress draws the live bar on stderr while a run lasts.
+type progress struct {
+	stop chan struct{}
+	done chan struct{}
+}
+
+// startProgress shows a bar on w when w is a terminal and -q is not set:
+// elapsed against planned, requests, and failures per family.
+func startProgress(w io.Writer, c *config, live *report.Live, start time.Time) *progress {
+	p := &progress{stop: make(chan struct{}), done: make(chan struct{})}
+	if c.quiet || !isTerminal(w) {
+		close(p.done)
+		return p
+	}
+	const steps = 1000
+	max := int64(steps)
+	if c.duration == 0 && c.requests == 0 {
+		max = -1 // spinner: no planned end
+	}
+	bar := progressbar.NewOptions64(max,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(20),
+		progressbar.OptionEnableColorCodes(true),
+		progressbar.OptionSetPredictTime(false),
+		progressbar.OptionSetElapsedTime(false),
+		progressbar.OptionShowDescriptionAtLineEnd(),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetTheme(progressbar.Theme{Saucer: "█", SaucerPadding: "░", BarStart: "", BarEnd: ""}),
+	)
+	go func() {
+		defer close(p.done)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			elapsed := time.Since(start)
+			frac := 0.0
+			if c.duration > 0 {
+				frac = float64(elapsed) / float64(c.duration)
+			}
+			if c.requests > 0 {
+				frac = max64(frac, float64(live.Requests.Load())/float64(c.requests))
+			}
+			bar.Describe(describe(elapsed, c, live))
+			if max > 0 {
+				_ = bar.Set64(int64(min(frac, 1) * steps))
+			} else {
+				_ = bar.Add(1)
+			}
+			select {
+			case <-p.stop:
+				_ = bar.Clear()
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return p
+}
+
+func max64(a, b float64) float64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// describe is the bar's text: "12.4s/30s  1234 req  ipv4 0 failed  ipv6 203 failed (49.1%)".
+func describe(elapsed time.Duration, c *config, live *report.Live) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%.1fs", elapsed.Seconds())
+	if c.duration > 0 {
+		fmt.Fprintf(&b, "/%s", c.duration)
+	}
+	fmt.Fprintf(&b, "  %d req", live.Requests.Load())
+	if c.requests > 0 {
+		fmt.Fprintf(&b, "/%d", c.requests)
+	}
+	for _, fam := range []probe.Family{probe.IPv4, probe.IPv6} {
+		n := live.FamilyRequests[fam].Load()
+		if n == 0 {
+			continue
+		}
+		f := live.FamilyFailed[fam].Load()
+		s := fmt.Sprintf("  %s %d failed", fam, f)
+		if f > 0 {
+			s = fmt.Sprintf("  [red]%s %d failed (%.1f%%)[reset]", fam, f, 100*float64(f)/float64(n))
+		}
+		b.WriteString(s)
+	}
+	if d := live.Dropped.Load(); d > 0 {
+		fmt.Fprintf(&b, "  [yellow]%d dropped[reset]", d)
+	}
+	return b.String()
+}
+
+// finish stops and clears the bar, so the report starts on a clean line.
+func (p *progress) finish() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	close(p.stop)
+	<-p.done
+}

@@ -1,0 +1,216 @@
+package report
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"pinprobe/probe"
+)
+
+// Latencies are recorded in microseconds from 1 µs to one hour, to 3
+// significant digits; every report uses this geometry so histograms merge.
+const (
+	histMin    = 1
+	histMax    = int64(time.Hour / time.Microsecond)
+	histDigits = 3
+)
+
+func newHist() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
+
+// tally accumulates one endpoint's results. Only the collector goroutine writes it.
+type tally struct {
+	requests, ok, failed, dropped, bytes int64
+	status                               map[int]int64
+	errors                               map[probe.ErrorClass]int64
+	hist                                 *hdr.Histogram
+	sum                                  time.Duration
+	min, max                             time.Duration
+}
+
+func newTally() *tally {
+	return &tally{status: map[int]int64{}, errors: map[probe.ErrorClass]int64{}, hist: newHist()}
+}
+
+// Live holds running counts that another goroutine (the progress display)
+// may read while the collector writes them.
+type Live struct {
+	Requests, Failed, Dropped atomic.Int64
+	FamilyRequests            map[probe.Family]*atomic.Int64
+	FamilyFailed              map[probe.Family]*atomic.Int64
+}
+
+// Aggregator tallies results per endpoint. Call Add from one goroutine, then Close.
+type Aggregator struct {
+	eps  []*probe.Endpoint
+	per  []*tally
+	fail FailStatus
+	live *Live
+}
+
+// NewAggregator returns an Aggregator for eps, whose IDs must be their indexes.
+func NewAggregator(eps []*probe.Endpoint, fail FailStatus) *Aggregator {
+	a := &Aggregator{eps: eps, fail: fail, live: &Live{
+		FamilyRequests: map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
+		FamilyFailed:   map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
+	}}
+	for range eps {
+		a.per = append(a.per, newTally())
+	}
+	return a
+}
+
+// Live returns the running counts, safe to read concurrently with Add.
+func (a *Aggregator) Live() *Live { return a.live }
+
+// Failed reports whether r counts as a failed request.
+func (a *Aggregator) Failed(r *probe.Result) bool {
+	return r.Err != nil || a.fail.Fails(r.Status)
+}
+
+// Add counts one result.
+func (a *Aggregator) Add(r probe.Result) {
+	t := a.per[r.Endpoint]
+	if r.Dropped > 0 {
+		t.dropped += int64(r.Dropped)
+		a.live.Dropped.Add(int64(r.Dropped))
+		return
+	}
+	fam := a.eps[r.Endpoint].Family()
+	t.requests++
+	a.live.Requests.Add(1)
+	a.live.FamilyRequests[fam].Add(1)
+	if r.Err != nil {
+		t.errors[r.Class]++
+	} else {
+		t.status[r.Status]++
+	}
+	if a.Failed(&r) {
+		t.failed++
+		a.live.Failed.Add(1)
+		a.live.FamilyFailed[fam].Add(1)
+	} else {
+		t.ok++
+	}
+	t.bytes += r.Bytes
+	t.sum += r.Latency
+	if t.requests == 1 || r.Latency < t.min {
+		t.min = r.Latency
+	}
+	t.max = max(t.max, r.Latency)
+	us := min(max(r.Latency.Microseconds(), histMin), histMax)
+	_ = t.hist.RecordValue(us) // in range by construction
+}
+
+// Close builds the report. started and ended bound the run; dns and meta fill
+// the parts the aggregator does not see.
+func (a *Aggregator) Close(r *Report) *Report {
+	r.Schema = Schema
+	secs := r.EndedAt.Sub(r.StartedAt.Time).Seconds()
+	r.DurationS = round(secs, 3)
+	total := newTally()
+	fams := map[probe.Family]*tally{}
+	r.Endpoints = make([]Endpoint, len(a.eps))
+	for i, ep := range a.eps {
+		t := a.per[i]
+		merge(total, t)
+		f := fams[ep.Family()]
+		if f == nil {
+			f = newTally()
+			fams[ep.Family()] = f
+		}
+		merge(f, t)
+		r.Endpoints[i] = Endpoint{
+			Stats:   t.stats(secs),
+			Target:  ep.Target.String(),
+			Host:    ep.Target.Host(),
+			Address: ep.Addr.String(),
+			Port:    ep.Target.Port(),
+			Family:  string(ep.Family()),
+		}
+	}
+	r.Totals = total.stats(secs)
+	r.Families = map[string]*Stats{}
+	for fam, t := range fams {
+		s := t.stats(secs)
+		r.Families[string(fam)] = &s
+	}
+	return r
+}
+
+func merge(dst, src *tally) {
+	if src.requests > 0 && (dst.requests == 0 || src.min < dst.min) {
+		dst.min = src.min
+	}
+	dst.max = max(dst.max, src.max)
+	dst.requests += src.requests
+	dst.ok += src.ok
+	dst.failed += src.failed
+	dst.dropped += src.dropped
+	dst.bytes += src.bytes
+	dst.sum += src.sum
+	for k, v := range src.status {
+		dst.status[k] += v
+	}
+	for k, v := range src.errors {
+		dst.errors[k] += v
+	}
+	dst.hist.Merge(src.hist)
+}
+
+func (t *tally) stats(secs float64) Stats {
+	s := Stats{
+		Requests: t.requests, OK: t.ok, Failed: t.failed, Dropped: t.dropped, Bytes: t.bytes,
+		Status: map[string]int64{}, Errors: map[string]int64{},
+	}
+	if t.requests > 0 {
+		s.FailureRate = round(float64(t.failed)/float64(t.requests), 6)
+		h := t.hist
+		s.LatencyMS = Latency{
+			Min:  ms(t.min),
+			Mean: ms(t.sum / time.Duration(t.requests)),
+			P50:  usToMS(h.ValueAtQuantile(50)),
+			P90:  usToMS(h.ValueAtQuantile(90)),
+			P99:  usToMS(h.ValueAtQuantile(99)),
+			P999: usToMS(h.ValueAtQuantile(99.9)),
+			Max:  ms(t.max),
+		}
+	}
+	if secs > 0 {
+		s.RPS = round(float64(t.requests)/secs, 2)
+	}
+	for k, v := range t.status {
+		s.Status[strconv.Itoa(k)] = v
+	}
+	for k, v := range t.errors {
+		s.Errors[string(k)] = v
+	}
+	if enc, err := t.hist.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+		s.HDR = string(enc)
+	}
+	return s
+}
+
+// DecodeHDR decodes a Stats.HDR string; reports written by any pinprobe merge exactly.
+func DecodeHDR(s string) (*hdr.Histogram, error) { return hdr.Decode([]byte(s)) }
+
+func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 3) }
+func usToMS(us int64) float64    { return round(float64(us)/1000, 3) }
+func round(v float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(v*p) / p
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,76 @@
+package report
+
+import (
+	"io"
+	"time"
+
+	"pinprobe/probe"
+)
+
+// Preflight writes the per-address connection checks. With all set it lists
+// every endpoint; otherwise a clean check is summed up in one line and only
+// failures are listed.
+func Preflight(w io.Writer, eps []*probe.Endpoint, checks []probe.Check, all bool) error {
+	t := &textWriter{w: w}
+	failed := 0
+	for _, c := range checks {
+		if c.Err != nil {
+			failed++
+		}
+	}
+	if !all && failed == 0 {
+		t.printf("pinprobe: preflight: all %d endpoint%s connect%s\n", len(checks), plural(len(checks)), tlsNote(eps))
+		return t.err
+	}
+	if all {
+		t.printf("PREFLIGHT  %d of %d endpoint%s connect%s\n", len(checks)-failed, len(checks), plural(len(checks)), tlsNote(eps))
+	} else {
+		t.printf("pinprobe: preflight: %d of %d endpoint%s fail to connect (they are probed anyway):\n", failed, len(checks), plural(len(checks)))
+	}
+	var rows [][]string
+	var failing []bool
+	for i, c := range checks {
+		ep := eps[i]
+		if !all && c.Err == nil {
+			continue
+		}
+		row := []string{"", ep.Target.String(), ep.Addr.String(), string(ep.Family())}
+		if c.Err != nil {
+			row[0] = failMark
+			row = append(row, string(c.Class), c.Err.Error())
+		} else {
+			detail := "tcp " + dur(c.Connect)
+			if ep.Target.TLS() {
+				detail += ", tls " + dur(c.Handshake)
+				if c.ALPN != "" {
+					detail += ", alpn " + c.ALPN
+				}
+			}
+			row = append(row, "ok", detail)
+		}
+		rows = append(rows, row)
+		failing = append(failing, c.Err != nil)
+	}
+	t.table(nil, rows, nil, failing)
+	return t.err
+}
+
+func tlsNote(eps []*probe.Endpoint) string {
+	for _, ep := range eps {
+		if ep.Target.TLS() {
+			return " (TCP and TLS, certificate verified against the host name)"
+		}
+	}
+	return " (TCP)"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func dur(d time.Duration) string {
+	return latency(float64(d)/float64(time.Millisecond), 1)
+}

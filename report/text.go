@@ -1,0 +1,272 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+const (
+	ansiRed   = "\x1b[31m"
+	ansiBold  = "\x1b[1m"
+	ansiReset = "\x1b[0m"
+	failMark  = "✗"
+)
+
+// writeText renders the report for a terminal: what ran, how each family and
+// each endpoint fared, failing rows marked with ✗ (and red when color is set).
+func writeText(w io.Writer, r *Report, color bool) error {
+	tw := &textWriter{w: w, color: color}
+	tw.header(r)
+	tw.dns(r)
+	tw.families(r)
+	tw.endpoints(r)
+	tw.summary(r)
+	return tw.err
+}
+
+type textWriter struct {
+	w     io.Writer
+	color bool
+	err   error
+}
+
+func (t *textWriter) printf(format string, args ...any) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintf(t.w, format, args...)
+	}
+}
+
+func (t *textWriter) style(code, s string) string {
+	if !t.color || s == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+func (t *textWriter) header(r *Report) {
+	planned := "max rate (closed model)"
+	if !r.Plan.Max {
+		planned = fmt.Sprintf("%s req/s planned", num(r.Plan.Rate))
+	}
+	t.printf("%s %s · %s – %s UTC (%.1fs) · %s, %s achieved · %d requests · %d dropped\n",
+		t.style(ansiBold, "pinprobe"), r.Version,
+		r.StartedAt.UTC().Format("2006-01-02 15:04:05"), r.EndedAt.UTC().Format("15:04:05"),
+		r.DurationS, planned, strconv.FormatFloat(r.Totals.RPS, 'f', 1, 64), r.Totals.Requests, r.Totals.Dropped)
+	if r.Interrupted {
+		t.printf("%s\n", t.style(ansiRed+ansiBold, fmt.Sprintf(
+			"INTERRUPTED after %.1fs: this report covers every request sent until then.", r.DurationS)))
+	}
+}
+
+func (t *textWriter) dns(r *Report) {
+	t.printf("\nDNS\n")
+	rows := [][]string{}
+	for _, d := range r.DNS {
+		addrs := strings.Join(d.Addresses, ", ")
+		if d.Error != "" {
+			addrs = "no addresses: " + d.Error
+		}
+		rows = append(rows, []string{hostPort(d.Host, d.Port), d.Source, addrs})
+	}
+	t.table(nil, rows, nil, nil)
+}
+
+var statsHeader = []string{"REQUESTS", "FAILED", "", "STATUS", "ERRORS", "P50", "P99", "MAX", "DROPPED"}
+var statsRight = []bool{true, true, true, false, false, true, true, true, true}
+
+func statsCells(s *Stats) []string {
+	return []string{
+		strconv.FormatInt(s.Requests, 10),
+		strconv.FormatInt(s.Failed, 10),
+		pct(s.FailureRate, s.Requests),
+		counts(s.Status, "×"),
+		counts(s.Errors, "×"),
+		latency(s.LatencyMS.P50, s.Requests),
+		latency(s.LatencyMS.P99, s.Requests),
+		latency(s.LatencyMS.Max, s.Requests),
+		strconv.FormatInt(s.Dropped, 10),
+	}
+}
+
+func (t *textWriter) families(r *Report) {
+	t.printf("\nBY FAMILY\n")
+	endpoints := map[string]int{}
+	for _, e := range r.Endpoints {
+		endpoints[e.Family]++
+	}
+	head := append([]string{"", "FAMILY", "ENDPOINTS"}, statsHeader...)
+	right := append([]bool{false, false, true}, statsRight...)
+	var rows [][]string
+	var failing []bool
+	for _, fam := range sortedKeys(r.Families) {
+		s := r.Families[fam]
+		rows = append(rows, append([]string{mark(s), fam, strconv.Itoa(endpoints[fam])}, statsCells(s)...))
+		failing = append(failing, s.Failed > 0)
+	}
+	rows = append(rows, append([]string{"", "total", strconv.Itoa(len(r.Endpoints))}, statsCells(&r.Totals)...))
+	failing = append(failing, false)
+	t.table(head, rows, right, failing)
+}
+
+func (t *textWriter) endpoints(r *Report) {
+	head := append([]string{"", "ADDRESS", "FAMILY"}, statsHeader...)
+	right := append([]bool{false, false, false}, statsRight...)
+	byTarget := map[string][]int{}
+	var targets []string
+	for i, e := range r.Endpoints {
+		if _, ok := byTarget[e.Target]; !ok {
+			targets = append(targets, e.Target)
+		}
+		byTarget[e.Target] = append(byTarget[e.Target], i)
+	}
+	for _, target := range targets {
+		t.printf("\nBY ENDPOINT  %s\n", target)
+		var rows [][]string
+		var failing []bool
+		for _, i := range byTarget[target] {
+			e := &r.Endpoints[i]
+			rows = append(rows, append([]string{mark(&e.Stats), e.Address, e.Family}, statsCells(&e.Stats)...))
+			failing = append(failing, e.Failed > 0)
+		}
+		t.table(head, rows, right, failing)
+	}
+}
+
+func (t *textWriter) summary(r *Report) {
+	t.printf("\n")
+	tot := r.Totals
+	if tot.Requests == 0 {
+		t.printf("No request was sent.\n")
+		return
+	}
+	if tot.Failed == 0 {
+		t.printf("No failures: %d of %d requests succeeded.\n", tot.OK, tot.Requests)
+		return
+	}
+	var parts []string
+	for _, fam := range sortedKeys(r.Families) {
+		s := r.Families[fam]
+		parts = append(parts, fmt.Sprintf("%s %d of %d (%s)", fam, s.Failed, s.Requests, pct(s.FailureRate, s.Requests)))
+	}
+	var failingAddrs []string
+	for _, e := range r.Endpoints {
+		if e.Failed > 0 {
+			failingAddrs = append(failingAddrs, e.Address)
+		}
+	}
+	sort.Strings(failingAddrs)
+	failingAddrs = compactStrings(failingAddrs)
+	line := fmt.Sprintf("Failed: %d of %d requests (%s) — %s. Failing addresses: %s.",
+		tot.Failed, tot.Requests, pct(tot.FailureRate, tot.Requests), strings.Join(parts, ", "), strings.Join(failingAddrs, ", "))
+	t.printf("%s\n", t.style(ansiRed, line))
+}
+
+func compactStrings(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// table prints rows in aligned columns, two spaces apart, indented by two.
+func (t *textWriter) table(head []string, rows [][]string, right, failing []bool) {
+	all := rows
+	if head != nil {
+		all = append([][]string{head}, rows...)
+	}
+	var widths []int
+	for _, row := range all {
+		for i, c := range row {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	line := func(row []string) string {
+		var b strings.Builder
+		b.WriteString(" ")
+		for i, c := range row {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i < len(right) && right[i] {
+				b.WriteString(pad + c)
+			} else {
+				b.WriteString(c + pad)
+			}
+		}
+		return strings.TrimRight(b.String(), " ")
+	}
+	if head != nil {
+		t.printf("%s\n", t.style(ansiBold, line(head)))
+	}
+	for i, row := range rows {
+		s := line(row)
+		if i < len(failing) && failing[i] {
+			s = t.style(ansiRed, s)
+		}
+		t.printf("%s\n", s)
+	}
+}
+
+func mark(s *Stats) string {
+	if s.Failed > 0 {
+		return failMark
+	}
+	return ""
+}
+
+func hostPort(host string, port uint16) string {
+	if strings.Contains(host, ":") {
+		return fmt.Sprintf("[%s]:%d", host, port)
+	}
+	return fmt.Sprintf("%s:%d", host, port)
+}
+
+// counts formats {"200": 9, "502": 3} as "200×9 502×3", largest first.
+func counts(m map[string]int64, sep string) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := sortedKeys(m)
+	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + sep + strconv.FormatInt(m[k], 10)
+	}
+	return strings.Join(parts, " ")
+}
+
+func pct(rate float64, n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(rate*100, 'f', 1, 64) + "%"
+}
+
+// latency formats milliseconds with about three significant digits.
+func latency(v float64, n int64) string {
+	switch {
+	case n == 0:
+		return "-"
+	case v >= 1000:
+		return strconv.FormatFloat(v/1000, 'f', 2, 64) + "s"
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64) + "ms"
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64) + "ms"
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64) + "ms"
+	}
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
