@@ -93,23 +93,35 @@ func NewTransport(ep *Endpoint, o ConnOptions) (*http.Transport, error) {
 	return t, nil
 }
 
-// requestBody returns the body of one request. net/http silently resends a
-// "replayable" request (GET, HEAD, OPTIONS, TRACE, or one with an
-// Idempotency-Key, whose body is nil, http.NoBody or rewindable through
-// GetBody) that fails on a reused keep-alive connection; that would hide the
-// very resets pinprobe looks for and break "sent once, counted once". A body
-// that is none of those is never replayed, by HTTP/1 or HTTP/2, so every
-// request gets one: the payload through io.NopCloser (which net/http still
-// recognises as in-memory and writes in one go), or an empty body that
-// net/http probes, finds at EOF and leaves off the wire.
-func requestBody(payload []byte) (io.ReadCloser, int64) {
+// setBody gives req its body. net/http silently resends a "replayable"
+// request (GET, HEAD, OPTIONS, TRACE, or one with an Idempotency-Key, whose
+// body is nil, http.NoBody or rewindable through GetBody) that fails on a
+// reused keep-alive connection; that would hide the very resets pinprobe
+// looks for and break "sent once, counted once". A body that is none of those
+// is never replayed, by HTTP/1 or HTTP/2, so every request that could be
+// replayed gets one: the payload through io.NopCloser (which net/http still
+// recognises as in-memory and writes in one go), or, for no payload, an empty
+// body with the "identity" transfer encoding, which HTTP/1 writes as no body
+// at all (no Content-Length, no chunking) and HTTP/2 as an empty last frame.
+// Without the identity marker net/http would probe the empty body with a
+// goroutine and a timer on every request.
+func setBody(req *http.Request, payload []byte) {
 	if len(payload) == 0 {
-		return emptyBody{}, 0
+		req.Body = emptyBody{}
+		req.ContentLength = 0
+		req.TransferEncoding = identity
+		return
 	}
-	return io.NopCloser(bytes.NewReader(payload)), int64(len(payload))
+	req.Body = io.NopCloser(bytes.NewReader(payload))
+	req.ContentLength = int64(len(payload))
 }
+
+var identity = []string{"identity"}
 
 type emptyBody struct{}
 
 func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }
 func (emptyBody) Close() error             { return nil }
+
+// WriteTo lets io.Copy skip the 32 KiB buffer it would allocate per request.
+func (emptyBody) WriteTo(io.Writer) (int64, error) { return 0, nil }

@@ -78,7 +78,7 @@ func Attack(ctx context.Context, eps []*Endpoint, o Options) (<-chan Result, err
 	if o.Duration > 0 {
 		sendCtx, stop = context.WithTimeout(ctx, o.Duration)
 	}
-	a := &attack{
+	a := &sender{
 		opts:    o,
 		results: make(chan Result, 1024),
 		stop:    stop,
@@ -106,7 +106,7 @@ func Attack(ctx context.Context, eps []*Endpoint, o Options) (<-chan Result, err
 	return a.results, nil
 }
 
-type attack struct {
+type sender struct {
 	opts    Options
 	results chan Result
 	stop    context.CancelFunc
@@ -118,7 +118,7 @@ type attack struct {
 
 // take reserves one request of the --requests budget; false means the budget
 // is spent and sending stops.
-func (a *attack) take() bool {
+func (a *sender) take() bool {
 	if a.limit <= 0 {
 		return true
 	}
@@ -130,13 +130,14 @@ func (a *attack) take() bool {
 }
 
 // start launches the goroutines of one stream.
-func (a *attack) start(ctx context.Context, s *stream, perEndpoint float64, offset time.Duration) {
+func (a *sender) start(ctx context.Context, s *stream, perEndpoint float64, offset time.Duration) {
 	if a.opts.Max {
 		for range a.opts.Concurrency {
 			a.wg.Go(func() {
-				w := s.newWorker()
+				w := s.newWorker(a.reqCtx)
+				defer w.close()
 				for ctx.Err() == nil && a.take() {
-					a.results <- w.do(a.reqCtx)
+					a.results <- w.do()
 				}
 			})
 		}
@@ -146,12 +147,13 @@ func (a *attack) start(ctx context.Context, s *stream, perEndpoint float64, offs
 	var workers sync.WaitGroup
 	for range a.opts.Concurrency {
 		workers.Go(func() {
-			w := s.newWorker()
+			w := s.newWorker(a.reqCtx)
+			defer w.close()
 			for range work {
 				if !a.take() {
 					continue
 				}
-				a.results <- w.do(a.reqCtx)
+				a.results <- w.do()
 			}
 		})
 	}
@@ -167,7 +169,7 @@ func (a *attack) start(ctx context.Context, s *stream, perEndpoint float64, offs
 // schedule paces one endpoint's open-model stream. A request that is due
 // while every worker is busy is dropped and counted, never queued: the send
 // schedule does not wait for a slow backend.
-func (a *attack) schedule(ctx context.Context, s *stream, work chan<- struct{}, perEndpoint float64, offset time.Duration) {
+func (a *sender) schedule(ctx context.Context, s *stream, work chan<- struct{}, perEndpoint float64, offset time.Duration) {
 	if offset > 0 {
 		t := time.NewTimer(offset)
 		select {
@@ -251,16 +253,22 @@ func newStream(ep *Endpoint, o Options) (*stream, error) {
 // UserAgent is sent unless the user sets one.
 var UserAgent = "pinprobe/dev"
 
-// worker sends one request at a time; its trace hooks are reused across its
-// requests.
+// worker sends one request at a time. Its context, trace hooks and timeout
+// timer are made once and reused by every request it sends, which keeps the
+// per-request path to net/http's own work.
 type worker struct {
-	s     *stream
-	cur   Result
-	trace *httptrace.ClientTrace
+	s        *stream
+	parent   context.Context // requests in flight: outlives the send schedule
+	ctx      context.Context // parent + cancel + trace; replaced after a timeout
+	cancel   context.CancelFunc
+	timer    *time.Timer // cancels ctx when a request outlives the timeout
+	timedOut atomic.Bool
+	cur      Result
+	trace    *httptrace.ClientTrace
 }
 
-func (s *stream) newWorker() *worker {
-	w := &worker{s: s}
+func (s *stream) newWorker(parent context.Context) *worker {
+	w := &worker{s: s, parent: parent}
 	w.trace = &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
 			w.cur.Reused = info.Reused
@@ -268,18 +276,36 @@ func (s *stream) newWorker() *worker {
 			w.cur.Remote = addrPortOf(info.Conn.RemoteAddr())
 		},
 	}
+	w.renew()
+	w.timer = time.AfterFunc(time.Hour, func() {
+		w.timedOut.Store(true)
+		w.cancel()
+	})
+	w.timer.Stop()
 	return w
 }
 
+// renew gives the worker a fresh context after its last one was cancelled.
+func (w *worker) renew() {
+	ctx, cancel := context.WithCancel(w.parent)
+	w.ctx, w.cancel = httptrace.WithClientTrace(ctx, w.trace), cancel
+	w.timedOut.Store(false)
+}
+
+// close releases the worker's context.
+func (w *worker) close() {
+	w.timer.Stop()
+	w.cancel()
+}
+
 // do sends one request and reads the whole response body.
-func (w *worker) do(parent context.Context) Result {
+func (w *worker) do() Result {
 	s := w.s
 	w.cur = Result{Endpoint: s.ep.ID, Start: time.Now()}
-	ctx, cancel := context.WithTimeout(parent, s.timeout)
-	defer cancel()
-	req := s.tmpl.WithContext(httptrace.WithClientTrace(ctx, w.trace))
+	w.timer.Reset(s.timeout)
+	req := s.tmpl.WithContext(w.ctx)
 	if !s.bodyless {
-		req.Body, req.ContentLength = requestBody(s.payload)
+		setBody(req, s.payload)
 	}
 	resp, err := s.transport.RoundTrip(req)
 	if err == nil {
@@ -288,9 +314,18 @@ func (w *worker) do(parent context.Context) Result {
 		resp.Body.Close()
 	}
 	w.cur.Latency = time.Since(w.cur.Start)
+	stopped := w.timer.Stop()
 	if err != nil {
 		w.cur.Err = err
 		w.cur.Class = Classify(err)
+		if w.timedOut.Load() {
+			w.cur.Class = ClassTimeout
+			w.cur.Err = fmt.Errorf("timeout after %s: %w", s.timeout, err)
+		}
+	}
+	if !stopped || w.ctx.Err() != nil {
+		w.cancel()
+		w.renew()
 	}
 	return w.cur
 }

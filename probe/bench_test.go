@@ -1,0 +1,67 @@
+package probe
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+)
+
+// benchTarget returns the server the benchmarks load: $PINPROBE_BENCH_ADDR
+// (e.g. a loopback nginx that examples/bench.sh starts, "127.0.0.1:8080") or
+// an in-process server otherwise, whose CPU then counts too.
+func benchTarget(b *testing.B) netip.AddrPort {
+	if s := os.Getenv("PINPROBE_BENCH_ADDR"); s != "" {
+		ap, err := netip.ParseAddrPort(s)
+		if err != nil {
+			b.Fatalf("PINPROBE_BENCH_ADDR %q: %v", s, err)
+		}
+		return ap
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok\n"))
+	}))
+	b.Cleanup(srv.Close)
+	return srv.Listener.Addr().(*net.TCPAddr).AddrPort()
+}
+
+func benchEndpoint(b *testing.B) *Endpoint {
+	ap := benchTarget(b)
+	u := &url.URL{Scheme: "http", Host: "bench.test:" + itoa(int(ap.Port())), Path: "/"}
+	return &Endpoint{Target: &Target{URL: u, Method: http.MethodGet}, Addr: ap.Addr()}
+}
+
+func itoa(n int) string { return netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(n)).String()[8:] }
+
+// BenchmarkAttackMax measures the closed model with 50 workers: ns/op is the
+// wall time per request at saturation (1e9/ns-per-op = requests/s).
+func BenchmarkAttackMax(b *testing.B) {
+	ep := benchEndpoint(b)
+	opts := Options{Max: true, Concurrency: 50, Requests: int64(b.N), ConnOptions: ConnOptions{Timeout: 10 * time.Second, Concurrency: 50}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	results, err := Attack(context.Background(), []*Endpoint{ep}, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, failed, fresh := 0, 0, 0
+	for r := range results {
+		n++
+		if !r.Reused {
+			fresh++
+		}
+		if r.Err != nil || r.Status != 200 {
+			failed++
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(fresh), "conns")
+	if n != b.N || failed > 0 {
+		b.Fatalf("got %d results, %d failed; want %d, 0 failed", n, failed, b.N)
+	}
+}
