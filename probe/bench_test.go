@@ -2,12 +2,15 @@ package probe
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -63,5 +66,36 @@ func BenchmarkAttackMax(b *testing.B) {
 	b.ReportMetric(float64(fresh), "conns")
 	if n != b.N || failed > 0 {
 		b.Fatalf("got %d results, %d failed; want %d, 0 failed", n, failed, b.N)
+	}
+}
+
+// BenchmarkBareClient is the baseline: 50 goroutines looping on a plain
+// http.Client GET with a drained body and nothing else, against the same
+// server as BenchmarkAttackMax. Compare the two ns/op of one run.
+func BenchmarkBareClient(b *testing.B) {
+	ap := benchTarget(b)
+	url := "http://" + ap.String() + "/"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 50, Proxy: nil}}
+	var next, failed atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range 50 {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				resp, err := client.Get(url)
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if failed.Load() > 0 {
+		b.Fatalf("%d requests failed", failed.Load())
 	}
 }
