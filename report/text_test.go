@@ -1,0 +1,196 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"pinprobe/probe"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenReport builds, from synthetic results, an interrupted run over two
+// targets: sign.example.com, whose IPv6 address answers 502 most of the
+// time, and api.example.com, whose IPv4 address resets and refuses some
+// connections and whose endpoints dropped requests; a third target did not
+// resolve. Everything is fixed, so the rendering is byte-stable.
+func goldenReport(t *testing.T) *Report {
+	t.Helper()
+	sign := mustTarget(t, "https://sign.example.com/")
+	api := mustTarget(t, "http://api.example.com:8080/health")
+	eps := []*probe.Endpoint{
+		{ID: 0, Target: sign, Addr: netip.MustParseAddr("203.0.113.7")},
+		{ID: 1, Target: sign, Addr: netip.MustParseAddr("2001:db8::7")},
+		{ID: 2, Target: api, Addr: netip.MustParseAddr("198.51.100.20")},
+		{ID: 3, Target: api, Addr: netip.MustParseAddr("2001:db8::20")},
+	}
+	fail, err := ParseFailStatus("5xx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
+	agg := NewAggregator(eps, fail)
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	add := func(ep, i int, status int, class probe.ErrorClass, latency time.Duration) {
+		r := probe.Result{Endpoint: ep, Start: start.Add(time.Duration(i) * 250 * time.Millisecond), Latency: latency, Status: status}
+		if class != probe.ClassNone {
+			r.Err, r.Class = errors.New(string(class)), class
+		} else {
+			r.Bytes = 512
+		}
+		agg.Add(r)
+	}
+	for i := range 40 {
+		add(0, i, 200, "", ms(20+0.25*float64(i)))
+		status := 502
+		if i%4 == 0 {
+			status = 200
+		}
+		add(1, i, status, "", ms(3+0.5*float64(i)))
+	}
+	for i := range 25 {
+		switch {
+		case i%8 == 3:
+			add(2, i, 0, probe.ClassReset, ms(1.5+float64(i)/10))
+		case i%8 == 6:
+			add(2, i, 0, probe.ClassConnectRefused, ms(0.2+float64(i)/100))
+		default:
+			add(2, i, 200, "", ms(8+float64(i)))
+		}
+		add(3, i, 200, "", ms(9+float64(i)*2))
+	}
+	agg.Add(probe.Result{Endpoint: 2, Dropped: 7})
+	agg.Add(probe.Result{Endpoint: 3, Dropped: 2})
+
+	rep := &Report{
+		Version:     "0.1.0",
+		Command:     []string{"pinprobe", "--rate", "20", "-H", "Authorization: " + Redacted, sign.String(), api.String(), "https://gone.example.com/"},
+		StartedAt:   Time{start},
+		EndedAt:     Time{start.Add(12500 * time.Millisecond)},
+		Interrupted: true,
+		Plan:        Plan{Rate: 20, DurationS: 30, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx"},
+		DNS: []DNS{
+			{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{"203.0.113.7", "2001:db8::7"}},
+			{Host: "api.example.com", Port: 8080, Source: "dns 127.0.0.1:53", Addresses: []string{"198.51.100.20", "2001:db8::20"}},
+			{Host: "gone.example.com", Port: 443, Source: "system", Addresses: []string{},
+				Error: "resolve gone.example.com (system): no such host"},
+		},
+	}
+	return agg.Close(rep)
+}
+
+func mustTarget(t *testing.T, raw string) *probe.Target {
+	t.Helper()
+	tg, err := probe.ParseTarget(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func TestTextGolden(t *testing.T) {
+	rep := goldenReport(t)
+	var buf bytes.Buffer
+	if err := Text(false)(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "text.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -run TestTextGolden -update to create it)", err)
+	}
+	if got := buf.String(); got != string(want) {
+		t.Errorf("text report differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)
+	}
+	if bytes.Contains(buf.Bytes(), []byte("\x1b[")) {
+		t.Errorf("Text(false) wrote ANSI escapes")
+	}
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func TestTextColor(t *testing.T) {
+	rep := goldenReport(t)
+	var plain, color bytes.Buffer
+	if err := Text(false)(&plain, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := Text(true)(&color, rep); err != nil {
+		t.Fatal(err)
+	}
+	if got := ansi.ReplaceAllString(color.String(), ""); got != plain.String() {
+		t.Errorf("Text(true) without its escapes differs from Text(false):\n%s\nvs\n%s", got, plain.String())
+	}
+	red := 0
+	for _, line := range strings.Split(strings.TrimRight(color.String(), "\n"), "\n") {
+		text := ansi.ReplaceAllString(line, "")
+		isRed := strings.Contains(line, ansiRed)
+		switch {
+		case strings.HasPrefix(text, " "+failMark):
+			red++
+			if !strings.HasPrefix(line, ansiRed) || !strings.HasSuffix(line, ansiReset) {
+				t.Errorf("failing row is not red from end to end: %q", line)
+			}
+		case strings.HasPrefix(text, "INTERRUPTED"), strings.HasPrefix(text, "Failed:"):
+			// The banner and the failure summary are red too, on purpose.
+			if !isRed {
+				t.Errorf("line is not red: %q", line)
+			}
+		case isRed:
+			t.Errorf("row without failures is red: %q", line)
+		}
+	}
+	// Families ipv4 and ipv6, endpoints 2001:db8::7 and 198.51.100.20.
+	if red != 4 {
+		t.Errorf("%d failing rows in red; want 4:\n%s", red, color.String())
+	}
+}
+
+// failingWriter accepts n bytes, then fails every write.
+type failingWriter struct{ n int }
+
+var errDiskFull = errors.New("disk full")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errDiskFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+func TestRenderersReturnWriteErrors(t *testing.T) {
+	rep := goldenReport(t)
+	for _, format := range Formats {
+		for _, n := range []int{0, 100, 1000} {
+			render, err := ForFormat(format, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := render(&failingWriter{n: n}, rep); !errors.Is(err, errDiskFull) {
+				t.Errorf("%s renderer, writer failing after %d bytes: err = %v; want %v", format, n, err, errDiskFull)
+			}
+		}
+	}
+	if _, err := ForFormat("xml", false); err == nil {
+		t.Errorf("ForFormat(xml) = nil error; want one")
+	}
+}
