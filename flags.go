@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -105,7 +106,7 @@ func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 			c.help = true
 			return c, fs, nil
 		}
-		return nil, fs, usagef("%s", err)
+		return nil, fs, usagef("%s", flagError(err))
 	}
 	c.urls = fs.Args()
 	c.setRate = fs.Changed("rate")
@@ -192,6 +193,19 @@ func (c *config) validate() error {
 	return nil
 }
 
+// pflagInvalid matches pflag's `invalid argument "V" for "-x, --name" flag: cause`.
+var pflagInvalid = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (.*)$`)
+
+// flagError rewrites pflag's message for a rejected value as `--name "V": cause`.
+func flagError(err error) string {
+	if m := pflagInvalid.FindStringSubmatch(err.Error()); m != nil {
+		cause := strings.TrimPrefix(m[3], "strconv.ParseInt: parsing "+strconv.Quote(m[1])+": ")
+		cause = strings.TrimPrefix(cause, "time: ")
+		return fmt.Sprintf("%s %q: %s", m[2], m[1], cause)
+	}
+	return err.Error()
+}
+
 // pathErr drops the path an *os.PathError repeats: the caller names it.
 func pathErr(err error) string {
 	var pe *os.PathError
@@ -205,7 +219,15 @@ func pathErr(err error) string {
 // the port is clear; port 53 when none is given.
 func parseHostPort(s string) (netip.AddrPort, error) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
+		if ap.Port() == 0 {
+			return netip.AddrPort{}, errors.New("port 0: want 1-65535")
+		}
 		return ap, nil
+	}
+	if i := strings.LastIndex(s, ":"); i > 0 && !strings.HasSuffix(s[:i], ":") {
+		if _, err := netip.ParseAddr(strings.Trim(s[:i], "[]")); err == nil {
+			return netip.AddrPort{}, fmt.Errorf("port %q: want 1-65535", s[i+1:])
+		}
 	}
 	if a, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
 		return netip.AddrPortFrom(a, 53), nil

@@ -19,6 +19,9 @@ func ParseFailStatus(spec string) (FailStatus, error) {
 	f.spec = spec
 	for _, item := range strings.Split(spec, ",") {
 		item = strings.TrimSpace(strings.ToLower(item))
+		if item == "" {
+			return FailStatus{}, fmt.Errorf("%q: empty item", spec)
+		}
 		lo, hi, err := statusRange(item)
 		if err != nil {
 			return FailStatus{}, fmt.Errorf("%q: %w", item, err)
@@ -53,8 +56,8 @@ func statusRange(item string) (lo, hi int, err error) {
 
 func statusCode(s string) (int, error) {
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 100 || n > 999 {
-		return 0, fmt.Errorf("want a status 100-999, a class like 5xx, or a range like 500-503")
+	if err != nil || n < 100 || n > 599 {
+		return 0, fmt.Errorf("want a status 100-599, a class like 5xx, or a range like 500-503")
 	}
 	return n, nil
 }

@@ -25,7 +25,11 @@ func Preflight(w io.Writer, eps []*probe.Endpoint, checks []probe.Check, all boo
 	if all {
 		t.printf("PREFLIGHT  %d of %d endpoint%s connect%s\n", len(checks)-failed, len(checks), plural(len(checks)), tlsNote(eps))
 	} else {
-		t.printf("pinprobe: preflight: %d of %d endpoint%s fail to connect (they are probed anyway):\n", failed, len(checks), plural(len(checks)))
+		verb := "fail"
+		if failed == 1 {
+			verb = "fails"
+		}
+		t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (probed anyway):\n", failed, len(checks), plural(len(checks)), verb)
 	}
 	var rows [][]string
 	var failing []bool
