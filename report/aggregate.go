@@ -139,6 +139,7 @@ func (a *Aggregator) Close(r *Report) *Report {
 		s := t.stats(secs)
 		r.Families[string(fam)] = &s
 	}
+	r.Verdict = Judge(r)
 	return r
 }
 

@@ -21,6 +21,7 @@ type Report struct {
 	Totals      Stats             `json:"totals"`
 	Families    map[string]*Stats `json:"families"`
 	Endpoints   []Endpoint        `json:"endpoints"`
+	Verdict     Verdict           `json:"verdict"`
 }
 
 // Plan is what the run was asked to do.

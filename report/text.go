@@ -137,32 +137,14 @@ func (t *textWriter) endpoints(r *Report) {
 }
 
 func (t *textWriter) summary(r *Report) {
+	v := r.Verdict
 	t.printf("\n")
-	tot := r.Totals
-	if tot.Requests == 0 {
-		t.printf("No request was sent.\n")
-		return
+	label := "VERDICT " + strings.ToUpper(v.Status)
+	code := ansiBold
+	if v.Status == VerdictConcentrated || v.Status == VerdictSpread {
+		code = ansiRed + ansiBold
 	}
-	if tot.Failed == 0 {
-		t.printf("No failures: %d of %d requests succeeded.\n", tot.OK, tot.Requests)
-		return
-	}
-	var parts []string
-	for _, fam := range sortedKeys(r.Families) {
-		s := r.Families[fam]
-		parts = append(parts, fmt.Sprintf("%s %d of %d (%s)", fam, s.Failed, s.Requests, pct(s.FailureRate, s.Requests)))
-	}
-	var failingAddrs []string
-	for _, e := range r.Endpoints {
-		if e.Failed > 0 {
-			failingAddrs = append(failingAddrs, e.Address)
-		}
-	}
-	sort.Strings(failingAddrs)
-	failingAddrs = compactStrings(failingAddrs)
-	line := fmt.Sprintf("Failed: %d of %d requests (%s) — %s. Failing addresses: %s.",
-		tot.Failed, tot.Requests, pct(tot.FailureRate, tot.Requests), strings.Join(parts, ", "), strings.Join(failingAddrs, ", "))
-	t.printf("%s\n", t.style(ansiRed, line))
+	t.printf("%s  %s\n", t.style(code, label), v.Summary)
 }
 
 func compactStrings(s []string) []string {

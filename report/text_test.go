@@ -147,8 +147,8 @@ func TestTextColor(t *testing.T) {
 			if !strings.HasPrefix(line, ansiRed) || !strings.HasSuffix(line, ansiReset) {
 				t.Errorf("failing row is not red from end to end: %q", line)
 			}
-		case strings.HasPrefix(text, "INTERRUPTED"), strings.HasPrefix(text, "Failed:"):
-			// The banner and the failure summary are red too, on purpose.
+		case strings.HasPrefix(text, "INTERRUPTED"), strings.HasPrefix(text, "VERDICT CONCENTRATED"), strings.HasPrefix(text, "VERDICT SPREAD"):
+			// The banner and a failing verdict are red too, on purpose.
 			if !isRed {
 				t.Errorf("line is not red: %q", line)
 			}
