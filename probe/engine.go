@@ -315,11 +315,21 @@ func (w *worker) do() Result {
 	}
 	w.cur.Latency = time.Since(w.cur.Start)
 	stopped := w.timer.Stop()
+	if !stopped {
+		// The timer fired: let its func finish cancelling w.ctx before renew
+		// replaces it, or it could cancel the next request instead.
+		<-w.ctx.Done()
+	}
 	if err != nil {
 		w.cur.Err = err
 		w.cur.Class = Classify(err)
 		if w.timedOut.Load() {
 			w.cur.Class = ClassTimeout
+			if !w.cur.Remote.IsValid() {
+				// No connection yet (GotConn never ran): net/http stopped
+				// waiting for the dial or TLS handshake on our deadline.
+				w.cur.Class = ClassConnectTimeout
+			}
 			w.cur.Err = fmt.Errorf("timeout after %s: %w", s.timeout, err)
 		}
 	}

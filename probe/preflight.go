@@ -69,7 +69,11 @@ func preflight(ctx context.Context, ep *Endpoint, o ConnOptions) Check {
 	err = tc.HandshakeContext(ctx)
 	c.Handshake = time.Since(start)
 	if err != nil {
-		return fail(err)
+		c = fail(err)
+		if c.Class == ClassTimeout {
+			c.Class = ClassConnectTimeout // not connected in time, as Attack reports it
+		}
+		return c
 	}
 	c.ALPN = tc.ConnectionState().NegotiatedProtocol
 	return c

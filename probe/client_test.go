@@ -1,0 +1,220 @@
+package probe
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// seen records, server side, what each request looked like on the wire.
+type seen struct {
+	mu    sync.Mutex
+	reqs  int
+	addrs map[netip.Addr]int
+	sni   map[string]int
+	proto map[int]int // ProtoMajor
+	hosts map[string]int
+}
+
+func newSeen() *seen {
+	s := &seen{}
+	s.reset()
+	return s
+}
+
+func (s *seen) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = 0
+	s.addrs, s.sni, s.proto, s.hosts = map[netip.Addr]int{}, map[string]int{}, map[int]int{}, map[string]int{}
+}
+
+// snap is a copy of what s saw so far.
+type snap struct {
+	reqs  int
+	addrs map[netip.Addr]int
+	sni   map[string]int
+	proto map[int]int
+	hosts map[string]int
+}
+
+func (s *seen) snap() snap {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return snap{s.reqs, maps.Clone(s.addrs), maps.Clone(s.sni), maps.Clone(s.proto), maps.Clone(s.hosts)}
+}
+
+func (s *seen) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.reqs++
+	s.addrs[localAddr(r)]++
+	if r.TLS != nil {
+		s.sni[r.TLS.ServerName]++
+	}
+	s.proto[r.ProtoMajor]++
+	s.hosts[r.Host]++
+	s.mu.Unlock()
+	w.Write([]byte("ok\n"))
+}
+
+func (s snap) String() string {
+	return fmt.Sprintf("requests=%d addrs=%v sni=%v proto=%v hosts=%v", s.reqs, s.addrs, s.sni, s.proto, s.hosts)
+}
+
+// TestTLSVerifiesHostNameThroughPinning serves a certificate for the host
+// name only (no IP SANs) on 127.0.0.1 and [::1]. With the test CA every
+// request succeeds, the server sees the host name as SNI and the protocol
+// that --http asked for; without it, or for another name, every request
+// fails with class tls and none reaches a handler.
+func TestTLSVerifiesHostNameThroughPinning(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t, testHost)
+	srv := newSeen()
+	addrs := []netip.Addr{lo4a, lo6}
+	port := serveSamePort(t, srv, pki.serverConfig(), addrs...)
+	trusted := &tls.Config{RootCAs: pki.roots}
+
+	tests := []struct {
+		name      string
+		host      string
+		tls       *tls.Config
+		http      HTTPVersion
+		wantProto int // 0: every request fails with class tls
+	}{
+		{"http2", testHost, trusted, HTTP2, 2},
+		{"http1.1", testHost, trusted, HTTP1, 1},
+		{"auto", testHost, trusted, HTTPAuto, 2},
+		{"unknown CA", testHost, nil, HTTPAuto, 0},
+		{"unknown CA http1.1", testHost, &tls.Config{}, HTTP1, 0},
+		{"wrong host name", "other.pinprobe.test", trusted, HTTP2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.reset()
+			eps := endpoints(t, "https://"+tt.host+":"+strconv.Itoa(int(port))+"/", addrs...)
+			o := Options{
+				ConnOptions: ConnOptions{TLS: tt.tls, HTTP: tt.http, Timeout: 5 * time.Second},
+				Rate:        200, Requests: 20, Concurrency: 2,
+			}
+			rs := attack(t, eps, o, 10*time.Second)
+			tl := tallyOf(rs)
+			if sent, _ := tl.total(); sent != 20 {
+				t.Fatalf("%d requests; want 20", sent)
+			}
+			for _, r := range sentOnly(rs) {
+				if tt.wantProto == 0 {
+					if r.Class != ClassTLS || r.Status != 0 {
+						t.Errorf("endpoint %d: status %d class %q (%v); want class tls", r.Endpoint, r.Status, r.Class, r.Err)
+					}
+					continue
+				}
+				if r.Err != nil || r.Status != http.StatusOK {
+					t.Errorf("endpoint %d: status %d, %v; want 200", r.Endpoint, r.Status, r.Err)
+				}
+				if want := eps[r.Endpoint].AddrPort(); r.Remote != want {
+					t.Errorf("endpoint %d: Remote = %v; want %v", r.Endpoint, r.Remote, want)
+				}
+			}
+			got := srv.snap()
+			if tt.wantProto == 0 {
+				if got.reqs != 0 {
+					t.Errorf("server saw %d requests through a failed handshake", got.reqs)
+				}
+				return
+			}
+			if got.reqs != 20 || got.sni[testHost] != 20 || got.proto[tt.wantProto] != 20 || got.hosts[testHost+":"+strconv.Itoa(int(port))] != 20 {
+				t.Errorf("server saw %s; want 20 requests, all with SNI %q, HTTP/%d", got, testHost, tt.wantProto)
+			}
+			for _, a := range addrs {
+				if got.addrs[a] != tl.sent[endpointOf(eps, a)] {
+					t.Errorf("%s: server saw %d requests, pinprobe counted %d", a, got.addrs[a], tl.sent[endpointOf(eps, a)])
+				}
+			}
+		})
+	}
+}
+
+// TestTLSErrorIsVerification checks the class tls rests on the verification
+// error itself, not on its text.
+func TestTLSErrorIsVerification(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t, testHost)
+	port := serveSamePort(t, newSeen(), pki.serverConfig(), lo4a)
+	eps := endpoints(t, hostURL("https", port), lo4a)
+	rs := sentOnly(attack(t, eps, Options{Rate: 100, Requests: 1}, 10*time.Second))
+	if len(rs) != 1 {
+		t.Fatalf("%d results; want 1", len(rs))
+	}
+	var unknown x509.UnknownAuthorityError
+	if !errors.As(rs[0].Err, &unknown) {
+		t.Errorf("error %v (%T); want an x509.UnknownAuthorityError inside", rs[0].Err, rs[0].Err)
+	}
+}
+
+// TestH2C sends HTTP/2 by prior knowledge over cleartext when --http 2 is
+// asked for an http:// URL, and HTTP/1.1 otherwise.
+func TestH2C(t *testing.T) {
+	t.Parallel()
+	srv := newSeen()
+	port, lns := listenSamePort(t, lo4a, lo6)
+	for _, ln := range lns {
+		serveOn(t, ln, srv, nil, func(s *httptest.Server) {
+			var p http.Protocols
+			p.SetHTTP1(true)
+			p.SetUnencryptedHTTP2(true)
+			s.Config.Protocols = &p
+		})
+	}
+	tests := []struct {
+		http      HTTPVersion
+		wantProto int
+	}{
+		{HTTP2, 2},
+		{HTTP1, 1},
+		{HTTPAuto, 1}, // no ALPN without TLS: auto means HTTP/1.1 on http://
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.http), func(t *testing.T) {
+			srv.reset()
+			eps := endpoints(t, hostURL("http", port), lo4a, lo6)
+			o := Options{ConnOptions: ConnOptions{HTTP: tt.http}, Rate: 200, Requests: 10, Concurrency: 2}
+			rs := sentOnly(attack(t, eps, o, 10*time.Second))
+			for _, r := range rs {
+				if r.Err != nil || r.Status != http.StatusOK {
+					t.Errorf("endpoint %d: status %d, %v; want 200", r.Endpoint, r.Status, r.Err)
+				}
+			}
+			if got := srv.snap(); len(rs) != 10 || got.reqs != 10 || got.proto[tt.wantProto] != 10 {
+				t.Errorf("%d results, server saw %s; want 10 requests over HTTP/%d", len(rs), got, tt.wantProto)
+			}
+		})
+	}
+}
+
+func TestNewTransportRejectsUnknownHTTPVersion(t *testing.T) {
+	eps := endpoints(t, "http://"+testHost+"/", lo4a)
+	if _, err := NewTransport(eps[0], ConnOptions{HTTP: "3"}); err == nil {
+		t.Errorf("NewTransport(HTTP: 3) succeeded; want an error")
+	}
+	if _, err := Attack(t.Context(), eps, Options{ConnOptions: ConnOptions{HTTP: "3"}, Rate: 1}); err == nil {
+		t.Errorf("Attack(HTTP: 3) succeeded; want an error")
+	}
+}
+
+func endpointOf(eps []*Endpoint, a netip.Addr) int {
+	for _, ep := range eps {
+		if ep.Addr == a {
+			return ep.ID
+		}
+	}
+	return -1
+}

@@ -1,0 +1,69 @@
+package probe
+
+import (
+	"maps"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestAttackPinsEveryAddress serves one port on 127.0.0.1, 127.0.0.2 and
+// [::1], the [::1] instance answering 502, and probes a host name pinned to
+// each address. The servers' own per-address counts must equal pinprobe's
+// per-endpoint counts exactly, every request must carry the host name, and
+// only the 502 address may yield 502s.
+func TestAttackPinsEveryAddress(t *testing.T) {
+	t.Parallel()
+	const bad = "::1"
+	h := newHits()
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.add(r)
+		if localAddr(r) == netip.MustParseAddr(bad) {
+			http.Error(w, "bad gateway", http.StatusBadGateway)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	addrs := []netip.Addr{lo4a, lo4b, lo6}
+	port := serveSamePort(t, handler, nil, addrs...)
+	eps := endpoints(t, hostURL("http", port), addrs...)
+
+	rs := sentOnly(attack(t, eps, Options{Rate: 300, Duration: 500 * time.Millisecond, Concurrency: 10}, 10*time.Second))
+
+	got := map[netip.Addr]int{}
+	for _, r := range rs {
+		ep := eps[r.Endpoint]
+		got[ep.Addr]++
+		if want := ep.AddrPort(); r.Remote != want {
+			t.Errorf("endpoint %s: Remote = %v; want %v", ep, r.Remote, want)
+		}
+		if r.Local.Addr().Is4() != ep.Addr.Is4() {
+			t.Errorf("endpoint %s: Local = %v, other family than the pinned address", ep, r.Local)
+		}
+		if r.Err != nil {
+			t.Errorf("endpoint %s: %v", ep, r.Err)
+		}
+		want := http.StatusOK
+		if ep.Addr == netip.MustParseAddr(bad) {
+			want = http.StatusBadGateway
+		}
+		if r.Status != want {
+			t.Errorf("endpoint %s: status %d; want %d", ep, r.Status, want)
+		}
+	}
+	served, hosts := h.snapshot()
+	if !maps.Equal(got, served) {
+		t.Errorf("per-address counts: pinprobe %v; servers %v", got, served)
+	}
+	for _, a := range addrs {
+		if got[a] < 25 {
+			t.Errorf("%s got %d requests; want about 50", a, got[a])
+		}
+	}
+	wantHost := testHost + ":" + strconv.Itoa(int(port))
+	if len(hosts) != 1 || hosts[wantHost] != len(rs) {
+		t.Errorf("Host headers seen: %v; want only %q (%d times)", hosts, wantHost, len(rs))
+	}
+}

@@ -1,0 +1,129 @@
+package probe
+
+import (
+	"crypto/tls"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestPreflight checks endpoints of several kinds at once: a TCP connect
+// for each, plus a verified TLS handshake for https, and no HTTP request.
+func TestPreflight(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t, testHost)
+	tlsSrv := newSeen()
+	tlsPort := serveSamePort(t, tlsSrv, pki.serverConfig(), lo4a, lo6)
+	plainSrv := newSeen()
+	plainPort := serveSamePort(t, plainSrv, nil, lo4b)
+	refused := closedPort(t, lo4a)
+
+	type want struct {
+		class     ErrorClass
+		alpn      string
+		handshake bool // a TLS handshake happened (and took time)
+	}
+	tests := []struct {
+		url  string
+		addr netip.Addr
+		http HTTPVersion
+		want want
+	}{
+		{hostURL("https", tlsPort), lo4a, HTTPAuto, want{alpn: "h2", handshake: true}},
+		{hostURL("https", tlsPort), lo6, HTTPAuto, want{alpn: "h2", handshake: true}},
+		{hostURL("https", tlsPort), lo4a, HTTP1, want{alpn: "http/1.1", handshake: true}},
+		{hostURL("https", tlsPort), lo6, HTTP2, want{alpn: "h2", handshake: true}},
+		{"https://other.pinprobe.test:" + strconv.Itoa(int(tlsPort)) + "/", lo4a, HTTPAuto, want{class: ClassTLS, handshake: true}},
+		{hostURL("http", plainPort), lo4b, HTTPAuto, want{}},
+		{hostURL("http", refused), lo4a, HTTPAuto, want{class: ClassConnectRefused}},
+	}
+	for _, trust := range []struct {
+		name  string
+		roots *tls.Config
+	}{{"trusted", &tls.Config{RootCAs: pki.roots}}, {"untrusted", nil}} {
+		t.Run(trust.name, func(t *testing.T) {
+			// One call per --http setting, every endpoint in each.
+			for _, hv := range []HTTPVersion{HTTPAuto, HTTP1, HTTP2} {
+				var eps []*Endpoint
+				var wants []want
+				for _, tt := range tests {
+					if tt.http != hv {
+						continue
+					}
+					ep := endpoints(t, tt.url, tt.addr)[0]
+					ep.ID = 10 + len(eps)
+					eps = append(eps, ep)
+					w := tt.want
+					if trust.roots == nil && ep.Target.TLS() && w.class == "" {
+						w = want{class: ClassTLS, handshake: true}
+					}
+					wants = append(wants, w)
+				}
+				checks := Preflight(t.Context(), eps, ConnOptions{TLS: trust.roots, HTTP: hv, Timeout: 10 * time.Second})
+				if len(checks) != len(eps) {
+					t.Fatalf("%d checks for %d endpoints", len(checks), len(eps))
+				}
+				for i, c := range checks {
+					ep, w := eps[i], wants[i]
+					name := ep.String() + " --http " + string(hv)
+					if c.Endpoint != ep.ID {
+						t.Errorf("%s: check %d is for endpoint %d; want %d", name, i, c.Endpoint, ep.ID)
+					}
+					if c.Class != w.class || (c.Err == nil) != (w.class == "") {
+						t.Errorf("%s: class %q (%v); want %q", name, c.Class, c.Err, w.class)
+					}
+					if c.Connect <= 0 {
+						t.Errorf("%s: Connect = %v; want > 0", name, c.Connect)
+					}
+					if w.class == "" || w.class == ClassTLS {
+						if !c.Local.IsValid() || c.Local.Addr().Is4() != ep.Addr.Is4() {
+							t.Errorf("%s: Local = %v; want an address of the pinned family", name, c.Local)
+						}
+					}
+					if w.handshake != (c.Handshake > 0) {
+						t.Errorf("%s: Handshake = %v; want a handshake: %v", name, c.Handshake, w.handshake)
+					}
+					if c.ALPN != w.alpn {
+						t.Errorf("%s: ALPN %q; want %q", name, c.ALPN, w.alpn)
+					}
+				}
+			}
+		})
+	}
+	if n := tlsSrv.snap().reqs + plainSrv.snap().reqs; n != 0 {
+		t.Errorf("preflight sent %d HTTP requests; want none", n)
+	}
+}
+
+// TestPreflightTimeouts: a connect that gets no answer and a TLS handshake
+// that gets none both time out as connect_timeout, within the timeout.
+func TestPreflightTimeouts(t *testing.T) {
+	t.Parallel()
+	blackhole := fullBacklog(t)
+	silent := rawServer(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	eps := []*Endpoint{
+		endpoints(t, hostURL("http", blackhole), lo4a)[0],
+		endpoints(t, hostURL("https", silent), lo4a)[0],
+	}
+	eps[1].ID = 1
+	const timeout = 300 * time.Millisecond
+	start := time.Now()
+	checks := Preflight(t.Context(), eps, ConnOptions{Timeout: timeout})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Preflight took %v with a %v timeout", took, timeout)
+	}
+	for i, c := range checks {
+		if c.Class != ClassConnectTimeout || c.Err == nil {
+			t.Errorf("%s: class %q (%v); want connect_timeout", eps[i], c.Class, c.Err)
+		}
+	}
+	if checks[0].Connect < timeout || checks[0].Handshake != 0 {
+		t.Errorf("%s: Connect %v, Handshake %v; want the connect to take the timeout", eps[0], checks[0].Connect, checks[0].Handshake)
+	}
+	if checks[1].Handshake <= 0 || !checks[1].Local.IsValid() {
+		t.Errorf("%s: Handshake %v, Local %v; want a connection and a handshake that timed out", eps[1], checks[1].Handshake, checks[1].Local)
+	}
+}
