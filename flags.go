@@ -42,6 +42,10 @@ type config struct {
 	quiet       bool
 	preflight   bool
 	noPreflight bool
+	noRequestID bool
+	samples     int
+	interval    time.Duration
+	reResolve   time.Duration
 	demo        bool
 	help        bool
 	version     bool
@@ -87,6 +91,10 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
 	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON report to `FILE`")
 	fs.Var(&c.format, "format", "report `FORMAT` on stdout: "+strings.Join(report.Formats, ", "))
+	fs.IntVar(&c.samples, "samples", 5, "failed requests kept per endpoint as evidence, plus one success (0 = none)")
+	fs.DurationVar(&c.interval, "interval", 0, "timeline bucket width (default 1s, larger for long runs: at most ~300 buckets)")
+	fs.BoolVar(&c.noRequestID, "no-request-id", false, "do not add a fresh X-Request-Id to each request (a -H X-Request-Id always wins)")
+	fs.DurationVar(&c.reResolve, "re-resolve", 30*time.Second, "resolve again at this interval during the run: new addresses get streams, vanished ones stop (0 = off)")
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bar (shown only when stderr is a terminal anyway)")
 	fs.BoolVar(&c.preflight, "preflight", false, "only check TCP (+TLS) to every address, send no request; exit 1 if any fails")
 	fs.BoolVar(&c.noPreflight, "no-preflight", false, "skip the per-address TCP (+TLS) check before the load")
@@ -135,6 +143,12 @@ func (c *config) validate() error {
 		return usagef("--concurrency %d: must be at least 1", c.concurrency)
 	case c.timeout <= 0:
 		return usagef("--timeout %s: must be positive", c.timeout)
+	case c.samples < 0:
+		return usagef("--samples %d: must not be negative", c.samples)
+	case c.interval < 0 || (c.interval > 0 && c.interval < 10*time.Millisecond):
+		return usagef("--interval %s: must be at least 10ms (or 0 for automatic)", c.interval)
+	case c.reResolve < 0 || (c.reResolve > 0 && c.reResolve < time.Second):
+		return usagef("--re-resolve %s: must be at least 1s (or 0 for off)", c.reResolve)
 	case c.only4 && c.only6:
 		return usagef("-4 and -6 exclude each other: give one (or neither for both families)")
 	case c.preflight && c.noPreflight:
@@ -321,3 +335,16 @@ func (v *headerValue) Set(s string) error {
 }
 
 func (v *headerValue) Type() string { return "HEADER" }
+
+// timelineInterval is --interval, or for 0 the automatic width: 1s, or
+// wider so a planned run fits in about 300 buckets.
+func (c *config) timelineInterval() time.Duration {
+	if c.interval > 0 {
+		return c.interval
+	}
+	iv := time.Second
+	for c.duration > 0 && c.duration/iv > 300 {
+		iv *= 2
+	}
+	return iv
+}

@@ -84,7 +84,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "pinprobe %s\n", version)
 		return exitOK
 	}
-	probe.UserAgent = "pinprobe/" + version
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "pinprobe: "+format+"\n", a...) }
 
 	resolver := &probe.Resolver{Static: c.resolve.entries, Server: c.dns}
@@ -162,6 +161,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Duration:    c.duration,
 		Requests:    c.requests,
 		Concurrency: c.concurrency,
+		UserAgent:   "pinprobe/" + version,
+		RequestID:   !c.noRequestID,
+		Evidence:    probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},
 	}
 	rep := &report.Report{
 		Version: version,
@@ -175,14 +177,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	agg := report.NewAggregator(eps, c.fail)
 	rep.StartedAt = report.Time{Time: time.Now()}
-	results, err := probe.Attack(ctx, eps, opts)
+	agg.SetTimeline(rep.StartedAt.Time, c.timelineInterval(), c.interval == 0)
+	run, err := probe.Start(ctx, eps, opts)
 	if err != nil {
 		say("%s", err)
 		return exitUsage
 	}
 	bar := startProgress(stderr, c, agg.Live(), rep.StartedAt.Time)
-	for r := range results {
-		agg.Add(r)
+	var changes <-chan dnsUpdate
+	if c.reResolve > 0 && !c.demo {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		changes = watchDNS(watchCtx, resolver, targets, dns, c.reResolve)
+	}
+	w := &dnsWatch{run: run, agg: agg, rep: rep, eps: eps, targets: targets, say: say}
+	results := run.Results()
+	for results != nil {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				results = nil
+				continue
+			}
+			agg.Add(r)
+		case u := <-changes:
+			w.apply(u)
+		}
 	}
 	rep.EndedAt = report.Time{Time: time.Now()}
 	bar.finish()
@@ -433,9 +453,9 @@ var helpGroups = []struct {
 	flags []string
 }{
 	{"Load", []string{"rate", "duration", "requests", "concurrency"}},
-	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "preflight", "no-preflight"}},
-	{"Request", []string{"method", "header", "body", "timeout", "http", "new-conn", "cacert", "insecure"}},
-	{"Report", []string{"fail-status", "format", "output", "quiet"}},
+	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
+	{"Request", []string{"method", "header", "body", "timeout", "http", "new-conn", "cacert", "insecure", "no-request-id"}},
+	{"Report", []string{"fail-status", "format", "output", "samples", "interval", "quiet"}},
 	{"Other", []string{"demo", "help", "version"}},
 }
 

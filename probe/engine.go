@@ -2,12 +2,11 @@ package probe
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
-	"net/http/httptrace"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,31 +29,64 @@ type Options struct {
 	Requests int64
 	// Concurrency caps the requests in flight per endpoint.
 	Concurrency int
+	// UserAgent is sent unless the target's headers set one.
+	UserAgent string
+	// RequestID adds a fresh X-Request-Id to every request unless the
+	// target's headers set one.
+	RequestID bool
+	// Evidence says which results carry the response's headers and first
+	// bytes; the zero value keeps none.
+	Evidence Evidence
 }
 
-// Result is one request's outcome, or (when Dropped > 0) a count of requests
-// that were due on an endpoint but not sent because it already had
-// Concurrency requests in flight.
-type Result struct {
-	Endpoint int       // Endpoint.ID
-	Start    time.Time // when the request started (for drops: when they were counted)
-	Latency  time.Duration
-	Status   int        // 0 when no response arrived
-	Err      error      // transport error, also set when the body could not be read
-	Class    ErrorClass // Classify(Err)
-	Bytes    int64      // response body bytes read
-	Reused   bool       // the connection had served a request before
-	Local    netip.AddrPort
-	Remote   netip.AddrPort
-	Dropped  int // > 0: this Result only counts drops
+// Evidence selects the results that keep what a support engineer needs.
+type Evidence struct {
+	// Failed reports whether a status counts as a failure; nil = none does.
+	Failed func(status int) bool
+	// Samples is how many failed requests per endpoint keep their evidence;
+	// one successful request per endpoint keeps it too when Samples > 0.
+	Samples int
 }
 
-// Attack starts one stream per endpoint and returns their results. The
-// channel is closed when sending has stopped (ctx ended, Duration elapsed or
-// Requests sent) and every request in flight has finished or timed out.
-// Cancelling ctx stops sending only: requests in flight keep their own
-// timeout, so what was sent is always reported.
+// Run is a running attack: its results, and the endpoints it sends to,
+// which may change while it runs.
+type Run struct {
+	opts    Options
+	runID   string
+	results chan Result
+	sendCtx context.Context
+	stop    context.CancelFunc
+	reqCtx  context.Context // requests in flight: not cancelled when sending stops
+	issued  atomic.Int64
+	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	closed  bool // sending has ended: no stream may be added
+	streams map[int]*active
+}
+
+// active is one endpoint's running stream.
+type active struct {
+	s      *stream
+	lim    *rate.Limiter // nil in the closed model
+	cancel context.CancelFunc
+}
+
+// Attack starts one stream per endpoint and returns their results; see Start.
 func Attack(ctx context.Context, eps []*Endpoint, o Options) (<-chan Result, error) {
+	r, err := Start(ctx, eps, o)
+	if err != nil {
+		return nil, err
+	}
+	return r.Results(), nil
+}
+
+// Start starts one stream per endpoint. The results channel is closed when
+// sending has stopped (ctx ended, Duration elapsed or Requests sent) and
+// every request in flight has finished or timed out. Cancelling ctx stops
+// sending only: requests in flight keep their own timeout, so what was sent
+// is always reported.
+func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 	if len(eps) == 0 {
 		return nil, fmt.Errorf("no endpoints")
 	}
@@ -65,6 +97,9 @@ func Attack(ctx context.Context, eps []*Endpoint, o Options) (<-chan Result, err
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
+	if o.UserAgent == "" {
+		o.UserAgent = "pinprobe"
+	}
 	streams := make([]*stream, len(eps))
 	for i, ep := range eps {
 		s, err := newStream(ep, o)
@@ -73,19 +108,30 @@ func Attack(ctx context.Context, eps []*Endpoint, o Options) (<-chan Result, err
 		}
 		streams[i] = s
 	}
-
-	sendCtx, stop := context.WithCancel(ctx)
-	if o.Duration > 0 {
-		sendCtx, stop = context.WithTimeout(ctx, o.Duration)
-	}
-	a := &sender{
+	var id [4]byte
+	rand.Read(id[:])
+	r := &Run{
 		opts:    o,
+		runID:   hex.EncodeToString(id[:]),
 		results: make(chan Result, 1024),
-		stop:    stop,
 		reqCtx:  context.WithoutCancel(ctx),
-		limit:   o.Requests,
+		streams: map[int]*active{},
 	}
-	perEndpoint := o.Rate / float64(len(eps))
+	r.sendCtx, r.stop = context.WithCancel(ctx)
+	if o.Duration > 0 {
+		r.sendCtx, r.stop = context.WithTimeout(ctx, o.Duration)
+	}
+	// The run holds one count of wg until sending ends, so streams can be
+	// added while it runs without racing the final Wait.
+	r.wg.Add(1)
+	go func() {
+		<-r.sendCtx.Done()
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		r.wg.Done()
+	}()
+	r.mu.Lock()
 	for i, s := range streams {
 		// Stagger the endpoints over one period of the total rate so that
 		// their requests interleave instead of arriving together.
@@ -93,83 +139,131 @@ func Attack(ctx context.Context, eps []*Endpoint, o Options) (<-chan Result, err
 		if !o.Max {
 			offset = time.Duration(float64(i) / o.Rate * float64(time.Second))
 		}
-		a.start(sendCtx, s, perEndpoint, offset)
+		r.startLocked(s, offset)
 	}
+	r.resplitLocked()
+	r.mu.Unlock()
 	go func() {
-		a.wg.Wait()
 		// A stream stops as soon as its next request could not start before
-		// the deadline; the run itself lasts the whole --duration, so rates
-		// are computed over the planned window.
-		<-sendCtx.Done()
-		close(a.results)
+		// the deadline; the run lasts the whole --duration all the same
+		// (sendCtx), so rates are computed over the planned window.
+		r.wg.Wait()
+		r.stop()
+		close(r.results)
 	}()
-	return a.results, nil
+	return r, nil
 }
 
-type sender struct {
-	opts    Options
-	results chan Result
-	stop    context.CancelFunc
-	reqCtx  context.Context // requests in flight: not cancelled when sending stops
-	limit   int64
-	issued  atomic.Int64
-	wg      sync.WaitGroup
+// Results returns the channel of every result of the run.
+func (r *Run) Results() <-chan Result { return r.results }
+
+// ID is the run's random identifier, the prefix of its request IDs.
+func (r *Run) ID() string { return r.runID }
+
+// Add starts a stream for ep (whose ID must be new) and splits the total
+// rate again over every stream. It does nothing once sending has ended.
+func (r *Run) Add(ep *Endpoint) error {
+	s, err := newStream(ep, r.opts)
+	if err != nil {
+		return err
+	}
+	s.runID = r.runID
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.startLocked(s, 0)
+	r.resplitLocked()
+	return nil
+}
+
+// Remove stops sending to endpoint id; its requests in flight still report.
+// The total rate is split again over the streams left.
+func (r *Run) Remove(id int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.streams[id]; ok {
+		a.cancel()
+		delete(r.streams, id)
+		r.resplitLocked()
+	}
+}
+
+// resplitLocked gives every open-model stream its share of the total rate.
+func (r *Run) resplitLocked() {
+	if r.opts.Max || len(r.streams) == 0 {
+		return
+	}
+	per := r.opts.Rate / float64(len(r.streams))
+	// A burst of 5 ms worth of requests lets the limiter catch up after a
+	// late wake-up at high rates without sending more than the rate on average.
+	burst := max(1, int(math.Floor(per*0.005)))
+	for _, a := range r.streams {
+		a.lim.SetLimit(rate.Limit(per))
+		a.lim.SetBurst(burst)
+	}
 }
 
 // take reserves one request of the --requests budget; false means the budget
 // is spent and sending stops.
-func (a *sender) take() bool {
-	if a.limit <= 0 {
+func (r *Run) take() bool {
+	if r.opts.Requests <= 0 {
 		return true
 	}
-	n := a.issued.Add(1)
-	if n >= a.limit {
-		a.stop()
+	n := r.issued.Add(1)
+	if n >= r.opts.Requests {
+		r.stop()
 	}
-	return n <= a.limit
+	return n <= r.opts.Requests
 }
 
-// start launches the goroutines of one stream.
-func (a *sender) start(ctx context.Context, s *stream, perEndpoint float64, offset time.Duration) {
-	if a.opts.Max {
-		for range a.opts.Concurrency {
-			a.wg.Go(func() {
-				w := s.newWorker(a.reqCtx)
+// startLocked launches the goroutines of one stream.
+func (r *Run) startLocked(s *stream, offset time.Duration) {
+	s.runID = r.runID
+	ctx, cancel := context.WithCancel(r.sendCtx)
+	a := &active{s: s, cancel: cancel}
+	r.streams[s.ep.ID] = a
+	if r.opts.Max {
+		for range r.opts.Concurrency {
+			r.wg.Go(func() {
+				w := s.newWorker(r.reqCtx)
 				defer w.close()
-				for ctx.Err() == nil && a.take() {
-					a.results <- w.do()
+				for ctx.Err() == nil && r.take() {
+					r.results <- w.do()
 				}
 			})
 		}
 		return
 	}
+	a.lim = rate.NewLimiter(rate.Limit(r.opts.Rate), 1)
 	work := make(chan struct{}) // unbuffered: a send succeeds only when a worker is idle
 	var workers sync.WaitGroup
-	for range a.opts.Concurrency {
+	for range r.opts.Concurrency {
 		workers.Go(func() {
-			w := s.newWorker(a.reqCtx)
+			w := s.newWorker(r.reqCtx)
 			defer w.close()
 			for range work {
-				if !a.take() {
+				if !r.take() {
 					continue
 				}
-				a.results <- w.do()
+				r.results <- w.do()
 			}
 		})
 	}
-	a.wg.Go(func() {
+	r.wg.Go(func() {
 		defer func() {
 			close(work)
 			workers.Wait()
 		}()
-		a.schedule(ctx, s, work, perEndpoint, offset)
+		r.schedule(ctx, s, a.lim, work, offset)
 	})
 }
 
 // schedule paces one endpoint's open-model stream. A request that is due
 // while every worker is busy is dropped and counted, never queued: the send
 // schedule does not wait for a slow backend.
-func (a *sender) schedule(ctx context.Context, s *stream, work chan<- struct{}, perEndpoint float64, offset time.Duration) {
+func (r *Run) schedule(ctx context.Context, s *stream, lim *rate.Limiter, work chan<- struct{}, offset time.Duration) {
 	if offset > 0 {
 		t := time.NewTimer(offset)
 		select {
@@ -179,15 +273,11 @@ func (a *sender) schedule(ctx context.Context, s *stream, work chan<- struct{}, 
 		case <-t.C:
 		}
 	}
-	// A burst of 5 ms worth of requests lets the limiter catch up after a late
-	// wake-up at high rates without ever sending more than the rate on average.
-	burst := max(1, int(math.Floor(perEndpoint*0.005)))
-	lim := rate.NewLimiter(rate.Limit(perEndpoint), burst)
-	lim.AllowN(time.Now(), burst-1) // start with one token, not a burst
+	lim.AllowN(time.Now(), lim.Burst()-1) // start with one token, not a burst
 	dropped, lastFlush := 0, time.Now()
 	flush := func() {
 		if dropped > 0 {
-			a.results <- Result{Endpoint: s.ep.ID, Start: time.Now(), Dropped: dropped}
+			r.results <- Result{Endpoint: s.ep.ID, Start: time.Now(), Dropped: dropped}
 			dropped, lastFlush = 0, time.Now()
 		}
 	}
@@ -204,138 +294,9 @@ func (a *sender) schedule(ctx context.Context, s *stream, work chan<- struct{}, 
 	}
 }
 
-// stream is one endpoint's transport and request template.
-type stream struct {
-	ep        *Endpoint
-	transport *http.Transport
-	tmpl      *http.Request
-	payload   []byte
-	bodyless  bool // send no body at all: the method is never replayed anyway
-	timeout   time.Duration
-}
-
-func newStream(ep *Endpoint, o Options) (*stream, error) {
-	t, err := NewTransport(ep, o.ConnOptions)
-	if err != nil {
-		return nil, err
+// userAgentHeader is set on requests whose target names no User-Agent.
+func setDefaultHeaders(h http.Header, o Options) {
+	if _, ok := h["User-Agent"]; !ok {
+		h.Set("User-Agent", o.UserAgent)
 	}
-	tg := ep.Target
-	method := tg.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	req, err := http.NewRequest(method, tg.URL.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("request for %s: %w", tg, err)
-	}
-	for k, vs := range tg.Header {
-		if k == "Host" {
-			req.Host = vs[0]
-			continue
-		}
-		req.Header[k] = vs
-	}
-	if _, ok := req.Header["User-Agent"]; !ok {
-		req.Header.Set("User-Agent", UserAgent)
-	}
-	replayable := method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions ||
-		method == http.MethodTrace || req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
-	return &stream{
-		ep:        ep,
-		transport: t,
-		tmpl:      req,
-		payload:   tg.Body,
-		bodyless:  len(tg.Body) == 0 && !replayable,
-		timeout:   o.Timeout,
-	}, nil
-}
-
-// UserAgent is sent unless the user sets one.
-var UserAgent = "pinprobe/dev"
-
-// worker sends one request at a time. Its context, trace hooks and timeout
-// timer are made once and reused by every request it sends, which keeps the
-// per-request path to net/http's own work.
-type worker struct {
-	s        *stream
-	parent   context.Context // requests in flight: outlives the send schedule
-	ctx      context.Context // parent + cancel + trace; replaced after a timeout
-	cancel   context.CancelFunc
-	timer    *time.Timer // cancels ctx when a request outlives the timeout
-	timedOut atomic.Bool
-	cur      Result
-	trace    *httptrace.ClientTrace
-}
-
-func (s *stream) newWorker(parent context.Context) *worker {
-	w := &worker{s: s, parent: parent}
-	w.trace = &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) {
-			w.cur.Reused = info.Reused
-			w.cur.Local = addrPortOf(info.Conn.LocalAddr())
-			w.cur.Remote = addrPortOf(info.Conn.RemoteAddr())
-		},
-	}
-	w.renew()
-	w.timer = time.AfterFunc(time.Hour, func() {
-		w.timedOut.Store(true)
-		w.cancel()
-	})
-	w.timer.Stop()
-	return w
-}
-
-// renew gives the worker a fresh context after its last one was cancelled.
-func (w *worker) renew() {
-	ctx, cancel := context.WithCancel(w.parent)
-	w.ctx, w.cancel = httptrace.WithClientTrace(ctx, w.trace), cancel
-	w.timedOut.Store(false)
-}
-
-// close releases the worker's context.
-func (w *worker) close() {
-	w.timer.Stop()
-	w.cancel()
-}
-
-// do sends one request and reads the whole response body.
-func (w *worker) do() Result {
-	s := w.s
-	w.cur = Result{Endpoint: s.ep.ID, Start: time.Now()}
-	w.timer.Reset(s.timeout)
-	req := s.tmpl.WithContext(w.ctx)
-	if !s.bodyless {
-		setBody(req, s.payload)
-	}
-	resp, err := s.transport.RoundTrip(req)
-	if err == nil {
-		w.cur.Status = resp.StatusCode
-		w.cur.Bytes, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-	w.cur.Latency = time.Since(w.cur.Start)
-	stopped := w.timer.Stop()
-	if !stopped {
-		// The timer fired: let its func finish cancelling w.ctx before renew
-		// replaces it, or it could cancel the next request instead.
-		<-w.ctx.Done()
-	}
-	if err != nil {
-		w.cur.Err = err
-		w.cur.Class = Classify(err)
-		if w.timedOut.Load() {
-			w.cur.Class = ClassTimeout
-			if !w.cur.Remote.IsValid() {
-				// No connection yet (GotConn never ran): net/http stopped
-				// waiting for the dial or TLS handshake on our deadline.
-				w.cur.Class = ClassConnectTimeout
-			}
-			w.cur.Err = fmt.Errorf("timeout after %s: %w", s.timeout, err)
-		}
-	}
-	if !stopped || w.ctx.Err() != nil {
-		w.cancel()
-		w.renew()
-	}
-	return w.cur
 }

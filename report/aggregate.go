@@ -46,23 +46,56 @@ type Live struct {
 
 // Aggregator tallies results per endpoint. Call Add from one goroutine, then Close.
 type Aggregator struct {
-	eps  []*probe.Endpoint
-	per  []*tally
-	fail FailStatus
-	live *Live
+	eps      []*probe.Endpoint
+	per      []*tally
+	forensic []*forensics
+	fail     FailStatus
+	live     *Live
+	timeline timeline
+	prints   fingerprints
+	client   clientSeen
 }
 
 // NewAggregator returns an Aggregator for eps, whose IDs must be their indexes.
 func NewAggregator(eps []*probe.Endpoint, fail FailStatus) *Aggregator {
-	a := &Aggregator{eps: eps, fail: fail, live: &Live{
+	a := &Aggregator{fail: fail, live: &Live{
 		FamilyRequests: map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
 		FamilyFailed:   map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
 	}}
-	for range eps {
-		a.per = append(a.per, newTally())
+	a.timeline.auto = true
+	a.timeline.interval = time.Second
+	for _, ep := range eps {
+		a.AddEndpoint(ep)
 	}
 	return a
 }
+
+// SetTimeline fixes the timeline's origin and bucket width. With auto set,
+// the width doubles whenever the series would pass maxPoints.
+func (a *Aggregator) SetTimeline(start time.Time, interval time.Duration, auto bool) {
+	a.timeline.start = start
+	a.timeline.interval = max(interval, time.Millisecond)
+	a.timeline.auto = auto
+}
+
+// AddEndpoint tallies a new endpoint, found while the run goes on; its ID
+// must be the number of endpoints before it.
+func (a *Aggregator) AddEndpoint(ep *probe.Endpoint) {
+	a.eps = append(a.eps, ep)
+	a.per = append(a.per, newTally())
+	a.forensic = append(a.forensic, newForensics())
+	a.timeline.series = append(a.timeline.series, nil)
+}
+
+// MarkRemoved records that endpoint id's address vanished from DNS at t.
+func (a *Aggregator) MarkRemoved(id int, t time.Time) {
+	if a.forensic[id].removed.IsZero() {
+		a.forensic[id].removed = t
+	}
+}
+
+// MarkAdded records that endpoint id's address appeared in DNS at t.
+func (a *Aggregator) MarkAdded(id int, t time.Time) { a.forensic[id].added = t }
 
 // Live returns the running counts, safe to read concurrently with Add.
 func (a *Aggregator) Live() *Live { return a.live }
@@ -81,6 +114,7 @@ func (a *Aggregator) Add(r probe.Result) {
 		return
 	}
 	fam := a.eps[r.Endpoint].Family()
+	failed := a.Failed(&r)
 	t.requests++
 	a.live.Requests.Add(1)
 	a.live.FamilyRequests[fam].Add(1)
@@ -89,7 +123,7 @@ func (a *Aggregator) Add(r probe.Result) {
 	} else if r.Status >= 0 && r.Status < len(t.status) {
 		t.status[r.Status]++
 	}
-	if a.Failed(&r) {
+	if failed {
 		t.failed++
 		a.live.Failed.Add(1)
 		a.live.FamilyFailed[fam].Add(1)
@@ -102,9 +136,17 @@ func (a *Aggregator) Add(r probe.Result) {
 		t.min = r.Latency
 	}
 	t.max = max(t.max, r.Latency)
-	us := min(max(r.Latency.Microseconds(), histMin), histMax)
-	_ = t.hist.RecordValue(us) // in range by construction
+	t.hist.RecordValue(micros(r.Latency)) // in range by construction
+
+	a.forensic[r.Endpoint].add(&r, failed)
+	a.timeline.add(r.Endpoint, r.Start, failed)
+	a.client.add(r.Local)
+	if failed {
+		a.prints.add(&r, a.eps[r.Endpoint].Addr.String())
+	}
 }
+
+func micros(d time.Duration) int64 { return min(max(d.Microseconds(), histMin), histMax) }
 
 // Close builds the report. started and ended bound the run; dns and meta fill
 // the parts the aggregator does not see.
@@ -132,6 +174,7 @@ func (a *Aggregator) Close(r *Report) *Report {
 			Port:    ep.Target.Port(),
 			Family:  string(ep.Family()),
 		}
+		a.forensic[i].fill(&r.Endpoints[i])
 	}
 	r.Totals = total.stats(secs)
 	r.Families = map[string]*Stats{}
@@ -139,6 +182,9 @@ func (a *Aggregator) Close(r *Report) *Report {
 		s := t.stats(secs)
 		r.Families[string(fam)] = &s
 	}
+	r.Timeline = a.timeline.report(a.eps)
+	r.Fingerprints = a.prints.report()
+	r.Client = a.client.report()
 	r.Verdict = Judge(r)
 	return r
 }

@@ -21,7 +21,100 @@ type Report struct {
 	Totals      Stats             `json:"totals"`
 	Families    map[string]*Stats `json:"families"`
 	Endpoints   []Endpoint        `json:"endpoints"`
-	Verdict     Verdict           `json:"verdict"`
+	// Fingerprints group the failures by who answered: status or error
+	// class, Server header and body hash, with the addresses that gave them.
+	Fingerprints []Fingerprint `json:"fingerprints"`
+	Timeline     Timeline      `json:"timeline"`
+	Client       Client        `json:"client"`
+	Verdict      Verdict       `json:"verdict"`
+}
+
+// Client is what the client side of the run looked like: the local
+// addresses and ports a gateway's access log shows as the client.
+type Client struct {
+	LocalAddresses []string `json:"local_addresses"`
+	// Ports lists the local ports used (at most maxPorts of them, the lowest);
+	// PortMin and PortMax bound all of them.
+	Ports      []int `json:"ports"`
+	PortsCount int   `json:"ports_count"`
+	PortMin    int   `json:"port_min"`
+	PortMax    int   `json:"port_max"`
+}
+
+// Timeline counts requests and failures per interval and endpoint.
+type Timeline struct {
+	IntervalS float64  `json:"interval_s"`
+	Start     Time     `json:"start"`
+	Series    []Series `json:"series"`
+}
+
+// Series is one endpoint's timeline; index i covers
+// [start + i*interval, start + (i+1)*interval).
+type Series struct {
+	Address  string  `json:"address"`
+	Target   string  `json:"target"`
+	Requests []int64 `json:"requests"`
+	Failed   []int64 `json:"failed"`
+}
+
+// Fingerprint is one kind of failure and where it came from.
+type Fingerprint struct {
+	Status    int              `json:"status,omitempty"`
+	Error     string           `json:"error,omitempty"` // error class, for failures without a status
+	Server    string           `json:"server,omitempty"`
+	BodyHash  string           `json:"body_hash,omitempty"`
+	Producer  string           `json:"producer,omitempty"` // a recognised gateway, e.g. "Azure Application Gateway"
+	Count     int64            `json:"count"`
+	Fresh     int64            `json:"fresh"`  // on a new connection
+	Reused    int64            `json:"reused"` // on a kept-alive connection
+	Addresses map[string]int64 `json:"addresses"`
+	Body      string           `json:"body,omitempty"` // first bytes of one such body
+}
+
+// Sample is one request kept as evidence.
+type Sample struct {
+	At        Time              `json:"at"`
+	RequestID string            `json:"request_id,omitempty"`
+	Status    int               `json:"status"`
+	Error     string            `json:"error"`
+	Class     string            `json:"class,omitempty"`
+	LatencyMS float64           `json:"latency_ms"`
+	TTFBMS    float64           `json:"ttfb_ms"`
+	Local     string            `json:"local,omitempty"`
+	Remote    string            `json:"remote,omitempty"`
+	Reused    bool              `json:"reused"`
+	Proto     string            `json:"proto,omitempty"`
+	Headers   map[string]string `json:"headers"`
+	Body      string            `json:"body"`
+}
+
+// Phase summarises one phase of the requests, in milliseconds.
+type Phase struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// Phases are the connect, TLS handshake and time-to-first-byte phases.
+// Connect and TLS count only requests that opened a connection.
+type Phases struct {
+	Connect Phase `json:"connect"`
+	TLS     Phase `json:"tls"`
+	TTFB    Phase `json:"ttfb"`
+}
+
+// ConnStats splits requests by the connection they used.
+type ConnStats struct {
+	Requests int64 `json:"requests"`
+	Failed   int64 `json:"failed"`
+}
+
+// DNSChange is one change of a host's addresses seen by --re-resolve.
+type DNSChange struct {
+	At      Time     `json:"at"`
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
 }
 
 // Plan is what the run was asked to do.
@@ -39,11 +132,12 @@ type Plan struct {
 
 // DNS is how one target host was resolved.
 type DNS struct {
-	Host      string   `json:"host"`
-	Port      uint16   `json:"port"`
-	Source    string   `json:"source"`
-	Addresses []string `json:"addresses"`
-	Error     string   `json:"error,omitempty"`
+	Host      string      `json:"host"`
+	Port      uint16      `json:"port"`
+	Source    string      `json:"source"`
+	Addresses []string    `json:"addresses"`
+	Error     string      `json:"error,omitempty"`
+	Changes   []DNSChange `json:"changes"`
 }
 
 // Stats are the tallies of one scope: an endpoint, a family or the total.
@@ -80,6 +174,13 @@ type Endpoint struct {
 	Address string `json:"address"`
 	Port    uint16 `json:"port"`
 	Family  string `json:"family"`
+	// AddedAt is set when the address appeared during the run (--re-resolve);
+	// RemovedAt when it vanished from DNS, after which it was not probed.
+	AddedAt     *Time                `json:"added_at,omitempty"`
+	RemovedAt   *Time                `json:"removed_at,omitempty"`
+	Phases      Phases               `json:"phases_ms"`
+	Connections map[string]ConnStats `json:"connections"` // "fresh" and "reused"
+	Samples     []Sample             `json:"samples"`
 }
 
 // Time is a UTC timestamp written with millisecond precision.

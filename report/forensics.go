@@ -1,0 +1,294 @@
+package report
+
+import (
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"pinprobe/probe"
+)
+
+// Bounds that keep an aggregator's memory flat however long the run.
+const (
+	maxPoints       = 300  // timeline buckets before the auto interval doubles
+	maxFingerprints = 64   // distinct failure fingerprints kept; the rest count as one
+	maxPorts        = 1000 // local ports listed (all are counted)
+)
+
+func newPhaseHist() *hdr.Histogram { return hdr.New(histMin, histMax, 2) }
+
+// forensics is the evidence side of one endpoint.
+type forensics struct {
+	samples            []Sample
+	connect, tls, ttfb *hdr.Histogram
+	fresh, reused      ConnStats
+	added, removed     time.Time
+}
+
+func newForensics() *forensics {
+	return &forensics{connect: newPhaseHist(), tls: newPhaseHist(), ttfb: newPhaseHist()}
+}
+
+func (f *forensics) add(r *probe.Result, failed bool) {
+	c := &f.fresh
+	if r.Reused {
+		c = &f.reused
+	}
+	c.Requests++
+	if failed {
+		c.Failed++
+	}
+	if r.Connect > 0 {
+		f.connect.RecordValue(micros(r.Connect))
+	}
+	if r.TLS > 0 {
+		f.tls.RecordValue(micros(r.TLS))
+	}
+	if r.TTFB > 0 {
+		f.ttfb.RecordValue(micros(r.TTFB))
+	}
+	if r.Evidence != nil {
+		f.samples = append(f.samples, sampleOf(r))
+	}
+}
+
+func (f *forensics) fill(e *Endpoint) {
+	e.Samples = f.samples
+	if e.Samples == nil {
+		e.Samples = []Sample{}
+	}
+	e.Phases = Phases{Connect: phaseOf(f.connect), TLS: phaseOf(f.tls), TTFB: phaseOf(f.ttfb)}
+	e.Connections = map[string]ConnStats{"fresh": f.fresh, "reused": f.reused}
+	if !f.added.IsZero() {
+		e.AddedAt = &Time{f.added}
+	}
+	if !f.removed.IsZero() {
+		e.RemovedAt = &Time{f.removed}
+	}
+}
+
+func phaseOf(h *hdr.Histogram) Phase {
+	n := h.TotalCount()
+	if n == 0 {
+		return Phase{}
+	}
+	return Phase{Count: n, P50: usToMS(h.ValueAtQuantile(50)), P99: usToMS(h.ValueAtQuantile(99)), Max: usToMS(h.Max())}
+}
+
+// sampleOf turns a result's evidence into a Sample, secrets redacted.
+func sampleOf(r *probe.Result) Sample {
+	s := Sample{
+		At: Time{r.Start}, RequestID: r.RequestID, Status: r.Status,
+		LatencyMS: ms(r.Latency), TTFBMS: ms(r.TTFB), Reused: r.Reused,
+		Headers: map[string]string{},
+	}
+	if r.Local.IsValid() {
+		s.Local = r.Local.String()
+	}
+	if r.Remote.IsValid() {
+		s.Remote = r.Remote.String()
+	}
+	if r.Err != nil {
+		s.Error, s.Class = r.Err.Error(), string(r.Class)
+	}
+	if ev := r.Evidence; ev != nil {
+		s.Proto = ev.Proto
+		for k, vs := range ev.Header {
+			v := strings.Join(vs, ", ")
+			if IsSecretHeader(k) {
+				v = Redacted
+			}
+			s.Headers[k] = v
+		}
+		s.Body = printable(ev.Body)
+	}
+	return s
+}
+
+// printable returns b as text: valid UTF-8 kept, other bytes as \xNN.
+func printable(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n <= 1 {
+			sb.WriteString(`\x` + strconv.FormatUint(uint64(b[0]), 16))
+			b = b[1:]
+			continue
+		}
+		sb.WriteRune(r)
+		b = b[n:]
+	}
+	return sb.String()
+}
+
+// timeline buckets requests and failures per endpoint.
+type timeline struct {
+	start    time.Time
+	interval time.Duration
+	auto     bool
+	series   [][][2]int64 // endpoint -> bucket -> {requests, failed}
+}
+
+func (t *timeline) add(ep int, at time.Time, failed bool) {
+	if t.start.IsZero() {
+		t.start = at
+	}
+	i := int(at.Sub(t.start) / t.interval)
+	if i < 0 {
+		i = 0
+	}
+	for t.auto && i >= maxPoints {
+		t.coarsen()
+		i = int(at.Sub(t.start) / t.interval)
+	}
+	s := t.series[ep]
+	for len(s) <= i {
+		s = append(s, [2]int64{})
+	}
+	s[i][0]++
+	if failed {
+		s[i][1]++
+	}
+	t.series[ep] = s
+}
+
+// coarsen doubles the interval, merging bucket pairs.
+func (t *timeline) coarsen() {
+	t.interval *= 2
+	for e, s := range t.series {
+		out := make([][2]int64, (len(s)+1)/2)
+		for i, b := range s {
+			out[i/2][0] += b[0]
+			out[i/2][1] += b[1]
+		}
+		t.series[e] = out
+	}
+}
+
+func (t *timeline) report(eps []*probe.Endpoint) Timeline {
+	tl := Timeline{IntervalS: t.interval.Seconds(), Start: Time{t.start}, Series: []Series{}}
+	n := 0
+	for _, s := range t.series {
+		n = max(n, len(s))
+	}
+	for i, ep := range eps {
+		s := Series{Address: ep.Addr.String(), Target: ep.Target.String(), Requests: make([]int64, n), Failed: make([]int64, n)}
+		for j, b := range t.series[i] {
+			s.Requests[j], s.Failed[j] = b[0], b[1]
+		}
+		tl.Series = append(tl.Series, s)
+	}
+	return tl
+}
+
+// fingerprints groups failures by who produced them.
+type fingerprints struct {
+	byKey map[fpKey]*Fingerprint
+	order []fpKey
+}
+
+type fpKey struct {
+	status int
+	class  probe.ErrorClass
+	server string
+	hash   uint64
+}
+
+var otherKey = fpKey{class: "other-fingerprints"}
+
+func (f *fingerprints) add(r *probe.Result, addr string) {
+	if f.byKey == nil {
+		f.byKey = map[fpKey]*Fingerprint{}
+	}
+	k := fpKey{status: r.Status, class: r.Class, server: r.Server, hash: r.BodyHash}
+	if r.Err != nil {
+		k = fpKey{class: r.Class}
+	}
+	fp := f.byKey[k]
+	if fp == nil && len(f.byKey) >= maxFingerprints {
+		k = otherKey
+		fp = f.byKey[k]
+	}
+	if fp == nil {
+		fp = &Fingerprint{Status: k.status, Error: string(k.class), Server: k.server, Addresses: map[string]int64{}}
+		if k.hash != 0 {
+			fp.BodyHash = strconv.FormatUint(k.hash, 16)
+		}
+		f.byKey[k] = fp
+		f.order = append(f.order, k)
+	}
+	fp.Count++
+	if r.Reused {
+		fp.Reused++
+	} else {
+		fp.Fresh++
+	}
+	fp.Addresses[addr]++
+	if fp.Body == "" && r.Exemplar != nil {
+		fp.Body = printable(r.Exemplar)
+		fp.Producer = Producer(fp.Server, r.Exemplar)
+	}
+	if fp.Producer == "" && fp.Server != "" {
+		fp.Producer = Producer(fp.Server, nil)
+	}
+}
+
+func (f *fingerprints) report() []Fingerprint {
+	out := make([]Fingerprint, 0, len(f.order))
+	for _, k := range f.order {
+		out = append(out, *f.byKey[k])
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out
+}
+
+// clientSeen collects the local side of the connections.
+type clientSeen struct {
+	addrs            map[netip.Addr]bool
+	ports            map[uint16]bool
+	portMin, portMax int
+}
+
+func (c *clientSeen) add(local netip.AddrPort) {
+	if !local.IsValid() {
+		return
+	}
+	if c.addrs == nil {
+		c.addrs, c.ports = map[netip.Addr]bool{}, map[uint16]bool{}
+	}
+	c.addrs[local.Addr()] = true
+	p := int(local.Port())
+	if len(c.ports) == 0 || p < c.portMin {
+		c.portMin = p
+	}
+	c.portMax = max(c.portMax, p)
+	c.ports[local.Port()] = true
+}
+
+func (c *clientSeen) report() Client {
+	cl := Client{LocalAddresses: []string{}, Ports: []int{}, PortsCount: len(c.ports), PortMin: c.portMin, PortMax: c.portMax}
+	addrs := make([]netip.Addr, 0, len(c.addrs))
+	for a := range c.addrs {
+		addrs = append(addrs, a)
+	}
+	sort.Slice(addrs, func(i, j int) bool { return addrs[i].Less(addrs[j]) })
+	for _, a := range addrs {
+		cl.LocalAddresses = append(cl.LocalAddresses, a.String())
+	}
+	for p := range c.ports {
+		cl.Ports = append(cl.Ports, int(p))
+	}
+	sort.Ints(cl.Ports)
+	if len(cl.Ports) > maxPorts {
+		cl.Ports = cl.Ports[:maxPorts]
+	}
+	return cl
+}
