@@ -53,7 +53,7 @@ func (f *forensics) add(r *probe.Result, failed bool) {
 		f.ttfb.RecordValue(micros(r.TTFB))
 	}
 	if r.Evidence != nil {
-		f.samples = append(f.samples, sampleOf(r))
+		f.samples = append(f.samples, sampleOf(r, failed))
 	}
 }
 
@@ -81,9 +81,9 @@ func phaseOf(h *hdr.Histogram) Phase {
 }
 
 // sampleOf turns a result's evidence into a Sample, secrets redacted.
-func sampleOf(r *probe.Result) Sample {
+func sampleOf(r *probe.Result, failed bool) Sample {
 	s := Sample{
-		At: Time{r.Start}, RequestID: r.RequestID, Status: r.Status,
+		At: Time{r.Start}, Failed: failed, RequestID: r.RequestID, Status: r.Status,
 		LatencyMS: ms(r.Latency), TTFBMS: ms(r.TTFB), Reused: r.Reused,
 		Headers: map[string]string{},
 	}

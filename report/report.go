@@ -74,6 +74,7 @@ type Fingerprint struct {
 // Sample is one request kept as evidence.
 type Sample struct {
 	At        Time              `json:"at"`
+	Failed    bool              `json:"failed"`
 	RequestID string            `json:"request_id,omitempty"`
 	Status    int               `json:"status"`
 	Error     string            `json:"error"`

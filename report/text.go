@@ -24,6 +24,10 @@ func writeText(w io.Writer, r *Report, color bool) error {
 	tw.dns(r)
 	tw.families(r)
 	tw.endpoints(r)
+	tw.fingerprints(r)
+	tw.phases(r)
+	tw.timeline(r)
+	tw.samples(r)
 	tw.summary(r)
 	return tw.err
 }
@@ -71,8 +75,130 @@ func (t *textWriter) dns(r *Report) {
 			addrs = "no addresses: " + d.Error
 		}
 		rows = append(rows, []string{hostPort(d.Host, d.Port), d.Source, addrs})
+		for _, c := range d.Changes {
+			change := "changed at " + c.At.UTC().Format("15:04:05")
+			if len(c.Added) > 0 {
+				change += ": added " + strings.Join(c.Added, ", ")
+			}
+			if len(c.Removed) > 0 {
+				change += ": removed " + strings.Join(c.Removed, ", ")
+			}
+			rows = append(rows, []string{"", "", change})
+		}
 	}
 	t.table(nil, rows, nil, nil)
+}
+
+// fingerprints says who answered the failures: "20 × 502 'Microsoft-…/v2'
+// Azure Application Gateway page on ::1 ×20 (fresh 1, reused 19)".
+func (t *textWriter) fingerprints(r *Report) {
+	if len(r.Fingerprints) == 0 {
+		return
+	}
+	t.printf("\nWHO ANSWERED THE FAILURES\n")
+	var rows [][]string
+	var failing []bool
+	for _, f := range r.Fingerprints {
+		what := f.Error
+		if f.Status != 0 {
+			what = strconv.Itoa(f.Status)
+			if f.Server != "" {
+				what += " '" + f.Server + "'"
+			}
+			if f.Producer != "" {
+				what += " " + f.Producer + " page"
+			} else if f.BodyHash != "" {
+				what += " body " + f.BodyHash
+			}
+		}
+		rows = append(rows, []string{failMark, strconv.FormatInt(f.Count, 10) + " ×", what,
+			"on " + counts(f.Addresses, " ×"), fmt.Sprintf("(fresh %d, reused %d)", f.Fresh, f.Reused)})
+		failing = append(failing, true)
+	}
+	t.table(nil, rows, []bool{false, true}, failing)
+}
+
+// phases shows connect, TLS and time to first byte, so an instant 502
+// (made by the gateway) reads apart from one after a long wait (upstream timeout).
+func (t *textWriter) phases(r *Report) {
+	t.printf("\nPHASES p50 / p99  (connect and TLS on new connections only)\n")
+	head := []string{"", "ADDRESS", "CONNECT", "TLS", "FIRST BYTE", "FAILED ON NEW CONN", "ON REUSED CONN"}
+	var rows [][]string
+	var failing []bool
+	for _, e := range r.Endpoints {
+		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
+		rows = append(rows, []string{mark(&e.Stats), e.Address, phaseCell(e.Phases.Connect), phaseCell(e.Phases.TLS),
+			phaseCell(e.Phases.TTFB), fmt.Sprintf("%d of %d", fresh.Failed, fresh.Requests),
+			fmt.Sprintf("%d of %d", reused.Failed, reused.Requests)})
+		failing = append(failing, e.Failed > 0)
+	}
+	t.table(head, rows, nil, failing)
+}
+
+func phaseCell(p Phase) string {
+	if p.Count == 0 {
+		return "-"
+	}
+	return latency(p.P50, 1) + " / " + latency(p.P99, 1)
+}
+
+// timeline draws one sparkline per endpoint: ▁ no failure … █ all failed.
+func (t *textWriter) timeline(r *Report) {
+	tl := r.Timeline
+	if len(tl.Series) == 0 {
+		return
+	}
+	var rows [][]string
+	var failing []bool
+	per := 1
+	for i, s := range tl.Series {
+		line, p := Sparkline(s.Requests, s.Failed, 60)
+		per = p
+		rows = append(rows, []string{mark(&r.Endpoints[i].Stats), s.Address, "|" + line + "|"})
+		failing = append(failing, r.Endpoints[i].Failed > 0)
+	}
+	t.printf("\nTIMELINE  failure ratio per %s from %s UTC (▁ none … █ all failed, blank: no request)\n",
+		secs(tl.IntervalS*float64(per)), tl.Start.UTC().Format("15:04:05"))
+	t.table(nil, rows, nil, failing)
+}
+
+func secs(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
+
+// samples lists the first failed requests of each failing endpoint, with
+// what a provider needs to find them in its logs.
+func (t *textWriter) samples(r *Report) {
+	var rows [][]string
+	for _, e := range r.Endpoints {
+		shown := 0
+		for _, s := range e.Samples {
+			if !s.Failed || shown >= 2 {
+				continue
+			}
+			shown++
+			what := strconv.Itoa(s.Status)
+			if s.Status == 0 {
+				what = s.Class
+			}
+			conn := "fresh"
+			if s.Reused {
+				conn = "reused"
+			}
+			rows = append(rows, []string{e.Address, s.At.UTC().Format("15:04:05.000"), what, s.RequestID,
+				orDash(s.Local) + " → " + orDash(s.Remote), conn, latency(s.LatencyMS, 1)})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	t.printf("\nFAILED REQUESTS (first of each address; all in the JSON report)\n")
+	t.table([]string{"ADDRESS", "AT (UTC)", "STATUS", "X-REQUEST-ID", "LOCAL → REMOTE", "CONN", "LATENCY"}, rows, nil, nil)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 var statsHeader = []string{"REQUESTS", "FAILED", "", "STATUS", "ERRORS", "P50", "P99", "MAX", "DROPPED"}
