@@ -250,12 +250,13 @@ func (w *worker) do() Result {
 		w.cur.Class = Classify(err)
 		if w.timedOut.Load() {
 			w.cur.Class = ClassTimeout
-			if !w.cur.Remote.IsValid() {
-				// No connection yet (GotConn never ran): net/http stopped
-				// waiting for the dial or TLS handshake on our deadline.
-				w.cur.Class = ClassConnectTimeout
-			}
 			w.cur.Err = fmt.Errorf("timeout after %s: %w", s.timeout, err)
+		}
+		if w.cur.Class == ClassTimeout && !w.cur.Remote.IsValid() {
+			// No connection yet (GotConn never ran): the dial or the TLS
+			// handshake outlived the timeout, whichever timer noticed first
+			// (ours, or the transport's TLSHandshakeTimeout).
+			w.cur.Class = ClassConnectTimeout
 		}
 		if s.takeSample(true) {
 			w.cur.Evidence = &ResponseEvidence{}
