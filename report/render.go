@@ -26,7 +26,7 @@ func Text(color bool) Renderer {
 }
 
 // Formats lists the --format values available, in help order.
-var Formats = []string{"text", "json"}
+var Formats = []string{"text", "json", "markdown"}
 
 // ForFormat returns the renderer of a --format value.
 func ForFormat(name string, color bool) (Renderer, error) {
@@ -35,6 +35,8 @@ func ForFormat(name string, color bool) (Renderer, error) {
 		return Text(color), nil
 	case "json":
 		return JSON, nil
+	case "markdown":
+		return Markdown, nil
 	}
 	return nil, fmt.Errorf("unknown format %q (want %s)", name, strings.Join(Formats, ", "))
 }

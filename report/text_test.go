@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -18,10 +20,14 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // goldenReport builds, from synthetic results, an interrupted run over two
-// targets: sign.example.com, whose IPv6 address answers 502 most of the
-// time, and api.example.com, whose IPv4 address resets and refuses some
-// connections and whose endpoints dropped requests; a third target did not
-// resolve. Everything is fixed, so the rendering is byte-stable.
+// targets: sign.example.com, whose IPv6 address answers Azure Application
+// Gateway 502 pages most of the time, and api.example.com, whose IPv4
+// address resets and refuses some connections, whose endpoints dropped
+// requests, and whose IPv6 address left DNS mid-run; a third target did not
+// resolve. Results carry what the forensics need: request IDs, local and
+// remote ports, new or reused connections, phases, and evidence for the
+// first three failures and first success of each endpoint. Everything is
+// fixed, so the rendering is byte-stable.
 func goldenReport(t *testing.T) *Report {
 	t.Helper()
 	sign := mustTarget(t, "https://sign.example.com/")
@@ -39,12 +45,76 @@ func goldenReport(t *testing.T) *Report {
 	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
 	agg := NewAggregator(eps, fail)
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	clientV4, clientV6 := netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("2001:db8::100")
+	nextPort := []uint16{50100, 50200, 50300, 50400} // each endpoint's next local port
+	port := make([]uint16, len(eps))                 // its open connection's, 0 for none
+	failSamples, okSample := make([]int, len(eps)), make([]bool, len(eps))
+	azurePage := []byte("<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n<center><h1>502 Bad Gateway</h1></center>\n<hr><center>Microsoft-Azure-Application-Gateway/v2</center>\n</body>\n</html>\n")
 	add := func(ep, i int, status int, class probe.ErrorClass, latency time.Duration) {
-		r := probe.Result{Endpoint: ep, Start: start.Add(time.Duration(i) * 250 * time.Millisecond), Latency: latency, Status: status}
+		r := probe.Result{Endpoint: ep, Start: start.Add(time.Duration(i) * 250 * time.Millisecond), Latency: latency, Status: status,
+			RequestID: fmt.Sprintf("pinprobe-0123abcd-%d-%d", ep, i+1)}
+		e := eps[ep]
+		remote := netip.AddrPortFrom(e.Addr, e.Target.Port())
+		client := clientV4
+		if e.Addr.Is6() {
+			client = clientV6
+		}
+		if ep == 1 && i == 20 {
+			port[ep] = 0 // the gateway closed the idle connection
+		}
+		switch {
+		case class == probe.ClassConnectRefused:
+			r.Err = fmt.Errorf("dial tcp %s: connect: connection refused", remote)
+			port[ep] = 0
+		case port[ep] == 0:
+			port[ep] = nextPort[ep]
+			nextPort[ep]++
+			r.Connect = ms(1.5)
+			if e.Target.TLS() {
+				r.TLS = ms(4.25)
+			}
+		default:
+			r.Reused = true
+		}
+		if port[ep] != 0 {
+			r.Local, r.Remote = netip.AddrPortFrom(client, port[ep]), remote
+		}
+		if class == probe.ClassReset {
+			r.Err = fmt.Errorf("read tcp %s->%s: read: connection reset by peer", r.Local, remote)
+			port[ep] = 0
+		}
+		var ev *probe.ResponseEvidence
 		if class != probe.ClassNone {
-			r.Err, r.Class = errors.New(string(class)), class
+			r.Class = class
+			ev = &probe.ResponseEvidence{}
 		} else {
 			r.Bytes = 512
+			r.TTFB = latency * 9 / 10
+			proto, body := "HTTP/1.1", []byte(`{"status":"ok"}`)
+			h := http.Header{"Content-Type": {"application/json"}, "Date": {"Tue, 16 Jun 2026 20:43:00 GMT"}}
+			if e.Target.TLS() {
+				proto, body = "HTTP/2.0", []byte("<html><body><h1>Sign here</h1></body></html>\n")
+				h = http.Header{"Content-Type": {"text/html; charset=utf-8"}, "Date": {"Tue, 16 Jun 2026 20:43:00 GMT"},
+					"Server":     {"Microsoft-Azure-Application-Gateway/v2"},
+					"Set-Cookie": {"ApplicationGatewayAffinity=5f1c0ffee; Path=/"}}
+			}
+			if status == 502 {
+				body = azurePage
+				h = http.Header{"Content-Type": {"text/html"}, "Content-Length": {"176"}, "Date": {"Tue, 16 Jun 2026 20:43:00 GMT"},
+					"Server": {"Microsoft-Azure-Application-Gateway/v2"}}
+				r.Server, r.BodyHash = h.Get("Server"), 0x8aa9b7e56a3ec6e6
+				if i == 1 {
+					r.Exemplar = body
+				}
+			}
+			ev = &probe.ResponseEvidence{Proto: proto, Header: h, Body: body}
+		}
+		if failed := agg.Failed(&r); failed && failSamples[ep] < 3 {
+			failSamples[ep]++
+			r.Evidence = ev
+		} else if !failed && !okSample[ep] {
+			okSample[ep] = true
+			r.Evidence = ev
 		}
 		agg.Add(r)
 	}
@@ -69,6 +139,8 @@ func goldenReport(t *testing.T) *Report {
 	}
 	agg.Add(probe.Result{Endpoint: 2, Dropped: 7})
 	agg.Add(probe.Result{Endpoint: 3, Dropped: 2})
+	left := start.Add(6500 * time.Millisecond) // 2001:db8::20 vanished from DNS after its last request
+	agg.MarkRemoved(3, left)
 
 	rep := &Report{
 		Version:     "0.1.0",
@@ -79,7 +151,8 @@ func goldenReport(t *testing.T) *Report {
 		Plan:        Plan{Rate: 20, DurationS: 30, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx"},
 		DNS: []DNS{
 			{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{"203.0.113.7", "2001:db8::7"}},
-			{Host: "api.example.com", Port: 8080, Source: "dns 127.0.0.1:53", Addresses: []string{"198.51.100.20", "2001:db8::20"}},
+			{Host: "api.example.com", Port: 8080, Source: "dns 127.0.0.1:53", Addresses: []string{"198.51.100.20"},
+				Changes: []DNSChange{{At: Time{left}, Added: []string{}, Removed: []string{"2001:db8::20"}}}},
 			{Host: "gone.example.com", Port: 443, Source: "system", Addresses: []string{},
 				Error: "resolve gone.example.com (system): no such host"},
 		},

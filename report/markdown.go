@@ -1,0 +1,858 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Markdown writes the report as a Markdown document meant to be pasted into
+// a GitHub issue or a support ticket and read by an engineer who has never
+// heard of pinprobe: the verdict first, then what was run, the tallies, who
+// answered the failures, when they happened, sample requests, and ready-to-run
+// queries that find these requests in the gateway's access logs.
+//
+// Everything that comes from the network or the command line (bodies,
+// headers, host names) is escaped or fenced so it cannot break the document.
+func Markdown(w io.Writer, r *Report) error {
+	m := &mdWriter{w: w, fail: failStatusOf(r)}
+	m.title(r)
+	m.run(r)
+	m.client(r)
+	m.dns(r)
+	m.families(r)
+	m.endpoints(r)
+	m.tests(r)
+	m.phases(r)
+	m.fingerprints(r)
+	m.timeline(r)
+	m.samples(r)
+	m.logs(r)
+	m.printf("\n---\n\n*Written by pinprobe %s. Times are UTC, from the clock of the machine that ran it.*\n", mdText(r.Version))
+	return m.err
+}
+
+// mdWriter keeps the first write error; every later write is skipped.
+type mdWriter struct {
+	w    io.Writer
+	fail FailStatus
+	err  error
+}
+
+func (m *mdWriter) printf(format string, args ...any) {
+	if m.err == nil {
+		_, m.err = fmt.Fprintf(m.w, format, args...)
+	}
+}
+
+// mdTime is the timestamp format of the document: the one KQL's datetime()
+// and most log search boxes accept.
+const mdTime = "2006-01-02T15:04:05.000Z"
+
+func utc(t Time) string { return t.UTC().Format(mdTime) }
+
+// failStatusOf parses the report's --fail-status, 5xx when it has none.
+func failStatusOf(r *Report) FailStatus {
+	if f, err := ParseFailStatus(r.Plan.FailStatus); err == nil {
+		return f
+	}
+	f, _ := ParseFailStatus("5xx")
+	return f
+}
+
+func (m *mdWriter) title(r *Report) {
+	m.printf("# pinprobe: %s — %s\n\n", verdictWords(r), mdText(titleHosts(r)))
+	v := r.Verdict
+	status := v.Status
+	if status == "" {
+		status = "none"
+	}
+	m.printf("> **Verdict: %s.** %s\n", mdText(status), mdText(v.Summary))
+	if len(r.Fingerprints) > 0 {
+		var who []string
+		for i, f := range r.Fingerprints {
+			if i == 3 {
+				who = append(who, fmt.Sprintf("%d more kinds", len(r.Fingerprints)-3))
+				break
+			}
+			who = append(who, fingerprintWords(&f))
+		}
+		m.printf(">\n> **Who answered:** %s.\n", strings.Join(who, "; "))
+	}
+	if r.Totals.Failed > 0 {
+		m.printf(">\n> Queries to find these requests in the gateway's access logs are at the end.\n")
+	}
+	if r.Interrupted {
+		m.printf("\n**Interrupted after %s:** the run was stopped early; this report covers every request sent until then.\n", mdSecs(r.DurationS))
+	}
+}
+
+// verdictWords says the verdict's status in a few words for the title.
+func verdictWords(r *Report) string {
+	v := r.Verdict
+	switch v.Status {
+	case VerdictOK:
+		return "no failures"
+	case VerdictNoData:
+		return "no data"
+	case VerdictSpread:
+		return "failures spread over all addresses"
+	case VerdictConcentrated:
+		if fam := suspectFamily(r); fam != "" {
+			return "failures concentrate on " + familyName(fam)
+		}
+		var addrs []string
+		for _, s := range v.Suspects {
+			addrs = append(addrs, s.Address)
+		}
+		addrs = dedupe(addrs)
+		if len(addrs) > 3 {
+			addrs = append(addrs[:3], fmt.Sprintf("%d more", len(addrs)-3))
+		}
+		return "failures concentrate on " + strings.Join(addrs, ", ")
+	case "":
+		return "no verdict"
+	}
+	return v.Status
+}
+
+// suspectFamily returns the family to blame in the title: the one whose
+// every probed address is a suspect, when no other family's is and the
+// other family was probed too; "" when the blame lies with addresses.
+func suspectFamily(r *Report) string {
+	suspect := map[string]bool{}
+	fam := ""
+	for _, s := range r.Verdict.Suspects {
+		if fam != "" && s.Family != fam {
+			return ""
+		}
+		fam = s.Family
+		suspect[s.Target+" "+s.Address] = true
+	}
+	other := false
+	for _, e := range r.Endpoints {
+		switch {
+		case e.Requests == 0:
+		case e.Family != fam:
+			other = true
+		case !suspect[e.Target+" "+e.Address]:
+			return ""
+		}
+	}
+	if fam == "" || !other {
+		return ""
+	}
+	return fam
+}
+
+func familyName(f string) string {
+	if n, ok := familyNames[f]; ok {
+		return n
+	}
+	return f
+}
+
+// titleHosts names the probed hosts, at most three.
+func titleHosts(r *Report) string {
+	var hosts []string
+	for _, d := range r.DNS {
+		hosts = append(hosts, d.Host)
+	}
+	for _, e := range r.Endpoints {
+		hosts = append(hosts, e.Host)
+	}
+	hosts = dedupe(hosts)
+	switch {
+	case len(hosts) == 0:
+		return "no host"
+	case len(hosts) > 3:
+		return strings.Join(hosts[:3], ", ") + fmt.Sprintf(" and %d more", len(hosts)-3)
+	}
+	return strings.Join(hosts, ", ")
+}
+
+func secsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func mdSecs(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
+
+func (m *mdWriter) run(r *Report) {
+	m.printf("\n## The run\n\n")
+	ended := "completed"
+	if r.Interrupted {
+		ended = "interrupted"
+	}
+	m.printf("- **Window (UTC):** %s → %s (%s, %s)\n", utc(r.StartedAt), utc(r.EndedAt), mdSecs(r.DurationS), ended)
+	t := r.Totals
+	m.printf("- **Sent:** %d requests (%s/s) to %d endpoints; %d failed", t.Requests,
+		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), t.Failed)
+	if t.Dropped > 0 {
+		m.printf("; %d more were due but not sent (dropped) because an endpoint already had %d requests in flight", t.Dropped, r.Plan.Concurrency)
+	}
+	m.printf("\n")
+	m.printf("- **Plan:** %s\n", planWords(&r.Plan))
+	m.printf("- **Tool:** pinprobe %s — resolves every A/AAAA address of the host, pins one connection pool to each address (an *endpoint*) and sends each a steady request stream, so failures can be told apart by address. It never retries a request.\n", mdText(r.Version))
+	if len(r.Command) > 0 {
+		m.printf("\nCommand (secrets redacted):\n\n")
+		m.code("sh", shellJoin(r.Command))
+	}
+}
+
+func planWords(p *Plan) string {
+	var parts []string
+	if p.Max {
+		parts = append(parts, fmt.Sprintf("as fast as possible (closed model, %d workers per endpoint)", p.Concurrency))
+	} else {
+		parts = append(parts, num(p.Rate)+" requests/s in total, split evenly over the endpoints",
+			fmt.Sprintf("at most %d in flight per endpoint", p.Concurrency))
+	}
+	if p.DurationS > 0 {
+		parts = append(parts, "for "+num(p.DurationS)+" s")
+	}
+	if p.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d requests", p.Requests))
+	}
+	if p.Timeout > 0 {
+		parts = append(parts, "timeout "+num(p.Timeout)+" s")
+	}
+	if p.HTTP != "" {
+		parts = append(parts, "HTTP "+mdText(p.HTTP))
+	}
+	if p.NewConn {
+		parts = append(parts, "a new connection for every request")
+	} else {
+		parts = append(parts, "keep-alive connections")
+	}
+	fs := p.FailStatus
+	if fs == "" {
+		fs = "5xx"
+	}
+	parts = append(parts, "a failure is a transport error or a status in "+mdText(fs))
+	return strings.Join(parts, "; ")
+}
+
+func (m *mdWriter) client(r *Report) {
+	c := r.Client
+	m.printf("\n## Client\n\n")
+	if len(c.LocalAddresses) == 0 {
+		m.printf("No connection was established, so there is no local address or port to report.\n")
+		return
+	}
+	m.printf("- **Local addresses:** %s\n", strings.Join(c.LocalAddresses, ", "))
+	m.printf("- **Local ports:** %s\n", portWords(c))
+	m.printf("\nA gateway's access log shows these as the client address and port, unless a NAT or proxy sits between this machine and the gateway (then it shows the NAT's public address and ports).\n")
+}
+
+// portWords lists the client ports, or their range when there are many.
+func portWords(c Client) string {
+	if c.PortsCount == 0 {
+		return "none"
+	}
+	if c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount {
+		return fmt.Sprintf("%s (%d port%s)", joinInts(c.Ports, ", "), c.PortsCount, plural(c.PortsCount))
+	}
+	return fmt.Sprintf("%d ports from %d to %d (the JSON report lists the lowest %d)", c.PortsCount, c.PortMin, c.PortMax, len(c.Ports))
+}
+
+// maxListedPorts is how many client ports the document and its queries list
+// one by one; past it they give the range.
+const maxListedPorts = 100
+
+func joinInts(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, sep)
+}
+
+func (m *mdWriter) dns(r *Report) {
+	m.printf("\n## DNS answers\n\n")
+	if len(r.DNS) == 0 {
+		m.printf("No host was resolved.\n")
+		return
+	}
+	var rows [][]string
+	changes := 0
+	for _, d := range r.DNS {
+		addrs := strings.Join(d.Addresses, ", ")
+		if d.Error != "" {
+			addrs = "✗ no address: " + mdText(d.Error)
+		}
+		ch := "no change"
+		if n := len(d.Changes); n > 0 {
+			ch = fmt.Sprintf("%d (below)", n)
+			changes += n
+		}
+		rows = append(rows, []string{mdText(hostPort(d.Host, d.Port)), mdText(d.Source), addrs, ch})
+	}
+	m.table([]string{"Host", "Resolved by", "Addresses (latest answer)", "Changes during the run"}, "llll", rows)
+	if changes == 0 {
+		m.printf("\nNo DNS change was seen during the run.\n")
+		return
+	}
+	m.printf("\nChanges seen by re-resolving during the run (new addresses were probed from then on; vanished ones were no longer probed):\n\n")
+	for _, d := range r.DNS {
+		for _, c := range d.Changes {
+			var what []string
+			if len(c.Added) > 0 {
+				what = append(what, "added "+strings.Join(c.Added, ", "))
+			}
+			if len(c.Removed) > 0 {
+				what = append(what, "removed "+strings.Join(c.Removed, ", "))
+			}
+			m.printf("- %s — %s: %s\n", utc(c.At), mdText(hostPort(d.Host, d.Port)), strings.Join(what, "; "))
+		}
+	}
+}
+
+var statsHead = []string{"Requests", "Failed", "Failure rate (95% CI)", "Statuses", "Errors", "p50", "p99", "Dropped"}
+
+const statsAlign = "rrlllrrr"
+
+func mdStatsCells(s *Stats) []string {
+	return []string{
+		strconv.FormatInt(s.Requests, 10),
+		strconv.FormatInt(s.Failed, 10),
+		rateCI(s.Failed, s.Requests, s.FailureRate),
+		counts(s.Status, "×"),
+		counts(s.Errors, "×"),
+		latency(s.LatencyMS.P50, s.Requests),
+		latency(s.LatencyMS.P99, s.Requests),
+		strconv.FormatInt(s.Dropped, 10),
+	}
+}
+
+// rateCI formats a failure rate with its Wilson 95% interval: "9.2% (4.3–19%)".
+func rateCI(failed, n int64, rate float64) string {
+	if n == 0 {
+		return "-"
+	}
+	lo, hi := Wilson(failed, n)
+	return pct(rate, n) + " (" + ciRange(lo, hi) + ")"
+}
+
+// failing marks a failing row: ✗ and the name in bold.
+func failing(s *Stats, name string) (mark, label string) {
+	if s.Failed > 0 {
+		return "✗", "**" + name + "**"
+	}
+	return "", name
+}
+
+func (m *mdWriter) families(r *Report) {
+	m.printf("\n## Results by address family\n\n")
+	endpoints := map[string]int{}
+	for _, e := range r.Endpoints {
+		endpoints[e.Family]++
+	}
+	var rows [][]string
+	for _, fam := range sortedKeys(r.Families) {
+		s := r.Families[fam]
+		mark, label := failing(s, familyName(fam))
+		rows = append(rows, append([]string{mark, label, strconv.Itoa(endpoints[fam])}, mdStatsCells(s)...))
+	}
+	rows = append(rows, append([]string{"", "total", strconv.Itoa(len(r.Endpoints))}, mdStatsCells(&r.Totals)...))
+	m.table(append([]string{"", "Family", "Endpoints"}, statsHead...), "llr"+statsAlign, rows)
+	m.printf("\n✗ marks a row with failed requests. The interval is the Wilson 95%% confidence interval of the failure rate; p50 and p99 are request latencies.\n")
+}
+
+func (m *mdWriter) endpoints(r *Report) {
+	m.printf("\n## Results by endpoint\n\n")
+	if len(r.Endpoints) == 0 {
+		m.printf("No endpoint was probed.\n")
+		return
+	}
+	m.printf("An endpoint is one URL pinned to one of its host's addresses.\n")
+	suspects := map[string]Suspect{}
+	for _, s := range r.Verdict.Suspects {
+		suspects[s.Target+" "+s.Address] = s
+	}
+	for _, target := range targetsOf(r) {
+		var rows [][]string
+		notes := false
+		for _, e := range r.Endpoints {
+			if e.Target != target {
+				continue
+			}
+			mark, label := failing(&e.Stats, e.Address)
+			var note []string
+			if s, ok := suspects[e.Target+" "+e.Address]; ok {
+				note = append(note, "named by the verdict ("+pValue(s.P)+")")
+			}
+			if e.AddedAt != nil {
+				note = append(note, "appeared in DNS at "+utc(*e.AddedAt))
+			}
+			if e.RemovedAt != nil {
+				note = append(note, "left DNS at "+utc(*e.RemovedAt)+", not probed after")
+			}
+			notes = notes || len(note) > 0
+			rows = append(rows, append(append([]string{mark, label, familyName(e.Family)}, mdStatsCells(&e.Stats)...), strings.Join(note, "; ")))
+		}
+		head := append(append([]string{"", "Address", "Family"}, statsHead...), "Note")
+		align := "lll" + statsAlign + "l"
+		if !notes {
+			head, align = head[:len(head)-1], align[:len(align)-1]
+			for i := range rows {
+				rows[i] = rows[i][:len(rows[i])-1]
+			}
+		}
+		m.printf("\n### %s\n\n", mdText(target))
+		m.table(head, align, rows)
+	}
+}
+
+// targetsOf lists the endpoints' targets in the order they first appear.
+func targetsOf(r *Report) []string {
+	var targets []string
+	for _, e := range r.Endpoints {
+		targets = append(targets, e.Target)
+	}
+	return dedupe(targets)
+}
+
+// tests shows every comparison the verdict made, folded away.
+func (m *mdWriter) tests(r *Report) {
+	v := r.Verdict
+	if len(v.Tests) == 0 {
+		return
+	}
+	m.printf("\n<details><summary>How the verdict was reached: %d exact test%s</summary>\n\n", len(v.Tests), plural(len(v.Tests)))
+	m.printf("Each family and each endpoint is compared with the rest of the requests by a one-sided Fisher exact test (does it fail more often than the rest?). A difference counts as significant when p is below %s divided by the number of tests (Bonferroni).\n\n", num(testAlpha))
+	var rows [][]string
+	for _, t := range v.Tests {
+		restRate := 0.0
+		if t.RestTotal > 0 {
+			restRate = float64(t.RestFailed) / float64(t.RestTotal)
+		}
+		sig := "no"
+		if t.Significant {
+			sig = "**yes**"
+		}
+		rows = append(rows, []string{mdText(t.Scope),
+			fmt.Sprintf("%d of %d", t.Failed, t.Requests), rateCI(t.Failed, t.Requests, t.FailureRate),
+			fmt.Sprintf("%d of %d (%s)", t.RestFailed, t.RestTotal, pct(restRate, t.RestTotal)),
+			mdText(pValue(t.P)), sig})
+	}
+	m.table([]string{"Scope", "Failed", "Failure rate (95% CI)", "The rest failed", "p", "Significant"}, "lrlrll", rows)
+	m.printf("\n</details>\n")
+}
+
+func (m *mdWriter) phases(r *Report) {
+	if len(r.Endpoints) == 0 {
+		return
+	}
+	m.printf("\n## Where the time went\n\n")
+	m.printf("Connect and TLS are timed only on requests that opened a new connection; time to first byte (TTFB) runs from sending the request to the first byte of the response. **How to read it:** a 502 that arrives about as fast as a healthy answer was made by the gateway itself, without waiting for a backend; a 502 after a long TTFB, near the gateway's backend timeout, is an upstream timeout.\n\n")
+	var rows [][]string
+	for _, e := range r.Endpoints {
+		mark, label := failing(&e.Stats, e.Address)
+		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
+		tls := phaseWords(&e, e.Phases.TLS)
+		if strings.HasPrefix(e.Target, "http://") && e.Requests > 0 {
+			tls = "— (plain HTTP)"
+		}
+		rows = append(rows, []string{mark, label, mdText(e.Target),
+			phaseWords(&e, e.Phases.Connect), tls, phaseWords(&e, e.Phases.TTFB),
+			fmt.Sprintf("%d of %d", fresh.Failed, fresh.Requests),
+			fmt.Sprintf("%d of %d", reused.Failed, reused.Requests)})
+	}
+	m.table([]string{"", "Address", "Target", "Connect p50 / p99", "TLS p50 / p99", "TTFB p50 / p99",
+		"Failed on new connections", "Failed on reused connections"}, "llllllrr", rows)
+}
+
+// phaseWords formats a phase's p50 / p99, or why it has none.
+func phaseWords(e *Endpoint, p Phase) string {
+	switch {
+	case e.Requests == 0:
+		return "-"
+	case p.Count > 0:
+		return latency(p.P50, p.Count) + " / " + latency(p.P99, p.Count)
+	case e.Connections["fresh"].Requests == 0:
+		return "— (reused connections)"
+	}
+	return "— (no connection completed)"
+}
+
+func (m *mdWriter) fingerprints(r *Report) {
+	m.printf("\n## Who answered the failures\n\n")
+	if len(r.Fingerprints) == 0 {
+		m.printf("No request failed.\n")
+		return
+	}
+	m.printf("Failures grouped by what came back: the status (or, when no response came, the error class), the `Server` header and a hash of the body.\n\n")
+	var rows [][]string
+	for i, f := range r.Fingerprints {
+		rows = append(rows, []string{strconv.Itoa(i + 1), fmt.Sprintf("%d × %s", f.Count, answer(&f)),
+			orDash(mdText(f.Server)), orDash(mdText(f.Producer)), addressCounts(f.Addresses),
+			fmt.Sprintf("%d / %d", f.Fresh, f.Reused)})
+	}
+	m.table([]string{"#", "Failures", "Server header", "Recognised as", "On addresses", "New / reused connection"}, "rlllll", rows)
+	for i, f := range r.Fingerprints {
+		if f.Body == "" {
+			continue
+		}
+		who := answer(&f)
+		if f.Producer != "" {
+			who += " from " + mdText(f.Producer)
+		}
+		m.printf("\n**#%d — %s.** First bytes of one such body", i+1, who)
+		if f.BodyHash != "" {
+			m.printf(" (normalised body hash %s)", mdText(f.BodyHash))
+		}
+		m.printf(":\n\n")
+		m.code("text", limitBytes(f.Body, bodyLimit))
+	}
+}
+
+// bodyLimit is how much of a body the document shows: what pinprobe keeps.
+const bodyLimit = 512
+
+// fingerprintWords says one fingerprint in a phrase: "20 × 502 from Azure
+// Application Gateway (Server: …) on ::1".
+func fingerprintWords(f *Fingerprint) string {
+	s := fmt.Sprintf("%d × %s", f.Count, answer(f))
+	switch {
+	case f.Producer != "" && f.Server != "":
+		s += " from " + mdText(f.Producer) + " (Server: " + mdText(f.Server) + ")"
+	case f.Producer != "":
+		s += " from " + mdText(f.Producer)
+	case f.Server != "":
+		s += " with Server: " + mdText(f.Server)
+	}
+	addrs := sortedKeys(f.Addresses)
+	sort.SliceStable(addrs, func(i, j int) bool { return f.Addresses[addrs[i]] > f.Addresses[addrs[j]] })
+	for i := range addrs {
+		addrs[i] = mdText(addrs[i])
+	}
+	if len(addrs) > 3 {
+		addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
+	}
+	return s + " on " + strings.Join(addrs, ", ")
+}
+
+func answer(f *Fingerprint) string {
+	if f.Status != 0 {
+		return strconv.Itoa(f.Status)
+	}
+	return mdText(f.Error)
+}
+
+// addressCounts formats {"::1": 20} as "::1 ×20", most first.
+func addressCounts(m map[string]int64) string {
+	keys := sortedKeys(m)
+	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = mdText(k) + " ×" + strconv.FormatInt(m[k], 10)
+	}
+	return orDash(strings.Join(parts, ", "))
+}
+
+func (m *mdWriter) timeline(r *Report) {
+	tl := r.Timeline
+	if len(tl.Series) == 0 {
+		return
+	}
+	const width = 60
+	per := 1
+	lines := make([]string, len(tl.Series))
+	for i, s := range tl.Series {
+		lines[i], per = Sparkline(s.Requests, s.Failed, width)
+	}
+	n := 0
+	for _, s := range tl.Series {
+		n = max(n, len(s.Requests))
+	}
+	step := tl.IntervalS * float64(per)
+	end := tl.Start.Add(secsDuration(tl.IntervalS * float64(n)))
+	m.printf("\n## Timeline\n\n")
+	m.printf("One character per %s from %s to %s: its height is the share of that interval's requests that failed, from ▁ (none) through ▄ (about half) to █ (all); a blank means no request was sent then.\n\n",
+		strings.TrimSuffix(secs(step), "s")+" s", utc(tl.Start), utc(Time{end}))
+	label := 0
+	for _, s := range tl.Series {
+		label = max(label, utf8.RuneCountInString(s.Address))
+	}
+	var b strings.Builder
+	for _, target := range seriesTargets(tl.Series) {
+		if len(seriesTargets(tl.Series)) > 1 {
+			b.WriteString(target + "\n")
+		}
+		for i, s := range tl.Series {
+			if s.Target != target {
+				continue
+			}
+			var req, failed int64
+			for j := range s.Requests {
+				req += s.Requests[j]
+				failed += s.Failed[j]
+			}
+			fmt.Fprintf(&b, "  %-*s |%s| %d of %d failed\n", label, s.Address, lines[i], failed, req)
+		}
+	}
+	m.code("text", b.String())
+}
+
+func seriesTargets(series []Series) []string {
+	var t []string
+	for _, s := range series {
+		t = append(t, s.Target)
+	}
+	return dedupe(t)
+}
+
+func (m *mdWriter) samples(r *Report) {
+	m.printf("\n## Sample requests\n\n")
+	kept := false
+	for _, e := range r.Endpoints {
+		kept = kept || len(e.Samples) > 0
+	}
+	if !kept {
+		m.printf("No request was kept as a sample.\n")
+		return
+	}
+	m.printf("For each endpoint, the first failed requests and one successful one, kept as evidence. The time is when the request was sent; the request ID is the `X-Request-Id` header pinprobe sent with it.\n")
+	for _, e := range r.Endpoints {
+		if len(e.Samples) == 0 {
+			continue
+		}
+		m.printf("\n### %s — %s\n\n", mdText(e.Address), mdText(e.Target))
+		var rows [][]string
+		for _, s := range e.Samples {
+			mark := ""
+			if s.Failed {
+				mark = "✗"
+			}
+			remote := s.Remote
+			if remote == "" {
+				remote = hostPort(e.Address, e.Port)
+			}
+			conn := "new"
+			switch {
+			case s.Reused:
+				conn = "reused"
+			case s.Local == "" && s.Status == 0:
+				conn = "none"
+			}
+			rows = append(rows, []string{mark, utc(s.At), orDash(mdText(s.RequestID)), mdText(sampleResult(&s)),
+				latency(s.LatencyMS, 1), orDash(s.Local) + " → " + remote, conn})
+		}
+		m.table([]string{"", "Sent at (UTC)", "Request ID", "Result", "Latency", "Local → remote", "Connection"}, "llllrll", rows)
+		var b strings.Builder
+		for i, s := range e.Samples {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			id := s.RequestID
+			if id == "" {
+				id = "(no request ID)"
+			}
+			fmt.Fprintf(&b, "# %s · %s · %s", id, utc(s.At), sampleResult(&s))
+			if s.Proto != "" {
+				b.WriteString(" · " + s.Proto)
+			}
+			b.WriteString("\n")
+			if s.Error != "" {
+				b.WriteString("error: " + s.Error + "\n")
+			}
+			for _, k := range sortedKeys(s.Headers) {
+				b.WriteString(k + ": " + s.Headers[k] + "\n")
+			}
+		}
+		m.printf("\n<details><summary>Response headers of the %d request%s above (secrets redacted)</summary>\n\n", len(e.Samples), plural(len(e.Samples)))
+		m.code("http", b.String())
+		m.printf("\n</details>\n")
+	}
+}
+
+// sampleResult is a sample's status, or its error class: raw text, for a
+// code block; mdText it for running text.
+func sampleResult(s *Sample) string {
+	if s.Status != 0 {
+		return strconv.Itoa(s.Status)
+	}
+	if s.Class != "" {
+		return s.Class
+	}
+	return "error"
+}
+
+// table writes a Markdown table whose columns line up in the raw text too,
+// so it reads well where Markdown is not rendered. Cells are Markdown
+// already; every | in them is escaped here. align has one byte per column,
+// 'l' or 'r'.
+func (m *mdWriter) table(head []string, align string, rows [][]string) {
+	all := append([][]string{head}, rows...)
+	widths := make([]int, len(head))
+	for _, row := range all {
+		for i, c := range row {
+			row[i] = cellEscape(c)
+			widths[i] = max(widths[i], utf8.RuneCountInString(row[i]), 3)
+		}
+	}
+	line := func(row []string) string {
+		var b strings.Builder
+		b.WriteString("|")
+		for i, c := range row {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if align[i] == 'r' {
+				b.WriteString(" " + pad + c + " |")
+			} else {
+				b.WriteString(" " + c + pad + " |")
+			}
+		}
+		return b.String()
+	}
+	m.printf("%s\n", line(head))
+	// A delimiter cell spans its column's padding too; the colon of a
+	// right-aligned column must end it.
+	sep := make([]string, len(head))
+	for i, w := range widths {
+		if align[i] == 'r' {
+			sep[i] = strings.Repeat("-", w+1) + ":"
+		} else {
+			sep[i] = strings.Repeat("-", w+2)
+		}
+	}
+	m.printf("|%s|\n", strings.Join(sep, "|"))
+	for _, row := range rows {
+		m.printf("%s\n", line(row))
+	}
+}
+
+// cellEscape makes s safe inside a table cell: one line, and every | not
+// already escaped gets its backslash (GFM splits cells on it even inside code).
+func cellEscape(s string) string {
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	var b strings.Builder
+	backslashes := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '|' && backslashes%2 == 0 {
+			b.WriteByte('\\')
+		}
+		if s[i] == '\\' {
+			backslashes++
+		} else {
+			backslashes = 0
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mdText makes text from outside (a header, a host, an error) safe to place
+// in running Markdown or a table cell: one line, no control characters, and
+// a backslash before every character that could start markup. < and & are
+// escaped only where they could start an HTML tag or entity, so "p<1e-9"
+// stays readable in the raw text.
+func mdText(s string) string {
+	s = safeText(strings.Join(strings.Fields(s), " "), false)
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		prev, next := byte(0), byte(0)
+		if i > 0 {
+			prev = s[i-1]
+		}
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		switch {
+		case strings.IndexByte("\\`*[]|~", c) >= 0,
+			// An underscore inside a word never starts emphasis in GFM:
+			// connect_refused stays as it is.
+			c == '_' && !(isASCIIAlnum(prev) && isASCIIAlnum(next)),
+			c == '<' && (isASCIILetter(next) || strings.IndexByte("/!?", next) >= 0),
+			c == '&' && (isASCIILetter(next) || next == '#'):
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+func isASCIIAlnum(c byte) bool { return isASCIILetter(c) || c >= '0' && c <= '9' }
+
+// safeText replaces control characters (except newlines and tabs when
+// multiline) and the invisible characters that reorder text with \xNN or
+// \u{NNNN}, so what is shown is what was received.
+func safeText(s string, multiline bool) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case multiline && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r < 0xa0, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
+			r == 0x2028, r == 0x2029, r == 0xfeff:
+			fmt.Fprintf(&b, `\u{%04x}`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// limitBytes cuts s to at most n bytes, on a character boundary.
+func limitBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+var backtickRun = regexp.MustCompile("`+")
+
+// code writes a fenced code block whose fence is longer than any run of
+// backticks in text, so nothing inside can close it.
+func (m *mdWriter) code(info, text string) {
+	text = safeText(text, true)
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	n := 3
+	for _, run := range backtickRun.FindAllString(text, -1) {
+		n = max(n, len(run)+1)
+	}
+	fence := strings.Repeat("`", n)
+	m.printf("%s%s\n%s%s\n", fence, info, text, fence)
+}
+
+// shellJoin quotes args for a POSIX shell where they need it.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// hostHeaders returns the Host header values pinprobe sent: each target's
+// host as written in its URL (with a port when the URL names one), and the
+// bare host name too, in case the gateway logs it without the port.
+func hostHeaders(r *Report) []string {
+	var hosts []string
+	for _, e := range r.Endpoints {
+		if u, err := url.Parse(e.Target); err == nil && u.Host != "" {
+			hosts = append(hosts, u.Host, u.Hostname())
+		}
+	}
+	sort.Strings(hosts)
+	return compactStrings(hosts)
+}
