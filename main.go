@@ -278,7 +278,7 @@ func resolveAll(ctx context.Context, r *probe.Resolver, targets []*probe.Target)
 	dns := make([]report.DNS, len(keys))
 	for i, k := range keys {
 		byKey[k] = res[i]
-		d := report.DNS{Host: res[i].Host, Port: res[i].Port, Source: res[i].Source, Addresses: []string{}}
+		d := report.DNS{Host: res[i].Host, Port: res[i].Port, Source: res[i].Source, Addresses: []string{}, Changes: []report.DNSChange{}}
 		for _, a := range res[i].Addrs {
 			d.Addresses = append(d.Addresses, a.String())
 		}

@@ -65,7 +65,8 @@ type stream struct {
 	payload   []byte
 	bodyless  bool // send no body at all: the method is never replayed anyway
 	timeout   time.Duration
-	requestID bool // add X-Request-Id
+	requestID bool   // add X-Request-Id
+	userID    string // the X-Request-Id the user set, sent on every request
 	runID     string
 	seq       atomic.Int64
 
@@ -109,6 +110,7 @@ func newStream(ep *Endpoint, o Options) (*stream, error) {
 		bodyless:  len(tg.Body) == 0 && !replayable,
 		timeout:   o.Timeout,
 		requestID: o.RequestID && !userID,
+		userID:    req.Header.Get("X-Request-Id"),
 		evidence:  o.Evidence,
 		seen:      map[uint64]bool{},
 	}, nil
@@ -221,6 +223,7 @@ func (w *worker) do() Result {
 	w.cur = Result{Endpoint: s.ep.ID, Start: time.Now()}
 	w.timer.Reset(s.timeout)
 	req := s.tmpl.WithContext(w.ctx)
+	w.cur.RequestID = s.userID
 	if s.requestID {
 		h := make(http.Header, len(s.tmpl.Header)+1)
 		for k, v := range s.tmpl.Header {

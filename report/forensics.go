@@ -202,7 +202,8 @@ type fpKey struct {
 	hash   uint64
 }
 
-var otherKey = fpKey{class: "other-fingerprints"}
+// otherKey groups the kinds of failure past maxFingerprints.
+var otherKey = fpKey{status: -1}
 
 func (f *fingerprints) add(r *probe.Result, addr string) {
 	if f.byKey == nil {
@@ -216,6 +217,11 @@ func (f *fingerprints) add(r *probe.Result, addr string) {
 	if fp == nil && len(f.byKey) >= maxFingerprints {
 		k = otherKey
 		fp = f.byKey[k]
+	}
+	if fp == nil && k == otherKey {
+		fp = &Fingerprint{Merged: true, Addresses: map[string]int64{}}
+		f.byKey[k] = fp
+		f.order = append(f.order, k)
 	}
 	if fp == nil {
 		fp = &Fingerprint{Status: k.status, Error: string(k.class), Server: k.server, Addresses: map[string]int64{}}
@@ -232,6 +238,9 @@ func (f *fingerprints) add(r *probe.Result, addr string) {
 		fp.Fresh++
 	}
 	fp.Addresses[addr]++
+	if fp.Merged {
+		return
+	}
 	if fp.Body == "" && r.Exemplar != nil {
 		fp.Body = printable(r.Exemplar)
 		fp.Producer = Producer(fp.Server, r.Exemplar)

@@ -537,6 +537,9 @@ func fingerprintWords(f *Fingerprint) string {
 }
 
 func answer(f *Fingerprint) string {
+	if f.Merged {
+		return "other kinds (past the first 64, counted together)"
+	}
 	if f.Status != 0 {
 		return strconv.Itoa(f.Status)
 	}

@@ -69,6 +69,9 @@ type Fingerprint struct {
 	Reused    int64            `json:"reused"` // on a kept-alive connection
 	Addresses map[string]int64 `json:"addresses"`
 	Body      string           `json:"body,omitempty"` // first bytes of one such body
+	// Merged marks the one group that counts every kind of failure past the
+	// first 64, which pinprobe does not keep apart.
+	Merged bool `json:"merged,omitempty"`
 }
 
 // Sample is one request kept as evidence.

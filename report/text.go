@@ -100,7 +100,9 @@ func (t *textWriter) fingerprints(r *Report) {
 	var failing []bool
 	for _, f := range r.Fingerprints {
 		what := f.Error
-		if f.Status != 0 {
+		if f.Merged {
+			what = "other kinds (past the first 64, counted together)"
+		} else if f.Status != 0 {
 			what = strconv.Itoa(f.Status)
 			if f.Server != "" {
 				what += " '" + f.Server + "'"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -134,8 +135,21 @@ func Judge(r *Report) Verdict {
 		if a.FailureRate != b.FailureRate {
 			return a.FailureRate > b.FailureRate
 		}
-		return a.Address < b.Address
+		if a.Address != b.Address {
+			return a.Address < b.Address
+		}
+		return a.Target < b.Target
 	})
+	// The family is the cause only when every one of its endpoints fails
+	// significantly; one bad IPv4 address among good ones is that address.
+	if badFamily != "" {
+		for i, e := range r.Endpoints {
+			if _, ok := suspect[i]; e.Family == badFamily && e.Requests > 0 && !ok {
+				badFamily = ""
+				break
+			}
+		}
+	}
 
 	switch {
 	case badFamily != "":
@@ -274,8 +288,11 @@ func pctCeil(r float64) string {
 	case v >= 1:
 		return fmt.Sprintf("%.1f%%", math.Ceil(v*10)/10)
 	default:
-		d := math.Pow(10, math.Floor(math.Log10(v))-1)
-		return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", math.Ceil(v/d)*d), "0"), ".") + "%"
+		// Two significant digits, rounded up: 0.498 -> 0.5, 0.0000299 -> 0.00003.
+		e := int(math.Floor(math.Log10(v))) - 1
+		k := math.Ceil(v/math.Pow(10, float64(e)) - 1e-9) // 10..100
+		out := strconv.FormatFloat(k*math.Pow(10, float64(e)), 'f', -e, 64)
+		return strings.TrimRight(strings.TrimRight(out, "0"), ".") + "%"
 	}
 }
 
