@@ -144,25 +144,25 @@ func joinAddrs(addrs []netip.Addr) string {
 func ParseResolve(s string) (key string, addrs []netip.Addr, err error) {
 	host, rest, ok := cutHost(s)
 	if !ok {
-		return "", nil, fmt.Errorf("%q: want HOST:PORT:ADDR[,ADDR...]", s)
+		return "", nil, fmt.Errorf("want HOST:PORT:ADDR[,ADDR...]")
 	}
 	portStr, list, ok := strings.Cut(rest, ":")
 	if !ok || list == "" {
-		return "", nil, fmt.Errorf("%q: want HOST:PORT:ADDR[,ADDR...]", s)
+		return "", nil, fmt.Errorf("want HOST:PORT:ADDR[,ADDR...]")
 	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil || port < 1 || port > 65535 {
-		return "", nil, fmt.Errorf("%q: port %q out of range 1-65535", s, portStr)
+		return "", nil, fmt.Errorf("port %q out of range 1-65535", portStr)
 	}
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
 		f = strings.TrimSuffix(strings.TrimPrefix(f, "["), "]")
 		a, err := netip.ParseAddr(f)
 		if err != nil {
-			return "", nil, fmt.Errorf("%q: %q is not an IP address", s, f)
+			return "", nil, fmt.Errorf("%q is not an IP address", f)
 		}
 		if a.Zone() != "" {
-			return "", nil, fmt.Errorf("%q: zoned address %q is not supported", s, f)
+			return "", nil, fmt.Errorf("zoned address %q is not supported", f)
 		}
 		addrs = append(addrs, a.Unmap())
 	}

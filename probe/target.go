@@ -19,6 +19,9 @@ type Target struct {
 
 // ParseTarget parses raw as an absolute http or https URL.
 func ParseTarget(raw string) (*Target, error) {
+	if !strings.Contains(raw, "://") {
+		return nil, fmt.Errorf("URL %q has no scheme: use http://%s or https://%s", raw, raw, raw)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("malformed URL %q: %w", raw, unwrapURLError(err))
@@ -112,7 +115,7 @@ func ParseHeader(s string) (name, value string, err error) {
 	name, value, ok := strings.Cut(s, ":")
 	name = strings.TrimSpace(name)
 	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
-		return "", "", fmt.Errorf("header %q: want \"Name: value\"", s)
+		return "", "", fmt.Errorf("want \"Name: value\"")
 	}
 	return http.CanonicalHeaderKey(name), strings.TrimSpace(value), nil
 }
