@@ -92,7 +92,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON report to `FILE`")
 	fs.Var(&c.format, "format", "report `FORMAT` on stdout: "+strings.Join(report.Formats, ", "))
 	fs.IntVar(&c.samples, "samples", 5, "failed requests kept per endpoint as evidence, plus one success (0 = none)")
-	fs.DurationVar(&c.interval, "interval", 0, "timeline bucket width (default 1s, larger for long runs: at most ~300 buckets)")
+	fs.DurationVar(&c.interval, "interval", 0, "timeline bucket width (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
 	fs.BoolVar(&c.noRequestID, "no-request-id", false, "do not add a fresh X-Request-Id to each request (a -H X-Request-Id always wins)")
 	fs.DurationVar(&c.reResolve, "re-resolve", 30*time.Second, "resolve again at this interval during the run: new addresses get streams, vanished ones stop (0 = off)")
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bar (shown only when stderr is a terminal anyway)")

@@ -15,9 +15,10 @@ import (
 
 // Bounds that keep an aggregator's memory flat however long the run.
 const (
-	maxPoints       = 300  // timeline buckets before the auto interval doubles
-	maxFingerprints = 64   // distinct failure fingerprints kept; the rest count as one
-	maxPorts        = 1000 // local ports listed (all are counted)
+	maxPoints       = 300   // timeline buckets before the auto interval doubles
+	hardMaxPoints   = 10000 // even an explicit --interval doubles past this
+	maxFingerprints = 64    // distinct failure fingerprints kept; the rest count as one
+	maxPorts        = 1000  // local ports listed (all are counted)
 )
 
 func newPhaseHist() *hdr.Histogram { return hdr.New(histMin, histMax, 2) }
@@ -145,7 +146,7 @@ func (t *timeline) add(ep int, at time.Time, failed bool) {
 	if i < 0 {
 		i = 0
 	}
-	for t.auto && i >= maxPoints {
+	for (t.auto && i >= maxPoints) || i >= hardMaxPoints {
 		t.coarsen()
 		i = int(at.Sub(t.start) / t.interval)
 	}
