@@ -21,7 +21,7 @@ import (
 // Everything that comes from the network or the command line (bodies,
 // headers, host names) is escaped or fenced so it cannot break the document.
 func Markdown(w io.Writer, r *Report) error {
-	m := &mdWriter{w: w, fail: failStatusOf(r)}
+	m := &mdWriter{errWriter: errWriter{w: w}, fail: failStatusOf(r)}
 	m.title(r)
 	m.run(r)
 	m.client(r)
@@ -38,17 +38,10 @@ func Markdown(w io.Writer, r *Report) error {
 	return m.err
 }
 
-// mdWriter keeps the first write error; every later write is skipped.
+// mdWriter writes the Markdown report.
 type mdWriter struct {
-	w    io.Writer
+	errWriter
 	fail FailStatus
-	err  error
-}
-
-func (m *mdWriter) printf(format string, args ...any) {
-	if m.err == nil {
-		_, m.err = fmt.Fprintf(m.w, format, args...)
-	}
 }
 
 // mdTime is the timestamp format of the document: the one KQL's datetime()

@@ -11,7 +11,7 @@ import (
 // every endpoint; otherwise a clean check is summed up in one line and only
 // failures are listed.
 func Preflight(w io.Writer, eps []*probe.Endpoint, checks []probe.Check, all bool) error {
-	t := &textWriter{w: w}
+	t := &textWriter{errWriter: errWriter{w: w}}
 	failed := 0
 	for _, c := range checks {
 		if c.Err != nil {

@@ -19,7 +19,7 @@ const (
 // writeText renders the report for a terminal: what ran, how each family and
 // each endpoint fared, failing rows marked with ✗ (and red when color is set).
 func writeText(w io.Writer, r *Report, color bool) error {
-	tw := &textWriter{w: w, color: color}
+	tw := &textWriter{errWriter: errWriter{w: w}, color: color}
 	tw.header(r)
 	tw.dns(r)
 	tw.families(r)
@@ -32,16 +32,23 @@ func writeText(w io.Writer, r *Report, color bool) error {
 	return tw.err
 }
 
-type textWriter struct {
-	w     io.Writer
-	color bool
-	err   error
+// errWriter keeps the first write error; every later write is skipped, and
+// the renderer returns the error at the end.
+type errWriter struct {
+	w   io.Writer
+	err error
 }
 
-func (t *textWriter) printf(format string, args ...any) {
-	if t.err == nil {
-		_, t.err = fmt.Fprintf(t.w, format, args...)
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+// textWriter writes the terminal report.
+type textWriter struct {
+	errWriter
+	color bool
 }
 
 func (t *textWriter) style(code, s string) string {
