@@ -165,12 +165,13 @@ func Judge(r *Report) Verdict {
 		for _, t := range v.Tests {
 			minP = math.Min(minP, t.P)
 		}
-		why := "only one endpoint was probed"
-		if len(v.Tests) > 0 {
-			why = fmt.Sprintf("no address or family fails significantly more than the rest (smallest %s)", pValue(minP))
+		if len(v.Tests) == 0 {
+			v.Summary = fmt.Sprintf("%d of %d requests failed (%s, 95%% CI %s) on the only endpoint probed, %s: with no other address to compare it with, the failures cannot be pinned on one.",
+				tot.Failed, tot.Requests, pctRate(tot.FailureRate), ciRange(lo, hi), r.Endpoints[0].Address)
+			break
 		}
-		v.Summary = fmt.Sprintf("Failures are spread: %d of %d requests failed (%s, 95%% CI %s), and %s.",
-			tot.Failed, tot.Requests, pctRate(tot.FailureRate), ciRange(lo, hi), why)
+		v.Summary = fmt.Sprintf("Failures are spread: %d of %d requests failed (%s, 95%% CI %s), and no address or family fails significantly more than the rest (smallest %s).",
+			tot.Failed, tot.Requests, pctRate(tot.FailureRate), ciRange(lo, hi), pValue(minP))
 	}
 	return v
 }

@@ -184,7 +184,7 @@ func TestJudgeSpread(t *testing.T) {
 		t.Errorf("%d tests; want 2 families + 3 endpoints", len(v.Tests))
 	}
 	one := Judge(vtReport(vtEndpoint{addr: "::1", failed: 3, n: 10}))
-	if one.Status != VerdictSpread || !strings.Contains(one.Summary, "only one endpoint") {
+	if one.Status != VerdictSpread || !strings.Contains(one.Summary, "the only endpoint probed, ::1") {
 		t.Errorf("one endpoint: verdict %s %q; want spread, saying only one endpoint was probed", one.Status, one.Summary)
 	}
 }
