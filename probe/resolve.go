@@ -1,15 +1,20 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/miekg/dns"
 )
 
 // Resolution is what resolving one host:port gave.
@@ -27,7 +32,8 @@ type Resolver struct {
 	Static map[string][]netip.Addr
 	// StaticSource names where Static came from in reports; "resolve" when empty.
 	StaticSource string
-	// Server, when valid, receives the DNS queries instead of the system resolver.
+	// Server, when valid, receives the A and AAAA queries instead of the
+	// system resolver; /etc/hosts is not read then.
 	Server netip.AddrPort
 	// Only keeps one family when set.
 	Only Family
@@ -60,20 +66,15 @@ func (r *Resolver) Resolve(ctx context.Context, host string, port uint16) Resolu
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		resolver := net.DefaultResolver
-		res.Source = "system"
+		var found []netip.Addr
+		var err error
 		if r.Server.IsValid() {
-			server := r.Server.String()
-			res.Source = "dns " + server
-			resolver = &net.Resolver{
-				PreferGo: true,
-				Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-					var d net.Dialer
-					return d.DialContext(ctx, network, server)
-				},
-			}
+			res.Source = "dns " + r.Server.String()
+			found, err = lookupServer(ctx, r.Server.String(), host, timeout)
+		} else {
+			res.Source = "system"
+			found, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}
-		found, err := resolver.LookupNetIP(ctx, "ip", host)
 		if err != nil {
 			res.Err = fmt.Errorf("resolve %s (%s): %w", host, res.Source, dnsCause(err))
 			return res
@@ -86,10 +87,98 @@ func (r *Resolver) Resolve(ctx context.Context, host string, port uint16) Resolu
 		case len(addrs) == 0:
 			res.Err = fmt.Errorf("resolve %s (%s): no addresses", host, res.Source)
 		default:
-			res.Err = fmt.Errorf("resolve %s (%s): no %s address among %s", host, res.Source, r.Only, joinAddrs(addrs))
+			res.Err = fmt.Errorf("resolve %s (%s): no %s address among %s", host, res.Source, r.Only, JoinAddrs(addrs))
 		}
 	}
 	return res
+}
+
+// lookupServer asks server for the A and AAAA records of host, both at once.
+// Unlike the system resolver it never reads /etc/hosts: every answer comes
+// from server. A failure of one query is ignored when the other gave addresses.
+func lookupServer(ctx context.Context, server, host string, timeout time.Duration) ([]netip.Addr, error) {
+	var (
+		wg    sync.WaitGroup
+		addrs [2][]netip.Addr
+		errs  [2]error
+	)
+	for i, qtype := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		wg.Go(func() { addrs[i], errs[i] = query(ctx, server, dns.Fqdn(host), qtype, timeout) })
+	}
+	wg.Wait()
+	if all := slices.Concat(addrs[0], addrs[1]); len(all) > 0 {
+		return all, nil
+	}
+	return nil, cmp.Or(errs[0], errs[1])
+}
+
+// query asks server one question over UDP with EDNS0, then over TCP when the
+// answer is truncated. It returns the addresses in the answer section whatever
+// their owner name, as that is where a CNAME chain ends.
+func query(ctx context.Context, server, name string, qtype uint16, timeout time.Duration) ([]netip.Addr, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(name, qtype)
+	m.SetEdns0(1232, false)
+	in, err := exchange(ctx, "udp", server, m, timeout)
+	if err == nil && in.Truncated {
+		in, err = exchange(ctx, "tcp", server, m, timeout)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch in.Rcode {
+	case dns.RcodeSuccess:
+	case dns.RcodeNameError:
+		return nil, errors.New("no such host")
+	default:
+		rcode, ok := dns.RcodeToString[in.Rcode]
+		if !ok {
+			rcode = "rcode " + strconv.Itoa(in.Rcode)
+		}
+		return nil, fmt.Errorf("server answered %s", rcode)
+	}
+	var addrs []netip.Addr
+	for _, rr := range in.Answer {
+		var ip net.IP
+		switch rr := rr.(type) {
+		case *dns.A:
+			ip = rr.A
+		case *dns.AAAA:
+			ip = rr.AAAA
+		}
+		if a, ok := netip.AddrFromSlice(ip); ok {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs, nil
+}
+
+// exchange sends m to server over network and returns the answer. The wait
+// ends at ctx's deadline or, as the client does not watch ctx.Done, when ctx is
+// cancelled, which closes the connection.
+func exchange(ctx context.Context, network, server string, m *dns.Msg, timeout time.Duration) (*dns.Msg, error) {
+	c := &dns.Client{Net: network, Timeout: timeout}
+	conn, err := c.DialContext(ctx, server)
+	if err == nil {
+		defer conn.Close()
+		stop := context.AfterFunc(ctx, func() { conn.Close() })
+		defer stop()
+		var in *dns.Msg
+		if in, _, err = c.ExchangeWithConnContext(ctx, m, conn); err == nil {
+			return in, nil
+		}
+	}
+	var ne net.Error
+	var se *os.SyscallError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return nil, errors.New("timed out")
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &se):
+		return nil, se.Err // "connection refused" rather than "read udp A->B: read: connection refused"
+	}
+	return nil, err
 }
 
 // dnsCause shortens a *net.DNSError to its cause: the host and server are named by the caller.
@@ -131,7 +220,8 @@ func filterAddrs(in []netip.Addr, only Family) []netip.Addr {
 	return out
 }
 
-func joinAddrs(addrs []netip.Addr) string {
+// JoinAddrs lists addresses as "127.0.0.1, ::1".
+func JoinAddrs(addrs []netip.Addr) string {
 	s := make([]string, len(addrs))
 	for i, a := range addrs {
 		s[i] = a.String()

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"context"
 	"net"
 	"net/netip"
 	"slices"
@@ -12,65 +13,98 @@ import (
 	"github.com/miekg/dns"
 )
 
-// dnsServer is a real DNS server on a loopback UDP port answering A and AAAA
-// queries from zone and NXDOMAIN for every other name.
+// dnsServer is a real DNS server on a loopback port, over UDP and TCP,
+// answering A and AAAA queries from zone and NXDOMAIN for every other name.
 type dnsServer struct {
 	addr    netip.AddrPort
 	mu      sync.Mutex
-	queries map[string]int // "name type" → count
+	queries map[string]int // "name type" → count, over either transport
+	overTCP map[string]int // "name type" → count over TCP
 }
 
-func startDNS(t *testing.T, zone map[string][]netip.Addr) *dnsServer {
+// startDNS starts a dnsServer. edit, when not nil, changes each reply before
+// it is sent; tcp tells which transport the query came over.
+func startDNS(t *testing.T, zone map[string][]netip.Addr, edit func(m *dns.Msg, tcp bool)) *dnsServer {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &dnsServer{addr: pc.LocalAddr().(*net.UDPAddr).AddrPort(), queries: map[string]int{}}
-	started := make(chan struct{})
-	srv := &dns.Server{
-		PacketConn:        pc,
-		NotifyStartedFunc: func() { close(started) },
-		Handler: dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-			m := new(dns.Msg)
-			m.SetReply(req)
-			m.Authoritative = true
-			m.RecursionAvailable = true
-			q := req.Question[0]
-			name := strings.ToLower(q.Name)
-			d.mu.Lock()
-			d.queries[name+" "+dns.TypeToString[q.Qtype]]++
-			d.mu.Unlock()
-			addrs, ok := zone[name]
-			if !ok {
-				m.Rcode = dns.RcodeNameError
+	pc, ln := listenUDPAndTCP(t)
+	d := &dnsServer{addr: pc.LocalAddr().(*net.UDPAddr).AddrPort(), queries: map[string]int{}, overTCP: map[string]int{}}
+	handler := dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(req)
+		m.Authoritative = true
+		m.RecursionAvailable = true
+		q := req.Question[0]
+		name := strings.ToLower(q.Name)
+		key := name + " " + dns.TypeToString[q.Qtype]
+		tcp := w.LocalAddr().Network() == "tcp"
+		d.mu.Lock()
+		d.queries[key]++
+		if tcp {
+			d.overTCP[key]++
+		}
+		d.mu.Unlock()
+		addrs, ok := zone[name]
+		if !ok {
+			m.Rcode = dns.RcodeNameError
+		}
+		hdr := dns.RR_Header{Name: q.Name, Rrtype: q.Qtype, Class: dns.ClassINET, Ttl: 60}
+		for _, a := range addrs {
+			switch {
+			case q.Qtype == dns.TypeA && a.Is4():
+				m.Answer = append(m.Answer, &dns.A{Hdr: hdr, A: a.AsSlice()})
+			case q.Qtype == dns.TypeAAAA && !a.Is4():
+				m.Answer = append(m.Answer, &dns.AAAA{Hdr: hdr, AAAA: a.AsSlice()})
 			}
-			hdr := dns.RR_Header{Name: q.Name, Rrtype: q.Qtype, Class: dns.ClassINET, Ttl: 60}
-			for _, a := range addrs {
-				switch {
-				case q.Qtype == dns.TypeA && a.Is4():
-					m.Answer = append(m.Answer, &dns.A{Hdr: hdr, A: a.AsSlice()})
-				case q.Qtype == dns.TypeAAAA && !a.Is4():
-					m.Answer = append(m.Answer, &dns.AAAA{Hdr: hdr, AAAA: a.AsSlice()})
-				}
-			}
-			w.WriteMsg(m)
-		}),
+		}
+		if edit != nil {
+			edit(m, tcp)
+		}
+		w.WriteMsg(m)
+	})
+	for _, srv := range []*dns.Server{{PacketConn: pc, Handler: handler}, {Listener: ln, Handler: handler}} {
+		started := make(chan struct{})
+		srv.NotifyStartedFunc = func() { close(started) }
+		go srv.ActivateAndServe()
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("DNS server did not start")
+		}
+		t.Cleanup(func() { srv.Shutdown() })
 	}
-	go srv.ActivateAndServe()
-	select {
-	case <-started:
-	case <-time.After(5 * time.Second):
-		t.Fatal("DNS server did not start")
-	}
-	t.Cleanup(func() { srv.Shutdown() })
 	return d
+}
+
+// listenUDPAndTCP listens on one loopback port for both UDP and TCP.
+func listenUDPAndTCP(t *testing.T) (net.PacketConn, net.Listener) {
+	t.Helper()
+	var lastErr error
+	for range 20 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, ln
+		}
+		pc.Close()
+		lastErr = err
+	}
+	t.Fatalf("no loopback port free for both UDP and TCP: %v", lastErr)
+	return nil, nil
 }
 
 func (d *dnsServer) asked(name, qtype string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.queries[name+" "+qtype]
+}
+
+func (d *dnsServer) askedTCP(name, qtype string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.overTCP[name+" "+qtype]
 }
 
 func addrList(s ...string) []netip.Addr {
@@ -92,6 +126,32 @@ func TestResolveDNSServer(t *testing.T) {
 		"v4only.pinprobe.test.": addrList("192.0.2.20"),
 		"v6only.pinprobe.test.": addrList("2001:db8::20"),
 		"empty.pinprobe.test.":  nil, // the name exists but has no address
+		// Answered only over TCP: over UDP the reply is truncated and empty.
+		"big.pinprobe.test.": addrList("192.0.2.30", "2001:db8::30"),
+		// Answered as the chain alias → mid → multi, as a recursive resolver does.
+		"alias.pinprobe.test.": addrList("192.0.2.40", "2001:db8::40"),
+		// Answered by the edit below with these rcodes.
+		"servfail.pinprobe.test.": nil,
+		"refused.pinprobe.test.":  nil,
+	}, func(m *dns.Msg, tcp bool) {
+		switch strings.ToLower(m.Question[0].Name) {
+		case "big.pinprobe.test.":
+			if !tcp {
+				m.Truncated, m.Answer = true, nil
+			}
+		case "alias.pinprobe.test.":
+			for _, rr := range m.Answer {
+				rr.Header().Name = "multi.pinprobe.test."
+			}
+			m.Answer = append([]dns.RR{
+				&dns.CNAME{Hdr: dns.RR_Header{Name: "alias.pinprobe.test.", Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: 60}, Target: "mid.pinprobe.test."},
+				&dns.CNAME{Hdr: dns.RR_Header{Name: "mid.pinprobe.test.", Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: 60}, Target: "multi.pinprobe.test."},
+			}, m.Answer...)
+		case "servfail.pinprobe.test.":
+			m.Rcode = dns.RcodeServerFailure
+		case "refused.pinprobe.test.":
+			m.Rcode = dns.RcodeRefused
+		}
 	})
 	source := "dns " + d.addr.String()
 	tests := []struct {
@@ -110,7 +170,11 @@ func TestResolveDNSServer(t *testing.T) {
 		{host: "v4only.pinprobe.test", only: IPv6, wantErr: "resolve v4only.pinprobe.test (" + source + "): no ipv6 address among 192.0.2.20"},
 		{host: "v6only.pinprobe.test", only: IPv4, wantErr: "no ipv4 address among 2001:db8::20"},
 		{host: "nx.pinprobe.test", wantErr: "resolve nx.pinprobe.test (" + source + "): no such host"},
-		{host: "empty.pinprobe.test", wantErr: "no such host"},
+		{host: "empty.pinprobe.test", wantErr: "resolve empty.pinprobe.test (" + source + "): no addresses"},
+		{host: "big.pinprobe.test", want: addrList("192.0.2.30", "2001:db8::30")},
+		{host: "alias.pinprobe.test", want: addrList("192.0.2.40", "2001:db8::40")},
+		{host: "servfail.pinprobe.test", wantErr: "resolve servfail.pinprobe.test (" + source + "): server answered SERVFAIL"},
+		{host: "refused.pinprobe.test", wantErr: "resolve refused.pinprobe.test (" + source + "): server answered REFUSED"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.host+"/"+string(tt.only), func(t *testing.T) {
@@ -136,6 +200,61 @@ func TestResolveDNSServer(t *testing.T) {
 	if d.asked("multi.pinprobe.test.", "A") == 0 || d.asked("multi.pinprobe.test.", "AAAA") == 0 {
 		t.Errorf("DNS server was not asked for A and AAAA of multi.pinprobe.test.")
 	}
+	for _, qtype := range []string{"A", "AAAA"} {
+		if udp, tcp := d.asked("big.pinprobe.test.", qtype)-d.askedTCP("big.pinprobe.test.", qtype), d.askedTCP("big.pinprobe.test.", qtype); udp != 1 || tcp != 1 {
+			t.Errorf("big.pinprobe.test. %s asked %d times over UDP and %d over TCP; want once each", qtype, udp, tcp)
+		}
+		if n := d.askedTCP("multi.pinprobe.test.", qtype); n != 0 {
+			t.Errorf("multi.pinprobe.test. %s asked %d times over TCP; want UDP only when not truncated", qtype, n)
+		}
+	}
+}
+
+// TestResolveDNSServerSkipsEtcHosts: with a DNS server, names in /etc/hosts
+// such as localhost are asked of that server like any other.
+func TestResolveDNSServerSkipsEtcHosts(t *testing.T) {
+	t.Parallel()
+	t.Run("NXDOMAIN", func(t *testing.T) {
+		t.Parallel()
+		d := startDNS(t, nil, nil)
+		r := &Resolver{Server: d.addr, Timeout: time.Second}
+		got := r.Resolve(t.Context(), "localhost", 80)
+		if want := "resolve localhost (dns " + d.addr.String() + "): no such host"; got.Err == nil || got.Err.Error() != want || len(got.Addrs) != 0 {
+			t.Errorf("Resolve = %v, %v; want no address and %q", got.Addrs, got.Err, want)
+		}
+		if d.asked("localhost.", "A") != 1 || d.asked("localhost.", "AAAA") != 1 {
+			t.Errorf("the DNS server was not asked for A and AAAA of localhost.")
+		}
+	})
+	t.Run("the server's answer", func(t *testing.T) {
+		t.Parallel()
+		d := startDNS(t, map[string][]netip.Addr{"localhost.": addrList("192.0.2.50")}, nil)
+		r := &Resolver{Server: d.addr, Timeout: time.Second}
+		got := r.Resolve(t.Context(), "localhost", 80)
+		if want := addrList("192.0.2.50"); got.Err != nil || !slices.Equal(got.Addrs, want) {
+			t.Errorf("Resolve = %v, %v; want %v", got.Addrs, got.Err, want)
+		}
+	})
+	t.Run("closed port", func(t *testing.T) {
+		t.Parallel()
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := pc.LocalAddr().(*net.UDPAddr).AddrPort()
+		pc.Close()
+		r := &Resolver{Server: closed, Timeout: time.Second}
+		start := time.Now()
+		got := r.Resolve(t.Context(), "localhost", 80)
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("Resolve took %v with a 1s timeout", took)
+		}
+		prefix := "resolve localhost (dns " + closed.String() + "): "
+		if got.Err == nil || len(got.Addrs) != 0 || got.Source != "dns "+closed.String() ||
+			!strings.HasPrefix(got.Err.Error(), prefix) || !strings.Contains(got.Err.Error(), "refused") && !strings.Contains(got.Err.Error(), "timed out") {
+			t.Errorf("Resolve = %v (%s), %v; want no address and an error %q then refused or timed out", got.Addrs, got.Source, got.Err, prefix)
+		}
+	})
 }
 
 // TestResolveDNSTimeout bounds a resolution against a server that never answers.
@@ -157,13 +276,49 @@ func TestResolveDNSTimeout(t *testing.T) {
 	}
 }
 
+// TestResolveDNSCancel: cancelling the context ends a resolution waiting
+// for a server that never answers, well before the timeout.
+func TestResolveDNSCancel(t *testing.T) {
+	t.Parallel()
+	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	asked := make(chan struct{})
+	go func() {
+		buf := make([]byte, 1500)
+		if _, _, err := silent.ReadFrom(buf); err == nil {
+			close(asked)
+		}
+	}()
+	ctx, cancel := context.WithCancel(t.Context())
+	r := &Resolver{Server: silent.LocalAddr().(*net.UDPAddr).AddrPort(), Timeout: time.Minute}
+	done := make(chan Resolution, 1)
+	go func() { done <- r.Resolve(ctx, "slow.pinprobe.test", 80) }()
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no DNS query within 10s")
+	}
+	cancel()
+	select {
+	case got := <-done:
+		if got.Err == nil || !strings.Contains(got.Err.Error(), "canceled") || len(got.Addrs) != 0 {
+			t.Errorf("Resolve = %v, %v; want no address and a cancellation", got.Addrs, got.Err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Resolve did not return within 10s of the cancellation (timeout 1m)")
+	}
+}
+
 // TestResolveStaticAndLiteral covers --resolve and IP-literal hosts: neither
 // asks DNS, and the family filter still applies.
 func TestResolveStaticAndLiteral(t *testing.T) {
 	t.Parallel()
 	// A DNS server that knows none of the names: a query that reaches it
 	// would fail the lookup.
-	d := startDNS(t, nil)
+	d := startDNS(t, nil, nil)
 	static := map[string][]netip.Addr{
 		StaticKey("App.Pinprobe.Test.", 8443): addrList("::1", "127.0.0.2", "127.0.0.1", "::ffff:127.0.0.1"),
 	}
