@@ -16,8 +16,8 @@ const (
 	VerdictNoData       = "no-data"
 )
 
-// familyAlpha and endpointAlpha are the significance levels of the whole
-// family of tests, split over the tests made (Bonferroni). They are strict
+// testAlpha is the significance level of the whole family of tests, split
+// over the tests made (Bonferroni): families, targets and endpoints. They are strict
 // on purpose: a verdict names a backend in a support ticket, so 5 of 5
 // against 0 of 5 is not enough, while 10 of 10 against 0 of 10 is.
 const testAlpha = 0.001
@@ -44,9 +44,11 @@ type Suspect struct {
 	P           float64    `json:"p"`
 }
 
-// Test is one exact test of a scope (an endpoint or a family) against the rest.
+// Test is one exact test of a scope against the rest: a family against the
+// other family, a target (URL) against the other targets, or an endpoint
+// against the other endpoints of its target.
 type Test struct {
-	Scope       string     `json:"scope"` // "family ipv6" or "endpoint ::1 (URL)"
+	Scope       string     `json:"scope"` // "family ipv6", "target URL" or "endpoint ::1 (URL)"
 	Requests    int64      `json:"requests"`
 	Failed      int64      `json:"failed"`
 	FailureRate float64    `json:"failure_rate"`
@@ -59,6 +61,13 @@ type Test struct {
 
 // Judge computes the verdict of a report whose totals, families and
 // endpoints are filled.
+//
+// Families are tested against each other across every target. With more
+// than one target, each target is tested against the other targets, and
+// each endpoint only against the other endpoints of its own target: two
+// URLs on the same addresses, one failing everywhere and one nowhere, say
+// nothing about the addresses. A target that fails significantly more than
+// the others, with none of its endpoints standing out, is a failing URL.
 func Judge(r *Report) Verdict {
 	tot := r.Totals
 	v := Verdict{Suspects: []Suspect{}, Tests: []Test{}}
@@ -74,12 +83,18 @@ func Judge(r *Report) Verdict {
 	}
 
 	fams := sortedKeys(r.Families)
+	g := groupTargets(r)
 	m := 0 // tests made, for the Bonferroni split
 	if len(fams) == 2 {
 		m += 2
 	}
-	if len(r.Endpoints) > 1 {
-		m += len(r.Endpoints)
+	if len(g.targets) > 1 {
+		m += len(g.targets)
+	}
+	for _, tg := range g.targets {
+		if n := len(g.endpoints[tg]); n > 1 {
+			m += n
+		}
 	}
 	alpha := testAlpha / float64(max(m, 1))
 
@@ -94,11 +109,28 @@ func Judge(r *Report) Verdict {
 			}
 		}
 	}
+	badTarget := map[string]bool{}
+	if len(g.targets) > 1 {
+		for _, tg := range g.targets {
+			c := g.counts[tg]
+			t := newTest("target "+tg, c.failed, c.n, tot.Failed-c.failed, tot.Requests-c.n, alpha)
+			v.Tests = append(v.Tests, t)
+			if t.Significant {
+				badTarget[tg] = true
+			}
+		}
+	}
 	suspect := map[int]float64{} // endpoint index -> p
-	if len(r.Endpoints) > 1 {
-		for i, e := range r.Endpoints {
+	for _, tg := range g.targets {
+		idx := g.endpoints[tg]
+		if len(idx) < 2 {
+			continue // alone in its target: nothing to compare it with
+		}
+		c := g.counts[tg]
+		for _, i := range idx {
+			e := r.Endpoints[i]
 			t := newTest("endpoint "+e.Address+" ("+e.Target+")", e.Failed, e.Requests,
-				tot.Failed-e.Failed, tot.Requests-e.Requests, alpha)
+				c.failed-e.Failed, c.n-e.Requests, alpha)
 			v.Tests = append(v.Tests, t)
 			if t.Significant {
 				suspect[i] = t.P
@@ -106,14 +138,20 @@ func Judge(r *Report) Verdict {
 		}
 	}
 	// When a family stands out, its failing endpoints are judged against the
-	// other family alone: four failing IPv6 addresses do not hide each other.
+	// other family's endpoints of the same target alone: four failing IPv6
+	// addresses do not hide each other.
 	if badFamily != "" {
-		other := r.Families[otherFamily(fams, badFamily)]
 		for i, e := range r.Endpoints {
 			if e.Family != badFamily || e.Failed == 0 {
 				continue
 			}
-			p := FisherGreater(e.Failed, e.Requests, other.Failed, other.Requests)
+			var of, on int64
+			for _, j := range g.endpoints[e.Target] {
+				if o := r.Endpoints[j]; o.Family != badFamily {
+					of, on = of+o.Failed, on+o.Requests
+				}
+			}
+			p := FisherGreater(e.Failed, e.Requests, of, on)
 			if p < alpha {
 				if old, ok := suspect[i]; !ok || p < old {
 					suspect[i] = p
@@ -150,30 +188,66 @@ func Judge(r *Report) Verdict {
 			}
 		}
 	}
+	// A target that fails more than the others, with no endpoint of its own
+	// to blame, fails on every address: the URL is the cause.
+	var failingURLs []string
+	for _, tg := range g.targets {
+		if !badTarget[tg] {
+			continue
+		}
+		blamed := false
+		for _, i := range g.endpoints[tg] {
+			if _, ok := suspect[i]; ok {
+				blamed = true
+			}
+		}
+		if !blamed {
+			failingURLs = append(failingURLs, tg)
+		}
+	}
+	also := ""
+	if len(failingURLs) > 0 {
+		also = " " + urlSummary(r, g, failingURLs, "Failures also follow the URL")
+	}
 
 	switch {
 	case badFamily != "":
 		v.Status = VerdictConcentrated
-		v.Summary = familySummary(r, fams, badFamily)
+		v.Summary = familySummary(r, fams, badFamily) + also
 	case len(v.Suspects) > 0:
 		v.Status = VerdictConcentrated
-		v.Summary = endpointSummary(r, v.Suspects)
+		v.Summary = endpointSummary(r, g, v.Suspects) + also
+	case len(failingURLs) > 0:
+		v.Status = VerdictSpread
+		v.Summary = urlSummary(r, g, failingURLs, "Failures follow the URL")
 	default:
 		v.Status = VerdictSpread
-		lo, hi := Wilson(tot.Failed, tot.Requests)
-		minP := 1.0
-		for _, t := range v.Tests {
-			minP = math.Min(minP, t.P)
-		}
-		if len(v.Tests) == 0 {
-			v.Summary = fmt.Sprintf("%d of %d requests failed (%s, 95%% CI %s) on the only endpoint probed, %s: with no other address to compare it with, the failures cannot be pinned on one.",
-				tot.Failed, tot.Requests, pctRate(tot.FailureRate), ciRange(lo, hi), r.Endpoints[0].Address)
-			break
-		}
-		v.Summary = fmt.Sprintf("Failures are spread: %d of %d requests failed (%s, 95%% CI %s), and no address or family fails significantly more than the rest (smallest %s).",
-			tot.Failed, tot.Requests, pctRate(tot.FailureRate), ciRange(lo, hi), pValue(minP))
+		v.Summary = spreadSummary(r, g, fams, v.Tests, alpha)
 	}
 	return v
+}
+
+// targetGroups is a report's endpoints grouped by target, in the order the
+// targets first appear, with each target's summed counts.
+type targetGroups struct {
+	targets   []string
+	endpoints map[string][]int // target -> endpoint indexes
+	counts    map[string]tcount
+}
+
+type tcount struct{ failed, n int64 }
+
+func groupTargets(r *Report) targetGroups {
+	g := targetGroups{endpoints: map[string][]int{}, counts: map[string]tcount{}}
+	for i, e := range r.Endpoints {
+		if _, ok := g.endpoints[e.Target]; !ok {
+			g.targets = append(g.targets, e.Target)
+		}
+		g.endpoints[e.Target] = append(g.endpoints[e.Target], i)
+		c := g.counts[e.Target]
+		g.counts[e.Target] = tcount{c.failed + e.Failed, c.n + e.Requests}
+	}
+	return g
 }
 
 func newTest(scope string, failed, n, restFailed, restN int64, alpha float64) Test {
@@ -220,17 +294,34 @@ func familySummary(r *Report, fams []string, bad string) string {
 		pValue(p), strings.Join(dedupe(addrs), ", "))
 }
 
-func endpointSummary(r *Report, suspects []Suspect) string {
+// endpointSummary names the suspects and compares them with the other
+// endpoints of their targets, as their tests did.
+func endpointSummary(r *Report, g targetGroups, suspects []Suspect) string {
 	var failed, n int64
 	names := make([]string, len(suspects))
+	var targets []string
 	minP := 1.0
 	for i, s := range suspects {
 		failed += s.Failed
 		n += s.Requests
 		names[i] = s.Address
+		targets = append(targets, s.Target)
 		minP = math.Min(minP, s.P)
 	}
+	targets = dedupe(targets)
 	restF, restN := r.Totals.Failed-failed, r.Totals.Requests-n
+	others := "on the other endpoints"
+	if len(g.targets) > 1 {
+		restF, restN = -failed, -n
+		for _, tg := range targets {
+			restF += g.counts[tg].failed
+			restN += g.counts[tg].n
+		}
+		others = "on the other endpoints of " + targets[0]
+		if len(targets) > 1 {
+			others = "on the other endpoints of the same URLs"
+		}
+	}
 	lo, hi := Wilson(failed, n)
 	rlo, rhi := Wilson(restF, restN)
 	rate := float64(failed) / float64(n)
@@ -238,9 +329,130 @@ func endpointSummary(r *Report, suspects []Suspect) string {
 	if restN > 0 {
 		restRate = float64(restF) / float64(restN)
 	}
-	return fmt.Sprintf("Failures concentrate on %s: %d of %d requests failed (%s, 95%% CI %s) against %d of %d on the other endpoints (%s, %s), %s.",
+	return fmt.Sprintf("Failures concentrate on %s: %d of %d requests failed (%s, 95%% CI %s) against %d of %d %s (%s, %s), %s.",
 		strings.Join(dedupe(names), ", "), failed, n, pctRate(rate), ciRange(lo, hi),
-		restF, restN, pctRate(restRate), ciRange(rlo, rhi), pValue(minP))
+		restF, restN, others, pctRate(restRate), ciRange(rlo, rhi), pValue(minP))
+}
+
+// urlSummary says which URLs fail more than the others with no address of
+// their own to blame: "Failures follow the URL, not an address:
+// https://x/bad failed 60 of 60 on every address (100%, 95% CI 94–100%)
+// against 0 of 60 for the other URLs (0%, 0–6%), p<1e-9."
+func urlSummary(r *Report, g targetGroups, urls []string, lead string) string {
+	tot := r.Totals
+	var clauses []string
+	notAddress := true
+	for _, tg := range urls {
+		c := g.counts[tg]
+		restF, restN := tot.Failed-c.failed, tot.Requests-c.n
+		var probed, failing []string
+		for _, i := range g.endpoints[tg] {
+			e := r.Endpoints[i]
+			if e.Requests > 0 {
+				probed = append(probed, e.Address)
+			}
+			if e.Failed > 0 {
+				failing = append(failing, e.Address)
+			}
+		}
+		where, note := "on every address", ""
+		switch {
+		case len(probed) == 1:
+			where = "on its only address " + probed[0]
+			notAddress = false
+		case len(failing) < len(probed):
+			where = fmt.Sprintf("on %d of its %d addresses", len(failing), len(probed))
+			note = ", none of them significantly more than the others,"
+		}
+		lo, hi := Wilson(c.failed, c.n)
+		rlo, rhi := Wilson(restF, restN)
+		restRate := 0.0
+		if restN > 0 {
+			restRate = float64(restF) / float64(restN)
+		}
+		clauses = append(clauses, fmt.Sprintf("%s failed %d of %d %s (%s, 95%% CI %s)%s against %d of %d for the other URLs (%s, %s), %s",
+			tg, c.failed, c.n, where, pctRate(float64(c.failed)/float64(c.n)), ciRange(lo, hi), note,
+			restF, restN, pctRate(restRate), ciRange(rlo, rhi), pValue(FisherGreater(c.failed, c.n, restF, restN))))
+	}
+	if notAddress {
+		lead += ", not an address"
+	}
+	return lead + ": " + strings.Join(clauses, "; ") + "."
+}
+
+// spreadSummary explains failures that no test attributes. When they all
+// sit in one place (an address, a family, a URL) that is said, with the
+// p-value it would have needed: there were too few requests to tell.
+func spreadSummary(r *Report, g targetGroups, fams []string, tests []Test, alpha float64) string {
+	tot := r.Totals
+	lo, hi := Wilson(tot.Failed, tot.Requests)
+	if len(tests) == 0 {
+		return fmt.Sprintf("%d of %d requests failed (%s, 95%% CI %s) on the only endpoint probed, %s: with no other address to compare it with, the failures cannot be pinned on one.",
+			tot.Failed, tot.Requests, pctRate(tot.FailureRate), ciRange(lo, hi), r.Endpoints[0].Address)
+	}
+	minP := 1.0
+	for _, t := range tests {
+		minP = math.Min(minP, t.P)
+	}
+	var eps, addrs, famsFailing, targets []string
+	for _, e := range r.Endpoints {
+		if e.Failed > 0 {
+			eps = append(eps, e.Address+" ("+e.Target+")")
+			addrs = append(addrs, e.Address)
+			famsFailing = append(famsFailing, e.Family)
+			targets = append(targets, e.Target)
+		}
+	}
+	addrs, famsFailing, targets = dedupe(addrs), dedupe(famsFailing), dedupe(targets)
+	where := ""
+	switch {
+	case len(addrs) == 1:
+		where = addrs[0]
+		if len(eps) == 1 && len(g.targets) > 1 {
+			where = eps[0]
+		}
+	case len(fams) == 2 && len(famsFailing) == 1:
+		where = familyNames[famsFailing[0]] + " (" + strings.Join(addrs, ", ") + ")"
+	case len(g.targets) > 1 && len(targets) == 1:
+		where = targets[0]
+	}
+	// The evidence for that place: the smallest p of a test whose scope
+	// holds every failure.
+	p := math.Inf(1)
+	for _, t := range tests {
+		if t.Failed == tot.Failed {
+			p = math.Min(p, t.P)
+		}
+	}
+	if math.IsInf(p, 1) {
+		p = minP
+	}
+	if where != "" && p >= alpha {
+		if tot.Failed == 1 {
+			return fmt.Sprintf("1 of %d requests failed, on %s, but a single failure cannot be attributed (%s, needs p<%s): run longer.",
+				tot.Requests, where, pValue(p), alphaValue(alpha))
+		}
+		return fmt.Sprintf("%d of %d requests failed, all on %s, but too few requests to attribute them (%s, needs p<%s): run longer.",
+			tot.Failed, tot.Requests, where, pValue(p), alphaValue(alpha))
+	}
+	scopes := "address or family"
+	if len(g.targets) > 1 {
+		scopes = "address, family or URL"
+	}
+	return fmt.Sprintf("Failures are spread: %d of %d requests failed (%s, 95%% CI %s), and no %s fails significantly more than the rest (smallest %s).",
+		tot.Failed, tot.Requests, pctRate(tot.FailureRate), ciRange(lo, hi), scopes, pValue(minP))
+}
+
+// alphaValue formats a significance level, rounded down to two significant
+// digits so "needs p<…" stays true: 0.001/6 -> "0.00016".
+func alphaValue(a float64) string {
+	e := math.Floor(math.Log10(a)) - 1
+	k := math.Floor(a/math.Pow(10, e) + 1e-9)
+	if e >= 0 {
+		return strconv.FormatFloat(k*math.Pow(10, e), 'f', 0, 64)
+	}
+	out := strconv.FormatFloat(k*math.Pow(10, e), 'f', int(-e), 64)
+	return strings.TrimRight(strings.TrimRight(out, "0"), ".")
 }
 
 func dedupe(s []string) []string {

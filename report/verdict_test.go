@@ -253,3 +253,191 @@ func TestJudgeSuspectOrderIsStable(t *testing.T) {
 		}
 	}
 }
+
+// vtOn places the same counts on several addresses for one target.
+func vtOn(target string, failed, n int64, addrs ...string) []vtEndpoint {
+	var out []vtEndpoint
+	for _, a := range addrs {
+		out = append(out, vtEndpoint{addr: a, failed: failed, n: n, target: target})
+	}
+	return out
+}
+
+func vtTest(v Verdict, scope string) (Test, bool) {
+	for _, t := range v.Tests {
+		if t.Scope == scope {
+			return t, true
+		}
+	}
+	return Test{}, false
+}
+
+const vtOK, vtBad = "http://h.test/ok", "http://h.test/bad"
+
+// Two URLs on the same three addresses, /bad failing on every one of them
+// and /ok on none: the URL fails, not the addresses.
+func TestJudgeFailingURLIsNotItsAddresses(t *testing.T) {
+	eps := append(vtOn(vtOK, 0, 20, "127.0.0.1", "127.0.0.2", "::1"), vtOn(vtBad, 20, 20, "127.0.0.1", "127.0.0.2", "::1")...)
+	v := Judge(vtReport(eps...))
+	if v.Status != VerdictSpread || len(v.Suspects) != 0 {
+		t.Fatalf("verdict %s, suspects %v; want spread, no suspect\nsummary: %s", v.Status, vtSuspects(v), v.Summary)
+	}
+	want := "Failures follow the URL, not an address: http://h.test/bad failed 60 of 60 on every address (100%, 95% CI 94–100%) against 0 of 60 for the other URLs (0%, 0–6.0%), p<1e-9."
+	if v.Summary != want {
+		t.Errorf("summary\n%s\nwant\n%s", v.Summary, want)
+	}
+	// 2 families + 2 targets + 3 endpoints in each target.
+	if len(v.Tests) != 10 {
+		t.Errorf("%d tests; want 10 (2 families, 2 targets, 6 endpoints)", len(v.Tests))
+	}
+	bad, ok := vtTest(v, "target "+vtBad)
+	if !ok || !bad.Significant || bad.Failed != 60 || bad.Requests != 60 || bad.RestFailed != 0 || bad.RestTotal != 60 {
+		t.Errorf("target test of %s: %+v (found %v); want 60 of 60 against 0 of 60, significant", vtBad, bad, ok)
+	}
+	if good, ok := vtTest(v, "target "+vtOK); !ok || good.Significant {
+		t.Errorf("target test of %s: %+v (found %v); want present, not significant", vtOK, good, ok)
+	}
+	for _, tt := range v.Tests {
+		if strings.HasPrefix(tt.Scope, "endpoint ") {
+			// Each endpoint is compared with the two others of its own URL.
+			if tt.Significant || tt.RestTotal != 40 {
+				t.Errorf("test %+v; want an endpoint compared with the 40 requests of its URL's other endpoints, not significant", tt)
+			}
+		}
+		if strings.HasPrefix(tt.Scope, "family ") && tt.Significant {
+			t.Errorf("test %+v: both families fail /bad alike", tt)
+		}
+	}
+}
+
+// A failing URL, and on the healthy URL one bad address: that address is
+// the suspect (judged against its own URL's endpoints), and the summary
+// still says the other URL fails everywhere.
+func TestJudgeFailingURLAndOneBadAddress(t *testing.T) {
+	eps := []vtEndpoint{
+		{addr: "127.0.0.1", n: 100, target: vtOK},
+		{addr: "127.0.0.2", failed: 40, n: 100, target: vtOK},
+		{addr: "::1", n: 100, target: vtOK},
+	}
+	eps = append(eps, vtOn(vtBad, 100, 100, "127.0.0.1", "127.0.0.2", "::1")...)
+	v := Judge(vtReport(eps...))
+	if v.Status != VerdictConcentrated || len(v.Suspects) != 1 || v.Suspects[0].Address != "127.0.0.2" || v.Suspects[0].Target != vtOK {
+		t.Fatalf("verdict %s, suspects %+v; want concentrated on 127.0.0.2 for %s\nsummary: %s", v.Status, v.Suspects, vtOK, v.Summary)
+	}
+	for _, part := range []string{
+		"Failures concentrate on 127.0.0.2: 40 of 100 requests failed (40%",
+		"against 0 of 200 on the other endpoints of " + vtOK,
+		"Failures also follow the URL, not an address: " + vtBad + " failed 300 of 300 on every address",
+		"against 40 of 300 for the other URLs",
+	} {
+		if !strings.Contains(v.Summary, part) {
+			t.Errorf("summary lacks %q:\n%s", part, v.Summary)
+		}
+	}
+}
+
+// A URL failing on some of its addresses only, one of them plainly worse:
+// that endpoint is the suspect, not the URL.
+func TestJudgeURLFailingOnOneAddressNamesTheAddress(t *testing.T) {
+	eps := append(vtOn(vtOK, 0, 100, "127.0.0.1", "127.0.0.2", "::1"),
+		vtEndpoint{addr: "127.0.0.1", n: 100, target: vtBad},
+		vtEndpoint{addr: "127.0.0.2", n: 100, target: vtBad},
+		vtEndpoint{addr: "::1", failed: 100, n: 100, target: vtBad})
+	v := Judge(vtReport(eps...))
+	if v.Status != VerdictConcentrated || len(v.Suspects) != 1 || v.Suspects[0].Address != "::1" || v.Suspects[0].Target != vtBad {
+		t.Fatalf("verdict %s, suspects %+v; want concentrated on ::1 for %s\nsummary: %s", v.Status, v.Suspects, vtBad, v.Summary)
+	}
+	if strings.Contains(v.Summary, "follow the URL") || strings.Contains(v.Summary, "IPv6") {
+		t.Errorf("summary blames the URL or the family, though /bad is fine on IPv4 and /ok on ::1:\n%s", v.Summary)
+	}
+}
+
+// An endpoint alone in its target is compared with nothing: no endpoint
+// test for it, and a failing URL on one address says so.
+func TestJudgeEndpointAloneInItsTarget(t *testing.T) {
+	v := Judge(vtReport(
+		vtEndpoint{addr: "127.0.0.1", failed: 100, n: 100, target: vtBad},
+		vtEndpoint{addr: "127.0.0.1", n: 100, target: vtOK},
+		vtEndpoint{addr: "::1", n: 100, target: vtOK},
+	))
+	if _, ok := vtTest(v, "endpoint 127.0.0.1 ("+vtBad+")"); ok || len(v.Tests) != 6 {
+		t.Errorf("tests %+v; want 2 families, 2 targets and the 2 endpoints of %s only", v.Tests, vtOK)
+	}
+	if v.Status != VerdictSpread || len(v.Suspects) != 0 ||
+		!strings.HasPrefix(v.Summary, "Failures follow the URL: "+vtBad+" failed 100 of 100 on its only address 127.0.0.1 (100%") {
+		t.Errorf("verdict %s, suspects %v, summary:\n%s\nwant spread, no suspect, the URL on its only address", v.Status, vtSuspects(v), v.Summary)
+	}
+}
+
+// With one target nothing changes: no target test, each endpoint against
+// every other request.
+func TestJudgeOneTargetHasNoTargetTest(t *testing.T) {
+	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", failed: 3, n: 100}, vtEndpoint{addr: "127.0.0.2", failed: 4, n: 100}, vtEndpoint{addr: "::1", failed: 5, n: 100}))
+	for _, tt := range v.Tests {
+		if strings.HasPrefix(tt.Scope, "target ") {
+			t.Errorf("test %q with a single target", tt.Scope)
+		}
+		if strings.HasPrefix(tt.Scope, "endpoint ") && tt.Requests+tt.RestTotal != 300 {
+			t.Errorf("test %+v: want the endpoint against all other requests", tt)
+		}
+	}
+}
+
+// With few requests all failures may sit in one place and still not be
+// significant: say where they are and that the run was too short.
+func TestJudgeTooFewRequestsSaysWhere(t *testing.T) {
+	cases := []struct {
+		name string
+		eps  []vtEndpoint
+		want string
+	}{
+		{"one address (the demo, -n 7)",
+			[]vtEndpoint{{addr: "127.0.0.1", n: 3}, {addr: "127.0.0.2", n: 2}, {addr: "::1", failed: 2, n: 2}},
+			"2 of 7 requests failed, all on ::1, but too few requests to attribute them (p=0.048, needs p<0.0002): run longer."},
+		{"one family",
+			[]vtEndpoint{{addr: "2001:db8::1", failed: 1, n: 3}, {addr: "2001:db8::2", failed: 1, n: 3}, {addr: "192.0.2.1", n: 3}},
+			"2 of 9 requests failed, all on IPv6 (2001:db8::1, 2001:db8::2), but too few requests to attribute them (p=0.42, needs p<0.0002): run longer."},
+		{"one URL",
+			append(vtOn(vtBad, 1, 3, "192.0.2.1", "192.0.2.2"), vtOn(vtOK, 0, 3, "192.0.2.1", "192.0.2.2")...),
+			"2 of 12 requests failed, all on " + vtBad + ", but too few requests to attribute them (p=0.23, needs p<0.00016): run longer."},
+		{"a single failure",
+			[]vtEndpoint{{addr: "127.0.0.1", failed: 1, n: 300}, {addr: "127.0.0.2", n: 300}},
+			"1 of 600 requests failed, on 127.0.0.1, but a single failure cannot be attributed (p=0.5, needs p<0.0005): run longer."},
+	}
+	for _, c := range cases {
+		v := Judge(vtReport(c.eps...))
+		if v.Status != VerdictSpread || len(v.Suspects) != 0 || v.Summary != c.want {
+			t.Errorf("%s: verdict %s, suspects %v, summary\n%s\nwant spread, no suspect,\n%s", c.name, v.Status, vtSuspects(v), v.Summary, c.want)
+		}
+	}
+	// Failures really on several addresses keep saying so.
+	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", failed: 1, n: 3}, vtEndpoint{addr: "::1", failed: 1, n: 3}))
+	if !strings.HasPrefix(v.Summary, "Failures are spread: 2 of 6 requests failed") {
+		t.Errorf("summary %q; want \"Failures are spread: 2 of 6 requests failed …\"", v.Summary)
+	}
+}
+
+// The reviewer's demonstrations (/tmp/review/report_review_verdict_test.go),
+// kept as passing tests.
+func TestJudgeReviewFailingURLIsNamed(t *testing.T) {
+	eps := append(vtOn(vtOK, 0, 100, "127.0.0.1", "127.0.0.2", "::1"), vtOn(vtBad, 100, 100, "127.0.0.1", "127.0.0.2", "::1")...)
+	v := Judge(vtReport(eps...))
+	if v.Status == VerdictConcentrated || !strings.Contains(v.Summary, vtBad) {
+		t.Errorf("verdict %s: %q; every address fails /bad and serves /ok alike: want spread, naming %s", v.Status, v.Summary, vtBad)
+	}
+}
+
+func TestJudgeReviewAllFailuresOnOneAddressIsNotSpread(t *testing.T) {
+	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", n: 3}, vtEndpoint{addr: "127.0.0.2", n: 2}, vtEndpoint{addr: "::1", failed: 2, n: 2}))
+	if strings.Contains(v.Summary, "spread") || !strings.Contains(v.Summary, "all on ::1") || !strings.Contains(v.Summary, "too few requests") {
+		t.Errorf("summary %q: every failure is on ::1; want it said, with too few requests to tell", v.Summary)
+	}
+}
+
+func TestAlphaValue(t *testing.T) {
+	for a, want := range map[float64]string{0.001: "0.001", 0.0002: "0.0002", 0.001 / 6: "0.00016", 0.001 / 3: "0.00033", 0.0005: "0.0005"} {
+		if got := alphaValue(a); got != want {
+			t.Errorf("alphaValue(%g) = %q; want %q", a, got, want)
+		}
+	}
+}
