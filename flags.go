@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/net/http/httpguts"
 
 	"pinprobe/probe"
 	"pinprobe/report"
@@ -58,6 +59,12 @@ type config struct {
 	setRate bool // --rate given
 	setDur  bool // --duration given
 }
+
+// Limits that keep a typo from exhausting the machine.
+const (
+	maxConcurrency = 10000 // workers per endpoint
+	maxSamples     = 1000  // samples per endpoint
+)
 
 // usageError is bad input: exit 2 with its one line.
 type usageError struct{ msg string }
@@ -139,12 +146,12 @@ func (c *config) validate() error {
 		return usagef("--duration %s: must not be negative", c.duration)
 	case c.requests < 0:
 		return usagef("--requests %d: must not be negative", c.requests)
-	case c.concurrency < 1:
-		return usagef("--concurrency %d: must be at least 1", c.concurrency)
+	case c.concurrency < 1 || c.concurrency > maxConcurrency:
+		return usagef("--concurrency %d: must be 1 to %d", c.concurrency, maxConcurrency)
 	case c.timeout <= 0:
 		return usagef("--timeout %s: must be positive", c.timeout)
-	case c.samples < 0:
-		return usagef("--samples %d: must not be negative", c.samples)
+	case c.samples < 0 || c.samples > maxSamples:
+		return usagef("--samples %d: must be 0 to %d", c.samples, maxSamples)
 	case c.interval < 0 || (c.interval > 0 && c.interval < 10*time.Millisecond):
 		return usagef("--interval %s: must be at least 10ms (or 0 for automatic)", c.interval)
 	case c.reResolve < 0 || (c.reResolve > 0 && c.reResolve < time.Second):
@@ -158,7 +165,7 @@ func (c *config) validate() error {
 	case c.duration == 0 && c.requests == 0 && c.rate.max:
 		return usagef("--rate max needs a bound: --duration or --requests")
 	}
-	if c.method == "" || strings.ContainsAny(c.method, " \t\r\n") {
+	if !httpguts.ValidHeaderFieldName(c.method) { // a method is an HTTP token, like a field name
 		return usagef("--method %q: not an HTTP method", c.method)
 	}
 	fail, err := report.ParseFailStatus(c.failStatus)
@@ -268,8 +275,8 @@ func (v *rateValue) Set(s string) error {
 		return nil
 	}
 	r, err := strconv.ParseFloat(s, 64)
-	if err != nil || !(r > 0) || r > 1e7 {
-		return errors.New(`want requests per second above 0, or "max"`)
+	if err != nil || !(r >= 0.001) || r > 1e7 {
+		return errors.New(`want requests per second from 0.001 to 10000000, or "max"`)
 	}
 	v.rate, v.max = r, false
 	return nil
@@ -329,6 +336,12 @@ func (v *headerValue) Set(s string) error {
 	name, value, err := probe.ParseHeader(s)
 	if err != nil {
 		return err
+	}
+	if !httpguts.ValidHeaderFieldName(name) {
+		return fmt.Errorf("%q is not a valid header name", name)
+	}
+	if !httpguts.ValidHeaderFieldValue(value) {
+		return fmt.Errorf("the value of %s has a control character", name)
 	}
 	v.lines = append(v.lines, [2]string{name, value})
 	return nil

@@ -28,6 +28,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,9 +59,15 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-sigs
-		fmt.Fprintln(os.Stderr, "\npinprobe: interrupted: stopping, waiting for requests in flight (Ctrl-C again to quit at once)")
+		if isTerminal(os.Stderr) {
+			fmt.Fprint(os.Stderr, "\r\x1b[K") // the progress bar's line
+		}
+		fmt.Fprintln(os.Stderr, "pinprobe: interrupted: stopping, waiting for requests in flight (Ctrl-C again to quit at once)")
 		cancel()
 		<-sigs
+		if isTerminal(os.Stderr) {
+			fmt.Fprint(os.Stderr, "\r\x1b[K")
+		}
 		fmt.Fprintln(os.Stderr, "pinprobe: interrupted twice: exiting without a report")
 		os.Exit(exitInterrupted)
 	}()
@@ -84,7 +91,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "pinprobe %s\n", version)
 		return exitOK
 	}
-	say := func(format string, a ...any) { fmt.Fprintf(stderr, "pinprobe: "+format+"\n", a...) }
+	// On a terminal a message first clears the line, which the progress
+	// bar may hold.
+	clearLine := ""
+	if isTerminal(stderr) {
+		clearLine = "\r\x1b[K"
+	}
+	say := func(format string, a ...any) { fmt.Fprintf(stderr, clearLine+"pinprobe: "+format+"\n", a...) }
 
 	resolver := &probe.Resolver{Static: c.resolve.entries, Server: c.dns}
 	if c.only4 {
@@ -112,7 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		resolver.Static = map[string][]netip.Addr{probe.StaticKey(demoHost, demo.port): demo.addrs}
 		resolver.StaticSource = "demo"
 		say("demo: an application gateway on %s port %d; its %s instance was given an IPv6 backend it cannot reach",
-			joinAddrs(demo.addrs), demo.port, demo.failing)
+			probe.JoinAddrs(demo.addrs), demo.port, demo.failing)
 	}
 
 	targets, err := c.targets()
@@ -183,7 +196,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		say("%s", err)
 		return exitUsage
 	}
-	bar := startProgress(stderr, c, agg.Live(), rep.StartedAt.Time)
+	bar := startProgress(ctx, stderr, c, agg.Live(), run.Sent, rep.StartedAt.Time)
 	var changes <-chan dnsUpdate
 	if c.reResolve > 0 && !c.demo {
 		watchCtx, stopWatch := context.WithCancel(ctx)
@@ -205,6 +218,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	rep.EndedAt = report.Time{Time: time.Now()}
+	if _, end := run.Sending(); !end.IsZero() {
+		rep.SendS = end.Sub(rep.StartedAt.Time).Seconds()
+	}
 	bar.finish()
 	rep.Interrupted = ctx.Err() != nil
 	agg.Close(rep)
@@ -318,7 +334,7 @@ func (c *config) plan(eps []*probe.Endpoint) string {
 	default:
 		b.WriteString(" until Ctrl-C")
 	}
-	fmt.Fprintf(&b, " over %d endpoint%s", len(eps), plural(len(eps)))
+	fmt.Fprintf(&b, " over %d endpoint%s", len(eps), report.Plural(len(eps)))
 	var hosts []string
 	addrs := map[string][]string{}
 	for _, ep := range eps {
@@ -326,7 +342,7 @@ func (c *config) plan(eps []*probe.Endpoint) string {
 		if _, ok := addrs[h]; !ok {
 			hosts = append(hosts, h)
 		}
-		if a := ep.Addr.String(); !contains(addrs[h], a) {
+		if a := ep.Addr.String(); !slices.Contains(addrs[h], a) {
 			addrs[h] = append(addrs[h], a)
 		}
 	}
@@ -340,30 +356,6 @@ func (c *config) plan(eps []*probe.Endpoint) string {
 		b.WriteString(": " + strings.Join(parts, ", "))
 	}
 	return b.String()
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func joinAddrs(addrs []netip.Addr) string {
-	s := make([]string, len(addrs))
-	for i, a := range addrs {
-		s[i] = a.String()
-	}
-	return strings.Join(s, ", ")
 }
 
 // redactArgs returns args with secret header values and URL passwords
@@ -385,7 +377,7 @@ func redactArgs(args []string) []string {
 			case j > 0 && j < len(a):
 				out[i] = a[:j] + redactHeader(a[j:])
 			}
-		case strings.Contains(a, "://") && strings.Contains(a, "@"):
+		case strings.Contains(a, "://"):
 			if t, err := probe.ParseTarget(a); err == nil {
 				out[i] = t.String()
 			}
@@ -478,7 +470,7 @@ Usage:
 			if f.Value.Type() != "bool" && varname != "" {
 				left += " " + varname
 			}
-			if f.Value.Type() != "bool" && f.DefValue != "" && f.DefValue != "0" && f.DefValue != "[]" {
+			if f.Value.Type() != "bool" && f.DefValue != "" && f.DefValue != "0" && f.DefValue != "0s" && f.DefValue != "[]" {
 				usage += " (default " + f.DefValue + ")"
 			}
 			fmt.Fprintf(w, "%-30s %s\n", left, wrap(usage, 70, strings.Repeat(" ", 31)))

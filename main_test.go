@@ -1320,7 +1320,7 @@ func TestRedactArgs(t *testing.T) {
 		{[]string{"-H", "X-Trace: visible", "-XPOST", u}, []string{"-H", "X-Trace: visible", "-XPOST", u}},
 		{[]string{"-X", "HEAD", "-H", "Accept: */*", u}, []string{"-X", "HEAD", "-H", "Accept: */*", u}},
 		{[]string{"-XH", "-H", "Cookie: s3cret", u}, []string{"-XH", "-H", "Cookie: REDACTED", u}}, // -X's value is "H"
-		{[]string{"http://user:s3cret@app.test/"}, []string{"http://user:xxxxx@app.test/"}},
+		{[]string{"http://user:s3cret@app.test/"}, []string{"http://user:REDACTED@app.test/"}},
 	}
 	for _, tt := range tests {
 		c, _, err := parseArgs(tt.args)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -19,26 +21,26 @@ type progress struct {
 }
 
 // startProgress shows a bar on w when w is a terminal and -q is not set:
-// elapsed against planned, requests, and failures per family.
-func startProgress(w io.Writer, c *config, live *report.Live, start time.Time) *progress {
+// elapsed against planned, requests, failures per family, and once sending
+// has stopped, the requests still in flight.
+func startProgress(ctx context.Context, w io.Writer, c *config, live *report.Live, sent func() int64, start time.Time) *progress {
 	p := &progress{stop: make(chan struct{}), done: make(chan struct{})}
 	if c.quiet || !isTerminal(w) {
 		close(p.done)
 		return p
 	}
 	const steps = 1000
-	max := int64(steps)
+	total := int64(steps + 1) // never reached by Set: the bar is cleared, not finished
 	if c.duration == 0 && c.requests == 0 {
-		max = -1 // spinner: no planned end
+		total = -1 // spinner: no planned end
 	}
-	bar := progressbar.NewOptions64(max,
+	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetWidth(20),
-		progressbar.OptionEnableColorCodes(true),
+		progressbar.OptionEnableColorCodes(os.Getenv("NO_COLOR") == ""),
 		progressbar.OptionSetPredictTime(false),
 		progressbar.OptionSetElapsedTime(false),
 		progressbar.OptionShowDescriptionAtLineEnd(),
-		progressbar.OptionClearOnFinish(),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionSetTheme(progressbar.Theme{Saucer: "█", SaucerPadding: "░", BarStart: "", BarEnd: ""}),
 	)
@@ -53,10 +55,11 @@ func startProgress(w io.Writer, c *config, live *report.Live, start time.Time) *
 				frac = float64(elapsed) / float64(c.duration)
 			}
 			if c.requests > 0 {
-				frac = max64(frac, float64(live.Requests.Load())/float64(c.requests))
+				frac = max(frac, float64(sent())/float64(c.requests))
 			}
-			bar.Describe(describe(elapsed, c, live))
-			if max > 0 {
+			stopped := ctx.Err() != nil || frac >= 1
+			bar.Describe(describe(elapsed, c, live, sent(), stopped))
+			if total > 0 {
 				_ = bar.Set64(int64(min(frac, 1) * steps))
 			} else {
 				_ = bar.Add(1)
@@ -72,21 +75,17 @@ func startProgress(w io.Writer, c *config, live *report.Live, start time.Time) *
 	return p
 }
 
-func max64(a, b float64) float64 {
-	if a > b {
-		return a
-	}
-	return b
-}
-
-// describe is the bar's text: "12.4s/30s  1234 req  ipv4 0 failed  ipv6 203 failed (49.1%)".
-func describe(elapsed time.Duration, c *config, live *report.Live) string {
+// describe is the bar's text, e.g. "12.4s/30s  1234 req  ipv4 0 failed
+// ipv6 203 failed (49.1%)", and once sending has stopped "… waiting for 15
+// in flight (at most 10s)".
+func describe(elapsed time.Duration, c *config, live *report.Live, sent int64, stopped bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%.1fs", elapsed.Seconds())
 	if c.duration > 0 {
 		fmt.Fprintf(&b, "/%s", c.duration)
 	}
-	fmt.Fprintf(&b, "  %d req", live.Requests.Load())
+	done := live.Requests.Load()
+	fmt.Fprintf(&b, "  %d req", done)
 	if c.requests > 0 {
 		fmt.Fprintf(&b, "/%d", c.requests)
 	}
@@ -104,6 +103,11 @@ func describe(elapsed time.Duration, c *config, live *report.Live) string {
 	}
 	if d := live.Dropped.Load(); d > 0 {
 		fmt.Fprintf(&b, "  [yellow]%d dropped[reset]", d)
+	}
+	if inFlight := sent - done; stopped && inFlight > 0 {
+		fmt.Fprintf(&b, "  sending stopped: waiting for %d in flight (at most %s)", inFlight, c.timeout)
+	} else if inFlight > 0 {
+		fmt.Fprintf(&b, "  %d in flight", inFlight)
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"slices"
 	"strings"
@@ -113,6 +114,7 @@ func (w *dnsWatch) apply(u dnsUpdate) {
 		if len(added) == 0 && len(removed) == 0 {
 			continue
 		}
+		d.Error = "" // it resolves now
 		d.Changes = append(d.Changes, report.DNSChange{At: report.Time{Time: u.at}, Added: nonNil(added), Removed: nonNil(removed)})
 		d.Addresses = make([]string, len(now))
 		for i, a := range now {
@@ -134,16 +136,34 @@ func (w *dnsWatch) addEndpoints(host string, port uint16, a netip.Addr, at time.
 		if !strings.EqualFold(t.Host(), host) || t.Port() != port {
 			continue
 		}
-		// An address that comes back gets a new endpoint, so the report keeps
-		// each appearance apart.
-		ep := &probe.Endpoint{ID: len(w.eps), Target: t, Addr: a}
-		w.eps = append(w.eps, ep)
-		w.agg.AddEndpoint(ep)
-		w.agg.MarkAdded(ep.ID, at)
+		// An address that comes back gets its old endpoint back, so memory
+		// stays flat however often DNS rotates; dns[].changes keeps the history.
+		ep, known := w.endpoint(t, a)
+		if !known {
+			ep = &probe.Endpoint{ID: len(w.eps), Target: t, Addr: a}
+		}
 		if err := w.run.Add(ep); err != nil {
-			w.say("new address %s: %s", a, err)
+			if !errors.Is(err, probe.ErrRunEnded) {
+				w.say("new address %s: %s", a, err)
+			}
+			continue
+		}
+		if !known {
+			w.eps = append(w.eps, ep)
+			w.agg.AddEndpoint(ep)
+		}
+		w.agg.MarkAdded(ep.ID, at)
+	}
+}
+
+// endpoint returns the endpoint of target t at address a, if the run has one.
+func (w *dnsWatch) endpoint(t *probe.Target, a netip.Addr) (*probe.Endpoint, bool) {
+	for _, ep := range w.eps {
+		if ep.Target == t && ep.Addr == a {
+			return ep, true
 		}
 	}
+	return nil, false
 }
 
 func (w *dnsWatch) removeEndpoints(host string, port uint16, a netip.Addr, at time.Time) {

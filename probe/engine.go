@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -57,12 +58,16 @@ type Run struct {
 	sendCtx context.Context
 	stop    context.CancelFunc
 	reqCtx  context.Context // requests in flight: not cancelled when sending stops
-	issued  atomic.Int64
+	issued  atomic.Int64    // reserved from the --requests budget
+	sent    atomic.Int64    // requests started
 	wg      sync.WaitGroup
 
-	mu      sync.Mutex
-	closed  bool // sending has ended: no stream may be added
-	streams map[int]*active
+	mu        sync.Mutex
+	closed    bool // sending has ended: no stream may be added
+	streams   map[int]*active
+	quotas    map[int]*quota // by endpoint ID, kept when a stream stops
+	started   time.Time
+	sendEnded time.Time
 }
 
 // active is one endpoint's running stream.
@@ -116,10 +121,13 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 		results: make(chan Result, 1024),
 		reqCtx:  context.WithoutCancel(ctx),
 		streams: map[int]*active{},
+		quotas:  map[int]*quota{},
 	}
-	r.sendCtx, r.stop = context.WithCancel(ctx)
+	r.started = time.Now()
 	if o.Duration > 0 {
-		r.sendCtx, r.stop = context.WithTimeout(ctx, o.Duration)
+		r.sendCtx, r.stop = context.WithDeadline(ctx, r.started.Add(o.Duration))
+	} else {
+		r.sendCtx, r.stop = context.WithCancel(ctx)
 	}
 	// The run holds one count of wg until sending ends, so streams can be
 	// added while it runs without racing the final Wait.
@@ -128,6 +136,10 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 		<-r.sendCtx.Done()
 		r.mu.Lock()
 		r.closed = true
+		r.sendEnded = time.Now()
+		if d, ok := r.sendCtx.Deadline(); ok && r.sendCtx.Err() == context.DeadlineExceeded {
+			r.sendEnded = d // the planned end, not when this goroutine woke
+		}
 		r.mu.Unlock()
 		r.wg.Done()
 	}()
@@ -154,14 +166,29 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 	return r, nil
 }
 
+// Sending returns when the run started and when it stopped sending (its
+// planned end, the end of the --requests budget, or the cancellation). Rates
+// are over this window: the wait for requests in flight is not part of it.
+// The end is known once sending has stopped; it is zero before.
+func (r *Run) Sending() (start, end time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.started, r.sendEnded
+}
+
+// Sent returns how many requests have been started so far; those without a
+// result yet are in flight.
+func (r *Run) Sent() int64 { return r.sent.Load() }
+
 // Results returns the channel of every result of the run.
 func (r *Run) Results() <-chan Result { return r.results }
 
 // ID is the run's random identifier, the prefix of its request IDs.
 func (r *Run) ID() string { return r.runID }
 
-// Add starts a stream for ep (whose ID must be new) and splits the total
-// rate again over every stream. It does nothing once sending has ended.
+// Add starts a stream for ep (whose ID must not be running) and splits the
+// total rate again over every stream. Once sending has ended it returns
+// ErrRunEnded and starts nothing.
 func (r *Run) Add(ep *Endpoint) error {
 	s, err := newStream(ep, r.opts)
 	if err != nil {
@@ -171,12 +198,15 @@ func (r *Run) Add(ep *Endpoint) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil
+		return ErrRunEnded
 	}
 	r.startLocked(s, 0)
 	r.resplitLocked()
 	return nil
 }
+
+// ErrRunEnded is Add's answer once sending has stopped.
+var ErrRunEnded = errors.New("the run has stopped sending")
 
 // Remove stops sending to endpoint id; its requests in flight still report.
 // The total rate is split again over the streams left.
@@ -221,24 +251,35 @@ func (r *Run) take() bool {
 // startLocked launches the goroutines of one stream.
 func (r *Run) startLocked(s *stream, offset time.Duration) {
 	s.runID = r.runID
+	if q, ok := r.quotas[s.ep.ID]; ok {
+		s.quota = q // the endpoint is back: its evidence allowance is not renewed
+	}
+	r.quotas[s.ep.ID] = s.quota
 	ctx, cancel := context.WithCancel(r.sendCtx)
 	a := &active{s: s, cancel: cancel}
 	r.streams[s.ep.ID] = a
+	// The stream's workers; once they are done its kept-alive connections
+	// are closed, so an address that left DNS holds none open.
+	var workers sync.WaitGroup
 	if r.opts.Max {
 		for range r.opts.Concurrency {
-			r.wg.Go(func() {
+			workers.Go(func() {
 				w := s.newWorker(r.reqCtx)
 				defer w.close()
 				for ctx.Err() == nil && r.take() {
+					r.sent.Add(1)
 					r.results <- w.do()
 				}
 			})
 		}
+		r.wg.Go(func() {
+			workers.Wait()
+			s.transport.CloseIdleConnections()
+		})
 		return
 	}
 	a.lim = rate.NewLimiter(rate.Limit(r.opts.Rate), 1)
 	work := make(chan struct{}) // unbuffered: a send succeeds only when a worker is idle
-	var workers sync.WaitGroup
 	for range r.opts.Concurrency {
 		workers.Go(func() {
 			w := s.newWorker(r.reqCtx)
@@ -247,16 +288,16 @@ func (r *Run) startLocked(s *stream, offset time.Duration) {
 				if !r.take() {
 					continue
 				}
+				r.sent.Add(1)
 				r.results <- w.do()
 			}
 		})
 	}
 	r.wg.Go(func() {
-		defer func() {
-			close(work)
-			workers.Wait()
-		}()
 		r.schedule(ctx, s, a.lim, work, offset)
+		close(work)
+		workers.Wait()
+		s.transport.CloseIdleConnections()
 	})
 }
 

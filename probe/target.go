@@ -74,8 +74,8 @@ func (t *Target) Port() uint16 {
 // TLS reports whether the target is reached over TLS.
 func (t *Target) TLS() bool { return t.URL.Scheme == "https" }
 
-// String returns the target URL, its password (if any) redacted.
-func (t *Target) String() string { return t.URL.Redacted() }
+// String returns the target URL with its secrets redacted (see RedactURL).
+func (t *Target) String() string { return RedactURL(t.URL) }
 
 // Family names an IP address family as the reports do: "ipv4" or "ipv6".
 type Family string

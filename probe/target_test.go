@@ -20,7 +20,7 @@ func TestParseTarget(t *testing.T) {
 		{in: "http://sign.example.com:8080/a?b=c#frag", wantURL: "http://sign.example.com:8080/a?b=c", wantHost: "sign.example.com", wantPort: 8080},
 		{in: "http://[::1]:8080/", wantURL: "http://[::1]:8080/", wantHost: "::1", wantPort: 8080},
 		{in: "http://127.0.0.2/", wantURL: "http://127.0.0.2/", wantHost: "127.0.0.2", wantPort: 80},
-		{in: "https://user:secret@sign.example.com/", wantURL: "https://user:xxxxx@sign.example.com/", wantHost: "sign.example.com", wantPort: 443, wantTLS: true},
+		{in: "https://user:secret@sign.example.com/", wantURL: "https://user:REDACTED@sign.example.com/", wantHost: "sign.example.com", wantPort: 443, wantTLS: true},
 		{in: "sign.example.com", wantErr: "has no scheme"},
 		{in: "ftp://sign.example.com/", wantErr: `unsupported scheme "ftp"`},
 		{in: "http:///path", wantErr: "has no host"},
@@ -95,6 +95,28 @@ func TestParseHeader(t *testing.T) {
 		name, value, err := ParseHeader(tt.in)
 		if (err == nil) != tt.ok || name != tt.name || value != tt.value {
 			t.Errorf("ParseHeader(%q) = %q, %q, %v; want %q, %q, ok %v", tt.in, name, value, err, tt.name, tt.value, tt.ok)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://user:pa55@h.test/x", "https://user:REDACTED@h.test/x"},
+		{"https://user@h.test/x", "https://user@h.test/x"},
+		{"https://h.test/x?access_token=abc&page=2", "https://h.test/x?access_token=REDACTED&page=2"},
+		{"https://h.test/x?sig=abc&X-Amz-Signature=def&q=1", "https://h.test/x?X-Amz-Signature=REDACTED&q=1&sig=REDACTED"},
+		{"https://h.test/x?q=1", "https://h.test/x?q=1"},
+	}
+	for _, tt := range tests {
+		tg, err := ParseTarget(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tg.String(); got != tt.want {
+			t.Errorf("ParseTarget(%q).String() = %q; want %q", tt.in, got, tt.want)
+		}
+		if tg.URL.String() != tt.in {
+			t.Errorf("the URL sent changed: %q; want %q", tg.URL, tt.in)
 		}
 	}
 }

@@ -70,7 +70,13 @@ type stream struct {
 	runID     string
 	seq       atomic.Int64
 
-	evidence    Evidence
+	evidence Evidence
+	quota    *quota
+}
+
+// quota is what an endpoint has left of its evidence allowance. It outlives
+// a stream: an address that leaves DNS and comes back keeps its quota.
+type quota struct {
 	failSamples atomic.Int64
 	okSample    atomic.Bool
 	mu          sync.Mutex
@@ -112,7 +118,7 @@ func newStream(ep *Endpoint, o Options) (*stream, error) {
 		requestID: o.RequestID && !userID,
 		userID:    req.Header.Get("X-Request-Id"),
 		evidence:  o.Evidence,
-		seen:      map[uint64]bool{},
+		quota:     &quota{seen: map[uint64]bool{}},
 	}, nil
 }
 
@@ -128,20 +134,21 @@ func (s *stream) takeSample(failed bool) bool {
 		return false
 	}
 	if failed {
-		return s.failSamples.Add(1) <= int64(s.evidence.Samples)
+		return s.quota.failSamples.Add(1) <= int64(s.evidence.Samples)
 	}
-	return !s.okSample.Load() && s.okSample.CompareAndSwap(false, true)
+	return !s.quota.okSample.Load() && s.quota.okSample.CompareAndSwap(false, true)
 }
 
 // firstOf reports whether h is a fingerprint the endpoint has not produced
 // before (up to maxExemplars of them).
 func (s *stream) firstOf(h uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.seen[h] || len(s.seen) >= maxExemplars {
+	q := s.quota
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.seen[h] || len(q.seen) >= maxExemplars {
 		return false
 	}
-	s.seen[h] = true
+	q.seen[h] = true
 	return true
 }
 
@@ -161,12 +168,14 @@ type worker struct {
 
 	// Dial phases: net/http dials on its own goroutine, so these are atomic.
 	// So is the first response byte, read on the connection's goroutine.
+	// Each holds the monotonic time since epoch, 0 for not yet.
+	epoch                                             time.Time
 	connStart, connDone, tlsStart, tlsDone, firstByte atomic.Int64
 }
 
 func (s *stream) newWorker(parent context.Context) *worker {
-	w := &worker{s: s, parent: parent}
-	now := func() int64 { return time.Now().UnixNano() }
+	w := &worker{s: s, parent: parent, epoch: time.Now()}
+	now := func() int64 { return int64(time.Since(w.epoch)) + 1 } // > 0: 0 means not yet
 	w.trace = &httptrace.ClientTrace{
 		ConnectStart:      func(string, string) { w.connStart.Store(now()) },
 		ConnectDone:       func(string, string, error) { w.connDone.Store(now()) },
@@ -238,7 +247,7 @@ func (w *worker) do() Result {
 	}
 	resp, err := s.transport.RoundTrip(req)
 	if err == nil {
-		w.cur.TTFB = span(w.cur.Start.UnixNano(), w.firstByte.Load())
+		w.cur.TTFB = span(int64(w.cur.Start.Sub(w.epoch))+1, w.firstByte.Load())
 		err = w.read(resp)
 	}
 	w.cur.Latency = time.Since(w.cur.Start)
@@ -282,7 +291,7 @@ func (w *worker) read(resp *http.Response) error {
 	s := w.s
 	w.cur.Status = resp.StatusCode
 	failed := s.failed(resp.StatusCode)
-	if !failed && (s.evidence.Samples <= 0 || s.okSample.Load()) {
+	if !failed && (s.evidence.Samples <= 0 || s.quota.okSample.Load()) {
 		n, err := io.Copy(io.Discard, resp.Body)
 		w.cur.Bytes = n
 		return err

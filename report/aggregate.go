@@ -88,14 +88,14 @@ func (a *Aggregator) AddEndpoint(ep *probe.Endpoint) {
 }
 
 // MarkRemoved records that endpoint id's address vanished from DNS at t.
-func (a *Aggregator) MarkRemoved(id int, t time.Time) {
-	if a.forensic[id].removed.IsZero() {
-		a.forensic[id].removed = t
-	}
-}
+func (a *Aggregator) MarkRemoved(id int, t time.Time) { a.forensic[id].removed = t }
 
-// MarkAdded records that endpoint id's address appeared in DNS at t.
-func (a *Aggregator) MarkAdded(id int, t time.Time) { a.forensic[id].added = t }
+// MarkAdded records that endpoint id's address appeared in DNS at t (again,
+// when it had vanished: the endpoint is probed once more).
+func (a *Aggregator) MarkAdded(id int, t time.Time) {
+	a.forensic[id].added = t
+	a.forensic[id].removed = time.Time{}
+}
 
 // Live returns the running counts, safe to read concurrently with Add.
 func (a *Aggregator) Live() *Live { return a.live }
@@ -152,8 +152,14 @@ func micros(d time.Duration) int64 { return min(max(d.Microseconds(), histMin), 
 // the parts the aggregator does not see.
 func (a *Aggregator) Close(r *Report) *Report {
 	r.Schema = Schema
-	secs := r.EndedAt.Sub(r.StartedAt.Time).Seconds()
-	r.DurationS = round(secs, 3)
+	r.DurationS = round(r.EndedAt.Sub(r.StartedAt.Time).Seconds(), 3)
+	// Rates are over the sending window; the wait for requests in flight
+	// after it would make them read low.
+	secs := r.SendS
+	if secs <= 0 {
+		secs = r.EndedAt.Sub(r.StartedAt.Time).Seconds()
+		r.SendS = round(secs, 3)
+	}
 	total := newTally()
 	fams := map[probe.Family]*tally{}
 	r.Endpoints = make([]Endpoint, len(a.eps))

@@ -95,7 +95,7 @@ func verdictWords(r *Report) string {
 	case VerdictNoData:
 		return "no data"
 	case VerdictSpread:
-		return "failures spread over all addresses"
+		return "failures not attributable to one address"
 	case VerdictConcentrated:
 		if fam := suspectFamily(r); fam != "" {
 			return "failures concentrate on " + familyName(fam)
@@ -182,8 +182,8 @@ func (m *mdWriter) run(r *Report) {
 	}
 	m.printf("- **Window (UTC):** %s → %s (%s, %s)\n", utc(r.StartedAt), utc(r.EndedAt), mdSecs(r.DurationS), ended)
 	t := r.Totals
-	m.printf("- **Sent:** %d requests (%s/s) to %d endpoints; %d failed", t.Requests,
-		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), t.Failed)
+	m.printf("- **Sent:** %d request%s (%s/s) to %d endpoint%s; %d failed", t.Requests, Plural(int(t.Requests)),
+		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), Plural(len(r.Endpoints)), t.Failed)
 	if t.Dropped > 0 {
 		m.printf("; %d more were due but not sent (dropped) because an endpoint already had %d requests in flight", t.Dropped, r.Plan.Concurrency)
 	}
@@ -247,7 +247,7 @@ func portWords(c Client) string {
 		return "none"
 	}
 	if c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount {
-		return fmt.Sprintf("%s (%d port%s)", joinInts(c.Ports, ", "), c.PortsCount, plural(c.PortsCount))
+		return fmt.Sprintf("%s (%d port%s)", joinInts(c.Ports, ", "), c.PortsCount, Plural(c.PortsCount))
 	}
 	return fmt.Sprintf("%d ports from %d to %d (the JSON report lists the lowest %d)", c.PortsCount, c.PortMin, c.PortMax, len(c.Ports))
 }
@@ -415,8 +415,8 @@ func (m *mdWriter) tests(r *Report) {
 	if len(v.Tests) == 0 {
 		return
 	}
-	m.printf("\n<details><summary>How the verdict was reached: %d exact test%s</summary>\n\n", len(v.Tests), plural(len(v.Tests)))
-	m.printf("Each family and each endpoint is compared with the rest of the requests by a one-sided Fisher exact test (does it fail more often than the rest?). A difference counts as significant when p is below %s divided by the number of tests (Bonferroni).\n\n", num(testAlpha))
+	m.printf("\n<details><summary>How the verdict was reached: %d exact test%s</summary>\n\n", len(v.Tests), Plural(len(v.Tests)))
+	m.printf("Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?). A difference counts as significant when p is below %s divided by the number of tests (Bonferroni).\n\n", num(testAlpha))
 	var rows [][]string
 	for _, t := range v.Tests {
 		restRate := 0.0
@@ -660,7 +660,7 @@ func (m *mdWriter) samples(r *Report) {
 				b.WriteString(k + ": " + s.Headers[k] + "\n")
 			}
 		}
-		m.printf("\n<details><summary>Response headers of the %d request%s above (secrets redacted)</summary>\n\n", len(e.Samples), plural(len(e.Samples)))
+		m.printf("\n<details><summary>Response headers of the %d request%s above (secrets redacted)</summary>\n\n", len(e.Samples), Plural(len(e.Samples)))
 		m.code("http", b.String())
 		m.printf("\n</details>\n")
 	}

@@ -220,7 +220,7 @@ func requestIDWords(r *Report) string {
 		}
 	}
 	if len(ids) == 0 {
-		return "none recorded (pinprobe adds a unique one to every request unless run with `--no-request-id`)"
+		return "none in this report: no request was kept as a sample (`--samples 0`), or the run used `--no-request-id`"
 	}
 	ids = dedupe(ids)
 	for i, id := range ids {

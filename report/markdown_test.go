@@ -285,7 +285,7 @@ func TestMarkdownTitle(t *testing.T) {
 			Verdict{Status: VerdictConcentrated, Suspects: []Suspect{sus("192.0.2.2", "ipv4")}},
 			"failures concentrate on 192.0.2.2"},
 		{"ok", nil, Verdict{Status: VerdictOK}, "no failures"},
-		{"spread", nil, Verdict{Status: VerdictSpread}, "failures spread over all addresses"},
+		{"spread", nil, Verdict{Status: VerdictSpread}, "failures not attributable to one address"},
 	}
 	for _, tt := range tests {
 		r := &Report{Endpoints: tt.endpoints, Verdict: tt.verdict}

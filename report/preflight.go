@@ -19,17 +19,21 @@ func Preflight(w io.Writer, eps []*probe.Endpoint, checks []probe.Check, all boo
 		}
 	}
 	if !all && failed == 0 {
-		t.printf("pinprobe: preflight: all %d endpoint%s connect%s\n", len(checks), plural(len(checks)), tlsNote(eps))
+		if len(checks) == 1 {
+			t.printf("pinprobe: preflight: the endpoint connects%s\n", tlsNote(eps))
+		} else {
+			t.printf("pinprobe: preflight: all %d endpoints connect%s\n", len(checks), tlsNote(eps))
+		}
 		return t.err
 	}
 	if all {
-		t.printf("PREFLIGHT  %d of %d endpoint%s connect%s\n", len(checks)-failed, len(checks), plural(len(checks)), tlsNote(eps))
+		t.printf("PREFLIGHT  %d of %d endpoint%s connect%s\n", len(checks)-failed, len(checks), Plural(len(checks)), tlsNote(eps))
 	} else {
 		verb := "fail"
 		if failed == 1 {
 			verb = "fails"
 		}
-		t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (probed anyway):\n", failed, len(checks), plural(len(checks)), verb)
+		t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (probed anyway):\n", failed, len(checks), Plural(len(checks)), verb)
 	}
 	var rows [][]string
 	var failing []bool
@@ -68,7 +72,8 @@ func tlsNote(eps []*probe.Endpoint) string {
 	return " (TCP)"
 }
 
-func plural(n int) string {
+// Plural returns "s" unless n is 1: fmt.Sprintf("%d endpoint%s", n, Plural(n)).
+func Plural(n int) string {
 	if n == 1 {
 		return ""
 	}

@@ -14,6 +14,7 @@ type Renderer func(io.Writer, *Report) error
 func JSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // bodies hold HTML; keep them readable
 	if err := enc.Encode(r); err != nil {
 		return fmt.Errorf("write json report: %w", err)
 	}

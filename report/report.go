@@ -9,12 +9,15 @@ const Schema = "pinprobe.report/v1"
 
 // Report is the pinprobe.report/v1 document (see DESIGN.md).
 type Report struct {
-	Schema      string            `json:"schema"`
-	Version     string            `json:"version"`
-	Command     []string          `json:"command"`
-	StartedAt   Time              `json:"started_at"`
-	EndedAt     Time              `json:"ended_at"`
-	DurationS   float64           `json:"duration_s"`
+	Schema    string   `json:"schema"`
+	Version   string   `json:"version"`
+	Command   []string `json:"command"`
+	StartedAt Time     `json:"started_at"`
+	EndedAt   Time     `json:"ended_at"`
+	DurationS float64  `json:"duration_s"`
+	// SendS is how long requests were being sent: the run's duration less
+	// the final wait for requests in flight. Every rps is over this window.
+	SendS       float64           `json:"send_s"`
 	Interrupted bool              `json:"interrupted"`
 	Plan        Plan              `json:"plan"`
 	DNS         []DNS             `json:"dns"`

@@ -144,6 +144,17 @@ func (t *textWriter) phases(r *Report) {
 	t.table(head, rows, nil, failing)
 }
 
+// dnsNote marks an endpoint whose address appeared or vanished during the run.
+func dnsNote(e *Endpoint) string {
+	switch {
+	case e.RemovedAt != nil:
+		return " (left DNS " + e.RemovedAt.UTC().Format("15:04:05") + ")"
+	case e.AddedAt != nil:
+		return " (in DNS from " + e.AddedAt.UTC().Format("15:04:05") + ")"
+	}
+	return ""
+}
+
 func phaseCell(p Phase) string {
 	if p.Count == 0 {
 		return "-"
@@ -199,7 +210,7 @@ func (t *textWriter) samples(r *Report) {
 	if len(rows) == 0 {
 		return
 	}
-	t.printf("\nFAILED REQUESTS (first of each address; all in the JSON report)\n")
+	t.printf("\nFAILED REQUESTS (the first two of each failing address; every sample is in the JSON and Markdown reports)\n")
 	t.table([]string{"ADDRESS", "AT (UTC)", "STATUS", "X-REQUEST-ID", "LOCAL → REMOTE", "CONN", "LATENCY"}, rows, nil, nil)
 }
 
@@ -264,7 +275,7 @@ func (t *textWriter) endpoints(r *Report) {
 		var failing []bool
 		for _, i := range byTarget[target] {
 			e := &r.Endpoints[i]
-			rows = append(rows, append([]string{mark(&e.Stats), e.Address, e.Family}, statsCells(&e.Stats)...))
+			rows = append(rows, append([]string{mark(&e.Stats), e.Address + dnsNote(e), e.Family}, statsCells(&e.Stats)...))
 			failing = append(failing, e.Failed > 0)
 		}
 		t.table(head, rows, right, failing)
