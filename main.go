@@ -152,18 +152,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		TLS: c.tls, Concurrency: c.concurrency,
 	}
 	if c.preflight {
-		checks := probe.Preflight(ctx, eps, conn)
-		report.Preflight(stdout, eps, checks, true)
-		for _, ch := range checks {
-			if ch.Err != nil {
-				return exitFail
-			}
-		}
-		return exitOK
+		return c.preflightOnly(ctx, eps, conn, stdout, say)
 	}
 	if !c.noPreflight {
 		checks := probe.Preflight(ctx, eps, conn)
-		report.Preflight(stderr, eps, checks, false)
+		if err := report.Preflight(stderr, eps, checks, false); err != nil {
+			say("%s", err)
+		}
 	}
 	say("%s", c.plan(eps))
 
@@ -245,6 +240,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitInterrupted
 	}
 	return code
+}
+
+// preflightOnly is --preflight: check every endpoint, print the checks (JSON
+// with --format json, and to -o), exit 1 when any fails.
+func (c *config) preflightOnly(ctx context.Context, eps []*probe.Endpoint, conn probe.ConnOptions, stdout io.Writer, say func(string, ...any)) int {
+	checks := probe.Preflight(ctx, eps, conn)
+	var err error
+	if c.format.value == "json" {
+		err = report.PreflightJSON(stdout, eps, checks)
+	} else {
+		err = report.Preflight(stdout, eps, checks, true)
+	}
+	if err == nil && c.output != "" {
+		var f *os.File
+		if f, err = os.Create(c.output); err == nil {
+			err = report.PreflightJSON(f, eps, checks)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		say("%s", err)
+		return exitUsage
+	}
+	if ctx.Err() != nil {
+		return exitInterrupted
+	}
+	for _, ch := range checks {
+		if ch.Err != nil {
+			return exitFail
+		}
+	}
+	return exitOK
 }
 
 // targets builds the request of every URL argument.

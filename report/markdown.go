@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -850,5 +851,5 @@ func hostHeaders(r *Report) []string {
 		}
 	}
 	sort.Strings(hosts)
-	return compactStrings(hosts)
+	return slices.Compact(hosts)
 }

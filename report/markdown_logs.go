@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -196,7 +197,7 @@ func requestPaths(r *Report) []string {
 		}
 	}
 	sort.Strings(paths)
-	return compactStrings(paths)
+	return slices.Compact(paths)
 }
 
 var requestIDPattern = regexp.MustCompile(`^(pinprobe-[0-9a-f]+-)[0-9]+-[0-9]+$`)
@@ -230,7 +231,7 @@ func requestIDWords(r *Report) string {
 		return "the samples above carried " + strings.Join(ids, ", ")
 	}
 	sort.Strings(prefixes)
-	prefixes = compactStrings(prefixes)
+	prefixes = slices.Compact(prefixes)
 	for i, p := range prefixes {
 		prefixes[i] = codeSpan(p)
 	}

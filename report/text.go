@@ -293,16 +293,6 @@ func (t *textWriter) summary(r *Report) {
 	t.printf("%s  %s\n", t.style(code, label), v.Summary)
 }
 
-func compactStrings(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // table prints rows in aligned columns, two spaces apart, indented by two.
 func (t *textWriter) table(head []string, rows [][]string, right, failing []bool) {
 	all := rows
