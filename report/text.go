@@ -63,10 +63,14 @@ func (t *textWriter) header(r *Report) {
 	if !r.Plan.Max {
 		planned = fmt.Sprintf("%s req/s planned", num(r.Plan.Rate))
 	}
-	t.printf("%s %s · %s – %s UTC (%.1fs) · %s, %s achieved · %d requests · %d dropped\n",
+	took := fmt.Sprintf("%.1fs", r.DurationS)
+	if r.SendS > 0 && r.DurationS-r.SendS >= 0.5 {
+		took = fmt.Sprintf("%.1fs sending, then %.1fs waiting for requests in flight", r.SendS, r.DurationS-r.SendS)
+	}
+	t.printf("%s %s · %s – %s UTC (%s) · %s, %s achieved · %d requests · %d dropped\n",
 		t.style(ansiBold, "pinprobe"), r.Version,
 		r.StartedAt.UTC().Format("2006-01-02 15:04:05"), r.EndedAt.UTC().Format("15:04:05"),
-		r.DurationS, planned, strconv.FormatFloat(r.Totals.RPS, 'f', 1, 64), r.Totals.Requests, r.Totals.Dropped)
+		took, planned, strconv.FormatFloat(r.Totals.RPS, 'f', 1, 64), r.Totals.Requests, r.Totals.Dropped)
 	if r.Interrupted {
 		t.printf("%s\n", t.style(ansiRed+ansiBold, fmt.Sprintf(
 			"INTERRUPTED after %.1fs: this report covers every request sent until then.", r.DurationS)))
