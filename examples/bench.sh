@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark pinprobe against a loopback nginx (1 worker) and hey in the same run.
 #
-#   bash examples/bench.sh [SECONDS]        (default 10 s per measurement)
+#   bash examples/bench.sh [SECONDS [ROUNDS]]   (default 10 s per measurement, 3 rounds)
 #
 # Installs nginx and hey from Debian's packages when missing (needs root),
 # starts nginx on 127.0.0.1 with its own config in a temp dir, and prints:
@@ -13,6 +13,7 @@
 # ratios of one run: machines here are shared and noisy.
 set -euo pipefail
 secs=${1:-10}
+rounds=${2:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
 need=()
 command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need+=(nginx)
@@ -52,22 +53,27 @@ cpu() { awk '{printf "%.3f", $1+$2}' "$work/time"; }
 rss() { awk '{print $3}' "$work/time"; }
 json() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
 
-timed hey -c 50 -z "${secs}s" "http://127.0.0.1:$port/" >"$work/hey.txt"
-hey_rps=$(awk '/Requests\/sec/ {print $2}' "$work/hey.txt")
-hey_n=$(awk '/\[200\]/ {print $2}' "$work/hey.txt")
-hey_cpu=$(cpu)
-printf 'hey -c 50            %8.0f req/s  %6.1f µs CPU/request  (%s requests)\n' \
-  "$hey_rps" "$(echo "$hey_cpu $hey_n" | awk '{print $1/$2*1e6}')" "$hey_n"
-
-timed "${pin[@]}" --rate max -c 50 -d "${secs}s" "$url" >"$work/max.json"
-n=$(json "$work/max.json" 'd["totals"]["requests"]')
-rps=$(json "$work/max.json" 'd["totals"]["rps"]')
-failed=$(json "$work/max.json" 'd["totals"]["failed"]')
-printf 'pinprobe --rate max  %8.0f req/s  %6.1f µs CPU/request  (%s requests, %s failed)\n' \
-  "$rps" "$(echo "$(cpu) $n" | awk '{print $1/$2*1e6}')" "$n" "$failed"
-printf 'ratio pinprobe/hey:  throughput %.2f, CPU per request %.2f\n' \
-  "$(echo "$rps $hey_rps" | awk '{print $1/$2}')" \
-  "$(echo "$(cpu) $n $hey_cpu $hey_n" | awk '{print ($1/$2)/($3/$4)}')"
+# Saturation: hey and pinprobe alternate, $rounds rounds each, medians compared
+# (the machine is shared and noisy: one pair of runs proves little).
+: >"$work/sat.txt"
+for round in $(seq "$rounds"); do
+  timed hey -c 50 -z "${secs}s" "http://127.0.0.1:$port/" >"$work/hey.txt"
+  echo "hey $(awk '/Requests\/sec/ {print $2}' "$work/hey.txt") $(cpu) $(awk '/\[200\]/ {print $2}' "$work/hey.txt")" >>"$work/sat.txt"
+  timed "${pin[@]}" --rate max -c 50 -d "${secs}s" "$url" >"$work/max.json"
+  echo "pinprobe $(json "$work/max.json" 'd["totals"]["rps"]') $(cpu) $(json "$work/max.json" 'd["totals"]["requests"]')" >>"$work/sat.txt"
+done
+python3 - "$work/sat.txt" <<'PY'
+import statistics, sys
+runs = {"hey": [], "pinprobe": []}
+for line in open(sys.argv[1]):
+    tool, rps, cpu, n = line.split()
+    runs[tool].append((float(rps), float(cpu) / float(n) * 1e6))
+med = {t: (statistics.median(r for r, _ in v), statistics.median(c for _, c in v)) for t, v in runs.items()}
+for t, label in (("hey", "hey -c 50           "), ("pinprobe", "pinprobe --rate max ")):
+    each = ", ".join(f"{r:.0f}" for r, _ in runs[t])
+    print(f"{label} {med[t][0]:8.0f} req/s  {med[t][1]:6.1f} µs CPU/request  (medians of {len(runs[t])} runs: {each} req/s)")
+print(f"ratio pinprobe/hey:  throughput {med['pinprobe'][0] / med['hey'][0]:.2f}, CPU per request {med['pinprobe'][1] / med['hey'][1]:.2f}")
+PY
 
 timed "${pin[@]}" --rate 2000 -c 50 -d "${secs}s" "$url" >"$work/r2000.json"
 n=$(json "$work/r2000.json" 'd["totals"]["requests"]')
