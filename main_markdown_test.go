@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"net"
 	"strings"
 	"testing"
 )
@@ -12,14 +9,10 @@ import (
 // report names the failing family in its title, carries the Azure log query,
 // and shows the failing address.
 func TestDemoMarkdown(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
-	defer cancel()
-	var out, errb bytes.Buffer
-	code := run(ctx, []string{"--demo", "-q", "--duration", "1s", "--rate", "60", "--format", "markdown"}, &out, &errb)
+	code, doc, stderr := pinprobe(t, "--demo", "-q", "--duration", "1s", "--rate", "60", "--format", "markdown")
 	if code != exitOK {
-		t.Fatalf("exit %d; want 0; stderr:\n%s", code, errb.String())
+		t.Fatalf("exit %d; want 0; stderr:\n%s", code, stderr)
 	}
-	doc := out.String()
 	title, _, _ := strings.Cut(doc, "\n")
 	if !strings.HasPrefix(title, "# pinprobe: failures concentrate on ") || !strings.HasSuffix(title, " — "+demoHost) {
 		t.Errorf("title = %q; want \"# pinprobe: failures concentrate on … — %s\"", title, demoHost)
@@ -40,13 +33,4 @@ func TestDemoMarkdown(t *testing.T) {
 	if strings.Contains(doc, "\x1b[") {
 		t.Errorf("markdown report contains ANSI escapes")
 	}
-}
-
-func hasIPv6Loopback() bool {
-	ln, err := net.Listen("tcp6", "[::1]:0")
-	if err != nil {
-		return false
-	}
-	ln.Close()
-	return true
 }

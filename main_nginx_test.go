@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -37,21 +35,13 @@ func nginxBinary(t *testing.T) string {
 // each address and put every 502 on ::1.
 func TestNginxGatewayIPv6Backend(t *testing.T) {
 	nginx := nginxBinary(t)
-	if ln, err := net.Listen("tcp6", "[::1]:0"); err != nil {
-		t.Skipf("no IPv6 loopback here: %v", err)
-	} else {
-		ln.Close()
+	if !hasIPv6Loopback() {
+		t.Skip("no IPv6 loopback here")
 	}
 
-	backend := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintln(w, "signed")
-	})}
-	bl, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go backend.Serve(bl)
-	t.Cleanup(func() { backend.Close() })
+	backend := startFleet(t, fleetOpts{each: func(n int64, r *http.Request) answer {
+		return answer{status: http.StatusOK, body: "signed\n"}
+	}}, "127.0.0.1")
 
 	dead, err := net.Listen("tcp6", "[::1]:0")
 	if err != nil {
@@ -60,7 +50,10 @@ func TestNginxGatewayIPv6Backend(t *testing.T) {
 	deadAddr := dead.Addr().String()
 	dead.Close()
 
-	port := freePortBoth(t)
+	port, lns := listenPort(t, "127.0.0.1", "::1") // a port free on both, for nginx
+	for _, ln := range lns {
+		ln.Close()
+	}
 	dir := t.TempDir()
 	conf := fmt.Sprintf(`worker_processes 1;
 daemon off;
@@ -73,7 +66,7 @@ http {
   server { listen 127.0.0.1:%[2]d; location / { proxy_pass http://%[3]s; } }
   server { listen [::1]:%[2]d; location / { proxy_pass http://%[4]s; } }
 }
-`, dir, port, bl.Addr().String(), deadAddr)
+`, dir, port, net.JoinHostPort("127.0.0.1", strconv.Itoa(backend.port)), deadAddr)
 	confPath := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -92,26 +85,13 @@ http {
 	waitListening(t, "[::1]:"+strconv.Itoa(port), &nginxErr)
 
 	host := "gw.test:" + strconv.Itoa(port)
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{
-		"-q", "--format", "json", "--rate", "400", "--requests", "80",
-		"--resolve", host + ":127.0.0.1,::1", "http://" + host + "/sign",
-	}, &stdout, &stderr)
+	code, stdout, stderr := pinprobe(t, "-q", "--format", "json", "--rate", "400", "--requests", "80",
+		"--resolve", host+":127.0.0.1,::1", "http://"+host+"/sign")
 	if code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
-	var rep struct {
-		Families  map[string]struct{ Requests, Failed int64 }
-		Endpoints []struct {
-			Address        string
-			Requests, OK   int64
-			Failed         int64
-			Status, Errors map[string]int64
-		}
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("decode report: %v\n%s", err, stdout.String())
-	}
+	rep := decodeReport(t, []byte(stdout))
+	checkReport(t, rep)
 	if got := rep.Families["ipv6"]; got.Requests == 0 || got.Failed != got.Requests {
 		t.Errorf("ipv6 family: got %d failed of %d; want all failed", got.Failed, got.Requests)
 	}
@@ -132,25 +112,6 @@ http {
 			t.Errorf("unexpected endpoint %s", e.Address)
 		}
 	}
-}
-
-// freePortBoth returns a port free on both 127.0.0.1 and [::1].
-func freePortBoth(t *testing.T) int {
-	for range 20 {
-		l4, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l4.Addr().(*net.TCPAddr).Port
-		l6, err := net.Listen("tcp6", "[::1]:"+strconv.Itoa(port))
-		l4.Close()
-		if err == nil {
-			l6.Close()
-			return port
-		}
-	}
-	t.Fatal("no port free on both 127.0.0.1 and [::1]")
-	return 0
 }
 
 func waitListening(t *testing.T, addr string, log *bytes.Buffer) {

@@ -1,29 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// runArgs runs pinprobe with args and returns its exit code and outputs.
-func runArgs(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
-}
-
 // --preflight honours --format json.
 func TestPreflightJSON(t *testing.T) {
-	code, stdout, stderr := runArgs(t, "--preflight", "--format", "json", "http://127.0.0.1:1/")
+	code, stdout, stderr := pinprobe(t, "--preflight", "--format", "json", "http://127.0.0.1:1/")
 	var doc struct {
 		Schema string
 		Checks []struct {
@@ -43,34 +30,15 @@ func TestPreflightJSON(t *testing.T) {
 // Rates are over the sending window: requests sent in 0.3 s to a backend
 // that answers after 0.6 s are not divided by the wait for them.
 func TestRateExcludesTheWaitForRequestsInFlight(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(600 * time.Millisecond) // a slow backend, not synchronisation
-	}))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
-	port := ln.Addr().(*net.TCPAddr).Port
-	code, stdout, stderr := runArgs(t, "-q", "--no-preflight", "-d", "300ms", "-r", "20", "-c", "50", "--format", "json",
-		"http://127.0.0.1:"+strconv.Itoa(port)+"/")
+	f := startFleet(t, fleetOpts{each: delayed(600 * time.Millisecond)}, "127.0.0.1") // a slow backend, not synchronisation
+	code, stdout, stderr := pinprobe(t, "-q", "--no-preflight", "-d", "300ms", "-r", "20", "-c", "50", "--format", "json",
+		"http://127.0.0.1:"+strconv.Itoa(f.port)+"/")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep struct {
-		DurationS float64 `json:"duration_s"`
-		SendS     float64 `json:"send_s"`
-		Totals    struct {
-			Requests int64
-			RPS      float64
-		}
-	}
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := decodeReport(t, []byte(stdout))
+	checkReport(t, rep)
+	f.compareHits(t, rep)
 	if rep.SendS < 0.29 || rep.SendS > 0.4 || rep.DurationS < 0.8 {
 		t.Errorf("send_s %.3f, duration_s %.3f; want sending ~0.3 s and the run ~0.9 s", rep.SendS, rep.DurationS)
 	}
@@ -89,7 +57,7 @@ func TestInvalidRequestPartsAreUsageErrors(t *testing.T) {
 		{"-c", "10001"},
 		{"--samples", "1001"},
 	} {
-		code, stdout, stderr := runArgs(t, append(args, "http://127.0.0.1:1/")...)
+		code, stdout, stderr := pinprobe(t, append(args, "http://127.0.0.1:1/")...)
 		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, args[0]) && !strings.Contains(stderr, "--") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the flag", args, code, stdout, stderr)
 		}

@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -20,577 +18,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/miekg/dns"
 	"github.com/spf13/pflag"
-
-	"pinprobe/report"
 )
-
-// runTimeout bounds every run() of these tests: a hung run is cancelled and
-// then fails on its exit code instead of hanging the test binary.
-const runTimeout = 30 * time.Second
-
-// pinprobe runs the command through run() and returns its exit code, stdout
-// and stderr. A panic fails the test with the arguments that caused it.
-func pinprobe(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
-	defer cancel()
-	return pinprobeCtx(t, ctx, args...)
-}
-
-func pinprobeCtx(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				t.Fatalf("pinprobe %s: panic: %v", strings.Join(args, " "), p)
-			}
-		}()
-		code = run(ctx, args, &out, &errOut)
-	}()
-	return code, out.String(), errOut.String()
-}
-
-// ---------------------------------------------------------------------------
-// Loopback backends
-
-// fleet is a set of HTTP servers on one port of several loopback addresses.
-// Every server counts the requests it handles and checks, server side, that
-// each arrived on its own address with the Host header of the probed URL.
-type fleet struct {
-	host     string // host name the requests must carry
-	port     int
-	backends []*backend
-
-	total    atomic.Int64
-	notifyAt int64         // close reached when total hits this; 0 = never
-	reached  chan struct{} // closed at the notifyAt-th request
-	hold     bool          // requests from the notifyAt-th on wait for release
-	release  chan struct{}
-	once     sync.Once
-}
-
-type backend struct {
-	f      *fleet
-	addr   netip.Addr
-	status int
-	delay  time.Duration
-
-	hits     atomic.Int64
-	inFlight atomic.Int64
-	misplace atomic.Int64 // requests that arrived on another address or with another Host
-	srv      *httptest.Server
-}
-
-// fleetOpts configure startFleet.
-type fleetOpts struct {
-	host     string               // Host header expected; "app.test" when empty
-	status   func(netip.Addr) int // status per address; 200 when nil
-	delay    time.Duration        // per request, before answering
-	notifyAt int64                // see fleet.reached
-	hold     bool                 // see fleet.hold
-}
-
-// startFleet starts one server per host, all on the same port.
-func startFleet(t *testing.T, o fleetOpts, hosts ...string) *fleet {
-	t.Helper()
-	if o.host == "" {
-		o.host = "app.test"
-	}
-	port, lns := listenPort(t, hosts...)
-	f := &fleet{host: o.host, port: port, notifyAt: o.notifyAt, reached: make(chan struct{}),
-		hold: o.hold, release: make(chan struct{})}
-	for _, ln := range lns {
-		ap := ln.Addr().(*net.TCPAddr).AddrPort()
-		b := &backend{f: f, addr: ap.Addr().Unmap(), status: http.StatusOK, delay: o.delay}
-		if o.status != nil {
-			b.status = o.status(b.addr)
-		}
-		b.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			b.serve(w, r)
-		}))
-		b.srv.Listener.Close()
-		b.srv.Listener = ln
-		b.srv.Start()
-		t.Cleanup(b.srv.Close)
-		f.backends = append(f.backends, b)
-	}
-	t.Cleanup(f.releaseHeld) // runs before the servers' Close, which waits for held requests
-	return f
-}
-
-func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
-	f := b.f
-	b.hits.Add(1)
-	b.inFlight.Add(1)
-	defer b.inFlight.Add(-1)
-	local, _ := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
-	if local == nil || local.AddrPort().Addr().Unmap() != b.addr || r.Host != net.JoinHostPort(f.host, strconv.Itoa(f.port)) {
-		b.misplace.Add(1)
-	}
-	n := f.total.Add(1)
-	if n == f.notifyAt {
-		close(f.reached)
-	}
-	if f.hold && f.notifyAt > 0 && n >= f.notifyAt {
-		select {
-		case <-f.release:
-		case <-r.Context().Done():
-		}
-	}
-	if b.delay > 0 {
-		tm := time.NewTimer(b.delay)
-		select {
-		case <-tm.C:
-		case <-r.Context().Done():
-			tm.Stop()
-		}
-	}
-	w.Header().Set("Content-Type", "text/plain")
-	w.WriteHeader(b.status)
-	fmt.Fprintf(w, "%s answers %d\n", b.addr, b.status)
-}
-
-// releaseHeld lets the held requests (see fleetOpts.hold) be answered.
-func (f *fleet) releaseHeld() { f.once.Do(func() { close(f.release) }) }
-
-// hits returns the server-side request count of every address.
-func (f *fleet) hits() map[string]int64 {
-	m := map[string]int64{}
-	for _, b := range f.backends {
-		m[b.addr.String()] = b.hits.Load()
-	}
-	return m
-}
-
-// checkPlacement fails the test if any request reached a server on the wrong
-// address or with the wrong Host header.
-func (f *fleet) checkPlacement(t *testing.T) {
-	t.Helper()
-	for _, b := range f.backends {
-		if n := b.misplace.Load(); n != 0 {
-			t.Errorf("server %s: %d requests arrived on another address or with a Host other than %s:%d", b.addr, n, f.host, f.port)
-		}
-	}
-}
-
-// url is the probed URL of the fleet.
-func (f *fleet) url() string { return fmt.Sprintf("http://%s:%d/", f.host, f.port) }
-
-// resolve is the --resolve value that maps the fleet's host to its addresses.
-func (f *fleet) resolve() string {
-	var addrs []string
-	for _, b := range f.backends {
-		addrs = append(addrs, b.addr.String())
-	}
-	return fmt.Sprintf("%s:%d:%s", f.host, f.port, strings.Join(addrs, ","))
-}
-
-// listenPort binds one TCP port on every host: a free port on the first,
-// then the same port on the others, starting over with a new port when one
-// is taken there. It skips the test when the machine lacks an address
-// (127.0.0.2 on macOS, ::1 without IPv6).
-func listenPort(t *testing.T, hosts ...string) (int, []net.Listener) {
-	t.Helper()
-	var lastErr error
-	for range 50 {
-		first, err := net.Listen("tcp", net.JoinHostPort(hosts[0], "0"))
-		if err != nil {
-			t.Fatalf("listen on %s: %v", hosts[0], err)
-		}
-		port := first.Addr().(*net.TCPAddr).Port
-		lns := []net.Listener{first}
-		retry := false
-		for _, h := range hosts[1:] {
-			ln, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port)))
-			if err == nil {
-				lns = append(lns, ln)
-				continue
-			}
-			for _, l := range lns {
-				l.Close()
-			}
-			if !errors.Is(err, syscall.EADDRINUSE) {
-				t.Skipf("this machine cannot listen on %s: %v", h, err)
-			}
-			retry, lastErr = true, err
-			break
-		}
-		if !retry {
-			return port, lns
-		}
-	}
-	t.Fatalf("no port free on all of %v: %v", hosts, lastErr)
-	return 0, nil
-}
-
-// ---------------------------------------------------------------------------
-// A DNS server on loopback
-
-// dnsServer answers A and AAAA queries from a table; every other name is
-// NXDOMAIN. It returns "127.0.0.1:PORT" for --dns-server.
-func dnsServer(t *testing.T, records map[string][]netip.Addr) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("dns: listen: %v", err)
-	}
-	zone := map[string][]netip.Addr{}
-	for name, addrs := range records {
-		zone[dns.Fqdn(strings.ToLower(name))] = addrs
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(q)
-		m.Authoritative = true
-		if len(q.Question) != 1 {
-			m.Rcode = dns.RcodeFormatError
-			w.WriteMsg(m)
-			return
-		}
-		qq := q.Question[0]
-		addrs, ok := zone[strings.ToLower(qq.Name)]
-		if !ok {
-			m.Rcode = dns.RcodeNameError
-			w.WriteMsg(m)
-			return
-		}
-		hdr := dns.RR_Header{Name: qq.Name, Class: dns.ClassINET, Ttl: 60}
-		for _, a := range addrs {
-			switch {
-			case qq.Qtype == dns.TypeA && a.Is4():
-				hdr.Rrtype = dns.TypeA
-				m.Answer = append(m.Answer, &dns.A{Hdr: hdr, A: a.AsSlice()})
-			case qq.Qtype == dns.TypeAAAA && a.Is6():
-				hdr.Rrtype = dns.TypeAAAA
-				m.Answer = append(m.Answer, &dns.AAAA{Hdr: hdr, AAAA: a.AsSlice()})
-			}
-		}
-		w.WriteMsg(m)
-	})}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go srv.ActivateAndServe()
-	<-started
-	t.Cleanup(func() { srv.Shutdown() })
-	return pc.LocalAddr().String()
-}
-
-// ---------------------------------------------------------------------------
-// The JSON report as a user's script sees it (deliberately not report.Report)
-
-type jsonReport struct {
-	Schema      string               `json:"schema"`
-	Version     string               `json:"version"`
-	Command     []string             `json:"command"`
-	StartedAt   string               `json:"started_at"`
-	EndedAt     string               `json:"ended_at"`
-	DurationS   float64              `json:"duration_s"`
-	Interrupted bool                 `json:"interrupted"`
-	DNS         []jsonDNS            `json:"dns"`
-	Totals      jsonStats            `json:"totals"`
-	Families    map[string]jsonStats `json:"families"`
-	Endpoints   []jsonEndpoint       `json:"endpoints"`
-}
-
-type jsonDNS struct {
-	Host      string   `json:"host"`
-	Port      int      `json:"port"`
-	Source    string   `json:"source"`
-	Addresses []string `json:"addresses"`
-	Error     string   `json:"error"`
-}
-
-type jsonStats struct {
-	Requests    int64            `json:"requests"`
-	OK          int64            `json:"ok"`
-	Failed      int64            `json:"failed"`
-	FailureRate float64          `json:"failure_rate"`
-	Dropped     int64            `json:"dropped"`
-	Status      map[string]int64 `json:"status"`
-	Errors      map[string]int64 `json:"errors"`
-	LatencyMS   struct {
-		Min  float64 `json:"min"`
-		Mean float64 `json:"mean"`
-		P50  float64 `json:"p50"`
-		P90  float64 `json:"p90"`
-		P99  float64 `json:"p99"`
-		P999 float64 `json:"p999"`
-		Max  float64 `json:"max"`
-	} `json:"latency_ms"`
-	HDR string `json:"hdr"`
-}
-
-type jsonEndpoint struct {
-	jsonStats
-	Target  string `json:"target"`
-	Host    string `json:"host"`
-	Address string `json:"address"`
-	Port    int    `json:"port"`
-	Family  string `json:"family"`
-}
-
-// decodeReport decodes a JSON report and checks that every key of the
-// contract this issue covers is present, at every level.
-func decodeReport(t *testing.T, b []byte) *jsonReport {
-	t.Helper()
-	var rep jsonReport
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("decode report: %v\n%s", err, b)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatalf("decode report: %v", err)
-	}
-	requireKeys(t, "report", raw, "schema", "version", "command", "started_at", "ended_at", "duration_s",
-		"interrupted", "dns", "totals", "families", "endpoints")
-	requireStatsKeys(t, "totals", raw["totals"])
-	fams, _ := raw["families"].(map[string]any)
-	for name, s := range fams {
-		requireStatsKeys(t, "families."+name, s)
-	}
-	eps, _ := raw["endpoints"].([]any)
-	for i, e := range eps {
-		scope := fmt.Sprintf("endpoints[%d]", i)
-		requireStatsKeys(t, scope, e)
-		m, _ := e.(map[string]any)
-		requireKeys(t, scope, m, "target", "host", "address", "port", "family")
-	}
-	ds, _ := raw["dns"].([]any)
-	for i, d := range ds {
-		m, _ := d.(map[string]any)
-		requireKeys(t, fmt.Sprintf("dns[%d]", i), m, "host", "source", "addresses")
-	}
-	return &rep
-}
-
-func requireStatsKeys(t *testing.T, scope string, v any) {
-	t.Helper()
-	m, ok := v.(map[string]any)
-	if !ok {
-		t.Errorf("%s: not an object: %v", scope, v)
-		return
-	}
-	requireKeys(t, scope, m, "requests", "ok", "failed", "failure_rate", "dropped", "status", "errors", "latency_ms", "hdr")
-	lat, _ := m["latency_ms"].(map[string]any)
-	requireKeys(t, scope+".latency_ms", lat, "min", "mean", "p50", "p90", "p99", "p999", "max")
-}
-
-func requireKeys(t *testing.T, scope string, m map[string]any, keys ...string) {
-	t.Helper()
-	for _, k := range keys {
-		if _, ok := m[k]; !ok {
-			t.Errorf("%s: no %q key", scope, k)
-		}
-	}
-}
-
-var jsonTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
-
-// checkReport asserts the invariants every report must keep: timestamps,
-// requests == ok + failed at every level, consistent failure rates,
-// percentiles in order, histograms that decode to the request count, and
-// endpoint sums equal to family sums equal to totals.
-func checkReport(t *testing.T, rep *jsonReport) {
-	t.Helper()
-	if rep.Schema != "pinprobe.report/v1" {
-		t.Errorf("schema = %q; want pinprobe.report/v1", rep.Schema)
-	}
-	if rep.Version != version {
-		t.Errorf("version = %q; want %q", rep.Version, version)
-	}
-	if len(rep.Command) == 0 || rep.Command[0] != "pinprobe" {
-		t.Errorf("command = %q; want it to start with pinprobe", rep.Command)
-	}
-	for name, s := range map[string]string{"started_at": rep.StartedAt, "ended_at": rep.EndedAt} {
-		if !jsonTime.MatchString(s) {
-			t.Errorf("%s = %q; want YYYY-MM-DDTHH:MM:SS.mmmZ", name, s)
-		}
-	}
-	start, err1 := time.Parse(time.RFC3339Nano, rep.StartedAt)
-	end, err2 := time.Parse(time.RFC3339Nano, rep.EndedAt)
-	if err1 == nil && err2 == nil {
-		if end.Before(start) {
-			t.Errorf("ended_at %s before started_at %s", rep.EndedAt, rep.StartedAt)
-		}
-		if d := end.Sub(start).Seconds(); abs(d-rep.DurationS) > 0.0015 {
-			t.Errorf("duration_s = %v; want ended_at - started_at = %v", rep.DurationS, d)
-		}
-	}
-
-	checkStats(t, "totals", &rep.Totals)
-	for name, s := range rep.Families {
-		checkStats(t, "families."+name, &s)
-		if name != "ipv4" && name != "ipv6" {
-			t.Errorf("families has %q; want only ipv4 and ipv6", name)
-		}
-	}
-	famSum := map[string]*jsonStats{}
-	for i := range rep.Endpoints {
-		e := &rep.Endpoints[i]
-		scope := "endpoint " + e.Address
-		checkStats(t, scope, &e.jsonStats)
-		a, err := netip.ParseAddr(e.Address)
-		switch {
-		case err != nil:
-			t.Errorf("%s: address does not parse: %v", scope, err)
-		case a.Is4() && e.Family != "ipv4", !a.Is4() && e.Family != "ipv6":
-			t.Errorf("%s: family = %q; wrong for the address", scope, e.Family)
-		}
-		if famSum[e.Family] == nil {
-			famSum[e.Family] = &jsonStats{Status: map[string]int64{}, Errors: map[string]int64{}}
-		}
-		addStats(famSum[e.Family], &e.jsonStats)
-	}
-	for fam, sum := range famSum {
-		got, ok := rep.Families[fam]
-		if !ok {
-			t.Errorf("families has no %s, but endpoints of that family exist", fam)
-			continue
-		}
-		compareSums(t, "families."+fam+" vs its endpoints", &got, sum)
-	}
-	if len(famSum) != len(rep.Families) {
-		t.Errorf("families has %d entries; endpoints span %d families", len(rep.Families), len(famSum))
-	}
-	total := &jsonStats{Status: map[string]int64{}, Errors: map[string]int64{}}
-	for _, s := range rep.Families {
-		addStats(total, &s)
-	}
-	compareSums(t, "totals vs families", &rep.Totals, total)
-}
-
-func checkStats(t *testing.T, scope string, s *jsonStats) {
-	t.Helper()
-	if s.Requests != s.OK+s.Failed {
-		t.Errorf("%s: requests %d != ok %d + failed %d", scope, s.Requests, s.OK, s.Failed)
-	}
-	var answered, errs int64
-	for code, n := range s.Status {
-		if c, err := strconv.Atoi(code); err != nil || c < 100 || c > 999 {
-			t.Errorf("%s: status key %q is not a status code", scope, code)
-		}
-		answered += n
-	}
-	for _, n := range s.Errors {
-		errs += n
-	}
-	if answered+errs != s.Requests {
-		t.Errorf("%s: status counts %d + error counts %d != requests %d", scope, answered, errs, s.Requests)
-	}
-	if s.Requests > 0 {
-		if want := float64(s.Failed) / float64(s.Requests); abs(s.FailureRate-want) > 1e-6 {
-			t.Errorf("%s: failure_rate = %v; want failed/requests = %v", scope, s.FailureRate, want)
-		}
-		l := s.LatencyMS
-		seq := []float64{l.Min, l.P50, l.P90, l.P99, l.P999, l.Max}
-		if !slices.IsSorted(seq) || l.Min <= 0 {
-			t.Errorf("%s: latency_ms min %v p50 %v p90 %v p99 %v p999 %v max %v; want 0 < min <= p50 <= p90 <= p99 <= p999 <= max",
-				scope, l.Min, l.P50, l.P90, l.P99, l.P999, l.Max)
-		}
-		if l.Mean < l.Min || l.Mean > l.Max {
-			t.Errorf("%s: latency_ms mean %v outside [min %v, max %v]", scope, l.Mean, l.Min, l.Max)
-		}
-	} else if s.FailureRate != 0 {
-		t.Errorf("%s: failure_rate = %v with no request", scope, s.FailureRate)
-	}
-	h, err := report.DecodeHDR(s.HDR)
-	if err != nil {
-		t.Errorf("%s: hdr does not decode: %v", scope, err)
-		return
-	}
-	if h.TotalCount() != s.Requests {
-		t.Errorf("%s: hdr holds %d values; want requests = %d", scope, h.TotalCount(), s.Requests)
-	}
-}
-
-func addStats(dst, src *jsonStats) {
-	dst.Requests += src.Requests
-	dst.OK += src.OK
-	dst.Failed += src.Failed
-	dst.Dropped += src.Dropped
-	for k, v := range src.Status {
-		dst.Status[k] += v
-	}
-	for k, v := range src.Errors {
-		dst.Errors[k] += v
-	}
-}
-
-func compareSums(t *testing.T, scope string, got, sum *jsonStats) {
-	t.Helper()
-	if got.Requests != sum.Requests || got.OK != sum.OK || got.Failed != sum.Failed || got.Dropped != sum.Dropped {
-		t.Errorf("%s: requests/ok/failed/dropped = %d/%d/%d/%d; the parts add up to %d/%d/%d/%d", scope,
-			got.Requests, got.OK, got.Failed, got.Dropped, sum.Requests, sum.OK, sum.Failed, sum.Dropped)
-	}
-	if !equalCounts(got.Status, sum.Status) {
-		t.Errorf("%s: status = %v; the parts add up to %v", scope, got.Status, sum.Status)
-	}
-	if !equalCounts(got.Errors, sum.Errors) {
-		t.Errorf("%s: errors = %v; the parts add up to %v", scope, got.Errors, sum.Errors)
-	}
-}
-
-// equalCounts compares count maps, a missing key being 0.
-func equalCounts(a, b map[string]int64) bool {
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	for k, v := range b {
-		if a[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
-}
-
-func endpointByAddr(t *testing.T, rep *jsonReport, addr string) *jsonEndpoint {
-	t.Helper()
-	for i := range rep.Endpoints {
-		if rep.Endpoints[i].Address == addr {
-			return &rep.Endpoints[i]
-		}
-	}
-	t.Fatalf("report has no endpoint %s; endpoints: %v", addr, endpointAddrs(rep))
-	return nil
-}
-
-func endpointAddrs(rep *jsonReport) []string {
-	var s []string
-	for _, e := range rep.Endpoints {
-		s = append(s, e.Address)
-	}
-	return s
-}
-
-// compareHits fails unless the server-side count of every address equals
-// the report's requests for its endpoint.
-func compareHits(t *testing.T, f *fleet, rep *jsonReport) {
-	t.Helper()
-	got := map[string]int64{}
-	for _, e := range rep.Endpoints {
-		got[e.Address] = e.Requests
-	}
-	if want := f.hits(); !equalCounts(got, want) {
-		t.Errorf("requests per address: report %v; servers counted %v", got, want)
-	}
-}
 
 // ---------------------------------------------------------------------------
 // 1. Bad input
@@ -692,7 +125,7 @@ func TestBadInput(t *testing.T) {
 // 2. Hosts that do not resolve
 
 func TestNothingResolves(t *testing.T) {
-	server := dnsServer(t, nil)
+	_, server := startDNS(t, nil)
 	tests := []struct {
 		name string
 		args []string
@@ -732,7 +165,7 @@ func TestNothingResolves(t *testing.T) {
 
 func TestSomeTargetsUnresolvable(t *testing.T) {
 	f := startFleet(t, fleetOpts{host: "good.test"}, "127.0.0.1", "::1")
-	server := dnsServer(t, map[string][]netip.Addr{
+	_, server := startDNS(t, map[string][]netip.Addr{
 		"good.test": {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")},
 	})
 	bad := fmt.Sprintf("http://nx.test:%d/", f.port)
@@ -757,8 +190,7 @@ func TestSomeTargetsUnresolvable(t *testing.T) {
 	if rep.Totals.Requests != 20 || rep.Totals.Failed != 0 {
 		t.Errorf("totals: %d requests, %d failed; want 20, 0", rep.Totals.Requests, rep.Totals.Failed)
 	}
-	compareHits(t, f, rep)
-	f.checkPlacement(t)
+	f.check(t, rep)
 
 	if len(rep.DNS) != 2 {
 		t.Fatalf("dns has %d entries; want 2: %+v", len(rep.DNS), rep.DNS)
@@ -776,12 +208,7 @@ func TestSomeTargetsUnresolvable(t *testing.T) {
 // 3. The JSON contract against three real servers
 
 func TestJSONReportThreeAddresses(t *testing.T) {
-	f := startFleet(t, fleetOpts{status: func(a netip.Addr) int {
-		if a.Is6() {
-			return http.StatusBadGateway
-		}
-		return http.StatusOK
-	}}, "127.0.0.1", "127.0.0.2", "::1")
+	f := startFleet(t, fleetOpts{policies: map[string]policy{"::1": answerStatus(http.StatusBadGateway)}}, "127.0.0.1", "127.0.0.2", "::1")
 	resolve := fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2,::1", f.port)
 	args := []string{"--resolve", resolve, "--format", "json", "-q", "--rate", "300", "--requests", "90",
 		"-H", "Authorization: Bearer x", "-H", "X-Api-Key: y", "--header=Cookie: session=abc",
@@ -851,8 +278,7 @@ func TestJSONReportThreeAddresses(t *testing.T) {
 	if want := float64(v6.Requests) / 90; abs(rep.Totals.FailureRate-want) > 1e-6 {
 		t.Errorf("totals.failure_rate = %v; want %v", rep.Totals.FailureRate, want)
 	}
-	compareHits(t, f, rep)
-	f.checkPlacement(t)
+	f.check(t, rep)
 }
 
 // ---------------------------------------------------------------------------
@@ -877,7 +303,7 @@ func TestOutputFile(t *testing.T) {
 	}
 	rep := decodeReport(t, saved)
 	checkReport(t, rep)
-	compareHits(t, f, rep)
+	f.compareHits(t, rep)
 
 	f = startFleet(t, fleetOpts{}, "127.0.0.1")
 	common = []string{"-q", "--rate", "200", "--requests", "20", "--resolve", f.resolve(), f.url()}
@@ -901,7 +327,7 @@ func TestOutputFile(t *testing.T) {
 	if rep.Totals.Requests != 20 {
 		t.Errorf("-o file: totals.requests = %d; want 20", rep.Totals.Requests)
 	}
-	compareHits(t, f, rep)
+	f.compareHits(t, rep)
 }
 
 // ---------------------------------------------------------------------------
@@ -911,20 +337,11 @@ func TestInterruptThroughContext(t *testing.T) {
 	const n = 15
 	// Requests take 50 ms, and from the n-th on they are held until the
 	// interrupt has been given, so some are certainly in flight then.
-	f := startFleet(t, fleetOpts{delay: 50 * time.Millisecond, notifyAt: n, hold: true}, "127.0.0.1", "::1")
+	f := startFleet(t, fleetOpts{each: delayed(50 * time.Millisecond), notifyAt: n, hold: true}, "127.0.0.1", "::1")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	type outcome struct {
-		code           int
-		stdout, stderr string
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		var out, errOut bytes.Buffer
-		code := run(ctx, []string{"-q", "--format", "json", "--duration", "30s", "--rate", "100",
-			"--no-preflight", "--resolve", f.resolve(), f.url()}, &out, &errOut)
-		done <- outcome{code, out.String(), errOut.String()}
-	}()
+	done := goPinprobe(ctx, "-q", "--format", "json", "--duration", "30s", "--rate", "100",
+		"--no-preflight", "--resolve", f.resolve(), f.url())
 
 	var cancelled time.Time
 	var inFlight int64
@@ -937,13 +354,15 @@ func TestInterruptThroughContext(t *testing.T) {
 		cancel()
 		f.releaseHeld()
 	case o := <-done:
+		o.noPanic(t)
 		t.Fatalf("run returned %d before the servers saw %d requests; stderr:\n%s", o.code, n, o.stderr)
 	case <-time.After(15 * time.Second):
 		t.Fatalf("the servers saw only %d requests in 15s; want %d", f.total.Load(), n)
 	}
-	var o outcome
+	var o runOutcome
 	select {
 	case o = <-done:
+		o.noPanic(t)
 	case <-time.After(10 * time.Second):
 		t.Fatalf("run did not return within 10s of the interrupt")
 	}
@@ -972,8 +391,7 @@ func TestInterruptThroughContext(t *testing.T) {
 		t.Errorf("totals.failed = %d; want 0: requests in flight at the interrupt must finish, errors %v",
 			rep.Totals.Failed, rep.Totals.Errors)
 	}
-	compareHits(t, f, rep)
-	f.checkPlacement(t)
+	f.check(t, rep)
 }
 
 // ---------------------------------------------------------------------------
@@ -1046,6 +464,29 @@ func (p *subprocess) waitLine(t *testing.T, ctx context.Context, s string) {
 	}
 }
 
+// interruptAt sends SIGINT to the process once f has seen its notifyAt-th
+// request (see fleet.reached), failing the test if the process exits first
+// or ctx ends.
+func (p *subprocess) interruptAt(t *testing.T, ctx context.Context, f *fleet) {
+	t.Helper()
+	select {
+	case <-f.reached:
+	case err := <-p.exited:
+		t.Fatalf("pinprobe exited (%v) before the server saw %d requests; stderr:\n%s", err, f.notifyAt, p.stderrText())
+	case <-ctx.Done():
+		t.Fatalf("the server saw only %d requests before the deadline", f.total.Load())
+	}
+	p.interrupt(t)
+}
+
+// interrupt sends SIGINT to the process.
+func (p *subprocess) interrupt(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // wait returns the exit code of the process, failing the test unless it
 // exits within limit.
 func (p *subprocess) wait(t *testing.T, limit time.Duration) int {
@@ -1083,20 +524,11 @@ func TestSIGINTSubprocess(t *testing.T) {
 
 	t.Run("one SIGINT: full report, exit 130", func(t *testing.T) {
 		const n = 10
-		f := startFleet(t, fleetOpts{delay: 20 * time.Millisecond, notifyAt: n}, "127.0.0.1")
+		f := startFleet(t, fleetOpts{each: delayed(20 * time.Millisecond), notifyAt: n}, "127.0.0.1")
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
 		p := startBinary(t, ctx, bin, "--rate", "100", "--duration", "30s", "-q", "--resolve", f.resolve(), f.url())
-		select {
-		case <-f.reached:
-		case err := <-p.exited:
-			t.Fatalf("pinprobe exited (%v) before the server saw %d requests; stderr:\n%s", err, n, p.stderrText())
-		case <-ctx.Done():
-			t.Fatalf("the server saw only %d requests before the deadline", f.total.Load())
-		}
-		if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
-			t.Fatal(err)
-		}
+		p.interruptAt(t, ctx, f)
 		if code := p.wait(t, 5*time.Second); code != exitInterrupted {
 			t.Fatalf("exit %d after SIGINT; want %d; stderr:\n%s", code, exitInterrupted, p.stderrText())
 		}
@@ -1127,20 +559,9 @@ func TestSIGINTSubprocess(t *testing.T) {
 		defer cancel()
 		p := startBinary(t, ctx, bin, "--rate", "100", "--duration", "30s", "--timeout", "20s", "-q",
 			"--resolve", f.resolve(), f.url())
-		select {
-		case <-f.reached:
-		case err := <-p.exited:
-			t.Fatalf("pinprobe exited (%v) before the server saw %d requests; stderr:\n%s", err, n, p.stderrText())
-		case <-ctx.Done():
-			t.Fatalf("the server saw only %d requests before the deadline", f.total.Load())
-		}
-		if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
-			t.Fatal(err)
-		}
+		p.interruptAt(t, ctx, f)
 		p.waitLine(t, ctx, "waiting for requests in flight")
-		if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
-			t.Fatal(err)
-		}
+		p.interrupt(t)
 		if code := p.wait(t, 5*time.Second); code != exitInterrupted {
 			t.Errorf("exit %d after the second SIGINT; want %d; stderr:\n%s", code, exitInterrupted, p.stderrText())
 		}
@@ -1344,44 +765,28 @@ func TestRedactArgs(t *testing.T) {
 // TestInterruptWhileResolving: Ctrl-C while DNS has not answered yet is an
 // interrupt (130), not "nothing could be probed" (3).
 func TestInterruptWhileResolving(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	asked := make(chan struct{})
-	go func() { // a DNS server that reads the queries and never answers
-		buf := make([]byte, 1500)
-		var once sync.Once
-		for {
-			if _, _, err := pc.ReadFrom(buf); err != nil {
-				return
-			}
-			once.Do(func() { close(asked) })
-		}
-	}()
+	zone, server := startDNS(t, nil) // a DNS server that reads the queries and never answers
+	zone.silence()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	done := make(chan int, 1)
-	var stdout, stderr bytes.Buffer
-	go func() {
-		done <- run(ctx, []string{"-q", "--dns-server", pc.LocalAddr().String(), "http://slow.test/"}, &stdout, &stderr)
-	}()
+	done := goPinprobe(ctx, "-q", "--dns-server", server, "http://slow.test/")
 	select {
-	case <-asked:
-	case code := <-done:
-		t.Fatalf("run returned %d before asking the DNS server; stderr:\n%s", code, &stderr)
+	case <-zone.queried:
+	case o := <-done:
+		o.noPanic(t)
+		t.Fatalf("run returned %d before asking the DNS server; stderr:\n%s", o.code, o.stderr)
 	case <-time.After(10 * time.Second):
 		t.Fatal("no DNS query within 10s")
 	}
 	cancel()
 	select {
-	case code := <-done:
-		if code != exitInterrupted {
-			t.Errorf("exit %d; want %d; stderr:\n%s", code, exitInterrupted, &stderr)
+	case o := <-done:
+		o.noPanic(t)
+		if o.code != exitInterrupted {
+			t.Errorf("exit %d; want %d; stderr:\n%s", o.code, exitInterrupted, o.stderr)
 		}
-		if stdout.Len() != 0 {
-			t.Errorf("stdout %q; want nothing: no request was sent", &stdout)
+		if o.stdout != "" {
+			t.Errorf("stdout %q; want nothing: no request was sent", o.stdout)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("run did not return within 5s of the interrupt")
@@ -1412,5 +817,5 @@ func TestIPLiteralURLs(t *testing.T) {
 			t.Errorf("dns %+v; want source literal with the host itself", d)
 		}
 	}
-	compareHits(t, f, rep)
+	f.compareHits(t, rep)
 }
