@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -335,9 +334,3 @@ func (r *Run) schedule(ctx context.Context, s *stream, lim *rate.Limiter, work c
 	}
 }
 
-// userAgentHeader is set on requests whose target names no User-Agent.
-func setDefaultHeaders(h http.Header, o Options) {
-	if _, ok := h["User-Agent"]; !ok {
-		h.Set("User-Agent", o.UserAgent)
-	}
-}

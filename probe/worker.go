@@ -104,7 +104,9 @@ func newStream(ep *Endpoint, o Options) (*stream, error) {
 		}
 		req.Header[k] = vs
 	}
-	setDefaultHeaders(req.Header, o)
+	if _, ok := req.Header["User-Agent"]; !ok {
+		req.Header.Set("User-Agent", o.UserAgent)
+	}
 	_, userID := req.Header["X-Request-Id"]
 	replayable := method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions ||
 		method == http.MethodTrace || req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
