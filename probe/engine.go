@@ -333,4 +333,3 @@ func (r *Run) schedule(ctx context.Context, s *stream, lim *rate.Limiter, work c
 		}
 	}
 }
-
