@@ -186,15 +186,7 @@ func TestResolveDNSServer(t *testing.T) {
 			if got.Host != tt.host || got.Port != 443 {
 				t.Errorf("Host, Port = %q, %d; want %q, 443", got.Host, got.Port, tt.host)
 			}
-			if !slices.Equal(got.Addrs, tt.want) {
-				t.Errorf("Addrs = %v; want %v", got.Addrs, tt.want)
-			}
-			switch {
-			case tt.wantErr == "" && got.Err != nil:
-				t.Errorf("Err = %v; want none", got.Err)
-			case tt.wantErr != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), tt.wantErr)):
-				t.Errorf("Err = %v; want one containing %q", got.Err, tt.wantErr)
-			}
+			checkResolution(t, got, tt.want, tt.wantErr)
 		})
 	}
 	if d.asked("multi.pinprobe.test.", "A") == 0 || d.asked("multi.pinprobe.test.", "AAAA") == 0 {
@@ -350,15 +342,7 @@ func TestResolveStaticAndLiteral(t *testing.T) {
 			if got.Source != tt.wantSource {
 				t.Errorf("Source = %q; want %q", got.Source, tt.wantSource)
 			}
-			if !slices.Equal(got.Addrs, tt.want) {
-				t.Errorf("Addrs = %v; want %v", got.Addrs, tt.want)
-			}
-			switch {
-			case tt.wantErr == "" && got.Err != nil:
-				t.Errorf("Err = %v; want none", got.Err)
-			case tt.wantErr != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), tt.wantErr)):
-				t.Errorf("Err = %v; want one containing %q", got.Err, tt.wantErr)
-			}
+			checkResolution(t, got, tt.want, tt.wantErr)
 		})
 	}
 	d.mu.Lock()
@@ -432,5 +416,20 @@ func TestParseResolveFeedsResolve(t *testing.T) {
 	got := r.Resolve(t.Context(), tg.Host(), tg.Port())
 	if want := addrList("127.0.0.1", "::1"); got.Err != nil || got.Source != "resolve" || !slices.Equal(got.Addrs, want) {
 		t.Errorf("Resolve = %v (%s), %v; want %v from resolve", got.Addrs, got.Source, got.Err, want)
+	}
+}
+
+// checkResolution compares a Resolution's addresses and error with the
+// expected ones; wantErr "" means no error, else a part of its text.
+func checkResolution(t *testing.T, got Resolution, want []netip.Addr, wantErr string) {
+	t.Helper()
+	if !slices.Equal(got.Addrs, want) {
+		t.Errorf("Addrs = %v; want %v", got.Addrs, want)
+	}
+	switch {
+	case wantErr == "" && got.Err != nil:
+		t.Errorf("Err = %v; want none", got.Err)
+	case wantErr != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), wantErr)):
+		t.Errorf("Err = %v; want one containing %q", got.Err, wantErr)
 	}
 }
