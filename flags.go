@@ -66,13 +66,6 @@ const (
 	maxSamples     = 1000  // samples per endpoint
 )
 
-// usageError is bad input: exit 2 with its one line.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
-
 func newFlagSet(c *config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("pinprobe", pflag.ContinueOnError)
 	fs.SortFlags = false

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"pinprobe/internal/demo"
 )
 
 // TestDemoMarkdown runs the demo with --format markdown: the ticket-ready
@@ -14,8 +16,8 @@ func TestDemoMarkdown(t *testing.T) {
 		t.Fatalf("exit %d; want 0; stderr:\n%s", code, stderr)
 	}
 	title, _, _ := strings.Cut(doc, "\n")
-	if !strings.HasPrefix(title, "# pinprobe: failures concentrate on ") || !strings.HasSuffix(title, " — "+demoHost) {
-		t.Errorf("title = %q; want \"# pinprobe: failures concentrate on … — %s\"", title, demoHost)
+	if !strings.HasPrefix(title, "# pinprobe: failures concentrate on ") || !strings.HasSuffix(title, " — "+demo.Host) {
+		t.Errorf("title = %q; want \"# pinprobe: failures concentrate on … — %s\"", title, demo.Host)
 	}
 	for _, want := range []string{"AGWAccessLogs", "| where ClientPort in (", "> **Verdict: concentrated.**", "## Sample requests"} {
 		if !strings.Contains(doc, want) {

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"pinprobe/internal/demo"
+
 	"github.com/spf13/pflag"
 )
 
@@ -589,8 +591,8 @@ func TestDemo(t *testing.T) {
 		failing = "::1"
 	}
 	for _, e := range rep.Endpoints {
-		if e.Host != demoHost {
-			t.Errorf("endpoint %s: host %q; want %s", e.Address, e.Host, demoHost)
+		if e.Host != demo.Host {
+			t.Errorf("endpoint %s: host %q; want %s", e.Address, e.Host, demo.Host)
 		}
 		if e.Requests == 0 {
 			t.Errorf("endpoint %s: no request", e.Address)
@@ -613,8 +615,8 @@ func TestDemo(t *testing.T) {
 			t.Errorf("families.ipv6.failure_rate = %v; want 1", v6.FailureRate)
 		}
 	}
-	if len(rep.DNS) != 1 || rep.DNS[0].Source != "demo" || rep.DNS[0].Host != demoHost {
-		t.Errorf("dns = %+v; want one entry for %s from demo", rep.DNS, demoHost)
+	if len(rep.DNS) != 1 || rep.DNS[0].Source != "demo" || rep.DNS[0].Host != demo.Host {
+		t.Errorf("dns = %+v; want one entry for %s from demo", rep.DNS, demo.Host)
 	}
 }
 

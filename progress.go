@@ -14,21 +14,23 @@ import (
 	"pinprobe/report"
 )
 
-// progress draws the live bar on stderr while a run lasts.
-type progress struct {
+// progressBar draws the live bar on a terminal while a run lasts: elapsed
+// against planned, requests, failures per family, and once sending has
+// stopped, the requests still in flight.
+type progressBar struct {
+	w    io.Writer
+	c    *config
 	stop chan struct{}
 	done chan struct{}
 }
 
-// startProgress shows a bar on w when w is a terminal and -q is not set:
-// elapsed against planned, requests, failures per family, and once sending
-// has stopped, the requests still in flight.
-func startProgress(ctx context.Context, w io.Writer, c *config, live *report.Live, sent func() int64, start time.Time) *progress {
-	p := &progress{stop: make(chan struct{}), done: make(chan struct{})}
-	if c.quiet || !isTerminal(w) {
-		close(p.done)
-		return p
-	}
+func newProgressBar(w io.Writer, c *config) *progressBar {
+	return &progressBar{w: w, c: c, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Start draws the bar until Finish.
+func (p *progressBar) Start(ctx context.Context, live *report.Live, sent func() int64, start time.Time) {
+	w, c := p.w, p.c
 	const steps = 1000
 	total := int64(steps + 1) // never reached by Set: the bar is cleared, not finished
 	if c.duration == 0 && c.requests == 0 {
@@ -72,7 +74,6 @@ func startProgress(ctx context.Context, w io.Writer, c *config, live *report.Liv
 			}
 		}
 	}()
-	return p
 }
 
 // describe is the bar's text, e.g. "12.4s/30s  1234 req  ipv4 0 failed
@@ -112,8 +113,8 @@ func describe(elapsed time.Duration, c *config, live *report.Live, sent int64, s
 	return b.String()
 }
 
-// finish stops and clears the bar, so the report starts on a clean line.
-func (p *progress) finish() {
+// Finish stops and clears the bar, so the report starts on a clean line.
+func (p *progressBar) Finish() {
 	select {
 	case <-p.done:
 		return

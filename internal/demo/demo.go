@@ -1,4 +1,7 @@
-package main
+// Package demo is pinprobe's built-in incident: an "application gateway" on
+// loopback whose IPv6 instance was given a backend it cannot reach, so it
+// answers genuine 502 Bad Gateway pages while its IPv4 instances work.
+package demo
 
 import (
 	"context"
@@ -14,8 +17,8 @@ import (
 	"time"
 )
 
-// demoHost is the made-up name the demo resolves (.test is reserved, RFC 2606).
-const demoHost = "sign.pinprobe.test"
+// Host is the made-up name the demo resolves (.test is reserved, RFC 2606).
+const Host = "sign.pinprobe.test"
 
 // azureBadGateway is the page Azure Application Gateway v2 serves when it
 // cannot reach a backend.
@@ -28,25 +31,26 @@ const azureBadGateway = `<html>
 </html>
 `
 
-// demoGateway reproduces the incident on loopback: one "application
+// Gateway reproduces the incident on loopback: one "application
 // gateway" port on 127.0.0.1, 127.0.0.2 and [::1]. The IPv4 instances proxy
 // to a healthy backend; the IPv6 instance was handed an IPv6 backend address
 // it cannot reach, so every request through it is a genuine proxy failure,
 // answered with the gateway's 502 page.
-type demoGateway struct {
-	port    uint16
-	addrs   []netip.Addr // every address the demo host resolves to
-	failing netip.Addr   // the instance with the unreachable backend
-	note    string       // what the demo had to change on this OS, "" when nothing
+type Gateway struct {
+	Port    uint16
+	Addrs   []netip.Addr // every address the demo host resolves to
+	Failing netip.Addr   // the instance with the unreachable backend
+	Note    string       // what the demo had to change on this OS, "" when nothing
 	servers []*http.Server
 }
 
-func startDemo() (*demoGateway, error) {
+// Start starts the demo gateway on loopback; Close stops it.
+func Start() (*Gateway, error) {
 	backend, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("demo backend: %w", err)
 	}
-	g := &demoGateway{}
+	g := &Gateway{}
 	g.serve(backend, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, "<html><body><h1>SimpliSign</h1><p>Ready to sign, %s.</p></body></html>\n", r.Host)
@@ -59,22 +63,22 @@ func startDemo() (*demoGateway, error) {
 		return nil, err
 	}
 	for _, ln := range listeners {
-		g.addrs = append(g.addrs, addrOf(ln))
+		g.Addrs = append(g.Addrs, addrOf(ln))
 	}
-	g.port = uint16(ln0Port(listeners))
+	g.Port = uint16(ln0Port(listeners))
 	// The instance that fails: IPv6 when the OS has it, else the last IPv4 one.
-	g.failing = g.addrs[len(g.addrs)-1]
-	if g.failing.Is4() {
-		g.note = fmt.Sprintf("this machine has no IPv6 loopback ([::1]): %s plays the gateway instance with the IPv6 backend", g.failing)
+	g.Failing = g.Addrs[len(g.Addrs)-1]
+	if g.Failing.Is4() {
+		g.Note = fmt.Sprintf("this machine has no IPv6 loopback ([::1]): %s plays the gateway instance with the IPv6 backend", g.Failing)
 	}
-	unreachable, err := unreachableBackend(g.failing)
+	unreachable, err := unreachableBackend(g.Failing)
 	if err != nil {
 		g.Close()
 		return nil, err
 	}
 	for _, ln := range listeners {
 		target := healthy
-		if addrOf(ln) == g.failing {
+		if addrOf(ln) == g.Failing {
 			target = unreachable
 		}
 		g.serve(ln, gatewayProxy(target))
@@ -153,19 +157,19 @@ func addrOf(ln net.Listener) netip.Addr {
 	return ln.Addr().(*net.TCPAddr).AddrPort().Addr().Unmap()
 }
 
-func (g *demoGateway) serve(ln net.Listener, h http.Handler) {
+func (g *Gateway) serve(ln net.Listener, h http.Handler) {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	g.servers = append(g.servers, srv)
 	go srv.Serve(ln)
 }
 
 // URL is the address the demo probes.
-func (g *demoGateway) URL() string {
-	return "http://" + demoHost + ":" + strconv.Itoa(int(g.port)) + "/sign"
+func (g *Gateway) URL() string {
+	return "http://" + Host + ":" + strconv.Itoa(int(g.Port)) + "/sign"
 }
 
 // Close stops every server of the demo.
-func (g *demoGateway) Close() {
+func (g *Gateway) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	for _, s := range g.servers {

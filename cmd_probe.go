@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"pinprobe/internal/demo"
+	"pinprobe/internal/session"
+	"pinprobe/probe"
+	"pinprobe/report"
+)
+
+// probeCommand is `pinprobe [flags] URL...` and `pinprobe --demo`: resolve,
+// check, send, report.
+func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, fs, err := parseArgs(args)
+	if err != nil {
+		return err
+	}
+	if c.help {
+		writeHelp(stdout, fs)
+		return nil
+	}
+	if c.version {
+		fmt.Fprintf(stdout, "pinprobe %s\n", version)
+		return nil
+	}
+	say := func(format string, a ...any) {
+		fmt.Fprintf(stderr, clearLine(stderr)+"pinprobe: "+format+"\n", a...)
+	}
+
+	resolver := &probe.Resolver{Static: c.resolve.entries, Server: c.dns}
+	if c.only4 {
+		resolver.Only = probe.IPv4
+	} else if c.only6 {
+		resolver.Only = probe.IPv6
+	}
+	if c.demo {
+		g, err := demo.Start()
+		if err != nil {
+			return &exitError{code: exitNoAddress, err: err}
+		}
+		defer g.Close()
+		if g.Note != "" {
+			say("%s", g.Note)
+		}
+		if !c.setDur {
+			c.duration = 5 * time.Second
+		}
+		if !c.setRate {
+			c.rate.rate = 30
+		}
+		c.urls = []string{g.URL()}
+		resolver.Static = map[string][]netip.Addr{probe.StaticKey(demo.Host, g.Port): g.Addrs}
+		resolver.StaticSource = "demo"
+		c.reResolve = 0 // its answers never change
+		say("demo: an application gateway on %s port %d; its %s instance was given an IPv6 backend it cannot reach",
+			probe.JoinAddrs(g.Addrs), g.Port, g.Failing)
+	}
+
+	targets, err := c.targets()
+	if err != nil {
+		return usagef("%s", err)
+	}
+	conn := probe.ConnOptions{
+		Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
+		TLS: c.tls, Concurrency: c.concurrency,
+	}
+	cfg := session.Config{
+		Targets:  targets,
+		Resolver: resolver,
+		Engine: probe.Options{
+			ConnOptions: conn,
+			Rate:        c.rate.rate,
+			Max:         c.rate.max,
+			Duration:    c.duration,
+			Requests:    c.requests,
+			Concurrency: c.concurrency,
+			UserAgent:   "pinprobe/" + version,
+			RequestID:   !c.noRequestID,
+			Evidence:    probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},
+		},
+		Fail:         c.fail,
+		Interval:     c.timelineInterval(),
+		AutoInterval: c.interval == 0,
+		ReResolve:    c.reResolve,
+		Meta: report.Report{
+			Version: version,
+			Command: append([]string{"pinprobe"}, redactArgs(args)...),
+			Plan: report.Plan{
+				Rate: c.rate.rate, Max: c.rate.max, DurationS: c.duration.Seconds(), Requests: c.requests,
+				Concurrency: c.concurrency, Timeout: c.timeout.Seconds(), HTTP: c.http.value,
+				NewConn: c.newConn, FailStatus: c.failStatus,
+			},
+		},
+		Log: say,
+	}
+	s, err := session.New(ctx, cfg)
+	switch {
+	case errors.Is(err, session.ErrInterrupted):
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted while resolving: no request was sent")}
+	case errors.Is(err, session.ErrNoAddress):
+		return &exitError{code: exitNoAddress, err: err}
+	case err != nil:
+		return err
+	}
+	if c.preflight {
+		return c.preflightOnly(ctx, s, stdout)
+	}
+	if !c.noPreflight {
+		checks := s.Preflight(ctx)
+		if err := report.Preflight(stderr, s.Endpoints, checks, false); err != nil {
+			say("%s", err)
+		}
+	}
+	say("%s", c.plan(s))
+	if !c.quiet && isTerminal(stderr) {
+		s.SetProgress(newProgressBar(stderr, c))
+	}
+	rep, err := s.Run(ctx)
+	if err != nil {
+		return usagef("%s", err)
+	}
+	render, err := report.ForFormat(c.format.value, useColor(stdout))
+	if err != nil { // validated by the flag; kept for safety
+		return usagef("%s", err)
+	}
+	var werr error
+	if err := render(stdout, rep); err != nil {
+		werr = &writeError{err}
+		say("%s", err)
+	}
+	if c.output != "" {
+		if err := writeJSONFile(c.output, rep); err != nil {
+			werr = &writeError{err}
+			say("%s", err)
+		}
+	}
+	if werr != nil {
+		return &exitError{code: exitWrite, err: werr, quiet: true}
+	}
+	if rep.Interrupted {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
+	}
+	return nil
+}
+
+// preflightOnly is --preflight: check every endpoint, print the checks (JSON
+// with --format json, and to -o), exit 1 when any fails.
+func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout io.Writer) error {
+	checks := s.Preflight(ctx)
+	var err error
+	if c.format.value == "json" {
+		err = report.PreflightJSON(stdout, s.Endpoints, checks)
+	} else {
+		err = report.Preflight(stdout, s.Endpoints, checks, true)
+	}
+	if err == nil && c.output != "" {
+		var f *os.File
+		if f, err = os.Create(c.output); err == nil {
+			err = report.PreflightJSON(f, s.Endpoints, checks)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		return &writeError{err}
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
+	}
+	for _, ch := range checks {
+		if ch.Err != nil {
+			return &exitError{code: exitFail, err: errors.New("preflight failed"), quiet: true}
+		}
+	}
+	return nil
+}
+
+// targets builds the request of every URL argument.
+func (c *config) targets() ([]*probe.Target, error) {
+	var out []*probe.Target
+	for _, raw := range c.urls {
+		t, err := probe.ParseTarget(raw)
+		if err != nil {
+			return nil, err
+		}
+		t.Method = strings.ToUpper(c.method)
+		t.Header = http.Header{}
+		for _, h := range c.headers.lines {
+			t.Header.Add(h[0], h[1])
+		}
+		if c.body != "" {
+			t.Body = []byte(c.body)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// plan describes the run about to start, e.g. "10 req/s for 30s over 3
+// endpoints of sign.example.com: 127.0.0.1, 127.0.0.2, ::1".
+func (c *config) plan(s *session.Session) string {
+	var b strings.Builder
+	n := len(s.Endpoints)
+	if c.rate.max {
+		fmt.Fprintf(&b, "max rate (%d workers per endpoint, back to back)", c.concurrency)
+	} else {
+		fmt.Fprintf(&b, "%s req/s", c.rate.String())
+		if n > 1 {
+			fmt.Fprintf(&b, " (%.4g per endpoint)", c.rate.rate/float64(n))
+		}
+	}
+	switch {
+	case c.duration > 0 && c.requests > 0:
+		fmt.Fprintf(&b, " for %s or %d requests, whichever comes first,", c.duration, c.requests)
+	case c.duration > 0:
+		fmt.Fprintf(&b, " for %s", c.duration)
+	case c.requests > 0:
+		fmt.Fprintf(&b, " for %d requests", c.requests)
+	default:
+		b.WriteString(" until Ctrl-C")
+	}
+	b.WriteString(" over " + s.String())
+	return b.String()
+}
+
+// redactArgs returns args with secret header values and URL passwords
+// replaced. It knows every form pflag takes -H in: "-H v", "-Hv", "-H=v",
+// and grouped with other shorthands, "-qH v" or "-qHv".
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		switch {
+		case a == "--header" && i+1 < len(out):
+			out[i+1] = redactHeader(out[i+1])
+		case strings.HasPrefix(a, "--header="):
+			out[i] = "--header=" + redactHeader(strings.TrimPrefix(a, "--header="))
+		case len(a) > 1 && a[0] == '-' && a[1] != '-':
+			switch j := headerValueAt(a); {
+			case j == len(a) && i+1 < len(out):
+				out[i+1] = redactHeader(out[i+1])
+			case j > 0 && j < len(a):
+				out[i] = a[:j] + redactHeader(a[j:])
+			}
+		case strings.Contains(a, "://"):
+			if t, err := probe.ParseTarget(a); err == nil {
+				out[i] = t.String()
+			}
+		}
+	}
+	return out
+}
+
+// headerValueAt returns where the value of -H starts in a group of shorthand
+// flags such as "-qH", "-qHName: v" or "-H=Name: v" (len(group) when it is
+// the next argument), or -1 when the group holds no -H.
+func headerValueAt(group string) int {
+	fs := newFlagSet(&config{})
+	for k := 1; k < len(group); k++ {
+		if group[k] == 'H' {
+			if k+1 < len(group) && group[k+1] == '=' {
+				return k + 2
+			}
+			return k + 1
+		}
+		if f := fs.ShorthandLookup(group[k : k+1]); f == nil || f.NoOptDefVal == "" {
+			return -1 // not a flag, or one that takes the rest of the group as its value
+		}
+	}
+	return -1
+}
+
+func redactHeader(h string) string {
+	name, _, ok := strings.Cut(h, ":")
+	if ok && report.IsSecretHeader(strings.TrimSpace(name)) {
+		return strings.TrimSpace(name) + ": " + report.Redacted
+	}
+	return h
+}
+
+func writeJSONFile(path string, r *report.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	if err := report.JSON(f, r); err != nil {
+		f.Close()
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	return nil
+}

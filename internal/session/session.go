@@ -1,0 +1,225 @@
+// Package session runs one probe from resolution to report: it resolves every
+// target, checks each address (preflight), drives the engine, follows DNS
+// changes while it runs and collects every result into a *report.Report.
+//
+// It is the part the command, the demo and the tests share; it prints
+// nothing itself: lines for the user go through Config.Log, and the live
+// display is started through Config.Progress.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"pinprobe/probe"
+	"pinprobe/report"
+)
+
+// Config is one probe session.
+type Config struct {
+	Targets  []*probe.Target
+	Resolver *probe.Resolver
+	// Engine paces and bounds the run.
+	Engine probe.Options
+	// Fail says which statuses count as failures.
+	Fail report.FailStatus
+	// Interval is the timeline's bucket width; with AutoInterval it doubles
+	// as needed to keep the timeline short.
+	Interval     time.Duration
+	AutoInterval bool
+	// ReResolve is how often DNS is asked again during the run; 0 = never.
+	ReResolve time.Duration
+	// Preflight checks every address before the load (see Session.Preflight).
+	Preflight bool
+	// Meta holds the parts of the report the session does not measure:
+	// version, command, plan.
+	Meta report.Report
+	// Log receives one line for the user at a time (no trailing newline).
+	Log func(format string, args ...any)
+	// Progress, when set, is started once the engine runs and finished
+	// before the report is built.
+	Progress Progress
+}
+
+// Progress is a live display of a running session.
+type Progress interface {
+	Start(ctx context.Context, live *report.Live, sent func() int64, start time.Time)
+	Finish()
+}
+
+// ErrNoAddress means no target resolved to any address: nothing can be probed.
+var ErrNoAddress = errors.New("nothing to probe: no address for any target")
+
+// ErrInterrupted means the context ended before any request was sent.
+var ErrInterrupted = errors.New("interrupted before any request was sent")
+
+// Session is a resolved probe, ready to check and run.
+type Session struct {
+	cfg       Config
+	DNS       []report.DNS
+	Endpoints []*probe.Endpoint
+}
+
+// New resolves every target. It fails with ErrNoAddress when no target has
+// an address, and ErrInterrupted when ctx ends first; a target that does not
+// resolve while others do is logged and skipped.
+func New(ctx context.Context, cfg Config) (*Session, error) {
+	if cfg.Log == nil {
+		cfg.Log = func(string, ...any) {}
+	}
+	s := &Session{cfg: cfg}
+	s.DNS, s.Endpoints = Resolve(ctx, cfg.Resolver, cfg.Targets)
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+	for _, d := range s.DNS {
+		if d.Error != "" {
+			cfg.Log("%s: skipping %s:%d", d.Error, d.Host, d.Port)
+		}
+	}
+	if len(s.Endpoints) == 0 {
+		return nil, ErrNoAddress
+	}
+	return s, nil
+}
+
+// SetProgress sets the live display started by Run.
+func (s *Session) SetProgress(p Progress) { s.cfg.Progress = p }
+
+// Preflight checks every endpoint once: TCP connect and, for https, a
+// verified TLS handshake. It sends no HTTP request.
+func (s *Session) Preflight(ctx context.Context) []probe.Check {
+	return probe.Preflight(ctx, s.Endpoints, s.cfg.Engine.ConnOptions)
+}
+
+// Run drives the load and returns the report of every request sent. When
+// ctx ends, sending stops, the requests in flight are waited for (each
+// bounded by its timeout) and the report says it was interrupted.
+func (s *Session) Run(ctx context.Context) (*report.Report, error) {
+	cfg := s.cfg
+	rep := new(report.Report)
+	*rep = cfg.Meta
+	rep.DNS = s.DNS
+	agg := report.NewAggregator(s.Endpoints, cfg.Fail)
+	rep.StartedAt = report.Time{Time: time.Now()}
+	agg.SetTimeline(rep.StartedAt.Time, cfg.Interval, cfg.AutoInterval)
+	run, err := probe.Start(ctx, s.Endpoints, cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Progress != nil {
+		cfg.Progress.Start(ctx, agg.Live(), run.Sent, rep.StartedAt.Time)
+	}
+	var changes <-chan dnsUpdate
+	if cfg.ReResolve > 0 {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		changes = watchDNS(watchCtx, cfg.Resolver, cfg.Targets, s.DNS, cfg.ReResolve)
+	}
+	w := &dnsWatch{run: run, agg: agg, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log}
+	results := run.Results()
+	for results != nil {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				results = nil
+				continue
+			}
+			agg.Add(r)
+		case u := <-changes:
+			w.apply(u)
+		}
+	}
+	rep.EndedAt = report.Time{Time: time.Now()}
+	if _, end := run.Sending(); !end.IsZero() {
+		rep.SendS = end.Sub(rep.StartedAt.Time).Seconds()
+	}
+	if cfg.Progress != nil {
+		cfg.Progress.Finish()
+	}
+	rep.Interrupted = ctx.Err() != nil
+	agg.Close(rep)
+	return rep, nil
+}
+
+// Resolve resolves every target's host:port once, in parallel, and returns
+// the DNS records of the report and the endpoints, numbered in order.
+func Resolve(ctx context.Context, r *probe.Resolver, targets []*probe.Target) ([]report.DNS, []*probe.Endpoint) {
+	type key struct {
+		host string
+		port uint16
+	}
+	var keys []key
+	seen := map[key]bool{}
+	for _, t := range targets {
+		k := key{strings.ToLower(t.Host()), t.Port()}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	res := make([]probe.Resolution, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Go(func() { res[i] = r.Resolve(ctx, k.host, k.port) })
+	}
+	wg.Wait()
+	byKey := map[key]probe.Resolution{}
+	dns := make([]report.DNS, len(keys))
+	for i, k := range keys {
+		byKey[k] = res[i]
+		d := report.DNS{Host: res[i].Host, Port: res[i].Port, Source: res[i].Source, Addresses: []string{}, Changes: []report.DNSChange{}}
+		for _, a := range res[i].Addrs {
+			d.Addresses = append(d.Addresses, a.String())
+		}
+		if res[i].Err != nil {
+			d.Error = res[i].Err.Error()
+		}
+		dns[i] = d
+	}
+	var eps []*probe.Endpoint
+	for _, t := range targets {
+		for _, a := range byKey[key{strings.ToLower(t.Host()), t.Port()}].Addrs {
+			eps = append(eps, &probe.Endpoint{ID: len(eps), Target: t, Addr: a})
+		}
+	}
+	return dns, eps
+}
+
+// String describes the session's endpoints for a plan line:
+// "3 endpoints of sign.example.com: 127.0.0.1, 127.0.0.2, ::1".
+func (s *Session) String() string {
+	eps := s.Endpoints
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d endpoint%s", len(eps), report.Plural(len(eps)))
+	var hosts []string
+	addrs := map[string][]string{}
+	for _, ep := range eps {
+		h := ep.Target.Host()
+		if _, ok := addrs[h]; !ok {
+			hosts = append(hosts, h)
+		}
+		a := ep.Addr.String()
+		found := false
+		for _, x := range addrs[h] {
+			found = found || x == a
+		}
+		if !found {
+			addrs[h] = append(addrs[h], a)
+		}
+	}
+	if len(hosts) == 1 {
+		fmt.Fprintf(&b, " of %s: %s", hosts[0], strings.Join(addrs[hosts[0]], ", "))
+		return b.String()
+	}
+	parts := make([]string, len(hosts))
+	for i, h := range hosts {
+		parts[i] = h + " (" + strings.Join(addrs[h], ", ") + ")"
+	}
+	b.WriteString(": " + strings.Join(parts, ", "))
+	return b.String()
+}
