@@ -128,7 +128,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usagef("%s", err)
 	}
-	render, err := report.ForFormat(c.format.value, useColor(stdout))
+	render, err := report.ForFormat(c.format.value, renderOptions(stdout))
 	if err != nil { // validated by the flag; kept for safety
 		return usagef("%s", err)
 	}

@@ -30,6 +30,8 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
+
+	"pinprobe/report"
 )
 
 // version is the release this build reports.
@@ -136,6 +138,18 @@ func clearLine(w io.Writer) string {
 		return "\r\x1b[K"
 	}
 	return ""
+}
+
+// renderOptions fits the text report to w: colours and the terminal's
+// width on a terminal, 80 columns elsewhere.
+func renderOptions(w io.Writer) report.Options {
+	o := report.Options{Color: useColor(w), Width: report.DefaultWidth}
+	if f, ok := w.(*os.File); ok && isTerminal(w) {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			o.Width = cols
+		}
+	}
+	return o
 }
 
 // useColor reports whether the text report on w may use ANSI colours.

@@ -23,17 +23,18 @@ import (
 // headers, host names) is escaped or fenced so it cannot break the document.
 func Markdown(w io.Writer, r *Report) error {
 	m := &mdWriter{errWriter: errWriter{w: w}, fail: failStatusOf(r)}
-	m.title(r)
-	m.run(r)
+	v := NewView(r)
+	m.title(v)
+	m.run(v)
 	m.client(r)
-	m.dns(r)
-	m.families(r)
-	m.endpoints(r)
-	m.tests(r)
-	m.phases(r)
-	m.fingerprints(r)
-	m.timeline(r)
-	m.samples(r)
+	m.dns(v)
+	m.families(v)
+	m.endpoints(v)
+	m.tests(v)
+	m.phases(v)
+	m.fingerprints(v)
+	m.timeline(v)
+	m.samples(v)
 	m.logs(r)
 	m.printf("\n---\n\n*Written by pinprobe %s. Times are UTC, from the clock of the machine that ran it.*\n", mdText(r.Version))
 	return m.err
@@ -60,19 +61,19 @@ func failStatusOf(r *Report) FailStatus {
 	return f
 }
 
-func (m *mdWriter) title(r *Report) {
-	m.printf("# pinprobe: %s — %s\n\n", verdictWords(r), mdText(titleHosts(r)))
-	v := r.Verdict
-	status := v.Status
+func (m *mdWriter) title(v *View) {
+	r := v.R
+	m.printf("# pinprobe: %s — %s\n\n", v.Headline, mdText(v.Hosts))
+	status := r.Verdict.Status
 	if status == "" {
 		status = "none"
 	}
-	m.printf("> **Verdict: %s.** %s\n", mdText(status), mdText(v.Summary))
-	if len(r.Fingerprints) > 0 {
+	m.printf("> **Verdict: %s.** %s\n", mdText(status), mdText(r.Verdict.Summary))
+	if len(v.Who) > 0 {
 		var who []string
-		for i, f := range r.Fingerprints {
+		for i, f := range v.Who {
 			if i == 3 {
-				who = append(who, fmt.Sprintf("%d more kinds", len(r.Fingerprints)-3))
+				who = append(who, fmt.Sprintf("%d more kinds", len(v.Who)-3))
 				break
 			}
 			who = append(who, fingerprintWords(&f))
@@ -175,7 +176,8 @@ func secsDuration(s float64) time.Duration { return time.Duration(s * float64(ti
 
 func mdSecs(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
 
-func (m *mdWriter) run(r *Report) {
+func (m *mdWriter) run(v *View) {
+	r := v.R
 	m.printf("\n## The run\n\n")
 	ended := "completed"
 	if r.Interrupted {
@@ -193,7 +195,7 @@ func (m *mdWriter) run(r *Report) {
 	m.printf("- **Tool:** pinprobe %s — resolves every A/AAAA address of the host, pins one connection pool to each address (an *endpoint*) and sends each a steady request stream, so failures can be told apart by address. It never retries a request.\n", mdText(r.Version))
 	if len(r.Command) > 0 {
 		m.printf("\nCommand (secrets redacted):\n\n")
-		m.code("sh", shellJoin(r.Command))
+		m.code("sh", v.Run.Command)
 	}
 }
 
@@ -265,25 +267,25 @@ func joinInts(v []int, sep string) string {
 	return strings.Join(s, sep)
 }
 
-func (m *mdWriter) dns(r *Report) {
+func (m *mdWriter) dns(v *View) {
 	m.printf("\n## DNS answers\n\n")
-	if len(r.DNS) == 0 {
+	if len(v.DNS) == 0 {
 		m.printf("No host was resolved.\n")
 		return
 	}
 	var rows [][]string
 	changes := 0
-	for _, d := range r.DNS {
-		addrs := strings.Join(d.Addresses, ", ")
-		if d.Error != "" {
-			addrs = "✗ no address: " + mdText(d.Error)
+	for _, d := range v.DNS {
+		addrs := d.Addresses
+		if d.Failed {
+			addrs = "✗ " + mdText(d.Addresses)
 		}
 		ch := "no change"
 		if n := len(d.Changes); n > 0 {
 			ch = fmt.Sprintf("%d (below)", n)
 			changes += n
 		}
-		rows = append(rows, []string{mdText(hostPort(d.Host, d.Port)), mdText(d.Source), addrs, ch})
+		rows = append(rows, []string{mdText(d.Host), mdText(d.Source), addrs, ch})
 	}
 	m.table([]string{"Host", "Resolved by", "Addresses (latest answer)", "Changes during the run"}, "llll", rows)
 	if changes == 0 {
@@ -291,16 +293,10 @@ func (m *mdWriter) dns(r *Report) {
 		return
 	}
 	m.printf("\nChanges seen by re-resolving during the run (new addresses were probed from then on; vanished ones were no longer probed):\n\n")
-	for _, d := range r.DNS {
+	for _, d := range v.DNS {
 		for _, c := range d.Changes {
-			var what []string
-			if len(c.Added) > 0 {
-				what = append(what, "added "+strings.Join(c.Added, ", "))
-			}
-			if len(c.Removed) > 0 {
-				what = append(what, "removed "+strings.Join(c.Removed, ", "))
-			}
-			m.printf("- %s — %s: %s\n", utc(c.At), mdText(hostPort(d.Host, d.Port)), strings.Join(what, "; "))
+			at, what, _ := strings.Cut(c, ": ")
+			m.printf("- %s — %s: %s\n", at, mdText(d.Host), what)
 		}
 	}
 }
@@ -309,17 +305,8 @@ var statsHead = []string{"Requests", "Failed", "Failure rate (95% CI)", "Statuse
 
 const statsAlign = "rrlllrrr"
 
-func mdStatsCells(s *Stats) []string {
-	return []string{
-		strconv.FormatInt(s.Requests, 10),
-		strconv.FormatInt(s.Failed, 10),
-		rateCI(s.Failed, s.Requests, s.FailureRate),
-		counts(s.Status, "×"),
-		counts(s.Errors, "×"),
-		latency(s.LatencyMS.P50, s.Requests),
-		latency(s.LatencyMS.P99, s.Requests),
-		strconv.FormatInt(s.Dropped, 10),
-	}
+func mdStatsCells(s *StatsRow) []string {
+	return []string{s.Requests, s.Failed, s.RateCI, s.Status, mdText(s.Errors), s.P50, s.P99, s.Dropped}
 }
 
 // rateCI formats a failure rate with its Wilson 95% interval: "9.2% (4.3–19%)".
@@ -332,61 +319,38 @@ func rateCI(failed, n int64, rate float64) string {
 }
 
 // failing marks a failing row: ✗ and the name in bold.
-func failing(s *Stats, name string) (mark, label string) {
-	if s.Failed > 0 {
+func failing(row *StatsRow, name string) (mark, label string) {
+	if row.Failing {
 		return "✗", "**" + name + "**"
 	}
 	return "", name
 }
 
-func (m *mdWriter) families(r *Report) {
+func (m *mdWriter) families(v *View) {
 	m.printf("\n## Results by address family\n\n")
-	endpoints := map[string]int{}
-	for _, e := range r.Endpoints {
-		endpoints[e.Family]++
-	}
 	var rows [][]string
-	for _, fam := range sortedKeys(r.Families) {
-		s := r.Families[fam]
-		mark, label := failing(s, familyName(fam))
-		rows = append(rows, append([]string{mark, label, strconv.Itoa(endpoints[fam])}, mdStatsCells(s)...))
+	for _, f := range v.Families {
+		mark, label := failing(&f, f.Label)
+		rows = append(rows, append([]string{mark, label, f.Count}, mdStatsCells(&f)...))
 	}
-	rows = append(rows, append([]string{"", "total", strconv.Itoa(len(r.Endpoints))}, mdStatsCells(&r.Totals)...))
 	m.table(append([]string{"", "Family", "Endpoints"}, statsHead...), "llr"+statsAlign, rows)
 	m.printf("\n✗ marks a row with failed requests. The interval is the Wilson 95%% confidence interval of the failure rate; p50 and p99 are request latencies.\n")
 }
 
-func (m *mdWriter) endpoints(r *Report) {
+func (m *mdWriter) endpoints(v *View) {
 	m.printf("\n## Results by endpoint\n\n")
-	if len(r.Endpoints) == 0 {
+	if len(v.Targets) == 0 {
 		m.printf("No endpoint was probed.\n")
 		return
 	}
 	m.printf("An endpoint is one URL pinned to one of its host's addresses.\n")
-	suspects := map[string]Suspect{}
-	for _, s := range r.Verdict.Suspects {
-		suspects[s.Target+" "+s.Address] = s
-	}
-	for _, target := range targetsOf(r) {
+	for _, tv := range v.Targets {
 		var rows [][]string
 		notes := false
-		for _, e := range r.Endpoints {
-			if e.Target != target {
-				continue
-			}
-			mark, label := failing(&e.Stats, e.Address)
-			var note []string
-			if s, ok := suspects[e.Target+" "+e.Address]; ok {
-				note = append(note, "named by the verdict ("+pValue(s.P)+")")
-			}
-			if e.AddedAt != nil {
-				note = append(note, "appeared in DNS at "+utc(*e.AddedAt))
-			}
-			if e.RemovedAt != nil {
-				note = append(note, "left DNS at "+utc(*e.RemovedAt)+", not probed after")
-			}
-			notes = notes || len(note) > 0
-			rows = append(rows, append(append([]string{mark, label, familyName(e.Family)}, mdStatsCells(&e.Stats)...), strings.Join(note, "; ")))
+		for _, e := range tv.Rows {
+			mark, label := failing(&e, mdText(e.Label))
+			notes = notes || e.Note != ""
+			rows = append(rows, append(append([]string{mark, label, e.Family}, mdStatsCells(&e)...), e.Note))
 		}
 		head := append(append([]string{"", "Address", "Family"}, statsHead...), "Note")
 		align := "lll" + statsAlign + "l"
@@ -396,7 +360,7 @@ func (m *mdWriter) endpoints(r *Report) {
 				rows[i] = rows[i][:len(rows[i])-1]
 			}
 		}
-		m.printf("\n### %s\n\n", mdText(target))
+		m.printf("\n### %s\n\n", mdText(tv.Target))
 		m.table(head, align, rows)
 	}
 }
@@ -411,8 +375,7 @@ func targetsOf(r *Report) []string {
 }
 
 // tests shows every comparison the verdict made, folded away.
-func (m *mdWriter) tests(r *Report) {
-	v := r.Verdict
+func (m *mdWriter) tests(v *View) {
 	if len(v.Tests) == 0 {
 		return
 	}
@@ -420,41 +383,34 @@ func (m *mdWriter) tests(r *Report) {
 	m.printf("Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?). A difference counts as significant when p is below %s divided by the number of tests (Bonferroni).\n\n", num(testAlpha))
 	var rows [][]string
 	for _, t := range v.Tests {
-		restRate := 0.0
-		if t.RestTotal > 0 {
-			restRate = float64(t.RestFailed) / float64(t.RestTotal)
-		}
 		sig := "no"
 		if t.Significant {
 			sig = "**yes**"
 		}
-		rows = append(rows, []string{mdText(t.Scope),
-			fmt.Sprintf("%d of %d", t.Failed, t.Requests), rateCI(t.Failed, t.Requests, t.FailureRate),
-			fmt.Sprintf("%d of %d (%s)", t.RestFailed, t.RestTotal, pct(restRate, t.RestTotal)),
-			mdText(pValue(t.P)), sig})
+		rows = append(rows, []string{mdText(t.Scope), t.Failed, t.RateCI, t.Rest, mdText(t.P), sig})
 	}
 	m.table([]string{"Scope", "Failed", "Failure rate (95% CI)", "The rest failed", "p", "Significant"}, "lrlrll", rows)
 	m.printf("\n</details>\n")
 }
 
-func (m *mdWriter) phases(r *Report) {
-	if len(r.Endpoints) == 0 {
+func (m *mdWriter) phases(v *View) {
+	if len(v.Phases) == 0 {
 		return
 	}
 	m.printf("\n## Where the time went\n\n")
 	m.printf("Connect and TLS are timed only on requests that opened a new connection; time to first byte (TTFB) runs from sending the request to the first byte of the response. **How to read it:** a 502 that arrives about as fast as a healthy answer was made by the gateway itself, without waiting for a backend; a 502 after a long TTFB, near the gateway's backend timeout, is an upstream timeout.\n\n")
 	var rows [][]string
-	for _, e := range r.Endpoints {
-		mark, label := failing(&e.Stats, e.Address)
-		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
-		tls := phaseWords(&e, e.Phases.TLS)
-		if strings.HasPrefix(e.Target, "http://") && e.Requests > 0 {
+	for _, p := range v.Phases {
+		mark, label := "", mdText(p.Label)
+		if p.Failing {
+			mark, label = "✗", "**"+label+"**"
+		}
+		tls := p.TLS
+		if p.PlainHTTP && p.Fresh+p.Reuse > 0 {
 			tls = "— (plain HTTP)"
 		}
-		rows = append(rows, []string{mark, label, mdText(e.Target),
-			phaseWords(&e, e.Phases.Connect), tls, phaseWords(&e, e.Phases.TTFB),
-			fmt.Sprintf("%d of %d", fresh.Failed, fresh.Requests),
-			fmt.Sprintf("%d of %d", reused.Failed, reused.Requests)})
+		rows = append(rows, []string{mark, label, mdText(p.Target), p.Connect, tls, p.TTFB,
+			fmt.Sprintf("%d of %d", p.FreshFailed, p.Fresh), fmt.Sprintf("%d of %d", p.ReusedFailed, p.Reuse)})
 	}
 	m.table([]string{"", "Address", "Target", "Connect p50 / p99", "TLS p50 / p99", "TTFB p50 / p99",
 		"Failed on new connections", "Failed on reused connections"}, "llllllrr", rows)
@@ -473,25 +429,25 @@ func phaseWords(e *Endpoint, p Phase) string {
 	return "— (no connection completed)"
 }
 
-func (m *mdWriter) fingerprints(r *Report) {
+func (m *mdWriter) fingerprints(v *View) {
 	m.printf("\n## Who answered the failures\n\n")
-	if len(r.Fingerprints) == 0 {
+	if len(v.Who) == 0 {
 		m.printf("No request failed.\n")
 		return
 	}
 	m.printf("Failures grouped by what came back: the status (or, when no response came, the error class), the `Server` header and a hash of the body.\n\n")
 	var rows [][]string
-	for i, f := range r.Fingerprints {
-		rows = append(rows, []string{strconv.Itoa(i + 1), fmt.Sprintf("%d × %s", f.Count, answer(&f)),
+	for i, f := range v.Who {
+		rows = append(rows, []string{strconv.Itoa(i + 1), fmt.Sprintf("%d × %s", f.Count, mdText(f.What)),
 			orDash(mdText(f.Server)), orDash(mdText(f.Producer)), addressCounts(f.Addresses),
 			fmt.Sprintf("%d / %d", f.Fresh, f.Reused)})
 	}
 	m.table([]string{"#", "Failures", "Server header", "Recognised as", "On addresses", "New / reused connection"}, "rlllll", rows)
-	for i, f := range r.Fingerprints {
+	for i, f := range v.Who {
 		if f.Body == "" {
 			continue
 		}
-		who := answer(&f)
+		who := mdText(f.What)
 		if f.Producer != "" {
 			who += " from " + mdText(f.Producer)
 		}
@@ -509,8 +465,8 @@ const bodyLimit = 512
 
 // fingerprintWords says one fingerprint in a phrase: "20 × 502 from Azure
 // Application Gateway (Server: …) on ::1".
-func fingerprintWords(f *Fingerprint) string {
-	s := fmt.Sprintf("%d × %s", f.Count, answer(f))
+func fingerprintWords(f *WhoRow) string {
+	s := fmt.Sprintf("%d × %s", f.Count, mdText(f.What))
 	switch {
 	case f.Producer != "" && f.Server != "":
 		s += " from " + mdText(f.Producer) + " (Server: " + mdText(f.Server) + ")"
@@ -530,16 +486,6 @@ func fingerprintWords(f *Fingerprint) string {
 	return s + " on " + strings.Join(addrs, ", ")
 }
 
-func answer(f *Fingerprint) string {
-	if f.Merged {
-		return "other kinds (past the first 64, counted together)"
-	}
-	if f.Status != 0 {
-		return strconv.Itoa(f.Status)
-	}
-	return mdText(f.Error)
-}
-
 // addressCounts formats {"::1": 20} as "::1 ×20", most first.
 func addressCounts(m map[string]int64) string {
 	keys := sortedKeys(m)
@@ -551,8 +497,8 @@ func addressCounts(m map[string]int64) string {
 	return orDash(strings.Join(parts, ", "))
 }
 
-func (m *mdWriter) timeline(r *Report) {
-	tl := r.Timeline
+func (m *mdWriter) timeline(v *View) {
+	tl := v.Timeline
 	if len(tl.Series) == 0 {
 		return
 	}
@@ -562,86 +508,45 @@ func (m *mdWriter) timeline(r *Report) {
 	for i, s := range tl.Series {
 		lines[i], per = Sparkline(s.Requests, s.Failed, width)
 	}
-	n := 0
-	for _, s := range tl.Series {
-		n = max(n, len(s.Requests))
-	}
-	step := tl.IntervalS * float64(per)
-	end := tl.Start.Add(secsDuration(tl.IntervalS * float64(n)))
+	step := tl.Step * float64(per)
 	m.printf("\n## Timeline\n\n")
 	m.printf("One character per %s from %s to %s: its height is the share of that interval's requests that failed, from ▁ (none) through ▄ (about half) to █ (all); a blank means no request was sent then.\n\n",
-		strings.TrimSuffix(secs(step), "s")+" s", utc(tl.Start), utc(Time{end}))
+		strings.TrimSuffix(secs(step), "s")+" s", utc(tl.From), utc(tl.To))
 	label := 0
 	for _, s := range tl.Series {
-		label = max(label, utf8.RuneCountInString(s.Address))
+		label = max(label, utf8.RuneCountInString(s.Label))
 	}
 	var b strings.Builder
-	for _, target := range seriesTargets(tl.Series) {
-		if len(seriesTargets(tl.Series)) > 1 {
-			b.WriteString(target + "\n")
+	for i, s := range tl.Series {
+		if v.MultiURL && (i == 0 || tl.Series[i-1].Target != s.Target) {
+			b.WriteString(s.Target + "\n")
 		}
-		for i, s := range tl.Series {
-			if s.Target != target {
-				continue
-			}
-			var req, failed int64
-			for j := range s.Requests {
-				req += s.Requests[j]
-				failed += s.Failed[j]
-			}
-			fmt.Fprintf(&b, "  %-*s |%s| %d of %d failed\n", label, s.Address, lines[i], failed, req)
-		}
+		fmt.Fprintf(&b, "  %-*s |%s| %d of %d failed\n", label, s.Label, lines[i], s.TotalFail, s.TotalN)
 	}
 	m.code("text", b.String())
 }
 
-func seriesTargets(series []Series) []string {
-	var t []string
-	for _, s := range series {
-		t = append(t, s.Target)
-	}
-	return dedupe(t)
-}
-
-func (m *mdWriter) samples(r *Report) {
+func (m *mdWriter) samples(v *View) {
 	m.printf("\n## Sample requests\n\n")
-	kept := false
-	for _, e := range r.Endpoints {
-		kept = kept || len(e.Samples) > 0
-	}
-	if !kept {
+	if len(v.Samples) == 0 {
 		m.printf("No request was kept as a sample.\n")
 		return
 	}
 	m.printf("For each endpoint, the first failed requests and one successful one, kept as evidence. The time is when the request was sent; the request ID is the `X-Request-Id` header pinprobe sent with it.\n")
-	for _, e := range r.Endpoints {
-		if len(e.Samples) == 0 {
-			continue
-		}
-		m.printf("\n### %s — %s\n\n", mdText(e.Address), mdText(e.Target))
+	for _, g := range v.Samples {
+		m.printf("\n### %s — %s\n\n", mdText(g.Address), mdText(g.Target))
 		var rows [][]string
-		for _, s := range e.Samples {
+		for _, s := range g.Rows {
 			mark := ""
 			if s.Failed {
 				mark = "✗"
 			}
-			remote := s.Remote
-			if remote == "" {
-				remote = hostPort(e.Address, e.Port)
-			}
-			conn := "new"
-			switch {
-			case s.Reused:
-				conn = "reused"
-			case s.Local == "" && s.Status == 0:
-				conn = "none"
-			}
-			rows = append(rows, []string{mark, utc(s.At), orDash(mdText(s.RequestID)), mdText(sampleResult(&s)),
-				latency(s.LatencyMS, 1), orDash(s.Local) + " → " + remote, conn})
+			rows = append(rows, []string{mark, s.At, orDash(mdText(s.RequestID)), mdText(s.Result),
+				s.Latency, orDash(s.Local) + " → " + s.Remote, s.Conn})
 		}
 		m.table([]string{"", "Sent at (UTC)", "Request ID", "Result", "Latency", "Local → remote", "Connection"}, "llllrll", rows)
 		var b strings.Builder
-		for i, s := range e.Samples {
+		for i, s := range g.Rows {
 			if i > 0 {
 				b.WriteString("\n")
 			}
@@ -649,7 +554,7 @@ func (m *mdWriter) samples(r *Report) {
 			if id == "" {
 				id = "(no request ID)"
 			}
-			fmt.Fprintf(&b, "# %s · %s · %s", id, utc(s.At), sampleResult(&s))
+			fmt.Fprintf(&b, "# %s · %s · %s", id, s.At, s.Result)
 			if s.Proto != "" {
 				b.WriteString(" · " + s.Proto)
 			}
@@ -657,11 +562,11 @@ func (m *mdWriter) samples(r *Report) {
 			if s.Error != "" {
 				b.WriteString("error: " + s.Error + "\n")
 			}
-			for _, k := range sortedKeys(s.Headers) {
-				b.WriteString(k + ": " + s.Headers[k] + "\n")
+			for _, h := range s.Headers {
+				b.WriteString(h + "\n")
 			}
 		}
-		m.printf("\n<details><summary>Response headers of the %d request%s above (secrets redacted)</summary>\n\n", len(e.Samples), Plural(len(e.Samples)))
+		m.printf("\n<details><summary>Response headers of the %d request%s above (secrets redacted)</summary>\n\n", len(g.Rows), Plural(len(g.Rows)))
 		m.code("http", b.String())
 		m.printf("\n</details>\n")
 	}

@@ -170,7 +170,7 @@ func checkMarkdown(t *testing.T, doc string) {
 }
 
 func TestMarkdownForFormat(t *testing.T) {
-	render, err := ForFormat("markdown", false)
+	render, err := ForFormat("markdown", Options{})
 	if err != nil {
 		t.Fatalf("ForFormat(markdown): %v", err)
 	}

@@ -13,7 +13,7 @@ import (
 // every endpoint; otherwise a clean check is summed up in one line and only
 // failures are listed.
 func Preflight(w io.Writer, eps []*probe.Endpoint, checks []probe.Check, all bool) error {
-	t := &textWriter{errWriter: errWriter{w: w}}
+	t := &textWriter{errWriter: errWriter{w: w}, width: 1 << 20}
 	failed := 0
 	for _, c := range checks {
 		if c.Err != nil {
@@ -61,7 +61,7 @@ func Preflight(w io.Writer, eps []*probe.Endpoint, checks []probe.Check, all boo
 		rows = append(rows, row)
 		failing = append(failing, c.Err != nil)
 	}
-	t.table(nil, rows, nil, failing)
+	t.table(textTable{cols: []textCol{{}, {}, {}, {}, {}, {}}, rows: rows, failing: failing})
 	return t.err
 }
 

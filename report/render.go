@@ -21,19 +21,27 @@ func JSON(w io.Writer, r *Report) error {
 	return nil
 }
 
-// Text returns the terminal renderer; color adds ANSI colours for failing rows.
-func Text(color bool) Renderer {
-	return func(w io.Writer, r *Report) error { return writeText(w, r, color) }
+// Options tune the renderers for where their output goes.
+type Options struct {
+	// Color adds ANSI colours to the text report (failing rows in red).
+	Color bool
+	// Width is the text report's width in columns; 0 means DefaultWidth.
+	Width int
+}
+
+// Text returns the terminal renderer.
+func Text(o Options) Renderer {
+	return func(w io.Writer, r *Report) error { return writeText(w, r, o) }
 }
 
 // Formats lists the --format values available, in help order.
 var Formats = []string{"text", "json", "markdown"}
 
 // ForFormat returns the renderer of a --format value.
-func ForFormat(name string, color bool) (Renderer, error) {
+func ForFormat(name string, o Options) (Renderer, error) {
 	switch name {
 	case "text":
-		return Text(color), nil
+		return Text(o), nil
 	case "json":
 		return JSON, nil
 	case "markdown":

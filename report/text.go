@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -16,19 +15,31 @@ const (
 	failMark  = "✗"
 )
 
-// writeText renders the report for a terminal: what ran, how each family and
-// each endpoint fared, failing rows marked with ✗ (and red when color is set).
-func writeText(w io.Writer, r *Report, color bool) error {
-	tw := &textWriter{errWriter: errWriter{w: w}, color: color}
-	tw.header(r)
-	tw.dns(r)
-	tw.families(r)
-	tw.endpoints(r)
-	tw.fingerprints(r)
-	tw.phases(r)
-	tw.timeline(r)
-	tw.samples(r)
-	tw.summary(r)
+// DefaultWidth is the text report's width when the output is not a terminal.
+const DefaultWidth = 80
+
+// minWidth is the narrowest layout the text report attempts.
+const minWidth = 60
+
+// writeText renders the report for a terminal of width columns: what ran,
+// how each family and each endpoint fared, failing rows marked with ✗ (and
+// red when color is set). Narrow layouts drop the least useful columns and
+// wrap prose at word boundaries.
+func writeText(w io.Writer, r *Report, o Options) error {
+	tw := &textWriter{errWriter: errWriter{w: w}, color: o.Color, width: max(o.Width, minWidth)}
+	if o.Width <= 0 {
+		tw.width = DefaultWidth
+	}
+	v := NewView(r)
+	tw.header(v)
+	tw.dns(v)
+	tw.families(v)
+	tw.endpoints(v)
+	tw.who(v)
+	tw.phases(v)
+	tw.timeline(v)
+	tw.samples(v)
+	tw.verdict(v)
 	return tw.err
 }
 
@@ -49,6 +60,7 @@ func (e *errWriter) printf(format string, args ...any) {
 type textWriter struct {
 	errWriter
 	color bool
+	width int
 }
 
 func (t *textWriter) style(code, s string) string {
@@ -58,164 +70,281 @@ func (t *textWriter) style(code, s string) string {
 	return code + s + ansiReset
 }
 
-func (t *textWriter) header(r *Report) {
-	planned := "max rate (closed model)"
-	if !r.Plan.Max {
-		planned = fmt.Sprintf("%s req/s planned", num(r.Plan.Rate))
+// heading prints a section title, cut to the width.
+func (t *textWriter) heading(s string) {
+	t.printf("\n%s\n", t.style(ansiBold, cutMiddle(s, t.width)))
+}
+
+// para prints prose wrapped to the width, the first line after lead (which
+// is styled with code) and the rest indented by indent spaces.
+func (t *textWriter) para(code, lead, text string, indent int) { t.wrapped(code, lead, text, indent, false) }
+
+// failing prints a failing item as para does, every line of it red.
+func (t *textWriter) failing(lead, text string, indent int) { t.wrapped(ansiRed, lead, text, indent, true) }
+
+func (t *textWriter) wrapped(code, lead, text string, indent int, whole bool) {
+	first := t.width - runes(lead)
+	if lead != "" {
+		first--
 	}
-	took := fmt.Sprintf("%.1fs", r.DurationS)
-	if r.SendS > 0 && r.DurationS-r.SendS >= 0.5 {
-		took = fmt.Sprintf("%.1fs sending, then %.1fs waiting for requests in flight", r.SendS, r.DurationS-r.SendS)
+	lines := wrapWords(text, first, t.width-indent)
+	for i, l := range lines {
+		switch {
+		case whole && i == 0 && lead == "":
+			t.printf("%s\n", t.style(code, l))
+		case whole && i == 0:
+			t.printf("%s\n", t.style(code, lead+" "+l))
+		case whole:
+			t.printf("%s\n", t.style(code, strings.Repeat(" ", indent)+l))
+		case i == 0 && lead != "":
+			t.printf("%s %s\n", t.style(code, lead), l)
+		case i == 0:
+			t.printf("%s\n", l)
+		default:
+			t.printf("%s%s\n", strings.Repeat(" ", indent), l)
+		}
 	}
-	t.printf("%s %s · %s – %s UTC (%s) · %s, %s achieved · %d requests · %d dropped\n",
-		t.style(ansiBold, "pinprobe"), r.Version,
-		r.StartedAt.UTC().Format("2006-01-02 15:04:05"), r.EndedAt.UTC().Format("15:04:05"),
-		took, planned, strconv.FormatFloat(r.Totals.RPS, 'f', 1, 64), r.Totals.Requests, r.Totals.Dropped)
-	if r.Interrupted {
-		t.printf("%s\n", t.style(ansiRed+ansiBold, fmt.Sprintf(
-			"INTERRUPTED after %.1fs: this report covers every request sent until then.", r.DurationS)))
+	if len(lines) == 0 && lead != "" {
+		t.printf("%s\n", t.style(code, lead))
 	}
 }
 
-func (t *textWriter) dns(r *Report) {
-	t.printf("\nDNS\n")
-	rows := [][]string{}
-	for _, d := range r.DNS {
-		addrs := strings.Join(d.Addresses, ", ")
-		if d.Error != "" {
-			addrs = "no addresses: " + d.Error
+func (t *textWriter) header(v *View) {
+	run := v.Run
+	parts := []string{
+		t.style(ansiBold, "pinprobe") + " " + run.Version,
+		strings.Replace(run.From, "T", " ", 1)[:19] + " – " + run.To[11:19] + " UTC (" + run.Took + ")",
+		run.Planned + ", " + strings.TrimSuffix(run.Achieved, " req/s") + " achieved",
+		fmt.Sprintf("%d requests", run.Requests),
+		fmt.Sprintf("%d dropped", run.Dropped),
+	}
+	// Join the parts with " · ", breaking lines between parts only.
+	line := ""
+	for _, p := range parts {
+		switch {
+		case line == "":
+			line = p
+		case runes(stripANSI(line))+3+runes(p) > t.width:
+			t.printf("%s\n", line)
+			line = p
+		default:
+			line += " · " + p
 		}
-		rows = append(rows, []string{hostPort(d.Host, d.Port), d.Source, addrs})
+	}
+	t.printf("%s\n", line)
+	if run.Interrupted {
+		t.para(ansiRed+ansiBold, "INTERRUPTED", fmt.Sprintf("after %s: this report covers every request sent until then.", strings.Fields(run.Took)[0]), 2)
+	}
+}
+
+func (t *textWriter) dns(v *View) {
+	t.heading("DNS")
+	for _, d := range v.DNS {
+		line := d.Host + " (" + d.Source + "): " + d.Addresses
+		if d.Failed {
+			t.failing(" "+failMark, line, 4)
+		} else {
+			t.para("", " ", line, 4)
+		}
 		for _, c := range d.Changes {
-			change := "changed at " + c.At.UTC().Format("15:04:05")
-			if len(c.Added) > 0 {
-				change += ": added " + strings.Join(c.Added, ", ")
-			}
-			if len(c.Removed) > 0 {
-				change += ": removed " + strings.Join(c.Removed, ", ")
-			}
-			rows = append(rows, []string{"", "", change})
+			t.para("", "   ", "changed at "+c[11:19]+c[24:], 6)
 		}
 	}
-	t.table(nil, rows, nil, nil)
 }
 
-// fingerprints says who answered the failures: "20 × 502 'Microsoft-…/v2'
-// Azure Application Gateway page on ::1 ×20 (fresh 1, reused 19)".
-func (t *textWriter) fingerprints(r *Report) {
-	if len(r.Fingerprints) == 0 {
-		return
-	}
-	t.printf("\nWHO ANSWERED THE FAILURES\n")
-	var rows [][]string
-	var failing []bool
-	for _, f := range r.Fingerprints {
-		what := f.Error
-		if f.Merged {
-			what = "other kinds (past the first 64, counted together)"
-		} else if f.Status != 0 {
-			what = strconv.Itoa(f.Status)
-			if f.Server != "" {
-				what += " '" + f.Server + "'"
-			}
-			if f.Producer != "" {
-				what += " " + f.Producer + " page"
-			} else if f.BodyHash != "" {
-				what += " body " + f.BodyHash
-			}
-		}
-		rows = append(rows, []string{failMark, strconv.FormatInt(f.Count, 10) + " ×", what,
-			"on " + counts(f.Addresses, " ×"), fmt.Sprintf("(fresh %d, reused %d)", f.Fresh, f.Reused)})
-		failing = append(failing, true)
-	}
-	t.table(nil, rows, []bool{false, true}, failing)
+// statsCols are the columns of a StatsRow after the leading ones, in order.
+var statsCols = []textCol{
+	{head: "REQUESTS", right: true},
+	{head: "FAILED", right: true},
+	{head: "", right: true},
+	{head: "STATUS/ERROR", list: true},
+	{head: "P50", right: true, prio: 6},
+	{head: "P99", right: true, prio: 7},
+	{head: "MAX", right: true, prio: 3},
+	{head: "DROPPED", right: true, prio: 4, dropZero: true},
 }
 
-// phases shows connect, TLS and time to first byte, so an instant 502
-// (made by the gateway) reads apart from one after a long wait (upstream timeout).
-func (t *textWriter) phases(r *Report) {
-	t.printf("\nPHASES p50 / p99  (connect and TLS on new connections only)\n")
-	head := []string{"", "ADDRESS", "CONNECT", "TLS", "FIRST BYTE", "FAILED ON NEW CONN", "ON REUSED CONN"}
-	var rows [][]string
-	var failing []bool
-	for _, e := range r.Endpoints {
-		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
-		rows = append(rows, []string{mark(&e.Stats), e.Address, phaseCell(e.Phases.Connect), phaseCell(e.Phases.TLS),
-			phaseCell(e.Phases.TTFB), fmt.Sprintf("%d of %d", fresh.Failed, fresh.Requests),
-			fmt.Sprintf("%d of %d", reused.Failed, reused.Requests)})
-		failing = append(failing, e.Failed > 0)
-	}
-	t.table(head, rows, nil, failing)
+func statsCells(s *StatsRow) []string {
+	return []string{s.Requests, s.Failed, s.Rate, s.Answers, s.P50, s.P99, s.Max, s.Dropped}
 }
 
-// dnsNote marks an endpoint whose address appeared or vanished during the run.
-func dnsNote(e *Endpoint) string {
-	switch {
-	case e.RemovedAt != nil:
-		return " (left DNS " + e.RemovedAt.UTC().Format("15:04:05") + ")"
-	case e.AddedAt != nil:
-		return " (in DNS from " + e.AddedAt.UTC().Format("15:04:05") + ")"
+func markOf(failing bool) string {
+	if failing {
+		return failMark
 	}
 	return ""
 }
 
-func phaseCell(p Phase) string {
-	if p.Count == 0 {
-		return "-"
+func (t *textWriter) families(v *View) {
+	t.heading("BY FAMILY")
+	cols := append([]textCol{{}, {head: "FAMILY"}, {head: "ENDPOINTS", right: true, prio: 2}}, statsCols...)
+	var rows [][]string
+	var failing []bool
+	for _, f := range v.Families {
+		rows = append(rows, append([]string{markOf(f.Failing), strings.ToLower(f.Label), f.Count}, statsCells(&f)...))
+		failing = append(failing, f.Failing)
 	}
-	return latency(p.P50, 1) + " / " + latency(p.P99, 1)
+	t.table(textTable{cols: cols, rows: rows, failing: failing})
+}
+
+func (t *textWriter) endpoints(v *View) {
+	cols := append([]textCol{{}, {head: "ADDRESS"}, {head: "FAMILY", prio: 1}}, statsCols...)
+	for _, tv := range v.Targets {
+		t.heading("BY ENDPOINT  " + tv.Target)
+		var rows [][]string
+		var failing []bool
+		var notes []string
+		for _, e := range tv.Rows {
+			rows = append(rows, append([]string{markOf(e.Failing), e.Label, strings.ToLower(e.Family)}, statsCells(&e)...))
+			failing = append(failing, e.Failing)
+			if e.DNSNote != "" {
+				notes = append(notes, e.Label+" "+e.DNSNote)
+			}
+		}
+		t.table(textTable{cols: cols, rows: rows, failing: failing})
+		for _, n := range notes {
+			t.para("", "   ", n, 6)
+		}
+	}
+}
+
+// who says who answered the failures: "✗ 20 × 502 Azure Application Gateway
+// page (Server: Microsoft-…/v2) on ::1 ×20; fresh 1, reused 19".
+func (t *textWriter) who(v *View) {
+	if len(v.Who) == 0 {
+		return
+	}
+	t.heading("WHO ANSWERED THE FAILURES")
+	for _, w := range v.Who {
+		what := fmt.Sprintf("%d × %s", w.Count, w.What)
+		switch {
+		case w.Producer != "":
+			what += " from " + w.Producer
+		case w.BodyHash != "":
+			what += " (body " + w.BodyHash + ")"
+		}
+		what += fmt.Sprintf(" on %s (new connection %d, reused %d)", w.Where, w.Fresh, w.Reused)
+		if w.Server != "" {
+			what += "; Server: " + safeText(w.Server, false)
+		}
+		t.failing(" "+failMark, what, 4)
+	}
+}
+
+// phases shows connect, TLS and time to first byte, so an instant 502
+// (made by the gateway) reads apart from one after a long wait (upstream timeout).
+func (t *textWriter) phases(v *View) {
+	t.heading("PHASES p50/p99, and failures on new and reused connections")
+	cols := []textCol{{}, {head: "ADDRESS"}, {head: "CONNECT", prio: 5}, {head: "TLS", prio: 6}, {head: "FIRST BYTE", prio: 7},
+		{head: "FAILED NEW", right: true}, {head: "REUSED", right: true}}
+	var rows [][]string
+	var failing []bool
+	for i, p := range v.Phases {
+		if v.MultiURL && (i == 0 || v.Phases[i-1].Target != p.Target) {
+			rows = append(rows, []string{"", p.Target, "", "", "", "", ""})
+			failing = append(failing, false)
+		}
+		tls := p.TLS
+		if p.PlainHTTP {
+			tls = "-"
+		}
+		rows = append(rows, []string{markOf(p.Failing), p.Label, compactPhase(p.Connect), compactPhase(tls), compactPhase(p.TTFB),
+			fmt.Sprintf("%d/%d", p.FreshFailed, p.Fresh), fmt.Sprintf("%d/%d", p.ReusedFailed, p.Reuse)})
+		failing = append(failing, p.Failing)
+	}
+	t.table(textTable{cols: cols, rows: rows, failing: failing, spans: v.MultiURL})
+}
+
+// compactPhase turns "0.23ms / 0.97ms" into "0.23/0.97ms" when the units agree.
+func compactPhase(s string) string {
+	a, b, ok := strings.Cut(s, " / ")
+	if !ok {
+		if strings.HasPrefix(s, "—") {
+			return "-"
+		}
+		return s
+	}
+	for _, unit := range []string{"ms", "s"} {
+		if strings.HasSuffix(a, unit) && strings.HasSuffix(b, unit) && !(unit == "s" && strings.HasSuffix(a, "ms") != strings.HasSuffix(b, "ms")) {
+			return strings.TrimSuffix(a, unit) + "/" + b
+		}
+	}
+	return a + "/" + b
 }
 
 // timeline draws one sparkline per endpoint: ▁ no failure … █ all failed.
-func (t *textWriter) timeline(r *Report) {
-	tl := r.Timeline
+func (t *textWriter) timeline(v *View) {
+	tl := v.Timeline
 	if len(tl.Series) == 0 {
 		return
 	}
+	label := 0
+	for _, s := range tl.Series {
+		label = max(label, runes(s.Label))
+	}
+	width := max(t.width-label-7, 10)
+	per := 1
 	var rows [][]string
 	var failing []bool
-	per := 1
 	for i, s := range tl.Series {
-		line, p := Sparkline(s.Requests, s.Failed, 60)
+		if v.MultiURL && (i == 0 || tl.Series[i-1].Target != s.Target) {
+			rows = append(rows, []string{"", s.Target, ""})
+			failing = append(failing, false)
+		}
+		line, p := Sparkline(s.Requests, s.Failed, min(width, 60))
 		per = p
-		rows = append(rows, []string{mark(&r.Endpoints[i].Stats), s.Address, "|" + line + "|"})
-		failing = append(failing, r.Endpoints[i].Failed > 0)
+		rows = append(rows, []string{markOf(s.Failing), s.Label, "|" + line + "|"})
+		failing = append(failing, s.Failing)
 	}
-	t.printf("\nTIMELINE  failure ratio per %s from %s UTC (▁ none … █ all failed, blank: no request)\n",
-		secs(tl.IntervalS*float64(per)), tl.Start.UTC().Format("15:04:05"))
-	t.table(nil, rows, nil, failing)
+	t.heading(fmt.Sprintf("TIMELINE  failure ratio per %s from %s UTC", secs(tl.Step*float64(per)), tl.From.UTC().Format("15:04:05")))
+	t.printf("  ▁ none … █ all failed, blank: no request\n")
+	t.table(textTable{cols: []textCol{{}, {}, {}}, rows: rows, failing: failing, spans: v.MultiURL})
 }
 
 func secs(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
 
 // samples lists the first failed requests of each failing endpoint, with
-// what a provider needs to find them in its logs.
-func (t *textWriter) samples(r *Report) {
-	var rows [][]string
-	for _, e := range r.Endpoints {
+// what a provider needs to find them in its logs: the time, pinprobe's
+// request ID and the response's own correlation IDs, the connection.
+func (t *textWriter) samples(v *View) {
+	type item struct {
+		g *SampleGroup
+		s *SampleRow
+	}
+	var items []item
+	for i := range v.Samples {
+		g := &v.Samples[i]
 		shown := 0
-		for _, s := range e.Samples {
-			if !s.Failed || shown >= 2 {
-				continue
+		for j := range g.Rows {
+			if s := &g.Rows[j]; s.Failed && shown < 2 {
+				shown++
+				items = append(items, item{g, s})
 			}
-			shown++
-			what := strconv.Itoa(s.Status)
-			if s.Status == 0 {
-				what = s.Class
-			}
-			conn := "fresh"
-			if s.Reused {
-				conn = "reused"
-			}
-			rows = append(rows, []string{e.Address, s.At.UTC().Format("15:04:05.000"), what, s.RequestID,
-				orDash(s.Local) + " → " + orDash(s.Remote), conn, latency(s.LatencyMS, 1)})
 		}
 	}
-	if len(rows) == 0 {
+	if len(items) == 0 {
 		return
 	}
-	t.printf("\nFAILED REQUESTS (the first two of each failing address; every sample is in the JSON and Markdown reports)\n")
-	t.table([]string{"ADDRESS", "AT (UTC)", "STATUS", "X-REQUEST-ID", "LOCAL → REMOTE", "CONN", "LATENCY"}, rows, nil, nil)
+	t.heading("FAILED REQUESTS  the first two of each failing address (all in JSON/Markdown)")
+	for _, it := range items {
+		s := it.s
+		conn := s.Conn + " connection " + s.Local + " → " + s.Remote
+		if s.Conn == "none" {
+			conn = "no connection to " + s.Remote
+		}
+		line := fmt.Sprintf("%s · %s · %s · %s · %s", it.g.Label, s.At[11:23], s.Result, s.Latency, conn)
+		t.failing(" "+failMark, line, 4)
+		var ids []string
+		if s.RequestID != "" {
+			ids = append(ids, "sent X-Request-Id: "+s.RequestID)
+		}
+		if len(s.Correlation) > 0 {
+			ids = append(ids, "got "+safeText(strings.Join(s.Correlation, ", "), false))
+		}
+		if len(ids) > 0 {
+			t.para("", "   ", strings.Join(ids, " · "), 4)
+		}
+	}
 }
 
 func orDash(s string) string {
@@ -225,102 +354,142 @@ func orDash(s string) string {
 	return s
 }
 
-var statsHeader = []string{"REQUESTS", "FAILED", "", "STATUS", "ERRORS", "P50", "P99", "MAX", "DROPPED"}
-var statsRight = []bool{true, true, true, false, false, true, true, true, true}
-
-func statsCells(s *Stats) []string {
-	return []string{
-		strconv.FormatInt(s.Requests, 10),
-		strconv.FormatInt(s.Failed, 10),
-		pct(s.FailureRate, s.Requests),
-		counts(s.Status, "×"),
-		counts(s.Errors, "×"),
-		latency(s.LatencyMS.P50, s.Requests),
-		latency(s.LatencyMS.P99, s.Requests),
-		latency(s.LatencyMS.Max, s.Requests),
-		strconv.FormatInt(s.Dropped, 10),
-	}
-}
-
-func (t *textWriter) families(r *Report) {
-	t.printf("\nBY FAMILY\n")
-	endpoints := map[string]int{}
-	for _, e := range r.Endpoints {
-		endpoints[e.Family]++
-	}
-	head := append([]string{"", "FAMILY", "ENDPOINTS"}, statsHeader...)
-	right := append([]bool{false, false, true}, statsRight...)
-	var rows [][]string
-	var failing []bool
-	for _, fam := range sortedKeys(r.Families) {
-		s := r.Families[fam]
-		rows = append(rows, append([]string{mark(s), fam, strconv.Itoa(endpoints[fam])}, statsCells(s)...))
-		failing = append(failing, s.Failed > 0)
-	}
-	rows = append(rows, append([]string{"", "total", strconv.Itoa(len(r.Endpoints))}, statsCells(&r.Totals)...))
-	failing = append(failing, false)
-	t.table(head, rows, right, failing)
-}
-
-func (t *textWriter) endpoints(r *Report) {
-	head := append([]string{"", "ADDRESS", "FAMILY"}, statsHeader...)
-	right := append([]bool{false, false, false}, statsRight...)
-	byTarget := map[string][]int{}
-	var targets []string
-	for i, e := range r.Endpoints {
-		if _, ok := byTarget[e.Target]; !ok {
-			targets = append(targets, e.Target)
-		}
-		byTarget[e.Target] = append(byTarget[e.Target], i)
-	}
-	for _, target := range targets {
-		t.printf("\nBY ENDPOINT  %s\n", target)
-		var rows [][]string
-		var failing []bool
-		for _, i := range byTarget[target] {
-			e := &r.Endpoints[i]
-			rows = append(rows, append([]string{mark(&e.Stats), e.Address + dnsNote(e), e.Family}, statsCells(&e.Stats)...))
-			failing = append(failing, e.Failed > 0)
-		}
-		t.table(head, rows, right, failing)
-	}
-}
-
-func (t *textWriter) summary(r *Report) {
-	v := r.Verdict
-	t.printf("\n")
-	label := "VERDICT " + strings.ToUpper(v.Status)
+func (t *textWriter) verdict(v *View) {
+	st := v.R.Verdict
 	code := ansiBold
-	if v.Status == VerdictConcentrated || v.Status == VerdictSpread {
+	if st.Status == VerdictConcentrated || st.Status == VerdictSpread {
 		code = ansiRed + ansiBold
 	}
-	t.printf("%s  %s\n", t.style(code, label), v.Summary)
+	t.printf("\n")
+	t.para(code, "VERDICT "+strings.ToUpper(st.Status), st.Summary, 2)
 }
 
-// table prints rows in aligned columns, two spaces apart, indented by two.
-func (t *textWriter) table(head []string, rows [][]string, right, failing []bool) {
-	all := rows
-	if head != nil {
-		all = append([][]string{head}, rows...)
-	}
-	var widths []int
-	for _, row := range all {
-		for i, c := range row {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+// textCol is one column of a text table.
+type textCol struct {
+	head  string
+	right bool
+	// prio orders the columns a narrow layout drops: lowest first; 0 is
+	// never dropped.
+	prio int
+	// dropZero drops the column when every cell is "0".
+	dropZero bool
+	// list marks a column of space-separated items that may be cut short
+	// ("200×40 502×20 +2") when nothing else can go.
+	list bool
+}
+
+// textTable is rows in columns; failing rows are red.
+type textTable struct {
+	cols    []textCol
+	rows    [][]string
+	failing []bool
+	// spans marks rows whose only cell is the second one (a sub-heading,
+	// such as the URL of the rows below): it takes the whole line.
+	spans bool
+}
+
+// listFloor is how narrow a list column gets before a narrow layout drops
+// columns of priority 5 and more (the latencies).
+const listFloor = 24
+
+// table prints rows in aligned columns, two spaces apart, indented by one,
+// dropping columns by priority until the table fits the width.
+func (t *textWriter) table(tb textTable) {
+	keep := make([]bool, len(tb.cols))
+	for i, c := range tb.cols {
+		keep[i] = true
+		empty, zero := true, true
+		for _, row := range tb.rows {
+			empty = empty && (row[i] == "" || row[i] == "-")
+			zero = zero && row[i] == "0"
+		}
+		if c.prio > 0 && (empty || c.dropZero && zero) {
+			keep[i] = false
 		}
 	}
+	spanning := func(row []string) bool {
+		if !tb.spans || row[1] == "" {
+			return false
+		}
+		for i, c := range row {
+			if i != 1 && c != "" {
+				return false
+			}
+		}
+		return true
+	}
+	widths := func() []int {
+		w := make([]int, len(tb.cols))
+		for i, c := range tb.cols {
+			w[i] = runes(c.head)
+			for _, row := range tb.rows {
+				if !spanning(row) {
+					w[i] = max(w[i], runes(row[i]))
+				}
+			}
+		}
+		return w
+	}
+	total := func(w []int) int {
+		n, cols := 1, 0
+		for i := range w {
+			if keep[i] && w[i] > 0 {
+				n += w[i]
+				cols++
+			}
+		}
+		return n + 2*max(cols-1, 0)
+	}
+	// cut shortens the list columns by over runes, to no less than floor.
+	cut := func(w []int, over, floor int) []int {
+		for i, c := range tb.cols {
+			if !keep[i] || !c.list || over <= 0 {
+				continue
+			}
+			limit := max(w[i]-over, runes(c.head), floor)
+			for _, row := range tb.rows {
+				if !spanning(row) {
+					row[i] = cutList(row[i], limit)
+				}
+			}
+			w = widths()
+			over = total(w) - t.width
+		}
+		return w
+	}
+	dropBelow := func(w []int, prio int) {
+		for total(w) > t.width {
+			drop := -1
+			for i, c := range tb.cols {
+				if keep[i] && c.prio > 0 && c.prio < prio && (drop < 0 || c.prio < tb.cols[drop].prio) {
+					drop = i
+				}
+			}
+			if drop < 0 {
+				return
+			}
+			keep[drop] = false
+		}
+	}
+	w := widths()
+	dropBelow(w, 5)
+	w = cut(w, total(w)-t.width, listFloor)
+	dropBelow(w, 1<<30)
+	w = cut(w, total(w)-t.width, 8)
 	line := func(row []string) string {
 		var b strings.Builder
 		b.WriteString(" ")
+		first := true
 		for i, c := range row {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if i > 0 {
+			if !keep[i] || w[i] == 0 {
+				continue
+			}
+			if !first {
 				b.WriteString("  ")
 			}
-			if i < len(right) && right[i] {
+			first = false
+			pad := strings.Repeat(" ", w[i]-runes(c))
+			if tb.cols[i].right {
 				b.WriteString(pad + c)
 			} else {
 				b.WriteString(c + pad)
@@ -328,23 +497,86 @@ func (t *textWriter) table(head []string, rows [][]string, right, failing []bool
 		}
 		return strings.TrimRight(b.String(), " ")
 	}
-	if head != nil {
+	head := make([]string, len(tb.cols))
+	hasHead := false
+	for i, c := range tb.cols {
+		head[i] = c.head
+		hasHead = hasHead || c.head != ""
+	}
+	if hasHead {
 		t.printf("%s\n", t.style(ansiBold, line(head)))
 	}
-	for i, row := range rows {
-		s := line(row)
-		if i < len(failing) && failing[i] {
+	for i, row := range tb.rows {
+		var s string
+		if spanning(row) {
+			s = " " + cutMiddle(row[1], t.width-1)
+		} else {
+			s = line(row)
+		}
+		if i < len(tb.failing) && tb.failing[i] {
 			s = t.style(ansiRed, s)
 		}
 		t.printf("%s\n", s)
 	}
 }
 
-func mark(s *Stats) string {
-	if s.Failed > 0 {
-		return failMark
+// cutList shortens a space-separated list to at most n runes by dropping
+// items from the end and saying how many: "200×40 502×20 +2".
+func cutList(s string, n int) string {
+	if runes(s) <= n {
+		return s
 	}
-	return ""
+	items := strings.Fields(s)
+	for k := len(items) - 1; k >= 1; k-- {
+		out := strings.Join(items[:k], " ") + " +" + strconv.Itoa(len(items)-k)
+		if runes(out) <= n {
+			return out
+		}
+	}
+	return items[0]
+}
+
+// wrapWords breaks s at spaces into lines of at most first runes (the
+// first line) and rest runes (the others). A word longer than a line stands
+// alone on its line, whole: numbers and addresses are never split.
+func wrapWords(s string, first, rest int) []string {
+	var lines []string
+	var cur strings.Builder
+	limit := first
+	for _, word := range strings.Fields(s) {
+		switch {
+		case cur.Len() == 0:
+			cur.WriteString(word)
+		case runes(cur.String())+1+runes(word) > limit:
+			lines = append(lines, cur.String())
+			cur.Reset()
+			cur.WriteString(word)
+			limit = rest
+		default:
+			cur.WriteString(" " + word)
+		}
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}
+
+// cutMiddle shortens s to n runes with an ellipsis in the middle.
+func cutMiddle(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 5 {
+		return s
+	}
+	head := (n - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+// stripANSI removes the colour codes this package writes.
+func stripANSI(s string) string {
+	return strings.NewReplacer(ansiRed, "", ansiBold, "", ansiReset, "").Replace(s)
 }
 
 func hostPort(host string, port uint16) string {
@@ -359,8 +591,7 @@ func counts(m map[string]int64, sep string) string {
 	if len(m) == 0 {
 		return "-"
 	}
-	keys := sortedKeys(m)
-	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	keys := sortByCount(m)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + sep + strconv.FormatInt(m[k], 10)

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"time"
 
 	"pinprobe/probe"
@@ -169,13 +171,26 @@ func mustTarget(t *testing.T, raw string) *probe.Target {
 	return tg
 }
 
+// TestTextGolden renders the golden report at 80 and 120 columns: every
+// line fits, and the output is what testdata holds.
 func TestTextGolden(t *testing.T) {
+	for _, width := range []int{80, 120} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) { checkTextGolden(t, width) })
+	}
+}
+
+func checkTextGolden(t *testing.T, width int) {
 	rep := goldenReport(t)
 	var buf bytes.Buffer
-	if err := Text(false)(&buf, rep); err != nil {
+	if err := Text(Options{Width: width})(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "text.golden")
+	for i, line := range strings.Split(buf.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > width {
+			t.Errorf("line %d is %d columns wide; want at most %d: %q", i+1, n, width, line)
+		}
+	}
+	golden := filepath.Join("testdata", fmt.Sprintf("text-%d.golden", width))
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
@@ -187,12 +202,13 @@ func TestTextGolden(t *testing.T) {
 	want, err := os.ReadFile(golden)
 	if err != nil {
 		t.Fatalf("%v (run go test ./report -run TestTextGolden -update to create it)", err)
+		return
 	}
 	if got := buf.String(); got != string(want) {
 		t.Errorf("text report differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)
 	}
 	if bytes.Contains(buf.Bytes(), []byte("\x1b[")) {
-		t.Errorf("Text(false) wrote ANSI escapes")
+		t.Errorf("Text without Color wrote ANSI escapes")
 	}
 }
 
@@ -201,20 +217,28 @@ var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 func TestTextColor(t *testing.T) {
 	rep := goldenReport(t)
 	var plain, color bytes.Buffer
-	if err := Text(false)(&plain, rep); err != nil {
+	if err := Text(Options{})(&plain, rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := Text(true)(&color, rep); err != nil {
+	if err := Text(Options{Color: true})(&color, rep); err != nil {
 		t.Fatal(err)
 	}
 	if got := ansi.ReplaceAllString(color.String(), ""); got != plain.String() {
 		t.Errorf("Text(true) without its escapes differs from Text(false):\n%s\nvs\n%s", got, plain.String())
 	}
 	red := 0
+	prevRed := false
 	for _, line := range strings.Split(strings.TrimRight(color.String(), "\n"), "\n") {
 		text := ansi.ReplaceAllString(line, "")
 		isRed := strings.Contains(line, ansiRed)
+		wasRed := prevRed
+		prevRed = isRed
 		switch {
+		case wasRed && isRed && strings.HasPrefix(text, "    "):
+			// A wrapped failing item stays red on its continuation lines.
+			if !strings.HasPrefix(line, ansiRed) || !strings.HasSuffix(line, ansiReset) {
+				t.Errorf("continuation of a failing item is not red from end to end: %q", line)
+			}
 		case strings.HasPrefix(text, " "+failMark):
 			red++
 			if !strings.HasPrefix(line, ansiRed) || !strings.HasSuffix(line, ansiReset) {
@@ -229,10 +253,11 @@ func TestTextColor(t *testing.T) {
 			t.Errorf("row without failures is red: %q", line)
 		}
 	}
-	// Families ipv4 and ipv6; endpoints 2001:db8::7 and 198.51.100.20 in the
-	// endpoint, phase and timeline tables; three failure fingerprints.
-	if red != 11 {
-		t.Errorf("%d failing rows in red; want 11:\n%s", red, color.String())
+	// The host that did not resolve; families ipv4 and ipv6; endpoints
+	// 2001:db8::7 and 198.51.100.20 in the endpoint, phase and timeline
+	// tables; three failure fingerprints; four failed samples.
+	if red != 16 {
+		t.Errorf("%d failing rows in red; want 16:\n%s", red, color.String())
 	}
 }
 
@@ -255,7 +280,7 @@ func TestRenderersReturnWriteErrors(t *testing.T) {
 	rep := goldenReport(t)
 	for _, format := range Formats {
 		for _, n := range []int{0, 100, 1000} {
-			render, err := ForFormat(format, false)
+			render, err := ForFormat(format, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,7 +289,7 @@ func TestRenderersReturnWriteErrors(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ForFormat("xml", false); err == nil {
+	if _, err := ForFormat("xml", Options{}); err == nil {
 		t.Errorf("ForFormat(xml) = nil error; want one")
 	}
 }
