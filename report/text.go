@@ -77,10 +77,14 @@ func (t *textWriter) heading(s string) {
 
 // para prints prose wrapped to the width, the first line after lead (which
 // is styled with code) and the rest indented by indent spaces.
-func (t *textWriter) para(code, lead, text string, indent int) { t.wrapped(code, lead, text, indent, false) }
+func (t *textWriter) para(code, lead, text string, indent int) {
+	t.wrapped(code, lead, text, indent, false)
+}
 
 // failing prints a failing item as para does, every line of it red.
-func (t *textWriter) failing(lead, text string, indent int) { t.wrapped(ansiRed, lead, text, indent, true) }
+func (t *textWriter) failing(lead, text string, indent int) {
+	t.wrapped(ansiRed, lead, text, indent, true)
+}
 
 func (t *textWriter) wrapped(code, lead, text string, indent int, whole bool) {
 	first := t.width - runes(lead)
