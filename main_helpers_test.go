@@ -728,6 +728,13 @@ func decodeReport(t *testing.T, b []byte) *jsonReport {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, b)
 	}
+	var typed report.Report
+	if err := json.Unmarshal(b, &typed); err != nil {
+		t.Fatalf("decode report as report.Report: %v", err)
+	}
+	if err := report.Validate(&typed); err != nil {
+		t.Errorf("the report breaks its invariants: %v", err)
+	}
 	var raw map[string]any
 	if err := json.Unmarshal(b, &raw); err != nil {
 		t.Fatalf("decode report: %v", err)
