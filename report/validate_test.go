@@ -14,9 +14,9 @@ func TestValidateAcceptsWhatTheAggregatorWrites(t *testing.T) {
 // TestValidateRefusesBrokenReports breaks one invariant at a time.
 func TestValidateRefusesBrokenReports(t *testing.T) {
 	tests := []struct {
-		name  string
+		name   string
 		mutate func(r *Report)
-		want  string
+		want   string
 	}{
 		{"schema", func(r *Report) { r.Schema = "pinprobe.report/v9" }, "schema"},
 		{"ok+failed", func(r *Report) { r.Endpoints[0].OK++ }, "requests 40 != ok 41"},
