@@ -128,28 +128,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return usagef("%s", err)
 	}
-	render, err := report.ForFormat(c.format.value, renderOptions(stdout))
-	if err != nil { // validated by the flag; kept for safety
-		return usagef("%s", err)
-	}
-	var werr error
-	if err := render(stdout, rep); err != nil {
-		werr = &writeError{err}
-		say("%s", err)
-	}
-	if c.output != "" {
-		if err := writeJSONFile(c.output, rep); err != nil {
-			werr = &writeError{err}
-			say("%s", err)
-		}
-	}
-	if werr != nil {
-		return &exitError{code: exitWrite, err: werr, quiet: true}
-	}
-	if rep.Interrupted {
-		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
-	}
-	return nil
+	return c.outputFlags.write(rep, stdout, say)
 }
 
 // preflightOnly is --preflight: check every endpoint, print the checks (JSON
@@ -299,6 +278,37 @@ func writeJSONFile(path string, r *report.Report) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	return nil
+}
+
+// write judges rep against the release gate, renders it on stdout in the
+// chosen format, writes the JSON to -o, and returns the run's outcome:
+// nil, a write error, an interrupt, or a breached gate (exit 1).
+func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(string, ...any)) error {
+	rep.Thresholds = report.CheckLimits(rep, o.limits)
+	render, err := report.ForFormat(o.format.value, renderOptions(stdout))
+	if err != nil { // validated by the flag; kept for safety
+		return usagef("%s", err)
+	}
+	var werr error
+	if err := render(stdout, rep); err != nil {
+		werr = &writeError{err}
+		say("%s", err)
+	}
+	if o.output != "" {
+		if err := writeJSONFile(o.output, rep); err != nil {
+			werr = &writeError{err}
+			say("%s", err)
+		}
+	}
+	switch {
+	case werr != nil:
+		return &exitError{code: exitWrite, err: werr, quiet: true}
+	case rep.Interrupted:
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
+	case report.Breached(rep.Thresholds):
+		return &exitError{code: exitFail, err: errors.New("release gate: " + report.NewView(rep).Gate.Summary)}
 	}
 	return nil
 }

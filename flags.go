@@ -38,8 +38,7 @@ type config struct {
 	insecure    bool
 	http        choiceValue
 	failStatus  string
-	output      string
-	format      choiceValue
+	outputFlags
 	quiet       bool
 	preflight   bool
 	noPreflight bool
@@ -71,7 +70,6 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.SortFlags = false
 	c.rate = rateValue{rate: 10}
 	c.http = choiceValue{value: "auto", choices: []string{"1.1", "2", "auto"}}
-	c.format = choiceValue{value: "text", choices: report.Formats}
 	fs.VarP(&c.rate, "rate", "r", "`RATE` in requests/s over all endpoints, split evenly; \"max\" = closed model: -c workers per endpoint, back to back")
 	fs.DurationVarP(&c.duration, "duration", "d", 30*time.Second, "how long to send, e.g. 30s, 5m (0 = until -n or Ctrl-C)")
 	fs.Int64VarP(&c.requests, "requests", "n", 0, "stop after `N` requests in total, whichever of -d/-n comes first (0 = no limit)")
@@ -89,8 +87,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.BoolVar(&c.insecure, "insecure", false, "do not verify TLS certificates")
 	fs.Var(&c.http, "http", "HTTP `VERSION`: 1.1, 2 or auto (HTTP/2 where TLS ALPN offers it)")
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
-	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON report to `FILE`")
-	fs.Var(&c.format, "format", "report `FORMAT` on stdout: "+strings.Join(report.Formats, ", "))
+	c.outputFlags.add(fs)
 	fs.IntVar(&c.samples, "samples", 5, "failed requests kept per endpoint as evidence, plus one success (0 = none)")
 	fs.DurationVar(&c.interval, "interval", 0, "timeline bucket width (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
 	fs.BoolVar(&c.noRequestID, "no-request-id", false, "do not add a fresh X-Request-Id to each request (a -H X-Request-Id always wins)")
@@ -180,17 +177,8 @@ func (c *config) validate() error {
 		}
 		c.body = string(b)
 	}
-	if c.output != "" {
-		// Fail now rather than after the run: open it as the run's end will.
-		_, statErr := os.Stat(c.output)
-		f, err := os.OpenFile(c.output, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
-			return usagef("--output %s: %s", c.output, pathErr(err))
-		}
-		f.Close()
-		if os.IsNotExist(statErr) {
-			os.Remove(c.output)
-		}
+	if err := c.outputFlags.validate(); err != nil {
+		return err
 	}
 	c.tls = &tls.Config{InsecureSkipVerify: c.insecure}
 	if c.cacert != "" {
@@ -353,4 +341,54 @@ func (c *config) timelineInterval() time.Duration {
 		iv *= 2
 	}
 	return iv
+}
+
+// outputFlags are the flags of every command that writes a report: where it
+// goes, in what format, and the release gate it is judged against.
+type outputFlags struct {
+	format         choiceValue
+	output         string
+	maxFailureRate string
+	maxP99         time.Duration
+	failOnVerdict  bool
+	limits         report.Limits // filled by validate
+}
+
+func (o *outputFlags) add(fs *pflag.FlagSet) {
+	o.format = choiceValue{value: "text", choices: report.Formats}
+	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(report.Formats, ", "))
+	fs.StringVarP(&o.output, "output", "o", "", "also write the JSON report to `FILE`")
+	fs.StringVar(&o.maxFailureRate, "max-failure-rate", "", "release gate: exit 1 if any endpoint, family or the total fails more often than `RATE` (0.1% or 0.001)")
+	fs.DurationVar(&o.maxP99, "max-p99", 0, "release gate: exit 1 if any endpoint, family or the total has a p99 latency above `DURATION`")
+	fs.BoolVar(&o.failOnVerdict, "fail-on-verdict", false, "release gate: exit 1 if the verdict names a suspect (no backend may stand out)")
+}
+
+// validate checks the output flags and fills limits.
+func (o *outputFlags) validate() error {
+	o.limits = report.NoLimits
+	if o.maxFailureRate != "" {
+		r, err := report.ParseRate(o.maxFailureRate)
+		if err != nil {
+			return usagef("--max-failure-rate %q: %s", o.maxFailureRate, err)
+		}
+		o.limits.MaxFailureRate = r
+	}
+	if o.maxP99 < 0 {
+		return usagef("--max-p99 %s: must not be negative", o.maxP99)
+	}
+	o.limits.MaxP99 = o.maxP99
+	o.limits.FailOnVerdict = o.failOnVerdict
+	if o.output != "" {
+		// Fail now rather than after the run: open it as the run's end will.
+		_, statErr := os.Stat(o.output)
+		f, err := os.OpenFile(o.output, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return usagef("--output %s: %s", o.output, pathErr(err))
+		}
+		f.Close()
+		if os.IsNotExist(statErr) {
+			os.Remove(o.output)
+		}
+	}
+	return nil
 }

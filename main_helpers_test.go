@@ -585,6 +585,17 @@ type jsonReport struct {
 	Timeline     jsonTimeline         `json:"timeline"`
 	Client       jsonClient           `json:"client"`
 	Verdict      jsonVerdict          `json:"verdict"`
+	Thresholds   []jsonThreshold      `json:"thresholds"`
+}
+
+type jsonThreshold struct {
+	Name   string   `json:"name"`
+	Scope  string   `json:"scope"`
+	Limit  float64  `json:"limit"`
+	Unit   string   `json:"unit"`
+	Value  *float64 `json:"value"`
+	Status string   `json:"status"`
+	OK     bool     `json:"ok"`
 }
 
 type jsonDNS struct {

@@ -192,6 +192,9 @@ func (a *Aggregator) Close(r *Report) *Report {
 	r.Fingerprints = a.prints.report()
 	r.Client = a.client.report()
 	r.Verdict = Judge(r)
+	if r.Thresholds == nil {
+		r.Thresholds = []Threshold{}
+	}
 	return r
 }
 

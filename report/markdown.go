@@ -35,6 +35,7 @@ func Markdown(w io.Writer, r *Report) error {
 	m.fingerprints(v)
 	m.timeline(v)
 	m.samples(v)
+	m.gate(v)
 	m.logs(r)
 	m.printf("\n---\n\n*Written by pinprobe %s. Times are UTC, from the clock of the machine that ran it.*\n", mdText(r.Version))
 	return m.err
@@ -391,6 +392,33 @@ func (m *mdWriter) tests(v *View) {
 	}
 	m.table([]string{"Scope", "Failed", "Failure rate (95% CI)", "The rest failed", "p", "Significant"}, "lrlrll", rows)
 	m.printf("\n</details>\n")
+}
+
+// gate lists the release gate's checks, those that did not pass first.
+func (m *mdWriter) gate(v *View) {
+	g := v.Gate
+	if g.Summary == "" {
+		return
+	}
+	m.printf("\n## Release gate\n\n**%s.**", mdText(g.Summary))
+	if !g.Passed {
+		m.printf(" Each check is judged in every scope: each endpoint, each family and the total; a scope no request reached is not judged and does not pass.")
+	}
+	m.printf("\n\n")
+	var rows [][]string
+	for _, pass := range []bool{false, true} {
+		for _, c := range g.Checks {
+			if c.OK != pass {
+				continue
+			}
+			mark := ""
+			if !c.OK {
+				mark = "✗"
+			}
+			rows = append(rows, []string{mark, mdText(c.Name), mdText(c.Scope), c.Value, c.Limit, c.Status})
+		}
+	}
+	m.table([]string{"", "Check", "Scope", "Measured", "Limit", "Result"}, "lllrrl", rows)
 }
 
 func (m *mdWriter) phases(v *View) {

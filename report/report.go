@@ -30,6 +30,9 @@ type Report struct {
 	Timeline     Timeline      `json:"timeline"`
 	Client       Client        `json:"client"`
 	Verdict      Verdict       `json:"verdict"`
+	// Thresholds are the release gate's checks (--max-failure-rate,
+	// --max-p99, --fail-on-verdict), each scope judged; [] when none was set.
+	Thresholds []Threshold `json:"thresholds"`
 }
 
 // Client is what the client side of the run looked like: the local

@@ -39,6 +39,7 @@ func writeText(w io.Writer, r *Report, o Options) error {
 	tw.phases(v)
 	tw.timeline(v)
 	tw.samples(v)
+	tw.gate(v)
 	tw.verdict(v)
 	return tw.err
 }
@@ -356,6 +357,23 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// gate shows the release gate: its summary, then each check that did not pass.
+func (t *textWriter) gate(v *View) {
+	g := v.Gate
+	if g.Summary == "" {
+		return
+	}
+	code := ansiBold
+	if !g.Passed {
+		code = ansiRed + ansiBold
+	}
+	t.printf("\n")
+	t.para(code, "THRESHOLDS", g.Summary, 2)
+	for _, l := range g.Lines {
+		t.failing(" "+failMark, l, 4)
+	}
 }
 
 func (t *textWriter) verdict(v *View) {

@@ -28,6 +28,24 @@ type View struct {
 	Timeline TimelineView
 	Samples  []SampleGroup
 	Tests    []TestRow
+	Gate     GateView
+}
+
+// GateView is the release gate: every threshold check, and a summary.
+type GateView struct {
+	// Summary is "" when no limit was set, else e.g. "FAILED: 2 of 9 checks
+	// breached, 1 not judged" or "passed: all 9 checks".
+	Summary string
+	Passed  bool
+	// Lines say each check that did not pass, then (in Checks) every check.
+	Lines  []string
+	Checks []ThresholdRow
+}
+
+// ThresholdRow is one check.
+type ThresholdRow struct {
+	Name, Scope, Limit, Value, Status string
+	OK                                bool
 }
 
 // RunView is what ran, and when.
@@ -170,7 +188,42 @@ func NewView(r *Report) *View {
 	v.timeline(r)
 	v.samples(r)
 	v.tests(r)
+	v.gate(r)
 	return v
+}
+
+func (v *View) gate(r *Report) {
+	if len(r.Thresholds) == 0 {
+		return
+	}
+	breached, unjudged := 0, 0
+	for i := range r.Thresholds {
+		t := &r.Thresholds[i]
+		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Status: t.Status, OK: t.OK}
+		if t.Value != nil {
+			row.Value = thresholdValue(t, *t.Value)
+		}
+		switch t.Status {
+		case ThresholdBreached:
+			breached++
+		case ThresholdNotJudged:
+			unjudged++
+		}
+		if !t.OK {
+			v.Gate.Lines = append(v.Gate.Lines, thresholdWords(t))
+		}
+		v.Gate.Checks = append(v.Gate.Checks, row)
+	}
+	n := len(r.Thresholds)
+	v.Gate.Passed = breached+unjudged == 0
+	switch {
+	case v.Gate.Passed:
+		v.Gate.Summary = fmt.Sprintf("passed: all %d check%s", n, Plural(n))
+	case unjudged == 0:
+		v.Gate.Summary = fmt.Sprintf("FAILED: %d of %d check%s breached", breached, n, Plural(n))
+	default:
+		v.Gate.Summary = fmt.Sprintf("FAILED: %d of %d check%s breached, %d not judged (no request reached the scope)", breached, n, Plural(n), unjudged)
+	}
 }
 
 func (v *View) run(r *Report) {
@@ -409,7 +462,7 @@ func (v *View) samples(r *Report) {
 			}
 			for _, h := range correlationHeaders {
 				for k, val := range s.Headers {
-					if strings.EqualFold(k, h) {
+					if strings.EqualFold(k, h) && val != s.RequestID { // an echo of pinprobe's own says nothing new
 						row.Correlation = append(row.Correlation, k+": "+val)
 					}
 				}

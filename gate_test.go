@@ -1,0 +1,85 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReleaseGate: thresholds are judged per endpoint, per family and in
+// total; one bad backend fails the gate although the total is within it; a
+// breach exits 1 after the full report, and every check is in the JSON.
+func TestReleaseGate(t *testing.T) {
+	slow := func(n int64, r *http.Request) answer {
+		return answer{status: http.StatusOK, delay: 30 * time.Millisecond}
+	}
+	f := startFleet(t, fleetOpts{policies: map[string]policy{"127.0.0.2": every(10), "::1": slow}}, "127.0.0.1", "127.0.0.2", "::1")
+	base := []string{"--format", "json", "-q", "--resolve", f.resolve(), "--rate", "1500", "-n", "600", f.url()}
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		breached []string // scopes that must be breached
+	}{
+		{"endpoint over the rate, total under it", []string{"--max-failure-rate", "5%"}, exitFail,
+			[]string{"endpoint 127.0.0.2"}},
+		{"every scope under the rate", []string{"--max-failure-rate", "0.2"}, exitOK, nil},
+		{"p99 of the slow address", []string{"--max-p99", "20ms"}, exitFail, []string{"endpoint ::1", "family ipv6", "total"}},
+		{"no backend may stand out", []string{"--fail-on-verdict"}, exitFail, []string{"verdict"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := pinprobe(t, append(tt.args, base...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d; want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			rep := decodeReport(t, []byte(stdout)) // the full report, breach or not
+			checkReport(t, rep)
+			if len(rep.Thresholds) == 0 {
+				t.Fatalf("no thresholds in the report")
+			}
+			breached := map[string]bool{}
+			for _, th := range rep.Thresholds {
+				if th.Status == "breached" {
+					breached[th.Scope] = true
+				}
+				if th.OK != (th.Status == "ok") {
+					t.Errorf("check %+v: ok and status disagree", th)
+				}
+			}
+			for _, scope := range tt.breached {
+				found := false
+				for s := range breached {
+					found = found || strings.HasPrefix(s, scope)
+				}
+				if !found {
+					t.Errorf("scope %q not breached; breached: %v", scope, breached)
+				}
+			}
+			if tt.name == "endpoint over the rate, total under it" && breached["total"] {
+				t.Errorf("total breached at 5%%; the test wants it within the limit (3.3%%)")
+			}
+			if tt.code == exitFail && !strings.Contains(stderr, "release gate: FAILED") {
+				t.Errorf("stderr lacks the gate's line:\n%s", stderr)
+			}
+			if tt.code == exitOK && len(breached) > 0 {
+				t.Errorf("exit 0 with breached checks %v", breached)
+			}
+		})
+	}
+}
+
+// TestReleaseGateText: the text report lists each check that failed.
+func TestReleaseGateText(t *testing.T) {
+	f := startFleet(t, fleetOpts{policies: map[string]policy{"127.0.0.2": every(4)}}, "127.0.0.1", "127.0.0.2")
+	code, stdout, _ := pinprobe(t, "-q", "--resolve", f.resolve(), "--rate", "1000", "-n", "200", "--max-failure-rate", "1%", f.url())
+	if code != exitFail {
+		t.Fatalf("exit %d; want 1", code)
+	}
+	for _, want := range []string{"THRESHOLDS FAILED: 3 of 4 checks breached", "✗ max-failure-rate, endpoint 127.0.0.2"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("text report lacks %q:\n%s", want, stdout)
+		}
+	}
+}
