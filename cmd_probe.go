@@ -19,7 +19,7 @@ import (
 
 // probeCommand is `pinprobe [flags] URL...` and `pinprobe --demo`: resolve,
 // check, send, report.
-func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	c, fs, err := parseArgs(args)
 	if err != nil {
 		return err
@@ -31,6 +31,12 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if c.version {
 		fmt.Fprintf(stdout, "pinprobe %s\n", version)
 		return nil
+	}
+	if err := c.load(ctx, stdin); err != nil {
+		if errors.Is(err, errInterrupted) {
+			return &exitError{code: exitInterrupted, err: err}
+		}
+		return err
 	}
 	say := func(format string, a ...any) {
 		fmt.Fprintf(stderr, clearLine(stderr)+"pinprobe: "+format+"\n", a...)
@@ -57,7 +63,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if !c.setRate {
 			c.rate.rate = 30
 		}
-		c.urls = []string{g.URL()}
+		c.specs = []targetSpec{{url: g.URL()}}
 		resolver.Static = map[string][]netip.Addr{probe.StaticKey(demo.Host, g.Port): g.Addrs}
 		resolver.StaticSource = "demo"
 		c.reResolve = 0 // its answers never change
@@ -67,7 +73,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 	targets, err := c.targets()
 	if err != nil {
-		return usagef("%s", err)
+		return err
 	}
 	conn := probe.ConnOptions{
 		Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
@@ -164,21 +170,35 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 	return nil
 }
 
-// targets builds the request of every URL argument.
+// targets builds the request of every target: the URL arguments and the
+// targets file's blocks, each with the flags' method, headers and body
+// where it gives none of its own (a block's header replaces a -H one of the
+// same name).
 func (c *config) targets() ([]*probe.Target, error) {
 	var out []*probe.Target
-	for _, raw := range c.urls {
-		t, err := probe.ParseTarget(raw)
+	for _, sp := range c.specs {
+		t, err := probe.ParseTarget(sp.url)
 		if err != nil {
-			return nil, err
+			return nil, usagef("%s", err)
 		}
 		t.Method = strings.ToUpper(c.method)
+		if sp.method != "" {
+			t.Method = sp.method
+		}
 		t.Header = http.Header{}
 		for _, h := range c.headers.lines {
 			t.Header.Add(h[0], h[1])
 		}
-		if c.body != "" {
-			t.Body = []byte(c.body)
+		own := http.Header{}
+		for _, h := range sp.header {
+			own.Add(h[0], h[1])
+		}
+		for k, vs := range own {
+			t.Header[k] = vs
+		}
+		t.Body = c.bodyBytes
+		if sp.hasBody {
+			t.Body = sp.body
 		}
 		out = append(out, t)
 	}

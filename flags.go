@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"regexp"
@@ -51,12 +53,16 @@ type config struct {
 	version     bool
 	urls        []string
 
-	// Filled by validate.
-	fail    report.FailStatus
-	tls     *tls.Config
-	dns     netip.AddrPort
-	setRate bool // --rate given
-	setDur  bool // --duration given
+	targetsFile string
+
+	// Filled by validate and load.
+	bodyBytes []byte
+	specs     []targetSpec
+	fail      report.FailStatus
+	tls       *tls.Config
+	dns       netip.AddrPort
+	setRate   bool // --rate given
+	setDur    bool // --duration given
 }
 
 // Limits that keep a typo from exhausting the machine.
@@ -81,9 +87,10 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.BoolVar(&c.newConn, "new-conn", false, "a fresh TCP (+TLS) connection for every request (default: keep-alive)")
 	fs.StringVarP(&c.method, "method", "X", "GET", "request `METHOD`")
 	fs.VarP(&c.headers, "header", "H", "request header `\"NAME: VALUE\"` (repeatable)")
-	fs.StringVar(&c.body, "body", "", "request `BODY`; @FILE reads it from FILE")
+	fs.StringVar(&c.body, "body", "", "request `BODY`; @FILE reads it from FILE (at most 16 MiB; @- is standard input)")
+	fs.StringVar(&c.targetsFile, "targets", "", "probe the targets in `FILE`: blocks of \"[METHOD] URL\", header lines and an optional @BODYFILE, separated by blank lines (at most 4 MiB)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "limit per request, from connect to the last body byte")
-	fs.StringVar(&c.cacert, "cacert", "", "trust the CA certificates in PEM `FILE` instead of the system roots")
+	fs.StringVar(&c.cacert, "cacert", "", "trust the CA certificates in PEM `FILE` instead of the system roots (at most 1 MiB)")
 	fs.BoolVar(&c.insecure, "insecure", false, "do not verify TLS certificates")
 	fs.Var(&c.http, "http", "HTTP `VERSION`: 1.1, 2 or auto (HTTP/2 where TLS ALPN offers it)")
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
@@ -130,8 +137,10 @@ func (c *config) validate() error {
 	switch {
 	case c.demo && len(c.urls) > 0:
 		return usagef("--demo probes its own gateway: drop the URL arguments (%s)", strings.Join(c.urls, " "))
-	case !c.demo && len(c.urls) == 0:
-		return usagef("no URL given: pinprobe [flags] URL... (or pinprobe --demo)")
+	case c.demo && c.targetsFile != "":
+		return usagef("--demo probes its own gateway: drop --targets %s", c.targetsFile)
+	case !c.demo && len(c.urls) == 0 && c.targetsFile == "":
+		return usagef("no URL given: pinprobe [flags] URL... (or --targets FILE, or pinprobe --demo)")
 	case c.duration < 0:
 		return usagef("--duration %s: must not be negative", c.duration)
 	case c.requests < 0:
@@ -170,27 +179,50 @@ func (c *config) validate() error {
 		}
 		c.dns = ap
 	}
-	if strings.HasPrefix(c.body, "@") {
-		b, err := os.ReadFile(c.body[1:])
-		if err != nil {
-			return usagef("--body %s: %s", c.body, pathErr(err))
-		}
-		c.body = string(b)
-	}
 	if err := c.outputFlags.validate(); err != nil {
 		return err
 	}
+	return nil
+}
+
+// load reads the files the flags name — --body @FILE, --cacert, --targets —
+// each capped in size, from regular files or "-" (standard input). A signal
+// stops it.
+func (c *config) load(ctx context.Context, stdin io.Reader) error {
+	if strings.HasPrefix(c.body, "@") {
+		b, err := readInput(ctx, "--body", c.body[1:], maxBody, stdin)
+		if err != nil {
+			return err
+		}
+		c.bodyBytes = b
+	} else if c.body != "" {
+		c.bodyBytes = []byte(c.body)
+	}
 	c.tls = &tls.Config{InsecureSkipVerify: c.insecure}
 	if c.cacert != "" {
-		pem, err := os.ReadFile(c.cacert)
+		pem, err := readInput(ctx, "--cacert", c.cacert, maxCACert, stdin)
 		if err != nil {
-			return usagef("--cacert %s: %s", c.cacert, pathErr(err))
+			return err
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
 			return usagef("--cacert %s: no PEM certificate in the file", c.cacert)
 		}
 		c.tls.RootCAs = pool
+	}
+	for _, u := range c.urls {
+		c.specs = append(c.specs, targetSpec{url: u})
+	}
+	if c.targetsFile != "" {
+		data, err := readInput(ctx, "--targets", c.targetsFile, maxTargets, stdin)
+		if err != nil {
+			return err
+		}
+		specs, err := parseTargets(ctx, c.targetsFile, data, stdin)
+		if err != nil {
+			return err
+		}
+		c.specs = append(c.specs, specs...)
 	}
 	return nil
 }
@@ -314,15 +346,9 @@ type headerValue struct{ lines [][2]string }
 func (v *headerValue) String() string { return "" }
 
 func (v *headerValue) Set(s string) error {
-	name, value, err := probe.ParseHeader(s)
+	name, value, err := parseHeaderLine(s)
 	if err != nil {
 		return err
-	}
-	if !httpguts.ValidHeaderFieldName(name) {
-		return fmt.Errorf("%q is not a valid header name", name)
-	}
-	if !httpguts.ValidHeaderFieldValue(value) {
-		return fmt.Errorf("the value of %s has a control character", name)
 	}
 	v.lines = append(v.lines, [2]string{name, value})
 	return nil

@@ -72,7 +72,12 @@ func main() {
 // report to stdout and everything else to stderr, and returns the exit code.
 // Cancelling ctx is an interrupt.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := probeCommand(ctx, args, stdout, stderr)
+	return runWith(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// runWith is run reading standard input from stdin.
+func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	err := probeCommand(ctx, args, stdin, stdout, stderr)
 	code := exitCode(err)
 	var ee *exitError
 	if err != nil && !(errors.As(err, &ee) && ee.quiet) {

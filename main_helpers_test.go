@@ -723,6 +723,7 @@ type jsonVerdict struct {
 
 type jsonSuspect struct {
 	Address     string     `json:"address"`
+	Target      string     `json:"target"`
 	Family      string     `json:"family"`
 	Requests    int64      `json:"requests"`
 	Failed      int64      `json:"failed"`

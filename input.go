@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Caps on what pinprobe reads from files, so a wrong path (/dev/zero, a
+// log that keeps growing) cannot exhaust the machine. --help states them.
+const (
+	maxBody    = 16 << 20  // --body @FILE
+	maxCACert  = 1 << 20   // --cacert
+	maxTargets = 4 << 20   // --targets
+	maxReport  = 256 << 20 // a saved report read by report/compare
+)
+
+// errInterrupted is a signal that arrived while pinprobe was starting up.
+var errInterrupted = errors.New("interrupted before any request was sent")
+
+// readInput reads path — a regular file, or "-" for standard input — for
+// the flag or argument named what, refusing anything larger than limit
+// bytes. Reading standard input stops when ctx ends.
+func readInput(ctx context.Context, what, path string, limit int64, stdin io.Reader) ([]byte, error) {
+	if path == "-" {
+		return readCapped(ctx, what, "standard input", stdin, limit)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, usagef("%s %s: %s", what, path, pathErr(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, usagef("%s %s: not a regular file (give a file, or - for standard input)", what, path)
+	}
+	if fi.Size() > limit {
+		return nil, usagef("%s %s: %s is larger than the %s pinprobe reads", what, path, byteSize(fi.Size()), byteSize(limit))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("%s %s: %s", what, path, pathErr(err))
+	}
+	defer f.Close()
+	return readCapped(ctx, what, path, f, limit)
+}
+
+// readCapped reads r to its end, at most limit bytes, until ctx ends.
+func readCapped(ctx context.Context, what, name string, r io.Reader, limit int64) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, limit+1))
+		done <- result{b, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, errInterrupted
+	case res := <-done:
+		switch {
+		case res.err != nil:
+			return nil, usagef("%s %s: %s", what, name, pathErr(res.err))
+		case int64(len(res.b)) > limit:
+			return nil, usagef("%s %s: larger than the %s pinprobe reads", what, name, byteSize(limit))
+		}
+		return res.b, nil
+	}
+}
+
+// byteSize formats a size in bytes as "16 MiB", "512 KiB" or "80 bytes".
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

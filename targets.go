@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+
+	"pinprobe/probe"
+)
+
+// targetSpec is one target as a targets file or the command line gives it;
+// the flags (-X, -H, --body) fill what a block leaves out.
+type targetSpec struct {
+	url      string
+	method   string
+	header   [][2]string
+	body     []byte
+	hasBody  bool
+	bodyFrom string // the @FILE a block named, for errors
+	line     int    // where the block starts, 0 for a URL argument
+}
+
+// parseTargets reads a targets file: blocks separated by blank lines, each
+//
+//	[METHOD] URL
+//	Header-Name: value        (any number)
+//	@FILE                     (optional: the body, read from FILE, relative to the targets file)
+//
+// Lines starting with # are comments. An error names the file and line.
+func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader) ([]targetSpec, error) {
+	var out []targetSpec
+	var cur *targetSpec
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), maxTargets)
+	n := 0
+	fail := func(format string, args ...any) error {
+		return usagef("--targets %s:%d: %s", name, n, fmt.Sprintf(format, args...))
+	}
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(line, "#"):
+			continue
+		case line == "":
+			cur = nil
+			continue
+		case cur == nil:
+			fields := strings.Fields(line)
+			spec := targetSpec{line: n}
+			switch len(fields) {
+			case 1:
+				spec.url = fields[0]
+			case 2:
+				spec.method, spec.url = strings.ToUpper(fields[0]), fields[1]
+				if !httpguts.ValidHeaderFieldName(spec.method) {
+					return nil, fail("%q is not an HTTP method", fields[0])
+				}
+			default:
+				return nil, fail("want \"[METHOD] URL\" to start a target, got %q", line)
+			}
+			if _, err := probe.ParseTarget(spec.url); err != nil {
+				return nil, fail("%s", err)
+			}
+			out = append(out, spec)
+			cur = &out[len(out)-1]
+		case strings.HasPrefix(line, "@"):
+			if cur.hasBody {
+				return nil, fail("a second body for the target of line %d", cur.line)
+			}
+			path := strings.TrimSpace(line[1:])
+			if path == "" {
+				return nil, fail("want @FILE, the file holding the body")
+			}
+			if !filepath.IsAbs(path) && path != "-" {
+				path = filepath.Join(filepath.Dir(name), path)
+			}
+			b, err := readInput(ctx, "body", path, maxBody, stdin)
+			if err != nil {
+				if err == errInterrupted {
+					return nil, err
+				}
+				return nil, fail("%s", strings.TrimPrefix(err.Error(), "body "))
+			}
+			cur.body, cur.hasBody, cur.bodyFrom = b, true, path
+		default:
+			name, value, err := parseHeaderLine(line)
+			if err != nil {
+				return nil, fail("%s", err)
+			}
+			cur.header = append(cur.header, [2]string{name, value})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usagef("--targets %s:%d: %s", name, n+1, err)
+	}
+	if len(out) == 0 {
+		return nil, usagef("--targets %s: no target in the file", name)
+	}
+	return out, nil
+}
+
+// parseHeaderLine parses and checks a "Name: value" header, as -H takes it.
+func parseHeaderLine(s string) (name, value string, err error) {
+	name, value, err = probe.ParseHeader(s)
+	if err != nil {
+		return "", "", err
+	}
+	switch {
+	case !httpguts.ValidHeaderFieldName(name):
+		return "", "", fmt.Errorf("%q is not a valid header name", name)
+	case !httpguts.ValidHeaderFieldValue(value):
+		return "", "", fmt.Errorf("the value of %s has a control character", name)
+	}
+	switch http.CanonicalHeaderKey(name) {
+	case "Content-Length":
+		return "", "", fmt.Errorf("%s is set from the body (--body): pinprobe sends the length of what it sends", name)
+	case "Transfer-Encoding":
+		return "", "", fmt.Errorf("%s is not sent by pinprobe: a body goes with its Content-Length", name)
+	case "Connection":
+		return "", "", fmt.Errorf("%s is pinprobe's to set: use --new-conn or --conn-requests to choose how connections are used", name)
+	}
+	return name, value, nil
+}

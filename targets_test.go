@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestParseTargetsErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, file string
+		want       []string
+	}{
+		{"empty", "# only a comment\n\n", []string{"t.txt", "no target"}},
+		{"bad url", "GET ftp://x/\n", []string{"t.txt:1", "ftp"}},
+		{"three words", "\n\nGET http://a.test/ extra\n", []string{"t.txt:3", "[METHOD] URL"}},
+		{"bad method", "G(T http://a.test/\n", []string{"t.txt:1", "not an HTTP method"}},
+		{"bad header", "GET http://a.test/\nNoColon\n", []string{"t.txt:2", "Name: value"}},
+		{"content-length header", "POST http://a.test/\nContent-Length: 5\n", []string{"t.txt:2", "Content-Length"}},
+		{"missing body", "POST http://a.test/\n@nothere.json\n", []string{"t.txt:2", "nothere.json"}},
+		{"two bodies", "POST http://a.test/\n@b.json\n@b.json\n", []string{"t.txt:3", "second body"}},
+		{"empty body path", "POST http://a.test/\n@\n", []string{"t.txt:2", "@FILE"}},
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, "t.txt")
+			if err := os.WriteFile(path, []byte(tt.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := pinprobe(t, "--targets", path)
+			if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and one line", code, stdout, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q; want it to name %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+// TestTargetsFile probes two URLs of one host from a targets file, with a
+// method, headers and a body per target and defaults from the flags: the
+// server sees each target's own request, the rate is split over all four
+// endpoints, and the report labels rows by URL and address.
+func TestTargetsFile(t *testing.T) {
+	type seen struct{ method, tenant, trace, body string }
+	var mu sync.Mutex
+	got := map[string]map[seen]int{} // path -> request shape -> count
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		if got[r.URL.Path] == nil {
+			got[r.URL.Path] = map[seen]int{}
+		}
+		got[r.URL.Path][seen{r.Method, r.Header.Get("X-Tenant"), r.Header.Get("X-Trace"), string(b)}]++
+		mu.Unlock()
+		if r.URL.Path == "/api/sign" && localAddrOf(r) == "127.0.0.2" {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	})
+	port, lns := listenPort(t, "127.0.0.1", "127.0.0.2")
+	for _, ln := range lns {
+		srv := httptest.NewUnstartedServer(h)
+		srv.Listener.Close()
+		srv.Listener = ln
+		srv.Start()
+		t.Cleanup(srv.Close)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sign.json"), []byte(`{"doc":42}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := "http://app.test:" + strconv.Itoa(port)
+	targets := "# the sign-in page\n" + base + "/login\nX-Tenant: acme\n\n" +
+		"  # signing, with its own body and tenant\nPOST " + base + "/api/sign\nX-Tenant: beta\n@sign.json\n"
+	path := filepath.Join(dir, "targets.txt")
+	if err := os.WriteFile(path, []byte(targets), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := pinprobe(t, "-q", "--format", "json", "--targets", path, "-H", "X-Trace: t1", "-H", "X-Tenant: default",
+		"--resolve", "app.test:"+strconv.Itoa(port)+":127.0.0.1,127.0.0.2", "--rate", "800", "-n", "400")
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	rep := decodeReport(t, []byte(stdout))
+	checkReport(t, rep)
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]seen{"/login": {"GET", "acme", "t1", ""}, "/api/sign": {"POST", "beta", "t1", `{"doc":42}`}}
+	for p, w := range want {
+		if len(got[p]) != 1 || got[p][w] == 0 {
+			t.Errorf("%s: the server saw %v; want only %+v", p, got[p], w)
+		}
+	}
+	if len(rep.Endpoints) != 4 {
+		t.Fatalf("%d endpoints; want 4 (2 URLs × 2 addresses)", len(rep.Endpoints))
+	}
+	for _, e := range rep.Endpoints {
+		if e.Requests < 80 || e.Requests > 120 {
+			t.Errorf("%s %s: %d requests; want about 100 (400 split over 4)", e.Target, e.Address, e.Requests)
+		}
+	}
+	checkVerdict(t, rep, "concentrated", "127.0.0.2")
+	if s := rep.Verdict.Suspects; len(s) != 1 || !strings.HasSuffix(s[0].Target, "/api/sign") {
+		t.Errorf("suspects %+v; want 127.0.0.2 on /api/sign only", s)
+	}
+	// The text report labels the per-endpoint sections by URL.
+	code, text, _ := pinprobe(t, "-q", "--targets", path, "--resolve", "app.test:"+strconv.Itoa(port)+":127.0.0.1,127.0.0.2", "--rate", "400", "-n", "40")
+	if code != exitOK {
+		t.Fatalf("text run: exit %d", code)
+	}
+	for _, w := range []string{"BY ENDPOINT  " + base + "/login", "BY ENDPOINT  " + base + "/api/sign", " " + base + "/api/sign\n"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("text report lacks %q:\n%s", w, text)
+		}
+	}
+}
+
+func localAddrOf(r *http.Request) string {
+	a, _ := r.Context().Value(http.LocalAddrContextKey).(interface{ String() string })
+	if a == nil {
+		return ""
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return ""
+	}
+	return ap.Addr().Unmap().String()
+}
+
+// TestInputsAreCapped: inputs must be regular files (or -) and are read
+// with a cap, so /dev/zero cannot exhaust the machine.
+func TestInputsAreCapped(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(big, make([]byte, maxCACert+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--body", "@/dev/zero", "http://a.test/"}, "not a regular file"},
+		{[]string{"--cacert", "/dev/zero", "https://a.test/"}, "not a regular file"},
+		{[]string{"--targets", "/dev/zero"}, "not a regular file"},
+		{[]string{"--cacert", big, "https://a.test/"}, "larger than the 1 MiB"},
+	} {
+		code, _, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("pinprobe %q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	// Standard input is capped too, and a signal stops the read.
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	done := make(chan int)
+	go func() {
+		var out, errb strings.Builder
+		done <- runWith(ctx, []string{"--body", "@-", "http://a.test/"}, pr, &out, &errb)
+	}()
+	go pw.Write(make([]byte, 1024)) // some input, then nothing: the read waits
+	cancel()
+	if code := <-done; code != exitInterrupted {
+		t.Errorf("interrupted while reading stdin: exit %d; want %d", code, exitInterrupted)
+	}
+}
