@@ -100,18 +100,18 @@ func verdictWords(r *Report) string {
 	case VerdictSpread:
 		return "failures not attributable to one address"
 	case VerdictConcentrated:
-		if fam := suspectFamily(r); fam != "" {
-			return "failures concentrate on " + familyName(fam)
-		}
 		var addrs []string
 		for _, s := range v.Suspects {
 			addrs = append(addrs, s.Address)
 		}
 		addrs = dedupe(addrs)
-		if len(addrs) > 3 {
-			addrs = append(addrs[:3], fmt.Sprintf("%d more", len(addrs)-3))
+		if len(addrs) > 8 {
+			addrs = append(addrs[:7], fmt.Sprintf("%d more", len(addrs)-7))
 		}
-		return "failures concentrate on " + strings.Join(addrs, ", ")
+		if fam := suspectFamily(r); fam != "" {
+			return "failures concentrate on " + familyName(fam) + " (" + strings.Join(addrs, ", ") + ")"
+		}
+		return "failures concentrate on " + joinAnd(addrs)
 	case "":
 		return "no verdict"
 	}

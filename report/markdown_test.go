@@ -277,7 +277,7 @@ func TestMarkdownTitle(t *testing.T) {
 	}{
 		{"whole family", []Endpoint{ep("192.0.2.1", "ipv4", 0), ep("2001:db8::1", "ipv6", 40), ep("2001:db8::2", "ipv6", 40)},
 			Verdict{Status: VerdictConcentrated, Suspects: []Suspect{sus("2001:db8::1", "ipv6"), sus("2001:db8::2", "ipv6")}},
-			"failures concentrate on IPv6"},
+			"failures concentrate on IPv6 (2001:db8::1, 2001:db8::2)"},
 		{"one of a family", []Endpoint{ep("192.0.2.1", "ipv4", 0), ep("2001:db8::1", "ipv6", 40), ep("2001:db8::2", "ipv6", 0)},
 			Verdict{Status: VerdictConcentrated, Suspects: []Suspect{sus("2001:db8::1", "ipv6")}},
 			"failures concentrate on 2001:db8::1"},

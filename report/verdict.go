@@ -210,10 +210,17 @@ func Judge(r *Report) Verdict {
 		also = " " + urlSummary(r, g, failingURLs, "Failures also follow the URL")
 	}
 
+	// The family frames the summary only when every suspect is in it: a
+	// refusing IPv4 address beside a failing IPv6 family is named too.
+	for _, sp := range v.Suspects {
+		if sp.Family != badFamily {
+			badFamily = ""
+		}
+	}
 	switch {
 	case badFamily != "":
 		v.Status = VerdictConcentrated
-		v.Summary = familySummary(r, fams, badFamily) + also
+		v.Summary = familySummary(r, g, fams, badFamily, v.Suspects) + also
 	case len(v.Suspects) > 0:
 		v.Status = VerdictConcentrated
 		v.Summary = endpointSummary(r, g, v.Suspects) + also
@@ -273,7 +280,7 @@ func otherFamily(fams []string, f string) string {
 
 var familyNames = map[string]string{"ipv4": "IPv4", "ipv6": "IPv6"}
 
-func familySummary(r *Report, fams []string, bad string) string {
+func familySummary(r *Report, g targetGroups, fams []string, bad string, suspects []Suspect) string {
 	s, o := r.Families[bad], r.Families[otherFamily(fams, bad)]
 	lo, hi := Wilson(s.Failed, s.Requests)
 	olo, ohi := Wilson(o.Failed, o.Requests)
@@ -282,29 +289,130 @@ func familySummary(r *Report, fams []string, bad string) string {
 	if o.Failed == 0 {
 		lead = "All failures on " + familyNames[bad]
 	}
-	var addrs []string
-	for _, e := range r.Endpoints {
-		if e.Family == bad && e.Failed > 0 {
-			addrs = append(addrs, e.Address)
-		}
-	}
-	return fmt.Sprintf("%s: %d of %d %s requests failed (%s, 95%% CI %s) against %d of %d %s (%s, %s), %s. Failing addresses: %s.",
-		lead, s.Failed, s.Requests, familyNames[bad], pctRate(s.FailureRate), ciRange(lo, hi),
-		o.Failed, o.Requests, familyNames[otherFamily(fams, bad)], pctRate(o.FailureRate), ciRange(olo, ohi),
-		pValue(p), strings.Join(dedupe(addrs), ", "))
+	return fmt.Sprintf("%s (%s): %d of %d %s requests failed (%s, 95%% CI %s) against %d of %d %s (%s, %s), %s.",
+		lead, suspectList(r, g, suspects, false), s.Failed, s.Requests, familyNames[bad], pctRate(s.FailureRate), ciRange(lo, hi),
+		o.Failed, o.Requests, familyNames[otherFamily(fams, bad)], pctRate(o.FailureRate), ciRange(olo, ohi), pValue(p))
 }
 
-// endpointSummary names the suspects and compares them with the other
-// endpoints of their targets, as their tests did.
+// suspectList names every suspect and how it fails: "::1, which answers
+// 502" for one; "127.0.0.2 refuses connections (40 of 40 failed), ::1
+// answers 503 (38 of 40 failed)" for several. When the run has several URLs
+// each address is followed by its URL.
+func suspectList(r *Report, g targetGroups, suspects []Suspect, withCounts bool) string {
+	fail := failStatusOf(r)
+	parts := make([]string, len(suspects))
+	for i, sp := range suspects {
+		part := suspectLabel(r, g, &sp)
+		how := ""
+		if e := r.endpoint(sp.Target, sp.Address); e != nil {
+			how = failureKinds(&e.Stats, fail)
+		}
+		switch {
+		case how != "" && len(suspects) == 1:
+			part += ", which " + how
+		case how != "":
+			part += " " + how
+		}
+		if withCounts {
+			part += fmt.Sprintf(" (%d of %d failed)", sp.Failed, sp.Requests)
+		}
+		parts[i] = part
+	}
+	return strings.Join(parts, ", ")
+}
+
+// suspectLabel names a suspect: its address, and its URL when the run has several.
+func suspectLabel(r *Report, g targetGroups, sp *Suspect) string {
+	if len(g.targets) > 1 {
+		return sp.Address + " (" + ShortURL(r, sp.Target) + ")"
+	}
+	return sp.Address
+}
+
+// endpoint returns the endpoint of target at address, nil when none.
+func (r *Report) endpoint(target, address string) *Endpoint {
+	for i := range r.Endpoints {
+		if e := &r.Endpoints[i]; e.Target == target && e.Address == address {
+			return e
+		}
+	}
+	return nil
+}
+
+// classWords say how a request of each error class failed, as a verb phrase.
+var classWords = map[string]string{
+	"dns":                 "does not resolve",
+	"connect_refused":     "refuses connections",
+	"connect_timeout":     "does not accept connections in time",
+	"network_unreachable": "is unreachable",
+	"tls":                 "fails the TLS handshake",
+	"reset":               "resets connections",
+	"eof":                 "closes connections without an answer",
+	"timeout":             "does not answer in time",
+	"protocol":            "answers with broken HTTP",
+	"other":               "fails with other errors",
+}
+
+// failureKinds says how a scope's failed requests failed, the most common
+// kinds first: "answers 503", "answers 502 and 504 and resets connections".
+func failureKinds(s *Stats, fail FailStatus) string {
+	type kind struct {
+		words string
+		n     int64
+	}
+	var statuses []string
+	var statusN int64
+	for _, k := range sortByCount(s.Status) {
+		if code, err := strconv.Atoi(k); err == nil && fail.Fails(code) {
+			statuses = append(statuses, k)
+			statusN += s.Status[k]
+		}
+	}
+	var kinds []kind
+	if len(statuses) > 0 {
+		if len(statuses) > 3 {
+			statuses = append(statuses[:3], "more")
+		}
+		kinds = append(kinds, kind{"answers " + joinAnd(statuses), statusN})
+	}
+	for _, c := range sortByCount(s.Errors) {
+		w, ok := classWords[c]
+		if !ok {
+			w = "fails with " + c
+		}
+		kinds = append(kinds, kind{w, s.Errors[c]})
+	}
+	sort.SliceStable(kinds, func(i, j int) bool { return kinds[i].n > kinds[j].n })
+	if len(kinds) > 2 {
+		kinds = kinds[:2]
+	}
+	words := make([]string, len(kinds))
+	for i, k := range kinds {
+		words[i] = k.words
+	}
+	return strings.Join(words, " and ")
+}
+
+// joinAnd joins "a", "b", "c" as "a, b and c".
+func joinAnd(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// endpointSummary names every suspect and how it fails, and compares them
+// with the other endpoints of their targets, as their tests did.
 func endpointSummary(r *Report, g targetGroups, suspects []Suspect) string {
 	var failed, n int64
-	names := make([]string, len(suspects))
 	var targets []string
 	minP := 1.0
-	for i, s := range suspects {
+	for _, s := range suspects {
 		failed += s.Failed
 		n += s.Requests
-		names[i] = s.Address
 		targets = append(targets, s.Target)
 		minP = math.Min(minP, s.P)
 	}
@@ -329,8 +437,17 @@ func endpointSummary(r *Report, g targetGroups, suspects []Suspect) string {
 	if restN > 0 {
 		restRate = float64(restF) / float64(restN)
 	}
-	return fmt.Sprintf("Failures concentrate on %s: %d of %d requests failed (%s, 95%% CI %s) against %d of %d %s (%s, %s), %s.",
-		strings.Join(dedupe(names), ", "), failed, n, pctRate(rate), ciRange(lo, hi),
+	names := make([]string, 0, len(suspects))
+	for _, s := range suspects {
+		names = append(names, suspectLabel(r, g, &s))
+	}
+	if len(suspects) == 1 {
+		return fmt.Sprintf("Failures concentrate on %s: %d of %d requests failed (%s, 95%% CI %s) against %d of %d %s (%s, %s), %s.",
+			suspectList(r, g, suspects, false), failed, n, pctRate(rate), ciRange(lo, hi),
+			restF, restN, others, pctRate(restRate), ciRange(rlo, rhi), pValue(minP))
+	}
+	return fmt.Sprintf("Failures concentrate on %s: %s; together %d of %d requests failed (%s, 95%% CI %s) against %d of %d %s (%s, %s), %s.",
+		joinAnd(dedupe(names)), suspectList(r, g, suspects, true), failed, n, pctRate(rate), ciRange(lo, hi),
 		restF, restN, others, pctRate(restRate), ciRange(rlo, rhi), pValue(minP))
 }
 

@@ -325,7 +325,7 @@ func TestJudgeFailingURLAndOneBadAddress(t *testing.T) {
 		t.Fatalf("verdict %s, suspects %+v; want concentrated on 127.0.0.2 for %s\nsummary: %s", v.Status, v.Suspects, vtOK, v.Summary)
 	}
 	for _, part := range []string{
-		"Failures concentrate on 127.0.0.2: 40 of 100 requests failed (40%",
+		"Failures concentrate on 127.0.0.2 (/ok): 40 of 100 requests failed (40%",
 		"against 0 of 200 on the other endpoints of " + vtOK,
 		"Failures also follow the URL, not an address: " + vtBad + " failed 300 of 300 on every address",
 		"against 40 of 300 for the other URLs",
@@ -438,6 +438,60 @@ func TestAlphaValue(t *testing.T) {
 	for a, want := range map[float64]string{0.001: "0.001", 0.0002: "0.0002", 0.001 / 6: "0.00016", 0.001 / 3: "0.00033", 0.0005: "0.0005"} {
 		if got := alphaValue(a); got != want {
 			t.Errorf("alphaValue(%g) = %q; want %q", a, got, want)
+		}
+	}
+}
+
+// TestJudgeTwoFaultsNamesEverySuspect: one IPv4 address refuses connections
+// and the IPv6 address answers 503, two faults at once: the summary, the
+// Markdown title and the text verdict name both, and say how each fails.
+func TestJudgeTwoFaultsNamesEverySuspect(t *testing.T) {
+	r := vtReport(vtEndpoint{addr: "127.0.0.1", n: 40}, vtEndpoint{addr: "127.0.0.2", failed: 40, n: 40}, vtEndpoint{addr: "::1", failed: 40, n: 40})
+	r.Plan.FailStatus = "5xx"
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		e.Status, e.Errors = map[string]int64{}, map[string]int64{}
+		switch e.Address {
+		case "127.0.0.1":
+			e.Status["200"] = 40
+		case "127.0.0.2":
+			e.Errors["connect_refused"] = 40
+		case "::1":
+			e.Status["503"] = 40
+		}
+	}
+	v := Judge(r)
+	if v.Status != VerdictConcentrated || !slices.Equal(vtSuspects(v), []string{"127.0.0.2", "::1"}) {
+		t.Fatalf("verdict %s, suspects %v; want concentrated on 127.0.0.2 and ::1\nsummary: %s", v.Status, vtSuspects(v), v.Summary)
+	}
+	for _, want := range []string{"Failures concentrate on 127.0.0.2 and ::1", "127.0.0.2 refuses connections (40 of 40 failed)",
+		"::1 answers 503 (40 of 40 failed)", "against 0 of 40 on the other endpoints"} {
+		if !strings.Contains(v.Summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, v.Summary)
+		}
+	}
+	r.Verdict = v
+	if got := verdictWords(r); got != "failures concentrate on 127.0.0.2 and ::1" {
+		t.Errorf("title says %q; want both addresses", got)
+	}
+}
+
+func TestFailureKinds(t *testing.T) {
+	fail, _ := ParseFailStatus("5xx")
+	tests := []struct {
+		status, errors map[string]int64
+		want           string
+	}{
+		{map[string]int64{"200": 9, "503": 3}, nil, "answers 503"},
+		{map[string]int64{"502": 3, "504": 5, "404": 9}, nil, "answers 504 and 502"},
+		{nil, map[string]int64{"reset": 2, "connect_refused": 7}, "refuses connections and resets connections"},
+		{map[string]int64{"502": 20}, map[string]int64{"eof": 20}, "answers 502 and closes connections without an answer"},
+		{map[string]int64{"500": 1, "501": 1, "502": 1, "503": 1}, map[string]int64{"timeout": 9}, "does not answer in time and answers 500, 501, 502 and more"},
+		{map[string]int64{"200": 4}, nil, ""},
+	}
+	for _, tt := range tests {
+		if got := failureKinds(&Stats{Status: tt.status, Errors: tt.errors}, fail); got != tt.want {
+			t.Errorf("failureKinds(%v, %v) = %q; want %q", tt.status, tt.errors, got, tt.want)
 		}
 	}
 }
