@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -75,6 +76,9 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return err
 	}
+	for _, w := range resolveMismatches(c.resolve.entries, targets) {
+		say("%s", w)
+	}
 	conn := probe.ConnOptions{
 		Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
 		TLS: c.tls, Concurrency: c.concurrency,
@@ -113,6 +117,9 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	case errors.Is(err, session.ErrInterrupted):
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted while resolving: no request was sent")}
 	case errors.Is(err, session.ErrNoAddress):
+		if !resolver.Server.IsValid() && !c.demo {
+			err = fmt.Errorf("%w; if the system resolver is wrong here, ask a DNS server with --dns-server ADDR:PORT or give the addresses with --resolve HOST:PORT:ADDR", err)
+		}
 		return &exitError{code: exitNoAddress, err: err}
 	case err != nil:
 		return err
@@ -122,8 +129,15 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	if !c.noPreflight {
 		checks := s.Preflight(ctx)
-		if err := report.Preflight(stderr, s.Endpoints, checks, false); err != nil {
+		if ctx.Err() != nil {
+			return &exitError{code: exitInterrupted, err: errors.New("interrupted during the preflight: no request was sent")}
+		}
+		stop := report.PreflightStop(s.Endpoints, checks, c.timeout)
+		if err := report.Preflight(stderr, s.Endpoints, checks, report.PreflightOptions{Verified: !c.insecure, Stopping: stop != ""}); err != nil {
 			say("%s", err)
+		}
+		if stop != "" {
+			return &exitError{code: exitNoAddress, err: errors.New(stop + " (--no-preflight sends the load anyway)")}
 		}
 	}
 	say("%s", c.plan(s))
@@ -141,11 +155,14 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 // with --format json, and to -o), exit 1 when any fails.
 func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout io.Writer) error {
 	checks := s.Preflight(ctx)
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted during the preflight")}
+	}
 	var err error
 	if c.format.value == "json" {
 		err = report.PreflightJSON(stdout, s.Endpoints, checks)
 	} else {
-		err = report.Preflight(stdout, s.Endpoints, checks, true)
+		err = report.Preflight(stdout, s.Endpoints, checks, report.PreflightOptions{All: true, Verified: !c.insecure})
 	}
 	if err == nil && c.output != "" {
 		var f *os.File
@@ -331,4 +348,32 @@ func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(strin
 		return &exitError{code: exitFail, err: errors.New("release gate: " + report.NewView(rep).Gate.Summary)}
 	}
 	return nil
+}
+
+// resolveMismatches warns of --resolve entries that name a target's host
+// with another port: curl's syntax matches host and port, so such an entry
+// is not used and the host goes to DNS, which is rarely what was meant.
+func resolveMismatches(entries map[string][]netip.Addr, targets []*probe.Target) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range targets {
+		key := probe.StaticKey(t.Host(), t.Port())
+		if _, ok := entries[key]; ok || seen[key] {
+			continue
+		}
+		seen[key] = true
+		host := key[:strings.LastIndex(key, ":")] // keys are StaticKey(host, port)
+		var other []string
+		for k := range entries {
+			if k[:strings.LastIndex(k, ":")] == host {
+				other = append(other, k)
+			}
+		}
+		if len(other) > 0 {
+			sort.Strings(other)
+			out = append(out, fmt.Sprintf("warning: --resolve %s is not used: the URL's port is %d, so %s is resolved by DNS (give --resolve %s:ADDR)",
+				strings.Join(other, ", "), t.Port(), t.Host(), key))
+		}
+	}
+	return out
 }
