@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -135,16 +134,10 @@ type FaultServer struct {
 	tlsCfg   *tls.Config
 	goAway   int
 
-	conns   atomic.Int64
+	raw *RawServer // nil for Refuse
+
 	heads   atomic.Int64
 	goAways atomic.Int64
-
-	ln      net.Listener
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	open    map[net.Conn]struct{}
-	stopped bool
 }
 
 // StartFault starts a server with fault on a free port of o.Addr.
@@ -162,9 +155,8 @@ func StartFault(t testing.TB, fault Fault, o FaultOptions) *FaultServer {
 	if o.GoAwayAfter <= 0 {
 		o.GoAwayAfter = 1
 	}
-	s := &FaultServer{fault: fault, host: o.Host, interval: o.Interval, pki: o.PKI, goAway: o.GoAwayAfter,
-		stop: make(chan struct{}), open: map[net.Conn]struct{}{}}
-	if s.pki == nil {
+	s := &FaultServer{fault: fault, host: o.Host, interval: o.Interval, pki: o.PKI, goAway: o.GoAwayAfter}
+	if s.pki == nil && (fault == TLSExpired || fault == TLSWrongHost || fault == H2GoAway) {
 		s.pki = NewPKI(t)
 	}
 	switch fault {
@@ -184,65 +176,10 @@ func StartFault(t testing.TB, fault Fault, o FaultOptions) *FaultServer {
 	if _, ok := faultNames[fault]; !ok {
 		t.Fatalf("testserver: unknown fault %d", int(fault))
 	}
-	ln, err := net.Listen("tcp", netip.AddrPortFrom(o.Addr, 0).String())
-	if err != nil {
-		t.Fatalf("testserver: listen on %s: %v", o.Addr, err)
-	}
-	s.ln = ln
-	s.addr = addrPortOf(ln.Addr())
-	s.wg.Add(1)
-	go s.acceptLoop()
-	t.Cleanup(func() { s.shutdown(t) })
+	s.raw = listenRaw(t, o.Addr)
+	s.addr = s.raw.Addr()
+	s.raw.start(s.serve)
 	return s
-}
-
-func (s *FaultServer) acceptLoop() {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		if s.stopped {
-			s.mu.Unlock()
-			c.Close()
-			return
-		}
-		s.open[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		s.conns.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer func() {
-				s.mu.Lock()
-				delete(s.open, c)
-				s.mu.Unlock()
-				c.Close()
-			}()
-			s.serve(c)
-		}()
-	}
-}
-
-// shutdown stops the server and waits, a bounded time, for its goroutines.
-func (s *FaultServer) shutdown(t testing.TB) {
-	s.mu.Lock()
-	s.stopped = true
-	close(s.stop)
-	s.ln.Close()
-	for c := range s.open {
-		c.Close()
-	}
-	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Errorf("testserver: %s server on %s: goroutines still running 5s after the test ended", s.fault, s.addr)
-	}
 }
 
 // Fault is the server's fault.
@@ -264,11 +201,18 @@ func (s *FaultServer) URL() string {
 	return scheme + "://" + hostPort(s.host, s.addr.Port()) + "/"
 }
 
-// PKI is the authority that signed the server's certificates.
+// PKI is the authority that signed the server's certificates: the one of
+// FaultOptions, or one made for TLSExpired, TLSWrongHost and H2GoAway; nil
+// otherwise.
 func (s *FaultServer) PKI() *PKI { return s.pki }
 
 // Conns is the number of TCP connections accepted.
-func (s *FaultServer) Conns() int64 { return s.conns.Load() }
+func (s *FaultServer) Conns() int64 {
+	if s.raw == nil {
+		return 0
+	}
+	return s.raw.Conns()
+}
 
 // Heads is the number of request heads read (HTTP/2: requests' HEADERS).
 func (s *FaultServer) Heads() int64 { return s.heads.Load() }
@@ -309,7 +253,7 @@ func (c *faultConn) wait(d time.Duration) bool {
 	select {
 	case <-tm.C:
 		return true
-	case <-c.s.stop:
+	case <-c.s.raw.Done():
 		return false
 	}
 }
@@ -332,7 +276,7 @@ func (s *FaultServer) serve(raw net.Conn) {
 	}
 	switch s.fault {
 	case AcceptNoRead:
-		<-s.stop
+		<-s.raw.Done()
 		return
 	case H2GoAway, H2CGoAway:
 		s.serveH2(c)

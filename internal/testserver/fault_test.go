@@ -19,7 +19,13 @@ import (
 
 // faultClient is a pinned client to s with keep-alives, trusting s's PKI.
 func faultClient(t *testing.T, s *FaultServer, timeout time.Duration) *http.Client {
-	c := pinnedClient(t, s.Addr(), s.PKI().ClientConfig(""), true)
+	var tlsCfg *tls.Config
+	if s.PKI() != nil {
+		tlsCfg = s.PKI().ClientConfig("")
+	} else if strings.HasPrefix(s.URL(), "https:") {
+		tlsCfg = &tls.Config{} // the system's roots: the self-signed certificate fails
+	}
+	c := pinnedClient(t, s.Addr(), tlsCfg, true)
 	c.Timeout = timeout
 	return c
 }
@@ -340,5 +346,53 @@ func TestFaultsStopWithTest(t *testing.T) {
 				t.Errorf("the connection is still open 5s after the server's test ended")
 			}
 		})
+	}
+}
+
+func TestRawServer(t *testing.T) {
+	t.Parallel()
+	s := StartRaw(t, Lo4a, func(c net.Conn) {
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			return
+		}
+		io.WriteString(c, "echo "+line)
+		ResetConn(c)
+	})
+	for i := range 2 {
+		c, err := net.DialTimeout("tcp", s.Addr().String(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "hello\n")
+		br := bufio.NewReader(c)
+		line, err := br.ReadString('\n')
+		if line != "echo hello\n" || err != nil {
+			t.Errorf("connection %d: %q, %v; want the echo", i, line, err)
+		}
+		if _, err := br.ReadByte(); !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("connection %d after the echo: %v; want a reset", i, err)
+		}
+	}
+	if s.Conns() != 2 || s.Port() != s.Addr().Port() {
+		t.Errorf("Conns() = %d; want 2", s.Conns())
+	}
+}
+
+func TestSilentListener(t *testing.T) {
+	t.Parallel()
+	for _, a := range AvailableLoopbacks() {
+		c, err := net.DialTimeout("tcp", SilentListener(t, a).String(), 5*time.Second)
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); !isTimeout(err) {
+			t.Errorf("%s: read %v; want a timeout", a, err)
+		}
 	}
 }

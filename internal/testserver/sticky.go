@@ -66,6 +66,9 @@ type Sticky struct {
 	insts  []*stickyInstance
 	assign Assignment
 
+	release chan struct{}
+	once    sync.Once
+
 	mu    sync.Mutex
 	next  int
 	rng   *rand.Rand
@@ -118,7 +121,7 @@ func StartSticky(t testing.TB, o StickyOptions, addrs ...netip.Addr) *Sticky {
 	}
 	port, lns := ListenSamePort(t, addrs...)
 	s := &Sticky{host: o.Host, scheme: "http", port: port, addrs: slices.Clone(addrs), header: o.Header,
-		assign: o.Assign, rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
+		assign: o.Assign, release: make(chan struct{}), rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
 	names := map[string]bool{}
 	for _, in := range o.Instances {
 		if names[in.Name] {
@@ -169,7 +172,7 @@ func (s *Sticky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	inst := sc.inst
 	a := inst.Policy(inst.n.Add(1), r)
 	w.Header().Set(s.header, inst.Name)
-	status := respond(w, r, a, inst.Name, nil)
+	status := respond(w, r, a, inst.Name, s.release)
 	s.mu.Lock()
 	sc.Requests++
 	if status >= 500 {
@@ -177,6 +180,10 @@ func (s *Sticky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 }
+
+// Release lets the requests an Answer holds be answered, and every later
+// one pass. It is safe to call more than once.
+func (s *Sticky) Release() { s.once.Do(func() { close(s.release) }) }
 
 // Port is the gateway's port on every address.
 func (s *Sticky) Port() uint16 { return s.port }

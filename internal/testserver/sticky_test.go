@@ -124,3 +124,31 @@ func TestStickyRandomSeeded(t *testing.T) {
 		t.Errorf("12 connections all went to %v; want a random spread", a)
 	}
 }
+
+// TestStickyHold holds an instance's answers until Release.
+func TestStickyHold(t *testing.T) {
+	t.Parallel()
+	s := StartSticky(t, StickyOptions{Instances: []Instance{{Name: "slow", Policy: func(n int64, r *http.Request) Answer {
+		return Answer{Hold: true, Status: http.StatusAccepted}
+	}}}})
+	rc := dialRaw(t, netip.AddrPortFrom(Lo4a, s.Port()))
+	done := make(chan int, 1)
+	go func() {
+		io.WriteString(rc.c, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
+		resp, err := http.ReadResponse(rc.br, nil)
+		if err != nil {
+			done <- 0
+			return
+		}
+		done <- resp.StatusCode
+	}()
+	select {
+	case code := <-done:
+		t.Fatalf("answered %d before Release", code)
+	case <-time.After(50 * time.Millisecond):
+	}
+	s.Release()
+	if code := <-done; code != http.StatusAccepted {
+		t.Errorf("after Release: %d; want 202", code)
+	}
+}
