@@ -131,6 +131,7 @@ func StartFleet(t testing.TB, o FleetOptions, addrs ...netip.Addr) *Fleet {
 	return f
 }
 
+// ServeHTTP records r, checks where it arrived and answers by the policy.
 func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := b.f
 	s := Seen{N: b.n.Add(1), At: time.Now(), Local: LocalAddr(r), Remote: RemoteAddr(r), Host: r.Host,

@@ -3,7 +3,6 @@ package testserver
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -120,4 +119,3 @@ func TestProcessPortTaken(t *testing.T) {
 	}
 }
 
-var _ = http.StatusOK

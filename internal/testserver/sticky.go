@@ -167,6 +167,7 @@ func (s *Sticky) accept(c net.Conn) *stickyConn {
 	return sc
 }
 
+// ServeHTTP answers r by the policy of its connection's instance.
 func (s *Sticky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sc := r.Context().Value(stickyConnKey{}).(*stickyConn)
 	inst := sc.inst

@@ -23,19 +23,19 @@ func HAProxyBinary(t testing.TB) string {
 	return findBinary(t, "haproxy", "haproxy", "/usr/sbin/haproxy")
 }
 
-// Nginx runs nginx (master and one worker, in the foreground) with http
+// Nginx runs nginx (master and one worker, in the foreground) with httpBlock
 // as the contents of its http block: server blocks, upstreams. The
 // launcher writes the rest: pid file, temporary paths and the error log
 // (stderr, see Process.Log) all in a t.TempDir(), access log off. It
 // returns once nginx listens on every address of listen, and stops the
 // whole process group when the test ends (see StartProcess).
-func Nginx(t testing.TB, http string, listen ...netip.AddrPort) *Process {
+func Nginx(t testing.TB, httpBlock string, listen ...netip.AddrPort) *Process {
 	t.Helper()
-	return StartProcess(t, nginxSpec(t, http, listen))
+	return StartProcess(t, nginxSpec(t, httpBlock, listen))
 }
 
 // nginxSpec writes nginx's configuration and returns how to run it.
-func nginxSpec(t testing.TB, http string, listen []netip.AddrPort) ProcessSpec {
+func nginxSpec(t testing.TB, httpBlock string, listen []netip.AddrPort) ProcessSpec {
 	t.Helper()
 	bin := NginxBinary(t)
 	dir := t.TempDir()
@@ -55,7 +55,7 @@ http {
   scgi_temp_path %[1]s/scgi;
 %[2]s
 }
-`, dir, http)
+`, dir, httpBlock)
 	path := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatalf("testserver: write nginx.conf: %v", err)
