@@ -118,4 +118,3 @@ func TestProcessPortTaken(t *testing.T) {
 		t.Errorf("startProcess on a taken port: %v; want haproxy to have exited", err)
 	}
 }
-
