@@ -25,6 +25,8 @@ const (
 	Refuse Fault = iota + 1
 	// ResetAfterRequest closes with a TCP RST (SO_LINGER 0) after the request.
 	ResetAfterRequest
+	// CloseAfterRequest closes (FIN) after the request, answering nothing.
+	CloseAfterRequest
 	// AcceptNoRead accepts and never reads nor writes: a client waits for
 	// its answer until its timeout.
 	AcceptNoRead
@@ -75,7 +77,8 @@ const (
 )
 
 var faultNames = map[Fault]string{
-	Refuse: "refuse", ResetAfterRequest: "reset-after-request", AcceptNoRead: "accept-no-read",
+	Refuse: "refuse", ResetAfterRequest: "reset-after-request", CloseAfterRequest: "close-after-request",
+	AcceptNoRead: "accept-no-read",
 	ReadNoAnswer: "read-no-answer", SlowHeaders: "slow-headers", Garbage: "garbage",
 	CloseMidHeaders: "close-mid-headers", CloseMidBody: "close-mid-body", HugeHeaders: "huge-headers",
 	EndlessChunked: "endless-chunked", TrickleHuge: "trickle-huge", Informational: "informational",
@@ -297,6 +300,8 @@ func (s *FaultServer) answer(c *faultConn) bool {
 		if tc, ok := c.Conn.(*net.TCPConn); ok {
 			tc.SetLinger(0)
 		}
+		return false
+	case CloseAfterRequest:
 		return false
 	case ReadNoAnswer, SwitchingProtocols:
 		if s.fault == SwitchingProtocols && !c.write("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: pinprobe-test\r\n\r\n") {

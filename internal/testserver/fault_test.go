@@ -90,6 +90,15 @@ func TestFaults(t *testing.T) {
 				t.Errorf("read: %v; want connection reset", err)
 			}
 		}},
+		{CloseAfterRequest, 2, 2, func(t *testing.T, s *FaultServer) {
+			_, br := rawGet(t, s)
+			if _, err := br.ReadByte(); err != io.EOF {
+				t.Errorf("read: %v; want EOF", err)
+			}
+			if _, err := try(t, faultClient(t, s, 5*time.Second), s); !errors.Is(err, io.EOF) {
+				t.Errorf("GET: %v; want EOF", err)
+			}
+		}},
 		{AcceptNoRead, 1, 0, func(t *testing.T, s *FaultServer) {
 			c, br := rawGet(t, s)
 			c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
