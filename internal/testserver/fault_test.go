@@ -278,7 +278,13 @@ func TestFaults(t *testing.T) {
 			tt.check(t, s)
 			waitFor(t, 5*time.Second, "connection count", func() bool { return s.Conns() >= tt.wantConns })
 			waitFor(t, 5*time.Second, "head count", func() bool { return s.Heads() >= tt.wantHeads })
-			if s.Conns() != tt.wantConns || s.Heads() != tt.wantHeads {
+			conns := s.Conns()
+			if tt.fault == H2GoAway || tt.fault == H2CGoAway {
+				// net/http may dial a spare connection while it handles a
+				// GOAWAY; what counts is that each connection answered 2.
+				conns = min(conns, tt.wantConns)
+			}
+			if conns != tt.wantConns || s.Heads() != tt.wantHeads {
 				t.Errorf("%s: %d connections, %d heads; want %d, %d", tt.fault, s.Conns(), s.Heads(), tt.wantConns, tt.wantHeads)
 			}
 		})
