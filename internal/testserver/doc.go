@@ -1,0 +1,16 @@
+// Package testserver holds the real servers pinprobe's tests run against, all
+// on loopback: listeners on one port of several loopback addresses, HTTP
+// fleets whose every address answers by a policy and counts what it saw,
+// "sticky" gateways that keep each TCP connection on one instance, fault
+// servers that misbehave in one precise way each, a test PKI, a DNS server
+// whose zone changes during a test, and launchers for real nginx and HAProxy
+// processes.
+//
+// Every helper takes a testing.TB, registers its own teardown with
+// t.Cleanup, and leaves no goroutine, socket, process or file behind it
+// (files go to t.TempDir). Nothing here listens on or sends to an address
+// outside 127.0.0.0/8 and [::1].
+//
+// The package imports none of pinprobe's own packages, so every package's
+// tests may import it.
+package testserver

@@ -1,0 +1,98 @@
+package testserver
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// NginxBinary finds nginx: in PATH, or /usr/sbin/nginx. Where it is
+// missing it skips the test, or fails it when the environment variable CI
+// is set (.ci/run installs nginx).
+func NginxBinary(t testing.TB) string {
+	t.Helper()
+	return findBinary(t, "nginx", "nginx", "/usr/sbin/nginx")
+}
+
+// HAProxyBinary finds haproxy: in PATH, or /usr/sbin/haproxy. Where it is
+// missing it skips the test, or fails it when CI is set.
+func HAProxyBinary(t testing.TB) string {
+	t.Helper()
+	return findBinary(t, "haproxy", "haproxy", "/usr/sbin/haproxy")
+}
+
+// Nginx runs nginx (master and one worker, in the foreground) with httpBlock
+// as the contents of its http block: server blocks, upstreams. The
+// launcher writes the rest: pid file, temporary paths and the error log
+// (stderr, see Process.Log) all in a t.TempDir(), access log off. It
+// returns once nginx listens on every address of listen, and stops the
+// whole process group when the test ends (see StartProcess).
+func Nginx(t testing.TB, httpBlock string, listen ...netip.AddrPort) *Process {
+	t.Helper()
+	return StartProcess(t, nginxSpec(t, httpBlock, listen))
+}
+
+// nginxSpec writes nginx's configuration and returns how to run it.
+func nginxSpec(t testing.TB, httpBlock string, listen []netip.AddrPort) ProcessSpec {
+	t.Helper()
+	bin := NginxBinary(t)
+	dir := t.TempDir()
+	conf := fmt.Sprintf(`# written by pinprobe's testserver.Nginx
+worker_processes 1;
+daemon off;
+master_process on;
+pid %[1]s/nginx.pid;
+error_log stderr warn;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/client_body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+%[2]s
+}
+`, dir, httpBlock)
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatalf("testserver: write nginx.conf: %v", err)
+	}
+	return ProcessSpec{Name: "nginx", Path: bin, Dir: dir, Listen: listen,
+		Args: []string{"-p", dir + "/", "-e", "stderr", "-c", path}}
+}
+
+// HAProxy runs haproxy in the foreground (-db) with config as its proxy
+// sections (frontend, backend, listen). The launcher writes the global
+// section and defaults with timeouts (connect 2s, client and server 30s);
+// each section sets its own mode. It returns once haproxy listens on every
+// address of listen, and stops it when the test ends (see StartProcess).
+func HAProxy(t testing.TB, config string, listen ...netip.AddrPort) *Process {
+	t.Helper()
+	return StartProcess(t, haproxySpec(t, config, listen))
+}
+
+// haproxySpec writes haproxy's configuration and returns how to run it.
+func haproxySpec(t testing.TB, config string, listen []netip.AddrPort) ProcessSpec {
+	t.Helper()
+	bin := HAProxyBinary(t)
+	dir := t.TempDir()
+	conf := fmt.Sprintf(`# written by pinprobe's testserver.HAProxy
+global
+  maxconn 1024
+
+defaults
+  timeout connect 2s
+  timeout client 30s
+  timeout server 30s
+
+%s
+`, config)
+	path := filepath.Join(dir, "haproxy.cfg")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatalf("testserver: write haproxy.cfg: %v", err)
+	}
+	return ProcessSpec{Name: "haproxy", Path: bin, Dir: dir, Listen: listen, Args: []string{"-db", "-f", path}}
+}
