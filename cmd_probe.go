@@ -324,7 +324,9 @@ func writeJSONFile(path string, r *report.Report) error {
 // nil, a write error, an interrupt, or a breached gate (exit 1).
 func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(string, ...any)) error {
 	rep.Thresholds = report.CheckLimits(rep, o.limits)
-	render, err := report.ForFormat(o.format.value, renderOptions(stdout))
+	ro := renderOptions(stdout)
+	ro.Brief = o.brief
+	render, err := report.ForFormat(o.format.value, ro)
 	if err != nil { // validated by the flag; kept for safety
 		return usagef("%s", err)
 	}

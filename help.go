@@ -16,7 +16,7 @@ var helpGroups = []struct {
 	{"Load", []string{"rate", "duration", "requests", "concurrency"}},
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "new-conn", "cacert", "insecure", "no-request-id"}},
-	{"Report", []string{"fail-status", "format", "output", "samples", "interval", "quiet"}},
+	{"Report", []string{"fail-status", "format", "brief", "output", "samples", "interval", "quiet"}},
 	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},
 	{"Other", []string{"demo", "help", "version"}},
 }

@@ -21,22 +21,39 @@ import (
 //
 // Everything that comes from the network or the command line (bodies,
 // headers, host names) is escaped or fenced so it cannot break the document.
-func Markdown(w io.Writer, r *Report) error {
-	m := &mdWriter{errWriter: errWriter{w: w}, fail: failStatusOf(r)}
+//
+// It uses no raw HTML, so a ticket system that strips HTML shows it as
+// written; the long parts (every test, every header) come last, as
+// appendices. With Options.Brief it keeps what a ticket needs and no more:
+// the verdict, who answered, the family and endpoint tables, one failed
+// sample per failing address, the release gate and the log queries.
+func Markdown(w io.Writer, r *Report) error { return writeMarkdown(w, r, Options{}) }
+
+func writeMarkdown(w io.Writer, r *Report, o Options) error {
+	m := &mdWriter{errWriter: errWriter{w: w}, fail: failStatusOf(r), brief: o.Brief}
 	v := NewView(r)
 	m.title(v)
 	m.run(v)
-	m.client(r)
-	m.dns(v)
+	if !m.brief {
+		m.client(r)
+		m.dns(v)
+	}
 	m.families(v)
 	m.endpoints(v)
-	m.tests(v)
-	m.phases(v)
+	if !m.brief {
+		m.phases(v)
+	}
 	m.fingerprints(v)
-	m.timeline(v)
+	if !m.brief {
+		m.timeline(v)
+	}
 	m.samples(v)
 	m.gate(v)
 	m.logs(r)
+	if !m.brief {
+		m.tests(v)
+		m.headers(v)
+	}
 	m.printf("\n---\n\n*Written by pinprobe %s. Times are UTC, from the clock of the machine that ran it.*\n", mdText(r.Version))
 	return m.err
 }
@@ -44,7 +61,8 @@ func Markdown(w io.Writer, r *Report) error {
 // mdWriter writes the Markdown report.
 type mdWriter struct {
 	errWriter
-	fail FailStatus
+	fail  FailStatus
+	brief bool
 }
 
 // mdTime is the timestamp format of the document: the one KQL's datetime()
@@ -82,7 +100,7 @@ func (m *mdWriter) title(v *View) {
 		m.printf(">\n> **Who answered:** %s.\n", strings.Join(who, "; "))
 	}
 	if r.Totals.Failed > 0 {
-		m.printf(">\n> Queries to find these requests in the gateway's access logs are at the end.\n")
+		m.printf(">\n> Queries to find these requests in the gateway's access logs are below, after the samples.\n")
 	}
 	if r.Interrupted {
 		m.printf("\n**Interrupted after %s:** the run was stopped early; this report covers every request sent until then.\n", mdSecs(r.DurationS))
@@ -375,12 +393,12 @@ func targetsOf(r *Report) []string {
 	return dedupe(targets)
 }
 
-// tests shows every comparison the verdict made, folded away.
+// tests shows every comparison the verdict made, as an appendix.
 func (m *mdWriter) tests(v *View) {
 	if len(v.Tests) == 0 {
 		return
 	}
-	m.printf("\n<details><summary>How the verdict was reached: %d exact test%s</summary>\n\n", len(v.Tests), Plural(len(v.Tests)))
+	m.printf("\n## Appendix: how the verdict was reached (%d exact test%s)\n\n", len(v.Tests), Plural(len(v.Tests)))
 	m.printf("Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?). A difference counts as significant when p is below %s divided by the number of tests (Bonferroni).\n\n", num(testAlpha))
 	var rows [][]string
 	for _, t := range v.Tests {
@@ -391,7 +409,6 @@ func (m *mdWriter) tests(v *View) {
 		rows = append(rows, []string{mdText(t.Scope), t.Failed, t.RateCI, t.Rest, mdText(t.P), sig})
 	}
 	m.table([]string{"Scope", "Failed", "Failure rate (95% CI)", "The rest failed", "p", "Significant"}, "lrlrll", rows)
-	m.printf("\n</details>\n")
 }
 
 // gate lists the release gate's checks, those that did not pass first.
@@ -560,19 +577,58 @@ func (m *mdWriter) samples(v *View) {
 		m.printf("No request was kept as a sample.\n")
 		return
 	}
-	m.printf("For each endpoint, the first failed requests and one successful one, kept as evidence. The time is when the request was sent; the request ID is the `X-Request-Id` header pinprobe sent with it.\n")
+	if m.brief {
+		m.printf("One failed request of each failing address. The request ID is the `X-Request-Id` header pinprobe sent; the response's own IDs follow it.\n\n")
+		var rows [][]string
+		for _, g := range v.Samples {
+			for _, s := range g.Rows {
+				if s.Failed {
+					row := m.sampleRow(&s)
+					rows = append(rows, append([]string{row[0], mdText(g.Label)}, row[1:]...))
+					break
+				}
+			}
+		}
+		if len(rows) == 0 {
+			m.printf("No request failed.\n")
+			return
+		}
+		m.table([]string{"", "Endpoint", "Sent at (UTC)", "Request ID", "Response IDs", "Result", "Latency", "Local → remote", "Connection"}, "llllllrll", rows)
+		return
+	}
+	m.printf("For each endpoint, the first failed requests and one successful one, kept as evidence. The time is when the request was sent; the request ID is the `X-Request-Id` header pinprobe sent with it, the response IDs are the gateway's own correlation headers. Every response header is in the appendix.\n")
 	for _, g := range v.Samples {
 		m.printf("\n### %s — %s\n\n", mdText(g.Address), mdText(g.Target))
 		var rows [][]string
 		for _, s := range g.Rows {
-			mark := ""
-			if s.Failed {
-				mark = "✗"
-			}
-			rows = append(rows, []string{mark, s.At, orDash(mdText(s.RequestID)), mdText(s.Result),
-				s.Latency, orDash(s.Local) + " → " + s.Remote, s.Conn})
+			rows = append(rows, m.sampleRow(&s))
 		}
-		m.table([]string{"", "Sent at (UTC)", "Request ID", "Result", "Latency", "Local → remote", "Connection"}, "llllrll", rows)
+		m.table([]string{"", "Sent at (UTC)", "Request ID", "Response IDs", "Result", "Latency", "Local → remote", "Connection"}, "lllllrll", rows)
+	}
+}
+
+// sampleRow is one sample's table row, led by its mark.
+func (m *mdWriter) sampleRow(s *SampleRow) []string {
+	mark := ""
+	if s.Failed {
+		mark = "✗"
+	}
+	ids := make([]string, len(s.Correlation))
+	for i, c := range s.Correlation {
+		ids[i] = mdText(c)
+	}
+	return []string{mark, s.At, orDash(mdText(s.RequestID)), orDash(strings.Join(ids, "; ")), mdText(s.Result),
+		s.Latency, orDash(s.Local) + " → " + s.Remote, s.Conn}
+}
+
+// headers lists every sample's response headers, as an appendix.
+func (m *mdWriter) headers(v *View) {
+	if len(v.Samples) == 0 {
+		return
+	}
+	m.printf("\n## Appendix: response headers of the samples (secrets redacted)\n")
+	for _, g := range v.Samples {
+		m.printf("\n### %s — %s\n\n", mdText(g.Address), mdText(g.Target))
 		var b strings.Builder
 		for i, s := range g.Rows {
 			if i > 0 {
@@ -594,9 +650,7 @@ func (m *mdWriter) samples(v *View) {
 				b.WriteString(h + "\n")
 			}
 		}
-		m.printf("\n<details><summary>Response headers of the %d request%s above (secrets redacted)</summary>\n\n", len(g.Rows), Plural(len(g.Rows)))
 		m.code("http", b.String())
-		m.printf("\n</details>\n")
 	}
 }
 

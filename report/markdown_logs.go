@@ -109,17 +109,20 @@ func (q *logQuery) agw(summary bool) string {
 		h := kqlStrings(q.hosts)
 		fmt.Fprintf(&b, "| where Host in~ (%s) or OriginalHost in~ (%s)\n", h, h)
 	}
+	// Columns an older revision of the table may lack are read through
+	// column_ifexists, so the query runs on every workspace.
+	b.WriteString(`| extend Port = toint(column_ifexists("ClientPort", int(null))), Listener = tostring(column_ifexists("ListenerName", "")),` + "\n")
+	b.WriteString(`    ErrorInfo = tostring(column_ifexists("ErrorInfo", ""))` + "\n")
 	if q.ports != "" {
-		fmt.Fprintf(&b, "| where ClientPort %s%s\n", q.ports, portNote)
+		fmt.Fprintf(&b, "| where isnull(Port) or Port %s%s\n", q.ports, portNote)
 	}
-	errorInfo := `ErrorInfo = tostring(column_ifexists("ErrorInfo", ""))`
 	if summary {
 		fmt.Fprintf(&b, "| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n", q.failExpr("HttpStatus"))
-		fmt.Fprintf(&b, "    by ServerRouted, HttpStatus, ServerStatus, %s, InstanceId\n", errorInfo)
+		b.WriteString("    by Listener, ServerRouted, HttpStatus, ServerStatus, ErrorInfo, InstanceId\n")
 		b.WriteString("| order by Failed desc, Requests desc\n")
 	} else {
-		b.WriteString("| project TimeGenerated, ClientIp, ClientPort, Host, RequestUri, HttpStatus, ServerStatus, ServerRouted,\n")
-		fmt.Fprintf(&b, "    ServerResponseLatency, TimeTaken, %s, TransactionId, InstanceId, BackendPoolName, BackendSettingName\n", errorInfo)
+		b.WriteString("| project TimeGenerated, ClientIp, Port, Listener, Host, RequestUri, HttpStatus, ServerStatus, ServerRouted,\n")
+		b.WriteString("    ServerResponseLatency, TimeTaken, ErrorInfo, TransactionId, InstanceId, BackendPoolName, BackendSettingName\n")
 		b.WriteString("| order by TimeGenerated asc\n")
 	}
 	return b.String()
@@ -134,13 +137,14 @@ func (q *logQuery) diagnostics() string {
 	if len(q.hosts) > 0 {
 		fmt.Fprintf(&b, "| where host_s in~ (%s)\n", kqlStrings(q.hosts))
 	}
-	if q.ports != "" {
-		fmt.Fprintf(&b, "| where toint(clientPort_d) %s%s\n", q.ports, portNote)
-	}
 	b.WriteString(`| extend HttpStatus = toint(httpStatus_d), ServerRouted = tostring(column_ifexists("serverRouted_s", "")),` + "\n")
-	b.WriteString(`    ServerStatus = tostring(column_ifexists("serverStatus_s", ""))` + "\n")
+	b.WriteString(`    ServerStatus = tostring(column_ifexists("serverStatus_s", "")), Port = toint(column_ifexists("clientPort_d", real(null))),` + "\n")
+	b.WriteString(`    Listener = tostring(column_ifexists("listenerName_s", ""))` + "\n")
+	if q.ports != "" {
+		fmt.Fprintf(&b, "| where isnull(Port) or Port %s%s\n", q.ports, portNote)
+	}
 	fmt.Fprintf(&b, "| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n", q.failExpr("HttpStatus"))
-	b.WriteString("    by ServerRouted, HttpStatus, ServerStatus, instanceId_s\n")
+	b.WriteString("    by Listener, ServerRouted, HttpStatus, ServerStatus, instanceId_s\n")
 	b.WriteString("| order by Failed desc, Requests desc\n")
 	return b.String()
 }
@@ -150,20 +154,152 @@ func (m *mdWriter) logs(r *Report) {
 	m.printf("\n## Find these requests in your logs\n\n")
 	m.printf("pinprobe sent every request between %s and %s by this machine's clock. The queries below add %s on each side; widen the window if that clock may be off.\n",
 		utc(r.StartedAt), utc(r.EndedAt), strings.TrimSuffix(logMargin.String(), "s")+" s")
-
-	m.printf("\n### Azure Application Gateway v2: `AGWAccessLogs`\n\n")
-	m.printf("For a gateway whose diagnostic setting sends its access log to a Log Analytics workspace in *resource-specific* mode. Which backend (`ServerRouted`) answered pinprobe's requests, and with what:\n\n")
-	m.code("kusto", q.agw(true))
-	m.printf("\nThe same requests one by one:\n\n")
-	m.code("kusto", q.agw(false))
-	if q.ports != "" {
-		m.printf("\nIf these return nothing, delete the `ClientPort` line: a NAT or proxy between this machine and the gateway changes the client port.\n")
+	gateways := answeredBy(r)
+	known := len(gateways) > 0
+	if !known && m.brief {
+		gateways = nil
+	} else if !known {
+		// No error page was recognised: offer every gateway pinprobe knows.
+		gateways = []string{"Azure Application Gateway", "AWS ELB/ALB", "nginx", "HAProxy"}
+		m.printf("\npinprobe recognised no gateway's error page in the failures, so here are the queries for the gateways it knows; use the one in front of this host.\n")
 	}
+	for _, g := range gateways {
+		switch g {
+		case "Azure Application Gateway":
+			m.azure(q)
+		case "AWS ELB/ALB":
+			m.aws(r, q)
+		case "nginx":
+			m.nginx(r)
+		case "HAProxy":
+			m.haproxy(r)
+		}
+	}
+	m.generic(r, q)
+}
 
+// answeredBy lists the recognised gateways that produced failures, in the
+// order of the fingerprints (most failures first).
+func answeredBy(r *Report) []string {
+	var out []string
+	for _, f := range r.Fingerprints {
+		if f.Producer != "" {
+			out = append(out, f.Producer)
+		}
+	}
+	return dedupe(out)
+}
+
+func (m *mdWriter) azure(q *logQuery) {
+	m.printf("\n### Azure Application Gateway v2: `AGWAccessLogs`\n\n")
+	m.printf("For a gateway whose diagnostic setting sends its access log to a Log Analytics workspace in *resource-specific* mode. Which listener and backend (`ServerRouted`) answered pinprobe's requests, and with what:\n\n")
+	m.code("kusto", q.agw(true))
+	if !m.brief {
+		m.printf("\nThe same requests one by one:\n\n")
+		m.code("kusto", q.agw(false))
+	}
+	if q.ports != "" {
+		m.printf("\nIf these return nothing, delete the port line: a NAT or proxy between this machine and the gateway changes the client port.\n")
+	}
+	if m.brief {
+		return
+	}
 	m.printf("\n### Azure Application Gateway: `AzureDiagnostics`\n\n")
 	m.printf("For a diagnostic setting in the older *Azure diagnostics* mode, where the access log lands in the shared `AzureDiagnostics` table:\n\n")
 	m.code("kusto", q.diagnostics())
+}
 
+// aws writes an Athena query over an Application Load Balancer's access
+// logs, in the table layout of AWS's documented CREATE TABLE (alb_logs).
+func (m *mdWriter) aws(r *Report, q *logQuery) {
+	m.printf("\n### AWS Application Load Balancer: access logs in Athena\n\n")
+	m.printf("For an ALB whose access logs go to S3, queried through the `alb_logs` table of AWS's documented Athena definition. `target_ip`/`target_port` name the target that answered; `elb_status_code` without a `target_status_code` is the load balancer's own error:\n\n")
+	var b strings.Builder
+	b.WriteString("SELECT time, client_ip, client_port, target_ip, target_port, elb_status_code, target_status_code,\n")
+	b.WriteString("       request_url, trace_id, error_reason, target_processing_time\n")
+	b.WriteString("FROM alb_logs\n")
+	fmt.Fprintf(&b, "WHERE time BETWEEN '%s' AND '%s'\n", r.StartedAt.Add(-logMargin).UTC().Format(mdTime), r.EndedAt.Add(logMargin).UTC().Format(mdTime))
+	if c := r.Client; c.PortsCount > 0 && c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount {
+		fmt.Fprintf(&b, "  AND client_port IN (%s)  -- pinprobe's client ports; drop this line behind a NAT\n", wrapInts(c.Ports, 12, "\n    "))
+	} else if c.PortsCount > 0 {
+		fmt.Fprintf(&b, "  AND client_port BETWEEN %d AND %d  -- pinprobe's client ports; drop this line behind a NAT\n", c.PortMin, c.PortMax)
+	}
+	fmt.Fprintf(&b, "  AND (%s)\n", sqlFail(q.fail, "elb_status_code"))
+	b.WriteString("ORDER BY time\n")
+	m.code("sql", b.String())
+}
+
+// sqlFail is a SQL predicate true for the statuses that count as failures.
+func sqlFail(fail FailStatus, col string) string {
+	var parts []string
+	for lo := 100; lo <= 599; lo++ {
+		if !fail.Fails(lo) {
+			continue
+		}
+		hi := lo
+		for hi+1 <= 599 && fail.Fails(hi+1) {
+			hi++
+		}
+		if lo == hi {
+			parts = append(parts, fmt.Sprintf("%s = %d", col, lo))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s BETWEEN %d AND %d", col, lo, hi))
+		}
+		lo = hi
+	}
+	if len(parts) == 0 {
+		return "FALSE"
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// nginx shows where nginx says which upstream failed: its error log names
+// the client, the upstream address and the reason of every failed proxying.
+func (m *mdWriter) nginx(r *Report) {
+	m.printf("\n### nginx\n\n")
+	m.printf("nginx writes why it answered 502/504 to its **error log**, with the client and the upstream it tried (`connect() failed (111: Connection refused) while connecting to upstream, client: …, upstream: \"http://[2001:db8::9]:8080/\"`). Its times are the server's local time:\n\n")
+	from, to := r.StartedAt.Add(-logMargin), r.EndedAt.Add(logMargin)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# the error log during the run (adjust the times to the server's time zone)\n")
+	fmt.Fprintf(&b, "awk '$1\" \"$2 >= \"%s\" && $1\" \"$2 <= \"%s\"' /var/log/nginx/error.log | grep upstream\n",
+		from.UTC().Format("2006/01/02 15:04:05"), to.UTC().Format("2006/01/02 15:04:05"))
+	if c := r.Client; len(c.LocalAddresses) > 0 {
+		fmt.Fprintf(&b, "# the access log's lines from this client (the default format has no client port)\n")
+		fmt.Fprintf(&b, "grep -E '^(%s) ' /var/log/nginx/access.log | grep ' \" [0-9]* ' \n", strings.Join(regexpQuote(c.LocalAddresses), "|"))
+	}
+	m.code("sh", b.String())
+	m.printf("\nTo see the upstream of every request in the access log, add `$upstream_addr $upstream_status $request_id` to its `log_format`.\n")
+}
+
+// haproxy shows how to find the requests in HAProxy's log, whose httplog
+// lines start with the client address and port and name the backend and
+// server, with a termination state that says who ended the request.
+func (m *mdWriter) haproxy(r *Report) {
+	m.printf("\n### HAProxy\n\n")
+	m.printf("With `option httplog`, each line starts with the client `ip:port` and names `backend/server`; the termination state (e.g. `SC--`: the server refused the connection, `sH--`: it timed out before the headers) says who ended the request:\n\n")
+	var b strings.Builder
+	if c := r.Client; c.PortsCount > 0 && c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount {
+		ports := make([]string, len(c.Ports))
+		for i, p := range c.Ports {
+			ports[i] = strconv.Itoa(p)
+		}
+		fmt.Fprintf(&b, "grep -E ':(%s) \\[' /var/log/haproxy.log\n", strings.Join(ports, "|"))
+	} else {
+		fmt.Fprintf(&b, "grep -E '(%s):[0-9]+ \\[' /var/log/haproxy.log\n", strings.Join(regexpQuote(r.Client.LocalAddresses), "|"))
+	}
+	m.code("sh", b.String())
+}
+
+func regexpQuote(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = regexp.QuoteMeta(s)
+	}
+	return out
+}
+
+// generic lists what to filter any access log on.
+func (m *mdWriter) generic(r *Report, q *logQuery) {
 	m.printf("\n### Any other gateway, load balancer or backend\n\n")
 	m.printf("Filter its access log on:\n\n")
 	m.printf("- **Time (UTC):** %s to %s, give or take a few seconds\n", utc(r.StartedAt), utc(r.EndedAt))

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -196,7 +197,11 @@ func TestMarkdownForFormat(t *testing.T) {
 		ports[i] = strconv.Itoa(p)
 	}
 	list := strings.Join(ports, ", ")
-	for _, want := range []string{"| where ClientPort in (" + list + ")", "| where toint(clientPort_d) in (" + list + ")"} {
+	if n := strings.Count(got, "| where isnull(Port) or Port in ("+list+")"); n != 3 {
+		t.Errorf("%d queries filter on the client ports %s; want 3", n, list)
+	}
+	for _, want := range []string{`Port = toint(column_ifexists("ClientPort", int(null)))`, `Listener = tostring(column_ifexists("ListenerName", ""))`,
+		"    by Listener, ServerRouted, HttpStatus"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("markdown report lacks %q", want)
 		}
@@ -209,12 +214,10 @@ func TestMarkdownLogQuery(t *testing.T) {
 		r := *rep
 		r.Client = Client{LocalAddresses: []string{"192.0.2.10"}, Ports: make([]int, 101), PortsCount: 101, PortMin: 1024, PortMax: 60999}
 		got := renderMarkdown(t, &r)
-		for _, want := range []string{"| where ClientPort between (1024 .. 60999)", "| where toint(clientPort_d) between (1024 .. 60999)"} {
-			if !strings.Contains(got, want) {
-				t.Errorf("with 101 ports, markdown report lacks %q", want)
-			}
+		if n := strings.Count(got, "| where isnull(Port) or Port between (1024 .. 60999)"); n != 3 {
+			t.Errorf("with 101 ports, %d queries filter on their range; want 3", n)
 		}
-		if strings.Contains(got, "ClientPort in (") {
+		if strings.Contains(got, "Port in (") {
 			t.Errorf("with 101 ports, the query still lists them")
 		}
 	})
@@ -222,7 +225,7 @@ func TestMarkdownLogQuery(t *testing.T) {
 		r := *rep
 		r.Client = Client{LocalAddresses: []string{}, Ports: []int{}}
 		got := renderMarkdown(t, &r)
-		if strings.Contains(got, "where ClientPort") || strings.Contains(got, "clientPort_d)") {
+		if strings.Contains(got, "or Port ") {
 			t.Errorf("without client ports, a query still filters on them")
 		}
 		checkMarkdown(t, got)
@@ -396,5 +399,76 @@ func TestMarkdownRendersWithCmarkGFM(t *testing.T) {
 		if o, c := strings.Count(html, "<details>"), strings.Count(html, "</details>"); o != c {
 			t.Errorf("%s: %d <details> and %d </details> in the HTML", name, o, c)
 		}
+	}
+}
+
+// TestMarkdownQueriesFollowTheGateway: the log queries are those of the
+// gateway whose error pages the failures carried, not Azure's for nginx's
+// page; with none recognised, every gateway pinprobe knows is offered.
+func TestMarkdownQueriesFollowTheGateway(t *testing.T) {
+	sections := map[string]string{"azure": "AGWAccessLogs", "aws": "FROM alb_logs", "nginx": "### nginx", "haproxy": "### HAProxy"}
+	tests := []struct {
+		producer string
+		want     []string
+	}{
+		{"Azure Application Gateway", []string{"azure"}},
+		{"nginx", []string{"nginx"}},
+		{"HAProxy", []string{"haproxy"}},
+		{"AWS ELB/ALB", []string{"aws"}},
+		{"", []string{"azure", "aws", "nginx", "haproxy"}},
+	}
+	for _, tt := range tests {
+		r := goldenReport(t)
+		for i := range r.Fingerprints {
+			r.Fingerprints[i].Producer = tt.producer
+		}
+		got := renderMarkdown(t, r)
+		checkMarkdown(t, got)
+		for name, marker := range sections {
+			if want := slices.Contains(tt.want, name); strings.Contains(got, marker) != want {
+				t.Errorf("producer %q: section %s shown = %v; want %v", tt.producer, name, !want, want)
+			}
+		}
+		if !strings.Contains(got, "### Any other gateway") {
+			t.Errorf("producer %q: the generic list is missing", tt.producer)
+		}
+	}
+}
+
+// TestMarkdownBrief: --brief keeps what a ticket needs and drops the rest;
+// neither report uses raw HTML.
+func TestMarkdownBrief(t *testing.T) {
+	r := goldenReport(t)
+	var full, brief bytes.Buffer
+	if err := writeMarkdown(&full, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarkdown(&brief, r, Options{Brief: true}); err != nil {
+		t.Fatal(err)
+	}
+	checkMarkdown(t, brief.String())
+	for _, doc := range []string{full.String(), brief.String()} {
+		if strings.Contains(doc, "<details>") || strings.Contains(doc, "<summary>") {
+			t.Errorf("a report uses raw HTML (<details>), which ticket systems strip")
+		}
+	}
+	b := brief.String()
+	for _, want := range []string{"> **Verdict: concentrated.**", "## Results by address family", "## Results by endpoint",
+		"## Who answered the failures", "## Sample requests", "AGWAccessLogs"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("brief report lacks %q", want)
+		}
+	}
+	for _, not := range []string{"## DNS answers", "## Where the time went", "## Timeline", "## Appendix", "AzureDiagnostics"} {
+		if strings.Contains(b, not) {
+			t.Errorf("brief report has %q", not)
+		}
+	}
+	// One failed sample per failing address: 2001:db8::7 and 198.51.100.20.
+	if n := strings.Count(b, "| ✗   | 2001:db8::7 ") + strings.Count(b, "| ✗   | 198.51.100.20 "); n != 2 {
+		t.Errorf("brief report shows %d failed samples of the two failing addresses; want one each:\n%s", n, b)
+	}
+	if lf, lb := strings.Count(full.String(), "\n"), strings.Count(b, "\n"); lb*2 > lf {
+		t.Errorf("brief report has %d lines, the full one %d; want it under half", lb, lf)
 	}
 }

@@ -27,6 +27,8 @@ type Options struct {
 	Color bool
 	// Width is the text report's width in columns; 0 means DefaultWidth.
 	Width int
+	// Brief makes the Markdown report short enough for a ticket.
+	Brief bool
 }
 
 // Text returns the terminal renderer.
@@ -45,7 +47,7 @@ func ForFormat(name string, o Options) (Renderer, error) {
 	case "json":
 		return JSON, nil
 	case "markdown":
-		return Markdown, nil
+		return func(w io.Writer, r *Report) error { return writeMarkdown(w, r, o) }, nil
 	}
 	return nil, fmt.Errorf("unknown format %q (want %s)", name, strings.Join(Formats, ", "))
 }
