@@ -107,7 +107,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			Plan: report.Plan{
 				Rate: c.rate.rate, Max: c.rate.max, DurationS: c.duration.Seconds(), Requests: c.requests,
 				Concurrency: c.concurrency, Timeout: c.timeout.Seconds(), HTTP: c.http.value,
-				NewConn: c.newConn, FailStatus: c.failStatus,
+				NewConn: c.newConn, FailStatus: c.failStatus, Only: string(resolver.Only),
 			},
 		},
 		Log: say,

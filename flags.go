@@ -118,7 +118,7 @@ func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 			c.help = true
 			return c, fs, nil
 		}
-		return nil, fs, usagef("%s", flagError(err))
+		return nil, fs, usagef("%s", flagError(err, fs))
 	}
 	c.urls = fs.Args()
 	c.setRate = fs.Changed("rate")
@@ -230,8 +230,14 @@ func (c *config) load(ctx context.Context, stdin io.Reader) error {
 // pflagInvalid matches pflag's `invalid argument "V" for "-x, --name" flag: cause`.
 var pflagInvalid = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (.*)$`)
 
-// flagError rewrites pflag's message for a rejected value as `--name "V": cause`.
-func flagError(err error) string {
+// flagError rewrites pflag's message for a rejected value as `--name "V":
+// cause`, and suggests the nearest flag for an unknown one.
+func flagError(err error, fs *pflag.FlagSet) string {
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		if near := nearestFlag(fs, name); near != "" {
+			return err.Error() + " (did you mean --" + near + "?)"
+		}
+	}
 	if m := pflagInvalid.FindStringSubmatch(err.Error()); m != nil {
 		cause := strings.TrimPrefix(m[3], "strconv.ParseInt: parsing "+strconv.Quote(m[1])+": ")
 		cause = strings.TrimPrefix(cause, "time: ")
@@ -419,4 +425,39 @@ func (o *outputFlags) validate() error {
 		}
 	}
 	return nil
+}
+
+// nearestFlag returns the long flag of fs closest to name, when it is a
+// likely typo of it (at most two edits, and fewer than half its letters);
+// "" otherwise.
+func nearestFlag(fs *pflag.FlagSet, name string) string {
+	name, _, _ = strings.Cut(name, "=")
+	best, bestD := "", 3
+	fs.VisitAll(func(f *pflag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD && d*2 < len(f.Name) {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -88,13 +88,23 @@ func (a *Aggregator) AddEndpoint(ep *probe.Endpoint) {
 }
 
 // MarkRemoved records that endpoint id's address vanished from DNS at t.
-func (a *Aggregator) MarkRemoved(id int, t time.Time) { a.forensic[id].removed = t }
+func (a *Aggregator) MarkRemoved(id int, t time.Time) {
+	f := a.forensic[id]
+	f.removed = t
+	f.history = append(f.history, DNSEvent{At: Time{t}, Event: "removed"})
+}
 
-// MarkAdded records that endpoint id's address appeared in DNS at t (again,
-// when it had vanished: the endpoint is probed once more).
+// MarkAdded records that endpoint id's address appeared in DNS at t: for
+// the first time when it was not in the first answer, or again when it had
+// vanished (the endpoint is probed once more).
 func (a *Aggregator) MarkAdded(id int, t time.Time) {
-	a.forensic[id].added = t
-	a.forensic[id].removed = time.Time{}
+	f := a.forensic[id]
+	if f.removed.IsZero() {
+		f.added = t
+		return
+	}
+	f.removed = time.Time{}
+	f.history = append(f.history, DNSEvent{At: Time{t}, Event: "returned"})
 }
 
 // Live returns the running counts, safe to read concurrently with Add.

@@ -29,6 +29,7 @@ type forensics struct {
 	connect, tls, ttfb *hdr.Histogram
 	fresh, reused      ConnStats
 	added, removed     time.Time
+	history            []DNSEvent
 }
 
 func newForensics() *forensics {
@@ -71,6 +72,7 @@ func (f *forensics) fill(e *Endpoint) {
 	if !f.removed.IsZero() {
 		e.RemovedAt = &Time{f.removed}
 	}
+	e.DNSHistory = f.history
 }
 
 func phaseOf(h *hdr.Histogram) Phase {

@@ -88,6 +88,9 @@ func (m *mdWriter) title(v *View) {
 		status = "none"
 	}
 	m.printf("> **Verdict: %s.** %s\n", mdText(status), mdText(r.Verdict.Summary))
+	for _, n := range r.Verdict.Notes {
+		m.printf(">\n> %s\n", mdText(n))
+	}
 	if len(v.Who) > 0 {
 		var who []string
 		for i, f := range v.Who {

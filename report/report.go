@@ -120,6 +120,13 @@ type ConnStats struct {
 	Failed   int64 `json:"failed"`
 }
 
+// DNSEvent is an endpoint's address leaving DNS ("removed") or coming
+// back ("returned") during the run.
+type DNSEvent struct {
+	At    Time   `json:"at"`
+	Event string `json:"event"`
+}
+
 // DNSChange is one change of a host's addresses seen by --re-resolve.
 type DNSChange struct {
 	At      Time     `json:"at"`
@@ -138,6 +145,8 @@ type Plan struct {
 	HTTP        string  `json:"http"`
 	NewConn     bool    `json:"new_conn"`
 	FailStatus  string  `json:"fail_status"`
+	// Only is the one family probed (-4: "ipv4", -6: "ipv6"); "" for both.
+	Only string `json:"only,omitempty"`
 }
 
 // DNS is how one target host was resolved.
@@ -186,8 +195,10 @@ type Endpoint struct {
 	Family  string `json:"family"`
 	// AddedAt is set when the address appeared during the run (--re-resolve);
 	// RemovedAt when it vanished from DNS, after which it was not probed.
-	AddedAt     *Time                `json:"added_at,omitempty"`
-	RemovedAt   *Time                `json:"removed_at,omitempty"`
+	AddedAt   *Time `json:"added_at,omitempty"`
+	RemovedAt *Time `json:"removed_at,omitempty"`
+	// DNSHistory lists when the address left DNS and came back, in order.
+	DNSHistory  []DNSEvent           `json:"dns_history,omitempty"`
 	Phases      Phases               `json:"phases_ms"`
 	Connections map[string]ConnStats `json:"connections"` // "fresh" and "reused"
 	Samples     []Sample             `json:"samples"`

@@ -384,6 +384,9 @@ func (t *textWriter) verdict(v *View) {
 	}
 	t.printf("\n")
 	t.para(code, "VERDICT "+strings.ToUpper(st.Status), st.Summary, 2)
+	for _, n := range st.Notes {
+		t.para("", " ·", n, 3)
+	}
 }
 
 // textCol is one column of a text table.

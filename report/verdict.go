@@ -30,6 +30,9 @@ type Verdict struct {
 	// Tests lists every comparison made, suspect or not, so the reader can
 	// check the reasoning.
 	Tests []Test `json:"tests"`
+	// Notes are further findings in plain sentences, shown beside the
+	// summary: what was not tested, what looks like a second fault.
+	Notes []string `json:"notes"`
 }
 
 // Suspect is an endpoint whose failures are significantly above the rest.
@@ -69,8 +72,48 @@ type Test struct {
 // nothing about the addresses. A target that fails significantly more than
 // the others, with none of its endpoints standing out, is a failing URL.
 func Judge(r *Report) Verdict {
+	v := judge(r)
+	v.Notes = append(untested(r), v.Notes...)
+	return v
+}
+
+// untested says which family was not probed for which host, and why.
+func untested(r *Report) []string {
+	notes := []string{}
+	if r.Plan.Only != "" {
+		other := "IPv6"
+		flag := "-4"
+		if r.Plan.Only == "ipv6" {
+			other, flag = "IPv4", "-6"
+		}
+		return append(notes, other+" not tested ("+flag+").")
+	}
+	families := map[string]map[string]bool{} // host -> families of its endpoints
+	var order []string
+	for _, e := range r.Endpoints {
+		if families[e.Host] == nil {
+			families[e.Host] = map[string]bool{}
+			order = append(order, e.Host)
+		}
+		families[e.Host][e.Family] = true
+	}
+	for _, fam := range []struct{ name, record, key string }{{"IPv6", "AAAA", "ipv6"}, {"IPv4", "A", "ipv4"}} {
+		var hosts []string
+		for _, h := range order {
+			if !families[h][fam.key] {
+				hosts = append(hosts, h)
+			}
+		}
+		if hosts = dedupe(hosts); len(hosts) > 0 {
+			notes = append(notes, fmt.Sprintf("No %s address (%s record) for %s: %s not tested.", fam.name, fam.record, joinAnd(hosts), fam.name))
+		}
+	}
+	return notes
+}
+
+func judge(r *Report) Verdict {
 	tot := r.Totals
-	v := Verdict{Suspects: []Suspect{}, Tests: []Test{}}
+	v := Verdict{Suspects: []Suspect{}, Tests: []Test{}, Notes: []string{}}
 	switch {
 	case tot.Requests == 0:
 		v.Status, v.Summary = VerdictNoData, "No request was sent, so there is nothing to judge."

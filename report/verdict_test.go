@@ -495,3 +495,27 @@ func TestFailureKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeSaysWhatWasNotTested: a host without an AAAA record, or a run
+// limited to one family, says beside the verdict that the other family was
+// not tested.
+func TestJudgeSaysWhatWasNotTested(t *testing.T) {
+	r := vtReport(vtEndpoint{addr: "127.0.0.1", n: 40}, vtEndpoint{addr: "127.0.0.2", n: 40})
+	for i := range r.Endpoints {
+		r.Endpoints[i].Host = "sign.example.com"
+	}
+	if v := Judge(r); !slices.Equal(v.Notes, []string{"No IPv6 address (AAAA record) for sign.example.com: IPv6 not tested."}) {
+		t.Errorf("notes %q; want IPv6 not tested for sign.example.com", v.Notes)
+	}
+	r.Plan.Only = "ipv4"
+	if v := Judge(r); !slices.Equal(v.Notes, []string{"IPv6 not tested (-4)."}) {
+		t.Errorf("with -4: notes %q; want IPv6 not tested (-4)", v.Notes)
+	}
+	both := vtReport(vtEndpoint{addr: "127.0.0.1", n: 40}, vtEndpoint{addr: "::1", n: 40})
+	for i := range both.Endpoints {
+		both.Endpoints[i].Host = "sign.example.com"
+	}
+	if v := Judge(both); len(v.Notes) != 0 || v.Notes == nil {
+		t.Errorf("both families probed: notes %#v; want an empty list", v.Notes)
+	}
+}

@@ -332,16 +332,10 @@ func (v *View) endpoints(r *Report, targets []string) {
 				row.Suspect = true
 				note = append(note, "named by the verdict ("+pValue(s.P)+")")
 			}
-			var short []string
-			if e.AddedAt != nil {
-				short = append(short, "appeared in DNS at "+clock(*e.AddedAt))
-				note = append(note, "appeared in DNS at "+utc(*e.AddedAt))
+			row.DNSNote = dnsHistory(e, clock)
+			if long := dnsHistory(e, utc); long != "" {
+				note = append(note, long)
 			}
-			if e.RemovedAt != nil {
-				short = append(short, "left DNS at "+clock(*e.RemovedAt)+", not probed after")
-				note = append(note, "left DNS at "+utc(*e.RemovedAt)+", not probed after")
-			}
-			row.DNSNote = strings.Join(short, "; ")
 			row.Note = strings.Join(note, "; ")
 			tv.Rows = append(tv.Rows, row)
 		}
@@ -356,6 +350,31 @@ func (v *View) Label(e *Endpoint) string {
 		return e.Address
 	}
 	return e.Address + " " + ShortURL(v.R, e.Target)
+}
+
+// dnsHistory says when e's address came and went during the run, times
+// written by when: "in DNS from 20:43:05", "left DNS at 20:43:06, back at
+// 20:43:09", "…, not probed after"; "" when it stayed throughout.
+func dnsHistory(e *Endpoint, when func(Time) string) string {
+	var parts []string
+	if e.AddedAt != nil {
+		parts = append(parts, "appeared in DNS at "+when(*e.AddedAt))
+	}
+	for _, h := range e.DNSHistory {
+		switch h.Event {
+		case "removed":
+			parts = append(parts, "left DNS at "+when(h.At))
+		case "returned":
+			parts = append(parts, "back at "+when(h.At))
+		}
+	}
+	if e.RemovedAt != nil {
+		if len(e.DNSHistory) == 0 { // a report written before dns_history
+			parts = append(parts, "left DNS at "+when(*e.RemovedAt))
+		}
+		parts[len(parts)-1] += ", not probed after"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // clock is a time of day in UTC, to the millisecond: "20:43:05.250".

@@ -120,7 +120,14 @@ func (w *dnsWatch) apply(u dnsUpdate) {
 		for i, a := range now {
 			d.Addresses[i] = a.String()
 		}
-		w.say("DNS for %s changed: added [%s], removed [%s]", d.Host, strings.Join(added, " "), strings.Join(removed, " "))
+		var what []string
+		if len(added) > 0 {
+			what = append(what, "added "+strings.Join(added, ", "))
+		}
+		if len(removed) > 0 {
+			what = append(what, "removed "+strings.Join(removed, ", "))
+		}
+		w.say("DNS for %s changed: %s", d.Host, strings.Join(what, "; "))
 	}
 }
 
