@@ -141,8 +141,8 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 	}
 	say("%s", c.plan(s))
-	if !c.quiet && isTerminal(stderr) {
-		s.SetProgress(newProgressBar(stderr, c))
+	if pb := newProgressBar(stderr, c); pb != nil && !c.quiet {
+		s.SetProgress(pb)
 	}
 	rep, err := s.Run(ctx)
 	if err != nil {

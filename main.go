@@ -53,16 +53,10 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-sigs
-		if isTerminal(os.Stderr) {
-			fmt.Fprint(os.Stderr, "\r\x1b[K") // the progress bar's line
-		}
-		fmt.Fprintln(os.Stderr, "pinprobe: interrupted: stopping, waiting for requests in flight (Ctrl-C again to quit at once)")
+		fmt.Fprintln(os.Stderr, clearLine(os.Stderr)+"pinprobe: interrupted: stopping, waiting for requests in flight (Ctrl-C again to quit at once)")
 		cancel()
 		<-sigs
-		if isTerminal(os.Stderr) {
-			fmt.Fprint(os.Stderr, "\r\x1b[K")
-		}
-		fmt.Fprintln(os.Stderr, "pinprobe: interrupted twice: exiting without a report")
+		fmt.Fprintln(os.Stderr, clearLine(os.Stderr)+"pinprobe: interrupted twice: exiting without a report")
 		os.Exit(exitInterrupted)
 	}()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
@@ -136,11 +130,11 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// clearLine is what clears the progress bar's line before a message on w:
-// nothing unless w is a terminal.
+// clearLine is what clears the live view (the bar and the rows under it)
+// before a message on w: nothing unless w is a terminal.
 func clearLine(w io.Writer) string {
 	if isTerminal(w) {
-		return "\r\x1b[K"
+		return "\r\x1b[J"
 	}
 	return ""
 }

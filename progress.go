@@ -5,45 +5,61 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"pinprobe/probe"
 	"pinprobe/report"
 )
 
-// progressBar draws the live bar on a terminal while a run lasts: elapsed
-// against planned, requests, failures per family, and once sending has
-// stopped, the requests still in flight.
+// worstAfter is how long a run lasts before the live view lists its worst
+// addresses under the bar.
+const worstAfter = 3 * time.Second
+
+// progressBar draws the live view on a terminal while a run lasts: a bar
+// with elapsed against planned time, requests, failures per family and,
+// once sending has stopped, the requests still in flight; after a few
+// seconds, the worst addresses under it. It redraws in place and leaves
+// nothing on the screen when it finishes.
 type progressBar struct {
-	w    io.Writer
+	f    *os.File
 	c    *config
 	stop chan struct{}
 	done chan struct{}
 }
 
+// newProgressBar returns the live view for stderr, or nil when stderr is
+// not a terminal.
 func newProgressBar(w io.Writer, c *config) *progressBar {
-	return &progressBar{w: w, c: c, stop: make(chan struct{}), done: make(chan struct{})}
+	f, ok := w.(*os.File)
+	if !ok || !isTerminal(w) {
+		return nil
+	}
+	return &progressBar{f: f, c: c, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// Start draws the bar until Finish.
+// Start draws the view until Finish.
 func (p *progressBar) Start(ctx context.Context, live *report.Live, sent func() int64, start time.Time) {
-	w, c := p.w, p.c
+	c := p.c
 	const steps = 1000
-	total := int64(steps + 1) // never reached by Set: the bar is cleared, not finished
+	total := int64(steps + 1) // never reached by Set: the view is cleared, not finished
 	if c.duration == 0 && c.requests == 0 {
 		total = -1 // spinner: no planned end
 	}
+	// The bar renders into its own state; the view writes it, with the
+	// rows under it, in one write per frame.
 	bar := progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWriter(io.Discard),
 		progressbar.OptionSetWidth(20),
 		progressbar.OptionEnableColorCodes(os.Getenv("NO_COLOR") == ""),
 		progressbar.OptionSetPredictTime(false),
 		progressbar.OptionSetElapsedTime(false),
 		progressbar.OptionShowDescriptionAtLineEnd(),
-		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionSetTheme(progressbar.Theme{Saucer: "█", SaucerPadding: "░", BarStart: "", BarEnd: ""}),
 	)
 	go func() {
@@ -66,14 +82,115 @@ func (p *progressBar) Start(ctx context.Context, live *report.Live, sent func() 
 			} else {
 				_ = bar.Add(1)
 			}
+			width, height := 80, 24
+			if w, h, err := term.GetSize(int(p.f.Fd())); err == nil {
+				width, height = w, h
+			}
+			var rows []string
+			if elapsed >= worstAfter {
+				rows = worst(live.Endpoints(), min(5, height-4))
+			}
+			p.draw(bar.String(), rows, width)
 			select {
 			case <-p.stop:
-				_ = bar.Clear()
+				fmt.Fprint(p.f, "\r\x1b[J")
 				return
 			case <-tick.C:
 			}
 		}
 	}()
+}
+
+// draw writes one frame: the bar line and the rows under it, each cut to
+// the width so none wraps, and puts the cursor back at the bar's start.
+func (p *progressBar) draw(bar string, rows []string, width int) {
+	var b strings.Builder
+	b.WriteString("\r\x1b[J" + cutVisible(bar, width-1))
+	for _, r := range rows {
+		b.WriteString("\n" + cutVisible(r, width-1))
+	}
+	if len(rows) > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", len(rows))
+	}
+	b.WriteString("\r")
+	fmt.Fprint(p.f, b.String())
+}
+
+// worst lists up to n endpoints with failures, the highest failure ratio
+// first: "✗ ::1 (https://a/)  1234 req  100.0% failed"; one line saying
+// there is none yet when no endpoint has failed.
+func worst(eps []*report.LiveEndpoint, n int) []string {
+	if n <= 0 || len(eps) == 0 {
+		return nil
+	}
+	type row struct {
+		label     string
+		req, fail int64
+	}
+	urls := map[string]bool{}
+	for _, e := range eps {
+		urls[e.Endpoint.Target.String()] = true
+	}
+	var rows []row
+	for _, e := range eps {
+		r := row{label: e.Endpoint.Addr.String(), req: e.Requests.Load(), fail: e.Failed.Load()}
+		if len(urls) > 1 {
+			r.label += " " + e.Endpoint.Target.String()
+		}
+		if r.fail > 0 {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return []string{fmt.Sprintf("  no failure yet on %d endpoint%s", len(eps), report.Plural(len(eps)))}
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if ra, rb := float64(a.fail)/float64(a.req), float64(b.fail)/float64(b.req); ra != rb {
+			return ra > rb
+		}
+		return a.fail > b.fail
+	})
+	label := 0
+	for _, r := range rows[:min(n, len(rows))] {
+		label = max(label, utf8.RuneCountInString(r.label))
+	}
+	out := []string{}
+	for i, r := range rows {
+		if i == n-1 && len(rows) > n {
+			out = append(out, fmt.Sprintf("  … and %d more failing endpoints", len(rows)-i))
+			break
+		}
+		out = append(out, fmt.Sprintf("  \x1b[31m✗ %-*s  %7d req  %5.1f%% failed\x1b[0m", label, r.label, r.req, 100*float64(r.fail)/float64(r.req)))
+	}
+	return out
+}
+
+// cutVisible cuts s to at most n visible runes, keeping its ANSI escape
+// sequences (which take no room) and closing any colour it leaves open.
+func cutVisible(s string, n int) string {
+	var b strings.Builder
+	visible := 0
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			j := i + 1
+			for j < len(s) && !(s[j] >= '@' && s[j] <= '~' && j > i+1) {
+				j++
+			}
+			b.WriteString(s[i:min(j+1, len(s))])
+			i = j + 1
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if visible == n {
+			b.WriteString("\x1b[0m")
+			break
+		}
+		b.WriteRune(r)
+		visible++
+		i += size
+	}
+	return b.String()
 }
 
 // describe is the bar's text, e.g. "12.4s/30s  1234 req  ipv4 0 failed
@@ -96,9 +213,9 @@ func describe(elapsed time.Duration, c *config, live *report.Live, sent int64, s
 			continue
 		}
 		f := live.FamilyFailed[fam].Load()
-		s := fmt.Sprintf("  %s %d failed", fam, f)
+		s := fmt.Sprintf("  %s ok", fam)
 		if f > 0 {
-			s = fmt.Sprintf("  [red]%s %d failed (%.1f%%)[reset]", fam, f, 100*float64(f)/float64(n))
+			s = fmt.Sprintf("  [red]%s %d failed (%s)[reset]", fam, f, pctShort(f, n))
 		}
 		b.WriteString(s)
 	}
@@ -106,14 +223,23 @@ func describe(elapsed time.Duration, c *config, live *report.Live, sent int64, s
 		fmt.Fprintf(&b, "  [yellow]%d dropped[reset]", d)
 	}
 	if inFlight := sent - done; stopped && inFlight > 0 {
-		fmt.Fprintf(&b, "  sending stopped: waiting for %d in flight (at most %s)", inFlight, c.timeout)
+		fmt.Fprintf(&b, "  waiting for %d in flight (≤%s)", inFlight, c.timeout)
 	} else if inFlight > 0 {
 		fmt.Fprintf(&b, "  %d in flight", inFlight)
 	}
 	return b.String()
 }
 
-// Finish stops and clears the bar, so the report starts on a clean line.
+// pctShort formats f/n as a percentage in at most four characters: "100%", "4.5%", "0.1%".
+func pctShort(f, n int64) string {
+	v := 100 * float64(f) / float64(n)
+	if v >= 10 || v == 0 {
+		return fmt.Sprintf("%.0f%%", v)
+	}
+	return fmt.Sprintf("%.1f%%", v)
+}
+
+// Finish stops and clears the view, so the report starts on a clean screen.
 func (p *progressBar) Finish() {
 	select {
 	case <-p.done:

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,22 @@ type Live struct {
 	Requests, Failed, Dropped atomic.Int64
 	FamilyRequests            map[probe.Family]*atomic.Int64
 	FamilyFailed              map[probe.Family]*atomic.Int64
+
+	mu        sync.Mutex
+	endpoints []*LiveEndpoint
+}
+
+// LiveEndpoint is one endpoint's running counts.
+type LiveEndpoint struct {
+	Endpoint         *probe.Endpoint
+	Requests, Failed atomic.Int64
+}
+
+// Endpoints returns every endpoint's running counts, in endpoint order.
+func (l *Live) Endpoints() []*LiveEndpoint {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]*LiveEndpoint(nil), l.endpoints...)
 }
 
 // Aggregator tallies results per endpoint. Call Add from one goroutine, then Close.
@@ -82,6 +99,9 @@ func (a *Aggregator) SetTimeline(start time.Time, interval time.Duration, auto b
 // must be the number of endpoints before it.
 func (a *Aggregator) AddEndpoint(ep *probe.Endpoint) {
 	a.eps = append(a.eps, ep)
+	a.live.mu.Lock()
+	a.live.endpoints = append(a.live.endpoints, &LiveEndpoint{Endpoint: ep})
+	a.live.mu.Unlock()
 	a.per = append(a.per, newTally())
 	a.forensic = append(a.forensic, newForensics())
 	a.timeline.series = append(a.timeline.series, nil)
@@ -128,6 +148,8 @@ func (a *Aggregator) Add(r probe.Result) {
 	t.requests++
 	a.live.Requests.Add(1)
 	a.live.FamilyRequests[fam].Add(1)
+	le := a.live.endpoints[r.Endpoint] // the collector's own list: no lock to read it
+	le.Requests.Add(1)
 	if r.Err != nil {
 		t.errors[r.Class]++
 	} else if r.Status >= 0 && r.Status < len(t.status) {
@@ -137,6 +159,7 @@ func (a *Aggregator) Add(r probe.Result) {
 		t.failed++
 		a.live.Failed.Add(1)
 		a.live.FamilyFailed[fam].Add(1)
+		le.Failed.Add(1)
 	} else {
 		t.ok++
 	}
