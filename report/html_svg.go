@@ -20,14 +20,15 @@ const (
 	labelRune = 25 // monospace labels cut to this many characters
 )
 
-// Okabe–Ito colours: told apart with every common colour-vision deficiency.
-const (
-	colourFail = "#D55E00" // vermillion: failed requests
-	colourP50  = "#0072B2"
-	colourP90  = "#009E73"
-	colourP99  = "#E69F00"
-	colourMax  = "#000000"
-)
+// colourFail is the vermillion of failed requests. The charts use the
+// Okabe–Ito colours, told apart with every common colour-vision deficiency;
+// the fixed ones (markers, strips) are in html.css.
+const colourFail = "#D55E00"
+
+// frame is the plot's place in a chart, for the template.
+type frame struct{ X0, X1, W string }
+
+var plotFrame = frame{X0: f(plotX0), X1: f(plotX1), W: f(plotW)}
 
 // xTick is one labelled tick of a horizontal axis.
 type xTick struct {
@@ -74,8 +75,8 @@ func chartLabel(s string) string { return cutMiddle(s, labelRune) }
 // per endpoint, one column per interval, the column's height the share of
 // its requests that failed.
 type timelineChart struct {
-	Height, AxisY, X0, X1 string
-	W                     string // the plot's width
+	frame
+	Height, AxisY         string
 	Legend                []legendItem
 	Rows                  []timelineRow
 	Ticks                 []xTick
@@ -130,7 +131,7 @@ func newTimelineChart(v *View, eps map[string]*Endpoint) *timelineChart {
 		gap = 1
 	}
 	suspects := suspectSet(v.R)
-	c := &timelineChart{X0: f(plotX0), X1: f(plotX1), W: f(plotW)}
+	c := &timelineChart{frame: plotFrame}
 	c.Legend = []legendItem{
 		{Class: "sent", Text: "requests sent, none failed"},
 		{Class: "fail", Text: "share that failed (full height: all)"},
@@ -269,6 +270,7 @@ func timeTicks(from time.Time, span float64) []xTick {
 // mixChart is each family's answers as one stacked bar: statuses and error
 // classes, their share of the family's requests.
 type mixChart struct {
+	frame
 	Height, AxisY string
 	Bars          []mixBar
 	Legend        []legendItem
@@ -368,7 +370,7 @@ func newMixChart(v *View) *mixChart {
 		}
 		legend = append(legend, legendItem{Fill: fill[k.key], Hatch: k.kind == answerError, Text: text})
 	}
-	c := &mixChart{}
+	c := &mixChart{frame: plotFrame}
 	y := 10.0
 	for i, fam := range fams {
 		s := r.Families[fam]
@@ -424,6 +426,7 @@ func newMixChart(v *View) *mixChart {
 // latencyChart is each endpoint's latency percentiles on one axis, log
 // scaled when they span more than a factor of 20.
 type latencyChart struct {
+	frame
 	Height, AxisY, Top string
 	Log                bool
 	Rows               []latencyRow
@@ -470,7 +473,7 @@ func newLatencyChart(v *View, eps map[string]*Endpoint) *latencyChart {
 	if hi <= 0 {
 		return nil
 	}
-	c := &latencyChart{}
+	c := &latencyChart{frame: plotFrame}
 	lo = max(lo, 0.001)
 	c.Log = hi/lo > 20
 	var scale func(float64) float64
