@@ -76,12 +76,12 @@ func chartLabel(s string) string { return cutMiddle(s, labelRune) }
 // its requests that failed.
 type timelineChart struct {
 	frame
-	Height, AxisY         string
-	Legend                []legendItem
-	Rows                  []timelineRow
-	Ticks                 []xTick
-	Axis                  string // the axis title
-	Desc                  string
+	Height, AxisY string
+	Legend        []legendItem
+	Rows          []timelineRow
+	Ticks         []xTick
+	Axis          string // the axis title
+	Desc          string
 }
 
 // timelineRow is one endpoint's strip, or a heading naming the URL of the
