@@ -37,7 +37,7 @@ func Text(o Options) Renderer {
 }
 
 // Formats lists the --format values available, in help order.
-var Formats = []string{"text", "json", "markdown"}
+var Formats = []string{"text", "json", "markdown", "html"}
 
 // ForFormat returns the renderer of a --format value.
 func ForFormat(name string, o Options) (Renderer, error) {
@@ -48,6 +48,8 @@ func ForFormat(name string, o Options) (Renderer, error) {
 		return JSON, nil
 	case "markdown":
 		return func(w io.Writer, r *Report) error { return writeMarkdown(w, r, o) }, nil
+	case "html":
+		return HTML, nil
 	}
 	return nil, fmt.Errorf("unknown format %q (want %s)", name, strings.Join(Formats, ", "))
 }
