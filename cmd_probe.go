@@ -268,10 +268,8 @@ func redactArgs(args []string) []string {
 			case j > 0 && j < len(a):
 				out[i] = a[:j] + redactHeader(a[j:])
 			}
-		case strings.Contains(a, "://"):
-			if t, err := probe.ParseTarget(a); err == nil {
-				out[i] = t.String()
-			}
+		case strings.Contains(a, "://") || strings.Contains(a, "@"):
+			out[i] = probe.RedactRawURL(a)
 		}
 	}
 	return out
@@ -296,13 +294,7 @@ func headerValueAt(group string) int {
 	return -1
 }
 
-func redactHeader(h string) string {
-	name, _, ok := strings.Cut(h, ":")
-	if ok && report.IsSecretHeader(strings.TrimSpace(name)) {
-		return strings.TrimSpace(name) + ": " + report.Redacted
-	}
-	return h
-}
+func redactHeader(h string) string { return probe.RedactHeaderArg(h) }
 
 func writeJSONFile(path string, r *report.Report) error {
 	f, err := os.Create(path)

@@ -136,7 +136,11 @@ func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 func (c *config) validate() error {
 	switch {
 	case c.demo && len(c.urls) > 0:
-		return usagef("--demo probes its own gateway: drop the URL arguments (%s)", strings.Join(c.urls, " "))
+		shown := make([]string, len(c.urls))
+		for i, u := range c.urls {
+			shown[i] = probe.RedactRawURL(u)
+		}
+		return usagef("--demo probes its own gateway: drop the URL arguments (%s)", strings.Join(shown, " "))
 	case c.demo && c.targetsFile != "":
 		return usagef("--demo probes its own gateway: drop --targets %s", c.targetsFile)
 	case !c.demo && len(c.urls) == 0 && c.targetsFile == "":
@@ -241,7 +245,12 @@ func flagError(err error, fs *pflag.FlagSet) string {
 	if m := pflagInvalid.FindStringSubmatch(err.Error()); m != nil {
 		cause := strings.TrimPrefix(m[3], "strconv.ParseInt: parsing "+strconv.Quote(m[1])+": ")
 		cause = strings.TrimPrefix(cause, "time: ")
-		return fmt.Sprintf("%s %q: %s", m[2], m[1], cause)
+		value := m[1]
+		if m[2] == "--header" { // the value may be a credential
+			value = probe.RedactHeaderArg(value)
+			cause = strings.ReplaceAll(cause, m[1], value)
+		}
+		return fmt.Sprintf("%s %q: %s", m[2], value, cause)
 	}
 	return err.Error()
 }

@@ -64,7 +64,7 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 					return nil, fail("%q is not an HTTP method", fields[0])
 				}
 			default:
-				return nil, fail("want \"[METHOD] URL\" to start a target, got %q", line)
+				return nil, fail("want \"[METHOD] URL\" to start a target, got %q", probe.RedactRawURL(line))
 			}
 			if _, err := probe.ParseTarget(spec.url); err != nil {
 				return nil, fail("%s", err)

@@ -1,7 +1,9 @@
 package probe
 
 import (
+	"encoding/base64"
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -9,15 +11,16 @@ import (
 const Redacted = "REDACTED"
 
 // IsSecret reports whether a header or query parameter named name carries a
-// secret that no report may show: credentials, cookies, and any name that
-// contains token, key, secret, password or signature.
+// secret that no report or message may show: credentials, cookies, sessions,
+// signatures, and any name that contains token, key, secret, pass, auth,
+// session, jwt or signature.
 func IsSecret(name string) bool {
 	n := strings.ToLower(name)
 	switch n {
-	case "authorization", "proxy-authorization", "cookie", "set-cookie", "sig", "code":
+	case "cookie", "set-cookie", "sig", "code", "pwd", "otp", "state", "nonce":
 		return true
 	}
-	for _, s := range []string{"token", "key", "secret", "password", "passwd", "signature"} {
+	for _, s := range []string{"token", "key", "secret", "pass", "auth", "session", "jwt", "signature", "credential"} {
 		if strings.Contains(n, s) {
 			return true
 		}
@@ -25,13 +28,16 @@ func IsSecret(name string) bool {
 	return false
 }
 
-// RedactURL returns u as text with its password and the values of secret
+// RedactURL returns u as text with its credentials (a password, or a user
+// name given alone, which is usually a token) and the values of secret
 // query parameters replaced by REDACTED.
 func RedactURL(u *url.URL) string {
 	c := *u
 	if c.User != nil {
 		if _, has := c.User.Password(); has {
 			c.User = url.UserPassword(c.User.Username(), Redacted)
+		} else if c.User.Username() != "" {
+			c.User = url.User(Redacted)
 		}
 	}
 	if c.RawQuery != "" {
@@ -50,4 +56,100 @@ func RedactURL(u *url.URL) string {
 		}
 	}
 	return c.String()
+}
+
+var (
+	rawUserinfo = regexp.MustCompile(`^([^:/?#]*://)([^/?#@]*)@`)
+	rawQueryArg = regexp.MustCompile(`([?&;])([^=&;#]*)=([^&;#]*)`)
+)
+
+// RedactRawURL redacts a URL given as text that may not parse, for error
+// messages: its userinfo and the values of secret-looking query parameters.
+func RedactRawURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" {
+		return RedactURL(u)
+	}
+	s := rawUserinfo.ReplaceAllStringFunc(raw, func(m string) string {
+		parts := rawUserinfo.FindStringSubmatch(m)
+		user, _, hasPass := strings.Cut(parts[2], ":")
+		if hasPass {
+			return parts[1] + user + ":" + Redacted + "@"
+		}
+		return parts[1] + Redacted + "@"
+	})
+	// A URL without a scheme ("user:pass@host/x") has its userinfo before the first @ too.
+	if !strings.Contains(s, "://") {
+		if at := strings.Index(s, "@"); at > 0 && !strings.ContainsAny(s[:at], "/?#") {
+			user, _, hasPass := strings.Cut(s[:at], ":")
+			if hasPass {
+				s = user + ":" + Redacted + s[at:]
+			} else {
+				s = Redacted + s[at:]
+			}
+		}
+	}
+	return rawQueryArg.ReplaceAllStringFunc(s, func(m string) string {
+		p := rawQueryArg.FindStringSubmatch(m)
+		if name, err := url.QueryUnescape(p[2]); err == nil && IsSecret(name) || IsSecret(p[2]) {
+			return p[1] + p[2] + "=" + Redacted
+		}
+		return m
+	})
+}
+
+// RedactHeaderArg redacts a header as given on the command line, even when
+// it is malformed: "Authorization Bearer x" (no colon) keeps its first word
+// only, since that word may name a secret.
+func RedactHeaderArg(h string) string {
+	name := h
+	if i := strings.IndexAny(h, ": \t"); i >= 0 {
+		name = h[:i]
+	}
+	if IsSecret(strings.TrimSpace(name)) {
+		return strings.TrimSpace(name) + ": " + Redacted
+	}
+	return h
+}
+
+// Secrets returns the secret values a target sends, to be scrubbed from
+// anything that comes back (a gateway that echoes the request into its
+// error page must not put a token into a shareable report): the values of
+// secret headers, the URL's credentials (and the Basic authorization made
+// of them), and the values of secret query parameters. Values shorter than
+// four bytes are left out: scrubbing them would mangle everything.
+func Secrets(t *Target) []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= 4 {
+			out = append(out, v)
+		}
+	}
+	for k, vs := range t.Header {
+		if !IsSecret(k) {
+			continue
+		}
+		for _, v := range vs {
+			add(v)
+			if scheme, cred, ok := strings.Cut(v, " "); ok && scheme != "" {
+				add(strings.TrimSpace(cred)) // the credential of "Bearer X" alone
+			}
+		}
+	}
+	if u := t.URL.User; u != nil {
+		pass, has := u.Password()
+		if has {
+			add(pass)
+		} else {
+			add(u.Username())
+		}
+		add(base64.StdEncoding.EncodeToString([]byte(u.Username() + ":" + pass)))
+	}
+	for k, vs := range t.URL.Query() {
+		if IsSecret(k) {
+			for _, v := range vs {
+				add(v)
+			}
+		}
+	}
+	return out
 }

@@ -18,28 +18,32 @@ type Target struct {
 }
 
 // ParseTarget parses raw as an absolute http or https URL.
+//
+// Its errors quote the URL with its secrets redacted (RedactRawURL): a
+// usage error ends up in CI logs.
 func ParseTarget(raw string) (*Target, error) {
+	shown := RedactRawURL(raw)
 	if !strings.Contains(raw, "://") {
-		return nil, fmt.Errorf("URL %q has no scheme: use http://%s or https://%s", raw, raw, raw)
+		return nil, fmt.Errorf("URL %q has no scheme: use http:// or https:// before it", shown)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("malformed URL %q: %w", raw, unwrapURLError(err))
+		return nil, fmt.Errorf("malformed URL %q: %s", shown, RedactRawURL(unwrapURLError(err).Error()))
 	}
 	switch u.Scheme {
 	case "http", "https":
 	case "":
-		return nil, fmt.Errorf("URL %q has no scheme: use http:// or https://", raw)
+		return nil, fmt.Errorf("URL %q has no scheme: use http:// or https://", shown)
 	default:
-		return nil, fmt.Errorf("URL %q: unsupported scheme %q (http or https)", raw, u.Scheme)
+		return nil, fmt.Errorf("URL %q: unsupported scheme %q (http or https)", shown, u.Scheme)
 	}
 	if u.Hostname() == "" {
-		return nil, fmt.Errorf("URL %q has no host", raw)
+		return nil, fmt.Errorf("URL %q has no host", shown)
 	}
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("URL %q: port %q out of range 1-65535", raw, p)
+			return nil, fmt.Errorf("URL %q: port %q out of range 1-65535", shown, p)
 		}
 	}
 	if u.Path == "" {

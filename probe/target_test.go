@@ -102,7 +102,7 @@ func TestParseHeader(t *testing.T) {
 func TestRedactURL(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"https://user:pa55@h.test/x", "https://user:REDACTED@h.test/x"},
-		{"https://user@h.test/x", "https://user@h.test/x"},
+		{"https://user@h.test/x", "https://REDACTED@h.test/x"}, // a user name alone is usually a token
 		{"https://h.test/x?access_token=abc&page=2", "https://h.test/x?access_token=REDACTED&page=2"},
 		{"https://h.test/x?sig=abc&X-Amz-Signature=def&q=1", "https://h.test/x?X-Amz-Signature=REDACTED&q=1&sig=REDACTED"},
 		{"https://h.test/x?q=1", "https://h.test/x?q=1"},

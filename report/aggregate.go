@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +72,7 @@ type Aggregator struct {
 	timeline timeline
 	prints   fingerprints
 	client   clientSeen
+	scrub    *strings.Replacer // the run's secrets, nil when none
 }
 
 // NewAggregator returns an Aggregator for eps, whose IDs must be their indexes.
@@ -223,6 +225,7 @@ func (a *Aggregator) Close(r *Report) *Report {
 	}
 	r.Timeline = a.timeline.report(a.eps)
 	r.Fingerprints = a.prints.report()
+	a.cleanEvidence(r)
 	r.Client = a.client.report()
 	r.Verdict = Judge(r)
 	if r.Thresholds == nil {

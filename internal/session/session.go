@@ -105,6 +105,11 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	*rep = cfg.Meta
 	rep.DNS = s.DNS
 	agg := report.NewAggregator(s.Endpoints, cfg.Fail)
+	var secrets []string
+	for _, t := range cfg.Targets {
+		secrets = append(secrets, probe.Secrets(t)...)
+	}
+	agg.SetSecrets(secrets)
 	rep.StartedAt = report.Time{Time: time.Now()}
 	agg.SetTimeline(rep.StartedAt.Time, cfg.Interval, cfg.AutoInterval)
 	run, err := probe.Start(ctx, s.Endpoints, cfg.Engine)
