@@ -70,6 +70,10 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		c.reResolve = 0 // its answers never change
 		say("demo: an application gateway on %s port %d; its %s instance was given an IPv6 backend it cannot reach",
 			probe.JoinAddrs(g.Addrs), g.Port, g.Failing)
+		if g.Shared.IsValid() {
+			say("demo: %s fronts %d gateway instances, each connection kept on one; instance %s has the unreachable backend too",
+				g.Shared, demo.Instances, g.Broken)
+		}
 	}
 
 	targets, err := c.targets()

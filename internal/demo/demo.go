@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -40,7 +41,13 @@ type Gateway struct {
 	Port    uint16
 	Addrs   []netip.Addr // every address the demo host resolves to
 	Failing netip.Addr   // the instance with the unreachable backend
-	Note    string       // what the demo had to change on this OS, "" when nothing
+	// Shared is the address that fronts Instances gateway instances, each
+	// TCP connection kept on one of them (round robin); Broken names the
+	// one given the unreachable backend. Shared is invalid when the OS
+	// has too few loopback addresses for this second face of the incident.
+	Shared  netip.Addr
+	Broken  string
+	Note    string // what the demo had to change on this OS, "" when nothing
 	servers []*http.Server
 }
 
@@ -76,14 +83,56 @@ func Start() (*Gateway, error) {
 		g.Close()
 		return nil, err
 	}
+	if len(g.Addrs) >= 3 {
+		g.Shared = g.Addrs[len(g.Addrs)-2]
+		g.Broken = instanceName(brokenInstance)
+	}
 	for _, ln := range listeners {
-		target := healthy
-		if addrOf(ln) == g.Failing {
-			target = unreachable
+		switch addrOf(ln) {
+		case g.Failing:
+			g.serve(ln, gatewayProxy(unreachable))
+		case g.Shared:
+			g.serveInstances(ln, gatewayProxy(healthy), gatewayProxy(unreachable))
+		default:
+			g.serve(ln, gatewayProxy(healthy))
 		}
-		g.serve(ln, gatewayProxy(target))
 	}
 	return g, nil
+}
+
+// Instances is how many gateway instances the shared address fronts.
+const Instances = 4
+
+// brokenInstance is the index of the instance with the unreachable backend.
+const brokenInstance = 2
+
+func instanceName(i int) string { return "gw-" + strconv.Itoa(i+1) }
+
+type instanceKey struct{}
+
+// serveInstances serves ln as a load balancer in front of Instances
+// gateway instances: each new connection goes to the next instance and
+// stays there, as a layer-4 balancer does; every answer names its instance
+// in X-Served-By. The broken instance forwards to its unreachable backend.
+func (g *Gateway) serveInstances(ln net.Listener, healthy, broken http.Handler) {
+	var next atomic.Int64
+	srv := &http.Server{
+		ReadHeaderTimeout: 5 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, instanceKey{}, int((next.Add(1)-1)%Instances))
+		},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			i, _ := r.Context().Value(instanceKey{}).(int)
+			w.Header().Set("X-Served-By", instanceName(i))
+			if i == brokenInstance {
+				broken.ServeHTTP(w, r)
+				return
+			}
+			healthy.ServeHTTP(w, r)
+		}),
+	}
+	g.servers = append(g.servers, srv)
+	go srv.Serve(ln)
 }
 
 // gatewayProxy forwards to backend and answers a failed forward as Azure
