@@ -7,11 +7,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
-	"net"
 	"net/http"
 	"net/netip"
 	"regexp"
@@ -19,10 +17,12 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
+
+	"pinprobe/internal/testserver"
 	"pinprobe/report"
 )
 
@@ -30,10 +30,12 @@ import (
 // 1. The seed incident: IPv6 answers nginx 502 pages, IPv4 is healthy
 
 func TestForensicsAllIPv6Fail(t *testing.T) {
-	f := startFleet(t, fleetOpts{policies: map[string]policy{"::1": nginx502}}, "127.0.0.1", "127.0.0.2", "::1")
-	rep, stdout := runReport(t, reportOpts{samples: 5}, "--resolve", f.resolve(), "--rate", "600", "-n", "240", f.url())
-	f.check(t, rep)
-	f.checkClient(t, rep)
+	f := testserver.StartFleet(t, testserver.FleetOptions{
+		Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: nginx502WithSecrets},
+	}, testserver.Loopbacks()...)
+	rep, stdout := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "600", "-n", "240", f.URL())
+	checkFleet(t, f, rep)
+	checkClient(t, f, rep)
 
 	checkVerdict(t, rep, "concentrated", "::1")
 	if !strings.Contains(rep.Verdict.Summary, "IPv6") {
@@ -61,13 +63,13 @@ func TestForensicsAllIPv6Fail(t *testing.T) {
 
 	// The evidence: request IDs the server saw, the client's and the
 	// server's ip:port, the response headers with secrets redacted.
-	b6 := f.backend(t, "::1")
+	b6 := f.Backend(t, testserver.Lo6)
 	for i, s := range v6.Samples {
 		if !sampleFailed(s) {
 			t.Errorf("::1 sample %d: status %d; want the 502s only", i, s.Status)
 			continue
 		}
-		if s.RequestID == "" || !b6.sawID(s.RequestID) {
+		if s.RequestID == "" || !b6.SawID(s.RequestID) {
 			t.Errorf("::1 sample %d: request_id %q was not seen by the ::1 server", i, s.RequestID)
 		}
 		if s.Headers["X-Request-Id"] != s.RequestID {
@@ -95,7 +97,7 @@ func TestForensicsAllIPv6Fail(t *testing.T) {
 	}
 	// The success sample of a healthy endpoint is evidence too.
 	ok4 := endpointByAddr(t, rep, "127.0.0.1")
-	if len(ok4.Samples) != 1 || ok4.Samples[0].Status != 200 || !f.backend(t, "127.0.0.1").sawID(ok4.Samples[0].RequestID) {
+	if len(ok4.Samples) != 1 || ok4.Samples[0].Status != 200 || !f.Backend(t, testserver.Lo4a).SawID(ok4.Samples[0].RequestID) {
 		t.Errorf("127.0.0.1 samples %+v; want one 200 whose request ID the server saw", ok4.Samples)
 	}
 	// A 502 made at once: its time to first byte is recorded for every request.
@@ -108,10 +110,12 @@ func TestForensicsAllIPv6Fail(t *testing.T) {
 // 2. One IPv4 address of three fails 20% of the time
 
 func TestForensicsOneAddressFailsOneInFive(t *testing.T) {
-	f := startFleet(t, fleetOpts{policies: map[string]policy{"127.0.0.2": every(5)}}, "127.0.0.1", "127.0.0.2", "::1")
-	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.resolve(), "--rate", "1200", "-n", "600", f.url())
-	f.check(t, rep)
-	f.checkClient(t, rep)
+	f := testserver.StartFleet(t, testserver.FleetOptions{
+		Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Every(5, fx503)},
+	}, testserver.Loopbacks()...)
+	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "1200", "-n", "600", f.URL())
+	checkFleet(t, f, rep)
+	checkClient(t, f, rep)
 
 	bad := endpointByAddr(t, rep, "127.0.0.2")
 	if want := bad.Requests / 5; bad.Failed != want || bad.Status["503"] != want {
@@ -130,10 +134,9 @@ func TestForensicsOneAddressFailsOneInFive(t *testing.T) {
 // 3. Every address fails 5%: spread, nobody to blame
 
 func TestForensicsEveryAddressFailsFivePercent(t *testing.T) {
-	p := every(20)
-	f := startFleet(t, fleetOpts{policies: map[string]policy{"127.0.0.1": p, "127.0.0.2": p, "::1": p}}, "127.0.0.1", "127.0.0.2", "::1")
-	rep, stdout := runReport(t, reportOpts{samples: 5}, "--resolve", f.resolve(), "--rate", "1200", "-n", "600", f.url())
-	f.check(t, rep)
+	f := testserver.StartFleet(t, testserver.FleetOptions{Each: testserver.Every(20, fx503)}, testserver.Loopbacks()...)
+	rep, stdout := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "1200", "-n", "600", f.URL())
+	checkFleet(t, f, rep)
 
 	for _, e := range rep.Endpoints {
 		if want := e.Requests / 20; e.Failed != want {
@@ -155,10 +158,10 @@ func TestForensicsEveryAddressFailsFivePercent(t *testing.T) {
 var upperBoundRE = regexp.MustCompile(`^0 failures in (\d+) requests: below ([0-9.]+)% with 95% confidence\.$`)
 
 func TestForensicsHealthy(t *testing.T) {
-	f := startFleet(t, fleetOpts{}, "127.0.0.1", "127.0.0.2", "::1")
-	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.resolve(), "--rate", "900", "-n", "300", f.url())
-	f.check(t, rep)
-	f.checkClient(t, rep)
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Loopbacks()...)
+	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "900", "-n", "300", f.URL())
+	checkFleet(t, f, rep)
+	checkClient(t, f, rep)
 
 	checkVerdict(t, rep, "ok")
 	m := upperBoundRE.FindStringSubmatch(rep.Verdict.Summary)
@@ -185,9 +188,11 @@ func TestForensicsHealthy(t *testing.T) {
 // 5. A slow address: no failure, no suspect, but its latency and TTFB show
 
 func TestForensicsSlowAddress(t *testing.T) {
-	f := startFleet(t, fleetOpts{policies: map[string]policy{"127.0.0.2": delayed(30 * time.Millisecond)}}, "127.0.0.1", "127.0.0.2", "::1")
-	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.resolve(), "--rate", "300", "-n", "150", f.url())
-	f.check(t, rep)
+	f := testserver.StartFleet(t, testserver.FleetOptions{
+		Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Delayed(30 * time.Millisecond)},
+	}, testserver.Loopbacks()...)
+	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "300", "-n", "150", f.URL())
+	checkFleet(t, f, rep)
 
 	checkVerdict(t, rep, "ok")
 	s := endpointByAddr(t, rep, "127.0.0.2")
@@ -207,16 +212,10 @@ func TestForensicsSlowAddress(t *testing.T) {
 // 6. Nothing listens on one address: connection refused
 
 func TestForensicsConnectionRefused(t *testing.T) {
-	f := startFleet(t, fleetOpts{}, "127.0.0.1", "127.0.0.2")
-	refused := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.3"), uint16(f.port))
-	if c, err := net.DialTimeout("tcp", refused.String(), time.Second); err == nil {
-		c.Close()
-		t.Skipf("something listens on %s", refused)
-	} else if !errors.Is(err, syscall.ECONNREFUSED) {
-		t.Skipf("%s is not refused on this machine: %v", refused, err)
-	}
-	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.resolve("127.0.0.3"), "--rate", "600", "-n", "150", f.url())
-	f.check(t, rep, "127.0.0.3")
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a, testserver.Lo4b)
+	requireRefused(t, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.3"), f.Port()))
+	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve("127.0.0.3"), "--rate", "600", "-n", "150", f.URL())
+	checkFleet(t, f, rep, "127.0.0.3")
 
 	e := endpointByAddr(t, rep, "127.0.0.3")
 	if e.Requests == 0 || e.Failed != e.Requests || !equalCounts(e.Errors, map[string]int64{"connect_refused": e.Requests}) {
@@ -248,13 +247,13 @@ func timelineIndex(t *testing.T, rep *jsonReport, at time.Time) int {
 
 func TestForensicsDNSChangeAddsFailingAddress(t *testing.T) {
 	t.Parallel()
-	lo4, lo6 := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")
+	lo4, lo6 := testserver.Lo4a, testserver.Lo6
 	f, _, rep := runDNSChange(t, dnsChange{
-		served:   []string{"127.0.0.1", "::1"},
-		policies: map[string]policy{"::1": nginx502},
+		served:   []netip.Addr{lo4, lo6},
+		policies: map[netip.Addr]testserver.Policy{lo6: nginx502WithSecrets},
 		first:    []netip.Addr{lo4},
-		trigger:  "127.0.0.1",
-		change:   func(z *dnsZone) { z.set("dyn.test", lo4, lo6) },
+		trigger:  lo4,
+		change:   func(d *testserver.DNS) { d.Set("dyn.test", lo4, lo6) },
 		duration: "4s",
 	})
 
@@ -281,7 +280,7 @@ func TestForensicsDNSChangeAddsFailingAddress(t *testing.T) {
 		t.Errorf("::1: %d requests, %d failed; want it probed (all 502) after it appeared", v6.Requests, v6.Failed)
 	}
 	// Not one request to ::1 before DNS named it.
-	if arr := f.backend(t, "::1").arrivals(); len(arr) > 0 && arr[0].Before(at.Add(-time.Millisecond)) {
+	if arr := f.Backend(t, testserver.Lo6).Arrivals(); len(arr) > 0 && arr[0].Before(at.Add(-time.Millisecond)) {
 		t.Errorf("::1 received a request at %s, before the DNS change at %s", arr[0].UTC().Format(time.RFC3339Nano), ch.At)
 	}
 	if i := timelineIndex(t, rep, at.Add(-2*time.Millisecond)); i > 0 {
@@ -303,12 +302,12 @@ func TestForensicsDNSChangeAddsFailingAddress(t *testing.T) {
 
 func TestForensicsDNSChangeRemovesAddress(t *testing.T) {
 	t.Parallel()
-	lo4a, lo4b := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")
+	lo4a, lo4b := testserver.Lo4a, testserver.Lo4b
 	f, _, rep := runDNSChange(t, dnsChange{
-		served:   []string{"127.0.0.1", "127.0.0.2"},
+		served:   []netip.Addr{lo4a, lo4b},
 		first:    []netip.Addr{lo4a, lo4b},
-		trigger:  "127.0.0.2",
-		change:   func(z *dnsZone) { z.set("dyn.test", lo4a) },
+		trigger:  lo4b,
+		change:   func(d *testserver.DNS) { d.Set("dyn.test", lo4a) },
 		duration: "3s",
 	})
 
@@ -326,7 +325,7 @@ func TestForensicsDNSChangeRemovesAddress(t *testing.T) {
 	}
 	// Server side: nothing new after the removal; only requests already in
 	// flight (at most --concurrency 10) may arrive a moment later.
-	f.backend(t, "127.0.0.2").checkOutOfDNS(t, removed, time.Time{})
+	checkOutOfDNS(t, f.Backend(t, lo4b), removed, time.Time{})
 	series := rep.Timeline.Series[1]
 	for j := timelineIndex(t, rep, removed.Add(2*time.Millisecond)) + 1; j < len(series.Requests); j++ {
 		if series.Requests[j] != 0 {
@@ -346,13 +345,12 @@ func TestForensicsDNSChangeRemovesAddress(t *testing.T) {
 
 func TestForensicsRequestIDs(t *testing.T) {
 	t.Run("unique", func(t *testing.T) {
-		f := startFleet(t, fleetOpts{policies: map[string]policy{"::1": nginx502}}, "127.0.0.1", "127.0.0.2", "::1")
-		rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.resolve(), "--rate", "900", "-n", "450", f.url())
-		f.check(t, rep)
-		f.mu.Lock()
-		first := maps.Clone(f.ids)
-		noID, multi := f.noID, f.multiID
-		f.mu.Unlock()
+		f := testserver.StartFleet(t, testserver.FleetOptions{
+			Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: nginx502WithSecrets},
+		}, testserver.Loopbacks()...)
+		rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "900", "-n", "450", f.URL())
+		checkFleet(t, f, rep)
+		first, noID, multi := f.IDs()
 		if noID != 0 || multi != 0 {
 			t.Errorf("%d requests without X-Request-Id, %d with several", noID, multi)
 		}
@@ -366,28 +364,26 @@ func TestForensicsRequestIDs(t *testing.T) {
 		}
 		for _, e := range rep.Endpoints {
 			for _, s := range e.Samples {
-				if !f.backend(t, e.Address).sawID(s.RequestID) {
+				if !f.Backend(t, netip.MustParseAddr(e.Address)).SawID(s.RequestID) {
 					t.Errorf("%s: sample request_id %q not seen by its server", e.Address, s.RequestID)
 				}
 			}
 		}
 		// A second run sends fresh ones.
-		runReport(t, reportOpts{samples: 5}, "--resolve", f.resolve(), "--rate", "900", "-n", "90", f.url())
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if len(f.ids) != 540 {
-			t.Errorf("two runs of 450 and 90 requests sent %d distinct X-Request-Id; want 540", len(f.ids))
+		runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "900", "-n", "90", f.URL())
+		if ids, _, _ := f.IDs(); len(ids) != 540 {
+			t.Errorf("two runs of 450 and 90 requests sent %d distinct X-Request-Id; want 540", len(ids))
 		}
 	})
 
 	t.Run("--no-request-id", func(t *testing.T) {
-		f := startFleet(t, fleetOpts{policies: map[string]policy{"127.0.0.2": every(2)}}, "127.0.0.1", "127.0.0.2")
-		rep, _ := runReport(t, reportOpts{samples: 5, noReqID: true}, "--no-request-id", "--resolve", f.resolve(), "--rate", "600", "-n", "60", f.url())
-		f.check(t, rep)
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.noID != 60 || len(f.ids) != 0 {
-			t.Errorf("servers saw %d requests without X-Request-Id and ids %v; want 60 and none", f.noID, f.ids)
+		f := testserver.StartFleet(t, testserver.FleetOptions{
+			Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Every(2, fx503)},
+		}, testserver.Lo4a, testserver.Lo4b)
+		rep, _ := runReport(t, reportOpts{samples: 5, noReqID: true}, "--no-request-id", "--resolve", f.Resolve(), "--rate", "600", "-n", "60", f.URL())
+		checkFleet(t, f, rep)
+		if ids, noID, _ := f.IDs(); noID != 60 || len(ids) != 0 {
+			t.Errorf("servers saw %d requests without X-Request-Id and ids %v; want 60 and none", noID, ids)
 		}
 		for _, e := range rep.Endpoints {
 			for _, s := range e.Samples {
@@ -404,13 +400,13 @@ func TestForensicsRequestIDs(t *testing.T) {
 		{"--no-request-id", "-H", "X-Request-Id: mine"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			f := startFleet(t, fleetOpts{policies: map[string]policy{"127.0.0.2": every(2)}}, "127.0.0.1", "127.0.0.2")
+			f := testserver.StartFleet(t, testserver.FleetOptions{
+				Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Every(2, fx503)},
+			}, testserver.Lo4a, testserver.Lo4b)
 			rep, _ := runReport(t, reportOpts{samples: 5, noReqID: true},
-				append(args, "--resolve", f.resolve(), "--rate", "600", "-n", "60", f.url())...)
-			f.check(t, rep)
-			f.mu.Lock()
-			ids, noID, multi := maps.Clone(f.ids), f.noID, f.multiID
-			f.mu.Unlock()
+				append(args, "--resolve", f.Resolve(), "--rate", "600", "-n", "60", f.URL())...)
+			checkFleet(t, f, rep)
+			ids, noID, multi := f.IDs()
 			if !maps.Equal(ids, map[string]int{"mine": 60}) || noID != 0 || multi != 0 {
 				t.Errorf("servers saw X-Request-Id %v (%d without, %d with several); want \"mine\" on all 60", ids, noID, multi)
 			}
@@ -420,9 +416,11 @@ func TestForensicsRequestIDs(t *testing.T) {
 	// A sample names the request ID that was sent, whoever chose it: the
 	// provider's logs hold "mine", so must the report.
 	t.Run("samples record a user X-Request-Id", func(t *testing.T) {
-		f := startFleet(t, fleetOpts{policies: map[string]policy{"127.0.0.2": every(2)}}, "127.0.0.1", "127.0.0.2")
-		rep, _ := runReport(t, reportOpts{samples: 5, noReqID: true}, "-H", "X-Request-Id: mine", "--resolve", f.resolve(),
-			"--rate", "600", "-n", "60", f.url())
+		f := testserver.StartFleet(t, testserver.FleetOptions{
+			Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Every(2, fx503)},
+		}, testserver.Lo4a, testserver.Lo4b)
+		rep, _ := runReport(t, reportOpts{samples: 5, noReqID: true}, "-H", "X-Request-Id: mine", "--resolve", f.Resolve(),
+			"--rate", "600", "-n", "60", f.URL())
 		for _, e := range rep.Endpoints {
 			for i, s := range e.Samples {
 				if s.RequestID != "mine" {
@@ -438,16 +436,16 @@ func TestForensicsRequestIDs(t *testing.T) {
 
 func TestForensicsSamples(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 4096) // 64 KiB
-	policies := map[string]policy{
-		"127.0.0.2": every(3),
-		"::1": func(n int64, r *http.Request) answer {
-			return answer{status: http.StatusBadGateway, body: big}
+	policies := map[netip.Addr]testserver.Policy{
+		testserver.Lo4b: testserver.Every(3, fx503),
+		testserver.Lo6: func(n int64, r *http.Request) testserver.Answer {
+			return testserver.Answer{Status: http.StatusBadGateway, Body: big}
 		},
 	}
-	f := startFleet(t, fleetOpts{policies: policies}, "127.0.0.1", "127.0.0.2", "::1")
+	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: policies}, testserver.Loopbacks()...)
 
 	t.Run("2", func(t *testing.T) {
-		rep, _ := runReport(t, reportOpts{samples: 2}, "--samples", "2", "--resolve", f.resolve(), "--rate", "900", "-n", "180", f.url())
+		rep, _ := runReport(t, reportOpts{samples: 2}, "--samples", "2", "--resolve", f.Resolve(), "--rate", "900", "-n", "180", f.URL())
 		want := map[string][2]int{"127.0.0.1": {0, 1}, "127.0.0.2": {2, 1}, "::1": {2, 0}} // failed, ok
 		for _, e := range rep.Endpoints {
 			var got [2]int
@@ -475,7 +473,7 @@ func TestForensicsSamples(t *testing.T) {
 	})
 
 	t.Run("0", func(t *testing.T) {
-		rep, _ := runReport(t, reportOpts{samples: 0}, "--samples", "0", "--resolve", f.resolve(), "--rate", "900", "-n", "90", f.url())
+		rep, _ := runReport(t, reportOpts{samples: 0}, "--samples", "0", "--resolve", f.Resolve(), "--rate", "900", "-n", "90", f.URL())
 		for _, e := range rep.Endpoints {
 			if len(e.Samples) != 0 {
 				t.Errorf("%s: %d samples with --samples 0", e.Address, len(e.Samples))
@@ -491,8 +489,10 @@ func TestForensicsSamples(t *testing.T) {
 // 10. Timeline
 
 func TestForensicsTimeline(t *testing.T) {
-	f := startFleet(t, fleetOpts{policies: map[string]policy{"::1": every(4)}}, "127.0.0.1", "::1")
-	common := []string{"--resolve", f.resolve(), "--rate", "300", f.url()}
+	f := testserver.StartFleet(t, testserver.FleetOptions{
+		Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: testserver.Every(4, fx503)},
+	}, testserver.Lo4a, testserver.Lo6)
+	common := []string{"--resolve", f.Resolve(), "--rate", "300", f.URL()}
 
 	def, _ := runReport(t, reportOpts{samples: 5}, append([]string{"-d", "700ms"}, common...)...)
 	if def.Timeline.IntervalS != 1 {
@@ -524,8 +524,8 @@ func TestForensicsTimeline(t *testing.T) {
 // Arrays are arrays: a script iterates them without a null check
 
 func TestForensicsJSONArraysNeverNull(t *testing.T) {
-	f := startFleet(t, fleetOpts{}, "127.0.0.1")
-	_, stdout := runReport(t, reportOpts{samples: 0}, "--samples", "0", "--resolve", f.resolve(), "--rate", "300", "-n", "10", f.url())
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
+	_, stdout := runReport(t, reportOpts{samples: 0}, "--samples", "0", "--resolve", f.Resolve(), "--rate", "300", "-n", "10", f.URL())
 	var m map[string]any
 	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
 		t.Fatal(err)
@@ -574,13 +574,13 @@ func TestForensicsJSONArraysNeverNull(t *testing.T) {
 // report keeps each appearance apart; nothing is sent to it in between.
 func TestForensicsDNSAddressComesBack(t *testing.T) {
 	t.Parallel()
-	lo4a, lo4b := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")
+	lo4a, lo4b := testserver.Lo4a, testserver.Lo4b
 	f, _, rep := runDNSChange(t, dnsChange{
-		served:  []string{"127.0.0.1", "127.0.0.2"},
+		served:  []netip.Addr{lo4a, lo4b},
 		first:   []netip.Addr{lo4a, lo4b},
-		trigger: "127.0.0.2",
-		change: func(z *dnsZone) { // one re-resolution without 127.0.0.2, then with it again
-			z.play("dyn.test", []netip.Addr{lo4a}, []netip.Addr{lo4a, lo4b})
+		trigger: lo4b,
+		change: func(d *testserver.DNS) { // one re-resolution without 127.0.0.2, then with it again
+			d.Play("dyn.test", []netip.Addr{lo4a}, []netip.Addr{lo4a, lo4b})
 		},
 		duration: "3s",
 	})
@@ -601,7 +601,7 @@ func TestForensicsDNSAddressComesBack(t *testing.T) {
 		t.Errorf("127.0.0.2: added_at %v, removed_at %v; want added at %s and not removed", ep.AddedAt, ep.RemovedAt, back.At)
 	}
 	before, after := 0, 0
-	for _, a := range f.backend(t, "127.0.0.2").arrivals() {
+	for _, a := range f.Backend(t, testserver.Lo4b).Arrivals() {
 		switch {
 		case a.Before(reportTime(t, "removed", gone.At)):
 			before++
@@ -612,7 +612,7 @@ func TestForensicsDNSAddressComesBack(t *testing.T) {
 	if before == 0 || after == 0 {
 		t.Errorf("127.0.0.2: %d requests before it vanished, %d after it came back; want both > 0", before, after)
 	}
-	f.backend(t, "127.0.0.2").checkOutOfDNS(t, reportTime(t, "removed", gone.At), reportTime(t, "added", back.At))
+	checkOutOfDNS(t, f.Backend(t, lo4b), reportTime(t, "removed", gone.At), reportTime(t, "added", back.At))
 	checkVerdict(t, rep, "ok")
 }
 
@@ -620,21 +620,21 @@ func TestForensicsDNSAddressComesBack(t *testing.T) {
 // hiccup must not stop the probing of addresses that still answer.
 func TestForensicsDNSFailureChangesNothing(t *testing.T) {
 	t.Parallel()
-	lo4a, lo4b := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")
+	lo4a, lo4b := testserver.Lo4a, testserver.Lo4b
 	var queriesAtSwitch atomic.Int64
 	queriesAtSwitch.Store(math.MaxInt64)
-	_, zone, rep := runDNSChange(t, dnsChange{
-		served:  []string{"127.0.0.1", "127.0.0.2"},
+	_, d, rep := runDNSChange(t, dnsChange{
+		served:  []netip.Addr{lo4a, lo4b},
 		first:   []netip.Addr{lo4a, lo4b},
-		trigger: "127.0.0.1",
-		change: func(z *dnsZone) {
-			z.set("dyn.test")
-			queriesAtSwitch.Store(z.aQueries.Load())
+		trigger: lo4a,
+		change: func(d *testserver.DNS) {
+			d.Set("dyn.test")
+			queriesAtSwitch.Store(int64(d.Queries("dyn.test", dns.TypeA)))
 		},
 		duration: "2500ms",
 	})
-	if zone.aQueries.Load() <= queriesAtSwitch.Load() {
-		t.Fatalf("no re-resolution after the DNS answer emptied (%d A queries)", zone.aQueries.Load())
+	if n := d.Queries("dyn.test", dns.TypeA); int64(n) <= queriesAtSwitch.Load() {
+		t.Fatalf("no re-resolution after the DNS answer emptied (%d A queries)", n)
 	}
 	if len(rep.DNS) != 1 || len(rep.DNS[0].Changes) != 0 || !slices.Equal(rep.DNS[0].Addresses, []string{"127.0.0.1", "127.0.0.2"}) {
 		t.Errorf("dns %+v; want no change, both addresses", rep.DNS)
@@ -653,9 +653,11 @@ func TestForensicsDNSFailureChangesNothing(t *testing.T) {
 // Fresh and reused connections are told apart, per endpoint and per
 // fingerprint; --new-conn makes every request fresh.
 func TestForensicsConnectionReuse(t *testing.T) {
-	f := startFleet(t, fleetOpts{policies: map[string]policy{"::1": nginx502}}, "127.0.0.1", "::1")
+	f := testserver.StartFleet(t, testserver.FleetOptions{
+		Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: nginx502WithSecrets},
+	}, testserver.Lo4a, testserver.Lo6)
 	for _, newConn := range []bool{false, true} {
-		args := []string{"--resolve", f.resolve(), "--rate", "400", "-n", "120", f.url()}
+		args := []string{"--resolve", f.Resolve(), "--rate", "400", "-n", "120", f.URL()}
 		if newConn {
 			args = append([]string{"--new-conn"}, args...)
 		}

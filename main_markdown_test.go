@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"pinprobe/internal/demo"
+	"pinprobe/internal/testserver"
 )
 
 // TestDemoMarkdown runs the demo with --format markdown: the ticket-ready
@@ -24,7 +25,7 @@ func TestDemoMarkdown(t *testing.T) {
 			t.Errorf("markdown report lacks %q:\n%s", want, doc)
 		}
 	}
-	if hasIPv6Loopback() {
+	if testserver.HasIPv6Loopback() {
 		if !strings.Contains(title, "IPv6") {
 			t.Errorf("title = %q; want it to name IPv6", title)
 		}

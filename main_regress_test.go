@@ -2,10 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // --preflight honours --format json.
@@ -30,15 +31,15 @@ func TestPreflightJSON(t *testing.T) {
 // Rates are over the sending window: requests sent in 0.3 s to a backend
 // that answers after 0.6 s are not divided by the wait for them.
 func TestRateExcludesTheWaitForRequestsInFlight(t *testing.T) {
-	f := startFleet(t, fleetOpts{each: delayed(600 * time.Millisecond)}, "127.0.0.1") // a slow backend, not synchronisation
-	code, stdout, stderr := pinprobe(t, "-q", "--no-preflight", "-d", "300ms", "-r", "20", "-c", "50", "--format", "json",
-		"http://127.0.0.1:"+strconv.Itoa(f.port)+"/")
+	// A slow backend, not synchronisation; its Host is the IP-literal URL's.
+	f := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1", Each: testserver.Delayed(600 * time.Millisecond)}, testserver.Lo4a)
+	code, stdout, stderr := pinprobe(t, "-q", "--no-preflight", "-d", "300ms", "-r", "20", "-c", "50", "--format", "json", f.URL())
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	rep := decodeReport(t, []byte(stdout))
 	checkReport(t, rep)
-	f.compareHits(t, rep)
+	checkFleet(t, f, rep)
 	if rep.SendS < 0.29 || rep.SendS > 0.4 || rep.DurationS < 0.8 {
 		t.Errorf("send_s %.3f, duration_s %.3f; want sending ~0.3 s and the run ~0.9 s", rep.SendS, rep.DurationS)
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -18,11 +17,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"pinprobe/internal/demo"
+	"pinprobe/internal/testserver"
 
 	"github.com/spf13/pflag"
 )
@@ -127,7 +126,7 @@ func TestBadInput(t *testing.T) {
 // 2. Hosts that do not resolve
 
 func TestNothingResolves(t *testing.T) {
-	_, server := startDNS(t, nil)
+	server := testserver.StartDNS(t, nil).Addr().String()
 	tests := []struct {
 		name string
 		args []string
@@ -166,13 +165,11 @@ func TestNothingResolves(t *testing.T) {
 }
 
 func TestSomeTargetsUnresolvable(t *testing.T) {
-	f := startFleet(t, fleetOpts{host: "good.test"}, "127.0.0.1", "::1")
-	_, server := startDNS(t, map[string][]netip.Addr{
-		"good.test": {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")},
-	})
-	bad := fmt.Sprintf("http://nx.test:%d/", f.port)
+	f := testserver.StartFleet(t, testserver.FleetOptions{Host: "good.test"}, testserver.Lo4a, testserver.Lo6)
+	server := testserver.StartDNS(t, map[string][]netip.Addr{"good.test": {testserver.Lo4a, testserver.Lo6}}).Addr().String()
+	bad := fmt.Sprintf("http://nx.test:%d/", f.Port())
 	code, stdout, stderr := pinprobe(t, "-q", "--format", "json", "--rate", "200", "--requests", "20",
-		"--dns-server", server, f.url(), bad)
+		"--dns-server", server, f.URL(), bad)
 	if code != exitOK {
 		t.Fatalf("exit %d; want %d; stderr:\n%s", code, exitOK, stderr)
 	}
@@ -192,7 +189,7 @@ func TestSomeTargetsUnresolvable(t *testing.T) {
 	if rep.Totals.Requests != 20 || rep.Totals.Failed != 0 {
 		t.Errorf("totals: %d requests, %d failed; want 20, 0", rep.Totals.Requests, rep.Totals.Failed)
 	}
-	f.check(t, rep)
+	checkFleet(t, f, rep)
 
 	if len(rep.DNS) != 2 {
 		t.Fatalf("dns has %d entries; want 2: %+v", len(rep.DNS), rep.DNS)
@@ -210,11 +207,13 @@ func TestSomeTargetsUnresolvable(t *testing.T) {
 // 3. The JSON contract against three real servers
 
 func TestJSONReportThreeAddresses(t *testing.T) {
-	f := startFleet(t, fleetOpts{policies: map[string]policy{"::1": answerStatus(http.StatusBadGateway)}}, "127.0.0.1", "127.0.0.2", "::1")
-	resolve := fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2,::1", f.port)
+	f := testserver.StartFleet(t, testserver.FleetOptions{
+		Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: testserver.Status(http.StatusBadGateway)},
+	}, testserver.Loopbacks()...)
+	resolve := fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2,::1", f.Port())
 	args := []string{"--resolve", resolve, "--format", "json", "-q", "--rate", "300", "--requests", "90",
 		"-H", "Authorization: Bearer x", "-H", "X-Api-Key: y", "--header=Cookie: session=abc",
-		"-H", "X-Trace: visible", f.url()}
+		"-H", "X-Trace: visible", f.URL()}
 	code, stdout, stderr := pinprobe(t, args...)
 	if code != exitOK {
 		t.Fatalf("exit %d; want 0; stderr:\n%s", code, stderr)
@@ -224,7 +223,7 @@ func TestJSONReportThreeAddresses(t *testing.T) {
 
 	wantCmd := []string{"pinprobe", "--resolve", resolve, "--format", "json", "-q", "--rate", "300", "--requests", "90",
 		"-H", "Authorization: REDACTED", "-H", "X-Api-Key: REDACTED", "--header=Cookie: REDACTED",
-		"-H", "X-Trace: visible", f.url()}
+		"-H", "X-Trace: visible", f.URL()}
 	if !slices.Equal(rep.Command, wantCmd) {
 		t.Errorf("command = %q;\nwant      %q", rep.Command, wantCmd)
 	}
@@ -237,7 +236,7 @@ func TestJSONReportThreeAddresses(t *testing.T) {
 		t.Errorf("interrupted = true; want false")
 	}
 
-	wantDNS := []jsonDNS{{Host: "app.test", Port: f.port, Source: "resolve", Addresses: []string{"127.0.0.1", "127.0.0.2", "::1"}}}
+	wantDNS := []jsonDNS{{Host: "app.test", Port: int(f.Port()), Source: "resolve", Addresses: []string{"127.0.0.1", "127.0.0.2", "::1"}}}
 	if len(rep.DNS) != 1 || rep.DNS[0].Host != wantDNS[0].Host || rep.DNS[0].Port != wantDNS[0].Port ||
 		rep.DNS[0].Source != wantDNS[0].Source || !slices.Equal(rep.DNS[0].Addresses, wantDNS[0].Addresses) || rep.DNS[0].Error != "" {
 		t.Errorf("dns = %+v; want %+v", rep.DNS, wantDNS)
@@ -255,9 +254,9 @@ func TestJSONReportThreeAddresses(t *testing.T) {
 	}
 	for i, w := range wantEps {
 		e := rep.Endpoints[i]
-		if e.Address != w.addr || e.Family != w.family || e.Port != f.port || e.Host != "app.test" || e.Target != f.url() {
+		if e.Address != w.addr || e.Family != w.family || e.Port != int(f.Port()) || e.Host != "app.test" || e.Target != f.URL() {
 			t.Errorf("endpoint %d = %s/%s port %d host %q target %q; want %s/%s port %d host app.test target %s",
-				i, e.Address, e.Family, e.Port, e.Host, e.Target, w.addr, w.family, f.port, f.url())
+				i, e.Address, e.Family, e.Port, e.Host, e.Target, w.addr, w.family, f.Port(), f.URL())
 		}
 		if e.Requests == 0 {
 			t.Errorf("endpoint %s: no request", e.Address)
@@ -280,16 +279,16 @@ func TestJSONReportThreeAddresses(t *testing.T) {
 	if want := float64(v6.Requests) / 90; abs(rep.Totals.FailureRate-want) > 1e-6 {
 		t.Errorf("totals.failure_rate = %v; want %v", rep.Totals.FailureRate, want)
 	}
-	f.check(t, rep)
+	checkFleet(t, f, rep)
 }
 
 // ---------------------------------------------------------------------------
 // 4. -o FILE
 
 func TestOutputFile(t *testing.T) {
-	f := startFleet(t, fleetOpts{}, "127.0.0.1")
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
 	dir := t.TempDir()
-	common := []string{"-q", "--rate", "200", "--requests", "20", "--resolve", f.resolve(), f.url()}
+	common := []string{"-q", "--rate", "200", "--requests", "20", "--resolve", f.Resolve(), f.URL()}
 
 	jsonFile := filepath.Join(dir, "report.json")
 	code, stdout, stderr := pinprobe(t, append([]string{"--format", "json", "-o", jsonFile}, common...)...)
@@ -305,10 +304,10 @@ func TestOutputFile(t *testing.T) {
 	}
 	rep := decodeReport(t, saved)
 	checkReport(t, rep)
-	f.compareHits(t, rep)
+	checkFleet(t, f, rep)
 
-	f = startFleet(t, fleetOpts{}, "127.0.0.1")
-	common = []string{"-q", "--rate", "200", "--requests", "20", "--resolve", f.resolve(), f.url()}
+	f = testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
+	common = []string{"-q", "--rate", "200", "--requests", "20", "--resolve", f.Resolve(), f.URL()}
 	textFile := filepath.Join(dir, "sub-report.json")
 	code, stdout, stderr = pinprobe(t, append([]string{"-o", textFile}, common...)...)
 	if code != exitOK {
@@ -329,7 +328,7 @@ func TestOutputFile(t *testing.T) {
 	if rep.Totals.Requests != 20 {
 		t.Errorf("-o file: totals.requests = %d; want 20", rep.Totals.Requests)
 	}
-	f.compareHits(t, rep)
+	checkFleet(t, f, rep)
 }
 
 // ---------------------------------------------------------------------------
@@ -339,27 +338,26 @@ func TestInterruptThroughContext(t *testing.T) {
 	const n = 15
 	// Requests take 50 ms, and from the n-th on they are held until the
 	// interrupt has been given, so some are certainly in flight then.
-	f := startFleet(t, fleetOpts{each: delayed(50 * time.Millisecond), notifyAt: n, hold: true}, "127.0.0.1", "::1")
+	f := testserver.StartFleet(t, testserver.FleetOptions{Each: testserver.Delayed(50 * time.Millisecond), NotifyAt: n, Hold: true},
+		testserver.Lo4a, testserver.Lo6)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := goPinprobe(ctx, "-q", "--format", "json", "--duration", "30s", "--rate", "100",
-		"--no-preflight", "--resolve", f.resolve(), f.url())
+		"--no-preflight", "--resolve", f.Resolve(), f.URL())
 
 	var cancelled time.Time
 	var inFlight int64
 	select {
-	case <-f.reached:
-		for _, b := range f.backends {
-			inFlight += b.inFlight.Load()
-		}
+	case <-f.Reached():
+		inFlight = f.InFlight()
 		cancelled = time.Now()
 		cancel()
-		f.releaseHeld()
+		f.Release()
 	case o := <-done:
 		o.noPanic(t)
 		t.Fatalf("run returned %d before the servers saw %d requests; stderr:\n%s", o.code, n, o.stderr)
 	case <-time.After(15 * time.Second):
-		t.Fatalf("the servers saw only %d requests in 15s; want %d", f.total.Load(), n)
+		t.Fatalf("the servers saw only %d requests in 15s; want %d", f.Total(), n)
 	}
 	var o runOutcome
 	select {
@@ -382,18 +380,18 @@ func TestInterruptThroughContext(t *testing.T) {
 	if rep.DurationS > 20 {
 		t.Errorf("duration_s = %v; want the time until the interrupt, not the planned 30s", rep.DurationS)
 	}
-	t.Logf("servers saw %d requests, %d in flight at the interrupt", f.total.Load(), inFlight)
+	t.Logf("servers saw %d requests, %d in flight at the interrupt", f.Total(), inFlight)
 	if inFlight == 0 {
 		t.Errorf("no request was in flight at the interrupt; the test proves less than it should")
 	}
-	if rep.Totals.Requests != f.total.Load() || rep.Totals.Requests < n {
-		t.Errorf("totals.requests = %d; servers counted %d (at least %d)", rep.Totals.Requests, f.total.Load(), n)
+	if rep.Totals.Requests != f.Total() || rep.Totals.Requests < n {
+		t.Errorf("totals.requests = %d; servers counted %d (at least %d)", rep.Totals.Requests, f.Total(), n)
 	}
 	if rep.Totals.Failed != 0 {
 		t.Errorf("totals.failed = %d; want 0: requests in flight at the interrupt must finish, errors %v",
 			rep.Totals.Failed, rep.Totals.Errors)
 	}
-	f.check(t, rep)
+	checkFleet(t, f, rep)
 }
 
 // ---------------------------------------------------------------------------
@@ -466,17 +464,17 @@ func (p *subprocess) waitLine(t *testing.T, ctx context.Context, s string) {
 	}
 }
 
-// interruptAt sends SIGINT to the process once f has seen its notifyAt-th
-// request (see fleet.reached), failing the test if the process exits first
-// or ctx ends.
-func (p *subprocess) interruptAt(t *testing.T, ctx context.Context, f *fleet) {
+// interruptAt sends SIGINT to the process once f has seen its n-th request
+// (n is f's NotifyAt: see Fleet.Reached), failing the test if the process
+// exits first or ctx ends.
+func (p *subprocess) interruptAt(t *testing.T, ctx context.Context, f *testserver.Fleet, n int64) {
 	t.Helper()
 	select {
-	case <-f.reached:
+	case <-f.Reached():
 	case err := <-p.exited:
-		t.Fatalf("pinprobe exited (%v) before the server saw %d requests; stderr:\n%s", err, f.notifyAt, p.stderrText())
+		t.Fatalf("pinprobe exited (%v) before the server saw %d requests; stderr:\n%s", err, n, p.stderrText())
 	case <-ctx.Done():
-		t.Fatalf("the server saw only %d requests before the deadline", f.total.Load())
+		t.Fatalf("the server saw only %d requests before the deadline", f.Total())
 	}
 	p.interrupt(t)
 }
@@ -526,11 +524,11 @@ func TestSIGINTSubprocess(t *testing.T) {
 
 	t.Run("one SIGINT: full report, exit 130", func(t *testing.T) {
 		const n = 10
-		f := startFleet(t, fleetOpts{each: delayed(20 * time.Millisecond), notifyAt: n}, "127.0.0.1")
+		f := testserver.StartFleet(t, testserver.FleetOptions{Each: testserver.Delayed(20 * time.Millisecond), NotifyAt: n}, testserver.Lo4a)
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
-		p := startBinary(t, ctx, bin, "--rate", "100", "--duration", "30s", "-q", "--resolve", f.resolve(), f.url())
-		p.interruptAt(t, ctx, f)
+		p := startBinary(t, ctx, bin, "--rate", "100", "--duration", "30s", "-q", "--resolve", f.Resolve(), f.URL())
+		p.interruptAt(t, ctx, f, n)
 		if code := p.wait(t, 5*time.Second); code != exitInterrupted {
 			t.Fatalf("exit %d after SIGINT; want %d; stderr:\n%s", code, exitInterrupted, p.stderrText())
 		}
@@ -544,7 +542,7 @@ func TestSIGINTSubprocess(t *testing.T) {
 		if m == nil {
 			t.Fatalf("no request count in the report header:\n%s", out)
 		}
-		if got, want := m[1], strconv.FormatInt(f.total.Load(), 10); got != want {
+		if got, want := m[1], strconv.FormatInt(f.Total(), 10); got != want {
 			t.Errorf("report counts %s requests; the server counted %s", got, want)
 		}
 		if !strings.Contains(p.stderrText(), "interrupted") {
@@ -556,12 +554,12 @@ func TestSIGINTSubprocess(t *testing.T) {
 		const n = 5
 		// From the n-th on, requests are held until the test ends: the
 		// first SIGINT must wait for them, the second must not.
-		f := startFleet(t, fleetOpts{notifyAt: n, hold: true}, "127.0.0.1")
+		f := testserver.StartFleet(t, testserver.FleetOptions{NotifyAt: n, Hold: true}, testserver.Lo4a)
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
 		p := startBinary(t, ctx, bin, "--rate", "100", "--duration", "30s", "--timeout", "20s", "-q",
-			"--resolve", f.resolve(), f.url())
-		p.interruptAt(t, ctx, f)
+			"--resolve", f.Resolve(), f.URL())
+		p.interruptAt(t, ctx, f, n)
 		p.waitLine(t, ctx, "waiting for requests in flight")
 		p.interrupt(t)
 		if code := p.wait(t, 5*time.Second); code != exitInterrupted {
@@ -625,16 +623,15 @@ func TestDemo(t *testing.T) {
 
 func TestPreflight(t *testing.T) {
 	t.Run("one address closed", func(t *testing.T) {
-		f := startFleet(t, fleetOpts{}, "127.0.0.1")
-		closed := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), uint16(f.port))
-		if c, err := net.DialTimeout("tcp", closed.String(), time.Second); err == nil {
-			c.Close()
-			t.Skipf("something listens on %s", closed)
-		} else if !errors.Is(err, syscall.ECONNREFUSED) {
-			t.Skipf("127.0.0.2 is not usable here: %v", err)
-		}
+		// One port on both addresses, served on 127.0.0.1 only: the
+		// 127.0.0.2 listener is closed, so a connection there is refused.
+		port, lns := testserver.ListenSamePort(t, testserver.Lo4a, testserver.Lo4b)
+		lns[1].Close()
+		requireRefused(t, netip.AddrPortFrom(testserver.Lo4b, port))
+		hits := testserver.NewHits()
+		testserver.Serve(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(r) }), nil)
 		code, stdout, stderr := pinprobe(t, "--preflight", "--resolve",
-			fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2", f.port), f.url())
+			fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2", port), fmt.Sprintf("http://app.test:%d/", port))
 		if code != exitFail {
 			t.Errorf("exit %d; want %d; stderr:\n%s", code, exitFail, stderr)
 		}
@@ -657,13 +654,13 @@ func TestPreflight(t *testing.T) {
 		if !strings.Contains(stdout, "1 of 2 endpoints") {
 			t.Errorf("stdout does not say 1 of 2 endpoints connect:\n%s", stdout)
 		}
-		if n := f.total.Load(); n != 0 {
+		if n := hits.Total(); n != 0 {
 			t.Errorf("--preflight sent %d HTTP requests; want none", n)
 		}
 	})
 	t.Run("all open", func(t *testing.T) {
-		f := startFleet(t, fleetOpts{}, "127.0.0.1", "127.0.0.2", "::1")
-		code, stdout, stderr := pinprobe(t, "--preflight", "--resolve", f.resolve(), f.url())
+		f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Loopbacks()...)
+		code, stdout, stderr := pinprobe(t, "--preflight", "--resolve", f.Resolve(), f.URL())
 		if code != exitOK {
 			t.Errorf("exit %d; want 0; stderr:\n%s", code, stderr)
 		}
@@ -675,7 +672,7 @@ func TestPreflight(t *testing.T) {
 		if strings.Contains(stdout, "✗") || !strings.Contains(stdout, "3 of 3 endpoints") {
 			t.Errorf("stdout does not show 3 of 3 endpoints connecting:\n%s", stdout)
 		}
-		if n := f.total.Load(); n != 0 {
+		if n := f.Total(); n != 0 {
 			t.Errorf("--preflight sent %d HTTP requests; want none", n)
 		}
 	})
@@ -767,13 +764,13 @@ func TestRedactArgs(t *testing.T) {
 // TestInterruptWhileResolving: Ctrl-C while DNS has not answered yet is an
 // interrupt (130), not "nothing could be probed" (3).
 func TestInterruptWhileResolving(t *testing.T) {
-	zone, server := startDNS(t, nil) // a DNS server that reads the queries and never answers
-	zone.silence()
+	d := testserver.StartDNS(t, nil)
+	d.Silence() // the server reads the queries and never answers
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	done := goPinprobe(ctx, "-q", "--dns-server", server, "http://slow.test/")
+	done := goPinprobe(ctx, "-q", "--dns-server", d.Addr().String(), "http://slow.test/")
 	select {
-	case <-zone.queried:
+	case <-d.Queried():
 	case o := <-done:
 		o.noPanic(t)
 		t.Fatalf("run returned %d before asking the DNS server; stderr:\n%s", o.code, o.stderr)
@@ -797,9 +794,13 @@ func TestInterruptWhileResolving(t *testing.T) {
 
 // TestIPLiteralURLs: an IP-literal URL is one endpoint, resolved by nobody.
 func TestIPLiteralURLs(t *testing.T) {
-	f := startFleet(t, fleetOpts{}, "127.0.0.1", "::1")
-	u4 := fmt.Sprintf("http://127.0.0.1:%d/", f.port)
-	u6 := fmt.Sprintf("http://[::1]:%d/", f.port)
+	// One fleet per literal, each expecting the Host header of its URL.
+	f4 := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1"}, testserver.Lo4a)
+	f6 := testserver.StartFleet(t, testserver.FleetOptions{Host: "::1"}, testserver.Lo6)
+	u4, u6 := f4.URL(), f6.URL()
+	if u4 != fmt.Sprintf("http://127.0.0.1:%d/", f4.Port()) || u6 != fmt.Sprintf("http://[::1]:%d/", f6.Port()) {
+		t.Fatalf("fleet URLs %s, %s; want IP-literal URLs", u4, u6)
+	}
 	code, stdout, stderr := pinprobe(t, "-q", "--format", "json", "--rate", "200", "--requests", "20", u4, u6)
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
@@ -819,5 +820,6 @@ func TestIPLiteralURLs(t *testing.T) {
 			t.Errorf("dns %+v; want source literal with the host itself", d)
 		}
 	}
-	f.compareHits(t, rep)
+	checkFleet(t, f4, rep, "::1")
+	checkFleet(t, f6, rep, "127.0.0.1")
 }
