@@ -1,5 +1,7 @@
 package main
 
+// The release gate: --max-failure-rate, --max-p99 and --fail-on-verdict.
+
 import (
 	"net/netip"
 	"strings"

@@ -1,6 +1,6 @@
 package main
 
-// Helpers shared by every test of package main: running pinprobe through
+// Helpers shared by the tests of package main: running pinprobe through
 // run(), what these tests add to the servers of internal/testserver (answers
 // with test secrets, comparisons of the report with what the servers saw),
 // and the JSON report as a script decodes it, with the invariants every
@@ -86,7 +86,7 @@ func goPinprobe(ctx context.Context, args ...string) <-chan runOutcome {
 }
 
 // ---------------------------------------------------------------------------
-// What pinprobe's tests add to the test servers of internal/testserver
+// What these tests add to the servers of internal/testserver
 
 // fx503 is the answer of a backend that fails now and then (see
 // testserver.Every): a 503 with the backend's own Server header, so a
@@ -868,86 +868,5 @@ func checkVerdict(t *testing.T, rep *jsonReport, status string, want ...string) 
 	}
 	if rep.Verdict.Status != status || !slices.Equal(suspects(rep), want) {
 		t.Errorf("verdict %s, suspects %v; want %s, suspects %v\nsummary: %s", rep.Verdict.Status, suspects(rep), status, want, rep.Verdict.Summary)
-	}
-}
-
-// ---------------------------------------------------------------------------
-// A run whose DNS answer changes (--re-resolve)
-
-// dnsChange is a run against dyn.test, served on the addresses of served
-// and resolved through a test DNS server that first answers first. When the
-// server on trigger has answered its 20th request (always 200), change
-// alters the zone.
-type dnsChange struct {
-	served   []netip.Addr                     // addresses with a server
-	policies map[netip.Addr]testserver.Policy // answers of the servers other than trigger; OK when absent
-	first    []netip.Addr                     // the DNS answer at the start
-	trigger  netip.Addr                       // the server whose 20th request sets off change
-	change   func(d *testserver.DNS)
-	duration string // -d of the run
-}
-
-// runDNSChange runs pinprobe --re-resolve 1s --rate 200 for c.duration,
-// checks the report (see runReport) and the servers against it, and
-// returns the servers, the DNS server and the report.
-func runDNSChange(t *testing.T, c dnsChange) (*testserver.Fleet, *testserver.DNS, *jsonReport) {
-	t.Helper()
-	const host = "dyn.test"
-	seen := make(chan struct{})
-	policies := map[netip.Addr]testserver.Policy{
-		c.trigger: func(n int64, r *http.Request) testserver.Answer {
-			if n == 20 {
-				close(seen)
-			}
-			return testserver.Answer{Status: http.StatusOK}
-		},
-	}
-	for a, p := range c.policies {
-		if a != c.trigger {
-			policies[a] = p
-		}
-	}
-	f := testserver.StartFleet(t, testserver.FleetOptions{Host: host, Policies: policies}, c.served...)
-	d := testserver.StartDNS(t, map[string][]netip.Addr{host: c.first})
-	go func() {
-		select {
-		case <-seen:
-			c.change(d)
-		case <-t.Context().Done():
-		}
-	}()
-	rep, _ := runReport(t, reportOpts{samples: 5}, "--dns-server", d.Addr().String(), "--re-resolve", "1s", "-d", c.duration, "--rate", "200", f.URL())
-	checkFleet(t, f, rep)
-	return f, d, rep
-}
-
-// dnsChanges returns the DNS changes of the report's only host, failing the
-// test unless there are n.
-func dnsChanges(t *testing.T, rep *jsonReport, n int) []jsonChange {
-	t.Helper()
-	if len(rep.DNS) != 1 || len(rep.DNS[0].Changes) != n {
-		t.Fatalf("dns %+v; want one host with %d change(s)", rep.DNS, n)
-	}
-	return rep.DNS[0].Changes
-}
-
-// checkOutOfDNS fails if b received new requests while its address was out
-// of DNS, from removed until back (the end of the run when zero): only the
-// requests already in flight (at most --concurrency 10) may arrive a moment
-// later, within 500ms.
-func checkOutOfDNS(t *testing.T, b *testserver.Backend, removed, back time.Time) {
-	t.Helper()
-	var late int
-	for _, a := range b.Arrivals() {
-		if a.After(removed.Add(time.Millisecond)) && (back.IsZero() || a.Before(back.Add(-time.Millisecond))) {
-			late++
-			if a.After(removed.Add(500 * time.Millisecond)) {
-				t.Errorf("%s received a request at %s, %s after it left DNS at %s", b.Addr(),
-					a.UTC().Format(time.RFC3339Nano), a.Sub(removed), removed.UTC().Format(time.RFC3339Nano))
-			}
-		}
-	}
-	if late > 10 {
-		t.Errorf("%s received %d requests while out of DNS; want at most the 10 in flight", b.Addr(), late)
 	}
 }

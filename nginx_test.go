@@ -1,5 +1,8 @@
 package main
 
+// A real nginx gateway: the incident reproduced with nginx itself answering
+// 502 for its IPv6 listener.
+
 import (
 	"fmt"
 	"net/http"

@@ -1,13 +1,96 @@
 package main
 
+// The preflight: --preflight alone (text and JSON), and the preflight of
+// every run, which stops a run that cannot work before it sends load.
+
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
 
 	"pinprobe/internal/testserver"
 )
+
+// TestPreflight: --preflight connects to every endpoint, sends no HTTP
+// request and lists each endpoint as ok or with its error class.
+func TestPreflight(t *testing.T) {
+	t.Run("one address closed", func(t *testing.T) {
+		// One port on both addresses, served on 127.0.0.1 only: the
+		// 127.0.0.2 listener is closed, so a connection there is refused.
+		port, lns := testserver.ListenSamePort(t, testserver.Lo4a, testserver.Lo4b)
+		lns[1].Close()
+		requireRefused(t, netip.AddrPortFrom(testserver.Lo4b, port))
+		hits := testserver.NewHits()
+		testserver.Serve(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(r) }), nil)
+		code, stdout, stderr := pinprobe(t, "--preflight", "--resolve",
+			fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2", port), fmt.Sprintf("http://app.test:%d/", port))
+		if code != exitFail {
+			t.Errorf("exit %d; want %d; stderr:\n%s", code, exitFail, stderr)
+		}
+		lines := strings.Split(stdout, "\n")
+		var open, shut string
+		for _, l := range lines {
+			switch {
+			case strings.Contains(l, "127.0.0.1"):
+				open = l
+			case strings.Contains(l, "127.0.0.2"):
+				shut = l
+			}
+		}
+		if open == "" || !strings.Contains(open, " ok ") || strings.Contains(open, "✗") {
+			t.Errorf("stdout does not list 127.0.0.1 as ok:\n%s", stdout)
+		}
+		if shut == "" || !strings.Contains(shut, "connect_refused") || !strings.Contains(shut, "✗") {
+			t.Errorf("stdout does not list 127.0.0.2 as connect_refused:\n%s", stdout)
+		}
+		if !strings.Contains(stdout, "1 of 2 endpoints") {
+			t.Errorf("stdout does not say 1 of 2 endpoints connect:\n%s", stdout)
+		}
+		if n := hits.Total(); n != 0 {
+			t.Errorf("--preflight sent %d HTTP requests; want none", n)
+		}
+	})
+	t.Run("all open", func(t *testing.T) {
+		f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Loopbacks()...)
+		code, stdout, stderr := pinprobe(t, "--preflight", "--resolve", f.Resolve(), f.URL())
+		if code != exitOK {
+			t.Errorf("exit %d; want 0; stderr:\n%s", code, stderr)
+		}
+		for _, a := range []string{"127.0.0.1", "127.0.0.2", "::1"} {
+			if !strings.Contains(stdout, "  "+a+"  ") {
+				t.Errorf("stdout does not list %s:\n%s", a, stdout)
+			}
+		}
+		if strings.Contains(stdout, "✗") || !strings.Contains(stdout, "3 of 3 endpoints") {
+			t.Errorf("stdout does not show 3 of 3 endpoints connecting:\n%s", stdout)
+		}
+		if n := f.Total(); n != 0 {
+			t.Errorf("--preflight sent %d HTTP requests; want none", n)
+		}
+	})
+}
+
+// --preflight honours --format json.
+func TestPreflightJSON(t *testing.T) {
+	code, stdout, stderr := pinprobe(t, "--preflight", "--format", "json", "http://127.0.0.1:1/")
+	var doc struct {
+		Schema string
+		Checks []struct {
+			Address, Class string
+			OK             bool
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("exit %d, stdout is not JSON (%v):\n%s\n%s", code, err, stdout, stderr)
+	}
+	if code != exitFail || doc.Schema != "pinprobe.preflight/v1" || len(doc.Checks) != 1 ||
+		doc.Checks[0].OK || doc.Checks[0].Class != "connect_refused" || doc.Checks[0].Address != "127.0.0.1" {
+		t.Errorf("exit %d, %+v; want exit 1 and one refused check of 127.0.0.1", code, doc)
+	}
+}
 
 // TestPreflightStopsWhenNothingCanWork: when every endpoint fails its
 // preflight for the same reason, pinprobe sends no load, exits 3 and names
@@ -58,6 +141,8 @@ func TestPreflightStopsWhenNothingCanWork(t *testing.T) {
 	}
 }
 
+// TestPreflightStopRefusedEverywhere: when every address refuses, nothing
+// is probed (exit 3, naming the port); when only some do, the run goes on.
 func TestPreflightStopRefusedEverywhere(t *testing.T) {
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
 	// A port bound on 127.0.0.1 (never listening) for the whole test, where
@@ -82,26 +167,5 @@ func TestPreflightStopRefusedEverywhere(t *testing.T) {
 	checkFleet(t, f, rep, "127.0.0.3")
 	if e := endpointByAddr(t, rep, "127.0.0.3"); e.Errors["connect_refused"] != e.Requests || e.Requests == 0 {
 		t.Errorf("127.0.0.3: %d requests, errors %v; want every one refused", e.Requests, e.Errors)
-	}
-}
-
-func TestResolveHints(t *testing.T) {
-	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
-	port := int(f.Port())
-	code, _, stderr := pinprobe(t, "-q", "-n", "4", "--resolve", fmt.Sprintf("app.test:%d:127.0.0.1", port+1),
-		"--resolve", f.Resolve(), f.URL())
-	if code != exitOK || strings.Contains(stderr, "warning") {
-		t.Errorf("an unused extra --resolve of the same host warns: exit %d, stderr:\n%s", code, stderr)
-	}
-	code, _, stderr = pinprobe(t, "-q", "-n", "4", "--resolve", fmt.Sprintf("nx.invalid:%d:127.0.0.1", port+1),
-		fmt.Sprintf("http://nx.invalid:%d/", port))
-	if code != exitNoAddress {
-		t.Errorf("exit %d; want 3", code)
-	}
-	for _, w := range []string{fmt.Sprintf("warning: --resolve nx.invalid:%d is not used: the URL's port is %d", port+1, port),
-		"--dns-server ADDR:PORT", "--resolve HOST:PORT:ADDR"} {
-		if !strings.Contains(stderr, w) {
-			t.Errorf("stderr lacks %q:\n%s", w, stderr)
-		}
 	}
 }

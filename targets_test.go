@@ -1,7 +1,8 @@
 package main
 
+// Targets files: --targets FILE, its errors, and a run over several URLs.
+
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/netip"
@@ -14,6 +15,8 @@ import (
 	"pinprobe/internal/testserver"
 )
 
+// TestParseTargetsErrors: a malformed targets file is a usage error naming
+// the file, the line and what is wrong.
 func TestParseTargetsErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -128,42 +131,5 @@ func TestTargetsFile(t *testing.T) {
 		if !strings.Contains(text, w) {
 			t.Errorf("text report lacks %q:\n%s", w, text)
 		}
-	}
-}
-
-// TestInputsAreCapped: inputs must be regular files (or -) and are read
-// with a cap, so /dev/zero cannot exhaust the machine.
-func TestInputsAreCapped(t *testing.T) {
-	big := filepath.Join(t.TempDir(), "big")
-	if err := os.WriteFile(big, make([]byte, maxCACert+1), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--body", "@/dev/zero", "http://a.test/"}, "not a regular file"},
-		{[]string{"--cacert", "/dev/zero", "https://a.test/"}, "not a regular file"},
-		{[]string{"--targets", "/dev/zero"}, "not a regular file"},
-		{[]string{"--cacert", big, "https://a.test/"}, "larger than the 1 MiB"},
-	} {
-		code, _, stderr := pinprobe(t, tt.args...)
-		if code != exitUsage || !strings.Contains(stderr, tt.want) {
-			t.Errorf("pinprobe %q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
-		}
-	}
-	// Standard input is capped too, and a signal stops the read.
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	done := make(chan int)
-	go func() {
-		var out, errb strings.Builder
-		done <- runWith(ctx, []string{"--body", "@-", "http://a.test/"}, pr, &out, &errb)
-	}()
-	go pw.Write(make([]byte, 1024)) // some input, then nothing: the read waits
-	cancel()
-	if code := <-done; code != exitInterrupted {
-		t.Errorf("interrupted while reading stdin: exit %d; want %d", code, exitInterrupted)
 	}
 }
