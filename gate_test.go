@@ -1,21 +1,25 @@
 package main
 
+// The release gate: --max-failure-rate, --max-p99 and --fail-on-verdict.
+
 import (
-	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // TestReleaseGate: thresholds are judged per endpoint, per family and in
 // total; one bad backend fails the gate although the total is within it; a
 // breach exits 1 after the full report, and every check is in the JSON.
 func TestReleaseGate(t *testing.T) {
-	slow := func(n int64, r *http.Request) answer {
-		return answer{status: http.StatusOK, delay: 30 * time.Millisecond}
-	}
-	f := startFleet(t, fleetOpts{policies: map[string]policy{"127.0.0.2": every(10), "::1": slow}}, "127.0.0.1", "127.0.0.2", "::1")
-	base := []string{"--format", "json", "-q", "--resolve", f.resolve(), "--rate", "1500", "-n", "600", f.url()}
+	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
+		testserver.Lo4b: testserver.Every(10, fx503),
+		testserver.Lo6:  testserver.Delayed(30 * time.Millisecond),
+	}}, testserver.Loopbacks()...)
+	base := []string{"--format", "json", "-q", "--resolve", f.Resolve(), "--rate", "1500", "-n", "600", f.URL()}
 	tests := []struct {
 		name     string
 		args     []string
@@ -36,6 +40,7 @@ func TestReleaseGate(t *testing.T) {
 			}
 			rep := decodeReport(t, []byte(stdout)) // the full report, breach or not
 			checkReport(t, rep)
+			f.CheckPlacement(t)
 			if len(rep.Thresholds) == 0 {
 				t.Fatalf("no thresholds in the report")
 			}
@@ -72,8 +77,10 @@ func TestReleaseGate(t *testing.T) {
 
 // TestReleaseGateText: the text report lists each check that failed.
 func TestReleaseGateText(t *testing.T) {
-	f := startFleet(t, fleetOpts{policies: map[string]policy{"127.0.0.2": every(4)}}, "127.0.0.1", "127.0.0.2")
-	code, stdout, _ := pinprobe(t, "-q", "--resolve", f.resolve(), "--rate", "1000", "-n", "200", "--max-failure-rate", "1%", f.url())
+	f := testserver.StartFleet(t, testserver.FleetOptions{
+		Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Every(4, fx503)},
+	}, testserver.Lo4a, testserver.Lo4b)
+	code, stdout, _ := pinprobe(t, "-q", "--resolve", f.Resolve(), "--rate", "1000", "-n", "200", "--max-failure-rate", "1%", f.URL())
 	if code != exitFail {
 		t.Fatalf("exit %d; want 1", code)
 	}

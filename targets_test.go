@@ -1,19 +1,22 @@
 package main
 
+// Targets files: --targets FILE, its errors, and a run over several URLs.
+
 import (
-	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"pinprobe/internal/testserver"
 )
 
+// TestParseTargetsErrors: a malformed targets file is a usage error naming
+// the file, the line and what is wrong.
 func TestParseTargetsErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -60,31 +63,31 @@ func TestTargetsFile(t *testing.T) {
 	type seen struct{ method, tenant, trace, body string }
 	var mu sync.Mutex
 	got := map[string]map[seen]int{} // path -> request shape -> count
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		if got[r.URL.Path] == nil {
-			got[r.URL.Path] = map[seen]int{}
+	// record notes the shape of every request; 127.0.0.2 fails /api/sign.
+	record := func(failSign bool) testserver.Policy {
+		return func(n int64, r *http.Request) testserver.Answer {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			if got[r.URL.Path] == nil {
+				got[r.URL.Path] = map[seen]int{}
+			}
+			got[r.URL.Path][seen{r.Method, r.Header.Get("X-Tenant"), r.Header.Get("X-Trace"), string(b)}]++
+			mu.Unlock()
+			if failSign && r.URL.Path == "/api/sign" {
+				return testserver.Answer{Status: http.StatusBadGateway}
+			}
+			return testserver.Answer{Status: http.StatusOK}
 		}
-		got[r.URL.Path][seen{r.Method, r.Header.Get("X-Tenant"), r.Header.Get("X-Trace"), string(b)}]++
-		mu.Unlock()
-		if r.URL.Path == "/api/sign" && localAddrOf(r) == "127.0.0.2" {
-			w.WriteHeader(http.StatusBadGateway)
-		}
-	})
-	port, lns := listenPort(t, "127.0.0.1", "127.0.0.2")
-	for _, ln := range lns {
-		srv := httptest.NewUnstartedServer(h)
-		srv.Listener.Close()
-		srv.Listener = ln
-		srv.Start()
-		t.Cleanup(srv.Close)
 	}
+	f := testserver.StartFleet(t, testserver.FleetOptions{
+		Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: record(true)},
+		Each:     record(false),
+	}, testserver.Lo4a, testserver.Lo4b)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "sign.json"), []byte(`{"doc":42}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := "http://app.test:" + strconv.Itoa(port)
+	base := strings.TrimSuffix(f.URL(), "/") // http://app.test:PORT
 	targets := "# the sign-in page\n" + base + "/login\nX-Tenant: acme\n\n" +
 		"  # signing, with its own body and tenant\nPOST " + base + "/api/sign\nX-Tenant: beta\n@sign.json\n"
 	path := filepath.Join(dir, "targets.txt")
@@ -92,20 +95,21 @@ func TestTargetsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := pinprobe(t, "-q", "--format", "json", "--targets", path, "-H", "X-Trace: t1", "-H", "X-Tenant: default",
-		"--resolve", "app.test:"+strconv.Itoa(port)+":127.0.0.1,127.0.0.2", "--rate", "800", "-n", "400")
+		"--resolve", f.Resolve(), "--rate", "800", "-n", "400")
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
 	rep := decodeReport(t, []byte(stdout))
 	checkReport(t, rep)
-	mu.Lock()
-	defer mu.Unlock()
+	checkFleet(t, f, rep)
 	want := map[string]seen{"/login": {"GET", "acme", "t1", ""}, "/api/sign": {"POST", "beta", "t1", `{"doc":42}`}}
+	mu.Lock() // not held over the next run, whose requests take it too
 	for p, w := range want {
 		if len(got[p]) != 1 || got[p][w] == 0 {
 			t.Errorf("%s: the server saw %v; want only %+v", p, got[p], w)
 		}
 	}
+	mu.Unlock()
 	if len(rep.Endpoints) != 4 {
 		t.Fatalf("%d endpoints; want 4 (2 URLs × 2 addresses)", len(rep.Endpoints))
 	}
@@ -119,7 +123,7 @@ func TestTargetsFile(t *testing.T) {
 		t.Errorf("suspects %+v; want 127.0.0.2 on /api/sign only", s)
 	}
 	// The text report labels the per-endpoint sections by URL.
-	code, text, _ := pinprobe(t, "-q", "--targets", path, "--resolve", "app.test:"+strconv.Itoa(port)+":127.0.0.1,127.0.0.2", "--rate", "400", "-n", "40")
+	code, text, _ := pinprobe(t, "-q", "--targets", path, "--resolve", f.Resolve(), "--rate", "400", "-n", "40")
 	if code != exitOK {
 		t.Fatalf("text run: exit %d", code)
 	}
@@ -127,54 +131,5 @@ func TestTargetsFile(t *testing.T) {
 		if !strings.Contains(text, w) {
 			t.Errorf("text report lacks %q:\n%s", w, text)
 		}
-	}
-}
-
-func localAddrOf(r *http.Request) string {
-	a, _ := r.Context().Value(http.LocalAddrContextKey).(interface{ String() string })
-	if a == nil {
-		return ""
-	}
-	ap, err := netip.ParseAddrPort(a.String())
-	if err != nil {
-		return ""
-	}
-	return ap.Addr().Unmap().String()
-}
-
-// TestInputsAreCapped: inputs must be regular files (or -) and are read
-// with a cap, so /dev/zero cannot exhaust the machine.
-func TestInputsAreCapped(t *testing.T) {
-	big := filepath.Join(t.TempDir(), "big")
-	if err := os.WriteFile(big, make([]byte, maxCACert+1), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--body", "@/dev/zero", "http://a.test/"}, "not a regular file"},
-		{[]string{"--cacert", "/dev/zero", "https://a.test/"}, "not a regular file"},
-		{[]string{"--targets", "/dev/zero"}, "not a regular file"},
-		{[]string{"--cacert", big, "https://a.test/"}, "larger than the 1 MiB"},
-	} {
-		code, _, stderr := pinprobe(t, tt.args...)
-		if code != exitUsage || !strings.Contains(stderr, tt.want) {
-			t.Errorf("pinprobe %q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
-		}
-	}
-	// Standard input is capped too, and a signal stops the read.
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	done := make(chan int)
-	go func() {
-		var out, errb strings.Builder
-		done <- runWith(ctx, []string{"--body", "@-", "http://a.test/"}, pr, &out, &errb)
-	}()
-	go pw.Write(make([]byte, 1024)) // some input, then nothing: the read waits
-	cancel()
-	if code := <-done; code != exitInterrupted {
-		t.Errorf("interrupted while reading stdin: exit %d; want %d", code, exitInterrupted)
 	}
 }

@@ -1,9 +1,10 @@
 package main
 
-// Helpers shared by every test of package main: running pinprobe through
-// run(), HTTP servers on one port of several loopback addresses, a DNS
-// server, and the JSON report as a script decodes it, with the invariants
-// every report must keep.
+// Helpers shared by the tests of package main: running pinprobe through
+// run(), what these tests add to the servers of internal/testserver (answers
+// with test secrets, comparisons of the report with what the servers saw),
+// and the JSON report as a script decodes it, with the invariants every
+// report must keep.
 
 import (
 	"bytes"
@@ -11,26 +12,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
+	"maps"
 	"math"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/miekg/dns"
-
+	"pinprobe/internal/testserver"
 	"pinprobe/report"
 )
 
@@ -91,270 +86,32 @@ func goPinprobe(ctx context.Context, args ...string) <-chan runOutcome {
 }
 
 // ---------------------------------------------------------------------------
-// HTTP servers on one port of several loopback addresses
+// What these tests add to the servers of internal/testserver
 
-// answer is what a backend answers to one request.
-type answer struct {
-	status int
-	delay  time.Duration // before answering; cut short when the request is cancelled
-	header map[string]string
-	body   string // "ADDRESS answers STATUS" when empty
+// fx503 is the answer of a backend that fails now and then (see
+// testserver.Every): a 503 with the backend's own Server header, so a
+// fingerprint can name who answered.
+var fx503 = testserver.Answer{Status: http.StatusServiceUnavailable, Header: map[string]string{"Server": "fx-backend/1.0"}}
+
+// nginx502WithSecrets is nginx's own 502 page (testserver.Nginx502), sent
+// with a session cookie, an API key and an Authorization header whose
+// values the report must redact. These test secrets stay out of the
+// testserver package.
+func nginx502WithSecrets(n int64, r *http.Request) testserver.Answer {
+	a := testserver.Nginx502(n, r)
+	a.Header = maps.Clone(a.Header)
+	a.Header["Set-Cookie"] = "gwsession=fx-set-cookie-secret; Path=/"
+	a.Header["X-Api-Key"] = "fx-api-key-secret"
+	a.Header["Authorization"] = "Bearer fx-authorization-secret"
+	return a
 }
 
-// policy decides a backend's answer to its n-th request (from 1).
-type policy func(n int64, r *http.Request) answer
-
-// answerOK answers 200.
-func answerOK(n int64, r *http.Request) answer { return answer{status: http.StatusOK} }
-
-// answerStatus answers status to every request.
-func answerStatus(status int) policy {
-	return func(n int64, r *http.Request) answer { return answer{status: status} }
-}
-
-// delayed answers 200 after d.
-func delayed(d time.Duration) policy {
-	return func(n int64, r *http.Request) answer { return answer{status: http.StatusOK, delay: d} }
-}
-
-// nginx502 is nginx's own 502 page; the body names the request, so it
-// differs on every request and only normalisation groups it.
-func nginx502(n int64, r *http.Request) answer {
-	return answer{
-		status: http.StatusBadGateway,
-		header: map[string]string{
-			"Server":        "nginx/1.22.1",
-			"Content-Type":  "text/html",
-			"Set-Cookie":    "gwsession=fx-set-cookie-secret; Path=/",
-			"X-Api-Key":     "fx-api-key-secret",
-			"Authorization": "Bearer fx-authorization-secret",
-		},
-		body: "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n" +
-			"<hr><center>nginx/1.22.1</center>\r\n<!-- request " + r.Header.Get("X-Request-Id") + " at " +
-			time.Now().UTC().Format(time.RFC3339Nano) + " -->\r\n</body>\r\n</html>\r\n",
-	}
-}
-
-// every answers 503 to every k-th request of the backend and 200 otherwise.
-func every(k int64) policy {
-	return func(n int64, r *http.Request) answer {
-		if n%k == 0 {
-			return answer{status: http.StatusServiceUnavailable, header: map[string]string{"Server": "fx-backend/1.0"}}
-		}
-		return answer{status: http.StatusOK}
-	}
-}
-
-// fleet is a set of HTTP servers on one port of several loopback addresses.
-// Every server counts the requests it handles and checks, server side, that
-// each arrived on its own address with the Host header of the probed URL;
-// it records every X-Request-Id, arrival time and client address.
-type fleet struct {
-	host     string // host name the requests must carry
-	port     int
-	backends []*backend
-
-	total    atomic.Int64
-	notifyAt int64         // close reached when total hits this; 0 = never
-	reached  chan struct{} // closed at the notifyAt-th request
-	hold     bool          // requests from the notifyAt-th on wait for release
-	release  chan struct{}
-	once     sync.Once
-
-	mu      sync.Mutex
-	ids     map[string]int // every X-Request-Id value seen, over all backends
-	noID    int            // requests without X-Request-Id
-	multiID int            // requests with more than one X-Request-Id
-	ports   map[int]bool   // client ports seen (the servers' remote ports)
-	ips     map[string]bool
-}
-
-type backend struct {
-	f      *fleet
-	addr   netip.Addr
-	policy policy
-
-	n        atomic.Int64 // requests handled
-	inFlight atomic.Int64
-	misplace atomic.Int64 // requests that arrived on another address or with another Host
-	mu       sync.Mutex
-	ids      map[string]bool
-	times    []time.Time // arrival of every request
-}
-
-// fleetOpts configure startFleet.
-type fleetOpts struct {
-	host     string            // Host header expected; "app.test" when empty
-	policies map[string]policy // answers per address
-	each     policy            // answers of the addresses without a policy; answerOK when nil
-	notifyAt int64             // see fleet.reached
-	hold     bool              // see fleet.hold
-}
-
-// startFleet starts one server per host, all on the same port. It skips the
-// test where an address is missing (see listenPort).
-func startFleet(t *testing.T, o fleetOpts, hosts ...string) *fleet {
-	t.Helper()
-	if o.host == "" {
-		o.host = "app.test"
-	}
-	if o.each == nil {
-		o.each = answerOK
-	}
-	port, lns := listenPort(t, hosts...)
-	f := &fleet{host: o.host, port: port, notifyAt: o.notifyAt, reached: make(chan struct{}),
-		hold: o.hold, release: make(chan struct{}),
-		ids: map[string]int{}, ports: map[int]bool{}, ips: map[string]bool{}}
-	for _, ln := range lns {
-		b := &backend{f: f, addr: ln.Addr().(*net.TCPAddr).AddrPort().Addr().Unmap(), ids: map[string]bool{}}
-		b.policy = o.policies[b.addr.String()]
-		if b.policy == nil {
-			b.policy = o.each
-		}
-		srv := httptest.NewUnstartedServer(b)
-		srv.Listener.Close()
-		srv.Listener = ln
-		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-		srv.Start()
-		t.Cleanup(srv.Close)
-		f.backends = append(f.backends, b)
-	}
-	t.Cleanup(f.releaseHeld) // runs before the servers' Close, which waits for held requests
-	return f
-}
-
-func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	now := time.Now()
-	f := b.f
-	n := b.n.Add(1)
-	b.inFlight.Add(1)
-	defer b.inFlight.Add(-1)
-	local, _ := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
-	if local == nil || local.AddrPort().Addr().Unmap() != b.addr || r.Host != net.JoinHostPort(f.host, strconv.Itoa(f.port)) {
-		b.misplace.Add(1)
-	}
-	ids := r.Header.Values("X-Request-Id")
-	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
-	f.mu.Lock()
-	switch len(ids) {
-	case 0:
-		f.noID++
-	case 1:
-	default:
-		f.multiID++
-	}
-	for _, id := range ids {
-		f.ids[id]++
-	}
-	f.ports[int(remote.Port())] = true
-	f.ips[remote.Addr().Unmap().String()] = true
-	f.mu.Unlock()
-	b.mu.Lock()
-	for _, id := range ids {
-		b.ids[id] = true
-	}
-	b.times = append(b.times, now)
-	b.mu.Unlock()
-
-	total := f.total.Add(1)
-	if total == f.notifyAt {
-		close(f.reached)
-	}
-	if f.hold && f.notifyAt > 0 && total >= f.notifyAt {
-		select {
-		case <-f.release:
-		case <-r.Context().Done():
-		}
-	}
-	a := b.policy(n, r)
-	if a.delay > 0 {
-		tm := time.NewTimer(a.delay)
-		select {
-		case <-tm.C:
-		case <-r.Context().Done():
-			tm.Stop()
-		}
-	}
-	if a.body == "" {
-		a.body = fmt.Sprintf("%s answers %d\n", b.addr, a.status)
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/plain")
-	for k, v := range a.header {
-		h.Set(k, v)
-	}
-	if len(ids) > 0 {
-		h.Set("X-Request-Id", ids[0]) // as gateways echo it
-	}
-	w.WriteHeader(a.status)
-	io.WriteString(w, a.body)
-}
-
-// releaseHeld lets the held requests (see fleetOpts.hold) be answered.
-func (f *fleet) releaseHeld() { f.once.Do(func() { close(f.release) }) }
-
-// hits returns the server-side request count of every address.
-func (f *fleet) hits() map[string]int64 {
-	m := map[string]int64{}
-	for _, b := range f.backends {
-		m[b.addr.String()] = b.n.Load()
-	}
-	return m
-}
-
-// url is the probed URL of the fleet.
-func (f *fleet) url() string { return fmt.Sprintf("http://%s:%d/", f.host, f.port) }
-
-// resolve is the --resolve value that maps the fleet's host to its
-// addresses, plus extra ones.
-func (f *fleet) resolve(extra ...string) string {
-	var addrs []string
-	for _, b := range f.backends {
-		addrs = append(addrs, b.addr.String())
-	}
-	return fmt.Sprintf("%s:%d:%s", f.host, f.port, strings.Join(append(addrs, extra...), ","))
-}
-
-func (f *fleet) backend(t *testing.T, addr string) *backend {
-	t.Helper()
-	for _, b := range f.backends {
-		if b.addr.String() == addr {
-			return b
-		}
-	}
-	t.Fatalf("no backend %s", addr)
-	return nil
-}
-
-func (b *backend) sawID(id string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ids[id]
-}
-
-// arrivals returns the arrival times of the backend's requests.
-func (b *backend) arrivals() []time.Time {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.times)
-}
-
-// checkPlacement fails the test if any request reached a server on the wrong
-// address or with the wrong Host header.
-func (f *fleet) checkPlacement(t *testing.T) {
-	t.Helper()
-	for _, b := range f.backends {
-		if n := b.misplace.Load(); n != 0 {
-			t.Errorf("server %s: %d requests arrived on another address or with a Host other than %s:%d", b.addr, n, f.host, f.port)
-		}
-	}
-}
-
-// compareHits fails unless the server-side count of every address equals
-// the report's requests for it (summed over the endpoints of the address:
-// one that comes back gets a new endpoint), and unless the report's other
-// requests all went to unserved addresses, where no server listens.
-func (f *fleet) compareHits(t *testing.T, rep *jsonReport, unserved ...string) {
+// compareHits fails unless the server-side count of every address of f
+// equals the report's requests for it (summed over the endpoints of the
+// address: one that comes back gets a new endpoint), and unless the
+// report's other requests all went to unserved addresses, where no server
+// listens.
+func compareHits(t *testing.T, f *testserver.Fleet, rep *jsonReport, unserved ...string) {
 	t.Helper()
 	got := map[string]int64{}
 	for _, e := range rep.Endpoints {
@@ -363,206 +120,53 @@ func (f *fleet) compareHits(t *testing.T, rep *jsonReport, unserved ...string) {
 	for _, a := range unserved {
 		delete(got, a)
 	}
-	if want := f.hits(); !equalCounts(got, want) {
+	if want := f.Hits(); !equalCounts(got, want) {
 		t.Errorf("requests per address: report %v; servers counted %v", got, want)
 	}
 }
 
-// check is checkPlacement and compareHits.
-func (f *fleet) check(t *testing.T, rep *jsonReport, unserved ...string) {
+// checkFleet is f.CheckPlacement and compareHits: every request reached the
+// server of its address with the fleet's Host, and the report counts what
+// the servers counted.
+func checkFleet(t *testing.T, f *testserver.Fleet, rep *jsonReport, unserved ...string) {
 	t.Helper()
-	f.checkPlacement(t)
-	f.compareHits(t, rep, unserved...)
+	f.CheckPlacement(t)
+	compareHits(t, f, rep, unserved...)
 }
 
 // checkClient compares the report's client section with what the servers
-// saw: the same local addresses and the same set of ports. Only valid when
-// every request reached a server.
-func (f *fleet) checkClient(t *testing.T, rep *jsonReport) {
+// of f saw: the same local addresses and the same set of ports. Only valid
+// when every request reached a server.
+func checkClient(t *testing.T, f *testserver.Fleet, rep *jsonReport) {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var want []netip.Addr
-	for ip := range f.ips {
-		want = append(want, netip.MustParseAddr(ip))
+	addrs, ports := f.Clients()
+	want := make([]string, len(addrs))
+	for i, a := range addrs {
+		want[i] = a.String()
 	}
-	slices.SortFunc(want, func(a, b netip.Addr) int { return a.Compare(b) })
-	wantS := make([]string, len(want))
-	for i, a := range want {
-		wantS[i] = a.String()
+	if !slices.Equal(rep.Client.LocalAddresses, want) {
+		t.Errorf("client.local_addresses = %v; the servers saw clients at %v", rep.Client.LocalAddresses, want)
 	}
-	if !slices.Equal(rep.Client.LocalAddresses, wantS) {
-		t.Errorf("client.local_addresses = %v; the servers saw clients at %v", rep.Client.LocalAddresses, wantS)
+	if rep.Client.PortsCount != len(ports) {
+		t.Errorf("client.ports_count = %d; the servers saw %d client ports", rep.Client.PortsCount, len(ports))
 	}
-	if rep.Client.PortsCount != len(f.ports) {
-		t.Errorf("client.ports_count = %d; the servers saw %d client ports", rep.Client.PortsCount, len(f.ports))
-	}
-	if len(f.ports) <= 1000 {
-		var ports []int
-		for p := range f.ports {
-			ports = append(ports, p)
-		}
-		sort.Ints(ports)
-		if !slices.Equal(rep.Client.Ports, ports) {
-			t.Errorf("client.ports = %v; the servers saw %v", rep.Client.Ports, ports)
-		}
+	if len(ports) <= 1000 && !slices.Equal(rep.Client.Ports, ports) {
+		t.Errorf("client.ports = %v; the servers saw %v", rep.Client.Ports, ports)
 	}
 }
 
-// listenPort binds one TCP port on every host: a free port on the first,
-// then the same port on the others, starting over with a new port when one
-// is taken there. It skips the test when the machine lacks an address
-// (127.0.0.2 on macOS, ::1 without IPv6).
-func listenPort(t *testing.T, hosts ...string) (int, []net.Listener) {
+// requireRefused fails the test unless a connection to ap is refused: the
+// precondition of a test that probes an address where nothing listens.
+func requireRefused(t *testing.T, ap netip.AddrPort) {
 	t.Helper()
-	var lastErr error
-	for range 50 {
-		first, err := net.Listen("tcp", net.JoinHostPort(hosts[0], "0"))
-		if err != nil {
-			t.Fatalf("listen on %s: %v", hosts[0], err)
-		}
-		port := first.Addr().(*net.TCPAddr).Port
-		lns := []net.Listener{first}
-		retry := false
-		for _, h := range hosts[1:] {
-			ln, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port)))
-			if err == nil {
-				lns = append(lns, ln)
-				continue
-			}
-			for _, l := range lns {
-				l.Close()
-			}
-			if !errors.Is(err, syscall.EADDRINUSE) {
-				t.Skipf("this machine cannot listen on %s: %v", h, err)
-			}
-			retry, lastErr = true, err
-			break
-		}
-		if !retry {
-			return port, lns
-		}
+	c, err := net.DialTimeout("tcp", ap.String(), 5*time.Second)
+	if err == nil {
+		c.Close()
+		t.Fatalf("something listens on %s; the test needs it refused", ap)
 	}
-	t.Fatalf("no port free on all of %v: %v", hosts, lastErr)
-	return 0, nil
-}
-
-// hasIPv6Loopback reports whether this machine can listen on [::1].
-func hasIPv6Loopback() bool {
-	ln, err := net.Listen("tcp6", "[::1]:0")
-	if err != nil {
-		return false
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dial %s: %v; the test needs the connection refused", ap, err)
 	}
-	ln.Close()
-	return true
-}
-
-// ---------------------------------------------------------------------------
-// A DNS server on loopback, whose answers may change during a run
-
-// dnsZone is the table a test DNS server answers A and AAAA queries from;
-// every other name is NXDOMAIN.
-type dnsZone struct {
-	mu       sync.Mutex
-	names    map[string][]netip.Addr   // by lower-case FQDN
-	scripts  map[string][][]netip.Addr // answers of a name's next A queries, in turn; the last one stays
-	mute     bool                      // read the queries and answer none
-	aQueries atomic.Int64              // A queries answered for a name of the table
-	queried  chan struct{}             // closed at the first query
-	once     sync.Once
-}
-
-// startDNS starts a DNS server on 127.0.0.1 that answers from records and
-// returns its zone and the --dns-server value "127.0.0.1:PORT".
-func startDNS(t *testing.T, records map[string][]netip.Addr) (*dnsZone, string) {
-	t.Helper()
-	z := &dnsZone{names: map[string][]netip.Addr{}, scripts: map[string][][]netip.Addr{}, queried: make(chan struct{})}
-	for name, addrs := range records {
-		z.names[fqdn(name)] = addrs
-	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("dns: listen: %v", err)
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(z.serve)}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go srv.ActivateAndServe()
-	<-started
-	t.Cleanup(func() { srv.Shutdown() })
-	return z, pc.LocalAddr().String()
-}
-
-func fqdn(name string) string { return dns.Fqdn(strings.ToLower(name)) }
-
-func (z *dnsZone) serve(w dns.ResponseWriter, q *dns.Msg) {
-	z.once.Do(func() { close(z.queried) })
-	m := new(dns.Msg)
-	m.SetReply(q)
-	m.Authoritative = true
-	if len(q.Question) != 1 {
-		m.Rcode = dns.RcodeFormatError
-		w.WriteMsg(m)
-		return
-	}
-	qq := q.Question[0]
-	name := strings.ToLower(qq.Name)
-	z.mu.Lock()
-	if z.mute {
-		z.mu.Unlock()
-		return
-	}
-	addrs, ok := z.names[name]
-	if ok && qq.Qtype == dns.TypeA {
-		z.aQueries.Add(1)
-		if s := z.scripts[name]; len(s) > 0 {
-			addrs, z.scripts[name] = s[0], s[1:]
-			z.names[name] = addrs
-		}
-	}
-	addrs = slices.Clone(addrs)
-	z.mu.Unlock()
-	if !ok {
-		m.Rcode = dns.RcodeNameError
-		w.WriteMsg(m)
-		return
-	}
-	hdr := dns.RR_Header{Name: qq.Name, Class: dns.ClassINET, Ttl: 0}
-	for _, a := range addrs {
-		switch {
-		case qq.Qtype == dns.TypeA && a.Is4():
-			hdr.Rrtype = dns.TypeA
-			m.Answer = append(m.Answer, &dns.A{Hdr: hdr, A: a.AsSlice()})
-		case qq.Qtype == dns.TypeAAAA && a.Is6():
-			hdr.Rrtype = dns.TypeAAAA
-			m.Answer = append(m.Answer, &dns.AAAA{Hdr: hdr, AAAA: a.AsSlice()})
-		}
-	}
-	w.WriteMsg(m)
-}
-
-// set makes every answer for name from now on addrs (none: an empty answer).
-func (z *dnsZone) set(name string, addrs ...netip.Addr) {
-	z.mu.Lock()
-	z.names[fqdn(name)] = addrs
-	delete(z.scripts, fqdn(name))
-	z.mu.Unlock()
-}
-
-// play makes each of the next A queries for name switch the answer to the
-// next set: one resolution per set (pinprobe sends one A query per
-// resolution).
-func (z *dnsZone) play(name string, sets ...[]netip.Addr) {
-	z.mu.Lock()
-	z.scripts[fqdn(name)] = sets
-	z.mu.Unlock()
-}
-
-// silence makes the server read every query and answer none.
-func (z *dnsZone) silence() {
-	z.mu.Lock()
-	z.mute = true
-	z.mu.Unlock()
 }
 
 // ---------------------------------------------------------------------------
@@ -1264,86 +868,5 @@ func checkVerdict(t *testing.T, rep *jsonReport, status string, want ...string) 
 	}
 	if rep.Verdict.Status != status || !slices.Equal(suspects(rep), want) {
 		t.Errorf("verdict %s, suspects %v; want %s, suspects %v\nsummary: %s", rep.Verdict.Status, suspects(rep), status, want, rep.Verdict.Summary)
-	}
-}
-
-// ---------------------------------------------------------------------------
-// A run whose DNS answer changes (--re-resolve)
-
-// dnsChange is a run against dyn.test, served on the addresses of served
-// and resolved through a test DNS server that first answers first. When the
-// server on trigger has answered its 20th request (always 200), change
-// alters the zone.
-type dnsChange struct {
-	served   []string          // addresses with a server
-	policies map[string]policy // answers of the servers other than trigger; answerOK when absent
-	first    []netip.Addr      // the DNS answer at the start
-	trigger  string            // the server whose 20th request sets off change
-	change   func(z *dnsZone)
-	duration string // -d of the run
-}
-
-// runDNSChange runs pinprobe --re-resolve 1s --rate 200 for c.duration,
-// checks the report (see runReport) and the servers against it, and
-// returns the servers, the zone and the report.
-func runDNSChange(t *testing.T, c dnsChange) (*fleet, *dnsZone, *jsonReport) {
-	t.Helper()
-	const host = "dyn.test"
-	seen := make(chan struct{})
-	policies := map[string]policy{
-		c.trigger: func(n int64, r *http.Request) answer {
-			if n == 20 {
-				close(seen)
-			}
-			return answer{status: http.StatusOK}
-		},
-	}
-	for a, p := range c.policies {
-		if a != c.trigger {
-			policies[a] = p
-		}
-	}
-	f := startFleet(t, fleetOpts{host: host, policies: policies}, c.served...)
-	zone, server := startDNS(t, map[string][]netip.Addr{host: c.first})
-	go func() {
-		select {
-		case <-seen:
-			c.change(zone)
-		case <-t.Context().Done():
-		}
-	}()
-	rep, _ := runReport(t, reportOpts{samples: 5}, "--dns-server", server, "--re-resolve", "1s", "-d", c.duration, "--rate", "200", f.url())
-	f.check(t, rep)
-	return f, zone, rep
-}
-
-// dnsChanges returns the DNS changes of the report's only host, failing the
-// test unless there are n.
-func dnsChanges(t *testing.T, rep *jsonReport, n int) []jsonChange {
-	t.Helper()
-	if len(rep.DNS) != 1 || len(rep.DNS[0].Changes) != n {
-		t.Fatalf("dns %+v; want one host with %d change(s)", rep.DNS, n)
-	}
-	return rep.DNS[0].Changes
-}
-
-// checkOutOfDNS fails if b received new requests while its address was out
-// of DNS, from removed until back (the end of the run when zero): only the
-// requests already in flight (at most --concurrency 10) may arrive a moment
-// later, within 500ms.
-func (b *backend) checkOutOfDNS(t *testing.T, removed, back time.Time) {
-	t.Helper()
-	var late int
-	for _, a := range b.arrivals() {
-		if a.After(removed.Add(time.Millisecond)) && (back.IsZero() || a.Before(back.Add(-time.Millisecond))) {
-			late++
-			if a.After(removed.Add(500 * time.Millisecond)) {
-				t.Errorf("%s received a request at %s, %s after it left DNS at %s", b.addr,
-					a.UTC().Format(time.RFC3339Nano), a.Sub(removed), removed.UTC().Format(time.RFC3339Nano))
-			}
-		}
-	}
-	if late > 10 {
-		t.Errorf("%s received %d requests while out of DNS; want at most the 10 in flight", b.addr, late)
 	}
 }

@@ -1,0 +1,292 @@
+package main
+
+// Interrupts: cancelling run's context while requests are in flight or
+// while DNS has not answered yet, and SIGINT to the real binary.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pinprobe/internal/testserver"
+)
+
+// TestInterruptThroughContext: cancelling run's context stops sending,
+// lets the requests in flight finish and reports everything: exit 130.
+func TestInterruptThroughContext(t *testing.T) {
+	const n = 15
+	// Requests take 50 ms, and from the n-th on they are held until the
+	// interrupt has been given, so some are certainly in flight then.
+	f := testserver.StartFleet(t, testserver.FleetOptions{Each: testserver.Delayed(50 * time.Millisecond), NotifyAt: n, Hold: true},
+		testserver.Lo4a, testserver.Lo6)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := goPinprobe(ctx, "-q", "--format", "json", "--duration", "30s", "--rate", "100",
+		"--no-preflight", "--resolve", f.Resolve(), f.URL())
+
+	var cancelled time.Time
+	var inFlight int64
+	select {
+	case <-f.Reached():
+		inFlight = f.InFlight()
+		cancelled = time.Now()
+		cancel()
+		f.Release()
+	case o := <-done:
+		o.noPanic(t)
+		t.Fatalf("run returned %d before the servers saw %d requests; stderr:\n%s", o.code, n, o.stderr)
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the servers saw only %d requests in 15s; want %d", f.Total(), n)
+	}
+	var o runOutcome
+	select {
+	case o = <-done:
+		o.noPanic(t)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("run did not return within 10s of the interrupt")
+	}
+	if took := time.Since(cancelled); took > 5*time.Second {
+		t.Errorf("run returned %v after the interrupt; want < 5s", took)
+	}
+	if o.code != exitInterrupted {
+		t.Fatalf("exit %d; want %d; stderr:\n%s", o.code, exitInterrupted, o.stderr)
+	}
+	rep := decodeReport(t, []byte(o.stdout))
+	checkReport(t, rep)
+	if !rep.Interrupted {
+		t.Errorf("interrupted = false; want true")
+	}
+	if rep.DurationS > 20 {
+		t.Errorf("duration_s = %v; want the time until the interrupt, not the planned 30s", rep.DurationS)
+	}
+	t.Logf("servers saw %d requests, %d in flight at the interrupt", f.Total(), inFlight)
+	if inFlight == 0 {
+		t.Errorf("no request was in flight at the interrupt; the test proves less than it should")
+	}
+	if rep.Totals.Requests != f.Total() || rep.Totals.Requests < n {
+		t.Errorf("totals.requests = %d; servers counted %d (at least %d)", rep.Totals.Requests, f.Total(), n)
+	}
+	if rep.Totals.Failed != 0 {
+		t.Errorf("totals.failed = %d; want 0: requests in flight at the interrupt must finish, errors %v",
+			rep.Totals.Failed, rep.Totals.Errors)
+	}
+	checkFleet(t, f, rep)
+}
+
+// TestInterruptWhileResolving: Ctrl-C while DNS has not answered yet is an
+// interrupt (130), not "nothing could be probed" (3).
+func TestInterruptWhileResolving(t *testing.T) {
+	d := testserver.StartDNS(t, nil)
+	d.Silence() // the server reads the queries and never answers
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := goPinprobe(ctx, "-q", "--dns-server", d.Addr().String(), "http://slow.test/")
+	select {
+	case <-d.Queried():
+	case o := <-done:
+		o.noPanic(t)
+		t.Fatalf("run returned %d before asking the DNS server; stderr:\n%s", o.code, o.stderr)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no DNS query within 10s")
+	}
+	cancel()
+	select {
+	case o := <-done:
+		o.noPanic(t)
+		if o.code != exitInterrupted {
+			t.Errorf("exit %d; want %d; stderr:\n%s", o.code, exitInterrupted, o.stderr)
+		}
+		if o.stdout != "" {
+			t.Errorf("stdout %q; want nothing: no request was sent", o.stdout)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not return within 5s of the interrupt")
+	}
+}
+
+// subprocess is a running pinprobe binary whose stderr is watched line by line.
+type subprocess struct {
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	lines  chan string // stderr, line by line; closed at EOF
+	exited chan error
+}
+
+func startBinary(t *testing.T, ctx context.Context, bin string, args ...string) *subprocess {
+	t.Helper()
+	p := &subprocess{cmd: exec.CommandContext(ctx, bin, args...), lines: make(chan string, 100), exited: make(chan error, 1)}
+	p.cmd.Stdout = &p.stdout
+	errPipe, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		defer close(p.lines)
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.stderr.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			select {
+			case p.lines <- sc.Text():
+			default: // nobody waits for this line
+			}
+		}
+	}()
+	go func() {
+		<-readDone // Wait closes the pipe: read it all first
+		p.exited <- p.cmd.Wait()
+	}()
+	return p
+}
+
+func (p *subprocess) stderrText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// waitLine waits for a stderr line containing s.
+func (p *subprocess) waitLine(t *testing.T, ctx context.Context, s string) {
+	t.Helper()
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("pinprobe closed stderr without printing %q; stderr:\n%s", s, p.stderrText())
+			}
+			if strings.Contains(line, s) {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("no %q on stderr before the deadline; stderr:\n%s", s, p.stderrText())
+		}
+	}
+}
+
+// interruptAt sends SIGINT to the process once f has seen its n-th request
+// (n is f's NotifyAt: see Fleet.Reached), failing the test if the process
+// exits first or ctx ends.
+func (p *subprocess) interruptAt(t *testing.T, ctx context.Context, f *testserver.Fleet, n int64) {
+	t.Helper()
+	select {
+	case <-f.Reached():
+	case err := <-p.exited:
+		t.Fatalf("pinprobe exited (%v) before the server saw %d requests; stderr:\n%s", err, n, p.stderrText())
+	case <-ctx.Done():
+		t.Fatalf("the server saw only %d requests before the deadline", f.Total())
+	}
+	p.interrupt(t)
+}
+
+// interrupt sends SIGINT to the process.
+func (p *subprocess) interrupt(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait returns the exit code of the process, failing the test unless it
+// exits within limit.
+func (p *subprocess) wait(t *testing.T, limit time.Duration) int {
+	t.Helper()
+	select {
+	case err := <-p.exited:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("pinprobe: %v", err)
+		}
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(limit):
+		p.cmd.Process.Kill()
+		t.Fatalf("pinprobe did not exit within %v; stderr:\n%s", limit, p.stderrText())
+		return -1
+	}
+}
+
+// TestSIGINTSubprocess: SIGINT to the real binary; one gives the full
+// report and exit 130, a second exits at once.
+func TestSIGINTSubprocess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT on windows")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "pinprobe")
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	t.Run("one SIGINT: full report, exit 130", func(t *testing.T) {
+		const n = 10
+		f := testserver.StartFleet(t, testserver.FleetOptions{Each: testserver.Delayed(20 * time.Millisecond), NotifyAt: n}, testserver.Lo4a)
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		p := startBinary(t, ctx, bin, "--rate", "100", "--duration", "30s", "-q", "--resolve", f.Resolve(), f.URL())
+		p.interruptAt(t, ctx, f, n)
+		if code := p.wait(t, 5*time.Second); code != exitInterrupted {
+			t.Fatalf("exit %d after SIGINT; want %d; stderr:\n%s", code, exitInterrupted, p.stderrText())
+		}
+		out := p.stdout.String()
+		for _, w := range []string{"INTERRUPTED", "BY FAMILY", "BY ENDPOINT", "127.0.0.1"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("stdout has no %q:\n%s", w, out)
+			}
+		}
+		m := regexp.MustCompile(`· (\d+) requests ·`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no request count in the report header:\n%s", out)
+		}
+		if got, want := m[1], strconv.FormatInt(f.Total(), 10); got != want {
+			t.Errorf("report counts %s requests; the server counted %s", got, want)
+		}
+		if !strings.Contains(p.stderrText(), "interrupted") {
+			t.Errorf("stderr does not acknowledge the interrupt:\n%s", p.stderrText())
+		}
+	})
+
+	t.Run("second SIGINT: exit at once", func(t *testing.T) {
+		const n = 5
+		// From the n-th on, requests are held until the test ends: the
+		// first SIGINT must wait for them, the second must not.
+		f := testserver.StartFleet(t, testserver.FleetOptions{NotifyAt: n, Hold: true}, testserver.Lo4a)
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		p := startBinary(t, ctx, bin, "--rate", "100", "--duration", "30s", "--timeout", "20s", "-q",
+			"--resolve", f.Resolve(), f.URL())
+		p.interruptAt(t, ctx, f, n)
+		p.waitLine(t, ctx, "waiting for requests in flight")
+		p.interrupt(t)
+		if code := p.wait(t, 5*time.Second); code != exitInterrupted {
+			t.Errorf("exit %d after the second SIGINT; want %d; stderr:\n%s", code, exitInterrupted, p.stderrText())
+		}
+		if p.stdout.Len() != 0 {
+			t.Errorf("stdout %q; want no report after the second SIGINT", p.stdout.String())
+		}
+	})
+}

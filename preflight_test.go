@@ -1,0 +1,171 @@
+package main
+
+// The preflight: --preflight alone (text and JSON), and the preflight of
+// every run, which stops a run that cannot work before it sends load.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"pinprobe/internal/testserver"
+)
+
+// TestPreflight: --preflight connects to every endpoint, sends no HTTP
+// request and lists each endpoint as ok or with its error class.
+func TestPreflight(t *testing.T) {
+	t.Run("one address closed", func(t *testing.T) {
+		// One port on both addresses, served on 127.0.0.1 only: the
+		// 127.0.0.2 listener is closed, so a connection there is refused.
+		port, lns := testserver.ListenSamePort(t, testserver.Lo4a, testserver.Lo4b)
+		lns[1].Close()
+		requireRefused(t, netip.AddrPortFrom(testserver.Lo4b, port))
+		hits := testserver.NewHits()
+		testserver.Serve(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(r) }), nil)
+		code, stdout, stderr := pinprobe(t, "--preflight", "--resolve",
+			fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2", port), fmt.Sprintf("http://app.test:%d/", port))
+		if code != exitFail {
+			t.Errorf("exit %d; want %d; stderr:\n%s", code, exitFail, stderr)
+		}
+		lines := strings.Split(stdout, "\n")
+		var open, shut string
+		for _, l := range lines {
+			switch {
+			case strings.Contains(l, "127.0.0.1"):
+				open = l
+			case strings.Contains(l, "127.0.0.2"):
+				shut = l
+			}
+		}
+		if open == "" || !strings.Contains(open, " ok ") || strings.Contains(open, "✗") {
+			t.Errorf("stdout does not list 127.0.0.1 as ok:\n%s", stdout)
+		}
+		if shut == "" || !strings.Contains(shut, "connect_refused") || !strings.Contains(shut, "✗") {
+			t.Errorf("stdout does not list 127.0.0.2 as connect_refused:\n%s", stdout)
+		}
+		if !strings.Contains(stdout, "1 of 2 endpoints") {
+			t.Errorf("stdout does not say 1 of 2 endpoints connect:\n%s", stdout)
+		}
+		if n := hits.Total(); n != 0 {
+			t.Errorf("--preflight sent %d HTTP requests; want none", n)
+		}
+	})
+	t.Run("all open", func(t *testing.T) {
+		f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Loopbacks()...)
+		code, stdout, stderr := pinprobe(t, "--preflight", "--resolve", f.Resolve(), f.URL())
+		if code != exitOK {
+			t.Errorf("exit %d; want 0; stderr:\n%s", code, stderr)
+		}
+		for _, a := range []string{"127.0.0.1", "127.0.0.2", "::1"} {
+			if !strings.Contains(stdout, "  "+a+"  ") {
+				t.Errorf("stdout does not list %s:\n%s", a, stdout)
+			}
+		}
+		if strings.Contains(stdout, "✗") || !strings.Contains(stdout, "3 of 3 endpoints") {
+			t.Errorf("stdout does not show 3 of 3 endpoints connecting:\n%s", stdout)
+		}
+		if n := f.Total(); n != 0 {
+			t.Errorf("--preflight sent %d HTTP requests; want none", n)
+		}
+	})
+}
+
+// --preflight honours --format json.
+func TestPreflightJSON(t *testing.T) {
+	code, stdout, stderr := pinprobe(t, "--preflight", "--format", "json", "http://127.0.0.1:1/")
+	var doc struct {
+		Schema string
+		Checks []struct {
+			Address, Class string
+			OK             bool
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("exit %d, stdout is not JSON (%v):\n%s\n%s", code, err, stdout, stderr)
+	}
+	if code != exitFail || doc.Schema != "pinprobe.preflight/v1" || len(doc.Checks) != 1 ||
+		doc.Checks[0].OK || doc.Checks[0].Class != "connect_refused" || doc.Checks[0].Address != "127.0.0.1" {
+		t.Errorf("exit %d, %+v; want exit 1 and one refused check of 127.0.0.1", code, doc)
+	}
+}
+
+// TestPreflightStopsWhenNothingCanWork: when every endpoint fails its
+// preflight for the same reason, pinprobe sends no load, exits 3 and names
+// the cause and the flag that fixes it.
+func TestPreflightStopsWhenNothingCanWork(t *testing.T) {
+	// An HTTPS server on 127.0.0.1 whose certificate, signed by a test CA,
+	// is for app.test only.
+	pki := testserver.NewPKI(t)
+	f := testserver.StartFleet(t, testserver.FleetOptions{PKI: pki}, testserver.Lo4a)
+	ca := pki.CAFile
+	resolve := "--resolve=" + f.Resolve()
+	url := f.URL()
+	wrongName := fmt.Sprintf("https://other.test:%d/", f.Port())
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"untrusted CA", []string{resolve, url}, exitNoAddress, []string{"fails TLS verification", "unknown authority", "--cacert FILE", "--insecure"}},
+		{"certificate for another name", []string{"--cacert", ca, fmt.Sprintf("--resolve=other.test:%d:127.0.0.1", f.Port()), wrongName}, exitNoAddress,
+			[]string{"certificate is for another name", "other.test", "app.test", "check the URL's host name"}},
+		{"trusted", []string{"--cacert", ca, resolve, url}, exitOK, []string{"certificate verified against the host name"}},
+		{"insecure says so", []string{"--insecure", resolve, url}, exitOK, []string{"certificate NOT verified: --insecure"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := f.Total()
+			code, _, stderr := pinprobe(t, append([]string{"-q", "--rate", "200", "-n", "10"}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d; want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			sent := f.Total() - before
+			f.CheckPlacement(t)
+			if tt.code == exitNoAddress && sent != 0 {
+				t.Errorf("the server served %d requests; a stopped run sends none", sent)
+			}
+			if tt.code == exitOK && sent != 10 {
+				t.Errorf("the server served %d requests; want 10", sent)
+			}
+		})
+	}
+}
+
+// TestPreflightStopRefusedEverywhere: when every address refuses, nothing
+// is probed (exit 3, naming the port); when only some do, the run goes on.
+func TestPreflightStopRefusedEverywhere(t *testing.T) {
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
+	// A port bound on 127.0.0.1 (never listening) for the whole test, where
+	// 127.0.0.2 has no listener either: both refuse.
+	closed := testserver.ClosedPort(t, testserver.Lo4a)
+	requireRefused(t, netip.AddrPortFrom(testserver.Lo4a, closed))
+	requireRefused(t, netip.AddrPortFrom(testserver.Lo4b, closed))
+	requireRefused(t, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.3"), f.Port()))
+	code, _, stderr := pinprobe(t, "-q", "-n", "5", "--resolve", fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2", closed), fmt.Sprintf("http://app.test:%d/", closed))
+	if code != exitNoAddress || !strings.Contains(stderr, fmt.Sprintf("every address refuses connections on port %d", closed)) ||
+		!strings.Contains(stderr, "(not probed)") {
+		t.Errorf("exit %d, stderr:\n%s\nwant 3, naming the port, not probed", code, stderr)
+	}
+	// One address refusing of two: the run goes on and the report shows it.
+	code, stdout, stderr := pinprobe(t, "-q", "--format", "json", "--rate", "400", "-n", "40",
+		"--resolve", f.Resolve("127.0.0.3"), f.URL())
+	if code != exitOK || !strings.Contains(stderr, "(probed anyway)") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant 0 and the run probed anyway", code, stderr)
+	}
+	rep := decodeReport(t, []byte(stdout))
+	checkReport(t, rep)
+	checkFleet(t, f, rep, "127.0.0.3")
+	if e := endpointByAddr(t, rep, "127.0.0.3"); e.Errors["connect_refused"] != e.Requests || e.Requests == 0 {
+		t.Errorf("127.0.0.3: %d requests, errors %v; want every one refused", e.Requests, e.Errors)
+	}
+}

@@ -1,0 +1,211 @@
+package main
+
+// Usage: what pinprobe refuses before it sends anything (malformed URLs,
+// flag values, request parts and input files: exit 2 with one line), and
+// --help and --version.
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// TestBadInput: every malformed URL, flag value or input file is a usage
+// error: exit 2, nothing on stdout, one stderr line naming the flag and the
+// value.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("this is not a certificate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.pem")
+	const u = "http://app.test/"
+	tests := []struct {
+		name string
+		args []string
+		want []string // substrings of the one stderr line: the flag and the value
+	}{
+		{"malformed URL", []string{"http://[::1"}, []string{"URL", `"http://[::1"`}},
+		{"unsupported scheme", []string{"ftp://app.test/file"}, []string{`"ftp://app.test/file"`, `scheme "ftp"`}},
+		{"URL without scheme", []string{"app.test/path"}, []string{`"app.test/path"`, "scheme"}},
+		{"URL without host", []string{"http:///path"}, []string{`"http:///path"`, "host"}},
+		{"URL port out of range", []string{"http://app.test:99999/"}, []string{`"http://app.test:99999/"`, "99999"}},
+		{"rate zero", []string{"--rate", "0", u}, []string{"--rate", `"0"`}},
+		{"rate negative", []string{"--rate", "-5", u}, []string{"--rate", `"-5"`}},
+		{"rate not a number", []string{"--rate", "abc", u}, []string{"--rate", `"abc"`}},
+		{"rate short flag", []string{"-r", "0", u}, []string{"--rate", `"0"`}},
+		{"rate max unbounded", []string{"--rate", "max", "--duration", "0", u}, []string{"--rate max", "--duration"}},
+		{"duration negative", []string{"--duration", "-1s", u}, []string{"--duration", "-1s"}},
+		{"duration without unit", []string{"--duration", "5", u}, []string{"--duration", `"5"`}},
+		{"requests negative", []string{"--requests", "-1", u}, []string{"--requests", "-1"}},
+		{"concurrency zero", []string{"--concurrency", "0", u}, []string{"--concurrency", "0"}},
+		{"timeout zero", []string{"--timeout", "0", u}, []string{"--timeout", "0"}},
+		{"resolve no port", []string{"--resolve", "app.test", u}, []string{"--resolve", `"app.test"`}},
+		{"resolve no address", []string{"--resolve", "app.test:80", u}, []string{"--resolve", `"app.test:80"`}},
+		{"resolve empty address", []string{"--resolve", "app.test:80:", u}, []string{"--resolve", `"app.test:80:"`}},
+		{"resolve not an IP", []string{"--resolve", "app.test:80:backend1", u}, []string{"--resolve", "backend1"}},
+		{"resolve one bad IP in list", []string{"--resolve", "app.test:80:127.0.0.1,300.1.1.1", u}, []string{"--resolve", "300.1.1.1"}},
+		{"resolve port zero", []string{"--resolve", "app.test:0:127.0.0.1", u}, []string{"--resolve", `"app.test:0:127.0.0.1"`}},
+		{"resolve port too big", []string{"--resolve", "app.test:70000:127.0.0.1", u}, []string{"--resolve", "70000"}},
+		{"resolve port not a number", []string{"--resolve", "app.test:http:127.0.0.1", u}, []string{"--resolve", `"app.test:http:127.0.0.1"`}},
+		{"resolve no host", []string{"--resolve", ":80:127.0.0.1", u}, []string{"--resolve", `":80:127.0.0.1"`}},
+		{"resolve unclosed bracket", []string{"--resolve", "[::1:80:127.0.0.1", u}, []string{"--resolve", `"[::1:80:127.0.0.1"`}},
+		{"resolve zoned address", []string{"--resolve", "app.test:80:fe80::1%eth0", u}, []string{"--resolve", "fe80::1%eth0"}},
+		{"cacert missing", []string{"--cacert", missing, u}, []string{"--cacert", missing, "no such file"}},
+		{"cacert not PEM", []string{"--cacert", notPEM, u}, []string{"--cacert", notPEM, "PEM"}},
+		{"cacert with insecure", []string{"--cacert", notPEM, "--insecure", u}, []string{"--cacert", "--insecure"}},
+		{"format xml", []string{"--format", "xml", u}, []string{"--format", `"xml"`}},
+		{"http 3", []string{"--http", "3", u}, []string{"--http", `"3"`}},
+		{"-4 and -6", []string{"-4", "-6", u}, []string{"-4", "-6"}},
+		{"fail-status 7xx", []string{"--fail-status", "7xx", u}, []string{"--fail-status", "7xx"}},
+		{"fail-status abc", []string{"--fail-status", "abc", u}, []string{"--fail-status", "abc"}},
+		{"fail-status bad item in list", []string{"--fail-status", "5xx,abc", u}, []string{"--fail-status", "abc"}},
+		{"fail-status reversed range", []string{"--fail-status", "503-500", u}, []string{"--fail-status", "503-500"}},
+		{"fail-status too small", []string{"--fail-status", "99", u}, []string{"--fail-status", "99"}},
+		{"dns-server bogus", []string{"--dns-server", "bogus", u}, []string{"--dns-server", `"bogus"`}},
+		{"dns-server port too big", []string{"--dns-server", "127.0.0.1:99999", u}, []string{"--dns-server", "127.0.0.1:99999"}},
+		{"header without colon", []string{"--header", "NoColon", u}, []string{"--header", "NoColon"}},
+		{"header short flag", []string{"-H", "X-Trace 1", u}, []string{"--header", "X-Trace 1"}},
+		{"header empty name", []string{"-H", ": value", u}, []string{"--header", ": value"}},
+		{"method with space", []string{"--method", "GET X", u}, []string{"--method", "GET X"}},
+		{"body file missing", []string{"--body", "@" + missing, u}, []string{"--body", missing}},
+		{"output in missing directory", []string{"-o", filepath.Join(missing, "r.json"), u}, []string{"--output", missing}},
+		{"preflight both ways", []string{"--preflight", "--no-preflight", u}, []string{"--preflight", "--no-preflight"}},
+		{"demo with a URL", []string{"--demo", u}, []string{"--demo", u}},
+		{"no URL", nil, []string{"no URL"}},
+		{"no URL, only flags", []string{"-q", "--rate", "5"}, []string{"no URL"}},
+		{"unknown flag", []string{"--bogus", u}, []string{"--bogus"}},
+		{"unknown short flag", []string{"-Z", u}, []string{"Z"}},
+		{"flag without value", []string{u, "--rate"}, []string{"--rate"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := pinprobe(t, tt.args...)
+			if code != exitUsage {
+				t.Errorf("pinprobe %q: exit %d; want %d (stderr %q)", tt.args, code, exitUsage, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("pinprobe %q: stdout %q; want nothing", tt.args, stdout)
+			}
+			if !strings.HasSuffix(stderr, "\n") || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("pinprobe %q: stderr %q; want exactly one line", tt.args, stderr)
+			}
+			if !strings.HasPrefix(stderr, "pinprobe: ") {
+				t.Errorf("pinprobe %q: stderr %q; want it to start with \"pinprobe: \"", tt.args, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("pinprobe %q: stderr %q; want it to name %q", tt.args, stderr, w)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(missing, "r.json")); err == nil {
+		t.Errorf("a rejected -o left its file behind")
+	}
+}
+
+// Header names, values and methods net/http would refuse are usage errors,
+// not failed requests blamed on the backend.
+func TestInvalidRequestPartsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-H", "Bad(Name): v"},
+		{"-H", "X-A: v\x01"},
+		{"-X", "GET /x"},
+		{"-c", "10001"},
+		{"--samples", "1001"},
+	} {
+		code, stdout, stderr := pinprobe(t, append(args, "http://127.0.0.1:1/")...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, args[0]) && !strings.Contains(stderr, "--") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the flag", args, code, stdout, stderr)
+		}
+	}
+}
+
+// TestInputsAreCapped: inputs must be regular files (or -) and are read
+// with a cap, so /dev/zero cannot exhaust the machine.
+func TestInputsAreCapped(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(big, make([]byte, maxCACert+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--body", "@/dev/zero", "http://a.test/"}, "not a regular file"},
+		{[]string{"--cacert", "/dev/zero", "https://a.test/"}, "not a regular file"},
+		{[]string{"--targets", "/dev/zero"}, "not a regular file"},
+		{[]string{"--cacert", big, "https://a.test/"}, "larger than the 1 MiB"},
+	} {
+		code, _, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("pinprobe %q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	// Standard input is capped too, and a signal stops the read.
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	done := make(chan int)
+	go func() {
+		var out, errb strings.Builder
+		done <- runWith(ctx, []string{"--body", "@-", "http://a.test/"}, pr, &out, &errb)
+	}()
+	go pw.Write(make([]byte, 1024)) // some input, then nothing: the read waits
+	cancel()
+	if code := <-done; code != exitInterrupted {
+		t.Errorf("interrupted while reading stdin: exit %d; want %d", code, exitInterrupted)
+	}
+}
+
+// TestHelp: --help (-h, also among other flags) shows every flag of the
+// contract and the exit codes on stdout.
+func TestHelp(t *testing.T) {
+	// The long flags DESIGN.md makes the contract, as far as this release has them.
+	contract := []string{"rate", "duration", "requests", "concurrency", "resolve", "dns-server", "new-conn",
+		"method", "header", "body", "timeout", "cacert", "insecure", "http", "fail-status", "output", "format",
+		"quiet", "preflight", "no-preflight", "demo", "help", "version"}
+	shorts := []string{"-r", "-d", "-n", "-c", "-4", "-6", "-X", "-H", "-o", "-q", "-h"}
+	var defined []string
+	newFlagSet(&config{}).VisitAll(func(f *pflag.Flag) { defined = append(defined, f.Name) })
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"--rate", "5", "--help", "http://app.test/"}} {
+		code, stdout, stderr := pinprobe(t, args...)
+		if code != exitOK {
+			t.Errorf("pinprobe %q: exit %d; want 0", args, code)
+		}
+		if stderr != "" {
+			t.Errorf("pinprobe %q: stderr %q; want nothing", args, stderr)
+		}
+		for _, name := range slices.Concat(contract, defined) {
+			if !strings.Contains(stdout, "--"+name) {
+				t.Errorf("pinprobe %q: help does not show --%s", args, name)
+			}
+		}
+		for _, s := range shorts {
+			if !strings.Contains(stdout, s+", --") {
+				t.Errorf("pinprobe %q: help does not show %s", args, s)
+			}
+		}
+		for _, w := range []string{"Usage:", "Exit codes", "130"} {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("pinprobe %q: help has no %q", args, w)
+			}
+		}
+	}
+}
+
+// TestVersion: --version prints the version alone.
+func TestVersion(t *testing.T) {
+	code, stdout, stderr := pinprobe(t, "--version")
+	if code != exitOK || stdout != "pinprobe "+version+"\n" || stderr != "" {
+		t.Errorf("--version: exit %d, stdout %q, stderr %q; want 0, %q, nothing", code, stdout, stderr, "pinprobe "+version+"\n")
+	}
+}
