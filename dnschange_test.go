@@ -228,9 +228,13 @@ func TestForensicsDNSAddressComesBack(t *testing.T) {
 	if got := endpointAddrs(rep); !slices.Equal(got, []string{"127.0.0.1", "127.0.0.2"}) {
 		t.Fatalf("endpoints %v; want 127.0.0.1 and 127.0.0.2, once each", got)
 	}
+	// It was there from the start: no added_at, but its history says it
+	// left and came back.
 	ep := rep.Endpoints[1]
-	if ep.AddedAt == nil || *ep.AddedAt != back.At || ep.RemovedAt != nil {
-		t.Errorf("127.0.0.2: added_at %v, removed_at %v; want added at %s and not removed", ep.AddedAt, ep.RemovedAt, back.At)
+	wantHistory := []jsonDNSEvent{{At: gone.At, Event: "removed"}, {At: back.At, Event: "returned"}}
+	if ep.AddedAt != nil || ep.RemovedAt != nil || !slices.Equal(ep.DNSHistory, wantHistory) {
+		t.Errorf("127.0.0.2: added_at %v, removed_at %v, dns_history %v; want no added_at, not removed, history %v",
+			ep.AddedAt, ep.RemovedAt, ep.DNSHistory, wantHistory)
 	}
 	before, after := 0, 0
 	for _, a := range f.Backend(t, testserver.Lo4b).Arrivals() {

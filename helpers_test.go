@@ -248,9 +248,15 @@ type jsonEndpoint struct {
 	Family      string                   `json:"family"`
 	AddedAt     *string                  `json:"added_at"`
 	RemovedAt   *string                  `json:"removed_at"`
+	DNSHistory  []jsonDNSEvent           `json:"dns_history"`
 	Phases      jsonPhases               `json:"phases_ms"`
 	Connections map[string]jsonConnStats `json:"connections"`
 	Samples     []jsonSample             `json:"samples"`
+}
+
+type jsonDNSEvent struct {
+	At    string `json:"at"`
+	Event string `json:"event"`
 }
 
 type jsonPhase struct {

@@ -267,7 +267,7 @@ func TestDemoMarkdown(t *testing.T) {
 	if !strings.HasPrefix(title, "# pinprobe: failures concentrate on ") || !strings.HasSuffix(title, " — "+demo.Host) {
 		t.Errorf("title = %q; want \"# pinprobe: failures concentrate on … — %s\"", title, demo.Host)
 	}
-	for _, want := range []string{"AGWAccessLogs", "| where ClientPort in (", "> **Verdict: concentrated.**", "## Sample requests"} {
+	for _, want := range []string{"AGWAccessLogs", "| where isnull(Port) or Port in (", "> **Verdict: concentrated.**", "## Sample requests"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, doc)
 		}

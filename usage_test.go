@@ -209,3 +209,47 @@ func TestVersion(t *testing.T) {
 		t.Errorf("--version: exit %d, stdout %q, stderr %q; want 0, %q, nothing", code, stdout, stderr, "pinprobe "+version+"\n")
 	}
 }
+// TestUnknownFlagSuggestsTheNearest: a typo gets the flag it probably meant.
+func TestUnknownFlagSuggestsTheNearest(t *testing.T) {
+	for _, tt := range []struct{ arg, want string }{
+		{"--duraton", "did you mean --duration?"},
+		{"--rat", "did you mean --rate?"},
+		{"--max-p9", "did you mean --max-p99?"},
+		{"--xyz", ""},
+	} {
+		code, _, stderr := pinprobe(t, tt.arg, "1", "http://a.test/")
+		if code != exitUsage {
+			t.Errorf("%s: exit %d; want 2", tt.arg, code)
+		}
+		if tt.want != "" && !strings.Contains(stderr, tt.want) || tt.want == "" && strings.Contains(stderr, "did you mean") {
+			t.Errorf("%s: stderr %q; want %q", tt.arg, stderr, tt.want)
+		}
+	}
+}
+
+// TestUsageErrorsShowNoSecret: a usage error ends up in CI logs, so none
+// may quote a credential, whatever is wrong with the URL or the header.
+func TestUsageErrorsShowNoSecret(t *testing.T) {
+	for _, args := range [][]string{
+		{"https://user:hunter22@app.test:99999/?token=t0k3n"},
+		{"user:hunter22@app.test/?token=t0k3n"},
+		{"https://user:hunter22@/?token=t0k3n"},
+		{"gopher://user:hunter22@app.test/?token=t0k3n"},
+		{"https://user:hunter22@[::1/?token=t0k3n"},
+		{"https://hunter22@app.test:0/"},
+		{"-H", "Authorization Bearer hunter22", "http://app.test/"},
+		{"-H", "X-Api-Key: hunter22\r\nX: y", "http://app.test/"},
+		{"--demo", "https://u:hunter22@app.test/?auth=t0k3n"},
+		{"--rate", "abc", "https://u:hunter22@app.test/?session=t0k3n"},
+	} {
+		code, stdout, stderr := pinprobe(t, args...)
+		if code != exitUsage {
+			t.Errorf("pinprobe %q: exit %d; want 2", args, code)
+		}
+		for _, secret := range []string{"hunter22", "t0k3n"} {
+			if strings.Contains(stdout+stderr, secret) {
+				t.Errorf("pinprobe %q: %q shows %q", args, stderr, secret)
+			}
+		}
+	}
+}

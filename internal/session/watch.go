@@ -85,6 +85,9 @@ type dnsWatch struct {
 }
 
 func (w *dnsWatch) apply(u dnsUpdate) {
+	// The change is dated when the streams change, here, not when DNS was
+	// asked: "not probed after" must hold from that time on.
+	u.at = time.Now()
 	for i := range w.rep.DNS {
 		d := &w.rep.DNS[i]
 		k := dnsKey(d.Host, d.Port)
