@@ -30,6 +30,11 @@ type Report struct {
 	Timeline     Timeline      `json:"timeline"`
 	Client       Client        `json:"client"`
 	Verdict      Verdict       `json:"verdict"`
+	// Inputs lists the reports a merged report was made from (see Merge);
+	// absent from a single run's report.
+	Inputs []Input `json:"inputs,omitempty"`
+	// Notes say where a merged report is less than exact, and why.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Client is what the client side of the run looked like: the local
