@@ -142,8 +142,10 @@ type Side struct {
 	CI95 [2]float64 `json:"ci95"`
 	// P50MS and P99MS are latency percentiles in milliseconds, from the
 	// report's (possibly merged) histogram.
-	P50MS  float64          `json:"p50_ms"`
-	P99MS  float64          `json:"p99_ms"`
+	P50MS float64 `json:"p50_ms"`
+	P99MS float64 `json:"p99_ms"`
+	// Status and Errors count the answers by HTTP status and by error
+	// class, as in the report.
 	Status map[string]int64 `json:"status"`
 	Errors map[string]int64 `json:"errors"`
 }
@@ -229,7 +231,7 @@ func Compare(before, after *Report) *Comparison {
 	}
 	c.AlphaEach = c.Alpha / float64(max(c.Comparisons, 1))
 	for _, sc := range c.scopes() {
-		if sc.Tested && sc.Change == ChangeSame || sc.Change == ChangeAdded && sc.Tested {
+		if sc.Tested && (sc.Change == ChangeSame || sc.Change == ChangeAdded) {
 			switch {
 			case sc.PWorse < c.AlphaEach:
 				sc.Change = ChangeWorse

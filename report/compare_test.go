@@ -20,6 +20,7 @@ import (
 // cmpEndpoint is one endpoint of a synthetic run: n requests to address,
 // the first failed of them answered with failStatus, the rest 200.
 type cmpEndpoint struct {
+	target     string // "" for https://sign.example.com/
 	address    string
 	n, failed  int
 	failStatus int
@@ -33,9 +34,9 @@ var cmpStart = time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
 // its JSON.
 func cmpRun(t *testing.T, start time.Time, eps ...cmpEndpoint) *Report {
 	t.Helper()
-	tg := mustTarget(t, "https://sign.example.com/")
 	var peps []*probe.Endpoint
 	for i, e := range eps {
+		tg := mustTarget(t, orDefault(e.target, "https://sign.example.com/"))
 		peps = append(peps, &probe.Endpoint{ID: i, Target: tg, Addr: netip.MustParseAddr(e.address)})
 	}
 	fail, err := ParseFailStatus("5xx")
@@ -230,6 +231,10 @@ func TestCompareConclusions(t *testing.T) {
 			[]cmpEndpoint{healthy("127.0.0.1")},
 			[]cmpEndpoint{{address: "127.0.0.1", n: 300, failed: 2, failStatus: 503, latency: time.Millisecond}},
 			CompareUnchanged, "no significant change (total 0% → 0.67%, p=0.5): 127.0.0.1 0% → 0.67%"},
+		{"two URLs",
+			[]cmpEndpoint{healthy("127.0.0.1"), {target: "https://sign.example.com/api", address: "127.0.0.1", n: 300}},
+			[]cmpEndpoint{healthy("127.0.0.1"), {target: "https://sign.example.com/api", address: "127.0.0.1", n: 300, failed: 60, failStatus: 500}},
+			CompareRegressed, "regression: 127.0.0.1 /api 0% → 20%, p<1e-9"},
 		{"no requests after",
 			[]cmpEndpoint{healthy("127.0.0.1")},
 			[]cmpEndpoint{{address: "127.0.0.1"}},

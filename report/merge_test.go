@@ -304,7 +304,7 @@ func lineDiff(got, want string) string {
 // five processes (round robin and in time slices), merged, say exactly
 // what one process that saw all of them says.
 func TestMergeEqualsOneAggregator(t *testing.T) {
-	run := newMgRun(t, 1, 12000)
+	run := newMgRun(t, 1, 8000)
 	n := len(run.results)
 	tests := []struct {
 		name string
@@ -837,4 +837,41 @@ func seq(lo, hi int) []int {
 		s = append(s, p)
 	}
 	return s
+}
+
+// FuzzReadReport: whatever the bytes, ReadReport returns a report or an
+// error, never panics, and a report it accepts merges with itself.
+func FuzzReadReport(f *testing.F) {
+	tg, err := probe.ParseTarget("https://a.example.com/")
+	if err != nil {
+		f.Fatal(err)
+	}
+	eps := []*probe.Endpoint{{ID: 0, Target: tg, Addr: netip.MustParseAddr("192.0.2.1")}, {ID: 1, Target: tg, Addr: netip.MustParseAddr("2001:db8::1")}}
+	fail, _ := ParseFailStatus("5xx")
+	agg := NewAggregator(eps, fail)
+	for i := range 40 {
+		agg.Add(probe.Result{Endpoint: i % 2, Status: 200 + 302*(i%3/2), Start: fzStart.Add(time.Duration(i) * 100 * time.Millisecond),
+			Latency: time.Duration(i+1) * time.Millisecond, Connect: time.Millisecond, Local: netip.MustParseAddrPort("192.0.2.9:40000")})
+	}
+	var buf bytes.Buffer
+	if err := JSON(&buf, fzClose(agg, 5*time.Second)); err != nil {
+		f.Fatal(err)
+	}
+	good := buf.String()
+	f.Add(good)
+	f.Add(strings.Replace(good, `"ok": 14,`, `"ok": 15,`, 1))
+	f.Add(`{"schema": "pinprobe.report/v1"}`)
+	f.Add(`{"schema": "pinprobe.report/v1", "endpoints": [{"requests": 1, "ok": 1, "status": {"200": 1}}], "totals": {"requests": 1, "ok": 1, "status": {"200": 1}}}`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		r, err := ReadReport(strings.NewReader(doc), "fuzz.json")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "read report fuzz.json: ") {
+				t.Errorf("error %q does not name the file", err)
+			}
+			return
+		}
+		if _, err := Merge([]*Report{r, r}, []string{"a", "b"}); err != nil {
+			t.Errorf("Merge of an accepted report with itself: %v", err)
+		}
+	})
 }
