@@ -209,6 +209,7 @@ func TestVersion(t *testing.T) {
 		t.Errorf("--version: exit %d, stdout %q, stderr %q; want 0, %q, nothing", code, stdout, stderr, "pinprobe "+version+"\n")
 	}
 }
+
 // TestUnknownFlagSuggestsTheNearest: a typo gets the flag it probably meant.
 func TestUnknownFlagSuggestsTheNearest(t *testing.T) {
 	for _, tt := range []struct{ arg, want string }{

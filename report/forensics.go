@@ -80,7 +80,11 @@ func phaseOf(h *hdr.Histogram) Phase {
 	if n == 0 {
 		return Phase{}
 	}
-	return Phase{Count: n, P50: usToMS(h.ValueAtQuantile(50)), P99: usToMS(h.ValueAtQuantile(99)), Max: usToMS(h.Max())}
+	p := Phase{Count: n, P50: usToMS(h.ValueAtQuantile(50)), P99: usToMS(h.ValueAtQuantile(99)), Max: usToMS(h.Max())}
+	if enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+		p.HDR = string(enc)
+	}
+	return p
 }
 
 // sampleOf turns a result's evidence into a Sample, secrets redacted.
@@ -300,6 +304,7 @@ func (c *clientSeen) report() Client {
 	}
 	sort.Ints(cl.Ports)
 	if len(cl.Ports) > maxPorts {
+		cl.PortSet = EncodePortSet(cl.Ports)
 		cl.Ports = cl.Ports[:maxPorts]
 	}
 	return cl

@@ -33,6 +33,11 @@ type Report struct {
 	// Thresholds are the release gate's checks (--max-failure-rate,
 	// --max-p99, --fail-on-verdict), each scope judged; [] when none was set.
 	Thresholds []Threshold `json:"thresholds"`
+	// Inputs lists the reports a merged report was made from (see Merge);
+	// absent from a single run's report.
+	Inputs []Input `json:"inputs,omitempty"`
+	// Notes say where a merged report is less than exact, and why.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Client is what the client side of the run looked like: the local
@@ -45,6 +50,13 @@ type Client struct {
 	PortsCount int   `json:"ports_count"`
 	PortMin    int   `json:"port_min"`
 	PortMax    int   `json:"port_max"`
+	// PortSet holds every local port used when Ports is cut short, so
+	// reports merge their ports exactly (see EncodePortSet).
+	PortSet string `json:"port_set,omitempty"`
+	// PortsLowerBound is set on a merged report when an input listed only
+	// part of its ports and had no port_set: PortsCount is then the least
+	// the union holds.
+	PortsLowerBound bool `json:"ports_count_lower_bound,omitempty"`
 }
 
 // Timeline counts requests and failures per interval and endpoint.
@@ -104,6 +116,9 @@ type Phase struct {
 	P50   float64 `json:"p50"`
 	P99   float64 `json:"p99"`
 	Max   float64 `json:"max"`
+	// HDR is the phase's histogram (µs, 2 significant digits), encoded like
+	// Stats.HDR, so reports merge it exactly; empty when Count is 0.
+	HDR string `json:"hdr,omitempty"`
 }
 
 // Phases are the connect, TLS handshake and time-to-first-byte phases.
@@ -157,6 +172,9 @@ type DNS struct {
 	Addresses []string    `json:"addresses"`
 	Error     string      `json:"error,omitempty"`
 	Changes   []DNSChange `json:"changes"`
+	// Input names the input a merged report's entry comes from (see
+	// Report.Inputs); empty in a single run's report.
+	Input string `json:"input,omitempty"`
 }
 
 // Stats are the tallies of one scope: an endpoint, a family or the total.

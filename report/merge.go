@@ -1,0 +1,814 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"net/netip"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"pinprobe/probe"
+)
+
+// Input is one report a merged report was made from: a run, or (when a
+// merged report is merged again) one input of it, named "outer:inner".
+type Input struct {
+	File        string   `json:"file"`
+	Version     string   `json:"version"`
+	Command     []string `json:"command"`
+	StartedAt   Time     `json:"started_at"`
+	EndedAt     Time     `json:"ended_at"`
+	SendS       float64  `json:"send_s"`
+	Interrupted bool     `json:"interrupted"`
+	Requests    int64    `json:"requests"`
+	Failed      int64    `json:"failed"`
+	Dropped     int64    `json:"dropped"`
+}
+
+// defaultSamples is the --samples default: failed requests kept per
+// endpoint when the command does not say.
+const defaultSamples = 5
+
+// timelineMinInterval is the narrowest timeline bucket an aggregator makes.
+const timelineMinInterval = time.Millisecond
+
+// maxMergedInterval bounds the common timeline interval of a merge; past it
+// the inputs' intervals have no sensible common multiple.
+const maxMergedInterval = 24 * time.Hour
+
+// Merge combines reports of the same probe run as several processes (N
+// machines or regions, N pods each sending R/N) or of several runs into one
+// report, exactly where the reports allow it. names name the inputs (file
+// names); every error names the one at fault. The reports must pass
+// CheckSaved and count the same statuses as failures.
+//
+// Rules:
+//   - Endpoints are matched by target and address: the same endpoint in
+//     several reports is one endpoint whose counts, statuses, error classes,
+//     bytes, drops and connections add up, and whose latency and phase
+//     histograms merge from their encoded form (percentiles are then read
+//     from the merged histogram, as one aggregator would; the mean is exact
+//     to the microsecond). Other endpoints are listed side by side, in the
+//     order they first appear. Families and totals are recomputed from the
+//     endpoints, and the verdict from those counts (Judge).
+//   - A report without phase histograms (written before phases_ms had hdr)
+//     still merges: its phases are approximate and a note says so.
+//   - Time: started_at is the earliest, ended_at the latest. duration_s and
+//     send_s are the time covered by at least one input's run and sending
+//     window (overlaps counted once, gaps between runs left out), so with N
+//     processes side by side they are the common window and every rps is the
+//     combined rate the target saw; with runs one after another they are the
+//     sum of the runs. interrupted is set when any input was.
+//   - Timeline: the common interval is the least common multiple of the
+//     inputs' intervals (with pinprobe's doubling intervals, the coarsest),
+//     doubled while the buckets would pass 300 (10,000 when an input had
+//     more); the origin is the earliest start. An input bucket is never
+//     split: it is counted whole in the merged bucket that holds its middle.
+//     When an input's start is a whole number of its buckets from the origin,
+//     that is exact; otherwise a note names it, and its requests may show up
+//     to half of its bucket early or late. Sums are always exact.
+//   - Samples: per endpoint, the earliest failed ones up to the largest
+//     --samples of the inputs' commands (5 when a command does not say), and
+//     the earliest success.
+//   - Fingerprints: added by kind (status or error class, Server, body hash);
+//     past 64 kinds the smallest are counted in the "other kinds" group, as
+//     the aggregator does with the kinds past its first 64.
+//   - Client: local addresses and ports are the union; ports_count is the
+//     union's size, exact when every input listed all its ports (or wrote
+//     port_set), else a lower bound flagged by ports_count_lower_bound.
+//   - DNS: every input's entries are kept, each naming its input (DNS.Input).
+//   - Plan: the rate is the planned rate at the busiest moment (the inputs'
+//     rates added up where their runs overlap); request budgets add up;
+//     duration, concurrency and timeout are the largest; a note says when
+//     the inputs' plans differ.
+//   - The merged report lists its inputs (Report.Inputs); a merged input's
+//     own inputs are listed in its place, so merges of merges stay flat.
+func Merge(reports []*Report, names []string) (*Report, error) {
+	if len(reports) == 0 {
+		return nil, errors.New("merge: no report to merge")
+	}
+	if len(names) != len(reports) {
+		return nil, fmt.Errorf("merge: %d reports but %d names", len(reports), len(names))
+	}
+	for i, r := range reports {
+		if r == nil {
+			return nil, fmt.Errorf("merge %s: no report", names[i])
+		}
+		if err := CheckSaved(r); err != nil {
+			return nil, fmt.Errorf("merge %s: %w", names[i], err)
+		}
+	}
+	fail0 := failStatusOf(reports[0])
+	for i, r := range reports[1:] {
+		if f := failStatusOf(r); f.set != fail0.set {
+			return nil, fmt.Errorf("merge %s: its --fail-status %q differs from %q in %s: the same answer would count as a failure in one and not in the other",
+				names[i+1], r.Plan.FailStatus, reports[0].Plan.FailStatus, names[0])
+		}
+	}
+	m := &merger{reports: reports, names: names, index: map[epKey]int{}}
+	out := &Report{Schema: Schema}
+	m.meta(out)
+	if err := m.endpoints(); err != nil {
+		return nil, err
+	}
+	m.stats(out)
+	tl, err := m.timeline()
+	if err != nil {
+		return nil, err
+	}
+	out.Timeline = tl
+	out.Fingerprints = m.fingerprints()
+	out.Client, err = m.client()
+	if err != nil {
+		return nil, err
+	}
+	out.Notes = append(out.Notes, m.notes...)
+	out.Verdict = Judge(out)
+	out.Thresholds = []Threshold{} // judged at report time, on the merged counts
+	if err := Validate(out); err != nil {
+		return nil, fmt.Errorf("merge %s: the merged report breaks its invariants: %w", strings.Join(names, ", "), err)
+	}
+	return out, nil
+}
+
+// merger holds a merge in progress.
+type merger struct {
+	reports []*Report
+	names   []string
+	inputs  []Input // flattened
+	index   map[epKey]int
+	eps     []*mergedEndpoint
+	notes   []string
+	secs    float64 // the sending window every rps is over
+}
+
+type epKey struct{ target, address string }
+
+func keyOf(e *Endpoint) epKey { return epKey{e.Target, e.Address} }
+
+// mergedEndpoint is one endpoint's sum over the inputs.
+type mergedEndpoint struct {
+	id                 Endpoint // identity: target, host, address, port, family
+	t                  *tally
+	phases             [3]phaseAcc // connect, TLS, TTFB
+	fresh, reused      ConnStats
+	samples            []Sample
+	seen, nAdd, nRem   int
+	addedAt, removedAt time.Time
+	history            []DNSEvent
+}
+
+// meta fills what describes the run: inputs, window, plan, version,
+// command, DNS and the interrupted flag.
+func (m *merger) meta(out *Report) {
+	var runs, sends [][2]time.Time
+	for i, r := range m.reports {
+		if len(r.Inputs) > 0 {
+			for _, in := range r.Inputs {
+				in.File = m.names[i] + ":" + in.File
+				m.inputs = append(m.inputs, in)
+			}
+			for _, n := range r.Notes {
+				m.notes = append(m.notes, m.names[i]+": "+n)
+			}
+		} else {
+			m.inputs = append(m.inputs, Input{
+				File: m.names[i], Version: r.Version, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+				SendS: r.SendS, Interrupted: r.Interrupted,
+				Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
+			})
+		}
+		for _, d := range r.DNS {
+			d.Addresses = slices.Clone(d.Addresses)
+			d.Changes = slices.Clone(d.Changes)
+			if d.Input == "" {
+				d.Input = m.names[i]
+			} else {
+				d.Input = m.names[i] + ":" + d.Input
+			}
+			out.DNS = append(out.DNS, d)
+		}
+	}
+	if out.DNS == nil {
+		out.DNS = []DNS{}
+	}
+	var versions []string
+	sameCommand := true
+	for _, in := range m.inputs {
+		versions = append(versions, in.Version)
+		sameCommand = sameCommand && slices.Equal(in.Command, m.inputs[0].Command)
+		out.Interrupted = out.Interrupted || in.Interrupted
+		if in.StartedAt.IsZero() {
+			continue
+		}
+		if out.StartedAt.IsZero() || in.StartedAt.Before(out.StartedAt.Time) {
+			out.StartedAt = in.StartedAt
+		}
+		if in.EndedAt.After(out.EndedAt.Time) {
+			out.EndedAt = in.EndedAt
+		}
+		send := secsDuration(in.SendS)
+		if in.SendS <= 0 {
+			send = in.EndedAt.Sub(in.StartedAt.Time)
+		}
+		runs = append(runs, [2]time.Time{in.StartedAt.Time, in.EndedAt.Time})
+		sends = append(sends, [2]time.Time{in.StartedAt.Time, in.StartedAt.Add(send)})
+	}
+	out.Version = strings.Join(dedupe(versions), ", ")
+	out.Command = []string{}
+	if sameCommand {
+		out.Command = slices.Clone(m.inputs[0].Command)
+	}
+	out.DurationS = round(unionSeconds(runs), 3)
+	m.secs = unionSeconds(sends)
+	out.SendS = m.secs
+	out.Plan = m.plan()
+	out.Inputs = m.inputs
+}
+
+// unionSeconds is how long at least one of the intervals covers.
+func unionSeconds(iv [][2]time.Time) float64 {
+	iv = slices.Clone(iv)
+	sort.Slice(iv, func(i, j int) bool { return iv[i][0].Before(iv[j][0]) })
+	var total time.Duration
+	var cur [2]time.Time
+	for i, v := range iv {
+		switch {
+		case i == 0:
+			cur = v
+		case v[0].After(cur[1]):
+			total += cur[1].Sub(cur[0])
+			cur = v
+		case v[1].After(cur[1]):
+			cur[1] = v[1]
+		}
+	}
+	if len(iv) > 0 {
+		total += cur[1].Sub(cur[0])
+	}
+	return total.Seconds()
+}
+
+// plan sums the rates and budgets and keeps the largest of the rest.
+func (m *merger) plan() Plan {
+	p := m.reports[0].Plan
+	p.Rate, p.Requests = peakRate(m.reports), 0
+	unlimited := false
+	var differ []string
+	for _, r := range m.reports {
+		q := r.Plan
+		p.Max = p.Max || q.Max
+		p.Requests += q.Requests
+		unlimited = unlimited || q.Requests == 0
+		p.DurationS = max(p.DurationS, q.DurationS)
+		p.Concurrency = max(p.Concurrency, q.Concurrency)
+		p.Timeout = max(p.Timeout, q.Timeout)
+		p.NewConn = p.NewConn || q.NewConn
+		if q.Only != p.Only {
+			p.Only = "" // one input probed both families
+		}
+		f := m.reports[0].Plan
+		for _, d := range []struct {
+			name string
+			same bool
+		}{
+			{"rate", q.Rate == f.Rate && q.Max == f.Max}, {"duration_s", q.DurationS == f.DurationS},
+			{"requests", q.Requests == f.Requests}, {"concurrency", q.Concurrency == f.Concurrency},
+			{"timeout_s", q.Timeout == f.Timeout}, {"http", q.HTTP == f.HTTP}, {"new_conn", q.NewConn == f.NewConn},
+		} {
+			if !d.same {
+				differ = append(differ, d.name)
+			}
+		}
+	}
+	p.Rate = round(p.Rate, 6)
+	if unlimited {
+		p.Requests = 0
+	}
+	if differ = dedupe(differ); len(differ) > 0 {
+		m.notes = append(m.notes, "plan: the inputs were run with different "+strings.Join(differ, ", ")+
+			"; the plan shows their summed rates and request budgets, the longest duration, the largest concurrency and timeout, new_conn if any used it, and the first input's http")
+	}
+	return p
+}
+
+// peakRate is the planned rate at the busiest moment: the sum of the rates
+// of the reports that ran at the same time (all of them when their times
+// are unknown).
+func peakRate(reports []*Report) float64 {
+	type edge struct {
+		at   time.Time
+		rate float64
+	}
+	var edges []edge
+	sum := 0.0
+	for _, r := range reports {
+		if r.StartedAt.IsZero() || r.EndedAt.Before(r.StartedAt.Time) {
+			sum += r.Plan.Rate
+			continue
+		}
+		edges = append(edges, edge{r.StartedAt.Time, r.Plan.Rate}, edge{r.EndedAt.Time, -r.Plan.Rate})
+	}
+	// Ends before starts at the same instant: back-to-back runs do not overlap.
+	sort.SliceStable(edges, func(i, j int) bool {
+		if !edges[i].at.Equal(edges[j].at) {
+			return edges[i].at.Before(edges[j].at)
+		}
+		return edges[i].rate < edges[j].rate
+	})
+	cur, peak := 0.0, 0.0
+	for _, e := range edges {
+		cur += e.rate
+		peak = max(peak, cur)
+	}
+	return sum + peak
+}
+
+// endpoints adds up the inputs' endpoints, matched by target and address.
+func (m *merger) endpoints() error {
+	approx := map[string]bool{}
+	quota := 0
+	for _, in := range m.inputs {
+		quota = max(quota, samplesFlag(in.Command))
+	}
+	for i, r := range m.reports {
+		for j := range r.Endpoints {
+			e := &r.Endpoints[j]
+			k := keyOf(e)
+			idx, ok := m.index[k]
+			if !ok {
+				idx = len(m.eps)
+				m.index[k] = idx
+				id := Endpoint{Target: e.Target, Host: e.Host, Address: e.Address, Port: e.Port, Family: e.Family}
+				m.eps = append(m.eps, &mergedEndpoint{id: id, t: newTally()})
+			}
+			me := m.eps[idx]
+			t, err := tallyOf(&e.Stats)
+			if err != nil {
+				return fmt.Errorf("merge %s: endpoint %s (%s): %w", m.names[i], e.Address, e.Target, err)
+			}
+			merge(me.t, t)
+			for p, ph := range []Phase{e.Phases.Connect, e.Phases.TLS, e.Phases.TTFB} {
+				ok, err := me.phases[p].add(ph)
+				if err != nil {
+					return fmt.Errorf("merge %s: endpoint %s (%s): phase: %w", m.names[i], e.Address, e.Target, err)
+				}
+				if !ok {
+					approx[m.names[i]] = true
+				}
+			}
+			f, rs := e.Connections["fresh"], e.Connections["reused"]
+			me.fresh.Requests += f.Requests
+			me.fresh.Failed += f.Failed
+			me.reused.Requests += rs.Requests
+			me.reused.Failed += rs.Failed
+			failed := 0
+			for _, s := range e.Samples {
+				if s.Failed {
+					failed++
+				}
+			}
+			quota = max(quota, failed)
+			me.samples = append(me.samples, e.Samples...)
+			me.seen++
+			if e.AddedAt != nil {
+				me.nAdd++
+				if me.addedAt.IsZero() || e.AddedAt.Before(me.addedAt) {
+					me.addedAt = e.AddedAt.Time
+				}
+			}
+			if e.RemovedAt != nil {
+				me.nRem++
+				if e.RemovedAt.After(me.removedAt) {
+					me.removedAt = e.RemovedAt.Time
+				}
+			}
+			me.history = append(me.history, e.DNSHistory...)
+		}
+	}
+	for _, me := range m.eps {
+		me.samples = keepSamples(me.samples, quota)
+	}
+	if len(approx) > 0 {
+		m.notes = append(m.notes, "phases_ms: no phase histograms in "+strings.Join(slices.Sorted(maps.Keys(approx)), ", ")+
+			" (written before phases_ms carried hdr), so the phases of the endpoints found there are approximate: "+
+			"count and max are exact, p50 is the count-weighted mean of the inputs' p50s and p99 the largest of their p99s (an upper bound)")
+	}
+	return nil
+}
+
+// keepSamples keeps the earliest quota failed samples and the earliest
+// success, in time order, as one run would have.
+func keepSamples(all []Sample, quota int) []Sample {
+	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At.Time) })
+	out := []Sample{}
+	failed, ok := 0, false
+	for _, s := range all {
+		switch {
+		case s.Failed && failed < quota:
+			failed++
+		case !s.Failed && !ok:
+			ok = true
+		default:
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// samplesFlag reads --samples from a command line as pflag would (the last
+// one wins); defaultSamples when it is not there.
+func samplesFlag(cmd []string) int {
+	n := defaultSamples
+	for i, a := range cmd {
+		v, ok := "", false
+		switch {
+		case a == "--":
+			return n
+		case a == "--samples" && i+1 < len(cmd):
+			v, ok = cmd[i+1], true
+		case strings.HasPrefix(a, "--samples="):
+			v, ok = strings.TrimPrefix(a, "--samples="), true
+		}
+		if k, err := strconv.Atoi(v); ok && err == nil && k >= 0 {
+			n = k
+		}
+	}
+	return n
+}
+
+// tallyOf turns saved Stats back into the tally they were made from, as
+// far as the report keeps it: the latency sum from the mean, to the
+// microsecond.
+func tallyOf(s *Stats) (*tally, error) {
+	t := newTally()
+	t.requests, t.ok, t.failed, t.dropped, t.bytes = s.Requests, s.OK, s.Failed, s.Dropped, s.Bytes
+	for k, n := range s.Status {
+		c, err := strconv.Atoi(k)
+		if err != nil || c < 0 || c >= len(t.status) {
+			return nil, fmt.Errorf("status %q is not an HTTP status", k)
+		}
+		t.status[c] += n
+	}
+	for k, n := range s.Errors {
+		t.errors[probe.ErrorClass(k)] += n
+	}
+	if s.Requests > 0 {
+		t.min, t.max = msDuration(s.LatencyMS.Min), msDuration(s.LatencyMS.Max)
+		t.sum = time.Duration(math.Round(s.LatencyMS.Mean * float64(s.Requests) * float64(time.Millisecond)))
+	}
+	if s.HDR != "" {
+		h, err := DecodeHDR(s.HDR)
+		if err != nil {
+			return nil, fmt.Errorf("hdr: %w", err)
+		}
+		if dropped := t.hist.Merge(h); dropped > 0 {
+			return nil, fmt.Errorf("hdr: %d values outside 1µs to 1h", dropped)
+		}
+	}
+	return t, nil
+}
+
+func msDuration(v float64) time.Duration {
+	return time.Duration(math.Round(v * float64(time.Millisecond)))
+}
+
+// phaseAcc adds up one phase over the inputs: exactly from histograms, or
+// approximately when an input has none.
+type phaseAcc struct {
+	h        *hdr.Histogram
+	count    int64
+	max, p99 float64
+	p50sum   float64 // p50 × count, for the approximation
+	approx   bool
+}
+
+// add counts p in; exact reports whether it came with its histogram.
+func (a *phaseAcc) add(p Phase) (exact bool, err error) {
+	if p.Count == 0 {
+		return true, nil
+	}
+	a.count += p.Count
+	a.max = max(a.max, p.Max)
+	a.p99 = max(a.p99, p.P99)
+	a.p50sum += p.P50 * float64(p.Count)
+	if p.HDR == "" {
+		a.approx = true
+		return false, nil
+	}
+	h, err := DecodeHDR(p.HDR)
+	if err != nil {
+		return false, err
+	}
+	if a.h == nil {
+		a.h = newPhaseHist()
+	}
+	if dropped := a.h.Merge(h); dropped > 0 {
+		return false, fmt.Errorf("%d values outside 1µs to 1h", dropped)
+	}
+	return true, nil
+}
+
+func (a *phaseAcc) phase() Phase {
+	switch {
+	case a.count == 0:
+		return Phase{}
+	case a.approx:
+		return Phase{Count: a.count, P50: round(a.p50sum/float64(a.count), 3), P99: a.p99, Max: a.max}
+	}
+	return phaseOf(a.h)
+}
+
+// stats writes the endpoints, families and totals from the merged tallies,
+// as Aggregator.Close does.
+func (m *merger) stats(out *Report) {
+	total := newTally()
+	fams := map[string]*tally{}
+	out.Endpoints = make([]Endpoint, len(m.eps))
+	for i, me := range m.eps {
+		merge(total, me.t)
+		f := fams[me.id.Family]
+		if f == nil {
+			f = newTally()
+			fams[me.id.Family] = f
+		}
+		merge(f, me.t)
+		e := me.id
+		e.Stats = me.t.stats(m.secs)
+		e.Phases = Phases{Connect: me.phases[0].phase(), TLS: me.phases[1].phase(), TTFB: me.phases[2].phase()}
+		e.Connections = map[string]ConnStats{"fresh": me.fresh, "reused": me.reused}
+		e.Samples = me.samples
+		// An endpoint appeared (or left) only if it did in every input
+		// that probed it.
+		if me.nAdd == me.seen {
+			e.AddedAt = &Time{me.addedAt}
+		}
+		if me.nRem == me.seen {
+			e.RemovedAt = &Time{me.removedAt}
+		}
+		slices.SortStableFunc(me.history, func(a, b DNSEvent) int { return a.At.Compare(b.At.Time) })
+		e.DNSHistory = me.history
+		out.Endpoints[i] = e
+	}
+	out.Totals = total.stats(m.secs)
+	out.Families = map[string]*Stats{}
+	for fam, t := range fams {
+		s := t.stats(m.secs)
+		out.Families[fam] = &s
+	}
+}
+
+// timeline re-buckets every input's series on one grid; see Merge.
+func (m *merger) timeline() (Timeline, error) {
+	type source struct {
+		i     int
+		start time.Time
+		step  time.Duration
+		n     int
+	}
+	var srcs []source
+	for i, r := range m.reports {
+		if len(r.Timeline.Series) == 0 && r.Totals.Requests > 0 {
+			m.notes = append(m.notes, "timeline: "+m.names[i]+" has none, so the merged report has none either")
+			return Timeline{IntervalS: r.Timeline.IntervalS, Start: r.Timeline.Start, Series: []Series{}}, nil
+		}
+		n := 0
+		for _, s := range r.Timeline.Series {
+			n = max(n, len(s.Requests))
+		}
+		if n > 0 {
+			srcs = append(srcs, source{i, r.Timeline.Start.Time, interval(r.Timeline.IntervalS), n})
+		}
+	}
+	tl := Timeline{IntervalS: m.reports[0].Timeline.IntervalS, Start: m.reports[0].Timeline.Start, Series: make([]Series, len(m.eps))}
+	for j, me := range m.eps {
+		tl.Series[j] = Series{Address: me.id.Address, Target: me.id.Target, Requests: []int64{}, Failed: []int64{}}
+	}
+	if len(srcs) == 0 {
+		return tl, nil
+	}
+	origin := srcs[0].start
+	step := srcs[0].step
+	limit := maxPoints
+	lcmOK := true
+	for _, s := range srcs {
+		if s.start.Before(origin) {
+			origin = s.start
+		}
+		if l, ok := lcm(step, s.step); ok && l <= maxMergedInterval && lcmOK {
+			step = l
+		} else {
+			lcmOK = false
+		}
+		if s.n > maxPoints {
+			limit = hardMaxPoints
+		}
+	}
+	if !lcmOK {
+		step = 0
+		for _, s := range srcs {
+			step = max(step, s.step)
+		}
+	}
+	// place is the merged bucket that holds the middle of bucket k of s.
+	place := func(s source, k int, step time.Duration) int {
+		return int((s.start.Sub(origin) + time.Duration(k)*s.step + s.step/2) / step)
+	}
+	n := 0
+	for {
+		n = 0
+		for _, s := range srcs {
+			n = max(n, place(s, s.n-1, step)+1)
+		}
+		if n <= limit {
+			break
+		}
+		step *= 2
+	}
+	for j := range tl.Series {
+		tl.Series[j].Requests, tl.Series[j].Failed = make([]int64, n), make([]int64, n)
+	}
+	var shifted []string
+	var worst time.Duration
+	for _, s := range srcs {
+		r := m.reports[s.i]
+		if s.start.Sub(origin)%s.step != 0 || step%s.step != 0 {
+			shifted = append(shifted, m.names[s.i])
+			worst = max(worst, s.step/2)
+		}
+		for si, ser := range r.Timeline.Series {
+			j := m.index[keyOf(&r.Endpoints[si])]
+			out := &tl.Series[j]
+			for k := range ser.Requests {
+				b := place(s, k, step)
+				out.Requests[b] += ser.Requests[k]
+				out.Failed[b] += ser.Failed[k]
+			}
+		}
+	}
+	tl.Start, tl.IntervalS = Time{origin}, step.Seconds()
+	if len(shifted) > 0 {
+		m.notes = append(m.notes, fmt.Sprintf("timeline: the buckets of %s do not fall on the merged grid (%s from %s UTC); each is counted whole in the merged bucket that holds its middle, so their requests may show up to %s early or late (sums are exact)",
+			strings.Join(shifted, ", "), step, origin.UTC().Format("15:04:05.000"), worst))
+	}
+	return tl, nil
+}
+
+// interval is a timeline's interval_s as a Duration.
+func interval(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+
+// lcm is the least common multiple of a and b; false when it overflows.
+func lcm(a, b time.Duration) (time.Duration, bool) {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	q := a / x
+	if q > math.MaxInt64/b {
+		return 0, false
+	}
+	return q * b, true
+}
+
+// fpMergeKey identifies a kind of failure across reports.
+type fpMergeKey struct {
+	status              int
+	class, server, hash string
+}
+
+// fingerprints adds up the failure kinds; see Merge.
+func (m *merger) fingerprints() []Fingerprint {
+	byKey := map[fpMergeKey]*Fingerprint{}
+	var order []fpMergeKey
+	var other *Fingerprint
+	for _, r := range m.reports {
+		for _, f := range r.Fingerprints {
+			if f.Merged {
+				if other == nil {
+					other = &Fingerprint{Merged: true, Addresses: map[string]int64{}}
+				}
+				addPrint(other, &f)
+				continue
+			}
+			k := fpMergeKey{f.Status, f.Error, f.Server, f.BodyHash}
+			g := byKey[k]
+			if g == nil {
+				g = &Fingerprint{Status: f.Status, Error: f.Error, Server: f.Server, BodyHash: f.BodyHash, Addresses: map[string]int64{}}
+				byKey[k] = g
+				order = append(order, k)
+			}
+			addPrint(g, &f)
+		}
+	}
+	if len(order) > maxFingerprints {
+		ranked := slices.Clone(order)
+		sort.SliceStable(ranked, func(i, j int) bool { return byKey[ranked[i]].Count > byKey[ranked[j]].Count })
+		if other == nil {
+			other = &Fingerprint{Merged: true, Addresses: map[string]int64{}}
+		}
+		for _, k := range ranked[maxFingerprints:] {
+			addPrint(other, byKey[k])
+			delete(byKey, k)
+		}
+	}
+	out := make([]Fingerprint, 0, len(byKey)+1)
+	for _, k := range order {
+		if g, ok := byKey[k]; ok {
+			out = append(out, *g)
+		}
+	}
+	if other != nil {
+		out = append(out, *other)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out
+}
+
+func addPrint(dst, src *Fingerprint) {
+	dst.Count += src.Count
+	dst.Fresh += src.Fresh
+	dst.Reused += src.Reused
+	for a, n := range src.Addresses {
+		dst.Addresses[a] += n
+	}
+	if dst.Merged {
+		return
+	}
+	if dst.Body == "" {
+		dst.Body = src.Body
+	}
+	if dst.Producer == "" {
+		dst.Producer = src.Producer
+	}
+}
+
+// client takes the union of the local addresses and ports; see Merge.
+func (m *merger) client() (Client, error) {
+	cl := Client{LocalAddresses: []string{}, Ports: []int{}}
+	addrs := map[string]bool{}
+	ports := map[int]bool{}
+	exact := true
+	for i, r := range m.reports {
+		c := r.Client
+		for _, a := range c.LocalAddresses {
+			addrs[a] = true
+		}
+		if c.PortsCount == 0 {
+			continue
+		}
+		if cl.PortsCount == 0 || c.PortMin < cl.PortMin {
+			cl.PortMin = c.PortMin
+		}
+		cl.PortMax = max(cl.PortMax, c.PortMax)
+		cl.PortsCount = max(cl.PortsCount, c.PortsCount) // at least, for now
+		listed := c.Ports
+		if c.PortSet != "" {
+			all, err := DecodePortSet(c.PortSet)
+			if err != nil {
+				return Client{}, fmt.Errorf("merge %s: client: %w", m.names[i], err)
+			}
+			listed = all
+		}
+		for _, p := range listed {
+			ports[p] = true
+		}
+		if c.PortsLowerBound || len(listed) < c.PortsCount {
+			exact = false
+		}
+	}
+	for a := range addrs {
+		cl.LocalAddresses = append(cl.LocalAddresses, a)
+	}
+	sort.Slice(cl.LocalAddresses, func(i, j int) bool {
+		a, errA := netip.ParseAddr(cl.LocalAddresses[i])
+		b, errB := netip.ParseAddr(cl.LocalAddresses[j])
+		if errA != nil || errB != nil {
+			return cl.LocalAddresses[i] < cl.LocalAddresses[j]
+		}
+		return a.Less(b)
+	})
+	for p := range ports {
+		cl.Ports = append(cl.Ports, p)
+	}
+	sort.Ints(cl.Ports)
+	if exact {
+		cl.PortsCount = len(cl.Ports)
+	} else {
+		cl.PortsCount = max(cl.PortsCount, len(cl.Ports))
+		cl.PortsLowerBound = true
+		m.notes = append(m.notes, fmt.Sprintf("client: an input listed only part of its local ports, so ports_count (%d) is a lower bound", cl.PortsCount))
+	}
+	if len(cl.Ports) > maxPorts {
+		cl.PortSet = EncodePortSet(cl.Ports)
+		cl.Ports = cl.Ports[:maxPorts]
+	}
+	return cl, nil
+}

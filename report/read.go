@@ -1,0 +1,139 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// MaxReportSize is the largest report ReadReport accepts, in bytes.
+const MaxReportSize = 256 << 20
+
+// readLimit is MaxReportSize; tests lower it.
+var readLimit int64 = MaxReportSize
+
+// ReadReport decodes one saved pinprobe.report/v1 document from r and
+// checks it, so it can be rendered, merged or compared. name (usually the
+// file name) starts every error. It refuses, saying why: what is not JSON or
+// not a pinprobe report, another schema (a newer report version, a
+// preflight or comparison document), fields this version does not know
+// (they could not be merged), trailing data, more than MaxReportSize bytes,
+// and numbers that break the report's invariants (Validate) or that Merge
+// could not add up (see CheckSaved).
+func ReadReport(r io.Reader, name string) (*Report, error) {
+	data, err := io.ReadAll(io.LimitReader(r, readLimit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read report %s: %w", name, err)
+	}
+	if int64(len(data)) > readLimit {
+		return nil, fmt.Errorf("read report %s: larger than %s, more than any pinprobe report", name, sizeWords(readLimit))
+	}
+	var head struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&head); err != nil {
+		return nil, fmt.Errorf("read report %s: not a pinprobe JSON report: %w", name, err)
+	}
+	switch s := head.Schema; {
+	case s == nil:
+		return nil, fmt.Errorf("read report %s: not a pinprobe report: no \"schema\" field", name)
+	case *s == Schema:
+	case strings.HasPrefix(*s, "pinprobe.report/"):
+		return nil, fmt.Errorf("read report %s: schema %q: this pinprobe reads %s only (was it written by a newer pinprobe?)", name, *s, Schema)
+	case strings.HasPrefix(*s, "pinprobe."):
+		return nil, fmt.Errorf("read report %s: a %s document, not a report (%s)", name, *s, Schema)
+	default:
+		return nil, fmt.Errorf("read report %s: schema %q: not a pinprobe report", name, *s)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var rep Report
+	if err := dec.Decode(&rep); err != nil {
+		return nil, fmt.Errorf("read report %s: %w", name, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read report %s: data after the report", name)
+	}
+	if err := CheckSaved(&rep); err != nil {
+		return nil, fmt.Errorf("read report %s: %w", name, err)
+	}
+	return &rep, nil
+}
+
+// CheckSaved checks what a report read back needs beyond Validate: every
+// status a number from 0 to 999, each phase histogram holding its count,
+// the port set decoding, a positive timeline interval where there are
+// buckets, and a histogram for every scope with requests.
+func CheckSaved(r *Report) error {
+	if err := Validate(r); err != nil {
+		return fmt.Errorf("invalid report: %w", err)
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	stats := func(scope string, s *Stats) {
+		for k := range s.Status {
+			if c, err := strconv.Atoi(k); err != nil || c < 0 || c >= 1000 {
+				bad("%s: status %q is not an HTTP status", scope, k)
+			}
+		}
+		if s.Requests > 0 && s.HDR == "" {
+			bad("%s: no hdr histogram, so its latencies cannot be merged", scope)
+		}
+	}
+	stats("totals", &r.Totals)
+	for _, name := range sortedKeys(r.Families) {
+		stats("family "+name, r.Families[name])
+	}
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		scope := "endpoint " + e.Address + " (" + e.Target + ")"
+		stats(scope, &e.Stats)
+		for _, p := range []struct {
+			name string
+			ph   *Phase
+		}{{"connect", &e.Phases.Connect}, {"tls", &e.Phases.TLS}, {"ttfb", &e.Phases.TTFB}} {
+			if p.ph.Count < 0 {
+				bad("%s: phase %s: negative count", scope, p.name)
+			}
+			if p.ph.HDR == "" {
+				continue
+			}
+			h, err := DecodeHDR(p.ph.HDR)
+			switch {
+			case err != nil:
+				bad("%s: phase %s: hdr does not decode: %v", scope, p.name, err)
+			case h.TotalCount() != p.ph.Count:
+				bad("%s: phase %s: hdr holds %d values, not its count %d", scope, p.name, h.TotalCount(), p.ph.Count)
+			}
+		}
+	}
+	if c := r.Client; c.PortSet != "" {
+		ports, err := DecodePortSet(c.PortSet)
+		switch {
+		case err != nil:
+			bad("client: %v", err)
+		case !c.PortsLowerBound && len(ports) != c.PortsCount:
+			bad("client: port_set holds %d ports, ports_count says %d", len(ports), c.PortsCount)
+		}
+	}
+	buckets := 0
+	for _, s := range r.Timeline.Series {
+		buckets = max(buckets, len(s.Requests))
+	}
+	if buckets > 0 && interval(r.Timeline.IntervalS) < timelineMinInterval {
+		bad("timeline: interval_s %v: want at least %v", r.Timeline.IntervalS, timelineMinInterval.Seconds())
+	}
+	return errors.Join(errs...)
+}
+
+// sizeWords says a size in MiB, or in bytes below one.
+func sizeWords(n int64) string {
+	if n >= 1<<20 {
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
