@@ -301,18 +301,7 @@ func headerValueAt(group string) int {
 func redactHeader(h string) string { return probe.RedactHeaderArg(h) }
 
 func writeJSONFile(path string, r *report.Report) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	if err := report.JSON(f, r); err != nil {
-		f.Close()
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	return nil
+	return writeFile(path, func(w io.Writer) error { return report.JSON(w, r) })
 }
 
 // write judges rep against the release gate, renders it on stdout in the

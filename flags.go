@@ -422,16 +422,23 @@ func (o *outputFlags) validate() error {
 	o.limits.MaxP99 = o.maxP99
 	o.limits.FailOnVerdict = o.failOnVerdict
 	if o.output != "" {
-		// Fail now rather than after the run: open it as the run's end will.
-		_, statErr := os.Stat(o.output)
-		f, err := os.OpenFile(o.output, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
-			return usagef("--output %s: %s", o.output, pathErr(err))
-		}
-		f.Close()
-		if os.IsNotExist(statErr) {
-			os.Remove(o.output)
-		}
+		return checkWritable(o.output)
+	}
+	return nil
+}
+
+// checkWritable fails now, rather than after the run, when -o cannot be
+// written: it opens the file as the run's end will, and removes it again
+// when it did not exist.
+func checkWritable(path string) error {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return usagef("--output %s: %s", path, pathErr(err))
+	}
+	f.Close()
+	if os.IsNotExist(statErr) {
+		os.Remove(path)
 	}
 	return nil
 }

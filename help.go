@@ -8,11 +8,17 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// helpGroups orders the flags of --help under headings.
-var helpGroups = []struct {
+// helpWidth is the width --help fits in.
+const helpWidth = 80
+
+// flagGroup is a heading of --help and the flags under it.
+type flagGroup struct {
 	title string
 	flags []string
-}{
+}
+
+// probeHelp orders the probe command's flags under headings.
+var probeHelp = []flagGroup{
 	{"Load", []string{"rate", "duration", "requests", "concurrency"}},
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "new-conn", "cacert", "insecure", "no-request-id"}},
@@ -21,14 +27,32 @@ var helpGroups = []struct {
 	{"Other", []string{"demo", "help", "version"}},
 }
 
+// exitCodesHelp ends every command's --help.
+const exitCodesHelp = `
+Exit codes: 0 done; 1 a release gate or check failed; 2 bad usage or input;
+3 nothing could be probed; 4 the report could not be written; 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP: the report of what was sent is still printed).
+`
+
 func writeHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, `pinprobe %s: find which backend address is behind an intermittent HTTP failure.
+	fmt.Fprintf(w, `pinprobe %s: find which backend address is behind an intermittent HTTP
+failure.
 
 Usage:
-  pinprobe [flags] URL...    probe every A and AAAA address of each URL's host
-  pinprobe --demo            probe a built-in reproduction of the incident (loopback only)
+  pinprobe [flags] URL...          probe every A and AAAA address of each host
+  pinprobe --demo                  probe a built-in reproduction of the incident
+  pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
+  pinprobe compare BEFORE AFTER    what changed between two saved reports
 `, version)
-	for _, g := range helpGroups {
+	writeFlags(w, fs, probeHelp)
+	fmt.Fprint(w, exitCodesHelp)
+}
+
+// writeFlags lists the flags of fs under the groups' headings, each with
+// its usage wrapped to helpWidth.
+func writeFlags(w io.Writer, fs *pflag.FlagSet, groups []flagGroup) {
+	const col = 30 // where the usage starts
+	for _, g := range groups {
 		fmt.Fprintf(w, "\n%s:\n", g.title)
 		for _, name := range g.flags {
 			f := fs.Lookup(name)
@@ -43,13 +67,14 @@ Usage:
 			if f.Value.Type() != "bool" && f.DefValue != "" && f.DefValue != "0" && f.DefValue != "0s" && f.DefValue != "[]" {
 				usage += " (default " + f.DefValue + ")"
 			}
-			fmt.Fprintf(w, "%-30s %s\n", left, wrap(usage, 70, strings.Repeat(" ", 31)))
+			indent := strings.Repeat(" ", col)
+			if len(left) >= col {
+				fmt.Fprintf(w, "%s\n%s%s\n", left, indent, wrap(usage, helpWidth-col, indent))
+				continue
+			}
+			fmt.Fprintf(w, "%-*s%s\n", col, left, wrap(usage, helpWidth-col, indent))
 		}
 	}
-	fmt.Fprint(w, `
-Exit codes: 0 finished, 1 a check failed (--preflight), 2 bad usage or input,
-3 no address to probe, 130 interrupted (the report is still printed).
-`)
 }
 
 // wrap breaks s into lines of at most width runes, indenting all but the first.

@@ -17,10 +17,14 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -875,4 +879,44 @@ func checkVerdict(t *testing.T, rep *jsonReport, status string, want ...string) 
 	if rep.Verdict.Status != status || !slices.Equal(suspects(rep), want) {
 		t.Errorf("verdict %s, suspects %v; want %s, suspects %v\nsummary: %s", rep.Verdict.Status, suspects(rep), status, want, rep.Verdict.Summary)
 	}
+}
+
+// The pinprobe binary, built once for the tests that run it as a process.
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+// buildPinprobe builds the command once per test binary and returns its
+// path; TestMain removes it.
+func buildPinprobe(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			binErr = fmt.Errorf("no go tool in PATH: %w", err)
+			return
+		}
+		if binDir, binErr = os.MkdirTemp("", "pinprobe-test-bin-"); binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "pinprobe")
+		if out, err := exec.Command(goTool, "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -232,15 +231,7 @@ func TestSIGINTSubprocess(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGINT on windows")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(t.TempDir(), "pinprobe")
-	build := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildPinprobe(t)
 
 	t.Run("one SIGINT: full report, exit 130", func(t *testing.T) {
 		const n = 10

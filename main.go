@@ -50,7 +50,9 @@ const (
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// A closed terminal (SIGHUP) stops the run like Ctrl-C: the report of
+	// what was sent is still written (to -o, and to stdout if it is open).
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		<-sigs
 		fmt.Fprintln(os.Stderr, clearLine(os.Stderr)+"pinprobe: interrupted: stopping, waiting for requests in flight (Ctrl-C again to quit at once)")
@@ -71,7 +73,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // runWith is run reading standard input from stdin.
 func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	err := probeCommand(ctx, args, stdin, stdout, stderr)
+	var err error
+	switch {
+	case len(args) > 0 && args[0] == "report":
+		err = reportCommand(ctx, args[1:], stdin, stdout, stderr)
+	case len(args) > 0 && args[0] == "compare":
+		err = compareCommand(ctx, args[1:], stdin, stdout, stderr)
+	default:
+		err = probeCommand(ctx, args, stdin, stdout, stderr)
+	}
 	code := exitCode(err)
 	var ee *exitError
 	if err != nil && !(errors.As(err, &ee) && ee.quiet) {

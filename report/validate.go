@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strings"
 )
 
 // Validate checks the invariants every pinprobe report holds: at every level
@@ -14,8 +15,8 @@ import (
 // adds up to its endpoint. Reports read back from files (report, compare)
 // are refused when they break one; tests use it on everything they render.
 func Validate(r *Report) error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var errs []string
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	if r.Schema != Schema {
 		bad("schema %q: want %q", r.Schema, Schema)
 	}
@@ -107,7 +108,13 @@ func Validate(r *Report) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	if len(errs) > 3 {
+		errs = append(errs[:3], fmt.Sprintf("and %d more", len(errs)-3))
+	}
+	return errors.New(strings.Join(errs, "; "))
 }
 
 func addCounts(dst, src *Stats) {
