@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
@@ -33,7 +35,9 @@ type targetSpec struct {
 //	Header-Name: value        (any number)
 //	@FILE                     (optional: the body, read from FILE, relative to the targets file)
 //
-// Lines starting with # are comments. An error names the file and line.
+// Lines starting with # are comments. ${NAME} in a line is the environment
+// variable NAME, so a token need not be written into the file; an unset one
+// is an error. An error names the file and line.
 func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader) ([]targetSpec, error) {
 	var out []targetSpec
 	var cur *targetSpec
@@ -46,6 +50,19 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 	for sc.Scan() {
 		n++
 		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "#") && strings.Contains(line, "${") {
+			var missing []string
+			line = envRef.ReplaceAllStringFunc(line, func(ref string) string {
+				val, ok := os.LookupEnv(ref[2 : len(ref)-1])
+				if !ok {
+					missing = append(missing, ref)
+				}
+				return val
+			})
+			if len(missing) > 0 {
+				return nil, fail("%s is not set in the environment", missing[0])
+			}
+		}
 		switch {
 		case strings.HasPrefix(line, "#"):
 			continue
@@ -106,6 +123,9 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 	}
 	return out, nil
 }
+
+// envRef is a reference to an environment variable in a targets file.
+var envRef = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
 
 // parseHeaderLine parses and checks a "Name: value" header, as -H takes it.
 func parseHeaderLine(s string) (name, value string, err error) {

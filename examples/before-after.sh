@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Verify a gateway change: probe before, make the change, probe after, and
+# let pinprobe say what changed. Exit 1 when the change made any endpoint
+# or family significantly worse, or when the run after it breaches the gate.
+#
+#   examples/before-after.sh https://sign.example.com/        # then follow the prompt
+#
+# Environment:
+#   PINPROBE   the binary (default: pinprobe on PATH)
+#   PROBE_ARGS extra flags for both runs, e.g. "--rate 50 -d 60s"
+#   GATE       the release gate of the run after (default: --max-failure-rate 0.1% --fail-on-verdict)
+#   CHANGE     a command that makes the change; without it the script waits for Enter
+#   OUT        where the reports go (default: ./gateway-change-<UTC time>)
+set -euo pipefail
+url=${1:?usage: before-after.sh URL [more pinprobe args]}
+shift
+pinprobe=${PINPROBE:-pinprobe}
+out=${OUT:-./gateway-change-$(date -u +%Y%m%dT%H%M%SZ)}
+gate=${GATE:---max-failure-rate 0.1% --fail-on-verdict}
+mkdir -p "$out"
+
+echo "== before the change"
+# The run before may fail: that is what the change is for. Keep its report.
+"$pinprobe" -q ${PROBE_ARGS:-} -o "$out/before.json" "$@" "$url" > "$out/before.txt" || true
+head -n 3 "$out/before.txt"
+
+if [[ -n ${CHANGE:-} ]]; then
+  echo "== making the change: $CHANGE"
+  bash -c "$CHANGE"
+else
+  read -r -p "== make the gateway change now, then press Enter " _
+fi
+
+echo "== after the change"
+status=0
+# shellcheck disable=SC2086 # GATE and PROBE_ARGS are lists of flags
+"$pinprobe" -q ${PROBE_ARGS:-} $gate -o "$out/after.json" "$@" "$url" > "$out/after.txt" || status=$?
+head -n 3 "$out/after.txt"
+
+echo "== what changed"
+compared=0
+"$pinprobe" compare --fail-on-regression --format markdown -o "$out/compare.json" \
+  "$out/before.json" "$out/after.json" > "$out/compare.md" || compared=$?
+(( status != 0 )) || status=$compared
+sed -n 3p "$out/compare.md"
+echo "reports in $out (before/after .json and .txt, compare.md and compare.json)"
+exit "$status"

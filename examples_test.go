@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"pinprobe/internal/testserver"
+)
+
+// The examples in examples/ are exercised here: each one must keep working
+// as the tool changes.
+
+// TestExampleTargetsFile: the sign-in and signing targets parse, with the
+// body read beside the file and the token taken from the environment.
+func TestExampleTargetsFile(t *testing.T) {
+	data, err := os.ReadFile("examples/targets.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SIGN_TOKEN", "s3cr3t-token")
+	specs, err := parseTargets(t.Context(), "examples/targets.txt", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 3 {
+		t.Fatalf("%d targets; want 3", len(specs))
+	}
+	sign := specs[1]
+	if sign.method != "POST" || !strings.Contains(string(sign.body), `"document"`) || !sign.hasBody {
+		t.Errorf("signing target: %+v; want a POST with the JSON body of sign-request.json", sign)
+	}
+	auth := ""
+	for _, h := range sign.header {
+		if h[0] == "Authorization" {
+			auth = h[1]
+		}
+	}
+	if auth != "Bearer s3cr3t-token" {
+		t.Errorf("Authorization %q; want the token from $SIGN_TOKEN", auth)
+	}
+	if specs[2].method != "" || !strings.HasSuffix(specs[2].url, "/healthz") {
+		t.Errorf("third target %+v; want a bare URL (GET)", specs[2])
+	}
+	os.Unsetenv("SIGN_TOKEN")
+	code, _, stderr := pinprobe(t, "--targets", "examples/targets.txt")
+	if code != exitUsage || !strings.Contains(stderr, "examples/targets.txt:17: ${SIGN_TOKEN} is not set") {
+		t.Errorf("without SIGN_TOKEN: exit %d, %q; want 2 naming the line and the variable", code, stderr)
+	}
+}
+
+// TestExampleBeforeAfter runs the gateway-change script against a local
+// gateway whose IPv6 address answers 502 until the change fixes it.
+func TestExampleBeforeAfter(t *testing.T) {
+	if !testserver.HasIPv6Loopback() {
+		t.Skip("no IPv6 loopback here")
+	}
+	bin := buildPinprobe(t)
+	dir := t.TempDir()
+	fixed := filepath.Join(dir, "fixed")
+	broken := func(n int64, r *http.Request) testserver.Answer {
+		if _, err := os.Stat(fixed); err == nil {
+			return testserver.Answer{}
+		}
+		return testserver.Answer{Status: http.StatusBadGateway}
+	}
+	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: broken}},
+		testserver.Lo4a, testserver.Lo6)
+	cmd := exec.CommandContext(t.Context(), "bash", "examples/before-after.sh", f.URL(), "--resolve", f.Resolve())
+	cmd.Env = append(os.Environ(), "PINPROBE="+bin, "PROBE_ARGS=--rate 400 -n 200", "CHANGE=touch "+fixed, "OUT="+filepath.Join(dir, "out"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("before-after.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{"== before the change", "== after the change", "IPv6 failures gone"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, file := range []string{"before.json", "after.json", "compare.md", "compare.json"} {
+		if _, err := os.Stat(filepath.Join(dir, "out", file)); err != nil {
+			t.Errorf("the script left no %s: %v", file, err)
+		}
+	}
+}
+
+// commandLines returns the pinprobe invocations written in a file, with
+// line continuations joined.
+func commandLines(t *testing.T, path string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	var cur string
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if cur != "" || strings.HasPrefix(l, "pinprobe ") {
+			cur += " " + strings.TrimSuffix(l, "\\")
+			if !strings.HasSuffix(l, "\\") {
+				fields := strings.Fields(cur)
+				for i, f := range fields {
+					if f == ">" || f == "#" {
+						fields = fields[:i]
+						break
+					}
+				}
+				out = append(out, fields[1:])
+				cur = ""
+			}
+		}
+	}
+	return out
+}
+
+// TestExampleCIWorkflow: the GitHub Actions step's pinprobe command parses,
+// with every flag it uses.
+func TestExampleCIWorkflow(t *testing.T) {
+	cmds := commandLines(t, "examples/ci/pinprobe-gate.yml")
+	if len(cmds) != 1 {
+		t.Fatalf("%d pinprobe commands in the workflow; want 1", len(cmds))
+	}
+	c, _, err := parseArgs(cmds[0])
+	if err != nil {
+		t.Fatalf("pinprobe %q: %v", cmds[0], err)
+	}
+	if c.format.value != "html" || c.output == "" || c.limits.MaxFailureRate != 0.001 || !c.failOnVerdict {
+		t.Errorf("the workflow's command %q does not gate on the failure rate and verdict, or keep HTML and JSON", cmds[0])
+	}
+}
+
+// TestExampleKubernetesJob: each pod's arguments parse, and write a JSON
+// report of their own that `pinprobe report` merges (TestScaleOut runs the
+// same recipe as processes).
+func TestExampleKubernetesJob(t *testing.T) {
+	data, err := os.ReadFile("examples/k8s/indexed-job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	inArgs := false
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "args:":
+			inArgs = true
+		case inArgs && strings.HasPrefix(l, "- "):
+			args = append(args, strings.ReplaceAll(strings.TrimPrefix(l, "- "), "$(JOB_COMPLETION_INDEX)", "0"))
+		case inArgs:
+			inArgs = false
+		}
+	}
+	dir := t.TempDir()
+	for i, a := range args {
+		args[i] = strings.Replace(a, "--output=/reports/", "--output="+dir+"/", 1)
+	}
+	c, _, err := parseArgs(args)
+	if err != nil {
+		t.Fatalf("pod arguments %q: %v", args, err)
+	}
+	if c.format.value != "json" || !strings.HasSuffix(c.output, "part-0.json") || !c.quiet {
+		t.Errorf("pod arguments %q: want quiet JSON to its own part file", args)
+	}
+	if !regexp.MustCompile(`pinprobe report reports/part-\*\.json`).Match(data) {
+		t.Errorf("the example does not say how to merge the parts")
+	}
+}
+
+// TestExampleNginxIncident runs the incident script: a real nginx on
+// loopback, probed, stopped with its whole process group.
+func TestExampleNginxIncident(t *testing.T) {
+	testserver.NginxBinary(t)
+	if !testserver.HasIPv6Loopback() {
+		t.Skip("no IPv6 loopback here")
+	}
+	bin := buildPinprobe(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "examples/nginx-incident/run.sh", "-q", "--format", "json")
+	cmd.Env = append(os.Environ(), "PINPROBE="+bin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("run.sh: %v\n%s", err, stderr.String())
+	}
+	rep := decodeReport(t, out)
+	checkReport(t, rep)
+	v6, v4 := endpointByAddr(t, rep, "::1"), endpointByAddr(t, rep, "127.0.0.1")
+	if v6.Status["502"] != v6.Requests || v6.Requests == 0 || v4.Status["200"] != v4.Requests || v4.Requests == 0 {
+		t.Errorf("::1 %v of %d, 127.0.0.1 %v of %d; want every ::1 request answered 502 by nginx, every 127.0.0.1 one 200",
+			v6.Status, v6.Requests, v4.Status, v4.Requests)
+	}
+	if !strings.Contains(stderr.String(), "upstream") {
+		t.Errorf("the script did not show nginx's error log:\n%s", stderr.String())
+	}
+	// The script's own cleanup stopped nginx: nothing of its group is left.
+	if left := testserver.GroupProcesses(cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
