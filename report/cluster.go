@@ -6,9 +6,10 @@ import (
 	"sort"
 )
 
-// ConnCounts is one connection's requests and failures, the input of
-// ClusterTest. Any grouping of requests fixed before their outcomes works
-// the same way: the instance a response header names, or a time bucket.
+// ConnCounts is one group's requests and failures, the input of
+// ClusterTest: the instance a response header names, a time bucket, a
+// connection. ClusterTest is valid only for groups fixed before the outcomes,
+// which connections are not (see ClusterTest).
 type ConnCounts struct {
 	ID       uint64
 	Requests int64
@@ -24,15 +25,16 @@ const (
 	ClusterBound      = "bound"       // too small for permutations: PBound
 )
 
-// ClusterResult says whether failures cluster on connections more than
-// independent failures would.
+// ClusterResult says whether failures cluster on some groups (connections,
+// instances) more than independent failures would.
 type ClusterResult struct {
-	Connections int   `json:"connections"` // connections tested: those with a request
+	Connections int   `json:"connections"` // groups tested: those with a request
 	Requests    int64 `json:"requests"`
 	Failed      int64 `json:"failed"`
-	// FailingConnections carry at least one failure; ExpectedFailing is how
-	// many would, on average, if the same failures fell independently of
-	// the connection. "Failures on 6 of 48 connections (17 expected)".
+	// FailingConnections is how many groups carry at least one failure;
+	// ExpectedFailing how many would, on average, if the same failures fell
+	// independently of the group: "failures on 1 of 4 instances (3.9
+	// expected)".
 	FailingConnections int     `json:"failing_connections"`
 	ExpectedFailing    float64 `json:"expected_failing"`
 	// ChiSquare is Pearson's statistic of homogeneity, with Connections-1
@@ -52,7 +54,7 @@ type ClusterResult struct {
 	// with a P at MinP, say "p≤MinP", not "p=MinP".
 	Permutations int     `json:"permutations"`
 	MinP         float64 `json:"min_p"`
-	// Failing lists the connections with failures, by failure rate then
+	// Failing lists the groups with failures, by failure rate then
 	// failure count, both highest first, then by ID.
 	Failing []uint64 `json:"failing"`
 }
@@ -88,17 +90,17 @@ type clusterOpts struct {
 	seed     uint64
 }
 
-// ClusterTest tests whether failures cluster on connections: whether some
-// connections fail more than others beyond what chance allows when every
-// request fails independently with the same probability, whatever its
-// connection (H0).
+// ClusterTest tests whether failures cluster on some groups of requests:
+// whether some groups fail more than others beyond what chance allows when
+// every request fails independently with the same probability, whatever
+// its group (H0).
 //
-// Given the connections' sizes and the total failures, H0 makes the failed
+// Given the groups' sizes and the total failures, H0 makes the failed
 // requests a uniformly random subset of all requests (a multivariate
 // hypergeometric law), so the test is exact whatever the failure
-// probability. The statistic is S = Σ k²/n over connections with n requests
-// and k failures, which for fixed margins is Pearson's chi-square of
-// homogeneity; large S means failures concentrate on few connections. Its
+// probability. The statistic is S = Σ k²/n over groups with n requests and
+// k failures, which for fixed margins is Pearson's chi-square of
+// homogeneity; large S means failures concentrate on few groups. Its
 // p-value is computed exactly by dynamic programming when that is cheap;
 // otherwise by random permutations with a fixed seed (the same input gives
 // the same p), stopping early once p is clearly large; with large counts
@@ -107,16 +109,16 @@ type clusterOpts struct {
 // when it is below what permutations could resolve it is the answer, so
 // very strong clustering reads "p<1e-9", not "p≤5e-5".
 //
-// The test is one-sided. Failures that close their connection (a timeout,
-// a response with Connection: close) spread failures more evenly than H0,
-// which makes the test conservative, never eager. Failures that come in a
-// burst in time, though, cluster on the connections open during the burst;
-// test the time buckets too (a Timeline series fed to ClusterTest) before
-// blaming an instance.
+// The groups must be fixed before the outcomes: the instance a load
+// balancer picked, a time bucket of an open-loop schedule. Connections are
+// not: a timeout or a response with Connection: close ends its connection,
+// so under independent failures the failed requests sit on short
+// connections, and in simulation this test then alarms on every healthy
+// run. For connections use RepeatTest, with BurstTest.
 //
-// Connections without requests are ignored; failures are clamped to
-// [0, requests]. With fewer than two connections, no failure, no success,
-// or only one request per connection, p is 1.
+// Groups without requests are ignored; failures are clamped to
+// [0, requests]. With fewer than two groups, no failure, no success, or
+// only one request per group, p is 1.
 func ClusterTest(conns []ConnCounts) ClusterResult {
 	return clusterTest(conns, clusterOpts{perms: clusterPerms, stopHits: clusterStopHits, seed: clusterSeed})
 }
@@ -222,7 +224,7 @@ func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 	return res
 }
 
-// expectedFailing is the expected number of connections with a failure
+// expectedFailing is the expected number of groups with a failure
 // under H0: Σ 1 - P(k=0), with P(k=0) = C(N-n, K) / C(N, K).
 func expectedFailing(cs []ConnCounts, N, K int64) float64 {
 	e := 0.0
@@ -233,7 +235,7 @@ func expectedFailing(cs []ConnCounts, N, K int64) float64 {
 	return round(e, 3)
 }
 
-// cochran reports whether every connection expects at least one failure
+// cochran reports whether every group expects at least one failure
 // and one success, and at most a fifth of them fewer than five: Cochran's
 // rule for the chi-square law to hold.
 func cochran(n []int64, N, K int64) bool {
@@ -298,7 +300,7 @@ func exactCost(n []int64, K int64, s float64) int64 {
 }
 
 // exactClusterP is P(S ≥ s_obs) under the multivariate hypergeometric law,
-// by dynamic programming over the connections: the state is the failures
+// by dynamic programming over the groups: the state is the failures
 // placed so far and the integer score Σ (L/n) k² so far, scores at or past
 // the observed one merged into one absorbing cell. Connection i takes k of
 // the K-j failures left with probability C(n_i,k) C(R-n_i, K-j-k) / C(R,
@@ -360,7 +362,7 @@ func logFactorials(n int64) []float64 {
 }
 
 // mcClusterP estimates P(S ≥ s) by drawing random subsets of K failed
-// requests: a partial Fisher-Yates shuffle of the requests' connection
+// requests: a partial Fisher-Yates shuffle of the requests' group
 // labels, min(K, N-K) swaps a permutation (the successes are drawn when
 // fewer). It returns the Besag-Clifford p-value, hits/drawn once hits
 // reaches stopHits, otherwise (hits+1)/(perms+1), and how many it drew.
