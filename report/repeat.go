@@ -1,8 +1,6 @@
 package report
 
-import (
-	"math"
-)
+import "math"
 
 // RepeatCounts is one stratum of an endpoint's reused requests (not the
 // first request of a connection), split by whether their connection had
@@ -33,8 +31,12 @@ type RepeatResult struct {
 	// only ones that weigh in the test.
 	Strata int `json:"strata"`
 	// P is the one-sided p-value of the exact conditional test of a
-	// common odds ratio of 1 against one above 1, stratified.
-	P float64 `json:"p"`
+	// common odds ratio of 1 against one above 1, stratified. Method is
+	// "exact"; with very many requests "normal" where p > 0.01, "bound"
+	// (a Chernoff bound of the exact p, never below it) where smaller; ""
+	// with nothing to test.
+	P      float64 `json:"p"`
+	Method string  `json:"method"`
 }
 
 // Significant reports whether failures repeat on their connection at
@@ -60,13 +62,15 @@ func (r RepeatResult) Significant(alpha float64) bool { return r.P < alpha }
 //
 // Strata are consecutive stretches of the run (at least a second and 32
 // requests): the test compares requests of the same stretch, so failures
-// that come and go over the run (an outage, a deploy) are not read as
+// that come and go over the run (a deploy, a long outage) are not read as
 // failures sticking to connections. A burst shorter than a stratum still
-// can be; test the time buckets too before blaming an instance.
+// can be; check BurstTest before blaming connections.
 //
 // The p-value is exact given each stratum's margins: the sum over strata
 // of the failures after a failure, each hypergeometric (Zelen's exact test
-// of a common odds ratio, one-sided).
+// of a common odds ratio, one-sided). When that convolution would cost
+// more than a few milliseconds (tens of thousands of requests), a
+// Chernoff bound replaces it below p = 0.01.
 func RepeatTest(strata []RepeatCounts) RepeatResult {
 	var r RepeatResult
 	r.P = 1
@@ -89,36 +93,133 @@ func RepeatTest(strata []RepeatCounts) RepeatResult {
 	if len(hs) == 0 {
 		return r
 	}
-	// The law of the sum over strata of the failures after a failure,
-	// each stratum hypergeometric given its margins. Offsets from the
-	// smallest possible sum only grow, so every offset at or past the
-	// observed one is merged into one absorbing cell.
+	// Each stratum's law: hypergeometric given its margins, as offsets
+	// from its smallest value.
+	pmfs := make([][]float64, len(hs))
 	var lo, obs int64
-	for _, h := range hs {
-		lo += max(0, h.k-(h.n-h.draws))
+	var mean, variance float64
+	for i, h := range hs {
+		hlo, hhi := max(0, h.k-(h.n-h.draws)), min(h.draws, h.k)
+		den := lchoose(h.n, h.draws)
+		pmf := make([]float64, hhi-hlo+1)
+		for x := hlo; x <= hhi; x++ {
+			pmf[x-hlo] = math.Exp(lchoose(h.k, x) + lchoose(h.n-h.k, h.draws-x) - den)
+		}
+		pmfs[i] = pmf
+		lo += hlo
 		obs += h.obs
+		n, k, d := float64(h.n), float64(h.k), float64(h.draws)
+		mean += d*k/n - float64(hlo)
+		variance += d * k / n * (n - k) / n * (n - d) / (n - 1)
 	}
-	top := obs - lo // the absorbing cell
+	top := obs - lo
+	// The exact convolution costs about Σ (stratum range × offsets
+	// reachable so far).
+	var cost, reach int64
+	for _, pmf := range pmfs {
+		cost += int64(len(pmf)) * (min(reach, top) + 1)
+		reach += int64(len(pmf)) - 1
+	}
+	switch {
+	case cost <= repeatExactWork:
+		r.P, r.Method = repeatExact(pmfs, top), "exact"
+	default:
+		// Too large to convolve: the normal law where p is far from any
+		// threshold, else a Chernoff bound, which can only overstate p.
+		z := (float64(top) - mean - 0.5) / math.Sqrt(variance)
+		if pn := 0.5 * math.Erfc(z/math.Sqrt2); pn > 0.01 {
+			r.P, r.Method = pn, "normal"
+		} else {
+			r.P, r.Method = chernoffSum(pmfs, top, mean), "bound"
+		}
+	}
+	r.P = min(1, r.P)
+	return r
+}
+
+// repeatExactWork bounds RepeatTest's exact convolution, in cell updates.
+const repeatExactWork = 4_000_000
+
+// repeatExact is P(Σ X_i ≥ top) for independent X_i with the given laws on
+// 0, 1, …: a convolution in which every sum at or past top is merged into
+// one absorbing cell (sums only grow), over the sums reachable so far.
+func repeatExact(pmfs [][]float64, top int64) float64 {
 	dist := make([]float64, top+1)
 	next := make([]float64, top+1)
 	dist[0] = 1
-	for _, h := range hs {
-		hlo, hhi := max(0, h.k-(h.n-h.draws)), min(h.draws, h.k)
-		den := lchoose(h.n, h.draws)
-		clear(next)
-		for x := hlo; x <= hhi; x++ {
-			q := math.Exp(lchoose(h.k, x) + lchoose(h.n-h.k, h.draws-x) - den)
-			for i, d := range dist {
+	var reach int64
+	for _, pmf := range pmfs {
+		clear(next[:min(reach+int64(len(pmf)), top+1)])
+		for x, q := range pmf {
+			for i, d := range dist[:min(reach, top)+1] {
 				if d != 0 {
-					next[min(int64(i)+x-hlo, top)] += d * q
+					next[min(int64(i+x), top)] += d * q
 				}
 			}
 		}
+		reach += int64(len(pmf)) - 1
 		dist, next = next, dist
 	}
-	p := dist[top]
-	r.P = min(1, p)
-	return r
+	return dist[top]
+}
+
+// chernoffSum bounds P(Σ X_i ≥ top) by min over λ ≥ 0 of
+// exp(-λ top) Π E[exp(λ X_i)], found by Newton's method on the convex
+// exponent, bisection when a step leaves the bracket. Any λ gives a valid
+// bound, so an approximate minimum only loosens it.
+func chernoffSum(pmfs [][]float64, top int64, mean float64) float64 {
+	t := float64(top)
+	if t <= mean {
+		return 1
+	}
+	eval := func(lam float64) (f, d1, d2 float64) {
+		f, d1 = -lam*t, -t
+		for _, pmf := range pmfs {
+			shift := lam * float64(len(pmf)-1) // the largest exponent, if λ ≥ 0
+			var z, e1, e2 float64
+			for x, q := range pmf {
+				w := q * math.Exp(lam*float64(x)-shift)
+				z += w
+				e1 += w * float64(x)
+				e2 += w * float64(x) * float64(x)
+			}
+			if z == 0 {
+				return math.Inf(1), 0, 0
+			}
+			f += shift + math.Log(z)
+			m := e1 / z
+			d1 += m
+			d2 += e2/z - m*m
+		}
+		return f, d1, d2
+	}
+	lo, hi := 0.0, 1.0
+	for range 60 {
+		if _, d, _ := eval(hi); d >= 0 || hi > 1e4 {
+			break
+		}
+		lo, hi = hi, 2*hi
+	}
+	best := 0.0 // f(0) = 0: the trivial bound 1
+	lam := (lo + hi) / 2
+	for range 60 {
+		f, d1, d2 := eval(lam)
+		best = min(best, f)
+		if math.Abs(d1) < 1e-9*t {
+			break
+		}
+		if d1 < 0 {
+			lo = lam
+		} else {
+			hi = lam
+		}
+		next := lam - d1/d2
+		if d2 <= 0 || next <= lo || next >= hi {
+			next = (lo + hi) / 2
+		}
+		lam = next
+	}
+	return math.Exp(best)
 }
 
 // rateCI95 is k/n rounded as failure rates are, and its Wilson interval.

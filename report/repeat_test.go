@@ -68,6 +68,9 @@ func TestRepeatTestExact(t *testing.T) {
 		t.Run(fmt.Sprint(strata), func(t *testing.T) {
 			want := bruteRepeatP(strata)
 			got := RepeatTest(strata)
+			if got.Method != "exact" && got.Strata > 0 {
+				t.Errorf("method = %q; want exact", got.Method)
+			}
 			if math.Abs(got.P-want) > 1e-12+1e-9*want {
 				t.Errorf("p = %.12g; want %.12g", got.P, want)
 			}
@@ -297,6 +300,55 @@ func TestRepeatTestPower(t *testing.T) {
 		if power < tc.minPower {
 			t.Errorf("%d connections, close %.1f: power %.3f; want at least %.3f", tc.conns, tc.closeProb, power, tc.minPower)
 		}
+	}
+}
+
+// The Chernoff bound used for very large runs is never below the exact
+// p, and not far above it where it matters.
+func TestRepeatChernoffBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 40))
+	small := 0
+	for range 50 {
+		var pmfs [][]float64
+		var mean float64
+		var span int64
+		for range 1 + rng.IntN(30) {
+			n := int64(20 + rng.IntN(60))
+			k := 1 + rng.Int64N(n-1)
+			d := 1 + rng.Int64N(n-1)
+			hlo, hhi := max(0, k-(n-d)), min(d, k)
+			pmf := make([]float64, hhi-hlo+1)
+			for x := hlo; x <= hhi; x++ {
+				pmf[x-hlo] = math.Exp(lchoose(k, x) + lchoose(n-k, d-x) - lchoose(n, d))
+			}
+			pmfs = append(pmfs, pmf)
+			mean += float64(d)*float64(k)/float64(n) - float64(hlo)
+			span += hhi - hlo
+		}
+		for _, top := range []int64{int64(mean), int64(mean) + span/8, int64(mean) + span/4, span} {
+			exact := repeatExact(pmfs, top)
+			bound := chernoffSum(pmfs, top, mean)
+			if bound < exact*(1-1e-9) {
+				t.Errorf("bound %.4g below exact %.4g (top %d of %d, mean %.1f)", bound, exact, top, span, mean)
+			}
+			if exact > 1e-300 && exact < 1e-4 {
+				small++
+			}
+			if exact > 1e-300 && exact < 1e-4 && bound > 1000*exact {
+				t.Errorf("bound %.4g over 1000 times exact %.4g (top %d of %d, mean %.1f)", bound, exact, top, span, mean)
+			}
+		}
+	}
+	if small < 50 {
+		t.Errorf("only %d cases with an exact p below 1e-4; want at least 50 to check the bound on", small)
+	}
+	// A run too large to convolve uses the bound, and still finds a bad
+	// instance.
+	cfg := simConfig{requests: 100000, rate: 500, perConn: 4, latency: 20 * time.Millisecond,
+		instances: 4, fail: badInstance(0.01, 0.5)}
+	r := RepeatTest(simConns(simulate(cfg, rng)).Repeat)
+	if r.Method != "bound" || r.P > 1e-9 {
+		t.Errorf("100000 requests, one instance in four failing 50%%: method %q, p %v; want bound, p<1e-9", r.Method, r.P)
 	}
 }
 
