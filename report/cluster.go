@@ -450,15 +450,20 @@ func mcClusterP(n []int64, N, K int64, s float64, perms, stopHits int, seed uint
 	return float64(hits+1) / float64(perms+1), perms
 }
 
-// clusterBound is a Chernoff upper bound of P(S ≥ s) under H0. The
-// multivariate hypergeometric law is that of independent Binomial(n_i, p)
-// counts conditioned on their sum being K, so for any λ ≥ 0 and real μ
+// clusterBound is an upper bound of P(S ≥ s) under H0. The multivariate
+// hypergeometric law is that of independent Binomial(n_i, p) counts
+// conditioned on their sum being K, so for any λ ≥ 0, real μ and cap c
 //
-//	P(S ≥ s) ≤ E[exp(λ(S-s) + μ(Σk-K))] / P(Σk = K)
-//	         = exp(-λs - μK) Π_i E[exp(λk_i²/n_i + μk_i)] / P(Bin(N,p) = K),
+//	P(S ≥ s) ≤ P(S ≥ s, every k_i ≤ c) + Σ_i P(k_i > c)
+//	         ≤ exp(-λs - μK) Π_i E[exp(λk_i²/n_i + μk_i); k_i ≤ c] / P(Bin(N,p) = K)
+//	           + Σ_i P(k_i > c),
 //
-// with p = K/N. Minimising over λ and μ (a convex problem) gives the bound.
-// It returns 1 when not worth computing.
+// with p = K/N, the k_i in the second sum hypergeometric. Minimising over λ
+// and μ (a convex problem) gives a Chernoff bound; the cap keeps the
+// quadratic tilt from being swamped by the binomial's far tail when
+// groups are large. Caps from the largest observed count, doubling, are
+// tried until the tail term is the smaller one. It returns 1 when not
+// worth computing.
 func clusterBound(n, k []int64, N, K int64, s float64) float64 {
 	// Sizes with their multiplicities.
 	var sizes, count []int64
@@ -470,25 +475,68 @@ func clusterBound(n, k []int64, N, K int64, s float64) float64 {
 		sizes = append(sizes, ni)
 		count = append(count, 1)
 	}
+	var maxK int64
+	for _, ki := range k {
+		maxK = max(maxK, ki)
+	}
+	var caps []int64
+	for c := maxK; ; c *= 2 {
+		if c >= sizes[len(sizes)-1] {
+			caps = append(caps, sizes[len(sizes)-1])
+			break
+		}
+		caps = append(caps, c)
+	}
 	terms := int64(0)
-	for _, sz := range sizes {
-		terms += sz + 1
+	for _, c := range caps {
+		for _, sz := range sizes {
+			terms += min(sz, c) + 1
+		}
 	}
 	if terms*700 > boundWork {
 		return 1
 	}
 	p := float64(K) / float64(N)
 	lp, lq := math.Log(p), math.Log1p(-p)
-	logPMF := make([][]float64, len(sizes))
-	for g, sz := range sizes {
-		logPMF[g] = make([]float64, sz+1)
-		for x := int64(0); x <= sz; x++ {
-			logPMF[g][x] = lchoose(sz, x) + float64(x)*lp + float64(sz-x)*lq
+	logDen := lchoose(N, K) + float64(K)*lp + float64(N-K)*lq
+	all := lchoose(N, K)
+	best := 1.0
+	for _, c := range caps {
+		// Σ_i P(k_i > c), k_i hypergeometric.
+		tail := 0.0
+		for g, sz := range sizes {
+			for x := c + 1; x <= min(sz, K); x++ {
+				tail += float64(count[g]) * math.Exp(lchoose(sz, x)+lchoose(N-sz, K-x)-all)
+			}
+		}
+		if tail >= best {
+			continue
+		}
+		logPMF := make([][]float64, len(sizes))
+		for g, sz := range sizes {
+			logPMF[g] = make([]float64, min(sz, c)+1)
+			for x := range logPMF[g] {
+				logPMF[g][x] = lchoose(sz, int64(x)) + float64(x)*lp + float64(sz-int64(x))*lq
+			}
+		}
+		chern := math.Exp(chernoffSquares(sizes, count, logPMF, K, s) - logDen)
+		best = min(best, chern+tail)
+		// A larger cap only raises the Chernoff part and can lower the
+		// total by the tail at most: once the tail is the smaller part,
+		// at most a factor 2 is left to gain.
+		if tail <= chern {
+			break
 		}
 	}
+	return min(1, best)
+}
+
+// chernoffSquares is the log of min over λ ≥ 0 and μ of
+// exp(-λs - μK) Π_g (Σ_x exp(logPMF[g][x] + λx²/n_g + μx))^count[g].
+func chernoffSquares(sizes, count []int64, logPMF [][]float64, K int64, s float64) float64 {
 	t := s - 1e-9*(1+s)
-	// eval returns the log of the bound's numerator at (λ, μ), its
-	// derivatives in λ and μ, and its second derivative in μ.
+	// eval returns the exponent at (λ, μ), its derivatives in λ and μ, and
+	// its second derivative in μ.
 	eval := func(lam, mu float64) (f, dLam, dMu, d2Mu float64) {
 		f = -lam*t - mu*float64(K)
 		dLam, dMu = -t, -float64(K)
@@ -515,11 +563,8 @@ func clusterBound(n, k []int64, N, K int64, s float64) float64 {
 		}
 		return f, dLam, dMu, d2Mu
 	}
-	if _, d, _, _ := eval(0, 0); d >= 0 {
-		return 1 // s is not above its mean: nothing to bound
-	}
 	// profile minimises over μ for a given λ by damped Newton steps (the
-	// function is convex in μ), starting from the last solution.
+	// exponent is convex in μ), starting from the last solution.
 	mu := 0.0
 	profile := func(lam float64) (f, dLam float64) {
 		for range 50 {
@@ -532,16 +577,21 @@ func clusterBound(n, k []int64, N, K int64, s float64) float64 {
 		f, dLam, _, _ = eval(lam, mu)
 		return f, dLam
 	}
+	best, d0 := profile(0)
+	if d0 >= 0 {
+		return best // s is not above its tilted mean: λ = 0 is best
+	}
 	// The profile is convex in λ: bisect on its derivative. Every (λ, μ)
 	// gives a valid bound, so an approximate minimum only loosens it.
 	lo, hi := 0.0, 1.0
 	for range 40 {
-		if _, d := profile(hi); d >= 0 || hi > 1e6 {
+		f, d := profile(hi)
+		best = min(best, f)
+		if d >= 0 || hi > 1e7 {
 			break
 		}
 		lo, hi = hi, hi*2
 	}
-	best := math.Inf(1)
 	for range 30 {
 		mid := (lo + hi) / 2
 		f, d := profile(mid)
@@ -552,8 +602,7 @@ func clusterBound(n, k []int64, N, K int64, s float64) float64 {
 			hi = mid
 		}
 	}
-	logDen := lchoose(N, K) + float64(K)*lp + float64(N-K)*lq
-	return min(1, math.Exp(best-logDen))
+	return best
 }
 
 // splitmix is SplitMix64: a small, fast generator whose stream is fixed by

@@ -305,6 +305,47 @@ func TestClusterBoundIsAnUpperBound(t *testing.T) {
 	if checked < 200 || tight < 20 {
 		t.Errorf("checked %d exact cases, %d with a bound below 1e-3; want at least 200 and 20", checked, tight)
 	}
+	// Larger groups, whose counts stay far below their size: the bound's
+	// cap on counts comes into play.
+	capped := 0
+	for range 200 {
+		cs := make([]ConnCounts, 10)
+		for i := range cs {
+			cs[i] = ConnCounts{ID: uint64(i + 1), Requests: 16}
+		}
+		for range 6 + rng.IntN(10) {
+			i := rng.IntN(10)
+			if rng.IntN(2) == 0 {
+				i = rng.IntN(2) // cluster on the first two
+			}
+			cs[i].Failed = min(cs[i].Failed+1, 16)
+		}
+		r := ClusterTest(cs)
+		if r.Method != ClusterExact {
+			t.Fatalf("method = %s; want exact for %v", r.Method, cs)
+		}
+		if r.PBound < r.P*(1-1e-9) {
+			t.Errorf("bound %.4g below exact p %.4g for %v", r.PBound, r.P, cs)
+		}
+		if r.PBound < 1 {
+			capped++
+		}
+	}
+	if capped < 20 {
+		t.Errorf("only %d capped bounds computed; want at least 20", capped)
+	}
+	// 32 of 256 groups of 1000 requests hold 4 failures each, no other
+	// failure: far beyond what permutations resolve, and the bound says so.
+	big := make([]ConnCounts, 256)
+	for i := range big {
+		big[i] = ConnCounts{ID: uint64(i + 1), Requests: 1000}
+		if i < 32 {
+			big[i].Failed = 4
+		}
+	}
+	if r := ClusterTest(big); r.Method != ClusterBound || r.P > 1e-9 {
+		t.Errorf("256 groups of 1000, 32 with 4 failures: method %s, p %.3g; want %s, p<1e-9", r.Method, r.P, ClusterBound)
+	}
 }
 
 // Power, in the setting where ClusterTest is valid (connection lengths
@@ -365,11 +406,31 @@ func BenchmarkClusterTest(b *testing.B) {
 		}
 		return cs
 	}
+	// 128 failures: heavy groups with f each, then single failures.
+	heavy := func(n int64, groups int, f int64) []ConnCounts {
+		cs := make([]ConnCounts, 256)
+		var k int64
+		for i := range cs {
+			x := int64(0)
+			switch {
+			case i < groups:
+				x = f
+			case k < 128:
+				x = 1
+			}
+			x = min(x, 128-k)
+			k += x
+			cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: x}
+		}
+		return cs
+	}
 	for _, bc := range []struct {
 		name string
 		cs   []ConnCounts
 	}{
 		{"48x4/clustered", mk(48, 4, 0, 0.5)},
+		{"256x4/every-permutation", heavy(4, 40, 2)}, // p ≈ 6e-4: all 20000 permutations
+		{"256x1000/rare-clustered", heavy(1000, 32, 4)},
 		{"256x4/null-12%", mk(256, 4, 0.125, 0.125)},
 		{"256x4/weak", mk(256, 4, 0.10, 0.20)},
 		{"256x4/clustered", mk(256, 4, 0, 0.5)},
