@@ -5,8 +5,8 @@ import "time"
 // MaxConnRecords is how many connections of one endpoint are kept one by
 // one; the connections after them are counted together in Conns.Overflow,
 // so an endpoint's memory stays flat however long the run. 256 connections
-// of 4 requests are about 1000 requests: enough for ClusterTest to see one
-// bad instance in four, small enough to print.
+// of 4 requests are about 1000 requests: enough for BurstTest's stretches
+// and for a reader to see which connections failed, small enough to print.
 const MaxConnRecords = 256
 
 // ConnRecord is one TCP connection of an endpoint, as its requests saw it.
@@ -46,8 +46,11 @@ type Conns struct {
 	Repeat []RepeatCounts `json:"repeat"`
 }
 
-// Counts returns the kept records as ClusterTest input. The overflow and
-// the unconnected requests are left out: they are not connections.
+// Counts returns the kept records as ClusterTest input, for its account of
+// which connections carry the failures (Failing, FailingConnections). Its
+// p-value is not valid for connections, whose length depends on their
+// outcomes: judge connections with RepeatTest. The overflow and the
+// unconnected requests are left out: they are not connections.
 func (c Conns) Counts() []ConnCounts {
 	out := make([]ConnCounts, len(c.Records))
 	for i, r := range c.Records {
@@ -70,8 +73,8 @@ const (
 	// A stratum closes once it holds repeatStratumRequests classified
 	// requests and spans repeatStratumSpan: long enough for both classes
 	// to be in it, short enough that a change of the failure rate over the
-	// run (an outage, a deploy) is not mistaken for failures repeating on
-	// their connection.
+	// run (a deploy, a long outage) is not mistaken for failures repeating
+	// on their connection.
 	repeatStratumRequests = 32
 	repeatStratumSpan     = time.Second
 )
@@ -136,10 +139,13 @@ func (s *repeatStrata) add(at time.Time, afterFailure, failed bool) {
 	}
 }
 
-// add counts one result. connID names the connection the request used (0:
-// it got none); reused says the connection had served a request before, so
-// a result with reused false opens a connection. Results of one connection
-// may arrive in any order.
+// add counts one result: connID is the connection the request used (0: it
+// got none), localPort its client port, at the request's start, failed the
+// aggregator's verdict on it, and reused whether the connection had served
+// a request before (httptrace.GotConnInfo.Reused), so a result with reused
+// false opened its connection. Results may arrive in any order; a reused
+// request whose connection's earlier failure has not arrived yet counts as
+// after successes, which costs RepeatTest power, not validity.
 func (t *connTable) add(connID uint64, localPort uint16, at time.Time, failed, reused bool) {
 	var f int64
 	if failed {
