@@ -17,7 +17,7 @@ func TestBurstTestFalsePositiveRate(t *testing.T) {
 			instances: 4, fail: badInstance(0.01, 0.5), closeProb: close}
 		cfgs = append(cfgs, c)
 	}
-	const runs = 1800
+	const runs = 1800 / raceScale
 	var at05, at01, tested int
 	for i := range runs {
 		cs := simConns(simulate(cfgs[i%len(cfgs)], rng))
@@ -64,7 +64,7 @@ func TestBurstTestFindsBursts(t *testing.T) {
 	} {
 		cfg := simConfig{requests: 1000, rate: tc.rate, perConn: 4, latency: 20 * time.Millisecond,
 			instances: 4, fail: burst(0.01, tc.in, tc.from, tc.span)}
-		const runs = 150
+		const runs = 160 / raceScale
 		var found, repeats, blamed, located int
 		for range runs {
 			cs := simConns(simulate(cfg, rng))

@@ -210,7 +210,7 @@ func nullConns(rng *rand.Rand, m int, p float64) []ConnCounts {
 // healthy datasets, of every size and failure rate the engine makes.
 func TestClusterTestFalsePositiveRate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	const runs = 4000
+	const runs = 4000 / raceScale
 	var at01, at001 int
 	methods := map[string]int{}
 	for i := range runs {
@@ -244,7 +244,7 @@ func TestClusterTestFalsePositiveRate(t *testing.T) {
 // its level too.
 func TestClusterTestChiSquareRegime(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
-	const runs = 3000
+	const runs = 3000 / raceScale
 	var at01, at001 int
 	for range runs {
 		cs := make([]ConnCounts, 40)
@@ -358,9 +358,9 @@ func TestClusterTestPower(t *testing.T) {
 		minPower float64
 	}{
 		{48, 0.90},
-		{12, 0.15},
+		{12, 0.1},
 	} {
-		const runs = 500
+		const runs = 500 / raceScale
 		detected := 0
 		for range runs {
 			cs := make([]ConnCounts, tc.conns)

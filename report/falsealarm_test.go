@@ -57,7 +57,7 @@ func healthyRun(rng *rand.Rand, i int) (conns []Conns, insts [][]ConnCounts, his
 func TestFalseAlarmRate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	const (
-		runs  = 1000
+		runs  = 1000 / raceScale
 		addrs = 4
 		m     = 3 * addrs // tests per run
 	)

@@ -220,7 +220,7 @@ func healthyConfigs() []simConfig {
 func TestRepeatTestFalsePositiveRate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	cfgs := healthyConfigs()
-	const runs = 3200
+	const runs = 3200 / raceScale
 	var at01, at001, tested int
 	for i := range runs {
 		cs := simConns(simulate(cfgs[i%len(cfgs)], rng))
@@ -284,7 +284,7 @@ func TestRepeatTestPower(t *testing.T) {
 	} {
 		cfg := simConfig{requests: 4 * tc.conns, rate: 50, perConn: 4, latency: 5 * time.Millisecond,
 			instances: 4, roundRobin: true, fail: badInstance(0, 0.5), closeProb: tc.closeProb}
-		const runs = 1000
+		const runs = 1000 / raceScale
 		detected := 0
 		var conns int64
 		for range runs {

@@ -42,7 +42,7 @@ func TestLookAlpha(t *testing.T) {
 func TestLookAlphaControlsRepeatedLooks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 62))
 	const (
-		runs     = 2000
+		runs     = 2000 / raceScale
 		looks    = 60
 		perLook  = 20 // requests per address per second
 		failProb = 0.05

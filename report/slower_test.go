@@ -177,7 +177,7 @@ func TestSlowerTestFigures(t *testing.T) {
 func TestSlowerTestFalsePositiveRate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(53, 54))
 	sizes := [][2]int{{5, 10}, {12, 30}, {25, 25}, {5, 500}, {200, 600}, {2000, 2000}}
-	const runs = 6000
+	const runs = 6000 / raceScale
 	var at01, at001, slow int
 	methods := map[string]int{}
 	for i := range runs {
