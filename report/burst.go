@@ -11,9 +11,9 @@ type BurstResult struct {
 	Requests    int64 `json:"requests"`
 	Failed      int64 `json:"failed"`
 	// Groups is how many stretches of consecutive connections (by first
-	// use) were compared; Worst is the one failing most.
-	Groups int        `json:"groups"`
-	Worst  BurstGroup `json:"worst"`
+	// use) were compared; Worst is the one failing most (nil below two).
+	Groups int         `json:"groups"`
+	Worst  *BurstGroup `json:"worst,omitempty"`
 	// P is the one-sided p-value of a permutation test that moves whole
 	// connections between stretches; Permutations and MinP are as in
 	// ClusterResult.
@@ -138,8 +138,8 @@ func burstTest(recs []ConnRecord, perms, stopHits int, seed uint64) BurstResult 
 			}
 		}
 		grp.FailureRate = round(float64(grp.Failed)/float64(grp.Requests), 6)
-		if at == 0 || grp.Failed*res.Worst.Requests > res.Worst.Failed*grp.Requests {
-			res.Worst = grp
+		if w := res.Worst; w == nil || grp.Failed*w.Requests > w.Failed*grp.Requests {
+			res.Worst = &grp
 		}
 		at = e
 	}

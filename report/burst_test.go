@@ -79,8 +79,7 @@ func TestBurstTestFindsBursts(t *testing.T) {
 					blamed++
 				}
 			}
-			w := b.Worst
-			if !w.From.After(simEpoch.Add(tc.from+tc.span)) && !w.To.Before(simEpoch.Add(tc.from)) {
+			if w := b.Worst; w != nil && !w.From.After(simEpoch.Add(tc.from+tc.span)) && !w.To.Before(simEpoch.Add(tc.from)) {
 				located++
 			}
 		}
@@ -124,8 +123,11 @@ func TestBurstTestDegenerate(t *testing.T) {
 	}
 	// Every failure in the last stretch: found, and that stretch is worst.
 	r := BurstTest(mk(64, func(i int) int64 { return int64(i / 56 * 3) }))
-	if r.Groups != 8 || r.P > 0.001 || r.Worst.Failed != 24 || r.Worst.Connections != 8 || !r.Worst.From.Equal(t0.Add(56*time.Second)) {
-		t.Errorf("got %d groups, p %v, worst %+v; want 8, p<0.001, 24 failures on the 8 connections from +56s", r.Groups, r.P, r.Worst)
+	if w := r.Worst; r.Groups != 8 || r.P > 0.001 || w == nil || w.Failed != 24 || w.Connections != 8 || !w.From.Equal(t0.Add(56*time.Second)) {
+		t.Errorf("got %d groups, p %v, worst %+v; want 8, p<0.001, 24 failures on the 8 connections from +56s", r.Groups, r.P, w)
+	}
+	if r := BurstTest(mk(15, func(int) int64 { return 1 })); r.Worst != nil {
+		t.Errorf("15 connections: worst %+v; want none", r.Worst)
 	}
 }
 

@@ -106,11 +106,12 @@ type clusterOpts struct {
 // homogeneity; large S means failures concentrate on few groups. Its
 // p-value is computed exactly by dynamic programming when that is cheap;
 // otherwise by random permutations with a fixed seed (the same input gives
-// the same p), stopping early once p is clearly large; with large counts
-// everywhere, where permutations would be slow and the chi-square law is
-// accurate, by that law. A Chernoff bound on the exact p is computed too:
-// when it is below what permutations could resolve it is the answer, so
-// very strong clustering reads "p<1e-9", not "p≤5e-5".
+// the same p), at most 20000, stopping early once p is clearly large;
+// when permutations would cost too much and every group expects enough
+// failures and successes (Cochran's rule), by the chi-square law. When
+// that law puts p below 1e-3, a Chernoff bound on the exact p is computed
+// too: below what permutations could resolve, it is the answer, so very
+// strong clustering reads "p<1e-9", not "p≤5e-5".
 //
 // The groups must be fixed before the outcomes: the instance a load
 // balancer picked, a time bucket of an open-loop schedule. Connections are
