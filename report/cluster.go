@@ -83,6 +83,9 @@ const (
 	boundWork    = 4_000_000
 	boundWorthIt = 1e-3
 	clusterSeed  = 0x70696e70726f6265 // "pinprobe"
+	// minReportedP is the smallest p reported: smaller ones underflow
+	// float64 on the way, and a p of 0 would claim the impossible.
+	minReportedP = 1e-300
 )
 
 // clusterOpts exist for the tests, which force a method or shrink B.
@@ -228,7 +231,8 @@ func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 		res.MinP = 1 / float64(perms+1)
 	}
 	// The bound holds for the exact p, which the estimates approximate.
-	res.P = min(res.P, res.PBound, 1)
+	// Below minReportedP a p underflows; it reads as that floor.
+	res.P = max(min(res.P, res.PBound, 1), minReportedP)
 	return res
 }
 

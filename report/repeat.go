@@ -142,7 +142,7 @@ func RepeatTest(strata []RepeatCounts) RepeatResult {
 			r.P, r.Method = chernoffSum(pmfs, top, mean), "bound"
 		}
 	}
-	r.P = min(1, r.P)
+	r.P = max(min(1, r.P), minReportedP)
 	return r
 }
 

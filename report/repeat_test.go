@@ -354,11 +354,17 @@ func TestRepeatChernoffBound(t *testing.T) {
 
 func BenchmarkRepeatTest(b *testing.B) {
 	rng := rand.New(rand.NewPCG(37, 38))
-	cfg := simConfig{requests: 100000, rate: 500, perConn: 4, latency: 20 * time.Millisecond,
-		instances: 4, fail: badInstance(0.01, 0.5)}
-	cs := simConns(simulate(cfg, rng))
-	b.Logf("%d strata", len(cs.Repeat))
-	for b.Loop() {
-		RepeatTest(cs.Repeat)
+	for _, n := range []int{1000, 100000} {
+		cfg := simConfig{requests: n, rate: 500, perConn: 4, latency: 20 * time.Millisecond,
+			instances: 4, fail: badInstance(0.01, 0.5)}
+		strata := simConns(simulate(cfg, rng)).Repeat
+		b.Run(fmt.Sprintf("%d-requests", n), func(b *testing.B) {
+			var r RepeatResult
+			for b.Loop() {
+				r = RepeatTest(strata)
+			}
+			b.ReportMetric(float64(len(strata)), "strata")
+			b.ReportMetric(r.P, "p")
+		})
 	}
 }
