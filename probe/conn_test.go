@@ -1,0 +1,240 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// connSeen is what a connLog server saw of one request.
+type connSeen struct {
+	port  uint16 // the client's port: one per connection
+	nth   int64  // the request's place on its connection, from 1
+	close bool   // it asked to close the connection
+	proto int
+}
+
+// connLog serves "ok" and records, per request, the client's port and the
+// request's place on its connection.
+type connLog struct {
+	mu   sync.Mutex
+	reqs []connSeen
+}
+
+type connNthKey struct{}
+
+func (l *connLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := r.Context().Value(connNthKey{}).(*atomic.Int64).Add(1)
+	ap, _ := netip.ParseAddrPort(r.RemoteAddr)
+	l.mu.Lock()
+	l.reqs = append(l.reqs, connSeen{port: ap.Port(), nth: n, close: r.Close, proto: r.ProtoMajor})
+	l.mu.Unlock()
+	w.Write([]byte("ok\n"))
+}
+
+func (l *connLog) seen() []connSeen {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reqs)
+}
+
+// ports counts the requests the server saw per client port.
+func (l *connLog) ports() map[uint16]int {
+	out := map[uint16]int{}
+	for _, s := range l.seen() {
+		out[s.port]++
+	}
+	return out
+}
+
+// protoCase is one protocol a connection test runs over.
+type protoCase struct {
+	name   string
+	scheme string
+	http   HTTPVersion
+	proto  int
+}
+
+var connProtos = []protoCase{
+	{"HTTP/1.1", "http", HTTP1, 1},
+	{"h2c", "http", HTTP2, 2},
+	{"HTTP/1.1 over TLS", "https", HTTP1, 1},
+	{"HTTP/2 over TLS", "https", HTTP2, 2},
+}
+
+// startConnLog serves a connLog on 127.0.0.1 for pc: TLS with the test CA
+// for https, cleartext HTTP/2 allowed for http.
+func startConnLog(t *testing.T, pc protoCase, pki *testPKI) (*connLog, *Endpoint) {
+	t.Helper()
+	l := &connLog{}
+	port, lns := listenSamePort(t, lo4a)
+	var tlsCfg *tls.Config
+	if pc.scheme == "https" {
+		tlsCfg = pki.serverConfig()
+	}
+	serveOn(t, lns[0], l, tlsCfg, func(s *httptest.Server) {
+		s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connNthKey{}, new(atomic.Int64))
+		}
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetHTTP2(true)
+		p.SetUnencryptedHTTP2(true)
+		s.Config.Protocols = &p
+	})
+	return l, endpoints(t, hostURL(pc.scheme, port), lo4a)[0]
+}
+
+// TestConnRequests: with ConnRequests 4, 40 requests of one worker go over
+// 10 connections, 4 each in order; over HTTP/1 the 4th asks the server to
+// close, and the server sees 10 client ports.
+func TestConnRequests(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t, testHost)
+	for _, pc := range connProtos {
+		t.Run(pc.name, func(t *testing.T) {
+			l, ep := startConnLog(t, pc, pki)
+			o := Options{Max: true, Concurrency: 1, Requests: 40, ConnOptions: ConnOptions{
+				HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnRequests: 4, Timeout: 5 * time.Second,
+			}}
+			rs := attack(t, []*Endpoint{ep}, o, 20*time.Second)
+			if len(rs) != 40 {
+				t.Fatalf("%d results; want 40", len(rs))
+			}
+			for i, r := range rs {
+				wantID, wantReq := uint64(i/4+1), i%4+1
+				if r.Err != nil || r.Status != http.StatusOK {
+					t.Errorf("request %d: status %d, %v", i, r.Status, r.Err)
+				}
+				if r.ConnID != wantID || r.ConnReq != wantReq || r.Reused != (wantReq > 1) {
+					t.Errorf("request %d: connection %d request %d reused %v; want connection %d request %d", i, r.ConnID, r.ConnReq, r.Reused, wantID, wantReq)
+				}
+				if r.Remote != ep.AddrPort() || !r.Local.IsValid() {
+					t.Errorf("request %d: %v -> %v; want a local address and %v", i, r.Local, r.Remote, ep.AddrPort())
+				}
+			}
+			seen := l.seen()
+			ports := l.ports()
+			if len(ports) != 10 {
+				t.Errorf("server saw %d client ports (%v); want 10", len(ports), ports)
+			}
+			for p, n := range ports {
+				if n != 4 {
+					t.Errorf("port %d carried %d requests; want 4", p, n)
+				}
+			}
+			for i, s := range seen {
+				wantClose := pc.proto == 1 && s.nth == 4
+				if s.close != wantClose || s.proto != pc.proto {
+					t.Errorf("request %d (#%d on its connection): Connection: close %v, HTTP/%d; want %v, HTTP/%d", i, s.nth, s.close, s.proto, wantClose, pc.proto)
+				}
+			}
+		})
+	}
+}
+
+// TestConnAge: with ConnAge 150 ms, a worker sending every 10 ms for 1 s
+// replaces its connection about every 150 ms, and never sends on a
+// connection older than that.
+func TestConnAge(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t, testHost)
+	const age = 150 * time.Millisecond
+	for _, pc := range connProtos {
+		t.Run(pc.name, func(t *testing.T) {
+			l, ep := startConnLog(t, pc, pki)
+			o := Options{Rate: 100, Duration: time.Second, Concurrency: 1, ConnOptions: ConnOptions{
+				HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnAge: age, Timeout: 5 * time.Second,
+			}}
+			rs := sentOnly(attack(t, []*Endpoint{ep}, o, 20*time.Second))
+			first := map[uint64]time.Time{}
+			reqs := map[uint64]int{}
+			for _, r := range rs {
+				if r.Err != nil || r.Status != http.StatusOK {
+					t.Errorf("status %d, %v", r.Status, r.Err)
+					continue
+				}
+				reqs[r.ConnID]++
+				if r.ConnReq != reqs[r.ConnID] {
+					t.Errorf("connection %d: request %d; want %d", r.ConnID, r.ConnReq, reqs[r.ConnID])
+				}
+				if r.ConnReq == 1 {
+					first[r.ConnID] = r.Start
+				} else if old := r.Start.Sub(first[r.ConnID]); old >= age+50*time.Millisecond {
+					t.Errorf("connection %d reused %v after its first request; want a new one after %v", r.ConnID, old, age)
+				}
+			}
+			ports := l.ports()
+			t.Logf("%d requests over %d connections, server saw %d ports", len(rs), len(reqs), len(ports))
+			if len(reqs) < 5 || len(ports) != len(reqs) {
+				t.Errorf("%d connections, server saw %d ports; want 1 s / %v = 6 or 7", len(reqs), len(ports), age)
+			}
+		})
+	}
+}
+
+// TestConnNumbersSurviveReAdd removes an endpoint mid-run and adds it back:
+// its connection numbers and request IDs go on instead of starting over.
+func TestConnNumbersSurviveReAdd(t *testing.T) {
+	t.Parallel()
+	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {})
+	ep := endpoints(t, hostURL("http", port), lo4a)[0]
+	o := Options{Rate: 200, Duration: 2 * time.Second, Concurrency: 4, RequestID: true, ConnOptions: ConnOptions{ConnRequests: 3}}
+	run, err := Start(t.Context(), []*Endpoint{ep}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []Result
+	var removed, added time.Time
+	timeout := time.After(10 * time.Second)
+	for results := run.Results(); results != nil; {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				results = nil
+				continue
+			}
+			rs = append(rs, r)
+			if len(rs) == 30 {
+				removed = time.Now()
+				run.Remove(ep.ID)
+				added = time.Now()
+				if err := run.Add(ep); err != nil {
+					t.Fatalf("Add: %v", err)
+				}
+			}
+		case <-timeout:
+			t.Fatal("run still going after 10s")
+		}
+	}
+	ids := map[string]bool{}
+	type slot struct {
+		conn uint64
+		req  int
+	}
+	slots := map[slot]bool{}
+	var lastBefore, firstAfter uint64
+	for _, r := range sentOnly(rs) {
+		if ids[r.RequestID] || slots[slot{r.ConnID, r.ConnReq}] {
+			t.Errorf("request %s on connection %d #%d: seen before", r.RequestID, r.ConnID, r.ConnReq)
+		}
+		ids[r.RequestID], slots[slot{r.ConnID, r.ConnReq}] = true, true
+		switch {
+		case r.Start.Before(removed):
+			lastBefore = max(lastBefore, r.ConnID)
+		case !r.Start.Before(added) && (firstAfter == 0 || r.ConnID < firstAfter):
+			firstAfter = r.ConnID
+		}
+	}
+	if firstAfter <= lastBefore {
+		t.Errorf("connections numbered up to %d before the removal, from %d after the return; want them to go on", lastBefore, firstAfter)
+	}
+}

@@ -1,0 +1,292 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+)
+
+// httpSender is the net/http request path. It owns one http.Transport that
+// keeps at most one idle connection, so its worker owns its connection:
+// HTTP/1.1 keep-alive and HTTP/2 alike get one connection per worker. Its
+// context, trace hooks and timeout timer are made once and reused by every
+// request, which keeps the per-request path to net/http's own work.
+type httpSender struct {
+	s        *stream
+	t        *http.Transport
+	retired  *http.Transport // left for ConnAge while net/http still held its connection busy
+	parent   context.Context // requests in flight: outlives the send schedule
+	ctx      context.Context // parent + cancel + trace; replaced after a cancellation
+	cancel   context.CancelFunc
+	h        *hooks // the trace hooks of ctx
+	timer    *time.Timer
+	timedOut atomic.Bool
+	reading  atomic.Pointer[http.Response] // its body is closed when the timer fires
+	epoch    time.Time
+	cur      Result
+	buf      [BodyPrefix]byte
+
+	conn     *trackedConn // the connection of the last request, nil for none
+	connReqs int          // requests conn has carried
+	connH2   bool         // conn speaks HTTP/2
+}
+
+// hooks is one generation of trace hooks and what they record. net/http
+// may call a hook on its own goroutine, HTTP/2 even after a cancelled
+// request has returned, so everything is atomic, and a cancelled request's
+// generation is replaced: a late call cannot write into the next request.
+type hooks struct {
+	trace  httptrace.ClientTrace
+	epoch  time.Time
+	conn   atomic.Pointer[trackedConn]
+	reused atomic.Bool
+	// Each holds the monotonic time since epoch, 0 for not yet.
+	connStart, connDone, tlsStart, tlsDone, firstByte atomic.Int64
+}
+
+func newHooks(epoch time.Time) *hooks {
+	h := &hooks{epoch: epoch}
+	now := func() int64 { return int64(time.Since(h.epoch)) + 1 } // > 0: 0 means not yet
+	h.trace = httptrace.ClientTrace{
+		ConnectStart:         func(string, string) { h.connStart.Store(now()) },
+		ConnectDone:          func(string, string, error) { h.connDone.Store(now()) },
+		TLSHandshakeStart:    func() { h.tlsStart.Store(now()) },
+		TLSHandshakeDone:     func(tls.ConnectionState, error) { h.tlsDone.Store(now()) },
+		GotFirstResponseByte: func() { h.firstByte.Store(now()) },
+		GotConn: func(info httptrace.GotConnInfo) {
+			h.reused.Store(info.Reused)
+			h.conn.Store(trackedOf(info.Conn))
+		},
+	}
+	return h
+}
+
+func (h *hooks) reset() {
+	h.conn.Store(nil)
+	h.connStart.Store(0)
+	h.connDone.Store(0)
+	h.tlsStart.Store(0)
+	h.tlsDone.Store(0)
+	h.firstByte.Store(0)
+}
+
+func newHTTPSender(s *stream, parent context.Context) sender {
+	w := &httpSender{s: s, parent: parent, epoch: time.Now()}
+	w.t = s.newTransport()
+	w.renew()
+	w.timer = time.AfterFunc(time.Hour, func() {
+		w.timedOut.Store(true)
+		// A body no context reaches (a switched protocol's) ends here;
+		// before the cancel, which the worker waits for.
+		if resp := w.reading.Load(); resp != nil {
+			resp.Body.Close()
+		}
+		w.cancel()
+	})
+	w.timer.Stop()
+	return w
+}
+
+// newTransport returns a transport of the endpoint that keeps one idle
+// connection.
+func (s *stream) newTransport() *http.Transport {
+	return transportFor(s.conn, s.dial, s.tlsConf, s.protos, 1)
+}
+
+func span(start, end int64) time.Duration {
+	if start == 0 || end < start {
+		return 0
+	}
+	return time.Duration(end - start)
+}
+
+// renew gives the sender a fresh context and hooks after its last ones
+// were cancelled.
+func (w *httpSender) renew() {
+	w.h = newHooks(w.epoch)
+	ctx, cancel := context.WithCancel(w.parent)
+	w.ctx, w.cancel = httptrace.WithClientTrace(ctx, &w.h.trace), cancel
+	w.timedOut.Store(false)
+}
+
+// close releases the sender's context and connections.
+func (w *httpSender) close() {
+	w.timer.Stop()
+	w.cancel()
+	w.t.CloseIdleConnections()
+	if w.retired != nil {
+		w.retired.CloseIdleConnections()
+	}
+}
+
+// errSwitched is the failure of a request the server answered with 101
+// Switching Protocols: what follows is not HTTP, and pinprobe closes it.
+var errSwitched = errors.New("the server switched protocols (101): pinprobe closed the connection")
+
+// do sends one request and reads the whole response body.
+func (w *httpSender) do() Result {
+	s, h := w.s, w.h
+	h.reset()
+	w.cur = Result{Endpoint: s.ep.ID, Start: time.Now()}
+	if w.retired != nil {
+		w.retired.CloseIdleConnections()
+		w.retired = nil
+	}
+	w.retire(w.cur.Start)
+	last := w.lastOnConn()
+	w.timer.Reset(s.timeout)
+	req := s.tmpl.WithContext(w.ctx)
+	w.cur.RequestID = s.userID
+	if s.requestID {
+		hdr := make(http.Header, len(s.tmpl.Header)+1)
+		maps.Copy(hdr, s.tmpl.Header)
+		w.cur.RequestID = s.nextRequestID()
+		hdr["X-Request-Id"] = []string{w.cur.RequestID}
+		req.Header = hdr
+	}
+	// The connection's last request: over HTTP/1 "Connection: close" (the
+	// server closes first); over HTTP/2 net/http then takes no new stream
+	// on it and closes it once idle.
+	req.Close = last
+	if !s.bodyless {
+		setBody(req, s.payload)
+	}
+	resp, err := w.t.RoundTrip(req)
+	w.noteConn()
+	var proto string
+	var header http.Header
+	if err == nil {
+		w.cur.Status, proto, header = resp.StatusCode, resp.Proto, resp.Header
+		w.connH2 = resp.ProtoMajor == 2
+		w.cur.TTFB = span(int64(w.cur.Start.Sub(w.epoch))+1, h.firstByte.Load())
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			// Its body is the connection itself, which no context closes.
+			resp.Body.Close()
+			w.t.CloseIdleConnections()
+			err = fmt.Errorf("%s %s: %w", resp.Proto, resp.Status, errSwitched)
+		} else {
+			w.reading.Store(resp)
+			err = w.read(resp)
+			w.reading.Store(nil)
+		}
+	}
+	w.cur.Latency = time.Since(w.cur.Start)
+	stopped := w.timer.Stop()
+	if !stopped {
+		// The timer fired: let its func finish before renew replaces
+		// w.ctx, or it could cancel the next request instead.
+		<-w.ctx.Done()
+	}
+	if err != nil {
+		s.failure(&w.cur, err, w.timedOut.Load(), proto, header)
+	}
+	if last && w.connH2 {
+		// Its last stream is done: close it now rather than when net/http
+		// notices it is idle.
+		w.t.CloseIdleConnections()
+	}
+	if !stopped || w.ctx.Err() != nil {
+		w.cancel()
+		w.renew()
+	}
+	return w.cur
+}
+
+// noteConn records the connection the request went on, as the trace hooks
+// saw it, and counts the request on it.
+func (w *httpSender) noteConn() {
+	h := w.h
+	tc := h.conn.Load()
+	if tc == nil {
+		return
+	}
+	if tc != w.conn {
+		w.conn, w.connReqs = tc, 0
+	}
+	w.connReqs++
+	w.cur.ConnID, w.cur.ConnReq = tc.id, w.connReqs
+	w.cur.Local, w.cur.Remote = tc.local, tc.remote
+	w.cur.Reused = w.connReqs > 1
+	if !w.cur.Reused {
+		w.cur.Connect = span(h.connStart.Load(), h.connDone.Load())
+		w.cur.TLS = span(h.tlsStart.Load(), h.tlsDone.Load())
+	}
+}
+
+// lastOnConn reports whether the next request will be the last its
+// connection may carry (ConnRequests). It assumes the request goes on the
+// last request's connection while that is open, as it does with one
+// request at a time and one idle connection.
+func (w *httpSender) lastOnConn() bool {
+	most := w.s.conn.ConnRequests
+	if most <= 0 {
+		return false
+	}
+	if w.conn == nil || w.conn.closed.Load() {
+		return most == 1
+	}
+	return w.connReqs+1 >= most
+}
+
+// retire drops the last connection when it is older than ConnAge, so the
+// request about to start dials a new one.
+func (w *httpSender) retire(now time.Time) {
+	age := w.s.conn.ConnAge
+	if age <= 0 || w.conn == nil || w.conn.closed.Load() || now.Sub(w.conn.dialed) < age {
+		return
+	}
+	w.t.CloseIdleConnections()
+	if !w.conn.closed.Load() {
+		// net/http still counts it busy: an HTTP/2 stream whose end a
+		// cancellation cut short is cleaned up on net/http's goroutine, a
+		// moment later. Leave that transport to be closed next time and
+		// take a new one.
+		w.retired, w.t = w.t, w.s.newTransport()
+	}
+	w.conn = nil
+}
+
+// read drains the response body. A failed response's first bytes are
+// fingerprinted, and kept when they are a sample or a new fingerprint.
+func (w *httpSender) read(resp *http.Response) error {
+	defer resp.Body.Close()
+	s := w.s
+	failed := s.failed(resp.StatusCode)
+	if !s.wantsPrefix(failed) {
+		n, err := io.Copy(io.Discard, resp.Body)
+		w.cur.Bytes = n
+		w.cur.Groups = s.groups(resp.Header)
+		return err
+	}
+	n, err := readPrefix(resp.Body, w.buf[:])
+	if err == nil && n == len(w.buf) {
+		w.cur.Bytes, err = io.Copy(io.Discard, resp.Body)
+	}
+	w.cur.Bytes += int64(n)
+	s.response(&w.cur, resp.Proto, resp.Header, w.buf[:n], failed, err)
+	return err
+}
+
+// readPrefix reads into buf until it is full or the body ends; a clean end
+// of the body is no error.
+func readPrefix(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		k, err := r.Read(buf[n:])
+		n += k
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
