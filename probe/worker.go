@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -292,7 +293,7 @@ func (s *stream) response(r *Result, proto string, h http.Header, prefix []byte,
 func (s *stream) failure(r *Result, err error, timedOut bool, proto string, h http.Header) {
 	r.Err = err
 	r.Class = Classify(err)
-	if timedOut {
+	if timedOut && !errors.Is(err, errSwitched) { // a switch found before the timer fired stays one
 		r.Class = ClassTimeout
 		r.Err = fmt.Errorf("timeout after %s: %w", s.timeout, err)
 	}
