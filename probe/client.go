@@ -146,7 +146,7 @@ func transportFor(o ConnOptions, dial func(context.Context, string, string) (net
 
 // NewTransport returns an http.Transport to one endpoint: every connection
 // goes to ep's address, environment proxies are ignored, nothing is retried
-// by the request path (see setBody), the protocol is what o asks for, and
+// by the request path (see reqBody.set), the protocol is what o asks for, and
 // o.Concurrency idle connections are kept.
 func NewTransport(ep *Endpoint, o ConnOptions) (*http.Transport, error) {
 	p, err := protocols(ep, o.HTTP)
@@ -156,7 +156,19 @@ func NewTransport(ep *Endpoint, o ConnOptions) (*http.Transport, error) {
 	return transportFor(o, pinnedDial(ep, o.Timeout), tlsConfig(ep, o.TLS), p, max(o.Concurrency, 1)), nil
 }
 
-// setBody gives req its body. net/http silently resends a "replayable"
+// reqBody is a sender's request body, made once and reset for every
+// request, so that sending it allocates nothing.
+type reqBody struct {
+	r  *bytes.Reader
+	rc io.ReadCloser // io.NopCloser(r)
+}
+
+func newReqBody() reqBody {
+	r := bytes.NewReader(nil)
+	return reqBody{r: r, rc: io.NopCloser(r)}
+}
+
+// set gives req its body. net/http silently resends a "replayable"
 // request (GET, HEAD, OPTIONS, TRACE, or one with an Idempotency-Key, whose
 // body is nil, http.NoBody or rewindable through GetBody) that fails on a
 // reused keep-alive connection; that would hide the very resets pinprobe
@@ -167,15 +179,17 @@ func NewTransport(ep *Endpoint, o ConnOptions) (*http.Transport, error) {
 // body with the "identity" transfer encoding, which HTTP/1 writes as no body
 // at all (no Content-Length, no chunking) and HTTP/2 as an empty last frame.
 // Without the identity marker net/http would probe the empty body with a
-// goroutine and a timer on every request.
-func setBody(req *http.Request, payload []byte) {
+// goroutine and a timer on every request. The previous request that had
+// this body must have ended (its response body closed).
+func (b reqBody) set(req *http.Request, payload []byte) {
 	if len(payload) == 0 {
 		req.Body = emptyBody{}
 		req.ContentLength = 0
 		req.TransferEncoding = identity
 		return
 	}
-	req.Body = io.NopCloser(bytes.NewReader(payload))
+	b.r.Reset(payload)
+	req.Body = b.rc
 	req.ContentLength = int64(len(payload))
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -274,7 +275,7 @@ func (r *Run) take() bool {
 
 // startLocked launches the stream s, paced by p in the open model.
 func (r *Run) startLocked(s *stream, p pacer) {
-	s.runID = r.runID
+	s.idPrefix = "pinprobe-" + r.runID + "-" + strconv.Itoa(s.ep.ID) + "-"
 	if st, ok := r.states[s.ep.ID]; ok {
 		s.state = st // the endpoint is back: its quota and numbering go on
 	}
@@ -323,7 +324,7 @@ const dropFlush = 100 * time.Millisecond
 // at once, so every request of the plan is sent or counted as dropped.
 func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 	s := a.s
-	work := make(chan struct{}) // unbuffered: a send succeeds only when a worker is idle
+	var idle idlePool
 	var workers sync.WaitGroup
 	spawned, dropped := 0, 0
 	lastFlush := time.Now()
@@ -331,7 +332,7 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 	timer.Stop()
 	defer func() {
 		timer.Stop()
-		close(work)
+		idle.close()
 		workers.Wait()
 		if dropped > 0 {
 			r.results <- Result{Endpoint: s.ep.ID, Start: time.Now(), Dropped: dropped}
@@ -362,14 +363,12 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 			return
 		}
 		p.k++
-		select {
-		case work <- struct{}{}:
+		if idle.wake() {
 			continue
-		default:
 		}
 		if spawned < r.opts.Concurrency {
 			spawned++
-			workers.Go(func() { r.work(s, work) })
+			workers.Go(func() { r.work(s, &idle) })
 			continue
 		}
 		dropped++
@@ -381,17 +380,70 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 }
 
 // work is one open-model worker: it sends the request it was started for,
-// then one per hand-off until the stream ends.
-func (r *Run) work(s *stream, work <-chan struct{}) {
+// then one each time it is woken, until the stream ends.
+func (r *Run) work(s *stream, idle *idlePool) {
 	snd := s.newSender(s, r.reqCtx)
 	defer snd.close()
+	wake := make(chan struct{}, 1)
 	for {
 		if r.take() {
 			r.sent.Add(1)
 			r.results <- snd.do()
 		}
-		if _, ok := <-work; !ok {
+		if !idle.wait(wake) {
 			return
 		}
 	}
+}
+
+// idlePool holds an endpoint's idle workers, the most recently idle on top:
+// the next request goes to the worker that finished last, so the fewest
+// workers (and connections) carry the load and stay warm while the rest
+// stay idle. A channel would hand requests round the workers in turn.
+type idlePool struct {
+	mu     sync.Mutex
+	idle   []chan struct{} // the idle workers' wake channels
+	closed bool
+}
+
+// wake hands a request to the most recently idle worker; false when none
+// is idle.
+func (p *idlePool) wake() bool {
+	p.mu.Lock()
+	n := len(p.idle)
+	if n == 0 {
+		p.mu.Unlock()
+		return false
+	}
+	ch := p.idle[n-1]
+	p.idle = p.idle[:n-1]
+	p.mu.Unlock()
+	ch <- struct{}{} // 1-buffered, and this worker was idle: never blocks
+	return true
+}
+
+// wait makes the worker whose wake channel is ch idle until it is woken
+// (true) or the stream ends (false).
+func (p *idlePool) wait(ch chan struct{}) bool {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return false
+	}
+	p.idle = append(p.idle, ch)
+	p.mu.Unlock()
+	_, ok := <-ch
+	return ok
+}
+
+// close ends the stream's workers: the idle ones now, the busy ones when
+// they finish.
+func (p *idlePool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, ch := range p.idle {
+		close(ch)
+	}
+	p.idle = nil
 }

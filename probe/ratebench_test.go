@@ -21,13 +21,24 @@ func cpuTime(b *testing.B) time.Duration {
 // b.N/2000 s whatever the machine, so ns/op is meaningless here; the figures
 // are cpu-µs/req (user+sys of the whole process per request: run it with
 // PINPROBE_BENCH_ADDR so that the server's CPU is not counted) and allocs/op.
-// -benchtime=4000x gives a 2 s run.
+// "plain" sends bare requests; "defaults" what the command sends by default
+// (a User-Agent, an X-Request-Id per request, evidence kept for failures).
+// -benchtime=4000x gives 2 s runs.
 func BenchmarkAttackRate(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchRate(b, Options{}) })
+	b.Run("defaults", func(b *testing.B) {
+		benchRate(b, Options{UserAgent: "pinprobe/0.1.0", RequestID: true,
+			Evidence: Evidence{Failed: func(s int) bool { return s >= 500 }, Samples: 5}})
+	})
+}
+
+func benchRate(b *testing.B, opts Options) {
 	if b.N > 60000 {
 		b.Fatalf("b.N %d would run for %v: use -benchtime=Nx with N <= 60000", b.N, time.Duration(b.N)*time.Second/2000)
 	}
 	ep := benchEndpoint(b)
-	opts := Options{Rate: 2000, Concurrency: 50, Requests: int64(b.N), ConnOptions: ConnOptions{Timeout: 10 * time.Second, Concurrency: 50}}
+	opts.Rate, opts.Concurrency, opts.Requests = 2000, 50, int64(b.N)
+	opts.ConnOptions = ConnOptions{Timeout: 10 * time.Second, Concurrency: 50}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime(b)
@@ -36,12 +47,14 @@ func BenchmarkAttackRate(b *testing.B) {
 		b.Fatal(err)
 	}
 	n, failed, dropped := 0, 0, 0
+	conns := map[uint64]bool{}
 	for r := range results {
 		if r.Dropped > 0 {
 			dropped += r.Dropped
 			continue
 		}
 		n++
+		conns[r.ConnID] = true
 		if r.Err != nil || r.Status != 200 {
 			failed++
 		}
@@ -49,6 +62,7 @@ func BenchmarkAttackRate(b *testing.B) {
 	cpu := cpuTime(b) - cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(cpu.Microseconds())/float64(max(n, 1)), "cpu-µs/req")
+	b.ReportMetric(float64(len(conns)), "conns")
 	if n != b.N || failed > 0 {
 		b.Fatalf("got %d results (%d dropped), %d failed; want %d, 0 failed", n, dropped, failed, b.N)
 	}

@@ -33,6 +33,12 @@ type httpSender struct {
 	cur      Result
 	buf      [BodyPrefix]byte
 
+	// req is reused while requests end cleanly (net/http lets go of a
+	// request once its response body is closed); nil: make a new one.
+	req   *http.Request
+	body  reqBody
+	idBuf []byte // the request ID being built
+
 	conn     *trackedConn // the connection of the last request, nil for none
 	connReqs int          // requests conn has carried
 	connH2   bool         // conn speaks HTTP/2
@@ -78,7 +84,7 @@ func (h *hooks) reset() {
 }
 
 func newHTTPSender(s *stream, parent context.Context) sender {
-	w := &httpSender{s: s, parent: parent, epoch: time.Now()}
+	w := &httpSender{s: s, parent: parent, epoch: time.Now(), body: newReqBody()}
 	w.t = s.newTransport()
 	w.renew()
 	w.timer = time.AfterFunc(time.Hour, func() {
@@ -95,9 +101,10 @@ func newHTTPSender(s *stream, parent context.Context) sender {
 }
 
 // newTransport returns a transport of the endpoint that keeps one idle
-// connection.
+// connection. Each gets its own TLS config: net/http writes its ALPN
+// protocols into the config on first use.
 func (s *stream) newTransport() *http.Transport {
-	return transportFor(s.conn, s.dial, s.tlsConf, s.protos, 1)
+	return transportFor(s.conn, s.dial, s.tlsConf.Clone(), s.protos, 1)
 }
 
 func span(start, end int64) time.Duration {
@@ -114,6 +121,25 @@ func (w *httpSender) renew() {
 	ctx, cancel := context.WithCancel(w.parent)
 	w.ctx, w.cancel = httptrace.WithClientTrace(ctx, &w.h.trace), cancel
 	w.timedOut.Store(false)
+	w.req = nil // it carries the old context
+}
+
+// request returns the request to send next: the template with the
+// sender's context, its own header when request IDs are added.
+func (w *httpSender) request() *http.Request {
+	if w.req != nil {
+		return w.req
+	}
+	s := w.s
+	req := s.tmpl.WithContext(w.ctx)
+	if s.requestID {
+		hdr := make(http.Header, len(s.tmpl.Header)+1)
+		maps.Copy(hdr, s.tmpl.Header)
+		hdr["X-Request-Id"] = []string{""}
+		req.Header = hdr
+	}
+	w.req = req
+	return req
 }
 
 // close releases the sender's context and connections.
@@ -142,21 +168,19 @@ func (w *httpSender) do() Result {
 	w.retire(w.cur.Start)
 	last := w.lastOnConn()
 	w.timer.Reset(s.timeout)
-	req := s.tmpl.WithContext(w.ctx)
+	req := w.request()
 	w.cur.RequestID = s.userID
 	if s.requestID {
-		hdr := make(http.Header, len(s.tmpl.Header)+1)
-		maps.Copy(hdr, s.tmpl.Header)
-		w.cur.RequestID = s.nextRequestID()
-		hdr["X-Request-Id"] = []string{w.cur.RequestID}
-		req.Header = hdr
+		w.idBuf = s.appendRequestID(w.idBuf[:0])
+		w.cur.RequestID = string(w.idBuf)
+		req.Header["X-Request-Id"][0] = w.cur.RequestID
 	}
 	// The connection's last request: over HTTP/1 "Connection: close" (the
 	// server closes first); over HTTP/2 net/http then takes no new stream
 	// on it and closes it once idle.
 	req.Close = last
 	if !s.bodyless {
-		setBody(req, s.payload)
+		w.body.set(req, s.payload)
 	}
 	resp, err := w.t.RoundTrip(req)
 	w.noteConn()
@@ -186,6 +210,7 @@ func (w *httpSender) do() Result {
 	}
 	if err != nil {
 		s.failure(&w.cur, err, w.timedOut.Load(), proto, header)
+		w.req = nil // net/http may not have let go of it yet
 	}
 	if last && w.connH2 {
 		// Its last stream is done: close it now rather than when net/http

@@ -70,7 +70,7 @@ type Result struct {
 // its newSender; the net/http path is httpSender. Another request path (a
 // client of its own) plugs in beside it by implementing sender and being
 // chosen in newStream: it dials through s.dial (pinned, numbered
-// connections), builds requests from s.tmpl, s.payload and s.nextRequestID,
+// connections), builds requests from s.tmpl, s.payload and s.appendRequestID,
 // honours s.conn (ConnRequests, ConnAge, NewConn, Timeout) and fills the
 // Result through s.response and s.failure (see httpSender.do for the order).
 type sender interface {
@@ -95,7 +95,7 @@ type stream struct {
 	timeout   time.Duration
 	requestID bool   // add X-Request-Id
 	userID    string // the X-Request-Id the user set, sent on every request
-	runID     string
+	idPrefix  string // of request IDs: "pinprobe-RUN-ENDPOINT-"
 	groupBy   []string
 
 	evidence Evidence
@@ -204,10 +204,10 @@ func basicAuth(u *url.Userinfo) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pass))
 }
 
-// nextRequestID returns the X-Request-Id of the endpoint's next request:
-// "pinprobe-RUN-ENDPOINT-N", unique in the run.
-func (s *stream) nextRequestID() string {
-	return "pinprobe-" + s.runID + "-" + strconv.Itoa(s.ep.ID) + "-" + strconv.FormatInt(s.state.reqs.Add(1), 10)
+// appendRequestID appends the X-Request-Id of the endpoint's next request
+// to buf: "pinprobe-RUN-ENDPOINT-N", unique in the run.
+func (s *stream) appendRequestID(buf []byte) []byte {
+	return strconv.AppendInt(append(buf, s.idPrefix...), s.state.reqs.Add(1), 10)
 }
 
 // failed reports whether a status counts as a failure.
