@@ -238,3 +238,21 @@ func TestConnNumbersSurviveReAdd(t *testing.T) {
 		t.Errorf("connections numbered up to %d before the removal, from %d after the return; want them to go on", lastBefore, firstAfter)
 	}
 }
+
+// TestNewConn: --new-conn gives every request a connection of its own.
+func TestNewConn(t *testing.T) {
+	t.Parallel()
+	l, ep := startConnLog(t, connProtos[0], nil)
+	o := Options{Rate: 200, Requests: 20, Concurrency: 4, ConnOptions: ConnOptions{NewConn: true}}
+	rs := sentOnly(attack(t, []*Endpoint{ep}, o, 10*time.Second))
+	conns := map[uint64]bool{}
+	for _, r := range rs {
+		if r.Err != nil || r.ConnReq != 1 || r.Reused || conns[r.ConnID] {
+			t.Errorf("connection %d request %d reused %v (%v); want a new connection", r.ConnID, r.ConnReq, r.Reused, r.Err)
+		}
+		conns[r.ConnID] = true
+	}
+	if ports := l.ports(); len(rs) != 20 || len(ports) != 20 {
+		t.Errorf("%d requests, server saw %d ports; want 20 and 20", len(rs), len(ports))
+	}
+}

@@ -186,3 +186,60 @@ func TestRequestsBudgetMatchesPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestResplit removes one of two endpoints mid-run and adds it back: the
+// rate is split again each time, so the one left gets the whole rate while
+// alone, and the run's total follows the total rate throughout.
+func TestResplit(t *testing.T) {
+	srv := &pathServer{byPath: map[string]int{}}
+	port := handlerServer(t, srv.ServeHTTP)
+	eps := pathEndpoints(t, port, 2)
+	o := Options{Rate: 100, Duration: 2 * time.Second, Concurrency: 10}
+	run, err := Start(t.Context(), eps, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, _ := run.Sending()
+	removeAt := time.NewTimer(time.Until(start.Add(500 * time.Millisecond)))
+	addAt := time.NewTimer(time.Until(start.Add(1300 * time.Millisecond)))
+	defer removeAt.Stop()
+	defer addAt.Stop()
+	var rs []Result
+	var removed, added time.Duration
+	timeout := time.After(10 * time.Second)
+	for results := run.Results(); results != nil; {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				results = nil
+				continue
+			}
+			rs = append(rs, r)
+		case <-removeAt.C:
+			removed = time.Since(start)
+			run.Remove(1)
+		case <-addAt.C:
+			added = time.Since(start)
+			if err := run.Add(eps[1]); err != nil {
+				t.Fatal(err)
+			}
+		case <-timeout:
+			t.Fatal("run still going after 10s")
+		}
+	}
+	tl := tallyOf(rs)
+	sent, dropped := tl.total()
+	// 50 req/s each while both run, 100 for the one left alone.
+	want0 := 50*removed.Seconds() + 100*(added-removed).Seconds() + 50*(2-added.Seconds())
+	want1 := 50*removed.Seconds() + 50*(2-added.Seconds())
+	t.Logf("removed at %v, added at %v: %v sent (%d dropped); want about %.0f and %.0f", removed, added, tl.sent, dropped, want0, want1)
+	if d := float64(tl.sent[0]) - want0; d < -6 || d > 6 {
+		t.Errorf("endpoint 0: %d requests; want %.0f ± 6", tl.sent[0], want0)
+	}
+	if d := float64(tl.sent[1]) - want1; d < -6 || d > 6 {
+		t.Errorf("endpoint 1: %d requests; want %.0f ± 6", tl.sent[1], want1)
+	}
+	if sent < 190 || sent > 206 {
+		t.Errorf("%d requests in all; want 200 at 100 req/s for 2 s, give or take a re-split", sent)
+	}
+}

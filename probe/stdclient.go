@@ -88,13 +88,15 @@ func newHTTPSender(s *stream, parent context.Context) sender {
 	w.t = s.newTransport()
 	w.renew()
 	w.timer = time.AfterFunc(time.Hour, func() {
+		// The response being read is loaded before the cancel: once the
+		// worker sees the cancel it may go on to its next request.
+		resp := w.reading.Load()
 		w.timedOut.Store(true)
-		// A body no context reaches (a switched protocol's) ends here;
-		// before the cancel, which the worker waits for.
-		if resp := w.reading.Load(); resp != nil {
+		w.cancel()
+		if resp != nil {
+			// Whatever body no context reaches ends here too.
 			resp.Body.Close()
 		}
-		w.cancel()
 	})
 	w.timer.Stop()
 	return w
