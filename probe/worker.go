@@ -65,14 +65,29 @@ type Result struct {
 	Dropped int // > 0: this Result only counts drops
 }
 
-// sender sends an endpoint's requests one at a time over connections it
-// owns, and reports each as a Result. A stream makes one per worker through
-// its newSender; the net/http path is httpSender. Another request path (a
-// client of its own) plugs in beside it by implementing sender and being
-// chosen in newStream: it dials through s.dial (pinned, numbered
-// connections), builds requests from s.tmpl, s.payload and s.appendRequestID,
-// honours s.conn (ConnRequests, ConnAge, NewConn, Timeout) and fills the
-// Result through s.response and s.failure (see httpSender.do for the order).
+// sender sends an endpoint's requests one at a time over the connection
+// it owns, and reports each as a Result. Every worker has one, made by its
+// stream's newSender; httpSender (net/http) is the one there is.
+//
+// Another request path plugs in beside it with a constructor of the same
+// shape, func(s *stream, parent context.Context) sender, that newStream
+// sets as s.newSender when the options ask for it (newStream is also where
+// the path can refuse options it does not support). Its do must:
+//   - dial through s.dial (the pinned address; the *trackedConn it returns
+//     carries ConnID, dial time and the addresses), with TLS from a clone
+//     of s.tlsConf;
+//   - build the request from s.tmpl (method, URL, Host, header with
+//     Authorization and User-Agent already set), s.payload (none at all when
+//     s.bodyless), and, when s.requestID, an X-Request-Id made with
+//     s.appendRequestID (else s.userID is the one sent);
+//   - honour s.conn: NewConn, ConnRequests (the last request of a connection
+//     sent with Connection: close), ConnAge, and end within s.timeout
+//     whatever the server does (parent is not cancelled when sending stops);
+//   - fill the Result: Endpoint, Start, Latency, Status, Bytes, RequestID,
+//     ConnID, ConnReq, Reused (ConnReq > 1), Local, Remote, Connect, TLS,
+//     TTFB; then s.response for a response (fingerprint, evidence, groups;
+//     the first BodyPrefix bytes are needed only when s.wantsPrefix) and
+//     s.failure for an error (class, timeout, evidence).
 type sender interface {
 	// do sends one request and returns its result within the stream's
 	// timeout (plus scheduling slack), whatever the server does.
