@@ -256,3 +256,44 @@ func TestNewConn(t *testing.T) {
 		t.Errorf("%d requests, server saw %d ports; want 20 and 20", len(rs), len(ports))
 	}
 }
+
+// TestConnRequestsAfterStreamErrors: over HTTP/2 a request can fail (its
+// stream reset) while its connection lives on; ConnRequests still holds.
+func TestConnRequestsAfterStreamErrors(t *testing.T) {
+	t.Parallel()
+	l := &connLog{}
+	port, lns := listenSamePort(t, lo4a)
+	serveOn(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.ServeHTTP(httptest.NewRecorder(), r)
+		if r.Context().Value(connNthKey{}).(*atomic.Int64).Load()%2 == 0 {
+			panic(http.ErrAbortHandler) // RST_STREAM; the connection stays
+		}
+	}), nil, func(s *httptest.Server) {
+		s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connNthKey{}, new(atomic.Int64))
+		}
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		s.Config.Protocols = &p
+	})
+	ep := endpoints(t, hostURL("http", port), lo4a)[0]
+	o := Options{Max: true, Concurrency: 1, Requests: 40, ConnOptions: ConnOptions{HTTP: HTTP2, ConnRequests: 3, Timeout: 5 * time.Second}}
+	rs := attack(t, []*Endpoint{ep}, o, 20*time.Second)
+	failed := 0
+	for _, r := range rs {
+		if r.Err != nil {
+			failed++
+		}
+		if r.ConnReq > 3 {
+			t.Errorf("connection %d carried request %d; want at most 3", r.ConnID, r.ConnReq)
+		}
+	}
+	for p, n := range l.ports() {
+		if n > 3 {
+			t.Errorf("server: port %d carried %d requests; want at most 3", p, n)
+		}
+	}
+	if failed == 0 || len(rs) != 40 {
+		t.Errorf("%d results, %d failed; want 40, some reset", len(rs), failed)
+	}
+}

@@ -42,6 +42,7 @@ type httpSender struct {
 	conn     *trackedConn // the connection of the last request, nil for none
 	connReqs int          // requests conn has carried
 	connH2   bool         // conn speaks HTTP/2
+	connDone bool         // conn takes no more requests (net/http may not have closed it yet)
 }
 
 // hooks is one generation of trace hooks and what they record. net/http
@@ -188,9 +189,11 @@ func (w *httpSender) do() Result {
 	w.noteConn()
 	var proto string
 	var header http.Header
+	w.connDone = last
 	if err == nil {
 		w.cur.Status, proto, header = resp.StatusCode, resp.Proto, resp.Header
 		w.connH2 = resp.ProtoMajor == 2
+		w.connDone = w.connDone || resp.Close
 		w.cur.TTFB = span(int64(w.cur.Start.Sub(w.epoch))+1, h.firstByte.Load())
 		if resp.StatusCode == http.StatusSwitchingProtocols {
 			// Its body is the connection itself, which no context closes.
@@ -213,11 +216,17 @@ func (w *httpSender) do() Result {
 	if err != nil {
 		s.failure(&w.cur, err, w.timedOut.Load(), proto, header)
 		w.req = nil // net/http may not have let go of it yet
+		w.connDone = true
 	}
-	if last && w.connH2 {
+	switch most := s.conn.ConnRequests; {
+	case last && w.connH2:
 		// Its last stream is done: close it now rather than when net/http
-		// notices it is idle.
+		// notices it is idle. (Over HTTP/1 the server closes it.)
 		w.t.CloseIdleConnections()
+	case !last && most > 0 && w.cur.ConnReq >= most:
+		// A connection thought done (an HTTP/2 stream failed, not the
+		// connection) carried the last request it may.
+		w.drop()
 	}
 	if !stopped || w.ctx.Err() != nil {
 		w.cancel()
@@ -256,25 +265,39 @@ func (w *httpSender) lastOnConn() bool {
 	if most <= 0 {
 		return false
 	}
-	if w.conn == nil || w.conn.closed.Load() {
+	if !w.reusable() {
 		return most == 1
 	}
 	return w.connReqs+1 >= most
 }
 
+// reusable reports whether the last request's connection will carry the
+// next one. Over HTTP/1 net/http closes a connection that answered
+// "Connection: close" a moment after the body's end, so its closed flag
+// alone is not enough.
+func (w *httpSender) reusable() bool {
+	return w.conn != nil && !w.connDone && !w.conn.closed.Load()
+}
+
 // retire drops the last connection when it is older than ConnAge, so the
 // request about to start dials a new one.
 func (w *httpSender) retire(now time.Time) {
-	age := w.s.conn.ConnAge
-	if age <= 0 || w.conn == nil || w.conn.closed.Load() || now.Sub(w.conn.dialed) < age {
-		return
+	if age := w.s.conn.ConnAge; age > 0 && w.reusable() && now.Sub(w.conn.dialed) >= age {
+		w.drop()
 	}
+}
+
+// drop makes sure the last connection carries no more requests: net/http
+// closes it when idle. When net/http still counts it busy (an HTTP/2 stream
+// whose end a cancellation cut short is cleaned up on net/http's goroutine,
+// a moment later), that transport is left to be closed next time and a new
+// one taken.
+func (w *httpSender) drop() {
 	w.t.CloseIdleConnections()
-	if !w.conn.closed.Load() {
-		// net/http still counts it busy: an HTTP/2 stream whose end a
-		// cancellation cut short is cleaned up on net/http's goroutine, a
-		// moment later. Leave that transport to be closed next time and
-		// take a new one.
+	if w.conn != nil && !w.conn.closed.Load() {
+		if w.retired != nil {
+			w.retired.CloseIdleConnections()
+		}
 		w.retired, w.t = w.t, w.s.newTransport()
 	}
 	w.conn = nil
