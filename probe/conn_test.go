@@ -120,6 +120,11 @@ func TestConnRequests(t *testing.T) {
 				if r.Remote != ep.AddrPort() || !r.Local.IsValid() {
 					t.Errorf("request %d: %v -> %v; want a local address and %v", i, r.Local, r.Remote, ep.AddrPort())
 				}
+				// Phases: connect (and TLS) only on a new connection.
+				fresh, tlsOn := r.ConnReq == 1, pc.scheme == "https"
+				if (r.Connect > 0) != fresh || (r.TLS > 0) != (fresh && tlsOn) || r.TTFB <= 0 || r.TTFB > r.Latency {
+					t.Errorf("request %d (#%d on its connection): connect %v, TLS %v, first byte %v of %v", i, r.ConnReq, r.Connect, r.TLS, r.TTFB, r.Latency)
+				}
 			}
 			seen := l.seen()
 			ports := l.ports()
