@@ -109,14 +109,18 @@ func TestConnRequests(t *testing.T) {
 			if len(rs) != 40 {
 				t.Fatalf("%d results; want 40", len(rs))
 			}
+			var prevID uint64
 			for i, r := range rs {
-				wantID, wantReq := uint64(i/4+1), i%4+1
+				// A connection of its own every 4 requests; net/http may dial
+				// one it does not use (numbered all the same).
+				wantReq, newConn := i%4+1, i%4 == 0
 				if r.Err != nil || r.Status != http.StatusOK {
 					t.Errorf("request %d: status %d, %v", i, r.Status, r.Err)
 				}
-				if r.ConnID != wantID || r.ConnReq != wantReq || r.Reused != (wantReq > 1) {
-					t.Errorf("request %d: connection %d request %d reused %v; want connection %d request %d", i, r.ConnID, r.ConnReq, r.Reused, wantID, wantReq)
+				if r.ConnReq != wantReq || r.Reused != (wantReq > 1) || (r.ConnID > prevID) != newConn || (newConn && i == 0 && r.ConnID != 1) {
+					t.Errorf("request %d: connection %d request %d reused %v after connection %d; want request %d, a new connection: %v", i, r.ConnID, r.ConnReq, r.Reused, prevID, wantReq, newConn)
 				}
+				prevID = r.ConnID
 				if r.Remote != ep.AddrPort() || !r.Local.IsValid() {
 					t.Errorf("request %d: %v -> %v; want a local address and %v", i, r.Local, r.Remote, ep.AddrPort())
 				}
@@ -177,10 +181,18 @@ func TestConnAge(t *testing.T) {
 					t.Errorf("connection %d reused %v after its first request; want a new one after %v", r.ConnID, old, age)
 				}
 			}
+			// A connection takes requests for less than age from its first,
+			// so covering the requests' starts takes at least this many.
+			least, window := 0, time.Time{}
+			for _, r := range rs {
+				if least == 0 || r.Start.Sub(window) >= age+50*time.Millisecond {
+					least, window = least+1, r.Start
+				}
+			}
 			ports := l.ports()
-			t.Logf("%d requests over %d connections, server saw %d ports", len(rs), len(reqs), len(ports))
-			if len(reqs) < 5 || len(ports) != len(reqs) {
-				t.Errorf("%d connections, server saw %d ports; want 1 s / %v = 6 or 7", len(reqs), len(ports), age)
+			t.Logf("%d requests on %d connections (at least %d), server saw %d ports", len(rs), len(reqs), least, len(ports))
+			if len(reqs) < least || len(ports) != len(reqs) || least < 2 {
+				t.Errorf("%d requests on %d connections, server saw %d ports; want at least %d connections, 2 or more", len(rs), len(reqs), len(ports), least)
 			}
 		})
 	}

@@ -178,10 +178,10 @@ func (w *httpSender) do() Result {
 		w.cur.RequestID = string(w.idBuf)
 		req.Header["X-Request-Id"][0] = w.cur.RequestID
 	}
-	// The connection's last request: over HTTP/1 "Connection: close" (the
-	// server closes first); over HTTP/2 net/http then takes no new stream
-	// on it and closes it once idle.
-	req.Close = last
+	// The connection's last request goes with "Connection: close" over
+	// HTTP/1, so that the server closes first (and keeps the TIME_WAIT).
+	// An HTTP/2 connection is closed after its last response instead.
+	req.Close = last && !(w.reusable() && w.connH2)
 	if !s.bodyless {
 		w.body.set(req, s.payload)
 	}
@@ -189,7 +189,7 @@ func (w *httpSender) do() Result {
 	w.noteConn()
 	var proto string
 	var header http.Header
-	w.connDone = last
+	w.connDone = req.Close
 	if err == nil {
 		w.cur.Status, proto, header = resp.StatusCode, resp.Proto, resp.Header
 		w.connH2 = resp.ProtoMajor == 2
@@ -218,14 +218,10 @@ func (w *httpSender) do() Result {
 		w.req = nil // net/http may not have let go of it yet
 		w.connDone = true
 	}
-	switch most := s.conn.ConnRequests; {
-	case last && w.connH2:
-		// Its last stream is done: close it now rather than when net/http
-		// notices it is idle. (Over HTTP/1 the server closes it.)
-		w.t.CloseIdleConnections()
-	case !last && most > 0 && w.cur.ConnReq >= most:
-		// A connection thought done (an HTTP/2 stream failed, not the
-		// connection) carried the last request it may.
+	if most := s.conn.ConnRequests; most > 0 && w.cur.ConnReq >= most && !(req.Close && !w.connH2) {
+		// The connection carried its last request and the server was not
+		// asked to close it: over HTTP/2, or when a connection thought
+		// done (an HTTP/2 stream failed, not the connection) went on.
 		w.drop()
 	}
 	if !stopped || w.ctx.Err() != nil {
