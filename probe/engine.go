@@ -64,6 +64,8 @@ type Run struct {
 	stop     context.CancelFunc // ends runCtx
 	sendCtx  context.Context    // runCtx bounded by Duration
 	stopSend context.CancelFunc
+	lateCtx  context.Context // runCtx bounded by Duration + lateGrace: the open model's streams
+	stopLate context.CancelFunc
 	reqCtx   context.Context // requests in flight: not cancelled when sending stops
 	issued   atomic.Int64    // reserved from the --requests budget
 	sent     atomic.Int64    // requests started
@@ -145,8 +147,10 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 	r.runCtx, r.stop = context.WithCancel(ctx)
 	if o.Duration > 0 {
 		r.sendCtx, r.stopSend = context.WithDeadline(r.runCtx, r.started.Add(o.Duration))
+		r.lateCtx, r.stopLate = context.WithDeadline(r.runCtx, r.started.Add(o.Duration+lateGrace))
 	} else {
 		r.sendCtx, r.stopSend = context.WithCancel(r.runCtx)
+		r.lateCtx, r.stopLate = context.WithCancel(r.runCtx)
 	}
 	// The run holds one count of wg until sending ends, so streams can be
 	// added while it runs without racing the final Wait.
@@ -177,6 +181,7 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 		// (sendCtx), so rates are computed over the planned window.
 		r.wg.Wait()
 		r.stopSend()
+		r.stopLate()
 		r.stop()
 		close(r.results)
 	}()
@@ -289,8 +294,9 @@ func (r *Run) startLocked(s *stream, p pacer) {
 		return
 	}
 	// The open model's own schedule ends at Duration: the deadline of
-	// sendCtx must not cancel a request that was due before it.
-	ctx, cancel := context.WithCancel(r.runCtx)
+	// sendCtx must not cancel a request that was due before it, only one
+	// that could not be sent within lateGrace of the end.
+	ctx, cancel := context.WithCancel(r.lateCtx)
 	a.cancel = cancel
 	a.share.Store(p.share)
 	r.wg.Go(func() { r.schedule(ctx, a, p) })
@@ -313,6 +319,11 @@ func (r *Run) closedModel(ctx context.Context, s *stream) {
 	workers.Wait()
 }
 
+// lateGrace is how late after Duration a request due before it may still
+// be sent: a scheduler woken late near the end still sends what fell due,
+// but a client too slow to keep up does not send on past the run's end.
+const lateGrace = 250 * time.Millisecond
+
 // dropFlush is how often a stream that drops reports its drops.
 const dropFlush = 100 * time.Millisecond
 
@@ -321,7 +332,8 @@ const dropFlush = 100 * time.Millisecond
 // fewer than Concurrency. A request due while Concurrency workers are busy
 // is dropped and counted, never queued: the send schedule does not wait for
 // a slow backend. A scheduler that wakes late sends what fell due meanwhile
-// at once, so every request of the plan is sent or counted as dropped.
+// at once, so every request of the plan is sent or counted as dropped,
+// unless the client falls more than lateGrace behind at the end.
 func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 	s := a.s
 	var idle idlePool

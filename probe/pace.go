@@ -68,7 +68,8 @@ func (p *pacer) countBefore(end time.Duration) int64 {
 
 // PlannedRequests returns how many requests each of endpoints endpoints
 // gets in the open model (in the order of the endpoints given to Start)
-// when nothing is dropped and no endpoint is added or removed: the
+// when nothing is dropped, no endpoint is added or removed and the client
+// keeps up with the rate (see lateGrace): the
 // requests due before Duration, and of those the first Requests of the
 // run. The endpoints are staggered over one per-endpoint period, so when
 // the run is shorter than that period some get none: 2 req/s over 20
