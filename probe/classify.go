@@ -26,7 +26,12 @@ const (
 	ClassEOF                ErrorClass = "eof"
 	ClassTimeout            ErrorClass = "timeout"
 	ClassProtocol           ErrorClass = "protocol"
-	ClassOther              ErrorClass = "other"
+	// ClassClient is a failure of the machine pinprobe runs on, not of the
+	// backend: out of file descriptors (EMFILE, ENFILE), of ephemeral ports
+	// (EADDRNOTAVAIL on connect), or of kernel buffers or memory (ENOBUFS,
+	// ENOMEM).
+	ClassClient ErrorClass = "client"
+	ClassOther  ErrorClass = "other"
 )
 
 // DialError marks an error that happened while opening the TCP connection, so
@@ -41,6 +46,9 @@ func (e *DialError) Unwrap() error { return e.Err }
 func Classify(err error) ErrorClass {
 	if err == nil {
 		return ClassNone
+	}
+	if isClient(err) {
+		return ClassClient
 	}
 	var dial *DialError
 	inDial := errors.As(err, &dial)
@@ -57,8 +65,7 @@ func Classify(err error) ErrorClass {
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ClassConnectRefused
-	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH),
-		errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, syscall.EAFNOSUPPORT),
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.EAFNOSUPPORT),
 		errors.Is(err, syscall.ENETDOWN), errors.Is(err, syscall.EHOSTDOWN):
 		return ClassNetworkUnreachable
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE):
@@ -66,6 +73,9 @@ func Classify(err error) ErrorClass {
 	}
 	if isTLS(err) {
 		return ClassTLS
+	}
+	if errors.Is(err, errSwitched) {
+		return ClassProtocol
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return ClassEOF
@@ -86,6 +96,14 @@ func Classify(err error) ErrorClass {
 		return ClassTLS
 	}
 	return ClassOther
+}
+
+// isClient reports whether err is the client machine running out of
+// something. EADDRNOTAVAIL on connect means no ephemeral port was left for
+// the address (pinprobe never binds a local address).
+func isClient(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
 }
 
 func isTimeout(err error) bool {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,14 +25,25 @@ const (
 
 // ConnOptions say how an endpoint's connections are made.
 type ConnOptions struct {
-	Timeout     time.Duration // bounds the dial, the TLS handshake and each request
-	NewConn     bool          // a fresh connection for every request
-	HTTP        HTTPVersion
-	TLS         *tls.Config // trust settings; ServerName is set per target
-	Concurrency int         // idle connections kept per endpoint
+	Timeout time.Duration // bounds the dial, the TLS handshake and each request
+	NewConn bool          // a fresh connection for every request
+	HTTP    HTTPVersion
+	TLS     *tls.Config // trust settings; ServerName is set per target
+	// Concurrency is how many idle connections a transport made by
+	// NewTransport keeps. The engine ignores it: each of its workers owns one
+	// transport with one connection.
+	Concurrency int
+	// ConnRequests is the most requests a connection carries; 0 = no limit.
+	// Over HTTP/1 the last one is sent with "Connection: close", so the
+	// server closes first (and keeps the TIME_WAIT).
+	ConnRequests int
+	// ConnAge is the age past which a connection is not reused: the next
+	// request closes it and dials a new one; 0 = no limit.
+	ConnAge time.Duration
 }
 
-// dialer dials the pinned address whatever address net/http asks for.
+// pinnedDial returns a dial function that dials ep's address whatever
+// address net/http asks for.
 func pinnedDial(ep *Endpoint, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	pinned := ep.AddrPort().String()
@@ -41,6 +54,42 @@ func pinnedDial(ep *Endpoint, timeout time.Duration) func(ctx context.Context, n
 		}
 		return c, nil
 	}
+}
+
+// trackedConn is a dialled connection with the identity Result reports: its
+// number among the endpoint's connections and when it was dialled. The
+// pinned dialer returns it, so net/http's GotConn hands it back (inside a
+// *tls.Conn for TLS).
+type trackedConn struct {
+	net.Conn
+	id            uint64
+	dialed        time.Time
+	local, remote netip.AddrPort
+	closed        atomic.Bool
+}
+
+func (c *trackedConn) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
+}
+
+// trackedOf finds the *trackedConn under what net/http reports as the
+// connection: itself, a *tls.Conn around it, or the wrapper net/http uses to
+// hand a cleartext HTTP/2 connection over.
+func trackedOf(c net.Conn) *trackedConn {
+	for range 4 {
+		switch v := c.(type) {
+		case *trackedConn:
+			return v
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		case interface{ UnencryptedNetConn() net.Conn }:
+			c = v.UnencryptedNetConn()
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 // tlsConfig returns the TLS settings for ep: the caller's trust, the target's
@@ -56,25 +105,10 @@ func tlsConfig(ep *Endpoint, base *tls.Config) *tls.Config {
 	return cfg
 }
 
-// NewTransport returns the http.Transport of one endpoint: every connection
-// goes to ep's address, environment proxies are ignored, nothing is retried
-// by the request path (see newRequest), and the protocol is what o asks for.
-func NewTransport(ep *Endpoint, o ConnOptions) (*http.Transport, error) {
-	idle := max(o.Concurrency, 1)
-	t := &http.Transport{
-		Proxy:                 nil, // a proxy would defeat pinning
-		DialContext:           pinnedDial(ep, o.Timeout),
-		TLSClientConfig:       tlsConfig(ep, o.TLS),
-		TLSHandshakeTimeout:   o.Timeout,
-		DisableKeepAlives:     o.NewConn,
-		DisableCompression:    true, // count the bytes the server sent; users may send Accept-Encoding themselves
-		MaxIdleConns:          idle,
-		MaxIdleConnsPerHost:   idle,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
+// protocols returns the protocols a transport to ep may speak for v.
+func protocols(ep *Endpoint, v HTTPVersion) (*http.Protocols, error) {
 	var p http.Protocols
-	switch o.HTTP {
+	switch v {
 	case HTTP1:
 		p.SetHTTP1(true)
 	case HTTP2:
@@ -87,13 +121,54 @@ func NewTransport(ep *Endpoint, o ConnOptions) (*http.Transport, error) {
 		p.SetHTTP1(true)
 		p.SetHTTP2(true)
 	default:
-		return nil, fmt.Errorf("unknown HTTP version %q", o.HTTP)
+		return nil, fmt.Errorf("unknown HTTP version %q", v)
 	}
-	t.Protocols = &p
-	return t, nil
+	return &p, nil
 }
 
-// setBody gives req its body. net/http silently resends a "replayable"
+// transportFor builds an http.Transport that dials with dial, verifies with
+// tlsConf, speaks p and keeps at most idle idle connections.
+func transportFor(o ConnOptions, dial func(context.Context, string, string) (net.Conn, error), tlsConf *tls.Config, p *http.Protocols, idle int) *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil, // a proxy would defeat pinning
+		DialContext:           dial,
+		TLSClientConfig:       tlsConf,
+		TLSHandshakeTimeout:   o.Timeout,
+		DisableKeepAlives:     o.NewConn,
+		DisableCompression:    true, // count the bytes the server sent; users may send Accept-Encoding themselves
+		MaxIdleConns:          idle,
+		MaxIdleConnsPerHost:   idle,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		Protocols:             p,
+	}
+}
+
+// NewTransport returns an http.Transport to one endpoint: every connection
+// goes to ep's address, environment proxies are ignored, nothing is retried
+// by the request path (see reqBody.set), the protocol is what o asks for, and
+// o.Concurrency idle connections are kept.
+func NewTransport(ep *Endpoint, o ConnOptions) (*http.Transport, error) {
+	p, err := protocols(ep, o.HTTP)
+	if err != nil {
+		return nil, err
+	}
+	return transportFor(o, pinnedDial(ep, o.Timeout), tlsConfig(ep, o.TLS), p, max(o.Concurrency, 1)), nil
+}
+
+// reqBody is a sender's request body, made once and reset for every
+// request, so that sending it allocates nothing.
+type reqBody struct {
+	r  *bytes.Reader
+	rc io.ReadCloser // io.NopCloser(r)
+}
+
+func newReqBody() reqBody {
+	r := bytes.NewReader(nil)
+	return reqBody{r: r, rc: io.NopCloser(r)}
+}
+
+// set gives req its body. net/http silently resends a "replayable"
 // request (GET, HEAD, OPTIONS, TRACE, or one with an Idempotency-Key, whose
 // body is nil, http.NoBody or rewindable through GetBody) that fails on a
 // reused keep-alive connection; that would hide the very resets pinprobe
@@ -104,15 +179,17 @@ func NewTransport(ep *Endpoint, o ConnOptions) (*http.Transport, error) {
 // body with the "identity" transfer encoding, which HTTP/1 writes as no body
 // at all (no Content-Length, no chunking) and HTTP/2 as an empty last frame.
 // Without the identity marker net/http would probe the empty body with a
-// goroutine and a timer on every request.
-func setBody(req *http.Request, payload []byte) {
+// goroutine and a timer on every request. The previous request that had
+// this body must have ended (its response body closed).
+func (b reqBody) set(req *http.Request, payload []byte) {
 	if len(payload) == 0 {
 		req.Body = emptyBody{}
 		req.ContentLength = 0
 		req.TransferEncoding = identity
 		return
 	}
-	req.Body = io.NopCloser(bytes.NewReader(payload))
+	b.r.Reset(payload)
+	req.Body = b.rc
 	req.ContentLength = int64(len(payload))
 }
 

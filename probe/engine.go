@@ -6,12 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
+	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // Options bound and pace a run.
@@ -27,7 +26,10 @@ type Options struct {
 	Duration time.Duration
 	// Requests bounds the number of requests sent over all endpoints; 0 = no bound.
 	Requests int64
-	// Concurrency caps the requests in flight per endpoint.
+	// Concurrency caps the requests in flight per endpoint. In the open
+	// model a worker (a goroutine and its connection) is started only when
+	// a request is due and every worker of the endpoint is busy, so what a
+	// large Concurrency costs is only what the load needs.
 	Concurrency int
 	// UserAgent is sent unless the target's headers set one.
 	UserAgent string
@@ -37,6 +39,10 @@ type Options struct {
 	// Evidence says which results carry the response's headers and first
 	// bytes; the zero value keeps none.
 	Evidence Evidence
+	// GroupBy names response headers (e.g. "X-Served-By") whose values every
+	// Result carries in Groups, so that reports can bucket results by who
+	// answered.
+	GroupBy []string
 }
 
 // Evidence selects the results that keep what a support engineer needs.
@@ -51,20 +57,24 @@ type Evidence struct {
 // Run is a running attack: its results, and the endpoints it sends to,
 // which may change while it runs.
 type Run struct {
-	opts    Options
-	runID   string
-	results chan Result
-	sendCtx context.Context
-	stop    context.CancelFunc
-	reqCtx  context.Context // requests in flight: not cancelled when sending stops
-	issued  atomic.Int64    // reserved from the --requests budget
-	sent    atomic.Int64    // requests started
-	wg      sync.WaitGroup
+	opts     Options
+	runID    string
+	results  chan Result
+	runCtx   context.Context    // ends when ctx does or the Requests budget is spent
+	stop     context.CancelFunc // ends runCtx
+	sendCtx  context.Context    // runCtx bounded by Duration
+	stopSend context.CancelFunc
+	lateCtx  context.Context // runCtx bounded by Duration + lateGrace: the open model's streams
+	stopLate context.CancelFunc
+	reqCtx   context.Context // requests in flight: not cancelled when sending stops
+	issued   atomic.Int64    // reserved from the --requests budget
+	sent     atomic.Int64    // requests started
+	wg       sync.WaitGroup
 
 	mu        sync.Mutex
 	closed    bool // sending has ended: no stream may be added
 	streams   map[int]*active
-	quotas    map[int]*quota // by endpoint ID, kept when a stream stops
+	states    map[int]*epState // by endpoint ID, kept when a stream stops
 	started   time.Time
 	sendEnded time.Time
 }
@@ -72,8 +82,9 @@ type Run struct {
 // active is one endpoint's running stream.
 type active struct {
 	s      *stream
-	lim    *rate.Limiter // nil in the closed model
 	cancel context.CancelFunc
+	share  atomic.Int64  // open model: how many streams the rate is split over
+	retune chan struct{} // 1-buffered: share changed
 }
 
 // Attack starts one stream per endpoint and returns their results; see Start.
@@ -85,11 +96,14 @@ func Attack(ctx context.Context, eps []*Endpoint, o Options) (<-chan Result, err
 	return r.Results(), nil
 }
 
-// Start starts one stream per endpoint. The results channel is closed when
-// sending has stopped (ctx ended, Duration elapsed or Requests sent) and
-// every request in flight has finished or timed out. Cancelling ctx stops
-// sending only: requests in flight keep their own timeout, so what was sent
-// is always reported.
+// Start starts one stream per endpoint. In the open model each endpoint
+// gets Rate/len(eps) requests/s from its first request on (no burst), the
+// endpoints staggered over one per-endpoint period (see PlannedRequests).
+// The results channel is closed when sending has stopped (ctx ended,
+// Duration elapsed or Requests sent) and every request in flight has
+// finished or timed out. Cancelling ctx stops sending only: requests in
+// flight keep their own timeout, so what was sent is always reported, and
+// the wait for them is bounded by Timeout.
 func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 	if len(eps) == 0 {
 		return nil, fmt.Errorf("no endpoints")
@@ -103,6 +117,13 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = "pinprobe"
+	}
+	if len(o.GroupBy) > 0 {
+		names := make([]string, len(o.GroupBy))
+		for i, n := range o.GroupBy {
+			names[i] = http.CanonicalHeaderKey(n)
+		}
+		o.GroupBy = names
 	}
 	streams := make([]*stream, len(eps))
 	for i, ep := range eps {
@@ -120,13 +141,16 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 		results: make(chan Result, 1024),
 		reqCtx:  context.WithoutCancel(ctx),
 		streams: map[int]*active{},
-		quotas:  map[int]*quota{},
+		states:  map[int]*epState{},
 	}
 	r.started = time.Now()
+	r.runCtx, r.stop = context.WithCancel(ctx)
 	if o.Duration > 0 {
-		r.sendCtx, r.stop = context.WithDeadline(ctx, r.started.Add(o.Duration))
+		r.sendCtx, r.stopSend = context.WithDeadline(r.runCtx, r.started.Add(o.Duration))
+		r.lateCtx, r.stopLate = context.WithDeadline(r.runCtx, r.started.Add(o.Duration+lateGrace))
 	} else {
-		r.sendCtx, r.stop = context.WithCancel(ctx)
+		r.sendCtx, r.stopSend = context.WithCancel(r.runCtx)
+		r.lateCtx, r.stopLate = context.WithCancel(r.runCtx)
 	}
 	// The run holds one count of wg until sending ends, so streams can be
 	// added while it runs without racing the final Wait.
@@ -144,21 +168,20 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 	}()
 	r.mu.Lock()
 	for i, s := range streams {
-		// Stagger the endpoints over one period of the total rate so that
-		// their requests interleave instead of arriving together.
-		offset := time.Duration(0)
+		var p pacer
 		if !o.Max {
-			offset = time.Duration(float64(i) / o.Rate * float64(time.Second))
+			p = startPacer(i, len(streams), o.Rate)
 		}
-		r.startLocked(s, offset)
+		r.startLocked(s, p)
 	}
-	r.resplitLocked()
 	r.mu.Unlock()
 	go func() {
-		// A stream stops as soon as its next request could not start before
-		// the deadline; the run lasts the whole --duration all the same
+		// An open-model stream stops once its next request is due at or
+		// after Duration; the run lasts the whole Duration all the same
 		// (sendCtx), so rates are computed over the planned window.
 		r.wg.Wait()
+		r.stopSend()
+		r.stopLate()
 		r.stop()
 		close(r.results)
 	}()
@@ -185,22 +208,29 @@ func (r *Run) Results() <-chan Result { return r.results }
 // ID is the run's random identifier, the prefix of its request IDs.
 func (r *Run) ID() string { return r.runID }
 
-// Add starts a stream for ep (whose ID must not be running) and splits the
-// total rate again over every stream. Once sending has ended it returns
-// ErrRunEnded and starts nothing.
+// Add starts a stream for ep, whose first request is due at once, and
+// splits the total rate again over every stream. An endpoint that ran
+// before keeps its evidence quota and its connection and request numbers.
+// Once sending has ended it returns ErrRunEnded and starts nothing.
 func (r *Run) Add(ep *Endpoint) error {
 	s, err := newStream(ep, r.opts)
 	if err != nil {
 		return err
 	}
-	s.runID = r.runID
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrRunEnded
 	}
-	r.startLocked(s, 0)
-	r.resplitLocked()
+	if _, ok := r.streams[ep.ID]; ok {
+		return fmt.Errorf("add endpoint %d (%s): already running", ep.ID, ep)
+	}
+	var p pacer
+	if !r.opts.Max {
+		p = pacer{base: time.Since(r.started), share: int64(len(r.streams) + 1), rate: r.opts.Rate}
+	}
+	r.startLocked(s, p)
+	r.retuneLocked()
 	return nil
 }
 
@@ -215,22 +245,23 @@ func (r *Run) Remove(id int) {
 	if a, ok := r.streams[id]; ok {
 		a.cancel()
 		delete(r.streams, id)
-		r.resplitLocked()
+		r.retuneLocked()
 	}
 }
 
-// resplitLocked gives every open-model stream its share of the total rate.
-func (r *Run) resplitLocked() {
+// retuneLocked gives every open-model stream its share of the total rate.
+func (r *Run) retuneLocked() {
 	if r.opts.Max || len(r.streams) == 0 {
 		return
 	}
-	per := r.opts.Rate / float64(len(r.streams))
-	// A burst of 5 ms worth of requests lets the limiter catch up after a
-	// late wake-up at high rates without sending more than the rate on average.
-	burst := max(1, int(math.Floor(per*0.005)))
+	n := int64(len(r.streams))
 	for _, a := range r.streams {
-		a.lim.SetLimit(rate.Limit(per))
-		a.lim.SetBurst(burst)
+		if a.share.Swap(n) != n {
+			select {
+			case a.retune <- struct{}{}:
+			default: // one is pending already
+			}
+		}
 	}
 }
 
@@ -247,89 +278,184 @@ func (r *Run) take() bool {
 	return n <= r.opts.Requests
 }
 
-// startLocked launches the goroutines of one stream.
-func (r *Run) startLocked(s *stream, offset time.Duration) {
-	s.runID = r.runID
-	if q, ok := r.quotas[s.ep.ID]; ok {
-		s.quota = q // the endpoint is back: its evidence allowance is not renewed
+// startLocked launches the stream s, paced by p in the open model.
+func (r *Run) startLocked(s *stream, p pacer) {
+	s.idPrefix = "pinprobe-" + r.runID + "-" + strconv.Itoa(s.ep.ID) + "-"
+	if st, ok := r.states[s.ep.ID]; ok {
+		s.state = st // the endpoint is back: its quota and numbering go on
 	}
-	r.quotas[s.ep.ID] = s.quota
-	ctx, cancel := context.WithCancel(r.sendCtx)
-	a := &active{s: s, cancel: cancel}
+	r.states[s.ep.ID] = s.state
+	a := &active{s: s, retune: make(chan struct{}, 1)}
 	r.streams[s.ep.ID] = a
-	// The stream's workers; once they are done its kept-alive connections
-	// are closed, so an address that left DNS holds none open.
-	var workers sync.WaitGroup
 	if r.opts.Max {
-		for range r.opts.Concurrency {
-			workers.Go(func() {
-				w := s.newWorker(r.reqCtx)
-				defer w.close()
-				for ctx.Err() == nil && r.take() {
-					r.sent.Add(1)
-					r.results <- w.do()
-				}
-			})
-		}
-		r.wg.Go(func() {
-			workers.Wait()
-			s.transport.CloseIdleConnections()
-		})
+		ctx, cancel := context.WithCancel(r.sendCtx)
+		a.cancel = cancel
+		r.wg.Go(func() { r.closedModel(ctx, s) })
 		return
 	}
-	a.lim = rate.NewLimiter(rate.Limit(r.opts.Rate), 1)
-	work := make(chan struct{}) // unbuffered: a send succeeds only when a worker is idle
+	// The open model's own schedule ends at Duration: the deadline of
+	// sendCtx must not cancel a request that was due before it, only one
+	// that could not be sent within lateGrace of the end.
+	ctx, cancel := context.WithCancel(r.lateCtx)
+	a.cancel = cancel
+	a.share.Store(p.share)
+	r.wg.Go(func() { r.schedule(ctx, a, p) })
+}
+
+// closedModel runs Concurrency workers that send back to back until ctx
+// ends or the budget is spent.
+func (r *Run) closedModel(ctx context.Context, s *stream) {
+	var workers sync.WaitGroup
 	for range r.opts.Concurrency {
 		workers.Go(func() {
-			w := s.newWorker(r.reqCtx)
-			defer w.close()
-			for range work {
-				if !r.take() {
-					continue
-				}
+			snd := s.newSender(s, r.reqCtx)
+			defer snd.close()
+			for ctx.Err() == nil && r.take() {
 				r.sent.Add(1)
-				r.results <- w.do()
+				r.results <- snd.do()
 			}
 		})
 	}
-	r.wg.Go(func() {
-		r.schedule(ctx, s, a.lim, work, offset)
-		close(work)
-		workers.Wait()
-		s.transport.CloseIdleConnections()
-	})
+	workers.Wait()
 }
 
-// schedule paces one endpoint's open-model stream. A request that is due
-// while every worker is busy is dropped and counted, never queued: the send
-// schedule does not wait for a slow backend.
-func (r *Run) schedule(ctx context.Context, s *stream, lim *rate.Limiter, work chan<- struct{}, offset time.Duration) {
-	if offset > 0 {
-		t := time.NewTimer(offset)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-	lim.AllowN(time.Now(), lim.Burst()-1) // start with one token, not a burst
-	dropped, lastFlush := 0, time.Now()
-	flush := func() {
+// lateGrace is how late after Duration a request due before it may still
+// be sent: a scheduler woken late near the end still sends what fell due,
+// but a client too slow to keep up does not send on past the run's end.
+const lateGrace = 250 * time.Millisecond
+
+// dropFlush is how often a stream that drops reports its drops.
+const dropFlush = 100 * time.Millisecond
+
+// schedule paces one endpoint's open-model stream and hands each request
+// that falls due to an idle worker, or to a new one while the endpoint has
+// fewer than Concurrency. A request due while Concurrency workers are busy
+// is dropped and counted, never queued: the send schedule does not wait for
+// a slow backend. A scheduler that wakes late sends what fell due meanwhile
+// at once, so every request of the plan is sent or counted as dropped,
+// unless the client falls more than lateGrace behind at the end.
+func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
+	s := a.s
+	var idle idlePool
+	var workers sync.WaitGroup
+	spawned, dropped := 0, 0
+	lastFlush := time.Now()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer func() {
+		timer.Stop()
+		idle.close()
+		workers.Wait()
 		if dropped > 0 {
 			r.results <- Result{Endpoint: s.ep.ID, Start: time.Now(), Dropped: dropped}
-			dropped, lastFlush = 0, time.Now()
 		}
-	}
-	defer flush()
-	for lim.Wait(ctx) == nil {
+	}()
+	for {
 		select {
-		case work <- struct{}{}:
+		case <-a.retune:
+			p.retune(a.share.Load())
 		default:
-			dropped++
-			if time.Since(lastFlush) >= 100*time.Millisecond {
-				flush()
+		}
+		due := p.next()
+		if r.opts.Duration > 0 && due >= r.opts.Duration {
+			return
+		}
+		if wait := time.Until(r.started.Add(due)); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-a.retune:
+				timer.Stop()
+				p.retune(a.share.Load())
+				continue
+			case <-timer.C:
 			}
+		} else if ctx.Err() != nil {
+			return
+		}
+		p.k++
+		if idle.wake() {
+			continue
+		}
+		if spawned < r.opts.Concurrency {
+			spawned++
+			workers.Go(func() { r.work(s, &idle) })
+			continue
+		}
+		dropped++
+		if now := time.Now(); now.Sub(lastFlush) >= dropFlush {
+			r.results <- Result{Endpoint: s.ep.ID, Start: now, Dropped: dropped}
+			dropped, lastFlush = 0, now
 		}
 	}
+}
+
+// work is one open-model worker: it sends the request it was started for,
+// then one each time it is woken, until the stream ends.
+func (r *Run) work(s *stream, idle *idlePool) {
+	snd := s.newSender(s, r.reqCtx)
+	defer snd.close()
+	wake := make(chan struct{}, 1)
+	for {
+		if r.take() {
+			r.sent.Add(1)
+			r.results <- snd.do()
+		}
+		if !idle.wait(wake) {
+			return
+		}
+	}
+}
+
+// idlePool holds an endpoint's idle workers, the most recently idle on top:
+// the next request goes to the worker that finished last, so the fewest
+// workers (and connections) carry the load and stay warm while the rest
+// stay idle. A channel would hand requests round the workers in turn.
+type idlePool struct {
+	mu     sync.Mutex
+	idle   []chan struct{} // the idle workers' wake channels
+	closed bool
+}
+
+// wake hands a request to the most recently idle worker; false when none
+// is idle.
+func (p *idlePool) wake() bool {
+	p.mu.Lock()
+	n := len(p.idle)
+	if n == 0 {
+		p.mu.Unlock()
+		return false
+	}
+	ch := p.idle[n-1]
+	p.idle = p.idle[:n-1]
+	p.mu.Unlock()
+	ch <- struct{}{} // 1-buffered, and this worker was idle: never blocks
+	return true
+}
+
+// wait makes the worker whose wake channel is ch idle until it is woken
+// (true) or the stream ends (false).
+func (p *idlePool) wait(ch chan struct{}) bool {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return false
+	}
+	p.idle = append(p.idle, ch)
+	p.mu.Unlock()
+	_, ok := <-ch
+	return ok
+}
+
+// close ends the stream's workers: the idle ones now, the busy ones when
+// they finish.
+func (p *idlePool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, ch := range p.idle {
+		close(ch)
+	}
+	p.idle = nil
 }

@@ -3,12 +3,15 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
+	"errors"
 	"fmt"
-	"io"
+	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/netip"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,17 +28,27 @@ type Result struct {
 	Err       error      // transport error, also set when the body could not be read
 	Class     ErrorClass // Classify(Err)
 	Bytes     int64      // response body bytes read
-	Reused    bool       // the connection had served a request before
+	Reused    bool       // the connection had served a request before (ConnReq > 1)
 	Local     netip.AddrPort
 	Remote    netip.AddrPort
 	RequestID string // the X-Request-Id sent, "" when none
+
+	// ConnID numbers the connection the request went on among the
+	// endpoint's connections, from 1 in the order they were dialled; it
+	// keeps counting when an endpoint leaves DNS and comes back. 0 when the
+	// request got no connection.
+	ConnID uint64
+	// ConnReq is the request's place on its connection, from 1; 0 when it
+	// got no connection.
+	ConnReq int
 
 	// Phases: TCP connect and TLS handshake (zero on a reused connection),
 	// and time to the first response byte from Start.
 	Connect, TLS, TTFB time.Duration
 
 	// Server and BodyHash fingerprint a failed response: its Server header
-	// and the hash of its normalised first BodyPrefix bytes (see BodyHash).
+	// (at most MaxEvidenceValue bytes) and the hash of its normalised first
+	// BodyPrefix bytes (see BodyHash).
 	Server   string
 	BodyHash uint64
 	// Exemplar is the first BodyPrefix bytes of a failed response whose
@@ -43,48 +56,109 @@ type Result struct {
 	Exemplar []byte
 	// Evidence is set on the results kept as samples (Options.Evidence).
 	Evidence *ResponseEvidence
+	// Groups holds the response's values of the Options.GroupBy headers, in
+	// that order: "" for one it lacked, several values joined by ", ", each
+	// cut at MaxEvidenceValue bytes. nil when the response had none of them
+	// (or there was no response, or no GroupBy).
+	Groups []string
 
 	Dropped int // > 0: this Result only counts drops
 }
 
-// ResponseEvidence is what a sample keeps of the response.
-type ResponseEvidence struct {
-	Proto  string
-	Header http.Header // as received; reports redact secrets
-	Body   []byte      // the first BodyPrefix bytes
+// sender sends an endpoint's requests one at a time over the connection
+// it owns, and reports each as a Result. Every worker has one, made by its
+// stream's newSender; httpSender (net/http) is the one there is.
+//
+// Another request path plugs in beside it with a constructor of the same
+// shape, func(s *stream, parent context.Context) sender, that newStream
+// sets as s.newSender when the options ask for it (newStream is also where
+// the path can refuse options it does not support). Its do must:
+//   - dial through s.dial (the pinned address; the *trackedConn it returns
+//     carries ConnID, dial time and the addresses), with TLS from a clone
+//     of s.tlsConf;
+//   - build the request from s.tmpl (method, URL, Host, header with
+//     Authorization and User-Agent already set), s.payload (none at all when
+//     s.bodyless), and, when s.requestID, an X-Request-Id made with
+//     s.appendRequestID (else s.userID is the one sent);
+//   - honour s.conn: NewConn, ConnRequests (the last request of a connection
+//     sent with Connection: close), ConnAge, and end within s.timeout
+//     whatever the server does (parent is not cancelled when sending stops);
+//   - fill the Result: Endpoint, Start, Latency, Status, Bytes, RequestID,
+//     ConnID, ConnReq, Reused (ConnReq > 1), Local, Remote, Connect, TLS,
+//     TTFB; then s.response for a response (fingerprint, evidence, groups;
+//     the first BodyPrefix bytes are needed only when s.wantsPrefix) and
+//     s.failure for an error (class, timeout, evidence).
+type sender interface {
+	// do sends one request and returns its result within the stream's
+	// timeout (plus scheduling slack), whatever the server does.
+	do() Result
+	// close releases the sender's connections.
+	close()
 }
 
 // maxExemplars bounds the distinct fingerprints an endpoint sends bodies for.
 const maxExemplars = 32
 
-// stream is one endpoint's transport, request template and sample quota.
+// stream is one endpoint's request template, connection settings and
+// evidence rules; its workers' senders share it.
 type stream struct {
 	ep        *Endpoint
-	transport *http.Transport
+	conn      ConnOptions
 	tmpl      *http.Request
 	payload   []byte
 	bodyless  bool // send no body at all: the method is never replayed anyway
 	timeout   time.Duration
 	requestID bool   // add X-Request-Id
 	userID    string // the X-Request-Id the user set, sent on every request
-	runID     string
-	seq       atomic.Int64
+	idPrefix  string // of request IDs: "pinprobe-RUN-ENDPOINT-"
+	groupBy   []string
 
 	evidence Evidence
-	quota    *quota
+	state    *epState
+
+	// pinned dials the endpoint's address; dial numbers what it dials.
+	pinned func(ctx context.Context, network, addr string) (net.Conn, error)
+	// newSender makes a worker's sender; parent outlives the send schedule.
+	newSender func(s *stream, parent context.Context) sender
+
+	// The net/http path's settings, shared by its transports.
+	tlsConf *tls.Config
+	protos  *http.Protocols
 }
 
-// quota is what an endpoint has left of its evidence allowance. It outlives
-// a stream: an address that leaves DNS and comes back keeps its quota.
-type quota struct {
+// dial dials the endpoint's address and returns the connection as a
+// *trackedConn numbered among the endpoint's connections.
+func (s *stream) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := s.pinned(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &trackedConn{
+		Conn:   c,
+		id:     s.state.conns.Add(1),
+		dialed: time.Now(),
+		local:  addrPortOf(c.LocalAddr()),
+		remote: addrPortOf(c.RemoteAddr()),
+	}, nil
+}
+
+// epState is what an endpoint keeps for the whole run, across the streams
+// DNS changes give it: its evidence allowance and the counters that number
+// its connections and request IDs. An address that leaves DNS and comes back
+// keeps it, so its quota is not renewed and its numbers do not repeat.
+type epState struct {
 	failSamples atomic.Int64
 	okSample    atomic.Bool
 	mu          sync.Mutex
 	seen        map[uint64]bool // fingerprints already sent with an exemplar
+	conns       atomic.Uint64   // connections dialled
+	reqs        atomic.Int64    // request IDs issued
 }
 
+func newEPState() *epState { return &epState{seen: map[uint64]bool{}} }
+
 func newStream(ep *Endpoint, o Options) (*stream, error) {
-	t, err := NewTransport(ep, o.ConnOptions)
+	p, err := protocols(ep, o.HTTP)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +167,12 @@ func newStream(ep *Endpoint, o Options) (*stream, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	req, err := http.NewRequest(method, tg.URL.String(), nil)
+	// Credentials in the URL are sent as Basic authorization, as curl does,
+	// and never as userinfo on the wire.
+	u := *tg.URL
+	user := u.User
+	u.User = nil
+	req, err := http.NewRequest(method, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("request for %s: %w", tg, err)
 	}
@@ -104,24 +183,46 @@ func newStream(ep *Endpoint, o Options) (*stream, error) {
 		}
 		req.Header[k] = vs
 	}
+	if _, ok := req.Header["Authorization"]; !ok && user != nil {
+		req.Header["Authorization"] = []string{basicAuth(user)}
+	}
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header.Set("User-Agent", o.UserAgent)
 	}
 	_, userID := req.Header["X-Request-Id"]
 	replayable := method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions ||
 		method == http.MethodTrace || req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
-	return &stream{
+	s := &stream{
 		ep:        ep,
-		transport: t,
+		conn:      o.ConnOptions,
 		tmpl:      req,
 		payload:   tg.Body,
 		bodyless:  len(tg.Body) == 0 && !replayable,
 		timeout:   o.Timeout,
 		requestID: o.RequestID && !userID,
 		userID:    req.Header.Get("X-Request-Id"),
+		groupBy:   o.GroupBy,
 		evidence:  o.Evidence,
-		quota:     &quota{seen: map[uint64]bool{}},
-	}, nil
+		state:     newEPState(),
+		pinned:    pinnedDial(ep, o.Timeout),
+		newSender: newHTTPSender,
+		tlsConf:   tlsConfig(ep, o.TLS),
+		protos:    p,
+	}
+	return s, nil
+}
+
+// basicAuth is the Authorization value for the URL's user and password; a
+// user without a password (a token given as the user) is sent as "user:".
+func basicAuth(u *url.Userinfo) string {
+	pass, _ := u.Password()
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pass))
+}
+
+// appendRequestID appends the X-Request-Id of the endpoint's next request
+// to buf: "pinprobe-RUN-ENDPOINT-N", unique in the run.
+func (s *stream) appendRequestID(buf []byte) []byte {
+	return strconv.AppendInt(append(buf, s.idPrefix...), s.state.reqs.Add(1), 10)
 }
 
 // failed reports whether a status counts as a failure.
@@ -136,15 +237,21 @@ func (s *stream) takeSample(failed bool) bool {
 		return false
 	}
 	if failed {
-		return s.quota.failSamples.Add(1) <= int64(s.evidence.Samples)
+		return s.state.failSamples.Add(1) <= int64(s.evidence.Samples)
 	}
-	return !s.quota.okSample.Load() && s.quota.okSample.CompareAndSwap(false, true)
+	return !s.state.okSample.Load() && s.state.okSample.CompareAndSwap(false, true)
+}
+
+// wantsPrefix reports whether a response's first bytes must be kept: it
+// failed, or it may become the endpoint's successful sample.
+func (s *stream) wantsPrefix(failed bool) bool {
+	return failed || (s.evidence.Samples > 0 && !s.state.okSample.Load())
 }
 
 // firstOf reports whether h is a fingerprint the endpoint has not produced
 // before (up to maxExemplars of them).
 func (s *stream) firstOf(h uint64) bool {
-	q := s.quota
+	q := s.state
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.seen[h] || len(q.seen) >= maxExemplars {
@@ -154,182 +261,72 @@ func (s *stream) firstOf(h uint64) bool {
 	return true
 }
 
-// worker sends one request at a time. Its context, trace hooks and timeout
-// timer are made once and reused by every request it sends, which keeps the
-// per-request path to net/http's own work.
-type worker struct {
-	s        *stream
-	parent   context.Context // requests in flight: outlives the send schedule
-	ctx      context.Context // parent + cancel + trace; replaced after a timeout
-	cancel   context.CancelFunc
-	timer    *time.Timer // cancels ctx when a request outlives the timeout
-	timedOut atomic.Bool
-	cur      Result
-	trace    *httptrace.ClientTrace
-	buf      [BodyPrefix]byte
-
-	// Dial phases: net/http dials on its own goroutine, so these are atomic.
-	// So is the first response byte, read on the connection's goroutine.
-	// Each holds the monotonic time since epoch, 0 for not yet.
-	epoch                                             time.Time
-	connStart, connDone, tlsStart, tlsDone, firstByte atomic.Int64
-}
-
-func (s *stream) newWorker(parent context.Context) *worker {
-	w := &worker{s: s, parent: parent, epoch: time.Now()}
-	now := func() int64 { return int64(time.Since(w.epoch)) + 1 } // > 0: 0 means not yet
-	w.trace = &httptrace.ClientTrace{
-		ConnectStart:      func(string, string) { w.connStart.Store(now()) },
-		ConnectDone:       func(string, string, error) { w.connDone.Store(now()) },
-		TLSHandshakeStart: func() { w.tlsStart.Store(now()) },
-		TLSHandshakeDone: func(tls.ConnectionState, error) {
-			w.tlsDone.Store(now())
-		},
-		GotConn: func(info httptrace.GotConnInfo) {
-			w.cur.Reused = info.Reused
-			w.cur.Local = addrPortOf(info.Conn.LocalAddr())
-			w.cur.Remote = addrPortOf(info.Conn.RemoteAddr())
-			if !info.Reused {
-				w.cur.Connect = span(w.connStart.Load(), w.connDone.Load())
-				w.cur.TLS = span(w.tlsStart.Load(), w.tlsDone.Load())
-			}
-		},
-		GotFirstResponseByte: func() { w.firstByte.Store(now()) },
-	}
-	w.renew()
-	w.timer = time.AfterFunc(time.Hour, func() {
-		w.timedOut.Store(true)
-		w.cancel()
-	})
-	w.timer.Stop()
-	return w
-}
-
-func span(start, end int64) time.Duration {
-	if start == 0 || end < start {
-		return 0
-	}
-	return time.Duration(end - start)
-}
-
-// renew gives the worker a fresh context after its last one was cancelled.
-func (w *worker) renew() {
-	ctx, cancel := context.WithCancel(w.parent)
-	w.ctx, w.cancel = httptrace.WithClientTrace(ctx, w.trace), cancel
-	w.timedOut.Store(false)
-}
-
-// close releases the worker's context.
-func (w *worker) close() {
-	w.timer.Stop()
-	w.cancel()
-}
-
-// do sends one request and reads the whole response body.
-func (w *worker) do() Result {
-	s := w.s
-	w.connStart.Store(0)
-	w.tlsStart.Store(0)
-	w.firstByte.Store(0)
-	w.cur = Result{Endpoint: s.ep.ID, Start: time.Now()}
-	w.timer.Reset(s.timeout)
-	req := s.tmpl.WithContext(w.ctx)
-	w.cur.RequestID = s.userID
-	if s.requestID {
-		h := make(http.Header, len(s.tmpl.Header)+1)
-		for k, v := range s.tmpl.Header {
-			h[k] = v
+// groups returns the GroupBy values of a response's header (see
+// Result.Groups); it allocates nothing when GroupBy is empty or the
+// response has none of them.
+func (s *stream) groups(h http.Header) []string {
+	var out []string
+	for i, name := range s.groupBy {
+		vs := h[name]
+		if len(vs) == 0 {
+			continue
 		}
-		w.cur.RequestID = "pinprobe-" + s.runID + "-" + strconv.Itoa(s.ep.ID) + "-" + strconv.FormatInt(s.seq.Add(1), 10)
-		h["X-Request-Id"] = []string{w.cur.RequestID}
-		req.Header = h
-	}
-	if !s.bodyless {
-		setBody(req, s.payload)
-	}
-	resp, err := s.transport.RoundTrip(req)
-	if err == nil {
-		w.cur.TTFB = span(int64(w.cur.Start.Sub(w.epoch))+1, w.firstByte.Load())
-		err = w.read(resp)
-	}
-	w.cur.Latency = time.Since(w.cur.Start)
-	stopped := w.timer.Stop()
-	if !stopped {
-		// The timer fired: let its func finish cancelling w.ctx before renew
-		// replaces it, or it could cancel the next request instead.
-		<-w.ctx.Done()
-	}
-	if err != nil {
-		w.cur.Err = err
-		w.cur.Class = Classify(err)
-		if w.timedOut.Load() {
-			w.cur.Class = ClassTimeout
-			w.cur.Err = fmt.Errorf("timeout after %s: %w", s.timeout, err)
+		if out == nil {
+			out = make([]string, len(s.groupBy))
 		}
-		if w.cur.Class == ClassTimeout && !w.cur.Remote.IsValid() {
-			// No connection yet (GotConn never ran): the dial or the TLS
-			// handshake outlived the timeout, whichever timer noticed first
-			// (ours, or the transport's TLSHandshakeTimeout).
-			w.cur.Class = ClassConnectTimeout
+		v := vs[0]
+		if len(vs) > 1 {
+			v = strings.Join(vs, ", ")
 		}
-		if s.takeSample(true) {
-			w.cur.Evidence = &ResponseEvidence{}
-			if resp != nil {
-				w.cur.Evidence.Proto, w.cur.Evidence.Header = resp.Proto, resp.Header
-			}
-		}
+		out[i] = cutValue(v)
 	}
-	if !stopped || w.ctx.Err() != nil {
-		w.cancel()
-		w.renew()
-	}
-	return w.cur
+	return out
 }
 
-// read drains the response body. A failed response's first bytes are
-// fingerprinted, and kept when they are a sample or a new fingerprint.
-func (w *worker) read(resp *http.Response) error {
-	defer resp.Body.Close()
-	s := w.s
-	w.cur.Status = resp.StatusCode
-	failed := s.failed(resp.StatusCode)
-	if !failed && (s.evidence.Samples <= 0 || s.quota.okSample.Load()) {
-		n, err := io.Copy(io.Discard, resp.Body)
-		w.cur.Bytes = n
-		return err
-	}
-	n, err := readPrefix(resp.Body, w.buf[:])
-	prefix := w.buf[:n]
-	if err == nil && n == len(w.buf) {
-		w.cur.Bytes, err = io.Copy(io.Discard, resp.Body)
-	}
-	w.cur.Bytes += int64(n)
+// response records what every response yields, whatever its body: the
+// status, the GroupBy values and, for a failure, the fingerprint of its
+// first bytes (prefix) and its exemplar. It keeps the evidence when the
+// result is a sample and readErr is nil.
+func (s *stream) response(r *Result, proto string, h http.Header, prefix []byte, failed bool, readErr error) {
+	r.Groups = s.groups(h)
 	if failed {
-		w.cur.Server = resp.Header.Get("Server")
-		w.cur.BodyHash = BodyHash(prefix)
-		if s.firstOf(w.cur.BodyHash) {
-			w.cur.Exemplar = append([]byte(nil), prefix...)
+		r.Server = cutValue(headerValue(h, "Server"))
+		r.BodyHash = BodyHash(prefix)
+		if s.firstOf(r.BodyHash) {
+			r.Exemplar = append([]byte(nil), prefix...)
 		}
 	}
-	if err == nil && s.takeSample(failed) {
-		w.cur.Evidence = &ResponseEvidence{Proto: resp.Proto, Header: resp.Header, Body: append([]byte(nil), prefix...)}
+	if readErr == nil && s.takeSample(failed) {
+		r.Evidence = boundedEvidence(proto, h, prefix)
 	}
-	return err
 }
 
-// readPrefix reads into buf until it is full or the body ends; a clean end
-// of the body is no error.
-func readPrefix(r io.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		k, err := r.Read(buf[n:])
-		n += k
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
+// failure records a request that ended with err: its class, made timeout
+// when the request's own timer ended it (timedOut), connect_timeout when
+// that happened before it had a connection. A failure may be a sample
+// too; its evidence holds whatever response arrived (h, nil for none).
+func (s *stream) failure(r *Result, err error, timedOut bool, proto string, h http.Header) {
+	r.Err = err
+	r.Class = Classify(err)
+	if timedOut && !errors.Is(err, errSwitched) { // a switch found before the timer fired stays one
+		r.Class = ClassTimeout
+		r.Err = fmt.Errorf("timeout after %s: %w", s.timeout, err)
 	}
-	return n, nil
+	if r.Class == ClassTimeout && r.ConnID == 0 && !r.Remote.IsValid() {
+		// No connection yet: the dial or the TLS handshake outlived the
+		// timeout, whichever timer noticed first (ours, or the transport's
+		// TLSHandshakeTimeout).
+		r.Class = ClassConnectTimeout
+	}
+	if r.Evidence == nil && s.takeSample(true) {
+		r.Evidence = boundedEvidence(proto, h, nil)
+	}
+}
+
+// headerValue is h.Get(name) for a canonical name, without the canonicalising.
+func headerValue(h http.Header, name string) string {
+	if vs := h[name]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
 }

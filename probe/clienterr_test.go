@@ -1,0 +1,126 @@
+//go:build unix
+
+package probe
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// helperEnv names the server a helper process loads; set only in the
+// helper processes TestClientErrorsAreNotTheBackends starts.
+const helperEnv = "PINPROBE_TEST_HELPER_FDS"
+
+// helperFDs is the descriptor limit (soft and hard) the helper runs under.
+const helperFDs = 64
+
+// helperReport is what the helper process prints: its descriptor limit
+// after lowering it, and its results by class.
+type helperReport struct {
+	Soft, Hard uint64
+	OK         int               // status 200, no error
+	Classes    map[string]int    // failures by class
+	Errors     map[string]string // one error text per class
+}
+
+// TestHelperProcess is the helper process of
+// TestClientErrorsAreNotTheBackends, not a test of its own: it lowers its
+// own RLIMIT_NOFILE to helperFDs, soft and hard (Go raised the soft limit
+// to the hard one at start, so the hard limit must come down too), loads
+// the server named by $PINPROBE_TEST_HELPER_FDS with one fresh connection
+// per request, 200 at a time, and prints a helperReport.
+func TestHelperProcess(t *testing.T) {
+	addr := os.Getenv(helperEnv)
+	if addr == "" {
+		return // run as part of the suite: nothing to do
+	}
+	lim := syscall.Rlimit{Cur: helperFDs, Max: helperFDs}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatalf("setrlimit: %v", err)
+	}
+	var rep helperReport
+	var err error
+	if rep.Soft, rep.Hard, err = DescriptorLimit(); err != nil {
+		t.Fatal(err)
+	}
+	ap := netip.MustParseAddrPort(addr)
+	ep := endpoints(t, hostURL("http", ap.Port()), ap.Addr())[0]
+	o := Options{Max: true, Concurrency: 200, Requests: 600, ConnOptions: ConnOptions{NewConn: true, Timeout: 10 * time.Second}}
+	rep.Classes, rep.Errors = map[string]int{}, map[string]string{}
+	for _, r := range attack(t, []*Endpoint{ep}, o, time.Minute) {
+		if r.Err == nil && r.Status == http.StatusOK {
+			rep.OK++
+			continue
+		}
+		rep.Classes[string(r.Class)]++
+		if r.Err != nil {
+			rep.Errors[string(r.Class)] = r.Err.Error()
+		}
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClientErrorsAreNotTheBackends runs a helper process out of file
+// descriptors against a healthy server: the dials it cannot make are class
+// client, nothing is misclassified as other or network_unreachable, and
+// every other request reached the server and succeeded.
+func TestClientErrorsAreNotTheBackends(t *testing.T) {
+	var served atomic.Int64
+	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Write([]byte("ok\n"))
+	})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"="+netip.AddrPortFrom(lo4a, port).String())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	var rep helperReport
+	decodeErr := json.NewDecoder(stdout).Decode(&rep)
+	waitErr := cmd.Wait()
+	if decodeErr != nil || waitErr != nil {
+		t.Fatalf("helper: %v, %v; stderr:\n%s", decodeErr, waitErr, stderr.String())
+	}
+	t.Logf("helper (descriptors %d/%d): %d ok, failures %v, e.g. %v", rep.Soft, rep.Hard, rep.OK, rep.Classes, rep.Errors)
+	if rep.Soft != helperFDs || rep.Hard != helperFDs {
+		t.Errorf("DescriptorLimit in the helper = %d, %d; want %d, %d", rep.Soft, rep.Hard, helperFDs, helperFDs)
+	}
+	if rep.Classes[string(ClassClient)] == 0 {
+		t.Errorf("no client errors with %d descriptors for 200 connections at once", helperFDs)
+	}
+	for class, n := range rep.Classes {
+		if class != string(ClassClient) {
+			t.Errorf("%d failures of class %s (%s); want only class client", n, class, rep.Errors[class])
+		}
+	}
+	if rep.OK == 0 || int64(rep.OK) != served.Load() || rep.OK+rep.Classes[string(ClassClient)] != 600 {
+		t.Errorf("helper: %d ok + %d client errors, server served %d; want the ok ones served, 600 in all", rep.OK, rep.Classes[string(ClassClient)], served.Load())
+	}
+}
+
+// TestDescriptorLimit reads this process's limit: Go raised the soft limit
+// to the hard one at start.
+func TestDescriptorLimit(t *testing.T) {
+	soft, hard, err := DescriptorLimit()
+	if err != nil || soft == 0 || soft > hard {
+		t.Errorf("DescriptorLimit() = %d, %d, %v; want 0 < soft <= hard", soft, hard, err)
+	}
+}

@@ -1,0 +1,316 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// connSeen is what a connLog server saw of one request.
+type connSeen struct {
+	port  uint16 // the client's port: one per connection
+	nth   int64  // the request's place on its connection, from 1
+	close bool   // it asked to close the connection
+	proto int
+}
+
+// connLog serves "ok" and records, per request, the client's port and the
+// request's place on its connection.
+type connLog struct {
+	mu   sync.Mutex
+	reqs []connSeen
+}
+
+type connNthKey struct{}
+
+func (l *connLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := r.Context().Value(connNthKey{}).(*atomic.Int64).Add(1)
+	ap, _ := netip.ParseAddrPort(r.RemoteAddr)
+	l.mu.Lock()
+	l.reqs = append(l.reqs, connSeen{port: ap.Port(), nth: n, close: r.Close, proto: r.ProtoMajor})
+	l.mu.Unlock()
+	w.Write([]byte("ok\n"))
+}
+
+func (l *connLog) seen() []connSeen {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reqs)
+}
+
+// ports counts the requests the server saw per client port.
+func (l *connLog) ports() map[uint16]int {
+	out := map[uint16]int{}
+	for _, s := range l.seen() {
+		out[s.port]++
+	}
+	return out
+}
+
+// protoCase is one protocol a connection test runs over.
+type protoCase struct {
+	name   string
+	scheme string
+	http   HTTPVersion
+	proto  int
+}
+
+var connProtos = []protoCase{
+	{"HTTP/1.1", "http", HTTP1, 1},
+	{"h2c", "http", HTTP2, 2},
+	{"HTTP/1.1 over TLS", "https", HTTP1, 1},
+	{"HTTP/2 over TLS", "https", HTTP2, 2},
+}
+
+// startConnLog serves a connLog on 127.0.0.1 for pc: TLS with the test CA
+// for https, cleartext HTTP/2 allowed for http.
+func startConnLog(t *testing.T, pc protoCase, pki *testPKI) (*connLog, *Endpoint) {
+	t.Helper()
+	l := &connLog{}
+	port, lns := listenSamePort(t, lo4a)
+	var tlsCfg *tls.Config
+	if pc.scheme == "https" {
+		tlsCfg = pki.serverConfig()
+	}
+	serveOn(t, lns[0], l, tlsCfg, func(s *httptest.Server) {
+		s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connNthKey{}, new(atomic.Int64))
+		}
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetHTTP2(true)
+		p.SetUnencryptedHTTP2(true)
+		s.Config.Protocols = &p
+	})
+	return l, endpoints(t, hostURL(pc.scheme, port), lo4a)[0]
+}
+
+// TestConnRequests: with ConnRequests 4, 40 requests of one worker go over
+// 10 connections, 4 each in order; over HTTP/1 the 4th asks the server to
+// close, and the server sees 10 client ports.
+func TestConnRequests(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t, testHost)
+	for _, pc := range connProtos {
+		t.Run(pc.name, func(t *testing.T) {
+			l, ep := startConnLog(t, pc, pki)
+			o := Options{Max: true, Concurrency: 1, Requests: 40, ConnOptions: ConnOptions{
+				HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnRequests: 4, Timeout: 5 * time.Second,
+			}}
+			rs := attack(t, []*Endpoint{ep}, o, 20*time.Second)
+			if len(rs) != 40 {
+				t.Fatalf("%d results; want 40", len(rs))
+			}
+			var prevID uint64
+			for i, r := range rs {
+				// A connection of its own every 4 requests; net/http may dial
+				// one it does not use (numbered all the same).
+				wantReq, newConn := i%4+1, i%4 == 0
+				if r.Err != nil || r.Status != http.StatusOK {
+					t.Errorf("request %d: status %d, %v", i, r.Status, r.Err)
+				}
+				if r.ConnReq != wantReq || r.Reused != (wantReq > 1) || (r.ConnID > prevID) != newConn || (newConn && i == 0 && r.ConnID != 1) {
+					t.Errorf("request %d: connection %d request %d reused %v after connection %d; want request %d, a new connection: %v", i, r.ConnID, r.ConnReq, r.Reused, prevID, wantReq, newConn)
+				}
+				prevID = r.ConnID
+				if r.Remote != ep.AddrPort() || !r.Local.IsValid() {
+					t.Errorf("request %d: %v -> %v; want a local address and %v", i, r.Local, r.Remote, ep.AddrPort())
+				}
+				// Phases: connect (and TLS) only on a new connection.
+				fresh, tlsOn := r.ConnReq == 1, pc.scheme == "https"
+				if (r.Connect > 0) != fresh || (r.TLS > 0) != (fresh && tlsOn) || r.TTFB <= 0 || r.TTFB > r.Latency {
+					t.Errorf("request %d (#%d on its connection): connect %v, TLS %v, first byte %v of %v", i, r.ConnReq, r.Connect, r.TLS, r.TTFB, r.Latency)
+				}
+			}
+			seen := l.seen()
+			ports := l.ports()
+			if len(ports) != 10 {
+				t.Errorf("server saw %d client ports (%v); want 10", len(ports), ports)
+			}
+			for p, n := range ports {
+				if n != 4 {
+					t.Errorf("port %d carried %d requests; want 4", p, n)
+				}
+			}
+			for i, s := range seen {
+				wantClose := pc.proto == 1 && s.nth == 4
+				if s.close != wantClose || s.proto != pc.proto {
+					t.Errorf("request %d (#%d on its connection): Connection: close %v, HTTP/%d; want %v, HTTP/%d", i, s.nth, s.close, s.proto, wantClose, pc.proto)
+				}
+			}
+		})
+	}
+}
+
+// TestConnAge: with ConnAge 150 ms, a worker sending every 10 ms for 1 s
+// replaces its connection about every 150 ms, and never sends on a
+// connection older than that.
+func TestConnAge(t *testing.T) {
+	t.Parallel()
+	pki := newTestPKI(t, testHost)
+	const age = 150 * time.Millisecond
+	for _, pc := range connProtos {
+		t.Run(pc.name, func(t *testing.T) {
+			l, ep := startConnLog(t, pc, pki)
+			o := Options{Rate: 100, Duration: time.Second, Concurrency: 1, ConnOptions: ConnOptions{
+				HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnAge: age, Timeout: 5 * time.Second,
+			}}
+			rs := sentOnly(attack(t, []*Endpoint{ep}, o, 20*time.Second))
+			first := map[uint64]time.Time{}
+			reqs := map[uint64]int{}
+			for _, r := range rs {
+				if r.Err != nil || r.Status != http.StatusOK {
+					t.Errorf("status %d, %v", r.Status, r.Err)
+					continue
+				}
+				reqs[r.ConnID]++
+				if r.ConnReq != reqs[r.ConnID] {
+					t.Errorf("connection %d: request %d; want %d", r.ConnID, r.ConnReq, reqs[r.ConnID])
+				}
+				if r.ConnReq == 1 {
+					first[r.ConnID] = r.Start
+				} else if old := r.Start.Sub(first[r.ConnID]); old >= age+50*time.Millisecond {
+					t.Errorf("connection %d reused %v after its first request; want a new one after %v", r.ConnID, old, age)
+				}
+			}
+			// A connection takes requests for less than age from its first,
+			// so covering the requests' starts takes at least this many.
+			least, window := 0, time.Time{}
+			for _, r := range rs {
+				if least == 0 || r.Start.Sub(window) >= age+50*time.Millisecond {
+					least, window = least+1, r.Start
+				}
+			}
+			ports := l.ports()
+			t.Logf("%d requests on %d connections (at least %d), server saw %d ports", len(rs), len(reqs), least, len(ports))
+			if len(reqs) < least || len(ports) != len(reqs) || least < 2 {
+				t.Errorf("%d requests on %d connections, server saw %d ports; want at least %d connections, 2 or more", len(rs), len(reqs), len(ports), least)
+			}
+		})
+	}
+}
+
+// TestConnNumbersSurviveReAdd removes an endpoint mid-run and adds it back:
+// its connection numbers and request IDs go on instead of starting over.
+func TestConnNumbersSurviveReAdd(t *testing.T) {
+	t.Parallel()
+	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {})
+	ep := endpoints(t, hostURL("http", port), lo4a)[0]
+	o := Options{Rate: 200, Duration: 2 * time.Second, Concurrency: 4, RequestID: true, ConnOptions: ConnOptions{ConnRequests: 3}}
+	run, err := Start(t.Context(), []*Endpoint{ep}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []Result
+	var removed, added time.Time
+	timeout := time.After(10 * time.Second)
+	for results := run.Results(); results != nil; {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				results = nil
+				continue
+			}
+			rs = append(rs, r)
+			if len(rs) == 30 {
+				removed = time.Now()
+				run.Remove(ep.ID)
+				added = time.Now()
+				if err := run.Add(ep); err != nil {
+					t.Fatalf("Add: %v", err)
+				}
+			}
+		case <-timeout:
+			t.Fatal("run still going after 10s")
+		}
+	}
+	ids := map[string]bool{}
+	type slot struct {
+		conn uint64
+		req  int
+	}
+	slots := map[slot]bool{}
+	var lastBefore, firstAfter uint64
+	for _, r := range sentOnly(rs) {
+		if ids[r.RequestID] || slots[slot{r.ConnID, r.ConnReq}] {
+			t.Errorf("request %s on connection %d #%d: seen before", r.RequestID, r.ConnID, r.ConnReq)
+		}
+		ids[r.RequestID], slots[slot{r.ConnID, r.ConnReq}] = true, true
+		switch {
+		case r.Start.Before(removed):
+			lastBefore = max(lastBefore, r.ConnID)
+		case !r.Start.Before(added) && (firstAfter == 0 || r.ConnID < firstAfter):
+			firstAfter = r.ConnID
+		}
+	}
+	if firstAfter <= lastBefore {
+		t.Errorf("connections numbered up to %d before the removal, from %d after the return; want them to go on", lastBefore, firstAfter)
+	}
+}
+
+// TestNewConn: --new-conn gives every request a connection of its own.
+func TestNewConn(t *testing.T) {
+	t.Parallel()
+	l, ep := startConnLog(t, connProtos[0], nil)
+	o := Options{Rate: 200, Requests: 20, Concurrency: 4, ConnOptions: ConnOptions{NewConn: true}}
+	rs := sentOnly(attack(t, []*Endpoint{ep}, o, 10*time.Second))
+	conns := map[uint64]bool{}
+	for _, r := range rs {
+		if r.Err != nil || r.ConnReq != 1 || r.Reused || conns[r.ConnID] {
+			t.Errorf("connection %d request %d reused %v (%v); want a new connection", r.ConnID, r.ConnReq, r.Reused, r.Err)
+		}
+		conns[r.ConnID] = true
+	}
+	if ports := l.ports(); len(rs) != 20 || len(ports) != 20 {
+		t.Errorf("%d requests, server saw %d ports; want 20 and 20", len(rs), len(ports))
+	}
+}
+
+// TestConnRequestsAfterStreamErrors: over HTTP/2 a request can fail (its
+// stream reset) while its connection lives on; ConnRequests still holds.
+func TestConnRequestsAfterStreamErrors(t *testing.T) {
+	t.Parallel()
+	l := &connLog{}
+	port, lns := listenSamePort(t, lo4a)
+	serveOn(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.ServeHTTP(httptest.NewRecorder(), r)
+		if r.Context().Value(connNthKey{}).(*atomic.Int64).Load()%2 == 0 {
+			panic(http.ErrAbortHandler) // RST_STREAM; the connection stays
+		}
+	}), nil, func(s *httptest.Server) {
+		s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connNthKey{}, new(atomic.Int64))
+		}
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		s.Config.Protocols = &p
+	})
+	ep := endpoints(t, hostURL("http", port), lo4a)[0]
+	o := Options{Max: true, Concurrency: 1, Requests: 40, ConnOptions: ConnOptions{HTTP: HTTP2, ConnRequests: 3, Timeout: 5 * time.Second}}
+	rs := attack(t, []*Endpoint{ep}, o, 20*time.Second)
+	failed := 0
+	for _, r := range rs {
+		if r.Err != nil {
+			failed++
+		}
+		if r.ConnReq > 3 {
+			t.Errorf("connection %d carried request %d; want at most 3", r.ConnID, r.ConnReq)
+		}
+	}
+	for p, n := range l.ports() {
+		if n > 3 {
+			t.Errorf("server: port %d carried %d requests; want at most 3", p, n)
+		}
+	}
+	if failed == 0 || len(rs) != 40 {
+		t.Errorf("%d results, %d failed; want 40, some reset", len(rs), failed)
+	}
+}

@@ -1,0 +1,245 @@
+package probe
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestPlannedRequests(t *testing.T) {
+	ones := func(n int, v int64) []int64 {
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = v
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		opts      Options
+		endpoints int
+		want      []int64 // nil: no plan
+		wantTotal int64
+	}{
+		{"the brief's warning: 2 req/s over 20 for 5 s", Options{Rate: 2, Duration: 5 * time.Second}, 20,
+			append(ones(10, 1), ones(10, 0)...), 10},
+		{"50 req/s over 50 for 3 s", Options{Rate: 50, Duration: 3 * time.Second}, 50, ones(50, 3), 150},
+		{"1000 req/s over 1000 for 3 s", Options{Rate: 1000, Duration: 3 * time.Second}, 1000, ones(1000, 3), 3000},
+		{"one endpoint, a request due at the end is not sent", Options{Rate: 1, Duration: time.Second}, 1, []int64{1}, 1},
+		{"one endpoint, thirds", Options{Rate: 3, Duration: time.Second}, 1, []int64{3}, 3},
+		{"uneven: 10 req/s over 3 for 1 s", Options{Rate: 10, Duration: time.Second}, 3, []int64{4, 3, 3}, 10},
+		{"uneven: 30 req/s over 7 for 1.1 s", Options{Rate: 30, Duration: 1100 * time.Millisecond}, 7, []int64{5, 5, 5, 5, 5, 4, 4}, 33},
+		{"requests only", Options{Rate: 10, Requests: 25}, 3, []int64{9, 8, 8}, 25},
+		{"fewer requests than endpoints", Options{Rate: 10, Requests: 2}, 3, []int64{1, 1, 0}, 2},
+		{"requests within the duration", Options{Rate: 10, Duration: time.Second, Requests: 5}, 3, []int64{2, 2, 1}, 5},
+		{"duration within the requests", Options{Rate: 10, Duration: time.Second, Requests: 500}, 3, []int64{4, 3, 3}, 10},
+		{"closed model", Options{Max: true, Requests: 10}, 3, nil, 0},
+		{"no bound", Options{Rate: 10}, 3, nil, 0},
+	}
+	for _, tt := range tests {
+		got := PlannedRequests(tt.opts, tt.endpoints)
+		total := int64(0)
+		for _, n := range got {
+			total += n
+		}
+		if !slices.Equal(got, tt.want) || total != tt.wantTotal {
+			t.Errorf("%s: PlannedRequests = %v (total %d); want %v (total %d)", tt.name, got, total, tt.want, tt.wantTotal)
+		}
+	}
+}
+
+func TestPacerRetune(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		name  string
+		start pacer
+		sent  int64 // requests sent before the retune
+		share int64 // the new share
+		want  []time.Duration
+	}{
+		// 10 req/s over 3 endpoints, then over 2 or 4: 200 or 400 ms apart.
+		{"before the first request it keeps its stagger", startPacer(1, 3, 10), 0, 2, []time.Duration{100 * ms, 300 * ms, 500 * ms}},
+		{"after a request the next is one new period later", startPacer(1, 3, 10), 2, 2, []time.Duration{600 * ms, 800 * ms}},
+		{"slower", startPacer(0, 3, 10), 1, 4, []time.Duration{400 * ms, 800 * ms}},
+	}
+	for _, tt := range tests {
+		p := tt.start
+		p.k = tt.sent
+		p.retune(tt.share)
+		var got []time.Duration
+		for range tt.want {
+			got = append(got, p.next())
+			p.k++
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: due %v; want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// pathServer counts, server side, the requests for each URL path.
+type pathServer struct {
+	mu     sync.Mutex
+	byPath map[string]int
+	total  int
+}
+
+func (p *pathServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	p.byPath[r.URL.Path]++
+	p.total++
+	p.mu.Unlock()
+	w.Write([]byte("ok\n"))
+}
+
+func (p *pathServer) count(path string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.byPath[path]
+}
+
+// pathEndpoints returns n endpoints on 127.0.0.1 port, one URL path each
+// ("/0", "/1", ...), IDs in order.
+func pathEndpoints(t *testing.T, port uint16, n int) []*Endpoint {
+	t.Helper()
+	eps := make([]*Endpoint, n)
+	for i := range eps {
+		tg, err := ParseTarget(hostURL("http", port) + strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps[i] = &Endpoint{ID: i, Target: tg, Addr: lo4a}
+	}
+	return eps
+}
+
+// TestRatesFromTheFirstRequest runs many endpoints with a large
+// --concurrency: the requests sent must be the plan, endpoint by endpoint,
+// from the first request on (no burst at the start, no total rate per
+// endpoint while the streams start), and the server must have seen them.
+func TestRatesFromTheFirstRequest(t *testing.T) {
+	tests := []struct {
+		name      string
+		endpoints int
+		opts      Options
+		wantEach  int64 // every endpoint's plan; 0: uneven, see PlannedRequests
+	}{
+		{"50 endpoints", 50, Options{Rate: 50, Duration: 2 * time.Second, Concurrency: 2000}, 2},
+		{"1000 endpoints", 1000, Options{Rate: 500, Duration: 2 * time.Second, Concurrency: 2000}, 1},
+		{"uneven", 7, Options{Rate: 30, Duration: 1100 * time.Millisecond, Concurrency: 100}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := &pathServer{byPath: map[string]int{}}
+			port := handlerServer(t, srv.ServeHTTP)
+			eps := pathEndpoints(t, port, tt.endpoints)
+			plan := PlannedRequests(tt.opts, len(eps))
+			start := time.Now()
+			rs := attack(t, eps, tt.opts, 20*time.Second)
+			took := time.Since(start)
+			tl := tallyOf(rs)
+			sent, dropped := tl.total()
+			planned := int64(0)
+			for _, n := range plan {
+				planned += n
+			}
+			t.Logf("%d sent, %d dropped, %d planned, in %v", sent, dropped, planned, took)
+			if int64(sent) != planned || dropped != 0 {
+				t.Errorf("%d sent, %d dropped; want the %d planned, none dropped", sent, dropped, planned)
+			}
+			for i, ep := range eps {
+				if tt.wantEach > 0 && plan[i] != tt.wantEach {
+					t.Errorf("endpoint %d: planned %d; want %d", i, plan[i], tt.wantEach)
+				}
+				if got := tl.sent[ep.ID]; int64(got) != plan[i] {
+					t.Errorf("endpoint %d: %d requests; want %d as planned", i, got, plan[i])
+				}
+				if got := srv.count("/" + strconv.Itoa(i)); got != tl.sent[ep.ID] {
+					t.Errorf("endpoint %d: server saw %d requests; pinprobe reported %d", i, got, tl.sent[ep.ID])
+				}
+			}
+			if took > tt.opts.Duration+lateGrace+2*time.Second {
+				t.Errorf("run took %v; want %v plus the last answers", took, tt.opts.Duration)
+			}
+		})
+	}
+}
+
+// TestRequestsBudgetMatchesPlan: with --requests alone the total is exact
+// and each endpoint gets its planned share, give or take one.
+func TestRequestsBudgetMatchesPlan(t *testing.T) {
+	srv := &pathServer{byPath: map[string]int{}}
+	port := handlerServer(t, srv.ServeHTTP)
+	eps := pathEndpoints(t, port, 3)
+	o := Options{Rate: 100, Requests: 25, Concurrency: 10}
+	plan := PlannedRequests(o, len(eps))
+	tl := tallyOf(attack(t, eps, o, 10*time.Second))
+	if sent, _ := tl.total(); sent != 25 || srv.total != 25 {
+		t.Errorf("%d sent, server saw %d; want 25", sent, srv.total)
+	}
+	for i := range eps {
+		if d := int64(tl.sent[i]) - plan[i]; d < -1 || d > 1 {
+			t.Errorf("endpoint %d: %d requests; want %d ± 1", i, tl.sent[i], plan[i])
+		}
+	}
+}
+
+// TestResplit removes one of two endpoints mid-run and adds it back: the
+// rate is split again each time, so the one left gets the whole rate while
+// alone, and the run's total follows the total rate throughout.
+func TestResplit(t *testing.T) {
+	srv := &pathServer{byPath: map[string]int{}}
+	port := handlerServer(t, srv.ServeHTTP)
+	eps := pathEndpoints(t, port, 2)
+	o := Options{Rate: 100, Duration: 2 * time.Second, Concurrency: 10}
+	run, err := Start(t.Context(), eps, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, _ := run.Sending()
+	removeAt := time.NewTimer(time.Until(start.Add(500 * time.Millisecond)))
+	addAt := time.NewTimer(time.Until(start.Add(1300 * time.Millisecond)))
+	defer removeAt.Stop()
+	defer addAt.Stop()
+	var rs []Result
+	var removed, added time.Duration
+	timeout := time.After(10 * time.Second)
+	for results := run.Results(); results != nil; {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				results = nil
+				continue
+			}
+			rs = append(rs, r)
+		case <-removeAt.C:
+			removed = time.Since(start)
+			run.Remove(1)
+		case <-addAt.C:
+			added = time.Since(start)
+			if err := run.Add(eps[1]); err != nil {
+				t.Fatal(err)
+			}
+		case <-timeout:
+			t.Fatal("run still going after 10s")
+		}
+	}
+	tl := tallyOf(rs)
+	sent, dropped := tl.total()
+	// 50 req/s each while both run, 100 for the one left alone.
+	want0 := 50*removed.Seconds() + 100*(added-removed).Seconds() + 50*(2-added.Seconds())
+	want1 := 50*removed.Seconds() + 50*(2-added.Seconds())
+	t.Logf("removed at %v, added at %v: %v sent (%d dropped); want about %.0f and %.0f", removed, added, tl.sent, dropped, want0, want1)
+	if d := float64(tl.sent[0]) - want0; d < -6 || d > 6 {
+		t.Errorf("endpoint 0: %d requests; want %.0f ± 6", tl.sent[0], want0)
+	}
+	if d := float64(tl.sent[1]) - want1; d < -6 || d > 6 {
+		t.Errorf("endpoint 1: %d requests; want %.0f ± 6", tl.sent[1], want1)
+	}
+	if sent < 190 || sent > 206 {
+		t.Errorf("%d requests in all; want 200 at 100 req/s for 2 s, give or take a re-split", sent)
+	}
+}

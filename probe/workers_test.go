@@ -1,0 +1,102 @@
+package probe
+
+import (
+	"net/netip"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestLazyWorkers: a --concurrency of 10,000 per endpoint over 50 endpoints
+// at a low rate starts a worker (and a connection) only when a request is
+// due and none is idle, so the goroutines stay few: one scheduler per
+// endpoint, about one worker each, and net/http's two per connection.
+func TestLazyWorkers(t *testing.T) {
+	srv := &pathServer{byPath: map[string]int{}}
+	port := handlerServer(t, srv.ServeHTTP)
+	eps := pathEndpoints(t, port, 50)
+	before := runtime.NumGoroutine()
+	o := Options{Rate: 100, Duration: time.Second, Concurrency: 10000}
+	results, err := Attack(t.Context(), eps, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := 0
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	var rs []Result
+	deadline := time.After(10 * time.Second)
+	for results != nil {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				results = nil
+				continue
+			}
+			rs = append(rs, r)
+		case <-tick.C:
+			peak = max(peak, runtime.NumGoroutine()-before)
+		case <-deadline:
+			t.Fatalf("run still going after 10s")
+		}
+	}
+	tl := tallyOf(rs)
+	sent, dropped := tl.total()
+	conns := map[[2]uint64]bool{}
+	for _, r := range sentOnly(rs) {
+		conns[[2]uint64{uint64(r.Endpoint), r.ConnID}] = true
+	}
+	t.Logf("%d sent, %d dropped, %d connections, at most %d goroutines more than before", sent, dropped, len(conns), peak)
+	if sent != 100 || dropped != 0 {
+		t.Errorf("%d sent, %d dropped; want 100, none dropped", sent, dropped)
+	}
+	// Eager workers would be 500,000 goroutines; these are 50 schedulers,
+	// ~50 workers, ~100 client and ~50 server connection goroutines.
+	if peak > 1000 {
+		t.Errorf("%d goroutines at the peak for 50 endpoints at 2 req/s each; want a few hundred", peak)
+	}
+	if len(conns) > 100 {
+		t.Errorf("%d connections for 100 requests answered at once; want about one per endpoint", len(conns))
+	}
+}
+
+// TestDropsOnlyWhenAllBusy holds every answer 100 ms at 20 req/s, so about
+// two requests are in flight at once: with --concurrency 30 nothing is
+// dropped and far fewer than 30 workers (connections) are made; with
+// --concurrency 1 the excess is dropped, never more than 1 in flight.
+func TestDropsOnlyWhenAllBusy(t *testing.T) {
+	tests := []struct {
+		concurrency int
+		wantDrops   bool
+	}{
+		{30, false},
+		{1, true},
+	}
+	for _, tt := range tests {
+		ls := startLoad(t, map[netip.Addr]time.Duration{lo4a: 100 * time.Millisecond}, lo4a)
+		eps := endpoints(t, hostURL("http", ls.port), lo4a)
+		o := Options{Rate: 20, Duration: time.Second, Concurrency: tt.concurrency}
+		rs := attack(t, eps, o, 10*time.Second)
+		tl := tallyOf(rs)
+		sent, dropped := tl.total()
+		conns := map[uint64]bool{}
+		for _, r := range sentOnly(rs) {
+			conns[r.ConnID] = true
+		}
+		peak := ls.peakOf(lo4a)
+		t.Logf("-c %d: %d sent, %d dropped, %d connections, %d in flight at most", tt.concurrency, sent, dropped, len(conns), peak)
+		if sent+dropped != 20 {
+			t.Errorf("-c %d: %d sent + %d dropped; want the 20 due", tt.concurrency, sent, dropped)
+		}
+		if (dropped > 0) != tt.wantDrops {
+			t.Errorf("-c %d: %d dropped with %d in flight at most; want drops: %v", tt.concurrency, dropped, peak, tt.wantDrops)
+		}
+		if peak > tt.concurrency || len(conns) > tt.concurrency {
+			t.Errorf("-c %d: %d in flight, %d connections; want at most %d", tt.concurrency, peak, len(conns), tt.concurrency)
+		}
+		// Two or three are busy at a time; a loaded machine may need a few more.
+		if !tt.wantDrops && len(conns) > 10 {
+			t.Errorf("-c %d: %d connections for ~2 requests in flight; want workers made only as needed", tt.concurrency, len(conns))
+		}
+	}
+}
