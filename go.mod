@@ -9,7 +9,6 @@ require (
 	github.com/spf13/pflag v1.1.0
 	golang.org/x/net v0.57.0
 	golang.org/x/term v0.45.0
-	golang.org/x/time v0.16.0
 )
 
 require (
