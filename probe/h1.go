@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"syscall"
 	"time"
 )
 
@@ -19,12 +20,13 @@ import (
 
 // Limits of the client.
 const (
-	h1BufSize          = 32 << 10 // read buffer of a connection
-	h1MaxHead          = 1 << 20  // bytes of response heads, 1xx heads and trailers included
-	h1MaxFields        = 1000     // header fields of one head, or trailer fields
-	h1MaxInformational = 8        // 1xx responses skipped before the final one
-	h1MaxChunkLine     = 4096     // a chunk-size line, extensions included
-	h1InlineWrite      = 64 << 10 // larger requests are written beside the response read
+	h1BufSize          = 32 << 10         // read buffer of a connection
+	h1MaxHead          = 1 << 20          // bytes of response heads, 1xx heads and trailers included
+	h1MaxFields        = 1000             // header fields of one head, or trailer fields
+	h1MaxInformational = 8                // 1xx responses skipped before the final one
+	h1MaxChunkLine     = 4096             // a chunk-size line, extensions included
+	h1InlineWrite      = 64 << 10         // larger requests are written beside the response read
+	h1IdleCheck        = time.Millisecond // idle time after which stale looks at the socket
 )
 
 // errH2Negotiated is dialH1's answer when the server chose HTTP/2 by ALPN:
@@ -100,6 +102,7 @@ func (d *h1Dialer) dial(ctx context.Context) (*h1Conn, error) {
 		c.nc = tc
 	}
 	c.rbuf = make([]byte, h1BufSize)
+	c.initIdleCheck(raw)
 	return c, nil
 }
 
@@ -118,6 +121,12 @@ type h1Conn struct {
 	firstByte time.Time // the first byte of the current response
 	headBytes int       // head bytes read for the current response
 	wbuf      []byte
+	idleSince time.Time // when the last response ended
+
+	rawConn syscall.RawConn // the TCP socket, for peerGone
+	peek    func(fd uintptr)
+	peekErr error
+	peekBuf [1]byte
 }
 
 // requests returns how many requests the connection has carried; after a
@@ -128,6 +137,27 @@ func (c *h1Conn) requests() int { return c.n }
 // last response was read to the end, nothing said close, nothing failed.
 // A connection that is not reusable has been closed already.
 func (c *h1Conn) reusable() bool { return !c.closed }
+
+// stale reports whether the connection cannot carry a request at now: it
+// is closed, or it has carried a request, has been idle for h1IdleCheck or
+// longer, and the server has closed or reset it meanwhile (or sent something
+// unasked). A connection that has carried nothing is not looked at: TLS 1.3
+// session tickets may still wait there, read with the first response. A stale
+// connection is closed. net/http's background reader notices such a
+// connection before reusing it; without this check the next request would
+// fail as eof although nothing went wrong (a keep-alive timeout). Checking
+// costs a system call, so a connection reused at once is not checked: there
+// the server's close races the request, as it does in net/http.
+func (c *h1Conn) stale(now time.Time) bool {
+	if c.closed {
+		return true
+	}
+	if c.n == 0 || now.Sub(c.idleSince) < h1IdleCheck || !c.peerGone() {
+		return false
+	}
+	c.close()
+	return true
+}
 
 // close closes the connection; closing it again does nothing.
 func (c *h1Conn) close() error {
@@ -193,6 +223,8 @@ func (c *h1Conn) roundTrip(t *h1Template, requestID string, last bool, deadline 
 	resp.firstByte = c.firstByte
 	if !keep {
 		c.close()
+	} else {
+		c.idleSince = time.Now()
 	}
 	switch {
 	case rerr == nil:

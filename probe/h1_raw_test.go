@@ -102,6 +102,13 @@ func newScriptServer(t *testing.T, script rawScript, rcvBuf int) *scriptServer {
 	return s
 }
 
+// openConns returns how many connections the server holds open.
+func (s *scriptServer) openConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.open)
+}
+
 // reply writes a canned response and keeps the connection.
 func reply(resp string) rawScript {
 	return func(_ *scriptServer, c net.Conn, _ *bufio.Reader, _ *http.Request, _ int) bool {
@@ -616,5 +623,106 @@ func TestH1ZeroAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("roundTrip: %v allocations per request; want 0", allocs)
+	}
+}
+
+// waitFor polls cond every few milliseconds until it holds or 5 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not %s after 5s", what)
+		}
+		<-tick.C
+	}
+}
+
+// TestH1Stale checks that an idle kept-alive connection the server closed,
+// reset or wrote to is found stale before a request is sent on it (so that
+// a keep-alive timeout is no failure), that a live one is not, and that a
+// connection reused within h1IdleCheck is not looked at.
+func TestH1Stale(t *testing.T) {
+	okCL := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+	tests := []struct {
+		name   string
+		script rawScript
+		gone   func(s *scriptServer) bool // the server has done its part
+		want   bool
+	}{
+		{
+			name:   "alive",
+			script: reply(okCL),
+			gone:   func(*scriptServer) bool { return true },
+			want:   false,
+		},
+		{
+			name:   "closed by the server",
+			script: replyClose(okCL),
+			gone:   func(s *scriptServer) bool { return s.openConns() == 0 },
+			want:   true,
+		},
+		{
+			name: "reset by the server",
+			script: func(_ *scriptServer, c net.Conn, _ *bufio.Reader, _ *http.Request, _ int) bool {
+				c.Write([]byte(okCL))
+				c.(*net.TCPConn).SetLinger(0)
+				return false
+			},
+			gone: func(s *scriptServer) bool { return s.openConns() == 0 },
+			want: true,
+		},
+		{
+			name: "bytes nobody asked for",
+			script: func(s *scriptServer, c net.Conn, br *bufio.Reader, _ *http.Request, _ int) bool {
+				c.Write([]byte(okCL))
+				time.AfterFunc(20*time.Millisecond, func() { c.Write([]byte("HTTP/1.1 408 Request Timeout\r\n\r\n")) })
+				io.Copy(io.Discard, br)
+				return false
+			},
+			want: true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScriptServer(t, tc.script, 0)
+			tmpl, d := h1Target(t, hostURL("http", s.addr.Port()), s.addr.Addr(), "GET", nil, ConnOptions{Timeout: 5 * time.Second}, nil)
+			c, err := d.dial(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			if c.stale(time.Now().Add(time.Hour)) {
+				t.Errorf("a connection that carried nothing is stale; want it used")
+			}
+			if err := c.roundTrip(tmpl, "", false, time.Now().Add(5*time.Second), newH1Response(0)); err != nil || !c.reusable() {
+				t.Fatalf("first request: err %v, reusable %v; want nil, true", err, c.reusable())
+			}
+			later := func() time.Time { return c.idleSince.Add(h1IdleCheck) }
+			if tc.gone != nil {
+				waitFor(t, "done by the server", func() bool { return tc.gone(s) })
+				if c.stale(c.idleSince) {
+					t.Errorf("stale at once after the response; want no check within %v", h1IdleCheck)
+				}
+			}
+			if tc.want {
+				waitFor(t, "stale", func() bool { return c.stale(later()) })
+				if c.reusable() {
+					t.Errorf("stale connection still reusable; want it closed")
+				}
+				return
+			}
+			if c.stale(later()) {
+				t.Fatalf("live connection found stale")
+			}
+			if err := c.roundTrip(tmpl, "", false, time.Now().Add(5*time.Second), newH1Response(0)); err != nil {
+				t.Errorf("second request: %v", err)
+			}
+			if got := s.reqs.Load(); got != 2 {
+				t.Errorf("server read %d requests; want 2", got)
+			}
+		})
 	}
 }

@@ -87,6 +87,25 @@ func TestH1TLS(t *testing.T) {
 		}
 	})
 
+	t.Run("stale after the server closes", func(t *testing.T) {
+		port, lns := listenSamePort(t, lo4a)
+		srv := serveOn(t, lns[0], newSeen(), h1Only, nil)
+		tmpl, d := h1Target(t, hostURL("https", port), lo4a, "GET", nil, ConnOptions{Timeout: 5 * time.Second, TLS: trust}, nil)
+		c, err := d.dial(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.close()
+		if err := c.roundTrip(tmpl, "", false, time.Now().Add(5*time.Second), newH1Response(0)); err != nil {
+			t.Fatal(err)
+		}
+		if c.stale(c.idleSince.Add(time.Hour)) {
+			t.Fatalf("live TLS connection found stale")
+		}
+		srv.CloseClientConnections()
+		waitFor(t, "stale", func() bool { return c.stale(c.idleSince.Add(time.Hour)) })
+	})
+
 	silent := rawServer(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // a handshake that never ends
 	s := newSeen()
 	port := serveSamePort(t, s, h1Only, lo4a)
