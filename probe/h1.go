@@ -57,17 +57,18 @@ func newH1Dialer(ep *Endpoint, o ConnOptions, alpn []string) *h1Dialer {
 
 // dialH1 opens one HTTP/1.1 connection to ep; see newH1Dialer and dial.
 func dialH1(ctx context.Context, ep *Endpoint, o ConnOptions, alpn []string) (*h1Conn, error) {
-	return newH1Dialer(ep, o, alpn).dial(ctx)
+	return newH1Dialer(ep, o, alpn).dial(ctx, time.Time{})
 }
 
-// dial opens a connection. The TCP connect and the TLS handshake end by ctx's
-// deadline and within the dialer's timeout; their errors are *DialError, so a
-// timeout there classifies as connect_timeout. When the server chooses "h2"
-// by ALPN the connection is closed and the error is errH2Negotiated.
-func (d *h1Dialer) dial(ctx context.Context) (*h1Conn, error) {
+// dial opens a connection. The TCP connect and the TLS handshake end by the
+// earliest of deadline (zero for none; a request's deadline, so that its
+// timeout covers the dial too), ctx's deadline and the dialer's timeout;
+// cancelling ctx aborts them. Their errors are *DialError, so a timeout there
+// classifies as connect_timeout. When the server chooses "h2" by ALPN the
+// connection is closed and the error is errH2Negotiated.
+func (d *h1Dialer) dial(ctx context.Context, deadline time.Time) (*h1Conn, error) {
 	start := time.Now()
-	var deadline time.Time
-	if d.timeout > 0 {
+	if d.timeout > 0 && (deadline.IsZero() || start.Add(d.timeout).Before(deadline)) {
 		deadline = start.Add(d.timeout)
 	}
 	if dl, ok := ctx.Deadline(); ok && (deadline.IsZero() || dl.Before(deadline)) {

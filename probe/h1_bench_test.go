@@ -88,7 +88,7 @@ func benchH1(b *testing.B, ap netip.AddrPort, conns int) {
 		for more() {
 			if c == nil {
 				var err error
-				if c, err = d.dial(b.Context()); err != nil {
+				if c, err = d.dial(b.Context(), time.Time{}); err != nil {
 					failed++
 					continue
 				}

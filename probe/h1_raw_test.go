@@ -597,7 +597,7 @@ func TestH1ZeroAllocs(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nServer: canned\r\nX-Served-By: a\r\nContent-Length: 3\r\n\r\nok\n",
 		"HTTP/1.1 502 Bad Gateway\r\nServer: canned\r\nX-Served-By: b\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nbad\n\r\n0\r\n\r\n")
 	tmpl, d := h1Target(t, hostURL("http", ap.Port()), ap.Addr(), "GET", nil, ConnOptions{Timeout: 5 * time.Second}, nil)
-	c, err := d.dial(t.Context())
+	c, err := d.dial(t.Context(), time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -689,7 +689,7 @@ func TestH1Stale(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newScriptServer(t, tc.script, 0)
 			tmpl, d := h1Target(t, hostURL("http", s.addr.Port()), s.addr.Addr(), "GET", nil, ConnOptions{Timeout: 5 * time.Second}, nil)
-			c, err := d.dial(t.Context())
+			c, err := d.dial(t.Context(), time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -51,7 +51,7 @@ func h1Run(t *testing.T, d *h1Dialer, tmpl *h1Template, n, maxPerConn int, timeo
 		var rec h1Rec
 		if c == nil {
 			var err error
-			c, err = d.dial(t.Context())
+			c, err = d.dial(t.Context(), deadline)
 			if err != nil {
 				rec.err, rec.class, rec.elapsed = err, Classify(err), time.Since(start)
 				out = append(out, rec)
@@ -363,7 +363,7 @@ func TestH1RequestOnTheWire(t *testing.T) {
 			if err != nil {
 				t.Fatalf("newH1Template: %v", err)
 			}
-			c, err := newH1Dialer(&Endpoint{Target: tg, Addr: lo4a}, ConnOptions{Timeout: 5 * time.Second}, nil).dial(t.Context())
+			c, err := newH1Dialer(&Endpoint{Target: tg, Addr: lo4a}, ConnOptions{Timeout: 5 * time.Second}, nil).dial(t.Context(), time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@ func TestH1TLS(t *testing.T) {
 		port := serveSamePort(t, s, h1Only, lo4a, lo6)
 		for _, a := range []netip.Addr{lo4a, lo6} {
 			tmpl, d := h1Target(t, hostURL("https", port), a, "GET", nil, ConnOptions{Timeout: 5 * time.Second, TLS: trust}, []string{"h2", "http/1.1"})
-			c, err := d.dial(t.Context())
+			c, err := d.dial(t.Context(), time.Time{})
 			if err != nil {
 				t.Fatalf("dial %s: %v", a, err)
 			}
@@ -71,7 +71,7 @@ func TestH1TLS(t *testing.T) {
 		for _, tc := range tests {
 			s.reset()
 			tmpl, d := h1Target(t, hostURL("https", port), lo4a, "GET", nil, ConnOptions{Timeout: 5 * time.Second, TLS: trust}, tc.alpn)
-			c, err := d.dial(t.Context())
+			c, err := d.dial(t.Context(), time.Time{})
 			if got := errors.Is(err, errH2Negotiated); got != tc.wantH2 {
 				t.Errorf("ALPN %q: dial error %v; want errH2Negotiated %v", tc.alpn, err, tc.wantH2)
 			}
@@ -91,7 +91,7 @@ func TestH1TLS(t *testing.T) {
 		port, lns := listenSamePort(t, lo4a)
 		srv := serveOn(t, lns[0], newSeen(), h1Only, nil)
 		tmpl, d := h1Target(t, hostURL("https", port), lo4a, "GET", nil, ConnOptions{Timeout: 5 * time.Second, TLS: trust}, nil)
-		c, err := d.dial(t.Context())
+		c, err := d.dial(t.Context(), time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,23 +110,29 @@ func TestH1TLS(t *testing.T) {
 	s := newSeen()
 	port := serveSamePort(t, s, h1Only, lo4a)
 	failures := []struct {
-		name    string
-		url     string
-		o       ConnOptions
-		want    ErrorClass
-		minTime time.Duration
+		name     string
+		url      string
+		o        ConnOptions
+		deadline time.Duration // the request's, from the dial's start; 0 for none
+		want     ErrorClass
+		minTime  time.Duration
 	}{
-		{"certificate for another name", "https://other.pinprobe.test:" + itoa(int(port)) + "/", ConnOptions{Timeout: 5 * time.Second, TLS: trust}, ClassTLS, 0},
-		{"untrusted CA", hostURL("https", port), ConnOptions{Timeout: 5 * time.Second}, ClassTLS, 0},
-		{"handshake never answered", hostURL("https", silent), ConnOptions{Timeout: 300 * time.Millisecond, TLS: trust}, ClassConnectTimeout, 300 * time.Millisecond},
-		{"connection refused", hostURL("http", closedPort(t, lo4a)), ConnOptions{Timeout: 5 * time.Second}, ClassConnectRefused, 0},
+		{"certificate for another name", "https://other.pinprobe.test:" + itoa(int(port)) + "/", ConnOptions{Timeout: 5 * time.Second, TLS: trust}, 0, ClassTLS, 0},
+		{"untrusted CA", hostURL("https", port), ConnOptions{Timeout: 5 * time.Second}, 0, ClassTLS, 0},
+		{"handshake never answered", hostURL("https", silent), ConnOptions{Timeout: 300 * time.Millisecond, TLS: trust}, 0, ClassConnectTimeout, 300 * time.Millisecond},
+		{"handshake outlives the request deadline", hostURL("https", silent), ConnOptions{Timeout: time.Minute, TLS: trust}, 300 * time.Millisecond, ClassConnectTimeout, 300 * time.Millisecond},
+		{"connection refused", hostURL("http", closedPort(t, lo4a)), ConnOptions{Timeout: 5 * time.Second}, 0, ClassConnectRefused, 0},
 	}
 	for _, tc := range failures {
 		t.Run(tc.name, func(t *testing.T) {
 			s.reset()
 			ep := endpoints(t, tc.url, lo4a)[0]
 			start := time.Now()
-			c, err := newH1Dialer(ep, tc.o, []string{"http/1.1"}).dial(t.Context())
+			var deadline time.Time
+			if tc.deadline > 0 {
+				deadline = start.Add(tc.deadline)
+			}
+			c, err := newH1Dialer(ep, tc.o, []string{"http/1.1"}).dial(t.Context(), deadline)
 			elapsed := time.Since(start)
 			if err == nil {
 				c.close()
