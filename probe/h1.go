@@ -17,6 +17,16 @@ import (
 // goroutines and channel hand-offs per connection and request, and allocates
 // nothing per request on the happy path. Nothing is ever retried: a failure
 // on a reused connection is returned as it is.
+//
+// A worker holds at most one *h1Conn and one *h1Response; per request:
+//
+//	start := time.Now(); deadline := start.Add(timeout)
+//	if c != nil && c.stale(start) { c = nil }       // closed by the server while idle
+//	if c == nil { c, err = dialer.dial(ctx, deadline) } // errH2Negotiated: use net/http
+//	last := newConnEachRequest || c.requests()+1 >= maxPerConn
+//	err = c.roundTrip(tmpl, requestID, last, deadline, resp)
+//	c.result(&res, resp)                            // Status, Bytes, Reused, addresses, phases
+//	if !c.reusable() { c = nil }                    // already closed
 
 // Limits of the client.
 const (

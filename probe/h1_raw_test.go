@@ -194,11 +194,13 @@ func TestH1AgainstRawServers(t *testing.T) {
 		serverReqs int // when not len(want)
 		quick      bool
 		rcvBuf     int
+		conns      int // connections the server accepted; 0: not checked
 	}{
 		{
 			name:   "HTTP/1.0 body read to close",
 			script: replyClose("HTTP/1.0 200 OK\r\nServer: old/1\r\n\r\nhello, world"),
 			want:   []want{{status: 200, bytes: 12, body: "hello, world", server: "old/1"}, {status: 200, bytes: 12, body: "hello, world", server: "old/1"}},
+			conns:  2,
 		},
 		{
 			name:   "HTTP/1.1 body read to close",
@@ -209,16 +211,19 @@ func TestH1AgainstRawServers(t *testing.T) {
 			name:   "HTTP/1.0 keep-alive",
 			script: reply("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok"),
 			want:   []want{okWant, okWant, okWant},
+			conns:  1,
 		},
 		{
 			name:   "HTTP/1.0 with Content-Length is not kept",
 			script: replyHold("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"),
 			want:   []want{{status: 200, bytes: 2, body: "ok"}, {status: 200, bytes: 2, body: "ok"}},
+			conns:  2,
 		},
 		{
 			name:   "Connection: close with Content-Length",
 			script: replyHold("HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 2\r\n\r\nok"),
 			want:   []want{{status: 200, bytes: 2, body: "ok"}, {status: 200, bytes: 2, body: "ok"}},
+			conns:  2,
 		},
 		{
 			name:   "bare LF line ends and no reason phrase",
@@ -234,11 +239,13 @@ func TestH1AgainstRawServers(t *testing.T) {
 			name:   "informational responses are skipped",
 			script: reply("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + okCL),
 			want:   []want{okWant, okWant},
+			conns:  1,
 		},
 		{
 			name:   "304 and HEAD-like framing: Content-Length without a body",
 			script: reply("HTTP/1.1 304 Not Modified\r\nContent-Length: 100\r\n\r\n"),
 			want:   []want{{status: 304, bytes: 0, reusable: true}, {status: 304, bytes: 0, reusable: true}},
+			conns:  1,
 		},
 		{
 			name:   "HEAD with Transfer-Encoding: chunked",
@@ -250,6 +257,7 @@ func TestH1AgainstRawServers(t *testing.T) {
 			name:   "chunk extensions and trailers",
 			script: reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n5;a=b ; c=\"x\\\"y\"\r\nhello\r\n6 \r\n world\r\n0\r\nX-Sum: 1\r\nX-Other: 2\r\n\r\n"),
 			want:   []want{{status: 200, bytes: 11, body: "hello world", reusable: true}, {status: 200, bytes: 11, body: "hello world", reusable: true}},
+			conns:  1,
 		},
 		{
 			name:   "unsolicited bytes after the response",
@@ -266,12 +274,14 @@ func TestH1AgainstRawServers(t *testing.T) {
 				}
 				return true
 			},
-			want: []want{{status: 200, bytes: 2, body: "ok", reusable: true, server: "slow"}, {status: 200, bytes: 2, body: "ok", reusable: true, server: "slow"}},
+			want:  []want{{status: 200, bytes: 2, body: "ok", reusable: true, server: "slow"}, {status: 200, bytes: 2, body: "ok", reusable: true, server: "slow"}},
+			conns: 1,
 		},
 		{
 			name:   "head of 900 KiB is under the limit",
 			script: reply(hugeHead(900<<10, 2000)),
 			want:   []want{okWant, okWant},
+			conns:  1,
 		},
 		{
 			name:   "head over 1 MiB",
@@ -476,6 +486,9 @@ func TestH1AgainstRawServers(t *testing.T) {
 			}
 			if got := s.reqs.Load(); got != int64(wantReqs) {
 				t.Errorf("server read %d requests; want %d", got, wantReqs)
+			}
+			if got := s.conns.Load(); tc.conns > 0 && got != int64(tc.conns) {
+				t.Errorf("server accepted %d connections; want %d", got, tc.conns)
 			}
 		})
 	}
