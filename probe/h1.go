@@ -30,7 +30,7 @@ import (
 
 // Limits of the client.
 const (
-	h1BufSize          = 32 << 10         // read buffer of a connection
+	h1BufSize          = 16 << 10         // read buffer of a connection (a TLS record holds at most 16 KiB)
 	h1MaxHead          = 1 << 20          // bytes of response heads, 1xx heads and trailers included
 	h1MaxFields        = 1000             // header fields of one head, or trailer fields
 	h1MaxInformational = 8                // 1xx responses skipped before the final one
