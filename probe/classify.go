@@ -56,6 +56,10 @@ func Classify(err error) ErrorClass {
 	if errors.As(err, &dnsErr) {
 		return ClassDNS
 	}
+	var proto *ProtocolError
+	if errors.As(err, &proto) {
+		return ClassProtocol
+	}
 	if isTimeout(err) {
 		if inDial {
 			return ClassConnectTimeout
