@@ -136,7 +136,7 @@ func replyHold(resp string) rawScript {
 }
 
 // trickle writes head, then chunk every period until the connection fails.
-func trickle(head, chunk string, period time.Duration) rawScript {
+func trickleScript(head, chunk string, period time.Duration) rawScript {
 	return func(s *scriptServer, c net.Conn, _ *bufio.Reader, _ *http.Request, _ int) bool {
 		if _, err := c.Write([]byte(head)); err != nil {
 			return false
@@ -303,7 +303,7 @@ func TestH1AgainstRawServers(t *testing.T) {
 		},
 		{
 			name:   "endless informational responses",
-			script: trickle("", "HTTP/1.1 100 Continue\r\n\r\n", time.Millisecond),
+			script: trickleScript("", "HTTP/1.1 100 Continue\r\n\r\n", time.Millisecond),
 			want:   []want{{class: ClassProtocol}},
 			quick:  true,
 		},
@@ -423,13 +423,13 @@ func TestH1AgainstRawServers(t *testing.T) {
 		},
 		{
 			name:    "2 GB Content-Length trickled",
-			script:  trickle("HTTP/1.1 200 OK\r\nContent-Length: 2147483648\r\n\r\n", strings.Repeat("x", 1024), 20*time.Millisecond),
+			script:  trickleScript("HTTP/1.1 200 OK\r\nContent-Length: 2147483648\r\n\r\n", strings.Repeat("x", 1024), 20*time.Millisecond),
 			timeout: 500 * time.Millisecond,
 			want:    []want{{status: 200, bytes: -1, class: ClassTimeout}},
 		},
 		{
 			name:    "endless chunked body",
-			script:  trickle("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "400\r\n"+strings.Repeat("y", 1024)+"\r\n", 2*time.Millisecond),
+			script:  trickleScript("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "400\r\n"+strings.Repeat("y", 1024)+"\r\n", 2*time.Millisecond),
 			timeout: 500 * time.Millisecond,
 			want:    []want{{status: 200, bytes: -1, class: ClassTimeout}},
 		},
@@ -636,20 +636,6 @@ func TestH1ZeroAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("roundTrip: %v allocations per request; want 0", allocs)
-	}
-}
-
-// waitFor polls cond every few milliseconds until it holds or 5 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still not %s after 5s", what)
-		}
-		<-tick.C
 	}
 }
 
