@@ -85,7 +85,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	conn := probe.ConnOptions{
 		Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
-		TLS: c.tls, Concurrency: c.concurrency,
+		TLS: c.tls, ConnAge: c.connAge,
 	}
 	cfg := session.Config{
 		Targets:  targets,
@@ -96,8 +96,8 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			Max:         c.rate.max,
 			Duration:    c.duration,
 			Requests:    c.requests,
-			Concurrency: c.concurrency,
 			UserAgent:   "pinprobe/" + version,
+			GroupBy:     c.groupHeaders(),
 			RequestID:   !c.noRequestID,
 			Evidence:    probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},
 		},
@@ -105,12 +105,13 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		Interval:     c.timelineInterval(),
 		AutoInterval: c.interval == 0,
 		ReResolve:    c.reResolve,
+		UntilVerdict: c.untilSettled,
 		Meta: report.Report{
 			Version: version,
 			Command: append([]string{"pinprobe"}, redactArgs(args)...),
 			Plan: report.Plan{
 				Rate: c.rate.rate, Max: c.rate.max, DurationS: c.duration.Seconds(), Requests: c.requests,
-				Concurrency: c.concurrency, Timeout: c.timeout.Seconds(), HTTP: c.http.value,
+				Timeout: c.timeout.Seconds(), HTTP: c.http.value,
 				NewConn: c.newConn, FailStatus: c.failStatus, Only: string(resolver.Only),
 			},
 		},
@@ -128,6 +129,14 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	case err != nil:
 		return err
 	}
+	// What depends on the number of endpoints: in-flight capacity and
+	// connection sampling.
+	n := len(s.Endpoints)
+	sc := s.Config()
+	sc.Engine.Concurrency = c.concurrencyFor(n)
+	sc.Engine.ConnRequests = c.connRequests(n)
+	sc.Meta.Plan.Concurrency = sc.Engine.Concurrency
+	sc.Meta.Plan.ConnRequests = sc.Engine.ConnRequests
 	if c.preflight {
 		return c.preflightOnly(ctx, s, stdout)
 	}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"net/http"
 	"net/netip"
 	"os"
 	"regexp"
@@ -23,23 +25,27 @@ import (
 
 // config is everything the command line says.
 type config struct {
-	rate        rateValue
-	duration    time.Duration
-	requests    int64
-	concurrency int
-	only4       bool
-	only6       bool
-	resolve     resolveValue
-	dnsServer   string
-	newConn     bool
-	method      string
-	headers     headerValue
-	body        string
-	timeout     time.Duration
-	cacert      string
-	insecure    bool
-	http        choiceValue
-	failStatus  string
+	rate         rateValue
+	duration     time.Duration
+	requests     int64
+	concurrency  int
+	connReqs     connRequestsValue
+	connAge      time.Duration
+	groupBy      []string
+	untilSettled bool
+	only4        bool
+	only6        bool
+	resolve      resolveValue
+	dnsServer    string
+	newConn      bool
+	method       string
+	headers      headerValue
+	body         string
+	timeout      time.Duration
+	cacert       string
+	insecure     bool
+	http         choiceValue
+	failStatus   string
 	outputFlags
 	quiet       bool
 	preflight   bool
@@ -63,12 +69,13 @@ type config struct {
 	dns       netip.AddrPort
 	setRate   bool // --rate given
 	setDur    bool // --duration given
+	setConc   bool // --concurrency given
 }
 
 // Limits that keep a typo from exhausting the machine.
 const (
-	maxConcurrency = 10000 // workers per endpoint
-	maxSamples     = 1000  // samples per endpoint
+	maxConcurrency = probe.MaxConcurrency // workers per endpoint
+	maxSamples     = 1000                 // samples per endpoint
 )
 
 func newFlagSet(c *config) *pflag.FlagSet {
@@ -79,12 +86,16 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.VarP(&c.rate, "rate", "r", "`RATE` in requests/s over all endpoints, split evenly; \"max\" = closed model: -c workers per endpoint, back to back")
 	fs.DurationVarP(&c.duration, "duration", "d", 30*time.Second, "how long to send, e.g. 30s, 5m (0 = until -n or Ctrl-C)")
 	fs.Int64VarP(&c.requests, "requests", "n", 0, "stop after `N` requests in total, whichever of -d/-n comes first (0 = no limit)")
-	fs.IntVarP(&c.concurrency, "concurrency", "c", 10, "most requests in flight per endpoint; a request due while `N` are busy is dropped and counted")
+	fs.IntVarP(&c.concurrency, "concurrency", "c", 0, "most requests in flight per endpoint; a request due while `N` are busy is dropped and counted (default: enough for every planned request to take the whole --timeout, within the descriptor limit)")
+	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop as soon as the verdict is settled (a fault proven at a level that holds over the repeated looks), or at -d/-n")
 	fs.BoolVarP(&c.only4, "ipv4", "4", false, "only IPv4 addresses")
 	fs.BoolVarP(&c.only6, "ipv6", "6", false, "only IPv6 addresses")
 	fs.Var(&c.resolve, "resolve", "use these addresses for HOST:PORT instead of DNS, curl's syntax (repeatable)")
 	fs.StringVar(&c.dnsServer, "dns-server", "", "resolve with the DNS server at `ADDR:PORT` instead of the system resolver")
 	fs.BoolVar(&c.newConn, "new-conn", false, "a fresh TCP (+TLS) connection for every request (default: keep-alive)")
+	c.connReqs = connRequestsValue{auto: true}
+	fs.Var(&c.connReqs, "conn-requests", "most requests per connection, so a run samples many connections (auto: at least 4, enough for ~32 connections per endpoint; 0 = unlimited reuse)")
+	fs.DurationVar(&c.connAge, "conn-age", 30*time.Second, "do not reuse a connection older than this (0 = no limit)")
 	fs.StringVarP(&c.method, "method", "X", "GET", "request `METHOD`")
 	fs.VarP(&c.headers, "header", "H", "request header `\"NAME: VALUE\"` (repeatable)")
 	fs.StringVar(&c.body, "body", "", "request `BODY`; @FILE reads it from FILE (at most 16 MiB; @- is standard input)")
@@ -93,6 +104,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.cacert, "cacert", "", "trust the CA certificates in PEM `FILE` instead of the system roots (at most 1 MiB)")
 	fs.BoolVar(&c.insecure, "insecure", false, "do not verify TLS certificates")
 	fs.Var(&c.http, "http", "HTTP `VERSION`: 1.1, 2 or auto (HTTP/2 where TLS ALPN offers it)")
+	fs.StringArrayVar(&c.groupBy, "group-by", nil, "bucket the responses by this response `HEADER` (an instance or backend name, e.g. X-Served-By; repeatable); well-known instance headers are grouped when present")
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
 	c.outputFlags.add(fs)
 	fs.IntVar(&c.samples, "samples", 5, "failed requests kept per endpoint as evidence, plus one success (0 = none)")
@@ -123,6 +135,7 @@ func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 	c.urls = fs.Args()
 	c.setRate = fs.Changed("rate")
 	c.setDur = fs.Changed("duration")
+	c.setConc = fs.Changed("concurrency")
 	if c.help || c.version {
 		return c, fs, nil
 	}
@@ -149,8 +162,12 @@ func (c *config) validate() error {
 		return usagef("--duration %s: must not be negative", c.duration)
 	case c.requests < 0:
 		return usagef("--requests %d: must not be negative", c.requests)
-	case c.concurrency < 1 || c.concurrency > maxConcurrency:
+	case c.setConc && (c.concurrency < 1 || c.concurrency > maxConcurrency):
 		return usagef("--concurrency %d: must be 1 to %d", c.concurrency, maxConcurrency)
+	case c.connAge < 0:
+		return usagef("--conn-age %s: must not be negative", c.connAge)
+	case c.newConn && !c.connReqs.auto && c.connReqs.n != 1:
+		return usagef("--new-conn and --conn-requests %d exclude each other (--new-conn is --conn-requests 1)", c.connReqs.n)
 	case c.timeout <= 0:
 		return usagef("--timeout %s: must be positive", c.timeout)
 	case c.samples < 0 || c.samples > maxSamples:
@@ -476,4 +493,98 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// connRequestsValue is --conn-requests: a number of requests, or "auto".
+type connRequestsValue struct {
+	n    int
+	auto bool
+}
+
+func (v *connRequestsValue) String() string {
+	if v.auto {
+		return "auto"
+	}
+	return strconv.Itoa(v.n)
+}
+
+func (v *connRequestsValue) Set(s string) error {
+	if strings.EqualFold(s, "auto") {
+		v.auto, v.n = true, 0
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 1000000 {
+		return errors.New(`want a number of requests from 0 (unlimited) to 1000000, or "auto"`)
+	}
+	v.n, v.auto = n, false
+	return nil
+}
+
+func (v *connRequestsValue) Type() string { return "N" }
+
+// connRequests is the number of requests a connection may carry: the
+// flag's, or for auto at least 4 and enough for about 32 connections per
+// endpoint over the planned run, so the run samples many connections (an
+// address may front several instances, and each connection stays on one)
+// while most requests still go over reused connections.
+func (c *config) connRequests(endpoints int) int {
+	switch {
+	case c.newConn:
+		return 1
+	case !c.connReqs.auto:
+		return c.connReqs.n
+	case c.rate.max:
+		return 100
+	}
+	var per float64
+	switch {
+	case c.duration > 0 && c.requests > 0:
+		per = min(c.rate.rate*c.duration.Seconds(), float64(c.requests)) / float64(endpoints)
+	case c.duration > 0:
+		per = c.rate.rate * c.duration.Seconds() / float64(endpoints)
+	case c.requests > 0:
+		per = float64(c.requests) / float64(endpoints)
+	default:
+		per = c.rate.rate * 60 / float64(endpoints) // until Ctrl-C: as for a minute
+	}
+	return max(4, int(math.Ceil(per/32)))
+}
+
+// concurrencyFor is the most requests in flight per endpoint: -c, or by
+// default enough for every planned request to be sent even if each takes
+// the whole --timeout, within the descriptor limit (probe.AutoConcurrency).
+func (c *config) concurrencyFor(endpoints int) int {
+	if c.setConc {
+		return c.concurrency
+	}
+	soft, _, err := probe.DescriptorLimit()
+	if err != nil {
+		soft = 1024
+	}
+	if c.rate.max {
+		return min(10, probe.AutoConcurrency(0, c.timeout, endpoints, soft))
+	}
+	return probe.AutoConcurrency(c.rate.rate/float64(endpoints), c.timeout, endpoints, soft)
+}
+
+// wellKnownInstanceHeaders are response headers that name the instance or
+// backend that answered; they are grouped whenever a response carries one.
+var wellKnownInstanceHeaders = []string{
+	"X-Served-By", "X-Backend-Server", "X-Backend", "X-Upstream", "X-Upstream-Addr",
+	"X-Server", "X-Server-Name", "X-Instance", "X-Instance-Id", "X-Node", "X-Pod", "X-Hostname",
+}
+
+// groupHeaders is --group-by and the well-known instance headers, each once.
+func (c *config) groupHeaders() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range append(append([]string{}, c.groupBy...), wellKnownInstanceHeaders...) {
+		k := http.CanonicalHeaderKey(strings.TrimSpace(h))
+		if k != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }

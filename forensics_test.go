@@ -198,9 +198,11 @@ func TestForensicsConnectionReuse(t *testing.T) {
 		Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: nginx502WithSecrets},
 	}, testserver.Lo4a, testserver.Lo6)
 	for _, newConn := range []bool{false, true} {
-		args := []string{"--resolve", f.Resolve(), "--rate", "400", "-n", "120", f.URL()}
+		// Unlimited reuse, to see keep-alive at work (connection sampling is
+		// TestConnectionSampling's).
+		args := []string{"--resolve", f.Resolve(), "--rate", "400", "-n", "120", "-c", "10", "--conn-requests", "0", f.URL()}
 		if newConn {
-			args = append([]string{"--new-conn"}, args...)
+			args = []string{"--new-conn", "--resolve", f.Resolve(), "--rate", "400", "-n", "120", f.URL()}
 		}
 		rep, _ := runReport(t, reportOpts{samples: 5}, args...)
 		for _, e := range rep.Endpoints {

@@ -19,10 +19,11 @@ type flagGroup struct {
 
 // probeHelp orders the probe command's flags under headings.
 var probeHelp = []flagGroup{
-	{"Load", []string{"rate", "duration", "requests", "concurrency"}},
+	{"Load", []string{"rate", "duration", "requests", "concurrency", "until-verdict"}},
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
-	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "new-conn", "cacert", "insecure", "no-request-id"}},
-	{"Report", []string{"fail-status", "format", "brief", "output", "samples", "interval", "quiet"}},
+	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "cacert", "insecure", "no-request-id"}},
+	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
+	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "samples", "interval", "quiet"}},
 	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},
 	{"Other", []string{"demo", "help", "version"}},
 }

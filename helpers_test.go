@@ -194,6 +194,14 @@ type jsonReport struct {
 	Client       jsonClient           `json:"client"`
 	Verdict      jsonVerdict          `json:"verdict"`
 	Thresholds   []jsonThreshold      `json:"thresholds"`
+	Groups       []jsonGroup          `json:"groups"`
+}
+
+type jsonGroup struct {
+	jsonStats
+	Header    string           `json:"header"`
+	Value     string           `json:"value"`
+	Addresses map[string]int64 `json:"addresses"`
 }
 
 type jsonThreshold struct {
@@ -333,17 +341,22 @@ type jsonVerdict struct {
 	Status   string        `json:"status"`
 	Summary  string        `json:"summary"`
 	Suspects []jsonSuspect `json:"suspects"`
+	Notes    []string      `json:"notes"`
 }
 
 type jsonSuspect struct {
-	Address     string     `json:"address"`
-	Target      string     `json:"target"`
-	Family      string     `json:"family"`
-	Requests    int64      `json:"requests"`
-	Failed      int64      `json:"failed"`
-	FailureRate float64    `json:"failure_rate"`
-	CI95        [2]float64 `json:"ci95"`
-	P           float64    `json:"p"`
+	Kind               string     `json:"kind"`
+	Group              string     `json:"group"`
+	Connections        int64      `json:"connections"`
+	FailingConnections int64      `json:"failing_connections"`
+	Address            string     `json:"address"`
+	Target             string     `json:"target"`
+	Family             string     `json:"family"`
+	Requests           int64      `json:"requests"`
+	Failed             int64      `json:"failed"`
+	FailureRate        float64    `json:"failure_rate"`
+	CI95               [2]float64 `json:"ci95"`
+	P                  float64    `json:"p"`
 }
 
 // decodeReport decodes a JSON report and checks that every key of the

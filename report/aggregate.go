@@ -27,6 +27,7 @@ func newHist() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
 // tally accumulates one endpoint's results. Only the collector goroutine writes it.
 type tally struct {
 	requests, ok, failed, dropped, bytes int64
+	clientErrors                         int64       // requests this machine could not send (probe.ClassClient)
 	status                               [1000]int64 // by HTTP status: cheaper than a map on the hot path
 	errors                               map[probe.ErrorClass]int64
 	hist                                 *hdr.Histogram
@@ -42,6 +43,7 @@ func newTally() *tally {
 // may read while the collector writes them.
 type Live struct {
 	Requests, Failed, Dropped atomic.Int64
+	ClientErrors              atomic.Int64 // requests this machine could not send
 	FamilyRequests            map[probe.Family]*atomic.Int64
 	FamilyFailed              map[probe.Family]*atomic.Int64
 
@@ -73,7 +75,18 @@ type Aggregator struct {
 	prints   fingerprints
 	client   clientSeen
 	scrub    *strings.Replacer // the run's secrets, nil when none
+	groups   groups
+	// clientErr is the first client-side error, to name its cause.
+	clientErr string
+	// alpha is the level of the final verdict: testAlpha, or less when the
+	// run was judged repeatedly (SetAlpha).
+	alpha float64
 }
+
+// SetAlpha sets the significance level of the verdict Close makes; a run
+// judged at every look of --until-verdict spends part of it on the looks
+// (see LookAlpha).
+func (a *Aggregator) SetAlpha(alpha float64) { a.alpha = alpha }
 
 // NewAggregator returns an Aggregator for eps, whose IDs must be their indexes.
 func NewAggregator(eps []*probe.Endpoint, fail FailStatus) *Aggregator {
@@ -145,6 +158,16 @@ func (a *Aggregator) Add(r probe.Result) {
 		a.live.Dropped.Add(int64(r.Dropped))
 		return
 	}
+	if r.Class == probe.ClassClient {
+		// The client's own trouble (out of descriptors or ports): not a
+		// request the backend saw, so not in requests, and never a failure.
+		t.clientErrors++
+		a.live.ClientErrors.Add(1)
+		if a.clientErr == "" && r.Err != nil {
+			a.clientErr = r.Err.Error()
+		}
+		return
+	}
 	fam := a.eps[r.Endpoint].Family()
 	failed := a.Failed(&r)
 	t.requests++
@@ -174,6 +197,7 @@ func (a *Aggregator) Add(r probe.Result) {
 	t.hist.RecordValue(micros(r.Latency)) // in range by construction
 
 	a.forensic[r.Endpoint].add(&r, failed)
+	a.groups.add(&r, failed, a.eps[r.Endpoint].Addr.String())
 	a.timeline.add(r.Endpoint, r.Start, failed)
 	a.client.add(r.Local)
 	if failed {
@@ -195,6 +219,29 @@ func (a *Aggregator) Close(r *Report) *Report {
 		secs = r.EndedAt.Sub(r.StartedAt.Time).Seconds()
 		r.SendS = round(secs, 3)
 	}
+	a.counts(r, secs)
+	for i := range r.Endpoints {
+		a.forensic[i].fill(&r.Endpoints[i])
+	}
+	r.Timeline = a.timeline.report(a.eps)
+	r.Fingerprints = a.prints.report()
+	r.ClientError = a.clientErr
+	a.cleanEvidence(r)
+	r.Client = a.client.report()
+	alpha := a.alpha
+	if alpha <= 0 {
+		alpha = testAlpha
+	}
+	r.Verdict = JudgeAt(r, alpha)
+	if r.Thresholds == nil {
+		r.Thresholds = []Threshold{}
+	}
+	return r
+}
+
+// counts fills what the verdict judges: the tallies of the endpoints,
+// families, totals and groups, rates over secs.
+func (a *Aggregator) counts(r *Report, secs float64) {
 	total := newTally()
 	fams := map[probe.Family]*tally{}
 	r.Endpoints = make([]Endpoint, len(a.eps))
@@ -215,7 +262,6 @@ func (a *Aggregator) Close(r *Report) *Report {
 			Port:    ep.Target.Port(),
 			Family:  string(ep.Family()),
 		}
-		a.forensic[i].fill(&r.Endpoints[i])
 	}
 	r.Totals = total.stats(secs)
 	r.Families = map[string]*Stats{}
@@ -223,15 +269,18 @@ func (a *Aggregator) Close(r *Report) *Report {
 		s := t.stats(secs)
 		r.Families[string(fam)] = &s
 	}
-	r.Timeline = a.timeline.report(a.eps)
-	r.Fingerprints = a.prints.report()
-	a.cleanEvidence(r)
-	r.Client = a.client.report()
-	r.Verdict = Judge(r)
-	if r.Thresholds == nil {
-		r.Thresholds = []Threshold{}
+	r.Groups = a.groups.report(secs)
+}
+
+// JudgeSoFar judges the results counted so far at level alpha, for a look
+// of --until-verdict (see LookAlpha), and leaves the aggregator as it is.
+func (a *Aggregator) JudgeSoFar(plan Plan, alpha float64) Verdict {
+	r := &Report{Plan: plan}
+	a.counts(r, 1)
+	for i := range r.Endpoints {
+		a.forensic[i].judged(&r.Endpoints[i])
 	}
-	return r
+	return JudgeAt(r, alpha)
 }
 
 func merge(dst, src *tally) {
@@ -243,6 +292,7 @@ func merge(dst, src *tally) {
 	dst.ok += src.ok
 	dst.failed += src.failed
 	dst.dropped += src.dropped
+	dst.clientErrors += src.clientErrors
 	dst.bytes += src.bytes
 	dst.sum += src.sum
 	for k, v := range src.status {
@@ -256,7 +306,7 @@ func merge(dst, src *tally) {
 
 func (t *tally) stats(secs float64) Stats {
 	s := Stats{
-		Requests: t.requests, OK: t.ok, Failed: t.failed, Dropped: t.dropped, Bytes: t.bytes,
+		Requests: t.requests, OK: t.ok, Failed: t.failed, Dropped: t.dropped, Bytes: t.bytes, ClientErrors: t.clientErrors,
 		Status: map[string]int64{}, Errors: map[string]int64{},
 	}
 	if t.requests > 0 {

@@ -244,3 +244,8 @@ func (t *connTable) summary() Conns {
 	}
 	return c
 }
+
+// seen reports whether the table has counted any request.
+func (t *connTable) seen() bool {
+	return len(t.recs) > 0 || t.overflow.Requests > 0 || t.unconnected.Requests > 0
+}

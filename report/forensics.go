@@ -30,13 +30,42 @@ type forensics struct {
 	fresh, reused      ConnStats
 	added, removed     time.Time
 	history            []DNSEvent
+	conns              connTable
+	// lastFailed holds the connections whose latest response was a
+	// failure with a status; afterFailure counts, by class, the failures
+	// without a response that came right after one on the same connection.
+	lastFailed   map[uint64]bool
+	afterFailure map[probe.ErrorClass]int64
 }
+
+// maxLastFailed bounds lastFailed: connections live a few requests, so a
+// few hundred are open at once; forgetting older ones costs a count, not
+// a false one.
+const maxLastFailed = 2048
 
 func newForensics() *forensics {
 	return &forensics{connect: newPhaseHist(), tls: newPhaseHist(), ttfb: newPhaseHist()}
 }
 
 func (f *forensics) add(r *probe.Result, failed bool) {
+	f.conns.add(r.ConnID, r.Local.Port(), r.Start, failed, r.Reused)
+	if r.ConnID != 0 {
+		if r.Err != nil && r.Reused && f.lastFailed[r.ConnID] {
+			if f.afterFailure == nil {
+				f.afterFailure = map[probe.ErrorClass]int64{}
+			}
+			f.afterFailure[r.Class]++
+		}
+		switch {
+		case failed && r.Err == nil:
+			if f.lastFailed == nil || len(f.lastFailed) >= maxLastFailed {
+				f.lastFailed = map[uint64]bool{}
+			}
+			f.lastFailed[r.ConnID] = true
+		default:
+			delete(f.lastFailed, r.ConnID)
+		}
+	}
 	c := &f.fresh
 	if r.Reused {
 		c = &f.reused
@@ -59,7 +88,23 @@ func (f *forensics) add(r *probe.Result, failed bool) {
 	}
 }
 
+// judged fills what the verdict reads of an endpoint beyond its tallies:
+// its connections and its failures after failures.
+func (f *forensics) judged(e *Endpoint) {
+	if f.conns.seen() {
+		c := f.conns.summary()
+		e.Conns = &c
+	}
+	if len(f.afterFailure) > 0 {
+		e.AfterFailure = map[string]int64{}
+		for k, n := range f.afterFailure {
+			e.AfterFailure[string(k)] = n
+		}
+	}
+}
+
 func (f *forensics) fill(e *Endpoint) {
+	f.judged(e)
 	e.Samples = f.samples
 	if e.Samples == nil {
 		e.Samples = []Sample{}

@@ -32,6 +32,7 @@ func Markdown(w io.Writer, r *Report) error { return writeMarkdown(w, r, Options
 func writeMarkdown(w io.Writer, r *Report, o Options) error {
 	m := &mdWriter{errWriter: errWriter{w: w}, fail: failStatusOf(r), brief: o.Brief}
 	v := NewView(r)
+	m.view = v
 	m.title(v)
 	m.run(v)
 	if !m.brief {
@@ -44,6 +45,8 @@ func writeMarkdown(w io.Writer, r *Report, o Options) error {
 		m.phases(v)
 	}
 	m.fingerprints(v)
+	m.instances(v)
+	m.connections(v)
 	if !m.brief {
 		m.timeline(v)
 	}
@@ -63,6 +66,7 @@ type mdWriter struct {
 	errWriter
 	fail  FailStatus
 	brief bool
+	view  *View
 }
 
 // mdTime is the timestamp format of the document: the one KQL's datetime()
@@ -412,6 +416,45 @@ func (m *mdWriter) tests(v *View) {
 		rows = append(rows, []string{mdText(t.Scope), t.Failed, t.RateCI, t.Rest, mdText(t.P), sig})
 	}
 	m.table([]string{"Scope", "Failed", "Failure rate (95% CI)", "The rest failed", "p", "Significant"}, "lrlrll", rows)
+}
+
+// instances shows the responses by instance header.
+func (m *mdWriter) instances(v *View) {
+	for _, g := range v.Groups {
+		m.printf("\n## Who answered, by instance: `%s`\n\n", mdText(g.Header))
+		m.printf("The responses grouped by the value of their `%s` header: which instance (or backend) answered, and how often it failed.\n\n", mdText(g.Header))
+		var rows [][]string
+		for _, row := range g.Rows {
+			mark, label := failing(&row, mdText(row.Label))
+			note := mdText(row.Note)
+			if row.Suspect {
+				note = "named by the verdict; " + note
+			}
+			rows = append(rows, append(append([]string{mark, label}, mdStatsCells(&row)...), note))
+		}
+		m.table(append(append([]string{"", "Value"}, statsHead...), "Note"), "ll"+statsAlign+"l", rows)
+	}
+}
+
+// connections lists the failing connections of the endpoints whose
+// failures stick to connections.
+func (m *mdWriter) connections(v *View) {
+	if len(v.Conns) == 0 {
+		return
+	}
+	m.printf("\n## Failing connections\n\n")
+	m.printf("Failures stick to some connections of these addresses: one or more instances behind the address fail and the others do not. Each TCP connection stays on one instance, so the client port of a failing connection finds, in the gateway's access log, the instance that served it and the backend it routed to (see the query below).\n")
+	for _, c := range v.Conns {
+		m.printf("\n### %s — %s\n\n", mdText(c.Label), mdText(c.Summary))
+		var rows [][]string
+		for _, r := range c.Rows {
+			rows = append(rows, []string{"✗", strconv.Itoa(int(r.Port)), r.First, r.Last, fmt.Sprintf("%d of %d", r.Failed, r.Requests)})
+		}
+		m.table([]string{"", "Client port", "First request (UTC)", "Last request (UTC)", "Failed"}, "lrllr", rows)
+		if c.More > 0 {
+			m.printf("\n%d more connections (past the first %d) are counted together in the JSON report.\n", c.More, MaxConnRecords)
+		}
+	}
 }
 
 // gate lists the release gate's checks, those that did not pass first.

@@ -178,6 +178,21 @@ func (m *mdWriter) logs(r *Report) {
 	m.generic(r, q)
 }
 
+// failingPorts lists the client ports of the failing connections, sorted.
+func failingPorts(v *View) []int {
+	if v == nil {
+		return nil
+	}
+	var ports []int
+	for _, c := range v.Conns {
+		for _, r := range c.Rows {
+			ports = append(ports, int(r.Port))
+		}
+	}
+	sort.Ints(ports)
+	return slices.Compact(ports)
+}
+
 // answeredBy lists the recognised gateways that produced failures, in the
 // order of the fingerprints (most failures first).
 func answeredBy(r *Report) []string {
@@ -197,6 +212,12 @@ func (m *mdWriter) azure(q *logQuery) {
 	if !m.brief {
 		m.printf("\nThe same requests one by one:\n\n")
 		m.code("kusto", q.agw(false))
+	}
+	if ports := failingPorts(m.view); len(ports) > 0 {
+		m.printf("\nThe requests of the failing connections only: `InstanceId` is the gateway instance that served each, `ServerRouted` the backend it chose:\n\n")
+		fq := *q
+		fq.ports = "in (" + wrapInts(ports, 12, "\n    ") + ")"
+		m.code("kusto", fq.agw(false))
 	}
 	if q.ports != "" {
 		m.printf("\nIf these return nothing, delete the port line: a NAT or proxy between this machine and the gateway changes the client port.\n")

@@ -125,6 +125,14 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 	}
 	out.Timeline = tl
 	out.Fingerprints = m.fingerprints()
+	if out.Groups, err = m.groups(); err != nil {
+		return nil, err
+	}
+	for _, r := range m.reports {
+		if out.ClientError == "" {
+			out.ClientError = r.ClientError
+		}
+	}
 	out.Client, err = m.client()
 	if err != nil {
 		return nil, err
@@ -163,6 +171,8 @@ type mergedEndpoint struct {
 	seen, nAdd, nRem   int
 	addedAt, removedAt time.Time
 	history            []DNSEvent
+	conns              *Conns
+	afterFailure       map[string]int64
 }
 
 // meta fills what describes the run: inputs, window, plan, version,
@@ -391,6 +401,13 @@ func (m *merger) endpoints() error {
 				}
 			}
 			me.history = append(me.history, e.DNSHistory...)
+			me.conns = mergeConns(me.conns, e.Conns)
+			for k, n := range e.AfterFailure {
+				if me.afterFailure == nil {
+					me.afterFailure = map[string]int64{}
+				}
+				me.afterFailure[k] += n
+			}
 		}
 	}
 	for _, me := range m.eps {
@@ -451,6 +468,7 @@ func samplesFlag(cmd []string) int {
 func tallyOf(s *Stats) (*tally, error) {
 	t := newTally()
 	t.requests, t.ok, t.failed, t.dropped, t.bytes = s.Requests, s.OK, s.Failed, s.Dropped, s.Bytes
+	t.clientErrors = s.ClientErrors
 	for k, n := range s.Status {
 		c, err := strconv.Atoi(k)
 		if err != nil || c < 0 || c >= len(t.status) {
@@ -556,6 +574,7 @@ func (m *merger) stats(out *Report) {
 		}
 		slices.SortStableFunc(me.history, func(a, b DNSEvent) int { return a.At.Compare(b.At.Time) })
 		e.DNSHistory = me.history
+		e.Conns, e.AfterFailure = me.conns, me.afterFailure
 		out.Endpoints[i] = e
 	}
 	out.Totals = total.stats(m.secs)
@@ -811,4 +830,89 @@ func (m *merger) client() (Client, error) {
 		cl.Ports = cl.Ports[:maxPorts]
 	}
 	return cl, nil
+}
+
+// mergeConns adds b's connections to a's: the records of both, in the order
+// of their first use, the first MaxConnRecords kept one by one and the rest
+// counted in the overflow; the repeat strata of both (each input's strata
+// stand on their own: RepeatTest stratifies); the rest summed. Records keep
+// their input's connection IDs, which may repeat across inputs.
+func mergeConns(a, b *Conns) *Conns {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		c := *b
+		c.Records = append([]ConnRecord{}, b.Records...)
+		c.Repeat = append([]RepeatCounts{}, b.Repeat...)
+		return &c
+	}
+	out := &Conns{
+		Connections: a.Connections + b.Connections,
+		Requests:    a.Requests + b.Requests,
+		Failed:      a.Failed + b.Failed,
+		Overflow: ConnOverflow{Connections: a.Overflow.Connections + b.Overflow.Connections,
+			Requests: a.Overflow.Requests + b.Overflow.Requests, Failed: a.Overflow.Failed + b.Overflow.Failed},
+		Unconnected: ConnStats{Requests: a.Unconnected.Requests + b.Unconnected.Requests, Failed: a.Unconnected.Failed + b.Unconnected.Failed},
+		Repeat:      append(append([]RepeatCounts{}, a.Repeat...), b.Repeat...),
+	}
+	recs := append(append([]ConnRecord{}, a.Records...), b.Records...)
+	slices.SortStableFunc(recs, func(x, y ConnRecord) int { return x.First.Compare(y.First.Time) })
+	if len(recs) > MaxConnRecords {
+		for _, r := range recs[MaxConnRecords:] {
+			out.Overflow.Connections++
+			out.Overflow.Requests += r.Requests
+			out.Overflow.Failed += r.Failed
+		}
+		recs = recs[:MaxConnRecords]
+	}
+	out.Records = recs
+	return out
+}
+
+// groups merges the inputs' groups by header and value, keeping at most
+// maxGroupValues values of a header apart as the aggregator does.
+func (m *merger) groups() ([]Group, error) {
+	type acc struct {
+		t     *tally
+		addrs map[string]int64
+	}
+	byKey := map[groupKey]*acc{}
+	var order []groupKey
+	values := map[string]int{}
+	var headers []string
+	for i, r := range m.reports {
+		for _, g := range r.Groups {
+			if !slices.Contains(headers, g.Header) {
+				headers = append(headers, g.Header)
+			}
+			k := groupKey{g.Header, g.Value}
+			a := byKey[k]
+			if a == nil && k.value != OtherValues && values[k.header] >= maxGroupValues {
+				k.value = OtherValues
+				a = byKey[k]
+			}
+			if a == nil {
+				a = &acc{t: newTally(), addrs: map[string]int64{}}
+				byKey[k] = a
+				order = append(order, k)
+				if k.value != OtherValues {
+					values[k.header]++
+				}
+			}
+			t, err := tallyOf(&g.Stats)
+			if err != nil {
+				return nil, fmt.Errorf("merge %s: group %s: %s: %w", m.names[i], g.Header, g.Value, err)
+			}
+			merge(a.t, t)
+			for ad, n := range g.Addresses {
+				a.addrs[ad] += n
+			}
+		}
+	}
+	g := groups{headers: headers, byKey: map[groupKey]*groupAcc{}, order: order}
+	for k, a := range byKey {
+		g.byKey[k] = &groupAcc{t: a.t, addrs: a.addrs}
+	}
+	return g.report(m.secs), nil
 }

@@ -33,11 +33,31 @@ type Report struct {
 	// Thresholds are the release gate's checks (--max-failure-rate,
 	// --max-p99, --fail-on-verdict), each scope judged; [] when none was set.
 	Thresholds []Threshold `json:"thresholds"`
+	// Groups bucket the responses by who answered, by the value of an
+	// instance header (--group-by, and the well-known ones when present).
+	Groups []Group `json:"groups"`
+	// ClientError is the first error of class "client", to name the cause
+	// when some requests could not be sent; "" when none.
+	ClientError string `json:"client_error,omitempty"`
+	// Settled is set when --until-verdict stopped the run as soon as the
+	// verdict was settled.
+	Settled *Settled `json:"settled,omitempty"`
 	// Inputs lists the reports a merged report was made from (see Merge);
 	// absent from a single run's report.
 	Inputs []Input `json:"inputs,omitempty"`
 	// Notes say where a merged report is less than exact, and why.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Settled says when and on what --until-verdict stopped a run: the look
+// (one a second, at most MaxLooks) whose verdict named a suspect at that
+// look's level, and the requests counted by then.
+type Settled struct {
+	At       Time    `json:"at"`
+	Requests int64   `json:"requests"`
+	Look     int     `json:"look"`
+	MaxLooks int     `json:"max_looks"`
+	Alpha    float64 `json:"alpha"` // the level of that look, for all its tests
 }
 
 // Client is what the client side of the run looked like: the local
@@ -162,6 +182,9 @@ type Plan struct {
 	FailStatus  string  `json:"fail_status"`
 	// Only is the one family probed (-4: "ipv4", -6: "ipv6"); "" for both.
 	Only string `json:"only,omitempty"`
+	// ConnRequests is the most requests a connection carried (1 with
+	// --new-conn; 0 = unlimited).
+	ConnRequests int `json:"conn_requests"`
 }
 
 // DNS is how one target host was resolved.
@@ -179,17 +202,22 @@ type DNS struct {
 
 // Stats are the tallies of one scope: an endpoint, a family or the total.
 type Stats struct {
-	Requests    int64            `json:"requests"`
-	OK          int64            `json:"ok"`
-	Failed      int64            `json:"failed"`
-	FailureRate float64          `json:"failure_rate"`
-	Dropped     int64            `json:"dropped"`
-	RPS         float64          `json:"rps"` // requests sent per second of the run
-	Bytes       int64            `json:"bytes"`
-	Status      map[string]int64 `json:"status"`
-	Errors      map[string]int64 `json:"errors"`
-	LatencyMS   Latency          `json:"latency_ms"`
-	HDR         string           `json:"hdr"`
+	Requests    int64   `json:"requests"`
+	OK          int64   `json:"ok"`
+	Failed      int64   `json:"failed"`
+	FailureRate float64 `json:"failure_rate"`
+	Dropped     int64   `json:"dropped"`
+	// ClientErrors counts the requests this machine could not send for
+	// its own reasons (out of file descriptors or ephemeral ports: error
+	// class "client"); they are not in Requests and never count against a
+	// backend.
+	ClientErrors int64            `json:"client_errors,omitempty"`
+	RPS          float64          `json:"rps"` // requests sent per second of the run
+	Bytes        int64            `json:"bytes"`
+	Status       map[string]int64 `json:"status"`
+	Errors       map[string]int64 `json:"errors"`
+	LatencyMS    Latency          `json:"latency_ms"`
+	HDR          string           `json:"hdr"`
 }
 
 // Latency summarises a latency distribution in milliseconds.
@@ -219,7 +247,13 @@ type Endpoint struct {
 	DNSHistory  []DNSEvent           `json:"dns_history,omitempty"`
 	Phases      Phases               `json:"phases_ms"`
 	Connections map[string]ConnStats `json:"connections"` // "fresh" and "reused"
-	Samples     []Sample             `json:"samples"`
+	// Conns is what the requests did on each connection: the first
+	// MaxConnRecords connections one by one, the rest counted together.
+	Conns *Conns `json:"conns,omitempty"`
+	// AfterFailure counts, by error class, the failures without a response
+	// that came on a connection right after a failed response on it.
+	AfterFailure map[string]int64 `json:"after_failure,omitempty"`
+	Samples      []Sample         `json:"samples"`
 }
 
 // Time is a UTC timestamp written with millisecond precision.

@@ -36,6 +36,8 @@ func writeText(w io.Writer, r *Report, o Options) error {
 	tw.families(v)
 	tw.endpoints(v)
 	tw.who(v)
+	tw.instances(v)
+	tw.connections(v)
 	tw.phases(v)
 	tw.timeline(v)
 	tw.samples(v)
@@ -233,6 +235,45 @@ func (t *textWriter) who(v *View) {
 			what += "; Server: " + safeText(w.Server, false)
 		}
 		t.failing(" "+failMark, what, 4)
+	}
+}
+
+// instances shows the responses by instance header: which instance
+// answered, how often it failed.
+func (t *textWriter) instances(v *View) {
+	for _, g := range v.Groups {
+		t.heading("BY INSTANCE  " + g.Header + " of the responses")
+		cols := append([]textCol{{}, {head: "VALUE"}}, statsCols...)
+		cols = append(cols, textCol{head: "FROM", list: true, prio: 2})
+		var rows [][]string
+		var failing []bool
+		for _, row := range g.Rows {
+			rows = append(rows, append(append([]string{markOf(row.Failing), row.Label}, statsCells(&row)...), strings.TrimPrefix(row.Note, "on ")))
+			failing = append(failing, row.Failing)
+		}
+		t.table(textTable{cols: cols, rows: rows, failing: failing})
+	}
+}
+
+// connections lists the failing connections of the endpoints whose
+// failures stick to connections: each client port finds the instance that
+// served it in the gateway's log.
+func (t *textWriter) connections(v *View) {
+	for _, c := range v.Conns {
+		t.heading("FAILING CONNECTIONS  " + c.Label + ": " + c.Summary)
+		var rows [][]string
+		failing := make([]bool, 0, len(c.Rows))
+		for i, r := range c.Rows {
+			if i == 8 {
+				rows = append(rows, []string{"", fmt.Sprintf("… %d more in the JSON and Markdown reports", len(c.Rows)-i), "", "", ""})
+				failing = append(failing, false)
+				break
+			}
+			rows = append(rows, []string{failMark, strconv.Itoa(int(r.Port)), r.First[11:23] + "–" + r.Last[11:23],
+				fmt.Sprintf("%d of %d", r.Failed, r.Requests), "failed"})
+			failing = append(failing, true)
+		}
+		t.table(textTable{cols: []textCol{{}, {head: "CLIENT PORT"}, {head: "USED (UTC)"}, {head: "REQUESTS", right: true}, {}}, rows: rows, failing: failing, spans: true})
 	}
 }
 

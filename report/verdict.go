@@ -22,6 +22,9 @@ const (
 // against 0 of 5 is not enough, while 10 of 10 against 0 of 10 is.
 const testAlpha = 0.001
 
+// TestAlpha is the significance level of a verdict's whole family of tests.
+const TestAlpha = testAlpha
+
 // Verdict says whether failures concentrate on some addresses or a family.
 type Verdict struct {
 	Status   string    `json:"status"`
@@ -33,10 +36,24 @@ type Verdict struct {
 	// Notes are further findings in plain sentences, shown beside the
 	// summary: what was not tested, what looks like a second fault.
 	Notes []string `json:"notes"`
+	// Slow lists the scopes whose latency is significantly and materially
+	// higher than the rest's; they never make a run fail.
+	Slow []SlowFinding `json:"slow"`
 }
 
-// Suspect is an endpoint whose failures are significantly above the rest.
+// Suspect is what the verdict blames: an endpoint whose failures are
+// significantly above the rest's (Kind "endpoint"), an instance named by a
+// response header (Kind "group", Group "X-Served-By: gw-3"), or some
+// connections of an address, to which failures stick (Kind
+// "connections": one or more instances behind the address).
 type Suspect struct {
+	Kind  string `json:"kind"`
+	Group string `json:"group,omitempty"`
+	// Connections and FailingConnections count an address's connections
+	// and those with a failure, for Kind "connections".
+	Connections        int64 `json:"connections,omitempty"`
+	FailingConnections int64 `json:"failing_connections,omitempty"`
+
 	Address     string     `json:"address"`
 	Family      string     `json:"family"`
 	Target      string     `json:"target"`
@@ -71,10 +88,57 @@ type Test struct {
 // URLs on the same addresses, one failing everywhere and one nowhere, say
 // nothing about the addresses. A target that fails significantly more than
 // the others, with none of its endpoints standing out, is a failing URL.
-func Judge(r *Report) Verdict {
-	v := judge(r)
+func Judge(r *Report) Verdict { return JudgeAt(r, testAlpha) }
+
+// JudgeAt judges r with alpha as the significance level of the whole
+// family of tests (Judge: 0.001; a look of --until-verdict, less; see
+// LookAlpha). Beyond addresses, families and URLs it tests what happens
+// inside an address: instances named by a response header, failures that
+// stick to connections, latency; and it says what it could not judge.
+func JudgeAt(r *Report, alpha float64) Verdict {
+	f := newFindings(r)
+	v, each := judge(r, alpha, f)
+	if r.Totals.Failed > 0 {
+		n := len(v.Suspects)
+		f.groups(&v, each)
+		f.connections(&v, each)
+		inside := v.Suspects[n:]
+		var sentences []string
+		for i := range inside {
+			s := &inside[i]
+			switch s.Kind {
+			case SuspectGroup:
+				sentences = append(sentences, groupWords(r, s))
+			case SuspectConnections:
+				sentences = append(sentences, connectionWords(r, s))
+			}
+		}
+		if len(sentences) > 0 && v.Status != VerdictConcentrated {
+			// Nothing stands out between addresses, but something does
+			// inside one: that is the verdict.
+			v.Status = VerdictConcentrated
+			v.Summary = "Failures concentrate on " + sentences[0] + "."
+			sentences = sentences[1:]
+		}
+		for _, s := range sentences {
+			v.Notes = append(v.Notes, capitalize(s)+".")
+		}
+	}
+	// Latency is another question: its tests get an alpha of their own.
+	f.slow(&v, alpha/float64(max(f.slowTests(), 1)))
+	v.Notes = append(v.Notes, explainAfterFailure(r)...)
+	v.Notes = append(v.Notes, clientNote(r)...)
+	v.Notes = append(v.Notes, unjudged(r)...)
 	v.Notes = append(untested(r), v.Notes...)
 	return v
+}
+
+// capitalize upper-cases the first letter of a sentence.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // untested says which family was not probed for which host, and why.
@@ -111,23 +175,15 @@ func untested(r *Report) []string {
 	return notes
 }
 
-func judge(r *Report) Verdict {
+// judge makes the tests between families, URLs and addresses; it returns
+// the verdict they give and the significance level of each test (alpha
+// split over every test made, f's included).
+func judge(r *Report, familyAlpha float64, f *findings) (Verdict, float64) {
 	tot := r.Totals
-	v := Verdict{Suspects: []Suspect{}, Tests: []Test{}, Notes: []string{}}
-	switch {
-	case tot.Requests == 0:
-		v.Status, v.Summary = VerdictNoData, "No request was sent, so there is nothing to judge."
-		return v
-	case tot.Failed == 0:
-		v.Status = VerdictOK
-		v.Summary = fmt.Sprintf("0 failures in %d requests: below %s with 95%% confidence.",
-			tot.Requests, pctCeil(UpperBoundZero(tot.Requests)))
-		return v
-	}
-
+	v := Verdict{Suspects: []Suspect{}, Tests: []Test{}, Notes: []string{}, Slow: []SlowFinding{}}
 	fams := sortedKeys(r.Families)
 	g := groupTargets(r)
-	m := 0 // tests made, for the Bonferroni split
+	m := f.failureTests() // failure tests made, for the Bonferroni split
 	if len(fams) == 2 {
 		m += 2
 	}
@@ -139,7 +195,17 @@ func judge(r *Report) Verdict {
 			m += n
 		}
 	}
-	alpha := testAlpha / float64(max(m, 1))
+	alpha := familyAlpha / float64(max(m, 1))
+	switch {
+	case tot.Requests == 0:
+		v.Status, v.Summary = VerdictNoData, "No request was sent, so there is nothing to judge."
+		return v, alpha
+	case tot.Failed == 0:
+		v.Status = VerdictOK
+		v.Summary = fmt.Sprintf("0 failures in %d requests: below %s with 95%% confidence.",
+			tot.Requests, pctCeil(UpperBoundZero(tot.Requests)))
+		return v, alpha
+	}
 
 	var badFamily string
 	if len(fams) == 2 {
@@ -206,7 +272,7 @@ func judge(r *Report) Verdict {
 		e := r.Endpoints[i]
 		lo, hi := Wilson(e.Failed, e.Requests)
 		v.Suspects = append(v.Suspects, Suspect{
-			Address: e.Address, Family: e.Family, Target: e.Target,
+			Kind: SuspectEndpoint, Address: e.Address, Family: e.Family, Target: e.Target,
 			Requests: e.Requests, Failed: e.Failed, FailureRate: e.FailureRate,
 			CI95: [2]float64{round(lo, 4), round(hi, 4)}, P: p,
 		})
@@ -274,7 +340,7 @@ func judge(r *Report) Verdict {
 		v.Status = VerdictSpread
 		v.Summary = spreadSummary(r, g, fams, v.Tests, alpha)
 	}
-	return v
+	return v, alpha
 }
 
 // targetGroups is a report's endpoints grouped by target, in the order the

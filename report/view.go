@@ -29,6 +29,34 @@ type View struct {
 	Samples  []SampleGroup
 	Tests    []TestRow
 	Gate     GateView
+	// Groups are the responses by instance header, one table per header.
+	Groups []GroupTable
+	// Conns lists, for each endpoint whose failures stick to connections,
+	// the connections that failed: their client ports find the instance in
+	// the gateway's logs.
+	Conns []ConnTable
+}
+
+// GroupTable is the groups of one instance header.
+type GroupTable struct {
+	Header string
+	Rows   []StatsRow // Label is the value; Note the addresses it answered for
+}
+
+// ConnTable is the failing connections of one endpoint.
+type ConnTable struct {
+	Label, Address, Target string
+	Summary                string // "3 of 13 connections failed"
+	Rows                   []ConnRow
+	More                   int // failing connections not listed (past MaxConnRecords)
+}
+
+// ConnRow is one connection.
+type ConnRow struct {
+	Port        uint16
+	First, Last string // UTC, to the millisecond
+	Requests    int64
+	Failed      int64
 }
 
 // GateView is the release gate: every threshold check, and a summary.
@@ -189,7 +217,51 @@ func NewView(r *Report) *View {
 	v.samples(r)
 	v.tests(r)
 	v.gate(r)
+	v.groups(r)
+	v.conns(r)
 	return v
+}
+
+func (v *View) groups(r *Report) {
+	suspect := map[string]bool{}
+	for _, s := range r.Verdict.Suspects {
+		if s.Kind == SuspectGroup {
+			suspect[s.Group] = true
+		}
+	}
+	for _, g := range r.Groups {
+		if len(v.Groups) == 0 || v.Groups[len(v.Groups)-1].Header != g.Header {
+			v.Groups = append(v.Groups, GroupTable{Header: g.Header})
+		}
+		row := statsRow(g.Value, &g.Stats)
+		row.Suspect = suspect[g.Header+": "+g.Value]
+		row.Note = "on " + counts(g.Addresses, " ×")
+		t := &v.Groups[len(v.Groups)-1]
+		t.Rows = append(t.Rows, row)
+	}
+}
+
+func (v *View) conns(r *Report) {
+	for _, s := range r.Verdict.Suspects {
+		if s.Kind != SuspectConnections {
+			continue
+		}
+		e := r.endpoint(s.Target, s.Address)
+		if e == nil || e.Conns == nil {
+			continue
+		}
+		t := ConnTable{Label: v.Label(e), Address: e.Address, Target: e.Target,
+			Summary: fmt.Sprintf("%d of %d connections failed", s.FailingConnections, s.Connections)}
+		for _, c := range e.Conns.Records {
+			if c.Failed > 0 {
+				t.Rows = append(t.Rows, ConnRow{Port: c.LocalPort, First: utc(c.First), Last: utc(c.Last), Requests: c.Requests, Failed: c.Failed})
+			}
+		}
+		if e.Conns.Overflow.Failed > 0 {
+			t.More = int(e.Conns.Overflow.Connections)
+		}
+		v.Conns = append(v.Conns, t)
+	}
 }
 
 func (v *View) gate(r *Report) {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -33,8 +34,10 @@ type Config struct {
 	AutoInterval bool
 	// ReResolve is how often DNS is asked again during the run; 0 = never.
 	ReResolve time.Duration
-	// Preflight checks every address before the load (see Session.Preflight).
-	Preflight bool
+	// UntilVerdict stops sending as soon as the verdict is settled: judged
+	// every second at a level that holds over all the looks (see
+	// report.LookAlpha), a fault proven.
+	UntilVerdict bool
 	// Meta holds the parts of the report the session does not measure:
 	// version, command, plan.
 	Meta report.Report
@@ -87,6 +90,10 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	return s, nil
 }
 
+// Config returns the session's configuration, to adjust what depends on
+// the endpoints found (concurrency, connection sampling) before Run.
+func (s *Session) Config() *Config { return &s.cfg }
+
 // SetProgress sets the live display started by Run.
 func (s *Session) SetProgress(p Progress) { s.cfg.Progress = p }
 
@@ -110,6 +117,7 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		secrets = append(secrets, probe.Secrets(t)...)
 	}
 	agg.SetSecrets(secrets)
+	agg.SetGroupBy(cfg.Engine.GroupBy)
 	rep.StartedAt = report.Time{Time: time.Now()}
 	agg.SetTimeline(rep.StartedAt.Time, cfg.Interval, cfg.AutoInterval)
 	run, err := probe.Start(ctx, s.Endpoints, cfg.Engine)
@@ -126,6 +134,16 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		changes = watchDNS(watchCtx, cfg.Resolver, cfg.Targets, s.DNS, cfg.ReResolve)
 	}
 	w := &dnsWatch{run: run, agg: agg, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log}
+	var looks <-chan time.Time
+	maxLooks := 0
+	if cfg.UntilVerdict {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		looks = tick.C
+		maxLooks = plannedLooks(cfg.Engine)
+		agg.SetAlpha(report.LookAlpha(report.TestAlpha, maxLooks, true))
+	}
+	look := 0
 	results := run.Results()
 	for results != nil {
 		select {
@@ -137,6 +155,16 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 			agg.Add(r)
 		case u := <-changes:
 			w.apply(u)
+		case <-looks:
+			look++
+			alpha := report.LookAlpha(report.TestAlpha, maxLooks, false)
+			if v := agg.JudgeSoFar(rep.Plan, alpha); v.Status == report.VerdictConcentrated {
+				rep.Settled = &report.Settled{At: report.Time{Time: time.Now()}, Requests: agg.Live().Requests.Load(),
+					Look: look, MaxLooks: maxLooks, Alpha: alpha}
+				cfg.Log("the verdict is settled after %d requests: stopping (--until-verdict)", rep.Settled.Requests)
+				run.Stop()
+				looks = nil
+			}
 		}
 	}
 	rep.EndedAt = report.Time{Time: time.Now()}
@@ -227,4 +255,17 @@ func (s *Session) String() string {
 	}
 	b.WriteString(": " + strings.Join(parts, ", "))
 	return b.String()
+}
+
+// plannedLooks is how many looks --until-verdict may make: one a second
+// over the planned run (at least 2, at most an hour's).
+func plannedLooks(o probe.Options) int {
+	secs := o.Duration.Seconds()
+	if secs <= 0 && o.Requests > 0 && o.Rate > 0 {
+		secs = float64(o.Requests) / o.Rate
+	}
+	if secs <= 0 {
+		secs = 3600
+	}
+	return int(min(max(math.Ceil(secs), 2), 3600))
 }

@@ -1,0 +1,386 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Suspect kinds: what a suspect is.
+const (
+	SuspectEndpoint    = "endpoint"    // an address of a URL fails more than the others
+	SuspectGroup       = "group"       // an instance, named by a response header, fails more than the others
+	SuspectConnections = "connections" // failures stick to some connections of an address: an instance behind it
+)
+
+// SlowFinding is a scope whose latency is significantly and materially
+// higher than the rest's (see SlowerTest). It is named beside the verdict
+// and never makes a run fail.
+type SlowFinding struct {
+	Scope string `json:"scope"` // "endpoint ::1 (URL)" or "group X-Served-By: gw-3"
+	SlowResult
+}
+
+// findings are the tests the verdict makes inside addresses: instances by
+// response header, failures that stick to connections, latency. They are
+// planned first, so the Bonferroni split counts them.
+type findings struct {
+	r *Report
+	// groupHeaders holds the indexes of r.Groups by header, for headers
+	// with at least two values that carry requests.
+	groupHeaders map[string][]int
+	headers      []string
+	// repeat holds the endpoints whose connections can be judged: with
+	// failures and requests reused after them.
+	repeat []int
+	// slowEps holds, by target, the endpoints compared for latency;
+	// slowGroups the groups, by header.
+	slowEps map[string][]int
+	targets []string
+}
+
+func newFindings(r *Report) *findings {
+	f := &findings{r: r, groupHeaders: map[string][]int{}, slowEps: map[string][]int{}}
+	for i, g := range r.Groups {
+		if g.Requests == 0 {
+			continue
+		}
+		if _, ok := f.groupHeaders[g.Header]; !ok {
+			f.headers = append(f.headers, g.Header)
+		}
+		f.groupHeaders[g.Header] = append(f.groupHeaders[g.Header], i)
+	}
+	for _, h := range f.headers {
+		if len(f.groupHeaders[h]) < 2 {
+			delete(f.groupHeaders, h)
+		}
+	}
+	for i, e := range r.Endpoints {
+		if e.Conns != nil && e.Failed > 0 && afterFailure(e.Conns) > 0 {
+			f.repeat = append(f.repeat, i)
+		}
+		if e.Requests > 0 && e.HDR != "" {
+			if _, ok := f.slowEps[e.Target]; !ok {
+				f.targets = append(f.targets, e.Target)
+			}
+			f.slowEps[e.Target] = append(f.slowEps[e.Target], i)
+		}
+	}
+	return f
+}
+
+// afterFailure counts the requests reused after a failure on their connection.
+func afterFailure(c *Conns) int64 {
+	var n int64
+	for _, s := range c.Repeat {
+		n += s.AfterFailure
+	}
+	return n
+}
+
+// failureTests is how many failure tests the findings make: one per group
+// of a header with two values or more, one per endpoint's connections.
+func (f *findings) failureTests() int {
+	n := len(f.repeat)
+	for _, idx := range f.groupHeaders {
+		n += len(idx)
+	}
+	return n
+}
+
+// slowTests is how many latency tests the findings make.
+func (f *findings) slowTests() int {
+	n := 0
+	for _, idx := range f.slowEps {
+		if len(idx) > 1 {
+			n += len(idx)
+		}
+	}
+	for _, idx := range f.groupHeaders {
+		n += len(idx)
+	}
+	return n
+}
+
+// groups tests every group against the other groups of its header.
+func (f *findings) groups(v *Verdict, alpha float64) {
+	for _, h := range f.headers {
+		idx, ok := f.groupHeaders[h]
+		if !ok {
+			continue
+		}
+		var failed, n int64
+		for _, i := range idx {
+			failed += f.r.Groups[i].Failed
+			n += f.r.Groups[i].Requests
+		}
+		for _, i := range idx {
+			g := &f.r.Groups[i]
+			t := newTest("group "+g.Header+": "+g.Value, g.Failed, g.Requests, failed-g.Failed, n-g.Requests, alpha)
+			v.Tests = append(v.Tests, t)
+			if t.Significant && g.Value != OtherValues {
+				lo, hi := Wilson(g.Failed, g.Requests)
+				v.Suspects = append(v.Suspects, Suspect{
+					Kind: SuspectGroup, Group: g.Header + ": " + g.Value,
+					Requests: g.Requests, Failed: g.Failed, FailureRate: g.FailureRate,
+					CI95: [2]float64{round(lo, 4), round(hi, 4)}, P: t.P,
+				})
+			}
+		}
+	}
+}
+
+// connections judges, for every endpoint with failures, whether its
+// failures stick to connections: a request on a connection that failed
+// before fails more often than one on a connection with only successes
+// (RepeatTest). A run whose failures came in a burst (BurstTest) shows the
+// same, so then the connections are not blamed and the burst is said.
+func (f *findings) connections(v *Verdict, alpha float64) {
+	for _, i := range f.repeat {
+		e := &f.r.Endpoints[i]
+		var strata []RepeatCounts
+		strata = append(strata, e.Conns.Repeat...)
+		rr := RepeatTest(strata)
+		t := Test{
+			Scope:    "connections of " + e.Address + " (" + e.Target + ")",
+			Requests: rr.AfterFailure, Failed: rr.AfterFailureFailed, FailureRate: round(rr.AfterFailureRate, 6),
+			CI95: rr.AfterFailureCI95, RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK,
+			P: rr.P, Significant: rr.Significant(alpha),
+		}
+		v.Tests = append(v.Tests, t)
+		if !t.Significant {
+			continue
+		}
+		if b := BurstTest(e.Conns.Records); b.P < burstAlpha && b.Worst != nil {
+			w := b.Worst
+			v.Notes = append(v.Notes, fmt.Sprintf("Failures on %s came in a burst rather than on some connections: from %s to %s %d of %d requests failed (%s), against %s of the run's other connections (burst test %s).",
+				e.Address, clock(w.From), clock(w.To), w.Failed, w.Requests, pctRate(w.FailureRate),
+				pctRate(float64(b.Failed-w.Failed)/math.Max(1, float64(b.Requests-w.Requests))), pValue(b.P)))
+			continue
+		}
+		failing, conns := failingConns(e.Conns)
+		v.Suspects = append(v.Suspects, Suspect{
+			Kind: SuspectConnections, Address: e.Address, Family: e.Family, Target: e.Target,
+			Requests: e.Requests, Failed: e.Failed, FailureRate: e.FailureRate,
+			CI95: t.CI95, P: rr.P, Connections: conns, FailingConnections: failing,
+		})
+	}
+}
+
+// burstAlpha is the level of the burst gate: lenient, since it only stops
+// connections from being blamed.
+const burstAlpha = 0.05
+
+// failingConns counts the connections with a failure, and all of them.
+func failingConns(c *Conns) (failing, all int64) {
+	for _, r := range c.Records {
+		if r.Failed > 0 {
+			failing++
+		}
+	}
+	if c.Overflow.Failed > 0 {
+		failing += c.Overflow.Connections // not kept apart: an upper bound
+	}
+	return failing, c.Connections
+}
+
+// connectionWords says a connection suspect in a sentence: "failures
+// stick to connections of 127.0.0.2: 3 of 12 connections failed; after a
+// failure on the same connection 9 of 9 requests failed (100%), after
+// successes only 0 of 27 (0%), p=2.1e-7: one or more instances behind this
+// address fail, the others do not".
+func connectionWords(r *Report, s *Suspect) string {
+	e := r.endpoint(s.Target, s.Address)
+	if e == nil || e.Conns == nil {
+		return ""
+	}
+	rr := RepeatTest(e.Conns.Repeat)
+	label := s.Address
+	if len(targetsOf(r)) > 1 {
+		label += " (" + ShortURL(r, s.Target) + ")"
+	}
+	return fmt.Sprintf("failures stick to connections of %s: %d of %d connections failed; after a failure on the same connection %d of %d requests failed (%s), after successes only %d of %d (%s), %s: one or more instances behind this address fail, the others do not",
+		label, s.FailingConnections, s.Connections, rr.AfterFailureFailed, rr.AfterFailure, pctRate(rr.AfterFailureRate),
+		rr.AfterOKFailed, rr.AfterOK, pctRate(rr.AfterOKRate), pValue(rr.P))
+}
+
+// groupWords says a group suspect in a sentence: "X-Served-By: gw-3
+// answers 502: 16 of 16 of its responses failed (100%, 95% CI 81–100%)
+// against 0 of 48 from the other values of X-Served-By (0%, 0–7.4%),
+// p<1e-9".
+func groupWords(r *Report, s *Suspect) string {
+	var g *Group
+	for i := range r.Groups {
+		if r.Groups[i].Header+": "+r.Groups[i].Value == s.Group {
+			g = &r.Groups[i]
+		}
+	}
+	if g == nil {
+		return s.Group
+	}
+	var restF, restN int64
+	for _, o := range r.Groups {
+		if o.Header == g.Header && o.Value != g.Value {
+			restF, restN = restF+o.Failed, restN+o.Requests
+		}
+	}
+	how := failureKinds(&g.Stats, failStatusOf(r))
+	if how != "" {
+		how = ", which " + how
+	}
+	lo, hi := Wilson(g.Failed, g.Requests)
+	rlo, rhi := Wilson(restF, restN)
+	restRate := 0.0
+	if restN > 0 {
+		restRate = float64(restF) / float64(restN)
+	}
+	return fmt.Sprintf("%s%s: %d of %d of its responses failed (%s, 95%% CI %s) against %d of %d from the other values of %s (%s, %s), %s",
+		s.Group, how, g.Failed, g.Requests, pctRate(g.FailureRate), ciRange(lo, hi), restF, restN, g.Header,
+		pctRate(restRate), ciRange(rlo, rhi), pValue(s.P))
+}
+
+// slow names the endpoints (within their URL) and the groups (within their
+// header) whose latency is higher than the rest's, significantly and by
+// enough to matter.
+func (f *findings) slow(v *Verdict, alpha float64) {
+	hist := func(enc string) *hdr.Histogram {
+		h, err := DecodeHDR(enc)
+		if err != nil {
+			return nil
+		}
+		return h
+	}
+	check := func(scope, who, against string, own string, rest []string) {
+		h := hist(own)
+		if h == nil {
+			return
+		}
+		restH := newHist()
+		for _, enc := range rest {
+			if o := hist(enc); o != nil {
+				restH.Merge(o)
+			}
+		}
+		res := SlowerTest(h, restH, alpha)
+		if !res.Slow {
+			return
+		}
+		v.Slow = append(v.Slow, SlowFinding{Scope: scope, SlowResult: res})
+		how := fmt.Sprintf("median %s against %s (%.1f×)", latency(res.MedianMS, 1), latency(res.RestMedianMS, 1), res.Ratio)
+		if res.Ratio < SlowRatio {
+			how = fmt.Sprintf("its slowest %s of requests took at least %.1f× as long as the rest's (p99 %s against %s)",
+				pctRate(res.Share), SlowRatio, latency(res.P99MS, 1), latency(res.RestP99MS, 1))
+		}
+		v.Notes = append(v.Notes, fmt.Sprintf("%s is slow against %s: %s, %s.", who, against, how, pValue(res.P)))
+	}
+	for _, tg := range f.targets {
+		idx := f.slowEps[tg]
+		if len(idx) < 2 {
+			continue
+		}
+		for _, i := range idx {
+			e := &f.r.Endpoints[i]
+			var rest []string
+			for _, j := range idx {
+				if j != i {
+					rest = append(rest, f.r.Endpoints[j].HDR)
+				}
+			}
+			words := e.Address
+			if len(f.targets) > 1 {
+				words += " (" + ShortURL(f.r, e.Target) + ")"
+			}
+			check("endpoint "+e.Address+" ("+e.Target+")", words, "the other addresses of its URL", e.HDR, rest)
+		}
+	}
+	for _, h := range f.headers {
+		idx, ok := f.groupHeaders[h]
+		if !ok {
+			continue
+		}
+		for _, i := range idx {
+			g := &f.r.Groups[i]
+			var rest []string
+			for _, j := range idx {
+				if j != i {
+					rest = append(rest, f.r.Groups[j].HDR)
+				}
+			}
+			check("group "+g.Header+": "+g.Value, g.Header+": "+g.Value, "the other values of "+g.Header, g.HDR, rest)
+		}
+	}
+}
+
+// explainAfterFailure says when a kind of failure without a response came
+// only on connections right after a failed response: a gateway that closes
+// the connection after its own error page without saying so. Browsers and
+// curl resend such a request silently; pinprobe counts it, and says so.
+func explainAfterFailure(r *Report) []string {
+	var notes []string
+	fail := failStatusOf(r)
+	for _, e := range r.Endpoints {
+		for _, class := range sortedKeys(e.AfterFailure) {
+			n := e.AfterFailure[class]
+			if n < 3 || e.Errors[class] != n {
+				continue
+			}
+			var statuses []string
+			for _, k := range sortByCount(e.Status) {
+				var code int
+				if _, err := fmt.Sscan(k, &code); err == nil && fail.Fails(code) {
+					statuses = append(statuses, k)
+				}
+			}
+			after := "a failed response"
+			if len(statuses) > 0 {
+				after = "a failed response (" + strings.Join(statuses[:min(2, len(statuses))], " or ") + ")"
+			}
+			notes = append(notes, fmt.Sprintf("All %d %s failures on %s came on a connection right after %s: the gateway closes the connection after its own error page without saying so (no Connection: close). Browsers and curl resend such a request silently; pinprobe counts it. --new-conn shows the gateway's answers alone.",
+				n, class, e.Address, after))
+		}
+	}
+	return notes
+}
+
+// clientNote says that some requests could not be sent for the client's
+// own reasons, which are nobody else's fault.
+func clientNote(r *Report) []string {
+	n := r.Totals.ClientErrors
+	if n == 0 {
+		return nil
+	}
+	cause := ""
+	if r.ClientError != "" {
+		cause = " (" + r.ClientError + ")"
+	}
+	return []string{fmt.Sprintf("%d request%s could not be sent by this machine%s: out of file descriptors or ephemeral ports. They count against no backend. Raise the descriptor limit (ulimit -n), lower -c, or keep connections longer (--conn-requests).",
+		n, Plural(int(n)), cause)}
+}
+
+// unjudged names the endpoints no request reached: the verdict says
+// nothing of them.
+func unjudged(r *Report) []string {
+	var none []string
+	for _, e := range r.Endpoints {
+		if e.Requests == 0 && e.RemovedAt == nil {
+			label := e.Address
+			if len(targetsOf(r)) > 1 {
+				label += " (" + ShortURL(r, e.Target) + ")"
+			}
+			none = append(none, label)
+		}
+	}
+	if len(none) == 0 {
+		return nil
+	}
+	sort.Strings(none)
+	shown := none
+	if len(shown) > 8 {
+		shown = append(shown[:7:7], fmt.Sprintf("%d more", len(none)-7))
+	}
+	return []string{fmt.Sprintf("%d endpoint%s got no request and %s not judged: %s. Raise -r or -d so every address gets requests.",
+		len(none), Plural(len(none)), map[bool]string{true: "is", false: "are"}[len(none) == 1], joinAnd(shown))}
+}
