@@ -30,6 +30,9 @@ usage: bash bench/bench.sh [options]
   --rss "N..."       request counts of the 8-endpoint memory runs (default "10000 100000 1000000")
   --out FILE         Markdown output (default BENCHMARKS.md at the repo root; smoke: a temp file,
                      printed)
+  --report CSV       run nothing: write the Markdown again from a results CSV and the .meta.tsv
+                     beside it (e.g. after a change to bench/benchlib.py, or --out OLD.md for an
+                     earlier run)
   --no-install       fail instead of installing a missing tool
   -h, --help         this text
 
@@ -52,7 +55,7 @@ HEY_VERSION=v0.1.4
 CONNS=50
 
 smoke=0 rounds=3 sat_secs=10 rate_secs=8 rates="2000 10000 50000" rss_counts="10000 100000 1000000"
-out="" install=1
+out="" install=1 report_csv=""
 orig_args=("$@")
 while (($#)); do
   case $1 in
@@ -64,6 +67,7 @@ while (($#)); do
     --rss) rss_counts=$2; shift ;;
     --out) out=$2; shift ;;
     --no-install) install=0 ;;
+    --report) report_csv=$2; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -78,6 +82,15 @@ done
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 lib=$repo/bench/benchlib.py
+if [[ -n $report_csv ]]; then
+  md=${out:-$repo/BENCHMARKS.md}
+  keep=()
+  [[ ! -f $md ]] || keep=(--keep "$md")
+  python3 "$lib" report "$report_csv" "${report_csv%.csv}.meta.tsv" "$md.tmp" "${keep[@]}"
+  mv "$md.tmp" "$md"
+  echo "bench: wrote $md from $report_csv" >&2
+  exit 0
+fi
 tools_dir=${BENCH_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pinprobe-bench}
 tools_bin=$tools_dir/bin
 log() { printf '%s bench: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -177,7 +190,9 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 if ((up)); then
-  nginx_pgid=$(ps -o pgid= -p "$(cat "$work/nginx/nginx.pid")" | tr -d ' ')
+  nginx_master=$(cat "$work/nginx/nginx.pid")
+  nginx_pgid=$(ps -o pgid= -p "$nginx_master" | tr -d ' ')
+  nginx_worker=$(ps -o pid= --ppid "$nginx_master" | head -n 1 | tr -d ' ')
   [[ $nginx_pgid =~ ^[0-9]+$ && $nginx_pgid != "$(ps -o pgid= -p $$ | tr -d ' ')" ]] || {
     echo "bench: nginx is not in a process group of its own" >&2; exit 1; }
 else
@@ -185,7 +200,7 @@ else
   cat "$work/nginx/error.log" "$work/nginx/stdout.log" >&2 2>/dev/null || true
   exit 1
 fi
-log "nginx $(cat "$work/nginx/nginx.pid") (process group $nginx_pgid) on 127.0.0.1-9:$port"
+log "nginx $nginx_master, worker $nginx_worker (process group $nginx_pgid) on 127.0.0.1-9:$port"
 
 # ------------------------------------------------------------------------- pinprobe
 log "go build pinprobe"
@@ -225,7 +240,7 @@ measure() {
   shift 5
   local load1 rc=0 shown
   load1=$(cut -d' ' -f1 /proc/loadavg)
-  python3 "$lib" time "$work/time" -- "$@" <"$work/stdin" >"$work/out" 2>"$work/err" || rc=$?
+  python3 "$lib" time "$work/time" --watch "$nginx_worker" -- "$@" <"$work/stdin" >"$work/out" 2>"$work/err" || rc=$?
   if ((rc >= 128)); then
     log "$tool ended by signal $((rc - 128)): stopping"
     exit 130
@@ -337,6 +352,7 @@ cmdline="bash bench/bench.sh${orig_args[*]:+ ${orig_args[*]}}"
 {
   printf 'date\t%s\n' "$(date -u '+%Y-%m-%d %H:%M')"
   printf 'command\t\x60%s\x60\n' "$cmdline"
+  printf 'nproc\t%s\n' "$(nproc)"
   printf 'cpu\t%s × %s\n' "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
   printf 'kernel\t%s\n' "$(uname -sr)"
   printf 'go\t%s\n' "$(go version | sed 's/^go version //')"
@@ -352,14 +368,14 @@ cmdline="bash bench/bench.sh${orig_args[*]:+ ${orig_args[*]}}"
   printf 'wall\t%d min %02d s\n' $((wall / 60)) $((wall % 60))
   printf 'smoke\t%s\n' "$smoke"
   if ((smoke)); then printf 'csv_rel\t%s\n' "$csv"; else printf 'csv_rel\t%s\n' "${csv#"$repo/"}"; fi
-} >"$work/meta.tsv"
+} >"${csv%.csv}.meta.tsv"
 keep=()
 [[ ! -f $md ]] || keep=(--keep "$md")
-python3 "$lib" report "$csv" "$work/meta.tsv" "$md.tmp" "${keep[@]}"
+python3 "$lib" report "$csv" "${csv%.csv}.meta.tsv" "$md.tmp" "${keep[@]}"
 mv "$md.tmp" "$md"
 if ((smoke)); then
   cat "$md"
   log "smoke run passed: every tool's output parsed (${wall} s)"
 else
-  log "wrote $md and $csv (${wall} s)"
+  log "wrote $md, $csv and ${csv%.csv}.meta.tsv (${wall} s)"
 fi

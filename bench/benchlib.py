@@ -26,10 +26,37 @@ import time
 # ---------------------------------------------------------------------------- time
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _machine_cpu():
+    """Busy and steal CPU seconds of the whole machine so far (first line of /proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal ...; guest time is already in user
+    return (v[0] + v[1] + v[2] + v[5] + v[6]) / _TICK, (v[7] if len(v) > 7 else 0) / _TICK
+
+
+def _proc_cpu(pid):
+    """utime+stime seconds of process pid, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def cmd_time(argv):
+    watch = None
+    if len(argv) >= 2 and argv[1] == "--watch":
+        watch = argv[2]
+        argv = argv[:1] + argv[3:]
     if len(argv) < 3 or argv[1] != "--":
-        die("usage: benchlib.py time TIMEFILE -- CMD...")
+        die("usage: benchlib.py time TIMEFILE [--watch PID] -- CMD...")
     timefile, cmd = argv[0], argv[2:]
+    busy0, steal0 = _machine_cpu()
+    watch0 = _proc_cpu(watch) if watch else None
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
@@ -49,9 +76,15 @@ def cmd_time(argv):
         except InterruptedError:
             continue
     wall = time.monotonic() - start
+    busy1, steal1 = _machine_cpu()
+    watch1 = _proc_cpu(watch) if watch else None
     code = os.waitstatus_to_exitcode(status)
+    # The server's CPU, and everything else the machine did meanwhile (other users' work: noise).
+    server = watch1 - watch0 if watch0 is not None and watch1 is not None else 0.0
+    other = max(0.0, busy1 - busy0 - ru.ru_utime - ru.ru_stime - server)
     with open(timefile, "w") as f:
-        f.write(f"{ru.ru_utime:.6f} {ru.ru_stime:.6f} {ru.ru_maxrss} {wall:.6f} {code}\n")
+        f.write(f"{ru.ru_utime:.6f} {ru.ru_stime:.6f} {ru.ru_maxrss} {wall:.6f} {code} "
+                f"{server:.2f} {other:.2f} {steal1 - steal0:.2f}\n")
     if interrupted or code == -signal.SIGINT:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
@@ -156,7 +189,8 @@ PARSERS = dict(wrk=parse_wrk, hey=parse_hey, vegeta=parse_vegeta, bombardier=par
 
 FIELDS = ["run_id", "round", "section", "scenario", "tool", "plan_rate", "plan_requests",
           "requests", "errors", "dropped", "rate", "p50_ms", "p99_ms", "user_s", "sys_s",
-          "cpu_us_per_req", "maxrss_kib", "wall_s", "exit", "load1", "command"]
+          "cpu_us_per_req", "maxrss_kib", "wall_s", "exit", "load1", "server_cpu_s", "other_cpu_s", "steal_s",
+          "command"]
 
 
 def cmd_record(argv):
@@ -176,7 +210,8 @@ def cmd_record(argv):
     try:
         with open(out, errors="replace") as f:
             text = f.read()
-        user, sys_s, rss, wall, code = open(opts["time"]).read().split()
+        user, sys_s, rss, wall, code, *extra = open(opts["time"]).read().split()
+        server_s, other_s, steal_s = (extra + ["", "", ""])[:3]
         parsed = PARSERS[tool](text)
         for k in ("requests", "rate", "p50_ms", "p99_ms"):
             v = parsed[k]
@@ -197,7 +232,8 @@ def cmd_record(argv):
                p50_ms=f"{parsed['p50_ms']:.4f}", p99_ms=f"{parsed['p99_ms']:.4f}",
                user_s=user, sys_s=sys_s,
                cpu_us_per_req=f"{(float(user) + float(sys_s)) / parsed['requests'] * 1e6:.3f}",
-               maxrss_kib=rss, wall_s=wall, exit=code)
+               maxrss_kib=rss, wall_s=wall, exit=code, server_cpu_s=server_s, other_cpu_s=other_s,
+               steal_s=steal_s)
     new = not os.path.exists(csv_path) or os.path.getsize(csv_path) == 0
     with open(csv_path, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
@@ -245,6 +281,22 @@ def _ms(v):
 def _med(rows, key):
     vals = [_num(r[key]) for r in rows if _num(r[key]) is not None]
     return statistics.median(vals) if vals else None
+
+
+def _share(rows, key):
+    """Median over rows of key ÷ wall_s (a CPU time as cores in use), or None when not recorded."""
+    vals = [float(r[key]) / float(r["wall_s"]) for r in rows
+            if r.get(key) not in ("", None) and float(r["wall_s"]) > 0]
+    return statistics.median(vals) if vals else None
+
+
+def _other_cores(rows):
+    return [float(r["other_cpu_s"]) / float(r["wall_s"]) for r in rows
+            if r.get("other_cpu_s") not in ("", None) and float(r["wall_s"]) > 0]
+
+
+def _pct(v):
+    return "–" if v is None else f"{v * 100:.0f}%"
 
 
 def read_meta(path):
@@ -316,10 +368,24 @@ def cmd_report(argv):
                        ("load", "load average"), ("wall", "wall time of the run")):
         if meta.get(key):
             w(f"| {label} | {meta[key]} |")
-    loads = [_num(r["load1"]) for r in rows if _num(r.get("load1"))  is not None]
+    loads = [_num(r["load1"]) for r in rows if _num(r.get("load1")) is not None]
     if loads:
-        w(f"| 1-min load at run starts | median {statistics.median(loads):.2f}, max {max(loads):.2f} "
-          f"(2 cores; nginx and the generator use about one each, anything above 2 is other work) |")
+        w(f"| 1-min load at run starts | median {statistics.median(loads):.2f}, max {max(loads):.2f} |")
+    others = _other_cores(rows)
+    busy_note = None
+    if others:
+        w(f"| other processes' CPU during the runs | median {statistics.median(others):.2f} cores, "
+          f"max {max(others):.2f} (the whole machine's busy time less the generator's and nginx's) |")
+        if statistics.median(others) > 0.25:
+            busy_note = (f"**The machine was busy**: other processes used a median of "
+                         f"{statistics.median(others):.2f} cores during the runs (of {meta.get('nproc', '?')}). "
+                         f"Requests/s, latencies and how well a rate is held suffer most and vary between "
+                         f"rounds; CPU per request (each tool's own CPU time) is the steadier figure.")
+    elif loads and statistics.median(loads) > int(meta.get("nproc", "2")) + 1:
+        busy_note = (f"**The machine was busy**: the median 1-min load at the start of a run was "
+                     f"{statistics.median(loads):.1f} on {meta.get('nproc', '?')} cores (nginx and the generator "
+                     f"account for about 2). Requests/s, latencies and how well a rate is held suffer most and vary "
+                     f"between rounds; CPU per request (each tool's own CPU time) is the steadier figure.")
     w("")
 
     # -- targets
@@ -375,6 +441,9 @@ def cmd_report(argv):
     w("")
     w(f"{met} of {len(targets)} met in this run (ratios within one run are what count; the machine is shared).")
     w("")
+    if busy_note:
+        w(busy_note)
+        w("")
     w("| target | this run (medians) | met |")
     w("|---|---|---|")
     for t in targets:
@@ -384,9 +453,12 @@ def cmd_report(argv):
     # -- saturation
     w("## Saturation: 50 connections, back to back")
     w("")
+    w("nginx is one worker process, so it can use at most one core: near 100% there, the server and not the "
+      "generator limits req/s. \"Others\" is the CPU that other processes on the machine used meanwhile.")
+    w("")
     w("| tool | req/s | req/s each round | CPU µs/request | p50 ms | p99 ms | peak RSS MiB | errors | "
-      "pinprobe ÷ tool: req/s, CPU/request |")
-    w("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+      "nginx core | others, cores | pinprobe ÷ tool: req/s, CPU/request |")
+    w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for t in TOOLS:
         runs = sat[t]
         if not runs:
@@ -398,7 +470,8 @@ def cmd_report(argv):
         rss = _med(runs, "maxrss_kib")
         w(f"| {t} | {_fmt_int(sat_rps[t])} | {each} | {_fmt(sat_cpu[t])} | {_ms(_med(runs, 'p50_ms'))} | "
           f"{_ms(_med(runs, 'p99_ms'))} | {_fmt(rss / MIB if rss else None)} | "
-          f"{sum(int(r['errors'] or 0) for r in runs):,} | {ratio} |")
+          f"{sum(int(r['errors'] or 0) for r in runs):,} | {_pct(_share(runs, 'server_cpu_s'))} | "
+          f"{_fmt(_share(runs, 'other_cpu_s'), 2)} | {ratio} |")
     w("")
 
     # -- fixed rate
