@@ -96,12 +96,6 @@ tools_bin=$tools_dir/bin
 log() { printf '%s bench: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 # ------------------------------------------------------------------------- install
-apt_install() {
-  ((install)) || { echo "bench: missing $* (and --no-install)" >&2; exit 1; }
-  log "apt-get install $*"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
 # go_tool NAME MODULE VERSION: installs MODULE@VERSION into $tools_bin unless that exact build is there.
 go_tool() {
   local name=$1 mod=$2 ver=$3
@@ -119,20 +113,28 @@ need=()
 command -v python3 >/dev/null || need+=(python3)
 [[ -x /usr/sbin/nginx ]] || command -v nginx >/dev/null || need+=(nginx)
 command -v wrk >/dev/null || need+=(wrk)
-hey_bin=""
-if command -v hey >/dev/null; then
-  hey_bin=$(command -v hey)
-elif ((install)) && apt-cache policy hey 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-  need+=(hey)
-fi
-((${#need[@]} == 0)) || apt_install "${need[@]}"
-if [[ -z $hey_bin ]]; then
-  if command -v hey >/dev/null; then
-    hey_bin=$(command -v hey)
-  else
-    go_tool hey "$HEY_MOD" "$HEY_VERSION"
-    hey_bin=$tools_bin/hey
+command -v setsid >/dev/null || need+=(util-linux)
+hey_bin=$(command -v hey || true)
+if ((${#need[@]})) || [[ -z $hey_bin && ! -x $tools_bin/hey ]]; then
+  if ((!install)); then
+    missing="${need[*]}"
+    [[ -n $hey_bin || -x $tools_bin/hey ]] || missing+=" hey"
+    echo "bench: missing ${missing# } (and --no-install)" >&2
+    exit 1
   fi
+  log "apt-get update"
+  apt-get update -qq
+  # hey: Debian's package where the release has one (bookworm does), else go install below.
+  if [[ -z $hey_bin ]] && apt-cache policy hey 2>/dev/null | grep -q 'Candidate: [0-9]'; then need+=(hey); fi
+  if ((${#need[@]})); then
+    log "apt-get install ${need[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  hey_bin=$(command -v hey || true)
+fi
+if [[ -z $hey_bin ]]; then
+  go_tool hey "$HEY_MOD" "$HEY_VERSION"
+  hey_bin=$tools_bin/hey
 fi
 go_tool vegeta "$VEGETA_MOD" "$VEGETA_VERSION"
 go_tool bombardier "$BOMBARDIER_MOD" "$BOMBARDIER_VERSION"
@@ -328,6 +330,10 @@ rotate() {
 }
 
 # ------------------------------------------------------------------------- the run
+busy=$(python3 "$lib" busy 2)
+if awk -v b="$busy" 'BEGIN { exit !(b > 0.3) }'; then
+  log "warning: before the first run the machine already keeps $busy cores busy: figures will be noisy"
+fi
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s)
 log "$rounds round(s): sat ${sat_secs}s x 5 tools, rates [$rates] ${rate_secs}s x 4 tools, rss [$rss_counts]; CSV $csv"
@@ -364,7 +370,8 @@ cmdline="bash bench/bench.sh${orig_args[*]:+ ${orig_args[*]}}"
     "${keepalive[*]:-none (no --conn-requests flag)}"
   printf 'settings\t%s round(s); saturation %s s, %s connections; fixed rates %s req/s for %s s; memory runs %s requests\n' \
     "$rounds" "$sat_secs" "$CONNS" "$rates" "$rate_secs" "$rss_counts"
-  printf 'load\tat start %s, at end %s (1, 5, 15 min)\n' "$load_start" "$load_end"
+  printf 'load\tat start %s, at end %s (1, 5, 15 min); %s cores busy just before the first run\n' \
+    "$load_start" "$load_end" "$busy"
   printf 'wall\t%d min %02d s\n' $((wall / 60)) $((wall % 60))
   printf 'smoke\t%s\n' "$smoke"
   if ((smoke)); then printf 'csv_rel\t%s\n' "$csv"; else printf 'csv_rel\t%s\n' "${csv#"$repo/"}"; fi

@@ -6,8 +6,9 @@
     benchlib.py record CSV FIELD=VALUE... --tool T --output F --time TIMEFILE
                                                parse F as T's summary and append one CSV row;
                                                exit 1 with the reason when the summary doesn't parse
-    benchlib.py report CSV META_JSON OUT_MD [--keep OLD_MD]
+    benchlib.py report CSV META_TSV OUT_MD [--keep OLD_MD]
                                                medians per (section, scenario, tool), targets, Markdown
+    benchlib.py busy [SECONDS]                 cores the machine keeps busy (from /proc/stat)
 
 Standard library only. CPU time comes from wait4(2)'s rusage of the tool's own process
 (user+sys, microsecond resolution), peak RSS from its ru_maxrss (KiB on Linux).
@@ -578,10 +579,16 @@ def die(msg):
 
 def main():
     if len(sys.argv) < 2:
-        die("usage: benchlib.py time|record|report ...")
+        die("usage: benchlib.py time|record|report|busy ...")
     cmd, argv = sys.argv[1], sys.argv[2:]
     if cmd == "time":
         sys.exit(cmd_time(argv))
+    if cmd == "busy":
+        b0, _ = _machine_cpu()
+        time.sleep(float(argv[0]) if argv else 2.0)
+        b1, _ = _machine_cpu()
+        print(f"{(b1 - b0) / (float(argv[0]) if argv else 2.0):.2f}")
+        sys.exit(0)
     if cmd == "record":
         sys.exit(cmd_record(argv))
     if cmd == "report":
