@@ -222,7 +222,9 @@ printf 'GET %s\n' "$url_ip" >"$work/targets.txt"
 # ------------------------------------------------------------------------- output files
 commit=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 dirty=""
-[[ -z $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]] || dirty="-dirty"
+# -dirty: the pinprobe that was built differs from the commit (changes to bench/ and BENCHMARKS.md don't count).
+[[ -z $(git -C "$repo" status --porcelain --untracked-files=no -- . ':!bench' ':!BENCHMARKS.md' 2>/dev/null) ]] ||
+  dirty="-dirty"
 stamp=$(date -u +%Y%m%d-%H%M%S)
 if ((smoke)); then
   csv=$work/smoke.csv
