@@ -864,9 +864,22 @@ func checkForensics(t *testing.T, rep *jsonReport, raw string, o reportOpts) {
 	if rep.Verdict.Summary == "" {
 		t.Errorf("verdict.summary is empty")
 	}
+	groups := map[string]bool{}
+	for _, g := range rep.Groups {
+		groups[g.Header+": "+g.Value] = true
+	}
 	for _, s := range rep.Verdict.Suspects {
-		if !addrs[s.Address] {
-			t.Errorf("suspect %s is no endpoint", s.Address)
+		switch s.Kind {
+		case "group":
+			if !groups[s.Group] {
+				t.Errorf("suspect group %q is not in the report's groups", s.Group)
+			}
+		case "endpoint", "connections":
+			if !addrs[s.Address] {
+				t.Errorf("suspect %s is no endpoint", s.Address)
+			}
+		default:
+			t.Errorf("suspect %+v: kind %q; want endpoint, group or connections", s, s.Kind)
 		}
 		if s.CI95[0] > s.FailureRate || s.CI95[1] < s.FailureRate || s.P < 0 || s.P > 1 {
 			t.Errorf("suspect %s: failure_rate %v, ci95 %v, p %v; inconsistent", s.Address, s.FailureRate, s.CI95, s.P)
@@ -874,10 +887,13 @@ func checkForensics(t *testing.T, rep *jsonReport, raw string, o reportOpts) {
 	}
 }
 
-// suspects returns the addresses the verdict names.
+// suspects returns the addresses the verdict names as endpoints.
 func suspects(rep *jsonReport) []string {
 	out := []string{}
 	for _, s := range rep.Verdict.Suspects {
+		if s.Kind != "endpoint" {
+			continue
+		}
 		out = append(out, s.Address)
 	}
 	return out

@@ -126,7 +126,7 @@ func (f *findings) groups(v *Verdict, alpha float64) {
 				v.Suspects = append(v.Suspects, Suspect{
 					Kind: SuspectGroup, Group: g.Header + ": " + g.Value,
 					Requests: g.Requests, Failed: g.Failed, FailureRate: g.FailureRate,
-					CI95: [2]float64{round(lo, 4), round(hi, 4)}, P: t.P,
+					CI95: [2]float64{round(lo, 4), round(hi, 4)}, P: t.P, failedBy: g.FailedBy,
 				})
 			}
 		}
@@ -138,7 +138,7 @@ func (f *findings) groups(v *Verdict, alpha float64) {
 // before fails more often than one on a connection with only successes
 // (RepeatTest). A run whose failures came in a burst (BurstTest) shows the
 // same, so then the connections are not blamed and the burst is said.
-func (f *findings) connections(v *Verdict, alpha float64) {
+func (f *findings) connections(v *Verdict, alpha float64, instances []Suspect) {
 	for _, i := range f.repeat {
 		e := &f.r.Endpoints[i]
 		var strata []RepeatCounts
@@ -154,7 +154,9 @@ func (f *findings) connections(v *Verdict, alpha float64) {
 		if !t.Significant {
 			continue
 		}
-		if b := BurstTest(e.Conns.Records); b.P < burstAlpha && b.Worst != nil {
+		// A failing instance already explains failures that stick to
+		// connections; only without one could a burst be the cause.
+		if b := BurstTest(e.Conns.Records); !inFailingInstance(instances, e.Address) && b.P < burstAlpha && b.Worst != nil {
 			w := b.Worst
 			v.Notes = append(v.Notes, fmt.Sprintf("Failures on %s came in a burst rather than on some connections: from %s to %s %d of %d requests failed (%s), against %s of the run's other connections (burst test %s).",
 				e.Address, clock(w.From), clock(w.To), w.Failed, w.Requests, pctRate(w.FailureRate),
@@ -162,12 +164,54 @@ func (f *findings) connections(v *Verdict, alpha float64) {
 			continue
 		}
 		failing, conns := failingConns(e.Conns)
+		lo, hi := Wilson(e.Failed, e.Requests)
 		v.Suspects = append(v.Suspects, Suspect{
 			Kind: SuspectConnections, Address: e.Address, Family: e.Family, Target: e.Target,
 			Requests: e.Requests, Failed: e.Failed, FailureRate: e.FailureRate,
-			CI95: t.CI95, P: rr.P, Connections: conns, FailingConnections: failing,
+			CI95: [2]float64{round(lo, 4), round(hi, 4)}, P: rr.P, Connections: conns, FailingConnections: failing,
 		})
 	}
+}
+
+// inFailingInstance reports whether a failing instance (a group suspect)
+// answered failures for addr.
+func inFailingInstance(instances []Suspect, addr string) bool {
+	for _, s := range instances {
+		if s.Kind == SuspectGroup && s.failedBy[addr] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// explained returns the endpoints whose failures came, nine in ten or
+// more, from failing instances (group suspects), with a sentence for each:
+// such an endpoint failed more than the others only because more of its
+// requests landed on those instances (a balancer's round robin can do
+// that), so the instance is the culprit, not the address.
+func (f *findings) explained(instances []Suspect) map[int]string {
+	out := map[int]string{}
+	if len(instances) == 0 {
+		return out
+	}
+	for i, e := range f.r.Endpoints {
+		if e.Failed == 0 {
+			continue
+		}
+		var from int64
+		var names []string
+		for _, s := range instances {
+			if n := s.failedBy[e.Address]; n > 0 {
+				from += n
+				names = append(names, s.Group)
+			}
+		}
+		if from*10 >= e.Failed*9 {
+			out[i] = fmt.Sprintf("%s failed more than some addresses only because more of its requests were answered by %s (%d of its %d failures came from there): the instance is the cause, not the address.",
+				e.Address, joinAnd(names), min(from, e.Failed), e.Failed)
+		}
+	}
+	return out
 }
 
 // burstAlpha is the level of the burst gate: lenient, since it only stops

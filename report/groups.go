@@ -25,8 +25,10 @@ type Group struct {
 	Header string `json:"header"`
 	Value  string `json:"value"`
 	Stats
-	// Addresses counts the group's responses by the address they came from.
+	// Addresses counts the group's responses by the address they came
+	// from, and FailedBy its failed responses.
 	Addresses map[string]int64 `json:"addresses"`
+	FailedBy  map[string]int64 `json:"failed_by_address"`
 }
 
 // groups tallies the responses by the values of the GroupBy headers.
@@ -40,8 +42,9 @@ type groups struct {
 type groupKey struct{ header, value string }
 
 type groupAcc struct {
-	t     *tally
-	addrs map[string]int64
+	t      *tally
+	addrs  map[string]int64
+	failed map[string]int64
 }
 
 // SetGroupBy names the headers of probe.Result.Groups, in order.
@@ -68,7 +71,7 @@ func (g *groups) add(r *probe.Result, failed bool, addr string) {
 				acc = g.byKey[k]
 			}
 			if acc == nil {
-				acc = &groupAcc{t: newTally(), addrs: map[string]int64{}}
+				acc = &groupAcc{t: newTally(), addrs: map[string]int64{}, failed: map[string]int64{}}
 				g.byKey[k] = acc
 				g.order = append(g.order, k)
 				if k.value != OtherValues {
@@ -85,6 +88,7 @@ func (g *groups) add(r *probe.Result, failed bool, addr string) {
 		}
 		if failed {
 			t.failed++
+			acc.failed[addr]++
 		} else {
 			t.ok++
 		}
@@ -104,7 +108,7 @@ func (g *groups) report(secs float64) []Group {
 	out := []Group{}
 	for _, k := range g.order {
 		acc := g.byKey[k]
-		out = append(out, Group{Header: k.header, Value: k.value, Stats: acc.t.stats(secs), Addresses: acc.addrs})
+		out = append(out, Group{Header: k.header, Value: k.value, Stats: acc.t.stats(secs), Addresses: acc.addrs, FailedBy: acc.failed})
 	}
 	rank := map[string]int{}
 	for i, h := range g.headers {

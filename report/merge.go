@@ -874,8 +874,9 @@ func mergeConns(a, b *Conns) *Conns {
 // maxGroupValues values of a header apart as the aggregator does.
 func (m *merger) groups() ([]Group, error) {
 	type acc struct {
-		t     *tally
-		addrs map[string]int64
+		t      *tally
+		addrs  map[string]int64
+		failed map[string]int64
 	}
 	byKey := map[groupKey]*acc{}
 	var order []groupKey
@@ -893,7 +894,7 @@ func (m *merger) groups() ([]Group, error) {
 				a = byKey[k]
 			}
 			if a == nil {
-				a = &acc{t: newTally(), addrs: map[string]int64{}}
+				a = &acc{t: newTally(), addrs: map[string]int64{}, failed: map[string]int64{}}
 				byKey[k] = a
 				order = append(order, k)
 				if k.value != OtherValues {
@@ -908,11 +909,14 @@ func (m *merger) groups() ([]Group, error) {
 			for ad, n := range g.Addresses {
 				a.addrs[ad] += n
 			}
+			for ad, n := range g.FailedBy {
+				a.failed[ad] += n
+			}
 		}
 	}
 	g := groups{headers: headers, byKey: map[groupKey]*groupAcc{}, order: order}
 	for k, a := range byKey {
-		g.byKey[k] = &groupAcc{t: a.t, addrs: a.addrs}
+		g.byKey[k] = &groupAcc{t: a.t, addrs: a.addrs, failed: a.failed}
 	}
 	return g.report(m.secs), nil
 }

@@ -53,6 +53,9 @@ type Suspect struct {
 	// and those with a failure, for Kind "connections".
 	Connections        int64 `json:"connections,omitempty"`
 	FailingConnections int64 `json:"failing_connections,omitempty"`
+	// failedBy is a group's failures by address, to tell which addresses
+	// it explains.
+	failedBy map[string]int64
 
 	Address     string     `json:"address"`
 	Family      string     `json:"family"`
@@ -97,11 +100,21 @@ func Judge(r *Report) Verdict { return JudgeAt(r, testAlpha) }
 // stick to connections, latency; and it says what it could not judge.
 func JudgeAt(r *Report, alpha float64) Verdict {
 	f := newFindings(r)
-	v, each := judge(r, alpha, f)
+	each := alpha / float64(max(testCount(r, f), 1))
+	// Instances first: an address that failed more than the others only
+	// because more of its requests landed on a failing instance is not
+	// the culprit; the instance is.
+	var inst Verdict
+	if r.Totals.Failed > 0 {
+		f.groups(&inst, each)
+	}
+	explained := f.explained(inst.Suspects)
+	v := judge(r, each, explained)
 	if r.Totals.Failed > 0 {
 		n := len(v.Suspects)
-		f.groups(&v, each)
-		f.connections(&v, each)
+		v.Tests = append(v.Tests, inst.Tests...)
+		v.Suspects = append(v.Suspects, inst.Suspects...)
+		f.connections(&v, each, inst.Suspects)
 		inside := v.Suspects[n:]
 		var sentences []string
 		for i := range inside {
@@ -175,16 +188,12 @@ func untested(r *Report) []string {
 	return notes
 }
 
-// judge makes the tests between families, URLs and addresses; it returns
-// the verdict they give and the significance level of each test (alpha
-// split over every test made, f's included).
-func judge(r *Report, familyAlpha float64, f *findings) (Verdict, float64) {
-	tot := r.Totals
-	v := Verdict{Suspects: []Suspect{}, Tests: []Test{}, Notes: []string{}, Slow: []SlowFinding{}}
-	fams := sortedKeys(r.Families)
+// testCount is how many failure tests a verdict of r makes, for the
+// Bonferroni split: families, URLs, endpoints within their URL, and f's.
+func testCount(r *Report, f *findings) int {
 	g := groupTargets(r)
-	m := f.failureTests() // failure tests made, for the Bonferroni split
-	if len(fams) == 2 {
+	m := f.failureTests()
+	if len(r.Families) == 2 {
 		m += 2
 	}
 	if len(g.targets) > 1 {
@@ -195,16 +204,27 @@ func judge(r *Report, familyAlpha float64, f *findings) (Verdict, float64) {
 			m += n
 		}
 	}
-	alpha := familyAlpha / float64(max(m, 1))
+	return m
+}
+
+// judge makes the tests between families, URLs and addresses at level
+// alpha each, and returns the verdict they give. The endpoints in
+// explained fail more only because of an instance behind them: they are
+// tested, but not named.
+func judge(r *Report, alpha float64, explained map[int]string) Verdict {
+	tot := r.Totals
+	v := Verdict{Suspects: []Suspect{}, Tests: []Test{}, Notes: []string{}, Slow: []SlowFinding{}}
+	fams := sortedKeys(r.Families)
+	g := groupTargets(r)
 	switch {
 	case tot.Requests == 0:
 		v.Status, v.Summary = VerdictNoData, "No request was sent, so there is nothing to judge."
-		return v, alpha
+		return v
 	case tot.Failed == 0:
 		v.Status = VerdictOK
 		v.Summary = fmt.Sprintf("0 failures in %d requests: below %s with 95%% confidence.",
 			tot.Requests, pctCeil(UpperBoundZero(tot.Requests)))
-		return v, alpha
+		return v
 	}
 
 	var badFamily string
@@ -241,7 +261,11 @@ func judge(r *Report, familyAlpha float64, f *findings) (Verdict, float64) {
 			t := newTest("endpoint "+e.Address+" ("+e.Target+")", e.Failed, e.Requests,
 				c.failed-e.Failed, c.n-e.Requests, alpha)
 			v.Tests = append(v.Tests, t)
-			if t.Significant {
+			why, ok := explained[i]
+			switch {
+			case t.Significant && ok:
+				v.Notes = append(v.Notes, why)
+			case t.Significant:
 				suspect[i] = t.P
 			}
 		}
@@ -261,7 +285,7 @@ func judge(r *Report, familyAlpha float64, f *findings) (Verdict, float64) {
 				}
 			}
 			p := FisherGreater(e.Failed, e.Requests, of, on)
-			if p < alpha {
+			if _, ok := explained[i]; p < alpha && !ok {
 				if old, ok := suspect[i]; !ok || p < old {
 					suspect[i] = p
 				}
@@ -340,7 +364,7 @@ func judge(r *Report, familyAlpha float64, f *findings) (Verdict, float64) {
 		v.Status = VerdictSpread
 		v.Summary = spreadSummary(r, g, fams, v.Tests, alpha)
 	}
-	return v, alpha
+	return v
 }
 
 // targetGroups is a report's endpoints grouped by target, in the order the

@@ -1,0 +1,318 @@
+package main
+
+// Diagnosis inside an address: one address fronts several instances, each
+// TCP connection stays on one of them, and one of them fails. The verdict
+// must see it whatever the connection policy, and must not see it in a
+// healthy fleet.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"pinprobe/internal/testserver"
+)
+
+// suspectKinds lists a report's suspects as "endpoint ADDR", "group H: V"
+// or "connections ADDR".
+func suspectKinds(rep *jsonReport) []string {
+	var out []string
+	for _, s := range rep.Verdict.Suspects {
+		switch s.Kind {
+		case "group":
+			out = append(out, "group "+s.Group)
+		default:
+			out = append(out, s.Kind+" "+s.Address)
+		}
+	}
+	return out
+}
+
+// jsonConns is the part of an endpoint's conns the tests read.
+type jsonConns struct {
+	Connections int64 `json:"connections"`
+	Records     []struct {
+		ID        uint64 `json:"id"`
+		LocalPort uint16 `json:"local_port"`
+		Requests  int64  `json:"requests"`
+		Failed    int64  `json:"failed"`
+	} `json:"records"`
+	Overflow struct {
+		Connections int64 `json:"connections"`
+		Requests    int64 `json:"requests"`
+	} `json:"overflow"`
+}
+
+// endpointConns decodes the conns of every endpoint of a raw JSON report.
+func endpointConns(t *testing.T, raw string) map[string]jsonConns {
+	t.Helper()
+	var doc struct {
+		Endpoints []struct {
+			Address string     `json:"address"`
+			Conns   *jsonConns `json:"conns"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]jsonConns{}
+	for _, e := range doc.Endpoints {
+		if e.Conns != nil {
+			out[e.Address] = *e.Conns
+		}
+	}
+	return out
+}
+
+// TestSharedAddressInstances: 127.0.0.2 fronts four instances; gw-3 fails
+// every second request. In every connection mode the verdict names gw-3 by
+// its header; where requests share connections it also says that failures
+// stick to the connections of 127.0.0.2, and every failing connection it
+// lists was on gw-3 by the server's own account.
+func TestSharedAddressInstances(t *testing.T) {
+	bad := testserver.Every(2, testserver.Answer{Status: http.StatusBadGateway})
+	s := testserver.StartSticky(t, testserver.StickyOptions{
+		Instances: []testserver.Instance{{Name: "gw-1"}, {Name: "gw-2"}, {Name: "gw-3", Policy: bad}, {Name: "gw-4"}},
+	}, testserver.Lo4b)
+	resolve := fmt.Sprintf("%s:%d:127.0.0.2", testserver.DefaultHost, s.Port())
+	for _, mode := range []struct {
+		name  string
+		args  []string
+		conns bool // requests share connections: the connection test applies
+	}{
+		{"default", nil, true},
+		{"-c 50", []string{"-c", "50"}, true},
+		{"--new-conn", []string{"--new-conn"}, false},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			args := append([]string{"--format", "json", "-q", "--resolve", resolve, "--rate", "800", "-n", "640"}, mode.args...)
+			code, stdout, stderr := pinprobe(t, append(args, s.URL())...)
+			if code != exitOK {
+				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+			}
+			rep := decodeReport(t, []byte(stdout))
+			checkReport(t, rep)
+			kinds := suspectKinds(rep)
+			if rep.Verdict.Status != "concentrated" || !slices.Contains(kinds, "group X-Served-By: gw-3") {
+				t.Errorf("verdict %s, suspects %v; want concentrated, naming X-Served-By: gw-3\n%s\n%q",
+					rep.Verdict.Status, kinds, rep.Verdict.Summary, rep.Verdict.Notes)
+			}
+			if got := slices.Contains(kinds, "connections 127.0.0.2"); got != mode.conns {
+				t.Errorf("connections of 127.0.0.2 named: %v; want %v\n%s\n%q", got, mode.conns, rep.Verdict.Summary, rep.Verdict.Notes)
+			}
+			// Every failing connection pinprobe lists was on gw-3.
+			c := endpointConns(t, stdout)["127.0.0.2"]
+			for _, r := range c.Records {
+				sc, ok := s.Conn(netip.AddrPortFrom(testserver.Lo4a, r.LocalPort))
+				if !ok {
+					t.Errorf("connection from port %d: unknown to the server", r.LocalPort)
+					continue
+				}
+				if (r.Failed > 0) != (sc.Failures > 0) || r.Requests != sc.Requests {
+					t.Errorf("connection from port %d: pinprobe %d of %d failed; the server (instance %s) %d of %d",
+						r.LocalPort, r.Failed, r.Requests, sc.Instance, sc.Failures, sc.Requests)
+				}
+				if r.Failed > 0 && sc.Instance != "gw-3" {
+					t.Errorf("failing connection from port %d was on %s", r.LocalPort, sc.Instance)
+				}
+			}
+		})
+	}
+}
+
+// TestSharedAddressWithoutHeader: instances that do not name themselves in
+// a header pinprobe knows: the connections show the fault; --group-by
+// names the header, and the instance with it.
+func TestSharedAddressWithoutHeader(t *testing.T) {
+	bad := testserver.Every(2, testserver.Answer{Status: http.StatusBadGateway})
+	s := testserver.StartSticky(t, testserver.StickyOptions{Header: "X-Fx-Node",
+		Instances: []testserver.Instance{{Name: "a"}, {Name: "b"}, {Name: "c", Policy: bad}, {Name: "d"}},
+	}, testserver.Lo4b)
+	resolve := fmt.Sprintf("%s:%d:127.0.0.2", testserver.DefaultHost, s.Port())
+	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", resolve, "--rate", "800", "-n", "640", s.URL())
+	if kinds := suspectKinds(rep); !slices.Equal(kinds, []string{"connections 127.0.0.2"}) || len(rep.Groups) != 0 {
+		t.Errorf("suspects %v, groups %d; want the connections of 127.0.0.2 only, no group\n%s", kinds, len(rep.Groups), rep.Verdict.Summary)
+	}
+	if !strings.Contains(rep.Verdict.Summary, "stick to connections of 127.0.0.2") {
+		t.Errorf("summary %q; want it to say failures stick to the connections of 127.0.0.2", rep.Verdict.Summary)
+	}
+	rep, _ = runReport(t, reportOpts{samples: 5}, "--group-by", "x-fx-node", "--resolve", resolve, "--rate", "800", "-n", "640", s.URL())
+	if kinds := suspectKinds(rep); !slices.Contains(kinds, "group X-Fx-Node: c") {
+		t.Errorf("with --group-by: suspects %v; want group X-Fx-Node: c", kinds)
+	}
+}
+
+// TestHAProxyOverNginxInstances: the incident with real software. An
+// HAProxy TCP frontend on 127.0.0.1 and [::1] balances connections over
+// four nginx instances; gw-3's upstream is an IPv6 address nothing listens
+// on, so it answers nginx's own 502. The verdict names gw-3 in every mode.
+func TestHAProxyOverNginxInstances(t *testing.T) {
+	testserver.HAProxyBinary(t)
+	testserver.NginxBinary(t)
+	if !testserver.HasIPv6Loopback() {
+		t.Skip("no IPv6 loopback here")
+	}
+	g := testserver.StartGateway(t, testserver.GatewayOptions{Instances: 4, Broken: []int{2}, Balance: "roundrobin"})
+	broken := g.Instances[2].Name
+	for _, mode := range []struct {
+		name  string
+		args  []string
+		conns bool // requests share connections: the addresses' connections are named
+	}{{"default", nil, true}, {"-c 50", []string{"-c", "50"}, true}, {"--new-conn", []string{"--new-conn"}, false}} {
+		t.Run(mode.name, func(t *testing.T) {
+			args := append([]string{"--format", "json", "-q", "--resolve", g.Resolve(), "--rate", "800", "-n", "480"}, mode.args...)
+			code, stdout, stderr := pinprobe(t, append(args, g.URL())...)
+			if code != exitOK {
+				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+			}
+			rep := decodeReport(t, []byte(stdout))
+			checkReport(t, rep)
+			kinds := suspectKinds(rep)
+			if !slices.Contains(kinds, "group X-Served-By: "+broken) {
+				t.Errorf("suspects %v; want X-Served-By: %s\n%s\n%q", kinds, broken, rep.Verdict.Summary, rep.Verdict.Notes)
+			}
+			named := slices.ContainsFunc(kinds, func(k string) bool { return strings.HasPrefix(k, "connections ") })
+			if named != mode.conns {
+				t.Errorf("suspects %v: the connections of an address named: %v; want %v", kinds, named, mode.conns)
+			}
+			t.Logf("%s\n%q", rep.Verdict.Summary, rep.Verdict.Notes)
+			for _, k := range kinds {
+				if strings.HasPrefix(k, "endpoint ") {
+					t.Errorf("suspects %v: an address is blamed, though both front the same four instances", kinds)
+				}
+			}
+			for _, gr := range rep.Groups {
+				if gr.Header == "X-Served-By" && (gr.Value == broken) != (gr.Failed == gr.Requests && gr.Requests > 0) {
+					t.Errorf("X-Served-By: %s: %d of %d failed; want all of %s's and none of the others'", gr.Value, gr.Failed, gr.Requests, broken)
+				}
+			}
+		})
+	}
+}
+
+// TestHealthyRunsGiveNoFalseAlarm runs a healthy fleet (three addresses,
+// one of them fronting four instances) many times: no run may blame a
+// connection, an instance or an address, or call one slow. At the verdict's
+// level (0.001 for all its tests) none is expected; one is tolerated.
+func TestHealthyRunsGiveNoFalseAlarm(t *testing.T) {
+	const runs = 20
+	s := testserver.StartSticky(t, testserver.StickyOptions{
+		Instances: []testserver.Instance{{Name: "gw-1"}, {Name: "gw-2"}, {Name: "gw-3"}, {Name: "gw-4"}},
+	}, testserver.Lo4a, testserver.Lo4b, testserver.Lo6)
+	resolve := fmt.Sprintf("%s:%d:127.0.0.1,127.0.0.2,::1", testserver.DefaultHost, s.Port())
+	alarms, slow := 0, 0
+	for i := range runs {
+		code, stdout, stderr := pinprobe(t, "--format", "json", "-q", "--resolve", resolve, "--rate", "3000", "-n", "600", s.URL())
+		if code != exitOK {
+			t.Fatalf("run %d: exit %d\n%s", i, code, stderr)
+		}
+		rep := decodeReport(t, []byte(stdout))
+		if rep.Verdict.Status != "ok" {
+			alarms++
+			t.Logf("run %d: verdict %s: %s %q", i, rep.Verdict.Status, rep.Verdict.Summary, rep.Verdict.Notes)
+		}
+		for _, n := range rep.Verdict.Notes {
+			if strings.Contains(n, " is slow ") {
+				slow++
+				t.Logf("run %d: %s", i, n)
+			}
+		}
+	}
+	t.Logf("false alarms: %d of %d healthy runs; slow findings: %d", alarms, runs, slow)
+	if alarms > 1 || slow > 1 {
+		t.Errorf("%d false alarms and %d slow findings in %d healthy runs; want at most one of each", alarms, slow, runs)
+	}
+}
+
+// TestUntilVerdict: a clear fault stops the run long before -d, and the
+// report says after how many requests; a healthy run goes the distance.
+func TestUntilVerdict(t *testing.T) {
+	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
+		testserver.Lo4b: testserver.Status(http.StatusBadGateway),
+	}}, testserver.Lo4a, testserver.Lo4b)
+	start := time.Now()
+	code, stdout, stderr := pinprobe(t, "--format", "json", "-q", "--until-verdict", "-d", "30s", "--rate", "200",
+		"--resolve", f.Resolve(), f.URL())
+	took := time.Since(start)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Settled *struct {
+			Requests int64 `json:"requests"`
+			Look     int   `json:"look"`
+		} `json:"settled"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	rep := decodeReport(t, []byte(stdout))
+	checkVerdict(t, rep, "concentrated", "127.0.0.2")
+	if doc.Settled == nil || took > 15*time.Second || doc.Settled.Requests == 0 || rep.Totals.Requests > 200*15 {
+		t.Errorf("a clear fault: settled %+v after %s and %d requests; want it settled and stopped well before 30 s", doc.Settled, took, rep.Totals.Requests)
+	}
+	if !strings.Contains(stderr, "the verdict is settled after") {
+		t.Errorf("stderr does not say the run stopped early:\n%s", stderr)
+	}
+
+	healthy := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a, testserver.Lo4b)
+	start = time.Now()
+	code, stdout, stderr = pinprobe(t, "--format", "json", "-q", "--until-verdict", "-d", "2s", "--rate", "200",
+		"--resolve", healthy.Resolve(), healthy.URL())
+	if code != exitOK {
+		t.Fatalf("healthy: exit %d\n%s", code, stderr)
+	}
+	doc.Settled = nil
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); doc.Settled != nil || took < 2*time.Second {
+		t.Errorf("healthy: settled %+v after %s; want the whole 2 s, not settled", doc.Settled, took)
+	}
+}
+
+// TestConnectionRecordsBounded: per-connection records stay at 256 per
+// endpoint however many connections a run opens; the rest are counted.
+func TestConnectionRecordsBounded(t *testing.T) {
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
+	_, raw := runReport(t, reportOpts{samples: 5}, "--new-conn", "--resolve", f.Resolve(), "--rate", "3000", "-n", "1500", f.URL())
+	c := endpointConns(t, raw)["127.0.0.1"]
+	if len(c.Records) != 256 || c.Connections != 1500 || c.Overflow.Connections != 1500-256 || c.Overflow.Requests != 1500-256 {
+		t.Errorf("conns: %d records, %d connections, overflow %+v; want 256 records of 1500, the rest in the overflow",
+			len(c.Records), c.Connections, c.Overflow)
+	}
+}
+
+// TestFailureAfterFailureIsExplained: a gateway that closes the connection
+// after its own 502 without saying so: the next request on that connection
+// gets nothing (eof). The report says so in plain words and suggests
+// --new-conn, instead of leaving it to look like a second fault.
+func TestFailureAfterFailureIsExplained(t *testing.T) {
+	gw := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		fmt.Fprint(c, "HTTP/1.1 502 Bad Gateway\r\nServer: fx-gateway\r\nContent-Length: 0\r\n\r\n")
+		_, _ = http.ReadRequest(br) // the next request on the connection: read, never answered
+	})
+	url := fmt.Sprintf("http://app.test:%d/", gw.Port())
+	resolve := fmt.Sprintf("app.test:%d:127.0.0.1", gw.Port())
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	o := runCaptured(ctx, []string{"-q", "--resolve", resolve, "--rate", "200", "-n", "40", "--conn-requests", "2", url})
+	o.noPanic(t)
+	for _, want := range []string{"came on a connection right after a failed response (502)", "--new-conn shows the gateway's answers alone"} {
+		if !strings.Contains(strings.Join(strings.Fields(o.stdout), " "), want) {
+			t.Errorf("report lacks %q:\n%s", want, o.stdout)
+		}
+	}
+}
