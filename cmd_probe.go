@@ -161,6 +161,9 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return usagef("%s", err)
 	}
+	if note := report.ClientNote(rep); note != "" {
+		say("warning: %s", note)
+	}
 	return c.outputFlags.write(rep, stdout, say)
 }
 
@@ -240,8 +243,9 @@ func (c *config) targets() ([]*probe.Target, error) {
 func (c *config) plan(s *session.Session) string {
 	var b strings.Builder
 	n := len(s.Endpoints)
+	o := s.Config().Engine
 	if c.rate.max {
-		fmt.Fprintf(&b, "max rate (%d workers per endpoint, back to back)", c.concurrency)
+		fmt.Fprintf(&b, "max rate (%d workers per endpoint, back to back)", o.Concurrency)
 	} else {
 		fmt.Fprintf(&b, "%s req/s", c.rate.String())
 		if n > 1 {
@@ -259,6 +263,18 @@ func (c *config) plan(s *session.Session) string {
 		b.WriteString(" until Ctrl-C")
 	}
 	b.WriteString(" over " + s.String())
+	if planned := probe.PlannedRequests(o, n); planned != nil {
+		var total, none int64
+		for _, k := range planned {
+			total += k
+			if k == 0 {
+				none++
+			}
+		}
+		if none > 0 {
+			fmt.Fprintf(&b, ". Warning: %d requests in all, and %d of the %d endpoints will get none, so they will not be judged: raise -r or -d", total, none, n)
+		}
+	}
 	return b.String()
 }
 

@@ -75,7 +75,7 @@ type config struct {
 // Limits that keep a typo from exhausting the machine.
 const (
 	maxConcurrency = probe.MaxConcurrency // workers per endpoint
-	maxSamples     = 1000                 // samples per endpoint
+	maxSamples     = 100                  // samples per endpoint (each at most ~9 KiB: probe.MaxEvidenceHeaderBytes and BodyPrefix)
 )
 
 func newFlagSet(c *config) *pflag.FlagSet {

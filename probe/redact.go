@@ -59,7 +59,7 @@ func RedactURL(u *url.URL) string {
 }
 
 var (
-	rawUserinfo = regexp.MustCompile(`^([^:/?#]*://)([^/?#@]*)@`)
+	rawUserinfo = regexp.MustCompile(`(://)([^/?#]*)@`)
 	rawQueryArg = regexp.MustCompile(`([?&;])([^=&;#]*)=([^&;#]*)`)
 )
 

@@ -404,6 +404,35 @@ func clientNote(r *Report) []string {
 		n, Plural(int(n)), cause)}
 }
 
+// droppedNote says plainly what dropped requests mean: the endpoint had
+// as many requests in flight as allowed, so the schedule skipped them.
+func droppedNote(r *Report) []string {
+	d := r.Totals.Dropped
+	if d == 0 {
+		return nil
+	}
+	var where []string
+	for _, e := range r.Endpoints {
+		if e.Dropped > 0 {
+			where = append(where, fmt.Sprintf("%s ×%d", e.Address, e.Dropped))
+		}
+	}
+	if len(where) > 6 {
+		where = append(where[:5], fmt.Sprintf("%d more", len(where)-5))
+	}
+	return []string{fmt.Sprintf("%d request%s fell due but %s not sent, because the endpoint already had %d requests in flight (the -c cap): %s. They are in no count; a backend that slow needs a higher -c to get the planned rate.",
+		d, Plural(int(d)), map[bool]string{true: "was", false: "were"}[d == 1], r.Plan.Concurrency, strings.Join(where, ", "))}
+}
+
+// ClientNote is the sentence that names the client-side errors of a run
+// and the fix; "" when there were none.
+func ClientNote(r *Report) string {
+	if n := clientNote(r); len(n) > 0 {
+		return n[0]
+	}
+	return ""
+}
+
 // unjudged names the endpoints no request reached: the verdict says
 // nothing of them.
 func unjudged(r *Report) []string {

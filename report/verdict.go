@@ -141,6 +141,7 @@ func JudgeAt(r *Report, alpha float64) Verdict {
 	f.slow(&v, alpha/float64(max(f.slowTests(), 1)))
 	v.Notes = append(v.Notes, explainAfterFailure(r)...)
 	v.Notes = append(v.Notes, clientNote(r)...)
+	v.Notes = append(v.Notes, droppedNote(r)...)
 	v.Notes = append(v.Notes, unjudged(r)...)
 	v.Notes = append(untested(r), v.Notes...)
 	return v
