@@ -47,6 +47,7 @@ func (w *want) add(o *want) {
 // family, families to the totals, percentiles in order, histograms that
 // decode to the request count.
 func TestAggregatorAccounting(t *testing.T) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
 	for seed := range uint64(5) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) { checkAccounting(t, seed) })
 	}

@@ -10,6 +10,7 @@ import (
 // failures that stick to the connections of one bad instance, however the
 // connections end.
 func TestBurstTestFalsePositiveRate(t *testing.T) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(41, 42))
 	cfgs := healthyConfigs()[:7] // not the drifting one: that is a change over time
 	for _, close := range []float64{0, 0.5} {
@@ -50,6 +51,7 @@ func TestBurstTestFalsePositiveRate(t *testing.T) {
 // the rule "RepeatTest below α and BurstTest not below 0.05" blames almost
 // never. The worst stretch covers the burst.
 func TestBurstTestFindsBursts(t *testing.T) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(43, 44))
 	for _, tc := range []struct {
 		name       string

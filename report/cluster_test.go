@@ -209,6 +209,7 @@ func nullConns(rng *rand.Rand, m int, p float64) []ConnCounts {
 // Under H0 the test alarms at most as often as its level: thousands of
 // healthy datasets, of every size and failure rate the engine makes.
 func TestClusterTestFalsePositiveRate(t *testing.T) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(21, 22))
 	const runs = 4000 / raceScale
 	var at01, at001 int

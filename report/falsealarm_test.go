@@ -55,6 +55,7 @@ func healthyRun(rng *rand.Rand, i int) (conns []Conns, insts [][]ConnCounts, his
 // each at the family's alpha split over the m tests (Bonferroni). A run
 // with any alarm is a false alarm; their rate must stay at most alpha.
 func TestFalseAlarmRate(t *testing.T) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(71, 72))
 	const (
 		runs  = 1000 / raceScale

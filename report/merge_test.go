@@ -304,6 +304,7 @@ func lineDiff(got, want string) string {
 // five processes (round robin and in time slices), merged, say exactly
 // what one process that saw all of them says.
 func TestMergeEqualsOneAggregator(t *testing.T) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
 	run := newMgRun(t, 1, 8000)
 	n := len(run.results)
 	tests := []struct {
@@ -354,7 +355,8 @@ func TestMergeEqualsOneAggregator(t *testing.T) {
 // TestMergeRandomSplits is the property: however the results are dealt to
 // 2-6 processes (random, seeded), the merge equals one aggregator.
 func TestMergeRandomSplits(t *testing.T) {
-	for seed := range uint64(8) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
+	for seed := range uint64(8 / raceScale) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 77))
 			run := newMgRun(t, 100+seed, 2000+rng.IntN(4000))
@@ -378,6 +380,7 @@ func TestMergeRandomSplits(t *testing.T) {
 // TestMergeOfMerges: merging merged reports again gives what one merge of
 // every part gives, and lists the parts, not the intermediate files.
 func TestMergeOfMerges(t *testing.T) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
 	run := newMgRun(t, 2, 6000)
 	parts, whole := run.split(t, 4, func(i int) int { return i % 4 })
 	ab, err := Merge(parts[:2], []string{"a.json", "b.json"})
@@ -506,6 +509,7 @@ func TestMergeWithItselfDoubles(t *testing.T) {
 // buckets apart and intervals that nest merge exactly; a start half a
 // bucket off is placed whole, with a note, and the sums stay exact.
 func TestMergeTimelines(t *testing.T) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
 	run := newMgRun(t, 3, 4000)
 	tests := []struct {
 		name      string

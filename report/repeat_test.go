@@ -218,6 +218,7 @@ func healthyConfigs() []simConfig {
 // counts alarms on nearly every run where failures close connections:
 // the reason RepeatTest exists.
 func TestRepeatTestFalsePositiveRate(t *testing.T) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(33, 34))
 	cfgs := healthyConfigs()
 	const runs = 3200 / raceScale
