@@ -10,11 +10,13 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -260,6 +262,38 @@ func TestSIGINTSubprocess(t *testing.T) {
 			t.Errorf("stderr does not acknowledge the interrupt:\n%s", p.stderrText())
 		}
 	})
+
+	// A closed terminal (SIGHUP) or a service manager (SIGTERM) stops the
+	// run like Ctrl-C: the full report, to stdout and to -o, and exit 130.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String()+": full report and -o file, exit 130", func(t *testing.T) {
+			const n = 10
+			f := testserver.StartFleet(t, testserver.FleetOptions{Each: testserver.Delayed(20 * time.Millisecond), NotifyAt: n}, testserver.Lo4a)
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			out := filepath.Join(t.TempDir(), "run.json")
+			p := startBinary(t, ctx, bin, "--rate", "100", "--duration", "30s", "-q", "-o", out, "--resolve", f.Resolve(), f.URL())
+			select {
+			case <-f.Reached():
+			case <-ctx.Done():
+				t.Fatal("the server saw too few requests")
+			}
+			if err := p.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := p.wait(t, 5*time.Second); code != exitInterrupted {
+				t.Fatalf("exit %d after %s; want %d; stderr:\n%s", code, sig, exitInterrupted, p.stderrText())
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatalf("no -o file after %s: %v", sig, err)
+			}
+			rep := decodeReport(t, data)
+			if !rep.Interrupted || rep.Totals.Requests != f.Total() {
+				t.Errorf("-o after %s: interrupted %v, %d requests; want interrupted, the server's %d", sig, rep.Interrupted, rep.Totals.Requests, f.Total())
+			}
+		})
+	}
 
 	t.Run("second SIGINT: exit at once", func(t *testing.T) {
 		const n = 5
