@@ -384,7 +384,7 @@ func TestTimelineChartMergesColumns(t *testing.T) {
 		Families:  map[string]*Stats{},
 	}
 	v := NewView(r)
-	c := newTimelineChart(v, endpointIndex(r))
+	c := newTimelineChart(v)
 	if c == nil || len(c.Rows) != 1 {
 		t.Fatalf("chart %+v; want one row", c)
 	}
@@ -457,7 +457,7 @@ func TestLatencyChartScale(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := mk(tt.p50, tt.max)
-		c := newLatencyChart(NewView(r), endpointIndex(r))
+		c := newLatencyChart(NewView(r))
 		var labels []string
 		for _, tk := range c.Ticks {
 			labels = append(labels, tk.Label)
