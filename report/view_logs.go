@@ -146,7 +146,9 @@ func (v *View) logs(r *Report) {
 					Title: "The lines of the failing connections only"})
 			}
 		}
-		l.Gateways = append(l.Gateways, g)
+		if len(g.Queries) > 0 { // pinprobe has no queries for some gateways it recognises
+			l.Gateways = append(l.Gateways, g)
+		}
 	}
 	l.Filters = logFilters(r, q)
 }
