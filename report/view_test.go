@@ -213,8 +213,8 @@ func TestFormatsSayTheSame(t *testing.T) {
 		}
 	}
 	for _, s := range v.Verdict.Suspects {
-		if !strings.Contains(formats["html"], s.Label) {
-			t.Errorf("the HTML report lacks suspect %q", s.Label)
+		if !strings.Contains(formats["html"], s.What+" "+strings.TrimPrefix(s.Label, "connections of ")) || !strings.Contains(formats["html"], s.How) {
+			t.Errorf("the HTML report lacks suspect %s %q (%s)", s.What, s.Label, s.How)
 		}
 	}
 }
