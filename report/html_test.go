@@ -202,7 +202,7 @@ func TestHTMLStructure(t *testing.T) {
 	doc := parseHTML(t, page)
 	checkSelfContained(t, doc)
 	checkGoldenCharts(t, doc)
-	for _, id := range []string{"verdict", "run", "dns", "timeline", "families", "endpoints", "who", "phases", "samples", "tests", "logs"} {
+	for _, id := range []string{"verdict", "run", "dns", "timeline", "families", "endpoints", "who", "latency", "phases", "samples", "tests", "logs"} {
 		if byID(doc, id) == nil {
 			t.Errorf("no #%s section", id)
 		}
