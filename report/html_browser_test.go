@@ -94,24 +94,44 @@ func runChromium(t *testing.T, page string, flags ...string) []byte {
 	return stdout.Bytes()
 }
 
-// TestHTMLInChromium loads the golden and the hostile pages in Chromium and
-// checks the DOM it built: the charts hold a series per endpoint and the
-// bars and segments the report implies, hostile text made no element, and
-// nothing was logged (no blocked fetch, no refused style sheet).
+// TestHTMLInChromium loads the golden, the hostile and the inside pages in
+// Chromium and checks the DOM it built: the charts hold a series per
+// endpoint (and per instance) and the bars and segments the report
+// implies, hostile text made no element, and nothing was logged (no
+// blocked fetch, no refused style sheet).
 func TestHTMLInChromium(t *testing.T) {
-	for name, rep := range map[string]*Report{"golden": goldenReport(t), "hostile": hostileReport(t)} {
+	cases := map[string]struct {
+		rep   *Report
+		title string
+	}{
+		"golden":  {goldenReport(t), "pinprobe: failures concentrate on 2001:db8::7"},
+		"hostile": {hostileReport(t), "pinprobe: failures concentrate on 2001:db8::7"},
+		"inside":  {insideReport(t), "pinprobe: failures concentrate on IPv6 (2001:db8::1) and X-Served-By: gw-3"},
+	}
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			dom := runChromium(t, writePage(t, rep), "--dump-dom")
+			dom := runChromium(t, writePage(t, tc.rep), "--dump-dom")
 			doc, err := html.Parse(bytes.NewReader(dom))
 			if err != nil {
 				t.Fatalf("parse the dumped DOM: %v", err)
 			}
 			titles := find(doc, tagged("title"))
-			if len(titles) == 0 || !strings.HasPrefix(textOf(titles[0]), "pinprobe: failures concentrate on 2001:db8::7") {
+			if len(titles) == 0 || !strings.HasPrefix(textOf(titles[0]), tc.title) {
 				t.Fatalf("the browser did not load the page; DOM:\n%.500s", dom)
 			}
-			checkGoldenCharts(t, doc)
 			checkSelfContained(t, doc)
+			switch name {
+			case "inside":
+				chart := byID(doc, "instances-chart-1")
+				if chart == nil || len(find(chart, classed("series"))) != 4 {
+					t.Errorf("the browser shows no instance chart of four series")
+				}
+				if n := len(find(byID(doc, "connections"), classed("port"))); n != 3 {
+					t.Errorf("the browser shows %d failing connections; want 3", n)
+				}
+			default:
+				checkGoldenCharts(t, doc)
+			}
 			if name == "hostile" {
 				for _, el := range []string{"b", "i"} {
 					if n := len(find(doc, tagged(el))); n > 0 {
@@ -126,13 +146,12 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 }
 
-// TestHTMLScreenshot screenshots the golden page in Chromium and checks the
-// charts were drawn: the failure colour fills the failing columns inside
-// the timeline's strips, the answer bars and the latency markers are
-// there, and the page is not blank.
-func TestHTMLScreenshot(t *testing.T) {
+// TestHTMLInstancesScreenshot screenshots the inside page and checks the
+// instance chart was drawn with its style: four grey tracks (the style
+// sheet's colour, not SVG's default black) and one failure bar.
+func TestHTMLInstancesScreenshot(t *testing.T) {
 	shot := filepath.Join(t.TempDir(), "shot.png")
-	runChromium(t, writePage(t, goldenReport(t)), "--hide-scrollbars", "--screenshot="+shot, "--window-size=1280,2400")
+	runChromium(t, writePage(t, insideReport(t)), "--hide-scrollbars", "--screenshot="+shot, "--window-size=1280,4000")
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("chromium wrote no screenshot: %v", err)
@@ -142,8 +161,45 @@ func TestHTMLScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decode screenshot: %v", err)
 	}
-	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 2400 {
-		t.Fatalf("screenshot is %dx%d; want 1280x2400", b.Dx(), b.Dy())
+	// The tracks are the only place of this grey: 586 × 12 units each,
+	// about 670 × 14 pixels at this width; three of four are bare.
+	tracks, ok := solidBounds(img, rgb(0xee, 0xf1, 0xf4))
+	if !ok {
+		t.Fatalf("no instance track (its grey) in the screenshot")
+	}
+	bare := countSolid(img, tracks, rgb(0xee, 0xf1, 0xf4))
+	fail := countSolid(img, tracks, rgb(0xd5, 0x5e, 0x00))
+	black := countSolid(img, tracks, rgb(0, 0, 0))
+	t.Logf("tracks %v: grey %d px, failure colour %d px, black %d px", tracks, bare, fail, black)
+	if bare < 3*500*8 {
+		t.Errorf("%d pixels of bare track; want three tracks of at least 500×8", bare)
+	}
+	if fail < 500*8 {
+		t.Errorf("%d pixels of the failure colour among the tracks; want gw-3's full bar, at least 500×8", fail)
+	}
+	if black > 200 {
+		t.Errorf("%d black pixels among the tracks: a shape drawn without its style", black)
+	}
+}
+
+// TestHTMLScreenshot screenshots the golden page in Chromium and checks the
+// charts were drawn: the failure colour fills the failing columns inside
+// the timeline's strips, the answer bars and the latency markers are
+// there, and the page is not blank.
+func TestHTMLScreenshot(t *testing.T) {
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	runChromium(t, writePage(t, goldenReport(t)), "--hide-scrollbars", "--screenshot="+shot, "--window-size=1280,3600")
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("chromium wrote no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("decode screenshot: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 3600 {
+		t.Fatalf("screenshot is %dx%d; want 1280x3600", b.Dx(), b.Dy())
 	}
 
 	var ink int

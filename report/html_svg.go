@@ -110,7 +110,7 @@ const (
 	maxColumns = 150 // at most this many columns per strip; intervals merge to fit
 )
 
-func newTimelineChart(v *View, eps map[string]*Endpoint) *timelineChart {
+func newTimelineChart(v *View) *timelineChart {
 	tl := v.Timeline
 	buckets := 0
 	for _, s := range tl.Series {
@@ -130,7 +130,6 @@ func newTimelineChart(v *View, eps map[string]*Endpoint) *timelineChart {
 	if colW >= 6 {
 		gap = 1
 	}
-	suspects := suspectSet(v.R)
 	c := &timelineChart{frame: plotFrame}
 	c.Legend = []legendItem{
 		{Class: "sent", Text: "requests sent, none failed"},
@@ -146,13 +145,9 @@ func newTimelineChart(v *View, eps map[string]*Endpoint) *timelineChart {
 			c.Rows = append(c.Rows, timelineRow{Header: true, Y: f(y + 10), Label: s.Target})
 			y += headerH
 		}
-		full := s.Label
-		if v.MultiURL {
-			full += " " + ShortURL(v.R, s.Target)
-		}
-		row := timelineRow{Y: f(y), Label: chartLabel(s.Label), Full: full, Failing: s.Failing,
-			Suspect: suspects[s.Target+" "+s.Label],
-			Total:   fmt.Sprintf("%d of %d failed", s.TotalFail, s.TotalN)}
+		full := s.Full
+		row := timelineRow{Y: f(y), Label: chartLabel(s.Label), Full: full, Failing: s.Failing, Suspect: s.Suspect,
+			Total: fmt.Sprintf("%d of %d failed", s.TotalFail, s.TotalN)}
 		if s.Failing {
 			failing++
 		}
@@ -183,16 +178,14 @@ func newTimelineChart(v *View, eps map[string]*Endpoint) *timelineChart {
 			})
 		}
 		row.Sent = sent.String()
-		if e := eps[s.Target+" "+s.Label]; e != nil {
-			x := func(t Time) float64 { return plotX0 + t.Sub(from).Seconds()/span*plotW }
-			if e.AddedAt != nil {
-				row.Marks = append(row.Marks, timelineMark{X: f(x(*e.AddedAt)), TextX: f(x(*e.AddedAt) + 3), Text: "appeared in DNS",
-					Title: "appeared in DNS at " + clock(*e.AddedAt) + " UTC"})
-			}
-			if e.RemovedAt != nil {
-				row.Marks = append(row.Marks, timelineMark{X: f(x(*e.RemovedAt)), TextX: f(x(*e.RemovedAt) + 3), Text: "left DNS",
-					Title: "left DNS at " + clock(*e.RemovedAt) + " UTC, not probed after"})
-			}
+		x := func(t Time) float64 { return plotX0 + t.Sub(from).Seconds()/span*plotW }
+		if a := s.Added; a != nil {
+			row.Marks = append(row.Marks, timelineMark{X: f(x(*a)), TextX: f(x(*a) + 3), Text: "appeared in DNS",
+				Title: "appeared in DNS at " + clock(*a) + " UTC"})
+		}
+		if r := s.Removed; r != nil {
+			row.Marks = append(row.Marks, timelineMark{X: f(x(*r)), TextX: f(x(*r) + 3), Text: "left DNS",
+				Title: "left DNS at " + clock(*r) + " UTC, not probed after"})
 		}
 		c.Rows = append(c.Rows, row)
 		y += stripH + stripGap
@@ -204,15 +197,6 @@ func newTimelineChart(v *View, eps map[string]*Endpoint) *timelineChart {
 	c.Desc = fmt.Sprintf("One strip per endpoint from %s to %s UTC, one column per %s; a column's height is the share of its requests that failed. %d of %d endpoints had failures.",
 		clock(Time{from}), clock(Time{from.Add(secsDuration(span))}), durationWords(step), failing, len(tl.Series))
 	return c
-}
-
-// suspectSet holds "target address" of each endpoint the verdict names.
-func suspectSet(r *Report) map[string]bool {
-	m := map[string]bool{}
-	for _, s := range r.Verdict.Suspects {
-		m[s.Target+" "+s.Address] = true
-	}
-	return m
 }
 
 // clockOf is a time of day to the second, or to the millisecond when the
@@ -319,12 +303,11 @@ type answerKey struct {
 }
 
 func newMixChart(v *View) *mixChart {
-	r := v.R
-	fail := failStatusOf(r)
+	fail := failStatusOf(v.R)
 	keys := map[string]answerKey{}
-	fams := sortedKeys(r.Families)
-	for _, fam := range fams {
-		s := r.Families[fam]
+	fams := v.Families[:max(len(v.Families)-1, 0)] // not the total
+	for _, row := range fams {
+		s := row.Stats
 		for k := range s.Status {
 			code, _ := strconv.Atoi(k)
 			kind := answerOK
@@ -372,12 +355,11 @@ func newMixChart(v *View) *mixChart {
 	}
 	c := &mixChart{frame: plotFrame}
 	y := 10.0
-	for i, fam := range fams {
-		s := r.Families[fam]
+	for _, row := range fams {
+		s := row.Stats
 		if s.Requests == 0 {
 			continue
 		}
-		row := v.Families[i]
 		b := mixBar{Y: f(y), Label: row.Label, Failing: row.Failing,
 			Total: fmt.Sprintf("%d requests, %d failed", s.Requests, s.Failed)}
 		b.Title = row.Label + ": " + strings.ReplaceAll(row.Answers, "×", " ×")
@@ -459,11 +441,11 @@ func cross(x, y float64) string {
 	return fmt.Sprintf("M%s %sl9 9m0-9l-9 9", f(x-4.5), f(y-4.5))
 }
 
-func newLatencyChart(v *View, eps map[string]*Endpoint) *latencyChart {
+func newLatencyChart(v *View) *latencyChart {
 	lo, hi := math.Inf(1), 0.0
 	for _, tv := range v.Targets {
 		for _, row := range tv.Rows {
-			if e := eps[tv.Target+" "+row.Label]; e != nil && e.Requests > 0 {
+			if e := row.Stats; e != nil && e.Requests > 0 {
 				l := e.LatencyMS
 				lo = min(lo, l.P50, l.P90, l.P99, l.Max)
 				hi = max(hi, l.P50, l.P90, l.P99, l.Max)
@@ -511,7 +493,6 @@ func newLatencyChart(v *View, eps map[string]*Endpoint) *latencyChart {
 			l.Marker = cross(l.x+6, 12)
 		}
 	}
-	suspects := suspectSet(v.R)
 	y := 34.0
 	const rowH = 26.0
 	for _, tv := range v.Targets {
@@ -525,9 +506,8 @@ func newLatencyChart(v *View, eps map[string]*Endpoint) *latencyChart {
 			if v.MultiURL {
 				full += " " + ShortURL(v.R, tv.Target)
 			}
-			lr := latencyRow{Y: f(y), Label: chartLabel(row.Label), Full: full, Failing: row.Failing,
-				Suspect: suspects[tv.Target+" "+row.Label]}
-			e := eps[tv.Target+" "+row.Label]
+			lr := latencyRow{Y: f(y), Label: chartLabel(row.Label), Full: full, Failing: row.Failing, Suspect: row.Suspect}
+			e := row.Stats
 			if e == nil || e.Requests == 0 {
 				lr.None, lr.Text = true, "no requests"
 			} else {
@@ -619,4 +599,66 @@ func msWords(ms float64) string {
 		return strconv.FormatFloat(ms/1000, 'g', 3, 64) + " s"
 	}
 	return strconv.FormatFloat(ms, 'g', 3, 64) + " ms"
+}
+
+// rateChart is the failure ratio of each value of one instance header, with
+// its Wilson 95% interval: one row per instance, so one failing instance
+// among healthy ones stands out.
+type rateChart struct {
+	frame
+	ID, Header    string
+	Height, AxisY string
+	Rows          []rateRow
+	Ticks         []xTick
+	Desc          string
+}
+
+// rateRow is one instance: its failure ratio as a bar (W wide), and its
+// interval from Lo to Hi.
+type rateRow struct {
+	Y, Label, Full   string
+	Failing, Suspect bool
+	W, Lo, Hi        string
+	Total, Title     string
+}
+
+// newRateChart draws the failure ratios of g, the i-th table of instances;
+// nil when no value carried a request.
+func newRateChart(i int, g GroupTable) *rateChart {
+	c := &rateChart{frame: plotFrame, ID: fmt.Sprintf("instances-chart-%d", i+1), Header: g.Header}
+	const rowH = 26.0
+	y := 10.0
+	var parts []string
+	for _, row := range g.Rows {
+		s := row.Stats
+		if s == nil || s.Requests == 0 {
+			continue
+		}
+		lo, hi := Wilson(s.Failed, s.Requests)
+		rate := float64(s.Failed) / float64(s.Requests)
+		w := rate * plotW
+		if s.Failed > 0 {
+			w = max(w, 2) // any failure shows
+		}
+		rr := rateRow{Y: f(y), Label: chartLabel(row.Label), Full: g.Header + ": " + row.Label, Failing: row.Failing, Suspect: row.Suspect,
+			W: f(w), Lo: f(plotX0 + lo*plotW), Hi: f(plotX0 + hi*plotW),
+			Total: fmt.Sprintf("%d of %d failed", s.Failed, s.Requests)}
+		rr.Title = fmt.Sprintf("%s: %d of %d responses failed (%s, 95%% CI %s)", rr.Full, s.Failed, s.Requests, pctRate(rate), ciRange(lo, hi))
+		if row.Suspect {
+			rr.Title += ", named by the verdict"
+		}
+		parts = append(parts, rr.Title)
+		c.Rows = append(c.Rows, rr)
+		y += rowH
+	}
+	if len(c.Rows) == 0 {
+		return nil
+	}
+	c.AxisY = f(y + 4)
+	for p := 0; p <= 100; p += 25 {
+		c.Ticks = append(c.Ticks, xTick{X: f(plotX0 + float64(p)/100*plotW), Label: strconv.Itoa(p) + "%"})
+	}
+	c.Height = f(y + 48)
+	c.Desc = "Failure ratio of the responses per value of " + g.Header + ", with its 95% interval. " + strings.Join(parts, "; ") + "."
+	return c
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,7 +202,7 @@ func TestHTMLStructure(t *testing.T) {
 	doc := parseHTML(t, page)
 	checkSelfContained(t, doc)
 	checkGoldenCharts(t, doc)
-	for _, id := range []string{"verdict", "run", "dns", "timeline", "families", "endpoints", "who", "phases", "samples", "tests", "logs"} {
+	for _, id := range []string{"verdict", "run", "dns", "timeline", "families", "endpoints", "who", "latency", "phases", "samples", "tests", "logs"} {
 		if byID(doc, id) == nil {
 			t.Errorf("no #%s section", id)
 		}
@@ -384,7 +385,7 @@ func TestTimelineChartMergesColumns(t *testing.T) {
 		Families:  map[string]*Stats{},
 	}
 	v := NewView(r)
-	c := newTimelineChart(v, endpointIndex(r))
+	c := newTimelineChart(v)
 	if c == nil || len(c.Rows) != 1 {
 		t.Fatalf("chart %+v; want one row", c)
 	}
@@ -457,7 +458,7 @@ func TestLatencyChartScale(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := mk(tt.p50, tt.max)
-		c := newLatencyChart(NewView(r), endpointIndex(r))
+		c := newLatencyChart(NewView(r))
 		var labels []string
 		for _, tk := range c.Ticks {
 			labels = append(labels, tk.Label)
@@ -472,6 +473,195 @@ func TestLatencyChartScale(t *testing.T) {
 		last, _ := strconv.ParseFloat(c.Ticks[len(c.Ticks)-1].X, 64)
 		if first != plotX0 || last != plotX1 {
 			t.Errorf("p50 %v: ticks run from %v to %v; want the plot's %v to %v", tt.p50, first, last, plotX0, plotX1)
+		}
+	}
+}
+
+// TestHTMLInside: a run with an address fault and an instance fault behind
+// another address shows both in the verdict box (every suspect with its
+// kind, every note, the gate), the instances as a table and a chart with
+// the suspect marked, the failing connections with their ports and the
+// query over them, and the release gate's checks, the failing ones first.
+func TestHTMLInside(t *testing.T) {
+	r := insideReport(t)
+	v := NewView(r)
+	doc := parseHTML(t, renderHTML(t, r))
+	checkSelfContained(t, doc)
+	for _, id := range []string{"verdict", "run", "instances", "connections", "gate", "logs", "instances-chart-1"} {
+		if byID(doc, id) == nil {
+			t.Errorf("no #%s", id)
+		}
+	}
+	box := byID(doc, "verdict")
+	var suspects []string
+	for _, li := range find(box, tagged("li")) {
+		if c := attr(li, "class"); strings.HasPrefix(c, "suspect-") {
+			suspects = append(suspects, strings.TrimPrefix(c, "suspect-")+": "+strings.Join(strings.Fields(textOf(li)), " "))
+		}
+	}
+	wantSuspects := []string{"endpoint: address 2001:db8::1 IPv6 — answers 502",
+		"group: instance X-Served-By: gw-3 — answers 502; on 192.0.2.2 ×12",
+		"connections: connections 192.0.2.2 IPv4 — 3 of 12 connections failed"}
+	if len(suspects) != len(wantSuspects) {
+		t.Fatalf("verdict box lists suspects %q; want %d", suspects, len(wantSuspects))
+	}
+	for i, w := range wantSuspects {
+		if !strings.HasPrefix(suspects[i], w) {
+			t.Errorf("suspect %d is %q; want it to start %q", i, suspects[i], w)
+		}
+	}
+	notes := find(box, classed("notes"))
+	if len(notes) != 1 || len(find(notes[0], tagged("li"))) != len(r.Verdict.Notes) {
+		t.Errorf("verdict box notes %d; want one list of %d", len(notes), len(r.Verdict.Notes))
+	} else {
+		for i, li := range find(notes[0], tagged("li")) {
+			if textOf(li) != r.Verdict.Notes[i] {
+				t.Errorf("note %d %q; want %q", i, textOf(li), r.Verdict.Notes[i])
+			}
+		}
+	}
+	if g := find(box, classed("gate-line")); len(g) != 1 || !strings.Contains(textOf(g[0]), v.Gate.Summary) || !hasClass(g[0], "fail") {
+		t.Errorf("verdict box gate line %d; want one, failed, saying %q", len(g), v.Gate.Summary)
+	}
+
+	inst := byID(doc, "instances")
+	rows := find(inst, func(n *html.Node) bool { return n.Data == "tr" && len(find(n, tagged("td"))) > 0 })
+	if len(rows) != 4 {
+		t.Fatalf("%d instance rows; want 4", len(rows))
+	}
+	for _, row := range rows {
+		text := textOf(row)
+		if suspect := hasClass(row, "suspect"); suspect != strings.Contains(text, "gw-3") || !strings.Contains(text, "192.0.2.2 ×12") {
+			t.Errorf("instance row %q: suspect %v; want gw-3 alone a suspect, each on 192.0.2.2 ×12", text, suspect)
+		}
+	}
+	chart := byID(doc, "instances-chart-1")
+	series := find(chart, classed("series"))
+	bars := find(chart, classed("rate-bar"))
+	if len(series) != 4 || len(bars) != 1 || len(find(chart, classed("suspect"))) != 1 {
+		t.Errorf("instance chart: %d series, %d failure bars, %d suspects; want 4, 1, 1", len(series), len(bars), len(find(chart, classed("suspect"))))
+	}
+
+	conns := byID(doc, "connections")
+	var ports []string
+	for _, td := range find(conns, classed("port")) {
+		ports = append(ports, textOf(td))
+	}
+	if strings.Join(ports, " ") != "40103 40107 40111" {
+		t.Errorf("failing connections' ports %q; want 40103 40107 40111", ports)
+	}
+	pres := find(conns, tagged("pre"))
+	if len(pres) != 1 || !strings.Contains(textOf(pres[0]), "Port in (40103, 40107, 40111)") {
+		t.Errorf("failing connections: %d queries; want the KQL over their three ports", len(pres))
+	}
+
+	gate := byID(doc, "gate")
+	checks := find(gate, func(n *html.Node) bool { return n.Data == "tr" && len(find(n, tagged("td"))) > 0 })
+	if len(checks) != len(r.Thresholds) {
+		t.Errorf("%d gate rows; want %d", len(checks), len(r.Thresholds))
+	}
+	passed := false
+	for _, row := range checks {
+		failed := hasClass(row, "fail")
+		if failed && passed {
+			t.Errorf("gate row %q fails after one that passed; want the failing ones first", textOf(row))
+		}
+		passed = passed || !failed
+		if failed != strings.Contains(textOf(row), "✗") {
+			t.Errorf("gate row %q: failing %v but ✗ %v", textOf(row), failed, !failed)
+		}
+	}
+
+	run := textOf(byID(doc, "run"))
+	for _, want := range []string{v.Run.Settled, "2 could not be sent by this machine (client errors)"} {
+		if !strings.Contains(run, want) {
+			t.Errorf("the run section lacks %q", want)
+		}
+	}
+	if got := len(find(doc, classed("banner"))); got != 1 {
+		t.Errorf("%d banners; want one, stopped early", got)
+	}
+	if tests := textOf(byID(doc, "tests")); !strings.Contains(tests, "each instance") {
+		t.Errorf("the tests section does not say the instances were tested")
+	}
+}
+
+// TestHTMLMerged: a merged report lists its inputs and the notes on where
+// the merge is less than exact, as the Markdown and text reports do.
+func TestHTMLMerged(t *testing.T) {
+	r := goldenReport(t)
+	at := r.StartedAt
+	r.Inputs = []Input{
+		{File: "eu.json", Version: "0.1.0", Command: []string{"pinprobe", "-r", "10", "https://sign.example.com/"}, StartedAt: at, EndedAt: r.EndedAt, Requests: 65, Failed: 20},
+		{File: "us.json", Version: "0.1.0", Command: []string{"pinprobe", "-r", "10", "https://sign.example.com/"}, StartedAt: at, EndedAt: r.EndedAt, Requests: 65, Failed: 16, Interrupted: true},
+	}
+	r.Notes = []string{"us.json was interrupted: it covers less time than planned."}
+	run := byID(parseHTML(t, renderHTML(t, r)), "run")
+	text := textOf(run)
+	for _, want := range []string{"Merged from 2 reports", "eu.json", "us.json", "interrupted", r.Notes[0], "pinprobe -r 10 https://sign.example.com/"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the run section lacks %q", want)
+		}
+	}
+	md := renderMarkdown(t, r)
+	checkMarkdown(t, md)
+	for _, want := range []string{"Merged from 2 reports:", "| us.json ", "- us.json was interrupted"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the Markdown report lacks %q", want)
+		}
+	}
+	var tx strings.Builder
+	if err := writeText(&tx, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"MERGED from 2 reports: eu.json, us.json", " · us.json was interrupted"} {
+		if !strings.Contains(tx.String(), want) {
+			t.Errorf("the text report lacks %q", want)
+		}
+	}
+}
+
+// TestHTMLLogsFollowTheGateway: the log queries are those of the gateway
+// whose error pages the failures carried; with none recognised, every
+// gateway pinprobe knows is offered; the failing connections get the
+// queries over their ports of each gateway that logs the client port.
+func TestHTMLLogsFollowTheGateway(t *testing.T) {
+	tests := []struct {
+		producer string
+		want     []string
+		failing  int // queries over the failing connections' ports
+	}{
+		{GatewayAzure, []string{GatewayAzure}, 1},
+		{GatewayAWS, []string{GatewayAWS}, 1},
+		{GatewayNginx, []string{GatewayNginx}, 0},
+		{GatewayHAProxy, []string{GatewayHAProxy}, 1},
+		{"Cloudflare", nil, 0},
+		{"", knownGateways, 3},
+	}
+	for _, tt := range tests {
+		r := insideReport(t)
+		for i := range r.Fingerprints {
+			r.Fingerprints[i].Producer = tt.producer
+		}
+		doc := parseHTML(t, renderHTML(t, r))
+		logs := byID(doc, "logs")
+		var heads []string
+		for _, h := range find(logs, tagged("h3")) {
+			heads = append(heads, textOf(h))
+		}
+		want := append(slices.Clone(tt.want), "Any other gateway, load balancer or backend")
+		if !slices.Equal(heads, want) {
+			t.Errorf("producer %q: log sections %q; want %q", tt.producer, heads, want)
+		}
+		if got := len(find(byID(doc, "connections"), tagged("pre"))); got != tt.failing {
+			t.Errorf("producer %q: %d queries over the failing connections; want %d", tt.producer, got, tt.failing)
+		}
+		var dts []string
+		for _, dt := range find(logs, tagged("dt")) {
+			dts = append(dts, textOf(dt))
+		}
+		if !slices.Contains(dts, "X-Request-Id") || !slices.Contains(dts, "Status") {
+			t.Errorf("producer %q: filters %q; want X-Request-Id and Status among them", tt.producer, dts)
 		}
 	}
 }

@@ -30,13 +30,12 @@ import (
 func Markdown(w io.Writer, r *Report) error { return writeMarkdown(w, r, Options{}) }
 
 func writeMarkdown(w io.Writer, r *Report, o Options) error {
-	m := &mdWriter{errWriter: errWriter{w: w}, fail: failStatusOf(r), brief: o.Brief}
+	m := &mdWriter{errWriter: errWriter{w: w}, brief: o.Brief}
 	v := NewView(r)
-	m.view = v
 	m.title(v)
 	m.run(v)
 	if !m.brief {
-		m.client(r)
+		m.client(v)
 		m.dns(v)
 	}
 	m.families(v)
@@ -52,7 +51,7 @@ func writeMarkdown(w io.Writer, r *Report, o Options) error {
 	}
 	m.samples(v)
 	m.gate(v)
-	m.logs(r)
+	m.logs(v)
 	if !m.brief {
 		m.tests(v)
 		m.headers(v)
@@ -64,9 +63,7 @@ func writeMarkdown(w io.Writer, r *Report, o Options) error {
 // mdWriter writes the Markdown report.
 type mdWriter struct {
 	errWriter
-	fail  FailStatus
 	brief bool
-	view  *View
 }
 
 // mdTime is the timestamp format of the document: the one KQL's datetime()
@@ -87,12 +84,8 @@ func failStatusOf(r *Report) FailStatus {
 func (m *mdWriter) title(v *View) {
 	r := v.R
 	m.printf("# pinprobe: %s — %s\n\n", v.Headline, mdText(v.Hosts))
-	status := r.Verdict.Status
-	if status == "" {
-		status = "none"
-	}
-	m.printf("> **Verdict: %s.** %s\n", mdText(status), mdText(r.Verdict.Summary))
-	for _, n := range r.Verdict.Notes {
+	m.printf("> **Verdict: %s.** %s\n", mdText(v.Verdict.Status), mdText(v.Verdict.Summary))
+	for _, n := range v.Verdict.Notes {
 		m.printf(">\n> %s\n", mdText(n))
 	}
 	if len(v.Who) > 0 {
@@ -106,7 +99,7 @@ func (m *mdWriter) title(v *View) {
 		}
 		m.printf(">\n> **Who answered:** %s.\n", strings.Join(who, "; "))
 	}
-	if r.Totals.Failed > 0 {
+	if v.Run.Failed > 0 {
 		m.printf(">\n> Queries to find these requests in the gateway's access logs are below, after the samples.\n")
 	}
 	if r.Interrupted {
@@ -114,7 +107,10 @@ func (m *mdWriter) title(v *View) {
 	}
 }
 
-// verdictWords says the verdict's status in a few words for the title.
+// verdictWords says the verdict's status in a few words for the title:
+// the addresses (or the family) it blames, then the instances and the
+// connections inside an address: "failures concentrate on IPv6 (::1) and
+// X-Served-By: gw-3 (on 127.0.0.2)".
 func verdictWords(r *Report) string {
 	v := r.Verdict
 	switch v.Status {
@@ -125,18 +121,45 @@ func verdictWords(r *Report) string {
 	case VerdictSpread:
 		return "failures not attributable to one address"
 	case VerdictConcentrated:
-		var addrs []string
+		var addrs, inside []string
+		explained := map[string]bool{} // addresses an instance suspect failed on
 		for _, s := range v.Suspects {
-			addrs = append(addrs, s.Address)
+			switch s.Kind {
+			case SuspectGroup:
+				what := s.Group
+				if g := r.group(s.Group); g != nil && len(g.FailedBy) > 0 {
+					on := sortByCount(g.FailedBy)
+					for _, a := range on {
+						explained[a] = true
+					}
+					if len(on) > 2 {
+						on = append(on[:2:2], fmt.Sprintf("%d more", len(on)-2))
+					}
+					what += " (on " + strings.Join(on, ", ") + ")"
+				}
+				inside = append(inside, what)
+			case SuspectConnections:
+			default:
+				addrs = append(addrs, s.Address)
+			}
+		}
+		for _, s := range v.Suspects {
+			if s.Kind == SuspectConnections && !explained[s.Address] {
+				inside = append(inside, "connections of "+s.Address)
+			}
 		}
 		addrs = dedupe(addrs)
 		if len(addrs) > 8 {
 			addrs = append(addrs[:7], fmt.Sprintf("%d more", len(addrs)-7))
 		}
-		if fam := suspectFamily(r); fam != "" {
-			return "failures concentrate on " + familyName(fam) + " (" + strings.Join(addrs, ", ") + ")"
+		var words []string
+		switch fam := suspectFamily(r); {
+		case fam != "":
+			words = append(words, familyName(fam)+" ("+strings.Join(addrs, ", ")+")")
+		default:
+			words = addrs
 		}
-		return "failures concentrate on " + joinAnd(addrs)
+		return "failures concentrate on " + joinAnd(append(words, dedupe(inside)...))
 	case "":
 		return "no verdict"
 	}
@@ -146,10 +169,14 @@ func verdictWords(r *Report) string {
 // suspectFamily returns the family to blame in the title: the one whose
 // every probed address is a suspect, when no other family's is and the
 // other family was probed too; "" when the blame lies with addresses.
+// Only the suspects that are endpoints count.
 func suspectFamily(r *Report) string {
 	suspect := map[string]bool{}
 	fam := ""
 	for _, s := range r.Verdict.Suspects {
+		if s.Kind == SuspectGroup || s.Kind == SuspectConnections {
+			continue
+		}
 		if fam != "" && s.Family != fam {
 			return ""
 		}
@@ -205,23 +232,40 @@ func mdSecs(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s"
 func (m *mdWriter) run(v *View) {
 	r := v.R
 	m.printf("\n## The run\n\n")
-	ended := "completed"
-	if r.Interrupted {
-		ended = "interrupted"
+	m.printf("- **Window (UTC):** %s → %s (%s, %s)\n", v.Run.From, v.Run.To, mdSecs(r.DurationS), v.Run.Ended)
+	m.printf("- **Sent:** %s\n", v.Run.Sent)
+	if v.Run.Settled != "" {
+		m.printf("- **Stopped early:** %s\n", mdText(v.Run.Settled))
 	}
-	m.printf("- **Window (UTC):** %s → %s (%s, %s)\n", utc(r.StartedAt), utc(r.EndedAt), mdSecs(r.DurationS), ended)
-	t := r.Totals
-	m.printf("- **Sent:** %d request%s (%s/s) to %d endpoint%s; %d failed", t.Requests, Plural(int(t.Requests)),
-		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), Plural(len(r.Endpoints)), t.Failed)
-	if t.Dropped > 0 {
-		m.printf("; %d more were due but not sent (dropped) because an endpoint already had %d requests in flight", t.Dropped, r.Plan.Concurrency)
-	}
-	m.printf("\n")
-	m.printf("- **Plan:** %s\n", planWords(&r.Plan))
+	m.printf("- **Plan:** %s\n", mdText(v.Run.Plan))
 	m.printf("- **Tool:** pinprobe %s — resolves every A/AAAA address of the host, pins one connection pool to each address (an *endpoint*) and sends each a steady request stream, so failures can be told apart by address. It never retries a request.\n", mdText(r.Version))
 	if len(r.Command) > 0 {
 		m.printf("\nCommand (secrets redacted):\n\n")
 		m.code("sh", v.Run.Command)
+	}
+	m.inputs(v)
+}
+
+// inputs lists the reports a merged report was made from, and where the
+// merge is less than exact.
+func (m *mdWriter) inputs(v *View) {
+	if len(v.Inputs) == 0 && len(v.Notes) == 0 {
+		return
+	}
+	if len(v.Inputs) > 0 {
+		m.printf("\nMerged from %d report%s:\n\n", len(v.Inputs), Plural(len(v.Inputs)))
+		var rows [][]string
+		for _, in := range v.Inputs {
+			rows = append(rows, []string{mdText(in.File), in.From, in.To, strconv.FormatInt(in.Requests, 10),
+				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), in.Ended})
+		}
+		m.table([]string{"Report", "From (UTC)", "To (UTC)", "Requests", "Failed", "Dropped", "Run"}, "lllrrrl", rows)
+	}
+	if len(v.Notes) > 0 {
+		m.printf("\n")
+		for _, n := range v.Notes {
+			m.printf("- %s\n", mdText(n))
+		}
 	}
 }
 
@@ -243,7 +287,7 @@ func planWords(p *Plan) string {
 		parts = append(parts, "timeout "+num(p.Timeout)+" s")
 	}
 	if p.HTTP != "" {
-		parts = append(parts, "HTTP "+mdText(p.HTTP))
+		parts = append(parts, "HTTP "+p.HTTP)
 	}
 	if p.NewConn {
 		parts = append(parts, "a new connection for every request")
@@ -254,19 +298,18 @@ func planWords(p *Plan) string {
 	if fs == "" {
 		fs = "5xx"
 	}
-	parts = append(parts, "a failure is a transport error or a status in "+mdText(fs))
+	parts = append(parts, "a failure is a transport error or a status in "+fs)
 	return strings.Join(parts, "; ")
 }
 
-func (m *mdWriter) client(r *Report) {
-	c := r.Client
+func (m *mdWriter) client(v *View) {
 	m.printf("\n## Client\n\n")
-	if len(c.LocalAddresses) == 0 {
+	if len(v.Run.Clients) == 0 {
 		m.printf("No connection was established, so there is no local address or port to report.\n")
 		return
 	}
-	m.printf("- **Local addresses:** %s\n", strings.Join(c.LocalAddresses, ", "))
-	m.printf("- **Local ports:** %s\n", portWords(c))
+	m.printf("- **Local addresses:** %s\n", strings.Join(v.Run.Clients, ", "))
+	m.printf("- **Local ports:** %s\n", v.Run.Ports)
 	m.printf("\nA gateway's access log shows these as the client address and port, unless a NAT or proxy sits between this machine and the gateway (then it shows the NAT's public address and ports).\n")
 }
 
@@ -406,7 +449,7 @@ func (m *mdWriter) tests(v *View) {
 		return
 	}
 	m.printf("\n## Appendix: how the verdict was reached (%d exact test%s)\n\n", len(v.Tests), Plural(len(v.Tests)))
-	m.printf("Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?). A difference counts as significant when p is below %s divided by the number of tests (Bonferroni).\n\n", num(testAlpha))
+	m.printf("%s\n\n", v.TestsHow)
 	var rows [][]string
 	for _, t := range v.Tests {
 		sig := "no"
@@ -496,11 +539,7 @@ func (m *mdWriter) phases(v *View) {
 		if p.Failing {
 			mark, label = "✗", "**"+label+"**"
 		}
-		tls := p.TLS
-		if p.PlainHTTP && p.Fresh+p.Reuse > 0 {
-			tls = "— (plain HTTP)"
-		}
-		rows = append(rows, []string{mark, label, mdText(p.Target), p.Connect, tls, p.TTFB,
+		rows = append(rows, []string{mark, label, mdText(p.Target), p.Connect, p.TLSShown, p.TTFB,
 			fmt.Sprintf("%d of %d", p.FreshFailed, p.Fresh), fmt.Sprintf("%d of %d", p.ReusedFailed, p.Reuse)})
 	}
 	m.table([]string{"", "Address", "Target", "Connect p50 / p99", "TLS p50 / p99", "TTFB p50 / p99",
@@ -547,7 +586,7 @@ func (m *mdWriter) fingerprints(v *View) {
 			m.printf(" (normalised body hash %s)", mdText(f.BodyHash))
 		}
 		m.printf(":\n\n")
-		m.code("text", limitBytes(f.Body, bodyLimit))
+		m.code("text", f.Body)
 	}
 }
 
@@ -675,28 +714,7 @@ func (m *mdWriter) headers(v *View) {
 	m.printf("\n## Appendix: response headers of the samples (secrets redacted)\n")
 	for _, g := range v.Samples {
 		m.printf("\n### %s — %s\n\n", mdText(g.Address), mdText(g.Target))
-		var b strings.Builder
-		for i, s := range g.Rows {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			id := s.RequestID
-			if id == "" {
-				id = "(no request ID)"
-			}
-			fmt.Fprintf(&b, "# %s · %s · %s", id, s.At, s.Result)
-			if s.Proto != "" {
-				b.WriteString(" · " + s.Proto)
-			}
-			b.WriteString("\n")
-			if s.Error != "" {
-				b.WriteString("error: " + s.Error + "\n")
-			}
-			for _, h := range s.Headers {
-				b.WriteString(h + "\n")
-			}
-		}
-		m.code("http", b.String())
+		m.code("http", g.HeaderBlock)
 	}
 }
 

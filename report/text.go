@@ -142,6 +142,19 @@ func (t *textWriter) header(v *View) {
 	if run.Interrupted {
 		t.para(ansiRed+ansiBold, "INTERRUPTED", fmt.Sprintf("after %s: this report covers every request sent until then.", strings.Fields(run.Took)[0]), 2)
 	}
+	if run.Settled != "" {
+		t.para(ansiBold, "STOPPED EARLY", run.Settled+".", 2)
+	}
+	if n := len(v.Inputs); n > 0 {
+		files := make([]string, n)
+		for i, in := range v.Inputs {
+			files[i] = in.File
+		}
+		t.para(ansiBold, "MERGED", fmt.Sprintf("from %d report%s: %s", n, Plural(n), strings.Join(files, ", ")), 2)
+	}
+	for _, n := range v.Notes {
+		t.para("", " ·", n, 3)
+	}
 }
 
 func (t *textWriter) dns(v *View) {
@@ -248,7 +261,7 @@ func (t *textWriter) instances(v *View) {
 		var rows [][]string
 		var failing []bool
 		for _, row := range g.Rows {
-			rows = append(rows, append(append([]string{markOf(row.Failing), row.Label}, statsCells(&row)...), strings.TrimPrefix(row.Note, "on ")))
+			rows = append(rows, append(append([]string{markOf(row.Failing), row.Label}, statsCells(&row)...), row.Where))
 			failing = append(failing, row.Failing)
 		}
 		t.table(textTable{cols: cols, rows: rows, failing: failing})
@@ -290,11 +303,7 @@ func (t *textWriter) phases(v *View) {
 			rows = append(rows, []string{"", p.Target, "", "", "", "", ""})
 			failing = append(failing, false)
 		}
-		tls := p.TLS
-		if p.PlainHTTP {
-			tls = "-"
-		}
-		rows = append(rows, []string{markOf(p.Failing), p.Label, compactPhase(p.Connect), compactPhase(tls), compactPhase(p.TTFB),
+		rows = append(rows, []string{markOf(p.Failing), p.Label, compactPhase(p.Connect), compactPhase(p.TLSShown), compactPhase(p.TTFB),
 			fmt.Sprintf("%d/%d", p.FreshFailed, p.Fresh), fmt.Sprintf("%d/%d", p.ReusedFailed, p.Reuse)})
 		failing = append(failing, p.Failing)
 	}
@@ -418,9 +427,9 @@ func (t *textWriter) gate(v *View) {
 }
 
 func (t *textWriter) verdict(v *View) {
-	st := v.R.Verdict
+	st := v.Verdict
 	code := ansiBold
-	if st.Status == VerdictConcentrated || st.Status == VerdictSpread {
+	if st.Tone == "bad" || st.Tone == "warn" {
 		code = ansiRed + ansiBold
 	}
 	t.printf("\n")

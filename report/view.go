@@ -19,7 +19,12 @@ type View struct {
 	// MultiURL is set when the run probed more than one URL: rows are then
 	// labelled by URL and address.
 	MultiURL bool
+	Verdict  VerdictView
 	Run      RunView
+	// Inputs are the reports a merged report was made from, and Notes say
+	// where the merge is less than exact; both empty for a single run.
+	Inputs   []InputRow
+	Notes    []string
 	DNS      []DNSRow
 	Families []StatsRow // each family, then the total
 	Targets  []TargetView
@@ -28,6 +33,8 @@ type View struct {
 	Timeline TimelineView
 	Samples  []SampleGroup
 	Tests    []TestRow
+	// TestsHow says how the tests were made.
+	TestsHow string
 	Gate     GateView
 	// Groups are the responses by instance header, one table per header.
 	Groups []GroupTable
@@ -35,6 +42,76 @@ type View struct {
 	// the connections that failed: their client ports find the instance in
 	// the gateway's logs.
 	Conns []ConnTable
+	// Logs is what to look for in the gateway's logs, and the queries
+	// that find it.
+	Logs LogsView
+}
+
+// VerdictView is the verdict, said for reading.
+type VerdictView struct {
+	// Status is the verdict's status ("concentrated", "spread", "ok",
+	// "no-data"), "none" when the report has none.
+	Status string
+	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
+	// or "none".
+	Tone     string
+	Summary  string
+	Suspects []SuspectRow
+	// Notes are the further findings, in sentences: an instance, failures
+	// that stick to connections, latency, what was not judged.
+	Notes []string
+	Slow  []SlowRow
+}
+
+// SuspectRow is one suspect of the verdict, of any kind.
+type SuspectRow struct {
+	Kind string // SuspectEndpoint, SuspectGroup or SuspectConnections
+	// What says the kind in a word: "address", "instance" or
+	// "connections".
+	What string
+	// Label names the suspect: "::1", "X-Served-By: gw-3", "connections
+	// of 127.0.0.2".
+	Label string
+	// URL is the address's URL as short as tells it apart, when the run
+	// has several; "" otherwise.
+	URL     string
+	Address string // "" for an instance
+	Family  string // "IPv6"; "" for an instance
+	Target  string
+	// How says how it fails and where: "answers 502", "answers 502, on
+	// 127.0.0.2 ×12", "3 of 13 connections failed".
+	How    string
+	Failed string // "12 of 12 failed"
+	RateCI string // "100.0% (76–100%)"
+	P      string // "p<1e-9"
+}
+
+// SlowRow is a scope whose latency is significantly and materially higher
+// than the rest's.
+type SlowRow struct {
+	What  string // "address" or "instance"
+	Label string // "::1", "X-Served-By: gw-3"
+	URL   string // an address's URL, as SuspectRow.URL
+	// Against names the rest: "the other addresses of its URL".
+	Against         string
+	Median, RestMed string // "12.5ms"
+	P99, RestP99    string
+	Ratio           string // the medians' ratio: "3.2×"
+	Share           string // the share of percentiles at least 1.5× slower: "25%"
+	P               string
+	Requests, RestN int64
+}
+
+// InputRow is one report a merged report was made from.
+type InputRow struct {
+	File, Version string
+	From, To      string // UTC, to the millisecond
+	Requests      int64
+	Failed        int64
+	Dropped       int64
+	Interrupted   bool
+	Ended         string // "completed" or "interrupted"
+	Command       string // shell-quoted, secrets redacted
 }
 
 // GroupTable is the groups of one instance header.
@@ -78,17 +155,33 @@ type ThresholdRow struct {
 
 // RunView is what ran, and when.
 type RunView struct {
-	Version     string
-	From, To    string // UTC, to the millisecond
-	Took        string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
-	Planned     string // "20 req/s planned", or "max rate (closed model)"
-	Achieved    string // "10.4 req/s"
-	Requests    int64
-	Failed      int64
-	Dropped     int64
-	Endpoints   int
-	Interrupted bool
-	Command     string // shell-quoted, secrets redacted
+	Version  string
+	From, To string // UTC, to the millisecond
+	Started  string // "2026-06-16 20:43:00": From to the second, for a heading
+	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
+	Ended    string // "completed" or "interrupted"
+	Planned  string // "20 req/s planned", or "max rate (closed model)"
+	Achieved string // "10.4 req/s"
+	// Plan says the whole plan in a sentence: the rate, the concurrency,
+	// the duration, the timeout, the connections, what is a failure.
+	Plan string
+	// Sent says what was sent in a sentence: "150 requests (30.0/s) to 3
+	// endpoints; 62 failed", and what was dropped or could not be sent.
+	Sent         string
+	Requests     int64
+	Failed       int64
+	Dropped      int64
+	ClientErrors int64 // requests this machine could not send
+	Endpoints    int
+	Interrupted  bool
+	// Settled says that --until-verdict stopped the run early, and when;
+	// "" when it did not.
+	Settled string
+	Command string // shell-quoted, secrets redacted
+	// Clients are the local addresses the requests came from, and Ports
+	// the local ports ("50100, 50101 (2 ports)" or a range).
+	Clients []string
+	Ports   string
 }
 
 // DNSRow is one resolved host:port, and one line per change seen.
@@ -102,11 +195,17 @@ type DNSRow struct {
 
 // StatsRow is one scope's tallies, formatted.
 type StatsRow struct {
-	Label    string // the family, the address, or "total"
-	Family   string // "IPv4", "IPv6"
-	Target   string // the endpoint's URL, "" for families
-	Failing  bool   // some request failed
-	Suspect  bool   // named by the verdict
+	// Stats are the numbers the row formats, for charts; nil in a row
+	// made of no scope.
+	Stats   *Stats
+	Label   string // the family, the address, or "total"
+	Family  string // "IPv4", "IPv6"
+	Target  string // the endpoint's URL, "" for families
+	Failing bool   // some request failed
+	Suspect bool   // named by the verdict
+	// Tag says why a suspect row is one, in a word or two: "suspect",
+	// "failing connections"; "" for other rows.
+	Tag      string
 	Count    string // endpoints in a family row
 	Requests string
 	Failed   string
@@ -118,15 +217,19 @@ type StatsRow struct {
 	P50, P99 string
 	Max      string
 	Dropped  string
-	Note     string // DNS changes, the verdict's p
-	DNSNote  string // "appeared in DNS at 20:43:05.250", "left DNS at …, not probed after"
-	n        int64
+	Note     string // DNS changes, the verdict's p; a group's "on " + Where
+	// Where is a group's addresses, those its responses came from:
+	// "127.0.0.2 ×12".
+	Where   string
+	DNSNote string // "appeared in DNS at 20:43:05.250", "left DNS at …, not probed after"
 }
 
 // TargetView is one URL's endpoints.
 type TargetView struct {
 	Target string
 	Rows   []StatsRow
+	// DNSNotes is set when a row has a DNSNote.
+	DNSNotes bool
 }
 
 // WhoRow is one kind of failure and who produced it.
@@ -136,7 +239,7 @@ type WhoRow struct {
 	Server    string // the Server header, "" when none
 	Producer  string // "Azure Application Gateway", "" when not recognised
 	BodyHash  string
-	Body      string // first bytes of one such body
+	Body      string // first bytes of one such body, at most bodyLimit
 	Where     string // "::1 ×20, 127.0.0.2 ×3"
 	Fresh     int64
 	Reused    int64
@@ -145,9 +248,13 @@ type WhoRow struct {
 
 // PhaseRow is one endpoint's connect, TLS and first-byte times.
 type PhaseRow struct {
-	Label, Target       string
-	Failing             bool
-	Connect, TLS, TTFB  string // "0.23ms / 0.97ms", "-" when none
+	Label, Target      string
+	URL                string // Target as short as tells it apart (ShortURL)
+	Failing            bool
+	Connect, TLS, TTFB string // "0.23ms / 0.97ms", "-" when none
+	// TLSShown is the TLS cell as shown: "— (plain HTTP)" for a plain
+	// HTTP endpoint with requests, else TLS.
+	TLSShown            string
 	FreshFailed, Fresh  int64
 	ReusedFailed, Reuse int64
 	PlainHTTP           bool
@@ -162,8 +269,14 @@ type TimelineView struct {
 
 // SeriesRow is one endpoint's requests and failures per bucket.
 type SeriesRow struct {
-	Label, Target     string
-	Failing           bool
+	Label, Target string
+	// Full is Label with the URL too when the run has several.
+	Full    string
+	Failing bool
+	Suspect bool // the verdict names the endpoint or its connections
+	// Added and Removed are when the address appeared in DNS and left
+	// it for good during the run; nil when it did not.
+	Added, Removed    *Time
 	Requests, Failed  []int64
 	TotalN, TotalFail int64
 }
@@ -172,6 +285,10 @@ type SeriesRow struct {
 type SampleGroup struct {
 	Label, Address, Target string
 	Rows                   []SampleRow
+	// HeaderBlock is every sample's response headers as one block of
+	// text, each sample under a line that names it: "# <request ID> ·
+	// <sent at> · <result> · <protocol>".
+	HeaderBlock string
 }
 
 // SampleRow is one request kept as evidence.
@@ -204,10 +321,12 @@ type TestRow struct {
 
 // NewView prepares r for reading.
 func NewView(r *Report) *View {
-	v := &View{R: r, Hosts: titleHosts(r), Headline: verdictWords(r)}
+	v := &View{R: r, Hosts: titleHosts(r), Headline: verdictWords(r), Notes: r.Notes}
 	targets := targetsOf(r)
 	v.MultiURL = len(targets) > 1
+	v.verdict(r)
 	v.run(r)
+	v.inputs(r)
 	v.dns(r)
 	v.families(r)
 	v.endpoints(r, targets)
@@ -219,7 +338,87 @@ func NewView(r *Report) *View {
 	v.gate(r)
 	v.groups(r)
 	v.conns(r)
+	v.logs(r)
 	return v
+}
+
+// verdict says the verdict: its suspects of every kind, its notes and its
+// slow scopes.
+func (v *View) verdict(r *Report) {
+	vd := &r.Verdict
+	v.Verdict = VerdictView{Status: vd.Status, Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
+	switch vd.Status {
+	case "":
+		v.Verdict.Status = "none"
+	case VerdictConcentrated:
+		v.Verdict.Tone = "bad"
+	case VerdictSpread:
+		v.Verdict.Tone = "warn"
+	case VerdictOK:
+		v.Verdict.Tone = "good"
+	}
+	fail := failStatusOf(r)
+	for _, s := range vd.Suspects {
+		row := SuspectRow{Kind: s.Kind, Target: s.Target,
+			Failed: fmt.Sprintf("%d of %d requests failed", s.Failed, s.Requests),
+			RateCI: rateCI(s.Failed, s.Requests, s.FailureRate), P: pValue(s.P)}
+		label := s.Address
+		if v.MultiURL && s.Kind != SuspectGroup {
+			row.URL = ShortURL(r, s.Target)
+		}
+		switch s.Kind {
+		case SuspectGroup:
+			row.What, row.Label = "instance", s.Group
+			if g := r.group(s.Group); g != nil {
+				row.How = strings.TrimPrefix(failureKinds(&g.Stats, fail)+"; ", "; ") + "on " + counts(g.Addresses, " ×")
+			}
+		case SuspectConnections:
+			row.What, row.Label, row.Address, row.Family = "connections", "connections of "+label, s.Address, familyName(s.Family)
+			row.How = fmt.Sprintf("%d of %d connections failed", s.FailingConnections, s.Connections)
+		default:
+			row.Kind, row.What, row.Label, row.Address, row.Family = SuspectEndpoint, "address", label, s.Address, familyName(s.Family)
+			if e := r.endpoint(s.Target, s.Address); e != nil {
+				row.How = failureKinds(&e.Stats, fail)
+			}
+		}
+		v.Verdict.Suspects = append(v.Verdict.Suspects, row)
+	}
+	for _, f := range vd.Slow {
+		v.Verdict.Slow = append(v.Verdict.Slow, v.slowRow(r, &f))
+	}
+}
+
+// slowRow says a slow finding; its scope is "endpoint ADDRESS (URL)" or
+// "group HEADER: VALUE".
+func (v *View) slowRow(r *Report, f *SlowFinding) SlowRow {
+	row := SlowRow{Label: f.Scope, What: "scope", Against: "the rest",
+		Median: latency(f.MedianMS, 1), RestMed: latency(f.RestMedianMS, 1),
+		P99: latency(f.P99MS, 1), RestP99: latency(f.RestP99MS, 1),
+		Ratio: strconv.FormatFloat(f.Ratio, 'f', 1, 64) + "×", Share: pctRate(f.Share), P: pValue(f.P),
+		Requests: f.Requests, RestN: f.RestRequests}
+	switch {
+	case strings.HasPrefix(f.Scope, "group "):
+		row.What, row.Label = "instance", strings.TrimPrefix(f.Scope, "group ")
+		header, _, _ := strings.Cut(row.Label, ": ")
+		row.Against = "the other values of " + header
+	case strings.HasPrefix(f.Scope, "endpoint "):
+		addr, target, _ := strings.Cut(strings.TrimPrefix(f.Scope, "endpoint "), " (")
+		row.What, row.Label, row.Against = "address", addr, "the other addresses of its URL"
+		if v.MultiURL {
+			row.URL = ShortURL(r, strings.TrimSuffix(target, ")"))
+		}
+	}
+	return row
+}
+
+// group returns the group named "HEADER: VALUE", nil when none.
+func (r *Report) group(name string) *Group {
+	for i := range r.Groups {
+		if g := &r.Groups[i]; g.Header+": "+g.Value == name {
+			return g
+		}
+	}
+	return nil
 }
 
 func (v *View) groups(r *Report) {
@@ -229,13 +428,17 @@ func (v *View) groups(r *Report) {
 			suspect[s.Group] = true
 		}
 	}
-	for _, g := range r.Groups {
+	for i := range r.Groups {
+		g := &r.Groups[i]
 		if len(v.Groups) == 0 || v.Groups[len(v.Groups)-1].Header != g.Header {
 			v.Groups = append(v.Groups, GroupTable{Header: g.Header})
 		}
 		row := statsRow(g.Value, &g.Stats)
-		row.Suspect = suspect[g.Header+": "+g.Value]
-		row.Note = "on " + counts(g.Addresses, " ×")
+		if suspect[g.Header+": "+g.Value] {
+			row.Suspect, row.Tag = true, "suspect"
+		}
+		row.Where = counts(g.Addresses, " ×")
+		row.Note = "on " + row.Where
 		t := &v.Groups[len(v.Groups)-1]
 		t.Rows = append(t.Rows, row)
 	}
@@ -286,6 +489,8 @@ func (v *View) gate(r *Report) {
 		}
 		v.Gate.Checks = append(v.Gate.Checks, row)
 	}
+	// The checks that did not pass first, each group in its order.
+	sort.SliceStable(v.Gate.Checks, func(i, j int) bool { return !v.Gate.Checks[i].OK && v.Gate.Checks[j].OK })
 	n := len(r.Thresholds)
 	v.Gate.Passed = breached+unjudged == 0
 	switch {
@@ -307,11 +512,45 @@ func (v *View) run(r *Report) {
 	if !r.Plan.Max {
 		planned = num(r.Plan.Rate) + " req/s planned"
 	}
+	from := utc(r.StartedAt)
+	t := &r.Totals
 	v.Run = RunView{
-		Version: r.Version, From: utc(r.StartedAt), To: utc(r.EndedAt), Took: took, Planned: planned,
-		Achieved: strconv.FormatFloat(r.Totals.RPS, 'f', 1, 64) + " req/s",
-		Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
+		Version: r.Version, From: from, To: utc(r.EndedAt), Started: strings.Replace(from, "T", " ", 1)[:19],
+		Took: took, Ended: ended(r.Interrupted), Planned: planned, Plan: planWords(&r.Plan),
+		Achieved: strconv.FormatFloat(t.RPS, 'f', 1, 64) + " req/s",
+		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, ClientErrors: t.ClientErrors,
 		Endpoints: len(r.Endpoints), Interrupted: r.Interrupted, Command: shellJoin(r.Command),
+		Clients: r.Client.LocalAddresses, Ports: portWords(r.Client),
+	}
+	sent := fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s; %d failed", t.Requests, Plural(int(t.Requests)),
+		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), Plural(len(r.Endpoints)), t.Failed)
+	if t.Dropped > 0 {
+		sent += fmt.Sprintf("; %d more were due but not sent (dropped) because an endpoint already had %d requests in flight", t.Dropped, r.Plan.Concurrency)
+	}
+	if t.ClientErrors > 0 {
+		sent += fmt.Sprintf("; %d could not be sent by this machine (client errors)", t.ClientErrors)
+	}
+	v.Run.Sent = sent
+	if s := r.Settled; s != nil {
+		v.Run.Settled = fmt.Sprintf("--until-verdict stopped the run once the verdict was settled: at %s UTC, after %d request%s (look %d of %d, at level %s)",
+			clock(s.At), s.Requests, Plural(int(s.Requests)), s.Look, s.MaxLooks, alphaValue(s.Alpha))
+	}
+}
+
+// ended says how a run ended.
+func ended(interrupted bool) string {
+	if interrupted {
+		return "interrupted"
+	}
+	return "completed"
+}
+
+// inputs lists the reports a merged report was made from.
+func (v *View) inputs(r *Report) {
+	for _, in := range r.Inputs {
+		v.Inputs = append(v.Inputs, InputRow{File: in.File, Version: in.Version, From: utc(in.StartedAt), To: utc(in.EndedAt),
+			Requests: in.Requests, Failed: in.Failed, Dropped: in.Dropped, Interrupted: in.Interrupted, Ended: ended(in.Interrupted),
+			Command: shellJoin(in.Command)})
 	}
 }
 
@@ -339,7 +578,7 @@ func (v *View) dns(r *Report) {
 func statsRow(label string, s *Stats) StatsRow {
 	lo, hi := Wilson(s.Failed, s.Requests)
 	row := StatsRow{
-		Label: label, Failing: s.Failed > 0, n: s.Requests,
+		Stats: s, Label: label, Failing: s.Failed > 0,
 		Requests: strconv.FormatInt(s.Requests, 10),
 		Failed:   strconv.FormatInt(s.Failed, 10),
 		Rate:     pct(s.FailureRate, s.Requests),
@@ -386,9 +625,24 @@ func (v *View) families(r *Report) {
 }
 
 func (v *View) endpoints(r *Report, targets []string) {
-	suspects := map[string]Suspect{}
-	for _, s := range r.Verdict.Suspects {
-		suspects[s.Target+" "+s.Address] = s
+	// What the verdict says of each endpoint: suspect, or its connections.
+	type blame struct{ endpoint, conns *Suspect }
+	blamed := map[string]*blame{}
+	for i := range r.Verdict.Suspects {
+		s := &r.Verdict.Suspects[i]
+		if s.Kind == SuspectGroup {
+			continue
+		}
+		b := blamed[s.Target+" "+s.Address]
+		if b == nil {
+			b = &blame{}
+			blamed[s.Target+" "+s.Address] = b
+		}
+		if s.Kind == SuspectConnections {
+			b.conns = s
+		} else {
+			b.endpoint = s
+		}
 	}
 	for _, target := range targets {
 		tv := TargetView{Target: target}
@@ -400,9 +654,18 @@ func (v *View) endpoints(r *Report, targets []string) {
 			row := statsRow(e.Address, &e.Stats)
 			row.Family, row.Target = familyName(e.Family), e.Target
 			var note []string
-			if s, ok := suspects[e.Target+" "+e.Address]; ok {
+			if b := blamed[e.Target+" "+e.Address]; b != nil {
 				row.Suspect = true
-				note = append(note, "named by the verdict ("+pValue(s.P)+")")
+				if s := b.endpoint; s != nil {
+					row.Tag = "suspect"
+					note = append(note, "named by the verdict ("+pValue(s.P)+")")
+				}
+				if s := b.conns; s != nil {
+					if row.Tag == "" {
+						row.Tag = "failing connections"
+					}
+					note = append(note, fmt.Sprintf("failures stick to some of its connections (%d of %d failed, %s)", s.FailingConnections, s.Connections, pValue(s.P)))
+				}
 			}
 			row.DNSNote = dnsHistory(e, clock)
 			if long := dnsHistory(e, utc); long != "" {
@@ -410,6 +673,7 @@ func (v *View) endpoints(r *Report, targets []string) {
 			}
 			row.Note = strings.Join(note, "; ")
 			tv.Rows = append(tv.Rows, row)
+			tv.DNSNotes = tv.DNSNotes || row.DNSNote != ""
 		}
 		v.Targets = append(v.Targets, tv)
 	}
@@ -473,7 +737,7 @@ func ShortURL(r *Report, target string) string {
 
 func (v *View) who(r *Report) {
 	for _, f := range r.Fingerprints {
-		w := WhoRow{Count: f.Count, Server: f.Server, Producer: f.Producer, BodyHash: f.BodyHash, Body: f.Body,
+		w := WhoRow{Count: f.Count, Server: f.Server, Producer: f.Producer, BodyHash: f.BodyHash, Body: limitBytes(f.Body, bodyLimit),
 			Fresh: f.Fresh, Reused: f.Reused, Addresses: f.Addresses}
 		switch {
 		case f.Merged:
@@ -492,12 +756,17 @@ func (v *View) phases(r *Report) {
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
 		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
-		v.Phases = append(v.Phases, PhaseRow{
-			Label: e.Address, Target: e.Target, Failing: e.Failed > 0,
+		p := PhaseRow{
+			Label: e.Address, Target: e.Target, URL: ShortURL(r, e.Target), Failing: e.Failed > 0,
 			Connect: phaseWords(e, e.Phases.Connect), TLS: phaseWords(e, e.Phases.TLS), TTFB: phaseWords(e, e.Phases.TTFB),
 			FreshFailed: fresh.Failed, Fresh: fresh.Requests, ReusedFailed: reused.Failed, Reuse: reused.Requests,
 			PlainHTTP: strings.HasPrefix(e.Target, "http://"),
-		})
+		}
+		p.TLSShown = p.TLS
+		if p.PlainHTTP && p.Fresh+p.Reuse > 0 {
+			p.TLSShown = "— (plain HTTP)"
+		}
+		v.Phases = append(v.Phases, p)
 	}
 }
 
@@ -508,10 +777,22 @@ func (v *View) timeline(r *Report) {
 		n = max(n, len(s.Requests))
 	}
 	v.Timeline = TimelineView{Step: tl.IntervalS, From: tl.Start, To: Time{tl.Start.Add(secsDuration(tl.IntervalS * float64(n)))}}
-	for i, s := range tl.Series {
-		row := SeriesRow{Label: s.Address, Target: s.Target, Requests: s.Requests, Failed: s.Failed}
-		if i < len(r.Endpoints) {
-			row.Failing = r.Endpoints[i].Failed > 0
+	suspect := map[string]bool{}
+	for _, s := range r.Verdict.Suspects {
+		if s.Kind != SuspectGroup {
+			suspect[s.Target+" "+s.Address] = true
+		}
+	}
+	eps := endpointIndex(r)
+	for _, s := range tl.Series {
+		row := SeriesRow{Label: s.Address, Target: s.Target, Full: s.Address, Requests: s.Requests, Failed: s.Failed,
+			Suspect: suspect[s.Target+" "+s.Address]}
+		if v.MultiURL {
+			row.Full += " " + ShortURL(r, s.Target)
+		}
+		if e := eps[s.Target+" "+s.Address]; e != nil {
+			row.Failing = e.Failed > 0
+			row.Added, row.Removed = e.AddedAt, e.RemovedAt
 		}
 		for j := range s.Requests {
 			row.TotalN += s.Requests[j]
@@ -519,6 +800,16 @@ func (v *View) timeline(r *Report) {
 		}
 		v.Timeline.Series = append(v.Timeline.Series, row)
 	}
+}
+
+// endpointIndex finds an endpoint by its target and address.
+func endpointIndex(r *Report) map[string]*Endpoint {
+	m := make(map[string]*Endpoint, len(r.Endpoints))
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		m[e.Target+" "+e.Address] = e
+	}
+	return m
 }
 
 // correlationHeaders are response headers that name a request in a
@@ -560,11 +851,52 @@ func (v *View) samples(r *Report) {
 			}
 			g.Rows = append(g.Rows, row)
 		}
+		g.HeaderBlock = headerBlock(g.Rows)
 		v.Samples = append(v.Samples, g)
 	}
 }
 
+// headerBlock writes each sample's response headers under a line that
+// names it.
+func headerBlock(rows []SampleRow) string {
+	var b strings.Builder
+	for i, s := range rows {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		id := s.RequestID
+		if id == "" {
+			id = "(no request ID)"
+		}
+		fmt.Fprintf(&b, "# %s · %s · %s", id, s.At, s.Result)
+		if s.Proto != "" {
+			b.WriteString(" · " + s.Proto)
+		}
+		b.WriteString("\n")
+		if s.Error != "" {
+			b.WriteString("error: " + s.Error + "\n")
+		}
+		for _, h := range s.Headers {
+			b.WriteString(h + "\n")
+		}
+	}
+	return b.String()
+}
+
 func (v *View) tests(r *Report) {
+	v.TestsHow = "Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?)."
+	var groups, conns bool
+	for _, t := range r.Verdict.Tests {
+		groups = groups || strings.HasPrefix(t.Scope, "group ")
+		conns = conns || strings.HasPrefix(t.Scope, "connections of ")
+	}
+	if groups {
+		v.TestsHow += " Inside the addresses, each instance (a value of an instance header) is compared with the other instances of its header the same way."
+	}
+	if conns {
+		v.TestsHow += " The connections of an address are judged by whether a request that follows a failure on its own connection fails more often than one that follows successes only (a stratified exact test)."
+	}
+	v.TestsHow += " A difference counts as significant when p is below " + num(testAlpha) + " divided by the number of tests (Bonferroni)."
 	for _, t := range r.Verdict.Tests {
 		restRate := 0.0
 		if t.RestTotal > 0 {
