@@ -92,6 +92,9 @@ func TestExampleBeforeAfter(t *testing.T) {
 			t.Errorf("the script left no %s: %v", file, err)
 		}
 	}
+	checkSchemaFile(t, kindReport, filepath.Join(dir, "out", "before.json"))
+	checkSchemaFile(t, kindReport, filepath.Join(dir, "out", "after.json"))
+	checkSchemaFile(t, kindCompare, filepath.Join(dir, "out", "compare.json"))
 }
 
 // commandLines returns the pinprobe invocations written in a file, with

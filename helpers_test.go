@@ -359,10 +359,12 @@ type jsonSuspect struct {
 	P                  float64    `json:"p"`
 }
 
-// decodeReport decodes a JSON report and checks that every key of the
-// contract this issue covers is present, at every level.
+// decodeReport decodes a JSON report and checks it against
+// schema/pinprobe.report.v1.json, and that every key of the contract this
+// issue covers is present, at every level.
 func decodeReport(t *testing.T, b []byte) *jsonReport {
 	t.Helper()
+	checkSchema(t, kindReport, b)
 	var rep jsonReport
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, b)

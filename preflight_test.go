@@ -86,6 +86,7 @@ func TestPreflightJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("exit %d, stdout is not JSON (%v):\n%s\n%s", code, err, stdout, stderr)
 	}
+	checkSchema(t, kindPreflight, []byte(stdout))
 	if code != exitFail || doc.Schema != "pinprobe.preflight/v1" || len(doc.Checks) != 1 ||
 		doc.Checks[0].OK || doc.Checks[0].Class != "connect_refused" || doc.Checks[0].Address != "127.0.0.1" {
 		t.Errorf("exit %d, %+v; want exit 1 and one refused check of 127.0.0.1", code, doc)

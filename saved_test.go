@@ -48,6 +48,7 @@ func TestScaleOut(t *testing.T) {
 		if err != nil {
 			t.Fatalf("process %d: %v\n%s", i, err, outs[i])
 		}
+		checkSchemaFile(t, kindReport, files[i])
 	}
 	code, stdout, stderr := pinprobe(t, append([]string{"report", "--format", "json"}, files...)...)
 	if code != exitOK {
@@ -95,6 +96,7 @@ func TestReportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSchema(t, kindReport, data)
 	var out, errb bytes.Buffer
 	if code := runWith(t.Context(), []string{"report", "--format", "json", "-"}, bytes.NewReader(data), &out, &errb); code != exitOK {
 		t.Fatalf("report - : exit %d\n%s", code, errb.String())
@@ -178,6 +180,9 @@ func TestCompareCommand(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &c) != nil || c.Schema != "pinprobe.compare/v1" || c.Status != "regressed" {
 		t.Errorf("compare -o: %s (%v); want a pinprobe.compare/v1 document, regressed", data, err)
 	}
+	checkSchema(t, kindCompare, data)
+	checkSchemaFile(t, kindReport, b)
+	checkSchemaFile(t, kindReport, a)
 	// Comparing a run with itself: no change, exit 0 even with the gate.
 	if code, stdout, _ := pinprobe(t, "compare", "--fail-on-regression", b, b); code != exitOK || !strings.Contains(stdout, "no significant change") {
 		t.Errorf("compare a run with itself: exit %d, %q; want 0 and no significant change", code, stdout)

@@ -193,13 +193,15 @@ func (run *mgRun) split(t *testing.T, k int, of func(i int) int) (parts []*Repor
 	return parts, roundTrip(t, all.close(100), "whole.json")
 }
 
-// roundTrip writes r as JSON and reads it back with ReadReport.
+// roundTrip writes r as JSON, checks it against the report schema and
+// reads it back with ReadReport.
 func roundTrip(t *testing.T, r *Report, name string) *Report {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := JSON(&buf, r); err != nil {
 		t.Fatal(err)
 	}
+	checkSchema(t, kindReport, buf.Bytes())
 	got, err := ReadReport(&buf, name)
 	if err != nil {
 		t.Fatalf("ReadReport(%s) = %v", name, err)

@@ -152,11 +152,11 @@ func goldenReport(t *testing.T) *Report {
 		Interrupted: true,
 		Plan:        Plan{Rate: 20, DurationS: 30, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx"},
 		DNS: []DNS{
-			{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{"203.0.113.7", "2001:db8::7"}},
+			{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{"203.0.113.7", "2001:db8::7"}, Changes: []DNSChange{}},
 			{Host: "api.example.com", Port: 8080, Source: "dns 127.0.0.1:53", Addresses: []string{"198.51.100.20"},
 				Changes: []DNSChange{{At: Time{left}, Added: []string{}, Removed: []string{"2001:db8::20"}}}},
 			{Host: "gone.example.com", Port: 443, Source: "system", Addresses: []string{},
-				Error: "resolve gone.example.com (system): no such host"},
+				Error: "resolve gone.example.com (system): no such host", Changes: []DNSChange{}},
 		},
 	}
 	return agg.Close(rep)
