@@ -20,6 +20,18 @@ import (
 // The examples in examples/ are exercised here: each one must keep working
 // as the tool changes.
 
+// TestExampleReports: the demo's reports in examples/ are real reports of
+// this version: the JSON validates against its schema and its invariants.
+func TestExampleReports(t *testing.T) {
+	checkSchemaFile(t, kindReport, "examples/demo-report.json")
+	data, err := os.ReadFile("examples/demo-report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := decodeReport(t, data)
+	checkReport(t, rep)
+}
+
 // TestExampleTargetsFile: the sign-in and signing targets parse, with the
 // body read beside the file and the token taken from the environment.
 func TestExampleTargetsFile(t *testing.T) {

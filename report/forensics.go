@@ -158,6 +158,7 @@ func sampleOf(r *probe.Result, failed bool) Sample {
 			s.Headers[k] = v
 		}
 		s.Body = printable(ev.Body)
+		s.Truncated = ev.Truncated
 	}
 	return s
 }

@@ -128,6 +128,9 @@ type Sample struct {
 	Proto     string            `json:"proto,omitempty"`
 	Headers   map[string]string `json:"headers"`
 	Body      string            `json:"body"`
+	// Truncated says some headers were left out or cut (see
+	// probe.MaxEvidenceHeaders).
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Phase summarises one phase of the requests, in milliseconds.

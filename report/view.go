@@ -293,6 +293,8 @@ type SampleGroup struct {
 
 // SampleRow is one request kept as evidence.
 type SampleRow struct {
+	// Truncated says some response headers were left out or cut.
+	Truncated bool
 	Failed    bool
 	At        string // UTC, to the millisecond
 	Result    string // status, or error class
@@ -827,7 +829,7 @@ func (v *View) samples(r *Report) {
 		for _, s := range e.Samples {
 			row := SampleRow{
 				Failed: s.Failed, At: utc(s.At), Result: sampleResult(&s), Error: s.Error, RequestID: s.RequestID,
-				Latency: latency(s.LatencyMS, 1), Local: s.Local, Remote: s.Remote, Proto: s.Proto, Body: s.Body,
+				Latency: latency(s.LatencyMS, 1), Local: s.Local, Remote: s.Remote, Proto: s.Proto, Body: s.Body, Truncated: s.Truncated,
 			}
 			if row.Remote == "" {
 				row.Remote = hostPort(e.Address, e.Port)
@@ -878,6 +880,9 @@ func headerBlock(rows []SampleRow) string {
 		}
 		for _, h := range s.Headers {
 			b.WriteString(h + "\n")
+		}
+		if s.Truncated {
+			b.WriteString("(more headers came: pinprobe keeps 64, each value cut at 512 bytes, 8 KiB in all)\n")
 		}
 	}
 	return b.String()
