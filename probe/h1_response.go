@@ -87,8 +87,10 @@ func (r *h1Response) take(b []byte) {
 	r.bytes += int64(len(b))
 }
 
-// header returns the header fields of the last response read, as received;
-// it allocates and is meant for samples.
+// header returns the header fields of the last response read, as received
+// and as net/http's Response.Header holds them: Transfer-Encoding, which
+// net/http moves out of the header, is left out. It allocates and is meant
+// for samples.
 func (r *h1Response) header() http.Header {
 	h := http.Header{}
 	_, rest := nextLine(r.head)
@@ -96,7 +98,7 @@ func (r *h1Response) header() http.Header {
 		var line []byte
 		line, rest = nextLine(rest)
 		name, value, err := parseField(line)
-		if err != nil {
+		if err != nil || equalFold(name, "Transfer-Encoding") {
 			continue
 		}
 		k := http.CanonicalHeaderKey(string(name))
@@ -213,7 +215,13 @@ func (c *h1Conn) fill() error {
 			c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
 			c.r = 0
 		} else {
-			b := make([]byte, 2*len(c.rbuf))
+			// No head needs more than h1MaxHead bytes and a read beyond;
+			// the callers fail before they ask for more.
+			size := min(2*len(c.rbuf), h1MaxHead+h1BufSize)
+			if size == len(c.rbuf) {
+				return protoErr("response head larger than %d bytes", h1MaxHead)
+			}
+			b := make([]byte, size)
 			copy(b, c.rbuf)
 			c.rbuf = b
 		}
