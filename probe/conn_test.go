@@ -113,7 +113,8 @@ func startConnLog(t *testing.T, pc protoCase, pki *testPKI) (*connLog, *Endpoint
 
 // TestConnRequests: with ConnRequests 4, 40 requests of one worker go over
 // 10 connections, 4 each in order; over HTTP/1 the 4th asks the server to
-// close, and the server sees 10 client ports.
+// close, and the server sees 10 client ports; on every path that speaks the
+// protocol.
 func TestConnRequests(t *testing.T) {
 	t.Parallel()
 	pki := newTestPKI(t, testHost)
@@ -176,9 +177,9 @@ func testConnRequests(t *testing.T, pc protoCase, client ClientKind, pki *testPK
 	}
 }
 
-// TestConnAge: with ConnAge 150 ms, a worker sending every 10 ms for 1 s
+// TestConnAge: with ConnAge 150 ms, a worker sending every 10 ms for 0.6 s
 // replaces its connection about every 150 ms, and never sends on a
-// connection older than that.
+// connection older than that; on every path that speaks the protocol.
 func TestConnAge(t *testing.T) {
 	t.Parallel()
 	pki := newTestPKI(t, testHost)
@@ -192,7 +193,7 @@ func TestConnAge(t *testing.T) {
 func testConnAge(t *testing.T, pc protoCase, client ClientKind, pki *testPKI) {
 	const age = 150 * time.Millisecond
 	l, ep := startConnLog(t, pc, pki)
-	o := Options{Rate: 100, Duration: time.Second, Concurrency: 1, Client: client, ConnOptions: ConnOptions{
+	o := Options{Rate: 100, Duration: 600 * time.Millisecond, Concurrency: 1, Client: client, ConnOptions: ConnOptions{
 		HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnAge: age, Timeout: 5 * time.Second,
 	}}
 	rs := sentOnly(attack(t, []*Endpoint{ep}, o, 20*time.Second))
@@ -208,9 +209,12 @@ func testConnAge(t *testing.T, pc protoCase, client ClientKind, pki *testPKI) {
 			t.Errorf("connection %d: request %d; want %d", r.ConnID, r.ConnReq, reqs[r.ConnID])
 		}
 		if r.ConnReq == 1 {
-			first[r.ConnID] = r.Start.Add(r.Connect) // about when it was dialled
+			// Its first byte came after the connection was dialled (and,
+			// on ClientAuto's fallback, after the fast path's handshake
+			// that found h2).
+			first[r.ConnID] = r.Start.Add(r.TTFB)
 		} else if old := r.Start.Sub(first[r.ConnID]); old >= age+50*time.Millisecond {
-			t.Errorf("connection %d reused %v after it was dialled; want a new one after %v", r.ConnID, old, age)
+			t.Errorf("connection %d reused %v after its first byte; want a new one after %v", r.ConnID, old, age)
 		}
 	}
 	// A connection takes requests for less than age from its first,
@@ -229,12 +233,17 @@ func testConnAge(t *testing.T, pc protoCase, client ClientKind, pki *testPKI) {
 }
 
 // TestConnNumbersSurviveReAdd removes an endpoint mid-run and adds it back:
-// its connection numbers and request IDs go on instead of starting over.
+// its connection numbers and request IDs go on instead of starting over, on
+// both request paths.
 func TestConnNumbersSurviveReAdd(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testConnNumbersSurviveReAdd)
+}
+
+func testConnNumbersSurviveReAdd(t *testing.T, client ClientKind) {
 	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {})
 	ep := endpoints(t, hostURL("http", port), lo4a)[0]
-	o := Options{Rate: 200, Duration: 2 * time.Second, Concurrency: 4, RequestID: true, ConnOptions: ConnOptions{ConnRequests: 3}}
+	o := Options{Rate: 200, Duration: 2 * time.Second, Concurrency: 4, RequestID: true, Client: client, ConnOptions: ConnOptions{ConnRequests: 3}}
 	run, err := Start(t.Context(), []*Endpoint{ep}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +295,8 @@ func TestConnNumbersSurviveReAdd(t *testing.T) {
 	}
 }
 
-// TestNewConn: --new-conn gives every request a connection of its own.
+// TestNewConn: --new-conn gives every request a connection of its own, on
+// both request paths.
 func TestNewConn(t *testing.T) {
 	t.Parallel()
 	eachClient(t, testNewConn)

@@ -13,9 +13,13 @@ import (
 // [::1], the [::1] instance answering 502, and probes a host name pinned to
 // each address. The servers' own per-address counts must equal pinprobe's
 // per-endpoint counts exactly, every request must carry the host name, and
-// only the 502 address may yield 502s.
+// only the 502 address may yield 502s; on both request paths.
 func TestAttackPinsEveryAddress(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testAttackPinsEveryAddress)
+}
+
+func testAttackPinsEveryAddress(t *testing.T, client ClientKind) {
 	const bad = "::1"
 	h := newHits()
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,7 +34,7 @@ func TestAttackPinsEveryAddress(t *testing.T) {
 	port := serveSamePort(t, handler, nil, addrs...)
 	eps := endpoints(t, hostURL("http", port), addrs...)
 
-	rs := sentOnly(attack(t, eps, Options{Rate: 300, Duration: 500 * time.Millisecond, Concurrency: 10}, 10*time.Second))
+	rs := sentOnly(attack(t, eps, Options{Rate: 300, Duration: 500 * time.Millisecond, Concurrency: 10, Client: client}, 10*time.Second))
 
 	got := map[netip.Addr]int{}
 	for _, r := range rs {

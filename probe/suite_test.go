@@ -32,13 +32,22 @@ import (
 // endpoints of the same run were not touched by any of it.
 
 // suiteTimeout bounds every request of the fault suite: short, so that the
-// faults that hang cost little, long enough for a loaded machine with -race
-// to get the healthy answers in time.
-const suiteTimeout = 300 * time.Millisecond
+// faults that hang cost little, long enough for a loaded machine to finish
+// a TLS handshake or read a 1 MiB head in time (scaled under -race).
+var suiteTimeout = scaled(300 * time.Millisecond)
 
 // suiteSlack is how much later than its bound a request or a run may end on
 // a loaded machine.
-const suiteSlack = 1500 * time.Millisecond
+var suiteSlack = scaled(1500 * time.Millisecond)
+
+// scaled is d, or 4 d under the race detector, which slows TLS handshakes,
+// parsing and the servers alike.
+func scaled(d time.Duration) time.Duration {
+	if raceEnabled {
+		return 4 * d
+	}
+	return d
+}
 
 // faultCase is what one fault must yield on every path.
 type faultCase struct {
@@ -121,7 +130,9 @@ func faultSuite(t *testing.T, client ClientKind, cases []faultCase, version HTTP
 			servers := make([]*testserver.FaultServer, len(cases))
 			var eps []*Endpoint
 			for i, fc := range cases {
-				servers[i] = testserver.StartFault(t, fc.fault, testserver.FaultOptions{PKI: pki, Interval: 100 * time.Millisecond, GoAwayAfter: 2})
+				// A third of the timeout between the pieces of the slow
+				// faults: a few 1xx responses, never the 8 that fail.
+				servers[i] = testserver.StartFault(t, fc.fault, testserver.FaultOptions{PKI: pki, Interval: suiteTimeout / 3})
 				eps = append(eps, suiteEndpoint(t, len(eps), servers[i].URL(), servers[i].Addr().Addr()))
 			}
 			fleet := testserver.StartFleet(t, testserver.FleetOptions{H2C: version == HTTP2}, testserver.AvailableLoopbacks()...)
@@ -130,9 +141,14 @@ func faultSuite(t *testing.T, client ClientKind, cases []faultCase, version HTTP
 				healthy[len(eps)] = b
 				eps = append(eps, suiteEndpoint(t, len(eps), fleet.URL(), b.Addr()))
 			}
-			const perEndpoint = 20.0 // requests/s
+			// About 12 requests per endpoint (6 under -race, whose 1 MiB
+			// heads cost a lot on both ends).
+			perEndpoint, duration := 20.0, 600*time.Millisecond // requests/s
+			if raceEnabled {
+				perEndpoint, duration = 5, 1200*time.Millisecond
+			}
 			o := Options{
-				Rate: perEndpoint * float64(len(eps)), Duration: 600 * time.Millisecond, Concurrency: 4, Client: client,
+				Rate: perEndpoint * float64(len(eps)), Duration: duration, Concurrency: 8, Client: client,
 				ConnOptions: ConnOptions{Timeout: suiteTimeout, HTTP: version, TLS: &tls.Config{RootCAs: pki.Pool}},
 			}
 			if cancel {
@@ -147,8 +163,8 @@ func faultSuite(t *testing.T, client ClientKind, cases []faultCase, version HTTP
 			}
 			end := start.Add(o.Duration)
 			if cancel {
-				end = start.Add(400 * time.Millisecond)
-				time.AfterFunc(400*time.Millisecond, stop)
+				end = start.Add(duration * 2 / 3)
+				time.AfterFunc(duration*2/3, stop)
 			}
 			rs := collect(t, run.Results(), time.Until(end)+suiteTimeout+lateGrace+10*time.Second)
 			if took := time.Since(end); took > suiteTimeout+lateGrace+suiteSlack {
@@ -210,6 +226,7 @@ func checkFault(t *testing.T, fc faultCase, client ClientKind, s *testserver.Fau
 		t.Fatalf("no requests sent")
 	}
 	ok, failed := 0, 0
+	var slowest time.Duration
 	conns := map[uint64]bool{}
 	reachedNoConn := 0 // requests whose connection the server accepted but that report none
 	for i, r := range rs {
@@ -221,6 +238,7 @@ func checkFault(t *testing.T, fc faultCase, client ClientKind, s *testserver.Fau
 		if r.Class != fc.class || r.Status != fc.status || (r.Err != nil) != (fc.class != ClassNone) {
 			t.Errorf("request %d: status %d, class %q (%v); want status %d, class %q", i, r.Status, r.Class, r.Err, fc.status, fc.class)
 		}
+		slowest = max(slowest, r.Latency)
 		if r.Latency > suiteTimeout+suiteSlack {
 			t.Errorf("request %d took %v; want at most the %v timeout", i, r.Latency, suiteTimeout)
 		}
@@ -266,7 +284,8 @@ func checkFault(t *testing.T, fc faultCase, client ClientKind, s *testserver.Fau
 			t.Errorf("no GOAWAY sent in %d requests", len(rs))
 		}
 	}
-	t.Logf("%d requests (%d ok) on %d connections; the server accepted %d and read %d requests", len(rs), ok, len(conns), s.Conns(), s.Heads())
+	t.Logf("%d requests (%d ok) on %d connections, the slowest %v; the server accepted %d and read %d requests",
+		len(rs), ok, len(conns), slowest.Round(time.Millisecond), s.Conns(), s.Heads())
 	if fc.fault == testserver.Informational && len(conns) >= len(rs) && len(rs) > 4 {
 		t.Errorf("%d requests on %d connections; want keep-alive", len(rs), len(conns))
 	}
@@ -306,7 +325,7 @@ func TestFaultMemoryBounded(t *testing.T) {
 				s := testserver.StartFault(t, f, testserver.FaultOptions{Interval: 50 * time.Microsecond})
 				eps = append(eps, suiteEndpoint(t, len(eps), s.URL(), s.Addr().Addr()))
 			}
-			o := Options{Max: true, Concurrency: workers, Duration: time.Second, Client: client, GroupBy: []string{"X-Filler-0001"},
+			o := Options{Max: true, Concurrency: workers, Duration: 500 * time.Millisecond, Client: client, GroupBy: []string{"X-Filler-0001"},
 				Evidence:    Evidence{Failed: func(int) bool { return true }, Samples: 5},
 				ConnOptions: ConnOptions{Timeout: 300 * time.Millisecond}}
 			var ms runtime.MemStats
@@ -349,7 +368,7 @@ func TestFaultMemoryBounded(t *testing.T) {
 				t.Errorf("heap %d MiB after the run, %d MiB before; want at most %d MiB kept", after>>20, before>>20, retainBound>>20)
 			}
 			if n < 3*workers {
-				t.Errorf("%d requests in a second of %d workers; want the faults loaded", n, 3*workers)
+				t.Errorf("%d requests in half a second of %d workers; want the faults loaded", n, 3*workers)
 			}
 		})
 	}
