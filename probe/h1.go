@@ -18,7 +18,8 @@ import (
 // nothing per request on the happy path. Nothing is ever retried: a failure
 // on a reused connection is returned as it is.
 //
-// A worker holds at most one *h1Conn and one *h1Response; per request:
+// A worker holds at most one *h1Conn and one *h1Response; per request (see
+// h1Sender.do, the engine's use of it):
 //
 //	start := time.Now(); deadline := start.Add(timeout)
 //	if c != nil && c.stale(start) { c = nil }       // closed by the server while idle

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -32,19 +34,20 @@ import (
 // endpoints of the same run were not touched by any of it.
 
 // suiteTimeout bounds every request of the fault suite: short, so that the
-// faults that hang cost little, long enough for a loaded machine to finish
-// a TLS handshake or read a 1 MiB head in time (scaled under -race).
-var suiteTimeout = scaled(300 * time.Millisecond)
+// faults that hang cost little, long enough for two cores loaded by a whole
+// repository's tests to dial, finish a TLS handshake or read a 1 MiB head
+// in time (300 ms is not, there); doubled under -race.
+var suiteTimeout = scaled(time.Second)
 
 // suiteSlack is how much later than its bound a request or a run may end on
 // a loaded machine.
 var suiteSlack = scaled(1500 * time.Millisecond)
 
-// scaled is d, or 4 d under the race detector, which slows TLS handshakes,
+// scaled is d, or 2 d under the race detector, which slows TLS handshakes,
 // parsing and the servers alike.
 func scaled(d time.Duration) time.Duration {
 	if raceEnabled {
-		return 4 * d
+		return 2 * d
 	}
 	return d
 }
@@ -199,8 +202,10 @@ func faultSuite(t *testing.T, client ClientKind, cases []faultCase, version HTTP
 						t.Errorf("healthy %s: status %d, %v; want 200 beside the faults", b.Addr(), r.Status, r.Err)
 					}
 				}
-				if dropped[id] > 0 {
-					t.Errorf("healthy %s: %d requests dropped; want none", b.Addr(), dropped[id])
+				// A request is dropped only when 8 are in flight: on a
+				// loaded machine, never for most of them.
+				if dropped[id] > len(got) {
+					t.Errorf("healthy %s: %d requests sent, %d dropped; want most sent", b.Addr(), len(got), dropped[id])
 				}
 				waitFor(t, fmt.Sprintf("healthy %s to have seen %d requests", b.Addr(), len(got)), func() bool { return b.Hits() == int64(len(got)) })
 			}
@@ -582,5 +587,90 @@ func TestNginxEveryPath(t *testing.T) {
 
 			})
 		})
+	}
+}
+
+// TestPathsSendTheSameRequest sends one request of each shape through both
+// paths to a raw server and compares what arrived, parsed: method,
+// request-target, Host, every header field (the X-Request-Id's run prefix
+// aside), the body's framing and bytes.
+func TestPathsSendTheSameRequest(t *testing.T) {
+	t.Parallel()
+	seen := make(chan string, 1)
+	port := rawServer(t, func(c net.Conn) {
+		_, req, err := readRaw(c)
+		if err != nil {
+			return
+		}
+		body, _ := io.ReadAll(req.Body)
+		h := req.Header.Clone()
+		if rest, ok := strings.CutPrefix(h.Get("X-Request-Id"), "pinprobe-"); ok {
+			_, n, _ := strings.Cut(rest, "-")
+			h.Set("X-Request-Id", n) // the endpoint and number, not the run
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %s %s host=%q close=%v length=%d te=%q body=%q", req.Method, req.RequestURI, req.Proto, req.Host, req.Close, req.ContentLength, req.TransferEncoding, body)
+		for _, k := range slices.Sorted(maps.Keys(h)) {
+			fmt.Fprintf(&b, " %s=%q", k, h[k])
+		}
+		seen <- b.String()
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	})
+	tests := []struct {
+		name   string
+		url    string // path and query after the host
+		method string
+		header http.Header
+		body   string
+		id     bool
+		// stdNoLength: the std path leaves out Content-Length: 0.
+		stdNoLength bool
+	}{
+		{name: "GET", url: "/a/b?q=1&r=%20x", method: http.MethodGet, id: true},
+		{name: "HEAD", url: "/", method: http.MethodHead},
+		{name: "POST without a body", url: "/", method: http.MethodPost},
+		{name: "POST", url: "/submit", method: http.MethodPost, body: `{"a":1}`, header: http.Header{"Content-Type": {"application/json"}}},
+		// The one difference: the std path sends a replayable PUT (or POST,
+		// PATCH) without a body with no Content-Length at all, which is how
+		// it keeps net/http from resending it (reqBody.set); the fast path
+		// sends Content-Length: 0, as net/http otherwise does. Both mean
+		// no body.
+		{name: "PUT with an Idempotency-Key, no body", url: "/", method: http.MethodPut, header: http.Header{"Idempotency-Key": {"k1"}}, stdNoLength: true},
+		{name: "DELETE", url: "/x", method: http.MethodDelete},
+		{name: "OPTIONS", url: "/", method: http.MethodOptions},
+		{name: "GET with a body", url: "/", method: http.MethodGet, body: "q=1"},
+		{name: "headers", url: "/", method: http.MethodGet, id: true, header: http.Header{
+			"Accept-Encoding": {"gzip"}, "X-Multi": {"a", "b"}, "User-Agent": {"curl/8"}, "Cookie": {"s=1"},
+			"Host": {"other.pinprobe.test"}, "X-Request-Id": {"mine"},
+		}},
+		{name: "credentials in the URL", url: "/", method: http.MethodGet},
+		{name: "Connection: close from the user", url: "/", method: http.MethodGet, header: http.Header{"Connection": {"close"}}},
+	}
+	for _, tt := range tests {
+		got := map[ClientKind]string{}
+		for _, client := range clients {
+			host := testHost + ":" + strconv.Itoa(int(port))
+			if tt.name == "credentials in the URL" {
+				host = "alice:s3cret@" + host
+			}
+			eps := endpoints(t, "http://"+host+tt.url, lo4a)
+			eps[0].Target.Method, eps[0].Target.Header, eps[0].Target.Body = tt.method, tt.header, []byte(tt.body)
+			o := Options{Rate: 100, Requests: 1, Client: client, RequestID: tt.id, UserAgent: "pinprobe/test"}
+			rs := sentOnly(attack(t, eps, o, 10*time.Second))
+			if len(rs) != 1 || rs[0].Err != nil {
+				t.Fatalf("%s on %s: results %+v; want one success", tt.name, client, rs)
+			}
+			select {
+			case got[client] = <-seen:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s on %s: the server saw no request", tt.name, client)
+			}
+		}
+		if tt.stdNoLength {
+			got[ClientFast] = strings.Replace(got[ClientFast], ` Content-Length=["0"]`, "", 1)
+		}
+		if got[ClientStd] != got[ClientFast] {
+			t.Errorf("%s: the server saw\nstd:  %s\nfast: %s", tt.name, got[ClientStd], got[ClientFast])
+		}
 	}
 }
