@@ -34,7 +34,8 @@ func testAttackPinsEveryAddress(t *testing.T, client ClientKind) {
 	port := serveSamePort(t, handler, nil, addrs...)
 	eps := endpoints(t, hostURL("http", port), addrs...)
 
-	rs := sentOnly(attack(t, eps, Options{Rate: 300, Duration: 500 * time.Millisecond, Concurrency: 10, Client: client}, 10*time.Second))
+	all := attack(t, eps, Options{Rate: 300, Duration: 500 * time.Millisecond, Concurrency: 10, Client: client}, 10*time.Second)
+	rs, tl := sentOnly(all), tallyOf(all)
 
 	got := map[netip.Addr]int{}
 	for _, r := range rs {
@@ -61,9 +62,11 @@ func testAttackPinsEveryAddress(t *testing.T, client ClientKind) {
 	if !maps.Equal(got, served) {
 		t.Errorf("per-address counts: pinprobe %v; servers %v", got, served)
 	}
-	for _, a := range addrs {
-		if got[a] < 25 {
-			t.Errorf("%s got %d requests; want about 50", a, got[a])
+	// 50 requests are due per address; a loaded machine may drop some
+	// (the open model never queues), but each address gets its share.
+	for _, ep := range eps {
+		if sent, due := tl.sent[ep.ID], tl.sent[ep.ID]+tl.dropped[ep.ID]; due < 45 || sent < 10 {
+			t.Errorf("%s: %d requests sent, %d due; want about 50 due, most sent", ep.Addr, sent, due)
 		}
 	}
 	wantHost := testHost + ":" + strconv.Itoa(int(port))
