@@ -344,3 +344,13 @@ func eachClientOf(t *testing.T, cs []ClientKind, f func(t *testing.T, client Cli
 		})
 	}
 }
+
+// scaled is d, or 2 d under the race detector, which slows TLS handshakes,
+// parsing and the servers alike: for the bounds of tests that depend on
+// how fast a loaded machine answers.
+func scaled(d time.Duration) time.Duration {
+	if raceEnabled {
+		return 2 * d
+	}
+	return d
+}

@@ -43,14 +43,6 @@ var suiteTimeout = scaled(time.Second)
 // a loaded machine.
 var suiteSlack = scaled(1500 * time.Millisecond)
 
-// scaled is d, or 2 d under the race detector, which slows TLS handshakes,
-// parsing and the servers alike.
-func scaled(d time.Duration) time.Duration {
-	if raceEnabled {
-		return 2 * d
-	}
-	return d
-}
 
 // faultCase is what one fault must yield on every path.
 type faultCase struct {
