@@ -41,13 +41,21 @@ func benchEndpoint(b *testing.B) *Endpoint {
 
 func itoa(n int) string { return netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(n)).String()[8:] }
 
-// BenchmarkAttackMax measures the closed model with 50 workers: ns/op is the
-// wall time per request at saturation (1e9/ns-per-op = requests/s).
+// BenchmarkAttackMax measures the closed model with 50 workers, on both
+// request paths: ns/op is the wall time per request at saturation
+// (1e9/ns-per-op = requests/s), cpu-µs/req the process's CPU per request.
 func BenchmarkAttackMax(b *testing.B) {
+	for _, client := range clients {
+		b.Run("client="+string(client), func(b *testing.B) { benchMax(b, client) })
+	}
+}
+
+func benchMax(b *testing.B, client ClientKind) {
 	ep := benchEndpoint(b)
-	opts := Options{Max: true, Concurrency: 50, Requests: int64(b.N), ConnOptions: ConnOptions{Timeout: 10 * time.Second, Concurrency: 50}}
+	opts := Options{Max: true, Concurrency: 50, Requests: int64(b.N), Client: client, ConnOptions: ConnOptions{Timeout: 10 * time.Second, Concurrency: 50}}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuTime(b)
 	results, err := Attack(context.Background(), []*Endpoint{ep}, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -62,7 +70,9 @@ func BenchmarkAttackMax(b *testing.B) {
 			failed++
 		}
 	}
+	cpu := cpuTime(b) - cpu0
 	b.StopTimer()
+	b.ReportMetric(float64(cpu.Microseconds())/float64(max(n, 1)), "cpu-µs/req")
 	b.ReportMetric(float64(fresh), "conns")
 	if n != b.N || failed > 0 {
 		b.Fatalf("got %d results, %d failed; want %d, 0 failed", n, failed, b.N)

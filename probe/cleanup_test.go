@@ -8,13 +8,22 @@ import (
 )
 
 // TestRunClosesItsConnections: once a run's results channel is closed, its
-// transports hold no kept-alive connection, so the two goroutines net/http
-// runs per connection are gone too (polled, bounded by 2 s).
+// senders hold no kept-alive connection: the two goroutines net/http runs
+// per connection are gone, and so is the test server's goroutine of every
+// connection, which outlives a connection the fast path left open (polled,
+// bounded by 2 s). The paths run one after the other: the test counts
+// goroutines.
 func TestRunClosesItsConnections(t *testing.T) {
+	for _, client := range clients {
+		t.Run(string(client), func(t *testing.T) { testRunClosesItsConnections(t, client) })
+	}
+}
+
+func testRunClosesItsConnections(t *testing.T, client ClientKind) {
 	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {})
 	eps := endpoints(t, hostURL("http", port), lo4a)
 	before := runtime.NumGoroutine()
-	o := Options{Rate: 1000, Requests: 200, Concurrency: 20, ConnOptions: ConnOptions{Concurrency: 20}}
+	o := Options{Rate: 1000, Requests: 200, Concurrency: 20, Client: client, ConnOptions: ConnOptions{Concurrency: 20}}
 	attack(t, eps, o, 10*time.Second)
 	deadline := time.Now().Add(2 * time.Second)
 	after := runtime.NumGoroutine()

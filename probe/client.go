@@ -140,7 +140,10 @@ func transportFor(o ConnOptions, dial func(context.Context, string, string) (net
 		MaxIdleConnsPerHost:   idle,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
-		Protocols:             p,
+		// A response head is bounded as the HTTP/1.1 client bounds it, so
+		// both paths classify a huge one alike (protocol).
+		MaxResponseHeaderBytes: h1MaxHead,
+		Protocols:              p,
 	}
 }
 

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -74,7 +76,9 @@ func (s snap) String() string {
 // name only (no IP SANs) on 127.0.0.1 and [::1]. With the test CA every
 // request succeeds, the server sees the host name as SNI and the protocol
 // that --http asked for; without it, or for another name, every request
-// fails with class tls and none reaches a handler.
+// fails with class tls and none reaches a handler. Every request path that
+// speaks the protocol runs it, ClientAuto too (it offers h2 on the fast path
+// and gives way when the server chooses it, as this one does).
 func TestTLSVerifiesHostNameThroughPinning(t *testing.T) {
 	t.Parallel()
 	pki := newTestPKI(t, testHost)
@@ -92,65 +96,84 @@ func TestTLSVerifiesHostNameThroughPinning(t *testing.T) {
 	}{
 		{"http2", testHost, trusted, HTTP2, 2},
 		{"http1.1", testHost, trusted, HTTP1, 1},
-		{"auto", testHost, trusted, HTTPAuto, 2},
+		{"auto", testHost, trusted, HTTPAuto, 2}, // HTTP/1.1 on ClientFast, which offers only that
 		{"unknown CA", testHost, nil, HTTPAuto, 0},
 		{"unknown CA http1.1", testHost, &tls.Config{}, HTTP1, 0},
 		{"wrong host name", "other.pinprobe.test", trusted, HTTP2, 0},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv.reset()
-			eps := endpoints(t, "https://"+tt.host+":"+strconv.Itoa(int(port))+"/", addrs...)
-			o := Options{
-				ConnOptions: ConnOptions{TLS: tt.tls, HTTP: tt.http, Timeout: 5 * time.Second},
-				Rate:        200, Requests: 20, Concurrency: 2,
-			}
-			rs := attack(t, eps, o, 10*time.Second)
-			tl := tallyOf(rs)
-			if sent, _ := tl.total(); sent != 20 {
-				t.Fatalf("%d requests; want 20", sent)
-			}
-			for _, r := range sentOnly(rs) {
-				if tt.wantProto == 0 {
-					if r.Class != ClassTLS || r.Status != 0 {
-						t.Errorf("endpoint %d: status %d class %q (%v); want class tls", r.Endpoint, r.Status, r.Class, r.Err)
+		for _, client := range clientsFor(tt.http) {
+			t.Run(tt.name+"/"+string(client), func(t *testing.T) {
+				srv.reset()
+				eps := endpoints(t, "https://"+tt.host+":"+strconv.Itoa(int(port))+"/", addrs...)
+				o := Options{
+					ConnOptions: ConnOptions{TLS: tt.tls, HTTP: tt.http, Timeout: 5 * time.Second},
+					Rate:        200, Requests: 20, Concurrency: 2, Client: client,
+				}
+				wantProto := tt.wantProto
+				if client == ClientFast && wantProto == 2 {
+					wantProto = 1 // the fast client offers only http/1.1
+				}
+				rs := attack(t, eps, o, 10*time.Second)
+				tl := tallyOf(rs)
+				if sent, _ := tl.total(); sent != 20 {
+					t.Fatalf("%d requests; want 20", sent)
+				}
+				for _, r := range sentOnly(rs) {
+					if wantProto == 0 {
+						if r.Class != ClassTLS || r.Status != 0 {
+							t.Errorf("endpoint %d: status %d class %q (%v); want class tls", r.Endpoint, r.Status, r.Class, r.Err)
+						}
+						continue
 					}
-					continue
+					if r.Err != nil || r.Status != http.StatusOK {
+						t.Errorf("endpoint %d: status %d, %v; want 200", r.Endpoint, r.Status, r.Err)
+					}
+					if want := eps[r.Endpoint].AddrPort(); r.Remote != want {
+						t.Errorf("endpoint %d: Remote = %v; want %v", r.Endpoint, r.Remote, want)
+					}
 				}
-				if r.Err != nil || r.Status != http.StatusOK {
-					t.Errorf("endpoint %d: status %d, %v; want 200", r.Endpoint, r.Status, r.Err)
+				got := srv.snap()
+				if wantProto == 0 {
+					if got.reqs != 0 {
+						t.Errorf("server saw %d requests through a failed handshake", got.reqs)
+					}
+					return
 				}
-				if want := eps[r.Endpoint].AddrPort(); r.Remote != want {
-					t.Errorf("endpoint %d: Remote = %v; want %v", r.Endpoint, r.Remote, want)
+				if got.reqs != 20 || got.sni[testHost] != 20 || got.proto[wantProto] != 20 || got.hosts[testHost+":"+strconv.Itoa(int(port))] != 20 {
+					t.Errorf("server saw %s; want 20 requests, all with SNI %q, HTTP/%d", got, testHost, wantProto)
 				}
-			}
-			got := srv.snap()
-			if tt.wantProto == 0 {
-				if got.reqs != 0 {
-					t.Errorf("server saw %d requests through a failed handshake", got.reqs)
+				for _, a := range addrs {
+					if got.addrs[a] != tl.sent[endpointOf(eps, a)] {
+						t.Errorf("%s: server saw %d requests, pinprobe counted %d", a, got.addrs[a], tl.sent[endpointOf(eps, a)])
+					}
 				}
-				return
-			}
-			if got.reqs != 20 || got.sni[testHost] != 20 || got.proto[tt.wantProto] != 20 || got.hosts[testHost+":"+strconv.Itoa(int(port))] != 20 {
-				t.Errorf("server saw %s; want 20 requests, all with SNI %q, HTTP/%d", got, testHost, tt.wantProto)
-			}
-			for _, a := range addrs {
-				if got.addrs[a] != tl.sent[endpointOf(eps, a)] {
-					t.Errorf("%s: server saw %d requests, pinprobe counted %d", a, got.addrs[a], tl.sent[endpointOf(eps, a)])
-				}
-			}
-		})
+			})
+		}
 	}
+}
+
+// clientsFor returns the request paths that speak v: net/http and, for
+// HTTP/2, ClientAuto (the fast path giving way); both paths otherwise.
+func clientsFor(v HTTPVersion) []ClientKind {
+	if v == HTTP2 {
+		return []ClientKind{ClientStd, ClientAuto}
+	}
+	return append(slices.Clone(clients), ClientAuto)
 }
 
 // TestTLSErrorIsVerification checks the class tls rests on the verification
 // error itself, not on its text.
 func TestTLSErrorIsVerification(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testTLSErrorIsVerification)
+}
+
+func testTLSErrorIsVerification(t *testing.T, client ClientKind) {
 	pki := newTestPKI(t, testHost)
 	port := serveSamePort(t, newSeen(), pki.serverConfig(), lo4a)
 	eps := endpoints(t, hostURL("https", port), lo4a)
-	rs := sentOnly(attack(t, eps, Options{Rate: 100, Requests: 1}, 10*time.Second))
+	rs := sentOnly(attack(t, eps, Options{Rate: 100, Requests: 1, Client: client}, 10*time.Second))
 	if len(rs) != 1 {
 		t.Fatalf("%d results; want 1", len(rs))
 	}
@@ -183,20 +206,56 @@ func TestH2C(t *testing.T) {
 		{HTTPAuto, 1}, // no ALPN without TLS: auto means HTTP/1.1 on http://
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.http), func(t *testing.T) {
-			srv.reset()
-			eps := endpoints(t, hostURL("http", port), lo4a, lo6)
-			o := Options{ConnOptions: ConnOptions{HTTP: tt.http}, Rate: 200, Requests: 10, Concurrency: 2}
-			rs := sentOnly(attack(t, eps, o, 10*time.Second))
-			for _, r := range rs {
-				if r.Err != nil || r.Status != http.StatusOK {
-					t.Errorf("endpoint %d: status %d, %v; want 200", r.Endpoint, r.Status, r.Err)
+		for _, client := range clientsFor(tt.http) {
+			t.Run(string(tt.http)+"/"+string(client), func(t *testing.T) {
+				srv.reset()
+				eps := endpoints(t, hostURL("http", port), lo4a, lo6)
+				o := Options{ConnOptions: ConnOptions{HTTP: tt.http}, Rate: 200, Requests: 10, Concurrency: 2, Client: client}
+				rs := sentOnly(attack(t, eps, o, 10*time.Second))
+				for _, r := range rs {
+					if r.Err != nil || r.Status != http.StatusOK {
+						t.Errorf("endpoint %d: status %d, %v; want 200", r.Endpoint, r.Status, r.Err)
+					}
 				}
-			}
-			if got := srv.snap(); len(rs) != 10 || got.reqs != 10 || got.proto[tt.wantProto] != 10 {
-				t.Errorf("%d results, server saw %s; want 10 requests over HTTP/%d", len(rs), got, tt.wantProto)
-			}
-		})
+				if got := srv.snap(); len(rs) != 10 || got.reqs != 10 || got.proto[tt.wantProto] != 10 {
+					t.Errorf("%d results, server saw %s; want 10 requests over HTTP/%d", len(rs), got, tt.wantProto)
+				}
+			})
+		}
+	}
+}
+
+// TestFastClientRefusesHTTP2: ClientFast speaks HTTP/1.1 only, so Start
+// refuses --http 2 (and CONNECT) instead of measuring net/http unasked, and
+// an unknown client is refused too; ClientAuto hands them to net/http.
+func TestFastClientRefusesHTTP2(t *testing.T) {
+	eps := endpoints(t, "https://"+testHost+"/", lo4a)
+	connect := endpoints(t, "http://"+testHost+"/", lo4a)
+	connect[0].Target.Method = http.MethodConnect
+	tests := []struct {
+		name    string
+		eps     []*Endpoint
+		o       Options
+		wantErr bool
+	}{
+		{"fast, --http 2", eps, Options{Client: ClientFast, ConnOptions: ConnOptions{HTTP: HTTP2}}, true},
+		{"fast, CONNECT", connect, Options{Client: ClientFast}, true},
+		{"unknown client", eps, Options{Client: "curl"}, true},
+		{"auto, --http 2", eps, Options{Client: ClientAuto, ConnOptions: ConnOptions{HTTP: HTTP2}}, false},
+		{"auto, CONNECT", connect, Options{Client: ClientAuto}, false},
+		{"std, --http 2", eps, Options{Client: ClientStd, ConnOptions: ConnOptions{HTTP: HTTP2}}, false},
+	}
+	for _, tt := range tests {
+		tt.o.Rate = 1
+		ctx, cancel := context.WithCancel(t.Context())
+		run, err := Start(ctx, tt.eps, tt.o)
+		cancel()
+		if run != nil {
+			collect(t, run.Results(), 10*time.Second)
+		}
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%s: Start error %v; want an error: %v", tt.name, err, tt.wantErr)
+		}
 	}
 }
 

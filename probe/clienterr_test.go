@@ -15,9 +15,13 @@ import (
 	"time"
 )
 
-// helperEnv names the server a helper process loads; set only in the
-// helper processes TestClientErrorsAreNotTheBackends starts.
-const helperEnv = "PINPROBE_TEST_HELPER_FDS"
+// helperEnv names the server a helper process loads, and helperClientEnv
+// the request path it loads it through; set only in the helper processes
+// TestClientErrorsAreNotTheBackends starts.
+const (
+	helperEnv       = "PINPROBE_TEST_HELPER_FDS"
+	helperClientEnv = "PINPROBE_TEST_HELPER_CLIENT"
+)
 
 // helperFDs is the descriptor limit (soft and hard) the helper runs under.
 const helperFDs = 64
@@ -53,7 +57,8 @@ func TestHelperProcess(t *testing.T) {
 	}
 	ap := netip.MustParseAddrPort(addr)
 	ep := endpoints(t, hostURL("http", ap.Port()), ap.Addr())[0]
-	o := Options{Max: true, Concurrency: 200, Requests: 600, ConnOptions: ConnOptions{NewConn: true, Timeout: 10 * time.Second}}
+	o := Options{Max: true, Concurrency: 200, Requests: 600, Client: ClientKind(os.Getenv(helperClientEnv)),
+		ConnOptions: ConnOptions{NewConn: true, Timeout: 10 * time.Second}}
 	rep.Classes, rep.Errors = map[string]int{}, map[string]string{}
 	for _, r := range attack(t, []*Endpoint{ep}, o, time.Minute) {
 		if r.Err == nil && r.Status == http.StatusOK {
@@ -73,15 +78,20 @@ func TestHelperProcess(t *testing.T) {
 // TestClientErrorsAreNotTheBackends runs a helper process out of file
 // descriptors against a healthy server: the dials it cannot make are class
 // client, nothing is misclassified as other or network_unreachable, and
-// every other request reached the server and succeeded.
+// every other request reached the server and succeeded; on both request
+// paths.
 func TestClientErrorsAreNotTheBackends(t *testing.T) {
+	eachClient(t, testClientErrorsAreNotTheBackends)
+}
+
+func testClientErrorsAreNotTheBackends(t *testing.T, client ClientKind) {
 	var served atomic.Int64
 	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
 		served.Add(1)
 		w.Write([]byte("ok\n"))
 	})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"="+netip.AddrPortFrom(lo4a, port).String())
+	cmd.Env = append(os.Environ(), helperEnv+"="+netip.AddrPortFrom(lo4a, port).String(), helperClientEnv+"="+string(client))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

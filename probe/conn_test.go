@@ -68,6 +68,24 @@ var connProtos = []protoCase{
 	{"h2c", "http", HTTP2, 2},
 	{"HTTP/1.1 over TLS", "https", HTTP1, 1},
 	{"HTTP/2 over TLS", "https", HTTP2, 2},
+	{"auto over TLS, h2 chosen", "https", HTTPAuto, 2},
+}
+
+// clients are the request paths that speak pc: both for HTTP/1.1; for
+// HTTP/2 net/http, also reached through ClientAuto (which, for --http auto
+// over TLS, first offers h2 on the fast path and gives way when the server
+// chooses it).
+func (pc protoCase) clients() []ClientKind {
+	if pc.proto == 2 {
+		return []ClientKind{ClientStd, ClientAuto}
+	}
+	return clients
+}
+
+// fallback reports whether client reaches pc's server through the fast
+// path's ALPN offer first: that connection, numbered, carries nothing.
+func (pc protoCase) fallback(client ClientKind) bool {
+	return client == ClientAuto && pc.http == HTTPAuto && pc.scheme == "https"
 }
 
 // startConnLog serves a connLog on 127.0.0.1 for pc: TLS with the test CA
@@ -95,116 +113,140 @@ func startConnLog(t *testing.T, pc protoCase, pki *testPKI) (*connLog, *Endpoint
 
 // TestConnRequests: with ConnRequests 4, 40 requests of one worker go over
 // 10 connections, 4 each in order; over HTTP/1 the 4th asks the server to
-// close, and the server sees 10 client ports.
+// close, and the server sees 10 client ports; on every path that speaks the
+// protocol.
 func TestConnRequests(t *testing.T) {
 	t.Parallel()
 	pki := newTestPKI(t, testHost)
 	for _, pc := range connProtos {
 		t.Run(pc.name, func(t *testing.T) {
-			l, ep := startConnLog(t, pc, pki)
-			o := Options{Max: true, Concurrency: 1, Requests: 40, ConnOptions: ConnOptions{
-				HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnRequests: 4, Timeout: 5 * time.Second,
-			}}
-			rs := attack(t, []*Endpoint{ep}, o, 20*time.Second)
-			if len(rs) != 40 {
-				t.Fatalf("%d results; want 40", len(rs))
-			}
-			var prevID uint64
-			for i, r := range rs {
-				// A connection of its own every 4 requests; net/http may dial
-				// one it does not use (numbered all the same).
-				wantReq, newConn := i%4+1, i%4 == 0
-				if r.Err != nil || r.Status != http.StatusOK {
-					t.Errorf("request %d: status %d, %v", i, r.Status, r.Err)
-				}
-				if r.ConnReq != wantReq || r.Reused != (wantReq > 1) || (r.ConnID > prevID) != newConn || (newConn && i == 0 && r.ConnID != 1) {
-					t.Errorf("request %d: connection %d request %d reused %v after connection %d; want request %d, a new connection: %v", i, r.ConnID, r.ConnReq, r.Reused, prevID, wantReq, newConn)
-				}
-				prevID = r.ConnID
-				if r.Remote != ep.AddrPort() || !r.Local.IsValid() {
-					t.Errorf("request %d: %v -> %v; want a local address and %v", i, r.Local, r.Remote, ep.AddrPort())
-				}
-				// Phases: connect (and TLS) only on a new connection.
-				fresh, tlsOn := r.ConnReq == 1, pc.scheme == "https"
-				if (r.Connect > 0) != fresh || (r.TLS > 0) != (fresh && tlsOn) || r.TTFB <= 0 || r.TTFB > r.Latency {
-					t.Errorf("request %d (#%d on its connection): connect %v, TLS %v, first byte %v of %v", i, r.ConnReq, r.Connect, r.TLS, r.TTFB, r.Latency)
-				}
-			}
-			seen := l.seen()
-			ports := l.ports()
-			if len(ports) != 10 {
-				t.Errorf("server saw %d client ports (%v); want 10", len(ports), ports)
-			}
-			for p, n := range ports {
-				if n != 4 {
-					t.Errorf("port %d carried %d requests; want 4", p, n)
-				}
-			}
-			for i, s := range seen {
-				wantClose := pc.proto == 1 && s.nth == 4
-				if s.close != wantClose || s.proto != pc.proto {
-					t.Errorf("request %d (#%d on its connection): Connection: close %v, HTTP/%d; want %v, HTTP/%d", i, s.nth, s.close, s.proto, wantClose, pc.proto)
-				}
-			}
+			eachClientOf(t, pc.clients(), func(t *testing.T, client ClientKind) { testConnRequests(t, pc, client, pki) })
 		})
 	}
 }
 
-// TestConnAge: with ConnAge 150 ms, a worker sending every 10 ms for 1 s
+func testConnRequests(t *testing.T, pc protoCase, client ClientKind, pki *testPKI) {
+	l, ep := startConnLog(t, pc, pki)
+	firstID := uint64(1)
+	if pc.fallback(client) {
+		firstID = 2
+	}
+	o := Options{Max: true, Concurrency: 1, Requests: 40, Client: client, ConnOptions: ConnOptions{
+		HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnRequests: 4, Timeout: 5 * time.Second,
+	}}
+	rs := attack(t, []*Endpoint{ep}, o, 20*time.Second)
+	if len(rs) != 40 {
+		t.Fatalf("%d results; want 40", len(rs))
+	}
+	var prevID uint64
+	for i, r := range rs {
+		// A connection of its own every 4 requests; net/http may dial
+		// one it does not use (numbered all the same).
+		wantReq, newConn := i%4+1, i%4 == 0
+		if r.Err != nil || r.Status != http.StatusOK {
+			t.Errorf("request %d: status %d, %v", i, r.Status, r.Err)
+		}
+		if r.ConnReq != wantReq || r.Reused != (wantReq > 1) || (r.ConnID > prevID) != newConn || (newConn && i == 0 && r.ConnID != firstID) {
+			t.Errorf("request %d: connection %d request %d reused %v after connection %d; want request %d, a new connection: %v", i, r.ConnID, r.ConnReq, r.Reused, prevID, wantReq, newConn)
+		}
+		prevID = r.ConnID
+		if r.Remote != ep.AddrPort() || !r.Local.IsValid() {
+			t.Errorf("request %d: %v -> %v; want a local address and %v", i, r.Local, r.Remote, ep.AddrPort())
+		}
+		// Phases: connect (and TLS) only on a new connection.
+		fresh, tlsOn := r.ConnReq == 1, pc.scheme == "https"
+		if (r.Connect > 0) != fresh || (r.TLS > 0) != (fresh && tlsOn) || r.TTFB <= 0 || r.TTFB > r.Latency {
+			t.Errorf("request %d (#%d on its connection): connect %v, TLS %v, first byte %v of %v", i, r.ConnReq, r.Connect, r.TLS, r.TTFB, r.Latency)
+		}
+	}
+	seen := l.seen()
+	ports := l.ports()
+	if len(ports) != 10 {
+		t.Errorf("server saw %d client ports (%v); want 10", len(ports), ports)
+	}
+	for p, n := range ports {
+		if n != 4 {
+			t.Errorf("port %d carried %d requests; want 4", p, n)
+		}
+	}
+	for i, s := range seen {
+		wantClose := pc.proto == 1 && s.nth == 4
+		if s.close != wantClose || s.proto != pc.proto {
+			t.Errorf("request %d (#%d on its connection): Connection: close %v, HTTP/%d; want %v, HTTP/%d", i, s.nth, s.close, s.proto, wantClose, pc.proto)
+		}
+	}
+}
+
+// TestConnAge: with ConnAge 150 ms, a worker sending every 10 ms for 0.6 s
 // replaces its connection about every 150 ms, and never sends on a
-// connection older than that.
+// connection older than that; on every path that speaks the protocol. Under
+// -race the times double: a TLS handshake there can outlast 150 ms, and
+// then every request would need a new connection.
 func TestConnAge(t *testing.T) {
 	t.Parallel()
 	pki := newTestPKI(t, testHost)
-	const age = 150 * time.Millisecond
 	for _, pc := range connProtos {
 		t.Run(pc.name, func(t *testing.T) {
-			l, ep := startConnLog(t, pc, pki)
-			o := Options{Rate: 100, Duration: time.Second, Concurrency: 1, ConnOptions: ConnOptions{
-				HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnAge: age, Timeout: 5 * time.Second,
-			}}
-			rs := sentOnly(attack(t, []*Endpoint{ep}, o, 20*time.Second))
-			first := map[uint64]time.Time{}
-			reqs := map[uint64]int{}
-			for _, r := range rs {
-				if r.Err != nil || r.Status != http.StatusOK {
-					t.Errorf("status %d, %v", r.Status, r.Err)
-					continue
-				}
-				reqs[r.ConnID]++
-				if r.ConnReq != reqs[r.ConnID] {
-					t.Errorf("connection %d: request %d; want %d", r.ConnID, r.ConnReq, reqs[r.ConnID])
-				}
-				if r.ConnReq == 1 {
-					first[r.ConnID] = r.Start
-				} else if old := r.Start.Sub(first[r.ConnID]); old >= age+50*time.Millisecond {
-					t.Errorf("connection %d reused %v after its first request; want a new one after %v", r.ConnID, old, age)
-				}
-			}
-			// A connection takes requests for less than age from its first,
-			// so covering the requests' starts takes at least this many.
-			least, window := 0, time.Time{}
-			for _, r := range rs {
-				if least == 0 || r.Start.Sub(window) >= age+50*time.Millisecond {
-					least, window = least+1, r.Start
-				}
-			}
-			ports := l.ports()
-			t.Logf("%d requests on %d connections (at least %d), server saw %d ports", len(rs), len(reqs), least, len(ports))
-			if len(reqs) < least || len(ports) != len(reqs) || least < 2 {
-				t.Errorf("%d requests on %d connections, server saw %d ports; want at least %d connections, 2 or more", len(rs), len(reqs), len(ports), least)
-			}
+			eachClientOf(t, pc.clients(), func(t *testing.T, client ClientKind) { testConnAge(t, pc, client, pki) })
 		})
+	}
+}
+
+func testConnAge(t *testing.T, pc protoCase, client ClientKind, pki *testPKI) {
+	age, slack := scaled(150*time.Millisecond), scaled(50*time.Millisecond)
+	l, ep := startConnLog(t, pc, pki)
+	o := Options{Rate: 100, Duration: 4 * age, Concurrency: 1, Client: client, ConnOptions: ConnOptions{
+		HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnAge: age, Timeout: 5 * time.Second,
+	}}
+	rs := sentOnly(attack(t, []*Endpoint{ep}, o, 20*time.Second))
+	first := map[uint64]time.Time{}
+	reqs := map[uint64]int{}
+	for _, r := range rs {
+		if r.Err != nil || r.Status != http.StatusOK {
+			t.Errorf("status %d, %v", r.Status, r.Err)
+			continue
+		}
+		reqs[r.ConnID]++
+		if r.ConnReq != reqs[r.ConnID] {
+			t.Errorf("connection %d: request %d; want %d", r.ConnID, r.ConnReq, reqs[r.ConnID])
+		}
+		if r.ConnReq == 1 {
+			// Its first byte came after the connection was dialled (and,
+			// on ClientAuto's fallback, after the fast path's handshake
+			// that found h2).
+			first[r.ConnID] = r.Start.Add(r.TTFB)
+		} else if old := r.Start.Sub(first[r.ConnID]); old >= age+slack {
+			t.Errorf("connection %d reused %v after its first byte; want a new one after %v", r.ConnID, old, age)
+		}
+	}
+	// A connection takes requests for less than age from when it was
+	// dialled, which is before its first request's first byte, so covering
+	// the requests' starts takes at least this many.
+	least, window := 0, time.Time{}
+	for _, r := range rs {
+		if least == 0 || r.Start.Sub(window) >= age+slack {
+			least, window = least+1, r.Start.Add(r.TTFB)
+		}
+	}
+	ports := l.ports()
+	t.Logf("%d requests on %d connections (at least %d), server saw %d ports", len(rs), len(reqs), least, len(ports))
+	if len(reqs) < least || len(ports) != len(reqs) || least < 2 {
+		t.Errorf("%d requests on %d connections, server saw %d ports; want at least %d connections, 2 or more", len(rs), len(reqs), len(ports), least)
 	}
 }
 
 // TestConnNumbersSurviveReAdd removes an endpoint mid-run and adds it back:
-// its connection numbers and request IDs go on instead of starting over.
+// its connection numbers and request IDs go on instead of starting over, on
+// both request paths.
 func TestConnNumbersSurviveReAdd(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testConnNumbersSurviveReAdd)
+}
+
+func testConnNumbersSurviveReAdd(t *testing.T, client ClientKind) {
 	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {})
 	ep := endpoints(t, hostURL("http", port), lo4a)[0]
-	o := Options{Rate: 200, Duration: 2 * time.Second, Concurrency: 4, RequestID: true, ConnOptions: ConnOptions{ConnRequests: 3}}
+	o := Options{Rate: 200, Duration: 2 * time.Second, Concurrency: 4, RequestID: true, Client: client, ConnOptions: ConnOptions{ConnRequests: 3}}
 	run, err := Start(t.Context(), []*Endpoint{ep}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -256,11 +298,16 @@ func TestConnNumbersSurviveReAdd(t *testing.T) {
 	}
 }
 
-// TestNewConn: --new-conn gives every request a connection of its own.
+// TestNewConn: --new-conn gives every request a connection of its own, on
+// both request paths.
 func TestNewConn(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testNewConn)
+}
+
+func testNewConn(t *testing.T, client ClientKind) {
 	l, ep := startConnLog(t, connProtos[0], nil)
-	o := Options{Rate: 200, Requests: 20, Concurrency: 4, ConnOptions: ConnOptions{NewConn: true}}
+	o := Options{Rate: 200, Requests: 20, Concurrency: 4, Client: client, ConnOptions: ConnOptions{NewConn: true}}
 	rs := sentOnly(attack(t, []*Endpoint{ep}, o, 10*time.Second))
 	conns := map[uint64]bool{}
 	for _, r := range rs {

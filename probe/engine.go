@@ -43,6 +43,11 @@ type Options struct {
 	// Result carries in Groups, so that reports can bucket results by who
 	// answered.
 	GroupBy []string
+	// Client selects the request path: the HTTP/1.1 fast path where the
+	// endpoint speaks HTTP/1.1 and net/http elsewhere (ClientAuto, the
+	// zero value), the fast path always (ClientFast), or net/http always
+	// (ClientStd). Results are the same whichever path sent them.
+	Client ClientKind
 }
 
 // Evidence selects the results that keep what a support engineer needs.

@@ -133,10 +133,9 @@ func TestRateSlowEndpointDrops(t *testing.T) {
 }
 
 // TestRequestsBound stops after exactly --requests requests, in the open and
-// the closed model.
+// the closed model, on both request paths.
 func TestRequestsBound(t *testing.T) {
 	t.Parallel()
-	addrs := []netip.Addr{lo4a, lo4b, lo6}
 	tests := []struct {
 		name string
 		opts Options
@@ -149,40 +148,48 @@ func TestRequestsBound(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ls := startLoad(t, nil, addrs...)
-			eps := endpoints(t, hostURL("http", ls.port), addrs...)
-			rs := attack(t, eps, tt.opts, 10*time.Second)
-			tl := tallyOf(rs)
-			sent, dropped := tl.total()
-			if sent != tt.want || ls.hits.total() != tt.want {
-				t.Errorf("%d results, server saw %d; want exactly %d", sent, ls.hits.total(), tt.want)
-			}
-			if tt.opts.Max && dropped != 0 {
-				t.Errorf("closed model dropped %d", dropped)
-			}
-			for _, r := range sentOnly(rs) {
-				if r.Err != nil || r.Status != http.StatusOK {
-					t.Errorf("status %d, %v; want 200", r.Status, r.Err)
-				}
-			}
-			if tt.opts.Max {
-				for _, a := range addrs {
-					if peak := ls.peakOf(a); peak > tt.opts.Concurrency {
-						t.Errorf("%s: %d in flight; want at most %d", a, peak, tt.opts.Concurrency)
-					}
-				}
-			}
-			checkServed(t, ls, eps, tl)
+			eachClient(t, func(t *testing.T, client ClientKind) {
+				o := tt.opts
+				o.Client = client
+				testRequestsBound(t, o, tt.want)
+			})
 		})
 	}
 }
 
+func testRequestsBound(t *testing.T, opts Options, want int) {
+	addrs := []netip.Addr{lo4a, lo4b, lo6}
+	ls := startLoad(t, nil, addrs...)
+	eps := endpoints(t, hostURL("http", ls.port), addrs...)
+	rs := attack(t, eps, opts, 10*time.Second)
+	tl := tallyOf(rs)
+	sent, dropped := tl.total()
+	if sent != want || ls.hits.total() != want {
+		t.Errorf("%d results, server saw %d; want exactly %d", sent, ls.hits.total(), want)
+	}
+	if opts.Max && dropped != 0 {
+		t.Errorf("closed model dropped %d", dropped)
+	}
+	for _, r := range sentOnly(rs) {
+		if r.Err != nil || r.Status != http.StatusOK {
+			t.Errorf("status %d, %v; want 200", r.Status, r.Err)
+		}
+	}
+	if opts.Max {
+		for _, a := range addrs {
+			if peak := ls.peakOf(a); peak > opts.Concurrency {
+				t.Errorf("%s: %d in flight; want at most %d", a, peak, opts.Concurrency)
+			}
+		}
+	}
+	checkServed(t, ls, eps, tl)
+}
+
 // TestCancelMidRun cancels the context while requests are in flight: sending
 // stops, the requests in flight finish (not cancelled) and are reported, and
-// the channel closes.
+// the channel closes; on both request paths.
 func TestCancelMidRun(t *testing.T) {
 	t.Parallel()
-	addrs := []netip.Addr{lo4a, lo6}
 	tests := []struct {
 		name string
 		opts Options
@@ -192,41 +199,50 @@ func TestCancelMidRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			delay := 50 * time.Millisecond
-			ls := startLoad(t, map[netip.Addr]time.Duration{lo4a: delay, lo6: delay}, addrs...)
-			eps := endpoints(t, hostURL("http", ls.port), addrs...)
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			results, err := Attack(ctx, eps, tt.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rs []Result
-			for r := range results {
-				rs = append(rs, r)
-				if len(rs) == 20 {
-					break
-				}
-			}
-			cancel()
-			cancelled := time.Now()
-			rs = append(rs, collect(t, results, 5*time.Second)...)
-			if took := time.Since(cancelled); took > 2*time.Second {
-				t.Errorf("channel closed %v after cancel; want about one answer's time", took)
-			}
-			tl := tallyOf(rs)
-			sent, _ := tl.total()
-			if served := ls.hits.total(); served != sent {
-				t.Errorf("server saw %d requests, pinprobe reported %d", served, sent)
-			}
-			for _, r := range sentOnly(rs) {
-				if r.Err != nil || r.Status != http.StatusOK {
-					t.Errorf("status %d, %v: a request in flight was not let finish", r.Status, r.Err)
-				}
-			}
-			checkServed(t, ls, eps, tl)
+			eachClient(t, func(t *testing.T, client ClientKind) {
+				o := tt.opts
+				o.Client = client
+				testCancelMidRun(t, o)
+			})
 		})
 	}
+}
+
+func testCancelMidRun(t *testing.T, opts Options) {
+	addrs := []netip.Addr{lo4a, lo6}
+	delay := 50 * time.Millisecond
+	ls := startLoad(t, map[netip.Addr]time.Duration{lo4a: delay, lo6: delay}, addrs...)
+	eps := endpoints(t, hostURL("http", ls.port), addrs...)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	results, err := Attack(ctx, eps, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []Result
+	for r := range results {
+		rs = append(rs, r)
+		if len(rs) == 20 {
+			break
+		}
+	}
+	cancel()
+	cancelled := time.Now()
+	rs = append(rs, collect(t, results, 5*time.Second)...)
+	if took := time.Since(cancelled); took > 2*time.Second {
+		t.Errorf("channel closed %v after cancel; want about one answer's time", took)
+	}
+	tl := tallyOf(rs)
+	sent, _ := tl.total()
+	if served := ls.hits.total(); served != sent {
+		t.Errorf("server saw %d requests, pinprobe reported %d", served, sent)
+	}
+	for _, r := range sentOnly(rs) {
+		if r.Err != nil || r.Status != http.StatusOK {
+			t.Errorf("status %d, %v: a request in flight was not let finish", r.Status, r.Err)
+		}
+	}
+	checkServed(t, ls, eps, tl)
 }
 
 // TestAttackRejectsBadOptions covers the errors Attack returns up front.
@@ -255,6 +271,10 @@ func TestAttackRejectsBadOptions(t *testing.T) {
 // race the worker renewing its context).
 func TestTimeoutClassMeansTheTimeoutElapsed(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testTimeoutClassMeansTheTimeoutElapsed)
+}
+
+func testTimeoutClassMeansTheTimeoutElapsed(t *testing.T, client ClientKind) {
 	const timeout = 2 * time.Millisecond
 	var n atomic.Int64
 	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -268,7 +288,7 @@ func TestTimeoutClassMeansTheTimeoutElapsed(t *testing.T) {
 		}
 	})
 	eps := endpoints(t, hostURL("http", port), lo4a)
-	o := Options{Max: true, Concurrency: 8, Requests: 3000, ConnOptions: ConnOptions{Timeout: timeout, Concurrency: 8}}
+	o := Options{Max: true, Concurrency: 8, Requests: 3000, Client: client, ConnOptions: ConnOptions{Timeout: timeout, Concurrency: 8}}
 	rs := attack(t, eps, o, 30*time.Second)
 	timeouts := 0
 	for _, r := range rs {

@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// TestEvidenceBounded answers 502 with headers no report can hold: what a
-// sample keeps is bounded (64 lines, 512 bytes a value, 8 KiB in all, the
-// body's first 512 bytes) and says it was cut; so are the Server of the
-// fingerprint and the GroupBy values.
+// TestEvidenceBounded answers 502 with headers no report can hold (up to
+// the 1 MiB a head may take on either path): what a sample keeps is bounded
+// (64 lines, 512 bytes a value, 8 KiB in all, the body's first 512 bytes)
+// and says it was cut; so are the Server of the fingerprint and the GroupBy
+// values; on both request paths.
 func TestEvidenceBounded(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -33,9 +34,9 @@ func TestEvidenceBounded(t *testing.T) {
 				h.Set("X-Big"+strconv.Itoa(i), strings.Repeat("b", 10_000))
 			}
 		}, true, -1},
-		{"one 1 MB header", func(h http.Header) {
-			h.Set("Server", strings.Repeat("s", 1_000_000))
-			h.Set("X-Served-By", strings.Repeat("n", 1_000_000))
+		{"two 400 kB headers", func(h http.Header) {
+			h.Set("Server", strings.Repeat("s", 400_000))
+			h.Set("X-Served-By", strings.Repeat("n", 400_000))
 		}, true, -1},
 		{"a few headers", func(h http.Header) {
 			h.Set("Server", "nginx")
@@ -46,45 +47,51 @@ func TestEvidenceBounded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
-				tt.header(w.Header())
-				w.WriteHeader(http.StatusBadGateway)
-				w.Write([]byte(strings.Repeat("body ", 1000)))
+			eachClient(t, func(t *testing.T, client ClientKind) {
+				testEvidenceBounded(t, client, tt.header, tt.wantTruncated, tt.wantLines)
 			})
-			eps := endpoints(t, hostURL("http", port), lo4a)
-			o := Options{Rate: 100, Requests: 1, GroupBy: []string{"X-Served-By"},
-				Evidence: Evidence{Failed: func(s int) bool { return s >= 500 }, Samples: 1}}
-			rs := sentOnly(attack(t, eps, o, 10*time.Second))
-			if len(rs) != 1 || rs[0].Evidence == nil || rs[0].Status != http.StatusBadGateway {
-				t.Fatalf("results %+v; want one 502 with evidence", rs)
-			}
-			r, ev := rs[0], rs[0].Evidence
-			lines, size := 0, 0
-			for k, vs := range ev.Header {
-				for _, v := range vs {
-					lines++
-					size += len(k) + len(": \r\n") + len(v)
-					if len(v) > MaxEvidenceValue {
-						t.Errorf("%s: a value of %d bytes; want at most %d", k, len(v), MaxEvidenceValue)
-					}
-				}
-			}
-			if lines > MaxEvidenceHeaders || size > MaxEvidenceHeaderBytes || len(ev.Body) != BodyPrefix {
-				t.Errorf("kept %d lines, %d bytes of header, %d of body; want at most %d, %d and %d", lines, size, len(ev.Body), MaxEvidenceHeaders, MaxEvidenceHeaderBytes, BodyPrefix)
-			}
-			if tt.wantLines >= 0 && lines != tt.wantLines {
-				t.Errorf("kept %d lines; want %d", lines, tt.wantLines)
-			}
-			if ev.Truncated != tt.wantTruncated {
-				t.Errorf("Truncated = %v; want %v", ev.Truncated, tt.wantTruncated)
-			}
-			if !tt.wantTruncated && (!slices.Equal(ev.Header["X-Multi"], []string{"a", "b"}) || ev.Header.Get("Server") != "nginx") {
-				t.Errorf("header %v; want every line kept", ev.Header)
-			}
-			if len(r.Server) > MaxEvidenceValue || len(r.Groups) > 0 && len(r.Groups[0]) > MaxEvidenceValue {
-				t.Errorf("Server of %d bytes, groups %d; want at most %d", len(r.Server), len(r.Groups), MaxEvidenceValue)
-			}
 		})
+	}
+}
+
+func testEvidenceBounded(t *testing.T, client ClientKind, header func(http.Header), wantTruncated bool, wantLines int) {
+	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+		header(w.Header())
+		w.WriteHeader(http.StatusBadGateway)
+		w.Write([]byte(strings.Repeat("body ", 1000)))
+	})
+	eps := endpoints(t, hostURL("http", port), lo4a)
+	o := Options{Rate: 100, Requests: 1, GroupBy: []string{"X-Served-By"}, Client: client,
+		Evidence: Evidence{Failed: func(s int) bool { return s >= 500 }, Samples: 1}}
+	rs := sentOnly(attack(t, eps, o, 10*time.Second))
+	if len(rs) != 1 || rs[0].Evidence == nil || rs[0].Status != http.StatusBadGateway {
+		t.Fatalf("results %+v; want one 502 with evidence", rs)
+	}
+	r, ev := rs[0], rs[0].Evidence
+	lines, size := 0, 0
+	for k, vs := range ev.Header {
+		for _, v := range vs {
+			lines++
+			size += len(k) + len(": \r\n") + len(v)
+			if len(v) > MaxEvidenceValue {
+				t.Errorf("%s: a value of %d bytes; want at most %d", k, len(v), MaxEvidenceValue)
+			}
+		}
+	}
+	if lines > MaxEvidenceHeaders || size > MaxEvidenceHeaderBytes || len(ev.Body) != BodyPrefix {
+		t.Errorf("kept %d lines, %d bytes of header, %d of body; want at most %d, %d and %d", lines, size, len(ev.Body), MaxEvidenceHeaders, MaxEvidenceHeaderBytes, BodyPrefix)
+	}
+	if wantLines >= 0 && lines != wantLines {
+		t.Errorf("kept %d lines; want %d", lines, wantLines)
+	}
+	if ev.Truncated != wantTruncated {
+		t.Errorf("Truncated = %v; want %v", ev.Truncated, wantTruncated)
+	}
+	if !wantTruncated && (!slices.Equal(ev.Header["X-Multi"], []string{"a", "b"}) || ev.Header.Get("Server") != "nginx") {
+		t.Errorf("header %v; want every line kept", ev.Header)
+	}
+	if len(r.Server) > MaxEvidenceValue || len(r.Groups) > 0 && len(r.Groups[0]) > MaxEvidenceValue {
+		t.Errorf("Server of %d bytes, groups %d; want at most %d", len(r.Server), len(r.Groups), MaxEvidenceValue)
 	}
 }
 
@@ -93,6 +100,10 @@ func TestEvidenceBounded(t *testing.T) {
 // -H Authorization wins.
 func TestURLCredentials(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testURLCredentials)
+}
+
+func testURLCredentials(t *testing.T, client ClientKind) {
 	type seenReq struct {
 		auth, uri, host string
 		raw             string
@@ -121,7 +132,7 @@ func TestURLCredentials(t *testing.T) {
 		raw := "http://" + tt.userinfo + testHost + ":" + strconv.Itoa(int(port)) + "/p?q=1"
 		eps := endpoints(t, raw, lo4a)
 		eps[0].Target.Header = tt.header
-		rs := sentOnly(attack(t, eps, Options{Rate: 100, Requests: 1}, 10*time.Second))
+		rs := sentOnly(attack(t, eps, Options{Rate: 100, Requests: 1, Client: client}, 10*time.Second))
 		if len(rs) != 1 || rs[0].Err != nil {
 			t.Fatalf("%s: results %+v; want one success", raw, rs)
 		}
@@ -135,9 +146,14 @@ func TestURLCredentials(t *testing.T) {
 	}
 }
 
-// TestGroupBy carries the values of the GroupBy headers on every result.
+// TestGroupBy carries the values of the GroupBy headers on every result,
+// on both request paths.
 func TestGroupBy(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testGroupBy)
+}
+
+func testGroupBy(t *testing.T, client ClientKind) {
 	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/both":
@@ -146,6 +162,8 @@ func TestGroupBy(t *testing.T) {
 			w.Header().Add("X-Pool", "canary")
 		case "/one":
 			w.Header().Set("X-Pool", "green")
+		case "/empty":
+			w.Header().Set("X-Pool", "")
 		}
 	})
 	tests := []struct {
@@ -156,11 +174,12 @@ func TestGroupBy(t *testing.T) {
 		{"/both", []string{"x-served-by", "X-Pool"}, []string{"node-7", "blue, canary"}},
 		{"/one", []string{"X-Served-By", "X-Pool"}, []string{"", "green"}},
 		{"/none", []string{"X-Served-By", "X-Pool"}, nil},
+		{"/empty", []string{"X-Served-By", "X-Pool"}, []string{"", ""}},
 		{"/both", nil, nil},
 	}
 	for _, tt := range tests {
 		eps := endpoints(t, hostURL("http", port)+tt.path[1:], lo4a)
-		rs := sentOnly(attack(t, eps, Options{Rate: 100, Requests: 2, GroupBy: tt.groupBy}, 10*time.Second))
+		rs := sentOnly(attack(t, eps, Options{Rate: 100, Requests: 2, GroupBy: tt.groupBy, Client: client}, 10*time.Second))
 		for _, r := range rs {
 			if !slices.Equal(r.Groups, tt.want) || (tt.want == nil) != (r.Groups == nil) {
 				t.Errorf("%s grouped by %v: Groups %q; want %q", tt.path, tt.groupBy, r.Groups, tt.want)

@@ -18,7 +18,8 @@ import (
 // nothing per request on the happy path. Nothing is ever retried: a failure
 // on a reused connection is returned as it is.
 //
-// A worker holds at most one *h1Conn and one *h1Response; per request:
+// A worker holds at most one *h1Conn and one *h1Response; per request (see
+// h1Sender.do, the engine's use of it):
 //
 //	start := time.Now(); deadline := start.Add(timeout)
 //	if c != nil && c.stale(start) { c = nil }       // closed by the server while idle
@@ -32,7 +33,7 @@ import (
 const (
 	h1BufSize          = 16 << 10         // read buffer of a connection (a TLS record holds at most 16 KiB)
 	h1MaxHead          = 1 << 20          // bytes of response heads, 1xx heads and trailers included
-	h1MaxFields        = 1000             // header fields of one head, or trailer fields
+	h1MaxFields        = 1000             // trailer fields (a head is bounded by its bytes only, as in net/http)
 	h1MaxInformational = 8                // 1xx responses skipped before the final one
 	h1MaxChunkLine     = 4096             // a chunk-size line, extensions included
 	h1InlineWrite      = 64 << 10         // larger requests are written beside the response read
@@ -50,6 +51,9 @@ type h1Dialer struct {
 	addr    string // the pinned address, never the host name
 	timeout time.Duration
 	tls     *tls.Config // nil for http
+	// number, when set, numbers each connection once its TCP connect
+	// succeeded (h1Conn.id), as the net/http path numbers what it dials.
+	number func() uint64
 }
 
 // newH1Dialer returns the dialer of ep: TCP to ep.AddrPort(), TLS for https
@@ -92,8 +96,12 @@ func (d *h1Dialer) dial(ctx context.Context, deadline time.Time) (*h1Conn, error
 	c := &h1Conn{
 		nc:      raw,
 		connect: time.Since(start),
+		dialed:  time.Now(),
 		local:   addrPortOf(raw.LocalAddr()),
 		remote:  addrPortOf(raw.RemoteAddr()),
+	}
+	if d.number != nil {
+		c.id = d.number()
 	}
 	if d.tls != nil {
 		tc := tls.Client(raw, d.tls)
@@ -123,6 +131,8 @@ type h1Conn struct {
 	alpn          string // the protocol TLS negotiated, "" for none or cleartext
 	local, remote netip.AddrPort
 	connect, tls  time.Duration // how long the TCP connect and the TLS handshake took
+	id            uint64        // the dialer's number for it; 0 when it numbers none
+	dialed        time.Time     // when the TCP connect succeeded
 	n             int           // requests written
 	closed        bool
 

@@ -42,11 +42,15 @@ type h1Response struct {
 	bytes     int64  // body bytes read (chunk framing not counted)
 	wrote     time.Time
 	firstByte time.Time // the first response byte (of a 1xx too); zero when none came
-	server    string    // the first Server field
-	values    []string  // the first value of each capture name, "" when absent
-	body      []byte    // the first keepBody body bytes
-	head      []byte    // the raw head of the last response read, for header
-	keepAlive bool      // the response lets the connection carry another request
+	server    string    // the first Server field, cut at MaxEvidenceValue bytes
+	// values holds each capture name's value, "" when absent: its
+	// values joined by ", " when it came several times, as net/http's
+	// Header lists them, cut at MaxEvidenceValue bytes.
+	values    []string
+	captured  []bool // the capture name was present (perhaps with an empty value)
+	body      []byte // the first keepBody body bytes
+	head      []byte // the raw head of the last response read, for header
+	keepAlive bool   // the response lets the connection carry another request
 
 	prefix [BodyPrefix]byte
 	intern interner
@@ -59,6 +63,7 @@ func newH1Response(keepBody int, capture ...string) *h1Response {
 		keepBody: min(max(keepBody, 0), BodyPrefix),
 		capture:  capture,
 		values:   make([]string, len(capture)),
+		captured: make([]bool, len(capture)),
 	}
 }
 
@@ -66,6 +71,7 @@ func (r *h1Response) reset() {
 	r.status, r.proto, r.bytes, r.server, r.keepAlive = 0, "", 0, "", false
 	r.wrote, r.firstByte = time.Time{}, time.Time{}
 	clear(r.values)
+	clear(r.captured)
 	r.body = r.prefix[:0]
 	if cap(r.head) > 64<<10 {
 		r.head = nil // a huge head once does not stay with the worker
@@ -81,8 +87,10 @@ func (r *h1Response) take(b []byte) {
 	r.bytes += int64(len(b))
 }
 
-// header returns the header fields of the last response read, as received;
-// it allocates and is meant for samples.
+// header returns the header fields of the last response read, as received
+// and as net/http's Response.Header holds them: Transfer-Encoding, which
+// net/http moves out of the header, is left out. It allocates and is meant
+// for samples.
 func (r *h1Response) header() http.Header {
 	h := http.Header{}
 	_, rest := nextLine(r.head)
@@ -90,7 +98,7 @@ func (r *h1Response) header() http.Header {
 		var line []byte
 		line, rest = nextLine(rest)
 		name, value, err := parseField(line)
-		if err != nil {
+		if err != nil || equalFold(name, "Transfer-Encoding") {
 			continue
 		}
 		k := http.CanonicalHeaderKey(string(name))
@@ -100,12 +108,17 @@ func (r *h1Response) header() http.Header {
 }
 
 // interner returns strings for header values without allocating for values
-// seen before (a server sends the same few values again and again).
+// seen before (a server sends the same few values again and again). Values
+// are cut at MaxEvidenceValue bytes, as every report of them is, so what it
+// holds stays bounded whatever the server sends.
 type interner struct{ m map[string]string }
 
 func (in *interner) get(b []byte) string {
 	if len(b) == 0 {
 		return ""
+	}
+	if len(b) > MaxEvidenceValue {
+		b = b[:MaxEvidenceValue]
 	}
 	if s, ok := in.m[string(b)]; ok {
 		return s
@@ -130,6 +143,14 @@ type h1Head struct {
 	keepAlive     bool // Connection: keep-alive
 }
 
+// proto is the response's protocol as net/http names it.
+func (h *h1Head) proto() string {
+	if h.minor == 0 {
+		return "HTTP/1.0"
+	}
+	return "HTTP/1.1"
+}
+
 // readResponse reads one response: 1xx responses are skipped (101 is an
 // error), the final one's body is discarded through resp.take.
 func (c *h1Conn) readResponse(t *h1Template, resp *h1Response) error {
@@ -142,7 +163,10 @@ func (c *h1Conn) readResponse(t *h1Template, resp *h1Response) error {
 			break
 		}
 		if h.status == http.StatusSwitchingProtocols {
-			return protoErr("101 Switching Protocols to a request that asked for no upgrade")
+			// What follows is not HTTP: the status is reported, the
+			// connection closed, as the net/http path does.
+			resp.status, resp.proto = h.status, h.proto()
+			return fmt.Errorf("%s 101 Switching Protocols: %w", resp.proto, errSwitched)
 		}
 		if n >= h1MaxInformational {
 			return protoErr("more than %d informational (1xx) responses", h1MaxInformational)
@@ -159,10 +183,7 @@ func (c *h1Conn) readResponse(t *h1Template, resp *h1Response) error {
 		}
 	}
 	resp.status = h.status
-	resp.proto = "HTTP/1.1"
-	if h.minor == 0 {
-		resp.proto = "HTTP/1.0"
-	}
+	resp.proto = h.proto()
 	keep := !h.close && (h.minor >= 1 || h.keepAlive)
 	var err error
 	switch {
@@ -194,7 +215,13 @@ func (c *h1Conn) fill() error {
 			c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
 			c.r = 0
 		} else {
-			b := make([]byte, 2*len(c.rbuf))
+			// No head needs more than h1MaxHead bytes and a read beyond;
+			// the callers fail before they ask for more.
+			size := min(2*len(c.rbuf), h1MaxHead+h1BufSize)
+			if size == len(c.rbuf) {
+				return protoErr("response head larger than %d bytes", h1MaxHead)
+			}
+			b := make([]byte, size)
 			copy(b, c.rbuf)
 			c.rbuf = b
 		}
@@ -218,9 +245,10 @@ func (c *h1Conn) fill() error {
 
 // readHead reads one head, from the status line to the empty line, and
 // parses it into h and resp. Bytes that cannot start "HTTP/" fail at once,
-// so a server that speaks something else is not waited for.
+// so a server that speaks something else is not waited for. Like net/http
+// it bounds the head's bytes (h1MaxHead), not its number of fields.
 func (c *h1Conn) readHead(h *h1Head, resp *h1Response) error {
-	scan, lineStart, fields := 0, 0, 0
+	scan, lineStart := 0, 0
 	for {
 		buf := c.rbuf[c.r:c.w]
 		if n := min(len(buf), 5); string(buf[:n]) != "HTTP/"[:n] {
@@ -243,11 +271,6 @@ func (c *h1Conn) readHead(h *h1Head, resp *h1Response) error {
 				c.r += scan
 				return parseHead(resp.head, h, resp)
 			}
-			if lineStart > 0 {
-				if fields++; fields > h1MaxFields {
-					return protoErr("more than %d header fields", h1MaxFields)
-				}
-			}
 			lineStart = scan
 		}
 		if c.headBytes+len(buf) > h1MaxHead {
@@ -268,6 +291,7 @@ func parseHead(head []byte, h *h1Head, resp *h1Response) error {
 	*h = h1Head{contentLength: -1}
 	resp.server = ""
 	clear(resp.values)
+	clear(resp.captured)
 	line, rest := nextLine(head)
 	if err := parseStatusLine(line, h); err != nil {
 		return err
@@ -308,8 +332,15 @@ func parseHead(head []byte, h *h1Head, resp *h1Response) error {
 			}
 		}
 		for i, k := range resp.capture {
-			if resp.values[i] == "" && equalFold(name, k) {
-				resp.values[i] = resp.intern.get(value)
+			if !equalFold(name, k) {
+				continue
+			}
+			if !resp.captured[i] {
+				resp.values[i], resp.captured[i] = resp.intern.get(value), true
+			} else if len(resp.values[i]) < MaxEvidenceValue {
+				// A repeated field: rare, and joined as net/http's
+				// Header would list it.
+				resp.values[i] = cutValue(resp.values[i] + ", " + string(value[:min(len(value), MaxEvidenceValue)]))
 			}
 		}
 	}

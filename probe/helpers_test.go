@@ -321,3 +321,36 @@ func closedPort(t *testing.T, a netip.Addr) uint16 {
 func within(got, want, frac float64) bool {
 	return got >= want*(1-frac) && got <= want*(1+frac)
 }
+
+// clients are the request paths the engine's tests run on: net/http and
+// the HTTP/1.1 fast path. What a report shows must come out the same on
+// both, so the tests of behaviour take the path as a parameter.
+var clients = []ClientKind{ClientStd, ClientFast}
+
+// eachClient runs f once per request path, as parallel subtests named after
+// the path.
+func eachClient(t *testing.T, f func(t *testing.T, client ClientKind)) {
+	t.Helper()
+	eachClientOf(t, clients, f)
+}
+
+// eachClientOf is eachClient over the paths cs.
+func eachClientOf(t *testing.T, cs []ClientKind, f func(t *testing.T, client ClientKind)) {
+	t.Helper()
+	for _, c := range cs {
+		t.Run(string(c), func(t *testing.T) {
+			t.Parallel()
+			f(t, c)
+		})
+	}
+}
+
+// scaled is d, or 2 d under the race detector, which slows TLS handshakes,
+// parsing and the servers alike: for the bounds of tests that depend on
+// how fast a loaded machine answers.
+func scaled(d time.Duration) time.Duration {
+	if raceEnabled {
+		return 2 * d
+	}
+	return d
+}

@@ -13,9 +13,13 @@ import (
 // [::1], the [::1] instance answering 502, and probes a host name pinned to
 // each address. The servers' own per-address counts must equal pinprobe's
 // per-endpoint counts exactly, every request must carry the host name, and
-// only the 502 address may yield 502s.
+// only the 502 address may yield 502s; on both request paths.
 func TestAttackPinsEveryAddress(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testAttackPinsEveryAddress)
+}
+
+func testAttackPinsEveryAddress(t *testing.T, client ClientKind) {
 	const bad = "::1"
 	h := newHits()
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,7 +34,8 @@ func TestAttackPinsEveryAddress(t *testing.T) {
 	port := serveSamePort(t, handler, nil, addrs...)
 	eps := endpoints(t, hostURL("http", port), addrs...)
 
-	rs := sentOnly(attack(t, eps, Options{Rate: 300, Duration: 500 * time.Millisecond, Concurrency: 10}, 10*time.Second))
+	all := attack(t, eps, Options{Rate: 300, Duration: 500 * time.Millisecond, Concurrency: 10, Client: client}, 10*time.Second)
+	rs, tl := sentOnly(all), tallyOf(all)
 
 	got := map[netip.Addr]int{}
 	for _, r := range rs {
@@ -57,9 +62,11 @@ func TestAttackPinsEveryAddress(t *testing.T) {
 	if !maps.Equal(got, served) {
 		t.Errorf("per-address counts: pinprobe %v; servers %v", got, served)
 	}
-	for _, a := range addrs {
-		if got[a] < 25 {
-			t.Errorf("%s got %d requests; want about 50", a, got[a])
+	// 50 requests are due per address; a loaded machine may drop some
+	// (the open model never queues), but each address gets its share.
+	for _, ep := range eps {
+		if sent, due := tl.sent[ep.ID], tl.sent[ep.ID]+tl.dropped[ep.ID]; due < 45 || sent < 10 {
+			t.Errorf("%s: %d requests sent, %d due; want about 50 due, most sent", ep.Addr, sent, due)
 		}
 	}
 	wantHost := testHost + ":" + strconv.Itoa(int(port))

@@ -24,12 +24,15 @@ func cpuTime(b *testing.B) time.Duration {
 // "plain" sends bare requests; "defaults" what the command sends by default
 // (a User-Agent, an X-Request-Id per request, evidence kept for failures).
 // -benchtime=4000x gives 2 s runs.
+// Each runs on both request paths, net/http (std) and the HTTP/1.1 fast path.
 func BenchmarkAttackRate(b *testing.B) {
-	b.Run("plain", func(b *testing.B) { benchRate(b, Options{}) })
-	b.Run("defaults", func(b *testing.B) {
-		benchRate(b, Options{UserAgent: "pinprobe/0.1.0", RequestID: true,
-			Evidence: Evidence{Failed: func(s int) bool { return s >= 500 }, Samples: 5}})
-	})
+	for _, client := range clients {
+		b.Run("client="+string(client)+"/plain", func(b *testing.B) { benchRate(b, Options{Client: client}) })
+		b.Run("client="+string(client)+"/defaults", func(b *testing.B) {
+			benchRate(b, Options{Client: client, UserAgent: "pinprobe/0.1.0", RequestID: true,
+				Evidence: Evidence{Failed: func(s int) bool { return s >= 500 }, Samples: 5}})
+		})
+	}
 }
 
 func benchRate(b *testing.B, opts Options) {

@@ -47,11 +47,16 @@ func resettingServer(t *testing.T, served *atomic.Int64) uint16 {
 	return port
 }
 
-// TestNoSilentRetries proves every request is sent exactly once: a request
-// reset on a reused keep-alive connection is reported as reset, never resent
-// by net/http, for replayable and non-replayable requests alike.
+// TestNoSilentRetries proves every request is sent exactly once, on both
+// request paths: a request reset on a reused keep-alive connection is
+// reported as reset, never resent (as net/http would), for replayable and
+// non-replayable requests alike.
 func TestNoSilentRetries(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testNoSilentRetries)
+}
+
+func testNoSilentRetries(t *testing.T, client ClientKind) {
 	var served atomic.Int64
 	port := resettingServer(t, &served)
 	tests := []struct {
@@ -78,7 +83,7 @@ func TestNoSilentRetries(t *testing.T) {
 			if tt.body != "" {
 				eps[0].Target.Body = []byte(tt.body)
 			}
-			o := Options{Max: true, Concurrency: 2, Requests: requests, ConnOptions: ConnOptions{Timeout: 5 * time.Second, Concurrency: 2}}
+			o := Options{Max: true, Concurrency: 2, Requests: requests, Client: client, ConnOptions: ConnOptions{Timeout: 5 * time.Second, Concurrency: 2}}
 			rs := attack(t, eps, o, 20*time.Second)
 			if len(rs) != requests {
 				t.Fatalf("%d results; want %d", len(rs), requests)
@@ -109,9 +114,13 @@ func TestNoSilentRetries(t *testing.T) {
 
 // TestNoRetryOnServerClosedIdle covers the other case net/http retries: the
 // server closes a kept-alive connection (FIN) after reading a request
-// without answering. The request is reported once, as eof.
+// without answering. The request is reported once, as eof, on both paths.
 func TestNoRetryOnServerClosedIdle(t *testing.T) {
 	t.Parallel()
+	eachClient(t, testNoRetryOnServerClosedIdle)
+}
+
+func testNoRetryOnServerClosedIdle(t *testing.T, client ClientKind) {
 	var served, conns atomic.Int64
 	ln, err := net.Listen("tcp", netip.AddrPortFrom(lo4a, 0).String())
 	if err != nil {
@@ -135,7 +144,7 @@ func TestNoRetryOnServerClosedIdle(t *testing.T) {
 		}
 	})
 	eps := endpoints(t, hostURL("http", uint16(ln.Addr().(*net.TCPAddr).Port)), lo4a)
-	rs := attack(t, eps, Options{Max: true, Concurrency: 1, Requests: 40}, 20*time.Second)
+	rs := attack(t, eps, Options{Max: true, Concurrency: 1, Requests: 40, Client: client}, 20*time.Second)
 	if len(rs) != 40 || served.Load() != 40 {
 		t.Fatalf("%d results, server read %d requests; want 40 and 40", len(rs), served.Load())
 	}

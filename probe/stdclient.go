@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptrace"
+	"net/textproto"
 	"sync/atomic"
 	"time"
 )
@@ -54,6 +55,9 @@ type hooks struct {
 	epoch  time.Time
 	conn   atomic.Pointer[trackedConn]
 	reused atomic.Bool
+	// What the informational (1xx) responses so far were: how many, and
+	// about how many bytes their heads took.
+	informational, informationalBytes atomic.Int64
 	// Each holds the monotonic time since epoch, 0 for not yet.
 	connStart, connDone, tlsStart, tlsDone, firstByte atomic.Int64
 }
@@ -67,6 +71,7 @@ func newHooks(epoch time.Time) *hooks {
 		TLSHandshakeStart:    func() { h.tlsStart.Store(now()) },
 		TLSHandshakeDone:     func(tls.ConnectionState, error) { h.tlsDone.Store(now()) },
 		GotFirstResponseByte: func() { h.firstByte.Store(now()) },
+		Got1xxResponse:       h.got1xx,
 		GotConn: func(info httptrace.GotConnInfo) {
 			h.reused.Store(info.Reused)
 			h.conn.Store(trackedOf(info.Conn))
@@ -75,7 +80,31 @@ func newHooks(epoch time.Time) *hooks {
 	return h
 }
 
+// got1xx bounds the informational responses of a request as the HTTP/1.1
+// client does (h1MaxInformational of them, h1MaxHead bytes of heads), so
+// that an endless 1xx stream ends the same way on both paths. net/http
+// would bound only their bytes, by MaxResponseHeaderBytes, and not even
+// that once this hook is set. The bytes are counted from the parsed
+// fields, so the bound is approximate by a few bytes a line.
+func (h *hooks) got1xx(code int, fields textproto.MIMEHeader) error {
+	size := int64(len("HTTP/1.1 100 \r\n\r\n")) + int64(len(http.StatusText(code)))
+	for k, vs := range fields {
+		for _, v := range vs {
+			size += int64(len(k) + len(": \r\n") + len(v))
+		}
+	}
+	if h.informationalBytes.Add(size) > h1MaxHead {
+		return protoErr("response head larger than %d bytes", h1MaxHead)
+	}
+	if h.informational.Add(1) > h1MaxInformational {
+		return protoErr("more than %d informational (1xx) responses", h1MaxInformational)
+	}
+	return nil
+}
+
 func (h *hooks) reset() {
+	h.informational.Store(0)
+	h.informationalBytes.Store(0)
 	h.conn.Store(nil)
 	h.connStart.Store(0)
 	h.connDone.Store(0)
@@ -160,17 +189,22 @@ func (w *httpSender) close() {
 var errSwitched = errors.New("the server switched protocols (101): pinprobe closed the connection")
 
 // do sends one request and reads the whole response body.
-func (w *httpSender) do() Result {
+func (w *httpSender) do() Result { return w.doFrom(time.Now()) }
+
+// doFrom sends one request that started at start: its timeout runs from
+// then, and its latency too. The HTTP/1.1 path hands a request over this
+// way when the server chose HTTP/2 by ALPN.
+func (w *httpSender) doFrom(start time.Time) Result {
 	s, h := w.s, w.h
 	h.reset()
-	w.cur = Result{Endpoint: s.ep.ID, Start: time.Now()}
+	w.cur = Result{Endpoint: s.ep.ID, Start: start}
 	if w.retired != nil {
 		w.retired.CloseIdleConnections()
 		w.retired = nil
 	}
 	w.retire(w.cur.Start)
 	last := w.lastOnConn()
-	w.timer.Reset(s.timeout)
+	w.timer.Reset(s.timeout - time.Since(start))
 	req := w.request()
 	w.cur.RequestID = s.userID
 	if s.requestID {

@@ -67,12 +67,13 @@ type Result struct {
 
 // sender sends an endpoint's requests one at a time over the connection
 // it owns, and reports each as a Result. Every worker has one, made by its
-// stream's newSender; httpSender (net/http) is the one there is.
+// stream's newSender: httpSender (net/http) or h1Sender (the HTTP/1.1 fast
+// path, chosen by useFastPath; see ClientKind).
 //
-// Another request path plugs in beside it with a constructor of the same
-// shape, func(s *stream, parent context.Context) sender, that newStream
-// sets as s.newSender when the options ask for it (newStream is also where
-// the path can refuse options it does not support). Its do must:
+// A request path plugs in with a constructor of the shape
+// func(s *stream, parent context.Context) sender, that newStream sets as
+// s.newSender when the options ask for it (newStream is also where the path
+// can refuse options it does not support). Its do must:
 //   - dial through s.dial (the pinned address; the *trackedConn it returns
 //     carries ConnID, dial time and the addresses), with TLS from a clone
 //     of s.tlsConf;
@@ -124,6 +125,9 @@ type stream struct {
 	// The net/http path's settings, shared by its transports.
 	tlsConf *tls.Config
 	protos  *http.Protocols
+	// h1 is the fast path's request and dialer; nil when the stream
+	// sends through net/http only.
+	h1 *h1Path
 }
 
 // dial dials the endpoint's address and returns the connection as a
@@ -153,6 +157,7 @@ type epState struct {
 	seen        map[uint64]bool // fingerprints already sent with an exemplar
 	conns       atomic.Uint64   // connections dialled
 	reqs        atomic.Int64    // request IDs issued
+	h2          atomic.Bool     // the server chose HTTP/2 by ALPN: the fast path gave way to net/http
 }
 
 func newEPState() *epState { return &epState{seen: map[uint64]bool{}} }
@@ -209,6 +214,9 @@ func newStream(ep *Endpoint, o Options) (*stream, error) {
 		tlsConf:   tlsConfig(ep, o.TLS),
 		protos:    p,
 	}
+	if err := s.useFastPath(o); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -240,6 +248,12 @@ func (s *stream) takeSample(failed bool) bool {
 		return s.state.failSamples.Add(1) <= int64(s.evidence.Samples)
 	}
 	return !s.state.okSample.Load() && s.state.okSample.CompareAndSwap(false, true)
+}
+
+// mayTakeFailSample reports whether a failure may still become a sample,
+// so that its evidence is worth gathering.
+func (s *stream) mayTakeFailSample() bool {
+	return s.state.failSamples.Load() < int64(s.evidence.Samples)
 }
 
 // wantsPrefix reports whether a response's first bytes must be kept: it
@@ -290,14 +304,21 @@ func (s *stream) groups(h http.Header) []string {
 func (s *stream) response(r *Result, proto string, h http.Header, prefix []byte, failed bool, readErr error) {
 	r.Groups = s.groups(h)
 	if failed {
-		r.Server = cutValue(headerValue(h, "Server"))
-		r.BodyHash = BodyHash(prefix)
-		if s.firstOf(r.BodyHash) {
-			r.Exemplar = append([]byte(nil), prefix...)
-		}
+		s.fingerprint(r, headerValue(h, "Server"), prefix)
 	}
 	if readErr == nil && s.takeSample(failed) {
 		r.Evidence = boundedEvidence(proto, h, prefix)
+	}
+}
+
+// fingerprint records a failed response's Server header, the hash of its
+// first bytes (prefix) and, when the endpoint has not produced that hash
+// before, the bytes themselves.
+func (s *stream) fingerprint(r *Result, server string, prefix []byte) {
+	r.Server = cutValue(server)
+	r.BodyHash = BodyHash(prefix)
+	if s.firstOf(r.BodyHash) {
+		r.Exemplar = append([]byte(nil), prefix...)
 	}
 }
 

@@ -10,13 +10,21 @@ import (
 // TestLazyWorkers: a --concurrency of 10,000 per endpoint over 50 endpoints
 // at a low rate starts a worker (and a connection) only when a request is
 // due and none is idle, so the goroutines stay few: one scheduler per
-// endpoint, about one worker each, and net/http's two per connection.
+// endpoint, about one worker each, and net/http's two per connection (none
+// on the fast path). The paths run one after the other: the test counts
+// goroutines.
 func TestLazyWorkers(t *testing.T) {
+	for _, client := range clients {
+		t.Run(string(client), func(t *testing.T) { testLazyWorkers(t, client) })
+	}
+}
+
+func testLazyWorkers(t *testing.T, client ClientKind) {
 	srv := &pathServer{byPath: map[string]int{}}
 	port := handlerServer(t, srv.ServeHTTP)
 	eps := pathEndpoints(t, port, 50)
 	before := runtime.NumGoroutine()
-	o := Options{Rate: 100, Duration: time.Second, Concurrency: 10000}
+	o := Options{Rate: 100, Duration: time.Second, Concurrency: 10000, Client: client}
 	results, err := Attack(t.Context(), eps, o)
 	if err != nil {
 		t.Fatal(err)

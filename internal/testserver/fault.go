@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -326,7 +327,7 @@ func (s *FaultServer) answer(c *faultConn) bool {
 		c.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nonly ten b")
 		return false
 	case HugeHeaders:
-		return c.write(hugeHeaders())
+		return c.write(hugeResponse())
 	case EndlessChunked, TrickleHuge:
 		head := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
 		piece := fmt.Sprintf("400\r\n%s\r\n", strings.Repeat("x", 1024))
@@ -357,6 +358,10 @@ func (s *FaultServer) answer(c *faultConn) bool {
 		return c.write(okResponse)
 	}
 }
+
+// hugeResponse is hugeHeaders, built once: building it costs more than
+// sending it, under the race detector by far.
+var hugeResponse = sync.OnceValue(hugeHeaders)
 
 // hugeHeaders is a 200 whose header block is 1 MiB.
 func hugeHeaders() string {
