@@ -97,6 +97,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			Duration:    c.duration,
 			Requests:    c.requests,
 			UserAgent:   "pinprobe/" + version,
+			Client:      probe.ClientKind(c.client.value),
 			GroupBy:     c.groupHeaders(),
 			RequestID:   !c.noRequestID,
 			Evidence:    probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},

@@ -45,6 +45,7 @@ type config struct {
 	cacert       string
 	insecure     bool
 	http         choiceValue
+	client       choiceValue
 	failStatus   string
 	outputFlags
 	quiet       bool
@@ -103,6 +104,8 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "limit per request, from connect to the last body byte")
 	fs.StringVar(&c.cacert, "cacert", "", "trust the CA certificates in PEM `FILE` instead of the system roots (at most 1 MiB)")
 	fs.BoolVar(&c.insecure, "insecure", false, "do not verify TLS certificates")
+	c.client = choiceValue{value: "auto", choices: []string{"auto", "fast", "std"}}
+	fs.Var(&c.client, "client", "request path: `auto` (pinprobe's own HTTP/1.1 client wherever HTTP/1.1 is spoken, net/http for HTTP/2), fast (HTTP/1.1 only) or std (net/http always, for comparison)")
 	fs.Var(&c.http, "http", "HTTP `VERSION`: 1.1, 2 or auto (HTTP/2 where TLS ALPN offers it)")
 	fs.StringArrayVar(&c.groupBy, "group-by", nil, "bucket the responses by this response `HEADER` (an instance or backend name, e.g. X-Served-By; repeatable); well-known instance headers are grouped when present")
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
@@ -164,6 +167,8 @@ func (c *config) validate() error {
 		return usagef("--requests %d: must not be negative", c.requests)
 	case c.setConc && (c.concurrency < 1 || c.concurrency > maxConcurrency):
 		return usagef("--concurrency %d: must be 1 to %d", c.concurrency, maxConcurrency)
+	case c.client.value == "fast" && c.http.value == "2":
+		return usagef("--client fast speaks HTTP/1.1 only: --http 2 needs --client auto or std")
 	case c.connAge < 0:
 		return usagef("--conn-age %s: must not be negative", c.connAge)
 	case c.newConn && !c.connReqs.auto && c.connReqs.n != 1:

@@ -21,7 +21,7 @@ type flagGroup struct {
 var probeHelp = []flagGroup{
 	{"Load", []string{"rate", "duration", "requests", "concurrency", "until-verdict"}},
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
-	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "cacert", "insecure", "no-request-id"}},
+	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
 	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "samples", "interval", "quiet"}},
 	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},

@@ -254,3 +254,22 @@ func TestUsageErrorsShowNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestClientFlag: each request path runs the demo to the same verdict; a
+// fast path cannot speak HTTP/2.
+func TestClientFlag(t *testing.T) {
+	for _, client := range []string{"auto", "fast", "std"} {
+		code, stdout, stderr := pinprobe(t, "--demo", "-q", "-d", "1s", "-r", "90", "--client", client, "--format", "json")
+		if code != exitOK {
+			t.Fatalf("--client %s: exit %d\n%s", client, code, stderr)
+		}
+		rep := decodeReport(t, []byte(stdout))
+		checkReport(t, rep)
+		if rep.Verdict.Status != "concentrated" {
+			t.Errorf("--client %s: verdict %s; want concentrated", client, rep.Verdict.Status)
+		}
+	}
+	if code, _, stderr := pinprobe(t, "--client", "fast", "--http", "2", "http://a.test/"); code != exitUsage || !strings.Contains(stderr, "--client fast") {
+		t.Errorf("--client fast --http 2: exit %d, %q; want a usage error", code, stderr)
+	}
+}
