@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -317,7 +318,7 @@ func (r *Run) closedModel(ctx context.Context, s *stream) {
 			defer snd.close()
 			for ctx.Err() == nil && r.take() {
 				r.sent.Add(1)
-				r.results <- snd.do()
+				r.results <- s.finish(snd.do())
 			}
 		})
 	}
@@ -332,24 +333,77 @@ const lateGrace = 250 * time.Millisecond
 // dropFlush is how often a stream that drops reports its drops.
 const dropFlush = 100 * time.Millisecond
 
+// Worker growth. An endpoint starts up to warmWorkers(rate) workers as
+// requests fall due and none is idle. Past them, a request due while every
+// worker is busy is owed to the next worker that finishes, and a new worker
+// is started only once some request has been in flight for spawnAge: a
+// backend that is slow or hangs gets the workers its planned requests need
+// (up to Concurrency), while a client on a machine out of CPU does not open
+// thousands of connections that would only make it slower (cpuSampler).
+const (
+	spawnAge = 20 * time.Millisecond
+	// warmLatency is the latency the warm workers cover at the rate.
+	warmLatency = 5 * time.Millisecond
+)
+
+// warmWorkers is how many workers an endpoint sending perEndpointRate
+// requests/s starts without waiting: enough for warmLatency, at least 8.
+func warmWorkers(perEndpointRate float64, limit int) int {
+	return min(limit, max(8, int(math.Ceil(perEndpointRate*warmLatency.Seconds()))))
+}
+
 // schedule paces one endpoint's open-model stream and hands each request
-// that falls due to an idle worker, or to a new one while the endpoint has
-// fewer than Concurrency. A request due while Concurrency workers are busy
-// is dropped and counted, never queued: the send schedule does not wait for
-// a slow backend. A scheduler that wakes late sends what fell due meanwhile
-// at once, so every request of the plan is sent or counted as dropped,
-// unless the client falls more than lateGrace behind at the end.
+// that falls due to an idle worker, or to a new one (see warmWorkers and
+// spawnAge) while the endpoint has fewer than Concurrency. A request due
+// while Concurrency workers are busy is dropped and counted, never queued:
+// the send schedule does not wait for a slow backend. A scheduler that wakes
+// late sends what fell due meanwhile at once, so every request of the plan
+// is sent or counted as dropped, unless the client falls more than
+// lateGrace behind at the end.
 func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 	s := a.s
 	var idle idlePool
 	var workers sync.WaitGroup
+	var busy []*atomic.Int64 // each worker's request start (UnixNano), 0 when idle
 	spawned, dropped := 0, 0
 	lastFlush := time.Now()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	spawn := func() {
+		spawned++
+		since := new(atomic.Int64)
+		busy = append(busy, since)
+		workers.Go(func() { r.work(s, &idle, since) })
+	}
+	// mayGrow reports whether one more worker is justified: the endpoint
+	// has fewer than its warm workers, or more of its requests have been
+	// in flight for spawnAge than the workers added past the warm ones (so
+	// each stuck request earns a replacement, and a hiccup of the client
+	// earns a few, not thousands), while the machine has CPU to spare: then
+	// the backend, not the client, is what holds the workers.
+	warm := func() int { return warmWorkers(r.opts.Rate/float64(max(p.share, 1)), r.opts.Concurrency) }
+	mayGrow := func(now time.Time) bool {
+		w := warm()
+		switch {
+		case spawned >= r.opts.Concurrency:
+			return false
+		case spawned < w:
+			return true
+		case !machineCPU.spareCPU(now):
+			return false
+		}
+		limit, stuck := now.Add(-spawnAge).UnixNano(), 0
+		for _, b := range busy {
+			if t := b.Load(); t != 0 && t < limit {
+				stuck++
+			}
+		}
+		return spawned-w < 2*stuck
+	}
 	defer func() {
 		timer.Stop()
-		idle.close()
+		// What is still owed is dropped: no worker came free for it.
+		dropped += int(idle.close())
 		workers.Wait()
 		if dropped > 0 {
 			r.results <- Result{Endpoint: s.ep.ID, Start: time.Now(), Dropped: dropped}
@@ -365,7 +419,20 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 		if r.opts.Duration > 0 && due >= r.opts.Duration {
 			return
 		}
-		if wait := time.Until(r.started.Add(due)); wait > 0 {
+		wait := time.Until(r.started.Add(due))
+		if owed := idle.owing(); owed > 0 && spawned < r.opts.Concurrency {
+			// Look again for stuck requests before the next one is due.
+			now, grew := time.Now(), false
+			for idle.owing() > 0 && mayGrow(now) && idle.takeOwed() {
+				spawn()
+				grew = true
+			}
+			if grew {
+				continue
+			}
+			wait = min(wait, spawnAge/4)
+		}
+		if wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
@@ -376,36 +443,42 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 				continue
 			case <-timer.C:
 			}
+			if time.Until(r.started.Add(due)) > 0 {
+				continue // woken to look at the owed requests
+			}
 		} else if ctx.Err() != nil {
 			return
 		}
 		p.k++
-		if idle.wake() {
-			continue
-		}
-		if spawned < r.opts.Concurrency {
-			spawned++
-			workers.Go(func() { r.work(s, &idle) })
-			continue
-		}
-		dropped++
-		if now := time.Now(); now.Sub(lastFlush) >= dropFlush {
-			r.results <- Result{Endpoint: s.ep.ID, Start: now, Dropped: dropped}
-			dropped, lastFlush = 0, now
+		switch {
+		case idle.wake():
+		case mayGrow(time.Now()):
+			spawn()
+		case spawned < r.opts.Concurrency:
+			idle.owe()
+		default:
+			dropped++
+			if now := time.Now(); now.Sub(lastFlush) >= dropFlush {
+				r.results <- Result{Endpoint: s.ep.ID, Start: now, Dropped: dropped}
+				dropped, lastFlush = 0, now
+			}
 		}
 	}
 }
 
 // work is one open-model worker: it sends the request it was started for,
 // then one each time it is woken, until the stream ends.
-func (r *Run) work(s *stream, idle *idlePool) {
+func (r *Run) work(s *stream, idle *idlePool, busySince *atomic.Int64) {
 	snd := s.newSender(s, r.reqCtx)
 	defer snd.close()
 	wake := make(chan struct{}, 1)
 	for {
 		if r.take() {
 			r.sent.Add(1)
-			r.results <- snd.do()
+			busySince.Store(time.Now().UnixNano())
+			res := s.finish(snd.do())
+			busySince.Store(0)
+			r.results <- res
 		}
 		if !idle.wait(wake) {
 			return
@@ -420,7 +493,34 @@ func (r *Run) work(s *stream, idle *idlePool) {
 type idlePool struct {
 	mu     sync.Mutex
 	idle   []chan struct{} // the idle workers' wake channels
+	owed   int64           // requests due while every worker was busy, for the next one free
 	closed bool
+}
+
+// owe records a request that fell due while every worker was busy: the
+// next worker to finish sends it.
+func (p *idlePool) owe() {
+	p.mu.Lock()
+	p.owed++
+	p.mu.Unlock()
+}
+
+// owing returns how many requests are owed.
+func (p *idlePool) owing() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.owed
+}
+
+// takeOwed takes one owed request for a new worker; false when none is left.
+func (p *idlePool) takeOwed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.owed == 0 {
+		return false
+	}
+	p.owed--
+	return true
 }
 
 // wake hands a request to the most recently idle worker; false when none
@@ -447,6 +547,11 @@ func (p *idlePool) wait(ch chan struct{}) bool {
 		p.mu.Unlock()
 		return false
 	}
+	if p.owed > 0 { // a request is waiting for this worker: no need to sleep
+		p.owed--
+		p.mu.Unlock()
+		return true
+	}
 	p.idle = append(p.idle, ch)
 	p.mu.Unlock()
 	_, ok := <-ch
@@ -455,7 +560,8 @@ func (p *idlePool) wait(ch chan struct{}) bool {
 
 // close ends the stream's workers: the idle ones now, the busy ones when
 // they finish.
-func (p *idlePool) close() {
+// It returns the requests still owed, which no worker came free for.
+func (p *idlePool) close() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
@@ -463,4 +569,7 @@ func (p *idlePool) close() {
 		close(ch)
 	}
 	p.idle = nil
+	owed := p.owed
+	p.owed = 0
+	return owed
 }

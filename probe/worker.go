@@ -21,14 +21,18 @@ import (
 // that were due on an endpoint but not sent because it already had
 // Concurrency requests in flight.
 type Result struct {
-	Endpoint  int       // Endpoint.ID
-	Start     time.Time // when the request started (for drops: when they were counted)
-	Latency   time.Duration
-	Status    int        // 0 when no response arrived
-	Err       error      // transport error, also set when the body could not be read
-	Class     ErrorClass // Classify(Err)
-	Bytes     int64      // response body bytes read
-	Reused    bool       // the connection had served a request before (ConnReq > 1)
+	Endpoint int       // Endpoint.ID
+	Start    time.Time // when the request started (for drops: when they were counted)
+	Latency  time.Duration
+	Status   int        // 0 when no response arrived
+	Err      error      // transport error, also set when the body could not be read
+	Class    ErrorClass // Classify(Err)
+	Bytes    int64      // response body bytes read
+	Reused   bool       // the connection had served a request before (ConnReq > 1)
+	// Failed says the request failed: a transport error, or a status that
+	// Options.Evidence.Failed counts as a failure. The engine decides it,
+	// once, for every request path.
+	Failed    bool
 	Local     netip.AddrPort
 	Remote    netip.AddrPort
 	RequestID string // the X-Request-Id sent, "" when none
@@ -234,6 +238,13 @@ func (s *stream) appendRequestID(buf []byte) []byte {
 }
 
 // failed reports whether a status counts as a failure.
+// finish decides, once for every path, whether res failed: a transport
+// error, or a status that counts as a failure (Evidence.Failed).
+func (s *stream) finish(res Result) Result {
+	res.Failed = res.Err != nil || s.failed(res.Status)
+	return res
+}
+
 func (s *stream) failed(status int) bool {
 	return s.evidence.Failed != nil && s.evidence.Failed(status)
 }

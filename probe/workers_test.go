@@ -108,3 +108,43 @@ func TestDropsOnlyWhenAllBusy(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersGrowForASlowBackend: a backend that holds every answer 300 ms
+// at 100 req/s needs about 30 requests in flight, more than the 8 warm
+// workers: workers are added once requests are seen stuck, so every
+// planned request is sent (none dropped) and none much later than due.
+func TestWorkersGrowForASlowBackend(t *testing.T) {
+	ls := startLoad(t, map[netip.Addr]time.Duration{lo4a: 300 * time.Millisecond}, lo4a)
+	eps := endpoints(t, hostURL("http", ls.port), lo4a)
+	o := Options{Rate: 100, Duration: time.Second, Concurrency: 1000}
+	rs := attack(t, eps, o, 10*time.Second)
+	sent, dropped := tallyOf(rs).total()
+	if sent != 100 || dropped != 0 {
+		t.Errorf("%d sent, %d dropped; want the 100 planned, none dropped", sent, dropped)
+	}
+	if peak := ls.peakOf(lo4a); peak < 20 {
+		t.Errorf("%d in flight at most; want about 30 (rate × latency)", peak)
+	}
+}
+
+// TestWorkersStayFewForAFastBackend: at 2,000 req/s against an answer in
+// well under a millisecond the warm workers carry the load: a few
+// connections, not one per request due while the others were busy.
+func TestWorkersStayFewForAFastBackend(t *testing.T) {
+	ls := startLoad(t, nil, lo4a)
+	eps := endpoints(t, hostURL("http", ls.port), lo4a)
+	o := Options{Rate: 2000, Duration: time.Second, Concurrency: 10000}
+	rs := attack(t, eps, o, 10*time.Second)
+	sent, dropped := tallyOf(rs).total()
+	conns := map[uint64]bool{}
+	for _, r := range sentOnly(rs) {
+		conns[r.ConnID] = true
+	}
+	t.Logf("%d sent, %d dropped, %d connections", sent, dropped, len(conns))
+	if sent+dropped != 2000 || dropped > 20 {
+		t.Errorf("%d sent, %d dropped; want the 2000 planned sent", sent, dropped)
+	}
+	if w := warmWorkers(2000, 10000); len(conns) > 3*w {
+		t.Errorf("%d connections; want about the %d warm workers' at most", len(conns), w)
+	}
+}

@@ -145,9 +145,11 @@ func (a *Aggregator) MarkAdded(id int, t time.Time) {
 // Live returns the running counts, safe to read concurrently with Add.
 func (a *Aggregator) Live() *Live { return a.live }
 
-// Failed reports whether r counts as a failed request.
+// Failed reports whether r counts as a failed request: what the engine
+// decided (r.Failed), or for a result the aggregator's own --fail-status
+// (a result built by hand, in tests) would say.
 func (a *Aggregator) Failed(r *probe.Result) bool {
-	return r.Err != nil || a.fail.Fails(r.Status)
+	return r.Failed || r.Err != nil || a.fail.Fails(r.Status)
 }
 
 // Add counts one result.
@@ -170,11 +172,29 @@ func (a *Aggregator) Add(r probe.Result) {
 	}
 	fam := a.eps[r.Endpoint].Family()
 	failed := a.Failed(&r)
-	t.requests++
 	a.live.Requests.Add(1)
 	a.live.FamilyRequests[fam].Add(1)
 	le := a.live.endpoints[r.Endpoint] // the collector's own list: no lock to read it
 	le.Requests.Add(1)
+	t.record(&r, failed)
+	if failed {
+		a.live.Failed.Add(1)
+		a.live.FamilyFailed[fam].Add(1)
+		le.Failed.Add(1)
+	}
+
+	a.forensic[r.Endpoint].add(&r, failed)
+	a.groups.add(&r, failed, a.eps[r.Endpoint].Addr.String())
+	a.timeline.add(r.Endpoint, r.Start, failed)
+	a.client.add(r.Local)
+	if failed {
+		a.prints.add(&r, a.eps[r.Endpoint].Addr.String())
+	}
+}
+
+// record counts one request's outcome in t.
+func (t *tally) record(r *probe.Result, failed bool) {
+	t.requests++
 	if r.Err != nil {
 		t.errors[r.Class]++
 	} else if r.Status >= 0 && r.Status < len(t.status) {
@@ -182,9 +202,6 @@ func (a *Aggregator) Add(r probe.Result) {
 	}
 	if failed {
 		t.failed++
-		a.live.Failed.Add(1)
-		a.live.FamilyFailed[fam].Add(1)
-		le.Failed.Add(1)
 	} else {
 		t.ok++
 	}
@@ -195,14 +212,6 @@ func (a *Aggregator) Add(r probe.Result) {
 	}
 	t.max = max(t.max, r.Latency)
 	t.hist.RecordValue(micros(r.Latency)) // in range by construction
-
-	a.forensic[r.Endpoint].add(&r, failed)
-	a.groups.add(&r, failed, a.eps[r.Endpoint].Addr.String())
-	a.timeline.add(r.Endpoint, r.Start, failed)
-	a.client.add(r.Local)
-	if failed {
-		a.prints.add(&r, a.eps[r.Endpoint].Addr.String())
-	}
 }
 
 func micros(d time.Duration) int64 { return min(max(d.Microseconds(), histMin), histMax) }

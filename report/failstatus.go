@@ -69,3 +69,21 @@ func (f *FailStatus) Fails(status int) bool {
 
 // String returns the spec it was parsed from.
 func (f *FailStatus) String() string { return f.spec }
+
+// Ranges returns the statuses that count as failures as inclusive ranges,
+// in order: 5xx,429 is [[429 429] [500 599]].
+func (f FailStatus) Ranges() [][2]int {
+	var out [][2]int
+	for lo := 100; lo <= 599; lo++ {
+		if !f.Fails(lo) {
+			continue
+		}
+		hi := lo
+		for hi+1 <= 599 && f.Fails(hi+1) {
+			hi++
+		}
+		out = append(out, [2]int{lo, hi})
+		lo = hi
+	}
+	return out
+}

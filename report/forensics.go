@@ -315,7 +315,8 @@ func (f *fingerprints) report() []Fingerprint {
 // clientSeen collects the local side of the connections.
 type clientSeen struct {
 	addrs            map[netip.Addr]bool
-	ports            map[uint16]bool
+	ports            *[1 << 16 / 64]uint64 // a bit per port: 8 KiB however many ports
+	nports           int
 	portMin, portMax int
 }
 
@@ -324,19 +325,24 @@ func (c *clientSeen) add(local netip.AddrPort) {
 		return
 	}
 	if c.addrs == nil {
-		c.addrs, c.ports = map[netip.Addr]bool{}, map[uint16]bool{}
+		c.addrs, c.ports = map[netip.Addr]bool{}, new([1 << 16 / 64]uint64)
 	}
 	c.addrs[local.Addr()] = true
-	p := int(local.Port())
-	if len(c.ports) == 0 || p < c.portMin {
-		c.portMin = p
+	p := local.Port()
+	word, bit := p/64, uint64(1)<<(p%64)
+	if c.ports[word]&bit != 0 {
+		return
 	}
-	c.portMax = max(c.portMax, p)
-	c.ports[local.Port()] = true
+	c.ports[word] |= bit
+	if c.nports == 0 || int(p) < c.portMin {
+		c.portMin = int(p)
+	}
+	c.portMax = max(c.portMax, int(p))
+	c.nports++
 }
 
 func (c *clientSeen) report() Client {
-	cl := Client{LocalAddresses: []string{}, Ports: []int{}, PortsCount: len(c.ports), PortMin: c.portMin, PortMax: c.portMax}
+	cl := Client{LocalAddresses: []string{}, Ports: []int{}, PortsCount: c.nports, PortMin: c.portMin, PortMax: c.portMax}
 	addrs := make([]netip.Addr, 0, len(c.addrs))
 	for a := range c.addrs {
 		addrs = append(addrs, a)
@@ -345,10 +351,13 @@ func (c *clientSeen) report() Client {
 	for _, a := range addrs {
 		cl.LocalAddresses = append(cl.LocalAddresses, a.String())
 	}
-	for p := range c.ports {
-		cl.Ports = append(cl.Ports, int(p))
+	if c.ports != nil {
+		for p := range 1 << 16 {
+			if c.ports[p/64]&(1<<(p%64)) != 0 {
+				cl.Ports = append(cl.Ports, p)
+			}
+		}
 	}
-	sort.Ints(cl.Ports)
 	if len(cl.Ports) > maxPorts {
 		cl.PortSet = EncodePortSet(cl.Ports)
 		cl.Ports = cl.Ports[:maxPorts]

@@ -79,26 +79,10 @@ func (g *groups) add(r *probe.Result, failed bool, addr string) {
 				}
 			}
 		}
-		t := acc.t
-		t.requests++
-		if r.Err != nil {
-			t.errors[r.Class]++
-		} else if r.Status >= 0 && r.Status < len(t.status) {
-			t.status[r.Status]++
-		}
+		acc.t.record(r, failed)
 		if failed {
-			t.failed++
 			acc.failed[addr]++
-		} else {
-			t.ok++
 		}
-		t.bytes += r.Bytes
-		t.sum += r.Latency
-		if t.requests == 1 || r.Latency < t.min {
-			t.min = r.Latency
-		}
-		t.max = max(t.max, r.Latency)
-		t.hist.RecordValue(micros(r.Latency))
 		acc.addrs[addr]++
 	}
 }

@@ -232,20 +232,12 @@ func wrapInts(v []int, n int, indent string) string {
 // failExpr is a KQL predicate true for the statuses that count as failures.
 func (q *logQuery) failExpr(col string) string {
 	var parts []string
-	for lo := 100; lo <= 599; lo++ {
-		if !q.fail.Fails(lo) {
-			continue
-		}
-		hi := lo
-		for hi+1 <= 599 && q.fail.Fails(hi+1) {
-			hi++
-		}
-		if lo == hi {
-			parts = append(parts, fmt.Sprintf("%s == %d", col, lo))
+	for _, r := range q.fail.Ranges() {
+		if r[0] == r[1] {
+			parts = append(parts, fmt.Sprintf("%s == %d", col, r[0]))
 		} else {
-			parts = append(parts, fmt.Sprintf("%s between (%d .. %d)", col, lo, hi))
+			parts = append(parts, fmt.Sprintf("%s between (%d .. %d)", col, r[0], r[1]))
 		}
-		lo = hi
 	}
 	switch len(parts) {
 	case 0:
@@ -345,20 +337,12 @@ func athena(r *Report, fail FailStatus, ports []int) string {
 // sqlFail is a SQL predicate true for the statuses that count as failures.
 func sqlFail(fail FailStatus, col string) string {
 	var parts []string
-	for lo := 100; lo <= 599; lo++ {
-		if !fail.Fails(lo) {
-			continue
-		}
-		hi := lo
-		for hi+1 <= 599 && fail.Fails(hi+1) {
-			hi++
-		}
-		if lo == hi {
-			parts = append(parts, fmt.Sprintf("%s = %d", col, lo))
+	for _, r := range fail.Ranges() {
+		if r[0] == r[1] {
+			parts = append(parts, fmt.Sprintf("%s = %d", col, r[0]))
 		} else {
-			parts = append(parts, fmt.Sprintf("%s BETWEEN %d AND %d", col, lo, hi))
+			parts = append(parts, fmt.Sprintf("%s BETWEEN %d AND %d", col, r[0], r[1]))
 		}
-		lo = hi
 	}
 	if len(parts) == 0 {
 		return "FALSE"
