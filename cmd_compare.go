@@ -75,7 +75,7 @@ statuses that appeared, vanished or changed share. The conclusion comes first.
 	if err != nil {
 		return usagef("%s", err)
 	}
-	say := func(format string, a ...any) { fmt.Fprintf(stderr, "pinprobe: "+format+"\n", a...) }
+	say := sayer(stderr)
 	var werr error
 	if err := render(stdout, c); err != nil {
 		werr = &writeError{err}

@@ -39,9 +39,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 		return err
 	}
-	say := func(format string, a ...any) {
-		fmt.Fprintf(stderr, clearLine(stderr)+"pinprobe: "+format+"\n", a...)
-	}
+	say := sayer(stderr)
 
 	resolver := &probe.Resolver{Static: c.resolve.entries, Server: c.dns}
 	if c.only4 {

@@ -72,7 +72,7 @@ pinprobe processes (regions, machines, pods) into one report.
 		// A merged report was made by this command; its inputs keep theirs.
 		rep.Command = append([]string{"pinprobe", "report"}, redactArgs(args)...)
 	}
-	say := func(format string, a ...any) { fmt.Fprintf(stderr, "pinprobe: "+format+"\n", a...) }
+	say := sayer(stderr)
 	return o.write(rep, stdout, say)
 }
 

@@ -55,10 +55,10 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		<-sigs
-		fmt.Fprintln(os.Stderr, clearLine(os.Stderr)+"pinprobe: interrupted: stopping, waiting for requests in flight (Ctrl-C again to quit at once)")
+		sayer(os.Stderr)("interrupted: stopping, waiting for requests in flight (Ctrl-C again to quit at once)")
 		cancel()
 		<-sigs
-		fmt.Fprintln(os.Stderr, clearLine(os.Stderr)+"pinprobe: interrupted twice: exiting without a report")
+		sayer(os.Stderr)("interrupted twice: exiting without a report")
 		os.Exit(exitInterrupted)
 	}()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
@@ -85,7 +85,7 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	code := exitCode(err)
 	var ee *exitError
 	if err != nil && !(errors.As(err, &ee) && ee.quiet) {
-		fmt.Fprintf(stderr, "%spinprobe: %s\n", clearLine(stderr), err)
+		sayer(stderr)("%s", err)
 	}
 	return code
 }
@@ -138,6 +138,22 @@ func exitCode(err error) int {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// sayer returns the function that writes a line for the user on w,
+// "pinprobe: …". On a terminal it first clears the live view and wraps the
+// line at word boundaries to the terminal's width; elsewhere (a log, a
+// pipe) a message stays on one line, for grep.
+func sayer(w io.Writer) func(format string, a ...any) {
+	return func(format string, a ...any) {
+		msg := "pinprobe: " + fmt.Sprintf(format, a...)
+		if f, ok := w.(*os.File); ok && isTerminal(w) {
+			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
+				msg = wrap(msg, cols-1, "  ")
+			}
+		}
+		fmt.Fprintln(w, clearLine(w)+msg)
+	}
 }
 
 // clearLine is what clears the live view (the bar and the rows under it)
