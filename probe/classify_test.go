@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // rawServer accepts connections on 127.0.0.1 and hands each to serve; the
@@ -62,8 +64,8 @@ func resetConn(c net.Conn) {
 // handlerServer serves h over HTTP/1.1 on 127.0.0.1.
 func handlerServer(t *testing.T, h http.HandlerFunc) uint16 {
 	t.Helper()
-	port, lns := listenSamePort(t, lo4a)
-	serveOn(t, lns[0], h, nil, nil)
+	port, lns := testserver.ListenSamePort(t, testserver.Lo4a)
+	testserver.Serve(t, lns[0], h, nil)
 	return port
 }
 
@@ -91,7 +93,7 @@ func fullBacklog(t *testing.T) uint16 {
 		t.Fatal(err)
 	}
 	port := uint16(sa.(*syscall.SockaddrInet4).Port)
-	addr := netip.AddrPortFrom(lo4a, port).String()
+	addr := netip.AddrPortFrom(testserver.Lo4a, port).String()
 	// Fill the accept queue until a connect no longer completes.
 	for i := 0; ; i++ {
 		if i == 10 {
@@ -121,19 +123,19 @@ func TestClassifyRealErrors(t *testing.T) {
 	}{
 		{
 			name:      "connection refused",
-			url:       func(t *testing.T) string { return hostURL("http", closedPort(t, lo4a)) },
+			url:       func(t *testing.T) string { return hostURL("http", testserver.ClosedPort(t, testserver.Lo4a)) },
 			wantClass: ClassConnectRefused,
 		},
 		{
 			name:      "connect timeout",
-			url:       func(t *testing.T) string { return hostURL("http", fullBacklog(t)) },
+			url:       func(t *testing.T) string { return hostURL("http", testserver.FullBacklog(t)) },
 			timeout:   300 * time.Millisecond,
 			wantClass: ClassConnectTimeout,
 		},
 		{
 			name: "TLS handshake stalls",
 			url: func(t *testing.T) string {
-				return hostURL("https", rawServer(t, func(c net.Conn) { io.Copy(io.Discard, c) }))
+				return hostURL("https", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { io.Copy(io.Discard, c) }).Port())
 			},
 			timeout:   300 * time.Millisecond,
 			wantClass: ClassConnectTimeout,
@@ -141,29 +143,29 @@ func TestClassifyRealErrors(t *testing.T) {
 		{
 			name: "reset after the request",
 			url: func(t *testing.T) string {
-				return hostURL("http", rawServer(t, func(c net.Conn) {
+				return hostURL("http", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
 					if readRequest(c) {
-						resetConn(c)
+						testserver.ResetConn(c)
 					}
-				}))
+				}).Port())
 			},
 			wantClass: ClassReset,
 		},
 		{
 			name: "closed without an answer",
 			url: func(t *testing.T) string {
-				return hostURL("http", rawServer(t, func(c net.Conn) { readRequest(c) }))
+				return hostURL("http", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { readRequest(c) }).Port())
 			},
 			wantClass: ClassEOF,
 		},
 		{
 			name: "body cut short",
 			url: func(t *testing.T) string {
-				return hostURL("http", rawServer(t, func(c net.Conn) {
+				return hostURL("http", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
 					if readRequest(c) {
 						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
 					}
-				}))
+				}).Port())
 			},
 			wantClass:  ClassEOF,
 			wantStatus: http.StatusOK,
@@ -171,12 +173,12 @@ func TestClassifyRealErrors(t *testing.T) {
 		{
 			name: "answer too slow",
 			url: func(t *testing.T) string {
-				return hostURL("http", handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+				return hostURL("http", testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					select { // until pinprobe gives up and closes the connection
 					case <-r.Context().Done():
 					case <-release:
 					}
-				}))
+				}), nil, testserver.Lo4a))
 			},
 			timeout:   200 * time.Millisecond,
 			wantClass: ClassTimeout,
@@ -184,18 +186,18 @@ func TestClassifyRealErrors(t *testing.T) {
 		{
 			name: "garbage instead of HTTP",
 			url: func(t *testing.T) string {
-				return hostURL("http", rawServer(t, func(c net.Conn) {
+				return hostURL("http", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
 					if readRequest(c) {
 						io.WriteString(c, "SSH-2.0-OpenSSH_9.6\r\n\r\n")
 					}
-				}))
+				}).Port())
 			},
 			wantClass: ClassProtocol,
 		},
 		{
 			name: "TLS to a cleartext server",
 			url: func(t *testing.T) string {
-				return hostURL("https", handlerServer(t, func(w http.ResponseWriter, r *http.Request) {}))
+				return hostURL("https", testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), nil, testserver.Lo4a))
 			},
 			wantClass: ClassTLS,
 		},
@@ -203,7 +205,7 @@ func TestClassifyRealErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			eps := endpoints(t, tt.url(t), lo4a)
+			eps := endpoints(t, tt.url(t), testserver.Lo4a)
 			timeout := tt.timeout
 			if timeout == 0 {
 				timeout = 5 * time.Second

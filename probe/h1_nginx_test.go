@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 const nginxBin = "/usr/sbin/nginx"
@@ -40,7 +42,7 @@ func startNginx(t *testing.T, www map[string][]byte, locations string) uint16 {
 			t.Fatal(err)
 		}
 	}
-	port, lns := listenSamePort(t, lo4a, lo6)
+	port, lns := testserver.ListenSamePort(t, testserver.Lo4a, testserver.Lo6)
 	for _, ln := range lns {
 		ln.Close() // nginx binds the port itself; a loser of this race fails to start below
 	}
@@ -99,7 +101,7 @@ http {
 		case <-tick.C:
 		}
 		ready := true
-		for _, a := range []netip.Addr{lo4a, lo6} {
+		for _, a := range []netip.Addr{testserver.Lo4a, testserver.Lo6} {
 			c, err := net.DialTimeout("tcp", netip.AddrPortFrom(a, port).String(), time.Second)
 			if err != nil {
 				ready = false
@@ -148,26 +150,26 @@ func TestH1AgainstNginx(t *testing.T) {
 		check  func(t *testing.T, r h1Rec)
 	}{
 		{
-			name: "keep-alive to keepalive_requests over IPv4", addr: lo4a, path: "/ok",
+			name: "keep-alive to keepalive_requests over IPv4", addr: testserver.Lo4a, path: "/ok",
 			want: []want{ok(1, true), ok(2, true), ok(3, false), ok(1, true), ok(2, true), ok(3, false), ok(1, true)},
 		},
 		{
-			name: "keep-alive over IPv6", addr: lo6, path: "/ok",
+			name: "keep-alive over IPv6", addr: testserver.Lo6, path: "/ok",
 			want: []want{ok(1, true), ok(2, true), ok(3, false)},
 		},
 		{
-			name: "HEAD of a static file", addr: lo4a, path: "/big.bin", method: "HEAD",
+			name: "HEAD of a static file", addr: testserver.Lo4a, path: "/big.bin", method: "HEAD",
 			want: []want{{status: 200, connReq: 1, reusable: true}, {status: 200, connReq: 2, reusable: true}},
 		},
 		{
-			name: "static file of 1 MiB", addr: lo6, path: "/big.bin",
+			name: "static file of 1 MiB", addr: testserver.Lo6, path: "/big.bin",
 			want: []want{
 				{status: 200, bytes: int64(len(big)), body: string(big[:BodyPrefix]), connReq: 1, reusable: true},
 				{status: 200, bytes: int64(len(big)), body: string(big[:BodyPrefix]), connReq: 2, reusable: true},
 			},
 		},
 		{
-			name: "gzip'd chunked body", addr: lo4a, path: "/gz/text.txt", header: http.Header{"Accept-Encoding": {"gzip"}},
+			name: "gzip'd chunked body", addr: testserver.Lo4a, path: "/gz/text.txt", header: http.Header{"Accept-Encoding": {"gzip"}},
 			want: []want{{status: 200, bytes: -1, body: "\x1f\x8b", connReq: 1, reusable: true}, {status: 200, bytes: -1, body: "\x1f\x8b", connReq: 2, reusable: true}},
 			check: func(t *testing.T, r h1Rec) {
 				if r.bytes <= 0 || r.bytes >= int64(len(text)) {
@@ -176,7 +178,7 @@ func TestH1AgainstNginx(t *testing.T) {
 			},
 		},
 		{
-			name: "nginx's 404 page", addr: lo4a, path: "/missing",
+			name: "nginx's 404 page", addr: testserver.Lo4a, path: "/missing",
 			want: []want{{status: 404, bytes: -1, body: "<html>", connReq: 1, reusable: true}},
 			check: func(t *testing.T, r h1Rec) {
 				if !strings.HasPrefix(r.server, "nginx") || !strings.Contains(r.body, "404 Not Found") {
@@ -185,11 +187,11 @@ func TestH1AgainstNginx(t *testing.T) {
 			},
 		},
 		{
-			name: "request ID reaches nginx", addr: lo4a, path: "/id",
+			name: "request ID reaches nginx", addr: testserver.Lo4a, path: "/id",
 			want: []want{{status: 200, bytes: -1, body: "pinprobe-test-1\n", connReq: 1, reusable: true}, {status: 200, bytes: -1, body: "pinprobe-test-2\n", connReq: 2, reusable: true}},
 		},
 		{
-			name: "413 for a 2 MiB body", addr: lo4a, path: "/post", method: "POST", body: bytes.Repeat([]byte("p"), 2<<20),
+			name: "413 for a 2 MiB body", addr: testserver.Lo4a, path: "/post", method: "POST", body: bytes.Repeat([]byte("p"), 2<<20),
 			want: []want{{status: 413, bytes: -1, body: "<html>", connReq: 1}, {status: 413, bytes: -1, body: "<html>", connReq: 1}},
 		},
 	}
