@@ -10,40 +10,14 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
 	"pinprobe/internal/testserver"
 )
-
-// rawServer accepts connections on 127.0.0.1 and hands each to serve; the
-// listener and every connection are closed when the test ends.
-func rawServer(t *testing.T, serve func(net.Conn)) uint16 {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				serve(c)
-			}()
-		}
-	}()
-	return uint16(ln.Addr().(*net.TCPAddr).Port)
-}
 
 // readRequest reads one HTTP request, body included, from c.
 func readRequest(c net.Conn) bool {
@@ -55,65 +29,10 @@ func readRequest(c net.Conn) bool {
 	return true
 }
 
-// resetConn closes c with SO_LINGER 0: the kernel sends a RST, not a FIN.
-func resetConn(c net.Conn) {
-	c.(*net.TCPConn).SetLinger(0)
-	c.Close()
-}
-
-// handlerServer serves h over HTTP/1.1 on 127.0.0.1.
-func handlerServer(t *testing.T, h http.HandlerFunc) uint16 {
-	t.Helper()
-	port, lns := testserver.ListenSamePort(t, testserver.Lo4a)
-	testserver.Serve(t, lns[0], h, nil)
-	return port
-}
-
-// fullBacklog returns the port of a 127.0.0.1 socket that listens with a
-// backlog of 0, never accepts, and whose accept queue is already full, so
-// the kernel drops further SYNs and a connect can only time out.
-func fullBacklog(t *testing.T) uint16 {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("relies on Linux dropping SYNs to a full accept queue")
-	}
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Listen(fd, 0); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := uint16(sa.(*syscall.SockaddrInet4).Port)
-	addr := netip.AddrPortFrom(testserver.Lo4a, port).String()
-	// Fill the accept queue until a connect no longer completes.
-	for i := 0; ; i++ {
-		if i == 10 {
-			t.Skip("accept queue never filled up")
-		}
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			break
-		}
-		t.Cleanup(func() { c.Close() })
-	}
-	return port
-}
-
 // TestClassifyRealErrors provokes each failure for real on loopback and
 // checks the class Attack reports for it.
 func TestClassifyRealErrors(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
 	tests := []struct {
 		name       string
 		url        func(t *testing.T) string
@@ -174,10 +93,7 @@ func TestClassifyRealErrors(t *testing.T) {
 			name: "answer too slow",
 			url: func(t *testing.T) string {
 				return hostURL("http", testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					select { // until pinprobe gives up and closes the connection
-					case <-r.Context().Done():
-					case <-release:
-					}
+					<-r.Context().Done() // until pinprobe gives up and closes the connection, or the test ends
 				}), nil, testserver.Lo4a))
 			},
 			timeout:   200 * time.Millisecond,
