@@ -4,34 +4,27 @@ import (
 	"bytes"
 	"crypto/rand"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"pinprobe/internal/testserver"
 )
 
-const nginxBin = "/usr/sbin/nginx"
-
-// startNginx runs nginx in the foreground in its own process group with a
-// config in a temp dir, serving www on one port of 127.0.0.1 and [::1], and
-// kills the group when the test ends. Without nginx it skips, unless $CI is
-// set (CI installs nginx), where it fails.
+// startNginx runs nginx with testserver.StartProcess (its own process
+// group, stopped when the test ends), serving www from a temp dir on one
+// port of 127.0.0.1 and [::1] with keepalive_requests 3 and locations in
+// its server block, and returns the port. It runs as one process, without
+// the worker that testserver.Nginx starts: a worker of a root master would
+// run as nobody and could not read the temp dir. Without nginx it skips,
+// unless $CI is set (CI installs nginx), where it fails.
 func startNginx(t *testing.T, www map[string][]byte, locations string) uint16 {
 	t.Helper()
-	if _, err := os.Stat(nginxBin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("nginx is not installed at %s: %v", nginxBin, err)
-		}
-		t.Skipf("nginx is not installed at %s", nginxBin)
-	}
+	bin := testserver.NginxBinary(t)
 	dir := t.TempDir()
 	for name, b := range www {
 		p := filepath.Join(dir, "www", name)
@@ -42,15 +35,12 @@ func startNginx(t *testing.T, www map[string][]byte, locations string) uint16 {
 			t.Fatal(err)
 		}
 	}
-	port, lns := testserver.ListenSamePort(t, testserver.Lo4a, testserver.Lo6)
-	for _, ln := range lns {
-		ln.Close() // nginx binds the port itself; a loser of this race fails to start below
-	}
+	port := testserver.FreePort(t, testserver.Lo4a, testserver.Lo6)
 	conf := fmt.Sprintf(`daemon off;
 master_process off;
 worker_processes 1;
 pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
+error_log stderr warn;
 events { worker_connections 64; }
 http {
   access_log off;
@@ -70,49 +60,12 @@ http {
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(nginxBin, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start nginx: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
+	testserver.StartProcess(t, testserver.ProcessSpec{
+		Name: "nginx", Path: bin, Dir: dir,
+		Args:   []string{"-p", dir + "/", "-e", "stderr", "-c", confPath},
+		Listen: []netip.AddrPort{netip.AddrPortFrom(testserver.Lo4a, port), netip.AddrPortFrom(testserver.Lo6, port)},
 	})
-	errorLog := func() string {
-		b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-		return out.String() + string(b)
-	}
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("nginx exited: %v\n%s", err, errorLog())
-		case <-deadline.C:
-			t.Fatalf("nginx did not accept connections within 10s\n%s", errorLog())
-		case <-tick.C:
-		}
-		ready := true
-		for _, a := range []netip.Addr{testserver.Lo4a, testserver.Lo6} {
-			c, err := net.DialTimeout("tcp", netip.AddrPortFrom(a, port).String(), time.Second)
-			if err != nil {
-				ready = false
-				break
-			}
-			c.Close()
-		}
-		if ready {
-			return port
-		}
-	}
+	return port
 }
 
 // TestH1AgainstNginx checks the client against a real nginx: keep-alive up
