@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // trickle writes s to c one byte every 5 ms until it is written or c fails.
@@ -104,8 +106,8 @@ func TestEveryRequestBounded(t *testing.T) {
 			t.Parallel()
 			eachClient(t, func(t *testing.T, client ClientKind) {
 				var closed atomic.Int64
-				port := rawServer(t, func(c net.Conn) { tt.serve(c, &closed) })
-				eps := endpoints(t, hostURL("http", port), lo4a)
+				port := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { tt.serve(c, &closed) }).Port()
+				eps := endpoints(t, hostURL("http", port), testserver.Lo4a)
 				if tt.body != nil {
 					eps[0].Target.Method, eps[0].Target.Body = http.MethodPost, tt.body
 				}
@@ -174,13 +176,13 @@ func TestCancelWaitIsBounded(t *testing.T) {
 func testCancelWaitIsBounded(t *testing.T, client ClientKind) {
 	const timeout = 500 * time.Millisecond
 	var accepted atomic.Int64
-	port := rawServer(t, func(c net.Conn) {
+	port := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
 		if readRequest(c) {
 			accepted.Add(1)
 			waitClosed(c)
 		}
-	})
-	eps := endpoints(t, hostURL("http", port), lo4a)
+	}).Port()
+	eps := endpoints(t, hostURL("http", port), testserver.Lo4a)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	run, err := Start(ctx, eps, Options{Rate: 100, Duration: time.Minute, Concurrency: 100, Client: client, ConnOptions: ConnOptions{Timeout: timeout}})

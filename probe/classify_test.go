@@ -10,38 +10,14 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// rawServer accepts connections on 127.0.0.1 and hands each to serve; the
-// listener and every connection are closed when the test ends.
-func rawServer(t *testing.T, serve func(net.Conn)) uint16 {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				serve(c)
-			}()
-		}
-	}()
-	return uint16(ln.Addr().(*net.TCPAddr).Port)
-}
+	"pinprobe/internal/testserver"
+)
 
 // readRequest reads one HTTP request, body included, from c.
 func readRequest(c net.Conn) bool {
@@ -53,65 +29,10 @@ func readRequest(c net.Conn) bool {
 	return true
 }
 
-// resetConn closes c with SO_LINGER 0: the kernel sends a RST, not a FIN.
-func resetConn(c net.Conn) {
-	c.(*net.TCPConn).SetLinger(0)
-	c.Close()
-}
-
-// handlerServer serves h over HTTP/1.1 on 127.0.0.1.
-func handlerServer(t *testing.T, h http.HandlerFunc) uint16 {
-	t.Helper()
-	port, lns := listenSamePort(t, lo4a)
-	serveOn(t, lns[0], h, nil, nil)
-	return port
-}
-
-// fullBacklog returns the port of a 127.0.0.1 socket that listens with a
-// backlog of 0, never accepts, and whose accept queue is already full, so
-// the kernel drops further SYNs and a connect can only time out.
-func fullBacklog(t *testing.T) uint16 {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("relies on Linux dropping SYNs to a full accept queue")
-	}
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Listen(fd, 0); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := uint16(sa.(*syscall.SockaddrInet4).Port)
-	addr := netip.AddrPortFrom(lo4a, port).String()
-	// Fill the accept queue until a connect no longer completes.
-	for i := 0; ; i++ {
-		if i == 10 {
-			t.Skip("accept queue never filled up")
-		}
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			break
-		}
-		t.Cleanup(func() { c.Close() })
-	}
-	return port
-}
-
 // TestClassifyRealErrors provokes each failure for real on loopback and
 // checks the class Attack reports for it.
 func TestClassifyRealErrors(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
 	tests := []struct {
 		name       string
 		url        func(t *testing.T) string
@@ -121,19 +42,19 @@ func TestClassifyRealErrors(t *testing.T) {
 	}{
 		{
 			name:      "connection refused",
-			url:       func(t *testing.T) string { return hostURL("http", closedPort(t, lo4a)) },
+			url:       func(t *testing.T) string { return hostURL("http", testserver.ClosedPort(t, testserver.Lo4a)) },
 			wantClass: ClassConnectRefused,
 		},
 		{
 			name:      "connect timeout",
-			url:       func(t *testing.T) string { return hostURL("http", fullBacklog(t)) },
+			url:       func(t *testing.T) string { return hostURL("http", testserver.FullBacklog(t)) },
 			timeout:   300 * time.Millisecond,
 			wantClass: ClassConnectTimeout,
 		},
 		{
 			name: "TLS handshake stalls",
 			url: func(t *testing.T) string {
-				return hostURL("https", rawServer(t, func(c net.Conn) { io.Copy(io.Discard, c) }))
+				return hostURL("https", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { io.Copy(io.Discard, c) }).Port())
 			},
 			timeout:   300 * time.Millisecond,
 			wantClass: ClassConnectTimeout,
@@ -141,29 +62,29 @@ func TestClassifyRealErrors(t *testing.T) {
 		{
 			name: "reset after the request",
 			url: func(t *testing.T) string {
-				return hostURL("http", rawServer(t, func(c net.Conn) {
+				return hostURL("http", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
 					if readRequest(c) {
-						resetConn(c)
+						testserver.ResetConn(c)
 					}
-				}))
+				}).Port())
 			},
 			wantClass: ClassReset,
 		},
 		{
 			name: "closed without an answer",
 			url: func(t *testing.T) string {
-				return hostURL("http", rawServer(t, func(c net.Conn) { readRequest(c) }))
+				return hostURL("http", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { readRequest(c) }).Port())
 			},
 			wantClass: ClassEOF,
 		},
 		{
 			name: "body cut short",
 			url: func(t *testing.T) string {
-				return hostURL("http", rawServer(t, func(c net.Conn) {
+				return hostURL("http", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
 					if readRequest(c) {
 						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
 					}
-				}))
+				}).Port())
 			},
 			wantClass:  ClassEOF,
 			wantStatus: http.StatusOK,
@@ -171,12 +92,9 @@ func TestClassifyRealErrors(t *testing.T) {
 		{
 			name: "answer too slow",
 			url: func(t *testing.T) string {
-				return hostURL("http", handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
-					select { // until pinprobe gives up and closes the connection
-					case <-r.Context().Done():
-					case <-release:
-					}
-				}))
+				return hostURL("http", testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					<-r.Context().Done() // until pinprobe gives up and closes the connection, or the test ends
+				}), nil, testserver.Lo4a))
 			},
 			timeout:   200 * time.Millisecond,
 			wantClass: ClassTimeout,
@@ -184,18 +102,18 @@ func TestClassifyRealErrors(t *testing.T) {
 		{
 			name: "garbage instead of HTTP",
 			url: func(t *testing.T) string {
-				return hostURL("http", rawServer(t, func(c net.Conn) {
+				return hostURL("http", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
 					if readRequest(c) {
 						io.WriteString(c, "SSH-2.0-OpenSSH_9.6\r\n\r\n")
 					}
-				}))
+				}).Port())
 			},
 			wantClass: ClassProtocol,
 		},
 		{
 			name: "TLS to a cleartext server",
 			url: func(t *testing.T) string {
-				return hostURL("https", handlerServer(t, func(w http.ResponseWriter, r *http.Request) {}))
+				return hostURL("https", testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), nil, testserver.Lo4a))
 			},
 			wantClass: ClassTLS,
 		},
@@ -203,7 +121,7 @@ func TestClassifyRealErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			eps := endpoints(t, tt.url(t), lo4a)
+			eps := endpoints(t, tt.url(t), testserver.Lo4a)
 			timeout := tt.timeout
 			if timeout == 0 {
 				timeout = 5 * time.Second

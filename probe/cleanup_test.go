@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // TestRunClosesItsConnections: once a run's results channel is closed, its
@@ -20,8 +22,8 @@ func TestRunClosesItsConnections(t *testing.T) {
 }
 
 func testRunClosesItsConnections(t *testing.T, client ClientKind) {
-	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {})
-	eps := endpoints(t, hostURL("http", port), lo4a)
+	port := testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), nil, testserver.Lo4a)
+	eps := endpoints(t, hostURL("http", port), testserver.Lo4a)
 	before := runtime.NumGoroutine()
 	o := Options{Rate: 1000, Requests: 200, Concurrency: 20, Client: client, ConnOptions: ConnOptions{Concurrency: 20}}
 	attack(t, eps, o, 10*time.Second)

@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // seen records, server side, what each request looked like on the wire.
@@ -58,7 +59,7 @@ func (s *seen) snap() snap {
 func (s *seen) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.reqs++
-	s.addrs[localAddr(r)]++
+	s.addrs[testserver.LocalAddr(r).Addr()]++
 	if r.TLS != nil {
 		s.sni[r.TLS.ServerName]++
 	}
@@ -81,11 +82,11 @@ func (s snap) String() string {
 // and gives way when the server chooses it, as this one does).
 func TestTLSVerifiesHostNameThroughPinning(t *testing.T) {
 	t.Parallel()
-	pki := newTestPKI(t, testHost)
+	pki := testserver.NewPKI(t)
 	srv := newSeen()
-	addrs := []netip.Addr{lo4a, lo6}
-	port := serveSamePort(t, srv, pki.serverConfig(), addrs...)
-	trusted := &tls.Config{RootCAs: pki.roots}
+	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo6}
+	port := testserver.ServeSamePort(t, srv, pki.ServerConfig(testHost), addrs...)
+	trusted := &tls.Config{RootCAs: pki.Pool}
 
 	tests := []struct {
 		name      string
@@ -170,9 +171,9 @@ func TestTLSErrorIsVerification(t *testing.T) {
 }
 
 func testTLSErrorIsVerification(t *testing.T, client ClientKind) {
-	pki := newTestPKI(t, testHost)
-	port := serveSamePort(t, newSeen(), pki.serverConfig(), lo4a)
-	eps := endpoints(t, hostURL("https", port), lo4a)
+	pki := testserver.NewPKI(t)
+	port := testserver.ServeSamePort(t, newSeen(), pki.ServerConfig(testHost), testserver.Lo4a)
+	eps := endpoints(t, hostURL("https", port), testserver.Lo4a)
 	rs := sentOnly(attack(t, eps, Options{Rate: 100, Requests: 1, Client: client}, 10*time.Second))
 	if len(rs) != 1 {
 		t.Fatalf("%d results; want 1", len(rs))
@@ -188,14 +189,9 @@ func testTLSErrorIsVerification(t *testing.T, client ClientKind) {
 func TestH2C(t *testing.T) {
 	t.Parallel()
 	srv := newSeen()
-	port, lns := listenSamePort(t, lo4a, lo6)
+	port, lns := testserver.ListenSamePort(t, testserver.Lo4a, testserver.Lo6)
 	for _, ln := range lns {
-		serveOn(t, ln, srv, nil, func(s *httptest.Server) {
-			var p http.Protocols
-			p.SetHTTP1(true)
-			p.SetUnencryptedHTTP2(true)
-			s.Config.Protocols = &p
-		})
+		testserver.Serve(t, ln, srv, nil, testserver.EnableH2C)
 	}
 	tests := []struct {
 		http      HTTPVersion
@@ -209,7 +205,7 @@ func TestH2C(t *testing.T) {
 		for _, client := range clientsFor(tt.http) {
 			t.Run(string(tt.http)+"/"+string(client), func(t *testing.T) {
 				srv.reset()
-				eps := endpoints(t, hostURL("http", port), lo4a, lo6)
+				eps := endpoints(t, hostURL("http", port), testserver.Lo4a, testserver.Lo6)
 				o := Options{ConnOptions: ConnOptions{HTTP: tt.http}, Rate: 200, Requests: 10, Concurrency: 2, Client: client}
 				rs := sentOnly(attack(t, eps, o, 10*time.Second))
 				for _, r := range rs {
@@ -229,8 +225,8 @@ func TestH2C(t *testing.T) {
 // refuses --http 2 (and CONNECT) instead of measuring net/http unasked, and
 // an unknown client is refused too; ClientAuto hands them to net/http.
 func TestFastClientRefusesHTTP2(t *testing.T) {
-	eps := endpoints(t, "https://"+testHost+"/", lo4a)
-	connect := endpoints(t, "http://"+testHost+"/", lo4a)
+	eps := endpoints(t, "https://"+testHost+"/", testserver.Lo4a)
+	connect := endpoints(t, "http://"+testHost+"/", testserver.Lo4a)
 	connect[0].Target.Method = http.MethodConnect
 	tests := []struct {
 		name    string
@@ -260,7 +256,7 @@ func TestFastClientRefusesHTTP2(t *testing.T) {
 }
 
 func TestNewTransportRejectsUnknownHTTPVersion(t *testing.T) {
-	eps := endpoints(t, "http://"+testHost+"/", lo4a)
+	eps := endpoints(t, "http://"+testHost+"/", testserver.Lo4a)
 	if _, err := NewTransport(eps[0], ConnOptions{HTTP: "3"}); err == nil {
 		t.Errorf("NewTransport(HTTP: 3) succeeded; want an error")
 	}

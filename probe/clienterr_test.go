@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // helperEnv names the server a helper process loads, and helperClientEnv
@@ -86,12 +88,12 @@ func TestClientErrorsAreNotTheBackends(t *testing.T) {
 
 func testClientErrorsAreNotTheBackends(t *testing.T, client ClientKind) {
 	var served atomic.Int64
-	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+	port := testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		served.Add(1)
 		w.Write([]byte("ok\n"))
-	})
+	}), nil, testserver.Lo4a)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"="+netip.AddrPortFrom(lo4a, port).String(), helperClientEnv+"="+string(client))
+	cmd.Env = append(os.Environ(), helperEnv+"="+netip.AddrPortFrom(testserver.Lo4a, port).String(), helperClientEnv+"="+string(client))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // connSeen is what a connLog server saw of one request.
@@ -90,25 +92,21 @@ func (pc protoCase) fallback(client ClientKind) bool {
 
 // startConnLog serves a connLog on 127.0.0.1 for pc: TLS with the test CA
 // for https, cleartext HTTP/2 allowed for http.
-func startConnLog(t *testing.T, pc protoCase, pki *testPKI) (*connLog, *Endpoint) {
+func startConnLog(t *testing.T, pc protoCase, pki *testserver.PKI) (*connLog, *Endpoint) {
 	t.Helper()
 	l := &connLog{}
-	port, lns := listenSamePort(t, lo4a)
+	port, lns := testserver.ListenSamePort(t, testserver.Lo4a)
 	var tlsCfg *tls.Config
 	if pc.scheme == "https" {
-		tlsCfg = pki.serverConfig()
+		tlsCfg = pki.ServerConfig(testHost)
 	}
-	serveOn(t, lns[0], l, tlsCfg, func(s *httptest.Server) {
+	testserver.Serve(t, lns[0], l, tlsCfg, testserver.EnableH2C, func(s *httptest.Server) {
+		s.Config.Protocols.SetHTTP2(true) // over TLS as well
 		s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
 			return context.WithValue(ctx, connNthKey{}, new(atomic.Int64))
 		}
-		var p http.Protocols
-		p.SetHTTP1(true)
-		p.SetHTTP2(true)
-		p.SetUnencryptedHTTP2(true)
-		s.Config.Protocols = &p
 	})
-	return l, endpoints(t, hostURL(pc.scheme, port), lo4a)[0]
+	return l, endpoints(t, hostURL(pc.scheme, port), testserver.Lo4a)[0]
 }
 
 // TestConnRequests: with ConnRequests 4, 40 requests of one worker go over
@@ -117,7 +115,7 @@ func startConnLog(t *testing.T, pc protoCase, pki *testPKI) (*connLog, *Endpoint
 // protocol.
 func TestConnRequests(t *testing.T) {
 	t.Parallel()
-	pki := newTestPKI(t, testHost)
+	pki := testserver.NewPKI(t)
 	for _, pc := range connProtos {
 		t.Run(pc.name, func(t *testing.T) {
 			eachClientOf(t, pc.clients(), func(t *testing.T, client ClientKind) { testConnRequests(t, pc, client, pki) })
@@ -125,14 +123,14 @@ func TestConnRequests(t *testing.T) {
 	}
 }
 
-func testConnRequests(t *testing.T, pc protoCase, client ClientKind, pki *testPKI) {
+func testConnRequests(t *testing.T, pc protoCase, client ClientKind, pki *testserver.PKI) {
 	l, ep := startConnLog(t, pc, pki)
 	firstID := uint64(1)
 	if pc.fallback(client) {
 		firstID = 2
 	}
 	o := Options{Max: true, Concurrency: 1, Requests: 40, Client: client, ConnOptions: ConnOptions{
-		HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnRequests: 4, Timeout: 5 * time.Second,
+		HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.Pool}, ConnRequests: 4, Timeout: 5 * time.Second,
 	}}
 	rs := attack(t, []*Endpoint{ep}, o, 20*time.Second)
 	if len(rs) != 40 {
@@ -184,7 +182,7 @@ func testConnRequests(t *testing.T, pc protoCase, client ClientKind, pki *testPK
 // then every request would need a new connection.
 func TestConnAge(t *testing.T) {
 	t.Parallel()
-	pki := newTestPKI(t, testHost)
+	pki := testserver.NewPKI(t)
 	for _, pc := range connProtos {
 		t.Run(pc.name, func(t *testing.T) {
 			eachClientOf(t, pc.clients(), func(t *testing.T, client ClientKind) { testConnAge(t, pc, client, pki) })
@@ -192,11 +190,11 @@ func TestConnAge(t *testing.T) {
 	}
 }
 
-func testConnAge(t *testing.T, pc protoCase, client ClientKind, pki *testPKI) {
+func testConnAge(t *testing.T, pc protoCase, client ClientKind, pki *testserver.PKI) {
 	age, slack := scaled(150*time.Millisecond), scaled(50*time.Millisecond)
 	l, ep := startConnLog(t, pc, pki)
 	o := Options{Rate: 100, Duration: 4 * age, Concurrency: 1, Client: client, ConnOptions: ConnOptions{
-		HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.roots}, ConnAge: age, Timeout: 5 * time.Second,
+		HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.Pool}, ConnAge: age, Timeout: 5 * time.Second,
 	}}
 	rs := sentOnly(attack(t, []*Endpoint{ep}, o, 20*time.Second))
 	first := map[uint64]time.Time{}
@@ -244,8 +242,8 @@ func TestConnNumbersSurviveReAdd(t *testing.T) {
 }
 
 func testConnNumbersSurviveReAdd(t *testing.T, client ClientKind) {
-	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {})
-	ep := endpoints(t, hostURL("http", port), lo4a)[0]
+	port := testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), nil, testserver.Lo4a)
+	ep := endpoints(t, hostURL("http", port), testserver.Lo4a)[0]
 	o := Options{Rate: 200, Duration: 2 * time.Second, Concurrency: 4, RequestID: true, Client: client, ConnOptions: ConnOptions{ConnRequests: 3}}
 	run, err := Start(t.Context(), []*Endpoint{ep}, o)
 	if err != nil {
@@ -326,8 +324,8 @@ func testNewConn(t *testing.T, client ClientKind) {
 func TestConnRequestsAfterStreamErrors(t *testing.T) {
 	t.Parallel()
 	l := &connLog{}
-	port, lns := listenSamePort(t, lo4a)
-	serveOn(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	port, lns := testserver.ListenSamePort(t, testserver.Lo4a)
+	testserver.Serve(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l.ServeHTTP(httptest.NewRecorder(), r)
 		if r.Context().Value(connNthKey{}).(*atomic.Int64).Load()%2 == 0 {
 			panic(http.ErrAbortHandler) // RST_STREAM; the connection stays
@@ -340,7 +338,7 @@ func TestConnRequestsAfterStreamErrors(t *testing.T) {
 		p.SetUnencryptedHTTP2(true)
 		s.Config.Protocols = &p
 	})
-	ep := endpoints(t, hostURL("http", port), lo4a)[0]
+	ep := endpoints(t, hostURL("http", port), testserver.Lo4a)[0]
 	o := Options{Max: true, Concurrency: 1, Requests: 40, ConnOptions: ConnOptions{HTTP: HTTP2, ConnRequests: 3, Timeout: 5 * time.Second}}
 	rs := attack(t, []*Endpoint{ep}, o, 20*time.Second)
 	failed := 0

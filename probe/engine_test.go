@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // loadServer serves every address on one port, counts requests and the most
@@ -15,7 +17,7 @@ import (
 // for that long.
 type loadServer struct {
 	port     uint16
-	hits     *hits
+	hits     *testserver.Hits
 	mu       sync.Mutex
 	inflight map[netip.Addr]int
 	peak     map[netip.Addr]int
@@ -23,10 +25,10 @@ type loadServer struct {
 
 func startLoad(t *testing.T, delay map[netip.Addr]time.Duration, addrs ...netip.Addr) *loadServer {
 	t.Helper()
-	ls := &loadServer{hits: newHits(), inflight: map[netip.Addr]int{}, peak: map[netip.Addr]int{}}
+	ls := &loadServer{hits: testserver.NewHits(), inflight: map[netip.Addr]int{}, peak: map[netip.Addr]int{}}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ls.hits.add(r)
-		a := localAddr(r)
+		ls.hits.Add(r)
+		a := testserver.LocalAddr(r).Addr()
 		ls.mu.Lock()
 		ls.inflight[a]++
 		ls.peak[a] = max(ls.peak[a], ls.inflight[a])
@@ -46,7 +48,7 @@ func startLoad(t *testing.T, delay map[netip.Addr]time.Duration, addrs ...netip.
 		}
 		w.Write([]byte("ok\n"))
 	})
-	ls.port = serveSamePort(t, handler, nil, addrs...)
+	ls.port = testserver.ServeSamePort(t, handler, nil, addrs...)
 	return ls
 }
 
@@ -59,7 +61,7 @@ func (ls *loadServer) peakOf(a netip.Addr) int {
 // checkServed compares the server's per-address counts with pinprobe's.
 func checkServed(t *testing.T, ls *loadServer, eps []*Endpoint, tl tally) {
 	t.Helper()
-	served, _ := ls.hits.snapshot()
+	served, _ := ls.hits.Snapshot()
 	for _, ep := range eps {
 		if served[ep.Addr] != tl.sent[ep.ID] {
 			t.Errorf("%s: server saw %d requests, pinprobe reported %d", ep.Addr, served[ep.Addr], tl.sent[ep.ID])
@@ -70,7 +72,7 @@ func checkServed(t *testing.T, ls *loadServer, eps []*Endpoint, tl tally) {
 // TestRateSplitsEvenly sends 200 req/s for 2 s over three endpoints: 400
 // requests, a third each.
 func TestRateSplitsEvenly(t *testing.T) {
-	addrs := []netip.Addr{lo4a, lo4b, lo6}
+	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
 	ls := startLoad(t, nil, addrs...)
 	eps := endpoints(t, hostURL("http", ls.port), addrs...)
 	start := time.Now()
@@ -99,8 +101,8 @@ func TestRateSplitsEvenly(t *testing.T) {
 // endpoint the fast ones' two workers have 100 ms per request, which even
 // -race on a loaded machine keeps up with.
 func TestRateSlowEndpointDrops(t *testing.T) {
-	addrs := []netip.Addr{lo4a, lo4b, lo6}
-	slow := lo6
+	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
+	slow := testserver.Lo6
 	ls := startLoad(t, map[netip.Addr]time.Duration{slow: 300 * time.Millisecond}, addrs...)
 	eps := endpoints(t, hostURL("http", ls.port), addrs...)
 	rs := attack(t, eps, Options{Rate: 60, Duration: 2 * time.Second, Concurrency: 2}, 10*time.Second)
@@ -158,14 +160,14 @@ func TestRequestsBound(t *testing.T) {
 }
 
 func testRequestsBound(t *testing.T, opts Options, want int) {
-	addrs := []netip.Addr{lo4a, lo4b, lo6}
+	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
 	ls := startLoad(t, nil, addrs...)
 	eps := endpoints(t, hostURL("http", ls.port), addrs...)
 	rs := attack(t, eps, opts, 10*time.Second)
 	tl := tallyOf(rs)
 	sent, dropped := tl.total()
-	if sent != want || ls.hits.total() != want {
-		t.Errorf("%d results, server saw %d; want exactly %d", sent, ls.hits.total(), want)
+	if sent != want || ls.hits.Total() != want {
+		t.Errorf("%d results, server saw %d; want exactly %d", sent, ls.hits.Total(), want)
 	}
 	if opts.Max && dropped != 0 {
 		t.Errorf("closed model dropped %d", dropped)
@@ -209,9 +211,9 @@ func TestCancelMidRun(t *testing.T) {
 }
 
 func testCancelMidRun(t *testing.T, opts Options) {
-	addrs := []netip.Addr{lo4a, lo6}
+	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo6}
 	delay := 50 * time.Millisecond
-	ls := startLoad(t, map[netip.Addr]time.Duration{lo4a: delay, lo6: delay}, addrs...)
+	ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: delay, testserver.Lo6: delay}, addrs...)
 	eps := endpoints(t, hostURL("http", ls.port), addrs...)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -234,7 +236,7 @@ func testCancelMidRun(t *testing.T, opts Options) {
 	}
 	tl := tallyOf(rs)
 	sent, _ := tl.total()
-	if served := ls.hits.total(); served != sent {
+	if served := ls.hits.Total(); served != sent {
 		t.Errorf("server saw %d requests, pinprobe reported %d", served, sent)
 	}
 	for _, r := range sentOnly(rs) {
@@ -247,7 +249,7 @@ func testCancelMidRun(t *testing.T, opts Options) {
 
 // TestAttackRejectsBadOptions covers the errors Attack returns up front.
 func TestAttackRejectsBadOptions(t *testing.T) {
-	eps := endpoints(t, "http://"+testHost+"/", lo4a)
+	eps := endpoints(t, "http://"+testHost+"/", testserver.Lo4a)
 	tests := []struct {
 		name string
 		eps  []*Endpoint
@@ -277,7 +279,7 @@ func TestTimeoutClassMeansTheTimeoutElapsed(t *testing.T) {
 func testTimeoutClassMeansTheTimeoutElapsed(t *testing.T, client ClientKind) {
 	const timeout = 2 * time.Millisecond
 	var n atomic.Int64
-	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+	port := testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// 1.5 ms to 2.5 ms, spread evenly around the timeout.
 		d := 1500*time.Microsecond + time.Duration(n.Add(1)%11)*100*time.Microsecond
 		t := time.NewTimer(d)
@@ -286,8 +288,8 @@ func testTimeoutClassMeansTheTimeoutElapsed(t *testing.T, client ClientKind) {
 		case <-t.C:
 		case <-r.Context().Done():
 		}
-	})
-	eps := endpoints(t, hostURL("http", port), lo4a)
+	}), nil, testserver.Lo4a)
+	eps := endpoints(t, hostURL("http", port), testserver.Lo4a)
 	o := Options{Max: true, Concurrency: 8, Requests: 3000, Client: client, ConnOptions: ConnOptions{Timeout: timeout, Concurrency: 8}}
 	rs := attack(t, eps, o, 30*time.Second)
 	timeouts := 0

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // TestEvidenceBounded answers 502 with headers no report can hold (up to
@@ -55,12 +57,12 @@ func TestEvidenceBounded(t *testing.T) {
 }
 
 func testEvidenceBounded(t *testing.T, client ClientKind, header func(http.Header), wantTruncated bool, wantLines int) {
-	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+	port := testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		header(w.Header())
 		w.WriteHeader(http.StatusBadGateway)
 		w.Write([]byte(strings.Repeat("body ", 1000)))
-	})
-	eps := endpoints(t, hostURL("http", port), lo4a)
+	}), nil, testserver.Lo4a)
+	eps := endpoints(t, hostURL("http", port), testserver.Lo4a)
 	o := Options{Rate: 100, Requests: 1, GroupBy: []string{"X-Served-By"}, Client: client,
 		Evidence: Evidence{Failed: func(s int) bool { return s >= 500 }, Samples: 1}}
 	rs := sentOnly(attack(t, eps, o, 10*time.Second))
@@ -109,14 +111,14 @@ func testURLCredentials(t *testing.T, client ClientKind) {
 		raw             string
 	}
 	seen := make(chan seenReq, 10)
-	port := rawServer(t, func(c net.Conn) {
+	port := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
 		raw, req, err := readRaw(c)
 		if err != nil {
 			return
 		}
 		seen <- seenReq{req.Header.Get("Authorization"), req.RequestURI, req.Host, string(raw)}
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-	})
+	}).Port()
 	tests := []struct {
 		userinfo string
 		header   http.Header
@@ -130,7 +132,7 @@ func testURLCredentials(t *testing.T, client ClientKind) {
 	}
 	for _, tt := range tests {
 		raw := "http://" + tt.userinfo + testHost + ":" + strconv.Itoa(int(port)) + "/p?q=1"
-		eps := endpoints(t, raw, lo4a)
+		eps := endpoints(t, raw, testserver.Lo4a)
 		eps[0].Target.Header = tt.header
 		rs := sentOnly(attack(t, eps, Options{Rate: 100, Requests: 1, Client: client}, 10*time.Second))
 		if len(rs) != 1 || rs[0].Err != nil {
@@ -154,7 +156,7 @@ func TestGroupBy(t *testing.T) {
 }
 
 func testGroupBy(t *testing.T, client ClientKind) {
-	port := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+	port := testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/both":
 			w.Header().Set("X-Served-By", "node-7")
@@ -165,7 +167,7 @@ func testGroupBy(t *testing.T, client ClientKind) {
 		case "/empty":
 			w.Header().Set("X-Pool", "")
 		}
-	})
+	}), nil, testserver.Lo4a)
 	tests := []struct {
 		path    string
 		groupBy []string
@@ -178,7 +180,7 @@ func testGroupBy(t *testing.T, client ClientKind) {
 		{"/both", nil, nil},
 	}
 	for _, tt := range tests {
-		eps := endpoints(t, hostURL("http", port)+tt.path[1:], lo4a)
+		eps := endpoints(t, hostURL("http", port)+tt.path[1:], testserver.Lo4a)
 		rs := sentOnly(attack(t, eps, Options{Rate: 100, Requests: 2, GroupBy: tt.groupBy, Client: client}, 10*time.Second))
 		for _, r := range rs {
 			if !slices.Equal(r.Groups, tt.want) || (tt.want == nil) != (r.Groups == nil) {

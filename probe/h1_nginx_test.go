@@ -4,32 +4,27 @@ import (
 	"bytes"
 	"crypto/rand"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
-const nginxBin = "/usr/sbin/nginx"
-
-// startNginx runs nginx in the foreground in its own process group with a
-// config in a temp dir, serving www on one port of 127.0.0.1 and [::1], and
-// kills the group when the test ends. Without nginx it skips, unless $CI is
-// set (CI installs nginx), where it fails.
+// startNginx runs nginx with testserver.StartProcess (its own process
+// group, stopped when the test ends), serving www from a temp dir on one
+// port of 127.0.0.1 and [::1] with keepalive_requests 3 and locations in
+// its server block, and returns the port. It runs as one process, without
+// the worker that testserver.Nginx starts: a worker of a root master would
+// run as nobody and could not read the temp dir. Without nginx it skips,
+// unless $CI is set (CI installs nginx), where it fails.
 func startNginx(t *testing.T, www map[string][]byte, locations string) uint16 {
 	t.Helper()
-	if _, err := os.Stat(nginxBin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("nginx is not installed at %s: %v", nginxBin, err)
-		}
-		t.Skipf("nginx is not installed at %s", nginxBin)
-	}
+	bin := testserver.NginxBinary(t)
 	dir := t.TempDir()
 	for name, b := range www {
 		p := filepath.Join(dir, "www", name)
@@ -40,15 +35,12 @@ func startNginx(t *testing.T, www map[string][]byte, locations string) uint16 {
 			t.Fatal(err)
 		}
 	}
-	port, lns := listenSamePort(t, lo4a, lo6)
-	for _, ln := range lns {
-		ln.Close() // nginx binds the port itself; a loser of this race fails to start below
-	}
+	port := testserver.FreePort(t, testserver.Lo4a, testserver.Lo6)
 	conf := fmt.Sprintf(`daemon off;
 master_process off;
 worker_processes 1;
 pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
+error_log stderr warn;
 events { worker_connections 64; }
 http {
   access_log off;
@@ -68,49 +60,12 @@ http {
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(nginxBin, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start nginx: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
+	testserver.StartProcess(t, testserver.ProcessSpec{
+		Name: "nginx", Path: bin, Dir: dir,
+		Args:   []string{"-p", dir + "/", "-e", "stderr", "-c", confPath},
+		Listen: []netip.AddrPort{netip.AddrPortFrom(testserver.Lo4a, port), netip.AddrPortFrom(testserver.Lo6, port)},
 	})
-	errorLog := func() string {
-		b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-		return out.String() + string(b)
-	}
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("nginx exited: %v\n%s", err, errorLog())
-		case <-deadline.C:
-			t.Fatalf("nginx did not accept connections within 10s\n%s", errorLog())
-		case <-tick.C:
-		}
-		ready := true
-		for _, a := range []netip.Addr{lo4a, lo6} {
-			c, err := net.DialTimeout("tcp", netip.AddrPortFrom(a, port).String(), time.Second)
-			if err != nil {
-				ready = false
-				break
-			}
-			c.Close()
-		}
-		if ready {
-			return port
-		}
-	}
+	return port
 }
 
 // TestH1AgainstNginx checks the client against a real nginx: keep-alive up
@@ -148,26 +103,26 @@ func TestH1AgainstNginx(t *testing.T) {
 		check  func(t *testing.T, r h1Rec)
 	}{
 		{
-			name: "keep-alive to keepalive_requests over IPv4", addr: lo4a, path: "/ok",
+			name: "keep-alive to keepalive_requests over IPv4", addr: testserver.Lo4a, path: "/ok",
 			want: []want{ok(1, true), ok(2, true), ok(3, false), ok(1, true), ok(2, true), ok(3, false), ok(1, true)},
 		},
 		{
-			name: "keep-alive over IPv6", addr: lo6, path: "/ok",
+			name: "keep-alive over IPv6", addr: testserver.Lo6, path: "/ok",
 			want: []want{ok(1, true), ok(2, true), ok(3, false)},
 		},
 		{
-			name: "HEAD of a static file", addr: lo4a, path: "/big.bin", method: "HEAD",
+			name: "HEAD of a static file", addr: testserver.Lo4a, path: "/big.bin", method: "HEAD",
 			want: []want{{status: 200, connReq: 1, reusable: true}, {status: 200, connReq: 2, reusable: true}},
 		},
 		{
-			name: "static file of 1 MiB", addr: lo6, path: "/big.bin",
+			name: "static file of 1 MiB", addr: testserver.Lo6, path: "/big.bin",
 			want: []want{
 				{status: 200, bytes: int64(len(big)), body: string(big[:BodyPrefix]), connReq: 1, reusable: true},
 				{status: 200, bytes: int64(len(big)), body: string(big[:BodyPrefix]), connReq: 2, reusable: true},
 			},
 		},
 		{
-			name: "gzip'd chunked body", addr: lo4a, path: "/gz/text.txt", header: http.Header{"Accept-Encoding": {"gzip"}},
+			name: "gzip'd chunked body", addr: testserver.Lo4a, path: "/gz/text.txt", header: http.Header{"Accept-Encoding": {"gzip"}},
 			want: []want{{status: 200, bytes: -1, body: "\x1f\x8b", connReq: 1, reusable: true}, {status: 200, bytes: -1, body: "\x1f\x8b", connReq: 2, reusable: true}},
 			check: func(t *testing.T, r h1Rec) {
 				if r.bytes <= 0 || r.bytes >= int64(len(text)) {
@@ -176,7 +131,7 @@ func TestH1AgainstNginx(t *testing.T) {
 			},
 		},
 		{
-			name: "nginx's 404 page", addr: lo4a, path: "/missing",
+			name: "nginx's 404 page", addr: testserver.Lo4a, path: "/missing",
 			want: []want{{status: 404, bytes: -1, body: "<html>", connReq: 1, reusable: true}},
 			check: func(t *testing.T, r h1Rec) {
 				if !strings.HasPrefix(r.server, "nginx") || !strings.Contains(r.body, "404 Not Found") {
@@ -185,11 +140,11 @@ func TestH1AgainstNginx(t *testing.T) {
 			},
 		},
 		{
-			name: "request ID reaches nginx", addr: lo4a, path: "/id",
+			name: "request ID reaches nginx", addr: testserver.Lo4a, path: "/id",
 			want: []want{{status: 200, bytes: -1, body: "pinprobe-test-1\n", connReq: 1, reusable: true}, {status: 200, bytes: -1, body: "pinprobe-test-2\n", connReq: 2, reusable: true}},
 		},
 		{
-			name: "413 for a 2 MiB body", addr: lo4a, path: "/post", method: "POST", body: bytes.Repeat([]byte("p"), 2<<20),
+			name: "413 for a 2 MiB body", addr: testserver.Lo4a, path: "/post", method: "POST", body: bytes.Repeat([]byte("p"), 2<<20),
 			want: []want{{status: 413, bytes: -1, body: "<html>", connReq: 1}, {status: 413, bytes: -1, body: "<html>", connReq: 1}},
 		},
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // h1Rec is what one request of h1Run gave.
@@ -270,9 +272,8 @@ func TestH1AgainstNetHTTP(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := counting(tc.handler)
-			port, lns := listenSamePort(t, lo4a)
-			serveOn(t, lns[0], h, nil, nil)
-			tmpl, d := h1Target(t, hostURL("http", port), lo4a, tc.method, tc.body, ConnOptions{Timeout: 5 * time.Second}, nil)
+			port := testserver.ServeSamePort(t, h, nil, testserver.Lo4a)
+			tmpl, d := h1Target(t, hostURL("http", port), testserver.Lo4a, tc.method, tc.body, ConnOptions{Timeout: 5 * time.Second}, nil)
 			resp := newH1Response(BodyPrefix)
 			recs := h1Run(t, d, tmpl, len(tc.want), tc.maxPerConn, 10*time.Second, resp)
 			for i, w := range tc.want {
@@ -312,12 +313,11 @@ func TestH1RequestOnTheWire(t *testing.T) {
 		close                                   bool
 	}
 	got := make(chan seenReq, 1)
-	port, lns := listenSamePort(t, lo4a)
-	serveOn(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	port := testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		got <- seenReq{r.Method, r.RequestURI, r.Host, r.UserAgent(), r.Header.Get("X-Request-Id"),
 			r.Header.Get("Authorization"), strings.Join(r.Header.Values("X-Custom"), "|"), r.ContentLength, string(b), r.Close}
-	}), nil, nil)
+	}), nil, testserver.Lo4a)
 	hp := net.JoinHostPort(testHost, strconv.Itoa(int(port)))
 	tests := []struct {
 		name   string
@@ -363,7 +363,7 @@ func TestH1RequestOnTheWire(t *testing.T) {
 			if err != nil {
 				t.Fatalf("newH1Template: %v", err)
 			}
-			c, err := newH1Dialer(&Endpoint{Target: tg, Addr: lo4a}, ConnOptions{Timeout: 5 * time.Second}, nil).dial(t.Context(), time.Time{})
+			c, err := newH1Dialer(&Endpoint{Target: tg, Addr: testserver.Lo4a}, ConnOptions{Timeout: 5 * time.Second}, nil).dial(t.Context(), time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -441,8 +441,7 @@ func TestH1AppendRequest(t *testing.T) {
 func TestH1HeaderCapture(t *testing.T) {
 	var n int
 	var mu sync.Mutex
-	port, lns := listenSamePort(t, lo4a)
-	serveOn(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	port := testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		n++
 		k := n
@@ -452,8 +451,8 @@ func TestH1HeaderCapture(t *testing.T) {
 		w.Header().Add("Set-Cookie", "a=1")
 		w.Header().Add("Set-Cookie", "b=2")
 		w.Write([]byte("ok\n"))
-	}), nil, nil)
-	tmpl, d := h1Target(t, hostURL("http", port), lo4a, "GET", nil, ConnOptions{Timeout: 5 * time.Second}, nil)
+	}), nil, testserver.Lo4a)
+	tmpl, d := h1Target(t, hostURL("http", port), testserver.Lo4a, "GET", nil, ConnOptions{Timeout: 5 * time.Second}, nil)
 	resp := newH1Response(BodyPrefix, "x-served-by", "X-Absent")
 	recs := h1Run(t, d, tmpl, 4, 0, 5*time.Second, resp)
 	for i, r := range recs {

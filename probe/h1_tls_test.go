@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // TestH1TLS dials 127.0.0.1 and [::1] with the target's host name as SNI and
@@ -16,14 +18,14 @@ import (
 // the negotiated protocol, the dial phases and what the server saw, and that
 // a server choosing h2 by ALPN is reported before anything is sent.
 func TestH1TLS(t *testing.T) {
-	pki := newTestPKI(t, testHost)
-	trust := &tls.Config{RootCAs: pki.roots}
-	h1Only := &tls.Config{Certificates: []tls.Certificate{pki.server}, NextProtos: []string{"http/1.1"}}
+	pki := testserver.NewPKI(t)
+	trust := &tls.Config{RootCAs: pki.Pool}
+	h1Only := &tls.Config{Certificates: []tls.Certificate{pki.Leaf(testHost)}, NextProtos: []string{"http/1.1"}}
 
 	t.Run("verified, pinned, reused", func(t *testing.T) {
 		s := newSeen()
-		port := serveSamePort(t, s, h1Only, lo4a, lo6)
-		for _, a := range []netip.Addr{lo4a, lo6} {
+		port := testserver.ServeSamePort(t, s, h1Only, testserver.Lo4a, testserver.Lo6)
+		for _, a := range []netip.Addr{testserver.Lo4a, testserver.Lo6} {
 			tmpl, d := h1Target(t, hostURL("https", port), a, "GET", nil, ConnOptions{Timeout: 5 * time.Second, TLS: trust}, []string{"h2", "http/1.1"})
 			c, err := d.dial(t.Context(), time.Time{})
 			if err != nil {
@@ -50,7 +52,7 @@ func TestH1TLS(t *testing.T) {
 			c.close()
 		}
 		got := s.snap()
-		want := fmt.Sprint(map[netip.Addr]int{lo4a: 3, lo6: 3}, map[string]int{testHost: 6}, map[int]int{1: 6})
+		want := fmt.Sprint(map[netip.Addr]int{testserver.Lo4a: 3, testserver.Lo6: 3}, map[string]int{testHost: 6}, map[int]int{1: 6})
 		if fmt.Sprint(got.addrs, got.sni, got.proto) != want {
 			t.Errorf("server saw addrs, SNI, protocol %v %v %v; want %s", got.addrs, got.sni, got.proto, want)
 		}
@@ -58,7 +60,7 @@ func TestH1TLS(t *testing.T) {
 
 	t.Run("ALPN", func(t *testing.T) {
 		s := newSeen()
-		port := serveSamePort(t, s, pki.serverConfig(), lo4a) // offers h2 first
+		port := testserver.ServeSamePort(t, s, pki.ServerConfig(testHost), testserver.Lo4a) // offers h2 first
 		tests := []struct {
 			alpn    []string
 			wantH2  bool
@@ -70,7 +72,7 @@ func TestH1TLS(t *testing.T) {
 		}
 		for _, tc := range tests {
 			s.reset()
-			tmpl, d := h1Target(t, hostURL("https", port), lo4a, "GET", nil, ConnOptions{Timeout: 5 * time.Second, TLS: trust}, tc.alpn)
+			tmpl, d := h1Target(t, hostURL("https", port), testserver.Lo4a, "GET", nil, ConnOptions{Timeout: 5 * time.Second, TLS: trust}, tc.alpn)
 			c, err := d.dial(t.Context(), time.Time{})
 			if got := errors.Is(err, errH2Negotiated); got != tc.wantH2 {
 				t.Errorf("ALPN %q: dial error %v; want errH2Negotiated %v", tc.alpn, err, tc.wantH2)
@@ -88,9 +90,9 @@ func TestH1TLS(t *testing.T) {
 	})
 
 	t.Run("stale after the server closes", func(t *testing.T) {
-		port, lns := listenSamePort(t, lo4a)
-		srv := serveOn(t, lns[0], newSeen(), h1Only, nil)
-		tmpl, d := h1Target(t, hostURL("https", port), lo4a, "GET", nil, ConnOptions{Timeout: 5 * time.Second, TLS: trust}, nil)
+		port, lns := testserver.ListenSamePort(t, testserver.Lo4a)
+		srv := testserver.Serve(t, lns[0], newSeen(), h1Only)
+		tmpl, d := h1Target(t, hostURL("https", port), testserver.Lo4a, "GET", nil, ConnOptions{Timeout: 5 * time.Second, TLS: trust}, nil)
 		c, err := d.dial(t.Context(), time.Time{})
 		if err != nil {
 			t.Fatal(err)
@@ -106,9 +108,9 @@ func TestH1TLS(t *testing.T) {
 		waitFor(t, "stale", func() bool { return c.stale(c.idleSince.Add(time.Hour)) })
 	})
 
-	silent := rawServer(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // a handshake that never ends
+	silent := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { io.Copy(io.Discard, c) }).Port() // a handshake that never ends
 	s := newSeen()
-	port := serveSamePort(t, s, h1Only, lo4a)
+	port := testserver.ServeSamePort(t, s, h1Only, testserver.Lo4a)
 	failures := []struct {
 		name     string
 		url      string
@@ -121,12 +123,12 @@ func TestH1TLS(t *testing.T) {
 		{"untrusted CA", hostURL("https", port), ConnOptions{Timeout: 5 * time.Second}, 0, ClassTLS, 0},
 		{"handshake never answered", hostURL("https", silent), ConnOptions{Timeout: 300 * time.Millisecond, TLS: trust}, 0, ClassConnectTimeout, 300 * time.Millisecond},
 		{"handshake outlives the request deadline", hostURL("https", silent), ConnOptions{Timeout: time.Minute, TLS: trust}, 300 * time.Millisecond, ClassConnectTimeout, 300 * time.Millisecond},
-		{"connection refused", hostURL("http", closedPort(t, lo4a)), ConnOptions{Timeout: 5 * time.Second}, 0, ClassConnectRefused, 0},
+		{"connection refused", hostURL("http", testserver.ClosedPort(t, testserver.Lo4a)), ConnOptions{Timeout: 5 * time.Second}, 0, ClassConnectRefused, 0},
 	}
 	for _, tc := range failures {
 		t.Run(tc.name, func(t *testing.T) {
 			s.reset()
-			ep := endpoints(t, tc.url, lo4a)[0]
+			ep := endpoints(t, tc.url, testserver.Lo4a)[0]
 			start := time.Now()
 			var deadline time.Time
 			if tc.deadline > 0 {

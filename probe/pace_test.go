@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 func TestPlannedRequests(t *testing.T) {
@@ -111,7 +113,7 @@ func pathEndpoints(t *testing.T, port uint16, n int) []*Endpoint {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eps[i] = &Endpoint{ID: i, Target: tg, Addr: lo4a}
+		eps[i] = &Endpoint{ID: i, Target: tg, Addr: testserver.Lo4a}
 	}
 	return eps
 }
@@ -134,7 +136,7 @@ func TestRatesFromTheFirstRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := &pathServer{byPath: map[string]int{}}
-			port := handlerServer(t, srv.ServeHTTP)
+			port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
 			eps := pathEndpoints(t, port, tt.endpoints)
 			plan := PlannedRequests(tt.opts, len(eps))
 			start := time.Now()
@@ -172,7 +174,7 @@ func TestRatesFromTheFirstRequest(t *testing.T) {
 // and each endpoint gets its planned share, give or take one.
 func TestRequestsBudgetMatchesPlan(t *testing.T) {
 	srv := &pathServer{byPath: map[string]int{}}
-	port := handlerServer(t, srv.ServeHTTP)
+	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
 	eps := pathEndpoints(t, port, 3)
 	o := Options{Rate: 100, Requests: 25, Concurrency: 10}
 	plan := PlannedRequests(o, len(eps))
@@ -192,7 +194,7 @@ func TestRequestsBudgetMatchesPlan(t *testing.T) {
 // alone, and the run's total follows the total rate throughout.
 func TestResplit(t *testing.T) {
 	srv := &pathServer{byPath: map[string]int{}}
-	port := handlerServer(t, srv.ServeHTTP)
+	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
 	eps := pathEndpoints(t, port, 2)
 	o := Options{Rate: 100, Duration: 2 * time.Second, Concurrency: 10}
 	run, err := Start(t.Context(), eps, o)

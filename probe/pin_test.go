@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // TestAttackPinsEveryAddress serves one port on 127.0.0.1, 127.0.0.2 and
@@ -21,17 +23,17 @@ func TestAttackPinsEveryAddress(t *testing.T) {
 
 func testAttackPinsEveryAddress(t *testing.T, client ClientKind) {
 	const bad = "::1"
-	h := newHits()
+	h := testserver.NewHits()
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.add(r)
-		if localAddr(r) == netip.MustParseAddr(bad) {
+		h.Add(r)
+		if testserver.LocalAddr(r).Addr() == netip.MustParseAddr(bad) {
 			http.Error(w, "bad gateway", http.StatusBadGateway)
 			return
 		}
 		w.Write([]byte("ok\n"))
 	})
-	addrs := []netip.Addr{lo4a, lo4b, lo6}
-	port := serveSamePort(t, handler, nil, addrs...)
+	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
+	port := testserver.ServeSamePort(t, handler, nil, addrs...)
 	eps := endpoints(t, hostURL("http", port), addrs...)
 
 	all := attack(t, eps, Options{Rate: 300, Duration: 500 * time.Millisecond, Concurrency: 10, Client: client}, 10*time.Second)
@@ -58,7 +60,7 @@ func testAttackPinsEveryAddress(t *testing.T, client ClientKind) {
 			t.Errorf("endpoint %s: status %d; want %d", ep, r.Status, want)
 		}
 	}
-	served, hosts := h.snapshot()
+	served, hosts := h.Snapshot()
 	if !maps.Equal(got, served) {
 		t.Errorf("per-address counts: pinprobe %v; servers %v", got, served)
 	}

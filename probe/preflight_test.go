@@ -8,18 +8,20 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // TestPreflight checks endpoints of several kinds at once: a TCP connect
 // for each, plus a verified TLS handshake for https, and no HTTP request.
 func TestPreflight(t *testing.T) {
 	t.Parallel()
-	pki := newTestPKI(t, testHost)
+	pki := testserver.NewPKI(t)
 	tlsSrv := newSeen()
-	tlsPort := serveSamePort(t, tlsSrv, pki.serverConfig(), lo4a, lo6)
+	tlsPort := testserver.ServeSamePort(t, tlsSrv, pki.ServerConfig(testHost), testserver.Lo4a, testserver.Lo6)
 	plainSrv := newSeen()
-	plainPort := serveSamePort(t, plainSrv, nil, lo4b)
-	refused := closedPort(t, lo4a)
+	plainPort := testserver.ServeSamePort(t, plainSrv, nil, testserver.Lo4b)
+	refused := testserver.ClosedPort(t, testserver.Lo4a)
 
 	type want struct {
 		class     ErrorClass
@@ -32,18 +34,18 @@ func TestPreflight(t *testing.T) {
 		http HTTPVersion
 		want want
 	}{
-		{hostURL("https", tlsPort), lo4a, HTTPAuto, want{alpn: "h2", handshake: true}},
-		{hostURL("https", tlsPort), lo6, HTTPAuto, want{alpn: "h2", handshake: true}},
-		{hostURL("https", tlsPort), lo4a, HTTP1, want{alpn: "http/1.1", handshake: true}},
-		{hostURL("https", tlsPort), lo6, HTTP2, want{alpn: "h2", handshake: true}},
-		{"https://other.pinprobe.test:" + strconv.Itoa(int(tlsPort)) + "/", lo4a, HTTPAuto, want{class: ClassTLS, handshake: true}},
-		{hostURL("http", plainPort), lo4b, HTTPAuto, want{}},
-		{hostURL("http", refused), lo4a, HTTPAuto, want{class: ClassConnectRefused}},
+		{hostURL("https", tlsPort), testserver.Lo4a, HTTPAuto, want{alpn: "h2", handshake: true}},
+		{hostURL("https", tlsPort), testserver.Lo6, HTTPAuto, want{alpn: "h2", handshake: true}},
+		{hostURL("https", tlsPort), testserver.Lo4a, HTTP1, want{alpn: "http/1.1", handshake: true}},
+		{hostURL("https", tlsPort), testserver.Lo6, HTTP2, want{alpn: "h2", handshake: true}},
+		{"https://other.pinprobe.test:" + strconv.Itoa(int(tlsPort)) + "/", testserver.Lo4a, HTTPAuto, want{class: ClassTLS, handshake: true}},
+		{hostURL("http", plainPort), testserver.Lo4b, HTTPAuto, want{}},
+		{hostURL("http", refused), testserver.Lo4a, HTTPAuto, want{class: ClassConnectRefused}},
 	}
 	for _, trust := range []struct {
 		name  string
 		roots *tls.Config
-	}{{"trusted", &tls.Config{RootCAs: pki.roots}}, {"untrusted", nil}} {
+	}{{"trusted", &tls.Config{RootCAs: pki.Pool}}, {"untrusted", nil}} {
 		t.Run(trust.name, func(t *testing.T) {
 			// One call per --http setting, every endpoint in each.
 			for _, hv := range []HTTPVersion{HTTPAuto, HTTP1, HTTP2} {
@@ -102,11 +104,11 @@ func TestPreflight(t *testing.T) {
 // that gets none both time out as connect_timeout, within the timeout.
 func TestPreflightTimeouts(t *testing.T) {
 	t.Parallel()
-	blackhole := fullBacklog(t)
-	silent := rawServer(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	blackhole := testserver.FullBacklog(t)
+	silent := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { io.Copy(io.Discard, c) }).Port()
 	eps := []*Endpoint{
-		endpoints(t, hostURL("http", blackhole), lo4a)[0],
-		endpoints(t, hostURL("https", silent), lo4a)[0],
+		endpoints(t, hostURL("http", blackhole), testserver.Lo4a)[0],
+		endpoints(t, hostURL("https", silent), testserver.Lo4a)[0],
 	}
 	eps[1].ID = 1
 	const timeout = 300 * time.Millisecond

@@ -11,101 +11,9 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"pinprobe/internal/testserver"
 )
-
-// dnsServer is a real DNS server on a loopback port, over UDP and TCP,
-// answering A and AAAA queries from zone and NXDOMAIN for every other name.
-type dnsServer struct {
-	addr    netip.AddrPort
-	mu      sync.Mutex
-	queries map[string]int // "name type" → count, over either transport
-	overTCP map[string]int // "name type" → count over TCP
-}
-
-// startDNS starts a dnsServer. edit, when not nil, changes each reply before
-// it is sent; tcp tells which transport the query came over.
-func startDNS(t *testing.T, zone map[string][]netip.Addr, edit func(m *dns.Msg, tcp bool)) *dnsServer {
-	t.Helper()
-	pc, ln := listenUDPAndTCP(t)
-	d := &dnsServer{addr: pc.LocalAddr().(*net.UDPAddr).AddrPort(), queries: map[string]int{}, overTCP: map[string]int{}}
-	handler := dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(req)
-		m.Authoritative = true
-		m.RecursionAvailable = true
-		q := req.Question[0]
-		name := strings.ToLower(q.Name)
-		key := name + " " + dns.TypeToString[q.Qtype]
-		tcp := w.LocalAddr().Network() == "tcp"
-		d.mu.Lock()
-		d.queries[key]++
-		if tcp {
-			d.overTCP[key]++
-		}
-		d.mu.Unlock()
-		addrs, ok := zone[name]
-		if !ok {
-			m.Rcode = dns.RcodeNameError
-		}
-		hdr := dns.RR_Header{Name: q.Name, Rrtype: q.Qtype, Class: dns.ClassINET, Ttl: 60}
-		for _, a := range addrs {
-			switch {
-			case q.Qtype == dns.TypeA && a.Is4():
-				m.Answer = append(m.Answer, &dns.A{Hdr: hdr, A: a.AsSlice()})
-			case q.Qtype == dns.TypeAAAA && !a.Is4():
-				m.Answer = append(m.Answer, &dns.AAAA{Hdr: hdr, AAAA: a.AsSlice()})
-			}
-		}
-		if edit != nil {
-			edit(m, tcp)
-		}
-		w.WriteMsg(m)
-	})
-	for _, srv := range []*dns.Server{{PacketConn: pc, Handler: handler}, {Listener: ln, Handler: handler}} {
-		started := make(chan struct{})
-		srv.NotifyStartedFunc = func() { close(started) }
-		go srv.ActivateAndServe()
-		select {
-		case <-started:
-		case <-time.After(5 * time.Second):
-			t.Fatal("DNS server did not start")
-		}
-		t.Cleanup(func() { srv.Shutdown() })
-	}
-	return d
-}
-
-// listenUDPAndTCP listens on one loopback port for both UDP and TCP.
-func listenUDPAndTCP(t *testing.T) (net.PacketConn, net.Listener) {
-	t.Helper()
-	var lastErr error
-	for range 20 {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", pc.LocalAddr().String())
-		if err == nil {
-			return pc, ln
-		}
-		pc.Close()
-		lastErr = err
-	}
-	t.Fatalf("no loopback port free for both UDP and TCP: %v", lastErr)
-	return nil, nil
-}
-
-func (d *dnsServer) asked(name, qtype string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.queries[name+" "+qtype]
-}
-
-func (d *dnsServer) askedTCP(name, qtype string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.overTCP[name+" "+qtype]
-}
 
 func addrList(s ...string) []netip.Addr {
 	out := make([]netip.Addr, len(s))
@@ -119,10 +27,11 @@ func addrList(s ...string) []netip.Addr {
 // --dns-server does.
 func TestResolveDNSServer(t *testing.T) {
 	t.Parallel()
-	d := startDNS(t, map[string][]netip.Addr{
+	d := testserver.StartDNS(t, map[string][]netip.Addr{
 		// Answers in no particular order: Resolve sorts them.
-		"multi.pinprobe.test.":  addrList("2001:db8::1", "192.0.2.10", "192.0.2.9"),
-		"dup.pinprobe.test.":    addrList("192.0.2.9", "::ffff:192.0.2.9", "2001:db8::1"),
+		"multi.pinprobe.test.": addrList("2001:db8::1", "192.0.2.10", "192.0.2.9"),
+		// Its AAAA answer also carries ::ffff:192.0.2.9 (the edit below).
+		"dup.pinprobe.test.":    addrList("192.0.2.9", "2001:db8::1"),
 		"v4only.pinprobe.test.": addrList("192.0.2.20"),
 		"v6only.pinprobe.test.": addrList("2001:db8::20"),
 		"empty.pinprobe.test.":  nil, // the name exists but has no address
@@ -130,14 +39,17 @@ func TestResolveDNSServer(t *testing.T) {
 		"big.pinprobe.test.": addrList("192.0.2.30", "2001:db8::30"),
 		// Answered as the chain alias → mid → multi, as a recursive resolver does.
 		"alias.pinprobe.test.": addrList("192.0.2.40", "2001:db8::40"),
-		// Answered by the edit below with these rcodes.
-		"servfail.pinprobe.test.": nil,
-		"refused.pinprobe.test.":  nil,
-	}, func(m *dns.Msg, tcp bool) {
-		switch strings.ToLower(m.Question[0].Name) {
-		case "big.pinprobe.test.":
-			if !tcp {
-				m.Truncated, m.Answer = true, nil
+	})
+	d.Truncate("big.pinprobe.test.")
+	d.ServFail("servfail.pinprobe.test.")
+	d.Rcode("refused.pinprobe.test.", dns.RcodeRefused)
+	d.Edit(func(m *dns.Msg, _ bool) {
+		q := m.Question[0]
+		switch strings.ToLower(q.Name) {
+		case "dup.pinprobe.test.":
+			if q.Qtype == dns.TypeAAAA { // an IPv4-mapped address, as some servers answer
+				mapped := &dns.AAAA{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: 60}, AAAA: netip.MustParseAddr("::ffff:192.0.2.9").AsSlice()}
+				m.Answer = append([]dns.RR{mapped}, m.Answer...)
 			}
 		case "alias.pinprobe.test.":
 			for _, rr := range m.Answer {
@@ -147,13 +59,9 @@ func TestResolveDNSServer(t *testing.T) {
 				&dns.CNAME{Hdr: dns.RR_Header{Name: "alias.pinprobe.test.", Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: 60}, Target: "mid.pinprobe.test."},
 				&dns.CNAME{Hdr: dns.RR_Header{Name: "mid.pinprobe.test.", Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: 60}, Target: "multi.pinprobe.test."},
 			}, m.Answer...)
-		case "servfail.pinprobe.test.":
-			m.Rcode = dns.RcodeServerFailure
-		case "refused.pinprobe.test.":
-			m.Rcode = dns.RcodeRefused
 		}
 	})
-	source := "dns " + d.addr.String()
+	source := "dns " + d.Addr().String()
 	tests := []struct {
 		host    string
 		only    Family
@@ -178,7 +86,7 @@ func TestResolveDNSServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.host+"/"+string(tt.only), func(t *testing.T) {
-			r := &Resolver{Server: d.addr, Only: tt.only, Timeout: 5 * time.Second}
+			r := &Resolver{Server: d.Addr(), Only: tt.only, Timeout: 5 * time.Second}
 			got := r.Resolve(t.Context(), tt.host, 443)
 			if got.Source != source {
 				t.Errorf("Source = %q; want %q", got.Source, source)
@@ -189,15 +97,15 @@ func TestResolveDNSServer(t *testing.T) {
 			checkResolution(t, got, tt.want, tt.wantErr)
 		})
 	}
-	if d.asked("multi.pinprobe.test.", "A") == 0 || d.asked("multi.pinprobe.test.", "AAAA") == 0 {
+	if d.Queries("multi.pinprobe.test.", dns.TypeA) == 0 || d.Queries("multi.pinprobe.test.", dns.TypeAAAA) == 0 {
 		t.Errorf("DNS server was not asked for A and AAAA of multi.pinprobe.test.")
 	}
-	for _, qtype := range []string{"A", "AAAA"} {
-		if udp, tcp := d.asked("big.pinprobe.test.", qtype)-d.askedTCP("big.pinprobe.test.", qtype), d.askedTCP("big.pinprobe.test.", qtype); udp != 1 || tcp != 1 {
-			t.Errorf("big.pinprobe.test. %s asked %d times over UDP and %d over TCP; want once each", qtype, udp, tcp)
+	for _, qtype := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		if udp, tcp := d.Queries("big.pinprobe.test.", qtype)-d.QueriesTCP("big.pinprobe.test.", qtype), d.QueriesTCP("big.pinprobe.test.", qtype); udp != 1 || tcp != 1 {
+			t.Errorf("big.pinprobe.test. %s asked %d times over UDP and %d over TCP; want once each", dns.TypeToString[qtype], udp, tcp)
 		}
-		if n := d.askedTCP("multi.pinprobe.test.", qtype); n != 0 {
-			t.Errorf("multi.pinprobe.test. %s asked %d times over TCP; want UDP only when not truncated", qtype, n)
+		if n := d.QueriesTCP("multi.pinprobe.test.", qtype); n != 0 {
+			t.Errorf("multi.pinprobe.test. %s asked %d times over TCP; want UDP only when not truncated", dns.TypeToString[qtype], n)
 		}
 	}
 }
@@ -208,20 +116,20 @@ func TestResolveDNSServerSkipsEtcHosts(t *testing.T) {
 	t.Parallel()
 	t.Run("NXDOMAIN", func(t *testing.T) {
 		t.Parallel()
-		d := startDNS(t, nil, nil)
-		r := &Resolver{Server: d.addr, Timeout: time.Second}
+		d := testserver.StartDNS(t, nil)
+		r := &Resolver{Server: d.Addr(), Timeout: time.Second}
 		got := r.Resolve(t.Context(), "localhost", 80)
-		if want := "resolve localhost (dns " + d.addr.String() + "): no such host"; got.Err == nil || got.Err.Error() != want || len(got.Addrs) != 0 {
+		if want := "resolve localhost (dns " + d.Addr().String() + "): no such host"; got.Err == nil || got.Err.Error() != want || len(got.Addrs) != 0 {
 			t.Errorf("Resolve = %v, %v; want no address and %q", got.Addrs, got.Err, want)
 		}
-		if d.asked("localhost.", "A") != 1 || d.asked("localhost.", "AAAA") != 1 {
+		if d.Queries("localhost.", dns.TypeA) != 1 || d.Queries("localhost.", dns.TypeAAAA) != 1 {
 			t.Errorf("the DNS server was not asked for A and AAAA of localhost.")
 		}
 	})
 	t.Run("the server's answer", func(t *testing.T) {
 		t.Parallel()
-		d := startDNS(t, map[string][]netip.Addr{"localhost.": addrList("192.0.2.50")}, nil)
-		r := &Resolver{Server: d.addr, Timeout: time.Second}
+		d := testserver.StartDNS(t, map[string][]netip.Addr{"localhost.": addrList("192.0.2.50")})
+		r := &Resolver{Server: d.Addr(), Timeout: time.Second}
 		got := r.Resolve(t.Context(), "localhost", 80)
 		if want := addrList("192.0.2.50"); got.Err != nil || !slices.Equal(got.Addrs, want) {
 			t.Errorf("Resolve = %v, %v; want %v", got.Addrs, got.Err, want)
@@ -252,12 +160,9 @@ func TestResolveDNSServerSkipsEtcHosts(t *testing.T) {
 // TestResolveDNSTimeout bounds a resolution against a server that never answers.
 func TestResolveDNSTimeout(t *testing.T) {
 	t.Parallel()
-	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	r := &Resolver{Server: silent.LocalAddr().(*net.UDPAddr).AddrPort(), Timeout: 300 * time.Millisecond}
+	silent := testserver.StartDNS(t, nil)
+	silent.Silence()
+	r := &Resolver{Server: silent.Addr(), Timeout: 300 * time.Millisecond}
 	start := time.Now()
 	got := r.Resolve(t.Context(), "slow.pinprobe.test", 80)
 	if took := time.Since(start); took > 3*time.Second {
@@ -266,30 +171,25 @@ func TestResolveDNSTimeout(t *testing.T) {
 	if got.Err == nil || !strings.Contains(got.Err.Error(), "timed out") || len(got.Addrs) != 0 {
 		t.Errorf("Resolve = %v, %v; want no address and an error containing \"timed out\"", got.Addrs, got.Err)
 	}
+	select { // the timeout was the server's silence, not a query lost on the way
+	case <-silent.Queried():
+	case <-time.After(10 * time.Second):
+		t.Error("the DNS server received no query")
+	}
 }
 
 // TestResolveDNSCancel: cancelling the context ends a resolution waiting
 // for a server that never answers, well before the timeout.
 func TestResolveDNSCancel(t *testing.T) {
 	t.Parallel()
-	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	asked := make(chan struct{})
-	go func() {
-		buf := make([]byte, 1500)
-		if _, _, err := silent.ReadFrom(buf); err == nil {
-			close(asked)
-		}
-	}()
+	silent := testserver.StartDNS(t, nil)
+	silent.Silence()
 	ctx, cancel := context.WithCancel(t.Context())
-	r := &Resolver{Server: silent.LocalAddr().(*net.UDPAddr).AddrPort(), Timeout: time.Minute}
+	r := &Resolver{Server: silent.Addr(), Timeout: time.Minute}
 	done := make(chan Resolution, 1)
 	go func() { done <- r.Resolve(ctx, "slow.pinprobe.test", 80) }()
 	select {
-	case <-asked:
+	case <-silent.Queried():
 	case <-time.After(10 * time.Second):
 		t.Fatal("no DNS query within 10s")
 	}
@@ -309,8 +209,16 @@ func TestResolveDNSCancel(t *testing.T) {
 func TestResolveStaticAndLiteral(t *testing.T) {
 	t.Parallel()
 	// A DNS server that knows none of the names: a query that reaches it
-	// would fail the lookup.
-	d := startDNS(t, nil, nil)
+	// would fail the lookup. It notes every question it is asked.
+	d := testserver.StartDNS(t, nil)
+	var mu sync.Mutex
+	asked := map[string]int{} // "name type"
+	d.Edit(func(m *dns.Msg, _ bool) {
+		q := m.Question[0]
+		mu.Lock()
+		defer mu.Unlock()
+		asked[strings.ToLower(q.Name)+" "+dns.TypeToString[q.Qtype]]++
+	})
 	static := map[string][]netip.Addr{
 		StaticKey("App.Pinprobe.Test.", 8443): addrList("::1", "127.0.0.2", "127.0.0.1", "::ffff:127.0.0.1"),
 	}
@@ -329,7 +237,7 @@ func TestResolveStaticAndLiteral(t *testing.T) {
 		{name: "static source", host: "app.pinprobe.test", port: 8443, source: "demo", want: addrList("127.0.0.1", "127.0.0.2", "::1"), wantSource: "demo"},
 		{name: "static -4", host: "app.pinprobe.test", port: 8443, only: IPv4, want: addrList("127.0.0.1", "127.0.0.2"), wantSource: "resolve"},
 		{name: "static -6", host: "app.pinprobe.test", port: 8443, only: IPv6, want: addrList("::1"), wantSource: "resolve"},
-		{name: "static other port asks DNS", host: "app.pinprobe.test", port: 443, wantSource: "dns " + d.addr.String(), wantErr: "no such host"},
+		{name: "static other port asks DNS", host: "app.pinprobe.test", port: 443, wantSource: "dns " + d.Addr().String(), wantErr: "no such host"},
 		{name: "literal v4", host: "127.0.0.2", port: 80, want: addrList("127.0.0.2"), wantSource: "literal"},
 		{name: "literal v6", host: "::1", port: 80, want: addrList("::1"), wantSource: "literal"},
 		{name: "literal v4-mapped", host: "::ffff:127.0.0.1", port: 80, want: addrList("127.0.0.1"), wantSource: "literal"},
@@ -337,7 +245,7 @@ func TestResolveStaticAndLiteral(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Resolver{Static: static, StaticSource: tt.source, Server: d.addr, Only: tt.only}
+			r := &Resolver{Static: static, StaticSource: tt.source, Server: d.Addr(), Only: tt.only}
 			got := r.Resolve(t.Context(), tt.host, tt.port)
 			if got.Source != tt.wantSource {
 				t.Errorf("Source = %q; want %q", got.Source, tt.wantSource)
@@ -345,11 +253,17 @@ func TestResolveStaticAndLiteral(t *testing.T) {
 			checkResolution(t, got, tt.want, tt.wantErr)
 		})
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for q := range d.queries {
-		if !strings.HasPrefix(q, "app.pinprobe.test.") {
+	mu.Lock()
+	defer mu.Unlock()
+	for q := range asked {
+		if !strings.HasPrefix(q, "app.pinprobe.test. ") {
 			t.Errorf("DNS was asked %q; static and literal hosts must not be looked up", q)
+		}
+	}
+	// Only the port --resolve does not cover is looked up: A and AAAA once.
+	for _, q := range []string{"app.pinprobe.test. A", "app.pinprobe.test. AAAA"} {
+		if asked[q] != 1 {
+			t.Errorf("DNS was asked %q %d times; want once, for the other port", q, asked[q])
 		}
 	}
 }

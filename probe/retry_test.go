@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 type connCounterKey struct{}
@@ -34,11 +36,11 @@ func resettingServer(t *testing.T, served *atomic.Int64) uint16 {
 			t.Errorf("hijack: %v", err)
 			return
 		}
-		resetConn(c)
+		testserver.ResetConn(c)
 	})
-	port, lns := listenSamePort(t, lo4a, lo6)
+	port, lns := testserver.ListenSamePort(t, testserver.Lo4a, testserver.Lo6)
 	for _, ln := range lns {
-		serveOn(t, ln, handler, nil, func(s *httptest.Server) {
+		testserver.Serve(t, ln, handler, nil, func(s *httptest.Server) {
 			s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
 				return context.WithValue(ctx, connCounterKey{}, new(atomic.Int64))
 			}
@@ -78,7 +80,7 @@ func testNoSilentRetries(t *testing.T, client ClientKind) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			served.Store(0)
-			eps := endpoints(t, hostURL("http", port), lo4a, lo6)
+			eps := endpoints(t, hostURL("http", port), testserver.Lo4a, testserver.Lo6)
 			eps[0].Target.Method, eps[0].Target.Header = tt.method, tt.header
 			if tt.body != "" {
 				eps[0].Target.Body = []byte(tt.body)
@@ -122,7 +124,7 @@ func TestNoRetryOnServerClosedIdle(t *testing.T) {
 
 func testNoRetryOnServerClosedIdle(t *testing.T, client ClientKind) {
 	var served, conns atomic.Int64
-	ln, err := net.Listen("tcp", netip.AddrPortFrom(lo4a, 0).String())
+	ln, err := net.Listen("tcp", netip.AddrPortFrom(testserver.Lo4a, 0).String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,13 +139,13 @@ func testNoRetryOnServerClosedIdle(t *testing.T, client ClientKind) {
 			c.Close() // a FIN, no answer
 		}
 	})
-	serveOn(t, ln, handler, nil, func(s *httptest.Server) {
+	testserver.Serve(t, ln, handler, nil, func(s *httptest.Server) {
 		s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
 			conns.Add(1)
 			return context.WithValue(ctx, connCounterKey{}, new(atomic.Int64))
 		}
 	})
-	eps := endpoints(t, hostURL("http", uint16(ln.Addr().(*net.TCPAddr).Port)), lo4a)
+	eps := endpoints(t, hostURL("http", uint16(ln.Addr().(*net.TCPAddr).Port)), testserver.Lo4a)
 	rs := attack(t, eps, Options{Max: true, Concurrency: 1, Requests: 40, Client: client}, 20*time.Second)
 	if len(rs) != 40 || served.Load() != 40 {
 		t.Fatalf("%d results, server read %d requests; want 40 and 40", len(rs), served.Load())

@@ -378,7 +378,7 @@ func TestFaultMemoryBounded(t *testing.T) {
 // (protocol, bounded header, body prefix), the request IDs, the phases.
 func TestPathsAgree(t *testing.T) {
 	t.Parallel()
-	pki := newTestPKI(t, testHost)
+	pki := testserver.NewPKI(t)
 	answers := []func(w http.ResponseWriter){
 		func(w http.ResponseWriter) { w.Write([]byte("ok\n")) },
 		func(w http.ResponseWriter) {
@@ -418,21 +418,20 @@ func TestPathsAgree(t *testing.T) {
 			got := map[ClientKind][]Result{}
 			for _, client := range clients {
 				var n atomic.Int64
-				port, lns := listenSamePort(t, lo4a)
 				var tlsCfg *tls.Config
 				if scheme == "https" {
-					tlsCfg = pki.serverConfig()
+					tlsCfg = pki.ServerConfig(testHost)
 				}
-				serveOn(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				port := testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Date", "Mon, 30 Nov 2026 12:00:00 GMT")
 					answers[(n.Add(1)-1)%int64(len(answers))](w)
-				}), tlsCfg, nil)
-				ep := endpoints(t, hostURL(scheme, port), lo4a)[0]
+				}), tlsCfg, testserver.Lo4a)
+				ep := endpoints(t, hostURL(scheme, port), testserver.Lo4a)[0]
 				o := Options{Max: true, Concurrency: 1, Requests: 3 * int64(len(answers)), Client: client, RequestID: true,
 					GroupBy:  []string{"X-Served-By", "x-pool"},
 					Evidence: Evidence{Failed: func(s int) bool { return s >= 500 }, Samples: 4},
 					ConnOptions: ConnOptions{Timeout: 5 * time.Second, ConnRequests: 4, HTTP: HTTP1,
-						TLS: &tls.Config{RootCAs: pki.roots}}}
+						TLS: &tls.Config{RootCAs: pki.Pool}}}
 				got[client] = attack(t, []*Endpoint{ep}, o, 20*time.Second)
 			}
 			std, fast := got[ClientStd], got[ClientFast]
@@ -583,7 +582,7 @@ func TestNginxEveryPath(t *testing.T) {
 func TestPathsSendTheSameRequest(t *testing.T) {
 	t.Parallel()
 	seen := make(chan string, 1)
-	port := rawServer(t, func(c net.Conn) {
+	port := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
 		_, req, err := readRaw(c)
 		if err != nil {
 			return
@@ -601,7 +600,7 @@ func TestPathsSendTheSameRequest(t *testing.T) {
 		}
 		seen <- b.String()
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-	})
+	}).Port()
 	tests := []struct {
 		name   string
 		url    string // path and query after the host
@@ -639,7 +638,7 @@ func TestPathsSendTheSameRequest(t *testing.T) {
 			if tt.name == "credentials in the URL" {
 				host = "alice:s3cret@" + host
 			}
-			eps := endpoints(t, "http://"+host+tt.url, lo4a)
+			eps := endpoints(t, "http://"+host+tt.url, testserver.Lo4a)
 			eps[0].Target.Method, eps[0].Target.Header, eps[0].Target.Body = tt.method, tt.header, []byte(tt.body)
 			o := Options{Rate: 100, Requests: 1, Client: client, RequestID: tt.id, UserAgent: "pinprobe/test"}
 			rs := sentOnly(attack(t, eps, o, 10*time.Second))

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"pinprobe/internal/testserver"
 )
 
 // TestLazyWorkers: a --concurrency of 10,000 per endpoint over 50 endpoints
@@ -21,7 +23,7 @@ func TestLazyWorkers(t *testing.T) {
 
 func testLazyWorkers(t *testing.T, client ClientKind) {
 	srv := &pathServer{byPath: map[string]int{}}
-	port := handlerServer(t, srv.ServeHTTP)
+	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
 	eps := pathEndpoints(t, port, 50)
 	before := runtime.NumGoroutine()
 	o := Options{Rate: 100, Duration: time.Second, Concurrency: 10000, Client: client}
@@ -81,8 +83,8 @@ func TestDropsOnlyWhenAllBusy(t *testing.T) {
 		{1, true},
 	}
 	for _, tt := range tests {
-		ls := startLoad(t, map[netip.Addr]time.Duration{lo4a: 100 * time.Millisecond}, lo4a)
-		eps := endpoints(t, hostURL("http", ls.port), lo4a)
+		ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 100 * time.Millisecond}, testserver.Lo4a)
+		eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
 		o := Options{Rate: 20, Duration: time.Second, Concurrency: tt.concurrency}
 		rs := attack(t, eps, o, 10*time.Second)
 		tl := tallyOf(rs)
@@ -91,7 +93,7 @@ func TestDropsOnlyWhenAllBusy(t *testing.T) {
 		for _, r := range sentOnly(rs) {
 			conns[r.ConnID] = true
 		}
-		peak := ls.peakOf(lo4a)
+		peak := ls.peakOf(testserver.Lo4a)
 		t.Logf("-c %d: %d sent, %d dropped, %d connections, %d in flight at most", tt.concurrency, sent, dropped, len(conns), peak)
 		if sent+dropped != 20 {
 			t.Errorf("-c %d: %d sent + %d dropped; want the 20 due", tt.concurrency, sent, dropped)
@@ -114,15 +116,15 @@ func TestDropsOnlyWhenAllBusy(t *testing.T) {
 // workers: workers are added once requests are seen stuck, so every
 // planned request is sent (none dropped) and none much later than due.
 func TestWorkersGrowForASlowBackend(t *testing.T) {
-	ls := startLoad(t, map[netip.Addr]time.Duration{lo4a: 300 * time.Millisecond}, lo4a)
-	eps := endpoints(t, hostURL("http", ls.port), lo4a)
+	ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 300 * time.Millisecond}, testserver.Lo4a)
+	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
 	o := Options{Rate: 100, Duration: time.Second, Concurrency: 1000}
 	rs := attack(t, eps, o, 10*time.Second)
 	sent, dropped := tallyOf(rs).total()
 	if sent != 100 || dropped != 0 {
 		t.Errorf("%d sent, %d dropped; want the 100 planned, none dropped", sent, dropped)
 	}
-	if peak := ls.peakOf(lo4a); peak < 20 {
+	if peak := ls.peakOf(testserver.Lo4a); peak < 20 {
 		t.Errorf("%d in flight at most; want about 30 (rate × latency)", peak)
 	}
 }
@@ -131,8 +133,8 @@ func TestWorkersGrowForASlowBackend(t *testing.T) {
 // well under a millisecond the warm workers carry the load: a few
 // connections, not one per request due while the others were busy.
 func TestWorkersStayFewForAFastBackend(t *testing.T) {
-	ls := startLoad(t, nil, lo4a)
-	eps := endpoints(t, hostURL("http", ls.port), lo4a)
+	ls := startLoad(t, nil, testserver.Lo4a)
+	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
 	o := Options{Rate: 2000, Duration: time.Second, Concurrency: 10000}
 	rs := attack(t, eps, o, 10*time.Second)
 	sent, dropped := tallyOf(rs).total()
