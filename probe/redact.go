@@ -98,17 +98,52 @@ func RedactRawURL(raw string) string {
 }
 
 // RedactHeaderArg redacts a header as given on the command line, even when
-// it is malformed: "Authorization Bearer x" (no colon) keeps its first word
-// only, since that word may name a secret.
+// it is malformed. The name is the header-name characters it starts with,
+// so "X-Auth=abc" and "Authorization Bearer x" (no colon) are still
+// recognised; when the name is a secret's (what separates it from the value
+// is kept, so a malformed argument still shows its fault), or the argument has no colon and
+// starts with an authorization scheme ("Bearer x": the name was forgotten),
+// only the name is kept.
 func RedactHeaderArg(h string) string {
-	name := h
-	if i := strings.IndexAny(h, ": \t"); i >= 0 {
-		name = h[:i]
+	t := strings.TrimLeft(h, " \t")
+	n := 0
+	for n < len(t) && isTokenByte(t[n]) {
+		n++
 	}
-	if IsSecret(strings.TrimSpace(name)) {
-		return strings.TrimSpace(name) + ": " + Redacted
+	name, rest := t[:n], strings.TrimLeft(t[n:], " \t")
+	if IsSecret(name) {
+		// Keep what separates the name from the value, so that a
+		// malformed argument still shows what is wrong with it.
+		sep := ": "
+		switch {
+		case rest != "" && rest[0] != ':' && t[n] != ' ' && t[n] != '\t':
+			sep = t[n : n+1]
+		case rest != "" && rest[0] != ':':
+			sep = " "
+		}
+		return name + sep + Redacted
+	}
+	if !strings.Contains(h, ":") && isAuthScheme(name) && strings.TrimSpace(t[n:]) != "" {
+		return name + " " + Redacted
 	}
 	return h
+}
+
+// isTokenByte reports whether c may appear in a header name (RFC 9110 token).
+func isTokenByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+func isAuthScheme(w string) bool {
+	switch strings.ToLower(w) {
+	case "bearer", "basic", "digest", "token", "negotiate", "apikey", "hoba", "mutual", "aws4-hmac-sha256":
+		return true
+	}
+	return false
 }
 
 // Secrets returns the secret values a target sends, to be scrubbed from

@@ -49,10 +49,18 @@ func TestParseTargetErrorsRedact(t *testing.T) {
 
 func TestRedactHeaderArg(t *testing.T) {
 	for in, want := range map[string]string{
-		"Authorization Bearer abc": "Authorization: REDACTED",
+		"Authorization Bearer abc": "Authorization REDACTED",
 		"X-Api-Key:abc":            "X-Api-Key: REDACTED",
 		"X-Trace 1":                "X-Trace 1",
 		"Accept: text/html":        "Accept: text/html",
+		"X-Auth=s3cr3t":            "X-Auth=REDACTED",
+		"Authorization:Bearer x":   "Authorization: REDACTED",
+		"Authorization":            "Authorization: REDACTED",
+		"  X-Api-Key=s3cr3t x":     "X-Api-Key=REDACTED",
+		"Cookie;a=s3cr3t":          "Cookie;REDACTED",
+		"Bearer s3cr3t":            "Bearer REDACTED",
+		"bearer":                   "bearer",
+		"X-Trace=1":                "X-Trace=1",
 	} {
 		if got := RedactHeaderArg(in); got != want {
 			t.Errorf("RedactHeaderArg(%q) = %q; want %q", in, got, want)
