@@ -61,7 +61,7 @@ statuses that appeared, vanished or changed share. The conclusion comes first.
 		return usagef("compare: want two reports, BEFORE and AFTER; got %d", len(files))
 	}
 	if output != "" {
-		if err := checkWritable(output); err != nil {
+		if err := checkOutput(output); err != nil {
 			return err
 		}
 	}

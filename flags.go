@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -444,9 +445,36 @@ func (o *outputFlags) validate() error {
 	o.limits.MaxP99 = o.maxP99
 	o.limits.FailOnVerdict = o.failOnVerdict
 	if o.output != "" {
-		return checkWritable(o.output)
+		return checkOutput(o.output)
 	}
 	return nil
+}
+
+// checkOutput refuses an -o FILE whose name promises another format than
+// the JSON that -o writes, and one that cannot be written.
+func checkOutput(path string) error {
+	if f := formatOfName(path); f != "" && f != "json" {
+		return usagef("--output %s: -o always writes JSON; for %s use --format %s > %s (and -o FILE.json to keep the JSON too)",
+			path, f, f, path)
+	}
+	return checkWritable(path)
+}
+
+// formatOfName is the report format a file name's extension promises, ""
+// when it promises none: "-o report.html" that silently held JSON would
+// be found out only when someone opens it.
+func formatOfName(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		return "json"
+	case ".html", ".htm":
+		return "html"
+	case ".md", ".markdown":
+		return "markdown"
+	case ".txt", ".text":
+		return "text"
+	}
+	return ""
 }
 
 // checkWritable fails now, rather than after the run, when -o cannot be

@@ -130,6 +130,14 @@ func TestReportCommand(t *testing.T) {
 	if code, _, _ := pinprobe(t, "report"); code != exitUsage {
 		t.Errorf("report without a file: exit %d; want 2", code)
 	}
+	// -o writes JSON: a name that promises HTML is refused before anything is written.
+	html := filepath.Join(dir, "shared.html")
+	if code, _, stderr := pinprobe(t, "report", "--format", "html", "-o", html, saved); code != exitUsage || !strings.Contains(stderr, "--format html >") {
+		t.Errorf("report -o shared.html: exit %d, %q; want 2 and the way to get HTML", code, stderr)
+	}
+	if _, err := os.Stat(html); err == nil {
+		t.Errorf("report -o shared.html wrote %s", html)
+	}
 }
 
 // TestCompareCommand: before, ::1 answers 502 to everything; after the
@@ -189,6 +197,9 @@ func TestCompareCommand(t *testing.T) {
 	}
 	if code, _, _ := pinprobe(t, "compare", b); code != exitUsage {
 		t.Errorf("compare with one file: exit %d; want 2", code)
+	}
+	if code, _, stderr := pinprobe(t, "compare", "-o", filepath.Join(t.TempDir(), "change.md"), b, b); code != exitUsage || !strings.Contains(stderr, "--format markdown >") {
+		t.Errorf("compare -o change.md: exit %d, %q; want 2", code, stderr)
 	}
 }
 

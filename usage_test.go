@@ -76,6 +76,8 @@ func TestBadInput(t *testing.T) {
 		{"header empty name", []string{"-H", ": value", u}, []string{"--header", ": value"}},
 		{"method with space", []string{"--method", "GET X", u}, []string{"--method", "GET X"}},
 		{"body file missing", []string{"--body", "@" + missing, u}, []string{"--body", missing}},
+		{"output named as HTML", []string{"-o", filepath.Join(dir, "r.html"), u}, []string{"--output", "r.html", "--format html"}},
+		{"output named as Markdown", []string{"--output", filepath.Join(dir, "r.md"), u}, []string{"--output", "r.md", "--format markdown"}},
 		{"output in missing directory", []string{"-o", filepath.Join(missing, "r.json"), u}, []string{"--output", missing}},
 		{"preflight both ways", []string{"--preflight", "--no-preflight", u}, []string{"--preflight", "--no-preflight"}},
 		{"demo with a URL", []string{"--demo", u}, []string{"--demo", u}},
