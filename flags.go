@@ -101,7 +101,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVarP(&c.method, "method", "X", "GET", "request `METHOD`")
 	fs.VarP(&c.headers, "header", "H", "request header `\"NAME: VALUE\"` (repeatable)")
 	fs.StringVar(&c.body, "body", "", "request `BODY`; @FILE reads it from FILE (at most 16 MiB; @- is standard input)")
-	fs.StringVar(&c.targetsFile, "targets", "", "probe the targets in `FILE`: blocks of \"[METHOD] URL\", header lines and an optional @BODYFILE, separated by blank lines (at most 4 MiB)")
+	fs.StringVar(&c.targetsFile, "targets", "", "probe the targets in `FILE`: each a \"[METHOD] URL\" line, its header lines and an optional @BODYFILE line (a list of URLs will do; at most 4 MiB)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "limit per request, from connect to the last body byte")
 	fs.StringVar(&c.cacert, "cacert", "", "trust the CA certificates in PEM `FILE` instead of the system roots (at most 1 MiB)")
 	fs.BoolVar(&c.insecure, "insecure", false, "do not verify TLS certificates")

@@ -29,12 +29,14 @@ type targetSpec struct {
 	line     int    // where the block starts, 0 for a URL argument
 }
 
-// parseTargets reads a targets file: blocks separated by blank lines, each
+// parseTargets reads a targets file: one block per target,
 //
 //	[METHOD] URL
 //	Header-Name: value        (any number)
 //	@FILE                     (optional: the body, read from FILE, relative to the targets file)
 //
+// A "[METHOD] URL" line starts a block, so a plain list of URLs, one per
+// line, is a targets file too; blank lines between blocks are optional.
 // Lines starting with # are comments. ${NAME} in a line is the environment
 // variable NAME, so a token need not be written into the file; an unset one
 // is an error. An error names the file and line.
@@ -69,7 +71,7 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 		case line == "":
 			cur = nil
 			continue
-		case cur == nil:
+		case cur == nil || startsTarget(line):
 			fields := strings.Fields(line)
 			spec := targetSpec{line: n}
 			switch len(fields) {
@@ -122,6 +124,21 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 		return nil, usagef("--targets %s: no target in the file", name)
 	}
 	return out, nil
+}
+
+// startsTarget reports whether a line inside a block is "[METHOD] URL",
+// the start of the next target, rather than a header: a header's name ends
+// in a colon, and a URL has a scheme. Read as a header, "https://a/b" would
+// be a header named https.
+func startsTarget(line string) bool {
+	fields := strings.Fields(line)
+	switch len(fields) {
+	case 1:
+		return strings.Contains(fields[0], "://") && !strings.Contains(fields[0][:strings.Index(fields[0], "://")], ":")
+	case 2:
+		return !strings.Contains(fields[0], ":") && strings.Contains(fields[1], "://")
+	}
+	return false
 }
 
 // envRef is a reference to an environment variable in a targets file.

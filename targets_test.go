@@ -3,6 +3,8 @@ package main
 // Targets files: --targets FILE, its errors, and a run over several URLs.
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
@@ -131,5 +133,32 @@ func TestTargetsFile(t *testing.T) {
 		if !strings.Contains(text, w) {
 			t.Errorf("text report lacks %q:\n%s", w, text)
 		}
+	}
+}
+
+// TestParseTargetsLists: a "[METHOD] URL" line starts a target even without
+// a blank line before it, so a plain list of URLs is a targets file (it
+// was once read as one target with headers named "http"), while a header
+// whose value is a URL stays a header.
+func TestParseTargetsLists(t *testing.T) {
+	file := "http://a.test/1\nhttps://a.test/2\nPOST http://a.test/3\nReferer: https://b.test/\nX-Next:https://c.test/\n" +
+		"get http://a.test/4\n\n\nhttp://a.test/5\n"
+	specs, err := parseTargets(context.Background(), "t.txt", []byte(file), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range specs {
+		got = append(got, fmt.Sprintf("%s %s %v", s.method, s.url, s.header))
+	}
+	want := []string{
+		" http://a.test/1 []",
+		" https://a.test/2 []",
+		"POST http://a.test/3 [[Referer https://b.test/] [X-Next https://c.test/]]",
+		"GET http://a.test/4 []",
+		" http://a.test/5 []",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("targets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

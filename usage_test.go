@@ -74,6 +74,8 @@ func TestBadInput(t *testing.T) {
 		{"header without colon", []string{"--header", "NoColon", u}, []string{"--header", "NoColon"}},
 		{"header short flag", []string{"-H", "X-Trace 1", u}, []string{"--header", "X-Trace 1"}},
 		{"header empty name", []string{"-H", ": value", u}, []string{"--header", ": value"}},
+		{"header Content-Length", []string{"-H", "Content-Length: 5", u}, []string{"--header", "Content-Length", "--body"}},
+		{"header Transfer-Encoding", []string{"-H", "transfer-encoding: chunked", u}, []string{"--header", "Transfer-Encoding"}},
 		{"method with space", []string{"--method", "GET X", u}, []string{"--method", "GET X"}},
 		{"body file missing", []string{"--body", "@" + missing, u}, []string{"--body", missing}},
 		{"output named as HTML", []string{"-o", filepath.Join(dir, "r.html"), u}, []string{"--output", "r.html", "--format html"}},
