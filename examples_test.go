@@ -65,7 +65,7 @@ func TestExampleTargetsFile(t *testing.T) {
 	}
 	os.Unsetenv("SIGN_TOKEN")
 	code, _, stderr := pinprobe(t, "--targets", "examples/targets.txt")
-	if code != exitUsage || !strings.Contains(stderr, "examples/targets.txt:17: ${SIGN_TOKEN} is not set") {
+	if code != exitUsage || !strings.Contains(stderr, "examples/targets.txt:18: ${SIGN_TOKEN} is not set") {
 		t.Errorf("without SIGN_TOKEN: exit %d, %q; want 2 naming the line and the variable", code, stderr)
 	}
 }
