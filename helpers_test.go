@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"pinprobe/internal/testserver"
 	"pinprobe/report"
@@ -950,4 +951,22 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
+}
+
+// TestFitMessageWidth: a message wrapped for a terminal of n columns has
+// no line as wide as n, its continuation indent included, and keeps
+// every word whole.
+func TestFitMessageWidth(t *testing.T) {
+	msg := "pinprobe: demo: 127.0.0.2 fronts 4 gateway instances, each connection kept on one; instance gw-3 has the unreachable backend too"
+	for _, cols := range []int{40, 80, 120} {
+		out := fitMessage(msg, cols)
+		for _, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n >= cols {
+				t.Errorf("cols %d: line %q is %d wide", cols, line, n)
+			}
+		}
+		if got := strings.Join(strings.Fields(out), " "); got != msg {
+			t.Errorf("cols %d: words changed:\n%s", cols, got)
+		}
+	}
 }

@@ -149,11 +149,19 @@ func sayer(w io.Writer) func(format string, a ...any) {
 		msg := "pinprobe: " + fmt.Sprintf(format, a...)
 		if f, ok := w.(*os.File); ok && isTerminal(w) {
 			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
-				msg = wrap(msg, cols-1, "  ")
+				msg = fitMessage(msg, cols)
 			}
 		}
 		fmt.Fprintln(w, clearLine(w)+msg)
 	}
+}
+
+// fitMessage wraps msg at word boundaries so that no line, its indent
+// included, reaches the last of cols columns (a terminal that is written
+// to in its last column wraps early on some emulators).
+func fitMessage(msg string, cols int) string {
+	const indent = "  "
+	return wrap(msg, cols-1-len(indent), indent)
 }
 
 // clearLine is what clears the live view (the bar and the rows under it)
