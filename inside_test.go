@@ -93,6 +93,7 @@ func TestSharedAddressInstances(t *testing.T) {
 		{"--new-conn", []string{"--new-conn"}, false},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
+			seen := len(s.Conns()) // the server's connections from earlier modes
 			args := append([]string{"--format", "json", "-q", "--resolve", resolve, "--rate", "800", "-n", "640"}, mode.args...)
 			code, stdout, stderr := pinprobe(t, append(args, s.URL())...)
 			if code != exitOK {
@@ -110,8 +111,22 @@ func TestSharedAddressInstances(t *testing.T) {
 			}
 			// Every failing connection pinprobe lists was on gw-3.
 			c := endpointConns(t, stdout)["127.0.0.2"]
+			if len(c.Records) == 0 {
+				t.Fatal("no connection records for 127.0.0.2")
+			}
+			server := serverConnsByPort(s.Conns()[seen:])
+			reused := 0
+			for _, q := range server {
+				if len(q) > 1 {
+					reused++
+				}
+			}
+			t.Logf("%d records; %d client ports carried more than one connection", len(c.Records), reused)
 			for _, r := range c.Records {
-				sc, ok := s.Conn(netip.AddrPortFrom(testserver.Lo4a, r.LocalPort))
+				if r.Requests == 0 {
+					continue
+				}
+				sc, ok := server.next(r.LocalPort)
 				if !ok {
 					t.Errorf("connection from port %d: unknown to the server", r.LocalPort)
 					continue
@@ -126,6 +141,36 @@ func TestSharedAddressInstances(t *testing.T) {
 			}
 		})
 	}
+}
+
+// connsByPort holds a server's connections from 127.0.0.1 by client port,
+// in the order accepted.
+type connsByPort map[uint16][]testserver.ConnStats
+
+// serverConnsByPort files the connections that carried a request (not
+// pinprobe's preflight, which only connects) by client port. On loopback
+// Linux reuses a client port as soon as its last connection closed, so one
+// port can name several connections of a run, one after the other.
+func serverConnsByPort(conns []testserver.ConnStats) connsByPort {
+	m := connsByPort{}
+	for _, c := range conns {
+		if c.Requests > 0 && c.Remote.Addr() == testserver.Lo4a {
+			m[c.Remote.Port()] = append(m[c.Remote.Port()], c)
+		}
+	}
+	return m
+}
+
+// next returns the earliest connection from port not yet returned: the
+// k-th record pinprobe kept for a port (records are its first connections,
+// in the order seen) is the k-th connection the server accepted from it.
+func (m connsByPort) next(port uint16) (testserver.ConnStats, bool) {
+	q := m[port]
+	if len(q) == 0 {
+		return testserver.ConnStats{}, false
+	}
+	m[port] = q[1:]
+	return q[0], true
 }
 
 // TestSharedAddressWithoutHeader: instances that do not name themselves in
