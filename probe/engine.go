@@ -49,6 +49,24 @@ type Options struct {
 	// zero value), the fast path always (ClientFast), or net/http always
 	// (ClientStd). Results are the same whichever path sent them.
 	Client ClientKind
+
+	// cpu tells whether the machine has CPU to spare for more workers;
+	// nil = machineCPU. Tests set it to take the machine's load out of
+	// what they measure.
+	cpu cpuGauge
+}
+
+// cpuGauge reports whether the machine has CPU to spare (see cpuSampler).
+type cpuGauge interface {
+	spareCPU(now time.Time) bool
+}
+
+// gauge is the CPU gauge of o: machineCPU unless a test set one.
+func (o *Options) gauge() cpuGauge {
+	if o.cpu != nil {
+		return o.cpu
+	}
+	return machineCPU
 }
 
 // Evidence selects the results that keep what a support engineer needs.
@@ -342,6 +360,12 @@ const dropFlush = 100 * time.Millisecond
 // thousands of connections that would only make it slower (cpuSampler).
 const (
 	spawnAge = 20 * time.Millisecond
+	// BusyWorkers is how many workers an endpoint may grow to for stuck
+	// requests while the machine has no CPU to spare: a slow backend at a
+	// modest rate still gets its planned requests (100 req/s of 300 ms
+	// answers need 30), while a client that is itself out of CPU at tens
+	// of thousands of requests/s does not open thousands of connections.
+	BusyWorkers = 64
 	// warmLatency is the latency the warm workers cover at the rate.
 	warmLatency = 5 * time.Millisecond
 )
@@ -379,8 +403,9 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 	// has fewer than its warm workers, or more of its requests have been
 	// in flight for spawnAge than the workers added past the warm ones (so
 	// each stuck request earns a replacement, and a hiccup of the client
-	// earns a few, not thousands), while the machine has CPU to spare: then
-	// the backend, not the client, is what holds the workers.
+	// earns a few, not thousands). Past BusyWorkers, only while the machine
+	// has CPU to spare: then the backend, not the client, is what holds the
+	// workers.
 	warm := func() int { return warmWorkers(r.opts.Rate/float64(max(p.share, 1)), r.opts.Concurrency) }
 	mayGrow := func(now time.Time) bool {
 		w := warm()
@@ -389,7 +414,7 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 			return false
 		case spawned < w:
 			return true
-		case !machineCPU.spareCPU(now):
+		case spawned >= max(w, BusyWorkers) && !r.opts.gauge().spareCPU(now):
 			return false
 		}
 		limit, stuck := now.Add(-spawnAge).UnixNano(), 0

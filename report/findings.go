@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"pinprobe/probe"
 )
 
 // Suspect kinds: what a suspect is.
@@ -420,8 +422,13 @@ func droppedNote(r *Report) []string {
 	if len(where) > 6 {
 		where = append(where[:5], fmt.Sprintf("%d more", len(where)-5))
 	}
-	return []string{fmt.Sprintf("%d request%s fell due but %s not sent, because the endpoint already had %d requests in flight (the -c cap): %s. They are in no count; a backend that slow needs a higher -c to get the planned rate.",
-		d, Plural(int(d)), map[bool]string{true: "was", false: "were"}[d == 1], r.Plan.Concurrency, strings.Join(where, ", "))}
+	why := fmt.Sprintf("An endpoint gets more workers for a slow backend up to -c (%d): a backend that slow needs a higher -c.", r.Plan.Concurrency)
+	if r.Plan.Concurrency > probe.BusyWorkers {
+		why = fmt.Sprintf("An endpoint gets more workers for a slow backend up to -c (%d), and past %d only while this machine has CPU to spare: a backend that slow needs a higher -c, or a less busy client.",
+			r.Plan.Concurrency, probe.BusyWorkers)
+	}
+	return []string{fmt.Sprintf("%d request%s fell due but %s not sent, because every worker of the endpoint was busy: %s. They are in no count. %s",
+		d, Plural(int(d)), map[bool]string{true: "was", false: "were"}[d == 1], strings.Join(where, ", "), why)}
 }
 
 // ClientNote is the sentence that names the client-side errors of a run

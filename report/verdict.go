@@ -143,8 +143,61 @@ func JudgeAt(r *Report, alpha float64) Verdict {
 	v.Notes = append(v.Notes, clientNote(r)...)
 	v.Notes = append(v.Notes, droppedNote(r)...)
 	v.Notes = append(v.Notes, unjudged(r)...)
+	v.Notes = append(v.Notes, fewConns(r)...)
 	v.Notes = append(untested(r), v.Notes...)
 	return v
+}
+
+// fewConnsMax is the most connections an endpoint may have had and still
+// be called "few": with 4 instances behind an address and one of them
+// broken, 3 connections miss it 42% of the time.
+const fewConnsMax = 3
+
+// fewConns names the endpoints whose requests ran on so few connections
+// that a gateway instance behind the address may never have been reached:
+// what the verdict says of them holds for the instances their connections
+// landed on, not for the address.
+func fewConns(r *Report) []string {
+	type load struct{ requests, conns int64 }
+	var order []load
+	labels := map[load][]string{} // addresses by their requests and connections
+	for _, e := range r.Endpoints {
+		c := e.Conns
+		if c == nil || c.Connections == 0 || c.Connections > fewConnsMax || e.Requests < 4*c.Connections {
+			continue
+		}
+		label := e.Address
+		if len(targetsOf(r)) > 1 {
+			label += " (" + ShortURL(r, e.Target) + ")"
+		}
+		k := load{e.Requests, c.Connections}
+		if labels[k] == nil {
+			order = append(order, k)
+		}
+		labels[k] = append(labels[k], label)
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, k := range order {
+		who := labels[k]
+		each := ""
+		if len(who) > 1 {
+			each = " each"
+		}
+		if len(who) > 6 {
+			who = append(who[:5:5], fmt.Sprintf("%d more", len(who)-5))
+		}
+		parts = append(parts, fmt.Sprintf("%s sent %d requests over %d connection%s%s",
+			joinAnd(who), k.requests, k.conns, Plural(int(k.conns)), each))
+	}
+	fix := "a longer run or a lower --conn-requests samples more of them."
+	if r.Plan.ConnRequests == 0 && !r.Plan.NewConn {
+		fix = "--conn-requests 0 kept each connection for the whole run; without it pinprobe spreads the requests over many connections."
+	}
+	return []string{fmt.Sprintf("Few connections: %s. Each TCP connection stays on one gateway instance, so an instance behind these addresses that no connection reached was not tested; %s",
+		strings.Join(parts, "; "), fix)}
 }
 
 // capitalize upper-cases the first letter of a sentence.

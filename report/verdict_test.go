@@ -519,3 +519,82 @@ func TestJudgeSaysWhatWasNotTested(t *testing.T) {
 		t.Errorf("both families probed: notes %#v; want an empty list", v.Notes)
 	}
 }
+
+// TestJudgeSaysWhenFewConnections: an OK or a culprit from a run whose
+// requests rode one or two connections per address holds only for the
+// instances those connections reached; the verdict says so and names the
+// fix, and says nothing when connections were sampled.
+func TestJudgeSaysWhenFewConnections(t *testing.T) {
+	fewNote := func(v Verdict) string {
+		for _, n := range v.Notes {
+			if strings.HasPrefix(n, "Few connections") {
+				return n
+			}
+		}
+		return ""
+	}
+	withConns := func(r *Report, conns ...int64) *Report {
+		for i := range r.Endpoints {
+			e := &r.Endpoints[i]
+			e.Conns = &Conns{Connections: conns[i], Requests: e.Requests, Failed: e.Failed}
+		}
+		return r
+	}
+	// --conn-requests 0: one connection per address, a healthy-looking run.
+	r := withConns(vtReport(vtEndpoint{addr: "127.0.0.1", n: 50}, vtEndpoint{addr: "127.0.0.2", n: 50},
+		vtEndpoint{addr: "::1", n: 50, failed: 50}), 1, 1, 1)
+	r.Plan.ConnRequests = 0
+	v := Judge(r)
+	want := "Few connections: 127.0.0.1, 127.0.0.2 and ::1 sent 50 requests over 1 connection each."
+	if n := fewNote(v); !strings.HasPrefix(n, want) || !strings.Contains(n, "--conn-requests 0 kept each connection") {
+		t.Errorf("one connection each: note %q; want it to start %q and name --conn-requests 0", n, want)
+	}
+	if v.Status != VerdictConcentrated || !slices.Equal(vtSuspects(v), []string{"::1"}) {
+		t.Errorf("the note changed the verdict: %s %v", v.Status, vtSuspects(v))
+	}
+	// OK verdicts get the note too: that is where it matters most.
+	ok := withConns(vtReport(vtEndpoint{addr: "127.0.0.1", n: 40}, vtEndpoint{addr: "127.0.0.2", n: 40}), 2, 12)
+	ok.Plan.ConnRequests = 4
+	v = Judge(ok)
+	if n := fewNote(v); v.Status != VerdictOK || !strings.HasPrefix(n, "Few connections: 127.0.0.1 sent 40 requests over 2 connections.") ||
+		!strings.Contains(n, "lower --conn-requests") {
+		t.Errorf("OK with 2 connections on 127.0.0.1: %s, note %q", v.Status, n)
+	}
+	// Sampled connections, or one request per connection: no note.
+	for _, c := range [][]int64{{4, 4}, {40, 40}} {
+		r := withConns(vtReport(vtEndpoint{addr: "127.0.0.1", n: 40}, vtEndpoint{addr: "127.0.0.2", n: 40}), c...)
+		if n := fewNote(Judge(r)); n != "" {
+			t.Errorf("connections %v: unexpected note %q", c, n)
+		}
+	}
+	short := withConns(vtReport(vtEndpoint{addr: "127.0.0.1", n: 3}), 3)
+	if n := fewNote(Judge(short)); n != "" {
+		t.Errorf("3 requests on 3 connections: unexpected note %q", n)
+	}
+}
+
+// TestDroppedNoteNamesBothLimits: drops are explained by the -c cap, and
+// past probe.BusyWorkers also by the machine's CPU, which holds back
+// growth while the client is itself short of it.
+func TestDroppedNoteNamesBothLimits(t *testing.T) {
+	for _, tt := range []struct {
+		c       int
+		wantCPU bool
+	}{{10, false}, {1000, true}} {
+		r := vtReport(vtEndpoint{addr: "127.0.0.1", n: 40}, vtEndpoint{addr: "127.0.0.2", n: 40})
+		r.Endpoints[1].Dropped, r.Totals.Dropped = 7, 7
+		r.Plan.Concurrency = tt.c
+		note := ""
+		for _, n := range Judge(r).Notes {
+			if strings.HasPrefix(n, "7 requests fell due but were not sent") {
+				note = n
+			}
+		}
+		if !strings.Contains(note, "127.0.0.2 ×7") || !strings.Contains(note, fmt.Sprintf("up to -c (%d)", tt.c)) {
+			t.Errorf("-c %d: note %q; want 127.0.0.2 ×7 and the -c cap", tt.c, note)
+		}
+		if got := strings.Contains(note, "CPU to spare"); got != tt.wantCPU {
+			t.Errorf("-c %d: note %q names the CPU: %v; want %v", tt.c, note, got, tt.wantCPU)
+		}
+	}
+}
