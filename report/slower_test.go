@@ -256,3 +256,105 @@ func TestSlowerTestOtherGeometry(t *testing.T) {
 		}
 	}
 }
+
+// encodeHist is h as a report stores it.
+func encodeHist(t testing.TB, h *hdr.Histogram) string {
+	t.Helper()
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(enc)
+}
+
+// TestLeaveOneOutIsTheMergeOfTheOthers: the rest of each histogram, taken
+// as the whole less its own counts, is bucket for bucket the merge of all
+// the others, also when one was written with another layout and when one
+// does not decode.
+func TestLeaveOneOutIsTheMergeOfTheOthers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	var encs []string
+	var hists []*hdr.Histogram
+	for k := range 6 {
+		h := newHist()
+		if k == 4 {
+			h = hdr.New(1, 10_000_000, 2) // another layout
+		}
+		for range 200 + k*50 {
+			if err := h.RecordValue(int64(100 + rng.ExpFloat64()*float64(1000*(k+1)))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hists = append(hists, h)
+		encs = append(encs, encodeHist(t, h))
+	}
+	hists = append(hists, nil)
+	encs = append(encs, "not a histogram")
+	lo := newLeaveOneOut(encs)
+	for k := range encs {
+		got := lo.rest(k)
+		if hists[k] == nil {
+			if got != nil {
+				t.Errorf("%d: a bad encoding has a rest", k)
+			}
+			continue
+		}
+		want := newHist()
+		for j, h := range hists {
+			if j != k && h != nil {
+				want.Merge(h)
+			}
+		}
+		if got.TotalCount() != want.TotalCount() {
+			t.Errorf("%d: rest has %d values; want %d", k, got.TotalCount(), want.TotalCount())
+		}
+		g, w := got.Export(), want.Export()
+		if fmt.Sprint(g.Counts) != fmt.Sprint(w.Counts) {
+			t.Errorf("%d: rest's counts differ from the merge of the others", k)
+		}
+		for _, q := range []float64{50, 90, 99} {
+			if a, b := got.ValueAtQuantile(q), want.ValueAtQuantile(q); a != b {
+				t.Errorf("%d: p%.0f %d; want %d", k, q, a, b)
+			}
+		}
+	}
+}
+
+// BenchmarkSlowManyAddresses: the latency findings of one URL with 200
+// addresses (each tested against the other 199), and the ratio to merging
+// each address's rest anew.
+func BenchmarkSlowManyAddresses(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	encs := make([]string, 200)
+	for k := range encs {
+		h := newHist()
+		for range 50 {
+			_ = h.RecordValue(int64(200 + rng.ExpFloat64()*800))
+		}
+		encs[k] = encodeHist(b, h)
+	}
+	b.Run("leave-one-out", func(b *testing.B) {
+		for b.Loop() {
+			lo := newLeaveOneOut(encs)
+			for k := range encs {
+				SlowerTest(lo.own[k], lo.rest(k), 0.001)
+			}
+		}
+	})
+	// What it replaced: each address's rest decoded and merged anew.
+	b.Run("merge-others", func(b *testing.B) {
+		for b.Loop() {
+			for k := range encs {
+				own, _ := DecodeHDR(encs[k])
+				rest := newHist()
+				for j, enc := range encs {
+					if j != k {
+						h, _ := DecodeHDR(enc)
+						rest.Merge(h)
+					}
+				}
+				SlowerTest(own, rest, 0.001)
+			}
+		}
+	})
+}
