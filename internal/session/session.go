@@ -246,15 +246,28 @@ func (s *Session) String() string {
 		}
 	}
 	if len(hosts) == 1 {
-		fmt.Fprintf(&b, " of %s: %s", hosts[0], strings.Join(addrs[hosts[0]], ", "))
+		fmt.Fprintf(&b, " of %s: %s", hosts[0], capList(addrs[hosts[0]], planListMax))
 		return b.String()
 	}
 	parts := make([]string, len(hosts))
 	for i, h := range hosts {
-		parts[i] = h + " (" + strings.Join(addrs[h], ", ") + ")"
+		parts[i] = h + " (" + capList(addrs[h], planListMax) + ")"
 	}
-	b.WriteString(": " + strings.Join(parts, ", "))
+	b.WriteString(": " + capList(parts, planListMax))
 	return b.String()
+}
+
+// planListMax is the most addresses (or hosts) a plan line names; the
+// report lists them all.
+const planListMax = 8
+
+// capList joins items with commas, naming at most max of them and then
+// how many more there are: "127.0.0.1, …, 127.0.0.7, 193 more".
+func capList(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:max-1], ", ") + fmt.Sprintf(", %d more", len(items)-max+1)
 }
 
 // plannedLooks is how many looks --until-verdict may make: one a second
