@@ -336,12 +336,27 @@ func (r *Run) closedModel(ctx context.Context, s *stream) {
 			defer snd.close()
 			for ctx.Err() == nil && r.take() {
 				r.sent.Add(1)
-				r.results <- s.finish(snd.do())
+				res := s.finish(snd.do())
+				r.results <- res
+				if res.Class == ClassClient {
+					// Out of descriptors or ports: trying again at once
+					// only spins, and slows the requests that do go out.
+					t := time.NewTimer(clientPause)
+					select {
+					case <-ctx.Done():
+					case <-t.C:
+					}
+					t.Stop()
+				}
 			}
 		})
 	}
 	workers.Wait()
 }
+
+// clientPause is how long a closed-model worker waits after a request this
+// machine could not send (ClassClient) before its next one.
+const clientPause = 50 * time.Millisecond
 
 // lateGrace is how late after Duration a request due before it may still
 // be sent: a scheduler woken late near the end still sends what fell due,

@@ -138,7 +138,13 @@ func JudgeAt(r *Report, alpha float64) Verdict {
 		}
 	}
 	// Latency is another question: its tests get an alpha of their own.
-	f.slow(&v, alpha/float64(max(f.slowTests(), 1)))
+	// A client that could not send many of its requests (out of
+	// descriptors or ports) is itself slow, and would blame backends.
+	if c := r.Totals.ClientErrors; c > 0 && c*10 >= r.Totals.Requests {
+		v.Notes = append(v.Notes, "Latency is not compared between addresses: this machine could not send many of its requests, so it was slowed by its own trouble.")
+	} else {
+		f.slow(&v, alpha/float64(max(f.slowTests(), 1)))
+	}
 	v.Notes = append(v.Notes, explainAfterFailure(r)...)
 	v.Notes = append(v.Notes, clientNote(r)...)
 	v.Notes = append(v.Notes, droppedNote(r)...)
@@ -180,17 +186,29 @@ func fewConns(r *Report) []string {
 		return nil
 	}
 	var parts []string
-	for _, k := range order {
-		who := labels[k]
-		each := ""
-		if len(who) > 1 {
-			each = " each"
+	if len(order) > 3 {
+		// Many different loads: name the addresses, not each one's load.
+		var all []string
+		for _, k := range order {
+			all = append(all, labels[k]...)
 		}
-		if len(who) > 6 {
-			who = append(who[:5:5], fmt.Sprintf("%d more", len(who)-5))
+		if len(all) > 8 {
+			all = append(all[:7:7], fmt.Sprintf("%d more", len(all)-7))
 		}
-		parts = append(parts, fmt.Sprintf("%s sent %d requests over %d connection%s%s",
-			joinAnd(who), k.requests, k.conns, Plural(int(k.conns)), each))
+		parts = append(parts, fmt.Sprintf("%s sent their requests over %d connections or fewer each", joinAnd(all), fewConnsMax))
+	} else {
+		for _, k := range order {
+			who := labels[k]
+			each := ""
+			if len(who) > 1 {
+				each = " each"
+			}
+			if len(who) > 6 {
+				who = append(who[:5:5], fmt.Sprintf("%d more", len(who)-5))
+			}
+			parts = append(parts, fmt.Sprintf("%s sent %d requests over %d connection%s%s",
+				joinAnd(who), k.requests, k.conns, Plural(int(k.conns)), each))
+		}
 	}
 	fix := "a longer run or a lower --conn-requests samples more of them."
 	if r.Plan.ConnRequests == 0 && !r.Plan.NewConn {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -596,5 +597,61 @@ func TestDroppedNoteNamesBothLimits(t *testing.T) {
 		if got := strings.Contains(note, "CPU to spare"); got != tt.wantCPU {
 			t.Errorf("-c %d: note %q names the CPU: %v; want %v", tt.c, note, got, tt.wantCPU)
 		}
+	}
+}
+
+// TestJudgeNoLatencyBlameWhenTheClientStruggled: one address much slower
+// than the other is named, unless the machine could not send many of its
+// requests (out of descriptors): then the client slowed itself and latency
+// is not compared.
+func TestJudgeNoLatencyBlameWhenTheClientStruggled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	build := func(clientErrors int64) *Report {
+		r := vtReport(vtEndpoint{addr: "127.0.0.1", n: 200}, vtEndpoint{addr: "127.0.0.2", n: 200})
+		for i, base := range []float64{500, 20_000} { // µs: the second 40× slower
+			h := newHist()
+			for range 200 {
+				_ = h.RecordValue(int64(base * (1 + rng.Float64())))
+			}
+			r.Endpoints[i].HDR = encodeHist(t, h)
+		}
+		r.Totals.ClientErrors = clientErrors
+		return r
+	}
+	hasNote := func(v Verdict, s string) bool {
+		return slices.ContainsFunc(v.Notes, func(n string) bool { return strings.Contains(n, s) })
+	}
+	if v := Judge(build(0)); len(v.Slow) != 1 || !hasNote(v, "127.0.0.2 is slow against") {
+		t.Errorf("no client errors: slow %v, notes %q; want 127.0.0.2 named slow", v.Slow, v.Notes)
+	}
+	if v := Judge(build(30)); len(v.Slow) != 1 {
+		t.Errorf("30 client errors for 400 requests: slow %v; want 127.0.0.2 still named", v.Slow)
+	}
+	if v := Judge(build(4000)); len(v.Slow) != 0 || hasNote(v, "is slow against") || !hasNote(v, "Latency is not compared") {
+		t.Errorf("4000 client errors: slow %v, notes %q; want no latency finding, and why", v.Slow, v.Notes)
+	}
+}
+
+// TestFewConnsNoteStaysShort: many addresses with different loads are
+// named together, not one clause each.
+func TestFewConnsNoteStaysShort(t *testing.T) {
+	var eps []vtEndpoint
+	for i := 1; i <= 12; i++ {
+		eps = append(eps, vtEndpoint{addr: fmt.Sprintf("127.0.0.%d", i), n: int64(10 + i)})
+	}
+	r := vtReport(eps...)
+	for i := range r.Endpoints {
+		r.Endpoints[i].Conns = &Conns{Connections: 1, Requests: r.Endpoints[i].Requests}
+	}
+	r.Plan.ConnRequests = 100
+	var note string
+	for _, n := range Judge(r).Notes {
+		if strings.HasPrefix(n, "Few connections") {
+			note = n
+		}
+	}
+	want := "Few connections: 127.0.0.1, 127.0.0.2, 127.0.0.3, 127.0.0.4, 127.0.0.5, 127.0.0.6, 127.0.0.7 and 5 more sent their requests over 3 connections or fewer each."
+	if !strings.HasPrefix(note, want) {
+		t.Errorf("note %q; want it to start %q", note, want)
 	}
 }
