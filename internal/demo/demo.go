@@ -168,12 +168,24 @@ func unreachableBackend(addr netip.Addr) (*url.URL, error) {
 	return &url.URL{Scheme: "http", Host: hostport}, nil
 }
 
+// Port is the port the demo's gateway takes when it is free, so that two
+// demo runs have the same URL and `pinprobe compare` matches their
+// endpoints; when it is taken, any free port will do.
+const Port = 47080
+
 // listenSamePort binds one port on 127.0.0.1 and, where the OS allows, on
-// 127.0.0.2 and [::1].
+// 127.0.0.2 and [::1]: Port if it is free on all of them, else another.
 func listenSamePort() ([]net.Listener, error) {
 	var lastErr error
-	for range 20 {
-		first, err := net.Listen("tcp4", "127.0.0.1:0")
+	for try := range 20 {
+		want := "127.0.0.1:0"
+		if try == 0 {
+			want = "127.0.0.1:" + strconv.Itoa(Port)
+		}
+		first, err := net.Listen("tcp4", want)
+		if err != nil && try == 0 {
+			continue // Port is taken: take another
+		}
 		if err != nil {
 			return nil, fmt.Errorf("demo: listen on 127.0.0.1: %w", err)
 		}
