@@ -53,9 +53,13 @@ func (p *progressBar) Start(ctx context.Context, live *report.Live, sent func() 
 	}
 	// The bar renders into its own state; the view writes it, with the
 	// rows under it, in one write per frame.
+	cells := 20 // the bar's own width: narrower on a narrow terminal
+	if w, _, err := term.GetSize(int(p.f.Fd())); err == nil && w < 100 {
+		cells = 10
+	}
 	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(io.Discard),
-		progressbar.OptionSetWidth(20),
+		progressbar.OptionSetWidth(cells),
 		progressbar.OptionEnableColorCodes(os.Getenv("NO_COLOR") == ""),
 		progressbar.OptionSetPredictTime(false),
 		progressbar.OptionSetElapsedTime(false),
@@ -76,15 +80,15 @@ func (p *progressBar) Start(ctx context.Context, live *report.Live, sent func() 
 				frac = max(frac, float64(sent())/float64(c.requests))
 			}
 			stopped := ctx.Err() != nil || frac >= 1
-			bar.Describe(describe(elapsed, c, live, sent(), stopped))
+			width, height := 80, 24
+			if w, h, err := term.GetSize(int(p.f.Fd())); err == nil {
+				width, height = w, h
+			}
+			bar.Describe(describe(elapsed, c, live, sent(), stopped, width-1-barPrefix(cells)))
 			if total > 0 {
 				_ = bar.Set64(int64(min(frac, 1) * steps))
 			} else {
 				_ = bar.Add(1)
-			}
-			width, height := 80, 24
-			if w, h, err := term.GetSize(int(p.f.Fd())); err == nil {
-				width, height = w, h
 			}
 			var rows []string
 			if elapsed >= worstAfter {
@@ -193,42 +197,67 @@ func cutVisible(s string, n int) string {
 	return b.String()
 }
 
-// describe is the bar's text, e.g. "12.4s/30s  1234 req  ipv4 0 failed
-// ipv6 203 failed (49.1%)", and once sending has stopped "… waiting for 15
-// in flight (at most 10s)".
-func describe(elapsed time.Duration, c *config, live *report.Live, sent int64, stopped bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%.1fs", elapsed.Seconds())
+// describe is the bar's text, e.g. "12.4s/30s  1234 req  ipv4 ok  ipv6
+// 310 failed (50%)", in at most width visible columns: past it the
+// families lose their counts ("ipv6 50% failed"), then the in-flight
+// count goes. The failure figures are never cut.
+func describe(elapsed time.Duration, c *config, live *report.Live, sent int64, stopped bool, width int) string {
+	head := fmt.Sprintf("%.1fs", elapsed.Seconds())
 	if c.duration > 0 {
-		fmt.Fprintf(&b, "/%s", c.duration)
+		head += "/" + c.duration.String()
 	}
 	done := live.Requests.Load()
-	fmt.Fprintf(&b, "  %d req", done)
+	head += fmt.Sprintf("  %d req", done)
 	if c.requests > 0 {
-		fmt.Fprintf(&b, "/%d", c.requests)
+		head += fmt.Sprintf("/%d", c.requests)
 	}
+	var full, short []string // the families, with and without counts
 	for _, fam := range []probe.Family{probe.IPv4, probe.IPv6} {
 		n := live.FamilyRequests[fam].Load()
 		if n == 0 {
 			continue
 		}
 		f := live.FamilyFailed[fam].Load()
-		s := fmt.Sprintf("  %s ok", fam)
-		if f > 0 {
-			s = fmt.Sprintf("  [red]%s %d failed (%s)[reset]", fam, f, pctShort(f, n))
+		if f == 0 {
+			full, short = append(full, fmt.Sprintf("  %s ok", fam)), append(short, fmt.Sprintf("  %s ok", fam))
+			continue
 		}
-		b.WriteString(s)
+		full = append(full, fmt.Sprintf("  [red]%s %d failed (%s)[reset]", fam, f, pctShort(f, n)))
+		short = append(short, fmt.Sprintf("  [red]%s %s failed[reset]", fam, pctShort(f, n)))
 	}
+	tail := ""
 	if d := live.Dropped.Load(); d > 0 {
-		fmt.Fprintf(&b, "  [yellow]%d dropped[reset]", d)
+		tail += fmt.Sprintf("  [yellow]%d dropped[reset]", d)
 	}
+	flight := ""
 	if inFlight := sent - done; stopped && inFlight > 0 {
-		fmt.Fprintf(&b, "  waiting for %d in flight (≤%s)", inFlight, c.timeout)
+		flight = fmt.Sprintf("  waiting for %d in flight (≤%s)", inFlight, c.timeout)
 	} else if inFlight > 0 {
-		fmt.Fprintf(&b, "  %d in flight", inFlight)
+		flight = fmt.Sprintf("  %d in flight", inFlight)
 	}
-	return b.String()
+	for _, try := range []string{
+		head + strings.Join(full, "") + tail + flight,
+		head + strings.Join(short, "") + tail + flight,
+		head + strings.Join(short, "") + tail,
+	} {
+		if visibleLen(try) <= width {
+			return try
+		}
+	}
+	return head + strings.Join(short, "") + tail
 }
+
+// visibleLen is the width of a bar text: its runes, less the colour tags.
+func visibleLen(s string) int {
+	for _, tag := range []string{"[red]", "[yellow]", "[reset]"} {
+		s = strings.ReplaceAll(s, tag, "")
+	}
+	return utf8.RuneCountInString(s)
+}
+
+// barPrefix is the width of what a bar of cells draws before its text:
+// "  100% ", the cells, two spaces, and one column to spare.
+func barPrefix(cells int) int { return 7 + cells + 2 + 1 }
 
 // pctShort formats f/n as a percentage in at most four characters: "100%", "4.5%", "0.1%".
 func pctShort(f, n int64) string {
