@@ -10,8 +10,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 //go:embed html.tmpl
@@ -108,7 +106,7 @@ func newHTMLPage(v *View) *htmlPage {
 	p := &htmlPage{
 		V: v, CSS: template.CSS(htmlCSS), CSP: htmlCSP,
 		Title:    "pinprobe: " + v.Headline + " — " + v.Hosts,
-		Heading:  capitalise(v.Headline),
+		Heading:  capitalize(v.Headline),
 		MaxConns: MaxConnRecords,
 	}
 	rows := func(in []StatsRow) []htmlRow {
@@ -136,15 +134,6 @@ func newHTMLPage(v *View) *htmlPage {
 	p.Mix = newMixChart(v)
 	p.Latency = newLatencyChart(v)
 	return p
-}
-
-// capitalise upper-cases the first letter of s.
-func capitalise(s string) string {
-	r, n := utf8.DecodeRuneInString(s)
-	if n == 0 {
-		return s
-	}
-	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // f formats a coordinate to one decimal, the precision of every number in
