@@ -305,7 +305,7 @@ func TestSIGINTSubprocess(t *testing.T) {
 		p := startBinary(t, ctx, bin, "--rate", "100", "--duration", "30s", "--timeout", "20s", "-q",
 			"--resolve", f.Resolve(), f.URL())
 		p.interruptAt(t, ctx, f, n)
-		p.waitLine(t, ctx, "waiting for requests in flight")
+		p.waitLine(t, ctx, "interrupted: stopping")
 		p.interrupt(t)
 		if code := p.wait(t, 5*time.Second); code != exitInterrupted {
 			t.Errorf("exit %d after the second SIGINT; want %d; stderr:\n%s", code, exitInterrupted, p.stderrText())

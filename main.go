@@ -55,7 +55,7 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		<-sigs
-		sayer(os.Stderr)("interrupted: stopping, waiting for requests in flight (Ctrl-C again to quit at once)")
+		sayer(os.Stderr)("interrupted: stopping; requests in flight get up to --timeout to finish (Ctrl-C again to quit at once)")
 		cancel()
 		<-sigs
 		sayer(os.Stderr)("interrupted twice: exiting without a report")
