@@ -454,9 +454,7 @@ func droppedNote(r *Report) []string {
 			where = append(where, fmt.Sprintf("%s ×%d", e.Address, e.Dropped))
 		}
 	}
-	if len(where) > 6 {
-		where = append(where[:5], fmt.Sprintf("%d more", len(where)-5))
-	}
+	where = CapItems(where, 6)
 	why := fmt.Sprintf("An endpoint gets more workers for a slow backend up to -c (%d): a backend that slow needs a higher -c.", r.Plan.Concurrency)
 	if r.Plan.Concurrency > probe.BusyWorkers {
 		why = fmt.Sprintf("An endpoint gets more workers for a slow backend up to -c (%d), and past %d only while this machine has CPU to spare: a backend that slow needs a higher -c, or a less busy client.",
@@ -492,10 +490,7 @@ func unjudged(r *Report) []string {
 		return nil
 	}
 	sort.Strings(none)
-	shown := none
-	if len(shown) > 8 {
-		shown = append(shown[:7:7], fmt.Sprintf("%d more", len(none)-7))
-	}
+	shown := CapItems(none, 8)
 	return []string{fmt.Sprintf("%d endpoint%s got no request and %s not judged: %s. Raise -r or -d so every address gets requests.",
 		len(none), Plural(len(none)), map[bool]string{true: "is", false: "are"}[len(none) == 1], joinAnd(shown))}
 }

@@ -149,9 +149,7 @@ func verdictWords(r *Report) string {
 			}
 		}
 		addrs = dedupe(addrs)
-		if len(addrs) > 8 {
-			addrs = append(addrs[:7], fmt.Sprintf("%d more", len(addrs)-7))
-		}
+		addrs = CapItems(addrs, 8)
 		var words []string
 		switch fam := suspectFamily(r); {
 		case fam != "":

@@ -194,22 +194,15 @@ func fewConns(r *Report) []string {
 		for _, k := range order {
 			all = append(all, labels[k]...)
 		}
-		if len(all) > 8 {
-			all = append(all[:7:7], fmt.Sprintf("%d more", len(all)-7))
-		}
-		parts = append(parts, fmt.Sprintf("%s sent their requests over %d connections or fewer each", joinAnd(all), fewConnsMax))
+		parts = append(parts, fmt.Sprintf("%s sent their requests over %d connections or fewer each", joinAnd(CapItems(all, 8)), fewConnsMax))
 	} else {
 		for _, k := range order {
-			who := labels[k]
 			each := ""
-			if len(who) > 1 {
+			if len(labels[k]) > 1 {
 				each = " each"
 			}
-			if len(who) > 6 {
-				who = append(who[:5:5], fmt.Sprintf("%d more", len(who)-5))
-			}
 			parts = append(parts, fmt.Sprintf("%s sent %d requests over %d connection%s%s",
-				joinAnd(who), k.requests, k.conns, Plural(int(k.conns)), each))
+				joinAnd(CapItems(labels[k], 6)), k.requests, k.conns, Plural(int(k.conns)), each))
 		}
 	}
 	fix := "a longer run or a lower --conn-requests samples more of them."
@@ -599,6 +592,16 @@ func failureKinds(s *Stats, fail FailStatus) string {
 		words[i] = k.words
 	}
 	return strings.Join(words, " and ")
+}
+
+// CapItems returns items when there are at most max of them, else the
+// first max-1 and "N more" in place of the rest, so a list that names
+// addresses stays one line: 200 addresses become 7 and "193 more".
+func CapItems(items []string, max int) []string {
+	if len(items) <= max {
+		return items
+	}
+	return append(items[:max-1:max-1], fmt.Sprintf("%d more", len(items)-max+1))
 }
 
 // joinAnd joins "a", "b", "c" as "a, b and c".

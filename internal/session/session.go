@@ -246,14 +246,14 @@ func (s *Session) String() string {
 		}
 	}
 	if len(hosts) == 1 {
-		fmt.Fprintf(&b, " of %s: %s", hosts[0], capList(addrs[hosts[0]], planListMax))
+		fmt.Fprintf(&b, " of %s: %s", hosts[0], capList(addrs[hosts[0]]))
 		return b.String()
 	}
 	parts := make([]string, len(hosts))
 	for i, h := range hosts {
-		parts[i] = h + " (" + capList(addrs[h], planListMax) + ")"
+		parts[i] = h + " (" + capList(addrs[h]) + ")"
 	}
-	b.WriteString(": " + capList(parts, planListMax))
+	b.WriteString(": " + capList(parts))
 	return b.String()
 }
 
@@ -261,13 +261,10 @@ func (s *Session) String() string {
 // report lists them all.
 const planListMax = 8
 
-// capList joins items with commas, naming at most max of them and then
-// how many more there are: "127.0.0.1, …, 127.0.0.7, 193 more".
-func capList(items []string, max int) string {
-	if len(items) <= max {
-		return strings.Join(items, ", ")
-	}
-	return strings.Join(items[:max-1], ", ") + fmt.Sprintf(", %d more", len(items)-max+1)
+// capList joins at most planListMax of items with commas, then how many
+// more there are: "127.0.0.1, …, 127.0.0.7, 193 more".
+func capList(items []string) string {
+	return strings.Join(report.CapItems(items, planListMax), ", ")
 }
 
 // plannedLooks is how many looks --until-verdict may make: one a second
