@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Redacted replaces every secret in what pinprobe shows.
@@ -107,7 +109,7 @@ func RedactRawURL(raw string) string {
 func RedactHeaderArg(h string) string {
 	t := strings.TrimLeft(h, " \t")
 	n := 0
-	for n < len(t) && isTokenByte(t[n]) {
+	for n < len(t) && httpguts.IsTokenRune(rune(t[n])) {
 		n++
 	}
 	name, rest := t[:n], strings.TrimLeft(t[n:], " \t")
@@ -127,15 +129,6 @@ func RedactHeaderArg(h string) string {
 		return name + " " + Redacted
 	}
 	return h
-}
-
-// isTokenByte reports whether c may appear in a header name (RFC 9110 token).
-func isTokenByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 func isAuthScheme(w string) bool {
