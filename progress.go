@@ -235,16 +235,17 @@ func describe(elapsed time.Duration, c *config, live *report.Live, sent int64, s
 	} else if inFlight > 0 {
 		flight = fmt.Sprintf("  %d in flight", inFlight)
 	}
-	for _, try := range []string{
+	tries := []string{
 		head + strings.Join(full, "") + tail + flight,
 		head + strings.Join(short, "") + tail + flight,
-		head + strings.Join(short, "") + tail,
-	} {
+		head + strings.Join(short, "") + tail, // the failure figures stay, whatever the width
+	}
+	for _, try := range tries[:len(tries)-1] {
 		if visibleLen(try) <= width {
 			return try
 		}
 	}
-	return head + strings.Join(short, "") + tail
+	return tries[len(tries)-1]
 }
 
 // visibleLen is the width of a bar text: its runes, less the colour tags.
