@@ -237,7 +237,6 @@ func (s *stream) appendRequestID(buf []byte) []byte {
 	return strconv.AppendInt(append(buf, s.idPrefix...), s.state.reqs.Add(1), 10)
 }
 
-// failed reports whether a status counts as a failure.
 // finish decides, once for every path, whether res failed: a transport
 // error, or a status that counts as a failure (Evidence.Failed).
 func (s *stream) finish(res Result) Result {
@@ -245,6 +244,7 @@ func (s *stream) finish(res Result) Result {
 	return res
 }
 
+// failed reports whether a status counts as a failure.
 func (s *stream) failed(status int) bool {
 	return s.evidence.Failed != nil && s.evidence.Failed(status)
 }
