@@ -71,6 +71,7 @@ pinprobe processes (regions, machines, pods) into one report.
 		}
 		// A merged report was made by this command; its inputs keep theirs.
 		rep.Command = append([]string{"pinprobe", "report"}, redactArgs(args)...)
+		rep.Verdict = report.Judge(rep, report.TestAlpha)
 	}
 	say := sayer(stderr)
 	return o.write(rep, stdout, say)

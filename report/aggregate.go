@@ -24,19 +24,34 @@ const (
 
 func newHist() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
 
-// tally accumulates one endpoint's results. Only the collector goroutine writes it.
+// Outcome is one request's result as a tally counts it.
+type Outcome struct {
+	// Status is the HTTP status of the response; not counted when Class
+	// is set.
+	Status int
+	// Class is the error class of a request that got no response; "" when
+	// it got one.
+	Class   string
+	Failed  bool
+	Bytes   int64
+	Latency time.Duration
+}
+
+// tally accumulates the results of one scope: an endpoint, a family, an
+// instance. The aggregator and Merge both roll up into it. One goroutine
+// writes it.
 type tally struct {
 	requests, ok, failed, dropped, bytes int64
 	clientErrors                         int64       // requests this machine could not send (probe.ClassClient)
 	status                               [1000]int64 // by HTTP status: cheaper than a map on the hot path
-	errors                               map[probe.ErrorClass]int64
+	errors                               map[string]int64
 	hist                                 *hdr.Histogram
 	sum                                  time.Duration
 	min, max                             time.Duration
 }
 
 func newTally() *tally {
-	return &tally{errors: map[probe.ErrorClass]int64{}, hist: newHist()}
+	return &tally{errors: map[string]int64{}, hist: newHist()}
 }
 
 // Live holds running counts that another goroutine (the progress display)
@@ -75,18 +90,11 @@ type Aggregator struct {
 	prints   fingerprints
 	client   clientSeen
 	scrub    *strings.Replacer // the run's secrets, nil when none
-	groups   groups
+	groupBy  []string          // the headers of probe.Result.Groups, in order
+	groups   groupTally
 	// clientErr is the first client-side error, to name its cause.
 	clientErr string
-	// alpha is the level of the final verdict: testAlpha, or less when the
-	// run was judged repeatedly (SetAlpha).
-	alpha float64
 }
-
-// SetAlpha sets the significance level of the verdict Close makes; a run
-// judged at every look of --until-verdict spends part of it on the looks
-// (see LookAlpha).
-func (a *Aggregator) SetAlpha(alpha float64) { a.alpha = alpha }
 
 // NewAggregator returns an Aggregator for eps, whose IDs must be their indexes.
 func NewAggregator(eps []*probe.Endpoint, fail FailStatus) *Aggregator {
@@ -176,7 +184,8 @@ func (a *Aggregator) Add(r probe.Result) {
 	a.live.FamilyRequests[fam].Add(1)
 	le := a.live.endpoints[r.Endpoint] // the collector's own list: no lock to read it
 	le.Requests.Add(1)
-	t.record(&r, failed)
+	o := outcomeOf(&r, failed)
+	t.record(o)
 	if failed {
 		a.live.Failed.Add(1)
 		a.live.FamilyFailed[fam].Add(1)
@@ -184,7 +193,14 @@ func (a *Aggregator) Add(r probe.Result) {
 	}
 
 	a.forensic[r.Endpoint].add(&r, failed)
-	a.groups.add(&r, failed, a.eps[r.Endpoint].Addr.String())
+	if r.Groups != nil {
+		addr := a.eps[r.Endpoint].Addr.String()
+		for i, v := range r.Groups {
+			if v != "" && i < len(a.groupBy) {
+				a.groups.add(a.groupBy[i], v, addr, o)
+			}
+		}
+	}
 	a.timeline.add(r.Endpoint, r.Start, failed)
 	a.client.add(r.Local)
 	if failed {
@@ -192,32 +208,43 @@ func (a *Aggregator) Add(r probe.Result) {
 	}
 }
 
-// record counts one request's outcome in t.
-func (t *tally) record(r *probe.Result, failed bool) {
-	t.requests++
+// outcomeOf is what a tally counts of r, whose failure the engine decided.
+func outcomeOf(r *probe.Result, failed bool) Outcome {
+	o := Outcome{Status: r.Status, Failed: failed, Bytes: r.Bytes, Latency: r.Latency}
 	if r.Err != nil {
-		t.errors[r.Class]++
-	} else if r.Status >= 0 && r.Status < len(t.status) {
-		t.status[r.Status]++
+		o.Class = string(r.Class)
 	}
-	if failed {
+	return o
+}
+
+// record counts one request's outcome in t.
+func (t *tally) record(o Outcome) {
+	t.requests++
+	if o.Class != "" {
+		t.errors[o.Class]++
+	} else if o.Status >= 0 && o.Status < len(t.status) {
+		t.status[o.Status]++
+	}
+	if o.Failed {
 		t.failed++
 	} else {
 		t.ok++
 	}
-	t.bytes += r.Bytes
-	t.sum += r.Latency
-	if t.requests == 1 || r.Latency < t.min {
-		t.min = r.Latency
+	t.bytes += o.Bytes
+	t.sum += o.Latency
+	if t.requests == 1 || o.Latency < t.min {
+		t.min = o.Latency
 	}
-	t.max = max(t.max, r.Latency)
-	t.hist.RecordValue(micros(r.Latency)) // in range by construction
+	t.max = max(t.max, o.Latency)
+	t.hist.RecordValue(micros(o.Latency)) // in range by construction
 }
 
 func micros(d time.Duration) int64 { return min(max(d.Microseconds(), histMin), histMax) }
 
-// Close builds the report. started and ended bound the run; dns and meta fill
-// the parts the aggregator does not see.
+// Close builds the report of every result counted, on top of r, which
+// holds what the aggregator does not see (run, plan, DNS); the run's times
+// must be set. The verdict is not the aggregator's to make: judge the
+// report (Judge) once it is closed.
 func (a *Aggregator) Close(r *Report) *Report {
 	r.Schema = Schema
 	r.DurationS = round(r.EndedAt.Sub(r.StartedAt.Time).Seconds(), 3)
@@ -237,11 +264,6 @@ func (a *Aggregator) Close(r *Report) *Report {
 	r.ClientError = a.clientErr
 	a.cleanEvidence(r)
 	r.Client = a.client.report()
-	alpha := a.alpha
-	if alpha <= 0 {
-		alpha = testAlpha
-	}
-	r.Verdict = JudgeAt(r, alpha)
 	if r.Thresholds == nil {
 		r.Thresholds = []Threshold{}
 	}
@@ -281,15 +303,16 @@ func (a *Aggregator) counts(r *Report, secs float64) {
 	r.Groups = a.groups.report(secs)
 }
 
-// JudgeSoFar judges the results counted so far at level alpha, for a look
-// of --until-verdict (see LookAlpha), and leaves the aggregator as it is.
-func (a *Aggregator) JudgeSoFar(plan Plan, alpha float64) Verdict {
+// SoFar returns what a verdict reads of the results counted so far (the
+// tallies, groups and connections, under plan), for a look of
+// --until-verdict, and leaves the aggregator as it is.
+func (a *Aggregator) SoFar(plan Plan) *Report {
 	r := &Report{Plan: plan}
 	a.counts(r, 1)
 	for i := range r.Endpoints {
 		a.forensic[i].judged(&r.Endpoints[i])
 	}
-	return JudgeAt(r, alpha)
+	return r
 }
 
 func merge(dst, src *tally) {
@@ -344,7 +367,7 @@ func (t *tally) stats(secs float64) Stats {
 		}
 	}
 	for k, v := range t.errors {
-		s.Errors[string(k)] = v
+		s.Errors[k] = v
 	}
 	if enc, err := t.hist.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
 		s.HDR = string(enc)

@@ -118,7 +118,7 @@ func checkAccounting(t *testing.T, seed uint64) {
 		w.requests++
 		agg.Add(r)
 	}
-	rep := agg.Close(&Report{StartedAt: Time{start}, EndedAt: Time{start.Add(20 * time.Second)}})
+	rep := closeJudged(agg, &Report{StartedAt: Time{start}, EndedAt: Time{start.Add(20 * time.Second)}})
 
 	if rep.Schema != Schema {
 		t.Errorf("schema = %q; want %q", rep.Schema, Schema)
@@ -270,7 +270,7 @@ func TestLatencySummaryInOrder(t *testing.T) {
 		for _, l := range lats {
 			agg.Add(probe.Result{Endpoint: 0, Status: 200, Latency: l})
 		}
-		rep := agg.Close(&Report{})
+		rep := closeJudged(agg, &Report{})
 		l := rep.Totals.LatencyMS
 		if seq := []float64{l.Min, l.P50, l.P90, l.P99, l.P999, l.Max}; !slices.IsSorted(seq) {
 			t.Errorf("latencies %v: min %v p50 %v p90 %v p99 %v p999 %v max %v; want them in order",

@@ -108,7 +108,7 @@ func burstTest(recs []ConnRecord, perms, stopHits int, seed uint64) BurstResult 
 	for i, r := range rs {
 		n[i], k[i] = r.Requests, r.Failed
 	}
-	stat := func(order []int32) float64 {
+	score := func(order []int32) float64 {
 		t, at := 0.0, 0
 		for _, e := range ends {
 			var rq, f int64
@@ -125,7 +125,7 @@ func burstTest(recs []ConnRecord, perms, stopHits int, seed uint64) BurstResult 
 	for i := range order {
 		order[i] = int32(i)
 	}
-	obs := stat(order)
+	obs := score(order)
 	// The worst stretch, for the sentence.
 	at := 0
 	for _, e := range ends {
@@ -156,7 +156,7 @@ func burstTest(recs []ConnRecord, perms, stopHits int, seed uint64) BurstResult 
 			j := rng.below(uint64(i + 1))
 			order[i], order[j] = order[j], order[i]
 		}
-		if stat(order) >= thr {
+		if score(order) >= thr {
 			if hits++; hits >= stopHits {
 				res.P, res.Permutations = float64(hits)/float64(b), b
 				return res

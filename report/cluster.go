@@ -16,6 +16,19 @@ type ConnCounts struct {
 	Failed   int64
 }
 
+// recordCounts returns the kept records as ClusterTest input, for its account of
+// which connections carry the failures (Failing, FailingConnections). Its
+// p-value is not valid for connections, whose length depends on their
+// outcomes: judge connections with RepeatTest. The overflow and the
+// unconnected requests are left out: they are not connections.
+func recordCounts(c *Conns) []ConnCounts {
+	out := make([]ConnCounts, len(c.Records))
+	for i, r := range c.Records {
+		out[i] = ConnCounts{ID: r.ID, Requests: r.Requests, Failed: r.Failed}
+	}
+	return out
+}
+
 // ClusterTest methods: how ClusterResult.P was computed.
 const (
 	ClusterNone       = "none"        // nothing to test: p is 1

@@ -64,7 +64,7 @@ func cmpRun(t *testing.T, start time.Time, eps ...cmpEndpoint) *Report {
 		n = max(n, e.n)
 	}
 	end := start.Add(time.Duration(n) * 100 * time.Millisecond)
-	rep := agg.Close(&Report{
+	rep := closeJudged(agg, &Report{
 		Version: "0.1.0", Command: []string{"pinprobe", "-r", "30", "-d", "30s", "https://sign.example.com/"},
 		StartedAt: Time{start}, EndedAt: Time{end}, Plan: Plan{Rate: 30, DurationS: 30, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx"},
 		DNS: []DNS{{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{}, Changes: []DNSChange{}}},
@@ -258,7 +258,7 @@ func TestCompareConclusions(t *testing.T) {
 func TestCompareMergedReports(t *testing.T) {
 	a := cmpRun(t, cmpStart, cmpEndpoint{address: "127.0.0.1", n: 100, latency: time.Millisecond})
 	b := cmpRun(t, cmpStart, cmpEndpoint{address: "127.0.0.1", n: 100, failed: 50, failStatus: 503, latency: time.Millisecond})
-	merged, err := Merge([]*Report{a, b}, []string{"a.json", "b.json"})
+	merged, err := mergeJudged([]*Report{a, b}, []string{"a.json", "b.json"})
 	if err != nil {
 		t.Fatal(err)
 	}

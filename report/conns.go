@@ -46,19 +46,6 @@ type Conns struct {
 	Repeat []RepeatCounts `json:"repeat"`
 }
 
-// Counts returns the kept records as ClusterTest input, for its account of
-// which connections carry the failures (Failing, FailingConnections). Its
-// p-value is not valid for connections, whose length depends on their
-// outcomes: judge connections with RepeatTest. The overflow and the
-// unconnected requests are left out: they are not connections.
-func (c Conns) Counts() []ConnCounts {
-	out := make([]ConnCounts, len(c.Records))
-	for i, r := range c.Records {
-		out[i] = ConnCounts{ID: r.ID, Requests: r.Requests, Failed: r.Failed}
-	}
-	return out
-}
-
 // Bounds of the repeat classes' state.
 const (
 	// maxFailedConns is how many failed connections are remembered for

@@ -128,7 +128,7 @@ func (f *findings) groups(v *Verdict, alpha float64) {
 				v.Suspects = append(v.Suspects, Suspect{
 					Kind: SuspectGroup, Group: g.Header + ": " + g.Value,
 					Requests: g.Requests, Failed: g.Failed, FailureRate: g.FailureRate,
-					CI95: [2]float64{round(lo, 4), round(hi, 4)}, P: t.P, failedBy: g.FailedBy,
+					CI95: [2]float64{round(lo, 4), round(hi, 4)}, P: t.P,
 				})
 			}
 		}
@@ -158,10 +158,10 @@ func (f *findings) connections(v *Verdict, alpha float64, instances []Suspect) {
 		}
 		// A failing instance already explains failures that stick to
 		// connections; only without one could a burst be the cause.
-		if b := BurstTest(e.Conns.Records); !inFailingInstance(instances, e.Address) && b.P < burstAlpha && b.Worst != nil {
+		if b := BurstTest(e.Conns.Records); !f.inFailingInstance(instances, e.Address) && b.P < burstAlpha && b.Worst != nil {
 			w := b.Worst
 			v.Notes = append(v.Notes, fmt.Sprintf("Failures on %s came in a burst rather than on some connections: from %s to %s %d of %d requests failed (%s), against %s of the run's other connections (burst test %s).",
-				e.Address, clock(w.From), clock(w.To), w.Failed, w.Requests, pctRate(w.FailureRate),
+				e.Address, clock(w.From.Time), clock(w.To.Time), w.Failed, w.Requests, pctRate(w.FailureRate),
 				pctRate(float64(b.Failed-w.Failed)/math.Max(1, float64(b.Requests-w.Requests))), pValue(b.P)))
 			continue
 		}
@@ -177,9 +177,9 @@ func (f *findings) connections(v *Verdict, alpha float64, instances []Suspect) {
 
 // inFailingInstance reports whether a failing instance (a group suspect)
 // answered failures for addr.
-func inFailingInstance(instances []Suspect, addr string) bool {
+func (f *findings) inFailingInstance(instances []Suspect, addr string) bool {
 	for _, s := range instances {
-		if s.Kind == SuspectGroup && s.failedBy[addr] > 0 {
+		if s.Kind == SuspectGroup && f.failedBy(&s)[addr] > 0 {
 			return true
 		}
 	}
@@ -203,7 +203,7 @@ func (f *findings) explained(instances []Suspect) map[int]string {
 		var from int64
 		var names []string
 		for _, s := range instances {
-			if n := s.failedBy[e.Address]; n > 0 {
+			if n := f.failedBy(&s)[e.Address]; n > 0 {
 				from += n
 				names = append(names, s.Group)
 			}
@@ -214,6 +214,14 @@ func (f *findings) explained(instances []Suspect) map[int]string {
 		}
 	}
 	return out
+}
+
+// failedBy is a group suspect's failures by address, nil when none.
+func (f *findings) failedBy(s *Suspect) map[string]int64 {
+	if g := f.r.group(s.Group); g != nil {
+		return g.FailedBy
+	}
+	return nil
 }
 
 // burstAlpha is the level of the burst gate: lenient, since it only stops

@@ -37,7 +37,7 @@ func fzAggregator(t *testing.T, addrs ...string) (*Aggregator, []*probe.Endpoint
 var fzStart = time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
 
 func fzClose(agg *Aggregator, end time.Duration) *Report {
-	return agg.Close(&Report{StartedAt: Time{fzStart}, EndedAt: Time{fzStart.Add(end)}})
+	return closeJudged(agg, &Report{StartedAt: Time{fzStart}, EndedAt: Time{fzStart.Add(end)}})
 }
 
 // The automatic timeline doubles its interval to stay under maxPoints

@@ -1,9 +1,8 @@
 package report
 
 import (
+	"slices"
 	"sort"
-
-	"pinprobe/probe"
 )
 
 // Bounds of the groups by instance header.
@@ -31,9 +30,10 @@ type Group struct {
 	FailedBy  map[string]int64 `json:"failed_by_address"`
 }
 
-// groups tallies the responses by the values of the GroupBy headers.
-type groups struct {
-	headers []string // canonical names, in the order of probe.Options.GroupBy
+// groupTally rolls responses up by instance header and value: the
+// aggregator counts each response into it, Merge each saved group.
+type groupTally struct {
+	headers []string // canonical names, in the order they rank
 	byKey   map[groupKey]*groupAcc
 	order   []groupKey
 	values  map[string]int // distinct values kept per header
@@ -49,46 +49,67 @@ type groupAcc struct {
 
 // SetGroupBy names the headers of probe.Result.Groups, in order.
 func (a *Aggregator) SetGroupBy(headers []string) {
+	a.groupBy = append([]string(nil), headers...)
 	a.groups.headers = append([]string(nil), headers...)
 }
 
-func (g *groups) add(r *probe.Result, failed bool, addr string) {
-	if r.Groups == nil {
-		return
+// acc returns the accumulator of header's value, made on first use; past
+// maxGroupValues values of a header, the "other values" one.
+func (g *groupTally) acc(header, value string) *groupAcc {
+	k := groupKey{header, value}
+	if a := g.byKey[k]; a != nil {
+		return a
 	}
-	for i, v := range r.Groups {
-		if v == "" || i >= len(g.headers) {
-			continue
-		}
-		k := groupKey{g.headers[i], v}
-		acc := g.byKey[k]
-		if acc == nil {
-			if g.byKey == nil {
-				g.byKey, g.values = map[groupKey]*groupAcc{}, map[string]int{}
-			}
-			if g.values[k.header] >= maxGroupValues {
-				k.value = OtherValues
-				acc = g.byKey[k]
-			}
-			if acc == nil {
-				acc = &groupAcc{t: newTally(), addrs: map[string]int64{}, failed: map[string]int64{}}
-				g.byKey[k] = acc
-				g.order = append(g.order, k)
-				if k.value != OtherValues {
-					g.values[k.header]++
-				}
-			}
-		}
-		acc.t.record(r, failed)
-		if failed {
-			acc.failed[addr]++
-		}
-		acc.addrs[addr]++
+	if g.byKey == nil {
+		g.byKey, g.values = map[groupKey]*groupAcc{}, map[string]int{}
 	}
+	if !slices.Contains(g.headers, header) {
+		g.headers = append(g.headers, header)
+	}
+	if k.value != OtherValues && g.values[header] >= maxGroupValues {
+		k.value = OtherValues
+		if a := g.byKey[k]; a != nil {
+			return a
+		}
+	}
+	a := &groupAcc{t: newTally(), addrs: map[string]int64{}, failed: map[string]int64{}}
+	g.byKey[k] = a
+	g.order = append(g.order, k)
+	if k.value != OtherValues {
+		g.values[header]++
+	}
+	return a
+}
+
+// add counts one response that named value in header, from addr.
+func (g *groupTally) add(header, value, addr string, o Outcome) {
+	a := g.acc(header, value)
+	a.t.record(o)
+	if o.Failed {
+		a.failed[addr]++
+	}
+	a.addrs[addr]++
+}
+
+// addSaved counts a saved group in.
+func (g *groupTally) addSaved(s *Group) error {
+	t, err := tallyOf(&s.Stats)
+	if err != nil {
+		return err
+	}
+	a := g.acc(s.Header, s.Value)
+	merge(a.t, t)
+	for ad, n := range s.Addresses {
+		a.addrs[ad] += n
+	}
+	for ad, n := range s.FailedBy {
+		a.failed[ad] += n
+	}
+	return nil
 }
 
 // report lists the groups by header (in GroupBy order), most requests first.
-func (g *groups) report(secs float64) []Group {
+func (g *groupTally) report(secs float64) []Group {
 	out := []Group{}
 	for _, k := range g.order {
 		acc := g.byKey[k]

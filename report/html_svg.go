@@ -181,11 +181,11 @@ func newTimelineChart(v *View) *timelineChart {
 		x := func(t Time) float64 { return plotX0 + t.Sub(from).Seconds()/span*plotW }
 		if a := s.Added; a != nil {
 			row.Marks = append(row.Marks, timelineMark{X: f(x(*a)), TextX: f(x(*a) + 3), Text: "appeared in DNS",
-				Title: "appeared in DNS at " + clock(*a) + " UTC"})
+				Title: "appeared in DNS at " + clock(a.Time) + " UTC"})
 		}
 		if r := s.Removed; r != nil {
 			row.Marks = append(row.Marks, timelineMark{X: f(x(*r)), TextX: f(x(*r) + 3), Text: "left DNS",
-				Title: "left DNS at " + clock(*r) + " UTC, not probed after"})
+				Title: "left DNS at " + clock(r.Time) + " UTC, not probed after"})
 		}
 		c.Rows = append(c.Rows, row)
 		y += stripH + stripGap
@@ -195,7 +195,7 @@ func newTimelineChart(v *View) *timelineChart {
 	c.Axis = fmt.Sprintf("time (UTC) · one column per %s", durationWords(step))
 	c.Height = f(y + 44)
 	c.Desc = fmt.Sprintf("One strip per endpoint from %s to %s UTC, one column per %s; a column's height is the share of its requests that failed. %d of %d endpoints had failures.",
-		clock(Time{from}), clock(Time{from.Add(secsDuration(span))}), durationWords(step), failing, len(tl.Series))
+		clock(from), clock(from.Add(secsDuration(span))), durationWords(step), failing, len(tl.Series))
 	return c
 }
 

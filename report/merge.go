@@ -13,8 +13,6 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
-	"pinprobe/probe"
 )
 
 // Input is one report a merged report was made from: a run, or (when a
@@ -57,7 +55,8 @@ const maxMergedInterval = 24 * time.Hour
 //     from the merged histogram, as one aggregator would; the mean is exact
 //     to the microsecond). Other endpoints are listed side by side, in the
 //     order they first appear. Families and totals are recomputed from the
-//     endpoints, and the verdict from those counts (Judge).
+//     endpoints. Merging never judges: the merged report has no verdict
+//     until it is judged (Judge), on the merged counts.
 //   - A report without phase histograms (written before phases_ms had hdr)
 //     still merges: its phases are approximate and a note says so.
 //   - Time: started_at is the earliest, ended_at the latest. duration_s and
@@ -138,7 +137,6 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 		return nil, err
 	}
 	out.Notes = append(out.Notes, m.notes...)
-	out.Verdict = Judge(out)
 	out.Thresholds = []Threshold{} // judged at report time, on the merged counts
 	if err := Validate(out); err != nil {
 		return nil, fmt.Errorf("merge %s: the merged report breaks its invariants: %w", strings.Join(names, ", "), err)
@@ -477,7 +475,7 @@ func tallyOf(s *Stats) (*tally, error) {
 		t.status[c] += n
 	}
 	for k, n := range s.Errors {
-		t.errors[probe.ErrorClass(k)] += n
+		t.errors[k] += n
 	}
 	if s.Requests > 0 {
 		t.min, t.max = msDuration(s.LatencyMS.Min), msDuration(s.LatencyMS.Max)
@@ -873,50 +871,13 @@ func mergeConns(a, b *Conns) *Conns {
 // groups merges the inputs' groups by header and value, keeping at most
 // maxGroupValues values of a header apart as the aggregator does.
 func (m *merger) groups() ([]Group, error) {
-	type acc struct {
-		t      *tally
-		addrs  map[string]int64
-		failed map[string]int64
-	}
-	byKey := map[groupKey]*acc{}
-	var order []groupKey
-	values := map[string]int{}
-	var headers []string
+	var g groupTally
 	for i, r := range m.reports {
-		for _, g := range r.Groups {
-			if !slices.Contains(headers, g.Header) {
-				headers = append(headers, g.Header)
-			}
-			k := groupKey{g.Header, g.Value}
-			a := byKey[k]
-			if a == nil && k.value != OtherValues && values[k.header] >= maxGroupValues {
-				k.value = OtherValues
-				a = byKey[k]
-			}
-			if a == nil {
-				a = &acc{t: newTally(), addrs: map[string]int64{}, failed: map[string]int64{}}
-				byKey[k] = a
-				order = append(order, k)
-				if k.value != OtherValues {
-					values[k.header]++
-				}
-			}
-			t, err := tallyOf(&g.Stats)
-			if err != nil {
-				return nil, fmt.Errorf("merge %s: group %s: %s: %w", m.names[i], g.Header, g.Value, err)
-			}
-			merge(a.t, t)
-			for ad, n := range g.Addresses {
-				a.addrs[ad] += n
-			}
-			for ad, n := range g.FailedBy {
-				a.failed[ad] += n
+		for k := range r.Groups {
+			if err := g.addSaved(&r.Groups[k]); err != nil {
+				return nil, fmt.Errorf("merge %s: group %s: %s: %w", m.names[i], r.Groups[k].Header, r.Groups[k].Value, err)
 			}
 		}
-	}
-	g := groups{headers: headers, byKey: map[groupKey]*groupAcc{}, order: order}
-	for k, a := range byKey {
-		g.byKey[k] = &groupAcc{t: a.t, addrs: a.addrs, failed: a.failed}
 	}
 	return g.report(m.secs), nil
 }

@@ -163,7 +163,7 @@ func (p *mgProcess) add(r probe.Result) {
 }
 
 func (p *mgProcess) close(rate float64) *Report {
-	return p.agg.Close(&Report{
+	return closeJudged(p.agg, &Report{
 		Version:   "0.1.0",
 		Command:   []string{"pinprobe", "--samples", strconv.Itoa(p.run.samples), "--fail-status", "5xx,429", "https://a.example.com/"},
 		StartedAt: Time{p.start}, EndedAt: Time{p.run.start.Add(p.run.send + 200*time.Millisecond)},
@@ -322,7 +322,7 @@ func TestMergeEqualsOneAggregator(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			parts, whole := run.split(t, tt.k, tt.of)
-			got, err := Merge(parts, mgNames(tt.k))
+			got, err := mergeJudged(parts, mgNames(tt.k))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -370,7 +370,7 @@ func TestMergeRandomSplits(t *testing.T) {
 			}
 			parts, whole := run.split(t, k, func(i int) int { return deal[i] })
 			rng.Shuffle(k, func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
-			got, err := Merge(parts, mgNames(k))
+			got, err := mergeJudged(parts, mgNames(k))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,15 +385,15 @@ func TestMergeOfMerges(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	run := newMgRun(t, 2, 6000)
 	parts, whole := run.split(t, 4, func(i int) int { return i % 4 })
-	ab, err := Merge(parts[:2], []string{"a.json", "b.json"})
+	ab, err := mergeJudged(parts[:2], []string{"a.json", "b.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cd, err := Merge(parts[2:], []string{"c.json", "d.json"})
+	cd, err := mergeJudged(parts[2:], []string{"c.json", "d.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Merge([]*Report{roundTrip(t, ab, "ab.json"), roundTrip(t, cd, "cd.json")}, []string{"ab.json", "cd.json"})
+	got, err := mergeJudged([]*Report{roundTrip(t, ab, "ab.json"), roundTrip(t, cd, "cd.json")}, []string{"ab.json", "cd.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestMergeOfMerges(t *testing.T) {
 // twice, and its percentiles do not move.
 func TestMergeWithItselfDoubles(t *testing.T) {
 	r := roundTrip(t, goldenReport(t), "golden.json")
-	got, err := Merge([]*Report{r, r}, []string{"golden.json", "golden.json"})
+	got, err := mergeJudged([]*Report{r, r}, []string{"golden.json", "golden.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,7 +545,7 @@ func TestMergeTimelines(t *testing.T) {
 				}
 			}
 			parts := []*Report{roundTrip(t, p0.close(50), "p0.json"), roundTrip(t, p1.close(50), "p1.json")}
-			got, err := Merge(parts, []string{"p0.json", "p1.json"})
+			got, err := mergeJudged(parts, []string{"p0.json", "p1.json"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -593,7 +593,7 @@ func TestMergeOldReports(t *testing.T) {
 		ph.Connect.HDR, ph.TLS.HDR, ph.TTFB.HDR = "", "", ""
 	}
 	parts[1].Client.PortSet = ""
-	got, err := Merge(parts, mgNames(2))
+	got, err := mergeJudged(parts, mgNames(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -624,7 +624,7 @@ func TestMergeOldReports(t *testing.T) {
 		}
 	}
 	// The lower bound survives a JSON round trip and a second merge.
-	again, err := Merge([]*Report{roundTrip(t, got, "m.json"), parts[0]}, []string{"m.json", "part0.json"})
+	again, err := mergeJudged([]*Report{roundTrip(t, got, "m.json"), parts[0]}, []string{"m.json", "part0.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -646,7 +646,7 @@ func TestMergeSideBySide(t *testing.T) {
 	b.MarkAdded(0, fzStart.Add(time.Second))
 	b.MarkAdded(1, fzStart.Add(time.Second))
 	ra, rb := fzClose(a, 2*time.Second), fzClose(b, 2*time.Second)
-	got, err := Merge([]*Report{ra, rb}, []string{"a.json", "b.json"})
+	got, err := mergeJudged([]*Report{ra, rb}, []string{"a.json", "b.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -677,7 +677,7 @@ func TestMergeFingerprintCap(t *testing.T) {
 		}
 		reports = append(reports, fzClose(agg, time.Second))
 	}
-	got, err := Merge(reports, []string{"a.json", "b.json"})
+	got, err := mergeJudged(reports, []string{"a.json", "b.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -742,7 +742,7 @@ func TestMergeRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Merge(tt.reports(), tt.names)
+			_, err := mergeJudged(tt.reports(), tt.names)
 			if err == nil {
 				t.Fatalf("Merge = nil error; want one containing %q", tt.want)
 			}
@@ -876,7 +876,7 @@ func FuzzReadReport(f *testing.F) {
 			}
 			return
 		}
-		if _, err := Merge([]*Report{r, r}, []string{"a", "b"}); err != nil {
+		if _, err := mergeJudged([]*Report{r, r}, []string{"a", "b"}); err != nil {
 			t.Errorf("Merge of an accepted report with itself: %v", err)
 		}
 	})

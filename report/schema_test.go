@@ -355,9 +355,9 @@ func TestSchemaReports(t *testing.T) {
 	merged := mergedRichReport(t, rich)
 	v4only := cmpRun(t, cmpStart, cmpEndpoint{target: "http://v4.example.com/", address: "192.0.2.40", n: 50, failed: 5, failStatus: 503, latency: time.Millisecond})
 	v4only.Plan.Only = "ipv4"
-	v4only.Verdict = Judge(v4only)
+	v4only.Verdict = Judge(v4only, TestAlpha)
 	parts, whole := newMgRun(t, 7, 3000).split(t, 3, func(i int) int { return i % 3 })
-	mg, err := Merge(parts, mgNames(len(parts)))
+	mg, err := mergeJudged(parts, mgNames(len(parts)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestSchemaReports(t *testing.T) {
 func TestSchemaComparisons(t *testing.T) {
 	a := cmpRun(t, cmpStart, cmpEndpoint{address: "127.0.0.1", n: 100, latency: time.Millisecond})
 	b := cmpRun(t, cmpStart, cmpEndpoint{address: "127.0.0.1", n: 100, failed: 50, failStatus: 0, latency: time.Millisecond})
-	merged, err := Merge([]*Report{a, b}, []string{"a.json", "b.json"})
+	merged, err := mergeJudged([]*Report{a, b}, []string{"a.json", "b.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -657,7 +657,7 @@ func emptyReport(t *testing.T) *Report {
 	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
 	agg := NewAggregator(eps, fail)
 	agg.SetTimeline(start, time.Second, true)
-	return agg.Close(&Report{
+	return closeJudged(agg, &Report{
 		Version: "0.1.0", Command: []string{"pinprobe", tg.String()},
 		StartedAt: Time{start}, EndedAt: Time{start.Add(20 * time.Millisecond)}, Interrupted: true,
 		Plan: Plan{Rate: 20, DurationS: 30, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx", ConnRequests: 4},
@@ -847,7 +847,7 @@ func richReport(t *testing.T) *Report {
 		}
 		agg.Add(r)
 	}
-	rep := agg.Close(&Report{
+	rep := closeJudged(agg, &Report{
 		Version: "0.1.0",
 		Command: []string{"pinprobe", "--until-verdict", "-r", "120", "-d", "20s", "--group-by", "X-Served-By", "-H", "Authorization: " + Redacted,
 			a.String(), b.String(), c.String(), e.String(), "https://gone.example.com/"},
@@ -883,12 +883,12 @@ func mergedRichReport(t *testing.T, rich *Report) *Report {
 	second := roundTrip(t, rich, "rich.json")
 	second.Plan.Rate = 60
 	second.Client.PortSet = ""
-	m, err := Merge([]*Report{roundTrip(t, rich, "rich.json"), second}, []string{"pod-0.json", "pod-1.json"})
+	m, err := mergeJudged([]*Report{roundTrip(t, rich, "rich.json"), second}, []string{"pod-0.json", "pod-1.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	third := roundTrip(t, rich, "rich.json")
-	m, err = Merge([]*Report{m, third}, []string{"pods.json", "pod-2.json"})
+	m, err = mergeJudged([]*Report{m, third}, []string{"pods.json", "pod-2.json"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func goldenReport(t *testing.T) *Report {
 				Error: "resolve gone.example.com (system): no such host", Changes: []DNSChange{}},
 		},
 	}
-	return agg.Close(rep)
+	return closeJudged(agg, rep)
 }
 
 func mustTarget(t *testing.T, raw string) *probe.Target {
@@ -292,4 +292,20 @@ func TestRenderersReturnWriteErrors(t *testing.T) {
 	if _, err := ForFormat("xml", Options{}); err == nil {
 		t.Errorf("ForFormat(xml) = nil error; want one")
 	}
+}
+
+// closeJudged closes agg over r and judges the report, as a run does.
+func closeJudged(agg *Aggregator, r *Report) *Report {
+	agg.Close(r)
+	r.Verdict = Judge(r, TestAlpha)
+	return r
+}
+
+// mergeJudged merges reports and judges the result, as pinprobe report does.
+func mergeJudged(reports []*Report, names []string) (*Report, error) {
+	m, err := Merge(reports, names)
+	if err == nil {
+		m.Verdict = Judge(m, TestAlpha)
+	}
+	return m, err
 }

@@ -55,9 +55,6 @@ type Suspect struct {
 	// and those with a failure, for Kind "connections".
 	Connections        int64 `json:"connections,omitempty"`
 	FailingConnections int64 `json:"failing_connections,omitempty"`
-	// failedBy is a group's failures by address, to tell which addresses
-	// it explains.
-	failedBy map[string]int64
 
 	Address     string     `json:"address"`
 	Family      string     `json:"family"`
@@ -93,14 +90,15 @@ type Test struct {
 // URLs on the same addresses, one failing everywhere and one nowhere, say
 // nothing about the addresses. A target that fails significantly more than
 // the others, with none of its endpoints standing out, is a failing URL.
-func Judge(r *Report) Verdict { return JudgeAt(r, testAlpha) }
-
-// JudgeAt judges r with alpha as the significance level of the whole
-// family of tests (Judge: 0.001; a look of --until-verdict, less; see
-// LookAlpha). Beyond addresses, families and URLs it tests what happens
-// inside an address: instances named by a response header, failures that
-// stick to connections, latency; and it says what it could not judge.
-func JudgeAt(r *Report, alpha float64) Verdict {
+//
+// alpha is the significance level of the whole family of tests (TestAlpha
+// for a run judged once; a look of --until-verdict, less: see LookAlpha).
+// Beyond addresses, families and URLs it tests what happens inside an
+// address: instances named by a response header, failures that stick to
+// connections, latency; and it says what it could not judge. It is the one
+// way a verdict is made: for a finished run, each look of a running one, a
+// merge of saved reports, and each side of a comparison.
+func Judge(r *Report, alpha float64) Verdict {
 	f := newFindings(r)
 	each := alpha / float64(max(testCount(r, f), 1))
 	// Instances first: an address that failed more than the others only

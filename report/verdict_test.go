@@ -79,7 +79,7 @@ func TestJudgeHandfulIsNeverConcentrated(t *testing.T) {
 		{{addr: "::1", failed: 1, n: 1}, {addr: "127.0.0.1", n: 1}},
 	}
 	for _, eps := range cases {
-		v := Judge(vtReport(eps...))
+		v := Judge(vtReport(eps...), TestAlpha)
 		if v.Status != VerdictSpread || len(v.Suspects) != 0 {
 			t.Errorf("%s: verdict %s, suspects %v; want spread, no suspect\nsummary: %s", vtString(eps), v.Status, vtSuspects(v), v.Summary)
 		}
@@ -106,7 +106,7 @@ func TestJudgePlainIsAlwaysConcentrated(t *testing.T) {
 						}
 						eps = append(eps, vtEndpoint{addr: a, n: n})
 					}
-					v := Judge(vtReport(eps...))
+					v := Judge(vtReport(eps...), TestAlpha)
 					if v.Status != VerdictConcentrated || !slices.Equal(vtSuspects(v), []string{bad}) {
 						t.Errorf("%s: verdict %s, suspects %v; want concentrated on %s\nsummary: %s",
 							vtString(eps), v.Status, vtSuspects(v), bad, v.Summary)
@@ -139,7 +139,7 @@ func TestJudgeAllIPv6FailingNamesEveryAddress(t *testing.T) {
 		},
 	}
 	for name, eps := range cases {
-		v := Judge(vtReport(eps...))
+		v := Judge(vtReport(eps...), TestAlpha)
 		if v.Status != VerdictConcentrated || !slices.Equal(vtSuspects(v), want) {
 			t.Errorf("%s: verdict %s, suspects %v; want concentrated on %v\nsummary: %s", name, v.Status, vtSuspects(v), want, v.Summary)
 		}
@@ -163,7 +163,7 @@ func TestJudgeAllIPv6FailingNamesEveryAddress(t *testing.T) {
 // family's: the summary must not send the reader after IPv4.
 func TestJudgeOneBadAddressIsNotItsFamily(t *testing.T) {
 	eps := []vtEndpoint{{addr: "127.0.0.1", n: 200}, {addr: "127.0.0.2", failed: 40, n: 200}, {addr: "::1", n: 200}}
-	v := Judge(vtReport(eps...))
+	v := Judge(vtReport(eps...), TestAlpha)
 	if v.Status != VerdictConcentrated || !slices.Equal(vtSuspects(v), []string{"127.0.0.2"}) {
 		t.Fatalf("verdict %s, suspects %v; want concentrated on 127.0.0.2\nsummary: %s", v.Status, vtSuspects(v), v.Summary)
 	}
@@ -174,7 +174,7 @@ func TestJudgeOneBadAddressIsNotItsFamily(t *testing.T) {
 
 func TestJudgeSpread(t *testing.T) {
 	eps := []vtEndpoint{{addr: "127.0.0.1", failed: 10, n: 200}, {addr: "127.0.0.2", failed: 10, n: 200}, {addr: "::1", failed: 10, n: 200}}
-	v := Judge(vtReport(eps...))
+	v := Judge(vtReport(eps...), TestAlpha)
 	if v.Status != VerdictSpread || len(v.Suspects) != 0 || v.Suspects == nil {
 		t.Errorf("verdict %s, suspects %#v; want spread with an empty (non-nil) list", v.Status, v.Suspects)
 	}
@@ -184,7 +184,7 @@ func TestJudgeSpread(t *testing.T) {
 	if len(v.Tests) != 5 {
 		t.Errorf("%d tests; want 2 families + 3 endpoints", len(v.Tests))
 	}
-	one := Judge(vtReport(vtEndpoint{addr: "::1", failed: 3, n: 10}))
+	one := Judge(vtReport(vtEndpoint{addr: "::1", failed: 3, n: 10}), TestAlpha)
 	if one.Status != VerdictSpread || !strings.Contains(one.Summary, "the only endpoint probed, ::1") {
 		t.Errorf("one endpoint: verdict %s %q; want spread, saying only one endpoint was probed", one.Status, one.Summary)
 	}
@@ -192,7 +192,7 @@ func TestJudgeSpread(t *testing.T) {
 
 func TestJudgeNoData(t *testing.T) {
 	for _, r := range []*Report{vtReport(), vtReport(vtEndpoint{addr: "::1"}, vtEndpoint{addr: "127.0.0.1"})} {
-		v := Judge(r)
+		v := Judge(r, TestAlpha)
 		if v.Status != VerdictNoData || v.Suspects == nil || len(v.Suspects) != 0 || v.Summary == "" {
 			t.Errorf("%d endpoints without requests: verdict %+v; want no-data, no suspect, a summary", len(r.Endpoints), v)
 		}
@@ -204,12 +204,12 @@ var vtBound = regexp.MustCompile(`^0 failures in (\d+) requests: below ([0-9.]+)
 // "ok" states the one-sided 95% upper bound, rounded up so it stays true
 // (and so never to 0), yet not so far that it says nothing.
 func TestJudgeOKStatesTheUpperBound(t *testing.T) {
-	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", n: 300}, vtEndpoint{addr: "::1", n: 300}))
+	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", n: 300}, vtEndpoint{addr: "::1", n: 300}), TestAlpha)
 	if want := "0 failures in 600 requests: below 0.5% with 95% confidence."; v.Status != VerdictOK || v.Summary != want || len(v.Suspects) != 0 {
 		t.Errorf("verdict %s %q; want ok %q", v.Status, v.Summary, want)
 	}
 	for _, n := range []int64{1, 2, 3, 10, 59, 60, 100, 299, 600, 1000, 12345, 1e5, 1e6, 3e6, 5e6, 1e7, 1e8, 1e9} {
-		v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", n: n}))
+		v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", n: n}), TestAlpha)
 		m := vtBound.FindStringSubmatch(v.Summary)
 		if v.Status != VerdictOK || m == nil || m[1] != strconv.FormatInt(n, 10) {
 			t.Errorf("n=%d: verdict %s %q; want ok, \"0 failures in %d requests: below X%% with 95%% confidence.\"", n, v.Status, v.Summary, n)
@@ -237,7 +237,7 @@ func TestJudgeSuspectOrderIsStable(t *testing.T) {
 	}
 	var first []string
 	for i := range 50 {
-		v := Judge(vtReport(eps...))
+		v := Judge(vtReport(eps...), TestAlpha)
 		var got []string
 		for _, s := range v.Suspects {
 			got = append(got, s.Address+" "+s.Target)
@@ -279,7 +279,7 @@ const vtOK, vtBad = "http://h.test/ok", "http://h.test/bad"
 // and /ok on none: the URL fails, not the addresses.
 func TestJudgeFailingURLIsNotItsAddresses(t *testing.T) {
 	eps := append(vtOn(vtOK, 0, 20, "127.0.0.1", "127.0.0.2", "::1"), vtOn(vtBad, 20, 20, "127.0.0.1", "127.0.0.2", "::1")...)
-	v := Judge(vtReport(eps...))
+	v := Judge(vtReport(eps...), TestAlpha)
 	if v.Status != VerdictSpread || len(v.Suspects) != 0 {
 		t.Fatalf("verdict %s, suspects %v; want spread, no suspect\nsummary: %s", v.Status, vtSuspects(v), v.Summary)
 	}
@@ -321,7 +321,7 @@ func TestJudgeFailingURLAndOneBadAddress(t *testing.T) {
 		{addr: "::1", n: 100, target: vtOK},
 	}
 	eps = append(eps, vtOn(vtBad, 100, 100, "127.0.0.1", "127.0.0.2", "::1")...)
-	v := Judge(vtReport(eps...))
+	v := Judge(vtReport(eps...), TestAlpha)
 	if v.Status != VerdictConcentrated || len(v.Suspects) != 1 || v.Suspects[0].Address != "127.0.0.2" || v.Suspects[0].Target != vtOK {
 		t.Fatalf("verdict %s, suspects %+v; want concentrated on 127.0.0.2 for %s\nsummary: %s", v.Status, v.Suspects, vtOK, v.Summary)
 	}
@@ -344,7 +344,7 @@ func TestJudgeURLFailingOnOneAddressNamesTheAddress(t *testing.T) {
 		vtEndpoint{addr: "127.0.0.1", n: 100, target: vtBad},
 		vtEndpoint{addr: "127.0.0.2", n: 100, target: vtBad},
 		vtEndpoint{addr: "::1", failed: 100, n: 100, target: vtBad})
-	v := Judge(vtReport(eps...))
+	v := Judge(vtReport(eps...), TestAlpha)
 	if v.Status != VerdictConcentrated || len(v.Suspects) != 1 || v.Suspects[0].Address != "::1" || v.Suspects[0].Target != vtBad {
 		t.Fatalf("verdict %s, suspects %+v; want concentrated on ::1 for %s\nsummary: %s", v.Status, v.Suspects, vtBad, v.Summary)
 	}
@@ -360,7 +360,7 @@ func TestJudgeEndpointAloneInItsTarget(t *testing.T) {
 		vtEndpoint{addr: "127.0.0.1", failed: 100, n: 100, target: vtBad},
 		vtEndpoint{addr: "127.0.0.1", n: 100, target: vtOK},
 		vtEndpoint{addr: "::1", n: 100, target: vtOK},
-	))
+	), TestAlpha)
 	if _, ok := vtTest(v, "endpoint 127.0.0.1 ("+vtBad+")"); ok || len(v.Tests) != 6 {
 		t.Errorf("tests %+v; want 2 families, 2 targets and the 2 endpoints of %s only", v.Tests, vtOK)
 	}
@@ -373,7 +373,7 @@ func TestJudgeEndpointAloneInItsTarget(t *testing.T) {
 // With one target nothing changes: no target test, each endpoint against
 // every other request.
 func TestJudgeOneTargetHasNoTargetTest(t *testing.T) {
-	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", failed: 3, n: 100}, vtEndpoint{addr: "127.0.0.2", failed: 4, n: 100}, vtEndpoint{addr: "::1", failed: 5, n: 100}))
+	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", failed: 3, n: 100}, vtEndpoint{addr: "127.0.0.2", failed: 4, n: 100}, vtEndpoint{addr: "::1", failed: 5, n: 100}), TestAlpha)
 	for _, tt := range v.Tests {
 		if strings.HasPrefix(tt.Scope, "target ") {
 			t.Errorf("test %q with a single target", tt.Scope)
@@ -406,13 +406,13 @@ func TestJudgeTooFewRequestsSaysWhere(t *testing.T) {
 			"1 of 600 requests failed, on 127.0.0.1, but a single failure cannot be attributed (p=0.5, needs p<0.0005): run longer."},
 	}
 	for _, c := range cases {
-		v := Judge(vtReport(c.eps...))
+		v := Judge(vtReport(c.eps...), TestAlpha)
 		if v.Status != VerdictSpread || len(v.Suspects) != 0 || v.Summary != c.want {
 			t.Errorf("%s: verdict %s, suspects %v, summary\n%s\nwant spread, no suspect,\n%s", c.name, v.Status, vtSuspects(v), v.Summary, c.want)
 		}
 	}
 	// Failures really on several addresses keep saying so.
-	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", failed: 1, n: 3}, vtEndpoint{addr: "::1", failed: 1, n: 3}))
+	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", failed: 1, n: 3}, vtEndpoint{addr: "::1", failed: 1, n: 3}), TestAlpha)
 	if !strings.HasPrefix(v.Summary, "Failures are spread: 2 of 6 requests failed") {
 		t.Errorf("summary %q; want \"Failures are spread: 2 of 6 requests failed …\"", v.Summary)
 	}
@@ -422,14 +422,14 @@ func TestJudgeTooFewRequestsSaysWhere(t *testing.T) {
 // kept as passing tests.
 func TestJudgeReviewFailingURLIsNamed(t *testing.T) {
 	eps := append(vtOn(vtOK, 0, 100, "127.0.0.1", "127.0.0.2", "::1"), vtOn(vtBad, 100, 100, "127.0.0.1", "127.0.0.2", "::1")...)
-	v := Judge(vtReport(eps...))
+	v := Judge(vtReport(eps...), TestAlpha)
 	if v.Status == VerdictConcentrated || !strings.Contains(v.Summary, vtBad) {
 		t.Errorf("verdict %s: %q; every address fails /bad and serves /ok alike: want spread, naming %s", v.Status, v.Summary, vtBad)
 	}
 }
 
 func TestJudgeReviewAllFailuresOnOneAddressIsNotSpread(t *testing.T) {
-	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", n: 3}, vtEndpoint{addr: "127.0.0.2", n: 2}, vtEndpoint{addr: "::1", failed: 2, n: 2}))
+	v := Judge(vtReport(vtEndpoint{addr: "127.0.0.1", n: 3}, vtEndpoint{addr: "127.0.0.2", n: 2}, vtEndpoint{addr: "::1", failed: 2, n: 2}), TestAlpha)
 	if strings.Contains(v.Summary, "spread") || !strings.Contains(v.Summary, "all on ::1") || !strings.Contains(v.Summary, "too few requests") {
 		t.Errorf("summary %q: every failure is on ::1; want it said, with too few requests to tell", v.Summary)
 	}
@@ -461,7 +461,7 @@ func TestJudgeTwoFaultsNamesEverySuspect(t *testing.T) {
 			e.Status["503"] = 40
 		}
 	}
-	v := Judge(r)
+	v := Judge(r, TestAlpha)
 	if v.Status != VerdictConcentrated || !slices.Equal(vtSuspects(v), []string{"127.0.0.2", "::1"}) {
 		t.Fatalf("verdict %s, suspects %v; want concentrated on 127.0.0.2 and ::1\nsummary: %s", v.Status, vtSuspects(v), v.Summary)
 	}
@@ -505,18 +505,18 @@ func TestJudgeSaysWhatWasNotTested(t *testing.T) {
 	for i := range r.Endpoints {
 		r.Endpoints[i].Host = "sign.example.com"
 	}
-	if v := Judge(r); !slices.Equal(v.Notes, []string{"No IPv6 address (AAAA record) for sign.example.com: IPv6 not tested."}) {
+	if v := Judge(r, TestAlpha); !slices.Equal(v.Notes, []string{"No IPv6 address (AAAA record) for sign.example.com: IPv6 not tested."}) {
 		t.Errorf("notes %q; want IPv6 not tested for sign.example.com", v.Notes)
 	}
 	r.Plan.Only = "ipv4"
-	if v := Judge(r); !slices.Equal(v.Notes, []string{"IPv6 not tested (-4)."}) {
+	if v := Judge(r, TestAlpha); !slices.Equal(v.Notes, []string{"IPv6 not tested (-4)."}) {
 		t.Errorf("with -4: notes %q; want IPv6 not tested (-4)", v.Notes)
 	}
 	both := vtReport(vtEndpoint{addr: "127.0.0.1", n: 40}, vtEndpoint{addr: "::1", n: 40})
 	for i := range both.Endpoints {
 		both.Endpoints[i].Host = "sign.example.com"
 	}
-	if v := Judge(both); len(v.Notes) != 0 || v.Notes == nil {
+	if v := Judge(both, TestAlpha); len(v.Notes) != 0 || v.Notes == nil {
 		t.Errorf("both families probed: notes %#v; want an empty list", v.Notes)
 	}
 }
@@ -545,7 +545,7 @@ func TestJudgeSaysWhenFewConnections(t *testing.T) {
 	r := withConns(vtReport(vtEndpoint{addr: "127.0.0.1", n: 50}, vtEndpoint{addr: "127.0.0.2", n: 50},
 		vtEndpoint{addr: "::1", n: 50, failed: 50}), 1, 1, 1)
 	r.Plan.ConnRequests = 0
-	v := Judge(r)
+	v := Judge(r, TestAlpha)
 	want := "Few connections: 127.0.0.1, 127.0.0.2 and ::1 sent 50 requests over 1 connection each."
 	if n := fewNote(v); !strings.HasPrefix(n, want) || !strings.Contains(n, "--conn-requests 0 kept each connection") {
 		t.Errorf("one connection each: note %q; want it to start %q and name --conn-requests 0", n, want)
@@ -556,7 +556,7 @@ func TestJudgeSaysWhenFewConnections(t *testing.T) {
 	// OK verdicts get the note too: that is where it matters most.
 	ok := withConns(vtReport(vtEndpoint{addr: "127.0.0.1", n: 40}, vtEndpoint{addr: "127.0.0.2", n: 40}), 2, 12)
 	ok.Plan.ConnRequests = 4
-	v = Judge(ok)
+	v = Judge(ok, TestAlpha)
 	if n := fewNote(v); v.Status != VerdictOK || !strings.HasPrefix(n, "Few connections: 127.0.0.1 sent 40 requests over 2 connections.") ||
 		!strings.Contains(n, "lower --conn-requests") {
 		t.Errorf("OK with 2 connections on 127.0.0.1: %s, note %q", v.Status, n)
@@ -564,12 +564,12 @@ func TestJudgeSaysWhenFewConnections(t *testing.T) {
 	// Sampled connections, or one request per connection: no note.
 	for _, c := range [][]int64{{4, 4}, {40, 40}} {
 		r := withConns(vtReport(vtEndpoint{addr: "127.0.0.1", n: 40}, vtEndpoint{addr: "127.0.0.2", n: 40}), c...)
-		if n := fewNote(Judge(r)); n != "" {
+		if n := fewNote(Judge(r, TestAlpha)); n != "" {
 			t.Errorf("connections %v: unexpected note %q", c, n)
 		}
 	}
 	short := withConns(vtReport(vtEndpoint{addr: "127.0.0.1", n: 3}), 3)
-	if n := fewNote(Judge(short)); n != "" {
+	if n := fewNote(Judge(short, TestAlpha)); n != "" {
 		t.Errorf("3 requests on 3 connections: unexpected note %q", n)
 	}
 }
@@ -586,7 +586,7 @@ func TestDroppedNoteNamesBothLimits(t *testing.T) {
 		r.Endpoints[1].Dropped, r.Totals.Dropped = 7, 7
 		r.Plan.Concurrency = tt.c
 		note := ""
-		for _, n := range Judge(r).Notes {
+		for _, n := range Judge(r, TestAlpha).Notes {
 			if strings.HasPrefix(n, "7 requests fell due but were not sent") {
 				note = n
 			}
@@ -621,13 +621,13 @@ func TestJudgeNoLatencyBlameWhenTheClientStruggled(t *testing.T) {
 	hasNote := func(v Verdict, s string) bool {
 		return slices.ContainsFunc(v.Notes, func(n string) bool { return strings.Contains(n, s) })
 	}
-	if v := Judge(build(0)); len(v.Slow) != 1 || !hasNote(v, "127.0.0.2 is slow against") {
+	if v := Judge(build(0), TestAlpha); len(v.Slow) != 1 || !hasNote(v, "127.0.0.2 is slow against") {
 		t.Errorf("no client errors: slow %v, notes %q; want 127.0.0.2 named slow", v.Slow, v.Notes)
 	}
-	if v := Judge(build(30)); len(v.Slow) != 1 {
+	if v := Judge(build(30), TestAlpha); len(v.Slow) != 1 {
 		t.Errorf("30 client errors for 400 requests: slow %v; want 127.0.0.2 still named", v.Slow)
 	}
-	if v := Judge(build(4000)); len(v.Slow) != 0 || hasNote(v, "is slow against") || !hasNote(v, "Latency is not compared") {
+	if v := Judge(build(4000), TestAlpha); len(v.Slow) != 0 || hasNote(v, "is slow against") || !hasNote(v, "Latency is not compared") {
 		t.Errorf("4000 client errors: slow %v, notes %q; want no latency finding, and why", v.Slow, v.Notes)
 	}
 }
@@ -645,7 +645,7 @@ func TestFewConnsNoteStaysShort(t *testing.T) {
 	}
 	r.Plan.ConnRequests = 100
 	var note string
-	for _, n := range Judge(r).Notes {
+	for _, n := range Judge(r, TestAlpha).Notes {
 		if strings.HasPrefix(n, "Few connections") {
 			note = n
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // View is a report prepared for reading. Every renderer (text, Markdown,
@@ -535,7 +536,7 @@ func (v *View) run(r *Report) {
 	v.Run.Sent = sent
 	if s := r.Settled; s != nil {
 		v.Run.Settled = fmt.Sprintf("--until-verdict stopped the run once the verdict was settled: at %s UTC, after %d request%s (look %d of %d, at level %s)",
-			clock(s.At), s.Requests, Plural(int(s.Requests)), s.Look, s.MaxLooks, alphaValue(s.Alpha))
+			clock(s.At.Time), s.Requests, Plural(int(s.Requests)), s.Look, s.MaxLooks, alphaValue(s.Alpha))
 	}
 }
 
@@ -669,7 +670,7 @@ func (v *View) endpoints(r *Report, targets []string) {
 					note = append(note, fmt.Sprintf("failures stick to some of its connections (%d of %d failed, %s)", s.FailingConnections, s.Connections, pValue(s.P)))
 				}
 			}
-			row.DNSNote = dnsHistory(e, clock)
+			row.DNSNote = dnsHistory(e, func(t Time) string { return clock(t.Time) })
 			if long := dnsHistory(e, utc); long != "" {
 				note = append(note, long)
 			}
@@ -716,7 +717,7 @@ func dnsHistory(e *Endpoint, when func(Time) string) string {
 }
 
 // clock is a time of day in UTC, to the millisecond: "20:43:05.250".
-func clock(t Time) string { return t.UTC().Format("15:04:05.000") }
+func clock(t time.Time) string { return t.UTC().Format("15:04:05.000") }
 
 // ShortURL shortens target to what tells it apart from the report's other
 // targets: its path when they all share scheme, host and port, else the URL

@@ -92,7 +92,7 @@ func insideReport(t *testing.T) *Report {
 		DNS:     []DNS{{Host: "sign.example.com", Port: 8080, Source: "system", Addresses: []string{"192.0.2.1", "192.0.2.2", "2001:db8::1"}}},
 		Settled: &Settled{At: Time{start.Add(4900 * time.Millisecond)}, Requests: 3 * n, Look: 5, MaxLooks: 60, Alpha: 0.00021},
 	}
-	rep = agg.Close(rep)
+	rep = closeJudged(agg, rep)
 	rep.Thresholds = CheckLimits(rep, Limits{MaxFailureRate: 0.01, MaxP99: 50 * time.Millisecond, FailOnVerdict: true})
 	return rep
 }

@@ -141,7 +141,6 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		defer tick.Stop()
 		looks = tick.C
 		maxLooks = plannedLooks(cfg.Engine)
-		agg.SetAlpha(report.LookAlpha(report.TestAlpha, maxLooks, true))
 	}
 	look := 0
 	results := run.Results()
@@ -158,7 +157,7 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		case <-looks:
 			look++
 			alpha := report.LookAlpha(report.TestAlpha, maxLooks, false)
-			if v := agg.JudgeSoFar(rep.Plan, alpha); v.Status == report.VerdictConcentrated {
+			if v := report.Judge(agg.SoFar(rep.Plan), alpha); v.Status == report.VerdictConcentrated {
 				rep.Settled = &report.Settled{At: report.Time{Time: time.Now()}, Requests: agg.Live().Requests.Load(),
 					Look: look, MaxLooks: maxLooks, Alpha: alpha}
 				cfg.Log("the verdict is settled after %d requests: stopping (--until-verdict)", rep.Settled.Requests)
@@ -176,6 +175,13 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	}
 	rep.Interrupted = ctx.Err() != nil
 	agg.Close(rep)
+	// A run judged at every look spends part of its level on them (see
+	// report.LookAlpha); one that stopped early was judged last at its look.
+	alpha := report.TestAlpha
+	if cfg.UntilVerdict {
+		alpha = report.LookAlpha(report.TestAlpha, maxLooks, rep.Settled == nil)
+	}
+	rep.Verdict = report.Judge(rep, alpha)
 	return rep, nil
 }
 
