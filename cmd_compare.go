@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"pinprobe/report/compare"
+	"pinprobe/report/render"
 	"strings"
 
 	"github.com/spf13/pflag"
-
-	"pinprobe/report"
 )
 
 var compareHelp = []flagGroup{
@@ -69,9 +69,9 @@ statuses that appeared, vanished or changed share. The conclusion comes first.
 	if err != nil {
 		return err
 	}
-	c := report.Compare(reps[0], reps[1])
+	c := compare.Compare(reps[0], reps[1])
 	c.Before.File, c.After.File = files[0], files[1]
-	render, err := report.CompareForFormat(format.value, renderOptions(stdout))
+	render, err := render.CompareForFormat(format.value, renderOptions(stdout))
 	if err != nil {
 		return usagef("%s", err)
 	}
@@ -82,7 +82,7 @@ statuses that appeared, vanished or changed share. The conclusion comes first.
 		say("%s", err)
 	}
 	if output != "" {
-		if err := writeFile(output, func(w io.Writer) error { return report.CompareJSON(w, c) }); err != nil {
+		if err := writeFile(output, func(w io.Writer) error { return compare.CompareJSON(w, c) }); err != nil {
 			werr = &writeError{err}
 			say("%s", err)
 		}

@@ -16,6 +16,8 @@ import (
 	"pinprobe/internal/session"
 	"pinprobe/probe"
 	"pinprobe/report"
+	"pinprobe/report/judge"
+	"pinprobe/report/render"
 )
 
 // probeCommand is `pinprobe [flags] URL...` and `pinprobe --demo`: resolve,
@@ -144,8 +146,8 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if ctx.Err() != nil {
 			return &exitError{code: exitInterrupted, err: errors.New("interrupted during the preflight: no request was sent")}
 		}
-		stop := report.PreflightStop(s.Endpoints, checks, c.timeout)
-		if err := report.Preflight(stderr, s.Endpoints, checks, report.PreflightOptions{Verified: !c.insecure, Stopping: stop != ""}); err != nil {
+		stop := render.PreflightStop(s.Endpoints, checks, c.timeout)
+		if err := render.Preflight(stderr, s.Endpoints, checks, render.PreflightOptions{Verified: !c.insecure, Stopping: stop != ""}); err != nil {
 			say("%s", err)
 		}
 		if stop != "" {
@@ -160,7 +162,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return usagef("%s", err)
 	}
-	if note := report.ClientNote(rep); note != "" {
+	if note := judge.ClientNote(rep); note != "" {
 		say("warning: %s", note)
 	}
 	return c.outputFlags.write(rep, stdout, say)
@@ -175,14 +177,14 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 	}
 	var err error
 	if c.format.value == "json" {
-		err = report.PreflightJSON(stdout, s.Endpoints, checks)
+		err = render.PreflightJSON(stdout, s.Endpoints, checks)
 	} else {
-		err = report.Preflight(stdout, s.Endpoints, checks, report.PreflightOptions{All: true, Verified: !c.insecure})
+		err = render.Preflight(stdout, s.Endpoints, checks, render.PreflightOptions{All: true, Verified: !c.insecure})
 	}
 	if err == nil && c.output != "" {
 		var f *os.File
 		if f, err = os.Create(c.output); err == nil {
-			err = report.PreflightJSON(f, s.Endpoints, checks)
+			err = render.PreflightJSON(f, s.Endpoints, checks)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -335,12 +337,12 @@ func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(strin
 	rep.Thresholds = report.CheckLimits(rep, o.limits)
 	ro := renderOptions(stdout)
 	ro.Brief = o.brief
-	render, err := report.ForFormat(o.format.value, ro)
+	renderer, err := render.ForFormat(o.format.value, ro)
 	if err != nil { // validated by the flag; kept for safety
 		return usagef("%s", err)
 	}
 	var werr error
-	if err := render(stdout, rep); err != nil {
+	if err := renderer(stdout, rep); err != nil {
 		werr = &writeError{err}
 		say("%s", err)
 	}
@@ -356,7 +358,7 @@ func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(strin
 	case rep.Interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
 	case report.Breached(rep.Thresholds):
-		return &exitError{code: exitFail, err: errors.New("release gate: " + report.NewView(rep).Gate.Summary)}
+		return &exitError{code: exitFail, err: errors.New("release gate: " + render.NewView(rep).Gate.Summary)}
 	}
 	return nil
 }

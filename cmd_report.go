@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"pinprobe/report"
+	"pinprobe/report/judge"
 )
 
 // reportHelp orders the report command's flags.
@@ -71,7 +72,7 @@ pinprobe processes (regions, machines, pods) into one report.
 		}
 		// A merged report was made by this command; its inputs keep theirs.
 		rep.Command = append([]string{"pinprobe", "report"}, redactArgs(args)...)
-		rep.Verdict = report.Judge(rep, report.TestAlpha)
+		rep.Verdict = judge.Judge(rep, judge.TestAlpha)
 	}
 	say := sayer(stderr)
 	return o.write(rep, stdout, say)

@@ -22,6 +22,7 @@ import (
 
 	"pinprobe/probe"
 	"pinprobe/report"
+	"pinprobe/report/render"
 )
 
 // config is everything the command line says.
@@ -420,8 +421,8 @@ type outputFlags struct {
 }
 
 func (o *outputFlags) add(fs *pflag.FlagSet) {
-	o.format = choiceValue{value: "text", choices: report.Formats}
-	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(report.Formats, ", "))
+	o.format = choiceValue{value: "text", choices: render.Formats}
+	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", "))
 	fs.StringVarP(&o.output, "output", "o", "", "also write the JSON report to `FILE`")
 	fs.BoolVar(&o.brief, "brief", false, "a short Markdown report for a ticket: verdict, who answered, tables, one failed sample per address, log queries")
 	fs.StringVar(&o.maxFailureRate, "max-failure-rate", "", "release gate: exit 1 if any endpoint, family or the total fails more often than `RATE` (0.1% or 0.001)")

@@ -27,11 +27,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"pinprobe/report/render"
 	"syscall"
 
 	"golang.org/x/term"
-
-	"pinprobe/report"
 )
 
 // version is the release this build reports.
@@ -175,8 +174,8 @@ func clearLine(w io.Writer) string {
 
 // renderOptions fits the text report to w: colours and the terminal's
 // width on a terminal, 80 columns elsewhere.
-func renderOptions(w io.Writer) report.Options {
-	o := report.Options{Color: useColor(w), Width: report.DefaultWidth}
+func renderOptions(w io.Writer) render.Options {
+	o := render.Options{Color: useColor(w), Width: render.DefaultWidth}
 	if f, ok := w.(*os.File); ok && isTerminal(w) {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
 			o.Width = cols

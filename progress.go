@@ -14,7 +14,8 @@ import (
 	"golang.org/x/term"
 
 	"pinprobe/probe"
-	"pinprobe/report"
+	"pinprobe/report/collect"
+	"pinprobe/report/phrase"
 )
 
 // worstAfter is how long a run lasts before the live view lists its worst
@@ -44,7 +45,7 @@ func newProgressBar(w io.Writer, c *config) *progressBar {
 }
 
 // Start draws the view until Finish.
-func (p *progressBar) Start(ctx context.Context, live *report.Live, sent func() int64, start time.Time) {
+func (p *progressBar) Start(ctx context.Context, live *collect.Live, sent func() int64, start time.Time) {
 	c := p.c
 	const steps = 1000
 	total := int64(steps + 1) // never reached by Set: the view is cleared, not finished
@@ -123,7 +124,7 @@ func (p *progressBar) draw(bar string, rows []string, width int) {
 // worst lists up to n endpoints with failures, the highest failure ratio
 // first: "✗ ::1 (https://a/)  1234 req  100.0% failed"; one line saying
 // there is none yet when no endpoint has failed.
-func worst(eps []*report.LiveEndpoint, n int) []string {
+func worst(eps []*collect.LiveEndpoint, n int) []string {
 	if n <= 0 || len(eps) == 0 {
 		return nil
 	}
@@ -146,7 +147,7 @@ func worst(eps []*report.LiveEndpoint, n int) []string {
 		}
 	}
 	if len(rows) == 0 {
-		return []string{fmt.Sprintf("  no failure yet on %d endpoint%s", len(eps), report.Plural(len(eps)))}
+		return []string{fmt.Sprintf("  no failure yet on %d endpoint%s", len(eps), phrase.Plural(len(eps)))}
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
@@ -201,7 +202,7 @@ func cutVisible(s string, n int) string {
 // 310 failed (50%)", in at most width visible columns: past it the
 // families lose their counts ("ipv6 50% failed"), then the in-flight
 // count goes. The failure figures are never cut.
-func describe(elapsed time.Duration, c *config, live *report.Live, sent int64, stopped bool, width int) string {
+func describe(elapsed time.Duration, c *config, live *collect.Live, sent int64, stopped bool, width int) string {
 	head := fmt.Sprintf("%.1fs", elapsed.Seconds())
 	if c.duration > 0 {
 		head += "/" + c.duration.String()

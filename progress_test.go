@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"pinprobe/probe"
-	"pinprobe/report"
+	"pinprobe/report/collect"
 )
 
 // TestDescribeFitsTheWidth: the bar's text keeps every failure figure
@@ -15,7 +15,7 @@ import (
 // cells): it drops the counts, then the in-flight count, rather than cut
 // "ipv6 34 failed (100%)" to "ipv6 34 fai" as an 80-column terminal did.
 func TestDescribeFitsTheWidth(t *testing.T) {
-	live := &report.Live{
+	live := &collect.Live{
 		FamilyRequests: map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
 		FamilyFailed:   map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
 	}

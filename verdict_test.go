@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"pinprobe/internal/testserver"
-	"pinprobe/report"
+	"pinprobe/report/collect"
+	"pinprobe/report/stat"
 )
 
 // TestForensicsAllIPv6Fail is the seed incident: IPv6 answers nginx's 502
@@ -77,8 +78,8 @@ func TestForensicsAllIPv6Fail(t *testing.T) {
 			t.Errorf("::1 sample %d: local %q; want [::1]:PORT", i, s.Local)
 		}
 		for _, h := range []string{"Set-Cookie", "X-Api-Key", "Authorization"} {
-			if s.Headers[h] != report.Redacted {
-				t.Errorf("::1 sample %d: header %s = %q; want %s", i, h, s.Headers[h], report.Redacted)
+			if s.Headers[h] != collect.Redacted {
+				t.Errorf("::1 sample %d: header %s = %q; want %s", i, h, s.Headers[h], collect.Redacted)
 			}
 		}
 	}
@@ -160,7 +161,7 @@ func TestForensicsHealthy(t *testing.T) {
 	}
 	n, _ := strconv.ParseInt(m[1], 10, 64)
 	pct, _ := strconv.ParseFloat(m[2], 64)
-	bound := report.UpperBoundZero(n) * 100
+	bound := stat.UpperBoundZero(n) * 100
 	if n != 300 || pct < bound || pct > bound*1.1 {
 		t.Errorf("summary says %d requests, below %v%%; want 300, the 95%% bound %.4f%% rounded up", n, pct, bound)
 	}

@@ -8,7 +8,7 @@ import (
 
 // FailStatus is the set of HTTP statuses that count as failures.
 type FailStatus struct {
-	set  [1000]bool
+	Set  [1000]bool
 	spec string
 }
 
@@ -27,7 +27,7 @@ func ParseFailStatus(spec string) (FailStatus, error) {
 			return FailStatus{}, fmt.Errorf("%q: %w", item, err)
 		}
 		for c := lo; c <= hi; c++ {
-			f.set[c] = true
+			f.Set[c] = true
 		}
 	}
 	return f, nil
@@ -64,7 +64,7 @@ func statusCode(s string) (int, error) {
 
 // Fails reports whether status counts as a failure.
 func (f *FailStatus) Fails(status int) bool {
-	return status >= 0 && status < len(f.set) && f.set[status]
+	return status >= 0 && status < len(f.Set) && f.Set[status]
 }
 
 // String returns the spec it was parsed from.

@@ -32,8 +32,8 @@ type Group struct {
 
 // groupTally rolls responses up by instance header and value: the
 // aggregator counts each response into it, Merge each saved group.
-type groupTally struct {
-	headers []string // canonical names, in the order they rank
+type GroupTally struct {
+	Headers []string // canonical names, in the order they rank
 	byKey   map[groupKey]*groupAcc
 	order   []groupKey
 	values  map[string]int // distinct values kept per header
@@ -42,20 +42,14 @@ type groupTally struct {
 type groupKey struct{ header, value string }
 
 type groupAcc struct {
-	t      *tally
+	t      *Tally
 	addrs  map[string]int64
 	failed map[string]int64
 }
 
-// SetGroupBy names the headers of probe.Result.Groups, in order.
-func (a *Aggregator) SetGroupBy(headers []string) {
-	a.groupBy = append([]string(nil), headers...)
-	a.groups.headers = append([]string(nil), headers...)
-}
-
 // acc returns the accumulator of header's value, made on first use; past
 // maxGroupValues values of a header, the "other values" one.
-func (g *groupTally) acc(header, value string) *groupAcc {
+func (g *GroupTally) acc(header, value string) *groupAcc {
 	k := groupKey{header, value}
 	if a := g.byKey[k]; a != nil {
 		return a
@@ -63,8 +57,8 @@ func (g *groupTally) acc(header, value string) *groupAcc {
 	if g.byKey == nil {
 		g.byKey, g.values = map[groupKey]*groupAcc{}, map[string]int{}
 	}
-	if !slices.Contains(g.headers, header) {
-		g.headers = append(g.headers, header)
+	if !slices.Contains(g.Headers, header) {
+		g.Headers = append(g.Headers, header)
 	}
 	if k.value != OtherValues && g.values[header] >= maxGroupValues {
 		k.value = OtherValues
@@ -72,7 +66,7 @@ func (g *groupTally) acc(header, value string) *groupAcc {
 			return a
 		}
 	}
-	a := &groupAcc{t: newTally(), addrs: map[string]int64{}, failed: map[string]int64{}}
+	a := &groupAcc{t: NewTally(), addrs: map[string]int64{}, failed: map[string]int64{}}
 	g.byKey[k] = a
 	g.order = append(g.order, k)
 	if k.value != OtherValues {
@@ -82,9 +76,9 @@ func (g *groupTally) acc(header, value string) *groupAcc {
 }
 
 // add counts one response that named value in header, from addr.
-func (g *groupTally) add(header, value, addr string, o Outcome) {
+func (g *GroupTally) Add(header, value, addr string, o Outcome) {
 	a := g.acc(header, value)
-	a.t.record(o)
+	a.t.Record(o)
 	if o.Failed {
 		a.failed[addr]++
 	}
@@ -92,13 +86,13 @@ func (g *groupTally) add(header, value, addr string, o Outcome) {
 }
 
 // addSaved counts a saved group in.
-func (g *groupTally) addSaved(s *Group) error {
+func (g *GroupTally) addSaved(s *Group) error {
 	t, err := tallyOf(&s.Stats)
 	if err != nil {
 		return err
 	}
 	a := g.acc(s.Header, s.Value)
-	merge(a.t, t)
+	MergeTally(a.t, t)
 	for ad, n := range s.Addresses {
 		a.addrs[ad] += n
 	}
@@ -109,14 +103,14 @@ func (g *groupTally) addSaved(s *Group) error {
 }
 
 // report lists the groups by header (in GroupBy order), most requests first.
-func (g *groupTally) report(secs float64) []Group {
+func (g *GroupTally) Report(secs float64) []Group {
 	out := []Group{}
 	for _, k := range g.order {
 		acc := g.byKey[k]
-		out = append(out, Group{Header: k.header, Value: k.value, Stats: acc.t.stats(secs), Addresses: acc.addrs, FailedBy: acc.failed})
+		out = append(out, Group{Header: k.header, Value: k.value, Stats: acc.t.Stats(secs), Addresses: acc.addrs, FailedBy: acc.failed})
 	}
 	rank := map[string]int{}
-	for i, h := range g.headers {
+	for i, h := range g.Headers {
 		rank[h] = i
 	}
 	sort.SliceStable(out, func(i, j int) bool {

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"math"
 	"net/netip"
+	"pinprobe/report/phrase"
+	"pinprobe/report/stat"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,7 +34,7 @@ type Input struct {
 
 // defaultSamples is the --samples default: failed requests kept per
 // endpoint when the command does not say.
-const defaultSamples = 5
+const DefaultSamples = 5
 
 // timelineMinInterval is the narrowest timeline bucket an aggregator makes.
 const timelineMinInterval = time.Millisecond
@@ -104,14 +106,14 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 			return nil, fmt.Errorf("merge %s: %w", names[i], err)
 		}
 	}
-	fail0 := failStatusOf(reports[0])
+	fail0 := FailStatusOf(reports[0])
 	for i, r := range reports[1:] {
-		if f := failStatusOf(r); f.set != fail0.set {
+		if f := FailStatusOf(r); f.Set != fail0.Set {
 			return nil, fmt.Errorf("merge %s: its --fail-status %q differs from %q in %s: the same answer would count as a failure in one and not in the other",
 				names[i+1], r.Plan.FailStatus, reports[0].Plan.FailStatus, names[0])
 		}
 	}
-	m := &merger{reports: reports, names: names, index: map[epKey]int{}}
+	m := &merger{reports: reports, names: names, index: map[EpKey]int{}}
 	out := &Report{Schema: Schema}
 	m.meta(out)
 	if err := m.endpoints(); err != nil {
@@ -149,20 +151,20 @@ type merger struct {
 	reports []*Report
 	names   []string
 	inputs  []Input // flattened
-	index   map[epKey]int
+	index   map[EpKey]int
 	eps     []*mergedEndpoint
 	notes   []string
 	secs    float64 // the sending window every rps is over
 }
 
-type epKey struct{ target, address string }
+type EpKey struct{ Target, Address string }
 
-func keyOf(e *Endpoint) epKey { return epKey{e.Target, e.Address} }
+func KeyOf(e *Endpoint) EpKey { return EpKey{e.Target, e.Address} }
 
 // mergedEndpoint is one endpoint's sum over the inputs.
 type mergedEndpoint struct {
 	id                 Endpoint // identity: target, host, address, port, family
-	t                  *tally
+	t                  *Tally
 	phases             [3]phaseAcc // connect, TLS, TTFB
 	fresh, reused      ConnStats
 	samples            []Sample
@@ -222,19 +224,19 @@ func (m *merger) meta(out *Report) {
 		if in.EndedAt.After(out.EndedAt.Time) {
 			out.EndedAt = in.EndedAt
 		}
-		send := secsDuration(in.SendS)
+		send := SecondsDuration(in.SendS)
 		if in.SendS <= 0 {
 			send = in.EndedAt.Sub(in.StartedAt.Time)
 		}
 		runs = append(runs, [2]time.Time{in.StartedAt.Time, in.EndedAt.Time})
 		sends = append(sends, [2]time.Time{in.StartedAt.Time, in.StartedAt.Add(send)})
 	}
-	out.Version = strings.Join(dedupe(versions), ", ")
+	out.Version = strings.Join(phrase.Dedupe(versions), ", ")
 	out.Command = []string{}
 	if sameCommand {
 		out.Command = slices.Clone(m.inputs[0].Command)
 	}
-	out.DurationS = round(unionSeconds(runs), 3)
+	out.DurationS = stat.Round(unionSeconds(runs), 3)
 	m.secs = unionSeconds(sends)
 	out.SendS = m.secs
 	out.Plan = m.plan()
@@ -296,11 +298,11 @@ func (m *merger) plan() Plan {
 			}
 		}
 	}
-	p.Rate = round(p.Rate, 6)
+	p.Rate = stat.Round(p.Rate, 6)
 	if unlimited {
 		p.Requests = 0
 	}
-	if differ = dedupe(differ); len(differ) > 0 {
+	if differ = phrase.Dedupe(differ); len(differ) > 0 {
 		m.notes = append(m.notes, "plan: the inputs were run with different "+strings.Join(differ, ", ")+
 			"; the plan shows their summed rates and request budgets, the longest duration, the largest concurrency and timeout, new_conn if any used it, and the first input's http")
 	}
@@ -344,25 +346,25 @@ func (m *merger) endpoints() error {
 	approx := map[string]bool{}
 	quota := 0
 	for _, in := range m.inputs {
-		quota = max(quota, samplesFlag(in.Command))
+		quota = max(quota, SamplesFlag(in.Command))
 	}
 	for i, r := range m.reports {
 		for j := range r.Endpoints {
 			e := &r.Endpoints[j]
-			k := keyOf(e)
+			k := KeyOf(e)
 			idx, ok := m.index[k]
 			if !ok {
 				idx = len(m.eps)
 				m.index[k] = idx
 				id := Endpoint{Target: e.Target, Host: e.Host, Address: e.Address, Port: e.Port, Family: e.Family}
-				m.eps = append(m.eps, &mergedEndpoint{id: id, t: newTally()})
+				m.eps = append(m.eps, &mergedEndpoint{id: id, t: NewTally()})
 			}
 			me := m.eps[idx]
 			t, err := tallyOf(&e.Stats)
 			if err != nil {
 				return fmt.Errorf("merge %s: endpoint %s (%s): %w", m.names[i], e.Address, e.Target, err)
 			}
-			merge(me.t, t)
+			MergeTally(me.t, t)
 			for p, ph := range []Phase{e.Phases.Connect, e.Phases.TLS, e.Phases.TTFB} {
 				ok, err := me.phases[p].add(ph)
 				if err != nil {
@@ -441,8 +443,8 @@ func keepSamples(all []Sample, quota int) []Sample {
 
 // samplesFlag reads --samples from a command line as pflag would (the last
 // one wins); defaultSamples when it is not there.
-func samplesFlag(cmd []string) int {
-	n := defaultSamples
+func SamplesFlag(cmd []string) int {
+	n := DefaultSamples
 	for i, a := range cmd {
 		v, ok := "", false
 		switch {
@@ -463,10 +465,10 @@ func samplesFlag(cmd []string) int {
 // tallyOf turns saved Stats back into the tally they were made from, as
 // far as the report keeps it: the latency sum from the mean, to the
 // microsecond.
-func tallyOf(s *Stats) (*tally, error) {
-	t := newTally()
-	t.requests, t.ok, t.failed, t.dropped, t.bytes = s.Requests, s.OK, s.Failed, s.Dropped, s.Bytes
-	t.clientErrors = s.ClientErrors
+func tallyOf(s *Stats) (*Tally, error) {
+	t := NewTally()
+	t.requests, t.ok, t.failed, t.Dropped, t.bytes = s.Requests, s.OK, s.Failed, s.Dropped, s.Bytes
+	t.ClientErrors = s.ClientErrors
 	for k, n := range s.Status {
 		c, err := strconv.Atoi(k)
 		if err != nil || c < 0 || c >= len(t.status) {
@@ -525,7 +527,7 @@ func (a *phaseAcc) add(p Phase) (exact bool, err error) {
 		return false, err
 	}
 	if a.h == nil {
-		a.h = newPhaseHist()
+		a.h = NewPhaseHist()
 	}
 	if dropped := a.h.Merge(h); dropped > 0 {
 		return false, fmt.Errorf("%d values outside 1µs to 1h", dropped)
@@ -538,27 +540,27 @@ func (a *phaseAcc) phase() Phase {
 	case a.count == 0:
 		return Phase{}
 	case a.approx:
-		return Phase{Count: a.count, P50: round(a.p50sum/float64(a.count), 3), P99: a.p99, Max: a.max}
+		return Phase{Count: a.count, P50: stat.Round(a.p50sum/float64(a.count), 3), P99: a.p99, Max: a.max}
 	}
-	return phaseOf(a.h)
+	return PhaseOf(a.h)
 }
 
 // stats writes the endpoints, families and totals from the merged tallies,
 // as Aggregator.Close does.
 func (m *merger) stats(out *Report) {
-	total := newTally()
-	fams := map[string]*tally{}
+	total := NewTally()
+	fams := map[string]*Tally{}
 	out.Endpoints = make([]Endpoint, len(m.eps))
 	for i, me := range m.eps {
-		merge(total, me.t)
+		MergeTally(total, me.t)
 		f := fams[me.id.Family]
 		if f == nil {
-			f = newTally()
+			f = NewTally()
 			fams[me.id.Family] = f
 		}
-		merge(f, me.t)
+		MergeTally(f, me.t)
 		e := me.id
-		e.Stats = me.t.stats(m.secs)
+		e.Stats = me.t.Stats(m.secs)
 		e.Phases = Phases{Connect: me.phases[0].phase(), TLS: me.phases[1].phase(), TTFB: me.phases[2].phase()}
 		e.Connections = map[string]ConnStats{"fresh": me.fresh, "reused": me.reused}
 		e.Samples = me.samples
@@ -575,10 +577,10 @@ func (m *merger) stats(out *Report) {
 		e.Conns, e.AfterFailure = me.conns, me.afterFailure
 		out.Endpoints[i] = e
 	}
-	out.Totals = total.stats(m.secs)
+	out.Totals = total.Stats(m.secs)
 	out.Families = map[string]*Stats{}
 	for fam, t := range fams {
-		s := t.stats(m.secs)
+		s := t.Stats(m.secs)
 		out.Families[fam] = &s
 	}
 }
@@ -614,7 +616,7 @@ func (m *merger) timeline() (Timeline, error) {
 	}
 	origin := srcs[0].start
 	step := srcs[0].step
-	limit := maxPoints
+	limit := MaxPoints
 	lcmOK := true
 	for _, s := range srcs {
 		if s.start.Before(origin) {
@@ -625,8 +627,8 @@ func (m *merger) timeline() (Timeline, error) {
 		} else {
 			lcmOK = false
 		}
-		if s.n > maxPoints {
-			limit = hardMaxPoints
+		if s.n > MaxPoints {
+			limit = HardMaxPoints
 		}
 	}
 	if !lcmOK {
@@ -662,7 +664,7 @@ func (m *merger) timeline() (Timeline, error) {
 			worst = max(worst, s.step/2)
 		}
 		for si, ser := range r.Timeline.Series {
-			j := m.index[keyOf(&r.Endpoints[si])]
+			j := m.index[KeyOf(&r.Endpoints[si])]
 			out := &tl.Series[j]
 			for k := range ser.Requests {
 				b := place(s, k, step)
@@ -725,13 +727,13 @@ func (m *merger) fingerprints() []Fingerprint {
 			addPrint(g, &f)
 		}
 	}
-	if len(order) > maxFingerprints {
+	if len(order) > MaxFingerprints {
 		ranked := slices.Clone(order)
 		sort.SliceStable(ranked, func(i, j int) bool { return byKey[ranked[i]].Count > byKey[ranked[j]].Count })
 		if other == nil {
 			other = &Fingerprint{Merged: true, Addresses: map[string]int64{}}
 		}
-		for _, k := range ranked[maxFingerprints:] {
+		for _, k := range ranked[MaxFingerprints:] {
 			addPrint(other, byKey[k])
 			delete(byKey, k)
 		}
@@ -823,9 +825,9 @@ func (m *merger) client() (Client, error) {
 		cl.PortsLowerBound = true
 		m.notes = append(m.notes, fmt.Sprintf("client: an input listed only part of its local ports, so ports_count (%d) is a lower bound", cl.PortsCount))
 	}
-	if len(cl.Ports) > maxPorts {
+	if len(cl.Ports) > MaxPorts {
 		cl.PortSet = EncodePortSet(cl.Ports)
-		cl.Ports = cl.Ports[:maxPorts]
+		cl.Ports = cl.Ports[:MaxPorts]
 	}
 	return cl, nil
 }
@@ -871,7 +873,7 @@ func mergeConns(a, b *Conns) *Conns {
 // groups merges the inputs' groups by header and value, keeping at most
 // maxGroupValues values of a header apart as the aggregator does.
 func (m *merger) groups() ([]Group, error) {
-	var g groupTally
+	var g GroupTally
 	for i, r := range m.reports {
 		for k := range r.Groups {
 			if err := g.addSaved(&r.Groups[k]); err != nil {
@@ -879,5 +881,5 @@ func (m *merger) groups() ([]Group, error) {
 			}
 		}
 	}
-	return g.report(m.secs), nil
+	return g.Report(m.secs), nil
 }

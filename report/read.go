@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"pinprobe/report/phrase"
 	"strconv"
 	"strings"
 )
@@ -14,7 +15,7 @@ import (
 const MaxReportSize = 256 << 20
 
 // readLimit is MaxReportSize; tests lower it.
-var readLimit int64 = MaxReportSize
+var ReadLimit int64 = MaxReportSize
 
 // ReadReport decodes one saved pinprobe.report/v1 document from r and
 // checks it, so it can be rendered, merged or compared. name (usually the
@@ -25,12 +26,12 @@ var readLimit int64 = MaxReportSize
 // and numbers that break the report's invariants (Validate) or that Merge
 // could not add up (see CheckSaved).
 func ReadReport(r io.Reader, name string) (*Report, error) {
-	data, err := io.ReadAll(io.LimitReader(r, readLimit+1))
+	data, err := io.ReadAll(io.LimitReader(r, ReadLimit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read report %s: %w", name, err)
 	}
-	if int64(len(data)) > readLimit {
-		return nil, fmt.Errorf("read report %s: larger than %s, more than any pinprobe report", name, sizeWords(readLimit))
+	if int64(len(data)) > ReadLimit {
+		return nil, fmt.Errorf("read report %s: larger than %s, more than any pinprobe report", name, sizeWords(ReadLimit))
 	}
 	var head struct {
 		Schema *string `json:"schema"`
@@ -85,7 +86,7 @@ func CheckSaved(r *Report) error {
 		}
 	}
 	stats("totals", &r.Totals)
-	for _, name := range sortedKeys(r.Families) {
+	for _, name := range phrase.SortedKeys(r.Families) {
 		stats("family "+name, r.Families[name])
 	}
 	for i := range r.Endpoints {

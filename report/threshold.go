@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"pinprobe/report/phrase"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +63,7 @@ func CheckLimits(r *Report, l Limits) []Threshold {
 		s    *Stats
 	}
 	scopes := []scope{{"total", &r.Totals}}
-	for _, f := range sortedKeys(r.Families) {
+	for _, f := range phrase.SortedKeys(r.Families) {
 		scopes = append(scopes, scope{"family " + f, r.Families[f]})
 	}
 	for i := range r.Endpoints {
@@ -116,27 +117,4 @@ func ParseRate(s string) (float64, error) {
 		return 0, fmt.Errorf("want a rate from 0 to 1 (0%% to 100%%)")
 	}
 	return f, nil
-}
-
-// thresholdWords says one check in a line: "max-failure-rate in endpoint ::1
-// (URL): 100% > 0.1%".
-func thresholdWords(t *Threshold) string {
-	limit := thresholdValue(t, t.Limit)
-	switch t.Status {
-	case ThresholdNotJudged:
-		return fmt.Sprintf("%s, %s: not judged, no request reached it (limit %s)", t.Name, t.Scope, limit)
-	case ThresholdBreached:
-		return fmt.Sprintf("%s, %s: %s > %s", t.Name, t.Scope, thresholdValue(t, *t.Value), limit)
-	}
-	return fmt.Sprintf("%s, %s: %s ≤ %s", t.Name, t.Scope, thresholdValue(t, *t.Value), limit)
-}
-
-func thresholdValue(t *Threshold, v float64) string {
-	switch t.Unit {
-	case "ratio":
-		return pctRate(v)
-	case "ms":
-		return latency(v, 1)
-	}
-	return strconv.FormatFloat(v, 'f', -1, 64) + " suspect" + Plural(int(v))
 }

@@ -65,7 +65,7 @@ func Validate(r *Report) error {
 		e := &r.Endpoints[i]
 		scope := "endpoint " + e.Address + " (" + e.Target + ")"
 		check(scope, &e.Stats)
-		addCounts(&sum, &e.Stats)
+		AddCounts(&sum, &e.Stats)
 		f, ok := fams[e.Family]
 		if !ok {
 			if e.Requests > 0 || e.Dropped > 0 {
@@ -73,11 +73,11 @@ func Validate(r *Report) error {
 			}
 			continue
 		}
-		addCounts(f, &e.Stats)
+		AddCounts(f, &e.Stats)
 	}
 	same := func(scope string, got, want *Stats) {
 		if got.Requests != want.Requests || got.OK != want.OK || got.Failed != want.Failed || got.Dropped != want.Dropped ||
-			!maps.Equal(nonZero(got.Status), nonZero(want.Status)) || !maps.Equal(nonZero(got.Errors), nonZero(want.Errors)) {
+			!maps.Equal(NonZero(got.Status), NonZero(want.Status)) || !maps.Equal(NonZero(got.Errors), NonZero(want.Errors)) {
 			bad("%s: %d requests (%d failed, %d dropped, %v %v) but its endpoints add up to %d (%d failed, %d dropped, %v %v)",
 				scope, got.Requests, got.Failed, got.Dropped, got.Status, got.Errors,
 				want.Requests, want.Failed, want.Dropped, want.Status, want.Errors)
@@ -117,7 +117,7 @@ func Validate(r *Report) error {
 	return errors.New(strings.Join(errs, "; "))
 }
 
-func addCounts(dst, src *Stats) {
+func AddCounts(dst, src *Stats) {
 	dst.Requests += src.Requests
 	dst.OK += src.OK
 	dst.Failed += src.Failed
@@ -130,7 +130,7 @@ func addCounts(dst, src *Stats) {
 	}
 }
 
-func nonZero(m map[string]int64) map[string]int64 {
+func NonZero(m map[string]int64) map[string]int64 {
 	out := map[string]int64{}
 	for k, n := range m {
 		if n != 0 {

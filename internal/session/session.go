@@ -18,6 +18,9 @@ import (
 
 	"pinprobe/probe"
 	"pinprobe/report"
+	"pinprobe/report/collect"
+	"pinprobe/report/judge"
+	"pinprobe/report/phrase"
 )
 
 // Config is one probe session.
@@ -50,7 +53,7 @@ type Config struct {
 
 // Progress is a live display of a running session.
 type Progress interface {
-	Start(ctx context.Context, live *report.Live, sent func() int64, start time.Time)
+	Start(ctx context.Context, live *collect.Live, sent func() int64, start time.Time)
 	Finish()
 }
 
@@ -111,7 +114,7 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	rep := new(report.Report)
 	*rep = cfg.Meta
 	rep.DNS = s.DNS
-	agg := report.NewAggregator(s.Endpoints, cfg.Fail)
+	agg := collect.NewAggregator(s.Endpoints, cfg.Fail)
 	var secrets []string
 	for _, t := range cfg.Targets {
 		secrets = append(secrets, probe.Secrets(t)...)
@@ -156,8 +159,8 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 			w.apply(u)
 		case <-looks:
 			look++
-			alpha := report.LookAlpha(report.TestAlpha, maxLooks, false)
-			if v := report.Judge(agg.SoFar(rep.Plan), alpha); v.Status == report.VerdictConcentrated {
+			alpha := judge.LookAlpha(judge.TestAlpha, maxLooks, false)
+			if v := judge.Judge(agg.SoFar(rep.Plan), alpha); v.Status == report.VerdictConcentrated {
 				rep.Settled = &report.Settled{At: report.Time{Time: time.Now()}, Requests: agg.Live().Requests.Load(),
 					Look: look, MaxLooks: maxLooks, Alpha: alpha}
 				cfg.Log("the verdict is settled after %d requests: stopping (--until-verdict)", rep.Settled.Requests)
@@ -177,11 +180,11 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	agg.Close(rep)
 	// A run judged at every look spends part of its level on them (see
 	// report.LookAlpha); one that stopped early was judged last at its look.
-	alpha := report.TestAlpha
+	alpha := judge.TestAlpha
 	if cfg.UntilVerdict {
-		alpha = report.LookAlpha(report.TestAlpha, maxLooks, rep.Settled == nil)
+		alpha = judge.LookAlpha(judge.TestAlpha, maxLooks, rep.Settled == nil)
 	}
-	rep.Verdict = report.Judge(rep, alpha)
+	rep.Verdict = judge.Judge(rep, alpha)
 	return rep, nil
 }
 
@@ -234,7 +237,7 @@ func Resolve(ctx context.Context, r *probe.Resolver, targets []*probe.Target) ([
 func (s *Session) String() string {
 	eps := s.Endpoints
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d endpoint%s", len(eps), report.Plural(len(eps)))
+	fmt.Fprintf(&b, "%d endpoint%s", len(eps), phrase.Plural(len(eps)))
 	var hosts []string
 	addrs := map[string][]string{}
 	for _, ep := range eps {
@@ -270,7 +273,7 @@ const planListMax = 8
 // capList joins at most planListMax of items with commas, then how many
 // more there are: "127.0.0.1, …, 127.0.0.7, 193 more".
 func capList(items []string) string {
-	return strings.Join(report.CapItems(items, planListMax), ", ")
+	return strings.Join(phrase.CapItems(items, planListMax), ", ")
 }
 
 // plannedLooks is how many looks --until-verdict may make: one a second

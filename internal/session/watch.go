@@ -10,6 +10,7 @@ import (
 
 	"pinprobe/probe"
 	"pinprobe/report"
+	"pinprobe/report/collect"
 )
 
 // dnsUpdate is one round of re-resolution: the addresses of every host:port
@@ -77,7 +78,7 @@ func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, i
 // goroutine, so the aggregator learns of an endpoint before its first result.
 type dnsWatch struct {
 	run     *probe.Run
-	agg     *report.Aggregator
+	agg     *collect.Aggregator
 	rep     *report.Report
 	eps     []*probe.Endpoint
 	targets []*probe.Target

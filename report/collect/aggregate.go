@@ -1,0 +1,249 @@
+package collect
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"pinprobe/probe"
+	"pinprobe/report"
+	"pinprobe/report/stat"
+)
+
+// Live holds running counts that another goroutine (the progress display)
+// may read while the collector writes them.
+type Live struct {
+	Requests, Failed, Dropped atomic.Int64
+	ClientErrors              atomic.Int64 // requests this machine could not send
+	FamilyRequests            map[probe.Family]*atomic.Int64
+	FamilyFailed              map[probe.Family]*atomic.Int64
+
+	mu        sync.Mutex
+	endpoints []*LiveEndpoint
+}
+
+// LiveEndpoint is one endpoint's running counts.
+type LiveEndpoint struct {
+	Endpoint         *probe.Endpoint
+	Requests, Failed atomic.Int64
+}
+
+// Endpoints returns every endpoint's running counts, in endpoint order.
+func (l *Live) Endpoints() []*LiveEndpoint {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]*LiveEndpoint(nil), l.endpoints...)
+}
+
+// Aggregator tallies results per endpoint. Call Add from one goroutine, then Close.
+type Aggregator struct {
+	eps      []*probe.Endpoint
+	per      []*report.Tally
+	forensic []*forensics
+	fail     report.FailStatus
+	live     *Live
+	timeline timeline
+	prints   fingerprints
+	client   clientSeen
+	scrub    *strings.Replacer // the run's secrets, nil when none
+	groupBy  []string          // the headers of probe.Result.Groups, in order
+	groups   report.GroupTally
+	// clientErr is the first client-side error, to name its cause.
+	clientErr string
+}
+
+// NewAggregator returns an Aggregator for eps, whose IDs must be their indexes.
+func NewAggregator(eps []*probe.Endpoint, fail report.FailStatus) *Aggregator {
+	a := &Aggregator{fail: fail, live: &Live{
+		FamilyRequests: map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
+		FamilyFailed:   map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
+	}}
+	a.timeline.auto = true
+	a.timeline.interval = time.Second
+	for _, ep := range eps {
+		a.AddEndpoint(ep)
+	}
+	return a
+}
+
+// SetTimeline fixes the timeline's origin and bucket width. With auto set,
+// the width doubles whenever the series would pass maxPoints.
+func (a *Aggregator) SetTimeline(start time.Time, interval time.Duration, auto bool) {
+	a.timeline.start = start
+	a.timeline.interval = max(interval, time.Millisecond)
+	a.timeline.auto = auto
+}
+
+// AddEndpoint tallies a new endpoint, found while the run goes on; its ID
+// must be the number of endpoints before it.
+func (a *Aggregator) AddEndpoint(ep *probe.Endpoint) {
+	a.eps = append(a.eps, ep)
+	a.live.mu.Lock()
+	a.live.endpoints = append(a.live.endpoints, &LiveEndpoint{Endpoint: ep})
+	a.live.mu.Unlock()
+	a.per = append(a.per, report.NewTally())
+	a.forensic = append(a.forensic, newForensics())
+	a.timeline.series = append(a.timeline.series, nil)
+}
+
+// MarkRemoved records that endpoint id's address vanished from DNS at t.
+func (a *Aggregator) MarkRemoved(id int, t time.Time) {
+	f := a.forensic[id]
+	f.removed = t
+	f.history = append(f.history, report.DNSEvent{At: report.Time{Time: t}, Event: "removed"})
+}
+
+// MarkAdded records that endpoint id's address appeared in DNS at t: for
+// the first time when it was not in the first answer, or again when it had
+// vanished (the endpoint is probed once more).
+func (a *Aggregator) MarkAdded(id int, t time.Time) {
+	f := a.forensic[id]
+	if f.removed.IsZero() {
+		f.added = t
+		return
+	}
+	f.removed = time.Time{}
+	f.history = append(f.history, report.DNSEvent{At: report.Time{Time: t}, Event: "returned"})
+}
+
+// Live returns the running counts, safe to read concurrently with Add.
+func (a *Aggregator) Live() *Live { return a.live }
+
+// Failed reports whether r counts as a failed request: what the engine
+// decided (r.Failed), or for a result the aggregator's own --fail-status
+// (a result built by hand, in tests) would say.
+func (a *Aggregator) Failed(r *probe.Result) bool {
+	return r.Failed || r.Err != nil || a.fail.Fails(r.Status)
+}
+
+// Add counts one result.
+func (a *Aggregator) Add(r probe.Result) {
+	t := a.per[r.Endpoint]
+	if r.Dropped > 0 {
+		t.Dropped += int64(r.Dropped)
+		a.live.Dropped.Add(int64(r.Dropped))
+		return
+	}
+	if r.Class == probe.ClassClient {
+		// The client's own trouble (out of descriptors or ports): not a
+		// request the backend saw, so not in requests, and never a failure.
+		t.ClientErrors++
+		a.live.ClientErrors.Add(1)
+		if a.clientErr == "" && r.Err != nil {
+			a.clientErr = r.Err.Error()
+		}
+		return
+	}
+	fam := a.eps[r.Endpoint].Family()
+	failed := a.Failed(&r)
+	a.live.Requests.Add(1)
+	a.live.FamilyRequests[fam].Add(1)
+	le := a.live.endpoints[r.Endpoint] // the collector's own list: no lock to read it
+	le.Requests.Add(1)
+	o := outcomeOf(&r, failed)
+	t.Record(o)
+	if failed {
+		a.live.Failed.Add(1)
+		a.live.FamilyFailed[fam].Add(1)
+		le.Failed.Add(1)
+	}
+
+	a.forensic[r.Endpoint].add(&r, failed)
+	if r.Groups != nil {
+		addr := a.eps[r.Endpoint].Addr.String()
+		for i, v := range r.Groups {
+			if v != "" && i < len(a.groupBy) {
+				a.groups.Add(a.groupBy[i], v, addr, o)
+			}
+		}
+	}
+	a.timeline.add(r.Endpoint, r.Start, failed)
+	a.client.add(r.Local)
+	if failed {
+		a.prints.add(&r, a.eps[r.Endpoint].Addr.String())
+	}
+}
+
+// outcomeOf is what a tally counts of r, whose failure the engine decided.
+func outcomeOf(r *probe.Result, failed bool) report.Outcome {
+	o := report.Outcome{Status: r.Status, Failed: failed, Bytes: r.Bytes, Latency: r.Latency}
+	if r.Err != nil {
+		o.Class = string(r.Class)
+	}
+	return o
+}
+
+// Close builds the report of every result counted, on top of r, which
+// holds what the aggregator does not see (run, plan, DNS); the run's times
+// must be set. The verdict is not the aggregator's to make: judge the
+// report (Judge) once it is closed.
+func (a *Aggregator) Close(r *report.Report) *report.Report {
+	r.Schema = report.Schema
+	r.DurationS = stat.Round(r.EndedAt.Sub(r.StartedAt.Time).Seconds(), 3)
+	// Rates are over the sending window; the wait for requests in flight
+	// after it would make them read low.
+	secs := r.SendS
+	if secs <= 0 {
+		secs = r.EndedAt.Sub(r.StartedAt.Time).Seconds()
+		r.SendS = stat.Round(secs, 3)
+	}
+	a.counts(r, secs)
+	for i := range r.Endpoints {
+		a.forensic[i].fill(&r.Endpoints[i])
+	}
+	r.Timeline = a.timeline.report(a.eps)
+	r.Fingerprints = a.prints.report()
+	r.ClientError = a.clientErr
+	a.cleanEvidence(r)
+	r.Client = a.client.report()
+	if r.Thresholds == nil {
+		r.Thresholds = []report.Threshold{}
+	}
+	return r
+}
+
+// counts fills what the verdict judges: the tallies of the endpoints,
+// families, totals and groups, rates over secs.
+func (a *Aggregator) counts(r *report.Report, secs float64) {
+	total := report.NewTally()
+	fams := map[probe.Family]*report.Tally{}
+	r.Endpoints = make([]report.Endpoint, len(a.eps))
+	for i, ep := range a.eps {
+		t := a.per[i]
+		report.MergeTally(total, t)
+		f := fams[ep.Family()]
+		if f == nil {
+			f = report.NewTally()
+			fams[ep.Family()] = f
+		}
+		report.MergeTally(f, t)
+		r.Endpoints[i] = report.Endpoint{
+			Stats:   t.Stats(secs),
+			Target:  ep.Target.String(),
+			Host:    ep.Target.Host(),
+			Address: ep.Addr.String(),
+			Port:    ep.Target.Port(),
+			Family:  string(ep.Family()),
+		}
+	}
+	r.Totals = total.Stats(secs)
+	r.Families = map[string]*report.Stats{}
+	for fam, t := range fams {
+		s := t.Stats(secs)
+		r.Families[string(fam)] = &s
+	}
+	r.Groups = a.groups.Report(secs)
+}
+
+// SoFar returns what a verdict reads of the results counted so far (the
+// tallies, groups and connections, under plan), for a look of
+// --until-verdict, and leaves the aggregator as it is.
+func (a *Aggregator) SoFar(plan report.Plan) *report.Report {
+	r := &report.Report{Plan: plan}
+	a.counts(r, 1)
+	for i := range r.Endpoints {
+		a.forensic[i].judged(&r.Endpoints[i])
+	}
+	return r
+}

@@ -1,0 +1,335 @@
+package compare_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"pinprobe/internal/check"
+	"pinprobe/internal/fixture"
+	"pinprobe/report"
+	"pinprobe/report/compare"
+	"pinprobe/report/render"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// fisherAllOnOneSide is the exact probability that all k failures of two
+// groups of n fall in one given group: C(n,k)/C(2n,k), as a product.
+func fisherAllOnOneSide(k, n int) float64 {
+	p := 1.0
+	for i := range k {
+		p *= float64(n-i) / float64(2*n-i)
+	}
+	return p
+}
+
+func scopeOf(t *testing.T, c *compare.Comparison, scope string) *compare.ScopeChange {
+	t.Helper()
+	for _, sc := range c.Scopes() {
+		if sc.Scope == scope {
+			return sc
+		}
+	}
+	t.Fatalf("no scope %q in the comparison", scope)
+	return nil
+}
+
+func TestCompareGatewayChange(t *testing.T) {
+	c := fixture.GoldenComparison(t)
+	if got, want := c.Conclusion, "regression: 127.0.0.2 0% → 12%, p<1e-9; also ::1 removed"; got != want {
+		t.Errorf("conclusion %q; want %q", got, want)
+	}
+	if !c.Regressed() || c.Status != compare.CompareRegressed {
+		t.Errorf("status %q, Regressed() %v; want regressed, true", c.Status, c.Regressed())
+	}
+	ids := func(l []compare.EndpointID) []string {
+		var out []string
+		for _, id := range l {
+			out = append(out, id.Address+" "+id.Family)
+		}
+		return out
+	}
+	if got := ids(c.Added); !slices.Equal(got, []string{"127.0.0.3 ipv4"}) {
+		t.Errorf("added %q; want 127.0.0.3", got)
+	}
+	if got := ids(c.Removed); !slices.Equal(got, []string{"::1 ipv6"}) {
+		t.Errorf("removed %q; want ::1", got)
+	}
+	// 5 failure-rate tests (total, IPv4, 127.0.0.1, 127.0.0.2, and the new
+	// 127.0.0.3 against its URL before) and 6 share tests (200 and 502 in
+	// the total, IPv4 and 127.0.0.2).
+	if c.Comparisons != 11 || !check.Near(c.AlphaEach, 0.001/11, 1e-12) || c.Alpha != 0.001 {
+		t.Errorf("%d comparisons, alpha %v each %v; want 11, 0.001, 0.001/11", c.Comparisons, c.Alpha, c.AlphaEach)
+	}
+	one := fisherAllOnOneSide(36, 300)
+	tests := []struct {
+		scope          string
+		change         string
+		p, pWorse      float64 // 0: not checked
+		before, after  string  // "failed/requests", "" for none
+		wantBaselineOf string
+	}{
+		{"total", compare.ChangeBetter, 0, 0, "300/900", "36/900", ""},
+		{"family ipv4", compare.ChangeWorse, 0, 0, "0/600", "36/900", ""},
+		{"family ipv6", compare.ChangeRemoved, 1, 1, "300/300", "", ""},
+		{"endpoint 127.0.0.1 (https://sign.example.com/)", compare.ChangeSame, 1, 1, "0/300", "0/300", ""},
+		{"endpoint 127.0.0.2 (https://sign.example.com/)", compare.ChangeWorse, 2 * one, one, "0/300", "36/300", ""},
+		{"endpoint ::1 (https://sign.example.com/)", compare.ChangeRemoved, 1, 1, "300/300", "", ""},
+		{"endpoint 127.0.0.3 (https://sign.example.com/)", compare.ChangeAdded, 0, 1, "", "0/300", "the endpoints of https://sign.example.com/ before"},
+	}
+	counts := func(s *compare.Side) string {
+		if s == nil {
+			return ""
+		}
+		return strconv.FormatInt(s.Failed, 10) + "/" + strconv.FormatInt(s.Requests, 10)
+	}
+	for _, tt := range tests {
+		sc := scopeOf(t, c, tt.scope)
+		if sc.Change != tt.change || counts(sc.Before) != tt.before || counts(sc.After) != tt.after {
+			t.Errorf("%s: %s, %q → %q; want %s, %q → %q", tt.scope, sc.Change, counts(sc.Before), counts(sc.After), tt.change, tt.before, tt.after)
+		}
+		if tt.p > 0 && !check.Near(sc.P, tt.p, 1e-6) {
+			t.Errorf("%s: p %v; want %v", tt.scope, sc.P, tt.p)
+		}
+		if tt.pWorse > 0 && !check.Near(sc.PWorse, tt.pWorse, 1e-6) {
+			t.Errorf("%s: p_worse %v; want %v", tt.scope, sc.PWorse, tt.pWorse)
+		}
+		if sc.BaselineScope != tt.wantBaselineOf {
+			t.Errorf("%s: baseline %q; want %q", tt.scope, sc.BaselineScope, tt.wantBaselineOf)
+		}
+	}
+	if one > 1e-9 || one < 1e-13 {
+		t.Errorf("36 of 36 failures on one side of 300+300: p %v; want about 1e-11", one)
+	}
+	// The 502s of 127.0.0.2 appeared, significantly; its 200s fell.
+	b := scopeOf(t, c, "endpoint 127.0.0.2 (https://sign.example.com/)")
+	var got []string
+	for _, a := range b.Answers {
+		got = append(got, a.Answer+" "+a.Change)
+		if a.Answer == "502" && (!a.Failure || !a.Significant || !check.Near(a.P, 2*one, 1e-6) || a.AfterShare != 0.12) {
+			t.Errorf("127.0.0.2 answer 502: %+v; want a failure, significant, p %v, share 0.12", a, 2*one)
+		}
+	}
+	if want := []string{"200 less", "502 appeared"}; !slices.Equal(got, want) {
+		t.Errorf("127.0.0.2 answers %q; want %q", got, want)
+	}
+	if latency := b.After.P50MS; latency < 3 || latency > 3.5 {
+		t.Errorf("127.0.0.2 p50 after %vms; want about 3.2ms", latency)
+	}
+}
+
+func TestCompareConclusions(t *testing.T) {
+	healthy := func(addr string) fixture.CmpEndpoint {
+		return fixture.CmpEndpoint{Address: addr, N: 300, Latency: 2 * time.Millisecond}
+	}
+	failing := func(addr string, failed int) fixture.CmpEndpoint {
+		return fixture.CmpEndpoint{Address: addr, N: 300, Failed: failed, FailStatus: 502, Latency: time.Millisecond}
+	}
+	tests := []struct {
+		name          string
+		before, after []fixture.CmpEndpoint
+		status        string
+		conclusion    string
+	}{
+		{"IPv6 fixed by removing it",
+			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2"), failing("::1", 300)},
+			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2")},
+			compare.CompareImproved, "IPv6 failures gone: ::1 removed; 127.0.0.1, 127.0.0.2 0% → 0%"},
+		{"IPv6 fixed in place",
+			[]fixture.CmpEndpoint{healthy("127.0.0.1"), failing("::1", 300)},
+			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("::1")},
+			compare.CompareImproved, "IPv6 failures gone: ::1 100% → 0%, p<1e-9; 127.0.0.1 0% → 0%"},
+		{"nothing changed",
+			[]fixture.CmpEndpoint{failing("127.0.0.1", 3), failing("127.0.0.2", 2)},
+			[]fixture.CmpEndpoint{failing("127.0.0.1", 2), failing("127.0.0.2", 4)},
+			compare.CompareUnchanged, "no significant change (total 0.83% → 1%, p=1): 127.0.0.1 1% → 0.67%; 127.0.0.2 0.67% → 1.3%"},
+		{"a new address fails",
+			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2")},
+			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2"), failing("127.0.0.3", 90)},
+			compare.CompareRegressed, "regression: 127.0.0.3 (new) 30% against 0% before, p<1e-9"},
+		{"a healthy address added",
+			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
+			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2")},
+			compare.CompareUnchanged, "no significant change (total 0% → 0%, p=1): 127.0.0.1 0% → 0%; 127.0.0.2 added (0%)"},
+		{"too few to tell",
+			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
+			[]fixture.CmpEndpoint{{Address: "127.0.0.1", N: 300, Failed: 2, FailStatus: 503, Latency: time.Millisecond}},
+			compare.CompareUnchanged, "no significant change (total 0% → 0.67%, p=0.5): 127.0.0.1 0% → 0.67%"},
+		{"two URLs",
+			[]fixture.CmpEndpoint{healthy("127.0.0.1"), {Target: "https://sign.example.com/api", Address: "127.0.0.1", N: 300}},
+			[]fixture.CmpEndpoint{healthy("127.0.0.1"), {Target: "https://sign.example.com/api", Address: "127.0.0.1", N: 300, Failed: 60, FailStatus: 500}},
+			compare.CompareRegressed, "regression: 127.0.0.1 /api 0% → 20%, p<1e-9"},
+		{"no requests after",
+			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
+			[]fixture.CmpEndpoint{{Address: "127.0.0.1"}},
+			compare.CompareUnchanged, "nothing to compare: no request in after"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := compare.Compare(fixture.CmpRun(t, fixture.CmpStart, tt.before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), tt.after...))
+			if c.Status != tt.status || c.Conclusion != tt.conclusion {
+				t.Errorf("%s: %q; want %s: %q", c.Status, c.Conclusion, tt.status, tt.conclusion)
+			}
+			if c.Regressed() != (tt.status == compare.CompareRegressed) {
+				t.Errorf("Regressed() = %v; want %v", c.Regressed(), tt.status == compare.CompareRegressed)
+			}
+		})
+	}
+}
+
+// TestCompareMergedReports: a comparison reads merged reports like any
+// other, and warns when the failure definitions differ.
+func TestCompareMergedReports(t *testing.T) {
+	a := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Address: "127.0.0.1", N: 100, Latency: time.Millisecond})
+	b := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Address: "127.0.0.1", N: 100, Failed: 50, FailStatus: 503, Latency: time.Millisecond})
+	merged, err := fixture.MergeJudged([]*report.Report{a, b}, []string{"a.json", "b.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), fixture.CmpEndpoint{Address: "127.0.0.1", N: 200, Latency: time.Millisecond})
+	after.Plan.FailStatus = "5xx,429"
+	c := compare.Compare(merged, after)
+	if c.Before.Inputs != 2 || c.Before.Requests != 200 || c.Before.Failed != 50 {
+		t.Errorf("before: %d inputs, %d requests, %d failed; want 2, 200, 50", c.Before.Inputs, c.Before.Requests, c.Before.Failed)
+	}
+	if c.Status != compare.CompareImproved || !strings.HasPrefix(c.Conclusion, "failures gone: 127.0.0.1 25% → 0%") {
+		t.Errorf("%s: %q; want improved: failures gone: 127.0.0.1 25%% → 0%%…", c.Status, c.Conclusion)
+	}
+	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "before --fail-status 5xx, after 5xx,429") {
+		t.Errorf("notes %q; want one about the different --fail-status", c.Notes)
+	}
+}
+
+func TestCompareJSON(t *testing.T) {
+	c := fixture.GoldenComparison(t)
+	var buf bytes.Buffer
+	if err := compare.CompareJSON(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"schema", "status", "conclusion", "before", "after", "alpha", "comparisons", "alpha_each",
+		"totals", "families", "endpoints", "added", "removed", "notes"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("compare JSON has no %q", k)
+		}
+	}
+	if doc["schema"] != compare.CompareSchema || doc["status"] != "regressed" {
+		t.Errorf("schema %v status %v; want %s, regressed", doc["schema"], doc["status"], compare.CompareSchema)
+	}
+	var back compare.Comparison
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Conclusion != c.Conclusion || len(back.Endpoints) != len(c.Endpoints) || back.Endpoints[2].After != nil {
+		t.Errorf("decoded back: %q with %d endpoints; want %q with %d, ::1 after null", back.Conclusion, len(back.Endpoints), c.Conclusion, len(c.Endpoints))
+	}
+	if !strings.Contains(buf.String(), `"after": null`) {
+		t.Errorf("a removed endpoint's after is not null in JSON")
+	}
+}
+
+// TestCompareGolden renders the gateway change as text at 80 columns and as
+// Markdown: every text line fits, and both are what testdata holds.
+func TestCompareGolden(t *testing.T) {
+	c := fixture.GoldenComparison(t)
+	for _, f := range []struct {
+		file   string
+		render render.CompareRenderer
+		width  int
+	}{
+		{"compare-text-80.golden", render.CompareText(render.Options{Width: 80}), 80},
+		{"compare-text-120.golden", render.CompareText(render.Options{Width: 120}), 120},
+		{"compare-markdown.golden", render.CompareMarkdown, 0},
+	} {
+		t.Run(f.file, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := f.render(&buf, c); err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(buf.String(), "\n") {
+				if n := utf8.RuneCountInString(line); f.width > 0 && n > f.width {
+					t.Errorf("line %d is %d columns wide; want at most %d: %q", i+1, n, f.width, line)
+				}
+			}
+			golden := filepath.Join("testdata", f.file)
+			if *fixture.Update {
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./report -run TestCompareGolden -update to create it)", err)
+			}
+			if got := buf.String(); got != string(want) {
+				t.Errorf("output differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+func TestCompareMarkdownIsSafe(t *testing.T) {
+	c := fixture.GoldenComparison(t)
+	c.Before.File = "x|y`*.json"
+	c.Notes = append(c.Notes, "<script>alert(1)</script>")
+	var buf bytes.Buffer
+	if err := render.CompareMarkdown(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	doc := buf.String()
+	fixture.CheckMarkdown(t, doc)
+	if strings.Contains(strings.ReplaceAll(doc, `\<script>`, ""), "<script>") || !strings.Contains(doc, "`x\\|y`") {
+		t.Errorf("markdown holds a raw <script> tag or an unescaped file name:\n%s", doc)
+	}
+}
+
+func TestCompareTextColor(t *testing.T) {
+	c := fixture.GoldenComparison(t)
+	var plain, color bytes.Buffer
+	if err := render.CompareText(render.Options{})(&plain, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := render.CompareText(render.Options{Color: true})(&color, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := fixture.Ansi.ReplaceAllString(color.String(), ""); got != plain.String() {
+		t.Errorf("colored text without its escapes differs from the plain text")
+	}
+	red := 0
+	for _, line := range strings.Split(color.String(), "\n") {
+		if strings.HasPrefix(line, render.AnsiRed) {
+			red++
+		}
+	}
+	// The conclusion, IPv4, 127.0.0.2 and its 502s.
+	if red != 4 {
+		t.Errorf("%d red lines; want 4:\n%s", red, color.String())
+	}
+}
+
+func TestCompareRenderersReturnWriteErrors(t *testing.T) {
+	c := fixture.GoldenComparison(t)
+	for _, format := range []string{"text", "json", "markdown"} {
+		render, err := render.CompareForFormat(format, render.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 100, 1000} {
+			if err := render(&fixture.FailingWriter{N: n}, c); !errors.Is(err, fixture.ErrDiskFull) {
+				t.Errorf("%s, writer failing after %d bytes: err = %v; want %v", format, n, err, fixture.ErrDiskFull)
+			}
+		}
+	}
+	if _, err := render.CompareForFormat("html", render.Options{}); err == nil {
+		t.Errorf("CompareForFormat(html) = nil error; want one")
+	}
+}

@@ -1,0 +1,119 @@
+package judge
+
+import (
+	"math"
+	"math/rand/v2"
+	"pinprobe/internal/check"
+	"pinprobe/report"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// healthyRun simulates one healthy target: four addresses behind which
+// every request fails independently with the same probability and takes
+// the same latency law, connections kept alive through failures or closed
+// by them. It returns, per address, the connection table, the requests
+// grouped by the instance that served them, and the latencies of the
+// address and of the other three.
+func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, insts [][]ConnCounts, hists, rests []*hdr.Histogram) {
+	const addrs = 4
+	cfg := simConfig{requests: 600, rate: 50, perConn: 4, latency: 20 * time.Millisecond, instances: 4,
+		fail:      steady([]float64{0.01, 0.05, 0.2}[i%3]),
+		closeProb: []float64{0, 0.5, 1}[(i/3)%3]}
+	conns = make([]report.Conns, addrs)
+	insts = make([][]ConnCounts, addrs)
+	hists, rests = make([]*hdr.Histogram, addrs), make([]*hdr.Histogram, addrs)
+	for a := range addrs {
+		hists[a], rests[a] = report.NewHist(), report.NewHist()
+	}
+	for a := range addrs {
+		rs := simulate(cfg, rng)
+		conns[a] = simConns(rs)
+		insts[a] = make([]ConnCounts, cfg.instances)
+		for _, r := range rs {
+			g := &insts[a][r.inst]
+			g.ID = uint64(r.inst + 1)
+			g.Requests++
+			if r.failed {
+				g.Failed++
+			}
+			us := report.Micros(time.Duration(float64(20*time.Millisecond) * math.Exp(0.5*rng.NormFloat64())))
+			hists[a].RecordValue(us)
+			for b := range addrs {
+				if b != a {
+					rests[b].RecordValue(us)
+				}
+			}
+		}
+	}
+	return conns, insts, hists, rests
+}
+
+// False alarms, counted: healthy runs through every per-address test the
+// verdict makes — RepeatTest for connections (BurstTest as its gate),
+// ClusterTest for the instances a header names, SlowerTest for latency —
+// each at the family's alpha split over the m tests (Bonferroni). A run
+// with any alarm is a false alarm; their rate must stay at most alpha.
+func TestFalseAlarmRate(t *testing.T) {
+	t.Parallel() // CPU-bound: let it share the cores with the others
+	rng := rand.New(rand.NewPCG(71, 72))
+	const (
+		runs  = 1000 / check.RaceScale
+		addrs = 4
+		m     = 3 * addrs // tests per run
+	)
+	alphas := []float64{0.05, 0.001}
+	runAlarms := make([]int, len(alphas))
+	var repeat, gated, instance, slower, slow [2]int
+	for i := range runs {
+		conns, insts, hists, rests := healthyRun(rng, i)
+		alarm := make([]bool, len(alphas))
+		for a := range addrs {
+			rp := RepeatTest(conns[a].Repeat).P
+			ip := ClusterTest(insts[a]).P
+			sl := SlowerTest(hists[a], rests[a], alphas[0]/m) // the larger level; checked per alpha below
+			var burstP float64 = -1
+			for j, alpha := range alphas {
+				level := alpha / m
+				blame := false
+				if rp < level {
+					repeat[j]++
+					if burstP < 0 {
+						burstP = BurstTest(conns[a].Records).P
+					}
+					if burstP >= 0.05 {
+						gated[j]++
+						blame = true
+					}
+				}
+				if ip < level {
+					instance[j]++
+				}
+				if sl.P < level {
+					slower[j]++
+				}
+				isSlow := sl.P < level && sl.Share >= SlowMinShare
+				if isSlow {
+					slow[j]++
+				}
+				alarm[j] = alarm[j] || blame || ip < level || isSlow
+			}
+		}
+		for j := range alphas {
+			if alarm[j] {
+				runAlarms[j]++
+			}
+		}
+	}
+	for j, alpha := range alphas {
+		rate := float64(runAlarms[j]) / runs
+		t.Logf("family α=%v (each of %d tests at %.3g): %d/%d healthy runs with a false alarm (%.4f); "+
+			"RepeatTest %d (%d past the BurstTest gate), instance ClusterTest %d, SlowerTest significant %d (slow %d), over %d tests each",
+			alpha, m, alpha/m, runAlarms[j], runs, rate, repeat[j], gated[j], instance[j], slower[j], slow[j], runs*addrs)
+		if lim := binomUpper(runs, alpha, 0.001); runAlarms[j] > lim {
+			t.Errorf("α=%v: %d of %d healthy runs alarmed; want at most %d", alpha, runAlarms[j], runs, lim)
+		}
+	}
+}

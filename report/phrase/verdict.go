@@ -1,0 +1,112 @@
+package phrase
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// capitalize upper-cases the first letter of a sentence.
+func Capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+var FamilyNames = map[string]string{"ipv4": "IPv4", "ipv6": "IPv6"}
+
+// CapItems returns items when there are at most max of them, else the
+// first max-1 and "N more" in place of the rest, so a list that names
+// addresses stays one line: 200 addresses become 7 and "193 more".
+func CapItems(items []string, max int) []string {
+	if len(items) <= max {
+		return items
+	}
+	return append(items[:max-1:max-1], fmt.Sprintf("%d more", len(items)-max+1))
+}
+
+// joinAnd joins "a", "b", "c" as "a, b and c".
+func JoinAnd(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// alphaValue formats a significance level, rounded down to two significant
+// digits so "needs p<…" stays true: 0.001/6 -> "0.00016".
+func AlphaValue(a float64) string {
+	e := math.Floor(math.Log10(a)) - 1
+	k := math.Floor(a/math.Pow(10, e) + 1e-9)
+	if e >= 0 {
+		return strconv.FormatFloat(k*math.Pow(10, e), 'f', 0, 64)
+	}
+	out := strconv.FormatFloat(k*math.Pow(10, e), 'f', int(-e), 64)
+	return strings.TrimRight(strings.TrimRight(out, "0"), ".")
+}
+
+func Dedupe(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0]
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// pValue formats a p-value for a sentence: "p<1e-9", "p=3.2e-05", "p=0.004".
+func PValue(p float64) string {
+	switch {
+	case p < 1e-9:
+		return "p<1e-9"
+	case p < 0.001:
+		return "p=" + strings.Replace(fmt.Sprintf("%.1e", p), "e-0", "e-", 1)
+	default:
+		return fmt.Sprintf("p=%.2g", p)
+	}
+}
+
+// pctRate formats a rate as a percentage with up to one decimal: "100%", "4.5%", "0.05%".
+func PctRate(r float64) string {
+	v := r * 100
+	switch {
+	case v == 0 || v >= 10 || v == math.Trunc(v):
+		return fmt.Sprintf("%.0f%%", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1f%%", v)
+	default:
+		return fmt.Sprintf("%.2g%%", v)
+	}
+}
+
+// pctCeil formats an upper bound, rounded up so the sentence stays true: 0.498% -> "0.5%".
+func PctCeil(r float64) string {
+	v := r * 100
+	switch {
+	case v >= 10:
+		return fmt.Sprintf("%.0f%%", math.Ceil(v))
+	case v >= 1:
+		return fmt.Sprintf("%.1f%%", math.Ceil(v*10)/10)
+	default:
+		// Two significant digits, rounded up: 0.498 -> 0.5, 0.0000299 -> 0.00003.
+		e := int(math.Floor(math.Log10(v))) - 1
+		k := math.Ceil(v/math.Pow(10, float64(e)) - 1e-9) // 10..100
+		out := strconv.FormatFloat(k*math.Pow(10, float64(e)), 'f', -e, 64)
+		return strings.TrimRight(strings.TrimRight(out, "0"), ".") + "%"
+	}
+}
+
+func CIRange(lo, hi float64) string {
+	return strings.TrimSuffix(PctRate(lo), "%") + "–" + PctRate(hi)
+}

@@ -1,7 +1,0 @@
-//go:build !race
-
-package report
-
-// raceScale divides the repetitions of the simulation tests: 1 without
-// the race detector (see race_on_test.go).
-const raceScale = 1

@@ -1,8 +1,0 @@
-//go:build race
-
-package report
-
-// raceScale divides the repetitions of the simulation tests under the race
-// detector, which makes them ten times slower: the same properties are
-// checked on fewer simulated runs, with the binomial margins that fit.
-const raceScale = 8

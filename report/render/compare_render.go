@@ -1,0 +1,402 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"pinprobe/report/compare"
+	"pinprobe/report/phrase"
+	"strconv"
+	"strings"
+)
+
+// CompareRenderer writes a comparison in one format.
+type CompareRenderer func(io.Writer, *compare.Comparison) error
+
+// CompareText returns the terminal renderer of a comparison: the
+// conclusion, the two runs, families and endpoints before → after, the
+// statuses and errors that changed, and how it was decided.
+func CompareText(o Options) CompareRenderer {
+	return func(w io.Writer, c *compare.Comparison) error { return writeCompareText(w, c, o) }
+}
+
+// CompareForFormat returns the comparison renderer of a --format value
+// (text, json or markdown).
+func CompareForFormat(name string, o Options) (CompareRenderer, error) {
+	switch name {
+	case "text":
+		return CompareText(o), nil
+	case "json":
+		return compare.CompareJSON, nil
+	case "markdown":
+		return CompareMarkdown, nil
+	}
+	return nil, fmt.Errorf("unknown format %q (want text, json, markdown)", name)
+}
+
+// cmpView is a comparison prepared for reading; the text and Markdown
+// renderers show its rows and sentences.
+type cmpView struct {
+	c        *compare.Comparison
+	families []cmpRow // each family, then the total
+	targets  []cmpTarget
+	answers  []cmpAnswer
+	method   string
+}
+
+type cmpTarget struct {
+	target string
+	rows   []cmpRow
+}
+
+// cmpRow is one scope before and after, formatted.
+type cmpRow struct {
+	worse              bool
+	label              string
+	before, beforeRate string // "0/300", "0.0%"; "-" when not probed
+	after, afterRate   string
+	beforeCI, afterCI  string // "0.0% (0–1.3%)"
+	change             string // "worse", "better", "same", "added", "removed", "worse (new)"
+	p                  string // the p of the change named: "<1e-9", "0.41"
+	p50, p99           string // "0.52→0.55ms"
+	baseline           string // for an added scope: "the endpoints of URL before: 300/900 (33.3%)"
+}
+
+// cmpAnswer is one status or error class whose share changed.
+type cmpAnswer struct {
+	worse  bool // a failure that appeared or grew
+	scope  string
+	answer string // "502", "reset"
+	change string // "appeared", "vanished", "more", "less"
+	before string // "0 of 300 (0.0%)"
+	after  string
+	p      string // "p<1e-9", "" when untested
+}
+
+func newCmpView(c *compare.Comparison) *cmpView {
+	v := &cmpView{c: c}
+	for i := range c.Families {
+		v.families = append(v.families, cmpRowOf(&c.Families[i], c.Families[i].Family))
+	}
+	v.families = append(v.families, cmpRowOf(&c.Totals, "total"))
+	for i := range c.Endpoints {
+		sc := &c.Endpoints[i]
+		if len(v.targets) == 0 || v.targets[len(v.targets)-1].target != sc.Target {
+			v.targets = append(v.targets, cmpTarget{target: sc.Target})
+		}
+		t := &v.targets[len(v.targets)-1]
+		t.rows = append(t.rows, cmpRowOf(sc, sc.Address))
+	}
+	v.answers = answerRows(c)
+	v.method = fmt.Sprintf("Failure rates are compared with Fisher's exact test: worse and better are one-sided (P is the p of the change named, else two-sided), and each status or error class's share of the answers is compared two-sided. α = %s over all %d comparison%s (Bonferroni): each needs p < %s. A new endpoint is compared with its URL's endpoints before. Intervals are Wilson 95%%; latencies come from each report's histograms.",
+		phrase.Num(c.Alpha), c.Comparisons, phrase.Plural(c.Comparisons), phrase.AlphaValue(c.AlphaEach))
+	return v
+}
+
+func cmpRowOf(sc *compare.ScopeChange, label string) cmpRow {
+	row := cmpRow{label: label, change: sc.Change, worse: sc.Change == compare.ChangeWorse}
+	side := func(s *compare.Side) (count, rate, ci string) {
+		if s == nil {
+			return "-", "", "-"
+		}
+		return fmt.Sprintf("%d/%d", s.Failed, s.Requests), pct(s.FailureRate, s.Requests), rateCI(s.Failed, s.Requests, s.FailureRate)
+	}
+	row.before, row.beforeRate, row.beforeCI = side(sc.Before)
+	row.after, row.afterRate, row.afterCI = side(sc.After)
+	var nb, na int64
+	var b50, a50, b99, a99 float64
+	if sc.Before != nil {
+		nb, b50, b99 = sc.Before.Requests, sc.Before.P50MS, sc.Before.P99MS
+	}
+	if sc.After != nil {
+		na, a50, a99 = sc.After.Requests, sc.After.P50MS, sc.After.P99MS
+	}
+	row.p50, row.p99 = latencyChange(b50, nb, a50, na), latencyChange(b99, nb, a99, na)
+	switch {
+	case sc.Change == compare.ChangeWorse:
+		row.p = pCell(sc.PWorse)
+	case sc.Change == compare.ChangeBetter:
+		row.p = pCell(sc.PBetter)
+	case sc.Tested && sc.Baseline == nil:
+		row.p = pCell(sc.P)
+	}
+	if sc.Baseline != nil {
+		if sc.Change == compare.ChangeWorse {
+			row.change = "worse (new)"
+		}
+		b := sc.Baseline
+		row.baseline = fmt.Sprintf("%s: %d/%d (%s)", sc.BaselineScope, b.Failed, b.Requests, pct(b.FailureRate, b.Requests))
+	}
+	return row
+}
+
+// pCell is a p-value for a table cell: "<1e-9", "3.2e-05", "0.41".
+func pCell(p float64) string {
+	return strings.TrimPrefix(strings.TrimPrefix(phrase.PValue(p), "p="), "p")
+}
+
+// latencyChange is "0.52→0.55ms", or "-→0.55ms" for a side not probed.
+func latencyChange(b float64, nb int64, a float64, na int64) string {
+	if nb == 0 && na == 0 {
+		return "-"
+	}
+	x, y := phrase.Latency(b, nb), phrase.Latency(a, na)
+	for _, unit := range []string{"ms", "s"} {
+		if strings.HasSuffix(x, unit) && strings.HasSuffix(y, unit) && strings.HasSuffix(x, "ms") == strings.HasSuffix(y, "ms") {
+			return strings.TrimSuffix(x, unit) + "→" + y
+		}
+	}
+	return x + "→" + y
+}
+
+// answerRows lists the answers that appeared, vanished or changed share
+// significantly, for each endpoint; a family's or the total's only when
+// none of its endpoints shows the same change.
+func answerRows(c *compare.Comparison) []cmpAnswer {
+	var out []cmpAnswer
+	shown := map[string]bool{} // family + answer + change, shown for an endpoint
+	add := func(sc *compare.ScopeChange, label string, endpoint bool) {
+		for _, a := range sc.Answers {
+			if a.Change == "same" || (!endpoint && !a.Significant) {
+				continue
+			}
+			if !endpoint && (shown[sc.Family+" "+a.Answer+" "+a.Change] || sc.Family == "" && shown[a.Answer+" "+a.Change]) {
+				continue
+			}
+			if endpoint {
+				shown[sc.Family+" "+a.Answer+" "+a.Change] = true
+				shown[a.Answer+" "+a.Change] = true
+			}
+			row := cmpAnswer{
+				worse: a.Failure && (a.Change == "appeared" || a.Change == "more"), scope: label, answer: a.Answer, change: a.Change,
+				before: fmt.Sprintf("%d of %d (%s)", a.Before, sc.Before.Requests, pct(a.BeforeShare, sc.Before.Requests)),
+				after:  fmt.Sprintf("%d of %d (%s)", a.After, sc.After.Requests, pct(a.AfterShare, sc.After.Requests)),
+			}
+			if a.Tested {
+				row.p = phrase.PValue(a.P)
+			}
+			out = append(out, row)
+		}
+	}
+	for i := range c.Endpoints {
+		add(&c.Endpoints[i], c.Label(&c.Endpoints[i]), true)
+	}
+	for i := range c.Families {
+		add(&c.Families[i], phrase.FamilyName(c.Families[i].Family), false)
+	}
+	add(&c.Totals, "total", false)
+	return out
+}
+
+func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
+	t := &textWriter{errWriter: errWriter{w: w}, color: o.Color, width: max(o.Width, minWidth)}
+	if o.Width <= 0 {
+		t.width = DefaultWidth
+	}
+	v := newCmpView(c)
+	code := ansiBold
+	if c.Regressed() {
+		code = AnsiRed + ansiBold
+	}
+	t.para(code, strings.ToUpper(c.Status), c.Conclusion, 2)
+	t.heading("RUNS")
+	for _, s := range []struct {
+		name string
+		side *compare.RunSide
+	}{{"before", &c.Before}, {"after ", &c.After}} {
+		t.para("", " "+s.name, runWords(s.side), 9)
+	}
+	cols := []textCol{{}, {head: "FAMILY"},
+		{head: "BEFORE", right: true}, {head: "", right: true}, {head: "AFTER", right: true}, {head: "", right: true},
+		{head: "CHANGE"}, {head: "P", right: true}, {head: "P50", prio: 6}, {head: "P99", prio: 7}}
+	cells := func(r *cmpRow) []string {
+		return []string{markOf(r.worse), r.label, r.before, r.beforeRate, r.after, r.afterRate, r.change, r.p, r.p50, r.p99}
+	}
+	t.heading("BY FAMILY  failed/requests before → after")
+	var rows [][]string
+	var failing []bool
+	for i := range v.families {
+		rows = append(rows, cells(&v.families[i]))
+		failing = append(failing, v.families[i].worse)
+	}
+	t.table(textTable{cols: cols, rows: rows, failing: failing})
+	cols[1].head = "ADDRESS"
+	for _, tg := range v.targets {
+		t.heading("BY ENDPOINT  " + tg.target)
+		rows, failing = nil, nil
+		var notes []string
+		for i := range tg.rows {
+			r := &tg.rows[i]
+			rows = append(rows, cells(r))
+			failing = append(failing, r.worse)
+			if r.baseline != "" {
+				notes = append(notes, r.label+" is new: compared with "+r.baseline)
+			}
+		}
+		t.table(textTable{cols: cols, rows: rows, failing: failing})
+		for _, n := range notes {
+			t.para("", "   ", n, 6)
+		}
+	}
+	if len(v.answers) > 0 {
+		t.heading("STATUSES AND ERRORS THAT CHANGED")
+		for _, a := range v.answers {
+			line := fmt.Sprintf("%s: %s %s: %s → %s", a.scope, a.answer, a.change, a.before, a.after)
+			if a.p != "" {
+				line += ", " + a.p
+			}
+			if a.worse {
+				t.failing(" "+failMark, line, 4)
+			} else {
+				t.para("", "  ", line, 4)
+			}
+		}
+	}
+	if len(c.Notes) > 0 {
+		t.heading("NOTES")
+		for _, n := range c.Notes {
+			t.para("", " -", n, 3)
+		}
+	}
+	t.printf("\n")
+	t.para(ansiBold, "METHOD", v.method, 2)
+	return t.err
+}
+
+// runWords describes one compared report: "old.json · 2026-06-16 20:43:00 –
+// 20:43:30 UTC · 900 requests, 300 failed (33.3%) · verdict concentrated".
+func runWords(s *compare.RunSide) string {
+	var parts []string
+	if s.File != "" {
+		parts = append(parts, phrase.SafeText(s.File, false))
+	}
+	if !s.StartedAt.IsZero() {
+		parts = append(parts, strings.Replace(utc(s.StartedAt), "T", " ", 1)[:19]+" – "+utc(s.EndedAt)[11:19]+" UTC")
+	}
+	parts = append(parts, fmt.Sprintf("%d requests, %d failed (%s)", s.Requests, s.Failed, pct(s.FailureRate, s.Requests)))
+	if s.Inputs > 0 {
+		parts = append(parts, fmt.Sprintf("merged from %d reports", s.Inputs))
+	}
+	if s.Interrupted {
+		parts = append(parts, "interrupted")
+	}
+	parts = append(parts, "verdict "+compare.OrDefault(s.Verdict, "none"))
+	return strings.Join(parts, " · ")
+}
+
+// CompareMarkdown writes the comparison as a Markdown document for a pull
+// request, a change ticket or a release note: the conclusion first, then
+// the two runs, the families and endpoints before → after, the statuses
+// and errors that changed, and how it was decided.
+func CompareMarkdown(w io.Writer, c *compare.Comparison) error {
+	m := &mdWriter{errWriter: errWriter{w: w}}
+	v := newCmpView(c)
+	m.printf("# pinprobe compare: %s\n\n", mdText(c.Status))
+	m.printf("> **%s**\n", mdText(c.Conclusion))
+	m.printf("\n## The runs\n\n")
+	row := func(name string, f func(s *compare.RunSide) string) []string {
+		return []string{name, f(&c.Before), f(&c.After)}
+	}
+	rows := [][]string{
+		row("File", func(s *compare.RunSide) string { return codeSpan(compare.OrDefault(s.File, "-")) }),
+		row("Window (UTC)", func(s *compare.RunSide) string {
+			if s.StartedAt.IsZero() {
+				return "-"
+			}
+			return utc(s.StartedAt) + " → " + utc(s.EndedAt)
+		}),
+		row("Requests", func(s *compare.RunSide) string { return strconv.FormatInt(s.Requests, 10) }),
+		row("Failed", func(s *compare.RunSide) string {
+			return fmt.Sprintf("%d, %s", s.Failed, rateCI(s.Failed, s.Requests, s.FailureRate))
+		}),
+		row("Failures are", func(s *compare.RunSide) string { return "errors and " + mdText(s.FailStatus) }),
+		row("Verdict", func(s *compare.RunSide) string { return mdText(compare.OrDefault(s.Verdict, "none")) }),
+		row("Merged from", func(s *compare.RunSide) string {
+			if s.Inputs == 0 {
+				return "one run"
+			}
+			return fmt.Sprintf("%d reports", s.Inputs)
+		}),
+		row("Interrupted", func(s *compare.RunSide) string { return map[bool]string{true: "**yes**", false: "no"}[s.Interrupted] }),
+		row("Command", func(s *compare.RunSide) string { return codeSpan(compare.OrDefault(shellJoin(s.Command), "-")) }),
+	}
+	m.table([]string{"", "Before", "After"}, "lll", rows)
+
+	head := []string{"", "", "Before", "After", "Change", "p", "p50", "p99"}
+	cells := func(r *cmpRow, label string) []string {
+		mark := ""
+		if r.worse {
+			mark, label = "✗", "**"+label+"**"
+		}
+		side := func(count, ci string) string {
+			if count == "-" {
+				return "-"
+			}
+			return count + " " + ci
+		}
+		return []string{mark, label, side(r.before, r.beforeCI), side(r.after, r.afterCI), r.change, r.p, r.p50, r.p99}
+	}
+	m.printf("\n## By address family\n\n")
+	rows = nil
+	for i := range v.families {
+		f := &v.families[i]
+		rows = append(rows, cells(f, phrase.FamilyName(f.label)))
+	}
+	head[1] = "Family"
+	m.table(head, "llrrlrrr", rows)
+	m.printf("\nBefore and after are failed/requests and the failure rate with its Wilson 95%% interval; ✗ marks a significant regression.\n")
+
+	m.printf("\n## By endpoint\n")
+	head[1] = "Address"
+	for _, tg := range v.targets {
+		m.printf("\n### %s\n\n", mdText(tg.target))
+		rows = nil
+		var notes []string
+		for i := range tg.rows {
+			r := &tg.rows[i]
+			rows = append(rows, cells(r, mdText(r.label)))
+			if r.baseline != "" {
+				notes = append(notes, mdText(r.label)+" is new: compared with "+mdText(r.baseline)+".")
+			}
+		}
+		m.table(head, "llrrlrrr", rows)
+		if len(notes) > 0 {
+			m.printf("\n%s\n", strings.Join(notes, " "))
+		}
+	}
+	if len(c.Added) > 0 || len(c.Removed) > 0 {
+		m.printf("\n")
+		for _, l := range []struct {
+			name string
+			ids  []compare.EndpointID
+		}{{"Added (probed after only)", c.Added}, {"Removed (probed before only)", c.Removed}} {
+			if len(l.ids) == 0 {
+				continue
+			}
+			var names []string
+			for _, id := range l.ids {
+				names = append(names, mdText(id.Address)+" ("+mdText(id.Target)+")")
+			}
+			m.printf("- **%s:** %s\n", l.name, strings.Join(names, ", "))
+		}
+	}
+	if len(v.answers) > 0 {
+		m.printf("\n## Statuses and errors that changed\n\n")
+		rows = nil
+		for _, a := range v.answers {
+			mark := ""
+			if a.worse {
+				mark = "✗"
+			}
+			rows = append(rows, []string{mark, mdText(a.scope), mdText(a.answer), a.change, a.before, a.after, mdText(a.p)})
+		}
+		m.table([]string{"", "Scope", "Answer", "Change", "Before", "After", "p"}, "lllllll", rows)
+	}
+	if len(c.Notes) > 0 {
+		m.printf("\n## Notes\n\n")
+		for _, n := range c.Notes {
+			m.printf("- %s\n", mdText(n))
+		}
+	}
+	m.printf("\n## How this was decided\n\n%s\n", mdText(v.method))
+	return m.err
+}

@@ -1,0 +1,120 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"pinprobe/internal/fixture"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestTextGolden renders the golden report at 80 and 120 columns: every
+// line fits, and the output is what testdata holds.
+func TestTextGolden(t *testing.T) {
+	for _, width := range []int{80, 120} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) { checkTextGolden(t, width) })
+	}
+}
+
+func checkTextGolden(t *testing.T, width int) {
+	rep := fixture.GoldenReport(t)
+	var buf bytes.Buffer
+	if err := Text(Options{Width: width})(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(buf.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > width {
+			t.Errorf("line %d is %d columns wide; want at most %d: %q", i+1, n, width, line)
+		}
+	}
+	golden := filepath.Join("testdata", fmt.Sprintf("text-%d.golden", width))
+	if *fixture.Update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -run TestTextGolden -update to create it)", err)
+		return
+	}
+	if got := buf.String(); got != string(want) {
+		t.Errorf("text report differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)
+	}
+	if bytes.Contains(buf.Bytes(), []byte("\x1b[")) {
+		t.Errorf("Text without Color wrote ANSI escapes")
+	}
+}
+
+func TestTextColor(t *testing.T) {
+	rep := fixture.GoldenReport(t)
+	var plain, color bytes.Buffer
+	if err := Text(Options{})(&plain, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := Text(Options{Color: true})(&color, rep); err != nil {
+		t.Fatal(err)
+	}
+	if got := fixture.Ansi.ReplaceAllString(color.String(), ""); got != plain.String() {
+		t.Errorf("Text(true) without its escapes differs from Text(false):\n%s\nvs\n%s", got, plain.String())
+	}
+	red := 0
+	prevRed := false
+	for _, line := range strings.Split(strings.TrimRight(color.String(), "\n"), "\n") {
+		text := fixture.Ansi.ReplaceAllString(line, "")
+		isRed := strings.Contains(line, AnsiRed)
+		wasRed := prevRed
+		prevRed = isRed
+		switch {
+		case wasRed && isRed && strings.HasPrefix(text, "    "):
+			// A wrapped failing item stays red on its continuation lines.
+			if !strings.HasPrefix(line, AnsiRed) || !strings.HasSuffix(line, ansiReset) {
+				t.Errorf("continuation of a failing item is not red from end to end: %q", line)
+			}
+		case strings.HasPrefix(text, " "+failMark):
+			red++
+			if !strings.HasPrefix(line, AnsiRed) || !strings.HasSuffix(line, ansiReset) {
+				t.Errorf("failing row is not red from end to end: %q", line)
+			}
+		case strings.HasPrefix(text, "INTERRUPTED"), strings.HasPrefix(text, "VERDICT CONCENTRATED"), strings.HasPrefix(text, "VERDICT SPREAD"):
+			// The banner and a failing verdict are red too, on purpose.
+			if !isRed {
+				t.Errorf("line is not red: %q", line)
+			}
+		case isRed:
+			t.Errorf("row without failures is red: %q", line)
+		}
+	}
+	// The host that did not resolve; families ipv4 and ipv6; endpoints
+	// 2001:db8::7 and 198.51.100.20 in the endpoint, phase and timeline
+	// tables; three failure fingerprints; four failed samples.
+	if red != 16 {
+		t.Errorf("%d failing rows in red; want 16:\n%s", red, color.String())
+	}
+}
+
+func TestRenderersReturnWriteErrors(t *testing.T) {
+	rep := fixture.GoldenReport(t)
+	for _, format := range Formats {
+		for _, n := range []int{0, 100, 1000} {
+			render, err := ForFormat(format, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := render(&fixture.FailingWriter{N: n}, rep); !errors.Is(err, fixture.ErrDiskFull) {
+				t.Errorf("%s renderer, writer failing after %d bytes: err = %v; want %v", format, n, err, fixture.ErrDiskFull)
+			}
+		}
+	}
+	if _, err := ForFormat("xml", Options{}); err == nil {
+		t.Errorf("ForFormat(xml) = nil error; want one")
+	}
+}

@@ -1,0 +1,890 @@
+package render
+
+import (
+	"fmt"
+	"pinprobe/report"
+	"pinprobe/report/judge"
+	"pinprobe/report/phrase"
+	"pinprobe/report/stat"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// View is a report prepared for reading. Every renderer (text, Markdown,
+// HTML) shows these rows, labels and sentences and derives none of its own,
+// so the formats say the same thing; a new format is a new view of this.
+type View struct {
+	R *report.Report
+	// Headline says the verdict in a few words: "failures concentrate on
+	// IPv6 (::1)". Hosts names the probed hosts, at most three.
+	Headline, Hosts string
+	// MultiURL is set when the run probed more than one URL: rows are then
+	// labelled by URL and address.
+	MultiURL bool
+	Verdict  VerdictView
+	Run      RunView
+	// Inputs are the reports a merged report was made from, and Notes say
+	// where the merge is less than exact; both empty for a single run.
+	Inputs   []InputRow
+	Notes    []string
+	DNS      []DNSRow
+	Families []StatsRow // each family, then the total
+	Targets  []TargetView
+	Who      []WhoRow
+	Phases   []PhaseRow
+	Timeline TimelineView
+	Samples  []SampleGroup
+	Tests    []TestRow
+	// TestsHow says how the tests were made.
+	TestsHow string
+	Gate     GateView
+	// Groups are the responses by instance header, one table per header.
+	Groups []GroupTable
+	// Conns lists, for each endpoint whose failures stick to connections,
+	// the connections that failed: their client ports find the instance in
+	// the gateway's logs.
+	Conns []ConnTable
+	// Logs is what to look for in the gateway's logs, and the queries
+	// that find it.
+	Logs LogsView
+}
+
+// VerdictView is the verdict, said for reading.
+type VerdictView struct {
+	// Status is the verdict's status ("concentrated", "spread", "ok",
+	// "no-data"), "none" when the report has none.
+	Status string
+	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
+	// or "none".
+	Tone     string
+	Summary  string
+	Suspects []SuspectRow
+	// Notes are the further findings, in sentences: an instance, failures
+	// that stick to connections, latency, what was not judged.
+	Notes []string
+	Slow  []SlowRow
+}
+
+// SuspectRow is one suspect of the verdict, of any kind.
+type SuspectRow struct {
+	Kind string // SuspectEndpoint, SuspectGroup or SuspectConnections
+	// What says the kind in a word: "address", "instance" or
+	// "connections".
+	What string
+	// Label names the suspect: "::1", "X-Served-By: gw-3", "connections
+	// of 127.0.0.2".
+	Label string
+	// URL is the address's URL as short as tells it apart, when the run
+	// has several; "" otherwise.
+	URL     string
+	Address string // "" for an instance
+	Family  string // "IPv6"; "" for an instance
+	Target  string
+	// How says how it fails and where: "answers 502", "answers 502, on
+	// 127.0.0.2 ×12", "3 of 13 connections failed".
+	How    string
+	Failed string // "12 of 12 failed"
+	RateCI string // "100.0% (76–100%)"
+	P      string // "p<1e-9"
+}
+
+// SlowRow is a scope whose latency is significantly and materially higher
+// than the rest's.
+type SlowRow struct {
+	What  string // "address" or "instance"
+	Label string // "::1", "X-Served-By: gw-3"
+	URL   string // an address's URL, as SuspectRow.URL
+	// Against names the rest: "the other addresses of its URL".
+	Against         string
+	Median, RestMed string // "12.5ms"
+	P99, RestP99    string
+	Ratio           string // the medians' ratio: "3.2×"
+	Share           string // the share of percentiles at least 1.5× slower: "25%"
+	P               string
+	Requests, RestN int64
+}
+
+// InputRow is one report a merged report was made from.
+type InputRow struct {
+	File, Version string
+	From, To      string // UTC, to the millisecond
+	Requests      int64
+	Failed        int64
+	Dropped       int64
+	Interrupted   bool
+	Ended         string // "completed" or "interrupted"
+	Command       string // shell-quoted, secrets redacted
+}
+
+// GroupTable is the groups of one instance header.
+type GroupTable struct {
+	Header string
+	Rows   []StatsRow // Label is the value; Note the addresses it answered for
+}
+
+// ConnTable is the failing connections of one endpoint.
+type ConnTable struct {
+	Label, Address, Target string
+	Summary                string // "3 of 13 connections failed"
+	Rows                   []ConnRow
+	More                   int // failing connections not listed (past MaxConnRecords)
+}
+
+// ConnRow is one connection.
+type ConnRow struct {
+	Port        uint16
+	First, Last string // UTC, to the millisecond
+	Requests    int64
+	Failed      int64
+}
+
+// GateView is the release gate: every threshold check, and a summary.
+type GateView struct {
+	// Summary is "" when no limit was set, else e.g. "FAILED: 2 of 9 checks
+	// breached, 1 not judged" or "passed: all 9 checks".
+	Summary string
+	Passed  bool
+	// Lines say each check that did not pass, then (in Checks) every check.
+	Lines  []string
+	Checks []ThresholdRow
+}
+
+// ThresholdRow is one check.
+type ThresholdRow struct {
+	Name, Scope, Limit, Value, Status string
+	OK                                bool
+}
+
+// RunView is what ran, and when.
+type RunView struct {
+	Version  string
+	From, To string // UTC, to the millisecond
+	Started  string // "2026-06-16 20:43:00": From to the second, for a heading
+	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
+	Ended    string // "completed" or "interrupted"
+	Planned  string // "20 req/s planned", or "max rate (closed model)"
+	Achieved string // "10.4 req/s"
+	// Plan says the whole plan in a sentence: the rate, the concurrency,
+	// the duration, the timeout, the connections, what is a failure.
+	Plan string
+	// Sent says what was sent in a sentence: "150 requests (30.0/s) to 3
+	// endpoints; 62 failed", and what was dropped or could not be sent.
+	Sent         string
+	Requests     int64
+	Failed       int64
+	Dropped      int64
+	ClientErrors int64 // requests this machine could not send
+	Endpoints    int
+	Interrupted  bool
+	// Settled says that --until-verdict stopped the run early, and when;
+	// "" when it did not.
+	Settled string
+	Command string // shell-quoted, secrets redacted
+	// Clients are the local addresses the requests came from, and Ports
+	// the local ports ("50100, 50101 (2 ports)" or a range).
+	Clients []string
+	Ports   string
+}
+
+// DNSRow is one resolved host:port, and one line per change seen.
+type DNSRow struct {
+	Host      string // host:port
+	Source    string
+	Addresses string // or "no addresses: why"
+	Failed    bool
+	Changes   []string // "20:43:05: added 2001:db8::9; removed 2001:db8::20"
+}
+
+// StatsRow is one scope's tallies, formatted.
+type StatsRow struct {
+	// Stats are the numbers the row formats, for charts; nil in a row
+	// made of no scope.
+	Stats   *report.Stats
+	Label   string // the family, the address, or "total"
+	Family  string // "IPv4", "IPv6"
+	Target  string // the endpoint's URL, "" for families
+	Failing bool   // some request failed
+	Suspect bool   // named by the verdict
+	// Tag says why a suspect row is one, in a word or two: "suspect",
+	// "failing connections"; "" for other rows.
+	Tag      string
+	Count    string // endpoints in a family row
+	Requests string
+	Failed   string
+	Rate     string // "4.5%"
+	RateCI   string // "4.5% (1.2–9.8%)"
+	Answers  string // statuses and error classes, most first: "200×40 502×20 reset×3"
+	Status   string // "200×40 502×20"
+	Errors   string // "reset×3"
+	P50, P99 string
+	Max      string
+	Dropped  string
+	Note     string // DNS changes, the verdict's p; a group's "on " + Where
+	// Where is a group's addresses, those its responses came from:
+	// "127.0.0.2 ×12".
+	Where   string
+	DNSNote string // "appeared in DNS at 20:43:05.250", "left DNS at …, not probed after"
+}
+
+// TargetView is one URL's endpoints.
+type TargetView struct {
+	Target string
+	Rows   []StatsRow
+	// DNSNotes is set when a row has a DNSNote.
+	DNSNotes bool
+}
+
+// WhoRow is one kind of failure and who produced it.
+type WhoRow struct {
+	Count     int64
+	What      string // "502", "reset", or "other kinds (…)"
+	Server    string // the Server header, "" when none
+	Producer  string // "Azure Application Gateway", "" when not recognised
+	BodyHash  string
+	Body      string // first bytes of one such body, at most bodyLimit
+	Where     string // "::1 ×20, 127.0.0.2 ×3"
+	Fresh     int64
+	Reused    int64
+	Addresses map[string]int64
+}
+
+// PhaseRow is one endpoint's connect, TLS and first-byte times.
+type PhaseRow struct {
+	Label, Target      string
+	URL                string // Target as short as tells it apart (ShortURL)
+	Failing            bool
+	Connect, TLS, TTFB string // "0.23ms / 0.97ms", "-" when none
+	// TLSShown is the TLS cell as shown: "— (plain HTTP)" for a plain
+	// HTTP endpoint with requests, else TLS.
+	TLSShown            string
+	FreshFailed, Fresh  int64
+	ReusedFailed, Reuse int64
+	PlainHTTP           bool
+}
+
+// TimelineView is failures over time, one series per endpoint.
+type TimelineView struct {
+	Step     float64 // seconds per bucket
+	From, To report.Time
+	Series   []SeriesRow
+}
+
+// SeriesRow is one endpoint's requests and failures per bucket.
+type SeriesRow struct {
+	Label, Target string
+	// Full is Label with the URL too when the run has several.
+	Full    string
+	Failing bool
+	Suspect bool // the verdict names the endpoint or its connections
+	// Added and Removed are when the address appeared in DNS and left
+	// it for good during the run; nil when it did not.
+	Added, Removed    *report.Time
+	Requests, Failed  []int64
+	TotalN, TotalFail int64
+}
+
+// SampleGroup is the samples of one endpoint.
+type SampleGroup struct {
+	Label, Address, Target string
+	Rows                   []SampleRow
+	// HeaderBlock is every sample's response headers as one block of
+	// text, each sample under a line that names it: "# <request ID> ·
+	// <sent at> · <result> · <protocol>".
+	HeaderBlock string
+}
+
+// SampleRow is one request kept as evidence.
+type SampleRow struct {
+	// Truncated says some response headers were left out or cut.
+	Truncated bool
+	Failed    bool
+	At        string // UTC, to the millisecond
+	Result    string // status, or error class
+	Error     string
+	RequestID string // the X-Request-Id pinprobe sent
+	// Correlation lists the response's own correlation IDs, "Name: value".
+	Correlation []string
+	Latency     string
+	Local       string
+	Remote      string
+	Conn        string // "new", "reused" or "none"
+	Proto       string
+	Headers     []string // "Name: value", sorted, secrets redacted
+	Body        string
+}
+
+// TestRow is one comparison the verdict made.
+type TestRow struct {
+	Scope       string
+	Failed      string // "3 of 40"
+	RateCI      string
+	Rest        string // "0 of 80 (0.0%)"
+	P           string
+	Significant bool
+}
+
+// NewView prepares r for reading.
+func NewView(r *report.Report) *View {
+	v := &View{R: r, Hosts: titleHosts(r), Headline: VerdictWords(r), Notes: r.Notes}
+	targets := report.TargetsOf(r)
+	v.MultiURL = len(targets) > 1
+	v.verdict(r)
+	v.run(r)
+	v.inputs(r)
+	v.dns(r)
+	v.families(r)
+	v.endpoints(r, targets)
+	v.who(r)
+	v.phases(r)
+	v.timeline(r)
+	v.samples(r)
+	v.tests(r)
+	v.gate(r)
+	v.groups(r)
+	v.conns(r)
+	v.logs(r)
+	return v
+}
+
+// verdict says the verdict: its suspects of every kind, its notes and its
+// slow scopes.
+func (v *View) verdict(r *report.Report) {
+	vd := &r.Verdict
+	v.Verdict = VerdictView{Status: vd.Status, Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
+	switch vd.Status {
+	case "":
+		v.Verdict.Status = "none"
+	case report.VerdictConcentrated:
+		v.Verdict.Tone = "bad"
+	case report.VerdictSpread:
+		v.Verdict.Tone = "warn"
+	case report.VerdictOK:
+		v.Verdict.Tone = "good"
+	}
+	fail := report.FailStatusOf(r)
+	for _, s := range vd.Suspects {
+		row := SuspectRow{Kind: s.Kind, Target: s.Target,
+			Failed: fmt.Sprintf("%d of %d requests failed", s.Failed, s.Requests),
+			RateCI: rateCI(s.Failed, s.Requests, s.FailureRate), P: phrase.PValue(s.P)}
+		label := s.Address
+		if v.MultiURL && s.Kind != report.SuspectGroup {
+			row.URL = report.ShortURL(r, s.Target)
+		}
+		switch s.Kind {
+		case report.SuspectGroup:
+			row.What, row.Label = "instance", s.Group
+			if g := r.FindGroup(s.Group); g != nil {
+				row.How = strings.TrimPrefix(judge.FailureKinds(&g.Stats, fail)+"; ", "; ") + "on " + counts(g.Addresses, " ×")
+			}
+		case report.SuspectConnections:
+			row.What, row.Label, row.Address, row.Family = "connections", "connections of "+label, s.Address, phrase.FamilyName(s.Family)
+			row.How = fmt.Sprintf("%d of %d connections failed", s.FailingConnections, s.Connections)
+		default:
+			row.Kind, row.What, row.Label, row.Address, row.Family = report.SuspectEndpoint, "address", label, s.Address, phrase.FamilyName(s.Family)
+			if e := r.FindEndpoint(s.Target, s.Address); e != nil {
+				row.How = judge.FailureKinds(&e.Stats, fail)
+			}
+		}
+		v.Verdict.Suspects = append(v.Verdict.Suspects, row)
+	}
+	for _, f := range vd.Slow {
+		v.Verdict.Slow = append(v.Verdict.Slow, v.slowRow(r, &f))
+	}
+}
+
+// slowRow says a slow finding; its scope is "endpoint ADDRESS (URL)" or
+// "group HEADER: VALUE".
+func (v *View) slowRow(r *report.Report, f *report.SlowFinding) SlowRow {
+	row := SlowRow{Label: f.Scope, What: "scope", Against: "the rest",
+		Median: phrase.Latency(f.MedianMS, 1), RestMed: phrase.Latency(f.RestMedianMS, 1),
+		P99: phrase.Latency(f.P99MS, 1), RestP99: phrase.Latency(f.RestP99MS, 1),
+		Ratio: strconv.FormatFloat(f.Ratio, 'f', 1, 64) + "×", Share: phrase.PctRate(f.Share), P: phrase.PValue(f.P),
+		Requests: f.Requests, RestN: f.RestRequests}
+	switch {
+	case strings.HasPrefix(f.Scope, "group "):
+		row.What, row.Label = "instance", strings.TrimPrefix(f.Scope, "group ")
+		header, _, _ := strings.Cut(row.Label, ": ")
+		row.Against = "the other values of " + header
+	case strings.HasPrefix(f.Scope, "endpoint "):
+		addr, target, _ := strings.Cut(strings.TrimPrefix(f.Scope, "endpoint "), " (")
+		row.What, row.Label, row.Against = "address", addr, "the other addresses of its URL"
+		if v.MultiURL {
+			row.URL = report.ShortURL(r, strings.TrimSuffix(target, ")"))
+		}
+	}
+	return row
+}
+
+func (v *View) groups(r *report.Report) {
+	suspect := map[string]bool{}
+	for _, s := range r.Verdict.Suspects {
+		if s.Kind == report.SuspectGroup {
+			suspect[s.Group] = true
+		}
+	}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if len(v.Groups) == 0 || v.Groups[len(v.Groups)-1].Header != g.Header {
+			v.Groups = append(v.Groups, GroupTable{Header: g.Header})
+		}
+		row := statsRow(g.Value, &g.Stats)
+		if suspect[g.Header+": "+g.Value] {
+			row.Suspect, row.Tag = true, "suspect"
+		}
+		row.Where = counts(g.Addresses, " ×")
+		row.Note = "on " + row.Where
+		t := &v.Groups[len(v.Groups)-1]
+		t.Rows = append(t.Rows, row)
+	}
+}
+
+func (v *View) conns(r *report.Report) {
+	for _, s := range r.Verdict.Suspects {
+		if s.Kind != report.SuspectConnections {
+			continue
+		}
+		e := r.FindEndpoint(s.Target, s.Address)
+		if e == nil || e.Conns == nil {
+			continue
+		}
+		t := ConnTable{Label: v.Label(e), Address: e.Address, Target: e.Target,
+			Summary: fmt.Sprintf("%d of %d connections failed", s.FailingConnections, s.Connections)}
+		for _, c := range e.Conns.Records {
+			if c.Failed > 0 {
+				t.Rows = append(t.Rows, ConnRow{Port: c.LocalPort, First: utc(c.First), Last: utc(c.Last), Requests: c.Requests, Failed: c.Failed})
+			}
+		}
+		if e.Conns.Overflow.Failed > 0 {
+			t.More = int(e.Conns.Overflow.Connections)
+		}
+		v.Conns = append(v.Conns, t)
+	}
+}
+
+func (v *View) gate(r *report.Report) {
+	if len(r.Thresholds) == 0 {
+		return
+	}
+	breached, unjudged := 0, 0
+	for i := range r.Thresholds {
+		t := &r.Thresholds[i]
+		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Status: t.Status, OK: t.OK}
+		if t.Value != nil {
+			row.Value = thresholdValue(t, *t.Value)
+		}
+		switch t.Status {
+		case report.ThresholdBreached:
+			breached++
+		case report.ThresholdNotJudged:
+			unjudged++
+		}
+		if !t.OK {
+			v.Gate.Lines = append(v.Gate.Lines, thresholdWords(t))
+		}
+		v.Gate.Checks = append(v.Gate.Checks, row)
+	}
+	// The checks that did not pass first, each group in its order.
+	sort.SliceStable(v.Gate.Checks, func(i, j int) bool { return !v.Gate.Checks[i].OK && v.Gate.Checks[j].OK })
+	n := len(r.Thresholds)
+	v.Gate.Passed = breached+unjudged == 0
+	switch {
+	case v.Gate.Passed:
+		v.Gate.Summary = fmt.Sprintf("passed: all %d check%s", n, phrase.Plural(n))
+	case unjudged == 0:
+		v.Gate.Summary = fmt.Sprintf("FAILED: %d of %d check%s breached", breached, n, phrase.Plural(n))
+	default:
+		v.Gate.Summary = fmt.Sprintf("FAILED: %d of %d check%s breached, %d not judged (no request reached the scope)", breached, n, phrase.Plural(n), unjudged)
+	}
+}
+
+func (v *View) run(r *report.Report) {
+	took := fmt.Sprintf("%.1fs", r.DurationS)
+	if r.SendS > 0 && r.DurationS-r.SendS >= 0.5 {
+		took = fmt.Sprintf("%.1fs sending, then %.1fs waiting for requests in flight", r.SendS, r.DurationS-r.SendS)
+	}
+	planned := "max rate (closed model)"
+	if !r.Plan.Max {
+		planned = phrase.Num(r.Plan.Rate) + " req/s planned"
+	}
+	from := utc(r.StartedAt)
+	t := &r.Totals
+	v.Run = RunView{
+		Version: r.Version, From: from, To: utc(r.EndedAt), Started: strings.Replace(from, "T", " ", 1)[:19],
+		Took: took, Ended: ended(r.Interrupted), Planned: planned, Plan: planWords(&r.Plan),
+		Achieved: strconv.FormatFloat(t.RPS, 'f', 1, 64) + " req/s",
+		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, ClientErrors: t.ClientErrors,
+		Endpoints: len(r.Endpoints), Interrupted: r.Interrupted, Command: shellJoin(r.Command),
+		Clients: r.Client.LocalAddresses, Ports: portWords(r.Client),
+	}
+	sent := fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s; %d failed", t.Requests, phrase.Plural(int(t.Requests)),
+		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), phrase.Plural(len(r.Endpoints)), t.Failed)
+	if t.Dropped > 0 {
+		sent += fmt.Sprintf("; %d more were due but not sent (dropped) because an endpoint already had %d requests in flight", t.Dropped, r.Plan.Concurrency)
+	}
+	if t.ClientErrors > 0 {
+		sent += fmt.Sprintf("; %d could not be sent by this machine (client errors)", t.ClientErrors)
+	}
+	v.Run.Sent = sent
+	if s := r.Settled; s != nil {
+		v.Run.Settled = fmt.Sprintf("--until-verdict stopped the run once the verdict was settled: at %s UTC, after %d request%s (look %d of %d, at level %s)",
+			phrase.Clock(s.At.Time), s.Requests, phrase.Plural(int(s.Requests)), s.Look, s.MaxLooks, phrase.AlphaValue(s.Alpha))
+	}
+}
+
+// ended says how a run ended.
+func ended(interrupted bool) string {
+	if interrupted {
+		return "interrupted"
+	}
+	return "completed"
+}
+
+// inputs lists the reports a merged report was made from.
+func (v *View) inputs(r *report.Report) {
+	for _, in := range r.Inputs {
+		v.Inputs = append(v.Inputs, InputRow{File: in.File, Version: in.Version, From: utc(in.StartedAt), To: utc(in.EndedAt),
+			Requests: in.Requests, Failed: in.Failed, Dropped: in.Dropped, Interrupted: in.Interrupted, Ended: ended(in.Interrupted),
+			Command: shellJoin(in.Command)})
+	}
+}
+
+func (v *View) dns(r *report.Report) {
+	for _, d := range r.DNS {
+		row := DNSRow{Host: hostPort(d.Host, d.Port), Source: d.Source, Addresses: strings.Join(d.Addresses, ", ")}
+		if d.Error != "" {
+			row.Addresses, row.Failed = "no addresses: "+d.Error, true
+		}
+		for _, c := range d.Changes {
+			var what []string
+			if len(c.Added) > 0 {
+				what = append(what, "added "+strings.Join(c.Added, ", "))
+			}
+			if len(c.Removed) > 0 {
+				what = append(what, "removed "+strings.Join(c.Removed, ", "))
+			}
+			row.Changes = append(row.Changes, utc(c.At)+": "+strings.Join(what, "; "))
+		}
+		v.DNS = append(v.DNS, row)
+	}
+}
+
+// statsRow formats s under label.
+func statsRow(label string, s *report.Stats) StatsRow {
+	lo, hi := stat.Wilson(s.Failed, s.Requests)
+	row := StatsRow{
+		Stats: s, Label: label, Failing: s.Failed > 0,
+		Requests: strconv.FormatInt(s.Requests, 10),
+		Failed:   strconv.FormatInt(s.Failed, 10),
+		Rate:     pct(s.FailureRate, s.Requests),
+		Status:   counts(s.Status, "×"),
+		Errors:   counts(s.Errors, "×"),
+		Answers:  answers(s),
+		P50:      phrase.Latency(s.LatencyMS.P50, s.Requests),
+		P99:      phrase.Latency(s.LatencyMS.P99, s.Requests),
+		Max:      phrase.Latency(s.LatencyMS.Max, s.Requests),
+		Dropped:  strconv.FormatInt(s.Dropped, 10),
+	}
+	row.RateCI = row.Rate
+	if s.Requests > 0 {
+		row.RateCI += " (" + phrase.CIRange(lo, hi) + ")"
+	}
+	return row
+}
+
+// answers merges statuses and error classes, most first: "200×40 502×20 reset×3".
+func answers(s *report.Stats) string {
+	m := make(map[string]int64, len(s.Status)+len(s.Errors))
+	for k, n := range s.Status {
+		m[k] = n
+	}
+	for k, n := range s.Errors {
+		m[k] = n
+	}
+	return counts(m, "×")
+}
+
+func (v *View) families(r *report.Report) {
+	endpoints := map[string]int{}
+	for _, e := range r.Endpoints {
+		endpoints[e.Family]++
+	}
+	for _, fam := range phrase.SortedKeys(r.Families) {
+		row := statsRow(phrase.FamilyName(fam), r.Families[fam])
+		row.Family, row.Count = phrase.FamilyName(fam), strconv.Itoa(endpoints[fam])
+		v.Families = append(v.Families, row)
+	}
+	total := statsRow("total", &r.Totals)
+	total.Count, total.Failing = strconv.Itoa(len(r.Endpoints)), false
+	v.Families = append(v.Families, total)
+}
+
+func (v *View) endpoints(r *report.Report, targets []string) {
+	// What the verdict says of each endpoint: suspect, or its connections.
+	type blame struct{ endpoint, conns *report.Suspect }
+	blamed := map[string]*blame{}
+	for i := range r.Verdict.Suspects {
+		s := &r.Verdict.Suspects[i]
+		if s.Kind == report.SuspectGroup {
+			continue
+		}
+		b := blamed[s.Target+" "+s.Address]
+		if b == nil {
+			b = &blame{}
+			blamed[s.Target+" "+s.Address] = b
+		}
+		if s.Kind == report.SuspectConnections {
+			b.conns = s
+		} else {
+			b.endpoint = s
+		}
+	}
+	for _, target := range targets {
+		tv := TargetView{Target: target}
+		for i := range r.Endpoints {
+			e := &r.Endpoints[i]
+			if e.Target != target {
+				continue
+			}
+			row := statsRow(e.Address, &e.Stats)
+			row.Family, row.Target = phrase.FamilyName(e.Family), e.Target
+			var note []string
+			if b := blamed[e.Target+" "+e.Address]; b != nil {
+				row.Suspect = true
+				if s := b.endpoint; s != nil {
+					row.Tag = "suspect"
+					note = append(note, "named by the verdict ("+phrase.PValue(s.P)+")")
+				}
+				if s := b.conns; s != nil {
+					if row.Tag == "" {
+						row.Tag = "failing connections"
+					}
+					note = append(note, fmt.Sprintf("failures stick to some of its connections (%d of %d failed, %s)", s.FailingConnections, s.Connections, phrase.PValue(s.P)))
+				}
+			}
+			row.DNSNote = dnsHistory(e, func(t report.Time) string { return phrase.Clock(t.Time) })
+			if long := dnsHistory(e, utc); long != "" {
+				note = append(note, long)
+			}
+			row.Note = strings.Join(note, "; ")
+			tv.Rows = append(tv.Rows, row)
+			tv.DNSNotes = tv.DNSNotes || row.DNSNote != ""
+		}
+		v.Targets = append(v.Targets, tv)
+	}
+}
+
+// Label names endpoint e for a row outside its URL's own table: its address,
+// and its URL too when the run has several (see ShortURL).
+func (v *View) Label(e *report.Endpoint) string {
+	if !v.MultiURL {
+		return e.Address
+	}
+	return e.Address + " " + report.ShortURL(v.R, e.Target)
+}
+
+// dnsHistory says when e's address came and went during the run, times
+// written by when: "in DNS from 20:43:05", "left DNS at 20:43:06, back at
+// 20:43:09", "…, not probed after"; "" when it stayed throughout.
+func dnsHistory(e *report.Endpoint, when func(report.Time) string) string {
+	var parts []string
+	if e.AddedAt != nil {
+		parts = append(parts, "appeared in DNS at "+when(*e.AddedAt))
+	}
+	for _, h := range e.DNSHistory {
+		switch h.Event {
+		case "removed":
+			parts = append(parts, "left DNS at "+when(h.At))
+		case "returned":
+			parts = append(parts, "back at "+when(h.At))
+		}
+	}
+	if e.RemovedAt != nil {
+		if len(e.DNSHistory) == 0 { // a report written before dns_history
+			parts = append(parts, "left DNS at "+when(*e.RemovedAt))
+		}
+		parts[len(parts)-1] += ", not probed after"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (v *View) who(r *report.Report) {
+	for _, f := range r.Fingerprints {
+		w := WhoRow{Count: f.Count, Server: f.Server, Producer: f.Producer, BodyHash: f.BodyHash, Body: phrase.LimitBytes(f.Body, bodyLimit),
+			Fresh: f.Fresh, Reused: f.Reused, Addresses: f.Addresses}
+		switch {
+		case f.Merged:
+			w.What = "other kinds (past the first 64, counted together)"
+		case f.Status != 0:
+			w.What = strconv.Itoa(f.Status)
+		default:
+			w.What = f.Error
+		}
+		w.Where = counts(f.Addresses, " ×")
+		v.Who = append(v.Who, w)
+	}
+}
+
+func (v *View) phases(r *report.Report) {
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
+		p := PhaseRow{
+			Label: e.Address, Target: e.Target, URL: report.ShortURL(r, e.Target), Failing: e.Failed > 0,
+			Connect: phaseWords(e, e.Phases.Connect), TLS: phaseWords(e, e.Phases.TLS), TTFB: phaseWords(e, e.Phases.TTFB),
+			FreshFailed: fresh.Failed, Fresh: fresh.Requests, ReusedFailed: reused.Failed, Reuse: reused.Requests,
+			PlainHTTP: strings.HasPrefix(e.Target, "http://"),
+		}
+		p.TLSShown = p.TLS
+		if p.PlainHTTP && p.Fresh+p.Reuse > 0 {
+			p.TLSShown = "— (plain HTTP)"
+		}
+		v.Phases = append(v.Phases, p)
+	}
+}
+
+func (v *View) timeline(r *report.Report) {
+	tl := r.Timeline
+	n := 0
+	for _, s := range tl.Series {
+		n = max(n, len(s.Requests))
+	}
+	v.Timeline = TimelineView{Step: tl.IntervalS, From: tl.Start, To: report.Time{Time: tl.Start.Add(report.SecondsDuration(tl.IntervalS * float64(n)))}}
+	suspect := map[string]bool{}
+	for _, s := range r.Verdict.Suspects {
+		if s.Kind != report.SuspectGroup {
+			suspect[s.Target+" "+s.Address] = true
+		}
+	}
+	eps := endpointIndex(r)
+	for _, s := range tl.Series {
+		row := SeriesRow{Label: s.Address, Target: s.Target, Full: s.Address, Requests: s.Requests, Failed: s.Failed,
+			Suspect: suspect[s.Target+" "+s.Address]}
+		if v.MultiURL {
+			row.Full += " " + report.ShortURL(r, s.Target)
+		}
+		if e := eps[s.Target+" "+s.Address]; e != nil {
+			row.Failing = e.Failed > 0
+			row.Added, row.Removed = e.AddedAt, e.RemovedAt
+		}
+		for j := range s.Requests {
+			row.TotalN += s.Requests[j]
+			row.TotalFail += s.Failed[j]
+		}
+		v.Timeline.Series = append(v.Timeline.Series, row)
+	}
+}
+
+// endpointIndex finds an endpoint by its target and address.
+func endpointIndex(r *report.Report) map[string]*report.Endpoint {
+	m := make(map[string]*report.Endpoint, len(r.Endpoints))
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		m[e.Target+" "+e.Address] = e
+	}
+	return m
+}
+
+// correlationHeaders are response headers that name a request in a
+// gateway's or CDN's own logs, in the order samples show them.
+var correlationHeaders = []string{"X-Request-Id", "X-Azure-Ref", "X-Ms-Request-Id", "X-Amzn-Trace-Id",
+	"X-Amz-Cf-Id", "Cf-Ray", "X-Cache", "Via", "Traceparent"}
+
+func (v *View) samples(r *report.Report) {
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		if len(e.Samples) == 0 {
+			continue
+		}
+		g := SampleGroup{Label: v.Label(e), Address: e.Address, Target: e.Target}
+		for _, s := range e.Samples {
+			row := SampleRow{
+				Failed: s.Failed, At: utc(s.At), Result: sampleResult(&s), Error: s.Error, RequestID: s.RequestID,
+				Latency: phrase.Latency(s.LatencyMS, 1), Local: s.Local, Remote: s.Remote, Proto: s.Proto, Body: s.Body, Truncated: s.Truncated,
+			}
+			if row.Remote == "" {
+				row.Remote = hostPort(e.Address, e.Port)
+			}
+			row.Conn = "new"
+			switch {
+			case s.Reused:
+				row.Conn = "reused"
+			case s.Local == "" && s.Status == 0:
+				row.Conn = "none"
+			}
+			for _, k := range phrase.SortedKeys(s.Headers) {
+				row.Headers = append(row.Headers, k+": "+s.Headers[k])
+			}
+			for _, h := range correlationHeaders {
+				for k, val := range s.Headers {
+					if strings.EqualFold(k, h) && val != s.RequestID { // an echo of pinprobe's own says nothing new
+						row.Correlation = append(row.Correlation, k+": "+val)
+					}
+				}
+			}
+			g.Rows = append(g.Rows, row)
+		}
+		g.HeaderBlock = headerBlock(g.Rows)
+		v.Samples = append(v.Samples, g)
+	}
+}
+
+// headerBlock writes each sample's response headers under a line that
+// names it.
+func headerBlock(rows []SampleRow) string {
+	var b strings.Builder
+	for i, s := range rows {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		id := s.RequestID
+		if id == "" {
+			id = "(no request ID)"
+		}
+		fmt.Fprintf(&b, "# %s · %s · %s", id, s.At, s.Result)
+		if s.Proto != "" {
+			b.WriteString(" · " + s.Proto)
+		}
+		b.WriteString("\n")
+		if s.Error != "" {
+			b.WriteString("error: " + s.Error + "\n")
+		}
+		for _, h := range s.Headers {
+			b.WriteString(h + "\n")
+		}
+		if s.Truncated {
+			b.WriteString("(more headers came: pinprobe keeps 64, each value cut at 512 bytes, 8 KiB in all)\n")
+		}
+	}
+	return b.String()
+}
+
+func (v *View) tests(r *report.Report) {
+	v.TestsHow = "Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?)."
+	var groups, conns bool
+	for _, t := range r.Verdict.Tests {
+		groups = groups || strings.HasPrefix(t.Scope, "group ")
+		conns = conns || strings.HasPrefix(t.Scope, "connections of ")
+	}
+	if groups {
+		v.TestsHow += " Inside the addresses, each instance (a value of an instance header) is compared with the other instances of its header the same way."
+	}
+	if conns {
+		v.TestsHow += " The connections of an address are judged by whether a request that follows a failure on its own connection fails more often than one that follows successes only (a stratified exact test)."
+	}
+	v.TestsHow += " A difference counts as significant when p is below " + phrase.Num(judge.Alpha) + " divided by the number of tests (Bonferroni)."
+	for _, t := range r.Verdict.Tests {
+		restRate := 0.0
+		if t.RestTotal > 0 {
+			restRate = float64(t.RestFailed) / float64(t.RestTotal)
+		}
+		v.Tests = append(v.Tests, TestRow{
+			Scope:       t.Scope,
+			Failed:      fmt.Sprintf("%d of %d", t.Failed, t.Requests),
+			RateCI:      rateCI(t.Failed, t.Requests, t.FailureRate),
+			Rest:        fmt.Sprintf("%d of %d (%s)", t.RestFailed, t.RestTotal, pct(restRate, t.RestTotal)),
+			P:           phrase.PValue(t.P),
+			Significant: t.Significant,
+		})
+	}
+}

@@ -1,0 +1,223 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"pinprobe/internal/fixture"
+	"pinprobe/probe"
+	"pinprobe/report"
+	"pinprobe/report/collect"
+)
+
+// insideReport builds, from synthetic results, the demo's incident: one
+// URL on three addresses; 192.0.2.1 is healthy but slow, 2001:db8::1
+// answers Azure Application Gateway 502 pages to everything (an address
+// fault), and 192.0.2.2 fronts four instances named by X-Served-By, each
+// connection of four requests kept on one, gw-3 answering 502 (an instance
+// fault behind one address). The run stopped early (--until-verdict),
+// dropped requests, could not send two, and was judged against a release
+// gate. Everything is fixed, so the rendering is byte-stable.
+func insideReport(t *testing.T) *report.Report {
+	t.Helper()
+	tg := fixture.MustTarget(t, "http://sign.example.com:8080/sign")
+	eps := []*probe.Endpoint{
+		{ID: 0, Target: tg, Addr: netip.MustParseAddr("192.0.2.1")},
+		{ID: 1, Target: tg, Addr: netip.MustParseAddr("192.0.2.2")},
+		{ID: 2, Target: tg, Addr: netip.MustParseAddr("2001:db8::1")},
+	}
+	fail, err := report.ParseFailStatus("5xx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
+	agg := collect.NewAggregator(eps, fail)
+	agg.SetGroupBy([]string{"X-Served-By"})
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	client := map[bool]netip.Addr{false: netip.MustParseAddr("192.0.2.100"), true: netip.MustParseAddr("2001:db8::100")}
+	samples := make([]int, len(eps))
+	const n = 48 // requests per endpoint, 4 per connection
+	for i := range n {
+		for ep, e := range eps {
+			conn := i/4 + 1
+			r := probe.Result{Endpoint: ep, Start: start.Add(time.Duration(i*100+ep*30) * time.Millisecond), Status: 200,
+				RequestID: fmt.Sprintf("pinprobe-0123abcd-%d-%d", ep, i+1), ConnID: uint64(conn), ConnReq: i%4 + 1,
+				Local:  netip.AddrPortFrom(client[e.Addr.Is6()], uint16(40000+ep*100+conn)),
+				Remote: netip.AddrPortFrom(e.Addr, tg.Port())}
+			r.Reused = r.ConnReq > 1
+			if !r.Reused {
+				r.Connect = ms(0.3)
+			}
+			h := http.Header{"Content-Type": {"text/html"}, "Server": {"Microsoft-Azure-Application-Gateway/v2"}}
+			switch ep {
+			case 0:
+				r.Latency = ms(20 + float64(i%5))
+			case 1:
+				instance := "gw-" + strconv.Itoa((conn-1)%4+1)
+				r.Groups = []string{instance}
+				h.Set("X-Served-By", instance)
+				if instance == "gw-3" {
+					r.Status = 502
+				}
+				r.Latency = ms(1 + float64(i%3)/2)
+			case 2:
+				r.Status = 502
+				r.Latency = ms(1.5 + float64(i%4)/4)
+			}
+			r.TTFB = r.Latency * 9 / 10
+			if r.Status == 502 {
+				r.Server, r.BodyHash = h.Get("Server"), 0x8aa9b7e56a3ec6e6
+				r.Exemplar = []byte("<html><center>Microsoft-Azure-Application-Gateway/v2</center></html>")
+			}
+			if samples[ep] < 2 && (r.Status == 502 || i == 0) {
+				samples[ep]++
+				r.Evidence = &probe.ResponseEvidence{Proto: "HTTP/1.1", Header: h, Body: []byte("<html></html>")}
+			}
+			agg.Add(r)
+		}
+	}
+	for range 2 {
+		agg.Add(probe.Result{Endpoint: 0, Start: start, Class: probe.ClassClient, Err: errors.New("dial tcp 192.0.2.1:8080: socket: too many open files")})
+	}
+	agg.Add(probe.Result{Endpoint: 0, Dropped: 3})
+	rep := &report.Report{
+		Version:   "0.1.0",
+		Command:   []string{"pinprobe", "--rate", "30", "--until-verdict", "--max-failure-rate", "1%", "--fail-on-verdict", tg.String()},
+		StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: start.Add(4900 * time.Millisecond)},
+		Plan:    report.Plan{Rate: 30, DurationS: 60, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx", ConnRequests: 4},
+		DNS:     []report.DNS{{Host: "sign.example.com", Port: 8080, Source: "system", Addresses: []string{"192.0.2.1", "192.0.2.2", "2001:db8::1"}}},
+		Settled: &report.Settled{At: report.Time{Time: start.Add(4900 * time.Millisecond)}, Requests: 3 * n, Look: 5, MaxLooks: 60, Alpha: 0.00021},
+	}
+	rep = fixture.CloseJudged(agg, rep)
+	rep.Thresholds = report.CheckLimits(rep, report.Limits{MaxFailureRate: 0.01, MaxP99: 50 * time.Millisecond, FailOnVerdict: true})
+	return rep
+}
+
+// TestViewInside: the view of a run with faults of both kinds names each
+// suspect by its kind, notes the endpoint whose connections fail, lists
+// the instances and the failing connections, and offers queries over the
+// failing connections' ports.
+func TestViewInside(t *testing.T) {
+	r := insideReport(t)
+	v := NewView(r)
+	if want := "failures concentrate on IPv6 (2001:db8::1) and X-Served-By: gw-3 (on 192.0.2.2)"; v.Headline != want {
+		t.Errorf("headline %q; want %q", v.Headline, want)
+	}
+	var kinds []string
+	for _, s := range v.Verdict.Suspects {
+		kinds = append(kinds, s.What+" "+s.Label+" — "+s.How)
+	}
+	want := []string{"address 2001:db8::1 — answers 502", "instance X-Served-By: gw-3 — answers 502; on 192.0.2.2 ×12",
+		"connections connections of 192.0.2.2 — 3 of 12 connections failed"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("suspects\n%q; want\n%q", kinds, want)
+	}
+	if v.Verdict.Tone != "bad" || v.Verdict.Status != report.VerdictConcentrated {
+		t.Errorf("verdict %s, tone %s; want concentrated, bad", v.Verdict.Status, v.Verdict.Tone)
+	}
+	if len(v.Verdict.Slow) != 1 || v.Verdict.Slow[0].Label != "192.0.2.1" || v.Verdict.Slow[0].What != "address" {
+		t.Errorf("slow %+v; want 192.0.2.1, an address", v.Verdict.Slow)
+	}
+	for _, note := range []string{"could not be sent by this machine", "fell due but were not sent", "is slow against"} {
+		if !slices.ContainsFunc(v.Verdict.Notes, func(n string) bool { return strings.Contains(n, note) }) {
+			t.Errorf("no verdict note says %q: %q", note, v.Verdict.Notes)
+		}
+	}
+	var tags []string
+	for _, row := range v.Targets[0].Rows {
+		tags = append(tags, row.Label+":"+row.Tag)
+	}
+	if got, want := strings.Join(tags, " "), "192.0.2.1: 192.0.2.2:failing connections 2001:db8::1:suspect"; got != want {
+		t.Errorf("endpoint tags %q; want %q", got, want)
+	}
+	if n := v.Targets[0].Rows[1].Note; !strings.HasPrefix(n, "failures stick to some of its connections (3 of 12 failed, p=") {
+		t.Errorf("192.0.2.2's note %q; want its connections", n)
+	}
+	if len(v.Groups) != 1 || len(v.Groups[0].Rows) != 4 {
+		t.Fatalf("groups %+v; want one header with four values", v.Groups)
+	}
+	for _, row := range v.Groups[0].Rows {
+		if row.Suspect != (row.Label == "gw-3") || row.Where != "192.0.2.2 ×12" || row.Stats == nil {
+			t.Errorf("instance %s: suspect %v, where %q, stats %v; want only gw-3 a suspect, all on 192.0.2.2 ×12", row.Label, row.Suspect, row.Where, row.Stats)
+		}
+	}
+	if len(v.Conns) != 1 || len(v.Conns[0].Rows) != 3 {
+		t.Fatalf("failing connections %+v; want 3 of 192.0.2.2", v.Conns)
+	}
+	if got, want := v.Logs.FailingPorts, []int{40103, 40107, 40111}; !slices.Equal(got, want) {
+		t.Errorf("failing ports %v; want %v (gw-3's connections 3, 7 and 11)", got, want)
+	}
+	if !v.Logs.Known || len(v.Logs.Gateways) != 1 || v.Logs.Gateways[0].Name != GatewayAzure {
+		t.Fatalf("log gateways %+v; want Azure, recognised", v.Logs.Gateways)
+	}
+	if q := v.Logs.Gateways[0].Query(LogAGWFailing); q == nil || !q.Failing || !strings.Contains(q.Text, "Port in (40103, 40107, 40111)") {
+		t.Errorf("failing-connections query %+v; want one over ports 40103, 40107, 40111", q)
+	}
+	if !strings.Contains(v.Run.Settled, "after 144 requests (look 5 of 60") || !strings.Contains(v.Run.Sent, "; 3 more were due but not sent") ||
+		!strings.Contains(v.Run.Sent, "; 2 could not be sent by this machine (client errors)") {
+		t.Errorf("run: settled %q, sent %q", v.Run.Settled, v.Run.Sent)
+	}
+	var order []bool
+	for _, c := range v.Gate.Checks {
+		order = append(order, c.OK)
+	}
+	if i := slices.Index(order, true); i <= 0 || slices.Contains(order[i:], false) {
+		t.Errorf("gate checks OK in order %v; want the failing ones first", order)
+	}
+	if !strings.Contains(v.TestsHow, "each instance") || !strings.Contains(v.TestsHow, "connections of an address") {
+		t.Errorf("TestsHow %q; want the instance and connection tests said", v.TestsHow)
+	}
+}
+
+// TestFormatsSayTheSame: text, Markdown and HTML show every suspect, every
+// verdict note, every instance, every failing connection's port and the
+// release gate of the same report: they are views of one model.
+func TestFormatsSayTheSame(t *testing.T) {
+	r := insideReport(t)
+	v := NewView(r)
+	var text, md strings.Builder
+	if err := writeText(&text, r, Options{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarkdown(&md, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := textOf(parseHTML(t, renderHTML(t, r)))
+	// The HTML's text and the text report as the words they hold, one
+	// space apart; the Markdown without its escapes.
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	formats := map[string]string{"text": norm(text.String()), "markdown": norm(strings.ReplaceAll(md.String(), `\`, "")), "html": norm(page)}
+	var want []string
+	want = append(want, v.Verdict.Notes...)
+	want = append(want, v.Gate.Summary)
+	for _, g := range v.Groups {
+		for _, row := range g.Rows {
+			want = append(want, row.Label)
+		}
+	}
+	for _, c := range v.Conns {
+		want = append(want, c.Summary)
+		for _, row := range c.Rows {
+			want = append(want, strconv.Itoa(int(row.Port)))
+		}
+	}
+	for name, doc := range formats {
+		for _, w := range want {
+			if !strings.Contains(doc, norm(w)) {
+				t.Errorf("the %s report lacks %q", name, w)
+			}
+		}
+	}
+	for _, s := range v.Verdict.Suspects {
+		if !strings.Contains(formats["html"], s.What+" "+strings.TrimPrefix(s.Label, "connections of ")) || !strings.Contains(formats["html"], s.How) {
+			t.Errorf("the HTML report lacks suspect %s %q (%s)", s.What, s.Label, s.How)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package stat
+
+import "math"
+
+// z95 is the two-sided 95% normal quantile.
+const z95 = 1.959963984540054
+
+// Wilson returns the Wilson score 95% interval of a proportion k/n.
+func Wilson(k, n int64) (lo, hi float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	nf := float64(n)
+	p := float64(k) / nf
+	z2 := z95 * z95
+	den := 1 + z2/nf
+	center := (p + z2/(2*nf)) / den
+	half := z95 * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / den
+	lo, hi = max(0, center-half), min(1, center+half)
+	if k == 0 {
+		lo = 0
+	}
+	if k == n {
+		hi = 1
+	}
+	return lo, hi
+}
+
+// UpperBoundZero is the exact one-sided 95% upper bound of a failure rate
+// when none of n requests failed (Clopper-Pearson; about 3/n, the "rule of
+// three").
+func UpperBoundZero(n int64) float64 {
+	if n <= 0 {
+		return 1
+	}
+	return 1 - math.Pow(0.05, 1/float64(n))
+}
+
+// FisherGreater returns the one-sided p-value of Fisher's exact test that a
+// group with a failures out of n fails more often than the rest, which has c
+// failures out of m: the probability, with the margins fixed, of the group
+// getting a or more of the a+c failures.
+func FisherGreater(a, n, c, m int64) float64 {
+	if n <= 0 || m <= 0 {
+		return 1
+	}
+	total, fails := n+m, a+c
+	hi := min(n, fails)
+	lo := max(0, fails-m)
+	if a < lo || a > hi {
+		return 1
+	}
+	logDen := LogChoose(total, n)
+	sum := 0.0
+	// Terms fall away from the mode; summing from the tail end keeps precision.
+	for x := hi; x >= a; x-- {
+		sum += math.Exp(LogChoose(fails, x) + LogChoose(total-fails, n-x) - logDen)
+	}
+	return min(1, sum)
+}
+
+// FisherTwoSided returns the two-sided p-value of Fisher's exact test for
+// the table [[a, n-a], [c, m-c]]: the total probability of tables no more
+// likely than the observed one.
+func FisherTwoSided(a, n, c, m int64) float64 {
+	if n <= 0 || m <= 0 {
+		return 1
+	}
+	total, fails := n+m, a+c
+	lo, hi := max(0, fails-m), min(n, fails)
+	logDen := LogChoose(total, n)
+	logP := func(x int64) float64 { return LogChoose(fails, x) + LogChoose(total-fails, n-x) - logDen }
+	observed := logP(a)
+	sum := 0.0
+	for x := lo; x <= hi; x++ {
+		if lp := logP(x); lp <= observed+1e-7 {
+			sum += math.Exp(lp)
+		}
+	}
+	return min(1, sum)
+}
+
+// lchoose is log(n choose k).
+func LogChoose(n, k int64) float64 {
+	if k < 0 || k > n {
+		return math.Inf(-1)
+	}
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
+}

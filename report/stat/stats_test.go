@@ -1,0 +1,63 @@
+package stat
+
+import (
+	"pinprobe/internal/check"
+	"testing"
+)
+
+func TestWilson(t *testing.T) {
+	// Reference values: the Wilson score formula evaluated independently (statsmodels
+	// proportion_confint(method="wilson") gives the same).
+	tests := []struct {
+		k, n   int64
+		lo, hi float64
+	}{
+		{0, 10, 0, 0.2775328},
+		{5, 10, 0.2365931, 0.7634069},
+		{10, 10, 0.7224672, 1},
+		{1, 100, 0.001767, 0.054489},
+		{60, 300, 0.1586569, 0.2489289},
+		{0, 600, 0, 0.006363},
+	}
+	for _, tt := range tests {
+		lo, hi := Wilson(tt.k, tt.n)
+		if !check.Near(lo, tt.lo, 1e-3) || !check.Near(hi, tt.hi, 1e-3) {
+			t.Errorf("Wilson(%d, %d) = [%.6f, %.6f]; want [%.6f, %.6f]", tt.k, tt.n, lo, hi, tt.lo, tt.hi)
+		}
+	}
+}
+
+func TestUpperBoundZero(t *testing.T) {
+	if got := UpperBoundZero(600); !check.Near(got, 0.0049806, 1e-3) {
+		t.Errorf("UpperBoundZero(600) = %.7f; want 0.0049806 (below 0.5%%)", got)
+	}
+	if got := UpperBoundZero(0); got != 1 {
+		t.Errorf("UpperBoundZero(0) = %v; want 1", got)
+	}
+}
+
+func TestFisher(t *testing.T) {
+	// Reference values: exact hypergeometric sums computed with Python's math.comb
+	// (the same as R's fisher.test(matrix(c(a, n-a, c, m-c), 2, byrow=TRUE))).
+	tests := []struct {
+		a, n, c, m     int64
+		greater, twoSd float64
+	}{
+		{3, 3, 0, 3, 0.05, 0.1}, // a handful: not significant
+		{10, 10, 0, 10, 5.412544e-06, 1.082509e-05},
+		{40, 40, 0, 80, 8.729290e-33, 8.729290e-33}, // 1/C(120,40); the other tail is empty
+		{1, 10, 1, 10, 0.7631579, 1},
+		{8, 10, 2, 10, 0.01150707, 0.02301414},
+		{0, 10, 5, 10, 1, 0.03250774},
+	}
+	for _, tt := range tests {
+		g := FisherGreater(tt.a, tt.n, tt.c, tt.m)
+		two := FisherTwoSided(tt.a, tt.n, tt.c, tt.m)
+		if !check.Near(g, tt.greater, 1e-3) {
+			t.Errorf("FisherGreater(%d/%d vs %d/%d) = %.6g; want %.6g", tt.a, tt.n, tt.c, tt.m, g, tt.greater)
+		}
+		if !check.Near(two, tt.twoSd, 1e-3) {
+			t.Errorf("FisherTwoSided(%d/%d vs %d/%d) = %.6g; want %.6g", tt.a, tt.n, tt.c, tt.m, two, tt.twoSd)
+		}
+	}
+}
