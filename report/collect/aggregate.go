@@ -1,14 +1,13 @@
 package collect
 
 import (
+	"pinprobe/probe"
+	"pinprobe/report"
+	"pinprobe/report/stat"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/stat"
 )
 
 // Live holds running counts that another goroutine (the progress display)
@@ -246,4 +245,10 @@ func (a *Aggregator) SoFar(plan report.Plan) *report.Report {
 		a.forensic[i].judged(&r.Endpoints[i])
 	}
 	return r
+}
+
+// SetGroupBy names the headers of probe.Result.Groups, in order.
+func (a *Aggregator) SetGroupBy(headers []string) {
+	a.groupBy = append([]string(nil), headers...)
+	a.groups.Headers = append([]string(nil), headers...)
 }

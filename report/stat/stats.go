@@ -1,6 +1,13 @@
 package stat
 
-import "math"
+import (
+	"math"
+)
+
+func Round(v float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(v*p) / p
+}
 
 // z95 is the two-sided 95% normal quantile.
 const z95 = 1.959963984540054

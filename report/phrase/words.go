@@ -2,9 +2,30 @@ package phrase
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
+
+// sortedKeys returns m's keys in order.
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Plural returns "s" unless n is 1: fmt.Sprintf("%d endpoint%s", n, Plural(n)).
+func Plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
 
 func FamilyName(f string) string {
 	if n, ok := FamilyNames[f]; ok {
@@ -48,4 +69,33 @@ func LimitBytes(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// printable returns b as text: valid UTF-8 kept, other bytes as \xNN.
+func Printable(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n <= 1 {
+			sb.WriteString(`\x` + strconv.FormatUint(uint64(b[0]), 16))
+			b = b[1:]
+			continue
+		}
+		sb.WriteRune(r)
+		b = b[n:]
+	}
+	return sb.String()
+}
+
+// clock is a time of day in UTC, to the millisecond: "20:43:05.250".
+func Clock(t time.Time) string { return t.UTC().Format("15:04:05.000") }
+
+// sortByCount orders keys of m by count, most first, then by name.
+func ByCount(m map[string]int64) []string {
+	keys := SortedKeys(m)
+	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	return keys
 }

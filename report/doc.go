@@ -1,0 +1,14 @@
+// Package report is the pinprobe.report/v1 document: its types (Report and
+// everything in it, the verdict's among them), reading a saved one
+// (ReadReport, CheckSaved), its invariants (Validate), the exact merge of
+// several (Merge), the tally every scope's counts roll up into (shared by
+// the aggregator and Merge), and the release gate's checks (CheckLimits).
+//
+// Merging adds counts and histograms and never judges: a merged report has
+// no verdict until package judge makes one.
+//
+// It imports only the leaves report/stat and report/phrase: no engine
+// (probe), and none of the layers built on it — collect (the aggregator),
+// judge (the verdict), compare and render. A test over the import graph
+// (layers_test.go at the root) keeps it so.
+package report

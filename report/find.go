@@ -1,0 +1,67 @@
+package report
+
+import (
+	"net/url"
+	"pinprobe/report/phrase"
+	"strings"
+	"time"
+)
+
+// failStatusOf parses the report's --fail-status, 5xx when it has none.
+func FailStatusOf(r *Report) FailStatus {
+	if f, err := ParseFailStatus(r.Plan.FailStatus); err == nil {
+		return f
+	}
+	f, _ := ParseFailStatus("5xx")
+	return f
+}
+
+func SecondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// targetsOf lists the endpoints' targets in the order they first appear.
+func TargetsOf(r *Report) []string {
+	var targets []string
+	for _, e := range r.Endpoints {
+		targets = append(targets, e.Target)
+	}
+	return phrase.Dedupe(targets)
+}
+
+// group returns the group named "HEADER: VALUE", nil when none.
+func (r *Report) FindGroup(name string) *Group {
+	for i := range r.Groups {
+		if g := &r.Groups[i]; g.Header+": "+g.Value == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// ShortURL shortens target to what tells it apart from the report's other
+// targets: its path when they all share scheme, host and port, else the URL
+// without its scheme.
+func ShortURL(r *Report, target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	same := true
+	for _, t := range TargetsOf(r) {
+		o, err := url.Parse(t)
+		same = same && err == nil && o.Scheme == u.Scheme && o.Host == u.Host
+	}
+	if same {
+		return u.RequestURI()
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(target, "https://"), "http://")
+}
+
+// endpoint returns the endpoint of target at address, nil when none.
+func (r *Report) FindEndpoint(target, address string) *Endpoint {
+	for i := range r.Endpoints {
+		if e := &r.Endpoints[i]; e.Target == target && e.Address == address {
+			return e
+		}
+	}
+	return nil
+}
