@@ -72,7 +72,11 @@ pinprobe processes (regions, machines, pods) into one report.
 		}
 		// A merged report was made by this command; its inputs keep theirs.
 		rep.Command = append([]string{"pinprobe", "report"}, redactArgs(args)...)
-		rep.Verdict = judge.Judge(rep, judge.TestAlpha)
+		rep.Verdict = judge.Judge(rep, judge.Once())
+	} else {
+		// A saved verdict is never trusted: the report is judged again,
+		// at the level it was judged at.
+		rep.Verdict = judge.Judge(rep, judge.LevelOf(rep))
 	}
 	say := sayer(stderr)
 	return o.write(rep, stdout, say)

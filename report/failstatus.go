@@ -6,9 +6,13 @@ import (
 	"strings"
 )
 
+// DefaultFailStatus is --fail-status when it is not given: every 5xx
+// answer is a failure.
+const DefaultFailStatus = "5xx"
+
 // FailStatus is the set of HTTP statuses that count as failures.
 type FailStatus struct {
-	Set  [1000]bool
+	set  [1000]bool
 	spec string
 }
 
@@ -27,7 +31,7 @@ func ParseFailStatus(spec string) (FailStatus, error) {
 			return FailStatus{}, fmt.Errorf("%q: %w", item, err)
 		}
 		for c := lo; c <= hi; c++ {
-			f.Set[c] = true
+			f.set[c] = true
 		}
 	}
 	return f, nil
@@ -64,7 +68,17 @@ func statusCode(s string) (int, error) {
 
 // Fails reports whether status counts as a failure.
 func (f *FailStatus) Fails(status int) bool {
-	return status >= 0 && status < len(f.Set) && f.Set[status]
+	return status >= 0 && status < len(f.set) && f.set[status]
+}
+
+// Equal reports whether f and o count the same statuses as failures.
+func (f FailStatus) Equal(o FailStatus) bool { return f.set == o.set }
+
+// Failed decides whether a request failed: it got no response (a transport
+// error), or its status counts as a failure. It is the one place the
+// question is answered; the engine asks it of every result.
+func (f *FailStatus) Failed(status int, transportErr bool) bool {
+	return transportErr || f.Fails(status)
 }
 
 // String returns the spec it was parsed from.

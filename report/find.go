@@ -7,12 +7,19 @@ import (
 	"time"
 )
 
-// failStatusOf parses the report's --fail-status, 5xx when it has none.
+// FailStatusOf is the report's --fail-status: DefaultFailStatus when the
+// plan names none (a report built by hand). A saved report with one that
+// does not parse is refused when read (CheckSaved), so no other fallback
+// is needed.
 func FailStatusOf(r *Report) FailStatus {
-	if f, err := ParseFailStatus(r.Plan.FailStatus); err == nil {
-		return f
+	spec := r.Plan.FailStatus
+	if spec == "" {
+		spec = DefaultFailStatus
 	}
-	f, _ := ParseFailStatus("5xx")
+	f, err := ParseFailStatus(spec)
+	if err != nil {
+		f, _ = ParseFailStatus(DefaultFailStatus)
+	}
 	return f
 }
 

@@ -108,7 +108,7 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 	}
 	fail0 := FailStatusOf(reports[0])
 	for i, r := range reports[1:] {
-		if f := FailStatusOf(r); f.Set != fail0.Set {
+		if f := FailStatusOf(r); !f.Equal(fail0) {
 			return nil, fmt.Errorf("merge %s: its --fail-status %q differs from %q in %s: the same answer would count as a failure in one and not in the other",
 				names[i+1], r.Plan.FailStatus, reports[0].Plan.FailStatus, names[0])
 		}
@@ -845,6 +845,8 @@ func mergeConns(a, b *Conns) *Conns {
 		c := *b
 		c.Records = append([]ConnRecord{}, b.Records...)
 		c.Repeat = append([]RepeatCounts{}, b.Repeat...)
+		c.Moments = append([]MomentCounts{}, b.Moments...)
+		c.Windows = append([]Window{}, b.Windows...)
 		return &c
 	}
 	out := &Conns{
@@ -853,9 +855,14 @@ func mergeConns(a, b *Conns) *Conns {
 		Failed:      a.Failed + b.Failed,
 		Overflow: ConnOverflow{Connections: a.Overflow.Connections + b.Overflow.Connections,
 			Requests: a.Overflow.Requests + b.Overflow.Requests, Failed: a.Overflow.Failed + b.Overflow.Failed},
-		Unconnected: ConnStats{Requests: a.Unconnected.Requests + b.Unconnected.Requests, Failed: a.Unconnected.Failed + b.Unconnected.Failed},
-		Repeat:      append(append([]RepeatCounts{}, a.Repeat...), b.Repeat...),
+		Unconnected:  ConnStats{Requests: a.Unconnected.Requests + b.Unconnected.Requests, Failed: a.Unconnected.Failed + b.Unconnected.Failed},
+		Repeat:       append(append([]RepeatCounts{}, a.Repeat...), b.Repeat...),
+		Moments:      mergeMoments(a.Moments, b.Moments),
+		WindowsCount: a.WindowsCount + b.WindowsCount,
 	}
+	wins := append(append([]Window{}, a.Windows...), b.Windows...)
+	slices.SortStableFunc(wins, func(x, y Window) int { return x.From.Compare(y.From.Time) })
+	out.Windows = wins[:min(len(wins), MaxWindows)]
 	recs := append(append([]ConnRecord{}, a.Records...), b.Records...)
 	slices.SortStableFunc(recs, func(x, y ConnRecord) int { return x.First.Compare(y.First.Time) })
 	if len(recs) > MaxConnRecords {
@@ -867,6 +874,20 @@ func mergeConns(a, b *Conns) *Conns {
 		recs = recs[:MaxConnRecords]
 	}
 	out.Records = recs
+	return out
+}
+
+// mergeMoments adds up two lists of moment strata by shape.
+func mergeMoments(a, b []MomentCounts) []MomentCounts {
+	out := append([]MomentCounts{}, a...)
+	for _, m := range b {
+		i := slices.IndexFunc(out, func(o MomentCounts) bool { return o.RepeatCounts == m.RepeatCounts })
+		if i < 0 {
+			out = append(out, m)
+			continue
+		}
+		out[i].Strata += m.Strata
+	}
 	return out
 }
 

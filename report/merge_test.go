@@ -130,6 +130,7 @@ type mgProcess struct {
 	okKept     []bool
 	start      time.Time
 	timelineOn bool
+	fail       report.FailStatus
 }
 
 func (run *mgRun) process(t *testing.T, failStatus string) *mgProcess {
@@ -138,7 +139,7 @@ func (run *mgRun) process(t *testing.T, failStatus string) *mgProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &mgProcess{agg: collect.NewAggregator(run.eps, fail), run: run,
+	p := &mgProcess{agg: collect.NewAggregator(run.eps), run: run, fail: fail,
 		failKept: make([]int, len(run.eps)), okKept: make([]bool, len(run.eps)), start: run.start}
 	p.agg.SetTimeline(run.start, time.Second, true)
 	return p
@@ -147,8 +148,9 @@ func (run *mgRun) process(t *testing.T, failStatus string) *mgProcess {
 // add counts r, keeping its evidence as the engine would: the first
 // --samples failures of each endpoint and its first success.
 func (p *mgProcess) add(r probe.Result) {
+	r = fixture.Decide(p.fail, r)
 	if r.Dropped == 0 {
-		failed := p.agg.Failed(&r)
+		failed := r.Failed
 		keep := false
 		if failed && p.failKept[r.Endpoint] < p.run.samples {
 			p.failKept[r.Endpoint]++
@@ -628,8 +630,8 @@ func TestMergeSideBySide(t *testing.T) {
 	a, _ := fixture.FzAggregator(t, "192.0.2.1", "2001:db8::1")
 	b, _ := fixture.FzAggregator(t, "192.0.2.1", "192.0.2.7")
 	for i := range 20 {
-		a.Add(probe.Result{Endpoint: i % 2, Status: 200, Start: fixture.FzStart.Add(time.Duration(i) * 100 * time.Millisecond), Latency: time.Millisecond})
-		b.Add(probe.Result{Endpoint: i % 2, Status: 502, Start: fixture.FzStart.Add(time.Duration(i) * 100 * time.Millisecond), Latency: time.Millisecond})
+		a.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: i % 2, Status: 200, Start: fixture.FzStart.Add(time.Duration(i) * 100 * time.Millisecond), Latency: time.Millisecond}))
+		b.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: i % 2, Status: 502, Start: fixture.FzStart.Add(time.Duration(i) * 100 * time.Millisecond), Latency: time.Millisecond}))
 	}
 	b.MarkAdded(0, fixture.FzStart.Add(time.Second))
 	b.MarkAdded(1, fixture.FzStart.Add(time.Second))
@@ -660,7 +662,7 @@ func TestMergeFingerprintCap(t *testing.T) {
 		for k := range 50 {
 			hash := uint64(part*1000 + k + 1)
 			for range 1 + k%7 {
-				agg.Add(probe.Result{Endpoint: 0, Status: 502, Server: "s", BodyHash: hash, Start: fixture.FzStart, Latency: time.Millisecond})
+				agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 0, Status: 502, Server: "s", BodyHash: hash, Start: fixture.FzStart, Latency: time.Millisecond}))
 			}
 		}
 		reports = append(reports, fixture.FzClose(agg, time.Second))
@@ -842,10 +844,10 @@ func FuzzReadReport(f *testing.F) {
 	}
 	eps := []*probe.Endpoint{{ID: 0, Target: tg, Addr: netip.MustParseAddr("192.0.2.1")}, {ID: 1, Target: tg, Addr: netip.MustParseAddr("2001:db8::1")}}
 	fail, _ := report.ParseFailStatus("5xx")
-	agg := collect.NewAggregator(eps, fail)
+	agg := collect.NewAggregator(eps)
 	for i := range 40 {
-		agg.Add(probe.Result{Endpoint: i % 2, Status: 200 + 302*(i%3/2), Start: fixture.FzStart.Add(time.Duration(i) * 100 * time.Millisecond),
-			Latency: time.Duration(i+1) * time.Millisecond, Connect: time.Millisecond, Local: netip.MustParseAddrPort("192.0.2.9:40000")})
+		agg.Add(fixture.Decide(fail, probe.Result{Endpoint: i % 2, Status: 200 + 302*(i%3/2), Start: fixture.FzStart.Add(time.Duration(i) * 100 * time.Millisecond),
+			Latency: time.Duration(i+1) * time.Millisecond, Connect: time.Millisecond, Local: netip.MustParseAddrPort("192.0.2.9:40000")}))
 	}
 	var buf bytes.Buffer
 	if err := report.JSON(&buf, fixture.FzClose(agg, 5*time.Second)); err != nil {

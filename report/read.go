@@ -59,10 +59,42 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read report %s: data after the report", name)
 	}
+	normalize(&rep)
 	if err := CheckSaved(&rep); err != nil {
 		return nil, fmt.Errorf("read report %s: %w", name, err)
 	}
 	return &rep, nil
+}
+
+// normalize gives the arrays that reports written before them lack their
+// empty value, so a report read back writes [] where it has none, never
+// null.
+func normalize(r *Report) {
+	for i := range r.Endpoints {
+		if c := r.Endpoints[i].Conns; c != nil {
+			if c.Moments == nil {
+				c.Moments = []MomentCounts{}
+			}
+			if c.Windows == nil {
+				c.Windows = []Window{}
+			}
+		}
+	}
+	v := &r.Verdict
+	for _, s := range []*[]Suspect{&v.Suspects} {
+		if *s == nil {
+			*s = []Suspect{}
+		}
+	}
+	if v.Tests == nil {
+		v.Tests = []Test{}
+	}
+	if v.Notes == nil {
+		v.Notes = []string{}
+	}
+	if v.Slow == nil {
+		v.Slow = []SlowFinding{}
+	}
 }
 
 // CheckSaved checks what a report read back needs beyond Validate: every
@@ -85,6 +117,11 @@ func CheckSaved(r *Report) error {
 			bad("%s: no hdr histogram, so its latencies cannot be merged", scope)
 		}
 	}
+	if r.Plan.FailStatus != "" {
+		if _, err := ParseFailStatus(r.Plan.FailStatus); err != nil {
+			bad("plan: fail_status %v", err)
+		}
+	}
 	stats("totals", &r.Totals)
 	for _, name := range phrase.SortedKeys(r.Families) {
 		stats("family "+name, r.Families[name])
@@ -93,6 +130,21 @@ func CheckSaved(r *Report) error {
 		e := &r.Endpoints[i]
 		scope := "endpoint " + e.Address + " (" + e.Target + ")"
 		stats(scope, &e.Stats)
+		if c := e.Conns; c != nil {
+			for _, m := range c.Moments {
+				if m.Strata <= 0 || !countsOK(m.RepeatCounts) {
+					bad("%s: conns: a moment stratum of impossible counts %+v", scope, m)
+				}
+			}
+			for _, s := range c.Repeat {
+				if !countsOK(s) {
+					bad("%s: conns: a repeat stratum of impossible counts %+v", scope, s)
+				}
+			}
+			if c.WindowsCount < int64(len(c.Windows)) || len(c.Windows) > MaxWindows {
+				bad("%s: conns: %d windows listed, %d counted (at most %d are listed)", scope, len(c.Windows), c.WindowsCount, MaxWindows)
+			}
+		}
 		for _, p := range []struct {
 			name string
 			ph   *Phase
@@ -129,6 +181,12 @@ func CheckSaved(r *Report) error {
 		bad("timeline: interval_s %v: want at least %v", r.Timeline.IntervalS, timelineMinInterval.Seconds())
 	}
 	return errors.Join(errs...)
+}
+
+// countsOK reports whether a stratum's counts can be: none negative, no
+// class with more failures than requests.
+func countsOK(c RepeatCounts) bool {
+	return c.AfterFailureFailed >= 0 && c.AfterOKFailed >= 0 && c.AfterFailureFailed <= c.AfterFailure && c.AfterOKFailed <= c.AfterOK
 }
 
 // sizeWords says a size in MiB, or in bytes below one.

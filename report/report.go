@@ -50,14 +50,25 @@ type Report struct {
 }
 
 // Settled says when and on what --until-verdict stopped a run: the look
-// (one a second, at most MaxLooks) whose verdict named a suspect at that
-// look's level, and the requests counted by then.
+// (one a second, at most MaxLooks) at which the whole verdict was settled
+// (see judge.Settle), and the requests counted by then.
 type Settled struct {
 	At       Time    `json:"at"`
 	Requests int64   `json:"requests"`
 	Look     int     `json:"look"`
 	MaxLooks int     `json:"max_looks"`
 	Alpha    float64 `json:"alpha"` // the level of that look, for all its tests
+	// Suspects is how many faults were proven at that level.
+	Suspects int `json:"suspects"`
+	// Bounded is how many other scopes (addresses and instances) were shown
+	// to fail less than Tolerance, at the same confidence.
+	Bounded   int     `json:"bounded"`
+	Tolerance float64 `json:"tolerance"`
+	// MinConnections is the fewest connections an address that was not
+	// itself blamed had carried; Reach the probability, with that many,
+	// that an instance serving one connection in four was reached.
+	MinConnections int64   `json:"min_connections"`
+	Reach          float64 `json:"reach"`
 }
 
 // Client is what the client side of the run looked like: the local
@@ -172,6 +183,26 @@ type DNSChange struct {
 	Removed []string `json:"removed"`
 }
 
+// MomentCounts is one shape of stratum of requests sent at the same
+// moment, and how many strata of the run had it.
+type MomentCounts struct {
+	RepeatCounts
+	Strata int64 `json:"strata"`
+}
+
+// MaxWindows is how many failure windows of an endpoint are kept one by one.
+const MaxWindows = 64
+
+// Window is a stretch of an endpoint's run in which every request failed,
+// on every connection open then: From is the start of its first request, To
+// of its last.
+type Window struct {
+	From        Time  `json:"from"`
+	To          Time  `json:"to"`
+	Requests    int64 `json:"requests"`
+	Connections int64 `json:"connections"`
+}
+
 // Plan is what the run was asked to do.
 type Plan struct {
 	Rate        float64 `json:"rate"` // total requests/s; 0 with Max
@@ -188,6 +219,9 @@ type Plan struct {
 	// ConnRequests is the most requests a connection carried (1 with
 	// --new-conn; 0 = unlimited).
 	ConnRequests int `json:"conn_requests"`
+	// BusyWorkers is the most workers an endpoint grows to while the
+	// machine has no CPU to spare (0 in reports written before it).
+	BusyWorkers int `json:"busy_workers,omitempty"`
 }
 
 // DNS is how one target host was resolved.
@@ -324,4 +358,15 @@ type Conns struct {
 	// not, by whether their connection had failed before, in consecutive
 	// strata of the run: RepeatTest's input.
 	Repeat []RepeatCounts `json:"repeat"`
+	// Moments splits them the same way in strata of requests sent at the
+	// same moment, at most one per connection: the strata that hold both
+	// classes and both outcomes, counted by shape. A failing instance makes
+	// the connections that failed before fail again while the others, open
+	// at the same moment, do not; a failing moment fails them all.
+	Moments []MomentCounts `json:"moments"`
+	// Windows are the stretches of the run in which every request, on every
+	// connection open then, failed (the first MaxWindows of them);
+	// WindowsCount counts them all.
+	Windows      []Window `json:"windows"`
+	WindowsCount int64    `json:"windows_count"`
 }

@@ -266,7 +266,11 @@ func TestSchemaReports(t *testing.T) {
 	merged := mergedRichReport(t, rich)
 	v4only := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Target: "http://v4.example.com/", Address: "192.0.2.40", N: 50, Failed: 5, FailStatus: 503, Latency: time.Millisecond})
 	v4only.Plan.Only = "ipv4"
-	v4only.Verdict = judge.Judge(v4only, judge.TestAlpha)
+	v4only.Verdict = judge.Judge(v4only, judge.Once())
+	// A run of --until-verdict that went to the end: judged at the last
+	// look's level.
+	ranOut := fixture.RoundTrip(t, golden, "golden.json")
+	ranOut.Verdict = judge.Judge(ranOut, judge.AtLook(30, true))
 	parts, whole := newMgRun(t, 7, 3000).split(t, 3, func(i int) int { return i % 3 })
 	mg, err := fixture.MergeJudged(parts, mgNames(len(parts)))
 	if err != nil {
@@ -279,6 +283,7 @@ func TestSchemaReports(t *testing.T) {
 		"rich":            rich,
 		"rich, merged":    merged,
 		"ipv4 only":       v4only,
+		"ran to the end":  ranOut,
 		"three processes": mg,
 		"one process":     whole,
 	}
@@ -555,12 +560,8 @@ func emptyReport(t *testing.T) *report.Report {
 	t.Helper()
 	tg := fixture.MustTarget(t, "https://sign.example.com/")
 	eps := []*probe.Endpoint{{ID: 0, Target: tg, Addr: netip.MustParseAddr("203.0.113.7")}}
-	fail, err := report.ParseFailStatus("5xx")
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
-	agg := collect.NewAggregator(eps, fail)
+	agg := collect.NewAggregator(eps)
 	agg.SetTimeline(start, time.Second, true)
 	return fixture.CloseJudged(agg, &report.Report{
 		Version: "0.1.0", Command: []string{"pinprobe", tg.String()},
@@ -611,9 +612,9 @@ func richReport(t *testing.T) *report.Report {
 	}
 	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
 	const span = 20 * time.Second
-	agg := collect.NewAggregator(eps, fail)
+	agg := collect.NewAggregator(eps)
 	agg.SetTimeline(start, time.Second, true)
-	agg.SetGroupBy([]string{"X-Served-By"})
+	agg.SetGroupBy([]string{"X-Served-By", "X-Backend"})
 	client4, client6 := netip.MustParseAddr("192.0.2.100"), netip.MustParseAddr("2001:db8::100")
 
 	var results []probe.Result
@@ -644,8 +645,14 @@ func richReport(t *testing.T) *report.Report {
 		r.Status, r.Bytes, r.Server, r.BodyHash = 502, 176, server, uint64(len(server))<<32|0x502
 		r.Exemplar = []byte("<html><center>502 Bad Gateway</center><hr><center>" + server + "</center></html>")
 	}
+	// The addresses of a.example.com name themselves in X-Backend: the
+	// header agrees with the address.
+	backend := func(r probe.Result) probe.Result {
+		r.Groups = []string{"", eps[r.Endpoint].Addr.String()}
+		return r
+	}
 	for i := range 1100 { // a connection per request: more than 1,000 ports, more than 256 connections
-		results = append(results, result(rxHealthy, i, 1100, uint64(i+1), 1, 2*time.Millisecond+time.Duration(i%7)*100*time.Microsecond))
+		results = append(results, backend(result(rxHealthy, i, 1100, uint64(i+1), 1, 2*time.Millisecond+time.Duration(i%7)*100*time.Microsecond)))
 	}
 	for i := range 5 {
 		r := result(rxHealthy, i, 5, 0, 0, 50*time.Microsecond)
@@ -665,22 +672,26 @@ func richReport(t *testing.T) *report.Report {
 			}
 			fail502(&r, server)
 		}
-		results = append(results, r)
+		results = append(results, backend(r))
 	}
 	for i := range 400 {
-		results = append(results, result(rxSlow, i, 400, uint64(i/4+1), i%4+1, 30*time.Millisecond+time.Duration(i%9)*time.Millisecond))
+		results = append(results, backend(result(rxSlow, i, 400, uint64(i/4+1), i%4+1, 30*time.Millisecond+time.Duration(i%9)*time.Millisecond)))
 	}
-	for i := range 400 { // instance gw-(i%4+1) answers; gw-3 fails
-		r := result(rxInstances, i, 400, uint64(i/4+1), i%4+1, 3*time.Millisecond)
+	for i := range 400 { // instance gw-(i%4+1) answers; gw-3 fails, gw-2 is slow
+		latency := 3 * time.Millisecond
+		if i%4 == 1 {
+			latency = 40 * time.Millisecond
+		}
+		r := result(rxInstances, i, 400, uint64(i/4+1), i%4+1, latency)
 		r.Groups = []string{fmt.Sprintf("gw-%d", i%4+1)}
 		if i%4 == 2 {
 			fail502(&r, "gw-proxy")
 		}
 		results = append(results, r)
 	}
-	for i := range 400 { // connection k fails all its requests when k%5 == 0
-		conn := uint64(i/4 + 1)
-		r := result(rxConns, i, 400, conn, i%4+1, 3*time.Millisecond)
+	for i := range 400 { // four connections at a time, in turn; connection k fails all its requests when k%5 == 0
+		conn := uint64(i/16*4 + i%4 + 1)
+		r := result(rxConns, i, 400, conn, i%16/4+1, 3*time.Millisecond)
 		if conn%5 == 0 {
 			r.Status, r.Server = 503, "envoy"
 		}
@@ -707,7 +718,8 @@ func richReport(t *testing.T) *report.Report {
 		if r.Dropped > 0 || r.Class == probe.ClassClient {
 			continue
 		}
-		failed := agg.Failed(r)
+		*r = fixture.Decide(fail, *r)
+		failed := r.Failed
 		if (failed && failKept[r.Endpoint] < 3) || (!failed && !okKept[r.Endpoint]) {
 			if failed {
 				failKept[r.Endpoint]++
@@ -750,14 +762,14 @@ func richReport(t *testing.T) *report.Report {
 			agg.MarkAdded(rxReturned, back)
 			cameBack = true
 		}
-		agg.Add(r)
+		agg.Add(fixture.Decide(fail, r))
 	}
 	rep := fixture.CloseJudged(agg, &report.Report{
 		Version: "0.1.0",
 		Command: []string{"pinprobe", "--until-verdict", "-r", "120", "-d", "20s", "--group-by", "X-Served-By", "-H", "Authorization: " + collect.Redacted,
 			a.String(), b.String(), c.String(), e.String(), "https://gone.example.com/"},
 		StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: start.Add(span + 300*time.Millisecond)}, SendS: span.Seconds(),
-		Plan: report.Plan{Rate: 120, DurationS: 20, Concurrency: 20, Timeout: 10, HTTP: "1.1", FailStatus: "5xx", ConnRequests: 4},
+		Plan: report.Plan{Rate: 120, DurationS: 20, Concurrency: 20, Timeout: 10, HTTP: "1.1", FailStatus: "5xx", ConnRequests: 4, BusyWorkers: 64},
 		DNS: []report.DNS{
 			{Host: "a.example.com", Port: 443, Source: "resolve", Addresses: []string{"192.0.2.1", "192.0.2.2", "2001:db8::1"}, Changes: []report.DNSChange{}},
 			{Host: "b.example.com", Port: 8080, Source: "dns 127.0.0.1:53", Addresses: []string{"198.51.100.1"}, Changes: []report.DNSChange{}},
@@ -770,8 +782,11 @@ func richReport(t *testing.T) *report.Report {
 			{Host: "gone.example.com", Port: 443, Source: "system", Addresses: []string{}, Error: "resolve gone.example.com (system): no such host",
 				Changes: []report.DNSChange{}},
 		},
-		Settled: &report.Settled{At: report.Time{Time: start.Add(span)}, Requests: 2500, Look: 20, MaxLooks: 20, Alpha: judge.LookAlpha(judge.TestAlpha, 20, false)},
+		Settled: &report.Settled{At: report.Time{Time: start.Add(span)}, Requests: 2500, Look: 19, MaxLooks: 20, Alpha: judge.LookAlpha(judge.Alpha, 20, false),
+			Suspects: 3, Bounded: 6, Tolerance: judge.Tolerance, MinConnections: 40, Reach: 1},
 	})
+	// It stopped at a look of --until-verdict: judged at that look's level.
+	rep.Verdict = judge.Judge(rep, judge.AtLook(20, false))
 	rep.Thresholds = report.CheckLimits(rep, report.Limits{MaxFailureRate: 0.2, MaxP99: 25 * time.Millisecond, FailOnVerdict: true})
 	if err := report.Validate(rep); err != nil {
 		t.Fatalf("the rich report breaks its invariants: %v", err)

@@ -37,9 +37,10 @@ type Config struct {
 	AutoInterval bool
 	// ReResolve is how often DNS is asked again during the run; 0 = never.
 	ReResolve time.Duration
-	// UntilVerdict stops sending as soon as the verdict is settled: judged
-	// every second at a level that holds over all the looks (see
-	// report.LookAlpha), a fault proven.
+	// UntilVerdict stops sending as soon as the whole verdict is settled
+	// (judge.Settle): judged every second at a level that holds over all
+	// the looks (judge.LookAlpha), every fault it names proven, every
+	// other scope bounded, every address sampled on enough connections.
 	UntilVerdict bool
 	// Meta holds the parts of the report the session does not measure:
 	// version, command, plan.
@@ -114,7 +115,7 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	rep := new(report.Report)
 	*rep = cfg.Meta
 	rep.DNS = s.DNS
-	agg := collect.NewAggregator(s.Endpoints, cfg.Fail)
+	agg := collect.NewAggregator(s.Endpoints)
 	var secrets []string
 	for _, t := range cfg.Targets {
 		secrets = append(secrets, probe.Secrets(t)...)
@@ -127,6 +128,11 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var only probe.Family
+	if cfg.Resolver != nil {
+		only = cfg.Resolver.Only
+	}
+	rep.Plan = collect.Plan(run.Options(), cfg.Fail, only)
 	if cfg.Progress != nil {
 		cfg.Progress.Start(ctx, agg.Live(), run.Sent, rep.StartedAt.Time)
 	}
@@ -159,11 +165,13 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 			w.apply(u)
 		case <-looks:
 			look++
-			alpha := judge.LookAlpha(judge.TestAlpha, maxLooks, false)
-			if v := judge.Judge(agg.SoFar(rep.Plan), alpha); v.Status == report.VerdictConcentrated {
-				rep.Settled = &report.Settled{At: report.Time{Time: time.Now()}, Requests: agg.Live().Requests.Load(),
-					Look: look, MaxLooks: maxLooks, Alpha: alpha}
-				cfg.Log("the verdict is settled after %d requests: stopping (--until-verdict)", rep.Settled.Requests)
+			level := judge.AtLook(maxLooks, false)
+			sofar := agg.SoFar(rep.Plan)
+			if st, ok := judge.Settle(sofar, judge.Judge(sofar, level)); ok {
+				st.At, st.Requests = report.Time{Time: time.Now()}, agg.Live().Requests.Load()
+				st.Look, st.MaxLooks, st.Alpha = look, maxLooks, level.Alpha
+				rep.Settled = &st
+				cfg.Log("the verdict is settled after %d requests: stopping (--until-verdict)", st.Requests)
 				run.Stop()
 				looks = nil
 			}
@@ -179,12 +187,12 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	rep.Interrupted = ctx.Err() != nil
 	agg.Close(rep)
 	// A run judged at every look spends part of its level on them (see
-	// report.LookAlpha); one that stopped early was judged last at its look.
-	alpha := judge.TestAlpha
+	// judge.LookAlpha); one that stopped early is judged at its look's.
+	level := judge.Once()
 	if cfg.UntilVerdict {
-		alpha = judge.LookAlpha(judge.TestAlpha, maxLooks, rep.Settled == nil)
+		level = judge.AtLook(maxLooks, rep.Settled == nil)
 	}
-	rep.Verdict = judge.Judge(rep, alpha)
+	rep.Verdict = judge.Judge(rep, level)
 	return rep, nil
 }
 

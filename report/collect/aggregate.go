@@ -40,7 +40,6 @@ type Aggregator struct {
 	eps      []*probe.Endpoint
 	per      []*report.Tally
 	forensic []*forensics
-	fail     report.FailStatus
 	live     *Live
 	timeline timeline
 	prints   fingerprints
@@ -53,8 +52,8 @@ type Aggregator struct {
 }
 
 // NewAggregator returns an Aggregator for eps, whose IDs must be their indexes.
-func NewAggregator(eps []*probe.Endpoint, fail report.FailStatus) *Aggregator {
-	a := &Aggregator{fail: fail, live: &Live{
+func NewAggregator(eps []*probe.Endpoint) *Aggregator {
+	a := &Aggregator{live: &Live{
 		FamilyRequests: map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
 		FamilyFailed:   map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
 	}}
@@ -109,13 +108,6 @@ func (a *Aggregator) MarkAdded(id int, t time.Time) {
 // Live returns the running counts, safe to read concurrently with Add.
 func (a *Aggregator) Live() *Live { return a.live }
 
-// Failed reports whether r counts as a failed request: what the engine
-// decided (r.Failed), or for a result the aggregator's own --fail-status
-// (a result built by hand, in tests) would say.
-func (a *Aggregator) Failed(r *probe.Result) bool {
-	return r.Failed || r.Err != nil || a.fail.Fails(r.Status)
-}
-
 // Add counts one result.
 func (a *Aggregator) Add(r probe.Result) {
 	t := a.per[r.Endpoint]
@@ -135,7 +127,7 @@ func (a *Aggregator) Add(r probe.Result) {
 		return
 	}
 	fam := a.eps[r.Endpoint].Family()
-	failed := a.Failed(&r)
+	failed := r.Failed // the engine decided it (report.FailStatus.Failed)
 	a.live.Requests.Add(1)
 	a.live.FamilyRequests[fam].Add(1)
 	le := a.live.endpoints[r.Endpoint] // the collector's own list: no lock to read it
@@ -244,6 +236,7 @@ func (a *Aggregator) SoFar(plan report.Plan) *report.Report {
 	for i := range r.Endpoints {
 		a.forensic[i].judged(&r.Endpoints[i])
 	}
+	r.Timeline = a.timeline.report(a.eps)
 	return r
 }
 

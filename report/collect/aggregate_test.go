@@ -73,7 +73,7 @@ func checkAccounting(t *testing.T, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agg := collect.NewAggregator(eps, fail)
+	agg := collect.NewAggregator(eps)
 	wants := make([]*want, len(eps))
 	for i := range wants {
 		wants[i] = newWant()
@@ -90,7 +90,7 @@ func checkAccounting(t *testing.T, seed uint64) {
 		case p < 0.03:
 			r.Dropped = 1 + rng.IntN(5)
 			w.dropped += int64(r.Dropped)
-			agg.Add(r)
+			agg.Add(fixture.Decide(fail, r))
 			continue
 		case p < 0.15:
 			r.Class = classes[rng.IntN(len(classes))]
@@ -120,7 +120,7 @@ func checkAccounting(t *testing.T, seed uint64) {
 		}
 		w.max = max(w.max, r.Latency)
 		w.requests++
-		agg.Add(r)
+		agg.Add(fixture.Decide(fail, r))
 	}
 	rep := fixture.CloseJudged(agg, &report.Report{StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: start.Add(20 * time.Second)}})
 
@@ -270,9 +270,9 @@ func TestLatencySummaryInOrder(t *testing.T) {
 	for _, lats := range tests {
 		ep := &probe.Endpoint{ID: 0, Target: fixture.MustTarget(t, "http://a.example.com/"), Addr: netip.MustParseAddr("192.0.2.1")}
 		fail, _ := report.ParseFailStatus("5xx")
-		agg := collect.NewAggregator([]*probe.Endpoint{ep}, fail)
+		agg := collect.NewAggregator([]*probe.Endpoint{ep})
 		for _, l := range lats {
-			agg.Add(probe.Result{Endpoint: 0, Status: 200, Latency: l})
+			agg.Add(fixture.Decide(fail, probe.Result{Endpoint: 0, Status: 200, Latency: l}))
 		}
 		rep := fixture.CloseJudged(agg, &report.Report{})
 		l := rep.Totals.LatencyMS

@@ -1,7 +1,10 @@
 package collect
 
 import (
+	"cmp"
+	"maps"
 	"pinprobe/report"
+	"slices"
 	"time"
 )
 
@@ -25,7 +28,7 @@ const (
 	repeatStratumSpan     = time.Second
 )
 
-// connTable collects one endpoint's results by connection. Its zero value
+// ConnTable collects one endpoint's results by connection. Its zero value
 // is ready; only the collector goroutine writes it.
 type ConnTable struct {
 	index       map[uint64]int // connection ID -> index in recs
@@ -39,6 +42,156 @@ type ConnTable struct {
 	ring     []uint64
 	ringNext int
 	strata   repeatStrata
+	moments  moments
+}
+
+// Bounds of the moment strata.
+const (
+	// momentMax is the most requests in a stratum of requests sent at the
+	// same moment, and momentSpan the longest it may last: an endpoint's
+	// requests rotate over probe.Rotation connections, so a stratum
+	// usually holds one request of each.
+	momentMax  = 16
+	momentSpan = time.Second
+)
+
+// moments cuts an endpoint's requests, in the order they arrive, into
+// strata of requests sent at the same moment: a stratum closes when a
+// connection comes round again (or it is full, or a second old). It counts
+// each stratum's reused requests by class (after a failure on their
+// connection or after successes only), by shape, and finds the windows in
+// which every request of every connection failed.
+type moments struct {
+	conns  [momentMax]uint64 // the open stratum's connections (0: none)
+	n      int
+	counts report.RepeatCounts
+	all    bool // every request of the open stratum failed
+	first  time.Time
+	last   time.Time
+	shapes map[report.RepeatCounts]int64
+
+	open     bool // a window is open: its strata all failed
+	win      report.Window
+	winConns map[uint64]bool
+	windows  []report.Window
+	count    int64
+}
+
+// add counts one request: classified is set for a reused request, whose
+// class afterFailure is.
+func (m *moments) add(connID uint64, at time.Time, classified, afterFailure, failed bool) {
+	if m.n > 0 && (m.n == momentMax || at.Sub(m.first) > momentSpan || m.has(connID)) {
+		m.close()
+	}
+	if m.n == 0 {
+		m.first, m.last, m.all = at, at, true
+	}
+	m.conns[m.n] = connID
+	m.n++
+	if at.After(m.last) {
+		m.last = at
+	}
+	m.all = m.all && failed
+	if !classified {
+		return
+	}
+	c := &m.counts
+	switch {
+	case afterFailure:
+		c.AfterFailure++
+		if failed {
+			c.AfterFailureFailed++
+		}
+	default:
+		c.AfterOK++
+		if failed {
+			c.AfterOKFailed++
+		}
+	}
+}
+
+func (m *moments) has(connID uint64) bool {
+	if connID == 0 { // no connection: a dial of its own
+		return false
+	}
+	for _, c := range m.conns[:m.n] {
+		if c == connID {
+			return true
+		}
+	}
+	return false
+}
+
+// close ends the open stratum: its shape is counted when it can weigh in
+// the test (both classes, both outcomes), and it opens, extends or ends a
+// window.
+func (m *moments) close() {
+	c := m.counts
+	if k := c.AfterFailureFailed + c.AfterOKFailed; c.AfterFailure > 0 && c.AfterOK > 0 && k > 0 && k < c.AfterFailure+c.AfterOK {
+		if m.shapes == nil {
+			m.shapes = map[report.RepeatCounts]int64{}
+		}
+		m.shapes[c]++
+	}
+	switch {
+	case m.all:
+		if !m.open {
+			m.open, m.win, m.winConns = true, report.Window{From: report.Time{Time: m.first}}, map[uint64]bool{}
+		}
+		m.win.To = report.Time{Time: m.last}
+		m.win.Requests += int64(m.n)
+		for _, id := range m.conns[:m.n] {
+			if len(m.winConns) < 1024 {
+				m.winConns[id] = true
+			}
+		}
+	case m.open:
+		m.endWindow()
+	}
+	m.n, m.counts = 0, report.RepeatCounts{}
+}
+
+// endWindow records the open window when more than one connection was in it.
+func (m *moments) endWindow() {
+	m.open = false
+	m.win.Connections = int64(len(m.winConns))
+	if m.win.Connections < 2 {
+		return
+	}
+	m.count++
+	if len(m.windows) < report.MaxWindows {
+		m.windows = append(m.windows, m.win)
+	}
+}
+
+// summary returns the shapes, in a fixed order, and the windows as if the
+// run ended now, leaving m as it is.
+func (m *moments) summary() ([]report.MomentCounts, []report.Window, int64) {
+	cp := *m
+	cp.shapes = maps.Clone(m.shapes)
+	cp.windows = slices.Clone(m.windows)
+	cp.winConns = maps.Clone(m.winConns)
+	if cp.n > 0 {
+		cp.close()
+	}
+	if cp.open {
+		cp.endWindow()
+	}
+	out := make([]report.MomentCounts, 0, len(cp.shapes))
+	for k, n := range cp.shapes {
+		out = append(out, report.MomentCounts{RepeatCounts: k, Strata: n})
+	}
+	slices.SortFunc(out, func(a, b report.MomentCounts) int { return compareCounts(a.RepeatCounts, b.RepeatCounts) })
+	if cp.windows == nil {
+		cp.windows = []report.Window{}
+	}
+	return out, cp.windows, cp.count
+}
+
+// compareCounts orders RepeatCounts field by field.
+func compareCounts(a, b report.RepeatCounts) int {
+	return cmp.Or(cmp.Compare(a.AfterFailure, b.AfterFailure), cmp.Compare(a.AfterFailureFailed, b.AfterFailureFailed),
+		cmp.Compare(a.AfterOK, b.AfterOK), cmp.Compare(a.AfterOKFailed, b.AfterOKFailed))
 }
 
 // repeatStrata are the RepeatCounts of consecutive stretches of the run.
@@ -83,7 +236,7 @@ func (s *repeatStrata) add(at time.Time, afterFailure, failed bool) {
 	}
 }
 
-// add counts one result: connID is the connection the request used (0: it
+// Add counts one result: connID is the connection the request used (0: it
 // got none), localPort its client port, at the request's start, failed the
 // aggregator's verdict on it, and reused whether the connection had served
 // a request before (httptrace.GotConnInfo.Reused), so a result with reused
@@ -98,6 +251,7 @@ func (t *ConnTable) Add(connID uint64, localPort uint16, at time.Time, failed, r
 	if connID == 0 {
 		t.unconnected.Requests++
 		t.unconnected.Failed += f
+		t.moments.add(0, at, false, false, failed)
 		return
 	}
 	t.classify(connID, at, failed, reused)
@@ -144,14 +298,16 @@ func (t *ConnTable) Add(connID uint64, localPort uint16, at time.Time, failed, r
 // nothing about this one's: both classes then fail alike, whatever made
 // connections end early.
 func (t *ConnTable) classify(connID uint64, at time.Time, failed, reused bool) {
+	f, ok := t.failedAt[connID]
+	after := ok && f.Before(at)
 	if reused {
-		f, ok := t.failedAt[connID]
-		t.strata.add(at, ok && f.Before(at), failed)
+		t.strata.add(at, after, failed)
 	}
+	t.moments.add(connID, at, reused, after, failed)
 	if !failed {
 		return
 	}
-	if f, ok := t.failedAt[connID]; ok {
+	if ok {
 		if at.Before(f) {
 			t.failedAt[connID] = at
 		}
@@ -171,7 +327,7 @@ func (t *ConnTable) classify(connID uint64, at time.Time, failed, reused bool) {
 	t.failedAt[connID] = at
 }
 
-// summary returns the table as a Conns, sharing nothing with it.
+// Summary returns the table as a Conns, sharing nothing with it.
 func (t *ConnTable) Summary() report.Conns {
 	c := report.Conns{
 		Records:     append([]report.ConnRecord{}, t.recs...),
@@ -186,6 +342,7 @@ func (t *ConnTable) Summary() report.Conns {
 		c.Requests += r.Requests
 		c.Failed += r.Failed
 	}
+	c.Moments, c.Windows, c.WindowsCount = t.moments.summary()
 	return c
 }
 

@@ -53,7 +53,7 @@ func TestTimelineCoarsensExactly(t *testing.T) {
 				if r.failed {
 					st = 502
 				}
-				agg.Add(probe.Result{Endpoint: r.ep, Start: fixture.FzStart.Add(r.at), Latency: time.Millisecond, Status: st})
+				agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: r.ep, Start: fixture.FzStart.Add(r.at), Latency: time.Millisecond, Status: st}))
 				i := int(r.at / tc.want)
 				for len(want[r.ep]) <= i {
 					want[r.ep] = append(want[r.ep], [2]int64{})
@@ -100,8 +100,8 @@ func TestTimelineCoarsensExactly(t *testing.T) {
 func TestTimelineIgnoresDrops(t *testing.T) {
 	agg, _ := fixture.FzAggregator(t, "192.0.2.1")
 	agg.SetTimeline(fixture.FzStart, time.Second, true)
-	agg.Add(probe.Result{Endpoint: 0, Start: fixture.FzStart.Add(1500 * time.Millisecond), Latency: time.Millisecond, Status: 200})
-	agg.Add(probe.Result{Endpoint: 0, Start: fixture.FzStart.Add(2500 * time.Millisecond), Dropped: 9})
+	agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 0, Start: fixture.FzStart.Add(1500 * time.Millisecond), Latency: time.Millisecond, Status: 200}))
+	agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 0, Start: fixture.FzStart.Add(2500 * time.Millisecond), Dropped: 9}))
 	rep := fixture.FzClose(agg, 3*time.Second)
 	if got := rep.Timeline.Series[0].Requests; !slices.Equal(got, []int64{0, 1}) {
 		t.Errorf("requests per bucket %v; want [0 1]", got)
@@ -127,22 +127,22 @@ func TestFingerprintsGroupByProducer(t *testing.T) {
 	}
 	azure := "<html><head><title>502 - Web server received an invalid response</title></head><body>Microsoft-Azure-Application-Gateway/v2</body></html>"
 	for i := range 10 {
-		agg.Add(fzFailure(1, 502, "nginx/1.22.1", nginx(i), i%3 == 0, i == 0))
+		agg.Add(fixture.Decide(fixture.Fail, fzFailure(1, 502, "nginx/1.22.1", nginx(i), i%3 == 0, i == 0)))
 	}
 	for i := range 3 {
-		agg.Add(fzFailure(0, 502, "Microsoft-Azure-Application-Gateway/v2", azure, false, i == 0))
+		agg.Add(fixture.Decide(fixture.Fail, fzFailure(0, 502, "Microsoft-Azure-Application-Gateway/v2", azure, false, i == 0)))
 	}
 	// The same nginx page from the IPv4 address too.
-	agg.Add(fzFailure(0, 502, "nginx/1.22.1", nginx(99), true, true))
+	agg.Add(fixture.Decide(fixture.Fail, fzFailure(0, 502, "nginx/1.22.1", nginx(99), true, true)))
 	for i := range 2 {
-		agg.Add(probe.Result{Endpoint: 0, Start: fixture.FzStart, Latency: time.Millisecond, Err: errors.New("read: connection reset by peer"),
-			Class: probe.ClassReset, Reused: i == 1})
+		agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 0, Start: fixture.FzStart, Latency: time.Millisecond, Err: errors.New("read: connection reset by peer"),
+			Class: probe.ClassReset, Reused: i == 1}))
 	}
 	// A reset after a 502's headers is a transport error, not a 502.
-	agg.Add(probe.Result{Endpoint: 1, Start: fixture.FzStart, Latency: time.Millisecond, Status: 502, Server: "nginx/1.22.1",
-		Err: errors.New("unexpected EOF"), Class: probe.ClassEOF})
+	agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 1, Start: fixture.FzStart, Latency: time.Millisecond, Status: 502, Server: "nginx/1.22.1",
+		Err: errors.New("unexpected EOF"), Class: probe.ClassEOF}))
 	for range 5 {
-		agg.Add(probe.Result{Endpoint: 0, Start: fixture.FzStart, Latency: time.Millisecond, Status: 200})
+		agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 0, Start: fixture.FzStart, Latency: time.Millisecond, Status: 200}))
 	}
 	rep := fixture.FzClose(agg, time.Second)
 
@@ -196,10 +196,10 @@ func TestFingerprintsCap(t *testing.T) {
 	agg, _ := fixture.FzAggregator(t, "192.0.2.1")
 	const kinds = report.MaxFingerprints + 40
 	for i := range kinds {
-		agg.Add(fzFailure(0, 500, "app", fmt.Sprintf("error page kind %c%c", 'a'+i/26, 'a'+i%26), false, true))
+		agg.Add(fixture.Decide(fixture.Fail, fzFailure(0, 500, "app", fmt.Sprintf("error page kind %c%c", 'a'+i/26, 'a'+i%26), false, true)))
 	}
 	for range 3 { // more of kind 0: it keeps its own group
-		agg.Add(fzFailure(0, 500, "app", "error page kind aa", false, false))
+		agg.Add(fixture.Decide(fixture.Fail, fzFailure(0, 500, "app", "error page kind aa", false, false)))
 	}
 	rep := fixture.FzClose(agg, time.Second)
 	if len(rep.Fingerprints) > report.MaxFingerprints+1 {
@@ -236,11 +236,11 @@ func TestClientPorts(t *testing.T) {
 		if i%2 == 1 {
 			local, ep = netip.AddrPortFrom(netip.MustParseAddr("2001:db8::200"), uint16(20000+i)), 1
 		}
-		agg.Add(probe.Result{Endpoint: ep, Start: fixture.FzStart, Latency: time.Millisecond, Status: 200, Local: local})
-		agg.Add(probe.Result{Endpoint: ep, Start: fixture.FzStart, Latency: time.Millisecond, Status: 200, Local: local, Reused: true})
+		agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: ep, Start: fixture.FzStart, Latency: time.Millisecond, Status: 200, Local: local}))
+		agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: ep, Start: fixture.FzStart, Latency: time.Millisecond, Status: 200, Local: local, Reused: true}))
 	}
 	// A refused connection has no local side.
-	agg.Add(probe.Result{Endpoint: 0, Start: fixture.FzStart, Latency: time.Millisecond, Err: errors.New("refused"), Class: probe.ClassConnectRefused})
+	agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 0, Start: fixture.FzStart, Latency: time.Millisecond, Err: errors.New("refused"), Class: probe.ClassConnectRefused}))
 	c := fixture.FzClose(agg, time.Second).Client
 	if !slices.Equal(c.LocalAddresses, []string{"192.0.2.200", "2001:db8::200"}) {
 		t.Errorf("local_addresses %v; want [192.0.2.200 2001:db8::200]", c.LocalAddresses)
@@ -283,15 +283,15 @@ func TestSampleRedactsSecrets(t *testing.T) {
 	body := append([]byte("<html>502 Bad Gateway "), 0xff, 0xfe, 'o', 'k')
 	local := netip.MustParseAddrPort("[2001:db8::200]:51234")
 	remote := netip.MustParseAddrPort("[2001:db8::1]:443")
-	agg.Add(probe.Result{
+	agg.Add(fixture.Decide(fixture.Fail, probe.Result{
 		Endpoint: 1, Start: fixture.FzStart.Add(1234 * time.Millisecond), Latency: 3100 * time.Microsecond, TTFB: 3 * time.Millisecond,
 		Status: 502, Reused: true, Local: local, Remote: remote, RequestID: "pinprobe-abc-1-7",
 		Evidence: &probe.ResponseEvidence{Proto: "HTTP/1.1", Header: h, Body: body},
-	})
-	agg.Add(probe.Result{
+	}))
+	agg.Add(fixture.Decide(fixture.Fail, probe.Result{
 		Endpoint: 0, Start: fixture.FzStart, Latency: time.Millisecond, Err: errors.New("dial tcp 192.0.2.1:443: connect: connection refused"),
 		Class: probe.ClassConnectRefused, RequestID: "pinprobe-abc-0-1", Evidence: &probe.ResponseEvidence{},
-	})
+	}))
 	rep := fixture.FzClose(agg, 2*time.Second)
 
 	s6 := rep.Endpoints[1].Samples
@@ -336,11 +336,11 @@ func TestSampleRedactsSecrets(t *testing.T) {
 func TestFingerprintsOverflowClaimsNoProducer(t *testing.T) {
 	agg, _ := fixture.FzAggregator(t, "192.0.2.1")
 	for i := range report.MaxFingerprints {
-		agg.Add(fzFailure(0, 500, "app", fmt.Sprintf("error page kind %c%c", 'a'+i/26, 'a'+i%26), false, true))
+		agg.Add(fixture.Decide(fixture.Fail, fzFailure(0, 500, "app", fmt.Sprintf("error page kind %c%c", 'a'+i/26, 'a'+i%26), false, true)))
 	}
-	agg.Add(fzFailure(0, 502, "", "<html><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></html>", false, true))
-	agg.Add(fzFailure(0, 503, "", "no healthy upstream", false, true))
-	agg.Add(fzFailure(0, 504, "", "<html><body>Microsoft-Azure-Application-Gateway/v2</body></html>", false, true))
+	agg.Add(fixture.Decide(fixture.Fail, fzFailure(0, 502, "", "<html><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></html>", false, true)))
+	agg.Add(fixture.Decide(fixture.Fail, fzFailure(0, 503, "", "no healthy upstream", false, true)))
+	agg.Add(fixture.Decide(fixture.Fail, fzFailure(0, 504, "", "<html><body>Microsoft-Azure-Application-Gateway/v2</body></html>", false, true)))
 	rep := fixture.FzClose(agg, time.Second)
 	for _, fp := range rep.Fingerprints {
 		if fp.Count == 3 && (fp.Producer != "" || fp.Body != "") {

@@ -193,9 +193,9 @@ func Compare(before, after *report.Report) *Comparison {
 		Families: []ScopeChange{}, Endpoints: []ScopeChange{}, Added: []EndpointID{}, Removed: []EndpointID{}, Notes: []string{},
 	}
 	fail := report.FailStatusOf(after)
-	if report.FailStatusOf(before).Set != fail.Set {
+	if !report.FailStatusOf(before).Equal(fail) {
 		c.Notes = append(c.Notes, fmt.Sprintf("the reports count different statuses as failures (before --fail-status %s, after %s): their failure rates do not measure the same thing",
-			OrDefault(before.Plan.FailStatus, "5xx"), OrDefault(after.Plan.FailStatus, "5xx")))
+			OrDefault(before.Plan.FailStatus, report.DefaultFailStatus), OrDefault(after.Plan.FailStatus, report.DefaultFailStatus)))
 	}
 	for _, s := range []struct {
 		name string
@@ -276,15 +276,18 @@ func OrDefault(s, def string) string {
 	return s
 }
 
+// runSide says one side of a comparison. Its verdict is judged afresh, at
+// the level the report was judged at: a saved verdict is never trusted.
 func runSide(r *report.Report) RunSide {
 	return RunSide{
 		Version: r.Version, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt, Interrupted: r.Interrupted,
-		Inputs: len(r.Inputs), FailStatus: OrDefault(r.Plan.FailStatus, "5xx"),
-		Requests: r.Totals.Requests, Failed: r.Totals.Failed, FailureRate: r.Totals.FailureRate, Verdict: r.Verdict.Status,
+		Inputs: len(r.Inputs), FailStatus: OrDefault(r.Plan.FailStatus, report.DefaultFailStatus),
+		Requests: r.Totals.Requests, Failed: r.Totals.Failed, FailureRate: r.Totals.FailureRate,
+		Verdict: judge.Judge(r, judge.LevelOf(r)).Status,
 	}
 }
 
-// scopes returns every ScopeChange of c, to be read or updated in place.
+// Scopes returns every ScopeChange of c, to be read or updated in place.
 func (c *Comparison) Scopes() []*ScopeChange {
 	out := []*ScopeChange{&c.Totals}
 	for i := range c.Families {

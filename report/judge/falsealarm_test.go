@@ -17,12 +17,13 @@ import (
 // by them. It returns, per address, the connection table, the requests
 // grouped by the instance that served them, and the latencies of the
 // address and of the other three.
-func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, insts [][]ConnCounts, hists, rests []*hdr.Histogram) {
+func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, times, insts [][]ConnCounts, hists, rests []*hdr.Histogram) {
 	const addrs = 4
 	cfg := simConfig{requests: 600, rate: 50, perConn: 4, latency: 20 * time.Millisecond, instances: 4,
 		fail:      steady([]float64{0.01, 0.05, 0.2}[i%3]),
 		closeProb: []float64{0, 0.5, 1}[(i/3)%3]}
 	conns = make([]report.Conns, addrs)
+	times = make([][]ConnCounts, addrs)
 	insts = make([][]ConnCounts, addrs)
 	hists, rests = make([]*hdr.Histogram, addrs), make([]*hdr.Histogram, addrs)
 	for a := range addrs {
@@ -31,6 +32,7 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, insts [][]ConnCoun
 	for a := range addrs {
 		rs := simulate(cfg, rng)
 		conns[a] = simConns(rs)
+		times[a] = simTimeline(rs, time.Second)
 		insts[a] = make([]ConnCounts, cfg.instances)
 		for _, r := range rs {
 			g := &insts[a][r.inst]
@@ -48,14 +50,17 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, insts [][]ConnCoun
 			}
 		}
 	}
-	return conns, insts, hists, rests
+	return conns, times, insts, hists, rests
 }
 
 // False alarms, counted: healthy runs through every per-address test the
-// verdict makes — RepeatTest for connections (BurstTest as its gate),
-// ClusterTest for the instances a header names, SlowerTest for latency —
-// each at the family's alpha split over the m tests (Bonferroni). A run
-// with any alarm is a false alarm; their rate must stay at most alpha.
+// verdict makes — RepeatTest for connections, confirmed by MomentTest
+// (connections open at the same moment must differ before an instance is
+// blamed), the timeline's ClusterTest with the failure windows (failures
+// said to follow time), ClusterTest for the instances a header names,
+// SlowerTest for latency — each at the family's alpha split over the m
+// tests (Bonferroni). A run with any alarm is a false alarm; their rate
+// must stay at most alpha.
 func TestFalseAlarmRate(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(71, 72))
@@ -66,27 +71,28 @@ func TestFalseAlarmRate(t *testing.T) {
 	)
 	alphas := []float64{0.05, 0.001}
 	runAlarms := make([]int, len(alphas))
-	var repeat, gated, instance, slower, slow [2]int
+	var repeat, blamed, timed, instance, slower, slow [2]int
 	for i := range runs {
-		conns, insts, hists, rests := healthyRun(rng, i)
+		conns, times, insts, hists, rests := healthyRun(rng, i)
 		alarm := make([]bool, len(alphas))
 		for a := range addrs {
 			rp := RepeatTest(conns[a].Repeat).P
+			mp := MomentTest(conns[a].Moments).P
+			tp := ClusterTest(times[a]).P
 			ip := ClusterTest(insts[a]).P
 			sl := SlowerTest(hists[a], rests[a], alphas[0]/m) // the larger level; checked per alpha below
-			var burstP float64 = -1
 			for j, alpha := range alphas {
 				level := alpha / m
-				blame := false
+				blame := rp < level && mp < level
+				windows := conns[a].WindowsCount > 0 && tp < level
 				if rp < level {
 					repeat[j]++
-					if burstP < 0 {
-						burstP = BurstTest(conns[a].Records).P
-					}
-					if burstP >= 0.05 {
-						gated[j]++
-						blame = true
-					}
+				}
+				if blame {
+					blamed[j]++
+				}
+				if windows {
+					timed[j]++
 				}
 				if ip < level {
 					instance[j]++
@@ -98,7 +104,7 @@ func TestFalseAlarmRate(t *testing.T) {
 				if isSlow {
 					slow[j]++
 				}
-				alarm[j] = alarm[j] || blame || ip < level || isSlow
+				alarm[j] = alarm[j] || blame || windows || ip < level || isSlow
 			}
 		}
 		for j := range alphas {
@@ -110,8 +116,8 @@ func TestFalseAlarmRate(t *testing.T) {
 	for j, alpha := range alphas {
 		rate := float64(runAlarms[j]) / runs
 		t.Logf("family α=%v (each of %d tests at %.3g): %d/%d healthy runs with a false alarm (%.4f); "+
-			"RepeatTest %d (%d past the BurstTest gate), instance ClusterTest %d, SlowerTest significant %d (slow %d), over %d tests each",
-			alpha, m, alpha/m, runAlarms[j], runs, rate, repeat[j], gated[j], instance[j], slower[j], slow[j], runs*addrs)
+			"RepeatTest %d (%d confirmed by MomentTest), time windows %d, instance ClusterTest %d, SlowerTest significant %d (slow %d), over %d tests each",
+			alpha, m, alpha/m, runAlarms[j], runs, rate, repeat[j], blamed[j], timed[j], instance[j], slower[j], slow[j], runs*addrs)
 		if lim := binomUpper(runs, alpha, 0.001); runAlarms[j] > lim {
 			t.Errorf("α=%v: %d of %d healthy runs alarmed; want at most %d", alpha, runAlarms[j], runs, lim)
 		}

@@ -75,22 +75,43 @@ func (r RepeatResult) Significant(alpha float64) bool { return r.P < alpha }
 // few milliseconds (tens of thousands of requests), a Chernoff bound of
 // the exact p replaces it below p = 0.01.
 func RepeatTest(strata []report.RepeatCounts) RepeatResult {
+	ws := make([]report.MomentCounts, len(strata))
+	for i, s := range strata {
+		ws[i] = report.MomentCounts{RepeatCounts: s, Strata: 1}
+	}
+	return repeatTest(ws)
+}
+
+// MomentTest is RepeatTest on strata of requests sent at the same moment
+// (report.Conns.Moments), each shape weighing as many strata as it counts.
+// Significant, it says that connections open at the same moment differ:
+// those that failed before fail again while the others do not, which a
+// failing moment (an outage, a flapping backend) cannot do, as it fails
+// every connection open then alike.
+func MomentTest(moments []report.MomentCounts) RepeatResult { return repeatTest(moments) }
+
+// repeatTest is RepeatTest over weighted strata: Strata copies of each.
+func repeatTest(strata []report.MomentCounts) RepeatResult {
 	var r RepeatResult
 	r.P = 1
-	type hyper struct{ n, k, draws, obs int64 }
+	type hyper struct{ n, k, draws, obs, w int64 }
 	var hs []hyper
 	for _, s := range strata {
+		w := s.Strata
+		if w <= 0 {
+			continue
+		}
 		a, af := max(s.AfterFailure, 0), min(max(s.AfterFailureFailed, 0), max(s.AfterFailure, 0))
 		b, bf := max(s.AfterOK, 0), min(max(s.AfterOKFailed, 0), max(s.AfterOK, 0))
-		r.AfterFailure += a
-		r.AfterFailureFailed += af
-		r.AfterOK += b
-		r.AfterOKFailed += bf
+		r.AfterFailure += w * a
+		r.AfterFailureFailed += w * af
+		r.AfterOK += w * b
+		r.AfterOKFailed += w * bf
 		if k := af + bf; a > 0 && b > 0 && k > 0 && k < a+b {
-			hs = append(hs, hyper{n: a + b, k: k, draws: a, obs: af})
+			hs = append(hs, hyper{n: a + b, k: k, draws: a, obs: af, w: w})
+			r.Strata += int(w)
 		}
 	}
-	r.Strata = len(hs)
 	r.AfterFailureRate, r.AfterFailureCI95 = rateCI95(r.AfterFailureFailed, r.AfterFailure)
 	r.AfterOKRate, r.AfterOKCI95 = rateCI95(r.AfterOKFailed, r.AfterOK)
 	if len(hs) == 0 {
@@ -99,6 +120,7 @@ func RepeatTest(strata []report.RepeatCounts) RepeatResult {
 	// Each stratum's law: hypergeometric given its margins, as offsets
 	// from its smallest value.
 	pmfs := make([][]float64, len(hs))
+	weights := make([]int64, len(hs))
 	var lo, obs int64
 	var mean, variance float64
 	for i, h := range hs {
@@ -108,24 +130,29 @@ func RepeatTest(strata []report.RepeatCounts) RepeatResult {
 		for x := hlo; x <= hhi; x++ {
 			pmf[x-hlo] = math.Exp(stat.LogChoose(h.k, x) + stat.LogChoose(h.n-h.k, h.draws-x) - den)
 		}
-		pmfs[i] = pmf
-		lo += hlo
-		obs += h.obs
-		n, k, d := float64(h.n), float64(h.k), float64(h.draws)
-		mean += d*k/n - float64(hlo)
-		variance += d * k / n * (n - k) / n * (n - d) / (n - 1)
+		pmfs[i], weights[i] = pmf, h.w
+		lo += h.w * hlo
+		obs += h.w * h.obs
+		n, k, d, w := float64(h.n), float64(h.k), float64(h.draws), float64(h.w)
+		mean += w * (d*k/n - float64(hlo))
+		variance += w * d * k / n * (n - k) / n * (n - d) / (n - 1)
 	}
 	top := obs - lo
 	// The exact convolution costs about Σ (stratum range × offsets
 	// reachable so far).
 	var cost, reach int64
-	for _, pmf := range pmfs {
-		cost += int64(len(pmf)) * (min(reach, top) + 1)
-		reach += int64(len(pmf)) - 1
+	for i, pmf := range pmfs {
+		for range weights[i] {
+			cost += int64(len(pmf)) * (min(reach, top) + 1)
+			reach += int64(len(pmf)) - 1
+			if cost > repeatExactWork {
+				break
+			}
+		}
 	}
 	switch {
 	case cost <= repeatExactWork:
-		r.P, r.Method = repeatExact(pmfs, top), "exact"
+		r.P, r.Method = repeatExact(pmfs, weights, top), "exact"
 	default:
 		// Too large to convolve: the normal law where p is far from any
 		// threshold, else a Chernoff bound, which can only overstate p.
@@ -133,7 +160,7 @@ func RepeatTest(strata []report.RepeatCounts) RepeatResult {
 		if pn := 0.5 * math.Erfc(z/math.Sqrt2); pn > 0.01 {
 			r.P, r.Method = pn, "normal"
 		} else {
-			r.P, r.Method = chernoffSum(pmfs, top, mean), "bound"
+			r.P, r.Method = chernoffSum(pmfs, weights, top, mean), "bound"
 		}
 	}
 	r.P = max(min(1, r.P), minReportedP)
@@ -143,41 +170,45 @@ func RepeatTest(strata []report.RepeatCounts) RepeatResult {
 // repeatExactWork bounds RepeatTest's exact convolution, in cell updates.
 const repeatExactWork = 4_000_000
 
-// repeatExact is P(Σ X_i ≥ top) for independent X_i with the given laws on
+// repeatExact is P(Σ X_i ≥ top) for independent X_i with the given laws
+// (pmfs[i] weights[i] times over) on
 // 0, 1, …: a convolution in which every sum at or past top is merged into
 // one absorbing cell (sums only grow), over the sums reachable so far.
-func repeatExact(pmfs [][]float64, top int64) float64 {
+func repeatExact(pmfs [][]float64, weights []int64, top int64) float64 {
 	dist := make([]float64, top+1)
 	next := make([]float64, top+1)
 	dist[0] = 1
 	var reach int64
-	for _, pmf := range pmfs {
-		clear(next[:min(reach+int64(len(pmf)), top+1)])
-		for x, q := range pmf {
-			for i, d := range dist[:min(reach, top)+1] {
-				if d != 0 {
-					next[min(int64(i+x), top)] += d * q
+	for i, pmf := range pmfs {
+		for range weights[i] {
+			clear(next[:min(reach+int64(len(pmf)), top+1)])
+			for x, q := range pmf {
+				for i, d := range dist[:min(reach, top)+1] {
+					if d != 0 {
+						next[min(int64(i+x), top)] += d * q
+					}
 				}
 			}
+			reach += int64(len(pmf)) - 1
+			dist, next = next, dist
 		}
-		reach += int64(len(pmf)) - 1
-		dist, next = next, dist
 	}
 	return dist[top]
 }
 
-// chernoffSum bounds P(Σ X_i ≥ top) by min over λ ≥ 0 of
+// chernoffSum bounds P(Σ X_i ≥ top), X_i of law pmfs[i] weights[i] times over, by min over λ ≥ 0 of
 // exp(-λ top) Π E[exp(λ X_i)], found by Newton's method on the convex
 // exponent, bisection when a step leaves the bracket. Any λ gives a valid
 // bound, so an approximate minimum only loosens it.
-func chernoffSum(pmfs [][]float64, top int64, mean float64) float64 {
+func chernoffSum(pmfs [][]float64, weights []int64, top int64, mean float64) float64 {
 	t := float64(top)
 	if t <= mean {
 		return 1
 	}
 	eval := func(lam float64) (f, d1, d2 float64) {
 		f, d1 = -lam*t, -t
-		for _, pmf := range pmfs {
+		for i, pmf := range pmfs {
+			wt := float64(weights[i])
 			shift := lam * float64(len(pmf)-1) // the largest exponent, if λ ≥ 0
 			var z, e1, e2 float64
 			for x, q := range pmf {
@@ -189,10 +220,10 @@ func chernoffSum(pmfs [][]float64, top int64, mean float64) float64 {
 			if z == 0 {
 				return math.Inf(1), 0, 0
 			}
-			f += shift + math.Log(z)
+			f += wt * (shift + math.Log(z))
 			m := e1 / z
-			d1 += m
-			d2 += e2/z - m*m
+			d1 += wt * m
+			d2 += wt * (e2/z - m*m)
 		}
 		return f, d1, d2
 	}

@@ -242,9 +242,11 @@ func TestRepeatChernoffBound(t *testing.T) {
 	small := 0
 	for range 50 {
 		var pmfs [][]float64
+		var ws []int64
 		var mean float64
 		var span int64
 		for range 1 + rng.IntN(30) {
+			w := 1 + rng.Int64N(3)
 			n := int64(20 + rng.IntN(60))
 			k := 1 + rng.Int64N(n-1)
 			d := 1 + rng.Int64N(n-1)
@@ -253,13 +255,13 @@ func TestRepeatChernoffBound(t *testing.T) {
 			for x := hlo; x <= hhi; x++ {
 				pmf[x-hlo] = math.Exp(stat.LogChoose(k, x) + stat.LogChoose(n-k, d-x) - stat.LogChoose(n, d))
 			}
-			pmfs = append(pmfs, pmf)
-			mean += float64(d)*float64(k)/float64(n) - float64(hlo)
-			span += hhi - hlo
+			pmfs, ws = append(pmfs, pmf), append(ws, w)
+			mean += float64(w) * (float64(d)*float64(k)/float64(n) - float64(hlo))
+			span += w * (hhi - hlo)
 		}
 		for _, top := range []int64{int64(mean), int64(mean) + span/8, int64(mean) + span/4, span} {
-			exact := repeatExact(pmfs, top)
-			bound := chernoffSum(pmfs, top, mean)
+			exact := repeatExact(pmfs, ws, top)
+			bound := chernoffSum(pmfs, ws, top, mean)
 			if bound < exact*(1-1e-9) {
 				t.Errorf("bound %.4g below exact %.4g (top %d of %d, mean %.1f)", bound, exact, top, span, mean)
 			}
@@ -298,5 +300,30 @@ func BenchmarkRepeatTest(b *testing.B) {
 			b.ReportMetric(float64(len(strata)), "strata")
 			b.ReportMetric(r.P, "p")
 		})
+	}
+}
+
+// MomentTest weighs each shape as many strata as it counts: the same p as
+// RepeatTest on the strata one by one, by every method.
+func TestMomentTestWeighsShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, scale := range []int64{1, 40, 4000} {
+		for range 20 {
+			var shapes []report.MomentCounts
+			var strata []report.RepeatCounts
+			for range 1 + rng.IntN(6) {
+				a, b := 1+rng.Int64N(4), 1+rng.Int64N(4)
+				c := report.RepeatCounts{AfterFailure: a, AfterFailureFailed: rng.Int64N(a + 1), AfterOK: b, AfterOKFailed: rng.Int64N(b + 1)}
+				w := scale * (1 + rng.Int64N(3))
+				shapes = append(shapes, report.MomentCounts{RepeatCounts: c, Strata: w})
+				for range w {
+					strata = append(strata, c)
+				}
+			}
+			got, want := MomentTest(shapes), RepeatTest(strata)
+			if math.Abs(got.P-want.P) > 1e-6*want.P || got.Method != want.Method || got.Strata != want.Strata || got.AfterFailureFailed != want.AfterFailureFailed {
+				t.Errorf("MomentTest(%v) = p %.6g by %s over %d strata; want %.6g by %s over %d", shapes, got.P, got.Method, got.Strata, want.P, want.Method, want.Strata)
+			}
+		}
 	}
 }

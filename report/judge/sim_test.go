@@ -39,48 +39,72 @@ type simResult struct {
 
 var simEpoch = time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
 
+// simRotation is how many connections the engine's requests rotate over
+// (probe.Rotation): the simulation hands requests round as it does.
+const simRotation = 4
+
 // simulate runs cfg and returns the results in the order they complete,
-// which is the order a collector receives them.
+// which is the order a collector receives them. As in the engine, each
+// worker owns one connection at a time; a request goes to the worker idle
+// longest among the simRotation most recently idle (a new worker while
+// there are fewer), and a connection that reached perConn requests, or
+// that a failure closed, is replaced by the worker's next request.
 func simulate(cfg simConfig, rng *rand.Rand) []simResult {
 	type conn struct {
-		id     uint64
-		inst   int
-		freeAt time.Duration
-		used   int
+		id   uint64
+		inst int
+		used int
 	}
-	var idle []*conn // most recently freed last, as the transport reuses them
-	var busy []*conn
+	type worker struct {
+		c      *conn
+		freeAt time.Duration
+	}
+	var idle []*worker // most recently idle last
+	var busy []*worker
 	next := uint64(1)
 	out := make([]simResult, 0, cfg.requests)
 	instances := max(cfg.instances, 1)
+	workers := 0
 	for i := range cfg.requests {
 		t := time.Duration(float64(i) / cfg.rate * float64(time.Second))
-		// Connections whose request finished by t are idle again.
+		// Workers whose request finished by t are idle again.
 		keep := busy[:0]
-		var freed []*conn
-		for _, c := range busy {
-			if c.freeAt <= t {
-				freed = append(freed, c)
+		var freed []*worker
+		for _, w := range busy {
+			if w.freeAt <= t {
+				freed = append(freed, w)
 			} else {
-				keep = append(keep, c)
+				keep = append(keep, w)
 			}
 		}
 		busy = keep
 		sort.Slice(freed, func(a, b int) bool { return freed[a].freeAt < freed[b].freeAt })
 		idle = append(idle, freed...)
-		var c *conn
-		reused := false
-		if len(idle) > 0 {
-			c, idle = idle[len(idle)-1], idle[:len(idle)-1]
-			reused = true
-		} else {
+		var w *worker
+		switch {
+		case workers < simRotation:
+			w = &worker{}
+			workers++
+		case len(idle) >= simRotation:
+			k := len(idle) - simRotation
+			w = idle[k]
+			idle = append(idle[:k], idle[k+1:]...)
+		case len(idle) > 0:
+			w, idle = idle[0], idle[1:]
+		default:
+			w = &worker{}
+			workers++
+		}
+		reused := w.c != nil
+		if !reused {
 			inst := rng.IntN(instances)
 			if cfg.roundRobin {
 				inst = int(next-1) % instances
 			}
-			c = &conn{id: next, inst: inst}
+			w.c = &conn{id: next, inst: inst}
 			next++
 		}
+		c := w.c
 		failed := rng.Float64() < cfg.fail(t, c.inst)
 		lat := cfg.latency
 		if failed && cfg.failLat > 0 {
@@ -89,14 +113,31 @@ func simulate(cfg simConfig, rng *rand.Rand) []simResult {
 		// A little jitter, so results complete out of order now and then.
 		lat += time.Duration(rng.Int64N(int64(lat)/4 + 1))
 		c.used++
-		c.freeAt = t + lat
+		w.freeAt = t + lat
 		out = append(out, simResult{conn: c.id, inst: c.inst, start: simEpoch.Add(t), done: simEpoch.Add(t + lat), failed: failed, reused: reused, latency: lat})
-		closed := c.used >= cfg.perConn || (failed && rng.Float64() < cfg.closeProb)
-		if !closed {
-			busy = append(busy, c)
+		if c.used >= cfg.perConn || (failed && rng.Float64() < cfg.closeProb) {
+			w.c = nil
 		}
+		busy = append(busy, w)
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].done.Before(out[b].done) })
+	return out
+}
+
+// simTimeline buckets results by start, per bucket of width d, as the
+// report's timeline does.
+func simTimeline(rs []simResult, d time.Duration) []ConnCounts {
+	var out []ConnCounts
+	for _, r := range rs {
+		b := int(r.start.Sub(simEpoch) / d)
+		for len(out) <= b {
+			out = append(out, ConnCounts{ID: uint64(len(out))})
+		}
+		out[b].Requests++
+		if r.failed {
+			out[b].Failed++
+		}
+	}
 	return out
 }
 

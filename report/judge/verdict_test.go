@@ -82,7 +82,7 @@ func TestJudgeHandfulIsNeverConcentrated(t *testing.T) {
 		{{Addr: "::1", Failed: 1, N: 1}, {Addr: "127.0.0.1", N: 1}},
 	}
 	for _, eps := range cases {
-		v := Judge(VtReport(eps...), TestAlpha)
+		v := Judge(VtReport(eps...), Once())
 		if v.Status != report.VerdictSpread || len(v.Suspects) != 0 {
 			t.Errorf("%s: verdict %s, suspects %v; want spread, no suspect\nsummary: %s", vtString(eps), v.Status, VtSuspects(v), v.Summary)
 		}
@@ -109,7 +109,7 @@ func TestJudgePlainIsAlwaysConcentrated(t *testing.T) {
 						}
 						eps = append(eps, VtEndpoint{Addr: a, N: n})
 					}
-					v := Judge(VtReport(eps...), TestAlpha)
+					v := Judge(VtReport(eps...), Once())
 					if v.Status != report.VerdictConcentrated || !slices.Equal(VtSuspects(v), []string{bad}) {
 						t.Errorf("%s: verdict %s, suspects %v; want concentrated on %s\nsummary: %s",
 							vtString(eps), v.Status, VtSuspects(v), bad, v.Summary)
@@ -142,7 +142,7 @@ func TestJudgeAllIPv6FailingNamesEveryAddress(t *testing.T) {
 		},
 	}
 	for name, eps := range cases {
-		v := Judge(VtReport(eps...), TestAlpha)
+		v := Judge(VtReport(eps...), Once())
 		if v.Status != report.VerdictConcentrated || !slices.Equal(VtSuspects(v), want) {
 			t.Errorf("%s: verdict %s, suspects %v; want concentrated on %v\nsummary: %s", name, v.Status, VtSuspects(v), want, v.Summary)
 		}
@@ -166,7 +166,7 @@ func TestJudgeAllIPv6FailingNamesEveryAddress(t *testing.T) {
 // family's: the summary must not send the reader after IPv4.
 func TestJudgeOneBadAddressIsNotItsFamily(t *testing.T) {
 	eps := []VtEndpoint{{Addr: "127.0.0.1", N: 200}, {Addr: "127.0.0.2", Failed: 40, N: 200}, {Addr: "::1", N: 200}}
-	v := Judge(VtReport(eps...), TestAlpha)
+	v := Judge(VtReport(eps...), Once())
 	if v.Status != report.VerdictConcentrated || !slices.Equal(VtSuspects(v), []string{"127.0.0.2"}) {
 		t.Fatalf("verdict %s, suspects %v; want concentrated on 127.0.0.2\nsummary: %s", v.Status, VtSuspects(v), v.Summary)
 	}
@@ -177,7 +177,7 @@ func TestJudgeOneBadAddressIsNotItsFamily(t *testing.T) {
 
 func TestJudgeSpread(t *testing.T) {
 	eps := []VtEndpoint{{Addr: "127.0.0.1", Failed: 10, N: 200}, {Addr: "127.0.0.2", Failed: 10, N: 200}, {Addr: "::1", Failed: 10, N: 200}}
-	v := Judge(VtReport(eps...), TestAlpha)
+	v := Judge(VtReport(eps...), Once())
 	if v.Status != report.VerdictSpread || len(v.Suspects) != 0 || v.Suspects == nil {
 		t.Errorf("verdict %s, suspects %#v; want spread with an empty (non-nil) list", v.Status, v.Suspects)
 	}
@@ -187,7 +187,7 @@ func TestJudgeSpread(t *testing.T) {
 	if len(v.Tests) != 5 {
 		t.Errorf("%d tests; want 2 families + 3 endpoints", len(v.Tests))
 	}
-	one := Judge(VtReport(VtEndpoint{Addr: "::1", Failed: 3, N: 10}), TestAlpha)
+	one := Judge(VtReport(VtEndpoint{Addr: "::1", Failed: 3, N: 10}), Once())
 	if one.Status != report.VerdictSpread || !strings.Contains(one.Summary, "the only endpoint probed, ::1") {
 		t.Errorf("one endpoint: verdict %s %q; want spread, saying only one endpoint was probed", one.Status, one.Summary)
 	}
@@ -195,7 +195,7 @@ func TestJudgeSpread(t *testing.T) {
 
 func TestJudgeNoData(t *testing.T) {
 	for _, r := range []*report.Report{VtReport(), VtReport(VtEndpoint{Addr: "::1"}, VtEndpoint{Addr: "127.0.0.1"})} {
-		v := Judge(r, TestAlpha)
+		v := Judge(r, Once())
 		if v.Status != report.VerdictNoData || v.Suspects == nil || len(v.Suspects) != 0 || v.Summary == "" {
 			t.Errorf("%d endpoints without requests: verdict %+v; want no-data, no suspect, a summary", len(r.Endpoints), v)
 		}
@@ -207,12 +207,12 @@ var vtBound = regexp.MustCompile(`^0 failures in (\d+) requests: below ([0-9.]+)
 // "ok" states the one-sided 95% upper bound, rounded up so it stays true
 // (and so never to 0), yet not so far that it says nothing.
 func TestJudgeOKStatesTheUpperBound(t *testing.T) {
-	v := Judge(VtReport(VtEndpoint{Addr: "127.0.0.1", N: 300}, VtEndpoint{Addr: "::1", N: 300}), TestAlpha)
+	v := Judge(VtReport(VtEndpoint{Addr: "127.0.0.1", N: 300}, VtEndpoint{Addr: "::1", N: 300}), Once())
 	if want := "0 failures in 600 requests: below 0.5% with 95% confidence."; v.Status != report.VerdictOK || v.Summary != want || len(v.Suspects) != 0 {
 		t.Errorf("verdict %s %q; want ok %q", v.Status, v.Summary, want)
 	}
 	for _, n := range []int64{1, 2, 3, 10, 59, 60, 100, 299, 600, 1000, 12345, 1e5, 1e6, 3e6, 5e6, 1e7, 1e8, 1e9} {
-		v := Judge(VtReport(VtEndpoint{Addr: "127.0.0.1", N: n}), TestAlpha)
+		v := Judge(VtReport(VtEndpoint{Addr: "127.0.0.1", N: n}), Once())
 		m := vtBound.FindStringSubmatch(v.Summary)
 		if v.Status != report.VerdictOK || m == nil || m[1] != strconv.FormatInt(n, 10) {
 			t.Errorf("n=%d: verdict %s %q; want ok, \"0 failures in %d requests: below X%% with 95%% confidence.\"", n, v.Status, v.Summary, n)
@@ -240,7 +240,7 @@ func TestJudgeSuspectOrderIsStable(t *testing.T) {
 	}
 	var first []string
 	for i := range 50 {
-		v := Judge(VtReport(eps...), TestAlpha)
+		v := Judge(VtReport(eps...), Once())
 		var got []string
 		for _, s := range v.Suspects {
 			got = append(got, s.Address+" "+s.Target)
@@ -282,7 +282,7 @@ const vtOK, vtBad = "http://h.test/ok", "http://h.test/bad"
 // and /ok on none: the URL fails, not the addresses.
 func TestJudgeFailingURLIsNotItsAddresses(t *testing.T) {
 	eps := append(vtOn(vtOK, 0, 20, "127.0.0.1", "127.0.0.2", "::1"), vtOn(vtBad, 20, 20, "127.0.0.1", "127.0.0.2", "::1")...)
-	v := Judge(VtReport(eps...), TestAlpha)
+	v := Judge(VtReport(eps...), Once())
 	if v.Status != report.VerdictSpread || len(v.Suspects) != 0 {
 		t.Fatalf("verdict %s, suspects %v; want spread, no suspect\nsummary: %s", v.Status, VtSuspects(v), v.Summary)
 	}
@@ -324,7 +324,7 @@ func TestJudgeFailingURLAndOneBadAddress(t *testing.T) {
 		{Addr: "::1", N: 100, target: vtOK},
 	}
 	eps = append(eps, vtOn(vtBad, 100, 100, "127.0.0.1", "127.0.0.2", "::1")...)
-	v := Judge(VtReport(eps...), TestAlpha)
+	v := Judge(VtReport(eps...), Once())
 	if v.Status != report.VerdictConcentrated || len(v.Suspects) != 1 || v.Suspects[0].Address != "127.0.0.2" || v.Suspects[0].Target != vtOK {
 		t.Fatalf("verdict %s, suspects %+v; want concentrated on 127.0.0.2 for %s\nsummary: %s", v.Status, v.Suspects, vtOK, v.Summary)
 	}
@@ -347,7 +347,7 @@ func TestJudgeURLFailingOnOneAddressNamesTheAddress(t *testing.T) {
 		VtEndpoint{Addr: "127.0.0.1", N: 100, target: vtBad},
 		VtEndpoint{Addr: "127.0.0.2", N: 100, target: vtBad},
 		VtEndpoint{Addr: "::1", Failed: 100, N: 100, target: vtBad})
-	v := Judge(VtReport(eps...), TestAlpha)
+	v := Judge(VtReport(eps...), Once())
 	if v.Status != report.VerdictConcentrated || len(v.Suspects) != 1 || v.Suspects[0].Address != "::1" || v.Suspects[0].Target != vtBad {
 		t.Fatalf("verdict %s, suspects %+v; want concentrated on ::1 for %s\nsummary: %s", v.Status, v.Suspects, vtBad, v.Summary)
 	}
@@ -363,7 +363,7 @@ func TestJudgeEndpointAloneInItsTarget(t *testing.T) {
 		VtEndpoint{Addr: "127.0.0.1", Failed: 100, N: 100, target: vtBad},
 		VtEndpoint{Addr: "127.0.0.1", N: 100, target: vtOK},
 		VtEndpoint{Addr: "::1", N: 100, target: vtOK},
-	), TestAlpha)
+	), Once())
 	if _, ok := vtTest(v, "endpoint 127.0.0.1 ("+vtBad+")"); ok || len(v.Tests) != 6 {
 		t.Errorf("tests %+v; want 2 families, 2 targets and the 2 endpoints of %s only", v.Tests, vtOK)
 	}
@@ -376,7 +376,7 @@ func TestJudgeEndpointAloneInItsTarget(t *testing.T) {
 // With one target nothing changes: no target test, each endpoint against
 // every other request.
 func TestJudgeOneTargetHasNoTargetTest(t *testing.T) {
-	v := Judge(VtReport(VtEndpoint{Addr: "127.0.0.1", Failed: 3, N: 100}, VtEndpoint{Addr: "127.0.0.2", Failed: 4, N: 100}, VtEndpoint{Addr: "::1", Failed: 5, N: 100}), TestAlpha)
+	v := Judge(VtReport(VtEndpoint{Addr: "127.0.0.1", Failed: 3, N: 100}, VtEndpoint{Addr: "127.0.0.2", Failed: 4, N: 100}, VtEndpoint{Addr: "::1", Failed: 5, N: 100}), Once())
 	for _, tt := range v.Tests {
 		if strings.HasPrefix(tt.Scope, "target ") {
 			t.Errorf("test %q with a single target", tt.Scope)
@@ -409,13 +409,13 @@ func TestJudgeTooFewRequestsSaysWhere(t *testing.T) {
 			"1 of 600 requests failed, on 127.0.0.1, but a single failure cannot be attributed (p=0.5, needs p<0.0005): run longer."},
 	}
 	for _, c := range cases {
-		v := Judge(VtReport(c.eps...), TestAlpha)
+		v := Judge(VtReport(c.eps...), Once())
 		if v.Status != report.VerdictSpread || len(v.Suspects) != 0 || v.Summary != c.want {
 			t.Errorf("%s: verdict %s, suspects %v, summary\n%s\nwant spread, no suspect,\n%s", c.name, v.Status, VtSuspects(v), v.Summary, c.want)
 		}
 	}
 	// Failures really on several addresses keep saying so.
-	v := Judge(VtReport(VtEndpoint{Addr: "127.0.0.1", Failed: 1, N: 3}, VtEndpoint{Addr: "::1", Failed: 1, N: 3}), TestAlpha)
+	v := Judge(VtReport(VtEndpoint{Addr: "127.0.0.1", Failed: 1, N: 3}, VtEndpoint{Addr: "::1", Failed: 1, N: 3}), Once())
 	if !strings.HasPrefix(v.Summary, "Failures are spread: 2 of 6 requests failed") {
 		t.Errorf("summary %q; want \"Failures are spread: 2 of 6 requests failed …\"", v.Summary)
 	}
@@ -425,14 +425,14 @@ func TestJudgeTooFewRequestsSaysWhere(t *testing.T) {
 // kept as passing tests.
 func TestJudgeReviewFailingURLIsNamed(t *testing.T) {
 	eps := append(vtOn(vtOK, 0, 100, "127.0.0.1", "127.0.0.2", "::1"), vtOn(vtBad, 100, 100, "127.0.0.1", "127.0.0.2", "::1")...)
-	v := Judge(VtReport(eps...), TestAlpha)
+	v := Judge(VtReport(eps...), Once())
 	if v.Status == report.VerdictConcentrated || !strings.Contains(v.Summary, vtBad) {
 		t.Errorf("verdict %s: %q; every address fails /bad and serves /ok alike: want spread, naming %s", v.Status, v.Summary, vtBad)
 	}
 }
 
 func TestJudgeReviewAllFailuresOnOneAddressIsNotSpread(t *testing.T) {
-	v := Judge(VtReport(VtEndpoint{Addr: "127.0.0.1", N: 3}, VtEndpoint{Addr: "127.0.0.2", N: 2}, VtEndpoint{Addr: "::1", Failed: 2, N: 2}), TestAlpha)
+	v := Judge(VtReport(VtEndpoint{Addr: "127.0.0.1", N: 3}, VtEndpoint{Addr: "127.0.0.2", N: 2}, VtEndpoint{Addr: "::1", Failed: 2, N: 2}), Once())
 	if strings.Contains(v.Summary, "spread") || !strings.Contains(v.Summary, "all on ::1") || !strings.Contains(v.Summary, "too few requests") {
 		t.Errorf("summary %q: every failure is on ::1; want it said, with too few requests to tell", v.Summary)
 	}
@@ -460,7 +460,7 @@ func TestFailureKinds(t *testing.T) {
 		{map[string]int64{"200": 4}, nil, ""},
 	}
 	for _, tt := range tests {
-		if got := FailureKinds(&report.Stats{Status: tt.status, Errors: tt.errors}, fail); got != tt.want {
+		if got := failureKinds(&report.Stats{Status: tt.status, Errors: tt.errors}, fail); got != tt.want {
 			t.Errorf("failureKinds(%v, %v) = %q; want %q", tt.status, tt.errors, got, tt.want)
 		}
 	}
@@ -474,18 +474,18 @@ func TestJudgeSaysWhatWasNotTested(t *testing.T) {
 	for i := range r.Endpoints {
 		r.Endpoints[i].Host = "sign.example.com"
 	}
-	if v := Judge(r, TestAlpha); !slices.Equal(v.Notes, []string{"No IPv6 address (AAAA record) for sign.example.com: IPv6 not tested."}) {
+	if v := Judge(r, Once()); !slices.Equal(v.Notes, []string{"No IPv6 address (AAAA record) for sign.example.com: IPv6 not tested."}) {
 		t.Errorf("notes %q; want IPv6 not tested for sign.example.com", v.Notes)
 	}
 	r.Plan.Only = "ipv4"
-	if v := Judge(r, TestAlpha); !slices.Equal(v.Notes, []string{"IPv6 not tested (-4)."}) {
+	if v := Judge(r, Once()); !slices.Equal(v.Notes, []string{"IPv6 not tested (-4)."}) {
 		t.Errorf("with -4: notes %q; want IPv6 not tested (-4)", v.Notes)
 	}
 	both := VtReport(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "::1", N: 40})
 	for i := range both.Endpoints {
 		both.Endpoints[i].Host = "sign.example.com"
 	}
-	if v := Judge(both, TestAlpha); len(v.Notes) != 0 || v.Notes == nil {
+	if v := Judge(both, Once()); len(v.Notes) != 0 || v.Notes == nil {
 		t.Errorf("both families probed: notes %#v; want an empty list", v.Notes)
 	}
 }
@@ -514,7 +514,7 @@ func TestJudgeSaysWhenFewConnections(t *testing.T) {
 	r := withConns(VtReport(VtEndpoint{Addr: "127.0.0.1", N: 50}, VtEndpoint{Addr: "127.0.0.2", N: 50},
 		VtEndpoint{Addr: "::1", N: 50, Failed: 50}), 1, 1, 1)
 	r.Plan.ConnRequests = 0
-	v := Judge(r, TestAlpha)
+	v := Judge(r, Once())
 	want := "Few connections: 127.0.0.1, 127.0.0.2 and ::1 sent 50 requests over 1 connection each."
 	if n := fewNote(v); !strings.HasPrefix(n, want) || !strings.Contains(n, "--conn-requests 0 kept each connection") {
 		t.Errorf("one connection each: note %q; want it to start %q and name --conn-requests 0", n, want)
@@ -525,20 +525,20 @@ func TestJudgeSaysWhenFewConnections(t *testing.T) {
 	// OK verdicts get the note too: that is where it matters most.
 	ok := withConns(VtReport(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "127.0.0.2", N: 40}), 2, 12)
 	ok.Plan.ConnRequests = 4
-	v = Judge(ok, TestAlpha)
+	v = Judge(ok, Once())
 	if n := fewNote(v); v.Status != report.VerdictOK || !strings.HasPrefix(n, "Few connections: 127.0.0.1 sent 40 requests over 2 connections.") ||
 		!strings.Contains(n, "lower --conn-requests") {
 		t.Errorf("OK with 2 connections on 127.0.0.1: %s, note %q", v.Status, n)
 	}
 	// Sampled connections, or one request per connection: no note.
-	for _, c := range [][]int64{{4, 4}, {40, 40}} {
+	for _, c := range [][]int64{{12, 12}, {40, 40}} {
 		r := withConns(VtReport(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "127.0.0.2", N: 40}), c...)
-		if n := fewNote(Judge(r, TestAlpha)); n != "" {
+		if n := fewNote(Judge(r, Once())); n != "" {
 			t.Errorf("connections %v: unexpected note %q", c, n)
 		}
 	}
 	short := withConns(VtReport(VtEndpoint{Addr: "127.0.0.1", N: 3}), 3)
-	if n := fewNote(Judge(short, TestAlpha)); n != "" {
+	if n := fewNote(Judge(short, Once())); n != "" {
 		t.Errorf("3 requests on 3 connections: unexpected note %q", n)
 	}
 }
@@ -553,9 +553,9 @@ func TestDroppedNoteNamesBothLimits(t *testing.T) {
 	}{{10, false}, {1000, true}} {
 		r := VtReport(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "127.0.0.2", N: 40})
 		r.Endpoints[1].Dropped, r.Totals.Dropped = 7, 7
-		r.Plan.Concurrency = tt.c
+		r.Plan.Concurrency, r.Plan.BusyWorkers = tt.c, 64
 		note := ""
-		for _, n := range Judge(r, TestAlpha).Notes {
+		for _, n := range Judge(r, Once()).Notes {
 			if strings.HasPrefix(n, "7 requests fell due but were not sent") {
 				note = n
 			}
@@ -590,13 +590,13 @@ func TestJudgeNoLatencyBlameWhenTheClientStruggled(t *testing.T) {
 	hasNote := func(v report.Verdict, s string) bool {
 		return slices.ContainsFunc(v.Notes, func(n string) bool { return strings.Contains(n, s) })
 	}
-	if v := Judge(build(0), TestAlpha); len(v.Slow) != 1 || !hasNote(v, "127.0.0.2 is slow against") {
+	if v := Judge(build(0), Once()); len(v.Slow) != 1 || !hasNote(v, "127.0.0.2 is slow against") {
 		t.Errorf("no client errors: slow %v, notes %q; want 127.0.0.2 named slow", v.Slow, v.Notes)
 	}
-	if v := Judge(build(30), TestAlpha); len(v.Slow) != 1 {
+	if v := Judge(build(30), Once()); len(v.Slow) != 1 {
 		t.Errorf("30 client errors for 400 requests: slow %v; want 127.0.0.2 still named", v.Slow)
 	}
-	if v := Judge(build(4000), TestAlpha); len(v.Slow) != 0 || hasNote(v, "is slow against") || !hasNote(v, "Latency is not compared") {
+	if v := Judge(build(4000), Once()); len(v.Slow) != 0 || hasNote(v, "is slow against") || !hasNote(v, "Latency is not compared") {
 		t.Errorf("4000 client errors: slow %v, notes %q; want no latency finding, and why", v.Slow, v.Notes)
 	}
 }
@@ -614,12 +614,12 @@ func TestFewConnsNoteStaysShort(t *testing.T) {
 	}
 	r.Plan.ConnRequests = 100
 	var note string
-	for _, n := range Judge(r, TestAlpha).Notes {
+	for _, n := range Judge(r, Once()).Notes {
 		if strings.HasPrefix(n, "Few connections") {
 			note = n
 		}
 	}
-	want := "Few connections: 127.0.0.1, 127.0.0.2, 127.0.0.3, 127.0.0.4, 127.0.0.5, 127.0.0.6, 127.0.0.7 and 5 more sent their requests over 3 connections or fewer each."
+	want := "Few connections: 127.0.0.1, 127.0.0.2, 127.0.0.3, 127.0.0.4, 127.0.0.5, 127.0.0.6, 127.0.0.7 and 5 more sent their requests over fewer than 11 connections each."
 	if !strings.HasPrefix(note, want) {
 		t.Errorf("note %q; want it to start %q", note, want)
 	}

@@ -106,9 +106,9 @@ func TestHTMLInChromium(t *testing.T) {
 		rep   *report.Report
 		title string
 	}{
-		"golden":  {fixture.GoldenReport(t), "pinprobe: failures concentrate on 2001:db8::7"},
-		"hostile": {fixture.HostileReport(t), "pinprobe: failures concentrate on 2001:db8::7"},
-		"inside":  {insideReport(t), "pinprobe: failures concentrate on IPv6 (2001:db8::1) and X-Served-By: gw-3"},
+		"golden":  {fixture.GoldenReport(t), "pinprobe: 2001:db8::7 (sign.example.com/) answers 502"},
+		"hostile": {fixture.HostileReport(t), "pinprobe: 2001:db8::7 (sign.example.com/) answers 502"},
+		"inside":  {insideReport(t), "pinprobe: IPv6 (2001:db8::1) answers 502; X-Served-By: gw-3 behind 192.0.2.2 answers 502"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

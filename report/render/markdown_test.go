@@ -48,7 +48,7 @@ func TestMarkdownContent(t *testing.T) {
 	got := renderMarkdown(t, rep)
 	for _, want := range []string{
 		// IPv6 has a healthy address too: the title blames the address, not the family.
-		"# pinprobe: failures concentrate on 2001:db8::7 — sign.example.com, api.example.com, gone.example.com\n",
+		"# pinprobe: 2001:db8::7 (sign.example.com/) answers 502 — sign.example.com, api.example.com, gone.example.com\n",
 		"> **Verdict: concentrated.** ",
 		"**Interrupted after 12.5 s:**",
 		"2026-06-16T20:43:00.000Z → 2026-06-16T20:43:12.500Z (12.5 s, interrupted)",
@@ -188,53 +188,23 @@ func TestMarkdownLogQuery(t *testing.T) {
 	}
 }
 
-// TestMarkdownUserRequestID: an X-Request-Id given on the command line is
-// the same on every request; the report must not call it unique.
-func TestMarkdownUserRequestID(t *testing.T) {
-	rep := fixture.GoldenReport(t)
-	for i := range rep.Endpoints {
-		for j := range rep.Endpoints[i].Samples {
-			rep.Endpoints[i].Samples[j].RequestID = "mine"
-		}
-	}
-	got := renderMarkdown(t, rep)
-	if want := "- **X-Request-Id:** the samples above carried `mine`\n"; !strings.Contains(got, want) {
-		t.Errorf("markdown report lacks %q", want)
-	}
-	if strings.Contains(got, "unique one") {
-		t.Errorf("markdown report calls a user's fixed X-Request-Id unique")
-	}
-}
-
-func TestMarkdownTitle(t *testing.T) {
-	ep := func(addr, fam string, failed int64) report.Endpoint {
-		return report.Endpoint{Stats: report.Stats{Requests: 40, Failed: failed}, Target: "https://a.example/", Host: "a.example", Address: addr, Family: fam}
-	}
-	sus := func(addr, fam string) report.Suspect {
-		return report.Suspect{Address: addr, Family: fam, Target: "https://a.example/"}
-	}
+// The title is the verdict's own headline, every suspect in it; without
+// suspects it says the status in a few words.
+func TestMarkdownTitleIsTheHeadline(t *testing.T) {
 	tests := []struct {
-		name      string
-		endpoints []report.Endpoint
-		verdict   report.Verdict
-		want      string
+		verdict report.Verdict
+		want    string
 	}{
-		{"whole family", []report.Endpoint{ep("192.0.2.1", "ipv4", 0), ep("2001:db8::1", "ipv6", 40), ep("2001:db8::2", "ipv6", 40)},
-			report.Verdict{Status: report.VerdictConcentrated, Suspects: []report.Suspect{sus("2001:db8::1", "ipv6"), sus("2001:db8::2", "ipv6")}},
-			"failures concentrate on IPv6 (2001:db8::1, 2001:db8::2)"},
-		{"one of a family", []report.Endpoint{ep("192.0.2.1", "ipv4", 0), ep("2001:db8::1", "ipv6", 40), ep("2001:db8::2", "ipv6", 0)},
-			report.Verdict{Status: report.VerdictConcentrated, Suspects: []report.Suspect{sus("2001:db8::1", "ipv6")}},
-			"failures concentrate on 2001:db8::1"},
-		{"only one family probed", []report.Endpoint{ep("192.0.2.1", "ipv4", 0), ep("192.0.2.2", "ipv4", 40)},
-			report.Verdict{Status: report.VerdictConcentrated, Suspects: []report.Suspect{sus("192.0.2.2", "ipv4")}},
-			"failures concentrate on 192.0.2.2"},
-		{"ok", nil, report.Verdict{Status: report.VerdictOK}, "no failures"},
-		{"spread", nil, report.Verdict{Status: report.VerdictSpread}, "failures not attributable to one address"},
+		{report.Verdict{Status: report.VerdictConcentrated, Headline: "IPv6 (::1) answers 502; X-Served-By: gw-3 behind 127.0.0.2 answers 502"},
+			"IPv6 (::1) answers 502; X-Served-By: gw-3 behind 127.0.0.2 answers 502"},
+		{report.Verdict{Status: report.VerdictOK}, "no failures"},
+		{report.Verdict{Status: report.VerdictSpread}, "failures not attributable to one address"},
+		{report.Verdict{Status: report.VerdictNoData}, "no data"},
 	}
 	for _, tt := range tests {
-		r := &report.Report{Endpoints: tt.endpoints, Verdict: tt.verdict}
-		if got := VerdictWords(r); got != tt.want {
-			t.Errorf("%s: title says %q; want %q", tt.name, got, tt.want)
+		r := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{}, Verdict: tt.verdict}
+		if got := renderMarkdown(t, r); !strings.HasPrefix(got, "# pinprobe: "+tt.want+" — ") {
+			t.Errorf("%s: title %q; want it to start with %q", tt.verdict.Status, strings.SplitN(got, "\n", 2)[0], "# pinprobe: "+tt.want)
 		}
 	}
 }

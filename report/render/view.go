@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"pinprobe/report"
-	"pinprobe/report/judge"
 	"pinprobe/report/phrase"
 	"pinprobe/report/stat"
 	"sort"
@@ -57,13 +56,19 @@ type VerdictView struct {
 	Status string
 	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
 	// or "none".
-	Tone     string
+	Tone string
+	// Headline names every suspect and how it fails (the verdict's own
+	// headline), or says the status in a few words when there is none.
+	Headline string
 	Summary  string
 	Suspects []SuspectRow
-	// Notes are the further findings, in sentences: an instance, failures
-	// that stick to connections, latency, what was not judged.
+	// Notes are the further findings, in sentences: what the data cannot
+	// tell apart, latency, what was not judged.
 	Notes []string
 	Slow  []SlowRow
+	// Level says how sure the verdict is: "each test at p<0.00007 (0.001
+	// over 14 tests)".
+	Level string
 }
 
 // SuspectRow is one suspect of the verdict, of any kind.
@@ -72,9 +77,12 @@ type SuspectRow struct {
 	// What says the kind in a word: "address", "instance" or
 	// "connections".
 	What string
-	// Label names the suspect: "::1", "X-Served-By: gw-3", "connections
-	// of 127.0.0.2".
+	// Label names the suspect: "::1", "X-Served-By: gw-3 behind
+	// 127.0.0.2", "connections of 127.0.0.2".
 	Label string
+	// Agrees names the instance header value that coincides with an
+	// address suspect ("X-Backend: ::1"), "" when none.
+	Agrees string
 	// URL is the address's URL as short as tells it apart, when the run
 	// has several; "" otherwise.
 	URL     string
@@ -326,7 +334,7 @@ type TestRow struct {
 
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
-	v := &View{R: r, Hosts: titleHosts(r), Headline: VerdictWords(r), Notes: r.Notes}
+	v := &View{R: r, Hosts: titleHosts(r), Headline: headlineOf(&r.Verdict), Notes: r.Notes}
 	targets := report.TargetsOf(r)
 	v.MultiURL = len(targets) > 1
 	v.verdict(r)
@@ -351,7 +359,7 @@ func NewView(r *report.Report) *View {
 // slow scopes.
 func (v *View) verdict(r *report.Report) {
 	vd := &r.Verdict
-	v.Verdict = VerdictView{Status: vd.Status, Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
+	v.Verdict = VerdictView{Status: vd.Status, Headline: headlineOf(vd), Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
 	switch vd.Status {
 	case "":
 		v.Verdict.Status = "none"
@@ -362,29 +370,29 @@ func (v *View) verdict(r *report.Report) {
 	case report.VerdictOK:
 		v.Verdict.Tone = "good"
 	}
-	fail := report.FailStatusOf(r)
+	v.Verdict.Level = levelWords(vd.Level)
 	for _, s := range vd.Suspects {
-		row := SuspectRow{Kind: s.Kind, Target: s.Target,
+		row := SuspectRow{Kind: s.Kind, Target: s.Target, How: s.How, Agrees: s.Agrees,
 			Failed: fmt.Sprintf("%d of %d requests failed", s.Failed, s.Requests),
 			RateCI: rateCI(s.Failed, s.Requests, s.FailureRate), P: phrase.PValue(s.P)}
-		label := s.Address
-		if v.MultiURL && s.Kind != report.SuspectGroup {
+		if v.MultiURL && s.Target != "" {
 			row.URL = report.ShortURL(r, s.Target)
 		}
+		row.Address, row.Family = s.Address, phrase.FamilyName(s.Family)
 		switch s.Kind {
 		case report.SuspectGroup:
 			row.What, row.Label = "instance", s.Group
+			if s.Address != "" {
+				row.Label += " behind " + s.Address
+			}
 			if g := r.FindGroup(s.Group); g != nil {
-				row.How = strings.TrimPrefix(judge.FailureKinds(&g.Stats, fail)+"; ", "; ") + "on " + counts(g.Addresses, " ×")
+				row.How += "; on " + counts(g.Addresses, " ×")
 			}
 		case report.SuspectConnections:
-			row.What, row.Label, row.Address, row.Family = "connections", "connections of "+label, s.Address, phrase.FamilyName(s.Family)
-			row.How = fmt.Sprintf("%d of %d connections failed", s.FailingConnections, s.Connections)
+			row.What, row.Label = "connections", "connections of "+s.Address
+			row.How += fmt.Sprintf("; %d of %d connections failed", s.FailingConnections, s.Connections)
 		default:
-			row.Kind, row.What, row.Label, row.Address, row.Family = report.SuspectEndpoint, "address", label, s.Address, phrase.FamilyName(s.Family)
-			if e := r.FindEndpoint(s.Target, s.Address); e != nil {
-				row.How = judge.FailureKinds(&e.Stats, fail)
-			}
+			row.Kind, row.What, row.Label = report.SuspectEndpoint, "address", s.Address
 		}
 		v.Verdict.Suspects = append(v.Verdict.Suspects, row)
 	}
@@ -393,24 +401,60 @@ func (v *View) verdict(r *report.Report) {
 	}
 }
 
-// slowRow says a slow finding; its scope is "endpoint ADDRESS (URL)" or
-// "group HEADER: VALUE".
+// headlineOf is a verdict's headline, or its status in a few words when it
+// names no suspect.
+func headlineOf(v *report.Verdict) string {
+	switch v.Status {
+	case report.VerdictOK:
+		return "no failures"
+	case report.VerdictNoData:
+		return "no data"
+	case report.VerdictSpread:
+		return "failures not attributable to one address"
+	case report.VerdictConcentrated:
+		if v.Headline != "" {
+			return v.Headline
+		}
+		return "failures concentrate"
+	case "":
+		return "no verdict"
+	}
+	return v.Status
+}
+
+// levelWords says a verdict's level: "each test at p<0.00007 (0.001 over
+// 14 tests, Bonferroni)", and the looks of --until-verdict it was shared
+// with; "" for a verdict without one.
+func levelWords(l report.Level) string {
+	if l.Alpha <= 0 {
+		return ""
+	}
+	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s over the %d tests made (Bonferroni)",
+		phrase.AlphaValue(l.Each), phrase.Num(l.Alpha), l.Tests)
+	if l.Looks > 1 {
+		looks := fmt.Sprintf("0.001 spent over up to %d looks of --until-verdict", l.Looks)
+		if l.Last {
+			looks = fmt.Sprintf("half of 0.001, the other half spent over up to %d looks of --until-verdict", l.Looks)
+		}
+		w += " (" + looks + ")"
+	}
+	return w
+}
+
+// slowRow says a slow finding.
 func (v *View) slowRow(r *report.Report, f *report.SlowFinding) SlowRow {
 	row := SlowRow{Label: f.Scope, What: "scope", Against: "the rest",
 		Median: phrase.Latency(f.MedianMS, 1), RestMed: phrase.Latency(f.RestMedianMS, 1),
 		P99: phrase.Latency(f.P99MS, 1), RestP99: phrase.Latency(f.RestP99MS, 1),
 		Ratio: strconv.FormatFloat(f.Ratio, 'f', 1, 64) + "×", Share: phrase.PctRate(f.Share), P: phrase.PValue(f.P),
 		Requests: f.Requests, RestN: f.RestRequests}
-	switch {
-	case strings.HasPrefix(f.Scope, "group "):
-		row.What, row.Label = "instance", strings.TrimPrefix(f.Scope, "group ")
-		header, _, _ := strings.Cut(row.Label, ": ")
-		row.Against = "the other values of " + header
-	case strings.HasPrefix(f.Scope, "endpoint "):
-		addr, target, _ := strings.Cut(strings.TrimPrefix(f.Scope, "endpoint "), " (")
-		row.What, row.Label, row.Against = "address", addr, "the other addresses of its URL"
+	switch f.Kind {
+	case report.TestGroup:
+		row.What, row.Label, row.Against = "instance", f.Header+": "+f.Value, "the other values of "+f.Header
+	case report.TestEndpoint:
+		row.What, row.Label, row.Against = "address", f.Address, "the other addresses of its URL"
 		if v.MultiURL {
-			row.URL = report.ShortURL(r, strings.TrimSuffix(target, ")"))
+			row.URL = report.ShortURL(r, f.Target)
 		}
 	}
 	return row
@@ -861,18 +905,19 @@ func headerBlock(rows []SampleRow) string {
 
 func (v *View) tests(r *report.Report) {
 	v.TestsHow = "Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?)."
-	var groups, conns bool
+	kinds := map[string]bool{}
 	for _, t := range r.Verdict.Tests {
-		groups = groups || strings.HasPrefix(t.Scope, "group ")
-		conns = conns || strings.HasPrefix(t.Scope, "connections of ")
+		kinds[t.Kind] = true
 	}
-	if groups {
-		v.TestsHow += " Inside the addresses, each instance (a value of an instance header) is compared with the other instances of its header the same way."
+	if kinds[report.TestGroup] {
+		v.TestsHow += " Inside the addresses, each instance (a value of an instance header) is compared with the other instances of its header the same way, and with the other instances on the same addresses (stratified by address): an instance whose responses are exactly an address's is that address."
 	}
-	if conns {
-		v.TestsHow += " The connections of an address are judged by whether a request that follows a failure on its own connection fails more often than one that follows successes only (a stratified exact test)."
+	if kinds[report.TestConnections] {
+		v.TestsHow += " The connections of an address are judged by whether a request that follows a failure on its own connection fails more often than one that follows successes only (a stratified exact test), and then whether that holds among requests sent at the same moment on different connections: failures that follow time fail every connection open then."
 	}
-	v.TestsHow += " A difference counts as significant when p is below " + phrase.Num(judge.Alpha) + " divided by the number of tests (Bonferroni)."
+	if l := v.Verdict.Level; l != "" {
+		v.TestsHow += " " + phrase.Capitalize(l) + "."
+	}
 	for _, t := range r.Verdict.Tests {
 		restRate := 0.0
 		if t.RestTotal > 0 {

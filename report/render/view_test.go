@@ -38,17 +38,17 @@ func insideReport(t *testing.T) *report.Report {
 		t.Fatal(err)
 	}
 	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
-	agg := collect.NewAggregator(eps, fail)
+	agg := collect.NewAggregator(eps)
 	agg.SetGroupBy([]string{"X-Served-By"})
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	client := map[bool]netip.Addr{false: netip.MustParseAddr("192.0.2.100"), true: netip.MustParseAddr("2001:db8::100")}
 	samples := make([]int, len(eps))
-	const n = 48 // requests per endpoint, 4 per connection
+	const n = 48 // requests per endpoint, 4 per connection, rotating over 4 connections as the engine does
 	for i := range n {
 		for ep, e := range eps {
-			conn := i/4 + 1
+			conn := i/16*4 + i%4 + 1
 			r := probe.Result{Endpoint: ep, Start: start.Add(time.Duration(i*100+ep*30) * time.Millisecond), Status: 200,
-				RequestID: fmt.Sprintf("pinprobe-0123abcd-%d-%d", ep, i+1), ConnID: uint64(conn), ConnReq: i%4 + 1,
+				RequestID: fmt.Sprintf("pinprobe-0123abcd-%d-%d", ep, i+1), ConnID: uint64(conn), ConnReq: i%16/4 + 1,
 				Local:  netip.AddrPortFrom(client[e.Addr.Is6()], uint16(40000+ep*100+conn)),
 				Remote: netip.AddrPortFrom(e.Addr, tg.Port())}
 			r.Reused = r.ConnReq > 1
@@ -80,13 +80,13 @@ func insideReport(t *testing.T) *report.Report {
 				samples[ep]++
 				r.Evidence = &probe.ResponseEvidence{Proto: "HTTP/1.1", Header: h, Body: []byte("<html></html>")}
 			}
-			agg.Add(r)
+			agg.Add(fixture.Decide(fail, r))
 		}
 	}
 	for range 2 {
-		agg.Add(probe.Result{Endpoint: 0, Start: start, Class: probe.ClassClient, Err: errors.New("dial tcp 192.0.2.1:8080: socket: too many open files")})
+		agg.Add(fixture.Decide(fail, probe.Result{Endpoint: 0, Start: start, Class: probe.ClassClient, Err: errors.New("dial tcp 192.0.2.1:8080: socket: too many open files")}))
 	}
-	agg.Add(probe.Result{Endpoint: 0, Dropped: 3})
+	agg.Add(fixture.Decide(fail, probe.Result{Endpoint: 0, Dropped: 3}))
 	rep := &report.Report{
 		Version:   "0.1.0",
 		Command:   []string{"pinprobe", "--rate", "30", "--until-verdict", "--max-failure-rate", "1%", "--fail-on-verdict", tg.String()},
@@ -107,15 +107,15 @@ func insideReport(t *testing.T) *report.Report {
 func TestViewInside(t *testing.T) {
 	r := insideReport(t)
 	v := NewView(r)
-	if want := "failures concentrate on IPv6 (2001:db8::1) and X-Served-By: gw-3 (on 192.0.2.2)"; v.Headline != want {
+	if want := "IPv6 (2001:db8::1) answers 502; X-Served-By: gw-3 behind 192.0.2.2 answers 502 (on 3 of 12 connections)"; v.Headline != want {
 		t.Errorf("headline %q; want %q", v.Headline, want)
 	}
 	var kinds []string
 	for _, s := range v.Verdict.Suspects {
 		kinds = append(kinds, s.What+" "+s.Label+" — "+s.How)
 	}
-	want := []string{"address 2001:db8::1 — answers 502", "instance X-Served-By: gw-3 — answers 502; on 192.0.2.2 ×12",
-		"connections connections of 192.0.2.2 — 3 of 12 connections failed"}
+	want := []string{"address 2001:db8::1 — answers 502", "instance X-Served-By: gw-3 behind 192.0.2.2 — answers 502; on 192.0.2.2 ×12",
+		"connections connections of 192.0.2.2 — answers 502; 3 of 12 connections failed"}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("suspects\n%q; want\n%q", kinds, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 )
 
+// Round rounds v to d decimals.
 func Round(v float64, d int) float64 {
 	p := math.Pow(10, float64(d))
 	return math.Round(v*p) / p
@@ -41,6 +42,39 @@ func UpperBoundZero(n int64) float64 {
 		return 1
 	}
 	return 1 - math.Pow(0.05, 1/float64(n))
+}
+
+// UpperBound is the exact one-sided upper confidence bound of a failure
+// rate at level alpha when k of n requests failed (Clopper-Pearson): the
+// largest rate under which k or fewer failures have probability alpha or
+// more. With k = 0 it is 1 - alpha^(1/n).
+func UpperBound(k, n int64, alpha float64) float64 {
+	switch {
+	case n <= 0 || k >= n:
+		return 1
+	case k <= 0:
+		return 1 - math.Pow(alpha, 1/float64(n))
+	}
+	lo, hi := float64(k)/float64(n), 1.0
+	for range 60 {
+		mid := (lo + hi) / 2
+		if binomCDF(k, n, mid) >= alpha {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// binomCDF is P(X <= k) for X binomial(n, p), summed in log space.
+func binomCDF(k, n int64, p float64) float64 {
+	lp, lq := math.Log(p), math.Log1p(-p)
+	sum := 0.0
+	for x := int64(0); x <= k; x++ {
+		sum += math.Exp(LogChoose(n, x) + float64(x)*lp + float64(n-x)*lq)
+	}
+	return min(1, sum)
 }
 
 // FisherGreater returns the one-sided p-value of Fisher's exact test that a

@@ -1,6 +1,7 @@
 package stat
 
 import (
+	"math"
 	"pinprobe/internal/check"
 	"testing"
 )
@@ -59,5 +60,28 @@ func TestFisher(t *testing.T) {
 		if !check.Near(two, tt.twoSd, 1e-3) {
 			t.Errorf("FisherTwoSided(%d/%d vs %d/%d) = %.6g; want %.6g", tt.a, tt.n, tt.c, tt.m, two, tt.twoSd)
 		}
+	}
+}
+
+// UpperBound is the Clopper-Pearson bound: at the bound, k or fewer
+// failures have probability alpha; with none, 1 - alpha^(1/n).
+func TestUpperBound(t *testing.T) {
+	for _, tt := range []struct {
+		k, n  int64
+		alpha float64
+	}{{0, 100, 0.05}, {1, 100, 0.05}, {5, 50, 0.001}, {30, 300, 1e-6}, {0, 1, 0.05}} {
+		ub := UpperBound(tt.k, tt.n, tt.alpha)
+		if got := binomCDF(tt.k, tt.n, ub); math.Abs(got-tt.alpha) > 1e-6*tt.alpha+1e-12 {
+			t.Errorf("UpperBound(%d, %d, %g) = %g: P(X<=k) there is %g; want %g", tt.k, tt.n, tt.alpha, ub, got, tt.alpha)
+		}
+		if ub <= float64(tt.k)/float64(tt.n) {
+			t.Errorf("UpperBound(%d, %d, %g) = %g, not above the rate", tt.k, tt.n, tt.alpha, ub)
+		}
+	}
+	if got, want := UpperBound(0, 300, 0.05), 1-math.Pow(0.05, 1.0/300); math.Abs(got-want) > 1e-12 {
+		t.Errorf("UpperBound(0, 300, 0.05) = %g; want %g", got, want)
+	}
+	if UpperBound(3, 3, 0.05) != 1 || UpperBound(0, 0, 0.05) != 1 {
+		t.Error("UpperBound with every request failed, or none sent, is not 1")
 	}
 }

@@ -1,0 +1,27 @@
+package collect
+
+import (
+	"pinprobe/probe"
+	"pinprobe/report"
+)
+
+// Plan is the report's plan of a run: what the engine was asked to do, as
+// Start normalised it (probe.Run.Options), what counts as a failure, and
+// the one family probed ("" for both).
+func Plan(o probe.Options, fail report.FailStatus, only probe.Family) report.Plan {
+	p := report.Plan{
+		Max: o.Max, DurationS: o.Duration.Seconds(), Requests: o.Requests, Concurrency: o.Concurrency,
+		Timeout: o.Timeout.Seconds(), HTTP: string(o.HTTP), NewConn: o.NewConn, FailStatus: fail.String(),
+		Only: string(only), ConnRequests: o.ConnRequests, BusyWorkers: probe.BusyWorkers,
+	}
+	if !o.Max {
+		p.Rate = o.Rate
+	}
+	if p.HTTP == "" {
+		p.HTTP = string(probe.HTTPAuto)
+	}
+	if p.NewConn {
+		p.ConnRequests = 1
+	}
+	return p
+}

@@ -1,0 +1,163 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"pinprobe/report"
+	"pinprobe/report/phrase"
+)
+
+// connFinding is an address whose failures stick to some of its
+// connections while the connections open at the same moment did not fail:
+// one or more instances behind it fail, the others do not.
+type connFinding struct {
+	coarse, moment RepeatResult
+	failing, all   int64 // connections with a failure, and all of them
+}
+
+// windowFinding is an address whose failures follow time: they came in
+// windows in which every connection open failed.
+type windowFinding struct {
+	time    ClusterResult
+	windows []report.Window
+	count   int64
+}
+
+// connections judges what happens on each address's connections. Failures
+// that repeat on their connection (RepeatTest) are what a failing instance
+// behind a layer-4 balancer shows, and what a failing moment shows too: an
+// outage window fails every connection open during it. So an instance is
+// blamed only when connections open at the same moment differ
+// (MomentTest); failures that follow time (the address's timeline, in
+// windows where every connection open failed) are said as such; and when
+// the data holds neither, it says that it cannot tell them apart.
+func (j *judgement) connections() {
+	r := j.r
+	series := map[[2]string]*report.Series{}
+	for k := range r.Timeline.Series {
+		s := &r.Timeline.Series[k]
+		series[[2]string{s.Target, s.Address}] = s
+	}
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		if !judgesConns(e) {
+			continue
+		}
+		c := e.Conns
+		scope := e.Address + " (" + e.Target + ")"
+		coarse := RepeatTest(c.Repeat)
+		if coarse.Strata > 0 {
+			j.test(repeatTest2(report.TestConnections, "connections of "+scope, e, coarse))
+		}
+		var moment RepeatResult
+		moment.P = 1
+		if len(c.Moments) > 0 {
+			moment = MomentTest(c.Moments)
+			j.test(repeatTest2(report.TestMoments, "connections of "+scope+" at the same moments", e, moment))
+		}
+		var tm ClusterResult
+		tm.P = 1
+		if s := series[[2]string{e.Target, e.Address}]; s != nil && (c.WindowsCount > 0 || coarse.P < j.each) {
+			buckets := make([]ConnCounts, 0, len(s.Requests))
+			for b := range s.Requests {
+				if b < len(s.Failed) {
+					buckets = append(buckets, ConnCounts{ID: uint64(b), Requests: s.Requests[b], Failed: s.Failed[b]})
+				}
+			}
+			tm = ClusterTest(buckets)
+			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " over time", Address: e.Address, Target: e.Target, Family: e.Family,
+				Requests: tm.Requests, Failed: tm.Failed, P: tm.P}
+			t.FailureRate, t.CI95 = rateCI95(tm.Failed, tm.Requests)
+			j.test(t)
+		}
+		windows := c.WindowsCount > 0 && tm.P < j.each
+		switch {
+		case coarse.P < j.each && moment.P < j.each:
+			f := &connFinding{coarse: coarse, moment: moment}
+			f.failing, f.all = failingConns(c)
+			j.connFind[i] = f
+		case windows:
+			j.windowFind[i] = &windowFinding{time: tm, windows: c.Windows, count: c.WindowsCount}
+			if _, named := j.endpoint[i]; !named {
+				j.notes = append(j.notes, phrase.Capitalize(j.label(i)+" "+j.windowWords(j.windowFind[i])+"."))
+			}
+		case coarse.P < j.each:
+			j.notes = append(j.notes, j.cannotTell(i, coarse, moment))
+		}
+	}
+}
+
+// repeatTest2 is a RepeatResult as a Test of kind.
+func repeatTest2(kind, scope string, e *report.Endpoint, rr RepeatResult) report.Test {
+	return report.Test{Kind: kind, Scope: scope, Address: e.Address, Target: e.Target, Family: e.Family,
+		Requests: rr.AfterFailure, Failed: rr.AfterFailureFailed, FailureRate: rr.AfterFailureRate, CI95: rr.AfterFailureCI95,
+		RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P}
+}
+
+// failingConns counts the connections with a failure, and all of them.
+func failingConns(c *report.Conns) (failing, all int64) {
+	for _, r := range c.Records {
+		if r.Failed > 0 {
+			failing++
+		}
+	}
+	if c.Overflow.Failed > 0 {
+		failing += c.Overflow.Connections // not kept apart: an upper bound
+	}
+	return failing, c.Connections
+}
+
+// cannotTell says that failures repeat on an address's connections but
+// that the run cannot tell a failing instance from a failing moment.
+func (j *judgement) cannotTell(i int, coarse, moment RepeatResult) string {
+	why := "connections open at the same moment did not fail differently"
+	if moment.Strata == 0 {
+		why = "no two connections were open at the same moment with one failing and the other not, so there was nothing to compare"
+	} else {
+		why += fmt.Sprintf(" (%d moments could tell, %s)", moment.Strata, phrase.PValue(moment.P))
+	}
+	return fmt.Sprintf("Failures repeat on the connections of %s (after a failure on the same connection %d of %d requests failed, after successes only %d of %d, %s), but %s: an instance behind it and a moment (an outage, a flapping backend) cannot be told apart. A longer run, or more connections at once (-c), can tell.",
+		j.label(i), coarse.AfterFailureFailed, coarse.AfterFailure, coarse.AfterOKFailed, coarse.AfterOK, phrase.PValue(coarse.P), why)
+}
+
+// windowWords says when an address failed: "failed in 3 windows of about
+// 1 s, on every connection open then (its failures vary over time,
+// p<1e-9)".
+func (j *judgement) windowWords(w *windowFinding) string {
+	d := make([]float64, len(w.windows))
+	for k, win := range w.windows {
+		d[k] = win.To.Sub(win.From.Time).Seconds()
+	}
+	slices.Sort(d)
+	about := ""
+	if len(d) > 0 {
+		about = " of about " + secondsWords(d[len(d)/2]+j.requestGap())
+	}
+	return fmt.Sprintf("failed in %d window%s%s, on every connection open then (its failures vary over time, %s)",
+		w.count, phrase.Plural(int(w.count)), about, phrase.PValue(w.time.P))
+}
+
+// requestGap is the time between two requests of an endpoint, by plan: a
+// window's span from its first failed request to its last is that much
+// short of how long it lasted.
+func (j *judgement) requestGap() float64 {
+	p := j.r.Plan
+	if p.Max || p.Rate <= 0 || len(j.r.Endpoints) == 0 {
+		return 0
+	}
+	return float64(len(j.r.Endpoints)) / p.Rate
+}
+
+// secondsWords rounds a duration for a sentence: "1 s", "2.5 s", "300 ms".
+func secondsWords(s float64) string {
+	switch {
+	case s >= 10:
+		return fmt.Sprintf("%.0f s", math.Round(s))
+	case s >= 1:
+		return fmt.Sprintf("%.2g s", s)
+	default:
+		return fmt.Sprintf("%.0f ms", math.Max(1, math.Round(s*1000/10)*10))
+	}
+}

@@ -1,0 +1,170 @@
+package judge
+
+import (
+	"fmt"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"pinprobe/report"
+	"pinprobe/report/phrase"
+)
+
+// slowTests is how many latency tests the verdict makes: each endpoint
+// against the other endpoints of its URL, each instance against the other
+// values of its header.
+func (j *judgement) slowTests() int {
+	n := 0
+	for _, tg := range j.g.targets {
+		k := 0
+		for _, i := range j.g.endpoints[tg] {
+			if e := &j.r.Endpoints[i]; e.Requests > 0 && e.HDR != "" {
+				k++
+			}
+		}
+		if k > 1 {
+			n += k
+		}
+	}
+	for _, h := range j.headers {
+		n += len(j.groupsByHead[h])
+	}
+	return n
+}
+
+// slow names the endpoints (within their URL) and the groups (within their
+// header) whose latency is higher than the rest's, significantly and by
+// enough to matter. Latency gets the verdict's Alpha of its own, split
+// over its tests. A client that could not send many of its requests (out of
+// descriptors or ports) is itself slow, and would blame backends: then
+// latency is not compared.
+func (j *judgement) slow() {
+	r := j.r
+	j.level.SlowEach = j.level.Alpha / float64(max(j.slowTests(), 1))
+	if c := r.Totals.ClientErrors; c > 0 && c*10 >= r.Totals.Requests {
+		return
+	}
+	alpha := j.level.SlowEach
+	check := func(f report.SlowFinding, h, restH *hdr.Histogram) {
+		if h == nil || restH == nil {
+			return
+		}
+		res := SlowerTest(h, restH, alpha)
+		if !res.Slow {
+			return
+		}
+		f.SlowResult = res
+		j.slows = append(j.slows, f)
+	}
+	for _, tg := range j.g.targets {
+		var idx []int
+		for _, i := range j.g.endpoints[tg] {
+			if e := &r.Endpoints[i]; e.Requests > 0 && e.HDR != "" {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) < 2 {
+			continue
+		}
+		encs := make([]string, len(idx))
+		for k, i := range idx {
+			encs[k] = r.Endpoints[i].HDR
+		}
+		lo := newLeaveOneOut(encs)
+		for k, i := range idx {
+			e := &r.Endpoints[i]
+			check(report.SlowFinding{Kind: report.TestEndpoint, Scope: "endpoint " + e.Address + " (" + e.Target + ")", Address: e.Address, Target: e.Target},
+				lo.own[k], lo.rest(k))
+		}
+	}
+	for _, h := range j.headers {
+		idx := j.groupsByHead[h]
+		encs := make([]string, len(idx))
+		for k, i := range idx {
+			encs[k] = r.Groups[i].HDR
+		}
+		lo := newLeaveOneOut(encs)
+		for k, i := range idx {
+			g := &r.Groups[i]
+			check(report.SlowFinding{Kind: report.TestGroup, Scope: "group " + g.Header + ": " + g.Value, Header: g.Header, Value: g.Value},
+				lo.own[k], lo.rest(k))
+		}
+	}
+}
+
+// slowNotes say each slow finding in a sentence, or why latency was not
+// compared.
+func (j *judgement) slowNotes() []string {
+	r := j.r
+	if c := r.Totals.ClientErrors; c > 0 && c*10 >= r.Totals.Requests {
+		return []string{"Latency is not compared between addresses: this machine could not send many of its requests, so it was slowed by its own trouble."}
+	}
+	var notes []string
+	for _, f := range j.slows {
+		who, against := f.Header+": "+f.Value, "the other values of "+f.Header
+		if f.Kind == report.TestEndpoint {
+			who, against = f.Address, "the other addresses of its URL"
+			if len(j.g.targets) > 1 {
+				who += " (" + j.short[f.Target] + ")"
+			}
+		}
+		res := f.SlowResult
+		how := fmt.Sprintf("median %s against %s (%.1f×)", phrase.Latency(res.MedianMS, 1), phrase.Latency(res.RestMedianMS, 1), res.Ratio)
+		if res.Ratio < SlowRatio {
+			how = fmt.Sprintf("its slowest %s of requests took at least %.1f× as long as the rest's (p99 %s against %s)",
+				phrase.PctRate(res.Share), SlowRatio, phrase.Latency(res.P99MS, 1), phrase.Latency(res.RestP99MS, 1))
+		}
+		notes = append(notes, fmt.Sprintf("%s is slow against %s: %s, %s.", who, against, how, phrase.PValue(res.P)))
+	}
+	return notes
+}
+
+// leaveOneOut gives, for each of several encoded histograms, the merge of
+// all the others, without merging n-1 histograms n times: each is decoded
+// once, all are merged once, and the rest of one is the whole less its own
+// counts (bucket by bucket, the layouts being the same). 200 addresses of
+// one URL took seconds of CPU the other way.
+type leaveOneOut struct {
+	own   []*hdr.Histogram // decoded; nil where the encoding is bad
+	whole *hdr.Snapshot
+}
+
+func newLeaveOneOut(encs []string) *leaveOneOut {
+	lo := &leaveOneOut{own: make([]*hdr.Histogram, len(encs))}
+	all := report.NewHist()
+	for k, enc := range encs {
+		if h, err := report.DecodeHDR(enc); err == nil {
+			lo.own[k] = h
+			all.Merge(h)
+		}
+	}
+	lo.whole = all.Export()
+	return lo
+}
+
+// rest is the merge of every histogram but the k-th.
+func (lo *leaveOneOut) rest(k int) *hdr.Histogram {
+	own := lo.own[k]
+	if own == nil {
+		return nil
+	}
+	o := own.Export()
+	w := lo.whole
+	if o.LowestTrackableValue != w.LowestTrackableValue || o.HighestTrackableValue != w.HighestTrackableValue ||
+		o.SignificantFigures != w.SignificantFigures || len(o.Counts) != len(w.Counts) {
+		// Another layout (a report written with other bounds): its counts
+		// were re-recorded into the whole, so merge the others instead.
+		rest := report.NewHist()
+		for j, h := range lo.own {
+			if j != k && h != nil {
+				rest.Merge(h)
+			}
+		}
+		return rest
+	}
+	counts := make([]int64, len(w.Counts))
+	for i := range counts {
+		counts[i] = w.Counts[i] - o.Counts[i]
+	}
+	return hdr.Import(&hdr.Snapshot{LowestTrackableValue: w.LowestTrackableValue, HighestTrackableValue: w.HighestTrackableValue,
+		SignificantFigures: w.SignificantFigures, Counts: counts})
+}
