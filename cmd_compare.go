@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"pinprobe/report/compare"
 	"pinprobe/report/render"
 	"strings"
@@ -97,19 +96,3 @@ statuses that appeared, vanished or changed share. The conclusion comes first.
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
-
-// writeFile writes path with write, naming -o in its errors.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	return nil
-}

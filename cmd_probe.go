@@ -326,43 +326,6 @@ func headerValueAt(group string) int {
 
 func redactHeader(h string) string { return probe.RedactHeaderArg(h) }
 
-func writeJSONFile(path string, r *report.Report) error {
-	return writeFile(path, func(w io.Writer) error { return report.JSON(w, r) })
-}
-
-// write judges rep against the release gate, renders it on stdout in the
-// chosen format, writes the JSON to -o, and returns the run's outcome:
-// nil, a write error, an interrupt, or a breached gate (exit 1).
-func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(string, ...any)) error {
-	rep.Thresholds = report.CheckLimits(rep, o.limits)
-	ro := renderOptions(stdout)
-	ro.Brief = o.brief
-	renderer, err := render.ForFormat(o.format.value, ro)
-	if err != nil { // validated by the flag; kept for safety
-		return usagef("%s", err)
-	}
-	var werr error
-	if err := renderer(stdout, rep); err != nil {
-		werr = &writeError{err}
-		say("%s", err)
-	}
-	if o.output != "" {
-		if err := writeJSONFile(o.output, rep); err != nil {
-			werr = &writeError{err}
-			say("%s", err)
-		}
-	}
-	switch {
-	case werr != nil:
-		return &exitError{code: exitWrite, err: werr, quiet: true}
-	case rep.Interrupted:
-		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
-	case report.Breached(rep.Thresholds):
-		return &exitError{code: exitFail, err: errors.New("release gate: " + render.NewView(rep).Gate.Summary)}
-	}
-	return nil
-}
-
 // resolveMismatches warns of --resolve entries that name a target's host
 // with another port: curl's syntax matches host and port, so such an entry
 // is not used and the host goes to DNS, which is rarely what was meant.
