@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -94,5 +93,3 @@ statuses that appeared, vanished or changed share. The conclusion comes first.
 	}
 	return nil
 }
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -76,36 +75,4 @@ pinprobe processes (regions, machines, pods) into one report.
 	}
 	say := sayer(stderr)
 	return o.write(rep, stdout, say)
-}
-
-// readReports reads saved reports, each refused with its name and the
-// reason when it is not a pinprobe report, is of a newer schema or breaks
-// the report's invariants. At most one of them may be standard input.
-func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*report.Report, error) {
-	stdinUsed := false
-	var reps []*report.Report
-	for _, name := range files {
-		if name == "-" {
-			if stdinUsed {
-				return nil, usagef("- (standard input) is given twice")
-			}
-			stdinUsed = true
-		} else if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() {
-			return nil, usagef("read report %s: not a regular file", name)
-		}
-		data, err := readInput(ctx, "read report", name, maxReport, stdin)
-		if err != nil {
-			return nil, err
-		}
-		shown := name
-		if name == "-" {
-			shown = "standard input"
-		}
-		r, err := report.ReadReport(bytesReader(data), shown)
-		if err != nil {
-			return nil, usagef("%s", err)
-		}
-		reps = append(reps, r)
-	}
-	return reps, nil
 }
