@@ -234,8 +234,7 @@ const (
 // newFlagSet declares the probe command's flags, each filling its field of
 // c; probeHelp orders them for --help.
 func newFlagSet(c *config) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("pinprobe", pflag.ContinueOnError)
-	fs.SortFlags = false
+	fs := newCommandFlagSet("pinprobe")
 	c.rate = rateValue{rate: 10}
 	c.http = choiceValue{value: "auto", choices: []string{"1.1", "2", "auto"}}
 	fs.VarP(&c.rate, "rate", "r", "`RATE` in requests/s over all endpoints, split evenly; \"max\" = closed model: -c workers per endpoint, back to back")
@@ -308,13 +307,8 @@ Usage:
 func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 	c := &config{}
 	fs := newFlagSet(c)
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			c.help = true
-			return c, fs, nil
-		}
-		return nil, fs, usagef("%s", flagError(err, fs))
+	if err := parseFlags(fs, args, &c.help, ""); err != nil {
+		return nil, fs, err
 	}
 	c.urls = fs.Args()
 	c.setRate = fs.Changed("rate")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -12,6 +11,52 @@ import (
 	"pinprobe/report/judge"
 )
 
+// reportCommand is `pinprobe report FILE...`: read saved JSON reports ("-"
+// is standard input), merge them exactly when there are several, judge the
+// release gate on the result, and render it like a probe run.
+func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c, fs, err := parseReportArgs(args)
+	if err != nil {
+		return err
+	}
+	if c.help {
+		writeReportHelp(stdout, fs)
+		return nil
+	}
+	reps, err := readReports(ctx, c.files, stdin)
+	if err != nil {
+		return err
+	}
+	rep := reps[0]
+	if len(reps) > 1 {
+		if rep, err = report.Merge(reps, c.files); err != nil {
+			return usagef("%s", err)
+		}
+		// A merged report was made by this command; its inputs keep theirs.
+		rep.Command = append([]string{"pinprobe", "report"}, redactArgs(args)...)
+		rep.Verdict = judge.Judge(rep, judge.TestAlpha)
+	}
+	say := sayer(stderr)
+	return c.write(rep, stdout, say)
+}
+
+// reportConfig is the report command's options: everything `pinprobe
+// report [flags] FILE...` says.
+type reportConfig struct {
+	outputFlags
+	help  bool
+	files []string
+}
+
+// newReportFlagSet declares the report command's flags, each filling its
+// field of c; reportHelp orders them for --help.
+func newReportFlagSet(c *reportConfig) *pflag.FlagSet {
+	fs := newCommandFlagSet("pinprobe report")
+	c.outputFlags.add(fs)
+	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
+	return fs
+}
+
 // reportHelp orders the report command's flags.
 var reportHelp = []flagGroup{
 	{"Report", []string{"format", "brief", "output"}},
@@ -19,27 +64,9 @@ var reportHelp = []flagGroup{
 	{"Other", []string{"help"}},
 }
 
-// reportCommand is `pinprobe report FILE...`: read saved JSON reports ("-"
-// is standard input), merge them exactly when there are several, judge the
-// release gate on the result, and render it like a probe run.
-func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	var o outputFlags
-	var help bool
-	fs := pflag.NewFlagSet("pinprobe report", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	o.add(fs)
-	fs.BoolVarP(&help, "help", "h", false, "show this help")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			help = true
-		} else {
-			return usagef("report: %s", flagError(err, fs))
-		}
-	}
-	if help {
-		fmt.Fprintf(stdout, `pinprobe report: re-render saved JSON reports, merging several into one.
+// writeReportHelp is `pinprobe report --help`.
+func writeReportHelp(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprint(w, `pinprobe report: re-render saved JSON reports, merging several into one.
 
 Usage:
   pinprobe report [flags] FILE...   (- reads standard input)
@@ -49,30 +76,31 @@ their encoded form, timelines aligned on wall time, the verdict recomputed on
 the merged counts; the merged report names its inputs. Use it to combine N
 pinprobe processes (regions, machines, pods) into one report.
 `)
-		writeFlags(stdout, fs, reportHelp)
-		fmt.Fprint(stdout, exitCodesHelp)
-		return nil
+	writeFlags(w, fs, reportHelp)
+	fmt.Fprint(w, exitCodesHelp)
+}
+
+// parseReportArgs fills a reportConfig from the command line and validates it.
+func parseReportArgs(args []string) (*reportConfig, *pflag.FlagSet, error) {
+	c := &reportConfig{}
+	fs := newReportFlagSet(c)
+	if err := parseFlags(fs, args, &c.help, "report: "); err != nil {
+		return nil, fs, err
 	}
-	files := fs.Args()
-	if len(files) == 0 {
+	c.files = fs.Args()
+	if c.help {
+		return c, fs, nil
+	}
+	if err := c.validate(); err != nil {
+		return nil, fs, err
+	}
+	return c, fs, nil
+}
+
+// validate checks that a file is given, and the output flags.
+func (c *reportConfig) validate() error {
+	if len(c.files) == 0 {
 		return usagef("report: no file given: pinprobe report FILE... (- for standard input)")
 	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-	reps, err := readReports(ctx, files, stdin)
-	if err != nil {
-		return err
-	}
-	rep := reps[0]
-	if len(reps) > 1 {
-		if rep, err = report.Merge(reps, files); err != nil {
-			return usagef("%s", err)
-		}
-		// A merged report was made by this command; its inputs keep theirs.
-		rep.Command = append([]string{"pinprobe", "report"}, redactArgs(args)...)
-		rep.Verdict = judge.Judge(rep, judge.TestAlpha)
-	}
-	say := sayer(stderr)
-	return o.write(rep, stdout, say)
+	return c.outputFlags.validate()
 }

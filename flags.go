@@ -1,7 +1,12 @@
+// The flag plumbing every command shares: its FlagSet, parsing it, and
+// pflag's errors reworded (with a did-you-mean for an unknown flag).
+
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,6 +15,32 @@ import (
 
 	"pinprobe/probe"
 )
+
+// newCommandFlagSet is an empty FlagSet for the command name: it returns
+// its errors rather than printing them or exiting (run reports them), and
+// lists flags in the order they are declared.
+func newCommandFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parseFlags parses args with fs, whose flags fill a command's config.
+// pflag's ErrHelp (-h or --help when fs declares no such flag) sets *help;
+// any other rejection is a usage error in flagError's words after prefix,
+// the subcommand's "report: " (or "" for the probe).
+func parseFlags(fs *pflag.FlagSet, args []string, help *bool, prefix string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			*help = true
+			return nil
+		}
+		return usagef("%s%s", prefix, flagError(err, fs))
+	}
+	return nil
+}
 
 // pflagInvalid matches pflag's `invalid argument "V" for "-x, --name" flag: cause`.
 var pflagInvalid = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (.*)$`)
