@@ -1,3 +1,6 @@
+// The --help plumbing every command shares: a command's flags listed under
+// its headings, wrapped to 80 columns, and the exit codes that end each help.
+
 package main
 
 import (
