@@ -1,48 +1,92 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"pinprobe/report/compare"
-	"pinprobe/report/render"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"pinprobe/report/compare"
+	"pinprobe/report/render"
 )
 
+// compareCommand is `pinprobe compare BEFORE AFTER`: per family and
+// endpoint, what changed between two saved reports, judged with exact tests.
+func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c, fs, err := parseCompareArgs(args)
+	if err != nil {
+		return err
+	}
+	if c.help {
+		writeCompareHelp(stdout, fs)
+		return nil
+	}
+	reps, err := readReports(ctx, c.files, stdin)
+	if err != nil {
+		return err
+	}
+	cmp := compare.Compare(reps[0], reps[1])
+	cmp.Before.File, cmp.After.File = c.files[0], c.files[1]
+	renderer, err := render.CompareForFormat(c.format.value, renderOptions(stdout))
+	if err != nil {
+		return usagef("%s", err)
+	}
+	say := sayer(stderr)
+	var werr error
+	if err := renderer(stdout, cmp); err != nil {
+		werr = &writeError{err}
+		say("%s", err)
+	}
+	if c.output != "" {
+		if err := writeFile(c.output, func(w io.Writer) error { return compare.CompareJSON(w, cmp) }); err != nil {
+			werr = &writeError{err}
+			say("%s", err)
+		}
+	}
+	switch {
+	case werr != nil:
+		return &exitError{code: exitWrite, err: werr, quiet: true}
+	case c.failOnRegression && cmp.Regressed():
+		return &exitError{code: exitFail, err: errors.New("regression: " + strings.TrimPrefix(cmp.Conclusion, "regression: "))}
+	}
+	return nil
+}
+
+// compareConfig is the compare command's options: everything `pinprobe
+// compare [flags] BEFORE AFTER` says.
+type compareConfig struct {
+	format           choiceValue
+	output           string
+	failOnRegression bool
+	help             bool
+	files            []string
+}
+
+// newCompareFlagSet declares the compare command's flags, each filling its
+// field of c; compareHelp orders them for --help.
+func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
+	fs := newCommandFlagSet("pinprobe compare")
+	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown"}}
+	fs.Var(&c.format, "format", "comparison `FORMAT` on stdout: text, json (pinprobe.compare/v1) or markdown")
+	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON comparison to `FILE`")
+	fs.BoolVar(&c.failOnRegression, "fail-on-regression", false, "exit 1 when any endpoint or family got significantly worse")
+	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
+	return fs
+}
+
+// compareHelp orders the compare command's flags.
 var compareHelp = []flagGroup{
 	{"Output", []string{"format", "output"}},
 	{"Gate", []string{"fail-on-regression"}},
 	{"Other", []string{"help"}},
 }
 
-// compareCommand is `pinprobe compare BEFORE AFTER`: per family and
-// endpoint, what changed between two saved reports, judged with exact tests.
-func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	var help, failOnRegression bool
-	var output string
-	format := choiceValue{value: "text", choices: []string{"text", "json", "markdown"}}
-	fs := pflag.NewFlagSet("pinprobe compare", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	fs.Var(&format, "format", "comparison `FORMAT` on stdout: text, json (pinprobe.compare/v1) or markdown")
-	fs.StringVarP(&output, "output", "o", "", "also write the JSON comparison to `FILE`")
-	fs.BoolVar(&failOnRegression, "fail-on-regression", false, "exit 1 when any endpoint or family got significantly worse")
-	fs.BoolVarP(&help, "help", "h", false, "show this help")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			help = true
-		} else {
-			return usagef("compare: %s", flagError(err, fs))
-		}
-	}
-	if help {
-		fmt.Fprintf(stdout, `pinprobe compare: what changed between two saved JSON reports.
+// writeCompareHelp is `pinprobe compare --help`.
+func writeCompareHelp(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprint(w, `pinprobe compare: what changed between two saved JSON reports.
 
 Usage:
   pinprobe compare [flags] BEFORE AFTER   (- reads one of them from standard input)
@@ -52,64 +96,35 @@ Failure rates are compared with Fisher's exact test and Wilson intervals
 (significant below 0.001, split over every test made), with p50/p99 and the
 statuses that appeared, vanished or changed share. The conclusion comes first.
 `)
-		writeFlags(stdout, fs, compareHelp)
-		fmt.Fprint(stdout, exitCodesHelp)
-		return nil
-	}
-	files := fs.Args()
-	if len(files) != 2 {
-		return usagef("compare: want two reports, BEFORE and AFTER; got %d", len(files))
-	}
-	if output != "" {
-		if err := checkOutput(output); err != nil {
-			return err
-		}
-	}
-	reps, err := readReports(ctx, files, stdin)
-	if err != nil {
-		return err
-	}
-	c := compare.Compare(reps[0], reps[1])
-	c.Before.File, c.After.File = files[0], files[1]
-	render, err := render.CompareForFormat(format.value, renderOptions(stdout))
-	if err != nil {
-		return usagef("%s", err)
-	}
-	say := sayer(stderr)
-	var werr error
-	if err := render(stdout, c); err != nil {
-		werr = &writeError{err}
-		say("%s", err)
-	}
-	if output != "" {
-		if err := writeFile(output, func(w io.Writer) error { return compare.CompareJSON(w, c) }); err != nil {
-			werr = &writeError{err}
-			say("%s", err)
-		}
-	}
-	switch {
-	case werr != nil:
-		return &exitError{code: exitWrite, err: werr, quiet: true}
-	case failOnRegression && c.Regressed():
-		return &exitError{code: exitFail, err: errors.New("regression: " + strings.TrimPrefix(c.Conclusion, "regression: "))}
-	}
-	return nil
+	writeFlags(w, fs, compareHelp)
+	fmt.Fprint(w, exitCodesHelp)
 }
 
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+// parseCompareArgs fills a compareConfig from the command line and
+// validates it.
+func parseCompareArgs(args []string) (*compareConfig, *pflag.FlagSet, error) {
+	c := &compareConfig{}
+	fs := newCompareFlagSet(c)
+	if err := parseFlags(fs, args, &c.help, "compare: "); err != nil {
+		return nil, fs, err
+	}
+	c.files = fs.Args()
+	if c.help {
+		return c, fs, nil
+	}
+	if err := c.validate(); err != nil {
+		return nil, fs, err
+	}
+	return c, fs, nil
+}
 
-// writeFile writes path with write, naming -o in its errors.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
+// validate checks that two reports are given, and that -o can be written.
+func (c *compareConfig) validate() error {
+	if len(c.files) != 2 {
+		return usagef("compare: want two reports, BEFORE and AFTER; got %d", len(c.files))
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
+	if c.output != "" {
+		return checkOutput(c.output)
 	}
 	return nil
 }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/netip"
 	"os"
@@ -18,6 +21,9 @@ import (
 	"pinprobe/report"
 	"pinprobe/report/judge"
 	"pinprobe/report/render"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/net/http/httpguts"
 )
 
 // probeCommand is `pinprobe [flags] URL...` and `pinprobe --demo`: resolve,
@@ -28,7 +34,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	if c.help {
-		writeHelp(stdout, fs)
+		writeProbeHelp(stdout, fs)
 		return nil
 	}
 	if c.version {
@@ -168,6 +174,359 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	return c.outputFlags.write(rep, stdout, say)
 }
 
+// config is the probe command's options: everything `pinprobe [flags]
+// URL...` says, and what validate and load make of it.
+type config struct {
+	rate         rateValue
+	duration     time.Duration
+	requests     int64
+	concurrency  int
+	connReqs     connRequestsValue
+	connAge      time.Duration
+	groupBy      []string
+	untilSettled bool
+	only4        bool
+	only6        bool
+	resolve      resolveValue
+	dnsServer    string
+	newConn      bool
+	method       string
+	headers      headerValue
+	body         string
+	timeout      time.Duration
+	cacert       string
+	insecure     bool
+	http         choiceValue
+	client       choiceValue
+	failStatus   string
+	outputFlags
+	quiet       bool
+	preflight   bool
+	noPreflight bool
+	noRequestID bool
+	samples     int
+	interval    time.Duration
+	reResolve   time.Duration
+	demo        bool
+	help        bool
+	version     bool
+	urls        []string
+
+	targetsFile string
+
+	// Filled by validate and load.
+	bodyBytes []byte
+	specs     []targetSpec
+	fail      report.FailStatus
+	tls       *tls.Config
+	dns       netip.AddrPort
+	setRate   bool // --rate given
+	setDur    bool // --duration given
+	setConc   bool // --concurrency given
+}
+
+// Limits that keep a typo from exhausting the machine.
+const (
+	maxConcurrency = probe.MaxConcurrency // workers per endpoint
+	maxSamples     = 100                  // samples per endpoint (each at most ~9 KiB: probe.MaxEvidenceHeaderBytes and BodyPrefix)
+)
+
+// newFlagSet declares the probe command's flags, each filling its field of
+// c; probeHelp orders them for --help.
+func newFlagSet(c *config) *pflag.FlagSet {
+	fs := newCommandFlagSet("pinprobe")
+	c.rate = rateValue{rate: 10}
+	c.http = choiceValue{value: "auto", choices: []string{"1.1", "2", "auto"}}
+	fs.VarP(&c.rate, "rate", "r", "`RATE` in requests/s over all endpoints, split evenly; \"max\" = closed model: -c workers per endpoint, back to back")
+	fs.DurationVarP(&c.duration, "duration", "d", 30*time.Second, "how long to send, e.g. 30s, 5m (0 = until -n or Ctrl-C)")
+	fs.Int64VarP(&c.requests, "requests", "n", 0, "stop after `N` requests in total, whichever of -d/-n comes first (0 = no limit)")
+	fs.IntVarP(&c.concurrency, "concurrency", "c", 0, "most requests in flight per endpoint; a request due while `N` are busy is dropped and counted (default: enough for every planned request to take the whole --timeout, within the descriptor limit)")
+	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop as soon as the verdict is settled (a fault proven at a level that holds over the repeated looks), or at -d/-n")
+	fs.BoolVarP(&c.only4, "ipv4", "4", false, "only IPv4 addresses")
+	fs.BoolVarP(&c.only6, "ipv6", "6", false, "only IPv6 addresses")
+	fs.Var(&c.resolve, "resolve", "use these addresses for HOST:PORT instead of DNS, curl's syntax (repeatable)")
+	fs.StringVar(&c.dnsServer, "dns-server", "", "resolve with the DNS server at `ADDR:PORT` instead of the system resolver")
+	fs.BoolVar(&c.newConn, "new-conn", false, "a fresh TCP (+TLS) connection for every request (default: keep-alive)")
+	c.connReqs = connRequestsValue{auto: true}
+	fs.Var(&c.connReqs, "conn-requests", "most requests per connection, so a run samples many connections (auto: at least 4, enough for ~32 connections per endpoint; 0 = unlimited reuse)")
+	fs.DurationVar(&c.connAge, "conn-age", 30*time.Second, "do not reuse a connection older than this (0 = no limit)")
+	fs.StringVarP(&c.method, "method", "X", "GET", "request `METHOD`")
+	fs.VarP(&c.headers, "header", "H", "request header `\"NAME: VALUE\"` (repeatable)")
+	fs.StringVar(&c.body, "body", "", "request `BODY`; @FILE reads it from FILE (at most 16 MiB; @- is standard input)")
+	fs.StringVar(&c.targetsFile, "targets", "", "probe the targets in `FILE`: each a \"[METHOD] URL\" line, its header lines and an optional @BODYFILE line (a list of URLs will do; at most 4 MiB)")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "limit per request, from connect to the last body byte")
+	fs.StringVar(&c.cacert, "cacert", "", "trust the CA certificates in PEM `FILE` instead of the system roots (at most 1 MiB)")
+	fs.BoolVar(&c.insecure, "insecure", false, "do not verify TLS certificates")
+	c.client = choiceValue{value: "auto", choices: []string{"auto", "fast", "std"}}
+	fs.Var(&c.client, "client", "request path: `auto` (pinprobe's own HTTP/1.1 client wherever HTTP/1.1 is spoken, net/http for HTTP/2), fast (HTTP/1.1 only) or std (net/http always, for comparison)")
+	fs.Var(&c.http, "http", "HTTP `VERSION`: 1.1, 2 or auto (HTTP/2 where TLS ALPN offers it)")
+	fs.StringArrayVar(&c.groupBy, "group-by", nil, "bucket the responses by this response `HEADER` (an instance or backend name, e.g. X-Served-By; repeatable); well-known instance headers are grouped when present")
+	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
+	c.outputFlags.add(fs)
+	fs.IntVar(&c.samples, "samples", 5, "failed requests kept per endpoint as evidence, plus one success (0 = none)")
+	fs.DurationVar(&c.interval, "interval", 0, "timeline bucket width (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
+	fs.BoolVar(&c.noRequestID, "no-request-id", false, "do not add a fresh X-Request-Id to each request (a -H X-Request-Id always wins)")
+	fs.DurationVar(&c.reResolve, "re-resolve", 30*time.Second, "resolve again at this interval during the run: new addresses get streams, vanished ones stop (0 = off)")
+	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bar (shown only when stderr is a terminal anyway)")
+	fs.BoolVar(&c.preflight, "preflight", false, "only check TCP (+TLS) to every address, send no request; exit 1 if any fails")
+	fs.BoolVar(&c.noPreflight, "no-preflight", false, "skip the per-address TCP (+TLS) check before the load")
+	fs.BoolVar(&c.demo, "demo", false, "probe a built-in reproduction of the incident on loopback (5s at 30 req/s unless -d/-r say otherwise)")
+	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
+	fs.BoolVar(&c.version, "version", false, "print the version")
+	return fs
+}
+
+// probeHelp orders the probe command's flags under headings.
+var probeHelp = []flagGroup{
+	{"Load", []string{"rate", "duration", "requests", "concurrency", "until-verdict"}},
+	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
+	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
+	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
+	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "samples", "interval", "quiet"}},
+	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},
+	{"Other", []string{"demo", "help", "version"}},
+}
+
+// writeProbeHelp is `pinprobe --help`: what pinprobe does, its commands,
+// the probe's flags under probeHelp's headings, and the exit codes.
+func writeProbeHelp(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, `pinprobe %s: find which backend address is behind an intermittent HTTP
+failure.
+
+Usage:
+  pinprobe [flags] URL...          probe every A and AAAA address of each host
+  pinprobe --demo                  probe a built-in reproduction of the incident
+  pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
+  pinprobe compare BEFORE AFTER    what changed between two saved reports
+`, version)
+	writeFlags(w, fs, probeHelp)
+	fmt.Fprint(w, exitCodesHelp)
+}
+
+// parseArgs fills a config from the command line and validates it.
+func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
+	c := &config{}
+	fs := newFlagSet(c)
+	if err := parseFlags(fs, args, &c.help, ""); err != nil {
+		return nil, fs, err
+	}
+	c.urls = fs.Args()
+	c.setRate = fs.Changed("rate")
+	c.setDur = fs.Changed("duration")
+	c.setConc = fs.Changed("concurrency")
+	if c.help || c.version {
+		return c, fs, nil
+	}
+	if err := c.validate(); err != nil {
+		return nil, fs, err
+	}
+	return c, fs, nil
+}
+
+// validate checks the flags against each other and loads what they name.
+func (c *config) validate() error {
+	switch {
+	case c.demo && len(c.urls) > 0:
+		shown := make([]string, len(c.urls))
+		for i, u := range c.urls {
+			shown[i] = probe.RedactRawURL(u)
+		}
+		return usagef("--demo probes its own gateway: drop the URL arguments (%s)", strings.Join(shown, " "))
+	case c.demo && c.targetsFile != "":
+		return usagef("--demo probes its own gateway: drop --targets %s", c.targetsFile)
+	case !c.demo && len(c.urls) == 0 && c.targetsFile == "":
+		return usagef("no URL given: pinprobe [flags] URL... (or --targets FILE, or pinprobe --demo)")
+	case c.duration < 0:
+		return usagef("--duration %s: must not be negative", c.duration)
+	case c.requests < 0:
+		return usagef("--requests %d: must not be negative", c.requests)
+	case c.setConc && (c.concurrency < 1 || c.concurrency > maxConcurrency):
+		return usagef("--concurrency %d: must be 1 to %d", c.concurrency, maxConcurrency)
+	case c.client.value == "fast" && c.http.value == "2":
+		return usagef("--client fast speaks HTTP/1.1 only: --http 2 needs --client auto or std")
+	case c.connAge < 0:
+		return usagef("--conn-age %s: must not be negative", c.connAge)
+	case c.newConn && !c.connReqs.auto && c.connReqs.n != 1:
+		return usagef("--new-conn and --conn-requests %d exclude each other (--new-conn is --conn-requests 1)", c.connReqs.n)
+	case c.timeout <= 0:
+		return usagef("--timeout %s: must be positive", c.timeout)
+	case c.samples < 0 || c.samples > maxSamples:
+		return usagef("--samples %d: must be 0 to %d", c.samples, maxSamples)
+	case c.interval < 0 || (c.interval > 0 && c.interval < 10*time.Millisecond):
+		return usagef("--interval %s: must be at least 10ms (or 0 for automatic)", c.interval)
+	case c.reResolve < 0 || (c.reResolve > 0 && c.reResolve < time.Second):
+		return usagef("--re-resolve %s: must be at least 1s (or 0 for off)", c.reResolve)
+	case c.only4 && c.only6:
+		return usagef("-4 and -6 exclude each other: give one (or neither for both families)")
+	case c.preflight && c.noPreflight:
+		return usagef("--preflight and --no-preflight exclude each other")
+	case c.insecure && c.cacert != "":
+		return usagef("--insecure and --cacert %s exclude each other", c.cacert)
+	case c.duration == 0 && c.requests == 0 && c.rate.max:
+		return usagef("--rate max needs a bound: --duration or --requests")
+	}
+	if !httpguts.ValidHeaderFieldName(c.method) { // a method is an HTTP token, like a field name
+		return usagef("--method %q: not an HTTP method", c.method)
+	}
+	fail, err := report.ParseFailStatus(c.failStatus)
+	if err != nil {
+		return usagef("--fail-status %s", err)
+	}
+	c.fail = fail
+	if c.dnsServer != "" {
+		ap, err := parseHostPort(c.dnsServer)
+		if err != nil {
+			return usagef("--dns-server %q: %s", c.dnsServer, err)
+		}
+		c.dns = ap
+	}
+	if err := c.outputFlags.validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// parseHostPort parses "ADDR:PORT", brackets optional around IPv6 when
+// the port is clear; port 53 when none is given.
+func parseHostPort(s string) (netip.AddrPort, error) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		if ap.Port() == 0 {
+			return netip.AddrPort{}, errors.New("port 0: want 1-65535")
+		}
+		return ap, nil
+	}
+	if i := strings.LastIndex(s, ":"); i > 0 && !strings.HasSuffix(s[:i], ":") {
+		if _, err := netip.ParseAddr(strings.Trim(s[:i], "[]")); err == nil {
+			return netip.AddrPort{}, fmt.Errorf("port %q: want 1-65535", s[i+1:])
+		}
+	}
+	if a, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
+		return netip.AddrPortFrom(a, 53), nil
+	}
+	return netip.AddrPort{}, errors.New("want an IP address and port, e.g. 127.0.0.1:53 or [::1]:53")
+}
+
+// load reads the files the flags name — --body @FILE, --cacert, --targets —
+// each capped in size, from regular files or "-" (standard input). A signal
+// stops it.
+func (c *config) load(ctx context.Context, stdin io.Reader) error {
+	if strings.HasPrefix(c.body, "@") {
+		b, err := readInput(ctx, "--body", c.body[1:], maxBody, stdin)
+		if err != nil {
+			return err
+		}
+		c.bodyBytes = b
+	} else if c.body != "" {
+		c.bodyBytes = []byte(c.body)
+	}
+	c.tls = &tls.Config{InsecureSkipVerify: c.insecure}
+	if c.cacert != "" {
+		pem, err := readInput(ctx, "--cacert", c.cacert, maxCACert, stdin)
+		if err != nil {
+			return err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return usagef("--cacert %s: no PEM certificate in the file", c.cacert)
+		}
+		c.tls.RootCAs = pool
+	}
+	for _, u := range c.urls {
+		c.specs = append(c.specs, targetSpec{url: u})
+	}
+	if c.targetsFile != "" {
+		data, err := readInput(ctx, "--targets", c.targetsFile, maxTargets, stdin)
+		if err != nil {
+			return err
+		}
+		specs, err := parseTargets(ctx, c.targetsFile, data, stdin)
+		if err != nil {
+			return err
+		}
+		c.specs = append(c.specs, specs...)
+	}
+	return nil
+}
+
+// timelineInterval is --interval, or for 0 the automatic width: 1s, or
+// wider so a planned run fits in about 300 buckets.
+func (c *config) timelineInterval() time.Duration {
+	if c.interval > 0 {
+		return c.interval
+	}
+	iv := time.Second
+	for c.duration > 0 && c.duration/iv > 300 {
+		iv *= 2
+	}
+	return iv
+}
+
+// connRequests is the number of requests a connection may carry: the
+// flag's, or for auto at least 4 and enough for about 32 connections per
+// endpoint over the planned run, so the run samples many connections (an
+// address may front several instances, and each connection stays on one)
+// while most requests still go over reused connections.
+func (c *config) connRequests(endpoints int) int {
+	switch {
+	case c.newConn:
+		return 1
+	case !c.connReqs.auto:
+		return c.connReqs.n
+	case c.rate.max:
+		return 100
+	}
+	var per float64
+	switch {
+	case c.duration > 0 && c.requests > 0:
+		per = min(c.rate.rate*c.duration.Seconds(), float64(c.requests)) / float64(endpoints)
+	case c.duration > 0:
+		per = c.rate.rate * c.duration.Seconds() / float64(endpoints)
+	case c.requests > 0:
+		per = float64(c.requests) / float64(endpoints)
+	default:
+		per = c.rate.rate * 60 / float64(endpoints) // until Ctrl-C: as for a minute
+	}
+	return max(4, int(math.Ceil(per/32)))
+}
+
+// concurrencyFor is the most requests in flight per endpoint: -c, or by
+// default enough for every planned request to be sent even if each takes
+// the whole --timeout, within the descriptor limit (probe.AutoConcurrency).
+func (c *config) concurrencyFor(endpoints int) int {
+	if c.setConc {
+		return c.concurrency
+	}
+	soft, _, err := probe.DescriptorLimit()
+	if err != nil {
+		soft = 1024
+	}
+	if c.rate.max {
+		return min(10, probe.AutoConcurrency(0, c.timeout, endpoints, soft))
+	}
+	return probe.AutoConcurrency(c.rate.rate/float64(endpoints), c.timeout, endpoints, soft)
+}
+
+// wellKnownInstanceHeaders are response headers that name the instance or
+// backend that answered; they are grouped whenever a response carries one.
+var wellKnownInstanceHeaders = []string{
+	"X-Served-By", "X-Backend-Server", "X-Backend", "X-Upstream", "X-Upstream-Addr",
+	"X-Server", "X-Server-Name", "X-Instance", "X-Instance-Id", "X-Node", "X-Pod", "X-Hostname",
+}
+
+// groupHeaders is --group-by and the well-known instance headers, each once.
+func (c *config) groupHeaders() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range append(append([]string{}, c.groupBy...), wellKnownInstanceHeaders...) {
+		k := http.CanonicalHeaderKey(strings.TrimSpace(h))
+		if k != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // preflightOnly is --preflight: check every endpoint, print the checks (JSON
 // with --format json, and to -o), exit 1 when any fails.
 func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout io.Writer) error {
@@ -277,90 +636,6 @@ func (c *config) plan(s *session.Session) string {
 		}
 	}
 	return b.String()
-}
-
-// redactArgs returns args with secret header values and URL passwords
-// replaced. It knows every form pflag takes -H in: "-H v", "-Hv", "-H=v",
-// and grouped with other shorthands, "-qH v" or "-qHv".
-func redactArgs(args []string) []string {
-	out := make([]string, len(args))
-	copy(out, args)
-	for i, a := range out {
-		switch {
-		case a == "--header" && i+1 < len(out):
-			out[i+1] = redactHeader(out[i+1])
-		case strings.HasPrefix(a, "--header="):
-			out[i] = "--header=" + redactHeader(strings.TrimPrefix(a, "--header="))
-		case len(a) > 1 && a[0] == '-' && a[1] != '-':
-			switch j := headerValueAt(a); {
-			case j == len(a) && i+1 < len(out):
-				out[i+1] = redactHeader(out[i+1])
-			case j > 0 && j < len(a):
-				out[i] = a[:j] + redactHeader(a[j:])
-			}
-		case strings.Contains(a, "://") || strings.Contains(a, "@"):
-			out[i] = probe.RedactRawURL(a)
-		}
-	}
-	return out
-}
-
-// headerValueAt returns where the value of -H starts in a group of shorthand
-// flags such as "-qH", "-qHName: v" or "-H=Name: v" (len(group) when it is
-// the next argument), or -1 when the group holds no -H.
-func headerValueAt(group string) int {
-	fs := newFlagSet(&config{})
-	for k := 1; k < len(group); k++ {
-		if group[k] == 'H' {
-			if k+1 < len(group) && group[k+1] == '=' {
-				return k + 2
-			}
-			return k + 1
-		}
-		if f := fs.ShorthandLookup(group[k : k+1]); f == nil || f.NoOptDefVal == "" {
-			return -1 // not a flag, or one that takes the rest of the group as its value
-		}
-	}
-	return -1
-}
-
-func redactHeader(h string) string { return probe.RedactHeaderArg(h) }
-
-func writeJSONFile(path string, r *report.Report) error {
-	return writeFile(path, func(w io.Writer) error { return report.JSON(w, r) })
-}
-
-// write judges rep against the release gate, renders it on stdout in the
-// chosen format, writes the JSON to -o, and returns the run's outcome:
-// nil, a write error, an interrupt, or a breached gate (exit 1).
-func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(string, ...any)) error {
-	rep.Thresholds = report.CheckLimits(rep, o.limits)
-	ro := renderOptions(stdout)
-	ro.Brief = o.brief
-	renderer, err := render.ForFormat(o.format.value, ro)
-	if err != nil { // validated by the flag; kept for safety
-		return usagef("%s", err)
-	}
-	var werr error
-	if err := renderer(stdout, rep); err != nil {
-		werr = &writeError{err}
-		say("%s", err)
-	}
-	if o.output != "" {
-		if err := writeJSONFile(o.output, rep); err != nil {
-			werr = &writeError{err}
-			say("%s", err)
-		}
-	}
-	switch {
-	case werr != nil:
-		return &exitError{code: exitWrite, err: werr, quiet: true}
-	case rep.Interrupted:
-		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
-	case report.Breached(rep.Thresholds):
-		return &exitError{code: exitFail, err: errors.New("release gate: " + render.NewView(rep).Gate.Summary)}
-	}
-	return nil
 }
 
 // resolveMismatches warns of --resolve entries that name a target's host

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -13,61 +11,25 @@ import (
 	"pinprobe/report/judge"
 )
 
-// reportHelp orders the report command's flags.
-var reportHelp = []flagGroup{
-	{"Report", []string{"format", "brief", "output"}},
-	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},
-	{"Other", []string{"help"}},
-}
-
 // reportCommand is `pinprobe report FILE...`: read saved JSON reports ("-"
 // is standard input), merge them exactly when there are several, judge the
 // release gate on the result, and render it like a probe run.
 func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	var o outputFlags
-	var help bool
-	fs := pflag.NewFlagSet("pinprobe report", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	o.add(fs)
-	fs.BoolVarP(&help, "help", "h", false, "show this help")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			help = true
-		} else {
-			return usagef("report: %s", flagError(err, fs))
-		}
-	}
-	if help {
-		fmt.Fprintf(stdout, `pinprobe report: re-render saved JSON reports, merging several into one.
-
-Usage:
-  pinprobe report [flags] FILE...   (- reads standard input)
-
-Several files are merged exactly: counts added, latency histograms merged from
-their encoded form, timelines aligned on wall time, the verdict recomputed on
-the merged counts; the merged report names its inputs. Use it to combine N
-pinprobe processes (regions, machines, pods) into one report.
-`)
-		writeFlags(stdout, fs, reportHelp)
-		fmt.Fprint(stdout, exitCodesHelp)
-		return nil
-	}
-	files := fs.Args()
-	if len(files) == 0 {
-		return usagef("report: no file given: pinprobe report FILE... (- for standard input)")
-	}
-	if err := o.validate(); err != nil {
+	c, fs, err := parseReportArgs(args)
+	if err != nil {
 		return err
 	}
-	reps, err := readReports(ctx, files, stdin)
+	if c.help {
+		writeReportHelp(stdout, fs)
+		return nil
+	}
+	reps, err := readReports(ctx, c.files, stdin)
 	if err != nil {
 		return err
 	}
 	rep := reps[0]
 	if len(reps) > 1 {
-		if rep, err = report.Merge(reps, files); err != nil {
+		if rep, err = report.Merge(reps, c.files); err != nil {
 			return usagef("%s", err)
 		}
 		// A merged report was made by this command; its inputs keep theirs.
@@ -79,37 +41,70 @@ pinprobe processes (regions, machines, pods) into one report.
 		rep.Verdict = judge.Judge(rep, judge.LevelOf(rep))
 	}
 	say := sayer(stderr)
-	return o.write(rep, stdout, say)
+	return c.write(rep, stdout, say)
 }
 
-// readReports reads saved reports, each refused with its name and the
-// reason when it is not a pinprobe report, is of a newer schema or breaks
-// the report's invariants. At most one of them may be standard input.
-func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*report.Report, error) {
-	stdinUsed := false
-	var reps []*report.Report
-	for _, name := range files {
-		if name == "-" {
-			if stdinUsed {
-				return nil, usagef("- (standard input) is given twice")
-			}
-			stdinUsed = true
-		} else if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() {
-			return nil, usagef("read report %s: not a regular file", name)
-		}
-		data, err := readInput(ctx, "read report", name, maxReport, stdin)
-		if err != nil {
-			return nil, err
-		}
-		shown := name
-		if name == "-" {
-			shown = "standard input"
-		}
-		r, err := report.ReadReport(bytesReader(data), shown)
-		if err != nil {
-			return nil, usagef("%s", err)
-		}
-		reps = append(reps, r)
+// reportConfig is the report command's options: everything `pinprobe
+// report [flags] FILE...` says.
+type reportConfig struct {
+	outputFlags
+	help  bool
+	files []string
+}
+
+// newReportFlagSet declares the report command's flags, each filling its
+// field of c; reportHelp orders them for --help.
+func newReportFlagSet(c *reportConfig) *pflag.FlagSet {
+	fs := newCommandFlagSet("pinprobe report")
+	c.outputFlags.add(fs)
+	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
+	return fs
+}
+
+// reportHelp orders the report command's flags.
+var reportHelp = []flagGroup{
+	{"Report", []string{"format", "brief", "output"}},
+	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},
+	{"Other", []string{"help"}},
+}
+
+// writeReportHelp is `pinprobe report --help`.
+func writeReportHelp(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprint(w, `pinprobe report: re-render saved JSON reports, merging several into one.
+
+Usage:
+  pinprobe report [flags] FILE...   (- reads standard input)
+
+Several files are merged exactly: counts added, latency histograms merged from
+their encoded form, timelines aligned on wall time, the verdict recomputed on
+the merged counts; the merged report names its inputs. Use it to combine N
+pinprobe processes (regions, machines, pods) into one report.
+`)
+	writeFlags(w, fs, reportHelp)
+	fmt.Fprint(w, exitCodesHelp)
+}
+
+// parseReportArgs fills a reportConfig from the command line and validates it.
+func parseReportArgs(args []string) (*reportConfig, *pflag.FlagSet, error) {
+	c := &reportConfig{}
+	fs := newReportFlagSet(c)
+	if err := parseFlags(fs, args, &c.help, "report: "); err != nil {
+		return nil, fs, err
 	}
-	return reps, nil
+	c.files = fs.Args()
+	if c.help {
+		return c, fs, nil
+	}
+	if err := c.validate(); err != nil {
+		return nil, fs, err
+	}
+	return c, fs, nil
+}
+
+// validate checks that a file is given, and the output flags.
+func (c *reportConfig) validate() error {
+	if len(c.files) == 0 {
+		return usagef("report: no file given: pinprobe report FILE... (- for standard input)")
+	}
+	return c.outputFlags.validate()
 }

@@ -1,3 +1,6 @@
+// The --help plumbing every command shares: a command's flags listed under
+// its headings, wrapped to 80 columns, and the exit codes that end each help.
+
 package main
 
 import (
@@ -17,37 +20,12 @@ type flagGroup struct {
 	flags []string
 }
 
-// probeHelp orders the probe command's flags under headings.
-var probeHelp = []flagGroup{
-	{"Load", []string{"rate", "duration", "requests", "concurrency", "until-verdict"}},
-	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
-	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
-	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "samples", "interval", "quiet"}},
-	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},
-	{"Other", []string{"demo", "help", "version"}},
-}
-
 // exitCodesHelp ends every command's --help.
 const exitCodesHelp = `
 Exit codes: 0 done; 1 a release gate or check failed; 2 bad usage or input;
 3 nothing could be probed; 4 the report could not be written; 130 interrupted
 (Ctrl-C, SIGTERM or SIGHUP: the report of what was sent is still printed).
 `
-
-func writeHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, `pinprobe %s: find which backend address is behind an intermittent HTTP
-failure.
-
-Usage:
-  pinprobe [flags] URL...          probe every A and AAAA address of each host
-  pinprobe --demo                  probe a built-in reproduction of the incident
-  pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
-  pinprobe compare BEFORE AFTER    what changed between two saved reports
-`, version)
-	writeFlags(w, fs, probeHelp)
-	fmt.Fprint(w, exitCodesHelp)
-}
 
 // writeFlags lists the flags of fs under the groups' headings, each with
 // its usage wrapped to helpWidth.

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"pinprobe/report"
 )
 
 // Caps on what pinprobe reads from files, so a wrong path (/dev/zero, a
@@ -81,4 +84,45 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// pathErr drops the path an *os.PathError repeats: the caller names it.
+func pathErr(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// readReports reads saved reports, each refused with its name and the
+// reason when it is not a pinprobe report, is of a newer schema or breaks
+// the report's invariants. At most one of them may be standard input.
+func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*report.Report, error) {
+	stdinUsed := false
+	var reps []*report.Report
+	for _, name := range files {
+		if name == "-" {
+			if stdinUsed {
+				return nil, usagef("- (standard input) is given twice")
+			}
+			stdinUsed = true
+		} else if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() {
+			return nil, usagef("read report %s: not a regular file", name)
+		}
+		data, err := readInput(ctx, "read report", name, maxReport, stdin)
+		if err != nil {
+			return nil, err
+		}
+		shown := name
+		if name == "-" {
+			shown = "standard input"
+		}
+		r, err := report.ReadReport(bytes.NewReader(data), shown)
+		if err != nil {
+			return nil, usagef("%s", err)
+		}
+		reps = append(reps, r)
+	}
+	return reps, nil
 }

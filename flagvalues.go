@@ -1,0 +1,130 @@
+// The pflag.Value types of pinprobe's flags: each parses and checks its
+// value in Set, so a bad value is refused as the command line is read, and
+// flagError words the refusal as `--name "VALUE": cause`.
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"pinprobe/probe"
+)
+
+// rateValue is --rate: a positive number of requests per second, or "max".
+type rateValue struct {
+	rate float64
+	max  bool
+}
+
+func (v *rateValue) String() string {
+	if v.max {
+		return "max"
+	}
+	return strconv.FormatFloat(v.rate, 'f', -1, 64)
+}
+
+func (v *rateValue) Set(s string) error {
+	if strings.EqualFold(s, "max") {
+		v.max, v.rate = true, 0
+		return nil
+	}
+	r, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(r >= 0.001) || r > 1e7 {
+		return errors.New(`want requests per second from 0.001 to 10000000, or "max"`)
+	}
+	v.rate, v.max = r, false
+	return nil
+}
+
+func (v *rateValue) Type() string { return "RATE" }
+
+// choiceValue is a flag with a fixed set of values.
+type choiceValue struct {
+	value   string
+	choices []string
+}
+
+func (v *choiceValue) String() string { return v.value }
+
+func (v *choiceValue) Set(s string) error {
+	for _, c := range v.choices {
+		if s == c {
+			v.value = s
+			return nil
+		}
+	}
+	return fmt.Errorf("want one of %s", strings.Join(v.choices, ", "))
+}
+
+func (v *choiceValue) Type() string { return "string" }
+
+// resolveValue collects --resolve entries.
+type resolveValue struct {
+	entries map[string][]netip.Addr
+	raw     []string
+}
+
+func (v *resolveValue) String() string { return strings.Join(v.raw, " ") }
+
+func (v *resolveValue) Set(s string) error {
+	key, addrs, err := probe.ParseResolve(s)
+	if err != nil {
+		return err
+	}
+	if v.entries == nil {
+		v.entries = map[string][]netip.Addr{}
+	}
+	v.entries[key] = append(v.entries[key], addrs...)
+	v.raw = append(v.raw, s)
+	return nil
+}
+
+func (v *resolveValue) Type() string { return "HOST:PORT:ADDR" }
+
+// headerValue collects -H entries in order.
+type headerValue struct{ lines [][2]string }
+
+func (v *headerValue) String() string { return "" }
+
+func (v *headerValue) Set(s string) error {
+	name, value, err := parseHeaderLine(s)
+	if err != nil {
+		return err
+	}
+	v.lines = append(v.lines, [2]string{name, value})
+	return nil
+}
+
+func (v *headerValue) Type() string { return "HEADER" }
+
+// connRequestsValue is --conn-requests: a number of requests, or "auto".
+type connRequestsValue struct {
+	n    int
+	auto bool
+}
+
+func (v *connRequestsValue) String() string {
+	if v.auto {
+		return "auto"
+	}
+	return strconv.Itoa(v.n)
+}
+
+func (v *connRequestsValue) Set(s string) error {
+	if strings.EqualFold(s, "auto") {
+		v.auto, v.n = true, 0
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 1000000 {
+		return errors.New(`want a number of requests from 0 (unlimited) to 1000000, or "auto"`)
+	}
+	v.n, v.auto = n, false
+	return nil
+}
+
+func (v *connRequestsValue) Type() string { return "N" }

@@ -1,0 +1,160 @@
+// The output flags that probe and report share (--format, -o, --brief and
+// the release gate), and how a report is written: rendered on stdout, its
+// JSON to -o. compare, whose formats differ, uses checkOutput and writeFile.
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"pinprobe/report"
+	"pinprobe/report/render"
+)
+
+// outputFlags are the flags of every command that writes a report: where it
+// goes, in what format, and the release gate it is judged against.
+type outputFlags struct {
+	format         choiceValue
+	output         string
+	maxFailureRate string
+	maxP99         time.Duration
+	failOnVerdict  bool
+	brief          bool
+	limits         report.Limits // filled by validate
+}
+
+func (o *outputFlags) add(fs *pflag.FlagSet) {
+	o.format = choiceValue{value: "text", choices: render.Formats}
+	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", "))
+	fs.StringVarP(&o.output, "output", "o", "", "also write the JSON report to `FILE`")
+	fs.BoolVar(&o.brief, "brief", false, "a short Markdown report for a ticket: verdict, who answered, tables, one failed sample per address, log queries")
+	fs.StringVar(&o.maxFailureRate, "max-failure-rate", "", "release gate: exit 1 if any endpoint, family or the total fails more often than `RATE` (0.1% or 0.001)")
+	fs.DurationVar(&o.maxP99, "max-p99", 0, "release gate: exit 1 if any endpoint, family or the total has a p99 latency above `DURATION`")
+	fs.BoolVar(&o.failOnVerdict, "fail-on-verdict", false, "release gate: exit 1 if the verdict names a suspect (no backend may stand out)")
+}
+
+// validate checks the output flags and fills limits.
+func (o *outputFlags) validate() error {
+	o.limits = report.NoLimits
+	if o.maxFailureRate != "" {
+		r, err := report.ParseRate(o.maxFailureRate)
+		if err != nil {
+			return usagef("--max-failure-rate %q: %s", o.maxFailureRate, err)
+		}
+		o.limits.MaxFailureRate = r
+	}
+	if o.maxP99 < 0 {
+		return usagef("--max-p99 %s: must not be negative", o.maxP99)
+	}
+	o.limits.MaxP99 = o.maxP99
+	o.limits.FailOnVerdict = o.failOnVerdict
+	if o.output != "" {
+		return checkOutput(o.output)
+	}
+	return nil
+}
+
+// checkOutput refuses an -o FILE whose name promises another format than
+// the JSON that -o writes, and one that cannot be written.
+func checkOutput(path string) error {
+	if f := formatOfName(path); f != "" && f != "json" {
+		return usagef("--output %s: -o always writes JSON; for %s use --format %s > %s (and -o FILE.json to keep the JSON too)",
+			path, f, f, path)
+	}
+	return checkWritable(path)
+}
+
+// formatOfName is the report format a file name's extension promises, ""
+// when it promises none: "-o report.html" that silently held JSON would
+// be found out only when someone opens it.
+func formatOfName(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		return "json"
+	case ".html", ".htm":
+		return "html"
+	case ".md", ".markdown":
+		return "markdown"
+	case ".txt", ".text":
+		return "text"
+	}
+	return ""
+}
+
+// checkWritable fails now, rather than after the run, when -o cannot be
+// written: it opens the file as the run's end will, and removes it again
+// when it did not exist.
+func checkWritable(path string) error {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return usagef("--output %s: %s", path, pathErr(err))
+	}
+	f.Close()
+	if os.IsNotExist(statErr) {
+		os.Remove(path)
+	}
+	return nil
+}
+
+// writeJSONFile writes r as JSON to path, -o's file.
+func writeJSONFile(path string, r *report.Report) error {
+	return writeFile(path, func(w io.Writer) error { return report.JSON(w, r) })
+}
+
+// write judges rep against the release gate, renders it on stdout in the
+// chosen format, writes the JSON to -o, and returns the run's outcome:
+// nil, a write error, an interrupt, or a breached gate (exit 1).
+func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(string, ...any)) error {
+	rep.Thresholds = report.CheckLimits(rep, o.limits)
+	ro := renderOptions(stdout)
+	ro.Brief = o.brief
+	renderer, err := render.ForFormat(o.format.value, ro)
+	if err != nil { // validated by the flag; kept for safety
+		return usagef("%s", err)
+	}
+	var werr error
+	if err := renderer(stdout, rep); err != nil {
+		werr = &writeError{err}
+		say("%s", err)
+	}
+	if o.output != "" {
+		if err := writeJSONFile(o.output, rep); err != nil {
+			werr = &writeError{err}
+			say("%s", err)
+		}
+	}
+	switch {
+	case werr != nil:
+		return &exitError{code: exitWrite, err: werr, quiet: true}
+	case rep.Interrupted:
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
+	case report.Breached(rep.Thresholds):
+		return &exitError{code: exitFail, err: errors.New("release gate: " + render.NewView(rep).Gate.Summary)}
+	}
+	return nil
+}
+
+// writeFile writes path with write, naming -o in its errors.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	return nil
+}
