@@ -4,7 +4,11 @@
 // "sticky" gateways that keep each TCP connection on one instance, fault
 // servers that misbehave in one precise way each, a test PKI, a DNS server
 // whose zone changes during a test, and launchers for real nginx and HAProxy
-// processes.
+// processes. Shapes is a table of fault shapes (a failing address, two
+// addresses, a shared pool's instance, a sticky instance with and without
+// its header, a flapping address, a reset beside a 503, a whole family),
+// each with a healthy twin, served on one port of several addresses with
+// the ground truth a correct verdict states.
 //
 // Every helper takes a testing.TB, registers its own teardown with
 // t.Cleanup, and leaves no goroutine, socket, process or file behind it

@@ -11,11 +11,13 @@ import (
 	"time"
 )
 
-// The loopback addresses the tests serve on. 127.0.0.2 needs no
-// configuration on Linux (all of 127/8 is local); [::1] needs IPv6.
+// The loopback addresses the tests serve on. 127.0.0.2 and the others
+// need no configuration on Linux (all of 127/8 is local); [::1] needs IPv6.
 var (
 	Lo4a = netip.MustParseAddr("127.0.0.1")
 	Lo4b = netip.MustParseAddr("127.0.0.2")
+	Lo4c = netip.MustParseAddr("127.0.0.3")
+	Lo4d = netip.MustParseAddr("127.0.0.4")
 	Lo6  = netip.MustParseAddr("::1")
 )
 

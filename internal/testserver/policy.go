@@ -82,3 +82,15 @@ func Nginx502(n int64, r *http.Request) Answer {
 			time.Now().UTC().Format(time.RFC3339Nano) + " -->\r\n</body>\r\n</html>\r\n",
 	}
 }
+
+// Azure502 answers the "502 Bad Gateway" page Azure Application Gateway v2
+// serves when it cannot reach a backend: the incident's answer. Unlike
+// Nginx502 the page is the same on every request.
+func Azure502(n int64, r *http.Request) Answer {
+	return Answer{
+		Status: http.StatusBadGateway,
+		Header: map[string]string{"Server": "Microsoft-Azure-Application-Gateway/v2", "Content-Type": "text/html"},
+		Body: "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n" +
+			"<hr><center>Microsoft-Azure-Application-Gateway/v2</center>\r\n</body>\r\n</html>\r\n",
+	}
+}

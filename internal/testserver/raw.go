@@ -45,6 +45,13 @@ func listenRaw(t testing.TB, addr netip.Addr) *RawServer {
 	if err != nil {
 		t.Fatalf("testserver: listen on %s: %v", addr, err)
 	}
+	return rawOn(t, ln)
+}
+
+// rawOn is listenRaw on a listener already bound, so other servers can
+// share its port on other addresses.
+func rawOn(t testing.TB, ln net.Listener) *RawServer {
+	t.Helper()
 	s := &RawServer{addr: addrPortOf(ln.Addr()), ln: ln, done: make(chan struct{}), open: map[net.Conn]struct{}{}}
 	t.Cleanup(func() { s.shutdown(t) })
 	return s

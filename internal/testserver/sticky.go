@@ -44,6 +44,9 @@ type StickyOptions struct {
 	// Header names the header that carries the instance's name;
 	// "X-Served-By" when empty.
 	Header string
+	// NoHeader sends no instance header: a client tells the instances
+	// apart only by the connections their failures stick to.
+	NoHeader bool
 	// Host is the host name of URL and of the TLS certificate;
 	// DefaultHost when empty.
 	Host string
@@ -107,20 +110,34 @@ type stickyConnKey struct{}
 // ListenSamePort, which may skip the test); it stops when the test ends.
 func StartSticky(t testing.TB, o StickyOptions, addrs ...netip.Addr) *Sticky {
 	t.Helper()
-	if len(o.Instances) == 0 {
-		t.Fatal("testserver: StartSticky needs at least one instance")
-	}
 	if len(addrs) == 0 {
 		addrs = []netip.Addr{Lo4a}
 	}
-	if o.Header == "" {
+	port, lns := ListenSamePort(t, addrs...)
+	return serveSticky(t, o, port, lns)
+}
+
+// serveSticky is StartSticky on listeners already bound to port, so other
+// servers can share the port on other addresses.
+func serveSticky(t testing.TB, o StickyOptions, port uint16, lns []net.Listener) *Sticky {
+	t.Helper()
+	if len(o.Instances) == 0 {
+		t.Fatal("testserver: StartSticky needs at least one instance")
+	}
+	switch {
+	case o.NoHeader:
+		o.Header = ""
+	case o.Header == "":
 		o.Header = "X-Served-By"
 	}
 	if o.Host == "" {
 		o.Host = DefaultHost
 	}
-	port, lns := ListenSamePort(t, addrs...)
-	s := &Sticky{host: o.Host, scheme: "http", port: port, addrs: slices.Clone(addrs), header: o.Header,
+	var addrs []netip.Addr
+	for _, ln := range lns {
+		addrs = append(addrs, addrPortOf(ln.Addr()).Addr())
+	}
+	s := &Sticky{host: o.Host, scheme: "http", port: port, addrs: addrs, header: o.Header,
 		assign: o.Assign, release: make(chan struct{}), rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
 	names := map[string]bool{}
 	for _, in := range o.Instances {
@@ -172,7 +189,9 @@ func (s *Sticky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sc := r.Context().Value(stickyConnKey{}).(*stickyConn)
 	inst := sc.inst
 	a := inst.Policy(inst.n.Add(1), r)
-	w.Header().Set(s.header, inst.Name)
+	if s.header != "" {
+		w.Header().Set(s.header, inst.Name)
+	}
 	status := respond(w, r, a, inst.Name, s.release)
 	s.mu.Lock()
 	sc.Requests++
@@ -195,7 +214,7 @@ func (s *Sticky) Addrs() []netip.Addr { return slices.Clone(s.addrs) }
 // URL is "http://HOST:PORT/" (https with a PKI).
 func (s *Sticky) URL() string { return s.scheme + "://" + hostPort(s.host, s.port) + "/" }
 
-// Header is the name of the instance header.
+// Header is the name of the instance header; "" with NoHeader.
 func (s *Sticky) Header() string { return s.header }
 
 // Conns returns the counts of every connection, in the order accepted.

@@ -152,3 +152,21 @@ func TestStickyHold(t *testing.T) {
 		t.Errorf("after Release: %d; want 202", code)
 	}
 }
+
+// TestStickyNoHeader names no instance: only the connection tells them apart.
+func TestStickyNoHeader(t *testing.T) {
+	t.Parallel()
+	s := StartSticky(t, StickyOptions{NoHeader: true, Instances: []Instance{
+		{Name: "a"}, {Name: "b", Policy: Status(http.StatusBadGateway)},
+	}})
+	if s.Header() != "" {
+		t.Errorf("Header() = %q; want \"\"", s.Header())
+	}
+	for i, want := range []int{200, 502} {
+		rc := dialRaw(t, netip.AddrPortFrom(Lo4a, s.Port()))
+		resp, _ := rc.do("app.test")
+		if resp.StatusCode != want || resp.Header.Get("X-Served-By") != "" {
+			t.Errorf("connection %d: %d, X-Served-By %q; want %d and no instance header", i, resp.StatusCode, resp.Header.Get("X-Served-By"), want)
+		}
+	}
+}
