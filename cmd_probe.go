@@ -113,14 +113,11 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		AutoInterval: c.interval == 0,
 		ReResolve:    c.reResolve,
 		UntilVerdict: c.untilSettled,
+		// The plan in the report is the engine's options as it normalised
+		// them (the session fills it): nothing here is typed twice.
 		Meta: report.Report{
 			Version: version,
 			Command: append([]string{"pinprobe"}, redactArgs(args)...),
-			Plan: report.Plan{
-				Rate: c.rate.rate, Max: c.rate.max, DurationS: c.duration.Seconds(), Requests: c.requests,
-				Timeout: c.timeout.Seconds(), HTTP: c.http.value,
-				NewConn: c.newConn, FailStatus: c.failStatus, Only: string(resolver.Only),
-			},
 		},
 		Log: say,
 	}
@@ -142,8 +139,6 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	sc := s.Config()
 	sc.Engine.Concurrency = c.concurrencyFor(n)
 	sc.Engine.ConnRequests = c.connRequests(n)
-	sc.Meta.Plan.Concurrency = sc.Engine.Concurrency
-	sc.Meta.Plan.ConnRequests = sc.Engine.ConnRequests
 	if c.preflight {
 		return c.preflightOnly(ctx, s, stdout)
 	}
@@ -248,7 +243,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringVar(&c.dnsServer, "dns-server", "", "resolve with the DNS server at `ADDR:PORT` instead of the system resolver")
 	fs.BoolVar(&c.newConn, "new-conn", false, "a fresh TCP (+TLS) connection for every request (default: keep-alive)")
 	c.connReqs = connRequestsValue{auto: true}
-	fs.Var(&c.connReqs, "conn-requests", "most requests per connection, so a run samples many connections (auto: at least 4, enough for ~32 connections per endpoint; 0 = unlimited reuse)")
+	fs.Var(&c.connReqs, "conn-requests", "most requests per connection, so a run samples many connections (auto: at least 4, enough for ~32 connections per endpoint, and 4 with --until-verdict; 0 = unlimited reuse)")
 	fs.DurationVar(&c.connAge, "conn-age", 30*time.Second, "do not reuse a connection older than this (0 = no limit)")
 	fs.StringVarP(&c.method, "method", "X", "GET", "request `METHOD`")
 	fs.VarP(&c.headers, "header", "H", "request header `\"NAME: VALUE\"` (repeatable)")
@@ -474,6 +469,11 @@ func (c *config) connRequests(endpoints int) int {
 		return c.connReqs.n
 	case c.rate.max:
 		return 100
+	case c.untilSettled:
+		// The verdict settles only once every address carried enough
+		// connections to reach its instances (judge.Settle): cycle them
+		// as fast as the floor allows.
+		return 4
 	}
 	var per float64
 	switch {
