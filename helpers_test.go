@@ -340,6 +340,7 @@ type jsonClient struct {
 
 type jsonVerdict struct {
 	Status   string        `json:"status"`
+	Headline string        `json:"headline"`
 	Summary  string        `json:"summary"`
 	Suspects []jsonSuspect `json:"suspects"`
 	Notes    []string      `json:"notes"`
@@ -347,7 +348,9 @@ type jsonVerdict struct {
 
 type jsonSuspect struct {
 	Kind               string     `json:"kind"`
+	How                string     `json:"how"`
 	Group              string     `json:"group"`
+	Agrees             string     `json:"agrees"`
 	Connections        int64      `json:"connections"`
 	FailingConnections int64      `json:"failing_connections"`
 	Address            string     `json:"address"`

@@ -81,6 +81,9 @@ func (m *mdWriter) title(v *View) {
 	for _, n := range v.Verdict.Notes {
 		m.printf(">\n> %s\n", mdText(n))
 	}
+	if l := v.Verdict.Level; l != "" {
+		m.printf(">\n> *%s.*\n", mdText(phrase.Capitalize(l)))
+	}
 	if len(v.Who) > 0 {
 		var who []string
 		for i, f := range v.Who {

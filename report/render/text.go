@@ -439,6 +439,9 @@ func (t *textWriter) verdict(v *View) {
 	for _, n := range st.Notes {
 		t.para("", " ·", n, 3)
 	}
+	if st.Level != "" {
+		t.para("", " ·", phrase.Capitalize(st.Level)+".", 3)
+	}
 }
 
 // textCol is one column of a text table.
