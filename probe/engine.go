@@ -29,8 +29,10 @@ type Options struct {
 	Requests int64
 	// Concurrency caps the requests in flight per endpoint. In the open
 	// model a worker (a goroutine and its connection) is started only when
-	// a request is due and every worker of the endpoint is busy, so what a
-	// large Concurrency costs is only what the load needs.
+	// a request is due and every worker of the endpoint is busy, or for
+	// each of its first Rotation requests (the workers its requests take
+	// turns on), so what a large Concurrency costs is only what the load
+	// needs.
 	Concurrency int
 	// UserAgent is sent unless the target's headers set one.
 	UserAgent string
@@ -386,16 +388,32 @@ const (
 )
 
 // warmWorkers is how many workers an endpoint sending perEndpointRate
-// requests/s starts without waiting: enough for warmLatency, at least 8.
+// requests/s starts without waiting: enough for warmLatency, at least 8
+// (and so at least Rotation, unless limit is lower).
 func warmWorkers(perEndpointRate float64, limit int) int {
-	return min(limit, max(8, int(math.Ceil(perEndpointRate*warmLatency.Seconds()))))
+	return min(limit, max(8, Rotation, int(math.Ceil(perEndpointRate*warmLatency.Seconds()))))
 }
 
+// Rotation is how many connections an endpoint's requests are handed round
+// in turn, in the open model, when Concurrency allows: its first Rotation
+// requests each start a worker (and so a connection), and from then on each
+// request goes to the one of the Rotation most recently idle workers that
+// has been idle the longest. So even at a low rate an endpoint keeps Rotation
+// connections open at the same moment, its requests interleaved over them:
+// requests sent at one moment on different connections are what tells a
+// failing instance behind a layer-4 balancer (which keeps each connection on
+// one instance) from a failing moment (an outage window, a flapping
+// backend), which a single connection at a time would show alike. Workers
+// added past them for a slow backend stay idle while these carry the load.
+const Rotation = 4
+
 // schedule paces one endpoint's open-model stream and hands each request
-// that falls due to an idle worker, or to a new one (see warmWorkers and
-// spawnAge) while the endpoint has fewer than Concurrency. A request due
-// while Concurrency workers are busy is dropped and counted, never queued:
-// the send schedule does not wait for a slow backend. A scheduler that wakes
+// that falls due to a new worker until the endpoint has Rotation of them (or
+// Concurrency, if fewer), then to an idle worker in turn (see idlePool.wake),
+// or to a new one (see warmWorkers and spawnAge) while the endpoint has
+// fewer than Concurrency. A request due while Concurrency workers are busy
+// is dropped and counted, never queued: the send schedule does not wait for
+// a slow backend. A scheduler that wakes
 // late sends what fell due meanwhile at once, so every request of the plan
 // is sent or counted as dropped, unless the client falls more than
 // lateGrace behind at the end.
@@ -405,6 +423,9 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 	var workers sync.WaitGroup
 	var busy []*atomic.Int64 // each worker's request start (UnixNano), 0 when idle
 	spawned, dropped := 0, 0
+	// The first requests start the workers they rotate over; rotation <=
+	// warmWorkers, so mayGrow would allow each of them.
+	rotation := min(Rotation, r.opts.Concurrency)
 	lastFlush := time.Now()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -491,6 +512,8 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 		}
 		p.k++
 		switch {
+		case spawned < rotation:
+			spawn()
 		case idle.wake():
 		case mayGrow(time.Now()):
 			spawn()
@@ -526,10 +549,13 @@ func (r *Run) work(s *stream, idle *idlePool, busySince *atomic.Int64) {
 	}
 }
 
-// idlePool holds an endpoint's idle workers, the most recently idle on top:
-// the next request goes to the worker that finished last, so the fewest
-// workers (and connections) carry the load and stay warm while the rest
-// stay idle. A channel would hand requests round the workers in turn.
+// idlePool holds an endpoint's idle workers, the most recently idle on top.
+// The next request goes to the one of the Rotation top workers that has been
+// idle the longest, so those Rotation workers (and connections) take turns
+// and carry the load while any others, added for a slow backend, stay idle
+// below them. A channel (first in, first out) would hand requests round
+// every idle worker, the extra ones too, spreading the requests over every
+// connection the endpoint ever needed.
 type idlePool struct {
 	mu     sync.Mutex
 	idle   []chan struct{} // the idle workers' wake channels
@@ -563,8 +589,10 @@ func (p *idlePool) takeOwed() bool {
 	return true
 }
 
-// wake hands a request to the most recently idle worker; false when none
-// is idle.
+// wake hands a request to the worker idle the longest among the Rotation
+// most recently idle ones; false when none is idle. The workers above it
+// move down one place, keeping their order (at most Rotation-1 moves, no
+// allocation).
 func (p *idlePool) wake() bool {
 	p.mu.Lock()
 	n := len(p.idle)
@@ -572,7 +600,10 @@ func (p *idlePool) wake() bool {
 		p.mu.Unlock()
 		return false
 	}
-	ch := p.idle[n-1]
+	i := max(n-Rotation, 0)
+	ch := p.idle[i]
+	copy(p.idle[i:], p.idle[i+1:])
+	p.idle[n-1] = nil
 	p.idle = p.idle[:n-1]
 	p.mu.Unlock()
 	ch <- struct{}{} // 1-buffered, and this worker was idle: never blocks

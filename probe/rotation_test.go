@@ -1,0 +1,323 @@
+package probe
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	"pinprobe/internal/testserver"
+)
+
+// connSpan is one connection as the server saw it: the client's port and
+// the arrivals of its first and last requests, between which it was open.
+type connSpan struct {
+	port        uint16
+	first, last time.Time
+	requests    int
+}
+
+// spansOf groups the requests a server saw by connection (client port), in
+// the order the connections carried their first request.
+func spansOf(seen []testserver.Seen) []connSpan {
+	var spans []connSpan
+	at := map[uint16]int{}
+	for _, s := range seen {
+		p := s.Remote.Port()
+		i, ok := at[p]
+		if !ok {
+			i = len(spans)
+			at[p] = i
+			spans = append(spans, connSpan{port: p, first: s.At})
+		}
+		spans[i].last = s.At
+		spans[i].requests++
+	}
+	return spans
+}
+
+// mostOpen is the most connections seen open at one moment: spans that
+// contain the start of one of them. It is a lower bound of the connections
+// really open then, since a connection opens before its first request and
+// closes after its last.
+func mostOpen(spans []connSpan) int {
+	most := 0
+	for _, s := range spans {
+		n := 0
+		for _, o := range spans {
+			if !o.first.After(s.first) && !o.last.Before(s.first) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// outOfTurn counts the requests (in arrival order) that came on the
+// connection of one of the k-1 requests before them: none when requests go
+// round k connections in turn, and most of them when one connection at a
+// time carries them.
+func outOfTurn(seen []testserver.Seen, k int) int {
+	n := 0
+	for i := range seen {
+		for j := max(i-k+1, 0); j < i; j++ {
+			if seen[j].Remote == seen[i].Remote {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// byArrival returns the requests a fleet saw, all addresses together, in
+// the order they arrived.
+func byArrival(f *testserver.Fleet) []testserver.Seen {
+	seen := f.Seen()
+	slices.SortStableFunc(seen, func(a, b testserver.Seen) int { return a.At.Compare(b.At) })
+	return seen
+}
+
+// mostlyInTurn reports whether at most a quarter of the n requests of a
+// run went out of turn (late of them; see outOfTurn). A worker still busy
+// when its turn comes (a stall of a loaded machine, a dial under -race) is
+// skipped for that turn, which puts the next few requests out of turn
+// while the others close the gap; one connection at a time puts three in
+// four out of turn.
+func mostlyInTurn(late, n int) bool { return late <= n/4 }
+
+// TestRequestsRotateOverConnections: at a modest rate, one endpoint's
+// requests (50 at 25 req/s, 4 per connection) go round Rotation connections
+// in turn, as the server sees them by client port: each request comes on
+// another connection than the Rotation-1 before it, and Rotation connections
+// are open at the same moment. One worker at a time would send every
+// request on the connection of the one before, until that connection's 4th.
+func TestRequestsRotateOverConnections(t *testing.T) {
+	t.Parallel()
+	eachClient(t, func(t *testing.T, client ClientKind) {
+		f := testserver.StartFleet(t, testserver.FleetOptions{Host: testHost}, testserver.Lo4a)
+		eps := endpoints(t, f.URL(), testserver.Lo4a)
+		o := Options{Rate: 25, Duration: 2 * time.Second, Concurrency: 100, Client: client,
+			ConnOptions: ConnOptions{ConnRequests: 4}}
+		rs := attack(t, eps, o, 10*time.Second)
+		sent, dropped := tallyOf(rs).total()
+		seen := byArrival(f)
+		spans := spansOf(seen)
+		again, late, open := outOfTurn(seen, 2), outOfTurn(seen, Rotation), mostOpen(spans)
+		t.Logf("%d sent, %d dropped; the server saw %d requests on %d connections, %d on the connection of the one before, %d out of turn, %d open at once",
+			sent, dropped, len(seen), len(spans), again, late, open)
+		f.CheckPlacement(t)
+		if sent != 50 || dropped != 0 || len(seen) != sent {
+			t.Errorf("%d sent, %d dropped, %d seen by the server; want the 50 planned, all seen", sent, dropped, len(seen))
+		}
+		// Only Rotation-1 workers busy at once would put a request on the
+		// connection of the one before.
+		if again > len(seen)/10 {
+			t.Errorf("%d of %d requests came on the connection of the one before; want each on another", again, len(seen))
+		}
+		if !mostlyInTurn(late, len(seen)) {
+			t.Errorf("%d of %d requests came on the connection of one of the %d before; want them in turn over %d connections",
+				late, len(seen), Rotation-1, Rotation)
+		}
+		if open < Rotation {
+			t.Errorf("at most %d connections open at once; want %d", open, Rotation)
+		}
+		// At most 4 requests per connection, so at least 50/4 connections.
+		for _, s := range spans {
+			if s.requests > 4 {
+				t.Errorf("connection from port %d carried %d requests; want at most --conn-requests 4", s.port, s.requests)
+			}
+		}
+		if len(spans) < 50/4 {
+			t.Errorf("%d connections for 50 requests of at most 4 each; want 13 or more", len(spans))
+		}
+		conns := map[uint64]bool{}
+		for _, r := range sentOnly(rs) {
+			conns[r.ConnID] = true
+		}
+		if len(conns) != len(spans) {
+			t.Errorf("pinprobe reported %d connections, the server saw %d", len(conns), len(spans))
+		}
+	})
+}
+
+// TestRotationWithinConcurrency: with --concurrency 1 or 2 an endpoint
+// rotates over that many connections, never more: with 1, one connection at
+// a time; with 2, two open at once, each request on the other connection
+// than the one before. (A request due while both are busy is dropped.)
+func TestRotationWithinConcurrency(t *testing.T) {
+	t.Parallel()
+	for _, c := range []int{1, 2} {
+		t.Run("c="+itoa(c), func(t *testing.T) {
+			eachClient(t, func(t *testing.T, client ClientKind) {
+				f := testserver.StartFleet(t, testserver.FleetOptions{Host: testHost}, testserver.Lo4a)
+				eps := endpoints(t, f.URL(), testserver.Lo4a)
+				o := Options{Rate: 25, Duration: 2 * time.Second, Concurrency: c, Client: client,
+					ConnOptions: ConnOptions{ConnRequests: 4}}
+				rs := attack(t, eps, o, 10*time.Second)
+				sent, dropped := tallyOf(rs).total()
+				seen := byArrival(f)
+				spans := spansOf(seen)
+				open := mostOpen(spans)
+				t.Logf("-c %d: %d sent, %d dropped on %d connections, %d open at once, %d out of turn over %d",
+					c, sent, dropped, len(spans), open, outOfTurn(seen, c), c)
+				if sent+dropped != 50 || len(seen) != sent {
+					t.Errorf("-c %d: %d sent + %d dropped, %d seen by the server; want the 50 planned, every one sent seen", c, sent, dropped, len(seen))
+				}
+				if open != c {
+					t.Errorf("-c %d: %d connections open at once; want %d", c, open, c)
+				}
+				if late := outOfTurn(seen, c); c > 1 && !mostlyInTurn(late, len(seen)) {
+					t.Errorf("-c %d: %d of %d requests came on the connection of the one before; want them in turn over %d",
+						c, late, len(seen), c)
+				}
+			})
+		})
+	}
+}
+
+// TestRotationLeavesExtraWorkersIdle: a backend that holds its first 10
+// answers 500 ms at 40 req/s makes the endpoint add workers past its warm
+// ones for the stuck requests; once those answers are in, the requests go
+// round Rotation connections again and the extra workers (one connection
+// each: unlimited reuse) carry none of them.
+func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
+	t.Parallel()
+	const slow, hold = 10, 500 * time.Millisecond
+	f := testserver.StartFleet(t, testserver.FleetOptions{Host: testHost, Each: func(n int64, r *http.Request) testserver.Answer {
+		if n <= slow {
+			return testserver.Answer{Delay: hold}
+		}
+		return testserver.Answer{}
+	}}, testserver.Lo4a)
+	eps := endpoints(t, f.URL(), testserver.Lo4a)
+	o := Options{Rate: 40, Duration: 1500 * time.Millisecond, Concurrency: 1000, cpu: fixedCPU(true)}
+	rs := attack(t, eps, o, 10*time.Second)
+	sent, dropped := tallyOf(rs).total()
+	seen := byArrival(f)
+	// Past the last slow answer the client read (and a margin for its
+	// worker to go idle), every worker the slow answers held is idle again.
+	var settled time.Time
+	for _, r := range sentOnly(rs) {
+		if end := r.Start.Add(r.Latency + 20*time.Millisecond); r.Latency >= hold && end.After(settled) {
+			settled = end
+		}
+	}
+	var after []testserver.Seen
+	for _, s := range seen {
+		if s.At.After(settled) {
+			after = append(after, s)
+		}
+	}
+	all, used := spansOf(seen), spansOf(after)
+	t.Logf("%d sent, %d dropped on %d connections; %d requests after the slow answers, on %d connections, %d out of turn",
+		sent, dropped, len(all), len(after), len(used), outOfTurn(after, Rotation))
+	if sent != 60 || dropped != 0 {
+		t.Errorf("%d sent, %d dropped; want the 60 planned, none dropped", sent, dropped)
+	}
+	if len(all) <= warmWorkers(o.Rate, o.Concurrency) {
+		t.Errorf("%d connections; want workers added past the %d warm ones for the stuck requests", len(all), warmWorkers(o.Rate, o.Concurrency))
+	}
+	if len(after) < 10 {
+		t.Fatalf("%d requests after the slow answers; want about 25", len(after))
+	}
+	// A worker still busy when its turn comes (a stall of a loaded
+	// machine) lets one idle worker below into the rotation.
+	if len(used) < Rotation || len(used) > Rotation+1 {
+		t.Errorf("%d connections carried the %d requests after the slow answers; want the %d in rotation, the other %d idle",
+			len(used), len(after), Rotation, len(all)-Rotation)
+	}
+}
+
+// TestRotationAfterIdleClose: each of the Rotation connections waits
+// Rotation periods between its requests, so a server that closes idle
+// connections sooner than that closes every one of them between uses. The
+// next request on it must notice and dial again, not fail on the closed
+// connection: 20 req/s leave each connection idle 200 ms, the server's idle
+// timeout is 25 ms (half a period, so a worker that takes two requests in a
+// row on a loaded machine does not race the server's close either).
+func TestRotationAfterIdleClose(t *testing.T) {
+	t.Parallel()
+	eachClient(t, func(t *testing.T, client ClientKind) {
+		l := &connLog{}
+		port, lns := testserver.ListenSamePort(t, testserver.Lo4a)
+		testserver.Serve(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ap, _ := netip.ParseAddrPort(r.RemoteAddr)
+			l.mu.Lock()
+			l.reqs = append(l.reqs, connSeen{port: ap.Port(), close: r.Close, proto: r.ProtoMajor})
+			l.mu.Unlock()
+			w.Write([]byte("ok\n"))
+		}), nil, func(s *httptest.Server) { s.Config.IdleTimeout = 25 * time.Millisecond })
+		eps := endpoints(t, hostURL("http", port), testserver.Lo4a)
+		o := Options{Rate: 20, Duration: time.Second, Concurrency: 10, Client: client}
+		rs := attack(t, eps, o, 10*time.Second)
+		sent, dropped := tallyOf(rs).total()
+		reused := 0
+		for _, r := range sentOnly(rs) {
+			if r.Err != nil || r.Status != http.StatusOK {
+				t.Errorf("request %d on connection %d: status %d, %v; want 200 on a fresh connection", r.ConnReq, r.ConnID, r.Status, r.Err)
+			}
+			if r.Reused {
+				reused++
+			}
+		}
+		t.Logf("%d sent, %d dropped, %d on reused connections, %d connections seen by the server", sent, dropped, reused, len(l.ports()))
+		if sent != 20 || dropped != 0 {
+			t.Errorf("%d sent, %d dropped; want the 20 planned", sent, dropped)
+		}
+		if len(l.seen()) != sent {
+			t.Errorf("the server saw %d requests; pinprobe sent %d", len(l.seen()), sent)
+		}
+	})
+}
+
+// TestIdlePoolWakeRotates: with more idle workers than Rotation, wake
+// hands requests round the Rotation most recently idle, the longest idle of
+// them first, and never to the ones below; it allocates nothing.
+func TestIdlePoolWakeRotates(t *testing.T) {
+	const n = Rotation + 2
+	var p idlePool
+	chans := make([]chan struct{}, n)
+	for i := range chans {
+		chans[i] = make(chan struct{}, 1)
+		p.idle = append(p.idle, chans[i]) // 0 idle the longest, n-1 the most recently
+	}
+	// woken returns which worker wake woke and makes it idle again, on top.
+	woken := func() int {
+		if !p.wake() {
+			t.Fatalf("wake with %d idle: none woken", len(p.idle))
+		}
+		for i, ch := range chans {
+			select {
+			case <-ch:
+				p.idle = append(p.idle, ch)
+				return i
+			default:
+			}
+		}
+		t.Fatalf("wake: no worker got the request")
+		return -1
+	}
+	var got []int
+	for range 3 * Rotation {
+		got = append(got, woken())
+	}
+	var want []int
+	for k := range 3 * Rotation {
+		want = append(want, n-Rotation+k%Rotation)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("workers woken %v; want %v: the top %d in turn, the %d below never", got, want, Rotation, n-Rotation)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { woken() }); allocs != 0 {
+		t.Errorf("wake: %v allocations; want none", allocs)
+	}
+	// Fewer idle than Rotation: the longest idle of them.
+	p.idle = append(p.idle[:0], chans[0], chans[1])
+	if got := woken(); got != 0 {
+		t.Errorf("two idle: woke %d; want 0, idle the longer", got)
+	}
+}
