@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	mrand "math/rand/v2"
 	"net/http"
 	"strconv"
 	"sync"
@@ -534,7 +535,7 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 func (r *Run) work(s *stream, idle *idlePool, busySince *atomic.Int64) {
 	snd := s.newSender(s, r.reqCtx)
 	defer snd.close()
-	wake := make(chan struct{}, 1)
+	wake := idle.newIdler()
 	for {
 		if r.take() {
 			r.sent.Add(1)
@@ -550,16 +551,22 @@ func (r *Run) work(s *stream, idle *idlePool, busySince *atomic.Int64) {
 }
 
 // idlePool holds an endpoint's idle workers, the most recently idle on top.
-// The next request goes to the one of the Rotation top workers that has been
-// idle the longest, so those Rotation workers (and connections) take turns
-// and carry the load while any others, added for a slow backend, stay idle
-// below them. A channel (first in, first out) would hand requests round
-// every idle worker, the extra ones too, spreading the requests over every
-// connection the endpoint ever needed.
+// The next request goes to one of the Rotation top workers, so those
+// Rotation workers (and connections) take turns and carry the load while
+// any others, added for a slow backend, stay idle below them. They take
+// turns in rounds: in each round every one of them sends once, in an order
+// drawn at random, so that no server that hands requests round its backends
+// in turn (nginx's upstream round robin, every fourth request to the same
+// backend) sees them line up with pinprobe's connections. A channel (first
+// in, first out) would hand requests round every idle worker, the extra
+// ones too, spreading the requests over every connection the endpoint ever
+// needed.
 type idlePool struct {
 	mu     sync.Mutex
-	idle   []chan struct{} // the idle workers' wake channels
-	owed   int64           // requests due while every worker was busy, for the next one free
+	idle   []*idler // the idle workers
+	round  uint32   // the current round of turns
+	rng    *mrand.Rand
+	owed   int64 // requests due while every worker was busy, for the next one free
 	closed bool
 }
 
@@ -589,10 +596,26 @@ func (p *idlePool) takeOwed() bool {
 	return true
 }
 
-// wake hands a request to the worker idle the longest among the Rotation
-// most recently idle ones; false when none is idle. The workers above it
-// move down one place, keeping their order (at most Rotation-1 moves, no
-// allocation).
+// idler is one worker as the pool knows it: its wake channel, and the
+// round in which it last had its turn.
+type idler struct {
+	ch    chan struct{}
+	round uint32
+}
+
+// newIdler returns a worker's place in the pool; its first request, sent
+// before it ever waits, is its turn of the current round.
+func (p *idlePool) newIdler() *idler {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return &idler{ch: make(chan struct{}, 1), round: p.round}
+}
+
+// wake hands a request to one of the Rotation most recently idle workers
+// that has not had its turn this round, drawn at random; when each of them
+// has, a new round starts. false when none is idle. The workers above the
+// one woken move down one place, keeping their order (at most Rotation-1
+// moves, no allocation).
 func (p *idlePool) wake() bool {
 	p.mu.Lock()
 	n := len(p.idle)
@@ -600,19 +623,43 @@ func (p *idlePool) wake() bool {
 		p.mu.Unlock()
 		return false
 	}
-	i := max(n-Rotation, 0)
-	ch := p.idle[i]
+	lo := max(n-Rotation, 0)
+	waiting := 0
+	for _, w := range p.idle[lo:] {
+		if w.round != p.round {
+			waiting++
+		}
+	}
+	if waiting == 0 {
+		p.round++
+		waiting = n - lo
+	}
+	if p.rng == nil {
+		p.rng = mrand.New(mrand.NewPCG(uint64(time.Now().UnixNano()), uint64(n)))
+	}
+	k := p.rng.IntN(waiting)
+	i := lo
+	for ; ; i++ {
+		if p.idle[i].round != p.round {
+			if k == 0 {
+				break
+			}
+			k--
+		}
+	}
+	w := p.idle[i]
+	w.round = p.round
 	copy(p.idle[i:], p.idle[i+1:])
 	p.idle[n-1] = nil
 	p.idle = p.idle[:n-1]
 	p.mu.Unlock()
-	ch <- struct{}{} // 1-buffered, and this worker was idle: never blocks
+	w.ch <- struct{}{} // 1-buffered, and this worker was idle: never blocks
 	return true
 }
 
-// wait makes the worker whose wake channel is ch idle until it is woken
+// wait makes the worker w idle until it is woken
 // (true) or the stream ends (false).
-func (p *idlePool) wait(ch chan struct{}) bool {
+func (p *idlePool) wait(w *idler) bool {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -623,9 +670,9 @@ func (p *idlePool) wait(ch chan struct{}) bool {
 		p.mu.Unlock()
 		return true
 	}
-	p.idle = append(p.idle, ch)
+	p.idle = append(p.idle, w)
 	p.mu.Unlock()
-	_, ok := <-ch
+	_, ok := <-w.ch
 	return ok
 }
 
@@ -636,8 +683,8 @@ func (p *idlePool) close() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	for _, ch := range p.idle {
-		close(ch)
+	for _, w := range p.idle {
+		close(w.ch)
 	}
 	p.idle = nil
 	owed := p.owed

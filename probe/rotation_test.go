@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -57,13 +58,14 @@ func mostOpen(spans []connSpan) int {
 }
 
 // outOfTurn counts the requests (in arrival order) that came on the
-// connection of one of the k-1 requests before them: none when requests go
-// round k connections in turn, and most of them when one connection at a
-// time carries them.
+// connection of an earlier request of their round, rounds being the
+// blocks of k consecutive requests: none when each round goes once round k
+// connections, in whatever order, and most of them when one connection at
+// a time carries them.
 func outOfTurn(seen []testserver.Seen, k int) int {
 	n := 0
 	for i := range seen {
-		for j := max(i-k+1, 0); j < i; j++ {
+		for j := i - i%k; j < i; j++ {
 			if seen[j].Remote == seen[i].Remote {
 				n++
 				break
@@ -91,10 +93,11 @@ func mostlyInTurn(late, n int) bool { return late <= n/4 }
 
 // TestRequestsRotateOverConnections: at a modest rate, one endpoint's
 // requests (50 at 25 req/s, 4 per connection) go round Rotation connections
-// in turn, as the server sees them by client port: each request comes on
-// another connection than the Rotation-1 before it, and Rotation connections
-// are open at the same moment. One worker at a time would send every
-// request on the connection of the one before, until that connection's 4th.
+// in rounds, as the server sees them by client port: each request of a
+// round comes on another connection than the ones before it in the round,
+// and Rotation connections are open at the same moment. One worker at a
+// time would send every request on the connection of the one before, until
+// that connection's 4th.
 func TestRequestsRotateOverConnections(t *testing.T) {
 	t.Parallel()
 	eachClient(t, func(t *testing.T, client ClientKind) {
@@ -113,9 +116,10 @@ func TestRequestsRotateOverConnections(t *testing.T) {
 		if sent != 50 || dropped != 0 || len(seen) != sent {
 			t.Errorf("%d sent, %d dropped, %d seen by the server; want the 50 planned, all seen", sent, dropped, len(seen))
 		}
-		// Only Rotation-1 workers busy at once would put a request on the
-		// connection of the one before.
-		if again > len(seen)/10 {
+		// Only where a round ends and the next begins with the same
+		// connection (one time in Rotation) does a request follow another
+		// on its connection.
+		if again > len(seen)/4 {
 			t.Errorf("%d of %d requests came on the connection of the one before; want each on another", again, len(seen))
 		}
 		if !mostlyInTurn(late, len(seen)) {
@@ -146,8 +150,8 @@ func TestRequestsRotateOverConnections(t *testing.T) {
 
 // TestRotationWithinConcurrency: with --concurrency 1 or 2 an endpoint
 // rotates over that many connections, never more: with 1, one connection at
-// a time; with 2, two open at once, each request on the other connection
-// than the one before. (A request due while both are busy is dropped.)
+// a time; with 2, two open at once, each round of two on both. (A request
+// due while both are busy is dropped.)
 func TestRotationWithinConcurrency(t *testing.T) {
 	t.Parallel()
 	for _, c := range []int{1, 2} {
@@ -275,25 +279,26 @@ func TestRotationAfterIdleClose(t *testing.T) {
 }
 
 // TestIdlePoolWakeRotates: with more idle workers than Rotation, wake
-// hands requests round the Rotation most recently idle, the longest idle of
-// them first, and never to the ones below; it allocates nothing.
+// hands requests round the Rotation most recently idle in rounds, each of
+// them once a round in an order drawn anew, and never to the ones below;
+// it allocates nothing.
 func TestIdlePoolWakeRotates(t *testing.T) {
 	const n = Rotation + 2
 	var p idlePool
-	chans := make([]chan struct{}, n)
-	for i := range chans {
-		chans[i] = make(chan struct{}, 1)
-		p.idle = append(p.idle, chans[i]) // 0 idle the longest, n-1 the most recently
+	ws := make([]*idler, n)
+	for i := range ws {
+		ws[i] = p.newIdler()
+		p.idle = append(p.idle, ws[i]) // 0 idle the longest, n-1 the most recently
 	}
 	// woken returns which worker wake woke and makes it idle again, on top.
 	woken := func() int {
 		if !p.wake() {
 			t.Fatalf("wake with %d idle: none woken", len(p.idle))
 		}
-		for i, ch := range chans {
+		for i, w := range ws {
 			select {
-			case <-ch:
-				p.idle = append(p.idle, ch)
+			case <-w.ch:
+				p.idle = append(p.idle, w)
 				return i
 			default:
 			}
@@ -301,23 +306,60 @@ func TestIdlePoolWakeRotates(t *testing.T) {
 		t.Fatalf("wake: no worker got the request")
 		return -1
 	}
-	var got []int
-	for range 3 * Rotation {
-		got = append(got, woken())
+	orders := map[string]bool{}
+	for range 40 {
+		var round []int
+		for range Rotation {
+			round = append(round, woken())
+		}
+		sorted := slices.Sorted(slices.Values(round))
+		if want := []int{n - 4, n - 3, n - 2, n - 1}; !slices.Equal(sorted, want) {
+			t.Fatalf("a round woke %v; want each of the top %d once (%v), the %d below never", round, Rotation, want, n-Rotation)
+		}
+		orders[fmt.Sprint(round)] = true
 	}
-	var want []int
-	for k := range 3 * Rotation {
-		want = append(want, n-Rotation+k%Rotation)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("workers woken %v; want %v: the top %d in turn, the %d below never", got, want, Rotation, n-Rotation)
+	if len(orders) < 10 {
+		t.Errorf("40 rounds went in %d orders; want the order drawn anew each round", len(orders))
 	}
 	if allocs := testing.AllocsPerRun(100, func() { woken() }); allocs != 0 {
 		t.Errorf("wake: %v allocations; want none", allocs)
 	}
-	// Fewer idle than Rotation: the longest idle of them.
-	p.idle = append(p.idle[:0], chans[0], chans[1])
-	if got := woken(); got != 0 {
-		t.Errorf("two idle: woke %d; want 0, idle the longer", got)
+	// Fewer idle than Rotation: each of them in turn.
+	p.idle = append(p.idle[:0], ws[0], ws[1])
+	a, b := woken(), woken()
+	if a == b || min(a, b) != 0 || max(a, b) != 1 && max(a, b) != n-1 {
+		t.Errorf("two idle: woke %d then %d; want both of them", a, b)
+	}
+}
+
+// TestRotationDoesNotLineUpWithRoundRobin: a server that hands requests
+// round 4 backends in turn (every fourth request to the same one, as
+// nginx's upstream round robin does) must not see its backends line up
+// with pinprobe's connections, or a failing backend would read as a
+// failing instance behind some connections. Each connection's requests
+// land on more than one backend.
+func TestRotationDoesNotLineUpWithRoundRobin(t *testing.T) {
+	t.Parallel()
+	f := testserver.StartFleet(t, testserver.FleetOptions{Host: testHost}, testserver.Lo4a)
+	eps := endpoints(t, f.URL(), testserver.Lo4a)
+	o := Options{Rate: 100, Duration: 2 * time.Second, Concurrency: 100, ConnOptions: ConnOptions{ConnRequests: 8}}
+	attack(t, eps, o, 10*time.Second)
+	backends := map[uint16]map[int64]bool{} // client port -> backend n%4 of its requests
+	for _, s := range f.Seen() {
+		p := s.Remote.Port()
+		if backends[p] == nil {
+			backends[p] = map[int64]bool{}
+		}
+		backends[p][s.N%Rotation] = true
+	}
+	one := 0
+	for _, b := range backends {
+		if len(b) == 1 {
+			one++
+		}
+	}
+	t.Logf("%d connections, %d of them on one backend only", len(backends), one)
+	if one*2 > len(backends) {
+		t.Errorf("%d of %d connections had all their requests on one backend of the server's round robin; want them spread", one, len(backends))
 	}
 }

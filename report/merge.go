@@ -846,6 +846,7 @@ func mergeConns(a, b *Conns) *Conns {
 		c.Records = append([]ConnRecord{}, b.Records...)
 		c.Repeat = append([]RepeatCounts{}, b.Repeat...)
 		c.Moments = append([]MomentCounts{}, b.Moments...)
+		c.Sizes = append([]MomentSize{}, b.Sizes...)
 		c.Windows = append([]Window{}, b.Windows...)
 		return &c
 	}
@@ -858,6 +859,7 @@ func mergeConns(a, b *Conns) *Conns {
 		Unconnected:  ConnStats{Requests: a.Unconnected.Requests + b.Unconnected.Requests, Failed: a.Unconnected.Failed + b.Unconnected.Failed},
 		Repeat:       append(append([]RepeatCounts{}, a.Repeat...), b.Repeat...),
 		Moments:      mergeMoments(a.Moments, b.Moments),
+		Sizes:        mergeSizes(a.Sizes, b.Sizes),
 		WindowsCount: a.WindowsCount + b.WindowsCount,
 	}
 	wins := append(append([]Window{}, a.Windows...), b.Windows...)
@@ -882,6 +884,20 @@ func mergeMoments(a, b []MomentCounts) []MomentCounts {
 	out := append([]MomentCounts{}, a...)
 	for _, m := range b {
 		i := slices.IndexFunc(out, func(o MomentCounts) bool { return o.RepeatCounts == m.RepeatCounts })
+		if i < 0 {
+			out = append(out, m)
+			continue
+		}
+		out[i].Strata += m.Strata
+	}
+	return out
+}
+
+// mergeSizes adds up two lists of moment sizes.
+func mergeSizes(a, b []MomentSize) []MomentSize {
+	out := append([]MomentSize{}, a...)
+	for _, m := range b {
+		i := slices.IndexFunc(out, func(o MomentSize) bool { return o.Requests == m.Requests && o.Failed == m.Failed })
 		if i < 0 {
 			out = append(out, m)
 			continue

@@ -78,6 +78,9 @@ func normalize(r *Report) {
 			if c.Windows == nil {
 				c.Windows = []Window{}
 			}
+			if c.Sizes == nil {
+				c.Sizes = []MomentSize{}
+			}
 		}
 	}
 	v := &r.Verdict
@@ -134,6 +137,11 @@ func CheckSaved(r *Report) error {
 			for _, m := range c.Moments {
 				if m.Strata <= 0 || !countsOK(m.RepeatCounts) {
 					bad("%s: conns: a moment stratum of impossible counts %+v", scope, m)
+				}
+			}
+			for _, m := range c.Sizes {
+				if m.Strata <= 0 || m.Requests <= 0 || m.Failed < 0 || m.Failed > m.Requests {
+					bad("%s: conns: a moment size of impossible counts %+v", scope, m)
 				}
 			}
 			for _, s := range c.Repeat {

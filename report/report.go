@@ -190,6 +190,14 @@ type MomentCounts struct {
 	Strata int64 `json:"strata"`
 }
 
+// MomentSize is one size of stratum of requests sent at the same moment:
+// its requests, how many of them failed, and how many strata had both.
+type MomentSize struct {
+	Requests int64 `json:"requests"`
+	Failed   int64 `json:"failed"`
+	Strata   int64 `json:"strata"`
+}
+
 // MaxWindows is how many failure windows of an endpoint are kept one by one.
 const MaxWindows = 64
 
@@ -364,6 +372,11 @@ type Conns struct {
 	// the connections that failed before fail again while the others, open
 	// at the same moment, do not; a failing moment fails them all.
 	Moments []MomentCounts `json:"moments"`
+	// Sizes counts the same strata, every one of them, by how many
+	// requests they held and how many of those failed: whether failures
+	// cluster by moment (a failing moment fails every connection open then;
+	// a failing instance does not).
+	Sizes []MomentSize `json:"sizes"`
 	// Windows are the stretches of the run in which every request, on every
 	// connection open then, failed (the first MaxWindows of them);
 	// WindowsCount counts them all.

@@ -236,7 +236,6 @@ func (a *Aggregator) SoFar(plan report.Plan) *report.Report {
 	for i := range r.Endpoints {
 		a.forensic[i].judged(&r.Endpoints[i])
 	}
-	r.Timeline = a.timeline.report(a.eps)
 	return r
 }
 

@@ -66,9 +66,11 @@ type moments struct {
 	n      int
 	counts report.RepeatCounts
 	all    bool // every request of the open stratum failed
+	failed int  // the open stratum's failed requests
 	first  time.Time
 	last   time.Time
 	shapes map[report.RepeatCounts]int64
+	sizes  map[[2]int64]int64 // {requests, failed} -> strata
 
 	open     bool // a window is open: its strata all failed
 	win      report.Window
@@ -84,7 +86,7 @@ func (m *moments) add(connID uint64, at time.Time, classified, afterFailure, fai
 		m.close()
 	}
 	if m.n == 0 {
-		m.first, m.last, m.all = at, at, true
+		m.first, m.last, m.all, m.failed = at, at, true, 0
 	}
 	m.conns[m.n] = connID
 	m.n++
@@ -92,6 +94,9 @@ func (m *moments) add(connID uint64, at time.Time, classified, afterFailure, fai
 		m.last = at
 	}
 	m.all = m.all && failed
+	if failed {
+		m.failed++
+	}
 	if !classified {
 		return
 	}
@@ -133,6 +138,10 @@ func (m *moments) close() {
 		}
 		m.shapes[c]++
 	}
+	if m.sizes == nil {
+		m.sizes = map[[2]int64]int64{}
+	}
+	m.sizes[[2]int64{int64(m.n), int64(m.failed)}]++
 	switch {
 	case m.all:
 		if !m.open {
@@ -164,11 +173,12 @@ func (m *moments) endWindow() {
 	}
 }
 
-// summary returns the shapes, in a fixed order, and the windows as if the
-// run ended now, leaving m as it is.
-func (m *moments) summary() ([]report.MomentCounts, []report.Window, int64) {
+// summary returns the shapes and sizes, in a fixed order, and the windows
+// as if the run ended now, leaving m as it is.
+func (m *moments) summary() ([]report.MomentCounts, []report.MomentSize, []report.Window, int64) {
 	cp := *m
 	cp.shapes = maps.Clone(m.shapes)
+	cp.sizes = maps.Clone(m.sizes)
 	cp.windows = slices.Clone(m.windows)
 	cp.winConns = maps.Clone(m.winConns)
 	if cp.n > 0 {
@@ -182,10 +192,17 @@ func (m *moments) summary() ([]report.MomentCounts, []report.Window, int64) {
 		out = append(out, report.MomentCounts{RepeatCounts: k, Strata: n})
 	}
 	slices.SortFunc(out, func(a, b report.MomentCounts) int { return compareCounts(a.RepeatCounts, b.RepeatCounts) })
+	sizes := make([]report.MomentSize, 0, len(cp.sizes))
+	for k, n := range cp.sizes {
+		sizes = append(sizes, report.MomentSize{Requests: k[0], Failed: k[1], Strata: n})
+	}
+	slices.SortFunc(sizes, func(a, b report.MomentSize) int {
+		return cmp.Or(cmp.Compare(a.Requests, b.Requests), cmp.Compare(a.Failed, b.Failed))
+	})
 	if cp.windows == nil {
 		cp.windows = []report.Window{}
 	}
-	return out, cp.windows, cp.count
+	return out, sizes, cp.windows, cp.count
 }
 
 // compareCounts orders RepeatCounts field by field.
@@ -342,7 +359,7 @@ func (t *ConnTable) Summary() report.Conns {
 		c.Requests += r.Requests
 		c.Failed += r.Failed
 	}
-	c.Moments, c.Windows, c.WindowsCount = t.moments.summary()
+	c.Moments, c.Sizes, c.Windows, c.WindowsCount = t.moments.summary()
 	return c
 }
 

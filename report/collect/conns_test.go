@@ -187,7 +187,7 @@ func TestConnsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"connections":0,"requests":0,"failed":0,"records":[],"overflow":{"connections":0,"requests":0,"failed":0},"unconnected":{"requests":0,"failed":0},"repeat":[],"moments":[],"windows":[],"windows_count":0}`; string(b) != want {
+	if want := `{"connections":0,"requests":0,"failed":0,"records":[],"overflow":{"connections":0,"requests":0,"failed":0},"unconnected":{"requests":0,"failed":0},"repeat":[],"moments":[],"sizes":[],"windows":[],"windows_count":0}`; string(b) != want {
 		t.Errorf("empty Conns = %s; want %s", b, want)
 	}
 	tab.Add(3, 51234, time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC), true, false)

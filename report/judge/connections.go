@@ -17,8 +17,9 @@ type connFinding struct {
 	failing, all   int64 // connections with a failure, and all of them
 }
 
-// windowFinding is an address whose failures follow time: they came in
-// windows in which every connection open failed.
+// windowFinding is an address whose failures follow time: they cluster by
+// the moment they were sent, in windows in which every connection open
+// failed.
 type windowFinding struct {
 	time    ClusterResult
 	windows []report.Window
@@ -30,16 +31,12 @@ type windowFinding struct {
 // behind a layer-4 balancer shows, and what a failing moment shows too: an
 // outage window fails every connection open during it. So an instance is
 // blamed only when connections open at the same moment differ
-// (MomentTest); failures that follow time (the address's timeline, in
-// windows where every connection open failed) are said as such; and when
-// the data holds neither, it says that it cannot tell them apart.
+// (MomentTest); failures that follow time (they cluster by the moment they
+// were sent, MomentClusterTest, in windows where every connection open
+// failed) are said as such; and when the data holds neither, it says that
+// it cannot tell them apart.
 func (j *judgement) connections() {
 	r := j.r
-	series := map[[2]string]*report.Series{}
-	for k := range r.Timeline.Series {
-		s := &r.Timeline.Series[k]
-		series[[2]string{s.Target, s.Address}] = s
-	}
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
 		if !judgesConns(e) {
@@ -59,15 +56,9 @@ func (j *judgement) connections() {
 		}
 		var tm ClusterResult
 		tm.P = 1
-		if s := series[[2]string{e.Target, e.Address}]; s != nil && (c.WindowsCount > 0 || coarse.P < j.each) {
-			buckets := make([]ConnCounts, 0, len(s.Requests))
-			for b := range s.Requests {
-				if b < len(s.Failed) {
-					buckets = append(buckets, ConnCounts{ID: uint64(b), Requests: s.Requests[b], Failed: s.Failed[b]})
-				}
-			}
-			tm = ClusterTest(buckets)
-			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " over time", Address: e.Address, Target: e.Target, Family: e.Family,
+		if c.WindowsCount > 0 || coarse.P < j.each {
+			tm = MomentClusterTest(c.Sizes)
+			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " by the moment they were sent", Address: e.Address, Target: e.Target, Family: e.Family,
 				Requests: tm.Requests, Failed: tm.Failed, P: tm.P}
 			t.FailureRate, t.CI95 = rateCI95(tm.Failed, tm.Requests)
 			j.test(t)
@@ -160,4 +151,37 @@ func secondsWords(s float64) string {
 	default:
 		return fmt.Sprintf("%.0f ms", math.Max(1, math.Round(s*1000/10)*10))
 	}
+}
+
+// momentGroups is the most strata MomentClusterTest weighs; past it, every
+// size counts in proportion.
+const momentGroups = 20000
+
+// MomentClusterTest tests whether an address's failures cluster by the
+// moment they were sent: ClusterTest over its strata of requests sent at
+// the same moment (report.Conns.Sizes), each a group. Strata are cut by
+// time and by the rotation over connections, not by outcomes, so the test
+// holds. A failing moment (an outage window, a flapping backend) fails
+// every request of its strata and makes them cluster; a failing instance
+// behind a balancer that keeps each connection on one instance does not:
+// each stratum holds a request of each connection open, failing or not,
+// whatever the moment. Past momentGroups strata the sizes are scaled down
+// in proportion, which costs power, not validity.
+func MomentClusterTest(sizes []report.MomentSize) ClusterResult {
+	var total int64
+	for _, s := range sizes {
+		total += max(s.Strata, 0)
+	}
+	scale := 1.0
+	if total > momentGroups {
+		scale = float64(momentGroups) / float64(total)
+	}
+	var cs []ConnCounts
+	for _, s := range sizes {
+		n := int64(math.Round(float64(max(s.Strata, 0)) * scale))
+		for range n {
+			cs = append(cs, ConnCounts{ID: uint64(len(cs) + 1), Requests: s.Requests, Failed: s.Failed})
+		}
+	}
+	return ClusterTest(cs)
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"pinprobe/internal/testserver"
+)
+
+// shapeWindow is the flapping shape's window in these runs: short, so two
+// seconds hold several windows.
+const shapeWindow = 300 * time.Millisecond
+
+// TestVerdictShapes runs pinprobe against every shape of fault of
+// testserver.Shapes — a header that names the address, two failing IPv4
+// addresses, a shared backend pool behind every address, sticky instances
+// behind one address with and without a header naming them, an address
+// that flaps in time windows, two faults of different kinds, a failing
+// family — each on loopback with its ground truth, and each healthy twin.
+// The verdict must name every true suspect (kind, address, family,
+// instance) and nothing else, say each one in its headline and summary
+// with how it fails, frame a failing family as that family, and claim
+// nothing the truth rules out (the connections of a flapping address, an
+// address for a shared pool, a family for one address of it).
+func TestVerdictShapes(t *testing.T) {
+	for _, sh := range testserver.ShapesWith(testserver.ShapeOptions{Window: shapeWindow}) {
+		t.Run(sh.Name, func(t *testing.T) {
+			s := sh.Start(t)
+			rep, _ := runReport(t, reportOpts{samples: 5}, "-r", "300", "-d", "2s", "--resolve", s.Resolve(), s.URL)
+			checkShapeVerdict(t, s.Truth, rep)
+			if t.Failed() {
+				t.Logf("summary: %s", rep.Verdict.Summary)
+				for _, n := range rep.Verdict.Notes {
+					t.Logf("note: %s", n)
+				}
+			}
+		})
+	}
+}
+
+// checkShapeVerdict checks a report's verdict against a shape's truth.
+func checkShapeVerdict(t *testing.T, truth testserver.Truth, rep *jsonReport) {
+	t.Helper()
+	v := rep.Verdict
+	if truth.Healthy {
+		if v.Status != "ok" || len(v.Suspects) != 0 {
+			t.Errorf("healthy: verdict %s with suspects %v; want ok", v.Status, suspectWords(v.Suspects))
+		}
+		return
+	}
+	if v.Status != "concentrated" {
+		t.Fatalf("verdict %s; want concentrated on %v", v.Status, truthWords(truth.Suspects))
+	}
+	got, want := suspectWords(v.Suspects), truthWords(truth.Suspects)
+	if !slices.Equal(got, want) {
+		t.Errorf("suspects %v; want %v", got, want)
+	}
+	for _, ts := range truth.Suspects {
+		s := findSuspect(v.Suspects, ts)
+		if s == nil {
+			continue
+		}
+		if !strings.Contains(s.How, howWord(ts.How)) {
+			t.Errorf("%s: how %q; want it to say %q", shapeKey(ts.Kind, ts.Address, ts.Group), s.How, howWord(ts.How))
+		}
+		if ts.Family != "" && s.Family != ts.Family {
+			t.Errorf("%s: family %q; want %q", shapeKey(ts.Kind, ts.Address, ts.Group), s.Family, ts.Family)
+		}
+		name := ts.Address
+		if ts.Kind == testserver.KindGroup {
+			name = ts.Group
+		}
+		for what, text := range map[string]string{"headline": v.Headline, "summary": v.Summary} {
+			if !strings.Contains(text, name) {
+				t.Errorf("the %s does not name %s: %q", what, name, text)
+			}
+		}
+	}
+	if f := truth.Family; f != "" {
+		lead := map[string]string{"ipv4": "IPv4 (", "ipv6": "IPv6 ("}[f]
+		if !strings.HasPrefix(v.Headline, lead) {
+			t.Errorf("headline %q; want it to frame the fault as %s", v.Headline, lead)
+		}
+	}
+	for _, avoid := range truth.Avoid {
+		switch avoid {
+		case testserver.KindFamily:
+			if strings.Contains(v.Headline, "IPv4 (") || strings.Contains(v.Headline, "IPv6 (") {
+				t.Errorf("headline %q blames a family", v.Headline)
+			}
+		default:
+			for _, s := range v.Suspects {
+				if s.Kind == avoid {
+					t.Errorf("a %s suspect %s, which the truth rules out", avoid, shapeKey(s.Kind, s.Address, s.Group))
+				}
+			}
+		}
+	}
+	for _, n := range v.Notes {
+		if strings.Contains(n, "the instance is the cause, not the address") {
+			t.Errorf("a note claims what the data cannot separate: %s", n)
+		}
+	}
+}
+
+// howWord is what the verdict says for a way of failing.
+func howWord(how string) string {
+	switch how {
+	case testserver.HowReset:
+		return "connections" // resets connections, or closes them without an answer
+	case testserver.HowWindow:
+		return "window"
+	}
+	return how
+}
+
+func shapeKey(kind, address, group string) string {
+	switch kind {
+	case testserver.KindGroup:
+		if address != "" {
+			return fmt.Sprintf("group %s behind %s", group, address)
+		}
+		return "group " + group
+	}
+	return kind + " " + address
+}
+
+func suspectWords(ss []jsonSuspect) []string {
+	out := []string{}
+	for _, s := range ss {
+		out = append(out, shapeKey(s.Kind, s.Address, s.Group))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func truthWords(ts []testserver.TruthSuspect) []string {
+	out := []string{}
+	for _, s := range ts {
+		out = append(out, shapeKey(s.Kind, s.Address, s.Group))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func findSuspect(ss []jsonSuspect, ts testserver.TruthSuspect) *jsonSuspect {
+	for i := range ss {
+		if shapeKey(ss[i].Kind, ss[i].Address, ss[i].Group) == shapeKey(ts.Kind, ts.Address, ts.Group) {
+			return &ss[i]
+		}
+	}
+	return nil
+}
