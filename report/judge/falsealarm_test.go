@@ -56,10 +56,12 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, times, insts [][]C
 // False alarms, counted: healthy runs through every per-address test the
 // verdict makes — RepeatTest for connections, confirmed by MomentTest
 // (connections open at the same moment must differ before an instance is
-// blamed), the timeline's ClusterTest with the failure windows (failures
-// said to follow time), ClusterTest for the instances a header names,
-// SlowerTest for latency — each at the family's alpha split over the m
-// tests (Bonferroni). A run with any alarm is a false alarm; their rate
+// blamed), MomentClusterTest with the failure windows (failures said to
+// follow time), ClusterTest for the instances a header names inside an
+// address, the stratified test of each instance against the others on the
+// same addresses (the instances' names shared by every address, as a
+// backend pool's are), SlowerTest for latency — each at the family's alpha
+// split over the m tests (Bonferroni). A run with any alarm is a false alarm; their rate
 // must stay at most alpha.
 func TestFalseAlarmRate(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
@@ -67,18 +69,19 @@ func TestFalseAlarmRate(t *testing.T) {
 	const (
 		runs  = 1000 / check.RaceScale
 		addrs = 4
-		m     = 3 * addrs // tests per run
+		insts = 4
+		m     = 3*addrs + insts // tests per run
 	)
 	alphas := []float64{0.05, 0.001}
 	runAlarms := make([]int, len(alphas))
-	var repeat, blamed, timed, instance, slower, slow [2]int
+	var repeat, blamed, timed, instance, within, slower, slow [2]int
 	for i := range runs {
-		conns, times, insts, hists, rests := healthyRun(rng, i)
+		conns, _, insts, hists, rests := healthyRun(rng, i)
 		alarm := make([]bool, len(alphas))
 		for a := range addrs {
 			rp := RepeatTest(conns[a].Repeat).P
 			mp := MomentTest(conns[a].Moments).P
-			tp := ClusterTest(times[a]).P
+			tp := MomentClusterTest(conns[a].Sizes).P
 			ip := ClusterTest(insts[a]).P
 			sl := SlowerTest(hists[a], rests[a], alphas[0]/m) // the larger level; checked per alpha below
 			for j, alpha := range alphas {
@@ -107,6 +110,26 @@ func TestFalseAlarmRate(t *testing.T) {
 				alarm[j] = alarm[j] || blame || windows || ip < level || isSlow
 			}
 		}
+		for v := range insts {
+			strata := make([]report.RepeatCounts, addrs)
+			for a := range addrs {
+				for u, c := range insts[a] {
+					if u == v {
+						strata[a].AfterFailure, strata[a].AfterFailureFailed = c.Requests, c.Failed
+					} else {
+						strata[a].AfterOK += c.Requests
+						strata[a].AfterOKFailed += c.Failed
+					}
+				}
+			}
+			wp := RepeatTest(strata).P
+			for j, alpha := range alphas {
+				if wp < alpha/m {
+					within[j]++
+					alarm[j] = true
+				}
+			}
+		}
 		for j := range alphas {
 			if alarm[j] {
 				runAlarms[j]++
@@ -116,8 +139,8 @@ func TestFalseAlarmRate(t *testing.T) {
 	for j, alpha := range alphas {
 		rate := float64(runAlarms[j]) / runs
 		t.Logf("family α=%v (each of %d tests at %.3g): %d/%d healthy runs with a false alarm (%.4f); "+
-			"RepeatTest %d (%d confirmed by MomentTest), time windows %d, instance ClusterTest %d, SlowerTest significant %d (slow %d), over %d tests each",
-			alpha, m, alpha/m, runAlarms[j], runs, rate, repeat[j], blamed[j], timed[j], instance[j], slower[j], slow[j], runs*addrs)
+			"RepeatTest %d (%d confirmed by MomentTest), time windows %d, instance ClusterTest %d, instance within its addresses %d (of %d tests), SlowerTest significant %d (slow %d), over %d tests each",
+			alpha, m, alpha/m, runAlarms[j], runs, rate, repeat[j], blamed[j], timed[j], instance[j], within[j], runs*insts, slower[j], slow[j], runs*addrs)
 		if lim := binomUpper(runs, alpha, 0.001); runAlarms[j] > lim {
 			t.Errorf("α=%v: %d of %d healthy runs alarmed; want at most %d", alpha, runAlarms[j], runs, lim)
 		}

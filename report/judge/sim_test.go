@@ -45,10 +45,11 @@ const simRotation = 4
 
 // simulate runs cfg and returns the results in the order they complete,
 // which is the order a collector receives them. As in the engine, each
-// worker owns one connection at a time; a request goes to the worker idle
-// longest among the simRotation most recently idle (a new worker while
-// there are fewer), and a connection that reached perConn requests, or
-// that a failure closed, is replaced by the worker's next request.
+// worker owns one connection at a time; a request goes to one of the
+// simRotation most recently idle workers that has not had its turn this
+// round, drawn at random (a new worker while there are fewer), and a
+// connection that reached perConn requests, or that a failure closed, is
+// replaced by the worker's next request.
 func simulate(cfg simConfig, rng *rand.Rand) []simResult {
 	type conn struct {
 		id   uint64
@@ -58,13 +59,14 @@ func simulate(cfg simConfig, rng *rand.Rand) []simResult {
 	type worker struct {
 		c      *conn
 		freeAt time.Duration
+		round  int
 	}
 	var idle []*worker // most recently idle last
 	var busy []*worker
 	next := uint64(1)
 	out := make([]simResult, 0, cfg.requests)
 	instances := max(cfg.instances, 1)
-	workers := 0
+	workers, round := 0, 0
 	for i := range cfg.requests {
 		t := time.Duration(float64(i) / cfg.rate * float64(time.Second))
 		// Workers whose request finished by t are idle again.
@@ -83,14 +85,26 @@ func simulate(cfg simConfig, rng *rand.Rand) []simResult {
 		var w *worker
 		switch {
 		case workers < simRotation:
-			w = &worker{}
+			w = &worker{round: round}
 			workers++
-		case len(idle) >= simRotation:
-			k := len(idle) - simRotation
-			w = idle[k]
-			idle = append(idle[:k], idle[k+1:]...)
 		case len(idle) > 0:
-			w, idle = idle[0], idle[1:]
+			lo := max(len(idle)-simRotation, 0)
+			var waiting []int
+			for k := lo; k < len(idle); k++ {
+				if idle[k].round != round {
+					waiting = append(waiting, k)
+				}
+			}
+			if len(waiting) == 0 {
+				round++
+				for k := lo; k < len(idle); k++ {
+					waiting = append(waiting, k)
+				}
+			}
+			k := waiting[rng.IntN(len(waiting))]
+			w = idle[k]
+			w.round = round
+			idle = append(idle[:k], idle[k+1:]...)
 		default:
 			w = &worker{}
 			workers++
