@@ -236,7 +236,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.DurationVarP(&c.duration, "duration", "d", 30*time.Second, "how long to send, e.g. 30s, 5m (0 = until -n or Ctrl-C)")
 	fs.Int64VarP(&c.requests, "requests", "n", 0, "stop after `N` requests in total, whichever of -d/-n comes first (0 = no limit)")
 	fs.IntVarP(&c.concurrency, "concurrency", "c", 0, "most requests in flight per endpoint; a request due while `N` are busy is dropped and counted (default: enough for every planned request to take the whole --timeout, within the descriptor limit)")
-	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop as soon as the verdict is settled (a fault proven at a level that holds over the repeated looks), or at -d/-n")
+	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop once the whole verdict is settled (every fault proven at a level that holds over the repeated looks, every other address and instance shown under 5% failures, every address on 17 connections or more), or at -d/-n")
 	fs.BoolVarP(&c.only4, "ipv4", "4", false, "only IPv4 addresses")
 	fs.BoolVarP(&c.only6, "ipv6", "6", false, "only IPv6 addresses")
 	fs.Var(&c.resolve, "resolve", "use these addresses for HOST:PORT instead of DNS, curl's syntax (repeatable)")

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -359,5 +360,61 @@ func TestFailureAfterFailureIsExplained(t *testing.T) {
 		if !strings.Contains(strings.Join(strings.Fields(o.stdout), " "), want) {
 			t.Errorf("report lacks %q:\n%s", want, o.stdout)
 		}
+	}
+}
+
+// TestUntilVerdictDemo: --until-verdict on the demo names all three of its
+// faults — IPv6 (::1), X-Served-By: gw-3 behind 127.0.0.2, and the
+// connections of 127.0.0.2 — in every one of 10 runs, and stops only once
+// the whole verdict is settled: every other address and instance shown to
+// fail less than the tolerance, every other address on enough connections.
+// (The demo at 1200 req/s settles in a few seconds; at 50 req/s, as the
+// README suggests, in about a minute.)
+func TestUntilVerdictDemo(t *testing.T) {
+	if !testserver.HasIPv6Loopback() {
+		t.Skip("the demo's IPv6 instance needs [::1]")
+	}
+	const runs = 10
+	want := []string{"connections 127.0.0.2", "endpoint ::1", "group X-Served-By: gw-3 behind 127.0.0.2"}
+	t.Parallel()
+	slots := make(chan struct{}, 2) // two demos at a time, each on a port of its own
+	for i := range runs {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			untilVerdictDemo(t, i, want)
+		})
+	}
+}
+
+func untilVerdictDemo(t *testing.T, i int, want []string) {
+	{
+		code, stdout, stderr := pinprobe(t, "--demo", "--format", "json", "-q", "--until-verdict", "-d", "25s", "--rate", "1200")
+		if code != exitOK {
+			t.Fatalf("run %d: exit %d\n%s", i, code, stderr)
+		}
+		var doc struct {
+			Settled *struct {
+				Requests       int64   `json:"requests"`
+				Suspects       int     `json:"suspects"`
+				Bounded        int     `json:"bounded"`
+				MinConnections int64   `json:"min_connections"`
+				Reach          float64 `json:"reach"`
+			} `json:"settled"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		rep := decodeReport(t, []byte(stdout))
+		if got := suspectWords(rep.Verdict.Suspects); !slices.Equal(got, want) {
+			t.Errorf("run %d: suspects %v; want %v\n%s", i, got, want, rep.Verdict.Summary)
+		}
+		s := doc.Settled
+		if s == nil || s.Suspects != 3 || s.Bounded < 4 || s.MinConnections < 17 || s.Reach < 0.99 {
+			t.Errorf("run %d: settled %+v; want it settled on 3 faults, 4 scopes bounded, every other address on 17 connections or more", i, s)
+			return
+		}
+		t.Logf("run %d: settled after %d requests", i, s.Requests)
 	}
 }

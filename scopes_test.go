@@ -26,8 +26,13 @@ const shapeWindow = 300 * time.Millisecond
 // nothing the truth rules out (the connections of a flapping address, an
 // address for a shared pool, a family for one address of it).
 func TestVerdictShapes(t *testing.T) {
+	t.Parallel()
+	slots := make(chan struct{}, 4) // four runs at a time: each is light, and the machine has other tests to run
 	for _, sh := range testserver.ShapesWith(testserver.ShapeOptions{Window: shapeWindow}) {
 		t.Run(sh.Name, func(t *testing.T) {
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			s := sh.Start(t)
 			rep, _ := runReport(t, reportOpts{samples: 5}, "-r", "300", "-d", "2s", "--resolve", s.Resolve(), s.URL)
 			checkShapeVerdict(t, s.Truth, rep)

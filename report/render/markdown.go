@@ -82,7 +82,7 @@ func (m *mdWriter) title(v *View) {
 		m.printf(">\n> %s\n", mdText(n))
 	}
 	if l := v.Verdict.Level; l != "" {
-		m.printf(">\n> *%s.*\n", mdText(phrase.Capitalize(l)))
+		m.printf(">\n> *%s.*\n", mdText(l))
 	}
 	if len(v.Who) > 0 {
 		var who []string

@@ -440,7 +440,7 @@ func (t *textWriter) verdict(v *View) {
 		t.para("", " ·", n, 3)
 	}
 	if st.Level != "" {
-		t.para("", " ·", phrase.Capitalize(st.Level)+".", 3)
+		t.para("", " ·", st.Level+".", 3)
 	}
 }
 

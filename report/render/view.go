@@ -66,8 +66,9 @@ type VerdictView struct {
 	// tell apart, latency, what was not judged.
 	Notes []string
 	Slow  []SlowRow
-	// Level says how sure the verdict is: "each test at p<0.00007 (0.001
-	// over 14 tests)".
+	// Level says how sure the verdict is, as a sentence without its full
+	// stop: "A difference counts as significant when p is below 0.00007:
+	// 0.001 over the 14 tests made (Bonferroni)".
 	Level string
 }
 
@@ -370,7 +371,7 @@ func (v *View) verdict(r *report.Report) {
 	case report.VerdictOK:
 		v.Verdict.Tone = "good"
 	}
-	v.Verdict.Level = levelWords(vd.Level)
+	v.Verdict.Level = phrase.Capitalize(levelWords(vd.Level))
 	for _, s := range vd.Suspects {
 		row := SuspectRow{Kind: s.Kind, Target: s.Target, How: s.How, Agrees: s.Agrees,
 			Failed: fmt.Sprintf("%d of %d requests failed", s.Failed, s.Requests),
@@ -430,7 +431,7 @@ func levelWords(l report.Level) string {
 		return ""
 	}
 	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s over the %d tests made (Bonferroni)",
-		phrase.AlphaValue(l.Each), phrase.Num(l.Alpha), l.Tests)
+		phrase.AlphaValue(l.Each), phrase.AlphaValue(l.Alpha), l.Tests)
 	if l.Looks > 1 {
 		looks := fmt.Sprintf("0.001 spent over up to %d looks of --until-verdict", l.Looks)
 		if l.Last {
@@ -573,6 +574,11 @@ func (v *View) run(r *report.Report) {
 	if s := r.Settled; s != nil {
 		v.Run.Settled = fmt.Sprintf("--until-verdict stopped the run once the verdict was settled: at %s UTC, after %d request%s (look %d of %d, at level %s)",
 			phrase.Clock(s.At.Time), s.Requests, phrase.Plural(int(s.Requests)), s.Look, s.MaxLooks, phrase.AlphaValue(s.Alpha))
+		if s.Suspects > 0 {
+			v.Run.Settled += fmt.Sprintf(": %d fault%s proven at that level; %d other address%s and instance%s shown to fail less than %s; every other address on %d connections or more, enough to reach an instance taking one connection in four with probability %s",
+				s.Suspects, phrase.Plural(s.Suspects), s.Bounded, map[bool]string{true: "", false: "es"}[s.Bounded == 1], phrase.Plural(s.Bounded),
+				phrase.PctRate(s.Tolerance), s.MinConnections, phrase.PctRate(s.Reach))
+		}
 	}
 }
 
@@ -916,7 +922,7 @@ func (v *View) tests(r *report.Report) {
 		v.TestsHow += " The connections of an address are judged by whether a request that follows a failure on its own connection fails more often than one that follows successes only (a stratified exact test), and then whether that holds among requests sent at the same moment on different connections: failures that follow time fail every connection open then."
 	}
 	if l := v.Verdict.Level; l != "" {
-		v.TestsHow += " " + phrase.Capitalize(l) + "."
+		v.TestsHow += " " + l + "."
 	}
 	for _, t := range r.Verdict.Tests {
 		restRate := 0.0
