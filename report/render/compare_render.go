@@ -270,7 +270,7 @@ func runWords(s *compare.RunSide) string {
 		parts = append(parts, phrase.SafeText(s.File, false))
 	}
 	if !s.StartedAt.IsZero() {
-		parts = append(parts, strings.Replace(utc(s.StartedAt), "T", " ", 1)[:19]+" – "+utc(s.EndedAt)[11:19]+" UTC")
+		parts = append(parts, s.StartedAt.UTC().Format("2006-01-02 15:04:05")+" – "+s.EndedAt.UTC().Format("15:04:05")+" UTC")
 	}
 	parts = append(parts, fmt.Sprintf("%d requests, %d failed (%s)", s.Requests, s.Failed, pct(s.FailureRate, s.Requests)))
 	if s.Inputs > 0 {

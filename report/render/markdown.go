@@ -259,8 +259,7 @@ func (m *mdWriter) dns(v *View) {
 	m.printf("\nChanges seen by re-resolving during the run (new addresses were probed from then on; vanished ones were no longer probed):\n\n")
 	for _, d := range v.DNS {
 		for _, c := range d.Changes {
-			at, what, _ := strings.Cut(c, ": ")
-			m.printf("- %s — %s: %s\n", at, mdText(d.Host), what)
+			m.printf("- %s — %s: %s\n", c.At, mdText(d.Host), mdText(c.What))
 		}
 	}
 }

@@ -122,7 +122,7 @@ func (t *textWriter) header(v *View) {
 	run := v.Run
 	parts := []string{
 		t.style(ansiBold, "pinprobe") + " " + run.Version,
-		strings.Replace(run.From, "T", " ", 1)[:19] + " – " + run.To[11:19] + " UTC (" + run.Took + ")",
+		run.Started + " – " + run.Ended2 + " UTC (" + run.Took + ")",
 		run.Planned + ", " + strings.TrimSuffix(run.Achieved, " req/s") + " achieved",
 		fmt.Sprintf("%d requests", run.Requests),
 		fmt.Sprintf("%d dropped", run.Dropped),
@@ -142,7 +142,7 @@ func (t *textWriter) header(v *View) {
 	}
 	t.printf("%s\n", line)
 	if run.Interrupted {
-		t.para(AnsiRed+ansiBold, "INTERRUPTED", fmt.Sprintf("after %s: this report covers every request sent until then.", strings.Fields(run.Took)[0]), 2)
+		t.para(AnsiRed+ansiBold, "INTERRUPTED", fmt.Sprintf("after %s: this report covers every request sent until then.", run.Seconds), 2)
 	}
 	if run.Settled != "" {
 		t.para(ansiBold, "STOPPED EARLY", run.Settled+".", 2)
@@ -169,7 +169,7 @@ func (t *textWriter) dns(v *View) {
 			t.para("", " ", line, 4)
 		}
 		for _, c := range d.Changes {
-			t.para("", "   ", "changed at "+c[11:19]+c[24:], 6)
+			t.para("", "   ", "changed at "+c.Clock+": "+c.What, 6)
 		}
 	}
 }
@@ -284,7 +284,7 @@ func (t *textWriter) connections(v *View) {
 				failing = append(failing, false)
 				break
 			}
-			rows = append(rows, []string{failMark, strconv.Itoa(int(r.Port)), r.First[11:23] + "–" + r.Last[11:23],
+			rows = append(rows, []string{failMark, strconv.Itoa(int(r.Port)), r.FirstClock + "–" + r.LastClock,
 				fmt.Sprintf("%d of %d", r.Failed, r.Requests), "failed"})
 			failing = append(failing, true)
 		}
@@ -389,7 +389,7 @@ func (t *textWriter) samples(v *View) {
 		if s.Conn == "none" {
 			conn = "no connection to " + s.Remote
 		}
-		line := fmt.Sprintf("%s · %s · %s · %s · %s", it.g.Label, s.At[11:23], s.Result, s.Latency, conn)
+		line := fmt.Sprintf("%s · %s · %s · %s · %s", it.g.Label, s.Clock, s.Result, s.Latency, conn)
 		t.failing(" "+failMark, line, 4)
 		var ids []string
 		if s.RequestID != "" {

@@ -144,8 +144,10 @@ type ConnTable struct {
 type ConnRow struct {
 	Port        uint16
 	First, Last string // UTC, to the millisecond
-	Requests    int64
-	Failed      int64
+	// FirstClock and LastClock are their times of day: "20:43:05.250".
+	FirstClock, LastClock string
+	Requests              int64
+	Failed                int64
 }
 
 // GateView is the release gate: every threshold check, and a summary.
@@ -170,6 +172,8 @@ type RunView struct {
 	Version  string
 	From, To string // UTC, to the millisecond
 	Started  string // "2026-06-16 20:43:00": From to the second, for a heading
+	Ended2   string // "20:43:30": To's time of day, to the second
+	Seconds  string // how long it sent: "30.0s", Took's first figure
 	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
 	Ended    string // "completed" or "interrupted"
 	Planned  string // "20 req/s planned", or "max rate (closed model)"
@@ -202,7 +206,14 @@ type DNSRow struct {
 	Source    string
 	Addresses string // or "no addresses: why"
 	Failed    bool
-	Changes   []string // "20:43:05: added 2001:db8::9; removed 2001:db8::20"
+	Changes   []DNSChangeRow
+}
+
+// DNSChangeRow is one change of a host's addresses.
+type DNSChangeRow struct {
+	At    string // UTC, to the millisecond
+	Clock string // the time of day, to the second: "20:43:05"
+	What  string // "added 2001:db8::9; removed 2001:db8::20"
 }
 
 // StatsRow is one scope's tallies, formatted.
@@ -309,6 +320,7 @@ type SampleRow struct {
 	Truncated bool
 	Failed    bool
 	At        string // UTC, to the millisecond
+	Clock     string // its time of day: "20:43:05.250"
 	Result    string // status, or error class
 	Error     string
 	RequestID string // the X-Request-Id pinprobe sent
@@ -497,7 +509,8 @@ func (v *View) conns(r *report.Report) {
 			Summary: fmt.Sprintf("%d of %d connections failed", s.FailingConnections, s.Connections)}
 		for _, c := range e.Conns.Records {
 			if c.Failed > 0 {
-				t.Rows = append(t.Rows, ConnRow{Port: c.LocalPort, First: utc(c.First), Last: utc(c.Last), Requests: c.Requests, Failed: c.Failed})
+				t.Rows = append(t.Rows, ConnRow{Port: c.LocalPort, First: utc(c.First), Last: utc(c.Last),
+					FirstClock: phrase.Clock(c.First.Time), LastClock: phrase.Clock(c.Last.Time), Requests: c.Requests, Failed: c.Failed})
 			}
 		}
 		if e.Conns.Overflow.Failed > 0 {
@@ -545,7 +558,9 @@ func (v *View) gate(r *report.Report) {
 
 func (v *View) run(r *report.Report) {
 	took := fmt.Sprintf("%.1fs", r.DurationS)
+	seconds := took
 	if r.SendS > 0 && r.DurationS-r.SendS >= 0.5 {
+		seconds = fmt.Sprintf("%.1fs", r.SendS)
 		took = fmt.Sprintf("%.1fs sending, then %.1fs waiting for requests in flight", r.SendS, r.DurationS-r.SendS)
 	}
 	planned := "max rate (closed model)"
@@ -555,7 +570,8 @@ func (v *View) run(r *report.Report) {
 	from := utc(r.StartedAt)
 	t := &r.Totals
 	v.Run = RunView{
-		Version: r.Version, From: from, To: utc(r.EndedAt), Started: strings.Replace(from, "T", " ", 1)[:19],
+		Version: r.Version, From: from, To: utc(r.EndedAt), Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+		Ended2: r.EndedAt.UTC().Format("15:04:05"), Seconds: seconds,
 		Took: took, Ended: ended(r.Interrupted), Planned: planned, Plan: planWords(&r.Plan),
 		Achieved: strconv.FormatFloat(t.RPS, 'f', 1, 64) + " req/s",
 		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, ClientErrors: t.ClientErrors,
@@ -613,7 +629,7 @@ func (v *View) dns(r *report.Report) {
 			if len(c.Removed) > 0 {
 				what = append(what, "removed "+strings.Join(c.Removed, ", "))
 			}
-			row.Changes = append(row.Changes, utc(c.At)+": "+strings.Join(what, "; "))
+			row.Changes = append(row.Changes, DNSChangeRow{At: utc(c.At), Clock: c.At.UTC().Format("15:04:05"), What: strings.Join(what, "; ")})
 		}
 		v.DNS = append(v.DNS, row)
 	}
@@ -849,7 +865,7 @@ func (v *View) samples(r *report.Report) {
 		g := SampleGroup{Label: v.Label(e), Address: e.Address, Target: e.Target}
 		for _, s := range e.Samples {
 			row := SampleRow{
-				Failed: s.Failed, At: utc(s.At), Result: sampleResult(&s), Error: s.Error, RequestID: s.RequestID,
+				Failed: s.Failed, At: utc(s.At), Clock: phrase.Clock(s.At.Time), Result: sampleResult(&s), Error: s.Error, RequestID: s.RequestID,
 				Latency: phrase.Latency(s.LatencyMS, 1), Local: s.Local, Remote: s.Remote, Proto: s.Proto, Body: s.Body, Truncated: s.Truncated,
 			}
 			if row.Remote == "" {
