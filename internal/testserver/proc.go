@@ -225,6 +225,9 @@ func groupGone(pgid int, limit time.Duration) bool {
 // GroupProcesses lists the live processes (zombies excluded) of process
 // group pgid, from /proc; nil where there is no /proc.
 func GroupProcesses(pgid int) []int {
+	if pgid <= 0 { // no group was started: not every process of group 0
+		return nil
+	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil

@@ -60,6 +60,7 @@ func TestNginx(t *testing.T) {
 		fmt.Fprintf(&conf, "    listen %s;\n", ap)
 	}
 	conf.WriteString("    add_header X-Test nginx always;\n    location / { return 200 \"hello from $server_addr\\n\"; }\n  }\n")
+	NginxBinary(t) // skips the test, not just its subtest, where there is none
 	var pgid int
 	t.Run("run", func(t *testing.T) {
 		p := Nginx(t, conf.String(), listen...)
@@ -84,6 +85,7 @@ func TestHAProxy(t *testing.T) {
 	backend := StartFleet(t, FleetOptions{Host: "127.0.0.1"}, Lo4a)
 	port := FreePort(t, Lo4a)
 	ap := netip.AddrPortFrom(Lo4a, port)
+	HAProxyBinary(t) // skips the test, not just its subtest, where there is none
 	var pgid int
 	t.Run("run", func(t *testing.T) {
 		p := HAProxy(t, fmt.Sprintf("listen fe\n  mode tcp\n  bind %s\n  server be %s\n", ap, netip.AddrPortFrom(Lo4a, backend.Port())), ap)
