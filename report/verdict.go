@@ -78,7 +78,8 @@ type Suspect struct {
 	// most first. A group behind one address has it in Address too.
 	Addresses []string `json:"addresses,omitempty"`
 	// Connections and FailingConnections count an address's connections
-	// and those with a failure, for Kind "connections".
+	// and those with a failure, for Kind "connections": among the first
+	// MaxConnRecords, kept one by one, when it had more.
 	Connections        int64 `json:"connections,omitempty"`
 	FailingConnections int64 `json:"failing_connections,omitempty"`
 

@@ -14,7 +14,19 @@ import (
 // one or more instances behind it fail, the others do not.
 type connFinding struct {
 	coarse, moment RepeatResult
-	failing, all   int64 // connections with a failure, and all of them
+	// failing and all count the connections with a failure and all of
+	// them, among the first report.MaxConnRecords when first is set.
+	failing, all int64
+	first        bool
+}
+
+// words says the failing connections: "3 of 12 connections", "64 of the
+// first 256 connections".
+func (f *connFinding) words() string {
+	if f.first {
+		return fmt.Sprintf("%d of the first %d connections", f.failing, f.all)
+	}
+	return fmt.Sprintf("%d of %d connections", f.failing, f.all)
 }
 
 // windowFinding is an address whose failures follow time: they cluster by
@@ -68,6 +80,7 @@ func (j *judgement) connections() {
 		case coarse.P < j.each && moment.P < j.each:
 			f := &connFinding{coarse: coarse, moment: moment}
 			f.failing, f.all = failingConns(c)
+			f.first = c.Overflow.Connections > 0
 			j.connFind[i] = f
 		case windows:
 			j.windowFind[i] = &windowFinding{time: tm, windows: c.Windows, count: c.WindowsCount}
@@ -87,15 +100,18 @@ func repeatTest2(kind, scope string, e *report.Endpoint, rr RepeatResult) report
 		RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P}
 }
 
-// failingConns counts the connections with a failure, and all of them.
+// failingConns counts the connections with a failure among those kept one
+// by one (the first report.MaxConnRecords), and those connections: the
+// ones past them are counted together, and which of them failed is not
+// known.
 func failingConns(c *report.Conns) (failing, all int64) {
 	for _, r := range c.Records {
 		if r.Failed > 0 {
 			failing++
 		}
 	}
-	if c.Overflow.Failed > 0 {
-		failing += c.Overflow.Connections // not kept apart: an upper bound
+	if c.Overflow.Connections > 0 {
+		return failing, int64(len(c.Records))
 	}
 	return failing, c.Connections
 }

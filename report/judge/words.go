@@ -83,7 +83,7 @@ func (j *judgement) clauses() []clause {
 		c := j.groupClause(gf)
 		if i, ok := conns[gf.behind]; ok && gf.behind != "" {
 			cc := j.connClause(i)
-			c.extra = fmt.Sprintf(" (on %d of %d connections)", j.connFind[i].failing, j.connFind[i].all)
+			c.extra = " (on " + j.connFind[i].words() + ")"
 			c.evidence += "; " + cc.evidence
 			c.suspects = append(c.suspects, cc.suspects...)
 			delete(conns, gf.behind)
@@ -292,9 +292,9 @@ func (j *judgement) connClause(i int) clause {
 	m := f.moment
 	return clause{
 		subject: "some connections of " + j.label(i), how: pluralVerbs(s.How), plural: true,
-		extra: fmt.Sprintf(" (%d of %d connections)", f.failing, f.all),
-		evidence: fmt.Sprintf("%d of %d connections failed; at the same moments, a request on a connection that had failed before failed %d of %d times (%s), one on the other connections %d of %d (%s), %s: one or more instances behind %s fail, the others do not",
-			f.failing, f.all, m.AfterFailureFailed, m.AfterFailure, phrase.PctRate(m.AfterFailureRate), m.AfterOKFailed, m.AfterOK,
+		extra: " (" + f.words() + ")",
+		evidence: fmt.Sprintf("%s failed; at the same moments, a request on a connection that had failed before failed %d of %d times (%s), one on the other connections %d of %d (%s), %s: one or more instances behind %s fail, the others do not",
+			f.words(), m.AfterFailureFailed, m.AfterFailure, phrase.PctRate(m.AfterFailureRate), m.AfterOKFailed, m.AfterOK,
 			phrase.PctRate(m.AfterOKRate), phrase.PValue(m.P), e.Address),
 		suspects: []report.Suspect{s},
 	}
