@@ -36,6 +36,7 @@ func TestVerdictShapes(t *testing.T) {
 			s := sh.Start(t)
 			rep, _ := runReport(t, reportOpts{samples: 5}, "-r", "300", "-d", "2s", "--resolve", s.Resolve(), s.URL)
 			checkShapeVerdict(t, s.Truth, rep)
+			t.Logf("%s: %s — %s", sh.Name, rep.Verdict.Status, rep.Verdict.Headline)
 			if t.Failed() {
 				t.Logf("summary: %s", rep.Verdict.Summary)
 				for _, n := range rep.Verdict.Notes {

@@ -64,9 +64,6 @@ func (j *judgement) clauses() []clause {
 	byHow := map[string][]int{}
 	for _, i := range eps {
 		k := j.endpointHow(i)
-		if len(j.agrees[r.Endpoints[i].Address]) > 0 {
-			k += "\x00" + strconv.Itoa(i) // said apart, with its header
-		}
 		if _, ok := byHow[k]; !ok {
 			order = append(order, k)
 		}
