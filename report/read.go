@@ -135,12 +135,12 @@ func CheckSaved(r *Report) error {
 		stats(scope, &e.Stats)
 		if c := e.Conns; c != nil {
 			for _, m := range c.Moments {
-				if m.Strata <= 0 || !countsOK(m.RepeatCounts) {
+				if m.Strata <= 0 || !countsOK(m.RepeatCounts) || m.AfterFailure+m.AfterOK > MaxMoment {
 					bad("%s: conns: a moment stratum of impossible counts %+v", scope, m)
 				}
 			}
 			for _, m := range c.Sizes {
-				if m.Strata <= 0 || m.Requests <= 0 || m.Failed < 0 || m.Failed > m.Requests {
+				if m.Strata <= 0 || m.Requests <= 0 || m.Requests > MaxMoment || m.Failed < 0 || m.Failed > m.Requests {
 					bad("%s: conns: a moment size of impossible counts %+v", scope, m)
 				}
 			}

@@ -198,6 +198,10 @@ type MomentSize struct {
 	Strata   int64 `json:"strata"`
 }
 
+// MaxMoment is the most requests a stratum of requests sent at the same
+// moment holds.
+const MaxMoment = 16
+
 // MaxWindows is how many failure windows of an endpoint are kept one by one.
 const MaxWindows = 64
 

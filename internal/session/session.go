@@ -165,6 +165,9 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 			w.apply(u)
 		case <-looks:
 			look++
+			if look >= maxLooks {
+				looks = nil // the last look is made at the end, at its own level
+			}
 			level := judge.AtLook(maxLooks, false)
 			sofar := agg.SoFar(rep.Plan)
 			if st, ok := judge.Settle(sofar, judge.Judge(sofar, level)); ok {

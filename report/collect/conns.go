@@ -50,9 +50,10 @@ const (
 	// momentMax is the most requests in a stratum of requests sent at the
 	// same moment, and momentSpan the longest it may last: an endpoint's
 	// requests rotate over probe.Rotation connections, so a stratum
-	// usually holds one request of each.
-	momentMax  = 16
-	momentSpan = time.Second
+	// usually holds one request of each, a round of the rotation, however
+	// low the rate (at 0.2 req/s an endpoint's round lasts 20 s).
+	momentMax  = report.MaxMoment
+	momentSpan = 30 * time.Second
 )
 
 // moments cuts an endpoint's requests, in the order they arrive, into

@@ -108,9 +108,15 @@ func (j *judgement) addresses() {
 				of, on = of+o.Failed, on+o.Requests
 			}
 		}
-		if p := stat.FisherGreater(e.Failed, e.Requests, of, on); p < j.each {
-			if old, ok := j.endpoint[i]; !ok || p < old {
-				j.endpoint[i] = p
+		if on == 0 {
+			continue // no address of the other family to compare it with
+		}
+		t := fisher(report.TestEndpoint, "endpoint "+e.Address+" ("+e.Target+") against the other family's addresses of its URL", e.Failed, e.Requests, of, on)
+		t.Address, t.Target, t.Family = e.Address, e.Target, e.Family
+		if t = j.test(t); t.Significant {
+			if old, ok := j.endpoint[i]; !ok || t.P < old {
+				j.endpoint[i] = t.P
+				j.againstFamily[i] = t
 			}
 		}
 	}

@@ -68,14 +68,15 @@ func (j *judgement) connections() {
 		}
 		var tm ClusterResult
 		tm.P = 1
-		if c.WindowsCount > 0 || coarse.P < j.each {
+		_, named := j.endpoint[i]
+		if coarse.P < j.each || named && windowShare(e) >= windowMajority {
 			tm = MomentClusterTest(c.Sizes)
 			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " by the moment they were sent", Address: e.Address, Target: e.Target, Family: e.Family,
 				Requests: tm.Requests, Failed: tm.Failed, P: tm.P}
 			t.FailureRate, t.CI95 = rateCI95(tm.Failed, tm.Requests)
 			j.test(t)
 		}
-		windows := c.WindowsCount > 0 && tm.P < j.each
+		windows := windowShare(e) >= windowMajority && tm.P < j.each
 		switch {
 		case coarse.P < j.each && moment.P < j.each:
 			f := &connFinding{coarse: coarse, moment: moment}
@@ -84,13 +85,31 @@ func (j *judgement) connections() {
 			j.connFind[i] = f
 		case windows:
 			j.windowFind[i] = &windowFinding{time: tm, windows: c.Windows, count: c.WindowsCount}
-			if _, named := j.endpoint[i]; !named {
+			if !named {
 				j.notes = append(j.notes, phrase.Capitalize(j.label(i)+" "+j.windowWords(j.windowFind[i])+"."))
 			}
 		case coarse.P < j.each:
 			j.notes = append(j.notes, j.cannotTell(i, coarse, moment))
 		}
 	}
+}
+
+// windowMajority is the share of an address's failures that must have come
+// in windows, where every connection open failed, for the verdict to say
+// its failures followed time.
+const windowMajority = 0.5
+
+// windowShare is the share of e's failed requests that came in its listed
+// windows.
+func windowShare(e *report.Endpoint) float64 {
+	if e.Conns == nil || e.Failed == 0 {
+		return 0
+	}
+	var n int64
+	for _, w := range e.Conns.Windows {
+		n += w.Requests
+	}
+	return float64(n) / float64(e.Failed)
 }
 
 // repeatTest2 is a RepeatResult as a Test of kind.
@@ -125,8 +144,12 @@ func (j *judgement) cannotTell(i int, coarse, moment RepeatResult) string {
 	} else {
 		why += fmt.Sprintf(" (%d moments could tell, %s)", moment.Strata, phrase.PValue(moment.P))
 	}
-	return fmt.Sprintf("Failures repeat on the connections of %s (after a failure on the same connection %d of %d requests failed, after successes only %d of %d, %s), but %s: an instance behind it and a moment (an outage, a flapping backend) cannot be told apart. A longer run, or more connections at once (-c), can tell.",
-		j.label(i), coarse.AfterFailureFailed, coarse.AfterFailure, coarse.AfterOKFailed, coarse.AfterOK, phrase.PValue(coarse.P), why)
+	fix := "A longer run, or a higher --rate, can tell."
+	if c := j.r.Plan.Concurrency; c > 0 && c < 4 {
+		fix = "With -c of 4 or more the requests rotate over 4 connections open at once, which can tell."
+	}
+	return fmt.Sprintf("Failures repeat on the connections of %s (after a failure on the same connection %d of %d requests failed, after successes only %d of %d, %s), but %s: an instance behind it and a moment (an outage, a flapping backend) cannot be told apart. %s",
+		j.label(i), coarse.AfterFailureFailed, coarse.AfterFailure, coarse.AfterOKFailed, coarse.AfterOK, phrase.PValue(coarse.P), why, fix)
 }
 
 // windowWords says when an address failed: "failed in 3 windows of about
@@ -170,8 +193,12 @@ func secondsWords(s float64) string {
 }
 
 // momentGroups is the most strata MomentClusterTest weighs; past it, every
-// size counts in proportion.
-const momentGroups = 20000
+// size counts in proportion. momentSize is the largest stratum it takes:
+// the collector cuts them at 16 requests.
+const (
+	momentGroups = 5000
+	momentSize   = 64
+)
 
 // MomentClusterTest tests whether an address's failures cluster by the
 // moment they were sent: ClusterTest over its strata of requests sent at
@@ -186,7 +213,9 @@ const momentGroups = 20000
 func MomentClusterTest(sizes []report.MomentSize) ClusterResult {
 	var total int64
 	for _, s := range sizes {
-		total += max(s.Strata, 0)
+		if s.Requests > 0 && s.Requests <= momentSize {
+			total += max(s.Strata, 0)
+		}
 	}
 	scale := 1.0
 	if total > momentGroups {
@@ -194,6 +223,9 @@ func MomentClusterTest(sizes []report.MomentSize) ClusterResult {
 	}
 	var cs []ConnCounts
 	for _, s := range sizes {
+		if s.Requests <= 0 || s.Requests > momentSize {
+			continue
+		}
 		n := int64(math.Round(float64(max(s.Strata, 0)) * scale))
 		for range n {
 			cs = append(cs, ConnCounts{ID: uint64(len(cs) + 1), Requests: s.Requests, Failed: s.Failed})

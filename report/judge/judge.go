@@ -97,6 +97,9 @@ type judgement struct {
 
 	// What the tests found, before they are weighed against each other.
 	endpoint    map[int]float64 // endpoint index -> p of an address suspect
+	// againstFamily holds the endpoints named only by their test against
+	// the other family's addresses, with that test.
+	againstFamily map[int]report.Test
 	badFamily   string          // the family whose test is significant
 	badTarget   map[string]bool
 	groupFind   []*groupFinding
@@ -110,7 +113,7 @@ type judgement struct {
 func newJudgement(r *report.Report, l report.Level) *judgement {
 	j := &judgement{r: r, fail: report.FailStatusOf(r), level: l,
 		g: groupTargets(r), short: shortURLs(r), byAddr: map[string][]int{}, groupsByHead: map[string][]int{},
-		endpoint: map[int]float64{}, badTarget: map[string]bool{}, agrees: map[string][]string{},
+		endpoint: map[int]float64{}, againstFamily: map[int]report.Test{}, badTarget: map[string]bool{}, agrees: map[string][]string{},
 		connFind: map[int]*connFinding{}, windowFind: map[int]*windowFinding{}, demoted: map[int]bool{}}
 	for i, e := range r.Endpoints {
 		j.byAddr[e.Address] = append(j.byAddr[e.Address], i)
@@ -139,19 +142,22 @@ func newJudgement(r *report.Report, l report.Level) *judgement {
 	return j
 }
 
-// testCount is how many failure tests the verdict makes, for the
-// Bonferroni split: families, URLs, addresses within their URL, instances
-// within their header, and one for what happens on the connections of each
-// address that failed on them (connections or time: judgesConns). Tests
-// made only to weigh one finding against another (an instance within its
-// addresses, an address beyond its instances, time) share the slot of the
+// testCount is how many findings the verdict could make, for the
+// Bonferroni split: each family, each URL, each address within its URL
+// (and against the other family's addresses, when both were probed), each
+// instance within its header, and for each address that failed on its
+// connections two (its connections, and time: judgesConns). Tests made
+// only to weigh one finding against another (an instance within its
+// addresses, an address beyond its instances) share the slot of the
 // finding they confirm or discard: each claim needs its own slot's test to
 // hold.
 func (j *judgement) testCount() int {
 	r := j.r
 	m := 0
 	if len(r.Families) == 2 {
-		m += 2
+		// The families, and each address against the other family's
+		// addresses of its URL (when its family stands out).
+		m += 2 + len(r.Endpoints)
 	}
 	if len(j.g.targets) > 1 {
 		m += len(j.g.targets)
@@ -166,7 +172,7 @@ func (j *judgement) testCount() int {
 	}
 	for i := range r.Endpoints {
 		if judgesConns(&r.Endpoints[i]) {
-			m++
+			m += 2 // its connections, and time
 		}
 	}
 	return m

@@ -397,10 +397,10 @@ func TestJudgeTooFewRequestsSaysWhere(t *testing.T) {
 	}{
 		{"one address (the demo, -n 7)",
 			[]VtEndpoint{{Addr: "127.0.0.1", N: 3}, {Addr: "127.0.0.2", N: 2}, {Addr: "::1", Failed: 2, N: 2}},
-			"2 of 7 requests failed, all on ::1, but too few requests to attribute them (p=0.048, needs p<0.0002): run longer."},
+			"2 of 7 requests failed, all on ::1, but too few requests to attribute them (p=0.048, needs p<0.00012): run longer."},
 		{"one family",
 			[]VtEndpoint{{Addr: "2001:db8::1", Failed: 1, N: 3}, {Addr: "2001:db8::2", Failed: 1, N: 3}, {Addr: "192.0.2.1", N: 3}},
-			"2 of 9 requests failed, all on IPv6 (2001:db8::1, 2001:db8::2), but too few requests to attribute them (p=0.42, needs p<0.0002): run longer."},
+			"2 of 9 requests failed, all on IPv6 (2001:db8::1, 2001:db8::2), but too few requests to attribute them (p=0.42, needs p<0.00012): run longer."},
 		{"one URL",
 			append(vtOn(vtBad, 1, 3, "192.0.2.1", "192.0.2.2"), vtOn(vtOK, 0, 3, "192.0.2.1", "192.0.2.2")...),
 			"2 of 12 requests failed, all on " + vtBad + ", but too few requests to attribute them (p=0.23, needs p<0.00016): run longer."},

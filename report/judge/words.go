@@ -207,7 +207,24 @@ func (j *judgement) endpointClause(eps []int) clause {
 	targets = phrase.Dedupe(targets)
 	restF, restN := r.Totals.Failed-failed, r.Totals.Requests-n
 	others := "on the other endpoints"
-	if len(j.g.targets) > 1 {
+	byFamily := true
+	for _, i := range eps {
+		_, ok := j.againstFamily[i]
+		byFamily = byFamily && ok
+	}
+	switch {
+	case byFamily:
+		// Named against the other family's addresses alone: say that.
+		restF, restN = 0, 0
+		for _, tg := range targets {
+			for _, k := range j.g.endpoints[tg] {
+				if o := &r.Endpoints[k]; o.Family != r.Endpoints[eps[0]].Family {
+					restF, restN = restF+o.Failed, restN+o.Requests
+				}
+			}
+		}
+		others = "on the other family's endpoints"
+	case len(j.g.targets) > 1:
 		restF, restN = -failed, -n
 		for _, tg := range targets {
 			restF += j.g.counts[tg].failed
@@ -217,6 +234,9 @@ func (j *judgement) endpointClause(eps []int) clause {
 		if len(targets) > 1 {
 			others = "on the other endpoints of the same URLs"
 		}
+	}
+	if byFamily && len(j.g.targets) > 1 {
+		others += " of the same URL" + map[bool]string{true: "", false: "s"}[len(targets) == 1]
 	}
 	c.subject = phrase.JoinAnd(phrase.CapItems(phrase.Dedupe(labels), 8))
 	if len(eps) > 1 {

@@ -107,8 +107,19 @@ func PctCeil(r float64) string {
 	}
 }
 
+// CIRange formats an interval of rates: "1.2–9.8%". Ends that would
+// print alike (99.98% and 100% both "100%") are written with as many
+// decimals as tell them apart: "99.9–100%".
 func CIRange(lo, hi float64) string {
-	return strings.TrimSuffix(PctRate(lo), "%") + "–" + PctRate(hi)
+	l := PctRate(lo)
+	if l == PctRate(hi) && lo < hi {
+		for d := 1; d <= 6; d++ {
+			if l = strconv.FormatFloat(math.Floor(lo*100*math.Pow(10, float64(d)))/math.Pow(10, float64(d)), 'f', d, 64) + "%"; l != PctRate(hi) {
+				break
+			}
+		}
+	}
+	return strings.TrimSuffix(l, "%") + "–" + PctRate(hi)
 }
 
 // latency formats milliseconds with about three significant digits.

@@ -435,14 +435,15 @@ func headlineOf(v *report.Verdict) string {
 	return v.Status
 }
 
-// levelWords says a verdict's level: "each test at p<0.00007 (0.001 over
-// 14 tests, Bonferroni)", and the looks of --until-verdict it was shared
+// levelWords says a verdict's level: "a difference counts as significant
+// when p is below 0.000083: 0.001 split over the 12 findings the verdict
+// could make (Bonferroni)", and the looks of --until-verdict it was shared
 // with; "" for a verdict without one.
 func levelWords(l report.Level) string {
 	if l.Alpha <= 0 {
 		return ""
 	}
-	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s over the %d tests made (Bonferroni)",
+	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d findings the verdict could make (Bonferroni)",
 		phrase.AlphaValue(l.Each), phrase.AlphaValue(l.Alpha), l.Tests)
 	if l.Looks > 1 {
 		looks := fmt.Sprintf("0.001 spent over up to %d looks of --until-verdict", l.Looks)
