@@ -22,9 +22,11 @@ type groupFinding struct {
 	addrs  []string
 	behind string
 	// coincide is set for an instance whose responses are exactly those of
-	// its addresses: then it is not a finding of its own, only the word
-	// that the header agrees with the addresses (see instances).
-	coincide bool
+	// its one address: then it is not a finding of its own, only the word
+	// that the header agrees with the address (see instances). union is
+	// set for one that is the whole of several addresses: named only when
+	// no test names any of them.
+	coincide, union bool
 }
 
 // instances tests every instance against the other instances of its
@@ -39,19 +41,23 @@ type groupFinding struct {
 //     them (a shared backend pool).
 func (j *judgement) instances() {
 	r := j.r
+	// Every response of each address (every target), and the failed ones:
+	// what an instance is compared against on its addresses. Requests
+	// without a response carry no header and are left out.
+	resp, respF := map[string]int64{}, map[string]int64{}
+	for _, e := range r.Endpoints {
+		var errs int64
+		for _, n := range e.Errors {
+			errs += n
+		}
+		resp[e.Address] += e.Requests - errs
+		respF[e.Address] += e.Failed - errs
+	}
 	for _, h := range j.headers {
 		idx := j.groupsByHead[h]
-		nh, fh := map[string]int64{}, map[string]int64{} // the header's responses by address
 		var failed, n int64
 		for _, i := range idx {
-			g := &r.Groups[i]
-			failed, n = failed+g.Failed, n+g.Requests
-			for a, c := range g.Addresses {
-				nh[a] += c
-			}
-			for a, c := range g.FailedBy {
-				fh[a] += c
-			}
+			failed, n = failed+r.Groups[i].Failed, n+r.Groups[i].Requests
 		}
 		for _, i := range idx {
 			g := &r.Groups[i]
@@ -63,30 +69,43 @@ func (j *judgement) instances() {
 				continue
 			}
 			addrs := phrase.SortedKeys(g.Addresses)
+			// The instance against every other response of the same
+			// addresses: the other instances, and responses that named
+			// none.
 			coincide := true
 			strata := make([]report.RepeatCounts, 0, len(addrs))
 			for _, a := range addrs {
-				c := g.Addresses[a]
-				coincide = coincide && c == nh[a]
-				strata = append(strata, report.RepeatCounts{AfterFailure: c, AfterFailureFailed: g.FailedBy[a],
-					AfterOK: nh[a] - c, AfterOKFailed: fh[a] - g.FailedBy[a]})
+				c, f := g.Addresses[a], g.FailedBy[a]
+				coincide = coincide && c >= resp[a]
+				strata = append(strata, report.RepeatCounts{AfterFailure: c, AfterFailureFailed: f,
+					AfterOK: max(resp[a]-c, 0), AfterOKFailed: max(min(respF[a]-f, resp[a]-c), 0)})
 			}
-			gf := &groupFinding{g: g, name: name, addrs: failingFirst(g.FailedBy), coincide: coincide}
+			gf := &groupFinding{g: g, name: name, addrs: failingFirst(g.FailedBy)}
 			if len(addrs) == 1 {
 				gf.behind = addrs[0]
 			}
-			if coincide {
+			switch {
+			case coincide && len(addrs) == 1:
+				// Every response of its one address named it, and no other
+				// address's: the same scope as the address.
 				if marg.Significant {
-					gf.test = marg
+					gf.test, gf.coincide = marg, true
 					j.groupFind = append(j.groupFind, gf)
-					for _, a := range addrs {
-						j.agrees[a] = append(j.agrees[a], name)
-					}
+					j.agrees[addrs[0]] = append(j.agrees[addrs[0]], name)
+				}
+				continue
+			case coincide:
+				// The whole of several addresses: the addresses' own tests
+				// say which of them fail; the instance is named only when
+				// none of them is (see resolve).
+				if marg.Significant {
+					gf.test, gf.union = marg, true
+					j.groupFind = append(j.groupFind, gf)
 				}
 				continue
 			}
 			rr := RepeatTest(strata)
-			gf.test = j.test(report.Test{Kind: report.TestGroupWithin, Scope: "group " + name + " against the other values of " + g.Header + " on the same addresses",
+			gf.test = j.test(report.Test{Kind: report.TestGroupWithin, Scope: "group " + name + " against the other responses of the same addresses",
 				Header: g.Header, Value: g.Value, Requests: rr.AfterFailure, Failed: rr.AfterFailureFailed,
 				FailureRate: rr.AfterFailureRate, CI95: rr.AfterFailureCI95, RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P})
 			if gf.test.Significant {
@@ -112,7 +131,7 @@ func failingFirst(m map[string]int64) []string {
 func (j *judgement) suspectGroups() []*groupFinding {
 	var out []*groupFinding
 	for _, gf := range j.groupFind {
-		if !gf.coincide {
+		if !gf.coincide && !gf.union {
 			out = append(out, gf)
 		}
 	}
@@ -137,54 +156,60 @@ func (j *judgement) resolve() {
 	groups := j.suspectGroups()
 	for _, i := range sortedKeys(j.endpoint) {
 		e := &r.Endpoints[i]
-		var gs []*groupFinding
+		byHeader := map[string][]*groupFinding{} // the suspect instances behind e, by header
+		var heads []string
 		for _, gf := range groups {
 			if gf.g.FailedBy[e.Address] > 0 {
-				gs = append(gs, gf)
+				if byHeader[gf.g.Header] == nil {
+					heads = append(heads, gf.g.Header)
+				}
+				byHeader[gf.g.Header] = append(byHeader[gf.g.Header], gf)
 			}
 		}
-		if len(gs) == 0 {
+		if len(heads) == 0 {
 			continue
 		}
 		// Beyond the instances: the address's other responses against the
-		// other addresses' other responses.
-		var ownF, ownN, restF, restN int64
-		inTarget := map[string]bool{}
+		// other addresses' other responses, header by header (two headers
+		// may name the same instance), over every URL the address serves
+		// (an instance's counts are the address's, all URLs together).
+		explained := ""
+		for _, h := range heads {
+			t := j.beyond(e, byHeader[h])
+			if !t.Significant {
+				names := make([]string, len(byHeader[h]))
+				for k, gf := range byHeader[h] {
+					names[k] = gf.name
+				}
+				explained = fmt.Sprintf("%s fails more than the other addresses only through %s: its other responses failed %d of %d times (%s) against %d of %d on the other addresses (%s), so the instance%s behind it, not the whole address, %s named.",
+					j.label(i), phrase.JoinAnd(names), t.Failed, t.Requests, phrase.PctRate(rate(t.Failed, t.Requests)), t.RestFailed, t.RestTotal,
+					phrase.PctRate(rate(t.RestFailed, t.RestTotal)), map[bool]string{true: "", false: "s"}[len(names) == 1], map[bool]string{true: "is", false: "are"}[len(names) == 1])
+				break
+			}
+		}
+		if explained != "" {
+			j.demoted[i] = true
+			j.notes = append(j.notes, explained)
+		}
+	}
+	// An address whose failures stick to some of its connections is named
+	// by them, unless its other connections, at the same moments, fail
+	// more than the other addresses do: then it fails beyond them too.
+	for _, i := range sortedKeys(j.connFind) {
+		if _, ok := j.endpoint[i]; !ok {
+			continue
+		}
+		e := &r.Endpoints[i]
+		m := j.connFind[i].moment
+		restF, restN := int64(0), int64(0)
 		for _, k := range j.g.endpoints[e.Target] {
-			o := &r.Endpoints[k]
-			inTarget[o.Address] = true
-			if o.Address == e.Address {
-				ownF, ownN = ownF+o.Failed, ownN+o.Requests
-			} else {
+			if o := &r.Endpoints[k]; o.Address != e.Address {
 				restF, restN = restF+o.Failed, restN+o.Requests
 			}
 		}
-		for _, gf := range groups {
-			for a, n := range gf.g.Addresses {
-				if a == e.Address {
-					ownF, ownN = ownF-gf.g.FailedBy[a], ownN-n
-				} else if inTarget[a] {
-					restF, restN = restF-gf.g.FailedBy[a], restN-n
-				}
-			}
-		}
-		ownF, ownN, restF, restN = max(ownF, 0), max(ownN, 0), max(restF, 0), max(restN, 0)
-		t := fisher(report.TestBeyond, "endpoint "+e.Address+" ("+e.Target+") beyond its failing instances", ownF, ownN, restF, restN)
+		t := fisher(report.TestBeyond, "endpoint "+e.Address+" ("+e.Target+") on its other connections", m.AfterOKFailed, m.AfterOK, restF, restN)
 		t.Address, t.Target, t.Family = e.Address, e.Target, e.Family
-		if j.test(t).Significant {
-			continue
-		}
-		j.demoted[i] = true
-		names := make([]string, len(gs))
-		for k, gf := range gs {
-			names[k] = gf.name
-		}
-		j.notes = append(j.notes, fmt.Sprintf("%s fails more than the other addresses only through %s: its other responses failed %d of %d times (%s) against %d of %d on the other addresses (%s), so the instance%s behind it, not the whole address, %s named.",
-			j.label(i), phrase.JoinAnd(names), ownF, ownN, phrase.PctRate(rate(ownF, ownN)), restF, restN, phrase.PctRate(rate(restF, restN)),
-			map[bool]string{true: "", false: "s"}[len(gs) == 1], map[bool]string{true: "is", false: "are"}[len(gs) == 1]))
-	}
-	for i := range j.connFind {
-		if _, ok := j.endpoint[i]; ok {
+		if !j.test(t).Significant {
 			j.demoted[i] = true
 		}
 	}
@@ -192,7 +217,7 @@ func (j *judgement) resolve() {
 	// suspects; when no test named them (an address alone in its URL), the
 	// instance's own test does, for the one address it fails on.
 	for _, gf := range j.groupFind {
-		if !gf.coincide {
+		if !gf.coincide && !gf.union {
 			continue
 		}
 		named := false
@@ -203,10 +228,15 @@ func (j *judgement) resolve() {
 				}
 			}
 		}
-		if named || len(gf.addrs) != 1 || len(j.byAddr[gf.addrs[0]]) != 1 {
-			continue
+		switch {
+		case named:
+		case gf.coincide && len(j.byAddr[gf.behind]) == 1:
+			j.endpoint[j.byAddr[gf.behind][0]] = gf.test.P
+		case gf.union:
+			// The instance is the whole of several addresses, and fails
+			// where none of them alone shows it: name the instance.
+			gf.union = false
 		}
-		j.endpoint[j.byAddr[gf.addrs[0]][0]] = gf.test.P
 	}
 	// The family frames its addresses only when every one of them is a
 	// suspect: one bad IPv4 address among good ones is that address.
@@ -225,7 +255,7 @@ func (j *judgement) resolve() {
 		blamed := false
 		for _, i := range j.g.endpoints[tg] {
 			_, conn := j.connFind[i]
-			blamed = blamed || j.isEndpointSuspect(i) || conn
+			blamed = blamed || j.isEndpointSuspect(i) || conn || j.demoted[i]
 		}
 		if !blamed {
 			j.failingURLs = append(j.failingURLs, tg)
@@ -291,4 +321,45 @@ func ci(k, n int64) string {
 func ciShort(k, n int64) string {
 	lo, hi := stat.Wilson(k, n)
 	return phrase.PctRate(rate(k, n)) + ", " + phrase.CIRange(lo, hi)
+}
+
+// beyond tests endpoint e's address without the responses of the suspect
+// instances gs behind it (all of one header) against the other addresses
+// of its URLs likewise: whether the address fails beyond its instances.
+// Counts are the address's over every URL, as an instance's are.
+func (j *judgement) beyond(e *report.Endpoint, gs []*groupFinding) report.Test {
+	r := j.r
+	targets := map[string]bool{}
+	for _, k := range j.byAddr[e.Address] {
+		targets[r.Endpoints[k].Target] = true
+	}
+	var ownF, ownN, restF, restN int64
+	inTargets := map[string]bool{}
+	for k := range r.Endpoints {
+		o := &r.Endpoints[k]
+		if !targets[o.Target] {
+			continue
+		}
+		inTargets[o.Address] = true
+		if o.Address == e.Address {
+			ownF, ownN = ownF+o.Failed, ownN+o.Requests
+		} else {
+			restF, restN = restF+o.Failed, restN+o.Requests
+		}
+	}
+	for _, gf := range gs {
+		for a, n := range gf.g.Addresses {
+			switch {
+			case a == e.Address:
+				ownF, ownN = ownF-gf.g.FailedBy[a], ownN-n
+			case inTargets[a]:
+				restF, restN = restF-gf.g.FailedBy[a], restN-n
+			}
+		}
+	}
+	ownN, restN = max(ownN, 0), max(restN, 0)
+	ownF, restF = min(max(ownF, 0), ownN), min(max(restF, 0), restN)
+	t := fisher(report.TestBeyond, "endpoint "+e.Address+" ("+e.Target+") beyond its failing instances of "+gs[0].g.Header, ownF, ownN, restF, restN)
+	t.Address, t.Target, t.Family, t.Header = e.Address, e.Target, e.Family, gs[0].g.Header
+	return j.test(t)
 }

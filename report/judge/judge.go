@@ -96,18 +96,18 @@ type judgement struct {
 	groupsByHead map[string][]int
 
 	// What the tests found, before they are weighed against each other.
-	endpoint    map[int]float64 // endpoint index -> p of an address suspect
+	endpoint map[int]float64 // endpoint index -> p of an address suspect
 	// againstFamily holds the endpoints named only by their test against
 	// the other family's addresses, with that test.
 	againstFamily map[int]report.Test
-	badFamily   string          // the family whose test is significant
-	badTarget   map[string]bool
-	groupFind   []*groupFinding
-	agrees      map[string][]string // address -> instance header values that coincide with it
-	connFind    map[int]*connFinding
-	windowFind  map[int]*windowFinding
-	demoted     map[int]bool
-	failingURLs []string
+	badFamily     string // the family whose test is significant
+	badTarget     map[string]bool
+	groupFind     []*groupFinding
+	agrees        map[string][]string // address -> instance header values that coincide with it
+	connFind      map[int]*connFinding
+	windowFind    map[int]*windowFinding
+	demoted       map[int]bool
+	failingURLs   []string
 }
 
 func newJudgement(r *report.Report, l report.Level) *judgement {

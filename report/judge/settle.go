@@ -39,7 +39,8 @@ func Settle(r *report.Report, v report.Verdict) (report.Settled, bool) {
 	if v.Status != report.VerdictConcentrated || len(v.Suspects) == 0 {
 		return st, false
 	}
-	covered := map[string]bool{}  // addresses named whole: their every instance is a suspect scope
+	covered := map[string]bool{}  // endpoints ("target address") and addresses named whole
+	connsOf := map[string]bool{}  // endpoints named by some of their connections
 	suspectG := map[string]bool{} // instances named
 	for _, s := range v.Suspects {
 		switch s.Kind {
@@ -49,31 +50,51 @@ func Settle(r *report.Report, v report.Verdict) (report.Settled, bool) {
 			covered[s.Target+" "+s.Address] = true
 			covered[s.Address] = true
 		case report.SuspectConnections:
-			covered[s.Target+" "+s.Address] = true
+			connsOf[s.Target+" "+s.Address] = true
 		}
-	}
-	perAddr := map[string]int{}
-	for i := range r.Endpoints {
-		perAddr[r.Endpoints[i].Address]++
 	}
 	type scope struct{ failed, n int64 }
 	var scopes []scope
 	ok := true
+	// Every address, all its URLs together, less the responses of the
+	// suspect instances behind it (an instance's counts are the
+	// address's); an address with a URL named whole is bounded URL by URL.
+	type acc struct {
+		f, n  int64
+		split bool // some endpoint of it is named: its URLs are bounded apart
+	}
+	byAddr := map[string]*acc{}
+	var order []string
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
-		if covered[e.Target+" "+e.Address] {
-			continue
+		if e.RemovedAt != nil {
+			continue // it left DNS: no more of its requests will come to clear it
 		}
-		f, n := e.Failed, e.Requests
-		if perAddr[e.Address] == 1 {
-			for _, g := range r.Groups {
-				if suspectG[g.Header+": "+g.Value] {
-					f, n = f-g.FailedBy[e.Address], n-g.Addresses[e.Address]
+		a := byAddr[e.Address]
+		if a == nil {
+			a = &acc{}
+			byAddr[e.Address] = a
+			order = append(order, e.Address)
+		}
+		key := e.Target + " " + e.Address
+		switch {
+		case covered[key]:
+			a.split = true
+			continue
+		case connsOf[key]:
+			// Named by some of its connections: its other connections
+			// (requests on connections that had only succeeded so far)
+			// must be clear too.
+			var f, n int64
+			if e.Conns != nil {
+				for _, st := range e.Conns.Repeat {
+					f, n = f+st.AfterOKFailed, n+st.AfterOK
 				}
 			}
-		}
-		if n > 0 {
-			scopes = append(scopes, scope{max(f, 0), n})
+			scopes = append(scopes, scope{f, n})
+			a.split = true
+		default:
+			a.f, a.n = a.f+e.Failed, a.n+e.Requests
 		}
 		conns := int64(0)
 		if e.Conns != nil {
@@ -84,6 +105,37 @@ func Settle(r *report.Report, v report.Verdict) (report.Settled, bool) {
 		}
 		if conns < need {
 			ok = false
+		}
+	}
+	for _, addr := range order {
+		a := byAddr[addr]
+		f, n := a.f, a.n
+		if !a.split {
+			// One header's suspect instances (two headers may name the
+			// same instance): the first that has one behind the address.
+			head := ""
+			for _, g := range r.Groups {
+				if suspectG[g.Header+": "+g.Value] && g.FailedBy[addr] > 0 && head == "" {
+					head = g.Header
+				}
+			}
+			for _, g := range r.Groups {
+				if g.Header == head && suspectG[g.Header+": "+g.Value] {
+					f, n = f-g.FailedBy[addr], n-g.Addresses[addr]
+				}
+			}
+		}
+		if n > 0 {
+			scopes = append(scopes, scope{min(max(f, 0), n), n})
+		}
+	}
+	// Another header that names a suspect instance (the same responses)
+	// is that suspect too.
+	for _, g := range r.Groups {
+		for _, o := range r.Groups {
+			if suspectG[o.Header+": "+o.Value] && sameResponses(&g, &o) {
+				suspectG[g.Header+": "+g.Value] = true
+			}
 		}
 	}
 	for _, g := range r.Groups {

@@ -2,7 +2,9 @@ package judge
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,7 +78,19 @@ func (j *judgement) clauses() []clause {
 	for _, i := range sortedKeys(j.connFind) {
 		conns[r.Endpoints[i].Address] = i
 	}
+	var said []*groupFinding
 	for _, gf := range j.suspectGroups() {
+		// Another header that names the same instance (the same responses,
+		// address by address) is said with it, not as a second suspect.
+		if k := slices.IndexFunc(said, func(o *groupFinding) bool { return sameResponses(o.g, gf.g) }); k >= 0 {
+			for ci := range out {
+				if len(out[ci].suspects) > 0 && out[ci].suspects[0].Group == said[k].name {
+					out[ci].subject = strings.Replace(out[ci].subject, said[k].name, said[k].name+" (also "+gf.name+")", 1)
+				}
+			}
+			continue
+		}
+		said = append(said, gf)
 		c := j.groupClause(gf)
 		if i, ok := conns[gf.behind]; ok && gf.behind != "" {
 			cc := j.connClause(i)
@@ -93,6 +107,13 @@ func (j *judgement) clauses() []clause {
 		}
 	}
 	return out
+}
+
+// sameResponses reports whether two groups (of different headers) are the
+// same responses: the same counts and failures on every address.
+func sameResponses(a, b *report.Group) bool {
+	return a.Header != b.Header && a.Requests == b.Requests && a.Failed == b.Failed &&
+		maps.Equal(a.Addresses, b.Addresses) && maps.Equal(a.FailedBy, b.FailedBy)
 }
 
 // headline joins the clauses: the headline names each subject and how it
