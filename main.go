@@ -49,6 +49,12 @@ func main() {
 	// A closed terminal (SIGHUP) stops the run like Ctrl-C: the report of
 	// what was sent is still written (to -o, and to stdout if it is open).
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// A reader that stops reading (a pager quit early, "| head") must not
+	// kill the run: Go dies of SIGPIPE on a write to a closed stdout or
+	// stderr unless the signal is handled. Ignored, such a write returns
+	// EPIPE, and pinprobe stops printing there (see emit): -o is written
+	// first, and the exit code is the run's.
+	signal.Ignore(syscall.SIGPIPE)
 	go func() {
 		<-sigs
 		sayer(os.Stderr)("interrupted: stopping; requests in flight get up to --timeout to finish (Ctrl-C again to quit at once)")

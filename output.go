@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -105,14 +106,9 @@ func checkWritable(path string) error {
 	return nil
 }
 
-// writeJSONFile writes r as JSON to path, -o's file.
-func writeJSONFile(path string, r *report.Report) error {
-	return writeFile(path, func(w io.Writer) error { return report.JSON(w, r) })
-}
-
-// write judges rep against the release gate, renders it on stdout in the
-// chosen format, writes the JSON to -o, and returns the run's outcome:
-// nil, a write error, an interrupt, or a breached gate (exit 1).
+// write judges rep against the release gate, writes its JSON to -o and
+// renders it on stdout in the chosen format (see emit), and returns the
+// run's outcome (see outcome).
 func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(string, ...any)) error {
 	rep.Thresholds = report.CheckLimits(rep, o.limits)
 	ro := renderOptions(stdout)
@@ -121,27 +117,64 @@ func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(strin
 	if err != nil { // validated by the flag; kept for safety
 		return usagef("%s", err)
 	}
-	var werr error
-	if err := renderer(stdout, rep); err != nil {
-		werr = &writeError{err}
-		say("%s", err)
+	werr := emit(stdout, func(w io.Writer) error { return renderer(w, rep) },
+		o.output, func(w io.Writer) error { return report.JSON(w, rep) }, say)
+	var gate error
+	if report.Breached(rep.Thresholds) {
+		gate = errors.New("release gate: " + render.NewView(rep).Gate.Summary)
 	}
-	if o.output != "" {
-		if err := writeJSONFile(o.output, rep); err != nil {
+	return outcome(werr, gate, rep.Interrupted)
+}
+
+// outcome is the exit of a command that wrote its report, the one place
+// that orders them when several apply: a report that could not be written
+// (exit 4, said already), an interrupted run (exit 130), a breached gate or
+// failed check (exit 1, with its line).
+func outcome(werr, failed error, interrupted bool) error {
+	switch {
+	case werr != nil:
+		return &exitError{code: exitWrite, err: werr, quiet: true}
+	case interrupted:
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
+	case failed != nil:
+		if ee := (*exitError)(nil); errors.As(failed, &ee) {
+			return failed // a failure that has said itself
+		}
+		return &exitError{code: exitFail, err: failed}
+	}
+	return nil
+}
+
+// emit writes a report where it goes: its JSON to the -o file first, since
+// that is the evidence, whatever becomes of stdout; then the rendering on
+// stdout (print). A stdout whose reader is gone (a pager quit early, "|
+// head") ends the printing and is no error: nothing more is printed, and
+// without -o a line on stderr says what was lost. Any other failure is said
+// on stderr and returned as a writeError.
+func emit(stdout io.Writer, print func(io.Writer) error, output string, save func(io.Writer) error, say func(string, ...any)) error {
+	var werr error
+	if output != "" {
+		if err := writeFile(output, save); err != nil {
 			werr = &writeError{err}
 			say("%s", err)
 		}
 	}
-	switch {
-	case werr != nil:
-		return &exitError{code: exitWrite, err: werr, quiet: true}
-	case rep.Interrupted:
-		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
-	case report.Breached(rep.Thresholds):
-		return &exitError{code: exitFail, err: errors.New("release gate: " + render.NewView(rep).Gate.Summary)}
+	if err := print(stdout); err != nil {
+		switch {
+		case !closedPipe(err):
+			werr = &writeError{err}
+			say("%s", err)
+		case output == "":
+			say("stdout was closed before the report was printed whole (-o FILE keeps it whole, as JSON)")
+		}
 	}
-	return nil
+	return werr
 }
+
+// closedPipe reports whether err is a write to a pipe whose reader has
+// gone: what a write to stdout or stderr returns once the reader stopped
+// reading (main ignores SIGPIPE, which would otherwise kill pinprobe).
+func closedPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
 
 // writeFile writes path with write, naming -o in its errors.
 func writeFile(path string, write func(io.Writer) error) error {
