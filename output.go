@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -91,19 +93,50 @@ func formatOfName(path string) string {
 }
 
 // checkWritable fails now, rather than after the run, when -o cannot be
-// written: it opens the file as the run's end will, and removes it again
-// when it did not exist.
+// written: the file must be open for writing (it is created and removed
+// again when it did not exist), and a temporary file must be creatable
+// beside it, as writeFile will create one.
 func checkWritable(path string) error {
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	fail := func(err error) error { return usagef("--output %s: %s", path, bareErr(err)) }
+	target, inPlace, err := outputTarget(path)
 	if err != nil {
-		return usagef("--output %s: %s", path, pathErr(err))
+		return fail(err)
+	}
+	_, statErr := os.Stat(target)
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fail(err)
 	}
 	f.Close()
 	if os.IsNotExist(statErr) {
-		os.Remove(path)
+		os.Remove(target)
 	}
+	if inPlace {
+		return nil
+	}
+	tmp, err := createTemp(target)
+	if err != nil {
+		return fail(err)
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
 	return nil
+}
+
+// bareErr drops the path an *os.PathError or *os.LinkError repeats (a
+// temporary file's, or the one the caller names already).
+func bareErr(err error) error {
+	var (
+		pe *os.PathError
+		le *os.LinkError
+	)
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
 }
 
 // write judges rep against the release gate, writes its JSON to -o and
@@ -176,18 +209,99 @@ func emit(stdout io.Writer, print func(io.Writer) error, output string, save fun
 // reading (main ignores SIGPIPE, which would otherwise kill pinprobe).
 func closedPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
 
-// writeFile writes path with write, naming -o in its errors.
+// writeFile writes path with write, naming -o in its errors. A regular
+// file (or a new one) is replaced whole or not at all: write fills a
+// temporary file beside it, which is synced and renamed over path, so a
+// full disk, a failed write or a crash leaves the previous file as it was.
+// Anything else (/dev/stdout, a FIFO) is written in place.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	fail := func(err error) error { return fmt.Errorf("--output %s: %w", path, bareErr(err)) }
+	target, inPlace, err := outputTarget(path)
 	if err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
+		return fail(err)
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--output %s: %w", path, err)
+	if inPlace {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return fail(err)
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return fail(err)
+		}
+		if err := f.Close(); err != nil {
+			return fail(err)
+		}
+		return nil
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
+	f, err := createTemp(target)
+	if err != nil {
+		return fail(err)
+	}
+	tmp := f.Name()
+	err = write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, target)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fail(err)
+	}
+	// The rename is durable once the directory is synced; a file system
+	// that cannot sync a directory has written the file all the same.
+	if d, err := os.Open(filepath.Dir(target)); err == nil {
+		d.Sync()
+		d.Close()
 	}
 	return nil
+}
+
+// outputTarget is the file writeFile replaces for path: path itself, or
+// where its symbolic link points, so that the link stays; inPlace when path
+// exists and is not a regular file, which cannot be replaced.
+func outputTarget(path string) (target string, inPlace bool, err error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return path, true, nil
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if target, err = filepath.EvalSymlinks(path); err != nil {
+			return "", false, err
+		}
+		return target, false, nil
+	}
+	return path, false, nil
+}
+
+// createTemp creates a new file beside target, hidden and named after it,
+// with target's permissions when it exists and the umask's otherwise, as
+// os.Create would give.
+func createTemp(target string) (*os.File, error) {
+	perm := os.FileMode(0o666) // less the umask
+	fi, statErr := os.Stat(target)
+	if statErr == nil {
+		perm = fi.Mode().Perm()
+	}
+	dir, base := filepath.Split(target)
+	for range 100 {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if os.IsExist(err) {
+			continue
+		}
+		if err == nil && statErr == nil {
+			if err = f.Chmod(perm); err != nil { // exactly the file's, whatever the umask
+				f.Close()
+				os.Remove(name)
+				return nil, err
+			}
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("no temporary file beside %s", base)
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,4 +124,93 @@ func TestClosedStdout(t *testing.T) {
 			t.Errorf("exit %d, stderr %q; want 0 and one line saying stdout was closed", code, stderr.String())
 		}
 	})
+}
+
+// TestWriteFileWholeOrNothing: a write that fails halfway (a full disk)
+// leaves the previous file as it was and no temporary file beside it; one
+// that succeeds replaces it, keeping its permissions and a symbolic link
+// to it; what is not a regular file is written in place, never replaced.
+func TestWriteFileWholeOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.json")
+	old := []byte(`{"the previous": "report"}` + "\n")
+	if err := os.WriteFile(path, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := writeFile(path, func(w io.Writer) error {
+		w.Write([]byte(`{"half of`))
+		return &os.PathError{Op: "write", Path: "whatever", Err: syscall.ENOSPC}
+	})
+	if err == nil || !strings.Contains(err.Error(), "--output "+path+": no space left on device") {
+		t.Errorf("error %v; want it to name -o and the cause", err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, old) {
+		t.Errorf("after a failed write the file holds %q; want the previous %q", got, old)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files in the directory after a failed write; want the one, no temporary file left", len(entries))
+	}
+
+	link := filepath.Join(dir, "latest.json")
+	if err := os.Symlink("run.json", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(link, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "new\n" {
+		t.Errorf("through the link the file holds %q; want %q", got, "new\n")
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link became %v (%v); want it kept", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the replaced file's mode %v (%v); want its own 0600", fi.Mode(), err)
+	}
+
+	if err := writeFile(os.DevNull, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }); err != nil {
+		t.Errorf("-o %s: %v", os.DevNull, err)
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode().IsRegular() {
+		t.Fatalf("%s is now %v (%v): it was replaced", os.DevNull, fi.Mode(), err)
+	}
+}
+
+// TestFullDiskKeepsPreviousReport: the real binary, its file size capped
+// below the report's (as a full disk would stop it), exits 4 and leaves the
+// previous -o report whole, which report still reads.
+func TestFullDiskKeepsPreviousReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("ulimit -f in sh is how the disk fills here")
+	}
+	bin := buildPinprobe(t)
+	out := filepath.Join(t.TempDir(), "run.json")
+	if code, _, stderr := pinprobe(t, "report", "-o", out, demoReport); code != exitOK {
+		t.Fatalf("report -o: exit %d\n%s", code, stderr)
+	}
+	old, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ulimit -f counts blocks of 512 or 1024 bytes: either is far below
+	// a report's size. Go ignores SIGXFSZ, so the write fails with EFBIG.
+	cmd := exec.Command("sh", "-c", `ulimit -f 8 && exec "$0" "$@"`, bin, "--demo", "-q", "-d", "1s", "-o", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != exitWrite || !strings.Contains(stderr.String(), "--output "+out) {
+		t.Errorf("exit %d with the file size capped; want %d and a line naming -o; stderr:\n%s", code, exitWrite, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "VERDICT") {
+		t.Errorf("stdout lacks the report:\n%s", stdout.String())
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, old) {
+		t.Fatalf("the previous report was changed: %d bytes, was %d", len(got), len(old))
+	}
+	if code, _, stderr := pinprobe(t, "report", out); code != exitOK {
+		t.Errorf("report of the previous file: exit %d\n%s", code, stderr)
+	}
 }
