@@ -42,7 +42,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	if err := c.load(ctx, stdin); err != nil {
 		if errors.Is(err, errInterrupted) {
-			return &exitError{code: exitInterrupted, err: err}
+			return &exitError{code: exitInterrupted, err: fmt.Errorf("%w before any request was sent", err)}
 		}
 		return err
 	}

@@ -161,19 +161,21 @@ func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(strin
 
 // outcome is the exit of a command that wrote its report, the one place
 // that orders them when several apply: a report that could not be written
-// (exit 4, said already), an interrupted run (exit 130), a breached gate or
-// failed check (exit 1, with its line).
+// (exit 4, said already) before a breached gate, regression or failed check
+// (exit 1, with its line), before an interrupted run (exit 130): a gate
+// that what was sent before Ctrl-C breached stays breached, and a run cut
+// short that breached nothing still never reads as passed.
 func outcome(werr, failed error, interrupted bool) error {
 	switch {
 	case werr != nil:
 		return &exitError{code: exitWrite, err: werr, quiet: true}
-	case interrupted:
-		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
 	case failed != nil:
 		if ee := (*exitError)(nil); errors.As(failed, &ee) {
 			return failed // a failure that has said itself
 		}
 		return &exitError{code: exitFail, err: failed}
+	case interrupted:
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -103,7 +104,7 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 			}
 			b, err := readInput(ctx, "body", path, maxBody, stdin)
 			if err != nil {
-				if err == errInterrupted {
+				if errors.Is(err, errInterrupted) {
 					return nil, err
 				}
 				return nil, fail("%s", strings.TrimPrefix(err.Error(), "body "))
