@@ -34,25 +34,13 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 	if err != nil {
 		return usagef("%s", err)
 	}
-	say := sayer(stderr)
-	var werr error
-	if err := renderer(stdout, cmp); err != nil {
-		werr = &writeError{err}
-		say("%s", err)
+	werr := emit(stdout, func(w io.Writer) error { return renderer(w, cmp) },
+		c.output, func(w io.Writer) error { return compare.CompareJSON(w, cmp) }, sayer(stderr))
+	var regressed error
+	if c.failOnRegression && cmp.Regressed() {
+		regressed = errors.New("regression: " + strings.TrimPrefix(cmp.Conclusion, "regression: "))
 	}
-	if c.output != "" {
-		if err := writeFile(c.output, func(w io.Writer) error { return compare.CompareJSON(w, cmp) }); err != nil {
-			werr = &writeError{err}
-			say("%s", err)
-		}
-	}
-	switch {
-	case werr != nil:
-		return &exitError{code: exitWrite, err: werr, quiet: true}
-	case c.failOnRegression && cmp.Regressed():
-		return &exitError{code: exitFail, err: errors.New("regression: " + strings.TrimPrefix(cmp.Conclusion, "regression: "))}
-	}
-	return nil
+	return outcome(werr, regressed, false)
 }
 
 // compareConfig is the compare command's options: everything `pinprobe

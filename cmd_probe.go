@@ -10,7 +10,6 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -43,7 +42,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	if err := c.load(ctx, stdin); err != nil {
 		if errors.Is(err, errInterrupted) {
-			return &exitError{code: exitInterrupted, err: err}
+			return &exitError{code: exitInterrupted, err: fmt.Errorf("%w before any request was sent", err)}
 		}
 		return err
 	}
@@ -140,7 +139,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	sc.Engine.Concurrency = c.concurrencyFor(n)
 	sc.Engine.ConnRequests = c.connRequests(n)
 	if c.preflight {
-		return c.preflightOnly(ctx, s, stdout)
+		return c.preflightOnly(ctx, s, stdout, say)
 	}
 	if !c.noPreflight {
 		checks := s.Preflight(ctx)
@@ -529,38 +528,25 @@ func (c *config) groupHeaders() []string {
 
 // preflightOnly is --preflight: check every endpoint, print the checks (JSON
 // with --format json, and to -o), exit 1 when any fails.
-func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout io.Writer) error {
+func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout io.Writer, say func(string, ...any)) error {
 	checks := s.Preflight(ctx)
 	if ctx.Err() != nil {
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted during the preflight")}
 	}
-	var err error
+	print := func(w io.Writer) error {
+		return render.Preflight(w, s.Endpoints, checks, render.PreflightOptions{All: true, Verified: !c.insecure})
+	}
 	if c.format.value == "json" {
-		err = render.PreflightJSON(stdout, s.Endpoints, checks)
-	} else {
-		err = render.Preflight(stdout, s.Endpoints, checks, render.PreflightOptions{All: true, Verified: !c.insecure})
+		print = func(w io.Writer) error { return render.PreflightJSON(w, s.Endpoints, checks) }
 	}
-	if err == nil && c.output != "" {
-		var f *os.File
-		if f, err = os.Create(c.output); err == nil {
-			err = render.PreflightJSON(f, s.Endpoints, checks)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-	}
-	if err != nil {
-		return &writeError{err}
-	}
-	if ctx.Err() != nil {
-		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
-	}
+	werr := emit(stdout, print, c.output, func(w io.Writer) error { return render.PreflightJSON(w, s.Endpoints, checks) }, say)
+	var failed error
 	for _, ch := range checks {
 		if ch.Err != nil {
-			return &exitError{code: exitFail, err: errors.New("preflight failed"), quiet: true}
+			failed = &exitError{code: exitFail, err: errors.New("preflight failed"), quiet: true} // the checks say it
 		}
 	}
-	return nil
+	return outcome(werr, failed, ctx.Err() != nil)
 }
 
 // targets builds the request of every target: the URL arguments and the

@@ -24,7 +24,10 @@ type flagGroup struct {
 const exitCodesHelp = `
 Exit codes: 0 done; 1 a release gate or check failed; 2 bad usage or input;
 3 nothing could be probed; 4 the report could not be written; 130 interrupted
-(Ctrl-C, SIGTERM or SIGHUP: the report of what was sent is still printed).
+(Ctrl-C, SIGTERM or SIGHUP: the report of what was sent is still printed;
+report and compare stop reading and write nothing), or report of a saved run
+that was. When several apply, 4 comes before 1, and 1 before 130: a gate
+breached before Ctrl-C is still breached. A closed stdout is no error.
 `
 
 // writeFlags lists the flags of fs under the groups' headings, each with

@@ -20,8 +20,9 @@ const (
 	maxReport  = 256 << 20 // a saved report read by report/compare
 )
 
-// errInterrupted is a signal that arrived while pinprobe was starting up.
-var errInterrupted = errors.New("interrupted before any request was sent")
+// errInterrupted is a signal that arrived while pinprobe read its input
+// (exit 130: see exitCode).
+var errInterrupted = errors.New("interrupted")
 
 // readInput reads path — a regular file, or "-" for standard input — for
 // the flag or argument named what, refusing anything larger than limit
@@ -110,13 +111,16 @@ func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*repor
 		} else if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() {
 			return nil, usagef("read report %s: not a regular file", name)
 		}
-		data, err := readInput(ctx, "read report", name, maxReport, stdin)
-		if err != nil {
-			return nil, err
-		}
 		shown := name
 		if name == "-" {
 			shown = "standard input"
+		}
+		data, err := readInput(ctx, "read report", name, maxReport, stdin)
+		if errors.Is(err, errInterrupted) {
+			return nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
+		}
+		if err != nil {
+			return nil, err
 		}
 		r, err := report.ReadReport(bytes.NewReader(data), shown)
 		if err != nil {

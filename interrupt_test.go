@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -295,6 +296,42 @@ func TestSIGINTSubprocess(t *testing.T) {
 		})
 	}
 
+	// report and compare stop reading at a signal: 130, nothing written,
+	// and no word of requests in flight. The signal is sent again until
+	// the process has set up its handling of it (a signal before that
+	// kills it, which is retried).
+	for _, args := range [][]string{{"report", "-"}, {"compare", "--fail-on-regression", demoReport, "-"}} {
+		t.Run(strings.Join(args, " ")+": exit 130", func(t *testing.T) {
+			for try := 1; ; try++ {
+				cmd := exec.Command(bin, args...)
+				stdin, err := cmd.StdinPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				io.WriteString(stdin, `{"schema": `) // and then nothing: the read waits
+				time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+				cmd.Process.Signal(os.Interrupt)
+				cmd.Wait()
+				stdin.Close()
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && try < 5 {
+					continue // the signal came before main: again, later
+				}
+				if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || stdout.Len() != 0 {
+					t.Errorf("exit %d (%s), stdout %q; want %d and nothing written", code, cmd.ProcessState, stdout.String(), exitInterrupted)
+				}
+				if got := stderr.String(); strings.Contains(got, "in flight") || !strings.Contains(got, "interrupted while reading standard input") {
+					t.Errorf("stderr %q; want the read's interrupt said, and no requests in flight", got)
+				}
+				return
+			}
+		})
+	}
+
 	t.Run("second SIGINT: exit at once", func(t *testing.T) {
 		const n = 5
 		// From the n-th on, requests are held until the test ends: the
@@ -314,4 +351,111 @@ func TestSIGINTSubprocess(t *testing.T) {
 			t.Errorf("stdout %q; want no report after the second SIGINT", p.stdout.String())
 		}
 	})
+}
+
+// TestInterruptWhileReadingReports: a signal while report or compare reads
+// its input is an interrupt (130, nothing written), not a release gate's
+// exit 1, which compare --fail-on-regression would read as a regression.
+func TestInterruptWhileReadingReports(t *testing.T) {
+	for _, args := range [][]string{
+		{"report", "-"},
+		{"report", "--max-failure-rate", "1%", demoReport, "-"},
+		{"compare", "--fail-on-regression", demoReport, "-"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			pr, pw := io.Pipe() // some input, then nothing: the read waits
+			defer pw.Close()
+			go pw.Write([]byte(`{"schema": `))
+			done := make(chan int, 1)
+			var stdout, stderr bytes.Buffer
+			go func() { done <- runWith(ctx, args, pr, &stdout, &stderr) }()
+			cancel()
+			select {
+			case code := <-done:
+				if code != exitInterrupted || stdout.Len() != 0 {
+					t.Errorf("exit %d, stdout %q; want %d and nothing written", code, stdout.String(), exitInterrupted)
+				}
+				if got := stderr.String(); !strings.Contains(got, "interrupted while reading ") || strings.Count(got, "\n") != 1 {
+					t.Errorf("stderr %q; want one line saying the read was interrupted", got)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("run did not return within 5s of the interrupt")
+			}
+		})
+	}
+}
+
+// TestInterruptNotice: what the first signal is answered with fits the
+// command: only the probe has requests in flight to wait for.
+func TestInterruptNotice(t *testing.T) {
+	for _, tt := range []struct {
+		args     []string
+		inFlight bool
+	}{
+		{[]string{"--demo"}, true},
+		{[]string{"-q", "http://a.test/"}, true},
+		{[]string{"report", "-"}, false},
+		{[]string{"compare", "a.json", "b.json"}, false},
+	} {
+		got := interruptNotice(tt.args)
+		if strings.Contains(got, "in flight") != tt.inFlight || !strings.HasPrefix(got, "interrupted: stopping") {
+			t.Errorf("pinprobe %q: notice %q; want requests in flight mentioned: %v", tt.args, got, tt.inFlight)
+		}
+	}
+}
+
+// TestExitPrecedence: a breached release gate is exit 1 even when the run
+// was interrupted (its failures are real), and an interrupted run that
+// breached nothing is 130: for the probe, and for report of a saved run.
+func TestExitPrecedence(t *testing.T) {
+	data, err := os.ReadFile(demoReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	interrupted := filepath.Join(t.TempDir(), "interrupted.json")
+	if err := os.WriteFile(interrupted, bytes.Replace(data, []byte(`"interrupted": false`), []byte(`"interrupted": true`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"report", interrupted}, exitInterrupted},
+		{[]string{"report", "--max-failure-rate", "1%", interrupted}, exitFail},
+		{[]string{"report", "--fail-on-verdict", interrupted}, exitFail},
+		{[]string{"report", "--max-failure-rate", "100%", interrupted}, exitInterrupted},
+	} {
+		if code, _, stderr := pinprobe(t, tt.args...); code != tt.want {
+			t.Errorf("pinprobe %q: exit %d; want %d; stderr:\n%s", tt.args, code, tt.want, stderr)
+		}
+	}
+
+	// The probe, interrupted after n requests of which every other failed.
+	const n = 20
+	f := testserver.StartFleet(t, testserver.FleetOptions{NotifyAt: n, Each: testserver.Every(2, fx503)}, testserver.Lo4a)
+	for _, tt := range []struct {
+		gate string
+		want int
+	}{
+		{"1%", exitFail},
+		{"100%", exitInterrupted},
+	} {
+		ctx, cancel := context.WithCancel(t.Context())
+		done := goPinprobe(ctx, "-q", "--format", "json", "--rate", "200", "--duration", "30s", "--max-failure-rate", tt.gate,
+			"--no-preflight", "--resolve", f.Resolve(), f.URL())
+		select {
+		case <-f.Reached():
+		case <-time.After(15 * time.Second):
+			t.Fatalf("the server saw only %d requests in 15s", f.Total())
+		}
+		time.Sleep(50 * time.Millisecond) // the gate has failures to see
+		cancel()
+		o := <-done
+		o.noPanic(t)
+		if rep := decodeReport(t, []byte(o.stdout)); o.code != tt.want || !rep.Interrupted {
+			t.Errorf("probe interrupted, --max-failure-rate %s: exit %d, interrupted %v; want %d, true; stderr:\n%s",
+				tt.gate, o.code, rep.Interrupted, tt.want, o.stderr)
+		}
+	}
 }

@@ -11,9 +11,11 @@
 //	pinprobe [flags] URL...   probe the URLs
 //	pinprobe --demo           probe a built-in reproduction of the incident, on loopback
 //
-// Exit codes: 0 the run finished; 1 a check failed (--preflight); 2 bad usage
-// or input; 3 no address to probe for any target; 4 the report could not be
-// written; 130 interrupted (the report of what was sent is still printed).
+// Exit codes: 0 the run finished; 1 a release gate or check failed; 2 bad
+// usage or input; 3 no address to probe for any target; 4 the report could
+// not be written; 130 interrupted (the report of what was sent is still
+// printed). When several apply, 4 comes before 1, and 1 before 130 (outcome
+// decides).
 //
 // Ctrl-C (or SIGTERM) stops sending, waits for the requests in flight (each
 // bounded by --timeout) and prints the full report; a second Ctrl-C exits at
@@ -49,9 +51,15 @@ func main() {
 	// A closed terminal (SIGHUP) stops the run like Ctrl-C: the report of
 	// what was sent is still written (to -o, and to stdout if it is open).
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// A reader that stops reading (a pager quit early, "| head") must not
+	// kill the run: Go dies of SIGPIPE on a write to a closed stdout or
+	// stderr unless the signal is handled. Ignored, such a write returns
+	// EPIPE, and pinprobe stops printing there (see emit): -o is written
+	// first, and the exit code is the run's.
+	signal.Ignore(syscall.SIGPIPE)
 	go func() {
 		<-sigs
-		sayer(os.Stderr)("interrupted: stopping; requests in flight get up to --timeout to finish (Ctrl-C again to quit at once)")
+		sayer(os.Stderr)("%s", interruptNotice(os.Args[1:]))
 		cancel()
 		<-sigs
 		sayer(os.Stderr)("interrupted twice: exiting without a report")
@@ -70,10 +78,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // runWith is run reading standard input from stdin.
 func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var err error
-	switch {
-	case len(args) > 0 && args[0] == "report":
+	switch commandOf(args) {
+	case "report":
 		err = reportCommand(ctx, args[1:], stdin, stdout, stderr)
-	case len(args) > 0 && args[0] == "compare":
+	case "compare":
 		err = compareCommand(ctx, args[1:], stdin, stdout, stderr)
 	default:
 		err = probeCommand(ctx, args, stdin, stdout, stderr)
@@ -84,6 +92,24 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		sayer(stderr)("%s", err)
 	}
 	return code
+}
+
+// commandOf names the command args run: "report", "compare" or "probe".
+func commandOf(args []string) string {
+	if len(args) > 0 && (args[0] == "report" || args[0] == "compare") {
+		return args[0]
+	}
+	return "probe"
+}
+
+// interruptNotice is what pinprobe says at the first signal: the probe
+// stops sending and waits for its requests in flight; report and compare
+// stop reading, and write nothing.
+func interruptNotice(args []string) string {
+	if commandOf(args) != "probe" {
+		return "interrupted: stopping, nothing written (Ctrl-C again to quit at once)"
+	}
+	return "interrupted: stopping; requests in flight get up to --timeout to finish (Ctrl-C again to quit at once)"
 }
 
 // exitError is an error with its exit code. A quiet one has been reported
@@ -122,6 +148,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
 	case errors.As(err, &ue):
 		return exitUsage
 	case errors.As(err, &we):

@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -90,29 +93,55 @@ func formatOfName(path string) string {
 }
 
 // checkWritable fails now, rather than after the run, when -o cannot be
-// written: it opens the file as the run's end will, and removes it again
-// when it did not exist.
+// written: the file must be open for writing (it is created and removed
+// again when it did not exist), and a temporary file must be creatable
+// beside it, as writeFile will create one.
 func checkWritable(path string) error {
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	fail := func(err error) error { return usagef("--output %s: %s", path, bareErr(err)) }
+	target, inPlace, err := outputTarget(path)
 	if err != nil {
-		return usagef("--output %s: %s", path, pathErr(err))
+		return fail(err)
+	}
+	_, statErr := os.Stat(target)
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fail(err)
 	}
 	f.Close()
 	if os.IsNotExist(statErr) {
-		os.Remove(path)
+		os.Remove(target)
 	}
+	if inPlace {
+		return nil
+	}
+	tmp, err := createTemp(target)
+	if err != nil {
+		return fail(err)
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
 	return nil
 }
 
-// writeJSONFile writes r as JSON to path, -o's file.
-func writeJSONFile(path string, r *report.Report) error {
-	return writeFile(path, func(w io.Writer) error { return report.JSON(w, r) })
+// bareErr drops the path an *os.PathError or *os.LinkError repeats (a
+// temporary file's, or the one the caller names already).
+func bareErr(err error) error {
+	var (
+		pe *os.PathError
+		le *os.LinkError
+	)
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
 }
 
-// write judges rep against the release gate, renders it on stdout in the
-// chosen format, writes the JSON to -o, and returns the run's outcome:
-// nil, a write error, an interrupt, or a breached gate (exit 1).
+// write judges rep against the release gate, writes its JSON to -o and
+// renders it on stdout in the chosen format (see emit), and returns the
+// run's outcome (see outcome).
 func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(string, ...any)) error {
 	rep.Thresholds = report.CheckLimits(rep, o.limits)
 	ro := renderOptions(stdout)
@@ -121,40 +150,160 @@ func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(strin
 	if err != nil { // validated by the flag; kept for safety
 		return usagef("%s", err)
 	}
-	var werr error
-	if err := renderer(stdout, rep); err != nil {
-		werr = &writeError{err}
-		say("%s", err)
+	werr := emit(stdout, func(w io.Writer) error { return renderer(w, rep) },
+		o.output, func(w io.Writer) error { return report.JSON(w, rep) }, say)
+	var gate error
+	if report.Breached(rep.Thresholds) {
+		gate = errors.New("release gate: " + render.NewView(rep).Gate.Summary)
 	}
-	if o.output != "" {
-		if err := writeJSONFile(o.output, rep); err != nil {
-			werr = &writeError{err}
-			say("%s", err)
-		}
-	}
+	return outcome(werr, gate, rep.Interrupted)
+}
+
+// outcome is the exit of a command that wrote its report, the one place
+// that orders them when several apply: a report that could not be written
+// (exit 4, said already) before a breached gate, regression or failed check
+// (exit 1, with its line), before an interrupted run (exit 130): a gate
+// that what was sent before Ctrl-C breached stays breached, and a run cut
+// short that breached nothing still never reads as passed.
+func outcome(werr, failed error, interrupted bool) error {
 	switch {
 	case werr != nil:
 		return &exitError{code: exitWrite, err: werr, quiet: true}
-	case rep.Interrupted:
+	case failed != nil:
+		if ee := (*exitError)(nil); errors.As(failed, &ee) {
+			return failed // a failure that has said itself
+		}
+		return &exitError{code: exitFail, err: failed}
+	case interrupted:
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted"), quiet: true}
-	case report.Breached(rep.Thresholds):
-		return &exitError{code: exitFail, err: errors.New("release gate: " + render.NewView(rep).Gate.Summary)}
 	}
 	return nil
 }
 
-// writeFile writes path with write, naming -o in its errors.
+// emit writes a report where it goes: its JSON to the -o file first, since
+// that is the evidence, whatever becomes of stdout; then the rendering on
+// stdout (print). A stdout whose reader is gone (a pager quit early, "|
+// head") ends the printing and is no error: nothing more is printed, and
+// without -o a line on stderr says what was lost. Any other failure is said
+// on stderr and returned as a writeError.
+func emit(stdout io.Writer, print func(io.Writer) error, output string, save func(io.Writer) error, say func(string, ...any)) error {
+	var werr error
+	if output != "" {
+		if err := writeFile(output, save); err != nil {
+			werr = &writeError{err}
+			say("%s", err)
+		}
+	}
+	if err := print(stdout); err != nil {
+		switch {
+		case !closedPipe(err):
+			werr = &writeError{err}
+			say("%s", err)
+		case output == "":
+			say("stdout was closed before the report was printed whole (-o FILE keeps it whole, as JSON)")
+		}
+	}
+	return werr
+}
+
+// closedPipe reports whether err is a write to a pipe whose reader has
+// gone: what a write to stdout or stderr returns once the reader stopped
+// reading (main ignores SIGPIPE, which would otherwise kill pinprobe).
+func closedPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
+
+// writeFile writes path with write, naming -o in its errors. A regular
+// file (or a new one) is replaced whole or not at all: write fills a
+// temporary file beside it, which is synced and renamed over path, so a
+// full disk, a failed write or a crash leaves the previous file as it was.
+// Anything else (/dev/stdout, a FIFO) is written in place.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	fail := func(err error) error { return fmt.Errorf("--output %s: %w", path, bareErr(err)) }
+	target, inPlace, err := outputTarget(path)
 	if err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
+		return fail(err)
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--output %s: %w", path, err)
+	if inPlace {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return fail(err)
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return fail(err)
+		}
+		if err := f.Close(); err != nil {
+			return fail(err)
+		}
+		return nil
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
+	f, err := createTemp(target)
+	if err != nil {
+		return fail(err)
+	}
+	tmp := f.Name()
+	err = write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, target)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fail(err)
+	}
+	// The rename is durable once the directory is synced; a file system
+	// that cannot sync a directory has written the file all the same.
+	if d, err := os.Open(filepath.Dir(target)); err == nil {
+		d.Sync()
+		d.Close()
 	}
 	return nil
+}
+
+// outputTarget is the file writeFile replaces for path: path itself, or
+// where its symbolic link points, so that the link stays; inPlace when path
+// exists and is not a regular file, which cannot be replaced.
+func outputTarget(path string) (target string, inPlace bool, err error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return path, true, nil
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if target, err = filepath.EvalSymlinks(path); err != nil {
+			return "", false, err
+		}
+		return target, false, nil
+	}
+	return path, false, nil
+}
+
+// createTemp creates a new file beside target, hidden and named after it,
+// with target's permissions when it exists and the umask's otherwise, as
+// os.Create would give.
+func createTemp(target string) (*os.File, error) {
+	perm := os.FileMode(0o666) // less the umask
+	fi, statErr := os.Stat(target)
+	if statErr == nil {
+		perm = fi.Mode().Perm()
+	}
+	dir, base := filepath.Split(target)
+	for range 100 {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if os.IsExist(err) {
+			continue
+		}
+		if err == nil && statErr == nil {
+			if err = f.Chmod(perm); err != nil { // exactly the file's, whatever the umask
+				f.Close()
+				os.Remove(name)
+				return nil, err
+			}
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("no temporary file beside %s", base)
 }

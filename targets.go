@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
@@ -39,31 +41,45 @@ type targetSpec struct {
 // line, is a targets file too; blank lines between blocks are optional.
 // Lines starting with # are comments. ${NAME} in a line is the environment
 // variable NAME, so a token need not be written into the file; an unset one
-// is an error. An error names the file and line.
+// is an error. An error names the file and line, and quotes the line as
+// written: ${NAME} unexpanded, a header's secret value REDACTED.
 func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader) ([]targetSpec, error) {
 	var out []targetSpec
 	var cur *targetSpec
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), maxTargets)
 	n := 0
+	// An error quotes the line as written: the values of its ${NAME}s
+	// (a token, usually) are put back as their references.
+	var unexpand *strings.Replacer
 	fail := func(format string, args ...any) error {
-		return usagef("--targets %s:%d: %s", name, n, fmt.Sprintf(format, args...))
+		msg := fmt.Sprintf(format, args...)
+		if unexpand != nil {
+			msg = unexpand.Replace(msg)
+		}
+		return usagef("--targets %s:%d: %s", name, n, msg)
 	}
 	for sc.Scan() {
 		n++
 		line := strings.TrimSpace(sc.Text())
+		raw := line
+		unexpand = nil
 		if !strings.HasPrefix(line, "#") && strings.Contains(line, "${") {
-			var missing []string
+			var missing, back []string
 			line = envRef.ReplaceAllStringFunc(line, func(ref string) string {
 				val, ok := os.LookupEnv(ref[2 : len(ref)-1])
 				if !ok {
 					missing = append(missing, ref)
+				}
+				if len(val) >= 4 { // shorter ones would be put back where they were not
+					back = append(back, val, ref)
 				}
 				return val
 			})
 			if len(missing) > 0 {
 				return nil, fail("%s is not set in the environment", missing[0])
 			}
+			unexpand = longestFirst(back)
 		}
 		switch {
 		case strings.HasPrefix(line, "#"):
@@ -71,6 +87,13 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 		case line == "":
 			cur = nil
 			continue
+		case cur == nil && isHeaderLine(line):
+			where := "before the first target"
+			if len(out) > 0 {
+				where = "after a blank line, which ends a target's block"
+			}
+			return nil, fail("header line %q %s: put it right under its target's URL, with no blank line between",
+				probe.RedactHeaderArg(raw), where)
 		case cur == nil || startsTarget(line):
 			fields := strings.Fields(line)
 			spec := targetSpec{line: n}
@@ -83,7 +106,7 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 					return nil, fail("%q is not an HTTP method", fields[0])
 				}
 			default:
-				return nil, fail("want \"[METHOD] URL\" to start a target, got %q", probe.RedactRawURL(line))
+				return nil, fail("want \"[METHOD] URL\" to start a target, got %q", probe.RedactHeaderArg(probe.RedactRawURL(raw)))
 			}
 			if _, err := probe.ParseTarget(spec.url); err != nil {
 				return nil, fail("%s", err)
@@ -103,7 +126,7 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 			}
 			b, err := readInput(ctx, "body", path, maxBody, stdin)
 			if err != nil {
-				if err == errInterrupted {
+				if errors.Is(err, errInterrupted) {
 					return nil, err
 				}
 				return nil, fail("%s", strings.TrimPrefix(err.Error(), "body "))
@@ -139,6 +162,33 @@ func startsTarget(line string) bool {
 		return !strings.Contains(fields[0], ":") && strings.Contains(fields[1], "://")
 	}
 	return false
+}
+
+// isHeaderLine reports whether a line outside a block is a "Name: value"
+// header (a misplaced one) rather than the URL of a target: its name is a
+// token and its value does not start a URL's "//".
+func isHeaderLine(line string) bool {
+	name, value, err := probe.ParseHeader(line)
+	return err == nil && httpguts.ValidHeaderFieldName(name) && !startsTarget(line) &&
+		!strings.HasPrefix(strings.TrimSpace(value), "//")
+}
+
+// longestFirst is a Replacer of the old, new pairs, longer olds first (so
+// that a value inside another is not put back in its middle); nil for none.
+func longestFirst(pairs []string) *strings.Replacer {
+	if len(pairs) == 0 {
+		return nil
+	}
+	idx := make([]int, len(pairs)/2)
+	for i := range idx {
+		idx[i] = 2 * i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return len(pairs[idx[a]]) > len(pairs[idx[b]]) })
+	sorted := make([]string, 0, len(pairs))
+	for _, i := range idx {
+		sorted = append(sorted, pairs[i], pairs[i+1])
+	}
+	return strings.NewReplacer(sorted...)
 }
 
 // envRef is a reference to an environment variable in a targets file.

@@ -57,6 +57,47 @@ func TestParseTargetsErrors(t *testing.T) {
 	}
 }
 
+// TestTargetsErrorsShowNoSecret: an error quotes the targets file's line as
+// written, ${NAME} unexpanded and a header's value REDACTED: a header line
+// misplaced after a blank line (or before any target) is said to be one.
+func TestTargetsErrorsShowNoSecret(t *testing.T) {
+	t.Setenv("PINPROBE_TEST_TOKEN", "s3cr3t-from-env")
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name, file string
+		want       []string
+	}{
+		{"header after a blank line", "GET http://a.test/\n\nAuthorization: Bearer ${PINPROBE_TEST_TOKEN}\n",
+			[]string{"t.txt:3", `header line "Authorization: REDACTED"`, "blank line"}},
+		{"literal header after a blank line", "GET http://a.test/\n\nAuthorization: Bearer s3cr3t-literal\n",
+			[]string{"t.txt:3", `"Authorization: REDACTED"`}},
+		{"header before any target", "X-Api-Key:s3cr3t-literal\nGET http://a.test/\n",
+			[]string{"t.txt:1", `"X-Api-Key: REDACTED"`, "before the first target"}},
+		{"three words", "GET http://a.test/${PINPROBE_TEST_TOKEN} extra\n", []string{"t.txt:1", "${PINPROBE_TEST_TOKEN}", "[METHOD] URL"}},
+		{"bad URL", "GET http://a.test:99999/${PINPROBE_TEST_TOKEN}\n", []string{"t.txt:1", "${PINPROBE_TEST_TOKEN}", "99999"}},
+		{"bad header name", "GET http://a.test/\nX(${PINPROBE_TEST_TOKEN}): v\n", []string{"t.txt:2", "${PINPROBE_TEST_TOKEN}"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, "t.txt")
+			if err := os.WriteFile(path, []byte(tt.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := pinprobe(t, "--targets", path)
+			if code != exitUsage || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and one line", code, stderr)
+			}
+			if strings.Contains(stderr, "s3cr3t") {
+				t.Errorf("stderr %q shows the secret", stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q; want it to name %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
 // TestTargetsFile probes two URLs of one host from a targets file, with a
 // method, headers and a body per target and defaults from the flags: the
 // server sees each target's own request, the rate is split over all four

@@ -4,7 +4,6 @@ import (
 	"pinprobe/probe"
 	"pinprobe/report"
 	"pinprobe/report/stat"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,8 +43,8 @@ type Aggregator struct {
 	timeline timeline
 	prints   fingerprints
 	client   clientSeen
-	scrub    *strings.Replacer // the run's secrets, nil when none
-	groupBy  []string          // the headers of probe.Result.Groups, in order
+	cl       cleaner  // what came from the network, made safe where it enters
+	groupBy  []string // the headers of probe.Result.Groups, in order
 	groups   report.GroupTally
 	// clientErr is the first client-side error, to name its cause.
 	clientErr string
@@ -140,19 +139,19 @@ func (a *Aggregator) Add(r probe.Result) {
 		le.Failed.Add(1)
 	}
 
-	a.forensic[r.Endpoint].add(&r, failed)
+	a.forensic[r.Endpoint].add(&r, failed, &a.cl)
 	if r.Groups != nil {
 		addr := a.eps[r.Endpoint].Addr.String()
 		for i, v := range r.Groups {
 			if v != "" && i < len(a.groupBy) {
-				a.groups.Add(a.groupBy[i], v, addr, o)
+				a.groups.Add(a.groupBy[i], a.cl.group(v), addr, o)
 			}
 		}
 	}
 	a.timeline.add(r.Endpoint, r.Start, failed)
 	a.client.add(r.Local)
 	if failed {
-		a.prints.add(&r, a.eps[r.Endpoint].Addr.String())
+		a.prints.add(&r, a.eps[r.Endpoint].Addr.String(), &a.cl)
 	}
 }
 
@@ -186,7 +185,6 @@ func (a *Aggregator) Close(r *report.Report) *report.Report {
 	r.Timeline = a.timeline.report(a.eps)
 	r.Fingerprints = a.prints.report()
 	r.ClientError = a.clientErr
-	a.cleanEvidence(r)
 	r.Client = a.client.report()
 	if r.Thresholds == nil {
 		r.Thresholds = []report.Threshold{}

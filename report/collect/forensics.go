@@ -11,7 +11,6 @@ import (
 
 	"pinprobe/probe"
 	"pinprobe/report"
-	"pinprobe/report/phrase"
 )
 
 // forensics is the evidence side of one endpoint.
@@ -38,7 +37,7 @@ func newForensics() *forensics {
 	return &forensics{connect: report.NewPhaseHist(), tls: report.NewPhaseHist(), ttfb: report.NewPhaseHist()}
 }
 
-func (f *forensics) add(r *probe.Result, failed bool) {
+func (f *forensics) add(r *probe.Result, failed bool, cl *cleaner) {
 	f.conns.Add(r.ConnID, r.Local.Port(), r.Start, failed, r.Reused)
 	if r.ConnID != 0 {
 		if r.Err != nil && r.Reused && f.lastFailed[r.ConnID] {
@@ -75,7 +74,7 @@ func (f *forensics) add(r *probe.Result, failed bool) {
 		f.ttfb.RecordValue(report.Micros(r.TTFB))
 	}
 	if r.Evidence != nil {
-		f.samples = append(f.samples, sampleOf(r, failed))
+		f.samples = append(f.samples, sampleOf(r, failed, cl))
 	}
 }
 
@@ -111,8 +110,9 @@ func (f *forensics) fill(e *report.Endpoint) {
 	e.DNSHistory = f.history
 }
 
-// sampleOf turns a result's evidence into a Sample, secrets redacted.
-func sampleOf(r *probe.Result, failed bool) report.Sample {
+// sampleOf turns a result's evidence into a Sample, secret headers
+// redacted and what the server sent cleaned by cl.
+func sampleOf(r *probe.Result, failed bool, cl *cleaner) report.Sample {
 	s := report.Sample{
 		At: report.Time{Time: r.Start}, Failed: failed, RequestID: r.RequestID, Status: r.Status,
 		LatencyMS: report.Millis(r.Latency), TTFBMS: report.Millis(r.TTFB), Reused: r.Reused,
@@ -125,18 +125,25 @@ func sampleOf(r *probe.Result, failed bool) report.Sample {
 		s.Remote = r.Remote.String()
 	}
 	if r.Err != nil {
-		s.Error, s.Class = r.Err.Error(), string(r.Class)
+		s.Error, s.Class = cl.text(r.Err.Error(), false, false), string(r.Class)
 	}
 	if ev := r.Evidence; ev != nil {
-		s.Proto = ev.Proto
+		s.Proto = cl.text(ev.Proto, false, false)
 		for k, vs := range ev.Header {
-			v := strings.Join(vs, ", ")
 			if IsSecretHeader(k) {
-				v = Redacted
+				s.Headers[k] = Redacted
+				continue
 			}
-			s.Headers[k] = v
+			// Each value is cut on its own (probe.MaxEvidenceValue):
+			// cleaned one by one, then joined.
+			clean := make([]string, len(vs))
+			for i, v := range vs {
+				clean[i] = cl.text(v, len(v) >= probe.MaxEvidenceValue, false)
+			}
+			s.Headers[cl.text(k, false, false)] = strings.Join(clean, ", ")
 		}
-		s.Body = phrase.Printable(ev.Body)
+		// A body is cut at probe.BodyPrefix, or where a failed read ended.
+		s.Body = cl.body(ev.Body, len(ev.Body) >= probe.BodyPrefix || r.Err != nil)
 		s.Truncated = ev.Truncated
 	}
 	return s
@@ -218,7 +225,7 @@ type fpKey struct {
 // otherKey groups the kinds of failure past maxFingerprints.
 var otherKey = fpKey{status: -1}
 
-func (f *fingerprints) add(r *probe.Result, addr string) {
+func (f *fingerprints) add(r *probe.Result, addr string, cl *cleaner) {
 	if f.byKey == nil {
 		f.byKey = map[fpKey]*report.Fingerprint{}
 	}
@@ -237,7 +244,9 @@ func (f *fingerprints) add(r *probe.Result, addr string) {
 		f.order = append(f.order, k)
 	}
 	if fp == nil {
-		fp = &report.Fingerprint{Status: k.status, Error: string(k.class), Server: k.server, Addresses: map[string]int64{}}
+		// The Server value is cut at probe.MaxEvidenceValue bytes.
+		fp = &report.Fingerprint{Status: k.status, Error: string(k.class), Server: cl.text(k.server, len(k.server) >= probe.MaxEvidenceValue, false),
+			Addresses: map[string]int64{}}
 		if k.hash != 0 {
 			fp.BodyHash = strconv.FormatUint(k.hash, 16)
 		}
@@ -255,11 +264,11 @@ func (f *fingerprints) add(r *probe.Result, addr string) {
 		return
 	}
 	if fp.Body == "" && r.Exemplar != nil {
-		fp.Body = phrase.Printable(r.Exemplar)
-		fp.Producer = Producer(fp.Server, r.Exemplar)
+		fp.Body = cl.body(r.Exemplar, len(r.Exemplar) >= probe.BodyPrefix || r.Err != nil)
+		fp.Producer = Producer(k.server, r.Exemplar)
 	}
-	if fp.Producer == "" && fp.Server != "" {
-		fp.Producer = Producer(fp.Server, nil)
+	if fp.Producer == "" && k.server != "" {
+		fp.Producer = Producer(k.server, nil)
 	}
 }
 

@@ -76,7 +76,7 @@ func utc(t report.Time) string { return t.UTC().Format(mdTime) }
 
 func (m *mdWriter) title(v *View) {
 	r := v.R
-	m.printf("# pinprobe: %s — %s\n\n", v.Headline, mdText(v.Hosts))
+	m.printf("# pinprobe: %s — %s\n\n", mdText(v.Headline), mdText(v.Hosts))
 	m.printf("> **Verdict: %s.** %s\n", mdText(v.Verdict.Status), mdText(v.Verdict.Summary))
 	for _, n := range v.Verdict.Notes {
 		m.printf(">\n> %s\n", mdText(n))

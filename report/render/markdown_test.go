@@ -209,6 +209,19 @@ func TestMarkdownTitleIsTheHeadline(t *testing.T) {
 	}
 }
 
+// The title escapes the headline: it names instances by the values of a
+// response header, which a server chooses, so markup in one stays text.
+func TestMarkdownTitleEscapesInstances(t *testing.T) {
+	for _, value := range []string{"<img src=x onerror=alert(1)>", "[l](javascript:alert(1))", "*gw*_1_`x`"} {
+		r := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{},
+			Verdict: report.Verdict{Status: report.VerdictConcentrated, Headline: "X-Served-By: " + value + " behind 127.0.0.2 answers 502"}}
+		title := strings.SplitN(renderMarkdown(t, r), "\n", 2)[0]
+		if want := "# pinprobe: X-Served-By: " + mdText(value) + " behind"; !strings.HasPrefix(title, want) {
+			t.Errorf("title %q; want it to start with %q", title, want)
+		}
+	}
+}
+
 func TestMarkdownEmptyReport(t *testing.T) {
 	r := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{}, Verdict: report.Verdict{Status: report.VerdictNoData, Summary: "No request was sent, so there is nothing to judge."}}
 	got := renderMarkdown(t, r)

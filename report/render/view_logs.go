@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"net/netip"
 	"pinprobe/report"
 	"pinprobe/report/phrase"
 	"regexp"
@@ -141,8 +142,10 @@ func (v *View) logs(r *report.Report) {
 			g.Queries = append(g.Queries, LogQuery{Kind: LogNginx, Lang: "sh", Text: nginxLog(r),
 				Title: "Why nginx answered 502/504: its error log names the client and the upstream it tried"})
 		case GatewayHAProxy:
-			g.Queries = append(g.Queries, LogQuery{Kind: LogHAProxy, Lang: "sh", Text: haproxyLog(r.Client.LocalAddresses, clientPorts(r.Client)),
-				Title: "This client's lines in HAProxy's httplog: the backend/server that answered, and the termination state"})
+			if text := haproxyLog(clientAddrs(r.Client), clientPorts(r.Client)); text != "" {
+				g.Queries = append(g.Queries, LogQuery{Kind: LogHAProxy, Lang: "sh", Text: text,
+					Title: "This client's lines in HAProxy's httplog: the backend/server that answered, and the termination state"})
+			}
 			if len(l.FailingPorts) > 0 {
 				g.Queries = append(g.Queries, LogQuery{Kind: LogHAProxyFailing, Lang: "sh", Failing: true, Text: haproxyLog(nil, l.FailingPorts),
 					Title: "The lines of the failing connections only"})
@@ -159,10 +162,10 @@ func (v *View) logs(r *report.Report) {
 func logFilters(r *report.Report, q *logQuery) []LogFilter {
 	words := func(s string) []Span { return []Span{{Text: s}} }
 	out := []LogFilter{{"Time (UTC)", words(utc(r.StartedAt) + " to " + utc(r.EndedAt) + ", give or take a few seconds")}}
-	if c := r.Client; len(c.LocalAddresses) > 0 {
+	if addrs := clientAddrs(r.Client); len(addrs) > 0 {
 		out = append(out,
-			LogFilter{"Client address", words(strings.Join(c.LocalAddresses, ", ") + " (as this machine sees itself; behind a NAT the gateway sees the NAT's public address)")},
-			LogFilter{"Client ports", words(portWords(c))})
+			LogFilter{"Client address", words(strings.Join(addrs, ", ") + " (as this machine sees itself; behind a NAT the gateway sees the NAT's public address)")},
+			LogFilter{"Client ports", words(portWords(r.Client))})
 	}
 	var dests []string
 	for _, e := range r.Endpoints {
@@ -215,6 +218,24 @@ func clientPorts(c report.Client) []int {
 	}
 	return nil
 }
+
+// clientAddrs lists the client's addresses that are IP addresses, as a log
+// writes them (without a zone), each once: the queries and commands
+// pinprobe suggests hold nothing else of a saved report's
+// client.local_addresses.
+func clientAddrs(c report.Client) []string {
+	var out []string
+	for _, s := range c.LocalAddresses {
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, a.WithZone("").String())
+		}
+	}
+	return phrase.Dedupe(out)
+}
+
+// shellQuote quotes s as one word for a POSIX shell: in single quotes,
+// each single quote inside closing the quotes, escaped, and reopening them.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // wrapInts joins v with ", ", breaking the line after every n values.
 func wrapInts(v []int, n int, indent string) string {
@@ -346,33 +367,44 @@ func sqlFail(fail report.FailStatus, col string) string {
 	return strings.Join(parts, " OR ")
 }
 
+// The shell commands below are built from pinprobe's own words, times it
+// formats, numbers, and addresses that parsed as IP addresses (clientAddrs),
+// and each argument made of them is quoted (shellQuote): pasting one runs
+// what it says and nothing else, whatever a saved report held.
+
 // nginxLog finds the run in nginx's logs: its error log names the client,
 // the upstream address and the reason of every failed proxying.
 func nginxLog(r *report.Report) string {
 	from, to := r.StartedAt.Add(-logMargin), r.EndedAt.Add(logMargin)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# the error log during the run (adjust the times to the server's time zone)\n")
-	fmt.Fprintf(&b, "awk '$1\" \"$2 >= \"%s\" && $1\" \"$2 <= \"%s\"' /var/log/nginx/error.log | grep upstream\n",
-		from.UTC().Format("2006/01/02 15:04:05"), to.UTC().Format("2006/01/02 15:04:05"))
-	if c := r.Client; len(c.LocalAddresses) > 0 {
+	fmt.Fprintf(&b, "awk %s /var/log/nginx/error.log | grep upstream\n", shellQuote(fmt.Sprintf(`$1" "$2 >= "%s" && $1" "$2 <= "%s"`,
+		from.UTC().Format("2006/01/02 15:04:05"), to.UTC().Format("2006/01/02 15:04:05"))))
+	if addrs := clientAddrs(r.Client); len(addrs) > 0 {
 		fmt.Fprintf(&b, "# the access log's lines from this client (the default format has no client port)\n")
-		fmt.Fprintf(&b, "grep -E '^(%s) ' /var/log/nginx/access.log | grep ' \" [0-9]* ' \n", strings.Join(regexpQuote(c.LocalAddresses), "|"))
+		fmt.Fprintf(&b, "grep -E %s /var/log/nginx/access.log | grep ' \" [0-9]* ' \n", shellQuote("^("+strings.Join(regexpQuote(addrs), "|")+") "))
 	}
 	return b.String()
 }
 
 // haproxyLog finds requests in HAProxy's log, whose httplog lines start
 // with the client address and port: those from ports when there are any,
-// else those from the client addresses.
+// else those from the client addresses (IP addresses: see clientAddrs); ""
+// when there is neither.
 func haproxyLog(addrs []string, ports []int) string {
-	if len(ports) > 0 {
-		p := make([]string, len(ports))
-		for i, n := range ports {
-			p[i] = strconv.Itoa(n)
+	var p []string
+	for _, n := range ports {
+		if n > 0 && n < 1<<16 {
+			p = append(p, strconv.Itoa(n))
 		}
-		return fmt.Sprintf("grep -E ':(%s) \\[' /var/log/haproxy.log\n", strings.Join(p, "|"))
 	}
-	return fmt.Sprintf("grep -E '(%s):[0-9]+ \\[' /var/log/haproxy.log\n", strings.Join(regexpQuote(addrs), "|"))
+	switch {
+	case len(p) > 0:
+		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", shellQuote(":("+strings.Join(p, "|")+`) \[`))
+	case len(addrs) > 0:
+		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", shellQuote("("+strings.Join(regexpQuote(addrs), "|")+`):[0-9]+ \[`))
+	}
+	return ""
 }
 
 func regexpQuote(v []string) []string {
