@@ -350,6 +350,9 @@ type jsonSuspect struct {
 	Kind               string     `json:"kind"`
 	How                string     `json:"how"`
 	Group              string     `json:"group"`
+	Header             string     `json:"header"`
+	Value              string     `json:"value"`
+	Addresses          []string   `json:"addresses"`
 	Agrees             string     `json:"agrees"`
 	Connections        int64      `json:"connections"`
 	FailingConnections int64      `json:"failing_connections"`

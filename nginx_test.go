@@ -5,8 +5,10 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"pinprobe/internal/testserver"
@@ -70,4 +72,81 @@ func TestNginxGatewayIPv6Backend(t *testing.T) {
 		}
 	}
 	backend.CheckPlacement(t)
+}
+
+// TestNginxSharedUpstream: one nginx on several addresses, every address
+// proxying to the same upstream, whose servers nginx takes in turn (round
+// robin), one of them failing. No address is worse than another, and
+// pinprobe must not name one: its endpoints take turns in an order that
+// changes from cycle to cycle, so that the gateway's turns do not give
+// each address the same backend every time (with a fixed order, 2
+// addresses over 2 backends put every 502 on one address). With the
+// backend's address in a response header, that backend is named, through
+// every address.
+func TestNginxSharedUpstream(t *testing.T) {
+	testserver.NginxBinary(t)
+	tests := []struct {
+		name    string
+		addrs   []netip.Addr
+		servers int
+		header  bool
+	}{
+		{"2 addresses, 2 servers", []netip.Addr{testserver.Lo4a, testserver.Lo4b}, 2, false},
+		{"3 addresses, 3 servers", []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo4c}, 3, false},
+		{"2 addresses, 4 servers", []netip.Addr{testserver.Lo4a, testserver.Lo4b}, 4, false},
+		{"3 addresses, 3 servers, named", []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo4c}, 3, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ups []string
+			failing := ""
+			for i := range tt.servers {
+				each := testserver.OK
+				if i == 1 {
+					each = testserver.Status(http.StatusBadGateway)
+				}
+				f := testserver.StartFleet(t, testserver.FleetOptions{Host: "pool", Each: each}, testserver.Lo4a)
+				ups = append(ups, fmt.Sprintf("server 127.0.0.1:%d;", f.Port()))
+				if i == 1 {
+					failing = fmt.Sprintf("127.0.0.1:%d", f.Port())
+				}
+			}
+			port := testserver.FreePort(t, tt.addrs...)
+			hdr := ""
+			if tt.header {
+				hdr = "add_header X-Upstream-Addr $upstream_addr always;"
+			}
+			var listen []netip.AddrPort
+			var servers, res []string
+			for _, a := range tt.addrs {
+				ap := netip.AddrPortFrom(a, port)
+				listen = append(listen, ap)
+				servers = append(servers, fmt.Sprintf("  server { listen %s; %s location / { proxy_pass http://pool; } }", ap, hdr))
+				res = append(res, a.String())
+			}
+			testserver.Nginx(t, fmt.Sprintf("  upstream pool { %s }\n%s\n", strings.Join(ups, " "), strings.Join(servers, "\n")), listen...)
+			host := fmt.Sprintf("gw.test:%d", port)
+			rep, _ := runReport(t, reportOpts{samples: 5}, "-r", "400", "-d", "3s", "--resolve", host+":"+strings.Join(res, ","), "http://"+host+"/")
+			v := rep.Verdict
+			t.Logf("%s: %s", v.Status, v.Summary)
+			for _, s := range v.Suspects {
+				if s.Kind != "group" {
+					t.Errorf("suspect %s %s %q; want no address named, every address fronts the same servers", s.Kind, s.Address, s.How)
+				}
+			}
+			want := 1 / float64(tt.servers)
+			for _, e := range rep.Endpoints {
+				got := float64(e.Failed) / float64(e.Requests)
+				if e.Requests < 300 || math.Abs(got-want) > 0.1 {
+					t.Errorf("%s: %d of %d failed; want about %.0f%%, its share of the failing server's turns", e.Address, e.Failed, e.Requests, 100*want)
+				}
+			}
+			if !tt.header {
+				return
+			}
+			if len(v.Suspects) != 1 || v.Suspects[0].Value != failing || len(v.Suspects[0].Addresses) != len(tt.addrs) {
+				t.Errorf("suspects %+v; want X-Upstream-Addr: %s through all %d addresses", v.Suspects, failing, len(tt.addrs))
+			}
+		})
+	}
 }

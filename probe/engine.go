@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	mrand "math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -110,8 +112,17 @@ type Run struct {
 type active struct {
 	s      *stream
 	cancel context.CancelFunc
-	share  atomic.Int64  // open model: how many streams the rate is split over
-	retune chan struct{} // 1-buffered: share changed
+	next   atomic.Pointer[pacer] // open model: the stream's pacer in a new layout
+	retune chan struct{}         // 1-buffered: next was set
+}
+
+// retuned returns the stream's pacer in the layout it was handed, or p if
+// it has taken it already.
+func (a *active) retuned(p pacer) pacer {
+	if np := a.next.Swap(nil); np != nil {
+		return *np
+	}
+	return p
 }
 
 // Attack starts one stream per endpoint and returns their results; see Start.
@@ -235,8 +246,10 @@ func (r *Run) Results() <-chan Result { return r.results }
 // ID is the run's random identifier, the prefix of its request IDs.
 func (r *Run) ID() string { return r.runID }
 
-// Add starts a stream for ep, whose first request is due at once, and
-// splits the total rate again over every stream. An endpoint that ran
+// Add starts a stream for ep and splits the total rate again over every
+// stream, in a layout that begins at once (see pacer): the first requests
+// of the new layout are due one slot (1/Rate) apart, in the order of the
+// endpoint IDs. An endpoint that ran
 // before keeps its evidence quota and its connection and request numbers.
 // Once sending has ended it returns ErrRunEnded and starts nothing.
 func (r *Run) Add(ep *Endpoint) error {
@@ -252,12 +265,15 @@ func (r *Run) Add(ep *Endpoint) error {
 	if _, ok := r.streams[ep.ID]; ok {
 		return fmt.Errorf("add endpoint %d (%s): already running", ep.ID, ep)
 	}
-	var p pacer
-	if !r.opts.Max {
-		p = pacer{base: time.Since(r.started), share: int64(len(r.streams) + 1), rate: r.opts.Rate}
+	if r.opts.Max {
+		r.startLocked(s, pacer{})
+		return nil
 	}
-	r.startLocked(s, p)
-	r.retuneLocked()
+	// Every stream, the new one too, takes a slot in a new layout that
+	// begins now; the new one starts with its own.
+	ps := r.layoutLocked(time.Since(r.started), ep.ID)
+	r.startLocked(s, ps[ep.ID])
+	r.retuneLocked(ps)
 	return nil
 }
 
@@ -272,22 +288,37 @@ func (r *Run) Remove(id int) {
 	if a, ok := r.streams[id]; ok {
 		a.cancel()
 		delete(r.streams, id)
-		r.retuneLocked()
+		if !r.opts.Max {
+			r.retuneLocked(r.layoutLocked(time.Since(r.started), -1))
+		}
 	}
 }
 
-// retuneLocked gives every open-model stream its share of the total rate.
-func (r *Run) retuneLocked() {
-	if r.opts.Max || len(r.streams) == 0 {
-		return
+// layoutLocked lays the rate out anew over the running streams, and the
+// stream of endpoint added if it is not among them yet, from base on: the
+// streams take the slots of the layout's first cycle in the order of
+// their endpoint IDs (see pacer).
+func (r *Run) layoutLocked(base time.Duration, added int) map[int]pacer {
+	ids := slices.Sorted(maps.Keys(r.streams))
+	if _, ok := r.streams[added]; !ok && added >= 0 {
+		ids = append(ids, added)
+		slices.Sort(ids)
 	}
-	n := int64(len(r.streams))
-	for _, a := range r.streams {
-		if a.share.Swap(n) != n {
-			select {
-			case a.retune <- struct{}{}:
-			default: // one is pending already
-			}
+	return layout(ids, base, r.opts.Rate)
+}
+
+// retuneLocked hands every open-model stream its pacer in the layout ps.
+// A request that was due but not sent yet is due again in the new layout.
+func (r *Run) retuneLocked(ps map[int]pacer) {
+	for id, a := range r.streams {
+		p, ok := ps[id]
+		if !ok {
+			continue
+		}
+		a.next.Store(&p)
+		select {
+		case a.retune <- struct{}{}:
+		default: // one is pending already
 		}
 	}
 }
@@ -325,7 +356,6 @@ func (r *Run) startLocked(s *stream, p pacer) {
 	// that could not be sent within lateGrace of the end.
 	ctx, cancel := context.WithCancel(r.lateCtx)
 	a.cancel = cancel
-	a.share.Store(p.share)
 	r.wg.Go(func() { r.schedule(ctx, a, p) })
 }
 
@@ -474,7 +504,7 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 	for {
 		select {
 		case <-a.retune:
-			p.retune(a.share.Load())
+			p = a.retuned(p)
 		default:
 		}
 		due := p.next()
@@ -501,7 +531,7 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 				return
 			case <-a.retune:
 				timer.Stop()
-				p.retune(a.share.Load())
+				p = a.retuned(p)
 				continue
 			case <-timer.C:
 			}

@@ -6,47 +6,85 @@ import (
 )
 
 // pacer is the send schedule of one endpoint in the open model, a pure
-// function of the request's number: request k is due at
-// base + (phase + k×share)/rate seconds after the run's start, where share
-// is the number of endpoints the rate is split over. It is computed, never
-// accumulated, so a late wake-up shifts no later request; a due time that
-// is a whole number of nanoseconds comes out exactly (one rounding), and
-// PlannedRequests counts with the very arithmetic the scheduler sends by.
+// function of the request's number. The endpoints that share the rate share
+// a layout: time from base is cut into cycles of share slots, one slot
+// every 1/rate seconds, and each endpoint sends one request per cycle, in
+// its own slot. Slot phase is the endpoint's in the first cycle; every
+// later cycle turns the whole layout by the same pseudo-random amount, so
+// the endpoints still take one slot each, at the total rate, but not in
+// the same order cycle after cycle: a gateway that hands requests to its
+// backends in turn, fronting several of the addresses under test, would
+// otherwise give each address the same backend every time, and name the
+// address for what is the backend's. Request k is due at
+// base + (k×share + slot(k))/rate seconds after the run's start. It is
+// computed, never accumulated, so a late wake-up shifts no later request;
+// a due time that is a whole number of nanoseconds comes out exactly (one
+// rounding), and PlannedRequests counts with the very arithmetic the
+// scheduler sends by.
 type pacer struct {
-	base  time.Duration // from the run's start
-	phase int64         // in requests of the total rate
-	share int64         // endpoints sharing the rate
+	base  time.Duration // from the run's start: where the layout's first cycle begins
+	phase int64         // the endpoint's slot in the first cycle, 0 to share-1
+	share int64         // endpoints sharing the rate: slots per cycle
 	rate  float64       // total requests/s
 	k     int64         // the next request's number
 }
 
 // startPacer is the schedule of endpoint i of n sharing rate requests/s:
-// one request every n/rate seconds, the endpoints staggered evenly over one
-// such period (endpoint i starts at i/rate), so that together they send at
-// the total rate from the first request on, interleaved.
+// one request every n/rate seconds on average, the endpoints staggered
+// over the first such period (endpoint i starts at i/rate), so that
+// together they send at the total rate from the first request on,
+// interleaved.
 func startPacer(i, n int, rate float64) pacer {
 	return pacer{phase: int64(i), share: int64(n), rate: rate}
 }
 
+// turn is how far cycle k turns the layout of share slots, the same for
+// every endpoint of the layout and every run. The cycles go in blocks of
+// share, and within a block the turns are each of 0 to share-1 once, in a
+// pseudo-random order (an affine permutation drawn from splitmix64 of the
+// block): every endpoint takes every slot once a block, so a gateway's
+// turns are dealt out evenly, not by the luck of a coin per cycle. The
+// first cycle is not turned, so the endpoints start in their order.
+func turn(k, share int64) int64 {
+	if k <= 0 || share <= 1 {
+		return 0
+	}
+	b, q := k/share, k%share
+	z := uint64(b+1) * 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	c := int64(z % uint64(share))
+	if b == 0 {
+		c = 0
+	}
+	// A step coprime to share makes q -> a*q+c a permutation.
+	a := 1 + int64((z>>32)%uint64(share-1))
+	for gcd(a, share) != 1 {
+		a = a%(share-1) + 1
+	}
+	return (a*q + c) % share
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// slot is the endpoint's slot in cycle k.
+func (p *pacer) slot(k int64) int64 {
+	return (p.phase + turn(k, p.share)) % p.share
+}
+
 // at returns when request k is due, from the run's start.
 func (p *pacer) at(k int64) time.Duration {
-	return p.base + time.Duration(float64(p.phase+k*p.share)*1e9/p.rate)
+	return p.base + time.Duration(float64(k*p.share+p.slot(k))*1e9/p.rate)
 }
 
 // next returns when the next request is due.
 func (p *pacer) next() time.Duration { return p.at(p.k) }
-
-// retune splits the rate over share endpoints from now on. A request that
-// was sent keeps its time, and the next one is due one new period after
-// it; before the first request, the first one keeps its time.
-func (p *pacer) retune(share int64) {
-	if p.k > 0 {
-		p.base, p.k = p.at(p.k-1), 1
-	} else {
-		p.base = p.at(0)
-	}
-	p.phase, p.share = 0, share
-}
 
 // countBefore returns how many requests from number 0 are due before end.
 func (p *pacer) countBefore(end time.Duration) int64 {
@@ -54,9 +92,10 @@ func (p *pacer) countBefore(end time.Duration) int64 {
 		return 0
 	}
 	// The first request due at or after end, estimated and then settled
-	// with at itself, so that the count is what the scheduler sends.
+	// with at itself, so that the count is what the scheduler sends. The
+	// estimate is within a cycle: a slot moves a request by less than one.
 	slots := float64(end-p.base) * p.rate / 1e9
-	k := int64(math.Ceil((slots - float64(p.phase)) / float64(p.share)))
+	k := int64(math.Ceil(slots / float64(p.share)))
 	for k > 0 && p.at(k-1) >= end {
 		k--
 	}
@@ -66,40 +105,55 @@ func (p *pacer) countBefore(end time.Duration) int64 {
 	return k
 }
 
+// layout gives each of ids (in that order) its pacer in a layout that
+// begins at base: the i-th takes slot i of the first cycle.
+func layout(ids []int, base time.Duration, rate float64) map[int]pacer {
+	out := make(map[int]pacer, len(ids))
+	for i, id := range ids {
+		p := startPacer(i, len(ids), rate)
+		p.base = base
+		out[id] = p
+	}
+	return out
+}
+
 // PlannedRequests returns how many requests each of endpoints endpoints
 // gets in the open model (in the order of the endpoints given to Start)
 // when nothing is dropped, no endpoint is added or removed and the client
-// keeps up with the rate (see lateGrace): the
-// requests due before Duration, and of those the first Requests of the
-// run. The endpoints are staggered over one per-endpoint period, so when
-// the run is shorter than that period some get none: 2 req/s over 20
-// endpoints for 5 s is 10 requests, one each for the first 10 endpoints.
-// Under Requests the total is exact, but which endpoint sends the last
-// requests follows the order in which their schedulers wake, so an
-// endpoint may get one request more or less than planned when the
-// requests of several are due within a scheduling delay of each other.
-// It returns nil for a run that no plan bounds: the closed
-// model (Max), no rate, or neither Duration nor Requests.
+// keeps up with the rate (see lateGrace): the requests due before
+// Duration, and of those the first Requests of the run. The endpoints are
+// staggered over the first per-endpoint period, so when the run is shorter
+// than that period some get none: 2 req/s over 20 endpoints for 5 s is 10
+// requests, one each for the first 10 endpoints. Under Requests the total
+// is exact, but which endpoint sends the last requests follows the order
+// in which their schedulers wake, so an endpoint may get one request more
+// or less than planned when the requests of several are due within a
+// scheduling delay of each other. It returns nil for a run that no plan
+// bounds: the closed model (Max), no rate, or neither Duration nor
+// Requests.
 func PlannedRequests(o Options, endpoints int) []int64 {
 	if o.Max || !(o.Rate > 0) || endpoints <= 0 || (o.Duration <= 0 && o.Requests <= 0) {
 		return nil
 	}
 	out := make([]int64, endpoints)
+	n := int64(endpoints)
 	for i := range out {
-		n := int64(math.MaxInt64)
+		p := startPacer(i, endpoints, o.Rate)
+		due := int64(math.MaxInt64)
 		if o.Duration > 0 {
-			p := startPacer(i, endpoints, o.Rate)
-			n = p.countBefore(o.Duration)
+			due = p.countBefore(o.Duration)
 		}
 		if o.Requests > 0 {
-			// Request j of the run is endpoint j mod endpoints's.
-			share := int64(0)
-			if m, id := o.Requests, int64(i); id < m {
-				share = (m - id + int64(endpoints) - 1) / int64(endpoints)
+			// The run's requests go in slot order: whole cycles, one
+			// request each, and of the last cycle the first slots.
+			cycles, rest := o.Requests/n, o.Requests%n
+			share := cycles
+			if p.slot(cycles) < rest {
+				share++
 			}
-			n = min(n, share)
+			due = min(due, share)
 		}
-		out[i] = n
+		out[i] = due
 	}
 	return out
 }

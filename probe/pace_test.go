@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -32,11 +33,13 @@ func TestPlannedRequests(t *testing.T) {
 		{"1000 req/s over 1000 for 3 s", Options{Rate: 1000, Duration: 3 * time.Second}, 1000, ones(1000, 3), 3000},
 		{"one endpoint, a request due at the end is not sent", Options{Rate: 1, Duration: time.Second}, 1, []int64{1}, 1},
 		{"one endpoint, thirds", Options{Rate: 3, Duration: time.Second}, 1, []int64{3}, 3},
+		// Which endpoint sends a partial cycle's requests turns with the
+		// cycle (see pacer): the figures follow turn.
 		{"uneven: 10 req/s over 3 for 1 s", Options{Rate: 10, Duration: time.Second}, 3, []int64{4, 3, 3}, 10},
-		{"uneven: 30 req/s over 7 for 1.1 s", Options{Rate: 30, Duration: 1100 * time.Millisecond}, 7, []int64{5, 5, 5, 5, 5, 4, 4}, 33},
+		{"uneven: 30 req/s over 7 for 1.1 s", Options{Rate: 30, Duration: 1100 * time.Millisecond}, 7, []int64{5, 5, 5, 4, 4, 5, 5}, 33},
 		{"requests only", Options{Rate: 10, Requests: 25}, 3, []int64{9, 8, 8}, 25},
 		{"fewer requests than endpoints", Options{Rate: 10, Requests: 2}, 3, []int64{1, 1, 0}, 2},
-		{"requests within the duration", Options{Rate: 10, Duration: time.Second, Requests: 5}, 3, []int64{2, 2, 1}, 5},
+		{"requests within the duration", Options{Rate: 10, Duration: time.Second, Requests: 5}, 3, []int64{1, 2, 2}, 5},
 		{"duration within the requests", Options{Rate: 10, Duration: time.Second, Requests: 500}, 3, []int64{4, 3, 3}, 10},
 		{"closed model", Options{Max: true, Requests: 10}, 3, nil, 0},
 		{"no bound", Options{Rate: 10}, 3, nil, 0},
@@ -53,33 +56,79 @@ func TestPlannedRequests(t *testing.T) {
 	}
 }
 
-func TestPacerRetune(t *testing.T) {
-	ms := time.Millisecond
-	tests := []struct {
-		name  string
-		start pacer
-		sent  int64 // requests sent before the retune
-		share int64 // the new share
-		want  []time.Duration
-	}{
-		// 10 req/s over 3 endpoints, then over 2 or 4: 200 or 400 ms apart.
-		{"before the first request it keeps its stagger", startPacer(1, 3, 10), 0, 2, []time.Duration{100 * ms, 300 * ms, 500 * ms}},
-		{"after a request the next is one new period later", startPacer(1, 3, 10), 2, 2, []time.Duration{600 * ms, 800 * ms}},
-		{"slower", startPacer(0, 3, 10), 1, 4, []time.Duration{400 * ms, 800 * ms}},
-	}
-	for _, tt := range tests {
-		p := tt.start
-		p.k = tt.sent
-		p.retune(tt.share)
-		var got []time.Duration
-		for range tt.want {
-			got = append(got, p.next())
-			p.k++
+// TestPacerLayout: the endpoints of a layout take one slot each in every
+// cycle, the first cycle in their order, and every slot once in each block
+// of share cycles; each endpoint's requests are due
+// in order; and over many cycles the order turns, so that a gateway handing
+// requests to its backends in turn does not give an address the same
+// backend every time (the review's case: 2 addresses of one nginx
+// upstream of 2 servers, one of them failing, named one address).
+func TestPacerLayout(t *testing.T) {
+	const cycles = 4000
+	for _, share := range []int{1, 2, 3, 4, 6} {
+		ps := layout(seq(share), 0, 1e9) // one slot a nanosecond
+		byBackend := map[int][]int{}     // backends -> endpoint -> requests on backend 0
+		for _, b := range []int{2, 3, 4} {
+			byBackend[b] = make([]int, share)
 		}
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("%s: due %v; want %v", tt.name, got, tt.want)
+		taken := make([][]bool, share) // endpoint -> slots taken in this block
+		for id := range taken {
+			taken[id] = make([]bool, share)
+		}
+		for k := range int64(cycles) {
+			seen := make([]bool, share)
+			for id := range share {
+				p := ps[id]
+				due := p.at(k)
+				if k == 0 && due != time.Duration(id) {
+					t.Fatalf("share %d: endpoint %d's first request due at %v; want %dns", share, id, due, id)
+				}
+				if k > 0 && due <= p.at(k-1) {
+					t.Fatalf("share %d: endpoint %d's request %d due at %v, not after %v", share, id, k, due, p.at(k-1))
+				}
+				slot := int(due) - int(k)*share
+				if slot < 0 || slot >= share || seen[slot] {
+					t.Fatalf("share %d cycle %d: endpoint %d in slot %d, outside the cycle or taken", share, k, id, slot)
+				}
+				seen[slot] = true
+				if k%int64(share) == 0 {
+					clear(taken[id])
+				}
+				if taken[id][slot] {
+					t.Fatalf("share %d cycle %d: endpoint %d in slot %d twice in a block of %d cycles", share, k, id, slot, share)
+				}
+				taken[id][slot] = true
+				for b, on0 := range byBackend {
+					if int(due)%b == 0 { // the gateway's request number, round robin
+						on0[id]++
+					}
+				}
+			}
+		}
+		for b, on0 := range byBackend {
+			for id, n := range on0 {
+				// Each backend 1/b of the time: when b divides share, to
+				// within a block of cycles (every endpoint takes every slot
+				// once a block); else within 5 standard deviations.
+				want := float64(cycles) / float64(b)
+				tol := 5 * math.Sqrt(want*(1-1/float64(b)))
+				if share%b == 0 {
+					tol = float64(share)
+				}
+				if share > 1 && math.Abs(float64(n)-want) > tol {
+					t.Errorf("share %d, %d backends in turn: endpoint %d had backend 0 %d times in %d; want about %.0f", share, b, id, n, cycles, want)
+				}
+			}
 		}
 	}
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // pathServer counts, server side, the requests for each URL path.
