@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"pinprobe/internal/testserver"
+	"pinprobe/report"
 )
 
 // shapeWindow is the flapping shape's window in these runs: short, so two
@@ -159,4 +163,60 @@ func findSuspect(ss []jsonSuspect, ts testserver.TruthSuspect) *jsonSuspect {
 		}
 	}
 	return nil
+}
+
+// TestInstanceAddedWhileFailuresRise: a pool of pods behind two addresses
+// fails more in the second half of the run, every pod alike, and a third
+// pod joins it then (an autoscaler's answer to the incident). Over the
+// whole run the new pod fails more than the others, only because it did
+// not answer while all was well: compared at the same times, it is no
+// worse, and it must not be named. The pool's failures are spread.
+func TestInstanceAddedWhileFailuresRise(t *testing.T) {
+	var mu sync.Mutex
+	var first time.Time
+	var n uint64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if first.IsZero() {
+			first = time.Now()
+		}
+		late := time.Since(first) > 1500*time.Millisecond
+		n++
+		k := n * 0x9e3779b97f4a7c15 // a fixed pseudo-random draw per request
+		mu.Unlock()
+		pods := uint64(2)
+		if late {
+			pods = 3
+		}
+		w.Header().Set("X-Pod", "pod-"+string(rune('a'+(k>>40)%pods)))
+		if late && (k>>20)%5 == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	port := testserver.ServeSamePort(t, h, nil, testserver.Lo4a, testserver.Lo4b)
+	host := fmt.Sprintf("pool.test:%d", port)
+	_, raw := runReport(t, reportOpts{samples: 5}, "-r", "400", "-d", "3s", "--resolve", host+":127.0.0.1,127.0.0.2", "http://"+host+"/")
+	var rep report.Report
+	if err := json.Unmarshal([]byte(raw), &rep); err != nil {
+		t.Fatal(err)
+	}
+	v := rep.Verdict
+	t.Logf("%s: %s", v.Status, v.Summary)
+	for _, g := range rep.Groups {
+		t.Logf("group %s: %s: %d of %d failed", g.Header, g.Value, g.Failed, g.Requests)
+	}
+	if len(v.Suspects) != 0 {
+		t.Errorf("suspects %+v; want none: every pod failed alike at the same times", v.Suspects)
+	}
+	var overall *report.Test
+	for i, ts := range v.Tests {
+		if ts.Kind == report.TestGroup && ts.Value == "pod-c" {
+			overall = &v.Tests[i]
+		}
+	}
+	if overall == nil || overall.P > 1e-3 {
+		t.Errorf("pod-c against the other pods over the whole run: %+v; want it to stand out there (else this test shows nothing)", overall)
+	}
 }

@@ -83,6 +83,11 @@ func normalize(r *Report) {
 			}
 		}
 	}
+	for i := range r.Groups {
+		if r.Groups[i].Times == nil {
+			r.Groups[i].Times = []TimeCounts{}
+		}
+	}
 	v := &r.Verdict
 	for _, s := range []*[]Suspect{&v.Suspects} {
 		if *s == nil {
@@ -149,6 +154,12 @@ func CheckSaved(r *Report) error {
 					bad("%s: conns: a repeat stratum of impossible counts %+v", scope, s)
 				}
 			}
+			for _, w := range c.Windows {
+				if w.Requests < 0 || w.Connections < 0 || w.Crossing < 0 || w.Crossing > w.Connections {
+					bad("%s: conns: a window of impossible counts (%d requests, %d connections, %d crossing it)", scope, w.Requests, w.Connections, w.Crossing)
+					break
+				}
+			}
 			if c.WindowsCount < int64(len(c.Windows)) || len(c.Windows) > MaxWindows {
 				bad("%s: conns: %d windows listed, %d counted (at most %d are listed)", scope, len(c.Windows), c.WindowsCount, MaxWindows)
 			}
@@ -181,6 +192,11 @@ func CheckSaved(r *Report) error {
 			bad("client: port_set holds %d ports, ports_count says %d", len(ports), c.PortsCount)
 		}
 	}
+	for i := range r.Groups {
+		if err := checkGroupTimes(&r.Groups[i]); err != "" {
+			bad("%s", err)
+		}
+	}
 	buckets := 0
 	for _, s := range r.Timeline.Series {
 		buckets = max(buckets, len(s.Requests))
@@ -190,6 +206,33 @@ func CheckSaved(r *Report) error {
 	}
 	return errors.Join(errs...)
 }
+
+// checkGroupTimes says what is wrong with a saved group's time strata, ""
+// when nothing is.
+func checkGroupTimes(g *Group) string {
+	name := "group " + g.Header + ": " + g.Value
+	if len(g.Times) > MaxGroupTimes {
+		return fmt.Sprintf("%s: %d time strata (at most %d)", name, len(g.Times), MaxGroupTimes)
+	}
+	var n int64
+	for _, t := range g.Times {
+		if t.Strata <= 0 || t.Requests <= 0 || t.Failed < 0 || t.Failed > t.Requests || t.RestRequests <= 0 || t.RestFailed < 0 || t.RestFailed > t.RestRequests {
+			return fmt.Sprintf("%s: a time stratum of impossible counts %+v", name, t)
+		}
+		if t.Strata > g.Requests || t.Requests > (g.Requests-n)/t.Strata {
+			return fmt.Sprintf("%s: time strata of more responses than the group's %d", name, g.Requests)
+		}
+		if t.RestRequests > maxTimeRest/t.Strata {
+			return fmt.Sprintf("%s: time strata of more responses than %d others", name, int64(maxTimeRest))
+		}
+		n += t.Strata * t.Requests
+	}
+	return ""
+}
+
+// maxTimeRest bounds the other responses a group's time strata weigh it
+// against, in all: far past any run, short of overflowing a sum.
+const maxTimeRest = 1 << 40
 
 // countsOK reports whether a stratum's counts can be: none negative, no
 // class with more failures than requests.

@@ -213,6 +213,11 @@ type Window struct {
 	To          Time  `json:"to"`
 	Requests    int64 `json:"requests"`
 	Connections int64 `json:"connections"`
+	// Crossing counts the window's connections that also succeeded
+	// outside it, before or after: the same connection, so the same
+	// instance behind a layer-4 balancer, failed only while the window
+	// lasted, which a failing instance cannot do.
+	Crossing int64 `json:"crossing"`
 }
 
 // Plan is what the run was asked to do.

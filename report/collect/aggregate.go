@@ -140,11 +140,14 @@ func (a *Aggregator) Add(r probe.Result) {
 	}
 
 	a.forensic[r.Endpoint].add(&r, failed, &a.cl)
+	addr := a.eps[r.Endpoint].Addr.String()
+	if o.Class == "" {
+		a.groups.Response(addr, r.Start, failed)
+	}
 	if r.Groups != nil {
-		addr := a.eps[r.Endpoint].Addr.String()
 		for i, v := range r.Groups {
 			if v != "" && i < len(a.groupBy) {
-				a.groups.Add(a.groupBy[i], a.cl.group(v), addr, o)
+				a.groups.Add(a.groupBy[i], a.cl.group(v), addr, r.Start, o)
 			}
 		}
 	}

@@ -75,10 +75,21 @@ type moments struct {
 
 	open     bool // a window is open: its strata all failed
 	win      report.Window
-	winConns map[uint64]bool
+	winConns map[uint64]bool // the open window's connections: true for one that succeeded before it
 	windows  []report.Window
 	count    int64
+
+	// okConns are the connections that have succeeded (up to
+	// maxOKConns), and pending those of an ended window that had not
+	// succeeded before it, by the window's number: the first success after
+	// it makes the connection one that crossed the window (see
+	// report.Window.Crossing).
+	okConns map[uint64]bool
+	pending map[uint64]int64
 }
+
+// maxOKConns bounds the connections moments remembers a success of.
+const maxOKConns = 1 << 16
 
 // add counts one request: classified is set for a reused request, whose
 // class afterFailure is.
@@ -97,6 +108,19 @@ func (m *moments) add(connID uint64, at time.Time, classified, afterFailure, fai
 	m.all = m.all && failed
 	if failed {
 		m.failed++
+	} else if connID != 0 {
+		if w, ok := m.pending[connID]; ok {
+			delete(m.pending, connID)
+			if w < int64(len(m.windows)) {
+				m.windows[w].Crossing++
+			}
+		}
+		if m.okConns == nil {
+			m.okConns = map[uint64]bool{}
+		}
+		if len(m.okConns) < maxOKConns {
+			m.okConns[connID] = true
+		}
 	}
 	if !classified {
 		return
@@ -151,8 +175,8 @@ func (m *moments) close() {
 		m.win.To = report.Time{Time: m.last}
 		m.win.Requests += int64(m.n)
 		for _, id := range m.conns[:m.n] {
-			if len(m.winConns) < 1024 {
-				m.winConns[id] = true
+			if _, ok := m.winConns[id]; !ok && len(m.winConns) < 1024 {
+				m.winConns[id] = m.okConns[id]
 			}
 		}
 	case m.open:
@@ -169,9 +193,21 @@ func (m *moments) endWindow() {
 		return
 	}
 	m.count++
-	if len(m.windows) < report.MaxWindows {
-		m.windows = append(m.windows, m.win)
+	if len(m.windows) >= report.MaxWindows {
+		return
 	}
+	if m.pending == nil {
+		m.pending = map[uint64]int64{}
+	}
+	for id, before := range m.winConns {
+		switch {
+		case before || m.okConns[id]: // before it, or since its last failed stratum
+			m.win.Crossing++
+		case id != 0:
+			m.pending[id] = int64(len(m.windows))
+		}
+	}
+	m.windows = append(m.windows, m.win)
 }
 
 // summary returns the shapes and sizes, in a fixed order, and the windows
@@ -182,6 +218,7 @@ func (m *moments) summary() ([]report.MomentCounts, []report.MomentSize, []repor
 	cp.sizes = maps.Clone(m.sizes)
 	cp.windows = slices.Clone(m.windows)
 	cp.winConns = maps.Clone(m.winConns)
+	cp.pending = maps.Clone(m.pending)
 	if cp.n > 0 {
 		cp.close()
 	}

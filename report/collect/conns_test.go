@@ -202,3 +202,39 @@ func TestConnsJSON(t *testing.T) {
 		t.Errorf("record has a null: %s", b)
 	}
 }
+
+// TestWindowCrossing: a window counts its connections that succeeded
+// outside it, before or after, each once; connections that only ever
+// failed are not counted.
+func TestWindowCrossing(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var m moments
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	// Connections 1 and 2 succeed; a window on 1, 2, 3 (3 new); a
+	// success on 3 after it, and on 1 again; a second window on 4 and 5,
+	// which never succeed; a last success on 1 closes it.
+	m.add(1, at(0), false, false, false)
+	m.add(2, at(10), false, false, false)
+	for k := range 3 {
+		m.add(1, at(100+30*k), true, k > 0, true)
+		m.add(2, at(110+30*k), true, k > 0, true)
+		m.add(3, at(120+30*k), k > 0, k > 0, true)
+	}
+	m.add(3, at(300), true, true, false)
+	m.add(1, at(310), true, true, false)
+	for k := range 3 {
+		m.add(4, at(400+20*k), k > 0, k > 0, true)
+		m.add(5, at(410+20*k), k > 0, k > 0, true)
+	}
+	m.add(1, at(500), true, false, false)
+	_, _, wins, n := m.summary()
+	if n != 2 || len(wins) != 2 {
+		t.Fatalf("%d windows (%d listed); want 2: %+v", n, len(wins), wins)
+	}
+	if w := wins[0]; w.Connections != 3 || w.Crossing != 3 {
+		t.Errorf("first window: %d connections, %d crossing; want 3 and 3 (1 and 2 before, 3 after)", w.Connections, w.Crossing)
+	}
+	if w := wins[1]; w.Connections != 2 || w.Crossing != 0 {
+		t.Errorf("second window: %d connections, %d crossing; want 2 and 0", w.Connections, w.Crossing)
+	}
+}

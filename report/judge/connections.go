@@ -69,14 +69,15 @@ func (j *judgement) connections() {
 		var tm ClusterResult
 		tm.P = 1
 		_, named := j.endpoint[i]
-		if coarse.P < j.each || named && windowShare(e) >= windowMajority {
+		proven, share := j.provenWindows(e)
+		if coarse.P < j.each || named && share >= windowMajority {
 			tm = MomentClusterTest(c.Sizes)
 			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " by the moment they were sent", Address: e.Address, Target: e.Target, Family: e.Family,
 				Requests: tm.Requests, Failed: tm.Failed, P: tm.P}
 			t.FailureRate, t.CI95 = rateCI95(tm.Failed, tm.Requests)
 			j.test(t)
 		}
-		windows := windowShare(e) >= windowMajority && tm.P < j.each
+		windows := share >= windowMajority && tm.P < j.each
 		switch {
 		case coarse.P < j.each && moment.P < j.each:
 			f := &connFinding{coarse: coarse, moment: moment}
@@ -84,7 +85,7 @@ func (j *judgement) connections() {
 			f.first = c.Overflow.Connections > 0
 			j.connFind[i] = f
 		case windows:
-			j.windowFind[i] = &windowFinding{time: tm, windows: c.Windows, count: c.WindowsCount}
+			j.windowFind[i] = &windowFinding{time: tm, windows: proven, count: int64(len(proven))}
 			if !named {
 				j.notes = append(j.notes, phrase.Capitalize(j.label(i)+" "+j.windowWords(j.windowFind[i])+"."))
 			}
@@ -99,17 +100,33 @@ func (j *judgement) connections() {
 // its failures followed time.
 const windowMajority = 0.5
 
-// windowShare is the share of e's failed requests that came in its listed
-// windows.
-func windowShare(e *report.Endpoint) float64 {
+// provenWindows are the windows of e that time explains and a failing
+// instance does not: every connection open failed, and either one of them
+// also succeeded outside the window (Crossing: the same connection, so the
+// same instance, failed only then), or the window held so many
+// connections that they could not all have been failing instances'
+// (s^m < each, for m connections when a share s of e's connections
+// failed at all). A sticky instance that happens to hold every
+// connection of the moment (2 instances, 4 connections: 1 time in 16)
+// makes a window of neither kind. share is the proven windows' share of
+// e's failed requests.
+func (j *judgement) provenWindows(e *report.Endpoint) (proven []report.Window, share float64) {
 	if e.Conns == nil || e.Failed == 0 {
-		return 0
+		return nil, 0
+	}
+	failing, all := failingConns(e.Conns)
+	s := 1.0
+	if all > 0 {
+		s = float64(failing) / float64(all)
 	}
 	var n int64
 	for _, w := range e.Conns.Windows {
-		n += w.Requests
+		if w.Crossing > 0 || math.Pow(s, float64(w.Connections)) < j.each {
+			proven = append(proven, w)
+			n += w.Requests
+		}
 	}
-	return float64(n) / float64(e.Failed)
+	return proven, float64(n) / float64(e.Failed)
 }
 
 // repeatTest2 is a RepeatResult as a Test of kind.
@@ -165,8 +182,12 @@ func (j *judgement) windowWords(w *windowFinding) string {
 	if len(d) > 0 {
 		about = " of about " + secondsWords(d[len(d)/2]+j.requestGap())
 	}
-	return fmt.Sprintf("failed in %d window%s%s, on every connection open then (its failures vary over time, %s)",
-		w.count, phrase.Plural(int(w.count)), about, phrase.PValue(w.time.P))
+	also := ""
+	if slices.ContainsFunc(w.windows, func(win report.Window) bool { return win.Crossing > 0 }) {
+		also = ", some of which succeeded before or after"
+	}
+	return fmt.Sprintf("failed in %d window%s%s, on every connection open then%s (its failures vary over time, %s)",
+		w.count, phrase.Plural(int(w.count)), about, also, phrase.PValue(w.time.P))
 }
 
 // requestGap is the time between two requests of an endpoint, by plan: a

@@ -27,6 +27,21 @@ type groupFinding struct {
 	// set for one that is the whole of several addresses: named only when
 	// no test names any of them.
 	coincide, union bool
+	// sameTimes is set when test weighed it against the other responses
+	// of its addresses slice by slice of the run (Group.Times).
+	sameTimes bool
+}
+
+// timeStrata are a group's time strata as the strata of repeatTest: the
+// group's responses in the place of the requests after a failure, the
+// other responses of the same address and slice in that of the others.
+func timeStrata(ts []report.TimeCounts) []report.MomentCounts {
+	out := make([]report.MomentCounts, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, report.MomentCounts{RepeatCounts: report.RepeatCounts{AfterFailure: t.Requests, AfterFailureFailed: t.Failed,
+			AfterOK: t.RestRequests, AfterOKFailed: t.RestFailed}, Strata: t.Strata})
+	}
+	return out
 }
 
 // instances tests every instance against the other instances of its
@@ -35,8 +50,10 @@ type groupFinding struct {
 //     response those addresses gave carried it) is the same scope as they
 //     are, and the data cannot tell them apart: the addresses are named,
 //     and the header agrees;
-//   - otherwise it is compared with the other instances on the same
-//     addresses (stratified by address, Zelen's exact test): significant,
+//   - otherwise it is compared with the other responses on the same
+//     addresses at the same times (stratified by address and slice of the
+//     run, Zelen's exact test; by address alone for a report without
+//     time strata): significant,
 //     it is a suspect of its own, behind its one address or across all of
 //     them (a shared backend pool).
 func (j *judgement) instances() {
@@ -104,8 +121,15 @@ func (j *judgement) instances() {
 				}
 				continue
 			}
-			rr := RepeatTest(strata)
-			gf.test = j.test(report.Test{Kind: report.TestGroupWithin, Scope: "group " + name + " against the other responses of the same addresses",
+			rr, scope := RepeatTest(strata), "group "+name+" against the other responses of the same addresses"
+			if len(g.Times) > 0 {
+				// The same, slice by slice of the run: an instance that
+				// answered only while every instance failed more is not
+				// worse than the others at the same time.
+				rr, scope = repeatTest(timeStrata(g.Times)), scope+" at the same times"
+				gf.sameTimes = true
+			}
+			gf.test = j.test(report.Test{Kind: report.TestGroupWithin, Scope: scope,
 				Header: g.Header, Value: g.Value, Requests: rr.AfterFailure, Failed: rr.AfterFailureFailed,
 				FailureRate: rr.AfterFailureRate, CI95: rr.AfterFailureCI95, RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P})
 			if gf.test.Significant {

@@ -117,6 +117,25 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 	if len(hs) == 0 {
 		return r
 	}
+	// The laws' supports, summed: past repeatMaxSupport (hundreds of
+	// millions of requests, or a saved report's made-up counts) they are
+	// not built, and the normal law, exact enough there, gives p.
+	var support int64
+	for _, h := range hs {
+		support += min(h.draws, h.k) - max(0, h.k-(h.n-h.draws)) + 1
+	}
+	if support > repeatMaxSupport {
+		var top, mean, variance float64
+		for _, h := range hs {
+			n, k, d, w := float64(h.n), float64(h.k), float64(h.draws), float64(h.w)
+			top += w * float64(h.obs)
+			mean += w * d * k / n
+			variance += w * d * k / n * (n - k) / n * (n - d) / (n - 1)
+		}
+		r.P, r.Method = 0.5*math.Erfc((top-mean-0.5)/math.Sqrt(variance)/math.Sqrt2), "normal"
+		r.P = max(min(1, r.P), minReportedP)
+		return r
+	}
 	// Each stratum's law: hypergeometric given its margins, as offsets
 	// from its smallest value.
 	pmfs := make([][]float64, len(hs))
@@ -169,6 +188,10 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 
 // repeatExactWork bounds RepeatTest's exact convolution, in cell updates.
 const repeatExactWork = 4_000_000
+
+// repeatMaxSupport bounds the values the strata's laws are built over, in
+// all (32 MiB of them).
+const repeatMaxSupport = 1 << 22
 
 // repeatExact is P(Σ X_i ≥ top) for independent X_i with the given laws
 // (pmfs[i] weights[i] times over) on

@@ -306,6 +306,9 @@ func (j *judgement) groupClause(gf *groupFinding) clause {
 	if gf.behind != "" {
 		onSame = " on " + gf.behind
 	}
+	if gf.sameTimes {
+		onSame += " at the same times"
+	}
 	return clause{
 		subject: gf.name + where, how: s.How,
 		evidence: fmt.Sprintf("%d of %d of its responses failed (%s) against %d of %d from the other values of %s%s (%s), %s",
