@@ -472,3 +472,22 @@ func TestStickyIsNotATimeWindow(t *testing.T) {
 		t.Errorf("an address failing every other second: %s; want it said to fail in windows", v.Summary)
 	}
 }
+
+// A URL that fails on every address is no suspect to stop on: the verdict
+// follows the URL, and --until-verdict goes on to the end (README).
+func TestSettleNotOnAFailingURL(t *testing.T) {
+	var eps []VtEndpoint
+	for _, a := range []string{"192.0.2.1", "192.0.2.2"} {
+		eps = append(eps, VtEndpoint{Addr: a, N: 4000, target: "http://h.test/ok"}, VtEndpoint{Addr: a, Failed: 4000, N: 4000, target: "http://h.test/broken"})
+	}
+	r := VtReport(eps...)
+	rvStatus(r)
+	rvConns(r, 200)
+	v := Judge(r, AtLook(300, false))
+	if !strings.Contains(v.Summary, "follow the URL") {
+		t.Fatalf("summary %q; want the failures to follow the URL", v.Summary)
+	}
+	if st, ok := Settle(r, v); ok {
+		t.Errorf("settled on a failing URL: %+v; want the run to go on", st)
+	}
+}
