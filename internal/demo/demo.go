@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -49,6 +50,7 @@ type Gateway struct {
 	Broken  string
 	Note    string // what the demo had to change on this OS, "" when nothing
 	servers []*http.Server
+	closers []io.Closer
 }
 
 // Start starts the demo gateway on loopback; Close stops it.
@@ -78,7 +80,7 @@ func Start() (*Gateway, error) {
 	if g.Failing.Is4() {
 		g.Note = fmt.Sprintf("this machine has no IPv6 loopback ([::1]): %s plays the gateway instance with the IPv6 backend", g.Failing)
 	}
-	unreachable, err := unreachableBackend(g.Failing)
+	unreachable, err := g.unreachableBackend(g.Failing)
 	if err != nil {
 		g.Close()
 		return nil, err
@@ -156,16 +158,31 @@ func gatewayProxy(backend *url.URL) http.Handler {
 	})
 }
 
-// unreachableBackend returns a URL on a closed port of addr's family: the
-// backend address the broken gateway instance was given.
-func unreachableBackend(addr netip.Addr) (*url.URL, error) {
+// unreachableBackend returns the URL of the backend address the broken
+// gateway instance was given, on addr's family: a port the demo holds for
+// as long as it runs, resetting every connection, so that the gateway
+// cannot reach a backend there and nothing else can take the port
+// meanwhile. (A port merely closed again could be taken by another
+// program, which would then get the demo's requests: a test server did.)
+func (g *Gateway) unreachableBackend(addr netip.Addr) (*url.URL, error) {
 	ln, err := net.Listen("tcp", netip.AddrPortFrom(addr, 0).String())
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	hostport := ln.Addr().String()
-	ln.Close()
-	return &url.URL{Scheme: "http", Host: hostport}, nil
+	g.closers = append(g.closers, ln)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return // closed
+			}
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.SetLinger(0) // a reset, not an orderly close
+			}
+			c.Close()
+		}
+	}()
+	return &url.URL{Scheme: "http", Host: ln.Addr().String()}, nil
 }
 
 // Port is the port the demo's gateway takes when it is free, so that two
@@ -235,5 +252,8 @@ func (g *Gateway) Close() {
 	defer cancel()
 	for _, s := range g.servers {
 		_ = s.Shutdown(ctx)
+	}
+	for _, c := range g.closers {
+		_ = c.Close()
 	}
 }
