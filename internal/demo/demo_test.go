@@ -1,9 +1,12 @@
 package demo
 
 import (
+	"errors"
 	"net"
+	"os"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestListenPrefersPort: the demo's gateway takes Port when it is free, so
@@ -39,5 +42,36 @@ func TestListenPrefersPort(t *testing.T) {
 	}()
 	if p := ln0Port(lns); p != Port {
 		t.Errorf("port %d once free: took %d", Port, p)
+	}
+}
+
+// TestUnreachableBackendIsHeld: the broken instance's backend port stays
+// the demo's while it runs, so no other program can take it and get the
+// demo's requests, and a connection to it is reset; Close frees it.
+func TestUnreachableBackendIsHeld(t *testing.T) {
+	g, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := g.closers[0].(net.Listener)
+	addr := ln.Addr().String()
+	if other, err := net.Listen("tcp", addr); err == nil {
+		other.Close()
+		t.Errorf("another listener took the unreachable backend's %s while the demo ran", addr)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err == nil {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = c.Read(make([]byte, 1))
+		c.Close()
+	}
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a connection to the unreachable backend: %v; want it reset or closed", err)
+	}
+	g.Close()
+	if other, err := net.Listen("tcp", addr); err != nil {
+		t.Errorf("after Close, %s is still held: %v", addr, err)
+	} else {
+		other.Close()
 	}
 }
