@@ -21,6 +21,10 @@ func protoErr(format string, args ...any) error {
 	return &ProtocolError{Reason: fmt.Sprintf(format, args...)}
 }
 
+// validStatus reports whether status is one HTTP defines, 100–599 (RFC
+// 9110 §15): every other number is a protocol error, on every path.
+func validStatus(status int) bool { return status >= 100 && status <= 599 }
+
 // clip quotes at most the first 40 bytes of b for an error message.
 func clip(b []byte) string {
 	if len(b) > 40 {
@@ -347,10 +351,11 @@ func parseHead(head []byte, h *h1Head, resp *h1Response) error {
 	return nil
 }
 
-// parseStatusLine parses "HTTP/1.x SP 3DIGIT [SP reason-phrase]".
+// parseStatusLine parses "HTTP/1.x SP 3DIGIT [SP reason-phrase]" whose
+// status is a real one, 100–599 (validStatus).
 func parseStatusLine(line []byte, h *h1Head) error {
 	if len(line) < 12 || string(line[:7]) != "HTTP/1." || !isDigit(line[7]) || line[8] != ' ' ||
-		!isDigit(line[9]) || !isDigit(line[10]) || !isDigit(line[11]) || line[9] == '0' ||
+		!isDigit(line[9]) || !isDigit(line[10]) || !isDigit(line[11]) || line[9] < '1' || line[9] > '5' ||
 		len(line) > 12 && line[12] != ' ' {
 		return protoErr("status line %s", clip(line))
 	}

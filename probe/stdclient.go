@@ -229,7 +229,18 @@ func (w *httpSender) doFrom(start time.Time) Result {
 		w.connH2 = resp.ProtoMajor == 2
 		w.connDone = w.connDone || resp.Close
 		w.cur.TTFB = span(int64(w.cur.Start.Sub(w.epoch))+1, h.firstByte.Load())
-		if resp.StatusCode == http.StatusSwitchingProtocols {
+		if !validStatus(resp.StatusCode) {
+			// net/http takes any three digits over HTTP/1 (000, 099, 600)
+			// and any number over HTTP/2 (1000): an answer that is not
+			// HTTP, as the HTTP/1.1 client says. The connection's state is
+			// unknown, as after any broken head: it is not used again.
+			resp.Body.Close()
+			w.cur.Status, header = 0, nil
+			err = protoErr("%s status %d outside 100-599", resp.Proto, resp.StatusCode)
+			if !w.connH2 {
+				w.drop()
+			}
+		} else if resp.StatusCode == http.StatusSwitchingProtocols {
 			// Its body is the connection itself, which no context closes.
 			resp.Body.Close()
 			w.t.CloseIdleConnections()

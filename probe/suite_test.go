@@ -81,6 +81,7 @@ var h1Faults = []faultCase{
 	{fault: testserver.TLSSelfSigned, class: ClassTLS, noHeads: true, fresh: true},
 	{fault: testserver.TLSExpired, class: ClassTLS, noHeads: true, fresh: true},
 	{fault: testserver.TLSWrongHost, class: ClassTLS, noHeads: true, fresh: true},
+	{fault: testserver.BadStatus, class: ClassProtocol, fresh: true},
 }
 
 // h2Faults need HTTP/2: net/http serves them, through ClientStd or through
@@ -88,6 +89,7 @@ var h1Faults = []faultCase{
 var h2Faults = []faultCase{
 	{fault: testserver.H2GoAway, status: http.StatusOK},
 	{fault: testserver.H2CGoAway, status: http.StatusOK, http: HTTP2},
+	{fault: testserver.H2BadStatus, class: ClassProtocol},
 }
 
 // TestFaultSuite runs every HTTP/1.1 fault on both request paths.
@@ -258,7 +260,7 @@ func checkFault(t *testing.T, fc faultCase, client ClientKind, s *testserver.Fau
 		wantHeads = 0
 	}
 	wantConns := int64(len(conns) + reachedNoConn)
-	fallback := client == ClientAuto && fc.fault == testserver.H2GoAway
+	fallback := client == ClientAuto && strings.HasPrefix(s.URL(), "https:") && slices.ContainsFunc(h2Faults, func(h faultCase) bool { return h.fault == fc.fault })
 	countsMatch := func() bool {
 		if fallback {
 			// The fast path's first dials found h2 and carried nothing:
@@ -284,6 +286,36 @@ func checkFault(t *testing.T, fc faultCase, client ClientKind, s *testserver.Fau
 		len(rs), ok, len(conns), slowest.Round(time.Millisecond), s.Conns(), s.Heads())
 	if fc.fault == testserver.Informational && len(conns) >= len(rs) && len(rs) > 4 {
 		t.Errorf("%d requests on %d connections; want keep-alive", len(rs), len(conns))
+	}
+}
+
+// TestFaultVariants sends 3 requests to each variant of every fault that
+// has several (testserver.Variants), one server a variant, on every path
+// that speaks its protocol: each must come out as its fault case says, as
+// checkFault checks it in the suite, where the variants take turns.
+func TestFaultVariants(t *testing.T) {
+	t.Parallel()
+	pki := testserver.NewPKI(t)
+	for _, fc := range slices.Concat(h1Faults, h2Faults) {
+		names := testserver.Variants(fc.fault)
+		if len(names) == 0 {
+			continue
+		}
+		cs := clients
+		if slices.Contains(h2Faults, fc) {
+			cs = []ClientKind{ClientStd, ClientAuto}
+		}
+		for i, name := range names {
+			t.Run(fc.fault.String()+"/"+name, func(t *testing.T) {
+				eachClientOf(t, cs, func(t *testing.T, client ClientKind) {
+					s := testserver.StartFault(t, fc.fault, testserver.FaultOptions{PKI: pki, Variant: i + 1})
+					o := Options{Rate: 100, Requests: 3, Client: client,
+						ConnOptions: ConnOptions{Timeout: suiteTimeout, HTTP: fc.http, TLS: &tls.Config{RootCAs: pki.Pool}}}
+					rs := attack(t, []*Endpoint{suiteEndpoint(t, 0, s.URL(), s.Addr().Addr())}, o, 20*time.Second)
+					checkFault(t, fc, client, s, sentOnly(rs))
+				})
+			})
+		}
 	}
 }
 

@@ -267,6 +267,29 @@ func TestFaults(t *testing.T) {
 			c.Transport.(*http.Transport).Protocols = &p
 			checkGoAway(t, s, c)
 		}},
+		{BadStatus, 1, 3, func(t *testing.T, s *FaultServer) {
+			c, br := rawGet(t, s)
+			for i, want := range []string{"000", "099", "600"} {
+				if i > 0 {
+					io.WriteString(c, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
+				}
+				line, err := br.ReadString('\n')
+				if _, code, _ := strings.Cut(line, " "); err != nil || !strings.HasPrefix(code, want+" ") {
+					t.Errorf("answer %d: %q, %v; want status %s", i, line, err, want)
+				}
+				br.ReadString('\n') // Content-Length: 0
+				br.ReadString('\n') // the empty line
+			}
+		}},
+		{H2BadStatus, 1, 3, func(t *testing.T, s *FaultServer) {
+			c := faultClient(t, s, 5*time.Second)
+			for i, want := range []int{1000, 99, 600} {
+				resp, err := try(t, c, s)
+				if err != nil || resp.StatusCode != want || resp.ProtoMajor != 2 {
+					t.Errorf("request %d: %v, %v; want HTTP/2 %d", i, resp, err, want)
+				}
+			}
+		}},
 	}
 	if got := len(tests); got != len(Faults()) {
 		t.Errorf("%d faults tested; want all %d", got, len(Faults()))
