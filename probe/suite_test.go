@@ -82,6 +82,8 @@ var h1Faults = []faultCase{
 	{fault: testserver.TLSExpired, class: ClassTLS, noHeads: true, fresh: true},
 	{fault: testserver.TLSWrongHost, class: ClassTLS, noHeads: true, fresh: true},
 	{fault: testserver.BadStatus, class: ClassProtocol, fresh: true},
+	{fault: testserver.MalformedHead, class: ClassProtocol, fresh: true},
+	{fault: testserver.MalformedChunked, class: ClassProtocol, status: http.StatusOK, fresh: true},
 }
 
 // h2Faults need HTTP/2: net/http serves them, through ClientStd or through
@@ -90,6 +92,7 @@ var h2Faults = []faultCase{
 	{fault: testserver.H2GoAway, status: http.StatusOK},
 	{fault: testserver.H2CGoAway, status: http.StatusOK, http: HTTP2},
 	{fault: testserver.H2BadStatus, class: ClassProtocol},
+	{fault: testserver.H2ResetInternal, class: ClassProtocol},
 }
 
 // TestFaultSuite runs every HTTP/1.1 fault on both request paths.

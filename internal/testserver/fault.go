@@ -78,13 +78,26 @@ const (
 	// BadStatus answers with a status code outside 100–599 (000, 099,
 	// 600: see Variants), Content-Length 0, and keeps the connection open.
 	BadStatus
+	// MalformedHead answers with a head net/http and RFC 9112 reject: a
+	// field line without a colon, two different Content-Length values, an
+	// empty Content-Length, Transfer-Encoding gzip, two Transfer-Encoding
+	// fields (see Variants).
+	MalformedHead
+	// MalformedChunked answers 200 with a chunked body whose framing is
+	// broken: an invalid byte in a chunk size, a chunk size too large, a CR
+	// inside a chunk line, a chunk line ending in a bare LF, chunk data not
+	// followed by CRLF (see Variants).
+	MalformedChunked
 	// H2BadStatus is H2GoAway's server answering every request with a
 	// :status outside 100–599 (1000, 099, 600: see Variants), no GOAWAY.
 	H2BadStatus
+	// H2ResetInternal is H2GoAway's server resetting every stream with
+	// RST_STREAM INTERNAL_ERROR instead of answering, no GOAWAY.
+	H2ResetInternal
 )
 
 // lastFault is the last fault declared.
-const lastFault = H2BadStatus
+const lastFault = H2ResetInternal
 
 var faultNames = map[Fault]string{
 	Refuse: "refuse", ResetAfterRequest: "reset-after-request", CloseAfterRequest: "close-after-request",
@@ -95,7 +108,8 @@ var faultNames = map[Fault]string{
 	EndlessInformational: "endless-informational", SwitchingProtocols: "switching-protocols",
 	ConnectionClose: "connection-close", HTTP10: "http10", TLSSelfSigned: "tls-self-signed",
 	TLSExpired: "tls-expired", TLSWrongHost: "tls-wrong-host", H2GoAway: "h2-goaway", H2CGoAway: "h2c-goaway",
-	BadStatus: "bad-status", H2BadStatus: "h2-bad-status",
+	BadStatus: "bad-status", MalformedHead: "malformed-head", MalformedChunked: "malformed-chunked",
+	H2BadStatus: "h2-bad-status", H2ResetInternal: "h2-reset-internal",
 }
 
 // variant is one way a fault with several misbehaves: its name, and what
@@ -109,8 +123,24 @@ var variants = map[Fault][]variant{
 		{"status 099", "HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n"},
 		{"status 600", "HTTP/1.1 600 High\r\nContent-Length: 0\r\n\r\n"},
 	},
+	MalformedHead: {
+		{"field line without a colon", "HTTP/1.1 200 OK\r\nX-A: a\r\nno colon here\r\nContent-Length: 3\r\n\r\nok\n"},
+		{"two Content-Length values", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nok\n"},
+		{"empty Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\nok\n"},
+		{"Transfer-Encoding gzip", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nok\n"},
+		{"two Transfer-Encoding fields", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nok\n\r\n0\r\n\r\n"},
+	},
+	MalformedChunked: {
+		{"invalid byte in a chunk size", chunkedHead + "3x\r\nok\n\r\n0\r\n\r\n"},
+		{"chunk size too large", chunkedHead + "fffffffffffffffff\r\nok\n\r\n0\r\n\r\n"},
+		{"CR inside a chunk line", chunkedHead + "3\r\r\nok\n\r\n0\r\n\r\n"},
+		{"chunk line ending in a bare LF", chunkedHead + "3\nok\n\r\n0\r\n\r\n"},
+		{"chunk data not followed by CRLF", chunkedHead + "3\r\nok\nXX0\r\n\r\n"},
+	},
 	H2BadStatus: {{":status 1000", "1000"}, {":status 099", "099"}, {":status 600", "600"}},
 }
+
+const chunkedHead = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 // Variants names the ways f misbehaves, in order: FaultOptions.Variant
 // picks one of them by its number, from 1. nil for a fault with one way.
@@ -212,7 +242,7 @@ func StartFault(t testing.TB, fault Fault, o FaultOptions) *FaultServer {
 		s.tlsCfg = &tls.Config{Certificates: []tls.Certificate{s.pki.Expired(o.Host)}}
 	case TLSWrongHost:
 		s.tlsCfg = &tls.Config{Certificates: []tls.Certificate{s.pki.Leaf("wrong." + o.Host)}}
-	case H2GoAway, H2BadStatus:
+	case H2GoAway, H2BadStatus, H2ResetInternal:
 		s.tlsCfg = &tls.Config{Certificates: []tls.Certificate{s.pki.Leaf(o.Host)}, NextProtos: []string{"h2"}}
 	}
 	if fault == Refuse {
@@ -229,7 +259,7 @@ func StartFault(t testing.TB, fault Fault, o FaultOptions) *FaultServer {
 }
 
 // h2TLS reports whether f serves HTTP/2 over TLS.
-func (f Fault) h2TLS() bool { return f == H2GoAway || f == H2BadStatus }
+func (f Fault) h2TLS() bool { return f == H2GoAway || f == H2BadStatus || f == H2ResetInternal }
 
 // Fault is the server's fault.
 func (s *FaultServer) Fault() Fault { return s.fault }
@@ -336,7 +366,7 @@ func (s *FaultServer) serve(raw net.Conn) {
 	case AcceptNoRead:
 		<-s.raw.Done()
 		return
-	case H2GoAway, H2CGoAway, H2BadStatus:
+	case H2GoAway, H2CGoAway, H2BadStatus, H2ResetInternal:
 		s.serveH2(c)
 		return
 	}
@@ -408,7 +438,7 @@ func (s *FaultServer) answer(c *faultConn) bool {
 	case HTTP10:
 		c.write("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nread to close\n")
 		return false
-	case BadStatus:
+	case BadStatus, MalformedHead, MalformedChunked:
 		// The connection stays open: a client that used it again would
 		// read what follows as its next answer, and the server would count
 		// the request.

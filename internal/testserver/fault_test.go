@@ -281,6 +281,34 @@ func TestFaults(t *testing.T) {
 				br.ReadString('\n') // the empty line
 			}
 		}},
+		{MalformedHead, 5, 5, func(t *testing.T, s *FaultServer) {
+			for i, want := range []string{"malformed MIME header", "multiple Content-Length", "invalid empty Content-Length",
+				"unsupported transfer encoding", "too many transfer encodings"} {
+				if _, err := try(t, faultClient(t, s, 5*time.Second), s); err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("GET %d: %v; want %q", i, err, want)
+				}
+			}
+		}},
+		{MalformedChunked, 5, 5, func(t *testing.T, s *FaultServer) {
+			for i, want := range []string{"invalid byte in chunk length", "chunk length too large", "invalid CR in chunked line",
+				"chunked line ends with bare LF", "malformed chunked encoding"} {
+				resp, err := try(t, faultClient(t, s, 5*time.Second), s)
+				if err != nil {
+					t.Fatalf("GET %d: %v; want 200", i, err)
+				}
+				if _, err := io.ReadAll(resp.Body); resp.StatusCode != 200 || err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("GET %d: %d, body %v; want 200 and %q", i, resp.StatusCode, err, want)
+				}
+			}
+		}},
+		{H2ResetInternal, 1, 2, func(t *testing.T, s *FaultServer) {
+			c := faultClient(t, s, 5*time.Second)
+			for i := range 2 {
+				if _, err := try(t, c, s); err == nil || !strings.Contains(err.Error(), "INTERNAL_ERROR") {
+					t.Errorf("request %d: %v; want a stream reset with INTERNAL_ERROR", i, err)
+				}
+			}
+		}},
 		{H2BadStatus, 1, 3, func(t *testing.T, s *FaultServer) {
 			c := faultClient(t, s, 5*time.Second)
 			for i, want := range []int{1000, 99, 600} {

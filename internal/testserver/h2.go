@@ -18,7 +18,8 @@ const goAwayGrace = time.Second
 // serveH2 speaks just enough HTTP/2 on c to answer GoAwayAfter requests
 // with 200, then sends GOAWAY naming the last of them and answers no other
 // stream (H2GoAway, H2CGoAway); or to answer every request with a :status
-// outside 100–599 (H2BadStatus). A TLS connection must have negotiated h2 by ALPN; a
+// outside 100–599 (H2BadStatus), or with RST_STREAM INTERNAL_ERROR
+// (H2ResetInternal). A TLS connection must have negotiated h2 by ALPN; a
 // cleartext one must start with the client preface (prior knowledge).
 func (s *FaultServer) serveH2(c *faultConn) {
 	if tc, ok := c.Conn.(*tls.Conn); ok && tc.ConnectionState().NegotiatedProtocol != "h2" {
@@ -65,6 +66,12 @@ func (s *FaultServer) serveH2(c *faultConn) {
 			s.heads.Add(1)
 			answered++
 			id := f.StreamID
+			if s.fault == H2ResetInternal {
+				if !write(func() error { return fr.WriteRSTStream(id, http2.ErrCodeInternal) }) {
+					return
+				}
+				continue
+			}
 			status := "200"
 			if s.fault == H2BadStatus {
 				status = s.nextVariant().answer
