@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -480,6 +481,49 @@ func TestPathsAgree(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPathsUnfold sends requests through both paths to a server whose
+// answer folds header values (obs-fold, which RFC 9112 §5.2 has a user
+// agent replace with spaces) and pads its Content-Length with zeros: both
+// read it alike, the folded values joined by one space.
+func TestPathsUnfold(t *testing.T) {
+	t.Parallel()
+	const answer = "HTTP/1.1 502 Bad Gateway\r\nServer: gw\r\n  1\r\nX-Served-By: node\r\n\t7 \r\n" +
+		"Content-Length: 0000000000000000000000000004\r\n\r\nbad\n"
+	port := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			if _, err := io.WriteString(c, answer); err != nil {
+				return
+			}
+		}
+	}).Port()
+	got := map[ClientKind][]Result{}
+	for _, client := range clients {
+		o := Options{Max: true, Concurrency: 1, Requests: 3, Client: client, GroupBy: []string{"X-Served-By"},
+			Evidence:    Evidence{Failed: func(s int) bool { return s >= 500 }, Samples: 1},
+			ConnOptions: ConnOptions{Timeout: 5 * time.Second}}
+		got[client] = attack(t, endpoints(t, hostURL("http", port), testserver.Lo4a), o, 20*time.Second)
+	}
+	std, fast := got[ClientStd], got[ClientFast]
+	if len(std) != 3 || len(fast) != 3 {
+		t.Fatalf("%d results on std, %d on fast; want 3 each", len(std), len(fast))
+	}
+	for i := range std {
+		if a, b := describe(std[i]), describe(fast[i]); a != b {
+			t.Errorf("request %d differs:\nstd:  %s\nfast: %s", i, a, b)
+		}
+		if r := fast[i]; r.Err != nil || r.Status != 502 || r.Bytes != 4 || r.ConnReq != i+1 || r.Server != "gw 1" || !slices.Equal(r.Groups, []string{"node 7"}) {
+			t.Errorf("request %d: %d, %v, %d bytes, request %d of its connection, server %q, groups %q; want 502, 4 bytes on one connection, gw 1, node 7",
+				i, r.Status, r.Err, r.Bytes, r.ConnReq, r.Server, r.Groups)
+		}
 	}
 }
 
