@@ -58,6 +58,13 @@ type faultCase struct {
 	atTimeout bool
 	// http selects the protocol (the h2c fault needs HTTP2).
 	http HTTPVersion
+	// alt is another status a request may have (MixedALPN: 200 over
+	// HTTP/2, 204 over HTTP/1.1).
+	alt int
+	// stdMisreads: net/http may take the body a 204 or 304 should not
+	// have for the answer to the next request (README, Limitations), so
+	// the std path is not run; the others must never.
+	stdMisreads bool
 }
 
 // h1Faults are the faults every path meets with HTTP/1.1.
@@ -85,6 +92,8 @@ var h1Faults = []faultCase{
 	{fault: testserver.BadStatus, class: ClassProtocol, fresh: true},
 	{fault: testserver.MalformedHead, class: ClassProtocol, fresh: true},
 	{fault: testserver.MalformedChunked, class: ClassProtocol, status: http.StatusOK, fresh: true},
+	{fault: testserver.NoContentBody, status: http.StatusNoContent, fresh: true, stdMisreads: true},
+	{fault: testserver.NotModifiedBody, status: http.StatusNotModified, fresh: true, stdMisreads: true},
 }
 
 // h2Faults need HTTP/2: net/http serves them, through ClientStd or through
@@ -94,13 +103,16 @@ var h2Faults = []faultCase{
 	{fault: testserver.H2CGoAway, status: http.StatusOK, http: HTTP2},
 	{fault: testserver.H2BadStatus, class: ClassProtocol},
 	{fault: testserver.H2ResetInternal, class: ClassProtocol},
+	// ClientAuto speaks each connection's protocol on its own path, and
+	// never HTTP/1.1 through net/http.
+	{fault: testserver.MixedALPN, status: http.StatusOK, alt: http.StatusNoContent, stdMisreads: true},
 }
 
 // TestFaultSuite runs every HTTP/1.1 fault on both request paths.
 func TestFaultSuite(t *testing.T) {
 	t.Parallel()
 	eachClient(t, func(t *testing.T, client ClientKind) {
-		faultSuite(t, client, h1Faults, "")
+		faultSuite(t, client, slices.DeleteFunc(slices.Clone(h1Faults), func(fc faultCase) bool { return fc.stdMisreads && client == ClientStd }), "")
 	})
 }
 
@@ -110,7 +122,11 @@ func TestFaultSuiteHTTP2(t *testing.T) {
 	t.Parallel()
 	for _, fc := range h2Faults {
 		t.Run(fc.fault.String(), func(t *testing.T) {
-			eachClientOf(t, []ClientKind{ClientStd, ClientAuto}, func(t *testing.T, client ClientKind) {
+			cs := []ClientKind{ClientStd, ClientAuto}
+			if fc.stdMisreads {
+				cs = cs[1:]
+			}
+			eachClientOf(t, cs, func(t *testing.T, client ClientKind) {
 				faultSuite(t, client, []faultCase{fc}, fc.http)
 			})
 		})
@@ -237,7 +253,7 @@ func checkFault(t *testing.T, fc faultCase, client ClientKind, s *testserver.Fau
 		} else {
 			failed++
 		}
-		if r.Class != fc.class || r.Status != fc.status || (r.Err != nil) != (fc.class != ClassNone) {
+		if r.Class != fc.class || r.Status != fc.status && (fc.alt == 0 || r.Status != fc.alt) || (r.Err != nil) != (fc.class != ClassNone) {
 			t.Errorf("request %d: status %d, class %q (%v); want status %d, class %q", i, r.Status, r.Class, r.Err, fc.status, fc.class)
 		}
 		slowest = max(slowest, r.Latency)
@@ -264,22 +280,15 @@ func checkFault(t *testing.T, fc faultCase, client ClientKind, s *testserver.Fau
 		wantHeads = 0
 	}
 	wantConns := int64(len(conns) + reachedNoConn)
-	fallback := client == ClientAuto && strings.HasPrefix(s.URL(), "https:") && slices.ContainsFunc(h2Faults, func(h faultCase) bool { return h.fault == fc.fault })
-	countsMatch := func() bool {
-		if fallback {
-			// The fast path's first dials found h2 and carried nothing:
-			// one per worker that dialled before the endpoint switched.
-			extra := s.Conns() - wantConns
-			return s.Heads() == wantHeads && extra >= 1 && extra <= 4
-		}
-		return s.Heads() == wantHeads && s.Conns() == wantConns
-	}
+	// Every connection carried what it was dialled for: ClientAuto hands
+	// the one on which its fast path found h2 to net/http.
+	countsMatch := func() bool { return s.Heads() == wantHeads && s.Conns() == wantConns }
 	deadline := time.Now().Add(5 * time.Second)
 	for !countsMatch() && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond) // polling the server's counters, not synchronising
 	}
 	if !countsMatch() {
-		t.Errorf("server read %d requests on %d connections; pinprobe sent %d on %d connections (fallback %v)", s.Heads(), s.Conns(), wantHeads, wantConns, fallback)
+		t.Errorf("server read %d requests on %d connections; pinprobe sent %d on %d connections", s.Heads(), s.Conns(), wantHeads, wantConns)
 	}
 	if fc.fault == testserver.H2GoAway || fc.fault == testserver.H2CGoAway {
 		if s.GoAways() == 0 {

@@ -72,7 +72,8 @@ type Result struct {
 // sender sends an endpoint's requests one at a time over the connection
 // it owns, and reports each as a Result. Every worker has one, made by its
 // stream's newSender: httpSender (net/http) or h1Sender (the HTTP/1.1 fast
-// path, chosen by useFastPath; see ClientKind).
+// path, chosen by useFastPath, which hands HTTP/2 connections to an
+// httpSender of its own; see ClientKind).
 //
 // A request path plugs in with a constructor of the shape
 // func(s *stream, parent context.Context) sender, that newStream sets as
@@ -132,6 +133,10 @@ type stream struct {
 	// h1 is the fast path's request and dialer; nil when the stream
 	// sends through net/http only.
 	h1 *h1Path
+	// alpnDial, set for ClientAuto over TLS when HTTP/2 may be spoken,
+	// dials net/http's connections too, so that none of them speaks
+	// HTTP/1.1 (see ClientAuto).
+	alpnDial *h1Dialer
 }
 
 // dial dials the endpoint's address and returns the connection as a
@@ -161,7 +166,6 @@ type epState struct {
 	seen        map[uint64]bool // fingerprints already sent with an exemplar
 	conns       atomic.Uint64   // connections dialled
 	reqs        atomic.Int64    // request IDs issued
-	h2          atomic.Bool     // the server chose HTTP/2 by ALPN: the fast path gave way to net/http
 }
 
 func newEPState() *epState { return &epState{seen: map[uint64]bool{}} }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,10 +95,28 @@ const (
 	// H2ResetInternal is H2GoAway's server resetting every stream with
 	// RST_STREAM INTERNAL_ERROR instead of answering, no GOAWAY.
 	H2ResetInternal
+	// NoContentBody answers 204 No Content with a body anyway, in the same
+	// write as the head, and keeps the connection open. The body is
+	// Leftover: a client that reads the connection again takes it for
+	// the answer to its next request.
+	NoContentBody
+	// NotModifiedBody is NoContentBody with 304 Not Modified.
+	NotModifiedBody
+	// MixedALPN serves HTTPS whose server chooses h2 by ALPN on every
+	// other connection (the first, the third, …), answering 200 there as
+	// H2GoAway's server does but without GOAWAY, and http/1.1 on the
+	// others, answering as NoContentBody: a fleet behind one address
+	// whose instances do not all speak HTTP/2.
+	MixedALPN
 )
 
 // lastFault is the last fault declared.
-const lastFault = H2ResetInternal
+const lastFault = MixedALPN
+
+// Leftover is the body NoContentBody, NotModifiedBody and MixedALPN send
+// where there must be none: a whole response, status 299, that a client
+// reading it as the next answer reports.
+const Leftover = "HTTP/1.1 299 Leftover\r\nContent-Length: 0\r\n\r\n"
 
 var faultNames = map[Fault]string{
 	Refuse: "refuse", ResetAfterRequest: "reset-after-request", CloseAfterRequest: "close-after-request",
@@ -110,6 +129,7 @@ var faultNames = map[Fault]string{
 	TLSExpired: "tls-expired", TLSWrongHost: "tls-wrong-host", H2GoAway: "h2-goaway", H2CGoAway: "h2c-goaway",
 	BadStatus: "bad-status", MalformedHead: "malformed-head", MalformedChunked: "malformed-chunked",
 	H2BadStatus: "h2-bad-status", H2ResetInternal: "h2-reset-internal",
+	NoContentBody: "no-content-body", NotModifiedBody: "not-modified-body", MixedALPN: "mixed-alpn",
 }
 
 // variant is one way a fault with several misbehaves: its name, and what
@@ -211,6 +231,7 @@ type FaultServer struct {
 	heads   atomic.Int64
 	goAways atomic.Int64
 	answers atomic.Int64 // answers of a fault with variants
+	hellos  atomic.Int64 // TLS handshakes begun (MixedALPN)
 }
 
 // StartFault starts a server with fault on a free port of o.Addr.
@@ -232,7 +253,7 @@ func StartFault(t testing.TB, fault Fault, o FaultOptions) *FaultServer {
 		t.Fatalf("testserver: fault %s has no variant %d", fault, o.Variant)
 	}
 	s := &FaultServer{fault: fault, host: o.Host, interval: o.Interval, pki: o.PKI, goAway: o.GoAwayAfter, variant: o.Variant}
-	if s.pki == nil && (fault == TLSExpired || fault == TLSWrongHost || fault.h2TLS()) {
+	if s.pki == nil && (fault == TLSExpired || fault == TLSWrongHost || fault.h2TLS() || fault == MixedALPN) {
 		s.pki = NewPKI(t)
 	}
 	switch fault {
@@ -244,6 +265,15 @@ func StartFault(t testing.TB, fault Fault, o FaultOptions) *FaultServer {
 		s.tlsCfg = &tls.Config{Certificates: []tls.Certificate{s.pki.Leaf("wrong." + o.Host)}}
 	case H2GoAway, H2BadStatus, H2ResetInternal:
 		s.tlsCfg = &tls.Config{Certificates: []tls.Certificate{s.pki.Leaf(o.Host)}, NextProtos: []string{"h2"}}
+	case MixedALPN:
+		leaf := s.pki.Leaf(o.Host)
+		s.tlsCfg = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			proto := "h2"
+			if s.hellos.Add(1)%2 == 0 {
+				proto = "http/1.1"
+			}
+			return &tls.Config{Certificates: []tls.Certificate{leaf}, NextProtos: []string{proto}}, nil
+		}}
 	}
 	if fault == Refuse {
 		s.addr = ClosedAddrPort(t, o.Addr)
@@ -369,6 +399,11 @@ func (s *FaultServer) serve(raw net.Conn) {
 	case H2GoAway, H2CGoAway, H2BadStatus, H2ResetInternal:
 		s.serveH2(c)
 		return
+	case MixedALPN:
+		if c.Conn.(*tls.Conn).ConnectionState().NegotiatedProtocol == "h2" {
+			s.serveH2(c)
+			return
+		}
 	}
 	for c.readRequest() {
 		if !s.answer(c) {
@@ -438,6 +473,10 @@ func (s *FaultServer) answer(c *faultConn) bool {
 	case HTTP10:
 		c.write("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nread to close\n")
 		return false
+	case NoContentBody, MixedALPN:
+		return c.write("HTTP/1.1 204 No Content\r\nContent-Length: " + strconv.Itoa(len(Leftover)) + "\r\n\r\n" + Leftover)
+	case NotModifiedBody:
+		return c.write("HTTP/1.1 304 Not Modified\r\nContent-Length: " + strconv.Itoa(len(Leftover)) + "\r\n\r\n" + Leftover)
 	case BadStatus, MalformedHead, MalformedChunked:
 		// The connection stays open: a client that used it again would
 		// read what follows as its next answer, and the server would count

@@ -11,6 +11,7 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -309,6 +310,21 @@ func TestFaults(t *testing.T) {
 				}
 			}
 		}},
+		{NoContentBody, 1, 1, func(t *testing.T, s *FaultServer) { checkLeftover(t, s, 204) }},
+		{NotModifiedBody, 1, 1, func(t *testing.T, s *FaultServer) { checkLeftover(t, s, 304) }},
+		{MixedALPN, 4, 4, func(t *testing.T, s *FaultServer) {
+			for i, want := range []int{2, 1, 2, 1} {
+				// A connection of its own, closed after the answer: net/http
+				// would read the leftover of an idle one and log it.
+				resp, err := try(t, pinnedClient(t, s.Addr(), s.PKI().ClientConfig(""), false), s)
+				if err != nil || resp.ProtoMajor != want {
+					t.Fatalf("connection %d: %v, %v; want HTTP/%d", i+1, resp, err, want)
+				}
+				if wantStatus := map[int]int{2: 200, 1: 204}[want]; resp.StatusCode != wantStatus {
+					t.Errorf("connection %d: %d; want %d", i+1, resp.StatusCode, wantStatus)
+				}
+			}
+		}},
 		{H2BadStatus, 1, 3, func(t *testing.T, s *FaultServer) {
 			c := faultClient(t, s, 5*time.Second)
 			for i, want := range []int{1000, 99, 600} {
@@ -339,6 +355,20 @@ func TestFaults(t *testing.T) {
 				t.Errorf("%s: %d connections, %d heads; want %d, %d", tt.fault, s.Conns(), s.Heads(), tt.wantConns, tt.wantHeads)
 			}
 		})
+	}
+}
+
+// checkLeftover reads one answer of status from s and, on the same
+// connection, the Leftover after it.
+func checkLeftover(t *testing.T, s *FaultServer, status int) {
+	t.Helper()
+	_, br := rawGet(t, s)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	if err != nil || resp.StatusCode != status || resp.Header.Get("Content-Length") != strconv.Itoa(len(Leftover)) {
+		t.Fatalf("answer: %v, %v; want %d announcing %d bytes", resp, err, status, len(Leftover))
+	}
+	if next, err := http.ReadResponse(br, nil); err != nil || next.StatusCode != 299 {
+		t.Errorf("after the %d: %v, %v; want the leftover 299", status, next, err)
 	}
 }
 

@@ -19,7 +19,8 @@ const goAwayGrace = time.Second
 // with 200, then sends GOAWAY naming the last of them and answers no other
 // stream (H2GoAway, H2CGoAway); or to answer every request with a :status
 // outside 100–599 (H2BadStatus), or with RST_STREAM INTERNAL_ERROR
-// (H2ResetInternal). A TLS connection must have negotiated h2 by ALPN; a
+// (H2ResetInternal); MixedALPN's h2 connections are answered 200 without
+// GOAWAY. A TLS connection must have negotiated h2 by ALPN; a
 // cleartext one must start with the client preface (prior knowledge).
 func (s *FaultServer) serveH2(c *faultConn) {
 	if tc, ok := c.Conn.(*tls.Conn); ok && tc.ConnectionState().NegotiatedProtocol != "h2" {
