@@ -243,6 +243,21 @@ type DNS struct {
 	// Input names the input a merged report's entry comes from (see
 	// Report.Inputs); empty in a single run's report.
 	Input string `json:"input,omitempty"`
+	// Looks counts the times --re-resolve asked for the host's addresses
+	// during the run; Missed says how many of them got none within the
+	// interval (nil when none missed).
+	Looks  int64      `json:"looks,omitempty"`
+	Missed *DNSMissed `json:"missed,omitempty"`
+}
+
+// DNSMissed is the looks of --re-resolve that got no addresses for a host
+// within the interval (the lookup timed out or failed): a change of its
+// addresses then went unseen until a later look.
+type DNSMissed struct {
+	Looks int64  `json:"looks"`
+	First Time   `json:"first"` // when the first of them began
+	Last  Time   `json:"last"`  // when the last of them began
+	Error string `json:"error"` // why the last got none: "timed out", "server answered SERVFAIL"
 }
 
 // Stats are the tallies of one scope: an endpoint, a family or the total.

@@ -778,7 +778,7 @@ func richReport(t *testing.T) *report.Report {
 				{At: report.Time{Time: added}, Added: []string{"2001:db8::5"}, Removed: []string{}},
 				{At: report.Time{Time: left}, Added: []string{}, Removed: []string{"2001:db8::6", "2001:db8::7"}},
 				{At: report.Time{Time: back}, Added: []string{"2001:db8::6"}, Removed: []string{}},
-			}},
+			}, Looks: 19, Missed: &report.DNSMissed{Looks: 2, First: report.Time{Time: left.Add(time.Second)}, Last: report.Time{Time: left.Add(2 * time.Second)}, Error: "timed out"}},
 			{Host: "gone.example.com", Port: 443, Source: "system", Addresses: []string{}, Error: "resolve gone.example.com (system): no such host",
 				Changes: []report.DNSChange{}},
 		},

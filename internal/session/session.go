@@ -140,9 +140,9 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	if cfg.ReResolve > 0 {
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()
-		changes = watchDNS(watchCtx, cfg.Resolver, cfg.Targets, s.DNS, cfg.ReResolve)
+		changes = watchDNS(watchCtx, cfg.Resolver, cfg.Targets, cfg.ReResolve)
 	}
-	w := &dnsWatch{run: run, agg: agg, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log}
+	w := &dnsWatch{run: run, agg: agg, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log, silent: map[string]bool{}}
 	var looks <-chan time.Time
 	maxLooks := 0
 	if cfg.UntilVerdict {

@@ -252,6 +252,11 @@ func (m *mdWriter) dns(v *View) {
 		rows = append(rows, []string{mdText(d.Host), mdText(d.Source), addrs, ch})
 	}
 	m.table([]string{"Host", "Resolved by", "Addresses (latest answer)", "Changes during the run"}, "llll", rows)
+	for _, d := range v.DNS {
+		if d.Missed != "" {
+			m.printf("\n%s: %s.\n", mdText(d.Host), mdText(d.Missed))
+		}
+	}
 	if changes == 0 {
 		m.printf("\nNo DNS change was seen during the run.\n")
 		return

@@ -171,6 +171,9 @@ func (t *textWriter) dns(v *View) {
 		for _, c := range d.Changes {
 			t.para("", "   ", "changed at "+c.Clock+": "+c.What, 6)
 		}
+		if d.Missed != "" {
+			t.para("", "   ", d.Missed, 6)
+		}
 	}
 }
 

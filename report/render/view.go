@@ -207,6 +207,10 @@ type DNSRow struct {
 	Addresses string // or "no addresses: why"
 	Failed    bool
 	Changes   []DNSChangeRow
+	// Missed says which looks of --re-resolve got no addresses in time:
+	// "2 of 19 looks got no addresses in time, 20:43:09–20:43:10 UTC (timed
+	// out): a change then went unseen"; "" when none missed.
+	Missed string
 }
 
 // DNSChangeRow is one change of a host's addresses.
@@ -630,6 +634,14 @@ func (v *View) dns(r *report.Report) {
 				what = append(what, "removed "+strings.Join(c.Removed, ", "))
 			}
 			row.Changes = append(row.Changes, DNSChangeRow{At: utc(c.At), Clock: c.At.UTC().Format("15:04:05"), What: strings.Join(what, "; ")})
+		}
+		if m := d.Missed; m != nil {
+			when := "at " + m.First.UTC().Format("15:04:05")
+			if m.Looks > 1 {
+				when = m.First.UTC().Format("15:04:05") + "–" + m.Last.UTC().Format("15:04:05")
+			}
+			row.Missed = fmt.Sprintf("%d of %d look%s of --re-resolve got no addresses in time, %s UTC (%s): a change then went unseen",
+				m.Looks, d.Looks, phrase.Plural(int(d.Looks)), when, m.Error)
 		}
 		v.DNS = append(v.DNS, row)
 	}

@@ -221,3 +221,32 @@ func TestFormatsSayTheSame(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatsSayMissedLooks: the looks of --re-resolve that got no
+// addresses in time are said, the same words in every format, under their
+// host.
+func TestFormatsSayMissedLooks(t *testing.T) {
+	r := insideReport(t)
+	first := r.StartedAt.Add(2 * time.Second)
+	r.DNS[0].Looks = 30
+	r.DNS[0].Missed = &report.DNSMissed{Looks: 3, First: report.Time{Time: first}, Last: report.Time{Time: first.Add(2 * time.Second)}, Error: "timed out"}
+	v := NewView(r)
+	want := "3 of 30 looks of --re-resolve got no addresses in time, 20:43:02–20:43:04 UTC (timed out): a change then went unseen"
+	if got := v.DNS[0].Missed; got != want {
+		t.Fatalf("missed looks %q; want %q", got, want)
+	}
+	var text, md strings.Builder
+	if err := writeText(&text, r, Options{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarkdown(&md, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for name, doc := range map[string]string{"text": text.String(), "markdown": strings.ReplaceAll(md.String(), `\`, ""),
+		"html": textOf(parseHTML(t, renderHTML(t, r)))} {
+		if !strings.Contains(norm(doc), want) {
+			t.Errorf("the %s report lacks %q", name, want)
+		}
+	}
+}
