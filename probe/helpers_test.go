@@ -59,11 +59,12 @@ func attack(t *testing.T, eps []*Endpoint, o Options, limit time.Duration) []Res
 	return collect(t, results, limit)
 }
 
-// sentOnly returns the results that are requests, leaving out drop counts.
+// sentOnly returns the results that are requests, leaving out drop counts
+// and pauses.
 func sentOnly(rs []Result) []Result {
 	var out []Result
 	for _, r := range rs {
-		if r.Dropped == 0 {
+		if r.Request() {
 			out = append(out, r)
 		}
 	}
@@ -81,7 +82,7 @@ type tally struct {
 func tallyOf(rs []Result) tally {
 	tl := tally{sent: map[int]int{}, dropped: map[int]int{}, status: map[int]map[int]int{}, classes: map[int]map[ErrorClass]int{}}
 	for _, r := range rs {
-		if r.Dropped > 0 {
+		if !r.Request() {
 			tl.dropped[r.Endpoint] += r.Dropped
 			continue
 		}

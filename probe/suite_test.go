@@ -190,7 +190,7 @@ func faultSuite(t *testing.T, client ClientKind, cases []faultCase, version HTTP
 			dropped := map[int]int{}
 			sent := 0
 			for _, r := range rs {
-				if r.Dropped > 0 {
+				if !r.Request() {
 					dropped[r.Endpoint] += r.Dropped
 					continue
 				}

@@ -19,7 +19,10 @@ import (
 
 // Result is one request's outcome, or (when Dropped > 0) a count of requests
 // that were due on an endpoint but not sent because it already had
-// Concurrency requests in flight.
+// Concurrency requests in flight, or (when Missed > 0) a pause: the
+// endpoint's scheduler did not run from Start for Paused (the process was
+// stopped, the machine suspended), and the Missed requests due meanwhile
+// were not sent.
 type Result struct {
 	Endpoint int       // Endpoint.ID
 	Start    time.Time // when the request started (for drops: when they were counted)
@@ -67,7 +70,14 @@ type Result struct {
 	Groups []string
 
 	Dropped int // > 0: this Result only counts drops
+
+	Missed int           // > 0: this Result only records a pause
+	Paused time.Duration // how long the pause kept the requests from being sent
 }
+
+// Request reports whether r is a request's outcome, not a count of drops
+// or a pause.
+func (r *Result) Request() bool { return r.Dropped == 0 && r.Missed == 0 }
 
 // sender sends an endpoint's requests one at a time over the connection
 // it owns, and reports each as a Result. Every worker has one, made by its

@@ -101,6 +101,9 @@ func (m *mdWriter) title(v *View) {
 	if r.Interrupted {
 		m.printf("\n**Interrupted after %s:** the run was stopped early; this report covers every request sent until then.\n", mdSecs(r.DurationS))
 	}
+	for _, p := range v.Run.Pauses {
+		m.printf("\n**Paused** %s.\n", mdText(p))
+	}
 }
 
 // titleHosts names the probed hosts, at most three.

@@ -144,6 +144,9 @@ func (t *textWriter) header(v *View) {
 	if run.Interrupted {
 		t.para(AnsiRed+ansiBold, "INTERRUPTED", fmt.Sprintf("after %s: this report covers every request sent until then.", run.Seconds), 2)
 	}
+	for _, p := range run.Pauses {
+		t.para(AnsiRed+ansiBold, "PAUSED", p+".", 2)
+	}
 	if run.Settled != "" {
 		t.para(ansiBold, "STOPPED EARLY", run.Settled+".", 2)
 	}

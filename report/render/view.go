@@ -193,6 +193,10 @@ type RunView struct {
 	// Settled says that --until-verdict stopped the run early, and when;
 	// "" when it did not.
 	Settled string
+	// Pauses say each stretch in which pinprobe did not run, after the
+	// word PAUSED: "3.0s at 20:43:05 UTC: 6000 requests due then not sent
+	// (pinprobe did not run: …)".
+	Pauses  []string
 	Command string // shell-quoted, secrets redacted
 	// Clients are the local addresses the requests came from, and Ports
 	// the local ports ("50100, 50101 (2 ports)" or a range).
@@ -591,6 +595,10 @@ func (v *View) run(r *report.Report) {
 		sent += fmt.Sprintf("; %d could not be sent by this machine (client errors)", t.ClientErrors)
 	}
 	v.Run.Sent = sent
+	for _, p := range r.Pauses {
+		v.Run.Pauses = append(v.Run.Pauses, fmt.Sprintf("%.1fs at %s UTC: %d request%s due then not sent (pinprobe itself did not run: the process was stopped, as by Ctrl-Z, or the machine suspended)",
+			p.DurationS, p.At.UTC().Format("15:04:05"), p.Requests, phrase.Plural(int(p.Requests))))
+	}
 	if s := r.Settled; s != nil {
 		v.Run.Settled = fmt.Sprintf("--until-verdict stopped the run once the verdict was settled: at %s UTC, after %d request%s (look %d of %d, at level %s)",
 			phrase.Clock(s.At.Time), s.Requests, phrase.Plural(int(s.Requests)), s.Look, s.MaxLooks, phrase.AlphaValue(s.Alpha))

@@ -250,3 +250,32 @@ func TestFormatsSayMissedLooks(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatsSayPauses: a stretch in which pinprobe did not run is said
+// near the top, the same words in every format.
+func TestFormatsSayPauses(t *testing.T) {
+	r := insideReport(t)
+	r.Pauses = []report.Pause{{At: report.Time{Time: r.StartedAt.Add(5 * time.Second)}, DurationS: 3.002, Requests: 6000}}
+	v := NewView(r)
+	want := "3.0s at 20:43:05 UTC: 6000 requests due then not sent (pinprobe itself did not run: the process was stopped, as by Ctrl-Z, or the machine suspended)"
+	if len(v.Run.Pauses) != 1 || v.Run.Pauses[0] != want {
+		t.Fatalf("pauses %q; want [%q]", v.Run.Pauses, want)
+	}
+	var text, md strings.Builder
+	if err := writeText(&text, r, Options{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarkdown(&md, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(text.String(), "\n")
+	if i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "PAUSED "+want) }); i < 0 || i > 3 {
+		t.Errorf("text report: PAUSED line at %d; want one of the first lines:\n%s", i, strings.Join(lines[:min(8, len(lines))], "\n"))
+	}
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for name, doc := range map[string]string{"markdown": strings.ReplaceAll(md.String(), `**`, ""), "html": textOf(parseHTML(t, renderHTML(t, r)))} {
+		if !strings.Contains(norm(doc), "Paused "+want) {
+			t.Errorf("the %s report lacks %q", name, want)
+		}
+	}
+}
