@@ -74,7 +74,7 @@ func sentOnly(rs []Result) []Result {
 // tally sums results per endpoint.
 type tally struct {
 	sent    map[int]int // results that are requests
-	dropped map[int]int
+	dropped map[int]int // due but not sent: drops, and the requests of a pause (a machine too loaded to run the test)
 	status  map[int]map[int]int
 	classes map[int]map[ErrorClass]int
 }
@@ -83,7 +83,7 @@ func tallyOf(rs []Result) tally {
 	tl := tally{sent: map[int]int{}, dropped: map[int]int{}, status: map[int]map[int]int{}, classes: map[int]map[ErrorClass]int{}}
 	for _, r := range rs {
 		if !r.Request() {
-			tl.dropped[r.Endpoint] += r.Dropped
+			tl.dropped[r.Endpoint] += r.Dropped + r.Missed
 			continue
 		}
 		tl.sent[r.Endpoint]++

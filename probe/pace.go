@@ -53,10 +53,11 @@ func (p *pacer) retune(share int64) {
 // still have been merely late. Past it, pinprobe itself did not run
 // meanwhile: the process was stopped (Ctrl-Z, SIGSTOP), the machine
 // suspended, or starved of CPU for that long. A late wake-up of a loaded
-// machine is milliseconds, tens of them at worst; a client that cannot
-// keep up falls behind by a little at each look, never by this much at
-// once.
-const pauseGap = 2 * lateGrace
+// machine is milliseconds, tens of them at worst, though one running a
+// whole repository's tests beside headless Chromium appears to have held
+// a scheduler half a second once. A client that cannot keep up falls
+// behind by a little at each look, never by this much at once.
+const pauseGap = time.Second
 
 // stalled reports whether a scheduler lag behind the request it is about
 // to send has not run since its previous look, when it was before behind

@@ -275,8 +275,8 @@ func TestPacerLook(t *testing.T) {
 			wantSent: 650, wantGaps: []gap{{1 * s, 2 * s, 200}, {7 * s, 1500 * ms, 150}}},
 		{name: "stopped across the end: what was due before it", rate: 100, end: 2 * s,
 			stops: map[int64]time.Duration{150: 3 * s}, wantSent: 150, wantGaps: []gap{{1500 * ms, 3 * s, 50}}},
-		{name: "stopped 400 ms: only late, everything sent", rate: 100, end: 5 * s,
-			stops: map[int64]time.Duration{100: 400 * ms}, wantSent: 500},
+		{name: "stopped 900 ms: only late, everything sent", rate: 100, end: 5 * s,
+			stops: map[int64]time.Duration{100: 900 * ms}, wantSent: 500},
 		{name: "every wake-up 30 ms late", rate: 100, end: 5 * s, wake: 30 * ms, wantSent: 500},
 		{name: "a client too slow for its rate falls behind, skips nothing", rate: 1000, end: 2 * s, work: 2 * ms, wantSent: 2000},
 	}

@@ -191,7 +191,7 @@ func faultSuite(t *testing.T, client ClientKind, cases []faultCase, version HTTP
 			sent := 0
 			for _, r := range rs {
 				if !r.Request() {
-					dropped[r.Endpoint] += r.Dropped
+					dropped[r.Endpoint] += r.Dropped + r.Missed
 					continue
 				}
 				byEP[r.Endpoint] = append(byEP[r.Endpoint], r)
