@@ -24,7 +24,8 @@ type dnsUpdate struct {
 
 func dnsKey(host string, port uint16) string { return probe.StaticKey(host, port) }
 
-// watchDNS resolves every target again every interval, each host on its own
+// watchDNS resolves every target whose addresses come from DNS again every
+// interval, each host on its own
 // and every lookup bounded by the interval, and sends what each look saw.
 // So a DNS server that stops answering costs the looks it does not answer,
 // no more: the next look starts on time and sees a change as soon as the
@@ -41,10 +42,13 @@ func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, e
 	var keys []key
 	seen := map[string]bool{}
 	for _, t := range targets {
-		if k := dnsKey(t.Host(), t.Port()); !seen[k] {
+		if k := dnsKey(t.Host(), t.Port()); !seen[k] && r.FromDNS(t.Host(), t.Port()) {
 			seen[k] = true
 			keys = append(keys, key{t.Host(), t.Port()})
 		}
+	}
+	if len(keys) == 0 {
+		return out // nothing can change: no look to make
 	}
 	go func() {
 		tick := time.NewTicker(every)
@@ -85,9 +89,13 @@ func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, e
 	return out
 }
 
-// cause is what a failed resolution says after "resolve HOST (SOURCE): ".
+// cause is why a resolution failed, without the host and source its
+// error names ("resolve HOST (SOURCE): timed out").
 func cause(err error) string {
-	msg := err.Error()
+	if c := errors.Unwrap(err); c != nil {
+		return c.Error()
+	}
+	msg := err.Error() // "no addresses", "no ipv6 address among …"
 	if _, after, ok := strings.Cut(msg, "): "); ok {
 		return after
 	}
