@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"pinprobe/probe"
@@ -35,18 +35,7 @@ func dnsKey(host string, port uint16) string { return probe.StaticKey(host, port
 // still work); it is counted as missed (see dnsWatch.apply).
 func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, every time.Duration) <-chan dnsUpdate {
 	out := make(chan dnsUpdate)
-	type key struct {
-		host string
-		port uint16
-	}
-	var keys []key
-	seen := map[string]bool{}
-	for _, t := range targets {
-		if k := dnsKey(t.Host(), t.Port()); !seen[k] && r.FromDNS(t.Host(), t.Port()) {
-			seen[k] = true
-			keys = append(keys, key{t.Host(), t.Port()})
-		}
-	}
+	keys := slices.DeleteFunc(hostPorts(targets), func(k hostPort) bool { return !r.FromDNS(k.host, k.port) })
 	if len(keys) == 0 {
 		return out // nothing can change: no look to make
 	}
@@ -61,12 +50,7 @@ func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, e
 			}
 			at := time.Now()
 			look, cancel := context.WithTimeout(ctx, every)
-			res := make([]probe.Resolution, len(keys))
-			var wg sync.WaitGroup
-			for i, k := range keys {
-				wg.Go(func() { res[i] = r.Resolve(look, k.host, k.port) })
-			}
-			wg.Wait()
+			res := resolveAll(look, r, keys)
 			cancel()
 			if ctx.Err() != nil {
 				return // the run ended during the look: nothing was missed
