@@ -399,7 +399,16 @@ func untilVerdictDemo(t *testing.T, i int, want []string) {
 		}
 		code, stdout, stderr := pinprobe(t, "--demo", "--format", "json", "-q", "--until-verdict", "-d", "25s", "--rate", rate)
 		if code != exitOK {
-			t.Fatalf("run %d: exit %d\n%s", i, code, stderr)
+			var rep struct {
+				Totals  struct{ Requests, Failed, Dropped int64 }
+				Verdict struct {
+					Summary string
+					Notes   []string
+				}
+			}
+			_ = json.Unmarshal([]byte(stdout), &rep)
+			t.Fatalf("run %d: exit %d\n%s\nthe report so far: %d requests, %d failed, %d dropped: %s\nnotes: %q", i, code, stderr,
+				rep.Totals.Requests, rep.Totals.Failed, rep.Totals.Dropped, rep.Verdict.Summary, rep.Verdict.Notes)
 		}
 		var doc struct {
 			Settled *struct {

@@ -5,8 +5,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/textproto"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -56,8 +59,7 @@ func Classify(err error) ErrorClass {
 	if errors.As(err, &dnsErr) {
 		return ClassDNS
 	}
-	var proto *ProtocolError
-	if errors.As(err, &proto) {
+	if isProtocol(err) {
 		return ClassProtocol
 	}
 	if isTimeout(err) {
@@ -91,15 +93,57 @@ func Classify(err error) ErrorClass {
 	switch {
 	case strings.Contains(msg, "server closed idle connection"):
 		return ClassEOF // net/http's errServerClosedIdle: the peer closed a kept-alive connection
-	case strings.Contains(msg, "malformed HTTP"), strings.Contains(msg, "http2:"),
-		strings.Contains(msg, "unexpected HTTP"), strings.Contains(msg, "invalid header"),
-		strings.Contains(msg, "bad Content-Length"), strings.Contains(msg, "too many headers"),
-		strings.Contains(msg, "response header"):
+	case slices.ContainsFunc(protocolText, func(s string) bool { return strings.Contains(msg, s) }):
 		return ClassProtocol
 	case strings.Contains(msg, "tls: "):
 		return ClassTLS
 	}
 	return ClassOther
+}
+
+// isProtocol reports whether err is a response that breaks HTTP, as the
+// types say it: the fast path's *ProtocolError, a head net/http's
+// textproto reader refused (a field line without a colon, folding after
+// the status line), or an HTTP/2 stream error (a RST_STREAM from the
+// server, or a frame net/http refused), which net/http does not export
+// but lets errors.As copy into a struct of the same fields.
+func isProtocol(err error) bool {
+	var (
+		proto  *ProtocolError
+		mime   textproto.ProtocolError
+		stream h2StreamError
+	)
+	return errors.As(err, &proto) || errors.As(err, &mime) || errors.As(err, &stream)
+}
+
+// h2StreamError has the fields of net/http's HTTP/2 stream error (as
+// golang.org/x/net/http2.StreamError does), so errors.As fills it.
+type h2StreamError struct {
+	StreamID uint32
+	Code     uint32
+	Cause    error
+}
+
+func (e h2StreamError) Error() string {
+	return fmt.Sprintf("stream error: stream ID %d; code %d", e.StreamID, e.Code)
+}
+
+// protocolText are the broken responses net/http reports only as text
+// (fmt.Errorf, or unexported types and values), each as it says it.
+var protocolText = []string{
+	"malformed HTTP",       // the status line: response, status code, version
+	"http2:",               // HTTP/2 framing, GOAWAY with an error
+	"unexpected HTTP",      // an answer without a request
+	"invalid header",       // field names and values
+	"Content-Length",       // bad, invalid empty, multiple Content-Length headers
+	"transfer encoding",    // unsupported transfer encoding, too many transfer encodings
+	"chunk length",         // invalid byte in, too large, empty hex number for chunk length
+	"chunked line",         // chunked line ends with bare LF, invalid CR in chunked line
+	"chunked encoding",     // malformed chunked encoding, chunked encoding contains too much non-data
+	"header line too long", // a chunk line over 4 KiB
+	"too many headers",
+	"response header", // server response headers exceeded MaxResponseHeaderBytes
+	"trailer key",     // bad trailer key
 }
 
 // isClient reports whether err is the client machine running out of

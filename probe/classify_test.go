@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"os"
 	"syscall"
@@ -195,6 +196,19 @@ func TestClassifySynthetic(t *testing.T) {
 		{"bad content length", errors.New(`net/http: bad Content-Length "x"`), ClassProtocol},
 		{"switched protocols", fmt.Errorf("HTTP/1.1 101 Switching Protocols: %w", errSwitched), ClassProtocol},
 		{"headers too large", errors.New("net/http: server response headers exceeded 10485760 bytes; aborted"), ClassProtocol},
+		// By type, whatever the text says.
+		{"textproto", fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", textproto.ProtocolError("no colon")), ClassProtocol},
+		{"fast path", fmt.Errorf("read response from 127.0.0.1:80: %w", protoErr("status line %q", "SSH-2.0")), ClassProtocol},
+		// net/http's own words, where it has no type.
+		{"multiple content length", errors.New(`net/http: HTTP/1.x transport connection broken: http: message cannot contain multiple Content-Length headers; got ["2" "3"]`), ClassProtocol},
+		{"empty content length", errors.New(`net/http: HTTP/1.x transport connection broken: invalid empty Content-Length ""`), ClassProtocol},
+		{"unsupported transfer encoding", errors.New(`net/http: HTTP/1.x transport connection broken: unsupported transfer encoding: "gzip"`), ClassProtocol},
+		{"too many transfer encodings", errors.New(`net/http: HTTP/1.x transport connection broken: too many transfer encodings: ["chunked" "chunked"]`), ClassProtocol},
+		{"chunk length byte", errors.New("invalid byte in chunk length"), ClassProtocol},
+		{"chunk length large", errors.New("http chunk length too large"), ClassProtocol},
+		{"chunk line CR", errors.New("invalid CR in chunked line"), ClassProtocol},
+		{"chunk line LF", errors.New("chunked line ends with bare LF"), ClassProtocol},
+		{"chunked", errors.New("malformed chunked encoding"), ClassProtocol},
 		{"other", errors.New("something else"), ClassOther},
 		{"canceled", context.Canceled, ClassOther},
 	}

@@ -66,6 +66,10 @@ type trackedConn struct {
 	dialed        time.Time
 	local, remote netip.AddrPort
 	closed        atomic.Bool
+	// connect and tls are how long the TCP connect and the TLS handshake
+	// took when the fast path's dialer made the connection (net/http's
+	// trace does not see them then); zero otherwise.
+	connect, tls time.Duration
 }
 
 func (c *trackedConn) Close() error {

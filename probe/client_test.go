@@ -1,17 +1,21 @@
 package probe
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -221,9 +225,52 @@ func TestH2C(t *testing.T) {
 	}
 }
 
+// TestHTTP2WithoutALPN: --http 2 over TLS to a server that offers no
+// protocol by ALPN (so net/http would speak HTTP/1.1 to it) is a protocol
+// error on every path that speaks HTTP/2: ClientAuto finds out in the
+// handshake and sends nothing; ClientStd, whose handshake is net/http's,
+// once the answer comes.
+func TestHTTP2WithoutALPN(t *testing.T) {
+	t.Parallel()
+	pki := testserver.NewPKI(t)
+	noALPN := &tls.Config{Certificates: []tls.Certificate{pki.Leaf(testHost)}}
+	eachClientOf(t, []ClientKind{ClientAuto, ClientStd}, func(t *testing.T, client ClientKind) {
+		var heads atomic.Int64
+		port := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
+			tc := tls.Server(c, noALPN)
+			br := bufio.NewReader(tc)
+			for {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				heads.Add(1)
+				io.Copy(io.Discard, req.Body)
+				io.WriteString(tc, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
+			}
+		}).Port()
+		o := Options{Rate: 100, Requests: 3, Client: client,
+			ConnOptions: ConnOptions{HTTP: HTTP2, Timeout: 5 * time.Second, TLS: &tls.Config{RootCAs: pki.Pool}}}
+		rs := sentOnly(attack(t, endpoints(t, hostURL("https", port), testserver.Lo4a), o, 20*time.Second))
+		for _, r := range rs {
+			if r.Class != ClassProtocol || r.Status != 0 {
+				t.Errorf("status %d, class %q (%v); want a protocol error", r.Status, r.Class, r.Err)
+			}
+		}
+		wantHeads := int64(0)
+		if client == ClientStd {
+			wantHeads = int64(len(rs))
+		}
+		if len(rs) != 3 || heads.Load() != wantHeads {
+			t.Errorf("%d results, the server read %d requests; want 3 and %d", len(rs), heads.Load(), wantHeads)
+		}
+	})
+}
+
 // TestFastClientRefusesHTTP2: ClientFast speaks HTTP/1.1 only, so Start
 // refuses --http 2 (and CONNECT) instead of measuring net/http unasked, and
-// an unknown client is refused too; ClientAuto hands them to net/http.
+// an unknown client is refused too; ClientAuto hands --http 2 to net/http,
+// and refuses CONNECT too: it never speaks HTTP/1.1 through net/http.
 func TestFastClientRefusesHTTP2(t *testing.T) {
 	eps := endpoints(t, "https://"+testHost+"/", testserver.Lo4a)
 	connect := endpoints(t, "http://"+testHost+"/", testserver.Lo4a)
@@ -238,7 +285,8 @@ func TestFastClientRefusesHTTP2(t *testing.T) {
 		{"fast, CONNECT", connect, Options{Client: ClientFast}, true},
 		{"unknown client", eps, Options{Client: "curl"}, true},
 		{"auto, --http 2", eps, Options{Client: ClientAuto, ConnOptions: ConnOptions{HTTP: HTTP2}}, false},
-		{"auto, CONNECT", connect, Options{Client: ClientAuto}, false},
+		{"auto, CONNECT", connect, Options{Client: ClientAuto}, true},
+		{"std, CONNECT", connect, Options{Client: ClientStd}, false},
 		{"std, --http 2", eps, Options{Client: ClientStd, ConnOptions: ConnOptions{HTTP: HTTP2}}, false},
 	}
 	for _, tt := range tests {

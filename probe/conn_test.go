@@ -75,19 +75,13 @@ var connProtos = []protoCase{
 
 // clients are the request paths that speak pc: both for HTTP/1.1; for
 // HTTP/2 net/http, also reached through ClientAuto (which, for --http auto
-// over TLS, first offers h2 on the fast path and gives way when the server
-// chooses it).
+// over TLS, dials on the fast path offering h2 and hands the connection
+// to net/http when the server chooses it).
 func (pc protoCase) clients() []ClientKind {
 	if pc.proto == 2 {
 		return []ClientKind{ClientStd, ClientAuto}
 	}
 	return clients
-}
-
-// fallback reports whether client reaches pc's server through the fast
-// path's ALPN offer first: that connection, numbered, carries nothing.
-func (pc protoCase) fallback(client ClientKind) bool {
-	return client == ClientAuto && pc.http == HTTPAuto && pc.scheme == "https"
 }
 
 // startConnLog serves a connLog on 127.0.0.1 for pc: TLS with the test CA
@@ -125,10 +119,9 @@ func TestConnRequests(t *testing.T) {
 
 func testConnRequests(t *testing.T, pc protoCase, client ClientKind, pki *testserver.PKI) {
 	l, ep := startConnLog(t, pc, pki)
-	firstID := uint64(1)
-	if pc.fallback(client) {
-		firstID = 2
-	}
+	// ClientAuto's first connection, dialled by its fast path, carries
+	// the first request in net/http: no dial is lost to finding h2.
+	const firstID = 1
 	o := Options{Max: true, Concurrency: 1, Requests: 40, Client: client, ConnOptions: ConnOptions{
 		HTTP: pc.http, TLS: &tls.Config{RootCAs: pki.Pool}, ConnRequests: 4, Timeout: 5 * time.Second,
 	}}
@@ -209,9 +202,7 @@ func testConnAge(t *testing.T, pc protoCase, client ClientKind, pki *testserver.
 			t.Errorf("connection %d: request %d; want %d", r.ConnID, r.ConnReq, reqs[r.ConnID])
 		}
 		if r.ConnReq == 1 {
-			// Its first byte came after the connection was dialled (and,
-			// on ClientAuto's fallback, after the fast path's handshake
-			// that found h2).
+			// Its first byte came after the connection was dialled.
 			first[r.ConnID] = r.Start.Add(r.TTFB)
 		} else if old := r.Start.Sub(first[r.ConnID]); old >= age+slack {
 			t.Errorf("connection %d reused %v after its first byte; want a new one after %v", r.ConnID, old, age)

@@ -447,7 +447,10 @@ const Rotation = 4
 // a slow backend. A scheduler that wakes
 // late sends what fell due meanwhile at once, so every request of the plan
 // is sent or counted as dropped, unless the client falls more than
-// lateGrace behind at the end.
+// lateGrace behind at the end. One that did not run at all for a while
+// (stalled: the process was stopped) does not: the requests due meanwhile
+// are counted as missed, in one Result that says when and for how long,
+// and the schedule goes on from the first request due after it.
 func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 	s := a.s
 	var idle idlePool
@@ -460,6 +463,28 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 	lastFlush := time.Now()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	// lag is how far behind the schedule the scheduler was at its last
+	// look; 0 once it slept until a request fell due.
+	var lag time.Duration
+	// look looks at the next request (see pacer.look): false when the
+	// scheduler had stalled and skipped the requests due meanwhile, which
+	// it reports in one Result.
+	look := func() bool {
+		now := time.Now()
+		from := r.started.Add(p.next())
+		var missed int64
+		if lag, missed = p.look(now.Sub(r.started), lag, r.opts.Duration); missed > 0 {
+			r.results <- Result{Endpoint: s.ep.ID, Start: from, Missed: int(missed), Paused: now.Sub(from)}
+		}
+		return missed == 0
+	}
+	// ended counts, when the run's planned end passed while the scheduler
+	// was stalled, the requests it did not send before it.
+	ended := func() {
+		if r.lateCtx.Err() == context.DeadlineExceeded {
+			look()
+		}
+	}
 	spawn := func() {
 		spawned++
 		since := new(atomic.Int64)
@@ -525,9 +550,11 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 			wait = min(wait, spawnAge/4)
 		}
 		if wait > 0 {
+			lag = 0
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
+				ended()
 				return
 			case <-a.retune:
 				timer.Stop()
@@ -539,7 +566,11 @@ func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
 				continue // woken to look at the owed requests
 			}
 		} else if ctx.Err() != nil {
+			ended()
 			return
+		}
+		if !look() {
+			continue
 		}
 		p.k++
 		switch {

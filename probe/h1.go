@@ -23,7 +23,7 @@ import (
 //
 //	start := time.Now(); deadline := start.Add(timeout)
 //	if c != nil && c.stale(start) { c = nil }       // closed by the server while idle
-//	if c == nil { c, err = dialer.dial(ctx, deadline) } // errH2Negotiated: use net/http
+//	if c == nil { c, err = dialer.dialAny(ctx, deadline) } // h2 by ALPN: hand c to net/http
 //	last := newConnEachRequest || c.requests()+1 >= maxPerConn
 //	err = c.roundTrip(tmpl, requestID, last, deadline, resp)
 //	c.result(&res, resp)                            // Status, Bytes, Reused, addresses, phases
@@ -45,6 +45,12 @@ const (
 // the endpoint through net/http instead.
 var errH2Negotiated = errors.New("the server chose HTTP/2 by ALPN")
 
+// errH1Negotiated is what the net/http path of ClientAuto gets when the
+// server chose HTTP/1.1 (or nothing) by ALPN on a connection it dialled:
+// nothing was sent, and the connection waits for the fast path (see
+// httpSender.dialTLS).
+var errH1Negotiated = errors.New("the server chose HTTP/1.1 by ALPN")
+
 // h1Dialer opens the HTTP/1.1 connections of one endpoint; it may be shared
 // by goroutines.
 type h1Dialer struct {
@@ -54,6 +60,10 @@ type h1Dialer struct {
 	// number, when set, numbers each connection once its TCP connect
 	// succeeded (h1Conn.id), as the net/http path numbers what it dials.
 	number func() uint64
+	// handoff lays TLS over a *trackedConn, so that a connection on which
+	// the server chose h2 can go on in net/http with its identity (see
+	// dialAny).
+	handoff bool
 }
 
 // newH1Dialer returns the dialer of ep: TCP to ep.AddrPort(), TLS for https
@@ -74,13 +84,25 @@ func dialH1(ctx context.Context, ep *Endpoint, o ConnOptions, alpn []string) (*h
 	return newH1Dialer(ep, o, alpn).dial(ctx, time.Time{})
 }
 
-// dial opens a connection. The TCP connect and the TLS handshake end by the
-// earliest of deadline (zero for none; a request's deadline, so that its
+// dial is dialAny for HTTP/1.1 only: when the server chooses "h2" by ALPN
+// the connection is closed and the error is errH2Negotiated.
+func (d *h1Dialer) dial(ctx context.Context, deadline time.Time) (*h1Conn, error) {
+	c, err := d.dialAny(ctx, deadline)
+	if err == nil && c.alpn == "h2" {
+		c.close()
+		return nil, errH2Negotiated
+	}
+	return c, err
+}
+
+// dialAny opens a connection. The TCP connect and the TLS handshake end by
+// the earliest of deadline (zero for none; a request's deadline, so that its
 // timeout covers the dial too), ctx's deadline and the dialer's timeout;
 // cancelling ctx aborts them. Their errors are *DialError, so a timeout there
-// classifies as connect_timeout. When the server chooses "h2" by ALPN the
-// connection is closed and the error is errH2Negotiated.
-func (d *h1Dialer) dial(ctx context.Context, deadline time.Time) (*h1Conn, error) {
+// classifies as connect_timeout. When the server chooses "h2" by ALPN, the
+// connection (c.alpn "h2") is only good for net/http: c.nc is its
+// *tls.Conn, over a *trackedConn when the dialer hands off.
+func (d *h1Dialer) dialAny(ctx context.Context, deadline time.Time) (*h1Conn, error) {
 	start := time.Now()
 	if d.timeout > 0 && (deadline.IsZero() || start.Add(d.timeout).Before(deadline)) {
 		deadline = start.Add(d.timeout)
@@ -104,7 +126,13 @@ func (d *h1Dialer) dial(ctx context.Context, deadline time.Time) (*h1Conn, error
 		c.id = d.number()
 	}
 	if d.tls != nil {
-		tc := tls.Client(raw, d.tls)
+		under := raw
+		var tracked *trackedConn
+		if d.handoff {
+			tracked = &trackedConn{Conn: raw, id: c.id, dialed: c.dialed, local: c.local, remote: c.remote}
+			under = tracked
+		}
+		tc := tls.Client(under, d.tls)
 		hs := time.Now()
 		raw.SetDeadline(deadline)
 		if err := tc.HandshakeContext(ctx); err != nil {
@@ -114,11 +142,13 @@ func (d *h1Dialer) dial(ctx context.Context, deadline time.Time) (*h1Conn, error
 		c.tls = time.Since(hs)
 		raw.SetDeadline(time.Time{})
 		c.alpn = tc.ConnectionState().NegotiatedProtocol
-		if c.alpn == "h2" {
-			tc.Close()
-			return nil, errH2Negotiated
-		}
 		c.nc = tc
+		if tracked != nil {
+			tracked.connect, tracked.tls = c.connect, c.tls
+		}
+		if c.alpn == "h2" {
+			return c, nil
+		}
 	}
 	c.rbuf = make([]byte, h1BufSize)
 	c.initIdleCheck(raw)

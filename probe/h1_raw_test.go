@@ -345,7 +345,29 @@ func TestH1AgainstRawServers(t *testing.T) {
 			script: replyHold("HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"),
 			want:   []want{{class: ClassProtocol}}, quick: true,
 		},
-		{name: "obsolete line folding", script: replyHold("HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\nContent-Length: 0\r\n\r\n"), want: []want{{class: ClassProtocol}}, quick: true},
+		{
+			// RFC 9112 §5.2: a user agent replaces each obs-fold with
+			// spaces, as net/http does; in a trailer too.
+			name:   "obsolete line folding",
+			script: reply("HTTP/1.1 200 OK\r\nServer: gw\r\n  1\r\nX-A: a\r\n b \r\n\tc\r\nContent-Length:\r\n 2\r\n\r\nok"),
+			want:   []want{{status: 200, bytes: 2, body: "ok", reusable: true, server: "gw 1"}, {status: 200, bytes: 2, body: "ok", reusable: true, server: "gw 1"}},
+			conns:  1,
+		},
+		{
+			name:   "obsolete line folding in a trailer",
+			script: reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Sum: 1\r\n 2\r\n\r\n"),
+			want:   []want{okWant, okWant},
+			conns:  1,
+		},
+		{name: "obsolete line folding after the status line", script: replyHold("HTTP/1.1 200 OK\r\n X-A: a\r\nContent-Length: 0\r\n\r\n"), want: []want{{class: ClassProtocol}}, quick: true},
+		{name: "control byte in a folded value", script: replyHold("HTTP/1.1 200 OK\r\nX-A: a\r\n b\x01\r\nContent-Length: 0\r\n\r\n"), want: []want{{class: ClassProtocol}}, quick: true},
+		{
+			name:   "Content-Length with 30 leading zeros",
+			script: reply("HTTP/1.1 200 OK\r\nContent-Length: " + strings.Repeat("0", 30) + "2\r\n\r\nok"),
+			want:   []want{okWant, okWant},
+			conns:  1,
+		},
+		{name: "Content-Length past 2^63-1", script: replyHold("HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775808\r\n\r\nok"), want: []want{{class: ClassProtocol}}, quick: true},
 		{name: "space before the colon", script: replyHold("HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok"), want: []want{{class: ClassProtocol}}, quick: true},
 		{name: "bare CR in a value", script: replyHold("HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n"), want: []want{{class: ClassProtocol}}, quick: true},
 		{

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -20,6 +21,10 @@ func (e *ProtocolError) Error() string { return "malformed HTTP response: " + e.
 func protoErr(format string, args ...any) error {
 	return &ProtocolError{Reason: fmt.Sprintf(format, args...)}
 }
+
+// validStatus reports whether status is one HTTP defines, 100–599 (RFC
+// 9110 §15): every other number is a protocol error, on every path.
+func validStatus(status int) bool { return status >= 100 && status <= 599 }
 
 // clip quotes at most the first 40 bytes of b for an error message.
 func clip(b []byte) string {
@@ -269,7 +274,7 @@ func (c *h1Conn) readHead(h *h1Head, resp *h1Response) error {
 				}
 				resp.head = append(resp.head[:0], buf[:scan]...)
 				c.r += scan
-				return parseHead(resp.head, h, resp)
+				return parseHead(h, resp)
 			}
 			lineStart = scan
 		}
@@ -285,22 +290,28 @@ func (c *h1Conn) readHead(h *h1Head, resp *h1Response) error {
 	}
 }
 
-// parseHead parses a complete head into h, and the Server field and the
-// captured fields into resp.
-func parseHead(head []byte, h *h1Head, resp *h1Response) error {
+// parseHead parses the complete head resp.head into h, and the Server
+// field and the captured fields into resp. A head with an obs-fold is
+// unfolded first (see unfold).
+func parseHead(h *h1Head, resp *h1Response) error {
 	*h = h1Head{contentLength: -1}
 	resp.server = ""
 	clear(resp.values)
 	clear(resp.captured)
-	line, rest := nextLine(head)
+	line, rest := nextLine(resp.head)
 	if err := parseStatusLine(line, h); err != nil {
 		return err
 	}
 	serverSeen := false
-	for len(rest) > 0 {
+	for first := true; len(rest) > 0; first = false {
 		line, rest = nextLine(rest)
 		if len(line) == 0 {
 			break
+		}
+		if !first && isFold(line) {
+			// Rare: the head is parsed again, unfolded.
+			resp.head = unfold(resp.head)
+			return parseHead(h, resp)
 		}
 		name, value, err := parseField(line)
 		if err != nil {
@@ -347,17 +358,16 @@ func parseHead(head []byte, h *h1Head, resp *h1Response) error {
 	return nil
 }
 
-// parseStatusLine parses "HTTP/1.x SP 3DIGIT [SP reason-phrase]".
+// parseStatusLine parses "HTTP/1.x SP 3DIGIT [SP reason-phrase]" whose
+// status is a real one, 100–599 (validStatus).
 func parseStatusLine(line []byte, h *h1Head) error {
 	if len(line) < 12 || string(line[:7]) != "HTTP/1." || !isDigit(line[7]) || line[8] != ' ' ||
-		!isDigit(line[9]) || !isDigit(line[10]) || !isDigit(line[11]) || line[9] == '0' ||
+		!isDigit(line[9]) || !isDigit(line[10]) || !isDigit(line[11]) || line[9] < '1' || line[9] > '5' ||
 		len(line) > 12 && line[12] != ' ' {
 		return protoErr("status line %s", clip(line))
 	}
-	for _, b := range line[12:] {
-		if b < ' ' && b != '\t' || b == 0x7f {
-			return protoErr("status line %s", clip(line))
-		}
+	if hasCTL(line[12:]) {
+		return protoErr("status line %s", clip(line))
 	}
 	h.minor = line[7] - '0'
 	h.status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
@@ -378,22 +388,44 @@ func nextLine(b []byte) (line, rest []byte) {
 	return line, rest
 }
 
-// parseField splits a field line into name and value, rejecting obsolete
-// line folding, white space before the colon, names that are not tokens and
-// control characters (a stray CR among them) in values.
+// isFold reports whether a field line continues the one before it: an
+// obs-fold (RFC 9112 §5.2), a line end followed by white space.
+func isFold(line []byte) bool { return len(line) > 0 && (line[0] == ' ' || line[0] == '\t') }
+
+// unfold rewrites head in place with every obs-fold replaced by one space
+// and the white space around it dropped, as RFC 9112 §5.2 asks of a user
+// agent and net/http does: "X-A: a\r\n  b" becomes "X-A: a b". Its lines
+// end in LF then. The line after the status line must not be a fold.
+func unfold(head []byte) []byte {
+	// Each line written is no longer than what was read for it, so the
+	// writes never overtake the reads.
+	out, rest := head[:0], head
+	for len(rest) > 0 {
+		var line []byte
+		line, rest = nextLine(rest)
+		if isFold(line) {
+			out = append(trimOWSRight(out[:len(out)-1]), ' ')
+			line = trimOWS(line)
+		}
+		out = append(append(out, line...), '\n')
+	}
+	return out
+}
+
+// parseField splits a field line into name and value, rejecting a fold
+// with no field to continue, white space before the colon, names that are
+// not tokens and control characters (a stray CR among them) in values.
 func parseField(line []byte) (name, value []byte, err error) {
-	if len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
-		return nil, nil, protoErr("obsolete line folding %s", clip(line))
+	if isFold(line) {
+		return nil, nil, protoErr("obsolete line folding with no field to continue: %s", clip(line))
 	}
 	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 || !validTokenBytes(line[:colon]) {
 		return nil, nil, protoErr("header line %s", clip(line))
 	}
 	value = trimOWS(line[colon+1:])
-	for _, b := range value {
-		if b < ' ' && b != '\t' || b == 0x7f {
-			return nil, nil, protoErr("control character in header line %s", clip(line))
-		}
+	if hasCTL(value) {
+		return nil, nil, protoErr("control character in header line %s", clip(line))
 	}
 	return line[:colon], value, nil
 }
@@ -417,9 +449,10 @@ func connectionTokens(v []byte, h *h1Head) {
 	}
 }
 
-// parseContentLength parses 1*DIGIT without overflow.
+// parseContentLength parses 1*DIGIT, leading zeros and all (RFC 9112
+// allows any number of them), up to the largest int64 (as net/http).
 func parseContentLength(v []byte) (int64, bool) {
-	if len(v) == 0 || len(v) > 18 {
+	if len(v) == 0 {
 		return 0, false
 	}
 	var n int64
@@ -427,7 +460,11 @@ func parseContentLength(v []byte) (int64, bool) {
 		if !isDigit(b) {
 			return 0, false
 		}
-		n = n*10 + int64(b-'0')
+		d := int64(b - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
 	}
 	return n, true
 }
@@ -509,7 +546,8 @@ func (c *h1Conn) readChunked(resp *h1Response) error {
 }
 
 // readTrailers reads the field lines after the last chunk up to the empty
-// line, within the head limits.
+// line, within the head limits. A fold continues the field before it, as
+// in a head; the fields are not kept.
 func (c *h1Conn) readTrailers() error {
 	for fields := 0; ; fields++ {
 		if fields > h1MaxFields {
@@ -522,6 +560,12 @@ func (c *h1Conn) readTrailers() error {
 		c.headBytes += len(line) + 2
 		if len(line) == 0 {
 			return nil
+		}
+		if fields > 0 && isFold(line) {
+			if hasCTL(line) {
+				return protoErr("control character in trailer line %s", clip(line))
+			}
+			continue
 		}
 		if _, _, err := parseField(line); err != nil {
 			return err
@@ -637,6 +681,17 @@ func hexVal(b byte) int {
 
 func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 
+// hasCTL reports whether b holds a control character a field value may
+// not: any but HTAB.
+func hasCTL(b []byte) bool {
+	for _, c := range b {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
 func trimOWSLeft(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
 		b = b[1:]
@@ -644,13 +699,14 @@ func trimOWSLeft(b []byte) []byte {
 	return b
 }
 
-func trimOWS(b []byte) []byte {
-	b = trimOWSLeft(b)
+func trimOWSRight(b []byte) []byte {
 	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
 		b = b[:len(b)-1]
 	}
 	return b
 }
+
+func trimOWS(b []byte) []byte { return trimOWSRight(trimOWSLeft(b)) }
 
 // equalFold reports whether b equals the ASCII string s without regard to case.
 func equalFold(b []byte, s string) bool {

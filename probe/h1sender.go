@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,15 +18,22 @@ type ClientKind string
 // deadlines on the connection instead of timers and goroutines, and almost
 // no allocation per request. net/http ("std") speaks HTTP/2 as well.
 const (
-	// ClientAuto (the zero value) uses the fast path for every endpoint
-	// that speaks HTTP/1.1, net/http for the others, deciding per
-	// endpoint: http:// with --http auto or 1.1, and https:// with --http
-	// 1.1, go the fast way; --http 2 (h2c for http://) and requests the
-	// fast path cannot render (CONNECT) go through net/http. https://
-	// with --http auto offers "h2" and "http/1.1" by ALPN on the fast
-	// path; when the server chooses h2, that endpoint switches to net/http
-	// for good: the request whose handshake found it is sent there, once,
-	// its latency and timeout running from its start.
+	// ClientAuto (the zero value) speaks HTTP/1.1 through the fast path
+	// and HTTP/2 through net/http, never HTTP/1.1 through net/http: net/http
+	// reuses a connection that still holds the body a 204, 304 or HEAD
+	// response should not have had, and may then read those bytes as the
+	// next answer. http:// with --http auto or 1.1, and https:// with
+	// --http 1.1, go the fast way; --http 2 goes through net/http (h2c for
+	// http://; over TLS every connection offers only "h2" by ALPN, and one
+	// on which the server chooses no protocol fails as protocol, where
+	// net/http would speak HTTP/1.1). https:// with --http auto decides
+	// connection by connection: the fast path's dialer offers "h2" and
+	// "http/1.1" by ALPN; a connection on which the server chooses h2 goes
+	// on in net/http, with the request whose handshake found it, its
+	// latency and timeout running from its start; when net/http needs a
+	// new connection it dials the same way, and one on which the server
+	// chooses HTTP/1.1 comes back to the fast path with its request. A
+	// request the fast path cannot render (CONNECT) is refused.
 	ClientAuto ClientKind = "auto"
 	// ClientFast sends every request through the fast path: over TLS it
 	// offers only "http/1.1" by ALPN, so a server that prefers HTTP/2 is
@@ -33,7 +41,8 @@ const (
 	// do (--http 2, CONNECT) instead of measuring net/http unasked.
 	ClientFast ClientKind = "fast"
 	// ClientStd sends every request through net/http, as a comparison
-	// and a fallback.
+	// and a fallback. Over HTTP/1.1 it inherits net/http's reuse of a
+	// connection after a 204, 304 or HEAD response that carried a body.
 	ClientStd ClientKind = "std"
 )
 
@@ -62,6 +71,10 @@ func (s *stream) useFastPath(o Options) error {
 		if fast {
 			return fmt.Errorf("fast client for %s: it speaks HTTP/1.1 only; HTTP/2 needs the std or auto client", tg)
 		}
+		if tg.TLS() {
+			s.alpnDial = s.newDialer(o, []string{"h2"})
+			s.alpnDial.handoff = true
+		}
 		return nil
 	}
 	tmpl, err := newH1Template(tg, o.UserAgent)
@@ -69,39 +82,50 @@ func (s *stream) useFastPath(o Options) error {
 		if fast {
 			return fmt.Errorf("fast client: %w", err)
 		}
-		return nil // net/http sends it, or reports why not, request by request
+		return fmt.Errorf("%w; --client std sends it through net/http", err)
 	}
-	var alpn []string
+	alpn := []string(nil)
 	if tg.TLS() {
 		alpn = []string{"http/1.1"}
-		if !fast && o.HTTP != HTTP1 {
-			alpn = []string{"h2", "http/1.1"}
-		}
 	}
-	d := newH1Dialer(s.ep, o.ConnOptions, alpn)
-	d.number = func() uint64 { return s.state.conns.Add(1) } // s.state is set when the stream starts
+	if tg.TLS() && !fast && o.HTTP != HTTP1 {
+		alpn = []string{"h2", "http/1.1"}
+	}
+	d := s.newDialer(o, alpn)
+	if alpn != nil && alpn[0] == "h2" {
+		d.handoff = true
+		s.alpnDial = d
+	}
 	s.h1 = &h1Path{tmpl: tmpl, dialer: d}
 	s.newSender = newH1Sender
 	return nil
 }
 
+// newDialer is the fast path's dialer of the stream's endpoint, offering
+// alpn, numbering its connections among the endpoint's.
+func (s *stream) newDialer(o Options, alpn []string) *h1Dialer {
+	d := newH1Dialer(s.ep, o.ConnOptions, alpn)
+	d.number = func() uint64 { return s.state.conns.Add(1) } // s.state is set when the stream starts
+	return d
+}
+
 // h1Sender is the fast request path: it owns at most one HTTP/1.1
 // connection and reuses one response buffer; a request is a deadline set on
-// the connection, one write and synchronous reads. When the endpoint turns
-// out to speak HTTP/2 (ALPN), it hands its requests to an httpSender.
+// the connection, one write and synchronous reads. When the server chooses
+// HTTP/2 on a connection it dialled (ALPN), it hands that connection and
+// its requests to an httpSender, which hands them back when the server
+// chooses HTTP/1.1 on one that net/http dialled.
 type h1Sender struct {
 	s      *stream
 	parent context.Context // dials; never cancelled while requests are in flight
 	c      *h1Conn         // the connection to reuse; nil for none
 	resp   *h1Response
 	idBuf  []byte
-	std    *httpSender // set once the endpoint chose HTTP/2
+	std    *httpSender // made when a connection first chose HTTP/2
+	onStd  bool        // the worker's connection is std's (HTTP/2)
 }
 
 func newH1Sender(s *stream, parent context.Context) sender {
-	if s.state.h2.Load() {
-		return newHTTPSender(s, parent)
-	}
 	keep := 0
 	if s.evidence.Failed != nil || s.evidence.Samples > 0 {
 		keep = BodyPrefix
@@ -109,7 +133,7 @@ func newH1Sender(s *stream, parent context.Context) sender {
 	return &h1Sender{s: s, parent: parent, resp: newH1Response(keep, s.groupBy...)}
 }
 
-// close closes the sender's connection.
+// close closes the sender's connections.
 func (w *h1Sender) close() {
 	if w.c != nil {
 		w.c.close()
@@ -120,26 +144,45 @@ func (w *h1Sender) close() {
 	}
 }
 
-// toStd hands the sender's requests to net/http from now on.
-func (w *h1Sender) toStd() {
-	w.close()
-	w.std = newHTTPSender(w.s, w.parent).(*httpSender)
-}
-
 // do sends one request and reads its whole response, within the stream's
 // timeout: the dial, the TLS handshake and the exchange all end by one
 // deadline. Nothing is retried. A connection is reused only when its last
-// response was read to the end and it did not go stale while idle.
+// response was read to the end and it did not go stale while idle. The
+// request goes on the worker's connection, through net/http when that
+// speaks HTTP/2.
 func (w *h1Sender) do() Result {
-	if w.std != nil {
-		return w.std.do()
-	}
-	s := w.s
 	start := time.Now()
-	if s.state.h2.Load() { // another worker of the endpoint found HTTP/2
-		w.toStd()
-		return w.std.doFrom(start)
+	if w.onStd {
+		return w.viaStd(start)
 	}
+	return w.fast(start, "")
+}
+
+// viaStd sends the request that started at start through net/http. When
+// net/http dials and the server chooses HTTP/1.1 there, that connection
+// and the request (with its ID) come back to the fast path, which sends it
+// on that connection without dialling: a request changes path at most
+// twice.
+func (w *h1Sender) viaStd(start time.Time) Result {
+	res, sent := w.std.doFrom(start)
+	if sent {
+		return res
+	}
+	w.onStd = false
+	if w.c = w.std.back.Swap(nil); w.c == nil {
+		// Not seen: the dial that found HTTP/1.1 leaves its connection
+		// before net/http returns.
+		res.Latency = time.Since(start)
+		w.s.failure(&res, errors.New("the connection net/http dialled for HTTP/1.1 was lost"), false, "", nil)
+		return res
+	}
+	return w.fast(start, res.RequestID)
+}
+
+// fast sends the request that started at start on the fast path, with id
+// as its X-Request-Id when the stream adds them ("" makes a new one).
+func (w *h1Sender) fast(start time.Time, id string) Result {
+	s := w.s
 	res := Result{Endpoint: s.ep.ID, Start: start, RequestID: s.userID}
 	deadline := start.Add(s.timeout)
 	c := w.c
@@ -150,18 +193,23 @@ func (w *h1Sender) do() Result {
 	w.c = nil
 	var err error
 	if c == nil {
-		c, err = s.h1.dialer.dial(w.parent, deadline)
-		if errors.Is(err, errH2Negotiated) {
-			// Nothing was sent: the request goes through net/http.
-			s.state.h2.Store(true)
-			w.toStd()
-			return w.std.doFrom(start)
+		c, err = s.h1.dialer.dialAny(w.parent, deadline)
+		if err == nil && c.alpn == "h2" {
+			// Nothing was sent: the request goes through net/http, on
+			// this connection.
+			if w.std == nil {
+				w.std = newHTTPSender(s, w.parent).(*httpSender)
+			}
+			w.std.handOver(c.nc.(*tls.Conn))
+			w.onStd = true
+			return w.viaStd(start)
 		}
 	}
-	var id string
 	if s.requestID {
-		w.idBuf = s.appendRequestID(w.idBuf[:0])
-		id = string(w.idBuf)
+		if id == "" {
+			w.idBuf = s.appendRequestID(w.idBuf[:0])
+			id = string(w.idBuf)
+		}
 		res.RequestID = id
 	}
 	if err != nil {

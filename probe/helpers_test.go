@@ -59,11 +59,12 @@ func attack(t *testing.T, eps []*Endpoint, o Options, limit time.Duration) []Res
 	return collect(t, results, limit)
 }
 
-// sentOnly returns the results that are requests, leaving out drop counts.
+// sentOnly returns the results that are requests, leaving out drop counts
+// and pauses.
 func sentOnly(rs []Result) []Result {
 	var out []Result
 	for _, r := range rs {
-		if r.Dropped == 0 {
+		if r.Request() {
 			out = append(out, r)
 		}
 	}
@@ -73,7 +74,7 @@ func sentOnly(rs []Result) []Result {
 // tally sums results per endpoint.
 type tally struct {
 	sent    map[int]int // results that are requests
-	dropped map[int]int
+	dropped map[int]int // due but not sent: drops, and the requests of a pause (a machine too loaded to run the test)
 	status  map[int]map[int]int
 	classes map[int]map[ErrorClass]int
 }
@@ -81,8 +82,8 @@ type tally struct {
 func tallyOf(rs []Result) tally {
 	tl := tally{sent: map[int]int{}, dropped: map[int]int{}, status: map[int]map[int]int{}, classes: map[int]map[ErrorClass]int{}}
 	for _, r := range rs {
-		if r.Dropped > 0 {
-			tl.dropped[r.Endpoint] += r.Dropped
+		if !r.Request() {
+			tl.dropped[r.Endpoint] += r.Dropped + r.Missed
 			continue
 		}
 		tl.sent[r.Endpoint]++

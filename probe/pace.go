@@ -86,6 +86,56 @@ func (p *pacer) at(k int64) time.Duration {
 // next returns when the next request is due.
 func (p *pacer) next() time.Duration { return p.at(p.k) }
 
+// pauseGap is how much further behind its schedule a scheduler may find
+// itself than at its previous look (or than the time it slept until) and
+// still have been merely late. Past it, pinprobe itself did not run
+// meanwhile: the process was stopped (Ctrl-Z, SIGSTOP), the machine
+// suspended, or starved of CPU for that long. A late wake-up of a loaded
+// machine is milliseconds, tens of them at worst, though one running a
+// whole repository's tests beside headless Chromium appears to have held
+// a scheduler half a second once. A client that cannot keep up falls
+// behind by a little at each look, never by this much at once.
+const pauseGap = time.Second
+
+// stalled reports whether a scheduler lag behind the request it is about
+// to send has not run since its previous look, when it was before behind
+// (0 or less: on time, or asleep until the request fell due): it fell
+// behind by more than pauseGap at once.
+func stalled(lag, before time.Duration) bool { return lag-max(before, 0) > pauseGap }
+
+// look is a scheduler's look at the next request, found at now (from the
+// run's start), its lag behind the schedule at the previous look being
+// before (0 after it slept until a request fell due). It returns the lag
+// to remember and, when the scheduler has been stalled meanwhile (see
+// stalled), the requests it skips: those due before now, and before end
+// when end > 0, which are then counted, not sent all at once. A client
+// that falls behind a little at each look skips nothing: it sends what
+// fell due, late.
+func (p *pacer) look(now, before, end time.Duration) (lag time.Duration, missed int64) {
+	lag = now - p.next()
+	if !stalled(lag, before) {
+		return lag, 0
+	}
+	return 0, p.skip(now, end)
+}
+
+// skip moves the schedule past a pause: the requests due before now (and
+// before end, the run's planned end, when end > 0) are not to be sent,
+// and it returns how many they are; the next is the first due at or after
+// now.
+func (p *pacer) skip(now, end time.Duration) int64 {
+	if end > 0 {
+		now = min(now, end)
+	}
+	n := p.countBefore(now)
+	if n <= p.k {
+		return 0
+	}
+	missed := n - p.k
+	p.k = n
+	return missed
+}
+
 // countBefore returns how many requests from number 0 are due before end.
 func (p *pacer) countBefore(end time.Duration) int64 {
 	if p.at(0) >= end {

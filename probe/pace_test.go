@@ -294,3 +294,69 @@ func TestResplit(t *testing.T) {
 		t.Errorf("%d requests in all; want 200 at 100 req/s for 2 s, give or take a re-split", sent)
 	}
 }
+
+// TestPacerLook drives a scheduler's looks on a virtual clock as schedule
+// does: it sleeps until each request is due and wakes wake late, each send
+// takes work, and before some requests the process is stopped (it neither
+// sleeps nor sends). A stop longer than pauseGap skips the requests due in
+// it, counted once with when and how long, and the schedule goes on from
+// the first request due after it, never sending the ones it missed at
+// once; late wake-ups, a shorter stop and a client too slow for its rate
+// (behind a little more at every look) skip nothing.
+func TestPacerLook(t *testing.T) {
+	s, ms := time.Second, time.Millisecond
+	type gap struct {
+		from, length time.Duration
+		missed       int64
+	}
+	tests := []struct {
+		name       string
+		rate       float64
+		end        time.Duration
+		wake, work time.Duration
+		stops      map[int64]time.Duration // request number -> how long the process is stopped before its look
+		wantSent   int64
+		wantGaps   []gap
+	}{
+		{name: "2000 req/s stopped 3 s at 1 s: 6000 missed, none sent at once", rate: 2000, end: 5 * s,
+			stops: map[int64]time.Duration{2000: 3 * s}, wantSent: 4000, wantGaps: []gap{{1 * s, 3 * s, 6000}}},
+		{name: "two stops", rate: 100, end: 10 * s, stops: map[int64]time.Duration{100: 2 * s, 700: 1500 * ms},
+			wantSent: 650, wantGaps: []gap{{1 * s, 2 * s, 200}, {7 * s, 1500 * ms, 150}}},
+		{name: "stopped across the end: what was due before it", rate: 100, end: 2 * s,
+			stops: map[int64]time.Duration{150: 3 * s}, wantSent: 150, wantGaps: []gap{{1500 * ms, 3 * s, 50}}},
+		{name: "stopped 900 ms: only late, everything sent", rate: 100, end: 5 * s,
+			stops: map[int64]time.Duration{100: 900 * ms}, wantSent: 500},
+		{name: "every wake-up 30 ms late", rate: 100, end: 5 * s, wake: 30 * ms, wantSent: 500},
+		{name: "a client too slow for its rate falls behind, skips nothing", rate: 1000, end: 2 * s, work: 2 * ms, wantSent: 2000},
+	}
+	for _, tt := range tests {
+		p := startPacer(0, 1, tt.rate)
+		var clock, lag time.Duration
+		var sent int64
+		var gaps []gap
+		for {
+			due := p.next()
+			if due >= tt.end {
+				break
+			}
+			if clock < due { // it sleeps until the request is due
+				clock, lag = due+tt.wake, 0
+			}
+			clock += tt.stops[p.k]
+			var missed int64
+			if lag, missed = p.look(clock, lag, tt.end); missed > 0 {
+				gaps = append(gaps, gap{due, clock - due, missed})
+				continue
+			}
+			p.k++
+			sent++
+			clock += tt.work
+		}
+		if sent != tt.wantSent || !slices.Equal(gaps, tt.wantGaps) {
+			t.Errorf("%s: %d sent, gaps %v; want %d, %v", tt.name, sent, gaps, tt.wantSent, tt.wantGaps)
+		}
+	}
+	if stalled(pauseGap, 0) || !stalled(pauseGap+time.Millisecond, 0) || stalled(pauseGap+time.Second, time.Second) {
+		t.Errorf("stalled: the line is a jump of more than %v since the last look", pauseGap)
+	}
+}

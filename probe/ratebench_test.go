@@ -52,7 +52,7 @@ func benchRate(b *testing.B, opts Options) {
 	n, failed, dropped := 0, 0, 0
 	conns := map[uint64]bool{}
 	for r := range results {
-		if r.Dropped > 0 {
+		if !r.Request() {
 			dropped += r.Dropped
 			continue
 		}

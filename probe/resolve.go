@@ -46,6 +46,16 @@ func StaticKey(host string, port uint16) string {
 	return strings.ToLower(strings.TrimSuffix(host, ".")) + ":" + strconv.Itoa(int(port))
 }
 
+// FromDNS reports whether Resolve asks DNS for host: its answer may change
+// while a run goes on. An IP literal or a Static entry never does.
+func (r *Resolver) FromDNS(host string, port uint16) bool {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return false
+	}
+	_, static := r.Static[StaticKey(host, port)]
+	return !static
+}
+
 // Resolve returns every address of host that passes the family filter.
 func (r *Resolver) Resolve(ctx context.Context, host string, port uint16) Resolution {
 	res := Resolution{Host: host, Port: port}

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -44,6 +46,14 @@ type httpSender struct {
 	connReqs int          // requests conn has carried
 	connH2   bool         // conn speaks HTTP/2
 	connDone bool         // conn takes no more requests (net/http may not have closed it yet)
+
+	// With the stream's alpnDial (ClientAuto over TLS) every connection
+	// is dialled by the fast path's dialer (dialTLS): pending is one it
+	// dialled on which the server chose HTTP/2, to be used first; back is
+	// one net/http had dialled on which the server chose HTTP/1.1, left
+	// for the fast path.
+	pending atomic.Pointer[tls.Conn]
+	back    atomic.Pointer[h1Conn]
 }
 
 // hooks is one generation of trace hooks and what they record. net/http
@@ -115,7 +125,7 @@ func (h *hooks) reset() {
 
 func newHTTPSender(s *stream, parent context.Context) sender {
 	w := &httpSender{s: s, parent: parent, epoch: time.Now(), body: newReqBody()}
-	w.t = s.newTransport()
+	w.t = w.newTransport()
 	w.renew()
 	w.timer = time.AfterFunc(time.Hour, func() {
 		// The response being read is loaded before the cancel: once the
@@ -134,9 +144,56 @@ func newHTTPSender(s *stream, parent context.Context) sender {
 
 // newTransport returns a transport of the endpoint that keeps one idle
 // connection. Each gets its own TLS config: net/http writes its ALPN
-// protocols into the config on first use.
-func (s *stream) newTransport() *http.Transport {
-	return transportFor(s.conn, s.dial, s.tlsConf.Clone(), s.protos, 1)
+// protocols into the config on first use. With the stream's alpnDial, TLS
+// connections come from dialTLS.
+func (w *httpSender) newTransport() *http.Transport {
+	s := w.s
+	t := transportFor(s.conn, s.dial, s.tlsConf.Clone(), s.protos, 1)
+	if s.alpnDial != nil {
+		t.DialTLSContext = w.dialTLS
+	}
+	return t
+}
+
+// handOver gives the sender a connection the fast path dialled, on which
+// the server chose HTTP/2: net/http's next dial takes it.
+func (w *httpSender) handOver(tc *tls.Conn) {
+	if old := w.pending.Swap(tc); old != nil {
+		old.Close()
+	}
+}
+
+// dialTLS is net/http's TLS dial under the stream's alpnDial: the
+// connection handed over, or a new one from the fast path's dialer. One on
+// which the server chose HTTP/2 is net/http's, with the identity and the
+// phases the dialer measured (see noteConn). One on which it chose HTTP/1.1
+// or nothing is left in back for the fast path (errH1Negotiated), or, when
+// the stream has no fast path (--http 2), closed: HTTP/1.1 is not what was
+// asked for. net/http may call it on its own goroutine, after the request
+// that wanted the connection has gone.
+func (w *httpSender) dialTLS(ctx context.Context, _, _ string) (net.Conn, error) {
+	if tc := w.pending.Swap(nil); tc != nil {
+		return tc, nil
+	}
+	c, err := w.s.alpnDial.dialAny(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	if c.alpn == "h2" {
+		return c.nc, nil
+	}
+	if w.s.h1 == nil {
+		c.close()
+		alpn := strconv.Quote(c.alpn)
+		if c.alpn == "" {
+			alpn = "no protocol"
+		}
+		return nil, protoErr("the server chose %s by ALPN, not h2 (--http 2)", alpn)
+	}
+	if old := w.back.Swap(c); old != nil {
+		old.close()
+	}
+	return nil, errH1Negotiated
 }
 
 func span(start, end int64) time.Duration {
@@ -182,6 +239,12 @@ func (w *httpSender) close() {
 	if w.retired != nil {
 		w.retired.CloseIdleConnections()
 	}
+	if tc := w.pending.Swap(nil); tc != nil {
+		tc.Close()
+	}
+	if c := w.back.Swap(nil); c != nil {
+		c.close()
+	}
 }
 
 // errSwitched is the failure of a request the server answered with 101
@@ -189,12 +252,17 @@ func (w *httpSender) close() {
 var errSwitched = errors.New("the server switched protocols (101): pinprobe closed the connection")
 
 // do sends one request and reads the whole response body.
-func (w *httpSender) do() Result { return w.doFrom(time.Now()) }
+func (w *httpSender) do() Result {
+	res, _ := w.doFrom(time.Now())
+	return res
+}
 
 // doFrom sends one request that started at start: its timeout runs from
 // then, and its latency too. The HTTP/1.1 path hands a request over this
-// way when the server chose HTTP/2 by ALPN.
-func (w *httpSender) doFrom(start time.Time) Result {
+// way when the server chose HTTP/2 by ALPN. It returns false, having sent
+// nothing and counted nothing but the request ID (Result.RequestID), when
+// net/http dialled and the server chose HTTP/1.1 (see dialTLS).
+func (w *httpSender) doFrom(start time.Time) (Result, bool) {
 	s, h := w.s, w.h
 	h.reset()
 	w.cur = Result{Endpoint: s.ep.ID, Start: start}
@@ -220,6 +288,15 @@ func (w *httpSender) doFrom(start time.Time) Result {
 		w.body.set(req, s.payload)
 	}
 	resp, err := w.t.RoundTrip(req)
+	if errors.Is(err, errH1Negotiated) {
+		w.cur.Latency = time.Since(w.cur.Start)
+		if !w.timer.Stop() {
+			<-w.ctx.Done()
+		}
+		w.cancel()
+		w.renew()
+		return w.cur, false
+	}
 	w.noteConn()
 	var proto string
 	var header http.Header
@@ -229,7 +306,25 @@ func (w *httpSender) doFrom(start time.Time) Result {
 		w.connH2 = resp.ProtoMajor == 2
 		w.connDone = w.connDone || resp.Close
 		w.cur.TTFB = span(int64(w.cur.Start.Sub(w.epoch))+1, h.firstByte.Load())
-		if resp.StatusCode == http.StatusSwitchingProtocols {
+		if !validStatus(resp.StatusCode) {
+			// net/http takes any three digits over HTTP/1 (000, 099, 600)
+			// and any number over HTTP/2 (1000): an answer that is not
+			// HTTP, as the HTTP/1.1 client says. The connection's state is
+			// unknown, as after any broken head: it is not used again.
+			resp.Body.Close()
+			w.cur.Status, header = 0, nil
+			err = protoErr("%s status %d outside 100-599", resp.Proto, resp.StatusCode)
+			if !w.connH2 {
+				w.drop()
+			}
+		} else if s.conn.HTTP == HTTP2 && !w.connH2 {
+			// The server offered no h2 by ALPN, and net/http spoke
+			// HTTP/1.1 rather than fail: not what was asked for.
+			resp.Body.Close()
+			w.cur.Status, header = 0, nil
+			err = protoErr("the server spoke %s, not HTTP/2 (--http 2): it chose no h2 by ALPN", resp.Proto)
+			w.drop()
+		} else if resp.StatusCode == http.StatusSwitchingProtocols {
 			// Its body is the connection itself, which no context closes.
 			resp.Body.Close()
 			w.t.CloseIdleConnections()
@@ -262,7 +357,7 @@ func (w *httpSender) doFrom(start time.Time) Result {
 		w.cancel()
 		w.renew()
 	}
-	return w.cur
+	return w.cur, true
 }
 
 // noteConn records the connection the request went on, as the trace hooks
@@ -280,7 +375,11 @@ func (w *httpSender) noteConn() {
 	w.cur.ConnID, w.cur.ConnReq = tc.id, w.connReqs
 	w.cur.Local, w.cur.Remote = tc.local, tc.remote
 	w.cur.Reused = w.connReqs > 1
-	if !w.cur.Reused {
+	switch {
+	case w.cur.Reused:
+	case tc.tls > 0: // the fast path's dialer measured it
+		w.cur.Connect, w.cur.TLS = tc.connect, tc.tls
+	default:
 		w.cur.Connect = span(h.connStart.Load(), h.connDone.Load())
 		w.cur.TLS = span(h.tlsStart.Load(), h.tlsDone.Load())
 	}
@@ -328,7 +427,7 @@ func (w *httpSender) drop() {
 		if w.retired != nil {
 			w.retired.CloseIdleConnections()
 		}
-		w.retired, w.t = w.t, w.s.newTransport()
+		w.retired, w.t = w.t, w.newTransport()
 	}
 	w.conn = nil
 }

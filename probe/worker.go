@@ -19,7 +19,10 @@ import (
 
 // Result is one request's outcome, or (when Dropped > 0) a count of requests
 // that were due on an endpoint but not sent because it already had
-// Concurrency requests in flight.
+// Concurrency requests in flight, or (when Missed > 0) a pause: the
+// endpoint's scheduler did not run from Start for Paused (the process was
+// stopped, the machine suspended), and the Missed requests due meanwhile
+// were not sent.
 type Result struct {
 	Endpoint int       // Endpoint.ID
 	Start    time.Time // when the request started (for drops: when they were counted)
@@ -67,12 +70,20 @@ type Result struct {
 	Groups []string
 
 	Dropped int // > 0: this Result only counts drops
+
+	Missed int           // > 0: this Result only records a pause
+	Paused time.Duration // how long the pause kept the requests from being sent
 }
+
+// Request reports whether r is a request's outcome, not a count of drops
+// or a pause.
+func (r *Result) Request() bool { return r.Dropped == 0 && r.Missed == 0 }
 
 // sender sends an endpoint's requests one at a time over the connection
 // it owns, and reports each as a Result. Every worker has one, made by its
 // stream's newSender: httpSender (net/http) or h1Sender (the HTTP/1.1 fast
-// path, chosen by useFastPath; see ClientKind).
+// path, chosen by useFastPath, which hands HTTP/2 connections to an
+// httpSender of its own; see ClientKind).
 //
 // A request path plugs in with a constructor of the shape
 // func(s *stream, parent context.Context) sender, that newStream sets as
@@ -132,6 +143,10 @@ type stream struct {
 	// h1 is the fast path's request and dialer; nil when the stream
 	// sends through net/http only.
 	h1 *h1Path
+	// alpnDial, set for ClientAuto over TLS when HTTP/2 may be spoken,
+	// dials net/http's connections too, so that none of them speaks
+	// HTTP/1.1 (see ClientAuto).
+	alpnDial *h1Dialer
 }
 
 // dial dials the endpoint's address and returns the connection as a
@@ -161,7 +176,6 @@ type epState struct {
 	seen        map[uint64]bool // fingerprints already sent with an exemplar
 	conns       atomic.Uint64   // connections dialled
 	reqs        atomic.Int64    // request IDs issued
-	h2          atomic.Bool     // the server chose HTTP/2 by ALPN: the fast path gave way to net/http
 }
 
 func newEPState() *epState { return &epState{seen: map[uint64]bool{}} }

@@ -42,11 +42,29 @@ type Report struct {
 	// Settled is set when --until-verdict stopped the run as soon as the
 	// verdict was settled.
 	Settled *Settled `json:"settled,omitempty"`
+	// Pauses are the stretches of the run in which pinprobe itself did
+	// not run (the process was stopped, as by Ctrl-Z, or the machine
+	// suspended), found when its schedulers woke far behind the schedule:
+	// the requests due then were not sent, rather than all at once when it
+	// ran again, and are counted here, in no endpoint's requests or
+	// drops. Absent when there was none.
+	Pauses []Pause `json:"pauses,omitempty"`
 	// Inputs lists the reports a merged report was made from (see Merge);
 	// absent from a single run's report.
 	Inputs []Input `json:"inputs,omitempty"`
 	// Notes say where a merged report is less than exact, and why.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// MaxPauses is how many pauses a report keeps one by one; the last of them
+// holds every later one too.
+const MaxPauses = 64
+
+// Pause is one stretch of a run in which pinprobe did not run.
+type Pause struct {
+	At        Time    `json:"at"`         // when the first request not sent was due
+	DurationS float64 `json:"duration_s"` // from then until pinprobe ran again
+	Requests  int64   `json:"requests"`   // due in it, over every endpoint, and not sent
 }
 
 // Settled says when and on what --until-verdict stopped a run: the look
@@ -252,6 +270,21 @@ type DNS struct {
 	// Input names the input a merged report's entry comes from (see
 	// Report.Inputs); empty in a single run's report.
 	Input string `json:"input,omitempty"`
+	// Looks counts the times --re-resolve asked for the host's addresses
+	// during the run; Missed says how many of them got none within the
+	// interval (nil when none missed).
+	Looks  int64      `json:"looks,omitempty"`
+	Missed *DNSMissed `json:"missed,omitempty"`
+}
+
+// DNSMissed is the looks of --re-resolve that got no addresses for a host
+// within the interval (the lookup timed out or failed): a change of its
+// addresses then went unseen until a later look.
+type DNSMissed struct {
+	Looks int64  `json:"looks"`
+	First Time   `json:"first"` // when the first of them began
+	Last  Time   `json:"last"`  // when the last of them began
+	Error string `json:"error"` // why the last got none: "timed out", "server answered SERVFAIL"
 }
 
 // Stats are the tallies of one scope: an endpoint, a family or the total.

@@ -708,6 +708,11 @@ func richReport(t *testing.T) *report.Report {
 		}
 		results = append(results, r)
 	}
+	// The process stopped for 2 s: each endpoint's scheduler reports its
+	// own requests of the one pause.
+	stopped := start.Add(15 * time.Second)
+	results = append(results, probe.Result{Endpoint: rxHealthy, Start: stopped, Missed: 110, Paused: 2 * time.Second},
+		probe.Result{Endpoint: rxConns, Start: stopped.Add(25 * time.Millisecond), Missed: 40, Paused: 1975 * time.Millisecond})
 	sort.SliceStable(results, func(i, j int) bool { return results[i].Start.Before(results[j].Start) })
 
 	// Evidence for the first three failures and the first success of each
@@ -715,7 +720,7 @@ func richReport(t *testing.T) *report.Report {
 	failKept, okKept := make([]int, len(eps)), make([]bool, len(eps))
 	for i := range results {
 		r := &results[i]
-		if r.Dropped > 0 || r.Class == probe.ClassClient {
+		if !r.Request() || r.Class == probe.ClassClient {
 			continue
 		}
 		*r = fixture.Decide(fail, *r)
@@ -778,7 +783,7 @@ func richReport(t *testing.T) *report.Report {
 				{At: report.Time{Time: added}, Added: []string{"2001:db8::5"}, Removed: []string{}},
 				{At: report.Time{Time: left}, Added: []string{}, Removed: []string{"2001:db8::6", "2001:db8::7"}},
 				{At: report.Time{Time: back}, Added: []string{"2001:db8::6"}, Removed: []string{}},
-			}},
+			}, Looks: 19, Missed: &report.DNSMissed{Looks: 2, First: report.Time{Time: left.Add(time.Second)}, Last: report.Time{Time: left.Add(2 * time.Second)}, Error: "timed out"}},
 			{Host: "gone.example.com", Port: 443, Source: "system", Addresses: []string{}, Error: "resolve gone.example.com (system): no such host",
 				Changes: []report.DNSChange{}},
 		},

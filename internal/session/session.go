@@ -140,9 +140,9 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	if cfg.ReResolve > 0 {
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()
-		changes = watchDNS(watchCtx, cfg.Resolver, cfg.Targets, s.DNS, cfg.ReResolve)
+		changes = watchDNS(watchCtx, cfg.Resolver, cfg.Targets, cfg.ReResolve)
 	}
-	w := &dnsWatch{run: run, agg: agg, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log}
+	w := &dnsWatch{run: run, agg: agg, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log, silent: map[string]bool{}}
 	var looks <-chan time.Time
 	maxLooks := 0
 	if cfg.UntilVerdict {
@@ -202,26 +202,9 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 // Resolve resolves every target's host:port once, in parallel, and returns
 // the DNS records of the report and the endpoints, numbered in order.
 func Resolve(ctx context.Context, r *probe.Resolver, targets []*probe.Target) ([]report.DNS, []*probe.Endpoint) {
-	type key struct {
-		host string
-		port uint16
-	}
-	var keys []key
-	seen := map[key]bool{}
-	for _, t := range targets {
-		k := key{strings.ToLower(t.Host()), t.Port()}
-		if !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
-	}
-	res := make([]probe.Resolution, len(keys))
-	var wg sync.WaitGroup
-	for i, k := range keys {
-		wg.Go(func() { res[i] = r.Resolve(ctx, k.host, k.port) })
-	}
-	wg.Wait()
-	byKey := map[key]probe.Resolution{}
+	keys := hostPorts(targets)
+	res := resolveAll(ctx, r, keys)
+	byKey := map[hostPort]probe.Resolution{}
 	dns := make([]report.DNS, len(keys))
 	for i, k := range keys {
 		byKey[k] = res[i]
@@ -236,11 +219,43 @@ func Resolve(ctx context.Context, r *probe.Resolver, targets []*probe.Target) ([
 	}
 	var eps []*probe.Endpoint
 	for _, t := range targets {
-		for _, a := range byKey[key{strings.ToLower(t.Host()), t.Port()}].Addrs {
+		for _, a := range byKey[hostPortOf(t)].Addrs {
 			eps = append(eps, &probe.Endpoint{ID: len(eps), Target: t, Addr: a})
 		}
 	}
 	return dns, eps
+}
+
+// hostPort is one host:port the run resolves, the host in lower case.
+type hostPort struct {
+	host string
+	port uint16
+}
+
+func hostPortOf(t *probe.Target) hostPort { return hostPort{strings.ToLower(t.Host()), t.Port()} }
+
+// hostPorts lists the distinct host:port of targets, in order.
+func hostPorts(targets []*probe.Target) []hostPort {
+	var keys []hostPort
+	seen := map[hostPort]bool{}
+	for _, t := range targets {
+		if k := hostPortOf(t); !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// resolveAll resolves every one of keys at once.
+func resolveAll(ctx context.Context, r *probe.Resolver, keys []hostPort) []probe.Resolution {
+	res := make([]probe.Resolution, len(keys))
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Go(func() { res[i] = r.Resolve(ctx, k.host, k.port) })
+	}
+	wg.Wait()
+	return res
 }
 
 // String describes the session's endpoints for a plan line:

@@ -13,25 +13,31 @@ import (
 	"pinprobe/report/collect"
 )
 
-// dnsUpdate is one round of re-resolution: the addresses of every host:port
-// the run probes, keyed like dnsKey.
+// dnsUpdate is one look of re-resolution: the addresses of every host:port
+// the run probes, keyed like dnsKey, and why the hosts that got no answer
+// in time got none.
 type dnsUpdate struct {
-	at    time.Time
-	addrs map[string][]netip.Addr // dnsKey -> addresses; absent = resolution failed this round
+	at     time.Time
+	addrs  map[string][]netip.Addr // dnsKey -> addresses; absent = no answer this look
+	missed map[string]string       // dnsKey -> why it got no answer: "timed out", …
 }
 
 func dnsKey(host string, port uint16) string { return probe.StaticKey(host, port) }
 
-// watchDNS resolves every target again every interval and sends the answers
-// that differ from the last ones. A failed resolution changes nothing: a DNS
-// hiccup must not stop the probing of addresses that still work.
-func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, initial []report.DNS, every time.Duration) <-chan dnsUpdate {
+// watchDNS resolves every target whose addresses come from DNS again every
+// interval, each host on its own
+// and every lookup bounded by the interval, and sends what each look saw.
+// So a DNS server that stops answering costs the looks it does not answer,
+// no more: the next look starts on time and sees a change as soon as the
+// server answers again, where a lookup of the resolver's own timeout (5s)
+// would have blinded several looks at once. A look that got no answer
+// changes nothing (a DNS hiccup must not stop the probing of addresses that
+// still work); it is counted as missed (see dnsWatch.apply).
+func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, every time.Duration) <-chan dnsUpdate {
 	out := make(chan dnsUpdate)
-	last := map[string][]netip.Addr{}
-	for _, d := range initial {
-		for _, a := range d.Addresses {
-			last[dnsKey(d.Host, d.Port)] = append(last[dnsKey(d.Host, d.Port)], netip.MustParseAddr(a))
-		}
+	keys := slices.DeleteFunc(hostPorts(targets), func(k hostPort) bool { return !r.FromDNS(k.host, k.port) })
+	if len(keys) == 0 {
+		return out // nothing can change: no look to make
 	}
 	go func() {
 		tick := time.NewTicker(every)
@@ -42,27 +48,20 @@ func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, i
 				return
 			case <-tick.C:
 			}
-			u := dnsUpdate{at: time.Now(), addrs: map[string][]netip.Addr{}}
-			changed := false
-			seen := map[string]bool{}
-			for _, t := range targets {
-				k := dnsKey(t.Host(), t.Port())
-				if seen[k] {
-					continue
-				}
-				seen[k] = true
-				res := r.Resolve(ctx, t.Host(), t.Port())
-				if res.Err != nil {
-					continue
-				}
-				u.addrs[k] = res.Addrs
-				if !slices.Equal(res.Addrs, last[k]) {
-					changed = true
-					last[k] = res.Addrs
-				}
+			at := time.Now()
+			look, cancel := context.WithTimeout(ctx, every)
+			res := resolveAll(look, r, keys)
+			cancel()
+			if ctx.Err() != nil {
+				return // the run ended during the look: nothing was missed
 			}
-			if !changed {
-				continue
+			u := dnsUpdate{at: at, addrs: map[string][]netip.Addr{}, missed: map[string]string{}}
+			for i, k := range keys {
+				if err := res[i].Err; err != nil {
+					u.missed[dnsKey(k.host, k.port)] = cause(err)
+					continue
+				}
+				u.addrs[dnsKey(k.host, k.port)] = res[i].Addrs
 			}
 			select {
 			case out <- u:
@@ -74,6 +73,19 @@ func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, i
 	return out
 }
 
+// cause is why a resolution failed, without the host and source its
+// error names ("resolve HOST (SOURCE): timed out").
+func cause(err error) string {
+	if c := errors.Unwrap(err); c != nil {
+		return c.Error()
+	}
+	msg := err.Error() // "no addresses", "no ipv6 address among …"
+	if _, after, ok := strings.Cut(msg, "): "); ok {
+		return after
+	}
+	return msg
+}
+
 // dnsWatch applies DNS changes to a running probe. It runs on the collector
 // goroutine, so the aggregator learns of an endpoint before its first result.
 type dnsWatch struct {
@@ -83,18 +95,38 @@ type dnsWatch struct {
 	eps     []*probe.Endpoint
 	targets []*probe.Target
 	say     func(string, ...any)
+	silent  map[string]bool // dnsKey -> its last look got no answer
 }
 
 func (w *dnsWatch) apply(u dnsUpdate) {
+	looked := u.at
 	// The change is dated when the streams change, here, not when DNS was
 	// asked: "not probed after" must hold from that time on.
 	u.at = time.Now()
 	for i := range w.rep.DNS {
 		d := &w.rep.DNS[i]
 		k := dnsKey(d.Host, d.Port)
+		why, missed := u.missed[k]
 		now, ok := u.addrs[k]
-		if !ok {
+		if !ok && !missed {
 			continue
+		}
+		d.Looks++
+		if missed {
+			if !w.silent[k] {
+				w.say("re-resolving %s got no addresses: %s; a change of them goes unseen until it answers", d.Host, why)
+			}
+			w.silent[k] = true
+			if d.Missed == nil {
+				d.Missed = &report.DNSMissed{First: report.Time{Time: looked}}
+			}
+			d.Missed.Looks++
+			d.Missed.Last, d.Missed.Error = report.Time{Time: looked}, why
+			continue
+		}
+		if w.silent[k] {
+			w.silent[k] = false
+			w.say("re-resolving %s answers again", d.Host)
 		}
 		old := map[netip.Addr]bool{}
 		for _, a := range d.Addresses {

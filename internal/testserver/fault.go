@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,7 +76,47 @@ const (
 	H2GoAway
 	// H2CGoAway is H2GoAway over cleartext, HTTP/2 by prior knowledge (h2c).
 	H2CGoAway
+	// BadStatus answers with a status code outside 100–599 (000, 099,
+	// 600: see Variants), Content-Length 0, and keeps the connection open.
+	BadStatus
+	// MalformedHead answers with a head net/http and RFC 9112 reject: a
+	// field line without a colon, two different Content-Length values, an
+	// empty Content-Length, Transfer-Encoding gzip, two Transfer-Encoding
+	// fields (see Variants).
+	MalformedHead
+	// MalformedChunked answers 200 with a chunked body whose framing is
+	// broken: an invalid byte in a chunk size, a chunk size too large, a CR
+	// inside a chunk line, a chunk line ending in a bare LF, chunk data not
+	// followed by CRLF (see Variants).
+	MalformedChunked
+	// H2BadStatus is H2GoAway's server answering every request with a
+	// :status outside 100–599 (1000, 099, 600: see Variants), no GOAWAY.
+	H2BadStatus
+	// H2ResetInternal is H2GoAway's server resetting every stream with
+	// RST_STREAM INTERNAL_ERROR instead of answering, no GOAWAY.
+	H2ResetInternal
+	// NoContentBody answers 204 No Content with a body anyway, in the same
+	// write as the head, and keeps the connection open. The body is
+	// Leftover: a client that reads the connection again takes it for
+	// the answer to its next request.
+	NoContentBody
+	// NotModifiedBody is NoContentBody with 304 Not Modified.
+	NotModifiedBody
+	// MixedALPN serves HTTPS whose server chooses h2 by ALPN on every
+	// other connection (the first, the third, …), answering 200 there as
+	// H2GoAway's server does but without GOAWAY, and http/1.1 on the
+	// others, answering as NoContentBody: a fleet behind one address
+	// whose instances do not all speak HTTP/2.
+	MixedALPN
 )
+
+// lastFault is the last fault declared.
+const lastFault = MixedALPN
+
+// Leftover is the body NoContentBody, NotModifiedBody and MixedALPN send
+// where there must be none: a whole response, status 299, that a client
+// reading it as the next answer reports.
+const Leftover = "HTTP/1.1 299 Leftover\r\nContent-Length: 0\r\n\r\n"
 
 var faultNames = map[Fault]string{
 	Refuse: "refuse", ResetAfterRequest: "reset-after-request", CloseAfterRequest: "close-after-request",
@@ -86,6 +127,49 @@ var faultNames = map[Fault]string{
 	EndlessInformational: "endless-informational", SwitchingProtocols: "switching-protocols",
 	ConnectionClose: "connection-close", HTTP10: "http10", TLSSelfSigned: "tls-self-signed",
 	TLSExpired: "tls-expired", TLSWrongHost: "tls-wrong-host", H2GoAway: "h2-goaway", H2CGoAway: "h2c-goaway",
+	BadStatus: "bad-status", MalformedHead: "malformed-head", MalformedChunked: "malformed-chunked",
+	H2BadStatus: "h2-bad-status", H2ResetInternal: "h2-reset-internal",
+	NoContentBody: "no-content-body", NotModifiedBody: "not-modified-body", MixedALPN: "mixed-alpn",
+}
+
+// variant is one way a fault with several misbehaves: its name, and what
+// the server sends (a whole HTTP/1.1 response, or an HTTP/2 :status).
+type variant struct{ name, answer string }
+
+// variants are the ways of the faults that have several.
+var variants = map[Fault][]variant{
+	BadStatus: {
+		{"status 000", "HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n"},
+		{"status 099", "HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n"},
+		{"status 600", "HTTP/1.1 600 High\r\nContent-Length: 0\r\n\r\n"},
+	},
+	MalformedHead: {
+		{"field line without a colon", "HTTP/1.1 200 OK\r\nX-A: a\r\nno colon here\r\nContent-Length: 3\r\n\r\nok\n"},
+		{"two Content-Length values", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nok\n"},
+		{"empty Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\nok\n"},
+		{"Transfer-Encoding gzip", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nok\n"},
+		{"two Transfer-Encoding fields", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nok\n\r\n0\r\n\r\n"},
+	},
+	MalformedChunked: {
+		{"invalid byte in a chunk size", chunkedHead + "3x\r\nok\n\r\n0\r\n\r\n"},
+		{"chunk size too large", chunkedHead + "fffffffffffffffff\r\nok\n\r\n0\r\n\r\n"},
+		{"CR inside a chunk line", chunkedHead + "3\r\r\nok\n\r\n0\r\n\r\n"},
+		{"chunk line ending in a bare LF", chunkedHead + "3\nok\n\r\n0\r\n\r\n"},
+		{"chunk data not followed by CRLF", chunkedHead + "3\r\nok\nXX0\r\n\r\n"},
+	},
+	H2BadStatus: {{":status 1000", "1000"}, {":status 099", "099"}, {":status 600", "600"}},
+}
+
+const chunkedHead = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+// Variants names the ways f misbehaves, in order: FaultOptions.Variant
+// picks one of them by its number, from 1. nil for a fault with one way.
+func Variants(f Fault) []string {
+	var names []string
+	for _, v := range variants[f] {
+		names = append(names, v.name)
+	}
+	return names
 }
 
 // String is the fault's name, as in "slow-headers".
@@ -99,7 +183,7 @@ func (f Fault) String() string {
 // Faults lists every fault, in the order declared.
 func Faults() []Fault {
 	out := make([]Fault, 0, len(faultNames))
-	for f := Refuse; f <= H2CGoAway; f++ {
+	for f := Refuse; f <= lastFault; f++ {
 		out = append(out, f)
 	}
 	return out
@@ -119,6 +203,9 @@ type FaultOptions struct {
 	// GoAwayAfter is the number of requests an HTTP/2 connection answers
 	// before its GOAWAY; 1 when 0.
 	GoAwayAfter int
+	// Variant picks one of the fault's Variants, from 1, for every
+	// answer; 0 takes them in turn, one answer each.
+	Variant int
 }
 
 // writeTimeout bounds every write of a fault server, so a client that stops
@@ -137,11 +224,14 @@ type FaultServer struct {
 	pki      *PKI
 	tlsCfg   *tls.Config
 	goAway   int
+	variant  int
 
 	raw *RawServer // nil for Refuse
 
 	heads   atomic.Int64
 	goAways atomic.Int64
+	answers atomic.Int64 // answers of a fault with variants
+	hellos  atomic.Int64 // TLS handshakes begun (MixedALPN)
 }
 
 // StartFault starts a server with fault on a free port of o.Addr.
@@ -159,8 +249,11 @@ func StartFault(t testing.TB, fault Fault, o FaultOptions) *FaultServer {
 	if o.GoAwayAfter <= 0 {
 		o.GoAwayAfter = 1
 	}
-	s := &FaultServer{fault: fault, host: o.Host, interval: o.Interval, pki: o.PKI, goAway: o.GoAwayAfter}
-	if s.pki == nil && (fault == TLSExpired || fault == TLSWrongHost || fault == H2GoAway) {
+	if o.Variant < 0 || o.Variant > len(variants[fault]) {
+		t.Fatalf("testserver: fault %s has no variant %d", fault, o.Variant)
+	}
+	s := &FaultServer{fault: fault, host: o.Host, interval: o.Interval, pki: o.PKI, goAway: o.GoAwayAfter, variant: o.Variant}
+	if s.pki == nil && (fault == TLSExpired || fault == TLSWrongHost || fault.h2TLS() || fault == MixedALPN) {
 		s.pki = NewPKI(t)
 	}
 	switch fault {
@@ -170,8 +263,17 @@ func StartFault(t testing.TB, fault Fault, o FaultOptions) *FaultServer {
 		s.tlsCfg = &tls.Config{Certificates: []tls.Certificate{s.pki.Expired(o.Host)}}
 	case TLSWrongHost:
 		s.tlsCfg = &tls.Config{Certificates: []tls.Certificate{s.pki.Leaf("wrong." + o.Host)}}
-	case H2GoAway:
+	case H2GoAway, H2BadStatus, H2ResetInternal:
 		s.tlsCfg = &tls.Config{Certificates: []tls.Certificate{s.pki.Leaf(o.Host)}, NextProtos: []string{"h2"}}
+	case MixedALPN:
+		leaf := s.pki.Leaf(o.Host)
+		s.tlsCfg = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			proto := "h2"
+			if s.hellos.Add(1)%2 == 0 {
+				proto = "http/1.1"
+			}
+			return &tls.Config{Certificates: []tls.Certificate{leaf}, NextProtos: []string{proto}}, nil
+		}}
 	}
 	if fault == Refuse {
 		s.addr = ClosedAddrPort(t, o.Addr)
@@ -186,8 +288,20 @@ func StartFault(t testing.TB, fault Fault, o FaultOptions) *FaultServer {
 	return s
 }
 
+// h2TLS reports whether f serves HTTP/2 over TLS.
+func (f Fault) h2TLS() bool { return f == H2GoAway || f == H2BadStatus || f == H2ResetInternal }
+
 // Fault is the server's fault.
 func (s *FaultServer) Fault() Fault { return s.fault }
+
+// nextVariant is the variant of the server's next answer.
+func (s *FaultServer) nextVariant() variant {
+	vs := variants[s.fault]
+	if s.variant > 0 {
+		return vs[s.variant-1]
+	}
+	return vs[(s.answers.Add(1)-1)%int64(len(vs))]
+}
 
 // Addr is the server's address and port.
 func (s *FaultServer) Addr() netip.AddrPort { return s.addr }
@@ -195,8 +309,8 @@ func (s *FaultServer) Addr() netip.AddrPort { return s.addr }
 // Port is the server's port.
 func (s *FaultServer) Port() uint16 { return s.addr.Port() }
 
-// URL is "http://HOST:PORT/", https for the TLS faults and H2GoAway. Only
-// a client that pins Addr reaches it.
+// URL is "http://HOST:PORT/", https for the TLS faults and the HTTP/2
+// faults over TLS. Only a client that pins Addr reaches it.
 func (s *FaultServer) URL() string {
 	scheme := "http"
 	if s.tlsCfg != nil {
@@ -206,8 +320,8 @@ func (s *FaultServer) URL() string {
 }
 
 // PKI is the authority that signed the server's certificates: the one of
-// FaultOptions, or one made for TLSExpired, TLSWrongHost and H2GoAway; nil
-// otherwise.
+// FaultOptions, or one made for TLSExpired, TLSWrongHost and the HTTP/2
+// faults over TLS; nil otherwise.
 func (s *FaultServer) PKI() *PKI { return s.pki }
 
 // Conns is the number of TCP connections accepted.
@@ -282,9 +396,14 @@ func (s *FaultServer) serve(raw net.Conn) {
 	case AcceptNoRead:
 		<-s.raw.Done()
 		return
-	case H2GoAway, H2CGoAway:
+	case H2GoAway, H2CGoAway, H2BadStatus, H2ResetInternal:
 		s.serveH2(c)
 		return
+	case MixedALPN:
+		if c.Conn.(*tls.Conn).ConnectionState().NegotiatedProtocol == "h2" {
+			s.serveH2(c)
+			return
+		}
 	}
 	for c.readRequest() {
 		if !s.answer(c) {
@@ -354,6 +473,15 @@ func (s *FaultServer) answer(c *faultConn) bool {
 	case HTTP10:
 		c.write("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nread to close\n")
 		return false
+	case NoContentBody, MixedALPN:
+		return c.write("HTTP/1.1 204 No Content\r\nContent-Length: " + strconv.Itoa(len(Leftover)) + "\r\n\r\n" + Leftover)
+	case NotModifiedBody:
+		return c.write("HTTP/1.1 304 Not Modified\r\nContent-Length: " + strconv.Itoa(len(Leftover)) + "\r\n\r\n" + Leftover)
+	case BadStatus, MalformedHead, MalformedChunked:
+		// The connection stays open: a client that used it again would
+		// read what follows as its next answer, and the server would count
+		// the request.
+		return c.write(s.nextVariant().answer)
 	default: // the TLS faults answer a client that accepts the certificate
 		return c.write(okResponse)
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -267,6 +268,72 @@ func TestFaults(t *testing.T) {
 			c.Transport.(*http.Transport).Protocols = &p
 			checkGoAway(t, s, c)
 		}},
+		{BadStatus, 1, 3, func(t *testing.T, s *FaultServer) {
+			c, br := rawGet(t, s)
+			for i, want := range []string{"000", "099", "600"} {
+				if i > 0 {
+					io.WriteString(c, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
+				}
+				line, err := br.ReadString('\n')
+				if _, code, _ := strings.Cut(line, " "); err != nil || !strings.HasPrefix(code, want+" ") {
+					t.Errorf("answer %d: %q, %v; want status %s", i, line, err, want)
+				}
+				br.ReadString('\n') // Content-Length: 0
+				br.ReadString('\n') // the empty line
+			}
+		}},
+		{MalformedHead, 5, 5, func(t *testing.T, s *FaultServer) {
+			for i, want := range []string{"malformed MIME header", "multiple Content-Length", "invalid empty Content-Length",
+				"unsupported transfer encoding", "too many transfer encodings"} {
+				if _, err := try(t, faultClient(t, s, 5*time.Second), s); err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("GET %d: %v; want %q", i, err, want)
+				}
+			}
+		}},
+		{MalformedChunked, 5, 5, func(t *testing.T, s *FaultServer) {
+			for i, want := range []string{"invalid byte in chunk length", "chunk length too large", "invalid CR in chunked line",
+				"chunked line ends with bare LF", "malformed chunked encoding"} {
+				resp, err := try(t, faultClient(t, s, 5*time.Second), s)
+				if err != nil {
+					t.Fatalf("GET %d: %v; want 200", i, err)
+				}
+				if _, err := io.ReadAll(resp.Body); resp.StatusCode != 200 || err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("GET %d: %d, body %v; want 200 and %q", i, resp.StatusCode, err, want)
+				}
+			}
+		}},
+		{H2ResetInternal, 1, 2, func(t *testing.T, s *FaultServer) {
+			c := faultClient(t, s, 5*time.Second)
+			for i := range 2 {
+				if _, err := try(t, c, s); err == nil || !strings.Contains(err.Error(), "INTERNAL_ERROR") {
+					t.Errorf("request %d: %v; want a stream reset with INTERNAL_ERROR", i, err)
+				}
+			}
+		}},
+		{NoContentBody, 1, 1, func(t *testing.T, s *FaultServer) { checkLeftover(t, s, 204) }},
+		{NotModifiedBody, 1, 1, func(t *testing.T, s *FaultServer) { checkLeftover(t, s, 304) }},
+		{MixedALPN, 4, 4, func(t *testing.T, s *FaultServer) {
+			for i, want := range []int{2, 1, 2, 1} {
+				// A connection of its own, closed after the answer: net/http
+				// would read the leftover of an idle one and log it.
+				resp, err := try(t, pinnedClient(t, s.Addr(), s.PKI().ClientConfig(""), false), s)
+				if err != nil || resp.ProtoMajor != want {
+					t.Fatalf("connection %d: %v, %v; want HTTP/%d", i+1, resp, err, want)
+				}
+				if wantStatus := map[int]int{2: 200, 1: 204}[want]; resp.StatusCode != wantStatus {
+					t.Errorf("connection %d: %d; want %d", i+1, resp.StatusCode, wantStatus)
+				}
+			}
+		}},
+		{H2BadStatus, 1, 3, func(t *testing.T, s *FaultServer) {
+			c := faultClient(t, s, 5*time.Second)
+			for i, want := range []int{1000, 99, 600} {
+				resp, err := try(t, c, s)
+				if err != nil || resp.StatusCode != want || resp.ProtoMajor != 2 {
+					t.Errorf("request %d: %v, %v; want HTTP/2 %d", i, resp, err, want)
+				}
+			}
+		}},
 	}
 	if got := len(tests); got != len(Faults()) {
 		t.Errorf("%d faults tested; want all %d", got, len(Faults()))
@@ -288,6 +355,20 @@ func TestFaults(t *testing.T) {
 				t.Errorf("%s: %d connections, %d heads; want %d, %d", tt.fault, s.Conns(), s.Heads(), tt.wantConns, tt.wantHeads)
 			}
 		})
+	}
+}
+
+// checkLeftover reads one answer of status from s and, on the same
+// connection, the Leftover after it.
+func checkLeftover(t *testing.T, s *FaultServer, status int) {
+	t.Helper()
+	_, br := rawGet(t, s)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	if err != nil || resp.StatusCode != status || resp.Header.Get("Content-Length") != strconv.Itoa(len(Leftover)) {
+		t.Fatalf("answer: %v, %v; want %d announcing %d bytes", resp, err, status, len(Leftover))
+	}
+	if next, err := http.ReadResponse(br, nil); err != nil || next.StatusCode != 299 {
+		t.Errorf("after the %d: %v, %v; want the leftover 299", status, next, err)
 	}
 }
 

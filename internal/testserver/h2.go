@@ -17,8 +17,11 @@ const goAwayGrace = time.Second
 
 // serveH2 speaks just enough HTTP/2 on c to answer GoAwayAfter requests
 // with 200, then sends GOAWAY naming the last of them and answers no other
-// stream. A TLS connection must have negotiated h2 by ALPN; a cleartext one
-// must start with the client preface (prior knowledge).
+// stream (H2GoAway, H2CGoAway); or to answer every request with a :status
+// outside 100–599 (H2BadStatus), or with RST_STREAM INTERNAL_ERROR
+// (H2ResetInternal); MixedALPN's h2 connections are answered 200 without
+// GOAWAY. A TLS connection must have negotiated h2 by ALPN; a
+// cleartext one must start with the client preface (prior knowledge).
 func (s *FaultServer) serveH2(c *faultConn) {
 	if tc, ok := c.Conn.(*tls.Conn); ok && tc.ConnectionState().NegotiatedProtocol != "h2" {
 		return
@@ -64,9 +67,19 @@ func (s *FaultServer) serveH2(c *faultConn) {
 			s.heads.Add(1)
 			answered++
 			id := f.StreamID
+			if s.fault == H2ResetInternal {
+				if !write(func() error { return fr.WriteRSTStream(id, http2.ErrCodeInternal) }) {
+					return
+				}
+				continue
+			}
+			status := "200"
+			if s.fault == H2BadStatus {
+				status = s.nextVariant().answer
+			}
 			hbuf.Reset()
 			body := "ok\n"
-			enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+			enc.WriteField(hpack.HeaderField{Name: ":status", Value: status})
 			enc.WriteField(hpack.HeaderField{Name: "content-type", Value: "text/plain"})
 			enc.WriteField(hpack.HeaderField{Name: "content-length", Value: strconv.Itoa(len(body))})
 			ok := write(func() error {
@@ -75,7 +88,7 @@ func (s *FaultServer) serveH2(c *faultConn) {
 			if !ok {
 				return
 			}
-			if answered == s.goAway {
+			if answered == s.goAway && (s.fault == H2GoAway || s.fault == H2CGoAway) {
 				if !write(func() error { return fr.WriteGoAway(id, http2.ErrCodeNo, []byte("pinprobe test: going away")) }) {
 					return
 				}

@@ -4,6 +4,7 @@ import (
 	"pinprobe/probe"
 	"pinprobe/report"
 	"pinprobe/report/stat"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,49 @@ type Aggregator struct {
 	groups   report.GroupTally
 	// clientErr is the first client-side error, to name its cause.
 	clientErr string
+	pauses    []pause
+}
+
+// pause is a stretch in which pinprobe did not run, as the endpoints'
+// schedulers saw it: each reports its own requests of the one stall, over
+// about the same stretch, and they add up to one.
+type pause struct {
+	from, to time.Time
+	requests int64
+}
+
+// addPause counts a pause an endpoint's scheduler reported with the one
+// it overlaps, or as a new one; past report.MaxPauses, with the last.
+func (a *Aggregator) addPause(r *probe.Result) {
+	p := pause{from: r.Start, to: r.Start.Add(r.Paused), requests: int64(r.Missed)}
+	for i := range a.pauses {
+		q := &a.pauses[i]
+		if p.from.After(q.to) || p.to.Before(q.from) {
+			continue
+		}
+		q.from, q.to, q.requests = minTime(q.from, p.from), maxTime(q.to, p.to), q.requests+p.requests
+		return
+	}
+	if n := len(a.pauses); n == report.MaxPauses {
+		q := &a.pauses[n-1]
+		q.to, q.requests = maxTime(q.to, p.to), q.requests+p.requests
+		return
+	}
+	a.pauses = append(a.pauses, p)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // NewAggregator returns an Aggregator for eps, whose IDs must be their indexes.
@@ -110,6 +154,10 @@ func (a *Aggregator) Live() *Live { return a.live }
 // Add counts one result.
 func (a *Aggregator) Add(r probe.Result) {
 	t := a.per[r.Endpoint]
+	if r.Missed > 0 {
+		a.addPause(&r)
+		return
+	}
 	if r.Dropped > 0 {
 		t.Dropped += int64(r.Dropped)
 		a.live.Dropped.Add(int64(r.Dropped))
@@ -188,6 +236,11 @@ func (a *Aggregator) Close(r *report.Report) *report.Report {
 	r.Timeline = a.timeline.report(a.eps)
 	r.Fingerprints = a.prints.report()
 	r.ClientError = a.clientErr
+	r.Pauses = nil
+	slices.SortFunc(a.pauses, func(x, y pause) int { return x.from.Compare(y.from) })
+	for _, p := range a.pauses {
+		r.Pauses = append(r.Pauses, report.Pause{At: report.Time{Time: p.from}, DurationS: stat.Round(p.to.Sub(p.from).Seconds(), 3), Requests: p.requests})
+	}
 	r.Client = a.client.report()
 	if r.Thresholds == nil {
 		r.Thresholds = []report.Threshold{}

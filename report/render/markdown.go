@@ -101,6 +101,9 @@ func (m *mdWriter) title(v *View) {
 	if r.Interrupted {
 		m.printf("\n**Interrupted after %s:** the run was stopped early; this report covers every request sent until then.\n", mdSecs(r.DurationS))
 	}
+	for _, p := range v.Run.Pauses {
+		m.printf("\n**Paused** %s.\n", mdText(p))
+	}
 }
 
 // titleHosts names the probed hosts, at most three.
@@ -252,6 +255,11 @@ func (m *mdWriter) dns(v *View) {
 		rows = append(rows, []string{mdText(d.Host), mdText(d.Source), addrs, ch})
 	}
 	m.table([]string{"Host", "Resolved by", "Addresses (latest answer)", "Changes during the run"}, "llll", rows)
+	for _, d := range v.DNS {
+		if d.Missed != "" {
+			m.printf("\n%s: %s.\n", mdText(d.Host), mdText(d.Missed))
+		}
+	}
 	if changes == 0 {
 		m.printf("\nNo DNS change was seen during the run.\n")
 		return

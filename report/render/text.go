@@ -144,6 +144,9 @@ func (t *textWriter) header(v *View) {
 	if run.Interrupted {
 		t.para(AnsiRed+ansiBold, "INTERRUPTED", fmt.Sprintf("after %s: this report covers every request sent until then.", run.Seconds), 2)
 	}
+	for _, p := range run.Pauses {
+		t.para(AnsiRed+ansiBold, "PAUSED", p+".", 2)
+	}
 	if run.Settled != "" {
 		t.para(ansiBold, "STOPPED EARLY", run.Settled+".", 2)
 	}
@@ -170,6 +173,9 @@ func (t *textWriter) dns(v *View) {
 		}
 		for _, c := range d.Changes {
 			t.para("", "   ", "changed at "+c.Clock+": "+c.What, 6)
+		}
+		if d.Missed != "" {
+			t.para("", "   ", d.Missed, 6)
 		}
 	}
 }

@@ -193,6 +193,10 @@ type RunView struct {
 	// Settled says that --until-verdict stopped the run early, and when;
 	// "" when it did not.
 	Settled string
+	// Pauses say each stretch in which pinprobe did not run, after the
+	// word PAUSED: "3.0s at 20:43:05 UTC: 6000 requests due then not sent
+	// (pinprobe did not run: …)".
+	Pauses  []string
 	Command string // shell-quoted, secrets redacted
 	// Clients are the local addresses the requests came from, and Ports
 	// the local ports ("50100, 50101 (2 ports)" or a range).
@@ -207,6 +211,10 @@ type DNSRow struct {
 	Addresses string // or "no addresses: why"
 	Failed    bool
 	Changes   []DNSChangeRow
+	// Missed says which looks of --re-resolve got no addresses in time:
+	// "2 of 19 looks got no addresses in time, 20:43:09–20:43:10 UTC (timed
+	// out): a change then went unseen"; "" when none missed.
+	Missed string
 }
 
 // DNSChangeRow is one change of a host's addresses.
@@ -588,6 +596,10 @@ func (v *View) run(r *report.Report) {
 		sent += fmt.Sprintf("; %d could not be sent by this machine (client errors)", t.ClientErrors)
 	}
 	v.Run.Sent = sent
+	for _, p := range r.Pauses {
+		v.Run.Pauses = append(v.Run.Pauses, fmt.Sprintf("%.1fs at %s UTC: %d request%s due then not sent (pinprobe itself did not run: the process was stopped, as by Ctrl-Z, or the machine suspended)",
+			p.DurationS, p.At.UTC().Format("15:04:05"), p.Requests, phrase.Plural(int(p.Requests))))
+	}
 	if s := r.Settled; s != nil {
 		v.Run.Settled = fmt.Sprintf("--until-verdict stopped the run once the verdict was settled: at %s UTC, after %d request%s (look %d of %d, at level %s)",
 			phrase.Clock(s.At.Time), s.Requests, phrase.Plural(int(s.Requests)), s.Look, s.MaxLooks, phrase.AlphaValue(s.Alpha))
@@ -631,6 +643,14 @@ func (v *View) dns(r *report.Report) {
 				what = append(what, "removed "+strings.Join(c.Removed, ", "))
 			}
 			row.Changes = append(row.Changes, DNSChangeRow{At: utc(c.At), Clock: c.At.UTC().Format("15:04:05"), What: strings.Join(what, "; ")})
+		}
+		if m := d.Missed; m != nil {
+			when := "at " + m.First.UTC().Format("15:04:05")
+			if m.Looks > 1 {
+				when = m.First.UTC().Format("15:04:05") + "–" + m.Last.UTC().Format("15:04:05")
+			}
+			row.Missed = fmt.Sprintf("%d of %d look%s of --re-resolve got no addresses in time, %s UTC (%s): a change then went unseen",
+				m.Looks, d.Looks, phrase.Plural(int(d.Looks)), when, m.Error)
 		}
 		v.DNS = append(v.DNS, row)
 	}

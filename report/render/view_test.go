@@ -221,3 +221,61 @@ func TestFormatsSayTheSame(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatsSayMissedLooks: the looks of --re-resolve that got no
+// addresses in time are said, the same words in every format, under their
+// host.
+func TestFormatsSayMissedLooks(t *testing.T) {
+	r := insideReport(t)
+	first := r.StartedAt.Add(2 * time.Second)
+	r.DNS[0].Looks = 30
+	r.DNS[0].Missed = &report.DNSMissed{Looks: 3, First: report.Time{Time: first}, Last: report.Time{Time: first.Add(2 * time.Second)}, Error: "timed out"}
+	v := NewView(r)
+	want := "3 of 30 looks of --re-resolve got no addresses in time, 20:43:02–20:43:04 UTC (timed out): a change then went unseen"
+	if got := v.DNS[0].Missed; got != want {
+		t.Fatalf("missed looks %q; want %q", got, want)
+	}
+	var text, md strings.Builder
+	if err := writeText(&text, r, Options{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarkdown(&md, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for name, doc := range map[string]string{"text": text.String(), "markdown": strings.ReplaceAll(md.String(), `\`, ""),
+		"html": textOf(parseHTML(t, renderHTML(t, r)))} {
+		if !strings.Contains(norm(doc), want) {
+			t.Errorf("the %s report lacks %q", name, want)
+		}
+	}
+}
+
+// TestFormatsSayPauses: a stretch in which pinprobe did not run is said
+// near the top, the same words in every format.
+func TestFormatsSayPauses(t *testing.T) {
+	r := insideReport(t)
+	r.Pauses = []report.Pause{{At: report.Time{Time: r.StartedAt.Add(5 * time.Second)}, DurationS: 3.002, Requests: 6000}}
+	v := NewView(r)
+	want := "3.0s at 20:43:05 UTC: 6000 requests due then not sent (pinprobe itself did not run: the process was stopped, as by Ctrl-Z, or the machine suspended)"
+	if len(v.Run.Pauses) != 1 || v.Run.Pauses[0] != want {
+		t.Fatalf("pauses %q; want [%q]", v.Run.Pauses, want)
+	}
+	var text, md strings.Builder
+	if err := writeText(&text, r, Options{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarkdown(&md, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(text.String(), "\n")
+	if i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "PAUSED "+want) }); i < 0 || i > 3 {
+		t.Errorf("text report: PAUSED line at %d; want one of the first lines:\n%s", i, strings.Join(lines[:min(8, len(lines))], "\n"))
+	}
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for name, doc := range map[string]string{"markdown": strings.ReplaceAll(md.String(), `**`, ""), "html": textOf(parseHTML(t, renderHTML(t, r)))} {
+		if !strings.Contains(norm(doc), "Paused "+want) {
+			t.Errorf("the %s report lacks %q", name, want)
+		}
+	}
+}
