@@ -111,22 +111,28 @@ const windowMajority = 0.5
 // makes a window of neither kind. share is the proven windows' share of
 // e's failed requests.
 func (j *judgement) provenWindows(e *report.Endpoint) (proven []report.Window, share float64) {
-	if e.Conns == nil || e.Failed == 0 {
+	return provenWindows(e.Conns, e.Failed, j.each)
+}
+
+// provenWindows is the method's rule for the connections c of an endpoint
+// with failed failures, at level each.
+func provenWindows(c *report.Conns, failed int64, each float64) (proven []report.Window, share float64) {
+	if c == nil || failed == 0 {
 		return nil, 0
 	}
-	failing, all := failingConns(e.Conns)
+	failing, all := failingConns(c)
 	s := 1.0
 	if all > 0 {
 		s = float64(failing) / float64(all)
 	}
 	var n int64
-	for _, w := range e.Conns.Windows {
-		if w.Crossing > 0 || math.Pow(s, float64(w.Connections)) < j.each {
+	for _, w := range c.Windows {
+		if w.Crossing > 0 || math.Pow(s, float64(w.Connections)) < each {
 			proven = append(proven, w)
 			n += w.Requests
 		}
 	}
-	return proven, float64(n) / float64(e.Failed)
+	return proven, float64(n) / float64(failed)
 }
 
 // repeatTest2 is a RepeatResult as a Test of kind.

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"pinprobe/internal/check"
@@ -17,14 +18,14 @@ import (
 // by them. It returns, per address, the connection table, the requests
 // grouped by the instance that served them, and the latencies of the
 // address and of the other three.
-func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, times, insts [][]ConnCounts, hists, rests []*hdr.Histogram) {
+func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, failed []int64, groups []report.Group, hists, rests []*hdr.Histogram) {
 	const addrs = 4
 	cfg := simConfig{requests: 600, rate: 50, perConn: 4, latency: 20 * time.Millisecond, instances: 4,
 		fail:      steady([]float64{0.01, 0.05, 0.2}[i%3]),
 		closeProb: []float64{0, 0.5, 1}[(i/3)%3]}
 	conns = make([]report.Conns, addrs)
-	times = make([][]ConnCounts, addrs)
-	insts = make([][]ConnCounts, addrs)
+	failed = make([]int64, addrs)
+	var gt report.GroupTally
 	hists, rests = make([]*hdr.Histogram, addrs), make([]*hdr.Histogram, addrs)
 	for a := range addrs {
 		hists[a], rests[a] = report.NewHist(), report.NewHist()
@@ -32,14 +33,14 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, times, insts [][]C
 	for a := range addrs {
 		rs := simulate(cfg, rng)
 		conns[a] = simConns(rs)
-		times[a] = simTimeline(rs, time.Second)
-		insts[a] = make([]ConnCounts, cfg.instances)
+		addr := fmt.Sprintf("192.0.2.%d", a+1)
 		for _, r := range rs {
-			g := &insts[a][r.inst]
-			g.ID = uint64(r.inst + 1)
-			g.Requests++
+			// The instances' names are shared by every address, as a
+			// backend pool's are.
+			gt.Response(addr, r.start, r.failed)
+			gt.Add("X-Served-By", fmt.Sprintf("i%d", r.inst), addr, r.start, report.Outcome{Status: 200, Failed: r.failed})
 			if r.failed {
-				g.Failed++
+				failed[a]++
 			}
 			us := report.Micros(time.Duration(float64(20*time.Millisecond) * math.Exp(0.5*rng.NormFloat64())))
 			hists[a].RecordValue(us)
@@ -50,18 +51,18 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, times, insts [][]C
 			}
 		}
 	}
-	return conns, times, insts, hists, rests
+	return conns, failed, gt.Report(float64(cfg.requests) / cfg.rate), hists, rests
 }
 
 // False alarms, counted: healthy runs through every per-address test the
 // verdict makes — RepeatTest for connections, confirmed by MomentTest
 // (connections open at the same moment must differ before an instance is
-// blamed), MomentClusterTest with the failure windows (failures said to
-// follow time), ClusterTest for the instances a header names inside an
-// address, the stratified test of each instance against the others on the
-// same addresses (the instances' names shared by every address, as a
-// backend pool's are), SlowerTest for latency — each at the family's alpha
-// split over the m tests (Bonferroni). A run with any alarm is a false alarm; their rate
+// blamed), MomentClusterTest with the proven failure windows (failures
+// said to follow time), the test of each instance against the other
+// responses of the same addresses at the same times (its time strata; the
+// instances' names shared by every address, as a backend pool's are),
+// SlowerTest for latency — each at the family's alpha split over the m
+// tests (Bonferroni). A run with any alarm is a false alarm; their rate
 // must stay at most alpha.
 func TestFalseAlarmRate(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
@@ -74,20 +75,20 @@ func TestFalseAlarmRate(t *testing.T) {
 	)
 	alphas := []float64{0.05, 0.001}
 	runAlarms := make([]int, len(alphas))
-	var repeat, blamed, timed, instance, within, slower, slow [2]int
+	var repeat, blamed, timed, within, slower, slow [2]int
 	for i := range runs {
-		conns, _, insts, hists, rests := healthyRun(rng, i)
+		conns, failed, groups, hists, rests := healthyRun(rng, i)
 		alarm := make([]bool, len(alphas))
 		for a := range addrs {
 			rp := RepeatTest(conns[a].Repeat).P
 			mp := MomentTest(conns[a].Moments).P
 			tp := MomentClusterTest(conns[a].Sizes).P
-			ip := ClusterTest(insts[a]).P
 			sl := SlowerTest(hists[a], rests[a], alphas[0]/m) // the larger level; checked per alpha below
 			for j, alpha := range alphas {
 				level := alpha / m
 				blame := rp < level && mp < level
-				windows := conns[a].WindowsCount > 0 && tp < level
+				_, share := provenWindows(&conns[a], failed[a], level)
+				windows := share >= windowMajority && tp < level
 				if rp < level {
 					repeat[j]++
 				}
@@ -97,9 +98,6 @@ func TestFalseAlarmRate(t *testing.T) {
 				if windows {
 					timed[j]++
 				}
-				if ip < level {
-					instance[j]++
-				}
 				if sl.P < level {
 					slower[j]++
 				}
@@ -107,22 +105,17 @@ func TestFalseAlarmRate(t *testing.T) {
 				if isSlow {
 					slow[j]++
 				}
-				alarm[j] = alarm[j] || blame || windows || ip < level || isSlow
+				alarm[j] = alarm[j] || blame || windows || isSlow
 			}
 		}
-		for v := range insts {
-			strata := make([]report.RepeatCounts, addrs)
-			for a := range addrs {
-				for u, c := range insts[a] {
-					if u == v {
-						strata[a].AfterFailure, strata[a].AfterFailureFailed = c.Requests, c.Failed
-					} else {
-						strata[a].AfterOK += c.Requests
-						strata[a].AfterOKFailed += c.Failed
-					}
-				}
+		for _, g := range groups {
+			if g.Failed == 0 {
+				continue
 			}
-			wp := RepeatTest(strata).P
+			if len(g.Times) == 0 {
+				t.Fatalf("group %s: %s failed %d times and has no time strata", g.Header, g.Value, g.Failed)
+			}
+			wp := repeatTest(timeStrata(g.Times)).P
 			for j, alpha := range alphas {
 				if wp < alpha/m {
 					within[j]++
@@ -139,8 +132,8 @@ func TestFalseAlarmRate(t *testing.T) {
 	for j, alpha := range alphas {
 		rate := float64(runAlarms[j]) / runs
 		t.Logf("family α=%v (each of %d tests at %.3g): %d/%d healthy runs with a false alarm (%.4f); "+
-			"RepeatTest %d (%d confirmed by MomentTest), time windows %d, instance ClusterTest %d, instance within its addresses %d (of %d tests), SlowerTest significant %d (slow %d), over %d tests each",
-			alpha, m, alpha/m, runAlarms[j], runs, rate, repeat[j], blamed[j], timed[j], instance[j], within[j], runs*insts, slower[j], slow[j], runs*addrs)
+			"RepeatTest %d (%d confirmed by MomentTest), time windows %d, instance at the same times on its addresses %d (of %d tests), SlowerTest significant %d (slow %d), over %d tests each",
+			alpha, m, alpha/m, runAlarms[j], runs, rate, repeat[j], blamed[j], timed[j], within[j], runs*insts, slower[j], slow[j], runs*addrs)
 		if lim := binomUpper(runs, alpha, 0.001); runAlarms[j] > lim {
 			t.Errorf("α=%v: %d of %d healthy runs alarmed; want at most %d", alpha, runAlarms[j], runs, lim)
 		}
