@@ -138,23 +138,6 @@ func simulate(cfg simConfig, rng *rand.Rand) []simResult {
 	return out
 }
 
-// simTimeline buckets results by start, per bucket of width d, as the
-// report's timeline does.
-func simTimeline(rs []simResult, d time.Duration) []ConnCounts {
-	var out []ConnCounts
-	for _, r := range rs {
-		b := int(r.start.Sub(simEpoch) / d)
-		for len(out) <= b {
-			out = append(out, ConnCounts{ID: uint64(len(out))})
-		}
-		out[b].Requests++
-		if r.failed {
-			out[b].Failed++
-		}
-	}
-	return out
-}
-
 // simConns feeds results to a connTable, as the aggregator will.
 func simConns(rs []simResult) report.Conns {
 	var tab collect.ConnTable
