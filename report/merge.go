@@ -637,6 +637,20 @@ func (m *merger) timeline() (Timeline, error) {
 			step = max(step, s.step)
 		}
 	}
+	// Every input covers at most MaxSeconds (CheckSaved); together they
+	// must too, or bucket positions would overflow.
+	for _, s := range srcs {
+		if span := s.start.Add(time.Duration(s.n) * s.step).Sub(origin); span > SecondsDuration(MaxSeconds) {
+			first := srcs[0]
+			for _, o := range srcs {
+				if o.start.Equal(origin) {
+					first = o
+				}
+			}
+			return Timeline{}, fmt.Errorf("merge %s: its timeline ends %.0f years after that of %s starts: more than 100 years apart",
+				m.names[s.i], span.Hours()/24/365.25, m.names[first.i])
+		}
+	}
 	// place is the merged bucket that holds the middle of bucket k of s.
 	place := func(s source, k int, step time.Duration) int {
 		return int((s.start.Sub(origin) + time.Duration(k)*s.step + s.step/2) / step)

@@ -100,11 +100,17 @@ func normalize(r *Report) {
 	}
 }
 
-// CheckSaved checks what a report read back needs beyond Validate: every
-// status a number from 0 to 999, each phase histogram holding its count,
-// the port set decoding, a positive timeline interval where there are
-// buckets, and a histogram for every scope with requests.
+// CheckSaved checks what a report read back needs beyond Validate: no
+// number negative or past its bound, no timestamp outside 1970 to 2200
+// (checkNumbers), every status a number from 0 to 999, each phase histogram
+// holding its count, the port set decoding, a timeline whose buckets fail
+// no more requests than they hold, of a positive interval, at most
+// HardMaxPoints of them over at most MaxSeconds, and a histogram for every
+// scope with requests.
 func CheckSaved(r *Report) error {
+	if err := checkNumbers(r); err != nil {
+		return fmt.Errorf("invalid report: %w", err)
+	}
 	if err := Validate(r); err != nil {
 		return fmt.Errorf("invalid report: %w", err)
 	}
@@ -184,9 +190,24 @@ func CheckSaved(r *Report) error {
 	buckets := 0
 	for _, s := range r.Timeline.Series {
 		buckets = max(buckets, len(s.Requests))
+		for j := range min(len(s.Requests), len(s.Failed)) {
+			if s.Failed[j] > s.Requests[j] {
+				bad("timeline %s (%s): bucket %d: %d failed of %d requests", s.Address, s.Target, j, s.Failed[j], s.Requests[j])
+				break
+			}
+		}
 	}
-	if buckets > 0 && interval(r.Timeline.IntervalS) < timelineMinInterval {
-		bad("timeline: interval_s %v: want at least %v", r.Timeline.IntervalS, timelineMinInterval.Seconds())
+	if tl := r.Timeline; buckets > 0 {
+		switch {
+		case interval(tl.IntervalS) < timelineMinInterval:
+			bad("timeline: interval_s %v: want at least %v", tl.IntervalS, timelineMinInterval.Seconds())
+		case buckets > HardMaxPoints:
+			bad("timeline: %d buckets: pinprobe writes at most %d", buckets, HardMaxPoints)
+		case tl.IntervalS*float64(buckets) > MaxSeconds:
+			bad("timeline: %d buckets of %v s cover more than 100 years", buckets, tl.IntervalS)
+		case tl.Start.IsZero():
+			bad("timeline: buckets but no start")
+		}
 	}
 	return errors.Join(errs...)
 }

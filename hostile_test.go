@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pinprobe/internal/fixture"
+	"pinprobe/report"
+)
+
+// Saved reports are input from outside: forged, truncated or hostile. These
+// tests hand `pinprobe report` and `compare` such files end to end.
+
+// goldenSaved is the golden report as pinprobe saves it.
+func goldenSaved(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := report.JSON(&buf, fixture.GoldenReport(t)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// writeSaved writes doc as name in dir and returns its path.
+func writeSaved(t *testing.T, dir, name string, doc []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestReportRefusesImpossibleNumbers: a negative count that still adds up,
+// a timeline bucket failing more than it holds, a 127-year bucket and a
+// timeline of year one each made `pinprobe report` print nonsense (200×45
+// 404×-5) or panic (in the sparkline, in the merge of timelines); each is
+// now refused with the file, the place and the reason, exit 2.
+func TestReportRefusesImpossibleNumbers(t *testing.T) {
+	good := goldenSaved(t)
+	dir := t.TempDir()
+	other := writeSaved(t, dir, "other.json", fixture.EditJSON(t, good, func(m map[string]any) { m["version"] = "0.1.1" }))
+	tests := []struct {
+		name  string
+		edit  func(m map[string]any)
+		merge bool // merged with other.json, where the panic was
+		want  string
+	}{
+		{"negative.json", func(m map[string]any) {
+			for _, s := range []map[string]any{fixture.Obj(t, m, "endpoints", "0", "status"), fixture.Obj(t, m, "families", "ipv4", "status"), fixture.Obj(t, m, "totals", "status")} {
+				s["200"] = s["200"].(float64) + 5
+				s["404"] = -5.0
+			}
+		}, false, `"404": -5 is negative`},
+		{"bucket.json", func(m map[string]any) {
+			req := fixture.Arr(t, m, "timeline", "series", "1", "requests")
+			req[0], req[1] = 1.0, 7.0
+		}, false, "bucket 0: 3 failed of 1 requests"},
+		{"interval.json", func(m map[string]any) { fixture.Obj(t, m, "timeline")["interval_s"] = 4e9 }, true, "interval_s: 4e+09 is larger"},
+		{"year-one.json", func(m map[string]any) { fixture.Obj(t, m, "timeline")["start"] = "0001-01-01T00:00:00.001Z" }, true, "outside 1970 to 2200"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := writeSaved(t, dir, tt.name, fixture.EditJSON(t, good, tt.edit))
+			args := []string{"report", file}
+			if tt.merge {
+				args = append(args, other)
+			}
+			code, stdout, stderr := pinprobe(t, args...)
+			if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+				!strings.Contains(stderr, "read report "+file+": ") || !strings.Contains(stderr, tt.want) {
+				t.Errorf("pinprobe %s: exit %d, stdout %d bytes, stderr %q; want exit 2 and one line naming %s and %q",
+					strings.Join(args, " "), code, len(stdout), stderr, tt.name, tt.want)
+			}
+		})
+	}
+}
