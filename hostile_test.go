@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,5 +77,41 @@ func TestReportRefusesImpossibleNumbers(t *testing.T) {
 					strings.Join(args, " "), code, len(stdout), stderr, tt.name, tt.want)
 			}
 		})
+	}
+}
+
+// TestReportWritesOutsideStringsOut: a saved report whose strings would set
+// the terminal's title, clear the screen, ring the bell or make HTML is
+// shown with them written out, in every format and in compare.
+func TestReportWritesOutsideStringsOut(t *testing.T) {
+	const outside = "A\x1b]0;owned\x07B\x1b[2J<img src=x onerror=alert(1)>C"
+	doc := fixture.EditJSON(t, goldenSaved(t), func(m map[string]any) {
+		m["version"], m["interrupted"] = outside, false
+		fixture.Obj(t, m, "dns", "0")["source"] = outside
+		fixture.Obj(t, m, "dns", "2")["error"] = outside
+		fixture.Obj(t, m, "fingerprints", "0")["server"] = outside
+		fixture.Obj(t, m, "fingerprints", "0")["producer"] = outside
+		fixture.Obj(t, m, "endpoints", "1", "samples", "1")["request_id"] = outside
+	})
+	dir := t.TempDir()
+	file := writeSaved(t, dir, "outside.json", doc)
+	for _, args := range [][]string{
+		{"report", file}, {"report", "--format", "markdown", file}, {"report", "--format", "html", file},
+		{"compare", file, writeSaved(t, dir, "golden.json", goldenSaved(t))}, {"compare", "--format", "markdown", file, file},
+	} {
+		code, stdout, stderr := pinprobe(t, args...)
+		if code != exitOK {
+			t.Errorf("pinprobe %s: exit %d, %s", strings.Join(args[:len(args)-1], " "), code, stderr)
+			continue
+		}
+		if bad := fixture.TerminalUnsafe(stdout, false); bad != "" {
+			t.Errorf("pinprobe %s: a control character reached stdout: %q", strings.Join(args[:len(args)-1], " "), bad)
+		}
+		if l := fixture.MarkdownRawHTML(stdout); slices.Contains(args, "markdown") && l != "" {
+			t.Errorf("pinprobe %s: raw HTML in the Markdown: %q", strings.Join(args[:len(args)-1], " "), l)
+		}
+	}
+	if _, stdout, _ := pinprobe(t, "report", file); !strings.Contains(stdout, `A\x1b]0;owned\x07B\x1b[2J`) {
+		t.Errorf("the text report does not show the outside text written out:\n%s", stdout)
 	}
 }

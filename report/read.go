@@ -24,7 +24,9 @@ var ReadLimit int64 = MaxReportSize
 // preflight or comparison document), fields this version does not know
 // (they could not be merged), trailing data, more than MaxReportSize bytes,
 // and numbers that break the report's invariants (Validate) or that Merge
-// could not add up (see CheckSaved).
+// could not add up (see CheckSaved). A saved report is input from outside:
+// every string of it is made printable here, once (cleanStrings), so no
+// renderer receives a control character from a file.
 func ReadReport(r io.Reader, name string) (*Report, error) {
 	data, err := io.ReadAll(io.LimitReader(r, ReadLimit+1))
 	if err != nil {
@@ -59,6 +61,7 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read report %s: data after the report", name)
 	}
+	cleanStrings(&rep)
 	normalize(&rep)
 	if err := CheckSaved(&rep); err != nil {
 		return nil, fmt.Errorf("read report %s: %w", name, err)
@@ -100,7 +103,8 @@ func normalize(r *Report) {
 	}
 }
 
-// CheckSaved checks what a report read back needs beyond Validate: no
+// CheckSaved checks what a report read back needs beyond Validate: every
+// address an address and every target a URL of its host (checkAddresses), no
 // number negative or past its bound, no timestamp outside 1970 to 2200
 // (checkNumbers), every status a number from 0 to 999, each phase histogram
 // holding its count, the port set decoding, a timeline whose buckets fail
@@ -114,7 +118,7 @@ func CheckSaved(r *Report) error {
 	if err := Validate(r); err != nil {
 		return fmt.Errorf("invalid report: %w", err)
 	}
-	var errs []error
+	errs := checkAddresses(r)
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	stats := func(scope string, s *Stats) {
 		for k := range s.Status {

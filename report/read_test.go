@@ -88,3 +88,130 @@ func TestMergeRefusesTimelinesCenturiesApart(t *testing.T) {
 		t.Errorf("Merge = %v; want it to name b.json, a.json and the 209 years", err)
 	}
 }
+
+// outside is text a terminal would act on (a title, a screen clear, a
+// bell), HTML, and a right-to-left override.
+const outside = "A\x1b]0;owned\x07B\x1b[2J<script>x</script>\u202eC"
+
+// TestReadReportCleansOutsideStrings: every string of a saved report is
+// made printable where it enters, once: what a terminal or a browser would
+// act on is written out (\x1b, \u{202e}), so no renderer ever receives it.
+func TestReadReportCleansOutsideStrings(t *testing.T) {
+	good := goldenJSON(t)
+	sample := []string{"endpoints", "1", "samples", "1"}
+	tests := []struct {
+		name string
+		edit func(m map[string]any)
+	}{
+		{"version", func(m map[string]any) { m["version"] = outside }},
+		{"command", func(m map[string]any) { m["command"] = []any{"pinprobe", outside} }},
+		{"dns source and error", func(m map[string]any) {
+			fixture.Obj(t, m, "dns", "0")["source"] = outside
+			fixture.Obj(t, m, "dns", "2")["error"] = outside
+			fixture.Obj(t, m, "dns", "1")["host"] = outside
+		}},
+		{"client error", func(m map[string]any) { m["client_error"] = outside }},
+		{"fingerprint", func(m map[string]any) {
+			f := fixture.Obj(t, m, "fingerprints", "0")
+			f["server"], f["producer"], f["body"], f["body_hash"] = outside, outside, outside+"\n\tline", outside
+		}},
+		{"sample", func(m map[string]any) {
+			s := fixture.Obj(t, m, sample...)
+			s["request_id"], s["error"], s["proto"], s["body"] = outside, outside, outside, outside
+			fixture.Obj(t, m, append(sample, "headers")...)["X-Evil"] = outside
+			fixture.Obj(t, m, append(sample, "headers")...)[outside] = "name"
+		}},
+		{"verdict", func(m map[string]any) {
+			v := fixture.Obj(t, m, "verdict")
+			v["status"], v["headline"], v["summary"], v["notes"] = outside, outside, outside, []any{outside}
+		}},
+		{"notes", func(m map[string]any) { m["notes"] = []any{outside} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "outside.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := report.JSON(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			doc := buf.String()
+			if strings.Contains(doc, `\u001b`) || strings.Contains(doc, `\u0007`) || strings.Contains(doc, "\u202e") {
+				t.Errorf("a control or invisible character was kept:\n%s", doc)
+			}
+			if !strings.Contains(doc, `A\\x1b]0;owned\\x07B\\x1b[2J<script>x</script>\\u{202e}C`) {
+				t.Errorf("the outside text is not shown written out")
+			}
+		})
+	}
+	t.Run("body keeps its lines", func(t *testing.T) {
+		r, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tests[4].edit)), "outside.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := r.Fingerprints[0].Body, `A\x1b]0;owned\x07B\x1b[2J<script>x</script>\u{202e}C`+"\n\tline"; got != want {
+			t.Errorf("body %q; want %q", got, want)
+		}
+	})
+}
+
+// TestReadReportRefusesWhatIsNoAddress: what must be an address is checked
+// as one, so no renderer or log query gets text in its place.
+func TestReadReportRefusesWhatIsNoAddress(t *testing.T) {
+	good := goldenJSON(t)
+	tests := []struct {
+		name string
+		edit func(m map[string]any)
+		want string
+	}{
+		{"endpoint address", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "1")["address"] = outside
+			fixture.Obj(t, m, "timeline", "series", "1")["address"] = outside
+		}, `endpoints[1]: address "A\\x1b]0;owned\\x07B\\x1b[2J<script>x</script>\\u{202e}C" is not an IP address`},
+		{"zone with markup", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "1")["address"] = "fe80::1%<img>"
+			fixture.Obj(t, m, "timeline", "series", "1")["address"] = "fe80::1%<img>"
+		}, `endpoints[1]: address "fe80::1%<img>" is not an IP address`},
+		{"family of the other address", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "0")["address"] = "2001:db8::99"
+			fixture.Obj(t, m, "timeline", "series", "0")["address"] = "2001:db8::99"
+		}, `2001:db8::99 is an ipv6 address, filed under family "ipv4"`},
+		{"unknown family", func(m map[string]any) {
+			fams := fixture.Obj(t, m, "families")
+			fams["<b>"] = fams["ipv6"]
+			delete(fams, "ipv6")
+			for _, i := range []string{"1", "3"} {
+				fixture.Obj(t, m, "endpoints", i)["family"] = "<b>"
+			}
+		}, `families: "<b>" is not an address family`},
+		{"target", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "1")["target"] = "javascript:alert(1)"
+			fixture.Obj(t, m, "timeline", "series", "1")["target"] = "javascript:alert(1)"
+		}, `endpoints[1]: target "javascript:alert(1)" is not an http or https URL`},
+		{"host", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "1")["host"] = "evil.example" }, `endpoints[1]: host "evil.example" is not the host of its target "https://sign.example.com/"`},
+		{"port", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "1")["port"] = 8443.0 }, `endpoints[1]: port 8443 is not the port of its target`},
+		{"series of another endpoint", func(m map[string]any) {
+			fixture.Obj(t, m, "timeline", "series", "1")["target"] = "https://other.example.com/"
+		}, `timeline.series[1]: 2001:db8::7 ("https://other.example.com/") is not its endpoint`},
+		{"sample local", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "1", "samples", "1")["local"] = "<img>" }, `endpoints[1].samples[1].local: "<img>" is not an IP address and port`},
+		{"sample remote", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "1", "samples", "1")["remote"] = "[::1%a|b]:443"
+		}, `endpoints[1].samples[1].remote: "[::1%a|b]:443" is not an IP address and port`},
+		{"client address", func(m map[string]any) {
+			fixture.Obj(t, m, "client")["local_addresses"] = []any{"192.0.2.10", "localhost"}
+		}, `client.local_addresses[1]: "localhost" is not an IP address`},
+		{"dns address", func(m map[string]any) { fixture.Obj(t, m, "dns", "0")["addresses"] = []any{"x"} }, `dns[0].addresses[0]: "x" is not an IP address`},
+		{"dns change", func(m map[string]any) { fixture.Obj(t, m, "dns", "1", "changes", "0")["removed"] = []any{"y"} }, `dns[1].changes[0].removed[0]: "y" is not an IP address`},
+		{"fingerprint address", func(m map[string]any) { fixture.Obj(t, m, "fingerprints", "0", "addresses")["<i>x</i>"] = 1.0 }, `fingerprints[0].addresses: "<i>x</i>" is not an IP address`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "forged.json")
+			if err == nil || !strings.HasPrefix(err.Error(), "read report forged.json: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ReadReport = %v; want an error naming forged.json and containing %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -2,7 +2,11 @@ package report
 
 import (
 	"fmt"
+	"net/netip"
+	"net/url"
+	"pinprobe/report/phrase"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,4 +170,223 @@ func isNumeric(t reflect.Type) bool {
 		return true
 	}
 	return false
+}
+
+// cleanStrings makes every string of r that came from outside — all of
+// them, in a report read back from a file — safe to keep and show: control
+// characters and the invisible ones that reorder text are written out as
+// \xNN or \u{NNNN} (phrase.SafeText), newlines and tabs kept in bodies
+// only. Map keys are cleaned too; two keys that clean to the same one are
+// added up (counts) or the first kept (header values). Renderers still
+// escape for their own format; this is what every one of them receives.
+func cleanStrings(r *Report) {
+	cleanValue(reflect.ValueOf(r).Elem(), false)
+}
+
+func cleanValue(v reflect.Value, multiline bool) {
+	switch v.Kind() {
+	case reflect.String:
+		if s := v.String(); s != "" {
+			if c := phrase.SafeText(s, multiline); c != s {
+				v.SetString(c)
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			cleanValue(v.Elem(), multiline)
+		}
+	case reflect.Slice, reflect.Array:
+		if k := v.Type().Elem().Kind(); isNumeric(v.Type().Elem()) || k == reflect.Bool {
+			return
+		}
+		for i := range v.Len() {
+			cleanValue(v.Index(i), multiline)
+		}
+	case reflect.Map:
+		cleanMap(v)
+	case reflect.Struct:
+		if v.Type() == timeType {
+			return
+		}
+		t := v.Type()
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			cleanValue(v.Field(i), name == "body")
+		}
+	}
+}
+
+// cleanMap cleans a map's keys and values in place.
+func cleanMap(v reflect.Value) {
+	if v.IsNil() || v.Len() == 0 {
+		return
+	}
+	elem := v.Type().Elem()
+	keys := v.MapKeys()
+	slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+	for _, k := range keys {
+		ck := phrase.SafeText(k.String(), false)
+		if ck == k.String() && isNumeric(elem) {
+			continue
+		}
+		val := v.MapIndex(k)
+		if !isNumeric(elem) {
+			// Values of maps of strings or pointers are cleaned in a copy
+			// (map values cannot be set in place).
+			cp := reflect.New(elem).Elem()
+			cp.Set(val)
+			cleanValue(cp, false)
+			val = cp
+		}
+		if ck == k.String() {
+			v.SetMapIndex(k, val)
+			continue
+		}
+		v.SetMapIndex(k, reflect.Value{}) // delete
+		nk := reflect.ValueOf(ck).Convert(k.Type())
+		switch old := v.MapIndex(nk); {
+		case !old.IsValid():
+			v.SetMapIndex(nk, val)
+		case elem.Kind() == reflect.Int64:
+			v.SetMapIndex(nk, reflect.ValueOf(old.Int()+val.Int()).Convert(elem))
+		}
+	}
+}
+
+// checkAddresses refuses what must be an address and is not: an endpoint's
+// address (of the family it is filed under), a timeline series that is not
+// its endpoint's, a sample's local and remote ip:port, the client's local
+// addresses, the DNS answers and changes, and the addresses that failure
+// kinds and instances count by. The families are "ipv4" and "ipv6", and an
+// endpoint's target is an http or https URL of its host and port.
+func checkAddresses(r *Report) []error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		if len(errs) < 4 {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	addr := func(where, s string) {
+		if _, err := parseAddr(s); err != nil {
+			bad("%s: %q is not an IP address", where, s)
+		}
+	}
+	addrPort := func(where, s string) {
+		if ap, err := netip.ParseAddrPort(s); s != "" && (err != nil || !validZone(ap.Addr().Zone())) {
+			bad("%s: %q is not an IP address and port", where, s)
+		}
+	}
+	for name := range r.Families {
+		if name != "ipv4" && name != "ipv6" {
+			bad("families: %q is not an address family (ipv4, ipv6)", name)
+		}
+	}
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		where := fmt.Sprintf("endpoints[%d]", i)
+		a, err := parseAddr(e.Address)
+		if err != nil {
+			bad("%s: address %q is not an IP address", where, e.Address)
+			continue
+		}
+		if fam := familyOf(a); e.Family != fam {
+			bad("%s: %s is an %s address, filed under family %q", where, e.Address, fam, e.Family)
+		}
+		u, err := url.Parse(e.Target)
+		switch {
+		case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+			bad("%s: target %q is not an http or https URL", where, e.Target)
+		case u.Hostname() != e.Host:
+			bad("%s: host %q is not the host of its target %q", where, e.Host, e.Target)
+		case e.Port != urlPort(u):
+			bad("%s: port %d is not the port of its target %q", where, e.Port, e.Target)
+		}
+		for j := range e.Samples {
+			addrPort(fmt.Sprintf("%s.samples[%d].local", where, j), e.Samples[j].Local)
+			addrPort(fmt.Sprintf("%s.samples[%d].remote", where, j), e.Samples[j].Remote)
+		}
+	}
+	if len(r.Timeline.Series) == len(r.Endpoints) {
+		for i, s := range r.Timeline.Series {
+			if e := &r.Endpoints[i]; s.Target != e.Target || s.Address != e.Address {
+				bad("timeline.series[%d]: %s (%q) is not its endpoint %s (%q)", i, s.Address, s.Target, e.Address, e.Target)
+			}
+		}
+	}
+	for i, a := range r.Client.LocalAddresses {
+		addr(fmt.Sprintf("client.local_addresses[%d]", i), a)
+	}
+	for i, d := range r.DNS {
+		for j, a := range d.Addresses {
+			addr(fmt.Sprintf("dns[%d].addresses[%d]", i, j), a)
+		}
+		for j, c := range d.Changes {
+			for k, a := range c.Added {
+				addr(fmt.Sprintf("dns[%d].changes[%d].added[%d]", i, j, k), a)
+			}
+			for k, a := range c.Removed {
+				addr(fmt.Sprintf("dns[%d].changes[%d].removed[%d]", i, j, k), a)
+			}
+		}
+	}
+	for i := range r.Fingerprints {
+		for a := range r.Fingerprints[i].Addresses {
+			addr(fmt.Sprintf("fingerprints[%d].addresses", i), a)
+		}
+	}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		for _, m := range []struct {
+			name string
+			m    map[string]int64
+		}{{"addresses", g.Addresses}, {"failed_by_address", g.FailedBy}} {
+			for a := range m.m {
+				addr(fmt.Sprintf("groups[%d].%s", i, m.name), a)
+			}
+		}
+	}
+	return errs
+}
+
+// parseAddr parses an IP address whose zone, if any, is an interface name.
+func parseAddr(s string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(s)
+	if err == nil && !validZone(a.Zone()) {
+		err = fmt.Errorf("zone %q is not an interface name", a.Zone())
+	}
+	return a, err
+}
+
+// validZone reports whether an address's zone is empty or an interface
+// name: letters, digits, '.', '-' and '_', at most 64 of them. netip takes
+// any text after the %.
+func validZone(z string) bool {
+	if len(z) > 64 {
+		return false
+	}
+	for i := 0; i < len(z); i++ {
+		if c := z[i]; !phrase.IsASCIIAlnum(c) && c != '.' && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// familyOf is the family an address is filed under, as the engine files it.
+func familyOf(a netip.Addr) string {
+	if a.Unmap().Is4() {
+		return "ipv4"
+	}
+	return "ipv6"
+}
+
+// urlPort is the port a URL names, or its scheme's.
+func urlPort(u *url.URL) uint16 {
+	if p, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+		return uint16(p)
+	}
+	if u.Scheme == "https" {
+		return 443
+	}
+	return 80
 }
