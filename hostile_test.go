@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"pinprobe/internal/fixture"
+	"pinprobe/internal/testserver"
 	"pinprobe/report"
 )
 
@@ -113,5 +116,60 @@ func TestReportWritesOutsideStringsOut(t *testing.T) {
 	}
 	if _, stdout, _ := pinprobe(t, "report", file); !strings.Contains(stdout, `A\x1b]0;owned\x07B\x1b[2J`) {
 		t.Errorf("the text report does not show the outside text written out:\n%s", stdout)
+	}
+}
+
+// TestReportRefusesTheSameRunTwice: a run records its ID (the <run> of the
+// request IDs it sent), and `pinprobe report` refuses a run given twice —
+// the same file, a copy, a merged report with one of its inputs — instead
+// of doubling every count; a report without an ID is told by its content.
+func TestReportRefusesTheSameRunTwice(t *testing.T) {
+	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
+		testserver.Lo4b: testserver.Every(4, fx503),
+	}}, testserver.Lo4a, testserver.Lo4b)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, file := range []string{a, b} {
+		if code, _, stderr := pinprobe(t, "-q", "--rate", "1000", "-n", "16", "--resolve", f.Resolve(), "-o", file, f.URL()); code != exitOK && code != exitFail {
+			t.Fatalf("probe: exit %d\n%s", code, stderr)
+		}
+	}
+	data, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved struct {
+		RunID     string `json:"run_id"`
+		Endpoints []struct {
+			Samples []struct {
+				RequestID string `json:"request_id"`
+			} `json:"samples"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal(data, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.RunID) != 8 || saved.Endpoints[0].Samples[0].RequestID[:len("pinprobe-")+8] != "pinprobe-"+saved.RunID {
+		t.Fatalf("run_id %q; want the <run> of the request IDs sent, as in %q", saved.RunID, saved.Endpoints[0].Samples[0].RequestID)
+	}
+	copied := writeSaved(t, dir, "copy.json", data)
+	old := writeSaved(t, dir, "old.json", fixture.EditJSON(t, data, func(m map[string]any) { delete(m, "run_id") }))
+	merged := filepath.Join(dir, "ab.json")
+	if code, _, stderr := pinprobe(t, "report", "-o", merged, a, b); code != exitOK && code != exitFail {
+		t.Fatalf("report a b: exit %d\n%s", code, stderr)
+	}
+	for _, tt := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{a, a}, "merge " + a + ": given twice (run " + saved.RunID + ")"},
+		{[]string{a, b, copied}, "merge " + copied + ": the same run as " + a + " (run " + saved.RunID + ")"},
+		{[]string{merged, a}, "merge " + a + ": the same run as " + merged + ":" + a},
+		{[]string{a, old}, "merge " + old + ": the same run as " + a + " (no run ID, and the same start, end, command, counts and latencies)"},
+	} {
+		code, stdout, stderr := pinprobe(t, append([]string{"report"}, tt.files...)...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("report %s: exit %d, stderr %q; want exit 2 and one line containing %q", strings.Join(tt.files, " "), code, stderr, tt.want)
+		}
 	}
 }

@@ -20,8 +20,11 @@ import (
 // Input is one report a merged report was made from: a run, or (when a
 // merged report is merged again) one input of it, named "outer:inner".
 type Input struct {
-	File        string   `json:"file"`
-	Version     string   `json:"version"`
+	File    string `json:"file"`
+	Version string `json:"version"`
+	// RunID is the run's Report.RunID; empty for a report written before
+	// reports carried one.
+	RunID       string   `json:"run_id,omitempty"`
 	Command     []string `json:"command"`
 	StartedAt   Time     `json:"started_at"`
 	EndedAt     Time     `json:"ended_at"`
@@ -89,8 +92,9 @@ const maxMergedInterval = 24 * time.Hour
 //     rates added up where their runs overlap); request budgets add up;
 //     duration, concurrency and timeout are the largest; a note says when
 //     the inputs' plans differ.
-//   - The merged report lists its inputs (Report.Inputs); a merged input's
-//     own inputs are listed in its place, so merges of merges stay flat.
+//   - The merged report lists its inputs (Report.Inputs), each with its run
+//     ID; a merged input's own inputs are listed in its place, so merges of
+//     merges stay flat. A run among them twice is refused (see sameRun).
 func Merge(reports []*Report, names []string) (*Report, error) {
 	if len(reports) == 0 {
 		return nil, errors.New("merge: no report to merge")
@@ -116,6 +120,9 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 	m := &merger{reports: reports, names: names, index: map[EpKey]int{}}
 	out := &Report{Schema: Schema}
 	m.meta(out)
+	if err := sameRun(m.inputs, m.hists); err != nil {
+		return nil, err
+	}
 	if err := m.endpoints(); err != nil {
 		return nil, err
 	}
@@ -151,10 +158,14 @@ type merger struct {
 	reports []*Report
 	names   []string
 	inputs  []Input // flattened
-	index   map[EpKey]int
-	eps     []*mergedEndpoint
-	notes   []string
-	secs    float64 // the sending window every rps is over
+	// hists are the inputs' latency histograms (Totals.HDR), to tell runs
+	// without an ID apart: "" for an input of a merged input, which keeps
+	// none.
+	hists []string
+	index map[EpKey]int
+	eps   []*mergedEndpoint
+	notes []string
+	secs  float64 // the sending window every rps is over
 }
 
 type EpKey struct{ Target, Address string }
@@ -184,16 +195,18 @@ func (m *merger) meta(out *Report) {
 			for _, in := range r.Inputs {
 				in.File = m.names[i] + ":" + in.File
 				m.inputs = append(m.inputs, in)
+				m.hists = append(m.hists, "")
 			}
 			for _, n := range r.Notes {
 				m.notes = append(m.notes, m.names[i]+": "+n)
 			}
 		} else {
 			m.inputs = append(m.inputs, Input{
-				File: m.names[i], Version: r.Version, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+				File: m.names[i], Version: r.Version, RunID: r.RunID, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 				SendS: r.SendS, Interrupted: r.Interrupted,
 				Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
 			})
+			m.hists = append(m.hists, r.Totals.HDR)
 		}
 		for _, d := range r.DNS {
 			d.Addresses = slices.Clone(d.Addresses)
@@ -241,6 +254,50 @@ func (m *merger) meta(out *Report) {
 	out.SendS = m.secs
 	out.Plan = m.plan()
 	out.Inputs = m.inputs
+}
+
+// sameRun refuses a run that is among the inputs twice — the same file
+// given twice, a copy of one, or a merged report and one of its own inputs
+// — which would count its requests twice and could make a verdict of them
+// (a run judged spread, merged six times with itself, is concentrated).
+// Runs are told apart by their run ID. A report written before reports
+// carried one is the same run as another when it started and ended at the
+// same moment, with the same version, command and counts, and the same
+// latency histogram where both inputs keep theirs (hists[i], "" when not).
+func sameRun(inputs []Input, hists []string) error {
+	type content struct {
+		start, end                int64
+		send                      float64
+		requests, failed, dropped int64
+		version, command          string
+	}
+	byID := map[string]int{}
+	byContent := map[content][]int{}
+	for i, in := range inputs {
+		if in.RunID != "" {
+			if j, ok := byID[in.RunID]; ok {
+				return duplicate(inputs[j], in, "run "+in.RunID)
+			}
+			byID[in.RunID] = i
+		}
+		k := content{in.StartedAt.UnixNano(), in.EndedAt.UnixNano(), in.SendS, in.Requests, in.Failed, in.Dropped,
+			in.Version, strings.Join(in.Command, "\x00")}
+		for _, j := range byContent[k] {
+			if (inputs[j].RunID == "" || in.RunID == "") && (hists[i] == hists[j] || hists[i] == "" || hists[j] == "") {
+				return duplicate(inputs[j], in, "no run ID, and the same start, end, command, counts and latencies")
+			}
+		}
+		byContent[k] = append(byContent[k], i)
+	}
+	return nil
+}
+
+// duplicate says that b is the run a is.
+func duplicate(a, b Input, why string) error {
+	if a.File == b.File {
+		return fmt.Errorf("merge %s: given twice (%s): its requests would count twice", b.File, why)
+	}
+	return fmt.Errorf("merge %s: the same run as %s (%s): its requests would count twice", b.File, a.File, why)
 }
 
 // unionSeconds is how long at least one of the intervals covers.

@@ -9,8 +9,13 @@ const Schema = "pinprobe.report/v1"
 
 // Report is the pinprobe.report/v1 document (see DESIGN.md).
 type Report struct {
-	Schema    string   `json:"schema"`
-	Version   string   `json:"version"`
+	Schema  string `json:"schema"`
+	Version string `json:"version"`
+	// RunID identifies the run: the random <run> of the request IDs it
+	// sent (pinprobe-<run>-<endpoint>-<n>), so Merge can tell one run given
+	// twice from two runs. Empty in a merged report (its Inputs carry
+	// theirs) and in reports written before it.
+	RunID     string   `json:"run_id,omitempty"`
 	Command   []string `json:"command"`
 	StartedAt Time     `json:"started_at"`
 	EndedAt   Time     `json:"ended_at"`

@@ -257,8 +257,9 @@ func cleanMap(v reflect.Value) {
 // address (of the family it is filed under), a timeline series that is not
 // its endpoint's, a sample's local and remote ip:port, the client's local
 // addresses, the DNS answers and changes, and the addresses that failure
-// kinds and instances count by. The families are "ipv4" and "ipv6", and an
-// endpoint's target is an http or https URL of its host and port.
+// kinds and instances count by. The families are "ipv4" and "ipv6", an
+// endpoint's target is an http or https URL of its host and port, and a
+// run ID is one.
 func checkAddresses(r *Report) []error {
 	var errs []error
 	bad := func(format string, args ...any) {
@@ -274,6 +275,14 @@ func checkAddresses(r *Report) []error {
 	addrPort := func(where, s string) {
 		if ap, err := netip.ParseAddrPort(s); s != "" && (err != nil || !validZone(ap.Addr().Zone())) {
 			bad("%s: %q is not an IP address and port", where, s)
+		}
+	}
+	if !validRunID(r.RunID) {
+		bad("run_id: %q is not a run ID (8 to 64 lower-case hex digits)", r.RunID)
+	}
+	for i, in := range r.Inputs {
+		if !validRunID(in.RunID) {
+			bad("inputs[%d].run_id: %q is not a run ID (8 to 64 lower-case hex digits)", i, in.RunID)
 		}
 	}
 	for name := range r.Families {
@@ -346,6 +355,23 @@ func checkAddresses(r *Report) []error {
 		}
 	}
 	return errs
+}
+
+// validRunID reports whether id is empty or a run ID: 8 to 64 lower-case
+// hex digits (the engine draws 8).
+func validRunID(id string) bool {
+	if id == "" {
+		return true
+	}
+	if len(id) < 8 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // parseAddr parses an IP address whose zone, if any, is an interface name.
