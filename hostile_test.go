@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -171,5 +172,47 @@ func TestReportRefusesTheSameRunTwice(t *testing.T) {
 		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("report %s: exit %d, stderr %q; want exit 2 and one line containing %q", strings.Join(tt.files, " "), code, stderr, tt.want)
 		}
+	}
+}
+
+// TestCompareNothingInCommon: two reports with no endpoint in common were
+// called IMPROVED, exit 0 under --fail-on-regression; now the comparison
+// says what each probed, and the gate does not pass.
+func TestCompareNothingInCommon(t *testing.T) {
+	good := goldenSaved(t)
+	dir := t.TempDir()
+	before := writeSaved(t, dir, "before.json", good)
+	// The same run's counts, every endpoint on other addresses and hosts.
+	after := writeSaved(t, dir, "after.json", fixture.EditJSON(t, good, func(m map[string]any) {
+		m["interrupted"] = false
+		for i, e := range fixture.Arr(t, m, "endpoints") {
+			e := e.(map[string]any)
+			addr := "2001:db8:1::" + strconv.Itoa(i+1)
+			if e["family"] == "ipv4" {
+				addr = "192.0.2." + strconv.Itoa(i+1)
+			}
+			e["address"], e["target"], e["host"], e["port"] = addr, "https://other.example.com/", "other.example.com", 443.0
+			s := fixture.Obj(t, m, "timeline", "series", strconv.Itoa(i))
+			s["address"], s["target"] = addr, "https://other.example.com/"
+		}
+		m["fingerprints"] = []any{}
+	}))
+	code, stdout, stderr := pinprobe(t, "compare", before, after)
+	if first, _, _ := strings.Cut(stdout, "\n"); code != exitOK || !strings.HasPrefix(first, "DISJOINT no endpoint in common: BEFORE probed") {
+		t.Errorf("compare: exit %d, %q\n%s; want 0 and DISJOINT first", code, stderr, stdout)
+	}
+	_, stdout, _ = pinprobe(t, "compare", "--format", "json", before, after)
+	var c struct{ Status, Conclusion string }
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	want := "no endpoint in common: BEFORE probed 203.0.113.7, 2001:db8::7 at https://sign.example.com/ and 198.51.100.20, 2001:db8::20 at http://api.example.com:8080/health; " +
+		"AFTER probed 192.0.2.1, 2001:db8:1::2, 192.0.2.3, 2001:db8:1::4 at https://other.example.com/"
+	if c.Status != "disjoint" || c.Conclusion != want {
+		t.Errorf("compare: %s: %q; want disjoint: %q", c.Status, c.Conclusion, want)
+	}
+	code, _, stderr = pinprobe(t, "compare", "--fail-on-regression", before, after)
+	if code != exitFail || !strings.Contains(stderr, "regression gate not passed: nothing was compared: no endpoint in common") {
+		t.Errorf("compare --fail-on-regression: exit %d, %q; want 1: nothing was compared", code, stderr)
 	}
 }
