@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 )
@@ -41,15 +42,20 @@ type GroupTally struct {
 
 type groupKey struct{ header, value string }
 
+// groupAcc is one group's tallies: a Tally of the responses the aggregator
+// counts, or the sum of the saved groups Merge counts (their histograms
+// kept encoded until the group is written).
 type groupAcc struct {
 	t      *Tally
+	s      *scopeSum
 	addrs  map[string]int64
 	failed map[string]int64
 }
 
-// acc returns the accumulator of header's value, made on first use; past
-// maxGroupValues values of a header, the "other values" one.
-func (g *GroupTally) acc(header, value string) *groupAcc {
+// acc returns the accumulator of header's value, made on first use (of
+// saved groups when saved); past maxGroupValues values of a header, the
+// "other values" one.
+func (g *GroupTally) acc(header, value string, saved bool) *groupAcc {
 	k := groupKey{header, value}
 	if a := g.byKey[k]; a != nil {
 		return a
@@ -66,7 +72,12 @@ func (g *GroupTally) acc(header, value string) *groupAcc {
 			return a
 		}
 	}
-	a := &groupAcc{t: NewTally(), addrs: map[string]int64{}, failed: map[string]int64{}}
+	a := &groupAcc{addrs: map[string]int64{}, failed: map[string]int64{}}
+	if saved {
+		a.s = newScopeSum()
+	} else {
+		a.t = NewTally()
+	}
 	g.byKey[k] = a
 	g.order = append(g.order, k)
 	if k.value != OtherValues {
@@ -77,7 +88,7 @@ func (g *GroupTally) acc(header, value string) *groupAcc {
 
 // add counts one response that named value in header, from addr.
 func (g *GroupTally) Add(header, value, addr string, o Outcome) {
-	a := g.acc(header, value)
+	a := g.acc(header, value, false)
 	a.t.Record(o)
 	if o.Failed {
 		a.failed[addr]++
@@ -85,29 +96,45 @@ func (g *GroupTally) Add(header, value, addr string, o Outcome) {
 	a.addrs[addr]++
 }
 
-// addSaved counts a saved group in.
-func (g *GroupTally) addSaved(s *Group) error {
-	t, err := tallyOf(&s.Stats)
-	if err != nil {
-		return err
-	}
-	a := g.acc(s.Header, s.Value)
-	MergeTally(a.t, t)
+// addSaved counts a saved group in. A GroupTally counts responses (Add) or
+// saved groups, never both.
+func (g *GroupTally) addSaved(s *Group) {
+	a := g.acc(s.Header, s.Value, true)
+	a.s.add(&s.Stats)
 	for ad, n := range s.Addresses {
 		a.addrs[ad] += n
 	}
 	for ad, n := range s.FailedBy {
 		a.failed[ad] += n
 	}
-	return nil
 }
 
-// report lists the groups by header (in GroupBy order), most requests first.
+// Report lists the groups by header (in GroupBy order), most requests first.
 func (g *GroupTally) Report(secs float64) []Group {
+	out, _ := g.report(secs) // only saved groups can fail
+	return out
+}
+
+// report is Report, decoding saved groups' histograms one group at a time.
+func (g *GroupTally) report(secs float64) ([]Group, error) {
 	out := []Group{}
+	var h *Scratch
 	for _, k := range g.order {
 		acc := g.byKey[k]
-		out = append(out, Group{Header: k.header, Value: k.value, Stats: acc.t.Stats(secs), Addresses: acc.addrs, FailedBy: acc.failed})
+		var st Stats
+		if acc.s != nil {
+			if h == nil {
+				h = NewScratch()
+			}
+			if err := acc.s.hist(h); err != nil {
+				return nil, fmt.Errorf("group %s: %s: %w", k.header, k.value, err)
+			}
+			st = acc.s.stats(h, secs)
+			acc.s = nil
+		} else {
+			st = acc.t.Stats(secs)
+		}
+		out = append(out, Group{Header: k.header, Value: k.value, Stats: st, Addresses: acc.addrs, FailedBy: acc.failed})
 	}
 	rank := map[string]int{}
 	for i, h := range g.Headers {
@@ -123,5 +150,5 @@ func (g *GroupTally) Report(secs float64) []Group {
 		}
 		return a.Requests > b.Requests
 	})
-	return out
+	return out, nil
 }

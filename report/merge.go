@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Input is one report a merged report was made from: a run, or (when a
@@ -61,7 +59,10 @@ const maxMergedInterval = 24 * time.Hour
 //     to the microsecond). Other endpoints are listed side by side, in the
 //     order they first appear. Families and totals are recomputed from the
 //     endpoints. Merging never judges: the merged report has no verdict
-//     until it is judged (Judge), on the merged counts.
+//     until it is judged (Judge), on the merged counts. A merge keeps the
+//     inputs' encoded histograms and decodes them into a few scratch
+//     histograms, one scope at a time: its memory grows with the inputs'
+//     size, not with 188 kB of histogram per scope.
 //   - A report without phase histograms (written before phases_ms had hdr)
 //     still merges: its phases are approximate and a note says so.
 //   - Time: started_at is the earliest, ended_at the latest. duration_s and
@@ -126,7 +127,9 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 	if err := m.endpoints(); err != nil {
 		return nil, err
 	}
-	m.stats(out)
+	if err := m.stats(out); err != nil {
+		return nil, err
+	}
 	tl, err := m.timeline()
 	if err != nil {
 		return nil, err
@@ -175,7 +178,7 @@ func KeyOf(e *Endpoint) EpKey { return EpKey{e.Target, e.Address} }
 // mergedEndpoint is one endpoint's sum over the inputs.
 type mergedEndpoint struct {
 	id                 Endpoint // identity: target, host, address, port, family
-	t                  *Tally
+	sum                *scopeSum
 	phases             [3]phaseAcc // connect, TLS, TTFB
 	fresh, reused      ConnStats
 	samples            []Sample
@@ -414,20 +417,12 @@ func (m *merger) endpoints() error {
 				idx = len(m.eps)
 				m.index[k] = idx
 				id := Endpoint{Target: e.Target, Host: e.Host, Address: e.Address, Port: e.Port, Family: e.Family}
-				m.eps = append(m.eps, &mergedEndpoint{id: id, t: NewTally()})
+				m.eps = append(m.eps, &mergedEndpoint{id: id, sum: newScopeSum()})
 			}
 			me := m.eps[idx]
-			t, err := tallyOf(&e.Stats)
-			if err != nil {
-				return fmt.Errorf("merge %s: endpoint %s (%s): %w", m.names[i], e.Address, e.Target, err)
-			}
-			MergeTally(me.t, t)
+			me.sum.add(&e.Stats)
 			for p, ph := range []Phase{e.Phases.Connect, e.Phases.TLS, e.Phases.TTFB} {
-				ok, err := me.phases[p].add(ph)
-				if err != nil {
-					return fmt.Errorf("merge %s: endpoint %s (%s): phase: %w", m.names[i], e.Address, e.Target, err)
-				}
-				if !ok {
+				if !me.phases[p].add(ph) {
 					approx[m.names[i]] = true
 				}
 			}
@@ -519,47 +514,11 @@ func SamplesFlag(cmd []string) int {
 	return n
 }
 
-// tallyOf turns saved Stats back into the tally they were made from, as
-// far as the report keeps it: the latency sum from the mean, to the
-// microsecond.
-func tallyOf(s *Stats) (*Tally, error) {
-	t := NewTally()
-	t.requests, t.ok, t.failed, t.Dropped, t.bytes = s.Requests, s.OK, s.Failed, s.Dropped, s.Bytes
-	t.ClientErrors = s.ClientErrors
-	for k, n := range s.Status {
-		c, err := strconv.Atoi(k)
-		if err != nil || c < 0 || c >= len(t.status) {
-			return nil, fmt.Errorf("status %q is not an HTTP status", k)
-		}
-		t.status[c] += n
-	}
-	for k, n := range s.Errors {
-		t.errors[k] += n
-	}
-	if s.Requests > 0 {
-		t.min, t.max = msDuration(s.LatencyMS.Min), msDuration(s.LatencyMS.Max)
-		t.sum = time.Duration(math.Round(s.LatencyMS.Mean * float64(s.Requests) * float64(time.Millisecond)))
-	}
-	if s.HDR != "" {
-		h, err := DecodeHDR(s.HDR)
-		if err != nil {
-			return nil, fmt.Errorf("hdr: %w", err)
-		}
-		if dropped := t.hist.Merge(h); dropped > 0 {
-			return nil, fmt.Errorf("hdr: %d values outside 1µs to 1h", dropped)
-		}
-	}
-	return t, nil
-}
-
-func msDuration(v float64) time.Duration {
-	return time.Duration(math.Round(v * float64(time.Millisecond)))
-}
-
-// phaseAcc adds up one phase over the inputs: exactly from histograms, or
-// approximately when an input has none.
+// phaseAcc adds up one phase over the inputs: exactly from histograms (the
+// inputs' encodings, decoded when the phase is written), or approximately
+// when an input has none.
 type phaseAcc struct {
-	h        *hdr.Histogram
+	hdrs     []string
 	count    int64
 	max, p99 float64
 	p50sum   float64 // p50 × count, for the approximation
@@ -567,9 +526,9 @@ type phaseAcc struct {
 }
 
 // add counts p in; exact reports whether it came with its histogram.
-func (a *phaseAcc) add(p Phase) (exact bool, err error) {
+func (a *phaseAcc) add(p Phase) (exact bool) {
 	if p.Count == 0 {
-		return true, nil
+		return true
 	}
 	a.count += p.Count
 	a.max = max(a.max, p.Max)
@@ -577,48 +536,67 @@ func (a *phaseAcc) add(p Phase) (exact bool, err error) {
 	a.p50sum += p.P50 * float64(p.Count)
 	if p.HDR == "" {
 		a.approx = true
-		return false, nil
+		return false
 	}
-	h, err := DecodeHDR(p.HDR)
-	if err != nil {
-		return false, err
-	}
-	if a.h == nil {
-		a.h = NewPhaseHist()
-	}
-	if dropped := a.h.Merge(h); dropped > 0 {
-		return false, fmt.Errorf("%d values outside 1µs to 1h", dropped)
-	}
-	return true, nil
+	a.hdrs = append(a.hdrs, p.HDR)
+	return true
 }
 
-func (a *phaseAcc) phase() Phase {
+// phase writes the merged phase, decoding its histograms into h (a phase
+// Scratch, emptied first).
+func (a *phaseAcc) phase(h *Scratch) (Phase, error) {
 	switch {
 	case a.count == 0:
-		return Phase{}
+		return Phase{}, nil
 	case a.approx:
-		return Phase{Count: a.count, P50: stat.Round(a.p50sum/float64(a.count), 3), P99: a.p99, Max: a.max}
+		return Phase{Count: a.count, P50: stat.Round(a.p50sum/float64(a.count), 3), P99: a.p99, Max: a.max}, nil
 	}
-	return PhaseOf(a.h)
+	h.Reset()
+	for _, enc := range a.hdrs {
+		if err := h.Add(enc); err != nil {
+			return Phase{}, err
+		}
+	}
+	p := phaseOf(h.H)
+	p.HDR = h.Encode()
+	return p, nil
 }
 
-// stats writes the endpoints, families and totals from the merged tallies,
-// as Aggregator.Close does.
-func (m *merger) stats(out *Report) {
-	total := NewTally()
-	fams := map[string]*Tally{}
+// stats writes the endpoints, families and totals from the merged sums, as
+// Aggregator.Close does. Each endpoint's histograms are decoded into the
+// same scratch histograms, one endpoint at a time, and added to its
+// family's and the total's: a merge holds four latency histograms and one
+// phase histogram, however many endpoints.
+func (m *merger) stats(out *Report) error {
+	total := newScopeSum()
+	totalH := NewScratch()
+	fams := map[string]*scopeSum{}
+	famH := map[string]*Scratch{}
+	h, ph := NewScratch(), newScratch(phaseGeometry)
 	out.Endpoints = make([]Endpoint, len(m.eps))
 	for i, me := range m.eps {
-		MergeTally(total, me.t)
-		f := fams[me.id.Family]
-		if f == nil {
-			f = NewTally()
-			fams[me.id.Family] = f
-		}
-		MergeTally(f, me.t)
 		e := me.id
-		e.Stats = me.t.Stats(m.secs)
-		e.Phases = Phases{Connect: me.phases[0].phase(), TLS: me.phases[1].phase(), TTFB: me.phases[2].phase()}
+		fail := func(err error) error {
+			return fmt.Errorf("merge: endpoint %s (%s): %w", e.Address, e.Target, err)
+		}
+		if err := me.sum.hist(h); err != nil {
+			return fail(err)
+		}
+		total.addSum(me.sum)
+		totalH.AddCounts(h.Counts)
+		if fams[e.Family] == nil {
+			fams[e.Family], famH[e.Family] = newScopeSum(), NewScratch()
+		}
+		fams[e.Family].addSum(me.sum)
+		famH[e.Family].AddCounts(h.Counts)
+		e.Stats = me.sum.stats(h, m.secs)
+		for p, dst := range []*Phase{&e.Phases.Connect, &e.Phases.TLS, &e.Phases.TTFB} {
+			var err error
+			if *dst, err = me.phases[p].phase(ph); err != nil {
+				return fail(err)
+			}
+		}
+		me.sum, me.phases = nil, [3]phaseAcc{} // written: let its inputs' strings go
 		e.Connections = map[string]ConnStats{"fresh": me.fresh, "reused": me.reused}
 		e.Samples = me.samples
 		// An endpoint appeared (or left) only if it did in every input
@@ -634,12 +612,13 @@ func (m *merger) stats(out *Report) {
 		e.Conns, e.AfterFailure = me.conns, me.afterFailure
 		out.Endpoints[i] = e
 	}
-	out.Totals = total.Stats(m.secs)
+	out.Totals = total.stats(totalH, m.secs)
 	out.Families = map[string]*Stats{}
-	for fam, t := range fams {
-		s := t.Stats(m.secs)
+	for fam, f := range fams {
+		s := f.stats(famH[fam], m.secs)
 		out.Families[fam] = &s
 	}
+	return nil
 }
 
 // timeline re-buckets every input's series on one grid; see Merge.
@@ -982,12 +961,14 @@ func mergeSizes(a, b []MomentSize) []MomentSize {
 // maxGroupValues values of a header apart as the aggregator does.
 func (m *merger) groups() ([]Group, error) {
 	var g GroupTally
-	for i, r := range m.reports {
+	for _, r := range m.reports {
 		for k := range r.Groups {
-			if err := g.addSaved(&r.Groups[k]); err != nil {
-				return nil, fmt.Errorf("merge %s: group %s: %s: %w", m.names[i], r.Groups[k].Header, r.Groups[k].Value, err)
-			}
+			g.addSaved(&r.Groups[k])
 		}
 	}
-	return g.Report(m.secs), nil
+	out, err := g.report(m.secs)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	return out, nil
 }

@@ -139,6 +139,10 @@ func CheckSaved(r *Report) error {
 	for _, name := range phrase.SortedKeys(r.Families) {
 		stats("family "+name, r.Families[name])
 	}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		stats("group "+g.Header+": "+g.Value, &g.Stats)
+	}
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
 		scope := "endpoint " + e.Address + " (" + e.Target + ")"
@@ -173,12 +177,12 @@ func CheckSaved(r *Report) error {
 			if p.ph.HDR == "" {
 				continue
 			}
-			h, err := DecodeHDR(p.ph.HDR)
+			n, err := phaseHDRCount(p.ph.HDR)
 			switch {
 			case err != nil:
 				bad("%s: phase %s: hdr does not decode: %v", scope, p.name, err)
-			case h.TotalCount() != p.ph.Count:
-				bad("%s: phase %s: hdr holds %d values, not its count %d", scope, p.name, h.TotalCount(), p.ph.Count)
+			case n != p.ph.Count:
+				bad("%s: phase %s: hdr holds %d values, not its count %d", scope, p.name, n, p.ph.Count)
 			}
 		}
 	}
