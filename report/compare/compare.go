@@ -83,6 +83,10 @@ type Comparison struct {
 	Notes []string `json:"notes"`
 	// common counts the endpoints probed in both reports.
 	common int
+	// short is each endpoint's URL as short as tells it apart, and multi
+	// whether there are several (see Label).
+	short map[string]string
+	multi bool
 }
 
 // RunSide describes one of the compared reports.
@@ -223,6 +227,7 @@ func Compare(before, after *report.Report) *Comparison {
 	}
 
 	c.endpoints(before, after)
+	c.labels()
 	// With no endpoint in common, the families and totals hold other
 	// endpoints on each side: their figures are shown, not tested.
 	disjoint := c.common == 0
@@ -532,21 +537,25 @@ func (c *Comparison) Label(sc *ScopeChange) string {
 	return "total"
 }
 
-func (c *Comparison) multiURL() bool {
-	var targets []string
-	for _, e := range c.Endpoints {
-		targets = append(targets, e.Target)
-	}
-	return len(phrase.Dedupe(targets)) > 1
-}
-
-// shortURL is ShortURL over the targets of both reports.
-func (c *Comparison) shortURL(target string) string {
+// labels shortens the endpoints' URLs over the targets of both reports,
+// once, for Label.
+func (c *Comparison) labels() {
 	r := &report.Report{}
 	for _, e := range c.Endpoints {
 		r.Endpoints = append(r.Endpoints, report.Endpoint{Target: e.Target})
 	}
-	return report.ShortURL(r, target)
+	c.short = report.ShortURLs(r)
+	c.multi = len(c.short) > 1
+}
+
+func (c *Comparison) multiURL() bool { return c.multi }
+
+// shortURL is ShortURL over the targets of both reports.
+func (c *Comparison) shortURL(target string) string {
+	if s, ok := c.short[target]; ok {
+		return s
+	}
+	return target
 }
 
 // rates is "0% → 12%".

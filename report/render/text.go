@@ -653,13 +653,19 @@ func cutList(s string, n int) string {
 		return s
 	}
 	items := strings.Fields(s)
-	for k := len(items) - 1; k >= 1; k-- {
-		out := strings.Join(items[:k], " ") + " +" + strconv.Itoa(len(items)-k)
-		if runes(out) <= n {
-			return out
+	// The most items that fit with their " +N", in one pass (a list of
+	// thousands was joined anew for each count).
+	best, w := 0, -1
+	for k := 1; k < len(items) && w <= n; k++ {
+		w += 1 + runes(items[k-1])
+		if w+2+len(strconv.Itoa(len(items)-k)) <= n {
+			best = k
 		}
 	}
-	return items[0]
+	if best == 0 {
+		return items[0]
+	}
+	return strings.Join(items[:best], " ") + " +" + strconv.Itoa(len(items)-best)
 }
 
 // wrapWords breaks s at spaces into lines of at most first runes (the
