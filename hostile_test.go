@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/netip"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"pinprobe/internal/fixture"
 	"pinprobe/internal/testserver"
@@ -214,5 +216,43 @@ func TestCompareNothingInCommon(t *testing.T) {
 	code, _, stderr = pinprobe(t, "compare", "--fail-on-regression", before, after)
 	if code != exitFail || !strings.Contains(stderr, "regression gate not passed: nothing was compared: no endpoint in common") {
 		t.Errorf("compare --fail-on-regression: exit %d, %q; want 1: nothing was compared", code, stderr)
+	}
+}
+
+// TestReportOfHugeCounts: a report that claims a billion times the golden
+// run's traffic (every count ×2^30, still adding up) made the verdict sum
+// Fisher's terms one by one for hours, and the latency test's n·m overflow
+// into an "exact" table of 10^10 rows (out of memory); it is judged,
+// rendered and compared in well under the time budget now.
+func TestReportOfHugeCounts(t *testing.T) {
+	dir := t.TempDir()
+	golden := writeSaved(t, dir, "golden.json", goldenSaved(t))
+	var files []string
+	for name, doc := range map[string][]byte{"golden-huge.json": goldenSaved(t), "many-huge.json": fixture.ManyEndpoints(t, 20, "aaaaaaaa")} {
+		r, err := report.ReadReport(bytes.NewReader(doc), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixture.ScaleCounts(t, r, 1<<30)
+		var buf bytes.Buffer
+		if err := report.JSON(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, writeSaved(t, dir, name, buf.Bytes()))
+	}
+	for _, args := range [][]string{
+		{"report", files[0]}, {"report", "--format", "html", files[1]}, {"compare", golden, files[0]}, {"compare", files[1], files[1]},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		select {
+		case o := <-goPinprobe(ctx, args...):
+			o.noPanic(t)
+			if o.code != exitOK && o.code != exitInterrupted {
+				t.Errorf("pinprobe %s: exit %d, %s", strings.Join(args, " "), o.code, o.stderr)
+			}
+		case <-time.After(20 * time.Second):
+			t.Errorf("pinprobe %s: still running after 20 s", strings.Join(args, " "))
+		}
+		cancel()
 	}
 }

@@ -53,6 +53,7 @@ func TestReadReportRefusesImpossibleNumbers(t *testing.T) {
 			fixture.Obj(t, m, "endpoints", "1", "samples", "0")["at"] = "2500-01-01T00:00:00.000Z"
 		}, "endpoints[1].samples[0].at: time 2500-01-01T00:00:00Z is outside"},
 		{"send window of a thousand years", func(m map[string]any) { m["send_s"] = 3.2e10 }, "send_s: 3.2e+10 is larger"},
+		{"bytes past 2^53", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "0")["bytes"] = 1.8014398509481984e16 }, "endpoints[0].bytes: 18014398509481984 is more bytes than"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,6 +66,11 @@ func TestReadReportRefusesImpossibleNumbers(t *testing.T) {
 	}
 	if _, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, func(map[string]any) {})), "same.json"); err != nil {
 		t.Errorf("ReadReport(golden report through EditJSON) = %v; want nil", err)
+	}
+	// Bytes feed no test, and a long run moves more than 2^40 of them.
+	terabytes := fixture.EditJSON(t, good, func(m map[string]any) { fixture.Obj(t, m, "endpoints", "0")["bytes"] = 1 << 45 })
+	if _, err := report.ReadReport(bytes.NewReader(terabytes), "long.json"); err != nil {
+		t.Errorf("ReadReport(a report of 32 TiB) = %v; want nil", err)
 	}
 }
 

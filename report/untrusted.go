@@ -21,6 +21,9 @@ const (
 	// requests, a year at 35,000 requests/s. Sums of a report's counts then
 	// stay far from overflowing.
 	MaxCount = 1 << 40
+	// MaxBytes bounds a count of response bytes, which feeds no test:
+	// 2⁵³, what a JSON number holds exactly.
+	MaxBytes = 1 << 53
 	// MaxSeconds bounds every duration in a report (the *_s fields, and
 	// the *_ms ones in milliseconds): 100 years.
 	MaxSeconds = 100 * 365.25 * 24 * 3600
@@ -54,6 +57,7 @@ const (
 	unitCount unit = iota
 	unitSeconds
 	unitMillis
+	unitBytes
 )
 
 // numberWalk holds the path to the value being checked, for the error.
@@ -95,7 +99,9 @@ func (w *numberWalk) value(v reflect.Value, u unit) {
 		switch n := v.Int(); {
 		case n < 0:
 			w.fail("%d is negative", n)
-		case n > MaxCount:
+		case u == unitBytes && n > MaxBytes:
+			w.fail("%d is more bytes than any pinprobe run counts (at most 2^53)", n)
+		case u != unitBytes && n > MaxCount:
 			w.fail("%d is more than any pinprobe run counts (at most 2^40)", n)
 		}
 	case reflect.Float32, reflect.Float64:
@@ -149,6 +155,8 @@ func (w *numberWalk) value(v reflect.Value, u unit) {
 				fu = unitSeconds
 			case strings.HasSuffix(name, "_ms"):
 				fu = unitMillis
+			case name == "bytes":
+				fu = unitBytes
 			}
 			if !f.Anonymous {
 				w.path = append(w.path, name)
