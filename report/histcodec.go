@@ -78,10 +78,11 @@ var (
 )
 
 type zlibReader struct {
-	src bytes.Reader
-	z   io.ReadCloser
-	buf []byte // the base64-decoded histogram
-	hd  [v2HeaderLen]byte
+	src     bytes.Reader
+	z       io.ReadCloser
+	buf     []byte // the base64-decoded histogram
+	payload []byte // its inflated counts
+	hd      [v2HeaderLen]byte
 }
 
 // openHDR decodes enc's outer layers and reads its header, checking that it
@@ -153,7 +154,10 @@ func scanHDR(enc string, g *histGeometry, each func(idx int, count int64)) (int6
 		return 0, err
 	}
 	defer closeHDR(r)
-	payload := make([]byte, plen+1)
+	if cap(r.payload) < plen+1 {
+		r.payload = make([]byte, plen+1)
+	}
+	payload := r.payload[:plen+1]
 	n, err := io.ReadFull(r.z, payload)
 	switch {
 	case err != nil && err != io.EOF && err != io.ErrUnexpectedEOF:

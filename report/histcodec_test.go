@@ -91,3 +91,19 @@ func TestHDRRefusesOtherGeometries(t *testing.T) {
 		t.Errorf("refusing a 1 to 2^63 histogram allocated %d bytes; want at most an empty histogram of pinprobe's (188 kB)", per)
 	}
 }
+
+// TestHDRBudget: a report whose histograms would inflate to more than
+// HDRInflation times its size is refused from their headers.
+func TestHDRBudget(t *testing.T) {
+	bomb, n := LatencyBomb()
+	r := &Report{}
+	for range 100 {
+		r.Groups = append(r.Groups, Group{Stats: Stats{Requests: n, OK: n, HDR: bomb}})
+	}
+	if err := checkHDRBudget(r, 20000); err == nil || !strings.Contains(err.Error(), "its histograms inflate to more than 64 times its size") {
+		t.Errorf("checkHDRBudget(100 histograms of 23,552 bytes in 20 kB) = %v; want it refused", err)
+	}
+	if err := checkHDRBudget(r, 100*len(bomb)*4); err != nil {
+		t.Errorf("checkHDRBudget(100 such histograms in a report of 4 times their size) = %v; want nil", err)
+	}
+}

@@ -74,8 +74,11 @@ const maxMergedInterval = 24 * time.Hour
 //   - Timeline: the common interval is the least common multiple of the
 //     inputs' intervals (with pinprobe's doubling intervals, the coarsest),
 //     doubled while the buckets would pass 300 (10,000 when an input had
-//     more); the origin is the earliest start. An input bucket is never
-//     split: it is counted whole in the merged bucket that holds its middle.
+//     more) or the merged series would hold more than 4 times the buckets
+//     of the inputs' (runs far apart in time are otherwise one long series
+//     per endpoint); the origin is the earliest start. An input bucket is
+//     never split: it is counted whole in the merged bucket that holds its
+//     middle.
 //     When an input's start is a whole number of its buckets from the origin,
 //     that is exact; otherwise a note names it, and its requests may show up
 //     to half of its bucket early or late. Sums are always exact.
@@ -667,6 +670,17 @@ func (m *merger) timeline() (Timeline, error) {
 			limit = HardMaxPoints
 		}
 	}
+	// The merged timeline holds at most 4 times the buckets of the
+	// inputs' series, however far apart their runs: a grid as fine as one
+	// input's, over the span of all, is one series per endpoint of the
+	// merge, each as long as the longest.
+	cells := 0
+	for _, r := range m.reports {
+		for _, ser := range r.Timeline.Series {
+			cells += len(ser.Requests)
+		}
+	}
+	limit = min(limit, max(1, 4*cells/max(len(tl.Series), 1)))
 	if !lcmOK {
 		step = 0
 		for _, s := range srcs {

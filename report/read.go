@@ -32,6 +32,12 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read report %s: %w", name, err)
 	}
+	return ParseReport(data, name)
+}
+
+// ParseReport is ReadReport of a report already read: data, from the file
+// name.
+func ParseReport(data []byte, name string) (*Report, error) {
 	if int64(len(data)) > ReadLimit {
 		return nil, fmt.Errorf("read report %s: larger than %s, more than any pinprobe report", name, sizeWords(ReadLimit))
 	}
@@ -60,6 +66,9 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read report %s: data after the report", name)
+	}
+	if err := checkHDRBudget(&rep, len(data)); err != nil {
+		return nil, fmt.Errorf("read report %s: %w", name, err)
 	}
 	cleanStrings(&rep)
 	normalize(&rep)

@@ -424,3 +424,44 @@ func urlPort(u *url.URL) uint16 {
 	}
 	return 80
 }
+
+// HDRInflation bounds how much a saved report's histograms may inflate
+// to, as a multiple of the report's size: each is a zlib stream, and 60
+// bytes of one can stand for 200 kB of counts. pinprobe's own inflate to
+// a fraction of the report.
+const HDRInflation = 64
+
+// checkHDRBudget refuses a report whose histograms would inflate to more
+// than HDRInflation times its size (size bytes), and 1 MiB: what reading,
+// merging and judging it decode is then bounded by what was read. Each
+// header is read, not its payload; a histogram that does not decode is
+// left to CheckSaved, which names its place.
+func checkHDRBudget(r *Report, size int) error {
+	limit := HDRInflation*int64(size) + 1<<20
+	var total int64
+	add := func(enc string, g *histGeometry) bool {
+		if enc == "" {
+			return true
+		}
+		if n, err := payloadLen(enc, g); err == nil {
+			total += int64(n)
+		}
+		return total <= limit
+	}
+	ok := add(r.Totals.HDR, latencyGeometry)
+	for _, s := range r.Families {
+		ok = ok && (s == nil || add(s.HDR, latencyGeometry))
+	}
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		ok = ok && add(e.HDR, latencyGeometry) && add(e.Phases.Connect.HDR, phaseGeometry) &&
+			add(e.Phases.TLS.HDR, phaseGeometry) && add(e.Phases.TTFB.HDR, phaseGeometry)
+	}
+	for i := range r.Groups {
+		ok = ok && add(r.Groups[i].HDR, latencyGeometry)
+	}
+	if !ok {
+		return fmt.Errorf("its histograms inflate to more than %d times its size: not a report pinprobe wrote", HDRInflation)
+	}
+	return nil
+}
