@@ -659,10 +659,14 @@ func (m *mdWriter) table(head []string, align string, rows [][]string) {
 	}
 }
 
+// cellNewlines puts a cell on one line (made once: a table of thousands of
+// cells made one each).
+var cellNewlines = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+
 // cellEscape makes s safe inside a table cell: one line, and every | not
 // already escaped gets its backslash (GFM splits cells on it even inside code).
 func cellEscape(s string) string {
-	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	s = cellNewlines.Replace(s)
 	var b strings.Builder
 	backslashes := 0
 	for i := 0; i < len(s); i++ {
