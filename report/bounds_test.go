@@ -106,6 +106,7 @@ func hostileShapes(t *testing.T) map[string][]byte {
 		"dns answers":     splice(`"addresses": [@],`, `"10.%[2]d.%[3]d.%[4]d"`, 100000),
 		"groups":          splice(`"groups": [@]`, `{"header":"h%[1]d","value":"v","requests":0,"ok":0,"failed":0,"failure_rate":0,"dropped":0,"rps":0,"bytes":0,"status":{},"errors":{},"latency_ms":{"min":0,"mean":0,"p50":0,"p90":0,"p99":0,"p999":0,"max":0},"hdr":"","addresses":{},"failed_by_address":{}}`, 20000),
 		"zlib bombs":      splice(`"groups": [@]`, group, 2000),
+		"families":        bytes.Replace(base, []byte(`"families": {`), []byte(`"families": {`+strings.Repeat(`"f0": {}, `, 100000)), 1),
 	}
 }
 
@@ -123,7 +124,8 @@ func TestReadMemoryOfHostileShapes(t *testing.T) {
 		if n := allocated(func() { r, err = report.ReadReport(bytes.NewReader(doc), "shape.json") }); n > 40*size+1<<20 {
 			t.Errorf("%s: reading %d bytes allocated %d (%.0f times); want at most 40 times and 1 MiB", name, size, n, float64(n)/float64(size))
 		}
-		refused := map[string]string{"empty endpoints": `endpoint "{}": too short to hold one`, "null samples": `sample "null": too short to hold one`}[name]
+		refused := map[string]string{"empty endpoints": `endpoint "{}": too short to hold one`, "null samples": `sample "null": too short to hold one`,
+			"families": `families: "f0" is not an address family`}[name]
 		if refused != "" || err != nil {
 			if err == nil || !strings.Contains(err.Error(), refused) {
 				t.Errorf("%s: ReadReport = %v; want it refused: %q", name, err, refused)

@@ -127,8 +127,14 @@ func CheckSaved(r *Report) error {
 	if err := Validate(r); err != nil {
 		return fmt.Errorf("invalid report: %w", err)
 	}
-	errs := checkAddresses(r)
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	errs, more := checkAddresses(r)
+	bad := func(format string, args ...any) {
+		if len(errs) < 3 {
+			errs = append(errs, fmt.Errorf(format, args...))
+		} else {
+			more++
+		}
+	}
 	stats := func(scope string, s *Stats) {
 		for k := range s.Status {
 			if c, err := strconv.Atoi(k); err != nil || c < 0 || c >= 1000 {
@@ -226,7 +232,26 @@ func CheckSaved(r *Report) error {
 			bad("timeline: buckets but no start")
 		}
 	}
-	return errors.Join(errs...)
+	return joinErrors(errs, more)
+}
+
+// joinErrors says errs on one line, the first three and how many more
+// (more, besides those past the first three of errs).
+func joinErrors(errs []error, more int) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	if len(errs) > 3 {
+		errs, more = errs[:3], more+len(errs)-3
+	}
+	msgs := make([]string, 0, 4)
+	for _, err := range errs {
+		msgs = append(msgs, err.Error())
+	}
+	if more > 0 {
+		msgs = append(msgs, fmt.Sprintf("and %d more", more))
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // countsOK reports whether a stratum's counts can be: none negative, no

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -211,12 +212,20 @@ func TestReadReportRefusesWhatIsNoAddress(t *testing.T) {
 		{"dns address", func(m map[string]any) { fixture.Obj(t, m, "dns", "0")["addresses"] = []any{"x"} }, `dns[0].addresses[0]: "x" is not an IP address`},
 		{"dns change", func(m map[string]any) { fixture.Obj(t, m, "dns", "1", "changes", "0")["removed"] = []any{"y"} }, `dns[1].changes[0].removed[0]: "y" is not an IP address`},
 		{"fingerprint address", func(m map[string]any) { fixture.Obj(t, m, "fingerprints", "0", "addresses")["<i>x</i>"] = 1.0 }, `fingerprints[0].addresses: "<i>x</i>" is not an IP address`},
+		// Thousands of faults make one line: the first three, and how many more.
+		{"many", func(m map[string]any) {
+			var bad []any
+			for i := range 5000 {
+				bad = append(bad, fmt.Sprintf("x%d", i))
+			}
+			fixture.Obj(t, m, "dns", "0")["addresses"] = bad
+		}, `dns[0].addresses[0]: "x0" is not an IP address; dns[0].addresses[1]: "x1" is not an IP address; dns[0].addresses[2]: "x2" is not an IP address; and 4997 more`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "forged.json")
-			if err == nil || !strings.HasPrefix(err.Error(), "read report forged.json: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("ReadReport = %v; want an error naming forged.json and containing %q", err, tt.want)
+			if err == nil || !strings.HasPrefix(err.Error(), "read report forged.json: ") || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("ReadReport = %v; want one line naming forged.json and containing %q", err, tt.want)
 			}
 		})
 	}

@@ -22,13 +22,13 @@ type Report struct {
 	DurationS float64  `json:"duration_s"`
 	// SendS is how long requests were being sent: the run's duration less
 	// the final wait for requests in flight. Every rps is over this window.
-	SendS       float64           `json:"send_s"`
-	Interrupted bool              `json:"interrupted"`
-	Plan        Plan              `json:"plan"`
-	DNS         []DNS             `json:"dns"`
-	Totals      Stats             `json:"totals"`
-	Families    map[string]*Stats `json:"families"`
-	Endpoints   []Endpoint        `json:"endpoints"`
+	SendS       float64     `json:"send_s"`
+	Interrupted bool        `json:"interrupted"`
+	Plan        Plan        `json:"plan"`
+	DNS         []DNS       `json:"dns"`
+	Totals      Stats       `json:"totals"`
+	Families    FamilyStats `json:"families"`
+	Endpoints   []Endpoint  `json:"endpoints"`
 	// Fingerprints group the failures by who answered: status or error
 	// class, Server header and body hash, with the addresses that gave them.
 	Fingerprints []Fingerprint `json:"fingerprints"`
@@ -53,6 +53,10 @@ type Report struct {
 	// Notes say where a merged report is less than exact, and why.
 	Notes []string `json:"notes,omitempty"`
 }
+
+// FamilyStats are the tallies of each address family, keyed "ipv4" and
+// "ipv6".
+type FamilyStats map[string]*Stats
 
 // Settled says when and on what --until-verdict stopped a run: the look
 // (one a second, at most MaxLooks) at which the whole verdict was settled

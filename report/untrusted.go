@@ -268,11 +268,12 @@ func cleanMap(v reflect.Value) {
 // kinds and instances count by. The families are "ipv4" and "ipv6", an
 // endpoint's target is an http or https URL of its host and port, and a
 // run ID is one.
-func checkAddresses(r *Report) []error {
-	var errs []error
+func checkAddresses(r *Report) (errs []error, more int) {
 	bad := func(format string, args ...any) {
-		if len(errs) < 4 {
+		if len(errs) < 3 {
 			errs = append(errs, fmt.Errorf(format, args...))
+		} else {
+			more++
 		}
 	}
 	addr := func(where, s string) {
@@ -293,7 +294,7 @@ func checkAddresses(r *Report) []error {
 			bad("inputs[%d].run_id: %q is not a run ID (8 to 64 lower-case hex digits)", i, in.RunID)
 		}
 	}
-	for name := range r.Families {
+	for _, name := range phrase.SortedKeys(r.Families) {
 		if name != "ipv4" && name != "ipv6" {
 			bad("families: %q is not an address family (ipv4, ipv6)", name)
 		}
@@ -362,7 +363,7 @@ func checkAddresses(r *Report) []error {
 			}
 		}
 	}
-	return errs
+	return errs, more
 }
 
 // validRunID reports whether id is empty or a run ID: 8 to 64 lower-case
