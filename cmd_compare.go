@@ -37,8 +37,12 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 	werr := emit(stdout, func(w io.Writer) error { return renderer(w, cmp) },
 		c.output, func(w io.Writer) error { return compare.CompareJSON(w, cmp) }, sayer(stderr))
 	var regressed error
-	if c.failOnRegression && cmp.Regressed() {
+	switch {
+	case c.failOnRegression && cmp.Regressed():
 		regressed = errors.New("regression: " + strings.TrimPrefix(cmp.Conclusion, "regression: "))
+	case c.failOnRegression && cmp.FailsGate():
+		// A gate that compared nothing does not pass.
+		regressed = errors.New("regression gate not passed: nothing was compared: " + cmp.Conclusion)
 	}
 	return outcome(werr, regressed, false)
 }
@@ -60,7 +64,7 @@ func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown"}}
 	fs.Var(&c.format, "format", "comparison `FORMAT` on stdout: text, json (pinprobe.compare/v1) or markdown")
 	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON comparison to `FILE`")
-	fs.BoolVar(&c.failOnRegression, "fail-on-regression", false, "exit 1 when any endpoint or family got significantly worse")
+	fs.BoolVar(&c.failOnRegression, "fail-on-regression", false, "exit 1 when any endpoint or family got significantly worse, or when the reports have no endpoint in common")
 	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
 	return fs
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -122,7 +121,7 @@ func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*repor
 		if err != nil {
 			return nil, err
 		}
-		r, err := report.ReadReport(bytes.NewReader(data), shown)
+		r, err := report.ParseReport(data, shown)
 		if err != nil {
 			return nil, usagef("%s", err)
 		}

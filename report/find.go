@@ -46,7 +46,7 @@ func (r *Report) FindGroup(name string) *Group {
 
 // ShortURL shortens target to what tells it apart from the report's other
 // targets: its path when they all share scheme, host and port, else the URL
-// without its scheme.
+// without its scheme. To shorten every target, ShortURLs does it once.
 func ShortURL(r *Report, target string) string {
 	u, err := url.Parse(target)
 	if err != nil {
@@ -61,6 +61,31 @@ func ShortURL(r *Report, target string) string {
 		return u.RequestURI()
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(target, "https://"), "http://")
+}
+
+// ShortURLs is ShortURL of every target of r, each URL parsed once (a
+// report of thousands of endpoints shortened each in a loop over all).
+func ShortURLs(r *Report) map[string]string {
+	targets := TargetsOf(r)
+	parsed := make([]*url.URL, len(targets))
+	same := true
+	for i, t := range targets {
+		u, err := url.Parse(t)
+		parsed[i] = u
+		same = same && err == nil && (i == 0 || u.Scheme == parsed[0].Scheme && u.Host == parsed[0].Host)
+	}
+	out := make(map[string]string, len(targets))
+	for i, t := range targets {
+		switch {
+		case parsed[i] == nil:
+			out[t] = t
+		case same:
+			out[t] = parsed[i].RequestURI()
+		default:
+			out[t] = strings.TrimPrefix(strings.TrimPrefix(t, "https://"), "http://")
+		}
+	}
+	return out
 }
 
 // endpoint returns the endpoint of target at address, nil when none.

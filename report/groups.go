@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -136,17 +137,22 @@ func (g *GroupTally) Response(addr string, at time.Time, failed bool) {
 
 type groupKey struct{ header, value string }
 
+// groupAcc is one group's tallies: a Tally of the responses the aggregator
+// counts, or the sum of the saved groups Merge counts (their histograms
+// kept encoded until the group is written).
 type groupAcc struct {
 	t      *Tally
+	s      *scopeSum
 	addrs  map[string]int64
 	failed map[string]int64
 	times  map[string][]sliceCount // by address and slice
 	saved  []TimeCounts            // of saved groups (Merge)
 }
 
-// acc returns the accumulator of header's value, made on first use; past
-// maxGroupValues values of a header, the "other values" one.
-func (g *GroupTally) acc(header, value string) *groupAcc {
+// acc returns the accumulator of header's value, made on first use (of
+// saved groups when saved); past maxGroupValues values of a header, the
+// "other values" one.
+func (g *GroupTally) acc(header, value string, saved bool) *groupAcc {
 	k := groupKey{header, value}
 	if a := g.byKey[k]; a != nil {
 		return a
@@ -163,7 +169,12 @@ func (g *GroupTally) acc(header, value string) *groupAcc {
 			return a
 		}
 	}
-	a := &groupAcc{t: NewTally(), addrs: map[string]int64{}, failed: map[string]int64{}, times: map[string][]sliceCount{}}
+	a := &groupAcc{addrs: map[string]int64{}, failed: map[string]int64{}, times: map[string][]sliceCount{}}
+	if saved {
+		a.s = newScopeSum()
+	} else {
+		a.t = NewTally()
+	}
 	g.byKey[k] = a
 	g.order = append(g.order, k)
 	if k.value != OtherValues {
@@ -175,7 +186,7 @@ func (g *GroupTally) acc(header, value string) *groupAcc {
 // Add counts one response that named value in header, from addr, sent at
 // at; Response counts it too, among every response of addr.
 func (g *GroupTally) Add(header, value, addr string, at time.Time, o Outcome) {
-	a := g.acc(header, value)
+	a := g.acc(header, value, false)
 	a.t.Record(o)
 	if o.Failed {
 		a.failed[addr]++
@@ -184,14 +195,11 @@ func (g *GroupTally) Add(header, value, addr string, at time.Time, o Outcome) {
 	countAt(a.times, addr, g.slice(at), o.Failed)
 }
 
-// addSaved counts a saved group in.
-func (g *GroupTally) addSaved(s *Group) error {
-	t, err := tallyOf(&s.Stats)
-	if err != nil {
-		return err
-	}
-	a := g.acc(s.Header, s.Value)
-	MergeTally(a.t, t)
+// addSaved counts a saved group in. A GroupTally counts responses (Add) or
+// saved groups, never both.
+func (g *GroupTally) addSaved(s *Group) {
+	a := g.acc(s.Header, s.Value, true)
+	a.s.add(&s.Stats)
 	for ad, n := range s.Addresses {
 		a.addrs[ad] += n
 	}
@@ -203,7 +211,6 @@ func (g *GroupTally) addSaved(s *Group) error {
 	if s.Value != OtherValues && a != g.byKey[groupKey{s.Header, OtherValues}] {
 		a.saved = append(a.saved, s.Times...)
 	}
-	return nil
 }
 
 // addTimes adds up strata by shape, in a stable order.
@@ -258,12 +265,31 @@ func (g *GroupTally) times(acc *groupAcc, failed int64) []TimeCounts {
 	return out
 }
 
-// report lists the groups by header (in GroupBy order), most requests first.
+// Report lists the groups by header (in GroupBy order), most requests first.
 func (g *GroupTally) Report(secs float64) []Group {
+	out, _ := g.report(secs) // only saved groups can fail
+	return out
+}
+
+// report is Report, decoding saved groups' histograms one group at a time.
+func (g *GroupTally) report(secs float64) ([]Group, error) {
 	out := []Group{}
+	var h *Scratch
 	for _, k := range g.order {
 		acc := g.byKey[k]
-		st := acc.t.Stats(secs)
+		var st Stats
+		if acc.s != nil {
+			if h == nil {
+				h = NewScratch()
+			}
+			if err := acc.s.hist(h); err != nil {
+				return nil, fmt.Errorf("group %s: %s: %w", k.header, k.value, err)
+			}
+			st = acc.s.stats(h, secs)
+			acc.s = nil
+		} else {
+			st = acc.t.Stats(secs)
+		}
 		times := []TimeCounts{}
 		if k.value != OtherValues {
 			times = g.times(acc, st.Failed)
@@ -284,5 +310,5 @@ func (g *GroupTally) Report(secs float64) []Group {
 		}
 		return a.Requests > b.Requests
 	})
-	return out
+	return out, nil
 }

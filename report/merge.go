@@ -13,15 +13,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Input is one report a merged report was made from: a run, or (when a
 // merged report is merged again) one input of it, named "outer:inner".
 type Input struct {
-	File        string   `json:"file"`
-	Version     string   `json:"version"`
+	File    string `json:"file"`
+	Version string `json:"version"`
+	// RunID is the run's Report.RunID; empty for a report written before
+	// reports carried one.
+	RunID       string   `json:"run_id,omitempty"`
 	Command     []string `json:"command"`
 	StartedAt   Time     `json:"started_at"`
 	EndedAt     Time     `json:"ended_at"`
@@ -58,7 +59,10 @@ const maxMergedInterval = 24 * time.Hour
 //     to the microsecond). Other endpoints are listed side by side, in the
 //     order they first appear. Families and totals are recomputed from the
 //     endpoints. Merging never judges: the merged report has no verdict
-//     until it is judged (Judge), on the merged counts.
+//     until it is judged (Judge), on the merged counts. A merge keeps the
+//     inputs' encoded histograms and decodes them into a few scratch
+//     histograms, one scope at a time: its memory grows with the inputs'
+//     size, not with 188 kB of histogram per scope.
 //   - A report without phase histograms (written before phases_ms had hdr)
 //     still merges: its phases are approximate and a note says so.
 //   - Time: started_at is the earliest, ended_at the latest. duration_s and
@@ -70,8 +74,11 @@ const maxMergedInterval = 24 * time.Hour
 //   - Timeline: the common interval is the least common multiple of the
 //     inputs' intervals (with pinprobe's doubling intervals, the coarsest),
 //     doubled while the buckets would pass 300 (10,000 when an input had
-//     more); the origin is the earliest start. An input bucket is never
-//     split: it is counted whole in the merged bucket that holds its middle.
+//     more) or the merged series would hold more than 4 times the buckets
+//     of the inputs' (runs far apart in time are otherwise one long series
+//     per endpoint); the origin is the earliest start. An input bucket is
+//     never split: it is counted whole in the merged bucket that holds its
+//     middle.
 //     When an input's start is a whole number of its buckets from the origin,
 //     that is exact; otherwise a note names it, and its requests may show up
 //     to half of its bucket early or late. Sums are always exact.
@@ -89,8 +96,9 @@ const maxMergedInterval = 24 * time.Hour
 //     rates added up where their runs overlap); request budgets add up;
 //     duration, concurrency and timeout are the largest; a note says when
 //     the inputs' plans differ.
-//   - The merged report lists its inputs (Report.Inputs); a merged input's
-//     own inputs are listed in its place, so merges of merges stay flat.
+//   - The merged report lists its inputs (Report.Inputs), each with its run
+//     ID; a merged input's own inputs are listed in its place, so merges of
+//     merges stay flat. A run among them twice is refused (see sameRun).
 func Merge(reports []*Report, names []string) (*Report, error) {
 	if len(reports) == 0 {
 		return nil, errors.New("merge: no report to merge")
@@ -116,10 +124,15 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 	m := &merger{reports: reports, names: names, index: map[EpKey]int{}}
 	out := &Report{Schema: Schema}
 	m.meta(out)
+	if err := sameRun(m.inputs, m.hists); err != nil {
+		return nil, err
+	}
 	if err := m.endpoints(); err != nil {
 		return nil, err
 	}
-	m.stats(out)
+	if err := m.stats(out); err != nil {
+		return nil, err
+	}
 	tl, err := m.timeline()
 	if err != nil {
 		return nil, err
@@ -138,6 +151,7 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	out.Pauses = mergePauses(reports)
 	out.Notes = append(out.Notes, m.notes...)
 	out.Thresholds = []Threshold{} // judged at report time, on the merged counts
 	if err := Validate(out); err != nil {
@@ -146,15 +160,43 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 	return out, nil
 }
 
+// mergePauses lists the inputs' pauses in time order; past MaxPauses the
+// last holds every later one too (their requests, and up to the end of the
+// last), as in a run's own report.
+func mergePauses(reports []*Report) []Pause {
+	var out []Pause
+	for _, r := range reports {
+		out = append(out, r.Pauses...)
+	}
+	slices.SortStableFunc(out, func(a, b Pause) int { return a.At.Compare(b.At.Time) })
+	if len(out) <= MaxPauses {
+		return out
+	}
+	last := &out[MaxPauses-1]
+	end := last.At.Add(time.Duration(last.DurationS * float64(time.Second)))
+	for _, p := range out[MaxPauses:] {
+		last.Requests += p.Requests
+		if e := p.At.Add(time.Duration(p.DurationS * float64(time.Second))); e.After(end) {
+			end = e
+		}
+	}
+	last.DurationS = stat.Round(end.Sub(last.At.Time).Seconds(), 3)
+	return out[:MaxPauses]
+}
+
 // merger holds a merge in progress.
 type merger struct {
 	reports []*Report
 	names   []string
 	inputs  []Input // flattened
-	index   map[EpKey]int
-	eps     []*mergedEndpoint
-	notes   []string
-	secs    float64 // the sending window every rps is over
+	// hists are the inputs' latency histograms (Totals.HDR), to tell runs
+	// without an ID apart: "" for an input of a merged input, which keeps
+	// none.
+	hists []string
+	index map[EpKey]int
+	eps   []*mergedEndpoint
+	notes []string
+	secs  float64 // the sending window every rps is over
 }
 
 type EpKey struct{ Target, Address string }
@@ -164,7 +206,7 @@ func KeyOf(e *Endpoint) EpKey { return EpKey{e.Target, e.Address} }
 // mergedEndpoint is one endpoint's sum over the inputs.
 type mergedEndpoint struct {
 	id                 Endpoint // identity: target, host, address, port, family
-	t                  *Tally
+	sum                *scopeSum
 	phases             [3]phaseAcc // connect, TLS, TTFB
 	fresh, reused      ConnStats
 	samples            []Sample
@@ -184,16 +226,18 @@ func (m *merger) meta(out *Report) {
 			for _, in := range r.Inputs {
 				in.File = m.names[i] + ":" + in.File
 				m.inputs = append(m.inputs, in)
+				m.hists = append(m.hists, "")
 			}
 			for _, n := range r.Notes {
 				m.notes = append(m.notes, m.names[i]+": "+n)
 			}
 		} else {
 			m.inputs = append(m.inputs, Input{
-				File: m.names[i], Version: r.Version, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+				File: m.names[i], Version: r.Version, RunID: r.RunID, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 				SendS: r.SendS, Interrupted: r.Interrupted,
 				Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
 			})
+			m.hists = append(m.hists, r.Totals.HDR)
 		}
 		for _, d := range r.DNS {
 			d.Addresses = slices.Clone(d.Addresses)
@@ -241,6 +285,50 @@ func (m *merger) meta(out *Report) {
 	out.SendS = m.secs
 	out.Plan = m.plan()
 	out.Inputs = m.inputs
+}
+
+// sameRun refuses a run that is among the inputs twice — the same file
+// given twice, a copy of one, or a merged report and one of its own inputs
+// — which would count its requests twice and could make a verdict of them
+// (a run judged spread, merged six times with itself, is concentrated).
+// Runs are told apart by their run ID. A report written before reports
+// carried one is the same run as another when it started and ended at the
+// same moment, with the same version, command and counts, and the same
+// latency histogram where both inputs keep theirs (hists[i], "" when not).
+func sameRun(inputs []Input, hists []string) error {
+	type content struct {
+		start, end                int64
+		send                      float64
+		requests, failed, dropped int64
+		version, command          string
+	}
+	byID := map[string]int{}
+	byContent := map[content][]int{}
+	for i, in := range inputs {
+		if in.RunID != "" {
+			if j, ok := byID[in.RunID]; ok {
+				return duplicate(inputs[j], in, "run "+in.RunID)
+			}
+			byID[in.RunID] = i
+		}
+		k := content{in.StartedAt.UnixNano(), in.EndedAt.UnixNano(), in.SendS, in.Requests, in.Failed, in.Dropped,
+			in.Version, strings.Join(in.Command, "\x00")}
+		for _, j := range byContent[k] {
+			if (inputs[j].RunID == "" || in.RunID == "") && (hists[i] == hists[j] || hists[i] == "" || hists[j] == "") {
+				return duplicate(inputs[j], in, "no run ID, and the same start, end, command, counts and latencies")
+			}
+		}
+		byContent[k] = append(byContent[k], i)
+	}
+	return nil
+}
+
+// duplicate says that b is the run a is.
+func duplicate(a, b Input, why string) error {
+	if a.File == b.File {
+		return fmt.Errorf("merge %s: given twice (%s): its requests would count twice", b.File, why)
+	}
+	return fmt.Errorf("merge %s: the same run as %s (%s): its requests would count twice", b.File, a.File, why)
 }
 
 // unionSeconds is how long at least one of the intervals covers.
@@ -357,20 +445,12 @@ func (m *merger) endpoints() error {
 				idx = len(m.eps)
 				m.index[k] = idx
 				id := Endpoint{Target: e.Target, Host: e.Host, Address: e.Address, Port: e.Port, Family: e.Family}
-				m.eps = append(m.eps, &mergedEndpoint{id: id, t: NewTally()})
+				m.eps = append(m.eps, &mergedEndpoint{id: id, sum: newScopeSum()})
 			}
 			me := m.eps[idx]
-			t, err := tallyOf(&e.Stats)
-			if err != nil {
-				return fmt.Errorf("merge %s: endpoint %s (%s): %w", m.names[i], e.Address, e.Target, err)
-			}
-			MergeTally(me.t, t)
+			me.sum.add(&e.Stats)
 			for p, ph := range []Phase{e.Phases.Connect, e.Phases.TLS, e.Phases.TTFB} {
-				ok, err := me.phases[p].add(ph)
-				if err != nil {
-					return fmt.Errorf("merge %s: endpoint %s (%s): phase: %w", m.names[i], e.Address, e.Target, err)
-				}
-				if !ok {
+				if !me.phases[p].add(ph) {
 					approx[m.names[i]] = true
 				}
 			}
@@ -462,47 +542,11 @@ func SamplesFlag(cmd []string) int {
 	return n
 }
 
-// tallyOf turns saved Stats back into the tally they were made from, as
-// far as the report keeps it: the latency sum from the mean, to the
-// microsecond.
-func tallyOf(s *Stats) (*Tally, error) {
-	t := NewTally()
-	t.requests, t.ok, t.failed, t.Dropped, t.bytes = s.Requests, s.OK, s.Failed, s.Dropped, s.Bytes
-	t.ClientErrors = s.ClientErrors
-	for k, n := range s.Status {
-		c, err := strconv.Atoi(k)
-		if err != nil || c < 0 || c >= len(t.status) {
-			return nil, fmt.Errorf("status %q is not an HTTP status", k)
-		}
-		t.status[c] += n
-	}
-	for k, n := range s.Errors {
-		t.errors[k] += n
-	}
-	if s.Requests > 0 {
-		t.min, t.max = msDuration(s.LatencyMS.Min), msDuration(s.LatencyMS.Max)
-		t.sum = time.Duration(math.Round(s.LatencyMS.Mean * float64(s.Requests) * float64(time.Millisecond)))
-	}
-	if s.HDR != "" {
-		h, err := DecodeHDR(s.HDR)
-		if err != nil {
-			return nil, fmt.Errorf("hdr: %w", err)
-		}
-		if dropped := t.hist.Merge(h); dropped > 0 {
-			return nil, fmt.Errorf("hdr: %d values outside 1µs to 1h", dropped)
-		}
-	}
-	return t, nil
-}
-
-func msDuration(v float64) time.Duration {
-	return time.Duration(math.Round(v * float64(time.Millisecond)))
-}
-
-// phaseAcc adds up one phase over the inputs: exactly from histograms, or
-// approximately when an input has none.
+// phaseAcc adds up one phase over the inputs: exactly from histograms (the
+// inputs' encodings, decoded when the phase is written), or approximately
+// when an input has none.
 type phaseAcc struct {
-	h        *hdr.Histogram
+	hdrs     []string
 	count    int64
 	max, p99 float64
 	p50sum   float64 // p50 × count, for the approximation
@@ -510,9 +554,9 @@ type phaseAcc struct {
 }
 
 // add counts p in; exact reports whether it came with its histogram.
-func (a *phaseAcc) add(p Phase) (exact bool, err error) {
+func (a *phaseAcc) add(p Phase) (exact bool) {
 	if p.Count == 0 {
-		return true, nil
+		return true
 	}
 	a.count += p.Count
 	a.max = max(a.max, p.Max)
@@ -520,48 +564,67 @@ func (a *phaseAcc) add(p Phase) (exact bool, err error) {
 	a.p50sum += p.P50 * float64(p.Count)
 	if p.HDR == "" {
 		a.approx = true
-		return false, nil
+		return false
 	}
-	h, err := DecodeHDR(p.HDR)
-	if err != nil {
-		return false, err
-	}
-	if a.h == nil {
-		a.h = NewPhaseHist()
-	}
-	if dropped := a.h.Merge(h); dropped > 0 {
-		return false, fmt.Errorf("%d values outside 1µs to 1h", dropped)
-	}
-	return true, nil
+	a.hdrs = append(a.hdrs, p.HDR)
+	return true
 }
 
-func (a *phaseAcc) phase() Phase {
+// phase writes the merged phase, decoding its histograms into h (a phase
+// Scratch, emptied first).
+func (a *phaseAcc) phase(h *Scratch) (Phase, error) {
 	switch {
 	case a.count == 0:
-		return Phase{}
+		return Phase{}, nil
 	case a.approx:
-		return Phase{Count: a.count, P50: stat.Round(a.p50sum/float64(a.count), 3), P99: a.p99, Max: a.max}
+		return Phase{Count: a.count, P50: stat.Round(a.p50sum/float64(a.count), 3), P99: a.p99, Max: a.max}, nil
 	}
-	return PhaseOf(a.h)
+	h.Reset()
+	for _, enc := range a.hdrs {
+		if err := h.Add(enc); err != nil {
+			return Phase{}, err
+		}
+	}
+	p := phaseOf(h.H)
+	p.HDR = h.Encode()
+	return p, nil
 }
 
-// stats writes the endpoints, families and totals from the merged tallies,
-// as Aggregator.Close does.
-func (m *merger) stats(out *Report) {
-	total := NewTally()
-	fams := map[string]*Tally{}
+// stats writes the endpoints, families and totals from the merged sums, as
+// Aggregator.Close does. Each endpoint's histograms are decoded into the
+// same scratch histograms, one endpoint at a time, and added to its
+// family's and the total's: a merge holds four latency histograms and one
+// phase histogram, however many endpoints.
+func (m *merger) stats(out *Report) error {
+	total := newScopeSum()
+	totalH := NewScratch()
+	fams := map[string]*scopeSum{}
+	famH := map[string]*Scratch{}
+	h, ph := NewScratch(), newScratch(phaseGeometry)
 	out.Endpoints = make([]Endpoint, len(m.eps))
 	for i, me := range m.eps {
-		MergeTally(total, me.t)
-		f := fams[me.id.Family]
-		if f == nil {
-			f = NewTally()
-			fams[me.id.Family] = f
-		}
-		MergeTally(f, me.t)
 		e := me.id
-		e.Stats = me.t.Stats(m.secs)
-		e.Phases = Phases{Connect: me.phases[0].phase(), TLS: me.phases[1].phase(), TTFB: me.phases[2].phase()}
+		fail := func(err error) error {
+			return fmt.Errorf("merge: endpoint %s (%s): %w", e.Address, e.Target, err)
+		}
+		if err := me.sum.hist(h); err != nil {
+			return fail(err)
+		}
+		total.addSum(me.sum)
+		totalH.AddCounts(h.Counts)
+		if fams[e.Family] == nil {
+			fams[e.Family], famH[e.Family] = newScopeSum(), NewScratch()
+		}
+		fams[e.Family].addSum(me.sum)
+		famH[e.Family].AddCounts(h.Counts)
+		e.Stats = me.sum.stats(h, m.secs)
+		for p, dst := range []*Phase{&e.Phases.Connect, &e.Phases.TLS, &e.Phases.TTFB} {
+			var err error
+			if *dst, err = me.phases[p].phase(ph); err != nil {
+				return fail(err)
+			}
+		}
+		me.sum, me.phases = nil, [3]phaseAcc{} // written: let its inputs' strings go
 		e.Connections = map[string]ConnStats{"fresh": me.fresh, "reused": me.reused}
 		e.Samples = me.samples
 		// An endpoint appeared (or left) only if it did in every input
@@ -577,12 +640,13 @@ func (m *merger) stats(out *Report) {
 		e.Conns, e.AfterFailure = me.conns, me.afterFailure
 		out.Endpoints[i] = e
 	}
-	out.Totals = total.Stats(m.secs)
+	out.Totals = total.stats(totalH, m.secs)
 	out.Families = map[string]*Stats{}
-	for fam, t := range fams {
-		s := t.Stats(m.secs)
+	for fam, f := range fams {
+		s := f.stats(famH[fam], m.secs)
 		out.Families[fam] = &s
 	}
+	return nil
 }
 
 // timeline re-buckets every input's series on one grid; see Merge.
@@ -631,10 +695,35 @@ func (m *merger) timeline() (Timeline, error) {
 			limit = HardMaxPoints
 		}
 	}
+	// The merged timeline holds at most 4 times the buckets of the
+	// inputs' series, however far apart their runs: a grid as fine as one
+	// input's, over the span of all, is one series per endpoint of the
+	// merge, each as long as the longest.
+	cells := 0
+	for _, r := range m.reports {
+		for _, ser := range r.Timeline.Series {
+			cells += len(ser.Requests)
+		}
+	}
+	limit = min(limit, max(1, 4*cells/max(len(tl.Series), 1)))
 	if !lcmOK {
 		step = 0
 		for _, s := range srcs {
 			step = max(step, s.step)
+		}
+	}
+	// Every input covers at most MaxSeconds (CheckSaved); together they
+	// must too, or bucket positions would overflow.
+	for _, s := range srcs {
+		if span := s.start.Add(time.Duration(s.n) * s.step).Sub(origin); span > SecondsDuration(MaxSeconds) {
+			first := srcs[0]
+			for _, o := range srcs {
+				if o.start.Equal(origin) {
+					first = o
+				}
+			}
+			return Timeline{}, fmt.Errorf("merge %s: its timeline ends %.0f years after that of %s starts: more than 100 years apart",
+				m.names[s.i], span.Hours()/24/365.25, m.names[first.i])
 		}
 	}
 	// place is the merged bucket that holds the middle of bucket k of s.
@@ -911,12 +1000,14 @@ func mergeSizes(a, b []MomentSize) []MomentSize {
 // maxGroupValues values of a header apart as the aggregator does.
 func (m *merger) groups() ([]Group, error) {
 	var g GroupTally
-	for i, r := range m.reports {
+	for _, r := range m.reports {
 		for k := range r.Groups {
-			if err := g.addSaved(&r.Groups[k]); err != nil {
-				return nil, fmt.Errorf("merge %s: group %s: %s: %w", m.names[i], r.Groups[k].Header, r.Groups[k].Value, err)
-			}
+			g.addSaved(&r.Groups[k])
 		}
 	}
-	return g.Report(m.secs), nil
+	out, err := g.report(m.secs)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	return out, nil
 }

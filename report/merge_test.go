@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"pinprobe/internal/check"
 	"pinprobe/internal/fixture"
 	"pinprobe/probe"
@@ -414,11 +416,14 @@ func TestMergeOfMerges(t *testing.T) {
 	}
 }
 
-// TestMergeWithItselfDoubles: a report merged with itself counts everything
-// twice, and its percentiles do not move.
-func TestMergeWithItselfDoubles(t *testing.T) {
+// TestMergeOfTwinRunsDoubles: two runs that counted exactly the same (the
+// golden report under two run IDs) merge into one that counts everything
+// twice, with the same percentiles.
+func TestMergeOfTwinRunsDoubles(t *testing.T) {
 	r := fixture.RoundTrip(t, fixture.GoldenReport(t), "golden.json")
-	got, err := fixture.MergeJudged([]*report.Report{r, r}, []string{"golden.json", "golden.json"})
+	twin := fixture.RoundTrip(t, fixture.GoldenReport(t), "twin.json")
+	r.RunID, twin.RunID = "0123abcd", "4567ef01"
+	got, err := fixture.MergeJudged([]*report.Report{r, twin}, []string{"golden.json", "twin.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -623,8 +628,9 @@ func TestMergeOldReports(t *testing.T) {
 			t.Errorf("notes %q; want one starting %q", got.Notes, prefix)
 		}
 	}
-	// The lower bound survives a JSON round trip and a second merge.
-	again, err := fixture.MergeJudged([]*report.Report{fixture.RoundTrip(t, got, "m.json"), parts[0]}, []string{"m.json", "part0.json"})
+	// The lower bound survives a JSON round trip and a merge with another run.
+	other, _ := newMgRun(t, 5, 600).split(t, 1, func(int) int { return 0 })
+	again, err := fixture.MergeJudged([]*report.Report{fixture.RoundTrip(t, got, "m.json"), other[0]}, []string{"m.json", "other.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -675,7 +681,9 @@ func TestMergeFingerprintCap(t *testing.T) {
 				agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 0, Status: 502, Server: "s", BodyHash: hash, Start: fixture.FzStart, Latency: time.Millisecond}))
 			}
 		}
-		reports = append(reports, fixture.FzClose(agg, time.Second))
+		r := fixture.FzClose(agg, time.Second)
+		r.RunID = fmt.Sprintf("%08x", part+1)
+		reports = append(reports, r)
 	}
 	got, err := fixture.MergeJudged(reports, []string{"a.json", "b.json"})
 	if err != nil {
@@ -752,6 +760,76 @@ func TestMergeRefuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMergeRefusesTheSameRunTwice: one run among the inputs twice — the
+// same file given twice, a copy of it, a merged report with one of its own
+// inputs, an old report without a run ID and its copy — would count its
+// requests twice (a run judged spread, merged six times with itself, was
+// judged concentrated): it is refused, naming both inputs. Two runs are
+// told apart by their IDs, and old ones by what they counted.
+func TestMergeRefusesTheSameRunTwice(t *testing.T) {
+	run := func(id string) *report.Report {
+		r := fixture.RoundTrip(t, fixture.GoldenReport(t), "golden.json")
+		r.RunID = id
+		return r
+	}
+	merged, err := fixture.MergeJudged([]*report.Report{run("0123abcd"), run("4567ef01")}, []string{"a.json", "b.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged = fixture.RoundTrip(t, merged, "ab.json")
+	if got := []string{merged.Inputs[0].RunID, merged.Inputs[1].RunID}; !slices.Equal(got, []string{"0123abcd", "4567ef01"}) || merged.RunID != "" {
+		t.Errorf("merged inputs carry run IDs %q, the merge %q; want each input's, and none of its own", got, merged.RunID)
+	}
+	// An old report that counted the same but whose latencies differ:
+	// another run (Merge checks the totals' histogram only by its count).
+	slower := run("")
+	h := report.NewHist()
+	h.RecordValues(1000, slower.Totals.Requests)
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slower.Totals.HDR = string(enc)
+	tests := []struct {
+		name    string
+		reports []*report.Report
+		names   []string
+		want    string
+	}{
+		{"given twice", []*report.Report{run("0123abcd"), run("0123abcd")}, []string{"a.json", "a.json"},
+			"merge a.json: given twice (run 0123abcd): its requests would count twice"},
+		{"a copy", []*report.Report{run("0123abcd"), run("4567ef01"), run("0123abcd")}, []string{"a.json", "b.json", "copy.json"},
+			"merge copy.json: the same run as a.json (run 0123abcd)"},
+		{"a merge and one of its inputs", []*report.Report{merged, run("4567ef01")}, []string{"ab.json", "b.json"},
+			"merge b.json: the same run as ab.json:b.json (run 4567ef01)"},
+		{"a merge twice", []*report.Report{merged, merged}, []string{"ab.json", "again.json"},
+			"merge again.json:a.json: the same run as ab.json:a.json (run 0123abcd)"},
+		{"an old report and its copy", []*report.Report{run(""), run("")}, []string{"old.json", "copy.json"},
+			"merge copy.json: the same run as old.json (no run ID, and the same start, end, command, counts and latencies)"},
+		{"an old report and its new copy", []*report.Report{run(""), run("0123abcd")}, []string{"old.json", "new.json"},
+			"merge new.json: the same run as old.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := report.Merge(tt.reports, tt.names)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Merge = %v; want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	for _, ok := range []struct {
+		name    string
+		reports []*report.Report
+	}{
+		{"two runs that counted the same", []*report.Report{run("0123abcd"), run("4567ef01")}},
+		{"old reports with other latencies", []*report.Report{run(""), slower}},
+	} {
+		if _, err := report.Merge(ok.reports, []string{"a.json", "b.json"}); err != nil {
+			t.Errorf("%s: Merge = %v; want them merged", ok.name, err)
+		}
 	}
 }
 
@@ -846,7 +924,8 @@ func seq(lo, hi int) []int {
 }
 
 // FuzzReadReport: whatever the bytes, ReadReport returns a report or an
-// error, never panics, and a report it accepts merges with itself.
+// error, never panics, and a report it accepts is refused as the same run
+// when merged with itself, and merges with its twin under another run ID.
 func FuzzReadReport(f *testing.F) {
 	tg, err := probe.ParseTarget("https://a.example.com/")
 	if err != nil {
@@ -876,8 +955,60 @@ func FuzzReadReport(f *testing.F) {
 			}
 			return
 		}
-		if _, err := fixture.MergeJudged([]*report.Report{r, r}, []string{"a", "b"}); err != nil {
-			t.Errorf("Merge of an accepted report with itself: %v", err)
+		// The same report twice is the same run twice, refused; two runs
+		// that counted the same merge.
+		if _, err := report.Merge([]*report.Report{r, r}, []string{"a", "a"}); err == nil || !strings.HasPrefix(err.Error(), "merge a") {
+			t.Errorf("Merge of an accepted report with itself: %v; want it refused, naming a", err)
+		}
+		if len(r.Inputs) > 0 {
+			return // its own inputs would be there twice
+		}
+		one, twin := *r, *r
+		one.RunID, twin.RunID = "aaaaaaaa", "bbbbbbbb"
+		if _, err := fixture.MergeJudged([]*report.Report{&one, &twin}, []string{"a", "b"}); err != nil {
+			t.Errorf("Merge of an accepted report with its twin: %v", err)
 		}
 	})
+}
+
+// TestMergePauses: a merged report lists every input's pauses in time
+// order; past report.MaxPauses the last holds every later one too, so no
+// request that was due and not sent is lost.
+func TestMergePauses(t *testing.T) {
+	run := func(id string, pauses ...report.Pause) *report.Report {
+		a, _ := fixture.FzAggregator(t, "192.0.2.1")
+		a.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 0, Status: 200, Start: fixture.FzStart, Latency: time.Millisecond}))
+		r := fixture.FzClose(a, 2*time.Second)
+		r.RunID, r.Pauses = id, pauses
+		return r
+	}
+	at := func(s int) report.Time { return report.Time{Time: fixture.FzStart.Add(time.Duration(s) * time.Second)} }
+	a := run("aaaaaaaa", report.Pause{At: at(5), DurationS: 2, Requests: 10})
+	b := run("bbbbbbbb", report.Pause{At: at(1), DurationS: 1, Requests: 3})
+	got, err := report.Merge([]*report.Report{a, b}, []string{"a.json", "b.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []report.Pause{b.Pauses[0], a.Pauses[0]}; !slices.Equal(got.Pauses, want) {
+		t.Errorf("pauses %+v; want %+v", got.Pauses, want)
+	}
+	var many []report.Pause
+	for i := range report.MaxPauses + 6 {
+		many = append(many, report.Pause{At: at(10 * i), DurationS: 1, Requests: 1})
+	}
+	c := run("cccccccc", many[:40]...)
+	d := run("dddddddd", many[40:]...)
+	got, err = report.Merge([]*report.Report{c, d}, []string{"c.json", "d.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, p := range got.Pauses {
+		n += p.Requests
+	}
+	last := got.Pauses[len(got.Pauses)-1]
+	if len(got.Pauses) != report.MaxPauses || n != int64(len(many)) || last.Requests != 7 || last.DurationS != 61 {
+		t.Errorf("%d pauses of %d requests, the last %+v; want %d of %d, the last holding the 7 from it on and lasting 61 s",
+			len(got.Pauses), n, last, report.MaxPauses, len(many))
+	}
 }

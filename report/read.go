@@ -24,12 +24,20 @@ var ReadLimit int64 = MaxReportSize
 // preflight or comparison document), fields this version does not know
 // (they could not be merged), trailing data, more than MaxReportSize bytes,
 // and numbers that break the report's invariants (Validate) or that Merge
-// could not add up (see CheckSaved).
+// could not add up (see CheckSaved). A saved report is input from outside:
+// every string of it is made printable here, once (cleanStrings), so no
+// renderer receives a control character from a file.
 func ReadReport(r io.Reader, name string) (*Report, error) {
 	data, err := io.ReadAll(io.LimitReader(r, ReadLimit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read report %s: %w", name, err)
 	}
+	return ParseReport(data, name)
+}
+
+// ParseReport is ReadReport of a report already read: data, from the file
+// name.
+func ParseReport(data []byte, name string) (*Report, error) {
 	if int64(len(data)) > ReadLimit {
 		return nil, fmt.Errorf("read report %s: larger than %s, more than any pinprobe report", name, sizeWords(ReadLimit))
 	}
@@ -59,6 +67,10 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read report %s: data after the report", name)
 	}
+	if err := checkHDRBudget(&rep, len(data)); err != nil {
+		return nil, fmt.Errorf("read report %s: %w", name, err)
+	}
+	cleanStrings(&rep)
 	normalize(&rep)
 	if err := CheckSaved(&rep); err != nil {
 		return nil, fmt.Errorf("read report %s: %w", name, err)
@@ -106,15 +118,28 @@ func normalize(r *Report) {
 }
 
 // CheckSaved checks what a report read back needs beyond Validate: every
-// status a number from 0 to 999, each phase histogram holding its count,
-// the port set decoding, a positive timeline interval where there are
-// buckets, and a histogram for every scope with requests.
+// address an address and every target a URL of its host (checkAddresses), no
+// number negative or past its bound, no timestamp outside 1970 to 2200
+// (checkNumbers), every status a number from 0 to 999, each phase histogram
+// holding its count, the port set decoding, a timeline whose buckets fail
+// no more requests than they hold, of a positive interval, at most
+// HardMaxPoints of them over at most MaxSeconds, and a histogram for every
+// scope with requests.
 func CheckSaved(r *Report) error {
+	if err := checkNumbers(r); err != nil {
+		return fmt.Errorf("invalid report: %w", err)
+	}
 	if err := Validate(r); err != nil {
 		return fmt.Errorf("invalid report: %w", err)
 	}
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	errs, more := checkAddresses(r)
+	bad := func(format string, args ...any) {
+		if len(errs) < 3 {
+			errs = append(errs, fmt.Errorf(format, args...))
+		} else {
+			more++
+		}
+	}
 	stats := func(scope string, s *Stats) {
 		for k := range s.Status {
 			if c, err := strconv.Atoi(k); err != nil || c < 0 || c >= 1000 {
@@ -133,6 +158,10 @@ func CheckSaved(r *Report) error {
 	stats("totals", &r.Totals)
 	for _, name := range phrase.SortedKeys(r.Families) {
 		stats("family "+name, r.Families[name])
+	}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		stats("group "+g.Header+": "+g.Value, &g.Stats)
 	}
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
@@ -174,12 +203,12 @@ func CheckSaved(r *Report) error {
 			if p.ph.HDR == "" {
 				continue
 			}
-			h, err := DecodeHDR(p.ph.HDR)
+			n, err := phaseHDRCount(p.ph.HDR)
 			switch {
 			case err != nil:
 				bad("%s: phase %s: hdr does not decode: %v", scope, p.name, err)
-			case h.TotalCount() != p.ph.Count:
-				bad("%s: phase %s: hdr holds %d values, not its count %d", scope, p.name, h.TotalCount(), p.ph.Count)
+			case n != p.ph.Count:
+				bad("%s: phase %s: hdr holds %d values, not its count %d", scope, p.name, n, p.ph.Count)
 			}
 		}
 	}
@@ -192,6 +221,15 @@ func CheckSaved(r *Report) error {
 			bad("client: port_set holds %d ports, ports_count says %d", len(ports), c.PortsCount)
 		}
 	}
+	if len(r.Pauses) > MaxPauses {
+		bad("pauses: %d listed (at most %d)", len(r.Pauses), MaxPauses)
+	}
+	for _, p := range r.Pauses {
+		if p.Requests < 0 || p.DurationS < 0 {
+			bad("pauses: a pause of impossible counts (%d requests, %v s)", p.Requests, p.DurationS)
+			break
+		}
+	}
 	for i := range r.Groups {
 		if err := checkGroupTimes(&r.Groups[i]); err != "" {
 			bad("%s", err)
@@ -200,11 +238,45 @@ func CheckSaved(r *Report) error {
 	buckets := 0
 	for _, s := range r.Timeline.Series {
 		buckets = max(buckets, len(s.Requests))
+		for j := range min(len(s.Requests), len(s.Failed)) {
+			if s.Failed[j] > s.Requests[j] {
+				bad("timeline %s (%s): bucket %d: %d failed of %d requests", s.Address, s.Target, j, s.Failed[j], s.Requests[j])
+				break
+			}
+		}
 	}
-	if buckets > 0 && interval(r.Timeline.IntervalS) < timelineMinInterval {
-		bad("timeline: interval_s %v: want at least %v", r.Timeline.IntervalS, timelineMinInterval.Seconds())
+	if tl := r.Timeline; buckets > 0 {
+		switch {
+		case interval(tl.IntervalS) < timelineMinInterval:
+			bad("timeline: interval_s %v: want at least %v", tl.IntervalS, timelineMinInterval.Seconds())
+		case buckets > HardMaxPoints:
+			bad("timeline: %d buckets: pinprobe writes at most %d", buckets, HardMaxPoints)
+		case tl.IntervalS*float64(buckets) > MaxSeconds:
+			bad("timeline: %d buckets of %v s cover more than 100 years", buckets, tl.IntervalS)
+		case tl.Start.IsZero():
+			bad("timeline: buckets but no start")
+		}
 	}
-	return errors.Join(errs...)
+	return joinErrors(errs, more)
+}
+
+// joinErrors says errs on one line, the first three and how many more
+// (more, besides those past the first three of errs).
+func joinErrors(errs []error, more int) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	if len(errs) > 3 {
+		errs, more = errs[:3], more+len(errs)-3
+	}
+	msgs := make([]string, 0, 4)
+	for _, err := range errs {
+		msgs = append(msgs, err.Error())
+	}
+	if more > 0 {
+		msgs = append(msgs, fmt.Sprintf("and %d more", more))
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // checkGroupTimes says what is wrong with a saved group's time strata, ""

@@ -9,21 +9,26 @@ const Schema = "pinprobe.report/v1"
 
 // Report is the pinprobe.report/v1 document (see DESIGN.md).
 type Report struct {
-	Schema    string   `json:"schema"`
-	Version   string   `json:"version"`
+	Schema  string `json:"schema"`
+	Version string `json:"version"`
+	// RunID identifies the run: the random <run> of the request IDs it
+	// sent (pinprobe-<run>-<endpoint>-<n>), so Merge can tell one run given
+	// twice from two runs. Empty in a merged report (its Inputs carry
+	// theirs) and in reports written before it.
+	RunID     string   `json:"run_id,omitempty"`
 	Command   []string `json:"command"`
 	StartedAt Time     `json:"started_at"`
 	EndedAt   Time     `json:"ended_at"`
 	DurationS float64  `json:"duration_s"`
 	// SendS is how long requests were being sent: the run's duration less
 	// the final wait for requests in flight. Every rps is over this window.
-	SendS       float64           `json:"send_s"`
-	Interrupted bool              `json:"interrupted"`
-	Plan        Plan              `json:"plan"`
-	DNS         []DNS             `json:"dns"`
-	Totals      Stats             `json:"totals"`
-	Families    map[string]*Stats `json:"families"`
-	Endpoints   []Endpoint        `json:"endpoints"`
+	SendS       float64     `json:"send_s"`
+	Interrupted bool        `json:"interrupted"`
+	Plan        Plan        `json:"plan"`
+	DNS         []DNS       `json:"dns"`
+	Totals      Stats       `json:"totals"`
+	Families    FamilyStats `json:"families"`
+	Endpoints   []Endpoint  `json:"endpoints"`
 	// Fingerprints group the failures by who answered: status or error
 	// class, Server header and body hash, with the addresses that gave them.
 	Fingerprints []Fingerprint `json:"fingerprints"`
@@ -66,6 +71,10 @@ type Pause struct {
 	DurationS float64 `json:"duration_s"` // from then until pinprobe ran again
 	Requests  int64   `json:"requests"`   // due in it, over every endpoint, and not sent
 }
+
+// FamilyStats are the tallies of each address family, keyed "ipv4" and
+// "ipv6".
+type FamilyStats map[string]*Stats
 
 // Settled says when and on what --until-verdict stopped a run: the look
 // (one a second, at most MaxLooks) at which the whole verdict was settled

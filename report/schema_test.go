@@ -771,6 +771,7 @@ func richReport(t *testing.T) *report.Report {
 	}
 	rep := fixture.CloseJudged(agg, &report.Report{
 		Version: "0.1.0",
+		RunID:   "5eed0001",
 		Command: []string{"pinprobe", "--until-verdict", "-r", "120", "-d", "20s", "--group-by", "X-Served-By", "-H", "Authorization: " + collect.Redacted,
 			a.String(), b.String(), c.String(), e.String(), "https://gone.example.com/"},
 		StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: start.Add(span + 300*time.Millisecond)}, SendS: span.Seconds(),
@@ -806,6 +807,7 @@ func richReport(t *testing.T) *report.Report {
 func mergedRichReport(t *testing.T, rich *report.Report) *report.Report {
 	t.Helper()
 	second := fixture.RoundTrip(t, rich, "rich.json")
+	second.RunID = "5eed0002" // another pod's run
 	second.Plan.Rate = 60
 	second.Client.PortSet = ""
 	m, err := fixture.MergeJudged([]*report.Report{fixture.RoundTrip(t, rich, "rich.json"), second}, []string{"pod-0.json", "pod-1.json"})
@@ -813,6 +815,7 @@ func mergedRichReport(t *testing.T, rich *report.Report) *report.Report {
 		t.Fatal(err)
 	}
 	third := fixture.RoundTrip(t, rich, "rich.json")
+	third.RunID = "5eed0003"
 	m, err = fixture.MergeJudged([]*report.Report{m, third}, []string{"pods.json", "pod-2.json"})
 	if err != nil {
 		t.Fatal(err)

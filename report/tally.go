@@ -9,11 +9,13 @@ import (
 )
 
 // Latencies are recorded in microseconds from 1 µs to one hour, to 3
-// significant digits; every report uses this geometry so histograms merge.
+// significant digits, and phases to 2; every report uses these geometries
+// so histograms merge, and a saved report with another is refused.
 const (
-	histMin    = 1
-	histMax    = int64(time.Hour / time.Microsecond)
-	histDigits = 3
+	histMin     = 1
+	histMax     = int64(time.Hour / time.Microsecond)
+	histDigits  = 3
+	phaseDigits = 2
 )
 
 func NewHist() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
@@ -126,14 +128,36 @@ func (t *Tally) Stats(secs float64) Stats {
 	for k, v := range t.errors {
 		s.Errors[k] = v
 	}
-	if enc, err := t.hist.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
-		s.HDR = string(enc)
-	}
+	s.HDR = encodeHDR(t.hist, latencyGeometry)
 	return s
 }
 
-// DecodeHDR decodes a Stats.HDR string; reports written by any pinprobe merge exactly.
-func DecodeHDR(s string) (*hdr.Histogram, error) { return hdr.Decode([]byte(s)) }
+// DecodeHDR decodes a Stats.HDR string: a latency histogram of pinprobe's
+// layout (any other is refused before it is allocated); reports written by
+// any pinprobe merge exactly.
+func DecodeHDR(s string) (*hdr.Histogram, error) {
+	h := NewHist()
+	if err := addHDR(h, s, latencyGeometry); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// DecodePhaseHDR decodes a Phase.HDR string, as DecodeHDR does.
+func DecodePhaseHDR(s string) (*hdr.Histogram, error) {
+	h := NewPhaseHist()
+	if err := addHDR(h, s, phaseGeometry); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// HDRCount is how many values a Stats.HDR string holds, read without
+// decoding it into a histogram.
+func HDRCount(s string) (int64, error) { return scanHDR(s, latencyGeometry, nil) }
+
+// phaseHDRCount is HDRCount for a Phase.HDR string.
+func phaseHDRCount(s string) (int64, error) { return scanHDR(s, phaseGeometry, nil) }
 
 func Millis(d time.Duration) float64  { return stat.Round(float64(d)/float64(time.Millisecond), 3) }
 func MicrosToMillis(us int64) float64 { return stat.Round(float64(us)/1000, 3) }
@@ -146,16 +170,22 @@ const (
 	MaxPorts        = 1000  // local ports listed (all are counted)
 )
 
-func NewPhaseHist() *hdr.Histogram { return hdr.New(histMin, histMax, 2) }
+func NewPhaseHist() *hdr.Histogram { return hdr.New(histMin, histMax, phaseDigits) }
 
+// PhaseOf summarises a phase histogram (of NewPhaseHist), with its encoding.
 func PhaseOf(h *hdr.Histogram) Phase {
+	p := phaseOf(h)
+	if p.Count > 0 {
+		p.HDR = encodeHDR(h, phaseGeometry)
+	}
+	return p
+}
+
+// phaseOf is PhaseOf without the encoding.
+func phaseOf(h *hdr.Histogram) Phase {
 	n := h.TotalCount()
 	if n == 0 {
 		return Phase{}
 	}
-	p := Phase{Count: n, P50: MicrosToMillis(h.ValueAtQuantile(50)), P99: MicrosToMillis(h.ValueAtQuantile(99)), Max: MicrosToMillis(h.Max())}
-	if enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
-		p.HDR = string(enc)
-	}
-	return p
+	return Phase{Count: n, P50: MicrosToMillis(h.ValueAtQuantile(50)), P99: MicrosToMillis(h.ValueAtQuantile(99)), Max: MicrosToMillis(h.Max())}
 }

@@ -9,14 +9,21 @@ import (
 )
 
 // Validate checks the invariants every pinprobe report holds: at every level
-// requests == ok + failed; the endpoints add up to their families and to the
-// totals, status by status and error class by error class; each latency
-// histogram holds exactly its scope's requests; and each timeline series
-// adds up to its endpoint. Reports read back from files (report, compare)
+// requests == ok + failed (groups too); the endpoints add up to their
+// families and to the totals, status by status and error class by error
+// class; each latency histogram holds exactly its scope's requests; and each
+// timeline series adds up to its endpoint. Reports read back from files (report, compare)
 // are refused when they break one; tests use it on everything they render.
 func Validate(r *Report) error {
 	var errs []string
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	more := 0 // past the first few, only counted: a forged report may break thousands
+	bad := func(format string, args ...any) {
+		if len(errs) < 3 {
+			errs = append(errs, fmt.Sprintf(format, args...))
+		} else {
+			more++
+		}
+	}
 	if r.Schema != Schema {
 		bad("schema %q: want %q", r.Schema, Schema)
 	}
@@ -41,12 +48,12 @@ func Validate(r *Report) error {
 			bad("%s: failure_rate %v is not failed/requests", scope, s.FailureRate)
 		}
 		if s.HDR != "" {
-			h, err := DecodeHDR(s.HDR)
+			n, err := HDRCount(s.HDR)
 			switch {
 			case err != nil:
 				bad("%s: hdr does not decode: %v", scope, err)
-			case h.TotalCount() != s.Requests:
-				bad("%s: hdr holds %d values, not the %d requests", scope, h.TotalCount(), s.Requests)
+			case n != s.Requests:
+				bad("%s: hdr holds %d values, not the %d requests", scope, n, s.Requests)
 			}
 		}
 	}
@@ -87,6 +94,10 @@ func Validate(r *Report) error {
 	for name, f := range fams {
 		same("family "+name, r.Families[name], f)
 	}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		check("group "+g.Header+": "+g.Value, &g.Stats)
+	}
 	if n := len(r.Timeline.Series); n > 0 {
 		if n != len(r.Endpoints) {
 			bad("timeline: %d series for %d endpoints", n, len(r.Endpoints))
@@ -111,8 +122,8 @@ func Validate(r *Report) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	if len(errs) > 3 {
-		errs = append(errs[:3], fmt.Sprintf("and %d more", len(errs)-3))
+	if more > 0 {
+		errs = append(errs, fmt.Sprintf("and %d more", more))
 	}
 	return errors.New(strings.Join(errs, "; "))
 }

@@ -5,3 +5,7 @@ package check
 // raceScale divides the repetitions of the simulation tests: 1 without
 // the race detector (see race_on_test.go).
 const RaceScale = 1
+
+// Race is set under the race detector, whose sync.Pool drops what it holds
+// now and then: tests of how much code allocates measure nothing there.
+const Race = false

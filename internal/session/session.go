@@ -128,6 +128,7 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep.RunID = run.ID()
 	var only probe.Family
 	if cfg.Resolver != nil {
 		only = cfg.Resolver.Only

@@ -20,6 +20,13 @@ const (
 	CompareRegressed = "regressed" // something got significantly worse (whatever else got better)
 	CompareImproved  = "improved"  // something got better and nothing worse
 	CompareUnchanged = "unchanged" // no significant change
+	// CompareDisjoint says nothing was compared: no endpoint was probed in
+	// both reports (or one has no request at all). Other endpoints,
+	// families and totals are other things, so their rates are not tested,
+	// and what vanished is no improvement; only a new endpoint is still
+	// tested against its URL's endpoints before, and a regression there is
+	// "regressed".
+	CompareDisjoint = "disjoint"
 )
 
 // Changes of one scope.
@@ -74,6 +81,12 @@ type Comparison struct {
 	// Notes warn of what makes the two reports less comparable: different
 	// --fail-status, an interrupted run.
 	Notes []string `json:"notes"`
+	// common counts the endpoints probed in both reports.
+	common int
+	// short is each endpoint's URL as short as tells it apart, and multi
+	// whether there are several (see Label).
+	short map[string]string
+	multi bool
 }
 
 // RunSide describes one of the compared reports.
@@ -181,8 +194,15 @@ type AnswerChange struct {
 }
 
 // Regressed reports whether any endpoint, family or the total got
-// significantly worse: for --fail-on-regression.
+// significantly worse.
 func (c *Comparison) Regressed() bool { return c.Status == CompareRegressed }
+
+// FailsGate reports whether --fail-on-regression exits 1: on a regression,
+// and when nothing could be compared (CompareDisjoint), since a gate that
+// judged nothing does not pass.
+func (c *Comparison) FailsGate() bool {
+	return c.Status == CompareRegressed || c.Status == CompareDisjoint
+}
 
 // Compare compares two reports (plain or merged): see Comparison. It reads
 // only what Validate guarantees; set Before.File and After.File to name
@@ -206,20 +226,32 @@ func Compare(before, after *report.Report) *Comparison {
 		}
 	}
 
-	c.Totals = newScopeChange("total", sideOfPtr(&before.Totals), sideOfPtr(&after.Totals))
+	c.endpoints(before, after)
+	c.labels()
+	// With no endpoint in common, the families and totals hold other
+	// endpoints on each side: their figures are shown, not tested.
+	disjoint := c.common == 0
+	scope := func(name string, b, a *Side) ScopeChange {
+		if disjoint && b != nil && a != nil {
+			sc := newScopeChange(name, nil, nil)
+			sc.Before, sc.After = b, a
+			return sc
+		}
+		return newScopeChange(name, b, a)
+	}
+	c.Totals = scope("total", sideOfPtr(&before.Totals), sideOfPtr(&after.Totals))
 	for _, fam := range []string{"ipv4", "ipv6"} {
 		b, a := before.Families[fam], after.Families[fam]
 		if (b == nil || b.Requests == 0) && (a == nil || a.Requests == 0) {
 			continue
 		}
-		sc := newScopeChange("family "+fam, sideOfPtr(b), sideOfPtr(a))
+		sc := scope("family "+fam, sideOfPtr(b), sideOfPtr(a))
 		sc.Family = fam
-		if sc.Change == ChangeAdded {
+		if sc.Change == ChangeAdded && !disjoint {
 			sc.addBaseline("all requests before", sideOf(&before.Totals))
 		}
 		c.Families = append(c.Families, sc)
 	}
-	c.endpoints(before, after)
 
 	// Count the tests, then judge each against its share of alpha.
 	for _, sc := range c.Scopes() {
@@ -255,6 +287,9 @@ func Compare(before, after *report.Report) *Comparison {
 		}
 	}
 	c.Status = CompareUnchanged
+	if disjoint {
+		c.Status = CompareDisjoint
+	}
 	for _, sc := range c.Scopes() {
 		switch {
 		case c.Before.Requests == 0 || c.After.Requests == 0:
@@ -344,6 +379,11 @@ func (c *Comparison) endpoints(before, after *report.Report) {
 		}
 		report.AddCounts(s, &e.Stats)
 	}
+	for _, p := range pairs {
+		if p.b != nil && p.a != nil {
+			c.common++
+		}
+	}
 	for _, tg := range targets {
 		for _, k := range order {
 			if k.Target != tg {
@@ -365,7 +405,7 @@ func (c *Comparison) endpoints(before, after *report.Report) {
 				c.Added = append(c.Added, id)
 				if s := baseline[k.Target]; s != nil && s.Requests > 0 {
 					sc.addBaseline("the endpoints of "+k.Target+" before", sideOf(s))
-				} else {
+				} else if c.common > 0 {
 					sc.addBaseline("all requests before", sideOf(&before.Totals))
 				}
 			case ChangeRemoved:
@@ -497,21 +537,25 @@ func (c *Comparison) Label(sc *ScopeChange) string {
 	return "total"
 }
 
-func (c *Comparison) multiURL() bool {
-	var targets []string
-	for _, e := range c.Endpoints {
-		targets = append(targets, e.Target)
-	}
-	return len(phrase.Dedupe(targets)) > 1
-}
-
-// shortURL is ShortURL over the targets of both reports.
-func (c *Comparison) shortURL(target string) string {
+// labels shortens the endpoints' URLs over the targets of both reports,
+// once, for Label.
+func (c *Comparison) labels() {
 	r := &report.Report{}
 	for _, e := range c.Endpoints {
 		r.Endpoints = append(r.Endpoints, report.Endpoint{Target: e.Target})
 	}
-	return report.ShortURL(r, target)
+	c.short = report.ShortURLs(r)
+	c.multi = len(c.short) > 1
+}
+
+func (c *Comparison) multiURL() bool { return c.multi }
+
+// shortURL is ShortURL over the targets of both reports.
+func (c *Comparison) shortURL(target string) string {
+	if s, ok := c.short[target]; ok {
+		return s
+	}
+	return target
 }
 
 // rates is "0% → 12%".
@@ -537,6 +581,19 @@ func (c *Comparison) conclude() string {
 			which = "either report"
 		}
 		return "nothing to compare: no request in " + which
+	}
+	if c.common == 0 {
+		nothing := "no endpoint in common: " + c.probedWords()
+		var worse []string
+		for i := range c.Endpoints {
+			if sc := &c.Endpoints[i]; sc.Change == ChangeWorse {
+				worse = append(worse, c.worseWords(sc))
+			}
+		}
+		if len(worse) > 0 {
+			return "regression: " + limitItems(worse, 3, "; ") + "; n" + strings.TrimPrefix(nothing, "n")
+		}
+		return nothing
 	}
 	var worse, better, gone, same, added, removed []*ScopeChange
 	for _, sc := range c.Endpoints {
@@ -612,6 +669,34 @@ func (c *Comparison) conclude() string {
 		return clauses[0] + ": " + strings.Join(clauses[1:], "; ")
 	}
 	return strings.Join(clauses, "; ")
+}
+
+// probedWords says what each report probed, for reports with no endpoint
+// in common: "BEFORE probed 127.0.0.1, 127.0.0.2 at https://a.example/;
+// AFTER probed 192.0.2.7 at https://b.example/".
+func (c *Comparison) probedWords() string {
+	side := func(name string, before bool) string {
+		var targets []string
+		addrs := map[string][]string{}
+		for _, sc := range c.Endpoints {
+			if before && sc.Before == nil || !before && sc.After == nil {
+				continue
+			}
+			if _, ok := addrs[sc.Target]; !ok {
+				targets = append(targets, sc.Target)
+			}
+			addrs[sc.Target] = append(addrs[sc.Target], sc.Address)
+		}
+		var items []string
+		for _, tg := range targets {
+			items = append(items, limitItems(addrs[tg], 4, ", ")+" at "+tg)
+		}
+		if len(items) == 0 {
+			return name + " probed nothing"
+		}
+		return name + " probed " + limitItems(items, 3, " and ")
+	}
+	return side("BEFORE", true) + "; " + side("AFTER", false)
 }
 
 // improvementLead says what got better in a few words: "IPv6 failures

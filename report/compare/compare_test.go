@@ -168,7 +168,22 @@ func TestCompareConclusions(t *testing.T) {
 		{"no requests after",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
 			[]fixture.CmpEndpoint{{Address: "127.0.0.1"}},
-			compare.CompareUnchanged, "nothing to compare: no request in after"},
+			compare.CompareDisjoint, "nothing to compare: no request in after"},
+		// Reports with no endpoint in common compare nothing: what vanished
+		// is no improvement, their totals are not tested, and --fail-on-
+		// regression does not pass (it was IMPROVED, exit 0).
+		{"other hosts",
+			[]fixture.CmpEndpoint{failing("127.0.0.1", 300)},
+			[]fixture.CmpEndpoint{{Target: "https://api.example.com/", Address: "127.0.0.3", N: 300, Latency: time.Millisecond}},
+			compare.CompareDisjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://api.example.com/"},
+		{"other addresses of the URL",
+			[]fixture.CmpEndpoint{failing("::1", 300), failing("127.0.0.2", 30)},
+			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
+			compare.CompareDisjoint, "no endpoint in common: BEFORE probed ::1, 127.0.0.2 at https://sign.example.com/; AFTER probed 127.0.0.1 at https://sign.example.com/"},
+		{"other addresses of the URL, failing",
+			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
+			[]fixture.CmpEndpoint{failing("127.0.0.3", 90)},
+			compare.CompareRegressed, "regression: 127.0.0.3 (new) 30% against 0% before, p<1e-9; no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://sign.example.com/"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,6 +193,16 @@ func TestCompareConclusions(t *testing.T) {
 			}
 			if c.Regressed() != (tt.status == compare.CompareRegressed) {
 				t.Errorf("Regressed() = %v; want %v", c.Regressed(), tt.status == compare.CompareRegressed)
+			}
+			if fails := tt.status == compare.CompareRegressed || tt.status == compare.CompareDisjoint; c.FailsGate() != fails {
+				t.Errorf("FailsGate() = %v; want %v", c.FailsGate(), fails)
+			}
+			if c.Status == compare.CompareDisjoint {
+				for _, sc := range c.Scopes() {
+					if sc.Change == compare.ChangeBetter || sc.Tested && sc.Baseline == nil {
+						t.Errorf("%s: %s, tested %v; nothing in common, want it shown untested", sc.Scope, sc.Change, sc.Tested)
+					}
+				}
 			}
 		})
 	}

@@ -97,7 +97,11 @@ const (
 	// boundWorthIt.
 	boundWork    = 4_000_000
 	boundWorthIt = 1e-3
-	clusterSeed  = 0x70696e70726f6265 // "pinprobe"
+	// mcMaxRequests bounds the requests the permutations label, one int32
+	// each: 64 MB. A scope of more (a run of billions, or a forged
+	// report's) is judged by the chi-square law or the bound.
+	mcMaxRequests = 1 << 24
+	clusterSeed   = 0x70696e70726f6265 // "pinprobe"
 	// minReportedP is the smallest p reported: smaller ones underflow
 	// float64 on the way, and a p of 0 would claim the impossible.
 	minReportedP = 1e-300
@@ -166,7 +170,7 @@ func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 	}
 	sort.Slice(failing, func(i, j int) bool {
 		a, b := failing[i], failing[j]
-		if x, y := a.Failed*b.Requests, b.Failed*a.Requests; x != y {
+		if x, y := float64(a.Failed)*float64(b.Requests), float64(b.Failed)*float64(a.Requests); x != y {
 			return x > y
 		}
 		if a.Failed != b.Failed {
@@ -202,7 +206,7 @@ func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 	s := 0.0
 	for i, c := range cs {
 		n[i], k[i] = c.Requests, c.Failed
-		s += float64(c.Failed*c.Failed) / float64(c.Requests)
+		s += float64(c.Failed) * float64(c.Failed) / float64(c.Requests)
 	}
 	p := float64(K) / float64(N)
 	res.ChiSquare = stat.Round((s-float64(K)*p)/(p*(1-p)), 6)
@@ -224,10 +228,15 @@ func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 			method = ClusterExact
 		case res.PBound < 1/float64(perms+1):
 			method = ClusterBound
-		case cost*int64(perms) <= clusterWork:
+		case cost*int64(perms) <= clusterWork && N <= mcMaxRequests:
 			method = ClusterMonteCarlo
 		case cochran(n, N, K):
 			method = ClusterChiSquare
+		case N > mcMaxRequests || cost > clusterWork:
+			// Permutations would label every request, or take more than
+			// their budget a thousand times over: the bound, which can
+			// only overstate p (1 when it was not worth computing).
+			method = ClusterBound
 		default:
 			method = ClusterMonteCarlo
 			perms = int(max(clusterWork/cost, 1000))

@@ -8,6 +8,7 @@ import (
 	"pinprobe/report/stat"
 	"slices"
 	"testing"
+	"time"
 )
 
 // bruteClusterP is the exact p-value by enumerating every set of K failed
@@ -462,4 +463,22 @@ func binomUpper(n int, p, tail float64) int {
 		}
 	}
 	return n
+}
+
+// TestClusterTestHugeCounts: groups of billions of requests (a forged
+// report's, or a very long run's) were permuted by labelling every request
+// (4 bytes each: out of memory) with a thousand permutations of billions
+// of failures; past mcMaxRequests the chi-square law or the bound judges
+// them, in milliseconds.
+func TestClusterTestHugeCounts(t *testing.T) {
+	for _, groups := range [][]ConnCounts{
+		{{1, 1 << 34, 3}, {2, 1 << 33, 0}, {3, 5, 0}},                        // few failures: no chi-square
+		{{1, 1 << 34, 1 << 33}, {2, 1 << 33, 1 << 20}, {3, 7, 1}, {4, 2, 2}}, // many, in uneven groups
+	} {
+		start := time.Now()
+		r := ClusterTest(groups)
+		if d := time.Since(start); d > 2*time.Second || !(r.P > 0 && r.P <= 1) {
+			t.Errorf("ClusterTest(%v) = p %v by %s in %v; want a p-value in well under a second", groups, r.P, r.Method, d)
+		}
+	}
 }

@@ -1,9 +1,6 @@
 package judge
 
 import (
-	"net/url"
-	"strings"
-
 	"pinprobe/report"
 	"pinprobe/report/phrase"
 )
@@ -112,7 +109,7 @@ type judgement struct {
 
 func newJudgement(r *report.Report, l report.Level) *judgement {
 	j := &judgement{r: r, fail: report.FailStatusOf(r), level: l,
-		g: groupTargets(r), short: shortURLs(r), byAddr: map[string][]int{}, groupsByHead: map[string][]int{},
+		g: groupTargets(r), short: report.ShortURLs(r), byAddr: map[string][]int{}, groupsByHead: map[string][]int{},
 		endpoint: map[int]float64{}, againstFamily: map[int]report.Test{}, badTarget: map[string]bool{}, agrees: map[string][]string{},
 		connFind: map[int]*connFinding{}, windowFind: map[int]*windowFinding{}, demoted: map[int]bool{}}
 	for i, e := range r.Endpoints {
@@ -195,37 +192,6 @@ func judgesConns(e *report.Endpoint) bool {
 		}
 	}
 	return false
-}
-
-// shortURLs shortens every target of r once (see report.ShortURL): its path
-// when all share scheme, host and port, else the URL without its scheme.
-func shortURLs(r *report.Report) map[string]string {
-	targets := report.TargetsOf(r)
-	out := make(map[string]string, len(targets))
-	same, first := true, ""
-	for i, t := range targets {
-		u, err := url.Parse(t)
-		if err != nil {
-			same = false
-			continue
-		}
-		if i == 0 {
-			first = u.Scheme + "://" + u.Host
-		}
-		same = same && u.Scheme+"://"+u.Host == first
-	}
-	for _, t := range targets {
-		u, err := url.Parse(t)
-		switch {
-		case err != nil:
-			out[t] = t
-		case same:
-			out[t] = u.RequestURI()
-		default:
-			out[t] = strings.TrimPrefix(strings.TrimPrefix(t, "https://"), "http://")
-		}
-	}
-	return out
 }
 
 // label names endpoint i: its address, and its URL too when the run has

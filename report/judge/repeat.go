@@ -117,31 +117,29 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 	if len(hs) == 0 {
 		return r
 	}
-	// The laws' supports, summed: past repeatMaxSupport (hundreds of
-	// millions of requests, or a saved report's made-up counts) they are
-	// not built, and the normal law, exact enough there, gives p.
-	var support int64
-	for _, h := range hs {
-		support += min(h.draws, h.k) - max(0, h.k-(h.n-h.draws)) + 1
-	}
-	if support > repeatMaxSupport {
-		var top, mean, variance float64
-		for _, h := range hs {
-			n, k, d, w := float64(h.n), float64(h.k), float64(h.draws), float64(h.w)
-			top += w * float64(h.obs)
-			mean += w * d * k / n
-			variance += w * d * k / n * (n - k) / n * (n - d) / (n - 1)
-		}
-		r.P, r.Method = 0.5*math.Erfc((top-mean-0.5)/math.Sqrt(variance)/math.Sqrt2), "normal"
-		r.P = max(min(1, r.P), minReportedP)
-		return r
-	}
 	// Each stratum's law: hypergeometric given its margins, as offsets
 	// from its smallest value.
 	pmfs := make([][]float64, len(hs))
 	weights := make([]int64, len(hs))
-	var lo, obs int64
+	var lo, obs, cells int64
 	var mean, variance float64
+	for _, h := range hs {
+		hlo, hhi := max(0, h.k-(h.n-h.draws)), min(h.draws, h.k)
+		cells += hhi - hlo + 1
+		lo += h.w * hlo
+		obs += h.w * h.obs
+		n, k, d, w := float64(h.n), float64(h.k), float64(h.draws), float64(h.w)
+		mean += w * (d*k/n - float64(hlo))
+		variance += w * d * k / n * (n - k) / n * (n - d) / (n - 1)
+	}
+	top := obs - lo
+	if cells > repeatMaxCells {
+		// Strata too large to hold their laws (a forged report's, or
+		// billions of requests): the normal law.
+		z := (float64(top) - mean - 0.5) / math.Sqrt(variance)
+		r.P, r.Method = max(min(1, 0.5*math.Erfc(z/math.Sqrt2)), minReportedP), "normal"
+		return r
+	}
 	for i, h := range hs {
 		hlo, hhi := max(0, h.k-(h.n-h.draws)), min(h.draws, h.k)
 		den := stat.LogChoose(h.n, h.draws)
@@ -150,13 +148,7 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 			pmf[x-hlo] = math.Exp(stat.LogChoose(h.k, x) + stat.LogChoose(h.n-h.k, h.draws-x) - den)
 		}
 		pmfs[i], weights[i] = pmf, h.w
-		lo += h.w * hlo
-		obs += h.w * h.obs
-		n, k, d, w := float64(h.n), float64(h.k), float64(h.draws), float64(h.w)
-		mean += w * (d*k/n - float64(hlo))
-		variance += w * d * k / n * (n - k) / n * (n - d) / (n - 1)
 	}
-	top := obs - lo
 	// The exact convolution costs about Σ (stratum range × offsets
 	// reachable so far).
 	var cost, reach int64
@@ -189,9 +181,9 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 // repeatExactWork bounds RepeatTest's exact convolution, in cell updates.
 const repeatExactWork = 4_000_000
 
-// repeatMaxSupport bounds the values the strata's laws are built over, in
-// all (32 MiB of them).
-const repeatMaxSupport = 1 << 22
+// repeatMaxCells bounds the strata's laws RepeatTest holds, in values:
+// 32 MB of them.
+const repeatMaxCells = 1 << 22
 
 // repeatExact is P(Σ X_i ≥ top) for independent X_i with the given laws
 // (pmfs[i] weights[i] times over) on

@@ -327,3 +327,14 @@ func TestMomentTestWeighsShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatTestHugeStrata: a stratum of billions of requests made
+// RepeatTest allocate its law, one float per possible count (out of
+// memory); past repeatMaxCells the normal law judges it.
+func TestRepeatTestHugeStrata(t *testing.T) {
+	start := time.Now()
+	r := RepeatTest([]report.RepeatCounts{{AfterFailure: 1 << 35, AfterFailureFailed: 1 << 34, AfterOK: 1 << 35, AfterOKFailed: 1 << 30}})
+	if d := time.Since(start); d > 2*time.Second || r.Method != "normal" || !(r.P > 0 && r.P < 1e-9) {
+		t.Errorf("RepeatTest of 2^36 requests: p %v by %q in %v; want a tiny p by the normal law, quickly", r.P, r.Method, d)
+	}
+}

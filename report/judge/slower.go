@@ -51,6 +51,12 @@ const exactMWCells = 400
 // significant result is slow only if the difference is also large enough to
 // matter, by the rule of SlowRatio, SlowMinDiff and SlowMinShare.
 func SlowerTest(scope, rest *hdr.Histogram, alpha float64) report.SlowResult {
+	return slowerTest(scope, rest, nil, nil, alpha)
+}
+
+// slowerTest is SlowerTest, given the histograms' counts bucket by bucket
+// when the caller has them (nil otherwise).
+func slowerTest(scope, rest *hdr.Histogram, sc, rc []int64, alpha float64) report.SlowResult {
 	r := report.SlowResult{P: 1, Method: "none", Reason: SlowNoData}
 	if scope == nil || rest == nil {
 		return r
@@ -80,7 +86,7 @@ func SlowerTest(scope, rest *hdr.Histogram, alpha float64) report.SlowResult {
 	}
 	r.Share = float64(slower) / 100
 
-	groups := tieGroups(scope, rest)
+	groups := tieGroups(scope, rest, sc, rc)
 	n1, n2 := float64(r.Requests), float64(r.RestRequests)
 	u := 0.0
 	var below float64 // rest values below the current group
@@ -89,7 +95,7 @@ func SlowerTest(scope, rest *hdr.Histogram, alpha float64) report.SlowResult {
 		below += float64(g.b)
 	}
 	r.Superiority = stat.Round(u/(n1*n2), 6)
-	if r.Requests*r.RestRequests <= exactMWCells {
+	if r.Requests <= exactMWCells/r.RestRequests { // n·m ≤ 400, without the product's overflow
 		r.P, r.Method = exactMannWhitney(groups, r.Requests, r.RestRequests, u), "exact"
 	} else {
 		r.P, r.Method = normalMannWhitney(groups, n1, n2, u), "normal"
@@ -112,11 +118,20 @@ type tieGroup struct{ a, b int64 }
 
 // tieGroups returns the non-empty groups of tied values of two
 // histograms, in value order. With one geometry (pinprobe's), a bucket is
-// the same index in both count arrays, whose order is the values' order;
-// otherwise buckets are matched by their lowest value.
-func tieGroups(x, y *hdr.Histogram) []tieGroup {
-	xs, ys := x.Export(), y.Export()
+// the same index in both count arrays (xc and yc when given), whose order
+// is the values' order; otherwise buckets are matched by their lowest
+// value.
+func tieGroups(x, y *hdr.Histogram, xc, yc []int64) []tieGroup {
 	var out []tieGroup
+	if xc != nil && len(xc) == len(yc) {
+		for i, a := range xc {
+			if b := yc[i]; a+b > 0 {
+				out = append(out, tieGroup{a, b})
+			}
+		}
+		return out
+	}
+	xs, ys := x.Export(), y.Export()
 	if xs.LowestTrackableValue == ys.LowestTrackableValue && xs.HighestTrackableValue == ys.HighestTrackableValue &&
 		xs.SignificantFigures == ys.SignificantFigures && len(xs.Counts) == len(ys.Counts) {
 		for i, a := range xs.Counts {

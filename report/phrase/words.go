@@ -42,6 +42,9 @@ func IsASCIIAlnum(c byte) bool { return IsASCIILetter(c) || c >= '0' && c <= '9'
 // multiline) and the invisible characters that reorder text with \xNN or
 // \u{NNNN}, so what is shown is what was received.
 func SafeText(s string, multiline bool) string {
+	if isSafe(s, multiline) {
+		return s
+	}
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	var b strings.Builder
 	for _, r := range s {
@@ -58,6 +61,29 @@ func SafeText(s string, multiline bool) string {
 		}
 	}
 	return b.String()
+}
+
+// isSafe reports whether SafeText would leave s as it is: no control
+// character (but newlines and tabs when multiline), no invisible one.
+func isSafe(s string, multiline bool) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 0x20 && c < 0x7f:
+		case multiline && (c == '\n' || c == '\t'):
+		case c >= 0x80:
+			// Not ASCII: let the rune loop of SafeText look, from here.
+			for _, r := range s[i:] {
+				if r < 0x20 && !(multiline && (r == '\n' || r == '\t')) || r == 0x7f || r >= 0x80 && r < 0xa0 ||
+					r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x2028 || r == 0x2029 || r == 0xfeff || r == utf8.RuneError {
+					return false
+				}
+			}
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // limitBytes cuts s to at most n bytes, on a character boundary.

@@ -507,7 +507,7 @@ func newLatencyChart(v *View) *latencyChart {
 		for _, row := range tv.Rows {
 			full := row.Label
 			if v.MultiURL {
-				full += " " + report.ShortURL(v.R, tv.Target)
+				full += " " + v.short[tv.Target]
 			}
 			lr := latencyRow{Y: f(y), Label: chartLabel(row.Label), Full: full, Failing: row.Failing, Suspect: row.Suspect}
 			e := row.Stats

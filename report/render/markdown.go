@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
 	"pinprobe/report"
 	"pinprobe/report/phrase"
@@ -131,7 +132,7 @@ func (m *mdWriter) run(v *View) {
 	r := v.R
 	m.printf("\n## The run\n\n")
 	m.printf("- **Window (UTC):** %s → %s (%s, %s)\n", v.Run.From, v.Run.To, mdSecs(r.DurationS), v.Run.Ended)
-	m.printf("- **Sent:** %s\n", v.Run.Sent)
+	m.printf("- **Sent:** %s\n", mdText(v.Run.Sent))
 	if v.Run.Settled != "" {
 		m.printf("- **Stopped early:** %s\n", mdText(v.Run.Settled))
 	}
@@ -206,7 +207,7 @@ func (m *mdWriter) client(v *View) {
 		m.printf("No connection was established, so there is no local address or port to report.\n")
 		return
 	}
-	m.printf("- **Local addresses:** %s\n", strings.Join(v.Run.Clients, ", "))
+	m.printf("- **Local addresses:** %s\n", mdAddrs(v.Run.Clients))
 	m.printf("- **Local ports:** %s\n", v.Run.Ports)
 	m.printf("\nA gateway's access log shows these as the client address and port, unless a NAT or proxy sits between this machine and the gateway (then it shows the NAT's public address and ports).\n")
 }
@@ -243,9 +244,9 @@ func (m *mdWriter) dns(v *View) {
 	var rows [][]string
 	changes := 0
 	for _, d := range v.DNS {
-		addrs := d.Addresses
+		addrs := mdText(d.Addresses)
 		if d.Failed {
-			addrs = "✗ " + mdText(d.Addresses)
+			addrs = "✗ " + addrs
 		}
 		ch := "no change"
 		if n := len(d.Changes); n > 0 {
@@ -277,7 +278,7 @@ var statsHead = []string{"Requests", "Failed", "Failure rate (95% CI)", "Statuse
 const statsAlign = "rrlllrrr"
 
 func mdStatsCells(s *StatsRow) []string {
-	return []string{s.Requests, s.Failed, s.RateCI, s.Status, mdText(s.Errors), s.P50, s.P99, s.Dropped}
+	return []string{s.Requests, s.Failed, s.RateCI, mdText(s.Status), mdText(s.Errors), s.P50, s.P99, s.Dropped}
 }
 
 // rateCI formats a failure rate with its Wilson 95% interval: "9.2% (4.3–19%)".
@@ -301,7 +302,7 @@ func (m *mdWriter) families(v *View) {
 	m.printf("\n## Results by address family\n\n")
 	var rows [][]string
 	for _, f := range v.Families {
-		mark, label := failing(&f, f.Label)
+		mark, label := failing(&f, mdText(f.Label))
 		rows = append(rows, append([]string{mark, label, f.Count}, mdStatsCells(&f)...))
 	}
 	m.table(append([]string{"", "Family", "Endpoints"}, statsHead...), "llr"+statsAlign, rows)
@@ -321,7 +322,7 @@ func (m *mdWriter) endpoints(v *View) {
 		for _, e := range tv.Rows {
 			mark, label := failing(&e, mdText(e.Label))
 			notes = notes || e.Note != ""
-			rows = append(rows, append(append([]string{mark, label, e.Family}, mdStatsCells(&e)...), e.Note))
+			rows = append(rows, append(append([]string{mark, label, mdText(e.Family)}, mdStatsCells(&e)...), mdText(e.Note)))
 		}
 		head := append(append([]string{"", "Address", "Family"}, statsHead...), "Note")
 		align := "lll" + statsAlign + "l"
@@ -342,7 +343,7 @@ func (m *mdWriter) tests(v *View) {
 		return
 	}
 	m.printf("\n## Appendix: how the verdict was reached (%d exact test%s)\n\n", len(v.Tests), phrase.Plural(len(v.Tests)))
-	m.printf("%s\n\n", v.TestsHow)
+	m.printf("%s\n\n", mdText(v.TestsHow))
 	var rows [][]string
 	for _, t := range v.Tests {
 		sig := "no"
@@ -414,7 +415,7 @@ func (m *mdWriter) gate(v *View) {
 			if !c.OK {
 				mark = "✗"
 			}
-			rows = append(rows, []string{mark, mdText(c.Name), mdText(c.Scope), c.Value, c.Limit, c.Status})
+			rows = append(rows, []string{mark, mdText(c.Name), mdText(c.Scope), mdText(c.Value), mdText(c.Limit), mdText(c.Status)})
 		}
 	}
 	m.table([]string{"", "Check", "Scope", "Measured", "Limit", "Result"}, "lllrrl", rows)
@@ -596,7 +597,7 @@ func (m *mdWriter) sampleRow(s *SampleRow) []string {
 		ids[i] = mdText(c)
 	}
 	return []string{mark, s.At, orDash(mdText(s.RequestID)), orDash(strings.Join(ids, "; ")), mdText(s.Result),
-		s.Latency, orDash(s.Local) + " → " + s.Remote, s.Conn}
+		s.Latency, orDash(mdAddr(s.Local)) + " → " + mdAddr(s.Remote), s.Conn}
 }
 
 // headers lists every sample's response headers, as an appendix.
@@ -666,10 +667,14 @@ func (m *mdWriter) table(head []string, align string, rows [][]string) {
 	}
 }
 
+// cellNewlines puts a cell on one line (made once: a table of thousands of
+// cells made one each).
+var cellNewlines = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+
 // cellEscape makes s safe inside a table cell: one line, and every | not
 // already escaped gets its backslash (GFM splits cells on it even inside code).
 func cellEscape(s string) string {
-	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	s = cellNewlines.Replace(s)
 	var b strings.Builder
 	backslashes := 0
 	for i := 0; i < len(s); i++ {
@@ -715,6 +720,28 @@ func mdText(s string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// mdAddr is mdText for what should be an address ("::1", "[::1]:443"): as
+// it is when it is one, without a zone (which may hold any text), escaped
+// otherwise, so the raw text keeps its brackets where it can.
+func mdAddr(s string) string {
+	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+		return s
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil && ap.Addr().Zone() == "" {
+		return s
+	}
+	return mdText(s)
+}
+
+// mdAddrs is mdAddr of each, comma-separated.
+func mdAddrs(addrs []string) string {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = mdAddr(a)
+	}
+	return strings.Join(out, ", ")
 }
 
 var backtickRun = regexp.MustCompile("`+")

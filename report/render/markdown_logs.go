@@ -115,7 +115,12 @@ func mdSpans(spans []Span) string {
 		case s.Code:
 			b.WriteString(codeSpan(s.Text))
 		case s.Outside:
-			b.WriteString(mdText(s.Text))
+			// Lists of addresses keep their brackets (see mdAddr).
+			items := strings.Split(s.Text, ", ")
+			for i, it := range items {
+				items[i] = mdAddr(it)
+			}
+			b.WriteString(strings.Join(items, ", "))
 		default:
 			b.WriteString(s.Text)
 		}

@@ -19,13 +19,17 @@ func Sparkline(requests, failed []int64, width int) (string, int) {
 		var n, f int64
 		for j := i; j < min(i+per, len(requests)); j++ {
 			n += requests[j]
-			f += failed[j]
+			if j < len(failed) {
+				f += failed[j]
+			}
 		}
 		if n == 0 {
 			b.WriteByte(' ')
 			continue
 		}
-		level := int(float64(f) / float64(n) * float64(len(sparkLevels)-1))
+		// A saved report whose buckets fail more than they hold is refused
+		// when read; the clamp keeps a hand-made one from indexing past █.
+		level := min(max(int(float64(f)/float64(n)*float64(len(sparkLevels)-1)), 0), len(sparkLevels)-1)
 		if f > 0 && level == 0 {
 			level = 1 // any failure shows
 		}

@@ -68,6 +68,52 @@ type textWriter struct {
 	width int
 }
 
+// printf writes to the terminal: every control character but newlines
+// and tabs, and every escape sequence but the colours this package writes
+// (and those only when color is set), is written out as \xNN, so nothing
+// printed can move the cursor, set the title, ring the bell or reach the
+// clipboard — whatever a saved report or a server put in a string.
+func (t *textWriter) printf(format string, args ...any) {
+	if t.err == nil {
+		_, t.err = io.WriteString(t.w, terminalSafe(fmt.Sprintf(format, args...), t.color))
+	}
+}
+
+// sgrCodes are the escape sequences the text renderers write.
+var sgrCodes = []string{AnsiRed, ansiBold, ansiReset}
+
+// terminalSafe makes s safe to write to a terminal: phrase.SafeText over
+// all of it but the colour codes of sgrCodes, kept when color is set.
+func terminalSafe(s string, color bool) string {
+	if !color || !strings.Contains(s, "\x1b") {
+		return phrase.SafeText(s, true)
+	}
+	var b strings.Builder
+	for s != "" {
+		i := strings.IndexByte(s, 0x1b)
+		if i < 0 {
+			b.WriteString(phrase.SafeText(s, true))
+			break
+		}
+		b.WriteString(phrase.SafeText(s[:i], true))
+		s = s[i:]
+		n := 1
+		for _, code := range sgrCodes {
+			if strings.HasPrefix(s, code) {
+				n = len(code)
+				break
+			}
+		}
+		if n == 1 {
+			b.WriteString(`\x1b`)
+		} else {
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
+}
+
 func (t *textWriter) style(code, s string) string {
 	if !t.color || s == "" {
 		return s
@@ -613,13 +659,19 @@ func cutList(s string, n int) string {
 		return s
 	}
 	items := strings.Fields(s)
-	for k := len(items) - 1; k >= 1; k-- {
-		out := strings.Join(items[:k], " ") + " +" + strconv.Itoa(len(items)-k)
-		if runes(out) <= n {
-			return out
+	// The most items that fit with their " +N", in one pass (a list of
+	// thousands was joined anew for each count).
+	best, w := 0, -1
+	for k := 1; k < len(items) && w <= n; k++ {
+		w += 1 + runes(items[k-1])
+		if w+2+len(strconv.Itoa(len(items)-k)) <= n {
+			best = k
 		}
 	}
-	return items[0]
+	if best == 0 {
+		return items[0]
+	}
+	return strings.Join(items[:best], " ") + " +" + strconv.Itoa(len(items)-best)
 }
 
 // wrapWords breaks s at spaces into lines of at most first runes (the

@@ -47,6 +47,8 @@ type View struct {
 	// Logs is what to look for in the gateway's logs, and the queries
 	// that find it.
 	Logs LogsView
+	// short is every target as short as tells it apart (report.ShortURLs).
+	short map[string]string
 }
 
 // VerdictView is the verdict, said for reading.
@@ -355,7 +357,7 @@ type TestRow struct {
 
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
-	v := &View{R: r, Hosts: titleHosts(r), Headline: headlineOf(&r.Verdict), Notes: r.Notes}
+	v := &View{R: r, Hosts: titleHosts(r), Headline: headlineOf(&r.Verdict), Notes: r.Notes, short: report.ShortURLs(r)}
 	targets := report.TargetsOf(r)
 	v.MultiURL = len(targets) > 1
 	v.verdict(r)
@@ -397,7 +399,7 @@ func (v *View) verdict(r *report.Report) {
 			Failed: fmt.Sprintf("%d of %d requests failed", s.Failed, s.Requests),
 			RateCI: rateCI(s.Failed, s.Requests, s.FailureRate), P: phrase.PValue(s.P)}
 		if v.MultiURL && s.Target != "" {
-			row.URL = report.ShortURL(r, s.Target)
+			row.URL = v.short[s.Target]
 		}
 		row.Address, row.Family = s.Address, phrase.FamilyName(s.Family)
 		switch s.Kind {
@@ -476,7 +478,7 @@ func (v *View) slowRow(r *report.Report, f *report.SlowFinding) SlowRow {
 	case report.TestEndpoint:
 		row.What, row.Label, row.Against = "address", f.Address, "the other addresses of its URL"
 		if v.MultiURL {
-			row.URL = report.ShortURL(r, f.Target)
+			row.URL = v.short[f.Target]
 		}
 	}
 	return row
@@ -767,7 +769,7 @@ func (v *View) Label(e *report.Endpoint) string {
 	if !v.MultiURL {
 		return e.Address
 	}
-	return e.Address + " " + report.ShortURL(v.R, e.Target)
+	return e.Address + " " + v.short[e.Target]
 }
 
 // dnsHistory says when e's address came and went during the run, times
@@ -817,7 +819,7 @@ func (v *View) phases(r *report.Report) {
 		e := &r.Endpoints[i]
 		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
 		p := PhaseRow{
-			Label: e.Address, Target: e.Target, URL: report.ShortURL(r, e.Target), Failing: e.Failed > 0,
+			Label: e.Address, Target: e.Target, URL: v.short[e.Target], Failing: e.Failed > 0,
 			Connect: phaseWords(e, e.Phases.Connect), TLS: phaseWords(e, e.Phases.TLS), TTFB: phaseWords(e, e.Phases.TTFB),
 			FreshFailed: fresh.Failed, Fresh: fresh.Requests, ReusedFailed: reused.Failed, Reuse: reused.Requests,
 			PlainHTTP: strings.HasPrefix(e.Target, "http://"),
@@ -848,7 +850,7 @@ func (v *View) timeline(r *report.Report) {
 		row := SeriesRow{Label: s.Address, Target: s.Target, Full: s.Address, Requests: s.Requests, Failed: s.Failed,
 			Suspect: suspect[s.Target+" "+s.Address]}
 		if v.MultiURL {
-			row.Full += " " + report.ShortURL(r, s.Target)
+			row.Full += " " + v.short[s.Target]
 		}
 		if e := eps[s.Target+" "+s.Address]; e != nil {
 			row.Failing = e.Failed > 0

@@ -164,7 +164,8 @@ func logFilters(r *report.Report, q *logQuery) []LogFilter {
 	out := []LogFilter{{"Time (UTC)", words(utc(r.StartedAt) + " to " + utc(r.EndedAt) + ", give or take a few seconds")}}
 	if addrs := clientAddrs(r.Client); len(addrs) > 0 {
 		out = append(out,
-			LogFilter{"Client address", words(strings.Join(addrs, ", ") + " (as this machine sees itself; behind a NAT the gateway sees the NAT's public address)")},
+			LogFilter{"Client address", []Span{{Text: strings.Join(addrs, ", "), Outside: true},
+				{Text: " (as this machine sees itself; behind a NAT the gateway sees the NAT's public address)"}}},
 			LogFilter{"Client ports", words(portWords(r.Client))})
 	}
 	var dests []string
@@ -172,7 +173,7 @@ func logFilters(r *report.Report, q *logQuery) []LogFilter {
 		dests = append(dests, hostPort(e.Address, e.Port))
 	}
 	if dests = phrase.Dedupe(dests); len(dests) > 0 {
-		out = append(out, LogFilter{"Server address (the addresses probed)", words(strings.Join(dests, ", "))})
+		out = append(out, LogFilter{"Server address (the addresses probed)", []Span{{Text: strings.Join(dests, ", "), Outside: true}}})
 	}
 	if len(q.hosts) > 0 {
 		out = append(out, LogFilter{"Host header", []Span{{Text: strings.Join(q.hosts, ", "), Outside: true}}})

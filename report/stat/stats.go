@@ -91,6 +91,13 @@ func FisherGreater(a, n, c, m int64) float64 {
 	if a < lo || a > hi {
 		return 1
 	}
+	if hi-lo > exactTerms {
+		h := hyper{total, fails, n, lo, hi}
+		if a > h.mode() {
+			return min(1, h.sumFrom(a, +1))
+		}
+		return min(1, max(0, 1-h.sumFrom(a-1, -1)))
+	}
 	logDen := LogChoose(total, n)
 	sum := 0.0
 	// Terms fall away from the mode; summing from the tail end keeps precision.
@@ -109,6 +116,9 @@ func FisherTwoSided(a, n, c, m int64) float64 {
 	}
 	total, fails := n+m, a+c
 	lo, hi := max(0, fails-m), min(n, fails)
+	if hi-lo > exactTerms {
+		return hyper{total, fails, n, lo, hi}.twoSided(a)
+	}
 	logDen := LogChoose(total, n)
 	logP := func(x int64) float64 { return LogChoose(fails, x) + LogChoose(total-fails, n-x) - logDen }
 	observed := logP(a)
@@ -119,6 +129,97 @@ func FisherTwoSided(a, n, c, m int64) float64 {
 		}
 	}
 	return min(1, sum)
+}
+
+// exactTerms is the most terms the Fisher tests sum one by one, each
+// from its logarithms. Past it (a scope of billions of requests, or a
+// forged report's), they sum from the observed table outwards by the terms'
+// ratios and stop where the rest cannot change a double: the same p, to
+// rounding, in time that grows with the square root of the counts.
+const exactTerms = 1 << 20
+
+// hyper is the hypergeometric law of the failures among the n requests of
+// a scope, of fails failures among total: its support is lo..hi.
+type hyper struct{ total, fails, n, lo, hi int64 }
+
+// mode is where the law's terms peak.
+func (h hyper) mode() int64 {
+	m := int64((float64(h.n) + 1) * (float64(h.fails) + 1) / (float64(h.total) + 2))
+	return min(max(m, h.lo), h.hi)
+}
+
+// logP is the log of the probability of x.
+func (h hyper) logP(x int64) float64 {
+	return LogChoose(h.fails, x) + LogChoose(h.total-h.fails, h.n-x) - LogChoose(h.total, h.n)
+}
+
+// ratio is p(x+1)/p(x) (dir +1) or p(x-1)/p(x) (dir -1).
+func (h hyper) ratio(x, dir int64) float64 {
+	if dir > 0 {
+		return float64(h.fails-x) * float64(h.n-x) / (float64(x+1) * float64(h.total-h.fails-h.n+x+1))
+	}
+	return float64(x) * float64(h.total-h.fails-h.n+x) / (float64(h.fails-x+1) * float64(h.n-x+1))
+}
+
+// sumFrom is the probability of x and everything past it in direction dir,
+// x being on the side of the mode the terms fall away from.
+func (h hyper) sumFrom(x, dir int64) float64 {
+	if x < h.lo || x > h.hi {
+		return 0
+	}
+	term, sum := math.Exp(h.logP(x)), 0.0
+	for ; x >= h.lo && x <= h.hi && term > 0; x += dir {
+		sum += term
+		if term < sum*1e-17 {
+			break
+		}
+		term *= h.ratio(x, dir)
+	}
+	return sum
+}
+
+// twoSided is the probability of the tables no more likely than x's.
+func (h hyper) twoSided(x int64) float64 {
+	mode := h.mode()
+	observed := h.logP(x) + 1e-7
+	// The other tail starts at the first value past the mode, on the
+	// other side, no more likely than x: the terms are monotone there.
+	var near, other float64
+	if x >= mode {
+		near = h.sumFrom(x, +1)
+		lo, hi := h.lo, mode // the largest y <= mode with logP(y) <= observed
+		if h.logP(lo) > observed {
+			return min(1, near)
+		}
+		for lo < hi {
+			mid := lo + (hi-lo+1)/2
+			if h.logP(mid) <= observed {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		if lo == x {
+			lo--
+		}
+		other = h.sumFrom(lo, -1)
+	} else {
+		near = h.sumFrom(x, -1)
+		lo, hi := mode, h.hi // the smallest y >= mode with logP(y) <= observed
+		if h.logP(hi) > observed {
+			return min(1, near)
+		}
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			if h.logP(mid) <= observed {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		other = h.sumFrom(hi, +1)
+	}
+	return min(1, near+other)
 }
 
 // lchoose is log(n choose k).

@@ -2,8 +2,10 @@ package stat
 
 import (
 	"math"
+	"math/rand/v2"
 	"pinprobe/internal/check"
 	"testing"
+	"time"
 )
 
 func TestWilson(t *testing.T) {
@@ -83,5 +85,74 @@ func TestUpperBound(t *testing.T) {
 	}
 	if UpperBound(3, 3, 0.05) != 1 || UpperBound(0, 0, 0.05) != 1 {
 		t.Error("UpperBound with every request failed, or none sent, is not 1")
+	}
+}
+
+// TestFisherLargeCounts: past exactTerms the Fisher tests sum outwards from
+// the observed table and stop where the rest cannot matter; on tables the
+// exact sums can still do, both ways agree to rounding, and tables of
+// 2^40 requests (a forged report's; the exact sums took hours) take
+// milliseconds.
+func TestFisherLargeCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	exactGreater := func(a, n, c, m int64) float64 {
+		total, fails := n+m, a+c
+		hi := min(n, fails)
+		logDen := LogChoose(total, n)
+		sum := 0.0
+		for x := hi; x >= a; x-- {
+			sum += math.Exp(LogChoose(fails, x) + LogChoose(total-fails, n-x) - logDen)
+		}
+		return min(1, sum)
+	}
+	exactTwo := func(a, n, c, m int64) float64 {
+		total, fails := n+m, a+c
+		lo, hi := max(0, fails-m), min(n, fails)
+		logDen := LogChoose(total, n)
+		logP := func(x int64) float64 { return LogChoose(fails, x) + LogChoose(total-fails, n-x) - logDen }
+		obs, sum := logP(a), 0.0
+		for x := lo; x <= hi; x++ {
+			if lp := logP(x); lp <= obs+1e-7 {
+				sum += math.Exp(lp)
+			}
+		}
+		return min(1, sum)
+	}
+	// The sums of hundreds of thousands of terms, each from Lgamma, are
+	// themselves off by about 1e-9; a relative 1e-6 is far below what any
+	// p-value is read to.
+	close := func(got, want float64) bool {
+		return math.Abs(got-want) <= 1e-6*want || math.Abs(got-want) < 1e-12
+	}
+	for range 400 {
+		n, m := 1+rng.Int64N(60000), 1+rng.Int64N(60000)
+		rate := rng.Float64()
+		a := int64(float64(n) * min(1, rate*(0.5+rng.Float64())))
+		c := int64(float64(m) * rate)
+		total, fails := n+m, a+c
+		h := hyper{total, fails, n, max(0, fails-m), min(n, fails)}
+		var got float64
+		if a > h.mode() {
+			got = min(1, h.sumFrom(a, +1))
+		} else {
+			got = min(1, max(0, 1-h.sumFrom(a-1, -1)))
+		}
+		if want := exactGreater(a, n, c, m); !close(got, want) {
+			t.Fatalf("greater(%d, %d, %d, %d) = %g; want %g", a, n, c, m, got, want)
+		}
+		if got, want := h.twoSided(a), exactTwo(a, n, c, m); !close(got, want) {
+			t.Fatalf("twoSided(%d, %d, %d, %d) = %g; want %g", a, n, c, m, got, want)
+		}
+	}
+	start := time.Now()
+	const big = int64(1) << 40
+	for _, tt := range [][4]int64{{big / 2, big, big / 2, big}, {big / 3, big, big / 4, big}, {0, big, 1, big}, {big, big, 0, big}, {big / 1000, big / 2, big / 1000, big}} {
+		p, q := FisherGreater(tt[0], tt[1], tt[2], tt[3]), FisherTwoSided(tt[0], tt[1], tt[2], tt[3])
+		if !(p >= 0 && p <= 1 && q >= 0 && q <= 1) {
+			t.Errorf("Fisher%v = %v, %v; want p-values", tt, p, q)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Fisher tests of 2^40 requests took %v; want well under a second each", d)
 	}
 }

@@ -1,0 +1,110 @@
+package report
+
+import (
+	"math"
+	"math/rand/v2"
+	"pinprobe/internal/check"
+	"strings"
+	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// randomHist records n values of a random shape into a histogram of g.
+func randomHist(rng *rand.Rand, g *histGeometry, n int) *hdr.Histogram {
+	h := g.newHist()
+	for range n {
+		var v int64
+		switch rng.IntN(4) {
+		case 0:
+			v = 1 + rng.Int64N(2000)
+		case 1:
+			v = int64(rng.ExpFloat64() * 3000)
+		case 2:
+			v = rng.Int64N(histMax) + 1
+		default:
+			v = int64(math.Exp(rng.Float64() * math.Log(float64(histMax))))
+		}
+		h.RecordValues(min(max(v, histMin), histMax), 1+rng.Int64N(3)*rng.Int64N(1000))
+	}
+	return h
+}
+
+// TestHDRCodecIsHdrs: the reader and writer of saved histograms agree
+// with hdr's own, byte for byte and count for count, for both layouts.
+func TestHDRCodecIsHdrs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 4))
+	for _, g := range []*histGeometry{latencyGeometry, phaseGeometry} {
+		for i := range 300 {
+			h := randomHist(rng, g, []int{0, 1, 2, 40, 3000}[i%5])
+			want, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := encodeHDR(h, g); got != string(want) {
+				t.Fatalf("%s: encodeHDR differs from hdr's Encode for %d values:\n%s\n%s", g.name, h.TotalCount(), got, want)
+			}
+			n, err := scanHDR(string(want), g, nil)
+			if err != nil || n != h.TotalCount() {
+				t.Fatalf("%s: scanHDR = %d, %v; want %d", g.name, n, err, h.TotalCount())
+			}
+			back := g.newHist()
+			if err := addHDR(back, string(want), g); err != nil {
+				t.Fatal(err)
+			}
+			if !back.Equals(h) {
+				t.Fatalf("%s: addHDR did not give back the histogram of %d values", g.name, h.TotalCount())
+			}
+		}
+	}
+}
+
+// TestHDRRefusesOtherGeometries: a 60-byte histogram declaring 1 to 2⁶³ at
+// 5 digits decoded to 49 MB of counts; a histogram of any layout but
+// pinprobe's is now refused from its header, before anything is allocated.
+func TestHDRRefusesOtherGeometries(t *testing.T) {
+	wide, err := hdr.New(1, math.MaxInt64, 5).Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase, _ := NewPhaseHist().Encode(hdr.V2CompressedEncodingCookieBase)
+	for _, tt := range []struct {
+		name, enc, want string
+	}{
+		{"1 to 2^63 at 5 digits", string(wide), "a histogram of 1 to 9223372036854775807 at 5 digits: pinprobe writes latency histograms of 1 to 3600000000 µs at 3"},
+		{"a phase's layout", string(phase), "at 2 digits: pinprobe writes latency histograms"},
+		{"not base64", "HIST!!", "not base64"},
+		{"not a histogram", "AAAAAAAAAAAA", "not an HdrHistogram"},
+	} {
+		_, err := DecodeHDR(tt.enc)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: DecodeHDR = %v; want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+	var m1, m2 runtimeMem
+	m1.read()
+	for range 10 {
+		HDRCount(string(wide))
+		DecodeHDR(string(wide))
+	}
+	m2.read()
+	if per := (m2.total - m1.total) / 10; per > 512<<10 && !check.Race {
+		t.Errorf("refusing a 1 to 2^63 histogram allocated %d bytes; want at most an empty histogram of pinprobe's (188 kB)", per)
+	}
+}
+
+// TestHDRBudget: a report whose histograms would inflate to more than
+// HDRInflation times its size is refused from their headers.
+func TestHDRBudget(t *testing.T) {
+	bomb, n := LatencyBomb()
+	r := &Report{}
+	for range 100 {
+		r.Groups = append(r.Groups, Group{Stats: Stats{Requests: n, OK: n, HDR: bomb}})
+	}
+	if err := checkHDRBudget(r, 20000); err == nil || !strings.Contains(err.Error(), "its histograms inflate to more than 64 times its size") {
+		t.Errorf("checkHDRBudget(100 histograms of 23,552 bytes in 20 kB) = %v; want it refused", err)
+	}
+	if err := checkHDRBudget(r, 100*len(bomb)*4); err != nil {
+		t.Errorf("checkHDRBudget(100 such histograms in a report of 4 times their size) = %v; want nil", err)
+	}
+}

@@ -1,0 +1,232 @@
+package report_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"pinprobe/internal/fixture"
+	"pinprobe/report"
+)
+
+// goldenJSON is the golden report as saved.
+func goldenJSON(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := report.JSON(&buf, fixture.GoldenReport(t)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestReadReportRefusesImpossibleNumbers: numbers no run can produce —
+// negative counts that still add up, a bucket failing more requests than it
+// holds, durations and timestamps that overflow the arithmetic of a merge —
+// are refused with where they are, instead of being shown (200×45 404×-5)
+// or panicking the renderer or the merge.
+func TestReadReportRefusesImpossibleNumbers(t *testing.T) {
+	good := goldenJSON(t)
+	tests := []struct {
+		name string
+		edit func(m map[string]any)
+		want string
+	}{
+		{"negative status that adds up", func(m map[string]any) {
+			for _, s := range []map[string]any{fixture.Obj(t, m, "endpoints", "0", "status"), fixture.Obj(t, m, "families", "ipv4", "status"), fixture.Obj(t, m, "totals", "status")} {
+				s["200"] = s["200"].(float64) + 5
+				s["404"] = -5.0
+			}
+		}, `totals.status."404": -5 is negative`},
+		{"negative bytes", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "0")["bytes"] = -1.0 }, "endpoints[0].bytes: -1 is negative"},
+		{"negative fingerprint count", func(m map[string]any) { fixture.Obj(t, m, "fingerprints", "0")["fresh"] = -3.0 }, "fingerprints[0].fresh: -3 is negative"},
+		{"negative latency", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "1", "latency_ms")["min"] = -0.5 }, "endpoints[1].latency_ms.min: -0.5 is negative"},
+		{"count past 2^40", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "1", "conns")["connections"] = 1e15 }, "endpoints[1].conns.connections: 1000000000000000 is more than"},
+		{"bucket failing more than it holds", func(m map[string]any) {
+			req := fixture.Arr(t, m, "timeline", "series", "1", "requests")
+			req[0], req[1] = 1.0, 7.0 // the sums still match the endpoint's
+		}, "timeline 2001:db8::7 (https://sign.example.com/): bucket 0: 3 failed of 1 requests"},
+		{"interval of 127 years", func(m map[string]any) { fixture.Obj(t, m, "timeline")["interval_s"] = 4e9 }, "timeline.interval_s: 4e+09 is larger"},
+		{"timeline over a century", func(m map[string]any) { fixture.Obj(t, m, "timeline")["interval_s"] = 3.1e9 }, "10 buckets of 3.1e+09 s cover more than 100 years"},
+		{"timeline in year one", func(m map[string]any) { fixture.Obj(t, m, "timeline")["start"] = "0001-01-01T00:00:00.001Z" }, "timeline.start: time 0001-01-01T00:00:00Z is outside 1970 to 2200"},
+		{"timeline without a start", func(m map[string]any) { fixture.Obj(t, m, "timeline")["start"] = "0001-01-01T00:00:00.000Z" }, "timeline: buckets but no start"},
+		{"sample in 2500", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "1", "samples", "0")["at"] = "2500-01-01T00:00:00.000Z"
+		}, "endpoints[1].samples[0].at: time 2500-01-01T00:00:00Z is outside"},
+		{"send window of a thousand years", func(m map[string]any) { m["send_s"] = 3.2e10 }, "send_s: 3.2e+10 is larger"},
+		{"bytes past 2^53", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "0")["bytes"] = 1.8014398509481984e16 }, "endpoints[0].bytes: 18014398509481984 is more bytes than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := fixture.EditJSON(t, good, tt.edit)
+			_, err := report.ReadReport(bytes.NewReader(doc), "forged.json")
+			if err == nil || !strings.HasPrefix(err.Error(), "read report forged.json: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ReadReport = %v; want an error naming forged.json and containing %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, func(map[string]any) {})), "same.json"); err != nil {
+		t.Errorf("ReadReport(golden report through EditJSON) = %v; want nil", err)
+	}
+	// Bytes feed no test, and a long run moves more than 2^40 of them.
+	terabytes := fixture.EditJSON(t, good, func(m map[string]any) { fixture.Obj(t, m, "endpoints", "0")["bytes"] = 1 << 45 })
+	if _, err := report.ReadReport(bytes.NewReader(terabytes), "long.json"); err != nil {
+		t.Errorf("ReadReport(a report of 32 TiB) = %v; want nil", err)
+	}
+}
+
+// TestMergeRefusesTimelinesCenturiesApart: each timeline is sound, but the
+// merged grid would span 209 years, past what a time.Duration holds: the
+// merge says so instead of overflowing into a negative bucket.
+func TestMergeRefusesTimelinesCenturiesApart(t *testing.T) {
+	good := goldenJSON(t)
+	read := func(name, start string) *report.Report {
+		doc := fixture.EditJSON(t, good, func(m map[string]any) { fixture.Obj(t, m, "timeline")["start"] = start })
+		r, err := report.ReadReport(bytes.NewReader(doc), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b := read("a.json", "1971-01-01T00:00:00.000Z"), read("b.json", "2180-01-01T00:00:00.000Z")
+	a.RunID, b.RunID = "0000000a", "0000000b" // two runs
+	_, err := report.Merge([]*report.Report{a, b}, []string{"a.json", "b.json"})
+	if err == nil || !strings.Contains(err.Error(), "merge b.json: its timeline ends 209 years after that of a.json starts") {
+		t.Errorf("Merge = %v; want it to name b.json, a.json and the 209 years", err)
+	}
+}
+
+// outside is text a terminal would act on (a title, a screen clear, a
+// bell), HTML, and a right-to-left override.
+const outside = "A\x1b]0;owned\x07B\x1b[2J<script>x</script>\u202eC"
+
+// TestReadReportCleansOutsideStrings: every string of a saved report is
+// made printable where it enters, once: what a terminal or a browser would
+// act on is written out (\x1b, \u{202e}), so no renderer ever receives it.
+func TestReadReportCleansOutsideStrings(t *testing.T) {
+	good := goldenJSON(t)
+	sample := []string{"endpoints", "1", "samples", "1"}
+	tests := []struct {
+		name string
+		edit func(m map[string]any)
+	}{
+		{"version", func(m map[string]any) { m["version"] = outside }},
+		{"command", func(m map[string]any) { m["command"] = []any{"pinprobe", outside} }},
+		{"dns source and error", func(m map[string]any) {
+			fixture.Obj(t, m, "dns", "0")["source"] = outside
+			fixture.Obj(t, m, "dns", "2")["error"] = outside
+			fixture.Obj(t, m, "dns", "1")["host"] = outside
+		}},
+		{"client error", func(m map[string]any) { m["client_error"] = outside }},
+		{"fingerprint", func(m map[string]any) {
+			f := fixture.Obj(t, m, "fingerprints", "0")
+			f["server"], f["producer"], f["body"], f["body_hash"] = outside, outside, outside+"\n\tline", outside
+		}},
+		{"sample", func(m map[string]any) {
+			s := fixture.Obj(t, m, sample...)
+			s["request_id"], s["error"], s["proto"], s["body"] = outside, outside, outside, outside
+			fixture.Obj(t, m, append(sample, "headers")...)["X-Evil"] = outside
+			fixture.Obj(t, m, append(sample, "headers")...)[outside] = "name"
+		}},
+		{"verdict", func(m map[string]any) {
+			v := fixture.Obj(t, m, "verdict")
+			v["status"], v["headline"], v["summary"], v["notes"] = outside, outside, outside, []any{outside}
+		}},
+		{"notes", func(m map[string]any) { m["notes"] = []any{outside} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "outside.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := report.JSON(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			doc := buf.String()
+			if strings.Contains(doc, `\u001b`) || strings.Contains(doc, `\u0007`) || strings.Contains(doc, "\u202e") {
+				t.Errorf("a control or invisible character was kept:\n%s", doc)
+			}
+			if !strings.Contains(doc, `A\\x1b]0;owned\\x07B\\x1b[2J<script>x</script>\\u{202e}C`) {
+				t.Errorf("the outside text is not shown written out")
+			}
+		})
+	}
+	t.Run("body keeps its lines", func(t *testing.T) {
+		r, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tests[4].edit)), "outside.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := r.Fingerprints[0].Body, `A\x1b]0;owned\x07B\x1b[2J<script>x</script>\u{202e}C`+"\n\tline"; got != want {
+			t.Errorf("body %q; want %q", got, want)
+		}
+	})
+}
+
+// TestReadReportRefusesWhatIsNoAddress: what must be an address is checked
+// as one, so no renderer or log query gets text in its place.
+func TestReadReportRefusesWhatIsNoAddress(t *testing.T) {
+	good := goldenJSON(t)
+	tests := []struct {
+		name string
+		edit func(m map[string]any)
+		want string
+	}{
+		{"endpoint address", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "1")["address"] = outside
+			fixture.Obj(t, m, "timeline", "series", "1")["address"] = outside
+		}, `endpoints[1]: address "A\\x1b]0;owned\\x07B\\x1b[2J<script>x</script>\\u{202e}C" is not an IP address`},
+		{"zone with markup", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "1")["address"] = "fe80::1%<img>"
+			fixture.Obj(t, m, "timeline", "series", "1")["address"] = "fe80::1%<img>"
+		}, `endpoints[1]: address "fe80::1%<img>" is not an IP address`},
+		{"family of the other address", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "0")["address"] = "2001:db8::99"
+			fixture.Obj(t, m, "timeline", "series", "0")["address"] = "2001:db8::99"
+		}, `2001:db8::99 is an ipv6 address, filed under family "ipv4"`},
+		{"unknown family", func(m map[string]any) {
+			fams := fixture.Obj(t, m, "families")
+			fams["<b>"] = fams["ipv6"]
+			delete(fams, "ipv6")
+			for _, i := range []string{"1", "3"} {
+				fixture.Obj(t, m, "endpoints", i)["family"] = "<b>"
+			}
+		}, `families: "<b>" is not an address family`},
+		{"target", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "1")["target"] = "javascript:alert(1)"
+			fixture.Obj(t, m, "timeline", "series", "1")["target"] = "javascript:alert(1)"
+		}, `endpoints[1]: target "javascript:alert(1)" is not an http or https URL`},
+		{"host", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "1")["host"] = "evil.example" }, `endpoints[1]: host "evil.example" is not the host of its target "https://sign.example.com/"`},
+		{"port", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "1")["port"] = 8443.0 }, `endpoints[1]: port 8443 is not the port of its target`},
+		{"series of another endpoint", func(m map[string]any) {
+			fixture.Obj(t, m, "timeline", "series", "1")["target"] = "https://other.example.com/"
+		}, `timeline.series[1]: 2001:db8::7 ("https://other.example.com/") is not its endpoint`},
+		{"sample local", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "1", "samples", "1")["local"] = "<img>" }, `endpoints[1].samples[1].local: "<img>" is not an IP address and port`},
+		{"sample remote", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "1", "samples", "1")["remote"] = "[::1%a|b]:443"
+		}, `endpoints[1].samples[1].remote: "[::1%a|b]:443" is not an IP address and port`},
+		{"client address", func(m map[string]any) {
+			fixture.Obj(t, m, "client")["local_addresses"] = []any{"192.0.2.10", "localhost"}
+		}, `client.local_addresses[1]: "localhost" is not an IP address`},
+		{"dns address", func(m map[string]any) { fixture.Obj(t, m, "dns", "0")["addresses"] = []any{"x"} }, `dns[0].addresses[0]: "x" is not an IP address`},
+		{"dns change", func(m map[string]any) { fixture.Obj(t, m, "dns", "1", "changes", "0")["removed"] = []any{"y"} }, `dns[1].changes[0].removed[0]: "y" is not an IP address`},
+		{"fingerprint address", func(m map[string]any) { fixture.Obj(t, m, "fingerprints", "0", "addresses")["<i>x</i>"] = 1.0 }, `fingerprints[0].addresses: "<i>x</i>" is not an IP address`},
+		// Thousands of faults make one line: the first three, and how many more.
+		{"many", func(m map[string]any) {
+			var bad []any
+			for i := range 5000 {
+				bad = append(bad, fmt.Sprintf("x%d", i))
+			}
+			fixture.Obj(t, m, "dns", "0")["addresses"] = bad
+		}, `dns[0].addresses[0]: "x0" is not an IP address; dns[0].addresses[1]: "x1" is not an IP address; dns[0].addresses[2]: "x2" is not an IP address; and 4997 more`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "forged.json")
+			if err == nil || !strings.HasPrefix(err.Error(), "read report forged.json: ") || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("ReadReport = %v; want one line naming forged.json and containing %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,50 @@
+package render
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+	"testing"
+
+	"pinprobe/internal/check"
+	"pinprobe/internal/fixture"
+	"pinprobe/report"
+	"pinprobe/report/compare"
+)
+
+// TestRenderManyEndpoints: each endpoint's URL was shortened by parsing
+// every target of the report again, in the view and in a comparison, so
+// rendering thousands of endpoints took time and memory in their square
+// (1.2 GB for 5,000); every format and a comparison now allocate a small
+// multiple of the report.
+func TestRenderManyEndpoints(t *testing.T) {
+	doc := fixture.ManyEndpoints(t, 2000, "aaaaaaaa")
+	r, err := report.ReadReport(bytes.NewReader(doc), "many.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocated := func(f func()) uint64 {
+		if check.Race { // its sync.Pool drops what it holds
+			f()
+			return 0
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	for _, format := range []string{"text", "markdown", "html"} {
+		render, err := ForFormat(format, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := allocated(func() { render(io.Discard, r) }); n > 20*uint64(len(doc)) {
+			t.Errorf("%s of %d endpoints (%d bytes) allocated %d bytes; want at most 20 times the report", format, len(r.Endpoints), len(doc), n)
+		}
+	}
+	if n := allocated(func() { CompareText(Options{})(io.Discard, compare.Compare(r, r)) }); n > 20*uint64(len(doc)) {
+		t.Errorf("compare of %d endpoints allocated %d bytes; want at most 20 times the report", len(r.Endpoints), n)
+	}
+}
