@@ -8,8 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	"pinprobe/probe"
 )
@@ -128,3 +132,40 @@ func (v *connRequestsValue) Set(s string) error {
 }
 
 func (v *connRequestsValue) Type() string { return "N" }
+
+// durationValue is a time.Duration flag whose refusal suggests values in
+// the unit that flag is given in: a bare "800" is "800ms" for --max-p99 (a
+// latency) but "800s" would be no help there, and "5" is "5s" for
+// --duration. pflag's own duration flag says "30s" or "5m" for every flag.
+type durationValue struct {
+	d        *time.Duration
+	unit     string    // what a bare number is suggested with: "ms" or "s"
+	examples [2]string // two valid values, shown for any other refusal
+}
+
+// durationVarP declares a duration flag in fs whose refusals suggest
+// values in unit, or examples.
+func durationVarP(fs *pflag.FlagSet, p *time.Duration, name, shorthand string, value time.Duration, unit string, examples [2]string, usage string) {
+	*p = value
+	fs.VarP(&durationValue{d: p, unit: unit, examples: examples}, name, shorthand, usage)
+}
+
+// bareNumber is a number without a unit, which time.ParseDuration refuses
+// (but for 0).
+var bareNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+func (v *durationValue) String() string { return v.d.String() }
+
+func (v *durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err == nil:
+		*v.d = d
+		return nil
+	case bareNumber.MatchString(s):
+		return fmt.Errorf("a duration needs its unit, e.g. %q", s+v.unit)
+	}
+	return fmt.Errorf("must be a duration like %q or %q", v.examples[0], v.examples[1])
+}
+
+func (v *durationValue) Type() string { return "DURATION" }

@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -211,6 +213,83 @@ func TestVersion(t *testing.T) {
 	code, stdout, stderr := pinprobe(t, "--version")
 	if code != exitOK || stdout != "pinprobe "+version+"\n" || stderr != "" {
 		t.Errorf("--version: exit %d, stdout %q, stderr %q; want 0, %q, nothing", code, stdout, stderr, "pinprobe "+version+"\n")
+	}
+}
+
+// commandFlagSets is the flag set of every command.
+func commandFlagSets() map[string]*pflag.FlagSet {
+	return map[string]*pflag.FlagSet{
+		"probe":   newFlagSet(&config{}),
+		"report":  newReportFlagSet(&reportConfig{}),
+		"compare": newCompareFlagSet(&compareConfig{}),
+	}
+}
+
+// TestHelpPlaceholders: every flag that takes a value shows what the value
+// is in capitals (--duration DURATION, --samples N, --client KIND), never
+// a Go type or one of the values (--duration duration, --samples int,
+// --client auto).
+func TestHelpPlaceholders(t *testing.T) {
+	placeholder := regexp.MustCompile(`^("[A-Z]+: [A-Z]+"|[A-Z]+(:[A-Z]+)*)$`)
+	for cmd, fs := range commandFlagSets() {
+		fs.VisitAll(func(f *pflag.Flag) {
+			name, _ := pflag.UnquoteUsage(f)
+			if f.Value.Type() == "bool" {
+				return
+			}
+			if !placeholder.MatchString(name) {
+				t.Errorf("%s --%s: placeholder %q; want a word in capitals that says what the value is", cmd, f.Name, name)
+			}
+		})
+	}
+}
+
+// TestDurationFlagsSuggestTheirUnit: a duration given without its unit is
+// refused with the value in the unit that flag takes (--max-p99 800 is
+// "800ms", --duration 5 is "5s"), and any other refusal shows values of
+// that flag; every value suggested is one the flag accepts. A failure
+// rate over 1 is suggested as a percentage.
+func TestDurationFlagsSuggestTheirUnit(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-p99", "800", "http://a.test/"}, `--max-p99 "800": a duration needs its unit, e.g. "800ms"`},
+		{[]string{"report", "--max-p99", "800", "r.json"}, `report: --max-p99 "800": a duration needs its unit, e.g. "800ms"`},
+		{[]string{"-d", "5", "http://a.test/"}, `--duration "5": a duration needs its unit, e.g. "5s"`},
+		{[]string{"--timeout", "2.5", "http://a.test/"}, `--timeout "2.5": a duration needs its unit, e.g. "2.5s"`},
+		{[]string{"--max-p99", "soon", "http://a.test/"}, `--max-p99 "soon": must be a duration like "800ms" or "1.5s"`},
+		{[]string{"--max-failure-rate", "5", "http://a.test/"}, `--max-failure-rate "5": want a rate from 0 to 1 (0% to 100%), e.g. "5%" for 5 in a hundred`},
+		{[]string{"--max-failure-rate", "500", "http://a.test/"}, `--max-failure-rate "500": want a rate from 0 to 1 (0% to 100%)`},
+	} {
+		code, _, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || stderr != "pinprobe: "+tt.want+"\n" {
+			t.Errorf("pinprobe %q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	suggested := regexp.MustCompile(`"([^"]+)"`)
+	for cmd, fs := range commandFlagSets() {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if f.Value.Type() == "duration" {
+				t.Errorf("%s --%s: pflag's duration flag, whose refusal suggests \"30s\" or \"5m\" whatever the flag; declare it with durationVarP", cmd, f.Name)
+			}
+			v, ok := f.Value.(*durationValue)
+			if !ok {
+				return
+			}
+			for _, bad := range []string{"800", "soon"} {
+				err := v.Set(bad)
+				if err == nil {
+					t.Errorf("%s --%s %s: accepted", cmd, f.Name, bad)
+					continue
+				}
+				for _, m := range suggested.FindAllStringSubmatch(err.Error(), -1) {
+					if err := (&durationValue{d: new(time.Duration)}).Set(m[1]); err != nil {
+						t.Errorf("%s --%s %s suggests %q, which is no duration: %v", cmd, f.Name, bad, m[1], err)
+					}
+				}
+			}
+		})
 	}
 }
 
