@@ -1,8 +1,9 @@
 package main
 
 // Usage: what pinprobe refuses before it sends anything (malformed URLs,
-// flag values, request parts and input files: exit 2 with one line), and
-// --help and --version.
+// flag values, request parts, input files and mistyped commands: exit 2
+// with one line), --help and the help command, --version and the version
+// command.
 
 import (
 	"context"
@@ -208,11 +209,72 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// TestVersion: --version prints the version alone.
+// TestVersion: --version and the version command print the version alone.
 func TestVersion(t *testing.T) {
-	code, stdout, stderr := pinprobe(t, "--version")
-	if code != exitOK || stdout != "pinprobe "+version+"\n" || stderr != "" {
-		t.Errorf("--version: exit %d, stdout %q, stderr %q; want 0, %q, nothing", code, stdout, stderr, "pinprobe "+version+"\n")
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		code, stdout, stderr := pinprobe(t, args...)
+		if code != exitOK || stdout != "pinprobe "+version+"\n" || stderr != "" {
+			t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want 0, %q, nothing", args, code, stdout, stderr, "pinprobe "+version+"\n")
+		}
+	}
+	if code, stdout, stderr := pinprobe(t, "version", "x"); code != exitUsage || stdout != "" || !strings.Contains(stderr, `version: takes no argument; got "x"`) {
+		t.Errorf("pinprobe version x: exit %d, stdout %q, stderr %q; want 2 naming the argument", code, stdout, stderr)
+	}
+}
+
+// TestHelpCommand: `pinprobe help [COMMAND]` is that command's --help, or
+// pinprobe's own; a mistyped command gets the one it probably meant.
+func TestHelpCommand(t *testing.T) {
+	for _, tt := range []struct{ help, same []string }{
+		{[]string{"help"}, []string{"--help"}},
+		{[]string{"help", "report"}, []string{"report", "--help"}},
+		{[]string{"help", "compare"}, []string{"compare", "-h"}},
+		{[]string{"help", "version"}, []string{"-h"}},
+	} {
+		code, got, stderr := pinprobe(t, tt.help...)
+		_, want, _ := pinprobe(t, tt.same...)
+		if code != exitOK || stderr != "" || got != want || !strings.Contains(got, "Usage:") {
+			t.Errorf("pinprobe %q: exit %d, stderr %q, %d bytes; want 0 and the help of pinprobe %q (%d bytes)", tt.help, code, stderr, len(got), tt.same, len(want))
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help", "compre"}, `help: unknown command "compre"; did you mean "compare"?`},
+		{[]string{"help", "bogus"}, `help: unknown command "bogus": pinprobe help [report|compare]`},
+		{[]string{"help", "report", "compare"}, "help: want one command at most"},
+	} {
+		code, stdout, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || stdout != "" || stderr != "pinprobe: "+tt.want+"\n" && !strings.Contains(stderr, tt.want) {
+			t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want 2 and %q", tt.args, code, stdout, stderr, tt.want)
+		}
+	}
+}
+
+// TestUnknownCommandSuggestsTheNearest: a first word that is a typo of a
+// command is said to be one, not a URL without a scheme; a word near no
+// command is still a URL that needs its scheme.
+func TestUnknownCommandSuggestsTheNearest(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compre", "a", "b"}, `unknown command "compre"; did you mean "compare"?`},
+		{[]string{"comapre", "a", "b"}, `unknown command "comapre"; did you mean "compare"?`},
+		{[]string{"reprot", "a.json"}, `unknown command "reprot"; did you mean "report"?`},
+		{[]string{"reports", "--format", "html", "a.json"}, `unknown command "reports"; did you mean "report"?`},
+		{[]string{"Compare", "a", "b"}, `unknown command "Compare"; did you mean "compare"?`},
+		{[]string{"hlep"}, `unknown command "hlep"; did you mean "help"?`},
+		{[]string{"verison"}, `unknown command "verison"; did you mean "version"?`},
+		{[]string{"localhost"}, `URL "localhost" has no scheme`},
+		{[]string{"app.test"}, `URL "app.test" has no scheme`},
+		{[]string{"-q", "compre", "http://a.test/"}, `URL "compre" has no scheme`}, // after a flag, it is the probe's
+	} {
+		code, stdout, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tt.args, code, stdout, stderr, tt.want)
+		}
 	}
 }
 
@@ -298,6 +360,7 @@ func TestUnknownFlagSuggestsTheNearest(t *testing.T) {
 	for _, tt := range []struct{ arg, want string }{
 		{"--duraton", "did you mean --duration?"},
 		{"--rat", "did you mean --rate?"},
+		{"--durtaion", "did you mean --duration?"}, // two letters swapped are one edit
 		{"--max-p9", "did you mean --max-p99?"},
 		{"--xyz", ""},
 	} {
