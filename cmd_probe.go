@@ -296,7 +296,7 @@ Usage:
   pinprobe version                 print the version (as --version does)
 `, version)
 	writeFlags(w, fs, probeHelp)
-	fmt.Fprint(w, exitCodesHelp)
+	writeExitCodes(w, "probe")
 }
 
 // parseArgs fills a config from the command line and validates it.

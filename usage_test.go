@@ -3,20 +3,25 @@ package main
 // Usage: what pinprobe refuses before it sends anything (malformed URLs,
 // flag values, request parts, input files and mistyped commands: exit 2
 // with one line), --help and the help command, --version and the version
-// command.
+// command, and the exit codes each command lists.
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
+
+	"pinprobe/internal/testserver"
 )
 
 // TestBadInput: every malformed URL, flag value or input file is a usage
@@ -278,6 +283,31 @@ func TestUnknownCommandSuggestsTheNearest(t *testing.T) {
 	}
 }
 
+// commandHelps is the --help of every command, by the arguments that show it.
+func commandHelps(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, args := range [][]string{{"--help"}, {"report", "--help"}, {"compare", "--help"}} {
+		code, stdout, stderr := pinprobe(t, args...)
+		if code != exitOK || stdout == "" {
+			t.Fatalf("pinprobe %q: exit %d, stderr %q", args, code, stderr)
+		}
+		out[strings.Join(args, " ")] = stdout
+	}
+	return out
+}
+
+// TestHelpFits: every line of every command's --help fits 80 columns.
+func TestHelpFits(t *testing.T) {
+	for args, help := range commandHelps(t) {
+		for i, line := range strings.Split(help, "\n") {
+			if n := utf8.RuneCountInString(line); n > helpWidth {
+				t.Errorf("pinprobe %s: line %d is %d columns (at most %d):\n%s", args, i+1, n, helpWidth, line)
+			}
+		}
+	}
+}
+
 // commandFlagSets is the flag set of every command.
 func commandFlagSets() map[string]*pflag.FlagSet {
 	return map[string]*pflag.FlagSet{
@@ -352,6 +382,91 @@ func TestDurationFlagsSuggestTheirUnit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExitCodesPerCommand: each command's --help lists exactly the exit
+// codes of commandExits, and each of them is reached here. (TestMain checks
+// that no run of the whole suite returns a code its command does not list.)
+func TestExitCodesPerCommand(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full to make a write fail")
+	}
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
+	closed := testserver.ClosedPort(t, testserver.Lo4a)
+	refused := []string{"--resolve", fmt.Sprintf("app.test:%d:127.0.0.1", closed), fmt.Sprintf("http://app.test:%d/", closed)}
+	up := []string{"--resolve", f.Resolve(), f.URL()}
+	dir := t.TempDir()
+	other := writeSaved(t, dir, "other.json", goldenSaved(t)) // no endpoint in common with demoReport
+	const interrupt = "interrupt"                             // run with a cancelled context, standard input never ending
+	scenarios := map[string][][]string{
+		"probe": {
+			slices.Concat([]string{"-q", "--preflight"}, up),                    // 0
+			slices.Concat([]string{"-q", "--preflight"}, refused),               // 1
+			{"--rate", "0", "http://a.test/"},                                   // 2
+			slices.Concat([]string{"-q", "-n", "5"}, refused),                   // 3
+			slices.Concat([]string{"-q", "--preflight", "-o", "/dev/full"}, up), // 4
+			{interrupt, "--body", "@-", "http://a.test/"},                       // 130
+		},
+		"report": {
+			{"report", demoReport},
+			{"report", "--max-failure-rate", "0", demoReport},
+			{"report"},
+			{"report", "-o", "/dev/full", demoReport},
+			{interrupt, "report", "-"},
+		},
+		"compare": {
+			{"compare", demoReport, demoReport},
+			{"compare", "--fail-on-regression", demoReport, other},
+			{"compare", demoReport},
+			{"compare", "-o", "/dev/full", demoReport, demoReport},
+			{interrupt, "compare", demoReport, "-"},
+		},
+		"help":    {{"help"}, {"help", "bogus"}},
+		"version": {{"version"}, {"version", "bogus"}},
+	}
+	helps := commandHelps(t)
+	for cmd, runs := range scenarios {
+		var want, got []int
+		for _, e := range commandExits[cmd].codes {
+			want = append(want, e.code)
+		}
+		for _, args := range runs {
+			var code int
+			if args[0] == interrupt {
+				args = args[1:]
+				ctx, cancel := context.WithCancel(t.Context())
+				cancel()
+				pr, pw := io.Pipe()
+				code = runWith(ctx, args, pr, io.Discard, io.Discard)
+				pw.Close()
+				exitsSeen.add(args, code)
+			} else {
+				code, _, _ = pinprobe(t, args...)
+			}
+			got = append(got, code)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the scenarios exit %v; want %v, the codes it lists", cmd, got, want)
+		}
+		help, ok := helps[strings.TrimPrefix(cmd+" --help", "probe ")]
+		if !ok {
+			continue // help and version have no --help of their own
+		}
+		_, list, _ := strings.Cut(help, "\nExit codes:\n")
+		var listed []int
+		for _, line := range strings.Split(list, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   ") {
+				n, err := strconv.Atoi(f[0])
+				if err != nil {
+					t.Fatalf("%s --help: exit code line %q", cmd, line)
+				}
+				listed = append(listed, n)
+			}
+		}
+		if !slices.Equal(listed, want) {
+			t.Errorf("%s --help lists exit codes %v; want %v", cmd, listed, want)
+		}
 	}
 }
 
