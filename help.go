@@ -74,10 +74,15 @@ func writeExitCodes(w io.Writer, command string) {
 	}
 }
 
+// flagUsageCol is the column where a flag's usage starts in --help; a flag
+// and its placeholder wider than that leave at least two spaces before it,
+// or have it on the next line.
+const flagUsageCol = 30
+
 // writeFlags lists the flags of fs under the groups' headings, each with
 // its usage wrapped to helpWidth.
 func writeFlags(w io.Writer, fs *pflag.FlagSet, groups []flagGroup) {
-	const col = 30 // where the usage starts
+	const col = flagUsageCol
 	for _, g := range groups {
 		fmt.Fprintf(w, "\n%s:\n", g.title)
 		for _, name := range g.flags {
@@ -94,7 +99,7 @@ func writeFlags(w io.Writer, fs *pflag.FlagSet, groups []flagGroup) {
 				usage += " (default " + f.DefValue + ")"
 			}
 			indent := strings.Repeat(" ", col)
-			if len(left) >= col {
+			if len(left) > col-2 { // no two spaces before the usage: it goes below
 				fmt.Fprintf(w, "%s\n%s%s\n", left, indent, wrap(usage, helpWidth-col, indent))
 				continue
 			}

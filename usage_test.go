@@ -297,12 +297,19 @@ func commandHelps(t *testing.T) map[string]string {
 	return out
 }
 
-// TestHelpFits: every line of every command's --help fits 80 columns.
+// TestHelpFits: every line of every command's --help fits 80 columns, and
+// a flag's usage is set off from the flag and its placeholder by two
+// spaces at least ("--max-failure-rate RATE release gate" read as one).
 func TestHelpFits(t *testing.T) {
+	flagLine := regexp.MustCompile(`^  (-[a-z0-9], |    )--[a-z0-9-]+`)
 	for args, help := range commandHelps(t) {
 		for i, line := range strings.Split(help, "\n") {
 			if n := utf8.RuneCountInString(line); n > helpWidth {
 				t.Errorf("pinprobe %s: line %d is %d columns (at most %d):\n%s", args, i+1, n, helpWidth, line)
+			}
+			if flagLine.MatchString(line) && len(line) > flagUsageCol &&
+				(line[flagUsageCol-2:flagUsageCol] != "  " || line[flagUsageCol] == ' ') {
+				t.Errorf("pinprobe %s: line %d has no two spaces before its usage at column %d:\n%s", args, i+1, flagUsageCol, line)
 			}
 		}
 	}
