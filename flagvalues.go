@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -169,3 +170,65 @@ func (v *durationValue) Set(s string) error {
 }
 
 func (v *durationValue) Type() string { return "DURATION" }
+
+// countValue is a whole-number flag (--requests, --concurrency, --samples)
+// whose refusal says what it counts and suggests a value it accepts: the
+// number meant, where a value is one written another way ("1e6", "10k",
+// "1,000", "2.0"), or the flag's example. pflag's own says only "must be
+// an integer".
+type countValue[T int | int64] struct {
+	n       *T
+	noun    string // what it counts: "requests"
+	example T      // a valid value, shown when none is meant
+}
+
+// countVarP declares a whole-number flag in fs counting noun.
+func countVarP[T int | int64](fs *pflag.FlagSet, p *T, name, shorthand string, value T, noun string, example T, usage string) {
+	*p = value
+	fs.VarP(&countValue[T]{n: p, noun: noun, example: example}, name, shorthand, usage)
+}
+
+func (v *countValue[T]) String() string { return strconv.FormatInt(int64(*v.n), 10) }
+
+func (v *countValue[T]) Set(s string) error {
+	var zero T
+	bits := 64
+	if _, ok := any(zero).(int); ok {
+		bits = strconv.IntSize
+	}
+	n, err := strconv.ParseInt(s, 10, bits)
+	if err == nil {
+		*v.n = T(n)
+		return nil
+	}
+	example := strconv.FormatInt(int64(v.example), 10)
+	if errors.Is(err, strconv.ErrRange) { // the command's own check says the range
+		return fmt.Errorf("too large: want a whole number of %s, e.g. %q", v.noun, example)
+	}
+	if meant, ok := meantCount(s, bits); ok {
+		example = meant
+	}
+	return fmt.Errorf("want a whole number of %s, e.g. %q", v.noun, example)
+}
+
+func (v *countValue[T]) Type() string { return "N" }
+
+// meantCount reads s as the whole number it was probably meant to be,
+// written with separators ("1,000", "1_000"), in floating-point ("1e6",
+// "2.0") or with a k for thousands ("10k"), and returns it in digits.
+func meantCount(s string, bits int) (string, bool) {
+	s = strings.NewReplacer(",", "", "_", "").Replace(strings.TrimSpace(s))
+	scale := 1.0
+	if t, ok := strings.CutSuffix(strings.ToLower(s), "k"); ok {
+		s, scale = t, 1000
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return "", false
+	}
+	f *= scale
+	if f != math.Trunc(f) || math.Abs(f) >= math.Ldexp(1, bits-1) {
+		return "", false
+	}
+	return strconv.FormatInt(int64(f), 10), true
+}

@@ -392,6 +392,66 @@ func TestDurationFlagsSuggestTheirUnit(t *testing.T) {
 	}
 }
 
+// TestCountFlagsSuggestANumber: a whole-number flag refuses another value
+// with what it counts and a value it takes: the number meant where one was
+// written another way (1e6, 10k, 1,000), else the flag's example; every
+// value suggested is one the flag accepts, and no flag uses pflag's int
+// types, whose refusal says only "must be an integer".
+func TestCountFlagsSuggestANumber(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "1e6", "http://a.test/"}, `--requests "1e6": want a whole number of requests, e.g. "1000000"`},
+		{[]string{"-n", "10k", "http://a.test/"}, `--requests "10k": want a whole number of requests, e.g. "10000"`},
+		{[]string{"-c", "1,000", "http://a.test/"}, `--concurrency "1,000": want a whole number of requests in flight, e.g. "1000"`},
+		{[]string{"--samples", "2.0", "http://a.test/"}, `--samples "2.0": want a whole number of samples, e.g. "2"`},
+		{[]string{"--samples", "2.5", "http://a.test/"}, `--samples "2.5": want a whole number of samples, e.g. "5"`},
+		{[]string{"-c", "many", "http://a.test/"}, `--concurrency "many": want a whole number of requests in flight, e.g. "50"`},
+		{[]string{"-n", "99999999999999999999", "http://a.test/"}, `--requests "99999999999999999999": too large: want a whole number of requests, e.g. "1000"`},
+	} {
+		code, _, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || stderr != "pinprobe: "+tt.want+"\n" {
+			t.Errorf("pinprobe %q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	suggested := regexp.MustCompile(`"([^"]+)"`)
+	for cmd, fs := range commandFlagSets() {
+		fs.VisitAll(func(f *pflag.Flag) {
+			switch v := f.Value.(type) {
+			case *countValue[int]:
+				checkCountSuggestions(t, cmd+" --"+f.Name, v, suggested)
+			case *countValue[int64]:
+				checkCountSuggestions(t, cmd+" --"+f.Name, v, suggested)
+			default:
+				if ty := f.Value.Type(); strings.HasPrefix(ty, "int") || strings.HasPrefix(ty, "uint") {
+					t.Errorf("%s --%s: pflag's %s flag, whose refusal says only \"must be an integer\"; declare it with countVarP", cmd, f.Name, ty)
+				}
+			}
+		})
+	}
+}
+
+// checkCountSuggestions fails t when a refusal of v suggests a value v refuses.
+func checkCountSuggestions(t *testing.T, flag string, v pflag.Value, suggested *regexp.Regexp) {
+	t.Helper()
+	for _, bad := range []string{"x", "1e3", "2k", "1.5", "99999999999999999999"} {
+		err := v.Set(bad)
+		if err == nil {
+			t.Errorf("%s %s: accepted", flag, bad)
+			continue
+		}
+		m := suggested.FindStringSubmatch(err.Error())
+		if m == nil {
+			t.Errorf("%s %s: %q suggests no value", flag, bad, err)
+			continue
+		}
+		if err := v.Set(m[1]); err != nil {
+			t.Errorf("%s %s suggests %q, which it refuses: %v", flag, bad, m[1], err)
+		}
+	}
+}
+
 // TestExitCodesPerCommand: each command's --help lists exactly the exit
 // codes of commandExits, and each of them is reached here. (TestMain checks
 // that no run of the whole suite returns a code its command does not list.)
