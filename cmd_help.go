@@ -14,7 +14,7 @@ var commands = []string{"report", "compare", "help", "version"}
 // pinprobe's own.
 func helpCommand(args []string, stdout io.Writer) error {
 	if len(args) > 1 {
-		return usagef("help: want one command at most: pinprobe help [report|compare]")
+		return usagef("help: want one command at most: pinprobe help [report|compare|version]")
 	}
 	name := ""
 	if len(args) == 1 {
@@ -25,19 +25,25 @@ func helpCommand(args []string, stdout io.Writer) error {
 		writeReportHelp(stdout, newReportFlagSet(&reportConfig{}))
 	case "compare":
 		writeCompareHelp(stdout, newCompareFlagSet(&compareConfig{}))
-	case "", "help", "version", "-h", "--help":
+	case "version":
+		writeVersionHelp(stdout)
+	case "", "help", "-h", "--help":
 		writeProbeHelp(stdout, newFlagSet(&config{}))
 	default:
 		if near := nearestCommand(name); near != "" {
 			return usagef("help: unknown command %q; did you mean %q?", name, near)
 		}
-		return usagef("help: unknown command %q: pinprobe help [report|compare]", name)
+		return usagef("help: unknown command %q: pinprobe help [report|compare|version]", name)
 	}
 	return nil
 }
 
 // versionCommand is `pinprobe version`, which --version is too.
 func versionCommand(args []string, stdout io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		writeVersionHelp(stdout)
+		return nil
+	}
 	if len(args) > 0 {
 		return usagef("version: takes no argument; got %q", args[0])
 	}
@@ -85,4 +91,14 @@ func nearestCommand(word string) string {
 		}
 	}
 	return best
+}
+
+// writeVersionHelp is `pinprobe version --help`.
+func writeVersionHelp(w io.Writer) {
+	fmt.Fprint(w, `pinprobe version: print pinprobe's version, as pinprobe --version does.
+
+Usage:
+  pinprobe version
+`)
+	writeExitCodes(w, "version")
 }

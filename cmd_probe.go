@@ -292,7 +292,7 @@ Usage:
   pinprobe --demo                  probe a built-in reproduction of the incident
   pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
   pinprobe compare BEFORE AFTER    what changed between two saved reports
-  pinprobe help [COMMAND]          this help, or report's or compare's
+  pinprobe help [COMMAND]          this help, or that of COMMAND
   pinprobe version                 print the version (as --version does)
 `, version)
 	writeFlags(w, fs, probeHelp)

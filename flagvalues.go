@@ -39,7 +39,17 @@ func (v *rateValue) Set(s string) error {
 	}
 	r, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(r >= 0.001) || r > 1e7 {
-		return errors.New(`want requests per second from 0.001 to 10000000, or "max"`)
+		const want = `want requests per second from 0.001 to 10000000, or "max"`
+		// A rate written with its unit ("50/s", "50rps") is the number alone.
+		lower := strings.ToLower(strings.TrimSpace(s))
+		for _, unit := range []string{"/s", "rps", "req/s", "/sec"} {
+			if n, ok := strings.CutSuffix(lower, unit); ok {
+				if r, err := strconv.ParseFloat(strings.TrimSpace(n), 64); err == nil && r >= 0.001 && r <= 1e7 {
+					return fmt.Errorf("requests per second are the number alone, e.g. %q", strconv.FormatFloat(r, 'f', -1, 64))
+				}
+			}
+		}
+		return errors.New(want)
 	}
 	v.rate, v.max = r, false
 	return nil

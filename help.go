@@ -57,7 +57,7 @@ var commandExits = map[string]struct {
 		{exitInterrupted, "interrupted while reading: nothing is written"},
 	}, "When both apply, 4 comes before 1. A closed stdout is no error."},
 	"help":    {[]exitDoc{{exitOK, "done"}, {exitUsage, "no such command"}}, ""},
-	"version": {[]exitDoc{{exitOK, "done"}, {exitUsage, "an argument was given"}}, ""},
+	"version": {[]exitDoc{{exitOK, "done"}, {exitUsage, "an argument other than --help was given"}}, ""},
 }
 
 // writeExitCodes ends a command's --help: the exit codes it can return,

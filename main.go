@@ -12,7 +12,7 @@
 //	pinprobe --demo                  probe a built-in reproduction of the incident, on loopback
 //	pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
 //	pinprobe compare BEFORE AFTER    what changed between two saved reports
-//	pinprobe help [COMMAND]          pinprobe's --help, or report's or compare's
+//	pinprobe help [COMMAND]          pinprobe's --help, or that of report, compare, version
 //	pinprobe version                 the version, as --version
 //
 // A first word that is a typo of a command is refused as one ("unknown

@@ -234,7 +234,8 @@ func TestHelpCommand(t *testing.T) {
 		{[]string{"help"}, []string{"--help"}},
 		{[]string{"help", "report"}, []string{"report", "--help"}},
 		{[]string{"help", "compare"}, []string{"compare", "-h"}},
-		{[]string{"help", "version"}, []string{"-h"}},
+		{[]string{"help", "version"}, []string{"version", "-h"}},
+		{[]string{"help", "help"}, []string{"-h"}},
 	} {
 		code, got, stderr := pinprobe(t, tt.help...)
 		_, want, _ := pinprobe(t, tt.same...)
@@ -247,7 +248,7 @@ func TestHelpCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"help", "compre"}, `help: unknown command "compre"; did you mean "compare"?`},
-		{[]string{"help", "bogus"}, `help: unknown command "bogus": pinprobe help [report|compare]`},
+		{[]string{"help", "bogus"}, `help: unknown command "bogus": pinprobe help [report|compare|version]`},
 		{[]string{"help", "report", "compare"}, "help: want one command at most"},
 	} {
 		code, stdout, stderr := pinprobe(t, tt.args...)
@@ -287,7 +288,7 @@ func TestUnknownCommandSuggestsTheNearest(t *testing.T) {
 func commandHelps(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, args := range [][]string{{"--help"}, {"report", "--help"}, {"compare", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"report", "--help"}, {"compare", "--help"}, {"version", "--help"}} {
 		code, stdout, stderr := pinprobe(t, args...)
 		if code != exitOK || stdout == "" {
 			t.Fatalf("pinprobe %q: exit %d, stderr %q", args, code, stderr)
@@ -347,7 +348,8 @@ func TestHelpPlaceholders(t *testing.T) {
 // refused with the value in the unit that flag takes (--max-p99 800 is
 // "800ms", --duration 5 is "5s"), and any other refusal shows values of
 // that flag; every value suggested is one the flag accepts. A failure
-// rate over 1 is suggested as a percentage.
+// rate over 1 is suggested as a percentage, a request rate with its unit
+// as the number alone.
 func TestDurationFlagsSuggestTheirUnit(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
@@ -360,6 +362,9 @@ func TestDurationFlagsSuggestTheirUnit(t *testing.T) {
 		{[]string{"--max-p99", "soon", "http://a.test/"}, `--max-p99 "soon": must be a duration like "800ms" or "1.5s"`},
 		{[]string{"--max-failure-rate", "5", "http://a.test/"}, `--max-failure-rate "5": want a rate from 0 to 1 (0% to 100%), e.g. "5%" for 5 in a hundred`},
 		{[]string{"--max-failure-rate", "500", "http://a.test/"}, `--max-failure-rate "500": want a rate from 0 to 1 (0% to 100%)`},
+		{[]string{"-r", "50/s", "http://a.test/"}, `--rate "50/s": requests per second are the number alone, e.g. "50"`},
+		{[]string{"-r", "2.5 req/s", "http://a.test/"}, `--rate "2.5 req/s": requests per second are the number alone, e.g. "2.5"`},
+		{[]string{"-r", "0/s", "http://a.test/"}, `--rate "0/s": want requests per second from 0.001 to 10000000, or "max"`},
 	} {
 		code, _, stderr := pinprobe(t, tt.args...)
 		if code != exitUsage || stderr != "pinprobe: "+tt.want+"\n" {
