@@ -81,7 +81,7 @@ func writeCompareHelp(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprint(w, `pinprobe compare: what changed between two saved JSON reports.
 
 Usage:
-  pinprobe compare [flags] BEFORE AFTER   (- reads one of them from standard input)
+  pinprobe compare [flags] BEFORE AFTER   (- reads one from standard input)
 
 Endpoints are matched by URL and address; added and removed ones are listed.
 Failure rates are compared with Fisher's exact test and Wilson intervals
@@ -89,7 +89,7 @@ Failure rates are compared with Fisher's exact test and Wilson intervals
 statuses that appeared, vanished or changed share. The conclusion comes first.
 `)
 	writeFlags(w, fs, compareHelp)
-	fmt.Fprint(w, exitCodesHelp)
+	writeExitCodes(w, "compare")
 }
 
 // parseCompareArgs fills a compareConfig from the command line and
