@@ -13,6 +13,7 @@ import (
 	"pinprobe/report/stat"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 //go:embed html.tmpl
@@ -32,7 +33,30 @@ var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"items":  strings.Fields,
 	"upper":  strings.ToUpper,
 	"inc":    func(i int) int { return i + 1 },
+	"words":  keepWords,
+	// snake cuts an error class after its underscores, where a narrow
+	// table may break it: connect_<wbr>refused×3.
+	"snake": func(s string) []string { return strings.SplitAfter(s, "_") },
 }).Parse(htmlSource))
+
+// htmlWord is a word of a sentence (keepWords): Keep when it must not
+// break over lines at its hyphens.
+type htmlWord struct {
+	Text string
+	Keep bool
+}
+
+// keepWords cuts s into its words and marks those that hold a hyphen and
+// are short enough to stay whole on a narrow screen (X-Served-By, gw-3,
+// 2026-06-16), which a browser would otherwise break after a hyphen.
+func keepWords(s string) []htmlWord {
+	fields := strings.Fields(s)
+	out := make([]htmlWord, len(fields))
+	for i, w := range fields {
+		out[i] = htmlWord{Text: w, Keep: strings.Contains(w, "-") && utf8.RuneCountInString(w) <= 32}
+	}
+	return out
+}
 
 // htmlCSP forbids the page every fetch and every script: it is one file that
 // works offline, and a body that slipped past the escaping could load or run
@@ -76,6 +100,7 @@ type htmlPage struct {
 	Timeline  *timelineChart
 	Mix       *mixChart
 	Latency   *latencyChart
+	OverTime  *overTimeCharts
 	FailingQs []htmlQuery // the queries over the failing connections' ports
 }
 
@@ -136,6 +161,7 @@ func newHTMLPage(v *View) *htmlPage {
 	p.Timeline = newTimelineChart(v)
 	p.Mix = newMixChart(v)
 	p.Latency = newLatencyChart(v)
+	p.OverTime = newOverTimeCharts(v)
 	return p
 }
 
