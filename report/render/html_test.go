@@ -650,3 +650,25 @@ func TestHTMLLogsFollowTheGateway(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLNotesSayMore: "Also found" lists each note once, and none that
+// repeats word for word what the summary already says of the suspects.
+func TestHTMLNotesSayMore(t *testing.T) {
+	r := fixture.GoldenReport(t)
+	sentences := strings.SplitAfter(r.Verdict.Summary, ". ")
+	fresh := "198.51.100.20 was slow to connect between 20:43:02 and 20:43:04 UTC."
+	r.Verdict.Notes = []string{r.Verdict.Summary, strings.TrimSpace(sentences[0]), fresh, fresh}
+	doc, err := html.Parse(strings.NewReader(renderHTML(t, r)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, div := range find(doc, classed("notes")) {
+		for _, li := range find(div, tagged("li")) {
+			notes = append(notes, textOf(li))
+		}
+	}
+	if !slices.Equal(notes, []string{fresh}) {
+		t.Errorf("Also found lists %q; want only %q, once", notes, fresh)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"pinprobe/report"
 	"pinprobe/report/phrase"
+	"slices"
 	"strings"
 	"time"
 )
@@ -45,7 +46,8 @@ type TimeScope struct {
 	Latency bool
 	// Summary says when it failed and how slow it got: "failed from
 	// 20:43:05 to 20:43:09 UTC, in 4 of 5 slices; p99 highest at 20:43:07
-	// UTC (12.5ms)".
+	// UTC (125ms, against 12.5ms in the median slice)", or "p99 at most
+	// 12.5ms" when no slice's p99 is 1.5 times the median slice's.
 	Summary string
 }
 
@@ -200,7 +202,11 @@ func (v *View) overTime(r *report.Report) {
 		}
 		s.Summary = o.summary(s)
 	}
-	if len(missing) > 0 {
+	if len(tl.Families) == 0 {
+		// A report written before the timeline kept latencies, or merged
+		// with one: requests and failures only.
+		o.Note = "This report holds no latency over time (it was written before pinprobe kept it, or merged with such a report): requests and failures only."
+	} else if len(missing) > 0 {
 		o.Note = fmt.Sprintf("No latency over time for %s: a run keeps it for every family and for its first %d endpoints and %d instances.",
 			phrase.JoinAnd(phrase.CapItems(missing, 4)), report.MaxLatencyEndpoints, report.MaxGroupSeries)
 	}
@@ -233,13 +239,29 @@ func (o *OverTimeView) summary(s *TimeScope) string {
 		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in %d of %d slices", clock(first), clock(last+1), failing, sent))
 	}
 	if s.Latency {
-		peak := 0
+		peak := -1
+		var p99s []float64
 		for c := range s.P99 {
-			if s.P99[c] > s.P99[peak] {
+			if s.Requests[c] == 0 {
+				continue
+			}
+			p99s = append(p99s, s.P99[c])
+			if peak < 0 || s.P99[c] > s.P99[peak] {
 				peak = c
 			}
 		}
-		parts = append(parts, fmt.Sprintf("p99 highest at %s UTC (%s)", clock(peak), phrase.Latency(s.P99[peak], 1)))
+		slices.Sort(p99s)
+		typical := p99s[(len(p99s)-1)/2]
+		if s.P99[peak] > steadyP99*typical {
+			parts = append(parts, fmt.Sprintf("p99 highest at %s UTC (%s, against %s in the median slice)", clock(peak), phrase.Latency(s.P99[peak], 1), phrase.Latency(typical, 1)))
+		} else {
+			parts = append(parts, fmt.Sprintf("p99 at most %s", phrase.Latency(s.P99[peak], 1)))
+		}
 	}
 	return strings.Join(parts, "; ")
 }
+
+// steadyP99 is how many times its median a scope's highest p99 over time
+// must be to be named as a peak, with when; under it only the highest is
+// said.
+const steadyP99 = 1.5

@@ -150,6 +150,9 @@ func TestViewOverTime(t *testing.T) {
 			t.Errorf("IPv4 slice %d: p50 %v ms; want 15 to 24 ms", c, ipv4.P50[c])
 		}
 	}
+	if want := "p99 at most 18.7ms"; !strings.HasSuffix(ipv6.Summary, want) {
+		t.Errorf("IPv6 summary %q; want it to end %q", ipv6.Summary, want)
+	}
 	if !strings.Contains(ipv4.Summary, "p99 highest at 20:44:") || !ipv4.Latency {
 		t.Errorf("IPv4 summary %q; want its p99 highest in the slow stretch", ipv4.Summary)
 	}
@@ -204,8 +207,15 @@ func TestViewOverTimeSlices(t *testing.T) {
 	if want := []string{"IPv4 (192.0.2.1, 192.0.2.2)", "IPv6 (2001:db8::1)", "connections of 192.0.2.2"}; !slices.Equal(labels, want) {
 		t.Errorf("scopes %q; want %q", labels, want)
 	}
-	if !strings.Contains(o.Note, "X-Served-By: gw-3 behind 192.0.2.2") {
-		t.Errorf("note %q; want it to name the instance without latencies over time", o.Note)
+	if !strings.HasPrefix(o.Note, "This report holds no latency over time") {
+		t.Errorf("note %q; want it to say the report holds no latency over time", o.Note)
+	}
+	// A report with its families' latencies but not an instance's names
+	// the instance.
+	r = overTimeReport(t)
+	r.Timeline.Groups = nil
+	if note := NewView(r).OverTime.Note; !strings.Contains(note, "X-Served-By: gw-3 behind 192.0.2.2") {
+		t.Errorf("note %q; want it to name the instance without latencies over time", note)
 	}
 	var got int64
 	for _, n := range o.Scopes[0].Requests {
