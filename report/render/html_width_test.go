@@ -17,9 +17,10 @@ import (
 type pageMeasure struct {
 	Width       int      `json:"width"`
 	ScrollWidth int      `json:"scrollWidth"`
-	Scrolling   []string `json:"scrolling"` // tables of counts that scroll inside their box
-	Small       []string `json:"small"`     // chart text drawn under 10 px
-	Broken      []string `json:"broken"`    // names that must not break, broken over lines
+	Scrolling   []string `json:"scrolling"`  // tables of counts that scroll inside their box
+	Small       []string `json:"small"`      // chart text drawn under 10 px
+	Broken      []string `json:"broken"`     // names that must not break, broken over lines
+	KeptHeader  bool     `json:"keptHeader"` // the heading's X-Served-By is one of them
 	Charts      []struct {
 		ID                   string
 		X, Y, W, H           float64 // the chart's box in the page, px
@@ -41,6 +42,7 @@ const measureScript = `(() => {
   }
   for (const s of document.querySelectorAll('.nw')) {
     if (s.getClientRects().length > 1) out.broken.push(s.textContent);
+    if (s.closest('h1') && s.textContent.startsWith('X-Served-By')) out.keptHeader = true;
   }
   for (const fig of document.querySelectorAll('figure.ts')) {
     const r = fig.querySelector('svg').getBoundingClientRect();
@@ -101,6 +103,9 @@ func TestHTMLWidths(t *testing.T) {
 				}
 				for _, s := range m.Broken {
 					t.Errorf("%q breaks over lines", s)
+				}
+				if p.name == "over-time" && !m.KeptHeader {
+					t.Errorf("the heading's X-Served-By is not kept from breaking at its hyphens")
 				}
 				if len(m.Charts) != p.charts {
 					t.Fatalf("%d charts over time; want %d", len(m.Charts), p.charts)
