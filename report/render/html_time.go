@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"pinprobe/report/phrase"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -82,7 +83,7 @@ func newTimeChart(o *OverTimeView, i int) *timeChart {
 	for _, n := range s.Requests {
 		peak = max(peak, float64(n)/o.Step)
 	}
-	top := niceCeil(peak)
+	top := rateCeil(peak)
 	rateY := func(rps float64) float64 { return tsRateY + tsRateH - rps/top*tsRateH }
 	c.RateTicks = []yTick{{Y: f(tsRateY), Label: rateWords(top)}, {Y: f(tsRateY + tsRateH), Label: "0"}}
 	var sent, fails strings.Builder
@@ -151,17 +152,44 @@ func latencyScale(lo, hi float64) (func(float64) float64, []float64) {
 	}
 	all := logTicks(lo, hi)
 	a, b := math.Log10(all[0]), math.Log10(all[len(all)-1])
-	ticks := all
-	if len(all) > 5 { // the lane has room for five labels: the ends and the powers of ten
-		ticks = []float64{all[0]}
-		for _, t := range all[1 : len(all)-1] {
-			if e := math.Log10(t); math.Abs(e-math.Round(e)) < 1e-9 {
-				ticks = append(ticks, t)
-			}
+	y := func(ms float64) float64 { return bottom - (math.Log10(max(ms, all[0]))-a)/(b-a)*tsLatH }
+	// Labels at least tsTickGap apart: the powers of ten first, then the
+	// ends, then the others (2 and 5 times them).
+	var order []float64
+	for _, t := range all {
+		if e := math.Log10(t); math.Abs(e-math.Round(e)) < 1e-9 {
+			order = append(order, t)
 		}
-		ticks = append(ticks, all[len(all)-1])
 	}
-	return func(ms float64) float64 { return bottom - (math.Log10(max(ms, all[0]))-a)/(b-a)*tsLatH }, ticks
+	order = append(order, all[0], all[len(all)-1])
+	order = append(order, all...)
+	var ticks []float64
+	for _, t := range order {
+		if !slices.ContainsFunc(ticks, func(k float64) bool { return math.Abs(y(k)-y(t)) < tsTickGap }) {
+			ticks = append(ticks, t)
+		}
+	}
+	slices.Sort(ticks)
+	return y, ticks
+}
+
+// tsTickGap is the least distance between two labels of a lane's scale.
+const tsTickGap = 16.0
+
+// rateCeil is the top of the requests lane: the least of 1, 1.5, 2, 2.5,
+// 3, 4, 5, 6, 8 or 10 × 10^k at least x, so the highest column fills most
+// of the lane.
+func rateCeil(x float64) float64 {
+	if x <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8} {
+		if m*p >= x*(1-1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 // stepLine draws values as a step line over the columns that had requests,

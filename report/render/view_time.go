@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"math"
 	"pinprobe/report"
 	"pinprobe/report/phrase"
 	"slices"
@@ -54,6 +55,16 @@ type TimeScope struct {
 // At is when slice i starts.
 func (o *OverTimeView) At(i int) time.Time {
 	return o.From.Add(report.SecondsDuration(o.Step * float64(i)))
+}
+
+// Clock says when slice i starts, to the second when slices are whole
+// seconds (a run starts at any millisecond; its slices' times are
+// rounded, the hover titles' and the axis' are not).
+func (o *OverTimeView) Clock(i int) string {
+	if o.Step >= 1 && o.Step == math.Trunc(o.Step) {
+		return o.At(i).UTC().Round(time.Second).Format("15:04:05")
+	}
+	return clockOf(o.At(i), o.Step)
 }
 
 // epKey names the data an endpoint's scope is drawn from, so a suspect
@@ -226,7 +237,7 @@ func (o *OverTimeView) summary(s *TimeScope) string {
 			last, failing = c, failing+1
 		}
 	}
-	clock := func(c int) string { return clockOf(o.At(c), o.Step) }
+	clock := func(c int) string { return o.Clock(c) }
 	var parts []string
 	switch {
 	case sent == 0:

@@ -225,3 +225,32 @@ func TestViewOverTimeSlices(t *testing.T) {
 		t.Errorf("IPv4: %d requests over the slices; want %d", got, r.Families["ipv4"].Requests)
 	}
 }
+
+// TestOverTimeScales: the latency lane's labels never crowd (a log lane
+// from 0.2 to 17 ms labelled 20 ms a few units over 10 ms), each lane's
+// top is near its highest value, and slices are said to the second.
+func TestOverTimeScales(t *testing.T) {
+	for _, tc := range []struct{ lo, hi float64 }{{0.2, 17}, {0.26, 9.1}, {1, 900}, {0.01, 20000}, {15, 19}, {0.4, 5.2}} {
+		y, ticks := latencyScale(tc.lo, tc.hi)
+		if len(ticks) < 2 {
+			t.Errorf("%v to %v ms: ticks %v; want two or more", tc.lo, tc.hi, ticks)
+		}
+		for i := 1; i < len(ticks); i++ {
+			if gap := y(ticks[i-1]) - y(ticks[i]); gap < tsTickGap {
+				t.Errorf("%v to %v ms: ticks %v and %v %.1f units apart; want %v or more", tc.lo, tc.hi, ticks[i-1], ticks[i], gap, tsTickGap)
+			}
+		}
+		if top := y(tc.hi); top < tsLatY-0.01 || top > tsLatY+tsLatH/3 {
+			t.Errorf("%v to %v ms: the highest at y %.1f; want in the lane's top third (%v to %v)", tc.lo, tc.hi, top, tsLatY, tsLatY+tsLatH/3)
+		}
+	}
+	for _, tc := range []struct{ x, want float64 }{{22, 25}, {20, 20}, {0.7, 0.8}, {9.2, 10}, {31, 40}, {101, 150}} {
+		if got := rateCeil(tc.x); got != tc.want {
+			t.Errorf("rateCeil(%v) = %v; want %v", tc.x, got, tc.want)
+		}
+	}
+	o := &OverTimeView{From: report.Time{Time: time.Date(2026, 12, 1, 19, 3, 33, 955e6, time.UTC)}, Step: 1, Columns: 60}
+	if got := o.Clock(2); got != "19:03:36" {
+		t.Errorf("slice 2 of a run started at 19:03:33.955 starts at %q; want 19:03:36", got)
+	}
+}
