@@ -56,8 +56,8 @@ const measureScript = `(() => {
   return out;
 })()`
 
-// TestHTMLWidths loads the over-time page and the golden page in Chromium
-// at 800, 1280 and 1920 px and checks each at each width: nothing logged
+// TestHTMLWidths loads the over-time, golden, hostile and inside pages in
+// Chromium at 800, 1280 and 1920 px and checks each at each width: nothing logged
 // to the console, no horizontal overflow of the page, no table of counts
 // scrolling inside its box (the p99 column cut off), no chart text under
 // 10 px, no name broken at its hyphens, and every chart over time drawn:
@@ -74,6 +74,8 @@ func TestHTMLWidths(t *testing.T) {
 	}{
 		{"over-time", writePage(t, overTimeReport(t)), 4},
 		{"golden", writePage(t, fixture.GoldenReport(t)), len(NewView(fixture.GoldenReport(t)).OverTime.Scopes)},
+		{"hostile", writePage(t, fixture.HostileReport(t)), len(NewView(fixture.HostileReport(t)).OverTime.Scopes)},
+		{"inside", writePage(t, insideReport(t)), len(NewView(insideReport(t)).OverTime.Scopes)},
 	}
 	for _, p := range pages {
 		for i, width := range []int{800, 1280, 1920} {
