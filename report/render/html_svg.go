@@ -18,7 +18,7 @@ import (
 const (
 	chartW    = 800.0 // the template's viewBox says it too
 	plotX0    = 190.0
-	plotX1    = 620.0
+	plotX1    = 600.0 // 200 units of figures to its right: "p50 12.5ms · p99 22.5ms" in bold
 	plotW     = plotX1 - plotX0
 	labelRune = 22 // monospace labels cut to this many characters
 )

@@ -384,7 +384,7 @@ func TestTimelineChartMergesColumns(t *testing.T) {
 	if !strings.HasPrefix(row.Fails[0].Title, "192.0.2.1, 20:43:59.500–20:44:03.000 UTC: 1 of 70 failed") {
 		t.Errorf("first failure column says %q", row.Fails[0].Title)
 	}
-	if row.Sent != "M190 0h430v24h-430z" {
+	if row.Sent != "M190 0h410v24h-410z" {
 		t.Errorf("sent path %q; want one run across the plot", row.Sent)
 	}
 	var labels []string

@@ -17,8 +17,9 @@ import (
 type pageMeasure struct {
 	Width       int      `json:"width"`
 	ScrollWidth int      `json:"scrollWidth"`
-	Scrolling   []string `json:"scrolling"`  // tables of counts that scroll inside their box
+	Scrolling   []string `json:"scrolling"`  // tables (but the samples) that scroll inside their box
 	Small       []string `json:"small"`      // chart text drawn under 10 px
+	Clipped     []string `json:"clipped"`    // chart text cut by its chart's edge
 	Broken      []string `json:"broken"`     // names that must not break, broken over lines
 	KeptHeader  bool     `json:"keptHeader"` // the heading's X-Served-By is one of them
 	Charts      []struct {
@@ -31,14 +32,16 @@ type pageMeasure struct {
 // measureScript measures the page in the browser (see pageMeasure): the
 // page itself runs no script, so DevTools runs this one.
 const measureScript = `(() => {
-  const out = {width: innerWidth, scrollWidth: document.documentElement.scrollWidth, scrolling: [], small: [], broken: [], charts: []};
+  const out = {width: innerWidth, scrollWidth: document.documentElement.scrollWidth, scrolling: [], small: [], clipped: [], broken: [], charts: []};
   for (const w of document.querySelectorAll('.table')) {
-    if (w.querySelector('table.stats') && w.scrollWidth > w.clientWidth + 1)
+    if (!w.querySelector('table.samples') && w.scrollWidth > w.clientWidth + 1)
       out.scrolling.push((w.closest('section') || {}).id + ': ' + w.scrollWidth + 'px in ' + w.clientWidth + 'px');
   }
   for (const t of document.querySelectorAll('svg.chart text')) {
     const px = parseFloat(getComputedStyle(t).fontSize) * t.ownerSVGElement.getScreenCTM().a;
     if (px < 10 && t.textContent.trim() !== '') out.small.push(t.textContent + ' (' + px.toFixed(1) + 'px)');
+    const r = t.getBoundingClientRect(), box = t.ownerSVGElement.getBoundingClientRect();
+    if (r.right > box.right + 0.5 || r.left < box.left - 0.5) out.clipped.push(t.textContent);
   }
   for (const s of document.querySelectorAll('.nw')) {
     if (s.getClientRects().length > 1) out.broken.push(s.textContent);
@@ -98,10 +101,13 @@ func TestHTMLWidths(t *testing.T) {
 					t.Errorf("the page is %d px wide in a window of %d: it overflows sideways", m.ScrollWidth, m.Width)
 				}
 				for _, s := range m.Scrolling {
-					t.Errorf("a table of counts scrolls inside its box, its last columns cut off: %s", s)
+					t.Errorf("a table scrolls inside its box, its last columns cut off: %s", s)
 				}
 				if len(m.Small) > 0 {
 					t.Errorf("%d chart labels under 10 px, e.g. %q", len(m.Small), m.Small[:min(len(m.Small), 5)])
+				}
+				if len(m.Clipped) > 0 {
+					t.Errorf("%d chart labels cut by their chart's edge, e.g. %q", len(m.Clipped), m.Clipped[:min(len(m.Clipped), 5)])
 				}
 				for _, s := range m.Broken {
 					t.Errorf("%q breaks over lines", s)
