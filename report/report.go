@@ -117,11 +117,21 @@ type Client struct {
 	PortsLowerBound bool `json:"ports_count_lower_bound,omitempty"`
 }
 
-// Timeline counts requests and failures per interval and endpoint.
+// Timeline counts requests and failures per interval and endpoint, and
+// latencies per interval (see Latencies): of every family, of the first
+// MaxLatencyEndpoints endpoints, and of the first MaxGroupSeries instance
+// groups, with their requests and failures. Every series has the same
+// buckets.
 type Timeline struct {
 	IntervalS float64  `json:"interval_s"`
 	Start     Time     `json:"start"`
 	Series    []Series `json:"series"`
+	// Families holds each family's latencies over time, in the order of
+	// Report.Families' keys; absent from reports written before it.
+	Families []FamilySeries `json:"families,omitempty"`
+	// Groups holds instance groups over time, in the order of
+	// Report.Groups; absent when no instance header was seen.
+	Groups []GroupSeries `json:"groups,omitempty"`
 }
 
 // Series is one endpoint's timeline; index i covers
@@ -131,6 +141,9 @@ type Series struct {
 	Target   string  `json:"target"`
 	Requests []int64 `json:"requests"`
 	Failed   []int64 `json:"failed"`
+	// Latency is the endpoint's latencies over time, kept for the first
+	// MaxLatencyEndpoints endpoints only; nil for the others.
+	Latency *Latencies `json:"latency,omitempty"`
 }
 
 // Fingerprint is one kind of failure and where it came from.

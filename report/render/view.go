@@ -33,6 +33,9 @@ type View struct {
 	Who      []WhoRow
 	Phases   []PhaseRow
 	Timeline TimelineView
+	// OverTime is each family and suspect over time: requests, failures,
+	// p50 and p99 per slice of the run.
+	OverTime OverTimeView
 	Samples  []SampleGroup
 	Tests    []TestRow
 	// TestsHow says how the tests were made.
@@ -375,6 +378,7 @@ func NewView(r *report.Report) *View {
 	v.groups(r)
 	v.conns(r)
 	v.logs(r)
+	v.overTime(r)
 	return v
 }
 
