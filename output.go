@@ -154,7 +154,7 @@ func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(strin
 		o.output, func(w io.Writer) error { return report.JSON(w, rep) }, say)
 	var gate error
 	if report.Breached(rep.Thresholds) {
-		gate = errors.New("release gate: " + render.NewView(rep).Gate.Summary)
+		gate = errors.New("release gate " + render.NewView(rep).Gate.Summary)
 	}
 	return outcome(werr, gate, rep.Interrupted)
 }

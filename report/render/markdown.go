@@ -253,7 +253,7 @@ func (m *mdWriter) dns(v *View) {
 			ch = fmt.Sprintf("%d (below)", n)
 			changes += n
 		}
-		rows = append(rows, []string{mdText(d.Host), mdText(d.Source), addrs, ch})
+		rows = append(rows, []string{mdText(d.Host), mdText(d.Where), addrs, ch})
 	}
 	m.table([]string{"Host", "Resolved by", "Addresses (latest answer)", "Changes during the run"}, "llll", rows)
 	for _, d := range v.DNS {
