@@ -137,6 +137,10 @@ func TestReleaseGateOneName(t *testing.T) {
 			t.Fatal(err)
 		}
 		text := b.String()
+		lines := strings.Split(text, "\n")
+		if !slices.Contains(lines[:3], tt.first) {
+			t.Errorf("%s: the text report does not start with %q:\n%s", tt.name, tt.first, strings.Join(lines[:3], "\n"))
+		}
 		if strings.Contains(text, "THRESHOLDS") {
 			t.Errorf("%s: the text report still says THRESHOLDS", tt.name)
 		}

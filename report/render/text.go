@@ -164,7 +164,17 @@ func (t *textWriter) wrapped(code, lead, text string, indent int, whole bool) {
 	}
 }
 
+// header says first what the run found, the verdict in one line (every
+// suspect, and how many requests failed) and the release gate's outcome,
+// as k6 puts its thresholds first; then what ran. The whole verdict, with
+// its evidence, comes last.
 func (t *textWriter) header(v *View) {
+	if st := v.Verdict; st.Line != "" {
+		t.para(verdictCode(st), "VERDICT "+strings.ToUpper(st.Status), st.Line, 2)
+	}
+	if g := v.Gate; g.Summary != "" {
+		t.para(t.gateCode(g), "RELEASE GATE", g.Summary, 2)
+	}
 	run := v.Run
 	parts := []string{
 		t.style(ansiBold, "pinprobe") + " " + run.Version,

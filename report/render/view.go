@@ -63,6 +63,11 @@ type VerdictView struct {
 	// Headline names every suspect and how it fails (the verdict's own
 	// headline), or says the status in a few words when there is none.
 	Headline string
+	// Line is the verdict in one line, for the top of a report: how many
+	// requests failed, and the headline when something failed: "63 of
+	// 150 requests failed (42.0%): IPv6 (::1) answers 502; …"; "" when the
+	// report has no verdict.
+	Line     string
 	Summary  string
 	Suspects []SuspectRow
 	// Notes are the further findings, in sentences: what the data cannot
@@ -409,6 +414,7 @@ func (v *View) verdict(r *report.Report) {
 		v.Verdict.Tone = "good"
 	}
 	v.Verdict.Level = phrase.Capitalize(levelWords(vd.Level))
+	v.Verdict.Line = verdictLine(vd, &r.Totals)
 	for _, s := range vd.Suspects {
 		row := SuspectRow{Kind: s.Kind, Target: s.Target, How: s.How, Agrees: s.Agrees,
 			Failed: fmt.Sprintf("%d of %d requests failed", s.Failed, s.Requests),
@@ -458,6 +464,21 @@ func headlineOf(v *report.Verdict) string {
 		return "no verdict"
 	}
 	return v.Status
+}
+
+// verdictLine is VerdictView.Line: the failures counted, then the
+// headline, which names every suspect.
+func verdictLine(vd *report.Verdict, t *report.Stats) string {
+	failed := fmt.Sprintf("%d of %d request%s failed", t.Failed, t.Requests, phrase.Plural(int(t.Requests)))
+	switch vd.Status {
+	case "":
+		return ""
+	case report.VerdictNoData:
+		return "no request was sent"
+	case report.VerdictOK:
+		return failed
+	}
+	return failed + " (" + pct(t.FailureRate, t.Requests) + "): " + headlineOf(vd)
 }
 
 // levelWords says a verdict's level: "a difference counts as significant
