@@ -15,9 +15,9 @@ import (
 )
 
 // readmeBlocks makes each generated block the test knows: --help, and the
-// demo's text report and the start of its Markdown report, rendered from
-// its saved report (examples/demo-report.json), so they say what the
-// examples say, and the same on every run.
+// demo's text report, its brief text report and the start of its Markdown
+// report, rendered from its saved report (examples/demo-report.json), so
+// they say what the examples say, and the same on every run.
 func readmeBlocks(t *testing.T) map[string]string {
 	t.Helper()
 	out := func(args ...string) string {
@@ -34,9 +34,10 @@ func readmeBlocks(t *testing.T) map[string]string {
 		t.Fatalf("the demo's Markdown report has no run section:\n%s", md)
 	}
 	return map[string]string{
-		"help":      "```text\n" + out("--help") + "```\n",
-		"demo-text": "```text\n" + out("report", demoReport) + "```\n",
-		"demo-md":   "```markdown\n" + strings.TrimRight(head, "\n") + "\n```\n",
+		"help":       "```text\n" + out("--help") + "```\n",
+		"demo-text":  "```text\n" + out("report", demoReport) + "```\n",
+		"demo-brief": "```text\n" + out("report", "--brief", demoReport) + "```\n",
+		"demo-md":    "```markdown\n" + strings.TrimRight(head, "\n") + "\n```\n",
 	}
 }
 

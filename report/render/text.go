@@ -26,13 +26,18 @@ const minWidth = 60
 // writeText renders the report for a terminal of width columns: what ran,
 // how each family and each endpoint fared, failing rows marked with ✗ (and
 // red when color is set). Narrow layouts drop the least useful columns and
-// wrap prose at word boundaries.
+// wrap prose at word boundaries. With Options.Brief it writes one screen of
+// it (see BriefView).
 func writeText(w io.Writer, r *report.Report, o Options) error {
 	tw := &textWriter{errWriter: errWriter{w: w}, color: o.Color, width: max(o.Width, minWidth)}
 	if o.Width <= 0 {
 		tw.width = DefaultWidth
 	}
 	v := NewView(r)
+	if o.Brief {
+		tw.brief(v)
+		return tw.err
+	}
 	tw.header(v)
 	tw.dns(v)
 	tw.families(v)
