@@ -77,7 +77,8 @@ func htmlLines(t *testing.T, page string) int {
 func TestBriefEveryFormat(t *testing.T) {
 	inside := insideReport(t)
 	spread := fixture.GoldenReport(t)
-	spread.Verdict = report.Verdict{Status: report.VerdictSpread, Summary: "Failures are spread over every address."}
+	spread.Verdict = report.Verdict{Status: report.VerdictSpread, Summary: "Failures are spread over every address.",
+		Notes: []string{"No IPv6 address (AAAA record) for api.example.com: IPv6 not tested."}}
 	for _, tt := range []struct {
 		name string
 		r    *report.Report
@@ -92,7 +93,8 @@ func TestBriefEveryFormat(t *testing.T) {
 			[]string{"pinprobe-0123abcd-2-1", "pinprobe-0123abcd-1-3"}},
 		{"golden", fixture.GoldenReport(t),
 			[]string{"2001:db8::7", "AGWAccessLogs"}, nil},
-		{"spread", spread, []string{"spread"}, nil},
+		// No suspect: the verdict's notes are what there is to say.
+		{"spread", spread, []string{"spread", "No IPv6 address (AAAA record) for api.example.com"}, nil},
 	} {
 		for _, format := range []string{"text", "markdown", "html"} {
 			for _, width := range []int{80, 120} {
@@ -196,6 +198,23 @@ func TestCodeLines(t *testing.T) {
 		got := codeLines(tt.text, tt.lang, 32)
 		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 			t.Errorf("%s:\n got %q\nwant %q", tt.lang, got, tt.want)
+		}
+	}
+}
+
+// TestHTMLBriefSelfContained: the brief page, like the full one, loads
+// nothing and runs nothing, with the same style sheet allowed by its
+// hash; an empty report makes one too.
+func TestHTMLBriefSelfContained(t *testing.T) {
+	empty := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{}, Verdict: report.Verdict{Status: report.VerdictNoData, Summary: "No request was sent."}}
+	for name, r := range map[string]*report.Report{"inside": insideReport(t), "golden": fixture.GoldenReport(t), "empty": empty} {
+		page := renderBrief(t, r, "html", 0)
+		if !strings.HasPrefix(page, "<!DOCTYPE html>\n") || !strings.HasSuffix(page, "</html>\n") {
+			t.Errorf("%s: not a whole page", name)
+		}
+		checkSelfContained(t, parseHTML(t, page))
+		if name == "empty" && (strings.Contains(page, `id="suspects"`) || strings.Contains(page, `id="logs"`)) {
+			t.Errorf("empty: the page has suspects or log queries")
 		}
 	}
 }

@@ -11,6 +11,9 @@ func (m *mdWriter) brief(v *View) {
 	b := v.Brief()
 	m.printf("# pinprobe: %s — %s\n\n", mdText(v.Headline), mdText(v.Hosts))
 	m.printf("> **Verdict: %s.** %s\n", mdText(v.Verdict.Status), mdText(v.Verdict.Summary))
+	for _, n := range b.Notes {
+		m.printf(">\n> %s\n", mdText(n))
+	}
 	if len(v.Who) > 0 {
 		var who []string
 		for i, f := range v.Who {

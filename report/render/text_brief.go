@@ -12,6 +12,9 @@ import (
 func (t *textWriter) brief(v *View) {
 	b := v.Brief()
 	t.header(v)
+	for _, n := range b.Notes {
+		t.para("", " ·", n, 3)
+	}
 	t.families(v)
 	t.suspects(b)
 	t.who(v)

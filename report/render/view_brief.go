@@ -13,6 +13,9 @@ import (
 // family rows and one row per suspect, one failed request of each suspect,
 // and the one log query that finds them. The full report has the rest.
 type BriefView struct {
+	// Notes are the verdict's notes when it names no suspect (what was
+	// not tested, slowness): then they are what there is to say.
+	Notes    []string
 	Suspects []BriefSuspect
 	// Samples are one failed request of each suspect, or of each failing
 	// address (at most briefSamples) when the verdict names none.
@@ -93,6 +96,7 @@ func (v *View) Brief() *BriefView {
 		b.Samples = append(b.Samples, BriefSample{For: name, Label: label, Row: *sample})
 	}
 	if len(vd.Suspects) == 0 {
+		b.Notes = v.Verdict.Notes
 		for gi := range v.Samples {
 			g := &v.Samples[gi]
 			if i := slices.IndexFunc(g.Rows, func(s SampleRow) bool { return s.Failed }); i >= 0 && len(b.Samples) < briefSamples {
