@@ -218,3 +218,20 @@ func TestHTMLBriefSelfContained(t *testing.T) {
 		}
 	}
 }
+
+// TestBriefWhoCapped: a brief report lists the first three kinds of
+// failed answer and says how many more the full report has.
+func TestBriefWhoCapped(t *testing.T) {
+	r := fixture.GoldenReport(t)
+	r.Fingerprints = append(r.Fingerprints, r.Fingerprints...)
+	if n := len(NewView(r).Who); n != 6 {
+		t.Fatalf("%d kinds of answer; want 6", n)
+	}
+	out := renderBrief(t, r, "text", 80)
+	if n := strings.Count(out, "\n ✗ 30 × 502") + strings.Count(out, "\n ✗ 3 × "); n != 3 {
+		t.Errorf("%d kinds listed; want 3:\n%s", n, out)
+	}
+	if !strings.Contains(out, "… and 3 more kinds of failure in the full report") {
+		t.Errorf("the brief report does not say how many more kinds there are:\n%s", out)
+	}
+}

@@ -2,8 +2,12 @@ package render
 
 import (
 	"fmt"
+	"pinprobe/report/phrase"
 	"strings"
 )
+
+// briefWho is how many kinds of failed answer a brief report lists.
+const briefWho = 3
 
 // brief is the text report of --brief, one screen of it: the
 // verdict in a line with the release gate and what ran, the families, the
@@ -17,7 +21,14 @@ func (t *textWriter) brief(v *View) {
 	}
 	t.families(v)
 	t.suspects(b)
-	t.who(v)
+	who := *v // the first three kinds of answer, as in Markdown and HTML
+	if len(v.Who) > briefWho {
+		who.Who = v.Who[:briefWho]
+	}
+	t.who(&who)
+	if n := len(v.Who) - briefWho; n > 0 {
+		t.para("", "  ", fmt.Sprintf("… and %d more kind%s of failure in the full report", n, phrase.Plural(n)), 4)
+	}
 	t.briefSamples(b)
 	t.briefLogs(b)
 }
