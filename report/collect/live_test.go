@@ -63,3 +63,24 @@ func TestLiveLatency(t *testing.T) {
 		t.Errorf("2.5 s into a run: %d requests, %v/s over %ds; want 50, 20/s over 3s", w.Requests, w.Rate, w.Seconds)
 	}
 }
+
+// TestLiveLatencyConcurrent: the display reads while the collector adds
+// (run with -race).
+func TestLiveLatencyConcurrent(t *testing.T) {
+	var l LiveLatency
+	t0 := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 5000 {
+			l.add(t0.Add(time.Duration(i)*time.Millisecond), time.Millisecond)
+		}
+	}()
+	for range 200 {
+		_ = l.Recent(t0.Add(3*time.Second), t0, 5)
+	}
+	<-done
+	if w := l.Recent(t0.Add(6*time.Second), t0, 5); w.Requests == 0 {
+		t.Errorf("no request counted")
+	}
+}
