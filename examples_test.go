@@ -94,7 +94,10 @@ func TestExampleBeforeAfter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("before-after.sh: %v\n%s", err, out)
 	}
-	for _, want := range []string{"== before the change", "== after the change", "IPv6 failures gone"} {
+	// Each run shows the top of its report: the verdict in one line with
+	// the failures counted, and the gate of the run after.
+	for _, want := range []string{"== before the change", "VERDICT CONCENTRATED 100 of 200 requests failed (50.0%): IPv6 (::1) answers 502",
+		"== after the change", "VERDICT OK 0 of 200 requests failed", "RELEASE GATE passed", "IPv6 failures gone"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -1,9 +1,11 @@
 package main
 
-// The README is the contract: what it quotes of pinprobe is pinprobe's.
+// The README's generated blocks, between <!-- GEN:name --> and
+// <!-- /GEN:name -->, are what pinprobe prints. Those this test knows are
+// made here (go test . -run TestReadmeGenerated -update rewrites them); the
+// others (schemas, perf) are written by hand.
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,48 +16,75 @@ import (
 	"pinprobe/internal/fixture"
 )
 
-const readme = "README.md"
-
-// readmeBlock returns what README.md holds between <!-- GEN:name --> and
-// <!-- /GEN:name -->, and a function that writes the README with body
-// there instead (for -update).
-func readmeBlock(t *testing.T, name string) (body string, replace func(body string)) {
+// readmeBlocks makes each generated block the test knows: --help, and the
+// demo's text report, its brief text report and the start of its Markdown
+// report, rendered from its saved report (examples/demo-report.json), so
+// they say what the examples say, and the same on every run.
+func readmeBlocks(t *testing.T) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(readme)
+	out := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := pinprobe(t, args...)
+		if code != exitOK {
+			t.Fatalf("pinprobe %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		}
+		return stdout
+	}
+	md := out("report", "--format", "markdown", demoReport)
+	head, _, ok := strings.Cut(md, "\n## The run\n")
+	if !ok {
+		t.Fatalf("the demo's Markdown report has no run section:\n%s", md)
+	}
+	return map[string]string{
+		"help":       "```text\n" + out("--help") + "```\n",
+		"demo-text":  "```text\n" + out("report", demoReport) + "```\n",
+		"demo-brief": "```text\n" + out("report", "--brief", demoReport) + "```\n",
+		"demo-md":    "```markdown\n" + strings.TrimRight(head, "\n") + "\n```\n",
+	}
+}
+
+var genBlock = regexp.MustCompile(`(?s)(<!-- GEN:([a-z-]+) -->\n)(.*?)(<!-- /GEN:([a-z-]+) -->)`)
+
+// TestReadmeGenerated: the README's --help is pinprobe's, and its sample
+// text and Markdown reports are what pinprobe renders of the demo's saved
+// report now.
+func TestReadmeGenerated(t *testing.T) {
+	data, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, end := []byte("<!-- GEN:"+name+" -->\n"), []byte("<!-- /GEN:"+name+" -->")
-	i, j := bytes.Index(data, open), bytes.Index(data, end)
-	if i < 0 || j < i || bytes.Count(data, open) != 1 {
-		t.Fatalf("%s: no single %s … %s block", readme, strings.TrimSpace(string(open)), end)
+	want := readmeBlocks(t)
+	seen := map[string]bool{}
+	updated := genBlock.ReplaceAllStringFunc(string(data), func(m string) string {
+		sub := genBlock.FindStringSubmatch(m)
+		name, body := sub[2], sub[3]
+		if sub[5] != name {
+			t.Errorf("README: block GEN:%s ends with /GEN:%s", name, sub[5])
+			return m
+		}
+		w, ok := want[name]
+		if !ok {
+			return m // written by hand
+		}
+		seen[name] = true
+		if body != w && !*fixture.Update {
+			t.Errorf("README's GEN:%s block is not what pinprobe prints now (go test . -run TestReadmeGenerated -update rewrites it):\ngot:\n%s\nwant:\n%s", name, body, w)
+		}
+		return sub[1] + w + sub[4]
+	})
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("README has no GEN:%s block", name)
+		}
 	}
-	i += len(open)
-	return string(data[i:j]), func(body string) {
-		out := append(append(append([]byte{}, data[:i]...), body...), data[j:]...)
-		if err := os.WriteFile(readme, out, 0o644); err != nil {
+	if *fixture.Update && updated != string(data) {
+		if err := os.WriteFile("README.md", []byte(updated), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-// TestReadmeHelp: the README's GEN:help block is `pinprobe --help`
-// verbatim (go test -run TestReadmeHelp -update rewrites it).
-func TestReadmeHelp(t *testing.T) {
-	code, help, stderr := pinprobe(t, "--help")
-	if code != exitOK {
-		t.Fatalf("--help: exit %d\n%s", code, stderr)
-	}
-	want := "```text\n" + help + "```\n"
-	got, replace := readmeBlock(t, "help")
-	if *fixture.Update {
-		replace(want)
-		return
-	}
-	if got != want {
-		t.Errorf("%s: the GEN:help block is not pinprobe --help (go test -run TestReadmeHelp -update rewrites it)", readme)
-	}
-}
+const readme = "README.md"
 
 // publishedModule is the module path pinprobe is to be published under:
 // the one `go install …@latest` lines name.

@@ -18,6 +18,8 @@ type Live struct {
 	ClientErrors              atomic.Int64 // requests this machine could not send
 	FamilyRequests            map[probe.Family]*atomic.Int64
 	FamilyFailed              map[probe.Family]*atomic.Int64
+	// Latency is the rate and latency of the last seconds.
+	Latency LiveLatency
 
 	mu        sync.Mutex
 	endpoints []*LiveEndpoint
@@ -180,6 +182,7 @@ func (a *Aggregator) Add(r probe.Result) {
 	a.live.FamilyRequests[fam].Add(1)
 	le := a.live.endpoints[r.Endpoint] // the collector's own list: no lock to read it
 	le.Requests.Add(1)
+	a.live.Latency.add(r.Start.Add(r.Latency), r.Latency)
 	o := outcomeOf(&r, failed)
 	t.Record(o)
 	if failed {

@@ -1,7 +1,9 @@
 // Package render shows reports to people. NewView prepares one view of a
 // report — rows, labels and sentences, said once — and the text, Markdown
 // and HTML renderers are views of it: they read its fields, never re-parse
-// its strings, and compute no statistics. It also renders comparisons
+// its strings, and compute no statistics. View.Brief picks what a brief
+// report (--brief) shows in each of them, one screen of it. It also
+// renders comparisons
 // (package compare) and the preflight check list (probe.Check).
 //
 // Renderers are func(io.Writer, *report.Report) error; each returns every
