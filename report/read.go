@@ -257,6 +257,9 @@ func CheckSaved(r *Report) error {
 			bad("timeline: buckets but no start")
 		}
 	}
+	for _, e := range checkVantages(r) {
+		bad("%s", e)
+	}
 	return joinErrors(errs, more)
 }
 

@@ -31,6 +31,10 @@ type Verdict struct {
 	// Slow lists the scopes whose latency is significantly and materially
 	// higher than the rest's; they never make a run fail.
 	Slow []SlowFinding `json:"slow"`
+	// Vantages are the significant vantage tests (TestVantage): endpoints
+	// that fail more from one vantage point than from the others, which
+	// the summary names; absent when none.
+	Vantages []Test `json:"vantages,omitempty"`
 	// Level is how sure the verdict is: the significance level it was
 	// judged at.
 	Level Level `json:"level"`
@@ -115,6 +119,9 @@ const (
 	// TestTime: whether an address's failures vary over time more than
 	// chance would (its timeline buckets).
 	TestTime = "time"
+	// TestVantage compares an endpoint's requests from one vantage point
+	// of a merged report with its requests from the other vantages.
+	TestVantage = "vantage"
 )
 
 // Test is one exact test of a scope against the rest: a family against the
@@ -131,6 +138,8 @@ type Test struct {
 	Target  string `json:"target,omitempty"`
 	Header  string `json:"header,omitempty"`
 	Value   string `json:"value,omitempty"`
+	// Vantage is a vantage test's vantage point.
+	Vantage string `json:"vantage,omitempty"`
 	// Requests and Failed count the scope's requests; RestFailed and
 	// RestTotal the rest it is compared with. For the connection tests,
 	// the scope is the requests after a failure on their connection.
