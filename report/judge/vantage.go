@@ -16,18 +16,28 @@ func vantageRests(r *report.Report) []vantageCase {
 	if len(r.Vantages) < 2 {
 		return nil
 	}
+	// Each endpoint's figures from each vantage, in the vantages' order:
+	// one pass over the breakdown, however many endpoints and vantages.
+	type fromVantage struct {
+		vantage int
+		e       report.VantageEndpoint
+	}
+	by := map[report.EpKey][]fromVantage{}
+	for vi := range r.Vantages {
+		for _, e := range r.Vantages[vi].Endpoints {
+			if e.Requests > 0 {
+				k := report.EpKey{Target: e.Target, Address: e.Address}
+				by[k] = append(by[k], fromVantage{vi, e})
+			}
+		}
+	}
 	var cases []vantageCase
 	for i := range r.Endpoints {
-		k := report.KeyOf(&r.Endpoints[i])
 		var from []int // vantage indexes that probed it
 		var at []report.VantageEndpoint
-		for vi := range r.Vantages {
-			for _, e := range r.Vantages[vi].Endpoints {
-				if e.Target == k.Target && e.Address == k.Address && e.Requests > 0 {
-					from = append(from, vi)
-					at = append(at, e)
-				}
-			}
+		for _, fv := range by[report.KeyOf(&r.Endpoints[i])] {
+			from = append(from, fv.vantage)
+			at = append(at, fv.e)
 		}
 		if len(from) < 2 {
 			continue
@@ -38,13 +48,7 @@ func vantageRests(r *report.Report) []vantageCase {
 			n += e.Requests
 		}
 		for x, vi := range from {
-			c := vantageCase{endpoint: i, vantage: vi, e: at[x], restFailed: failed - at[x].Failed, restN: n - at[x].Requests}
-			for y, vj := range from {
-				if y != x {
-					c.others = append(c.others, vantageName(r.Vantages[vj].Name))
-				}
-			}
-			cases = append(cases, c)
+			cases = append(cases, vantageCase{endpoint: i, vantage: vi, e: at[x], restFailed: failed - at[x].Failed, restN: n - at[x].Requests, from: from})
 		}
 	}
 	return cases
@@ -56,7 +60,7 @@ type vantageCase struct {
 	endpoint, vantage int
 	e                 report.VantageEndpoint
 	restFailed, restN int64
-	others            []string
+	from              []int // the vantages that probed the endpoint, this one among them
 }
 
 // vantageName says a vantage's name, or what the runs without one are.
@@ -82,7 +86,13 @@ func (j *judgement) vantages() {
 		t.Vantage, t.Address, t.Target, t.Family = name, e.Address, e.Target, e.Family
 		t = j.test(t)
 		if t.Significant {
-			j.vantageFind = append(j.vantageFind, vantageFinding{test: t, endpoint: c.endpoint, others: c.others})
+			var others []string
+			for _, vj := range c.from {
+				if vj != c.vantage {
+					others = append(others, vantageName(j.r.Vantages[vj].Name))
+				}
+			}
+			j.vantageFind = append(j.vantageFind, vantageFinding{test: t, endpoint: c.endpoint, others: others})
 		}
 	}
 }
