@@ -67,6 +67,9 @@ func TestMergeVantages(t *testing.T) {
 		t.Errorf("summary %q; want %q and us-east's 0 of 400", m.Verdict.Summary, want)
 	}
 
+	if want := "IPv6 (2001:db8::10) answers 502; only eu-west sees 2001:db8::10 fail"; m.Verdict.Headline != want {
+		t.Errorf("headline %q; want %q", m.Verdict.Headline, want)
+	}
 	// A single run, and a merge of runs of one vantage, name none.
 	one, err := fixture.MergeJudged([]*report.Report{fixture.VantageRun(t, "eu-west", 0, 60), fixture.VantageRun(t, "eu-west", 5e9, 0)},
 		[]string{"a.json", "b.json"})

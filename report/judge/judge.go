@@ -263,6 +263,9 @@ func (j *judgement) verdict() report.Verdict {
 		for _, s := range j.vantageSentences() {
 			v.Summary += " " + s
 		}
+		if h := j.vantageHeadline(); h != "" && v.Headline != "" {
+			v.Headline += "; " + h
+		}
 	}
 	v.Notes = append(v.Notes, untested(r)...)
 	v.Notes = append(v.Notes, j.notes...)

@@ -152,3 +152,34 @@ func itThem(n int) string {
 	}
 	return "them"
 }
+
+// vantageHeadline says the vantage findings in a few words, for the
+// headline beside the suspects: "only eu-west sees ::1 fail".
+func (j *judgement) vantageHeadline() string {
+	var order []string
+	by := map[string][]string{}
+	only := map[string]bool{}
+	for _, f := range j.vantageFind {
+		v := f.test.Vantage
+		if _, ok := by[v]; !ok {
+			order = append(order, v)
+			only[v] = true
+		}
+		by[v] = append(by[v], j.label(f.endpoint))
+		only[v] = only[v] && f.test.RestFailed == 0
+	}
+	var parts []string
+	for _, v := range order {
+		name := v
+		if v == "" {
+			name = "the runs without a vantage"
+		}
+		what := phrase.JoinAnd(phrase.CapItems(by[v], 4))
+		if only[v] {
+			parts = append(parts, "only "+name+" sees "+what+" fail")
+		} else {
+			parts = append(parts, name+" sees "+what+" fail more")
+		}
+	}
+	return strings.Join(parts, "; ")
+}
