@@ -17,8 +17,8 @@ type Verdict struct {
 	// shorter: the line a person reads first ("IPv6 (::1) answers 502;
 	// X-Served-By: gw-3 behind 127.0.0.2 answers 502"), then, in a merge
 	// of runs from several vantage points, the vantages that see an address
-	// fail more than the others ("only eu-west sees ::1 fail"). Empty when
-	// there is no suspect.
+	// fail more than the others ("only eu-west sees ::1 fail"; with no
+	// suspect, those alone). Empty when nothing is blamed.
 	Headline string `json:"headline"`
 	// Summary says the verdict in sentences: the headline, then the
 	// evidence for each suspect.

@@ -263,8 +263,12 @@ func (j *judgement) verdict() report.Verdict {
 		for _, s := range j.vantageSentences() {
 			v.Summary += " " + s
 		}
-		if h := j.vantageHeadline(); h != "" && v.Headline != "" {
+		switch h := j.vantageHeadline(); {
+		case h == "":
+		case v.Headline != "":
 			v.Headline += "; " + h
+		default: // spread over the addresses, but not over the vantages
+			v.Headline = h
 		}
 	}
 	v.Notes = append(v.Notes, untested(r)...)

@@ -3,6 +3,7 @@ package judge
 import (
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"pinprobe/report"
@@ -88,4 +89,31 @@ func TestVantageFalseAlarms(t *testing.T) {
 		t.Errorf("the failing vantage found in %d of 50 merges; want at least 45", found)
 	}
 	t.Logf("healthy merges naming a vantage: %d of %d; a vantage 15 points worse found in %d of 50", alarms, runs, found)
+}
+
+// TestVantageAllAddresses: when every address fails from one vantage and
+// none from the others, no address stands out (the verdict is spread), but
+// the vantage does: the headline and summary name it with every address.
+func TestVantageAllAddresses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 4))
+	r := vantageMerge(rng, 2, 300, func(v, a int) float64 {
+		if v == 0 {
+			return 0.3
+		}
+		return 0
+	})
+	vd := Judge(r, Once())
+	if vd.Status != report.VerdictSpread || len(vd.Suspects) != 0 {
+		t.Fatalf("status %s, suspects %+v; want spread, none", vd.Status, vd.Suspects)
+	}
+	if len(vd.Vantages) != 4 {
+		t.Errorf("%d vantage findings; want the 4 addresses from zone-0", len(vd.Vantages))
+	}
+	want := "only zone-0 sees 192.0.2.1, 192.0.2.2, 192.0.2.3 and 192.0.2.4 fail"
+	if vd.Headline != want {
+		t.Errorf("headline %q; want %q", vd.Headline, want)
+	}
+	if !strings.Contains(vd.Summary, "Only the runs from zone-0 see 192.0.2.1, 192.0.2.2, 192.0.2.3 and 192.0.2.4 fail: 192.0.2.1: ") {
+		t.Errorf("summary %q", vd.Summary)
+	}
 }

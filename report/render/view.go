@@ -440,6 +440,9 @@ func headlineOf(v *report.Verdict) string {
 	case report.VerdictNoData:
 		return "no data"
 	case report.VerdictSpread:
+		if v.Headline != "" { // a vantage that sees them fail, in a merge
+			return "failures not attributable to one address; " + v.Headline
+		}
 		return "failures not attributable to one address"
 	case report.VerdictConcentrated:
 		if v.Headline != "" {
