@@ -116,6 +116,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		// them (the session fills it): nothing here is typed twice.
 		Meta: report.Report{
 			Version: version,
+			Vantage: c.vantage,
 			Command: append([]string{"pinprobe"}, redactArgs(args)...),
 		},
 		Log: say,
@@ -207,6 +208,7 @@ type config struct {
 	urls        []string
 
 	targetsFile string
+	vantage     string
 
 	// Filled by validate and load.
 	bodyBytes []byte
@@ -257,6 +259,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringArrayVar(&c.groupBy, "group-by", nil, "bucket the responses by this response `HEADER` (an instance or backend name, e.g. X-Served-By; repeatable); well-known instance headers are grouped when present")
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
 	c.outputFlags.add(fs)
+	fs.StringVar(&c.vantage, "vantage", "", "record the run as probed from `NAME` (a zone, region or machine: letters, digits, '.', '_', '-'; @FILE reads it from FILE), so `pinprobe report` of runs from several places tells them apart (default: the host name)")
 	countVarP(fs, &c.samples, "samples", "", 5, "samples", 5, "keep `N` failed requests per endpoint as evidence, plus one success (0 = none)")
 	durationVarP(fs, &c.interval, "interval", "", 0, "s", [2]string{"1s", "250ms"}, "timeline buckets `DURATION` wide (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
 	fs.BoolVar(&c.noRequestID, "no-request-id", false, "do not add a fresh X-Request-Id to each request (a -H X-Request-Id always wins)")
@@ -276,7 +279,7 @@ var probeHelp = []flagGroup{
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "samples", "interval", "quiet"}},
+	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "vantage", "samples", "interval", "quiet"}},
 	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},
 	{"Other", []string{"demo", "help", "version"}},
 }
@@ -364,6 +367,9 @@ func (c *config) validate() error {
 	if !httpguts.ValidHeaderFieldName(c.method) { // a method is an HTTP token, like a field name
 		return usagef("--method %q: not an HTTP method", c.method)
 	}
+	if err := c.checkVantageFlag(); err != nil {
+		return err
+	}
 	fail, err := report.ParseFailStatus(c.failStatus)
 	if err != nil {
 		return usagef("--fail-status %s", err)
@@ -414,6 +420,9 @@ func (c *config) load(ctx context.Context, stdin io.Reader) error {
 		c.bodyBytes = b
 	} else if c.body != "" {
 		c.bodyBytes = []byte(c.body)
+	}
+	if err := c.loadVantage(ctx, stdin); err != nil {
+		return err
 	}
 	c.tls = &tls.Config{InsecureSkipVerify: c.insecure}
 	if c.cacert != "" {

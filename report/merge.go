@@ -22,7 +22,9 @@ type Input struct {
 	Version string `json:"version"`
 	// RunID is the run's Report.RunID; empty for a report written before
 	// reports carried one.
-	RunID       string   `json:"run_id,omitempty"`
+	RunID string `json:"run_id,omitempty"`
+	// Vantage is the run's Report.Vantage.
+	Vantage     string   `json:"vantage,omitempty"`
 	Command     []string `json:"command"`
 	StartedAt   Time     `json:"started_at"`
 	EndedAt     Time     `json:"ended_at"`
@@ -96,6 +98,10 @@ const maxMergedInterval = 24 * time.Hour
 //     rates added up where their runs overlap); request budgets add up;
 //     duration, concurrency and timeout are the largest; a note says when
 //     the inputs' plans differ.
+//   - Vantages: each run's requests and failures, per family and endpoint,
+//     are counted under its vantage (Report.Vantage), a merged input's
+//     vantages added by name, so the breakdown stays exact through merges
+//     of merges (see VantageStats).
 //   - The merged report lists its inputs (Report.Inputs), each with its run
 //     ID; a merged input's own inputs are listed in its place, so merges of
 //     merges stay flat. A run among them twice is refused (see sameRun).
@@ -153,6 +159,7 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 		return nil, err
 	}
 	out.Pauses = mergePauses(reports)
+	out.Vantages = mergeVantages(reports, out)
 	out.Notes = append(out.Notes, m.notes...)
 	out.Thresholds = []Threshold{} // judged at report time, on the merged counts
 	if err := Validate(out); err != nil {
@@ -234,7 +241,7 @@ func (m *merger) meta(out *Report) {
 			}
 		} else {
 			m.inputs = append(m.inputs, Input{
-				File: m.names[i], Version: r.Version, RunID: r.RunID, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+				File: m.names[i], Version: r.Version, RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 				SendS: r.SendS, Interrupted: r.Interrupted,
 				Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
 			})

@@ -259,6 +259,9 @@ func CheckSaved(r *Report) error {
 		}
 	}
 	checkLatencies(r, bad)
+	for _, e := range checkVantages(r) {
+		bad("%s", e)
+	}
 	return joinErrors(errs, more)
 }
 

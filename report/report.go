@@ -15,7 +15,12 @@ type Report struct {
 	// sent (pinprobe-<run>-<endpoint>-<n>), so Merge can tell one run given
 	// twice from two runs. Empty in a merged report (its Inputs carry
 	// theirs) and in reports written before it.
-	RunID     string   `json:"run_id,omitempty"`
+	RunID string `json:"run_id,omitempty"`
+	// Vantage names where the run was probed from (--vantage; by default
+	// the host name): a zone, region or machine. Empty in a merged report
+	// (its Inputs and Vantages carry theirs) and in reports written before
+	// it.
+	Vantage   string   `json:"vantage,omitempty"`
 	Command   []string `json:"command"`
 	StartedAt Time     `json:"started_at"`
 	EndedAt   Time     `json:"ended_at"`
@@ -57,6 +62,10 @@ type Report struct {
 	// Inputs lists the reports a merged report was made from (see Merge);
 	// absent from a single run's report.
 	Inputs []Input `json:"inputs,omitempty"`
+	// Vantages break a merged report's requests and failures down by the
+	// vantage its runs were probed from (see VantageStats); absent when no
+	// input named one.
+	Vantages []VantageStats `json:"vantages,omitempty"`
 	// Notes say where a merged report is less than exact, and why.
 	Notes []string `json:"notes,omitempty"`
 }

@@ -45,6 +45,7 @@ func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
 	m.dns(v)
 	m.families(v)
 	m.endpoints(v)
+	m.vantages(v)
 	m.phases(v)
 	m.fingerprints(v)
 	m.instances(v)
@@ -132,6 +133,9 @@ func (m *mdWriter) run(v *View) {
 		m.printf("- **Stopped early:** %s\n", mdText(v.Run.Settled))
 	}
 	m.printf("- **Plan:** %s\n", mdText(v.Run.Plan))
+	if v.Vantage != "" {
+		m.printf("- **Vantage:** %s\n", mdText(v.Vantage))
+	}
 	m.printf("- **Tool:** pinprobe %s — resolves every A/AAAA address of the host, pins one connection pool to each address (an *endpoint*) and sends each a steady request stream, so failures can be told apart by address. It never retries a request.\n", mdText(r.Version))
 	if len(r.Command) > 0 {
 		m.printf("\nCommand (secrets redacted):\n\n")

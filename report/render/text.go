@@ -42,6 +42,7 @@ func writeText(w io.Writer, r *report.Report, o Options) error {
 	tw.dns(v)
 	tw.families(v)
 	tw.endpoints(v)
+	tw.vantages(v)
 	tw.who(v)
 	tw.instances(v)
 	tw.connections(v)
@@ -187,6 +188,9 @@ func (t *textWriter) header(v *View) {
 		run.Planned + ", " + strings.TrimSuffix(run.Achieved, " req/s") + " achieved",
 		fmt.Sprintf("%d requests", run.Requests),
 		fmt.Sprintf("%d dropped", run.Dropped),
+	}
+	if v.Vantage != "" {
+		parts = append(parts, "from "+v.Vantage)
 	}
 	// Join the parts with " · ", breaking lines between parts only.
 	line := ""

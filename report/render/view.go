@@ -26,8 +26,14 @@ type View struct {
 	Run      RunView
 	// Inputs are the reports a merged report was made from, and Notes say
 	// where the merge is less than exact; both empty for a single run.
-	Inputs   []InputRow
-	Notes    []string
+	Inputs []InputRow
+	Notes  []string
+	// Vantage is where a run was probed from (report.Report.Vantage), or
+	// the one vantage of every run of a merge; "" when none is named.
+	Vantage string
+	// Vantages break a merge of runs from several vantage points down by
+	// vantage; empty otherwise.
+	Vantages []VantageRow
 	DNS      []DNSRow
 	Families []StatsRow // each family, then the total
 	Targets  []TargetView
@@ -389,6 +395,7 @@ func NewView(r *report.Report) *View {
 	v.dns(r)
 	v.families(r)
 	v.endpoints(r, targets)
+	v.vantages(r)
 	v.who(r)
 	v.phases(r)
 	v.timeline(r)
@@ -458,6 +465,9 @@ func headlineOf(v *report.Verdict) string {
 	case report.VerdictNoData:
 		return "no data"
 	case report.VerdictSpread:
+		if v.Headline != "" { // a vantage that sees them fail, in a merge
+			return "failures not attributable to one address; " + v.Headline
+		}
 		return "failures not attributable to one address"
 	case report.VerdictConcentrated:
 		if v.Headline != "" {
