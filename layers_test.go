@@ -17,6 +17,7 @@ var layers = map[string]struct {
 	never   []string // packages it must not depend on at all
 }{
 	"pinprobe/probe":            {never: []string{"pinprobe/report"}},
+	"pinprobe/accesslog":        {},
 	"pinprobe/report/stat":      {},
 	"pinprobe/report/phrase":    {},
 	"pinprobe/report":           {imports: []string{"pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/probe"}},
