@@ -292,6 +292,8 @@ Usage:
   pinprobe --demo                  probe a built-in reproduction of the incident
   pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
   pinprobe compare BEFORE AFTER    what changed between two saved reports
+  pinprobe logs REPORT LOG...      join a saved run with the gateway's access
+                                   logs: which backend failed
 `, version)
 	writeFlags(w, fs, probeHelp)
 	fmt.Fprint(w, exitCodesHelp)

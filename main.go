@@ -10,6 +10,7 @@
 //
 //	pinprobe [flags] URL...   probe the URLs
 //	pinprobe --demo           probe a built-in reproduction of the incident, on loopback
+//	pinprobe logs REPORT LOG  join a saved run with the gateway's access logs
 //
 // Exit codes: 0 the run finished; 1 a release gate or check failed; 2 bad
 // usage or input; 3 no address to probe for any target; 4 the report could
@@ -83,6 +84,8 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		err = reportCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "compare":
 		err = compareCommand(ctx, args[1:], stdin, stdout, stderr)
+	case "logs":
+		err = logsCommand(ctx, args[1:], stdin, stdout, stderr)
 	default:
 		err = probeCommand(ctx, args, stdin, stdout, stderr)
 	}
@@ -94,17 +97,18 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	return code
 }
 
-// commandOf names the command args run: "report", "compare" or "probe".
+// commandOf names the command args run: "report", "compare", "logs" or
+// "probe".
 func commandOf(args []string) string {
-	if len(args) > 0 && (args[0] == "report" || args[0] == "compare") {
+	if len(args) > 0 && (args[0] == "report" || args[0] == "compare" || args[0] == "logs") {
 		return args[0]
 	}
 	return "probe"
 }
 
 // interruptNotice is what pinprobe says at the first signal: the probe
-// stops sending and waits for its requests in flight; report and compare
-// stop reading, and write nothing.
+// stops sending and waits for its requests in flight; report, compare and
+// logs stop reading, and write nothing.
 func interruptNotice(args []string) string {
 	if commandOf(args) != "probe" {
 		return "interrupted: stopping, nothing written (Ctrl-C again to quit at once)"

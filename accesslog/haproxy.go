@@ -55,10 +55,12 @@ func haproxyField(name string, quoted bool) (*field, Field) {
 		logged = FieldBackend
 		f.set = func(_ *Record, v string, st *matchState) { st.srvName = v }
 	case "si":
-		f.shape, logged = shapeToken, FieldBackend
+		// An address: "::1:8080" (HAProxy writes no brackets) splits at
+		// the colon before the port.
+		f.shape, logged = shapeAddr, FieldBackend
 		f.set = func(_ *Record, v string, st *matchState) { st.srvIP = v }
 	case "sp":
-		f.shape = shapeToken
+		f.shape = shapePort
 		f.set = func(_ *Record, v string, st *matchState) { st.srvPort = v }
 	case "ST":
 		f.shape = shapeStatus
@@ -140,9 +142,8 @@ func haproxyField(name string, quoted bool) (*field, Field) {
 		// Counters and timers: numbers, or -1.
 		f.shape = shapeNumber
 	}
-	if name == "hr" || name == "hrl" {
-		logged |= FieldRequestID
-	}
+	// %hr holds a request ID only where the configuration captures one:
+	// the join sees it in the records, not in the format.
 	return f, logged
 }
 

@@ -132,6 +132,16 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 	return lr, nil
 }
 
+// CheckFormat compiles a custom format as Open would, without a log: the
+// error Open would return for it, nil when it compiles.
+func CheckFormat(o Options) error {
+	if o.Format == "" {
+		return nil
+	}
+	_, err := Open(strings.NewReader(""), o)
+	return err
+}
+
 // formatKind tells a custom format's kind by its variables.
 func formatKind(f string) Kind {
 	n := strings.Count(f, "$") - strings.Count(f, `\$`)
