@@ -240,10 +240,6 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 	j.files = append(j.files, clean(name))
 	wide := j.opt.MaxOffset + 2*time.Minute
 	from, to := j.start.Add(-wide).UnixNano(), j.end.Add(wide).UnixNano()
-	if r.Logged().Has(accesslog.FieldClientPort) {
-		j.portsLogged = true
-	}
-	j.logged |= r.Logged()
 	var rec accesslog.Record
 	var err error
 	sawID := false
@@ -300,6 +296,11 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 		h.server = rec.Server
 		j.held = append(j.held, h)
 	}
+	// What a JSON log logs is known once its records are read.
+	if r.Logged().Has(accesslog.FieldClientPort) {
+		j.portsLogged = true
+	}
+	j.logged |= r.Logged()
 	// A log logs request IDs when its lines carry them (HAProxy's %hr
 	// does only where the configuration captures one).
 	if sawID {
@@ -344,7 +345,13 @@ func (j *Joiner) Finish() *Join {
 	}
 	off := j.offset(out)
 	tol := j.tolerance(out)
-	j.matchPorts(off, tol)
+	if j.matchPorts(off, tol, nil) {
+		// Port numbers repeat across clients: keep the clients most
+		// matches came from, and match again among their lines only.
+		if allow := j.portClients(); allow != nil {
+			j.matchPorts(off, tol, allow)
+		}
+	}
 	if out.Offset.By == "client port" {
 		out.Offset.Pairs = 0
 		for i := range j.held {
@@ -409,10 +416,18 @@ func (j *Joiner) offset(out *Join) int64 {
 	if len(ds) == 0 {
 		switch {
 		case !j.idsLogged && !j.portsLogged:
-			o.Why = "the log has neither request IDs nor client ports: lines were placed by client address and time, taking the clocks to agree"
+			o.Why = "the log has neither request IDs nor client ports"
 		default:
 			o.Why = "no line matched a single request of the run"
 		}
+		if d, n, ok := j.timelineOffset(); ok {
+			o.Measured, o.By, o.Pairs = true, "time", n
+			o.MS = float64(d) / 1e6
+			o.SpreadMS = max(j.rep.Timeline.IntervalS*1000, float64(j.resMax)/1e6)
+			o.Why += ": measured from when the client's lines were logged against when the run sent (the medians of both), so only to within the run's timeline interval"
+			return d
+		}
+		o.Why += ": lines were placed by client address and time, taking the clocks to agree"
 		return 0
 	}
 	slices.Sort(ds)
@@ -435,6 +450,59 @@ func (j *Joiner) offset(out *Join) int64 {
 	o.MS = float64(med) / 1e6
 	o.SpreadMS = max(float64(spread), float64(j.resMax)) / 1e6
 	return med
+}
+
+// timelineOffset estimates the offset where no line matches a single
+// request: the median time of the lines of the run's clients (given, or
+// its own addresses) less the median time the run sent a request (its
+// timeline). ok is false without a timeline or such lines.
+func (j *Joiner) timelineOffset() (d, n int64, ok bool) {
+	tl := j.rep.Timeline
+	if tl.IntervalS <= 0 || len(tl.Series) == 0 {
+		return 0, 0, false
+	}
+	clients := j.runClients()
+	var ts []int64
+	for i := range j.held {
+		if h := &j.held[i]; h.how == placedNo && clients[h.client] {
+			t := h.t
+			if h.atEnd && h.lat > 0 {
+				t -= h.lat
+			}
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return 0, 0, false
+	}
+	slices.Sort(ts)
+	var sent []int64
+	var total int64
+	for _, s := range tl.Series {
+		for i, v := range s.Requests {
+			for len(sent) <= i {
+				sent = append(sent, 0)
+			}
+			sent[i] += v
+			total += v
+		}
+	}
+	if total == 0 {
+		return 0, 0, false
+	}
+	step := int64(tl.IntervalS * 1e9)
+	var cum int64
+	var runMed int64
+	for i, v := range sent {
+		if cum+v >= (total+1)/2 {
+			// Within the interval, in proportion.
+			frac := float64((total+1)/2-cum) / float64(max(v, 1))
+			runMed = tl.Start.UnixNano() + int64(i)*step + int64(frac*float64(step))
+			break
+		}
+		cum += v
+	}
+	return ts[len(ts)/2] - runMed, int64(len(ts)), true
 }
 
 // portDeltas pairs every trail request with the held lines of its client
@@ -486,11 +554,19 @@ func (j *Joiner) tolerance(out *Join) int64 {
 }
 
 // matchPorts matches each trail request with a client port to the
-// nearest held line of that port within tol of its expected time.
-func (j *Joiner) matchPorts(off, tol int64) {
+// nearest held line of that port within tol of its expected time, among
+// the lines of the clients allow holds (nil: any). It reports whether any
+// matched.
+func (j *Joiner) matchPorts(off, tol int64, allow map[uint32]bool) bool {
 	if !j.portsLogged {
-		return
+		return false
 	}
+	for i := range j.held {
+		if h := &j.held[i]; h.how == placedPort {
+			h.how, h.trail, h.endpoint = placedNo, -1, -1
+		}
+	}
+	any := false
 	byPort := j.heldByPort()
 	for i := range j.trail {
 		r := &j.trail[i]
@@ -500,7 +576,7 @@ func (j *Joiner) matchPorts(off, tol int64) {
 		best, bestD := -1, tol+1
 		for _, hi := range byPort[r.Port] {
 			h := &j.held[hi]
-			if h.trail >= 0 || h.how == placedID {
+			if h.trail >= 0 || h.how == placedID || allow != nil && !allow[h.client] {
 				continue
 			}
 			d := h.t - off - h.expected(&r.TrailRequest)
@@ -514,8 +590,33 @@ func (j *Joiner) matchPorts(off, tol int64) {
 		if best >= 0 {
 			h := &j.held[best]
 			h.trail, h.how, h.endpoint = int32(i), placedPort, int32(r.endpoint)
+			any = true
 		}
 	}
+	return any
+}
+
+// portClients are the clients of at least 5% of the lines matched by
+// port; nil when that is every client matched.
+func (j *Joiner) portClients() map[uint32]bool {
+	n := map[uint32]int{}
+	total := 0
+	for i := range j.held {
+		if h := &j.held[i]; h.how == placedPort {
+			n[h.client]++
+			total++
+		}
+	}
+	allow := map[uint32]bool{}
+	for c, k := range n {
+		if k*20 >= total {
+			allow[c] = true
+		}
+	}
+	if len(allow) == len(n) {
+		return nil
+	}
+	return allow
 }
 
 // runClients are the client addresses of the run: those given, else those
