@@ -54,12 +54,16 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	} else if c.only6 {
 		resolver.Only = probe.IPv6
 	}
+	var demoLog *demoAccessLog
 	if c.demo {
-		g, err := demo.Start()
+		demoLog = newDemoAccessLog(say)
+		g, err := demo.StartLogged(demoLog.writer())
 		if err != nil {
+			demoLog.close()
 			return &exitError{code: exitNoAddress, err: err}
 		}
 		defer g.Close()
+		defer demoLog.close()
 		if g.Note != "" {
 			say("%s", g.Note)
 		}
@@ -165,7 +169,11 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if note := judge.ClientNote(rep); note != "" {
 		say("warning: %s", note)
 	}
-	return c.outputFlags.write(rep, stdout, say)
+	werr := c.outputFlags.write(rep, stdout, say)
+	if demoLog != nil {
+		demoLog.join(rep, c.output)
+	}
+	return werr
 }
 
 // config is the probe command's options: everything `pinprobe [flags]

@@ -226,3 +226,47 @@ func TestLogsHAProxy(t *testing.T) {
 		})
 	}
 }
+
+// TestLogsDemo: --demo writes its gateway's access log, joins it with the
+// run and ends on the backend that failed, with the command that joins
+// them; that command, run, says the same.
+func TestLogsDemo(t *testing.T) {
+	code, _, stderr := pinprobe(t, "--demo", "-q", "--duration", "2s", "--format", "json")
+	if code != 0 {
+		t.Fatalf("demo: exit %d; stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("stderr:\n%s", stderr)
+	}
+	said, command := lines[len(lines)-2], lines[len(lines)-1]
+	if !strings.Contains(said, "502s were routed to [::1]:") && !strings.Contains(said, "502s were routed to 127.") {
+		t.Errorf("the demo's last finding %q; want the 502s routed to the unreachable backend", said)
+	}
+	const lead = "pinprobe: demo: see it all with: pinprobe logs --log-format "
+	if !strings.HasPrefix(command, lead) {
+		t.Fatalf("last line %q; want the command that joins the log", command)
+	}
+	// Undo the shell quoting of the three arguments.
+	var args []string
+	for rest := strings.TrimPrefix(command, lead); rest != ""; rest = strings.TrimSpace(rest) {
+		if rest[0] == '\'' {
+			end := strings.Index(rest[1:], "'")
+			args = append(args, rest[1:end+1])
+			rest = rest[end+2:]
+			continue
+		}
+		f, r, _ := strings.Cut(rest, " ")
+		args, rest = append(args, f), r
+	}
+	if len(args) != 3 {
+		t.Fatalf("command arguments %q; want the format, the report and the log", args)
+	}
+	j := joinRun(t, args[1], args[2:], "--log-format", args[0])
+	if j.Conclusion != strings.TrimPrefix(said, "pinprobe: demo:   ") {
+		t.Errorf("pinprobe logs says %q; the demo said %q", j.Conclusion, said)
+	}
+	if j.Missing.Requests != 0 || j.Lines.ByRequestID != j.Run.Requests {
+		t.Errorf("lines %+v, missing %+v; want every request of the run placed by its ID", j.Lines, j.Missing)
+	}
+}
