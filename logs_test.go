@@ -5,6 +5,8 @@ package main
 // and custom formats) joined with the run pinprobe saved.
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"pinprobe/internal/testserver"
 	"pinprobe/report/join"
@@ -268,5 +271,131 @@ func TestLogsDemo(t *testing.T) {
 	}
 	if j.Missing.Requests != 0 || j.Lines.ByRequestID != j.Run.Requests {
 		t.Errorf("lines %+v, missing %+v; want every request of the run placed by its ID", j.Lines, j.Missing)
+	}
+}
+
+// savedRun probes one healthy loopback server with n requests and saves
+// the report: a run to join bad logs with.
+func savedRun(t *testing.T, n int) string {
+	t.Helper()
+	srv := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
+		Each: func(int64, *http.Request) testserver.Answer { return testserver.Answer{Status: http.StatusOK} }}, testserver.Lo4a)
+	path := filepath.Join(t.TempDir(), "run.json")
+	code, _, stderr := pinprobe(t, "-q", "-o", path, "--format", "json", "--rate", "200", "--requests", fmt.Sprint(n),
+		fmt.Sprintf("http://127.0.0.1:%d/", srv.Port()))
+	if code != 0 {
+		t.Fatalf("probe: exit %d; stderr:\n%s", code, stderr)
+	}
+	return path
+}
+
+// TestLogsBadInput: a log in no known format, a --log-format with an
+// unknown variable, a wrong --log-type, files missing or given twice on
+// standard input: one line naming what is wrong, exit 2. A truncated gzip
+// log and a huge line are read around and counted; nothing panics.
+func TestLogsBadInput(t *testing.T) {
+	rep := savedRun(t, 20)
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	text := write("notes.txt", "hello\nthis is no access log\n")
+	good := `127.0.0.1 - - [01/Dec/2026:16:40:21 +0000] "GET / HTTP/1.1" 200 1 "-" "x"` + "\n"
+	goodLog := write("access.log", good)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"logs", rep, text}, "read log " + text + ": no known access-log format"},
+		{[]string{"logs", "--log-format", `$remote_addr [$time_local] $upstream_adr`, rep, goodLog}, "unknown variable $upstream_adr (did you mean $upstream_addr?)"},
+		{[]string{"logs", "--log-format", `%ci:%cp [%tr] %STT`, rep, goodLog}, "unknown variable %STT (did you mean %ST?)"},
+		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis"`},
+		{[]string{"logs", "--log-type", "alb", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx and HAProxy"},
+		{[]string{"logs", rep}, "want a saved report and at least one access log"},
+		{[]string{"logs", "-", "-"}, "standard input) is given 2 times"},
+		{[]string{"logs", "--client", "gw.example", rep, goodLog}, `--client "gw.example": not an IP address`},
+		{[]string{"logs", rep, filepath.Join(dir, "absent.log")}, "no such file"},
+		{[]string{"logs", goodLog, goodLog}, "read report"},
+	} {
+		code, stdout, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || stdout != "" {
+			t.Errorf("pinprobe %s: exit %d, stderr %q, stdout %d bytes; want exit 2 and one line saying %q", strings.Join(tt.args, " "), code, stderr, len(stdout), tt.want)
+		}
+	}
+
+	// A truncated gzip stream: the lines before the cut are joined, the
+	// cut is said in the log's entry.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	for range 5000 {
+		zw.Write([]byte(good))
+	}
+	zw.Close()
+	cut := write("cut.log.gz", gz.String()[:gz.Len()/2])
+	huge := write("huge.log", good+strings.Repeat("x", 1<<20)+"\n"+good)
+	j := joinRun(t, rep, []string{cut, huge})
+	if l := j.Logs[0]; !l.Gzip || !strings.Contains(l.Error, "gzip stream ends early") || l.Records == 0 || l.Records >= 5000 {
+		t.Errorf("truncated gzip: %+v; want some records and the cut said", l)
+	}
+	if l := j.Logs[1]; l.TooLong != 1 || l.Records != 2 {
+		t.Errorf("huge line: %+v; want 2 records and 1 line too long", l)
+	}
+	// Standard input.
+	var out, errOut bytes.Buffer
+	if code := runWith(t.Context(), []string{"logs", "--format", "json", rep, "-"}, strings.NewReader(good), &out, &errOut); code != 0 {
+		t.Fatalf("log on standard input: exit %d: %s", code, errOut.String())
+	}
+	checkSchema(t, kindLogs, out.Bytes())
+	if !strings.Contains(out.String(), `"name": "standard input"`) {
+		t.Errorf("log on standard input not named so:\n%s", out.String())
+	}
+}
+
+// TestLogsFormats: every --format of the join renders the same join, and
+// a hostile string from a log reaches none as markup or a control
+// character; -o writes the JSON document.
+func TestLogsFormats(t *testing.T) {
+	rep := savedRun(t, 10)
+	dir := t.TempDir()
+	data, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved0 struct {
+		StartedAt time.Time `json:"started_at"`
+	}
+	if err := json.Unmarshal(data, &saved0); err != nil {
+		t.Fatal(err)
+	}
+	// A line of the run (its client, within its window) that names a
+	// backend with markup and a terminal escape.
+	hostile := `127.0.0.1 [` + saved0.StartedAt.Format("02/Jan/2006:15:04:05 -0700") + `] "GET / HTTP/1.1" 502 1 up=<script>alert(1)</script>|x` +
+		"\x1b[31m" + ` us=502` + "\n"
+	logPath := filepath.Join(dir, "gw.log")
+	if err := os.WriteFile(logPath, []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	format := `$remote_addr [$time_local] "$request" $status $body_bytes_sent up=$upstream_addr us=$upstream_status`
+	saved := filepath.Join(dir, "join.json")
+	for _, f := range []string{"text", "markdown", "html", "json"} {
+		code, stdout, stderr := pinprobe(t, "logs", "--format", f, "-o", saved, "--log-format", format, rep, logPath)
+		if code != 0 {
+			t.Fatalf("--format %s: exit %d: %s", f, code, stderr)
+		}
+		if strings.Contains(stdout, "\x1b") || (f == "markdown" || f == "html") && strings.Contains(strings.ReplaceAll(stdout, `\<`, ""), "<script>") || !strings.Contains(stdout, "alert(1)") {
+			t.Errorf("--format %s: the log's markup or escape reached the output, or the backend is not shown:\n%s", f, stdout)
+		}
+		if !strings.Contains(stdout, "BY PINPROBE ENDPOINT") && !strings.Contains(strings.ToUpper(stdout), "BY PINPROBE ENDPOINT") && f != "json" {
+			t.Errorf("--format %s: no endpoint section:\n%s", f, stdout)
+		}
+	}
+	checkSchemaFile(t, kindLogs, saved)
+	code, stdout, _ := pinprobe(t, "logs", "--help")
+	if code != 0 || !strings.Contains(stdout, "--log-format") || !strings.Contains(stdout, "--max-offset") || !strings.Contains(stdout, "Exit codes") {
+		t.Errorf("logs --help: exit %d:\n%s", code, stdout)
 	}
 }

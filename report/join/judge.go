@@ -87,9 +87,13 @@ func (j *Joiner) judge(out *Join) {
 		if statuses[st] == 1 {
 			what = "the one " + strings.TrimSuffix(statusWord(st), "s")
 		}
-		where := "were routed to " + phrase.JoinAnd(at)
+		verb := "were"
+		if statuses[st] == 1 {
+			verb = "was"
+		}
+		where := verb + " routed to " + phrase.JoinAnd(at)
 		if len(at) == 1 && at[0] == "no backend" {
-			where = "were routed to no backend: the gateway answered them itself"
+			where = verb + " routed to no backend: the gateway answered itself"
 		}
 		text := phrase.Capitalize(what) + " " + where
 		if inst := scopesWith(out.Instances, st); len(inst) > 0 && len(inst) <= 3 && len(out.Instances) > 1 {
