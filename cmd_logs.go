@@ -127,7 +127,7 @@ func newLogsFlagSet(c *logsConfig) *pflag.FlagSet {
 	c.logType = choiceValue{value: "", choices: kinds}
 	fs.Var(&c.logType, "log-type", "the logs' `KIND`: nginx, haproxy, azure or alb (default: detected from the first lines)")
 	fs.StringVar(&c.logFormat, "log-format", "", "the logs' custom `FORMAT`: an nginx log_format string ($remote_addr …, or the directive pasted from nginx.conf) or a HAProxy log-format string (%ci:%cp …)")
-	fs.StringArrayVar(&c.logVars, "log-var", nil, "a variable of your nginx configuration's own (map, set) that --log-format names; repeatable")
+	fs.StringArrayVar(&c.logVars, "log-var", nil, "a variable `NAME` of your nginx configuration's own (map, set) that --log-format names; repeatable")
 	fs.StringArrayVar(&c.clientStr, "client", nil, "an `ADDRESS` the gateway sees pinprobe as (behind a NAT); repeatable (default: learned from the lines matched by request ID or client port, else the run's own addresses)")
 	fs.DurationVar(&c.maxOffset, "max-offset", 2*time.Minute, "the largest clock offset between pinprobe and the gateway considered")
 	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
@@ -148,7 +148,8 @@ func writeLogsHelp(w io.Writer, fs *pflag.FlagSet) {
 backend behind its failures.
 
 Usage:
-  pinprobe logs [flags] REPORT.json LOG...   (- reads one of them from standard input)
+  pinprobe logs [flags] REPORT.json LOG...
+  (- reads the report or one log from standard input)
 
 Logs may be gzip-compressed. Formats: nginx (combined, or --log-format with
 your log_format; log $upstream_addr, $upstream_status, $remote_port and

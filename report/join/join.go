@@ -279,7 +279,9 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 			j.lines.NotHeld++
 			continue
 		}
-		h.t = t
+		// A time to the second (nginx's $time_local) is truncated: the
+		// request was logged within the second after it.
+		h.t = t + int64(rec.Resolution)/2
 		h.client = j.clients.id(rec.Client.String())
 		h.port = rec.ClientPort
 		h.status = int16(rec.Status)
