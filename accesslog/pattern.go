@@ -169,10 +169,19 @@ func (m *matcher) at(i, pos int) bool {
 		m.vals[i] = rest
 		return f.shape.fits(rest)
 	}
+	// A value of a bounded shape is short, and a token ends at a space:
+	// no longer value can fit, so none is tried (a line of 64 KiB of
+	// colons costs no more than a short one).
+	limit := f.shape.maxLen()
+	if f.shape == shapeToken {
+		if sp := strings.IndexAny(rest, " \t"); sp >= 0 && (limit < 0 || sp < limit) {
+			limit = sp
+		}
+	}
 	next := parts[i+1]
 	if next.field != nil {
 		// Two fields with nothing between them: try every split.
-		for k := 0; k <= len(rest); k++ {
+		for k := 0; k <= len(rest) && (limit < 0 || k <= limit); k++ {
 			if v := rest[:k]; f.shape.fits(v) {
 				m.vals[i] = v
 				if m.at(i+1, pos+k) {
@@ -191,6 +200,9 @@ func (m *matcher) at(i, pos int) bool {
 			return false
 		}
 		k += j
+		if limit >= 0 && k > limit {
+			return false
+		}
 		v := rest[:k]
 		if next.lit[0] == '"' && k > 0 && rest[k-1] == '\\' {
 			// An escaped quote inside the value: not its end.
@@ -213,6 +225,21 @@ func (m *matcher) at(i, pos int) bool {
 		k++
 	}
 	return false
+}
+
+// maxLen is the longest value of the shape; -1 when unbounded.
+func (s shape) maxLen() int {
+	switch s {
+	case shapeAddr:
+		return 64 // an IPv6 address with a zone, in brackets
+	case shapePort:
+		return 5
+	case shapeStatus:
+		return 3
+	case shapeNumber:
+		return 40
+	}
+	return -1
 }
 
 // fits reports whether v may be a value of the shape ("-" always is).
