@@ -19,8 +19,8 @@ import (
 // Bounds of a join.
 const (
 	// MaxHeld bounds the lines a join holds to place them: four per
-	// request of the run and 100,000 more, at most 4,000,000 (about 64
-	// bytes each).
+	// request of the run and 100,000 more, at most 4,000,000 (72 bytes
+	// each: under 300 MB at the most).
 	MaxHeld = 4_000_000
 	// maxNames bounds the distinct backends, instances, listeners and
 	// clients a join tells apart; past it they count as "(others)".
@@ -56,21 +56,21 @@ type held struct {
 	t        int64 // unix nanoseconds, as logged (start where known)
 	line     int64
 	lat      int64 // the duration logged, ns; -1 when not
-	res      int32 // resolution, ms
-	file     uint16
 	client   uint32
-	port     uint16
-	status   int16
 	backend  uint32
 	bstatus  uint32
 	instance uint32
 	listener uint32
 	reason   uint32
-	endpoint int32 // index into the report's endpoints; -1 unknown
-	server   netip.AddrPort
+	server   uint32 // index into Joiner.serverList; 0 none
+	res      int32  // resolution, ms
+	endpoint int32  // index into the report's endpoints; -1 unknown
+	trail    int32  // the trail request matched, index into Joiner.trail; -1 none
+	file     uint16
+	port     uint16
+	status   int16
 	atEnd    bool
 	how      uint8
-	trail    int32 // the trail request matched, index into Joiner.trail; -1 none
 }
 
 // trailRef is one request of an endpoint's trail.
@@ -122,6 +122,9 @@ type Joiner struct {
 	runIDs  []string         // the run IDs of the run (several when merged)
 	ports   map[uint16]int   // client port → endpoint, -1 when several
 	servers map[netip.AddrPort]int
+	// serverList and serverIdx intern the addresses lines came to.
+	serverList []netip.AddrPort
+	serverIdx  map[netip.AddrPort]uint32
 	// portsComplete says the report lists every connection of the run
 	// (no endpoint had more than report.MaxConnRecords): a line from a
 	// client port not among them is another client's.
@@ -150,7 +153,7 @@ func New(rep *report.Report, o Options) *Joiner {
 		o.MaxOffset = 2 * time.Minute
 	}
 	j := &Joiner{rep: rep, opt: o, fail: report.FailStatusOf(rep), start: rep.StartedAt.Time, end: rep.EndedAt.Time,
-		byID: map[string]int32{}, backendFam: map[uint32]string{}, epOf: map[string]int{}, ports: map[uint16]int{}, byFamily: map[string]int{}, servers: map[netip.AddrPort]int{},
+		byID: map[string]int32{}, backendFam: map[uint32]string{}, epOf: map[string]int{}, ports: map[uint16]int{}, serverList: []netip.AddrPort{{}}, serverIdx: map[netip.AddrPort]uint32{}, byFamily: map[string]int{}, servers: map[netip.AddrPort]int{},
 		backends: newNames(), instances: newNames(), listeners: newNames(), reasons: newNames(), statuses: newNames(), clients: newNames()}
 	runs := map[string]bool{}
 	j.portsComplete = len(rep.Endpoints) > 0
@@ -203,6 +206,24 @@ func New(rep *report.Report, o Options) *Joiner {
 	sort.Strings(j.runIDs)
 	j.maxHeld = int(min(int64(MaxHeld), 4*rep.Totals.Requests+100_000))
 	return j
+}
+
+// serverID interns the address and port a line came to; 0 for none (or
+// past maxNames of them).
+func (j *Joiner) serverID(ap netip.AddrPort) uint32 {
+	if !ap.IsValid() {
+		return 0
+	}
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	if i, ok := j.serverIdx[ap]; ok {
+		return i
+	}
+	if len(j.serverList) >= maxNames {
+		return 0
+	}
+	j.serverIdx[ap] = uint32(len(j.serverList))
+	j.serverList = append(j.serverList, ap)
+	return uint32(len(j.serverList) - 1)
 }
 
 func (j *Joiner) knownPort(p uint16) bool { _, ok := j.ports[p]; return ok }
@@ -295,7 +316,7 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 		h.instance = j.instances.id(rec.Instance)
 		h.listener = j.listeners.id(rec.Listener)
 		h.reason = j.reasons.id(rec.Reason)
-		h.server = rec.Server
+		h.server = j.serverID(rec.Server)
 		j.held = append(j.held, h)
 	}
 	// What a JSON log logs is known once its records are read.
@@ -654,8 +675,8 @@ func (j *Joiner) runClients() map[uint32]bool {
 // endpointOf places a line of the run on an endpoint: by the address and
 // port it came to, else its client port; -1 when neither tells.
 func (j *Joiner) endpointOf(h *held) int {
-	if h.server.IsValid() {
-		if e, ok := j.servers[netip.AddrPortFrom(h.server.Addr().Unmap(), h.server.Port())]; ok && e >= 0 {
+	if h.server != 0 {
+		if e, ok := j.servers[j.serverList[h.server]]; ok && e >= 0 {
 			return e
 		}
 	}

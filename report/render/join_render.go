@@ -178,7 +178,10 @@ func writeJoinText(w io.Writer, j *join.Join, o Options) error {
 	}
 	v := newJoinView(j)
 	code, status := ansiBold, "NO FAILURE"
-	if v.failing {
+	switch {
+	case j.Lines.Run == 0:
+		status = "NOTHING JOINED"
+	case v.failing:
 		code, status = AnsiRed+ansiBold, "FAILURES TRACED"
 	}
 	t.para(code, status, j.Conclusion, 2)
