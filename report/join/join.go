@@ -27,6 +27,9 @@ const (
 	maxNames = 1024
 	// maxName is the longest name kept of a log's.
 	maxName = 200
+	// maxZone is the largest time zone offset: a log that writes local
+	// times without their zone (HAProxy's %tr) may be off by it.
+	maxZone = 14 * time.Hour
 	// maxListed bounds the IDs and line references listed.
 	maxListed = 10
 )
@@ -292,7 +295,12 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 			}
 		}
 		t := rec.Time.UnixNano()
-		if h.how == placedNo && (rec.Time.IsZero() || t < from || t > to) {
+		lo, hi := from, to
+		if rec.NoZone {
+			// A local time without its zone: up to 14 hours either way.
+			lo, hi = lo-int64(maxZone), hi+int64(maxZone)
+		}
+		if h.how == placedNo && (rec.Time.IsZero() || t < lo || t > hi) {
 			j.lines.Outside++
 			continue
 		}
@@ -534,6 +542,9 @@ func (j *Joiner) portDeltas() []int64 {
 	byPort := j.heldByPort()
 	var ds []int64
 	limit := int64(j.opt.MaxOffset)
+	if j.noZone {
+		limit += int64(maxZone)
+	}
 	for i := range j.trail {
 		r := &j.trail[i]
 		for _, hi := range byPort[r.Port] {

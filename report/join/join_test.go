@@ -369,3 +369,32 @@ func TestBound(t *testing.T) {
 		t.Errorf("held %d, not held %d; want 50, 150", len(j.held), out.Lines.NotHeld)
 	}
 }
+
+// TestHAProxyLocalTime: HAProxy's default log writes the gateway's local
+// time without its zone; a gateway two hours east of UTC is joined by
+// client port all the same, the offset holding its zone.
+func TestHAProxyLocalTime(t *testing.T) {
+	reqs := simRun()
+	rep := simReport(reqs)
+	var b strings.Builder
+	for _, r := range reqs {
+		be := "be_v4/s1"
+		if r.backend == deadBackend {
+			be = "be_v6/s9"
+		}
+		fe := [2]string{"fe_v4", "fe_v6"}[r.ep]
+		st, term := "200", "----"
+		if r.failed {
+			st, term = "503", "SC--"
+		}
+		fmt.Fprintf(&b, "%s:%d [%s] %s %s 0/0/0/20/20 %s 87 - - %s 1/1/0/0/0 0/0 \"GET /sign HTTP/1.1\"\n",
+			r.client(), r.port, r.at.Add(2*time.Hour).Format("02/Jan/2006:15:04:05.000"), fe, be, st, term)
+	}
+	j := joinLog(t, rep, b.String(), Options{}, accesslog.Options{})
+	if !j.Offset.Measured || !j.Offset.NoZone || j.Offset.MS < 7_199_990 || j.Offset.MS > 7_200_010 {
+		t.Errorf("offset %+v; want 2 h measured, the zone said", j.Offset)
+	}
+	if j.Lines.Run != int64(len(reqs)) || len(j.Backends) != 2 || j.Backends[0].Name != "be_v6/s9" || j.Backends[0].Failed != j.Backends[0].Requests {
+		t.Errorf("lines %+v, backends %+v; want every request, be_v6/s9 failing all", j.Lines, j.Backends)
+	}
+}
