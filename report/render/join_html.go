@@ -61,7 +61,7 @@ func JoinHTML(w io.Writer, j *join.Join) error {
 		CSS                                      template.CSS
 		CSP                                      string
 		Alpha                                    string
-	}{Failing: v.failing, Conclusion: j.Conclusion, Run: v.run, Offset: v.offset, Clients: v.clients, Placed: v.placed,
+	}{Failing: v.failing, Conclusion: v.conclusion, Run: v.run, Offset: v.offset, Clients: v.clients, Placed: v.placed,
 		Logs: v.logs, NotPlaced: v.notPlaced, Missing: v.missing, Findings: v.findings,
 		CSS: template.CSS(joinCSS), Alpha: phrase.AlphaValue(j.Alpha),
 		CSP: "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"}

@@ -32,18 +32,19 @@ func JoinForFormat(name string, o Options) (JoinRenderer, error) {
 // joinView is a join prepared for reading, once: the text, Markdown and
 // HTML renderers show its rows and sentences.
 type joinView struct {
-	j         *join.Join
-	failing   bool
-	run       string // one line: the run and its window
-	logs      []string
-	offset    string
-	clients   string
-	placed    string
-	notPlaced []string
-	sections  []joinSection
-	endpoints joinSection
-	missing   []string
-	findings  []string
+	j          *join.Join
+	failing    bool
+	run        string // one line: the run and its window
+	logs       []string
+	offset     string
+	clients    string
+	placed     string
+	notPlaced  []string
+	sections   []joinSection
+	endpoints  joinSection
+	missing    []string
+	findings   []string
+	conclusion string
 }
 
 // joinSection is a table of scopes: backends, instances or listeners.
@@ -72,10 +73,10 @@ func newJoinView(j *join.Join) *joinView {
 			s += "; logs " + strings.Join(l.Logs, ", ")
 		}
 		if l.Skipped > 0 {
-			s += fmt.Sprintf("; %d lines did not parse (line %s)", l.Skipped, lineNumbers(l.SkippedAt))
+			s += fmt.Sprintf("; %d line%s did not parse (line%s %s)", l.Skipped, phrase.Plural(int(l.Skipped)), phrase.Plural(len(l.SkippedAt)), lineNumbers(l.SkippedAt))
 		}
 		if l.TooLong > 0 {
-			s += fmt.Sprintf("; %d lines too long, skipped", l.TooLong)
+			s += fmt.Sprintf("; %d line%s too long, skipped", l.TooLong, phrase.Plural(int(l.TooLong)))
 		}
 		if l.Other > 0 {
 			s += fmt.Sprintf("; %d records of the gateway's other logs", l.Other)
@@ -147,7 +148,29 @@ func newJoinView(j *join.Join) *joinView {
 	for _, f := range j.Findings {
 		v.findings = append(v.findings, f.Text)
 	}
+	v.clean()
 	return v
+}
+
+// clean makes every string of the view printable (what came from a log
+// was cleaned where it entered the join; a join built otherwise is made
+// safe here), so that widths are measured on what is printed.
+func (v *joinView) clean() {
+	safe := func(ss []string) {
+		for i := range ss {
+			ss[i] = phrase.SafeText(ss[i], false)
+		}
+	}
+	for _, list := range [][]string{v.logs, v.notPlaced, v.missing, v.findings} {
+		safe(list)
+	}
+	v.run, v.offset, v.clients, v.placed = phrase.SafeText(v.run, false), phrase.SafeText(v.offset, false), phrase.SafeText(v.clients, false), phrase.SafeText(v.placed, false)
+	v.conclusion = phrase.SafeText(v.j.Conclusion, false)
+	for _, sec := range append(v.sections, v.endpoints) {
+		for _, r := range sec.rows {
+			safe(r)
+		}
+	}
 }
 
 // countList is "502×40 200×3": most first.
@@ -184,7 +207,7 @@ func writeJoinText(w io.Writer, j *join.Join, o Options) error {
 	case v.failing:
 		code, status = AnsiRed+ansiBold, "FAILURES TRACED"
 	}
-	t.para(code, status, j.Conclusion, 2)
+	t.para(code, status, v.conclusion, 2)
 	t.heading("RUN AND LOGS")
 	t.para("", " run", v.run, 6)
 	for _, l := range v.logs {
@@ -250,7 +273,7 @@ func writeJoinText(w io.Writer, j *join.Join, o Options) error {
 func JoinMarkdown(w io.Writer, j *join.Join) error {
 	m := &mdWriter{errWriter: errWriter{w: w}}
 	v := newJoinView(j)
-	m.printf("# pinprobe logs\n\n> **%s**\n", mdText(j.Conclusion))
+	m.printf("# pinprobe logs\n\n> **%s**\n", mdText(v.conclusion))
 	m.printf("\n## The run and the logs\n\n")
 	rows := [][]string{{"Run", mdText(v.run)}}
 	for _, l := range v.logs {
