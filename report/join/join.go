@@ -132,6 +132,8 @@ type Joiner struct {
 	// (no endpoint had more than report.MaxConnRecords): a line from a
 	// client port not among them is another client's.
 	portsComplete bool
+	// given are the clients of Options.Clients, interned.
+	given map[uint32]bool
 	// byFamily is the run's one endpoint of each family; -1 when several.
 	byFamily map[string]int
 
@@ -374,6 +376,12 @@ func (j *Joiner) Finish() *Join {
 	if out.Logs == nil {
 		out.Logs = []Log{}
 	}
+	j.given = map[uint32]bool{}
+	for _, a := range j.opt.Clients {
+		if i, ok := j.clients.idx[a.Unmap().String()]; ok {
+			j.given[i] = true
+		}
+	}
 	off := j.offset(out)
 	tol := j.tolerance(out)
 	if j.matchPorts(off, tol, nil) {
@@ -396,10 +404,22 @@ func (j *Joiner) Finish() *Join {
 	// When every log logs request IDs and the run sent them, a line
 	// without one of them is another client's.
 	idsOnly := j.allLogIDs && len(j.byID) > 0
+	// A line from a client port the run never had is another client's,
+	// when the report lists every port of the run and the gateway logs
+	// the ports pinprobe used (behind a NAT it logs others).
+	portsKept := false
+	for i := range j.held {
+		h := &j.held[i]
+		if h.how == placedPort || h.trail >= 0 && h.port != 0 && h.port == j.trail[h.trail].Port {
+			portsKept = true
+			break
+		}
+	}
+	foreignPort := func(h *held) bool { return j.portsComplete && portsKept && h.port != 0 && !j.knownPort(h.port) }
 	for i := range j.held {
 		h := &j.held[i]
 		if h.how == placedNo {
-			if idsOnly || !clients[h.client] || j.portsComplete && h.port != 0 && !j.knownPort(h.port) {
+			if idsOnly || !clients[h.client] || foreignPort(h) {
 				j.lines.OtherClients++
 				continue
 			}
@@ -473,6 +493,21 @@ func (j *Joiner) offset(out *Join) int64 {
 		if n := i - k + 1; n > bestN {
 			best, bestN = k, n
 		}
+	}
+	if by == "client port" && (bestN*5 < len(ds) || bestN < 3) {
+		// Too few of the pairs agree on one offset for the ports to be
+		// the run's (behind a NAT the gateway logs others, and a port
+		// pairs with lines at random times): no pair is trusted.
+		o.Why = "too few lines matched single requests of the run by client port (behind a NAT the gateway logs other ports)"
+		j.portsLogged = false
+		if d, n, ok := j.timelineOffset(); ok {
+			o.Measured, o.By, o.Pairs = true, "time", n
+			o.MS = float64(d) / 1e6
+			o.SpreadMS = max(j.rep.Timeline.IntervalS*1000, float64(j.resMax)/1e6)
+			o.Why += ": measured from when the client's lines were logged against when the run sent (the medians of both), so only to within the run's timeline interval"
+			return d
+		}
+		return 0
 	}
 	in := ds[best : best+bestN]
 	med := in[len(in)/2]
@@ -549,6 +584,9 @@ func (j *Joiner) portDeltas() []int64 {
 		r := &j.trail[i]
 		for _, hi := range byPort[r.Port] {
 			h := &j.held[hi]
+			if !j.plausible(h, r.endpoint) {
+				continue
+			}
 			if d := h.t - h.expected(&r.TrailRequest); d >= -limit && d <= limit {
 				ds = append(ds, d)
 			}
@@ -558,6 +596,20 @@ func (j *Joiner) portDeltas() []int64 {
 		}
 	}
 	return ds
+}
+
+// plausible reports whether a line may be a request to endpoint ep: a
+// client reaches an address of its own family, so a line from an IPv4
+// client is no request to an IPv6 endpoint (nor the reverse).
+func (j *Joiner) plausible(h *held, ep int) bool {
+	if len(j.opt.Clients) > 0 && !j.given[h.client] {
+		return false // not a client the user named
+	}
+	a, err := netip.ParseAddr(j.clients.list[h.client])
+	if err != nil {
+		return true
+	}
+	return familyOf(a.String()) == j.rep.Endpoints[ep].Family
 }
 
 func (j *Joiner) heldByPort() map[uint16][]int {
@@ -610,7 +662,7 @@ func (j *Joiner) matchPorts(off, tol int64, allow map[uint32]bool) bool {
 		best, bestD := -1, tol+1
 		for _, hi := range byPort[r.Port] {
 			h := &j.held[hi]
-			if h.trail >= 0 || h.how == placedID || allow != nil && !allow[h.client] {
+			if h.trail >= 0 || h.how == placedID || allow != nil && !allow[h.client] || !j.plausible(h, r.endpoint) {
 				continue
 			}
 			d := h.t - off - h.expected(&r.TrailRequest)

@@ -288,6 +288,14 @@ func TestAzure(t *testing.T) {
 // client's lines mixed in; the IPv6 target fails with 502 and
 // error_reason.
 func TestALB(t *testing.T) {
+	t.Run("ports kept", func(t *testing.T) { testALB(t, 0) })
+	// Behind a NAT the gateway logs ports of the NAT's: nothing matches by
+	// port, lines are placed by the client given and time, and the port
+	// filter stays off.
+	t.Run("behind a NAT", func(t *testing.T) { testALB(t, 7) })
+}
+
+func testALB(t *testing.T, natShift uint16) {
 	reqs := simRun()
 	rep := simReport(reqs)
 	const offset = -1500 * time.Millisecond
@@ -307,7 +315,7 @@ func TestALB(t *testing.T) {
 			end.Format("2006-01-02T15:04:05.000000Z"), cl, target, r.status(), tstatus, start.Format("2006-01-02T15:04:05.000000Z"), reason, target, tstatus)
 	}
 	for i, r := range reqs {
-		write(r, r.client(), r.port)
+		write(r, r.client(), r.port+natShift)
 		if i%3 == 0 {
 			c, p := otherClients(i)
 			o := r
@@ -315,7 +323,11 @@ func TestALB(t *testing.T) {
 			write(o, c, p)
 		}
 	}
-	j := joinLog(t, rep, b.String(), Options{}, accesslog.Options{})
+	o := Options{}
+	if natShift != 0 {
+		o.Clients = []netip.Addr{netip.MustParseAddr("198.51.100.7"), netip.MustParseAddr("2001:db8:77::7")}
+	}
+	j := joinLog(t, rep, b.String(), o, accesslog.Options{})
 	r := reqs
 	for i := range r {
 		r[i].instance = ""
@@ -329,8 +341,11 @@ func TestALB(t *testing.T) {
 	if j.Lines.Run != int64(len(reqs)) || j.Lines.OtherClients != int64((len(reqs)+2)/3) {
 		t.Errorf("%d lines of the run, %d of other clients; want %d, %d", j.Lines.Run, j.Lines.OtherClients, len(reqs), (len(reqs)+2)/3)
 	}
-	if !j.Offset.Measured || j.Offset.MS < -1501 || j.Offset.MS > -1499 {
-		t.Errorf("offset %+v; want -1500 ms", j.Offset)
+	switch {
+	case natShift == 0 && (!j.Offset.Measured || j.Offset.By != "client port" || j.Offset.MS < -1501 || j.Offset.MS > -1499):
+		t.Errorf("offset %+v; want -1500 ms by client port", j.Offset)
+	case natShift != 0 && (j.Offset.By != "time" || j.Offset.MS < -1700 || j.Offset.MS > -1300):
+		t.Errorf("offset %+v; want about -1500 ms from the times", j.Offset)
 	}
 	want := fmt.Sprintf("All %d 502s were routed to %s (IPv6).", failed, deadBackend)
 	if j.Conclusion != want {
