@@ -6,12 +6,35 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"pinprobe/accesslog"
 	"pinprobe/report"
 )
+
+var logsSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	return jsonschema.NewCompiler().Compile("../../schema/pinprobe.logs.v1.json")
+})
+
+// checkSchema validates a pinprobe.logs/v1 document against its schema.
+func checkSchema(t *testing.T, doc []byte) {
+	t.Helper()
+	s, err := logsSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err == nil {
+		err = s.Validate(inst)
+	}
+	if err != nil {
+		t.Errorf("the join does not match schema/pinprobe.logs.v1.json: %v", err)
+	}
+}
 
 // A simulated incident, written as the gateways' exports write it: a run
 // of 30 s at 10 requests/s over two frontend addresses of
@@ -127,6 +150,7 @@ func joinLog(t *testing.T, rep *report.Report, log string, o Options, lo accessl
 	if err := JSON(&buf, out); err != nil || !json.Valid(buf.Bytes()) {
 		t.Fatalf("JSON: %v", err)
 	}
+	checkSchema(t, buf.Bytes())
 	t.Logf("%s | offset %s | lines %+v", out.Conclusion, out.Offset.Describe(), out.Lines)
 	return out
 }
