@@ -170,6 +170,25 @@ func TestLogsNginx(t *testing.T) {
 			t.Errorf("backends %+v, conclusion %q; want none (combined logs no upstream) and the advice to log $upstream_addr", j.Backends, j.Conclusion)
 		}
 	})
+	t.Run("merged runs", func(t *testing.T) {
+		// A second run through the same gateway (after the subtests
+		// above: combined cannot tell two runs of one client apart),
+		// merged with the first (pinprobe report): the join places the
+		// requests of both by their IDs.
+		second, rep2 := probeSaved(t, fmt.Sprintf("gw.test:%d", port), 40)
+		merged := filepath.Join(t.TempDir(), "merged.json")
+		if code, _, stderr := pinprobe(t, "report", "--format", "json", "-o", merged, reportPath, second); code != 0 {
+			t.Fatalf("report: exit %d: %s", code, stderr)
+		}
+		j := joinRun(t, merged, []string{custom}, "--log-format", nginxPinFormat)
+		want := rep.Totals.Requests + rep2.Totals.Requests
+		if j.Run.Requests != want || j.Lines.Run != want || j.Lines.ByRequestID != want || j.Missing.Requests != 0 {
+			t.Errorf("merged run of %d requests: %d lines placed (%d by request ID), %d missing; want every one by its ID", j.Run.Requests, j.Lines.Run, j.Lines.ByRequestID, j.Missing.Requests)
+		}
+		if !strings.Contains(j.Conclusion, dead.String()) {
+			t.Errorf("conclusion %q; want %s named", j.Conclusion, dead)
+		}
+	})
 }
 
 // TestLogsHAProxy: HAProxy with a frontend on 127.0.0.1 routed to a

@@ -205,6 +205,11 @@ func New(rep *report.Report, o Options) *Joiner {
 	if rep.RunID != "" {
 		runs[rep.RunID] = true
 	}
+	for _, in := range rep.Inputs { // a merged report: each run merged
+		if in.RunID != "" {
+			runs[in.RunID] = true
+		}
+	}
 	for r := range runs {
 		j.runIDs = append(j.runIDs, r)
 	}

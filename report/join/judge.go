@@ -100,7 +100,11 @@ func (j *Joiner) judge(out *Join) {
 			text += ", by instance" + pluralS(len(inst)) + " " + phrase.JoinAnd(inst)
 		}
 		text += "."
-		out.Findings = append(out.Findings, Finding{Kind: "backend", Scope: strings.Join(at, ", "), Text: text})
+		kind := "backend"
+		if len(at) == 1 && at[0] == "no backend" {
+			kind = "unrouted"
+		}
+		out.Findings = append(out.Findings, Finding{Kind: kind, Scope: strings.Join(at, ", "), Text: text})
 	}
 	// Each backend that fails significantly more than the others, and
 	// the backends that answered every request.
