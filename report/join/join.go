@@ -1050,6 +1050,9 @@ func (o Offset) Describe() string {
 		return "not measured: " + o.Why
 	}
 	s := fmt.Sprintf("%+.0f ms ± %.0f ms (gateway − pinprobe), from %d line%s matched by %s", o.MS, o.SpreadMS, o.Pairs, phrase.Plural(int(o.Pairs)), o.By)
+	if o.By == "time" {
+		s = fmt.Sprintf("%+.0f ms ± %.0f ms (gateway − pinprobe), from the times of %d line%s against the run's (%s)", o.MS, o.SpreadMS, o.Pairs, phrase.Plural(int(o.Pairs)), o.Why)
+	}
 	if o.NoZone {
 		s += "; the log writes local times without a zone, so this includes the gateway's zone"
 	}
