@@ -54,12 +54,16 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	} else if c.only6 {
 		resolver.Only = probe.IPv6
 	}
+	var demoLog *demoAccessLog
 	if c.demo {
-		g, err := demo.Start()
+		demoLog = newDemoAccessLog(say)
+		g, err := demo.StartLogged(demoLog.writer())
 		if err != nil {
+			demoLog.close()
 			return &exitError{code: exitNoAddress, err: err}
 		}
 		defer g.Close()
+		defer demoLog.close()
 		if g.Note != "" {
 			say("%s", g.Note)
 		}
@@ -166,7 +170,11 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if note := judge.ClientNote(rep); note != "" {
 		say("warning: %s", note)
 	}
-	return c.outputFlags.write(rep, stdout, say)
+	werr := c.outputFlags.write(rep, stdout, say)
+	if demoLog != nil {
+		demoLog.join(rep, c.output)
+	}
+	return werr
 }
 
 // config is the probe command's options: everything `pinprobe [flags]
@@ -295,6 +303,8 @@ Usage:
   pinprobe --demo                  probe a built-in reproduction of the incident
   pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
   pinprobe compare BEFORE AFTER    what changed between two saved reports
+  pinprobe logs REPORT LOG...      join a saved run with the gateway's access
+                                   logs: which backend failed
   pinprobe help [COMMAND]          this help, or that of COMMAND
   pinprobe version                 print the version (as --version does)
 `, version)

@@ -56,6 +56,12 @@ var commandExits = map[string]struct {
 		{exitWrite, "the comparison could not be written"},
 		{exitInterrupted, "interrupted while reading: nothing is written"},
 	}, "When both apply, 4 comes before 1. A closed stdout is no error."},
+	"logs": {[]exitDoc{
+		{exitOK, "done"},
+		{exitUsage, "bad usage or input (a report or log that cannot be read)"},
+		{exitWrite, "the join could not be written"},
+		{exitInterrupted, "interrupted while reading: nothing is written"},
+	}, "When both apply, 4 comes before 130. A closed stdout is no error."},
 	"help":    {[]exitDoc{{exitOK, "done"}, {exitUsage, "no such command"}}, ""},
 	"version": {[]exitDoc{{exitOK, "done"}, {exitUsage, "an argument other than --help was given"}}, ""},
 }

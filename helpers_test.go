@@ -992,6 +992,13 @@ func buildPinprobe(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// Every temporary file of the tests, those of the runs they start
+	// included (--demo keeps its gateway's access log in a directory of
+	// its own), goes into one directory, removed at the end.
+	tmp, err := os.MkdirTemp("", "pinprobe-test-")
+	if err == nil {
+		os.Setenv("TMPDIR", tmp)
+	}
 	code := m.Run()
 	for _, bad := range exitsSeen.undeclared() {
 		fmt.Fprintln(os.Stderr, "FAIL:", bad)
@@ -999,6 +1006,9 @@ func TestMain(m *testing.M) {
 	}
 	if binDir != "" {
 		os.RemoveAll(binDir)
+	}
+	if tmp != "" {
+		os.RemoveAll(tmp)
 	}
 	os.Exit(code)
 }

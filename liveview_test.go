@@ -131,6 +131,3 @@ func TestLiveViewInTmux(t *testing.T) {
 		t.Errorf("the report does not start with its verdict (%v):\n%.300s", err, rep)
 	}
 }
-
-// shellQuote quotes s for sh.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -12,7 +12,8 @@
 //	pinprobe --demo                  probe a built-in reproduction of the incident, on loopback
 //	pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
 //	pinprobe compare BEFORE AFTER    what changed between two saved reports
-//	pinprobe help [COMMAND]          pinprobe's --help, or that of report, compare, version
+//	pinprobe logs REPORT LOG...      join a saved run with the gateway's access logs
+//	pinprobe help [COMMAND]          pinprobe's --help, or that of report, compare, logs, version
 //	pinprobe version                 the version, as --version
 //
 // A first word that is a typo of a command is refused as one ("unknown
@@ -95,6 +96,8 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		err = helpCommand(args[1:], stdout)
 	case "version":
 		err = versionCommand(args[1:], stdout)
+	case "logs":
+		err = logsCommand(ctx, args[1:], stdin, stdout, stderr)
 	default:
 		if err = unknownCommand(args); err == nil {
 			err = probeCommand(ctx, args, stdin, stdout, stderr)
@@ -118,8 +121,8 @@ func commandOf(args []string) string {
 }
 
 // interruptNotice is what pinprobe says at the first signal: the probe
-// stops sending and waits for its requests in flight; report and compare
-// stop reading, and write nothing.
+// stops sending and waits for its requests in flight; report, compare and
+// logs stop reading, and write nothing.
 func interruptNotice(args []string) string {
 	if commandOf(args) != "probe" {
 		return "interrupted: stopping, nothing written (Ctrl-C again to quit at once)"

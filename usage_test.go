@@ -248,7 +248,7 @@ func TestHelpCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"help", "compre"}, `help: unknown command "compre"; did you mean "compare"?`},
-		{[]string{"help", "bogus"}, `help: unknown command "bogus": pinprobe help [report|compare|version]`},
+		{[]string{"help", "bogus"}, `help: unknown command "bogus": pinprobe help [report|compare|logs|version]`},
 		{[]string{"help", "report", "compare"}, "help: want one command at most"},
 	} {
 		code, stdout, stderr := pinprobe(t, tt.args...)
@@ -470,7 +470,11 @@ func TestExitCodesPerCommand(t *testing.T) {
 	up := []string{"--resolve", f.Resolve(), f.URL()}
 	dir := t.TempDir()
 	other := writeSaved(t, dir, "other.json", goldenSaved(t)) // no endpoint in common with demoReport
-	const interrupt = "interrupt"                             // run with a cancelled context, standard input never ending
+	oneLog := filepath.Join(dir, "access.log")                // one nginx combined line, not of the run
+	if err := os.WriteFile(oneLog, []byte(`127.0.0.1 - - [16/Jun/2026:20:43:00 +0000] "GET / HTTP/1.1" 200 5 "-" "pinprobe/0.1.0"`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const interrupt = "interrupt" // run with a cancelled context, standard input never ending
 	scenarios := map[string][][]string{
 		"probe": {
 			slices.Concat([]string{"-q", "--preflight"}, up),                    // 0
@@ -493,6 +497,12 @@ func TestExitCodesPerCommand(t *testing.T) {
 			{"compare", demoReport},
 			{"compare", "-o", "/dev/full", demoReport, demoReport},
 			{interrupt, "compare", demoReport, "-"},
+		},
+		"logs": {
+			{"logs", demoReport, oneLog},
+			{"logs", demoReport},
+			{"logs", "-o", "/dev/full", demoReport, oneLog},
+			{interrupt, "logs", demoReport, "-"},
 		},
 		"help":    {{"help"}, {"help", "bogus"}},
 		"version": {{"version"}, {"version", "bogus"}},

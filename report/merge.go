@@ -87,6 +87,9 @@ const maxMergedInterval = 24 * time.Hour
 //   - Samples: per endpoint, the earliest failed ones up to the largest
 //     --samples of the inputs' commands (5 when a command does not say), and
 //     the earliest success.
+//   - Trail: per endpoint, the inputs' trails in time order, thinned to an
+//     even sample where they hold more than MaxTrailFailed failed or
+//     MaxTrailOK successful requests together.
 //   - Fingerprints: added by kind (status or error class, Server, body hash);
 //     past 64 kinds the smallest are counted in the "other kinds" group, as
 //     the aggregator does with the kinds past its first 64.
@@ -223,6 +226,7 @@ type mergedEndpoint struct {
 	history            []DNSEvent
 	conns              *Conns
 	afterFailure       map[string]int64
+	trails             []*Trail
 }
 
 // meta fills what describes the run: inputs, window, plan, version,
@@ -490,6 +494,7 @@ func (m *merger) endpoints() error {
 			}
 			me.history = append(me.history, e.DNSHistory...)
 			me.conns = mergeConns(me.conns, e.Conns)
+			me.trails = append(me.trails, e.Trail)
 			for k, n := range e.AfterFailure {
 				if me.afterFailure == nil {
 					me.afterFailure = map[string]int64{}
@@ -646,6 +651,7 @@ func (m *merger) stats(out *Report) error {
 		slices.SortStableFunc(me.history, func(a, b DNSEvent) int { return a.At.Compare(b.At.Time) })
 		e.DNSHistory = me.history
 		e.Conns, e.AfterFailure = me.conns, me.afterFailure
+		e.Trail = mergeTrails(me.trails)
 		out.Endpoints[i] = e
 	}
 	out.Totals = total.stats(totalH, m.secs)

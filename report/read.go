@@ -194,6 +194,9 @@ func CheckSaved(r *Report) error {
 				bad("%s: conns: %d windows listed, %d counted (at most %d are listed)", scope, len(c.Windows), c.WindowsCount, MaxWindows)
 			}
 		}
+		if msg := checkTrail(e); msg != "" {
+			bad("%s: %s", scope, msg)
+		}
 		for _, p := range []struct {
 			name string
 			ph   *Phase

@@ -372,6 +372,10 @@ type Endpoint struct {
 	// that came on a connection right after a failed response on it.
 	AfterFailure map[string]int64 `json:"after_failure,omitempty"`
 	Samples      []Sample         `json:"samples"`
+	// Trail lists single requests (every failed one, within
+	// MaxTrailFailed, and a sample of successes) for joining the run with
+	// a gateway's access log; absent when the endpoint had no request.
+	Trail *Trail `json:"trail,omitempty"`
 }
 
 // Time is a UTC timestamp written with millisecond precision.

@@ -26,6 +26,7 @@ type forensics struct {
 	// without a response that came right after one on the same connection.
 	lastFailed   map[uint64]bool
 	afterFailure map[probe.ErrorClass]int64
+	trail        report.TrailSampler
 }
 
 // maxLastFailed bounds lastFailed: connections live a few requests, so a
@@ -39,6 +40,7 @@ func newForensics() *forensics {
 
 func (f *forensics) add(r *probe.Result, failed bool, cl *cleaner) {
 	f.conns.Add(r.ConnID, r.Local.Port(), r.Start, failed, r.Reused)
+	f.trail.Add(trailOf(r, failed))
 	if r.ConnID != 0 {
 		if r.Err != nil && r.Reused && f.lastFailed[r.ConnID] {
 			if f.afterFailure == nil {
@@ -108,6 +110,7 @@ func (f *forensics) fill(e *report.Endpoint) {
 		e.RemovedAt = &report.Time{Time: f.removed}
 	}
 	e.DNSHistory = f.history
+	e.Trail = f.trail.Trail()
 }
 
 // sampleOf turns a result's evidence into a Sample, secret headers
