@@ -586,7 +586,7 @@ func (a *phaseAcc) phase(h *Hist) (Phase, error) {
 		}
 	}
 	p := phaseOf(h)
-	p.HDR = h.Encode()
+	p.HDR = reencode(h, a.hdrs)
 	return p, nil
 }
 

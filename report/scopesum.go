@@ -99,6 +99,17 @@ func (a *scopeSum) stats(h *Hist, secs float64) Stats {
 	if secs > 0 {
 		s.RPS = stat.Round(float64(a.requests)/secs, 2)
 	}
-	s.HDR = h.Encode()
+	s.HDR = reencode(h, a.hdrs)
 	return s
+}
+
+// reencode is the encoding of h, the merge of encs: the one input's own
+// when there is one (a report re-rendered, an endpoint only one input
+// probed), already checked when read and the same counts, which spares a
+// compressor pass per scope.
+func reencode(h *Hist, encs []string) string {
+	if len(encs) == 1 {
+		return encs[0]
+	}
+	return h.Encode()
 }
