@@ -282,9 +282,49 @@ func encodeCounts(counts []int64, g *histGeometry) string {
 // appendZigZag appends c as hdr's payload holds a count: zig-zag, LEB128.
 func appendZigZag(b []byte, c int64) []byte { return binary.AppendUvarint(b, uint64(c<<1^c>>63)) }
 
+// encoded remembers the encodings of small payloads: the endpoints of a
+// run at a low rate per endpoint hold a few values each, so many of their
+// histograms are the same, and a compressor pass (most of it clearing
+// BestCompression's tables) is most of what the end of a run of 10,000
+// endpoints costs. The encoding is a function of the payload and layout,
+// so a remembered one is the one it would write.
+var encoded struct {
+	sync.Mutex
+	m map[string]string // layout name, NUL, payload -> encoding
+}
+
+// Bounds of encoded: payloads up to encodedPayload bytes, encodedMax of
+// them (then it starts again).
+const (
+	encodedPayload = 32
+	encodedMax     = 4096
+)
+
 // encodePayload writes the counts payload of a histogram of layout g with
 // its header, compressed and in base64, as hdr's Encode does.
 func encodePayload(payload []byte, g *histGeometry) string {
+	if len(payload) > encodedPayload {
+		return compressPayload(payload, g)
+	}
+	key := g.name + "\x00" + string(payload)
+	encoded.Lock()
+	enc, ok := encoded.m[key]
+	encoded.Unlock()
+	if ok {
+		return enc
+	}
+	enc = compressPayload(payload, g)
+	encoded.Lock()
+	if encoded.m == nil || len(encoded.m) >= encodedMax {
+		encoded.m = make(map[string]string)
+	}
+	encoded.m[key] = enc
+	encoded.Unlock()
+	return enc
+}
+
+// compressPayload is encodePayload, compressing every time.
+func compressPayload(payload []byte, g *histGeometry) string {
 	var plain bytes.Buffer
 	var hd [v2HeaderLen]byte
 	binary.BigEndian.PutUint32(hd[0:], v2Plain|0x10)
