@@ -7,7 +7,7 @@
 # `return 200 "ok\n"`) on 127.0.0.1-127.0.0.9 in its own process group in a temp dir, and stops it on any
 # exit, Ctrl-C included. Then, each round:
 #   scale  a targets file of N URLs (http://127.0.0.1:PORT/e/1 … /e/N, one endpoint each) for 2 s at a
-#          fixed rate: peak RSS, CPU per request, and the seconds from the end of the load (the report's
+#          fixed rate, the text report on stdout and the JSON saved (-o): peak RSS, CPU per request, and the seconds from the end of the load (the report's
 #          ended_at) to the process's exit with its report written;
 #   report `pinprobe report` of the saved run of the largest N: wall seconds and peak RSS;
 #   flat   8 endpoints (one host pinned to 127.0.0.2-9), --rate max, 10^4 and 10^6 requests: peak RSS.
@@ -162,13 +162,14 @@ timed() {
     echo "scale: $kind $n: exit status $rc" >&2
     exit 1
   fi
-  python3 - "$csv" "$round" "$kind" "$n" "$rate" "$work/time" "$work/out" "$end" "$work/saved.json" <<'PY'
+  python3 - "$csv" "$round" "$kind" "$n" "$rate" "$work/time" "$work/out" "$end" "$work/saved.json" \
+    "$work/saved-$n.json" <<'PY'
 import csv, datetime, json, sys
-path, rnd, kind, n, rate, timefile, outfile, end, saved = sys.argv[1:]
+path, rnd, kind, n, rate, timefile, outfile, end, saved, saved_n = sys.argv[1:]
 user, sys_s, rss, wall, code = open(timefile).read().split()[:5]
 requests = endpoints = after = ""
 if kind in ("scale", "flat"):
-    d = json.load(open(outfile))
+    d = json.load(open(saved_n if kind == "scale" else outfile))
     requests, endpoints = d["totals"]["requests"], len(d["endpoints"])
     if kind == "scale":
         ended = datetime.datetime.fromisoformat(d["ended_at"].replace("Z", "+00:00")).timestamp()
@@ -192,7 +193,7 @@ for ((round = 1; round <= rounds; round++)); do
       >"$work/targets.txt"
     r=$(rate_for "$n")
     log "round $round/$rounds: $n endpoints at $r req/s"
-    timed scale "$n" "$r" "$pin_bin" -q --no-preflight --format json --targets "$work/targets.txt" -r "$r" -d 2s \
+    timed scale "$n" "$r" "$pin_bin" -q --no-preflight --targets "$work/targets.txt" -r "$r" -d 2s \
       -o "$work/saved-$n.json" "${pin_extra[@]}"
   done
   log "round $round/$rounds: report of the $largest-endpoint run"
@@ -239,9 +240,9 @@ out = [BEGIN, "## Scale in endpoints", ""]
 out.append(f"`bash bench/scale.sh` ({rounds} round(s), {date} UTC, {cpu}, pinprobe commit {commit}, extra flags: "
            f"{flags}; {int(wall) // 60} min {int(wall) % 60:02d} s; load average {load}). A targets file of "
            "N URLs on one loopback nginx (`http://127.0.0.1:PORT/e/1` … `/e/N`, one endpoint each), "
-           "`--targets FILE -r RATE -d 2s --no-preflight --format json -o saved.json`; figures are medians of the "
-           "rounds. *After the load* is the seconds from the report's `ended_at` to the process's exit, its "
-           "report printed and saved. CPU per request is the process's whole user+sys time (start-up, DNS-free "
+           "`--targets FILE -r RATE -d 2s --no-preflight -o saved.json` (the text report on stdout, the JSON "
+           "saved); figures are medians of the rounds. *After the load* is the seconds from the report's `ended_at` "
+           "to the process's exit, its report printed and saved. CPU per request is the process's whole user+sys time (start-up, DNS-free "
            "target parsing and the report included) over the requests sent.")
 out.append("")
 out.append("| endpoints | rate req/s | requests | peak RSS MiB | each round | CPU µs/request | after the load s | each round |")
