@@ -2,7 +2,9 @@
 // everything in it, the verdict's among them), reading a saved one
 // (ReadReport, CheckSaved), its invariants (Validate), the exact merge of
 // several (Merge), the tally every scope's counts roll up into (shared by
-// the aggregator and Merge), and the release gate's checks (CheckLimits).
+// the aggregator and Merge), the histograms it keeps (Hist: hdr's layout,
+// quantiles and encoding, only the buckets in use) and the release gate's
+// checks (CheckLimits).
 //
 // Merging adds counts and histograms and never judges: a merged report has
 // no verdict until package judge makes one.
