@@ -170,3 +170,29 @@ func TestHistSizedByUse(t *testing.T) {
 	}
 	runtime.KeepAlive(hs)
 }
+
+// BenchmarkHistRecord: a collector's cost per request, sparse against
+// hdr's dense histogram, for latencies spread over a few hundred buckets.
+func BenchmarkHistRecord(b *testing.B) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	vals := make([]int64, 4096)
+	for i := range vals {
+		vals[i] = 100 + int64(rng.ExpFloat64()*800)
+	}
+	b.Run("sparse", func(b *testing.B) {
+		h := NewLatencyHist()
+		i := 0
+		for b.Loop() {
+			h.Record(vals[i&4095])
+			i++
+		}
+	})
+	b.Run("dense", func(b *testing.B) {
+		h := NewHist()
+		i := 0
+		for b.Loop() {
+			h.RecordValue(vals[i&4095])
+			i++
+		}
+	})
+}
