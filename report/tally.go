@@ -20,6 +20,8 @@ const (
 	phaseDigits = 2
 )
 
+// NewHist is an empty dense hdr histogram of the latency layout, for
+// callers that want hdr's own (tests, fixtures); a scope keeps a Hist.
 func NewHist() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
 
 // Outcome is one request's result as a tally counts it.
@@ -193,6 +195,7 @@ const (
 	MaxPorts        = 1000  // local ports listed (all are counted)
 )
 
+// NewPhaseHist is NewHist of the phase layout.
 func NewPhaseHist() *hdr.Histogram { return hdr.New(histMin, histMax, phaseDigits) }
 
 // PhaseOf summarises a phase histogram (of NewPhaseTimes), with its encoding.
