@@ -223,17 +223,18 @@ func percentileRank(percentile float64, total int64) int64 {
 }
 
 // Add adds the counts of enc, a saved histogram of h's layout; h is left as
-// it was when enc does not decode.
+// it was when enc does not decode. enc is inflated once: into h when it is
+// empty (emptied again on an error), else beside it, then merged.
 func (h *Hist) Add(enc string) error {
-	if _, err := scanHDR(enc, h.g, nil); err != nil {
-		return err
-	}
 	if h.total == 0 {
+		h.Reset()
 		_, err := scanHDR(enc, h.g, func(idx int, count int64) { h.add(idx, count) })
+		if err != nil {
+			h.Reset()
+		}
 		return err
 	}
-	var o Hist
-	o.g = h.g
+	o := Hist{g: h.g}
 	if _, err := scanHDR(enc, h.g, func(idx int, count int64) { o.add(idx, count) }); err != nil {
 		return err
 	}
