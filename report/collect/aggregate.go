@@ -38,6 +38,7 @@ func (l *Live) Endpoints() []*LiveEndpoint {
 // Aggregator tallies results per endpoint. Call Add from one goroutine, then Close.
 type Aggregator struct {
 	eps      []*probe.Endpoint
+	addrs    []string // the endpoints' addresses, written once, not per result
 	per      []*report.Tally
 	forensic []*forensics
 	live     *Live
@@ -120,6 +121,7 @@ func (a *Aggregator) SetTimeline(start time.Time, interval time.Duration, auto b
 // must be the number of endpoints before it.
 func (a *Aggregator) AddEndpoint(ep *probe.Endpoint) {
 	a.eps = append(a.eps, ep)
+	a.addrs = append(a.addrs, ep.Addr.String())
 	a.live.mu.Lock()
 	a.live.endpoints = append(a.live.endpoints, &LiveEndpoint{Endpoint: ep})
 	a.live.mu.Unlock()
@@ -188,7 +190,7 @@ func (a *Aggregator) Add(r probe.Result) {
 	}
 
 	a.forensic[r.Endpoint].add(&r, failed, &a.cl)
-	addr := a.eps[r.Endpoint].Addr.String()
+	addr := a.addrs[r.Endpoint]
 	if o.Class == "" {
 		a.groups.Response(addr, r.Start, failed)
 	}
@@ -202,7 +204,7 @@ func (a *Aggregator) Add(r probe.Result) {
 	a.timeline.add(r.Endpoint, r.Start, failed)
 	a.client.add(r.Local)
 	if failed {
-		a.prints.add(&r, a.eps[r.Endpoint].Addr.String(), &a.cl)
+		a.prints.add(&r, addr, &a.cl)
 	}
 }
 

@@ -1,11 +1,14 @@
 package collect_test
 
 import (
+	"net/netip"
 	"runtime"
 	"testing"
+	"time"
 
 	"pinprobe/internal/check"
 	"pinprobe/internal/fixture"
+	"pinprobe/probe"
 )
 
 // TestEndpointStateSizedByUse: an endpoint's state in the aggregator is
@@ -30,4 +33,20 @@ func TestEndpointStateSizedByUse(t *testing.T) {
 		t.Errorf("an endpoint holds %d bytes of the aggregator after 2 responses; want at most 4 kB", per)
 	}
 	runtime.KeepAlive(agg)
+}
+
+// TestAddAllocatesNothing: counting a response on a connection the
+// aggregator knows, in a bucket it has seen, allocates nothing (the
+// endpoint's address was written for every result).
+func TestAddAllocatesNothing(t *testing.T) {
+	if check.Race {
+		t.Skip("the race detector's allocations are not the program's")
+	}
+	agg := fixture.URLRun(t, 4, 3)
+	r := fixture.Decide(fixture.Fail, probe.Result{Endpoint: 2, Start: fixture.FzStart.Add(time.Second), Status: 200, Bytes: 3,
+		Latency: 900 * time.Microsecond, ConnID: 3, Reused: true, Local: netip.MustParseAddrPort("127.0.0.1:10002")})
+	agg.Add(r)
+	if n := testing.AllocsPerRun(1000, func() { agg.Add(r) }); n != 0 {
+		t.Errorf("Add of a response allocates %.1f times; want 0", n)
+	}
 }
