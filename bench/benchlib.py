@@ -257,6 +257,10 @@ PROFILE_END = "<!-- END lead: what the profile says -->"
 PROFILE_PLACEHOLDER = ("_To be filled in by the lead: where pinprobe's CPU goes at saturation and at 2,000 req/s "
                        "(`go tool pprof`), and why the targets above are or are not met._")
 
+# bench/scale.sh writes its section between these markers; a re-run of bench.sh keeps it.
+SCALE_BEGIN = "<!-- BEGIN scale: written by bench/scale.sh (bench/bench.sh keeps this section on a re-run) -->"
+SCALE_END = "<!-- END scale -->"
+
 TOOLS = ["wrk", "hey", "vegeta", "bombardier", "pinprobe"]
 MIB = 1024.0
 
@@ -311,14 +315,19 @@ def read_meta(path):
 
 
 def _keep_profile(old_md):
+    return _keep_block(old_md, PROFILE_BEGIN, PROFILE_END)
+
+
+def _keep_block(old_md, begin, end):
+    """The text of old_md between the markers begin and end, or None."""
     try:
         text = open(old_md).read()
     except OSError:
         return None
-    i, j = text.find(PROFILE_BEGIN), text.find(PROFILE_END)
+    i, j = text.find(begin), text.find(end)
     if i < 0 or j < i:
         return None
-    return text[i + len(PROFILE_BEGIN):j].strip("\n")
+    return text[i + len(begin):j].strip("\n")
 
 
 def cmd_report(argv):
@@ -524,6 +533,12 @@ def cmd_report(argv):
         w("")
 
     # -- commands
+    scale = _keep_block(keep, SCALE_BEGIN, SCALE_END) if keep else None
+    if scale is not None:  # bench/scale.sh's section, kept as it wrote it
+        w(SCALE_BEGIN)
+        w(scale)
+        w(SCALE_END)
+        w("")
     w("## Commands")
     w("")
     w("As run in round 1 (`PORT` is a free port picked at start; URLs are plain HTTP/1.1 on loopback):")

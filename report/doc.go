@@ -3,9 +3,11 @@
 // (ReadReport, CheckSaved), its invariants (Validate), the exact merge of
 // several (Merge) with its breakdown by vantage point (VantageStats; the
 // vantage names, CheckVantage and HostVantage), the tally every scope's
-// counts roll up into (shared by the aggregator and Merge), the timeline's
-// latency bins (LatencyTally, Latencies: p50 and p99 over time, added up
-// exactly by Merge), and the release gate's checks (CheckLimits).
+// counts roll up into (shared by the aggregator and Merge), the histograms
+// it keeps (Hist: hdr's layout, quantiles and encoding, only the buckets in
+// use), the timeline's latency bins (LatencyTally, Latencies: p50 and p99
+// over time, added up exactly by Merge), and the release gate's checks
+// (CheckLimits).
 //
 // Merging adds counts and histograms and never judges: a merged report has
 // no verdict until package judge makes one.

@@ -282,13 +282,13 @@ func (g *GroupTally) Report(secs float64) []Group {
 // report is Report, decoding saved groups' histograms one group at a time.
 func (g *GroupTally) report(secs float64) ([]Group, error) {
 	out := []Group{}
-	var h *Scratch
+	var h *Hist
 	for _, k := range g.order {
 		acc := g.byKey[k]
 		var st Stats
 		if acc.s != nil {
 			if h == nil {
-				h = NewScratch()
+				h = NewLatencyHist()
 			}
 			if err := acc.s.hist(h); err != nil {
 				return nil, fmt.Errorf("group %s: %s: %w", k.header, k.value, err)

@@ -274,8 +274,57 @@ func encodeCounts(counts []int64, g *histGeometry) string {
 				c = -zeros
 			}
 		}
-		payload = binary.AppendUvarint(payload, uint64(c<<1^c>>63))
+		payload = appendZigZag(payload, c)
 	}
+	return encodePayload(payload, g)
+}
+
+// appendZigZag appends c as hdr's payload holds a count: zig-zag, LEB128.
+func appendZigZag(b []byte, c int64) []byte { return binary.AppendUvarint(b, uint64(c<<1^c>>63)) }
+
+// encoded remembers the encodings of small payloads: the endpoints of a
+// run at a low rate per endpoint hold a few values each, so many of their
+// histograms are the same, and a compressor pass (most of it clearing
+// BestCompression's tables) is most of what the end of a run of 10,000
+// endpoints costs. The encoding is a function of the payload and layout,
+// so a remembered one is the one it would write.
+var encoded struct {
+	sync.Mutex
+	m map[string]string // layout name, NUL, payload -> encoding
+}
+
+// Bounds of encoded: payloads up to encodedPayload bytes, encodedMax of
+// them (then it starts again).
+const (
+	encodedPayload = 32
+	encodedMax     = 4096
+)
+
+// encodePayload writes the counts payload of a histogram of layout g with
+// its header, compressed and in base64, as hdr's Encode does.
+func encodePayload(payload []byte, g *histGeometry) string {
+	if len(payload) > encodedPayload {
+		return compressPayload(payload, g)
+	}
+	key := g.name + "\x00" + string(payload)
+	encoded.Lock()
+	enc, ok := encoded.m[key]
+	encoded.Unlock()
+	if ok {
+		return enc
+	}
+	enc = compressPayload(payload, g)
+	encoded.Lock()
+	if encoded.m == nil || len(encoded.m) >= encodedMax {
+		encoded.m = make(map[string]string)
+	}
+	encoded.m[key] = enc
+	encoded.Unlock()
+	return enc
+}
+
+// compressPayload is encodePayload, compressing every time.
+func compressPayload(payload []byte, g *histGeometry) string {
 	var plain bytes.Buffer
 	var hd [v2HeaderLen]byte
 	binary.BigEndian.PutUint32(hd[0:], v2Plain|0x10)
@@ -303,65 +352,3 @@ func encodeCounts(counts []int64, g *histGeometry) string {
 	enc.Close()
 	return b.String()
 }
-
-// Scratch is a histogram of one of pinprobe's layouts with its counts
-// beside it, lent scope after scope: Merge and the verdict read thousands
-// of saved histograms through a few of these instead of decoding each into
-// a histogram of its own.
-type Scratch struct {
-	g      *histGeometry
-	H      *hdr.Histogram // the histogram, for its percentiles
-	Counts []int64        // its counts, bucket by bucket
-}
-
-// NewScratch is an empty latency Scratch (the layout of NewHist).
-func NewScratch() *Scratch { return newScratch(latencyGeometry) }
-
-func newScratch(g *histGeometry) *Scratch {
-	return &Scratch{g: g, H: g.newHist(), Counts: make([]int64, g.countsLen)}
-}
-
-// Reset empties s.
-func (s *Scratch) Reset() {
-	s.H.Reset()
-	clear(s.Counts)
-}
-
-// Add adds the counts of enc, a histogram of s's layout; s is left as it
-// was when enc does not decode.
-func (s *Scratch) Add(enc string) error {
-	if _, err := scanHDR(enc, s.g, nil); err != nil {
-		return err
-	}
-	_, err := scanHDR(enc, s.g, func(idx int, count int64) {
-		s.H.RecordValues(s.g.value(idx), count)
-		s.Counts[idx] += count
-	})
-	return err
-}
-
-// AddCounts adds counts of s's layout, bucket by bucket.
-func (s *Scratch) AddCounts(counts []int64) {
-	for i, c := range counts {
-		if c > 0 {
-			s.Counts[i] += c
-			s.H.RecordValues(s.g.value(i), c)
-		}
-	}
-}
-
-// SetDifference makes s the counts of a less those of b, bucket by bucket
-// (b's being among a's).
-func (s *Scratch) SetDifference(a, b []int64) {
-	s.H.Reset()
-	for i := range s.Counts {
-		c := a[i] - b[i]
-		s.Counts[i] = max(c, 0)
-		if c > 0 {
-			s.H.RecordValues(s.g.value(i), c)
-		}
-	}
-}
-
-// Encode writes s as encodeHDR does.
-func (s *Scratch) Encode() string { return encodeCounts(s.Counts, s.g) }

@@ -583,9 +583,9 @@ func (a *phaseAcc) add(p Phase) (exact bool) {
 	return true
 }
 
-// phase writes the merged phase, decoding its histograms into h (a phase
-// Scratch, emptied first).
-func (a *phaseAcc) phase(h *Scratch) (Phase, error) {
+// phase writes the merged phase, decoding its histograms into h (of
+// NewPhaseTimes, emptied first).
+func (a *phaseAcc) phase(h *Hist) (Phase, error) {
 	switch {
 	case a.count == 0:
 		return Phase{}, nil
@@ -598,22 +598,22 @@ func (a *phaseAcc) phase(h *Scratch) (Phase, error) {
 			return Phase{}, err
 		}
 	}
-	p := phaseOf(h.H)
-	p.HDR = h.Encode()
+	p := phaseOf(h)
+	p.HDR = reencode(h, a.hdrs)
 	return p, nil
 }
 
 // stats writes the endpoints, families and totals from the merged sums, as
 // Aggregator.Close does. Each endpoint's histograms are decoded into the
 // same scratch histograms, one endpoint at a time, and added to its
-// family's and the total's: a merge holds four latency histograms and one
-// phase histogram, however many endpoints.
+// family's and the total's, each holding only the buckets in use, so the
+// work is linear in the endpoints and their buckets.
 func (m *merger) stats(out *Report) error {
 	total := newScopeSum()
-	totalH := NewScratch()
+	totalH := NewLatencyHist()
 	fams := map[string]*scopeSum{}
-	famH := map[string]*Scratch{}
-	h, ph := NewScratch(), newScratch(phaseGeometry)
+	famH := map[string]*Hist{}
+	h, ph := NewLatencyHist(), NewPhaseTimes()
 	out.Endpoints = make([]Endpoint, len(m.eps))
 	for i, me := range m.eps {
 		e := me.id
@@ -624,12 +624,12 @@ func (m *merger) stats(out *Report) error {
 			return fail(err)
 		}
 		total.addSum(me.sum)
-		totalH.AddCounts(h.Counts)
+		totalH.Merge(h)
 		if fams[e.Family] == nil {
-			fams[e.Family], famH[e.Family] = newScopeSum(), NewScratch()
+			fams[e.Family], famH[e.Family] = newScopeSum(), NewLatencyHist()
 		}
 		fams[e.Family].addSum(me.sum)
-		famH[e.Family].AddCounts(h.Counts)
+		famH[e.Family].Merge(h)
 		e.Stats = me.sum.stats(h, m.secs)
 		for p, dst := range []*Phase{&e.Phases.Connect, &e.Phases.TLS, &e.Phases.TTFB} {
 			var err error

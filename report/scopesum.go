@@ -8,7 +8,7 @@ import (
 // scopeSum adds up one scope's saved Stats over the inputs of a merge, as a
 // Tally would, but keeps the inputs' encoded histograms instead of a
 // histogram of its own: a merge of thousands of endpoints then holds their
-// counts, not a dense histogram (188 KB) per scope. stats decodes them
+// counts, not a histogram per scope. stats decodes them
 // into a histogram the caller lends, one scope at a time.
 type scopeSum struct {
 	requests, ok, failed, dropped, clientErrors, bytes int64
@@ -73,7 +73,7 @@ func (a *scopeSum) addSum(b *scopeSum) {
 }
 
 // hist decodes the sum's histograms into h, emptied first.
-func (a *scopeSum) hist(h *Scratch) error {
+func (a *scopeSum) hist(h *Hist) error {
 	h.Reset()
 	for _, enc := range a.hdrs {
 		if err := h.Add(enc); err != nil {
@@ -85,7 +85,7 @@ func (a *scopeSum) hist(h *Scratch) error {
 
 // stats writes the sum as Tally.Stats would, its percentiles read from h,
 // the merge of its histograms (see hist), rates over secs.
-func (a *scopeSum) stats(h *Scratch, secs float64) Stats {
+func (a *scopeSum) stats(h *Hist, secs float64) Stats {
 	s := Stats{
 		Requests: a.requests, OK: a.ok, Failed: a.failed, Dropped: a.dropped, Bytes: a.bytes, ClientErrors: a.clientErrors,
 		Status: maps.Clone(a.status), Errors: maps.Clone(a.errors),
@@ -93,12 +93,23 @@ func (a *scopeSum) stats(h *Scratch, secs float64) Stats {
 	if a.requests > 0 {
 		s.FailureRate = stat.Round(float64(a.failed)/float64(a.requests), 6)
 		lo, hi := a.minMS, a.maxMS
-		q := func(p float64) float64 { return min(max(MicrosToMillis(h.H.ValueAtQuantile(p)), lo), hi) }
+		q := func(p float64) float64 { return min(max(MicrosToMillis(h.ValueAtQuantile(p)), lo), hi) }
 		s.LatencyMS = Latency{Min: lo, Mean: stat.Round(a.sumMS/float64(a.requests), 3), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: hi}
 	}
 	if secs > 0 {
 		s.RPS = stat.Round(float64(a.requests)/secs, 2)
 	}
-	s.HDR = h.Encode()
+	s.HDR = reencode(h, a.hdrs)
 	return s
+}
+
+// reencode is the encoding of h, the merge of encs: the one input's own
+// when there is one (a report re-rendered, an endpoint only one input
+// probed), already checked when read and the same counts, which spares a
+// compressor pass per scope.
+func reencode(h *Hist, encs []string) string {
+	if len(encs) == 1 {
+		return encs[0]
+	}
+	return h.Encode()
 }

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"pinprobe/report/stat"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,6 +20,8 @@ const (
 	phaseDigits = 2
 )
 
+// NewHist is an empty dense hdr histogram of the latency layout, for
+// callers that want hdr's own (tests, fixtures); a scope keeps a Hist.
 func NewHist() *hdr.Histogram { return hdr.New(histMin, histMax, histDigits) }
 
 // Outcome is one request's result as a tally counts it.
@@ -35,19 +39,42 @@ type Outcome struct {
 
 // tally accumulates the results of one scope: an endpoint, a family, an
 // instance. The aggregator and Merge both roll up into it. One goroutine
-// writes it.
+// writes it. It holds what the scope saw: the statuses and latency
+// buckets it got, not every one there could be (10,000 endpoints each
+// held 196 KB of empty status and histogram arrays).
 type Tally struct {
 	requests, ok, failed, Dropped, bytes int64
-	ClientErrors                         int64       // requests this machine could not send (probe.ClassClient)
-	status                               [1000]int64 // by HTTP status: cheaper than a map on the hot path
+	ClientErrors                         int64         // requests this machine could not send (probe.ClassClient)
+	status                               []statusCount // by HTTP status, ascending
+	lastStatus                           int           // where the last status landed, tried first
 	errors                               map[string]int64
-	hist                                 *hdr.Histogram
+	hist                                 *Hist
 	sum                                  time.Duration
 	min, max                             time.Duration
 }
 
+// statusCount is how many responses had one HTTP status.
+type statusCount struct {
+	code int
+	n    int64
+}
+
 func NewTally() *Tally {
-	return &Tally{errors: map[string]int64{}, hist: NewHist()}
+	return &Tally{errors: map[string]int64{}, hist: NewLatencyHist()}
+}
+
+// addStatus counts n responses of HTTP status code.
+func (t *Tally) addStatus(code int, n int64) {
+	if k := t.lastStatus; k < len(t.status) && t.status[k].code == code {
+		t.status[k].n += n
+		return
+	}
+	k, found := slices.BinarySearchFunc(t.status, code, func(s statusCount, c int) int { return cmp.Compare(s.code, c) })
+	if !found {
+		t.status = slices.Insert(t.status, k, statusCount{code: code})
+	}
+	t.status[k].n += n
+	t.lastStatus = k
 }
 
 // record counts one request's outcome in t.
@@ -55,8 +82,8 @@ func (t *Tally) Record(o Outcome) {
 	t.requests++
 	if o.Class != "" {
 		t.errors[o.Class]++
-	} else if o.Status >= 0 && o.Status < len(t.status) {
-		t.status[o.Status]++
+	} else if o.Status >= 0 && o.Status < 1000 {
+		t.addStatus(o.Status, 1)
 	}
 	if o.Failed {
 		t.failed++
@@ -69,7 +96,7 @@ func (t *Tally) Record(o Outcome) {
 		t.min = o.Latency
 	}
 	t.max = max(t.max, o.Latency)
-	t.hist.RecordValue(Micros(o.Latency)) // in range by construction
+	t.hist.Record(Micros(o.Latency))
 }
 
 func Micros(d time.Duration) int64 { return min(max(d.Microseconds(), histMin), histMax) }
@@ -86,8 +113,8 @@ func MergeTally(dst, src *Tally) {
 	dst.ClientErrors += src.ClientErrors
 	dst.bytes += src.bytes
 	dst.sum += src.sum
-	for k, v := range src.status {
-		dst.status[k] += v
+	for _, sc := range src.status {
+		dst.addStatus(sc.code, sc.n)
 	}
 	for k, v := range src.errors {
 		dst.errors[k] += v
@@ -120,15 +147,13 @@ func (t *Tally) Stats(secs float64) Stats {
 	if secs > 0 {
 		s.RPS = stat.Round(float64(t.requests)/secs, 2)
 	}
-	for k, v := range t.status {
-		if v > 0 {
-			s.Status[strconv.Itoa(k)] = v
-		}
+	for _, sc := range t.status {
+		s.Status[strconv.Itoa(sc.code)] = sc.n
 	}
 	for k, v := range t.errors {
 		s.Errors[k] = v
 	}
-	s.HDR = encodeHDR(t.hist, latencyGeometry)
+	s.HDR = t.hist.Encode()
 	return s
 }
 
@@ -170,19 +195,20 @@ const (
 	MaxPorts        = 1000  // local ports listed (all are counted)
 )
 
+// NewPhaseHist is NewHist of the phase layout.
 func NewPhaseHist() *hdr.Histogram { return hdr.New(histMin, histMax, phaseDigits) }
 
-// PhaseOf summarises a phase histogram (of NewPhaseHist), with its encoding.
-func PhaseOf(h *hdr.Histogram) Phase {
+// PhaseOf summarises a phase histogram (of NewPhaseTimes), with its encoding.
+func PhaseOf(h *Hist) Phase {
 	p := phaseOf(h)
 	if p.Count > 0 {
-		p.HDR = encodeHDR(h, phaseGeometry)
+		p.HDR = h.Encode()
 	}
 	return p
 }
 
 // phaseOf is PhaseOf without the encoding.
-func phaseOf(h *hdr.Histogram) Phase {
+func phaseOf(h *Hist) Phase {
 	n := h.TotalCount()
 	if n == 0 {
 		return Phase{}

@@ -41,6 +41,7 @@ func (l *Live) Endpoints() []*LiveEndpoint {
 // Aggregator tallies results per endpoint. Call Add from one goroutine, then Close.
 type Aggregator struct {
 	eps      []*probe.Endpoint
+	addrs    []string // the endpoints' addresses, written once, not per result
 	per      []*report.Tally
 	forensic []*forensics
 	live     *Live
@@ -123,6 +124,7 @@ func (a *Aggregator) SetTimeline(start time.Time, interval time.Duration, auto b
 // must be the number of endpoints before it.
 func (a *Aggregator) AddEndpoint(ep *probe.Endpoint) {
 	a.eps = append(a.eps, ep)
+	a.addrs = append(a.addrs, ep.Addr.String())
 	a.live.mu.Lock()
 	a.live.endpoints = append(a.live.endpoints, &LiveEndpoint{Endpoint: ep})
 	a.live.mu.Unlock()
@@ -192,7 +194,7 @@ func (a *Aggregator) Add(r probe.Result) {
 	}
 
 	a.forensic[r.Endpoint].add(&r, failed, &a.cl)
-	addr := a.eps[r.Endpoint].Addr.String()
+	addr := a.addrs[r.Endpoint]
 	bucket := a.timeline.add(r.Endpoint, fam, r.Start, failed, r.Latency)
 	if o.Class == "" {
 		a.groups.Response(addr, r.Start, failed)
@@ -210,7 +212,7 @@ func (a *Aggregator) Add(r probe.Result) {
 	}
 	a.client.add(r.Local)
 	if failed {
-		a.prints.add(&r, a.eps[r.Endpoint].Addr.String(), &a.cl)
+		a.prints.add(&r, addr, &a.cl)
 	}
 }
 

@@ -323,7 +323,9 @@ func (t *ConnTable) Add(connID uint64, localPort uint16, at time.Time, failed, r
 			return
 		}
 		if t.index == nil {
-			t.index = make(map[uint64]int, report.MaxConnRecords)
+			// Grown as connections come, not made for MaxConnRecords
+			// (8.5 KB an endpoint, most of which see a few).
+			t.index = map[uint64]int{}
 		}
 		i = len(t.recs)
 		t.index[connID] = i

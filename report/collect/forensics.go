@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"pinprobe/probe"
 	"pinprobe/report"
 )
@@ -16,7 +14,7 @@ import (
 // forensics is the evidence side of one endpoint.
 type forensics struct {
 	samples            []report.Sample
-	connect, tls, ttfb *hdr.Histogram
+	connect, tls, ttfb *report.Hist
 	fresh, reused      report.ConnStats
 	added, removed     time.Time
 	history            []report.DNSEvent
@@ -35,7 +33,7 @@ type forensics struct {
 const maxLastFailed = 2048
 
 func newForensics() *forensics {
-	return &forensics{connect: report.NewPhaseHist(), tls: report.NewPhaseHist(), ttfb: report.NewPhaseHist()}
+	return &forensics{connect: report.NewPhaseTimes(), tls: report.NewPhaseTimes(), ttfb: report.NewPhaseTimes()}
 }
 
 func (f *forensics) add(r *probe.Result, failed bool, cl *cleaner) {
@@ -67,13 +65,13 @@ func (f *forensics) add(r *probe.Result, failed bool, cl *cleaner) {
 		c.Failed++
 	}
 	if r.Connect > 0 {
-		f.connect.RecordValue(report.Micros(r.Connect))
+		f.connect.Record(report.Micros(r.Connect))
 	}
 	if r.TLS > 0 {
-		f.tls.RecordValue(report.Micros(r.TLS))
+		f.tls.Record(report.Micros(r.TLS))
 	}
 	if r.TTFB > 0 {
-		f.ttfb.RecordValue(report.Micros(r.TTFB))
+		f.ttfb.Record(report.Micros(r.TTFB))
 	}
 	if r.Evidence != nil {
 		f.samples = append(f.samples, sampleOf(r, failed, cl))

@@ -42,11 +42,11 @@ func (j *judgement) slow() {
 		return
 	}
 	alpha := j.level.SlowEach
-	check := func(f report.SlowFinding, h, restH *report.Scratch) {
+	check := func(f report.SlowFinding, h, restH *report.Hist) {
 		if h == nil || restH == nil {
 			return
 		}
-		res := slowerTest(h.H, restH.H, h.Counts, restH.Counts, alpha)
+		res := histTest(h, restH, alpha)
 		if !res.Slow {
 			return
 		}
@@ -125,15 +125,15 @@ func (j *judgement) slowNotes() []string {
 // addresses of one URL took seconds of CPU the other way. It keeps the
 // encodings and the whole only, and lends two scratch histograms for the
 // one asked for and its rest: a URL of thousands of addresses holds three
-// histograms, not thousands.
+// histograms, not thousands, each of the buckets in use only.
 type leaveOneOut struct {
 	encs            []string
 	ok              []bool // decodes
-	whole, one, rem *report.Scratch
+	whole, one, rem *report.Hist
 }
 
 func newLeaveOneOut(encs []string) *leaveOneOut {
-	lo := &leaveOneOut{encs: encs, ok: make([]bool, len(encs)), whole: report.NewScratch(), one: report.NewScratch(), rem: report.NewScratch()}
+	lo := &leaveOneOut{encs: encs, ok: make([]bool, len(encs)), whole: report.NewLatencyHist(), one: report.NewLatencyHist(), rem: report.NewLatencyHist()}
 	for k, enc := range encs {
 		lo.ok[k] = lo.whole.Add(enc) == nil
 	}
@@ -142,7 +142,7 @@ func newLeaveOneOut(encs []string) *leaveOneOut {
 
 // pair is the k-th histogram and the merge of the others, valid until the
 // next call; nil, nil where its encoding is bad.
-func (lo *leaveOneOut) pair(k int) (own, rest *report.Scratch) {
+func (lo *leaveOneOut) pair(k int) (own, rest *report.Hist) {
 	if !lo.ok[k] {
 		return nil, nil
 	}
@@ -150,6 +150,6 @@ func (lo *leaveOneOut) pair(k int) (own, rest *report.Scratch) {
 	if lo.one.Add(lo.encs[k]) != nil {
 		return nil, nil
 	}
-	lo.rem.SetDifference(lo.whole.Counts, lo.one.Counts)
+	lo.rem.SetDifference(lo.whole, lo.one)
 	return lo.one, lo.rem
 }

@@ -51,12 +51,31 @@ const exactMWCells = 400
 // significant result is slow only if the difference is also large enough to
 // matter, by the rule of SlowRatio, SlowMinDiff and SlowMinShare.
 func SlowerTest(scope, rest *hdr.Histogram, alpha float64) report.SlowResult {
-	return slowerTest(scope, rest, nil, nil, alpha)
+	if scope == nil || rest == nil {
+		return slowerTest(nil, nil, nil, alpha)
+	}
+	return slowerTest(scope, rest, func() []tieGroup { return tieGroups(scope, rest) }, alpha)
 }
 
-// slowerTest is SlowerTest, given the histograms' counts bucket by bucket
-// when the caller has them (nil otherwise).
-func slowerTest(scope, rest *hdr.Histogram, sc, rc []int64, alpha float64) report.SlowResult {
+// histTest is slowerTest of two sparse histograms of pinprobe's latency
+// layout; nil when either is.
+func histTest(scope, rest *report.Hist, alpha float64) report.SlowResult {
+	if scope == nil || rest == nil {
+		return slowerTest(nil, nil, nil, alpha)
+	}
+	return slowerTest(scope, rest, func() []tieGroup { return histTieGroups(scope, rest) }, alpha)
+}
+
+// quantiles is what slowerTest reads of a histogram beyond its tie groups:
+// hdr.Histogram's and report.Hist's.
+type quantiles interface {
+	TotalCount() int64
+	ValueAtPercentilesSlice([]float64) []int64
+}
+
+// slowerTest is SlowerTest of scope and rest (nil: no data), groups giving
+// their tie groups.
+func slowerTest(scope, rest quantiles, groupsOf func() []tieGroup, alpha float64) report.SlowResult {
 	r := report.SlowResult{P: 1, Method: "none", Reason: SlowNoData}
 	if scope == nil || rest == nil {
 		return r
@@ -86,7 +105,7 @@ func slowerTest(scope, rest *hdr.Histogram, sc, rc []int64, alpha float64) repor
 	}
 	r.Share = float64(slower) / 100
 
-	groups := tieGroups(scope, rest, sc, rc)
+	groups := groupsOf()
 	n1, n2 := float64(r.Requests), float64(r.RestRequests)
 	u := 0.0
 	var below float64 // rest values below the current group
@@ -116,21 +135,43 @@ func slowerTest(scope, rest *hdr.Histogram, sc, rc []int64, alpha float64) repor
 // rest in it.
 type tieGroup struct{ a, b int64 }
 
+// histTieGroups returns the non-empty groups of tied values of two sparse
+// histograms of one layout, in value order: a bucket is the same index in
+// both, and the indexes' order is the values'.
+func histTieGroups(x, y *report.Hist) []tieGroup {
+	out := make([]tieGroup, 0, max(x.Len(), y.Len()))
+	i, j := 0, 0
+	for i < x.Len() || j < y.Len() {
+		var xi, yi int
+		var a, b int64
+		if i < x.Len() {
+			xi, a = x.Bucket(i)
+		}
+		if j < y.Len() {
+			yi, b = y.Bucket(j)
+		}
+		switch {
+		case j == y.Len() || (i < x.Len() && xi < yi):
+			out = append(out, tieGroup{a: a})
+			i++
+		case i == x.Len() || yi < xi:
+			out = append(out, tieGroup{b: b})
+			j++
+		default:
+			out = append(out, tieGroup{a, b})
+			i++
+			j++
+		}
+	}
+	return out
+}
+
 // tieGroups returns the non-empty groups of tied values of two
 // histograms, in value order. With one geometry (pinprobe's), a bucket is
-// the same index in both count arrays (xc and yc when given), whose order
-// is the values' order; otherwise buckets are matched by their lowest
-// value.
-func tieGroups(x, y *hdr.Histogram, xc, yc []int64) []tieGroup {
+// the same index in both count arrays, whose order is the values' order;
+// otherwise buckets are matched by their lowest value.
+func tieGroups(x, y *hdr.Histogram) []tieGroup {
 	var out []tieGroup
-	if xc != nil && len(xc) == len(yc) {
-		for i, a := range xc {
-			if b := yc[i]; a+b > 0 {
-				out = append(out, tieGroup{a, b})
-			}
-		}
-		return out
-	}
 	xs, ys := x.Export(), y.Export()
 	if xs.LowestTrackableValue == ys.LowestTrackableValue && xs.HighestTrackableValue == ys.HighestTrackableValue &&
 		xs.SignificantFigures == ys.SignificantFigures && len(xs.Counts) == len(ys.Counts) {

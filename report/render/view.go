@@ -867,13 +867,16 @@ func (v *View) endpoints(r *report.Report, targets []string) {
 			b.endpoint = s
 		}
 	}
+	// Each target's endpoints, in report order, found in one pass: a loop
+	// over every endpoint for each target was quadratic (10,000 URLs: 1.4 s).
+	byTarget := make(map[string][]int, len(targets))
+	for i := range r.Endpoints {
+		byTarget[r.Endpoints[i].Target] = append(byTarget[r.Endpoints[i].Target], i)
+	}
 	for _, target := range targets {
 		tv := TargetView{Target: target}
-		for i := range r.Endpoints {
+		for _, i := range byTarget[target] {
 			e := &r.Endpoints[i]
-			if e.Target != target {
-				continue
-			}
 			row := statsRow(e.Address, &e.Stats)
 			row.Family, row.Target = phrase.FamilyName(e.Family), e.Target
 			var note []string
