@@ -54,6 +54,14 @@ func SlowerTest(scope, rest *hdr.Histogram, alpha float64) report.SlowResult {
 	return slowerTest(scope, rest, nil, nil, alpha)
 }
 
+// SlowerTestOf is SlowerTest of two scratch histograms (package report's
+// Scratch), read bucket by bucket from their counts: nothing of either is
+// copied, so a comparison of thousands of scopes allocates no histogram
+// per test.
+func SlowerTestOf(scope, rest *report.Scratch, alpha float64) report.SlowResult {
+	return slowerTest(scope.H, rest.H, scope.Counts, rest.Counts, alpha)
+}
+
 // slowerTest is SlowerTest, given the histograms' counts bucket by bucket
 // when the caller has them (nil otherwise).
 func slowerTest(scope, rest *hdr.Histogram, sc, rc []int64, alpha float64) report.SlowResult {
