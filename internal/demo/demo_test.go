@@ -17,12 +17,12 @@ func TestListenPrefersPort(t *testing.T) {
 	if err != nil {
 		t.Skipf("port %d is in use here (another demo?): %v", Port, err)
 	}
-	lns, err := listenSamePort()
+	lns, taken, err := listenSamePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := ln0Port(lns); p == Port {
-		t.Errorf("took port %d while it was held", p)
+	if p := ln0Port(lns); p == Port || taken != "127.0.0.1" {
+		t.Errorf("took port %d while it was held, saying it was taken on %q; want another, taken on 127.0.0.1", p, taken)
 	}
 	for _, ln := range lns {
 		if p := ln.Addr().(*net.TCPAddr).Port; p != ln0Port(lns) {
@@ -31,7 +31,7 @@ func TestListenPrefersPort(t *testing.T) {
 		ln.Close()
 	}
 	hold.Close()
-	lns, err = listenSamePort()
+	lns, taken, err = listenSamePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +40,8 @@ func TestListenPrefersPort(t *testing.T) {
 			ln.Close()
 		}
 	}()
-	if p := ln0Port(lns); p != Port {
-		t.Errorf("port %d once free: took %d", Port, p)
+	if p := ln0Port(lns); p != Port || taken != "" {
+		t.Errorf("port %d once free: took %d, saying it was taken on %q", Port, p, taken)
 	}
 }
 

@@ -275,8 +275,8 @@ func TestCompareJSON(t *testing.T) {
 
 // TestCompareGolden renders the gateway change as text at 80 and 120
 // columns and as Markdown, and the deploy that made an instance slow (with
-// --match host) as text and Markdown: every text line fits, and each is
-// what testdata holds.
+// --match host) alike: every text line fits, and each is what testdata
+// holds.
 func TestCompareGolden(t *testing.T) {
 	gateway, latency := fixture.GoldenComparison(t), fixture.LatencyComparison(t)
 	for _, f := range []struct {
@@ -289,6 +289,7 @@ func TestCompareGolden(t *testing.T) {
 		{"compare-text-120.golden", gateway, render.CompareText(render.Options{Width: 120}), 120},
 		{"compare-markdown.golden", gateway, render.CompareMarkdown, 0},
 		{"compare-latency-text-80.golden", latency, render.CompareText(render.Options{Width: 80}), 80},
+		{"compare-latency-text-120.golden", latency, render.CompareText(render.Options{Width: 120}), 120},
 		{"compare-latency-markdown.golden", latency, render.CompareMarkdown, 0},
 	} {
 		t.Run(f.file, func(t *testing.T) {
