@@ -193,8 +193,8 @@ func TestCompareMismatchedRuns(t *testing.T) {
 		hint        string // what the conclusion ends with
 	}{
 		{"another port", "port", "; AFTER probed " + addrs + otherPort.URL() + "; only the port differs: --match host compares them"},
-		{"another path, healthy", "path", "; AFTER probed " + addrs + healthy.URL() + "health"},
-		{"another host, healthy", "host", "; AFTER probed " + addrs + otherHost.URL()},
+		{"another path, healthy", "path", "; AFTER probed " + addrs + healthy.URL() + "health; the paths differ"},
+		{"another host, healthy", "host", "; AFTER probed " + addrs + otherHost.URL() + "; the hosts differ"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -109,8 +109,9 @@ type Comparison struct {
 	// notProbed says, for a partial comparison, what one side probed and
 	// the other did not ("BEFORE's https://a.example/api").
 	notProbed []string
-	// hint says why a disjoint comparison found nothing, when --match host
-	// would have: "only the port differs".
+	// hint says how the URLs of a disjoint comparison differ, and whether
+	// --match host would match them: "only the port differs: --match host
+	// compares them", "the hosts differ" (see disjointHint).
 	hint string
 	// hb, ha and hbase hold the histograms of the scope being compared;
 	// baseKey says whose hbase holds.

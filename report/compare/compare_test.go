@@ -186,7 +186,7 @@ func TestCompareConclusions(t *testing.T) {
 		{"other hosts",
 			[]fixture.CmpEndpoint{failing("127.0.0.1", 300)},
 			[]fixture.CmpEndpoint{{Target: "https://api.example.com/", Address: "127.0.0.3", N: 300, Latency: time.Millisecond}},
-			compare.CompareDisjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://api.example.com/"},
+			compare.CompareDisjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://api.example.com/; the hosts differ"},
 		{"other addresses of the URL",
 			[]fixture.CmpEndpoint{failing("::1", 300), failing("127.0.0.2", 30)},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},

@@ -278,21 +278,24 @@ func (c *Comparison) partialWords(before, after *report.Report, keys map[string]
 	c.Partial = len(c.notProbed) > 0
 }
 
-// disjointHint says, of two reports with nothing in common, what --match
-// host would find in common: "only the port differs" or "the same URL on
-// other addresses"; "" when it would find nothing either.
+// disjointHint says, of two reports with nothing in common, how their
+// URLs differ, and what --match host would find in common: "only the port
+// differs: --match host compares them", "the same URL on other addresses:
+// …"; else "the paths differ" (of one host) or "the hosts differ", which
+// nothing matches.
 func disjointHint(before, after *report.Report) string {
-	exact, loose := map[string]bool{}, map[string]bool{}
+	exact, loose, host := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i := range before.Endpoints {
 		if e := &before.Endpoints[i]; e.Requests > 0 {
-			exact[e.Target], loose[portless(e.Target)] = true, true
+			exact[e.Target], loose[portless(e.Target)], host[hostOf(e.Target)] = true, true, true
 		}
 	}
-	sameURL, samePortless := false, false
+	var sameURL, samePortless, sameHost bool
 	for i := range after.Endpoints {
 		if e := &after.Endpoints[i]; e.Requests > 0 {
 			sameURL = sameURL || exact[e.Target]
 			samePortless = samePortless || loose[portless(e.Target)]
+			sameHost = sameHost || host[hostOf(e.Target)]
 		}
 	}
 	switch {
@@ -300,6 +303,18 @@ func disjointHint(before, after *report.Report) string {
 		return "the same URL on other addresses: --match host compares them"
 	case samePortless:
 		return "only the port differs: --match host compares them"
+	case sameHost:
+		return "the paths differ"
 	}
-	return ""
+	return "the hosts differ"
+}
+
+// hostOf is a URL's host name ("sign.example.com"), the URL itself when
+// it does not parse.
+func hostOf(target string) string {
+	u, err := url.Parse(target)
+	if err != nil || u.Host == "" {
+		return target
+	}
+	return strings.ToLower(u.Hostname())
 }

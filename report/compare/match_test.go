@@ -51,7 +51,7 @@ func TestCompareMatch(t *testing.T) {
 		{"another path, --match host", compare.MatchHost,
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.1", 90)},
 			[]fixture.CmpEndpoint{ep(api, "127.0.0.1", 0)}, nil,
-			compare.CompareDisjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at " + site + "; AFTER probed 127.0.0.1 at " + api, false, 0},
+			compare.CompareDisjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at " + site + "; AFTER probed 127.0.0.1 at " + api + "; the paths differ", false, 0},
 		{"other addresses of the URL, --match host", compare.MatchHost,
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.1", 0), ep(site, "127.0.0.2", 0)},
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.3", 0), ep(site, "127.0.0.4", 90)}, nil,
