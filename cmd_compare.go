@@ -71,7 +71,7 @@ func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 	c.match = choiceValue{value: compare.MatchEndpoint, choices: []string{compare.MatchEndpoint, compare.MatchHost}}
 	fs.Var(&c.match, "match", "how endpoints are matched, by `MODE`: endpoint (the same URL and address) or host (URLs that differ only in their port are one URL, and reports that probed a URL in common are compared even on other addresses)")
 	c.maxIncrease = toleranceValue{tol: compare.DefaultTolerance}
-	fs.Var(&c.maxIncrease, "max-latency-increase", "the largest move of a p50 or p99 that is no change: a share of its value before, a duration, or both (a change passes both), e.g. 20%, 5ms, 20%,5ms; 0 counts every significant move (repeatable)")
+	fs.Var(&c.maxIncrease, "max-latency-increase", "the largest move of a p50 or p99 that is no change: a share of its value before, a duration, or both (a change must exceed both), e.g. 20%, 5ms, 20%,5ms; 0 counts every significant move (repeatable)")
 	fs.BoolVar(&c.failOnRegression, "fail-on-regression", false, "exit 1 when any endpoint, instance, family or the total got significantly worse or slower, or when nothing was compared (no endpoint in common)")
 	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
 	return fs
