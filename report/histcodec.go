@@ -340,6 +340,20 @@ func (s *Scratch) Add(enc string) error {
 	return err
 }
 
+// Tally adds the counts of enc, a histogram of s's layout, to s.Counts
+// alone (H is left as it is), in one pass, and returns how many values it
+// held: for a reader that needs the counts, not H, whose recording costs
+// more than the decoding. When enc does not decode, s.Counts holds part of
+// it: Reset s.
+func (s *Scratch) Tally(enc string) (int64, error) {
+	return scanHDR(enc, s.g, func(idx int, count int64) { s.Counts[idx] += count })
+}
+
+// Bucket is the least and the greatest value of bucket idx of s's layout:
+// hdr's lowest and highest equivalent values, the latter what a
+// percentile in the bucket reads.
+func (s *Scratch) Bucket(idx int) (lo, hi int64) { return s.g.value(idx), s.g.value(idx+1) - 1 }
+
 // AddCounts adds counts of s's layout, bucket by bucket.
 func (s *Scratch) AddCounts(counts []int64) {
 	for i, c := range counts {

@@ -115,7 +115,7 @@ type Comparison struct {
 	hint string
 	// hb, ha and hbase hold the histograms of the scope being compared;
 	// baseKey says whose hbase holds.
-	hb, ha, hbase *report.Scratch
+	hb, ha, hbase *hist
 	baseKey       string
 	// short is each endpoint's URL as short as tells it apart, and multi
 	// whether there are several (see Label).
@@ -282,7 +282,7 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 		Match: o.Match, MaxLatencyIncrease: o.MaxLatencyIncrease,
 		Families: []ScopeChange{}, Endpoints: []ScopeChange{}, Groups: []ScopeChange{},
 		Added: []EndpointID{}, Removed: []EndpointID{}, Notes: []string{},
-		opts: o, hb: report.NewScratch(), ha: report.NewScratch(), hbase: report.NewScratch(),
+		opts: o, hb: newHist(), ha: newHist(), hbase: newHist(),
 	}
 	if o.alpha > 0 {
 		c.Alpha = o.alpha
@@ -462,13 +462,11 @@ func (c *Comparison) addBaseline(sc *ScopeChange, scope string, base *report.Sta
 	}
 	if key == "" || c.baseKey != key {
 		c.baseKey = ""
-		c.hbase.Reset()
-		if c.hbase.Add(base.HDR) != nil {
-			c.hbase.Reset()
-		}
+		c.hbase.reset()
+		c.hbase.add(base.HDR)
 	}
 	bs := c.sideOf(base, nil)
-	if c.hbase.H.TotalCount() == base.Requests {
+	if c.hbase.n == base.Requests {
 		bs = quantileCIs(bs, base, c.hbase)
 	}
 	a := sc.After
@@ -488,9 +486,9 @@ func (c *Comparison) addBaseline(sc *ScopeChange, scope string, base *report.Sta
 // histogram is decoded into h (when h is not nil) for the intervals of its
 // percentiles and the latency tests; h is left empty when the histogram
 // does not decode or does not hold the scope's requests.
-func (c *Comparison) sideOf(s *report.Stats, h *report.Scratch) *Side {
+func (c *Comparison) sideOf(s *report.Stats, h *hist) *Side {
 	if h != nil {
-		h.Reset()
+		h.reset()
 	}
 	if s == nil || s.Requests == 0 {
 		return nil
@@ -504,8 +502,8 @@ func (c *Comparison) sideOf(s *report.Stats, h *report.Scratch) *Side {
 	if h == nil {
 		return side
 	}
-	if h.Add(s.HDR) != nil || h.H.TotalCount() != s.Requests {
-		h.Reset()
+	if !h.add(s.HDR) || h.n != s.Requests {
+		h.reset()
 		return side
 	}
 	return quantileCIs(side, s, h)

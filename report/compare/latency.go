@@ -151,12 +151,71 @@ func untestedLatency(b, a *Side) LatencyChange {
 	return l
 }
 
+// hist is one scope's latency histogram, its counts bucket by bucket (in
+// a buffer lent from scope to scope) and how many values they hold: every
+// test and interval of a comparison reads the counts, none needs an hdr
+// histogram, whose recording would cost more than the decoding.
+type hist struct {
+	sc     *report.Scratch // its Counts; its H stays empty
+	n      int64
+	lo, hi int // the first and last bucket that holds a value (n > 0)
+}
+
+func newHist() *hist { return &hist{sc: report.NewScratch()} }
+
+func (h *hist) reset() {
+	clear(h.sc.Counts)
+	h.n = 0
+}
+
+// add adds the histogram enc; false, h emptied, when it does not decode.
+func (h *hist) add(enc string) bool {
+	n, err := h.sc.Tally(enc)
+	if err != nil {
+		h.reset()
+		return false
+	}
+	h.n += n
+	if h.n > 0 {
+		c := h.sc.Counts
+		h.lo, h.hi = 0, len(c)-1
+		for c[h.lo] == 0 {
+			h.lo++
+		}
+		for c[h.hi] == 0 {
+			h.hi--
+		}
+	}
+	return true
+}
+
+// atRanks writes to out the value at each rank (1-based, ascending) of h's
+// values, in microseconds, as hdr reads a percentile: the greatest value
+// of the bucket that holds it.
+func (h *hist) atRanks(ranks []int64, out []int64) {
+	var cum int64
+	k := 0
+	for idx := h.lo; idx <= h.hi; idx++ {
+		cum += h.sc.Counts[idx]
+		for k < len(ranks) && ranks[k] <= cum {
+			_, out[k] = h.sc.Bucket(idx)
+			k++
+		}
+		if k == len(ranks) {
+			return
+		}
+	}
+}
+
+// rank is the rank hdr reads the q-quantile (0 ≤ q ≤ 1) of n values at.
+func rank(q float64, n int64) int64 { return min(max(int64(q*float64(n)+0.5), 1), n) }
+
 // latencyTest tests the latency of b against a's, their histograms hb and
 // ha (empty where they did not decode).
-func latencyTest(b, a *Side, hb, ha *report.Scratch) LatencyChange {
+func latencyTest(b, a *Side, hb, ha *hist) LatencyChange {
 	l := untestedLatency(b, a)
 	switch {
-	case hb.H.TotalCount() == 0 || ha.H.TotalCount() == 0:
+	case hb.n == 0 || ha.n == 0:
 		l.Untested = "no latency histogram"
 		return l
 	case math.Abs(a.FailureRate-b.FailureRate) >= maxFailureShift:
@@ -164,9 +223,11 @@ func latencyTest(b, a *Side, hb, ha *report.Scratch) LatencyChange {
 		return l
 	}
 	l.Tested = true
-	l.P50.PSlower = judge.SlowerTestOf(ha, hb, 1).P
-	l.P50.PFaster = judge.SlowerTestOf(hb, ha, 1).P
-	l.P99.PSlower, l.P99.PFaster = tailTest(hb.Counts, ha.Counts, 0.99)
+	// Only the buckets either side holds values in.
+	lo, hi := min(hb.lo, ha.lo), max(hb.hi, ha.hi)
+	cb, ca := hb.sc.Counts[lo:hi+1], ha.sc.Counts[lo:hi+1]
+	l.P50.PSlower, l.P50.PFaster = judge.MannWhitney(ca, cb, ha.n, hb.n)
+	l.P99.PSlower, l.P99.PFaster = tailTest(cb, ca, 0.99)
 	return l
 }
 
@@ -191,10 +252,10 @@ func tailTest(b, a []int64, q float64) (pSlower, pFaster float64) {
 	if nb == 0 || na == 0 {
 		return 1, 1
 	}
-	rank := min(max(int64(q*float64(n)+0.5), 1), n) // as the histograms rank a percentile
+	r := rank(q, n) // as the histograms rank a percentile
 	var cum, cb, ca int64
 	for i := range b {
-		if cum+b[i]+a[i] >= rank {
+		if cum+b[i]+a[i] >= r {
 			break
 		}
 		cum += b[i] + a[i]
@@ -232,37 +293,33 @@ func (l *LatencyChange) decide(alphaEach float64, tol Tolerance, baseline bool) 
 
 // quantileCIs sets the 95% intervals of side's p50 and p99 from h, the
 // histogram of s (its figures), where it holds enough requests for them:
-// the order statistics of QuantileCI95, as the histogram ranks them,
-// within the scope's least and greatest latency as its percentiles are.
-func quantileCIs(side *Side, s *report.Stats, h *report.Scratch) *Side {
-	n := h.H.TotalCount()
-	var pcts []float64
-	var which []**[2]float64
-	var points []float64
-	for _, q := range []struct {
-		q     float64
-		point float64
-		ci    **[2]float64
-	}{{0.5, side.P50MS, &side.P50CI95MS}, {0.99, side.P99MS, &side.P99CI95MS}} {
-		lo, hi, ok := stat.QuantileCI95(n, q.q)
-		if !ok {
-			continue
+// the order statistics of QuantileCI95, read as the histogram reads a
+// percentile, within the scope's least and greatest latency as its
+// percentiles are.
+func quantileCIs(side *Side, s *report.Stats, h *hist) *Side {
+	lo50, hi50, ok50 := stat.QuantileCI95(h.n, 0.5)
+	lo99, hi99, ok99 := stat.QuantileCI95(h.n, 0.99)
+	if !ok50 {
+		return side // too few for either
+	}
+	ranks := []int64{lo50, hi50, lo99, hi99}
+	if !ok99 {
+		ranks = ranks[:2]
+	}
+	// Ascending for one walk of the buckets: the p99's interval lies above
+	// the median's wherever it exists (368 values or more).
+	var v [4]int64
+	h.atRanks(ranks, v[:len(ranks)])
+	ms := func(us int64, point float64, lower bool) float64 {
+		x := min(max(report.MicrosToMillis(us), s.LatencyMS.Min), s.LatencyMS.Max)
+		if lower {
+			return min(x, point)
 		}
-		// The percentile that the histogram ranks at each rank.
-		pcts = append(pcts, 100*float64(lo)/float64(n), 100*float64(hi)/float64(n))
-		which = append(which, q.ci)
-		points = append(points, q.point)
+		return max(x, point)
 	}
-	if len(pcts) == 0 {
-		return side
-	}
-	vals := h.H.ValueAtPercentilesSlice(pcts)
-	clamp := func(us int64) float64 {
-		return min(max(report.MicrosToMillis(us), s.LatencyMS.Min), s.LatencyMS.Max)
-	}
-	for i, ci := range which {
-		lo, hi := clamp(vals[2*i]), clamp(vals[2*i+1])
-		*ci = &[2]float64{min(lo, points[i]), max(hi, points[i])}
+	side.P50CI95MS = &[2]float64{ms(v[0], side.P50MS, true), ms(v[1], side.P50MS, false)}
+	if ok99 {
+		side.P99CI95MS = &[2]float64{ms(v[2], side.P99MS, true), ms(v[3], side.P99MS, false)}
 	}
 	return side
 }

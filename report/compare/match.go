@@ -224,19 +224,25 @@ func (c *Comparison) urlBaseline(before *report.Report, key string, idx []int) *
 		return nil
 	}
 	if c.baseKey != "\x00url "+key {
-		c.hbase.Reset()
+		c.hbase.reset()
 		for _, i := range idx {
-			if e := &before.Endpoints[i]; e.Requests > 0 && c.hbase.Add(e.HDR) != nil {
-				c.hbase.Reset()
+			if e := &before.Endpoints[i]; e.Requests > 0 && !c.hbase.add(e.HDR) {
 				break
 			}
 		}
 		c.baseKey = "\x00url " + key
 	}
 	// Its percentiles, for the words: the merged histogram's.
-	if h := c.hbase.H; h.TotalCount() == s.Requests {
-		s.LatencyMS.Min, s.LatencyMS.Max = report.MicrosToMillis(h.Min()), report.MicrosToMillis(h.Max())
-		s.LatencyMS.P50, s.LatencyMS.P99 = report.MicrosToMillis(h.ValueAtQuantile(50)), report.MicrosToMillis(h.ValueAtQuantile(99))
+	if h := c.hbase; h.n == s.Requests {
+		var v [4]int64
+		h.atRanks([]int64{1, rank(0.5, h.n), rank(0.99, h.n), h.n}, v[:])
+		first := 0
+		for first < len(h.sc.Counts) && h.sc.Counts[first] == 0 {
+			first++
+		}
+		least, _ := h.sc.Bucket(first)
+		s.LatencyMS.Min, s.LatencyMS.Max = report.MicrosToMillis(least), report.MicrosToMillis(v[3])
+		s.LatencyMS.P50, s.LatencyMS.P99 = report.MicrosToMillis(v[1]), report.MicrosToMillis(v[2])
 	}
 	return s
 }

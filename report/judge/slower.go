@@ -4,6 +4,7 @@ import (
 	"math"
 	"pinprobe/report"
 	"pinprobe/report/stat"
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -54,12 +55,44 @@ func SlowerTest(scope, rest *hdr.Histogram, alpha float64) report.SlowResult {
 	return slowerTest(scope, rest, nil, nil, alpha)
 }
 
-// SlowerTestOf is SlowerTest of two scratch histograms (package report's
-// Scratch), read bucket by bucket from their counts: nothing of either is
-// copied, so a comparison of thousands of scopes allocates no histogram
-// per test.
-func SlowerTestOf(scope, rest *report.Scratch, alpha float64) report.SlowResult {
-	return slowerTest(scope.H, rest.H, scope.Counts, rest.Counts, alpha)
+// MannWhitney is SlowerTest's Mann-Whitney test alone, both ways: the
+// one-sided p of x's values being greater than y's, and of their being
+// less, from two histograms' counts bucket by bucket, of one layout (any
+// same range of its buckets), holding nx and ny values: for a caller that
+// needs no percentile of either, and so no histogram.
+func MannWhitney(x, y []int64, nx, ny int64) (pGreater, pLess float64) {
+	if nx == 0 || ny == 0 || len(x) != len(y) {
+		return 1, 1
+	}
+	buf := tiePool.Get().(*[]tieGroup)
+	defer tiePool.Put(buf)
+	groups := tieGroups((*buf)[:0], nil, nil, x, y)
+	*buf = groups
+	pGreater, u := mannWhitney(groups, nx, ny)
+	// y's U over x is what x's leaves of nx·ny (ties count half each way).
+	uy := float64(nx)*float64(ny) - u
+	if nx <= exactMWCells/ny {
+		for i := range groups {
+			groups[i].a, groups[i].b = groups[i].b, groups[i].a
+		}
+		return pGreater, exactMannWhitney(groups, ny, nx, uy)
+	}
+	return pGreater, normalMannWhitney(groups, float64(ny), float64(nx), uy)
+}
+
+// mannWhitney is the one-sided p of the scope's (a's) values being
+// greater than the rest's (b's), given their tie groups and counts, and
+// the Mann-Whitney U it is computed from.
+func mannWhitney(groups []tieGroup, n1, n2 int64) (p, u float64) {
+	var below float64 // rest values below the current group
+	for _, g := range groups {
+		u += float64(g.a) * (below + float64(g.b)/2)
+		below += float64(g.b)
+	}
+	if n1 <= exactMWCells/n2 { // n·m ≤ 400, without the product's overflow
+		return exactMannWhitney(groups, n1, n2, u), u
+	}
+	return normalMannWhitney(groups, float64(n1), float64(n2), u), u
 }
 
 // slowerTest is SlowerTest, given the histograms' counts bucket by bucket
@@ -94,19 +127,16 @@ func slowerTest(scope, rest *hdr.Histogram, sc, rc []int64, alpha float64) repor
 	}
 	r.Share = float64(slower) / 100
 
-	groups := tieGroups(scope, rest, sc, rc)
-	n1, n2 := float64(r.Requests), float64(r.RestRequests)
-	u := 0.0
-	var below float64 // rest values below the current group
-	for _, g := range groups {
-		u += float64(g.a) * (below + float64(g.b)/2)
-		below += float64(g.b)
-	}
-	r.Superiority = stat.Round(u/(n1*n2), 6)
-	if r.Requests <= exactMWCells/r.RestRequests { // n·m ≤ 400, without the product's overflow
-		r.P, r.Method = exactMannWhitney(groups, r.Requests, r.RestRequests, u), "exact"
-	} else {
-		r.P, r.Method = normalMannWhitney(groups, n1, n2, u), "normal"
+	buf := tiePool.Get().(*[]tieGroup)
+	defer tiePool.Put(buf)
+	groups := tieGroups((*buf)[:0], scope, rest, sc, rc)
+	*buf = groups
+	var u float64
+	r.P, u = mannWhitney(groups, r.Requests, r.RestRequests)
+	r.Superiority = stat.Round(u/(float64(r.Requests)*float64(r.RestRequests)), 6)
+	r.Method = "normal"
+	if r.Requests <= exactMWCells/r.RestRequests { // as mannWhitney chose
+		r.Method = "exact"
 	}
 	r.Significant = r.P < alpha
 	switch {
@@ -124,13 +154,17 @@ func slowerTest(scope, rest *hdr.Histogram, sc, rc []int64, alpha float64) repor
 // rest in it.
 type tieGroup struct{ a, b int64 }
 
-// tieGroups returns the non-empty groups of tied values of two
+// tiePool holds the tie groups of one test for the next: a histogram has
+// up to 23,552 buckets, and a comparison of thousands of scopes makes
+// thousands of tests.
+var tiePool = sync.Pool{New: func() any { return new([]tieGroup) }}
+
+// tieGroups appends to out the non-empty groups of tied values of two
 // histograms, in value order. With one geometry (pinprobe's), a bucket is
 // the same index in both count arrays (xc and yc when given), whose order
 // is the values' order; otherwise buckets are matched by their lowest
 // value.
-func tieGroups(x, y *hdr.Histogram, xc, yc []int64) []tieGroup {
-	var out []tieGroup
+func tieGroups(out []tieGroup, x, y *hdr.Histogram, xc, yc []int64) []tieGroup {
 	if xc != nil && len(xc) == len(yc) {
 		for i, a := range xc {
 			if b := yc[i]; a+b > 0 {

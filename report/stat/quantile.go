@@ -29,60 +29,56 @@ func QuantileCI95(n int64, q float64) (lo, hi int64, ok bool) {
 		return lo, hi, lo >= 1 && hi <= n
 	}
 	// The terms of binomial(n, q) around its mode, where all but a
-	// negligible part of the law lies.
+	// negligible part of the law lies: walked out from the mode by their
+	// ratios to the window's ends, then summed back in from each end,
+	// nothing stored (a comparison takes thousands of these).
 	mode := min(int64(math.Floor((nf+1)*q)), n)
 	peak := math.Exp(LogChoose(n, mode) + float64(mode)*math.Log(q) + float64(n-mode)*math.Log1p(-q))
 	odds := q / (1 - q)
-	var left []float64 // left[i] is the term of mode-1-i
-	for x, t := mode, peak; x > 0; x-- {
-		t *= float64(x) / float64(n-x+1) / odds // term of x-1
+	down := func(x int64, t float64) float64 { return t * float64(x) / float64(n-x+1) / odds } // term of x-1
+	up := func(x int64, t float64) float64 { return t * float64(n-x) / float64(x+1) * odds }   // term of x+1
+	first, tFirst := mode, peak                                                                // the lowest value in the window, and its term
+	for first > 0 {
+		t := down(first, tFirst)
 		if t < peak*1e-20 {
 			break
 		}
-		left = append(left, t)
+		first, tFirst = first-1, t
 	}
-	var right []float64 // right[i] is the term of mode+1+i
-	for x, t := mode, peak; x < n; x++ {
-		t *= float64(n-x) / float64(x+1) * odds // term of x+1
+	last, tLast := mode, peak // the highest
+	for last < n {
+		t := up(last, tLast)
 		if t < peak*1e-20 {
 			break
 		}
-		right = append(right, t)
+		last, tLast = last+1, t
 	}
 	// lo: the smallest k whose P(B ≤ k) passes the tail is lo's rank less
 	// one; below the window P(B ≤ k) is negligible.
-	first := mode - int64(len(left)) // the lowest value in the window
 	lo = first
 	cum := 0.0
-	for k := first; ; k++ {
-		if k < mode {
-			cum += left[mode-1-k]
-		} else if k == mode {
-			cum += peak
-		} else {
-			cum += right[k-mode-1]
+	for k, t := first, tFirst; k <= last; k++ {
+		if k == mode {
+			t = peak
 		}
-		if cum > tail {
+		if cum += t; cum > tail {
 			break
 		}
 		lo = k + 1
+		t = up(k, t)
 	}
 	// hi: the largest u whose P(B ≥ u) passes the tail is hi's rank less one.
-	last := mode + int64(len(right))
 	hi = last + 1
 	cum = 0.0
-	for u := last; ; u-- {
-		if u > mode {
-			cum += right[u-mode-1]
-		} else if u == mode {
-			cum += peak
-		} else {
-			cum += left[mode-1-u]
+	for u, t := last, tLast; u >= first; u-- {
+		if u == mode {
+			t = peak
 		}
-		if cum > tail {
+		if cum += t; cum > tail {
 			break
 		}
 		hi = u
+		t = down(u, t)
 	}
 	return lo, hi, lo >= 1 && hi <= n
 }
