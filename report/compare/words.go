@@ -65,7 +65,7 @@ func (c *Comparison) conclude() string {
 		return nothing
 	}
 	var worse, slow, better, fast, gone, same, added, removed []*ScopeChange
-	tested, slowTested := 0, 0
+	tested, slowTested, fastTested := 0, 0, 0
 	for i := range c.Endpoints {
 		sc := &c.Endpoints[i]
 		if sc.Latency.Tested && sc.Baseline == nil {
@@ -79,6 +79,9 @@ func (c *Comparison) conclude() string {
 			}
 		case LatencyFaster:
 			fast = append(fast, sc)
+			if sc.Baseline == nil {
+				fastTested++
+			}
 		}
 		switch {
 		case sc.Change == ChangeWorse:
@@ -105,6 +108,9 @@ func (c *Comparison) conclude() string {
 			}
 		}
 		slow = every
+	}
+	if tested > 1 && fastTested == tested && c.Totals.Latency.Change == LatencyFaster {
+		fast = []*ScopeChange{&c.Totals}
 	}
 	// The instances that changed are named beside the endpoints; with no
 	// endpoint to name, a family or the total is.
@@ -193,6 +199,21 @@ func (c *Comparison) conclude() string {
 	return c.withPartial(out)
 }
 
+// everyEndpoint reports whether every endpoint tested for latency (two
+// or more, against themselves before) changed so.
+func (c *Comparison) everyEndpoint(change string) bool {
+	tested := 0
+	for i := range c.Endpoints {
+		if sc := &c.Endpoints[i]; sc.Latency.Tested && sc.Baseline == nil {
+			if sc.Latency.Change != change {
+				return false
+			}
+			tested++
+		}
+	}
+	return tested > 1
+}
+
 func pointers(scs []ScopeChange) []*ScopeChange {
 	out := make([]*ScopeChange, len(scs))
 	for i := range scs {
@@ -250,7 +271,7 @@ func (c *Comparison) probedWords() string {
 // "failures gone" when none is left, "faster" when only latency improved.
 func (c *Comparison) improvementLead(gone, better []*ScopeChange) string {
 	if len(gone)+len(better) == 0 {
-		return "faster"
+		return "improvement"
 	}
 	failing := map[string]bool{}
 	for _, f := range c.Families {
@@ -336,6 +357,10 @@ func (c *Comparison) betterWords(gone, better, fast []*ScopeChange) string {
 	out := limitItems(items, 3, "; ")
 	items = nil
 	for _, sc := range fast {
+		if sc == &c.Totals && c.everyEndpoint(LatencyFaster) {
+			items = append(items, "every endpoint faster, in total "+strings.TrimPrefix(c.latencyWords(sc, LatencyFaster), "total faster: "))
+			continue
+		}
 		items = append(items, c.latencyWords(sc, LatencyFaster))
 	}
 	if len(items) > 0 {
