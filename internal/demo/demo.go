@@ -81,7 +81,7 @@ func Start() (*Gateway, error) {
 	g.Port = uint16(ln0Port(listeners))
 	if taken != "" {
 		g.PortNote = fmt.Sprintf("port %d is taken on %s, so the gateway took port %d: this run's URL is not that of a demo run on port %d, and `pinprobe compare` matches the two only with --match host",
-			Port, taken, g.Port, Port)
+			Preferred, taken, g.Port, Preferred)
 	}
 	// The instance that fails: IPv6 when the OS has it, else the last IPv4 one.
 	g.Failing = g.Addrs[len(g.Addrs)-1]
@@ -198,6 +198,11 @@ func (g *Gateway) unreachableBackend(addr netip.Addr) (*url.URL, error) {
 // endpoints; when it is taken, any free port will do.
 const Port = 47080
 
+// Preferred is the port Start tries first: Port, but in a test that must
+// hold the port itself, whatever else on the machine takes and frees 47080
+// meanwhile.
+var Preferred = Port
+
 // listenSamePort binds one port on 127.0.0.1 and, where the OS allows, on
 // 127.0.0.2 and [::1]: Port if it is free on all of them, else another;
 // taken names the address where Port was not free ("" when it was).
@@ -206,7 +211,7 @@ func listenSamePort() (lns []net.Listener, taken string, err error) {
 	for try := range 20 {
 		want := "127.0.0.1:0"
 		if try == 0 {
-			want = "127.0.0.1:" + strconv.Itoa(Port)
+			want = "127.0.0.1:" + strconv.Itoa(Preferred)
 		}
 		first, err := net.Listen("tcp4", want)
 		if err != nil && try == 0 {
