@@ -105,9 +105,30 @@ func TestCompareSlowerServer(t *testing.T) {
 	delay[0].Store(int64(50 * time.Millisecond))
 	delay[1].Store(int64(50 * time.Millisecond))
 	probeTo(t, f, f.URL(), a, 600, 600)
+	// One address 20 ms slower: a second server, probed side by side with
+	// the first (so that both meet the same machine), its port matched
+	// with --match host.
 	delay[0].Store(0)
-	delay[1].Store(int64(20 * time.Millisecond))
-	probeTo(t, f, f.URL(), one, 600, 600)
+	delay[1].Store(0)
+	g, gDelay := delayFleet(t, "")
+	gDelay[1].Store(int64(20 * time.Millisecond))
+	base := filepath.Join(dir, "base.json")
+	var runs []<-chan runOutcome
+	for _, r := range []struct {
+		f    *testserver.Fleet
+		file string
+	}{{f, base}, {g, one}} {
+		ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+		defer cancel()
+		runs = append(runs, goPinprobe(ctx, "-q", "--rate", "600", "-n", "600", "--resolve", r.f.Resolve(), "-o", r.file, r.f.URL()))
+	}
+	for _, done := range runs {
+		o := <-done
+		o.noPanic(t)
+		if o.code != exitOK {
+			t.Fatalf("pinprobe %v: exit %d\n%s", o.args, o.code, o.stderr)
+		}
+	}
 
 	code, stdout, stderr := pinprobe(t, "compare", "--fail-on-regression", b, a)
 	first, _, _ := strings.Cut(stdout, "\n")
@@ -124,12 +145,12 @@ func TestCompareSlowerServer(t *testing.T) {
 			t.Errorf("%s: failures %s, latency %s; want same, slower", e.Address, e.Change, e.Latency.Change)
 		}
 	}
-	c = compareJSON(t, b, one)
+	c = compareJSON(t, "--match", "host", base, one)
 	if !strings.HasPrefix(c.Conclusion, "regression: 127.0.0.2 slower: p50 ") || strings.Contains(c.Conclusion, "127.0.0.1") {
 		t.Errorf("20 ms on 127.0.0.2: %q; want 127.0.0.2 slower, 127.0.0.1 not named", c.Conclusion)
 	}
 	// Within a tolerance set above it, it is no regression.
-	if code, stdout, _ := pinprobe(t, "compare", "--fail-on-regression", "--max-latency-increase", "100ms", b, one); code != exitOK {
+	if code, stdout, _ := pinprobe(t, "compare", "--match", "host", "--fail-on-regression", "--max-latency-increase", "100ms", base, one); code != exitOK {
 		t.Errorf("--max-latency-increase 100ms, 20 ms slower: exit %d; want 0\n%s", code, stdout)
 	}
 	// And 50 ms back to nothing is faster: an improvement, exit 0.
