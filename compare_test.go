@@ -219,10 +219,24 @@ func TestCompareMismatchedRuns(t *testing.T) {
 	otherHost := testserver.StartFleet(t, testserver.FleetOptions{Host: "other.test"}, testserver.Lo4a, testserver.Lo4b)
 	dir := t.TempDir()
 	file := func(name string) string { return filepath.Join(dir, name+".json") }
-	probeTo(t, failing, failing.URL(), file("before"), 400, 800)
-	probeTo(t, otherPort, otherPort.URL(), file("port"), 400, 800)
-	probeTo(t, healthy, healthy.URL()+"health", file("path"), 400, 800)
-	probeTo(t, otherHost, otherHost.URL(), file("host"), 400, 800)
+	// Side by side, so that --match host of the other port compares runs
+	// that met the same machine.
+	var runs []<-chan runOutcome
+	for _, r := range []struct {
+		f         *testserver.Fleet
+		url, name string
+	}{{failing, failing.URL(), "before"}, {otherPort, otherPort.URL(), "port"}, {healthy, healthy.URL() + "health", "path"}, {otherHost, otherHost.URL(), "host"}} {
+		ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+		defer cancel()
+		runs = append(runs, goPinprobe(ctx, "-q", "--rate", "800", "-n", "400", "--resolve", r.f.Resolve(), "-o", file(r.name), r.url))
+	}
+	for _, done := range runs {
+		o := <-done
+		o.noPanic(t)
+		if o.code != exitOK {
+			t.Fatalf("pinprobe %v: exit %d\n%s", o.args, o.code, o.stderr)
+		}
+	}
 	addrs := "127.0.0.1, 127.0.0.2 at "
 	tests := []struct {
 		name, after string
@@ -243,16 +257,23 @@ func TestCompareMismatchedRuns(t *testing.T) {
 				t.Errorf("conclusion %q; want %q", c.Conclusion, want)
 			}
 			for _, match := range []string{"endpoint", "host"} {
-				if c := compareJSON(t, "--match", match, file("before"), file(tt.after)); c.Status == "improved" || (c.Status != "disjoint") != (match == "host" && tt.after == "port") {
+				compared := match == "host" && tt.after == "port"
+				if c := compareJSON(t, "--match", match, file("before"), file(tt.after)); (c.Status != "disjoint") != compared {
 					t.Errorf("--match %s: %s: %q; want disjoint, only --match host of another port compared", match, c.Status, c.Conclusion)
 				}
 			}
 		})
 	}
-	// Only the port differs: with --match host the same faults are no change.
+	// Only the port differs: with --match host the same faults are the
+	// same failure rates, endpoint by endpoint.
 	c := compareJSON(t, "--match", "host", file("before"), file("port"))
-	if c.Match != "host" || c.Common != 2 || c.Status == "improved" || c.Status == "disjoint" || len(c.Endpoints) != 2 || c.Endpoints[0].AfterTarget != otherPort.URL() {
+	if c.Match != "host" || c.Common != 2 || c.Status == "disjoint" || len(c.Endpoints) != 2 || c.Endpoints[0].AfterTarget != otherPort.URL() {
 		t.Errorf("--match host: match %s, %d in common, %s: %q, endpoints %+v; want host, 2, after_target %s", c.Match, c.Common, c.Status, c.Conclusion, c.Endpoints, otherPort.URL())
+	}
+	for _, e := range c.Endpoints {
+		if e.Change != "same" {
+			t.Errorf("--match host: %s failures %s; want the same", e.Address, e.Change)
+		}
 	}
 	if code, _, stderr := pinprobe(t, "compare", "--match", "port", file("before"), file("port")); code != exitUsage || !strings.Contains(stderr, "--match") {
 		t.Errorf("--match port: exit %d, %q; want 2 naming --match", code, stderr)
