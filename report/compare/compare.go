@@ -189,8 +189,8 @@ type ScopeChange struct {
 	// Latency is how the scope's latency changed.
 	Latency LatencyChange `json:"latency"`
 	// Answers compares each status and error class's share of the answers,
-	// for endpoints, families and the total probed on both sides, largest
-	// share first.
+	// for endpoints, families and the total probed on both sides whose
+	// failure rates were tested (Tested), largest share first.
 	Answers []AnswerChange `json:"answers"`
 
 	// gone is set on a removed scope whose failures count as fixed.
@@ -345,7 +345,10 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 		if sc.Latency.Tested {
 			c.Comparisons += 2
 		}
-		if sc.Header == "" {
+		// The answers' shares of a scope whose failure rates are not
+		// tested (the totals and families of reports that probed other
+		// things) are other answers on each side: not compared either.
+		if sc.Header == "" && sc.Tested {
 			sc.Answers = answerChanges(sc.Before, sc.After, fail)
 		}
 		for _, a := range sc.Answers {
@@ -395,6 +398,7 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 	return c
 }
 
+// OrDefault is s, or def when s is empty.
 func OrDefault(s, def string) string {
 	if s == "" {
 		return def

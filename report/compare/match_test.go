@@ -84,8 +84,8 @@ func TestCompareMatch(t *testing.T) {
 			if c.Partial != tt.partial || c.Common != tt.common || c.Match != tt.match {
 				t.Errorf("partial %v, %d in common, match %q; want %v, %d, %q", c.Partial, c.Common, c.Match, tt.partial, tt.common, tt.match)
 			}
-			if c.Partial && (c.Totals.Tested || c.Totals.Latency.Tested) {
-				t.Errorf("partial: the total was tested; want it shown only")
+			if (c.Partial || c.Status == compare.CompareDisjoint) && (c.Totals.Tested || c.Totals.Latency.Tested || len(c.Totals.Answers) > 0) {
+				t.Errorf("%s: the total was tested (failures %v, latency %v, %d answers); want it shown only", c.Status, c.Totals.Tested, c.Totals.Latency.Tested, len(c.Totals.Answers))
 			}
 		})
 	}
