@@ -275,10 +275,24 @@ func TestCompareJSON(t *testing.T) {
 
 // TestCompareGolden renders the gateway change as text at 80 and 120
 // columns and as Markdown, and the deploy that made an instance slow (with
-// --match host) alike: every text line fits, and each is what testdata
-// holds.
+// --match host) alike, and two comparisons of runs with nothing in common
+// (the demo's port moved; another host): every text line fits, and each is
+// what testdata holds.
 func TestCompareGolden(t *testing.T) {
 	gateway, latency := fixture.GoldenComparison(t), fixture.LatencyComparison(t)
+	// A run of the demo's gateway that took another port, against one on
+	// 47080, and a run of another host: nothing in common, said so.
+	ep := func(target, addr string, failed int) fixture.CmpEndpoint {
+		return fixture.CmpEndpoint{Target: target, Address: addr, N: 300, Failed: failed, FailStatus: 502, Latency: time.Millisecond}
+	}
+	onPort := fixture.CmpRun(t, fixture.CmpStart,
+		ep("http://sign.pinprobe.test:47080/sign", "127.0.0.1", 0), ep("http://sign.pinprobe.test:47080/sign", "::1", 300))
+	moved := fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour),
+		ep("http://sign.pinprobe.test:39115/sign", "127.0.0.1", 0), ep("http://sign.pinprobe.test:39115/sign", "::1", 300))
+	other := fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), ep("https://other.example.com/", "192.0.2.7", 0))
+	portMoved, otherHost := compare.Compare(onPort, moved), compare.Compare(onPort, other)
+	portMoved.Before.File, portMoved.After.File = "a.json", "b.json"
+	otherHost.Before.File, otherHost.After.File = "a.json", "other.json"
 	for _, f := range []struct {
 		file   string
 		c      *compare.Comparison
@@ -291,6 +305,8 @@ func TestCompareGolden(t *testing.T) {
 		{"compare-latency-text-80.golden", latency, render.CompareText(render.Options{Width: 80}), 80},
 		{"compare-latency-text-120.golden", latency, render.CompareText(render.Options{Width: 120}), 120},
 		{"compare-latency-markdown.golden", latency, render.CompareMarkdown, 0},
+		{"compare-port-moved-text-80.golden", portMoved, render.CompareText(render.Options{Width: 80}), 80},
+		{"compare-other-host-text-120.golden", otherHost, render.CompareText(render.Options{Width: 120}), 120},
 	} {
 		t.Run(f.file, func(t *testing.T) {
 			c := f.c
