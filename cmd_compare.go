@@ -90,7 +90,7 @@ func writeCompareHelp(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprint(w, `pinprobe compare: what changed between two saved JSON reports.
 
 Usage:
-  pinprobe compare [flags] BEFORE AFTER   (- reads one of them from standard input)
+  pinprobe compare [flags] BEFORE AFTER   (- reads one from standard input)
 
 Endpoints are matched by URL and address (--match host: ignoring the port);
 added and removed ones are listed. Every endpoint, instance, family and the
@@ -103,7 +103,7 @@ statuses that appeared, vanished or changed share. Significant means below
 fail the gate. The conclusion comes first.
 `)
 	writeFlags(w, fs, compareHelp)
-	fmt.Fprint(w, exitCodesHelp)
+	writeExitCodes(w, "compare")
 }
 
 // parseCompareArgs fills a compareConfig from the command line and

@@ -54,12 +54,16 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	} else if c.only6 {
 		resolver.Only = probe.IPv6
 	}
+	var demoLog *demoAccessLog
 	if c.demo {
-		g, err := demo.Start()
+		demoLog = newDemoAccessLog(say)
+		g, err := demo.StartLogged(demoLog.writer())
 		if err != nil {
+			demoLog.close()
 			return &exitError{code: exitNoAddress, err: err}
 		}
 		defer g.Close()
+		defer demoLog.close()
 		if g.Note != "" {
 			say("%s", g.Note)
 		}
@@ -119,6 +123,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		// them (the session fills it): nothing here is typed twice.
 		Meta: report.Report{
 			Version: version,
+			Vantage: c.vantage,
 			Command: append([]string{"pinprobe"}, redactArgs(args)...),
 		},
 		Log: say,
@@ -168,7 +173,11 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if note := judge.ClientNote(rep); note != "" {
 		say("warning: %s", note)
 	}
-	return c.outputFlags.write(rep, stdout, say)
+	werr := c.outputFlags.write(rep, stdout, say)
+	if demoLog != nil {
+		demoLog.join(rep, c.output)
+	}
+	return werr
 }
 
 // config is the probe command's options: everything `pinprobe [flags]
@@ -210,6 +219,7 @@ type config struct {
 	urls        []string
 
 	targetsFile string
+	vantage     string
 
 	// Filled by validate and load.
 	bodyBytes []byte
@@ -235,9 +245,9 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	c.rate = rateValue{rate: 10}
 	c.http = choiceValue{value: "auto", choices: []string{"1.1", "2", "auto"}}
 	fs.VarP(&c.rate, "rate", "r", "`RATE` in requests/s over all endpoints, split evenly; \"max\" = closed model: -c workers per endpoint, back to back")
-	fs.DurationVarP(&c.duration, "duration", "d", 30*time.Second, "how long to send, e.g. 30s, 5m (0 = until -n or Ctrl-C)")
-	fs.Int64VarP(&c.requests, "requests", "n", 0, "stop after `N` requests in total, whichever of -d/-n comes first (0 = no limit)")
-	fs.IntVarP(&c.concurrency, "concurrency", "c", 0, "most requests in flight per endpoint; a request due while `N` are busy is dropped and counted (default: enough for every planned request to take the whole --timeout, within the descriptor limit)")
+	durationVarP(fs, &c.duration, "duration", "d", 30*time.Second, "s", [2]string{"30s", "5m"}, "send for `DURATION`, e.g. 30s, 5m (0 = until -n or Ctrl-C)")
+	countVarP(fs, &c.requests, "requests", "n", 0, "requests", 1000, "stop after `N` requests in total, whichever of -d/-n comes first (0 = no limit)")
+	countVarP(fs, &c.concurrency, "concurrency", "c", 0, "requests in flight", 50, "most requests in flight per endpoint; a request due while `N` are busy is dropped and counted (default: enough for every planned request to take the whole --timeout, within the descriptor limit)")
 	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop once the whole verdict is settled (every fault proven at a level that holds over the repeated looks, every other address and instance shown under 5% failures, every address on 17 connections or more), or at -d/-n")
 	fs.BoolVarP(&c.only4, "ipv4", "4", false, "only IPv4 addresses")
 	fs.BoolVarP(&c.only6, "ipv6", "6", false, "only IPv6 addresses")
@@ -246,24 +256,25 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.BoolVar(&c.newConn, "new-conn", false, "a fresh TCP (+TLS) connection for every request (default: keep-alive)")
 	c.connReqs = connRequestsValue{auto: true}
 	fs.Var(&c.connReqs, "conn-requests", "most requests per connection, so a run samples many connections (auto: at least 4, enough for ~32 connections per endpoint, and 4 with --until-verdict; 0 = unlimited reuse)")
-	fs.DurationVar(&c.connAge, "conn-age", 30*time.Second, "do not reuse a connection older than this (0 = no limit)")
+	durationVarP(fs, &c.connAge, "conn-age", "", 30*time.Second, "s", [2]string{"30s", "2m"}, "do not reuse a connection older than `DURATION` (0 = no limit)")
 	fs.StringVarP(&c.method, "method", "X", "GET", "request `METHOD`")
 	fs.VarP(&c.headers, "header", "H", "request header `\"NAME: VALUE\"` (repeatable)")
 	fs.StringVar(&c.body, "body", "", "request `BODY`; @FILE reads it from FILE (at most 16 MiB; @- is standard input)")
 	fs.StringVar(&c.targetsFile, "targets", "", "probe the targets in `FILE`: each a \"[METHOD] URL\" line, its header lines and an optional @BODYFILE line (a list of URLs will do; at most 4 MiB)")
-	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "limit per request, from connect to the last body byte")
+	durationVarP(fs, &c.timeout, "timeout", "", 10*time.Second, "s", [2]string{"10s", "500ms"}, "give each request at most `DURATION`, from connect to the last body byte")
 	fs.StringVar(&c.cacert, "cacert", "", "trust the CA certificates in PEM `FILE` instead of the system roots (at most 1 MiB)")
 	fs.BoolVar(&c.insecure, "insecure", false, "do not verify TLS certificates")
 	c.client = choiceValue{value: "auto", choices: []string{"auto", "fast", "std"}}
-	fs.Var(&c.client, "client", "request path: `auto` (pinprobe's own HTTP/1.1 client wherever HTTP/1.1 is spoken, net/http for HTTP/2), fast (HTTP/1.1 only) or std (net/http always, for comparison)")
+	fs.Var(&c.client, "client", "request path `KIND`: auto (pinprobe's own HTTP/1.1 client wherever HTTP/1.1 is spoken, net/http for HTTP/2), fast (HTTP/1.1 only) or std (net/http always, for comparison)")
 	fs.Var(&c.http, "http", "HTTP `VERSION`: 1.1, 2 or auto (HTTP/2 where TLS ALPN offers it)")
 	fs.StringArrayVar(&c.groupBy, "group-by", nil, "bucket the responses by this response `HEADER` (an instance or backend name, e.g. X-Served-By; repeatable); well-known instance headers are grouped when present")
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
 	c.outputFlags.add(fs)
-	fs.IntVar(&c.samples, "samples", 5, "failed requests kept per endpoint as evidence, plus one success (0 = none)")
-	fs.DurationVar(&c.interval, "interval", 0, "timeline bucket width (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
+	fs.StringVar(&c.vantage, "vantage", "", "record the run as probed from `NAME` (a zone, region or machine: letters, digits, '.', '_', '-'; @FILE reads it from FILE), so `pinprobe report` of runs from several places tells them apart (default: the host name)")
+	countVarP(fs, &c.samples, "samples", "", 5, "samples", 5, "keep `N` failed requests per endpoint as evidence, plus one success (0 = none)")
+	durationVarP(fs, &c.interval, "interval", "", 0, "s", [2]string{"1s", "250ms"}, "timeline buckets `DURATION` wide (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
 	fs.BoolVar(&c.noRequestID, "no-request-id", false, "do not add a fresh X-Request-Id to each request (a -H X-Request-Id always wins)")
-	fs.DurationVar(&c.reResolve, "re-resolve", 30*time.Second, "resolve again at this interval during the run: new addresses get streams, vanished ones stop (0 = off)")
+	durationVarP(fs, &c.reResolve, "re-resolve", "", 30*time.Second, "s", [2]string{"30s", "1m"}, "resolve again every `DURATION` during the run: new addresses get streams, vanished ones stop (0 = off)")
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bar (shown only when stderr is a terminal anyway)")
 	fs.BoolVar(&c.preflight, "preflight", false, "only check TCP (+TLS) to every address, send no request; exit 1 if any fails")
 	fs.BoolVar(&c.noPreflight, "no-preflight", false, "skip the per-address TCP (+TLS) check before the load")
@@ -279,7 +290,7 @@ var probeHelp = []flagGroup{
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "samples", "interval", "quiet"}},
+	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "vantage", "samples", "interval", "quiet"}},
 	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},
 	{"Other", []string{"demo", "help", "version"}},
 }
@@ -295,9 +306,13 @@ Usage:
   pinprobe --demo                  probe a built-in reproduction of the incident
   pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
   pinprobe compare BEFORE AFTER    what changed between two saved reports
+  pinprobe logs REPORT LOG...      join a saved run with the gateway's access
+                                   logs: which backend failed
+  pinprobe help [COMMAND]          this help, or that of COMMAND
+  pinprobe version                 print the version (as --version does)
 `, version)
 	writeFlags(w, fs, probeHelp)
-	fmt.Fprint(w, exitCodesHelp)
+	writeExitCodes(w, "probe")
 }
 
 // parseArgs fills a config from the command line and validates it.
@@ -365,6 +380,9 @@ func (c *config) validate() error {
 	if !httpguts.ValidHeaderFieldName(c.method) { // a method is an HTTP token, like a field name
 		return usagef("--method %q: not an HTTP method", c.method)
 	}
+	if err := c.checkVantageFlag(); err != nil {
+		return err
+	}
 	fail, err := report.ParseFailStatus(c.failStatus)
 	if err != nil {
 		return usagef("--fail-status %s", err)
@@ -415,6 +433,9 @@ func (c *config) load(ctx context.Context, stdin io.Reader) error {
 		c.bodyBytes = b
 	} else if c.body != "" {
 		c.bodyBytes = []byte(c.body)
+	}
+	if err := c.loadVantage(ctx, stdin); err != nil {
+		return err
 	}
 	c.tls = &tls.Config{InsecureSkipVerify: c.insecure}
 	if c.cacert != "" {

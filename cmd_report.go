@@ -81,7 +81,7 @@ the merged counts; the merged report names its inputs. Use it to combine N
 pinprobe processes (regions, machines, pods) into one report.
 `)
 	writeFlags(w, fs, reportHelp)
-	fmt.Fprint(w, exitCodesHelp)
+	writeExitCodes(w, "report")
 }
 
 // parseReportArgs fills a reportConfig from the command line and validates it.

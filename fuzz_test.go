@@ -85,6 +85,11 @@ func FuzzSavedReport(f *testing.F) {
 	}
 	f.Add(g)
 	f.Add(fixture.ManyEndpoints(f, 3, "0123abcd"))
+	var vantages bytes.Buffer // a merge with its breakdown by vantage point
+	if err := report.JSON(&vantages, fixture.VantageMerge(f)); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(vantages.Bytes())
 	f.Add(g[:len(g)/2])
 	f.Add([]byte(`{"schema": "pinprobe.report/v1"}`))
 	f.Add([]byte(`{"schema": "pinprobe.report/v1", "endpoints": [{}, {}]}`))

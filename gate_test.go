@@ -65,7 +65,7 @@ func TestReleaseGate(t *testing.T) {
 			if tt.name == "endpoint over the rate, total under it" && breached["total"] {
 				t.Errorf("total breached at 5%%; the test wants it within the limit (3.3%%)")
 			}
-			if tt.code == exitFail && !strings.Contains(stderr, "release gate: FAILED") {
+			if tt.code == exitFail && !strings.Contains(stderr, "release gate FAILED") {
 				t.Errorf("stderr lacks the gate's line:\n%s", stderr)
 			}
 			if tt.code == exitOK && len(breached) > 0 {
@@ -75,7 +75,8 @@ func TestReleaseGate(t *testing.T) {
 	}
 }
 
-// TestReleaseGateText: the text report lists each check that failed.
+// TestReleaseGateText: the text report lists every check, those that
+// failed first.
 func TestReleaseGateText(t *testing.T) {
 	f := testserver.StartFleet(t, testserver.FleetOptions{
 		Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Every(4, fx503)},
@@ -84,7 +85,8 @@ func TestReleaseGateText(t *testing.T) {
 	if code != exitFail {
 		t.Fatalf("exit %d; want 1", code)
 	}
-	for _, want := range []string{"THRESHOLDS FAILED: 3 of 4 checks breached", "✗ max-failure-rate, endpoint 127.0.0.2"} {
+	for _, want := range []string{"RELEASE GATE FAILED: 3 of 4 checks breached",
+		"✗  max-failure-rate  127.0.0.2 ", "   max-failure-rate  127.0.0.1 "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("text report lacks %q:\n%s", want, stdout)
 		}

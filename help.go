@@ -20,20 +20,75 @@ type flagGroup struct {
 	flags []string
 }
 
-// exitCodesHelp ends every command's --help.
-const exitCodesHelp = `
-Exit codes: 0 done; 1 a release gate or check failed; 2 bad usage or input;
-3 nothing could be probed; 4 the report could not be written; 130 interrupted
-(Ctrl-C, SIGTERM or SIGHUP: the report of what was sent is still printed;
-report and compare stop reading and write nothing), or report of a saved run
-that was. When several apply, 4 comes before 1, and 1 before 130: a gate
-breached before Ctrl-C is still breached. A closed stdout is no error.
-`
+// exitDoc is an exit code a command can return, and what it means there.
+type exitDoc struct {
+	code int
+	what string
+}
+
+// commandExits are the exit codes each command can return, in the words
+// that end its --help, with the order they take when several apply. The
+// tests hold every command to its list: each code is reached, and no run
+// of the test suite returns another.
+var commandExits = map[string]struct {
+	codes []exitDoc
+	order string
+}{
+	"probe": {[]exitDoc{
+		{exitOK, "done"},
+		{exitFail, "a release gate or --preflight check failed"},
+		{exitUsage, "bad usage or input"},
+		{exitNoAddress, "nothing could be probed"},
+		{exitWrite, "the report could not be written"},
+		{exitInterrupted, "interrupted (Ctrl-C, SIGTERM or SIGHUP): the report of what was sent is still printed"},
+	}, "When several apply, 4 comes before 1, and 1 before 130: a gate breached before Ctrl-C is still breached. A closed stdout is no error."},
+	"report": {[]exitDoc{
+		{exitOK, "done"},
+		{exitFail, "a release gate was breached"},
+		{exitUsage, "bad usage or input"},
+		{exitWrite, "the report could not be written"},
+		{exitInterrupted, "interrupted while reading (nothing is written), or the saved run was interrupted"},
+	}, "When several apply, 4 comes before 1, and 1 before 130. A closed stdout is no error."},
+	"compare": {[]exitDoc{
+		{exitOK, "done (whatever changed, unless --fail-on-regression)"},
+		{exitFail, "a regression, or no endpoint in common, under --fail-on-regression"},
+		{exitUsage, "bad usage or input"},
+		{exitWrite, "the comparison could not be written"},
+		{exitInterrupted, "interrupted while reading: nothing is written"},
+	}, "When both apply, 4 comes before 1. A closed stdout is no error."},
+	"logs": {[]exitDoc{
+		{exitOK, "done"},
+		{exitUsage, "bad usage or input (a report or log that cannot be read)"},
+		{exitWrite, "the join could not be written"},
+		{exitInterrupted, "interrupted while reading: nothing is written"},
+	}, "When both apply, 4 comes before 130. A closed stdout is no error."},
+	"help":    {[]exitDoc{{exitOK, "done"}, {exitUsage, "no such command"}}, ""},
+	"version": {[]exitDoc{{exitOK, "done"}, {exitUsage, "an argument other than --help was given"}}, ""},
+}
+
+// writeExitCodes ends a command's --help: the exit codes it can return,
+// one a line, and their order.
+func writeExitCodes(w io.Writer, command string) {
+	const col = 7 // where the meaning starts
+	e := commandExits[command]
+	fmt.Fprint(w, "\nExit codes:\n")
+	for _, c := range e.codes {
+		fmt.Fprintf(w, "  %-*d%s\n", col-2, c.code, wrap(c.what, helpWidth-col, strings.Repeat(" ", col)))
+	}
+	if e.order != "" {
+		fmt.Fprintf(w, "%s\n", wrap(e.order, helpWidth, ""))
+	}
+}
+
+// flagUsageCol is the column where a flag's usage starts in --help; a flag
+// and its placeholder wider than that leave at least two spaces before it,
+// or have it on the next line.
+const flagUsageCol = 30
 
 // writeFlags lists the flags of fs under the groups' headings, each with
 // its usage wrapped to helpWidth.
 func writeFlags(w io.Writer, fs *pflag.FlagSet, groups []flagGroup) {
-	const col = 30 // where the usage starts
+	const col = flagUsageCol
 	for _, g := range groups {
 		fmt.Fprintf(w, "\n%s:\n", g.title)
 		for _, name := range g.flags {
@@ -50,7 +105,7 @@ func writeFlags(w io.Writer, fs *pflag.FlagSet, groups []flagGroup) {
 				usage += " (default " + f.DefValue + ")"
 			}
 			indent := strings.Repeat(" ", col)
-			if len(left) >= col {
+			if len(left) > col-2 { // no two spaces before the usage: it goes below
 				fmt.Fprintf(w, "%s\n%s%s\n", left, indent, wrap(usage, helpWidth-col, indent))
 				continue
 			}

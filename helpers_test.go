@@ -59,7 +59,47 @@ func runCaptured(ctx context.Context, args []string) (o runOutcome) {
 		o.stdout, o.stderr = out.String(), errOut.String()
 	}()
 	o.code = run(ctx, args, &out, &errOut)
+	exitsSeen.add(args, o.code)
 	return o
+}
+
+// exitsSeen is every exit code the runs of these tests returned, by
+// command: TestMain holds each command to the codes its --help lists
+// (commandExits), so that no test of the suite makes one return another.
+var exitsSeen = seenExits{m: map[string]map[int][]string{}}
+
+type seenExits struct {
+	mu sync.Mutex
+	m  map[string]map[int][]string // command → code → the arguments of a run that returned it
+}
+
+func (s *seenExits) add(args []string, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cmd := commandOf(args)
+	if s.m[cmd] == nil {
+		s.m[cmd] = map[int][]string{}
+	}
+	if _, ok := s.m[cmd][code]; !ok {
+		s.m[cmd][code] = args
+	}
+}
+
+// undeclared lists the runs that returned an exit code their command does
+// not list.
+func (s *seenExits) undeclared() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for cmd, codes := range s.m {
+		for code, args := range codes {
+			if !slices.ContainsFunc(commandExits[cmd].codes, func(e exitDoc) bool { return e.code == code }) {
+				out = append(out, fmt.Sprintf("pinprobe %q (%s) exited %d, which its --help does not list", args, cmd, code))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // noPanic fails the test with the arguments that made run panic.
@@ -952,9 +992,23 @@ func buildPinprobe(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// Every temporary file of the tests, those of the runs they start
+	// included (--demo keeps its gateway's access log in a directory of
+	// its own), goes into one directory, removed at the end.
+	tmp, err := os.MkdirTemp("", "pinprobe-test-")
+	if err == nil {
+		os.Setenv("TMPDIR", tmp)
+	}
 	code := m.Run()
+	for _, bad := range exitsSeen.undeclared() {
+		fmt.Fprintln(os.Stderr, "FAIL:", bad)
+		code = 1
+	}
 	if binDir != "" {
 		os.RemoveAll(binDir)
+	}
+	if tmp != "" {
+		os.RemoveAll(tmp)
 	}
 	os.Exit(code)
 }

@@ -10,20 +10,22 @@ import (
 // layers is what each package of the module may import of the module, and
 // what it must never depend on, however indirectly: the arrows run one way
 // (main → session → collect → report, judge → report, render → compare →
-// judge), the document and the judge never reach the engine, and the leaves
-// import nothing of ours. Each package's doc.go says the same in words.
+// judge, render → join → accesslog), the document and the judge never
+// reach the engine, and the leaves import nothing of ours. Each package's doc.go says the same in words.
 var layers = map[string]struct {
 	imports []string // the module's packages it may import directly
 	never   []string // packages it must not depend on at all
 }{
 	"pinprobe/probe":            {never: []string{"pinprobe/report"}},
+	"pinprobe/accesslog":        {},
 	"pinprobe/report/stat":      {},
 	"pinprobe/report/phrase":    {},
 	"pinprobe/report":           {imports: []string{"pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/probe"}},
 	"pinprobe/report/collect":   {imports: []string{"pinprobe/probe", "pinprobe/report", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/report/judge", "pinprobe/report/render", "pinprobe/report/compare"}},
 	"pinprobe/report/judge":     {imports: []string{"pinprobe/report", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/probe", "pinprobe/report/collect"}},
 	"pinprobe/report/compare":   {imports: []string{"pinprobe/report", "pinprobe/report/judge", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/probe", "pinprobe/report/collect", "pinprobe/report/render"}},
-	"pinprobe/report/render":    {imports: []string{"pinprobe/probe", "pinprobe/report", "pinprobe/report/compare", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/report/collect"}},
+	"pinprobe/report/join":      {imports: []string{"pinprobe/accesslog", "pinprobe/report", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/probe", "pinprobe/report/collect", "pinprobe/report/judge", "pinprobe/report/compare", "pinprobe/report/render"}},
+	"pinprobe/report/render":    {imports: []string{"pinprobe/probe", "pinprobe/report", "pinprobe/report/compare", "pinprobe/report/join", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/report/collect"}},
 	"pinprobe/internal/demo":    {never: []string{"pinprobe/report"}},
 	"pinprobe/internal/check":   {},
 	"pinprobe/internal/session": {imports: []string{"pinprobe/probe", "pinprobe/report", "pinprobe/report/collect", "pinprobe/report/judge", "pinprobe/report/phrase"}, never: []string{"pinprobe/report/render"}},

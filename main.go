@@ -8,8 +8,16 @@
 //
 // Usage:
 //
-//	pinprobe [flags] URL...   probe the URLs
-//	pinprobe --demo           probe a built-in reproduction of the incident, on loopback
+//	pinprobe [flags] URL...          probe the URLs
+//	pinprobe --demo                  probe a built-in reproduction of the incident, on loopback
+//	pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
+//	pinprobe compare BEFORE AFTER    what changed between two saved reports
+//	pinprobe logs REPORT LOG...      join a saved run with the gateway's access logs
+//	pinprobe help [COMMAND]          pinprobe's --help, or that of report, compare, logs, version
+//	pinprobe version                 the version, as --version
+//
+// A first word that is a typo of a command is refused as one ("unknown
+// command "compre"; did you mean "compare"?"), not taken for a URL.
 //
 // Exit codes: 0 the run finished; 1 a release gate or check failed; 2 bad
 // usage or input; 3 no address to probe for any target; 4 the report could
@@ -29,6 +37,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 )
 
@@ -83,8 +92,16 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		err = reportCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "compare":
 		err = compareCommand(ctx, args[1:], stdin, stdout, stderr)
+	case "help":
+		err = helpCommand(args[1:], stdout)
+	case "version":
+		err = versionCommand(args[1:], stdout)
+	case "logs":
+		err = logsCommand(ctx, args[1:], stdin, stdout, stderr)
 	default:
-		err = probeCommand(ctx, args, stdin, stdout, stderr)
+		if err = unknownCommand(args); err == nil {
+			err = probeCommand(ctx, args, stdin, stdout, stderr)
+		}
 	}
 	code := exitCode(err)
 	var ee *exitError
@@ -94,17 +111,18 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	return code
 }
 
-// commandOf names the command args run: "report", "compare" or "probe".
+// commandOf names the command args run: one of commands when the first
+// word is one, "probe" otherwise.
 func commandOf(args []string) string {
-	if len(args) > 0 && (args[0] == "report" || args[0] == "compare") {
+	if len(args) > 0 && slices.Contains(commands, args[0]) {
 		return args[0]
 	}
 	return "probe"
 }
 
 // interruptNotice is what pinprobe says at the first signal: the probe
-// stops sending and waits for its requests in flight; report and compare
-// stop reading, and write nothing.
+// stops sending and waits for its requests in flight; report, compare and
+// logs stop reading, and write nothing.
 func interruptNotice(args []string) string {
 	if commandOf(args) != "probe" {
 		return "interrupted: stopping, nothing written (Ctrl-C again to quit at once)"

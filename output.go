@@ -38,9 +38,9 @@ func (o *outputFlags) add(fs *pflag.FlagSet) {
 	o.format = choiceValue{value: "text", choices: render.Formats}
 	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", "))
 	fs.StringVarP(&o.output, "output", "o", "", "also write the JSON report to `FILE`")
-	fs.BoolVar(&o.brief, "brief", false, "a short Markdown report for a ticket: verdict, who answered, tables, one failed sample per address, log queries")
+	fs.BoolVar(&o.brief, "brief", false, "a report of one screen, in text, Markdown or HTML (JSON stays whole): the verdict, who answered, families and suspects, one failed request of each suspect, the log query")
 	fs.StringVar(&o.maxFailureRate, "max-failure-rate", "", "release gate: exit 1 if any endpoint, family or the total fails more often than `RATE` (0.1% or 0.001)")
-	fs.DurationVar(&o.maxP99, "max-p99", 0, "release gate: exit 1 if any endpoint, family or the total has a p99 latency above `DURATION`")
+	durationVarP(fs, &o.maxP99, "max-p99", "", 0, "ms", [2]string{"800ms", "1.5s"}, "release gate: exit 1 if any endpoint, family or the total has a p99 latency above `DURATION`")
 	fs.BoolVar(&o.failOnVerdict, "fail-on-verdict", false, "release gate: exit 1 if the verdict names a suspect (no backend may stand out)")
 }
 
@@ -50,7 +50,13 @@ func (o *outputFlags) validate() error {
 	if o.maxFailureRate != "" {
 		r, err := report.ParseRate(o.maxFailureRate)
 		if err != nil {
-			return usagef("--max-failure-rate %q: %s", o.maxFailureRate, err)
+			hint := ""
+			if v := o.maxFailureRate; bareNumber.MatchString(v) {
+				if f, _ := strconv.ParseFloat(v, 64); f <= 100 { // "5" meant as 5%
+					hint = fmt.Sprintf(", e.g. %q for %s in a hundred", v+"%", v)
+				}
+			}
+			return usagef("--max-failure-rate %q: %s%s", o.maxFailureRate, err, hint)
 		}
 		o.limits.MaxFailureRate = r
 	}
@@ -154,7 +160,7 @@ func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(strin
 		o.output, func(w io.Writer) error { return report.JSON(w, rep) }, say)
 	var gate error
 	if report.Breached(rep.Thresholds) {
-		gate = errors.New("release gate: " + render.NewView(rep).Gate.Summary)
+		gate = errors.New("release gate " + render.NewView(rep).Gate.Summary)
 	}
 	return outcome(werr, gate, rep.Interrupted)
 }

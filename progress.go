@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -25,8 +27,10 @@ const worstAfter = 3 * time.Second
 // progressBar draws the live view on a terminal while a run lasts: a bar
 // with elapsed against planned time, requests, failures per family and,
 // once sending has stopped, the requests still in flight; after a few
-// seconds, the worst addresses under it. It redraws in place and leaves
-// nothing on the screen when it finishes.
+// seconds, under it the rate achieved and the current p50/p99 (of the
+// last seconds), and the worst addresses, their URLs shortened to fit,
+// never their figures. It redraws in place and leaves nothing on the
+// screen when it finishes.
 type progressBar struct {
 	f    *os.File
 	c    *config
@@ -58,10 +62,11 @@ func (p *progressBar) Start(ctx context.Context, live *collect.Live, sent func()
 	if w, _, err := term.GetSize(int(p.f.Fd())); err == nil && w < 100 {
 		cells = 10
 	}
+	noColor := os.Getenv("NO_COLOR") != ""
 	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(io.Discard),
 		progressbar.OptionSetWidth(cells),
-		progressbar.OptionEnableColorCodes(os.Getenv("NO_COLOR") == ""),
+		progressbar.OptionEnableColorCodes(!noColor),
 		progressbar.OptionSetPredictTime(false),
 		progressbar.OptionSetElapsedTime(false),
 		progressbar.OptionShowDescriptionAtLineEnd(),
@@ -85,7 +90,11 @@ func (p *progressBar) Start(ctx context.Context, live *collect.Live, sent func()
 			if w, h, err := term.GetSize(int(p.f.Fd())); err == nil {
 				width, height = w, h
 			}
-			bar.Describe(describe(elapsed, c, live, sent(), stopped, width-1-barPrefix(cells)))
+			text := describe(elapsed, c, live, sent(), stopped, width-1-barPrefix(cells))
+			if noColor {
+				text = plainTags.Replace(text) // the bar reads its tags only in colour
+			}
+			bar.Describe(text)
 			if total > 0 {
 				_ = bar.Set64(int64(min(frac, 1) * steps))
 			} else {
@@ -93,7 +102,13 @@ func (p *progressBar) Start(ctx context.Context, live *collect.Live, sent func()
 			}
 			var rows []string
 			if elapsed >= worstAfter {
-				rows = worst(live.Endpoints(), min(5, height-4))
+				rows = append(rows, pace(c, live.Latency.Recent(time.Now(), start, liveWindow), width-1))
+				rows = append(rows, worst(live.Endpoints(), min(5, height-5), width-1)...)
+			}
+			for i := range rows {
+				if noColor {
+					rows[i] = plainANSI.Replace(rows[i])
+				}
 			}
 			p.draw(bar.String(), rows, width)
 			select {
@@ -121,26 +136,57 @@ func (p *progressBar) draw(bar string, rows []string, width int) {
 	fmt.Fprint(p.f, b.String())
 }
 
+// liveWindow is how many seconds the live view's rate and latencies are
+// of.
+const liveWindow = 5
+
+// pace is the live view's line of how the run goes now: the rate
+// achieved against the plan and the current p50/p99, of the requests that
+// ended in the last seconds: "  30.0 req/s of 30 planned · p50 0.43ms ·
+// p99 4.58ms  (last 5s)". A narrow terminal loses the words, never the
+// figures.
+func pace(c *config, w collect.LiveWindow, width int) string {
+	if w.Requests == 0 {
+		return fmt.Sprintf("  no request ended in the last %ds", w.Seconds)
+	}
+	rate := strconv.FormatFloat(w.Rate, 'f', 1, 64) + " req/s"
+	planned := ""
+	if !c.rate.max {
+		planned = " of " + strconv.FormatFloat(c.rate.rate, 'f', -1, 64) + " planned"
+	}
+	ms := func(d time.Duration) string { return phrase.Latency(float64(d)/float64(time.Millisecond), 1) }
+	lat := " · p50 " + ms(w.P50) + " · p99 " + ms(w.P99)
+	last := fmt.Sprintf("  (last %ds)", w.Seconds)
+	for _, try := range []string{"  " + rate + planned + lat + last, "  " + rate + planned + lat} {
+		if utf8.RuneCountInString(try) <= width {
+			return try
+		}
+	}
+	return "  " + rate + lat
+}
+
 // worst lists up to n endpoints with failures, the highest failure ratio
-// first: "✗ ::1 (https://a/)  1234 req  100.0% failed"; one line saying
-// there is none yet when no endpoint has failed.
-func worst(eps []*collect.LiveEndpoint, n int) []string {
+// first: "✗ ::1 https://a/  1234 req  100.0% failed"; one line saying
+// there is none yet when no endpoint has failed. A row fits width: the
+// URL is shortened (its scheme, then its middle), never the figures.
+func worst(eps []*collect.LiveEndpoint, n, width int) []string {
 	if n <= 0 || len(eps) == 0 {
 		return nil
 	}
 	type row struct {
-		label     string
-		req, fail int64
+		label, url string
+		req, fail  int64
 	}
 	urls := map[string]bool{}
 	for _, e := range eps {
 		urls[e.Endpoint.Target.String()] = true
 	}
 	var rows []row
+	short := shortTargets(eps)
 	for _, e := range eps {
 		r := row{label: e.Endpoint.Addr.String(), req: e.Requests.Load(), fail: e.Failed.Load()}
 		if len(urls) > 1 {
-			r.label += " " + e.Endpoint.Target.String()
+			r.url = short[e.Endpoint.Target.String()]
 		}
 		if r.fail > 0 {
 			rows = append(rows, r)
@@ -156,9 +202,17 @@ func worst(eps []*collect.LiveEndpoint, n int) []string {
 		}
 		return a.fail > b.fail
 	})
+	shown := rows[:min(n, len(rows))]
+	// The figures take what they need; the address and URL the rest.
+	req := 0
+	for _, r := range shown {
+		req = max(req, len(strconv.FormatInt(r.req, 10)))
+	}
+	figures := 2 + req + len(" req  ") + len("100.0% failed")
+	room := max(width-len("  ✗ ")-figures, 12)
 	label := 0
-	for _, r := range rows[:min(n, len(rows))] {
-		label = max(label, utf8.RuneCountInString(r.label))
+	for _, r := range shown {
+		label = max(label, utf8.RuneCountInString(labelOf(r.label, r.url, room)))
 	}
 	out := []string{}
 	for i, r := range rows {
@@ -166,9 +220,55 @@ func worst(eps []*collect.LiveEndpoint, n int) []string {
 			out = append(out, fmt.Sprintf("  … and %d more failing endpoints", len(rows)-i))
 			break
 		}
-		out = append(out, fmt.Sprintf("  \x1b[31m✗ %-*s  %7d req  %5.1f%% failed\x1b[0m", label, r.label, r.req, 100*float64(r.fail)/float64(r.req)))
+		out = append(out, fmt.Sprintf("  \x1b[31m✗ %-*s  %*d req  %5.1f%% failed\x1b[0m", label, labelOf(r.label, r.url, room),
+			req, r.req, 100*float64(r.fail)/float64(r.req)))
 	}
 	return out
+}
+
+// labelOf names an endpoint in at most room runes: its address whole,
+// then its URL, cut in the middle when it is too long.
+func labelOf(addr, target string, room int) string {
+	if target == "" {
+		return addr
+	}
+	rest := room - utf8.RuneCountInString(addr) - 1
+	if rest < 5 {
+		return addr
+	}
+	return addr + " " + cutMiddle(target, rest)
+}
+
+// shortTargets names each URL of eps as short as tells them apart: the
+// path alone when they share a scheme and host, else without the scheme;
+// secrets redacted, as Target.String says them.
+func shortTargets(eps []*collect.LiveEndpoint) map[string]string {
+	out := map[string]string{}
+	same := true
+	first := eps[0].Endpoint.Target.URL
+	for _, e := range eps {
+		u := e.Endpoint.Target.URL
+		same = same && u.Scheme == first.Scheme && u.Host == first.Host
+	}
+	for _, e := range eps {
+		s := e.Endpoint.Target.String()
+		out[s] = strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://")
+		if u, err := url.Parse(s); same && err == nil {
+			out[s] = u.RequestURI()
+		}
+	}
+	return out
+}
+
+// cutMiddle shortens s to n runes with an ellipsis in the middle, so the
+// host and the end of the path stay.
+func cutMiddle(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := (n - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
 }
 
 // cutVisible cuts s to at most n visible runes, keeping its ANSI escape
@@ -249,13 +349,14 @@ func describe(elapsed time.Duration, c *config, live *collect.Live, sent int64, 
 	return tries[len(tries)-1]
 }
 
+// plainTags removes the colour tags of a bar text.
+var plainTags = strings.NewReplacer("[red]", "", "[yellow]", "", "[reset]", "")
+
+// plainANSI removes the colour codes of a row under the bar.
+var plainANSI = strings.NewReplacer("\x1b[31m", "", "\x1b[0m", "")
+
 // visibleLen is the width of a bar text: its runes, less the colour tags.
-func visibleLen(s string) int {
-	for _, tag := range []string{"[red]", "[yellow]", "[reset]"} {
-		s = strings.ReplaceAll(s, tag, "")
-	}
-	return utf8.RuneCountInString(s)
-}
+func visibleLen(s string) int { return utf8.RuneCountInString(plainTags.Replace(s)) }
 
 // barPrefix is the width of what a bar of cells draws before its text:
 // "  100% ", the cells, two spaces, and one column to spare.

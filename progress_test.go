@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net/netip"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"pinprobe/probe"
 	"pinprobe/report/collect"
@@ -41,5 +44,75 @@ func TestDescribeFitsTheWidth(t *testing.T) {
 		if tt.width < 100 && visibleLen(got) > tt.width {
 			t.Errorf("width %d: %d columns", tt.width, visibleLen(got))
 		}
+	}
+}
+
+// TestWorstShortensTheURL: with --targets and long URLs at 80 columns, a
+// row of the live view keeps the address and its figures whole and
+// shortens the URL (the scheme, then its middle): it printed
+// "✗ 127.0.0.3 http://sign.example.com:40080/api/documents/demo/sign       19 re".
+func TestWorstShortensTheURL(t *testing.T) {
+	var eps []*collect.LiveEndpoint
+	for i, raw := range []string{
+		"http://sign.example.com:40080/api/documents/demo/sign",
+		"http://sign.example.com:40080/api/documents/demo/sign",
+		"https://archive.example.com/api/v2/tenants/acme-corporation/documents/demo/verify?tenant=acme",
+	} {
+		target, err := probe.ParseTarget(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &collect.LiveEndpoint{Endpoint: &probe.Endpoint{ID: i, Target: target, Addr: netip.AddrFrom4([4]byte{127, 0, 0, byte(i + 2)})}}
+		e.Requests.Store(int64(1234 * (i + 1)))
+		e.Failed.Store(int64(19 * (i + 1)))
+		eps = append(eps, e)
+	}
+	for _, width := range []int{79, 119} {
+		rows := worst(eps, 5, width)
+		if len(rows) != 3 {
+			t.Fatalf("width %d: %d rows; want 3:\n%s", width, len(rows), strings.Join(rows, "\n"))
+		}
+		for i, r := range rows {
+			plain := strings.NewReplacer("\x1b[31m", "", "\x1b[0m", "").Replace(r)
+			if n := utf8.RuneCountInString(plain); n > width {
+				t.Errorf("width %d: row %d is %d columns: %q", width, i, n, plain)
+			}
+			if !regexp.MustCompile(`✗ 127\.0\.0\.[234] \S.* +\d+ req +1\.5% failed$`).MatchString(plain) {
+				t.Errorf("width %d: row %d lacks its address, URL or figures: %q", width, i, plain)
+			}
+			if strings.Contains(plain, "://") {
+				t.Errorf("width %d: row %d keeps the scheme: %q", width, i, plain)
+			}
+		}
+		// Sorted by failure ratio, then failures: the longest URL first.
+		if !strings.Contains(rows[0], "✗ 127.0.0.4 archive.example.co") || !strings.Contains(rows[0], "…") ||
+			!strings.Contains(rows[0], "/verify?tenant=acme  3702 req") {
+			t.Errorf("width %d: the long URL is not cut in its middle: %q", width, rows[0])
+		}
+		if width == 119 && !strings.Contains(rows[2], "127.0.0.2 sign.example.com:40080/api/documents/demo/sign  ") {
+			t.Errorf("width %d: a URL that fits is cut: %q", width, rows[2])
+		}
+	}
+}
+
+// TestPace: the line under the bar says the rate achieved and the current
+// p50/p99, words dropped before figures when the terminal is narrow.
+func TestPace(t *testing.T) {
+	c := &config{rate: rateValue{rate: 30}}
+	w := collect.LiveWindow{Seconds: 5, Requests: 150, Rate: 29.8, P50: 430 * time.Microsecond, P99: 52 * time.Millisecond}
+	for _, tt := range []struct {
+		width int
+		want  string
+	}{
+		{119, "  29.8 req/s of 30 planned · p50 0.43ms · p99 52.0ms  (last 5s)"},
+		{54, "  29.8 req/s of 30 planned · p50 0.43ms · p99 52.0ms"},
+		{40, "  29.8 req/s · p50 0.43ms · p99 52.0ms"},
+	} {
+		if got := pace(c, w, tt.width); got != tt.want {
+			t.Errorf("width %d:\n got %q\nwant %q", tt.width, got, tt.want)
+		}
+	}
+	if got := pace(c, collect.LiveWindow{Seconds: 5}, 79); got != "  no request ended in the last 5s" {
+		t.Errorf("no request: %q", got)
 	}
 }

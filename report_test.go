@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -217,7 +218,7 @@ func TestOutputFile(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
-	if !strings.HasPrefix(stdout, "pinprobe "+version) || !strings.Contains(stdout, "BY ENDPOINT") || !strings.Contains(stdout, "· 20 requests ·") {
+	if !strings.HasPrefix(stdout, "VERDICT OK 0 of 20 requests failed\npinprobe "+version) || !strings.Contains(stdout, "BY ENDPOINT") || !strings.Contains(stdout, "· 20 requests ·") {
 		t.Errorf("stdout is not the text report of 20 requests:\n%s", stdout)
 	}
 	if strings.Contains(stdout, `"schema"`) {
@@ -286,5 +287,64 @@ func TestDemoMarkdown(t *testing.T) {
 	}
 	if strings.Contains(doc, "\x1b[") {
 		t.Errorf("markdown report contains ANSI escapes")
+	}
+}
+
+// TestReportBrief: pinprobe report --brief makes one screen of a saved run
+// in every format but JSON (which stays whole), as the probe's own --brief
+// does of the run it makes: the verdict first, the suspects, one failed
+// request of each, the log query.
+func TestReportBrief(t *testing.T) {
+	for _, format := range []string{"text", "markdown", "html"} {
+		code, brief, stderr := pinprobe(t, "report", "--brief", "--format", format, demoReport)
+		_, full, _ := pinprobe(t, "report", "--format", format, demoReport)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		lines := strings.Count(brief, "\n")
+		if format == "html" { // the page's text: its rows, paragraphs, headings and query lines
+			pre := brief[strings.Index(brief, "<pre"):strings.Index(brief, "</pre>")]
+			lines = len(htmlBlock.FindAllString(brief, -1)) + strings.Count(pre, "\n")
+		}
+		t.Logf("%s: %d lines brief, %d in full", format, lines, strings.Count(full, "\n"))
+		if lines > 50 {
+			t.Errorf("%s: the brief report has %d lines; want at most 50:\n%s", format, lines, brief)
+		}
+		for _, want := range []string{"X-Served-By: gw-3 behind 127.0.0.2", "connections of 127.0.0.2", "pinprobe-1d73ccf3-2-1", "AGWAccessLogs"} {
+			if !strings.Contains(brief, want) {
+				t.Errorf("%s: the brief report lacks %q", format, want)
+			}
+		}
+	}
+	_, brief, _ := pinprobe(t, "report", "--brief", "--format", "json", demoReport)
+	_, full, _ := pinprobe(t, "report", "--format", "json", demoReport)
+	if brief != full {
+		t.Errorf("--brief changed the JSON report")
+	}
+}
+
+// htmlBlock is an element that starts a line of a page's text.
+var htmlBlock = regexp.MustCompile(`<(tr|p|li|h1|h2|h3|dt|footer)[ >]`)
+
+// TestProbeBrief: --brief without --format makes the text report of the
+// run one screen: the verdict first, the suspect's row and a failed
+// request of it.
+func TestProbeBrief(t *testing.T) {
+	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: testserver.Status(http.StatusBadGateway)}},
+		testserver.Lo4a, testserver.Lo6)
+	code, out, stderr := pinprobe(t, "-q", "--brief", "--resolve", f.Resolve(), "-r", "400", "-n", "80", f.URL())
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(out, "\n"); n > 50 {
+		t.Errorf("the brief report has %d lines; want at most 50:\n%s", n, out)
+	}
+	for _, want := range []string{"VERDICT CONCENTRATED 40 of 80 requests failed (50.0%): IPv6 (::1) answers 502", "\nSUSPECTS\n", "\nONE FAILED REQUEST OF EACH SUSPECT\n ✗ ::1 · "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the brief report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\nDNS\n") || strings.Contains(out, "\nTIMELINE") {
+		t.Errorf("the brief report has the full report's sections:\n%s", out)
 	}
 }

@@ -103,7 +103,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	decodeReport(t, out.Bytes())
 	// The gate at report time: 127.0.0.2 fails 20%.
-	if code, _, stderr := pinprobe(t, "report", "--max-failure-rate", "5%", saved); code != exitFail || !strings.Contains(stderr, "release gate: FAILED") {
+	if code, _, stderr := pinprobe(t, "report", "--max-failure-rate", "5%", saved); code != exitFail || !strings.Contains(stderr, "release gate FAILED") {
 		t.Errorf("report with a breached gate: exit %d, stderr %q; want 1", code, stderr)
 	}
 	// Refusals name the file and the reason, and exit 2.

@@ -21,6 +21,7 @@ const (
 	kindReport    = "report"
 	kindCompare   = "compare"
 	kindPreflight = "preflight"
+	kindLogs      = "logs"
 )
 
 // schemas are compiled once for the whole test binary.
@@ -39,7 +40,7 @@ func checkSchema(t *testing.T, kind string, doc []byte) {
 	schemas.once.Do(func() {
 		c := jsonschema.NewCompiler()
 		schemas.byKind = map[string]*jsonschema.Schema{}
-		for _, k := range []string{kindReport, kindCompare, kindPreflight} {
+		for _, k := range []string{kindReport, kindCompare, kindPreflight, kindLogs} {
 			s, err := c.Compile(schemaFile(k))
 			if err != nil {
 				schemas.err = fmt.Errorf("compile %s: %w", schemaFile(k), err)

@@ -1,19 +1,27 @@
 package main
 
 // Usage: what pinprobe refuses before it sends anything (malformed URLs,
-// flag values, request parts and input files: exit 2 with one line), and
-// --help and --version.
+// flag values, request parts, input files and mistyped commands: exit 2
+// with one line), --help and the help command, --version and the version
+// command, and the exit codes each command lists.
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
+
+	"pinprobe/internal/testserver"
 )
 
 // TestBadInput: every malformed URL, flag value or input file is a usage
@@ -206,11 +214,351 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// TestVersion: --version prints the version alone.
+// TestVersion: --version and the version command print the version alone.
 func TestVersion(t *testing.T) {
-	code, stdout, stderr := pinprobe(t, "--version")
-	if code != exitOK || stdout != "pinprobe "+version+"\n" || stderr != "" {
-		t.Errorf("--version: exit %d, stdout %q, stderr %q; want 0, %q, nothing", code, stdout, stderr, "pinprobe "+version+"\n")
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		code, stdout, stderr := pinprobe(t, args...)
+		if code != exitOK || stdout != "pinprobe "+version+"\n" || stderr != "" {
+			t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want 0, %q, nothing", args, code, stdout, stderr, "pinprobe "+version+"\n")
+		}
+	}
+	if code, stdout, stderr := pinprobe(t, "version", "x"); code != exitUsage || stdout != "" || !strings.Contains(stderr, `version: takes no argument; got "x"`) {
+		t.Errorf("pinprobe version x: exit %d, stdout %q, stderr %q; want 2 naming the argument", code, stdout, stderr)
+	}
+}
+
+// TestHelpCommand: `pinprobe help [COMMAND]` is that command's --help, or
+// pinprobe's own; a mistyped command gets the one it probably meant.
+func TestHelpCommand(t *testing.T) {
+	for _, tt := range []struct{ help, same []string }{
+		{[]string{"help"}, []string{"--help"}},
+		{[]string{"help", "report"}, []string{"report", "--help"}},
+		{[]string{"help", "compare"}, []string{"compare", "-h"}},
+		{[]string{"help", "version"}, []string{"version", "-h"}},
+		{[]string{"help", "help"}, []string{"-h"}},
+	} {
+		code, got, stderr := pinprobe(t, tt.help...)
+		_, want, _ := pinprobe(t, tt.same...)
+		if code != exitOK || stderr != "" || got != want || !strings.Contains(got, "Usage:") {
+			t.Errorf("pinprobe %q: exit %d, stderr %q, %d bytes; want 0 and the help of pinprobe %q (%d bytes)", tt.help, code, stderr, len(got), tt.same, len(want))
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help", "compre"}, `help: unknown command "compre"; did you mean "compare"?`},
+		{[]string{"help", "bogus"}, `help: unknown command "bogus": pinprobe help [report|compare|logs|version]`},
+		{[]string{"help", "report", "compare"}, "help: want one command at most"},
+	} {
+		code, stdout, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || stdout != "" || stderr != "pinprobe: "+tt.want+"\n" && !strings.Contains(stderr, tt.want) {
+			t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want 2 and %q", tt.args, code, stdout, stderr, tt.want)
+		}
+	}
+}
+
+// TestUnknownCommandSuggestsTheNearest: a first word that is a typo of a
+// command is said to be one, not a URL without a scheme; a word near no
+// command is still a URL that needs its scheme.
+func TestUnknownCommandSuggestsTheNearest(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compre", "a", "b"}, `unknown command "compre"; did you mean "compare"?`},
+		{[]string{"comapre", "a", "b"}, `unknown command "comapre"; did you mean "compare"?`},
+		{[]string{"reprot", "a.json"}, `unknown command "reprot"; did you mean "report"?`},
+		{[]string{"reports", "--format", "html", "a.json"}, `unknown command "reports"; did you mean "report"?`},
+		{[]string{"Compare", "a", "b"}, `unknown command "Compare"; did you mean "compare"?`},
+		{[]string{"hlep"}, `unknown command "hlep"; did you mean "help"?`},
+		{[]string{"verison"}, `unknown command "verison"; did you mean "version"?`},
+		{[]string{"localhost"}, `URL "localhost" has no scheme`},
+		{[]string{"app.test"}, `URL "app.test" has no scheme`},
+		{[]string{"-q", "compre", "http://a.test/"}, `URL "compre" has no scheme`}, // after a flag, it is the probe's
+	} {
+		code, stdout, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tt.args, code, stdout, stderr, tt.want)
+		}
+	}
+}
+
+// commandHelps is the --help of every command, by the arguments that show it.
+func commandHelps(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, args := range [][]string{{"--help"}, {"report", "--help"}, {"compare", "--help"}, {"version", "--help"}} {
+		code, stdout, stderr := pinprobe(t, args...)
+		if code != exitOK || stdout == "" {
+			t.Fatalf("pinprobe %q: exit %d, stderr %q", args, code, stderr)
+		}
+		out[strings.Join(args, " ")] = stdout
+	}
+	return out
+}
+
+// TestHelpFits: every line of every command's --help fits 80 columns, and
+// a flag's usage is set off from the flag and its placeholder by two
+// spaces at least ("--max-failure-rate RATE release gate" read as one),
+// or starts on the next line, at its column, where the flag and its
+// placeholder are too long for two spaces ("--max-latency-increase
+// INCREASE").
+func TestHelpFits(t *testing.T) {
+	flagLine := regexp.MustCompile(`^  (-[a-z0-9], |    )--[a-z0-9-]+`)
+	alone := regexp.MustCompile(`^  (-[a-z0-9], |    )--[a-z0-9-]+( [A-Z][A-Z:]*)?$`)
+	usageBelow := strings.Repeat(" ", flagUsageCol)
+	for args, help := range commandHelps(t) {
+		lines := strings.Split(help, "\n")
+		for i, line := range lines {
+			if n := utf8.RuneCountInString(line); n > helpWidth {
+				t.Errorf("pinprobe %s: line %d is %d columns (at most %d):\n%s", args, i+1, n, helpWidth, line)
+			}
+			below := i+1 < len(lines) && strings.HasPrefix(lines[i+1], usageBelow) && lines[i+1][flagUsageCol] != ' '
+			if alone.MatchString(line) && below {
+				continue
+			}
+			if flagLine.MatchString(line) && len(line) > flagUsageCol &&
+				(line[flagUsageCol-2:flagUsageCol] != "  " || line[flagUsageCol] == ' ') {
+				t.Errorf("pinprobe %s: line %d has no two spaces before its usage at column %d:\n%s", args, i+1, flagUsageCol, line)
+			}
+		}
+	}
+}
+
+// commandFlagSets is the flag set of every command.
+func commandFlagSets() map[string]*pflag.FlagSet {
+	return map[string]*pflag.FlagSet{
+		"probe":   newFlagSet(&config{}),
+		"report":  newReportFlagSet(&reportConfig{}),
+		"compare": newCompareFlagSet(&compareConfig{}),
+	}
+}
+
+// TestHelpPlaceholders: every flag that takes a value shows what the value
+// is in capitals (--duration DURATION, --samples N, --client KIND), never
+// a Go type or one of the values (--duration duration, --samples int,
+// --client auto).
+func TestHelpPlaceholders(t *testing.T) {
+	placeholder := regexp.MustCompile(`^("[A-Z]+: [A-Z]+"|[A-Z]+(:[A-Z]+)*)$`)
+	for cmd, fs := range commandFlagSets() {
+		fs.VisitAll(func(f *pflag.Flag) {
+			name, _ := pflag.UnquoteUsage(f)
+			if f.Value.Type() == "bool" {
+				return
+			}
+			if !placeholder.MatchString(name) {
+				t.Errorf("%s --%s: placeholder %q; want a word in capitals that says what the value is", cmd, f.Name, name)
+			}
+		})
+	}
+}
+
+// TestDurationFlagsSuggestTheirUnit: a duration given without its unit is
+// refused with the value in the unit that flag takes (--max-p99 800 is
+// "800ms", --duration 5 is "5s"), and any other refusal shows values of
+// that flag; every value suggested is one the flag accepts. A failure
+// rate over 1 is suggested as a percentage, a request rate with its unit
+// as the number alone.
+func TestDurationFlagsSuggestTheirUnit(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-p99", "800", "http://a.test/"}, `--max-p99 "800": a duration needs its unit, e.g. "800ms"`},
+		{[]string{"report", "--max-p99", "800", "r.json"}, `report: --max-p99 "800": a duration needs its unit, e.g. "800ms"`},
+		{[]string{"-d", "5", "http://a.test/"}, `--duration "5": a duration needs its unit, e.g. "5s"`},
+		{[]string{"--timeout", "2.5", "http://a.test/"}, `--timeout "2.5": a duration needs its unit, e.g. "2.5s"`},
+		{[]string{"--max-p99", "soon", "http://a.test/"}, `--max-p99 "soon": must be a duration like "800ms" or "1.5s"`},
+		{[]string{"--max-failure-rate", "5", "http://a.test/"}, `--max-failure-rate "5": want a rate from 0 to 1 (0% to 100%), e.g. "5%" for 5 in a hundred`},
+		{[]string{"--max-failure-rate", "500", "http://a.test/"}, `--max-failure-rate "500": want a rate from 0 to 1 (0% to 100%)`},
+		{[]string{"-r", "50/s", "http://a.test/"}, `--rate "50/s": requests per second are the number alone, e.g. "50"`},
+		{[]string{"-r", "2.5 req/s", "http://a.test/"}, `--rate "2.5 req/s": requests per second are the number alone, e.g. "2.5"`},
+		{[]string{"-r", "0/s", "http://a.test/"}, `--rate "0/s": want requests per second from 0.001 to 10000000, or "max"`},
+	} {
+		code, _, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || stderr != "pinprobe: "+tt.want+"\n" {
+			t.Errorf("pinprobe %q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	suggested := regexp.MustCompile(`"([^"]+)"`)
+	for cmd, fs := range commandFlagSets() {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if f.Value.Type() == "duration" {
+				t.Errorf("%s --%s: pflag's duration flag, whose refusal suggests \"30s\" or \"5m\" whatever the flag; declare it with durationVarP", cmd, f.Name)
+			}
+			v, ok := f.Value.(*durationValue)
+			if !ok {
+				return
+			}
+			for _, bad := range []string{"800", "soon"} {
+				err := v.Set(bad)
+				if err == nil {
+					t.Errorf("%s --%s %s: accepted", cmd, f.Name, bad)
+					continue
+				}
+				for _, m := range suggested.FindAllStringSubmatch(err.Error(), -1) {
+					if err := (&durationValue{d: new(time.Duration)}).Set(m[1]); err != nil {
+						t.Errorf("%s --%s %s suggests %q, which is no duration: %v", cmd, f.Name, bad, m[1], err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCountFlagsSuggestANumber: a whole-number flag refuses another value
+// with what it counts and a value it takes: the number meant where one was
+// written another way (1e6, 10k, 1,000), else the flag's example; every
+// value suggested is one the flag accepts, and no flag uses pflag's int
+// types, whose refusal says only "must be an integer".
+func TestCountFlagsSuggestANumber(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "1e6", "http://a.test/"}, `--requests "1e6": want a whole number of requests, e.g. "1000000"`},
+		{[]string{"-n", "10k", "http://a.test/"}, `--requests "10k": want a whole number of requests, e.g. "10000"`},
+		{[]string{"-c", "1,000", "http://a.test/"}, `--concurrency "1,000": want a whole number of requests in flight, e.g. "1000"`},
+		{[]string{"--samples", "2.0", "http://a.test/"}, `--samples "2.0": want a whole number of samples, e.g. "2"`},
+		{[]string{"--samples", "2.5", "http://a.test/"}, `--samples "2.5": want a whole number of samples, e.g. "5"`},
+		{[]string{"-c", "many", "http://a.test/"}, `--concurrency "many": want a whole number of requests in flight, e.g. "50"`},
+		{[]string{"-n", "99999999999999999999", "http://a.test/"}, `--requests "99999999999999999999": too large: want a whole number of requests, e.g. "1000"`},
+	} {
+		code, _, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || stderr != "pinprobe: "+tt.want+"\n" {
+			t.Errorf("pinprobe %q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	suggested := regexp.MustCompile(`"([^"]+)"`)
+	for cmd, fs := range commandFlagSets() {
+		fs.VisitAll(func(f *pflag.Flag) {
+			switch v := f.Value.(type) {
+			case *countValue[int]:
+				checkCountSuggestions(t, cmd+" --"+f.Name, v, suggested)
+			case *countValue[int64]:
+				checkCountSuggestions(t, cmd+" --"+f.Name, v, suggested)
+			default:
+				if ty := f.Value.Type(); strings.HasPrefix(ty, "int") || strings.HasPrefix(ty, "uint") {
+					t.Errorf("%s --%s: pflag's %s flag, whose refusal says only \"must be an integer\"; declare it with countVarP", cmd, f.Name, ty)
+				}
+			}
+		})
+	}
+}
+
+// checkCountSuggestions fails t when a refusal of v suggests a value v refuses.
+func checkCountSuggestions(t *testing.T, flag string, v pflag.Value, suggested *regexp.Regexp) {
+	t.Helper()
+	for _, bad := range []string{"x", "1e3", "2k", "1.5", "99999999999999999999"} {
+		err := v.Set(bad)
+		if err == nil {
+			t.Errorf("%s %s: accepted", flag, bad)
+			continue
+		}
+		m := suggested.FindStringSubmatch(err.Error())
+		if m == nil {
+			t.Errorf("%s %s: %q suggests no value", flag, bad, err)
+			continue
+		}
+		if err := v.Set(m[1]); err != nil {
+			t.Errorf("%s %s suggests %q, which it refuses: %v", flag, bad, m[1], err)
+		}
+	}
+}
+
+// TestExitCodesPerCommand: each command's --help lists exactly the exit
+// codes of commandExits, and each of them is reached here. (TestMain checks
+// that no run of the whole suite returns a code its command does not list.)
+func TestExitCodesPerCommand(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full to make a write fail")
+	}
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
+	closed := testserver.ClosedPort(t, testserver.Lo4a)
+	refused := []string{"--resolve", fmt.Sprintf("app.test:%d:127.0.0.1", closed), fmt.Sprintf("http://app.test:%d/", closed)}
+	up := []string{"--resolve", f.Resolve(), f.URL()}
+	dir := t.TempDir()
+	other := writeSaved(t, dir, "other.json", goldenSaved(t)) // no endpoint in common with demoReport
+	oneLog := filepath.Join(dir, "access.log")                // one nginx combined line, not of the run
+	if err := os.WriteFile(oneLog, []byte(`127.0.0.1 - - [16/Jun/2026:20:43:00 +0000] "GET / HTTP/1.1" 200 5 "-" "pinprobe/0.1.0"`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const interrupt = "interrupt" // run with a cancelled context, standard input never ending
+	scenarios := map[string][][]string{
+		"probe": {
+			slices.Concat([]string{"-q", "--preflight"}, up),                    // 0
+			slices.Concat([]string{"-q", "--preflight"}, refused),               // 1
+			{"--rate", "0", "http://a.test/"},                                   // 2
+			slices.Concat([]string{"-q", "-n", "5"}, refused),                   // 3
+			slices.Concat([]string{"-q", "--preflight", "-o", "/dev/full"}, up), // 4
+			{interrupt, "--body", "@-", "http://a.test/"},                       // 130
+		},
+		"report": {
+			{"report", demoReport},
+			{"report", "--max-failure-rate", "0", demoReport},
+			{"report"},
+			{"report", "-o", "/dev/full", demoReport},
+			{interrupt, "report", "-"},
+		},
+		"compare": {
+			{"compare", demoReport, demoReport},
+			{"compare", "--fail-on-regression", demoReport, other},
+			{"compare", demoReport},
+			{"compare", "-o", "/dev/full", demoReport, demoReport},
+			{interrupt, "compare", demoReport, "-"},
+		},
+		"logs": {
+			{"logs", demoReport, oneLog},
+			{"logs", demoReport},
+			{"logs", "-o", "/dev/full", demoReport, oneLog},
+			{interrupt, "logs", demoReport, "-"},
+		},
+		"help":    {{"help"}, {"help", "bogus"}},
+		"version": {{"version"}, {"version", "bogus"}},
+	}
+	helps := commandHelps(t)
+	for cmd, runs := range scenarios {
+		var want, got []int
+		for _, e := range commandExits[cmd].codes {
+			want = append(want, e.code)
+		}
+		for _, args := range runs {
+			var code int
+			if args[0] == interrupt {
+				args = args[1:]
+				ctx, cancel := context.WithCancel(t.Context())
+				cancel()
+				pr, pw := io.Pipe()
+				code = runWith(ctx, args, pr, io.Discard, io.Discard)
+				pw.Close()
+				exitsSeen.add(args, code)
+			} else {
+				code, _, _ = pinprobe(t, args...)
+			}
+			got = append(got, code)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the scenarios exit %v; want %v, the codes it lists", cmd, got, want)
+		}
+		help, ok := helps[strings.TrimPrefix(cmd+" --help", "probe ")]
+		if !ok {
+			continue // help and version have no --help of their own
+		}
+		_, list, _ := strings.Cut(help, "\nExit codes:\n")
+		var listed []int
+		for _, line := range strings.Split(list, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   ") {
+				n, err := strconv.Atoi(f[0])
+				if err != nil {
+					t.Fatalf("%s --help: exit code line %q", cmd, line)
+				}
+				listed = append(listed, n)
+			}
+		}
+		if !slices.Equal(listed, want) {
+			t.Errorf("%s --help lists exit codes %v; want %v", cmd, listed, want)
+		}
 	}
 }
 
@@ -219,6 +567,7 @@ func TestUnknownFlagSuggestsTheNearest(t *testing.T) {
 	for _, tt := range []struct{ arg, want string }{
 		{"--duraton", "did you mean --duration?"},
 		{"--rat", "did you mean --rate?"},
+		{"--durtaion", "did you mean --duration?"}, // two letters swapped are one edit
 		{"--max-p9", "did you mean --max-p99?"},
 		{"--xyz", ""},
 	} {

@@ -19,10 +19,15 @@ out=${OUT:-./gateway-change-$(date -u +%Y%m%dT%H%M%SZ)}
 gate=${GATE:---max-failure-rate 0.1% --fail-on-verdict}
 mkdir -p "$out"
 
+# The top of a text report, up to its first blank line, says what matters:
+# the verdict in one line (every suspect, how many requests failed), the
+# release gate's outcome, then what ran.
+top() { awk 'NF == 0 { exit } { print }' "$1"; }
+
 echo "== before the change"
 # The run before may fail: that is what the change is for. Keep its report.
 "$pinprobe" -q ${PROBE_ARGS:-} -o "$out/before.json" "$@" "$url" > "$out/before.txt" || true
-head -n 3 "$out/before.txt"
+top "$out/before.txt"
 
 if [[ -n ${CHANGE:-} ]]; then
   echo "== making the change: $CHANGE"
@@ -35,7 +40,7 @@ echo "== after the change"
 status=0
 # shellcheck disable=SC2086 # GATE and PROBE_ARGS are lists of flags
 "$pinprobe" -q ${PROBE_ARGS:-} $gate -o "$out/after.json" "$@" "$url" > "$out/after.txt" || status=$?
-head -n 3 "$out/after.txt"
+top "$out/after.txt"
 
 echo "== what changed"
 compared=0

@@ -1,8 +1,11 @@
 // Package report is the pinprobe.report/v1 document: its types (Report and
 // everything in it, the verdict's among them), reading a saved one
 // (ReadReport, CheckSaved), its invariants (Validate), the exact merge of
-// several (Merge), the tally every scope's counts roll up into (shared by
-// the aggregator and Merge), and the release gate's checks (CheckLimits).
+// several (Merge) with its breakdown by vantage point (VantageStats; the
+// vantage names, CheckVantage and HostVantage), the tally every scope's
+// counts roll up into (shared by the aggregator and Merge), the timeline's
+// latency bins (LatencyTally, Latencies: p50 and p99 over time, added up
+// exactly by Merge), and the release gate's checks (CheckLimits).
 //
 // Merging adds counts and histograms and never judges: a merged report has
 // no verdict until package judge makes one.

@@ -119,6 +119,19 @@ func (s *Series) UnmarshalJSON(b []byte) error {
 	return decodeElement(b, (*fields)(s), "timeline series")
 }
 
+// UnmarshalJSON decodes one saved family's latency series (see
+// decodeElement).
+func (f *FamilySeries) UnmarshalJSON(b []byte) error {
+	type fields FamilySeries
+	return decodeElement(b, (*fields)(f), "family latency series")
+}
+
+// UnmarshalJSON decodes one saved group series (see decodeElement).
+func (g *GroupSeries) UnmarshalJSON(b []byte) error {
+	type fields GroupSeries
+	return decodeElement(b, (*fields)(g), "group series")
+}
+
 // UnmarshalJSON decodes one saved connection record (see decodeElement).
 func (c *ConnRecord) UnmarshalJSON(b []byte) error {
 	type fields ConnRecord

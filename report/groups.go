@@ -195,6 +195,14 @@ func (g *GroupTally) Add(header, value, addr string, at time.Time, o Outcome) {
 	countAt(a.times, addr, g.slice(at), o.Failed)
 }
 
+// Apart reports whether header's value is counted as a group of its own,
+// not among the other values: it was among the first maxGroupValues values
+// of header counted.
+func (g *GroupTally) Apart(header, value string) bool {
+	_, ok := g.byKey[groupKey{header, value}]
+	return ok && value != OtherValues
+}
+
 // addSaved counts a saved group in. A GroupTally counts responses (Add) or
 // saved groups, never both.
 func (g *GroupTally) addSaved(s *Group) {

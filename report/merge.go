@@ -22,7 +22,9 @@ type Input struct {
 	Version string `json:"version"`
 	// RunID is the run's Report.RunID; empty for a report written before
 	// reports carried one.
-	RunID       string   `json:"run_id,omitempty"`
+	RunID string `json:"run_id,omitempty"`
+	// Vantage is the run's Report.Vantage.
+	Vantage     string   `json:"vantage,omitempty"`
 	Command     []string `json:"command"`
 	StartedAt   Time     `json:"started_at"`
 	EndedAt     Time     `json:"ended_at"`
@@ -85,6 +87,9 @@ const maxMergedInterval = 24 * time.Hour
 //   - Samples: per endpoint, the earliest failed ones up to the largest
 //     --samples of the inputs' commands (5 when a command does not say), and
 //     the earliest success.
+//   - Trail: per endpoint, the inputs' trails in time order, thinned to an
+//     even sample where they hold more than MaxTrailFailed failed or
+//     MaxTrailOK successful requests together.
 //   - Fingerprints: added by kind (status or error class, Server, body hash);
 //     past 64 kinds the smallest are counted in the "other kinds" group, as
 //     the aggregator does with the kinds past its first 64.
@@ -96,6 +101,10 @@ const maxMergedInterval = 24 * time.Hour
 //     rates added up where their runs overlap); request budgets add up;
 //     duration, concurrency and timeout are the largest; a note says when
 //     the inputs' plans differ.
+//   - Vantages: each run's requests and failures, per family and endpoint,
+//     are counted under its vantage (Report.Vantage), a merged input's
+//     vantages added by name, so the breakdown stays exact through merges
+//     of merges (see VantageStats).
 //   - The merged report lists its inputs (Report.Inputs), each with its run
 //     ID; a merged input's own inputs are listed in its place, so merges of
 //     merges stay flat. A run among them twice is refused (see sameRun).
@@ -130,18 +139,19 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 	if err := m.endpoints(); err != nil {
 		return nil, err
 	}
-	if err := m.stats(out); err != nil {
+	err := m.stats(out)
+	if err != nil {
 		return nil, err
 	}
-	tl, err := m.timeline()
+	if out.Groups, err = m.groups(); err != nil {
+		return nil, err
+	}
+	tl, err := m.timeline(out)
 	if err != nil {
 		return nil, err
 	}
 	out.Timeline = tl
 	out.Fingerprints = m.fingerprints()
-	if out.Groups, err = m.groups(); err != nil {
-		return nil, err
-	}
 	for _, r := range m.reports {
 		if out.ClientError == "" {
 			out.ClientError = r.ClientError
@@ -152,6 +162,7 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 		return nil, err
 	}
 	out.Pauses = mergePauses(reports)
+	out.Vantages = mergeVantages(reports, out)
 	out.Notes = append(out.Notes, m.notes...)
 	out.Thresholds = []Threshold{} // judged at report time, on the merged counts
 	if err := Validate(out); err != nil {
@@ -215,6 +226,7 @@ type mergedEndpoint struct {
 	history            []DNSEvent
 	conns              *Conns
 	afterFailure       map[string]int64
+	trails             []*Trail
 }
 
 // meta fills what describes the run: inputs, window, plan, version,
@@ -233,7 +245,7 @@ func (m *merger) meta(out *Report) {
 			}
 		} else {
 			m.inputs = append(m.inputs, Input{
-				File: m.names[i], Version: r.Version, RunID: r.RunID, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+				File: m.names[i], Version: r.Version, RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 				SendS: r.SendS, Interrupted: r.Interrupted,
 				Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
 			})
@@ -482,6 +494,7 @@ func (m *merger) endpoints() error {
 			}
 			me.history = append(me.history, e.DNSHistory...)
 			me.conns = mergeConns(me.conns, e.Conns)
+			me.trails = append(me.trails, e.Trail)
 			for k, n := range e.AfterFailure {
 				if me.afterFailure == nil {
 					me.afterFailure = map[string]int64{}
@@ -638,6 +651,7 @@ func (m *merger) stats(out *Report) error {
 		slices.SortStableFunc(me.history, func(a, b DNSEvent) int { return a.At.Compare(b.At.Time) })
 		e.DNSHistory = me.history
 		e.Conns, e.AfterFailure = me.conns, me.afterFailure
+		e.Trail = mergeTrails(me.trails)
 		out.Endpoints[i] = e
 	}
 	out.Totals = total.stats(totalH, m.secs)
@@ -649,8 +663,10 @@ func (m *merger) stats(out *Report) error {
 	return nil
 }
 
-// timeline re-buckets every input's series on one grid; see Merge.
-func (m *merger) timeline() (Timeline, error) {
+// timeline re-buckets every input's series on one grid, and the latency
+// series of out's families, endpoints and groups (see mergeLatencies);
+// see Merge.
+func (m *merger) timeline(out *Report) (Timeline, error) {
 	type source struct {
 		i     int
 		start time.Time
@@ -746,28 +762,166 @@ func (m *merger) timeline() (Timeline, error) {
 	}
 	var shifted []string
 	var worst time.Duration
+	lat := newLatencyMerge(m, out)
 	for _, s := range srcs {
 		r := m.reports[s.i]
 		if s.start.Sub(origin)%s.step != 0 || step%s.step != 0 {
 			shifted = append(shifted, m.names[s.i])
 			worst = max(worst, s.step/2)
 		}
+		at := func(k int) int { return place(s, k, step) }
 		for si, ser := range r.Timeline.Series {
 			j := m.index[KeyOf(&r.Endpoints[si])]
 			out := &tl.Series[j]
 			for k := range ser.Requests {
-				b := place(s, k, step)
+				b := at(k)
 				out.Requests[b] += ser.Requests[k]
 				out.Failed[b] += ser.Failed[k]
 			}
+			if l := lat.eps[j]; l != nil && ser.Latency != nil {
+				l.AddSaved(ser.Latency, at)
+			}
 		}
+		lat.add(r, at)
 	}
+	lat.write(&tl, n)
 	tl.Start, tl.IntervalS = Time{origin}, step.Seconds()
 	if len(shifted) > 0 {
 		m.notes = append(m.notes, fmt.Sprintf("timeline: the buckets of %s do not fall on the merged grid (%s from %s UTC); each is counted whole in the merged bucket that holds its middle, so their requests may show up to %s early or late (sums are exact)",
 			strings.Join(shifted, ", "), step, origin.UTC().Format("15:04:05.000"), worst))
 	}
 	return tl, nil
+}
+
+// latencyMerge adds up the inputs' latency series on the merged grid: a
+// scope of the merged report (an endpoint, a family, an instance group)
+// gets one only when every input that holds requests of it has its series,
+// and only as many as a run's report keeps (the first MaxLatencyEndpoints
+// endpoints of the merge and MaxGroupSeries groups of those kept apart, in
+// the merged report's order), so the merged series count every request of
+// its scope, and a merge holds no more of them than one aggregator.
+type latencyMerge struct {
+	eps    []*LatencyTally // by merged endpoint; nil when it gets none
+	fams   map[string]*LatencyTally
+	famOrd []string
+	groups map[groupKey]*mergedGroup
+	grpOrd []groupKey
+}
+
+// mergedGroup is one instance group over time, on the merged grid.
+type mergedGroup struct {
+	counts [][2]int64
+	lat    LatencyTally
+}
+
+func newLatencyMerge(m *merger, out *Report) *latencyMerge {
+	l := &latencyMerge{eps: make([]*LatencyTally, len(m.eps)), fams: map[string]*LatencyTally{}, groups: map[groupKey]*mergedGroup{}}
+	// missing[j] says some input has requests of merged endpoint j but no
+	// latency series of it; has[j] that some input has one.
+	missing, has := make([]bool, len(m.eps)), make([]bool, len(m.eps))
+	famMissing, famHas := map[string]bool{}, map[string]bool{}
+	grpMissing, grpHas := map[groupKey]bool{}, map[groupKey]bool{}
+	for _, r := range m.reports {
+		tl := &r.Timeline
+		for si, ser := range tl.Series {
+			j := m.index[KeyOf(&r.Endpoints[si])]
+			switch {
+			case ser.Latency != nil:
+				has[j] = true
+			case r.Endpoints[si].Requests > 0:
+				missing[j] = true
+			}
+		}
+		famSeries := map[string]bool{}
+		for _, f := range tl.Families {
+			famSeries[f.Family] = true
+			famHas[f.Family] = true
+		}
+		for name, f := range r.Families {
+			if f != nil && f.Requests > 0 && !famSeries[name] {
+				famMissing[name] = true
+			}
+		}
+		grpSeries := map[groupKey]bool{}
+		for _, g := range tl.Groups {
+			grpSeries[groupKey{g.Header, g.Value}] = true
+			grpHas[groupKey{g.Header, g.Value}] = true
+		}
+		for _, g := range r.Groups {
+			if k := (groupKey{g.Header, g.Value}); g.Requests > 0 && !grpSeries[k] {
+				grpMissing[k] = true
+			}
+		}
+	}
+	kept := 0
+	for j := range m.eps {
+		if has[j] && !missing[j] && kept < MaxLatencyEndpoints {
+			l.eps[j] = &LatencyTally{}
+			kept++
+		}
+	}
+	for _, name := range phrase.SortedKeys(out.Families) {
+		if famHas[name] && !famMissing[name] {
+			l.fams[name] = &LatencyTally{}
+			l.famOrd = append(l.famOrd, name)
+		}
+	}
+	for _, g := range out.Groups {
+		k := groupKey{g.Header, g.Value}
+		if g.Value != OtherValues && grpHas[k] && !grpMissing[k] && len(l.grpOrd) < MaxGroupSeries {
+			l.groups[k] = &mergedGroup{}
+			l.grpOrd = append(l.grpOrd, k)
+		}
+	}
+	return l
+}
+
+// add counts r's family and group series in, bucket k of each into
+// bucket at(k).
+func (l *latencyMerge) add(r *Report, at func(k int) int) {
+	for i := range r.Timeline.Families {
+		f := &r.Timeline.Families[i]
+		if t := l.fams[f.Family]; t != nil {
+			t.AddSaved(&f.Latency, at)
+		}
+	}
+	for i := range r.Timeline.Groups {
+		g := &r.Timeline.Groups[i]
+		mg := l.groups[groupKey{g.Header, g.Value}]
+		if mg == nil {
+			continue
+		}
+		for k := range g.Requests {
+			b := at(k)
+			for len(mg.counts) <= b {
+				mg.counts = append(mg.counts, [2]int64{})
+			}
+			mg.counts[b][0] += g.Requests[k]
+			mg.counts[b][1] += g.Failed[k]
+		}
+		mg.lat.AddSaved(&g.Latency, at)
+	}
+}
+
+// write puts the merged latency series, of n buckets, into tl.
+func (l *latencyMerge) write(tl *Timeline, n int) {
+	for j, t := range l.eps {
+		if t != nil {
+			lat := t.Latencies(n)
+			tl.Series[j].Latency = &lat
+		}
+	}
+	for _, name := range l.famOrd {
+		tl.Families = append(tl.Families, FamilySeries{Family: name, Latency: l.fams[name].Latencies(n)})
+	}
+	for _, k := range l.grpOrd {
+		mg := l.groups[k]
+		g := GroupSeries{Header: k.header, Value: k.value, Requests: make([]int64, n), Failed: make([]int64, n), Latency: mg.lat.Latencies(n)}
+		for b, c := range mg.counts {
+			g.Requests[b], g.Failed[b] = c[0], c[1]
+		}
+		tl.Groups = append(tl.Groups, g)
+	}
 }
 
 // interval is a timeline's interval_s as a Duration.

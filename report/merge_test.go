@@ -108,6 +108,9 @@ func newMgRun(t *testing.T, seed uint64, n int) *mgRun {
 		}
 		if r.Err == nil {
 			r.TTFB = r.Latency * 9 / 10
+			// Instances, over time too, of shares too far apart to tie
+			// (groups of as many responses are listed as first seen).
+			r.Groups = []string{fmt.Sprintf("gw-%d", []int{0, 0, 0, 0, 1, 1, 1, 2, 2, 3}[i*7%10])}
 		}
 		if r.Class != probe.ClassConnectRefused {
 			c := client4
@@ -144,6 +147,7 @@ func (run *mgRun) process(t *testing.T, failStatus string) *mgProcess {
 	p := &mgProcess{agg: collect.NewAggregator(run.eps), run: run, fail: fail,
 		failKept: make([]int, len(run.eps)), okKept: make([]bool, len(run.eps)), start: run.start}
 	p.agg.SetTimeline(run.start, time.Second, true)
+	p.agg.SetGroupBy([]string{"X-Served-By"})
 	return p
 }
 
@@ -235,6 +239,7 @@ func checkSameRun(t *testing.T, got, want *report.Report) {
 	}
 	for i := range want.Endpoints {
 		mean("endpoint "+want.Endpoints[i].Address, &got.Endpoints[i].Stats, &want.Endpoints[i].Stats)
+		checkSameTrail(t, &got.Endpoints[i], &want.Endpoints[i])
 	}
 	// Everything else must match to the byte once the parts that describe
 	// the merge itself (and the mean) are set aside.
@@ -269,6 +274,14 @@ func normalise(t *testing.T, r *report.Report) string {
 		if cn := c.Endpoints[i].Conns; cn != nil {
 			cn.Moments, cn.Sizes, cn.Windows, cn.WindowsCount = nil, nil, nil, 0
 		}
+		// Past its bounds a trail is a sample, which a merge draws anew
+		// (checkSameTrail compares what must agree).
+		c.Endpoints[i].Trail = nil
+	}
+	// Likewise an instance's time strata: each process cuts its slices
+	// from its own first response.
+	for i := range c.Groups {
+		c.Groups[i].Times, c.Groups[i].LatencyMS.Mean = nil, 0
 	}
 	c.Inputs, c.Notes, c.DNS, c.Command, c.Plan = nil, nil, nil, nil, report.Plan{}
 	// The verdict's tests of what happens on connections read the moment
@@ -598,9 +611,22 @@ func TestMergeOldReports(t *testing.T) {
 		ph.Connect.HDR, ph.TLS.HDR, ph.TTFB.HDR = "", "", ""
 	}
 	parts[1].Client.PortSet = ""
+	// Nor latencies over time: the saved report reads, and the merge keeps
+	// no series that would count only some of its scope's requests.
+	if len(parts[0].Timeline.Families) == 0 || len(parts[0].Timeline.Groups) == 0 || parts[0].Timeline.Series[0].Latency == nil {
+		t.Fatalf("part 0 has no latency over time (%d families, %d groups); want them", len(parts[0].Timeline.Families), len(parts[0].Timeline.Groups))
+	}
+	parts[1].Timeline.Families, parts[1].Timeline.Groups = nil, nil
+	for i := range parts[1].Timeline.Series {
+		parts[1].Timeline.Series[i].Latency = nil
+	}
+	parts[1] = fixture.RoundTrip(t, parts[1], "part1.json")
 	got, err := fixture.MergeJudged(parts, mgNames(2))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tl := &got.Timeline; len(tl.Families) != 0 || len(tl.Groups) != 0 || slices.ContainsFunc(tl.Series, func(s report.Series) bool { return s.Latency != nil }) {
+		t.Errorf("merged with a part without latencies over time: %d family series, %d group series; want none", len(tl.Families), len(tl.Groups))
 	}
 	for i, e := range got.Endpoints {
 		w := whole.Endpoints[i]

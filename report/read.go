@@ -123,8 +123,9 @@ func normalize(r *Report) {
 // (checkNumbers), every status a number from 0 to 999, each phase histogram
 // holding its count, the port set decoding, a timeline whose buckets fail
 // no more requests than they hold, of a positive interval, at most
-// HardMaxPoints of them over at most MaxSeconds, and a histogram for every
-// scope with requests.
+// HardMaxPoints of them over at most MaxSeconds, latency series within
+// their bounds (checkLatencies), and a histogram for every scope with
+// requests.
 func CheckSaved(r *Report) error {
 	if err := checkNumbers(r); err != nil {
 		return fmt.Errorf("invalid report: %w", err)
@@ -193,6 +194,9 @@ func CheckSaved(r *Report) error {
 				bad("%s: conns: %d windows listed, %d counted (at most %d are listed)", scope, len(c.Windows), c.WindowsCount, MaxWindows)
 			}
 		}
+		if msg := checkTrail(e); msg != "" {
+			bad("%s: %s", scope, msg)
+		}
 		for _, p := range []struct {
 			name string
 			ph   *Phase
@@ -257,7 +261,50 @@ func CheckSaved(r *Report) error {
 			bad("timeline: buckets but no start")
 		}
 	}
+	checkLatencies(r, bad)
+	for _, e := range checkVantages(r) {
+		bad("%s", e)
+	}
 	return joinErrors(errs, more)
+}
+
+// checkLatencies bounds a saved timeline's latency series: at most
+// MaxLatencyEndpoints endpoints and MaxGroupSeries groups have one, and
+// every bucket lists bins below LatencyBins in increasing order, each with
+// a count of at least one (so a bucket holds at most LatencyBins of them).
+func checkLatencies(r *Report, bad func(string, ...any)) {
+	tl := &r.Timeline
+	check := func(name string, l *Latencies) {
+		for i := range l.Bins {
+			prev := -1
+			for j, b := range l.Bins[i] {
+				if int(b) <= prev || b >= LatencyBins || j >= len(l.Counts[i]) || l.Counts[i][j] <= 0 {
+					bad("%s: latency bucket %d: bins must rise from 0 to %d, each with a count", name, i, LatencyBins-1)
+					return
+				}
+				prev = int(b)
+			}
+		}
+	}
+	eps := 0
+	for i := range tl.Series {
+		if s := &tl.Series[i]; s.Latency != nil {
+			eps++
+			check("timeline "+s.Address+" ("+s.Target+")", s.Latency)
+		}
+	}
+	if eps > MaxLatencyEndpoints {
+		bad("timeline: latency series of %d endpoints (pinprobe keeps at most %d)", eps, MaxLatencyEndpoints)
+	}
+	if len(tl.Groups) > MaxGroupSeries {
+		bad("timeline: %d group series (pinprobe keeps at most %d)", len(tl.Groups), MaxGroupSeries)
+	}
+	for k := range tl.Families {
+		check("timeline: family "+tl.Families[k].Family, &tl.Families[k].Latency)
+	}
+	for k := range tl.Groups {
+		check("timeline: group "+tl.Groups[k].Header+": "+tl.Groups[k].Value, &tl.Groups[k].Latency)
+	}
 }
 
 // joinErrors says errs on one line, the first three and how many more

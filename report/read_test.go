@@ -45,7 +45,18 @@ func TestReadReportRefusesImpossibleNumbers(t *testing.T) {
 		{"bucket failing more than it holds", func(m map[string]any) {
 			req := fixture.Arr(t, m, "timeline", "series", "1", "requests")
 			req[0], req[1] = 1.0, 7.0 // the sums still match the endpoint's
+			// Without the latencies, which count each bucket's requests too.
+			delete(fixture.Obj(t, m, "timeline", "series", "1"), "latency")
+			delete(fixture.Obj(t, m, "timeline"), "families")
 		}, "timeline 2001:db8::7 (https://sign.example.com/): bucket 0: 3 failed of 1 requests"},
+		{"latency bins out of order", func(m map[string]any) {
+			bins := fixture.Arr(t, m, "timeline", "series", "1", "latency", "bins", "0")
+			bins[0], bins[1] = bins[1], bins[0]
+		}, "timeline 2001:db8::7 (https://sign.example.com/): latency bucket 0: bins must rise from 0 to 255"},
+		{"family latency of more requests than it sent", func(m map[string]any) {
+			counts := fixture.Arr(t, m, "timeline", "families", "1", "latency", "counts", "0")
+			counts[0] = counts[0].(float64) + 1
+		}, "timeline: latency of family ipv6: bucket 0: latencies of 9 requests, not 8"},
 		{"interval of 127 years", func(m map[string]any) { fixture.Obj(t, m, "timeline")["interval_s"] = 4e9 }, "timeline.interval_s: 4e+09 is larger"},
 		{"timeline over a century", func(m map[string]any) { fixture.Obj(t, m, "timeline")["interval_s"] = 3.1e9 }, "10 buckets of 3.1e+09 s cover more than 100 years"},
 		{"timeline in year one", func(m map[string]any) { fixture.Obj(t, m, "timeline")["start"] = "0001-01-01T00:00:00.001Z" }, "timeline.start: time 0001-01-01T00:00:00Z is outside 1970 to 2200"},
@@ -67,6 +78,16 @@ func TestReadReportRefusesImpossibleNumbers(t *testing.T) {
 	}
 	if _, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, func(map[string]any) {})), "same.json"); err != nil {
 		t.Errorf("ReadReport(golden report through EditJSON) = %v; want nil", err)
+	}
+	// A report written before the timeline kept latencies reads.
+	old := fixture.EditJSON(t, good, func(m map[string]any) {
+		delete(fixture.Obj(t, m, "timeline"), "families")
+		for _, s := range fixture.Arr(t, m, "timeline", "series") {
+			delete(s.(map[string]any), "latency")
+		}
+	})
+	if r, err := report.ReadReport(bytes.NewReader(old), "old.json"); err != nil || len(r.Timeline.Families) != 0 || r.Timeline.Series[0].Latency != nil {
+		t.Errorf("ReadReport(a report without latencies over time) = %v; want it read, without them", err)
 	}
 	// Bytes feed no test, and a long run moves more than 2^40 of them.
 	terabytes := fixture.EditJSON(t, good, func(m map[string]any) { fixture.Obj(t, m, "endpoints", "0")["bytes"] = 1 << 45 })

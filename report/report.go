@@ -15,7 +15,12 @@ type Report struct {
 	// sent (pinprobe-<run>-<endpoint>-<n>), so Merge can tell one run given
 	// twice from two runs. Empty in a merged report (its Inputs carry
 	// theirs) and in reports written before it.
-	RunID     string   `json:"run_id,omitempty"`
+	RunID string `json:"run_id,omitempty"`
+	// Vantage names where the run was probed from (--vantage; by default
+	// the host name): a zone, region or machine. Empty in a merged report
+	// (its Inputs and Vantages carry theirs) and in reports written before
+	// it.
+	Vantage   string   `json:"vantage,omitempty"`
 	Command   []string `json:"command"`
 	StartedAt Time     `json:"started_at"`
 	EndedAt   Time     `json:"ended_at"`
@@ -57,6 +62,10 @@ type Report struct {
 	// Inputs lists the reports a merged report was made from (see Merge);
 	// absent from a single run's report.
 	Inputs []Input `json:"inputs,omitempty"`
+	// Vantages break a merged report's requests and failures down by the
+	// vantage its runs were probed from (see VantageStats); absent when no
+	// input named one.
+	Vantages []VantageStats `json:"vantages,omitempty"`
 	// Notes say where a merged report is less than exact, and why.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -117,11 +126,21 @@ type Client struct {
 	PortsLowerBound bool `json:"ports_count_lower_bound,omitempty"`
 }
 
-// Timeline counts requests and failures per interval and endpoint.
+// Timeline counts requests and failures per interval and endpoint, and
+// latencies per interval (see Latencies): of every family, of the first
+// MaxLatencyEndpoints endpoints, and of the first MaxGroupSeries instance
+// groups, with their requests and failures. Every series has the same
+// buckets.
 type Timeline struct {
 	IntervalS float64  `json:"interval_s"`
 	Start     Time     `json:"start"`
 	Series    []Series `json:"series"`
+	// Families holds each family's latencies over time, in the order of
+	// Report.Families' keys; absent from reports written before it.
+	Families []FamilySeries `json:"families,omitempty"`
+	// Groups holds instance groups over time, in the order of
+	// Report.Groups; absent when no instance header was seen.
+	Groups []GroupSeries `json:"groups,omitempty"`
 }
 
 // Series is one endpoint's timeline; index i covers
@@ -131,6 +150,9 @@ type Series struct {
 	Target   string  `json:"target"`
 	Requests []int64 `json:"requests"`
 	Failed   []int64 `json:"failed"`
+	// Latency is the endpoint's latencies over time, kept for the first
+	// MaxLatencyEndpoints endpoints only; nil for the others.
+	Latency *Latencies `json:"latency,omitempty"`
 }
 
 // Fingerprint is one kind of failure and where it came from.
@@ -350,6 +372,10 @@ type Endpoint struct {
 	// that came on a connection right after a failed response on it.
 	AfterFailure map[string]int64 `json:"after_failure,omitempty"`
 	Samples      []Sample         `json:"samples"`
+	// Trail lists single requests (every failed one, within
+	// MaxTrailFailed, and a sample of successes) for joining the run with
+	// a gateway's access log; absent when the endpoint had no request.
+	Trail *Trail `json:"trail,omitempty"`
 }
 
 // Time is a UTC timestamp written with millisecond precision.

@@ -286,6 +286,8 @@ func TestSchemaReports(t *testing.T) {
 		"ran to the end":  ranOut,
 		"three processes": mg,
 		"one process":     whole,
+		"vantages":        fixture.VantageMerge(t),
+		"a run's vantage": fixture.VantageRun(t, "eu-west", 0, 0),
 	}
 	cov := newCoverage(t, fixture.KindReport)
 	for _, name := range slices.Sorted(maps.Keys(docs)) {

@@ -12,7 +12,8 @@ import (
 // requests == ok + failed (groups too); the endpoints add up to their
 // families and to the totals, status by status and error class by error
 // class; each latency histogram holds exactly its scope's requests; and each
-// timeline series adds up to its endpoint. Reports read back from files (report, compare)
+// timeline series adds up to its endpoint, and each latency series of the
+// timeline to its scope's requests, bucket by bucket. Reports read back from files (report, compare)
 // are refused when they break one; tests use it on everything they render.
 func Validate(r *Report) error {
 	var errs []string
@@ -119,6 +120,7 @@ func Validate(r *Report) error {
 			}
 		}
 	}
+	validateLatencies(r, bad)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -149,4 +151,123 @@ func NonZero(m map[string]int64) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// validateLatencies checks the timeline's latency series: each has a
+// bucket for every bucket of the timeline and counts exactly its scope's
+// requests in each (an endpoint's, its family's endpoints', an instance
+// group's); a group series adds up to its group, and fails no more
+// requests in a bucket than it holds.
+func validateLatencies(r *Report, bad func(string, ...any)) {
+	tl := &r.Timeline
+	n := 0
+	for _, s := range tl.Series {
+		n = max(n, len(s.Requests))
+	}
+	// shape says what is wrong with l's shape, "" when nothing is.
+	shape := func(l *Latencies) string {
+		if len(l.Bins) != n || len(l.Counts) != n {
+			return fmt.Sprintf("%d bins and %d counts for %d buckets", len(l.Bins), len(l.Counts), n)
+		}
+		for i := range l.Bins {
+			if len(l.Bins[i]) != len(l.Counts[i]) {
+				return fmt.Sprintf("bucket %d: %d bins, %d counts", i, len(l.Bins[i]), len(l.Counts[i]))
+			}
+		}
+		return ""
+	}
+	// sums says where l does not count want(i) requests in bucket i.
+	sums := func(l *Latencies, want func(i int) int64) string {
+		if msg := shape(l); msg != "" {
+			return msg
+		}
+		for i := range n {
+			if got, w := l.Total(i), want(i); got != w {
+				return fmt.Sprintf("bucket %d: latencies of %d requests, not %d", i, got, w)
+			}
+		}
+		return ""
+	}
+	for i := range tl.Series {
+		s := &tl.Series[i]
+		switch {
+		case s.Latency == nil:
+			continue
+		case len(s.Requests) != n:
+			bad("timeline %s (%s): latency for %d buckets of requests, not the timeline's %d", s.Address, s.Target, len(s.Requests), n)
+			continue
+		}
+		if msg := sums(s.Latency, func(j int) int64 { return s.Requests[j] }); msg != "" {
+			bad("timeline %s (%s): latency: %s", s.Address, s.Target, msg)
+		}
+	}
+	// Each family's requests per bucket, when every endpoint has its series
+	// (else the timeline is refused above).
+	famReq := map[string][]int64{}
+	if len(tl.Series) == len(r.Endpoints) {
+		for e := range r.Endpoints {
+			f := r.Endpoints[e].Family
+			if famReq[f] == nil {
+				famReq[f] = make([]int64, n)
+			}
+			for j, c := range tl.Series[e].Requests {
+				famReq[f][j] += c
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for k := range tl.Families {
+		f := &tl.Families[k]
+		switch _, ok := r.Families[f.Family]; {
+		case !ok:
+			bad("timeline: latency of family %q, which is not in families", f.Family)
+			continue
+		case seen[f.Family]:
+			bad("timeline: latency of family %s twice", f.Family)
+			continue
+		}
+		seen[f.Family] = true
+		if req, ok := famReq[f.Family]; ok {
+			if msg := sums(&f.Latency, func(j int) int64 { return req[j] }); msg != "" {
+				bad("timeline: latency of family %s: %s", f.Family, msg)
+			}
+		}
+	}
+	groups := make(map[groupKey]*Group, len(r.Groups))
+	for i := range r.Groups {
+		groups[groupKey{r.Groups[i].Header, r.Groups[i].Value}] = &r.Groups[i]
+	}
+	for k := range tl.Groups {
+		g := &tl.Groups[k]
+		name := "timeline: group " + g.Header + ": " + g.Value
+		key := groupKey{g.Header, g.Value}
+		grp := groups[key]
+		switch {
+		case grp == nil:
+			bad("%s: no such group in groups", name)
+			continue
+		case seen["\x00"+g.Header+"\x00"+g.Value]:
+			bad("%s: twice", name)
+			continue
+		}
+		seen["\x00"+g.Header+"\x00"+g.Value] = true
+		if len(g.Requests) != n || len(g.Failed) != n {
+			bad("%s: %d request buckets and %d failure buckets for %d buckets", name, len(g.Requests), len(g.Failed), n)
+			continue
+		}
+		var req, failed int64
+		for i := range n {
+			if g.Failed[i] > g.Requests[i] {
+				bad("%s: bucket %d: %d failed of %d responses", name, i, g.Failed[i], g.Requests[i])
+			}
+			req += g.Requests[i]
+			failed += g.Failed[i]
+		}
+		if req != grp.Requests || failed != grp.Failed {
+			bad("%s: %d responses, %d failed; the group has %d, %d", name, req, failed, grp.Requests, grp.Failed)
+		}
+		if msg := sums(&g.Latency, func(i int) int64 { return g.Requests[i] }); msg != "" {
+			bad("%s: latency: %s", name, msg)
+		}
+	}
 }

@@ -15,8 +15,10 @@ type Verdict struct {
 	Status string `json:"status"`
 	// Headline names every suspect and how it fails, grouped where that is
 	// shorter: the line a person reads first ("IPv6 (::1) answers 502;
-	// X-Served-By: gw-3 behind 127.0.0.2 answers 502"). Empty when there
-	// is no suspect.
+	// X-Served-By: gw-3 behind 127.0.0.2 answers 502"), then, in a merge
+	// of runs from several vantage points, the vantages that see an address
+	// fail more than the others ("only eu-west sees ::1 fail"; with no
+	// suspect, those alone). Empty when nothing is blamed.
 	Headline string `json:"headline"`
 	// Summary says the verdict in sentences: the headline, then the
 	// evidence for each suspect.
@@ -31,6 +33,10 @@ type Verdict struct {
 	// Slow lists the scopes whose latency is significantly and materially
 	// higher than the rest's; they never make a run fail.
 	Slow []SlowFinding `json:"slow"`
+	// Vantages are the significant vantage tests (TestVantage): endpoints
+	// that fail more from one vantage point than from the others, which
+	// the summary names; absent when none.
+	Vantages []Test `json:"vantages,omitempty"`
 	// Level is how sure the verdict is: the significance level it was
 	// judged at.
 	Level Level `json:"level"`
@@ -115,6 +121,9 @@ const (
 	// TestTime: whether an address's failures vary over time more than
 	// chance would (its timeline buckets).
 	TestTime = "time"
+	// TestVantage compares an endpoint's requests from one vantage point
+	// of a merged report with its requests from the other vantages.
+	TestVantage = "vantage"
 )
 
 // Test is one exact test of a scope against the rest: a family against the
@@ -131,6 +140,8 @@ type Test struct {
 	Target  string `json:"target,omitempty"`
 	Header  string `json:"header,omitempty"`
 	Value   string `json:"value,omitempty"`
+	// Vantage is a vantage test's vantage point.
+	Vantage string `json:"vantage,omitempty"`
 	// Requests and Failed count the scope's requests; RestFailed and
 	// RestTotal the rest it is compared with. For the connection tests,
 	// the scope is the requests after a failure on their connection.

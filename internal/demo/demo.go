@@ -14,6 +14,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -55,15 +57,28 @@ type Gateway struct {
 	PortNote string
 	servers  []*http.Server
 	closers  []io.Closer
+	log      *accessLog // nil when it writes none
 }
 
+// LogFormat is the nginx log_format of the demo gateway's access log: the
+// one README suggests for nginx, with the instance as $hostname.
+const LogFormat = `$remote_addr:$remote_port [$time_local] "$request" $status $body_bytes_sent ` +
+	`up=$upstream_addr us=$upstream_status rid=$http_x_request_id srv=$server_addr:$server_port rt=$request_time host=$hostname`
+
 // Start starts the demo gateway on loopback; Close stops it.
-func Start() (*Gateway, error) {
+func Start() (*Gateway, error) { return StartLogged(nil) }
+
+// StartLogged is Start with the gateway writing its access log to w, a
+// line per request in LogFormat, as nginx would; nil writes none.
+func StartLogged(w io.Writer) (*Gateway, error) {
 	backend, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("demo backend: %w", err)
 	}
 	g := &Gateway{}
+	if w != nil {
+		g.log = &accessLog{w: w}
+	}
 	g.serve(backend, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, "<html><body><h1>SimpliSign</h1><p>Ready to sign, %s.</p></body></html>\n", r.Host)
@@ -100,11 +115,11 @@ func Start() (*Gateway, error) {
 	for _, ln := range listeners {
 		switch addrOf(ln) {
 		case g.Failing:
-			g.serve(ln, gatewayProxy(unreachable))
+			g.serve(ln, g.log.wrap(gatewayProxy(unreachable), unreachable, addrInstance(addrOf(ln))))
 		case g.Shared:
-			g.serveInstances(ln, gatewayProxy(healthy), gatewayProxy(unreachable))
+			g.serveInstances(ln, gatewayProxy(healthy), gatewayProxy(unreachable), healthy, unreachable)
 		default:
-			g.serve(ln, gatewayProxy(healthy))
+			g.serve(ln, g.log.wrap(gatewayProxy(healthy), healthy, addrInstance(addrOf(ln))))
 		}
 	}
 	return g, nil
@@ -118,13 +133,30 @@ const brokenInstance = 2
 
 func instanceName(i int) string { return "gw-" + strconv.Itoa(i+1) }
 
+// addrInstance names the one gateway instance behind an address of its
+// own: gw-127.0.0.1, gw-[::1].
+func addrInstance(a netip.Addr) string {
+	if a.Is6() {
+		return "gw-[" + a.String() + "]"
+	}
+	return "gw-" + a.String()
+}
+
 type instanceKey struct{}
 
 // serveInstances serves ln as a load balancer in front of Instances
 // gateway instances: each new connection goes to the next instance and
 // stays there, as a layer-4 balancer does; every answer names its instance
 // in X-Served-By. The broken instance forwards to its unreachable backend.
-func (g *Gateway) serveInstances(ln net.Listener, healthy, broken http.Handler) {
+func (g *Gateway) serveInstances(ln net.Listener, healthy, broken http.Handler, healthyURL, brokenURL *url.URL) {
+	byInstance := make([]http.Handler, Instances)
+	for i := range Instances {
+		if i == brokenInstance {
+			byInstance[i] = g.log.wrap(broken, brokenURL, instanceName(i))
+		} else {
+			byInstance[i] = g.log.wrap(healthy, healthyURL, instanceName(i))
+		}
+	}
 	var next atomic.Int64
 	srv := &http.Server{
 		ReadHeaderTimeout: 5 * time.Second,
@@ -134,11 +166,7 @@ func (g *Gateway) serveInstances(ln net.Listener, healthy, broken http.Handler) 
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			i, _ := r.Context().Value(instanceKey{}).(int)
 			w.Header().Set("X-Served-By", instanceName(i))
-			if i == brokenInstance {
-				broken.ServeHTTP(w, r)
-				return
-			}
-			healthy.ServeHTTP(w, r)
+			byInstance[i].ServeHTTP(w, r)
 		}),
 	}
 	g.servers = append(g.servers, srv)
@@ -274,4 +302,83 @@ func (g *Gateway) Close() {
 	for _, c := range g.closers {
 		_ = c.Close()
 	}
+}
+
+// accessLog writes the gateway's access log, a line per request in
+// LogFormat; its writes are serialised.
+type accessLog struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// recorder notes what a handler answered.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// wrap logs every request h serves, as routed to backend by instance;
+// h itself when l is nil.
+func (l *accessLog) wrap(h http.Handler, backend *url.URL, instance string) http.Handler {
+	if l == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
+		end := time.Now()
+		remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		server := "-:-"
+		if ta, ok := local.(*net.TCPAddr); ok {
+			ap := ta.AddrPort()
+			server = ap.Addr().Unmap().String() + ":" + strconv.Itoa(int(ap.Port()))
+		}
+		rid := r.Header.Get("X-Request-Id")
+		if rid == "" {
+			rid = "-"
+		}
+		// nginx writes the status it got from the upstream; a failed
+		// connection as 502.
+		line := fmt.Sprintf("%s:%d [%s] \"%s\" %d %d up=%s us=%d rid=%s srv=%s rt=%.3f host=%s\n",
+			remote.Addr().Unmap(), remote.Port(), end.Format("02/Jan/2006:15:04:05 -0700"),
+			logEscape(r.Method+" "+r.RequestURI+" "+r.Proto), rec.status, rec.bytes, backend.Host, rec.status,
+			logEscape(rid), server, end.Sub(start).Seconds(), instance)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		io.WriteString(l.w, line)
+	})
+}
+
+// logEscape escapes as nginx does: a double quote, a backslash, a space
+// in a bare value and every byte outside printable ASCII as \xNN.
+func logEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			fmt.Fprintf(&b, "\\x%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

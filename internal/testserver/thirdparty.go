@@ -23,6 +23,14 @@ func HAProxyBinary(t testing.TB) string {
 	return findBinary(t, "haproxy", "haproxy", "/usr/sbin/haproxy")
 }
 
+// TmuxBinary finds tmux, a terminal of a set size for a test to watch a
+// live view in. Where it is missing it skips the test, or fails it when CI
+// is set.
+func TmuxBinary(t testing.TB) string {
+	t.Helper()
+	return findBinary(t, "tmux", "tmux")
+}
+
 // Nginx runs nginx (master and one worker, in the foreground) with httpBlock
 // as the contents of its http block: server blocks, upstreams. The
 // launcher writes the rest: pid file, temporary paths and the error log

@@ -3,6 +3,7 @@ package collect
 import (
 	"pinprobe/probe"
 	"pinprobe/report"
+	"pinprobe/report/phrase"
 	"pinprobe/report/stat"
 	"slices"
 	"sync"
@@ -17,6 +18,8 @@ type Live struct {
 	ClientErrors              atomic.Int64 // requests this machine could not send
 	FamilyRequests            map[probe.Family]*atomic.Int64
 	FamilyFailed              map[probe.Family]*atomic.Int64
+	// Latency is the rate and latency of the last seconds.
+	Latency LiveLatency
 
 	mu        sync.Mutex
 	endpoints []*LiveEndpoint
@@ -125,7 +128,7 @@ func (a *Aggregator) AddEndpoint(ep *probe.Endpoint) {
 	a.live.mu.Unlock()
 	a.per = append(a.per, report.NewTally())
 	a.forensic = append(a.forensic, newForensics())
-	a.timeline.series = append(a.timeline.series, nil)
+	a.timeline.addEndpoint()
 }
 
 // MarkRemoved records that endpoint id's address vanished from DNS at t.
@@ -179,6 +182,7 @@ func (a *Aggregator) Add(r probe.Result) {
 	a.live.FamilyRequests[fam].Add(1)
 	le := a.live.endpoints[r.Endpoint] // the collector's own list: no lock to read it
 	le.Requests.Add(1)
+	a.live.Latency.add(r.Start.Add(r.Latency), r.Latency)
 	o := outcomeOf(&r, failed)
 	t.Record(o)
 	if failed {
@@ -189,17 +193,21 @@ func (a *Aggregator) Add(r probe.Result) {
 
 	a.forensic[r.Endpoint].add(&r, failed, &a.cl)
 	addr := a.eps[r.Endpoint].Addr.String()
+	bucket := a.timeline.add(r.Endpoint, fam, r.Start, failed, r.Latency)
 	if o.Class == "" {
 		a.groups.Response(addr, r.Start, failed)
 	}
 	if r.Groups != nil {
 		for i, v := range r.Groups {
 			if v != "" && i < len(a.groupBy) {
-				a.groups.Add(a.groupBy[i], a.cl.group(v), addr, r.Start, o)
+				h, val := a.groupBy[i], a.cl.group(v)
+				a.groups.Add(h, val, addr, r.Start, o)
+				if a.groups.Apart(h, val) {
+					a.timeline.addGroup(groupKey{h, val}, bucket, failed, r.Latency)
+				}
 			}
 		}
 	}
-	a.timeline.add(r.Endpoint, r.Start, failed)
 	a.client.add(r.Local)
 	if failed {
 		a.prints.add(&r, a.eps[r.Endpoint].Addr.String(), &a.cl)
@@ -233,7 +241,7 @@ func (a *Aggregator) Close(r *report.Report) *report.Report {
 	for i := range r.Endpoints {
 		a.forensic[i].fill(&r.Endpoints[i])
 	}
-	r.Timeline = a.timeline.report(a.eps)
+	r.Timeline = a.timeline.report(a.eps, phrase.SortedKeys(r.Families), r.Groups)
 	r.Fingerprints = a.prints.report()
 	r.ClientError = a.clientErr
 	r.Pauses = nil

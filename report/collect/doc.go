@@ -3,7 +3,8 @@
 // instance header and connection, keeps the evidence (samples, fingerprints,
 // phases, timeline, client ports), scrubs the run's secrets out of what
 // came back, and builds the pinprobe.report/v1 document (Close). Live gives
-// running counts to the progress display, and SoFar what a look of
+// running counts, and the rate and latency of the last seconds, to the
+// progress display, and SoFar what a look of
 // --until-verdict judges.
 //
 // It makes no verdict: the caller judges the closed report with package

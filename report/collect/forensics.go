@@ -26,6 +26,7 @@ type forensics struct {
 	// without a response that came right after one on the same connection.
 	lastFailed   map[uint64]bool
 	afterFailure map[probe.ErrorClass]int64
+	trail        report.TrailSampler
 }
 
 // maxLastFailed bounds lastFailed: connections live a few requests, so a
@@ -39,6 +40,7 @@ func newForensics() *forensics {
 
 func (f *forensics) add(r *probe.Result, failed bool, cl *cleaner) {
 	f.conns.Add(r.ConnID, r.Local.Port(), r.Start, failed, r.Reused)
+	f.trail.Add(trailOf(r, failed))
 	if r.ConnID != 0 {
 		if r.Err != nil && r.Reused && f.lastFailed[r.ConnID] {
 			if f.afterFailure == nil {
@@ -108,6 +110,7 @@ func (f *forensics) fill(e *report.Endpoint) {
 		e.RemovedAt = &report.Time{Time: f.removed}
 	}
 	e.DNSHistory = f.history
+	e.Trail = f.trail.Trail()
 }
 
 // sampleOf turns a result's evidence into a Sample, secret headers
@@ -149,15 +152,41 @@ func sampleOf(r *probe.Result, failed bool, cl *cleaner) report.Sample {
 	return s
 }
 
-// timeline buckets requests and failures per endpoint.
+// timeline buckets requests and failures per endpoint, and latencies per
+// family, per endpoint (the first report.MaxLatencyEndpoints) and per
+// instance group (the first report.MaxGroupSeries, with their requests and
+// failures): every series on one grid, coarsened together.
 type timeline struct {
 	start    time.Time
 	interval time.Duration
 	auto     bool
-	series   [][][2]int64 // endpoint -> bucket -> {requests, failed}
+	series   [][][2]int64           // endpoint -> bucket -> {requests, failed}
+	lat      []*report.LatencyTally // endpoint -> latencies; nil past the first MaxLatencyEndpoints
+	fams     map[probe.Family]*report.LatencyTally
+	groups   map[groupKey]*groupSeries
 }
 
-func (t *timeline) add(ep int, at time.Time, failed bool) {
+type groupKey struct{ header, value string }
+
+// groupSeries is one instance group over time.
+type groupSeries struct {
+	counts [][2]int64 // bucket -> {responses, failed}
+	lat    report.LatencyTally
+}
+
+// addEndpoint gives a new endpoint its series.
+func (t *timeline) addEndpoint() {
+	var l *report.LatencyTally
+	if len(t.series) < report.MaxLatencyEndpoints {
+		l = &report.LatencyTally{}
+	}
+	t.series = append(t.series, nil)
+	t.lat = append(t.lat, l)
+}
+
+// add counts a request of endpoint ep (of family fam) sent at at, and
+// returns its bucket.
+func (t *timeline) add(ep int, fam probe.Family, at time.Time, failed bool, latency time.Duration) int {
 	if t.start.IsZero() {
 		t.start = at
 	}
@@ -169,7 +198,43 @@ func (t *timeline) add(ep int, at time.Time, failed bool) {
 		t.coarsen()
 		i = int(at.Sub(t.start) / t.interval)
 	}
-	s := t.series[ep]
+	t.series[ep] = countBucket(t.series[ep], i, failed)
+	bin := report.LatencyBin(report.Micros(latency))
+	if l := t.lat[ep]; l != nil {
+		l.Add(i, bin, 1)
+	}
+	if t.fams == nil {
+		t.fams = map[probe.Family]*report.LatencyTally{}
+	}
+	f := t.fams[fam]
+	if f == nil {
+		f = &report.LatencyTally{}
+		t.fams[fam] = f
+	}
+	f.Add(i, bin, 1)
+	return i
+}
+
+// addGroup counts a response of an instance group in bucket i (add's),
+// when the group has a series or may still get one.
+func (t *timeline) addGroup(k groupKey, i int, failed bool, latency time.Duration) {
+	g := t.groups[k]
+	if g == nil {
+		if len(t.groups) >= report.MaxGroupSeries {
+			return
+		}
+		if t.groups == nil {
+			t.groups = map[groupKey]*groupSeries{}
+		}
+		g = &groupSeries{}
+		t.groups[k] = g
+	}
+	g.counts = countBucket(g.counts, i, failed)
+	g.lat.Add(i, report.LatencyBin(report.Micros(latency)), 1)
+}
+
+// countBucket counts a request, failed or not, in bucket i of s.
+func countBucket(s [][2]int64, i int, failed bool) [][2]int64 {
 	for len(s) <= i {
 		s = append(s, [2]int64{})
 	}
@@ -177,23 +242,42 @@ func (t *timeline) add(ep int, at time.Time, failed bool) {
 	if failed {
 		s[i][1]++
 	}
-	t.series[ep] = s
+	return s
 }
 
 // coarsen doubles the interval, merging bucket pairs.
 func (t *timeline) coarsen() {
 	t.interval *= 2
 	for e, s := range t.series {
-		out := make([][2]int64, (len(s)+1)/2)
-		for i, b := range s {
-			out[i/2][0] += b[0]
-			out[i/2][1] += b[1]
+		t.series[e] = coarsenCounts(s)
+	}
+	for _, l := range t.lat {
+		if l != nil {
+			l.Coarsen()
 		}
-		t.series[e] = out
+	}
+	for _, l := range t.fams {
+		l.Coarsen()
+	}
+	for _, g := range t.groups {
+		g.counts = coarsenCounts(g.counts)
+		g.lat.Coarsen()
 	}
 }
 
-func (t *timeline) report(eps []*probe.Endpoint) report.Timeline {
+func coarsenCounts(s [][2]int64) [][2]int64 {
+	out := make([][2]int64, (len(s)+1)/2)
+	for i, b := range s {
+		out[i/2][0] += b[0]
+		out[i/2][1] += b[1]
+	}
+	return out
+}
+
+// report writes the timeline of eps, with the latencies of every family
+// in fams (the report's) and the series of every group in groups (the
+// report's, in its order) that has one.
+func (t *timeline) report(eps []*probe.Endpoint, fams []string, groups []report.Group) report.Timeline {
 	tl := report.Timeline{IntervalS: t.interval.Seconds(), Start: report.Time{Time: t.start}, Series: []report.Series{}}
 	n := 0
 	for _, s := range t.series {
@@ -204,7 +288,32 @@ func (t *timeline) report(eps []*probe.Endpoint) report.Timeline {
 		for j, b := range t.series[i] {
 			s.Requests[j], s.Failed[j] = b[0], b[1]
 		}
+		if l := t.lat[i]; l != nil && n > 0 {
+			lat := l.Latencies(n)
+			s.Latency = &lat
+		}
 		tl.Series = append(tl.Series, s)
+	}
+	if n == 0 {
+		return tl
+	}
+	for _, fam := range fams {
+		l := t.fams[probe.Family(fam)]
+		if l == nil {
+			l = &report.LatencyTally{}
+		}
+		tl.Families = append(tl.Families, report.FamilySeries{Family: fam, Latency: l.Latencies(n)})
+	}
+	for _, g := range groups {
+		gs := t.groups[groupKey{g.Header, g.Value}]
+		if gs == nil {
+			continue
+		}
+		s := report.GroupSeries{Header: g.Header, Value: g.Value, Requests: make([]int64, n), Failed: make([]int64, n), Latency: gs.lat.Latencies(n)}
+		for j, b := range gs.counts {
+			s.Requests[j], s.Failed[j] = b[0], b[1]
+		}
+		tl.Groups = append(tl.Groups, s)
 	}
 	return tl
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/netip"
@@ -22,14 +23,16 @@ import (
 // buckets, merging buckets exactly, whatever order the results arrive in.
 func TestTimelineCoarsensExactly(t *testing.T) {
 	type res struct {
-		ep     int
-		at     time.Duration
-		failed bool
+		ep      int
+		at      time.Duration
+		failed  bool
+		latency time.Duration
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	var rs []res
 	for i := range 5000 {
-		rs = append(rs, res{ep: i % 2, at: time.Duration(rng.Int64N(int64(1000 * time.Second))), failed: rng.IntN(7) == 0})
+		rs = append(rs, res{ep: i % 2, at: time.Duration(rng.Int64N(int64(1000 * time.Second))), failed: rng.IntN(7) == 0,
+			latency: time.Duration(rng.Int64N(int64(2 * time.Second)))})
 	}
 	rs = append(rs, res{ep: 0, at: 999*time.Second + 999*time.Millisecond}, res{ep: 1, at: 0, failed: true})
 	rng.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
@@ -48,16 +51,19 @@ func TestTimelineCoarsensExactly(t *testing.T) {
 			agg, _ := fixture.FzAggregator(t, "192.0.2.1", "2001:db8::1")
 			agg.SetTimeline(fixture.FzStart, tc.interval, tc.auto)
 			want := [2][][2]int64{}
+			wantLat := [2][]map[uint16]int64{} // endpoint -> bucket -> bin -> requests
 			for _, r := range rs {
 				st := 200
 				if r.failed {
 					st = 502
 				}
-				agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: r.ep, Start: fixture.FzStart.Add(r.at), Latency: time.Millisecond, Status: st}))
+				agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: r.ep, Start: fixture.FzStart.Add(r.at), Latency: r.latency, Status: st}))
 				i := int(r.at / tc.want)
 				for len(want[r.ep]) <= i {
 					want[r.ep] = append(want[r.ep], [2]int64{})
+					wantLat[r.ep] = append(wantLat[r.ep], map[uint16]int64{})
 				}
+				wantLat[r.ep][i][uint16(report.LatencyBin(report.Micros(r.latency)))]++
 				want[r.ep][i][0]++
 				if r.failed {
 					want[r.ep][i][1]++
@@ -88,11 +94,84 @@ func TestTimelineCoarsensExactly(t *testing.T) {
 						t.Errorf("series %d bucket %d: %d requests, %d failed; want %d, %d", e, i, s.Requests[i], s.Failed[i], w[0], w[1])
 					}
 				}
+				// The latencies, coarsened with the counts: each bucket's
+				// bins are those of its requests, the endpoint's and its
+				// family's (one endpoint each here).
+				fam := tl.Families[slices.IndexFunc(tl.Families, func(f report.FamilySeries) bool { return f.Family == rep.Endpoints[e].Family })]
+				for _, l := range []*report.Latencies{s.Latency, &fam.Latency} {
+					if l == nil || l.Buckets() != n {
+						t.Fatalf("series %d: latencies %+v; want %d buckets", e, l, n)
+					}
+					for i := range n {
+						got := map[uint16]int64{}
+						for j, b := range l.Bins[i] {
+							got[b] = l.Counts[i][j]
+						}
+						w := map[uint16]int64{}
+						if i < len(wantLat[e]) {
+							w = wantLat[e][i]
+						}
+						if !maps.Equal(got, w) || !slices.IsSorted(l.Bins[i]) {
+							t.Fatalf("series %d bucket %d: latency bins %v %v; want %v", e, i, l.Bins[i], l.Counts[i], w)
+						}
+					}
+				}
 				if e < len(rep.Endpoints) && fixture.Sum(s.Requests) != rep.Endpoints[e].Requests {
 					t.Errorf("series %d sums to %d; the endpoint has %d requests", e, fixture.Sum(s.Requests), rep.Endpoints[e].Requests)
 				}
 			}
 		})
+	}
+}
+
+// The timeline keeps latencies over time of every family but of the first
+// MaxLatencyEndpoints endpoints only, and of the first MaxGroupSeries
+// instances: an aggregator's memory does not grow with them, and its
+// report holds what it says (every family's series counts all its
+// requests).
+func TestTimelineLatenciesBounded(t *testing.T) {
+	const n = report.MaxLatencyEndpoints + 8
+	var addrs []string
+	for i := range n {
+		addrs = append(addrs, fmt.Sprintf("192.0.2.%d", i+1))
+	}
+	agg, _ := fixture.FzAggregator(t, addrs...)
+	agg.SetTimeline(fixture.FzStart, time.Second, true)
+	agg.SetGroupBy([]string{"X-Served-By"})
+	for i := range 20 * n {
+		ep := i % n
+		agg.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: ep, Start: fixture.FzStart.Add(time.Duration(i) * 10 * time.Millisecond),
+			Latency: time.Duration(ep+1) * time.Millisecond, Status: 200, Groups: []string{fmt.Sprintf("gw-%d", i%(report.MaxGroupSeries+5))}}))
+	}
+	rep := fixture.FzClose(agg, 10*time.Second)
+	if err := report.Validate(rep); err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for i, s := range rep.Timeline.Series {
+		if (s.Latency != nil) != (i < report.MaxLatencyEndpoints) {
+			t.Errorf("endpoint %d: latency series %v; want one for the first %d only", i, s.Latency != nil, report.MaxLatencyEndpoints)
+		}
+		if s.Latency != nil {
+			kept++
+		}
+	}
+	if fams := rep.Timeline.Families; len(fams) != 1 || fams[0].Family != "ipv4" {
+		t.Fatalf("family series %+v; want IPv4's", fams)
+	} else {
+		var total int64
+		for i := range fams[0].Latency.Buckets() {
+			total += fams[0].Latency.Total(i)
+		}
+		if total != rep.Totals.Requests {
+			t.Errorf("IPv4's latencies over time count %d requests; want all %d", total, rep.Totals.Requests)
+		}
+	}
+	if g := len(rep.Timeline.Groups); g == 0 || g > report.MaxGroupSeries {
+		t.Errorf("%d instance series; want 1 to %d", g, report.MaxGroupSeries)
+	}
+	if kept != report.MaxLatencyEndpoints {
+		t.Errorf("%d endpoints kept latencies over time; want %d", kept, report.MaxLatencyEndpoints)
 	}
 }
 

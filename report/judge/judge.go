@@ -58,12 +58,19 @@ func LevelOf(r *report.Report) report.Level {
 //     outage window, a flapping backend) fail every connection open then,
 //     and are said as windows instead.
 //
+// In a merge of runs from several vantage points (report.VantageStats),
+// each endpoint is also tested from each vantage against the other
+// vantages (Fisher's exact test): one that fails more from one vantage is
+// named in the summary ("only the runs from eu-west see ::1 fail"), a DNS
+// or routing difference between the places probed from.
+//
 // Every test is at l.Alpha split over the tests made (Bonferroni); latency
 // is judged apart, at its own l.Alpha. Every suspect is named in the
 // headline and the summary, with how it fails.
 func Judge(r *report.Report, l report.Level) report.Verdict {
 	j := newJudgement(r, l)
 	j.addresses()
+	j.vantages()
 	if r.Totals.Failed > 0 {
 		j.instances()
 		j.connections()
@@ -105,6 +112,7 @@ type judgement struct {
 	windowFind    map[int]*windowFinding
 	demoted       map[int]bool
 	failingURLs   []string
+	vantageFind   []vantageFinding
 }
 
 func newJudgement(r *report.Report, l report.Level) *judgement {
@@ -172,6 +180,7 @@ func (j *judgement) testCount() int {
 			m += 2 // its connections, and time
 		}
 	}
+	m += len(vantageRests(r)) // each endpoint from each vantage, in a merge of several
 	return m
 }
 
@@ -216,6 +225,9 @@ func (j *judgement) test(t report.Test) report.Test {
 func (j *judgement) verdict() report.Verdict {
 	r := j.r
 	v := report.Verdict{Suspects: []report.Suspect{}, Tests: j.tests, Notes: []string{}, Slow: j.slows, Level: j.level}
+	for _, f := range j.vantageFind {
+		v.Vantages = append(v.Vantages, f.test)
+	}
 	if v.Tests == nil {
 		v.Tests = []report.Test{}
 	}
@@ -247,6 +259,16 @@ func (j *judgement) verdict() report.Verdict {
 		}
 		if len(clauses) > 0 && len(j.failingURLs) > 0 {
 			v.Summary += " " + j.urlSummary(j.failingURLs, "Failures also follow the URL")
+		}
+		for _, s := range j.vantageSentences() {
+			v.Summary += " " + s
+		}
+		switch h := j.vantageHeadline(); {
+		case h == "":
+		case v.Headline != "":
+			v.Headline += "; " + h
+		default: // spread over the addresses, but not over the vantages
+			v.Headline = h
 		}
 	}
 	v.Notes = append(v.Notes, untested(r)...)

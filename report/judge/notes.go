@@ -105,18 +105,72 @@ func untested(r *report.Report) []string {
 		}
 		families[e.Host][e.Family] = true
 	}
+	how := resolvedBy(r)
 	for _, fam := range []struct{ name, record, key string }{{"IPv6", "AAAA", "ipv6"}, {"IPv4", "A", "ipv4"}} {
-		var hosts []string
+		byHow := map[string][]string{} // how the hosts were resolved -> the hosts without the family
 		for _, h := range order {
-			if !families[h][fam.key] {
-				hosts = append(hosts, h)
+			k := how[h]
+			if k == "" {
+				k = "dns"
+			}
+			if !families[h][fam.key] && k != "literal" { // an IP literal is one address: of one family
+				byHow[k] = append(byHow[k], h)
 			}
 		}
-		if hosts = phrase.Dedupe(hosts); len(hosts) > 0 {
-			notes = append(notes, fmt.Sprintf("No %s address (%s record) for %s: %s not tested.", fam.name, fam.record, phrase.JoinAnd(hosts), fam.name))
+		for _, k := range []string{"dns", "resolve", "demo", "mixed"} {
+			hosts := phrase.Dedupe(byHow[k])
+			if len(hosts) == 0 {
+				continue
+			}
+			// Say what is true of where the addresses came from: a DNS
+			// answer without the record, --resolve that gave none, the demo.
+			list := phrase.JoinAnd(hosts)
+			switch k {
+			case "dns":
+				notes = append(notes, fmt.Sprintf("No %s address (%s record) for %s: %s not tested.", fam.name, fam.record, list, fam.name))
+			case "resolve":
+				notes = append(notes, fmt.Sprintf("%s not tested for %s: --resolve gave only %s addresses, and no DNS lookup was made.", fam.name, list, otherFamily(fam.name)))
+			case "demo":
+				notes = append(notes, fmt.Sprintf("%s not tested for %s: the demo has no %s address on this machine.", fam.name, list, fam.name))
+			default:
+				notes = append(notes, fmt.Sprintf("No %s address for %s, neither from DNS (%s record) nor from --resolve: %s not tested.", fam.name, list, fam.record, fam.name))
+			}
 		}
 	}
 	return notes
+}
+
+// otherFamily is the family that is not fam ("IPv4" for "IPv6").
+func otherFamily(fam string) string {
+	if fam == "IPv6" {
+		return "IPv4"
+	}
+	return "IPv6"
+}
+
+// resolvedBy says how each host of r's DNS entries got its addresses:
+// "dns" (the system resolver or --dns-server), "resolve" (--resolve,
+// no lookup), "literal" (the URL names an address), "demo", or "mixed"
+// when the inputs of a merge differ. A host without an entry (a report
+// made by hand) is "dns".
+func resolvedBy(r *report.Report) map[string]string {
+	how := map[string]string{}
+	for _, d := range r.DNS {
+		k := "dns"
+		switch d.Source {
+		case "resolve", "literal", "demo":
+			k = d.Source
+		}
+		switch prev, ok := how[d.Host]; {
+		case !ok, prev == k:
+		case prev == "literal" || k == "literal":
+			k = "literal"
+		default:
+			k = "mixed"
+		}
+		how[d.Host] = k
+	}
+	return how
 }
 
 // explainAfterFailure says when a kind of failure without a response came

@@ -477,6 +477,31 @@ func TestJudgeSaysWhatWasNotTested(t *testing.T) {
 	if v := Judge(r, Once()); !slices.Equal(v.Notes, []string{"No IPv6 address (AAAA record) for sign.example.com: IPv6 not tested."}) {
 		t.Errorf("notes %q; want IPv6 not tested for sign.example.com", v.Notes)
 	}
+	// What the note says follows where the addresses came from (the
+	// report's dns entries): --resolve makes no lookup, so no AAAA record
+	// is missing; an address in the URL is of one family by itself.
+	for _, tt := range []struct {
+		sources []string
+		want    []string
+	}{
+		{[]string{"system"}, []string{"No IPv6 address (AAAA record) for sign.example.com: IPv6 not tested."}},
+		{[]string{"dns 127.0.0.1:53"}, []string{"No IPv6 address (AAAA record) for sign.example.com: IPv6 not tested."}},
+		{[]string{"resolve"}, []string{"IPv6 not tested for sign.example.com: --resolve gave only IPv4 addresses, and no DNS lookup was made."}},
+		{[]string{"demo"}, []string{"IPv6 not tested for sign.example.com: the demo has no IPv6 address on this machine."}},
+		{[]string{"literal"}, []string{}},
+		{[]string{"resolve", "system"}, []string{"No IPv6 address for sign.example.com, neither from DNS (AAAA record) nor from --resolve: IPv6 not tested."}},
+	} {
+		rr := VtReport(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "127.0.0.2", N: 40})
+		for i := range rr.Endpoints {
+			rr.Endpoints[i].Host = "sign.example.com"
+		}
+		for _, src := range tt.sources {
+			rr.DNS = append(rr.DNS, report.DNS{Host: "sign.example.com", Port: 443, Source: src, Addresses: []string{"127.0.0.1", "127.0.0.2"}})
+		}
+		if v := Judge(rr, Once()); !slices.Equal(v.Notes, tt.want) {
+			t.Errorf("addresses from %v: notes %q; want %q", tt.sources, v.Notes, tt.want)
+		}
+	}
 	r.Plan.Only = "ipv4"
 	if v := Judge(r, Once()); !slices.Equal(v.Notes, []string{"IPv6 not tested (-4)."}) {
 		t.Errorf("with -4: notes %q; want IPv6 not tested (-4)", v.Notes)

@@ -11,8 +11,10 @@ import (
 	"pinprobe/report"
 	"pinprobe/report/phrase"
 	"pinprobe/report/stat"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 //go:embed html.tmpl
@@ -32,7 +34,30 @@ var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"items":  strings.Fields,
 	"upper":  strings.ToUpper,
 	"inc":    func(i int) int { return i + 1 },
+	"words":  keepWords,
+	// snake cuts an error class after its underscores, where a narrow
+	// table may break it: connect_<wbr>refused×3.
+	"snake": func(s string) []string { return strings.SplitAfter(s, "_") },
 }).Parse(htmlSource))
+
+// htmlWord is a word of a sentence (keepWords): Keep when it must not
+// break over lines at its hyphens.
+type htmlWord struct {
+	Text string
+	Keep bool
+}
+
+// keepWords cuts s into its words and marks those that hold a hyphen and
+// are short enough to stay whole on a narrow screen (X-Served-By, gw-3,
+// 2026-06-16), which a browser would otherwise break after a hyphen.
+func keepWords(s string) []htmlWord {
+	fields := strings.Fields(s)
+	out := make([]htmlWord, len(fields))
+	for i, w := range fields {
+		out[i] = htmlWord{Text: w, Keep: strings.Contains(w, "-") && utf8.RuneCountInString(w) <= 32}
+	}
+	return out
+}
 
 // htmlCSP forbids the page every fetch and every script: it is one file that
 // works offline, and a body that slipped past the escaping could load or run
@@ -76,6 +101,8 @@ type htmlPage struct {
 	Timeline  *timelineChart
 	Mix       *mixChart
 	Latency   *latencyChart
+	OverTime  *overTimeCharts
+	Notes     []string    // the verdict's notes that say more than its summary (newNotes)
 	FailingQs []htmlQuery // the queries over the failing connections' ports
 }
 
@@ -133,9 +160,11 @@ func newHTMLPage(v *View) *htmlPage {
 			}
 		}
 	}
+	p.Notes = newNotes(&v.Verdict)
 	p.Timeline = newTimelineChart(v)
 	p.Mix = newMixChart(v)
 	p.Latency = newLatencyChart(v)
+	p.OverTime = newOverTimeCharts(v)
 	return p
 }
 
@@ -170,4 +199,29 @@ func newCIBar(s *report.Stats, failing bool) ciBar {
 		Lo: f(lo * 100), Width: f(max((hi-lo)*100, 1)), At: f(rate * 100),
 		Title: fmt.Sprintf("failure rate %s, 95%% interval %s", phrase.PctRate(rate), phrase.CIRange(lo, hi)),
 	}
+}
+
+// newNotes is the verdict's notes for "Also found": each once, and none
+// that only repeats, sentence for sentence, what the summary above it
+// says of the suspects.
+func newNotes(vd *VerdictView) []string {
+	summary := strings.Join(strings.Fields(vd.Summary), " ")
+	var out []string
+	for _, n := range vd.Notes {
+		n = strings.Join(strings.Fields(n), " ")
+		if n == "" || slices.Contains(out, n) {
+			continue
+		}
+		repeated := summary != ""
+		for _, sentence := range strings.Split(n, ". ") {
+			if sentence = strings.TrimSuffix(sentence, "."); !strings.Contains(summary, sentence) {
+				repeated = false
+				break
+			}
+		}
+		if !repeated {
+			out = append(out, n)
+		}
+	}
+	return out
 }

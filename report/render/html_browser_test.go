@@ -190,7 +190,7 @@ func TestHTMLInstancesScreenshot(t *testing.T) {
 // there, and the page is not blank.
 func TestHTMLScreenshot(t *testing.T) {
 	shot := filepath.Join(t.TempDir(), "shot.png")
-	runChromium(t, writePage(t, fixture.GoldenReport(t)), "--hide-scrollbars", "--screenshot="+shot, "--window-size=1280,3600")
+	runChromium(t, writePage(t, fixture.GoldenReport(t)), "--hide-scrollbars", "--screenshot="+shot, "--window-size=1280,5200")
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatalf("chromium wrote no screenshot: %v", err)
@@ -200,8 +200,8 @@ func TestHTMLScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decode screenshot: %v", err)
 	}
-	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 3600 {
-		t.Fatalf("screenshot is %dx%d; want 1280x3600", b.Dx(), b.Dy())
+	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 5200 {
+		t.Fatalf("screenshot is %dx%d; want 1280x5200", b.Dx(), b.Dy())
 	}
 
 	var ink int

@@ -384,7 +384,7 @@ func TestTimelineChartMergesColumns(t *testing.T) {
 	if !strings.HasPrefix(row.Fails[0].Title, "192.0.2.1, 20:43:59.500–20:44:03.000 UTC: 1 of 70 failed") {
 		t.Errorf("first failure column says %q", row.Fails[0].Title)
 	}
-	if row.Sent != "M214 0h586v24h-586z" {
+	if row.Sent != "M190 0h410v24h-410z" {
 		t.Errorf("sent path %q; want one run across the plot", row.Sent)
 	}
 	var labels []string
@@ -648,5 +648,27 @@ func TestHTMLLogsFollowTheGateway(t *testing.T) {
 		if !slices.Contains(dts, "X-Request-Id") || !slices.Contains(dts, "Status") {
 			t.Errorf("producer %q: filters %q; want X-Request-Id and Status among them", tt.producer, dts)
 		}
+	}
+}
+
+// TestHTMLNotesSayMore: "Also found" lists each note once, and none that
+// repeats word for word what the summary already says of the suspects.
+func TestHTMLNotesSayMore(t *testing.T) {
+	r := fixture.GoldenReport(t)
+	sentences := strings.SplitAfter(r.Verdict.Summary, ". ")
+	fresh := "198.51.100.20 was slow to connect between 20:43:02 and 20:43:04 UTC."
+	r.Verdict.Notes = []string{r.Verdict.Summary, strings.TrimSpace(sentences[0]), fresh, fresh}
+	doc, err := html.Parse(strings.NewReader(renderHTML(t, r)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, div := range find(doc, classed("notes")) {
+		for _, li := range find(div, tagged("li")) {
+			notes = append(notes, textOf(li))
+		}
+	}
+	if !slices.Equal(notes, []string{fresh}) {
+		t.Errorf("Also found lists %q; want only %q, once", notes, fresh)
 	}
 }

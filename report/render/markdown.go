@@ -27,38 +27,35 @@ import (
 //
 // It uses no raw HTML, so a ticket system that strips HTML shows it as
 // written; the long parts (every test, every header) come last, as
-// appendices. With Options.Brief it keeps what a ticket needs and no more:
-// the verdict, who answered, the family and endpoint tables, one failed
-// sample per failing address, the release gate and the log queries.
+// appendices. With Options.Brief it keeps one screen of it, what a ticket
+// needs: the verdict, who answered, the families and the suspects, one
+// failed request of each suspect and the log query (see BriefView).
 func Markdown(w io.Writer, r *report.Report) error { return writeMarkdown(w, r, Options{}) }
 
 func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
-	m := &mdWriter{errWriter: errWriter{w: w}, brief: o.Brief}
+	m := &mdWriter{errWriter: errWriter{w: w}}
 	v := NewView(r)
+	if o.Brief {
+		m.brief(v)
+		return m.err
+	}
 	m.title(v)
 	m.run(v)
-	if !m.brief {
-		m.client(v)
-		m.dns(v)
-	}
+	m.client(v)
+	m.dns(v)
 	m.families(v)
 	m.endpoints(v)
-	if !m.brief {
-		m.phases(v)
-	}
+	m.vantages(v)
+	m.phases(v)
 	m.fingerprints(v)
 	m.instances(v)
 	m.connections(v)
-	if !m.brief {
-		m.timeline(v)
-	}
+	m.timeline(v)
 	m.samples(v)
 	m.gate(v)
 	m.logs(v)
-	if !m.brief {
-		m.tests(v)
-		m.headers(v)
-	}
+	m.tests(v)
+	m.headers(v)
 	m.printf("\n---\n\n*Written by pinprobe %s. Times are UTC, from the clock of the machine that ran it.*\n", mdText(r.Version))
 	return m.err
 }
@@ -66,7 +63,6 @@ func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
 // mdWriter writes the Markdown report.
 type mdWriter struct {
 	errWriter
-	brief bool
 }
 
 // mdTime is the timestamp format of the document: the one KQL's datetime()
@@ -137,6 +133,9 @@ func (m *mdWriter) run(v *View) {
 		m.printf("- **Stopped early:** %s\n", mdText(v.Run.Settled))
 	}
 	m.printf("- **Plan:** %s\n", mdText(v.Run.Plan))
+	if v.Vantage != "" {
+		m.printf("- **Vantage:** %s\n", mdText(v.Vantage))
+	}
 	m.printf("- **Tool:** pinprobe %s — resolves every A/AAAA address of the host, pins one connection pool to each address (an *endpoint*) and sends each a steady request stream, so failures can be told apart by address. It never retries a request.\n", mdText(r.Version))
 	if len(r.Command) > 0 {
 		m.printf("\nCommand (secrets redacted):\n\n")
@@ -253,7 +252,7 @@ func (m *mdWriter) dns(v *View) {
 			ch = fmt.Sprintf("%d (below)", n)
 			changes += n
 		}
-		rows = append(rows, []string{mdText(d.Host), mdText(d.Source), addrs, ch})
+		rows = append(rows, []string{mdText(d.Host), mdText(d.Where), addrs, ch})
 	}
 	m.table([]string{"Host", "Resolved by", "Addresses (latest answer)", "Changes during the run"}, "llll", rows)
 	for _, d := range v.DNS {
@@ -554,25 +553,6 @@ func (m *mdWriter) samples(v *View) {
 	m.printf("\n## Sample requests\n\n")
 	if len(v.Samples) == 0 {
 		m.printf("No request was kept as a sample.\n")
-		return
-	}
-	if m.brief {
-		m.printf("One failed request of each failing address. The request ID is the `X-Request-Id` header pinprobe sent; the response's own IDs follow it.\n\n")
-		var rows [][]string
-		for _, g := range v.Samples {
-			for _, s := range g.Rows {
-				if s.Failed {
-					row := m.sampleRow(&s)
-					rows = append(rows, append([]string{row[0], mdText(g.Label)}, row[1:]...))
-					break
-				}
-			}
-		}
-		if len(rows) == 0 {
-			m.printf("No request failed.\n")
-			return
-		}
-		m.table([]string{"", "Endpoint", "Sent at (UTC)", "Request ID", "Response IDs", "Result", "Latency", "Local → remote", "Connection"}, "llllllrll", rows)
 		return
 	}
 	m.printf("For each endpoint, the first failed requests and one successful one, kept as evidence. The time is when the request was sent; the request ID is the `X-Request-Id` header pinprobe sent with it, the response IDs are the gateway's own correlation headers. Every response header is in the appendix.\n")

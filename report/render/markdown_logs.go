@@ -17,9 +17,7 @@ func (m *mdWriter) logs(v *View) {
 	m.printf("pinprobe sent every request between %s and %s by this machine's clock. The queries below add %s on each side; widen the window if that clock may be off.\n",
 		l.From, l.To, l.Margin)
 	gateways := l.Gateways
-	if !l.Known && m.brief {
-		gateways = nil
-	} else if !l.Known {
+	if !l.Known {
 		m.printf("\npinprobe recognised no gateway's error page in the failures, so here are the queries for the gateways it knows; use the one in front of this host.\n")
 	}
 	for i := range gateways {
@@ -54,15 +52,10 @@ func (m *mdWriter) azure(l *LogsView, g *GatewayLogs) {
 	m.printf("\n### Azure Application Gateway v2: `AGWAccessLogs`\n\n")
 	m.printf("For a gateway whose diagnostic setting sends its access log to a Log Analytics workspace in *resource-specific* mode. Which listener and backend (`ServerRouted`) answered pinprobe's requests, and with what:\n\n")
 	m.query(g, LogAGWSummary, "")
-	if !m.brief {
-		m.query(g, LogAGWRows, "The same requests one by one:")
-	}
+	m.query(g, LogAGWRows, "The same requests one by one:")
 	m.query(g, LogAGWFailing, "The requests of the failing connections only: `InstanceId` is the gateway instance that served each, `ServerRouted` the backend it chose:")
 	if l.PortFilter {
 		m.printf("\nIf these return nothing, delete the port line: a NAT or proxy between this machine and the gateway changes the client port.\n")
-	}
-	if m.brief {
-		return
 	}
 	m.printf("\n### Azure Application Gateway: `AzureDiagnostics`\n\n")
 	m.printf("For a diagnostic setting in the older *Azure diagnostics* mode, where the access log lands in the shared `AzureDiagnostics` table:\n\n")

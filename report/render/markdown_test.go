@@ -359,8 +359,9 @@ func TestMarkdownQueriesFollowTheGateway(t *testing.T) {
 	}
 }
 
-// TestMarkdownBrief: --brief keeps what a ticket needs and drops the rest;
-// neither report uses raw HTML.
+// TestMarkdownBrief: --brief keeps what a ticket needs and drops the rest
+// (see TestBriefEveryFormat for every format); neither report uses raw
+// HTML.
 func TestMarkdownBrief(t *testing.T) {
 	r := fixture.GoldenReport(t)
 	var full, brief bytes.Buffer
@@ -377,20 +378,21 @@ func TestMarkdownBrief(t *testing.T) {
 		}
 	}
 	b := brief.String()
-	for _, want := range []string{"> **Verdict: concentrated.**", "## Results by address family", "## Results by endpoint",
-		"## Who answered the failures", "## Sample requests", "AGWAccessLogs"} {
+	for _, want := range []string{"> **Verdict: concentrated.**", "**Who answered:**", "## By address family", "## Suspects",
+		"## One failed request of each suspect", "AGWAccessLogs"} {
 		if !strings.Contains(b, want) {
 			t.Errorf("brief report lacks %q", want)
 		}
 	}
-	for _, not := range []string{"## DNS answers", "## Where the time went", "## Timeline", "## Appendix", "AzureDiagnostics"} {
+	for _, not := range []string{"## DNS answers", "## Results by endpoint", "## Where the time went", "## Timeline", "## Appendix", "AzureDiagnostics"} {
 		if strings.Contains(b, not) {
 			t.Errorf("brief report has %q", not)
 		}
 	}
-	// One failed sample per failing address: 2001:db8::7 and 198.51.100.20.
-	if n := strings.Count(b, "| ✗   | 2001:db8::7 ") + strings.Count(b, "| ✗   | 198.51.100.20 "); n != 2 {
-		t.Errorf("brief report shows %d failed samples of the two failing addresses; want one each:\n%s", n, b)
+	// One failed request of the one suspect, 2001:db8::7; none of
+	// 198.51.100.20, which fails less and is no suspect.
+	if n, other := strings.Count(b, "| ✗   | 2001:db8::7 "), strings.Count(b, "| ✗   | 198.51.100.20 "); n != 1 || other != 0 {
+		t.Errorf("brief report shows %d failed requests of the suspect and %d of another address; want 1 and 0:\n%s", n, other, b)
 	}
 	if lf, lb := strings.Count(full.String(), "\n"), strings.Count(b, "\n"); lb*2 > lf {
 		t.Errorf("brief report has %d lines, the full one %d; want it under half", lb, lf)

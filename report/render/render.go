@@ -16,7 +16,8 @@ type Options struct {
 	Color bool
 	// Width is the text report's width in columns; 0 means DefaultWidth.
 	Width int
-	// Brief makes the Markdown report short enough for a ticket.
+	// Brief makes the text, Markdown and HTML reports one screen long
+	// (see BriefView); JSON is always whole.
 	Brief bool
 }
 
@@ -38,6 +39,9 @@ func ForFormat(name string, o Options) (Renderer, error) {
 	case "markdown":
 		return func(w io.Writer, r *report.Report) error { return writeMarkdown(w, r, o) }, nil
 	case "html":
+		if o.Brief {
+			return HTMLBrief, nil
+		}
 		return HTML, nil
 	}
 	return nil, fmt.Errorf("unknown format %q (want %s)", name, strings.Join(Formats, ", "))

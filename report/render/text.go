@@ -26,17 +26,23 @@ const minWidth = 60
 // writeText renders the report for a terminal of width columns: what ran,
 // how each family and each endpoint fared, failing rows marked with ✗ (and
 // red when color is set). Narrow layouts drop the least useful columns and
-// wrap prose at word boundaries.
+// wrap prose at word boundaries. With Options.Brief it writes one screen of
+// it (see BriefView).
 func writeText(w io.Writer, r *report.Report, o Options) error {
 	tw := &textWriter{errWriter: errWriter{w: w}, color: o.Color, width: max(o.Width, minWidth)}
 	if o.Width <= 0 {
 		tw.width = DefaultWidth
 	}
 	v := NewView(r)
+	if o.Brief {
+		tw.brief(v)
+		return tw.err
+	}
 	tw.header(v)
 	tw.dns(v)
 	tw.families(v)
 	tw.endpoints(v)
+	tw.vantages(v)
 	tw.who(v)
 	tw.instances(v)
 	tw.connections(v)
@@ -164,7 +170,17 @@ func (t *textWriter) wrapped(code, lead, text string, indent int, whole bool) {
 	}
 }
 
+// header says first what the run found, the verdict in one line (every
+// suspect, and how many requests failed) and the release gate's outcome,
+// as k6 puts its thresholds first; then what ran. The whole verdict, with
+// its evidence, comes last.
 func (t *textWriter) header(v *View) {
+	if st := v.Verdict; st.Line != "" {
+		t.para(verdictCode(st), "VERDICT "+strings.ToUpper(st.Status), st.Line, 2)
+	}
+	if g := v.Gate; g.Summary != "" {
+		t.para(t.gateCode(g), "RELEASE GATE", g.Summary, 2)
+	}
 	run := v.Run
 	parts := []string{
 		t.style(ansiBold, "pinprobe") + " " + run.Version,
@@ -172,6 +188,9 @@ func (t *textWriter) header(v *View) {
 		run.Planned + ", " + strings.TrimSuffix(run.Achieved, " req/s") + " achieved",
 		fmt.Sprintf("%d requests", run.Requests),
 		fmt.Sprintf("%d dropped", run.Dropped),
+	}
+	if v.Vantage != "" {
+		parts = append(parts, "from "+v.Vantage)
 	}
 	// Join the parts with " · ", breaking lines between parts only.
 	line := ""
@@ -211,7 +230,7 @@ func (t *textWriter) header(v *View) {
 func (t *textWriter) dns(v *View) {
 	t.heading("DNS")
 	for _, d := range v.DNS {
-		line := d.Host + " (" + d.Source + "): " + d.Addresses
+		line := d.Host + " (" + d.Where + "): " + d.Addresses
 		if d.Failed {
 			t.failing(" "+failMark, line, 4)
 		} else {
@@ -261,25 +280,22 @@ func (t *textWriter) families(v *View) {
 	t.table(textTable{cols: cols, rows: rows, failing: failing})
 }
 
+// endpoints shows one table per URL, all in one layout: the same columns,
+// as wide, whatever each URL's own rows would fit (a healthy URL's table
+// kept the FAMILY column that a failing one's longer statuses dropped).
 func (t *textWriter) endpoints(v *View) {
-	cols := append([]textCol{{}, {head: "ADDRESS"}, {head: "FAMILY", prio: 1}}, statsCols...)
+	tb := textTable{cols: append([]textCol{{}, {head: "ADDRESS"}, {head: "FAMILY", prio: 1}}, statsCols...)}
 	for _, tv := range v.Targets {
-		t.heading("BY ENDPOINT  " + tv.Target)
-		var rows [][]string
-		var failing []bool
-		var notes []string
+		tb.sections = append(tb.sections, tableSection{at: len(tb.rows), title: "BY ENDPOINT  " + tv.Target})
 		for _, e := range tv.Rows {
-			rows = append(rows, append([]string{markOf(e.Failing), e.Label, strings.ToLower(e.Family)}, statsCells(&e)...))
-			failing = append(failing, e.Failing)
+			tb.rows = append(tb.rows, append([]string{markOf(e.Failing), e.Label, strings.ToLower(e.Family)}, statsCells(&e)...))
+			tb.failing = append(tb.failing, e.Failing)
 			if e.DNSNote != "" {
-				notes = append(notes, e.Label+" "+e.DNSNote)
+				tb.notes = append(tb.notes, tableNote{after: len(tb.rows), text: e.Label + " " + e.DNSNote})
 			}
 		}
-		t.table(textTable{cols: cols, rows: rows, failing: failing})
-		for _, n := range notes {
-			t.para("", "   ", n, 6)
-		}
 	}
+	t.table(tb)
 }
 
 // who says who answered the failures: "✗ 20 × 502 Azure Application Gateway
@@ -463,31 +479,65 @@ func orDash(s string) string {
 	return s
 }
 
-// gate shows the release gate: its summary, then each check that did not pass.
+// gate shows the release gate: its summary, then every check, those that
+// did not pass first (marked ✗); a passing gate lists what it passed.
 func (t *textWriter) gate(v *View) {
 	g := v.Gate
 	if g.Summary == "" {
 		return
 	}
-	code := ansiBold
-	if !g.Passed {
-		code = AnsiRed + ansiBold
-	}
 	t.printf("\n")
-	t.para(code, "THRESHOLDS", g.Summary, 2)
-	for _, l := range g.Lines {
-		t.failing(" "+failMark, l, 4)
+	t.para(t.gateCode(g), "RELEASE GATE", g.Summary, 2)
+	cols := []textCol{{}, {head: "CHECK"}, {head: "SCOPE"}, {head: "MEASURED", right: true}, {head: "LIMIT", right: true}, {head: "RESULT"}}
+	var rows [][]string
+	var failing []bool
+	scope := 0 // the widest scope that fits beside the other columns
+	result := map[string]string{report.ThresholdOK: "passed", report.ThresholdBreached: "breached", report.ThresholdNotJudged: "not judged"}
+	for _, c := range g.Checks {
+		rows = append(rows, []string{markOf(!c.OK), c.Name, c.Where, c.Value, c.Limit, orDash(result[c.Status])})
+		failing = append(failing, !c.OK)
 	}
+	other := 1 + 2*(len(cols)-1)
+	for i := range cols {
+		if i == 2 {
+			continue
+		}
+		w := runes(cols[i].head)
+		for _, row := range rows {
+			w = max(w, runes(row[i]))
+		}
+		other += w
+	}
+	scope = max(t.width-other, 12)
+	for i, c := range g.Checks {
+		if c.WhereURL != "" { // the address whole, the URL as short as fits
+			rows[i][2] += " " + cutMiddle(c.WhereURL, max(scope-runes(c.Where)-1, 5))
+		}
+	}
+	t.table(textTable{cols: cols, rows: rows, failing: failing})
+}
+
+// gateCode is the style of the gate's summary: red when it did not pass.
+func (t *textWriter) gateCode(g GateView) string {
+	if !g.Passed {
+		return AnsiRed + ansiBold
+	}
+	return ansiBold
+}
+
+// verdictCode is the style of the verdict's label: red when it found
+// failures.
+func verdictCode(st VerdictView) string {
+	if st.Tone == "bad" || st.Tone == "warn" {
+		return AnsiRed + ansiBold
+	}
+	return ansiBold
 }
 
 func (t *textWriter) verdict(v *View) {
 	st := v.Verdict
-	code := ansiBold
-	if st.Tone == "bad" || st.Tone == "warn" {
-		code = AnsiRed + ansiBold
-	}
 	t.printf("\n")
-	t.para(code, "VERDICT "+strings.ToUpper(st.Status), st.Summary, 2)
+	t.para(verdictCode(st), "VERDICT "+strings.ToUpper(st.Status), st.Summary, 2)
 	for _, n := range st.Notes {
 		t.para("", " ·", n, 3)
 	}
@@ -518,6 +568,24 @@ type textTable struct {
 	// spans marks rows whose only cell is the second one (a sub-heading,
 	// such as the URL of the rows below): it takes the whole line.
 	spans bool
+	// sections split the rows into tables of one layout, each under its
+	// heading and the column heads; none: one table without a heading.
+	sections []tableSection
+	// notes are lines of prose after the sections' rows, each after the
+	// row it follows and before the next section.
+	notes []tableNote
+}
+
+// tableSection starts a table, at row at, with a heading.
+type tableSection struct {
+	at    int
+	title string
+}
+
+// tableNote is a line of prose under a table, after its first after rows.
+type tableNote struct {
+	after int
+	text  string
 }
 
 // listFloor is how narrow a list column gets before a narrow layout drops
@@ -635,10 +703,26 @@ func (t *textWriter) table(tb textTable) {
 		head[i] = c.head
 		hasHead = hasHead || c.head != ""
 	}
-	if hasHead {
+	next := 0 // the next section
+	notes := tb.notes
+	flush := func(upTo int) { // the notes of the rows before upTo
+		for len(notes) > 0 && notes[0].after <= upTo {
+			t.para("", "   ", notes[0].text, 6)
+			notes = notes[1:]
+		}
+	}
+	if hasHead && len(tb.sections) == 0 {
 		t.printf("%s\n", t.style(ansiBold, line(head)))
 	}
 	for i, row := range tb.rows {
+		for next < len(tb.sections) && tb.sections[next].at == i {
+			flush(i)
+			t.heading(tb.sections[next].title)
+			if hasHead {
+				t.printf("%s\n", t.style(ansiBold, line(head)))
+			}
+			next++
+		}
 		var s string
 		if spanning(row) {
 			s = " " + cutMiddle(row[1], t.width-1)
@@ -650,6 +734,7 @@ func (t *textWriter) table(tb textTable) {
 		}
 		t.printf("%s\n", s)
 	}
+	flush(len(tb.rows))
 }
 
 // cutList shortens a space-separated list to at most n runes by dropping

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"pinprobe/internal/check"
 	"pinprobe/internal/fixture"
+	"pinprobe/report"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,18 +16,26 @@ import (
 	"unicode/utf8"
 )
 
-// TestTextGolden renders the golden report at 80 and 120 columns: every
-// line fits, and the output is what testdata holds.
+// TestTextGolden renders the golden report, and the demo's incident
+// (insideReport: an address, an instance and connections to blame, a
+// release gate), at 80 and 120 columns: every line fits, and the output is
+// what testdata holds.
 func TestTextGolden(t *testing.T) {
 	for _, width := range []int{80, 120} {
-		t.Run(strconv.Itoa(width), func(t *testing.T) { checkTextGolden(t, width) })
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			checkTextGolden(t, fixture.GoldenReport(t), Options{Width: width}, fmt.Sprintf("text-%d.golden", width))
+		})
+		t.Run("inside-"+strconv.Itoa(width), func(t *testing.T) {
+			checkTextGolden(t, insideReport(t), Options{Width: width}, fmt.Sprintf("text-inside-%d.golden", width))
+		})
 	}
 }
 
-func checkTextGolden(t *testing.T, width int) {
-	rep := fixture.GoldenReport(t)
+func checkTextGolden(t *testing.T, rep *report.Report, o Options, name string) {
+	t.Helper()
+	width := o.Width
 	var buf bytes.Buffer
-	if err := Text(Options{Width: width})(&buf, rep); err != nil {
+	if err := Text(o)(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
 	for i, line := range strings.Split(buf.String(), "\n") {
@@ -34,7 +43,7 @@ func checkTextGolden(t *testing.T, width int) {
 			t.Errorf("line %d is %d columns wide; want at most %d: %q", i+1, n, width, line)
 		}
 	}
-	golden := filepath.Join("testdata", fmt.Sprintf("text-%d.golden", width))
+	golden := filepath.Join("testdata", name)
 	if *fixture.Update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
@@ -45,7 +54,7 @@ func checkTextGolden(t *testing.T, width int) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run go test ./report -run TestTextGolden -update to create it)", err)
+		t.Fatalf("%v (run go test ./report/render -run TestTextGolden -update to create it)", err)
 		return
 	}
 	if got := buf.String(); got != string(want) {
@@ -155,5 +164,44 @@ func TestCutList(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if n := after.TotalAlloc - before.TotalAlloc; n > 20*uint64(len(long)) && !check.Race {
 		t.Errorf("cutList of 20,000 items (%d bytes) allocated %d bytes; want a small multiple", len(long), n)
+	}
+}
+
+// TestTextStartsWithTheVerdict: the text report's first line, wrapped to
+// the width, is the verdict: how many requests failed and the headline,
+// which names every suspect; then the release gate's outcome, when there
+// is one; the whole verdict still comes last.
+func TestTextStartsWithTheVerdict(t *testing.T) {
+	ok := fixture.GoldenReport(t)
+	ok.Verdict = report.Verdict{Status: report.VerdictOK, Summary: "0 failures in 130 requests."}
+	for _, tt := range []struct {
+		name string
+		r    *report.Report
+		want string
+	}{
+		{"inside", insideReport(t), "VERDICT CONCENTRATED 60 of 144 requests failed (41.7%): IPv6 (2001:db8::1) answers 502; X-Served-By: gw-3 behind 192.0.2.2 answers 502 (on 3 of 12 connections) RELEASE GATE FAILED: 6 of 13 checks breached"},
+		{"golden", fixture.GoldenReport(t), "VERDICT CONCENTRATED 36 of 130 requests failed (27.7%): 2001:db8::7 (sign.example.com/) answers 502"},
+		{"ok", ok, "VERDICT OK 36 of 130 requests failed"},
+	} {
+		if tt.name == "ok" {
+			tt.r.Totals.Failed = 0
+			tt.want = "VERDICT OK 0 of 130 requests failed"
+		}
+		if tt.r.Verdict.Status == report.VerdictConcentrated && !strings.Contains(tt.want, " requests failed ("+pct(tt.r.Totals.FailureRate, tt.r.Totals.Requests)+"): "+tt.r.Verdict.Headline) {
+			t.Fatalf("%s: the test's line %q does not hold the headline %q", tt.name, tt.want, tt.r.Verdict.Headline)
+		}
+		for _, width := range []int{80, 120} {
+			var b strings.Builder
+			if err := writeText(&b, tt.r, Options{Width: width}); err != nil {
+				t.Fatal(err)
+			}
+			top, _, _ := strings.Cut(b.String(), "\npinprobe ")
+			if got := strings.Join(strings.Fields(top), " "); got != tt.want {
+				t.Errorf("%s at %d columns: the report starts\n%s\nwant\n%s", tt.name, width, top, tt.want)
+			}
+			if i := strings.LastIndex(b.String(), "\nVERDICT "+strings.ToUpper(tt.r.Verdict.Status)+" "+tt.r.Verdict.Summary[:10]); i < len(b.String())/2 {
+				t.Errorf("%s at %d columns: the whole verdict is not at the end", tt.name, width)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"pinprobe/report"
 	"pinprobe/report/phrase"
 	"pinprobe/report/stat"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,14 +26,23 @@ type View struct {
 	Run      RunView
 	// Inputs are the reports a merged report was made from, and Notes say
 	// where the merge is less than exact; both empty for a single run.
-	Inputs   []InputRow
-	Notes    []string
+	Inputs []InputRow
+	Notes  []string
+	// Vantage is where a run was probed from (report.Report.Vantage), or
+	// the one vantage of every run of a merge; "" when none is named.
+	Vantage string
+	// Vantages break a merge of runs from several vantage points down by
+	// vantage; empty otherwise.
+	Vantages []VantageRow
 	DNS      []DNSRow
 	Families []StatsRow // each family, then the total
 	Targets  []TargetView
 	Who      []WhoRow
 	Phases   []PhaseRow
 	Timeline TimelineView
+	// OverTime is each family and suspect over time: requests, failures,
+	// p50 and p99 per slice of the run.
+	OverTime OverTimeView
 	Samples  []SampleGroup
 	Tests    []TestRow
 	// TestsHow says how the tests were made.
@@ -62,6 +72,11 @@ type VerdictView struct {
 	// Headline names every suspect and how it fails (the verdict's own
 	// headline), or says the status in a few words when there is none.
 	Headline string
+	// Line is the verdict in one line, for the top of a report: how many
+	// requests failed, and the headline when something failed: "63 of
+	// 150 requests failed (42.0%): IPv6 (::1) answers 502; …"; "" when the
+	// report has no verdict.
+	Line     string
 	Summary  string
 	Suspects []SuspectRow
 	// Notes are the further findings, in sentences: what the data cannot
@@ -167,6 +182,13 @@ type GateView struct {
 type ThresholdRow struct {
 	Name, Scope, Limit, Value, Status string
 	OK                                bool
+	// Words say the check in a line: "max-p99, total: 1.62ms ≤ 800ms".
+	Words string
+	// Where is Scope said shortly: an endpoint by its address, "::1";
+	// "total", "family ipv6", "verdict" as they are. WhereURL is the
+	// endpoint's URL as short as tells it apart (ShortURL) when the run
+	// has several, else "".
+	Where, WhereURL string
 }
 
 // RunView is what ran, and when.
@@ -208,8 +230,15 @@ type RunView struct {
 
 // DNSRow is one resolved host:port, and one line per change seen.
 type DNSRow struct {
-	Host      string // host:port
-	Source    string
+	Host   string // host:port
+	Source string
+	// Inputs name the inputs of a merged report that resolved the host
+	// so, one row for all those whose answers are the same; nil in a
+	// single run's report.
+	Inputs []string
+	// Where says Source and Inputs as a parenthesis says them: "system",
+	// "demo, in a.json and b.json".
+	Where     string
 	Addresses string // or "no addresses: why"
 	Failed    bool
 	Changes   []DNSChangeRow
@@ -366,6 +395,7 @@ func NewView(r *report.Report) *View {
 	v.dns(r)
 	v.families(r)
 	v.endpoints(r, targets)
+	v.vantages(r)
 	v.who(r)
 	v.phases(r)
 	v.timeline(r)
@@ -375,6 +405,7 @@ func NewView(r *report.Report) *View {
 	v.groups(r)
 	v.conns(r)
 	v.logs(r)
+	v.overTime(r)
 	return v
 }
 
@@ -394,6 +425,7 @@ func (v *View) verdict(r *report.Report) {
 		v.Verdict.Tone = "good"
 	}
 	v.Verdict.Level = phrase.Capitalize(levelWords(vd.Level))
+	v.Verdict.Line = verdictLine(vd, &r.Totals)
 	for _, s := range vd.Suspects {
 		row := SuspectRow{Kind: s.Kind, Target: s.Target, How: s.How, Agrees: s.Agrees,
 			Failed: fmt.Sprintf("%d of %d requests failed", s.Failed, s.Requests),
@@ -433,6 +465,9 @@ func headlineOf(v *report.Verdict) string {
 	case report.VerdictNoData:
 		return "no data"
 	case report.VerdictSpread:
+		if v.Headline != "" { // a vantage that sees them fail, in a merge
+			return "failures not attributable to one address; " + v.Headline
+		}
 		return "failures not attributable to one address"
 	case report.VerdictConcentrated:
 		if v.Headline != "" {
@@ -443,6 +478,21 @@ func headlineOf(v *report.Verdict) string {
 		return "no verdict"
 	}
 	return v.Status
+}
+
+// verdictLine is VerdictView.Line: the failures counted, then the
+// headline, which names every suspect.
+func verdictLine(vd *report.Verdict, t *report.Stats) string {
+	failed := fmt.Sprintf("%d of %d request%s failed", t.Failed, t.Requests, phrase.Plural(int(t.Requests)))
+	switch vd.Status {
+	case "":
+		return ""
+	case report.VerdictNoData:
+		return "no request was sent"
+	case report.VerdictOK:
+		return failed
+	}
+	return failed + " (" + pct(t.FailureRate, t.Requests) + "): " + headlineOf(vd)
 }
 
 // levelWords says a verdict's level: "a difference counts as significant
@@ -505,6 +555,54 @@ func (v *View) groups(r *report.Report) {
 		t := &v.Groups[len(v.Groups)-1]
 		t.Rows = append(t.Rows, row)
 	}
+	// Each header's values in the order a reader looks for them (gw-1,
+	// gw-2, …, gw-10), not by their counts (gw-2, gw-3, gw-4, gw-1), and
+	// the values past the cap last.
+	for _, t := range v.Groups {
+		sort.SliceStable(t.Rows, func(i, j int) bool {
+			a, b := t.Rows[i].Label, t.Rows[j].Label
+			if (a == report.OtherValues) != (b == report.OtherValues) {
+				return b == report.OtherValues
+			}
+			return naturalLess(a, b)
+		})
+	}
+}
+
+// naturalLess orders strings as a person would: runs of digits by their
+// value ("gw-2" before "gw-10"), the rest byte by byte.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			if da != db { // "01" and "1": the shorter first, to be total
+				return da < db
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+// digitRun is how many ASCII digits s starts with.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 func (v *View) conns(r *report.Report) {
@@ -536,9 +634,21 @@ func (v *View) gate(r *report.Report) {
 		return
 	}
 	breached, unjudged := 0, 0
+	where := map[string]*report.Endpoint{} // an endpoint's scope, as CheckLimits names it
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		where["endpoint "+e.Address+" ("+e.Target+")"] = e
+	}
 	for i := range r.Thresholds {
 		t := &r.Thresholds[i]
-		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Status: t.Status, OK: t.OK}
+		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Status: t.Status, OK: t.OK,
+			Words: thresholdWords(t), Where: t.Scope}
+		if e := where[t.Scope]; e != nil {
+			row.Where = e.Address
+			if v.MultiURL {
+				row.WhereURL = v.short[e.Target]
+			}
+		}
 		if t.Value != nil {
 			row.Value = thresholdValue(t, *t.Value)
 		}
@@ -549,7 +659,7 @@ func (v *View) gate(r *report.Report) {
 			unjudged++
 		}
 		if !t.OK {
-			v.Gate.Lines = append(v.Gate.Lines, thresholdWords(t))
+			v.Gate.Lines = append(v.Gate.Lines, row.Words)
 		}
 		v.Gate.Checks = append(v.Gate.Checks, row)
 	}
@@ -654,8 +764,37 @@ func (v *View) dns(r *report.Report) {
 			row.Missed = fmt.Sprintf("%d of %d look%s of --re-resolve got no addresses in time, %s UTC (%s): a change then went unseen",
 				m.Looks, d.Looks, phrase.Plural(int(d.Looks)), when, m.Error)
 		}
+		// The inputs of a merge that saw the same answer share one row,
+		// which names them: two identical lines named neither.
+		if d.Input != "" {
+			if i := sameDNS(v.DNS, &row); i >= 0 {
+				v.DNS[i].Inputs = append(v.DNS[i].Inputs, d.Input)
+				continue
+			}
+			row.Inputs = []string{d.Input}
+		}
 		v.DNS = append(v.DNS, row)
 	}
+	for i := range v.DNS {
+		d := &v.DNS[i]
+		d.Where = d.Source
+		if len(d.Inputs) > 0 {
+			d.Where += ", in " + phrase.JoinAnd(phrase.CapItems(slices.Clone(d.Inputs), 4))
+		}
+	}
+}
+
+// sameDNS is the index of the row of rows (of a merge's inputs) that says
+// what row says, -1 when none does.
+func sameDNS(rows []DNSRow, row *DNSRow) int {
+	for i := range rows {
+		r := &rows[i]
+		if r.Inputs != nil && r.Host == row.Host && r.Source == row.Source && r.Addresses == row.Addresses &&
+			r.Failed == row.Failed && len(r.Changes) == 0 && len(row.Changes) == 0 && r.Missed == "" && row.Missed == "" {
+			return i
+		}
+	}
+	return -1
 }
 
 // statsRow formats s under label.

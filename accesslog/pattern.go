@@ -1,0 +1,437 @@
+package accesslog
+
+import (
+	"strconv"
+	"strings"
+)
+
+// A pattern is a log format compiled: literals and fields in the order a
+// line has them. A line matches when every literal is where the format
+// puts it and every field's value has its shape; where a literal also
+// occurs inside a value (a space in $time_local) the matcher tries the
+// next occurrence, within a budget of steps a line, so no line costs more
+// than a bounded amount of work.
+type pattern struct {
+	parts  []part
+	fields int   // how many parts are fields
+	logged Field // what the format logs
+	// prefix lets a line go on past the format, after a space.
+	prefix bool
+}
+
+// part is a literal (field == nil) or a field.
+type part struct {
+	lit   string
+	field *field
+}
+
+// field is one variable of a format.
+type field struct {
+	name   string // as the format wrote it: "$remote_addr", "%ci"
+	shape  shape
+	quoted bool // the variable writes its own double quotes (HAProxy's %{+Q})
+	// optLead, when set, is what comes before the field in the format
+	// (HAProxy's space before %hr): the field and it are both absent
+	// from a line where the field has no value (no header captured).
+	optLead string
+	// set stores a matched value, "" for the log's "-".
+	set func(r *Record, v string, st *matchState)
+}
+
+// shape is what a field's value may look like.
+type shape int
+
+const (
+	shapeText   shape = iota // anything
+	shapeToken               // no space
+	shapeAddr                // an IP address
+	shapePort                // a port number
+	shapeStatus              // an HTTP status
+	shapeNumber              // a number: digits, a sign, a point
+)
+
+// matchBudget bounds the steps one line may cost the matcher.
+const matchBudget = 4096
+
+// matchState carries what the setters of one line share: time parts that
+// come in several fields (HAProxy's %Ts and %ms), and a client address
+// that a later field overrides (nginx's $realip_remote_addr).
+type matchState struct {
+	end, start   timePart
+	unixSec      int64
+	unixMS       int
+	hasUnix      bool
+	proxyAddr    string
+	proxyPort    string
+	realAddr     string
+	realPort     string
+	statuses     string
+	tries        string
+	requestTime  string
+	serverAddr   string
+	serverPortS  string
+	serverName   string
+	upstreamTime string
+	beName       string
+	srvName      string
+	srvIP        string
+	srvPort      string
+}
+
+// setEnd keeps the finest of the end times a format logs ($msec beside
+// $time_local).
+func (st *matchState) setEnd(t timePart) {
+	if st.end.s == "" || t.res < st.end.res {
+		st.end = t
+	}
+}
+
+// timePart is one time a format logs.
+type timePart struct {
+	s      string
+	layout string
+	res    int // resolution, in milliseconds
+	noZone bool
+}
+
+// match matches line against p, filling r. It reports whether the line
+// matched.
+func (p *pattern) match(line string, r *Record) bool {
+	m := matcher{p: p, line: line, vals: make([]string, len(p.parts))}
+	if !m.at(0, 0) {
+		return false
+	}
+	st := &matchState{}
+	for i, pt := range p.parts {
+		if pt.field != nil && pt.field.set != nil {
+			pt.field.set(r, dash(m.vals[i]), st)
+		}
+	}
+	return st.finish(r)
+}
+
+type matcher struct {
+	p     *pattern
+	line  string
+	vals  []string
+	steps int
+}
+
+// at reports whether parts[i:] match line[pos:], recording field values.
+func (m *matcher) at(i, pos int) bool {
+	m.steps++
+	if m.steps > matchBudget {
+		return false
+	}
+	parts := m.p.parts
+	if i == len(parts) {
+		// A predefined format may be followed by more fields, which a
+		// configuration appends to it (combined and "$request_time").
+		return pos == len(m.line) || m.p.prefix && m.line[pos] == ' '
+	}
+	pt := parts[i]
+	if pt.field == nil {
+		return strings.HasPrefix(m.line[pos:], pt.lit) && m.at(i+1, pos+len(pt.lit))
+	}
+	f := pt.field
+	rest := m.line[pos:]
+	if f.optLead != "" {
+		// Captured headers in braces, or nothing: the braces go to the
+		// first such field (%hr before %hs).
+		if strings.HasPrefix(rest, f.optLead+"{") {
+			if end := strings.IndexByte(rest, '}'); end >= 0 {
+				m.vals[i] = rest[len(f.optLead) : end+1]
+				if m.at(i+1, pos+end+1) {
+					return true
+				}
+			}
+		}
+		m.vals[i] = ""
+		return m.at(i+1, pos)
+	}
+	if f.quoted {
+		// A quoted field is in quotes, or "-".
+		if !strings.HasPrefix(rest, `"`) {
+			if !strings.HasPrefix(rest, "-") {
+				return false
+			}
+			m.vals[i] = "-"
+			return m.at(i+1, pos+1)
+		}
+		end := closingQuote(rest)
+		if end < 0 {
+			return false
+		}
+		m.vals[i] = unquote(rest[1:end])
+		return m.at(i+1, pos+end+1)
+	}
+	if i+1 == len(parts) {
+		m.vals[i] = rest
+		return f.shape.fits(rest)
+	}
+	// A value of a bounded shape is short, and a token ends at a space:
+	// no longer value can fit, so none is tried (a line of 64 KiB of
+	// colons costs no more than a short one).
+	limit := f.shape.maxLen()
+	if f.shape == shapeToken {
+		if sp := strings.IndexAny(rest, " \t"); sp >= 0 && (limit < 0 || sp < limit) {
+			limit = sp
+		}
+	}
+	next := parts[i+1]
+	if next.field != nil {
+		// Two fields with nothing between them: try every split.
+		for k := 0; k <= len(rest) && (limit < 0 || k <= limit); k++ {
+			if v := rest[:k]; f.shape.fits(v) {
+				m.vals[i] = v
+				if m.at(i+1, pos+k) {
+					return true
+				}
+			}
+			if m.steps > matchBudget {
+				return false
+			}
+		}
+		return false
+	}
+	for k := 0; k <= len(rest); {
+		j := strings.Index(rest[k:], next.lit)
+		if j < 0 {
+			return false
+		}
+		k += j
+		if limit >= 0 && k > limit {
+			return false
+		}
+		v := rest[:k]
+		if next.lit[0] == '"' && k > 0 && rest[k-1] == '\\' {
+			// An escaped quote inside the value: not its end.
+			k++
+			continue
+		}
+		if !f.shape.fits(v) {
+			if f.shape != shapeText && strings.ContainsRune(v, ' ') {
+				return false // a longer value cannot fit either
+			}
+		} else {
+			m.vals[i] = v
+			if m.at(i+1, pos+k) {
+				return true
+			}
+		}
+		if m.steps > matchBudget {
+			return false
+		}
+		k++
+	}
+	return false
+}
+
+// maxLen is the longest value of the shape; -1 when unbounded.
+func (s shape) maxLen() int {
+	switch s {
+	case shapeAddr:
+		return 64 // an IPv6 address with a zone, in brackets
+	case shapePort:
+		return 5
+	case shapeStatus:
+		return 3
+	case shapeNumber:
+		return 40
+	}
+	return -1
+}
+
+// fits reports whether v may be a value of the shape ("-" always is).
+func (s shape) fits(v string) bool {
+	if v == "-" {
+		return true
+	}
+	switch s {
+	case shapeToken:
+		return v != "" && !strings.ContainsAny(v, " \t")
+	case shapeAddr:
+		_, ok := parseAddr(v)
+		return ok
+	case shapePort:
+		_, ok := parsePort(v)
+		return ok
+	case shapeStatus:
+		if v == "-1" || v == "0" || v == "000" {
+			return true
+		}
+		_, ok := parseStatus(v)
+		return ok
+	case shapeNumber:
+		if v == "" {
+			return false
+		}
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// closingQuote is the index of the quote that ends s, which starts with
+// one; -1 when there is none.
+func closingQuote(s string) int {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+// unquote undoes the escapes of a quoted value: \" and \\.
+func unquote(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// finish sets what the fields of a line give together: its time, the
+// client as the gateway took it, the listener, the backends tried.
+func (st *matchState) finish(r *Record) bool {
+	if st.proxyAddr != "" {
+		st.realAddr, st.realPort = st.proxyAddr, st.proxyPort
+	}
+	if st.realAddr != "" {
+		if a, ok := parseAddr(st.realAddr); ok {
+			r.Client = a
+			r.ClientPort = 0
+		}
+		if p, ok := parsePort(st.realPort); ok {
+			r.ClientPort = p
+		}
+	}
+	r.Duration = -1
+	if st.requestTime != "" {
+		if d, ok := seconds(st.requestTime); ok {
+			r.Duration = d
+		}
+	}
+	switch {
+	case st.start.s != "":
+		t, ok := parseTime(st.start.s, st.start.layout)
+		if !ok {
+			return false
+		}
+		r.Time, r.Resolution, r.NoZone = t, msDuration(st.start.res), st.start.noZone
+	case st.hasUnix:
+		r.Time, r.Resolution = unixTime(st.unixSec, st.unixMS), msDuration(1)
+	case st.end.s != "":
+		t, ok := parseTime(st.end.s, st.end.layout)
+		if !ok {
+			return false
+		}
+		r.Time, r.Resolution, r.NoZone, r.AtEnd = t, msDuration(st.end.res), st.end.noZone, true
+		if r.Duration >= 0 {
+			r.Time, r.AtEnd = r.Time.Add(-r.Duration), false
+		}
+	}
+	if st.serverAddr != "" || st.serverPortS != "" {
+		a, okA := parseAddr(st.serverAddr)
+		p, okP := parsePort(st.serverPortS)
+		switch {
+		case okA && okP:
+			r.Server = addrPort(a, p)
+		case okP:
+			r.ServerPort = p
+		}
+	}
+	if r.Server.IsValid() {
+		r.ServerPort = r.Server.Port()
+	}
+	if r.Listener == "" {
+		switch {
+		case r.Server.IsValid():
+			r.Listener = r.Server.String()
+		case r.ServerPort != 0 && st.serverName != "":
+			r.Listener = st.serverName + ":" + strconv.Itoa(int(r.ServerPort))
+		case r.ServerPort != 0:
+			r.Listener = ":" + strconv.Itoa(int(r.ServerPort))
+		case st.serverName != "":
+			r.Listener = st.serverName
+		}
+	}
+	if st.tries != "" {
+		r.Tries = upstreamTries(st.tries, st.statuses)
+	}
+	if st.beName != "" || st.srvName != "" || st.srvIP != "" {
+		if t, ok := haproxyServer(st); ok {
+			r.Tries = []Try{t}
+		}
+	}
+	return true
+}
+
+// haproxyServer is the server a HAProxy line names: backend/server, with
+// its address and port when the format logs them; none for "<NOSRV>" (no
+// server was chosen: HAProxy answered itself).
+func haproxyServer(st *matchState) (Try, bool) {
+	t := Try{Backend: st.beName}
+	switch {
+	case st.srvName == "<NOSRV>" || st.srvName == "":
+		if a, ok := parseAddr(st.srvIP); ok {
+			p, _ := parsePort(st.srvPort)
+			t.Addr = addrPort(a, p)
+			t.Backend = t.Addr.String()
+			return t, true
+		}
+		return Try{}, false
+	case st.beName != "":
+		t.Backend = st.beName + "/" + st.srvName
+	default:
+		t.Backend = st.srvName
+	}
+	if a, ok := parseAddr(st.srvIP); ok {
+		if p, ok := parsePort(st.srvPort); ok {
+			t.Addr = addrPort(a, p)
+		}
+	}
+	return t, true
+}
+
+// upstreamTries pairs nginx's $upstream_addr with $upstream_status: both
+// list every upstream tried, ", " between the servers of one upstream
+// group and " : " between groups (after an internal redirect).
+func upstreamTries(addrs, statuses string) []Try {
+	split := func(s string) []string {
+		var out []string
+		for _, group := range strings.Split(s, " : ") {
+			for _, a := range strings.Split(group, ", ") {
+				out = append(out, strings.TrimSpace(a))
+			}
+		}
+		return out
+	}
+	as, ss := split(addrs), split(statuses)
+	var out []Try
+	for i, a := range as {
+		if a == "" || a == "-" {
+			continue
+		}
+		t := Try{Backend: a}
+		t.Addr, _ = parseAddrPort(a)
+		if i < len(ss) && ss[i] != "-" {
+			t.Status = ss[i]
+		}
+		out = append(out, t)
+	}
+	return out
+}

@@ -1,0 +1,593 @@
+package accesslog
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// MaxLine is the longest line (or CSV or JSON record) a Reader reads;
+// longer ones are skipped and counted, never held.
+const MaxLine = 64 << 10
+
+// detectLines is how many lines of a log Open reads to tell its format.
+const detectLines = 100
+
+// maxSkippedAt is how many line numbers of lines that did not parse
+// Stats keeps.
+const maxSkippedAt = 5
+
+// Options say what Open reads.
+type Options struct {
+	// Kind is the log's kind; "" detects it from the first lines.
+	Kind Kind
+	// Format is a custom format: an nginx log_format string, or a
+	// HAProxy log-format string. Its kind is Kind, else told by its
+	// variables ($name for nginx, %name for HAProxy).
+	Format string
+	// Vars are variables of the nginx configuration's own (map, set)
+	// that Format may name.
+	Vars []string
+	// MaxLine bounds a line; 0 means MaxLine.
+	MaxLine int
+}
+
+// Stats count what a Reader read.
+type Stats struct {
+	Lines   int64 // lines read (JSON: records)
+	Records int64 // requests parsed
+	Skipped int64 // lines that did not parse as the format
+	TooLong int64 // lines longer than MaxLine, skipped
+	// Other counts the records of a gateway's other logs (an Azure
+	// firewall or performance record in the same table).
+	Other int64
+	// SkippedAt are the numbers of the first lines that did not parse.
+	SkippedAt []int64
+	// Err is what ended the reading before the end of the file (a
+	// truncated gzip stream); nil when it was read whole.
+	Err error
+}
+
+// Reader reads the Records of one access log.
+type Reader struct {
+	kind   Kind
+	format string // what it reads, in words: "nginx combined", "Azure AGWAccessLogs (CSV)"
+	logged Field
+	gz     bool
+	st     Stats
+	max    int
+
+	src   *bufio.Reader
+	ahead []aheadLine // lines read to detect the format, given back first
+	line  int64       // the number of the last line read
+	buf   []byte      // readLine's, reused
+
+	next func(*Record) error
+}
+
+// aheadLine is a line read ahead, and its number.
+type aheadLine struct {
+	b []byte
+	n int64
+}
+
+// ErrFormat is returned by Open for a log in no format it knows.
+var ErrFormat = errors.New("no known access-log format")
+
+var errTooLong = errors.New("line too long")
+
+// Open starts reading the access log r (plain or gzip-compressed) as o
+// says. It refuses a custom format that does not compile, and a log whose
+// first lines are in no known format (ErrFormat), naming what it tried.
+func Open(r io.Reader, o Options) (*Reader, error) {
+	lr := &Reader{max: o.MaxLine}
+	if lr.max <= 0 {
+		lr.max = MaxLine
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		lr.gz = true
+		br = bufio.NewReaderSize(gz, 64<<10)
+	}
+	lr.src = br
+	kind := o.Kind
+	if o.Format != "" {
+		if kind == "" {
+			kind = formatKind(o.Format)
+		}
+		var p *pattern
+		var err error
+		switch kind {
+		case Nginx:
+			p, err = compileNginx(o.Format, o.Vars)
+			lr.format = "nginx log_format"
+		case HAProxy:
+			p, err = compileHAProxy(o.Format)
+			lr.format = "HAProxy log-format"
+		case "":
+			return nil, errors.New("--log-format: names neither nginx variables ($remote_addr) nor HAProxy's (%ci): say which with --log-type nginx or haproxy")
+		default:
+			return nil, fmt.Errorf("--log-format is for nginx and HAProxy logs; %s logs have a format of their own", kind)
+		}
+		if err != nil {
+			return nil, err
+		}
+		lr.kind, lr.logged = kind, p.logged
+		lr.linesOf(func(line string, rec *Record) bool { return matchLine(p, line, rec, kind == HAProxy) })
+		return lr, nil
+	}
+	if err := lr.detect(kind); err != nil {
+		return nil, err
+	}
+	return lr, nil
+}
+
+// CheckFormat compiles a custom format as Open would, without a log: the
+// error Open would return for it, nil when it compiles.
+func CheckFormat(o Options) error {
+	if o.Format == "" {
+		return nil
+	}
+	_, err := Open(strings.NewReader(""), o)
+	return err
+}
+
+// formatKind tells a custom format's kind by its variables.
+func formatKind(f string) Kind {
+	n := strings.Count(f, "$") - strings.Count(f, `\$`)
+	h := strings.Count(f, "%") - strings.Count(f, "%%")*2
+	switch {
+	case n > 0 && h == 0:
+		return Nginx
+	case h > 0 && n == 0:
+		return HAProxy
+	case strings.Contains(f, "$remote_addr") || strings.Contains(f, "$time_"):
+		return Nginx
+	case strings.Contains(f, "%ci") || strings.Contains(f, "%tr"):
+		return HAProxy
+	}
+	return ""
+}
+
+// Kind is the log's kind.
+func (r *Reader) Kind() Kind { return r.kind }
+
+// Format says which format it reads, in words.
+func (r *Reader) Format() string { return r.format }
+
+// Gzip reports whether the log was gzip-compressed.
+func (r *Reader) Gzip() bool { return r.gz }
+
+// Logged is what the format logs of what a join reads.
+func (r *Reader) Logged() Field { return r.logged }
+
+// Stats returns the counts so far.
+func (r *Reader) Stats() Stats { return r.st }
+
+// Next reads the next request into rec, which it resets first; io.EOF
+// at the end of the log (or where a truncated gzip stream ends: see
+// Stats.Err). Lines that do not parse are counted and skipped.
+func (r *Reader) Next(rec *Record) error { return r.next(rec) }
+
+// lineFormats are the line formats detect tries, in order.
+var lineFormats = []struct {
+	kind   Kind
+	name   string
+	logged Field
+	parse  func(line string, rec *Record) bool
+}{
+	{Nginx, "nginx combined", nginxCombined.logged, func(l string, rec *Record) bool { return matchLine(nginxCombined, l, rec, false) }},
+	{HAProxy, "HAProxy httplog", haproxyDefault.logged, parseHAProxyDefault},
+	{ALB, "AWS ALB", FieldTime | FieldClientPort | FieldBackend | FieldBackendStatus | FieldListener | FieldDuration | FieldReason, parseALB},
+}
+
+var (
+	nginxCombined  = prefixed(mustPattern(compileNginx(NginxCombined, nil)))
+	haproxyDefault = mustPattern(compileHAProxy(HAProxyHTTPLog))
+	haproxyHTTPS   = mustPattern(compileHAProxy(haproxyHTTPSLog))
+)
+
+func prefixed(p *pattern) *pattern { p.prefix = true; return p }
+
+func mustPattern(p *pattern, err error) *pattern {
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func parseHAProxyDefault(line string, rec *Record) bool {
+	return matchLine(haproxyDefault, line, rec, true) || matchLine(haproxyHTTPS, line, rec, true)
+}
+
+// matchLine matches one line; a HAProxy line may come with a syslog
+// header, whose host names the instance.
+func matchLine(p *pattern, line string, rec *Record, syslog bool) bool {
+	if p.match(line, rec) {
+		return true
+	}
+	if !syslog {
+		return false
+	}
+	host, msg, ok := syslogHeader(line)
+	if !ok {
+		return false
+	}
+	*rec = Record{Line: rec.Line}
+	if !p.match(msg, rec) {
+		return false
+	}
+	if rec.Instance == "" {
+		rec.Instance = host
+	}
+	return true
+}
+
+// detect tells the log's format from its first bytes and lines (within
+// kind, when it is given) and sets the reader up for it.
+func (r *Reader) detect(kind Kind) error {
+	head, _ := r.src.Peek(512)
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(head) > 0 && (head[0] == '{' || head[0] == '[') && (kind == "" || kind == Azure) {
+		r.kind, r.format = Azure, "Azure Application Gateway (JSON)"
+		r.logged = FieldTime | FieldBackend | FieldBackendStatus | FieldInstance | FieldListener | FieldDuration
+		r.readJSON()
+		return nil
+	}
+	var lines []aheadLine
+	for len(lines) < detectLines {
+		l, err := r.readLine()
+		if errors.Is(err, errTooLong) {
+			r.st.TooLong++
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				r.st.Err = truncated(r.line)
+			} else if !errors.Is(err, io.EOF) {
+				return err
+			}
+			break
+		}
+		if len(bytes.TrimSpace(l)) > 0 {
+			lines = append(lines, aheadLine{bytes.Clone(l), r.line})
+		}
+	}
+	r.ahead = lines
+	if len(lines) > 0 {
+		lines[0].b = bytes.TrimPrefix(lines[0].b, []byte("\xef\xbb\xbf"))
+		if kind == "" || kind == Azure {
+			if cols := csvHeader(lines[0].b); cols != nil {
+				r.kind, r.format = Azure, "Azure Application Gateway (CSV)"
+				r.ahead = r.ahead[1:]
+				r.readCSV(cols)
+				return nil
+			}
+		}
+	}
+	best, bestN := -1, 0
+	for i, f := range lineFormats {
+		if kind != "" && f.kind != kind {
+			continue
+		}
+		n := 0
+		for _, l := range lines {
+			var rec Record
+			if f.parse(string(l.b), &rec) {
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = i, n
+		}
+	}
+	if best < 0 {
+		if len(lines) == 0 && r.st.Err == nil {
+			// An empty log: nothing to read, in whatever format.
+			r.kind, r.format = kind, "empty"
+			r.next = func(*Record) error { return io.EOF }
+			return nil
+		}
+		tried := "nginx combined, HAProxy httplog, Azure Application Gateway CSV or JSON, AWS ALB"
+		if kind != "" {
+			tried = string(kind) + "'s default format"
+		}
+		return fmt.Errorf("%w in its first %d lines (tried %s): give --log-type, and --log-format for a custom nginx or HAProxy format", ErrFormat, len(lines), tried)
+	}
+	f := lineFormats[best]
+	r.kind, r.format, r.logged = f.kind, f.name, f.logged
+	r.linesOf(f.parse)
+	return nil
+}
+
+func truncated(line int64) error {
+	return fmt.Errorf("the gzip stream ends early, after line %d (a log still being written, or cut short): the rest is not read", line)
+}
+
+// readLine returns the next line without its end (valid until the next
+// call), or errTooLong (the line was read to its end and dropped),
+// io.EOF, or the stream's error.
+func (r *Reader) readLine() ([]byte, error) {
+	line := r.buf[:0]
+	n := 0
+	long := false
+	for {
+		chunk, err := r.src.ReadSlice('\n')
+		n += len(chunk)
+		if !long {
+			if n > r.max+2 {
+				long, line = true, line[:0]
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && (n == 0 || !errors.Is(err, io.EOF)) {
+			return nil, err
+		}
+		r.line++
+		r.buf = line[:0]
+		if long {
+			return nil, errTooLong
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if len(line) > r.max {
+			return nil, errTooLong
+		}
+		return line, nil
+	}
+}
+
+// nextLine is readLine after the lines detect read ahead; it counts
+// lines and too long ones, and ends at a truncated gzip stream.
+func (r *Reader) nextLine() ([]byte, int64, error) {
+	for {
+		if len(r.ahead) > 0 {
+			l := r.ahead[0]
+			r.ahead = r.ahead[1:]
+			r.st.Lines++
+			return l.b, l.n, nil
+		}
+		if r.st.Err != nil {
+			return nil, 0, io.EOF
+		}
+		l, err := r.readLine()
+		switch {
+		case errors.Is(err, errTooLong):
+			r.st.TooLong++
+			continue
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			r.st.Err = truncated(r.line)
+			return nil, 0, io.EOF
+		case err != nil:
+			return nil, 0, err
+		}
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		r.st.Lines++
+		return l, r.line, nil
+	}
+}
+
+// linesOf reads the log a line at a time with parse.
+func (r *Reader) linesOf(parse func(string, *Record) bool) {
+	r.next = func(rec *Record) error {
+		for {
+			l, n, err := r.nextLine()
+			if err != nil {
+				return err
+			}
+			*rec = Record{Line: n}
+			if parse(string(l), rec) {
+				r.st.Records++
+				return nil
+			}
+			r.skipped(n)
+		}
+	}
+}
+
+func (r *Reader) skipped(line int64) {
+	r.st.Skipped++
+	if len(r.st.SkippedAt) < maxSkippedAt {
+		r.st.SkippedAt = append(r.st.SkippedAt, line)
+	}
+}
+
+// csvHeader returns the columns of an Azure export's header row; nil when
+// line is no such header.
+func csvHeader(line []byte) []string {
+	if !bytes.Contains(line, []byte(",")) {
+		return nil
+	}
+	cols, err := csv.NewReader(bytes.NewReader(line)).Read()
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, c := range cols {
+		seen[azureNames[azureKey(c)]] = true
+	}
+	if seen["time"] && seen["client"] && seen["status"] {
+		return cols
+	}
+	return nil
+}
+
+// maxCSVLines bounds the physical lines of one CSV record (a quoted field
+// may hold line breaks).
+const maxCSVLines = 64
+
+// readCSV reads an Azure CSV export, its header's columns cols.
+func (r *Reader) readCSV(cols []string) {
+	raw := map[string]bool{}
+	var proto azureRecord
+	for _, c := range cols {
+		raw[strings.TrimSpace(c)] = true
+		proto.set(c, "")
+	}
+	r.format = "Azure " + azureTable(azureShape(raw)) + " (CSV)"
+	r.logged = azureLogged(&proto)
+	r.next = func(rec *Record) error {
+		for {
+			l, n, err := r.nextLine()
+			if err != nil {
+				return err
+			}
+			record := string(l)
+			for i := 0; strings.Count(record, `"`)%2 == 1 && i < maxCSVLines; i++ {
+				more, _, err := r.nextLine()
+				if err != nil {
+					break
+				}
+				if len(record)+len(more) > r.max {
+					record = ""
+					break
+				}
+				record += "\n" + string(more)
+			}
+			if record == "" || strings.Count(record, `"`)%2 == 1 {
+				r.st.TooLong++
+				continue
+			}
+			cr := csv.NewReader(strings.NewReader(record))
+			cr.FieldsPerRecord, cr.LazyQuotes = -1, true
+			vals, err := cr.Read()
+			*rec = Record{Line: n}
+			if err != nil || len(vals) != len(cols) {
+				r.skipped(n)
+				continue
+			}
+			a := azureRecord{}
+			for i, v := range vals {
+				a.set(cols[i], v)
+			}
+			ok, access := a.record(rec)
+			switch {
+			case ok:
+				r.st.Records++
+				return nil
+			case !access:
+				r.st.Other++
+			default:
+				r.skipped(n)
+			}
+		}
+	}
+}
+
+func azureTable(shape string) string {
+	switch shape {
+	case "azure-diagnostics":
+		return "AzureDiagnostics"
+	case "azure-storage":
+		return "diagnostic records"
+	}
+	return "AGWAccessLogs"
+}
+
+// readJSON reads an Azure JSON export or storage blob.
+func (r *Reader) readJSON() {
+	s := newJSONScan(r.src, r.max)
+	named := false
+	r.next = func(rec *Record) error {
+		for {
+			obj, cols, err := s.next()
+			switch {
+			case errors.Is(err, io.EOF):
+				return io.EOF
+			case errors.Is(err, errTooLong):
+				r.st.TooLong++
+				continue
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				if r.gz {
+					r.st.Err = truncated(s.line)
+				} else {
+					r.st.Err = fmt.Errorf("the JSON ends in the middle of a record at line %d: the rest is not read", s.line)
+				}
+				return io.EOF
+			case err != nil:
+				if r.st.Records == 0 && r.st.Lines == 0 {
+					return fmt.Errorf("%w: %v", ErrFormat, err)
+				}
+				r.st.Err = fmt.Errorf("line %d: %v: the rest is not read", s.line, err)
+				return io.EOF
+			}
+			r.st.Lines++
+			*rec = Record{Line: s.valLine}
+			a, raw, ok := decodeAzure(obj, cols)
+			if !ok {
+				r.skipped(s.valLine)
+				continue
+			}
+			if !named {
+				named = true
+				r.format = "Azure " + azureTable(azureShape(raw)) + " (JSON)"
+			}
+			r.logged |= azureLogged(&a)
+			ok, access := a.record(rec)
+			switch {
+			case ok:
+				r.st.Records++
+				return nil
+			case !access:
+				r.st.Other++
+			default:
+				r.skipped(s.valLine)
+			}
+		}
+	}
+}
+
+// decodeAzure decodes one JSON record: an object (its "properties"
+// flattened into it), or a table's row with its columns.
+func decodeAzure(obj []byte, cols [][]byte) (azureRecord, map[string]bool, bool) {
+	a := azureRecord{}
+	raw := map[string]bool{}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	dec.UseNumber()
+	if cols != nil {
+		var row []any
+		if err := dec.Decode(&row); err != nil {
+			return a, nil, false
+		}
+		for i, c := range cols {
+			var name string
+			if json.Unmarshal(c, &name) != nil || i >= len(row) {
+				continue
+			}
+			raw[name] = true
+			a.set(name, jsonScalar(row[i]))
+		}
+		return a, raw, true
+	}
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return a, nil, false
+	}
+	for k, v := range m {
+		raw[k] = true
+		if props, ok := v.(map[string]any); ok && k == "properties" {
+			a.storage = true
+			for pk, pv := range props {
+				a.set(pk, jsonScalar(pv))
+			}
+			continue
+		}
+		a.set(k, jsonScalar(v))
+	}
+	return a, raw, true
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// commands are the words that name a command when they come first; any
+// other first word is the probe's (a URL, or a flag).
+var commands = []string{"report", "compare", "logs", "help", "version"}
+
+// helpCommand is `pinprobe help [COMMAND]`: the --help of COMMAND, or
+// pinprobe's own.
+func helpCommand(args []string, stdout io.Writer) error {
+	if len(args) > 1 {
+		return usagef("help: want one command at most: pinprobe help [report|compare|logs|version]")
+	}
+	name := ""
+	if len(args) == 1 {
+		name = args[0]
+	}
+	switch name {
+	case "report":
+		writeReportHelp(stdout, newReportFlagSet(&reportConfig{}))
+	case "compare":
+		writeCompareHelp(stdout, newCompareFlagSet(&compareConfig{}))
+	case "logs":
+		writeLogsHelp(stdout, newLogsFlagSet(&logsConfig{}))
+	case "version":
+		writeVersionHelp(stdout)
+	case "", "help", "-h", "--help":
+		writeProbeHelp(stdout, newFlagSet(&config{}))
+	default:
+		if near := nearestCommand(name); near != "" {
+			return usagef("help: unknown command %q; did you mean %q?", name, near)
+		}
+		return usagef("help: unknown command %q: pinprobe help [report|compare|logs|version]", name)
+	}
+	return nil
+}
+
+// versionCommand is `pinprobe version`, which --version is too.
+func versionCommand(args []string, stdout io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		writeVersionHelp(stdout)
+		return nil
+	}
+	if len(args) > 0 {
+		return usagef("version: takes no argument; got %q", args[0])
+	}
+	fmt.Fprintf(stdout, "pinprobe %s\n", version)
+	return nil
+}
+
+// unknownCommand is the error for a first word that is no URL and no
+// command but a typo of one ("compre"): the probe would call it a URL
+// without a scheme. A word near no command ("localhost") is left to the
+// probe, whose message says what a URL needs.
+func unknownCommand(args []string) error {
+	if len(args) == 0 || !commandLike(args[0]) {
+		return nil
+	}
+	if near := nearestCommand(args[0]); near != "" {
+		return usagef("unknown command %q; did you mean %q?", args[0], near)
+	}
+	return nil
+}
+
+// commandLike reports whether s could be a mistyped command: a word of
+// letters (and dashes), so no URL (no scheme, dot or colon), no address
+// and no flag.
+func commandLike(s string) bool {
+	if s == "" || s[0] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// nearestCommand returns the command closest to word when it is a likely
+// typo of it (see closeTo); "" otherwise.
+func nearestCommand(word string) string {
+	word = strings.ToLower(word)
+	best, bestD := "", 3
+	for _, c := range commands {
+		if d := editDistance(word, c); d < bestD && closeTo(d, c) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// writeVersionHelp is `pinprobe version --help`.
+func writeVersionHelp(w io.Writer) {
+	fmt.Fprint(w, `pinprobe version: print pinprobe's version, as pinprobe --version does.
+
+Usage:
+  pinprobe version
+`)
+	writeExitCodes(w, "version")
+}

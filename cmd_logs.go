@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"pinprobe/accesslog"
+	"pinprobe/report/join"
+	"pinprobe/report/render"
+)
+
+// logsCommand is `pinprobe logs REPORT LOG...`: a saved run joined with a
+// gateway's access logs, per backend, instance and listener.
+func logsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c, fs, err := parseLogsArgs(args)
+	if err != nil {
+		return err
+	}
+	if c.help {
+		writeLogsHelp(stdout, fs)
+		return nil
+	}
+	reps, err := readReports(ctx, c.files[:1], stdin)
+	if err != nil {
+		return err
+	}
+	j := join.New(reps[0], join.Options{MaxOffset: c.maxOffset, Clients: c.clients})
+	for _, name := range c.files[1:] {
+		if err := c.readLog(ctx, j, name, stdin); err != nil {
+			return err
+		}
+	}
+	doc := j.Finish()
+	doc.Run.File = c.files[0]
+	renderer, err := render.JoinForFormat(c.format.value, renderOptions(stdout))
+	if err != nil {
+		return usagef("%s", err)
+	}
+	return emit(stdout, func(w io.Writer) error { return renderer(w, doc) },
+		c.output, func(w io.Writer) error { return join.JSON(w, doc) }, sayer(stderr))
+}
+
+// readLog streams one access log into j: a file (plain or gzip), or "-"
+// for standard input. A log in no format pinprobe knows is a usage error
+// naming the file; a log cut short is read as far as it goes, and said.
+func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, stdin io.Reader) error {
+	var src io.Reader = stdin
+	shown := "standard input"
+	if name != "-" {
+		fi, err := os.Stat(name)
+		if err != nil {
+			return usagef("read log %s: %s", name, pathErr(err))
+		}
+		if !fi.Mode().IsRegular() && fi.Mode()&os.ModeNamedPipe == 0 {
+			return usagef("read log %s: not a regular file (give a file, or - for standard input)", name)
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return usagef("read log %s: %s", name, pathErr(err))
+		}
+		defer f.Close()
+		src, shown = f, name
+	}
+	src = ctxReader{ctx, src}
+	r, err := accesslog.Open(src, accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars})
+	if errors.Is(err, errInterrupted) || ctx.Err() != nil {
+		return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, shown)
+	}
+	if err != nil {
+		return usagef("read log %s: %s", shown, err)
+	}
+	if err := j.Add(shown, r); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, shown)
+		}
+		return usagef("read log %s: %s", shown, pathErr(err))
+	}
+	return nil
+}
+
+// ctxReader stops reading once ctx ends: Ctrl-C while a large log streams.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, errInterrupted
+	}
+	return c.r.Read(p)
+}
+
+// logsConfig is the logs command's options.
+type logsConfig struct {
+	format    choiceValue
+	output    string
+	logType   choiceValue
+	logFormat string
+	logVars   []string
+	clientStr []string
+	clients   []netip.Addr
+	maxOffset time.Duration
+	help      bool
+	files     []string
+}
+
+// newLogsFlagSet declares the logs command's flags, each filling its field
+// of c; logsHelp orders them for --help.
+func newLogsFlagSet(c *logsConfig) *pflag.FlagSet {
+	fs := newCommandFlagSet("pinprobe logs")
+	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown", "html"}}
+	fs.Var(&c.format, "format", "join `FORMAT` on stdout: text, json (pinprobe.logs/v1), markdown or html")
+	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON join to `FILE`")
+	kinds := []string{""}
+	for _, k := range accesslog.Kinds {
+		kinds = append(kinds, string(k))
+	}
+	c.logType = choiceValue{value: "", choices: kinds}
+	fs.Var(&c.logType, "log-type", "the logs' `KIND`: nginx, haproxy, azure or alb (default: detected from the first lines)")
+	fs.StringVar(&c.logFormat, "log-format", "", "the logs' custom `FORMAT`: an nginx log_format string ($remote_addr …, or the directive pasted from nginx.conf) or a HAProxy log-format string (%ci:%cp …)")
+	fs.StringArrayVar(&c.logVars, "log-var", nil, "a variable `NAME` of your nginx configuration's own (map, set) that --log-format names; repeatable")
+	fs.StringArrayVar(&c.clientStr, "client", nil, "an `ADDRESS` the gateway sees pinprobe as (behind a NAT); repeatable (default: learned from the lines matched by request ID or client port, else the run's own addresses)")
+	fs.DurationVar(&c.maxOffset, "max-offset", 2*time.Minute, "the largest clock offset between pinprobe and the gateway considered (a log of local times without a zone, HAProxy's %tr, is searched 14h further either way)")
+	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
+	return fs
+}
+
+// logsHelp orders the logs command's flags.
+var logsHelp = []flagGroup{
+	{"Logs", []string{"log-type", "log-format", "log-var"}},
+	{"Join", []string{"client", "max-offset"}},
+	{"Output", []string{"format", "output"}},
+	{"Other", []string{"help"}},
+}
+
+// writeLogsHelp is `pinprobe logs --help`.
+func writeLogsHelp(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprint(w, `pinprobe logs: join a saved run with the gateway's access logs, to name the
+backend behind its failures.
+
+Usage:
+  pinprobe logs [flags] REPORT.json LOG...
+  (- reads the report or one log from standard input)
+
+Logs may be gzip-compressed. Formats: nginx (combined, or --log-format with
+your log_format; log $upstream_addr, $upstream_status, $remote_port and
+$http_x_request_id to name backends and match single requests), HAProxy
+(option httplog, or --log-format), Azure Application Gateway exports
+(AGWAccessLogs or AzureDiagnostics, CSV or JSON, and storage-account
+records) and AWS ALB access logs.
+
+A line is the run's when it carries one of its request IDs, or else when its
+client address is the run's and its time is in the run's window; the clock
+offset between pinprobe and the gateway is measured from the lines matched
+to single requests and printed. The run's lines are counted per backend (with
+its address family), gateway instance and listener, each tested against the
+rest of its kind; lines that could not be placed and requests of the run the
+log lacks are counted and named.
+`)
+	writeFlags(w, fs, logsHelp)
+	writeExitCodes(w, "logs")
+}
+
+// parseLogsArgs fills a logsConfig from the command line and validates it.
+func parseLogsArgs(args []string) (*logsConfig, *pflag.FlagSet, error) {
+	c := &logsConfig{}
+	fs := newLogsFlagSet(c)
+	if err := parseFlags(fs, args, &c.help, "logs: "); err != nil {
+		return nil, fs, err
+	}
+	c.files = fs.Args()
+	if c.help {
+		return c, fs, nil
+	}
+	if err := c.validate(); err != nil {
+		return nil, fs, err
+	}
+	return c, fs, nil
+}
+
+// validate checks the report and logs given, the clients, the format and
+// that -o can be written.
+func (c *logsConfig) validate() error {
+	if len(c.files) < 2 {
+		return usagef("logs: want a saved report and at least one access log (REPORT.json LOG...); got %d file%s", len(c.files), map[bool]string{true: "s"}[len(c.files) != 1])
+	}
+	stdin := 0
+	for _, f := range c.files {
+		if f == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return usagef("logs: - (standard input) is given %d times", stdin)
+	}
+	for _, s := range c.clientStr {
+		a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
+		if err != nil {
+			return usagef("--client %q: not an IP address", s)
+		}
+		c.clients = append(c.clients, a.Unmap())
+	}
+	if c.maxOffset < 0 || c.maxOffset > 24*time.Hour {
+		return usagef("--max-offset %s: want 0 to 24h", c.maxOffset)
+	}
+	if c.logType.value == "azure" || c.logType.value == "alb" {
+		if c.logFormat != "" {
+			return usagef("--log-format is for nginx and HAProxy logs; %s logs have a format of their own", c.logType.value)
+		}
+	}
+	if err := accesslog.CheckFormat(accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars}); err != nil {
+		return usagef("%s", err)
+	}
+	if len(c.logVars) > 0 && c.logFormat == "" {
+		return usagef("--log-var declares variables of --log-format: give --log-format too")
+	}
+	if c.output != "" {
+		return checkOutput(c.output)
+	}
+	return nil
+}

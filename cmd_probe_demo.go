@@ -1,0 +1,103 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"pinprobe/accesslog"
+	"pinprobe/internal/demo"
+	"pinprobe/report"
+	"pinprobe/report/join"
+)
+
+// demoAccessLog is the demo gateway's access log, in a directory of its
+// own, and what --demo says of it at the end: the run joined with it (the
+// backend that failed) and the command that joins them.
+type demoAccessLog struct {
+	dir  string
+	path string
+	f    *os.File
+	say  func(string, ...any)
+}
+
+// newDemoAccessLog makes the log's directory and file; a demo without one
+// (no temporary directory) still runs, saying so.
+func newDemoAccessLog(say func(string, ...any)) *demoAccessLog {
+	d := &demoAccessLog{say: say}
+	dir, err := os.MkdirTemp("", "pinprobe-demo-")
+	if err != nil {
+		say("demo: no access log written: %s", err)
+		return d
+	}
+	d.dir, d.path = dir, filepath.Join(dir, "access.log")
+	if d.f, err = os.Create(d.path); err != nil {
+		say("demo: no access log written: %s", err)
+		d.path = ""
+	}
+	return d
+}
+
+// writer is where the gateway writes its log; nil when there is none.
+func (d *demoAccessLog) writer() io.Writer {
+	if d.f == nil {
+		return nil
+	}
+	return d.f
+}
+
+func (d *demoAccessLog) close() {
+	if d.f != nil {
+		d.f.Close()
+	}
+}
+
+// join joins rep with the log, as `pinprobe logs` would, says what it
+// found and the command that does it: the report saved with -o, or a copy
+// beside the log.
+func (d *demoAccessLog) join(rep *report.Report, output string) {
+	if d.f == nil {
+		return
+	}
+	if err := d.f.Sync(); err != nil {
+		d.say("demo: access log: %s", err)
+		return
+	}
+	saved := output
+	if saved == "" {
+		saved = filepath.Join(d.dir, "report.json")
+		if err := writeFile(saved, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
+			d.say("demo: %s", err)
+			return
+		}
+	}
+	f, err := os.Open(d.path)
+	if err != nil {
+		d.say("demo: access log: %s", err)
+		return
+	}
+	defer f.Close()
+	r, err := accesslog.Open(f, accesslog.Options{Format: demo.LogFormat})
+	if err != nil {
+		d.say("demo: access log: %s", err)
+		return
+	}
+	j := join.New(rep, join.Options{})
+	if err := j.Add(d.path, r); err != nil {
+		d.say("demo: access log: %s", err)
+		return
+	}
+	doc := j.Finish()
+	d.say("demo: the gateway wrote its access log (nginx format, with $upstream_addr) to %s; joined with the run, it says:", d.path)
+	d.say("demo:   %s", doc.Conclusion)
+	d.say("demo: see it all with: pinprobe logs --log-format %s %s %s", shellQuote(demo.LogFormat), shellQuote(saved), shellQuote(d.path))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,420 @@
+package main
+
+// pinprobe logs end to end: real nginx and HAProxy gateways on loopback,
+// each with a healthy upstream and a dead one, their access logs (default
+// and custom formats) joined with the run pinprobe saved.
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"pinprobe/internal/testserver"
+	"pinprobe/report/join"
+)
+
+// joinRun runs `pinprobe logs --format json REPORT LOG... extra` and
+// decodes the join, checked against its schema.
+func joinRun(t *testing.T, reportPath string, logs []string, extra ...string) *join.Join {
+	t.Helper()
+	args := append([]string{"logs", "--format", "json"}, extra...)
+	args = append(append(args, reportPath), logs...)
+	code, stdout, stderr := pinprobe(t, args...)
+	if code != 0 {
+		t.Fatalf("pinprobe %s: exit %d; stderr:\n%s", strings.Join(args, " "), code, stderr)
+	}
+	checkSchema(t, kindLogs, []byte(stdout))
+	var j join.Join
+	if err := json.Unmarshal([]byte(stdout), &j); err != nil {
+		t.Fatalf("decode join: %v\n%s", err, stdout)
+	}
+	t.Logf("pinprobe logs %s: %s", strings.Join(extra, " "), j.Conclusion)
+	t.Logf("  offset: %s; lines %+v", j.Offset.Describe(), j.Lines)
+	return &j
+}
+
+// probeSaved runs pinprobe against host (resolved to 127.0.0.1 and ::1)
+// and saves the report; it returns the report's path and the run's
+// request count.
+func probeSaved(t *testing.T, host string, n int) (string, *jsonReport) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := pinprobe(t, "-q", "--format", "json", "-o", path, "--rate", "400", "--requests", fmt.Sprint(n),
+		"--resolve", host+":127.0.0.1,::1", "http://"+host+"/sign")
+	if code != 0 {
+		t.Fatalf("probe: exit %d; stderr:\n%s", code, stderr)
+	}
+	return path, decodeReport(t, []byte(stdout))
+}
+
+// checkTraced checks a join of a run against a gateway whose ::1 listener
+// routes to the dead upstream dead and whose 127.0.0.1 listener to the
+// healthy one ok: every request of the run found, the dead upstream named
+// the failing backend, the healthy one cleared.
+func checkTraced(t *testing.T, j *join.Join, rep *jsonReport, dead, ok string) {
+	t.Helper()
+	if j.Lines.Run != rep.Totals.Requests || j.Missing.Requests != 0 {
+		t.Errorf("%d lines of the run found of %d requests (missing %d); want every one", j.Lines.Run, rep.Totals.Requests, j.Missing.Requests)
+	}
+	if j.Lines.NoEndpoint != 0 {
+		t.Errorf("%d lines not placed on an endpoint (%v); want none", j.Lines.NoEndpoint, j.Lines.NoEndpointAt)
+	}
+	var sawDead, sawOK bool
+	for _, b := range j.Backends {
+		switch {
+		case strings.Contains(b.Name, dead):
+			sawDead = true
+			if b.Failed == 0 || b.Failed != b.Requests || b.Endpoints["::1"] != b.Requests {
+				t.Errorf("dead backend %s: %d failed of %d, via %v; want all failed, all through ::1", b.Name, b.Failed, b.Requests, b.Endpoints)
+			}
+		case strings.Contains(b.Name, ok):
+			sawOK = true
+			if b.Failed != 0 || b.Endpoints["127.0.0.1"] != b.Requests {
+				t.Errorf("healthy backend %s: %d failed of %d, via %v; want none failed, all through 127.0.0.1", b.Name, b.Failed, b.Requests, b.Endpoints)
+			}
+		default:
+			t.Errorf("unexpected backend %q (%d requests)", b.Name, b.Requests)
+		}
+	}
+	if !sawDead || !sawOK {
+		t.Errorf("backends %+v; want the dead %s and the healthy %s", j.Backends, dead, ok)
+	}
+	if !strings.Contains(j.Conclusion, dead) || !strings.Contains(j.Conclusion, "routed to") {
+		t.Errorf("conclusion %q; want it to name %s as where the failures were routed", j.Conclusion, dead)
+	}
+	cleared := false
+	for _, f := range j.Findings {
+		if strings.Contains(f.Text, ok) && strings.Contains(f.Text, "answered every request") {
+			cleared = true
+		}
+	}
+	if !cleared {
+		t.Errorf("findings %+v; want %s cleared", j.Findings, ok)
+	}
+	for _, e := range j.Endpoints {
+		if e.Address == "::1" && (e.TrailFailed == 0 || e.FailedMatched != e.TrailFailed) {
+			t.Errorf("::1: %d of %d failed requests matched to their line; want every one", e.FailedMatched, e.TrailFailed)
+		}
+	}
+}
+
+// nginxPinFormat is the log_format the README suggests: everything the
+// join reads.
+const nginxPinFormat = `$remote_addr:$remote_port [$time_local] "$request" $status $body_bytes_sent ` +
+	`up=$upstream_addr us=$upstream_status rid=$http_x_request_id srv=$server_addr:$server_port rt=$request_time`
+
+// TestLogsNginx: nginx on 127.0.0.1 and [::1], the IPv4 server proxying
+// to a healthy upstream, the IPv6 server to a closed loopback port (nginx
+// answers 502); nginx writes its access log in the default combined
+// format and in the README's custom one. Both are joined with the run.
+func TestLogsNginx(t *testing.T) {
+	if !testserver.HasIPv6Loopback() {
+		t.Skip("no IPv6 loopback here")
+	}
+	testserver.NginxBinary(t)
+	backend := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
+		Each: func(n int64, r *http.Request) testserver.Answer {
+			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
+		}}, testserver.Lo4a)
+	dead := testserver.ClosedAddrPort(t, testserver.Lo6)
+	port := testserver.FreePort(t, testserver.Lo4a, testserver.Lo6)
+	listen := []netip.AddrPort{netip.AddrPortFrom(testserver.Lo4a, port), netip.AddrPortFrom(testserver.Lo6, port)}
+	upstream := netip.AddrPortFrom(testserver.Lo4a, backend.Port())
+	logs := t.TempDir()
+	combined, custom := filepath.Join(logs, "combined.log"), filepath.Join(logs, "pin.log")
+	logLines := fmt.Sprintf("access_log %s; access_log %s pin;", combined, custom)
+	testserver.Nginx(t, fmt.Sprintf(`  log_format pin '%s';
+  server { listen %s; %s location / { proxy_pass http://%s; } }
+  server { listen %s; %s location / { proxy_pass http://%s; } }
+`, nginxPinFormat, listen[0], logLines, upstream, listen[1], logLines, dead), listen...)
+
+	reportPath, rep := probeSaved(t, fmt.Sprintf("gw.test:%d", port), 80)
+
+	t.Run("custom log_format", func(t *testing.T) {
+		j := joinRun(t, reportPath, []string{custom}, "--log-format", "log_format pin '"+nginxPinFormat+"';")
+		if j.Lines.ByRequestID != rep.Totals.Requests {
+			t.Errorf("%d lines placed by request ID; want all %d", j.Lines.ByRequestID, rep.Totals.Requests)
+		}
+		if !j.Offset.Measured || j.Offset.By != "request ID" || j.Offset.MS < -1100 || j.Offset.MS > 1100 {
+			t.Errorf("offset %+v; want measured by request ID, within a second (one clock)", j.Offset)
+		}
+		checkTraced(t, j, rep, dead.String(), upstream.String())
+		for _, b := range j.Backends {
+			if strings.Contains(b.Name, dead.String()) && b.Family != "ipv6" {
+				t.Errorf("dead backend %s: family %q; want ipv6", b.Name, b.Family)
+			}
+		}
+	})
+	t.Run("combined", func(t *testing.T) {
+		j := joinRun(t, reportPath, []string{combined})
+		if j.Lines.Run != rep.Totals.Requests || j.Lines.ByWindow != rep.Totals.Requests {
+			t.Errorf("%d lines of the run (%d by address and time); want all %d", j.Lines.Run, j.Lines.ByWindow, rep.Totals.Requests)
+		}
+		if j.Offset.By != "time" || !strings.Contains(j.Offset.Why, "neither request IDs nor client ports") || j.Offset.MS < -1100 || j.Offset.MS > 1100 {
+			t.Errorf("offset %+v; want it estimated from the times alone, within a second, and why", j.Offset)
+		}
+		for _, e := range j.Endpoints {
+			if e.Logged != e.Requests || e.LoggedFailed != e.Failed {
+				t.Errorf("%s: %d logged (%d failed) of %d sent (%d failed); want every one placed by its client's family", e.Address, e.Logged, e.LoggedFailed, e.Requests, e.Failed)
+			}
+		}
+		if len(j.Backends) != 0 || !strings.Contains(j.Conclusion, "$upstream_addr") {
+			t.Errorf("backends %+v, conclusion %q; want none (combined logs no upstream) and the advice to log $upstream_addr", j.Backends, j.Conclusion)
+		}
+	})
+	t.Run("merged runs", func(t *testing.T) {
+		// A second run through the same gateway (after the subtests
+		// above: combined cannot tell two runs of one client apart),
+		// merged with the first (pinprobe report): the join places the
+		// requests of both by their IDs.
+		second, rep2 := probeSaved(t, fmt.Sprintf("gw.test:%d", port), 40)
+		merged := filepath.Join(t.TempDir(), "merged.json")
+		if code, _, stderr := pinprobe(t, "report", "--format", "json", "-o", merged, reportPath, second); code != 0 {
+			t.Fatalf("report: exit %d: %s", code, stderr)
+		}
+		j := joinRun(t, merged, []string{custom}, "--log-format", nginxPinFormat)
+		want := rep.Totals.Requests + rep2.Totals.Requests
+		if j.Run.Requests != want || j.Lines.Run != want || j.Lines.ByRequestID != want || j.Missing.Requests != 0 {
+			t.Errorf("merged run of %d requests: %d lines placed (%d by request ID), %d missing; want every one by its ID", j.Run.Requests, j.Lines.Run, j.Lines.ByRequestID, j.Missing.Requests)
+		}
+		if !strings.Contains(j.Conclusion, dead.String()) {
+			t.Errorf("conclusion %q; want %s named", j.Conclusion, dead)
+		}
+	})
+}
+
+// TestLogsHAProxy: HAProxy with a frontend on 127.0.0.1 routed to a
+// healthy server and one on [::1] routed to a closed loopback port
+// (HAProxy answers 503), logging to stdout in the default HTTP log
+// format, then in a custom log-format with the captured X-Request-Id.
+func TestLogsHAProxy(t *testing.T) {
+	if !testserver.HasIPv6Loopback() {
+		t.Skip("no IPv6 loopback here")
+	}
+	testserver.HAProxyBinary(t)
+	backend := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
+		Each: func(n int64, r *http.Request) testserver.Answer {
+			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
+		}}, testserver.Lo4a)
+	dead := testserver.ClosedAddrPort(t, testserver.Lo6)
+	upstream := netip.AddrPortFrom(testserver.Lo4a, backend.Port())
+	const custom = `%ci:%cp [%tr] %ft %b/%s %si:%sp %ST %Ta %tsc %[capture.req.hdr(0)] %{+Q}r`
+	for _, tt := range []struct {
+		name, logFormat string
+		args            []string
+	}{
+		{"httplog", "option httplog", nil},
+		{"custom log-format", "http-request capture req.hdr(X-Request-Id) len 80\n  log-format \"" + custom + "\"", []string{"--log-format", custom}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			port := testserver.FreePort(t, testserver.Lo4a, testserver.Lo6)
+			listen := []netip.AddrPort{netip.AddrPortFrom(testserver.Lo4a, port), netip.AddrPortFrom(testserver.Lo6, port)}
+			front := func(name string, at netip.AddrPort, be string) string {
+				return fmt.Sprintf("frontend %s\n  mode http\n  bind %s\n  log stdout format raw local0\n  %s\n  default_backend %s\n\n", name, at, tt.logFormat, be)
+			}
+			p := testserver.HAProxy(t, front("fe_v4", listen[0], "be_ok")+front("fe_v6", listen[1], "be_dead")+
+				fmt.Sprintf("backend be_ok\n  mode http\n  server ok %s\n\nbackend be_dead\n  mode http\n  retries 0\n  server dead %s\n", upstream, dead), listen...)
+			reportPath, rep := probeSaved(t, fmt.Sprintf("gw.test:%d", port), 60)
+			logPath := filepath.Join(t.TempDir(), "haproxy.log")
+			if err := os.WriteFile(logPath, []byte(p.Log()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			j := joinRun(t, reportPath, []string{logPath}, tt.args...)
+			checkTraced(t, j, rep, "be_dead/dead", "be_ok/ok")
+			if !j.Offset.Measured {
+				t.Errorf("offset %+v; want measured", j.Offset)
+			}
+			if tt.args != nil && j.Lines.ByRequestID != rep.Totals.Requests {
+				t.Errorf("%d lines placed by request ID; want all %d", j.Lines.ByRequestID, rep.Totals.Requests)
+			}
+			if tt.args != nil {
+				for _, b := range j.Backends {
+					if want := map[string]string{"be_dead/dead": "ipv6", "be_ok/ok": "ipv4"}[b.Name]; b.Family != want {
+						t.Errorf("backend %s: family %q; want %q (from %%si)", b.Name, b.Family, want)
+					}
+				}
+			}
+			if tt.args == nil && j.Lines.ByPort == 0 {
+				t.Errorf("no line placed by client port: %+v", j.Lines)
+			}
+		})
+	}
+}
+
+// TestLogsDemo: --demo writes its gateway's access log, joins it with the
+// run and ends on the backend that failed, with the command that joins
+// them; that command, run, says the same.
+func TestLogsDemo(t *testing.T) {
+	code, _, stderr := pinprobe(t, "--demo", "-q", "--duration", "2s", "--format", "json")
+	if code != 0 {
+		t.Fatalf("demo: exit %d; stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("stderr:\n%s", stderr)
+	}
+	said, command := lines[len(lines)-2], lines[len(lines)-1]
+	if !strings.Contains(said, "502s were routed to [::1]:") && !strings.Contains(said, "502s were routed to 127.") {
+		t.Errorf("the demo's last finding %q; want the 502s routed to the unreachable backend", said)
+	}
+	const lead = "pinprobe: demo: see it all with: pinprobe logs --log-format "
+	if !strings.HasPrefix(command, lead) {
+		t.Fatalf("last line %q; want the command that joins the log", command)
+	}
+	// Undo the shell quoting of the three arguments.
+	var args []string
+	for rest := strings.TrimPrefix(command, lead); rest != ""; rest = strings.TrimSpace(rest) {
+		if rest[0] == '\'' {
+			end := strings.Index(rest[1:], "'")
+			args = append(args, rest[1:end+1])
+			rest = rest[end+2:]
+			continue
+		}
+		f, r, _ := strings.Cut(rest, " ")
+		args, rest = append(args, f), r
+	}
+	if len(args) != 3 {
+		t.Fatalf("command arguments %q; want the format, the report and the log", args)
+	}
+	j := joinRun(t, args[1], args[2:], "--log-format", args[0])
+	if j.Conclusion != strings.TrimPrefix(said, "pinprobe: demo:   ") {
+		t.Errorf("pinprobe logs says %q; the demo said %q", j.Conclusion, said)
+	}
+	if j.Missing.Requests != 0 || j.Lines.ByRequestID != j.Run.Requests {
+		t.Errorf("lines %+v, missing %+v; want every request of the run placed by its ID", j.Lines, j.Missing)
+	}
+}
+
+// savedRun probes one healthy loopback server with n requests and saves
+// the report: a run to join bad logs with.
+func savedRun(t *testing.T, n int) string {
+	t.Helper()
+	srv := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
+		Each: func(int64, *http.Request) testserver.Answer { return testserver.Answer{Status: http.StatusOK} }}, testserver.Lo4a)
+	path := filepath.Join(t.TempDir(), "run.json")
+	code, _, stderr := pinprobe(t, "-q", "-o", path, "--format", "json", "--rate", "200", "--requests", fmt.Sprint(n),
+		fmt.Sprintf("http://127.0.0.1:%d/", srv.Port()))
+	if code != 0 {
+		t.Fatalf("probe: exit %d; stderr:\n%s", code, stderr)
+	}
+	return path
+}
+
+// TestLogsBadInput: a log in no known format, a --log-format with an
+// unknown variable, a wrong --log-type, files missing or given twice on
+// standard input: one line naming what is wrong, exit 2. A truncated gzip
+// log and a huge line are read around and counted; nothing panics.
+func TestLogsBadInput(t *testing.T) {
+	rep := savedRun(t, 20)
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	text := write("notes.txt", "hello\nthis is no access log\n")
+	good := `127.0.0.1 - - [01/Dec/2026:16:40:21 +0000] "GET / HTTP/1.1" 200 1 "-" "x"` + "\n"
+	goodLog := write("access.log", good)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"logs", rep, text}, "read log " + text + ": no known access-log format"},
+		{[]string{"logs", "--log-format", `$remote_addr [$time_local] $upstream_adr`, rep, goodLog}, "unknown variable $upstream_adr (did you mean $upstream_addr?)"},
+		{[]string{"logs", "--log-format", `%ci:%cp [%tr] %STT`, rep, goodLog}, "unknown variable %STT (did you mean %ST?)"},
+		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis"`},
+		{[]string{"logs", "--log-type", "alb", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx and HAProxy"},
+		{[]string{"logs", rep}, "want a saved report and at least one access log"},
+		{[]string{"logs", "-", "-"}, "standard input) is given 2 times"},
+		{[]string{"logs", "--client", "gw.example", rep, goodLog}, `--client "gw.example": not an IP address`},
+		{[]string{"logs", rep, filepath.Join(dir, "absent.log")}, "no such file"},
+		{[]string{"logs", goodLog, goodLog}, "read report"},
+	} {
+		code, stdout, stderr := pinprobe(t, tt.args...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || stdout != "" {
+			t.Errorf("pinprobe %s: exit %d, stderr %q, stdout %d bytes; want exit 2 and one line saying %q", strings.Join(tt.args, " "), code, stderr, len(stdout), tt.want)
+		}
+	}
+
+	// A truncated gzip stream: the lines before the cut are joined, the
+	// cut is said in the log's entry.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	for range 5000 {
+		zw.Write([]byte(good))
+	}
+	zw.Close()
+	cut := write("cut.log.gz", gz.String()[:gz.Len()/2])
+	huge := write("huge.log", good+strings.Repeat("x", 1<<20)+"\n"+good)
+	j := joinRun(t, rep, []string{cut, huge})
+	if l := j.Logs[0]; !l.Gzip || !strings.Contains(l.Error, "gzip stream ends early") || l.Records == 0 || l.Records >= 5000 {
+		t.Errorf("truncated gzip: %+v; want some records and the cut said", l)
+	}
+	if l := j.Logs[1]; l.TooLong != 1 || l.Records != 2 {
+		t.Errorf("huge line: %+v; want 2 records and 1 line too long", l)
+	}
+	// Standard input.
+	var out, errOut bytes.Buffer
+	if code := runWith(t.Context(), []string{"logs", "--format", "json", rep, "-"}, strings.NewReader(good), &out, &errOut); code != 0 {
+		t.Fatalf("log on standard input: exit %d: %s", code, errOut.String())
+	}
+	checkSchema(t, kindLogs, out.Bytes())
+	if !strings.Contains(out.String(), `"name": "standard input"`) {
+		t.Errorf("log on standard input not named so:\n%s", out.String())
+	}
+}
+
+// TestLogsFormats: every --format of the join renders the same join, and
+// a hostile string from a log reaches none as markup or a control
+// character; -o writes the JSON document.
+func TestLogsFormats(t *testing.T) {
+	rep := savedRun(t, 10)
+	dir := t.TempDir()
+	data, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved0 struct {
+		StartedAt time.Time `json:"started_at"`
+	}
+	if err := json.Unmarshal(data, &saved0); err != nil {
+		t.Fatal(err)
+	}
+	// A line of the run (its client, within its window) that names a
+	// backend with markup and a terminal escape.
+	hostile := `127.0.0.1 [` + saved0.StartedAt.Format("02/Jan/2006:15:04:05 -0700") + `] "GET / HTTP/1.1" 502 1 up=<script>alert(1)</script>|x` +
+		"\x1b[31m" + ` us=502` + "\n"
+	logPath := filepath.Join(dir, "gw.log")
+	if err := os.WriteFile(logPath, []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	format := `$remote_addr [$time_local] "$request" $status $body_bytes_sent up=$upstream_addr us=$upstream_status`
+	saved := filepath.Join(dir, "join.json")
+	for _, f := range []string{"text", "markdown", "html", "json"} {
+		code, stdout, stderr := pinprobe(t, "logs", "--format", f, "-o", saved, "--log-format", format, rep, logPath)
+		if code != 0 {
+			t.Fatalf("--format %s: exit %d: %s", f, code, stderr)
+		}
+		if strings.Contains(stdout, "\x1b") || (f == "markdown" || f == "html") && strings.Contains(strings.ReplaceAll(stdout, `\<`, ""), "<script>") || !strings.Contains(stdout, "alert(1)") {
+			t.Errorf("--format %s: the log's markup or escape reached the output, or the backend is not shown:\n%s", f, stdout)
+		}
+		if !strings.Contains(stdout, "BY PINPROBE ENDPOINT") && !strings.Contains(strings.ToUpper(stdout), "BY PINPROBE ENDPOINT") && f != "json" {
+			t.Errorf("--format %s: no endpoint section:\n%s", f, stdout)
+		}
+	}
+	checkSchemaFile(t, kindLogs, saved)
+	code, stdout, _ := pinprobe(t, "logs", "--help")
+	if code != 0 || !strings.Contains(stdout, "--log-format") || !strings.Contains(stdout, "--max-offset") || !strings.Contains(stdout, "Exit codes") {
+		t.Errorf("logs --help: exit %d:\n%s", code, stdout)
+	}
+}

@@ -1,0 +1,209 @@
+package main
+
+// The README's generated blocks, between <!-- GEN:name --> and
+// <!-- /GEN:name -->, are what pinprobe prints. Those this test knows are
+// made here (go test . -run TestReadmeGenerated -update rewrites them); the
+// others (schemas, perf) are written by hand.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"pinprobe/internal/fixture"
+)
+
+// readmeBlocks makes each generated block the test knows: --help, and the
+// demo's text report, its brief text report and the start of its Markdown
+// report, rendered from its saved report (examples/demo-report.json), so
+// they say what the examples say, and the same on every run.
+func readmeBlocks(t *testing.T) map[string]string {
+	t.Helper()
+	out := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := pinprobe(t, args...)
+		if code != exitOK {
+			t.Fatalf("pinprobe %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		}
+		return stdout
+	}
+	md := out("report", "--format", "markdown", demoReport)
+	head, _, ok := strings.Cut(md, "\n## The run\n")
+	if !ok {
+		t.Fatalf("the demo's Markdown report has no run section:\n%s", md)
+	}
+	return map[string]string{
+		"help":       "```text\n" + out("--help") + "```\n",
+		"demo-text":  "```text\n" + out("report", demoReport) + "```\n",
+		"demo-brief": "```text\n" + out("report", "--brief", demoReport) + "```\n",
+		"demo-md":    "```markdown\n" + strings.TrimRight(head, "\n") + "\n```\n",
+	}
+}
+
+var genBlock = regexp.MustCompile(`(?s)(<!-- GEN:([a-z-]+) -->\n)(.*?)(<!-- /GEN:([a-z-]+) -->)`)
+
+// TestReadmeGenerated: the README's --help is pinprobe's, and its sample
+// text and Markdown reports are what pinprobe renders of the demo's saved
+// report now.
+func TestReadmeGenerated(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readmeBlocks(t)
+	seen := map[string]bool{}
+	updated := genBlock.ReplaceAllStringFunc(string(data), func(m string) string {
+		sub := genBlock.FindStringSubmatch(m)
+		name, body := sub[2], sub[3]
+		if sub[5] != name {
+			t.Errorf("README: block GEN:%s ends with /GEN:%s", name, sub[5])
+			return m
+		}
+		w, ok := want[name]
+		if !ok {
+			return m // written by hand
+		}
+		seen[name] = true
+		if body != w && !*fixture.Update {
+			t.Errorf("README's GEN:%s block is not what pinprobe prints now (go test . -run TestReadmeGenerated -update rewrites it):\ngot:\n%s\nwant:\n%s", name, body, w)
+		}
+		return sub[1] + w + sub[4]
+	})
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("README has no GEN:%s block", name)
+		}
+	}
+	if *fixture.Update && updated != string(data) {
+		if err := os.WriteFile("README.md", []byte(updated), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const readme = "README.md"
+
+// publishedModule is the module path pinprobe is to be published under:
+// the one `go install …@latest` lines name.
+const publishedModule = "github.com/pinprobe/pinprobe"
+
+// goModLine returns the value of go.mod's line that starts with key ("module", "go").
+func goModLine(t *testing.T, key string) string {
+	t.Helper()
+	data, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, key+" "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("go.mod has no %s line", key)
+	return ""
+}
+
+// TestReadmeSetUp: the README's set-up is true. The Go it asks for is
+// go.mod's, said before the first command; the full --help comes after the
+// examples, not before them.
+func TestReadmeSetUp(t *testing.T) {
+	data, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	goVersion := goModLine(t, "go")
+	want := "Go " + goVersion + " or later"
+	for _, m := range regexp.MustCompile(`Go 1\.[0-9.]*[0-9] or later`).FindAllString(doc, -1) {
+		if m != want {
+			t.Errorf("%s says %q; go.mod says go %s", readme, m, goVersion)
+		}
+	}
+	req, firstCmd := strings.Index(doc, want), strings.Index(doc, "```sh\n")
+	if req < 0 || firstCmd < 0 || req > firstCmd {
+		t.Errorf("%s: %q at byte %d; want it before the first command block (byte %d)", readme, want, req, firstCmd)
+	}
+	examples, help := strings.Index(doc, "\n## Examples\n"), strings.Index(doc, "<!-- GEN:help -->")
+	if examples < 0 || help < examples {
+		t.Fatalf("%s: the --help block (byte %d) comes before ## Examples (byte %d)", readme, help, examples)
+	}
+	if end := strings.Index(doc[examples:], "\n```\n"); examples+end > help {
+		t.Errorf("%s: the --help block comes before the end of the first examples", readme)
+	}
+}
+
+// TestInstallLines: every `go install` the README and the examples give
+// works — `go install .` in a checkout (run here into a temporary GOBIN),
+// or the published module path at a version — and the Go the CI example
+// sets up is go.mod's or later.
+func TestInstallLines(t *testing.T) {
+	files := []string{readme}
+	for _, pat := range []string{"examples/*/*.yml", "examples/*.sh", "examples/*/*.sh"} {
+		m, err := filepath.Glob(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	install := regexp.MustCompile("\\bgo install +([^\\s`'\")]+)")
+	fromCheckout, published := 0, 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range install.FindAllStringSubmatch(string(data), -1) {
+			switch mod, version, ok := strings.Cut(m[1], "@"); {
+			case m[1] == ".":
+				fromCheckout++
+			case ok && mod == publishedModule && version != "":
+				published++
+			default:
+				t.Errorf("%s: %q installs neither from a checkout (go install .) nor %s@VERSION", f, m[0], publishedModule)
+			}
+		}
+	}
+	if fromCheckout == 0 || published == 0 {
+		t.Errorf("%d lines install from a checkout and %d the published module; want both", fromCheckout, published)
+	}
+	// What `go install` can fetch has a dot in its first element and names
+	// the binary after its last, the pinprobe the examples call; once go.mod
+	// carries a published path, it is this one.
+	if first, _, _ := strings.Cut(publishedModule, "/"); !strings.Contains(first, ".") || filepath.Base(publishedModule) != "pinprobe" {
+		t.Errorf("%s: go install cannot fetch it as the pinprobe binary", publishedModule)
+	}
+	if mod := goModLine(t, "module"); strings.Contains(mod, ".") && mod != publishedModule {
+		t.Errorf("go.mod's module %s; the README and examples install %s", mod, publishedModule)
+	}
+
+	ci, err := os.ReadFile("examples/ci/pinprobe-gate.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goVersion := goModLine(t, "go")
+	got := ""
+	if m := regexp.MustCompile(`go-version: "([^"]+)"`).FindSubmatch(ci); m != nil {
+		got = string(m[1])
+	}
+	if got != ">="+goVersion && got != goVersion {
+		t.Errorf("examples/ci/pinprobe-gate.yml sets up Go %q; want \">=%s\", go.mod's", got, goVersion)
+	}
+
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	cmd := exec.Command(goTool, "install", ".")
+	cmd.Env = append(os.Environ(), "GOBIN="+bin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install .: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(bin, "pinprobe"), "version").Output()
+	if err != nil || string(out) != "pinprobe "+version+"\n" {
+		t.Errorf("go install . then pinprobe version: %q, %v; want %q", out, err, "pinprobe "+version+"\n")
+	}
+}

@@ -1,0 +1,145 @@
+package render
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"pinprobe/report"
+	"pinprobe/report/join"
+)
+
+// hostileName is a backend name as a hostile log could write it: markup,
+// a Markdown table cell's end, a code span, a terminal escape and a bidi
+// override.
+const hostileName = "<b>be</b> | `x` \x1b[31m\u202e[2001:db8::9]:443"
+
+// sampleJoin is a join of the incident, one backend named by a hostile
+// log.
+func sampleJoin() *join.Join {
+	at := report.Time{Time: time.Date(2026, 12, 1, 16, 40, 0, 0, time.UTC)}
+	p := 1e-12
+	return &join.Join{Schema: join.Schema, Version: "1", Alpha: 0.001,
+		Conclusion: "All 50 502s were routed to " + hostileName + " (IPv6), by instances appgw_0 and appgw_2.",
+		Run:        join.Run{File: "run.json", RunID: "abcdef12", StartedAt: at, EndedAt: report.Time{Time: at.Add(30 * time.Second)}, Requests: 300, Failed: 50},
+		Logs: []join.Log{{Name: "agw.csv", Kind: "azure", Format: "Azure AGWAccessLogs (CSV)", Logs: []string{"time", "client port", "backend"},
+			Lines: 376, Records: 375, Skipped: 1, SkippedAt: []int64{17}}},
+		Offset:  join.Offset{Measured: true, MS: 3200, SpreadMS: 1, Pairs: 225, By: "client port", ResolutionMS: 1},
+		Clients: []string{"198.51.100.7", "2001:db8:77::7"},
+		Lines:   join.Lines{Records: 375, Run: 300, ByPort: 225, ByWindow: 75, Failed: 50, OtherClients: 75, NoEndpointAt: []string{}},
+		Backends: []join.Scope{
+			{Name: hostileName, Family: "ipv6", Requests: 50, Failed: 50, FailureRate: 1, Status: map[string]int64{"502": 50},
+				Endpoints: map[string]int64{"2001:db8::10": 50}, RunFailed: 50, P: p, Significant: true},
+			{Name: "10.0.0.4:443", Family: "ipv4", Requests: 250, Status: map[string]int64{"200": 250}, Endpoints: map[string]int64{"203.0.113.10": 150, "2001:db8::10": 100}, P: 1},
+		},
+		Instances: []join.Scope{},
+		Listeners: []join.Scope{},
+		Endpoints: []join.Endpoint{
+			{Target: "https://sign.example.com/sign", Address: "203.0.113.10", Family: "ipv4", Requests: 150, Logged: 150, Backends: map[string]int64{"10.0.0.4:443": 150}},
+			{Target: "https://sign.example.com/sign", Address: "2001:db8::10", Family: "ipv6", Requests: 150, Failed: 50, Logged: 150, LoggedFailed: 50, TrailFailed: 50, FailedMatched: 50,
+				Backends: map[string]int64{hostileName: 50, "10.0.0.4:443": 100}},
+		},
+		Missing:  join.Missing{IDs: []string{}, Gaps: []join.Gap{}},
+		Findings: []join.Finding{{Kind: "backend", Text: "All 50 502s were routed to " + hostileName + " (IPv6)."}},
+	}
+}
+
+// TestJoinText: the text join leads with the conclusion, shows every
+// section, and writes no escape or reordering character a log sent.
+func TestJoinText(t *testing.T) {
+	r, err := JoinForFormat("text", Options{Width: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r(&b, sampleJoin()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"FAILURES TRACED All 50 502s", "BY BACKEND", "BY PINPROBE ENDPOINT", "+3200 ms ± 1 ms", `\x1b[31m`, `\u{202e}`, "1 line did not parse (line 17)", "75 of other clients"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("text join lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.ContainsAny(out, "\x1b\u202e") {
+		t.Errorf("text join holds a raw escape or bidi character")
+	}
+	if _, err := JoinForFormat("yaml", Options{}); err == nil {
+		t.Errorf("--format yaml accepted")
+	}
+}
+
+// TestJoinMarkdownRendersWithCmarkGFM: GitHub's Markdown engine makes of
+// the join the tables it has, the hostile name text in one cell.
+func TestJoinMarkdownRendersWithCmarkGFM(t *testing.T) {
+	var b bytes.Buffer
+	if err := JoinMarkdown(&b, sampleJoin()); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	bin, err := exec.LookPath("cmark-gfm")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("cmark-gfm is not installed: .ci/run installs it")
+		}
+		t.Skip("cmark-gfm is not installed (apt-get install cmark-gfm); .ci/run installs it")
+	}
+	cmd := exec.Command(bin, "--unsafe", "-e", "table")
+	cmd.Stdin = strings.NewReader(doc)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cmark-gfm: %v", err)
+	}
+	page := string(out)
+	if got := strings.Count(page, "<table>"); got != 3 {
+		t.Errorf("%d tables; want 3 (run, backends, endpoints):\n%s", got, page)
+	}
+	if strings.Contains(page, "<b>be") || strings.ContainsAny(page, "\x1b\u202e") {
+		t.Errorf("the hostile name became markup or kept its escapes:\n%s", page)
+	}
+	if !strings.Contains(page, "<td>&lt;b&gt;be&lt;/b&gt; | <code>x</code>") && !strings.Contains(page, "&lt;b&gt;be&lt;/b&gt; | `x`") {
+		t.Errorf("the hostile name is not whole in its cell:\n%s", page)
+	}
+}
+
+// TestJoinHTML: the join's page is self-contained (no script, no fetch,
+// its style allowed by hash), shows the hostile name as text, and loads
+// in Chromium without a console message.
+func TestJoinHTML(t *testing.T) {
+	var b bytes.Buffer
+	if err := JoinHTML(&b, sampleJoin()); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSelfContained(t, doc)
+	if n := len(find(doc, tagged("b"))); n != 0 {
+		t.Errorf("the hostile name made %d <b> elements", n)
+	}
+	if !strings.Contains(textOf(doc), `<b>be</b> | `+"`x`"+` \x1b[31m\u{202e}[2001:db8::9]:443`) {
+		t.Errorf("the page does not show the hostile name as text")
+	}
+	if got := len(find(doc, tagged("table"))); got != 3 {
+		t.Errorf("%d tables; want 3", got)
+	}
+	if _, err := exec.LookPath("chromium"); err != nil && os.Getenv("CI") == "" {
+		return // the browser check below needs Chromium; chromiumPath fails in CI
+	}
+	page := filepath.Join(t.TempDir(), "join.html")
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := runChromium(t, page, "--dump-dom")
+	if !bytes.Contains(dom, []byte("All 50 502s were routed to")) {
+		t.Errorf("Chromium did not load the join's page:\n%.500s", dom)
+	}
+}
