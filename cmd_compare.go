@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,7 +30,7 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 	if err != nil {
 		return err
 	}
-	cmp := compare.Compare(reps[0], reps[1])
+	cmp := compare.CompareWith(reps[0], reps[1], compare.Options{Match: c.match.value, MaxLatencyIncrease: c.maxIncrease.tol})
 	cmp.Before.File, cmp.After.File = c.files[0], c.files[1]
 	renderer, err := render.CompareForFormat(c.format.value, renderOptions(stdout))
 	if err != nil {
@@ -52,6 +54,8 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 type compareConfig struct {
 	format           choiceValue
 	output           string
+	match            choiceValue
+	maxIncrease      toleranceValue
 	failOnRegression bool
 	help             bool
 	files            []string
@@ -64,7 +68,11 @@ func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown"}}
 	fs.Var(&c.format, "format", "comparison `FORMAT` on stdout: text, json (pinprobe.compare/v1) or markdown")
 	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON comparison to `FILE`")
-	fs.BoolVar(&c.failOnRegression, "fail-on-regression", false, "exit 1 when any endpoint or family got significantly worse, or when the reports have no endpoint in common")
+	c.match = choiceValue{value: compare.MatchEndpoint, choices: []string{compare.MatchEndpoint, compare.MatchHost}}
+	fs.Var(&c.match, "match", "how endpoints are matched, by `MODE`: endpoint (the same URL and address) or host (URLs that differ only in their port are one URL, and reports that probed a URL in common are compared even on other addresses)")
+	c.maxIncrease = toleranceValue{tol: compare.DefaultTolerance}
+	fs.Var(&c.maxIncrease, "max-latency-increase", "the largest move of a p50 or p99 that is no change: a share of its value before, a duration, or both (a change must exceed both), e.g. 20%, 5ms, 20%,5ms; 0 counts every significant move (repeatable)")
+	fs.BoolVar(&c.failOnRegression, "fail-on-regression", false, "exit 1 when any endpoint, instance, family or the total got significantly worse or slower, or when nothing was compared (no endpoint in common)")
 	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
 	return fs
 }
@@ -72,6 +80,7 @@ func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 // compareHelp orders the compare command's flags.
 var compareHelp = []flagGroup{
 	{"Output", []string{"format", "output"}},
+	{"Matching and latency", []string{"match", "max-latency-increase"}},
 	{"Gate", []string{"fail-on-regression"}},
 	{"Other", []string{"help"}},
 }
@@ -83,10 +92,15 @@ func writeCompareHelp(w io.Writer, fs *pflag.FlagSet) {
 Usage:
   pinprobe compare [flags] BEFORE AFTER   (- reads one from standard input)
 
-Endpoints are matched by URL and address; added and removed ones are listed.
-Failure rates are compared with Fisher's exact test and Wilson intervals
-(significant below 0.001, split over every test made), with p50/p99 and the
-statuses that appeared, vanished or changed share. The conclusion comes first.
+Endpoints are matched by URL and address (--match host: ignoring the port);
+added and removed ones are listed. Every endpoint, instance, family and the
+total is compared: failure rates by Fisher's exact test with Wilson intervals,
+latency at the median (Mann-Whitney) and the 99th percentile (Fisher's exact
+test of the slowest 1% of both runs together), with 95% intervals, and the
+statuses that appeared, vanished or changed share. Significant means below
+0.001 split over every test made; a latency change must also pass
+--max-latency-increase. Reports with nothing in common are said to be, and
+fail the gate. The conclusion comes first.
 `)
 	writeFlags(w, fs, compareHelp)
 	writeExitCodes(w, "compare")
@@ -120,3 +134,54 @@ func (c *compareConfig) validate() error {
 	}
 	return nil
 }
+
+// toleranceValue is --max-latency-increase: a percentage, a duration or
+// both ("20%,5ms"), given once or over several occurrences of the flag
+// (each kind at most once); "0" counts every significant change. The
+// first occurrence replaces the default whole: what is not given is 0.
+type toleranceValue struct {
+	tol          compare.Tolerance
+	set          bool
+	ratio, floor bool // given
+	zero         bool // "0" given
+}
+
+func (v *toleranceValue) String() string { return v.tol.String() }
+
+func (v *toleranceValue) Set(s string) error {
+	if !v.set {
+		v.tol, v.set = compare.Tolerance{}, true
+	}
+	const want = "want a share of the percentile before (20%), a duration (5ms), both (20%,5ms) or 0"
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		switch {
+		case part == "0":
+			if v.ratio || v.floor || v.zero {
+				return errors.New("0 given beside another increase; " + want)
+			}
+			v.zero = true
+		case strings.HasSuffix(part, "%"):
+			r, err := strconv.ParseFloat(strings.TrimSuffix(part, "%"), 64)
+			switch {
+			case err != nil || !(r >= 0 && r <= 10000):
+				return errors.New(want + "; a share from 0% to 10000%")
+			case v.ratio || v.zero:
+				return errors.New("a share given twice; " + want)
+			}
+			v.tol.Ratio, v.ratio = r/100, true
+		default:
+			d, err := time.ParseDuration(part)
+			switch {
+			case err != nil || d < 0 || d > time.Hour:
+				return errors.New(want + "; a duration from 0 to 1h")
+			case v.floor || v.zero:
+				return errors.New("a duration given twice; " + want)
+			}
+			v.tol.MS, v.floor = float64(d)/float64(time.Millisecond), true
+		}
+	}
+	return nil
+}
+
+func (v *toleranceValue) Type() string { return "INCREASE" }

@@ -67,6 +67,9 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if g.Note != "" {
 			say("%s", g.Note)
 		}
+		if g.PortNote != "" {
+			say("demo: %s", g.PortNote)
+		}
 		if !c.setDur {
 			c.duration = 5 * time.Second
 		}

@@ -212,7 +212,7 @@ func TestCompareNothingInCommon(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "no endpoint in common: BEFORE probed 203.0.113.7, 2001:db8::7 at https://sign.example.com/ and 198.51.100.20, 2001:db8::20 at http://api.example.com:8080/health; " +
-		"AFTER probed 192.0.2.1, 2001:db8:1::2, 192.0.2.3, 2001:db8:1::4 at https://other.example.com/"
+		"AFTER probed 192.0.2.1, 2001:db8:1::2, 192.0.2.3, 2001:db8:1::4 at https://other.example.com/; the hosts differ"
 	if c.Status != "disjoint" || c.Conclusion != want {
 		t.Errorf("compare: %s: %q; want disjoint: %q", c.Status, c.Conclusion, want)
 	}

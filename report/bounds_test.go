@@ -7,10 +7,12 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"pinprobe/internal/check"
 	"pinprobe/internal/fixture"
 	"pinprobe/report"
+	"pinprobe/report/compare"
 	"pinprobe/report/judge"
 	"pinprobe/report/render"
 )
@@ -139,6 +141,11 @@ func TestReadMemoryOfHostileShapes(t *testing.T) {
 		}); n > 40*size+8<<20 {
 			t.Errorf("%s: judging and rendering %d bytes allocated %d (%.0f times); want at most 40 times and 8 MiB", name, size, n, float64(n)/float64(size))
 		}
+		start := time.Now()
+		if n := allocated(func() { render.CompareText(render.Options{})(io.Discard, compare.Compare(r, r)) }); n > 40*size+8<<20 {
+			t.Errorf("%s: comparing %d bytes with itself allocated %d (%.0f times); want at most 40 times and 8 MiB", name, size, n, float64(n)/float64(size))
+		}
+		t.Logf("%s: %d bytes compared with itself in %v", name, size, time.Since(start))
 	}
 }
 

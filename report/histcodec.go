@@ -352,3 +352,66 @@ func compressPayload(payload []byte, g *histGeometry) string {
 	enc.Close()
 	return b.String()
 }
+
+// Scratch is a histogram of one of pinprobe's layouts with its counts
+// beside it, lent scope after scope: Merge and the verdict read thousands
+// of saved histograms through a few of these instead of decoding each into
+// a histogram of its own.
+type Scratch struct {
+	g      *histGeometry
+	H      *hdr.Histogram // the histogram, for its percentiles
+	Counts []int64        // its counts, bucket by bucket
+}
+
+// NewScratch is an empty latency Scratch (the layout of NewHist).
+func NewScratch() *Scratch { return newScratch(latencyGeometry) }
+
+func newScratch(g *histGeometry) *Scratch {
+	return &Scratch{g: g, H: g.newHist(), Counts: make([]int64, g.countsLen)}
+}
+
+// Reset empties s.
+func (s *Scratch) Reset() {
+	s.H.Reset()
+	clear(s.Counts)
+}
+
+// Add adds the counts of enc, a histogram of s's layout; s is left as it
+// was when enc does not decode.
+func (s *Scratch) Add(enc string) error {
+	if _, err := scanHDR(enc, s.g, nil); err != nil {
+		return err
+	}
+	_, err := scanHDR(enc, s.g, func(idx int, count int64) {
+		s.H.RecordValues(s.g.value(idx), count)
+		s.Counts[idx] += count
+	})
+	return err
+}
+
+// Tally adds the counts of enc, a histogram of s's layout, to s.Counts
+// alone (H is left as it is), in one pass, and returns how many values it
+// held: for a reader that needs the counts, not H, whose recording costs
+// more than the decoding. When enc does not decode, s.Counts holds part of
+// it: Reset s.
+func (s *Scratch) Tally(enc string) (int64, error) {
+	return scanHDR(enc, s.g, func(idx int, count int64) { s.Counts[idx] += count })
+}
+
+// Bucket is the least and the greatest value of bucket idx of s's layout:
+// hdr's lowest and highest equivalent values, the latter what a
+// percentile in the bucket reads.
+func (s *Scratch) Bucket(idx int) (lo, hi int64) { return s.g.value(idx), s.g.value(idx+1) - 1 }
+
+// AddCounts adds counts of s's layout, bucket by bucket.
+func (s *Scratch) AddCounts(counts []int64) {
+	for i, c := range counts {
+		if c > 0 {
+			s.Counts[i] += c
+			s.H.RecordValues(s.g.value(i), c)
+		}
+	}
+}
+
+// Encode writes s as encodeHDR does.
+func (s *Scratch) Encode() string { return encodeCounts(s.Counts, s.g) }

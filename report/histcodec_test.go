@@ -108,3 +108,42 @@ func TestHDRBudget(t *testing.T) {
 		t.Errorf("checkHDRBudget(100 such histograms in a report of 4 times their size) = %v; want nil", err)
 	}
 }
+
+// TestScratchTally: Tally counts what Add does, bucket by bucket, without
+// the histogram; Bucket bounds each bucket as hdr does, its greatest value
+// being what hdr reads a percentile in it as.
+func TestScratchTally(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 2))
+	for i := range 100 {
+		h := randomHist(rng, latencyGeometry, []int{1, 2, 40, 3000}[i%4])
+		enc := encodeHDR(h, latencyGeometry)
+		full, tally := NewScratch(), NewScratch()
+		if err := full.Add(enc); err != nil {
+			t.Fatal(err)
+		}
+		n, err := tally.Tally(enc)
+		if err != nil || n != h.TotalCount() || tally.H.TotalCount() != 0 {
+			t.Fatalf("Tally = %d, %v, H holding %d; want %d, the counts alone", n, err, tally.H.TotalCount(), h.TotalCount())
+		}
+		var cum int64
+		for idx, c := range tally.Counts {
+			if c != full.Counts[idx] {
+				t.Fatalf("bucket %d: Tally counted %d, Add %d", idx, c, full.Counts[idx])
+			}
+			if c == 0 {
+				continue
+			}
+			cum += c
+			lo, hi := tally.Bucket(idx)
+			if !h.ValuesAreEquivalent(lo, hi) || h.ValuesAreEquivalent(lo, lo-1) || h.ValuesAreEquivalent(hi, hi+1) {
+				t.Fatalf("bucket %d: [%d, %d] is not one of hdr's buckets", idx, lo, hi)
+			}
+			if got := h.ValueAtPercentile(100 * float64(cum) / float64(n)); got != hi && cum < n {
+				t.Fatalf("bucket %d: hdr reads the percentile of rank %d as %d; want %d", idx, cum, got, hi)
+			}
+		}
+	}
+	if _, err := NewScratch().Tally("bm90IGEgaGlzdG9ncmFt"); err == nil {
+		t.Errorf("Tally of a string that is no histogram: no error")
+	}
+}

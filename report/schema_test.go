@@ -301,7 +301,8 @@ func TestSchemaReports(t *testing.T) {
 
 // TestSchemaComparisons: the golden comparison, one of a merged report
 // with an interrupted run of another --fail-status, a run against itself,
-// the golden run against the rich one and two empty runs are valid
+// the golden run against the rich one, a deploy that made an instance slow
+// (matched with --match host) and two empty runs are valid
 // pinprobe.compare/v1 documents, and exercise every property of the schema.
 func TestSchemaComparisons(t *testing.T) {
 	a := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Address: "127.0.0.1", N: 100, Latency: time.Millisecond})
@@ -320,6 +321,7 @@ func TestSchemaComparisons(t *testing.T) {
 		c    *compare.Comparison
 	}{
 		{"golden", fixture.GoldenComparison(t)},
+		{"latency, --match host", fixture.LatencyComparison(t)},
 		{"merged before", compare.Compare(merged, after)},
 		{"itself", compare.Compare(a, a)},
 		{"rich", compare.Compare(fixture.GoldenReport(t), rich)},

@@ -48,12 +48,16 @@ type Gateway struct {
 	// TCP connection kept on one of them (round robin); Broken names the
 	// one given the unreachable backend. Shared is invalid when the OS
 	// has too few loopback addresses for this second face of the incident.
-	Shared  netip.Addr
-	Broken  string
-	Note    string // what the demo had to change on this OS, "" when nothing
-	servers []*http.Server
-	closers []io.Closer
-	log     *accessLog // nil when it writes none
+	Shared netip.Addr
+	Broken string
+	Note   string // what the demo had to change on this OS, "" when nothing
+	// PortNote says why the gateway is not on Port ("port 47080 is taken
+	// on 127.0.0.2: …"), so that the user knows this run's URL is not
+	// another demo run's; "" when it is on Port.
+	PortNote string
+	servers  []*http.Server
+	closers  []io.Closer
+	log      *accessLog // nil when it writes none
 }
 
 // LogFormat is the nginx log_format of the demo gateway's access log: the
@@ -81,7 +85,7 @@ func StartLogged(w io.Writer) (*Gateway, error) {
 	}))
 	healthy, _ := url.Parse("http://" + backend.Addr().String())
 
-	listeners, err := listenSamePort()
+	listeners, taken, err := listenSamePort()
 	if err != nil {
 		g.Close()
 		return nil, err
@@ -90,6 +94,10 @@ func StartLogged(w io.Writer) (*Gateway, error) {
 		g.Addrs = append(g.Addrs, addrOf(ln))
 	}
 	g.Port = uint16(ln0Port(listeners))
+	if taken != "" {
+		g.PortNote = fmt.Sprintf("port %d is taken on %s, so the gateway took port %d: this run's URL is not that of a demo run on port %d, and `pinprobe compare` matches the two only with --match host",
+			Preferred, taken, g.Port, Preferred)
+	}
 	// The instance that fails: IPv6 when the OS has it, else the last IPv4 one.
 	g.Failing = g.Addrs[len(g.Addrs)-1]
 	if g.Failing.Is4() {
@@ -218,21 +226,28 @@ func (g *Gateway) unreachableBackend(addr netip.Addr) (*url.URL, error) {
 // endpoints; when it is taken, any free port will do.
 const Port = 47080
 
+// Preferred is the port Start tries first: Port, but in a test that must
+// hold the port itself, whatever else on the machine takes and frees 47080
+// meanwhile.
+var Preferred = Port
+
 // listenSamePort binds one port on 127.0.0.1 and, where the OS allows, on
-// 127.0.0.2 and [::1]: Port if it is free on all of them, else another.
-func listenSamePort() ([]net.Listener, error) {
+// 127.0.0.2 and [::1]: Port if it is free on all of them, else another;
+// taken names the address where Port was not free ("" when it was).
+func listenSamePort() (lns []net.Listener, taken string, err error) {
 	var lastErr error
 	for try := range 20 {
 		want := "127.0.0.1:0"
 		if try == 0 {
-			want = "127.0.0.1:" + strconv.Itoa(Port)
+			want = "127.0.0.1:" + strconv.Itoa(Preferred)
 		}
 		first, err := net.Listen("tcp4", want)
 		if err != nil && try == 0 {
+			taken = "127.0.0.1"
 			continue // Port is taken: take another
 		}
 		if err != nil {
-			return nil, fmt.Errorf("demo: listen on 127.0.0.1: %w", err)
+			return nil, "", fmt.Errorf("demo: listen on 127.0.0.1: %w", err)
 		}
 		port := strconv.Itoa(ln0Port([]net.Listener{first}))
 		lns := []net.Listener{first}
@@ -244,17 +259,20 @@ func listenSamePort() ([]net.Listener, error) {
 				lns = append(lns, ln)
 			case errors.Is(err, syscall.EADDRINUSE):
 				retry, lastErr = true, err
+				if try == 0 {
+					taken = host
+				}
 			}
 			// Any other error: this OS has no such loopback address; go on without it.
 		}
 		if !retry {
-			return lns, nil
+			return lns, taken, nil
 		}
 		for _, ln := range lns {
 			ln.Close()
 		}
 	}
-	return nil, fmt.Errorf("demo: no port free on every loopback address: %w", lastErr)
+	return nil, "", fmt.Errorf("demo: no port free on every loopback address: %w", lastErr)
 }
 
 func ln0Port(lns []net.Listener) int { return lns[0].Addr().(*net.TCPAddr).Port }

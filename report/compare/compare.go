@@ -17,19 +17,19 @@ const CompareSchema = "pinprobe.compare/v1"
 
 // Comparison statuses.
 const (
-	CompareRegressed = "regressed" // something got significantly worse (whatever else got better)
-	CompareImproved  = "improved"  // something got better and nothing worse
+	CompareRegressed = "regressed" // something got significantly worse or slower (whatever else got better)
+	CompareImproved  = "improved"  // something got better or faster and nothing worse
 	CompareUnchanged = "unchanged" // no significant change
 	// CompareDisjoint says nothing was compared: no endpoint was probed in
-	// both reports (or one has no request at all). Other endpoints,
-	// families and totals are other things, so their rates are not tested,
-	// and what vanished is no improvement; only a new endpoint is still
-	// tested against its URL's endpoints before, and a regression there is
-	// "regressed".
+	// both reports (with --match host, no URL), or one has no request at
+	// all. Other endpoints, families and totals are other things, so their
+	// rates and latencies are not tested, and what vanished is no
+	// improvement; only a new endpoint is still tested against its URL's
+	// endpoints before, and a regression there is "regressed".
 	CompareDisjoint = "disjoint"
 )
 
-// Changes of one scope.
+// Changes of one scope's failure rate.
 const (
 	ChangeWorse   = "worse"   // fails significantly more after (one-sided Fisher)
 	ChangeBetter  = "better"  // fails significantly less after
@@ -40,19 +40,23 @@ const (
 
 // Comparison is the pinprobe.compare/v1 document: how failures and latency
 // changed from one saved report (before) to another (after), in total, per
-// address family and per endpoint (target URL pinned to one address).
+// address family, per endpoint (target URL pinned to one address) and per
+// instance (a value of an instance header).
 //
 // Failure rates are compared with Fisher's exact test: "worse" and "better"
 // are the one-sided tests (does after fail more, or less, than before?), p
 // is two-sided. Each status and error class's share of the answers is
-// compared two-sided. Every test made counts toward the Bonferroni split:
-// a change is significant when its p is below Alpha / Comparisons
-// (AlphaEach); Alpha is 0.001, as for the verdict of a run.
+// compared two-sided. Latency is compared at the median (Mann-Whitney) and
+// at the 99th percentile (Fisher's exact test on the requests at or above
+// the 99th percentile of both sides together), see LatencyChange. Every test
+// made counts toward the Bonferroni split: a change is significant when
+// its p is below Alpha / Comparisons (AlphaEach); Alpha is 0.001, as for
+// the verdict of a run.
 type Comparison struct {
 	// Schema is "pinprobe.compare/v1".
 	Schema string `json:"schema"`
-	// Status is "regressed", "improved" or "unchanged"; Regressed() reports
-	// the first.
+	// Status is "regressed", "improved", "unchanged" or "disjoint";
+	// Regressed() reports the first, FailsGate() the first or the last.
 	Status string `json:"status"`
 	// Conclusion says the outcome in one line, the most important first:
 	// "regression: 127.0.0.2 0% → 12%, p<1e-9", "IPv6 failures gone: ::1
@@ -61,6 +65,18 @@ type Comparison struct {
 	// Before and After describe the two reports.
 	Before RunSide `json:"before"`
 	After  RunSide `json:"after"`
+	// Match is how endpoints were matched: MatchEndpoint or MatchHost (see
+	// Options.Match).
+	Match string `json:"match"`
+	// MaxLatencyIncrease is the practical minimum of a latency change.
+	MaxLatencyIncrease Tolerance `json:"max_latency_increase"`
+	// Common counts the endpoints probed in both reports. Partial is set
+	// when, though something was compared, the reports did not probe the
+	// same URLs (or one left out a family with -4/-6): their totals,
+	// families and instances then hold other things on each side, and are
+	// shown, not tested.
+	Common  int  `json:"common"`
+	Partial bool `json:"partial"`
 	// Alpha is the significance level of all the tests together;
 	// Comparisons is how many tests were made, AlphaEach = Alpha /
 	// Comparisons the level each one must beat (Bonferroni).
@@ -70,19 +86,37 @@ type Comparison struct {
 	// Totals compares all requests; Families each address family ("ipv4",
 	// "ipv6") probed in either report, in that order; Endpoints each
 	// endpoint probed in either report, grouped by target in the order they
-	// first appear (before's, then those new in after).
+	// first appear (before's, then those new in after); Groups each
+	// instance (header and value) that answered in either report, in
+	// before's order, then after's.
 	Totals    ScopeChange   `json:"totals"`
 	Families  []ScopeChange `json:"families"`
 	Endpoints []ScopeChange `json:"endpoints"`
+	Groups    []ScopeChange `json:"groups"`
 	// Added and Removed list the endpoints probed in only one of the reports
 	// (each is in Endpoints too, as "added" or "removed").
 	Added   []EndpointID `json:"added"`
 	Removed []EndpointID `json:"removed"`
 	// Notes warn of what makes the two reports less comparable: different
-	// --fail-status, an interrupted run.
+	// --fail-status, an interrupted run, URLs probed on one side only.
 	Notes []string `json:"notes"`
-	// common counts the endpoints probed in both reports.
-	common int
+
+	opts Options
+	// disjoint is set when nothing was compared; mostGone when more than
+	// half of before's endpoints were not probed again (their removal is
+	// then no improvement).
+	disjoint, mostGone bool
+	// notProbed says, for a partial comparison, what one side probed and
+	// the other did not ("BEFORE's https://a.example/api").
+	notProbed []string
+	// hint says how the URLs of a disjoint comparison differ, and whether
+	// --match host would match them: "only the port differs: --match host
+	// compares them", "the hosts differ" (see disjointHint).
+	hint string
+	// hb, ha and hbase hold the histograms of the scope being compared;
+	// baseKey says whose hbase holds.
+	hb, ha, hbase *hist
+	baseKey       string
 	// short is each endpoint's URL as short as tells it apart, and multi
 	// whether there are several (see Label).
 	short map[string]string
@@ -115,15 +149,22 @@ type EndpointID struct {
 	Family  string `json:"family"`
 }
 
-// ScopeChange is how one scope (the total, a family or an endpoint) changed.
+// ScopeChange is how one scope (the total, a family, an endpoint or an
+// instance) changed.
 type ScopeChange struct {
-	// Scope is "total", "family ipv6" or "endpoint ::1 (https://…/)".
+	// Scope is "total", "family ipv6", "endpoint ::1 (https://…/)" or
+	// "group X-Served-By: gw-3".
 	Scope string `json:"scope"`
 	// Family is set for families and endpoints; Target and Address for
-	// endpoints.
+	// endpoints; Header and Value for instances.
 	Family  string `json:"family,omitempty"`
 	Target  string `json:"target,omitempty"`
 	Address string `json:"address,omitempty"`
+	Header  string `json:"header,omitempty"`
+	Value   string `json:"value,omitempty"`
+	// AfterTarget is the endpoint's URL after, when --match host matched
+	// it with a URL that differs in its port (Target is before's).
+	AfterTarget string `json:"after_target,omitempty"`
 	// Change is "worse", "better", "same", "added" or "removed"; an added
 	// scope that fails significantly more than its baseline is "worse".
 	Change string `json:"change"`
@@ -145,9 +186,15 @@ type ScopeChange struct {
 	P       float64 `json:"p"`
 	PWorse  float64 `json:"p_worse"`
 	PBetter float64 `json:"p_better"`
+	// Latency is how the scope's latency changed.
+	Latency LatencyChange `json:"latency"`
 	// Answers compares each status and error class's share of the answers,
-	// for scopes probed on both sides, largest share first.
+	// for endpoints, families and the total probed on both sides whose
+	// failure rates were tested (Tested), largest share first.
 	Answers []AnswerChange `json:"answers"`
+
+	// gone is set on a removed scope whose failures count as fixed.
+	gone bool
 }
 
 // Side is one scope's figures in one report.
@@ -158,9 +205,13 @@ type Side struct {
 	// CI95 is the Wilson 95% interval of the failure rate.
 	CI95 [2]float64 `json:"ci95"`
 	// P50MS and P99MS are latency percentiles in milliseconds, from the
-	// report's (possibly merged) histogram.
-	P50MS float64 `json:"p50_ms"`
-	P99MS float64 `json:"p99_ms"`
+	// report's (possibly merged) histogram; P50CI95MS and P99CI95MS their
+	// 95% intervals (binomial order statistics of the histogram), absent
+	// when there are too few requests for one (the p99's needs 368).
+	P50MS     float64     `json:"p50_ms"`
+	P99MS     float64     `json:"p99_ms"`
+	P50CI95MS *[2]float64 `json:"p50_ci95_ms,omitempty"`
+	P99CI95MS *[2]float64 `json:"p99_ci95_ms,omitempty"`
 	// Status and Errors count the answers by HTTP status and by error
 	// class, as in the report.
 	Status map[string]int64 `json:"status"`
@@ -193,8 +244,7 @@ type AnswerChange struct {
 	Significant bool    `json:"significant"`
 }
 
-// Regressed reports whether any endpoint, family or the total got
-// significantly worse.
+// Regressed reports whether any scope got significantly worse or slower.
 func (c *Comparison) Regressed() bool { return c.Status == CompareRegressed }
 
 // FailsGate reports whether --fail-on-regression exits 1: on a regression,
@@ -204,13 +254,38 @@ func (c *Comparison) FailsGate() bool {
 	return c.Status == CompareRegressed || c.Status == CompareDisjoint
 }
 
-// Compare compares two reports (plain or merged): see Comparison. It reads
-// only what Validate guarantees; set Before.File and After.File to name
-// them in the renderers.
+// Compare compares two reports (plain or merged) with DefaultOptions: see
+// CompareWith.
 func Compare(before, after *report.Report) *Comparison {
+	return CompareWith(before, after, DefaultOptions())
+}
+
+// CompareWith compares two reports (plain or merged) as o says: see
+// Comparison. It reads only what Validate guarantees; set Before.File and
+// After.File to name them in the renderers. Each side's verdict is judged
+// afresh, at the level its report was judged at: a saved verdict is never
+// trusted.
+func CompareWith(before, after *report.Report, o Options) *Comparison {
+	c := compareReports(before, after, o)
+	c.Before.Verdict = judge.Judge(before, judge.LevelOf(before)).Status
+	c.After.Verdict = judge.Judge(after, judge.LevelOf(after)).Status
+	return c
+}
+
+// compareReports is CompareWith but for the two verdicts.
+func compareReports(before, after *report.Report, o Options) *Comparison {
+	if o.Match == "" {
+		o.Match = MatchEndpoint
+	}
 	c := &Comparison{
 		Schema: CompareSchema, Before: runSide(before), After: runSide(after), Alpha: judge.Alpha,
-		Families: []ScopeChange{}, Endpoints: []ScopeChange{}, Added: []EndpointID{}, Removed: []EndpointID{}, Notes: []string{},
+		Match: o.Match, MaxLatencyIncrease: o.MaxLatencyIncrease,
+		Families: []ScopeChange{}, Endpoints: []ScopeChange{}, Groups: []ScopeChange{},
+		Added: []EndpointID{}, Removed: []EndpointID{}, Notes: []string{},
+		opts: o, hb: newHist(), ha: newHist(), hbase: newHist(),
+	}
+	if o.alpha > 0 {
+		c.Alpha = o.alpha
 	}
 	fail := report.FailStatusOf(after)
 	if !report.FailStatusOf(before).Equal(fail) {
@@ -225,40 +300,57 @@ func Compare(before, after *report.Report) *Comparison {
 			c.Notes = append(c.Notes, "the "+s.name+" run was interrupted: it covers less time than planned")
 		}
 	}
-
-	c.endpoints(before, after)
-	c.labels()
-	// With no endpoint in common, the families and totals hold other
-	// endpoints on each side: their figures are shown, not tested.
-	disjoint := c.common == 0
-	scope := func(name string, b, a *Side) ScopeChange {
-		if disjoint && b != nil && a != nil {
-			sc := newScopeChange(name, nil, nil)
-			sc.Before, sc.After = b, a
-			return sc
+	latency := true
+	for _, s := range []struct {
+		name string
+		r    *report.Report
+	}{{"before", before}, {"after", after}} {
+		if e := s.r.Totals.ClientErrors; e > 0 && e*10 >= s.r.Totals.Requests && latency {
+			latency = false
+			c.Notes = append(c.Notes, "latency is not compared: the machine of the "+s.name+" run could not send many of its requests (client errors), so it was slowed by its own trouble")
 		}
-		return newScopeChange(name, b, a)
 	}
-	c.Totals = scope("total", sideOfPtr(&before.Totals), sideOfPtr(&after.Totals))
+
+	c.endpoints(before, after, latency)
+	c.labels()
+	// With nothing in common, or other URLs on each side, the families,
+	// totals and instances hold other endpoints on each side: their figures
+	// are shown, not tested.
+	whole := !c.disjoint && !c.Partial
+	if c.Partial {
+		c.Notes = append(c.Notes, "the reports did not probe the same things ("+limitItems(c.notProbed, 3, "; ")+
+			"): their totals, families and instances are shown, not tested, and what was not probed again is no improvement")
+	}
+	c.Totals = c.scope("total", &before.Totals, &after.Totals, whole, latency)
 	for _, fam := range []string{"ipv4", "ipv6"} {
 		b, a := before.Families[fam], after.Families[fam]
 		if (b == nil || b.Requests == 0) && (a == nil || a.Requests == 0) {
 			continue
 		}
-		sc := scope("family "+fam, sideOfPtr(b), sideOfPtr(a))
+		sc := c.scope("family "+fam, b, a, whole, latency)
 		sc.Family = fam
-		if sc.Change == ChangeAdded && !disjoint {
-			sc.addBaseline("all requests before", sideOf(&before.Totals))
+		if sc.Change == ChangeAdded && whole {
+			c.addBaseline(&sc, "all requests before", &before.Totals, "", latency)
 		}
+		sc.gone = whole && !c.mostGone && sc.Change == ChangeRemoved && sc.Before.Failed > 0
 		c.Families = append(c.Families, sc)
 	}
+	c.groups(before, after, whole, latency)
 
 	// Count the tests, then judge each against its share of alpha.
 	for _, sc := range c.Scopes() {
 		if sc.Tested {
 			c.Comparisons++
 		}
-		sc.Answers = answerChanges(sc.Before, sc.After, fail)
+		if sc.Latency.Tested {
+			c.Comparisons += 2
+		}
+		// The answers' shares of a scope whose failure rates are not
+		// tested (the totals and families of reports that probed other
+		// things) are other answers on each side: not compared either.
+		if sc.Header == "" && sc.Tested {
+			sc.Answers = answerChanges(sc.Before, sc.After, fail)
+		}
 		for _, a := range sc.Answers {
 			if a.Tested {
 				c.Comparisons++
@@ -275,6 +367,7 @@ func Compare(before, after *report.Report) *Comparison {
 				sc.Change = ChangeBetter
 			}
 		}
+		sc.Latency.decide(c.AlphaEach, o.MaxLatencyIncrease, sc.Baseline != nil)
 		for i := range sc.Answers {
 			a := &sc.Answers[i]
 			a.Significant = a.Tested && a.P < c.AlphaEach
@@ -287,23 +380,25 @@ func Compare(before, after *report.Report) *Comparison {
 		}
 	}
 	c.Status = CompareUnchanged
-	if disjoint {
+	if c.disjoint {
 		c.Status = CompareDisjoint
 	}
 	for _, sc := range c.Scopes() {
 		switch {
 		case c.Before.Requests == 0 || c.After.Requests == 0:
 			// Nothing to compare.
-		case sc.Change == ChangeWorse:
+		case sc.Change == ChangeWorse || sc.Latency.Change == LatencySlower:
 			c.Status = CompareRegressed
-		case c.Status == CompareUnchanged && (sc.Change == ChangeBetter || sc.Change == ChangeRemoved && sc.Before.Failed > 0):
+		case c.Status == CompareUnchanged && (sc.Change == ChangeBetter || sc.Latency.Change == LatencyFaster || sc.gone):
 			c.Status = CompareImproved
 		}
 	}
 	c.Conclusion = c.conclude()
+	c.hb, c.ha, c.hbase = nil, nil, nil
 	return c
 }
 
+// OrDefault is s, or def when s is empty.
 func OrDefault(s, def string) string {
 	if s == "" {
 		return def
@@ -311,18 +406,17 @@ func OrDefault(s, def string) string {
 	return s
 }
 
-// runSide says one side of a comparison. Its verdict is judged afresh, at
-// the level the report was judged at: a saved verdict is never trusted.
+// runSide says one side of a comparison, but for its verdict.
 func runSide(r *report.Report) RunSide {
 	return RunSide{
 		Version: r.Version, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt, Interrupted: r.Interrupted,
 		Inputs: len(r.Inputs), FailStatus: OrDefault(r.Plan.FailStatus, report.DefaultFailStatus),
 		Requests: r.Totals.Requests, Failed: r.Totals.Failed, FailureRate: r.Totals.FailureRate,
-		Verdict: judge.Judge(r, judge.LevelOf(r)).Status,
 	}
 }
 
-// Scopes returns every ScopeChange of c, to be read or updated in place.
+// Scopes returns every ScopeChange of c, to be read or updated in place:
+// the total, the families, the endpoints, then the instances.
 func (c *Comparison) Scopes() []*ScopeChange {
 	out := []*ScopeChange{&c.Totals}
 	for i := range c.Families {
@@ -331,140 +425,92 @@ func (c *Comparison) Scopes() []*ScopeChange {
 	for i := range c.Endpoints {
 		out = append(out, &c.Endpoints[i])
 	}
+	for i := range c.Groups {
+		out = append(out, &c.Groups[i])
+	}
 	return out
 }
 
-// endpoints matches the endpoints by target and address. An endpoint
-// without requests on one side counts as not probed there.
-func (c *Comparison) endpoints(before, after *report.Report) {
-	type pair struct{ b, a *report.Endpoint }
-	var order []report.EpKey
-	pairs := map[report.EpKey]*pair{}
-	for _, side := range []struct {
-		r      *report.Report
-		before bool
-	}{{before, true}, {after, false}} {
-		for i := range side.r.Endpoints {
-			e := &side.r.Endpoints[i]
-			if e.Requests == 0 {
-				continue
-			}
-			k := report.KeyOf(e)
-			p := pairs[k]
-			if p == nil {
-				p = &pair{}
-				pairs[k] = p
-				order = append(order, k)
-			}
-			if side.before {
-				p.b = e
-			} else {
-				p.a = e
-			}
-		}
-	}
-	// Group by target, in the order the targets first appear.
-	var targets []string
-	for _, k := range order {
-		targets = append(targets, k.Target)
-	}
-	targets = phrase.Dedupe(targets)
-	baseline := map[string]*report.Stats{} // target -> its endpoints before, summed
-	for i := range before.Endpoints {
-		e := &before.Endpoints[i]
-		s := baseline[e.Target]
-		if s == nil {
-			s = &report.Stats{Status: map[string]int64{}, Errors: map[string]int64{}}
-			baseline[e.Target] = s
-		}
-		report.AddCounts(s, &e.Stats)
-	}
-	for _, p := range pairs {
-		if p.b != nil && p.a != nil {
-			c.common++
-		}
-	}
-	for _, tg := range targets {
-		for _, k := range order {
-			if k.Target != tg {
-				continue
-			}
-			p := pairs[k]
-			var b, a *Side
-			id := EndpointID{Target: k.Target, Address: k.Address}
-			if p.b != nil {
-				b, id.Family = sideOfPtr(&p.b.Stats), p.b.Family
-			}
-			if p.a != nil {
-				a, id.Family = sideOfPtr(&p.a.Stats), p.a.Family
-			}
-			sc := newScopeChange("endpoint "+k.Address+" ("+k.Target+")", b, a)
-			sc.Family, sc.Target, sc.Address = id.Family, k.Target, k.Address
-			switch sc.Change {
-			case ChangeAdded:
-				c.Added = append(c.Added, id)
-				if s := baseline[k.Target]; s != nil && s.Requests > 0 {
-					sc.addBaseline("the endpoints of "+k.Target+" before", sideOf(s))
-				} else if c.common > 0 {
-					sc.addBaseline("all requests before", sideOf(&before.Totals))
-				}
-			case ChangeRemoved:
-				c.Removed = append(c.Removed, id)
-			}
-			c.Endpoints = append(c.Endpoints, sc)
-		}
-	}
-}
-
-func sideOfPtr(s *report.Stats) *Side {
-	if s == nil || s.Requests == 0 {
-		return nil
-	}
-	side := sideOf(s)
-	return &side
-}
-
-func sideOf(s *report.Stats) Side {
-	lo, hi := stat.Wilson(s.Failed, s.Requests)
-	rate := 0.0
-	if s.Requests > 0 {
-		rate = stat.Round(float64(s.Failed)/float64(s.Requests), 6)
-	}
-	return Side{
-		Requests: s.Requests, Failed: s.Failed, FailureRate: rate, CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)},
-		P50MS: s.LatencyMS.P50, P99MS: s.LatencyMS.P99, Status: report.NonZero(s.Status), Errors: report.NonZero(s.Errors),
-	}
-}
-
-// newScopeChange tests before against after when both were probed.
-func newScopeChange(scope string, b, a *Side) ScopeChange {
-	sc := ScopeChange{Scope: scope, Before: b, After: a, Change: ChangeSame, P: 1, PWorse: 1, PBetter: 1, Answers: []AnswerChange{}}
+// scope compares one scope's stats, b before and a after (nil or without
+// requests where it was not probed): their failure rates with Fisher's
+// exact test when test is set, and their latencies when latency is set
+// too. It leaves their histograms in c.hb and c.ha, for addBaseline.
+func (c *Comparison) scope(name string, b, a *report.Stats, test, latency bool) ScopeChange {
+	bs, as := c.sideOf(b, c.hb), c.sideOf(a, c.ha)
+	sc := ScopeChange{Scope: name, Before: bs, After: as, Change: ChangeSame, P: 1, PWorse: 1, PBetter: 1,
+		Answers: []AnswerChange{}, Latency: untestedLatency(bs, as)}
 	switch {
-	case b == nil && a == nil:
-	case b == nil:
+	case bs == nil && as == nil:
+	case bs == nil:
 		sc.Change = ChangeAdded
-	case a == nil:
+	case as == nil:
 		sc.Change = ChangeRemoved
-	case b.Requests > 0 && a.Requests > 0:
+	case test:
 		sc.Tested = true
-		sc.P = stat.FisherTwoSided(a.Failed, a.Requests, b.Failed, b.Requests)
-		sc.PWorse = stat.FisherGreater(a.Failed, a.Requests, b.Failed, b.Requests)
-		sc.PBetter = stat.FisherGreater(b.Failed, b.Requests, a.Failed, a.Requests)
+		sc.P = stat.FisherTwoSided(as.Failed, as.Requests, bs.Failed, bs.Requests)
+		sc.PWorse = stat.FisherGreater(as.Failed, as.Requests, bs.Failed, bs.Requests)
+		sc.PBetter = stat.FisherGreater(bs.Failed, bs.Requests, as.Failed, as.Requests)
+		if latency {
+			sc.Latency = latencyTest(bs, as, c.hb, c.ha)
+		}
 	}
 	return sc
 }
 
-// addBaseline tests an added scope against what stood in its place before.
-func (sc *ScopeChange) addBaseline(scope string, base Side) {
+// addBaseline tests an added scope, whose histogram is in c.ha, against
+// what stood in its place before: base, whose histogram is in c.hbase
+// when key names it (c.baseKey), else decoded from base.HDR.
+func (c *Comparison) addBaseline(sc *ScopeChange, scope string, base *report.Stats, key string, latency bool) {
 	if base.Requests == 0 || sc.After == nil {
 		return
 	}
+	if key == "" || c.baseKey != key {
+		c.baseKey = ""
+		c.hbase.reset()
+		c.hbase.add(base.HDR)
+	}
+	bs := c.sideOf(base, nil)
+	if c.hbase.n == base.Requests {
+		bs = quantileCIs(bs, base, c.hbase)
+	}
 	a := sc.After
-	sc.Baseline, sc.BaselineScope = &base, scope
+	sc.Baseline, sc.BaselineScope = bs, scope
 	sc.Tested = true
-	sc.P = stat.FisherTwoSided(a.Failed, a.Requests, base.Failed, base.Requests)
-	sc.PWorse = stat.FisherGreater(a.Failed, a.Requests, base.Failed, base.Requests)
-	sc.PBetter = stat.FisherGreater(base.Failed, base.Requests, a.Failed, a.Requests)
+	sc.P = stat.FisherTwoSided(a.Failed, a.Requests, bs.Failed, bs.Requests)
+	sc.PWorse = stat.FisherGreater(a.Failed, a.Requests, bs.Failed, bs.Requests)
+	sc.PBetter = stat.FisherGreater(bs.Failed, bs.Requests, a.Failed, a.Requests)
+	if latency {
+		sc.Latency = latencyTest(bs, a, c.hbase, c.ha)
+	} else {
+		sc.Latency = untestedLatency(bs, a)
+	}
+}
+
+// sideOf is one scope's figures, nil when it has no request. Its
+// histogram is decoded into h (when h is not nil) for the intervals of its
+// percentiles and the latency tests; h is left empty when the histogram
+// does not decode or does not hold the scope's requests.
+func (c *Comparison) sideOf(s *report.Stats, h *hist) *Side {
+	if h != nil {
+		h.reset()
+	}
+	if s == nil || s.Requests == 0 {
+		return nil
+	}
+	lo, hi := stat.Wilson(s.Failed, s.Requests)
+	rate := stat.Round(float64(s.Failed)/float64(s.Requests), 6)
+	side := &Side{
+		Requests: s.Requests, Failed: s.Failed, FailureRate: rate, CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)},
+		P50MS: s.LatencyMS.P50, P99MS: s.LatencyMS.P99, Status: report.NonZero(s.Status), Errors: report.NonZero(s.Errors),
+	}
+	if h == nil {
+		return side
+	}
+	if !h.add(s.HDR) || h.n != s.Requests {
+		h.reset()
+		return side
+	}
+	return quantileCIs(side, s, h)
 }
 
 // answerChanges compares each answer's share of the requests, largest
@@ -522,8 +568,56 @@ func sortAnswers(out []AnswerChange) {
 	})
 }
 
-// label names a scope in a sentence: the address (with its URL when the
-// reports probed several), the family's name, or "total".
+// groups compares the instances: each value of an instance header that
+// answered in either report, matched by header and value. The responses
+// counted together past a header's first values ("(other values)") are
+// other values on each side, and left out.
+func (c *Comparison) groups(before, after *report.Report, test, latency bool) {
+	type key struct{ header, value string }
+	type pair struct{ b, a *report.Group }
+	var order []key
+	pairs := map[key]*pair{}
+	for _, side := range []struct {
+		r      *report.Report
+		before bool
+	}{{before, true}, {after, false}} {
+		for i := range side.r.Groups {
+			g := &side.r.Groups[i]
+			if g.Requests == 0 || g.Value == report.OtherValues {
+				continue
+			}
+			k := key{g.Header, g.Value}
+			p := pairs[k]
+			if p == nil {
+				p = &pair{}
+				pairs[k] = p
+				order = append(order, k)
+			}
+			if side.before {
+				p.b = g
+			} else {
+				p.a = g
+			}
+		}
+	}
+	for _, k := range order {
+		p := pairs[k]
+		var b, a *report.Stats
+		if p.b != nil {
+			b = &p.b.Stats
+		}
+		if p.a != nil {
+			a = &p.a.Stats
+		}
+		sc := c.scope("group "+k.header+": "+k.value, b, a, test, latency)
+		sc.Header, sc.Value = k.header, k.value
+		c.Groups = append(c.Groups, sc)
+	}
+}
+
+// Label names a scope in a sentence: the address (with its URL when the
+// reports probed several), the instance ("X-Served-By: gw-3"), the
+// family's name, or "total".
 func (c *Comparison) Label(sc *ScopeChange) string {
 	switch {
 	case sc.Address != "":
@@ -531,6 +625,8 @@ func (c *Comparison) Label(sc *ScopeChange) string {
 			return sc.Address + " " + c.shortURL(sc.Target)
 		}
 		return sc.Address
+	case sc.Header != "":
+		return sc.Header + ": " + sc.Value
 	case sc.Family != "":
 		return phrase.FamilyName(sc.Family)
 	}
@@ -556,239 +652,4 @@ func (c *Comparison) shortURL(target string) string {
 		return s
 	}
 	return target
-}
-
-// rates is "0% → 12%".
-func rates(sc *ScopeChange) string {
-	b, a := "-", "-"
-	if sc.Before != nil {
-		b = phrase.PctRate(sc.Before.FailureRate)
-	}
-	if sc.After != nil {
-		a = phrase.PctRate(sc.After.FailureRate)
-	}
-	return b + " → " + a
-}
-
-// conclude writes the one-line conclusion: regressions first, then what
-// got better (failing endpoints gone, lower rates), then what stayed.
-func (c *Comparison) conclude() string {
-	if c.Before.Requests == 0 || c.After.Requests == 0 {
-		which := "before"
-		if c.Before.Requests > 0 {
-			which = "after"
-		} else if c.After.Requests == 0 {
-			which = "either report"
-		}
-		return "nothing to compare: no request in " + which
-	}
-	if c.common == 0 {
-		nothing := "no endpoint in common: " + c.probedWords()
-		var worse []string
-		for i := range c.Endpoints {
-			if sc := &c.Endpoints[i]; sc.Change == ChangeWorse {
-				worse = append(worse, c.worseWords(sc))
-			}
-		}
-		if len(worse) > 0 {
-			return "regression: " + limitItems(worse, 3, "; ") + "; n" + strings.TrimPrefix(nothing, "n")
-		}
-		return nothing
-	}
-	var worse, better, gone, same, added, removed []*ScopeChange
-	for _, sc := range c.Endpoints {
-		sc := sc
-		switch {
-		case sc.Change == ChangeWorse:
-			worse = append(worse, &sc)
-		case sc.Change == ChangeBetter:
-			better = append(better, &sc)
-		case sc.Change == ChangeRemoved && sc.Before.Failed > 0:
-			gone = append(gone, &sc)
-		case sc.Change == ChangeRemoved:
-			removed = append(removed, &sc)
-		case sc.Change == ChangeAdded:
-			added = append(added, &sc)
-		default:
-			same = append(same, &sc)
-		}
-	}
-	// With no endpoint to blame, a family or the total is named.
-	if len(worse) == 0 {
-		for i := range c.Families {
-			if c.Families[i].Change == ChangeWorse {
-				worse = append(worse, &c.Families[i])
-			}
-		}
-	}
-	if len(worse) == 0 && c.Totals.Change == ChangeWorse {
-		worse = append(worse, &c.Totals)
-	}
-	if len(better) == 0 && len(gone) == 0 {
-		for i := range c.Families {
-			if f := &c.Families[i]; f.Change == ChangeBetter || f.Change == ChangeRemoved && f.Before.Failed > 0 {
-				better = append(better, f)
-			}
-		}
-	}
-	if len(better) == 0 && len(gone) == 0 && c.Totals.Change == ChangeBetter {
-		better = append(better, &c.Totals)
-	}
-
-	var clauses []string
-	if len(worse) > 0 {
-		var items []string
-		for _, sc := range worse {
-			items = append(items, c.worseWords(sc))
-		}
-		clauses = append(clauses, "regression: "+limitItems(items, 3, "; "))
-		if len(gone)+len(better) > 0 {
-			clauses = append(clauses, "also "+c.betterWords(gone, better))
-		}
-		return strings.Join(clauses, "; ")
-	}
-	if len(gone)+len(better) > 0 {
-		clauses = append(clauses, c.improvementLead()+": "+c.betterWords(gone, better))
-	} else {
-		lead := "no significant change"
-		if c.Totals.Tested {
-			lead += fmt.Sprintf(" (total %s, %s)", rates(&c.Totals), phrase.PValue(c.Totals.P))
-		}
-		clauses = append(clauses, lead)
-	}
-	if len(same) > 0 {
-		clauses = append(clauses, c.groupWords(same))
-	}
-	if len(removed) > 0 {
-		clauses = append(clauses, c.listWords(removed)+" removed")
-	}
-	if len(added) > 0 {
-		clauses = append(clauses, c.listWords(added)+" added ("+afterRates(added)+")")
-	}
-	if len(clauses) > 1 && !strings.Contains(clauses[0], ": ") {
-		return clauses[0] + ": " + strings.Join(clauses[1:], "; ")
-	}
-	return strings.Join(clauses, "; ")
-}
-
-// probedWords says what each report probed, for reports with no endpoint
-// in common: "BEFORE probed 127.0.0.1, 127.0.0.2 at https://a.example/;
-// AFTER probed 192.0.2.7 at https://b.example/".
-func (c *Comparison) probedWords() string {
-	side := func(name string, before bool) string {
-		var targets []string
-		addrs := map[string][]string{}
-		for _, sc := range c.Endpoints {
-			if before && sc.Before == nil || !before && sc.After == nil {
-				continue
-			}
-			if _, ok := addrs[sc.Target]; !ok {
-				targets = append(targets, sc.Target)
-			}
-			addrs[sc.Target] = append(addrs[sc.Target], sc.Address)
-		}
-		var items []string
-		for _, tg := range targets {
-			items = append(items, limitItems(addrs[tg], 4, ", ")+" at "+tg)
-		}
-		if len(items) == 0 {
-			return name + " probed nothing"
-		}
-		return name + " probed " + limitItems(items, 3, " and ")
-	}
-	return side("BEFORE", true) + "; " + side("AFTER", false)
-}
-
-// improvementLead says what got better in a few words: "IPv6 failures
-// gone" when every failure before was in a family that has none now.
-func (c *Comparison) improvementLead() string {
-	failing := map[string]bool{}
-	for _, f := range c.Families {
-		if f.Before != nil && f.Before.Failed > 0 {
-			failing[f.Family] = true
-		}
-	}
-	gone := c.After.Failed == 0
-	if len(failing) == 1 && len(c.Families) > 1 {
-		for fam := range failing {
-			for _, f := range c.Families {
-				if f.Family == fam && (f.After == nil || f.After.Failed == 0) {
-					return phrase.FamilyName(fam) + " failures gone"
-				}
-			}
-		}
-	}
-	if gone {
-		return "failures gone"
-	}
-	return "improvement"
-}
-
-// worseWords is "127.0.0.2 0% → 12%, p<1e-9", or for a new endpoint
-// "127.0.0.3 (new) 30% against 0% before, p<1e-9".
-func (c *Comparison) worseWords(sc *ScopeChange) string {
-	if sc.Baseline != nil {
-		return fmt.Sprintf("%s (new) %s against %s before, %s", c.Label(sc), phrase.PctRate(sc.After.FailureRate),
-			phrase.PctRate(sc.Baseline.FailureRate), phrase.PValue(sc.PWorse))
-	}
-	return fmt.Sprintf("%s %s, %s", c.Label(sc), rates(sc), phrase.PValue(sc.PWorse))
-}
-
-// betterWords is "::1 removed; 127.0.0.3 100% → 0%, p<1e-9".
-func (c *Comparison) betterWords(gone, better []*ScopeChange) string {
-	var items []string
-	if len(gone) > 0 {
-		items = append(items, c.listWords(gone)+" removed")
-	}
-	for _, sc := range better {
-		if sc.Change == ChangeRemoved {
-			items = append(items, c.Label(sc)+" removed")
-			continue
-		}
-		items = append(items, fmt.Sprintf("%s %s, %s", c.Label(sc), rates(sc), phrase.PValue(sc.PBetter)))
-	}
-	return limitItems(items, 3, "; ")
-}
-
-// groupWords lists unchanged endpoints grouped by their rates:
-// "127.0.0.1, 127.0.0.2 0% → 0%; ::1 4.5% → 5%".
-func (c *Comparison) groupWords(scs []*ScopeChange) string {
-	var keys []string
-	groups := map[string][]*ScopeChange{}
-	for _, sc := range scs {
-		k := rates(sc)
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], sc)
-	}
-	var items []string
-	for _, k := range keys {
-		items = append(items, c.listWords(groups[k])+" "+k)
-	}
-	return limitItems(items, 3, "; ")
-}
-
-func (c *Comparison) listWords(scs []*ScopeChange) string {
-	var names []string
-	for _, sc := range scs {
-		names = append(names, c.Label(sc))
-	}
-	return limitItems(names, 4, ", ")
-}
-
-func afterRates(scs []*ScopeChange) string {
-	var r []string
-	for _, sc := range scs {
-		r = append(r, phrase.PctRate(sc.After.FailureRate))
-	}
-	return strings.Join(phrase.Dedupe(r), ", ")
-}
-
-// limitItems joins at most n items and says how many more there are.
-func limitItems(items []string, n int, sep string) string {
-	if len(items) <= n {
-		return strings.Join(items, sep)
-	}
-	return strings.Join(items[:n], sep) + fmt.Sprintf(" and %d more", len(items)-n)
 }

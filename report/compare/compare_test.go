@@ -62,10 +62,21 @@ func TestCompareGatewayChange(t *testing.T) {
 		t.Errorf("removed %q; want ::1", got)
 	}
 	// 5 failure-rate tests (total, IPv4, 127.0.0.1, 127.0.0.2, and the new
-	// 127.0.0.3 against its URL before) and 6 share tests (200 and 502 in
-	// the total, IPv4 and 127.0.0.2).
-	if c.Comparisons != 11 || !check.Near(c.AlphaEach, 0.001/11, 1e-12) || c.Alpha != 0.001 {
-		t.Errorf("%d comparisons, alpha %v each %v; want 11, 0.001, 0.001/11", c.Comparisons, c.Alpha, c.AlphaEach)
+	// 127.0.0.3 against its URL before), 6 share tests (200 and 502 in the
+	// total, IPv4 and 127.0.0.2) and 2 latency tests each of IPv4 and
+	// 127.0.0.1: the total, 127.0.0.2 and 127.0.0.3 (against 33% before)
+	// have failure rates 10 points or more apart, which their latencies hold.
+	if c.Comparisons != 15 || !check.Near(c.AlphaEach, 0.001/15, 1e-12) || c.Alpha != 0.001 {
+		t.Errorf("%d comparisons, alpha %v each %v; want 15, 0.001, 0.001/15", c.Comparisons, c.Alpha, c.AlphaEach)
+	}
+	for _, sc := range c.Scopes() {
+		wantTested := sc.Scope == "family ipv4" || sc.Scope == "endpoint 127.0.0.1 (https://sign.example.com/)"
+		if l := sc.Latency; l.Tested != wantTested || l.Change != compare.LatencySame {
+			t.Errorf("%s: latency tested %v (%q), %s; want tested %v, same", sc.Scope, l.Tested, l.Untested, l.Change, wantTested)
+		}
+	}
+	if u := scopeOf(t, c, "endpoint 127.0.0.2 (https://sign.example.com/)").Latency.Untested; u != "its failure rate moved from 0% to 12%, and the latencies hold the failures'" {
+		t.Errorf("127.0.0.2: latency untested because %q; want the failure rate's move", u)
 	}
 	one := fisherAllOnOneSide(36, 300)
 	tests := []struct {
@@ -148,7 +159,7 @@ func TestCompareConclusions(t *testing.T) {
 		{"nothing changed",
 			[]fixture.CmpEndpoint{failing("127.0.0.1", 3), failing("127.0.0.2", 2)},
 			[]fixture.CmpEndpoint{failing("127.0.0.1", 2), failing("127.0.0.2", 4)},
-			compare.CompareUnchanged, "no significant change (total 0.83% → 1%, p=1): 127.0.0.1 1% → 0.67%; 127.0.0.2 0.67% → 1.3%"},
+			compare.CompareUnchanged, "no significant change (total 0.83% → 1%, p=1; p50 1.20 → 1.20ms): 127.0.0.1 1% → 0.67%; 127.0.0.2 0.67% → 1.3%"},
 		{"a new address fails",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2")},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2"), failing("127.0.0.3", 90)},
@@ -156,11 +167,11 @@ func TestCompareConclusions(t *testing.T) {
 		{"a healthy address added",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2")},
-			compare.CompareUnchanged, "no significant change (total 0% → 0%, p=1): 127.0.0.1 0% → 0%; 127.0.0.2 added (0%)"},
+			compare.CompareUnchanged, "no significant change (total 0% → 0%, p=1; p50 2.20 → 2.20ms): 127.0.0.1 0% → 0%; 127.0.0.2 added (0%)"},
 		{"too few to tell",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
 			[]fixture.CmpEndpoint{{Address: "127.0.0.1", N: 300, Failed: 2, FailStatus: 503, Latency: time.Millisecond}},
-			compare.CompareUnchanged, "no significant change (total 0% → 0.67%, p=0.5): 127.0.0.1 0% → 0.67%"},
+			compare.CompareUnchanged, "no significant change (total 0% → 0.67%, p=0.5; p50 2.20 → 1.20ms): 127.0.0.1 0% → 0.67%"},
 		{"two URLs",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), {Target: "https://sign.example.com/api", Address: "127.0.0.1", N: 300}},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), {Target: "https://sign.example.com/api", Address: "127.0.0.1", N: 300, Failed: 60, FailStatus: 500}},
@@ -175,15 +186,15 @@ func TestCompareConclusions(t *testing.T) {
 		{"other hosts",
 			[]fixture.CmpEndpoint{failing("127.0.0.1", 300)},
 			[]fixture.CmpEndpoint{{Target: "https://api.example.com/", Address: "127.0.0.3", N: 300, Latency: time.Millisecond}},
-			compare.CompareDisjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://api.example.com/"},
+			compare.CompareDisjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://api.example.com/; the hosts differ"},
 		{"other addresses of the URL",
 			[]fixture.CmpEndpoint{failing("::1", 300), failing("127.0.0.2", 30)},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
-			compare.CompareDisjoint, "no endpoint in common: BEFORE probed ::1, 127.0.0.2 at https://sign.example.com/; AFTER probed 127.0.0.1 at https://sign.example.com/"},
+			compare.CompareDisjoint, "no endpoint in common: BEFORE probed ::1, 127.0.0.2 at https://sign.example.com/; AFTER probed 127.0.0.1 at https://sign.example.com/; the same URL on other addresses: --match host compares them"},
 		{"other addresses of the URL, failing",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
 			[]fixture.CmpEndpoint{failing("127.0.0.3", 90)},
-			compare.CompareRegressed, "regression: 127.0.0.3 (new) 30% against 0% before, p<1e-9; no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://sign.example.com/"},
+			compare.CompareRegressed, "regression: 127.0.0.3 (new) 30% against 0% before, p<1e-9; no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://sign.example.com/; the same URL on other addresses: --match host compares them"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,20 +273,43 @@ func TestCompareJSON(t *testing.T) {
 	}
 }
 
-// TestCompareGolden renders the gateway change as text at 80 columns and as
-// Markdown: every text line fits, and both are what testdata holds.
+// TestCompareGolden renders the gateway change as text at 80 and 120
+// columns and as Markdown, and the deploy that made an instance slow (with
+// --match host) alike, and two comparisons of runs with nothing in common
+// (the demo's port moved; another host): every text line fits, and each is
+// what testdata holds.
 func TestCompareGolden(t *testing.T) {
-	c := fixture.GoldenComparison(t)
+	gateway, latency := fixture.GoldenComparison(t), fixture.LatencyComparison(t)
+	// A run of the demo's gateway that took another port, against one on
+	// 47080, and a run of another host: nothing in common, said so.
+	ep := func(target, addr string, failed int) fixture.CmpEndpoint {
+		return fixture.CmpEndpoint{Target: target, Address: addr, N: 300, Failed: failed, FailStatus: 502, Latency: time.Millisecond}
+	}
+	onPort := fixture.CmpRun(t, fixture.CmpStart,
+		ep("http://sign.pinprobe.test:47080/sign", "127.0.0.1", 0), ep("http://sign.pinprobe.test:47080/sign", "::1", 300))
+	moved := fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour),
+		ep("http://sign.pinprobe.test:39115/sign", "127.0.0.1", 0), ep("http://sign.pinprobe.test:39115/sign", "::1", 300))
+	other := fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), ep("https://other.example.com/", "192.0.2.7", 0))
+	portMoved, otherHost := compare.Compare(onPort, moved), compare.Compare(onPort, other)
+	portMoved.Before.File, portMoved.After.File = "a.json", "b.json"
+	otherHost.Before.File, otherHost.After.File = "a.json", "other.json"
 	for _, f := range []struct {
 		file   string
+		c      *compare.Comparison
 		render render.CompareRenderer
 		width  int
 	}{
-		{"compare-text-80.golden", render.CompareText(render.Options{Width: 80}), 80},
-		{"compare-text-120.golden", render.CompareText(render.Options{Width: 120}), 120},
-		{"compare-markdown.golden", render.CompareMarkdown, 0},
+		{"compare-text-80.golden", gateway, render.CompareText(render.Options{Width: 80}), 80},
+		{"compare-text-120.golden", gateway, render.CompareText(render.Options{Width: 120}), 120},
+		{"compare-markdown.golden", gateway, render.CompareMarkdown, 0},
+		{"compare-latency-text-80.golden", latency, render.CompareText(render.Options{Width: 80}), 80},
+		{"compare-latency-text-120.golden", latency, render.CompareText(render.Options{Width: 120}), 120},
+		{"compare-latency-markdown.golden", latency, render.CompareMarkdown, 0},
+		{"compare-port-moved-text-80.golden", portMoved, render.CompareText(render.Options{Width: 80}), 80},
+		{"compare-other-host-text-120.golden", otherHost, render.CompareText(render.Options{Width: 120}), 120},
 	} {
 		t.Run(f.file, func(t *testing.T) {
+			c := f.c
 			var buf bytes.Buffer
 			if err := f.render(&buf, c); err != nil {
 				t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"pinprobe/report"
 	"pinprobe/report/stat"
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -273,3 +274,47 @@ func exactMannWhitney(groups []tieGroup, n1, n2 int64, u float64) float64 {
 	}
 	return min(1, tail/total)
 }
+
+// MannWhitney is SlowerTest's Mann-Whitney test alone, both ways: the
+// one-sided p of x's values being greater than y's, and of their being
+// less, from two histograms' counts bucket by bucket, of one layout (any
+// same range of its buckets), holding nx and ny values: for a caller that
+// needs no percentile of either, and so no histogram.
+func MannWhitney(x, y []int64, nx, ny int64) (pGreater, pLess float64) {
+	if nx == 0 || ny == 0 || len(x) != len(y) {
+		return 1, 1
+	}
+	buf := tiePool.Get().(*[]tieGroup)
+	defer tiePool.Put(buf)
+	groups := (*buf)[:0]
+	defer func() { *buf = groups }()
+	for i, a := range x {
+		if b := y[i]; a+b > 0 {
+			groups = append(groups, tieGroup{a, b})
+		}
+	}
+	var u float64 // x's U over y; y's is what it leaves of nx·ny
+	var below float64
+	for _, g := range groups {
+		u += float64(g.a) * (below + float64(g.b)/2)
+		below += float64(g.b)
+	}
+	uy := float64(nx)*float64(ny) - u
+	if nx <= exactMWCells/ny { // n·m ≤ 400, without the product's overflow
+		pGreater = exactMannWhitney(groups, nx, ny, u)
+		for i := range groups {
+			groups[i].a, groups[i].b = groups[i].b, groups[i].a
+		}
+		return pGreater, exactMannWhitney(groups, ny, nx, uy)
+	}
+	pGreater = normalMannWhitney(groups, float64(nx), float64(ny), u)
+	for i := range groups {
+		groups[i].a, groups[i].b = groups[i].b, groups[i].a
+	}
+	return pGreater, normalMannWhitney(groups, float64(ny), float64(nx), uy)
+}
+
+// tiePool lends MannWhitney its tie groups from one test to the next: a
+// histogram has up to 23,552 buckets, and a comparison of thousands of
+// scopes makes thousands of tests.
+var tiePool = sync.Pool{New: func() any { return new([]tieGroup) }}

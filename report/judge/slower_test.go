@@ -364,3 +364,36 @@ func BenchmarkSlowManyAddresses(b *testing.B) {
 		}
 	})
 }
+
+// TestMannWhitneyOfCounts: MannWhitney, from counts alone and over any
+// same range of buckets, gives SlowerTest's p both ways, exact (n·m ≤ 400)
+// and normal.
+func TestMannWhitneyOfCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 3))
+	for i := range 200 {
+		nx, ny := []int{3, 15, 40, 900}[i%4], []int{5, 20, 60, 700}[(i/4)%4]
+		var xs, ys []int64
+		for range nx {
+			xs = append(xs, 100+rng.Int64N(400)+int64(i%3)*50)
+		}
+		for range ny {
+			ys = append(ys, 100+rng.Int64N(400))
+		}
+		x, y := report.NewScratch(), report.NewScratch()
+		x.AddCounts(histOf(xs...).Export().Counts)
+		y.AddCounts(histOf(ys...).Export().Counts)
+		wantG, wantL := SlowerTest(x.H, y.H, 1).P, SlowerTest(y.H, x.H, 1).P
+		lo, hi := len(x.Counts), 0
+		for idx := range x.Counts {
+			if x.Counts[idx]+y.Counts[idx] > 0 {
+				lo, hi = min(lo, idx), max(hi, idx)
+			}
+		}
+		for _, r := range [][2]int{{0, len(x.Counts)}, {lo, hi + 1}} {
+			g, l := MannWhitney(x.Counts[r[0]:r[1]], y.Counts[r[0]:r[1]], int64(nx), int64(ny))
+			if !check.Near(g, wantG, 1e-12) || !check.Near(l, wantL, 1e-12) {
+				t.Fatalf("%d and %d values, buckets %v: MannWhitney = %v, %v; want SlowerTest's %v, %v", nx, ny, r, g, l, wantG, wantL)
+			}
+		}
+	}
+}

@@ -39,12 +39,15 @@ type cmpView struct {
 	c        *compare.Comparison
 	families []cmpRow // each family, then the total
 	targets  []cmpTarget
+	headers  []cmpTarget // the instances, by header (target is the header)
 	answers  []cmpAnswer
+	latency  []cmpLatency
 	method   string
 }
 
 type cmpTarget struct {
 	target string
+	after  string // the URL after, when --match host matched another port
 	rows   []cmpRow
 }
 
@@ -55,10 +58,23 @@ type cmpRow struct {
 	before, beforeRate string // "0/300", "0.0%"; "-" when not probed
 	after, afterRate   string
 	beforeCI, afterCI  string // "0.0% (0–1.3%)"
-	change             string // "worse", "better", "same", "added", "removed", "worse (new)"
+	change             string // "worse", "better", "same", "added", "removed", "worse (new)", "slower", "worse, slower"
 	p                  string // the p of the change named: "<1e-9", "0.41"
 	p50, p99           string // "0.52→0.55ms"
 	baseline           string // for an added scope: "the endpoints of URL before: 300/900 (33.3%)"
+}
+
+// cmpLatency is one percentile of a scope whose latency changed.
+type cmpLatency struct {
+	worse      bool   // slower
+	scope      string // "127.0.0.1", "total"
+	percentile string // "p50", "p99"
+	before     string // "0.26ms (95% CI 0.25–0.27ms)", "-"
+	after      string
+	change     string // "+50.4ms"
+	tolerance  string // "2ms"
+	p          string // "p<1e-9": of the change named (slower or faster), else of a slowdown
+	verdict    string // "slower", "faster", "not significant", "within the tolerance"
 }
 
 // cmpAnswer is one status or error class whose share changed.
@@ -85,15 +101,30 @@ func newCmpView(c *compare.Comparison) *cmpView {
 		}
 		t := &v.targets[len(v.targets)-1]
 		t.rows = append(t.rows, cmpRowOf(sc, sc.Address))
+		if t.after == "" {
+			t.after = sc.AfterTarget
+		}
+	}
+	for i := range c.Groups {
+		sc := &c.Groups[i]
+		if len(v.headers) == 0 || v.headers[len(v.headers)-1].target != sc.Header {
+			v.headers = append(v.headers, cmpTarget{target: sc.Header})
+		}
+		h := &v.headers[len(v.headers)-1]
+		h.rows = append(h.rows, cmpRowOf(sc, sc.Value))
 	}
 	v.answers = answerRows(c)
-	v.method = fmt.Sprintf("Failure rates are compared with Fisher's exact test: worse and better are one-sided (P is the p of the change named, else two-sided), and each status or error class's share of the answers is compared two-sided. α = %s over all %d comparison%s (Bonferroni): each needs p < %s. A new endpoint is compared with its URL's endpoints before. Intervals are Wilson 95%%; latencies come from each report's histograms.",
-		phrase.Num(c.Alpha), c.Comparisons, phrase.Plural(c.Comparisons), phrase.AlphaValue(c.AlphaEach))
+	v.latency = latencyRows(c)
+	v.method = fmt.Sprintf("Failure rates are compared with Fisher's exact test: worse and better are one-sided (P is the p of the change named, else two-sided), and each status or error class's share of the answers is compared two-sided. "+
+		"Latency is compared at the median by Mann-Whitney and at the 99th percentile by Fisher's exact test of the requests at or above the 99th percentile of both runs together, each one-sided both ways; "+
+		"a percentile is slower or faster when its test is significant and it moved by more than %s (--max-latency-increase %s), and latency is not compared where the failure rates differ by 10 points or more. "+
+		"α = %s over all %d comparison%s (Bonferroni): each needs p < %s. A new endpoint is compared with its URL's endpoints before. Failure-rate intervals are Wilson 95%%, those of p50 and p99 95%% from binomial order statistics; latencies come from each report's histograms.",
+		c.MaxLatencyIncrease.Words(), c.MaxLatencyIncrease, phrase.Num(c.Alpha), c.Comparisons, phrase.Plural(c.Comparisons), phrase.AlphaValue(c.AlphaEach))
 	return v
 }
 
 func cmpRowOf(sc *compare.ScopeChange, label string) cmpRow {
-	row := cmpRow{label: label, change: sc.Change, worse: sc.Change == compare.ChangeWorse}
+	row := cmpRow{label: label, change: sc.Change, worse: sc.Change == compare.ChangeWorse || sc.Latency.Change == compare.LatencySlower}
 	side := func(s *compare.Side) (count, rate, ci string) {
 		if s == nil {
 			return "-", "", "-"
@@ -111,22 +142,107 @@ func cmpRowOf(sc *compare.ScopeChange, label string) cmpRow {
 		na, a50, a99 = sc.After.Requests, sc.After.P50MS, sc.After.P99MS
 	}
 	row.p50, row.p99 = latencyChange(b50, nb, a50, na), latencyChange(b99, nb, a99, na)
+	lat := sc.Latency.Change
 	switch {
 	case sc.Change == compare.ChangeWorse:
 		row.p = pCell(sc.PWorse)
 	case sc.Change == compare.ChangeBetter:
 		row.p = pCell(sc.PBetter)
+	case lat != compare.LatencySame:
+		row.p = pCell(latencyP(&sc.Latency, lat))
 	case sc.Tested && sc.Baseline == nil:
 		row.p = pCell(sc.P)
 	}
+	if lat != compare.LatencySame {
+		if row.change == compare.ChangeSame || row.change == compare.ChangeAdded {
+			row.change = lat
+		} else {
+			row.change += ", " + lat
+		}
+	}
 	if sc.Baseline != nil {
-		if sc.Change == compare.ChangeWorse {
-			row.change = "worse (new)"
+		if sc.Change == compare.ChangeWorse || lat != compare.LatencySame {
+			row.change += " (new)"
 		}
 		b := sc.Baseline
 		row.baseline = fmt.Sprintf("%s: %d/%d (%s)", sc.BaselineScope, b.Failed, b.Requests, pct(b.FailureRate, b.Requests))
 	}
 	return row
+}
+
+// latencyP is the p of a latency change named (slower or faster): the
+// least of the percentiles that changed so.
+func latencyP(l *compare.LatencyChange, change string) float64 {
+	p := 1.0
+	for _, q := range []*compare.QuantileChange{&l.P50, &l.P99} {
+		switch {
+		case q.Change != change:
+		case change == compare.LatencyFaster:
+			p = min(p, q.PFaster)
+		default:
+			p = min(p, q.PSlower)
+		}
+	}
+	return p
+}
+
+// latencyRows lists both percentiles of every scope whose latency
+// changed: its endpoints, instances, families and total.
+func latencyRows(c *compare.Comparison) []cmpLatency {
+	var out []cmpLatency
+	scopes := c.Scopes()
+	// Endpoints and instances first, then the families and the total.
+	scopes = append(scopes[1+len(c.Families):], scopes[:1+len(c.Families)]...)
+	for _, sc := range scopes {
+		l := &sc.Latency
+		if l.Change == compare.LatencySame {
+			continue
+		}
+		base := sc.Before
+		if sc.Baseline != nil {
+			base = sc.Baseline
+		}
+		for _, q := range []struct {
+			name   string
+			q      *compare.QuantileChange
+			ci     func(*compare.Side) *[2]float64
+			points func(*compare.Side) float64
+		}{
+			{"p50", &l.P50, func(s *compare.Side) *[2]float64 { return s.P50CI95MS }, func(s *compare.Side) float64 { return s.P50MS }},
+			{"p99", &l.P99, func(s *compare.Side) *[2]float64 { return s.P99CI95MS }, func(s *compare.Side) float64 { return s.P99MS }},
+		} {
+			side := func(s *compare.Side) string {
+				v := phrase.Latency(q.points(s), s.Requests)
+				if ci := q.ci(s); ci != nil {
+					v += " (95% CI " + strings.TrimSuffix(phrase.Latency(ci[0], 1), "ms") + "–" + phrase.Latency(ci[1], 1) + ")"
+				}
+				return v
+			}
+			row := cmpLatency{worse: q.q.Change == compare.LatencySlower, scope: c.Label(sc), percentile: q.name,
+				before: side(base), after: side(sc.After), tolerance: phrase.Latency(q.q.ToleranceMS, 1), verdict: q.q.Change}
+			if sc.Baseline != nil {
+				row.scope += " (new, against " + sc.BaselineScope + ")"
+			}
+			sign := "+"
+			if q.q.ChangeMS < 0 {
+				sign = "-"
+			}
+			row.change = sign + phrase.Latency(max(q.q.ChangeMS, -q.q.ChangeMS), 1)
+			p := q.q.PSlower
+			if q.q.Change == compare.LatencyFaster || q.q.Change == compare.LatencySame && q.q.ChangeMS < 0 {
+				p = q.q.PFaster
+			}
+			row.p = phrase.PValue(p)
+			if q.q.Change == compare.LatencySame {
+				row.verdict = "not significant"
+				if max(q.q.ChangeMS, -q.q.ChangeMS) <= q.q.ToleranceMS {
+					row.verdict = "within the tolerance"
+				}
+			}
+			out = append(out, row)
+		}
+	}
+	return out
 }
 
 // pCell is a p-value for a table cell: "<1e-9", "3.2e-05", "0.41".
@@ -222,6 +338,9 @@ func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
 	cols[1].head = "ADDRESS"
 	for _, tg := range v.targets {
 		t.heading("BY ENDPOINT  " + tg.target)
+		if tg.after != "" {
+			t.para("", "   after:", tg.after+" (matched by --match host)", 6)
+		}
 		rows, failing = nil, nil
 		var notes []string
 		for i := range tg.rows {
@@ -235,6 +354,27 @@ func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
 		t.table(textTable{cols: cols, rows: rows, failing: failing})
 		for _, n := range notes {
 			t.para("", "   ", n, 6)
+		}
+	}
+	cols[1].head = "VALUE"
+	for _, h := range v.headers {
+		t.heading("BY INSTANCE  " + h.target)
+		rows, failing = nil, nil
+		for i := range h.rows {
+			rows = append(rows, cells(&h.rows[i]))
+			failing = append(failing, h.rows[i].worse)
+		}
+		t.table(textTable{cols: cols, rows: rows, failing: failing})
+	}
+	if len(v.latency) > 0 {
+		t.heading("LATENCY THAT CHANGED")
+		for _, l := range v.latency {
+			line := fmt.Sprintf("%s: %s %s → %s, %s (tolerance %s), %s: %s", l.scope, l.percentile, l.before, l.after, l.change, l.tolerance, l.p, l.verdict)
+			if l.worse {
+				t.failing(" "+failMark, line, 4)
+			} else {
+				t.para("", "  ", line, 4)
+			}
 		}
 	}
 	if len(v.answers) > 0 {
@@ -348,7 +488,11 @@ func CompareMarkdown(w io.Writer, c *compare.Comparison) error {
 	m.printf("\n## By endpoint\n")
 	head[1] = "Address"
 	for _, tg := range v.targets {
-		m.printf("\n### %s\n\n", mdText(tg.target))
+		if tg.after != "" {
+			m.printf("\n### %s (after: %s)\n\n", mdText(tg.target), mdText(tg.after))
+		} else {
+			m.printf("\n### %s\n\n", mdText(tg.target))
+		}
 		rows = nil
 		var notes []string
 		for i := range tg.rows {
@@ -378,6 +522,30 @@ func CompareMarkdown(w io.Writer, c *compare.Comparison) error {
 			}
 			m.printf("- **%s:** %s\n", l.name, strings.Join(names, ", "))
 		}
+	}
+	if len(v.headers) > 0 {
+		m.printf("\n## By instance\n")
+		head[1] = "Value"
+		for _, h := range v.headers {
+			m.printf("\n### %s\n\n", mdText(h.target))
+			rows = nil
+			for i := range h.rows {
+				rows = append(rows, cells(&h.rows[i], mdText(h.rows[i].label)))
+			}
+			m.table(head, "llrrlrrr", rows)
+		}
+	}
+	if len(v.latency) > 0 {
+		m.printf("\n## Latency that changed\n\n")
+		rows = nil
+		for _, l := range v.latency {
+			mark := ""
+			if l.worse {
+				mark = "✗"
+			}
+			rows = append(rows, []string{mark, mdText(l.scope), l.percentile, l.before, l.after, l.change, l.tolerance, mdText(l.p), l.verdict})
+		}
+		m.table([]string{"", "Scope", "Percentile", "Before", "After", "Change", "Tolerance", "p", ""}, "lllrrrrll", rows)
 	}
 	if len(v.answers) > 0 {
 		m.printf("\n## Statuses and errors that changed\n\n")
