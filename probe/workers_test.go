@@ -138,6 +138,9 @@ type fixedCPU bool
 
 func (f fixedCPU) spareCPU(time.Time) bool { return bool(f) }
 
+// late says the client keeps up, whatever the machine's load.
+func (f fixedCPU) late(time.Duration) bool { return false }
+
 // TestWorkersWithoutCPU: on a machine with no CPU to spare an endpoint
 // grows only to BusyWorkers for stuck requests. 100 req/s of 300 ms
 // answers need 30 in flight: all sent. 400 req/s need 120: the endpoint
