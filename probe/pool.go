@@ -71,6 +71,10 @@ type pool struct {
 type owedRun struct {
 	p        pacer
 	from, to int64
+	// late: the watch that owed them was itself behind the schedule (see
+	// cpuGauge.late), so the wait is the client's, and they are timed
+	// from when they are sent.
+	late bool
 }
 
 // waiter is a goroutine of a pool as the others see it: its timer, which
@@ -108,12 +112,14 @@ func (w *waiter) wake() {
 // connection) and its outbox.
 type worker struct {
 	waiter
-	pl     *pool
-	k      int64         // the request dealt to it, -1 for none
-	send   time.Duration // due time of an owed request it is to send at once, -1 for none
-	parked bool
-	since  atomic.Int64 // when its request in flight started (UnixNano), 0 when it has none
-	box    *outbox
+	pl   *pool
+	k    int64         // the request dealt to it, -1 for none
+	send time.Duration // due time of an owed request it is to send at once, -1 for none
+	// fromDue: that owed request is timed from when it was due
+	fromDue bool
+	parked  bool
+	since   atomic.Int64 // when its request in flight started (UnixNano), 0 when it has none
+	box     *outbox
 }
 
 // newPool returns the pool of stream s, paced by p, stopped when ctx ends.
@@ -273,29 +279,31 @@ func (pl *pool) deal(w *worker, at time.Duration) {
 }
 
 // next is worker w's wait for its next request: it returns when that is
-// due, or false when the stream has ended or has nothing left for w.
-func (pl *pool) next(w *worker) (due time.Duration, ok bool) {
+// due and whether it is timed from then (it was owed: due while every
+// worker was busy, see owedRun.late), or false when the stream has ended
+// or has nothing left for w.
+func (pl *pool) next(w *worker) (due time.Duration, fromDue, ok bool) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	for !pl.ended {
 		at := time.Since(pl.r.started)
 		if w.send >= 0 {
 			due, w.send = w.send, -1
-			return due, true
+			return due, w.fromDue, true
 		}
 		if w.parked && pl.exhausted() {
 			pl.unpark(w)
-			return 0, false
+			return 0, false, false
 		}
 		if w.k < 0 && !w.parked {
 			// w is free: an owed request first, or the schedule's next,
 			// or none while Rotation others wait for theirs.
-			if due, ok := pl.takeOwed(); ok {
-				return due, true
+			if due, fromDue, ok := pl.takeOwed(); ok {
+				return due, fromDue, true
 			}
 			switch {
 			case pl.exhausted():
-				return 0, false
+				return 0, false, false
 			case pl.held < pl.rot:
 				pl.deal(w, at)
 			default:
@@ -307,7 +315,7 @@ func (pl *pool) next(w *worker) (due time.Duration, ok bool) {
 			due := pl.p.at(w.k)
 			if due <= at {
 				if pl.fire(w, at) {
-					return due, true
+					return due, false, true
 				}
 				continue // a pause: the request was skipped
 			}
@@ -316,7 +324,7 @@ func (pl *pool) next(w *worker) (due time.Duration, ok bool) {
 		w.wait()
 		pl.mu.Lock()
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // fire is worker w's look at its request, due now (at): false when the
@@ -362,24 +370,25 @@ func (pl *pool) setWatch(wake, at time.Duration) {
 }
 
 // takeOwed takes the oldest owed request, if any, and returns when it was
-// due.
-func (pl *pool) takeOwed() (time.Duration, bool) {
+// due and whether it is timed from then (see owedRun.late).
+func (pl *pool) takeOwed() (due time.Duration, fromDue, ok bool) {
 	if len(pl.owed) == 0 {
-		return 0, false
+		return 0, false, false
 	}
 	o := &pl.owed[0]
-	due := o.p.at(o.from)
+	due, fromDue = o.p.at(o.from), !o.late
 	if o.from++; o.from == o.to {
 		pl.owed[0] = owedRun{}
 		pl.owed = pl.owed[1:]
 	}
-	return due, true
+	return due, fromDue, true
 }
 
-// owe owes the schedule's next request to the next worker that comes free.
-func (pl *pool) owe() {
+// owe owes the schedule's next request to the next worker that comes
+// free; late says the watch was behind the schedule (see owedRun.late).
+func (pl *pool) owe(late bool) {
 	if n := len(pl.owed); n > 0 {
-		if o := &pl.owed[n-1]; o.p == pl.p && o.to == pl.p.k {
+		if o := &pl.owed[n-1]; o.p == pl.p && o.to == pl.p.k && o.late == late {
 			o.to++
 			pl.advance()
 			return
@@ -391,7 +400,7 @@ func (pl *pool) owe() {
 	} else {
 		pl.owed = append(append(make([]owedRun, 0, 4), pl.owed...), owedRun{})
 	}
-	pl.owed[len(pl.owed)-1] = owedRun{p: pl.p, from: pl.p.k, to: pl.p.k + 1}
+	pl.owed[len(pl.owed)-1] = owedRun{p: pl.p, from: pl.p.k, to: pl.p.k + 1, late: late}
 	pl.advance()
 }
 
@@ -413,7 +422,7 @@ func (pl *pool) guard(now time.Time) {
 		// Every worker is busy.
 		for len(pl.owed) > 0 && pl.mayGrow(now, late) {
 			w := pl.spawn()
-			w.send, _ = pl.takeOwed()
+			w.send, w.fromDue, _ = pl.takeOwed()
 		}
 		recheck := time.Duration(-1)
 		if len(pl.owed) > 0 && len(pl.all) < pl.conc {
@@ -444,7 +453,7 @@ func (pl *pool) guard(now time.Time) {
 		case len(pl.owed) == 0 && pl.mayGrow(now, lag):
 			pl.deal(pl.spawn(), at)
 		case len(pl.all) < pl.conc:
-			pl.owe()
+			pl.owe(pl.gauge.late(lag))
 		default:
 			pl.advance()
 			pl.box.drop(1)
@@ -569,13 +578,24 @@ func (w *worker) run() {
 	defer w.box.close()
 	defer snd.close()
 	for {
-		due, ok := pl.next(w)
+		due, fromDue, ok := pl.next(w)
 		if !ok || !r.take() {
 			return
 		}
 		r.sent.Add(1)
-		w.since.Store(time.Now().UnixNano())
-		res := s.finish(snd.do(r.started.Add(due)))
+		now := time.Now()
+		w.since.Store(now.UnixNano())
+		// A request that waited for a worker is timed from when it was
+		// due: the wait is the backend's doing (no coordinated omission).
+		// One its worker held is timed from now: how late the worker's
+		// timer woke it (up to the runtime's poller resolution, 1 ms) is
+		// the client's, not the server's; so is the wait of one owed
+		// while the client itself was behind (owedRun.late).
+		start := now
+		if fromDue {
+			start = r.started.Add(due)
+		}
+		res := s.finish(snd.do(start))
 		w.since.Store(0)
 		w.box.add(&res)
 	}
