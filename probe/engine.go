@@ -105,6 +105,7 @@ type Run struct {
 	boxes       []*outbox
 	mail        []Result      // Take's batch, reused
 	waiting     atomic.Bool   // some outbox has something since the last Take
+	pending     atomic.Int64  // results in the outboxes
 	ready       chan struct{} // 1-buffered; closed when the run has ended
 	resultsOnce sync.Once
 	results     chan Result // Results' channel, made by its first call

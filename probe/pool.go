@@ -61,8 +61,11 @@ type pool struct {
 	ended   bool              // the stream has stopped: every goroutine of the pool returns
 	watch   waiter
 	watchAt time.Duration // when the watch's timer is set for, from the run's start; -1 when not set
-	rng     *mrand.Rand
-	workers sync.WaitGroup
+	// behindAt is when a look last found the client behind its schedule
+	// (see behindFor), from the run's start
+	behindAt time.Duration
+	rng      *mrand.Rand
+	workers  sync.WaitGroup
 }
 
 // owedRun is a stretch of requests owed to the next workers that come free:
@@ -117,25 +120,28 @@ type worker struct {
 	send time.Duration // due time of an owed request it is to send at once, -1 for none
 	// fromDue: that owed request is timed from when it was due
 	fromDue bool
-	parked  bool
-	since   atomic.Int64 // when its request in flight started (UnixNano), 0 when it has none
-	box     *outbox
+	// sleptFor is the request it last slept until due, -1 for none
+	sleptFor int64
+	parked   bool
+	since    atomic.Int64 // when its request in flight started (UnixNano), 0 when it has none
+	box      *outbox
 }
 
 // newPool returns the pool of stream s, paced by p, stopped when ctx ends.
 func (r *Run) newPool(s *stream, p pacer) *pool {
 	pl := &pool{
-		r:       r,
-		s:       s,
-		conc:    r.opts.Concurrency,
-		rot:     min(Rotation, r.opts.Concurrency),
-		end:     r.opts.Duration,
-		gauge:   r.opts.gauge(),
-		box:     r.newBox(s.ep.ID),
-		p:       p,
-		watch:   newWaiter(),
-		watchAt: -1,
-		rng:     mrand.New(mrand.NewPCG(uint64(time.Now().UnixNano()), uint64(s.ep.ID))),
+		r:        r,
+		s:        s,
+		conc:     r.opts.Concurrency,
+		rot:      min(Rotation, r.opts.Concurrency),
+		end:      r.opts.Duration,
+		gauge:    r.opts.gauge(),
+		box:      r.newBox(s.ep.ID),
+		p:        p,
+		watch:    newWaiter(),
+		watchAt:  -1,
+		behindAt: -behindFor,
+		rng:      mrand.New(mrand.NewPCG(uint64(time.Now().UnixNano()), uint64(s.ep.ID))),
 	}
 	return pl
 }
@@ -210,7 +216,7 @@ func (pl *pool) exhausted() bool { return pl.end > 0 && pl.p.next() >= pl.end }
 // spawn starts a new worker, free; the caller deals it a request or an
 // owed one before letting go of the lock.
 func (pl *pool) spawn() *worker {
-	w := &worker{waiter: newWaiter(), pl: pl, k: -1, send: -1, box: pl.r.newBox(pl.s.ep.ID)}
+	w := &worker{waiter: newWaiter(), pl: pl, k: -1, send: -1, sleptFor: -1, box: pl.r.newBox(pl.s.ep.ID)}
 	pl.all = append(pl.all, w)
 	pl.workers.Go(w.run)
 	return w
@@ -314,12 +320,18 @@ func (pl *pool) next(w *worker) (due time.Duration, fromDue, ok bool) {
 		if w.k >= 0 {
 			due := pl.p.at(w.k)
 			if due <= at {
+				if w.sleptFor == w.k && pl.gauge.late(at-due) {
+					// Its timer woke it that late: the client is behind.
+					pl.behindAt = at
+				}
+				w.sleptFor = -1
 				if pl.fire(w, at) {
 					return due, false, true
 				}
 				continue // a pause: the request was skipped
 			}
 		}
+		w.sleptFor = w.k
 		pl.mu.Unlock()
 		w.wait()
 		pl.mu.Lock()
@@ -388,7 +400,7 @@ func (pl *pool) takeOwed() (due time.Duration, fromDue, ok bool) {
 // free; late says the watch was behind the schedule (see owedRun.late).
 func (pl *pool) owe(late bool) {
 	if n := len(pl.owed); n > 0 {
-		if o := &pl.owed[n-1]; o.p == pl.p && o.to == pl.p.k && o.late == late {
+		if o := &pl.owed[n-1]; o.p.sameLayout(&pl.p) && o.to == pl.p.k && o.late == late {
 			o.to++
 			pl.advance()
 			return
@@ -413,6 +425,9 @@ func (pl *pool) guard(now time.Time) {
 	at := now.Sub(pl.r.started)
 	if pl.watchAt >= 0 && at > pl.watchAt {
 		late = at - pl.watchAt
+		if pl.gauge.late(late) {
+			pl.behindAt = at
+		}
 	}
 	pl.watchAt = -1
 	for !pl.ended {
@@ -462,27 +477,29 @@ func (pl *pool) guard(now time.Time) {
 }
 
 // mayGrow reports whether, with every worker busy, one more is justified:
-// the endpoint has fewer than Rotation; or the client keeps up with its
-// schedule (late is how late it looks, see cpuGauge.late: a client short
-// of CPU gains nothing from more connections, which only cost more CPU)
-// and the endpoint has fewer than its warm workers, or more of its
-// requests have been in flight for spawnAge than workers were added past
-// the warm ones (so each stuck request earns a replacement, and a hiccup
-// earns a few, not thousands). Past BusyWorkers, only while the machine
-// has CPU to spare: then the backend, not the client, holds the workers.
+// the endpoint has fewer than Rotation, or fewer than lateWorkers of its
+// warm workers; or fewer than its warm workers while the client keeps up
+// with its schedule (late is how late the watch looks; see behindFor: a
+// client short of CPU gains nothing from more connections, which only cost
+// more CPU); or more of its requests have been in flight for spawnAge than
+// workers were added past the warm ones (so each stuck request earns a
+// replacement, and a hiccup earns a few, not thousands). Past BusyWorkers,
+// only while the machine has CPU to spare and the client keeps up: then
+// the backend, not the client, holds the workers.
 func (pl *pool) mayGrow(now time.Time, late time.Duration) bool {
 	n := len(pl.all)
 	warm := warmWorkers(pl.r.opts.Rate/float64(max(pl.p.share, 1)), pl.conc)
+	behind := pl.gauge.late(late) || now.Sub(pl.r.started)-pl.behindAt < behindFor
 	switch {
 	case n >= pl.conc:
 		return false
-	case n < pl.rot:
+	case n < min(warm, lateWorkers):
+		// Even a client behind its schedule needs connections enough
+		// for the server's queue on a busy machine.
 		return true
-	case pl.gauge.late(late):
-		return false
 	case n < warm:
-		return true
-	case n >= max(warm, BusyWorkers) && !pl.gauge.spareCPU(now):
+		return !behind
+	case n >= max(warm, BusyWorkers) && (behind || !pl.gauge.spareCPU(now)):
 		return false
 	}
 	if now.Sub(pl.stuckAt) >= spawnAge/4 {
@@ -620,10 +637,26 @@ const (
 	// warmLatency is the latency the warm workers cover at the rate.
 	warmLatency = 5 * time.Millisecond
 	// lateLimit is how late the watch may look at a request that fell due
-	// while every worker was busy and still grow: later, the client
-	// itself is behind its schedule (short of CPU, or starting too many
-	// connections at once), and more workers would only slow it further.
-	lateLimit = time.Millisecond
+	// while every worker was busy, or a worker's timer wake it, and the
+	// client still count as keeping up: later, it is itself behind its
+	// schedule (short of CPU, or starting too many connections at once),
+	// and more workers would only slow it further. The runtime's poller
+	// sleeps in whole milliseconds, so a timer of an idle process may
+	// wake up to 1 ms late on its own.
+	lateLimit = 2 * time.Millisecond
+	// behindFor is how long after a look found the client behind (a
+	// worker's timer or the watch's woke more than lateLimit late) an
+	// endpoint grows no further than lateWorkers: a client short of CPU
+	// sees its requests in flight for long, and more workers for them only
+	// slow it further (at 10,000 req/s on a busy machine, 500 of them).
+	behindFor = 100 * time.Millisecond
+	// lateWorkers is how many workers an endpoint may start as requests
+	// fall due while all are busy, up to its warm ones, even while the
+	// client is behind its schedule: on a machine short of CPU the server
+	// answers late too, and an endpoint held to a handful of connections
+	// then sends far less than the rate (at 50,000 req/s on a busy 2-core
+	// machine, half of what bombardier's 50 connections sent).
+	lateWorkers = 64
 )
 
 // warmWorkers is how many workers an endpoint sending perEndpointRate
