@@ -74,9 +74,10 @@ type pool struct {
 type owedRun struct {
 	p        pacer
 	from, to int64
-	// late: the watch that owed them was itself behind the schedule (see
-	// cpuGauge.late), so the wait is the client's, and they are timed
-	// from when they are sent.
+	// late: the watch that owed them was itself behind the schedule, or
+	// a look found the client behind within behindFor (see cpuGauge.late),
+	// so the wait is the client's, and they are timed from when they are
+	// sent.
 	late bool
 }
 
@@ -468,7 +469,7 @@ func (pl *pool) guard(now time.Time) {
 		case len(pl.owed) == 0 && pl.mayGrow(now, lag):
 			pl.deal(pl.spawn(), at)
 		case len(pl.all) < pl.conc:
-			pl.owe(pl.gauge.late(lag))
+			pl.owe(pl.gauge.late(lag) || at-pl.behindAt < behindFor)
 		default:
 			pl.advance()
 			pl.box.drop(1)
