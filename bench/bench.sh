@@ -12,7 +12,8 @@
 #
 # Scenarios:  sat   50 connections back to back: req/s, CPU/request, p50/p99, RSS (all 5 tools)
 #             rate  fixed 2,000 / 10,000 / 50,000 req/s: achieved rate, CPU/request, p50/p99, RSS
-#                   (vegeta, bombardier, hey, pinprobe; wrk cannot limit its rate)
+#                   (vegeta, bombardier, hey; pinprobe with its default connection sampling, and
+#                   pinprobe-c0 with --conn-requests 0 like the peers; wrk cannot limit its rate)
 #             rss   pinprobe's peak RSS over 8 endpoints at 10^4, 10^5, 10^6 requests
 # CPU is the generator's own user+sys (wait4 rusage), requests are the tool's own count.
 set -euo pipefail
@@ -28,6 +29,7 @@ usage: bash bench/bench.sh [options]
   --rate-secs S      seconds per fixed-rate run (default 8)
   --rates "R..."     fixed rates in req/s (default "2000 10000 50000")
   --rss "N..."       request counts of the 8-endpoint memory runs (default "10000 100000 1000000")
+  --sections "S..."  which scenarios to run, of sat, rate and rss (default "sat rate rss")
   --out FILE         Markdown output (default BENCHMARKS.md at the repo root; smoke: a temp file,
                      printed)
   --report CSV       run nothing: write the Markdown again from a results CSV and the .meta.tsv
@@ -41,8 +43,8 @@ Environment:
   BENCH_TOOLS_DIR    where vegeta/bombardier (and hey, if Debian lacks it) are installed
                      (default ${XDG_CACHE_HOME:-~/.cache}/pinprobe-bench)
 
-pinprobe gets --conn-requests 0 (unlimited keep-alive reuse) in the sat and rate scenarios when
-its --help lists that flag. The whole default run takes about 10 minutes on 2 cores.
+pinprobe gets --conn-requests 0 (unlimited keep-alive reuse) in the sat scenario, and as
+pinprobe-c0 in the rate scenario, when its --help lists that flag. The whole default run takes about 10 minutes on 2 cores.
 EOF
 }
 
@@ -55,7 +57,7 @@ HEY_VERSION=v0.1.4
 CONNS=50
 
 smoke=0 rounds=3 sat_secs=10 rate_secs=8 rates="2000 10000 50000" rss_counts="10000 100000 1000000"
-out="" install=1 report_csv=""
+sections="sat rate rss" out="" install=1 report_csv=""
 orig_args=("$@")
 while (($#)); do
   case $1 in
@@ -65,6 +67,7 @@ while (($#)); do
     --rate-secs) rate_secs=$2; shift ;;
     --rates) rates=$2; shift ;;
     --rss) rss_counts=$2; shift ;;
+    --sections) sections=$2; shift ;;
     --out) out=$2; shift ;;
     --no-install) install=0 ;;
     --report) report_csv=$2; shift ;;
@@ -76,6 +79,9 @@ done
 if ((smoke)); then
   rounds=1 sat_secs=1 rate_secs=1 rss_counts="1000 3000 10000"
 fi
+for v in $sections; do
+  [[ $v == sat || $v == rate || $v == rss ]] || { echo "bench: --sections: not sat, rate or rss: $v" >&2; exit 2; }
+done
 for v in "$rounds" "$sat_secs" "$rate_secs" $rates $rss_counts; do
   [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench: not a positive integer: $v" >&2; exit 2; }
 done
@@ -313,6 +319,12 @@ rate_bombardier() {
 rate_pinprobe() {
   : >"$work/stdin"
   measure rate "r$1" pinprobe "$1" "" "$pin_bin" -q --no-preflight --format json --resolve "$host:$port:127.0.0.1" \
+    --rate "$1" -d "${rate_secs}s" "${pin_extra[@]}" "$url_pin"
+}
+rate_pinprobe_c0() {
+  ((${#keepalive[@]})) || return 0
+  : >"$work/stdin"
+  measure rate "r$1" pinprobe-c0 "$1" "" "$pin_bin" -q --no-preflight --format json --resolve "$host:$port:127.0.0.1" \
     --rate "$1" -d "${rate_secs}s" "${keepalive[@]}" "${pin_extra[@]}" "$url_pin"
 }
 rss_pinprobe() {
@@ -338,14 +350,20 @@ if awk -v b="$busy" 'BEGIN { exit !(b > 0.3) }'; then
 fi
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s)
-log "$rounds round(s): sat ${sat_secs}s x 5 tools, rates [$rates] ${rate_secs}s x 4 tools, rss [$rss_counts]; CSV $csv"
+log "$rounds round(s) of [$sections]: sat ${sat_secs}s x 5 tools, rates [$rates] ${rate_secs}s x 5 tools, rss [$rss_counts]; CSV $csv"
 for ((round = 1; round <= rounds; round++)); do
   log "round $round/$rounds"
-  for t in $(rotate $((round - 1)) wrk hey vegeta bombardier pinprobe); do "sat_$t"; done
-  for r in $rates; do
-    for t in $(rotate $((round - 1)) hey vegeta bombardier pinprobe); do "rate_$t" "$r"; done
-  done
-  for n in $rss_counts; do rss_pinprobe "$n"; done
+  if [[ " $sections " == *" sat "* ]]; then
+    for t in $(rotate $((round - 1)) wrk hey vegeta bombardier pinprobe); do "sat_$t"; done
+  fi
+  if [[ " $sections " == *" rate "* ]]; then
+    for r in $rates; do
+      for t in $(rotate $((round - 1)) hey vegeta bombardier pinprobe pinprobe_c0); do "rate_$t" "$r"; done
+    done
+  fi
+  if [[ " $sections " == *" rss "* ]]; then
+    for n in $rss_counts; do rss_pinprobe "$n"; done
+  fi
 done
 wall=$(($(date +%s) - t0))
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -370,6 +388,7 @@ cmdline="bash bench/bench.sh${orig_args[*]:+ ${orig_args[*]}}"
   printf 'pinprobe\t%s, commit %s%s; extra flags: %s; keep-alive flags: %s\n' \
     "$("$pin_bin" --version 2>&1 | head -n 1)" "$commit" "$dirty" "${PINPROBE_FLAGS:-none}" \
     "${keepalive[*]:-none (no --conn-requests flag)}"
+  printf 'sections\t%s\n' "$sections"
   printf 'settings\t%s round(s); saturation %s s, %s connections; fixed rates %s req/s for %s s; memory runs %s requests\n' \
     "$rounds" "$sat_secs" "$CONNS" "$rates" "$rate_secs" "$rss_counts"
   printf 'load\tat start %s, at end %s (1, 5, 15 min); %s cores busy just before the first run\n' \

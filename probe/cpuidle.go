@@ -41,3 +41,7 @@ func (c *cpuSampler) spareCPU(now time.Time) bool {
 	c.at, c.idle, c.tot = now, idle, tot
 	return c.spare
 }
+
+// late reports whether a look at the schedule lag behind it says that the
+// client itself is behind (see lateLimit).
+func (c *cpuSampler) late(lag time.Duration) bool { return lag > lateLimit }

@@ -4,6 +4,12 @@
 // path, h1*.go) wherever the endpoint speaks HTTP/1.1, and through net/http
 // for HTTP/2 or when asked (Options.Client); both report alike.
 //
-// It produces typed Results on a channel and never prints: aggregation and
-// rendering live in package report, wiring and exit codes in package main.
+// In the open model each worker paces itself (pool.go): it is dealt its
+// endpoint's next request and sleeps until it is due, so a request wakes
+// only its worker. Results go to per-goroutine outboxes that the collector
+// empties in batches (Run.Ready and Run.Take, outbox.go), or one by one on
+// a channel (Run.Results).
+//
+// It produces typed Results and never prints: aggregation and rendering
+// live in package report, wiring and exit codes in package main.
 package probe

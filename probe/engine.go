@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
-	mrand "math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -61,9 +59,12 @@ type Options struct {
 	cpu cpuGauge
 }
 
-// cpuGauge reports whether the machine has CPU to spare (see cpuSampler).
+// cpuGauge reports whether the machine has CPU to spare (see cpuSampler),
+// and whether a look at the schedule that much late means the client
+// itself is behind.
 type cpuGauge interface {
 	spareCPU(now time.Time) bool
+	late(lag time.Duration) bool
 }
 
 // gauge is the CPU gauge of o: machineCPU unless a test set one.
@@ -88,7 +89,6 @@ type Evidence struct {
 type Run struct {
 	opts     Options
 	runID    string
-	results  chan Result
 	runCtx   context.Context    // ends when ctx does or the Requests budget is spent
 	stop     context.CancelFunc // ends runCtx
 	sendCtx  context.Context    // runCtx bounded by Duration
@@ -99,6 +99,16 @@ type Run struct {
 	issued   atomic.Int64    // reserved from the --requests budget
 	sent     atomic.Int64    // requests started
 	wg       sync.WaitGroup
+
+	// Results: each producer's outbox, emptied by Take (see outbox).
+	boxMu       sync.Mutex
+	boxes       []*outbox
+	mail        []Result      // Take's batch, reused
+	waiting     atomic.Bool   // some outbox has something since the last Take
+	pending     atomic.Int64  // results in the outboxes
+	ready       chan struct{} // 1-buffered; closed when the run has ended
+	resultsOnce sync.Once
+	results     chan Result // Results' channel, made by its first call
 
 	mu        sync.Mutex
 	closed    bool // sending has ended: no stream may be added
@@ -112,17 +122,7 @@ type Run struct {
 type active struct {
 	s      *stream
 	cancel context.CancelFunc
-	next   atomic.Pointer[pacer] // open model: the stream's pacer in a new layout
-	retune chan struct{}         // 1-buffered: next was set
-}
-
-// retuned returns the stream's pacer in the layout it was handed, or p if
-// it has taken it already.
-func (a *active) retuned(p pacer) pacer {
-	if np := a.next.Swap(nil); np != nil {
-		return *np
-	}
-	return p
+	pool   *pool // open model: the stream's workers and schedule
 }
 
 // Attack starts one stream per endpoint and returns their results; see Start.
@@ -176,7 +176,7 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 	r := &Run{
 		opts:    o,
 		runID:   hex.EncodeToString(id[:]),
-		results: make(chan Result, 1024),
+		ready:   make(chan struct{}, 1),
 		reqCtx:  context.WithoutCancel(ctx),
 		streams: map[int]*active{},
 		states:  map[int]*epState{},
@@ -213,6 +213,8 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 		r.startLocked(s, p)
 	}
 	r.mu.Unlock()
+	done := make(chan struct{})
+	go r.notify(done)
 	go func() {
 		// An open-model stream stops once its next request is due at or
 		// after Duration; the run lasts the whole Duration all the same
@@ -221,7 +223,7 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 		r.stopSend()
 		r.stopLate()
 		r.stop()
-		close(r.results)
+		close(done)
 	}()
 	return r, nil
 }
@@ -239,9 +241,6 @@ func (r *Run) Sending() (start, end time.Time) {
 // Sent returns how many requests have been started so far; those without a
 // result yet are in flight.
 func (r *Run) Sent() int64 { return r.sent.Load() }
-
-// Results returns the channel of every result of the run.
-func (r *Run) Results() <-chan Result { return r.results }
 
 // ID is the run's random identifier, the prefix of its request IDs.
 func (r *Run) ID() string { return r.runID }
@@ -311,14 +310,8 @@ func (r *Run) layoutLocked(base time.Duration, added int) map[int]pacer {
 // A request that was due but not sent yet is due again in the new layout.
 func (r *Run) retuneLocked(ps map[int]pacer) {
 	for id, a := range r.streams {
-		p, ok := ps[id]
-		if !ok {
-			continue
-		}
-		a.next.Store(&p)
-		select {
-		case a.retune <- struct{}{}:
-		default: // one is pending already
+		if p, ok := ps[id]; ok && a.pool != nil {
+			a.pool.retune(p)
 		}
 	}
 }
@@ -343,7 +336,7 @@ func (r *Run) startLocked(s *stream, p pacer) {
 		s.state = st // the endpoint is back: its quota and numbering go on
 	}
 	r.states[s.ep.ID] = s.state
-	a := &active{s: s, retune: make(chan struct{}, 1)}
+	a := &active{s: s}
 	r.streams[s.ep.ID] = a
 	if r.opts.Max {
 		ctx, cancel := context.WithCancel(r.sendCtx)
@@ -356,7 +349,8 @@ func (r *Run) startLocked(s *stream, p pacer) {
 	// that could not be sent within lateGrace of the end.
 	ctx, cancel := context.WithCancel(r.lateCtx)
 	a.cancel = cancel
-	r.wg.Go(func() { r.schedule(ctx, a, p) })
+	a.pool = r.newPool(s, p)
+	r.wg.Go(func() { a.pool.run(ctx) })
 }
 
 // closedModel runs Concurrency workers that send back to back until ctx
@@ -366,11 +360,13 @@ func (r *Run) closedModel(ctx context.Context, s *stream) {
 	for range r.opts.Concurrency {
 		workers.Go(func() {
 			snd := s.newSender(s, r.reqCtx)
+			box := r.newBox(s.ep.ID)
+			defer box.close()
 			defer snd.close()
 			for ctx.Err() == nil && r.take() {
 				r.sent.Add(1)
-				res := s.finish(snd.do())
-				r.results <- res
+				res := s.finish(snd.do(time.Now()))
+				box.add(&res)
 				if res.Class == ClassClient {
 					// Out of descriptors or ports: trying again at once
 					// only spins, and slows the requests that do go out.
@@ -395,360 +391,3 @@ const clientPause = 50 * time.Millisecond
 // be sent: a scheduler woken late near the end still sends what fell due,
 // but a client too slow to keep up does not send on past the run's end.
 const lateGrace = 250 * time.Millisecond
-
-// dropFlush is how often a stream that drops reports its drops.
-const dropFlush = 100 * time.Millisecond
-
-// Worker growth. An endpoint starts up to warmWorkers(rate) workers as
-// requests fall due and none is idle. Past them, a request due while every
-// worker is busy is owed to the next worker that finishes, and a new worker
-// is started only once some request has been in flight for spawnAge: a
-// backend that is slow or hangs gets the workers its planned requests need
-// (up to Concurrency), while a client on a machine out of CPU does not open
-// thousands of connections that would only make it slower (cpuSampler).
-const (
-	spawnAge = 20 * time.Millisecond
-	// BusyWorkers is how many workers an endpoint may grow to for stuck
-	// requests while the machine has no CPU to spare: a slow backend at a
-	// modest rate still gets its planned requests (100 req/s of 300 ms
-	// answers need 30), while a client that is itself out of CPU at tens
-	// of thousands of requests/s does not open thousands of connections.
-	BusyWorkers = 64
-	// warmLatency is the latency the warm workers cover at the rate.
-	warmLatency = 5 * time.Millisecond
-)
-
-// warmWorkers is how many workers an endpoint sending perEndpointRate
-// requests/s starts without waiting: enough for warmLatency, at least 8
-// (and so at least Rotation, unless limit is lower).
-func warmWorkers(perEndpointRate float64, limit int) int {
-	return min(limit, max(8, Rotation, int(math.Ceil(perEndpointRate*warmLatency.Seconds()))))
-}
-
-// Rotation is how many connections an endpoint's requests are handed round
-// in turn, in the open model, when Concurrency allows: its first Rotation
-// requests each start a worker (and so a connection), and from then on each
-// request goes to the one of the Rotation most recently idle workers that
-// has been idle the longest. So even at a low rate an endpoint keeps Rotation
-// connections open at the same moment, its requests interleaved over them:
-// requests sent at one moment on different connections are what tells a
-// failing instance behind a layer-4 balancer (which keeps each connection on
-// one instance) from a failing moment (an outage window, a flapping
-// backend), which a single connection at a time would show alike. Workers
-// added past them for a slow backend stay idle while these carry the load.
-const Rotation = 4
-
-// schedule paces one endpoint's open-model stream and hands each request
-// that falls due to a new worker until the endpoint has Rotation of them (or
-// Concurrency, if fewer), then to an idle worker in turn (see idlePool.wake),
-// or to a new one (see warmWorkers and spawnAge) while the endpoint has
-// fewer than Concurrency. A request due while Concurrency workers are busy
-// is dropped and counted, never queued: the send schedule does not wait for
-// a slow backend. A scheduler that wakes
-// late sends what fell due meanwhile at once, so every request of the plan
-// is sent or counted as dropped, unless the client falls more than
-// lateGrace behind at the end. One that did not run at all for a while
-// (stalled: the process was stopped) does not: the requests due meanwhile
-// are counted as missed, in one Result that says when and for how long,
-// and the schedule goes on from the first request due after it.
-func (r *Run) schedule(ctx context.Context, a *active, p pacer) {
-	s := a.s
-	var idle idlePool
-	var workers sync.WaitGroup
-	var busy []*atomic.Int64 // each worker's request start (UnixNano), 0 when idle
-	spawned, dropped := 0, 0
-	// The first requests start the workers they rotate over; rotation <=
-	// warmWorkers, so mayGrow would allow each of them.
-	rotation := min(Rotation, r.opts.Concurrency)
-	lastFlush := time.Now()
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	// lag is how far behind the schedule the scheduler was at its last
-	// look; 0 once it slept until a request fell due.
-	var lag time.Duration
-	// look looks at the next request (see pacer.look): false when the
-	// scheduler had stalled and skipped the requests due meanwhile, which
-	// it reports in one Result.
-	look := func() bool {
-		now := time.Now()
-		from := r.started.Add(p.next())
-		var missed int64
-		if lag, missed = p.look(now.Sub(r.started), lag, r.opts.Duration); missed > 0 {
-			r.results <- Result{Endpoint: s.ep.ID, Start: from, Missed: int(missed), Paused: now.Sub(from)}
-		}
-		return missed == 0
-	}
-	// ended counts, when the run's planned end passed while the scheduler
-	// was stalled, the requests it did not send before it.
-	ended := func() {
-		if r.lateCtx.Err() == context.DeadlineExceeded {
-			look()
-		}
-	}
-	spawn := func() {
-		spawned++
-		since := new(atomic.Int64)
-		busy = append(busy, since)
-		workers.Go(func() { r.work(s, &idle, since) })
-	}
-	// mayGrow reports whether one more worker is justified: the endpoint
-	// has fewer than its warm workers, or more of its requests have been
-	// in flight for spawnAge than the workers added past the warm ones (so
-	// each stuck request earns a replacement, and a hiccup of the client
-	// earns a few, not thousands). Past BusyWorkers, only while the machine
-	// has CPU to spare: then the backend, not the client, is what holds the
-	// workers.
-	warm := func() int { return warmWorkers(r.opts.Rate/float64(max(p.share, 1)), r.opts.Concurrency) }
-	mayGrow := func(now time.Time) bool {
-		w := warm()
-		switch {
-		case spawned >= r.opts.Concurrency:
-			return false
-		case spawned < w:
-			return true
-		case spawned >= max(w, BusyWorkers) && !r.opts.gauge().spareCPU(now):
-			return false
-		}
-		limit, stuck := now.Add(-spawnAge).UnixNano(), 0
-		for _, b := range busy {
-			if t := b.Load(); t != 0 && t < limit {
-				stuck++
-			}
-		}
-		return spawned-w < 2*stuck
-	}
-	defer func() {
-		timer.Stop()
-		// What is still owed is dropped: no worker came free for it.
-		dropped += int(idle.close())
-		workers.Wait()
-		if dropped > 0 {
-			r.results <- Result{Endpoint: s.ep.ID, Start: time.Now(), Dropped: dropped}
-		}
-	}()
-	for {
-		select {
-		case <-a.retune:
-			p = a.retuned(p)
-		default:
-		}
-		due := p.next()
-		if r.opts.Duration > 0 && due >= r.opts.Duration {
-			return
-		}
-		wait := time.Until(r.started.Add(due))
-		if owed := idle.owing(); owed > 0 && spawned < r.opts.Concurrency {
-			// Look again for stuck requests before the next one is due.
-			now, grew := time.Now(), false
-			for idle.owing() > 0 && mayGrow(now) && idle.takeOwed() {
-				spawn()
-				grew = true
-			}
-			if grew {
-				continue
-			}
-			wait = min(wait, spawnAge/4)
-		}
-		if wait > 0 {
-			lag = 0
-			timer.Reset(wait)
-			select {
-			case <-ctx.Done():
-				ended()
-				return
-			case <-a.retune:
-				timer.Stop()
-				p = a.retuned(p)
-				continue
-			case <-timer.C:
-			}
-			if time.Until(r.started.Add(due)) > 0 {
-				continue // woken to look at the owed requests
-			}
-		} else if ctx.Err() != nil {
-			ended()
-			return
-		}
-		if !look() {
-			continue
-		}
-		p.k++
-		switch {
-		case spawned < rotation:
-			spawn()
-		case idle.wake():
-		case mayGrow(time.Now()):
-			spawn()
-		case spawned < r.opts.Concurrency:
-			idle.owe()
-		default:
-			dropped++
-			if now := time.Now(); now.Sub(lastFlush) >= dropFlush {
-				r.results <- Result{Endpoint: s.ep.ID, Start: now, Dropped: dropped}
-				dropped, lastFlush = 0, now
-			}
-		}
-	}
-}
-
-// work is one open-model worker: it sends the request it was started for,
-// then one each time it is woken, until the stream ends.
-func (r *Run) work(s *stream, idle *idlePool, busySince *atomic.Int64) {
-	snd := s.newSender(s, r.reqCtx)
-	defer snd.close()
-	wake := idle.newIdler()
-	for {
-		if r.take() {
-			r.sent.Add(1)
-			busySince.Store(time.Now().UnixNano())
-			res := s.finish(snd.do())
-			busySince.Store(0)
-			r.results <- res
-		}
-		if !idle.wait(wake) {
-			return
-		}
-	}
-}
-
-// idlePool holds an endpoint's idle workers, the most recently idle on top.
-// The next request goes to one of the Rotation top workers, so those
-// Rotation workers (and connections) take turns and carry the load while
-// any others, added for a slow backend, stay idle below them. They take
-// turns in rounds: in each round every one of them sends once, in an order
-// drawn at random, so that no server that hands requests round its backends
-// in turn (nginx's upstream round robin, every fourth request to the same
-// backend) sees them line up with pinprobe's connections. A channel (first
-// in, first out) would hand requests round every idle worker, the extra
-// ones too, spreading the requests over every connection the endpoint ever
-// needed.
-type idlePool struct {
-	mu     sync.Mutex
-	idle   []*idler // the idle workers
-	round  uint32   // the current round of turns
-	rng    *mrand.Rand
-	owed   int64 // requests due while every worker was busy, for the next one free
-	closed bool
-}
-
-// owe records a request that fell due while every worker was busy: the
-// next worker to finish sends it.
-func (p *idlePool) owe() {
-	p.mu.Lock()
-	p.owed++
-	p.mu.Unlock()
-}
-
-// owing returns how many requests are owed.
-func (p *idlePool) owing() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.owed
-}
-
-// takeOwed takes one owed request for a new worker; false when none is left.
-func (p *idlePool) takeOwed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.owed == 0 {
-		return false
-	}
-	p.owed--
-	return true
-}
-
-// idler is one worker as the pool knows it: its wake channel, and the
-// round in which it last had its turn.
-type idler struct {
-	ch    chan struct{}
-	round uint32
-}
-
-// newIdler returns a worker's place in the pool; its first request, sent
-// before it ever waits, is its turn of the current round.
-func (p *idlePool) newIdler() *idler {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return &idler{ch: make(chan struct{}, 1), round: p.round}
-}
-
-// wake hands a request to one of the Rotation most recently idle workers
-// that has not had its turn this round, drawn at random; when each of them
-// has, a new round starts. false when none is idle. The workers above the
-// one woken move down one place, keeping their order (at most Rotation-1
-// moves, no allocation).
-func (p *idlePool) wake() bool {
-	p.mu.Lock()
-	n := len(p.idle)
-	if n == 0 {
-		p.mu.Unlock()
-		return false
-	}
-	lo := max(n-Rotation, 0)
-	waiting := 0
-	for _, w := range p.idle[lo:] {
-		if w.round != p.round {
-			waiting++
-		}
-	}
-	if waiting == 0 {
-		p.round++
-		waiting = n - lo
-	}
-	if p.rng == nil {
-		p.rng = mrand.New(mrand.NewPCG(uint64(time.Now().UnixNano()), uint64(n)))
-	}
-	k := p.rng.IntN(waiting)
-	i := lo
-	for ; ; i++ {
-		if p.idle[i].round != p.round {
-			if k == 0 {
-				break
-			}
-			k--
-		}
-	}
-	w := p.idle[i]
-	w.round = p.round
-	copy(p.idle[i:], p.idle[i+1:])
-	p.idle[n-1] = nil
-	p.idle = p.idle[:n-1]
-	p.mu.Unlock()
-	w.ch <- struct{}{} // 1-buffered, and this worker was idle: never blocks
-	return true
-}
-
-// wait makes the worker w idle until it is woken
-// (true) or the stream ends (false).
-func (p *idlePool) wait(w *idler) bool {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return false
-	}
-	if p.owed > 0 { // a request is waiting for this worker: no need to sleep
-		p.owed--
-		p.mu.Unlock()
-		return true
-	}
-	p.idle = append(p.idle, w)
-	p.mu.Unlock()
-	_, ok := <-w.ch
-	return ok
-}
-
-// close ends the stream's workers: the idle ones now, the busy ones when
-// they finish.
-// It returns the requests still owed, which no worker came free for.
-func (p *idlePool) close() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	for _, w := range p.idle {
-		close(w.ch)
-	}
-	p.idle = nil
-	owed := p.owed
-	p.owed = 0
-	return owed
-}

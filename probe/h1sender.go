@@ -150,8 +150,7 @@ func (w *h1Sender) close() {
 // response was read to the end and it did not go stale while idle. The
 // request goes on the worker's connection, through net/http when that
 // speaks HTTP/2.
-func (w *h1Sender) do() Result {
-	start := time.Now()
+func (w *h1Sender) do(start time.Time) Result {
 	if w.onStd {
 		return w.viaStd(start)
 	}

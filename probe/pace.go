@@ -83,6 +83,12 @@ func (p *pacer) at(k int64) time.Duration {
 	return p.base + time.Duration(float64(k*p.share+p.slot(k))*1e9/p.rate)
 }
 
+// sameLayout reports whether p and q are the same schedule, whatever
+// request each is at.
+func (p *pacer) sameLayout(q *pacer) bool {
+	return p.base == q.base && p.phase == q.phase && p.share == q.share && p.rate == q.rate
+}
+
 // next returns when the next request is due.
 func (p *pacer) next() time.Duration { return p.at(p.k) }
 

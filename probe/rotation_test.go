@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	mrand "math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -278,57 +279,55 @@ func TestRotationAfterIdleClose(t *testing.T) {
 	})
 }
 
-// TestIdlePoolWakeRotates: with more idle workers than Rotation, wake
-// hands requests round the Rotation most recently idle in rounds, each of
-// them once a round in an order drawn anew, and never to the ones below;
-// it allocates nothing.
-func TestIdlePoolWakeRotates(t *testing.T) {
-	const n = Rotation + 2
-	var p idlePool
-	ws := make([]*idler, n)
+// TestPoolDealRotates: the Rotation workers that hold requests are dealt
+// them in rounds, each worker one request of each round, in an order
+// drawn anew; dealing allocates nothing.
+func TestPoolDealRotates(t *testing.T) {
+	pl := &pool{rot: Rotation, p: startPacer(0, 1, 1000), watch: newWaiter(), watchAt: -1,
+		rng: mrand.New(mrand.NewPCG(1, 2))}
+	ws := make([]*worker, Rotation)
 	for i := range ws {
-		ws[i] = p.newIdler()
-		p.idle = append(p.idle, ws[i]) // 0 idle the longest, n-1 the most recently
+		ws[i] = &worker{waiter: newWaiter(), pl: pl, k: -1, send: -1}
 	}
-	// woken returns which worker wake woke and makes it idle again, on top.
-	woken := func() int {
-		if !p.wake() {
-			t.Fatalf("wake with %d idle: none woken", len(p.idle))
+	// round deals one round to the workers in turn and returns the request
+	// each got, then makes them free again (as if each had sent its own).
+	round := func() []int64 {
+		for _, w := range ws {
+			pl.deal(w, 0)
 		}
+		got := make([]int64, len(ws))
 		for i, w := range ws {
-			select {
-			case <-w.ch:
-				p.idle = append(p.idle, w)
-				return i
-			default:
-			}
+			got[i] = w.k
+			w.k = -1
+			w.timer.Stop()
 		}
-		t.Fatalf("wake: no worker got the request")
-		return -1
+		pl.held = 0
+		return got
 	}
 	orders := map[string]bool{}
-	for range 40 {
-		var round []int
-		for range Rotation {
-			round = append(round, woken())
+	for r := range 40 {
+		got := round()
+		first := int64(r * Rotation)
+		want := []int64{first, first + 1, first + 2, first + 3}
+		if sorted := slices.Sorted(slices.Values(got)); !slices.Equal(sorted, want) {
+			t.Fatalf("round %d dealt %v; want each of %v once", r, got, want)
 		}
-		sorted := slices.Sorted(slices.Values(round))
-		if want := []int{n - 4, n - 3, n - 2, n - 1}; !slices.Equal(sorted, want) {
-			t.Fatalf("a round woke %v; want each of the top %d once (%v), the %d below never", round, Rotation, want, n-Rotation)
+		for i := range got {
+			got[i] -= first
 		}
-		orders[fmt.Sprint(round)] = true
+		orders[fmt.Sprint(got)] = true
 	}
 	if len(orders) < 10 {
 		t.Errorf("40 rounds went in %d orders; want the order drawn anew each round", len(orders))
 	}
-	if allocs := testing.AllocsPerRun(100, func() { woken() }); allocs != 0 {
-		t.Errorf("wake: %v allocations; want none", allocs)
-	}
-	// Fewer idle than Rotation: each of them in turn.
-	p.idle = append(p.idle[:0], ws[0], ws[1])
-	a, b := woken(), woken()
-	if a == b || min(a, b) != 0 || max(a, b) != 1 && max(a, b) != n-1 {
-		t.Errorf("two idle: woke %d then %d; want both of them", a, b)
+	w := ws[0]
+	if allocs := testing.AllocsPerRun(100, func() {
+		pl.deal(w, 0)
+		w.k = -1
+		pl.held = 0
+		pl.newRound()
+	}); allocs != 0 {
+		t.Errorf("deal: %v allocations; want none", allocs)
 	}
 }
 

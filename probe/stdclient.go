@@ -251,9 +251,9 @@ func (w *httpSender) close() {
 // Switching Protocols: what follows is not HTTP, and pinprobe closes it.
 var errSwitched = errors.New("the server switched protocols (101): pinprobe closed the connection")
 
-// do sends one request and reads the whole response body.
-func (w *httpSender) do() Result {
-	res, _ := w.doFrom(time.Now())
+// do sends one request, due at start, and reads the whole response body.
+func (w *httpSender) do(start time.Time) Result {
+	res, _ := w.doFrom(start)
 	return res
 }
 

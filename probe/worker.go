@@ -105,9 +105,11 @@ func (r *Result) Request() bool { return r.Dropped == 0 && r.Missed == 0 }
 //     the first BodyPrefix bytes are needed only when s.wantsPrefix) and
 //     s.failure for an error (class, timeout, evidence).
 type sender interface {
-	// do sends one request and returns its result within the stream's
-	// timeout (plus scheduling slack), whatever the server does.
-	do() Result
+	// do sends one request, due at start, and returns its result within
+	// the stream's timeout from start (plus scheduling slack), whatever
+	// the server does; its latency is from start, so a request sent late
+	// counts the time it waited.
+	do(start time.Time) Result
 	// close releases the sender's connections.
 	close()
 }

@@ -1,7 +1,9 @@
 package probe
 
 import (
+	"net/http"
 	"net/netip"
+	"net/url"
 	"runtime"
 	"testing"
 	"time"
@@ -138,6 +140,9 @@ type fixedCPU bool
 
 func (f fixedCPU) spareCPU(time.Time) bool { return bool(f) }
 
+// late says the client keeps up, whatever the machine's load.
+func (f fixedCPU) late(time.Duration) bool { return false }
+
 // TestWorkersWithoutCPU: on a machine with no CPU to spare an endpoint
 // grows only to BusyWorkers for stuck requests. 100 req/s of 300 ms
 // answers need 30 in flight: all sent. 400 req/s need 120: the endpoint
@@ -171,5 +176,93 @@ func TestWorkersWithoutCPU(t *testing.T) {
 		if tt.wantDrops && peak < BusyWorkers/2 {
 			t.Errorf("%.0f req/s: %d in flight at most; want growth towards %d", tt.rate, peak, BusyWorkers)
 		}
+	}
+}
+
+// behindCPU is a cpuGauge of a client that is always behind its schedule
+// on a machine with CPU to spare: only its own lateness holds growth.
+type behindCPU struct{}
+
+func (behindCPU) spareCPU(time.Time) bool { return true }
+func (behindCPU) late(time.Duration) bool { return true }
+
+// TestWorkersStopGrowingWhileBehind: a client behind its own schedule
+// (short of CPU) adds no workers past BusyWorkers for requests that stay in
+// flight, however much CPU the machine seems to have: more connections
+// would only slow it further (at 50,000 req/s on a busy machine the old
+// engine opened thousands). 400 req/s of 300 ms answers need 120 in
+// flight; the endpoint stops at BusyWorkers, every planned request is sent
+// or dropped, and the ones that waited for a worker while the client was
+// behind are timed from when they were sent: the wait was the client's.
+func TestWorkersStopGrowingWhileBehind(t *testing.T) {
+	const hold = 300 * time.Millisecond
+	ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: hold}, testserver.Lo4a)
+	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+	o := Options{Rate: 400, Duration: time.Second, Concurrency: 1000, cpu: behindCPU{}}
+	rs := attack(t, eps, o, 10*time.Second)
+	sent, dropped := tallyOf(rs).total()
+	peak := ls.peakOf(testserver.Lo4a)
+	var slowest time.Duration
+	for _, r := range sentOnly(rs) {
+		slowest = max(slowest, r.Latency)
+	}
+	t.Logf("%d sent, %d dropped, %d in flight at most, slowest %v", sent, dropped, peak, slowest)
+	if sent+dropped != 400 {
+		t.Errorf("%d sent + %d dropped; want the 400 due", sent, dropped)
+	}
+	if peak > BusyWorkers {
+		t.Errorf("%d in flight at most; want at most %d while the client is behind", peak, BusyWorkers)
+	}
+	if dropped == 0 || peak < BusyWorkers/2 {
+		t.Errorf("%d dropped, %d in flight at most; want growth towards %d and the rest dropped", dropped, peak, BusyWorkers)
+	}
+	if limit := hold + scaled(250*time.Millisecond); slowest > limit {
+		t.Errorf("slowest request %v; want each timed from when it was sent (about %v), not from when it fell due", slowest, hold)
+	}
+}
+
+// TestOpenModelAllocatesNothingPerRequest: once its workers and
+// connections are up, an endpoint paced at a fixed rate allocates nothing
+// per request (no timer, no hand-off, no result), on the fast path.
+func TestOpenModelAllocatesNothingPerRequest(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
+	u := &url.URL{Scheme: "http", Host: "alloc.test:" + itoa(int(ap.Port())), Path: "/"}
+	ep := &Endpoint{Target: &Target{URL: u, Method: http.MethodGet}, Addr: ap.Addr()}
+	count := func(n int64) (requests int, mallocs uint64) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		run, err := Start(t.Context(), []*Endpoint{ep}, Options{Rate: 2000, Requests: n, Client: ClientFast,
+			ConnOptions: ConnOptions{Timeout: 5 * time.Second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, more := <-run.Ready()
+			for _, r := range run.Take() {
+				if r.Request() {
+					requests++
+				}
+			}
+			if !more {
+				break
+			}
+		}
+		runtime.ReadMemStats(&after)
+		return requests, after.Mallocs - before.Mallocs
+	}
+	// The difference of a short run and a long one is what the extra
+	// requests cost: the workers, connections and buffers are the same.
+	n1, m1 := count(400)
+	n2, m2 := count(2400)
+	per := (float64(m2) - float64(m1)) / float64(n2-n1)
+	t.Logf("%d requests: %d allocations; %d requests: %d; %.3f per request", n1, m1, n2, m2, per)
+	if n1 != 400 || n2 != 2400 {
+		t.Fatalf("%d and %d requests sent; want 400 and 2400", n1, n2)
+	}
+	if per > 0.05 {
+		t.Errorf("%.3f allocations per request; want none", per)
 	}
 }

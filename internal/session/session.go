@@ -153,18 +153,26 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		maxLooks = plannedLooks(cfg.Engine)
 	}
 	look := 0
-	results := run.Results()
-	for results != nil {
-		select {
-		case r, ok := <-results:
-			if !ok {
-				results = nil
-				continue
-			}
+	// Results come in batches (probe.Run.Take): when the run says some
+	// wait, and at each look, which must judge every request finished so
+	// far.
+	collectAll := func() {
+		for _, r := range run.Take() {
 			agg.Add(r)
+		}
+	}
+	ready := run.Ready()
+	for ready != nil {
+		select {
+		case _, ok := <-ready:
+			collectAll()
+			if !ok {
+				ready = nil
+			}
 		case u := <-changes:
 			w.apply(u)
 		case <-looks:
+			collectAll()
 			look++
 			if look >= maxLooks {
 				looks = nil // the last look is made at the end, at its own level
