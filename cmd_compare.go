@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"pinprobe/report/compare"
-	"pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/report/compare"
+	"github.com/pinprobe/pinprobe/report/render"
 )
 
 // compareCommand is `pinprobe compare BEFORE AFTER`: per family and

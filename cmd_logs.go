@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"pinprobe/accesslog"
-	"pinprobe/report/join"
-	"pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/accesslog"
+	"github.com/pinprobe/pinprobe/report/join"
+	"github.com/pinprobe/pinprobe/report/render"
 )
 
 // logsCommand is `pinprobe logs REPORT LOG...`: a saved run joined with a

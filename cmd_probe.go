@@ -14,12 +14,12 @@ import (
 	"strings"
 	"time"
 
-	"pinprobe/internal/demo"
-	"pinprobe/internal/session"
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/judge"
-	"pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/internal/demo"
+	"github.com/pinprobe/pinprobe/internal/session"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/judge"
+	"github.com/pinprobe/pinprobe/report/render"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http/httpguts"

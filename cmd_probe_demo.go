@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"pinprobe/accesslog"
-	"pinprobe/internal/demo"
-	"pinprobe/report"
-	"pinprobe/report/join"
+	"github.com/pinprobe/pinprobe/accesslog"
+	"github.com/pinprobe/pinprobe/internal/demo"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/join"
 )
 
 // demoAccessLog is the demo gateway's access log, in a directory of its

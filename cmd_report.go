@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"pinprobe/report"
-	"pinprobe/report/judge"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/judge"
 )
 
 // reportCommand is `pinprobe report FILE...`: read saved JSON reports ("-"

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/demo"
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/demo"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // cmpDoc is the part of a pinprobe.compare/v1 document these tests read.

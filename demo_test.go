@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"pinprobe/internal/demo"
+	"github.com/pinprobe/pinprobe/internal/demo"
 )
 
 // TestDemo: the IPv6 address (or the last address without IPv6) answers

@@ -16,7 +16,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // dnsChange is a run against dyn.test, served on the addresses of served

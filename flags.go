@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"pinprobe/probe"
+	"github.com/pinprobe/pinprobe/probe"
 )
 
 // newCommandFlagSet is an empty FlagSet for the command name: it returns

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"pinprobe/probe"
+	"github.com/pinprobe/pinprobe/probe"
 )
 
 // rateValue is --rate: a positive number of requests per second, or "max".

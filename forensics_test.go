@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestForensicsRequestIDs: pinprobe sends a unique X-Request-Id with every

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/internal/check"
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // FuzzParseArgs: any command line parses or fails as a usage error of one

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestReleaseGate: thresholds are judged per endpoint, per family and in

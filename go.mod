@@ -1,4 +1,4 @@
-module pinprobe
+module github.com/pinprobe/pinprobe
 
 go 1.26.8
 

@@ -30,8 +30,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"pinprobe/internal/testserver"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // ---------------------------------------------------------------------------

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/internal/testserver"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // Saved reports are input from outside: forged, truncated or hostile. These

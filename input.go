@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // Caps on what pinprobe reads from files, so a wrong path (/dev/zero, a

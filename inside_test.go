@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/check"
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // suspectKinds lists a report's suspects as "endpoint ADDR", "group H: V"

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestInterruptThroughContext: cancelling run's context stops sending,

@@ -16,19 +16,19 @@ var layers = map[string]struct {
 	imports []string // the module's packages it may import directly
 	never   []string // packages it must not depend on at all
 }{
-	"pinprobe/probe":            {never: []string{"pinprobe/report"}},
-	"pinprobe/accesslog":        {},
-	"pinprobe/report/stat":      {},
-	"pinprobe/report/phrase":    {},
-	"pinprobe/report":           {imports: []string{"pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/probe"}},
-	"pinprobe/report/collect":   {imports: []string{"pinprobe/probe", "pinprobe/report", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/report/judge", "pinprobe/report/render", "pinprobe/report/compare"}},
-	"pinprobe/report/judge":     {imports: []string{"pinprobe/report", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/probe", "pinprobe/report/collect"}},
-	"pinprobe/report/compare":   {imports: []string{"pinprobe/report", "pinprobe/report/judge", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/probe", "pinprobe/report/collect", "pinprobe/report/render"}},
-	"pinprobe/report/join":      {imports: []string{"pinprobe/accesslog", "pinprobe/report", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/probe", "pinprobe/report/collect", "pinprobe/report/judge", "pinprobe/report/compare", "pinprobe/report/render"}},
-	"pinprobe/report/render":    {imports: []string{"pinprobe/probe", "pinprobe/report", "pinprobe/report/compare", "pinprobe/report/join", "pinprobe/report/stat", "pinprobe/report/phrase"}, never: []string{"pinprobe/report/collect"}},
-	"pinprobe/internal/demo":    {never: []string{"pinprobe/report"}},
-	"pinprobe/internal/check":   {},
-	"pinprobe/internal/session": {imports: []string{"pinprobe/probe", "pinprobe/report", "pinprobe/report/collect", "pinprobe/report/judge", "pinprobe/report/phrase"}, never: []string{"pinprobe/report/render"}},
+	"github.com/pinprobe/pinprobe/probe":            {never: []string{"github.com/pinprobe/pinprobe/report"}},
+	"github.com/pinprobe/pinprobe/accesslog":        {},
+	"github.com/pinprobe/pinprobe/report/stat":      {},
+	"github.com/pinprobe/pinprobe/report/phrase":    {},
+	"github.com/pinprobe/pinprobe/report":           {imports: []string{"github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/probe"}},
+	"github.com/pinprobe/pinprobe/report/collect":   {imports: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/report/judge", "github.com/pinprobe/pinprobe/report/render", "github.com/pinprobe/pinprobe/report/compare"}},
+	"github.com/pinprobe/pinprobe/report/judge":     {imports: []string{"github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report/collect"}},
+	"github.com/pinprobe/pinprobe/report/compare":   {imports: []string{"github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/judge", "github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report/collect", "github.com/pinprobe/pinprobe/report/render"}},
+	"github.com/pinprobe/pinprobe/report/join":      {imports: []string{"github.com/pinprobe/pinprobe/accesslog", "github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report/collect", "github.com/pinprobe/pinprobe/report/judge", "github.com/pinprobe/pinprobe/report/compare", "github.com/pinprobe/pinprobe/report/render"}},
+	"github.com/pinprobe/pinprobe/report/render":    {imports: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/compare", "github.com/pinprobe/pinprobe/report/join", "github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/report/collect"}},
+	"github.com/pinprobe/pinprobe/internal/demo":    {never: []string{"github.com/pinprobe/pinprobe/report"}},
+	"github.com/pinprobe/pinprobe/internal/check":   {},
+	"github.com/pinprobe/pinprobe/internal/session": {imports: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/collect", "github.com/pinprobe/pinprobe/report/judge", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/report/render"}},
 }
 
 // The import graph keeps its layers: a package that reaches past its layer
@@ -48,7 +48,7 @@ func TestLayers(t *testing.T) {
 		}
 		seen[pkg] = true
 		for _, imp := range imports {
-			if strings.HasPrefix(imp, "pinprobe/") && !slices.Contains(rule.imports, imp) {
+			if strings.HasPrefix(imp, "github.com/pinprobe/pinprobe/") && !slices.Contains(rule.imports, imp) {
 				t.Errorf("%s imports %s, outside its layer (may import: %s)", pkg, imp, strings.Join(rule.imports, ", "))
 			}
 		}

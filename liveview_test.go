@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestLiveViewInTmux runs pinprobe with --targets and long URLs in a tmux

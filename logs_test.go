@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
-	"pinprobe/report/join"
+	"github.com/pinprobe/pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/report/join"
 )
 
 // joinRun runs `pinprobe logs --format json REPORT LOG... extra` and

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestNginxGatewayIPv6Backend reproduces the incident with a real gateway:

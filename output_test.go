@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // closedStdout is a stdout whose reader has gone: every write fails as a

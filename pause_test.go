@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestStoppedProcessDoesNotBurst stops the real binary with SIGSTOP for

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestPreflight: --preflight connects to every endpoint, sends no HTTP

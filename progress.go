@@ -15,9 +15,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"pinprobe/probe"
-	"pinprobe/report/collect"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // worstAfter is how long a run lasts before the live view lists its worst

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"pinprobe/probe"
-	"pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report/collect"
 )
 
 // TestDescribeFitsTheWidth: the bar's text keeps every failure figure

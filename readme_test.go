@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/fixture"
 )
 
 // readmeBlocks makes each generated block the test knows: --help, and the

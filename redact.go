@@ -6,7 +6,7 @@ package main
 import (
 	"strings"
 
-	"pinprobe/probe"
+	"github.com/pinprobe/pinprobe/probe"
 )
 
 // redactArgs returns args with secret header values and URL passwords

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/demo"
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/demo"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestJSONReportThreeAddresses: the JSON contract against three real

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestNothingResolves: when no host resolves (NXDOMAIN, a --resolve for

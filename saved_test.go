@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestScaleOut is the scale-out recipe run locally: N pinprobe processes

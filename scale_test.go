@@ -6,11 +6,11 @@ import (
 	"runtime"
 	"testing"
 
-	"pinprobe/internal/check"
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
-	"pinprobe/report/judge"
-	"pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/judge"
+	"github.com/pinprobe/pinprobe/report/render"
 )
 
 // afterLoad is what a run does between the end of its load and its exit,

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // shapeWindow is the flapping shape's window in these runs: short, so two

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // echoingGateway answers in turn as four instances, named in X-Served-By:

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
-	"pinprobe/probe"
+	"github.com/pinprobe/pinprobe/probe"
 )
 
 // targetSpec is one target as a targets file or the command line gives it;

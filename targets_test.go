@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestParseTargetsErrors: a malformed targets file is a usage error naming

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/term"
 
-	"pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/report/render"
 )
 
 // isTerminal reports whether w is a terminal.

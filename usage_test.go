@@ -21,7 +21,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestBadInput: every malformed URL, flag value or input file is a usage

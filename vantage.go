@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // maxVantageFile bounds the file --vantage @FILE reads: a name and a

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"pinprobe/internal/testserver"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // vantageRun runs pinprobe against f from vantage name (args name it,

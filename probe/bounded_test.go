@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // trickle writes s to c one byte every 5 ms until it is written or c fails.

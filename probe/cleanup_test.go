@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestRunClosesItsConnections: once a run's results channel is closed, its

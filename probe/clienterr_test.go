@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // helperEnv names the server a helper process loads, and helperClientEnv

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestEvidenceBounded answers 502 with headers no report can hold (up to

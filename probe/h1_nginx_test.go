@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // startNginx runs nginx with testserver.StartProcess (its own process

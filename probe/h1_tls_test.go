@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestH1TLS dials 127.0.0.1 and [::1] with the target's host name as SNI and

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestAttackPinsEveryAddress serves one port on 127.0.0.1, 127.0.0.2 and

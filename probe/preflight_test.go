@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestPreflight checks endpoints of several kinds at once: a TCP connect

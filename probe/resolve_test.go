@@ -12,7 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 func addrList(s ...string) []netip.Addr {

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // The fault suite: every misbehaviour of testserver.StartFault, written

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestLazyWorkers: a --concurrency of 10,000 per endpoint over 50 endpoints

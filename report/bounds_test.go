@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/check"
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
-	"pinprobe/report/compare"
-	"pinprobe/report/judge"
-	"pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/compare"
+	"github.com/pinprobe/pinprobe/report/judge"
+	"github.com/pinprobe/pinprobe/report/render"
 )
 
 // allocated is how many bytes f allocates; 0 under the race detector,

@@ -2,9 +2,10 @@ package report
 
 import (
 	"net/url"
-	"pinprobe/report/phrase"
 	"strings"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // FailStatusOf is the report's --fail-status: DefaultFailStatus when the

@@ -2,9 +2,10 @@ package report
 
 import (
 	"math/rand/v2"
-	"pinprobe/internal/check"
 	"runtime"
 	"testing"
+
+	"github.com/pinprobe/pinprobe/internal/check"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )

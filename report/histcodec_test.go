@@ -3,9 +3,10 @@ package report
 import (
 	"math"
 	"math/rand/v2"
-	"pinprobe/internal/check"
 	"strings"
 	"testing"
+
+	"github.com/pinprobe/pinprobe/internal/check"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )

@@ -6,13 +6,14 @@ import (
 	"maps"
 	"math"
 	"net/netip"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // Input is one report a merged report was made from: a run, or (when a

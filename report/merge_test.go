@@ -17,11 +17,11 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"pinprobe/internal/check"
-	"pinprobe/internal/fixture"
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
 )
 
 // mgRun is a synthetic probe run: its endpoints and every result, in time

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"pinprobe/report/phrase"
 	"strconv"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // MaxReportSize is the largest report ReadReport accepts, in bytes.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // goldenJSON is the golden report as saved.

@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/collect"
-	"pinprobe/report/compare"
-	"pinprobe/report/judge"
-	"pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/report/compare"
+	"github.com/pinprobe/pinprobe/report/judge"
+	"github.com/pinprobe/pinprobe/report/render"
 )
 
 // TestSchemaMatchesGoTypes: every struct a document holds has a definition

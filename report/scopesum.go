@@ -2,7 +2,8 @@ package report
 
 import (
 	"maps"
-	"pinprobe/report/stat"
+
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // scopeSum adds up one scope's saved Stats over the inputs of a merge, as a

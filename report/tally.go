@@ -2,10 +2,11 @@ package report
 
 import (
 	"cmp"
-	"pinprobe/report/stat"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report/stat"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )

@@ -2,10 +2,11 @@ package report
 
 import (
 	"fmt"
-	"pinprobe/report/phrase"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // Limits are the release gate: what no endpoint, family or the total may

@@ -1,12 +1,13 @@
 package report_test
 
 import (
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
-	"pinprobe/report/render"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/render"
 )
 
 func TestParseRate(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
-	"pinprobe/report/judge"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/judge"
 )
 
 // trailReq is request n of a synthetic endpoint, started n·10 ms after t0.

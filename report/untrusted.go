@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"pinprobe/report/phrase"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // Bounds on the numbers of a saved report. pinprobe writes none past them;

@@ -1,10 +1,11 @@
 package report_test
 
 import (
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
 	"strings"
 	"testing"
+
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 func TestValidateAcceptsWhatTheAggregatorWrites(t *testing.T) {

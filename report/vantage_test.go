@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 func TestCheckVantage(t *testing.T) {

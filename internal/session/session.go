@@ -16,11 +16,11 @@ import (
 	"sync"
 	"time"
 
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/collect"
-	"pinprobe/report/judge"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/report/judge"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // Config is one probe session.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/probe"
+	"github.com/pinprobe/pinprobe/probe"
 )
 
 // TestPlanLineNamesAFewAddresses: the plan line printed before the load

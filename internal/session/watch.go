@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
 )
 
 // dnsUpdate is one look of re-resolution: the addresses of every host:port

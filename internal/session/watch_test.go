@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/testserver"
-	"pinprobe/probe"
+	"github.com/pinprobe/pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/probe"
 )
 
 // TestReResolveMissesOnlyWhatItMisses: a DNS server that stops answering

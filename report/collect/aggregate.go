@@ -1,14 +1,15 @@
 package collect
 
 import (
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // Live holds running counts that another goroutine (the progress display)

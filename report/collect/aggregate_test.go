@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/collect"
-	"pinprobe/report/stat"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // want is a test's own tally of what it fed an endpoint.

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"pinprobe/probe"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // SetSecrets gives the aggregator the secret values the run sends (see

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
 )
 
 // The secrets of these tests: a bearer token, and a Basic credential

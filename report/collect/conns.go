@@ -3,9 +3,10 @@ package collect
 import (
 	"cmp"
 	"maps"
-	"pinprobe/report"
 	"slices"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // Bounds of the repeat classes' state.

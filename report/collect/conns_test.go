@@ -3,11 +3,12 @@ package collect
 import (
 	"encoding/json"
 	"math/rand/v2"
-	"pinprobe/report"
-	"pinprobe/report/judge"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/judge"
 )
 
 // connRef is the unbounded reference: every connection kept exactly.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"pinprobe/probe"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // forensics is the evidence side of one endpoint.

@@ -1,8 +1,8 @@
 package collect
 
 import (
-	"pinprobe/probe"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // Plan is the report's plan of a run: what the engine was asked to do, as

@@ -1,6 +1,6 @@
 package collect
 
-import "pinprobe/probe"
+import "github.com/pinprobe/pinprobe/probe"
 
 // Redacted replaces every secret in a report.
 const Redacted = probe.Redacted

@@ -3,9 +3,10 @@ package collect
 import (
 	"fmt"
 	"math/rand/v2"
-	"pinprobe/report"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // The collector classes requests as RepeatTest needs: a reused request is

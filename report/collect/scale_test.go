@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/check"
-	"pinprobe/internal/fixture"
-	"pinprobe/probe"
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/probe"
 )
 
 // TestEndpointStateSizedByUse: an endpoint's state in the aggregator is

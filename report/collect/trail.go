@@ -1,8 +1,8 @@
 package collect
 
 import (
-	"pinprobe/probe"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // trailOf is what an endpoint's trail (report.Trail) keeps of r, whose

@@ -3,13 +3,14 @@ package compare
 import (
 	"cmp"
 	"fmt"
-	"pinprobe/report"
-	"pinprobe/report/judge"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/judge"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // CompareSchema identifies the JSON document of a comparison.

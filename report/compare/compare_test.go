@@ -6,17 +6,18 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"pinprobe/internal/check"
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
-	"pinprobe/report/compare"
-	"pinprobe/report/render"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/compare"
+	"github.com/pinprobe/pinprobe/report/render"
 )
 
 // fisherAllOnOneSide is the exact probability that all k failures of two

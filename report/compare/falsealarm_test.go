@@ -9,9 +9,9 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"pinprobe/internal/check"
-	"pinprobe/report"
-	"pinprobe/report/stat"
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // simScope accumulates one scope of a simulated report.

@@ -3,12 +3,13 @@ package compare
 import (
 	"fmt"
 	"math"
-	"pinprobe/report"
-	"pinprobe/report/judge"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
 	"strconv"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/judge"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // Latency changes of one scope (LatencyChange.Change and

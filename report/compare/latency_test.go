@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/report/compare"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report/compare"
 )
 
 // every is a latency law for fixture.CmpEndpoint.LatencyOf: d, plus a

@@ -2,9 +2,10 @@ package compare
 
 import (
 	"net/url"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // How endpoints are matched (Options.Match).

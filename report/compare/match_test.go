@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
-	"pinprobe/report/compare"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/compare"
 )
 
 // TestCompareMatch: how endpoints are matched, by URL and address or with

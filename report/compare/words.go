@@ -2,8 +2,9 @@ package compare
 
 import (
 	"fmt"
-	"pinprobe/report/phrase"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // rates is "0% → 12%".

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"pinprobe/accesslog"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/accesslog"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // Bounds of a join.

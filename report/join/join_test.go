@@ -12,8 +12,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"pinprobe/accesslog"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/accesslog"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 var logsSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {

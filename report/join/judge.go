@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // alpha is the level of the backend tests, split over every test made

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // Schema names the document Join is.

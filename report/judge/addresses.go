@@ -1,9 +1,9 @@
 package judge
 
 import (
-	"pinprobe/report"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // targetGroups is a report's endpoints grouped by target, in the order the

@@ -3,9 +3,10 @@ package judge
 import (
 	"math"
 	"math/bits"
-	"pinprobe/report"
-	"pinprobe/report/stat"
 	"sort"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // ConnCounts is one group's requests and failures, the input of

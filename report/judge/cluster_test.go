@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"pinprobe/internal/check"
-	"pinprobe/report/stat"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // bruteClusterP is the exact p-value by enumerating every set of K failed

@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 
-	"pinprobe/report"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // connFinding is an address whose failures stick to some of its

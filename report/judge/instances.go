@@ -5,9 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"pinprobe/report"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // groupFinding is an instance (one value of an instance header) that fails

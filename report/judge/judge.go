@@ -1,8 +1,8 @@
 package judge
 
 import (
-	"pinprobe/report"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // Alpha is the significance level of a verdict judged once: the chance

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"pinprobe/report"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // InstanceShare is the share of an address's connections that the

@@ -2,8 +2,9 @@ package judge
 
 import (
 	"math"
-	"pinprobe/report"
-	"pinprobe/report/stat"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // RepeatResult says whether failures repeat on the connection they

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"pinprobe/internal/check"
-	"pinprobe/report"
-	"pinprobe/report/stat"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // bruteRepeatP enumerates, stratum by stratum, every placement of the

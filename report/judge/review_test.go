@@ -6,14 +6,15 @@ package judge
 import (
 	"fmt"
 	"math/rand/v2"
-	"pinprobe/report"
-	"pinprobe/report/collect"
-	"pinprobe/report/stat"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // rvGroup adds a group to r: counts per address as "addr": {failed, n}.

@@ -2,9 +2,10 @@ package judge
 
 import (
 	"math/rand/v2"
-	"pinprobe/internal/check"
-	"pinprobe/report/stat"
 	"testing"
+
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 func TestLookAlpha(t *testing.T) {

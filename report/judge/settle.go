@@ -1,8 +1,8 @@
 package judge
 
 import (
-	"pinprobe/report"
-	"pinprobe/report/stat"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // Tolerance is the failure rate under which --until-verdict takes a scope

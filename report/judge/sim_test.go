@@ -2,10 +2,11 @@ package judge
 
 import (
 	"math/rand/v2"
-	"pinprobe/report"
-	"pinprobe/report/collect"
 	"sort"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
 )
 
 // simConfig describes one simulated endpoint: requests sent open-loop at a

@@ -3,8 +3,8 @@ package judge
 import (
 	"fmt"
 
-	"pinprobe/report"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // slowTests is how many latency tests the verdict makes: each endpoint

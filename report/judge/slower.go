@@ -2,10 +2,11 @@ package judge
 
 import (
 	"math"
-	"pinprobe/report"
-	"pinprobe/report/stat"
 	"sync"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/stat"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )

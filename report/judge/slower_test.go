@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"pinprobe/internal/check"
-	"pinprobe/report"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/report"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )

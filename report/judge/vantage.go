@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"pinprobe/report"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // vantageRests lists, for a merged report broken down by vantage (see

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // vantageMerge builds the counts of a merged report of one run per

@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // vtEndpoint is one endpoint's counts for a constructed report.

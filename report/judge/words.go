@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"pinprobe/report"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // clause is one finding as the verdict says it: a subject ("IPv6 (::1)",

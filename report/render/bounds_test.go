@@ -6,10 +6,10 @@ import (
 	"runtime"
 	"testing"
 
-	"pinprobe/internal/check"
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
-	"pinprobe/report/compare"
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/compare"
 )
 
 // TestRenderManyEndpoints: each endpoint's URL was shortened by parsing

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
 	"strings"
 	"testing"
+
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
 
 	"golang.org/x/net/html"
 )

@@ -3,10 +3,11 @@ package render
 import (
 	"fmt"
 	"io"
-	"pinprobe/report/compare"
-	"pinprobe/report/phrase"
 	"strconv"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report/compare"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // CompareRenderer writes a comparison in one format.

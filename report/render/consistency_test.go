@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // TestEndpointTablesShareOneLayout: every URL's table has the same

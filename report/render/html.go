@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 //go:embed html.tmpl

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"pinprobe/report"
+
+	"github.com/pinprobe/pinprobe/report"
 )
 
 //go:embed html_brief.tmpl

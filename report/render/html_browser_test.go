@@ -12,12 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
 
 	"golang.org/x/net/html"
 )

@@ -3,14 +3,15 @@ package render
 import (
 	"fmt"
 	"math"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // The charts share one layout, in SVG user units: a label column on the

@@ -6,13 +6,14 @@ import (
 	"encoding/base64"
 	"os"
 	"path/filepath"
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
 
 	"golang.org/x/net/html"
 )

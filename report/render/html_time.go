@@ -3,10 +3,11 @@ package render
 import (
 	"fmt"
 	"math"
-	"pinprobe/report/phrase"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // The charts over time are small multiples, one per family and suspect,

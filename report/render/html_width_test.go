@@ -9,8 +9,9 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
-	"pinprobe/internal/fixture"
 	"testing"
+
+	"github.com/pinprobe/pinprobe/internal/fixture"
 )
 
 // pageMeasure is what the test's script measures of a page at one width.

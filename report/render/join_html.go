@@ -9,8 +9,8 @@ import (
 	"io"
 	"strings"
 
-	"pinprobe/report/join"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/join"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 const joinCSS = `body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;padding:0 1em;color:#222}

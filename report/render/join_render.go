@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"pinprobe/report/join"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/join"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // JoinRenderer writes a join of a run with access logs in one format.

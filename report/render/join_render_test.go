@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/net/html"
 
-	"pinprobe/report"
-	"pinprobe/report/join"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/join"
 )
 
 // hostileName is a backend name as a hostile log could write it: markup,

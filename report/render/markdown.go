@@ -5,15 +5,16 @@ import (
 	"io"
 	"net/netip"
 	"net/url"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // Markdown writes the report as a Markdown document meant to be pasted into

@@ -1,8 +1,9 @@
 package render
 
 import (
-	"pinprobe/report/phrase"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // markdownBrief is the Markdown report of --brief, for a ticket: one

@@ -2,11 +2,12 @@ package render
 
 import (
 	"net/url"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // logs writes the queries of v.Logs, each gateway's under its own heading,

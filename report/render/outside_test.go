@@ -3,11 +3,12 @@ package render
 import (
 	"bytes"
 	"os/exec"
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
-	"pinprobe/report/compare"
 	"strings"
 	"testing"
+
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/compare"
 
 	"golang.org/x/net/html"
 )

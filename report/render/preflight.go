@@ -8,9 +8,9 @@ import (
 	"io"
 	"time"
 
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // PreflightOptions say how Preflight lists the checks.

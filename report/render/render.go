@@ -3,8 +3,9 @@ package render
 import (
 	"fmt"
 	"io"
-	"pinprobe/report"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // Renderer writes a report in one format.

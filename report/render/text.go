@@ -3,11 +3,12 @@ package render
 import (
 	"fmt"
 	"io"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 const (

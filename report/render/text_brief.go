@@ -2,8 +2,9 @@ package render
 
 import (
 	"fmt"
-	"pinprobe/report/phrase"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // briefWho is how many kinds of failed answer a brief report lists.

@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"pinprobe/internal/check"
-	"pinprobe/internal/fixture"
-	"pinprobe/report"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // TestTextGolden renders the golden report, and the demo's incident

@@ -2,9 +2,10 @@ package render
 
 import (
 	"fmt"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
 	"strconv"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // thresholdWords says one check in a line: "max-failure-rate in endpoint ::1

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report/render"
 )
 
 // TestVantageBreakdown: the text, Markdown and HTML reports of a merge of

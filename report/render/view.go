@@ -2,13 +2,14 @@ package render
 
 import (
 	"fmt"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
-	"pinprobe/report/stat"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // View is a report prepared for reading. Every renderer (text, Markdown,

@@ -3,9 +3,10 @@ package render
 import (
 	"fmt"
 	"net/netip"
-	"pinprobe/report"
 	"slices"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // BriefView is what a brief report (--brief) shows, in every format, so it

@@ -3,14 +3,15 @@ package render
 import (
 	"fmt"
 	"net/netip"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // logMargin widens the log queries' time window on each side: a gateway may

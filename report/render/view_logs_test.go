@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/fixture"
 )
 
 // TestSuggestedCommandsAreQuoted: the shell commands pinprobe suggests

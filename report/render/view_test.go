@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"pinprobe/internal/fixture"
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
 )
 
 // insideReport builds, from synthetic results, the demo's incident: one

@@ -3,11 +3,12 @@ package render
 import (
 	"fmt"
 	"math"
-	"pinprobe/report"
-	"pinprobe/report/phrase"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // OverTimeView is the run over time, per family and per suspect: requests

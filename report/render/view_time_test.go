@@ -4,15 +4,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"pinprobe/internal/fixture"
-	"pinprobe/probe"
-	"pinprobe/report"
-	"pinprobe/report/collect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
 )
 
 // overTimeReport is a two-minute run whose faults start and stop: every

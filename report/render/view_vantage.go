@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"pinprobe/report"
-	"pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/phrase"
 )
 
 // VantageRow is one vantage point of a merged report: what its runs saw,

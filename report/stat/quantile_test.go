@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/check"
 )
 
 // The ranks are the exact binomial ones. Reference values: the binomial

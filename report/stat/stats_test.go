@@ -3,9 +3,10 @@ package stat
 import (
 	"math"
 	"math/rand/v2"
-	"pinprobe/internal/check"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/check"
 )
 
 func TestWilson(t *testing.T) {
