@@ -241,9 +241,10 @@ func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 // Rotation periods between its requests, so a server that closes idle
 // connections sooner than that closes every one of them between uses. The
 // next request on it must notice and dial again, not fail on the closed
-// connection: 20 req/s leave each connection idle 200 ms, the server's idle
-// timeout is 25 ms (half a period, so a worker that takes two requests in a
-// row on a loaded machine does not race the server's close either).
+// connection: 10 req/s leave each connection idle 400 ms, the server's idle
+// timeout is 10 ms (a tenth of a period, so a worker that takes two
+// requests in a row on a loaded machine does not race the server's close
+// either: at 20 req/s and 25 ms a CI run under load did, once).
 func TestRotationAfterIdleClose(t *testing.T) {
 	t.Parallel()
 	eachClient(t, func(t *testing.T, client ClientKind) {
@@ -255,9 +256,9 @@ func TestRotationAfterIdleClose(t *testing.T) {
 			l.reqs = append(l.reqs, connSeen{port: ap.Port(), close: r.Close, proto: r.ProtoMajor})
 			l.mu.Unlock()
 			w.Write([]byte("ok\n"))
-		}), nil, func(s *httptest.Server) { s.Config.IdleTimeout = 25 * time.Millisecond })
+		}), nil, func(s *httptest.Server) { s.Config.IdleTimeout = 10 * time.Millisecond })
 		eps := endpoints(t, hostURL("http", port), testserver.Lo4a)
-		o := Options{Rate: 20, Duration: time.Second, Concurrency: 10, Client: client}
+		o := Options{Rate: 10, Duration: 2 * time.Second, Concurrency: 10, Client: client}
 		rs := attack(t, eps, o, 10*time.Second)
 		sent, dropped := tallyOf(rs).total()
 		reused := 0
