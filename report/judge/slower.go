@@ -2,7 +2,6 @@ package judge
 
 import (
 	"math"
-	"sync"
 	"time"
 
 	"github.com/pinprobe/pinprobe/report"
@@ -210,12 +209,18 @@ func tieGroups(x, y *hdr.Histogram) []tieGroup {
 // normalMannWhitney is P(U ≥ u) by the normal law with the variance
 // corrected for ties and a continuity correction of ½.
 func normalMannWhitney(groups []tieGroup, n1, n2, u float64) float64 {
-	n := n1 + n2
 	ties := 0.0
 	for _, g := range groups {
 		t := float64(g.a + g.b)
 		ties += t*t*t - t
 	}
+	return normalMW(n1, n2, u, ties)
+}
+
+// normalMW is normalMannWhitney given the groups' tie term, the sum of
+// t³ − t over the groups of t tied values.
+func normalMW(n1, n2, u, ties float64) float64 {
+	n := n1 + n2
 	v := n1 * n2 / 12 * ((n + 1) - ties/(n*(n-1)))
 	if v <= 0 {
 		return 1 // every value tied
@@ -280,42 +285,38 @@ func exactMannWhitney(groups []tieGroup, n1, n2 int64, u float64) float64 {
 // one-sided p of x's values being greater than y's, and of their being
 // less, from two histograms' counts bucket by bucket, of one layout (any
 // same range of its buckets), holding nx and ny values: for a caller that
-// needs no percentile of either, and so no histogram.
+// needs no percentile of either, and so no histogram. The normal
+// approximation is summed in one pass over the buckets and allocates
+// nothing; only the exact test (nx·ny ≤ 400, so at most 401 buckets in
+// use) lists the tie groups.
 func MannWhitney(x, y []int64, nx, ny int64) (pGreater, pLess float64) {
 	if nx == 0 || ny == 0 || len(x) != len(y) {
 		return 1, 1
 	}
-	buf := tiePool.Get().(*[]tieGroup)
-	defer tiePool.Put(buf)
-	groups := (*buf)[:0]
-	defer func() { *buf = groups }()
+	var u, below, ties float64 // x's U over y; y's is what it leaves of nx·ny
+	for i, a := range x {
+		b := y[i]
+		if a+b == 0 {
+			continue
+		}
+		u += float64(a) * (below + float64(b)/2)
+		below += float64(b)
+		t := float64(a + b)
+		ties += t*t*t - t
+	}
+	uy := float64(nx)*float64(ny) - u
+	if nx > exactMWCells/ny { // n·m > 400, without the product's overflow
+		return normalMW(float64(nx), float64(ny), u, ties), normalMW(float64(ny), float64(nx), uy, ties)
+	}
+	groups := make([]tieGroup, 0, nx+ny)
 	for i, a := range x {
 		if b := y[i]; a+b > 0 {
 			groups = append(groups, tieGroup{a, b})
 		}
 	}
-	var u float64 // x's U over y; y's is what it leaves of nx·ny
-	var below float64
-	for _, g := range groups {
-		u += float64(g.a) * (below + float64(g.b)/2)
-		below += float64(g.b)
-	}
-	uy := float64(nx)*float64(ny) - u
-	if nx <= exactMWCells/ny { // n·m ≤ 400, without the product's overflow
-		pGreater = exactMannWhitney(groups, nx, ny, u)
-		for i := range groups {
-			groups[i].a, groups[i].b = groups[i].b, groups[i].a
-		}
-		return pGreater, exactMannWhitney(groups, ny, nx, uy)
-	}
-	pGreater = normalMannWhitney(groups, float64(nx), float64(ny), u)
+	pGreater = exactMannWhitney(groups, nx, ny, u)
 	for i := range groups {
 		groups[i].a, groups[i].b = groups[i].b, groups[i].a
 	}
-	return pGreater, normalMannWhitney(groups, float64(ny), float64(nx), uy)
+	return pGreater, exactMannWhitney(groups, ny, nx, uy)
 }
-
-// tiePool lends MannWhitney its tie groups from one test to the next: a
-// histogram has up to 23,552 buckets, and a comparison of thousands of
-// scopes makes thousands of tests.
-var tiePool = sync.Pool{New: func() any { return new([]tieGroup) }}
