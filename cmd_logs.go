@@ -74,6 +74,13 @@ func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, s
 	if errors.Is(err, errInterrupted) || ctx.Err() != nil {
 		return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, shown)
 	}
+	var doc *accesslog.PinprobeDocError
+	if errors.As(err, &doc) {
+		if strings.HasPrefix(doc.Schema, "pinprobe.report/") {
+			return usagef("%s is a pinprobe report, not an access log: merge the runs first with `pinprobe report --format json %s %s > merged.json`, then join merged.json with the logs", shown, c.files[0], shown)
+		}
+		return usagef("%s is a pinprobe document (%s), not an access log: give the saved report first, then the gateway's access logs", shown, doc.Schema)
+	}
 	if err != nil {
 		return usagef("read log %s: %s", shown, err)
 	}

@@ -325,6 +325,16 @@ func TestLogsBadInput(t *testing.T) {
 	text := write("notes.txt", "hello\nthis is no access log\n")
 	good := `127.0.0.1 - - [01/Dec/2026:16:40:21 +0000] "GET / HTTP/1.1" 200 1 "-" "x"` + "\n"
 	goodLog := write("access.log", good)
+	repData, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := write("zb.json", string(repData))
+	junk := make([]byte, 1<<20)
+	for i := range junk {
+		junk[i] = byte(i*7919 + i>>8*131)
+	}
+	binary := write("junk.bin", "{"+string(junk))
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -332,7 +342,9 @@ func TestLogsBadInput(t *testing.T) {
 		{[]string{"logs", rep, text}, "read log " + text + ": no known access-log format"},
 		{[]string{"logs", "--log-format", `$remote_addr [$time_local] $upstream_adr`, rep, goodLog}, "unknown variable $upstream_adr (did you mean $upstream_addr?)"},
 		{[]string{"logs", "--log-format", `%ci:%cp [%tr] %STT`, rep, goodLog}, "unknown variable %STT (did you mean %ST?)"},
-		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis"`},
+		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis": want one of nginx, haproxy, azure, alb`},
+		{[]string{"logs", rep, second, goodLog}, second + " is a pinprobe report, not an access log: merge the runs first with `pinprobe report --format json"},
+		{[]string{"logs", rep, binary}, "read log " + binary + ": no known access-log format"},
 		{[]string{"logs", "--log-type", "alb", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx and HAProxy"},
 		{[]string{"logs", rep}, "want a saved report and at least one access log"},
 		{[]string{"logs", "-", "-"}, "standard input) is given 2 times"},
