@@ -614,6 +614,7 @@ func (j *Joiner) offset(out *Join) int64 {
 		if d, ok := j.timeOffset(o); ok {
 			return d
 		}
+		o.Why += ": lines were placed by client address and time, taking the clocks to agree"
 		return 0
 	}
 	in := ds[best : best+bestN]
@@ -638,7 +639,7 @@ func (j *Joiner) timeOffset(o *Offset) (int64, bool) {
 		limit += int64(maxZone)
 	}
 	if d > limit || d < -limit {
-		o.Why += fmt.Sprintf(": the lines of the run's clients lie %+.0f s from the run's requests, past --max-offset %s (a log of another time, or of another client at the same address), so the clocks are taken to agree",
+		o.Why += fmt.Sprintf(": the lines of the run's clients lie %+.0f s from the run's requests, past --max-offset %s (a log of another time, or of another client at the same address)",
 			float64(d)/1e9, j.opt.MaxOffset)
 		return 0, false
 	}

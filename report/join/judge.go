@@ -221,7 +221,7 @@ func (j *Joiner) nothingFound(out *Join) string {
 	case l.OtherRuns > 0 && l.OtherClients == 0 && l.Outside == 0:
 		return fmt.Sprintf("No line of this run: the %d lines with pinprobe request IDs are of other runs.", l.OtherRuns)
 	}
-	s := fmt.Sprintf("Nothing of this run in the logs: of %d requests, %d are of other clients, %d outside the run's window (%s to %s, within --max-offset)",
+	s := fmt.Sprintf("Nothing of this run in the logs: of their %d requests, %d are of other clients, %d outside the run's window (%s to %s, within --max-offset)",
 		l.Records, l.OtherClients, l.Outside, phrase.Clock(out.Run.StartedAt.Time), phrase.Clock(out.Run.EndedAt.Time))
 	if l.NoKnownEndpoint > 0 {
 		s += fmt.Sprintf(", %d to no endpoint of the run (another path or host)", l.NoKnownEndpoint)
