@@ -351,7 +351,9 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 	j.seenFile = map[uint64]uint32{}
 	defer func() {
 		for k, n := range j.seenFile {
-			j.seen[k] = max(j.seen[k], n)
+			if _, ok := j.seen[k]; ok || len(j.seen) < j.maxHeld {
+				j.seen[k] = max(j.seen[k], n)
+			}
 		}
 		j.seenFile = nil
 	}()
@@ -370,13 +372,6 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 		}
 		j.noZone = j.noZone || rec.NoZone
 		h := held{endpoint: -1, trail: -1, file: file, line: rec.Line, lat: int64(rec.Duration), res: int32(rec.Resolution / time.Millisecond), atEnd: rec.AtEnd}
-		if j.duplicate(&rec) {
-			j.lines.Duplicates++
-			if len(j.lines.DuplicatesAt) < maxListed {
-				j.lines.DuplicatesAt = append(j.lines.DuplicatesAt, j.files[file]+":"+strconv.FormatInt(rec.Line, 10))
-			}
-			continue
-		}
 		if rid := rec.RequestID; rid != "" {
 			sawID = true
 			ti, inTrail := j.byID[rid]
@@ -402,6 +397,15 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 		}
 		if h.how == placedNo && (rec.Time.IsZero() || t < lo || t > hi) {
 			j.lines.Outside++
+			continue
+		}
+		// A copy of a line read before (of the lines that could be the
+		// run's: only those are remembered) is the same request.
+		if j.duplicate(&rec) {
+			j.lines.Duplicates++
+			if len(j.lines.DuplicatesAt) < maxListed {
+				j.lines.DuplicatesAt = append(j.lines.DuplicatesAt, j.files[file]+":"+strconv.FormatInt(rec.Line, 10))
+			}
 			continue
 		}
 		if len(j.held) >= j.maxHeld {
