@@ -524,6 +524,24 @@ func (j *Joiner) Finish() *Join {
 	// it before the run starts: a gateway that logs connections without
 	// a request (HAProxy's <BADREQ>) logs it.
 	preLo, preHi := j.start.UnixNano()+off-tol-int64(preflightWindow), j.start.UnixNano()+off+tol
+	// When the log names the address and port lines came to and some are
+	// the run's endpoints', a line to another is another listener's.
+	serversKnown := false
+	for i := range j.held {
+		if h := &j.held[i]; h.server != 0 && (h.how != placedNo || clients[h.client]) {
+			if e, ok := j.servers[j.serverList[h.server]]; ok && e >= 0 {
+				serversKnown = true
+				break
+			}
+		}
+	}
+	otherListener := func(h *held) bool {
+		if !serversKnown || h.server == 0 {
+			return false
+		}
+		_, ok := j.servers[j.serverList[h.server]]
+		return !ok
+	}
 	for i := range j.held {
 		h := &j.held[i]
 		if h.how == placedNo {
@@ -531,7 +549,7 @@ func (j *Joiner) Finish() *Join {
 				j.lines.Preflight++
 				continue
 			}
-			if clients[h.client] && h.foreign && !idsOnly {
+			if clients[h.client] && (h.foreign || otherListener(h)) && !idsOnly {
 				j.lines.NoKnownEndpoint++
 				if len(j.lines.NoKnownEndpointAt) < maxListed {
 					j.lines.NoKnownEndpointAt = append(j.lines.NoKnownEndpointAt, j.files[h.file]+":"+strconv.FormatInt(h.line, 10))

@@ -224,7 +224,7 @@ func (j *Joiner) nothingFound(out *Join) string {
 	s := fmt.Sprintf("Nothing of this run in the logs: of their %d requests, %d are of other clients, %d outside the run's window (%s to %s, within --max-offset)",
 		l.Records, l.OtherClients, l.Outside, phrase.Clock(out.Run.StartedAt.Time), phrase.Clock(out.Run.EndedAt.Time))
 	if l.NoKnownEndpoint > 0 {
-		s += fmt.Sprintf(", %d to no endpoint of the run (another path or host)", l.NoKnownEndpoint)
+		s += fmt.Sprintf(", %d to no endpoint of the run (another path, host or listener)", l.NoKnownEndpoint)
 	}
 	if l.Preflight > 0 {
 		s += fmt.Sprintf(", %d pinprobe's preflight check", l.Preflight)

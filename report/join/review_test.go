@@ -162,3 +162,35 @@ func TestHAProxyPreflight(t *testing.T) {
 		t.Errorf("lines %+v; want 1 preflight, none of other clients, every request placed", j.Lines)
 	}
 }
+
+// TestOtherListener: where the log names the address and port each line
+// came to, and the run's lines came to its endpoints', a line of the
+// run's client to another port is another listener's: no known endpoint.
+func TestOtherListener(t *testing.T) {
+	reqs := simRun()
+	var b strings.Builder
+	var mine int64
+	for _, r := range reqs {
+		if r.ep != 0 {
+			continue
+		}
+		mine++
+		at := r.at.Format("02/Jan/2006:15:04:05 -0700")
+		fmt.Fprintf(&b, "%s:%d [%s] \"GET /sign HTTP/1.1\" 200 srv=203.0.113.10:443 up=%s\n", r.client(), r.port, at, r.backend)
+		fmt.Fprintf(&b, "%s:%d [%s] \"GET /sign HTTP/1.1\" 502 srv=203.0.113.10:8443 up=10.9.9.9:80\n", r.client(), r.port+1000, at)
+	}
+	f := `$remote_addr:$remote_port [$time_local] "$request" $status srv=$server_addr:$server_port up=$upstream_addr`
+	r, err := accesslog.Open(strings.NewReader(b.String()), accesslog.Options{Format: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := New(simReport(reqs), runClients)
+	if err := j.Add("gw.log", r); err != nil {
+		t.Fatal(err)
+	}
+	out := j.Finish()
+	t.Logf("%s | lines %+v", out.Conclusion, out.Lines)
+	if out.Lines.Run != mine || out.Lines.NoKnownEndpoint != mine || out.Lines.Failed != 0 || out.Status != StatusNoFailure {
+		t.Errorf("lines %+v, status %s; want %d of the run, %d to another listener, none failed", out.Lines, out.Status, mine, mine)
+	}
+}

@@ -141,8 +141,9 @@ type Lines struct {
 	OtherClients int64 `json:"other_clients"`
 	OtherRuns    int64 `json:"other_runs"`
 	Outside      int64 `json:"outside"`
-	// NoKnownEndpoint are lines of the run's clients whose path or host
-	// is none of the run's endpoints' (another listener, another site):
+	// NoKnownEndpoint are lines of the run's clients whose path, host or
+	// listener (the address and port they came to, once other lines came
+	// to the run's) is none of the run's endpoints' (another site):
 	// not placed; NoKnownEndpointAt the first of them, "file:line".
 	NoKnownEndpoint   int64    `json:"no_known_endpoint"`
 	NoKnownEndpointAt []string `json:"no_known_endpoint_at"`

@@ -101,7 +101,7 @@ func newJoinView(j *join.Join) *joinView {
 		}
 	}
 	if l.NoKnownEndpoint > 0 {
-		v.notPlaced = append(v.notPlaced, fmt.Sprintf("%d lines of the run's clients to no known endpoint: a path or host none of its endpoints has (%s)", l.NoKnownEndpoint, strings.Join(l.NoKnownEndpointAt, ", ")))
+		v.notPlaced = append(v.notPlaced, fmt.Sprintf("%d lines of the run's clients to no known endpoint: a path, host or listener none of its endpoints has (%s)", l.NoKnownEndpoint, strings.Join(l.NoKnownEndpointAt, ", ")))
 	}
 	if l.Duplicates > 0 {
 		v.notPlaced = append(v.notPlaced, fmt.Sprintf("%d line%s logged twice, counted once (%s)", l.Duplicates, phrase.Plural(int(l.Duplicates)), strings.Join(l.DuplicatesAt, ", ")))
