@@ -74,6 +74,13 @@ func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, s
 	if errors.Is(err, errInterrupted) || ctx.Err() != nil {
 		return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, shown)
 	}
+	var doc *accesslog.PinprobeDocError
+	if errors.As(err, &doc) {
+		if strings.HasPrefix(doc.Schema, "pinprobe.report/") {
+			return usagef("%s is a pinprobe report, not an access log: merge the runs first with `pinprobe report --format json %s %s > merged.json`, then join merged.json with the logs", shown, c.files[0], shown)
+		}
+		return usagef("%s is a pinprobe document (%s), not an access log: give the saved report first, then the gateway's access logs", shown, doc.Schema)
+	}
 	if err != nil {
 		return usagef("read log %s: %s", shown, err)
 	}
@@ -164,7 +171,16 @@ offset between pinprobe and the gateway is measured from the lines matched
 to single requests and printed. The run's lines are counted per backend (with
 its address family), gateway instance and listener, each tested against the
 rest of its kind; lines that could not be placed and requests of the run the
-log lacks are counted and named.
+log lacks are counted and named. An offset measured from the times alone is
+kept within --max-offset: past it, the log is of another time. A line to a path,
+host or listener none of the run's endpoints has is "no known endpoint"; a request
+logged twice (a log given twice, rotated files that overlap) is counted once,
+the copies named; HAProxy's <BADREQ> line of pinprobe's preflight check is
+counted as such. A ✗ marks what a test found failing more than the rest.
+
+The first word is the join's status: FAILURES TRACED, UNTRACED (failures, and
+the logs name no backend), NO FAILURE or NOTHING JOINED. One report at a time:
+merge runs first with pinprobe report --format json a.json b.json > merged.json.
 `)
 	writeFlags(w, fs, logsHelp)
 	writeExitCodes(w, "logs")

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +73,9 @@ func (v *choiceValue) Set(s string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("want one of %s", strings.Join(v.choices, ", "))
+	// An empty choice (a default chosen otherwise) is not one to offer.
+	named := slices.DeleteFunc(slices.Clone(v.choices), func(c string) bool { return c == "" })
+	return fmt.Errorf("want one of %s", strings.Join(named, ", "))
 }
 
 func (v *choiceValue) Type() string { return "string" }

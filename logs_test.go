@@ -152,6 +152,13 @@ func TestLogsNginx(t *testing.T) {
 				t.Errorf("dead backend %s: family %q; want ipv6", b.Name, b.Family)
 			}
 		}
+		// The same log given twice (or rotated logs that overlap): each
+		// request once, the copies counted.
+		j = joinRun(t, reportPath, []string{custom, custom}, "--log-format", "log_format pin '"+nginxPinFormat+"';")
+		if j.Lines.Duplicates != rep.Totals.Requests || len(j.Lines.DuplicatesAt) == 0 {
+			t.Errorf("the log given twice: %d duplicates (%v); want %d", j.Lines.Duplicates, j.Lines.DuplicatesAt, rep.Totals.Requests)
+		}
+		checkTraced(t, j, rep, dead.String(), upstream.String())
 	})
 	t.Run("combined", func(t *testing.T) {
 		j := joinRun(t, reportPath, []string{combined})
@@ -166,8 +173,13 @@ func TestLogsNginx(t *testing.T) {
 				t.Errorf("%s: %d logged (%d failed) of %d sent (%d failed); want every one placed by its client's family", e.Address, e.Logged, e.LoggedFailed, e.Requests, e.Failed)
 			}
 		}
-		if len(j.Backends) != 0 || !strings.Contains(j.Conclusion, "$upstream_addr") {
-			t.Errorf("backends %+v, conclusion %q; want none (combined logs no upstream) and the advice to log $upstream_addr", j.Backends, j.Conclusion)
+		if len(j.Backends) != 0 || !strings.Contains(j.Conclusion, "$upstream_addr") || j.Status != join.StatusUntraced {
+			t.Errorf("backends %+v, status %q, conclusion %q; want none (combined logs no upstream), untraced, and the advice to log $upstream_addr", j.Backends, j.Status, j.Conclusion)
+		}
+		// Twice: no request counted twice.
+		j = joinRun(t, reportPath, []string{combined, combined})
+		if j.Lines.Run != rep.Totals.Requests || j.Lines.Duplicates != rep.Totals.Requests {
+			t.Errorf("the combined log given twice: %d lines of the run, %d duplicates; want %d and %d", j.Lines.Run, j.Lines.Duplicates, rep.Totals.Requests, rep.Totals.Requests)
 		}
 	})
 	t.Run("merged runs", func(t *testing.T) {
@@ -241,6 +253,11 @@ func TestLogsHAProxy(t *testing.T) {
 						t.Errorf("backend %s: family %q; want %q (from %%si)", b.Name, b.Family, want)
 					}
 				}
+			}
+			// pinprobe's preflight connects to each endpoint and closes:
+			// HAProxy logs a <BADREQ> 400 for each, the run's own.
+			if j.Lines.Preflight != int64(len(rep.Endpoints)) || j.Lines.OtherClients != 0 {
+				t.Errorf("lines %+v; want the %d preflight connections counted as such, none of other clients", j.Lines, len(rep.Endpoints))
 			}
 			if tt.args == nil && j.Lines.ByPort == 0 {
 				t.Errorf("no line placed by client port: %+v", j.Lines)
@@ -325,6 +342,16 @@ func TestLogsBadInput(t *testing.T) {
 	text := write("notes.txt", "hello\nthis is no access log\n")
 	good := `127.0.0.1 - - [01/Dec/2026:16:40:21 +0000] "GET / HTTP/1.1" 200 1 "-" "x"` + "\n"
 	goodLog := write("access.log", good)
+	repData, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := write("zb.json", string(repData))
+	junk := make([]byte, 1<<20)
+	for i := range junk {
+		junk[i] = byte(i*7919 + i>>8*131)
+	}
+	binary := write("junk.bin", "{"+string(junk))
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -332,7 +359,9 @@ func TestLogsBadInput(t *testing.T) {
 		{[]string{"logs", rep, text}, "read log " + text + ": no known access-log format"},
 		{[]string{"logs", "--log-format", `$remote_addr [$time_local] $upstream_adr`, rep, goodLog}, "unknown variable $upstream_adr (did you mean $upstream_addr?)"},
 		{[]string{"logs", "--log-format", `%ci:%cp [%tr] %STT`, rep, goodLog}, "unknown variable %STT (did you mean %ST?)"},
-		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis"`},
+		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis": want one of nginx, haproxy, azure, alb`},
+		{[]string{"logs", rep, second, goodLog}, second + " is a pinprobe report, not an access log: merge the runs first with `pinprobe report --format json"},
+		{[]string{"logs", rep, binary}, "read log " + binary + ": no known access-log format"},
 		{[]string{"logs", "--log-type", "alb", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx and HAProxy"},
 		{[]string{"logs", rep}, "want a saved report and at least one access log"},
 		{[]string{"logs", "-", "-"}, "standard input) is given 2 times"},

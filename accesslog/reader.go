@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxLine is the longest line (or CSV or JSON record) a Reader reads;
@@ -238,7 +240,10 @@ func matchLine(p *pattern, line string, rec *Record, syslog bool) bool {
 func (r *Reader) detect(kind Kind) error {
 	head, _ := r.src.Peek(512)
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
-	if len(head) > 0 && (head[0] == '{' || head[0] == '[') && (kind == "" || kind == Azure) {
+	if m := pinprobeDoc.FindSubmatch(head); m != nil {
+		return &PinprobeDocError{Schema: string(m[1])}
+	}
+	if looksJSON(head) && (kind == "" || kind == Azure) {
 		r.kind, r.format = Azure, "Azure Application Gateway (JSON)"
 		r.logged = FieldTime | FieldBackend | FieldBackendStatus | FieldInstance | FieldListener | FieldDuration
 		r.readJSON()
@@ -308,6 +313,46 @@ func (r *Reader) detect(kind Kind) error {
 	r.kind, r.format, r.logged = f.kind, f.name, f.logged
 	r.linesOf(f.parse)
 	return nil
+}
+
+// pinprobeDoc is the start of a document pinprobe writes: a report, a
+// comparison, a join.
+var pinprobeDoc = regexp.MustCompile(`^\{\s*"schema"\s*:\s*"(pinprobe\.[a-z]+/v[0-9]+)"`)
+
+// PinprobeDocError says a log given is a document of pinprobe's own.
+type PinprobeDocError struct{ Schema string }
+
+func (e *PinprobeDocError) Error() string {
+	return "a pinprobe document (" + e.Schema + "), not an access log"
+}
+
+// looksJSON reports whether the start of a log is JSON text: an object
+// whose first key begins, or an array of objects, arrays or strings, in
+// printable UTF-8. Binary data that happens to begin with { or [ is not.
+func looksJSON(head []byte) bool {
+	if len(head) < 2 || head[0] != '{' && head[0] != '[' {
+		return false
+	}
+	// The peek may cut the last character.
+	for k := 0; k < utf8.UTFMax-1 && len(head) > 2 && !utf8.Valid(head); k++ {
+		head = head[:len(head)-1]
+	}
+	if !utf8.Valid(head) {
+		return false
+	}
+	for _, c := range head {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return false
+		}
+	}
+	rest := bytes.TrimLeft(head[1:], " \t\r\n")
+	if len(rest) == 0 {
+		return true
+	}
+	if head[0] == '{' {
+		return rest[0] == '"' || rest[0] == '}'
+	}
+	return rest[0] == '{' || rest[0] == '[' || rest[0] == '"' || rest[0] == ']'
 }
 
 func truncated(line int64) error {
@@ -520,10 +565,14 @@ func (r *Reader) readJSON() {
 				}
 				return io.EOF
 			case err != nil:
-				if r.st.Records == 0 && r.st.Lines == 0 {
+				if r.st.Records == 0 {
 					return fmt.Errorf("%w: %v", ErrFormat, err)
 				}
-				r.st.Err = fmt.Errorf("line %d: %v: the rest is not read", s.line, err)
+				if strings.HasPrefix(err.Error(), "line ") {
+					r.st.Err = fmt.Errorf("%v: the rest is not read", err)
+				} else {
+					r.st.Err = fmt.Errorf("line %d: %v: the rest is not read", s.line, err)
+				}
 				return io.EOF
 			}
 			r.st.Lines++

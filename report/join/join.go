@@ -1,10 +1,14 @@
 package join
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"net"
 	"net/netip"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,6 +36,9 @@ const (
 	maxZone = 14 * time.Hour
 	// maxListed bounds the IDs and line references listed.
 	maxListed = 10
+	// preflightWindow is how long before the run its preflight may
+	// connect: a check per endpoint, each within its timeout.
+	preflightWindow = 30 * time.Second
 )
 
 // Options say how to join.
@@ -74,6 +81,11 @@ type held struct {
 	status   int16
 	atEnd    bool
 	how      uint8
+	// foreign says the line's path or host is none of the run's
+	// endpoints'; noRequest that it carries no request at all (a
+	// connection closed before one: HAProxy's <BADREQ>).
+	foreign   bool
+	noRequest bool
 }
 
 // trailRef is one request of an endpoint's trail.
@@ -136,6 +148,15 @@ type Joiner struct {
 	given map[uint32]bool
 	// byFamily is the run's one endpoint of each family; -1 when several.
 	byFamily map[string]int
+	// paths and hosts are the request paths and Host names of the run's
+	// endpoints: a line of another path or host is no request of the run.
+	paths, hosts map[string]bool
+	// seenID are the request IDs read; seen and seenFile count the
+	// lines of each fingerprint in the files before this one and in
+	// this one, to tell a line logged twice (the same log given twice,
+	// rotated files that overlap).
+	seenID         map[string]struct{}
+	seen, seenFile map[uint64]uint32
 
 	held    []held
 	maxHeld int
@@ -159,7 +180,8 @@ func New(rep *report.Report, o Options) *Joiner {
 	}
 	j := &Joiner{rep: rep, opt: o, fail: report.FailStatusOf(rep), start: rep.StartedAt.Time, end: rep.EndedAt.Time,
 		byID: map[string]int32{}, backendFam: map[uint32]string{}, epOf: map[string]int{}, ports: map[uint16]int{}, serverList: []netip.AddrPort{{}}, serverIdx: map[netip.AddrPort]uint32{}, byFamily: map[string]int{}, servers: map[netip.AddrPort]int{},
-		backends: newNames(), instances: newNames(), listeners: newNames(), reasons: newNames(), statuses: newNames(), clients: newNames()}
+		backends: newNames(), instances: newNames(), listeners: newNames(), reasons: newNames(), statuses: newNames(), clients: newNames(),
+		paths: map[string]bool{}, hosts: map[string]bool{}, seenID: map[string]struct{}{}, seen: map[uint64]uint32{}}
 	runs := map[string]bool{}
 	j.portsComplete = len(rep.Endpoints) > 0
 	for i := range rep.Endpoints {
@@ -174,6 +196,13 @@ func New(rep *report.Report, o Options) *Joiner {
 			} else {
 				j.servers[ap] = i
 			}
+		}
+		if u, err := url.Parse(e.Target); err == nil {
+			j.paths[cmp.Or(u.EscapedPath(), "/")] = true
+			j.hosts[strings.ToLower(u.Hostname())] = true
+		}
+		if e.Host != "" {
+			j.hosts[strings.ToLower(e.Host)] = true
 		}
 		if _, dup := j.byFamily[e.Family]; dup {
 			j.byFamily[e.Family] = -1
@@ -216,6 +245,56 @@ func New(rep *report.Report, o Options) *Joiner {
 	sort.Strings(j.runIDs)
 	j.maxHeld = int(min(int64(MaxHeld), 4*rep.Totals.Requests+100_000))
 	return j
+}
+
+// hostOnly is a Host header's name without its port.
+func hostOnly(h string) string {
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		return hh
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+}
+
+// foreign reports whether a record's path or host (where logged) is none
+// of the run's endpoints'.
+func (j *Joiner) foreign(rec *accesslog.Record) bool {
+	if rec.URI != "" && strings.HasPrefix(rec.URI, "/") && len(j.paths) > 0 {
+		p, _, _ := strings.Cut(rec.URI, "?")
+		if !j.paths[p] {
+			if u, err := url.Parse(p); err != nil || !j.paths[cmp.Or(u.EscapedPath(), "/")] {
+				return true
+			}
+		}
+	}
+	if h := strings.ToLower(hostOnly(rec.Host)); h != "" && h != "-" && len(j.hosts) > 0 && !j.hosts[h] {
+		return true
+	}
+	return false
+}
+
+// duplicate reports whether rec was logged before: its request ID read
+// already, or, without one, a line like it in an earlier file (as many
+// times there as in this one so far). Lines alike in one file are
+// different requests: a log to the second holds many.
+func (j *Joiner) duplicate(rec *accesslog.Record) bool {
+	if rec.RequestID != "" {
+		if _, ok := j.seenID[rec.RequestID]; ok {
+			return true
+		}
+		if len(j.seenID) < j.maxHeld {
+			j.seenID[rec.RequestID] = struct{}{}
+		}
+		return false
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d|%s|%d|%s|%d|%d|%s|%s|%s|%s|%s|%s|%s|%d", rec.Time.UnixNano(), rec.Client, rec.ClientPort, rec.Server, rec.Status, rec.Duration,
+		rec.Method, rec.URI, rec.Host, rec.Listener, rec.Instance, rec.Backend(), rec.Reason, len(rec.Tries))
+	k := h.Sum64()
+	if len(j.seenFile) >= j.maxHeld {
+		return false
+	}
+	j.seenFile[k]++
+	return j.seenFile[k] <= j.seen[k]
 }
 
 // serverID interns the address and port a line came to; 0 for none (or
@@ -269,6 +348,15 @@ func splitID(id string) (run, ep string, ok bool) {
 func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 	file := uint16(len(j.files))
 	j.files = append(j.files, clean(name))
+	j.seenFile = map[uint64]uint32{}
+	defer func() {
+		for k, n := range j.seenFile {
+			if _, ok := j.seen[k]; ok || len(j.seen) < j.maxHeld {
+				j.seen[k] = max(j.seen[k], n)
+			}
+		}
+		j.seenFile = nil
+	}()
 	wide := j.opt.MaxOffset + 2*time.Minute
 	from, to := j.start.Add(-wide).UnixNano(), j.end.Add(wide).UnixNano()
 	var rec accesslog.Record
@@ -311,6 +399,15 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 			j.lines.Outside++
 			continue
 		}
+		// A copy of a line read before (of the lines that could be the
+		// run's: only those are remembered) is the same request.
+		if j.duplicate(&rec) {
+			j.lines.Duplicates++
+			if len(j.lines.DuplicatesAt) < maxListed {
+				j.lines.DuplicatesAt = append(j.lines.DuplicatesAt, j.files[file]+":"+strconv.FormatInt(rec.Line, 10))
+			}
+			continue
+		}
 		if len(j.held) >= j.maxHeld {
 			j.lines.NotHeld++
 			continue
@@ -332,6 +429,8 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 		h.listener = j.listeners.id(rec.Listener)
 		h.reason = j.reasons.id(rec.Reason)
 		h.server = j.serverID(rec.Server)
+		h.noRequest = rec.Method == "" && rec.URI == "" && (rec.Status == 0 || rec.Status == 400) && h.how == placedNo
+		h.foreign = h.how == placedNo && !h.noRequest && j.foreign(&rec)
 		j.held = append(j.held, h)
 	}
 	// What a JSON log logs is known once its records are read.
@@ -421,9 +520,42 @@ func (j *Joiner) Finish() *Join {
 		}
 	}
 	foreignPort := func(h *held) bool { return j.portsComplete && portsKept && h.port != 0 && !j.knownPort(h.port) }
+	// pinprobe's preflight opens a connection to each endpoint and closes
+	// it before the run starts: a gateway that logs connections without
+	// a request (HAProxy's <BADREQ>) logs it.
+	preLo, preHi := j.start.UnixNano()+off-tol-int64(preflightWindow), j.start.UnixNano()+off+tol
+	// When the log names the address and port lines came to and some are
+	// the run's endpoints', a line to another is another listener's.
+	serversKnown := false
+	for i := range j.held {
+		if h := &j.held[i]; h.server != 0 && (h.how != placedNo || clients[h.client]) {
+			if e, ok := j.servers[j.serverList[h.server]]; ok && e >= 0 {
+				serversKnown = true
+				break
+			}
+		}
+	}
+	otherListener := func(h *held) bool {
+		if !serversKnown || h.server == 0 {
+			return false
+		}
+		_, ok := j.servers[j.serverList[h.server]]
+		return !ok
+	}
 	for i := range j.held {
 		h := &j.held[i]
 		if h.how == placedNo {
+			if h.noRequest && clients[h.client] && h.t >= preLo && h.t <= preHi {
+				j.lines.Preflight++
+				continue
+			}
+			if clients[h.client] && (h.foreign || otherListener(h)) && !idsOnly {
+				j.lines.NoKnownEndpoint++
+				if len(j.lines.NoKnownEndpointAt) < maxListed {
+					j.lines.NoKnownEndpointAt = append(j.lines.NoKnownEndpointAt, j.files[h.file]+":"+strconv.FormatInt(h.line, 10))
+				}
+				continue
+			}
 			if idsOnly || !clients[h.client] || foreignPort(h) {
 				j.lines.OtherClients++
 				continue
@@ -476,11 +608,7 @@ func (j *Joiner) offset(out *Join) int64 {
 		default:
 			o.Why = "no line matched a single request of the run"
 		}
-		if d, n, ok := j.timelineOffset(); ok {
-			o.Measured, o.By, o.Pairs = true, "time", n
-			o.MS = float64(d) / 1e6
-			o.SpreadMS = max(j.rep.Timeline.IntervalS*1000, float64(j.resMax)/1e6)
-			o.Why += ": measured from when the client's lines were logged against when the run sent (the medians of both), so only to within the run's timeline interval"
+		if d, ok := j.timeOffset(o); ok {
 			return d
 		}
 		o.Why += ": lines were placed by client address and time, taking the clocks to agree"
@@ -505,13 +633,10 @@ func (j *Joiner) offset(out *Join) int64 {
 		// pairs with lines at random times): no pair is trusted.
 		o.Why = "too few lines matched single requests of the run by client port (behind a NAT the gateway logs other ports)"
 		j.portsLogged = false
-		if d, n, ok := j.timelineOffset(); ok {
-			o.Measured, o.By, o.Pairs = true, "time", n
-			o.MS = float64(d) / 1e6
-			o.SpreadMS = max(j.rep.Timeline.IntervalS*1000, float64(j.resMax)/1e6)
-			o.Why += ": measured from when the client's lines were logged against when the run sent (the medians of both), so only to within the run's timeline interval"
+		if d, ok := j.timeOffset(o); ok {
 			return d
 		}
+		o.Why += ": lines were placed by client address and time, taking the clocks to agree"
 		return 0
 	}
 	in := ds[best : best+bestN]
@@ -521,6 +646,30 @@ func (j *Joiner) offset(out *Join) int64 {
 	o.MS = float64(med) / 1e6
 	o.SpreadMS = max(float64(spread), float64(j.resMax)) / 1e6
 	return med
+}
+
+// timeOffset measures the offset from the times of the client's lines
+// (timelineOffset) into o, within --max-offset: an offset past it is no
+// clock's, but a log of another time, whose lines are not the run's.
+func (j *Joiner) timeOffset(o *Offset) (int64, bool) {
+	d, n, ok := j.timelineOffset()
+	if !ok {
+		return 0, false
+	}
+	limit := int64(j.opt.MaxOffset)
+	if j.noZone {
+		limit += int64(maxZone)
+	}
+	if d > limit || d < -limit {
+		o.Why += fmt.Sprintf(": the lines of the run's clients lie %+.0f s from the run's requests, past --max-offset %s (a log of another time, or of another client at the same address)",
+			float64(d)/1e9, j.opt.MaxOffset)
+		return 0, false
+	}
+	o.Measured, o.By, o.Pairs = true, "time", n
+	o.MS = float64(d) / 1e6
+	o.SpreadMS = max(j.rep.Timeline.IntervalS*1000, float64(j.resMax)/1e6)
+	o.Why += ": measured from when the client's lines were logged against when the run sent (the medians of both), so only to within the run's timeline interval"
+	return d, true
 }
 
 // timelineOffset estimates the offset where no line matches a single
@@ -535,7 +684,7 @@ func (j *Joiner) timelineOffset() (d, n int64, ok bool) {
 	clients := j.runClients()
 	var ts []int64
 	for i := range j.held {
-		if h := &j.held[i]; h.how == placedNo && clients[h.client] {
+		if h := &j.held[i]; h.how == placedNo && clients[h.client] && !h.foreign && !h.noRequest {
 			t := h.t
 			if h.atEnd && h.lat > 0 {
 				t -= h.lat
@@ -896,6 +1045,12 @@ func (j *Joiner) tally(out *Join, off int64) {
 	}
 	if j.lines.NoEndpointAt == nil {
 		j.lines.NoEndpointAt = []string{}
+	}
+	if j.lines.DuplicatesAt == nil {
+		j.lines.DuplicatesAt = []string{}
+	}
+	if j.lines.NoKnownEndpointAt == nil {
+		j.lines.NoKnownEndpointAt = []string{}
 	}
 	out.Lines = j.lines
 	lists := [3]*[]Scope{&out.Backends, &out.Instances, &out.Listeners}

@@ -46,22 +46,26 @@ func (j *Joiner) judge(out *Join) {
 		_ = k
 	}
 	if out.Lines.Run == 0 {
+		out.Status = StatusNothing
 		out.Conclusion = j.nothingFound(out)
 		out.Findings = append(out.Findings, Finding{Kind: "absent", Text: out.Conclusion})
 		return
 	}
 	if failedTotal == 0 {
+		out.Status = StatusNoFailure
 		out.Conclusion = fmt.Sprintf("No line of the run failed: %d request%s logged, every backend answered.", out.Lines.Run, phrase.Plural(int(out.Lines.Run)))
 		out.Findings = append(out.Findings, Finding{Kind: "backend", Text: out.Conclusion})
 		j.absent(out)
 		return
 	}
 	if len(out.Backends) == 0 {
+		out.Status = StatusUntraced
 		out.Conclusion = j.noBackends(out, failedTotal)
 		out.Findings = append(out.Findings, Finding{Kind: "backend", Text: out.Conclusion})
 		j.absent(out)
 		return
 	}
+	out.Status = StatusTraced
 	// Where each failing status went.
 	statuses := map[string]int64{}
 	for _, s := range out.Backends {
@@ -217,8 +221,15 @@ func (j *Joiner) nothingFound(out *Join) string {
 	case l.OtherRuns > 0 && l.OtherClients == 0 && l.Outside == 0:
 		return fmt.Sprintf("No line of this run: the %d lines with pinprobe request IDs are of other runs.", l.OtherRuns)
 	}
-	return fmt.Sprintf("No line of the run in the logs: of %d requests, %d are of other clients and %d outside the run's window (%s to %s, within --max-offset): give --client with the address the gateway sees pinprobe as, or the log of the run's time.",
+	s := fmt.Sprintf("Nothing of this run in the logs: of their %d requests, %d are of other clients, %d outside the run's window (%s to %s, within --max-offset)",
 		l.Records, l.OtherClients, l.Outside, phrase.Clock(out.Run.StartedAt.Time), phrase.Clock(out.Run.EndedAt.Time))
+	if l.NoKnownEndpoint > 0 {
+		s += fmt.Sprintf(", %d to no endpoint of the run (another path, host or listener)", l.NoKnownEndpoint)
+	}
+	if l.Preflight > 0 {
+		s += fmt.Sprintf(", %d pinprobe's preflight check", l.Preflight)
+	}
+	return s + ": give --client with the address the gateway sees pinprobe as, or the log of the run's time."
 }
 
 func failedStatus(j *Joiner, st string) bool {

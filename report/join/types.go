@@ -11,11 +11,28 @@ import (
 // Schema names the document Join is.
 const Schema = "pinprobe.logs/v1"
 
+// Join statuses.
+const (
+	// StatusTraced: lines of the run failed, and the logs name the
+	// backends they were routed to.
+	StatusTraced = "traced"
+	// StatusUntraced: lines of the run failed, and the logs name no
+	// backend to trace them to.
+	StatusUntraced = "untraced"
+	// StatusNoFailure: lines of the run were found, none failed.
+	StatusNoFailure = "no-failure"
+	// StatusNothing: no line of the run was found.
+	StatusNothing = "nothing-joined"
+)
+
 // Join is what a gateway's access logs say of one run: the
 // pinprobe.logs/v1 document.
 type Join struct {
 	Schema  string `json:"schema"`
 	Version string `json:"version"`
+	// Status is the join in a word: StatusTraced, StatusUntraced,
+	// StatusNoFailure or StatusNothing.
+	Status string `json:"status"`
 	// Conclusion is the first finding, in one sentence.
 	Conclusion string `json:"conclusion"`
 	Run        Run    `json:"run"`
@@ -124,6 +141,23 @@ type Lines struct {
 	OtherClients int64 `json:"other_clients"`
 	OtherRuns    int64 `json:"other_runs"`
 	Outside      int64 `json:"outside"`
+	// NoKnownEndpoint are lines of the run's clients whose path, host or
+	// listener (the address and port they came to, once other lines came
+	// to the run's) is none of the run's endpoints' (another site):
+	// not placed; NoKnownEndpointAt the first of them, "file:line".
+	NoKnownEndpoint   int64    `json:"no_known_endpoint"`
+	NoKnownEndpointAt []string `json:"no_known_endpoint_at"`
+	// Duplicates are lines logged twice: a request ID read before, or a
+	// line like one of an earlier file (the same log given twice, rotated
+	// files that overlap); counted once, the copies not placed.
+	// DuplicatesAt are the first copies, "file:line".
+	Duplicates   int64    `json:"duplicates"`
+	DuplicatesAt []string `json:"duplicates_at"`
+	// Preflight are lines without a request from the run's clients just
+	// before it: pinprobe's preflight connection check, logged by a
+	// gateway that logs connections closed before a request (HAProxy's
+	// <BADREQ>). Not placed.
+	Preflight int64 `json:"preflight"`
 	// NotHeld are lines of the run's clients in its window past the
 	// bound the join holds (MaxHeld): counted, not placed.
 	NotHeld int64 `json:"not_held"`

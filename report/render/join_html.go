@@ -28,7 +28,7 @@ var joinHTMLTemplate = template.Must(template.New("join").Funcs(template.FuncMap
 <meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
 <title>pinprobe logs</title><style>{{.CSS}}</style></head><body>
 <h1>pinprobe logs</h1>
-<p class="conclusion{{if not .Failing}} ok{{end}}">{{text .Conclusion}}</p>
+<p class="conclusion{{if not .Failing}} ok{{end}}"><strong>{{text .Status}}</strong> {{text .Conclusion}}</p>
 <h2>The run and the logs</h2>
 <table>
 <tr><th>Run</th><td>{{text .Run}}</td></tr>
@@ -54,14 +54,14 @@ func JoinHTML(w io.Writer, j *join.Join) error {
 	v := newJoinView(j)
 	sum := sha256.Sum256([]byte(joinCSS))
 	page := struct {
-		Failing                                  bool
-		Conclusion, Run, Offset, Clients, Placed string
-		Logs, NotPlaced, Missing, Findings       []string
-		Sections                                 []map[string]any
-		CSS                                      template.CSS
-		CSP                                      string
-		Alpha                                    string
-	}{Failing: v.failing, Conclusion: v.conclusion, Run: v.run, Offset: v.offset, Clients: v.clients, Placed: v.placed,
+		Failing                                          bool
+		Status, Conclusion, Run, Offset, Clients, Placed string
+		Logs, NotPlaced, Missing, Findings               []string
+		Sections                                         []map[string]any
+		CSS                                              template.CSS
+		CSP                                              string
+		Alpha                                            string
+	}{Failing: j.Status == join.StatusTraced || j.Status == join.StatusUntraced, Status: joinStatusWord(j), Conclusion: v.conclusion, Run: v.run, Offset: v.offset, Clients: v.clients, Placed: v.placed,
 		Logs: v.logs, NotPlaced: v.notPlaced, Missing: v.missing, Findings: v.findings,
 		CSS: template.CSS(joinCSS), Alpha: phrase.AlphaValue(j.Alpha),
 		CSP: "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"}

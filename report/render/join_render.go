@@ -33,7 +33,6 @@ func JoinForFormat(name string, o Options) (JoinRenderer, error) {
 // HTML renderers show its rows and sentences.
 type joinView struct {
 	j          *join.Join
-	failing    bool
 	run        string // one line: the run and its window
 	logs       []string
 	offset     string
@@ -59,9 +58,6 @@ var scopeHead = []string{"NAME", "FAMILY", "FAILED/REQUESTS", "RATE", "STATUSES"
 
 func newJoinView(j *join.Join) *joinView {
 	v := &joinView{j: j}
-	for _, s := range j.Backends {
-		v.failing = v.failing || s.Failed > 0
-	}
 	v.run = fmt.Sprintf("%d requests, %d failed, %s → %s UTC", j.Run.Requests, j.Run.Failed,
 		j.Run.StartedAt.UTC().Format("2006-01-02 15:04:05.000"), phrase.Clock(j.Run.EndedAt.Time))
 	if j.Run.File != "" {
@@ -98,10 +94,17 @@ func newJoinView(j *join.Join) *joinView {
 		n    int64
 		what string
 	}{{l.OtherClients, "of other clients"}, {l.OtherRuns, "of other pinprobe runs"}, {l.Outside, "outside the run's window"},
+		{l.Preflight, "without a request just before the run: pinprobe's preflight connection check"},
 		{l.NotHeld, "past the bound held (counted, not placed)"}} {
 		if c.n > 0 {
 			v.notPlaced = append(v.notPlaced, fmt.Sprintf("%d %s", c.n, c.what))
 		}
+	}
+	if l.NoKnownEndpoint > 0 {
+		v.notPlaced = append(v.notPlaced, fmt.Sprintf("%d lines of the run's clients to no known endpoint: a path, host or listener none of its endpoints has (%s)", l.NoKnownEndpoint, strings.Join(l.NoKnownEndpointAt, ", ")))
+	}
+	if l.Duplicates > 0 {
+		v.notPlaced = append(v.notPlaced, fmt.Sprintf("%d line%s logged twice, counted once (%s)", l.Duplicates, phrase.Plural(int(l.Duplicates)), strings.Join(l.DuplicatesAt, ", ")))
 	}
 	if l.NoEndpoint > 0 {
 		v.notPlaced = append(v.notPlaced, fmt.Sprintf("%d lines of the run not placed on an endpoint (%s)", l.NoEndpoint, strings.Join(l.NoEndpointAt, ", ")))
@@ -125,7 +128,9 @@ func newJoinView(j *join.Join) *joinView {
 			}
 			s.rows = append(s.rows, []string{sc.Name, fam, fmt.Sprintf("%d/%d", sc.Failed, sc.Requests), phrase.PctRate(sc.FailureRate),
 				countList(sc.Status), orDash(countList(sc.BackendStatus)), orDash(countList(sc.Reasons)), countList(sc.Endpoints), p})
-			s.failing = append(s.failing, sc.Failed > 0)
+			// Marked only where the test found it failing more than the
+			// rest: a scope with failures and p = 1 is no suspect.
+			s.failing = append(s.failing, sc.Significant)
 		}
 		v.sections = append(v.sections, s)
 	}
@@ -150,6 +155,19 @@ func newJoinView(j *join.Join) *joinView {
 	}
 	v.clean()
 	return v
+}
+
+// joinStatusWord is the join's status as the headline says it.
+func joinStatusWord(j *join.Join) string {
+	switch j.Status {
+	case join.StatusTraced:
+		return "FAILURES TRACED"
+	case join.StatusUntraced:
+		return "UNTRACED"
+	case join.StatusNoFailure:
+		return "NO FAILURE"
+	}
+	return "NOTHING JOINED"
 }
 
 // clean makes every string of the view printable (what came from a log
@@ -200,12 +218,9 @@ func writeJoinText(w io.Writer, j *join.Join, o Options) error {
 		t.width = DefaultWidth
 	}
 	v := newJoinView(j)
-	code, status := ansiBold, "NO FAILURE"
-	switch {
-	case j.Lines.Run == 0:
-		status = "NOTHING JOINED"
-	case v.failing:
-		code, status = AnsiRed+ansiBold, "FAILURES TRACED"
+	code, status := ansiBold, joinStatusWord(j)
+	if j.Status == join.StatusTraced || j.Status == join.StatusUntraced {
+		code = AnsiRed + ansiBold
 	}
 	t.para(code, status, v.conclusion, 2)
 	t.heading("RUN AND LOGS")
@@ -273,7 +288,7 @@ func writeJoinText(w io.Writer, j *join.Join, o Options) error {
 func JoinMarkdown(w io.Writer, j *join.Join) error {
 	m := &mdWriter{errWriter: errWriter{w: w}}
 	v := newJoinView(j)
-	m.printf("# pinprobe logs\n\n> **%s**\n", mdText(v.conclusion))
+	m.printf("# pinprobe logs\n\n> **%s** %s\n", joinStatusWord(j), mdText(v.conclusion))
 	m.printf("\n## The run and the logs\n\n")
 	rows := [][]string{{"Run", mdText(v.run)}}
 	for _, l := range v.logs {

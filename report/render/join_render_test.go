@@ -25,7 +25,7 @@ const hostileName = "<b>be</b> | `x` \x1b[31m\u202e[2001:db8::9]:443"
 func sampleJoin() *join.Join {
 	at := report.Time{Time: time.Date(2026, 12, 1, 16, 40, 0, 0, time.UTC)}
 	p := 1e-12
-	return &join.Join{Schema: join.Schema, Version: "1", Alpha: 0.001,
+	return &join.Join{Schema: join.Schema, Version: "1", Alpha: 0.001, Status: join.StatusTraced,
 		Conclusion: "All 50 502s were routed to " + hostileName + " (IPv6), by instances appgw_0 and appgw_2.",
 		Run:        join.Run{File: "run.json", RunID: "abcdef12", StartedAt: at, EndedAt: report.Time{Time: at.Add(30 * time.Second)}, Requests: 300, Failed: 50},
 		Logs: []join.Log{{Name: "agw.csv", Kind: "azure", Format: "Azure AGWAccessLogs (CSV)", Logs: []string{"time", "client port", "backend"},
@@ -73,6 +73,46 @@ func TestJoinText(t *testing.T) {
 	}
 	if _, err := JoinForFormat("yaml", Options{}); err == nil {
 		t.Errorf("--format yaml accepted")
+	}
+}
+
+// TestJoinStatusAndMarks: a join whose logs name no backend is headed
+// UNTRACED in every format (never NO FAILURE above failures), and a scope
+// with failures that no test found failing more than the rest (p = 1)
+// has no ✗; one the test found has.
+func TestJoinStatusAndMarks(t *testing.T) {
+	j := sampleJoin()
+	j.Status = join.StatusUntraced
+	j.Conclusion = "The logs name no backend: 45 of the run's 90 logged requests failed."
+	j.Backends = []join.Scope{}
+	j.Listeners = []join.Scope{
+		{Name: "listener-a", Requests: 45, Failed: 45, FailureRate: 1, Status: map[string]int64{"502": 45}, Endpoints: map[string]int64{"::1": 45}, P: 1e-9, Significant: true},
+		{Name: "listener-b", Requests: 45, Failed: 1, FailureRate: 1.0 / 45, Status: map[string]int64{"502": 1, "200": 44}, Endpoints: map[string]int64{"127.0.0.1": 45}, P: 1},
+	}
+	for _, f := range []string{"text", "markdown", "html"} {
+		r, err := JoinForFormat(f, Options{Width: 120})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := r(&b, j); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, "UNTRACED") || strings.Contains(out, "NO FAILURE") {
+			t.Errorf("--format %s: headline not UNTRACED:\n%s", f, out)
+		}
+		if f != "text" {
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			switch {
+			case strings.Contains(line, "listener-a") && !strings.Contains(line, failMark):
+				t.Errorf("the significant listener is not marked: %q", line)
+			case strings.Contains(line, "listener-b") && strings.Contains(line, failMark):
+				t.Errorf("listener-b (p = 1) is marked: %q", line)
+			}
+		}
 	}
 }
 
