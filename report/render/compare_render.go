@@ -324,48 +324,67 @@ func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
 	}
 	cols := []textCol{{}, {head: "FAMILY"},
 		{head: "BEFORE", right: true}, {head: "", right: true}, {head: "AFTER", right: true}, {head: "", right: true},
-		{head: "CHANGE"}, {head: "P", right: true}, {head: "P50", prio: 6}, {head: "P99", prio: 7}}
+		{head: "CHANGE"}, {head: "P", right: true}, {head: "P50"}, {head: "P99"}}
 	cells := func(r *cmpRow) []string {
 		return []string{markOf(r.worse), r.label, r.before, r.beforeRate, r.after, r.afterRate, r.change, r.p, r.p50, r.p99}
 	}
-	t.heading("BY FAMILY  failed/requests before → after")
-	var rows [][]string
-	var failing []bool
+	// Every table's rows, in the order printed, to decide once whether the
+	// latencies fit beside the failure figures.
+	var all [][]string
 	for i := range v.families {
-		rows = append(rows, cells(&v.families[i]))
-		failing = append(failing, v.families[i].worse)
+		all = append(all, cells(&v.families[i]))
 	}
-	t.table(textTable{cols: cols, rows: rows, failing: failing})
+	for _, tg := range append(append([]cmpTarget(nil), v.targets...), v.headers...) {
+		for i := range tg.rows {
+			all = append(all, cells(&tg.rows[i]))
+		}
+	}
+	stack := !fitsWidth(cols, all, t.width)
+	table := func(rs []cmpRow) {
+		var rows [][]string
+		var failing []bool
+		for i := range rs {
+			r := &rs[i]
+			row := cells(r)
+			if stack {
+				row[8], row[9] = "", ""
+			}
+			rows = append(rows, row)
+			failing = append(failing, r.worse)
+			if stack && (r.p50 != "-" || r.p99 != "-") {
+				// A line of its own under the row, aligned with its label:
+				// the latencies are never dropped for the width.
+				sub := make([]string, len(row))
+				sub[1] = "   p50 " + r.p50 + "  p99 " + r.p99
+				rows = append(rows, sub)
+				failing = append(failing, r.worse)
+			}
+		}
+		cs := append([]textCol(nil), cols...)
+		if stack {
+			cs[8].head, cs[9].head = "", ""
+		}
+		t.table(textTable{cols: cs, rows: rows, failing: failing, spans: true})
+	}
+	t.heading("BY FAMILY  failed/requests before → after")
+	table(v.families)
 	cols[1].head = "ADDRESS"
 	for _, tg := range v.targets {
 		t.heading("BY ENDPOINT  " + tg.target)
 		if tg.after != "" {
 			t.para("", "   after:", tg.after+" (matched by --match host)", 6)
 		}
-		rows, failing = nil, nil
-		var notes []string
+		table(tg.rows)
 		for i := range tg.rows {
-			r := &tg.rows[i]
-			rows = append(rows, cells(r))
-			failing = append(failing, r.worse)
-			if r.baseline != "" {
-				notes = append(notes, r.label+" is new: compared with "+r.baseline)
+			if r := &tg.rows[i]; r.baseline != "" {
+				t.para("", "   ", r.label+" is new: compared with "+r.baseline, 6)
 			}
-		}
-		t.table(textTable{cols: cols, rows: rows, failing: failing})
-		for _, n := range notes {
-			t.para("", "   ", n, 6)
 		}
 	}
 	cols[1].head = "VALUE"
 	for _, h := range v.headers {
 		t.heading("BY INSTANCE  " + h.target)
-		rows, failing = nil, nil
-		for i := range h.rows {
-			rows = append(rows, cells(&h.rows[i]))
-			failing = append(failing, h.rows[i].worse)
-		}
-		t.table(textTable{cols: cols, rows: rows, failing: failing})
+		table(h.rows)
 	}
 	if len(v.latency) > 0 {
 		t.heading("LATENCY THAT CHANGED")
@@ -401,6 +420,24 @@ func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
 	t.printf("\n")
 	t.para(ansiBold, "METHOD", v.method, 2)
 	return t.err
+}
+
+// fitsWidth reports whether a table of rows in cols, laid out as
+// textWriter.table does (columns two apart, indented by one, empty ones
+// left out), fits width columns.
+func fitsWidth(cols []textCol, rows [][]string, width int) bool {
+	n, used := 1, 0
+	for i, c := range cols {
+		w := runes(c.head)
+		for _, row := range rows {
+			w = max(w, runes(row[i]))
+		}
+		if w > 0 {
+			n += w
+			used++
+		}
+	}
+	return n+2*max(used-1, 0) <= width
 }
 
 // runWords describes one compared report: "old.json · 2026-06-16 20:43:00 –
