@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -339,32 +340,67 @@ func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
 			all = append(all, cells(&tg.rows[i]))
 		}
 	}
-	stack := !fitsWidth(cols, all, t.width)
+	stack := tableWidth(cols, all) > t.width
 	table := func(rs []cmpRow) {
-		var rows [][]string
-		var failing []bool
-		for i := range rs {
-			r := &rs[i]
-			row := cells(r)
-			if stack {
-				row[8], row[9] = "", ""
-			}
-			rows = append(rows, row)
-			failing = append(failing, r.worse)
-			if stack && (r.p50 != "-" || r.p99 != "-") {
-				// A line of its own under the row, aligned with its label:
-				// the latencies are never dropped for the width.
-				sub := make([]string, len(row))
-				sub[1] = "   p50 " + r.p50 + "  p99 " + r.p99
-				rows = append(rows, sub)
-				failing = append(failing, r.worse)
-			}
-		}
 		cs := append([]textCol(nil), cols...)
 		if stack {
 			cs[8].head, cs[9].head = "", ""
 		}
-		t.table(textTable{cols: cs, rows: rows, failing: failing, spans: true})
+		rows := make([][]string, len(rs))
+		for i := range rs {
+			rows[i] = cells(&rs[i])
+			if stack {
+				rows[i][8], rows[i][9] = "", ""
+			}
+		}
+		// Still too wide (a long IPv6 address, an instance's long name): a
+		// label too long goes on a line of its own above its row, whole
+		// (cut in its middle, two pod names read alike).
+		own := make([]bool, len(rows))
+		if over := tableWidth(cs, rows) - t.width; over > 0 {
+			label := runes(cs[1].head)
+			for _, row := range rows {
+				label = max(label, runes(row[1]))
+			}
+			for i, row := range rows {
+				own[i] = runes(row[1]) > label-over
+			}
+		}
+		marks := false
+		for _, row := range rows {
+			marks = marks || row[0] != ""
+		}
+		var out [][]string
+		var failing []bool
+		for i := range rs {
+			r := &rs[i]
+			if own[i] {
+				// The label's line starts the row: its mark, then the label
+				// where the others have theirs.
+				above := make([]string, len(cs))
+				above[1] = rows[i][1]
+				if marks {
+					above[1] = cmp.Or(rows[i][0], " ") + "  " + above[1]
+				}
+				rows[i][1] = ""
+				if marks { // the mark's column stays, for the other rows
+					rows[i][0] = " "
+				}
+				out = append(out, above)
+				failing = append(failing, r.worse)
+			}
+			out = append(out, rows[i])
+			failing = append(failing, r.worse)
+			if stack && (r.p50 != "-" || r.p99 != "-") {
+				// A line of its own under the row, aligned with its label:
+				// the latencies are never dropped for the width.
+				sub := make([]string, len(cs))
+				sub[1] = "   p50 " + r.p50 + "  p99 " + r.p99
+				out = append(out, sub)
+				failing = append(failing, r.worse)
+			}
+		}
+		t.table(textTable{cols: cs, rows: out, failing: failing, spans: true})
 	}
 	t.heading("BY FAMILY  failed/requests before → after")
 	table(v.families)
@@ -422,10 +458,10 @@ func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
 	return t.err
 }
 
-// fitsWidth reports whether a table of rows in cols, laid out as
-// textWriter.table does (columns two apart, indented by one, empty ones
-// left out), fits width columns.
-func fitsWidth(cols []textCol, rows [][]string, width int) bool {
+// tableWidth is how wide a table of rows in cols is, laid out as
+// textWriter.table does: columns two apart, indented by one, empty ones
+// left out.
+func tableWidth(cols []textCol, rows [][]string) int {
 	n, used := 1, 0
 	for i, c := range cols {
 		w := runes(c.head)
@@ -437,7 +473,7 @@ func fitsWidth(cols []textCol, rows [][]string, width int) bool {
 			used++
 		}
 	}
-	return n+2*max(used-1, 0) <= width
+	return n + 2*max(used-1, 0)
 }
 
 // runWords describes one compared report: "old.json · 2026-06-16 20:43:00 –

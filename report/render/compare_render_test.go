@@ -30,8 +30,18 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 	}
 	slow := compare.Compare(fixture.CmpRun(t, fixture.CmpStart, ep("127.0.0.1", 400*time.Microsecond)),
 		fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), ep("127.0.0.1", 31*time.Millisecond)))
+	// A long IPv6 address behind instances of long names, new and worse
+	// and slower: even with the latencies stacked, the row is too wide, so
+	// its label goes on a line above it, whole; no figure is cut.
+	const v6 = "2001:db8:85a3:1234:5678:8a2e:370:7334"
+	pods := []string{"sign-gateway-7d9f8b6c5d-x2k4p-europe-west1", "sign-gateway-7d9f8b6c5d-q8m2z-europe-west1"}
+	wide := compare.Compare(
+		fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Target: "https://sign.example.com/", Address: "127.0.0.1", N: 20000, LatencyOf: lat(time.Millisecond), Served: pods}),
+		fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour),
+			fixture.CmpEndpoint{Target: "https://sign.example.com/", Address: "127.0.0.1", N: 20000, LatencyOf: lat(time.Millisecond), Served: pods},
+			fixture.CmpEndpoint{Target: "https://sign.example.com/", Address: v6, N: 20000, Failed: 19999, FailStatus: 502, LatencyOf: lat(40 * time.Millisecond), Served: pods}))
 	for name, c := range map[string]*compare.Comparison{
-		"slowdown": slow, "gateway": fixture.GoldenComparison(t), "latency": fixture.LatencyComparison(t),
+		"slowdown": slow, "gateway": fixture.GoldenComparison(t), "latency": fixture.LatencyComparison(t), "wide": wide,
 	} {
 		for _, width := range []int{80, 120} {
 			t.Run(name+"-"+strconv.Itoa(width), func(t *testing.T) {
@@ -49,7 +59,12 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 				for _, rows := range tables {
 					for _, r := range rows {
 						// Each row's line, then its figures on it or the next.
+						// On the row's line, or (too long) on a line of its own
+						// above it.
 						at := strings.Index(rest, " "+r.label+" ")
+						if own := strings.Index(rest, " "+r.label+"\n"); own >= 0 && (at < 0 || own < at) {
+							at = own + len(r.label) + 2
+						}
 						if at < 0 {
 							t.Fatalf("no row %q in order in:\n%s", r.label, out)
 						}
