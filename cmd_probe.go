@@ -56,7 +56,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	var demoLog *demoAccessLog
 	if c.demo {
-		demoLog = newDemoAccessLog(say)
+		demoLog = newDemoAccessLog(say, stderr)
 		g, err := demo.StartLogged(demoLog.writer())
 		if err != nil {
 			demoLog.close()

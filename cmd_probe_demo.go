@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,12 +21,18 @@ type demoAccessLog struct {
 	path string
 	f    *os.File
 	say  func(string, ...any)
+	// stderr takes the command, on a line of its own as it is: a note is
+	// wrapped to the terminal at word boundaries, which cut the command
+	// between a flag and its value and inside its quoted format, so it
+	// could not be pasted; a terminal soft-wraps a long line, which pastes
+	// whole.
+	stderr io.Writer
 }
 
 // newDemoAccessLog makes the log's directory and file; a demo without one
 // (no temporary directory) still runs, saying so.
-func newDemoAccessLog(say func(string, ...any)) *demoAccessLog {
-	d := &demoAccessLog{say: say}
+func newDemoAccessLog(say func(string, ...any), stderr io.Writer) *demoAccessLog {
+	d := &demoAccessLog{say: say, stderr: stderr}
 	dir, err := os.MkdirTemp("", "pinprobe-demo-")
 	if err != nil {
 		say("demo: no access log written: %s", err)
@@ -91,7 +98,15 @@ func (d *demoAccessLog) join(rep *report.Report, output string) {
 	doc := j.Finish()
 	d.say("demo: the gateway wrote its access log (nginx format, with $upstream_addr) to %s; joined with the run, it says:", d.path)
 	d.say("demo:   %s", doc.Conclusion)
-	d.say("demo: see it all with: pinprobe logs --log-format %s %s %s", shellQuote(demo.LogFormat), shellQuote(saved), shellQuote(d.path))
+	d.say("demo: see it all with the command below; the demo's files stay in %s, kept so that it works (remove the directory when done):", d.dir)
+	fmt.Fprintln(d.stderr, clearLine(d.stderr)+demoJoinCommand(saved, d.path))
+}
+
+// demoJoinCommand is the command that joins the demo's report, saved at
+// report, with its access log at log: one line, each argument quoted for
+// a POSIX shell.
+func demoJoinCommand(report, log string) string {
+	return "pinprobe logs --log-format " + shellQuote(demo.LogFormat) + " " + shellQuote(report) + " " + shellQuote(log)
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

@@ -5,10 +5,17 @@ package main
 // that fronts several instances, one of them broken.
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/pinprobe/pinprobe/internal/demo"
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // TestDemo: the IPv6 address (or the last address without IPv6) answers
@@ -93,5 +100,63 @@ func TestDemo(t *testing.T) {
 	}
 	if len(rep.DNS) != 1 || rep.DNS[0].Source != "demo" || rep.DNS[0].Host != demo.Host {
 		t.Errorf("dns = %+v; want one entry for %s from demo", rep.DNS, demo.Host)
+	}
+}
+
+// TestDemoJoinCommandPastes runs the demo in a tmux pane of 80 and of 120
+// columns and pastes the command it ends on, as a user would: the screen's
+// line that starts it, its soft wraps joined (capture-pane -J), run by a
+// shell, joins the demo's files and traces the failures. The note before
+// it was wrapped at word boundaries, between --log-format and its value
+// and inside the quoted format, so no line of the screen was the command.
+func TestDemoJoinCommandPastes(t *testing.T) {
+	tmux := testserver.TmuxBinary(t)
+	bin := buildPinprobe(t)
+	for _, width := range []int{80, 120} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			dir := t.TempDir()
+			sock := filepath.Join(dir, "tmux.sock")
+			tm := func(args ...string) (string, error) {
+				cmd := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
+				cmd.Env = append(os.Environ(), "TMUX=", "NO_COLOR=1")
+				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}
+			run := "TMPDIR=" + shellQuote(dir) + " " + shellQuote(bin) + " --demo -q -d 2s --format json > /dev/null; echo DEMO-ENDED; sleep 60"
+			if out, err := tm("new-session", "-d", "-s", "demo", "-x", strconv.Itoa(width), "-y", "40", "sh", "-c", run); err != nil {
+				t.Fatalf("tmux new-session: %v\n%s", err, out)
+			}
+			t.Cleanup(func() { _, _ = tm("kill-server") })
+			var screen string
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !strings.Contains(screen, "DEMO-ENDED"); {
+				time.Sleep(250 * time.Millisecond)
+				out, err := tm("capture-pane", "-p", "-J", "-t", "demo")
+				if err != nil {
+					t.Fatalf("tmux capture-pane: %v\n%s", err, out)
+				}
+				screen = out
+			}
+			if !strings.Contains(screen, "DEMO-ENDED") {
+				t.Fatalf("the demo did not end in 30 s:\n%s", screen)
+			}
+			var command string
+			for _, l := range strings.Split(screen, "\n") {
+				if strings.HasPrefix(l, "pinprobe logs --log-format ") {
+					command = strings.TrimRight(l, " ")
+				}
+			}
+			if command == "" {
+				t.Fatalf("no line of the screen is the join command, whole:\n%s", screen)
+			}
+			if !strings.Contains(screen, "the demo's files stay in "+dir) && !strings.Contains(strings.ReplaceAll(screen, "\n  ", " "), "the demo's files stay in "+dir) {
+				t.Errorf("the demo does not say its files stay in %s:\n%s", dir, screen)
+			}
+			sh := exec.Command("sh", "-c", command)
+			sh.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1")
+			out, err := sh.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "FAILURES TRACED") {
+				t.Errorf("the pasted command %q: %v\n%s", command, err, out)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -278,13 +279,22 @@ func TestLogsDemo(t *testing.T) {
 	if len(lines) < 3 {
 		t.Fatalf("stderr:\n%s", stderr)
 	}
-	said, command := lines[len(lines)-2], lines[len(lines)-1]
+	said, note, command := lines[len(lines)-3], lines[len(lines)-2], lines[len(lines)-1]
 	if !strings.Contains(said, "502s were routed to [::1]:") && !strings.Contains(said, "502s were routed to 127.") {
 		t.Errorf("the demo's last finding %q; want the 502s routed to the unreachable backend", said)
 	}
-	const lead = "pinprobe: demo: see it all with: pinprobe logs --log-format "
+	// The instances read as instances: gw-3 and gw-v6 (gw-v4b without an
+	// IPv6 loopback), never an address in brackets the report never shows.
+	if !regexp.MustCompile(`by instances gw-3 and gw-v(6|4b)\.$`).MatchString(said) {
+		t.Errorf("the demo's finding %q; want it to name instances gw-3 and gw-v6", said)
+	}
+	if !strings.HasPrefix(note, "pinprobe: demo: see it all with the command below; the demo's files stay in ") ||
+		!strings.Contains(note, "kept so that it works") {
+		t.Errorf("the line before the command %q; want it to say where the demo's files stay", note)
+	}
+	const lead = "pinprobe logs --log-format "
 	if !strings.HasPrefix(command, lead) {
-		t.Fatalf("last line %q; want the command that joins the log", command)
+		t.Fatalf("last line %q; want the command that joins the log, on a line of its own", command)
 	}
 	// Undo the shell quoting of the three arguments.
 	var args []string

@@ -128,7 +128,7 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 	for i, r := range reports[1:] {
 		if f := FailStatusOf(r); !f.Equal(fail0) {
 			return nil, fmt.Errorf("merge %s: its --fail-status %q differs from %q in %s: the same answer would count as a failure in one and not in the other",
-				names[i+1], r.Plan.FailStatus, reports[0].Plan.FailStatus, names[0])
+				names[i+1], shown(r.Plan.FailStatus), shown(reports[0].Plan.FailStatus), names[0])
 		}
 	}
 	m := &merger{reports: reports, names: names, index: map[EpKey]int{}}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pinprobe/pinprobe/report/phrase"
 )
@@ -51,11 +52,11 @@ func checkSchema(data []byte, name string) error {
 	case *s == Schema:
 		return nil
 	case strings.HasPrefix(*s, "pinprobe.report/"):
-		return fmt.Errorf("read report %s: schema %q: this pinprobe reads %s only (was it written by a newer pinprobe?)", name, *s, Schema)
+		return fmt.Errorf("read report %s: schema %q: this pinprobe reads %s only (was it written by a newer pinprobe?)", name, shown(*s), Schema)
 	case strings.HasPrefix(*s, "pinprobe."):
-		return fmt.Errorf("read report %s: a %s document, not a report (%s)", name, *s, Schema)
+		return fmt.Errorf("read report %s: a %s document, not a report (%s)", name, shown(*s), Schema)
 	default:
-		return fmt.Errorf("read report %s: schema %q: not a pinprobe report", name, *s)
+		return fmt.Errorf("read report %s: schema %q: not a pinprobe report", name, shown(*s))
 	}
 }
 
@@ -77,7 +78,7 @@ func ParseReport(data []byte, name string) (*Report, error) {
 			return nil, serr
 		}
 		if err == nil { // the schema that read is not the one decoded (a duplicate key)
-			err = fmt.Errorf("schema %q", rep.Schema)
+			err = fmt.Errorf("schema %q", shown(rep.Schema))
 		}
 		return nil, fmt.Errorf("read report %s: %w", name, err)
 	}
@@ -141,8 +142,9 @@ func normalize(r *Report) {
 // holding its count, the port set decoding, a timeline whose buckets fail
 // no more requests than they hold, of a positive interval, at most
 // HardMaxPoints of them over at most MaxSeconds, latency series within
-// their bounds (checkLatencies), and a histogram for every scope with
-// requests.
+// their bounds (checkLatencies), a histogram for every scope with
+// requests, latency summaries that rise from min to max (latencyOrder), and
+// times in order, duration_s their difference (checkTimes).
 func CheckSaved(r *Report) error {
 	if err := checkNumbers(r); err != nil {
 		return fmt.Errorf("invalid report: %w", err)
@@ -161,12 +163,19 @@ func CheckSaved(r *Report) error {
 	stats := func(scope string, s *Stats) {
 		for k := range s.Status {
 			if c, err := strconv.Atoi(k); err != nil || c < 0 || c >= 1000 {
-				bad("%s: status %q is not an HTTP status", scope, k)
+				bad("%s: status %q is not an HTTP status", scope, shown(k))
 			}
 		}
 		if s.Requests > 0 && s.HDR == "" {
 			bad("%s: no hdr histogram, so its latencies cannot be merged", scope)
 		}
+		l := &s.LatencyMS
+		if msg := latencyOrder([]float64{l.Min, l.P50, l.P90, l.P99, l.P999, l.Max}, []string{"min", "p50", "p90", "p99", "p999", "max"}); msg != "" {
+			bad("%s: latency_ms: %s", scope, msg)
+		}
+	}
+	for _, m := range checkTimes(r) {
+		bad("%s", m)
 	}
 	if r.Plan.FailStatus != "" {
 		if _, err := ParseFailStatus(r.Plan.FailStatus); err != nil {
@@ -175,7 +184,7 @@ func CheckSaved(r *Report) error {
 	}
 	stats("totals", &r.Totals)
 	for _, name := range phrase.SortedKeys(r.Families) {
-		stats("family "+name, r.Families[name])
+		stats("family "+shown(name), r.Families[name])
 	}
 	for i := range r.Groups {
 		g := &r.Groups[i]
@@ -183,7 +192,7 @@ func CheckSaved(r *Report) error {
 	}
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
-		scope := "endpoint " + e.Address + " (" + e.Target + ")"
+		scope := "endpoint " + shown(e.Address) + " (" + shown(e.Target) + ")"
 		stats(scope, &e.Stats)
 		if c := e.Conns; c != nil {
 			for _, m := range c.Moments {
@@ -220,6 +229,9 @@ func CheckSaved(r *Report) error {
 		}{{"connect", &e.Phases.Connect}, {"tls", &e.Phases.TLS}, {"ttfb", &e.Phases.TTFB}} {
 			if p.ph.Count < 0 {
 				bad("%s: phase %s: negative count", scope, p.name)
+			}
+			if msg := latencyOrder([]float64{p.ph.P50, p.ph.P99, p.ph.Max}, []string{"p50", "p99", "max"}); msg != "" {
+				bad("%s: phase %s: %s", scope, p.name, msg)
 			}
 			if p.ph.HDR == "" {
 				continue
@@ -261,7 +273,7 @@ func CheckSaved(r *Report) error {
 		buckets = max(buckets, len(s.Requests))
 		for j := range min(len(s.Requests), len(s.Failed)) {
 			if s.Failed[j] > s.Requests[j] {
-				bad("timeline %s (%s): bucket %d: %d failed of %d requests", s.Address, s.Target, j, s.Failed[j], s.Requests[j])
+				bad("timeline %s (%s): bucket %d: %d failed of %d requests", shown(s.Address), shown(s.Target), j, s.Failed[j], s.Requests[j])
 				break
 			}
 		}
@@ -307,7 +319,7 @@ func checkLatencies(r *Report, bad func(string, ...any)) {
 	for i := range tl.Series {
 		if s := &tl.Series[i]; s.Latency != nil {
 			eps++
-			check("timeline "+s.Address+" ("+s.Target+")", s.Latency)
+			check("timeline "+shown(s.Address)+" ("+shown(s.Target)+")", s.Latency)
 		}
 	}
 	if eps > MaxLatencyEndpoints {
@@ -317,11 +329,61 @@ func checkLatencies(r *Report, bad func(string, ...any)) {
 		bad("timeline: %d group series (pinprobe keeps at most %d)", len(tl.Groups), MaxGroupSeries)
 	}
 	for k := range tl.Families {
-		check("timeline: family "+tl.Families[k].Family, &tl.Families[k].Latency)
+		check("timeline: family "+shown(tl.Families[k].Family), &tl.Families[k].Latency)
 	}
 	for k := range tl.Groups {
-		check("timeline: group "+tl.Groups[k].Header+": "+tl.Groups[k].Value, &tl.Groups[k].Latency)
+		check("timeline: group "+shown(tl.Groups[k].Header)+": "+shown(tl.Groups[k].Value), &tl.Groups[k].Latency)
 	}
+}
+
+// latencySlack is how far a percentile may pass the next one of a saved
+// summary: the summaries are read from histograms of 2 to 3 significant
+// digits, rounded to the microsecond, while min and max are exact.
+const latencySlack = 0.01
+
+// latencyOrder says where the figures named names, each no less than the
+// one before (min ≤ p50 ≤ p90 ≤ p99 ≤ p999 ≤ max), break that order, ""
+// when they keep it (or are all 0: a scope of no requests). A summary
+// pinprobe writes always keeps it, within latencySlack.
+func latencyOrder(v []float64, names []string) string {
+	for i := 1; i < len(v); i++ {
+		if v[i-1] > v[i]*(1+latencySlack)+0.001 {
+			return fmt.Sprintf("%s %v is above %s %v: a latency summary rises from min to max", names[i-1], v[i-1], names[i], v[i])
+		}
+	}
+	return ""
+}
+
+// durationSlack is how far a run's duration_s may differ from its
+// ended_at − started_at: both are written from one clock, to the
+// millisecond.
+const durationSlack = time.Second
+
+// checkTimes says where a saved report's times cannot be: an end before
+// its start (the report's, or an input's), or a duration_s that is not
+// the time between them (at most it, for a merged report, whose runs may
+// leave gaps).
+func checkTimes(r *Report) []string {
+	var errs []string
+	order := func(where string, start, end Time) bool {
+		if !start.IsZero() && !end.IsZero() && end.Before(start.Time) {
+			errs = append(errs, fmt.Sprintf("%sended_at %s is before started_at %s", where,
+				end.UTC().Format(time.RFC3339), start.UTC().Format(time.RFC3339)))
+			return false
+		}
+		return true
+	}
+	if order("", r.StartedAt, r.EndedAt) && !r.StartedAt.IsZero() && !r.EndedAt.IsZero() {
+		span := r.EndedAt.Sub(r.StartedAt.Time)
+		d := time.Duration(r.DurationS * float64(time.Second))
+		if r.DurationS != 0 && (d > span+durationSlack || len(r.Inputs) == 0 && d < span-durationSlack) {
+			errs = append(errs, fmt.Sprintf("duration_s %v is not the %v from started_at to ended_at", r.DurationS, span.Seconds()))
+		}
+	}
+	for i, in := range r.Inputs {
+		order(fmt.Sprintf("inputs[%d]: ", i), in.StartedAt, in.EndedAt)
+	}
+	return errs
 }
 
 // joinErrors says errs on one line, the first three and how many more
@@ -346,7 +408,7 @@ func joinErrors(errs []error, more int) error {
 // checkGroupTimes says what is wrong with a saved group's time strata, ""
 // when nothing is.
 func checkGroupTimes(g *Group) string {
-	name := "group " + g.Header + ": " + g.Value
+	name := "group " + shown(g.Header) + ": " + shown(g.Value)
 	if len(g.Times) > MaxGroupTimes {
 		return fmt.Sprintf("%s: %d time strata (at most %d)", name, len(g.Times), MaxGroupTimes)
 	}

@@ -251,3 +251,65 @@ func TestReadReportRefusesWhatIsNoAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestReadReportRefusesImpossibleTimesAndLatencies: hand edits that the
+// counts do not catch — an end six years before the start (printed as a
+// run of 20:12:58 – 00:00:00), a duration that is not the time between
+// them, a median above the p99 (printed P50 1000.00s P99 4.38ms) — are
+// refused, naming the fields; the golden report, as pinprobe writes it,
+// still reads.
+func TestReadReportRefusesImpossibleTimesAndLatencies(t *testing.T) {
+	good := goldenJSON(t)
+	tests := []struct {
+		name string
+		edit func(m map[string]any)
+		want string
+	}{
+		{"ended before it started", func(m map[string]any) {
+			m["started_at"], m["ended_at"] = "2026-06-16T20:12:58.000Z", "2020-01-01T00:00:00.000Z"
+		}, "ended_at 2020-01-01T00:00:00Z is before started_at 2026-06-16T20:12:58Z"},
+		{"duration of an hour in a run of seconds", func(m map[string]any) { m["duration_s"] = 3600.0 }, "duration_s 3600 is not the"},
+		{"median above the p99", func(m map[string]any) { fixture.Obj(t, m, "totals", "latency_ms")["p50"] = 999999.0 },
+			"totals: latency_ms: p50 999999 is above p90"},
+		{"endpoint p999 above its max", func(m map[string]any) { fixture.Obj(t, m, "endpoints", "1", "latency_ms")["p999"] = 5000.0 },
+			"latency_ms: p999 5000 is above max"},
+		{"phase median above its p99", func(m map[string]any) {
+			fixture.Obj(t, m, "endpoints", "0", "phases_ms", "ttfb")["p50"] = 1e6
+		}, "phase ttfb: p50 1e+06 is above p99"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "edited.json")
+			if err == nil || !strings.HasPrefix(err.Error(), "read report edited.json: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ReadReport = %v; want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := report.ReadReport(bytes.NewReader(good), "golden.json"); err != nil {
+		t.Errorf("ReadReport(golden) = %v; want nil", err)
+	}
+}
+
+// TestReadReportCutsEchoedValues: a refusal quotes a value from the file
+// cut to 64 characters and "…", so a 5,000-character vantage, target or
+// run ID leaves a one-line error of readable length.
+func TestReadReportCutsEchoedValues(t *testing.T) {
+	good, long := goldenJSON(t), strings.Repeat("v", 5000)
+	for name, edit := range map[string]func(m map[string]any){
+		"vantage": func(m map[string]any) { m["vantage"] = long + "!" },
+		"run_id":  func(m map[string]any) { m["run_id"] = long },
+		"target":  func(m map[string]any) { fixture.Obj(t, m, "endpoints", "0")["target"] = "https://" + long },
+		"family":  func(m map[string]any) { fixture.Obj(t, m, "endpoints", "0")["family"] = long },
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, edit)), "edited.json")
+			if err == nil {
+				t.Fatal("ReadReport = nil; want a refusal")
+			}
+			if msg := err.Error(); len(msg) > 600 || strings.Contains(msg, strings.Repeat("v", 65)) || !strings.Contains(msg, strings.Repeat("v", 50)) ||
+				!strings.Contains(msg, "…") || strings.Contains(msg, "\n") {
+				t.Errorf("refusal of %d bytes; want the value cut to 64 characters and \"…\" on one line: %.300s", len(msg), msg)
+			}
+		})
+	}
+}

@@ -181,7 +181,7 @@ func checkTrail(e *Endpoint) string {
 		case r.Status < 0 || r.Status > 999:
 			return fmt.Sprintf("%s: status %d is not an HTTP status", where, r.Status)
 		case r.Class != "" && !errorClasses[r.Class]:
-			return fmt.Sprintf("%s: %q is not an error class", where, r.Class)
+			return fmt.Sprintf("%s: %q is not an error class", where, shown(r.Class))
 		case len(r.RequestID) > MaxTrailID:
 			return fmt.Sprintf("%s: a request ID of %d bytes (pinprobe keeps at most %d)", where, len(r.RequestID), MaxTrailID)
 		}

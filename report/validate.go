@@ -26,7 +26,7 @@ func Validate(r *Report) error {
 		}
 	}
 	if r.Schema != Schema {
-		bad("schema %q: want %q", r.Schema, Schema)
+		bad("schema %q: want %q", shown(r.Schema), Schema)
 	}
 	check := func(scope string, s *Stats) {
 		if s.Requests != s.OK+s.Failed {
@@ -62,22 +62,22 @@ func Validate(r *Report) error {
 	fams := map[string]*Stats{}
 	for name, s := range r.Families {
 		if s == nil {
-			bad("family %s: null", name)
+			bad("family %s: null", shown(name))
 			continue
 		}
-		check("family "+name, s)
+		check("family "+shown(name), s)
 		fams[name] = &Stats{Status: map[string]int64{}, Errors: map[string]int64{}}
 	}
 	sum := Stats{Status: map[string]int64{}, Errors: map[string]int64{}}
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
-		scope := "endpoint " + e.Address + " (" + e.Target + ")"
+		scope := "endpoint " + shown(e.Address) + " (" + shown(e.Target) + ")"
 		check(scope, &e.Stats)
 		AddCounts(&sum, &e.Stats)
 		f, ok := fams[e.Family]
 		if !ok {
 			if e.Requests > 0 || e.Dropped > 0 {
-				bad("%s: family %q is not in families", scope, e.Family)
+				bad("%s: family %q is not in families", scope, shown(e.Family))
 			}
 			continue
 		}
@@ -93,7 +93,7 @@ func Validate(r *Report) error {
 	}
 	same("totals", &r.Totals, &sum)
 	for name, f := range fams {
-		same("family "+name, r.Families[name], f)
+		same("family "+shown(name), r.Families[name], f)
 	}
 	for i := range r.Groups {
 		g := &r.Groups[i]
@@ -106,7 +106,7 @@ func Validate(r *Report) error {
 			for i, s := range r.Timeline.Series {
 				e := &r.Endpoints[i]
 				if len(s.Requests) != len(s.Failed) {
-					bad("timeline %s: %d request buckets, %d failure buckets", s.Address, len(s.Requests), len(s.Failed))
+					bad("timeline %s: %d request buckets, %d failure buckets", shown(s.Address), len(s.Requests), len(s.Failed))
 					continue
 				}
 				var req, failed int64
@@ -115,7 +115,7 @@ func Validate(r *Report) error {
 					failed += s.Failed[j]
 				}
 				if s.Address != e.Address || req != e.Requests || failed != e.Failed {
-					bad("timeline %s: %d requests, %d failed; its endpoint %s has %d, %d", s.Address, req, failed, e.Address, e.Requests, e.Failed)
+					bad("timeline %s: %d requests, %d failed; its endpoint %s has %d, %d", shown(s.Address), req, failed, shown(e.Address), e.Requests, e.Failed)
 				}
 			}
 		}
@@ -194,11 +194,11 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 		case s.Latency == nil:
 			continue
 		case len(s.Requests) != n:
-			bad("timeline %s (%s): latency for %d buckets of requests, not the timeline's %d", s.Address, s.Target, len(s.Requests), n)
+			bad("timeline %s (%s): latency for %d buckets of requests, not the timeline's %d", shown(s.Address), shown(s.Target), len(s.Requests), n)
 			continue
 		}
 		if msg := sums(s.Latency, func(j int) int64 { return s.Requests[j] }); msg != "" {
-			bad("timeline %s (%s): latency: %s", s.Address, s.Target, msg)
+			bad("timeline %s (%s): latency: %s", shown(s.Address), shown(s.Target), msg)
 		}
 	}
 	// Each family's requests per bucket, when every endpoint has its series
@@ -220,16 +220,16 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 		f := &tl.Families[k]
 		switch _, ok := r.Families[f.Family]; {
 		case !ok:
-			bad("timeline: latency of family %q, which is not in families", f.Family)
+			bad("timeline: latency of family %q, which is not in families", shown(f.Family))
 			continue
 		case seen[f.Family]:
-			bad("timeline: latency of family %s twice", f.Family)
+			bad("timeline: latency of family %s twice", shown(f.Family))
 			continue
 		}
 		seen[f.Family] = true
 		if req, ok := famReq[f.Family]; ok {
 			if msg := sums(&f.Latency, func(j int) int64 { return req[j] }); msg != "" {
-				bad("timeline: latency of family %s: %s", f.Family, msg)
+				bad("timeline: latency of family %s: %s", shown(f.Family), msg)
 			}
 		}
 	}
@@ -239,7 +239,7 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 	}
 	for k := range tl.Groups {
 		g := &tl.Groups[k]
-		name := "timeline: group " + g.Header + ": " + g.Value
+		name := "timeline: group " + shown(g.Header) + ": " + shown(g.Value)
 		key := groupKey{g.Header, g.Value}
 		grp := groups[key]
 		switch {

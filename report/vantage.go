@@ -187,12 +187,12 @@ func checkVantages(r *Report) []string {
 	}
 	if r.Vantage != "" {
 		if err := CheckVantage(r.Vantage); err != nil {
-			bad("vantage %q: %v", r.Vantage, err)
+			bad("vantage %q: %v", shown(r.Vantage), err)
 		}
 	}
 	for _, in := range r.Inputs {
 		if in.Vantage != "" {
-			if err := CheckVantage(in.Vantage); err != nil && bad("inputs: %s: vantage %q: %v", in.File, in.Vantage, err) {
+			if err := CheckVantage(in.Vantage); err != nil && bad("inputs: %s: vantage %q: %v", shown(in.File), shown(in.Vantage), err) {
 				return errs
 			}
 		}
@@ -214,9 +214,9 @@ func checkVantages(r *Report) []string {
 	names := map[string]bool{}
 	runs := 0
 	for _, v := range r.Vantages {
-		name := "vantage " + fmt.Sprintf("%q", v.Name)
+		name := "vantage " + fmt.Sprintf("%q", shown(v.Name))
 		if v.Name != "" {
-			if err := CheckVantage(v.Name); err != nil && bad("vantages: %q: %v", v.Name, err) {
+			if err := CheckVantage(v.Name); err != nil && bad("vantages: %q: %v", shown(v.Name), err) {
 				return errs
 			}
 		}
@@ -236,13 +236,13 @@ func checkVantages(r *Report) []string {
 			i, ok := index[k]
 			switch {
 			case !ok:
-				bad("vantages: %s: endpoint %s (%s) is not among the report's", name, e.Address, e.Target)
+				bad("vantages: %s: endpoint %s (%s) is not among the report's", name, shown(e.Address), shown(e.Target))
 			case seen[k]:
-				bad("vantages: %s: endpoint %s (%s) listed twice", name, e.Address, e.Target)
+				bad("vantages: %s: endpoint %s (%s) listed twice", name, shown(e.Address), shown(e.Target))
 			case e.Family != r.Endpoints[i].Family:
-				bad("vantages: %s: endpoint %s (%s) of family %q, not %q", name, e.Address, e.Target, e.Family, r.Endpoints[i].Family)
+				bad("vantages: %s: endpoint %s (%s) of family %q, not %q", name, shown(e.Address), shown(e.Target), shown(e.Family), shown(r.Endpoints[i].Family))
 			case e.Requests < 0 || e.Failed < 0 || e.Dropped < 0 || e.Failed > e.Requests:
-				bad("vantages: %s: endpoint %s (%s): %d failed of %d requests, %d dropped", name, e.Address, e.Target, e.Failed, e.Requests, e.Dropped)
+				bad("vantages: %s: endpoint %s (%s): %d failed of %d requests, %d dropped", name, shown(e.Address), shown(e.Target), e.Failed, e.Requests, e.Dropped)
 			default:
 				seen[k] = true
 				sum[i][0] += e.Requests
@@ -264,13 +264,13 @@ func checkVantages(r *Report) []string {
 			return errs
 		}
 		for f, c := range v.Families {
-			if fam[f] != c && bad("vantages: %s: family %s: %d failed of %d, but its endpoints add up to %d of %d", name, f, c.Failed, c.Requests, fam[f].Failed, fam[f].Requests) {
+			if fam[f] != c && bad("vantages: %s: family %s: %d failed of %d, but its endpoints add up to %d of %d", name, shown(f), c.Failed, c.Requests, fam[f].Failed, fam[f].Requests) {
 				return errs
 			}
 			delete(fam, f)
 		}
 		for f := range fam {
-			if bad("vantages: %s: family %s missing", name, f) {
+			if bad("vantages: %s: family %s missing", name, shown(f)) {
 				return errs
 			}
 		}
@@ -282,7 +282,7 @@ func checkVantages(r *Report) []string {
 		e := &r.Endpoints[i]
 		if sum[i] != [3]int64{e.Requests, e.Failed, e.Dropped} {
 			bad("vantages: endpoint %s (%s): the vantages add up to %d requests, %d failed, %d dropped; it has %d, %d, %d",
-				e.Address, e.Target, sum[i][0], sum[i][1], sum[i][2], e.Requests, e.Failed, e.Dropped)
+				shown(e.Address), shown(e.Target), sum[i][0], sum[i][1], sum[i][2], e.Requests, e.Failed, e.Dropped)
 			break
 		}
 	}

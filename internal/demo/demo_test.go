@@ -3,6 +3,7 @@ package demo
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"os"
 	"testing"
 	"time"
@@ -77,5 +78,17 @@ func TestUnreachableBackendIsHeld(t *testing.T) {
 		t.Errorf("after Close, %s is still held: %v", addr, err)
 	} else {
 		other.Close()
+	}
+}
+
+// TestInstanceNames: an instance behind an address of its own has a name
+// that reads as an instance's, as the shared address's gw-1 … gw-4 do; the
+// join's "by instances gw-3 and gw-[::1]" read as an instance and an
+// address.
+func TestInstanceNames(t *testing.T) {
+	for addr, want := range map[string]string{"::1": "gw-v6", "127.0.0.1": "gw-v4", "127.0.0.2": "gw-v4b", "127.0.0.200": "gw-v4-200"} {
+		if got := addrInstance(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("addrInstance(%s) = %q; want %q", addr, got, want)
+		}
 	}
 }

@@ -370,9 +370,10 @@ func TestCompareTextColor(t *testing.T) {
 			red++
 		}
 	}
-	// The conclusion, IPv4, 127.0.0.2 and its 502s.
-	if red != 4 {
-		t.Errorf("%d red lines; want 4:\n%s", red, color.String())
+	// The conclusion, IPv4 and 127.0.0.2 each with its latencies on the
+	// line under it (80 columns), and its 502s.
+	if red != 6 {
+		t.Errorf("%d red lines; want 6:\n%s", red, color.String())
 	}
 }
 

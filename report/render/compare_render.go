@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -324,48 +325,102 @@ func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
 	}
 	cols := []textCol{{}, {head: "FAMILY"},
 		{head: "BEFORE", right: true}, {head: "", right: true}, {head: "AFTER", right: true}, {head: "", right: true},
-		{head: "CHANGE"}, {head: "P", right: true}, {head: "P50", prio: 6}, {head: "P99", prio: 7}}
+		{head: "CHANGE"}, {head: "P", right: true}, {head: "P50"}, {head: "P99"}}
 	cells := func(r *cmpRow) []string {
 		return []string{markOf(r.worse), r.label, r.before, r.beforeRate, r.after, r.afterRate, r.change, r.p, r.p50, r.p99}
 	}
-	t.heading("BY FAMILY  failed/requests before → after")
-	var rows [][]string
-	var failing []bool
+	// Every table's rows, in the order printed, to decide once whether the
+	// latencies fit beside the failure figures.
+	var all [][]string
 	for i := range v.families {
-		rows = append(rows, cells(&v.families[i]))
-		failing = append(failing, v.families[i].worse)
+		all = append(all, cells(&v.families[i]))
 	}
-	t.table(textTable{cols: cols, rows: rows, failing: failing})
+	for _, tg := range append(append([]cmpTarget(nil), v.targets...), v.headers...) {
+		for i := range tg.rows {
+			all = append(all, cells(&tg.rows[i]))
+		}
+	}
+	stack := tableWidth(cols, all) > t.width
+	table := func(rs []cmpRow) {
+		cs := append([]textCol(nil), cols...)
+		if stack {
+			cs[8].head, cs[9].head = "", ""
+		}
+		rows := make([][]string, len(rs))
+		for i := range rs {
+			rows[i] = cells(&rs[i])
+			if stack {
+				rows[i][8], rows[i][9] = "", ""
+			}
+		}
+		// Still too wide (a long IPv6 address, an instance's long name): a
+		// label too long goes on a line of its own above its row, whole
+		// (cut in its middle, two pod names read alike).
+		own := make([]bool, len(rows))
+		if over := tableWidth(cs, rows) - t.width; over > 0 {
+			label := runes(cs[1].head)
+			for _, row := range rows {
+				label = max(label, runes(row[1]))
+			}
+			for i, row := range rows {
+				own[i] = runes(row[1]) > label-over
+			}
+		}
+		marks := false
+		for _, row := range rows {
+			marks = marks || row[0] != ""
+		}
+		var out [][]string
+		var failing []bool
+		for i := range rs {
+			r := &rs[i]
+			if own[i] {
+				// The label's line starts the row: its mark, then the label
+				// where the others have theirs.
+				above := make([]string, len(cs))
+				above[1] = rows[i][1]
+				if marks {
+					above[1] = cmp.Or(rows[i][0], " ") + "  " + above[1]
+				}
+				rows[i][1] = ""
+				if marks { // the mark's column stays, for the other rows
+					rows[i][0] = " "
+				}
+				out = append(out, above)
+				failing = append(failing, r.worse)
+			}
+			out = append(out, rows[i])
+			failing = append(failing, r.worse)
+			if stack && (r.p50 != "-" || r.p99 != "-") {
+				// A line of its own under the row, aligned with its label:
+				// the latencies are never dropped for the width.
+				sub := make([]string, len(cs))
+				sub[1] = "   p50 " + r.p50 + "  p99 " + r.p99
+				out = append(out, sub)
+				failing = append(failing, r.worse)
+			}
+		}
+		t.table(textTable{cols: cs, rows: out, failing: failing, spans: true})
+	}
+	t.heading("BY FAMILY  failed/requests before → after")
+	table(v.families)
 	cols[1].head = "ADDRESS"
 	for _, tg := range v.targets {
 		t.heading("BY ENDPOINT  " + tg.target)
 		if tg.after != "" {
 			t.para("", "   after:", tg.after+" (matched by --match host)", 6)
 		}
-		rows, failing = nil, nil
-		var notes []string
+		table(tg.rows)
 		for i := range tg.rows {
-			r := &tg.rows[i]
-			rows = append(rows, cells(r))
-			failing = append(failing, r.worse)
-			if r.baseline != "" {
-				notes = append(notes, r.label+" is new: compared with "+r.baseline)
+			if r := &tg.rows[i]; r.baseline != "" {
+				t.para("", "   ", r.label+" is new: compared with "+r.baseline, 6)
 			}
-		}
-		t.table(textTable{cols: cols, rows: rows, failing: failing})
-		for _, n := range notes {
-			t.para("", "   ", n, 6)
 		}
 	}
 	cols[1].head = "VALUE"
 	for _, h := range v.headers {
 		t.heading("BY INSTANCE  " + h.target)
-		rows, failing = nil, nil
-		for i := range h.rows {
-			rows = append(rows, cells(&h.rows[i]))
-			failing = append(failing, h.rows[i].worse)
-		}
-		t.table(textTable{cols: cols, rows: rows, failing: failing})
+		table(h.rows)
 	}
 	if len(v.latency) > 0 {
 		t.heading("LATENCY THAT CHANGED")
@@ -401,6 +456,24 @@ func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
 	t.printf("\n")
 	t.para(ansiBold, "METHOD", v.method, 2)
 	return t.err
+}
+
+// tableWidth is how wide a table of rows in cols is, laid out as
+// textWriter.table does: columns two apart, indented by one, empty ones
+// left out.
+func tableWidth(cols []textCol, rows [][]string) int {
+	n, used := 1, 0
+	for i, c := range cols {
+		w := runes(c.head)
+		for _, row := range rows {
+			w = max(w, runes(row[i]))
+		}
+		if w > 0 {
+			n += w
+			used++
+		}
+	}
+	return n + 2*max(used-1, 0)
 }
 
 // runWords describes one compared report: "old.json · 2026-06-16 20:43:00 –
