@@ -106,6 +106,7 @@ type Run struct {
 	mail        []Result      // Take's batch, reused
 	waiting     atomic.Bool   // some outbox has something since the last Take
 	pending     atomic.Int64  // results in the outboxes
+	pendingMax  int64         // results the outboxes hold before a worker waits (see pendingCap)
 	ready       chan struct{} // 1-buffered; closed when the run has ended
 	resultsOnce sync.Once
 	results     chan Result // Results' channel, made by its first call
@@ -180,6 +181,10 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 		reqCtx:  context.WithoutCancel(ctx),
 		streams: map[int]*active{},
 		states:  map[int]*epState{},
+	}
+	r.pendingMax = pendingCap
+	if o.Max {
+		r.pendingMax = pendingCapClosed
 	}
 	r.started = time.Now()
 	r.runCtx, r.stop = context.WithCancel(ctx)

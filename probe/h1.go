@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -31,7 +32,7 @@ import (
 
 // Limits of the client.
 const (
-	h1BufSize          = 16 << 10         // read buffer of a connection (a TLS record holds at most 16 KiB)
+	h1BufSize          = 16 << 10         // read buffer of an exchange (a TLS record holds at most 16 KiB)
 	h1MaxHead          = 1 << 20          // bytes of response heads, 1xx heads and trailers included
 	h1MaxFields        = 1000             // trailer fields (a head is bounded by its bytes only, as in net/http)
 	h1MaxInformational = 8                // 1xx responses skipped before the final one
@@ -150,7 +151,6 @@ func (d *h1Dialer) dialAny(ctx context.Context, deadline time.Time) (*h1Conn, er
 			return c, nil
 		}
 	}
-	c.rbuf = make([]byte, h1BufSize)
 	c.initIdleCheck(raw)
 	return c, nil
 }
@@ -166,7 +166,7 @@ type h1Conn struct {
 	n             int           // requests written
 	closed        bool
 
-	rbuf      []byte // bytes read: rbuf[r:w] are not consumed yet
+	rbuf      []byte // bytes read: rbuf[r:w] are not consumed yet; nil between exchanges (see roundTrip)
 	r, w      int
 	rerr      error     // the read error that ended the connection, returned by every later fill
 	firstByte time.Time // the first byte of the current response
@@ -243,6 +243,10 @@ func (c *h1Conn) roundTrip(t *h1Template, requestID string, last bool, deadline 
 		return fmt.Errorf("request to %s: %w", c.remote, err)
 	}
 	c.wbuf = t.appendHead(c.wbuf[:0], requestID, last)
+	if c.rbuf == nil {
+		c.rbuf = h1ReadBufs.Get().(*[h1BufSize]byte)[:]
+	}
+	defer c.releaseReadBuf()
 	resp.wrote = time.Now()
 
 	var werr, rerr error
@@ -285,6 +289,29 @@ func (c *h1Conn) roundTrip(t *h1Template, requestID string, last bool, deadline 
 		return fmt.Errorf("write request to %s: %w", c.remote, werr)
 	}
 	return fmt.Errorf("read response from %s: %w", c.remote, rerr)
+}
+
+// h1ReadBufs holds the read buffers of the exchanges in flight. A
+// connection holds one only while it carries a request (an idle connection
+// has nothing buffered: it is reused only when its response was read to the
+// end), so the read buffers live are those of the requests in flight, not one
+// per open connection, and a new connection (rotated by --conn-requests, or
+// one per request at a low rate per endpoint) allocates none. A pool of
+// buffers that connections kept while idle only added to theirs.
+var h1ReadBufs = sync.Pool{New: func() any { return new([h1BufSize]byte) }}
+
+// releaseReadBuf gives the connection's read buffer back to h1ReadBufs once
+// nothing in it is still to be read: after its response on a connection
+// kept (reusable checked that nothing unsolicited was buffered) and always
+// on a closed one. A buffer grown for a long head is left to the collector.
+func (c *h1Conn) releaseReadBuf() {
+	if c.rbuf == nil || !c.closed && c.r != c.w {
+		return
+	}
+	if cap(c.rbuf) == h1BufSize {
+		h1ReadBufs.Put((*[h1BufSize]byte)(c.rbuf[:h1BufSize]))
+	}
+	c.rbuf, c.r, c.w = nil, 0, 0
 }
 
 // longAgo is a deadline that has passed.

@@ -266,3 +266,51 @@ func TestOpenModelAllocatesNothingPerRequest(t *testing.T) {
 		t.Errorf("%.3f allocations per request; want none", per)
 	}
 }
+
+// TestClosedModelOutboxesStayBounded: at --rate max a collector that falls
+// behind holds the workers up rather than letting each worker's outbox grow
+// (and keep its capacity for the rest of the run): every outbox holds at most
+// boxCapClosed results and all of them at most pendingCapClosed, and every
+// result still arrives once the collector takes them.
+func TestClosedModelOutboxesStayBounded(t *testing.T) {
+	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
+	u := &url.URL{Scheme: "http", Host: "box.test:" + itoa(int(ap.Port())), Path: "/"}
+	ep := &Endpoint{Target: &Target{URL: u, Method: http.MethodGet}, Addr: ap.Addr()}
+	const n = 5000
+	run, err := Start(t.Context(), []*Endpoint{ep}, Options{Max: true, Concurrency: 4, Requests: n,
+		Client: ClientFast, ConnOptions: ConnOptions{Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The collector sleeps: the workers fill their outboxes and wait.
+	time.Sleep(scaled(300 * time.Millisecond))
+	run.boxMu.Lock()
+	most, room, boxes := 0, 0, len(run.boxes)
+	for _, b := range run.boxes {
+		b.mu.Lock()
+		most, room = max(most, len(b.buf)), max(room, cap(b.buf))
+		b.mu.Unlock()
+	}
+	run.boxMu.Unlock()
+	if pending := run.pending.Load(); pending > pendingCapClosed || pending == 0 {
+		t.Errorf("%d results pending while the collector slept; want 1 to %d", pending, pendingCapClosed)
+	}
+	if most > boxCapClosed || room >= 2*boxCapClosed {
+		t.Errorf("an outbox (of %d) holds %d results, room for %d; want at most %d", boxes, most, room, boxCapClosed)
+	}
+	requests := 0
+	for {
+		_, more := <-run.Ready()
+		for _, r := range run.Take() {
+			if r.Request() {
+				requests++
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	if requests != n {
+		t.Errorf("%d results; want %d", requests, n)
+	}
+}
