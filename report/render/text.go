@@ -220,6 +220,9 @@ func (t *textWriter) header(v *View) {
 		files := make([]string, n)
 		for i, in := range v.Inputs {
 			files[i] = in.File
+			if v.InputVantages && in.Vantage != "-" {
+				files[i] += " from " + in.Vantage
+			}
 		}
 		t.para(ansiBold, "MERGED", fmt.Sprintf("from %d report%s: %s", n, phrase.Plural(n), strings.Join(files, ", ")), 2)
 	}

@@ -28,7 +28,10 @@ type View struct {
 	// Inputs are the reports a merged report was made from, and Notes say
 	// where the merge is less than exact; both empty for a single run.
 	Inputs []InputRow
-	Notes  []string
+	// InputVantages is set when any input names its vantage: the tables
+	// of inputs then show each one's.
+	InputVantages bool
+	Notes         []string
 	// Vantage is where a run was probed from (report.Report.Vantage), or
 	// the one vantage of every run of a merge; "" when none is named.
 	Vantage string
@@ -135,13 +138,17 @@ type SlowRow struct {
 // InputRow is one report a merged report was made from.
 type InputRow struct {
 	File, Version string
-	From, To      string // UTC, to the millisecond
-	Requests      int64
-	Failed        int64
-	Dropped       int64
-	Interrupted   bool
-	Ended         string // "completed" or "interrupted"
-	Command       string // shell-quoted, secrets redacted
+	// Vantage is where the run was probed from (--vantage); "-" when it
+	// named none and another input did, "" when no input named one (see
+	// View.InputVantages).
+	Vantage     string
+	From, To    string // UTC, to the millisecond
+	Requests    int64
+	Failed      int64
+	Dropped     int64
+	Interrupted bool
+	Ended       string // "completed" or "interrupted"
+	Command     string // shell-quoted, secrets redacted
 }
 
 // GroupTable is the groups of one instance header.
@@ -735,9 +742,17 @@ func ended(interrupted bool) string {
 // inputs lists the reports a merged report was made from.
 func (v *View) inputs(r *report.Report) {
 	for _, in := range r.Inputs {
-		v.Inputs = append(v.Inputs, InputRow{File: in.File, Version: in.Version, From: utc(in.StartedAt), To: utc(in.EndedAt),
+		v.Inputs = append(v.Inputs, InputRow{File: in.File, Version: in.Version, Vantage: in.Vantage, From: utc(in.StartedAt), To: utc(in.EndedAt),
 			Requests: in.Requests, Failed: in.Failed, Dropped: in.Dropped, Interrupted: in.Interrupted, Ended: ended(in.Interrupted),
 			Command: shellJoin(in.Command)})
+		v.InputVantages = v.InputVantages || in.Vantage != ""
+	}
+	if v.InputVantages {
+		for i := range v.Inputs {
+			if v.Inputs[i].Vantage == "" {
+				v.Inputs[i].Vantage = "-"
+			}
+		}
 	}
 }
 
