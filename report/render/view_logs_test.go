@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +87,57 @@ func TestSuggestedCommandsAreQuoted(t *testing.T) {
 					t.Errorf("filter %s holds a value that is not an IP address: %q", f.Name, s.Text)
 				}
 			}
+		}
+	}
+}
+
+// TestPortFilterNotes: a query's filter on pinprobe's client ports says it
+// may be deleted behind a NAT, and deleting what it says leaves a query
+// that still parses: after a filter of one line, "delete this line"; before
+// a list of ports over several lines, "delete the next N lines", with
+// exactly N lines of the filter after it. No line of a KQL or SQL query
+// ends in a space.
+func TestPortFilterNotes(t *testing.T) {
+	for _, n := range []int{2, 40} {
+		r := fixture.GoldenReport(t)
+		for i := range r.Fingerprints {
+			r.Fingerprints[i].Producer = "" // every gateway's queries
+		}
+		r.Client.Ports = nil
+		for p := range n {
+			r.Client.Ports = append(r.Client.Ports, 40000+2*p)
+		}
+		r.Client.PortsCount, r.Client.PortMin, r.Client.PortMax = n, 40000, 40000+2*(n-1)
+		noted := 0
+		for _, g := range NewView(r).Logs.Gateways {
+			for _, q := range g.Queries {
+				lines := strings.Split(q.Text, "\n")
+				for i, l := range lines {
+					if q.Lang != "sh" && strings.HasSuffix(l, " ") {
+						t.Errorf("%s %s: line %d ends in a space: %q", g.Name, q.Kind, i+1, l)
+					}
+					switch {
+					case strings.Contains(l, "this line"):
+						noted++
+						if c := strings.TrimSpace(l); strings.HasPrefix(c, "//") || strings.HasPrefix(c, "--") || !strings.Contains(l, "(") || !strings.Contains(l, ")") {
+							t.Errorf("%s %s: %q is not a whole filter on one line", g.Name, q.Kind, l)
+						}
+					case strings.Contains(l, "the next "):
+						noted++
+						var k int
+						if _, err := fmt.Sscanf(l[strings.Index(l, "the next ")+len("the next "):], "%d", &k); err != nil || i+k >= len(lines) {
+							t.Fatalf("%s %s: %q: %v", g.Name, q.Kind, l, err)
+						}
+						filter := lines[i+1 : i+1+k]
+						if !strings.Contains(filter[0], "(") || !strings.HasSuffix(filter[k-1], ")") || strings.Contains(lines[i+1+k], "Port") && !strings.HasPrefix(lines[i+1+k], "| ") {
+							t.Errorf("%s %s: the %d lines after %q are not the whole filter:\n%s", g.Name, q.Kind, k, l, q.Text)
+						}
+					}
+				}
+			}
+		}
+		if noted < 3 {
+			t.Errorf("%d ports: %d port filters with their note; want Azure's and ALB's", n, noted)
 		}
 	}
 }
