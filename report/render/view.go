@@ -422,6 +422,7 @@ func NewView(r *report.Report) *View {
 func (v *View) verdict(r *report.Report) {
 	vd := &r.Verdict
 	v.Verdict = VerdictView{Status: vd.Status, Headline: headlineOf(vd), Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
+	v.Verdict.Notes = newNotes(&v.Verdict)
 	switch vd.Status {
 	case "":
 		v.Verdict.Status = "none"
@@ -1135,4 +1136,29 @@ func (v *View) tests(r *report.Report) {
 			Significant: t.Significant,
 		})
 	}
+}
+
+// newNotes is the verdict's notes as every format lists them: each once,
+// and none that only repeats, sentence for sentence, what the summary
+// above it says of the suspects.
+func newNotes(vd *VerdictView) []string {
+	summary := strings.Join(strings.Fields(vd.Summary), " ")
+	var out []string
+	for _, n := range vd.Notes {
+		n = strings.Join(strings.Fields(n), " ")
+		if n == "" || slices.Contains(out, n) {
+			continue
+		}
+		repeated := summary != ""
+		for _, sentence := range strings.Split(n, ". ") {
+			if sentence = strings.TrimSuffix(sentence, "."); !strings.Contains(summary, sentence) {
+				repeated = false
+				break
+			}
+		}
+		if !repeated {
+			out = append(out, n)
+		}
+	}
+	return out
 }
