@@ -285,14 +285,15 @@ const portNote = "// the client ports pinprobe used: delete this line if a NAT o
 
 // withNote is a filter line of a query and the comment that says when
 // to delete it: after the line, or, for a filter of several lines, on a
-// line of its own before them ("delete this line" would break the query).
+// line of its own before them, naming the filter by where it ends ("delete
+// this line" would break the query, and a count of lines would be wrong
+// once a terminal wraps them).
 func withNote(line, note string) string {
-	n := strings.Count(line, "\n") + 1
-	if n == 1 {
+	if !strings.Contains(line, "\n") {
 		return line + "  " + note + "\n"
 	}
-	note = strings.Replace(note, "delete this line", fmt.Sprintf("delete the next %d lines", n), 1)
-	note = strings.Replace(note, "drop this line", fmt.Sprintf("drop the next %d lines", n), 1)
+	note = strings.Replace(note, "delete this line", "delete the filter below, to its closing parenthesis,", 1)
+	note = strings.Replace(note, "drop this line", "drop the filter below, to its closing parenthesis,", 1)
 	return note + "\n" + line + "\n"
 }
 

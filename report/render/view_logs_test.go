@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,8 +93,8 @@ func TestSuggestedCommandsAreQuoted(t *testing.T) {
 // TestPortFilterNotes: a query's filter on pinprobe's client ports says it
 // may be deleted behind a NAT, and deleting what it says leaves a query
 // that still parses: after a filter of one line, "delete this line"; before
-// a list of ports over several lines, "delete the next N lines", with
-// exactly N lines of the filter after it. No line of a KQL or SQL query
+// a list of ports over several lines, "delete the filter below, to its
+// closing parenthesis", and the filter ends there. No line of a KQL or SQL query
 // ends in a space.
 func TestPortFilterNotes(t *testing.T) {
 	for _, n := range []int{2, 40} {
@@ -122,15 +121,15 @@ func TestPortFilterNotes(t *testing.T) {
 						if c := strings.TrimSpace(l); strings.HasPrefix(c, "//") || strings.HasPrefix(c, "--") || !strings.Contains(l, "(") || !strings.Contains(l, ")") {
 							t.Errorf("%s %s: %q is not a whole filter on one line", g.Name, q.Kind, l)
 						}
-					case strings.Contains(l, "the next "):
+					case strings.Contains(l, "the filter below, to its closing parenthesis"):
 						noted++
-						var k int
-						if _, err := fmt.Sscanf(l[strings.Index(l, "the next ")+len("the next "):], "%d", &k); err != nil || i+k >= len(lines) {
-							t.Fatalf("%s %s: %q: %v", g.Name, q.Kind, l, err)
+						end := i + 1
+						for end < len(lines) && !strings.HasSuffix(lines[end], ")") {
+							end++
 						}
-						filter := lines[i+1 : i+1+k]
-						if !strings.Contains(filter[0], "(") || !strings.HasSuffix(filter[k-1], ")") || strings.Contains(lines[i+1+k], "Port") && !strings.HasPrefix(lines[i+1+k], "| ") {
-							t.Errorf("%s %s: the %d lines after %q are not the whole filter:\n%s", g.Name, q.Kind, k, l, q.Text)
+						if i+1 >= len(lines) || !strings.Contains(lines[i+1], "(") || end == len(lines) || end == i+1 ||
+							end+1 < len(lines) && !strings.HasPrefix(lines[end+1], "| ") && !strings.HasPrefix(lines[end+1], "  AND") && !strings.HasPrefix(lines[end+1], "ORDER") && !strings.HasPrefix(lines[end+1], "GROUP") {
+							t.Errorf("%s %s: the filter after %q is not the lines up to its closing parenthesis:\n%s", g.Name, q.Kind, l, q.Text)
 						}
 					}
 				}
