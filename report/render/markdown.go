@@ -228,6 +228,9 @@ func portWords(c report.Client) string {
 	if c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount {
 		return fmt.Sprintf("%s (%d port%s)", joinInts(c.Ports, ", "), c.PortsCount, phrase.Plural(c.PortsCount))
 	}
+	if len(c.Ports) == c.PortsCount {
+		return fmt.Sprintf("%d ports from %d to %d (the JSON report lists each)", c.PortsCount, c.PortMin, c.PortMax)
+	}
 	return fmt.Sprintf("%d ports from %d to %d (the JSON report lists the lowest %d)", c.PortsCount, c.PortMin, c.PortMax, len(c.Ports))
 }
 

@@ -512,15 +512,17 @@ func levelWords(l report.Level) string {
 	if l.Alpha <= 0 {
 		return ""
 	}
-	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d findings the verdict could make (Bonferroni)",
-		phrase.AlphaValue(l.Each), phrase.AlphaValue(l.Alpha), l.Tests)
+	alpha := phrase.AlphaValue(l.Alpha)
 	if l.Looks > 1 {
+		// The looks' share comes before the split, which it precedes.
 		looks := fmt.Sprintf("0.001 spent over up to %d looks of --until-verdict", l.Looks)
 		if l.Last {
 			looks = fmt.Sprintf("half of 0.001, the other half spent over up to %d looks of --until-verdict", l.Looks)
 		}
-		w += " (" + looks + ")"
+		alpha += " (" + looks + ")"
 	}
+	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d findings the verdict could make (Bonferroni)",
+		phrase.AlphaValue(l.Each), alpha, l.Tests)
 	return w
 }
 
