@@ -97,8 +97,11 @@ func writeCompareBriefText(w io.Writer, c *compare.Comparison, o Options) error 
 	t.para(code, strings.ToUpper(c.Status), c.Conclusion, 2)
 	t.para("", "before", runWords(&c.Before), 7)
 	t.para("", "after ", runWords(&c.After), 7)
+	// On a narrow screen the failure rates in percent go before the
+	// latencies: the counts stay, and a scope that got slower keeps its
+	// figures.
 	cols := []textCol{{}, {head: "FAMILY"},
-		{head: "BEFORE", right: true}, {head: "", right: true}, {head: "AFTER", right: true}, {head: "", right: true},
+		{head: "BEFORE", right: true}, {head: "", right: true, prio: 4}, {head: "AFTER", right: true}, {head: "", right: true, prio: 5},
 		{head: "CHANGE"}, {head: "P", right: true}, {head: "P50", prio: 6}, {head: "P99", prio: 7}}
 	cells := func(r *cmpRow) []string {
 		return []string{markOf(r.worse), r.label, r.before, r.beforeRate, r.after, r.afterRate, r.change, r.p, r.p50, r.p99}
@@ -147,8 +150,7 @@ func writeCompareBriefText(w io.Writer, c *compare.Comparison, o Options) error 
 		}
 	}
 	t.printf("\n")
-	t.para("", "", fmt.Sprintf("Brief: every status that changed, the latency with its intervals, and how this was decided (α = %s over %d comparison%s) are in the full comparison, without --brief.",
-		phrase.Num(c.Alpha), c.Comparisons, phrase.Plural(c.Comparisons)), 0)
+	t.para("", "", briefFooter(c, "--brief"), 0)
 	return t.err
 }
 
@@ -216,7 +218,16 @@ func CompareBriefMarkdown(w io.Writer, c *compare.Comparison) error {
 			m.printf("- … %d more in the full comparison\n", b.moreNotes)
 		}
 	}
-	m.printf("\nBrief: every status that changed, the latency with its intervals, and how this was decided (α = %s over %d comparison%s) are in the full comparison, without `--brief`.\n",
-		phrase.Num(c.Alpha), c.Comparisons, phrase.Plural(c.Comparisons))
+	m.printf("\n%s\n", mdText(briefFooter(c, "--brief")))
 	return m.err
+}
+
+// briefFooter says what the full comparison adds, and at what level the
+// brief one's changes were found (when anything was compared).
+func briefFooter(c *compare.Comparison, flag string) string {
+	how := "how this was decided"
+	if c.Comparisons > 0 {
+		how += fmt.Sprintf(" (α = %s over %d comparison%s)", phrase.Num(c.Alpha), c.Comparisons, phrase.Plural(c.Comparisons))
+	}
+	return "Brief: every status that changed, the latency with its intervals, and " + how + " are in the full comparison, without " + flag + "."
 }
