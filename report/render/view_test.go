@@ -303,3 +303,30 @@ func TestLevelAndPortWords(t *testing.T) {
 		t.Errorf("portWords of 900 ports, 756 kept: %q", got)
 	}
 }
+
+// TestBriefLogsFewPorts: a brief report shows the query over the failing
+// connections while their ports fit in a few lines (briefPorts), and the
+// gateway's first query (requests by backend and instance) when there are
+// more: 63 ports took 26 of the brief's lines at 80 columns.
+func TestBriefLogsFewPorts(t *testing.T) {
+	for _, n := range []int{briefPorts, briefPorts + 1} {
+		v := NewView(fixture.GoldenReport(t))
+		if !v.Logs.Known || len(v.Logs.Gateways) == 0 || v.Run.Failed == 0 {
+			t.Fatalf("the golden report has no gateway's queries")
+		}
+		g := &v.Logs.Gateways[0]
+		g.Queries = append(g.Queries, LogQuery{Kind: "failing", Failing: true, Text: "the failing connections"})
+		v.Logs.FailingPorts = nil
+		for p := range n {
+			v.Logs.FailingPorts = append(v.Logs.FailingPorts, 40000+p)
+		}
+		got := v.briefLogs().Query
+		want := &g.Queries[len(g.Queries)-1]
+		if n > briefPorts {
+			want = &g.Queries[0]
+		}
+		if got == nil || got.Text != want.Text {
+			t.Errorf("%d failing ports: the brief shows %+v; want %q", n, got, want.Kind)
+		}
+	}
+}
