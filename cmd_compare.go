@@ -32,7 +32,9 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 	}
 	cmp := compare.CompareWith(reps[0], reps[1], compare.Options{Match: c.match.value, MaxLatencyIncrease: c.maxIncrease.tol})
 	cmp.Before.File, cmp.After.File = c.files[0], c.files[1]
-	renderer, err := render.CompareForFormat(c.format.value, renderOptions(stdout))
+	ro := renderOptions(stdout)
+	ro.Brief = c.brief
+	renderer, err := render.CompareForFormat(c.format.value, ro)
 	if err != nil {
 		return usagef("%s", err)
 	}
@@ -53,6 +55,7 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 // compare [flags] BEFORE AFTER` says.
 type compareConfig struct {
 	format           choiceValue
+	brief            bool
 	output           string
 	match            choiceValue
 	maxIncrease      toleranceValue
@@ -67,6 +70,7 @@ func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 	fs := newCommandFlagSet("pinprobe compare")
 	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown"}}
 	fs.Var(&c.format, "format", "comparison `FORMAT` on stdout: text, json (pinprobe.compare/v1) or markdown")
+	fs.BoolVar(&c.brief, "brief", false, "a comparison of one screen, in text or Markdown (JSON stays whole): the conclusion, the runs, the families, the endpoints and instances that changed, the failures that appeared or grew")
 	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON comparison to `FILE`")
 	c.match = choiceValue{value: compare.MatchEndpoint, choices: []string{compare.MatchEndpoint, compare.MatchHost}}
 	fs.Var(&c.match, "match", "how endpoints are matched, by `MODE`: endpoint (the same URL and address) or host (URLs that differ only in their port are one URL, and reports that probed a URL in common are compared even on other addresses)")
@@ -79,7 +83,7 @@ func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 
 // compareHelp orders the compare command's flags.
 var compareHelp = []flagGroup{
-	{"Output", []string{"format", "output"}},
+	{"Output", []string{"format", "brief", "output"}},
 	{"Matching and latency", []string{"match", "max-latency-increase"}},
 	{"Gate", []string{"fail-on-regression"}},
 	{"Other", []string{"help"}},

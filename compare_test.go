@@ -357,3 +357,27 @@ func TestDemoSaysItsPort(t *testing.T) {
 		t.Errorf("demo with port %d free: exit %d, stderr:\n%s\nwant it on that port, nothing said of it", port, code, stderr)
 	}
 }
+
+// TestCompareBriefFlag: compare --brief gives the one-screen comparison in
+// text and Markdown (shorter than the full one, 40 lines at most, the
+// conclusion first) and leaves JSON whole.
+func TestCompareBriefFlag(t *testing.T) {
+	saved := writeSaved(t, t.TempDir(), "run.json", goldenSaved(t))
+	for _, format := range []string{"text", "markdown", "json"} {
+		_, full, _ := pinprobe(t, "compare", "--format", format, saved, saved)
+		code, brief, stderr := pinprobe(t, "compare", "--brief", "--format", format, saved, saved)
+		if code != exitOK {
+			t.Fatalf("compare --brief --format %s: exit %d\n%s", format, code, stderr)
+		}
+		lines, fullLines := strings.Count(brief, "\n"), strings.Count(full, "\n")
+		switch {
+		case format == "json" && brief != full:
+			t.Errorf("compare --brief --format json differs from the whole JSON")
+		case format == "json":
+		case lines > 40 || lines >= fullLines:
+			t.Errorf("compare --brief --format %s: %d lines (the full one %d); want at most 40 and fewer:\n%s", format, lines, fullLines, brief)
+		case !strings.Contains(brief, "none of ") || !strings.Contains(brief, "changed"):
+			t.Errorf("compare --brief --format %s does not say that nothing changed:\n%s", format, brief)
+		}
+	}
+}

@@ -252,7 +252,7 @@ func TestSIGINTSubprocess(t *testing.T) {
 				t.Errorf("stdout has no %q:\n%s", w, out)
 			}
 		}
-		m := regexp.MustCompile(`· (\d+) requests ·`).FindStringSubmatch(out)
+		m := regexp.MustCompile(`· (\d+) requests, \d+ dropped`).FindStringSubmatch(out)
 		if m == nil {
 			t.Fatalf("no request count in the report header:\n%s", out)
 		}

@@ -218,7 +218,7 @@ func TestOutputFile(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
-	if !strings.HasPrefix(stdout, "VERDICT OK 0 of 20 requests failed\npinprobe "+version) || !strings.Contains(stdout, "BY ENDPOINT") || !strings.Contains(stdout, "· 20 requests ·") {
+	if !strings.HasPrefix(stdout, "VERDICT OK 0 of 20 requests failed\npinprobe "+version) || !strings.Contains(stdout, "BY ENDPOINT") || !strings.Contains(stdout, "· 20 requests, 0 dropped") {
 		t.Errorf("stdout is not the text report of 20 requests:\n%s", stdout)
 	}
 	if strings.Contains(stdout, `"schema"`) {

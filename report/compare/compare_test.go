@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -308,6 +309,9 @@ func TestCompareGolden(t *testing.T) {
 		{"compare-latency-markdown.golden", latency, render.CompareMarkdown, 0},
 		{"compare-port-moved-text-80.golden", portMoved, render.CompareText(render.Options{Width: 80}), 80},
 		{"compare-other-host-text-120.golden", otherHost, render.CompareText(render.Options{Width: 120}), 120},
+		{"compare-brief-text-80.golden", gateway, render.CompareBriefText(render.Options{Width: 80}), 80},
+		{"compare-brief-latency-text-80.golden", latency, render.CompareBriefText(render.Options{Width: 80}), 80},
+		{"compare-brief-latency-markdown.golden", latency, render.CompareBriefMarkdown, 0},
 	} {
 		t.Run(f.file, func(t *testing.T) {
 			c := f.c
@@ -334,6 +338,84 @@ func TestCompareGolden(t *testing.T) {
 				t.Errorf("output differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)
 			}
 		})
+	}
+}
+
+// TestCompareBrief: compare --brief fits one screen (40 lines) in text at
+// 80 and 120 columns and in Markdown, even when 30 endpoints got worse; it
+// starts with the conclusion, keeps the families and the scopes that
+// changed (the worse first), counts the ones it leaves out, and drops what
+// only the full comparison shows (the latency intervals, the method). The
+// full comparison of the same runs is longer than one screen.
+func TestCompareBrief(t *testing.T) {
+	var before, after []fixture.CmpEndpoint
+	for i := range 30 {
+		addr := fmt.Sprintf("127.0.0.%d", i+1)
+		before = append(before, fixture.CmpEndpoint{Address: addr, N: 300, FailStatus: 502, Latency: time.Millisecond})
+		after = append(after, fixture.CmpEndpoint{Address: addr, N: 300, Failed: 60, FailStatus: 502, Latency: time.Millisecond})
+	}
+	after = append(after, fixture.CmpEndpoint{Address: "::1", N: 300, Failed: 300, FailStatus: 503, Latency: time.Millisecond})
+	many := compare.Compare(fixture.CmpRun(t, fixture.CmpStart, before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), after...))
+	many.Before.File, many.After.File = "before.json", "after.json"
+	for name, c := range map[string]*compare.Comparison{"gateway": fixture.GoldenComparison(t), "latency": fixture.LatencyComparison(t), "many": many} {
+		for _, f := range []struct {
+			format string
+			width  int
+		}{{"text", 80}, {"text", 120}, {"markdown", 0}} {
+			brief, err := render.CompareForFormat(f.format, render.Options{Width: f.width, Brief: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, _ := render.CompareForFormat(f.format, render.Options{Width: f.width})
+			var b, w bytes.Buffer
+			if err := brief(&b, c); err != nil {
+				t.Fatal(err)
+			}
+			if err := full(&w, c); err != nil {
+				t.Fatal(err)
+			}
+			out, where := b.String(), fmt.Sprintf("%s %s %d", name, f.format, f.width)
+			lines := strings.Count(out, "\n")
+			if lines > 40 {
+				t.Errorf("%s: the brief comparison has %d lines; want at most 40:\n%s", where, lines, out)
+			}
+			if full := strings.Count(w.String(), "\n"); lines >= full {
+				t.Errorf("%s: the brief comparison has %d lines, the full one %d", where, lines, full)
+			}
+			first := strings.ToUpper(c.Status)
+			if f.format == "markdown" {
+				first = "# pinprobe compare: " + c.Status
+			}
+			if !strings.HasPrefix(out, first) || !strings.Contains(out, strings.Fields(c.Conclusion)[0]) {
+				t.Errorf("%s: the brief comparison does not start with the conclusion:\n%.300s", where, out)
+			}
+			for _, not := range []string{"METHOD", "How this was decided", "95% CI"} {
+				if strings.Contains(out, not) {
+					t.Errorf("%s: the brief comparison has %q", where, not)
+				}
+			}
+			// A scope that got slower keeps its figures, even at 80
+			// columns (the rates in percent go first).
+			if name == "latency" && !strings.Contains(out, "2.45→42.4ms") {
+				t.Errorf("%s: the brief comparison lost the p99 of the scopes that got slower:\n%s", where, out)
+			}
+			if !strings.Contains(out, "IPv4") && !strings.Contains(out, "ipv4") {
+				t.Errorf("%s: the brief comparison has no family row:\n%s", where, out)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := render.CompareBriefText(render.Options{Width: 80})(&b, many); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	// the 30 worse endpoints and ::1 (added, all failed): 8 shown, the
+	// rest counted.
+	if !strings.Contains(out, "31 of 31 endpoints and instances changed") || !strings.Contains(out, "… 23 more in the full comparison") {
+		t.Errorf("the brief comparison of 31 changed endpoints does not count them:\n%s", out)
+	}
+	if !strings.Contains(out, "127.0.0.1: 502 appeared") {
+		t.Errorf("the brief comparison does not show the 502s that appeared on 127.0.0.1:\n%s", out)
 	}
 }
 

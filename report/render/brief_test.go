@@ -182,7 +182,8 @@ func TestBriefGolden(t *testing.T) {
 }
 
 // TestCodeLines: a query's long lines are broken at spaces outside
-// quotes, a comment keeps its mark on every line, a shell line goes on
+// quotes, a comment keeps its mark on every line (and, moved above its
+// code, says "the line below", not "this line"), a shell line goes on
 // after a backslash, and nothing is lost.
 func TestCodeLines(t *testing.T) {
 	for _, tt := range []struct {
@@ -190,9 +191,9 @@ func TestCodeLines(t *testing.T) {
 		want       []string
 	}{
 		{"kusto", `| where Host in~ ("a b c d", "e") or Port in (1, 2, 3)  // the ports: delete this line behind a NAT`,
-			[]string{"// the ports: delete this line", "// behind a NAT", `| where Host in~ ("a b c d",`, `    "e") or Port in (1, 2, 3)`}},
+			[]string{"// the ports: delete the line", "// below behind a NAT", `| where Host in~ ("a b c d",`, `    "e") or Port in (1, 2, 3)`}},
 		{"sql", "  AND client_port IN (1, 2)  -- pinprobe's client ports; drop this line behind a NAT",
-			[]string{"  -- pinprobe's client ports;", "  -- drop this line behind a NAT", "  AND client_port IN (1, 2)"}},
+			[]string{"  -- pinprobe's client ports;", "  -- drop the line below behind", "  -- a NAT", "  AND client_port IN (1, 2)"}},
 		{"sh", "grep -E ':(40103|40107) \\[' /var/log/haproxy.log | grep something",
 			[]string{`grep -E ':(40103|40107) \[' \`, "    /var/log/haproxy.log | \\", "    grep something"}},
 	} {

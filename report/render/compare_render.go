@@ -22,14 +22,21 @@ func CompareText(o Options) CompareRenderer {
 }
 
 // CompareForFormat returns the comparison renderer of a --format value
-// (text, json or markdown).
+// (text, json or markdown); o.Brief makes the text and Markdown ones one
+// screen long (JSON stays whole).
 func CompareForFormat(name string, o Options) (CompareRenderer, error) {
 	switch name {
 	case "text":
+		if o.Brief {
+			return CompareBriefText(o), nil
+		}
 		return CompareText(o), nil
 	case "json":
 		return compare.CompareJSON, nil
 	case "markdown":
+		if o.Brief {
+			return CompareBriefMarkdown, nil
+		}
 		return CompareMarkdown, nil
 	}
 	return nil, fmt.Errorf("unknown format %q (want text, json, markdown)", name)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -103,7 +102,7 @@ type htmlPage struct {
 	Mix       *mixChart
 	Latency   *latencyChart
 	OverTime  *overTimeCharts
-	Notes     []string    // the verdict's notes that say more than its summary (newNotes)
+	Notes     []string    // the verdict's notes (they say more than its summary: newNotes)
 	FailingQs []htmlQuery // the queries over the failing connections' ports
 }
 
@@ -161,7 +160,7 @@ func newHTMLPage(v *View) *htmlPage {
 			}
 		}
 	}
-	p.Notes = newNotes(&v.Verdict)
+	p.Notes = v.Verdict.Notes
 	p.Timeline = newTimelineChart(v)
 	p.Mix = newMixChart(v)
 	p.Latency = newLatencyChart(v)
@@ -200,29 +199,4 @@ func newCIBar(s *report.Stats, failing bool) ciBar {
 		Lo: f(lo * 100), Width: f(max((hi-lo)*100, 1)), At: f(rate * 100),
 		Title: fmt.Sprintf("failure rate %s, 95%% interval %s", phrase.PctRate(rate), phrase.CIRange(lo, hi)),
 	}
-}
-
-// newNotes is the verdict's notes for "Also found": each once, and none
-// that only repeats, sentence for sentence, what the summary above it
-// says of the suspects.
-func newNotes(vd *VerdictView) []string {
-	summary := strings.Join(strings.Fields(vd.Summary), " ")
-	var out []string
-	for _, n := range vd.Notes {
-		n = strings.Join(strings.Fields(n), " ")
-		if n == "" || slices.Contains(out, n) {
-			continue
-		}
-		repeated := summary != ""
-		for _, sentence := range strings.Split(n, ". ") {
-			if sentence = strings.TrimSuffix(sentence, "."); !strings.Contains(summary, sentence) {
-				repeated = false
-				break
-			}
-		}
-		if !repeated {
-			out = append(out, n)
-		}
-	}
-	return out
 }

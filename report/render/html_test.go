@@ -673,3 +673,28 @@ func TestHTMLNotesSayMore(t *testing.T) {
 		t.Errorf("Also found lists %q; want only %q, once", notes, fresh)
 	}
 }
+
+// TestNotesSayMoreEveryFormat: the text and Markdown reports, like the
+// HTML one, list each of the verdict's notes once and none that repeats
+// word for word what the summary says: the summary's first sentence is
+// written once (in the detailed verdict), the fresh note once.
+func TestNotesSayMoreEveryFormat(t *testing.T) {
+	r := fixture.GoldenReport(t)
+	first := strings.TrimSpace(strings.SplitAfter(r.Verdict.Summary, ". ")[0])
+	fresh := "198.51.100.20 was slow to connect between 20:43:02 and 20:43:04 UTC."
+	r.Verdict.Notes = []string{r.Verdict.Summary, first, fresh, fresh}
+	for name, write := range map[string]Renderer{"text": Text(Options{Width: 400}), "markdown": Markdown} {
+		var b bytes.Buffer
+		if err := write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		// Words, not line breaks or Markdown's escapes, are compared.
+		out := strings.Join(strings.Fields(strings.ReplaceAll(b.String(), `\`, "")), " ")
+		if n := strings.Count(out, fresh); n != 1 {
+			t.Errorf("%s: the fresh note is written %d times; want once", name, n)
+		}
+		if n := strings.Count(out, strings.TrimSuffix(first, ".")); n != 1 {
+			t.Errorf("%s: the summary's first sentence is written %d times; want once (the notes repeat it):\n%s", name, n, b.String())
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // pageMeasure is what the test's script measures of a page at one width.
@@ -21,7 +22,7 @@ type pageMeasure struct {
 	Scrolling   []string `json:"scrolling"`  // tables (but the samples) that scroll inside their box
 	Small       []string `json:"small"`      // chart text drawn under 10 px
 	Clipped     []string `json:"clipped"`    // chart text cut by its chart's edge
-	Broken      []string `json:"broken"`     // names that must not break, broken over lines
+	Broken      []string `json:"broken"`     // names and request IDs that must not break, broken over lines
 	KeptHeader  bool     `json:"keptHeader"` // the heading's X-Served-By is one of them
 	Charts      []struct {
 		ID                   string
@@ -44,7 +45,7 @@ const measureScript = `(() => {
     const r = t.getBoundingClientRect(), box = t.ownerSVGElement.getBoundingClientRect();
     if (r.right > box.right + 0.5 || r.left < box.left - 0.5) out.clipped.push(t.textContent);
   }
-  for (const s of document.querySelectorAll('.nw')) {
+  for (const s of document.querySelectorAll('.nw, table.samples code:not(li code)')) {
     if (s.getClientRects().length > 1) out.broken.push(s.textContent);
     if (s.closest('h1') && s.textContent.startsWith('X-Served-By')) out.keptHeader = true;
   }
@@ -60,8 +61,8 @@ const measureScript = `(() => {
   return out;
 })()`
 
-// TestHTMLWidths loads the over-time, golden, hostile and inside pages in
-// Chromium at 800, 1280 and 1920 px and checks each at each width: nothing logged
+// TestHTMLWidths loads the over-time, golden, hostile and inside pages,
+// and the brief pages of the last three, in Chromium at 800, 1280 and 1920 px and checks each at each width: nothing logged
 // to the console, no horizontal overflow of the page, no table of counts
 // scrolling inside its box (the p99 column cut off), no chart text under
 // 10 px, no name broken at its hyphens, and every chart over time drawn:
@@ -80,6 +81,10 @@ func TestHTMLWidths(t *testing.T) {
 		{"golden", writePage(t, fixture.GoldenReport(t)), len(NewView(fixture.GoldenReport(t)).OverTime.Scopes)},
 		{"hostile", writePage(t, fixture.HostileReport(t)), len(NewView(fixture.HostileReport(t)).OverTime.Scopes)},
 		{"inside", writePage(t, insideReport(t)), len(NewView(insideReport(t)).OverTime.Scopes)},
+		// The brief pages (--brief) draw no chart.
+		{"golden-brief", writeBriefPage(t, fixture.GoldenReport(t)), 0},
+		{"hostile-brief", writeBriefPage(t, fixture.HostileReport(t)), 0},
+		{"inside-brief", writeBriefPage(t, insideReport(t)), 0},
 	}
 	for _, p := range pages {
 		for i, width := range []int{800, 1280, 1920} {
@@ -157,4 +162,19 @@ func TestHTMLWidths(t *testing.T) {
 			})
 		}
 	}
+}
+
+// writeBriefPage writes the brief HTML page (--brief) of r to a temp file
+// and returns its path.
+func writeBriefPage(t *testing.T, r *report.Report) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := HTMLBrief(&buf, r); err != nil {
+		t.Fatalf("HTMLBrief: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "brief.html")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

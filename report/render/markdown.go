@@ -154,11 +154,19 @@ func (m *mdWriter) inputs(v *View) {
 	if len(v.Inputs) > 0 {
 		m.printf("\nMerged from %d report%s:\n\n", len(v.Inputs), phrase.Plural(len(v.Inputs)))
 		var rows [][]string
-		for _, in := range v.Inputs {
-			rows = append(rows, []string{mdText(in.File), in.From, in.To, strconv.FormatInt(in.Requests, 10),
-				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), in.Ended})
+		head, align := []string{"Report", "From (UTC)", "To (UTC)", "Requests", "Failed", "Dropped", "Run"}, "lllrrrl"
+		if v.InputVantages {
+			head, align = slices.Insert(head, 1, "Vantage"), "llllrrrl"
 		}
-		m.table([]string{"Report", "From (UTC)", "To (UTC)", "Requests", "Failed", "Dropped", "Run"}, "lllrrrl", rows)
+		for _, in := range v.Inputs {
+			row := []string{mdText(in.File), in.From, in.To, strconv.FormatInt(in.Requests, 10),
+				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), in.Ended}
+			if v.InputVantages {
+				row = slices.Insert(row, 1, mdText(in.Vantage))
+			}
+			rows = append(rows, row)
+		}
+		m.table(head, align, rows)
 	}
 	if len(v.Notes) > 0 {
 		m.printf("\n")
@@ -219,6 +227,9 @@ func portWords(c report.Client) string {
 	}
 	if c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount {
 		return fmt.Sprintf("%s (%d port%s)", joinInts(c.Ports, ", "), c.PortsCount, phrase.Plural(c.PortsCount))
+	}
+	if len(c.Ports) == c.PortsCount {
+		return fmt.Sprintf("%d ports from %d to %d (the JSON report lists each)", c.PortsCount, c.PortMin, c.PortMax)
 	}
 	return fmt.Sprintf("%d ports from %d to %d (the JSON report lists the lowest %d)", c.PortsCount, c.PortMin, c.PortMax, len(c.Ports))
 }

@@ -187,8 +187,8 @@ func (t *textWriter) header(v *View) {
 		t.style(ansiBold, "pinprobe") + " " + run.Version,
 		run.Started + " – " + run.Ended2 + " UTC (" + run.Took + ")",
 		run.Planned + ", " + strings.TrimSuffix(run.Achieved, " req/s") + " achieved",
-		fmt.Sprintf("%d requests", run.Requests),
-		fmt.Sprintf("%d dropped", run.Dropped),
+		// One part, so that a line never begins with "0 dropped".
+		fmt.Sprintf("%d requests, %d dropped", run.Requests, run.Dropped),
 	}
 	if v.Vantage != "" {
 		parts = append(parts, "from "+v.Vantage)
@@ -220,6 +220,9 @@ func (t *textWriter) header(v *View) {
 		files := make([]string, n)
 		for i, in := range v.Inputs {
 			files[i] = in.File
+			if v.InputVantages && in.Vantage != "-" {
+				files[i] += " from " + in.Vantage
+			}
 		}
 		t.para(ansiBold, "MERGED", fmt.Sprintf("from %d report%s: %s", n, phrase.Plural(n), strings.Join(files, ", ")), 2)
 	}

@@ -128,8 +128,8 @@ func (t *textWriter) briefLogs(b *BriefView) {
 // codeLines breaks each line of a query longer than width at a space
 // outside quotes: a KQL or SQL line goes on indented, a shell line after
 // a backslash. A trailing comment ("// …" in KQL, "-- …" in SQL) moves
-// to lines of its own above its code, each with the comment's mark, as
-// does a shell comment ("# …"). A line that cannot be broken stays whole.
+// to lines of its own above its code, each with the comment's mark (its
+// "this line" becoming "the line below"), as does a shell comment ("# …"). A line that cannot be broken stays whole.
 func codeLines(text, lang string, width int) []string {
 	mark := map[string]string{"kusto": "//", "sql": "--", "sh": "#"}[lang]
 	var out []string
@@ -149,7 +149,8 @@ func codeLines(text, lang string, width int) []string {
 			continue
 		}
 		if i := strings.Index(line, "  "+mark+" "); mark != "" && lang != "sh" && i > 0 && !inQuotes(line[:i]) {
-			comment(indent, line[i+2:])
+			// Above its code, "this line" would be the comment's own.
+			comment(indent, strings.Replace(line[i+2:], "this line", "the line below", 1))
 			line = strings.TrimRight(line[:i], " ")
 		}
 		cont := indent + "    "

@@ -22,14 +22,18 @@ func TestVantageBreakdown(t *testing.T) {
 	}{
 		{"text", func(b *bytes.Buffer) error { return render.Text(render.Options{})(b, m) }, []string{
 			"BY VANTAGE", "eu-west", "us-east",
+			// The inputs, each with its vantage.
+			"MERGED from 3 reports: eu-west.json from eu-west,", "us-east.json:us-east-2.json from us-east",
 			"✗ eu-west 1 all 400 60 15.0%", "✗ 2001:db8::10 ipv6 200 60 30.0%", "us-east 2 all 800 0 0.0%",
 			"Only the runs from eu-west see 2001:db8::10 fail"}},
 		{"markdown", func(b *bytes.Buffer) error { return render.Markdown(b, m) }, []string{
 			"## By vantage point", "| ✗ | **eu-west** | 1 | all | | 400 | 60 | 15.0% |",
+			"| Report | Vantage | From (UTC) |", "| eu-west.json | eu-west | 2026-06-16T20:43:00.000Z |", "| us-east.json:us-east-2.json | us-east |",
 			"| ✗ | | | **2001:db8::10** | IPv6 | 200 | 60 | 30.0% |", "| | us-east | 2 | all | | 800 | 0 | 0.0% |",
 			"Only the runs from eu-west see 2001:db8::10 fail"}},
 		{"html", func(b *bytes.Buffer) error { return render.HTML(b, m) }, []string{
-			`<h3 id="vantages">By vantage point</h3>`, `<td class="name">eu-west</td><td class="num">1</td><td>all</td><td class="muted">IPv4 0 of 200, IPv6 60 of 200 (30.0%)</td>`,
+			`<h3 id="vantages">By vantage point</h3>`,
+			`<th>Report</th><th>Vantage</th><th>From (UTC)</th>`, `<td class="url">eu-west.json</td><td><span class="nw">eu-west</span></td>`, `<td class="name">eu-west</td><td class="num">1</td><td>all</td><td class="muted">IPv4 0 of 200, IPv6 60 of 200 (30.0%)</td>`,
 			`<td class="addr name">2001:db8::10</td><td>IPv6</td><td class="num">200</td><td class="num">60</td><td class="num">30.0%</td>`,
 			// A hyphenated name is kept whole on its line (html16's "words").
 			`Only the runs from <span class="nw">eu-west</span> see 2001:db8::10 fail`}},

@@ -28,7 +28,10 @@ type View struct {
 	// Inputs are the reports a merged report was made from, and Notes say
 	// where the merge is less than exact; both empty for a single run.
 	Inputs []InputRow
-	Notes  []string
+	// InputVantages is set when any input names its vantage: the tables
+	// of inputs then show each one's.
+	InputVantages bool
+	Notes         []string
 	// Vantage is where a run was probed from (report.Report.Vantage), or
 	// the one vantage of every run of a merge; "" when none is named.
 	Vantage string
@@ -135,13 +138,17 @@ type SlowRow struct {
 // InputRow is one report a merged report was made from.
 type InputRow struct {
 	File, Version string
-	From, To      string // UTC, to the millisecond
-	Requests      int64
-	Failed        int64
-	Dropped       int64
-	Interrupted   bool
-	Ended         string // "completed" or "interrupted"
-	Command       string // shell-quoted, secrets redacted
+	// Vantage is where the run was probed from (--vantage); "-" when it
+	// named none and another input did, "" when no input named one (see
+	// View.InputVantages).
+	Vantage     string
+	From, To    string // UTC, to the millisecond
+	Requests    int64
+	Failed      int64
+	Dropped     int64
+	Interrupted bool
+	Ended       string // "completed" or "interrupted"
+	Command     string // shell-quoted, secrets redacted
 }
 
 // GroupTable is the groups of one instance header.
@@ -415,6 +422,7 @@ func NewView(r *report.Report) *View {
 func (v *View) verdict(r *report.Report) {
 	vd := &r.Verdict
 	v.Verdict = VerdictView{Status: vd.Status, Headline: headlineOf(vd), Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
+	v.Verdict.Notes = newNotes(&v.Verdict)
 	switch vd.Status {
 	case "":
 		v.Verdict.Status = "none"
@@ -504,15 +512,17 @@ func levelWords(l report.Level) string {
 	if l.Alpha <= 0 {
 		return ""
 	}
-	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d findings the verdict could make (Bonferroni)",
-		phrase.AlphaValue(l.Each), phrase.AlphaValue(l.Alpha), l.Tests)
+	alpha := phrase.AlphaValue(l.Alpha)
 	if l.Looks > 1 {
+		// The looks' share comes before the split, which it precedes.
 		looks := fmt.Sprintf("0.001 spent over up to %d looks of --until-verdict", l.Looks)
 		if l.Last {
 			looks = fmt.Sprintf("half of 0.001, the other half spent over up to %d looks of --until-verdict", l.Looks)
 		}
-		w += " (" + looks + ")"
+		alpha += " (" + looks + ")"
 	}
+	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d findings the verdict could make (Bonferroni)",
+		phrase.AlphaValue(l.Each), alpha, l.Tests)
 	return w
 }
 
@@ -735,9 +745,17 @@ func ended(interrupted bool) string {
 // inputs lists the reports a merged report was made from.
 func (v *View) inputs(r *report.Report) {
 	for _, in := range r.Inputs {
-		v.Inputs = append(v.Inputs, InputRow{File: in.File, Version: in.Version, From: utc(in.StartedAt), To: utc(in.EndedAt),
+		v.Inputs = append(v.Inputs, InputRow{File: in.File, Version: in.Version, Vantage: in.Vantage, From: utc(in.StartedAt), To: utc(in.EndedAt),
 			Requests: in.Requests, Failed: in.Failed, Dropped: in.Dropped, Interrupted: in.Interrupted, Ended: ended(in.Interrupted),
 			Command: shellJoin(in.Command)})
+		v.InputVantages = v.InputVantages || in.Vantage != ""
+	}
+	if v.InputVantages {
+		for i := range v.Inputs {
+			if v.Inputs[i].Vantage == "" {
+				v.Inputs[i].Vantage = "-"
+			}
+		}
 	}
 }
 
@@ -1120,4 +1138,29 @@ func (v *View) tests(r *report.Report) {
 			Significant: t.Significant,
 		})
 	}
+}
+
+// newNotes is the verdict's notes as every format lists them: each once,
+// and none that only repeats, sentence for sentence, what the summary
+// above it says of the suspects.
+func newNotes(vd *VerdictView) []string {
+	summary := strings.Join(strings.Fields(vd.Summary), " ")
+	var out []string
+	for _, n := range vd.Notes {
+		n = strings.Join(strings.Fields(n), " ")
+		if n == "" || slices.Contains(out, n) {
+			continue
+		}
+		repeated := summary != ""
+		for _, sentence := range strings.Split(n, ". ") {
+			if sentence = strings.TrimSuffix(sentence, "."); !strings.Contains(summary, sentence) {
+				repeated = false
+				break
+			}
+		}
+		if !repeated {
+			out = append(out, n)
+		}
+	}
+	return out
 }

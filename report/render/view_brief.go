@@ -169,9 +169,14 @@ func hasHeader(headers []string, name, value string) bool {
 	return false
 }
 
+// briefPorts is the most failing connections whose client ports a brief
+// report's query lists: more take a screen of their own.
+const briefPorts = 24
+
 // briefLogs picks the query of the gateway that answered the failures:
 // the one over the failing connections when there are some (it names the
-// instance), else its first. Without one, the filters that fit in a few
+// instance) and their ports fit in a few lines (briefPorts), else its
+// first (which counts the requests by backend and instance). Without one, the filters that fit in a few
 // lines: the time, the Host header, the path, pinprobe's request IDs and
 // the statuses.
 func (v *View) briefLogs() BriefLogs {
@@ -182,7 +187,7 @@ func (v *View) briefLogs() BriefLogs {
 	if l.Known && len(l.Gateways) > 0 {
 		g := &l.Gateways[0]
 		q := &g.Queries[0]
-		if i := slices.IndexFunc(g.Queries, func(q LogQuery) bool { return q.Failing }); i >= 0 {
+		if i := slices.IndexFunc(g.Queries, func(q LogQuery) bool { return q.Failing }); i >= 0 && len(l.FailingPorts) <= briefPorts {
 			q = &g.Queries[i]
 		}
 		return BriefLogs{Gateway: g.Name, Query: q, PortFilter: l.PortFilter}

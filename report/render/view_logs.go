@@ -243,11 +243,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func wrapInts(v []int, n int, indent string) string {
 	var b strings.Builder
 	for i, p := range v {
-		if i > 0 {
+		switch {
+		case i > 0 && i%n == 0:
+			b.WriteString("," + indent)
+		case i > 0:
 			b.WriteString(", ")
-			if i%n == 0 {
-				b.WriteString(indent)
-			}
 		}
 		b.WriteString(strconv.Itoa(p))
 	}
@@ -281,7 +281,21 @@ func kqlStrings(v []string) string {
 	return strings.Join(q, ", ")
 }
 
-const portNote = "  // the client ports pinprobe used: delete this line if a NAT or proxy sits between it and the gateway"
+const portNote = "// the client ports pinprobe used: delete this line if a NAT or proxy sits between it and the gateway"
+
+// withNote is a filter line of a query and the comment that says when
+// to delete it: after the line, or, for a filter of several lines, on a
+// line of its own before them, naming the filter by where it ends ("delete
+// this line" would break the query, and a count of lines would be wrong
+// once a terminal wraps them).
+func withNote(line, note string) string {
+	if !strings.Contains(line, "\n") {
+		return line + "  " + note + "\n"
+	}
+	note = strings.Replace(note, "delete this line", "delete the filter below, to its closing parenthesis,", 1)
+	note = strings.Replace(note, "drop this line", "drop the filter below, to its closing parenthesis,", 1)
+	return note + "\n" + line + "\n"
+}
 
 // agw returns the AGWAccessLogs query: a summary by backend when summary is
 // set, else the requests one by one.
@@ -298,7 +312,7 @@ func (q *logQuery) agw(summary bool) string {
 	b.WriteString(`| extend Port = toint(column_ifexists("ClientPort", int(null))), Listener = tostring(column_ifexists("ListenerName", "")),` + "\n")
 	b.WriteString(`    ErrorInfo = tostring(column_ifexists("ErrorInfo", ""))` + "\n")
 	if q.ports != "" {
-		fmt.Fprintf(&b, "| where isnull(Port) or Port %s%s\n", q.ports, portNote)
+		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, portNote))
 	}
 	if summary {
 		fmt.Fprintf(&b, "| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n", q.failExpr("HttpStatus"))
@@ -325,7 +339,7 @@ func (q *logQuery) diagnostics() string {
 	b.WriteString(`    ServerStatus = tostring(column_ifexists("serverStatus_s", "")), Port = toint(column_ifexists("clientPort_d", real(null))),` + "\n")
 	b.WriteString(`    Listener = tostring(column_ifexists("listenerName_s", ""))` + "\n")
 	if q.ports != "" {
-		fmt.Fprintf(&b, "| where isnull(Port) or Port %s%s\n", q.ports, portNote)
+		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, portNote))
 	}
 	fmt.Fprintf(&b, "| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n", q.failExpr("HttpStatus"))
 	b.WriteString("    by Listener, ServerRouted, HttpStatus, ServerStatus, instanceId_s\n")
@@ -344,7 +358,7 @@ func athena(r *report.Report, fail report.FailStatus, ports []int) string {
 	b.WriteString("FROM alb_logs\n")
 	fmt.Fprintf(&b, "WHERE time BETWEEN '%s' AND '%s'\n", r.StartedAt.Add(-logMargin).UTC().Format(mdTime), r.EndedAt.Add(logMargin).UTC().Format(mdTime))
 	if c := r.Client; len(ports) > 0 {
-		fmt.Fprintf(&b, "  AND client_port IN (%s)  -- pinprobe's client ports; drop this line behind a NAT\n", wrapInts(ports, 12, "\n    "))
+		b.WriteString(withNote("  AND client_port IN ("+wrapInts(ports, 12, "\n    ")+")", "-- pinprobe's client ports; drop this line behind a NAT"))
 	} else if c.PortsCount > 0 {
 		fmt.Fprintf(&b, "  AND client_port BETWEEN %d AND %d  -- pinprobe's client ports; drop this line behind a NAT\n", c.PortMin, c.PortMax)
 	}

@@ -89,3 +89,54 @@ func TestSuggestedCommandsAreQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestPortFilterNotes: a query's filter on pinprobe's client ports says it
+// may be deleted behind a NAT, and deleting what it says leaves a query
+// that still parses: after a filter of one line, "delete this line"; before
+// a list of ports over several lines, "delete the filter below, to its
+// closing parenthesis", and the filter ends there. No line of a KQL or SQL query
+// ends in a space.
+func TestPortFilterNotes(t *testing.T) {
+	for _, n := range []int{2, 40} {
+		r := fixture.GoldenReport(t)
+		for i := range r.Fingerprints {
+			r.Fingerprints[i].Producer = "" // every gateway's queries
+		}
+		r.Client.Ports = nil
+		for p := range n {
+			r.Client.Ports = append(r.Client.Ports, 40000+2*p)
+		}
+		r.Client.PortsCount, r.Client.PortMin, r.Client.PortMax = n, 40000, 40000+2*(n-1)
+		noted := 0
+		for _, g := range NewView(r).Logs.Gateways {
+			for _, q := range g.Queries {
+				lines := strings.Split(q.Text, "\n")
+				for i, l := range lines {
+					if q.Lang != "sh" && strings.HasSuffix(l, " ") {
+						t.Errorf("%s %s: line %d ends in a space: %q", g.Name, q.Kind, i+1, l)
+					}
+					switch {
+					case strings.Contains(l, "this line"):
+						noted++
+						if c := strings.TrimSpace(l); strings.HasPrefix(c, "//") || strings.HasPrefix(c, "--") || !strings.Contains(l, "(") || !strings.Contains(l, ")") {
+							t.Errorf("%s %s: %q is not a whole filter on one line", g.Name, q.Kind, l)
+						}
+					case strings.Contains(l, "the filter below, to its closing parenthesis"):
+						noted++
+						end := i + 1
+						for end < len(lines) && !strings.HasSuffix(lines[end], ")") {
+							end++
+						}
+						if i+1 >= len(lines) || !strings.Contains(lines[i+1], "(") || end == len(lines) || end == i+1 ||
+							end+1 < len(lines) && !strings.HasPrefix(lines[end+1], "| ") && !strings.HasPrefix(lines[end+1], "  AND") && !strings.HasPrefix(lines[end+1], "ORDER") && !strings.HasPrefix(lines[end+1], "GROUP") {
+							t.Errorf("%s %s: the filter after %q is not the lines up to its closing parenthesis:\n%s", g.Name, q.Kind, l, q.Text)
+						}
+					}
+				}
+			}
+		}
+		if noted < 3 {
+			t.Errorf("%d ports: %d port filters with their note; want Azure's and ALB's", n, noted)
+		}
+	}
+}

@@ -279,3 +279,54 @@ func TestFormatsSayPauses(t *testing.T) {
 		}
 	}
 }
+
+// TestLevelAndPortWords: the level of a verdict of --until-verdict says
+// the looks' share of 0.001 beside the share it is split from, in one
+// parenthesis (not "(Bonferroni) (0.001 spent …)"); a list of every client
+// port, too many to print, says the JSON lists each (not "the lowest N" of
+// N).
+func TestLevelAndPortWords(t *testing.T) {
+	got := levelWords(report.Level{Alpha: 0.000017, Each: 0.000001, Tests: 16, Looks: 30})
+	want := "a difference counts as significant when p is below 0.000001: 0.000017 (0.001 spent over up to 30 looks of --until-verdict) split over the 16 findings the verdict could make (Bonferroni)"
+	if got != want {
+		t.Errorf("levelWords:\n got %q\nwant %q", got, want)
+	}
+	c := report.Client{PortsCount: 756, PortMin: 40000, PortMax: 41510}
+	for p := range 756 {
+		c.Ports = append(c.Ports, 40000+2*p)
+	}
+	if got := portWords(c); got != "756 ports from 40000 to 41510 (the JSON report lists each)" {
+		t.Errorf("portWords of 756 ports, all kept: %q", got)
+	}
+	c.PortsCount = 900
+	if got := portWords(c); got != "900 ports from 40000 to 41510 (the JSON report lists the lowest 756)" {
+		t.Errorf("portWords of 900 ports, 756 kept: %q", got)
+	}
+}
+
+// TestBriefLogsFewPorts: a brief report shows the query over the failing
+// connections while their ports fit in a few lines (briefPorts), and the
+// gateway's first query (requests by backend and instance) when there are
+// more: 63 ports took 26 of the brief's lines at 80 columns.
+func TestBriefLogsFewPorts(t *testing.T) {
+	for _, n := range []int{briefPorts, briefPorts + 1} {
+		v := NewView(fixture.GoldenReport(t))
+		if !v.Logs.Known || len(v.Logs.Gateways) == 0 || v.Run.Failed == 0 {
+			t.Fatalf("the golden report has no gateway's queries")
+		}
+		g := &v.Logs.Gateways[0]
+		g.Queries = append(g.Queries, LogQuery{Kind: "failing", Failing: true, Text: "the failing connections"})
+		v.Logs.FailingPorts = nil
+		for p := range n {
+			v.Logs.FailingPorts = append(v.Logs.FailingPorts, 40000+p)
+		}
+		got := v.briefLogs().Query
+		want := &g.Queries[len(g.Queries)-1]
+		if n > briefPorts {
+			want = &g.Queries[0]
+		}
+		if got == nil || got.Text != want.Text {
+			t.Errorf("%d failing ports: the brief shows %+v; want %q", n, got, want.Kind)
+		}
+	}
+}
