@@ -19,6 +19,7 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/demo"
 	"github.com/pinprobe/pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // TestJSONReportThreeAddresses: the JSON contract against three real
@@ -295,6 +296,31 @@ func TestDemoMarkdown(t *testing.T) {
 // does of the run it makes: the verdict first, the suspects, one failed
 // request of each, the log query.
 func TestReportBrief(t *testing.T) {
+	// The first failed request of ::1, the first suspect, is the sample the
+	// brief shows of it (read from the saved run, so a regenerated example
+	// keeps the test true).
+	f, err := os.Open(demoReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved, err := report.ReadReport(f, demoReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := ""
+	for _, e := range saved.Endpoints {
+		if e.Address == "::1" {
+			for _, s := range e.Samples {
+				if s.Failed && sample == "" {
+					sample = s.RequestID
+				}
+			}
+		}
+	}
+	if sample == "" {
+		t.Fatalf("%s holds no failed request of ::1", demoReport)
+	}
 	for _, format := range []string{"text", "markdown", "html"} {
 		code, brief, stderr := pinprobe(t, "report", "--brief", "--format", format, demoReport)
 		_, full, _ := pinprobe(t, "report", "--format", format, demoReport)
@@ -310,7 +336,7 @@ func TestReportBrief(t *testing.T) {
 		if lines > 50 {
 			t.Errorf("%s: the brief report has %d lines; want at most 50:\n%s", format, lines, brief)
 		}
-		for _, want := range []string{"X-Served-By: gw-3 behind 127.0.0.2", "connections of 127.0.0.2", "pinprobe-1d73ccf3-2-1", "AGWAccessLogs"} {
+		for _, want := range []string{"X-Served-By: gw-3 behind 127.0.0.2", "connections of 127.0.0.2", sample, "AGWAccessLogs"} {
 			if !strings.Contains(brief, want) {
 				t.Errorf("%s: the brief report lacks %q", format, want)
 			}
