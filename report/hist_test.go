@@ -54,7 +54,7 @@ func sameAsDense(t *testing.T, what string, h *Hist, d *hdr.Histogram) {
 func TestHistMatchesDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 3))
 	for _, g := range []*histGeometry{latencyGeometry, phaseGeometry} {
-		for range 60 {
+		for range 60 / check.RaceScale { // the race detector makes each ten times slower
 			parts := 1 + rng.IntN(6)
 			dense := g.newHist()
 			var sparse []*Hist

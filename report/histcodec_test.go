@@ -36,7 +36,7 @@ func randomHist(rng *rand.Rand, g *histGeometry, n int) *hdr.Histogram {
 func TestHDRCodecIsHdrs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 4))
 	for _, g := range []*histGeometry{latencyGeometry, phaseGeometry} {
-		for i := range 300 {
+		for i := range 300 / check.RaceScale { // the race detector makes each ten times slower
 			h := randomHist(rng, g, []int{0, 1, 2, 40, 3000}[i%5])
 			want, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
 			if err != nil {

@@ -103,6 +103,7 @@ func runChromium(t *testing.T, page string, flags ...string) []byte {
 // implies, hostile text made no element, and nothing was logged (no
 // blocked fetch, no refused style sheet).
 func TestHTMLInChromium(t *testing.T) {
+	t.Parallel() // mostly waiting for the browser
 	cases := map[string]struct {
 		rep   *report.Report
 		title string
@@ -153,6 +154,7 @@ func TestHTMLInChromium(t *testing.T) {
 // instance chart was drawn with its style: four grey tracks (the style
 // sheet's colour, not SVG's default black) and one failure bar.
 func TestHTMLInstancesScreenshot(t *testing.T) {
+	t.Parallel() // mostly waiting for the browser
 	shot := filepath.Join(t.TempDir(), "shot.png")
 	runChromium(t, writePage(t, insideReport(t)), "--hide-scrollbars", "--screenshot="+shot, "--window-size=1280,4000")
 	f, err := os.Open(shot)
@@ -190,6 +192,7 @@ func TestHTMLInstancesScreenshot(t *testing.T) {
 // the timeline's strips, the answer bars and the latency markers are
 // there, and the page is not blank.
 func TestHTMLScreenshot(t *testing.T) {
+	t.Parallel() // mostly waiting for the browser
 	shot := filepath.Join(t.TempDir(), "shot.png")
 	runChromium(t, writePage(t, fixture.GoldenReport(t)), "--hide-scrollbars", "--screenshot="+shot, "--window-size=1280,5200")
 	f, err := os.Open(shot)

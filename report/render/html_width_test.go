@@ -70,6 +70,7 @@ const measureScript = `(() => {
 // the screenshot where the chart is. PINPROBE_SCREENSHOTS=DIR keeps the
 // screenshots there, to look at.
 func TestHTMLWidths(t *testing.T) {
+	t.Parallel() // mostly waiting for the browser
 	shots := os.Getenv("PINPROBE_SCREENSHOTS")
 	b := startBrowser(t)
 	pages := []struct {
