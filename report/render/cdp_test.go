@@ -67,6 +67,8 @@ const cdpTimeout = 3 * time.Minute
 func startBrowser(t *testing.T) *browser {
 	t.Helper()
 	bin := chromiumPath(t)
+	browserMu.Lock()
+	t.Cleanup(browserMu.Unlock) // registered first, so it runs after the browser is gone
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), cdpTimeout)
 	cmdR, cmdW, err := os.Pipe()

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,9 +56,16 @@ func writePage(t *testing.T, r *report.Report) string {
 // temp dirs. The page must log nothing to the console: it has no script,
 // so a console line is a blocked fetch, a refused style sheet or a parse
 // error.
+// browserMu lets one Chromium run at a time: the browser tests run beside
+// the others (they mostly wait for it), but two browsers started at once
+// on a loaded machine had one close its pipe at start (CI, once).
+var browserMu sync.Mutex
+
 func runChromium(t *testing.T, page string, flags ...string) []byte {
 	t.Helper()
 	bin := chromiumPath(t)
+	browserMu.Lock()
+	defer browserMu.Unlock()
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
