@@ -172,11 +172,12 @@ to single requests and printed. The run's lines are counted per backend (with
 its address family), gateway instance and listener, each tested against the
 rest of its kind; lines that could not be placed and requests of the run the
 log lacks are counted and named. An offset measured from the times alone is
-kept within --max-offset: past it, the log is of another time. A line to a path,
-host or listener none of the run's endpoints has is "no known endpoint"; a request
-logged twice (a log given twice, rotated files that overlap) is counted once,
-the copies named; HAProxy's <BADREQ> line of pinprobe's preflight check is
-counted as such. A ✗ marks what a test found failing more than the rest.
+kept within --max-offset: past it, the log is of another time. A line to a
+path, host or listener none of the run's endpoints has is "no known endpoint";
+a request logged twice (a log given twice, rotated files that overlap) is
+counted once, the copies named; HAProxy's <BADREQ> line of pinprobe's
+preflight check is counted as such. A ✗ marks what a test found failing more
+than the rest.
 
 The first word is the join's status: FAILURES TRACED, UNTRACED (failures, and
 the logs name no backend), NO FAILURE or NOTHING JOINED. One report at a time:

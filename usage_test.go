@@ -288,7 +288,7 @@ func TestUnknownCommandSuggestsTheNearest(t *testing.T) {
 func commandHelps(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, args := range [][]string{{"--help"}, {"report", "--help"}, {"compare", "--help"}, {"version", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"report", "--help"}, {"compare", "--help"}, {"logs", "--help"}, {"version", "--help"}} {
 		code, stdout, stderr := pinprobe(t, args...)
 		if code != exitOK || stdout == "" {
 			t.Fatalf("pinprobe %q: exit %d, stderr %q", args, code, stderr)
