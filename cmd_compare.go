@@ -115,14 +115,7 @@ fail the gate. The conclusion comes first.
 func parseCompareArgs(args []string) (*compareConfig, *pflag.FlagSet, error) {
 	c := &compareConfig{}
 	fs := newCompareFlagSet(c)
-	if err := parseFlags(fs, args, &c.help, "compare: "); err != nil {
-		return nil, fs, err
-	}
-	c.files = fs.Args()
-	if c.help {
-		return c, fs, nil
-	}
-	if err := c.validate(); err != nil {
+	if err := parseFileCommand(fs, args, "compare: ", &c.help, &c.files, c.validate); err != nil {
 		return nil, fs, err
 	}
 	return c, fs, nil

@@ -191,14 +191,7 @@ merge runs first with pinprobe report --format json a.json b.json > merged.json.
 func parseLogsArgs(args []string) (*logsConfig, *pflag.FlagSet, error) {
 	c := &logsConfig{}
 	fs := newLogsFlagSet(c)
-	if err := parseFlags(fs, args, &c.help, "logs: "); err != nil {
-		return nil, fs, err
-	}
-	c.files = fs.Args()
-	if c.help {
-		return c, fs, nil
-	}
-	if err := c.validate(); err != nil {
+	if err := parseFileCommand(fs, args, "logs: ", &c.help, &c.files, c.validate); err != nil {
 		return nil, fs, err
 	}
 	return c, fs, nil

@@ -88,14 +88,7 @@ pinprobe processes (regions, machines, pods) into one report.
 func parseReportArgs(args []string) (*reportConfig, *pflag.FlagSet, error) {
 	c := &reportConfig{}
 	fs := newReportFlagSet(c)
-	if err := parseFlags(fs, args, &c.help, "report: "); err != nil {
-		return nil, fs, err
-	}
-	c.files = fs.Args()
-	if c.help {
-		return c, fs, nil
-	}
-	if err := c.validate(); err != nil {
+	if err := parseFileCommand(fs, args, "report: ", &c.help, &c.files, c.validate); err != nil {
 		return nil, fs, err
 	}
 	return c, fs, nil

@@ -42,6 +42,20 @@ func parseFlags(fs *pflag.FlagSet, args []string, help *bool, prefix string) err
 	return nil
 }
 
+// parseFileCommand parses the arguments of a command that takes files
+// (report, compare, logs): its flags into their config, the rest into
+// *files, and, unless help was asked for, validates the config.
+func parseFileCommand(fs *pflag.FlagSet, args []string, prefix string, help *bool, files *[]string, validate func() error) error {
+	if err := parseFlags(fs, args, help, prefix); err != nil {
+		return err
+	}
+	*files = fs.Args()
+	if *help {
+		return nil
+	}
+	return validate()
+}
+
 // pflagInvalid matches pflag's `invalid argument "V" for "-x, --name" flag: cause`.
 var pflagInvalid = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: (.*)$`)
 
