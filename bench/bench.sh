@@ -149,65 +149,10 @@ vegeta_bin=$tools_bin/vegeta
 bombardier_bin=$tools_bin/bombardier
 
 # ------------------------------------------------------------------------- nginx
-work=$(mktemp -d "${TMPDIR:-/tmp}/pinprobe-bench.XXXXXX")
-nginx_pgid=""
-cleanup() {
-  local rc=$?
-  if [[ -n $nginx_pgid ]]; then
-    kill -TERM -- "-$nginx_pgid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 -- "-$nginx_pgid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL -- "-$nginx_pgid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'log interrupted; exit 130' INT TERM HUP
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-listen=""
-for i in 1 2 3 4 5 6 7 8 9; do listen+="    listen 127.0.0.$i:$port;"$'\n'; done
-mkdir -p "$work/nginx"
-cat >"$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 10000000;
-  keepalive_timeout 75s;
-  client_body_temp_path $work/nginx; proxy_temp_path $work/nginx; fastcgi_temp_path $work/nginx;
-  uwsgi_temp_path $work/nginx; scgi_temp_path $work/nginx;
-  server {
-$listen    location / { return 200 "ok\n"; }
-  }
-}
-CONF
-# setsid: nginx gets its own session and process group, so Ctrl-C at the terminal does not reach it
-# and the trap can stop exactly that group.
-setsid "$nginx_bin" -c "$work/nginx/nginx.conf" -p "$work/nginx" </dev/null >"$work/nginx/stdout.log" 2>&1 &
-up=0
-for _ in $(seq 100); do
-  if [[ -s $work/nginx/nginx.pid ]] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
-    (exec 3<>"/dev/tcp/127.0.0.9/$port") 2>/dev/null; then
-    up=1
-    break
-  fi
-  sleep 0.1
-done
-if ((up)); then
-  nginx_master=$(cat "$work/nginx/nginx.pid")
-  nginx_pgid=$(ps -o pgid= -p "$nginx_master" | tr -d ' ')
-  nginx_worker=$(ps -o pid= --ppid "$nginx_master" | head -n 1 | tr -d ' ')
-  [[ $nginx_pgid =~ ^[0-9]+$ && $nginx_pgid != "$(ps -o pgid= -p $$ | tr -d ' ')" ]] || {
-    echo "bench: nginx is not in a process group of its own" >&2; exit 1; }
-else
-  echo "bench: nginx did not start on 127.0.0.1:$port" >&2
-  cat "$work/nginx/error.log" "$work/nginx/stdout.log" >&2 2>/dev/null || true
-  exit 1
-fi
+# shellcheck source=bench/nginx.sh
+source "$repo/bench/nginx.sh"
+bench_workdir bench
+start_nginx bench "4096"
 log "nginx $nginx_master, worker $nginx_worker (process group $nginx_pgid) on 127.0.0.1-9:$port"
 
 # ------------------------------------------------------------------------- pinprobe
