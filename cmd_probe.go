@@ -106,6 +106,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			ConnOptions: conn,
 			Rate:        c.rate.rate,
 			Max:         c.rate.max,
+			PaceGrain:   c.paceGrain,
 			Duration:    c.duration,
 			Requests:    c.requests,
 			UserAgent:   "pinprobe/" + version,
@@ -187,6 +188,7 @@ type config struct {
 	duration     time.Duration
 	requests     int64
 	concurrency  int
+	paceGrain    time.Duration
 	connReqs     connRequestsValue
 	connAge      time.Duration
 	groupBy      []string
@@ -248,6 +250,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	durationVarP(fs, &c.duration, "duration", "d", 30*time.Second, "s", [2]string{"30s", "5m"}, "send for `DURATION`, e.g. 30s, 5m (0 = until -n or Ctrl-C)")
 	countVarP(fs, &c.requests, "requests", "n", 0, "requests", 1000, "stop after `N` requests in total, whichever of -d/-n comes first (0 = no limit)")
 	countVarP(fs, &c.concurrency, "concurrency", "c", 0, "requests in flight", 50, "most requests in flight per endpoint; a request due while `N` are busy is dropped and counted (default: enough for every planned request to take the whole --timeout, within the descriptor limit)")
+	durationVarP(fs, &c.paceGrain, "pace-grain", "", 0, "ms", [2]string{"10ms", "5ms"}, "send the requests due within each `DURATION` together at its start, on as many connections: less CPU at a fixed rate (bombardier's pacing is 10ms), burstier load (0 = each request at its own time; at most 100ms)")
 	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop once the whole verdict is settled (every fault proven at a level that holds over the repeated looks, every other address and instance shown under 5% failures, every address on 17 connections or more), or at -d/-n")
 	fs.BoolVarP(&c.only4, "ipv4", "4", false, "only IPv4 addresses")
 	fs.BoolVarP(&c.only6, "ipv6", "6", false, "only IPv6 addresses")
@@ -286,7 +289,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 
 // probeHelp orders the probe command's flags under headings.
 var probeHelp = []flagGroup{
-	{"Load", []string{"rate", "duration", "requests", "concurrency", "until-verdict"}},
+	{"Load", []string{"rate", "duration", "requests", "concurrency", "pace-grain", "until-verdict"}},
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
@@ -356,6 +359,10 @@ func (c *config) validate() error {
 		return usagef("--concurrency %d: must be 1 to %d", c.concurrency, maxConcurrency)
 	case c.client.value == "fast" && c.http.value == "2":
 		return usagef("--client fast speaks HTTP/1.1 only: --http 2 needs --client auto or std")
+	case c.paceGrain < 0 || c.paceGrain > probe.MaxPaceGrain:
+		return usagef("--pace-grain %s: must be 0 to %s", c.paceGrain, probe.MaxPaceGrain)
+	case c.paceGrain > 0 && c.rate.max:
+		return usagef("--pace-grain %s paces a fixed rate: --rate max sends back to back", c.paceGrain)
 	case c.connAge < 0:
 		return usagef("--conn-age %s: must not be negative", c.connAge)
 	case c.newConn && !c.connReqs.auto && c.connReqs.n != 1:

@@ -13,7 +13,8 @@
 # Scenarios:  sat   50 connections back to back: req/s, CPU/request, p50/p99, RSS (all 5 tools)
 #             rate  fixed 2,000 / 10,000 / 50,000 req/s: achieved rate, CPU/request, p50/p99, RSS
 #                   (vegeta, bombardier, hey; pinprobe with its default connection sampling, and
-#                   pinprobe-c0 with --conn-requests 0 like the peers; wrk cannot limit its rate)
+#                   pinprobe-c0 with --conn-requests 0 like the peers, pinprobe-b10 paced as
+#                   bombardier, --pace-grain 10ms -c 50; wrk cannot limit its rate)
 #             rss   pinprobe's peak RSS over 8 endpoints at 10^4, 10^5, 10^6 requests
 # CPU is the generator's own user+sys (wait4 rusage), requests are the tool's own count.
 set -euo pipefail
@@ -164,6 +165,12 @@ keepalive=()
 if "$pin_bin" --help 2>&1 | grep -q -- '--conn-requests'; then
   keepalive=(--conn-requests 0)
 fi
+# pinprobe-b10 paces as bombardier does (a token bucket filled every 10 ms,
+# 50 connections), when this pinprobe has --pace-grain.
+grained=()
+if "$pin_bin" --help 2>&1 | grep -q -- '--pace-grain'; then
+  grained=(--pace-grain 10ms -c $CONNS --conn-requests 0)
+fi
 host=bench.test
 url_ip=http://127.0.0.1:$port/
 url_pin=http://$host:$port/
@@ -272,6 +279,12 @@ rate_pinprobe_c0() {
   measure rate "r$1" pinprobe-c0 "$1" "" "$pin_bin" -q --no-preflight --format json --resolve "$host:$port:127.0.0.1" \
     --rate "$1" -d "${rate_secs}s" "${keepalive[@]}" "${pin_extra[@]}" "$url_pin"
 }
+rate_pinprobe_b10() {
+  ((${#grained[@]})) || return 0
+  : >"$work/stdin"
+  measure rate "r$1" pinprobe-b10 "$1" "" "$pin_bin" -q --no-preflight --format json --resolve "$host:$port:127.0.0.1" \
+    --rate "$1" -d "${rate_secs}s" "${grained[@]}" "${pin_extra[@]}" "$url_pin"
+}
 rss_pinprobe() {
   : >"$work/stdin"
   # -d bounds the run in time should -n not be reached; the CSV keeps the count actually sent.
@@ -303,7 +316,7 @@ for ((round = 1; round <= rounds; round++)); do
   fi
   if [[ " $sections " == *" rate "* ]]; then
     for r in $rates; do
-      for t in $(rotate $((round - 1)) hey vegeta bombardier pinprobe pinprobe_c0); do "rate_$t" "$r"; done
+      for t in $(rotate $((round - 1)) hey vegeta bombardier pinprobe pinprobe_c0 pinprobe_b10); do "rate_$t" "$r"; done
     done
   fi
   if [[ " $sections " == *" rss "* ]]; then

@@ -21,6 +21,13 @@ type Options struct {
 	// Rate is the total requests per second over all endpoints, split evenly.
 	// Ignored when Max is set.
 	Rate float64
+	// PaceGrain, in the open model, sends the requests due within each
+	// PaceGrain of the run (counted from its start) together at the start
+	// of that grain, on as many workers: fewer wake-ups per request (less
+	// CPU at a fixed rate, as bombardier's 10 ms token bucket), a burstier
+	// load. The rate over any grain is exact. 0 = each request at its own
+	// time (the poller wakes a timer up to 1 ms late). At most MaxPaceGrain.
+	PaceGrain time.Duration
 	// Max selects the closed model: Concurrency workers per endpoint send back
 	// to back and nothing is dropped.
 	Max bool
@@ -150,6 +157,12 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 	if !o.Max && !(o.Rate > 0) {
 		return nil, fmt.Errorf("rate %v: must be > 0", o.Rate)
 	}
+	if o.PaceGrain < 0 || o.PaceGrain > MaxPaceGrain {
+		return nil, fmt.Errorf("pace grain %v: must be from 0 to %v", o.PaceGrain, MaxPaceGrain)
+	}
+	if o.Max {
+		o.PaceGrain = 0
+	}
 	o.Concurrency = max(o.Concurrency, 1)
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
@@ -213,7 +226,7 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 	for i, s := range streams {
 		var p pacer
 		if !o.Max {
-			p = startPacer(i, len(streams), o.Rate)
+			p = startPacer(i, len(streams), o.Rate, o.PaceGrain)
 		}
 		r.startLocked(s, p)
 	}
@@ -308,7 +321,7 @@ func (r *Run) layoutLocked(base time.Duration, added int) map[int]pacer {
 		ids = append(ids, added)
 		slices.Sort(ids)
 	}
-	return layout(ids, base, r.opts.Rate)
+	return layout(ids, base, r.opts.Rate, r.opts.PaceGrain)
 }
 
 // retuneLocked hands every open-model stream its pacer in the layout ps.

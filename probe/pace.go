@@ -27,15 +27,23 @@ type pacer struct {
 	share int64         // endpoints sharing the rate: slots per cycle
 	rate  float64       // total requests/s
 	k     int64         // the next request's number
+	// grain > 0 brings each due time down to a whole number of grains
+	// from the run's start (Options.PaceGrain): the requests due within a
+	// grain are due together at its start.
+	grain time.Duration
 }
+
+// MaxPaceGrain is the coarsest Options.PaceGrain: a grain is a burst, and
+// a longer one would be an on-off load rather than a rate.
+const MaxPaceGrain = 100 * time.Millisecond
 
 // startPacer is the schedule of endpoint i of n sharing rate requests/s:
 // one request every n/rate seconds on average, the endpoints staggered
 // over the first such period (endpoint i starts at i/rate), so that
 // together they send at the total rate from the first request on,
 // interleaved.
-func startPacer(i, n int, rate float64) pacer {
-	return pacer{phase: int64(i), share: int64(n), rate: rate}
+func startPacer(i, n int, rate float64, grain time.Duration) pacer {
+	return pacer{phase: int64(i), share: int64(n), rate: rate, grain: grain}
 }
 
 // turn is how far cycle k turns the layout of share slots, the same for
@@ -80,13 +88,17 @@ func (p *pacer) slot(k int64) int64 {
 
 // at returns when request k is due, from the run's start.
 func (p *pacer) at(k int64) time.Duration {
-	return p.base + time.Duration(float64(k*p.share+p.slot(k))*1e9/p.rate)
+	t := p.base + time.Duration(float64(k*p.share+p.slot(k))*1e9/p.rate)
+	if p.grain > 0 {
+		t -= t % p.grain
+	}
+	return t
 }
 
 // sameLayout reports whether p and q are the same schedule, whatever
 // request each is at.
 func (p *pacer) sameLayout(q *pacer) bool {
-	return p.base == q.base && p.phase == q.phase && p.share == q.share && p.rate == q.rate
+	return p.base == q.base && p.phase == q.phase && p.share == q.share && p.rate == q.rate && p.grain == q.grain
 }
 
 // next returns when the next request is due.
@@ -163,10 +175,10 @@ func (p *pacer) countBefore(end time.Duration) int64 {
 
 // layout gives each of ids (in that order) its pacer in a layout that
 // begins at base: the i-th takes slot i of the first cycle.
-func layout(ids []int, base time.Duration, rate float64) map[int]pacer {
+func layout(ids []int, base time.Duration, rate float64, grain time.Duration) map[int]pacer {
 	out := make(map[int]pacer, len(ids))
 	for i, id := range ids {
-		p := startPacer(i, len(ids), rate)
+		p := startPacer(i, len(ids), rate, grain)
 		p.base = base
 		out[id] = p
 	}
@@ -194,7 +206,7 @@ func PlannedRequests(o Options, endpoints int) []int64 {
 	out := make([]int64, endpoints)
 	n := int64(endpoints)
 	for i := range out {
-		p := startPacer(i, endpoints, o.Rate)
+		p := startPacer(i, endpoints, o.Rate, o.PaceGrain)
 		due := int64(math.MaxInt64)
 		if o.Duration > 0 {
 			due = p.countBefore(o.Duration)

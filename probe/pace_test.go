@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -66,8 +67,8 @@ func TestPlannedRequests(t *testing.T) {
 func TestPacerLayout(t *testing.T) {
 	const cycles = 4000
 	for _, share := range []int{1, 2, 3, 4, 6} {
-		ps := layout(seq(share), 0, 1e9) // one slot a nanosecond
-		byBackend := map[int][]int{}     // backends -> endpoint -> requests on backend 0
+		ps := layout(seq(share), 0, 1e9, 0) // one slot a nanosecond
+		byBackend := map[int][]int{}        // backends -> endpoint -> requests on backend 0
 		for _, b := range []int{2, 3, 4} {
 			byBackend[b] = make([]int, share)
 		}
@@ -330,7 +331,7 @@ func TestPacerLook(t *testing.T) {
 		{name: "a client too slow for its rate falls behind, skips nothing", rate: 1000, end: 2 * s, work: 2 * ms, wantSent: 2000},
 	}
 	for _, tt := range tests {
-		p := startPacer(0, 1, tt.rate)
+		p := startPacer(0, 1, tt.rate, 0)
 		var clock, lag time.Duration
 		var sent int64
 		var gaps []gap
@@ -358,5 +359,101 @@ func TestPacerLook(t *testing.T) {
 	}
 	if stalled(pauseGap, 0) || !stalled(pauseGap+time.Millisecond, 0) || stalled(pauseGap+time.Second, time.Second) {
 		t.Errorf("stalled: the line is a jump of more than %v since the last look", pauseGap)
+	}
+}
+
+// TestPaceGrain: with a grain every due time is a whole number of grains
+// from the run's start, each grain holds exactly the requests whose own
+// times fall in it (so the rate over a grain is exact), and the plan counts
+// what the grained schedule sends.
+func TestPaceGrain(t *testing.T) {
+	for _, rate := range []float64{2000, 333.3, 50000} {
+		for _, share := range []int{1, 3} {
+			for _, grain := range []time.Duration{10 * time.Millisecond, 7 * time.Millisecond} {
+				exact := layout(seq(share), 0, rate, 0)
+				grained := layout(seq(share), 0, rate, grain)
+				perGrain := map[time.Duration]int{}
+				wantPer := map[time.Duration]int{}
+				for id := range share {
+					e, g := exact[id], grained[id]
+					last := time.Duration(-1)
+					for k := int64(0); k < int64(rate/float64(share)); k++ {
+						at, want := g.at(k), e.at(k)
+						if at%grain != 0 || at > want || want-at >= grain || at < last {
+							t.Fatalf("rate %v share %d grain %v: request %d due at %v; want %v brought down to a whole grain, in order", rate, share, grain, k, at, want)
+						}
+						last = at
+						perGrain[at]++
+						wantPer[want/grain*grain]++
+					}
+				}
+				if !maps.Equal(perGrain, wantPer) {
+					t.Errorf("rate %v share %d grain %v: requests per grain differ from the exact schedule's", rate, share, grain)
+				}
+				end := 100 * grain
+				o := Options{Rate: rate, Duration: end, PaceGrain: grain}
+				for i, n := range PlannedRequests(o, share) {
+					p := grained[i]
+					if want := p.countBefore(end); n != want || (n > 0 && p.at(n-1) >= end) || p.at(n) < end {
+						t.Errorf("rate %v share %d grain %v: endpoint %d planned %d; want %d, the requests due before %v", rate, share, grain, i, n, want, end)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPaceGrainSendsTogether runs 1,000 req/s for a second against a
+// loopback server with a 20 ms grain: the requests go out in bursts of 20,
+// each within a few ms of its grain's start, every one of them sent. The
+// same run without a grain spreads them over the grain, which the check
+// tells apart.
+func TestPaceGrainSendsTogether(t *testing.T) {
+	const grain = 20 * time.Millisecond
+	ls := startLoad(t, nil, testserver.Lo4a)
+	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+	near := func(o Options) (share float64, full, grains int, sent int) {
+		rs := attack(t, eps, o, 10*time.Second)
+		var starts []time.Time
+		for _, r := range rs {
+			if r.Request() {
+				starts = append(starts, r.Start)
+			}
+		}
+		if len(starts) == 0 {
+			t.Fatal("nothing sent")
+		}
+		t0 := slices.MinFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+		count := map[int64]int{}
+		close := 0
+		for _, s := range starts {
+			d := s.Sub(t0)
+			i := (d + grain/2) / grain // the grain it belongs to, whatever the first request's own delay
+			if off := d - i*grain; off > -5*time.Millisecond && off < 5*time.Millisecond {
+				close++
+			}
+			count[int64(i)]++
+		}
+		for _, n := range count {
+			if n == int(o.Rate*grain.Seconds()) {
+				full++
+			}
+		}
+		return float64(close) / float64(len(starts)), full, len(count), len(starts)
+	}
+	o := Options{Rate: 1000, Duration: time.Second, Concurrency: 50, PaceGrain: grain}
+	share, full, grains, sent := near(o)
+	t.Logf("grain %v: %d sent, %.0f%% within 5 ms of their grain's start, %d of %d grains with 20", grain, sent, share*100, full, grains)
+	if want := PlannedRequests(o, 1)[0]; int64(sent) != want {
+		t.Errorf("%d sent; want the %d planned", sent, want)
+	}
+	if share < 0.9 || full < grains*3/4 {
+		t.Errorf("%.0f%% within 5 ms of their grain's start, %d of %d grains with 20 requests; want 90%% and three quarters", share*100, full, grains)
+	}
+	o.PaceGrain = 0
+	share, _, _, _ = near(o)
+	t.Logf("no grain: %.0f%% within 5 ms of a 20 ms grain's start", share*100)
+	if share > 0.75 {
+		t.Errorf("without a grain %.0f%% were within 5 ms of a grain's start; want them spread (about half)", share*100)
 	}
 }

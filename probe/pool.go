@@ -79,6 +79,11 @@ type owedRun struct {
 	// so the wait is the client's, and they are timed from when they are
 	// sent.
 	late bool
+	// capped: owed with every one of Concurrency's workers busy, which
+	// only a grain's burst may be (see Options.PaceGrain): one still owed
+	// a grain after it was due is dropped, as it would have been at once
+	// without a grain.
+	capped bool
 }
 
 // waiter is a goroutine of a pool as the others see it: its timer, which
@@ -305,7 +310,7 @@ func (pl *pool) next(w *worker) (due time.Duration, fromDue, ok bool) {
 		if w.k < 0 && !w.parked {
 			// w is free: an owed request first, or the schedule's next,
 			// or none while Rotation others wait for theirs.
-			if due, fromDue, ok := pl.takeOwed(); ok {
+			if due, fromDue, ok := pl.takeOwed(at); ok {
 				return due, fromDue, true
 			}
 			switch {
@@ -382,26 +387,33 @@ func (pl *pool) setWatch(wake, at time.Duration) {
 	pl.watch.timer.Reset(wake - at)
 }
 
-// takeOwed takes the oldest owed request, if any, and returns when it was
-// due and whether it is timed from then (see owedRun.late).
-func (pl *pool) takeOwed() (due time.Duration, fromDue, ok bool) {
-	if len(pl.owed) == 0 {
-		return 0, false, false
+// takeOwed takes the oldest owed request, if any, at (from the run's
+// start) at, and returns when it was due and whether it is timed from then
+// (see owedRun.late). Capped ones a grain or more past due are dropped
+// first.
+func (pl *pool) takeOwed(at time.Duration) (due time.Duration, fromDue, ok bool) {
+	for len(pl.owed) > 0 {
+		o := &pl.owed[0]
+		due, fromDue = o.p.at(o.from), !o.late
+		expired := o.capped && at-due >= o.p.grain
+		if o.from++; o.from == o.to {
+			pl.owed[0] = owedRun{}
+			pl.owed = pl.owed[1:]
+		}
+		if !expired {
+			return due, fromDue, true
+		}
+		pl.box.drop(1)
 	}
-	o := &pl.owed[0]
-	due, fromDue = o.p.at(o.from), !o.late
-	if o.from++; o.from == o.to {
-		pl.owed[0] = owedRun{}
-		pl.owed = pl.owed[1:]
-	}
-	return due, fromDue, true
+	return 0, false, false
 }
 
 // owe owes the schedule's next request to the next worker that comes
-// free; late says the watch was behind the schedule (see owedRun.late).
-func (pl *pool) owe(late bool) {
+// free; late says the watch was behind the schedule (see owedRun.late),
+// capped that every worker Concurrency allows is busy (owedRun.capped).
+func (pl *pool) owe(late, capped bool) {
 	if n := len(pl.owed); n > 0 {
-		if o := &pl.owed[n-1]; o.p.sameLayout(&pl.p) && o.to == pl.p.k && o.late == late {
+		if o := &pl.owed[n-1]; o.p.sameLayout(&pl.p) && o.to == pl.p.k && o.late == late && o.capped == capped {
 			o.to++
 			pl.advance()
 			return
@@ -413,7 +425,7 @@ func (pl *pool) owe(late bool) {
 	} else {
 		pl.owed = append(append(make([]owedRun, 0, 4), pl.owed...), owedRun{})
 	}
-	pl.owed[len(pl.owed)-1] = owedRun{p: pl.p, from: pl.p.k, to: pl.p.k + 1, late: late}
+	pl.owed[len(pl.owed)-1] = owedRun{p: pl.p, from: pl.p.k, to: pl.p.k + 1, late: late, capped: capped}
 	pl.advance()
 }
 
@@ -438,7 +450,7 @@ func (pl *pool) guard(now time.Time) {
 		// Every worker is busy.
 		for len(pl.owed) > 0 && pl.mayGrow(now, late) {
 			w := pl.spawn()
-			w.send, w.fromDue, _ = pl.takeOwed()
+			w.send, w.fromDue, _ = pl.takeOwed(at)
 		}
 		recheck := time.Duration(-1)
 		if len(pl.owed) > 0 && len(pl.all) < pl.conc {
@@ -469,7 +481,12 @@ func (pl *pool) guard(now time.Time) {
 		case len(pl.owed) == 0 && pl.mayGrow(now, lag):
 			pl.deal(pl.spawn(), at)
 		case len(pl.all) < pl.conc:
-			pl.owe(pl.gauge.late(lag) || at-pl.behindAt < behindFor)
+			pl.owe(pl.gauge.late(lag) || at-pl.behindAt < behindFor, false)
+		case lag < pl.p.grain:
+			// A grain's burst past Concurrency: the requests wait for a
+			// worker to come free within the grain (timed from when they
+			// were due), as bombardier's token bucket lets them.
+			pl.owe(false, true)
 		default:
 			pl.advance()
 			pl.box.drop(1)
@@ -489,7 +506,7 @@ func (pl *pool) guard(now time.Time) {
 // the backend, not the client, holds the workers.
 func (pl *pool) mayGrow(now time.Time, late time.Duration) bool {
 	n := len(pl.all)
-	warm := warmWorkers(pl.r.opts.Rate/float64(max(pl.p.share, 1)), pl.conc)
+	warm := warmWorkers(pl.r.opts.Rate/float64(max(pl.p.share, 1)), pl.p.grain, pl.conc)
 	behind := pl.gauge.late(late) || now.Sub(pl.r.started)-pl.behindAt < behindFor
 	switch {
 	case n >= pl.conc:
@@ -661,10 +678,11 @@ const (
 )
 
 // warmWorkers is how many workers an endpoint sending perEndpointRate
-// requests/s starts without waiting: enough for warmLatency, at least 8
+// requests/s starts without waiting: enough for warmLatency past a grain's
+// burst (the requests due together, see Options.PaceGrain), at least 8
 // (and so at least Rotation, unless limit is lower).
-func warmWorkers(perEndpointRate float64, limit int) int {
-	return min(limit, max(8, Rotation, int(math.Ceil(perEndpointRate*warmLatency.Seconds()))))
+func warmWorkers(perEndpointRate float64, grain time.Duration, limit int) int {
+	return min(limit, max(8, Rotation, int(math.Ceil(perEndpointRate*(warmLatency+grain).Seconds()))))
 }
 
 // Rotation is how many connections an endpoint's requests are handed round

@@ -223,8 +223,8 @@ func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 	if sent != 60 || dropped != 0 {
 		t.Errorf("%d sent, %d dropped; want the 60 planned, none dropped", sent, dropped)
 	}
-	if len(all) <= warmWorkers(o.Rate, o.Concurrency) {
-		t.Errorf("%d connections; want workers added past the %d warm ones for the stuck requests", len(all), warmWorkers(o.Rate, o.Concurrency))
+	if len(all) <= warmWorkers(o.Rate, 0, o.Concurrency) {
+		t.Errorf("%d connections; want workers added past the %d warm ones for the stuck requests", len(all), warmWorkers(o.Rate, 0, o.Concurrency))
 	}
 	if len(after) < 10 {
 		t.Fatalf("%d requests after the slow answers; want about 25", len(after))
@@ -284,7 +284,7 @@ func TestRotationAfterIdleClose(t *testing.T) {
 // them in rounds, each worker one request of each round, in an order
 // drawn anew; dealing allocates nothing.
 func TestPoolDealRotates(t *testing.T) {
-	pl := &pool{rot: Rotation, p: startPacer(0, 1, 1000), watch: newWaiter(), watchAt: -1,
+	pl := &pool{rot: Rotation, p: startPacer(0, 1, 1000, 0), watch: newWaiter(), watchAt: -1,
 		rng: mrand.New(mrand.NewPCG(1, 2))}
 	ws := make([]*worker, Rotation)
 	for i := range ws {

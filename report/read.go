@@ -177,6 +177,9 @@ func CheckSaved(r *Report) error {
 	for _, m := range checkTimes(r) {
 		bad("%s", m)
 	}
+	if g := r.Plan.PaceGrainS; !(g >= 0 && g <= 0.1) {
+		bad("plan: pace_grain_s %v: must be 0 to 0.1", g)
+	}
 	if r.Plan.FailStatus != "" {
 		if _, err := ParseFailStatus(r.Plan.FailStatus); err != nil {
 			bad("plan: fail_status %v", err)

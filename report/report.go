@@ -288,6 +288,9 @@ type Plan struct {
 	// BusyWorkers is the most workers an endpoint grows to while the
 	// machine has no CPU to spare (0 in reports written before it).
 	BusyWorkers int `json:"busy_workers,omitempty"`
+	// PaceGrainS is --pace-grain in seconds: the requests due within each
+	// grain were sent together at its start (0 = each at its own time).
+	PaceGrainS float64 `json:"pace_grain_s,omitempty"`
 }
 
 // DNS is how one target host was resolved.

@@ -266,6 +266,7 @@ func TestSchemaReports(t *testing.T) {
 	merged := mergedRichReport(t, rich)
 	v4only := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Target: "http://v4.example.com/", Address: "192.0.2.40", N: 50, Failed: 5, FailStatus: 503, Latency: time.Millisecond})
 	v4only.Plan.Only = "ipv4"
+	v4only.Plan.PaceGrainS = 0.01 // --pace-grain 10ms
 	v4only.Verdict = judge.Judge(v4only, judge.Once())
 	// A run of --until-verdict that went to the end: judged at the last
 	// look's level.

@@ -16,6 +16,7 @@ func Plan(o probe.Options, fail report.FailStatus, only probe.Family) report.Pla
 	}
 	if !o.Max {
 		p.Rate = o.Rate
+		p.PaceGrainS = o.PaceGrain.Seconds()
 	}
 	if p.HTTP == "" {
 		p.HTTP = string(probe.HTTPAuto)

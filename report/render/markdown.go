@@ -183,6 +183,9 @@ func planWords(p *report.Plan) string {
 	} else {
 		parts = append(parts, phrase.Num(p.Rate)+" requests/s in total, split evenly over the endpoints",
 			fmt.Sprintf("at most %d in flight per endpoint", p.Concurrency))
+		if p.PaceGrainS > 0 {
+			parts = append(parts, "the requests due within each "+phrase.Num(p.PaceGrainS*1000)+" ms sent together at its start (--pace-grain)")
+		}
 	}
 	if p.DurationS > 0 {
 		parts = append(parts, "for "+phrase.Num(p.DurationS)+" s")
