@@ -37,6 +37,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"syscall"
 )
@@ -54,7 +55,17 @@ const (
 	exitInterrupted = 130
 )
 
+// gcPercent is the collector's target unless GOGC says otherwise: the
+// engine allocates next to nothing per request, so collections are few
+// either way, and the heap that a run of many endpoints peaks at (the
+// report built after the load) grows to 1.5 times its live size instead of
+// twice (bench/scale.sh: 1,000 endpoints peaked at 43.5 MiB instead of 51.6).
+const gcPercent = 50
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	// A closed terminal (SIGHUP) stops the run like Ctrl-C: the report of
