@@ -162,7 +162,14 @@ func (p *pacer) countBefore(end time.Duration) int64 {
 	// The first request due at or after end, estimated and then settled
 	// with at itself, so that the count is what the scheduler sends. The
 	// estimate is within a cycle: a slot moves a request by less than one.
-	slots := float64(end-p.base) * p.rate / 1e9
+	// A grain moves it by less than a grain, earlier: the ones due (as
+	// grained) at or after end are those whose own time is at or after
+	// end's next whole grain, which the estimate starts from.
+	from := end
+	if p.grain > 0 {
+		from = (end + p.grain - 1) / p.grain * p.grain
+	}
+	slots := float64(from-p.base) * p.rate / 1e9
 	k := int64(math.Ceil(slots / float64(p.share)))
 	for k > 0 && p.at(k-1) >= end {
 		k--
