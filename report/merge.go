@@ -21,6 +21,9 @@ import (
 type Input struct {
 	File    string `json:"file"`
 	Version string `json:"version"`
+	// Revision is the revision of the input's document (1 when it said
+	// none); absent from reports written before revision 2.
+	Revision int `json:"revision,omitempty"`
 	// RunID is the run's Report.RunID; empty for a report written before
 	// reports carried one.
 	RunID string `json:"run_id,omitempty"`
@@ -132,7 +135,7 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 		}
 	}
 	m := &merger{reports: reports, names: names, index: map[EpKey]int{}}
-	out := &Report{Schema: Schema}
+	out := &Report{Schema: Schema, Revision: Revision}
 	m.meta(out)
 	if err := sameRun(m.inputs, m.hists); err != nil {
 		return nil, err
@@ -245,8 +248,9 @@ func (m *merger) meta(out *Report) {
 				m.notes = append(m.notes, m.names[i]+": "+n)
 			}
 		} else {
+			m.notes = append(m.notes, r.Notes...) // what reading it left out, named already
 			m.inputs = append(m.inputs, Input{
-				File: m.names[i], Version: r.Version, RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+				File: m.names[i], Version: r.Version, Revision: revisionOf(r.Revision), RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 				SendS: r.SendS, Interrupted: r.Interrupted,
 				Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
 			})

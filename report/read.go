@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -37,44 +38,79 @@ func ReadReport(r io.Reader, name string) (*Report, error) {
 	return ParseReport(data, name)
 }
 
-// checkSchema says why data, from the file name, is not a report of
-// Schema, from its "schema" field alone; nil when it is one.
-func checkSchema(data []byte, name string) error {
+// checkHead says why data, from the file name, is not a report of Schema,
+// from its "schema" and "revision" fields alone, and returns its revision
+// when it is one.
+func checkHead(data []byte, name string) (int, error) {
 	var head struct {
-		Schema *string `json:"schema"`
+		Schema   *string          `json:"schema"`
+		Revision *json.RawMessage `json:"revision"`
 	}
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&head); err != nil {
-		return fmt.Errorf("read report %s: not a pinprobe JSON report: %w", name, err)
+		return 0, fmt.Errorf("read report %s: not a pinprobe JSON report: %w", name, err)
 	}
 	switch s := head.Schema; {
 	case s == nil:
-		return fmt.Errorf("read report %s: not a pinprobe report: no \"schema\" field", name)
+		return 0, fmt.Errorf("read report %s: not a pinprobe report: no \"schema\" field", name)
 	case *s == Schema:
-		return nil
 	case strings.HasPrefix(*s, "pinprobe.report/"):
-		return fmt.Errorf("read report %s: schema %q: this pinprobe reads %s only (was it written by a newer pinprobe?)", name, shown(*s), Schema)
+		return 0, fmt.Errorf("read report %s: schema %q: this pinprobe reads %s only (was it written by a newer pinprobe?)", name, shown(*s), Schema)
 	case strings.HasPrefix(*s, "pinprobe."):
-		return fmt.Errorf("read report %s: a %s document, not a report (%s)", name, shown(*s), Schema)
+		return 0, fmt.Errorf("read report %s: a %s document, not a report (%s)", name, shown(*s), Schema)
 	default:
-		return fmt.Errorf("read report %s: schema %q: not a pinprobe report", name, shown(*s))
+		return 0, fmt.Errorf("read report %s: schema %q: not a pinprobe report", name, shown(*s))
 	}
+	if head.Revision == nil {
+		return 1, nil
+	}
+	rev, err := strconv.Atoi(string(*head.Revision))
+	if err != nil || rev < 1 {
+		return 0, fmt.Errorf("read report %s: revision %.20s: want a whole number from 1", name, shown(string(*head.Revision)))
+	}
+	return rev, nil
 }
 
 // ParseReport is ReadReport of a report already read: data, from the file
-// name.
+// name. A report of a newer revision than this pinprobe's (see Revision)
+// is read without the fields it does not know, and a note (in Notes) says
+// which were left out; one of this revision or older that has a field the
+// format does not is refused.
 func ParseReport(data []byte, name string) (*Report, error) {
 	if int64(len(data)) > ReadLimit {
 		return nil, fmt.Errorf("read report %s: larger than %s, more than any pinprobe report", name, sizeWords(ReadLimit))
 	}
+	rep, err := parseReport(data, name)
+	if err == nil {
+		return rep, nil
+	}
+	rev, herr := checkHead(data, name)
+	switch {
+	case herr != nil:
+		return nil, herr
+	case rev <= Revision:
+		return nil, err
+	}
+	pruned, paths, count, perr := pruneUnknown(data, reflect.TypeFor[Report]())
+	if perr != nil {
+		return nil, err
+	}
+	if rep, err = parseReport(pruned, name); err != nil {
+		return nil, err
+	}
+	rep.Notes = append(rep.Notes, newerNote(name, rev, paths, count))
+	return rep, nil
+}
+
+// parseReport decodes and checks data, refusing any field the format does
+// not have.
+func parseReport(data []byte, name string) (*Report, error) {
 	// The report is decoded once; only when that fails, or names another
-	// schema, is its schema read on its own, for the error that says why
-	// (a first pass for the schema alone took a third of `pinprobe report`
-	// of 10,000 endpoints).
+	// schema, is its head read on its own, for the error that says why.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var rep Report
 	if err := dec.Decode(&rep); err != nil || rep.Schema != Schema {
-		if serr := checkSchema(data, name); serr != nil {
+		if _, serr := checkHead(data, name); serr != nil {
 			return nil, serr
 		}
 		if err == nil { // the schema that read is not the one decoded (a duplicate key)
@@ -176,6 +212,9 @@ func CheckSaved(r *Report) error {
 	}
 	for _, m := range checkTimes(r) {
 		bad("%s", m)
+	}
+	if r.Revision < 0 {
+		bad("revision %d: want a whole number from 1", r.Revision)
 	}
 	if g := r.Plan.PaceGrainS; !(g >= 0 && g <= 0.1) {
 		bad("plan: pace_grain_s %v: must be 0 to 0.1", g)

@@ -9,8 +9,12 @@ const Schema = "pinprobe.report/v1"
 
 // Report is the pinprobe.report/v1 document (see DESIGN.md).
 type Report struct {
-	Schema  string `json:"schema"`
-	Version string `json:"version"`
+	Schema string `json:"schema"`
+	// Revision is the revision of the document within Schema (see
+	// Revision): what a reader of it may find. 0 in a report read from a
+	// file of revision 1, which has none.
+	Revision int    `json:"revision,omitempty"`
+	Version  string `json:"version"`
 	// RunID identifies the run: the random <run> of the request IDs it
 	// sent (pinprobe-<run>-<endpoint>-<n>), so Merge can tell one run given
 	// twice from two runs. Empty in a merged report (its Inputs carry

@@ -231,7 +231,7 @@ func outcomeOf(r *probe.Result, failed bool) report.Outcome {
 // must be set. The verdict is not the aggregator's to make: judge the
 // report (Judge) once it is closed.
 func (a *Aggregator) Close(r *report.Report) *report.Report {
-	r.Schema = report.Schema
+	r.Schema, r.Revision = report.Schema, report.Revision
 	r.DurationS = stat.Round(r.EndedAt.Sub(r.StartedAt.Time).Seconds(), 3)
 	// Rates are over the sending window; the wait for requests in flight
 	// after it would make them read low.
