@@ -294,7 +294,7 @@ var probeHelp = []flagGroup{
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
 	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "vantage", "samples", "interval", "quiet"}},
-	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},
+	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
 	{"Other", []string{"demo", "help", "version"}},
 }
 

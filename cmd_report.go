@@ -64,7 +64,7 @@ func newReportFlagSet(c *reportConfig) *pflag.FlagSet {
 // reportHelp orders the report command's flags.
 var reportHelp = []flagGroup{
 	{"Report", []string{"format", "brief", "output"}},
-	{"Release gate (exit 1 when breached)", []string{"max-failure-rate", "max-p99", "fail-on-verdict"}},
+	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
 	{"Other", []string{"help"}},
 }
 

@@ -70,7 +70,8 @@ func TestExampleTargetsFile(t *testing.T) {
 }
 
 // TestExampleBeforeAfter runs the gateway-change script against a local
-// gateway whose IPv6 address answers 502 until the change fixes it.
+// gateway whose IPv6 address answers 502 until the change fixes it (with a
+// gate that 100 requests an address can prove: 5%).
 func TestExampleBeforeAfter(t *testing.T) {
 	if !testserver.HasIPv6Loopback() {
 		t.Skip("no IPv6 loopback here")
@@ -87,7 +88,7 @@ func TestExampleBeforeAfter(t *testing.T) {
 	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: broken}},
 		testserver.Lo4a, testserver.Lo6)
 	cmd := exec.CommandContext(t.Context(), "bash", "examples/before-after.sh", f.URL(), "--resolve", f.Resolve())
-	cmd.Env = append(os.Environ(), "PINPROBE="+bin, "PROBE_ARGS=--rate 400 -n 200", "CHANGE=touch "+fixed, "OUT="+filepath.Join(dir, "out"))
+	cmd.Env = append(os.Environ(), "PINPROBE="+bin, "PROBE_ARGS=--rate 400 -n 200", "GATE=--max-failure-rate 5% --fail-on-verdict", "CHANGE=touch "+fixed, "OUT="+filepath.Join(dir, "out"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.CombinedOutput()
 	if err != nil {

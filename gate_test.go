@@ -81,7 +81,8 @@ func TestReleaseGateText(t *testing.T) {
 	f := testserver.StartFleet(t, testserver.FleetOptions{
 		Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Every(4, fx503)},
 	}, testserver.Lo4a, testserver.Lo4b)
-	code, stdout, _ := pinprobe(t, "-q", "--resolve", f.Resolve(), "--rate", "1000", "-n", "200", "--max-failure-rate", "1%", f.URL())
+	// 350 requests an address: none failing on 127.0.0.1 shows it under 0.86%.
+	code, stdout, _ := pinprobe(t, "-q", "--resolve", f.Resolve(), "--rate", "1000", "-n", "700", "--max-failure-rate", "1%", f.URL())
 	if code != exitFail {
 		t.Fatalf("exit %d; want 1", code)
 	}
@@ -89,6 +90,40 @@ func TestReleaseGateText(t *testing.T) {
 		"✗  max-failure-rate  127.0.0.2 ", "   max-failure-rate  127.0.0.1 "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("text report lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestReleaseGateUnproven: a gate does not pass on what its requests cannot
+// show. Three requests that all succeeded prove neither 0.1% nor a p99:
+// before, "RELEASE GATE passed: all 7 checks" and exit 0; now exit 1, each
+// check not proven, with what run would prove it, in the text and the JSON.
+func TestReleaseGateUnproven(t *testing.T) {
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
+	args := []string{"-q", "--resolve", f.Resolve(), "-n", "3", "--max-failure-rate", "0.1%", "--max-p99", "800ms", "--fail-on-verdict", f.URL()}
+	code, stdout, stderr := pinprobe(t, args...)
+	if code != exitFail {
+		t.Fatalf("exit %d; want 1 (not proven); stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"RELEASE GATE FAILED: 6 of 7 checks not proven",
+		"✗  max-failure-rate  total                0%  ≤ 64%        0.1%  not proven",
+		"a run of about 5m at this rate (-d 5m) would prove every check not proven here",
+		"needs 2,995 requests"} {
+		if !strings.Contains(stdout, want) && !strings.Contains(strings.Join(strings.Fields(stdout), " "), want) {
+			t.Errorf("text report lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "release gate FAILED: 6 of 7 checks not proven") {
+		t.Errorf("stderr lacks the gate's line:\n%s", stderr)
+	}
+	code, stdout, _ = pinprobe(t, append([]string{"--format", "json"}, args...)...)
+	rep := decodeReport(t, []byte(stdout))
+	if code != exitFail || len(rep.Thresholds) != 7 {
+		t.Fatalf("json: exit %d, %d checks", code, len(rep.Thresholds))
+	}
+	for _, th := range rep.Thresholds {
+		if th.Name != "fail-on-verdict" && (th.Status != "not-proven" || th.OK) {
+			t.Errorf("check %+v: want not-proven", th)
 		}
 	}
 }

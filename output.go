@@ -30,6 +30,7 @@ type outputFlags struct {
 	maxFailureRate string
 	maxP99         time.Duration
 	failOnVerdict  bool
+	confidence     string
 	brief          bool
 	limits         report.Limits // filled by validate
 }
@@ -39,9 +40,10 @@ func (o *outputFlags) add(fs *pflag.FlagSet) {
 	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", "))
 	fs.StringVarP(&o.output, "output", "o", "", "also write the JSON report to `FILE`")
 	fs.BoolVar(&o.brief, "brief", false, "a report of one screen, in text, Markdown or HTML (JSON stays whole): the verdict, who answered, families and suspects, one failed request of each suspect, the log query")
-	fs.StringVar(&o.maxFailureRate, "max-failure-rate", "", "release gate: exit 1 if any endpoint, family or the total fails more often than `RATE` (0.1% or 0.001)")
-	durationVarP(fs, &o.maxP99, "max-p99", "", 0, "ms", [2]string{"800ms", "1.5s"}, "release gate: exit 1 if any endpoint, family or the total has a p99 latency above `DURATION`")
-	fs.BoolVar(&o.failOnVerdict, "fail-on-verdict", false, "release gate: exit 1 if the verdict names a suspect (no backend may stand out)")
+	fs.StringVar(&o.maxFailureRate, "max-failure-rate", "", "release gate: exit 1 unless every endpoint, family and the total is shown to fail less often than `RATE` (0.1% or 0.001): a few requests that did not fail prove nothing")
+	durationVarP(fs, &o.maxP99, "max-p99", "", 0, "ms", [2]string{"800ms", "1.5s"}, "release gate: exit 1 unless every endpoint, family and the total is shown to have a p99 latency within `DURATION` (299 requests at least, at 95%)")
+	fs.BoolVar(&o.failOnVerdict, "fail-on-verdict", false, "release gate: exit 1 if the verdict names a suspect (no backend may stand out); the report says how large a fault of one address the run would have seen")
+	fs.StringVar(&o.confidence, "confidence", "95%", "release gate: a check passes only when proven at `LEVEL`: the upper confidence bound of the failure rate or p99 within the limit; otherwise it is not proven, and fails (50% to 99.99%)")
 }
 
 // validate checks the output flags and fills limits.
@@ -65,6 +67,11 @@ func (o *outputFlags) validate() error {
 	}
 	o.limits.MaxP99 = o.maxP99
 	o.limits.FailOnVerdict = o.failOnVerdict
+	c, err := report.ParseRate(o.confidence)
+	if err != nil || c < 0.5 || c > 0.9999 {
+		return usagef("--confidence %q: want a level from 50%% to 99.99%%, e.g. 95%% or 0.99", o.confidence)
+	}
+	o.limits.Confidence = c
 	if o.output != "" {
 		return checkOutput(o.output)
 	}

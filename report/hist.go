@@ -200,6 +200,31 @@ func (h *Hist) ValueAtQuantile(q float64) int64 {
 	return 0
 }
 
+// ValueAtRank is the highest value of the bucket holding the value of
+// rank r (1-based, at most TotalCount); 0 when empty.
+func (h *Hist) ValueAtRank(r int64) int64 {
+	var sum int64
+	for i, c := range h.n {
+		if sum += c; sum >= r {
+			return h.g.top(int(h.idx[i]))
+		}
+	}
+	return 0
+}
+
+// CountAtOrBelow is how many values lie in buckets whose highest value is
+// at most us: those certainly at or below it.
+func (h *Hist) CountAtOrBelow(us int64) int64 {
+	var sum int64
+	for i, c := range h.n {
+		if h.g.top(int(h.idx[i])) > us {
+			break
+		}
+		sum += c
+	}
+	return sum
+}
+
 // ValueAtPercentilesSlice is ValueAtQuantile of each of qs, in their order.
 func (h *Hist) ValueAtPercentilesSlice(qs []float64) []int64 {
 	out := make([]int64, len(qs))

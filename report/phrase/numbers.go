@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -139,3 +140,33 @@ func Latency(v float64, n int64) string {
 }
 
 func Num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// Count formats a count with thousands separators: "2,995", "1,000,000".
+func Count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+// RunLength formats a duration a run should last, rounded up to a whole
+// unit a flag takes: "45s", "5m", "2h30m".
+func RunLength(d time.Duration) string {
+	switch {
+	case d <= time.Minute:
+		return strconv.FormatInt(int64(math.Ceil(d.Seconds())), 10) + "s"
+	case d <= time.Hour:
+		return strconv.FormatInt(int64(math.Ceil(d.Minutes())), 10) + "m"
+	}
+	m := int64(math.Ceil(d.Minutes()))
+	if m%60 == 0 {
+		return strconv.FormatInt(m/60, 10) + "h"
+	}
+	return strconv.FormatInt(m/60, 10) + "h" + strconv.FormatInt(m%60, 10) + "m"
+}

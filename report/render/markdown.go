@@ -416,7 +416,7 @@ func (m *mdWriter) gate(v *View) {
 	}
 	m.printf("\n## Release gate\n\n**%s.**", mdText(g.Summary))
 	if !g.Passed {
-		m.printf(" Each check is judged in every scope: each endpoint, each family and the total; a scope no request reached is not judged and does not pass.")
+		m.printf(" Each check is judged in every scope: each endpoint, each family and the total. A check passes only when proven: what the scope is shown to stay within, at the gate's confidence (Shown), is within the limit; a scope that measured within it on too few requests is not proven, and one no request reached is not judged: neither passes.")
 	}
 	m.printf("\n\n")
 	var rows [][]string
@@ -429,10 +429,15 @@ func (m *mdWriter) gate(v *View) {
 			if !c.OK {
 				mark = "✗"
 			}
-			rows = append(rows, []string{mark, mdText(c.Name), mdText(c.Scope), mdText(c.Value), mdText(c.Limit), mdText(c.Status)})
+			rows = append(rows, []string{mark, mdText(c.Name), mdText(c.Scope), mdText(c.Value), mdText(c.Bound), mdText(c.Limit), mdText(c.Result)})
 		}
 	}
-	m.table([]string{"", "Check", "Scope", "Measured", "Limit", "Result"}, "lllrrl", rows)
+	m.table([]string{"", "Check", "Scope", "Measured", "Shown", "Limit", "Result"}, "lllrrrl", rows)
+	for _, p := range []string{g.Prove, g.Seen} {
+		if p != "" {
+			m.printf("\n%s\n", mdText(p))
+		}
+	}
 }
 
 func (m *mdWriter) phases(v *View) {

@@ -492,13 +492,12 @@ func (t *textWriter) gate(v *View) {
 	}
 	t.printf("\n")
 	t.para(t.gateCode(g), "RELEASE GATE", g.Summary, 2)
-	cols := []textCol{{}, {head: "CHECK"}, {head: "SCOPE"}, {head: "MEASURED", right: true}, {head: "LIMIT", right: true}, {head: "RESULT"}}
+	cols := []textCol{{}, {head: "CHECK"}, {head: "SCOPE"}, {head: "MEASURED", right: true}, {head: "SHOWN", right: true}, {head: "LIMIT", right: true}, {head: "RESULT"}}
 	var rows [][]string
 	var failing []bool
 	scope := 0 // the widest scope that fits beside the other columns
-	result := map[string]string{report.ThresholdOK: "passed", report.ThresholdBreached: "breached", report.ThresholdNotJudged: "not judged"}
 	for _, c := range g.Checks {
-		rows = append(rows, []string{markOf(!c.OK), c.Name, c.Where, c.Value, c.Limit, orDash(result[c.Status])})
+		rows = append(rows, []string{markOf(!c.OK), c.Name, c.Where, c.Value, c.Bound, c.Limit, c.Result})
 		failing = append(failing, !c.OK)
 	}
 	other := 1 + 2*(len(cols)-1)
@@ -519,6 +518,11 @@ func (t *textWriter) gate(v *View) {
 		}
 	}
 	t.table(textTable{cols: cols, rows: rows, failing: failing})
+	for _, p := range []string{g.Prove, g.Seen} {
+		if p != "" {
+			t.para("", " ·", p, 3)
+		}
+	}
 }
 
 // gateCode is the style of the gate's summary: red when it did not pass.

@@ -178,18 +178,25 @@ type ConnRow struct {
 // GateView is the release gate: every threshold check, and a summary.
 type GateView struct {
 	// Summary is "" when no limit was set, else e.g. "FAILED: 2 of 9 checks
-	// breached, 1 not judged" or "passed: all 9 checks".
+	// breached, 1 not judged" or "passed: all 9 checks, each proven at 95%".
 	Summary string
 	Passed  bool
 	// Lines say each check that did not pass, then (in Checks) every check.
 	Lines  []string
 	Checks []ThresholdRow
+	// Prove says what run would prove the checks not proven ("" when
+	// every check was proven, breached or not judged); Seen says, for
+	// --fail-on-verdict, how large a fault of one address the run would
+	// have seen ("" without it).
+	Prove, Seen string
 }
 
 // ThresholdRow is one check.
 type ThresholdRow struct {
-	Name, Scope, Limit, Value, Status string
-	OK                                bool
+	// Bound is what the scope is shown to stay within ("≤ 64%"), "-" when
+	// nothing is; Result the status in words ("passed", "not proven").
+	Name, Scope, Limit, Value, Bound, Status, Result string
+	OK                                               bool
 	// Words say the check in a line: "max-p99, total: 1.62ms ≤ 800ms".
 	Words string
 	// Where is Scope said shortly: an endpoint by its address, "::1";
@@ -644,16 +651,17 @@ func (v *View) gate(r *report.Report) {
 	if len(r.Thresholds) == 0 {
 		return
 	}
-	breached, unjudged := 0, 0
+	count := map[string]int{}
 	where := map[string]*report.Endpoint{} // an endpoint's scope, as CheckLimits names it
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
 		where["endpoint "+e.Address+" ("+e.Target+")"] = e
 	}
+	conf, bounded := 0.0, 0
 	for i := range r.Thresholds {
 		t := &r.Thresholds[i]
-		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Status: t.Status, OK: t.OK,
-			Words: thresholdWords(t), Where: t.Scope}
+		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-", Status: t.Status,
+			Result: orDash(thresholdResults[t.Status]), OK: t.OK, Words: thresholdWords(t), Where: t.Scope}
 		if e := where[t.Scope]; e != nil {
 			row.Where = e.Address
 			if v.MultiURL {
@@ -663,29 +671,51 @@ func (v *View) gate(r *report.Report) {
 		if t.Value != nil {
 			row.Value = thresholdValue(t, *t.Value)
 		}
-		switch t.Status {
-		case report.ThresholdBreached:
-			breached++
-		case report.ThresholdNotJudged:
-			unjudged++
+		if t.Bound != nil {
+			row.Bound = "≤ " + boundValue(t, *t.Bound)
+			bounded++
 		}
+		conf = max(conf, t.Confidence)
+		count[t.Status]++
 		if !t.OK {
 			v.Gate.Lines = append(v.Gate.Lines, row.Words)
+		}
+		if t.Name == "fail-on-verdict" && t.Value != nil {
+			v.Gate.Seen = seenWords(t, r)
 		}
 		v.Gate.Checks = append(v.Gate.Checks, row)
 	}
 	// The checks that did not pass first, each group in its order.
 	sort.SliceStable(v.Gate.Checks, func(i, j int) bool { return !v.Gate.Checks[i].OK && v.Gate.Checks[j].OK })
 	n := len(r.Thresholds)
-	v.Gate.Passed = breached+unjudged == 0
-	switch {
-	case v.Gate.Passed:
-		v.Gate.Summary = fmt.Sprintf("passed: all %d check%s", n, phrase.Plural(n))
-	case unjudged == 0:
-		v.Gate.Summary = fmt.Sprintf("FAILED: %d of %d check%s breached", breached, n, phrase.Plural(n))
-	default:
-		v.Gate.Summary = fmt.Sprintf("FAILED: %d of %d check%s breached, %d not judged (no request reached the scope)", breached, n, phrase.Plural(n), unjudged)
+	v.Gate.Passed = count[report.ThresholdOK] == n
+	if v.Gate.Passed {
+		v.Gate.Summary = fmt.Sprintf("passed: all %d checks", n)
+		if n == 1 {
+			v.Gate.Summary = "passed: its 1 check"
+		}
+		if bounded > 0 {
+			v.Gate.Summary += ", " + map[bool]string{true: "", false: "each "}[bounded == 1] + "proven at " + phrase.PctRate(conf)
+		}
+		return
 	}
+	var parts []string
+	for _, st := range []string{report.ThresholdBreached, report.ThresholdNotProven, report.ThresholdNotJudged} {
+		if count[st] == 0 {
+			continue
+		}
+		what := thresholdResults[st]
+		if st == report.ThresholdNotJudged {
+			what += " (no request reached the scope)"
+		}
+		if len(parts) == 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d check%s %s", count[st], n, phrase.Plural(n), what))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d %s", count[st], what))
+		}
+	}
+	v.Gate.Summary = "FAILED: " + strings.Join(parts, ", ")
+	v.Gate.Prove = proveWords(r.Thresholds)
 }
 
 func (v *View) run(r *report.Report) {
