@@ -18,6 +18,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/session"
 	"github.com/pinprobe/pinprobe/probe"
 	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/collect"
 	"github.com/pinprobe/pinprobe/report/judge"
 	"github.com/pinprobe/pinprobe/report/render"
 
@@ -137,7 +138,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if !resolver.Server.IsValid() && !c.demo {
 			err = fmt.Errorf("%w; if the system resolver is wrong here, ask a DNS server with --dns-server ADDR:PORT or give the addresses with --resolve HOST:PORT:ADDR", err)
 		}
-		return &exitError{code: exitNoAddress, err: err}
+		return c.notProbed(s, err, stdout, say)
 	case err != nil:
 		return err
 	}
@@ -160,7 +161,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			say("%s", err)
 		}
 		if stop != "" {
-			return &exitError{code: exitNoAddress, err: errors.New(stop + " (--no-preflight sends the load anyway)")}
+			return c.notProbed(s, errors.New(stop+" (--no-preflight sends the load anyway)"), stdout, say)
 		}
 	}
 	say("%s", c.plan(s))
@@ -179,6 +180,19 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		demoLog.join(rep, c.output)
 	}
 	return werr
+}
+
+// notProbed writes the report of a run that sent nothing, because no
+// target had an address or every endpoint failed its preflight (why): in
+// every format and to -o, as any run's, the gate not judged; and exits 3,
+// or 4 when the report could not be written.
+func (c *config) notProbed(s *session.Session, why error, stdout io.Writer, say func(string, ...any)) error {
+	// The report says "nothing was probed: " itself.
+	werr := c.outputFlags.write(s.NotProbed(strings.TrimPrefix(why.Error(), "nothing to probe: ")), stdout, say)
+	if ee := (*exitError)(nil); errors.As(werr, &ee) && ee.code == exitWrite {
+		return werr
+	}
+	return &exitError{code: exitNoAddress, err: why}
 }
 
 // config is the probe command's options: everything `pinprobe [flags]
@@ -567,10 +581,11 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 	print := func(w io.Writer) error {
 		return render.Preflight(w, s.Endpoints, checks, render.PreflightOptions{All: true, Verified: !c.insecure})
 	}
+	doc := collect.Preflight(s.Endpoints, checks)
 	if c.format.value == "json" {
-		print = func(w io.Writer) error { return render.PreflightJSON(w, s.Endpoints, checks) }
+		print = func(w io.Writer) error { return render.PreflightJSON(w, doc) }
 	}
-	werr := emit(stdout, print, c.output, func(w io.Writer) error { return render.PreflightJSON(w, s.Endpoints, checks) }, say)
+	werr := emit(stdout, print, c.output, func(w io.Writer) error { return render.PreflightJSON(w, doc) }, say)
 	var failed error
 	for _, ch := range checks {
 		if ch.Err != nil {

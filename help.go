@@ -36,12 +36,12 @@ var commandExits = map[string]struct {
 }{
 	"probe": {[]exitDoc{
 		{exitOK, "done"},
-		{exitFail, "a release gate or --preflight check failed"},
+		{exitFail, "a release gate failed (breached or not proven) or a --preflight check failed"},
 		{exitUsage, "bad usage or input"},
-		{exitNoAddress, "nothing could be probed"},
+		{exitNoAddress, "nothing could be probed (the report says why)"},
 		{exitWrite, "the report could not be written"},
 		{exitInterrupted, "interrupted (Ctrl-C, SIGTERM or SIGHUP): the report of what was sent is still printed"},
-	}, "When several apply, 4 comes before 1, and 1 before 130: a gate breached before Ctrl-C is still breached. A closed stdout is no error."},
+	}, "When several apply, 4 comes before 3, 3 before 1, and 1 before 130: a gate breached before Ctrl-C is still breached. A closed stdout is no error."},
 	"report": {[]exitDoc{
 		{exitOK, "done"},
 		{exitFail, "a release gate was breached"},

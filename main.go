@@ -20,10 +20,11 @@
 // command "compre"; did you mean "compare"?"), not taken for a URL.
 //
 // Exit codes: 0 the run finished; 1 a release gate or check failed; 2 bad
-// usage or input; 3 no address to probe for any target; 4 the report could
-// not be written; 130 interrupted (the report of what was sent is still
-// printed). When several apply, 4 comes before 1, and 1 before 130 (outcome
-// decides).
+// usage or input; 3 nothing could be probed (no address for any target, or
+// every endpoint failed its preflight: the report says why); 4 the report
+// could not be written; 130 interrupted (the report of what was sent is
+// still printed). When several apply, 4 comes before 3, 3 before 1, and 1
+// before 130 (outcome decides, and notProbed puts 4 before 3).
 //
 // Ctrl-C (or SIGTERM) stops sending, waits for the requests in flight (each
 // bounded by --timeout) and prints the full report; a second Ctrl-C exits at

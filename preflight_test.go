@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pinprobe/pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/report"
 )
 
 // TestPreflight: --preflight connects to every endpoint, sends no HTTP
@@ -168,5 +171,80 @@ func TestPreflightStopRefusedEverywhere(t *testing.T) {
 	checkFleet(t, f, rep, "127.0.0.3")
 	if e := endpointByAddr(t, rep, "127.0.0.3"); e.Errors["connect_refused"] != e.Requests || e.Requests == 0 {
 		t.Errorf("127.0.0.3: %d requests, errors %v; want every one refused", e.Requests, e.Errors)
+	}
+	var typed report.Report
+	if err := json.Unmarshal([]byte(stdout), &typed); err != nil {
+		t.Fatal(err)
+	}
+	if p := typed.Preflight; len(p) != 2 || !p[0].OK || p[1].OK || p[1].Address != "127.0.0.3" || p[1].Class != "connect_refused" || typed.NotProbed != "" {
+		t.Errorf("preflight %+v, not_probed %q; want 127.0.0.1 ok, 127.0.0.3 refused, and a probed run", p, typed.NotProbed)
+	}
+}
+
+// TestDownHostReports: a host whose every address refuses still gets its
+// report in every format, and -o keeps its JSON, as a CI job that keeps its
+// reports "whatever the outcome" needs: what the preflight found per
+// address, and the gate as not judged; exit 3 stays. Before, stdout was
+// empty and -o was not written.
+func TestDownHostReports(t *testing.T) {
+	closed := testserver.ClosedPort(t, testserver.Lo4a)
+	requireRefused(t, netip.AddrPortFrom(testserver.Lo4a, closed))
+	requireRefused(t, netip.AddrPortFrom(testserver.Lo4b, closed))
+	dir := t.TempDir()
+	target := fmt.Sprintf("http://app.test:%d/", closed)
+	base := []string{"-q", "--resolve", fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2", closed), "--max-failure-rate", "0.1%", target}
+	for _, format := range []string{"html", "text", "markdown", "json"} {
+		out := filepath.Join(dir, format+".json")
+		code, stdout, stderr := pinprobe(t, append([]string{"-o", out, "--format", format}, base...)...)
+		if code != exitNoAddress {
+			t.Errorf("%s: exit %d; want 3; stderr:\n%s", format, code, stderr)
+		}
+		if !strings.Contains(stderr, fmt.Sprintf("every address refuses connections on port %d", closed)) {
+			t.Errorf("%s: stderr does not say why:\n%s", format, stderr)
+		}
+		flat := strings.Join(strings.Fields(stdout), " ")
+		var want []string
+		switch format {
+		case "html":
+			want = []string{`<section id="preflight">`, "connect_refused", "127.0.0.2", "not judged", "Nothing was probed: every address refuses connections on port"}
+		case "text":
+			want = []string{"VERDICT NO-DATA nothing was probed: every address refuses connections on port", "PREFLIGHT", "✗ 127.0.0.1 ipv4 connect_refused",
+				"✗ 127.0.0.2 ipv4 connect_refused", "RELEASE GATE FAILED: 4 of 4 checks not judged"}
+		case "markdown":
+			want = []string{"# pinprobe: nothing probed — app.test", "## Preflight", "| ✗ | 127.0.0.2 | ipv4 | connect_refused |", "## Release gate"}
+		case "json":
+			rep := decodeReport(t, []byte(stdout))
+			if rep.Totals.Requests != 0 || len(rep.Thresholds) != 4 {
+				t.Errorf("json: %d requests, %d checks; want 0 and 4", rep.Totals.Requests, len(rep.Thresholds))
+			}
+		}
+		for _, w := range want {
+			if !strings.Contains(stdout, w) && !strings.Contains(flat, w) {
+				t.Errorf("%s report lacks %q:\n%s", format, w, stdout)
+			}
+		}
+		// The -o file is the report, and reads back.
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatalf("%s: -o not written: %v", format, err)
+		}
+		rep, err := report.ParseReport(data, out)
+		if err != nil {
+			t.Fatalf("%s: -o does not read back: %v", format, err)
+		}
+		if !strings.HasPrefix(rep.NotProbed, fmt.Sprintf("every address refuses connections on port %d", closed)) || len(rep.Preflight) != 2 ||
+			rep.Preflight[0].OK || rep.Preflight[1].Class != "connect_refused" || rep.Verdict.Status != report.VerdictNoData {
+			t.Errorf("%s: -o report: not_probed %q, preflight %+v, verdict %q", format, rep.NotProbed, rep.Preflight, rep.Verdict.Status)
+		}
+		for _, th := range rep.Thresholds {
+			if th.Status != report.ThresholdNotJudged {
+				t.Errorf("%s: check %+v; want not judged", format, th)
+			}
+		}
+	}
+	// pinprobe report re-renders it, and says again why nothing was probed.
+	code, stdout, stderr := pinprobe(t, "report", filepath.Join(dir, "json.json"))
+	if code != exitOK || !strings.Contains(stdout, "nothing was probed: every address refuses") || !strings.Contains(stdout, "PREFLIGHT") {
+		t.Errorf("report of the saved run: exit %d, stderr %s\n%s", code, stderr, stdout)
 	}
 }

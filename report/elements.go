@@ -192,6 +192,12 @@ func (t *Threshold) UnmarshalJSON(b []byte) error {
 	return decodeElement(b, (*fields)(t), "threshold")
 }
 
+// UnmarshalJSON decodes one saved preflight check (see decodeElement).
+func (c *PreflightCheck) UnmarshalJSON(b []byte) error {
+	type fields PreflightCheck
+	return decodeElement(b, (*fields)(c), "preflight check")
+}
+
 // UnmarshalJSON decodes one saved suspect (see decodeElement).
 func (s *Suspect) UnmarshalJSON(b []byte) error {
 	type fields Suspect

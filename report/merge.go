@@ -249,6 +249,9 @@ func (m *merger) meta(out *Report) {
 			}
 		} else {
 			m.notes = append(m.notes, r.Notes...) // what reading it left out, named already
+			if r.NotProbed != "" {
+				m.notes = append(m.notes, m.names[i]+" probed nothing: "+r.NotProbed)
+			}
 			m.inputs = append(m.inputs, Input{
 				File: m.names[i], Version: r.Version, Revision: revisionOf(r.Revision), RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 				SendS: r.SendS, Interrupted: r.Interrupted,

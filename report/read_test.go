@@ -313,3 +313,34 @@ func TestReadReportCutsEchoedValues(t *testing.T) {
 		})
 	}
 }
+
+// TestReadReportPreflight: a saved report's preflight is what a run can
+// write: each check of an endpoint of the run, its address of its family,
+// an error class exactly when it failed; a not-probed report reads back.
+func TestReadReportPreflight(t *testing.T) {
+	good := fixture.ReportJSON(t, notProbedReport(t))
+	r, err := report.ParseReport(good, "down.json")
+	if err != nil || r.NotProbed == "" || len(r.Preflight) != 2 {
+		t.Fatalf("a not-probed report: %v, %+v", err, r)
+	}
+	for _, tt := range []struct {
+		name string
+		edit func(m map[string]any)
+		want string
+	}{
+		{"no endpoint's", func(m map[string]any) { fixture.Obj(t, m, "preflight", "0")["address"] = "192.0.2.99" }, "preflight[0]: 192.0.2.99"},
+		{"not an address", func(m map[string]any) { fixture.Obj(t, m, "preflight", "0")["address"] = "sign" }, `preflight[0]: address "sign" is not an IP address`},
+		{"wrong family", func(m map[string]any) { fixture.Obj(t, m, "preflight", "1")["family"] = "ipv4" }, "filed under family"},
+		{"ok with an error", func(m map[string]any) { fixture.Obj(t, m, "preflight", "1")["ok"] = true }, "ok true with error class"},
+		{"unknown class", func(m map[string]any) { fixture.Obj(t, m, "preflight", "1")["class"] = "gremlins" }, `error class "gremlins"`},
+		{"more checks than endpoints", func(m map[string]any) {
+			p := fixture.Arr(t, m, "preflight")
+			m["preflight"] = append(p, p[0])
+		}, "3 checks of 2 endpoints"},
+	} {
+		_, err := report.ParseReport(fixture.EditJSON(t, good, tt.edit), "down.json")
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v; want %q", tt.name, err, tt.want)
+		}
+	}
+}

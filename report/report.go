@@ -63,6 +63,16 @@ type Report struct {
 	// ran again, and are counted here, in no endpoint's requests or
 	// drops. Absent when there was none.
 	Pauses []Pause `json:"pauses,omitempty"`
+	// Preflight lists the check of every endpoint made before the load
+	// (one TCP connect, and the TLS handshake for https), in endpoint
+	// order; absent when none was made (--no-preflight), from a merged
+	// report and from reports written before revision 2.
+	Preflight []PreflightCheck `json:"preflight,omitempty"`
+	// NotProbed says why the run sent no request, with the fix where one
+	// is known ("every address refuses connections on port 8443: nothing
+	// listens there; check the URL's port"): no address for any target, or
+	// every endpoint failed its preflight. "" for a run that was probed.
+	NotProbed string `json:"not_probed,omitempty"`
 	// Inputs lists the reports a merged report was made from (see Merge);
 	// absent from a single run's report.
 	Inputs []Input `json:"inputs,omitempty"`
@@ -466,4 +476,21 @@ type Conns struct {
 	// WindowsCount counts them all.
 	Windows      []Window `json:"windows"`
 	WindowsCount int64    `json:"windows_count"`
+}
+
+// PreflightCheck is one endpoint's check before the load: a TCP connect
+// and, for https, a TLS handshake verified as the probe would; no HTTP
+// request. It is also what pinprobe.preflight/v1 lists.
+type PreflightCheck struct {
+	Target    string  `json:"target"`
+	Address   string  `json:"address"`
+	Port      uint16  `json:"port"`
+	Family    string  `json:"family"`
+	OK        bool    `json:"ok"`
+	ConnectMS float64 `json:"connect_ms"`
+	TLSMS     float64 `json:"tls_ms"`
+	ALPN      string  `json:"alpn,omitempty"`
+	Local     string  `json:"local,omitempty"`
+	Error     string  `json:"error,omitempty"`
+	Class     string  `json:"class,omitempty"`
 }

@@ -38,7 +38,7 @@ func TestSchemaMatchesGoTypes(t *testing.T) {
 	}{
 		{fixture.KindReport, reflect.TypeFor[report.Report]()},
 		{fixture.KindCompare, reflect.TypeFor[compare.Comparison]()},
-		{fixture.KindPreflight, reflect.TypeFor[render.PreflightCheck]()},
+		{fixture.KindPreflight, reflect.TypeFor[report.PreflightCheck]()},
 	} {
 		defs := schemaDefs(t, tt.kind)
 		seen := map[reflect.Type]bool{}
@@ -289,6 +289,7 @@ func TestSchemaReports(t *testing.T) {
 		"one process":     whole,
 		"vantages":        fixture.VantageMerge(t),
 		"a run's vantage": fixture.VantageRun(t, "eu-west", 0, 0),
+		"not probed":      notProbedReport(t),
 	}
 	cov := newCoverage(t, fixture.KindReport)
 	for _, name := range slices.Sorted(maps.Keys(docs)) {
@@ -352,7 +353,7 @@ func TestSchemaPreflight(t *testing.T) {
 		{Endpoint: 2, Connect: 10 * time.Second, Err: errors.New("dial tcp 192.0.2.2:443: i/o timeout"), Class: probe.ClassConnectTimeout},
 	}
 	var buf bytes.Buffer
-	if err := render.PreflightJSON(&buf, eps, checks); err != nil {
+	if err := render.PreflightJSON(&buf, collect.Preflight(eps, checks)); err != nil {
 		t.Fatal(err)
 	}
 	fixture.CheckSchema(t, fixture.KindPreflight, buf.Bytes())
@@ -360,7 +361,7 @@ func TestSchemaPreflight(t *testing.T) {
 	cov.add(t, buf.Bytes())
 	cov.check(t)
 	buf.Reset()
-	if err := render.PreflightJSON(&buf, nil, nil); err != nil {
+	if err := render.PreflightJSON(&buf, collect.Preflight(nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	fixture.CheckSchema(t, fixture.KindPreflight, buf.Bytes())
@@ -375,8 +376,8 @@ func TestSchemaRefuses(t *testing.T) {
 	goodCmp := fixture.CompareJSON(t, fixture.GoldenComparison(t))
 	var pre bytes.Buffer
 	web := fixture.MustTarget(t, "http://app.example.com/")
-	if err := render.PreflightJSON(&pre, []*probe.Endpoint{{Target: web, Addr: netip.MustParseAddr("192.0.2.1")}},
-		[]probe.Check{{Err: errors.New("connection refused"), Class: probe.ClassConnectRefused}}); err != nil {
+	if err := render.PreflightJSON(&pre, collect.Preflight([]*probe.Endpoint{{Target: web, Addr: netip.MustParseAddr("192.0.2.1")}},
+		[]probe.Check{{Err: errors.New("connection refused"), Class: probe.ClassConnectRefused}})); err != nil {
 		t.Fatal(err)
 	}
 	goodPre := pre.Bytes()
@@ -573,6 +574,30 @@ func emptyReport(t *testing.T) *report.Report {
 		StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: start.Add(20 * time.Millisecond)}, Interrupted: true,
 		Plan: report.Plan{Rate: 20, DurationS: 30, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx", ConnRequests: 4},
 		DNS:  []report.DNS{{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{"203.0.113.7"}, Changes: []report.DNSChange{}}},
+	})
+}
+
+// notProbedReport is the report of a run whose every endpoint failed its
+// preflight, one over TLS after its connect, the other at its connect.
+func notProbedReport(t *testing.T) *report.Report {
+	t.Helper()
+	tg := fixture.MustTarget(t, "https://sign.example.com/")
+	eps := []*probe.Endpoint{{ID: 0, Target: tg, Addr: netip.MustParseAddr("203.0.113.7")}, {ID: 1, Target: tg, Addr: netip.MustParseAddr("2001:db8::7")}}
+	checks := []probe.Check{
+		{Endpoint: 0, Connect: 400 * time.Microsecond, Handshake: 2 * time.Millisecond, ALPN: "h2", Local: netip.MustParseAddrPort("192.0.2.100:50001"),
+			Err: errors.New("tls: failed to verify certificate: x509: certificate signed by unknown authority"), Class: probe.ClassTLS},
+		{Endpoint: 1, Connect: 10 * time.Second, Err: errors.New("dial tcp [2001:db8::7]:443: i/o timeout"), Class: probe.ClassConnectTimeout},
+	}
+	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
+	agg := collect.NewAggregator(eps)
+	agg.SetTimeline(start, time.Second, true)
+	return fixture.CloseJudged(agg, &report.Report{
+		Version: "0.1.0", Command: []string{"pinprobe", tg.String()},
+		StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: start.Add(10 * time.Second)},
+		Plan:      report.Plan{Rate: 20, DurationS: 30, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx", ConnRequests: 4},
+		DNS: []report.DNS{{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{"203.0.113.7", "2001:db8::7"}, Changes: []report.DNSChange{}}},
+		Preflight: collect.Preflight(eps, checks),
+		NotProbed: "every endpoint fails its preflight, for different reasons (the first: tls: failed to verify certificate): nothing can be probed",
 	})
 }
 

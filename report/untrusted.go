@@ -325,6 +325,28 @@ func checkAddresses(r *Report) (errs []error, more int) {
 			addrPort(fmt.Sprintf("%s.samples[%d].remote", where, j), e.Samples[j].Remote)
 		}
 	}
+	endpoint := map[[2]string]bool{}
+	for i := range r.Endpoints {
+		endpoint[[2]string{r.Endpoints[i].Target, r.Endpoints[i].Address}] = true
+	}
+	if len(r.Preflight) > len(r.Endpoints) {
+		bad("preflight: %d checks of %d endpoints", len(r.Preflight), len(r.Endpoints))
+	}
+	for i, c := range r.Preflight {
+		where := fmt.Sprintf("preflight[%d]", i)
+		a, err := parseAddr(c.Address)
+		switch {
+		case err != nil:
+			bad("%s: address %q is not an IP address", where, shown(c.Address))
+		case familyOf(a) != c.Family:
+			bad("%s: %s is an %s address, filed under family %q", where, shown(c.Address), familyOf(a), shown(c.Family))
+		case !endpoint[[2]string{c.Target, c.Address}]:
+			bad("%s: %s (%q) is no endpoint of the run", where, shown(c.Address), shown(c.Target))
+		case c.OK != (c.Error == "" && c.Class == "") || c.Class != "" && !errorClasses[c.Class]:
+			bad("%s: ok %v with error class %q", where, c.OK, shown(c.Class))
+		}
+		addrPort(where+".local", c.Local)
+	}
 	if len(r.Timeline.Series) == len(r.Endpoints) {
 		for i, s := range r.Timeline.Series {
 			if e := &r.Endpoints[i]; s.Target != e.Target || s.Address != e.Address {

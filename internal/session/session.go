@@ -69,16 +69,22 @@ type Session struct {
 	cfg       Config
 	DNS       []report.DNS
 	Endpoints []*probe.Endpoint
+	// preflight is what Preflight found, for the report.
+	preflight []report.PreflightCheck
+	// at is when the session started: a report of nothing probed spans
+	// from then.
+	at time.Time
 }
 
 // New resolves every target. It fails with ErrNoAddress when no target has
-// an address, and ErrInterrupted when ctx ends first; a target that does not
-// resolve while others do is logged and skipped.
+// an address, returning the session all the same (its DNS says why, and
+// NotProbed reports it), and ErrInterrupted when ctx ends first; a target
+// that does not resolve while others do is logged and skipped.
 func New(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string, ...any) {}
 	}
-	s := &Session{cfg: cfg}
+	s := &Session{cfg: cfg, at: time.Now()}
 	s.DNS, s.Endpoints = Resolve(ctx, cfg.Resolver, cfg.Targets)
 	if ctx.Err() != nil {
 		return nil, ErrInterrupted
@@ -89,7 +95,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 	}
 	if len(s.Endpoints) == 0 {
-		return nil, ErrNoAddress
+		return s, ErrNoAddress
 	}
 	return s, nil
 }
@@ -104,7 +110,31 @@ func (s *Session) SetProgress(p Progress) { s.cfg.Progress = p }
 // Preflight checks every endpoint once: TCP connect and, for https, a
 // verified TLS handshake. It sends no HTTP request.
 func (s *Session) Preflight(ctx context.Context) []probe.Check {
-	return probe.Preflight(ctx, s.Endpoints, s.cfg.Engine.ConnOptions)
+	checks := probe.Preflight(ctx, s.Endpoints, s.cfg.Engine.ConnOptions)
+	s.preflight = collect.Preflight(s.Endpoints, checks)
+	return checks
+}
+
+// NotProbed is the report of the session when it sends nothing, and why:
+// no target has an address, or every endpoint failed its preflight. It
+// holds what a run's report holds of its DNS, endpoints, plan and
+// preflight, no request, and a verdict that says why.
+func (s *Session) NotProbed(why string) *report.Report {
+	cfg := s.cfg
+	rep := new(report.Report)
+	*rep = cfg.Meta
+	rep.DNS, rep.Preflight, rep.NotProbed = s.DNS, s.preflight, why
+	var only probe.Family
+	if cfg.Resolver != nil {
+		only = cfg.Resolver.Only
+	}
+	rep.Plan = collect.Plan(cfg.Engine, cfg.Fail, only)
+	agg := collect.NewAggregator(s.Endpoints)
+	rep.StartedAt, rep.EndedAt = report.Time{Time: s.at}, report.Time{Time: time.Now()}
+	agg.SetTimeline(rep.StartedAt.Time, cfg.Interval, cfg.AutoInterval)
+	agg.Close(rep)
+	rep.Verdict = judge.Judge(rep, judge.Once())
+	return rep
 }
 
 // Run drives the load and returns the report of every request sent. When
@@ -114,7 +144,7 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	cfg := s.cfg
 	rep := new(report.Report)
 	*rep = cfg.Meta
-	rep.DNS = s.DNS
+	rep.DNS, rep.Preflight = s.DNS, s.preflight
 	agg := collect.NewAggregator(s.Endpoints)
 	var secrets []string
 	for _, t := range cfg.Targets {

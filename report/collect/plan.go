@@ -26,3 +26,23 @@ func Plan(o probe.Options, fail report.FailStatus, only probe.Family) report.Pla
 	}
 	return p
 }
+
+// Preflight is the document of each endpoint's check before the load.
+func Preflight(eps []*probe.Endpoint, checks []probe.Check) []report.PreflightCheck {
+	out := []report.PreflightCheck{}
+	for i, c := range checks {
+		ep := eps[i]
+		pc := report.PreflightCheck{
+			Target: ep.Target.String(), Address: ep.Addr.String(), Port: ep.Target.Port(), Family: string(ep.Family()),
+			OK: c.Err == nil, ConnectMS: report.Millis(c.Connect), TLSMS: report.Millis(c.Handshake), ALPN: c.ALPN,
+		}
+		if c.Local.IsValid() {
+			pc.Local = c.Local.String()
+		}
+		if c.Err != nil {
+			pc.Error, pc.Class = c.Err.Error(), string(c.Class)
+		}
+		out = append(out, pc)
+	}
+	return out
+}

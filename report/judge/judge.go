@@ -3,6 +3,7 @@ package judge
 import (
 	"github.com/pinprobe/pinprobe/report"
 	"github.com/pinprobe/pinprobe/report/phrase"
+	"strings"
 )
 
 // Alpha is the significance level of a verdict judged once: the chance
@@ -68,6 +69,9 @@ func LevelOf(r *report.Report) report.Level {
 // is judged apart, at its own l.Alpha. Every suspect is named in the
 // headline and the summary, with how it fails.
 func Judge(r *report.Report, l report.Level) report.Verdict {
+	if r.NotProbed != "" && r.Totals.Requests == 0 {
+		return notProbed(r, l)
+	}
 	j := newJudgement(r, l)
 	j.addresses()
 	j.vantages()
@@ -284,3 +288,11 @@ func (j *judgement) verdict() report.Verdict {
 
 // familyName is "IPv4" or "IPv6" for a family key.
 func familyName(f string) string { return phrase.FamilyName(f) }
+
+// notProbed is the verdict of a run that sent nothing, and says why.
+func notProbed(r *report.Report, l report.Level) report.Verdict {
+	why := strings.TrimSuffix(r.NotProbed, ".")
+	return report.Verdict{Status: report.VerdictNoData, Summary: "Nothing was probed: " + why + ".",
+		Suspects: []report.Suspect{}, Tests: []report.Test{}, Notes: []string{}, Slow: []report.SlowFinding{},
+		Level: report.Level{Alpha: l.Alpha, Each: l.Alpha, Tests: 1, SlowEach: l.Alpha, Looks: l.Looks, Last: l.Last}}
+}

@@ -44,19 +44,24 @@ func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
 	m.run(v)
 	m.client(v)
 	m.dns(v)
-	m.families(v)
-	m.endpoints(v)
-	m.vantages(v)
-	m.phases(v)
-	m.fingerprints(v)
-	m.instances(v)
-	m.connections(v)
-	m.timeline(v)
-	m.samples(v)
+	m.preflight(v)
+	if v.NotProbed == "" {
+		m.families(v)
+		m.endpoints(v)
+		m.vantages(v)
+		m.phases(v)
+		m.fingerprints(v)
+		m.instances(v)
+		m.connections(v)
+		m.timeline(v)
+		m.samples(v)
+	}
 	m.gate(v)
-	m.logs(v)
-	m.tests(v)
-	m.headers(v)
+	if v.NotProbed == "" {
+		m.logs(v)
+		m.tests(v)
+		m.headers(v)
+	}
 	m.printf("\n---\n\n*Written by pinprobe %s. Times are UTC, from the clock of the machine that ran it.*\n", mdText(r.Version))
 	return m.err
 }
@@ -247,6 +252,32 @@ func joinInts(v []int, sep string) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, sep)
+}
+
+// preflight lists the endpoints' checks before the load, when one failed.
+func (m *mdWriter) preflight(v *View) {
+	if len(v.Preflight) == 0 {
+		return
+	}
+	m.printf("\n## Preflight\n\n")
+	if v.NotProbed != "" {
+		m.printf("Every endpoint was checked before the load (a TCP connect, and the TLS handshake for https); none could be probed.\n\n")
+	} else {
+		m.printf("The endpoints that failed to connect before the load (a TCP connect, and the TLS handshake for https):\n\n")
+	}
+	var rows [][]string
+	for _, p := range v.Preflight {
+		mark := ""
+		if !p.OK {
+			mark = "✗"
+		}
+		addr := mdText(p.Address)
+		if p.URL != "" {
+			addr += " " + mdText(p.URL)
+		}
+		rows = append(rows, []string{mark, addr, mdText(p.Family), mdText(p.Result), mdText(p.Detail)})
+	}
+	m.table([]string{"", "Address", "Family", "Result", "Detail"}, "lllll", rows)
 }
 
 func (m *mdWriter) dns(v *View) {

@@ -154,41 +154,12 @@ func dur(d time.Duration) string {
 	return phrase.Latency(float64(d)/float64(time.Millisecond), 1)
 }
 
-// PreflightCheck is one endpoint's preflight in the JSON document.
-type PreflightCheck struct {
-	Target    string  `json:"target"`
-	Address   string  `json:"address"`
-	Port      uint16  `json:"port"`
-	Family    string  `json:"family"`
-	OK        bool    `json:"ok"`
-	ConnectMS float64 `json:"connect_ms"`
-	TLSMS     float64 `json:"tls_ms"`
-	ALPN      string  `json:"alpn,omitempty"`
-	Local     string  `json:"local,omitempty"`
-	Error     string  `json:"error,omitempty"`
-	Class     string  `json:"class,omitempty"`
-}
-
 // PreflightJSON writes the checks as a pinprobe.preflight/v1 document.
-func PreflightJSON(w io.Writer, eps []*probe.Endpoint, checks []probe.Check) error {
+func PreflightJSON(w io.Writer, checks []report.PreflightCheck) error {
 	doc := struct {
-		Schema string           `json:"schema"`
-		Checks []PreflightCheck `json:"checks"`
-	}{Schema: "pinprobe.preflight/v1", Checks: []PreflightCheck{}}
-	for i, c := range checks {
-		ep := eps[i]
-		pc := PreflightCheck{
-			Target: ep.Target.String(), Address: ep.Addr.String(), Port: ep.Target.Port(), Family: string(ep.Family()),
-			OK: c.Err == nil, ConnectMS: report.Millis(c.Connect), TLSMS: report.Millis(c.Handshake), ALPN: c.ALPN,
-		}
-		if c.Local.IsValid() {
-			pc.Local = c.Local.String()
-		}
-		if c.Err != nil {
-			pc.Error, pc.Class = c.Err.Error(), string(c.Class)
-		}
-		doc.Checks = append(doc.Checks, pc)
-	}
+		Schema string                  `json:"schema"`
+		Checks []report.PreflightCheck `json:"checks"`
+	}{Schema: "pinprobe.preflight/v1", Checks: checks}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {

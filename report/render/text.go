@@ -41,6 +41,12 @@ func writeText(w io.Writer, r *report.Report, o Options) error {
 	}
 	tw.header(v)
 	tw.dns(v)
+	tw.preflight(v)
+	if v.NotProbed != "" { // nothing else was measured
+		tw.gate(v)
+		tw.verdict(v)
+		return tw.err
+	}
 	tw.families(v)
 	tw.endpoints(v)
 	tw.vantages(v)
@@ -245,6 +251,31 @@ func (t *textWriter) dns(v *View) {
 		}
 		if d.Missed != "" {
 			t.para("", "   ", d.Missed, 6)
+		}
+	}
+}
+
+// preflight lists the endpoints' checks before the load, when one failed.
+func (t *textWriter) preflight(v *View) {
+	if len(v.Preflight) == 0 {
+		return
+	}
+	title := "PREFLIGHT  the endpoints that failed to connect before the load"
+	if v.NotProbed != "" {
+		title = "PREFLIGHT  every endpoint, checked before the load: none could be probed"
+	}
+	t.heading(title)
+	var rows [][]string
+	var failing []bool
+	for _, p := range v.Preflight {
+		rows = append(rows, []string{markOf(!p.OK), p.Address + strings.TrimSuffix(" "+p.URL, " "), p.Family, p.Result})
+		failing = append(failing, !p.OK)
+	}
+	t.table(textTable{cols: []textCol{{}, {head: "ADDRESS"}, {head: "FAMILY"}, {head: "RESULT"}}, rows: rows, failing: failing})
+	// The details whole, under the table: an error does not fit a column.
+	for _, p := range v.Preflight {
+		if !p.OK {
+			t.para("", "   ", p.Address+": "+p.Detail, 5)
 		}
 	}
 }

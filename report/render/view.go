@@ -39,11 +39,19 @@ type View struct {
 	// vantage; empty otherwise.
 	Vantages []VantageRow
 	DNS      []DNSRow
-	Families []StatsRow // each family, then the total
-	Targets  []TargetView
-	Who      []WhoRow
-	Phases   []PhaseRow
-	Timeline TimelineView
+	// NotProbed says why the run sent no request ("" when it sent some):
+	// the report then holds its DNS, its preflight, its gate and its
+	// verdict only.
+	NotProbed string
+	// Preflight lists the endpoints' checks before the load: every one
+	// when nothing was probed, else those that failed (none when all
+	// connected).
+	Preflight []PreflightRow
+	Families  []StatsRow // each family, then the total
+	Targets   []TargetView
+	Who       []WhoRow
+	Phases    []PhaseRow
+	Timeline  TimelineView
 	// OverTime is each family and suspect over time: requests, failures,
 	// p50 and p99 per slice of the run.
 	OverTime OverTimeView
@@ -63,6 +71,18 @@ type View struct {
 	Logs LogsView
 	// short is every target as short as tells it apart (report.ShortURLs).
 	short map[string]string
+}
+
+// PreflightRow is one endpoint's check before the load.
+type PreflightRow struct {
+	Address, Family string
+	// URL is the endpoint's URL as short as tells it apart when the run
+	// has several, else "".
+	URL string
+	OK  bool
+	// Result is "ok" or the error class; Detail the connect and TLS times,
+	// or the error.
+	Result, Detail string
 }
 
 // VerdictView is the verdict, said for reading.
@@ -408,6 +428,7 @@ func NewView(r *report.Report) *View {
 	v.run(r)
 	v.inputs(r)
 	v.dns(r)
+	v.preflight(r)
 	v.families(r)
 	v.endpoints(r, targets)
 	v.vantages(r)
@@ -440,7 +461,9 @@ func (v *View) verdict(r *report.Report) {
 	case report.VerdictOK:
 		v.Verdict.Tone = "good"
 	}
-	v.Verdict.Level = phrase.Capitalize(levelWords(vd.Level))
+	if r.NotProbed == "" { // a verdict that tested nothing has no level to speak of
+		v.Verdict.Level = phrase.Capitalize(levelWords(vd.Level))
+	}
 	v.Verdict.Line = verdictLine(vd, &r.Totals)
 	for _, s := range vd.Suspects {
 		row := SuspectRow{Kind: s.Kind, Target: s.Target, How: s.How, Agrees: s.Agrees,
@@ -479,6 +502,9 @@ func headlineOf(v *report.Verdict) string {
 	case report.VerdictOK:
 		return "no failures"
 	case report.VerdictNoData:
+		if strings.HasPrefix(v.Summary, "Nothing was probed: ") {
+			return "nothing probed"
+		}
 		return "no data"
 	case report.VerdictSpread:
 		if v.Headline != "" { // a vantage that sees them fail, in a merge
@@ -504,6 +530,9 @@ func verdictLine(vd *report.Verdict, t *report.Stats) string {
 	case "":
 		return ""
 	case report.VerdictNoData:
+		if vd.Summary != "" && strings.HasPrefix(vd.Summary, "Nothing was probed: ") {
+			return "nothing was probed: " + strings.TrimSuffix(strings.TrimPrefix(vd.Summary, "Nothing was probed: "), ".")
+		}
 		return "no request was sent"
 	case report.VerdictOK:
 		return failed
@@ -621,6 +650,31 @@ func digitRun(s string) int {
 		n++
 	}
 	return n
+}
+
+func (v *View) preflight(r *report.Report) {
+	v.NotProbed = r.NotProbed
+	for _, c := range r.Preflight {
+		if c.OK && r.NotProbed == "" {
+			continue
+		}
+		row := PreflightRow{Address: c.Address, Family: c.Family, OK: c.OK, Result: "ok", Detail: c.Error}
+		if v.MultiURL {
+			row.URL = v.short[c.Target]
+		}
+		if c.OK {
+			row.Detail = "tcp " + phrase.Latency(c.ConnectMS, 1)
+			if c.TLSMS > 0 {
+				row.Detail += ", tls " + phrase.Latency(c.TLSMS, 1)
+			}
+			if c.ALPN != "" {
+				row.Detail += ", alpn " + c.ALPN
+			}
+		} else {
+			row.Result = c.Class
+		}
+		v.Preflight = append(v.Preflight, row)
+	}
 }
 
 func (v *View) conns(r *report.Report) {
