@@ -129,14 +129,14 @@ func CheckLimits(r *Report, l Limits) []Threshold {
 		e := &r.Endpoints[i]
 		scopes = append(scopes, scope{"endpoint " + e.Address + " (" + e.Target + ")", &e.Stats, rate(&e.Stats, 1)})
 	}
-	check := func(name, unit string, sc scope, limit float64) *Threshold {
-		out = append(out, Threshold{Name: name, Scope: sc.name, Limit: limit, Unit: unit, Status: ThresholdNotJudged, Requests: sc.s.Requests})
-		return &out[len(out)-1]
+	check := func(name, unit string, sc scope, limit float64) Threshold {
+		return Threshold{Name: name, Scope: sc.name, Limit: limit, Unit: unit, Status: ThresholdNotJudged, Requests: sc.s.Requests}
 	}
-	// judge sets t's outcome from what the scope measured (value) and
-	// what it is shown to stay under (bound, nil when nothing is), and
+	// judge adds t, with its outcome from what the scope measured (value)
+	// and what it is shown to stay under (bound, nil when nothing is), and
 	// what would prove it.
-	judge := func(t *Threshold, sc scope, value float64, bound *float64, need int64) {
+	judge := func(t Threshold, sc scope, value float64, bound *float64, need int64) {
+		defer func() { out = append(out, t) }()
 		if sc.s.Requests <= 0 {
 			return
 		}
@@ -186,6 +186,7 @@ func CheckLimits(r *Report, l Limits) []Threshold {
 			}
 			t.SmallestFault = smallestFault(r, conf)
 		}
+		out = append(out, t)
 	}
 	return out
 }
