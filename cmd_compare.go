@@ -53,7 +53,7 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 	var regressed error
 	switch {
 	case c.failOnRegression && cmp.Regressed():
-		regressed = errors.New("regression: " + strings.TrimPrefix(cmp.Conclusion, "regression: "))
+		regressed = errors.New("regression: " + cmp.Headline())
 	case c.failOnRegression && cmp.FailsGate():
 		// A gate that compared nothing does not pass.
 		regressed = errors.New("regression gate not passed: nothing was compared: " + cmp.Conclusion)

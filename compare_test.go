@@ -132,7 +132,7 @@ func TestCompareSlowerServer(t *testing.T) {
 
 	code, stdout, stderr := pinprobe(t, "compare", "--fail-on-regression", b, a)
 	first, _, _ := strings.Cut(stdout, "\n")
-	if code != exitFail || !strings.HasPrefix(first, "REGRESSED regression: every endpoint slower, in total p50 ") || !strings.Contains(stderr, "regression") {
+	if code != exitFail || !strings.HasPrefix(first, "REGRESSED every endpoint slower, in total p50 ") || !strings.Contains(stderr, "regression") {
 		t.Errorf("compare --fail-on-regression, 50 ms added: exit %d, first line %q, stderr %q; want 1, REGRESSED, every endpoint slower", code, first, stderr)
 	}
 	c := compareJSON(t, b, a)

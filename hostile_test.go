@@ -254,10 +254,11 @@ func twoRuns(t *testing.T, dir, name string, data []byte) (before, after string)
 func TestCompareNothingInCommon(t *testing.T) {
 	good := goldenSaved(t)
 	dir := t.TempDir()
-	before := writeSaved(t, dir, "before.json", good)
-	// The same run's counts, every endpoint on other addresses and hosts.
+	before := writeSaved(t, dir, "before.json", otherRun(t, good, "0b0b0b0b"))
+	// Another run with the same counts, every endpoint on other addresses
+	// and hosts.
 	after := writeSaved(t, dir, "after.json", fixture.EditJSON(t, good, func(m map[string]any) {
-		m["interrupted"] = false
+		m["run_id"], m["interrupted"] = "0a0a0a0a", false
 		for i, e := range fixture.Arr(t, m, "endpoints") {
 			e := e.(map[string]any)
 			addr := "2001:db8:1::" + strconv.Itoa(i+1)

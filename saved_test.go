@@ -171,7 +171,7 @@ func TestCompareCommand(t *testing.T) {
 		t.Fatalf("compare: exit %d\n%s", code, stderr)
 	}
 	first, _, _ := strings.Cut(stdout, "\n")
-	for _, want := range []string{"regression", "127.0.0.2", "::1"} {
+	for _, want := range []string{"REGRESSED", "127.0.0.2", "::1"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("comparison lacks %q; first line %q", want, first)
 		}
