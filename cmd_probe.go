@@ -174,7 +174,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if note := judge.ClientNote(rep); note != "" {
 		say("warning: %s", note)
 	}
-	werr := c.outputFlags.write(rep, stdout, say)
+	werr := c.outputFlags.write(rep, rep.Interrupted, stdout, say)
 	if demoLog != nil {
 		demoLog.join(rep, c.output)
 	}

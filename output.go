@@ -147,8 +147,11 @@ func bareErr(err error) error {
 
 // write judges rep against the release gate, writes its JSON to -o and
 // renders it on stdout in the chosen format (see emit), and returns the
-// run's outcome (see outcome).
-func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(string, ...any)) error {
+// command's outcome (see outcome): interrupted says the command itself was
+// interrupted (a probe cut short), not that rep says so (a saved run that
+// was, re-rendered whole: the report says INTERRUPTED, the command did its
+// work).
+func (o *outputFlags) write(rep *report.Report, interrupted bool, stdout io.Writer, say func(string, ...any)) error {
 	rep.Thresholds = report.CheckLimits(rep, o.limits)
 	ro := renderOptions(stdout)
 	ro.Brief = o.brief
@@ -162,7 +165,7 @@ func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(strin
 	if report.Breached(rep.Thresholds) {
 		gate = errors.New("release gate " + render.NewView(rep).Gate.Summary)
 	}
-	return outcome(werr, gate, rep.Interrupted)
+	return outcome(werr, gate, interrupted)
 }
 
 // outcome is the exit of a command that wrote its report, the one place
