@@ -38,7 +38,7 @@ func (o *outputFlags) add(fs *pflag.FlagSet) {
 	o.format = choiceValue{value: "text", choices: render.Formats}
 	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", "))
 	fs.StringVarP(&o.output, "output", "o", "", "also write the JSON report to `FILE`")
-	fs.BoolVar(&o.brief, "brief", false, "a report of one screen, in text, Markdown or HTML (JSON stays whole): the verdict, who answered, families and suspects, one failed request of each suspect, the log query")
+	fs.BoolVar(&o.brief, "brief", false, "a report of one screen, in text, Markdown or HTML (JSON stays whole): the verdict, who answered, families and suspects, one failed request of each suspect, the log queries that find them")
 	fs.StringVar(&o.maxFailureRate, "max-failure-rate", "", "release gate: exit 1 if any endpoint, family or the total fails more often than `RATE` (0.1% or 0.001)")
 	durationVarP(fs, &o.maxP99, "max-p99", "", 0, "ms", [2]string{"800ms", "1.5s"}, "release gate: exit 1 if any endpoint, family or the total has a p99 latency above `DURATION`")
 	fs.BoolVar(&o.failOnVerdict, "fail-on-verdict", false, "release gate: exit 1 if the verdict names a suspect (no backend may stand out)")
