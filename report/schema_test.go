@@ -303,8 +303,9 @@ func TestSchemaReports(t *testing.T) {
 // TestSchemaComparisons: the golden comparison, one of a merged report
 // with an interrupted run of another --fail-status, a run against itself,
 // the golden run against the rich one, a deploy that made an instance slow
-// (matched with --match host) and two empty runs are valid
-// pinprobe.compare/v1 documents, and exercise every property of the schema.
+// (matched with --match host), two empty runs and a slowdown on too few
+// requests for the p99's test are valid pinprobe.compare/v1 documents, and
+// exercise every property of the schema.
 func TestSchemaComparisons(t *testing.T) {
 	a := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Address: "127.0.0.1", N: 100, Latency: time.Millisecond})
 	b := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Address: "127.0.0.1", N: 100, Failed: 50, FailStatus: 0, Latency: time.Millisecond})
@@ -327,6 +328,7 @@ func TestSchemaComparisons(t *testing.T) {
 		{"itself", compare.Compare(a, a)},
 		{"rich", compare.Compare(fixture.GoldenReport(t), rich)},
 		{"empty", compare.Compare(emptyReport(t), emptyReport(t))},
+		{"slower, too few requests for the p99", fixture.SlowerComparison(t, 150, 11)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cov.add(t, fixture.CompareJSON(t, tt.c))
