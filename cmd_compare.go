@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/pinprobe/pinprobe/report"
 	"github.com/pinprobe/pinprobe/report/compare"
 	"github.com/pinprobe/pinprobe/report/render"
 )
@@ -30,6 +31,15 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 	if err != nil {
 		return err
 	}
+	// One run on both sides shows no change whatever happened: a gate
+	// that would pass unproven. What is one run, merge decides.
+	if err := report.SameRun(reps, []string{shownName(c.files[0]), shownName(c.files[1])}); err != nil {
+		var same *report.SameRunError
+		if errors.As(err, &same) {
+			return usagef("compare %s: BEFORE and AFTER must be two runs (one run on both sides shows no change, whatever happened)", same.Words())
+		}
+		return usagef("compare: %s", err)
+	}
 	cmp := compare.CompareWith(reps[0], reps[1], compare.Options{Match: c.match.value, MaxLatencyIncrease: c.maxIncrease.tol})
 	cmp.Before.File, cmp.After.File = c.files[0], c.files[1]
 	ro := renderOptions(stdout)
@@ -43,7 +53,7 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 	var regressed error
 	switch {
 	case c.failOnRegression && cmp.Regressed():
-		regressed = errors.New("regression: " + strings.TrimPrefix(cmp.Conclusion, "regression: "))
+		regressed = errors.New("regression: " + cmp.Headline())
 	case c.failOnRegression && cmp.FailsGate():
 		// A gate that compared nothing does not pass.
 		regressed = errors.New("regression gate not passed: nothing was compared: " + cmp.Conclusion)
@@ -104,7 +114,8 @@ test of the slowest 1% of both runs together), with 95% intervals, and the
 statuses that appeared, vanished or changed share. Significant means below
 0.001 split over every test made; a latency change must also pass
 --max-latency-increase. Reports with nothing in common are said to be, and
-fail the gate. The conclusion comes first.
+fail the gate. One run on both sides (a file given twice, a copy, a merged
+report and one of its inputs) is refused. The conclusion comes first.
 `)
 	writeFlags(w, fs, compareHelp)
 	writeExitCodes(w, "compare")

@@ -175,7 +175,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if note := judge.ClientNote(rep); note != "" {
 		say("warning: %s", note)
 	}
-	werr := c.outputFlags.write(rep, stdout, say)
+	werr := c.outputFlags.write(rep, rep.Interrupted, stdout, say)
 	if demoLog != nil {
 		demoLog.join(rep, c.output)
 	}
@@ -188,7 +188,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 // or 4 when the report could not be written.
 func (c *config) notProbed(s *session.Session, why error, stdout io.Writer, say func(string, ...any)) error {
 	// The report says "nothing was probed: " itself.
-	werr := c.outputFlags.write(s.NotProbed(strings.TrimPrefix(why.Error(), "nothing to probe: ")), stdout, say)
+	werr := c.outputFlags.write(s.NotProbed(strings.TrimPrefix(why.Error(), "nothing to probe: ")), false, stdout, say)
 	if ee := (*exitError)(nil); errors.As(werr, &ee) && ee.code == exitWrite {
 		return werr
 	}

@@ -41,7 +41,9 @@ func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		rep.Verdict = judge.Judge(rep, judge.LevelOf(rep))
 	}
 	say := sayer(stderr)
-	return c.write(rep, stdout, say)
+	// A saved run that was interrupted is rendered as it is, marked so in
+	// the report; re-rendering it whole is no interruption of this command.
+	return c.write(rep, false, stdout, say)
 }
 
 // reportConfig is the report command's options: everything `pinprobe

@@ -132,7 +132,7 @@ func TestCompareSlowerServer(t *testing.T) {
 
 	code, stdout, stderr := pinprobe(t, "compare", "--fail-on-regression", b, a)
 	first, _, _ := strings.Cut(stdout, "\n")
-	if code != exitFail || !strings.HasPrefix(first, "REGRESSED regression: every endpoint slower, in total p50 ") || !strings.Contains(stderr, "regression") {
+	if code != exitFail || !strings.HasPrefix(first, "REGRESSED every endpoint slower, in total p50 ") || !strings.Contains(stderr, "regression") {
 		t.Errorf("compare --fail-on-regression, 50 ms added: exit %d, first line %q, stderr %q; want 1, REGRESSED, every endpoint slower", code, first, stderr)
 	}
 	c := compareJSON(t, b, a)
@@ -283,7 +283,7 @@ func TestCompareMismatchedRuns(t *testing.T) {
 // TestCompareMaxLatencyIncreaseFlag: the values --max-latency-increase
 // takes, as the JSON echoes them, and those it refuses with exit 2.
 func TestCompareMaxLatencyIncreaseFlag(t *testing.T) {
-	saved := writeSaved(t, t.TempDir(), "run.json", goldenSaved(t))
+	before, after := twoRuns(t, t.TempDir(), "run", goldenSaved(t))
 	for _, tt := range []struct {
 		args      []string
 		ratio, ms float64
@@ -299,7 +299,7 @@ func TestCompareMaxLatencyIncreaseFlag(t *testing.T) {
 		for _, a := range tt.args {
 			args = append(args, "--max-latency-increase", a)
 		}
-		code, stdout, stderr := pinprobe(t, append(append([]string{"compare", "--format", "json"}, args...), saved, saved)...)
+		code, stdout, stderr := pinprobe(t, append(append([]string{"compare", "--format", "json"}, args...), before, after)...)
 		var c struct {
 			Tol struct{ Ratio, MS float64 } `json:"max_latency_increase"`
 		}
@@ -312,7 +312,7 @@ func TestCompareMaxLatencyIncreaseFlag(t *testing.T) {
 		for _, a := range bad {
 			args = append(args, "--max-latency-increase", a)
 		}
-		code, _, stderr := pinprobe(t, append(append([]string{"compare"}, args...), saved, saved)...)
+		code, _, stderr := pinprobe(t, append(append([]string{"compare"}, args...), before, after)...)
 		if code != exitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "--max-latency-increase") {
 			t.Errorf("%v: exit %d, %q; want 2 and one line naming the flag", bad, code, stderr)
 		}
@@ -362,10 +362,10 @@ func TestDemoSaysItsPort(t *testing.T) {
 // text and Markdown (shorter than the full one, 40 lines at most, the
 // conclusion first) and leaves JSON whole.
 func TestCompareBriefFlag(t *testing.T) {
-	saved := writeSaved(t, t.TempDir(), "run.json", goldenSaved(t))
+	before, after := twoRuns(t, t.TempDir(), "run", goldenSaved(t))
 	for _, format := range []string{"text", "markdown", "json"} {
-		_, full, _ := pinprobe(t, "compare", "--format", format, saved, saved)
-		code, brief, stderr := pinprobe(t, "compare", "--brief", "--format", format, saved, saved)
+		_, full, _ := pinprobe(t, "compare", "--format", format, before, after)
+		code, brief, stderr := pinprobe(t, "compare", "--brief", "--format", format, before, after)
 		if code != exitOK {
 			t.Fatalf("compare --brief --format %s: exit %d\n%s", format, code, stderr)
 		}

@@ -47,8 +47,8 @@ var commandExits = map[string]struct {
 		{exitFail, "a release gate was breached"},
 		{exitUsage, "bad usage or input"},
 		{exitWrite, "the report could not be written"},
-		{exitInterrupted, "interrupted while reading (nothing is written), or the saved run was interrupted"},
-	}, "When several apply, 4 comes before 1, and 1 before 130. A closed stdout is no error."},
+		{exitInterrupted, "interrupted while reading: nothing is written (a saved run that was interrupted is rendered, marked so, with 0)"},
+	}, "When both apply, 4 comes before 1. A closed stdout is no error."},
 	"compare": {[]exitDoc{
 		{exitOK, "done (whatever changed, unless --fail-on-regression)"},
 		{exitFail, "a regression, or no endpoint in common, under --fail-on-regression"},

@@ -104,9 +104,10 @@ func TestReportWritesOutsideStringsOut(t *testing.T) {
 	})
 	dir := t.TempDir()
 	file := writeSaved(t, dir, "outside.json", doc)
+	golden := writeSaved(t, dir, "golden.json", goldenSaved(t))
 	for _, args := range [][]string{
 		{"report", file}, {"report", "--format", "markdown", file}, {"report", "--format", "html", file},
-		{"compare", file, writeSaved(t, dir, "golden.json", goldenSaved(t))}, {"compare", "--format", "markdown", file, file},
+		{"compare", file, golden}, {"compare", "--format", "markdown", golden, file},
 	} {
 		code, stdout, stderr := pinprobe(t, args...)
 		if code != exitOK {
@@ -180,16 +181,84 @@ func TestReportRefusesTheSameRunTwice(t *testing.T) {
 	}
 }
 
+// TestCompareRefusesOneRun: `compare --fail-on-regression a.json a.json`
+// said "no significant change" and passed, a gate proven by nothing. One
+// run on both sides — the same file, a copy, a merged report and one of its
+// inputs, a report without a run ID and its copy — is refused as `report`
+// refuses it (the one decision, report.SameRun), naming both files; two
+// runs that counted the same are compared.
+func TestCompareRefusesOneRun(t *testing.T) {
+	data, err := os.ReadFile(demoReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	a := writeSaved(t, dir, "a.json", data)
+	var saved struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal(data, &saved); err != nil || saved.RunID == "" {
+		t.Fatalf("%s: run_id %q (%v); want one", demoReport, saved.RunID, err)
+	}
+	copied := writeSaved(t, dir, "copy.json", data)
+	b := writeSaved(t, dir, "b.json", otherRun(t, data, "0badc0de"))
+	old := writeSaved(t, dir, "old.json", fixture.EditJSON(t, data, func(m map[string]any) { delete(m, "run_id") }))
+	merged := filepath.Join(dir, "ab.json")
+	if code, _, stderr := pinprobe(t, "report", "-o", merged, a, b); code != exitOK {
+		t.Fatalf("report a b: exit %d\n%s", code, stderr)
+	}
+	const why = ": BEFORE and AFTER must be two runs (one run on both sides shows no change, whatever happened)"
+	for _, tt := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{a, a}, "compare " + a + ": given twice (run " + saved.RunID + ")" + why},
+		{[]string{a, copied}, "compare " + copied + ": the same run as " + a + " (run " + saved.RunID + ")" + why},
+		{[]string{merged, b}, "compare " + b + ": the same run as " + merged + ":" + b + " (run 0badc0de)" + why},
+		{[]string{old, a}, "compare " + a + ": the same run as " + old + " (no run ID, and the same start, end, command, counts and latencies)" + why},
+	} {
+		for _, gate := range [][]string{nil, {"--fail-on-regression"}} {
+			args := slices.Concat([]string{"compare"}, gate, tt.files)
+			code, stdout, stderr := pinprobe(t, args...)
+			if code != exitUsage || stdout != "" || stderr != "pinprobe: "+tt.want+"\n" {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout and the line %q", strings.Join(args, " "), code, stdout, stderr, tt.want)
+			}
+		}
+	}
+	// Two runs that counted the same are two runs.
+	if code, stdout, stderr := pinprobe(t, "compare", "--fail-on-regression", a, b); code != exitOK || !strings.HasPrefix(stdout, "UNCHANGED no significant change") {
+		t.Errorf("compare of two runs that counted the same: exit %d, %q%s; want 0, unchanged", code, stdout, stderr)
+	}
+}
+
+// otherRun is the saved report data as another run with the same counts
+// would have it: its run ID id.
+func otherRun(t *testing.T, data []byte, id string) []byte {
+	t.Helper()
+	return fixture.EditJSON(t, data, func(m map[string]any) { m["run_id"] = id })
+}
+
+// twoRuns writes data to dir twice, as two runs that counted the same
+// would save it (NAME-before.json and NAME-after.json, each with a run ID
+// of its own), for a compare of a report that is not of one run with
+// itself, which compare refuses.
+func twoRuns(t *testing.T, dir, name string, data []byte) (before, after string) {
+	t.Helper()
+	return writeSaved(t, dir, name+"-before.json", otherRun(t, data, "0b0b0b0b")),
+		writeSaved(t, dir, name+"-after.json", otherRun(t, data, "0a0a0a0a"))
+}
+
 // TestCompareNothingInCommon: two reports with no endpoint in common were
 // called IMPROVED, exit 0 under --fail-on-regression; now the comparison
 // says what each probed, and the gate does not pass.
 func TestCompareNothingInCommon(t *testing.T) {
 	good := goldenSaved(t)
 	dir := t.TempDir()
-	before := writeSaved(t, dir, "before.json", good)
-	// The same run's counts, every endpoint on other addresses and hosts.
+	before := writeSaved(t, dir, "before.json", otherRun(t, good, "0b0b0b0b"))
+	// Another run with the same counts, every endpoint on other addresses
+	// and hosts.
 	after := writeSaved(t, dir, "after.json", fixture.EditJSON(t, good, func(m map[string]any) {
-		m["interrupted"] = false
+		m["run_id"], m["interrupted"] = "0a0a0a0a", false
 		for i, e := range fixture.Arr(t, m, "endpoints") {
 			e := e.(map[string]any)
 			addr := "2001:db8:1::" + strconv.Itoa(i+1)
@@ -243,8 +312,13 @@ func TestReportOfHugeCounts(t *testing.T) {
 		}
 		files = append(files, writeSaved(t, dir, name, buf.Bytes()))
 	}
+	data, err := os.ReadFile(files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	hugeBefore, hugeAfter := twoRuns(t, dir, "huge", data)
 	for _, args := range [][]string{
-		{"report", files[0]}, {"report", "--format", "html", files[1]}, {"compare", golden, files[0]}, {"compare", files[1], files[1]},
+		{"report", files[0]}, {"report", "--format", "html", files[1]}, {"compare", golden, files[0]}, {"compare", hugeBefore, hugeAfter},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		select {

@@ -95,6 +95,14 @@ func pathErr(err error) string {
 	return err.Error()
 }
 
+// shownName is how a message names an input file: "standard input" for -.
+func shownName(name string) string {
+	if name == "-" {
+		return "standard input"
+	}
+	return name
+}
+
 // readReports reads saved reports, each refused with its name and the
 // reason when it is not a pinprobe report, is of a newer schema or breaks
 // the report's invariants. At most one of them may be standard input.
@@ -110,10 +118,7 @@ func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*repor
 		} else if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() {
 			return nil, usagef("read report %s: not a regular file", name)
 		}
-		shown := name
-		if name == "-" {
-			shown = "standard input"
-		}
+		shown := shownName(name)
 		data, err := readInput(ctx, "read report", name, maxReport, stdin)
 		if errors.Is(err, errInterrupted) {
 			return nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)

@@ -407,7 +407,10 @@ func TestInterruptNotice(t *testing.T) {
 
 // TestExitPrecedence: a breached release gate is exit 1 even when the run
 // was interrupted (its failures are real), and an interrupted run that
-// breached nothing is 130: for the probe, and for report of a saved run.
+// breached nothing is 130. `report` of a saved run that was interrupted
+// exited 130 too, though it rendered the report whole: it exits 0 now (1
+// when a gate is breached), and the report still says INTERRUPTED, in
+// every format.
 func TestExitPrecedence(t *testing.T) {
 	data, err := os.ReadFile(demoReport)
 	if err != nil {
@@ -421,13 +424,19 @@ func TestExitPrecedence(t *testing.T) {
 		args []string
 		want int
 	}{
-		{[]string{"report", interrupted}, exitInterrupted},
+		{[]string{"report", interrupted}, exitOK},
 		{[]string{"report", "--max-failure-rate", "1%", interrupted}, exitFail},
 		{[]string{"report", "--fail-on-verdict", interrupted}, exitFail},
-		{[]string{"report", "--max-failure-rate", "100%", interrupted}, exitInterrupted},
+		{[]string{"report", "--max-failure-rate", "100%", interrupted}, exitOK},
 	} {
 		if code, _, stderr := pinprobe(t, tt.args...); code != tt.want {
 			t.Errorf("pinprobe %q: exit %d; want %d; stderr:\n%s", tt.args, code, tt.want, stderr)
+		}
+	}
+	for format, mark := range map[string]string{"text": "INTERRUPTED after ", "markdown": "**Interrupted after ", "html": "<strong>Interrupted after ", "json": `"interrupted": true`} {
+		code, stdout, stderr := pinprobe(t, "report", "--format", format, interrupted)
+		if code != exitOK || stderr != "" || !strings.Contains(stdout, mark) {
+			t.Errorf("report --format %s of an interrupted run: exit %d, stderr %q, %q in it %v; want 0, nothing on stderr, the mark", format, code, stderr, mark, strings.Contains(stdout, mark))
 		}
 	}
 

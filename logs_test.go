@@ -385,6 +385,19 @@ func TestLogsBadInput(t *testing.T) {
 		}
 	}
 
+	// A --log-format that matches no line of the log: the headline says so
+	// (it said "The logs hold no request"), and why; JSON says where.
+	code, stdout, stderr := pinprobe(t, "logs", "--log-format", `$remote_addr:$remote_port [$time_local] "$request" $status`, rep, goodLog)
+	if want := "NOTHING JOINED The format matched no line: none of the 1 line read from " + goodLog; code != exitOK || !strings.HasPrefix(strings.Join(strings.Fields(stdout), " "), want) ||
+		!strings.Contains(strings.Join(strings.Fields(stdout), " "), "line 1 reads as nginx combined: leave out --log-format") {
+		t.Errorf("logs with a format of no line: exit %d, %q%s; want 0, %q…, line 1 reads as nginx combined", code, stdout, stderr, want)
+	}
+	code, stdout, _ = pinprobe(t, "logs", "--format", "json", "--log-format", `$remote_addr:$remote_port [$time_local] "$request" $status`, rep, goodLog)
+	checkSchema(t, kindLogs, []byte(stdout))
+	if code != exitOK || !strings.Contains(stdout, `"unmatched": {`) || !strings.Contains(stdout, `"reads_as": "nginx combined"`) {
+		t.Errorf("logs --format json with a format of no line: exit %d; want the first line's unmatched, read as nginx combined:\n%s", code, stdout)
+	}
+
 	// A truncated gzip stream: the lines before the cut are joined, the
 	// cut is said in the log's entry.
 	var gz bytes.Buffer

@@ -39,7 +39,7 @@ func (o *outputFlags) add(fs *pflag.FlagSet) {
 	o.format = choiceValue{value: "text", choices: render.Formats}
 	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", "))
 	fs.StringVarP(&o.output, "output", "o", "", "also write the JSON report to `FILE`")
-	fs.BoolVar(&o.brief, "brief", false, "a report of one screen, in text, Markdown or HTML (JSON stays whole): the verdict, who answered, families and suspects, one failed request of each suspect, the log query")
+	fs.BoolVar(&o.brief, "brief", false, "a report of one screen, in text, Markdown or HTML (JSON stays whole): the verdict, who answered, families and suspects, one failed request of each suspect, the log queries that find them")
 	fs.StringVar(&o.maxFailureRate, "max-failure-rate", "", "release gate: exit 1 unless every endpoint, family and the total is shown to fail less often than `RATE` (0.1% or 0.001): a few requests that did not fail prove nothing")
 	durationVarP(fs, &o.maxP99, "max-p99", "", 0, "ms", [2]string{"800ms", "1.5s"}, "release gate: exit 1 unless every endpoint, family and the total is shown to have a p99 latency within `DURATION` (299 requests at least, at 95%)")
 	fs.BoolVar(&o.failOnVerdict, "fail-on-verdict", false, "release gate: exit 1 if the verdict names a suspect (no backend may stand out); the report says how large a fault of one address the run would have seen")
@@ -154,8 +154,11 @@ func bareErr(err error) error {
 
 // write judges rep against the release gate, writes its JSON to -o and
 // renders it on stdout in the chosen format (see emit), and returns the
-// run's outcome (see outcome).
-func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(string, ...any)) error {
+// command's outcome (see outcome): interrupted says the command itself was
+// interrupted (a probe cut short), not that rep says so (a saved run that
+// was, re-rendered whole: the report says INTERRUPTED, the command did its
+// work).
+func (o *outputFlags) write(rep *report.Report, interrupted bool, stdout io.Writer, say func(string, ...any)) error {
 	rep.Thresholds = report.CheckLimits(rep, o.limits)
 	ro := renderOptions(stdout)
 	ro.Brief = o.brief
@@ -169,7 +172,7 @@ func (o *outputFlags) write(rep *report.Report, stdout io.Writer, say func(strin
 	if report.Breached(rep.Thresholds) {
 		gate = errors.New("release gate " + render.NewView(rep).Gate.Summary)
 	}
-	return outcome(werr, gate, rep.Interrupted)
+	return outcome(werr, gate, interrupted)
 }
 
 // outcome is the exit of a command that wrote its report, the one place

@@ -93,12 +93,17 @@ func TestClosedPipesSubprocess(t *testing.T) {
 func TestClosedStdout(t *testing.T) {
 	dir := t.TempDir()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
+	data, err := os.ReadFile(demoReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := writeSaved(t, dir, "other.json", otherRun(t, data, "0a0a0a0a"))
 	for _, tt := range []struct {
 		name string
 		args []string
 	}{
 		{"report", []string{"report", "-o", filepath.Join(dir, "report.json"), demoReport}},
-		{"compare", []string{"compare", "-o", filepath.Join(dir, "compare.json"), demoReport, demoReport}},
+		{"compare", []string{"compare", "-o", filepath.Join(dir, "compare.json"), demoReport, other}},
 		{"preflight", []string{"--preflight", "-o", filepath.Join(dir, "preflight.json"), "--resolve", f.Resolve(), f.URL()}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -346,6 +347,76 @@ func TestReportBrief(t *testing.T) {
 	_, full, _ := pinprobe(t, "report", "--format", "json", demoReport)
 	if brief != full {
 		t.Errorf("--brief changed the JSON report")
+	}
+}
+
+// TestReportBriefFindsEverySuspect: the demo's brief report showed one log
+// query, over 127.0.0.2's failing connections: it found 13 of the run's 63
+// failures, none of ::1's, the headline's fault. Its queries now find the
+// failed requests of every suspect, as the saved run's trail lists them
+// (each request's client port): in every format that shows them.
+func TestReportBriefFindsEverySuspect(t *testing.T) {
+	f, err := os.Open(demoReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved, err := report.ReadReport(f, demoReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, md, stderr := pinprobe(t, "report", "--brief", "--format", "markdown", demoReport)
+	if code != exitOK {
+		t.Fatalf("report --brief --format markdown: exit %d: %s", code, stderr)
+	}
+	var queries []map[int]bool // each query's client ports; nil: every port
+	for _, block := range strings.Split(md, "```kusto\n")[1:] {
+		text, _, _ := strings.Cut(block, "```")
+		var ports map[int]bool
+		if _, list, ok := strings.Cut(text, "Port in ("); ok {
+			list, _, _ = strings.Cut(list, ")")
+			ports = map[int]bool{}
+			for _, p := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
+				n, err := strconv.Atoi(p)
+				if err != nil {
+					t.Fatalf("a port %q in the query:\n%s", p, text)
+				}
+				ports[n] = true
+			}
+		}
+		queries = append(queries, ports)
+	}
+	if len(queries) == 0 {
+		t.Fatalf("the brief report has no log query:\n%s", md)
+	}
+	var found, failed int
+	for _, e := range saved.Endpoints {
+		if !slices.ContainsFunc(saved.Verdict.Suspects, func(s report.Suspect) bool {
+			return e.Address == s.Address || slices.Contains(s.Addresses, e.Address)
+		}) || e.Trail == nil {
+			continue
+		}
+		if int64(len(e.Trail.Requests)) < e.Failed {
+			t.Fatalf("%s: the trail holds fewer requests than the %d failed", e.Address, e.Failed)
+		}
+		for _, r := range e.Trail.Requests {
+			if !r.Failed {
+				continue
+			}
+			failed++
+			if slices.ContainsFunc(queries, func(ports map[int]bool) bool { return ports == nil || ports[int(r.Port)] }) {
+				found++
+			}
+		}
+	}
+	if failed == 0 || found != failed {
+		t.Errorf("the brief's %d queries find %d of the suspects' %d failed requests; want all", len(queries), found, failed)
+	}
+	for _, format := range []string{"text", "html"} {
+		_, out, _ := pinprobe(t, "report", "--brief", "--format", format, demoReport)
+		if !strings.Contains(out, "AGWAccessLogs") || strings.Contains(out, "the requests of the failing connections") {
+			t.Errorf("%s: the brief report's query is not the one of the run's requests:\n%s", format, out)
+		}
 	}
 }
 

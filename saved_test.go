@@ -171,7 +171,7 @@ func TestCompareCommand(t *testing.T) {
 		t.Fatalf("compare: exit %d\n%s", code, stderr)
 	}
 	first, _, _ := strings.Cut(stdout, "\n")
-	for _, want := range []string{"regression", "127.0.0.2", "::1"} {
+	for _, want := range []string{"REGRESSED", "127.0.0.2", "::1"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("comparison lacks %q; first line %q", want, first)
 		}
@@ -191,9 +191,9 @@ func TestCompareCommand(t *testing.T) {
 	checkSchema(t, kindCompare, data)
 	checkSchemaFile(t, kindReport, b)
 	checkSchemaFile(t, kindReport, a)
-	// Comparing a run with itself: no change, exit 0 even with the gate.
-	if code, stdout, _ := pinprobe(t, "compare", "--fail-on-regression", b, b); code != exitOK || !strings.Contains(stdout, "no significant change") {
-		t.Errorf("compare a run with itself: exit %d, %q; want 0 and no significant change", code, stdout)
+	// A run compared with itself is refused (TestCompareRefusesOneRun).
+	if code, stdout, _ := pinprobe(t, "compare", "--fail-on-regression", b, b); code != exitUsage || stdout != "" {
+		t.Errorf("compare a run with itself: exit %d, %q; want 2 and nothing compared", code, stdout)
 	}
 	if code, _, _ := pinprobe(t, "compare", b); code != exitUsage {
 		t.Errorf("compare with one file: exit %d; want 2", code)

@@ -115,6 +115,22 @@ type matcher struct {
 	line  string
 	vals  []string
 	steps int
+	// far is the furthest the match got: the part it tried last, at the
+	// byte farPos of line (see leaves); diag counts a field as matched as
+	// far as a value of its shape goes, even where what follows fails.
+	far, farPos int
+	diag        bool
+}
+
+// leaves says where line leaves p, as far as the matcher got: the byte of
+// line and the index of the part of p there (len(p.parts) when every part
+// matched, and a value, such as the time, did not parse after all).
+func (p *pattern) leaves(line string) (pos, part int) {
+	m := matcher{p: p, line: line, vals: make([]string, len(p.parts)), diag: true}
+	if m.at(0, 0) {
+		return len(line), len(p.parts)
+	}
+	return m.farPos, m.far
 }
 
 // at reports whether parts[i:] match line[pos:], recording field values.
@@ -122,6 +138,9 @@ func (m *matcher) at(i, pos int) bool {
 	m.steps++
 	if m.steps > matchBudget {
 		return false
+	}
+	if i > m.far || i == m.far && pos > m.farPos {
+		m.far, m.farPos = i, pos
 	}
 	parts := m.p.parts
 	if i == len(parts) {
@@ -164,6 +183,9 @@ func (m *matcher) at(i, pos int) bool {
 		}
 		m.vals[i] = unquote(rest[1:end])
 		return m.at(i+1, pos+end+1)
+	}
+	if m.diag {
+		m.reach(i, pos)
 	}
 	if i+1 == len(parts) {
 		m.vals[i] = rest
@@ -225,6 +247,35 @@ func (m *matcher) at(i, pos int) bool {
 		k++
 	}
 	return false
+}
+
+// reach counts the field parts[i], at byte pos, as matched by the longest
+// value of its shape there, for leaves: "127.0.0.1:50158 [" read with
+// "$remote_addr - " leaves the format after 127.0.0.1, where it has " - ".
+// A field of any text has no such value.
+func (m *matcher) reach(i, pos int) {
+	f := m.p.parts[i].field
+	rest := m.line[pos:]
+	n := f.shape.maxLen()
+	switch {
+	case f.shape == shapeToken:
+		n = strings.IndexAny(rest, " \t")
+		if n < 0 {
+			n = len(rest)
+		}
+	case n < 0:
+		return
+	}
+	for k := min(n, len(rest)); k > 0; k-- {
+		// A value is read trimmed; one that ends in a space is not what
+		// the line has there.
+		if v := rest[:k]; strings.TrimSpace(v) == v && f.shape.fits(v) {
+			if i+1 > m.far || i+1 == m.far && pos+k > m.farPos {
+				m.far, m.farPos = i+1, pos+k
+			}
+			return
+		}
+	}
 }
 
 // maxLen is the longest value of the shape; -1 when unbounded.

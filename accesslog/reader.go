@@ -51,9 +51,74 @@ type Stats struct {
 	Other int64
 	// SkippedAt are the numbers of the first lines that did not parse.
 	SkippedAt []int64
+	// Unmatched says where the first line that did not parse as a custom
+	// format (Options.Format) leaves it; nil when every line parsed, or
+	// the format is one pinprobe knows.
+	Unmatched *Unmatched
 	// Err is what ended the reading before the end of the file (a
 	// truncated gzip stream); nil when it was read whole.
 	Err error
+}
+
+// Unmatched is where a line leaves the custom format it did not parse as.
+type Unmatched struct {
+	Line int64 // its number
+	// Column is the character of the line (from 1) where it leaves the
+	// format; FormatHas is what the format has there, a literal (" - "),
+	// a variable ("$status"), or a variable of any text and the literal
+	// after it that the rest of the line lacks ("$body_bytes_sent up="),
+	// and LineHas the line from there, at most 24 characters ("" at its
+	// end). FormatHas is "" where the format ends and the line goes on,
+	// and where the line follows the format to its end but a value in it
+	// (a time) did not parse (LineHas "" too).
+	Column    int
+	FormatHas string
+	LineHas   string
+	// ReadsAs is the format pinprobe knows that the line reads as ("nginx
+	// combined"), "" when none.
+	ReadsAs string
+}
+
+// unmatchedShown bounds Unmatched.LineHas, in characters.
+const unmatchedShown = 24
+
+// unmatched says where line (number n) leaves p, and which format it
+// reads as; a HAProxy line's syslog header is passed over when the rest
+// gets further.
+func unmatched(p *pattern, line string, n int64, syslog bool) *Unmatched {
+	pos, part := p.leaves(line)
+	if syslog {
+		if _, msg, ok := syslogHeader(line); ok {
+			if mpos, mpart := p.leaves(msg); mpart > part {
+				pos, part = len(line)-len(msg)+mpos, mpart
+			}
+		}
+	}
+	u := &Unmatched{Line: n, Column: utf8.RuneCountInString(line[:pos]) + 1}
+	if part < len(p.parts) {
+		f := p.parts[part].field
+		switch {
+		case f == nil:
+			u.FormatHas = p.parts[part].lit
+		case f.shape == shapeText && !f.quoted && part+1 < len(p.parts) && p.parts[part+1].field == nil &&
+			!strings.Contains(line[pos:], p.parts[part+1].lit):
+			// Any text fits the variable: what fails is the literal
+			// after it, nowhere in the rest of the line.
+			u.FormatHas = f.name + p.parts[part+1].lit
+		default:
+			u.FormatHas = f.name
+		}
+	}
+	rest := []rune(line[pos:])
+	u.LineHas = string(rest[:min(len(rest), unmatchedShown)])
+	for _, f := range lineFormats {
+		var rec Record
+		if f.parse(line, &rec) {
+			u.ReadsAs = f.name
+			break
+		}
+	}
+	return u
 }
 
 // Reader reads the Records of one access log.
@@ -71,6 +136,8 @@ type Reader struct {
 	buf   []byte      // readLine's, reused
 
 	next func(*Record) error
+	// unmatched, for a custom format, says where a line leaves it.
+	unmatched func(line string, n int64) *Unmatched
 }
 
 // aheadLine is a line read ahead, and its number.
@@ -126,6 +193,7 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 		}
 		lr.kind, lr.logged = kind, p.logged
 		lr.linesOf(func(line string, rec *Record) bool { return matchLine(p, line, rec, kind == HAProxy) })
+		lr.unmatched = func(line string, n int64) *Unmatched { return unmatched(p, line, n, kind == HAProxy) }
 		return lr, nil
 	}
 	if err := lr.detect(kind); err != nil {
@@ -441,6 +509,9 @@ func (r *Reader) linesOf(parse func(string, *Record) bool) {
 				return nil
 			}
 			r.skipped(n)
+			if r.st.Unmatched == nil && r.unmatched != nil {
+				r.st.Unmatched = r.unmatched(string(l), n)
+			}
 		}
 	}
 }

@@ -238,12 +238,9 @@ type mergedEndpoint struct {
 func (m *merger) meta(out *Report) {
 	var runs, sends [][2]time.Time
 	for i, r := range m.reports {
+		inputs, hists := runsOf(r, m.names[i])
+		m.inputs, m.hists = append(m.inputs, inputs...), append(m.hists, hists...)
 		if len(r.Inputs) > 0 {
-			for _, in := range r.Inputs {
-				in.File = m.names[i] + ":" + in.File
-				m.inputs = append(m.inputs, in)
-				m.hists = append(m.hists, "")
-			}
 			for _, n := range r.Notes {
 				m.notes = append(m.notes, m.names[i]+": "+n)
 			}
@@ -252,12 +249,6 @@ func (m *merger) meta(out *Report) {
 			if r.NotProbed != "" {
 				m.notes = append(m.notes, m.names[i]+" probed nothing: "+r.NotProbed)
 			}
-			m.inputs = append(m.inputs, Input{
-				File: m.names[i], Version: r.Version, Revision: revisionOf(r.Revision), RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
-				SendS: r.SendS, Interrupted: r.Interrupted,
-				Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
-			})
-			m.hists = append(m.hists, r.Totals.HDR)
 		}
 		for _, d := range r.DNS {
 			d.Addresses = slices.Clone(d.Addresses)
@@ -307,6 +298,64 @@ func (m *merger) meta(out *Report) {
 	out.Inputs = m.inputs
 }
 
+// runsOf lists the runs r holds, as a merged report lists its inputs: r
+// itself, named name, or each input of a merged r, named "name:input";
+// and beside each its latency histogram (Totals.HDR), "" for an input of a
+// merged report, which keeps none.
+func runsOf(r *Report, name string) ([]Input, []string) {
+	if len(r.Inputs) == 0 {
+		return []Input{{
+			File: name, Version: r.Version, Revision: revisionOf(r.Revision), RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+			SendS: r.SendS, Interrupted: r.Interrupted,
+			Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
+		}}, []string{r.Totals.HDR}
+	}
+	inputs := make([]Input, len(r.Inputs))
+	for i, in := range r.Inputs {
+		in.File = name + ":" + in.File
+		inputs[i] = in
+	}
+	return inputs, make([]string, len(inputs))
+}
+
+// SameRunError says that one run is among reports twice: Second is the
+// run First is, Why how they were told to be one ("run 0123abcd").
+type SameRunError struct {
+	First, Second Input
+	Why           string
+}
+
+// Error says it as merge does: "merge b.json: the same run as a.json (run
+// 0123abcd): its requests would count twice".
+func (e *SameRunError) Error() string {
+	return "merge " + e.Words() + ": its requests would count twice"
+}
+
+// Words names the two and why they are one run, for any command's own
+// sentence: "a.json: given twice (run 0123abcd)", "b.json: the same run
+// as a.json (run 0123abcd)".
+func (e *SameRunError) Words() string {
+	if e.First.File == e.Second.File {
+		return fmt.Sprintf("%s: given twice (%s)", e.Second.File, e.Why)
+	}
+	return fmt.Sprintf("%s: the same run as %s (%s)", e.Second.File, e.First.File, e.Why)
+}
+
+// SameRun returns a *SameRunError when one run is among reports twice,
+// names naming them: the same file given twice, a copy of one, a merged
+// report and one of its own inputs, or two merged reports that share an
+// input. Merge refuses such reports, and so does compare: the one decision
+// of what is the same run (see sameRun).
+func SameRun(reports []*Report, names []string) error {
+	var inputs []Input
+	var hists []string
+	for i, r := range reports {
+		in, h := runsOf(r, names[i])
+		inputs, hists = append(inputs, in...), append(hists, h...)
+	}
+	return sameRun(inputs, hists)
+}
+
 // sameRun refuses a run that is among the inputs twice — the same file
 // given twice, a copy of one, or a merged report and one of its own inputs
 // — which would count its requests twice and could make a verdict of them
@@ -327,7 +376,7 @@ func sameRun(inputs []Input, hists []string) error {
 	for i, in := range inputs {
 		if in.RunID != "" {
 			if j, ok := byID[in.RunID]; ok {
-				return duplicate(inputs[j], in, "run "+in.RunID)
+				return &SameRunError{inputs[j], in, "run " + in.RunID}
 			}
 			byID[in.RunID] = i
 		}
@@ -335,20 +384,12 @@ func sameRun(inputs []Input, hists []string) error {
 			in.Version, strings.Join(in.Command, "\x00")}
 		for _, j := range byContent[k] {
 			if (inputs[j].RunID == "" || in.RunID == "") && (hists[i] == hists[j] || hists[i] == "" || hists[j] == "") {
-				return duplicate(inputs[j], in, "no run ID, and the same start, end, command, counts and latencies")
+				return &SameRunError{inputs[j], in, "no run ID, and the same start, end, command, counts and latencies"}
 			}
 		}
 		byContent[k] = append(byContent[k], i)
 	}
 	return nil
-}
-
-// duplicate says that b is the run a is.
-func duplicate(a, b Input, why string) error {
-	if a.File == b.File {
-		return fmt.Errorf("merge %s: given twice (%s): its requests would count twice", b.File, why)
-	}
-	return fmt.Errorf("merge %s: the same run as %s (%s): its requests would count twice", b.File, a.File, why)
 }
 
 // unionSeconds is how long at least one of the intervals covers.

@@ -304,8 +304,9 @@ func TestSchemaReports(t *testing.T) {
 // TestSchemaComparisons: the golden comparison, one of a merged report
 // with an interrupted run of another --fail-status, a run against itself,
 // the golden run against the rich one, a deploy that made an instance slow
-// (matched with --match host) and two empty runs are valid
-// pinprobe.compare/v1 documents, and exercise every property of the schema.
+// (matched with --match host), two empty runs and a slowdown on too few
+// requests for the p99's test are valid pinprobe.compare/v1 documents, and
+// exercise every property of the schema.
 func TestSchemaComparisons(t *testing.T) {
 	a := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Address: "127.0.0.1", N: 100, Latency: time.Millisecond})
 	b := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Address: "127.0.0.1", N: 100, Failed: 50, FailStatus: 0, Latency: time.Millisecond})
@@ -328,6 +329,7 @@ func TestSchemaComparisons(t *testing.T) {
 		{"itself", compare.Compare(a, a)},
 		{"rich", compare.Compare(fixture.GoldenReport(t), rich)},
 		{"empty", compare.Compare(emptyReport(t), emptyReport(t))},
+		{"slower, too few requests for the p99", fixture.SlowerComparison(t, 150, 11)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cov.add(t, fixture.CompareJSON(t, tt.c))
@@ -595,7 +597,7 @@ func notProbedReport(t *testing.T) *report.Report {
 		Version: "0.1.0", Command: []string{"pinprobe", tg.String()},
 		StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: start.Add(10 * time.Second)},
 		Plan:      report.Plan{Rate: 20, DurationS: 30, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx", ConnRequests: 4},
-		DNS: []report.DNS{{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{"203.0.113.7", "2001:db8::7"}, Changes: []report.DNSChange{}}},
+		DNS:       []report.DNS{{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{"203.0.113.7", "2001:db8::7"}, Changes: []report.DNSChange{}}},
 		Preflight: collect.Preflight(eps, checks),
 		NotProbed: "every endpoint fails its preflight, for different reasons (the first: tls: failed to verify certificate): nothing can be probed",
 	})

@@ -245,6 +245,32 @@ type AnswerChange struct {
 	Significant bool    `json:"significant"`
 }
 
+// NewFailures counts the requests that failed after with a kind of
+// failure (a status that counts as one, an error class) the scope did not
+// fail with before, and names those kinds, most first: "502". An instance,
+// whose answers are not compared, counts its failures after when it had
+// none before, and names no kind. A scope whose failure rates were not
+// tested against its own before (not probed on both sides, or other things
+// on each side) has none.
+func (sc *ScopeChange) NewFailures() (n int64, kinds []string) {
+	if !sc.Tested || sc.Baseline != nil || sc.Before == nil || sc.After == nil {
+		return 0, nil
+	}
+	if sc.Header != "" {
+		if sc.Before.Failed == 0 {
+			return sc.After.Failed, nil
+		}
+		return 0, nil
+	}
+	for _, a := range sc.Answers { // largest share after first
+		if a.Failure && a.Change == "appeared" {
+			n += a.After
+			kinds = append(kinds, a.Answer)
+		}
+	}
+	return n, kinds
+}
+
 // Regressed reports whether any scope got significantly worse or slower.
 func (c *Comparison) Regressed() bool { return c.Status == CompareRegressed }
 

@@ -386,7 +386,7 @@ func TestCompareBrief(t *testing.T) {
 			if f.format == "markdown" {
 				first = "# pinprobe compare: " + c.Status
 			}
-			if !strings.HasPrefix(out, first) || !strings.Contains(out, strings.Fields(c.Conclusion)[0]) {
+			if !strings.HasPrefix(out, first) || !strings.Contains(out, strings.Fields(c.Headline())[0]) {
 				t.Errorf("%s: the brief comparison does not start with the conclusion:\n%.300s", where, out)
 			}
 			for _, not := range []string{"METHOD", "How this was decided", "95% CI"} {

@@ -125,8 +125,28 @@ type QuantileChange struct {
 	// faster, than before; 1 when untested.
 	PSlower float64 `json:"p_slower"`
 	PFaster float64 `json:"p_faster"`
+	// MinP is the least p its test could give with these requests, the
+	// way the percentile moved (slower when it did not): for the p50,
+	// Mann-Whitney's when every request of one side is slower than every
+	// one of the other; for the p99, Fisher's when every request in the
+	// slowest part of both sides together (as many as the test counted
+	// there) is of one side. When it is not below the comparison's
+	// AlphaEach, the test cannot find a change of this percentile whatever
+	// happened: too few requests (see CannotTell). 1 when untested.
+	MinP float64 `json:"min_p"`
+	// RequestsToTell is, when the test cannot tell, about how many
+	// requests a side would let it (bring MinP below AlphaEach); absent
+	// otherwise, and past maxToTell.
+	RequestsToTell int64 `json:"requests_to_tell,omitempty"`
 	// Change is "slower", "faster" or "same".
 	Change string `json:"change"`
+}
+
+// CannotTell reports whether the test of q, one of l's percentiles, was
+// made but could not have found a change at the level alphaEach with so
+// few requests, whatever happened: its "same" says nothing then.
+func (l *LatencyChange) CannotTell(q *QuantileChange, alphaEach float64) bool {
+	return l.Tested && q.MinP >= alphaEach
 }
 
 // maxFailureShift is the largest difference of the failure rates of two
@@ -137,8 +157,8 @@ const maxFailureShift = 0.1
 // percentiles of each side probed.
 func untestedLatency(b, a *Side) LatencyChange {
 	l := LatencyChange{Change: LatencySame,
-		P50: QuantileChange{PSlower: 1, PFaster: 1, Change: LatencySame},
-		P99: QuantileChange{PSlower: 1, PFaster: 1, Change: LatencySame}}
+		P50: QuantileChange{PSlower: 1, PFaster: 1, MinP: 1, Change: LatencySame},
+		P99: QuantileChange{PSlower: 1, PFaster: 1, MinP: 1, Change: LatencySame}}
 	if b != nil {
 		l.P50.BeforeMS, l.P99.BeforeMS = b.P50MS, b.P99MS
 	}
@@ -228,8 +248,68 @@ func latencyTest(b, a *Side, hb, ha *hist) LatencyChange {
 	lo, hi := min(hb.lo, ha.lo), max(hb.hi, ha.hi)
 	cb, ca := hb.sc.Counts[lo:hi+1], ha.sc.Counts[lo:hi+1]
 	l.P50.PSlower, l.P50.PFaster = judge.MannWhitney(ca, cb, ha.n, hb.n)
-	l.P99.PSlower, l.P99.PFaster = tailTest(cb, ca, 0.99)
+	var tail int64
+	l.P99.PSlower, l.P99.PFaster, tail = tailTest(cb, ca, 0.99)
+	slower := func(q *QuantileChange) bool { return q.ChangeMS >= 0 }
+	l.P50.MinP = separatedMW(ha.n, hb.n, slower(&l.P50))
+	l.P99.MinP = allInTail(tail, ha.n, hb.n, slower(&l.P99))
 	return l
+}
+
+// separatedMW is the least p of the Mann-Whitney test of na values after
+// and nb before: every value after above every one before when slower is
+// set, below otherwise.
+func separatedMW(na, nb int64, slower bool) float64 {
+	if slower {
+		p, _ := judge.MannWhitney([]int64{0, na}, []int64{nb, 0}, na, nb)
+		return p
+	}
+	_, p := judge.MannWhitney([]int64{na, 0}, []int64{0, nb}, na, nb)
+	return p
+}
+
+// allInTail is the least p of the tail test when tail values of na after
+// and nb before lie in the slowest part: as many of them after's as can
+// be when slower is set, before's otherwise.
+func allInTail(tail, na, nb int64, slower bool) float64 {
+	if !slower {
+		na, nb = nb, na
+	}
+	in := min(tail, na)
+	return stat.FisherGreater(in, na, tail-in, nb)
+}
+
+// maxToTell bounds the requests a side RequestsToTell looks at.
+const maxToTell = 10_000_000
+
+// requestsToTell is about how many requests a side (both sides alike)
+// would let the test of the q-quantile (0.5: Mann-Whitney; 0.99: the tail
+// test, its slowest part as many values as distinct ones leave) reach a p
+// below alpha: the least such n found by doubling, then halving the gap
+// (the least p falls as n grows, near enough); 0 past maxToTell.
+func requestsToTell(q, alpha float64) int64 {
+	minP := func(n int64) float64 {
+		if q == 0.5 {
+			return separatedMW(n, n, true)
+		}
+		return allInTail(2*n-rank(q, 2*n)+1, n, n, true)
+	}
+	hi := int64(1)
+	for minP(hi) >= alpha {
+		if hi >= maxToTell {
+			return 0
+		}
+		hi *= 2
+	}
+	lo := hi / 2
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; minP(mid) < alpha {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // tailTest is the one-sided p of after's values (counts a, bucket by
@@ -243,7 +323,7 @@ func latencyTest(b, a *Side, hb, ha *hist) LatencyChange {
 // within a bucket included. The quantile's bucket is counted whole, so at
 // least 1-q of the values are, however many share it (a bucket holding a
 // fifth of them would otherwise leave none above it).
-func tailTest(b, a []int64, q float64) (pSlower, pFaster float64) {
+func tailTest(b, a []int64, q float64) (pSlower, pFaster float64, tail int64) {
 	var nb, na int64
 	for i := range b {
 		nb += b[i]
@@ -251,7 +331,7 @@ func tailTest(b, a []int64, q float64) (pSlower, pFaster float64) {
 	}
 	n := nb + na
 	if nb == 0 || na == 0 {
-		return 1, 1
+		return 1, 1, 0
 	}
 	r := rank(q, n) // as the histograms rank a percentile
 	var cum, cb, ca int64
@@ -264,7 +344,7 @@ func tailTest(b, a []int64, q float64) (pSlower, pFaster float64) {
 		ca += a[i]
 	}
 	tb, ta := nb-cb, na-ca // from the quantile's bucket up
-	return stat.FisherGreater(ta, na, tb, nb), stat.FisherGreater(tb, nb, ta, na)
+	return stat.FisherGreater(ta, na, tb, nb), stat.FisherGreater(tb, nb, ta, na), ta + tb
 }
 
 // decide says which percentiles changed, at the comparison's level each
@@ -273,9 +353,17 @@ func tailTest(b, a []int64, q float64) (pSlower, pFaster float64) {
 // that is no change of the scope.
 func (l *LatencyChange) decide(alphaEach float64, tol Tolerance, baseline bool) {
 	l.Change = LatencySame
-	for _, q := range []*QuantileChange{&l.P50, &l.P99} {
+	for _, x := range []struct {
+		q *QuantileChange
+		p float64 // the quantile
+	}{{&l.P50, 0.5}, {&l.P99, 0.99}} {
+		q := x.q
 		q.ToleranceMS = stat.Round(tol.Of(q.BeforeMS), 3)
 		q.Change = LatencySame
+		q.RequestsToTell = 0
+		if l.CannotTell(q, alphaEach) {
+			q.RequestsToTell = requestsToTell(x.p, alphaEach)
+		}
 		switch {
 		case !l.Tested:
 		case q.PSlower < alphaEach && q.ChangeMS > q.ToleranceMS:

@@ -32,8 +32,24 @@ func MSChange(b, a float64) string {
 	return x + " → " + y
 }
 
+// regressionLead starts the conclusion of a regression.
+const regressionLead = "regression: "
+
+// Headline is the conclusion as it reads after the status in a headline
+// ("REGRESSED 127.0.0.2 0% → 12%, p<1e-9"): without the "regression: "
+// that would say the status twice.
+func (c *Comparison) Headline() string {
+	if c.Status == CompareRegressed {
+		return strings.TrimPrefix(c.Conclusion, regressionLead)
+	}
+	return c.Conclusion
+}
+
 // conclude writes the one-line conclusion: regressions first (failures,
-// then latency), then what got better, then what stayed.
+// then latency), then what got better, then what stayed; then new kinds
+// of failure that no test found significant, beside a latency or an
+// improvement that leads (a verdict on one must not hide the other), and
+// the total's percentiles that moved but that too few requests could test.
 func (c *Comparison) conclude() string {
 	if c.Before.Requests == 0 || c.After.Requests == 0 {
 		which := "before"
@@ -61,7 +77,7 @@ func (c *Comparison) conclude() string {
 			}
 		}
 		if len(worse) > 0 {
-			return "regression: " + limitItems(worse, 3, "; ") + "; " + nothing
+			return regressionLead + limitItems(worse, 3, "; ") + "; " + nothing
 		}
 		return nothing
 	}
@@ -158,7 +174,7 @@ func (c *Comparison) conclude() string {
 			}
 			items = append(items, c.slowWords(sc))
 		}
-		lead := "regression: " + failures
+		lead := regressionLead + failures
 		if len(items) > 0 {
 			if failures != "" {
 				lead += "; "
@@ -169,15 +185,18 @@ func (c *Comparison) conclude() string {
 		if len(gone)+len(better)+len(fast) > 0 {
 			clauses = append(clauses, "also "+c.betterWords(gone, better, fast))
 		}
+		clauses = append(clauses, c.newFailureWords()...)
+		clauses = append(clauses, c.untoldWords()...)
 		return c.withPartial(strings.Join(clauses, "; "))
 	}
 	if len(gone)+len(better)+len(fast) > 0 {
 		clauses = append(clauses, c.improvementLead(gone, better)+": "+c.betterWords(gone, better, fast))
+		clauses = append(clauses, c.newFailureWords()...)
 	} else {
 		lead := "no significant change"
 		if c.Totals.Tested {
 			lead += fmt.Sprintf(" (total %s, %s", rates(&c.Totals), phrase.PValue(c.Totals.P))
-			if l := &c.Totals.Latency; l.Tested {
+			if l := &c.Totals.Latency; l.Tested && len(c.untoldWords()) == 0 {
 				lead += "; p50 " + MSChange(l.P50.BeforeMS, l.P50.AfterMS)
 			}
 			lead += ")"
@@ -197,7 +216,61 @@ func (c *Comparison) conclude() string {
 	if len(clauses) > 1 && !strings.Contains(clauses[0], ": ") {
 		out = clauses[0] + ": " + strings.Join(clauses[1:], "; ")
 	}
+	if untold := c.untoldWords(); len(untold) > 0 {
+		out += "; " + strings.Join(untold, "; ")
+	}
 	return c.withPartial(out)
+}
+
+// newFailureWords says the endpoints that failed with new kinds of
+// failure that no test found significant (see NewFailures): "new failures
+// too, not significant: 127.0.0.2 0% → 7.3% (502), p=4.0e-4". A family's
+// or the total's new failures are their endpoints', said here or worse.
+func (c *Comparison) newFailureWords() []string {
+	var scs []*ScopeChange
+	for i := range c.Endpoints {
+		if sc := &c.Endpoints[i]; sc.Change != ChangeWorse {
+			if n, _ := sc.NewFailures(); n > 0 {
+				scs = append(scs, sc)
+			}
+		}
+	}
+	if len(scs) == 0 {
+		return nil
+	}
+	var items []string
+	for _, sc := range scs {
+		_, kinds := sc.NewFailures()
+		what := ""
+		if len(kinds) > 0 {
+			what = " (" + limitItems(kinds, 3, ", ") + ")"
+		}
+		items = append(items, fmt.Sprintf("%s %s%s, %s", c.Label(sc), rates(sc), what, phrase.PValue(sc.PWorse)))
+	}
+	return []string{"new failures too, not significant: " + limitItems(items, 3, "; ")}
+}
+
+// untoldWords says each percentile of the total that moved by more than
+// the tolerance but that its test, with so few requests, could not have
+// found changed: "total p99 3.45 → 74.0ms: too few requests to tell
+// (about 760 requests a side would)".
+func (c *Comparison) untoldWords() []string {
+	l := &c.Totals.Latency
+	var out []string
+	for _, q := range []struct {
+		name string
+		q    *QuantileChange
+	}{{"p50", &l.P50}, {"p99", &l.P99}} {
+		if q.q.Change != LatencySame || !l.CannotTell(q.q, c.AlphaEach) || max(q.q.ChangeMS, -q.q.ChangeMS) <= q.q.ToleranceMS {
+			continue
+		}
+		s := "total " + q.name + " " + MSChange(q.q.BeforeMS, q.q.AfterMS) + ": too few requests to tell"
+		if q.q.RequestsToTell > 0 {
+			s += fmt.Sprintf(" (about %d requests a side would)", q.q.RequestsToTell)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // everyEndpoint reports whether every endpoint tested for latency (two

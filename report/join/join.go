@@ -453,6 +453,9 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 	if l.SkippedAt == nil {
 		l.SkippedAt = []int64{}
 	}
+	if u := st.Unmatched; u != nil {
+		l.Unmatched = &Unmatched{Line: u.Line, Column: u.Column, FormatHas: clean(u.FormatHas), LineHas: clean(u.LineHas), ReadsAs: u.ReadsAs}
+	}
 	if st.Err != nil {
 		l.Error = clean(st.Err.Error())
 	}
@@ -603,6 +606,9 @@ func (j *Joiner) offset(out *Join) int64 {
 	}
 	if len(ds) == 0 {
 		switch {
+		case j.lines.Records == 0:
+			o.Why = "no line of the logs parsed as a request"
+			return 0
 		case !j.idsLogged && !j.portsLogged:
 			o.Why = "the log has neither request IDs nor client ports"
 		default:

@@ -178,8 +178,73 @@ func familyCleared(fs []Finding) bool {
 	return false
 }
 
+// formatMissed says that the logs' format matched none of their lines
+// (none parsed as a request), how many were read, and, from the first log
+// that says where a line left its format, what to change.
+func formatMissed(logs []Log) string {
+	var read int64
+	var formats []string
+	for _, l := range logs {
+		read += l.Lines
+		formats = append(formats, l.Format)
+	}
+	formats = phrase.Dedupe(formats)
+	of, as := "the logs", "their formats ("+strings.Join(formats, ", ")+")"
+	if len(logs) == 1 {
+		of, as = logs[0].Name, formats[0]
+	}
+	if len(formats) == 1 {
+		as = "the " + formats[0]
+	}
+	if strings.HasSuffix(as, "log_format") || strings.HasSuffix(as, "log-format") {
+		as += " given (--log-format)"
+	}
+	s := fmt.Sprintf("The format matched no line: none of the %d line%s read from %s parsed as %s", read, phrase.Plural(int(read)), of, as)
+	for _, l := range logs {
+		if l.Unmatched != nil {
+			return s + "; " + unmatchedWords(&l, len(logs) > 1) + "."
+		}
+	}
+	return s + ": give --log-type, and --log-format with the format the gateway writes this log in."
+}
+
+// unmatchedWords says where a log's first line that did not parse left its
+// custom format, and what to check: "line 1 leaves it at column 16, where
+// the format has ` - ` and the line `:50158 [04/Dec/2026:23:5`: …"; the
+// log is named when named is set.
+func unmatchedWords(l *Log, named bool) string {
+	u := l.Unmatched
+	line := fmt.Sprintf("line %d", u.Line)
+	if named {
+		line += " of " + l.Name
+	}
+	switch {
+	case u.ReadsAs != "":
+		return fmt.Sprintf("%s reads as %s: leave out --log-format (pinprobe reads that format itself), or give the log_format the gateway writes this log with", line, u.ReadsAs)
+	case u.FormatHas != "":
+		has := "the line `" + u.LineHas + "`"
+		if u.LineHas == "" {
+			has = "the line ends"
+		}
+		return fmt.Sprintf("%s leaves it at column %d, where the format has `%s` and %s: check --log-format against the format the gateway writes this log with, character for character between the variables",
+			line, u.Column, u.FormatHas, has)
+	case u.LineHas != "":
+		return fmt.Sprintf("%s goes on where the format ends, at column %d, with `%s`: give --log-format the whole format the gateway writes this log with", line, u.Column, u.LineHas)
+	}
+	return line + " follows it to its end, but a value in it does not read as its variable's (a time in another form): check the variables --log-format names"
+}
+
 // absent adds a finding for what of the run the log does not hold.
 func (j *Joiner) absent(out *Join) {
+	for i := range out.Logs {
+		if l := &out.Logs[i]; l.Lines > 0 && l.Records == 0 {
+			text := fmt.Sprintf("%s: the format matched none of its %d line%s", l.Name, l.Lines, phrase.Plural(int(l.Lines)))
+			if l.Unmatched != nil {
+				text += "; " + unmatchedWords(l, false)
+			}
+			out.Findings = append(out.Findings, Finding{Kind: "absent", Scope: l.Name, Text: text + "."})
+		}
+	}
 	m := out.Missing
 	if m.Requests == 0 && m.Trail == 0 {
 		return
@@ -215,7 +280,13 @@ func (j *Joiner) noBackends(out *Join, failed int64) string {
 // nothingFound says why no line of the run was found.
 func (j *Joiner) nothingFound(out *Join) string {
 	l := out.Lines
+	var read int64
+	for _, lg := range out.Logs {
+		read += lg.Lines
+	}
 	switch {
+	case l.Records == 0 && read > 0:
+		return formatMissed(out.Logs)
 	case l.Records == 0:
 		return "The logs hold no request: nothing to join."
 	case l.OtherRuns > 0 && l.OtherClients == 0 && l.Outside == 0:

@@ -86,12 +86,35 @@ type Log struct {
 	// of their numbers. TooLong lines were longer than accesslog.MaxLine.
 	Skipped   int64   `json:"skipped"`
 	SkippedAt []int64 `json:"skipped_at"`
-	TooLong   int64   `json:"too_long"`
+	// Unmatched says where the first line that did not parse as a custom
+	// --log-format leaves it; absent when every line parsed, or the
+	// format is one pinprobe knows.
+	Unmatched *Unmatched `json:"unmatched,omitempty"`
+	TooLong   int64      `json:"too_long"`
 	// Other counts records of the gateway's other logs (firewall,
 	// performance) in the same file.
 	Other int64 `json:"other"`
 	// Error says why the file was not read to its end; "" when it was.
 	Error string `json:"error,omitempty"`
+}
+
+// Unmatched is where a line of a log leaves the custom format it did not
+// parse as (see accesslog.Unmatched).
+type Unmatched struct {
+	Line int64 `json:"line"`
+	// Column is the character (from 1) where the line leaves the format;
+	// FormatHas what the format has there: a literal, a variable, or a
+	// variable of any text and the literal after it that the rest of the
+	// line lacks; LineHas the line from there, at most 24 characters.
+	// FormatHas is absent where the format ends and the line goes on, and
+	// where the line follows the format to its end but a value in it (a
+	// time) does not parse (LineHas absent too).
+	Column    int    `json:"column"`
+	FormatHas string `json:"format_has,omitempty"`
+	LineHas   string `json:"line_has,omitempty"`
+	// ReadsAs names the format pinprobe knows that the line reads as
+	// ("nginx combined"); absent when none.
+	ReadsAs string `json:"reads_as,omitempty"`
 }
 
 // Offset is the gateway's clock less pinprobe's, measured from the lines

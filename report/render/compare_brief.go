@@ -53,7 +53,7 @@ func newBriefCmp(v *cmpView) *briefCmp {
 	b.rows = all[:min(len(all), briefChanged)]
 	b.moreChanged = len(all) - len(b.rows)
 	for _, a := range v.answers {
-		if !a.worse {
+		if !a.failure {
 			continue
 		}
 		if len(b.answers) == briefAnswers {
@@ -94,7 +94,7 @@ func writeCompareBriefText(w io.Writer, c *compare.Comparison, o Options) error 
 	if c.Regressed() {
 		code = AnsiRed + ansiBold
 	}
-	t.para(code, strings.ToUpper(c.Status), c.Conclusion, 2)
+	t.para(code, strings.ToUpper(c.Status), c.Headline(), 2)
 	t.para("", "before", runWords(&c.Before), 7)
 	t.para("", "after ", runWords(&c.After), 7)
 	// On a narrow screen the failure rates in percent go before the
@@ -134,7 +134,11 @@ func writeCompareBriefText(w io.Writer, c *compare.Comparison, o Options) error 
 			if a.p != "" {
 				line += ", " + a.p
 			}
-			t.failing(" "+failMark, line, 4)
+			if a.worse {
+				t.failing(" "+failMark, line, 4)
+			} else {
+				t.para("", "  ", line, 4)
+			}
 		}
 		if b.moreAnswers > 0 {
 			t.para("", "   ", fmt.Sprintf("… %d more in the full comparison", b.moreAnswers), 4)
@@ -175,7 +179,7 @@ func CompareBriefMarkdown(w io.Writer, c *compare.Comparison) error {
 			}
 			return count + " " + ci
 		}
-		return []string{mark, label, side(r.before, r.beforeCI), side(r.after, r.afterCI), r.change, r.p, r.p50, r.p99}
+		return []string{mark, label, side(r.before, r.beforeCI), side(r.after, r.afterCI), mdText(r.change), r.p, r.p50, r.p99}
 	}
 	m.printf("\n## By address family\n\n")
 	var rows [][]string
@@ -203,7 +207,11 @@ func CompareBriefMarkdown(w io.Writer, c *compare.Comparison) error {
 			if a.p != "" {
 				line += ", " + a.p
 			}
-			m.printf("- ✗ %s\n", mdText(line))
+			mark := ""
+			if a.worse {
+				mark = "✗ "
+			}
+			m.printf("- %s%s\n", mark, mdText(line))
 		}
 		if b.moreAnswers > 0 {
 			m.printf("- … %d more in the full comparison\n", b.moreAnswers)

@@ -67,7 +67,7 @@ type cmpRow struct {
 	before, beforeRate string // "0/300", "0.0%"; "-" when not probed
 	after, afterRate   string
 	beforeCI, afterCI  string // "0.0% (0–1.3%)"
-	change             string // "worse", "better", "same", "added", "removed", "worse (new)", "slower", "worse, slower"
+	change             string // "worse", "better", "same", "added", "removed", "worse (new)", "slower", "worse, slower", "slower, new 502"
 	p                  string // the p of the change named: "<1e-9", "0.41"
 	p50, p99           string // "0.52→0.55ms"
 	baseline           string // for an added scope: "the endpoints of URL before: 300/900 (33.3%)"
@@ -88,13 +88,14 @@ type cmpLatency struct {
 
 // cmpAnswer is one status or error class whose share changed.
 type cmpAnswer struct {
-	worse  bool // a failure that appeared or grew
-	scope  string
-	answer string // "502", "reset"
-	change string // "appeared", "vanished", "more", "less"
-	before string // "0 of 300 (0.0%)"
-	after  string
-	p      string // "p<1e-9", "" when untested
+	failure bool // a failure that appeared or grew
+	worse   bool // one whose test found it significant
+	scope   string
+	answer  string // "502", "reset"
+	change  string // "appeared", "vanished", "more", "less"
+	before  string // "0 of 300 (0.0%)"
+	after   string
+	p       string // "p<1e-9", "" when untested
 }
 
 func newCmpView(c *compare.Comparison) *cmpView {
@@ -167,6 +168,19 @@ func cmpRowOf(sc *compare.ScopeChange, label string) cmpRow {
 			row.change = lat
 		} else {
 			row.change += ", " + lat
+		}
+	}
+	// New kinds of failure no test found significant are said beside
+	// what else changed, never hidden by it.
+	if n, kinds := sc.NewFailures(); n > 0 && sc.Change != compare.ChangeWorse {
+		what := "new failures"
+		if len(kinds) > 0 {
+			what = "new " + strings.Join(kinds, ", ")
+		}
+		if row.change == compare.ChangeSame {
+			row.change = what
+		} else {
+			row.change += ", " + what
 		}
 	}
 	if sc.Baseline != nil {
@@ -243,15 +257,31 @@ func latencyRows(c *compare.Comparison) []cmpLatency {
 			}
 			row.p = phrase.PValue(p)
 			if q.q.Change == compare.LatencySame {
-				row.verdict = "not significant"
-				if max(q.q.ChangeMS, -q.q.ChangeMS) <= q.q.ToleranceMS {
+				switch {
+				case max(q.q.ChangeMS, -q.q.ChangeMS) <= q.q.ToleranceMS:
 					row.verdict = "within the tolerance"
+				case l.CannotTell(q.q, c.AlphaEach):
+					row.verdict = cannotTellWords(q.q, base.Requests, sc.After.Requests, c.AlphaEach)
+				default:
+					row.verdict = "not significant"
 				}
 			}
 			out = append(out, row)
 		}
 	}
 	return out
+}
+
+// cannotTellWords says why a percentile's "same" says nothing: "cannot
+// tell with 150 and 150 requests: no p below 0.12 is possible, and a
+// change needs one below 0.000035 (about 760 requests a side would do)".
+func cannotTellWords(q *compare.QuantileChange, nb, na int64, alphaEach float64) string {
+	s := fmt.Sprintf("cannot tell with %d and %d requests: no p below %s is possible, and a change needs one below %s",
+		nb, na, pCell(q.MinP), phrase.AlphaValue(alphaEach))
+	if q.RequestsToTell > 0 {
+		s += fmt.Sprintf(" (about %d requests a side would do)", q.RequestsToTell)
+	}
+	return s
 }
 
 // pCell is a p-value for a table cell: "<1e-9", "3.2e-05", "0.41".
@@ -291,8 +321,9 @@ func answerRows(c *compare.Comparison) []cmpAnswer {
 				shown[sc.Family+" "+a.Answer+" "+a.Change] = true
 				shown[a.Answer+" "+a.Change] = true
 			}
+			failure := a.Failure && (a.Change == "appeared" || a.Change == "more")
 			row := cmpAnswer{
-				worse: a.Failure && (a.Change == "appeared" || a.Change == "more"), scope: label, answer: a.Answer, change: a.Change,
+				failure: failure, worse: failure && a.Significant, scope: label, answer: a.Answer, change: a.Change,
 				before: fmt.Sprintf("%d of %d (%s)", a.Before, sc.Before.Requests, pct(a.BeforeShare, sc.Before.Requests)),
 				after:  fmt.Sprintf("%d of %d (%s)", a.After, sc.After.Requests, pct(a.AfterShare, sc.After.Requests)),
 			}
@@ -322,7 +353,7 @@ func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
 	if c.Regressed() {
 		code = AnsiRed + ansiBold
 	}
-	t.para(code, strings.ToUpper(c.Status), c.Conclusion, 2)
+	t.para(code, strings.ToUpper(c.Status), c.Headline(), 2)
 	t.heading("RUNS")
 	for _, s := range []struct {
 		name string
@@ -554,7 +585,7 @@ func CompareMarkdown(w io.Writer, c *compare.Comparison) error {
 			}
 			return count + " " + ci
 		}
-		return []string{mark, label, side(r.before, r.beforeCI), side(r.after, r.afterCI), r.change, r.p, r.p50, r.p99}
+		return []string{mark, label, side(r.before, r.beforeCI), side(r.after, r.afterCI), mdText(r.change), r.p, r.p50, r.p99}
 	}
 	m.printf("\n## By address family\n\n")
 	rows = nil

@@ -87,13 +87,15 @@ func (m *mdWriter) brief(v *View) {
 
 	l := &b.Logs
 	switch {
-	case l.Query != nil:
-		m.printf("\n## Find them in the logs: %s\n\n%s", mdText(l.Gateway), mdText(l.Query.Title))
-		if l.PortFilter {
-			m.printf(" (nothing found? delete the port line: a NAT or proxy in between changes the client port)")
+	case len(l.Queries) > 0:
+		for _, q := range l.Queries {
+			m.printf("\n## Find them in the logs: %s\n\n%s", mdText(q.Gateway), mdText(q.Query.Title))
+			if l.PortFilter {
+				m.printf(" (nothing found? delete the port line: a NAT or proxy in between changes the client port)")
+			}
+			m.printf(":\n\n")
+			m.code(q.Query.Lang, q.Query.Text)
 		}
-		m.printf(":\n\n")
-		m.code(l.Query.Lang, l.Query.Text)
 	case len(l.Filters) > 0:
 		m.printf("\n## Find them in the logs\n\n")
 		for _, f := range l.Filters {

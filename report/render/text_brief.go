@@ -98,20 +98,22 @@ func (t *textWriter) briefSamples(b *BriefView) {
 	}
 }
 
-// briefLogs shows the log query under a heading that says what it finds
+// briefLogs shows each log query under a heading that says what it finds
 // (cut to the width), its lines broken to the width where the query's
 // language allows.
 func (t *textWriter) briefLogs(b *BriefView) {
 	l := &b.Logs
 	switch {
-	case l.Query != nil:
-		title := "IN THE LOGS  " + l.Gateway
-		if l.Query.Failing {
-			title += ": the requests of the failing connections"
-		}
-		t.heading(title)
-		for _, line := range codeLines(l.Query.Text, l.Query.Lang, t.width-2) {
-			t.printf("  %s\n", line)
+	case len(l.Queries) > 0:
+		for _, q := range l.Queries {
+			title := "IN THE LOGS  " + q.Gateway
+			if q.Query.Failing {
+				title += ": the requests of the failing connections"
+			}
+			t.heading(title)
+			for _, line := range codeLines(q.Query.Text, q.Query.Lang, t.width-2) {
+				t.printf("  %s\n", line)
+			}
 		}
 	case len(l.Filters) > 0:
 		t.heading("IN THE LOGS  filter any access log on")
@@ -129,16 +131,27 @@ func (t *textWriter) briefLogs(b *BriefView) {
 // outside quotes: a KQL or SQL line goes on indented, a shell line after
 // a backslash. A trailing comment ("// …" in KQL, "-- …" in SQL) moves
 // to lines of its own above its code, each with the comment's mark (its
-// "this line" becoming "the line below"), as does a shell comment ("# …"). A line that cannot be broken stays whole.
+// "this line" becoming "the line below"), as does a shell comment ("# …").
+// A line that cannot be broken stays whole. A list of numbers (client
+// ports) that goes on over several lines is filled to the width again, a
+// line of it broken as the rest are, so its lines are full.
 func codeLines(text, lang string, width int) []string {
 	mark := map[string]string{"kusto": "//", "sql": "--", "sh": "#"}[lang]
 	var out []string
+	var lines []string
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if n := len(lines); n > 0 && lang != "sh" && strings.HasSuffix(lines[n-1], ",") && numberList(line) {
+			lines[n-1] += " " + strings.TrimSpace(line)
+			continue
+		}
+		lines = append(lines, line)
+	}
 	comment := func(indent, c string) {
 		for _, l := range wrapWords(strings.TrimSpace(strings.TrimPrefix(c, mark)), width-runes(indent+mark)-1, width-runes(indent+mark)-1) {
 			out = append(out, indent+mark+" "+l)
 		}
 	}
-	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+	for _, line := range lines {
 		if runes(line) <= width {
 			out = append(out, line)
 			continue
@@ -169,6 +182,13 @@ func codeLines(text, lang string, width int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// numberList reports whether line holds only numbers, commas and spaces,
+// and perhaps the parenthesis that closes them: the rest of a list.
+func numberList(line string) bool {
+	s := strings.TrimSpace(line)
+	return s != "" && strings.Trim(s, "0123456789, )") == "" && strings.ContainsAny(s, "0123456789")
 }
 
 // breakAt is the byte index of the last space outside quotes in line at

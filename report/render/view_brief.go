@@ -12,7 +12,8 @@ import (
 // BriefView is what a brief report (--brief) shows, in every format, so it
 // fits one screen, about 40 lines: the verdict in a line, who answered, the
 // family rows and one row per suspect, one failed request of each suspect,
-// and the one log query that finds them. The full report has the rest.
+// and the log queries that find them (one a gateway). The full report has
+// the rest.
 type BriefView struct {
 	// Notes are the verdict's notes when it names no suspect (what was
 	// not tested, slowness): then they are what there is to say.
@@ -47,15 +48,21 @@ type BriefSample struct {
 	Row   SampleRow
 }
 
-// BriefLogs is the one query that finds the failures in the gateway's
-// logs, or, when no failure's page named a gateway pinprobe has queries
-// for, the few things to filter any access log on.
+// BriefLogs is what finds every suspect's failures in the gateways' logs:
+// a query of each gateway that answered them, or, when no failure's page
+// named a gateway pinprobe has queries for, the few things to filter any
+// access log on.
 type BriefLogs struct {
-	Gateway string
-	Query   *LogQuery
-	// PortFilter is LogsView.PortFilter, when Query filters on ports.
+	Queries []BriefQuery
+	// PortFilter is LogsView.PortFilter, when the queries filter on ports.
 	PortFilter bool
 	Filters    []LogFilter
+}
+
+// BriefQuery is one gateway's query in a brief report.
+type BriefQuery struct {
+	Gateway string
+	Query   *LogQuery
 }
 
 // Brief prepares the brief report of v.
@@ -159,6 +166,83 @@ func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
 	return "", nil
 }
 
+// suspectGateways lists, by their index in v.Logs.Gateways, the gateways
+// whose failure pages came from an address of a suspect, in that order;
+// the first gateway alone when none did (no suspect, or failures with no
+// page, such as resets).
+func (v *View) suspectGateways() []int {
+	addrs := map[string]bool{}
+	for _, s := range v.R.Verdict.Suspects {
+		addrs[s.Address] = s.Address != ""
+		for _, a := range s.Addresses {
+			addrs[a] = true
+		}
+	}
+	var out []int
+	for i, g := range v.Logs.Gateways {
+	fingerprints:
+		for _, f := range v.R.Fingerprints {
+			if f.Producer != g.Name {
+				continue
+			}
+			for a := range f.Addresses {
+				if addrs[a] {
+					out = append(out, i)
+					break fingerprints
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []int{0}
+	}
+	return out
+}
+
+// portsCoverSuspects reports whether every failed request of each
+// suspect's endpoints was sent from one of ports, as the run's connection
+// records say: a query over those ports then finds each suspect. An
+// instance found on several addresses counts each of them, one on none
+// every endpoint; an endpoint with failures no record holds (past the
+// records kept, or before any connection) is not covered.
+func (v *View) portsCoverSuspects(ports []int) bool {
+	in := map[uint16]bool{}
+	for _, p := range ports {
+		in[uint16(p)] = true
+	}
+	covers := func(e *report.Endpoint) bool {
+		if e.Failed == 0 {
+			return true
+		}
+		if e.Conns == nil {
+			return false
+		}
+		var n int64
+		for _, c := range e.Conns.Records {
+			if in[c.LocalPort] {
+				n += c.Failed
+			}
+		}
+		return n == e.Failed
+	}
+	for _, s := range v.R.Verdict.Suspects {
+		addrs := s.Addresses
+		if len(addrs) == 0 && s.Address != "" {
+			addrs = []string{s.Address}
+		}
+		for i := range v.R.Endpoints {
+			e := &v.R.Endpoints[i]
+			if len(addrs) > 0 && !slices.Contains(addrs, e.Address) || s.Target != "" && s.Kind != report.SuspectGroup && e.Target != s.Target {
+				continue
+			}
+			if !covers(e) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // hasHeader says whether headers ("Name: value") hold name with value.
 func hasHeader(headers []string, name, value string) bool {
 	for _, h := range headers {
@@ -173,24 +257,32 @@ func hasHeader(headers []string, name, value string) bool {
 // report's query lists: more take a screen of their own.
 const briefPorts = 24
 
-// briefLogs picks the query of the gateway that answered the failures:
-// the one over the failing connections when there are some (it names the
-// instance) and their ports fit in a few lines (briefPorts), else its
-// first (which counts the requests by backend and instance). Without one, the filters that fit in a few
-// lines: the time, the Host header, the path, pinprobe's request IDs and
-// the statuses.
+// briefLogs picks a query of each gateway that answered the suspects'
+// failures (the first gateway when none is told by address): the one over
+// the failing connections when it finds every suspect's failures (each
+// failed on those connections' ports) and their ports fit in a few lines
+// (briefPorts), else the gateway's first, which covers the run's requests
+// (by backend and instance). A query over one suspect's connections alone
+// would leave the others, the headline's fault among them, unfound.
+// Without a gateway, the filters that fit in a few lines: the time, the
+// Host header, the path, pinprobe's request IDs and the statuses.
 func (v *View) briefLogs() BriefLogs {
 	l := &v.Logs
 	if v.Run.Failed == 0 {
 		return BriefLogs{}
 	}
 	if l.Known && len(l.Gateways) > 0 {
-		g := &l.Gateways[0]
-		q := &g.Queries[0]
-		if i := slices.IndexFunc(g.Queries, func(q LogQuery) bool { return q.Failing }); i >= 0 && len(l.FailingPorts) <= briefPorts {
-			q = &g.Queries[i]
+		out := BriefLogs{PortFilter: l.PortFilter}
+		failing := len(l.FailingPorts) <= briefPorts && v.portsCoverSuspects(l.FailingPorts)
+		for _, gi := range v.suspectGateways() {
+			g := &l.Gateways[gi]
+			q := &g.Queries[0]
+			if i := slices.IndexFunc(g.Queries, func(q LogQuery) bool { return q.Failing }); i >= 0 && failing {
+				q = &g.Queries[i]
+			}
+			out.Queries = append(out.Queries, BriefQuery{Gateway: g.Name, Query: q})
 		}
-		return BriefLogs{Gateway: g.Name, Query: q, PortFilter: l.PortFilter}
+		return out
 	}
 	var out BriefLogs
 	for _, f := range l.Filters {
