@@ -63,7 +63,9 @@ type Level struct {
 // by a response header (Kind "group", Group "X-Served-By: gw-3"), or some
 // connections of an address, on which failures repeat while connections
 // open at the same moment do not fail (Kind "connections": one or more
-// instances behind the address).
+// instances behind the address). Each fault is one suspect: an instance
+// whose failures are those of its address's failing connections is named
+// once, as the instance.
 type Suspect struct {
 	Kind string `json:"kind"`
 	// How says how it fails, as a verb phrase: "answers 502", "resets
@@ -85,7 +87,10 @@ type Suspect struct {
 	Addresses []string `json:"addresses,omitempty"`
 	// Connections and FailingConnections count an address's connections
 	// and those with a failure, for Kind "connections": among the first
-	// MaxConnRecords, kept one by one, when it had more.
+	// MaxConnRecords, kept one by one, when it had more. A group behind
+	// one address whose failing connections are the same failed requests
+	// as its own (judge.SameShare of each in common) has them too: they
+	// are its evidence, not a second suspect.
 	Connections        int64 `json:"connections,omitempty"`
 	FailingConnections int64 `json:"failing_connections,omitempty"`
 
