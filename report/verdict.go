@@ -18,7 +18,10 @@ type Verdict struct {
 	// X-Served-By: gw-3 behind 127.0.0.2 answers 502"), then, in a merge
 	// of runs from several vantage points, the vantages that see an address
 	// fail more than the others ("only eu-west sees ::1 fail"; with no
-	// suspect, those alone). Empty when nothing is blamed.
+	// suspect, after "failures not attributable to one address"). An
+	// outage, every address failing nearly every request, comes first
+	// ("every request to the only address, 127.0.0.1, timed out"). Empty
+	// when nothing is blamed and there is no outage.
 	Headline string `json:"headline"`
 	// Summary says the verdict in sentences: the headline, then the
 	// evidence for each suspect.

@@ -477,8 +477,8 @@ func headlineOf(v *report.Verdict) string {
 	case report.VerdictNoData:
 		return "no data"
 	case report.VerdictSpread:
-		if v.Headline != "" { // a vantage that sees them fail, in a merge
-			return "failures not attributable to one address; " + v.Headline
+		if v.Headline != "" { // an outage, or a vantage that sees them fail in a merge
+			return v.Headline
 		}
 		return "failures not attributable to one address"
 	case report.VerdictConcentrated:
