@@ -10,9 +10,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -452,5 +454,45 @@ func untilVerdictDemo(t *testing.T, i int, want []string) {
 			return
 		}
 		t.Logf("run %d: settled after %d requests", i, s.Requests)
+	}
+}
+
+// TestGroupByAbsentHeaderIsSaid: --group-by a header no response carries
+// (a misspelt name, an add_header in the wrong place) is said in every
+// format, not left to read as "no instance stands out"; the plan names
+// the header asked for.
+func TestGroupByAbsentHeaderIsSaid(t *testing.T) {
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a, testserver.Lo4b)
+	args := []string{"--group-by", "x-nope", "-n", "20", "-r", "200", "--resolve", f.Resolve(), f.URL()}
+	const note = "No response carried X-Nope (--group-by): none of the 20 responses could be put to an instance by it"
+	for _, format := range []string{"text", "markdown", "html", "json"} {
+		code, stdout, stderr := pinprobe(t, append([]string{"--format", format}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		text := stdout
+		if format == "html" {
+			text = html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(stdout, ""))
+		}
+		if flat := strings.Join(strings.Fields(text), " "); !strings.Contains(flat, note) {
+			t.Errorf("%s: the report does not say %q:\n%s", format, note, stdout)
+		}
+		if format != "json" {
+			continue
+		}
+		rep := decodeReport(t, []byte(stdout))
+		checkReport(t, rep)
+		var doc struct {
+			Plan struct {
+				GroupBy []string `json:"group_by"`
+			} `json:"plan"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil || !slices.Equal(doc.Plan.GroupBy, []string{"X-Nope"}) {
+			t.Errorf("plan.group_by %q (%v); want [X-Nope]", doc.Plan.GroupBy, err)
+		}
+	}
+	// A name no header can have is refused before the run.
+	if code, _, stderr := pinprobe(t, "--group-by", "X-Served-By:", f.URL()); code != exitUsage || !strings.Contains(stderr, `--group-by "X-Served-By:": not a header name`) {
+		t.Errorf("--group-by X-Served-By: — exit %d, %q; want 2, not a header name", code, stderr)
 	}
 }

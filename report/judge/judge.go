@@ -282,6 +282,7 @@ func (j *judgement) verdict() report.Verdict {
 		}
 	}
 	v.Notes = append(v.Notes, untested(r)...)
+	v.Notes = append(v.Notes, groupByNotes(r)...)
 	v.Notes = append(v.Notes, j.notes...)
 	v.Notes = append(v.Notes, j.slowNotes()...)
 	v.Notes = append(v.Notes, explainAfterFailure(r, j.fail)...)
