@@ -253,7 +253,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	countVarP(fs, &c.requests, "requests", "n", 0, "requests", 1000, "stop after `N` requests in total, whichever of -d/-n comes first (0 = no limit)")
 	countVarP(fs, &c.concurrency, "concurrency", "c", 0, "requests in flight", 50, "most requests in flight per endpoint; a request due while `N` are busy is dropped and counted (default: enough for every planned request to take the whole --timeout, within the descriptor limit)")
 	durationVarP(fs, &c.paceGrain, "pace-grain", "", 0, "ms", [2]string{"10ms", "5ms"}, "send the requests due within each `DURATION` together at its start, on as many connections: less CPU at a fixed rate (bombardier's pacing is 10ms), burstier load (0 = each request at its own time; at most 100ms)")
-	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop once the whole verdict is settled (every fault proven at a level that holds over the repeated looks, every other address and instance shown under 5% failures, every address on 17 connections or more), or at -d/-n")
+	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop once the whole verdict is settled (every fault proven at a level that holds over the repeated looks, every other address and instance shown under 5% failures, every address on 17 connections or more), or at -d/-n, the report then saying what stayed open")
 	fs.BoolVarP(&c.only4, "ipv4", "4", false, "only IPv4 addresses")
 	fs.BoolVarP(&c.only6, "ipv6", "6", false, "only IPv6 addresses")
 	fs.Var(&c.resolve, "resolve", "use these addresses for HOST:PORT instead of DNS, curl's syntax (repeatable)")

@@ -333,6 +333,43 @@ func TestUntilVerdict(t *testing.T) {
 	if took := time.Since(start); doc.Settled != nil || took < 2*time.Second {
 		t.Errorf("healthy: settled %+v after %s; want the whole 2 s, not settled", doc.Settled, took)
 	}
+	rep = decodeReport(t, []byte(stdout))
+	if n := untilNote(rep); n != "The verdict did not settle before -d 2s ended the run (--until-verdict): no request failed, so there was no fault to stop on." {
+		t.Errorf("healthy: note %q; want it to say there was no fault to stop on", n)
+	}
+	if !strings.Contains(stderr, "the verdict did not settle before the run ended (--until-verdict)") {
+		t.Errorf("healthy: stderr does not say the verdict did not settle:\n%s", stderr)
+	}
+
+	// A fault proven, but too few requests and connections to clear the
+	// other address before -d: the report says what stayed open.
+	code, stdout, stderr = pinprobe(t, "--format", "json", "-q", "--until-verdict", "-d", "2s", "--rate", "20",
+		"--resolve", f.Resolve(), f.URL())
+	if code != exitOK {
+		t.Fatalf("unsettled: exit %d\n%s", code, stderr)
+	}
+	rep = decodeReport(t, []byte(stdout))
+	checkVerdict(t, rep, "concentrated", "127.0.0.2")
+	n := untilNote(rep)
+	for _, want := range []string{"The verdict did not settle before -d 2s ended the run (--until-verdict): its 1 fault is proven, but 127.0.0.1 (0 of ",
+		"is not yet shown to fail less than 5%", "127.0.0.1 carried ", "fewer than the 17 that reach an instance"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("unsettled: note %q; want it to say %q", n, want)
+		}
+	}
+	if !strings.Contains(stderr, "the verdict did not settle before the run ended (--until-verdict)") {
+		t.Errorf("unsettled: stderr does not say the verdict did not settle:\n%s", stderr)
+	}
+}
+
+// untilNote is the verdict's note on --until-verdict's end, or "".
+func untilNote(rep *jsonReport) string {
+	for _, n := range rep.Verdict.Notes {
+		if strings.HasPrefix(n, "The verdict did not settle") || strings.HasPrefix(n, "The verdict settled only") {
+			return n
+		}
+	}
+	return ""
 }
 
 // TestConnectionRecordsBounded: per-connection records stay at 256 per

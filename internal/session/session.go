@@ -210,6 +210,9 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		level = judge.AtLook(maxLooks, rep.Settled == nil)
 	}
 	rep.Verdict = judge.Judge(rep, level)
+	if cfg.UntilVerdict && rep.Settled == nil && rep.Totals.Requests > 0 {
+		cfg.Log("the verdict did not settle before the run ended (--until-verdict): the verdict's notes say what stayed open")
+	}
 	return rep, nil
 }
 

@@ -77,7 +77,14 @@ func Judge(r *report.Report, l report.Level) report.Verdict {
 		j.resolve()
 	}
 	j.slow()
-	return j.verdict()
+	v := j.verdict()
+	if l.Last && l.Looks > 1 {
+		// The last look of --until-verdict: the run ended unsettled.
+		if n := unsettledNote(r, v); n != "" {
+			v.Notes = append(v.Notes, n)
+		}
+	}
+	return v
 }
 
 // judgement is one verdict in the making.
