@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -121,6 +122,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		AutoInterval: c.interval == 0,
 		ReResolve:    c.reResolve,
 		UntilVerdict: c.untilSettled,
+		GroupBy:      canonicalHeaders(c.groupBy),
 		// The plan in the report is the engine's options as it normalised
 		// them (the session fills it): nothing here is typed twice.
 		Meta: report.Report{
@@ -265,7 +267,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	countVarP(fs, &c.requests, "requests", "n", 0, "requests", 1000, "stop after `N` requests in total, whichever of -d/-n comes first (0 = no limit)")
 	countVarP(fs, &c.concurrency, "concurrency", "c", 0, "requests in flight", 50, "most requests in flight per endpoint; a request due while `N` are busy is dropped and counted (default: enough for every planned request to take the whole --timeout, within the descriptor limit)")
 	durationVarP(fs, &c.paceGrain, "pace-grain", "", 0, "ms", [2]string{"10ms", "5ms"}, "send the requests due within each `DURATION` together at its start, on as many connections: less CPU at a fixed rate (bombardier's pacing is 10ms), burstier load (0 = each request at its own time; at most 100ms)")
-	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop once the whole verdict is settled (every fault proven at a level that holds over the repeated looks, every other address and instance shown under 5% failures, every address on 17 connections or more), or at -d/-n")
+	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop once the whole verdict is settled (every fault proven at a level that holds over the repeated looks, every other address and instance shown under 5% failures, every address on 17 connections or more), or at -d/-n, the report then saying what stayed open")
 	fs.BoolVarP(&c.only4, "ipv4", "4", false, "only IPv4 addresses")
 	fs.BoolVarP(&c.only6, "ipv6", "6", false, "only IPv6 addresses")
 	fs.Var(&c.resolve, "resolve", "use these addresses for HOST:PORT instead of DNS, curl's syntax (repeatable)")
@@ -284,7 +286,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	c.client = choiceValue{value: "auto", choices: []string{"auto", "fast", "std"}}
 	fs.Var(&c.client, "client", "request path `KIND`: auto (pinprobe's own HTTP/1.1 client wherever HTTP/1.1 is spoken, net/http for HTTP/2), fast (HTTP/1.1 only) or std (net/http always, for comparison)")
 	fs.Var(&c.http, "http", "HTTP `VERSION`: 1.1, 2 or auto (HTTP/2 where TLS ALPN offers it)")
-	fs.StringArrayVar(&c.groupBy, "group-by", nil, "bucket the responses by this response `HEADER` (an instance or backend name, e.g. X-Served-By; repeatable); well-known instance headers are grouped when present")
+	fs.StringArrayVar(&c.groupBy, "group-by", nil, "bucket the responses by this response `HEADER` (an instance or backend name, e.g. X-Served-By; repeatable; one no response carries is said beside the verdict); well-known instance headers are grouped when present")
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
 	c.outputFlags.add(fs)
 	fs.StringVar(&c.vantage, "vantage", "", "record the run as probed from `NAME` (a zone, region or machine: letters, digits, '.', '_', '-'; @FILE reads it from FILE), so `pinprobe report` of runs from several places tells them apart (default: the host name)")
@@ -379,6 +381,13 @@ func (c *config) validate() error {
 		return usagef("--pace-grain %s paces a fixed rate: --rate max sends back to back", c.paceGrain)
 	case c.connAge < 0:
 		return usagef("--conn-age %s: must not be negative", c.connAge)
+	case len(c.groupBy) > report.MaxGroupBy:
+		return usagef("--group-by given %d times: at most %d headers", len(c.groupBy), report.MaxGroupBy)
+	case slices.ContainsFunc(c.groupBy, func(h string) bool { return len(strings.TrimSpace(h)) > report.MaxHeaderName }):
+		return usagef("--group-by: a header name longer than %d bytes", report.MaxHeaderName)
+	case slices.ContainsFunc(c.groupBy, func(h string) bool { return !httpguts.ValidHeaderFieldName(strings.TrimSpace(h)) }):
+		i := slices.IndexFunc(c.groupBy, func(h string) bool { return !httpguts.ValidHeaderFieldName(strings.TrimSpace(h)) })
+		return usagef("--group-by %q: not a header name (letters, digits and !#$%%&'*+-.^_`|~ only, no colon)", c.groupBy[i])
 	case c.newConn && !c.connReqs.auto && c.connReqs.n != 1:
 		return usagef("--new-conn and --conn-requests %d exclude each other (--new-conn is --conn-requests 1)", c.connReqs.n)
 	case c.timeout <= 0:
@@ -559,9 +568,15 @@ var wellKnownInstanceHeaders = []string{
 
 // groupHeaders is --group-by and the well-known instance headers, each once.
 func (c *config) groupHeaders() []string {
+	return canonicalHeaders(append(append([]string{}, c.groupBy...), wellKnownInstanceHeaders...))
+}
+
+// canonicalHeaders is the header names hs in canonical form, each once, in
+// order; nil when there is none.
+func canonicalHeaders(hs []string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, h := range append(append([]string{}, c.groupBy...), wellKnownInstanceHeaders...) {
+	for _, h := range hs {
 		k := http.CanonicalHeaderKey(strings.TrimSpace(h))
 		if k != "" && !seen[k] {
 			seen[k] = true

@@ -82,21 +82,31 @@ func TestDemo(t *testing.T) {
 			t.Errorf("X-Served-By: %s: %d of %d failed; want %d", v, g.Failed, g.Requests, want)
 		}
 	}
+	// Two faults: ::1, and gw-3 behind the shared address. gw-3's failures
+	// are those of the shared address's failing connections, the same
+	// requests seen two ways: one suspect, with the connections as its
+	// evidence, not a third fault.
 	var kinds []string
 	for _, s := range rep.Verdict.Suspects {
 		switch s.Kind {
 		case "endpoint":
 			kinds = append(kinds, "endpoint "+s.Address)
 		case "group":
-			kinds = append(kinds, "group "+s.Group)
+			k := "group " + s.Group + " behind " + s.Address
+			if s.Connections > 0 && s.FailingConnections > 0 {
+				k += " on connections"
+			}
+			kinds = append(kinds, k)
 		case "connections":
 			kinds = append(kinds, "connections "+s.Address)
 		}
 	}
-	for _, want := range []string{"endpoint " + failing, "group X-Served-By: gw-3", "connections " + shared} {
-		if !slices.Contains(kinds, want) {
-			t.Errorf("suspects %v; want %q among them\nverdict: %s %q", kinds, want, rep.Verdict.Summary, rep.Verdict.Notes)
-		}
+	slices.Sort(kinds)
+	if want := []string{"endpoint " + failing, "group X-Served-By: gw-3 behind " + shared + " on connections"}; !slices.Equal(kinds, want) {
+		t.Errorf("suspects %v; want %v\nverdict: %s %q", kinds, want, rep.Verdict.Summary, rep.Verdict.Notes)
+	}
+	if !strings.Contains(rep.Verdict.Summary, "one fault, seen by its header and by its connections") {
+		t.Errorf("summary does not say gw-3 and the failing connections are one fault:\n%s", rep.Verdict.Summary)
 	}
 	if len(rep.DNS) != 1 || rep.DNS[0].Source != "demo" || rep.DNS[0].Host != demo.Host {
 		t.Errorf("dns = %+v; want one entry for %s from demo", rep.DNS, demo.Host)

@@ -10,9 +10,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,9 +78,10 @@ func endpointConns(t *testing.T, raw string) map[string]jsonConns {
 
 // TestSharedAddressInstances: 127.0.0.2 fronts four instances; gw-3 fails
 // every second request. In every connection mode the verdict names gw-3 by
-// its header; where requests share connections it also says that failures
-// stick to the connections of 127.0.0.2, and every failing connection it
-// lists was on gw-3 by the server's own account.
+// its header; where requests share connections it also gives the failing
+// connections of 127.0.0.2 as its evidence (the same failures: one fault,
+// not a second suspect), and every failing connection it lists was on
+// gw-3 by the server's own account.
 func TestSharedAddressInstances(t *testing.T) {
 	bad := testserver.Every(2, testserver.Answer{Status: http.StatusBadGateway})
 	s := testserver.StartSticky(t, testserver.StickyOptions{
@@ -108,8 +111,14 @@ func TestSharedAddressInstances(t *testing.T) {
 				t.Errorf("verdict %s, suspects %v; want concentrated, naming X-Served-By: gw-3\n%s\n%q",
 					rep.Verdict.Status, kinds, rep.Verdict.Summary, rep.Verdict.Notes)
 			}
-			if got := slices.Contains(kinds, "connections 127.0.0.2"); got != mode.conns {
-				t.Errorf("connections of 127.0.0.2 named: %v; want %v\n%s\n%q", got, mode.conns, rep.Verdict.Summary, rep.Verdict.Notes)
+			if slices.Contains(kinds, "connections 127.0.0.2") {
+				t.Errorf("the connections of 127.0.0.2 named beside gw-3, whose failures they are\n%s", rep.Verdict.Summary)
+			}
+			for _, su := range rep.Verdict.Suspects {
+				if got := su.Connections > 0 && su.FailingConnections > 0; su.Group == "X-Served-By: gw-3" && got != mode.conns {
+					t.Errorf("gw-3 on failing connections of 127.0.0.2 (%d of %d): %v; want %v\n%s\n%q",
+						su.FailingConnections, su.Connections, got, mode.conns, rep.Verdict.Summary, rep.Verdict.Notes)
+				}
 			}
 			// Every failing connection pinprobe lists was on gw-3.
 			c := endpointConns(t, stdout)["127.0.0.2"]
@@ -324,6 +333,43 @@ func TestUntilVerdict(t *testing.T) {
 	if took := time.Since(start); doc.Settled != nil || took < 2*time.Second {
 		t.Errorf("healthy: settled %+v after %s; want the whole 2 s, not settled", doc.Settled, took)
 	}
+	rep = decodeReport(t, []byte(stdout))
+	if n := untilNote(rep); n != "The verdict did not settle before -d 2s ended the run (--until-verdict): no request failed, so there was no fault to stop on." {
+		t.Errorf("healthy: note %q; want it to say there was no fault to stop on", n)
+	}
+	if !strings.Contains(stderr, "the verdict did not settle before the run ended (--until-verdict)") {
+		t.Errorf("healthy: stderr does not say the verdict did not settle:\n%s", stderr)
+	}
+
+	// A fault proven, but too few requests and connections to clear the
+	// other address before -d: the report says what stayed open.
+	code, stdout, stderr = pinprobe(t, "--format", "json", "-q", "--until-verdict", "-d", "2s", "--rate", "20",
+		"--resolve", f.Resolve(), f.URL())
+	if code != exitOK {
+		t.Fatalf("unsettled: exit %d\n%s", code, stderr)
+	}
+	rep = decodeReport(t, []byte(stdout))
+	checkVerdict(t, rep, "concentrated", "127.0.0.2")
+	n := untilNote(rep)
+	for _, want := range []string{"The verdict did not settle before -d 2s ended the run (--until-verdict): its 1 fault is proven, but 127.0.0.1 (0 of ",
+		"is not yet shown to fail less than 5%", "127.0.0.1 carried ", "fewer than the 17 that reach an instance"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("unsettled: note %q; want it to say %q", n, want)
+		}
+	}
+	if !strings.Contains(stderr, "the verdict did not settle before the run ended (--until-verdict)") {
+		t.Errorf("unsettled: stderr does not say the verdict did not settle:\n%s", stderr)
+	}
+}
+
+// untilNote is the verdict's note on --until-verdict's end, or "".
+func untilNote(rep *jsonReport) string {
+	for _, n := range rep.Verdict.Notes {
+		if strings.HasPrefix(n, "The verdict did not settle") || strings.HasPrefix(n, "The verdict settled only") {
+			return n
+		}
+	}
+	return ""
 }
 
 // TestConnectionRecordsBounded: per-connection records stay at 256 per
@@ -364,9 +410,10 @@ func TestFailureAfterFailureIsExplained(t *testing.T) {
 	}
 }
 
-// TestUntilVerdictDemo: --until-verdict on the demo names all three of its
-// faults — IPv6 (::1), X-Served-By: gw-3 behind 127.0.0.2, and the
-// connections of 127.0.0.2 — in every one of 10 runs, and stops only once
+// TestUntilVerdictDemo: --until-verdict on the demo names both of its
+// faults — IPv6 (::1), and X-Served-By: gw-3 behind 127.0.0.2 with the
+// failing connections of 127.0.0.2 as its evidence — in every one of 10
+// runs, and stops only once
 // the whole verdict is settled: every other address and instance shown to
 // fail less than the tolerance, every other address on enough connections.
 // (The demo at 1200 req/s settles in a few seconds; at 50 req/s, as the
@@ -382,7 +429,7 @@ func TestUntilVerdictDemo(t *testing.T) {
 	if check.RaceScale > 1 {
 		runs = 3
 	}
-	want := []string{"connections 127.0.0.2", "endpoint ::1", "group X-Served-By: gw-3 behind 127.0.0.2"}
+	want := []string{"endpoint ::1", "group X-Served-By: gw-3 behind 127.0.0.2"}
 	t.Parallel()
 	slots := make(chan struct{}, 2) // two demos at a time, each on a port of its own
 	for i := range runs {
@@ -432,12 +479,57 @@ func untilVerdictDemo(t *testing.T, i int, want []string) {
 		if got := suspectWords(rep.Verdict.Suspects); !slices.Equal(got, want) {
 			t.Errorf("run %d: suspects %v; want %v\n%s", i, got, want, rep.Verdict.Summary)
 		}
+		for _, su := range rep.Verdict.Suspects {
+			if su.Kind == "group" && (su.Connections == 0 || su.FailingConnections == 0) {
+				t.Errorf("run %d: gw-3 without the failing connections of 127.0.0.2 as its evidence: %+v", i, su)
+			}
+		}
 		s := doc.Settled
-		if s == nil || s.Suspects != 3 || s.Bounded < 4 || s.MinConnections < 17 || s.Reach < 0.99 {
-			t.Errorf("run %d: settled %+v; want it settled on 3 faults, 4 scopes bounded, every other address on 17 connections or more\n%d requests, %d dropped; %s\nnotes: %q",
+		if s == nil || s.Suspects != 2 || s.Bounded < 4 || s.MinConnections < 17 || s.Reach < 0.99 {
+			t.Errorf("run %d: settled %+v; want it settled on 2 faults, 4 scopes bounded, every other address on 17 connections or more\n%d requests, %d dropped; %s\nnotes: %q",
 				i, s, rep.Totals.Requests, rep.Totals.Dropped, rep.Verdict.Summary, rep.Verdict.Notes)
 			return
 		}
 		t.Logf("run %d: settled after %d requests", i, s.Requests)
+	}
+}
+
+// TestGroupByAbsentHeaderIsSaid: --group-by a header no response carries
+// (a misspelt name, an add_header in the wrong place) is said in every
+// format, not left to read as "no instance stands out"; the plan names
+// the header asked for.
+func TestGroupByAbsentHeaderIsSaid(t *testing.T) {
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a, testserver.Lo4b)
+	args := []string{"--group-by", "x-nope", "-n", "20", "-r", "200", "--resolve", f.Resolve(), f.URL()}
+	const note = "No response carried X-Nope (--group-by): none of the 20 responses could be put to an instance by it"
+	for _, format := range []string{"text", "markdown", "html", "json"} {
+		code, stdout, stderr := pinprobe(t, append([]string{"--format", format}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		text := stdout
+		if format == "html" {
+			text = html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(stdout, ""))
+		}
+		if flat := strings.Join(strings.Fields(text), " "); !strings.Contains(flat, note) {
+			t.Errorf("%s: the report does not say %q:\n%s", format, note, stdout)
+		}
+		if format != "json" {
+			continue
+		}
+		rep := decodeReport(t, []byte(stdout))
+		checkReport(t, rep)
+		var doc struct {
+			Plan struct {
+				GroupBy []string `json:"group_by"`
+			} `json:"plan"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil || !slices.Equal(doc.Plan.GroupBy, []string{"X-Nope"}) {
+			t.Errorf("plan.group_by %q (%v); want [X-Nope]", doc.Plan.GroupBy, err)
+		}
+	}
+	// A name no header can have is refused before the run.
+	if code, _, stderr := pinprobe(t, "--group-by", "X-Served-By:", f.URL()); code != exitUsage || !strings.Contains(stderr, `--group-by "X-Served-By:": not a header name`) {
+		t.Errorf("--group-by X-Served-By: — exit %d, %q; want 2, not a header name", code, stderr)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/demo"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/judge"
 )
 
 // TestJSONReportThreeAddresses: the JSON contract against three real
@@ -322,6 +323,17 @@ func TestReportBrief(t *testing.T) {
 	if sample == "" {
 		t.Fatalf("%s holds no failed request of ::1", demoReport)
 	}
+	// gw-3 and the failing connections of 127.0.0.2 are one fault: the
+	// brief names the instance on its connections, not a third suspect.
+	conns := ""
+	for _, s := range judge.Judge(saved, judge.LevelOf(saved)).Suspects {
+		if s.Group == "X-Served-By: gw-3" && s.Connections > 0 {
+			conns = fmt.Sprintf("on %d of %d connections", s.FailingConnections, s.Connections)
+		}
+	}
+	if conns == "" {
+		t.Fatalf("%s: gw-3 is not named with the failing connections of 127.0.0.2 as its evidence", demoReport)
+	}
 	for _, format := range []string{"text", "markdown", "html"} {
 		code, brief, stderr := pinprobe(t, "report", "--brief", "--format", format, demoReport)
 		_, full, _ := pinprobe(t, "report", "--format", format, demoReport)
@@ -337,8 +349,8 @@ func TestReportBrief(t *testing.T) {
 		if lines > 50 {
 			t.Errorf("%s: the brief report has %d lines; want at most 50:\n%s", format, lines, brief)
 		}
-		for _, want := range []string{"X-Served-By: gw-3 behind 127.0.0.2", "connections of 127.0.0.2", sample, "AGWAccessLogs"} {
-			if !strings.Contains(brief, want) {
+		for _, want := range []string{"X-Served-By: gw-3 behind 127.0.0.2", conns, sample, "AGWAccessLogs"} {
+			if !strings.Contains(strings.Join(strings.Fields(brief), " "), want) {
 				t.Errorf("%s: the brief report lacks %q", format, want)
 			}
 		}

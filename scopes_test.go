@@ -76,6 +76,10 @@ func checkShapeVerdict(t *testing.T, truth testserver.Truth, rep *jsonReport) {
 		if !strings.Contains(s.How, howWord(ts.How)) {
 			t.Errorf("%s: how %q; want it to say %q", shapeKey(ts.Kind, ts.Address, ts.Group), s.How, howWord(ts.How))
 		}
+		if ts.Connections && (s.Connections == 0 || s.FailingConnections == 0 || s.FailingConnections >= s.Connections) {
+			t.Errorf("%s: connections %d, failing %d; want its address's failing connections as its evidence",
+				shapeKey(ts.Kind, ts.Address, ts.Group), s.Connections, s.FailingConnections)
+		}
 		if ts.Family != "" && s.Family != ts.Family {
 			t.Errorf("%s: family %q; want %q", shapeKey(ts.Kind, ts.Address, ts.Group), s.Family, ts.Family)
 		}

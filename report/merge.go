@@ -103,8 +103,9 @@ const maxMergedInterval = 24 * time.Hour
 //   - DNS: every input's entries are kept, each naming its input (DNS.Input).
 //   - Plan: the rate is the planned rate at the busiest moment (the inputs'
 //     rates added up where their runs overlap); request budgets add up;
-//     duration, concurrency and timeout are the largest; a note says when
-//     the inputs' plans differ.
+//     duration, concurrency and timeout are the largest; the --group-by
+//     headers are every input's, each once; a note says when the inputs'
+//     plans differ.
 //   - Vantages: each run's requests and failures, per family and endpoint,
 //     are counted under its vantage (Report.Vantage), a merged input's
 //     vantages added by name, so the breakdown stays exact through merges
@@ -420,6 +421,7 @@ func (m *merger) plan() Plan {
 	p := m.reports[0].Plan
 	p.Rate, p.Requests = peakRate(m.reports), 0
 	unlimited := false
+	var groupBy []string
 	var differ []string
 	for _, r := range m.reports {
 		q := r.Plan
@@ -430,6 +432,7 @@ func (m *merger) plan() Plan {
 		p.Concurrency = max(p.Concurrency, q.Concurrency)
 		p.Timeout = max(p.Timeout, q.Timeout)
 		p.NewConn = p.NewConn || q.NewConn
+		groupBy = append(groupBy, q.GroupBy...)
 		if q.Only != p.Only {
 			p.Only = "" // one input probed both families
 		}
@@ -448,6 +451,10 @@ func (m *merger) plan() Plan {
 		}
 	}
 	p.Rate = stat.Round(p.Rate, 6)
+	p.GroupBy = nil
+	if groupBy = phrase.Dedupe(groupBy); len(groupBy) > 0 {
+		p.GroupBy = groupBy[:min(len(groupBy), MaxGroupBy)]
+	}
 	if unlimited {
 		p.Requests = 0
 	}

@@ -1038,3 +1038,58 @@ func TestMergePauses(t *testing.T) {
 			len(got.Pauses), n, last, report.MaxPauses, len(many))
 	}
 }
+
+// TestMergeGroupBy: a merge's plan names every input's --group-by
+// headers, each once, so the verdict can say of each that no response
+// carried it; a saved plan with more of them than a run takes, or a name
+// no header has room for, is refused.
+func TestMergeGroupBy(t *testing.T) {
+	a, _ := fixture.FzAggregator(t, "192.0.2.1")
+	b, _ := fixture.FzAggregator(t, "192.0.2.1")
+	for i := range 10 {
+		at := fixture.FzStart.Add(time.Duration(i) * 100 * time.Millisecond)
+		a.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 0, Status: 200, Start: at, Latency: time.Millisecond}))
+		b.Add(fixture.Decide(fixture.Fail, probe.Result{Endpoint: 0, Status: 200, Start: at, Latency: time.Millisecond}))
+	}
+	ra, rb := fixture.FzClose(a, 2*time.Second), fixture.FzClose(b, 2*time.Second)
+	ra.RunID, rb.RunID = "0123abcd", "4567ef01"
+	ra.Plan.GroupBy, rb.Plan.GroupBy = []string{"X-Node", "X-Nope"}, []string{"X-Nope", "X-Pod"}
+	got, err := fixture.MergeJudged([]*report.Report{ra, rb}, []string{"a.json", "b.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"X-Node", "X-Nope", "X-Pod"}; !slices.Equal(got.Plan.GroupBy, want) {
+		t.Errorf("merged plan.group_by %q; want %q", got.Plan.GroupBy, want)
+	}
+	if !slices.Equal(ra.Plan.GroupBy, []string{"X-Node", "X-Nope"}) {
+		t.Errorf("the merge changed an input's plan: %q", ra.Plan.GroupBy)
+	}
+	if !slices.ContainsFunc(got.Verdict.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "No response carried X-Node, X-Nope and X-Pod (--group-by)")
+	}) {
+		t.Errorf("notes %q; want the three headers no response carried said", got.Verdict.Notes)
+	}
+
+	var buf bytes.Buffer
+	if err := report.JSON(&buf, fixture.GoldenReport(t)); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.String()
+	many := `"X-A"` + strings.Repeat(`, "X-A"`, report.MaxGroupBy)
+	for name, doc := range map[string]string{
+		"too many":  strings.Replace(good, `"fail_status": "5xx",`, `"fail_status": "5xx", "group_by": [`+many+`],`, 1),
+		"too long":  strings.Replace(good, `"fail_status": "5xx",`, `"fail_status": "5xx", "group_by": ["`+strings.Repeat("X", report.MaxHeaderName+1)+`"],`, 1),
+		"no header": strings.Replace(good, `"fail_status": "5xx",`, `"fail_status": "5xx", "group_by": [""],`, 1),
+	} {
+		if doc == good {
+			t.Fatalf("%s: the golden report has no fail_status to put group_by beside", name)
+		}
+		if _, err := report.ReadReport(strings.NewReader(doc), "x.json"); err == nil || !strings.Contains(err.Error(), "plan: group_by: ") {
+			t.Errorf("%s: ReadReport = %v; want it refused for plan.group_by", name, err)
+		}
+	}
+	ok := strings.Replace(good, `"fail_status": "5xx",`, `"fail_status": "5xx", "group_by": ["X-Nope"],`, 1)
+	if r, err := report.ReadReport(strings.NewReader(ok), "x.json"); err != nil || !slices.Equal(r.Plan.GroupBy, []string{"X-Nope"}) {
+		t.Errorf("ReadReport with group_by [X-Nope] = %v, %v; want it read", r, err)
+	}
+}

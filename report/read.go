@@ -219,6 +219,15 @@ func CheckSaved(r *Report) error {
 	if g := r.Plan.PaceGrainS; !(g >= 0 && g <= 0.1) {
 		bad("plan: pace_grain_s %v: must be 0 to 0.1", g)
 	}
+	if n := len(r.Plan.GroupBy); n > MaxGroupBy {
+		bad("plan: group_by: %d headers (at most %d)", n, MaxGroupBy)
+	} else {
+		for _, h := range r.Plan.GroupBy {
+			if h == "" || len(h) > MaxHeaderName {
+				bad("plan: group_by: a header name of %d bytes (1 to %d)", len(h), MaxHeaderName)
+			}
+		}
+	}
 	if r.Plan.FailStatus != "" {
 		if _, err := ParseFailStatus(r.Plan.FailStatus); err != nil {
 			bad("plan: fail_status %v", err)

@@ -305,7 +305,19 @@ type Plan struct {
 	// PaceGrainS is --pace-grain in seconds: the requests due within each
 	// grain were sent together at its start (0 = each at its own time).
 	PaceGrainS float64 `json:"pace_grain_s,omitempty"`
+	// GroupBy lists the response headers asked for with --group-by, in
+	// canonical form (not the well-known instance headers grouped when
+	// present), at most MaxGroupBy: the verdict says of each when no
+	// response, or no failed one, carried it.
+	GroupBy []string `json:"group_by,omitempty"`
 }
+
+// MaxGroupBy is the most --group-by headers a run takes and a saved
+// report's plan may list; MaxHeaderName the longest name of one.
+const (
+	MaxGroupBy    = 64
+	MaxHeaderName = 256
+)
 
 // DNS is how one target host was resolved.
 type DNS struct {

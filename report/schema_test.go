@@ -807,7 +807,8 @@ func richReport(t *testing.T) *report.Report {
 		Command: []string{"pinprobe", "--until-verdict", "-r", "120", "-d", "20s", "--group-by", "X-Served-By", "-H", "Authorization: " + collect.Redacted,
 			a.String(), b.String(), c.String(), e.String(), "https://gone.example.com/"},
 		StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: start.Add(span + 300*time.Millisecond)}, SendS: span.Seconds(),
-		Plan: report.Plan{Rate: 120, DurationS: 20, Concurrency: 20, Timeout: 10, HTTP: "1.1", FailStatus: "5xx", ConnRequests: 4, BusyWorkers: 64},
+		Plan: report.Plan{Rate: 120, DurationS: 20, Concurrency: 20, Timeout: 10, HTTP: "1.1", FailStatus: "5xx", ConnRequests: 4, BusyWorkers: 64,
+			GroupBy: []string{"X-Served-By"}},
 		DNS: []report.DNS{
 			{Host: "a.example.com", Port: 443, Source: "resolve", Addresses: []string{"192.0.2.1", "192.0.2.2", "2001:db8::1"}, Changes: []report.DNSChange{}},
 			{Host: "b.example.com", Port: 8080, Source: "dns 127.0.0.1:53", Addresses: []string{"198.51.100.1"}, Changes: []report.DNSChange{}},

@@ -18,7 +18,10 @@ type Verdict struct {
 	// X-Served-By: gw-3 behind 127.0.0.2 answers 502"), then, in a merge
 	// of runs from several vantage points, the vantages that see an address
 	// fail more than the others ("only eu-west sees ::1 fail"; with no
-	// suspect, those alone). Empty when nothing is blamed.
+	// suspect, after "failures not attributable to one address"). An
+	// outage, every address failing nearly every request, comes first
+	// ("every request to the only address, 127.0.0.1, timed out"). Empty
+	// when nothing is blamed and there is no outage.
 	Headline string `json:"headline"`
 	// Summary says the verdict in sentences: the headline, then the
 	// evidence for each suspect.
@@ -63,7 +66,9 @@ type Level struct {
 // by a response header (Kind "group", Group "X-Served-By: gw-3"), or some
 // connections of an address, on which failures repeat while connections
 // open at the same moment do not fail (Kind "connections": one or more
-// instances behind the address).
+// instances behind the address). Each fault is one suspect: an instance
+// whose failures are those of its address's failing connections is named
+// once, as the instance.
 type Suspect struct {
 	Kind string `json:"kind"`
 	// How says how it fails, as a verb phrase: "answers 502", "resets
@@ -85,7 +90,10 @@ type Suspect struct {
 	Addresses []string `json:"addresses,omitempty"`
 	// Connections and FailingConnections count an address's connections
 	// and those with a failure, for Kind "connections": among the first
-	// MaxConnRecords, kept one by one, when it had more.
+	// MaxConnRecords, kept one by one, when it had more. A group behind
+	// one address whose failing connections are the same failed requests
+	// as its own (judge.SameShare of each in common) has them too: they
+	// are its evidence, not a second suspect.
 	Connections        int64 `json:"connections,omitempty"`
 	FailingConnections int64 `json:"failing_connections,omitempty"`
 

@@ -42,6 +42,10 @@ type Config struct {
 	// the looks (judge.LookAlpha), every fault it names proven, every
 	// other scope bounded, every address sampled on enough connections.
 	UntilVerdict bool
+	// GroupBy are the instance headers asked for (--group-by), which
+	// Engine.GroupBy holds with the well-known ones: the report's plan
+	// names them, so that one no response carried is said.
+	GroupBy []string
 	// Meta holds the parts of the report the session does not measure:
 	// version, command, plan.
 	Meta report.Report
@@ -164,6 +168,7 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		only = cfg.Resolver.Only
 	}
 	rep.Plan = collect.Plan(run.Options(), cfg.Fail, only)
+	rep.Plan.GroupBy = cfg.GroupBy
 	if cfg.Progress != nil {
 		cfg.Progress.Start(ctx, agg.Live(), run.Sent, rep.StartedAt.Time)
 	}
@@ -235,6 +240,9 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		level = judge.AtLook(maxLooks, rep.Settled == nil)
 	}
 	rep.Verdict = judge.Judge(rep, level)
+	if cfg.UntilVerdict && rep.Settled == nil && rep.Totals.Requests > 0 {
+		cfg.Log("the verdict did not settle before the run ended (--until-verdict): the verdict's notes say what stayed open")
+	}
 	return rep, nil
 }
 

@@ -99,6 +99,10 @@ type TruthSuspect struct {
 	Group string
 	// How is how it fails: How502, How503, HowReset or HowWindow.
 	How string
+	// Connections is set for a group behind one address whose failures
+	// stick to that address's connections: the same failures, which the
+	// verdict gives as the instance's evidence, not as a second suspect.
+	Connections bool
 }
 
 // AddrCounts is what a ShapeServer counted on one address, server side.
@@ -247,8 +251,7 @@ func shapeDefs() []shapeDef {
 		name:   "sticky-instances",
 		header: "X-Served-By",
 		truth: Truth{Suspects: []TruthSuspect{
-			{Kind: KindGroup, Address: Lo4b.String(), Family: "ipv4", Group: "X-Served-By: gw-3", How: How502},
-			{Kind: KindConnections, Address: Lo4b.String(), Family: "ipv4", How: How502}},
+			{Kind: KindGroup, Address: Lo4b.String(), Family: "ipv4", Group: "X-Served-By: gw-3", How: How502, Connections: true}},
 			Avoid: []string{KindFamily}},
 		fronts: func(s *ShapeServer, sick bool) []front {
 			return []front{{addr: Lo4a}, {addr: Lo4b, instances: gateways(sick)}, {addr: Lo6}}

@@ -33,7 +33,7 @@ func TestShapesTable(t *testing.T) {
 		"echo-address":     "127.0.0.1 127.0.0.2 ::1 | endpoint ::1 ipv6 502 | family ipv6 | avoid connections",
 		"echo-two-ipv4":    "127.0.0.1 127.0.0.2 127.0.0.3 127.0.0.4 ::1 | endpoint 127.0.0.2 ipv4 503, endpoint 127.0.0.3 ipv4 503 | avoid family connections",
 		"shared-pool":      "127.0.0.1 127.0.0.2 ::1 | group X-Served-By: pool-2 502 | avoid endpoint connections family",
-		"sticky-instances": "127.0.0.1 127.0.0.2 ::1 | group 127.0.0.2 ipv4 X-Served-By: gw-3 502, connections 127.0.0.2 ipv4 502 | avoid family",
+		"sticky-instances": "127.0.0.1 127.0.0.2 ::1 | group 127.0.0.2 ipv4 X-Served-By: gw-3 502 on connections | avoid family",
 		"sticky-no-header": "127.0.0.1 127.0.0.2 ::1 | connections 127.0.0.2 ipv4 502 | avoid group family",
 		"flapping-window":  "127.0.0.1 127.0.0.2 ::1 | endpoint 127.0.0.2 ipv4 window | avoid connections family",
 		"reset-and-503":    "127.0.0.1 127.0.0.2 127.0.0.3 | endpoint 127.0.0.2 ipv4 reset, endpoint 127.0.0.3 ipv4 503 | avoid family connections",
@@ -98,6 +98,9 @@ func describeShape(s *ShapeServer) string {
 			if v != "" {
 				f = append(f, v)
 			}
+		}
+		if su.Connections {
+			f = append(f, "on connections")
 		}
 		suspects = append(suspects, strings.Join(f, " "))
 	}
@@ -425,6 +428,9 @@ func checkTruth(t *testing.T, s *ShapeServer, obs map[netip.Addr][]shapeReply) {
 				conns = &su
 			case KindGroup:
 				groups = append(groups, su)
+				if su.Connections {
+					conns = &su
+				}
 			}
 		}
 		var windowFails, windowOKs [shapeConns]int

@@ -81,7 +81,14 @@ func Judge(r *report.Report, l report.Level) report.Verdict {
 		j.resolve()
 	}
 	j.slow()
-	return j.verdict()
+	v := j.verdict()
+	if l.Last && l.Looks > 1 {
+		// The last look of --until-verdict: the run ended unsettled.
+		if n := unsettledNote(r, v); n != "" {
+			v.Notes = append(v.Notes, n)
+		}
+	}
+	return v
 }
 
 // judgement is one verdict in the making.
@@ -250,10 +257,20 @@ func (j *judgement) verdict() report.Verdict {
 		for _, c := range clauses {
 			v.Suspects = append(v.Suspects, c.suspects...)
 		}
+		down := j.outage()
 		switch {
 		case len(clauses) > 0:
 			v.Status = report.VerdictConcentrated
 			v.Headline, v.Summary = j.headline(clauses)
+			if down != nil {
+				// Every address fails nearly every request, and some fail
+				// more still: the outage first, or fixing the suspects
+				// would seem to be enough.
+				v.Headline, v.Summary = down.headline+"; "+v.Headline, down.summary+" On top of that, "+lowerFirst(v.Summary)
+			}
+		case down != nil:
+			v.Status = report.VerdictSpread
+			v.Headline, v.Summary = down.headline, down.summary
 		case len(j.failingURLs) > 0:
 			v.Status = report.VerdictSpread
 			v.Summary = j.urlSummary(j.failingURLs, "Failures follow the URL")
@@ -272,10 +289,11 @@ func (j *judgement) verdict() report.Verdict {
 		case v.Headline != "":
 			v.Headline += "; " + h
 		default: // spread over the addresses, but not over the vantages
-			v.Headline = h
+			v.Headline = spreadWords + "; " + h
 		}
 	}
 	v.Notes = append(v.Notes, untested(r)...)
+	v.Notes = append(v.Notes, groupByNotes(r)...)
 	v.Notes = append(v.Notes, j.notes...)
 	v.Notes = append(v.Notes, j.slowNotes()...)
 	v.Notes = append(v.Notes, explainAfterFailure(r, j.fail)...)
@@ -284,6 +302,19 @@ func (j *judgement) verdict() report.Verdict {
 	v.Notes = append(v.Notes, j.unjudged()...)
 	v.Notes = append(v.Notes, j.fewConns()...)
 	return v
+}
+
+// spreadWords say a spread verdict that names nothing else: the headline
+// of one without a headline of its own.
+const spreadWords = "failures not attributable to one address"
+
+// lowerFirst puts the first letter of a sentence in lower case, to follow
+// another's words: "Failures concentrate" → "failures concentrate".
+func lowerFirst(s string) string {
+	if s != "" && s[0] >= 'A' && s[0] <= 'Z' {
+		return string(s[0]+'a'-'A') + s[1:]
+	}
+	return s
 }
 
 // familyName is "IPv4" or "IPv6" for a family key.

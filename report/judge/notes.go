@@ -267,3 +267,55 @@ func (j *judgement) unjudged() []string {
 	return []string{fmt.Sprintf("%d endpoint%s got no request and %s not judged: %s. Raise -r or -d so every address gets requests.",
 		len(none), phrase.Plural(len(none)), map[bool]string{true: "is", false: "are"}[len(none) == 1], phrase.JoinAnd(shown))}
 }
+
+// groupByNotes says of each header asked for with --group-by that no
+// response carried it, or no failed response did: otherwise an instance
+// header the gateway never sent (a misspelt name, nginx's add_header
+// without always) reads as "no instance stands out".
+func groupByNotes(r *report.Report) []string {
+	if len(r.Plan.GroupBy) == 0 || r.Totals.Requests == 0 {
+		return nil
+	}
+	var errs int64 // requests without a response: they carry no header
+	for _, n := range r.Totals.Errors {
+		errs += n
+	}
+	responses := max(r.Totals.Requests-errs, 0)
+	failed := max(r.Totals.Failed-errs, 0) // failed responses (a failing status)
+	type seen struct{ n, failed int64 }
+	by := map[string]*seen{}
+	for _, g := range r.Groups {
+		k := strings.ToLower(g.Header)
+		if by[k] == nil {
+			by[k] = &seen{}
+		}
+		by[k].n += g.Requests
+		by[k].failed += g.Failed
+	}
+	var absent, notes []string
+	for _, h := range r.Plan.GroupBy {
+		s := by[strings.ToLower(h)]
+		switch {
+		case s == nil || s.n == 0:
+			absent = append(absent, h)
+		case failed > 0 && s.failed == 0:
+			notes = append(notes, fmt.Sprintf("%s (--group-by) named an instance on %d of the %d responses but on none of the %d failed ones, so no failure could be put to an instance by it: they come from before the instances (a gateway's own error page), or the header is added to successful responses only (nginx's add_header is, unless given always).",
+				h, s.n, responses, failed))
+		}
+	}
+	if len(absent) > 0 {
+		them, it := "it", "the header"
+		if len(absent) > 1 {
+			them, it = "them", "each header"
+		}
+		var note string
+		if responses == 0 {
+			note = fmt.Sprintf("No request got a response, so none carried %s (--group-by) and no instance could be named by %s.", phrase.JoinAnd(absent), them)
+		} else {
+			note = fmt.Sprintf("No response carried %s (--group-by): none of the %d responses could be put to an instance by %s, so no instance could stand out. Check the name, and that the gateway adds %s to every response: nginx's add_header skips error responses unless given always, and a location with add_header lines of its own inherits none from its server.",
+				phrase.JoinAnd(absent), responses, them, it)
+		}
+		notes = append([]string{note}, notes...)
+	}
+	return notes
+}

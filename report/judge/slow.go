@@ -41,6 +41,11 @@ func (j *judgement) slow() {
 	if c := r.Totals.ClientErrors; c > 0 && c*10 >= r.Totals.Requests {
 		return
 	}
+	if t := r.Totals; t.Requests > 0 && t.Failed == t.Requests {
+		// Every request failed: latencies are of failures alone (a timeout
+		// against a refusal), which the verdict says as how they failed.
+		return
+	}
 	alpha := j.level.SlowEach
 	check := func(f report.SlowFinding, h, restH *report.Hist) {
 		if h == nil || restH == nil {

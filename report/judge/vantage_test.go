@@ -109,7 +109,7 @@ func TestVantageAllAddresses(t *testing.T) {
 	if len(vd.Vantages) != 4 {
 		t.Errorf("%d vantage findings; want the 4 addresses from zone-0", len(vd.Vantages))
 	}
-	want := "only zone-0 sees 192.0.2.1, 192.0.2.2, 192.0.2.3 and 192.0.2.4 fail"
+	want := "failures not attributable to one address; only zone-0 sees 192.0.2.1, 192.0.2.2, 192.0.2.3 and 192.0.2.4 fail"
 	if vd.Headline != want {
 		t.Errorf("headline %q; want %q", vd.Headline, want)
 	}

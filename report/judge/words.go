@@ -74,10 +74,12 @@ func (j *judgement) clauses() []clause {
 	for _, k := range order {
 		out = append(out, j.endpointClause(byHow[k]))
 	}
-	conns := map[string]int{} // address -> endpoint with a connection finding
+	conns := map[string][]int{} // address -> its endpoints with a connection finding
 	for _, i := range sortedKeys(j.connFind) {
-		conns[r.Endpoints[i].Address] = i
+		a := r.Endpoints[i].Address
+		conns[a] = append(conns[a], i)
 	}
+	shared := map[string][]overlap{} // address -> its suspect instances, with the failures they share with its connections
 	var said []*groupFinding
 	for _, gf := range j.suspectGroups() {
 		// Another header that names the same instance (the same responses,
@@ -92,19 +94,33 @@ func (j *judgement) clauses() []clause {
 		}
 		said = append(said, gf)
 		c := j.groupClause(gf)
-		if i, ok := conns[gf.behind]; ok && gf.behind != "" {
-			cc := j.connClause(i)
-			c.extra = " (on " + j.connFind[i].words() + ")"
-			c.evidence += "; " + cc.evidence
-			c.suspects = append(c.suspects, cc.suspects...)
-			delete(conns, gf.behind)
+		if is := conns[gf.behind]; gf.behind != "" && len(is) > 0 {
+			o := j.overlapOf(gf, is)
+			if o.same() {
+				// The instance's failures are its address's failing
+				// connections': one fault seen two ways, said once, as the
+				// instance, with the connections as its evidence.
+				c.extra = " (on " + o.words() + ")"
+				c.evidence += "; " + j.sameWords(o)
+				c.suspects[0].Connections, c.suspects[0].FailingConnections = o.all, o.failing
+				c.suspects[0].Target = r.Endpoints[o.best].Target
+				delete(conns, gf.behind)
+			} else {
+				shared[gf.behind] = append(shared[gf.behind], o)
+			}
 		}
 		out = append(out, c)
 	}
 	for _, i := range sortedKeys(j.connFind) {
-		if _, ok := conns[r.Endpoints[i].Address]; ok {
-			out = append(out, j.connClause(i))
+		a := r.Endpoints[i].Address
+		if _, ok := conns[a]; !ok {
+			continue
 		}
+		c := j.connClause(i)
+		if os := shared[a]; len(os) > 0 {
+			c.extra, c.evidence = j.sharedWords(i, os, c.extra, c.evidence)
+		}
+		out = append(out, c)
 	}
 	return out
 }

@@ -93,7 +93,7 @@ func TestBriefEveryFormat(t *testing.T) {
 	}{
 		{"inside", inside,
 			[]string{"IPv6 (2001:db8::1) answers 502", "Azure Application Gateway", "2001:db8::1", "X-Served-By: gw-3 behind 192.0.2.2",
-				"connections of 192.0.2.2", "AGWAccessLogs", "Port in (40001, 40002", "40103, 40104", "40201, 40202", "3 of 13 checks breached, 6 not proven"},
+				"(on 3 of 12 connections)", "AGWAccessLogs", "3 of 13 checks breached, 6 not proven"},
 			// 2001:db8::1's, and gw-3's on a failing connection of 192.0.2.2
 			[]string{"pinprobe-0123abcd-2-1", "pinprobe-0123abcd-1-3"}},
 		{"golden", fixture.GoldenReport(t),

@@ -482,6 +482,9 @@ func (v *View) verdict(r *report.Report) {
 			if g := r.FindGroup(s.Group); g != nil {
 				row.How += "; on " + counts(g.Addresses, " ×")
 			}
+			if s.Connections > 0 { // its failing connections, its evidence
+				row.How += fmt.Sprintf("; %d of %d connections failed", s.FailingConnections, s.Connections)
+			}
 		case report.SuspectConnections:
 			row.What, row.Label = "connections", "connections of "+s.Address
 			row.How += fmt.Sprintf("; %d of %d connections failed", s.FailingConnections, s.Connections)
@@ -507,8 +510,8 @@ func headlineOf(v *report.Verdict) string {
 		}
 		return "no data"
 	case report.VerdictSpread:
-		if v.Headline != "" { // a vantage that sees them fail, in a merge
-			return "failures not attributable to one address; " + v.Headline
+		if v.Headline != "" { // an outage, or a vantage that sees them fail in a merge
+			return v.Headline
 		}
 		return "failures not attributable to one address"
 	case report.VerdictConcentrated:
@@ -679,15 +682,20 @@ func (v *View) preflight(r *report.Report) {
 
 func (v *View) conns(r *report.Report) {
 	for _, s := range r.Verdict.Suspects {
-		if s.Kind != report.SuspectConnections {
+		if !failingConns(&s) {
 			continue
 		}
 		e := r.FindEndpoint(s.Target, s.Address)
 		if e == nil || e.Conns == nil {
 			continue
 		}
+		failing, all := s.FailingConnections, s.Connections
+		if s.Kind == report.SuspectGroup {
+			// An instance's evidence: its endpoint's connections.
+			failing, all = endpointConns(e.Conns)
+		}
 		t := ConnTable{Label: v.Label(e), Address: e.Address, Target: e.Target,
-			Summary: fmt.Sprintf("%d of %d connections failed", s.FailingConnections, s.Connections)}
+			Summary: fmt.Sprintf("%d of %d connections failed", failing, all)}
 		for _, c := range e.Conns.Records {
 			if c.Failed > 0 {
 				t.Rows = append(t.Rows, ConnRow{Port: c.LocalPort, First: utc(c.First), Last: utc(c.Last),
@@ -699,6 +707,27 @@ func (v *View) conns(r *report.Report) {
 		}
 		v.Conns = append(v.Conns, t)
 	}
+}
+
+// failingConns reports whether s names failing connections of an
+// address: a connections suspect, or an instance whose failures are those
+// of its address's failing connections (their counts are its evidence).
+func failingConns(s *report.Suspect) bool {
+	return s.Kind == report.SuspectConnections || s.Kind == report.SuspectGroup && s.Connections > 0 && s.Address != ""
+}
+
+// endpointConns counts the connections of c with a failure and all of
+// them, among the first kept one by one when there were more.
+func endpointConns(c *report.Conns) (failing, all int64) {
+	for _, r := range c.Records {
+		if r.Failed > 0 {
+			failing++
+		}
+	}
+	if c.Overflow.Connections > 0 {
+		return failing, int64(len(c.Records))
+	}
+	return failing, c.Connections
 }
 
 func (v *View) gate(r *report.Report) {
@@ -956,7 +985,7 @@ func (v *View) endpoints(r *report.Report, targets []string) {
 	blamed := map[string]*blame{}
 	for i := range r.Verdict.Suspects {
 		s := &r.Verdict.Suspects[i]
-		if s.Kind == report.SuspectGroup {
+		if s.Kind == report.SuspectGroup && !failingConns(s) {
 			continue
 		}
 		b := blamed[s.Target+" "+s.Address]
@@ -964,7 +993,7 @@ func (v *View) endpoints(r *report.Report, targets []string) {
 			b = &blame{}
 			blamed[s.Target+" "+s.Address] = b
 		}
-		if s.Kind == report.SuspectConnections {
+		if failingConns(s) {
 			b.conns = s
 		} else {
 			b.endpoint = s
@@ -993,7 +1022,11 @@ func (v *View) endpoints(r *report.Report, targets []string) {
 					if row.Tag == "" {
 						row.Tag = "failing connections"
 					}
-					note = append(note, fmt.Sprintf("failures stick to some of its connections (%d of %d failed, %s)", s.FailingConnections, s.Connections, phrase.PValue(s.P)))
+					if s.Kind == report.SuspectGroup {
+						note = append(note, fmt.Sprintf("failures stick to some of its connections (%d of %d failed), those of %s", s.FailingConnections, s.Connections, s.Group))
+					} else {
+						note = append(note, fmt.Sprintf("failures stick to some of its connections (%d of %d failed, %s)", s.FailingConnections, s.Connections, phrase.PValue(s.P)))
+					}
 				}
 			}
 			row.DNSNote = dnsHistory(e, func(t report.Time) string { return phrase.Clock(t.Time) })
@@ -1086,7 +1119,7 @@ func (v *View) timeline(r *report.Report) {
 	v.Timeline = TimelineView{Step: tl.IntervalS, From: tl.Start, To: report.Time{Time: tl.Start.Add(report.SecondsDuration(tl.IntervalS * float64(n)))}}
 	suspect := map[string]bool{}
 	for _, s := range r.Verdict.Suspects {
-		if s.Kind != report.SuspectGroup {
+		if s.Kind != report.SuspectGroup || failingConns(&s) {
 			suspect[s.Target+" "+s.Address] = true
 		}
 	}

@@ -153,21 +153,22 @@ func (v *View) overTime(r *report.Report) {
 		groups[g.Header+": "+g.Value] = g
 	}
 	var missing []string
-	for i, sr := range v.Verdict.Suspects {
-		s := &r.Verdict.Suspects[i]
+	// add draws suspect s as kind (an instance's chart, or its address's
+	// for its failing connections), named label.
+	add := func(s *report.Suspect, kind, what, label, url string) {
 		tag := "suspect"
-		if s.Kind == report.SuspectConnections {
+		if kind == report.SuspectConnections {
 			tag = "failing connections"
 		}
 		var key string
 		var scope TimeScope
-		switch s.Kind {
+		switch kind {
 		case report.SuspectGroup:
 			key = "group\x00" + s.Group
 			g := groups[s.Group]
 			if g == nil {
-				missing = append(missing, sr.Label)
-				continue
+				missing = append(missing, label)
+				return
 			}
 			scope = TimeScope{Requests: column(g.Requests), Failed: column(g.Failed)}
 			quantiles(&scope, &g.Latency)
@@ -181,13 +182,13 @@ func (v *View) overTime(r *report.Report) {
 				}
 			}
 			if e < 0 {
-				continue
+				return
 			}
 			ser := &tl.Series[e]
 			scope = TimeScope{Requests: column(ser.Requests), Failed: column(ser.Failed)}
 			quantiles(&scope, ser.Latency)
 			if !scope.Latency {
-				missing = append(missing, sr.Label)
+				missing = append(missing, label)
 			}
 		}
 		if j, ok := at[key]; ok {
@@ -198,14 +199,23 @@ func (v *View) overTime(r *report.Report) {
 			if o.Scopes[j].Tag == "" || o.Scopes[j].Tag == "failing connections" {
 				o.Scopes[j].Tag = tag
 			}
-			continue
+			return
 		}
-		scope.Kind, scope.What, scope.Label, scope.Tag, scope.Suspect = sr.What, sr.What, sr.Label, tag, true
-		if sr.URL != "" {
-			scope.Label += " " + sr.URL
+		scope.Kind, scope.What, scope.Label, scope.Tag, scope.Suspect = what, what, label, tag, true
+		if url != "" {
+			scope.Label += " " + url
 		}
 		at[key] = len(o.Scopes)
 		o.Scopes = append(o.Scopes, scope)
+	}
+	for i, sr := range v.Verdict.Suspects {
+		s := &r.Verdict.Suspects[i]
+		add(s, s.Kind, sr.What, sr.Label, sr.URL)
+		if s.Kind == report.SuspectGroup && failingConns(s) {
+			// The instance's evidence, its address's failing connections:
+			// the address over time.
+			add(s, report.SuspectConnections, "connections", "connections of "+s.Address, sr.URL)
+		}
 	}
 	for i := range o.Scopes {
 		s := &o.Scopes[i]
