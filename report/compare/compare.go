@@ -16,6 +16,11 @@ import (
 // CompareSchema identifies the JSON document of a comparison.
 const CompareSchema = "pinprobe.compare/v1"
 
+// CompareRevision is the revision of pinprobe.compare/v1 written, by the
+// rule of report.Revision: 2 added "revision" and each percentile's min_p
+// and requests_to_tell.
+const CompareRevision = 2
+
 // Comparison statuses.
 const (
 	CompareRegressed = "regressed" // something got significantly worse or slower (whatever else got better)
@@ -54,8 +59,9 @@ const (
 // its p is below Alpha / Comparisons (AlphaEach); Alpha is 0.001, as for
 // the verdict of a run.
 type Comparison struct {
-	// Schema is "pinprobe.compare/v1".
-	Schema string `json:"schema"`
+	// Schema is "pinprobe.compare/v1", Revision CompareRevision.
+	Schema   string `json:"schema"`
+	Revision int    `json:"revision,omitempty"`
 	// Status is "regressed", "improved", "unchanged" or "disjoint";
 	// Regressed() reports the first, FailsGate() the first or the last.
 	Status string `json:"status"`
@@ -305,7 +311,7 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 		o.Match = MatchEndpoint
 	}
 	c := &Comparison{
-		Schema: CompareSchema, Before: runSide(before), After: runSide(after), Alpha: judge.Alpha,
+		Schema: CompareSchema, Revision: CompareRevision, Before: runSide(before), After: runSide(after), Alpha: judge.Alpha,
 		Match: o.Match, MaxLatencyIncrease: o.MaxLatencyIncrease,
 		Families: []ScopeChange{}, Endpoints: []ScopeChange{}, Groups: []ScopeChange{},
 		Added: []EndpointID{}, Removed: []EndpointID{}, Notes: []string{},

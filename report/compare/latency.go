@@ -133,7 +133,7 @@ type QuantileChange struct {
 	// there) is of one side. When it is not below the comparison's
 	// AlphaEach, the test cannot find a change of this percentile whatever
 	// happened: too few requests (see CannotTell). 1 when untested.
-	MinP float64 `json:"min_p"`
+	MinP float64 `json:"min_p,omitempty"`
 	// RequestsToTell is, when the test cannot tell, about how many
 	// requests a side would let it (bring MinP below AlphaEach); absent
 	// otherwise, and past maxToTell.

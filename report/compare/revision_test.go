@@ -1,6 +1,8 @@
 package compare_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"testing"
 
@@ -35,4 +37,41 @@ func TestCompareRevisions(t *testing.T) {
 			t.Errorf("%s: %s, want the same", sc.Scope, sc.Change)
 		}
 	}
+}
+
+// TestCompareDocumentRevisions: a comparison says its revision, and one of
+// revision 1 (without revision, min_p, requests_to_tell) still validates
+// against the schema, which requires nothing a revision added.
+func TestCompareDocumentRevisions(t *testing.T) {
+	doc := fixture.CompareJSON(t, fixture.GoldenComparison(t))
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["revision"] != float64(compare.CompareRevision) {
+		t.Errorf("revision %v, want %d", m["revision"], compare.CompareRevision)
+	}
+	old := fixture.EditJSON(t, doc, func(m map[string]any) {
+		delete(m, "revision")
+		var strip func(v any)
+		strip = func(v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				delete(v, "min_p")
+				delete(v, "requests_to_tell")
+				for _, x := range v {
+					strip(x)
+				}
+			case []any:
+				for _, x := range v {
+					strip(x)
+				}
+			}
+		}
+		strip(m)
+	})
+	if bytes.Contains(old, []byte("min_p")) {
+		t.Fatal("min_p left in the revision-1 document")
+	}
+	fixture.CheckSchema(t, fixture.KindCompare, old)
 }

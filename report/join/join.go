@@ -478,7 +478,7 @@ func (h *held) expected(r *report.TrailRequest) int64 {
 
 // Finish places the lines read and judges them.
 func (j *Joiner) Finish() *Join {
-	out := &Join{Schema: Schema, Version: "1", Logs: j.logs, Alpha: alpha,
+	out := &Join{Schema: Schema, Version: Revision, Logs: j.logs, Alpha: alpha,
 		Run: Run{RunID: j.rep.RunID, StartedAt: j.rep.StartedAt, EndedAt: j.rep.EndedAt, Requests: j.rep.Totals.Requests, Failed: j.rep.Totals.Failed}}
 	if out.Logs == nil {
 		out.Logs = []Log{}

@@ -11,6 +11,10 @@ import (
 // Schema names the document Join is.
 const Schema = "pinprobe.logs/v1"
 
+// Revision is the revision of pinprobe.logs/v1 written, in its "version"
+// field, by the rule of report.Revision: "2" added logs[].unmatched.
+const Revision = "2"
+
 // Join statuses.
 const (
 	// StatusTraced: lines of the run failed, and the logs name the

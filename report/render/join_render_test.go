@@ -25,7 +25,7 @@ const hostileName = "<b>be</b> | `x` \x1b[31m\u202e[2001:db8::9]:443"
 func sampleJoin() *join.Join {
 	at := report.Time{Time: time.Date(2026, 12, 1, 16, 40, 0, 0, time.UTC)}
 	p := 1e-12
-	return &join.Join{Schema: join.Schema, Version: "1", Alpha: 0.001, Status: join.StatusTraced,
+	return &join.Join{Schema: join.Schema, Version: join.Revision, Alpha: 0.001, Status: join.StatusTraced,
 		Conclusion: "All 50 502s were routed to " + hostileName + " (IPv6), by instances appgw_0 and appgw_2.",
 		Run:        join.Run{File: "run.json", RunID: "abcdef12", StartedAt: at, EndedAt: report.Time{Time: at.Add(30 * time.Second)}, Requests: 300, Failed: 50},
 		Logs: []join.Log{{Name: "agw.csv", Kind: "azure", Format: "Azure AGWAccessLogs (CSV)", Logs: []string{"time", "client port", "backend"},

@@ -154,12 +154,17 @@ func dur(d time.Duration) string {
 	return phrase.Latency(float64(d)/float64(time.Millisecond), 1)
 }
 
+// PreflightRevision is the revision of pinprobe.preflight/v1 written, by
+// the rule of report.Revision: 2 added "revision".
+const PreflightRevision = 2
+
 // PreflightJSON writes the checks as a pinprobe.preflight/v1 document.
 func PreflightJSON(w io.Writer, checks []report.PreflightCheck) error {
 	doc := struct {
-		Schema string                  `json:"schema"`
-		Checks []report.PreflightCheck `json:"checks"`
-	}{Schema: "pinprobe.preflight/v1", Checks: checks}
+		Schema   string                  `json:"schema"`
+		Revision int                     `json:"revision"`
+		Checks   []report.PreflightCheck `json:"checks"`
+	}{Schema: "pinprobe.preflight/v1", Revision: PreflightRevision, Checks: checks}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
