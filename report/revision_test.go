@@ -20,9 +20,9 @@ const revision1 = "testdata/revision1-demo.json"
 func newerFields(t *testing.T, m map[string]any) {
 	m["outage"] = map[string]any{"since": "2026-06-16T20:43:00.000Z", "addresses": []any{"::1"}}
 	fixture.Obj(t, m, "verdict")["confidence"] = 0.99
-	fixture.Obj(t, m, "endpoints", "0")["abandoned"] = 3.0
-	fixture.Obj(t, m, "endpoints", "1")["abandoned"] = 0.0
-	fixture.Obj(t, m, "families", "ipv6")["abandoned"] = 3.0
+	fixture.Obj(t, m, "endpoints", "0")["tcp_rtt_ms"] = 3.0
+	fixture.Obj(t, m, "endpoints", "1")["tcp_rtt_ms"] = 0.0
+	fixture.Obj(t, m, "families", "ipv6")["tcp_rtt_ms"] = 3.0
 	fixture.Obj(t, m, "endpoints", "1", "samples", "0")["trace"] = []any{map[string]any{"hop": 1.0}}
 }
 
@@ -51,12 +51,12 @@ func TestRevisionNewerRead(t *testing.T) {
 	}
 	note := got.Notes[0]
 	for _, w := range []string{"newer.json was written by a newer pinprobe", "revision 3", "6 fields it does not know were left out",
-		"outage", "verdict.confidence", "endpoints[].abandoned", "families.ipv6.abandoned", "endpoints[].samples[].trace"} {
+		"outage", "verdict.confidence", "endpoints[].tcp_rtt_ms", "families.ipv6.tcp_rtt_ms", "endpoints[].samples[].trace"} {
 		if !strings.Contains(note, w) {
 			t.Errorf("note %q does not say %q", note, w)
 		}
 	}
-	if strings.Count(note, "endpoints[].abandoned") != 1 {
+	if strings.Count(note, "endpoints[].tcp_rtt_ms") != 1 {
 		t.Errorf("note %q names one field of every endpoint more than once", note)
 	}
 	got.Notes, got.Revision = nil, want.Revision
@@ -91,10 +91,10 @@ func TestRevisionUnknownRefused(t *testing.T) {
 			} else {
 				m["revision"] = rev
 			}
-			fixture.Obj(t, m, "endpoints", "0")["abandoned"] = 3.0
+			fixture.Obj(t, m, "endpoints", "0")["tcp_rtt_ms"] = 3.0
 		})
 		_, err := report.ParseReport(data, "odd.json")
-		if err == nil || !strings.Contains(err.Error(), `unknown field "abandoned"`) || !strings.HasPrefix(err.Error(), "read report odd.json: ") {
+		if err == nil || !strings.Contains(err.Error(), `unknown field "tcp_rtt_ms"`) || !strings.HasPrefix(err.Error(), "read report odd.json: ") {
 			t.Errorf("revision %v with a field the format does not have: err = %v, want it refused, naming it", rev, err)
 		}
 	}

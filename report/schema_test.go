@@ -290,6 +290,7 @@ func TestSchemaReports(t *testing.T) {
 		"vantages":        fixture.VantageMerge(t),
 		"a run's vantage": fixture.VantageRun(t, "eu-west", 0, 0),
 		"not probed":      notProbedReport(t),
+		"outage":          outageReport(t),
 	}
 	cov := newCoverage(t, fixture.KindReport)
 	for _, name := range slices.Sorted(maps.Keys(docs)) {
@@ -577,6 +578,18 @@ func emptyReport(t *testing.T) *report.Report {
 		Plan: report.Plan{Rate: 20, DurationS: 30, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx", ConnRequests: 4},
 		DNS:  []report.DNS{{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{"203.0.113.7"}, Changes: []report.DNSChange{}}},
 	})
+}
+
+// outageReport is a run whose every address answers 502 to every request.
+func outageReport(t *testing.T) *report.Report {
+	r := fixture.CmpRun(t, fixture.CmpStart,
+		fixture.CmpEndpoint{Address: "192.0.2.7", N: 40, Failed: 40, FailStatus: 502, Latency: time.Millisecond},
+		fixture.CmpEndpoint{Address: "2001:db8::7", N: 40, Failed: 40, FailStatus: 502, Latency: time.Millisecond})
+	r.Verdict = judge.Judge(r, judge.Once())
+	if !r.Verdict.Outage {
+		t.Fatalf("every request of every address failed: verdict %+v, want an outage", r.Verdict)
+	}
+	return r
 }
 
 // notProbedReport is the report of a run whose every endpoint failed its

@@ -43,6 +43,12 @@ type Verdict struct {
 	// Level is how sure the verdict is: the significance level it was
 	// judged at.
 	Level Level `json:"level"`
+	// Outage is set when every address that got requests failed nearly
+	// every one of them (at least 90%): the service is down, on its only
+	// address or on every one, rather than one backend failing. The
+	// status stays spread (concentrated when some address fails more
+	// still), and the headline says the outage first.
+	Outage bool `json:"outage,omitempty"`
 }
 
 // Level is the significance level of a verdict: every failure test was

@@ -258,6 +258,7 @@ func (j *judgement) verdict() report.Verdict {
 			v.Suspects = append(v.Suspects, c.suspects...)
 		}
 		down := j.outage()
+		v.Outage = down != nil
 		switch {
 		case len(clauses) > 0:
 			v.Status = report.VerdictConcentrated

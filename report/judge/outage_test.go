@@ -85,8 +85,8 @@ func TestOutage(t *testing.T) {
 			tt.summary = []string{"Every request to the only address, 127.0.0.1, failed (30 of 30): 20 timed out, 10 refused."}
 		}
 		v := Judge(r, Once())
-		if v.Status != tt.status || v.Headline != tt.headline {
-			t.Errorf("%s: %s %q; want %s %q", tt.name, v.Status, v.Headline, tt.status, tt.headline)
+		if v.Status != tt.status || v.Headline != tt.headline || !v.Outage {
+			t.Errorf("%s: %s %q, outage %v; want %s %q, an outage", tt.name, v.Status, v.Headline, v.Outage, tt.status, tt.headline)
 		}
 		for _, s := range tt.summary {
 			if !strings.Contains(v.Summary, s) {
@@ -106,7 +106,7 @@ func TestOutage(t *testing.T) {
 		{{"127.0.0.1", 30, 40, "503"}, {"127.0.0.2", 40, 40, "503"}},
 		{{"127.0.0.1", 3, 10, "503"}},
 	} {
-		if v := Judge(otReport(eps...), Once()); strings.Contains(v.Headline, "every request") || strings.Contains(v.Summary, "outage") {
+		if v := Judge(otReport(eps...), Once()); v.Outage || strings.Contains(v.Headline, "every request") || strings.Contains(v.Summary, "outage") {
 			t.Errorf("%v: %s %q — %s; want no outage", eps, v.Status, v.Headline, v.Summary)
 		}
 	}

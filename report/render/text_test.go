@@ -10,11 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/report/judge"
 )
 
 // TestTextGolden renders the golden report, and the demo's incident
@@ -203,6 +205,32 @@ func TestTextStartsWithTheVerdict(t *testing.T) {
 			if i := strings.LastIndex(b.String(), "\nVERDICT "+strings.ToUpper(tt.r.Verdict.Status)+" "+tt.r.Verdict.Summary[:10]); i < len(b.String())/2 {
 				t.Errorf("%s at %d columns: the whole verdict is not at the end", tt.name, width)
 			}
+		}
+	}
+}
+
+// TestOutageLabel: a verdict of an outage is labelled one in every format,
+// though its status stays spread.
+func TestOutageLabel(t *testing.T) {
+	r := fixture.CmpRun(t, fixture.CmpStart,
+		fixture.CmpEndpoint{Address: "192.0.2.7", N: 40, Failed: 40, FailStatus: 502, Latency: time.Millisecond},
+		fixture.CmpEndpoint{Address: "2001:db8::7", N: 40, Failed: 40, FailStatus: 502, Latency: time.Millisecond})
+	r.Verdict = judge.Judge(r, judge.Once())
+	if r.Verdict.Status != report.VerdictSpread || !r.Verdict.Outage {
+		t.Fatalf("verdict %s, outage %v; want spread, an outage", r.Verdict.Status, r.Verdict.Outage)
+	}
+	for format, want := range map[string]string{"text": "VERDICT OUTAGE 80 of 80 requests failed (100.0%): every request to every address",
+		"markdown": "> **Verdict: outage.** Every request to every address failed", "html": `<span class="badge">OUTAGE</span>`} {
+		w, err := ForFormat(format, Options{Width: 120})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := w(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%s lacks %q:\n%.600s", format, want, b.String())
 		}
 	}
 }

@@ -88,7 +88,8 @@ type PreflightRow struct {
 // VerdictView is the verdict, said for reading.
 type VerdictView struct {
 	// Status is the verdict's status ("concentrated", "spread", "ok",
-	// "no-data"), "none" when the report has none.
+	// "no-data"), "outage" for a verdict that says one, "none" when the
+	// report has none.
 	Status string
 	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
 	// or "none".
@@ -456,8 +457,14 @@ func (v *View) verdict(r *report.Report) {
 		v.Verdict.Status = "none"
 	case report.VerdictConcentrated:
 		v.Verdict.Tone = "bad"
+		if vd.Outage {
+			v.Verdict.Status = "outage"
+		}
 	case report.VerdictSpread:
 		v.Verdict.Tone = "warn"
+		if vd.Outage {
+			v.Verdict.Status, v.Verdict.Tone = "outage", "bad"
+		}
 	case report.VerdictOK:
 		v.Verdict.Tone = "good"
 	}
