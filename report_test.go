@@ -448,7 +448,13 @@ func TestProbeBrief(t *testing.T) {
 	if n := strings.Count(out, "\n"); n > 50 {
 		t.Errorf("the brief report has %d lines; want at most 50:\n%s", n, out)
 	}
-	for _, want := range []string{"VERDICT CONCENTRATED 40 of 80 requests failed (50.0%): IPv6 (::1) answers 502", "\nSUSPECTS\n", "\nONE FAILED REQUEST OF EACH SUSPECT\n ✗ ::1 · "} {
+	// -n 80 over two endpoints is a budget the two streams share, not 40
+	// each: a loaded machine can split it 41/39.
+	if got := f.Backend(t, testserver.Lo6).Hits(); !strings.Contains(out, fmt.Sprintf("VERDICT CONCENTRATED %d of 80 requests failed (", got)) ||
+		!strings.Contains(out, "): IPv6 (::1) answers 502") {
+		t.Errorf("the brief report does not start with the %d failures of ::1 of 80:\n%s", got, out)
+	}
+	for _, want := range []string{"\nSUSPECTS\n", "\nONE FAILED REQUEST OF EACH SUSPECT\n ✗ ::1 · "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the brief report lacks %q:\n%s", want, out)
 		}
