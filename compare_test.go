@@ -96,46 +96,46 @@ func probeTo(t *testing.T, f *testserver.Fleet, url, file string, n, rate int) {
 // TestCompareSlowerServer: the server adding 50 ms to every answer was
 // "UNCHANGED no significant change", exit 0 under --fail-on-regression.
 // Now it is a regression, each endpoint and the total slower; one address
-// made 20 ms slower is named alone.
+// made 20 ms slower is named alone. Each BEFORE is probed side by side with
+// its AFTER (two servers, their ports matched with --match host), so that
+// both meet the same machine: probed one after the other, a loaded machine
+// (the race detector, a parallel suite) once made the undelayed run slower
+// than the delayed one.
 func TestCompareSlowerServer(t *testing.T) {
-	f, delay := delayFleet(t, "")
 	dir := t.TempDir()
-	b, a, one := filepath.Join(dir, "before.json"), filepath.Join(dir, "after.json"), filepath.Join(dir, "one.json")
-	probeTo(t, f, f.URL(), b, 600, 600)
-	delay[0].Store(int64(50 * time.Millisecond))
-	delay[1].Store(int64(50 * time.Millisecond))
-	probeTo(t, f, f.URL(), a, 600, 600)
-	// One address 20 ms slower: a second server, probed side by side with
-	// the first (so that both meet the same machine), its port matched
-	// with --match host.
-	delay[0].Store(0)
-	delay[1].Store(0)
-	g, gDelay := delayFleet(t, "")
-	gDelay[1].Store(int64(20 * time.Millisecond))
-	base := filepath.Join(dir, "base.json")
-	var runs []<-chan runOutcome
-	for _, r := range []struct {
-		f    *testserver.Fleet
-		file string
-	}{{f, base}, {g, one}} {
-		ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
-		defer cancel()
-		runs = append(runs, goPinprobe(ctx, "-q", "--rate", "600", "-n", "600", "--resolve", r.f.Resolve(), "-o", r.file, r.f.URL()))
-	}
-	for _, done := range runs {
-		o := <-done
-		o.noPanic(t)
-		if o.code != exitOK {
-			t.Fatalf("pinprobe %v: exit %d\n%s", o.args, o.code, o.stderr)
+	b, a, base, one := filepath.Join(dir, "before.json"), filepath.Join(dir, "after.json"), filepath.Join(dir, "base.json"), filepath.Join(dir, "one.json")
+	sideBySide := func(before, after string, delay [2]time.Duration) {
+		t.Helper()
+		f, _ := delayFleet(t, "")
+		g, gDelay := delayFleet(t, "")
+		gDelay[0].Store(int64(delay[0]))
+		gDelay[1].Store(int64(delay[1]))
+		var runs []<-chan runOutcome
+		for _, r := range []struct {
+			f    *testserver.Fleet
+			file string
+		}{{f, before}, {g, after}} {
+			ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+			defer cancel()
+			runs = append(runs, goPinprobe(ctx, "-q", "--rate", "300", "-n", "600", "--resolve", r.f.Resolve(), "-o", r.file, r.f.URL()))
+		}
+		for _, done := range runs {
+			o := <-done
+			o.noPanic(t)
+			if o.code != exitOK {
+				t.Fatalf("pinprobe %v: exit %d\n%s", o.args, o.code, o.stderr)
+			}
 		}
 	}
+	sideBySide(b, a, [2]time.Duration{50 * time.Millisecond, 50 * time.Millisecond})
+	sideBySide(base, one, [2]time.Duration{0, 20 * time.Millisecond})
 
-	code, stdout, stderr := pinprobe(t, "compare", "--fail-on-regression", b, a)
+	code, stdout, stderr := pinprobe(t, "compare", "--match", "host", "--fail-on-regression", b, a)
 	first, _, _ := strings.Cut(stdout, "\n")
 	if code != exitFail || !strings.HasPrefix(first, "REGRESSED every endpoint slower, in total p50 ") || !strings.Contains(stderr, "regression") {
 		t.Errorf("compare --fail-on-regression, 50 ms added: exit %d, first line %q, stderr %q; want 1, REGRESSED, every endpoint slower", code, first, stderr)
 	}
-	c := compareJSON(t, b, a)
+	c := compareJSON(t, "--match", "host", b, a)
 	l := c.Totals.Latency
 	if c.Status != "regressed" || !l.Tested || l.Change != "slower" || l.P50.AfterMS-l.P50.BeforeMS < 45 || l.P50.PSlower > 1e-9 {
 		t.Errorf("total latency %+v, status %s; want slower by about 50 ms at p50, p<1e-9", l, c.Status)
@@ -154,7 +154,7 @@ func TestCompareSlowerServer(t *testing.T) {
 		t.Errorf("--max-latency-increase 100ms, 20 ms slower: exit %d; want 0\n%s", code, stdout)
 	}
 	// And 50 ms back to nothing is faster: an improvement, exit 0.
-	if c := compareJSON(t, a, b); c.Status != "improved" || !strings.HasPrefix(c.Conclusion, "improvement: every endpoint faster, in total p50 ") {
+	if c := compareJSON(t, "--match", "host", a, b); c.Status != "improved" || !strings.HasPrefix(c.Conclusion, "improvement: every endpoint faster, in total p50 ") {
 		t.Errorf("50 ms taken away: %s: %q; want improved, every endpoint faster", c.Status, c.Conclusion)
 	}
 }
