@@ -1,6 +1,8 @@
 package judge
 
 import (
+	"fmt"
+
 	"github.com/pinprobe/pinprobe/report"
 	"github.com/pinprobe/pinprobe/report/phrase"
 	"strings"
@@ -249,6 +251,9 @@ func (j *judgement) verdict() report.Verdict {
 	switch {
 	case tot.Requests == 0:
 		v.Status, v.Summary = report.VerdictNoData, "No request was sent, so there is nothing to judge."
+		if n := tot.Abandoned; n > 0 {
+			v.Summary = fmt.Sprintf("No request finished: the %d sent were abandoned in flight, so there is nothing to judge.", n)
+		}
 	case tot.Failed == 0:
 		v.Status = report.VerdictOK
 		v.Summary = okSummary(tot.Requests)
@@ -300,6 +305,7 @@ func (j *judgement) verdict() report.Verdict {
 	v.Notes = append(v.Notes, explainAfterFailure(r, j.fail)...)
 	v.Notes = append(v.Notes, clientNote(r)...)
 	v.Notes = append(v.Notes, droppedNote(r)...)
+	v.Notes = append(v.Notes, abandonedNote(r)...)
 	v.Notes = append(v.Notes, j.unjudged()...)
 	v.Notes = append(v.Notes, j.fewConns()...)
 	return v
