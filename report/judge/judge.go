@@ -63,9 +63,11 @@ func LevelOf(r *report.Report) report.Level {
 //
 // In a merge of runs from several vantage points (report.VantageStats),
 // each endpoint is also tested from each vantage against the other
-// vantages (Fisher's exact test): one that fails more from one vantage is
-// named in the summary ("only the runs from eu-west see ::1 fail"), a DNS
-// or routing difference between the places probed from.
+// vantages, over the time they probed at once (Fisher's exact test): one
+// that fails more from one vantage is named in the summary ("only the runs
+// from eu-west see ::1 fail"), a DNS or routing difference between the
+// places probed from. Vantages that share too little time are not
+// blamed, and a note says so.
 //
 // Every test is at l.Alpha split over the tests made (Bonferroni); latency
 // is judged apart, at its own l.Alpha. Every suspect is named in the
@@ -126,6 +128,7 @@ type judgement struct {
 	demoted       map[int]bool
 	failingURLs   []string
 	vantageFind   []vantageFinding
+	vplan         *vantagePlan // nil without two vantages
 }
 
 func newJudgement(r *report.Report, l report.Level) *judgement {
@@ -154,6 +157,7 @@ func newJudgement(r *report.Report, l report.Level) *judgement {
 		kept = append(kept, h)
 	}
 	j.headers = kept
+	j.vplan = planVantages(r)
 	j.level.Tests = max(j.testCount(), 1)
 	j.level.Each = l.Alpha / float64(j.level.Tests)
 	j.each = j.level.Each
@@ -193,7 +197,9 @@ func (j *judgement) testCount() int {
 			m += 2 // its connections, and time
 		}
 	}
-	m += len(vantageRests(r)) // each endpoint from each vantage, in a merge of several
+	if j.vplan != nil {
+		m += len(j.vplan.cases) // each endpoint from each vantage, over the time they share, in a merge of several
+	}
 	return m
 }
 
