@@ -365,7 +365,7 @@ type Stats struct {
 	// Requests, OK or Failed: Requests, ClientErrors and Abandoned together
 	// are every request pinprobe started. Absent when 0.
 	Abandoned int64            `json:"abandoned,omitempty"`
-	RPS       float64          `json:"rps"` // requests sent per second of the run
+	RPS       float64          `json:"rps"` // requests sent per second of the run, Abandoned included
 	Bytes     int64            `json:"bytes"`
 	Status    map[string]int64 `json:"status"`
 	Errors    map[string]int64 `json:"errors"`

@@ -101,7 +101,7 @@ func (a *scopeSum) stats(h *Hist, secs float64) Stats {
 		s.LatencyMS = Latency{Min: lo, Mean: stat.Round(a.sumMS/float64(a.requests), 3), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: hi}
 	}
 	if secs > 0 {
-		s.RPS = stat.Round(float64(a.requests)/secs, 2)
+		s.RPS = stat.Round(float64(a.requests+a.abandoned)/secs, 2) // every request sent: the abandoned were too
 	}
 	s.HDR = reencode(h, a.hdrs)
 	return s

@@ -148,7 +148,7 @@ func (t *Tally) Stats(secs float64) Stats {
 		}
 	}
 	if secs > 0 {
-		s.RPS = stat.Round(float64(t.requests)/secs, 2)
+		s.RPS = stat.Round(float64(t.requests+t.Abandoned)/secs, 2) // every request sent: the abandoned were too
 	}
 	for _, sc := range t.status {
 		s.Status[strconv.Itoa(sc.code)] = sc.n

@@ -193,7 +193,7 @@ func TestAbandonedInEveryFormat(t *testing.T) {
 			doc := strings.Join(strings.Fields(b.String()), " ")
 			// Text says them beside the requests and in the verdict's
 			// line; Markdown and HTML in the run's sentence.
-			wants := []string{"2 more were sent and not waited for (abandoned)"}
+			wants := []string{"10 requests (10.0/s) to 1 endpoint: 8 finished, 0 of them failed, and 2 were abandoned: still in flight when a second interrupt ended the wait"}
 			if format == "text" {
 				wants = []string{"8 requests, 0 dropped, 2 abandoned", "0 of 8 requests failed, 2 more abandoned in flight"}
 			}

@@ -840,14 +840,18 @@ func (v *View) run(r *report.Report) {
 	}
 	sent := fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s; %d failed", t.Requests, phrase.Plural(int(t.Requests)),
 		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), phrase.Plural(len(r.Endpoints)), t.Failed)
+	if t.Abandoned > 0 {
+		// The rate is of every request sent, the abandoned too.
+		n := t.Requests + t.Abandoned
+		sent = fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s: %d finished, %d of them failed, and %d %s abandoned: still in flight when a second interrupt ended the wait, so how they ended is unknown",
+			n, phrase.Plural(int(n)), strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), phrase.Plural(len(r.Endpoints)),
+			t.Requests, t.Failed, t.Abandoned, map[bool]string{true: "was", false: "were"}[t.Abandoned == 1])
+	}
 	if t.Dropped > 0 {
 		sent += fmt.Sprintf("; %d more were due but not sent (dropped) because an endpoint already had %d requests in flight", t.Dropped, r.Plan.Concurrency)
 	}
 	if t.ClientErrors > 0 {
 		sent += fmt.Sprintf("; %d could not be sent by this machine (client errors)", t.ClientErrors)
-	}
-	if t.Abandoned > 0 {
-		sent += fmt.Sprintf("; %d more were sent and not waited for (abandoned): still in flight when a second interrupt ended the wait, so how they ended is unknown", t.Abandoned)
 	}
 	v.Run.Sent = sent
 	for _, p := range r.Pauses {
