@@ -130,7 +130,8 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			Vantage: c.vantage,
 			Command: append([]string{"pinprobe"}, redactArgs(args)...),
 		},
-		Log: say,
+		Log:     say,
+		Abandon: abandonOf(ctx),
 	}
 	s, err := session.New(ctx, cfg)
 	switch {

@@ -40,7 +40,7 @@ var commandExits = map[string]struct {
 		{exitUsage, "bad usage or input"},
 		{exitNoAddress, "nothing could be probed (the report says why)"},
 		{exitWrite, "the report could not be written"},
-		{exitInterrupted, "interrupted (Ctrl-C, SIGTERM or SIGHUP): the report of what was sent is still printed"},
+		{exitInterrupted, "interrupted (Ctrl-C, SIGTERM or SIGHUP): the report of what was sent is still printed; a second signal prints it at once, the requests still in flight counted as abandoned; a third quits without it"},
 	}, "When several apply, 4 comes before 3, 3 before 1, and 1 before 130: a gate breached before Ctrl-C is still breached. A closed stdout is no error."},
 	"report": {[]exitDoc{
 		{exitOK, "done"},

@@ -276,6 +276,7 @@ type jsonStats struct {
 	Failed      int64            `json:"failed"`
 	FailureRate float64          `json:"failure_rate"`
 	Dropped     int64            `json:"dropped"`
+	Abandoned   int64            `json:"abandoned"`
 	RPS         float64          `json:"rps"`
 	Status      map[string]int64 `json:"status"`
 	Errors      map[string]int64 `json:"errors"`

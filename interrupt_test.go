@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -86,6 +87,71 @@ func TestInterruptThroughContext(t *testing.T) {
 	checkFleet(t, f, rep)
 }
 
+// TestInterruptTwice: a second interrupt while a request hangs in flight
+// writes the report at once: every request sent is in it, the ones that
+// finished counted as usual and the one still in flight as abandoned, on
+// its own endpoint; exit 130.
+func TestInterruptTwice(t *testing.T) {
+	const n = 6
+	// -n 6: the 6th request is the last sent, and it is held until the
+	// test ends, so when the servers have seen it every request has been
+	// sent, and it cannot finish.
+	f := testserver.StartFleet(t, testserver.FleetOptions{NotifyAt: n, Hold: true}, testserver.Lo4a, testserver.Lo6)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	abandon := make(chan struct{})
+	done := goPinprobe(withAbandon(ctx, abandon), "-q", "--format", "json", "--rate", "100", "-n", strconv.Itoa(n),
+		"--timeout", "30s", "--no-preflight", "--resolve", f.Resolve(), f.URL())
+	select {
+	case <-f.Reached():
+	case o := <-done:
+		o.noPanic(t)
+		t.Fatalf("run returned %d before the servers saw %d requests; stderr:\n%s", o.code, n, o.stderr)
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the servers saw only %d requests in 15s; want %d", f.Total(), n)
+	}
+	cancel()       // the first Ctrl-C: wait for the requests in flight
+	close(abandon) // the second: not any more
+	var o runOutcome
+	select {
+	case o = <-done:
+		o.noPanic(t)
+	case <-time.After(5 * time.Second):
+		t.Fatalf("run did not return within 5s of the second interrupt (the request in flight has 30s)")
+	}
+	if o.code != exitInterrupted {
+		t.Fatalf("exit %d; want %d; stderr:\n%s", o.code, exitInterrupted, o.stderr)
+	}
+	rep := decodeReport(t, []byte(o.stdout))
+	checkReport(t, rep)
+	if !rep.Interrupted {
+		t.Errorf("interrupted = false; want true")
+	}
+	tot := rep.Totals
+	if tot.Abandoned < 1 || tot.Requests+tot.Abandoned != n || tot.Requests != tot.OK+tot.Failed {
+		t.Errorf("totals: %d requests (%d ok, %d failed), %d abandoned; want the %d sent, at least the held one abandoned",
+			tot.Requests, tot.OK, tot.Failed, tot.Abandoned, n)
+	}
+	hits := f.Hits()
+	for _, e := range rep.Endpoints {
+		if e.Requests+e.Abandoned != hits[e.Address] {
+			t.Errorf("%s: %d requests and %d abandoned; the server saw %d", e.Address, e.Requests, e.Abandoned, hits[e.Address])
+		}
+	}
+	held := 0
+	for _, b := range f.Backends() {
+		if b.InFlight() > 0 {
+			held++
+		}
+	}
+	if held != 1 {
+		t.Errorf("%d servers hold a request; want 1", held)
+	}
+	if !strings.Contains(strings.Join(rep.Verdict.Notes, " "), "abandoned") {
+		t.Errorf("no note says what was abandoned: %q", rep.Verdict.Notes)
+	}
+}
+
 // TestInterruptWhileResolving: Ctrl-C while DNS has not answered yet is an
 // interrupt (130), not "nothing could be probed" (3).
 func TestInterruptWhileResolving(t *testing.T) {
@@ -129,8 +195,17 @@ type subprocess struct {
 
 func startBinary(t *testing.T, ctx context.Context, bin string, args ...string) *subprocess {
 	t.Helper()
+	return startBinaryTo(t, ctx, nil, bin, args...)
+}
+
+// startBinaryTo is startBinary writing stdout to out; nil = to p.stdout.
+func startBinaryTo(t *testing.T, ctx context.Context, out *os.File, bin string, args ...string) *subprocess {
+	t.Helper()
 	p := &subprocess{cmd: exec.CommandContext(ctx, bin, args...), lines: make(chan string, 100), exited: make(chan error, 1)}
 	p.cmd.Stdout = &p.stdout
+	if out != nil {
+		p.cmd.Stdout = out
+	}
 	errPipe, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -332,23 +407,34 @@ func TestSIGINTSubprocess(t *testing.T) {
 		})
 	}
 
-	t.Run("second SIGINT: exit at once", func(t *testing.T) {
+	t.Run("second SIGINT: the report now, with the requests in flight abandoned", func(t *testing.T) {
 		const n = 5
-		// From the n-th on, requests are held until the test ends: the
-		// first SIGINT must wait for them, the second must not.
+		// -n 5, and the 5th request is held until the test ends: the first
+		// SIGINT must wait for it, the second must not.
 		f := testserver.StartFleet(t, testserver.FleetOptions{NotifyAt: n, Hold: true}, testserver.Lo4a)
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 		defer cancel()
-		p := startBinary(t, ctx, bin, "--rate", "100", "--duration", "30s", "--timeout", "20s", "-q",
+		out := filepath.Join(t.TempDir(), "run.json")
+		p := startBinary(t, ctx, bin, "--rate", "100", "-n", strconv.Itoa(n), "--timeout", "20s", "-q", "-o", out,
 			"--resolve", f.Resolve(), f.URL())
 		p.interruptAt(t, ctx, f, n)
-		p.waitLine(t, ctx, "interrupted: stopping")
+		p.waitLine(t, ctx, "interrupted: stopping; requests in flight get up to --timeout to finish (Ctrl-C again to write the report now")
 		p.interrupt(t)
+		p.waitLine(t, ctx, "interrupted again: writing the report now")
 		if code := p.wait(t, 5*time.Second); code != exitInterrupted {
 			t.Errorf("exit %d after the second SIGINT; want %d; stderr:\n%s", code, exitInterrupted, p.stderrText())
 		}
-		if p.stdout.Len() != 0 {
-			t.Errorf("stdout %q; want no report after the second SIGINT", p.stdout.String())
+		rep := readSaved(t, out)
+		if tot := rep.Totals; !rep.Interrupted || tot.Abandoned < 1 || tot.Requests+tot.Abandoned != n {
+			t.Errorf("-o: interrupted %v, %d requests, %d abandoned; want interrupted, the %d sent, the held one abandoned",
+				rep.Interrupted, tot.Requests, tot.Abandoned, n)
+		}
+		text := p.stdout.String()
+		want := fmt.Sprintf("%d requests, 0 dropped, %d abandoned", rep.Totals.Requests, rep.Totals.Abandoned)
+		for _, w := range []string{"INTERRUPTED", want, "abandoned: sent, and still in flight when a second interrupt"} {
+			if !strings.Contains(strings.Join(strings.Fields(text), " "), w) {
+				t.Errorf("stdout has no %q:\n%s", w, text)
+			}
 		}
 	})
 }
@@ -386,6 +472,61 @@ func TestInterruptWhileReadingReports(t *testing.T) {
 	}
 }
 
+// TestHandleInterrupts: the signals one after another, while stderr
+// blocks (a pipe nobody reads): the probe cancels at the first, stops
+// waiting at the second and quits with 130 at the third; report quits at
+// the second. No step waits for stderr.
+func TestHandleInterrupts(t *testing.T) {
+	for _, tt := range []struct {
+		args  []string
+		probe bool
+	}{
+		{[]string{"-q", "http://a.test/"}, true},
+		{[]string{"report", "-"}, false},
+	} {
+		t.Run(tt.args[0], func(t *testing.T) {
+			sigs := make(chan os.Signal) // unbuffered: a send is taken by the handler
+			cancelled, abandon, exited := make(chan struct{}), make(chan struct{}), make(chan int, 1)
+			_, blocked := io.Pipe()
+			defer blocked.Close()
+			go handleInterrupts(sigs, tt.args, func() { close(cancelled) }, abandon, blocked, func(code int) { exited <- code })
+			step := func(what string, done <-chan struct{}) {
+				t.Helper()
+				select {
+				case sigs <- os.Interrupt:
+				case <-time.After(5 * time.Second):
+					t.Fatalf("%s: the signal was not taken within 5s", what)
+				}
+				if done == nil {
+					return
+				}
+				select {
+				case <-done:
+				case <-time.After(5 * time.Second):
+					t.Fatalf("%s: not done within 5s", what)
+				}
+			}
+			step("first signal", cancelled)
+			if tt.probe {
+				step("second signal", abandon)
+			}
+			at := time.Now()
+			step("last signal", nil)
+			select {
+			case code := <-exited:
+				if code != exitInterrupted {
+					t.Errorf("exit %d; want %d", code, exitInterrupted)
+				}
+				if took := time.Since(at); took > 2*noticeWait+time.Second {
+					t.Errorf("exit %v after the last signal; want at most about %v", took, noticeWait)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("no exit within 5s of the last signal")
+			}
+		})
+	}
+}
+
 // TestInterruptNotice: what the first signal is answered with fits the
 // command: only the probe has requests in flight to wait for.
 func TestInterruptNotice(t *testing.T) {
@@ -401,6 +542,15 @@ func TestInterruptNotice(t *testing.T) {
 		got := interruptNotice(tt.args)
 		if strings.Contains(got, "in flight") != tt.inFlight || !strings.HasPrefix(got, "interrupted: stopping") {
 			t.Errorf("pinprobe %q: notice %q; want requests in flight mentioned: %v", tt.args, got, tt.inFlight)
+		}
+		// The probe's second signal writes the report, and only the third
+		// quits without one; the others' second quits.
+		steps := interruptSteps(tt.args)
+		if want := map[bool]int{true: 3, false: 2}[tt.inFlight]; len(steps) != want {
+			t.Errorf("pinprobe %q: %d steps %q; want %d", tt.args, len(steps), steps, want)
+		}
+		if tt.inFlight && (!strings.Contains(steps[1], "writing the report now") || !strings.Contains(steps[2], "without the report")) {
+			t.Errorf("pinprobe %q: steps %q; want the report written at the second, none at the third", tt.args, steps)
 		}
 	}
 }

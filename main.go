@@ -26,9 +26,11 @@
 // still printed). When several apply, 4 comes before 3, 3 before 1, and 1
 // before 130 (outcome decides, and notProbed puts 4 before 3).
 //
-// Ctrl-C (or SIGTERM) stops sending, waits for the requests in flight (each
-// bounded by --timeout) and prints the full report; a second Ctrl-C exits at
-// once. See README.md for the report formats and how pinprobe measures.
+// Ctrl-C (or SIGTERM, SIGHUP) stops sending, waits for the requests in
+// flight (each bounded by --timeout) and prints the full report; a second
+// Ctrl-C writes the report at once, the requests still in flight counted as
+// abandoned; a third quits without a report. See README.md for the report
+// formats and how pinprobe measures.
 package main
 
 import (
@@ -78,20 +80,15 @@ func main() {
 	// EPIPE, and pinprobe stops printing there (see emit): -o is written
 	// first, and the exit code is the run's.
 	signal.Ignore(syscall.SIGPIPE)
-	go func() {
-		<-sigs
-		sayer(os.Stderr)("%s", interruptNotice(os.Args[1:]))
-		cancel()
-		<-sigs
-		sayer(os.Stderr)("interrupted twice: exiting without a report")
-		os.Exit(exitInterrupted)
-	}()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	abandon := make(chan struct{})
+	go handleInterrupts(sigs, os.Args[1:], cancel, abandon, os.Stderr, os.Exit)
+	os.Exit(run(withAbandon(ctx, abandon), os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run is the whole command: it dispatches to a subcommand, which writes its
 // report to stdout and everything else to stderr, and returns the exit code.
-// Cancelling ctx is an interrupt.
+// Cancelling ctx is an interrupt; closing the channel of withAbandon in it
+// is a second one.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return runWith(ctx, args, os.Stdin, stdout, stderr)
 }
@@ -130,16 +127,6 @@ func commandOf(args []string) string {
 		return args[0]
 	}
 	return "probe"
-}
-
-// interruptNotice is what pinprobe says at the first signal: the probe
-// stops sending and waits for its requests in flight; report, compare and
-// logs stop reading, and write nothing.
-func interruptNotice(args []string) string {
-	if commandOf(args) != "probe" {
-		return "interrupted: stopping, nothing written (Ctrl-C again to quit at once)"
-	}
-	return "interrupted: stopping; requests in flight get up to --timeout to finish (Ctrl-C again to quit at once)"
 }
 
 // exitError is an error with its exit code. A quiet one has been reported

@@ -96,14 +96,41 @@ func TestVantageFlag(t *testing.T) {
 	}
 }
 
+// vantageRunsAtOnce runs pinprobe against f from each of vantages at the
+// same time, each run's requests carrying its vantage in X-Vantage, and
+// returns the saved reports' paths, in order.
+func vantageRunsAtOnce(t *testing.T, f *testserver.Fleet, dir string, vantages ...[2]string) []string {
+	t.Helper()
+	paths := make([]string, len(vantages))
+	done := make([]<-chan runOutcome, len(vantages))
+	for i, v := range vantages {
+		paths[i] = filepath.Join(dir, v[0])
+		done[i] = goPinprobe(t.Context(), "-q", "--rate", "400", "-n", "200", "--no-preflight", "--resolve", f.Resolve(),
+			"--format", "json", "-o", paths[i], "--vantage", v[1], "-H", "X-Vantage: "+v[1], f.URL())
+	}
+	for i, d := range done {
+		o := <-d
+		o.noPanic(t)
+		if o.code != exitOK && o.code != exitFail {
+			t.Fatalf("%s: exit %d; stderr:\n%s", vantages[i][0], o.code, o.stderr)
+		}
+		checkSchemaFile(t, kindReport, paths[i])
+	}
+	return paths
+}
+
 // TestVantageVerdict merges runs from several vantage points of one
 // loopback fleet, each recorded with --vantage: a healthy merge and one
 // whose failures are spread alike over the vantages name no vantage; one
-// in which ::1 fails only in the runs of eu-west names eu-west and ::1,
-// and the breakdown by vantage adds up exactly, through a merge of merges.
+// in which ::1 fails only for the runs of eu-west, at the same time as
+// us-east's, names eu-west and ::1, and the breakdown by vantage adds up
+// exactly, through a merge of merges; one in which ::1 failed during
+// eu-west's run and recovered before us-east's names no vantage, and says
+// why.
 func TestVantageVerdict(t *testing.T) {
 	var failing6 atomic.Bool
 	var spread atomic.Bool
+	var eu6 atomic.Int64 // eu-west's requests to ::1
 	rnd4 := testserver.Random(0.1, 4, testserver.Answer{Status: http.StatusBadGateway})
 	rnd6 := testserver.Random(0.1, 6, testserver.Answer{Status: http.StatusBadGateway})
 	policy := func(rnd testserver.Policy, six bool) testserver.Policy {
@@ -111,7 +138,7 @@ func TestVantageVerdict(t *testing.T) {
 			switch {
 			case spread.Load():
 				return rnd(n, r)
-			case six && failing6.Load() && n%2 == 0:
+			case six && failing6.Load() && r.Header.Get("X-Vantage") == "eu-west" && eu6.Add(1)%2 == 0:
 				return testserver.Answer{Status: http.StatusBadGateway}
 			}
 			return testserver.Answer{Status: http.StatusOK}
@@ -122,49 +149,66 @@ func TestVantageVerdict(t *testing.T) {
 	}}, testserver.Lo4a, testserver.Lo6)
 	dir := t.TempDir()
 
-	noVantageClaim := func(name string, m *report.Report) {
-		t.Helper()
-		if len(m.Vantages) != 2 {
-			t.Fatalf("%s: %d vantages in the breakdown; want 2", name, len(m.Vantages))
-		}
-		if len(m.Verdict.Vantages) != 0 || strings.Contains(m.Verdict.Summary, "vantage") {
-			t.Errorf("%s: the verdict names a vantage: %+v\n%s", name, m.Verdict.Vantages, m.Verdict.Summary)
-		}
+	vantageTests := func(m *report.Report) int {
 		tests := 0
 		for _, tt := range m.Verdict.Tests {
 			if tt.Kind == report.TestVantage {
 				tests++
 			}
 		}
-		if tests != 4 { // 2 endpoints, each from 2 vantages
-			t.Errorf("%s: %d vantage tests; want 4", name, tests)
+		return tests
+	}
+	noVantageClaim := func(name string, m *report.Report, tests int) {
+		t.Helper()
+		if len(m.Vantages) != 2 {
+			t.Fatalf("%s: %d vantages in the breakdown; want 2", name, len(m.Vantages))
+		}
+		if len(m.Verdict.Vantages) != 0 || strings.Contains(m.Verdict.Summary, "vantage") || strings.Contains(m.Verdict.Headline, "sees") {
+			t.Errorf("%s: the verdict names a vantage: %+v\n%s", name, m.Verdict.Vantages, m.Verdict.Summary)
+		}
+		if got := vantageTests(m); got != tests {
+			t.Errorf("%s: %d vantage tests; want %d", name, got, tests)
 		}
 	}
 
 	// Healthy: no failure anywhere.
-	a, _ := vantageRun(t, f, dir, "ok-eu.json", "--vantage", "eu-west")
-	b, _ := vantageRun(t, f, dir, "ok-us.json", "--vantage", "us-east")
-	noVantageClaim("healthy", mergeJSON(t, filepath.Join(dir, "ok.json"), a, b))
+	ok := vantageRunsAtOnce(t, f, dir, [2]string{"ok-eu.json", "eu-west"}, [2]string{"ok-us.json", "us-east"})
+	noVantageClaim("healthy", mergeJSON(t, filepath.Join(dir, "ok.json"), ok...), 4) // 2 endpoints, each from 2 vantages
 
 	// Spread: 10% failures on every address, from both vantages.
 	spread.Store(true)
-	a, _ = vantageRun(t, f, dir, "spread-eu.json", "--vantage", "eu-west")
-	b, _ = vantageRun(t, f, dir, "spread-us.json", "--vantage", "us-east")
+	sp := vantageRunsAtOnce(t, f, dir, [2]string{"spread-eu.json", "eu-west"}, [2]string{"spread-us.json", "us-east"})
 	spread.Store(false)
-	m := mergeJSON(t, filepath.Join(dir, "spread.json"), a, b)
+	m := mergeJSON(t, filepath.Join(dir, "spread.json"), sp...)
 	if m.Totals.Failed == 0 {
 		t.Fatal("spread: no failure; the test proves nothing")
 	}
-	noVantageClaim("spread", m)
+	noVantageClaim("spread", m, 4)
 
-	// Concentrated: ::1 fails every other request in eu-west's run only.
+	// At different times: ::1 fails every other request of eu-west's
+	// run; it has recovered when us-east's begins. The vantages share no
+	// time, so neither is blamed, and a note says why.
 	failing6.Store(true)
-	eu, euRep := vantageRun(t, f, dir, "eu.json", "--vantage", "eu-west")
+	before, _ := vantageRun(t, f, dir, "before-eu.json", "--vantage", "eu-west", "-H", "X-Vantage: eu-west")
 	failing6.Store(false)
-	us1, _ := vantageRun(t, f, dir, "us1.json", "--vantage", "us-east")
-	us2, _ := vantageRun(t, f, dir, "us2.json", "--vantage", "us-east")
-	inner := mergeJSON(t, filepath.Join(dir, "inner.json"), eu, us1)
-	m = mergeJSON(t, filepath.Join(dir, "concentrated.json"), filepath.Join(dir, "inner.json"), us2)
+	after, _ := vantageRun(t, f, dir, "after-us.json", "--vantage", "us-east", "-H", "X-Vantage: us-east")
+	m = mergeJSON(t, filepath.Join(dir, "apart.json"), before, after)
+	if m.Totals.Failed < 40 {
+		t.Fatalf("at different times: %d failures; want about 50: every other of eu-west's requests to ::1", m.Totals.Failed)
+	}
+	noVantageClaim("at different times", m, 0)
+	if want := "No vantage is blamed: the vantages probed at different times"; !strings.Contains(strings.Join(m.Verdict.Notes, "\n"), want) {
+		t.Errorf("at different times: notes %q; want %q", m.Verdict.Notes, want)
+	}
+
+	// Concentrated: ::1 fails every other request of eu-west's run only,
+	// while us-east's two runs probe it at the same time.
+	failing6.Store(true)
+	runs := vantageRunsAtOnce(t, f, dir, [2]string{"eu.json", "eu-west"}, [2]string{"us1.json", "us-east"}, [2]string{"us2.json", "us-east"})
+	failing6.Store(false)
+	euRep := readSaved(t, runs[0])
+	inner := mergeJSON(t, filepath.Join(dir, "inner.json"), runs[0], runs[1])
+	m = mergeJSON(t, filepath.Join(dir, "concentrated.json"), filepath.Join(dir, "inner.json"), runs[2])
 	_ = inner
 
 	var fails6 int64
@@ -173,22 +217,22 @@ func TestVantageVerdict(t *testing.T) {
 			fails6 = e.Failed
 		}
 	}
-	if fails6 < 50 {
-		t.Fatalf("eu-west's run: %d failures of ::1; want about 50", fails6)
+	if fails6 < 40 {
+		t.Fatalf("eu-west's run: %d failures of ::1; want about 50: every other of its requests to ::1", fails6)
 	}
 	if len(m.Vantages) != 2 || m.Vantages[0].Name != "eu-west" || m.Vantages[1].Name != "us-east" ||
 		m.Vantages[0].Runs != 1 || m.Vantages[1].Runs != 2 {
 		t.Fatalf("vantages %+v; want eu-west (1 run) and us-east (2 runs)", m.Vantages)
 	}
-	eu6, us6 := m.Vantages[0].Families["ipv6"], m.Vantages[1].Families["ipv6"]
-	if eu6.Failed != fails6 || us6.Failed != 0 || us6.Requests < 180 || m.Vantages[0].Failed != fails6 {
-		t.Errorf("breakdown: eu-west ipv6 %+v (run: %d failed), us-east ipv6 %+v", eu6, fails6, us6)
+	eu6f, us6 := m.Vantages[0].Families["ipv6"], m.Vantages[1].Families["ipv6"]
+	if eu6f.Failed != fails6 || us6.Failed != 0 || us6.Requests < 180 || m.Vantages[0].Failed != fails6 {
+		t.Errorf("breakdown: eu-west ipv6 %+v (run: %d failed), us-east ipv6 %+v", eu6f, fails6, us6)
 	}
 	if got := m.Vantages[0].Requests + m.Vantages[1].Requests; got != m.Totals.Requests || got != 3*200 {
 		t.Errorf("vantages add up to %d requests; the merge has %d, the runs sent %d", got, m.Totals.Requests, 3*200)
 	}
 	if len(m.Verdict.Vantages) != 1 {
-		t.Fatalf("verdict vantages %+v; want one finding\n%s", m.Verdict.Vantages, m.Verdict.Summary)
+		t.Fatalf("verdict vantages %+v; want one finding\n%s\n%q", m.Verdict.Vantages, m.Verdict.Summary, m.Verdict.Notes)
 	}
 	v := m.Verdict.Vantages[0]
 	if v.Vantage != "eu-west" || v.Address != "::1" || !v.Significant || v.P >= m.Verdict.Level.Each || v.RestFailed != 0 {

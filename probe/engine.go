@@ -103,15 +103,18 @@ type Run struct {
 	lateCtx  context.Context // runCtx bounded by Duration + lateGrace: the open model's streams
 	stopLate context.CancelFunc
 	reqCtx   context.Context // requests in flight: not cancelled when sending stops
-	issued   atomic.Int64    // reserved from the --requests budget
-	sent     atomic.Int64    // requests started
-	wg       sync.WaitGroup
+	// cancelReqs ends reqCtx: only Abandon does, once nobody waits for them.
+	cancelReqs context.CancelFunc
+	issued     atomic.Int64 // reserved from the --requests budget
+	sent       atomic.Int64 // requests started
+	wg         sync.WaitGroup
 
 	// Results: each producer's outbox, emptied by Take (see outbox).
 	boxMu       sync.Mutex
 	boxes       []*outbox
 	mail        []Result      // Take's batch, reused
 	waiting     atomic.Bool   // some outbox has something since the last Take
+	abandoned   atomic.Bool   // Abandon was called: results are let go, Take returns nothing
 	pending     atomic.Int64  // results in the outboxes
 	pendingMax  int64         // results the outboxes hold before a worker waits (see pendingCap)
 	ready       chan struct{} // 1-buffered; closed when the run has ended
@@ -121,6 +124,7 @@ type Run struct {
 	mu        sync.Mutex
 	closed    bool // sending has ended: no stream may be added
 	streams   map[int]*active
+	pools     []*pool          // every open-model stream's, removed ones too: Abandon ends them
 	states    map[int]*epState // by endpoint ID, kept when a stream stops
 	started   time.Time
 	sendEnded time.Time
@@ -191,10 +195,10 @@ func Start(ctx context.Context, eps []*Endpoint, o Options) (*Run, error) {
 		opts:    o,
 		runID:   hex.EncodeToString(id[:]),
 		ready:   make(chan struct{}, 1),
-		reqCtx:  context.WithoutCancel(ctx),
 		streams: map[int]*active{},
 		states:  map[int]*epState{},
 	}
+	r.reqCtx, r.cancelReqs = context.WithCancel(context.WithoutCancel(ctx))
 	r.pendingMax = pendingCap
 	if o.Max {
 		r.pendingMax = pendingCapClosed
@@ -368,6 +372,7 @@ func (r *Run) startLocked(s *stream, p pacer) {
 	ctx, cancel := context.WithCancel(r.lateCtx)
 	a.cancel = cancel
 	a.pool = r.newPool(s, p)
+	r.pools = append(r.pools, a.pool)
 	r.wg.Go(func() { a.pool.run(ctx) })
 }
 
@@ -378,10 +383,10 @@ func (r *Run) closedModel(ctx context.Context, s *stream) {
 	for range r.opts.Concurrency {
 		workers.Go(func() {
 			snd := s.newSender(s, r.reqCtx)
-			box := r.newBox(s.ep.ID)
+			box := r.newRequestBox(s)
 			defer box.close()
 			defer snd.close()
-			for ctx.Err() == nil && r.take() {
+			for ctx.Err() == nil && r.take() && s.state.begin() {
 				r.sent.Add(1)
 				res := s.finish(snd.do(time.Now()))
 				box.add(&res)

@@ -49,13 +49,20 @@ type outbox struct {
 	max     int // results it holds before its goroutine waits (with fewer than run.pendingMax pending)
 	ep      int // the endpoint a drop count is reported for
 	dropped int // requests dropped, not reported yet
-	closed  bool
-	run     *Run
+	// st is the endpoint's state when the outbox holds requests' results
+	// only (a worker's), whose open count Take lowers; nil for a pool's.
+	st     *epState
+	closed bool
+	run    *Run
 }
 
 // newBox returns an outbox that Take empties, for results of endpoint ep.
-func (r *Run) newBox(ep int) *outbox {
-	b := &outbox{ep: ep, run: r, max: pendingCap}
+func (r *Run) newBox(ep int) *outbox { return r.addBox(ep, nil) }
+
+// addBox returns an outbox for results of endpoint ep, with st (see
+// outbox.st), that Take empties.
+func (r *Run) addBox(ep int, st *epState) *outbox {
+	b := &outbox{ep: ep, st: st, run: r, max: pendingCap}
 	if r.opts.Max {
 		b.max = boxCapClosed
 	}
@@ -66,8 +73,18 @@ func (r *Run) newBox(ep int) *outbox {
 	return b
 }
 
-// add puts res in the outbox; it waits while the outbox is full.
+// newRequestBox returns the outbox of a worker of s, which holds the
+// results of the requests it sends and nothing else.
+func (r *Run) newRequestBox(s *stream) *outbox {
+	return r.addBox(s.ep.ID, s.state)
+}
+
+// add puts res in the outbox; it waits while the outbox is full. Once the
+// run was abandoned, nobody takes results any more: res is let go.
 func (b *outbox) add(res *Result) {
+	if b.run.abandoned.Load() {
+		return
+	}
 	b.mu.Lock()
 	for len(b.buf) > 0 && (b.run.pending.Load() >= b.run.pendingMax || len(b.buf) >= b.max) {
 		b.full = true
@@ -106,10 +123,19 @@ func (r *Run) Ready() <-chan struct{} { return r.ready }
 // Take returns every result finished since its previous call, and counts
 // of the requests dropped meanwhile. The slice is the run's and is valid
 // until the next call of Take; call it from one goroutine. After Ready is
-// closed, one more Take returns all that is left.
+// closed, one more Take returns all that is left. After Abandon it returns
+// nothing.
 func (r *Run) Take() []Result {
 	r.boxMu.Lock()
 	defer r.boxMu.Unlock()
+	if r.abandoned.Load() {
+		return nil
+	}
+	return r.takeLocked()
+}
+
+// takeLocked is Take, with boxMu held.
+func (r *Run) takeLocked() []Result {
 	clear(r.mail) // the previous batch's results: hold on to nothing they point to
 	r.mail = r.mail[:0]
 	r.waiting.Store(false)
@@ -119,6 +145,9 @@ func (r *Run) Take() []Result {
 		b.mu.Lock()
 		r.mail = append(r.mail, b.buf...)
 		r.pending.Add(-int64(len(b.buf)))
+		if b.st != nil && len(b.buf) > 0 {
+			b.st.open.Add(-int64(len(b.buf)))
+		}
 		if b.full {
 			b.full = false
 			b.taken.Broadcast()

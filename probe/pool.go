@@ -215,6 +215,24 @@ func (pl *pool) stop() {
 	pl.watch.wake()
 }
 
+// abandon ends the stream at once, as stop does, and returns the requests
+// it still owed, which are dropped: no worker will send them.
+func (pl *pool) abandon() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.ended = true
+	for _, w := range pl.all {
+		w.wake()
+	}
+	pl.watch.wake()
+	n := 0
+	for _, o := range pl.owed {
+		n += int(o.to - o.from)
+	}
+	pl.owed = nil
+	return n
+}
+
 // exhausted reports whether the schedule has no request left: the next one
 // is due at or after the end.
 func (pl *pool) exhausted() bool { return pl.end > 0 && pl.p.next() >= pl.end }
@@ -222,7 +240,7 @@ func (pl *pool) exhausted() bool { return pl.end > 0 && pl.p.next() >= pl.end }
 // spawn starts a new worker, free; the caller deals it a request or an
 // owed one before letting go of the lock.
 func (pl *pool) spawn() *worker {
-	w := &worker{waiter: newWaiter(), pl: pl, k: -1, send: -1, sleptFor: -1, box: pl.r.newBox(pl.s.ep.ID)}
+	w := &worker{waiter: newWaiter(), pl: pl, k: -1, send: -1, sleptFor: -1, box: pl.r.newRequestBox(pl.s)}
 	pl.all = append(pl.all, w)
 	pl.workers.Go(w.run)
 	return w
@@ -614,7 +632,7 @@ func (w *worker) run() {
 	defer snd.close()
 	for {
 		due, fromDue, ok := pl.next(w)
-		if !ok || !r.take() {
+		if !ok || !r.take() || !s.state.begin() {
 			return
 		}
 		r.sent.Add(1)

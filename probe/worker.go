@@ -22,7 +22,8 @@ import (
 // Concurrency requests in flight, or (when Missed > 0) a pause: the
 // endpoint's scheduler did not run from Start for Paused (the process was
 // stopped, the machine suspended), and the Missed requests due meanwhile
-// were not sent.
+// were not sent, or (when Abandoned > 0) a count of requests sent to the
+// endpoint whose outcome was not waited for (Run.Abandon).
 type Result struct {
 	Endpoint int       // Endpoint.ID
 	Start    time.Time // when the request started (for drops: when they were counted)
@@ -71,13 +72,17 @@ type Result struct {
 
 	Dropped int // > 0: this Result only counts drops
 
+	// Abandoned > 0: this Result only counts requests that were sent and
+	// still in flight when Run.Abandon stopped waiting for them.
+	Abandoned int
+
 	Missed int           // > 0: this Result only records a pause
 	Paused time.Duration // how long the pause kept the requests from being sent
 }
 
 // Request reports whether r is a request's outcome, not a count of drops
-// or a pause.
-func (r *Result) Request() bool { return r.Dropped == 0 && r.Missed == 0 }
+// or abandoned requests, or a pause.
+func (r *Result) Request() bool { return r.Dropped == 0 && r.Missed == 0 && r.Abandoned == 0 }
 
 // sender sends an endpoint's requests one at a time over the connection
 // it owns, and reports each as a Result. Every worker has one, made by its
@@ -178,6 +183,31 @@ type epState struct {
 	seen        map[uint64]bool // fingerprints already sent with an exemplar
 	conns       atomic.Uint64   // connections dialled
 	reqs        atomic.Int64    // request IDs issued
+	// open counts the requests started whose results the collector has
+	// not taken yet (see begin and Run.Abandon); abandonedBit is set in it
+	// once the run was abandoned.
+	open atomic.Int64
+}
+
+// abandonedBit marks epState.open once Run.Abandon has counted it.
+const abandonedBit = 1 << 62
+
+// begin counts a request about to be sent; false means the run was
+// abandoned, and the request must not be sent (it is counted nowhere).
+func (st *epState) begin() bool { return st.open.Add(1)&abandonedBit == 0 }
+
+// abandon marks the state abandoned and returns how many requests were
+// started and not taken by the collector: from then on begin refuses.
+func (st *epState) abandon() int64 {
+	for {
+		v := st.open.Load()
+		if v&abandonedBit != 0 {
+			return 0 // counted already
+		}
+		if st.open.CompareAndSwap(v, v|abandonedBit) {
+			return v
+		}
+	}
 }
 
 func newEPState() *epState { return &epState{seen: map[uint64]bool{}} }

@@ -109,7 +109,10 @@ const maxMergedInterval = 24 * time.Hour
 //   - Vantages: each run's requests and failures, per family and endpoint,
 //     are counted under its vantage (Report.Vantage), a merged input's
 //     vantages added by name, so the breakdown stays exact through merges
-//     of merges (see VantageStats).
+//     of merges (see VantageStats); so are each endpoint's requests and
+//     failures per bucket of the merged timeline (VantageSeries), placed
+//     as the endpoint's own series are, for comparing vantages over the
+//     time they share.
 //   - The merged report lists its inputs (Report.Inputs), each with its run
 //     ID; a merged input's own inputs are listed in its place, so merges of
 //     merges stay flat. A run among them twice is refused (see sameRun).
@@ -167,7 +170,7 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 		return nil, err
 	}
 	out.Pauses = mergePauses(reports)
-	out.Vantages = mergeVantages(reports, out)
+	out.Vantages = mergeVantages(reports, out, m.vtl)
 	out.Notes = append(out.Notes, m.notes...)
 	out.Thresholds = []Threshold{} // judged at report time, on the merged counts
 	if err := Validate(out); err != nil {
@@ -213,6 +216,9 @@ type merger struct {
 	eps   []*mergedEndpoint
 	notes []string
 	secs  float64 // the sending window every rps is over
+	// vtl is each vantage's timeline of each endpoint, on the merged
+	// grid; nil when no input names a vantage or the merge has no timeline.
+	vtl *vantageTimelines
 }
 
 type EpKey struct{ Target, Address string }
@@ -816,6 +822,12 @@ func (m *merger) timeline(out *Report) (Timeline, error) {
 	for j := range tl.Series {
 		tl.Series[j].Requests, tl.Series[j].Failed = make([]int64, n), make([]int64, n)
 	}
+	if vantagesNamed(m.reports) {
+		m.vtl = newVantageTimelines(n)
+		for _, s := range srcs {
+			m.vtl.reach(m.reports[s.i], func(k int) int { return place(s, k, step) })
+		}
+	}
 	var shifted []string
 	var worst time.Duration
 	lat := newLatencyMerge(m, out)
@@ -839,6 +851,9 @@ func (m *merger) timeline(out *Report) (Timeline, error) {
 			}
 		}
 		lat.add(r, at)
+		if m.vtl != nil {
+			m.vtl.add(r, at, m.index)
+		}
 	}
 	lat.write(&tl, n)
 	tl.Start, tl.IntervalS = Time{origin}, step.Seconds()

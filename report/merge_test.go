@@ -1093,3 +1093,21 @@ func TestMergeGroupBy(t *testing.T) {
 		t.Errorf("ReadReport with group_by [X-Nope] = %v, %v; want it read", r, err)
 	}
 }
+
+// TestMergeAbandoned: the requests abandoned at a second interrupt add up
+// through a merge, in every scope, and stay out of the requests.
+func TestMergeAbandoned(t *testing.T) {
+	a, b := fixture.AbandonedRun(t), fixture.AbandonedRun(t)
+	a.RunID, b.RunID = "0000000a", "0000000b"
+	a, b = fixture.RoundTrip(t, a, "a.json"), fixture.RoundTrip(t, b, "b.json")
+	m, err := fixture.MergeJudged([]*report.Report{a, b}, []string{"a.json", "b.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = fixture.RoundTrip(t, m, "merged.json")
+	for scope, s := range map[string]*report.Stats{"totals": &m.Totals, "ipv4": m.Families["ipv4"], "endpoint": &m.Endpoints[0].Stats} {
+		if s.Abandoned != 4 || s.Requests != 16 {
+			t.Errorf("%s: %d requests, %d abandoned; want 16 and 4", scope, s.Requests, s.Abandoned)
+		}
+	}
+}

@@ -358,13 +358,19 @@ type Stats struct {
 	// its own reasons (out of file descriptors or ephemeral ports: error
 	// class "client"); they are not in Requests and never count against a
 	// backend.
-	ClientErrors int64            `json:"client_errors,omitempty"`
-	RPS          float64          `json:"rps"` // requests sent per second of the run
-	Bytes        int64            `json:"bytes"`
-	Status       map[string]int64 `json:"status"`
-	Errors       map[string]int64 `json:"errors"`
-	LatencyMS    Latency          `json:"latency_ms"`
-	HDR          string           `json:"hdr"`
+	ClientErrors int64 `json:"client_errors,omitempty"`
+	// Abandoned counts the requests sent and not waited for: still in
+	// flight when a second interrupt (Ctrl-C, SIGTERM or SIGHUP) ended the
+	// wait for them. How they ended is unknown, so they are not in
+	// Requests, OK or Failed: Requests, ClientErrors and Abandoned together
+	// are every request pinprobe started. Absent when 0.
+	Abandoned int64            `json:"abandoned,omitempty"`
+	RPS       float64          `json:"rps"` // requests sent per second of the run, Abandoned included
+	Bytes     int64            `json:"bytes"`
+	Status    map[string]int64 `json:"status"`
+	Errors    map[string]int64 `json:"errors"`
+	LatencyMS Latency          `json:"latency_ms"`
+	HDR       string           `json:"hdr"`
 }
 
 // Latency summarises a latency distribution in milliseconds.

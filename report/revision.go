@@ -31,8 +31,8 @@ const maxUnknownNamed = 8
 
 // pruneUnknown copies data, one JSON document of type t, leaving out every
 // object member that t does not have (at any depth, by the fields' JSON
-// names), and says which it left out: their paths ("verdict.outage",
-// "endpoints[].abandoned"), the first maxUnknownNamed of them in the order
+// names), and says which it left out: their paths ("verdict.cause",
+// "endpoints[].tcp_rtt_ms"), the first maxUnknownNamed of them in the order
 // met, and how many members in all. It holds no more than the copy, and
 // reads each value once; what does not decode as JSON is left for the
 // decoder that reads the copy to refuse.

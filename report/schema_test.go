@@ -281,6 +281,7 @@ func TestSchemaReports(t *testing.T) {
 		"golden":          golden,
 		"hostile":         fixture.HostileReport(t),
 		"empty":           emptyReport(t),
+		"abandoned":       fixture.AbandonedRun(t),
 		"rich":            rich,
 		"rich, merged":    merged,
 		"ipv4 only":       v4only,

@@ -13,6 +13,7 @@ import (
 // into a histogram the caller lends, one scope at a time.
 type scopeSum struct {
 	requests, ok, failed, dropped, clientErrors, bytes int64
+	abandoned                                          int64
 	status, errors                                     map[string]int64
 	sumMS, minMS, maxMS                                float64 // latency: the sum of every request's, the extremes
 	hdrs                                               []string
@@ -36,6 +37,7 @@ func (a *scopeSum) add(s *Stats) {
 	a.failed += s.Failed
 	a.dropped += s.Dropped
 	a.clientErrors += s.ClientErrors
+	a.abandoned += s.Abandoned
 	a.bytes += s.Bytes
 	for k, n := range s.Status {
 		if n != 0 {
@@ -64,6 +66,7 @@ func (a *scopeSum) addSum(b *scopeSum) {
 	a.failed += b.failed
 	a.dropped += b.dropped
 	a.clientErrors += b.clientErrors
+	a.abandoned += b.abandoned
 	a.bytes += b.bytes
 	for k, n := range b.status {
 		a.status[k] += n
@@ -88,7 +91,7 @@ func (a *scopeSum) hist(h *Hist) error {
 // the merge of its histograms (see hist), rates over secs.
 func (a *scopeSum) stats(h *Hist, secs float64) Stats {
 	s := Stats{
-		Requests: a.requests, OK: a.ok, Failed: a.failed, Dropped: a.dropped, Bytes: a.bytes, ClientErrors: a.clientErrors,
+		Requests: a.requests, OK: a.ok, Failed: a.failed, Dropped: a.dropped, Bytes: a.bytes, ClientErrors: a.clientErrors, Abandoned: a.abandoned,
 		Status: maps.Clone(a.status), Errors: maps.Clone(a.errors),
 	}
 	if a.requests > 0 {
@@ -98,7 +101,7 @@ func (a *scopeSum) stats(h *Hist, secs float64) Stats {
 		s.LatencyMS = Latency{Min: lo, Mean: stat.Round(a.sumMS/float64(a.requests), 3), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: hi}
 	}
 	if secs > 0 {
-		s.RPS = stat.Round(float64(a.requests)/secs, 2)
+		s.RPS = stat.Round(float64(a.requests+a.abandoned)/secs, 2) // every request sent: the abandoned were too
 	}
 	s.HDR = reencode(h, a.hdrs)
 	return s

@@ -46,6 +46,7 @@ type Outcome struct {
 type Tally struct {
 	requests, ok, failed, Dropped, bytes int64
 	ClientErrors                         int64         // requests this machine could not send (probe.ClassClient)
+	Abandoned                            int64         // requests sent and not waited for (probe.Result.Abandoned)
 	status                               []statusCount // by HTTP status, ascending
 	lastStatus                           int           // where the last status landed, tried first
 	errors                               map[string]int64
@@ -112,6 +113,7 @@ func MergeTally(dst, src *Tally) {
 	dst.failed += src.failed
 	dst.Dropped += src.Dropped
 	dst.ClientErrors += src.ClientErrors
+	dst.Abandoned += src.Abandoned
 	dst.bytes += src.bytes
 	dst.sum += src.sum
 	for _, sc := range src.status {
@@ -125,7 +127,7 @@ func MergeTally(dst, src *Tally) {
 
 func (t *Tally) Stats(secs float64) Stats {
 	s := Stats{
-		Requests: t.requests, OK: t.ok, Failed: t.failed, Dropped: t.Dropped, Bytes: t.bytes, ClientErrors: t.ClientErrors,
+		Requests: t.requests, OK: t.ok, Failed: t.failed, Dropped: t.Dropped, Bytes: t.bytes, ClientErrors: t.ClientErrors, Abandoned: t.Abandoned,
 		Status: map[string]int64{}, Errors: map[string]int64{},
 	}
 	if t.requests > 0 {
@@ -146,7 +148,7 @@ func (t *Tally) Stats(secs float64) Stats {
 		}
 	}
 	if secs > 0 {
-		s.RPS = stat.Round(float64(t.requests)/secs, 2)
+		s.RPS = stat.Round(float64(t.requests+t.Abandoned)/secs, 2) // every request sent: the abandoned were too
 	}
 	for _, sc := range t.status {
 		s.Status[strconv.Itoa(sc.code)] = sc.n

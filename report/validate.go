@@ -32,7 +32,7 @@ func Validate(r *Report) error {
 		if s.Requests != s.OK+s.Failed {
 			bad("%s: requests %d != ok %d + failed %d", scope, s.Requests, s.OK, s.Failed)
 		}
-		if s.Requests < 0 || s.OK < 0 || s.Failed < 0 || s.Dropped < 0 {
+		if s.Requests < 0 || s.OK < 0 || s.Failed < 0 || s.Dropped < 0 || s.ClientErrors < 0 || s.Abandoned < 0 {
 			bad("%s: negative count", scope)
 		}
 		var answered int64
@@ -90,6 +90,9 @@ func Validate(r *Report) error {
 				scope, got.Requests, got.Failed, got.Dropped, got.Status, got.Errors,
 				want.Requests, want.Failed, want.Dropped, want.Status, want.Errors)
 		}
+		if got.Abandoned != want.Abandoned {
+			bad("%s: %d requests abandoned, but its endpoints add up to %d", scope, got.Abandoned, want.Abandoned)
+		}
 	}
 	same("totals", &r.Totals, &sum)
 	for name, f := range fams {
@@ -135,6 +138,7 @@ func AddCounts(dst, src *Stats) {
 	dst.OK += src.OK
 	dst.Failed += src.Failed
 	dst.Dropped += src.Dropped
+	dst.Abandoned += src.Abandoned
 	for k, n := range src.Status {
 		dst.Status[k] += n
 	}

@@ -36,6 +36,8 @@ func TestValidateRefusesBrokenReports(t *testing.T) {
 		{"hdr garbage", func(r *report.Report) { r.Totals.HDR = "not a histogram" }, "does not decode"},
 		{"timeline", func(r *report.Report) { r.Timeline.Series[2].Failed[0]++ }, "timeline"},
 		{"unknown family", func(r *report.Report) { r.Endpoints[0].Family = "ipv5" }, "not in families"},
+		{"abandoned sum", func(r *report.Report) { r.Endpoints[0].Abandoned = 2 }, "totals: 0 requests abandoned, but its endpoints add up to 2"},
+		{"abandoned negative", func(r *report.Report) { r.Totals.Abandoned = -1 }, "negative count"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

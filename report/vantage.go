@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -38,6 +39,22 @@ type VantageEndpoint struct {
 	Requests int64  `json:"requests"`
 	Failed   int64  `json:"failed"`
 	Dropped  int64  `json:"dropped"`
+	// Timeline is when they were sent: their requests and failures in the
+	// buckets of the report's timeline, so that vantages are compared only
+	// over the time they share. nil in a report merged before it was kept
+	// and when the report has no timeline.
+	Timeline *VantageSeries `json:"timeline,omitempty"`
+}
+
+// VantageSeries is one endpoint's requests and failures from one vantage
+// over time: Requests[i] and Failed[i] are those of bucket First+i of the
+// report's timeline (Report.Timeline); the buckets before First and after
+// the last hold none of them. Over every vantage, they add up to the
+// endpoint's series, bucket by bucket.
+type VantageSeries struct {
+	First    int     `json:"first"`
+	Requests []int64 `json:"requests"`
+	Failed   []int64 `json:"failed"`
 }
 
 // CheckVantage reports whether name is a vantage name: 1 to MaxVantageLen
@@ -85,15 +102,23 @@ func HostVantage(host string) string {
 	return b.String()
 }
 
+// vantagesNamed reports whether any of reports names a vantage: their
+// merge breaks its counts down by vantage.
+func vantagesNamed(reports []*Report) bool {
+	for _, r := range reports {
+		if r.Vantage != "" || len(r.Vantages) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // mergeVantages is the breakdown by vantage of a merge of reports into
 // out (whose endpoints are merged): each run counted under its vantage, a
-// merged input's vantages kept as they are. nil when no input names one.
-func mergeVantages(reports []*Report, out *Report) []VantageStats {
-	named := false
-	for _, r := range reports {
-		named = named || r.Vantage != "" || len(r.Vantages) > 0
-	}
-	if !named {
+// merged input's vantages kept as they are, each endpoint's timeline from
+// vtl (nil: none). nil when no input names one.
+func mergeVantages(reports []*Report, out *Report, vtl *vantageTimelines) []VantageStats {
+	if !vantagesNamed(reports) {
 		return nil
 	}
 	var vs []VantageStats
@@ -162,11 +187,159 @@ func mergeVantages(reports []*Report, out *Report) []VantageStats {
 		v.Endpoints = []VantageEndpoint{}
 		for j := range out.Endpoints {
 			if e := eps[key{v.Name, KeyOf(&out.Endpoints[j])}]; e != nil {
+				e.Timeline = vtl.series(v.Name, j)
 				v.Endpoints = append(v.Endpoints, *e)
 			}
 		}
 	}
 	return vs
+}
+
+// vantageTimelines gathers, while a merge lays out its timeline, each
+// vantage's requests and failures per endpoint and merged bucket: a run's
+// series under its vantage, a merged input's vantage series under theirs
+// (one that kept none leaves that vantage's endpoint without a timeline).
+// Each vantage's series span only the buckets its runs reach.
+type vantageTimelines struct {
+	n       int               // buckets of the merged timeline
+	span    map[string][2]int // by vantage: the first and last bucket its runs reach
+	acc     map[vantageEp]*vantageAcc
+	missing map[vantageEp]bool // a merged input kept no timeline of it
+}
+
+type vantageEp struct {
+	vantage string
+	ep      int // the merged endpoint's index
+}
+
+// vantageAcc is one vantage endpoint's counts from bucket lo on.
+type vantageAcc struct {
+	lo          int
+	req, failed []int64
+}
+
+func newVantageTimelines(n int) *vantageTimelines {
+	return &vantageTimelines{n: n, span: map[string][2]int{}, acc: map[vantageEp]*vantageAcc{}, missing: map[vantageEp]bool{}}
+}
+
+// vantageSources calls f with each series of r that a merge counts under
+// a vantage: a run's endpoint series under its vantage, a merged input's
+// under "" when it kept no breakdown by vantage, or else its vantage
+// series under their vantages. first is the bucket of r's timeline that
+// req[0] and failed[0] count; kept is false for a vantage series that a
+// merged input did not keep (it was merged before they were).
+func vantageSources(r *Report, f func(vantage string, ep EpKey, first int, req, failed []int64, kept bool)) {
+	if len(r.Inputs) == 0 || len(r.Vantages) == 0 {
+		name := r.Vantage
+		if len(r.Inputs) > 0 {
+			name = ""
+		}
+		for si, ser := range r.Timeline.Series {
+			if si < len(r.Endpoints) {
+				f(name, KeyOf(&r.Endpoints[si]), 0, ser.Requests, ser.Failed, true)
+			}
+		}
+		return
+	}
+	for _, rv := range r.Vantages {
+		for _, e := range rv.Endpoints {
+			k := EpKey{e.Target, e.Address}
+			if e.Timeline == nil {
+				f(rv.Name, k, 0, nil, nil, e.Requests == 0)
+				continue
+			}
+			f(rv.Name, k, e.Timeline.First, e.Timeline.Requests, e.Timeline.Failed, true)
+		}
+	}
+}
+
+// reach widens each vantage's span by the buckets r's series reach, at(k)
+// being the merged bucket of r's bucket k.
+func (vt *vantageTimelines) reach(r *Report, at func(k int) int) {
+	vantageSources(r, func(v string, _ EpKey, first int, req, _ []int64, _ bool) {
+		if len(req) == 0 {
+			return
+		}
+		lo, hi := at(first), at(first+len(req)-1)
+		if sp, ok := vt.span[v]; ok {
+			lo, hi = min(lo, sp[0]), max(hi, sp[1])
+		}
+		vt.span[v] = [2]int{lo, hi}
+	})
+}
+
+// add counts r's series in, at(k) being the merged bucket of r's bucket k
+// and index the merged endpoints' indexes.
+func (vt *vantageTimelines) add(r *Report, at func(k int) int, index map[EpKey]int) {
+	vantageSources(r, func(v string, ep EpKey, first int, req, failed []int64, kept bool) {
+		j := index[ep]
+		key := vantageEp{v, j}
+		if !kept {
+			vt.missing[key] = true
+			return
+		}
+		if len(req) == 0 {
+			return
+		}
+		a := vt.acc[key]
+		if a == nil {
+			sp := vt.span[v]
+			a = &vantageAcc{lo: sp[0], req: make([]int64, sp[1]-sp[0]+1), failed: make([]int64, sp[1]-sp[0]+1)}
+			vt.acc[key] = a
+		}
+		for k := range req {
+			b := at(first+k) - a.lo
+			a.req[b] += req[k]
+			a.failed[b] += failed[k]
+		}
+	})
+}
+
+// series is the timeline of endpoint j from vantage v, its empty buckets
+// at either end left out; nil when it is not known.
+func (vt *vantageTimelines) series(v string, j int) *VantageSeries {
+	if vt == nil || vt.missing[vantageEp{v, j}] {
+		return nil
+	}
+	a := vt.acc[vantageEp{v, j}]
+	if a == nil {
+		return &VantageSeries{Requests: []int64{}, Failed: []int64{}}
+	}
+	lo, hi := 0, len(a.req)
+	for lo < hi && a.req[lo] == 0 {
+		lo++
+	}
+	for hi > lo && a.req[hi-1] == 0 {
+		hi--
+	}
+	if lo == hi {
+		return &VantageSeries{Requests: []int64{}, Failed: []int64{}}
+	}
+	return &VantageSeries{First: a.lo + lo, Requests: slices.Clone(a.req[lo:hi]), Failed: slices.Clone(a.failed[lo:hi])}
+}
+
+// checkVantageSeries says what is wrong with a vantage endpoint's
+// timeline of requests and failed, on a report timeline of buckets
+// buckets; "" when nothing is.
+func checkVantageSeries(tl *VantageSeries, buckets int, requests, failed int64) string {
+	switch {
+	case len(tl.Requests) != len(tl.Failed):
+		return fmt.Sprintf("%d request buckets, %d failure buckets", len(tl.Requests), len(tl.Failed))
+	case tl.First < 0 || tl.First > buckets || len(tl.Requests) > buckets-tl.First:
+		return fmt.Sprintf("buckets %d to %d of a timeline of %d", tl.First, tl.First+len(tl.Requests), buckets)
+	}
+	var req, fail int64
+	for k := range tl.Requests {
+		if tl.Requests[k] < 0 || tl.Failed[k] < 0 || tl.Failed[k] > tl.Requests[k] {
+			return fmt.Sprintf("bucket %d: %d failed of %d", tl.First+k, tl.Failed[k], tl.Requests[k])
+		}
+		req += tl.Requests[k]
+		fail += tl.Failed[k]
+	}
+	if req != requests || fail != failed {
+		return fmt.Sprintf("%d requests, %d failed; the endpoint has %d, %d", req, fail, requests, failed)
+	}
+	return ""
 }
 
 func vantageEndpoint(e *Endpoint) VantageEndpoint {
@@ -211,6 +384,14 @@ func checkVantages(r *Report) []string {
 		index[KeyOf(&r.Endpoints[i])] = i
 	}
 	sum := make([][3]int64, len(r.Endpoints))
+	// The vantages' timelines of each endpoint, added up bucket by bucket,
+	// and whether every vantage that probed it kept one.
+	buckets := 0
+	if len(r.Timeline.Series) > 0 {
+		buckets = len(r.Timeline.Series[0].Requests)
+	}
+	tlSum := make([][2][]int64, len(r.Endpoints))
+	tlPart := make([]bool, len(r.Endpoints))
 	names := map[string]bool{}
 	runs := 0
 	for _, v := range r.Vantages {
@@ -243,7 +424,20 @@ func checkVantages(r *Report) []string {
 				bad("vantages: %s: endpoint %s (%s) of family %q, not %q", name, shown(e.Address), shown(e.Target), shown(e.Family), shown(r.Endpoints[i].Family))
 			case e.Requests < 0 || e.Failed < 0 || e.Dropped < 0 || e.Failed > e.Requests:
 				bad("vantages: %s: endpoint %s (%s): %d failed of %d requests, %d dropped", name, shown(e.Address), shown(e.Target), e.Failed, e.Requests, e.Dropped)
+			case e.Timeline != nil && checkVantageSeries(e.Timeline, buckets, e.Requests, e.Failed) != "":
+				bad("vantages: %s: endpoint %s (%s): timeline: %s", name, shown(e.Address), shown(e.Target), checkVantageSeries(e.Timeline, buckets, e.Requests, e.Failed))
 			default:
+				if tl := e.Timeline; tl == nil {
+					tlPart[i] = tlPart[i] || e.Requests > 0
+				} else if len(tl.Requests) > 0 {
+					if tlSum[i][0] == nil {
+						tlSum[i] = [2][]int64{make([]int64, buckets), make([]int64, buckets)}
+					}
+					for k := range tl.Requests {
+						tlSum[i][0][tl.First+k] += tl.Requests[k]
+						tlSum[i][1][tl.First+k] += tl.Failed[k]
+					}
+				}
 				seen[k] = true
 				sum[i][0] += e.Requests
 				sum[i][1] += e.Failed
@@ -283,6 +477,14 @@ func checkVantages(r *Report) []string {
 		if sum[i] != [3]int64{e.Requests, e.Failed, e.Dropped} {
 			bad("vantages: endpoint %s (%s): the vantages add up to %d requests, %d failed, %d dropped; it has %d, %d, %d",
 				shown(e.Address), shown(e.Target), sum[i][0], sum[i][1], sum[i][2], e.Requests, e.Failed, e.Dropped)
+			break
+		}
+		if tlSum[i][0] == nil || tlPart[i] || i >= len(r.Timeline.Series) {
+			continue
+		}
+		ser := &r.Timeline.Series[i]
+		if !slices.Equal(tlSum[i][0], ser.Requests) || !slices.Equal(tlSum[i][1], ser.Failed) {
+			bad("vantages: endpoint %s (%s): the vantages' timelines do not add up to its timeline", shown(e.Address), shown(e.Target))
 			break
 		}
 	}

@@ -54,6 +54,11 @@ type Config struct {
 	// Progress, when set, is started once the engine runs and finished
 	// before the report is built.
 	Progress Progress
+	// Abandon, when closed, ends the wait for the requests in flight (a
+	// second Ctrl-C): the report is made at once of the results taken, and
+	// the requests still in flight are counted as abandoned
+	// (report.Stats.Abandoned). nil = the wait is never cut short.
+	Abandon <-chan struct{}
 }
 
 // Progress is a live display of a running session.
@@ -143,7 +148,9 @@ func (s *Session) NotProbed(why string) *report.Report {
 
 // Run drives the load and returns the report of every request sent. When
 // ctx ends, sending stops, the requests in flight are waited for (each
-// bounded by its timeout) and the report says it was interrupted.
+// bounded by its timeout) and the report says it was interrupted; when
+// Config.Abandon is closed, they are not waited for any more, and counted
+// as abandoned.
 func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	cfg := s.cfg
 	rep := new(report.Report)
@@ -197,6 +204,7 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		}
 	}
 	ready := run.Ready()
+	abandon := cfg.Abandon
 	for ready != nil {
 		select {
 		case _, ok := <-ready:
@@ -204,6 +212,11 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 			if !ok {
 				ready = nil
 			}
+		case <-abandon:
+			for _, r := range run.Abandon() {
+				agg.Add(r)
+			}
+			ready = nil
 		case u := <-changes:
 			w.apply(u)
 		case <-looks:

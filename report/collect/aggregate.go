@@ -169,6 +169,12 @@ func (a *Aggregator) Add(r probe.Result) {
 		a.live.Dropped.Add(int64(r.Dropped))
 		return
 	}
+	if r.Abandoned > 0 {
+		// Sent, and not waited for: no outcome to count, and never a
+		// failure; counted apart so that nothing sent goes missing.
+		t.Abandoned += int64(r.Abandoned)
+		return
+	}
 	if r.Class == probe.ClassClient {
 		// The client's own trouble (out of descriptors or ports): not a
 		// request the backend saw, so not in requests, and never a failure.

@@ -1,6 +1,8 @@
 package judge
 
 import (
+	"fmt"
+
 	"github.com/pinprobe/pinprobe/report"
 	"github.com/pinprobe/pinprobe/report/phrase"
 	"strings"
@@ -61,9 +63,11 @@ func LevelOf(r *report.Report) report.Level {
 //
 // In a merge of runs from several vantage points (report.VantageStats),
 // each endpoint is also tested from each vantage against the other
-// vantages (Fisher's exact test): one that fails more from one vantage is
-// named in the summary ("only the runs from eu-west see ::1 fail"), a DNS
-// or routing difference between the places probed from.
+// vantages, over the time they probed at once (Fisher's exact test): one
+// that fails more from one vantage is named in the summary ("only the runs
+// from eu-west see ::1 fail"), a DNS or routing difference between the
+// places probed from. Vantages that share too little time are not
+// blamed, and a note says so.
 //
 // Every test is at l.Alpha split over the tests made (Bonferroni); latency
 // is judged apart, at its own l.Alpha. Every suspect is named in the
@@ -124,6 +128,7 @@ type judgement struct {
 	demoted       map[int]bool
 	failingURLs   []string
 	vantageFind   []vantageFinding
+	vplan         *vantagePlan // nil without two vantages
 }
 
 func newJudgement(r *report.Report, l report.Level) *judgement {
@@ -152,6 +157,7 @@ func newJudgement(r *report.Report, l report.Level) *judgement {
 		kept = append(kept, h)
 	}
 	j.headers = kept
+	j.vplan = planVantages(r)
 	j.level.Tests = max(j.testCount(), 1)
 	j.level.Each = l.Alpha / float64(j.level.Tests)
 	j.each = j.level.Each
@@ -191,7 +197,9 @@ func (j *judgement) testCount() int {
 			m += 2 // its connections, and time
 		}
 	}
-	m += len(vantageRests(r)) // each endpoint from each vantage, in a merge of several
+	if j.vplan != nil {
+		m += len(j.vplan.cases) // each endpoint from each vantage, over the time they share, in a merge of several
+	}
 	return m
 }
 
@@ -249,6 +257,9 @@ func (j *judgement) verdict() report.Verdict {
 	switch {
 	case tot.Requests == 0:
 		v.Status, v.Summary = report.VerdictNoData, "No request was sent, so there is nothing to judge."
+		if n := tot.Abandoned; n > 0 {
+			v.Summary = fmt.Sprintf("No request finished: the %d sent were abandoned in flight, so there is nothing to judge.", n)
+		}
 	case tot.Failed == 0:
 		v.Status = report.VerdictOK
 		v.Summary = okSummary(tot.Requests)
@@ -300,6 +311,7 @@ func (j *judgement) verdict() report.Verdict {
 	v.Notes = append(v.Notes, explainAfterFailure(r, j.fail)...)
 	v.Notes = append(v.Notes, clientNote(r)...)
 	v.Notes = append(v.Notes, droppedNote(r)...)
+	v.Notes = append(v.Notes, abandonedNote(r)...)
 	v.Notes = append(v.Notes, j.unjudged()...)
 	v.Notes = append(v.Notes, j.fewConns()...)
 	return v

@@ -250,6 +250,29 @@ func droppedNote(r *report.Report) []string {
 		d, phrase.Plural(int(d)), map[bool]string{true: "was", false: "were"}[d == 1], strings.Join(where, ", "), why)}
 }
 
+// abandonedNote says what the requests abandoned at a second interrupt
+// are: sent, not waited for, so in no count of requests or failures, and
+// where they went. A backend that holds its requests shows here, not in
+// the failures.
+func abandonedNote(r *report.Report) []string {
+	n := r.Totals.Abandoned
+	if n == 0 {
+		return nil
+	}
+	var where []string
+	for _, e := range r.Endpoints {
+		if e.Abandoned > 0 {
+			where = append(where, fmt.Sprintf("%s ×%d", e.Address, e.Abandoned))
+		}
+	}
+	waited := ""
+	if w := r.DurationS - r.SendS; w >= 0.05 && r.SendS > 0 {
+		waited = fmt.Sprintf(" after %.1fs of waiting", w)
+	}
+	return []string{fmt.Sprintf("%d request%s %s abandoned: sent, and still in flight when a second interrupt ended the wait for them%s (the --timeout was %s): %s. How they ended is unknown, so they are in no count of requests or failures; a backend that holds requests that long may be failing in a way this report does not count.",
+		n, phrase.Plural(int(n)), map[bool]string{true: "was", false: "were"}[n == 1], waited, report.SecondsDuration(r.Plan.Timeout), strings.Join(phrase.CapItems(where, 6), ", "))}
+}
+
 // unjudged names the endpoints no request reached: the verdict says
 // nothing of them.
 func (j *judgement) unjudged() []string {

@@ -174,3 +174,37 @@ func TestReleaseGateOneName(t *testing.T) {
 		}
 	}
 }
+
+// TestAbandonedInEveryFormat: the requests abandoned at a second interrupt
+// are said in every format, at the top (beside the requests, or in the
+// run's sentence) and in a note; the brief says them too.
+func TestAbandonedInEveryFormat(t *testing.T) {
+	r := fixture.AbandonedRun(t)
+	for _, brief := range []bool{false, true} {
+		for _, format := range []string{"text", "markdown", "html"} {
+			render, err := ForFormat(format, Options{Width: 100, Brief: brief})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			if err := render(&b, r); err != nil {
+				t.Fatal(err)
+			}
+			doc := strings.Join(strings.Fields(b.String()), " ")
+			// Text says them beside the requests and in the verdict's
+			// line; Markdown and HTML in the run's sentence.
+			wants := []string{"10 requests (10.0/s) to 1 endpoint: 8 finished, 0 of them failed, and 2 were abandoned: still in flight when a second interrupt ended the wait"}
+			if format == "text" {
+				wants = []string{"8 requests, 0 dropped, 2 abandoned", "0 of 8 requests failed, 2 more abandoned in flight"}
+			}
+			if !brief || format == "html" {
+				wants = append(wants, "2 requests were abandoned: sent, and still in flight when a second interrupt ended the wait for them after 1.0s of waiting")
+			}
+			for _, w := range wants {
+				if !strings.Contains(doc, w) {
+					t.Errorf("%s (brief %v) does not say %q:\n%s", format, brief, w, b.String())
+				}
+			}
+		}
+	}
+}

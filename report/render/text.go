@@ -196,6 +196,9 @@ func (t *textWriter) header(v *View) {
 		// One part, so that a line never begins with "0 dropped".
 		fmt.Sprintf("%d requests, %d dropped", run.Requests, run.Dropped),
 	}
+	if run.Abandoned > 0 {
+		parts[len(parts)-1] += fmt.Sprintf(", %d abandoned", run.Abandoned)
+	}
 	if v.Vantage != "" {
 		parts = append(parts, "from "+v.Vantage)
 	}

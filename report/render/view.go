@@ -248,6 +248,7 @@ type RunView struct {
 	Failed       int64
 	Dropped      int64
 	ClientErrors int64 // requests this machine could not send
+	Abandoned    int64 // requests sent and not waited for (a second interrupt)
 	Endpoints    int
 	Interrupted  bool
 	// Settled says that --until-verdict stopped the run early, and when;
@@ -536,6 +537,10 @@ func headlineOf(v *report.Verdict) string {
 // headline, which names every suspect.
 func verdictLine(vd *report.Verdict, t *report.Stats) string {
 	failed := fmt.Sprintf("%d of %d request%s failed", t.Failed, t.Requests, phrase.Plural(int(t.Requests)))
+	abandoned := ""
+	if t.Abandoned > 0 {
+		abandoned = fmt.Sprintf(", %d more abandoned in flight", t.Abandoned)
+	}
 	switch vd.Status {
 	case "":
 		return ""
@@ -543,11 +548,14 @@ func verdictLine(vd *report.Verdict, t *report.Stats) string {
 		if vd.Summary != "" && strings.HasPrefix(vd.Summary, "Nothing was probed: ") {
 			return "nothing was probed: " + strings.TrimSuffix(strings.TrimPrefix(vd.Summary, "Nothing was probed: "), ".")
 		}
+		if t.Abandoned > 0 {
+			return fmt.Sprintf("no request finished; %d abandoned in flight", t.Abandoned)
+		}
 		return "no request was sent"
 	case report.VerdictOK:
-		return failed
+		return failed + abandoned
 	}
-	return failed + " (" + pct(t.FailureRate, t.Requests) + "): " + headlineOf(vd)
+	return failed + " (" + pct(t.FailureRate, t.Requests) + ")" + abandoned + ": " + headlineOf(vd)
 }
 
 // levelWords says a verdict's level: "a difference counts as significant
@@ -826,12 +834,19 @@ func (v *View) run(r *report.Report) {
 		Ended2: r.EndedAt.UTC().Format("15:04:05"), Seconds: seconds,
 		Took: took, Ended: ended(r.Interrupted), Planned: planned, Plan: planWords(&r.Plan),
 		Achieved: strconv.FormatFloat(t.RPS, 'f', 1, 64) + " req/s",
-		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, ClientErrors: t.ClientErrors,
+		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, ClientErrors: t.ClientErrors, Abandoned: t.Abandoned,
 		Endpoints: len(r.Endpoints), Interrupted: r.Interrupted, Command: shellJoin(r.Command),
 		Clients: r.Client.LocalAddresses, Ports: portWords(r.Client),
 	}
 	sent := fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s; %d failed", t.Requests, phrase.Plural(int(t.Requests)),
 		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), phrase.Plural(len(r.Endpoints)), t.Failed)
+	if t.Abandoned > 0 {
+		// The rate is of every request sent, the abandoned too.
+		n := t.Requests + t.Abandoned
+		sent = fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s: %d finished, %d of them failed, and %d %s abandoned: still in flight when a second interrupt ended the wait, so how they ended is unknown",
+			n, phrase.Plural(int(n)), strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), phrase.Plural(len(r.Endpoints)),
+			t.Requests, t.Failed, t.Abandoned, map[bool]string{true: "was", false: "were"}[t.Abandoned == 1])
+	}
 	if t.Dropped > 0 {
 		sent += fmt.Sprintf("; %d more were due but not sent (dropped) because an endpoint already had %d requests in flight", t.Dropped, r.Plan.Concurrency)
 	}
