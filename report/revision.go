@@ -16,10 +16,12 @@ import (
 // what was added after N. A report without "revision" is of revision 1.
 //
 // Revisions: 1, the document until revision 2 (no "revision" field); 2,
-// "revision" itself, the release gate's proof (a check's "bound",
-// "confidence", "need_requests", "need_s" and "smallest_fault"; status
-// "not-proven"), and the report of a run that probed nothing ("preflight",
-// "not_probed").
+// "revision" itself, the release gate's proof (a check's "requests",
+// "bound", "confidence", "need_requests", "need_s" and "smallest_fault";
+// status "not-proven"), the report of a run that probed nothing
+// ("preflight", "not_probed"), the requests a second interrupt abandoned
+// ("abandoned"), each vantage's timeline ("vantages[].endpoints[].timeline"),
+// "verdict.outage" and "plan.group_by". README.md lists them too.
 const Revision = 2
 
 // revisionOf is the revision a report says it is of: 1 when it says none.
