@@ -88,8 +88,9 @@ type PreflightRow struct {
 // VerdictView is the verdict, said for reading.
 type VerdictView struct {
 	// Status is the verdict's status ("concentrated", "spread", "ok",
-	// "no-data"), "outage" for a verdict that says one, "none" when the
-	// report has none.
+	// "no-data"), "outage" for a verdict that says one, "unfinished" for
+	// an ok of a run whose abandoned requests never finished, "none" when
+	// the report has none.
 	Status string
 	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
 	// or "none".
@@ -468,6 +469,12 @@ func (v *View) verdict(r *report.Report) {
 		}
 	case report.VerdictOK:
 		v.Verdict.Tone = "good"
+		if r.Totals.Abandoned > 0 {
+			// None of the requests that finished failed, but some never
+			// did: their outcome is unknown, and a backend that holds
+			// requests may be failing them. Not an OK to act on.
+			v.Verdict.Status, v.Verdict.Tone = "unfinished", "warn"
+		}
 	}
 	if r.NotProbed == "" { // a verdict that tested nothing has no level to speak of
 		v.Verdict.Level = phrase.Capitalize(levelWords(vd.Level))
@@ -553,7 +560,11 @@ func verdictLine(vd *report.Verdict, t *report.Stats) string {
 		}
 		return "no request was sent"
 	case report.VerdictOK:
-		return failed + abandoned
+		if t.Abandoned > 0 {
+			return fmt.Sprintf("%d of %d finished request%s failed; %d more were still unanswered when the report was written (abandoned): how they ended is unknown",
+				t.Failed, t.Requests, phrase.Plural(int(t.Requests)), t.Abandoned)
+		}
+		return failed
 	}
 	return failed + " (" + pct(t.FailureRate, t.Requests) + ")" + abandoned + ": " + headlineOf(vd)
 }
