@@ -208,6 +208,12 @@ func (pl *pool) run(ctx context.Context) {
 func (pl *pool) stop() {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
+	pl.endLocked()
+}
+
+// endLocked ends the stream and wakes every worker and the watch; pl.mu
+// is held.
+func (pl *pool) endLocked() {
 	pl.ended = true
 	for _, w := range pl.all {
 		w.wake()
@@ -220,11 +226,7 @@ func (pl *pool) stop() {
 func (pl *pool) abandon() int {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	pl.ended = true
-	for _, w := range pl.all {
-		w.wake()
-	}
-	pl.watch.wake()
+	pl.endLocked()
 	n := 0
 	for _, o := range pl.owed {
 		n += int(o.to - o.from)

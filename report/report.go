@@ -512,3 +512,18 @@ type PreflightCheck struct {
 	Error     string  `json:"error,omitempty"`
 	Class     string  `json:"class,omitempty"`
 }
+
+// Failing counts the connections with a failure among those kept one by
+// one (the first MaxConnRecords), and those connections: the ones past
+// them are counted together, and which of them failed is not known.
+func (c *Conns) Failing() (failing, all int64) {
+	for _, r := range c.Records {
+		if r.Failed > 0 {
+			failing++
+		}
+	}
+	if c.Overflow.Connections > 0 {
+		return failing, int64(len(c.Records))
+	}
+	return failing, c.Connections
+}

@@ -81,7 +81,7 @@ func (j *judgement) connections() {
 		switch {
 		case coarse.P < j.each && moment.P < j.each:
 			f := &connFinding{coarse: coarse, moment: moment}
-			f.failing, f.all = failingConns(c)
+			f.failing, f.all = c.Failing()
 			f.first = c.Overflow.Connections > 0
 			j.connFind[i] = f
 		case windows:
@@ -120,7 +120,7 @@ func provenWindows(c *report.Conns, failed int64, each float64) (proven []report
 	if c == nil || failed == 0 {
 		return nil, 0
 	}
-	failing, all := failingConns(c)
+	failing, all := c.Failing()
 	s := 1.0
 	if all > 0 {
 		s = float64(failing) / float64(all)
@@ -140,22 +140,6 @@ func repeatTest2(kind, scope string, e *report.Endpoint, rr RepeatResult) report
 	return report.Test{Kind: kind, Scope: scope, Address: e.Address, Target: e.Target, Family: e.Family,
 		Requests: rr.AfterFailure, Failed: rr.AfterFailureFailed, FailureRate: rr.AfterFailureRate, CI95: rr.AfterFailureCI95,
 		RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P}
-}
-
-// failingConns counts the connections with a failure among those kept one
-// by one (the first report.MaxConnRecords), and those connections: the
-// ones past them are counted together, and which of them failed is not
-// known.
-func failingConns(c *report.Conns) (failing, all int64) {
-	for _, r := range c.Records {
-		if r.Failed > 0 {
-			failing++
-		}
-	}
-	if c.Overflow.Connections > 0 {
-		return failing, int64(len(c.Records))
-	}
-	return failing, c.Connections
 }
 
 // cannotTell says that failures repeat on an address's connections but

@@ -718,7 +718,7 @@ func (v *View) conns(r *report.Report) {
 		failing, all := s.FailingConnections, s.Connections
 		if s.Kind == report.SuspectGroup {
 			// An instance's evidence: its endpoint's connections.
-			failing, all = endpointConns(e.Conns)
+			failing, all = e.Conns.Failing()
 		}
 		t := ConnTable{Label: v.Label(e), Address: e.Address, Target: e.Target,
 			Summary: fmt.Sprintf("%d of %d connections failed", failing, all)}
@@ -740,20 +740,6 @@ func (v *View) conns(r *report.Report) {
 // of its address's failing connections (their counts are its evidence).
 func failingConns(s *report.Suspect) bool {
 	return s.Kind == report.SuspectConnections || s.Kind == report.SuspectGroup && s.Connections > 0 && s.Address != ""
-}
-
-// endpointConns counts the connections of c with a failure and all of
-// them, among the first kept one by one when there were more.
-func endpointConns(c *report.Conns) (failing, all int64) {
-	for _, r := range c.Records {
-		if r.Failed > 0 {
-			failing++
-		}
-	}
-	if c.Overflow.Connections > 0 {
-		return failing, int64(len(c.Records))
-	}
-	return failing, c.Connections
 }
 
 func (v *View) gate(r *report.Report) {
