@@ -107,7 +107,7 @@ func TestReleaseGateUnproven(t *testing.T) {
 	}
 	for _, want := range []string{"RELEASE GATE FAILED: 6 of 7 checks not proven",
 		"✗  max-failure-rate  total                0%  ≤ 64%        0.1%  not proven",
-		"a run of about 5m at this rate (-d 5m) would prove every check not proven here",
+		"a run of about 5m at this rate (-d 5m, and -n 0 or at least 3,000) would prove every check not proven here",
 		"needs 2,995 requests"} {
 		if !strings.Contains(stdout, want) && !strings.Contains(strings.Join(strings.Fields(stdout), " "), want) {
 			t.Errorf("text report lacks %q:\n%s", want, stdout)

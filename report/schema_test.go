@@ -292,6 +292,7 @@ func TestSchemaReports(t *testing.T) {
 		"a run's vantage": fixture.VantageRun(t, "eu-west", 0, 0),
 		"not probed":      notProbedReport(t),
 		"outage":          outageReport(t),
+		"gate passed":     gatePassedReport(t),
 	}
 	cov := newCoverage(t, fixture.KindReport)
 	for _, name := range slices.Sorted(maps.Keys(docs)) {
@@ -579,6 +580,20 @@ func emptyReport(t *testing.T) *report.Report {
 		Plan: report.Plan{Rate: 20, DurationS: 30, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx", ConnRequests: 4},
 		DNS:  []report.DNS{{Host: "sign.example.com", Port: 443, Source: "system", Addresses: []string{"203.0.113.7"}, Changes: []report.DNSChange{}}},
 	})
+}
+
+// gatePassedReport is a healthy run of two addresses that passed
+// --fail-on-verdict, which says the smallest fault it would have seen.
+func gatePassedReport(t *testing.T) *report.Report {
+	r := fixture.CmpRun(t, fixture.CmpStart,
+		fixture.CmpEndpoint{Address: "192.0.2.7", N: 400, Latency: time.Millisecond},
+		fixture.CmpEndpoint{Address: "192.0.2.8", N: 400, Latency: time.Millisecond})
+	r.Verdict = judge.Judge(r, judge.Once())
+	r.Thresholds = report.CheckLimits(r, report.Limits{MaxFailureRate: -1, FailOnVerdict: true})
+	if len(r.Thresholds) != 1 || r.Thresholds[0].SmallestFault == nil {
+		t.Fatalf("thresholds %+v; want the verdict's, with its smallest fault", r.Thresholds)
+	}
+	return r
 }
 
 // outageReport is a run whose every address answers 502 to every request.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -87,14 +88,18 @@ func Breached(ts []Threshold) bool {
 	return false
 }
 
-// CheckLimits judges r against l in every scope: each endpoint, each
-// family and the total. A check passes only when proven: the upper bound
-// of the scope's failure rate (or p99) at l.Confidence lies within the
-// limit; a scope that measured within it but is not proven does not pass
+// CheckLimits judges r against l in every scope: each endpoint (but one
+// that left DNS during the run, which no longer run could prove: its
+// requests count in its family and the total), each family and the total.
+// A check passes only when proven: the upper bound of the scope's failure
+// rate (or p99) at l.Confidence lies within the limit, counting every
+// request a second interrupt abandoned as failed (or as slower than any);
+// a scope that measured within it but is not proven does not pass
 // (ThresholdNotProven), nor does one without requests (ThresholdNotJudged).
-// --max-failure-rate 0 asks that no request fail, which no bound can
-// show: it passes when none did. It returns the checks in a stable order;
-// none when l sets nothing.
+// --max-failure-rate 0 asks that no request fail, which no bound can show:
+// it passes when none failed and none was abandoned. --fail-on-verdict
+// fails on a suspect, and on an outage. It returns the checks in a stable
+// order; none when l sets nothing.
 func CheckLimits(r *Report, l Limits) []Threshold {
 	out := []Threshold{}
 	conf := l.Confidence
@@ -102,56 +107,82 @@ func CheckLimits(r *Report, l Limits) []Threshold {
 		conf = DefaultConfidence
 	}
 	alpha := 1 - conf
-	// A scope's rate is its share of the planned rate (the measured one
-	// under --rate max), by its endpoints: how long proving it would take.
+	// A scope's rate, for how long proving it would take: its share of the
+	// planned rate by its endpoints still probed at the end (the measured
+	// one under --rate max), or the rate its requests finished at when
+	// that was lower (drops, abandoned requests, a slow backend).
 	type scope struct {
 		name string
 		s    *Stats
 		rps  float64
 	}
-	rate := func(s *Stats, eps int) float64 {
-		if r.Plan.Max || !(r.Plan.Rate > 0) || len(r.Endpoints) == 0 {
-			return s.RPS
+	active := 0
+	for i := range r.Endpoints {
+		if r.Endpoints[i].RemovedAt == nil {
+			active++
 		}
-		return r.Plan.Rate * float64(eps) / float64(len(r.Endpoints))
 	}
-	scopes := []scope{{"total", &r.Totals, rate(&r.Totals, len(r.Endpoints))}}
+	rate := func(s *Stats, eps int) float64 {
+		rps := s.RPS
+		if !r.Plan.Max && r.Plan.Rate > 0 && active > 0 {
+			rps = r.Plan.Rate * float64(eps) / float64(active)
+		}
+		if r.SendS > 0 {
+			if done := float64(s.Requests) / r.SendS; done < rps {
+				rps = done
+			}
+		}
+		return rps
+	}
+	scopes := []scope{{"total", &r.Totals, rate(&r.Totals, active)}}
 	for _, f := range phrase.SortedKeys(r.Families) {
 		eps := 0
 		for i := range r.Endpoints {
-			if r.Endpoints[i].Family == f {
+			if e := &r.Endpoints[i]; e.Family == f && e.RemovedAt == nil {
 				eps++
 			}
 		}
 		scopes = append(scopes, scope{"family " + f, r.Families[f], rate(r.Families[f], eps)})
 	}
 	for i := range r.Endpoints {
-		e := &r.Endpoints[i]
-		scopes = append(scopes, scope{"endpoint " + e.Address + " (" + e.Target + ")", &e.Stats, rate(&e.Stats, 1)})
+		if e := &r.Endpoints[i]; e.RemovedAt == nil {
+			scopes = append(scopes, scope{"endpoint " + e.Address + " (" + e.Target + ")", &e.Stats, rate(&e.Stats, 1)})
+		}
 	}
 	check := func(name, unit string, sc scope, limit float64) Threshold {
 		return Threshold{Name: name, Scope: sc.name, Limit: limit, Unit: unit, Status: ThresholdNotJudged, Requests: sc.s.Requests}
 	}
 	// judge adds t, with its outcome from what the scope measured (value)
-	// and what it is shown to stay under (bound, nil when nothing is), and
-	// what would prove it.
-	judge := func(t Threshold, sc scope, value float64, bound *float64, need int64) {
+	// and what it is shown to stay under (bound, unrounded; nil when
+	// nothing is), and what would prove it; proven says it passes without
+	// a bound within the limit (--max-failure-rate 0 of a scope where none
+	// failed).
+	judge := func(t Threshold, sc scope, value float64, bound *float64, proven bool, need int64) {
 		defer func() { out = append(out, t) }()
 		if sc.s.Requests <= 0 {
 			return
 		}
-		t.Value, t.Bound, t.Confidence = &value, bound, conf
+		t.Value, t.Confidence = &value, conf
+		if bound != nil {
+			// Rounded up, as it is written: a bound said is never lower than
+			// the bound.
+			b := math.Ceil(*bound*1e6-1e-9) / 1e6
+			if t.Unit == "ms" {
+				b = *bound
+			}
+			t.Bound = &b
+		}
 		switch {
 		case value > t.Limit:
 			t.Status = ThresholdBreached
-		case bound != nil && *bound <= t.Limit:
+		case proven || bound != nil && *bound <= t.Limit:
 			t.Status, t.OK = ThresholdOK, true
 		default:
 			t.Status = ThresholdNotProven
 			if need > 0 {
 				t.NeedRequests = need
 				if sc.rps > 0 {
-					t.NeedS = stat.Round(float64(need)/sc.rps, 1)
+					t.NeedS = math.Ceil(float64(need) / sc.rps)
 				}
 			}
 		}
@@ -160,11 +191,12 @@ func CheckLimits(r *Report, l Limits) []Threshold {
 		for _, sc := range scopes {
 			t := check("max-failure-rate", "ratio", sc, l.MaxFailureRate)
 			s := sc.s
-			b := stat.Round(stat.UpperBound(s.Failed, s.Requests, alpha), 6)
-			if l.MaxFailureRate == 0 && s.Failed == 0 {
-				b = 0 // none failed, as asked; no bound could show a rate of 0
-			}
-			judge(t, sc, s.FailureRate, &b, stat.RequestsToBound(s.Failed, s.Requests, l.MaxFailureRate, alpha))
+			// The abandoned requests may have failed: shown below the limit
+			// only if they did.
+			k, n := s.Failed+s.Abandoned, s.Requests+s.Abandoned
+			b := stat.UpperBound(k, n, alpha)
+			none := l.MaxFailureRate == 0 && k == 0
+			judge(t, sc, s.FailureRate, &b, none, stat.RequestsToBound(k, n, l.MaxFailureRate, alpha))
 		}
 	}
 	if l.MaxP99 > 0 {
@@ -172,7 +204,7 @@ func CheckLimits(r *Report, l Limits) []Threshold {
 		for _, sc := range scopes {
 			t := check("max-p99", "ms", sc, limit)
 			bound, need := p99Bound(sc.s, l.MaxP99, alpha)
-			judge(t, sc, sc.s.LatencyMS.P99, bound, need)
+			judge(t, sc, sc.s.LatencyMS.P99, bound, false, need)
 		}
 	}
 	if l.FailOnVerdict {
@@ -181,33 +213,36 @@ func CheckLimits(r *Report, l Limits) []Threshold {
 			v := float64(len(r.Verdict.Suspects))
 			t.Value, t.Confidence = &v, conf
 			t.Status, t.OK = ThresholdBreached, false
-			if v == 0 {
+			if v == 0 && !r.Verdict.Outage {
 				t.Status, t.OK = ThresholdOK, true
+				t.SmallestFault = smallestFault(r, conf)
 			}
-			t.SmallestFault = smallestFault(r, conf)
 		}
 		out = append(out, t)
 	}
 	return out
 }
 
-// p99Bound is the upper bound of s's p99 at level alpha, in milliseconds
-// (nil when s has too few requests for one, or no histogram), and, when
-// that bound is past limit, how many requests would bring it within limit
-// if s answered as it did.
+// p99Bound is the upper bound of s's p99 at level alpha, in milliseconds,
+// the abandoned requests counted as slower than any (nil when s has too
+// few requests for one, or no histogram), and, when that bound is past
+// limit, how many requests would bring it within limit if s answered as it
+// did.
 func p99Bound(s *Stats, limit time.Duration, alpha float64) (*float64, int64) {
 	h := NewLatencyHist()
 	if s.Requests <= 0 || s.HDR == "" || h.Add(s.HDR) != nil || h.TotalCount() == 0 {
 		return nil, 0
 	}
-	n := h.TotalCount()
+	n := h.TotalCount() + s.Abandoned
 	share := float64(h.CountAtOrBelow(limit.Microseconds())) / float64(n)
 	need := stat.RequestsToQuantile(n, share, 0.99, alpha)
 	r, ok := stat.QuantileUpperRank(n, 0.99, alpha)
-	if !ok {
+	if !ok || r > h.TotalCount() {
 		return nil, need
 	}
-	b := MicrosToMillis(h.ValueAtRank(r))
+	// The top of the bucket holding rank r, in µs: exact to the
+	// microsecond, never below the value.
+	b := float64(h.ValueAtRank(r)) / 1000
 	if b <= float64(limit)/float64(time.Millisecond) {
 		need = 0
 	}
@@ -215,15 +250,18 @@ func p99Bound(s *Stats, limit time.Duration, alpha float64) (*float64, int64) {
 }
 
 // smallestFault is the least failure rate one address could have had and
-// been named by the verdict with probability conf, at the verdict's level
-// for each test, against the other addresses of its URL as they answered:
-// the largest over the addresses (the least seen). Nil when no URL had two
-// addresses with requests.
+// been named by the verdict with probability conf, against the other
+// addresses of its URL as they answered, at the level each test would have
+// had then: the verdict's alpha over its tests and the two it adds on the
+// connections of a failing address; the largest over the addresses (the
+// least seen), rounded up. Nil when no URL had two addresses with requests.
 func smallestFault(r *Report, conf float64) *float64 {
-	each := r.Verdict.Level.Each
-	if !(each > 0) {
-		each = 0.001
+	lv := r.Verdict.Level
+	alpha, tests := lv.Alpha, lv.Tests
+	if !(alpha > 0) {
+		alpha = 0.001
 	}
+	each := alpha / float64(max(tests, 1)+2)
 	type tally struct{ n, failed int64 }
 	byTarget := map[string]tally{}
 	count := map[string]int{}
@@ -243,7 +281,7 @@ func smallestFault(r *Report, conf float64) *float64 {
 		}
 		all := byTarget[e.Target]
 		f, _ := stat.SmallestProvable(e.Requests, all.failed-e.Failed, all.n-e.Requests, each, conf)
-		f = stat.Round(f, 6)
+		f = math.Ceil(f*1e6-1e-9) / 1e6
 		if worst == nil || f > *worst {
 			worst = &f
 		}

@@ -2,10 +2,10 @@ package judge
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pinprobe/pinprobe/report"
 	"github.com/pinprobe/pinprobe/report/phrase"
-	"strings"
 )
 
 // Alpha is the significance level of a verdict judged once: the chance
@@ -262,7 +262,7 @@ func (j *judgement) verdict() report.Verdict {
 		}
 	case tot.Failed == 0:
 		v.Status = report.VerdictOK
-		v.Summary = okSummary(tot.Requests)
+		v.Summary = okSummary(tot.Requests, tot.Abandoned)
 	default:
 		clauses := j.clauses()
 		for _, c := range clauses {

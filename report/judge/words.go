@@ -429,7 +429,13 @@ func failureKinds(s *report.Stats, fail report.FailStatus) string {
 
 // okSummary says a run without failures, with the exact upper bound of the
 // failure rate.
-func okSummary(n int64) string {
+func okSummary(n, abandoned int64) string {
+	if abandoned > 0 {
+		// They may all have failed: the rate is shown below the bound of
+		// as many failures.
+		return fmt.Sprintf("0 failures in %d finished requests, and %d more abandoned in flight, whose outcome is unknown: counting them as failed, the failure rate is below %s with 95%% confidence.",
+			n, abandoned, phrase.PctCeil(stat.UpperBound(abandoned, n+abandoned, 0.05)))
+	}
 	return fmt.Sprintf("0 failures in %d requests: below %s with 95%% confidence.", n, phrase.PctCeil(stat.UpperBoundZero(n)))
 }
 

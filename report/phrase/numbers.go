@@ -139,6 +139,24 @@ func Latency(v float64, n int64) string {
 	}
 }
 
+// LatencyCeil is Latency of an upper bound: rounded up at the digits it
+// shows, so "within" stays true (14.527 ms: "14.6ms").
+func LatencyCeil(v float64) string {
+	up := func(v float64, d int) float64 {
+		p := math.Pow(10, float64(d))
+		return math.Ceil(v*p-1e-9) / p
+	}
+	switch {
+	case v >= 1000:
+		return strconv.FormatFloat(up(v/1000, 2), 'f', 2, 64) + "s"
+	case v >= 100:
+		return strconv.FormatFloat(up(v, 0), 'f', 0, 64) + "ms"
+	case v >= 10:
+		return strconv.FormatFloat(up(v, 1), 'f', 1, 64) + "ms"
+	}
+	return strconv.FormatFloat(up(v, 2), 'f', 2, 64) + "ms"
+}
+
 func Num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Count formats a count with thousands separators: "2,995", "1,000,000".

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,9 @@ func thresholdWords(t *report.Threshold) string {
 	case report.ThresholdNotJudged:
 		return fmt.Sprintf("%s, %s: not judged, no request reached it (limit %s)", t.Name, t.Scope, limit)
 	case report.ThresholdBreached:
+		if t.Name == "fail-on-verdict" && *t.Value == 0 {
+			return fmt.Sprintf("%s, %s: no suspect, but an outage: every address fails nearly every request", t.Name, t.Scope)
+		}
 		return fmt.Sprintf("%s, %s: %s > %s", t.Name, t.Scope, thresholdValue(t, *t.Value), limit)
 	case report.ThresholdNotProven:
 		value := thresholdValue(t, *t.Value)
@@ -54,7 +58,7 @@ func requestsWords(n int64) string {
 // proveWords says what run would prove the checks not proven: the one that
 // needs the longest at the run's rate, and those no run would prove; ""
 // when none is not proven.
-func proveWords(ts []report.Threshold) string {
+func proveWords(ts []report.Threshold, plan report.Plan) string {
 	var longest *report.Threshold
 	never, unproven := []string{}, 0
 	for i := range ts {
@@ -84,7 +88,11 @@ func proveWords(ts []report.Threshold) string {
 			s += fmt.Sprintf("a run of more than a day at this rate would prove %s (a higher rate or a looser limit proves it sooner): ", every)
 		case longest.NeedS > 0:
 			d := phrase.RunLength(time.Duration(longest.NeedS * float64(time.Second)))
-			s += fmt.Sprintf("a run of about %s at this rate (-d %s) would prove %s: ", d, d, every)
+			flags := "-d " + d
+			if p := plan; p.Requests > 0 && !p.Max && p.Rate > 0 {
+				flags += fmt.Sprintf(", and -n 0 or at least %s", phrase.Count(int64(math.Ceil(longest.NeedS*p.Rate))))
+			}
+			s += fmt.Sprintf("a run of about %s at this rate (%s) would prove %s: ", d, flags, every)
 		default:
 			s += fmt.Sprintf("more requests would prove %s: ", every)
 		}
@@ -113,7 +121,7 @@ func seenWords(t *report.Threshold, r *report.Report) string {
 		return fmt.Sprintf("%s, but this run was too short to see one: not even an address failing every request would have been named at the verdict's level (%s requests in all).", named, phrase.Count(r.Totals.Requests))
 	}
 	return fmt.Sprintf("%s; an address failing %s of its requests or more would have been named (with %s probability, at this run's requests per address).",
-		named, phrase.PctRate(f), phrase.PctRate(t.Confidence))
+		named, phrase.PctCeil(f), phrase.PctRate(t.Confidence))
 }
 
 func thresholdValue(t *report.Threshold, v float64) string {
@@ -126,11 +134,14 @@ func thresholdValue(t *report.Threshold, v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64) + " suspect" + phrase.Plural(int(v))
 }
 
-// boundValue formats a check's bound, a rate rounded up so that "below"
-// stays true.
+// boundValue formats a check's bound, rounded up so that "below" and
+// "within" stay true.
 func boundValue(t *report.Threshold, v float64) string {
-	if t.Unit == "ratio" && v > 0 {
+	switch {
+	case t.Unit == "ratio" && v > 0:
 		return phrase.PctCeil(v)
+	case t.Unit == "ms":
+		return phrase.LatencyCeil(v)
 	}
 	return thresholdValue(t, v)
 }

@@ -424,7 +424,7 @@ type TestRow struct {
 
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
-	v := &View{R: r, Hosts: titleHosts(r), Headline: headlineOf(&r.Verdict), Notes: r.Notes, short: report.ShortURLs(r)}
+	v := &View{R: r, Hosts: titleHosts(r), Headline: headlineOf(r), Notes: r.Notes, short: report.ShortURLs(r)}
 	targets := report.TargetsOf(r)
 	v.MultiURL = len(targets) > 1
 	v.verdict(r)
@@ -452,7 +452,7 @@ func NewView(r *report.Report) *View {
 // slow scopes.
 func (v *View) verdict(r *report.Report) {
 	vd := &r.Verdict
-	v.Verdict = VerdictView{Status: vd.Status, Headline: headlineOf(vd), Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
+	v.Verdict = VerdictView{Status: vd.Status, Headline: headlineOf(r), Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
 	v.Verdict.Notes = newNotes(&v.Verdict)
 	switch vd.Status {
 	case "":
@@ -479,7 +479,7 @@ func (v *View) verdict(r *report.Report) {
 	if r.NotProbed == "" { // a verdict that tested nothing has no level to speak of
 		v.Verdict.Level = phrase.Capitalize(levelWords(vd.Level))
 	}
-	v.Verdict.Line = verdictLine(vd, &r.Totals)
+	v.Verdict.Line = verdictLine(r)
 	for _, s := range vd.Suspects {
 		row := SuspectRow{Kind: s.Kind, Target: s.Target, How: s.How, Agrees: s.Agrees,
 			Failed: fmt.Sprintf("%d of %d requests failed", s.Failed, s.Requests),
@@ -515,12 +515,13 @@ func (v *View) verdict(r *report.Report) {
 
 // headlineOf is a verdict's headline, or its status in a few words when it
 // names no suspect.
-func headlineOf(v *report.Verdict) string {
+func headlineOf(r *report.Report) string {
+	v := &r.Verdict
 	switch v.Status {
 	case report.VerdictOK:
 		return "no failures"
 	case report.VerdictNoData:
-		if strings.HasPrefix(v.Summary, "Nothing was probed: ") {
+		if r.NotProbed != "" {
 			return "nothing probed"
 		}
 		return "no data"
@@ -542,7 +543,8 @@ func headlineOf(v *report.Verdict) string {
 
 // verdictLine is VerdictView.Line: the failures counted, then the
 // headline, which names every suspect.
-func verdictLine(vd *report.Verdict, t *report.Stats) string {
+func verdictLine(r *report.Report) string {
+	vd, t := &r.Verdict, &r.Totals
 	failed := fmt.Sprintf("%d of %d request%s failed", t.Failed, t.Requests, phrase.Plural(int(t.Requests)))
 	abandoned := ""
 	if t.Abandoned > 0 {
@@ -552,8 +554,8 @@ func verdictLine(vd *report.Verdict, t *report.Stats) string {
 	case "":
 		return ""
 	case report.VerdictNoData:
-		if vd.Summary != "" && strings.HasPrefix(vd.Summary, "Nothing was probed: ") {
-			return "nothing was probed: " + strings.TrimSuffix(strings.TrimPrefix(vd.Summary, "Nothing was probed: "), ".")
+		if r.NotProbed != "" {
+			return "nothing was probed: " + strings.TrimSuffix(r.NotProbed, ".")
 		}
 		if t.Abandoned > 0 {
 			return fmt.Sprintf("no request finished; %d abandoned in flight", t.Abandoned)
@@ -566,7 +568,7 @@ func verdictLine(vd *report.Verdict, t *report.Stats) string {
 		}
 		return failed
 	}
-	return failed + " (" + pct(t.FailureRate, t.Requests) + ")" + abandoned + ": " + headlineOf(vd)
+	return failed + " (" + pct(t.FailureRate, t.Requests) + ")" + abandoned + ": " + headlineOf(r)
 }
 
 // levelWords says a verdict's level: "a difference counts as significant
@@ -752,7 +754,7 @@ func (v *View) gate(r *report.Report) {
 		e := &r.Endpoints[i]
 		where["endpoint "+e.Address+" ("+e.Target+")"] = e
 	}
-	conf, bounded := 0.0, 0
+	conf, bounded, zero := 0.0, 0, 0
 	for i := range r.Thresholds {
 		t := &r.Thresholds[i]
 		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-", Status: t.Status,
@@ -769,6 +771,9 @@ func (v *View) gate(r *report.Report) {
 		if t.Bound != nil {
 			row.Bound = "≤ " + boundValue(t, *t.Bound)
 			bounded++
+			if t.OK && *t.Bound > t.Limit { // --max-failure-rate 0, passed as asked
+				zero++
+			}
 		}
 		conf = max(conf, t.Confidence)
 		count[t.Status]++
@@ -789,7 +794,10 @@ func (v *View) gate(r *report.Report) {
 		if n == 1 {
 			v.Gate.Summary = "passed: its 1 check"
 		}
-		if bounded > 0 {
+		switch {
+		case zero > 0:
+			v.Gate.Summary += " (no request failed, as --max-failure-rate 0 asks: no run proves a rate of 0)"
+		case bounded > 0:
 			v.Gate.Summary += ", " + map[bool]string{true: "", false: "each "}[bounded == 1] + "proven at " + phrase.PctRate(conf)
 		}
 		return
@@ -810,7 +818,7 @@ func (v *View) gate(r *report.Report) {
 		}
 	}
 	v.Gate.Summary = "FAILED: " + strings.Join(parts, ", ")
-	v.Gate.Prove = proveWords(r.Thresholds)
+	v.Gate.Prove = proveWords(r.Thresholds, r.Plan)
 }
 
 func (v *View) run(r *report.Report) {

@@ -17,23 +17,6 @@ func normalQuantile(p float64) float64 {
 	return (lo + hi) / 2
 }
 
-// exactBoundFailures is the most failures UpperBound sums exactly while
-// RequestsToBound searches; past them, the normal law's bound (Wilson's,
-// one-sided) is within a fraction of a percent of it.
-const exactBoundFailures = 2000
-
-// upperBoundFast is UpperBound, by the Wilson score bound past
-// exactBoundFailures failures.
-func upperBoundFast(k, n int64, alpha float64) float64 {
-	if k <= exactBoundFailures {
-		return UpperBound(k, n, alpha)
-	}
-	z := normalQuantile(1 - alpha)
-	nf, p := float64(n), float64(k)/float64(n)
-	z2 := z * z
-	return min(1, (p+z2/(2*nf)+z*math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)))/(1+z2/nf))
-}
-
 // MaxRequestsToProve is the most requests RequestsToBound and
 // RequestsToQuantile consider: past them, a run proves nothing sooner.
 const MaxRequestsToProve = 1_000_000_000
@@ -52,7 +35,7 @@ func RequestsToBound(k, n int64, limit, alpha float64) int64 {
 		return 0
 	}
 	ok := func(m int64) bool {
-		return upperBoundFast(int64(math.Round(rate*float64(m))), m, alpha) <= limit
+		return UpperBound(int64(math.Round(rate*float64(m))), m, alpha) <= limit
 	}
 	if rate == 0 {
 		// 1 - alpha^(1/m) ≤ limit exactly when m ≥ log(alpha)/log(1-limit).

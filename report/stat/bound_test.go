@@ -122,3 +122,32 @@ func TestSmallestProvable(t *testing.T) {
 		t.Errorf("at %v, %d failures or more come with probability %v, want 0.95", f1000, need, p)
 	}
 }
+
+// TestBinomCDF: the tail sums agree with the whole sum term by term, on
+// both sides of the mean, and a bound of a million failures costs no more
+// than one of a few.
+func TestBinomCDF(t *testing.T) {
+	whole := func(k, n int64, p float64) float64 {
+		s := 0.0
+		for x := int64(0); x <= k; x++ {
+			s += math.Exp(LogChoose(n, x) + float64(x)*math.Log(p) + float64(n-x)*math.Log1p(-p))
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		k, n int64
+		p    float64
+	}{{0, 10, 0.3}, {3, 10, 0.3}, {7, 10, 0.3}, {50, 1000, 0.04}, {50, 1000, 0.06}, {950, 1000, 0.96}, {2000, 100000, 0.0195}} {
+		if got, want := binomCDF(tc.k, tc.n, tc.p), whole(tc.k, tc.n, tc.p); math.Abs(got-want) > 1e-9 {
+			t.Errorf("binomCDF(%d, %d, %v) = %v, want %v", tc.k, tc.n, tc.p, got, want)
+		}
+	}
+	// The exact bound of 630,000 failures in 63 million requests: about
+	// 1%, at once.
+	if b := UpperBound(630_000, 63_000_000, 0.05); !(b > 0.01 && b < 0.01003) {
+		t.Errorf("UpperBound(630000, 63e6) = %v, want just above 1%%", b)
+	}
+	if b := UpperBound(1<<39, 1<<40, 0.05); !(b > 0.5 && b < 0.500001) {
+		t.Errorf("UpperBound(2^39, 2^40) = %v, want just above 50%%", b)
+	}
+}

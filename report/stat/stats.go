@@ -67,14 +67,50 @@ func UpperBound(k, n int64, alpha float64) float64 {
 	return hi
 }
 
-// binomCDF is P(X <= k) for X binomial(n, p), summed in log space.
+// binomCDF is P(X <= k) for X binomial(n, p). Only the tail on the far
+// side of the mean from the mode is summed, from k outward by the terms'
+// ratios, until the terms no longer count (below 1e-18 of the sum): the
+// work is of the order of the law's spread, not of k. Past a spread of
+// 3000 the normal law with a continuity correction stands in, within a
+// hair of the sum there.
 func binomCDF(k, n int64, p float64) float64 {
-	lp, lq := math.Log(p), math.Log1p(-p)
-	sum := 0.0
-	for x := int64(0); x <= k; x++ {
-		sum += math.Exp(LogChoose(n, x) + float64(x)*lp + float64(n-x)*lq)
+	switch {
+	case k < 0:
+		return 0
+	case k >= n || p <= 0:
+		return 1
+	case p >= 1:
+		return 0
 	}
-	return min(1, sum)
+	nf := float64(n)
+	if sd := math.Sqrt(nf * p * (1 - p)); sd > 3000 {
+		return 0.5 * math.Erfc(-(float64(k)+0.5-nf*p)/(sd*math.Sqrt2))
+	}
+	odds := p / (1 - p)
+	term := func(x int64) float64 {
+		return math.Exp(LogChoose(n, x) + float64(x)*math.Log(p) + float64(n-x)*math.Log1p(-p))
+	}
+	if float64(k) <= nf*p { // the lower tail falls away from k down
+		sum := 0.0
+		for x, t := k, term(k); x >= 0; x-- {
+			sum += t
+			if t < sum*1e-18 {
+				break
+			}
+			t *= float64(x) / float64(n-x+1) / odds // term of x-1
+		}
+		return min(1, sum)
+	}
+	// The upper tail, from k+1 up: P(X <= k) is what it leaves.
+	sum := 0.0
+	for x, t := k+1, term(k+1); x <= n; x++ {
+		sum += t
+		if t < sum*1e-18 {
+			break
+		}
+		t *= float64(n-x) / float64(x+1) * odds // term of x+1
+	}
+	return max(0, 1-sum)
 }
 
 // FisherGreater returns the one-sided p-value of Fisher's exact test that a
