@@ -213,9 +213,6 @@ func CheckSaved(r *Report) error {
 	for _, m := range checkTimes(r) {
 		bad("%s", m)
 	}
-	if r.Revision < 0 {
-		bad("revision %d: want a whole number from 1", r.Revision)
-	}
 	if g := r.Plan.PaceGrainS; !(g >= 0 && g <= 0.1) {
 		bad("plan: pace_grain_s %v: must be 0 to 0.1", g)
 	}

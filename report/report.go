@@ -13,7 +13,7 @@ type Report struct {
 	// Revision is the revision of the document within Schema (see
 	// Revision): what a reader of it may find. 0 in a report read from a
 	// file of revision 1, which has none.
-	Revision int    `json:"revision,omitempty"`
+	Revision Rev    `json:"revision,omitempty"`
 	Version  string `json:"version"`
 	// RunID identifies the run: the random <run> of the request IDs it
 	// sent (pinprobe-<run>-<endpoint>-<n>), so Merge can tell one run given

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -24,8 +25,23 @@ import (
 // "verdict.outage" and "plan.group_by". README.md lists them too.
 const Revision = 2
 
+// Rev is a document's revision as it says it: 0 when it says none (then
+// it is of revision 1); a "revision" it gives must be a whole number from
+// 1.
+type Rev int
+
+// UnmarshalJSON refuses a revision that is not a whole number from 1.
+func (r *Rev) UnmarshalJSON(b []byte) error {
+	n, err := strconv.Atoi(string(b))
+	if err != nil || n < 1 {
+		return fmt.Errorf("revision %.20s: want a whole number from 1", shown(string(b)))
+	}
+	*r = Rev(n)
+	return nil
+}
+
 // revisionOf is the revision a report says it is of: 1 when it says none.
-func revisionOf(r int) int { return max(r, 1) }
+func revisionOf(r Rev) int { return max(int(r), 1) }
 
 // maxUnknownNamed is how many fields of a newer revision a note names; it
 // counts the rest.
@@ -33,18 +49,22 @@ const maxUnknownNamed = 8
 
 // pruneUnknown copies data, one JSON document of type t, leaving out every
 // object member that t does not have (at any depth, by the fields' JSON
-// names), and says which it left out: their paths ("verdict.cause",
-// "endpoints[].tcp_rtt_ms"), the first maxUnknownNamed of them in the order
-// met, and how many members in all. It holds no more than the copy, and
-// reads each value once; what does not decode as JSON is left for the
+// names, matched as encoding/json matches them: exactly, else without
+// regard to case), and says which it left out: their paths
+// ("verdict.cause", "endpoints[].tcp_rtt_ms"), the first maxUnknownNamed of
+// them in the order met, and how many members in all. Anything after the
+// document is copied too, for the decoder to refuse as it would. It holds
+// no more than the copy, reads each value once, and recurses no deeper
+// than the document nests, which the caller has had the decoder check
+// already (checkHead); what does not decode as JSON is left for the
 // decoder that reads the copy to refuse.
 func pruneUnknown(data []byte, t reflect.Type) (out []byte, paths []string, count int, err error) {
 	p := pruner{dec: json.NewDecoder(bytes.NewReader(data)), seen: map[string]bool{}}
 	p.dec.UseNumber()
-	p.out.Grow(len(data))
 	if err := p.value(t, "", true); err != nil {
 		return nil, nil, 0, err
 	}
+	p.out.Write(data[p.dec.InputOffset():])
 	return p.out.Bytes(), p.paths, p.count, nil
 }
 
@@ -91,7 +111,7 @@ func (p *pruner) value(t reflect.Type, path string, keep bool) error {
 			known := true
 			switch {
 			case fields != nil:
-				ft, known = fields[key]
+				ft, known = fieldOf(fields, key)
 			case elem != nil:
 				ft = elem
 			}
@@ -210,6 +230,20 @@ func objectFields(t reflect.Type) (fields map[string]reflect.Type, elem reflect.
 		return f, nil
 	}
 	return nil, nil
+}
+
+// fieldOf is the field of fields that encoding/json decodes key into:
+// the one of that name, else one whose name differs only in case.
+func fieldOf(fields map[string]reflect.Type, key string) (reflect.Type, bool) {
+	if t, ok := fields[key]; ok {
+		return t, true
+	}
+	for name, t := range fields {
+		if strings.EqualFold(name, key) {
+			return t, true
+		}
+	}
+	return nil, false
 }
 
 // structFields caches objectFields of struct types.

@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -199,4 +200,25 @@ func mustParse(t *testing.T, data []byte, name string) *report.Report {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestRevisionNewerStrictAsEver: what a newer revision's report is read
+// without is only what this pinprobe does not know: data after the report
+// is refused as it is from a report of this revision, and a field known
+// here whose key differs in case is read as encoding/json reads it.
+func TestRevisionNewerStrictAsEver(t *testing.T) {
+	newer := fixture.EditJSON(t, goldenJSON(t), func(m map[string]any) {
+		m["revision"] = float64(report.Revision + 1)
+		m["cause"] = "gremlins"
+		delete(m, "interrupted")
+		m["Interrupted"] = true
+	})
+	r, err := report.ParseReport(newer, "newer.json")
+	if err != nil || !r.Interrupted || !strings.Contains(r.Notes[0], "1 field it does not know was left out (cause)") {
+		t.Errorf("a known field in another case: err %v, interrupted %v, notes %q", err, r != nil && r.Interrupted, r.Notes)
+	}
+	trailing := append(slices.Clone(newer), []byte(` {"schema": "x"} garbage`)...)
+	if _, err := report.ParseReport(trailing, "newer.json"); err == nil || !strings.Contains(err.Error(), "data after the report") {
+		t.Errorf("a newer revision's report with data after it: err %v, want it refused", err)
+	}
 }
