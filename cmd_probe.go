@@ -138,10 +138,11 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	case errors.Is(err, session.ErrInterrupted):
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted while resolving: no request was sent")}
 	case errors.Is(err, session.ErrNoAddress):
+		why := err.Error()
 		if !resolver.Server.IsValid() && !c.demo {
-			err = fmt.Errorf("%w; if the system resolver is wrong here, ask a DNS server with --dns-server ADDR:PORT or give the addresses with --resolve HOST:PORT:ADDR", err)
+			why += "; if the system resolver is wrong here, ask a DNS server with --dns-server ADDR:PORT or give the addresses with --resolve HOST:PORT:ADDR"
 		}
-		return c.notProbed(s, err, stdout, say)
+		return c.notProbed(s, why, "nothing to probe: ", stdout, say)
 	case err != nil:
 		return err
 	}
@@ -164,7 +165,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			say("%s", err)
 		}
 		if stop != "" {
-			return c.notProbed(s, errors.New(stop+" (--no-preflight sends the load anyway)"), stdout, say)
+			return c.notProbed(s, stop+" (--no-preflight sends the load anyway)", "", stdout, say)
 		}
 	}
 	say("%s", c.plan(s))
@@ -187,15 +188,15 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 
 // notProbed writes the report of a run that sent nothing, because no
 // target had an address or every endpoint failed its preflight (why): in
-// every format and to -o, as any run's, the gate not judged; and exits 3,
-// or 4 when the report could not be written.
-func (c *config) notProbed(s *session.Session, why error, stdout io.Writer, say func(string, ...any)) error {
-	// The report says "nothing was probed: " itself.
-	werr := c.outputFlags.write(s.NotProbed(strings.TrimPrefix(why.Error(), "nothing to probe: ")), false, stdout, say)
+// every format and to -o, as any run's, the gate not judged; and exits 3
+// with why on stderr after lead, or 4 when the report could not be
+// written.
+func (c *config) notProbed(s *session.Session, why, lead string, stdout io.Writer, say func(string, ...any)) error {
+	werr := c.outputFlags.write(s.NotProbed(why), false, stdout, say)
 	if ee := (*exitError)(nil); errors.As(werr, &ee) && ee.code == exitWrite {
 		return werr
 	}
-	return &exitError{code: exitNoAddress, err: why}
+	return &exitError{code: exitNoAddress, err: errors.New(lead + why)}
 }
 
 // config is the probe command's options: everything `pinprobe [flags]

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/netip"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -83,14 +82,6 @@ func delayFleet(t *testing.T, host string) (*testserver.Fleet, *[2]atomic.Int64)
 		testserver.Lo4a: wait(0), testserver.Lo4b: wait(1),
 	}}, testserver.Lo4a, testserver.Lo4b)
 	return f, &delay
-}
-
-// probeTo runs pinprobe against f, n requests at rate, into file.
-func probeTo(t *testing.T, f *testserver.Fleet, url, file string, n, rate int) {
-	t.Helper()
-	if code, _, stderr := pinprobe(t, "-q", "--rate", strconv.Itoa(rate), "-n", strconv.Itoa(n), "--resolve", f.Resolve(), "-o", file, url); code != exitOK {
-		t.Fatalf("probe %s: exit %d\n%s", url, code, stderr)
-	}
 }
 
 // TestCompareSlowerServer: the server adding 50 ms to every answer was

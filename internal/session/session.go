@@ -68,7 +68,7 @@ type Progress interface {
 }
 
 // ErrNoAddress means no target resolved to any address: nothing can be probed.
-var ErrNoAddress = errors.New("nothing to probe: no address for any target")
+var ErrNoAddress = errors.New("no address for any target")
 
 // ErrInterrupted means the context ended before any request was sent.
 var ErrInterrupted = errors.New("interrupted before any request was sent")
@@ -124,6 +124,17 @@ func (s *Session) Preflight(ctx context.Context) []probe.Check {
 	return checks
 }
 
+// plan is the report's plan of a run by the options o.
+func (s *Session) plan(o probe.Options) report.Plan {
+	var only probe.Family
+	if s.cfg.Resolver != nil {
+		only = s.cfg.Resolver.Only
+	}
+	p := collect.Plan(o, s.cfg.Fail, only)
+	p.GroupBy = s.cfg.GroupBy
+	return p
+}
+
 // NotProbed is the report of the session when it sends nothing, and why:
 // no target has an address, or every endpoint failed its preflight. It
 // holds what a run's report holds of its DNS, endpoints, plan and
@@ -133,11 +144,7 @@ func (s *Session) NotProbed(why string) *report.Report {
 	rep := new(report.Report)
 	*rep = cfg.Meta
 	rep.DNS, rep.Preflight, rep.NotProbed = s.DNS, s.preflight, why
-	var only probe.Family
-	if cfg.Resolver != nil {
-		only = cfg.Resolver.Only
-	}
-	rep.Plan = collect.Plan(cfg.Engine, cfg.Fail, only)
+	rep.Plan = s.plan(cfg.Engine)
 	agg := collect.NewAggregator(s.Endpoints)
 	rep.StartedAt, rep.EndedAt = report.Time{Time: s.at}, report.Time{Time: time.Now()}
 	agg.SetTimeline(rep.StartedAt.Time, cfg.Interval, cfg.AutoInterval)
@@ -170,12 +177,7 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		return nil, err
 	}
 	rep.RunID = run.ID()
-	var only probe.Family
-	if cfg.Resolver != nil {
-		only = cfg.Resolver.Only
-	}
-	rep.Plan = collect.Plan(run.Options(), cfg.Fail, only)
-	rep.Plan.GroupBy = cfg.GroupBy
+	rep.Plan = s.plan(run.Options())
 	if cfg.Progress != nil {
 		cfg.Progress.Start(ctx, agg.Live(), run.Sent, rep.StartedAt.Time)
 	}

@@ -26,7 +26,7 @@ func TestGroupByHeaderNoResponseCarried(t *testing.T) {
 	rvGroup(r, "X-Served-By", "gw-1", map[string][2]int64{"127.0.0.2": {10, 50}})
 	rvGroup(r, "X-Served-By", "gw-2", map[string][2]int64{"127.0.0.2": {10, 50}})
 	r.Plan.GroupBy = []string{"X-Nope"}
-	want := "No response carried X-Nope (--group-by): none of the 300 responses could be put to an instance by it, so no instance could stand out. Check the name, and that the gateway adds the header to every response: nginx's add_header skips error responses unless given always"
+	want := "No response carried X-Nope (--group-by): none of the 300 responses could be put to an instance by it, so no instance could stand out by it. Check the name, and that the gateway adds the header to every response: nginx's add_header skips error responses unless given always"
 	if n := groupByNote(Judge(r, Once())); !strings.HasPrefix(n, want) {
 		t.Errorf("note %q; want it to start %q", n, want)
 	}

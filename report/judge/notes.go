@@ -335,7 +335,7 @@ func groupByNotes(r *report.Report) []string {
 		if responses == 0 {
 			note = fmt.Sprintf("No request got a response, so none carried %s (--group-by) and no instance could be named by %s.", phrase.JoinAnd(absent), them)
 		} else {
-			note = fmt.Sprintf("No response carried %s (--group-by): none of the %d responses could be put to an instance by %s, so no instance could stand out. Check the name, and that the gateway adds %s to every response: nginx's add_header skips error responses unless given always, and a location with add_header lines of its own inherits none from its server.",
+			note = fmt.Sprintf("No response carried %s (--group-by): none of the %d responses could be put to an instance by %s, so no instance could stand out by it. Check the name, and that the gateway adds %s to every response: nginx's add_header skips error responses unless given always, and a location with add_header lines of its own inherits none from its server.",
 				phrase.JoinAnd(absent), responses, them, it)
 		}
 		notes = append([]string{note}, notes...)

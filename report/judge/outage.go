@@ -8,6 +8,7 @@ import (
 
 	"github.com/pinprobe/pinprobe/report"
 	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // NearlyAll is the share of its requests every address must have failed
@@ -15,6 +16,11 @@ import (
 // hardly answers) on any address, which is no backend's fault among
 // others, and no comparison between addresses can show it.
 const NearlyAll = 0.9
+
+// OutageShown is the failure rate the run must show, with 95% confidence,
+// for its failures to read as an outage: 5 failures of 5 requests show it,
+// 1 of 1 does not.
+const OutageShown = 0.5
 
 // outageWords is an outage said: its headline and summary.
 type outageWords struct{ headline, summary string }
@@ -134,6 +140,11 @@ func (j *judgement) outage() *outageWords {
 		all = all && a.s.Failed == a.s.Requests
 		failed, n = failed+a.s.Failed, n+a.s.Requests
 		minRate, maxRate = min(minRate, rate), max(maxRate, rate)
+	}
+	// A handful of requests that all failed is no outage shown: with 95%
+	// confidence, most requests of the run must fail (5 of 5 at least).
+	if 1-stat.UpperBound(n-failed, n, 0.05) < OutageShown {
+		return nil
 	}
 	every := "every request"
 	if !all {

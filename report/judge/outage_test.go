@@ -132,3 +132,17 @@ func TestOutageNamesNoSlowAddress(t *testing.T) {
 		t.Errorf("slow %+v; want 127.0.0.1 named once some requests were answered", v.Slow)
 	}
 }
+
+// TestOutageNeedsRequests: one failed request is no outage shown; five of
+// five are.
+func TestOutageNeedsRequests(t *testing.T) {
+	for _, tt := range []struct {
+		n      int64
+		outage bool
+	}{{1, false}, {4, false}, {5, true}} {
+		v := Judge(otReport(otEndpoint{"127.0.0.1", tt.n, tt.n, "timeout"}), Once())
+		if v.Outage != tt.outage || strings.Contains(v.Summary, "outage") != tt.outage {
+			t.Errorf("%d of %d timed out: outage %v, %q; want %v", tt.n, tt.n, v.Outage, v.Summary, tt.outage)
+		}
+	}
+}
