@@ -54,6 +54,10 @@ type vantageCase struct {
 	endpoint, vantage int
 	failed, n         int64
 	restFailed, restN int64
+	// strata are the same, bucket by bucket of the shared time (the
+	// vantage as "after a failure", the others as "after successes"), so
+	// that the test compares requests of the same moment only.
+	strata []report.RepeatCounts
 }
 
 // maxVantageWork bounds the work of comparing vantages over their shared
@@ -162,11 +166,30 @@ func planVantages(r *report.Report) *vantagePlan {
 			c.n, c.failed = inBuckets(f.tl, pl.vs[f.vantage].buckets)
 			c.restN, c.restFailed = totN-c.n, totFailed-c.failed
 			if c.n > 0 && c.restN > 0 {
+				for _, br := range pl.vs[f.vantage].buckets {
+					for b := br.lo; b < br.hi; b++ {
+						n, failed := bucketOf(f.tl, b)
+						allN, allFailed := sumReq[b+1]-sumReq[b], sumFailed[b+1]-sumFailed[b]
+						if n > 0 && allN > n {
+							c.strata = append(c.strata, report.RepeatCounts{AfterFailure: n, AfterFailureFailed: failed,
+								AfterOK: allN - n, AfterOKFailed: allFailed - failed})
+						}
+					}
+				}
 				pl.cases = append(pl.cases, c)
 			}
 		}
 	}
 	return pl
+}
+
+// bucketOf is tl's requests and failures in bucket b of the report's
+// timeline.
+func bucketOf(tl *report.VantageSeries, b int) (n, failed int64) {
+	if i := b - tl.First; i >= 0 && i < len(tl.Requests) {
+		return tl.Requests[i], tl.Failed[i]
+	}
+	return 0, 0
 }
 
 // inBuckets is how many requests of tl, and how many failed, lie in the
@@ -340,9 +363,10 @@ func vantageName(name string) string {
 }
 
 // vantages tests each endpoint from each vantage point against the same
-// endpoint from the other vantages, over the time they share (Fisher's
-// exact test, one-sided, at the verdict's level like every other failure
-// test: its slots are in testCount). An endpoint that fails significantly
+// endpoint from the other vantages, over the time they share, bucket by
+// bucket of the timeline (Zelen's exact test, one-sided, stratified by
+// bucket, at the verdict's level like every other failure test: its slots
+// are in testCount). An endpoint that fails significantly
 // more from one vantage at the same time is a difference in how the
 // vantages reach it — their DNS answers or their routes — which no test
 // within a vantage can see; the summary names it. Vantages that share too
@@ -361,6 +385,11 @@ func (j *judgement) vantages() {
 		name := j.r.Vantages[c.vantage].Name
 		t := fisher(report.TestVantage, "vantage "+vantageName(name)+": endpoint "+j.label(c.endpoint),
 			c.failed, c.n, c.restFailed, c.restN)
+		// The p is of the test stratified by bucket (Zelen's exact test of a
+		// common odds ratio, as for repeats): runs of one vantage at
+		// different rates, or failures that came and went within the
+		// shared time, weigh each moment as it was, not pooled.
+		t.P = RepeatTest(c.strata).P
 		e := &j.r.Endpoints[c.endpoint]
 		t.Vantage, t.Address, t.Target, t.Family = name, e.Address, e.Target, e.Family
 		t = j.test(t)

@@ -286,3 +286,35 @@ func TestVantagesThreeTimes(t *testing.T) {
 		t.Errorf("runs within one bucket: findings %+v, notes %q; want eu-west's", vd.Vantages, vd.Notes)
 	}
 }
+
+// TestVantagesSameMoments: vantages are compared moment by moment, not
+// pooled over the time they share. 192.0.2.1 fails half its requests in
+// the first 10 seconds and none after, from every vantage; eu-west sends
+// ten times as much in the first half, us-east in the second. Pooled,
+// eu-west sees 45% against us-east's 4.5% (Fisher p<1e-9); at each moment
+// both see the same.
+func TestVantagesSameMoments(t *testing.T) {
+	half := func(sec, a int, per int64) int64 {
+		if a == 0 && sec < 10 {
+			return per / 2
+		}
+		return 0
+	}
+	run := func(v string, from, to int, per int64) vrun {
+		return vrun{v, from, to, per, func(sec, a int) int64 { return half(sec, a, per) }}
+	}
+	r := builtMerge(run("eu-west", 0, 10, 20), run("eu-west", 10, 20, 2), run("us-east", 0, 10, 2), run("us-east", 10, 20, 20))
+	vd := Judge(r, Once())
+	if len(vd.Vantages) > 0 || strings.Contains(vd.Headline, "sees") {
+		t.Errorf("a vantage is blamed for when it sent, not where from: %+v\n%s", vd.Vantages, vd.Summary)
+	}
+	for _, x := range vd.Tests {
+		if x.Kind == report.TestVantage && x.Address == "192.0.2.1" && x.Vantage == "eu-west" {
+			if x.P < 0.01 {
+				t.Errorf("eu-west's 192.0.2.1: p=%v, want no difference (pooled it is %d of %d against %d of %d)", x.P, x.Failed, x.Requests, x.RestFailed, x.RestTotal)
+			}
+			return
+		}
+	}
+	t.Errorf("no vantage test of eu-west's 192.0.2.1: %+v", vd.Tests)
+}
