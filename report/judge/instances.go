@@ -207,7 +207,7 @@ func (j *judgement) resolve() {
 				}
 				explained = fmt.Sprintf("%s fails more than the other addresses only through %s: its other responses failed %d of %d times (%s) against %d of %d on the other addresses (%s), so the instance%s behind it, not the whole address, %s named.",
 					j.label(i), phrase.JoinAnd(names), t.Failed, t.Requests, phrase.PctRate(rate(t.Failed, t.Requests)), t.RestFailed, t.RestTotal,
-					phrase.PctRate(rate(t.RestFailed, t.RestTotal)), map[bool]string{true: "", false: "s"}[len(names) == 1], map[bool]string{true: "is", false: "are"}[len(names) == 1])
+					phrase.PctRate(rate(t.RestFailed, t.RestTotal)), map[bool]string{true: "", false: "s"}[len(names) == 1], phrase.Agree(len(names), "is", "are"))
 				break
 			}
 		}

@@ -247,7 +247,7 @@ func droppedNote(r *report.Report) []string {
 			r.Plan.Concurrency, busy)
 	}
 	return []string{fmt.Sprintf("%d request%s fell due but %s not sent, because every worker of the endpoint was busy: %s. They are in no count. %s",
-		d, phrase.Plural(int(d)), map[bool]string{true: "was", false: "were"}[d == 1], strings.Join(where, ", "), why)}
+		d, phrase.Plural(int(d)), phrase.Agree(int(d), "was", "were"), strings.Join(where, ", "), why)}
 }
 
 // abandonedNote says what the requests abandoned at a second interrupt
@@ -270,7 +270,7 @@ func abandonedNote(r *report.Report) []string {
 		waited = fmt.Sprintf(" after %.1fs of waiting", w)
 	}
 	return []string{fmt.Sprintf("%d request%s %s abandoned: sent, and still in flight when a second interrupt ended the wait for them%s (the --timeout was %s): %s. How they ended is unknown, so they are in no count of requests or failures; a backend that holds requests that long may be failing in a way this report does not count.",
-		n, phrase.Plural(int(n)), map[bool]string{true: "was", false: "were"}[n == 1], waited, report.SecondsDuration(r.Plan.Timeout), strings.Join(phrase.CapItems(where, 6), ", "))}
+		n, phrase.Plural(int(n)), phrase.Agree(int(n), "was", "were"), waited, report.SecondsDuration(r.Plan.Timeout), strings.Join(phrase.CapItems(where, 6), ", "))}
 }
 
 // unjudged names the endpoints no request reached: the verdict says
@@ -288,7 +288,7 @@ func (j *judgement) unjudged() []string {
 	sort.Strings(none)
 	shown := phrase.CapItems(none, 8)
 	return []string{fmt.Sprintf("%d endpoint%s got no request and %s not judged: %s. Raise -r or -d so every address gets requests.",
-		len(none), phrase.Plural(len(none)), map[bool]string{true: "is", false: "are"}[len(none) == 1], phrase.JoinAnd(shown))}
+		len(none), phrase.Plural(len(none)), phrase.Agree(len(none), "is", "are"), phrase.JoinAnd(shown))}
 }
 
 // groupByNotes says of each header asked for with --group-by that no

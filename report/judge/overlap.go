@@ -118,7 +118,7 @@ func (j *judgement) sameWords(o overlap) string {
 	switch {
 	case o.lo == o.hi && o.hi == o.inst && o.hi == o.conn:
 		which = fmt.Sprintf("its %d failure%s %s all the failures of %s", o.inst, phrase.Plural(int(o.inst)),
-			map[bool]string{true: "is", false: "are"}[o.inst == 1], conns)
+			phrase.Agree(int(o.inst), "is", "are"), conns)
 	default:
 		which = fmt.Sprintf("%s of its %d failures are among the %d failures of %s", countRange(o.lo, o.hi), o.inst, o.conn, conns)
 	}

@@ -271,7 +271,7 @@ func unsettledNote(r *report.Report, v report.Verdict) string {
 			clean = append(clean, w)
 		}
 	}
-	faults := fmt.Sprintf("its %d fault%s %s proven", len(v.Suspects), phrase.Plural(len(v.Suspects)), map[bool]string{true: "is", false: "are"}[len(v.Suspects) == 1])
+	faults := fmt.Sprintf("its %d fault%s %s proven", len(v.Suspects), phrase.Plural(len(v.Suspects)), phrase.Agree(len(v.Suspects), "is", "are"))
 	var open []string
 	if len(failing) > 0 {
 		open = append(open, fmt.Sprintf("%s fail%s, neither proven a fault nor shown to fail less than %s",
@@ -279,7 +279,7 @@ func unsettledNote(r *report.Report, v report.Verdict) string {
 	}
 	if len(clean) > 0 {
 		open = append(open, fmt.Sprintf("%s %s not yet shown to fail less than %s",
-			phrase.JoinAnd(phrase.CapItems(clean, 4)), map[bool]string{true: "is", false: "are"}[len(clean) == 1], phrase.PctRate(Tolerance)))
+			phrase.JoinAnd(phrase.CapItems(clean, 4)), phrase.Agree(len(clean), "is", "are"), phrase.PctRate(Tolerance)))
 	}
 	if len(s.fewConns) > 0 {
 		need := ReachConnections(SettleReach)

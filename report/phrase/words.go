@@ -20,6 +20,15 @@ func SortedKeys[V any](m map[string]V) []string {
 }
 
 // Plural returns "s" unless n is 1: fmt.Sprintf("%d endpoint%s", n, Plural(n)).
+// Agree is one when n is 1, else many: the verb of n things ("is",
+// "are"; "was", "were").
+func Agree(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func Plural(n int) string {
 	if n == 1 {
 		return ""

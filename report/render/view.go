@@ -850,7 +850,7 @@ func (v *View) run(r *report.Report) {
 		n := t.Requests + t.Abandoned
 		sent = fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s: %d finished, %d of them failed, and %d %s abandoned: still in flight when a second interrupt ended the wait, so how they ended is unknown",
 			n, phrase.Plural(int(n)), strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), phrase.Plural(len(r.Endpoints)),
-			t.Requests, t.Failed, t.Abandoned, map[bool]string{true: "was", false: "were"}[t.Abandoned == 1])
+			t.Requests, t.Failed, t.Abandoned, phrase.Agree(int(t.Abandoned), "was", "were"))
 	}
 	if t.Dropped > 0 {
 		sent += fmt.Sprintf("; %d more were due but not sent (dropped) because an endpoint already had %d requests in flight", t.Dropped, r.Plan.Concurrency)
