@@ -301,15 +301,7 @@ func TestReportBrief(t *testing.T) {
 	// The first failed request of ::1, the first suspect, is the sample the
 	// brief shows of it (read from the saved run, so a regenerated example
 	// keeps the test true).
-	f, err := os.Open(demoReport)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	saved, err := report.ReadReport(f, demoReport)
-	if err != nil {
-		t.Fatal(err)
-	}
+	saved := savedDemo(t)
 	sample := ""
 	for _, e := range saved.Endpoints {
 		if e.Address == "::1" {
@@ -368,15 +360,7 @@ func TestReportBrief(t *testing.T) {
 // failed requests of every suspect, as the saved run's trail lists them
 // (each request's client port): in every format that shows them.
 func TestReportBriefFindsEverySuspect(t *testing.T) {
-	f, err := os.Open(demoReport)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	saved, err := report.ReadReport(f, demoReport)
-	if err != nil {
-		t.Fatal(err)
-	}
+	saved := savedDemo(t)
 	code, md, stderr := pinprobe(t, "report", "--brief", "--format", "markdown", demoReport)
 	if code != exitOK {
 		t.Fatalf("report --brief --format markdown: exit %d: %s", code, stderr)
@@ -462,4 +446,20 @@ func TestProbeBrief(t *testing.T) {
 	if strings.Contains(out, "\nDNS\n") || strings.Contains(out, "\nTIMELINE") {
 		t.Errorf("the brief report has the full report's sections:\n%s", out)
 	}
+}
+
+// savedDemo is the demo's saved run (examples/demo-report.json), read as
+// pinprobe reads it.
+func savedDemo(t *testing.T) *report.Report {
+	t.Helper()
+	f, err := os.Open(demoReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved, err := report.ReadReport(f, demoReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return saved
 }
