@@ -301,12 +301,17 @@ func (r *Run) Add(ep *Endpoint) error {
 // ErrRunEnded is Add's answer once sending has stopped.
 var ErrRunEnded = errors.New("the run has stopped sending")
 
-// Remove stops sending to endpoint id; its requests in flight still report.
-// The total rate is split again over the streams left.
+// Remove stops sending to endpoint id: once it returns, no request of
+// the endpoint is chosen to be sent (one a worker chose just before may
+// still start); its requests in flight still report. The total rate is
+// split again over the streams left.
 func (r *Run) Remove(id int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if a, ok := r.streams[id]; ok {
+		if a.pool != nil {
+			a.pool.stop() // now, not when the cancel reaches the pool's goroutine
+		}
 		a.cancel()
 		delete(r.streams, id)
 		if !r.opts.Max {
