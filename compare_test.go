@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/demo"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
@@ -93,6 +94,7 @@ func delayFleet(t *testing.T, host string) (*testserver.Fleet, *[2]atomic.Int64)
 // (the race detector, a parallel suite) once made the undelayed run slower
 // than the delayed one.
 func TestCompareSlowerServer(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	dir := t.TempDir()
 	b, a, base, one := filepath.Join(dir, "before.json"), filepath.Join(dir, "after.json"), filepath.Join(dir, "base.json"), filepath.Join(dir, "one.json")
 	sideBySide := func(before, after string, delay [2]time.Duration) {
@@ -316,6 +318,7 @@ func TestCompareMaxLatencyIncreaseFlag(t *testing.T) {
 // README says. The test holds a port of its own as the demo's: 47080
 // itself may be taken and freed by anything else on the machine.
 func TestDemoSaysItsPort(t *testing.T) {
+	check.Long(t, "two demo runs")
 	hold, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

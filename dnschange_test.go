@@ -16,6 +16,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -107,6 +108,7 @@ func timelineIndex(t *testing.T, rep *jsonReport, at time.Time) int {
 // during the run gets its share of the rate from then on, and not before.
 func TestForensicsDNSChangeAddsFailingAddress(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	lo4, lo6 := testserver.Lo4a, testserver.Lo6
 	f, _, rep := runDNSChange(t, dnsChange{
 		served:   []netip.Addr{lo4, lo6},
@@ -164,6 +166,7 @@ func TestForensicsDNSChangeAddsFailingAddress(t *testing.T) {
 // the run is probed no more, and the others take its share of the rate.
 func TestForensicsDNSChangeRemovesAddress(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	lo4a, lo4b := testserver.Lo4a, testserver.Lo4b
 	f, _, rep := runDNSChange(t, dnsChange{
 		served:   []netip.Addr{lo4a, lo4b},
@@ -206,6 +209,7 @@ func TestForensicsDNSChangeRemovesAddress(t *testing.T) {
 // report keeps each appearance apart; nothing is sent to it in between.
 func TestForensicsDNSAddressComesBack(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	lo4a, lo4b := testserver.Lo4a, testserver.Lo4b
 	f, _, rep := runDNSChange(t, dnsChange{
 		served:  []netip.Addr{lo4a, lo4b},
@@ -256,6 +260,7 @@ func TestForensicsDNSAddressComesBack(t *testing.T) {
 // hiccup must not stop the probing of addresses that still answer.
 func TestForensicsDNSFailureChangesNothing(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	lo4a, lo4b := testserver.Lo4a, testserver.Lo4b
 	var queriesAtSwitch atomic.Int64
 	queriesAtSwitch.Store(math.MaxInt64)

@@ -30,6 +30,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 	"github.com/pinprobe/pinprobe/report"
 )
@@ -972,6 +973,7 @@ var (
 // path; TestMain removes it.
 func buildPinprobe(t *testing.T) string {
 	t.Helper()
+	check.Long(t, "the tests that run pinprobe as a process")
 	binOnce.Do(func() {
 		goTool, err := exec.LookPath("go")
 		if err != nil {

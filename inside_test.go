@@ -259,6 +259,7 @@ func TestHAProxyOverNginxInstances(t *testing.T) {
 // connection, an instance or an address, or call one slow. At the verdict's
 // level (0.001 for all its tests) none is expected; one is tolerated.
 func TestHealthyRunsGiveNoFalseAlarm(t *testing.T) {
+	check.Long(t, "the simulations of many runs")
 	const runs = 20
 	s := testserver.StartSticky(t, testserver.StickyOptions{
 		Instances: []testserver.Instance{{Name: "gw-1"}, {Name: "gw-2"}, {Name: "gw-3"}, {Name: "gw-4"}},
@@ -291,6 +292,7 @@ func TestHealthyRunsGiveNoFalseAlarm(t *testing.T) {
 // TestUntilVerdict: a clear fault stops the run long before -d, and the
 // report says after how many requests; a healthy run goes the distance.
 func TestUntilVerdict(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
 		testserver.Lo4b: testserver.Status(http.StatusBadGateway),
 	}}, testserver.Lo4a, testserver.Lo4b)
@@ -419,6 +421,7 @@ func TestFailureAfterFailureIsExplained(t *testing.T) {
 // (The demo at 1200 req/s settles in a few seconds; at 50 req/s, as the
 // README suggests, in about a minute.)
 func TestUntilVerdictDemo(t *testing.T) {
+	check.Long(t, "ten demo runs to their verdict")
 	if !testserver.HasIPv6Loopback() {
 		t.Skip("the demo's IPv6 instance needs [::1]")
 	}

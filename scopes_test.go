@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 	"github.com/pinprobe/pinprobe/report"
 )
@@ -31,6 +32,7 @@ const shapeWindow = 300 * time.Millisecond
 // address for a shared pool, a family for one address of it).
 func TestVerdictShapes(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "a run of live traffic for every shape of fault")
 	slots := make(chan struct{}, 4) // four runs at a time: each is light, and the machine has other tests to run
 	for _, sh := range testserver.ShapesWith(testserver.ShapeOptions{Window: shapeWindow}) {
 		t.Run(sh.Name, func(t *testing.T) {
@@ -176,6 +178,7 @@ func findSuspect(ss []jsonSuspect, ts testserver.TruthSuspect) *jsonSuspect {
 // not answer while all was well: compared at the same times, it is no
 // worse, and it must not be named. The pool's failures are spread.
 func TestInstanceAddedWhileFailuresRise(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	var mu sync.Mutex
 	var first time.Time
 	var n uint64

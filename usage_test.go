@@ -21,6 +21,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -623,6 +624,7 @@ func TestUsageErrorsShowNoSecret(t *testing.T) {
 // TestClientFlag: each request path runs the demo to the same verdict; a
 // fast path cannot speak HTTP/2.
 func TestClientFlag(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	for _, client := range []string{"auto", "fast", "std"} {
 		code, stdout, stderr := pinprobe(t, "--demo", "-q", "-d", "1s", "-r", "90", "--client", client, "--format", "json")
 		if code != exitOK {

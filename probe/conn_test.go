@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -109,6 +110,7 @@ func startConnLog(t *testing.T, pc protoCase, pki *testserver.PKI) (*connLog, *E
 // protocol.
 func TestConnRequests(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	pki := testserver.NewPKI(t)
 	for _, pc := range connProtos {
 		t.Run(pc.name, func(t *testing.T) {
@@ -175,6 +177,7 @@ func testConnRequests(t *testing.T, pc protoCase, client ClientKind, pki *testse
 // then every request would need a new connection.
 func TestConnAge(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	pki := testserver.NewPKI(t)
 	for _, pc := range connProtos {
 		t.Run(pc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -138,6 +139,7 @@ func TestRateSlowEndpointDrops(t *testing.T) {
 // the closed model, on both request paths.
 func TestRequestsBound(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	tests := []struct {
 		name string
 		opts Options
@@ -192,6 +194,7 @@ func testRequestsBound(t *testing.T, opts Options, want int) {
 // the channel closes; on both request paths.
 func TestCancelMidRun(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	tests := []struct {
 		name string
 		opts Options

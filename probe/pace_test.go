@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -173,6 +174,7 @@ func pathEndpoints(t *testing.T, port uint16, n int) []*Endpoint {
 // from the first request on (no burst at the start, no total rate per
 // endpoint while the streams start), and the server must have seen them.
 func TestRatesFromTheFirstRequest(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	tests := []struct {
 		name      string
 		endpoints int

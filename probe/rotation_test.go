@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -155,6 +156,7 @@ func TestRequestsRotateOverConnections(t *testing.T) {
 // due while both are busy is dropped.)
 func TestRotationWithinConcurrency(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	for _, c := range []int{1, 2} {
 		t.Run("c="+itoa(c), func(t *testing.T) {
 			eachClient(t, func(t *testing.T, client ClientKind) {

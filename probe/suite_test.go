@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -120,6 +121,7 @@ func TestFaultSuite(t *testing.T) {
 // over h2c) through net/http, reached directly and through ClientAuto.
 func TestFaultSuiteHTTP2(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	for _, fc := range h2Faults {
 		t.Run(fc.fault.String(), func(t *testing.T) {
 			cs := []ClientKind{ClientStd, ClientAuto}
@@ -308,6 +310,7 @@ func checkFault(t *testing.T, fc faultCase, client ClientKind, s *testserver.Fau
 // checkFault checks it in the suite, where the variants take turns.
 func TestFaultVariants(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	pki := testserver.NewPKI(t)
 	for _, fc := range slices.Concat(h1Faults, h2Faults) {
 		names := testserver.Variants(fc.fault)

@@ -353,6 +353,9 @@ func parseProcAddr(s string) (netip.AddrPort, error) {
 // environment variable CI is set: CI (.ci/run) installs the package.
 func findBinary(t testing.TB, pkg string, candidates ...string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short leaves out the tests of real programs (%s); go test without -short runs them", pkg)
+	}
 	for _, c := range candidates {
 		if path, err := exec.LookPath(c); err == nil {
 			return path

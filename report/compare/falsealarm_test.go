@@ -164,6 +164,7 @@ func regressedAt(c *Comparison, alpha float64, tol Tolerance) (any, failures, p5
 // the tests see with enough requests, is never a regression under the
 // default tolerance.
 func TestFalseRegressionRate(t *testing.T) {
+	check.Long(t, "the simulations of many runs")
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(16, 1))
 	pool := &simScopes{}

@@ -66,6 +66,7 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, failed []int64, gr
 // tests (Bonferroni). A run with any alarm is a false alarm; their rate
 // must stay at most alpha.
 func TestFalseAlarmRate(t *testing.T) {
+	check.Long(t, "the simulations of many runs")
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(71, 72))
 	const (

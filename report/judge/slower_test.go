@@ -178,6 +178,7 @@ func TestSlowerTestFigures(t *testing.T) {
 // Under H0 (one latency law for both) Mann-Whitney's p is below α at most
 // α of the time, exact and normal, with the ties of coarse latencies.
 func TestSlowerTestFalsePositiveRate(t *testing.T) {
+	check.Long(t, "the simulations of many runs")
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(53, 54))
 	sizes := [][2]int{{5, 10}, {12, 30}, {25, 25}, {5, 500}, {200, 600}, {2000, 2000}}

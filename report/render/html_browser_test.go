@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/report"
 
@@ -28,6 +29,7 @@ import (
 // it the browser tests skip, except under CI, which installs it.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
+	check.Long(t, "the browser tests")
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
