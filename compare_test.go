@@ -161,6 +161,7 @@ func TestCompareSlowerServer(t *testing.T) {
 // slower, and compare rightly says so. The regressions with no tolerance
 // at all (any significant move) are counted and logged too.
 func TestCompareUnchangedServer(t *testing.T) {
+	check.Long(t, "pairs of runs of an unchanged server")
 	f, delay := delayFleet(t, "")
 	delay[0].Store(int64(2 * time.Millisecond))
 	delay[1].Store(int64(2 * time.Millisecond))

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 	"github.com/pinprobe/pinprobe/report"
 )
@@ -128,6 +129,7 @@ func vantageRunsAtOnce(t *testing.T, f *testserver.Fleet, dir string, vantages .
 // eu-west's run and recovered before us-east's names no vantage, and says
 // why.
 func TestVantageVerdict(t *testing.T) {
+	check.Long(t, "runs from several vantages (the judge tests the same on built reports)")
 	var failing6 atomic.Bool
 	var spread atomic.Bool
 	var eu6 atomic.Int64 // eu-west's requests to ::1

@@ -73,6 +73,7 @@ func checkServed(t *testing.T, ls *loadServer, eps []*Endpoint, tl tally) {
 // TestRateSplitsEvenly sends 200 req/s for 2 s over three endpoints: 400
 // requests, a third each.
 func TestRateSplitsEvenly(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
 	ls := startLoad(t, nil, addrs...)
 	eps := endpoints(t, hostURL("http", ls.port), addrs...)
@@ -102,6 +103,7 @@ func TestRateSplitsEvenly(t *testing.T) {
 // endpoint the fast ones' two workers have 100 ms per request, which even
 // -race on a loaded machine keeps up with.
 func TestRateSlowEndpointDrops(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
 	slow := testserver.Lo6
 	ls := startLoad(t, map[netip.Addr]time.Duration{slow: 300 * time.Millisecond}, addrs...)

@@ -245,6 +245,7 @@ func TestRequestsBudgetMatchesPlan(t *testing.T) {
 // rate is split again each time, so the one left gets the whole rate while
 // alone, and the run's total follows the total rate throughout.
 func TestResplit(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	srv := &pathServer{byPath: map[string]int{}}
 	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
 	eps := pathEndpoints(t, port, 2)
@@ -411,6 +412,7 @@ func TestPaceGrain(t *testing.T) {
 // same run without a grain spreads them over the grain, which the check
 // tells apart.
 func TestPaceGrainSendsTogether(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	const grain = 20 * time.Millisecond
 	ls := startLoad(t, nil, testserver.Lo4a)
 	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)

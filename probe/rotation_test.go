@@ -342,6 +342,7 @@ func TestPoolDealRotates(t *testing.T) {
 // land on more than one backend.
 func TestRotationDoesNotLineUpWithRoundRobin(t *testing.T) {
 	t.Parallel()
+	check.Long(t, "seconds of live traffic")
 	f := testserver.StartFleet(t, testserver.FleetOptions{Host: testHost}, testserver.Lo4a)
 	eps := endpoints(t, f.URL(), testserver.Lo4a)
 	o := Options{Rate: 100, Duration: 2 * time.Second, Concurrency: 100, ConnOptions: ConnOptions{ConnRequests: 8}}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -19,6 +20,7 @@ import (
 // the fast path). The paths run one after the other: the test counts
 // goroutines.
 func TestLazyWorkers(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	for _, client := range clients {
 		t.Run(string(client), func(t *testing.T) { testLazyWorkers(t, client) })
 	}
@@ -80,6 +82,7 @@ func testLazyWorkers(t *testing.T, client ClientKind) {
 // dropped and far fewer than 30 workers (connections) are made; with
 // --concurrency 1 the excess is dropped, never more than 1 in flight.
 func TestDropsOnlyWhenAllBusy(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	tests := []struct {
 		concurrency int
 		wantDrops   bool
@@ -150,6 +153,7 @@ func (f fixedCPU) late(time.Duration) bool { return false }
 // come free, and what still waits when the run ends is counted as dropped;
 // every planned request is sent or dropped, none lost.
 func TestWorkersWithoutCPU(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	for _, tt := range []struct {
 		rate      float64
 		wantDrops bool
@@ -225,6 +229,7 @@ func TestWorkersStopGrowingWhileBehind(t *testing.T) {
 // connections are up, an endpoint paced at a fixed rate allocates nothing
 // per request (no timer, no hand-off, no result), on the fast path.
 func TestOpenModelAllocatesNothingPerRequest(t *testing.T) {
+	check.Long(t, "seconds of live traffic")
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
 	}
