@@ -64,6 +64,11 @@ type Options struct {
 	// nil = machineCPU. Tests set it to take the machine's load out of
 	// what they measure.
 	cpu cpuGauge
+	// sender, when set, makes every worker's sender in place of the
+	// network's. Tests run the engine's pacing and workers on a clock of
+	// their own (testing/synctest) with senders that answer after a set
+	// time.
+	sender func(s *stream, parent context.Context) sender
 }
 
 // cpuGauge reports whether the machine has CPU to spare (see cpuSampler),

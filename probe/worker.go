@@ -267,6 +267,9 @@ func newStream(ep *Endpoint, o Options) (*stream, error) {
 	if err := s.useFastPath(o); err != nil {
 		return nil, err
 	}
+	if o.sender != nil {
+		s.newSender = o.sender
+	}
 	return s, nil
 }
 
