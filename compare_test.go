@@ -203,6 +203,7 @@ func TestCompareUnchangedServer(t *testing.T) {
 // (that was "IMPROVED failures gone"); where only the port differs,
 // --match host compares them.
 func TestCompareMismatchedRuns(t *testing.T) {
+	t.Parallel()
 	failing := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
 		testserver.Lo4b: testserver.Every(4, fx503),
 	}}, testserver.Lo4a, testserver.Lo4b)
@@ -277,6 +278,7 @@ func TestCompareMismatchedRuns(t *testing.T) {
 // TestCompareMaxLatencyIncreaseFlag: the values --max-latency-increase
 // takes, as the JSON echoes them, and those it refuses with exit 2.
 func TestCompareMaxLatencyIncreaseFlag(t *testing.T) {
+	t.Parallel()
 	before, after := twoRuns(t, t.TempDir(), "run", goldenSaved(t))
 	for _, tt := range []struct {
 		args      []string
@@ -357,6 +359,7 @@ func TestDemoSaysItsPort(t *testing.T) {
 // text and Markdown (shorter than the full one, 40 lines at most, the
 // conclusion first) and leaves JSON whole.
 func TestCompareBriefFlag(t *testing.T) {
+	t.Parallel()
 	before, after := twoRuns(t, t.TempDir(), "run", goldenSaved(t))
 	for _, format := range []string{"text", "markdown", "json"} {
 		_, full, _ := pinprobe(t, "compare", "--format", format, before, after)

@@ -23,6 +23,7 @@ import (
 // on one, and gw-3 answers 502; 127.0.0.1 is healthy. The verdict names the
 // address, the instance and the connections.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := pinprobe(t, "--demo", "-q", "--duration", "3s", "--rate", "60", "--format", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d; want 0; stderr:\n%s", code, stderr)
@@ -120,6 +121,7 @@ func TestDemo(t *testing.T) {
 // it was wrapped at word boundaries, between --log-format and its value
 // and inside the quoted format, so no line of the screen was the command.
 func TestDemoJoinCommandPastes(t *testing.T) {
+	t.Parallel()
 	tmux := testserver.TmuxBinary(t)
 	bin := buildPinprobe(t)
 	for _, width := range []int{80, 120} {

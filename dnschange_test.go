@@ -93,8 +93,14 @@ func checkOutOfDNS(t *testing.T, b *testserver.Backend, removed, back time.Time)
 			}
 		}
 	}
-	if late > 10 {
-		t.Errorf("%s received %d requests while out of DNS; want at most the 10 in flight", b.Addr(), late)
+	// The removal is stamped just before the run stops the address's
+	// stream, and the server stamps a request when its handler runs: on a
+	// loaded machine either can lag by tens of milliseconds (12 late
+	// requests were seen with eight of these tests at a time on two cores
+	// beside other suites). At 100 requests a second an address, 100 ms is
+	// 10 more.
+	if late > 10+10 {
+		t.Errorf("%s received %d requests while out of DNS; want at most the 10 in flight and the 10 due in 100 ms", b.Addr(), late)
 	}
 }
 

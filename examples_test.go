@@ -162,6 +162,7 @@ func TestExampleCIWorkflow(t *testing.T) {
 // TestExampleNginxIncident runs the incident script: a real nginx on
 // loopback, probed, stopped with its whole process group.
 func TestExampleNginxIncident(t *testing.T) {
+	t.Parallel()
 	testserver.NginxBinary(t)
 	if !testserver.HasIPv6Loopback() {
 		t.Skip("no IPv6 loopback here")

@@ -17,6 +17,7 @@ import (
 // request unless told not to, or given one with -H, and samples name the ID
 // that was sent.
 func TestForensicsRequestIDs(t *testing.T) {
+	t.Parallel()
 	t.Run("unique", func(t *testing.T) {
 		f := testserver.StartFleet(t, testserver.FleetOptions{
 			Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: nginx502WithSecrets},
@@ -107,6 +108,7 @@ func TestForensicsRequestIDs(t *testing.T) {
 // TestForensicsSamples: --samples N keeps the first N failures and one
 // success per endpoint, bodies cut to 512 bytes.
 func TestForensicsSamples(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("0123456789abcdef", 4096) // 64 KiB
 	policies := map[netip.Addr]testserver.Policy{
 		testserver.Lo4b: testserver.Every(3, fx503),
@@ -160,6 +162,7 @@ func TestForensicsSamples(t *testing.T) {
 // TestForensicsTimeline: the timeline has 1s buckets by default, the
 // --interval given, and wider ones for a long planned run.
 func TestForensicsTimeline(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{
 		Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: testserver.Every(4, fx503)},
 	}, testserver.Lo4a, testserver.Lo6)
@@ -194,6 +197,7 @@ func TestForensicsTimeline(t *testing.T) {
 // Fresh and reused connections are told apart, per endpoint and per
 // fingerprint; --new-conn makes every request fresh.
 func TestForensicsConnectionReuse(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{
 		Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: nginx502WithSecrets},
 	}, testserver.Lo4a, testserver.Lo6)

@@ -15,6 +15,7 @@ import (
 // total; one bad backend fails the gate although the total is within it; a
 // breach exits 1 after the full report, and every check is in the JSON.
 func TestReleaseGate(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
 		testserver.Lo4b: testserver.Every(10, fx503),
 		testserver.Lo6:  testserver.Delayed(30 * time.Millisecond),
@@ -78,6 +79,7 @@ func TestReleaseGate(t *testing.T) {
 // TestReleaseGateText: the text report lists every check, those that
 // failed first.
 func TestReleaseGateText(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{
 		Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Every(4, fx503)},
 	}, testserver.Lo4a, testserver.Lo4b)
@@ -99,6 +101,7 @@ func TestReleaseGateText(t *testing.T) {
 // before, "RELEASE GATE passed: all 7 checks" and exit 0; now exit 1, each
 // check not proven, with what run would prove it, in the text and the JSON.
 func TestReleaseGateUnproven(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
 	args := []string{"-q", "--resolve", f.Resolve(), "-n", "3", "--max-failure-rate", "0.1%", "--max-p99", "800ms", "--fail-on-verdict", f.URL()}
 	code, stdout, stderr := pinprobe(t, args...)

@@ -995,6 +995,7 @@ func buildPinprobe(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	check.WideParallel(4)
 	// Every temporary file of the tests, those of the runs they start
 	// included (--demo keeps its gateway's access log in a directory of
 	// its own), goes into one directory, removed at the end.

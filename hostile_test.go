@@ -93,6 +93,7 @@ func TestReportRefusesImpossibleNumbers(t *testing.T) {
 // the terminal's title, clear the screen, ring the bell or make HTML is
 // shown with them written out, in every format and in compare.
 func TestReportWritesOutsideStringsOut(t *testing.T) {
+	t.Parallel()
 	const outside = "A\x1b]0;owned\x07B\x1b[2J<img src=x onerror=alert(1)>C"
 	doc := fixture.EditJSON(t, goldenSaved(t), func(m map[string]any) {
 		m["version"], m["interrupted"] = outside, false
@@ -131,6 +132,7 @@ func TestReportWritesOutsideStringsOut(t *testing.T) {
 // the same file, a copy, a merged report with one of its inputs — instead
 // of doubling every count; a report without an ID is told by its content.
 func TestReportRefusesTheSameRunTwice(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
 		testserver.Lo4b: testserver.Every(4, fx503),
 	}}, testserver.Lo4a, testserver.Lo4b)
@@ -188,6 +190,7 @@ func TestReportRefusesTheSameRunTwice(t *testing.T) {
 // refuses it (the one decision, report.SameRun), naming both files; two
 // runs that counted the same are compared.
 func TestCompareRefusesOneRun(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(demoReport)
 	if err != nil {
 		t.Fatal(err)
@@ -252,6 +255,7 @@ func twoRuns(t *testing.T, dir, name string, data []byte) (before, after string)
 // called IMPROVED, exit 0 under --fail-on-regression; now the comparison
 // says what each probed, and the gate does not pass.
 func TestCompareNothingInCommon(t *testing.T) {
+	t.Parallel()
 	good := goldenSaved(t)
 	dir := t.TempDir()
 	before := writeSaved(t, dir, "before.json", otherRun(t, good, "0b0b0b0b"))
@@ -297,6 +301,7 @@ func TestCompareNothingInCommon(t *testing.T) {
 // into an "exact" table of 10^10 rows (out of memory); it is judged,
 // rendered and compared in well under the time budget now.
 func TestReportOfHugeCounts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	golden := writeSaved(t, dir, "golden.json", goldenSaved(t))
 	var files []string

@@ -83,6 +83,7 @@ func endpointConns(t *testing.T, raw string) map[string]jsonConns {
 // not a second suspect), and every failing connection it lists was on
 // gw-3 by the server's own account.
 func TestSharedAddressInstances(t *testing.T) {
+	t.Parallel()
 	bad := testserver.Every(2, testserver.Answer{Status: http.StatusBadGateway})
 	s := testserver.StartSticky(t, testserver.StickyOptions{
 		Instances: []testserver.Instance{{Name: "gw-1"}, {Name: "gw-2"}, {Name: "gw-3", Policy: bad}, {Name: "gw-4"}},
@@ -188,6 +189,7 @@ func (m connsByPort) next(port uint16) (testserver.ConnStats, bool) {
 // a header pinprobe knows: the connections show the fault; --group-by
 // names the header, and the instance with it.
 func TestSharedAddressWithoutHeader(t *testing.T) {
+	t.Parallel()
 	bad := testserver.Every(2, testserver.Answer{Status: http.StatusBadGateway})
 	s := testserver.StartSticky(t, testserver.StickyOptions{Header: "X-Fx-Node",
 		Instances: []testserver.Instance{{Name: "a"}, {Name: "b"}, {Name: "c", Policy: bad}, {Name: "d"}},
@@ -211,6 +213,7 @@ func TestSharedAddressWithoutHeader(t *testing.T) {
 // four nginx instances; gw-3's upstream is an IPv6 address nothing listens
 // on, so it answers nginx's own 502. The verdict names gw-3 in every mode.
 func TestHAProxyOverNginxInstances(t *testing.T) {
+	t.Parallel()
 	testserver.HAProxyBinary(t)
 	testserver.NginxBinary(t)
 	if !testserver.HasIPv6Loopback() {
@@ -292,6 +295,7 @@ func TestHealthyRunsGiveNoFalseAlarm(t *testing.T) {
 // TestUntilVerdict: a clear fault stops the run long before -d, and the
 // report says after how many requests; a healthy run goes the distance.
 func TestUntilVerdict(t *testing.T) {
+	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
 		testserver.Lo4b: testserver.Status(http.StatusBadGateway),
@@ -377,6 +381,7 @@ func untilNote(rep *jsonReport) string {
 // TestConnectionRecordsBounded: per-connection records stay at 256 per
 // endpoint however many connections a run opens; the rest are counted.
 func TestConnectionRecordsBounded(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
 	_, raw := runReport(t, reportOpts{samples: 5}, "--new-conn", "--resolve", f.Resolve(), "--rate", "3000", "-n", "1500", f.URL())
 	c := endpointConns(t, raw)["127.0.0.1"]
@@ -502,6 +507,7 @@ func untilVerdictDemo(t *testing.T, i int, want []string) {
 // format, not left to read as "no instance stands out"; the plan names
 // the header asked for.
 func TestGroupByAbsentHeaderIsSaid(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a, testserver.Lo4b)
 	args := []string{"--group-by", "x-nope", "-n", "20", "-r", "200", "--resolve", f.Resolve(), f.URL()}
 	const note = "No response carried X-Nope (--group-by): none of the 20 responses could be put to an instance by it"

@@ -28,6 +28,7 @@ import (
 // TestInterruptThroughContext: cancelling run's context stops sending,
 // lets the requests in flight finish and reports everything: exit 130.
 func TestInterruptThroughContext(t *testing.T) {
+	t.Parallel()
 	const n = 15
 	// Requests take 50 ms, and from the n-th on they are held until the
 	// interrupt has been given, so some are certainly in flight then.
@@ -303,6 +304,7 @@ func (p *subprocess) wait(t *testing.T, limit time.Duration) int {
 // TestSIGINTSubprocess: SIGINT to the real binary; one gives the full
 // report and exit 130, a second exits at once.
 func TestSIGINTSubprocess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -562,6 +564,7 @@ func TestInterruptNotice(t *testing.T) {
 // when a gate is breached), and the report still says INTERRUPTED, in
 // every format.
 func TestExitPrecedence(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(demoReport)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 // "1234 req  100.0% failed" behind a long URL). When the run ends, the
 // view is gone and the report is on the screen.
 func TestLiveViewInTmux(t *testing.T) {
+	t.Parallel()
 	tmux := testserver.TmuxBinary(t)
 	bin := buildPinprobe(t)
 	const sign = "/api/documents/demo/sign"

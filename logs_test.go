@@ -117,6 +117,7 @@ const nginxPinFormat = `$remote_addr:$remote_port [$time_local] "$request" $stat
 // answers 502); nginx writes its access log in the default combined
 // format and in the README's custom one. Both are joined with the run.
 func TestLogsNginx(t *testing.T) {
+	t.Parallel()
 	if !testserver.HasIPv6Loopback() {
 		t.Skip("no IPv6 loopback here")
 	}
@@ -209,6 +210,7 @@ func TestLogsNginx(t *testing.T) {
 // (HAProxy answers 503), logging to stdout in the default HTTP log
 // format, then in a custom log-format with the captured X-Request-Id.
 func TestLogsHAProxy(t *testing.T) {
+	t.Parallel()
 	if !testserver.HasIPv6Loopback() {
 		t.Skip("no IPv6 loopback here")
 	}
@@ -271,6 +273,7 @@ func TestLogsHAProxy(t *testing.T) {
 // run and ends on the backend that failed, with the command that joins
 // them; that command, run, says the same.
 func TestLogsDemo(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := pinprobe(t, "--demo", "-q", "--duration", "2s", "--format", "json")
 	if code != 0 {
 		t.Fatalf("demo: exit %d; stderr:\n%s", code, stderr)
@@ -340,6 +343,7 @@ func savedRun(t *testing.T, n int) string {
 // standard input: one line naming what is wrong, exit 2. A truncated gzip
 // log and a huge line are read around and counted; nothing panics.
 func TestLogsBadInput(t *testing.T) {
+	t.Parallel()
 	rep := savedRun(t, 20)
 	dir := t.TempDir()
 	write := func(name, data string) string {

@@ -20,6 +20,7 @@ import (
 // listens on, so nginx itself answers 502 Bad Gateway. pinprobe must pin
 // each address and put every 502 on ::1.
 func TestNginxGatewayIPv6Backend(t *testing.T) {
+	t.Parallel()
 	if !testserver.HasIPv6Loopback() {
 		t.Skip("no IPv6 loopback here")
 	}

@@ -34,6 +34,7 @@ const demoReport = "examples/demo-report.json"
 // reader has gone (a pager quit early, "| head") still writes its -o file
 // and exits with the run's code, not 141 (SIGPIPE).
 func TestClosedPipesSubprocess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -91,6 +92,7 @@ func TestClosedPipesSubprocess(t *testing.T) {
 // printing at a closed stdout and exit as they would have; without -o a
 // line on stderr says the report was not printed whole.
 func TestClosedStdout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
 	data, err := os.ReadFile(demoReport)
@@ -185,6 +187,7 @@ func TestWriteFileWholeOrNothing(t *testing.T) {
 // below the report's (as a full disk would stop it), exits 4 and leaves the
 // previous -o report whole, which report still reads.
 func TestFullDiskKeepsPreviousReport(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

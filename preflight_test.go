@@ -100,6 +100,7 @@ func TestPreflightJSON(t *testing.T) {
 // preflight for the same reason, pinprobe sends no load, exits 3 and names
 // the cause and the flag that fixes it.
 func TestPreflightStopsWhenNothingCanWork(t *testing.T) {
+	t.Parallel()
 	// An HTTPS server on 127.0.0.1 whose certificate, signed by a test CA,
 	// is for app.test only.
 	pki := testserver.NewPKI(t)

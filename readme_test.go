@@ -140,6 +140,7 @@ func TestReadmeSetUp(t *testing.T) {
 // or the published module path at a version — and the Go the CI example
 // sets up is go.mod's or later.
 func TestInstallLines(t *testing.T) {
+	t.Parallel()
 	files := []string{readme}
 	for _, pat := range []string{"examples/*/*.yml", "examples/*.sh", "examples/*/*.sh"} {
 		m, err := filepath.Glob(pat)

@@ -28,6 +28,7 @@ import (
 // servers, one of which answers 502, with secret headers redacted from the
 // command.
 func TestJSONReportThreeAddresses(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{
 		Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: testserver.Status(http.StatusBadGateway)},
 	}, testserver.Loopbacks()...)
@@ -194,6 +195,7 @@ func TestRedactArgs(t *testing.T) {
 // TestOutputFile: -o FILE writes the JSON report whatever --format says;
 // with --format json it is the same as stdout.
 func TestOutputFile(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
 	dir := t.TempDir()
 	common := []string{"-q", "--rate", "200", "--requests", "20", "--resolve", f.Resolve(), f.URL()}
@@ -263,6 +265,7 @@ func TestRateExcludesTheWaitForRequestsInFlight(t *testing.T) {
 // report names the failing family in its title, carries the Azure log query,
 // and shows the failing address.
 func TestDemoMarkdown(t *testing.T) {
+	t.Parallel()
 	code, doc, stderr := pinprobe(t, "--demo", "-q", "--duration", "1s", "--rate", "60", "--format", "markdown")
 	if code != exitOK {
 		t.Fatalf("exit %d; want 0; stderr:\n%s", code, stderr)
@@ -298,6 +301,7 @@ func TestDemoMarkdown(t *testing.T) {
 // does of the run it makes: the verdict first, the suspects, one failed
 // request of each, the log query.
 func TestReportBrief(t *testing.T) {
+	t.Parallel()
 	// The first failed request of ::1, the first suspect, is the sample the
 	// brief shows of it (read from the saved run, so a regenerated example
 	// keeps the test true).
@@ -423,6 +427,7 @@ var htmlBlock = regexp.MustCompile(`<(tr|p|li|h1|h2|h3|dt|footer)[ >]`)
 // run one screen: the verdict first, the suspect's row and a failed
 // request of it.
 func TestProbeBrief(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: testserver.Status(http.StatusBadGateway)}},
 		testserver.Lo4a, testserver.Lo6)
 	code, out, stderr := pinprobe(t, "-q", "--brief", "--resolve", f.Resolve(), "-r", "400", "-n", "80", f.URL())

@@ -101,6 +101,7 @@ func TestSomeTargetsUnresolvable(t *testing.T) {
 // only when the host is not otherwise resolved, and a failed resolution
 // suggests --dns-server and --resolve.
 func TestResolveHints(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
 	port := int(f.Port())
 	code, _, stderr := pinprobe(t, "-q", "-n", "4", "--resolve", fmt.Sprintf("app.test:%d:127.0.0.1", port+1),

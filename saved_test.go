@@ -22,6 +22,7 @@ import (
 // report` over their N JSON files. The merged counts equal the server's own,
 // address by address.
 func TestScaleOut(t *testing.T) {
+	t.Parallel()
 	bin := buildPinprobe(t)
 	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
 		testserver.Lo4b: testserver.Every(4, fx503),
@@ -79,6 +80,7 @@ func TestScaleOut(t *testing.T) {
 // file and from standard input), the gate is judged at report time, and
 // input that is not a pinprobe report is refused with its name and why.
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
 		testserver.Lo4b: testserver.Every(5, fx503),
 	}}, testserver.Lo4a, testserver.Lo4b)
@@ -144,6 +146,7 @@ func TestReportCommand(t *testing.T) {
 // change ::1 is gone and 127.0.0.2 fails a quarter of its requests: a
 // regression, exit 1 with --fail-on-regression.
 func TestCompareCommand(t *testing.T) {
+	t.Parallel()
 	if !testserver.HasIPv6Loopback() {
 		t.Skip("no IPv6 loopback here")
 	}

@@ -50,6 +50,7 @@ func echoingGateway(n *atomic.Int64) http.Handler {
 // their control and bidi characters written out, and Markdown (as
 // cmark-gfm renders it) and HTML as text, the title included.
 func TestEchoedSecretsNeverShown(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int64
 	port := testserver.ServeSamePort(t, echoingGateway(&n), nil, testserver.Lo4a)
 	resolve := fmt.Sprintf("app.test:%d:127.0.0.1", port)

@@ -475,6 +475,7 @@ func checkCountSuggestions(t *testing.T, flag string, v pflag.Value, suggested *
 // codes of commandExits, and each of them is reached here. (TestMain checks
 // that no run of the whole suite returns a code its command does not list.)
 func TestExitCodesPerCommand(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full to make a write fail")
 	}
@@ -624,6 +625,7 @@ func TestUsageErrorsShowNoSecret(t *testing.T) {
 // TestClientFlag: each request path runs the demo to the same verdict; a
 // fast path cannot speak HTTP/2.
 func TestClientFlag(t *testing.T) {
+	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	for _, client := range []string{"auto", "fast", "std"} {
 		code, stdout, stderr := pinprobe(t, "--demo", "-q", "-d", "1s", "-r", "90", "--client", client, "--format", "json")

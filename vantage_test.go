@@ -54,6 +54,7 @@ func mergeJSON(t *testing.T, out string, files ...string) *report.Report {
 }
 
 func TestVantageFlag(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
 	dir := t.TempDir()
 
@@ -129,6 +130,7 @@ func vantageRunsAtOnce(t *testing.T, f *testserver.Fleet, dir string, vantages .
 // eu-west's run and recovered before us-east's names no vantage, and says
 // why.
 func TestVantageVerdict(t *testing.T) {
+	t.Parallel()
 	check.Long(t, "runs from several vantages (the judge tests the same on built reports)")
 	var failing6 atomic.Bool
 	var spread atomic.Bool

@@ -23,6 +23,7 @@ import (
 // nginx, and the samples carry the request IDs the server saw, with the
 // secrets of the response headers redacted.
 func TestForensicsAllIPv6Fail(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{
 		Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: nginx502WithSecrets},
 	}, testserver.Loopbacks()...)
@@ -102,6 +103,7 @@ func TestForensicsAllIPv6Fail(t *testing.T) {
 // TestForensicsOneAddressFailsOneInFive: one IPv4 address of three fails
 // 20% of the time; the verdict names it.
 func TestForensicsOneAddressFailsOneInFive(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{
 		Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Every(5, fx503)},
 	}, testserver.Loopbacks()...)
@@ -125,6 +127,7 @@ func TestForensicsOneAddressFailsOneInFive(t *testing.T) {
 // TestForensicsEveryAddressFailsFivePercent: every address fails 5%: the
 // failures are spread, nobody is to blame.
 func TestForensicsEveryAddressFailsFivePercent(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{Each: testserver.Every(20, fx503)}, testserver.Loopbacks()...)
 	rep, stdout := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "1200", "-n", "600", f.URL())
 	checkFleet(t, f, rep)
@@ -149,6 +152,7 @@ var upperBoundRE = regexp.MustCompile(`^0 failures in (\d+) requests: below ([0-
 // TestForensicsHealthy: no failure: the verdict is ok and says how sure,
 // with the 95% upper bound of the failure rate.
 func TestForensicsHealthy(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Loopbacks()...)
 	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "900", "-n", "300", f.URL())
 	checkFleet(t, f, rep)
@@ -201,6 +205,7 @@ func TestForensicsSlowAddress(t *testing.T) {
 // TestForensicsConnectionRefused: nothing listens on one address: its
 // requests fail with connect_refused and the verdict names it.
 func TestForensicsConnectionRefused(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a, testserver.Lo4b)
 	requireRefused(t, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.3"), f.Port()))
 	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve("127.0.0.3"), "--rate", "600", "-n", "150", f.URL())
