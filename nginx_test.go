@@ -127,7 +127,7 @@ func TestNginxSharedUpstream(t *testing.T) {
 			}
 			testserver.Nginx(t, fmt.Sprintf("  upstream pool { %s }\n%s\n", strings.Join(ups, " "), strings.Join(servers, "\n")), listen...)
 			host := fmt.Sprintf("gw.test:%d", port)
-			rep, _ := runReport(t, reportOpts{samples: 5}, "-r", "400", "-d", "3s", "--resolve", host+":"+strings.Join(res, ","), "http://"+host+"/")
+			rep, _ := runReport(t, reportOpts{samples: 5}, "-r", "400", "-d", "2s", "--resolve", host+":"+strings.Join(res, ","), "http://"+host+"/")
 			v := rep.Verdict
 			t.Logf("%s: %s", v.Status, v.Summary)
 			for _, s := range v.Suspects {
