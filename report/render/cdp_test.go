@@ -10,6 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -26,12 +29,11 @@ import (
 // on its fd 4, each a JSON message ended by a NUL byte): one process loads
 // a page, resizes its window, measures it with a script of the test's
 // (DevTools runs it whatever the page's Content-Security-Policy, which
-// allows none) and screenshots it, as often as a test asks, in a second
-// or two. Everything the page logs is collected: a page without script logs
+// allows none), reads its DOM and screenshots it, as often as a test asks,
+// in a second or two. Everything the page logs is collected: a page without script logs
 // nothing, so a line is a blocked fetch, a refused style sheet or a parse
 // error.
 type browser struct {
-	t       *testing.T
 	cmd     *exec.Cmd
 	in      io.WriteCloser
 	session string
@@ -56,9 +58,10 @@ type cdpMessage struct {
 	} `json:"error,omitempty"`
 }
 
-// cdpTimeout bounds the whole conversation with the browser: about 18 s
-// for the twelve pages on a quiet machine; a CI run under -race with other
-// suites beside it took more than 60 s, and was killed.
+// cdpTimeout bounds the whole conversation with the browser, every page of
+// TestHTMLInChromium: well under a minute even under -race beside other
+// suites, which once took more than 60 s when a full-page screenshot was
+// decoded at each width.
 const cdpTimeout = 3 * time.Minute
 
 // startBrowser starts headless Chromium in its own process group, its
@@ -67,8 +70,6 @@ const cdpTimeout = 3 * time.Minute
 func startBrowser(t *testing.T) *browser {
 	t.Helper()
 	bin := chromiumPath(t)
-	browserMu.Lock()
-	t.Cleanup(browserMu.Unlock) // registered first, so it runs after the browser is gone
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), cdpTimeout)
 	cmdR, cmdW, err := os.Pipe()
@@ -96,7 +97,7 @@ func startBrowser(t *testing.T) *browser {
 	}
 	cmdR.Close()
 	outW.Close()
-	b := &browser{t: t, cmd: cmd, in: cmdW, waiting: map[int]chan cdpMessage{}, events: make(chan cdpMessage, 256), done: make(chan struct{})}
+	b := &browser{cmd: cmd, in: cmdW, waiting: map[int]chan cdpMessage{}, events: make(chan cdpMessage, 256), done: make(chan struct{})}
 	go b.read(outR)
 	t.Cleanup(func() {
 		b.callBrowser("Browser.close", nil) // best effort; the kill ends it anyway
@@ -115,14 +116,14 @@ func startBrowser(t *testing.T) *browser {
 	var target struct {
 		TargetID string `json:"targetId"`
 	}
-	b.do("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
+	b.do(t, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
 	var att struct {
 		SessionID string `json:"sessionId"`
 	}
-	b.do("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
+	b.do(t, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
 	b.session = att.SessionID
 	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable"} {
-		b.do(b.session, m, nil, nil)
+		b.do(t, b.session, m, nil, nil)
 	}
 	return b
 }
@@ -213,29 +214,29 @@ func (b *browser) callBrowser(method string, params any) (json.RawMessage, error
 
 // do sends a command (see send) and decodes its answer into v, when not
 // nil; it fails the test when the browser refuses it.
-func (b *browser) do(session, method string, params, v any) {
-	b.t.Helper()
+func (b *browser) do(t *testing.T, session, method string, params, v any) {
+	t.Helper()
 	res, err := b.send(session, method, params)
 	if err != nil {
-		b.t.Fatalf("chromium: %v", err)
+		t.Fatalf("chromium: %v", err)
 	}
 	if v != nil {
 		if err := json.Unmarshal(res, v); err != nil {
-			b.t.Fatalf("chromium: %s: %v", method, err)
+			t.Fatalf("chromium: %s: %v", method, err)
 		}
 	}
 }
 
 // load opens page (a file) at width × height CSS pixels and waits for it
 // to have loaded.
-func (b *browser) load(page string, width, height int) {
-	b.t.Helper()
-	b.resize(width, height)
+func (b *browser) load(t *testing.T, page string, width, height int) {
+	t.Helper()
+	b.resize(t, width, height)
 	for len(b.events) > 0 {
 		<-b.events // events of earlier pages
 	}
 	if _, err := b.call("Page.navigate", map[string]any{"url": "file://" + page}); err != nil {
-		b.t.Fatalf("chromium: %v", err)
+		t.Fatalf("chromium: %v", err)
 	}
 	deadline := time.After(cdpTimeout)
 	for {
@@ -245,27 +246,27 @@ func (b *browser) load(page string, width, height int) {
 				return
 			}
 		case <-deadline:
-			b.t.Fatalf("chromium: %s did not load in %v", page, cdpTimeout)
+			t.Fatalf("chromium: %s did not load in %v", page, cdpTimeout)
 		}
 	}
 }
 
 // resize sets the window's size in CSS pixels, at one device pixel each.
-func (b *browser) resize(width, height int) {
-	b.t.Helper()
+func (b *browser) resize(t *testing.T, width, height int) {
+	t.Helper()
 	if _, err := b.call("Emulation.setDeviceMetricsOverride", map[string]any{
 		"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}); err != nil {
-		b.t.Fatalf("chromium: %v", err)
+		t.Fatalf("chromium: %v", err)
 	}
 }
 
 // eval runs expression in the page and decodes its value (which must be
 // JSON-able) into v.
-func (b *browser) eval(expression string, v any) {
-	b.t.Helper()
+func (b *browser) eval(t *testing.T, expression string, v any) {
+	t.Helper()
 	res, err := b.call("Runtime.evaluate", map[string]any{"expression": expression, "returnByValue": true})
 	if err != nil {
-		b.t.Fatalf("chromium: %v", err)
+		t.Fatalf("chromium: %v", err)
 	}
 	var out struct {
 		Result struct {
@@ -274,43 +275,70 @@ func (b *browser) eval(expression string, v any) {
 		ExceptionDetails json.RawMessage `json:"exceptionDetails"`
 	}
 	if err := json.Unmarshal(res, &out); err != nil {
-		b.t.Fatalf("chromium: evaluate: %v", err)
+		t.Fatalf("chromium: evaluate: %v", err)
 	}
 	if out.ExceptionDetails != nil {
-		b.t.Fatalf("chromium: the test's script failed: %s", out.ExceptionDetails)
+		t.Fatalf("chromium: the test's script failed: %s", out.ExceptionDetails)
 	}
 	if err := json.Unmarshal(out.Result.Value, v); err != nil {
-		b.t.Fatalf("chromium: evaluate: %v (value %s)", err, out.Result.Value)
+		t.Fatalf("chromium: evaluate: %v (value %s)", err, out.Result.Value)
 	}
 }
 
 // screenshot takes the whole page, as long as it is, as PNG.
-func (b *browser) screenshot() []byte {
-	b.t.Helper()
+func (b *browser) screenshot(t *testing.T) []byte {
+	t.Helper()
 	res, err := b.call("Page.getLayoutMetrics", nil)
 	if err != nil {
-		b.t.Fatalf("chromium: %v", err)
+		t.Fatalf("chromium: %v", err)
 	}
 	var m struct {
 		Content struct{ Width, Height float64 } `json:"cssContentSize"`
 	}
 	if err := json.Unmarshal(res, &m); err != nil {
-		b.t.Fatalf("chromium: layout metrics: %v", err)
+		t.Fatalf("chromium: layout metrics: %v", err)
 	}
-	res, err = b.call("Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true,
-		"clip": map[string]any{"x": 0, "y": 0, "width": m.Content.Width, "height": m.Content.Height, "scale": 1}})
+	return b.capturePNG(t, map[string]any{"x": 0, "y": 0, "width": m.Content.Width, "height": m.Content.Height, "scale": 1})
+}
+
+// capture takes the part clip of the page (CSS pixels, from its top left
+// corner, scrolled or not) and decodes it: the image's bounds are clip, so
+// its pixels have their coordinates in the page.
+func (b *browser) capture(t *testing.T, clip image.Rectangle) *image.RGBA {
+	t.Helper()
+	shot := b.capturePNG(t, map[string]any{"x": clip.Min.X, "y": clip.Min.Y, "width": clip.Dx(), "height": clip.Dy(), "scale": 1})
+	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
-		b.t.Fatalf("chromium: %v", err)
+		t.Fatalf("decode the screenshot: %v", err)
+	}
+	if img.Bounds().Size() != clip.Size() {
+		t.Fatalf("the screenshot of %v is %v", clip, img.Bounds())
+	}
+	rgba, ok := img.(*image.RGBA)
+	if !ok {
+		rgba = image.NewRGBA(img.Bounds())
+		draw.Draw(rgba, rgba.Rect, img, img.Bounds().Min, draw.Src)
+	}
+	rgba.Rect = clip
+	return rgba
+}
+
+// capturePNG takes the part clip of the page as PNG.
+func (b *browser) capturePNG(t *testing.T, clip map[string]any) []byte {
+	t.Helper()
+	res, err := b.call("Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true, "clip": clip})
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
 	}
 	var shot struct {
 		Data string `json:"data"`
 	}
 	if err := json.Unmarshal(res, &shot); err != nil {
-		b.t.Fatalf("chromium: screenshot: %v", err)
+		t.Fatalf("chromium: screenshot: %v", err)
 	}
 	png, err := base64.StdEncoding.DecodeString(shot.Data)
 	if err != nil {
-		b.t.Fatalf("chromium: screenshot: %v", err)
+		t.Fatalf("chromium: screenshot: %v", err)
 	}
 	return png
 }

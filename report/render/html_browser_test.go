@@ -4,19 +4,13 @@ package render
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"image"
 	"image/color"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/fixture"
@@ -52,89 +46,67 @@ func writePage(t *testing.T, r *report.Report) string {
 	return path
 }
 
-// runChromium opens page in headless Chromium with flags and returns what it
-// wrote on stdout. It runs in its own process group, which is killed when it
-// is done or after a minute and a half; its profile, cache and home are
-// temp dirs. The page must log nothing to the console: it has no script,
-// so a console line is a blocked fetch, a refused style sheet or a parse
+// TestHTMLInChromium opens the pages in one headless Chromium, driven over
+// DevTools (see browser): one start costs about as much as a page's
+// checks, so every browser test is a subtest of this one. Each checks,
+// besides its own claims, that its page logged nothing: the pages run no
+// script, so a line is a blocked fetch, a refused style sheet or a parse
 // error.
-// browserMu lets one Chromium run at a time: the browser tests run beside
-// the others (they mostly wait for it), but two browsers started at once
-// on a loaded machine had one close its pipe at start (CI, once).
-var browserMu sync.Mutex
-
-func runChromium(t *testing.T, page string, flags ...string) []byte {
-	t.Helper()
-	bin := chromiumPath(t)
-	browserMu.Lock()
-	defer browserMu.Unlock()
-	home := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	args := append([]string{
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + filepath.Join(home, "profile"), "--enable-logging=stderr", "--v=0",
-	}, flags...)
-	cmd := exec.CommandContext(ctx, bin, append(args, "file://"+page)...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
-		"XDG_CACHE_HOME="+filepath.Join(home, "cache"), "XDG_DATA_HOME="+filepath.Join(home, "data"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	err := cmd.Wait()
-	// The browser's helpers (zygote, GPU, renderer) share its group: end
-	// any that outlive it.
-	if kerr := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); kerr != nil && !errors.Is(kerr, syscall.ESRCH) {
-		t.Errorf("kill chromium's process group: %v", kerr)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("chromium %s: timed out after 90s; stderr:\n%s", strings.Join(flags, " "), stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("chromium %s: %v; stderr:\n%s", strings.Join(flags, " "), err, stderr.String())
-	}
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(line, "CONSOLE") {
-			t.Errorf("the page logged to the console: %s", line)
-		}
-	}
-	return stdout.Bytes()
-}
-
-// TestHTMLInChromium loads the golden, the hostile and the inside pages in
-// Chromium and checks the DOM it built: the charts hold a series per
-// endpoint (and per instance) and the bars and segments the report
-// implies, hostile text made no element, and nothing was logged (no
-// blocked fetch, no refused style sheet).
 func TestHTMLInChromium(t *testing.T) {
 	t.Parallel() // mostly waiting for the browser
-	cases := map[string]struct {
+	b := startBrowser(t)
+	t.Run("dom", func(t *testing.T) { testDOM(t, b) })
+	t.Run("join", func(t *testing.T) { testJoinDOM(t, b) })
+	t.Run("screenshot", func(t *testing.T) { testScreenshot(t, b) })
+	t.Run("instances", func(t *testing.T) { testInstancesScreenshot(t, b) })
+	t.Run("widths", func(t *testing.T) { testWidths(t, b) })
+}
+
+// checkLogs fails t for each line the pages logged since the last check.
+func checkLogs(t *testing.T, b *browser) {
+	t.Helper()
+	for _, l := range b.pageLogs() {
+		t.Errorf("the page logged: %s", logLine(l))
+	}
+}
+
+// dom loads page and returns the DOM the browser built, as HTML.
+func dom(t *testing.T, b *browser, page string) string {
+	t.Helper()
+	b.load(t, page, 1280, 900)
+	var s string
+	b.eval(t, "document.documentElement.outerHTML", &s)
+	checkLogs(t, b)
+	return s
+}
+
+// testDOM loads the golden, the hostile and the inside pages and checks
+// the DOM the browser built: the charts hold a series per endpoint (and
+// per instance) and the bars and segments the report implies, and hostile
+// text made no element.
+func testDOM(t *testing.T, b *browser) {
+	cases := []struct {
+		name  string
 		rep   *report.Report
 		title string
 	}{
-		"golden":  {fixture.GoldenReport(t), "pinprobe: 2001:db8::7 (sign.example.com/) answers 502"},
-		"hostile": {fixture.HostileReport(t), "pinprobe: 2001:db8::7 (sign.example.com/) answers 502"},
-		"inside":  {insideReport(t), "pinprobe: IPv6 (2001:db8::1) answers 502; X-Served-By: gw-3 behind 192.0.2.2 answers 502"},
+		{"golden", fixture.GoldenReport(t), "pinprobe: 2001:db8::7 (sign.example.com/) answers 502"},
+		{"hostile", fixture.HostileReport(t), "pinprobe: 2001:db8::7 (sign.example.com/) answers 502"},
+		{"inside", insideReport(t), "pinprobe: IPv6 (2001:db8::1) answers 502; X-Served-By: gw-3 behind 192.0.2.2 answers 502"},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			dom := runChromium(t, writePage(t, tc.rep), "--dump-dom")
-			doc, err := html.Parse(bytes.NewReader(dom))
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			page := dom(t, b, writePage(t, tc.rep))
+			doc, err := html.Parse(strings.NewReader(page))
 			if err != nil {
-				t.Fatalf("parse the dumped DOM: %v", err)
+				t.Fatalf("parse the DOM: %v", err)
 			}
 			titles := find(doc, tagged("title"))
 			if len(titles) == 0 || !strings.HasPrefix(textOf(titles[0]), tc.title) {
-				t.Fatalf("the browser did not load the page; DOM:\n%.500s", dom)
+				t.Fatalf("the browser did not load the page; DOM:\n%.500s", page)
 			}
 			checkSelfContained(t, doc)
-			switch name {
+			switch tc.name {
 			case "inside":
 				chart := byID(doc, "instances-chart-1")
 				if chart == nil || len(find(chart, classed("series"))) != 4 {
@@ -146,7 +118,7 @@ func TestHTMLInChromium(t *testing.T) {
 			default:
 				checkGoldenCharts(t, doc)
 			}
-			if name == "hostile" {
+			if tc.name == "hostile" {
 				for _, el := range []string{"b", "i"} {
 					if n := len(find(doc, tagged(el))); n > 0 {
 						t.Errorf("hostile text became %d <%s> elements in the browser", n, el)
@@ -160,22 +132,29 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 }
 
-// TestHTMLInstancesScreenshot screenshots the inside page and checks the
+// testJoinDOM loads the join's page (see TestJoinHTML): the browser shows
+// it, and it logged nothing.
+func testJoinDOM(t *testing.T, b *browser) {
+	var buf bytes.Buffer
+	if err := JoinHTML(&buf, sampleJoin()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "join.html")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if page := dom(t, b, path); !strings.Contains(page, "All 50 502s were routed to") {
+		t.Errorf("Chromium did not load the join's page:\n%.500s", page)
+	}
+}
+
+// testInstancesScreenshot screenshots the inside page and checks the
 // instance chart was drawn with its style: four grey tracks (the style
 // sheet's colour, not SVG's default black) and one failure bar.
-func TestHTMLInstancesScreenshot(t *testing.T) {
-	t.Parallel() // mostly waiting for the browser
-	shot := filepath.Join(t.TempDir(), "shot.png")
-	runChromium(t, writePage(t, insideReport(t)), "--hide-scrollbars", "--screenshot="+shot, "--window-size=1280,4000")
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("chromium wrote no screenshot: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("decode screenshot: %v", err)
-	}
+func testInstancesScreenshot(t *testing.T, b *browser) {
+	b.load(t, writePage(t, insideReport(t)), 1280, 4000)
+	img := b.capture(t, image.Rect(0, 0, 1280, 4000))
+	checkLogs(t, b)
 	// The tracks are the only place of this grey: 586 × 12 units each,
 	// about 670 × 14 pixels at this width; three of four are bare.
 	tracks, ok := solidBounds(img, rgb(0xee, 0xf1, 0xf4))
@@ -197,37 +176,26 @@ func TestHTMLInstancesScreenshot(t *testing.T) {
 	}
 }
 
-// TestHTMLScreenshot screenshots the golden page in Chromium and checks the
-// charts were drawn: the failure colour fills the failing columns inside
-// the timeline's strips, the answer bars and the latency markers are
-// there, and the page is not blank.
-func TestHTMLScreenshot(t *testing.T) {
-	t.Parallel() // mostly waiting for the browser
-	shot := filepath.Join(t.TempDir(), "shot.png")
-	runChromium(t, writePage(t, fixture.GoldenReport(t)), "--hide-scrollbars", "--screenshot="+shot, "--window-size=1280,5200")
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatalf("chromium wrote no screenshot: %v", err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("decode screenshot: %v", err)
-	}
-	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 5200 {
-		t.Fatalf("screenshot is %dx%d; want 1280x5200", b.Dx(), b.Dy())
-	}
+// testScreenshot screenshots the golden page in a window of 1280×5200 and
+// checks the charts were drawn: the failure colour fills the failing
+// columns inside the timeline's strips, the answer bars and the latency
+// markers are there, and the page is not blank.
+func testScreenshot(t *testing.T, b *browser) {
+	b.load(t, writePage(t, fixture.GoldenReport(t)), 1280, 5200)
+	img := b.capture(t, image.Rect(0, 0, 1280, 5200))
+	checkLogs(t, b)
 
-	var ink int
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			if r, g, bl, _ := img.At(x, y).RGBA(); r < 0xf000 || g < 0xf000 || bl < 0xf000 {
+	ink := 0
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		row := img.Pix[img.PixOffset(bounds.Min.X, y):img.PixOffset(bounds.Max.X, y)]
+		for i := 0; i < len(row); i += 4 {
+			if row[i] < 0xf0 || row[i+1] < 0xf0 || row[i+2] < 0xf0 {
 				ink++
 			}
 		}
 	}
-	if share := float64(ink) / float64(b.Dx()*b.Dy()); share < 0.05 {
+	if share := float64(ink) / float64(bounds.Dx()*bounds.Dy()); share < 0.05 {
 		t.Errorf("%.1f%% of the screenshot is not white; want a drawn page", share*100)
 	}
 
@@ -243,9 +211,9 @@ func TestHTMLScreenshot(t *testing.T) {
 		t.Errorf("the timeline strips span %v; want a chart at least 500×100 pixels", strips)
 	}
 	fails := countSolid(img, strips, rgb(0xd5, 0x5e, 0x00))
-	blue := countSolid(img, b, rgb(0x00, 0x72, 0xb2))
-	errs := countNear(img, b, rgb(0xcc, 0x79, 0xa7)) + countNear(img, b, rgb(0x88, 0x22, 0x55))
-	green := countNear(img, b, rgb(0x00, 0x9e, 0x73))
+	blue := countSolid(img, bounds, rgb(0x00, 0x72, 0xb2))
+	errs := countNear(img, bounds, rgb(0xcc, 0x79, 0xa7)) + countNear(img, bounds, rgb(0x88, 0x22, 0x55))
+	green := countNear(img, bounds, rgb(0x00, 0x9e, 0x73))
 	t.Logf("strips %v; failure colour in them %d px; 200 blue %d px; error colours %d px; p90 green %d px; ink %d px",
 		strips, fails, blue, errs, green, ink)
 	if n := fails; n < 5000 {
@@ -268,19 +236,22 @@ func TestHTMLScreenshot(t *testing.T) {
 
 func rgb(r, g, b uint8) color.RGBA { return color.RGBA{r, g, b, 0xff} }
 
-// nearColour reports whether c is within a few levels of want in each channel.
-func nearColour(c color.Color, want color.RGBA) bool {
-	r, g, b, _ := c.RGBA()
-	d := func(v uint32, w uint8) bool { return max(int(v>>8)-int(w), int(w)-int(v>>8)) <= 6 }
-	return d(r, want.R) && d(g, want.G) && d(b, want.B)
+// near reports whether the pixel at x, y is within a few levels of c in
+// each channel. The checks read the screenshot's bytes: img.At boxes a
+// colour per call, which cost seconds a page under the race detector.
+func near(img *image.RGBA, x, y int, c color.RGBA) bool {
+	p := img.Pix[img.PixOffset(x, y):]
+	d := func(v, w uint8) bool { return max(int(v)-int(w), int(w)-int(v)) <= 6 }
+	return d(p[0], c.R) && d(p[1], c.G) && d(p[2], c.B)
 }
 
 // countNear counts the pixels in rect of about colour c.
-func countNear(img image.Image, rect image.Rectangle, c color.RGBA) int {
+func countNear(img *image.RGBA, rect image.Rectangle, c color.RGBA) int {
+	rect = rect.Intersect(img.Bounds())
 	n := 0
 	for y := rect.Min.Y; y < rect.Max.Y; y++ {
 		for x := rect.Min.X; x < rect.Max.X; x++ {
-			if nearColour(img.At(x, y), c) {
+			if near(img, x, y, c) {
 				n++
 			}
 		}
@@ -288,48 +259,53 @@ func countNear(img image.Image, rect image.Rectangle, c color.RGBA) int {
 	return n
 }
 
-// solid reports whether the pixel at x, y and its eight neighbours are all
-// about colour c: the inside of a filled shape, not the edge of a letter.
-func solid(img image.Image, x, y int, c color.RGBA) bool {
-	for dy := -1; dy <= 1; dy++ {
-		for dx := -1; dx <= 1; dx++ {
-			if !(image.Pt(x+dx, y+dy).In(img.Bounds()) && nearColour(img.At(x+dx, y+dy), c)) {
-				return false
-			}
+// eachSolid calls f for each solid pixel of colour c in rect: one whose
+// eight neighbours, all in the image, are about c too — the inside of a
+// filled shape, not the edge of a letter. Each pixel is compared with c
+// once: a row's flags mark where it and its two neighbours in the row are
+// near c, and a pixel is solid where its row and the rows above and below
+// are flagged.
+func eachSolid(img *image.RGBA, rect image.Rectangle, c color.RGBA, f func(x, y int)) {
+	rect = rect.Intersect(img.Bounds().Inset(1))
+	if rect.Empty() {
+		return
+	}
+	flag := func(row []bool, y int) {
+		left, here := near(img, rect.Min.X-1, y, c), near(img, rect.Min.X, y, c)
+		for i := range row {
+			right := near(img, rect.Min.X+i+1, y, c)
+			row[i] = left && here && right
+			left, here = here, right
 		}
 	}
-	return true
+	above, row, below := make([]bool, rect.Dx()), make([]bool, rect.Dx()), make([]bool, rect.Dx())
+	flag(above, rect.Min.Y-1)
+	flag(row, rect.Min.Y)
+	for y := rect.Min.Y; y < rect.Max.Y; y++ {
+		flag(below, y+1)
+		for i := range row {
+			if above[i] && row[i] && below[i] {
+				f(rect.Min.X+i, y)
+			}
+		}
+		above, row, below = row, below, above
+	}
 }
 
-// countSolid counts the solid pixels of colour c in rect.
-func countSolid(img image.Image, rect image.Rectangle, c color.RGBA) int {
+// countSolid counts the solid pixels of colour c in rect (see eachSolid).
+func countSolid(img *image.RGBA, rect image.Rectangle, c color.RGBA) int {
 	n := 0
-	for y := rect.Min.Y; y < rect.Max.Y; y++ {
-		for x := rect.Min.X; x < rect.Max.X; x++ {
-			if solid(img, x, y, c) {
-				n++
-			}
-		}
-	}
+	eachSolid(img, rect, c, func(int, int) { n++ })
 	return n
 }
 
 // solidBounds is the bounding box of the solid pixels of colour c.
-func solidBounds(img image.Image, c color.RGBA) (image.Rectangle, bool) {
+func solidBounds(img *image.RGBA, c color.RGBA) (image.Rectangle, bool) {
 	var box image.Rectangle
 	found := false
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			if solid(img, x, y, c) {
-				p := image.Rect(x, y, x+1, y+1)
-				if !found {
-					box, found = p, true
-				} else {
-					box = box.Union(p)
-				}
-			}
-		}
-	}
+	eachSolid(img, img.Bounds(), c, func(x, y int) {
+		box = box.Union(image.Rect(x, y, x+1, y+1))
+		found = true
+	})
 	return box, found
 }

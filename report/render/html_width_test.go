@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"image"
-	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,18 +60,17 @@ const measureScript = `(() => {
   return out;
 })()`
 
-// TestHTMLWidths loads the over-time, golden, hostile and inside pages,
-// and the brief pages of the last three, in Chromium at 800, 1280 and 1920 px and checks each at each width: nothing logged
-// to the console, no horizontal overflow of the page, no table of counts
-// scrolling inside its box (the p99 column cut off), no chart text under
-// 10 px, no name broken at its hyphens, and every chart over time drawn:
-// its lines and columns span its plot in the DOM, and its colours are in
-// the screenshot where the chart is. PINPROBE_SCREENSHOTS=DIR keeps the
-// screenshots there, to look at.
-func TestHTMLWidths(t *testing.T) {
-	t.Parallel() // mostly waiting for the browser
+// testWidths loads the over-time, golden, hostile and inside pages, and
+// the brief pages of the last three, at 800, 1280 and 1920 px and checks
+// each at each width: nothing logged to the console, no horizontal
+// overflow of the page, no table of counts scrolling inside its box (the
+// p99 column cut off), no chart text under 10 px, no name broken at its
+// hyphens, and every chart over time drawn: its lines and columns span its
+// plot in the DOM, and its colours are in a screenshot of the chart.
+// PINPROBE_SCREENSHOTS=DIR keeps screenshots of the whole pages there, to
+// look at.
+func testWidths(t *testing.T, b *browser) {
 	shots := os.Getenv("PINPROBE_SCREENSHOTS")
-	b := startBrowser(t)
 	pages := []struct {
 		name   string
 		page   string
@@ -90,17 +88,16 @@ func TestHTMLWidths(t *testing.T) {
 	for _, p := range pages {
 		for i, width := range []int{800, 1280, 1920} {
 			t.Run(fmt.Sprintf("%s/%d", p.name, width), func(t *testing.T) {
-				b.t = t
 				if i == 0 {
-					b.load(p.page, width, 900)
+					b.load(t, p.page, width, 900)
 				} else {
-					b.resize(width, 900)
+					b.resize(t, width, 900)
 				}
 				var m pageMeasure
-				b.eval(measureScript, &m)
-				for _, l := range b.pageLogs() {
-					t.Errorf("the page logged: %s", logLine(l))
-				}
+				b.eval(t, measureScript, &m)
+				checkLogs(t, b)
+				// The page is as wide as the window, no wider: a
+				// screenshot of the whole page would be too.
 				if m.Width != width {
 					t.Fatalf("the window is %d px wide; want %d", m.Width, width)
 				}
@@ -125,18 +122,10 @@ func TestHTMLWidths(t *testing.T) {
 				if len(m.Charts) != p.charts {
 					t.Fatalf("%d charts over time; want %d", len(m.Charts), p.charts)
 				}
-				shot := b.screenshot()
 				if shots != "" {
-					if err := os.WriteFile(filepath.Join(shots, fmt.Sprintf("%s-%d.png", p.name, width)), shot, 0o644); err != nil {
+					if err := os.WriteFile(filepath.Join(shots, fmt.Sprintf("%s-%d.png", p.name, width)), b.screenshot(t), 0o644); err != nil {
 						t.Fatal(err)
 					}
-				}
-				img, err := png.Decode(bytes.NewReader(shot))
-				if err != nil {
-					t.Fatalf("decode the screenshot: %v", err)
-				}
-				if got := img.Bounds().Dx(); got != width {
-					t.Errorf("the screenshot is %d px wide; want %d", got, width)
 				}
 				for _, c := range m.Charts {
 					if c.W < 400 || c.W > 720 {
@@ -146,10 +135,13 @@ func TestHTMLWidths(t *testing.T) {
 					if c.Cols < 0.95*plot || c.P50 < 0.95*plot || c.P99 < 0.95*plot {
 						t.Errorf("%s: columns %.0f px, p50 %.0f px, p99 %.0f px wide; want each across the plot's %.0f px", c.ID, c.Cols, c.P50, c.P99, plot)
 					}
-					// In the screenshot: both lines across the plot (the
-					// p99 edges the p50 where they meet), and the columns,
-					// at least 20 px high on average, grey or failed.
+					// In a screenshot of the chart (and a pixel around it,
+					// which the solid pixels at its edge look at): both
+					// lines across the plot (the p99 edges the p50 where
+					// they meet), and the columns, at least 20 px high on
+					// average, grey or failed.
 					rect := image.Rect(int(c.X), int(c.Y), int(c.X+c.W), int(c.Y+c.H))
+					img := b.capture(t, rect.Inset(-1))
 					blue, orange := countNear(img, rect, rgb(0x00, 0x72, 0xb2)), countNear(img, rect, rgb(0xe6, 0x9f, 0x00))
 					sent, failed := countSolid(img, rect, rgb(0xa9, 0xbc, 0xcf)), countSolid(img, rect, rgb(0xd5, 0x5e, 0x00))
 					if blue < int(0.9*plot) || orange < int(0.9*plot) || sent+failed < int(plot)*20 {

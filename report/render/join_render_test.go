@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -150,8 +149,8 @@ func TestJoinMarkdownRendersWithCmarkGFM(t *testing.T) {
 }
 
 // TestJoinHTML: the join's page is self-contained (no script, no fetch,
-// its style allowed by hash), shows the hostile name as text, and loads
-// in Chromium without a console message.
+// its style allowed by hash) and shows the hostile name as text;
+// TestHTMLInChromium/join loads it in Chromium.
 func TestJoinHTML(t *testing.T) {
 	var b bytes.Buffer
 	if err := JoinHTML(&b, sampleJoin()); err != nil {
@@ -170,16 +169,5 @@ func TestJoinHTML(t *testing.T) {
 	}
 	if got := len(find(doc, tagged("table"))); got != 3 {
 		t.Errorf("%d tables; want 3", got)
-	}
-	if _, err := exec.LookPath("chromium"); err != nil && os.Getenv("CI") == "" {
-		return // the browser check below needs Chromium; chromiumPath fails in CI
-	}
-	page := filepath.Join(t.TempDir(), "join.html")
-	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dom := runChromium(t, page, "--dump-dom")
-	if !bytes.Contains(dom, []byte("All 50 502s were routed to")) {
-		t.Errorf("Chromium did not load the join's page:\n%.500s", dom)
 	}
 }
