@@ -22,12 +22,11 @@ type jsonScan struct {
 	line int64 // the line the scanner is on, from 1
 	// stack of what the scanner is inside: 'a' an array of records, 'r'
 	// the rows of a table.
-	state    []byte
-	columns  [][]byte // the open table's columns, as JSON strings
-	start    bool
-	tooLong  bool
-	valLine  int64
-	lastLine int64
+	state   []byte
+	columns [][]byte // the open table's columns, as JSON strings
+	start   bool
+	tooLong bool
+	valLine int64
 }
 
 var errJSONShape = errors.New("not a JSON access log")

@@ -57,25 +57,24 @@ const matchBudget = 4096
 // come in several fields (HAProxy's %Ts and %ms), and a client address
 // that a later field overrides (nginx's $realip_remote_addr).
 type matchState struct {
-	end, start   timePart
-	unixSec      int64
-	unixMS       int
-	hasUnix      bool
-	proxyAddr    string
-	proxyPort    string
-	realAddr     string
-	realPort     string
-	statuses     string
-	tries        string
-	requestTime  string
-	serverAddr   string
-	serverPortS  string
-	serverName   string
-	upstreamTime string
-	beName       string
-	srvName      string
-	srvIP        string
-	srvPort      string
+	end, start  timePart
+	unixSec     int64
+	unixMS      int
+	hasUnix     bool
+	proxyAddr   string
+	proxyPort   string
+	realAddr    string
+	realPort    string
+	statuses    string
+	tries       string
+	requestTime string
+	serverAddr  string
+	serverPortS string
+	serverName  string
+	beName      string
+	srvName     string
+	srvIP       string
+	srvPort     string
 }
 
 // setEnd keeps the finest of the end times a format logs ($msec beside

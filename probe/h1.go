@@ -41,7 +41,7 @@ const (
 	h1IdleCheck        = time.Millisecond // idle time after which stale looks at the socket
 )
 
-// errH2Negotiated is dialH1's answer when the server chose HTTP/2 by ALPN:
+// errH2Negotiated is h1Dialer.dial's answer when the server chose HTTP/2 by ALPN:
 // nothing was sent, the connection is closed, and the caller should reach
 // the endpoint through net/http instead.
 var errH2Negotiated = errors.New("the server chose HTTP/2 by ALPN")
@@ -78,11 +78,6 @@ func newH1Dialer(ep *Endpoint, o ConnOptions, alpn []string) *h1Dialer {
 		d.tls.NextProtos = append([]string(nil), alpn...)
 	}
 	return d
-}
-
-// dialH1 opens one HTTP/1.1 connection to ep; see newH1Dialer and dial.
-func dialH1(ctx context.Context, ep *Endpoint, o ConnOptions, alpn []string) (*h1Conn, error) {
-	return newH1Dialer(ep, o, alpn).dial(ctx, time.Time{})
 }
 
 // dial is dialAny for HTTP/1.1 only: when the server chooses "h2" by ALPN

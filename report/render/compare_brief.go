@@ -21,12 +21,12 @@ const (
 
 // briefCmp is the part of a comparison a brief one shows.
 type briefCmp struct {
-	changed, moreChanged int // rows shown; rows left out
-	rows                 []cmpRow
-	answers              []cmpAnswer
-	moreAnswers          int
-	notes                []string
-	moreNotes            int
+	moreChanged int // rows left out
+	rows        []cmpRow
+	answers     []cmpAnswer
+	moreAnswers int
+	notes       []string
+	moreNotes   int
 }
 
 // newBriefCmp picks from v what a brief comparison shows: the endpoints
