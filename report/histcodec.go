@@ -391,11 +391,17 @@ func (s *Scratch) Add(enc string) error {
 
 // Tally adds the counts of enc, a histogram of s's layout, to s.Counts
 // alone (H is left as it is), in one pass, and returns how many values it
-// held: for a reader that needs the counts, not H, whose recording costs
-// more than the decoding. When enc does not decode, s.Counts holds part of
-// it: Reset s.
-func (s *Scratch) Tally(enc string) (int64, error) {
-	return scanHDR(enc, s.g, func(idx int, count int64) { s.Counts[idx] += count })
+// held and the first and last bucket it added to (lo > hi when none): for
+// a reader that needs the counts, not H, whose recording costs more than
+// the decoding, and that reads (and empties) only the buckets in use. When
+// enc does not decode, s.Counts holds part of it: Reset s.
+func (s *Scratch) Tally(enc string) (n int64, lo, hi int, err error) {
+	lo, hi = len(s.Counts), -1
+	n, err = scanHDR(enc, s.g, func(idx int, count int64) {
+		s.Counts[idx] += count
+		lo, hi = min(lo, idx), max(hi, idx)
+	})
+	return n, lo, hi, err
 }
 
 // Bucket is the least and the greatest value of bucket idx of s's layout:
