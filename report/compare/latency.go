@@ -184,9 +184,8 @@ type hist struct {
 
 func newHist() *hist { return &hist{sc: report.NewScratch()} }
 
-// reset empties h: only its buckets in use, a few of the layout's 23,552
-// (cleared for every scope of a comparison, the whole layout was most of
-// what reading a scope cost).
+// reset empties h: only its buckets in use, a few of the layout's 23,552,
+// whose clearing for every scope would cost more than reading the scope.
 func (h *hist) reset() {
 	if h.n > 0 {
 		clear(h.sc.Counts[h.lo : h.hi+1])
