@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -71,11 +72,37 @@ const (
 
 var (
 	zreaders sync.Pool // *zlibReader
-	zwriters = sync.Pool{New: func() any {
-		w, _ := zlib.NewWriterLevel(nil, zlib.BestCompression)
-		return w
-	}}
 )
+
+// zwriters are the BestCompression writers not in use, at most one per
+// processor that may encode at once. Each is 1.2 MB to allocate and clear;
+// a sync.Pool let every other collection drop them, and the race
+// detector's a quarter of its Puts, so that most encodings of a merge or
+// a comparison paid for a new writer.
+var zwriters struct {
+	sync.Mutex
+	free []*zlib.Writer
+}
+
+func getZWriter() *zlib.Writer {
+	zwriters.Lock()
+	defer zwriters.Unlock()
+	if n := len(zwriters.free); n > 0 {
+		w := zwriters.free[n-1]
+		zwriters.free = zwriters.free[:n-1]
+		return w
+	}
+	w, _ := zlib.NewWriterLevel(nil, zlib.BestCompression)
+	return w
+}
+
+func putZWriter(w *zlib.Writer) {
+	zwriters.Lock()
+	defer zwriters.Unlock()
+	if len(zwriters.free) < runtime.GOMAXPROCS(0) {
+		zwriters.free = append(zwriters.free, w)
+	}
+}
 
 type zlibReader struct {
 	src     bytes.Reader
@@ -336,11 +363,11 @@ func compressPayload(payload []byte, g *histGeometry) string {
 	plain.Write(hd[:])
 	plain.Write(payload)
 	var z bytes.Buffer
-	w := zwriters.Get().(*zlib.Writer)
+	w := getZWriter()
 	w.Reset(&z)
 	w.Write(plain.Bytes()) // a bytes.Buffer does not fail
 	w.Close()
-	zwriters.Put(w)
+	putZWriter(w)
 	out := make([]byte, 8, 8+z.Len())
 	binary.BigEndian.PutUint32(out, v2Compressed|0x10)
 	binary.BigEndian.PutUint32(out[4:], uint32(z.Len()))
@@ -391,11 +418,17 @@ func (s *Scratch) Add(enc string) error {
 
 // Tally adds the counts of enc, a histogram of s's layout, to s.Counts
 // alone (H is left as it is), in one pass, and returns how many values it
-// held: for a reader that needs the counts, not H, whose recording costs
-// more than the decoding. When enc does not decode, s.Counts holds part of
-// it: Reset s.
-func (s *Scratch) Tally(enc string) (int64, error) {
-	return scanHDR(enc, s.g, func(idx int, count int64) { s.Counts[idx] += count })
+// held and the first and last bucket it added to (lo > hi when none): for
+// a reader that needs the counts, not H, whose recording costs more than
+// the decoding, and that reads (and empties) only the buckets in use. When
+// enc does not decode, s.Counts holds part of it: Reset s.
+func (s *Scratch) Tally(enc string) (n int64, lo, hi int, err error) {
+	lo, hi = len(s.Counts), -1
+	n, err = scanHDR(enc, s.g, func(idx int, count int64) {
+		s.Counts[idx] += count
+		lo, hi = min(lo, idx), max(hi, idx)
+	})
+	return n, lo, hi, err
 }
 
 // Bucket is the least and the greatest value of bucket idx of s's layout:

@@ -115,17 +115,20 @@ func TestHDRBudget(t *testing.T) {
 // being what hdr reads a percentile in it as.
 func TestScratchTally(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 2))
+	full, tally := NewScratch(), NewScratch() // emptied for each histogram
 	for i := range 100 {
 		h := randomHist(rng, latencyGeometry, []int{1, 2, 40, 3000}[i%4])
 		enc := encodeHDR(h, latencyGeometry)
-		full, tally := NewScratch(), NewScratch()
+		full.Reset()
+		tally.Reset()
 		if err := full.Add(enc); err != nil {
 			t.Fatal(err)
 		}
-		n, err := tally.Tally(enc)
+		n, from, to, err := tally.Tally(enc)
 		if err != nil || n != h.TotalCount() || tally.H.TotalCount() != 0 {
 			t.Fatalf("Tally = %d, %v, H holding %d; want %d, the counts alone", n, err, tally.H.TotalCount(), h.TotalCount())
 		}
+		first, last := len(tally.Counts), -1
 		var cum int64
 		for idx, c := range tally.Counts {
 			if c != full.Counts[idx] {
@@ -134,6 +137,7 @@ func TestScratchTally(t *testing.T) {
 			if c == 0 {
 				continue
 			}
+			first, last = min(first, idx), max(last, idx)
 			cum += c
 			lo, hi := tally.Bucket(idx)
 			if !h.ValuesAreEquivalent(lo, hi) || h.ValuesAreEquivalent(lo, lo-1) || h.ValuesAreEquivalent(hi, hi+1) {
@@ -143,8 +147,11 @@ func TestScratchTally(t *testing.T) {
 				t.Fatalf("bucket %d: hdr reads the percentile of rank %d as %d; want %d", idx, cum, got, hi)
 			}
 		}
+		if from != first || to != last {
+			t.Fatalf("Tally's buckets in use %d to %d; want %d to %d", from, to, first, last)
+		}
 	}
-	if _, err := NewScratch().Tally("bm90IGEgaGlzdG9ncmFt"); err == nil {
+	if _, _, _, err := NewScratch().Tally("bm90IGEgaGlzdG9ncmFt"); err == nil {
 		t.Errorf("Tally of a string that is no histogram: no error")
 	}
 }

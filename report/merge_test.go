@@ -190,19 +190,34 @@ func (p *mgProcess) close(rate float64) *report.Report {
 // process that saw everything.
 func (run *mgRun) split(t *testing.T, k int, of func(i int) int) (parts []*report.Report, whole *report.Report) {
 	t.Helper()
-	all := run.process(t, "5xx,429")
+	return run.parts(t, k, of), run.whole(t)
+}
+
+// parts is split's reports of the k processes.
+func (run *mgRun) parts(t *testing.T, k int, of func(i int) int) []*report.Report {
+	t.Helper()
 	procs := make([]*mgProcess, k)
 	for i := range procs {
 		procs[i] = run.process(t, "5xx,429")
 	}
 	for i, r := range run.results {
-		all.add(r)
 		procs[of(i)].add(r)
 	}
+	parts := make([]*report.Report, k)
 	for i, p := range procs {
-		parts = append(parts, fixture.RoundTrip(t, p.close(100/float64(k)), fmt.Sprintf("part%d.json", i)))
+		parts[i] = fixture.RoundTrip(t, p.close(100/float64(k)), fmt.Sprintf("part%d.json", i))
 	}
-	return parts, fixture.RoundTrip(t, all.close(100), "whole.json")
+	return parts
+}
+
+// whole is split's report of the process that saw everything.
+func (run *mgRun) whole(t *testing.T) *report.Report {
+	t.Helper()
+	all := run.process(t, "5xx,429")
+	for _, r := range run.results {
+		all.add(r)
+	}
+	return fixture.RoundTrip(t, all.close(100), "whole.json")
 }
 
 func mgNames(n int) []string {
@@ -324,6 +339,7 @@ func TestMergeEqualsOneAggregator(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	run := newMgRun(t, 1, 8000)
 	n := len(run.results)
+	whole := run.whole(t) // what every split must merge into
 	tests := []struct {
 		name string
 		k    int
@@ -336,7 +352,7 @@ func TestMergeEqualsOneAggregator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parts, whole := run.split(t, tt.k, tt.of)
+			parts := run.parts(t, tt.k, tt.of)
 			got, err := fixture.MergeJudged(parts, mgNames(tt.k))
 			if err != nil {
 				t.Fatal(err)
@@ -546,16 +562,16 @@ func TestMergeTimelines(t *testing.T) {
 		{"300ms and 1s", 0, 300 * time.Millisecond, 3, false, true},
 		{"half a bucket off", 500 * time.Millisecond, time.Second, 1, true, false},
 	}
+	// One aggregator over every result on each merged grid, shared by the
+	// cases of that grid.
+	wholes := map[float64]*report.Report{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p0, p1 := run.process(t, "5xx,429"), run.process(t, "5xx,429")
 			p0.agg.SetTimeline(run.start, time.Second, false)
 			p1.start = run.start.Add(tt.offset)
 			p1.agg.SetTimeline(p1.start, tt.interval, false)
-			whole := run.process(t, "5xx,429")
-			whole.agg.SetTimeline(run.start, time.Duration(tt.wantStep*float64(time.Second)), false)
 			for i, r := range run.results {
-				whole.add(r)
 				if i%2 == 0 || r.Start.Before(p1.start) {
 					p0.add(r)
 				} else {
@@ -567,7 +583,16 @@ func TestMergeTimelines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := whole.close(100)
+			want := wholes[tt.wantStep]
+			if want == nil {
+				whole := run.process(t, "5xx,429")
+				whole.agg.SetTimeline(run.start, time.Duration(tt.wantStep*float64(time.Second)), false)
+				for _, r := range run.results {
+					whole.add(r)
+				}
+				want = whole.close(100)
+				wholes[tt.wantStep] = want
+			}
 			if got.Timeline.IntervalS != tt.wantStep || !got.Timeline.Start.Equal(run.start) {
 				t.Errorf("timeline every %v s from %v; want %v s from %v", got.Timeline.IntervalS, got.Timeline.Start, tt.wantStep, run.start)
 			}

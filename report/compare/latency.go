@@ -184,29 +184,31 @@ type hist struct {
 
 func newHist() *hist { return &hist{sc: report.NewScratch()} }
 
+// reset empties h: only its buckets in use, a few of the layout's 23,552,
+// whose clearing for every scope would cost more than reading the scope.
 func (h *hist) reset() {
-	clear(h.sc.Counts)
+	if h.n > 0 {
+		clear(h.sc.Counts[h.lo : h.hi+1])
+	}
 	h.n = 0
 }
 
 // add adds the histogram enc; false, h emptied, when it does not decode.
 func (h *hist) add(enc string) bool {
-	n, err := h.sc.Tally(enc)
+	n, lo, hi, err := h.sc.Tally(enc)
 	if err != nil {
-		h.reset()
+		clear(h.sc.Counts) // what was tallied may lie anywhere
+		h.n = 0
 		return false
 	}
-	h.n += n
-	if h.n > 0 {
-		c := h.sc.Counts
-		h.lo, h.hi = 0, len(c)-1
-		for c[h.lo] == 0 {
-			h.lo++
-		}
-		for c[h.hi] == 0 {
-			h.hi--
-		}
+	switch {
+	case n == 0:
+	case h.n == 0:
+		h.lo, h.hi = lo, hi
+	default:
+		h.lo, h.hi = min(h.lo, lo), max(h.hi, hi)
 	}
+	h.n += n
 	return true
 }
 

@@ -9,8 +9,6 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/report"
-
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // healthyRun simulates one healthy target: four addresses behind which
@@ -18,8 +16,9 @@ import (
 // the same latency law, connections kept alive through failures or closed
 // by them. It returns, per address, the connection table, the requests
 // grouped by the instance that served them, and the latencies of the
-// address and of the other three.
-func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, failed []int64, groups []report.Group, hists, rests []*hdr.Histogram) {
+// address and of the other three, in the sparse histograms the verdict
+// tests (histTest).
+func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, failed []int64, groups []report.Group, hists, rests []*report.Hist) {
 	const addrs = 4
 	cfg := simConfig{requests: 600, rate: 50, perConn: 4, latency: 20 * time.Millisecond, instances: 4,
 		fail:      steady([]float64{0.01, 0.05, 0.2}[i%3]),
@@ -27,9 +26,9 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, failed []int64, gr
 	conns = make([]report.Conns, addrs)
 	failed = make([]int64, addrs)
 	var gt report.GroupTally
-	hists, rests = make([]*hdr.Histogram, addrs), make([]*hdr.Histogram, addrs)
+	hists, rests = make([]*report.Hist, addrs), make([]*report.Hist, addrs)
 	for a := range addrs {
-		hists[a], rests[a] = report.NewHist(), report.NewHist()
+		hists[a], rests[a] = report.NewLatencyHist(), report.NewLatencyHist()
 	}
 	for a := range addrs {
 		rs := simulate(cfg, rng)
@@ -44,10 +43,10 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, failed []int64, gr
 				failed[a]++
 			}
 			us := report.Micros(time.Duration(float64(20*time.Millisecond) * math.Exp(0.5*rng.NormFloat64())))
-			hists[a].RecordValue(us)
+			hists[a].Record(us)
 			for b := range addrs {
 				if b != a {
-					rests[b].RecordValue(us)
+					rests[b].Record(us)
 				}
 			}
 		}
@@ -62,9 +61,10 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, failed []int64, gr
 // said to follow time), the test of each instance against the other
 // responses of the same addresses at the same times (its time strata; the
 // instances' names shared by every address, as a backend pool's are),
-// SlowerTest for latency — each at the family's alpha split over the m
-// tests (Bonferroni). A run with any alarm is a false alarm; their rate
-// must stay at most alpha.
+// SlowerTest for latency (histTest, on the sparse histograms the verdict
+// reads) — each at the family's alpha split over the m tests
+// (Bonferroni). A run with any alarm is a false alarm; their rate must stay
+// at most alpha.
 func TestFalseAlarmRate(t *testing.T) {
 	check.Long(t, "the simulations of many runs")
 	t.Parallel() // CPU-bound: let it share the cores with the others
@@ -85,7 +85,7 @@ func TestFalseAlarmRate(t *testing.T) {
 			rp := RepeatTest(conns[a].Repeat).P
 			mp := MomentTest(conns[a].Moments).P
 			tp := MomentClusterTest(conns[a].Sizes).P
-			sl := SlowerTest(hists[a], rests[a], alphas[0]/m) // the larger level; checked per alpha below
+			sl := histTest(hists[a], rests[a], alphas[0]/m) // the larger level; checked per alpha below
 			for j, alpha := range alphas {
 				level := alpha / m
 				blame := rp < level && mp < level

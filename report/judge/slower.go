@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"iter"
 	"math"
 	"time"
 
@@ -55,7 +56,13 @@ func SlowerTest(scope, rest *hdr.Histogram, alpha float64) report.SlowResult {
 	if scope == nil || rest == nil {
 		return slowerTest(nil, nil, nil, alpha)
 	}
-	return slowerTest(scope, rest, func() []tieGroup { return tieGroups(scope, rest) }, alpha)
+	return slowerTest(scope, rest, func(yield func(tieGroup) bool) {
+		for _, g := range tieGroups(scope, rest) {
+			if !yield(g) {
+				return
+			}
+		}
+	}, alpha)
 }
 
 // histTest is slowerTest of two sparse histograms of pinprobe's latency
@@ -64,7 +71,7 @@ func histTest(scope, rest *report.Hist, alpha float64) report.SlowResult {
 	if scope == nil || rest == nil {
 		return slowerTest(nil, nil, nil, alpha)
 	}
-	return slowerTest(scope, rest, func() []tieGroup { return histTieGroups(scope, rest) }, alpha)
+	return slowerTest(scope, rest, histTieGroups(scope, rest), alpha)
 }
 
 // quantiles is what slowerTest reads of a histogram beyond its tie groups:
@@ -74,9 +81,9 @@ type quantiles interface {
 	ValueAtPercentilesSlice([]float64) []int64
 }
 
-// slowerTest is SlowerTest of scope and rest (nil: no data), groups giving
-// their tie groups.
-func slowerTest(scope, rest quantiles, groupsOf func() []tieGroup, alpha float64) report.SlowResult {
+// slowerTest is SlowerTest of scope and rest (nil: no data), groups their
+// tie groups in value order.
+func slowerTest(scope, rest quantiles, groups iter.Seq[tieGroup], alpha float64) report.SlowResult {
 	r := report.SlowResult{P: 1, Method: "none", Reason: SlowNoData}
 	if scope == nil || rest == nil {
 		return r
@@ -106,19 +113,27 @@ func slowerTest(scope, rest quantiles, groupsOf func() []tieGroup, alpha float64
 	}
 	r.Share = float64(slower) / 100
 
-	groups := groupsOf()
+	// One pass over the groups gives U and the tie term of the normal law;
+	// only the exact law (n·m ≤ 400, without the product's overflow) keeps
+	// them, so a test of thousands of values allocates nothing per bucket.
+	exact := r.Requests <= exactMWCells/r.RestRequests
+	var kept []tieGroup
 	n1, n2 := float64(r.Requests), float64(r.RestRequests)
-	u := 0.0
-	var below float64 // rest values below the current group
-	for _, g := range groups {
+	var u, below, ties float64 // below: rest values below the current group
+	for g := range groups {
 		u += float64(g.a) * (below + float64(g.b)/2)
 		below += float64(g.b)
+		t := float64(g.a + g.b)
+		ties += t*t*t - t
+		if exact {
+			kept = append(kept, g)
+		}
 	}
 	r.Superiority = stat.Round(u/(n1*n2), 6)
-	if r.Requests <= exactMWCells/r.RestRequests { // n·m ≤ 400, without the product's overflow
-		r.P, r.Method = exactMannWhitney(groups, r.Requests, r.RestRequests, u), "exact"
+	if exact {
+		r.P, r.Method = exactMannWhitney(kept, r.Requests, r.RestRequests, u), "exact"
 	} else {
-		r.P, r.Method = normalMannWhitney(groups, n1, n2, u), "normal"
+		r.P, r.Method = normalMW(n1, n2, u, ties), "normal"
 	}
 	r.Significant = r.P < alpha
 	switch {
@@ -136,35 +151,39 @@ func slowerTest(scope, rest quantiles, groupsOf func() []tieGroup, alpha float64
 // rest in it.
 type tieGroup struct{ a, b int64 }
 
-// histTieGroups returns the non-empty groups of tied values of two sparse
+// histTieGroups yields the non-empty groups of tied values of two sparse
 // histograms of one layout, in value order: a bucket is the same index in
 // both, and the indexes' order is the values'.
-func histTieGroups(x, y *report.Hist) []tieGroup {
-	out := make([]tieGroup, 0, max(x.Len(), y.Len()))
-	i, j := 0, 0
-	for i < x.Len() || j < y.Len() {
-		var xi, yi int
-		var a, b int64
-		if i < x.Len() {
-			xi, a = x.Bucket(i)
-		}
-		if j < y.Len() {
-			yi, b = y.Bucket(j)
-		}
-		switch {
-		case j == y.Len() || (i < x.Len() && xi < yi):
-			out = append(out, tieGroup{a: a})
-			i++
-		case i == x.Len() || yi < xi:
-			out = append(out, tieGroup{b: b})
-			j++
-		default:
-			out = append(out, tieGroup{a, b})
-			i++
-			j++
+func histTieGroups(x, y *report.Hist) iter.Seq[tieGroup] {
+	return func(yield func(tieGroup) bool) {
+		i, j := 0, 0
+		for i < x.Len() || j < y.Len() {
+			var xi, yi int
+			var a, b int64
+			if i < x.Len() {
+				xi, a = x.Bucket(i)
+			}
+			if j < y.Len() {
+				yi, b = y.Bucket(j)
+			}
+			var g tieGroup
+			switch {
+			case j == y.Len() || (i < x.Len() && xi < yi):
+				g = tieGroup{a: a}
+				i++
+			case i == x.Len() || yi < xi:
+				g = tieGroup{b: b}
+				j++
+			default:
+				g = tieGroup{a, b}
+				i++
+				j++
+			}
+			if !yield(g) {
+				return
+			}
 		}
 	}
-	return out
 }
 
 // tieGroups returns the non-empty groups of tied values of two
@@ -206,19 +225,9 @@ func tieGroups(x, y *hdr.Histogram) []tieGroup {
 	return out
 }
 
-// normalMannWhitney is P(U ≥ u) by the normal law with the variance
-// corrected for ties and a continuity correction of ½.
-func normalMannWhitney(groups []tieGroup, n1, n2, u float64) float64 {
-	ties := 0.0
-	for _, g := range groups {
-		t := float64(g.a + g.b)
-		ties += t*t*t - t
-	}
-	return normalMW(n1, n2, u, ties)
-}
-
-// normalMW is normalMannWhitney given the groups' tie term, the sum of
-// t³ − t over the groups of t tied values.
+// normalMW is P(U ≥ u) by the normal law with the variance corrected for
+// ties and a continuity correction of ½, given the groups' tie term, the
+// sum of t³ − t over the groups of t tied values.
 func normalMW(n1, n2, u, ties float64) float64 {
 	n := n1 + n2
 	v := n1 * n2 / 12 * ((n + 1) - ties/(n*(n-1)))
