@@ -129,13 +129,12 @@ func newMgRun(t *testing.T, seed uint64, n int) *mgRun {
 
 // mgProcess is one pinprobe process's aggregator with its own sample quota.
 type mgProcess struct {
-	agg        *collect.Aggregator
-	run        *mgRun
-	failKept   []int
-	okKept     []bool
-	start      time.Time
-	timelineOn bool
-	fail       report.FailStatus
+	agg      *collect.Aggregator
+	run      *mgRun
+	failKept []int
+	okKept   []bool
+	start    time.Time
+	fail     report.FailStatus
 }
 
 func (run *mgRun) process(t *testing.T, failStatus string) *mgProcess {

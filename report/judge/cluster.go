@@ -661,9 +661,6 @@ func (r *splitmix) below(n uint64) uint64 {
 	return hi
 }
 
-// float returns a uniform float64 in [0, 1).
-func (r *splitmix) float() float64 { return float64(r.next()>>11) / (1 << 53) }
-
 // gammaQ is the regularized upper incomplete gamma function Q(a, x); the
 // chi-square survival function with d degrees of freedom is Q(d/2, x/2).
 // A power series below a+1, a continued fraction (modified Lentz) above.

@@ -162,13 +162,3 @@ func badInstance(base, bad float64) func(time.Duration, int) float64 {
 		return base
 	}
 }
-
-// burst fails with probability in during [from, from+d), base outside.
-func burst(base, in float64, from, d time.Duration) func(time.Duration, int) float64 {
-	return func(t time.Duration, _ int) float64 {
-		if t >= from && t < from+d {
-			return in
-		}
-		return base
-	}
-}
