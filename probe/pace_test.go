@@ -407,10 +407,13 @@ func TestPaceGrain(t *testing.T) {
 }
 
 // TestPaceGrainSendsTogether runs 1,000 req/s for a second against a
-// loopback server with a 20 ms grain: the requests go out in bursts of 20,
-// each within a few ms of its grain's start, every one of them sent. The
-// same run without a grain spreads them over the grain, which the check
-// tells apart.
+// loopback server with a 20 ms grain: the requests go out in grains of 20,
+// every one of them sent; the same run without a grain spreads them (about
+// half within 5 ms of a grain's start). That each grain's requests leave
+// at its start is TestClockPaceGrain's, exactly: here how close a real
+// machine's timers come is logged, not held (on a loaded machine two
+// thirds of them were more than 5 ms from it, though every grain held its
+// 20).
 func TestPaceGrainSendsTogether(t *testing.T) {
 	check.Long(t, "seconds of live traffic")
 	const grain = 20 * time.Millisecond
@@ -451,8 +454,8 @@ func TestPaceGrainSendsTogether(t *testing.T) {
 	if want := PlannedRequests(o, 1)[0]; int64(sent) != want {
 		t.Errorf("%d sent; want the %d planned", sent, want)
 	}
-	if share < 0.9 || full < grains*3/4 {
-		t.Errorf("%.0f%% within 5 ms of their grain's start, %d of %d grains with 20 requests; want 90%% and three quarters", share*100, full, grains)
+	if full < grains*3/4 {
+		t.Errorf("%d of %d grains with 20 requests; want three quarters", full, grains)
 	}
 	o.PaceGrain = 0
 	share, _, _, _ = near(o)
