@@ -164,6 +164,7 @@ func trickleScript(head, chunk string, period time.Duration) rawScript {
 // ended within its deadline, and that the server read exactly one request
 // per round trip.
 func TestH1AgainstRawServers(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		status   int
 		bytes    int64 // -1: not checked

@@ -82,6 +82,7 @@ func testLazyWorkers(t *testing.T, client ClientKind) {
 // dropped and far fewer than 30 workers (connections) are made; with
 // --concurrency 1 the excess is dropped, never more than 1 in flight.
 func TestDropsOnlyWhenAllBusy(t *testing.T) {
+	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	tests := []struct {
 		concurrency int
@@ -124,6 +125,7 @@ func TestDropsOnlyWhenAllBusy(t *testing.T) {
 // workers: workers are added once requests are seen stuck, so every
 // planned request is sent (none dropped) and none much later than due.
 func TestWorkersGrowForASlowBackend(t *testing.T) {
+	t.Parallel()
 	ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 300 * time.Millisecond}, testserver.Lo4a)
 	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
 	// The machine's own load (other test packages) is not the question.
@@ -153,6 +155,7 @@ func (f fixedCPU) late(time.Duration) bool { return false }
 // come free, and what still waits when the run ends is counted as dropped;
 // every planned request is sent or dropped, none lost.
 func TestWorkersWithoutCPU(t *testing.T) {
+	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	for _, tt := range []struct {
 		rate      float64
@@ -199,6 +202,7 @@ func (behindCPU) late(time.Duration) bool { return true }
 // or dropped, and the ones that waited for a worker while the client was
 // behind are timed from when they were sent: the wait was the client's.
 func TestWorkersStopGrowingWhileBehind(t *testing.T) {
+	t.Parallel()
 	const hold = 300 * time.Millisecond
 	ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: hold}, testserver.Lo4a)
 	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
@@ -278,6 +282,7 @@ func TestOpenModelAllocatesNothingPerRequest(t *testing.T) {
 // boxCapClosed results and all of them at most pendingCapClosed, and every
 // result still arrives once the collector takes them.
 func TestClosedModelOutboxesStayBounded(t *testing.T) {
+	t.Parallel()
 	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
 	u := &url.URL{Scheme: "http", Host: "box.test:" + itoa(int(ap.Port())), Path: "/"}
 	ep := &Endpoint{Target: &Target{URL: u, Method: http.MethodGet}, Addr: ap.Addr()}
