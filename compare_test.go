@@ -158,26 +158,26 @@ func TestCompareSlowerServer(t *testing.T) {
 // pair run at the same time, so that both meet the same machine: one run
 // after the other, a machine that stalls during one of them (a loaded CI
 // runner: once, 40 ms on every answer for a second) makes that run really
-// slower, and compare rightly says so. The regressions with no tolerance
-// at all (any significant move) are counted and logged too.
+// slower, and compare rightly says so. Two pairs run at a time, all four
+// runs meeting the same machine. The regressions with no tolerance at all
+// (any significant move) are counted and logged too.
 func TestCompareUnchangedServer(t *testing.T) {
 	check.Long(t, "pairs of runs of an unchanged server")
 	f, delay := delayFleet(t, "")
 	delay[0].Store(int64(2 * time.Millisecond))
 	delay[1].Store(int64(2 * time.Millisecond))
 	dir := t.TempDir()
-	pairs := 8
-	if testing.Short() {
-		pairs = 2
-	}
+	const pairs, together = 8, 2
 	bare := 0
-	for i := range pairs {
-		b, a := filepath.Join(dir, fmt.Sprintf("b%d.json", i)), filepath.Join(dir, fmt.Sprintf("a%d.json", i))
+	for first := 0; first < pairs; first += together {
 		var runs []<-chan runOutcome
-		for _, file := range []string{b, a} {
-			ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
-			defer cancel()
-			runs = append(runs, goPinprobe(ctx, "-q", "--rate", "400", "-n", "400", "--resolve", f.Resolve(), "-o", file, f.URL()))
+		for i := first; i < first+together; i++ {
+			for _, side := range []string{"b", "a"} {
+				ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+				defer cancel()
+				file := filepath.Join(dir, fmt.Sprintf("%s%d.json", side, i))
+				runs = append(runs, goPinprobe(ctx, "-q", "--rate", "400", "-n", "400", "--resolve", f.Resolve(), "-o", file, f.URL()))
+			}
 		}
 		for _, done := range runs {
 			o := <-done
@@ -186,13 +186,16 @@ func TestCompareUnchangedServer(t *testing.T) {
 				t.Fatalf("pinprobe %v: exit %d\n%s", o.args, o.code, o.stderr)
 			}
 		}
-		code, stdout, stderr := pinprobe(t, "compare", "--fail-on-regression", b, a)
-		if first, _, _ := strings.Cut(stdout, "\n"); code != exitOK || !strings.HasPrefix(first, "UNCHANGED ") && !strings.HasPrefix(first, "IMPROVED ") {
-			t.Errorf("pair %d of the same server: exit %d, %q\n%s; want 0, unchanged", i, code, first, stderr)
-		}
-		if c := compareJSON(t, "--max-latency-increase", "0", b, a); c.Status == "regressed" {
-			bare++
-			t.Logf("pair %d with --max-latency-increase 0: %s", i, c.Conclusion)
+		for i := first; i < first+together; i++ {
+			b, a := filepath.Join(dir, fmt.Sprintf("b%d.json", i)), filepath.Join(dir, fmt.Sprintf("a%d.json", i))
+			code, stdout, stderr := pinprobe(t, "compare", "--fail-on-regression", b, a)
+			if first, _, _ := strings.Cut(stdout, "\n"); code != exitOK || !strings.HasPrefix(first, "UNCHANGED ") && !strings.HasPrefix(first, "IMPROVED ") {
+				t.Errorf("pair %d of the same server: exit %d, %q\n%s; want 0, unchanged", i, code, first, stderr)
+			}
+			if c := compareJSON(t, "--max-latency-increase", "0", b, a); c.Status == "regressed" {
+				bare++
+				t.Logf("pair %d with --max-latency-increase 0: %s", i, c.Conclusion)
+			}
 		}
 	}
 	t.Logf("%d pairs of unchanged runs: 0 regressions allowed at the default tolerance; %d with --max-latency-increase 0", pairs, bare)
@@ -333,10 +336,19 @@ func TestDemoSaysItsPort(t *testing.T) {
 	dir := t.TempDir()
 	runs := []string{filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")}
 	want := fmt.Sprintf("pinprobe: demo: port %d is taken on 127.0.0.1, so the gateway took port ", port)
+	// The two at once: each takes a port of its own, and both meet the
+	// same machine, so that compare has nothing to see but the ports.
+	var done []<-chan runOutcome
 	for _, file := range runs {
-		code, _, stderr := pinprobe(t, "--demo", "-q", "-d", "2s", "-r", "90", "-o", file)
-		if code != exitOK || !strings.Contains(stderr, want) || !strings.Contains(stderr, "only with --match host") {
-			t.Errorf("demo with port %d held: exit %d, stderr:\n%s\nwant a line %q…", port, code, stderr, want)
+		ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+		defer cancel()
+		done = append(done, goPinprobe(ctx, "--demo", "-q", "-d", "2s", "-r", "90", "-o", file))
+	}
+	for _, d := range done {
+		o := <-d
+		o.noPanic(t)
+		if o.code != exitOK || !strings.Contains(o.stderr, want) || !strings.Contains(o.stderr, "only with --match host") {
+			t.Errorf("demo with port %d held: exit %d, stderr:\n%s\nwant a line %q…", port, o.code, o.stderr, want)
 		}
 	}
 	c := compareJSON(t, runs[0], runs[1])
