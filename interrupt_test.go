@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -594,8 +595,10 @@ func TestExitPrecedence(t *testing.T) {
 	}
 
 	// The probe, interrupted after n requests of which every other failed.
+	// Each run has a fleet of its own: a fleet says once that it saw n
+	// requests, and the second run, waiting on the first one's word, was
+	// interrupted before it had sent any (once in a full -race run).
 	const n = 20
-	f := testserver.StartFleet(t, testserver.FleetOptions{NotifyAt: n, Each: testserver.Every(2, fx503)}, testserver.Lo4a)
 	for _, tt := range []struct {
 		gate string
 		want int
@@ -603,6 +606,7 @@ func TestExitPrecedence(t *testing.T) {
 		{"1%", exitFail},
 		{"100%", exitInterrupted},
 	} {
+		f := testserver.StartFleet(t, testserver.FleetOptions{NotifyAt: n, Each: testserver.Every(2, fx503)}, testserver.Lo4a)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := goPinprobe(ctx, "-q", "--format", "json", "--rate", "200", "--duration", "30s", "--max-failure-rate", tt.gate,
 			"--no-preflight", "--resolve", f.Resolve(), f.URL())
@@ -615,6 +619,9 @@ func TestExitPrecedence(t *testing.T) {
 		cancel()
 		o := <-done
 		o.noPanic(t)
+		if !json.Valid([]byte(o.stdout)) {
+			t.Fatalf("probe interrupted, --max-failure-rate %s: exit %d, no report on stdout (%d bytes); stderr:\n%s", tt.gate, o.code, len(o.stdout), o.stderr)
+		}
 		if rep := decodeReport(t, []byte(o.stdout)); o.code != tt.want || !rep.Interrupted {
 			t.Errorf("probe interrupted, --max-failure-rate %s: exit %d, interrupted %v; want %d, true; stderr:\n%s",
 				tt.gate, o.code, rep.Interrupted, tt.want, o.stderr)
