@@ -73,7 +73,6 @@ func checkServed(t *testing.T, ls *loadServer, eps []*Endpoint, tl tally) {
 // TestRateSplitsEvenly sends 200 req/s for 2 s over three endpoints: 400
 // requests, a third each.
 func TestRateSplitsEvenly(t *testing.T) {
-	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
 	ls := startLoad(t, nil, addrs...)
@@ -104,7 +103,6 @@ func TestRateSplitsEvenly(t *testing.T) {
 // endpoint the fast ones' two workers have 100 ms per request, which even
 // -race on a loaded machine keeps up with.
 func TestRateSlowEndpointDrops(t *testing.T) {
-	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
 	slow := testserver.Lo6

@@ -245,7 +245,6 @@ func TestRequestsBudgetMatchesPlan(t *testing.T) {
 // rate is split again each time, so the one left gets the whole rate while
 // alone, and the run's total follows the total rate throughout.
 func TestResplit(t *testing.T) {
-	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	srv := &pathServer{byPath: map[string]int{}}
 	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)

@@ -82,7 +82,6 @@ func testLazyWorkers(t *testing.T, client ClientKind) {
 // dropped and far fewer than 30 workers (connections) are made; with
 // --concurrency 1 the excess is dropped, never more than 1 in flight.
 func TestDropsOnlyWhenAllBusy(t *testing.T) {
-	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	tests := []struct {
 		concurrency int
