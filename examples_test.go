@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,12 +96,17 @@ func TestExampleBeforeAfter(t *testing.T) {
 		t.Fatalf("before-after.sh: %v\n%s", err, out)
 	}
 	// Each run shows the top of its report: the verdict in one line with
-	// the failures counted, and the gate of the run after.
-	for _, want := range []string{"== before the change", "VERDICT CONCENTRATED 100 of 200 requests failed (50.0%): IPv6 (::1) answers 502",
-		"== after the change", "VERDICT OK 0 of 200 requests failed", "RELEASE GATE passed", "IPv6 failures gone"} {
+	// the failures counted, and the gate of the run after. -n 200 over two
+	// endpoints gives each its share give or take one (see
+	// probe.PlannedRequests): ::1 fails 99, 100 or 101 of them.
+	for _, want := range []string{"== before the change", "== after the change", "VERDICT OK 0 of 200 requests failed",
+		"RELEASE GATE passed", "IPv6 failures gone"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if !regexp.MustCompile(`VERDICT CONCENTRATED (99|100|101) of 200 requests failed \([0-9.]+%\): IPv6 \(::1\) answers 502`).Match(out) {
+		t.Errorf("output lacks the verdict of the run before: about 100 of 200 failed, IPv6 (::1) answers 502:\n%s", out)
 	}
 	for _, file := range []string{"before.json", "after.json", "compare.md", "compare.json"} {
 		if _, err := os.Stat(filepath.Join(dir, "out", file)); err != nil {
