@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"sync/atomic"
 	"time"
 )
@@ -54,6 +56,36 @@ func pinnedDial(ep *Endpoint, timeout time.Duration) func(ctx context.Context, n
 		}
 		return c, nil
 	}
+}
+
+// hookedDial is pinnedDial through Options.dial.
+func hookedDial(hook func(context.Context) (net.Conn, error), timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var deadline time.Time
+		if timeout > 0 {
+			deadline = time.Now().Add(timeout)
+		}
+		c, err := dialHook(ctx, hook, deadline)
+		if err != nil {
+			return nil, &DialError{Err: err}
+		}
+		return c, nil
+	}
+}
+
+// dialHook connects through hook by deadline (zero for none), failing as
+// a TCP connect does when the deadline passes first: with an i/o timeout.
+func dialHook(ctx context.Context, hook func(context.Context) (net.Conn, error), deadline time.Time) (net.Conn, error) {
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	c, err := hook(ctx)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, &net.OpError{Op: "dial", Net: "pipe", Err: os.ErrDeadlineExceeded}
+	}
+	return c, err
 }
 
 // trackedConn is a dialled connection with the identity Result reports: its

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -69,6 +70,11 @@ type Options struct {
 	// their own (testing/synctest) with senders that answer after a set
 	// time.
 	sender func(s *stream, parent context.Context) sender
+	// dial, when set, opens every connection of both request paths in
+	// place of a TCP connect to the endpoint's address; ctx carries the
+	// connect's deadline. Tests run the real request paths, timeouts and
+	// all, on a synctest clock over net.Pipe connections.
+	dial func(ctx context.Context) (net.Conn, error)
 }
 
 // cpuGauge reports whether the machine has CPU to spare (see cpuSampler),

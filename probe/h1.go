@@ -65,6 +65,8 @@ type h1Dialer struct {
 	// the server chose h2 can go on in net/http with its identity (see
 	// dialAny).
 	handoff bool
+	// hook, when set, connects in place of TCP (Options.dial).
+	hook func(ctx context.Context) (net.Conn, error)
 }
 
 // newH1Dialer returns the dialer of ep: TCP to ep.AddrPort(), TLS for https
@@ -106,8 +108,14 @@ func (d *h1Dialer) dialAny(ctx context.Context, deadline time.Time) (*h1Conn, er
 	if dl, ok := ctx.Deadline(); ok && (deadline.IsZero() || dl.Before(deadline)) {
 		deadline = dl
 	}
-	nd := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
-	raw, err := nd.DialContext(ctx, "tcp", d.addr)
+	var raw net.Conn
+	var err error
+	if d.hook != nil {
+		raw, err = dialHook(ctx, d.hook, deadline)
+	} else {
+		nd := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
+		raw, err = nd.DialContext(ctx, "tcp", d.addr)
+	}
 	if err != nil {
 		return nil, &DialError{Err: err}
 	}

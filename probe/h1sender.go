@@ -105,6 +105,7 @@ func (s *stream) useFastPath(o Options) error {
 // alpn, numbering its connections among the endpoint's.
 func (s *stream) newDialer(o Options, alpn []string) *h1Dialer {
 	d := newH1Dialer(s.ep, o.ConnOptions, alpn)
+	d.hook = o.dial
 	d.number = func() uint64 { return s.state.conns.Add(1) } // s.state is set when the stream starts
 	return d
 }

@@ -270,6 +270,9 @@ func newStream(ep *Endpoint, o Options) (*stream, error) {
 	if o.sender != nil {
 		s.newSender = o.sender
 	}
+	if o.dial != nil {
+		s.pinned = hookedDial(o.dial, o.Timeout)
+	}
 	return s, nil
 }
 
