@@ -59,6 +59,33 @@ type Config struct {
 	// the requests still in flight are counted as abandoned
 	// (report.Stats.Abandoned). nil = the wait is never cut short.
 	Abandon <-chan struct{}
+
+	// start starts the engine; nil = probe.Start. Tests run the session's
+	// clock (the looks of UntilVerdict) on synthetic results.
+	start func(ctx context.Context, eps []*probe.Endpoint, o probe.Options) (engine, error)
+}
+
+// engine is what a session drives of a run: a *probe.Run.
+type engine interface {
+	ID() string
+	Options() probe.Options
+	Sent() int64
+	Sending() (start, end time.Time)
+	Ready() <-chan struct{}
+	Take() []probe.Result
+	Abandon() []probe.Result
+	Stop()
+	Add(ep *probe.Endpoint) error
+	Remove(id int)
+}
+
+// startProbe is probe.Start as an engine.
+func startProbe(ctx context.Context, eps []*probe.Endpoint, o probe.Options) (engine, error) {
+	run, err := probe.Start(ctx, eps, o)
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
 }
 
 // Progress is a live display of a running session.
@@ -172,7 +199,11 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	agg.SetGroupBy(cfg.Engine.GroupBy)
 	rep.StartedAt = report.Time{Time: time.Now()}
 	agg.SetTimeline(rep.StartedAt.Time, cfg.Interval, cfg.AutoInterval)
-	run, err := probe.Start(ctx, s.Endpoints, cfg.Engine)
+	start := cfg.start
+	if start == nil {
+		start = startProbe
+	}
+	run, err := start(ctx, s.Endpoints, cfg.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -309,8 +340,13 @@ func hostPorts(targets []*probe.Target) []hostPort {
 	return keys
 }
 
+// resolver resolves one host:port; *probe.Resolver is the one a run uses.
+type resolver interface {
+	Resolve(ctx context.Context, host string, port uint16) probe.Resolution
+}
+
 // resolveAll resolves every one of keys at once.
-func resolveAll(ctx context.Context, r *probe.Resolver, keys []hostPort) []probe.Resolution {
+func resolveAll(ctx context.Context, r resolver, keys []hostPort) []probe.Resolution {
 	res := make([]probe.Resolution, len(keys))
 	var wg sync.WaitGroup
 	for i, k := range keys {

@@ -34,8 +34,14 @@ func dnsKey(host string, port uint16) string { return probe.StaticKey(host, port
 // changes nothing (a DNS hiccup must not stop the probing of addresses that
 // still work); it is counted as missed (see dnsWatch.apply).
 func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, every time.Duration) <-chan dnsUpdate {
-	out := make(chan dnsUpdate)
 	keys := slices.DeleteFunc(hostPorts(targets), func(k hostPort) bool { return !r.FromDNS(k.host, k.port) })
+	return lookEvery(ctx, r, keys, every)
+}
+
+// lookEvery resolves keys with r every interval, each look bounded by the
+// interval, and sends what each look saw, until ctx ends.
+func lookEvery(ctx context.Context, r resolver, keys []hostPort, every time.Duration) <-chan dnsUpdate {
+	out := make(chan dnsUpdate)
 	if len(keys) == 0 {
 		return out // nothing can change: no look to make
 	}
@@ -89,7 +95,7 @@ func cause(err error) string {
 // dnsWatch applies DNS changes to a running probe. It runs on the collector
 // goroutine, so the aggregator learns of an endpoint before its first result.
 type dnsWatch struct {
-	run     *probe.Run
+	run     engine
 	agg     *collect.Aggregator
 	rep     *report.Report
 	eps     []*probe.Endpoint
