@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/pinprobe/pinprobe/report"
-	"github.com/pinprobe/pinprobe/report/compare"
-	"github.com/pinprobe/pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/render"
+	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 // compareCommand is `pinprobe compare BEFORE AFTER`: per family and

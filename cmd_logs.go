@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/pinprobe/pinprobe/accesslog"
-	"github.com/pinprobe/pinprobe/report/join"
-	"github.com/pinprobe/pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/internal/accesslog"
+	"github.com/pinprobe/pinprobe/internal/join"
+	"github.com/pinprobe/pinprobe/internal/render"
 )
 
 // logsCommand is `pinprobe logs REPORT LOG...`: a saved run joined with a

@@ -15,13 +15,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/collect"
 	"github.com/pinprobe/pinprobe/internal/demo"
+	"github.com/pinprobe/pinprobe/internal/judge"
+	"github.com/pinprobe/pinprobe/internal/probe"
+	"github.com/pinprobe/pinprobe/internal/render"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/session"
-	"github.com/pinprobe/pinprobe/probe"
-	"github.com/pinprobe/pinprobe/report"
-	"github.com/pinprobe/pinprobe/report/collect"
-	"github.com/pinprobe/pinprobe/report/judge"
-	"github.com/pinprobe/pinprobe/report/render"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http/httpguts"

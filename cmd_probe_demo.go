@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pinprobe/pinprobe/accesslog"
+	"github.com/pinprobe/pinprobe/internal/accesslog"
 	"github.com/pinprobe/pinprobe/internal/demo"
-	"github.com/pinprobe/pinprobe/report"
-	"github.com/pinprobe/pinprobe/report/join"
+	"github.com/pinprobe/pinprobe/internal/join"
+	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 // demoAccessLog is the demo gateway's access log, in a directory of its

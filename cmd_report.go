@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/pinprobe/pinprobe/report"
-	"github.com/pinprobe/pinprobe/report/judge"
+	"github.com/pinprobe/pinprobe/internal/judge"
+	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 // reportCommand is `pinprobe report FILE...`: read saved JSON reports ("-"

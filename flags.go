@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/internal/probe"
 )
 
 // newCommandFlagSet is an empty FlagSet for the command name: it returns

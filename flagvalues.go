@@ -17,7 +17,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/internal/probe"
 )
 
 // rateValue is --rate: a positive number of requests per second, or "max".

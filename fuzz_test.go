@@ -11,7 +11,7 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/fixture"
-	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 // FuzzParseArgs: any command line parses or fails as a usage error of one

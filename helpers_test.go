@@ -31,8 +31,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/report"
 )
 
 // ---------------------------------------------------------------------------

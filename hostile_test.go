@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/report"
 )
 
 // Saved reports are input from outside: forged, truncated or hostile. These

@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 // Caps on what pinprobe reads from files, so a wrong path (/dev/zero, a
@@ -16,7 +16,7 @@ const (
 	maxBody    = 16 << 20  // --body @FILE
 	maxCACert  = 1 << 20   // --cacert
 	maxTargets = 4 << 20   // --targets
-	maxReport  = 256 << 20 // a saved report read by report/compare
+	maxReport  = 256 << 20 // a saved report read by report or compare
 )
 
 // errInterrupted is a signal that arrived while pinprobe read its input

@@ -15,8 +15,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/report"
 )
 
 // The Kubernetes example (examples/k8s) as a cluster would read it: the

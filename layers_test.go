@@ -16,19 +16,19 @@ var layers = map[string]struct {
 	imports []string // the module's packages it may import directly
 	never   []string // packages it must not depend on at all
 }{
-	"github.com/pinprobe/pinprobe/probe":            {never: []string{"github.com/pinprobe/pinprobe/report"}},
-	"github.com/pinprobe/pinprobe/accesslog":        {},
-	"github.com/pinprobe/pinprobe/report/stat":      {},
-	"github.com/pinprobe/pinprobe/report/phrase":    {},
-	"github.com/pinprobe/pinprobe/report":           {imports: []string{"github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/probe"}},
-	"github.com/pinprobe/pinprobe/report/collect":   {imports: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/report/judge", "github.com/pinprobe/pinprobe/report/render", "github.com/pinprobe/pinprobe/report/compare"}},
-	"github.com/pinprobe/pinprobe/report/judge":     {imports: []string{"github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report/collect"}},
-	"github.com/pinprobe/pinprobe/report/compare":   {imports: []string{"github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/judge", "github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report/collect", "github.com/pinprobe/pinprobe/report/render"}},
-	"github.com/pinprobe/pinprobe/report/join":      {imports: []string{"github.com/pinprobe/pinprobe/accesslog", "github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report/collect", "github.com/pinprobe/pinprobe/report/judge", "github.com/pinprobe/pinprobe/report/compare", "github.com/pinprobe/pinprobe/report/render"}},
-	"github.com/pinprobe/pinprobe/report/render":    {imports: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/compare", "github.com/pinprobe/pinprobe/report/join", "github.com/pinprobe/pinprobe/report/stat", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/report/collect"}},
-	"github.com/pinprobe/pinprobe/internal/demo":    {never: []string{"github.com/pinprobe/pinprobe/report"}},
-	"github.com/pinprobe/pinprobe/internal/check":   {},
-	"github.com/pinprobe/pinprobe/internal/session": {imports: []string{"github.com/pinprobe/pinprobe/probe", "github.com/pinprobe/pinprobe/report", "github.com/pinprobe/pinprobe/report/collect", "github.com/pinprobe/pinprobe/report/judge", "github.com/pinprobe/pinprobe/report/phrase"}, never: []string{"github.com/pinprobe/pinprobe/report/render"}},
+	"github.com/pinprobe/pinprobe/internal/probe":     {never: []string{"github.com/pinprobe/pinprobe/internal/report"}},
+	"github.com/pinprobe/pinprobe/internal/accesslog": {},
+	"github.com/pinprobe/pinprobe/internal/stat":      {},
+	"github.com/pinprobe/pinprobe/internal/words":     {},
+	"github.com/pinprobe/pinprobe/internal/report":    {imports: []string{"github.com/pinprobe/pinprobe/internal/stat", "github.com/pinprobe/pinprobe/internal/words"}, never: []string{"github.com/pinprobe/pinprobe/internal/probe"}},
+	"github.com/pinprobe/pinprobe/internal/collect":   {imports: []string{"github.com/pinprobe/pinprobe/internal/probe", "github.com/pinprobe/pinprobe/internal/report", "github.com/pinprobe/pinprobe/internal/stat", "github.com/pinprobe/pinprobe/internal/words"}, never: []string{"github.com/pinprobe/pinprobe/internal/judge", "github.com/pinprobe/pinprobe/internal/render", "github.com/pinprobe/pinprobe/internal/compare"}},
+	"github.com/pinprobe/pinprobe/internal/judge":     {imports: []string{"github.com/pinprobe/pinprobe/internal/report", "github.com/pinprobe/pinprobe/internal/stat", "github.com/pinprobe/pinprobe/internal/words"}, never: []string{"github.com/pinprobe/pinprobe/internal/probe", "github.com/pinprobe/pinprobe/internal/collect"}},
+	"github.com/pinprobe/pinprobe/internal/compare":   {imports: []string{"github.com/pinprobe/pinprobe/internal/report", "github.com/pinprobe/pinprobe/internal/judge", "github.com/pinprobe/pinprobe/internal/stat", "github.com/pinprobe/pinprobe/internal/words"}, never: []string{"github.com/pinprobe/pinprobe/internal/probe", "github.com/pinprobe/pinprobe/internal/collect", "github.com/pinprobe/pinprobe/internal/render"}},
+	"github.com/pinprobe/pinprobe/internal/join":      {imports: []string{"github.com/pinprobe/pinprobe/internal/accesslog", "github.com/pinprobe/pinprobe/internal/report", "github.com/pinprobe/pinprobe/internal/stat", "github.com/pinprobe/pinprobe/internal/words"}, never: []string{"github.com/pinprobe/pinprobe/internal/probe", "github.com/pinprobe/pinprobe/internal/collect", "github.com/pinprobe/pinprobe/internal/judge", "github.com/pinprobe/pinprobe/internal/compare", "github.com/pinprobe/pinprobe/internal/render"}},
+	"github.com/pinprobe/pinprobe/internal/render":    {imports: []string{"github.com/pinprobe/pinprobe/internal/probe", "github.com/pinprobe/pinprobe/internal/report", "github.com/pinprobe/pinprobe/internal/compare", "github.com/pinprobe/pinprobe/internal/join", "github.com/pinprobe/pinprobe/internal/stat", "github.com/pinprobe/pinprobe/internal/words"}, never: []string{"github.com/pinprobe/pinprobe/internal/collect"}},
+	"github.com/pinprobe/pinprobe/internal/demo":      {never: []string{"github.com/pinprobe/pinprobe/internal/report"}},
+	"github.com/pinprobe/pinprobe/internal/check":     {},
+	"github.com/pinprobe/pinprobe/internal/session":   {imports: []string{"github.com/pinprobe/pinprobe/internal/probe", "github.com/pinprobe/pinprobe/internal/report", "github.com/pinprobe/pinprobe/internal/collect", "github.com/pinprobe/pinprobe/internal/judge", "github.com/pinprobe/pinprobe/internal/words"}, never: []string{"github.com/pinprobe/pinprobe/internal/render"}},
 }
 
 // The import graph keeps its layers: a package that reaches past its layer

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/join"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/report/join"
 )
 
 // joinRun runs `pinprobe logs --format json REPORT LOG... extra` and

@@ -18,8 +18,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/pinprobe/pinprobe/report"
-	"github.com/pinprobe/pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/internal/render"
+	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 // outputFlags are the flags of every command that writes a report: where it

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/report"
 )
 
 // TestPreflight: --preflight connects to every endpoint, sends no HTTP

@@ -15,9 +15,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/pinprobe/pinprobe/probe"
-	"github.com/pinprobe/pinprobe/report/collect"
-	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/internal/collect"
+	"github.com/pinprobe/pinprobe/internal/probe"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // worstAfter is how long a run lasts before the live view lists its worst
@@ -154,7 +154,7 @@ func pace(c *config, w collect.LiveWindow, width int) string {
 	if !c.rate.max {
 		planned = " of " + strconv.FormatFloat(c.rate.rate, 'f', -1, 64) + " planned"
 	}
-	ms := func(d time.Duration) string { return phrase.Latency(float64(d)/float64(time.Millisecond), 1) }
+	ms := func(d time.Duration) string { return words.Latency(float64(d)/float64(time.Millisecond), 1) }
 	lat := " · p50 " + ms(w.P50) + " · p99 " + ms(w.P99)
 	last := fmt.Sprintf("  (last %ds)", w.Seconds)
 	for _, try := range []string{"  " + rate + planned + lat + last, "  " + rate + planned + lat} {
@@ -193,7 +193,7 @@ func worst(eps []*collect.LiveEndpoint, n, width int) []string {
 		}
 	}
 	if len(rows) == 0 {
-		return []string{fmt.Sprintf("  no failure yet on %d endpoint%s", len(eps), phrase.Plural(len(eps)))}
+		return []string{fmt.Sprintf("  no failure yet on %d endpoint%s", len(eps), words.Plural(len(eps)))}
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]

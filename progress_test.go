@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pinprobe/pinprobe/probe"
-	"github.com/pinprobe/pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/internal/collect"
+	"github.com/pinprobe/pinprobe/internal/probe"
 )
 
 // TestDescribeFitsTheWidth: the bar's text keeps every failure figure

@@ -6,7 +6,7 @@ package main
 import (
 	"strings"
 
-	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/internal/probe"
 )
 
 // redactArgs returns args with secret header values and URL passwords

@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/demo"
+	"github.com/pinprobe/pinprobe/internal/judge"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/report"
-	"github.com/pinprobe/pinprobe/report/judge"
 )
 
 // TestJSONReportThreeAddresses: the JSON contract against three real

@@ -8,9 +8,9 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/fixture"
-	"github.com/pinprobe/pinprobe/report"
-	"github.com/pinprobe/pinprobe/report/judge"
-	"github.com/pinprobe/pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/internal/judge"
+	"github.com/pinprobe/pinprobe/internal/render"
+	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 // afterLoad is what a run does between the end of its load and its exit,

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/report"
 )
 
 // shapeWindow is the flapping shape's window in these runs: short, so two

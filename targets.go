@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/internal/probe"
 )
 
 // targetSpec is one target as a targets file or the command line gives it;

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/pinprobe/pinprobe/report/render"
+	"github.com/pinprobe/pinprobe/internal/render"
 )
 
 // isTerminal reports whether w is a terminal.

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/pinprobe/pinprobe/report"
+	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 // maxVantageFile bounds the file --vantage @FILE reads: a name and a

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/report"
 )
 
 // vantageRun runs pinprobe against f from vantage name (args name it,

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/collect"
+	"github.com/pinprobe/pinprobe/internal/stat"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/report/collect"
-	"github.com/pinprobe/pinprobe/report/stat"
 )
 
 // TestForensicsAllIPv6Fail is the seed incident: IPv6 answers nginx's 502

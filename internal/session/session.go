@@ -16,11 +16,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pinprobe/pinprobe/probe"
-	"github.com/pinprobe/pinprobe/report"
-	"github.com/pinprobe/pinprobe/report/collect"
-	"github.com/pinprobe/pinprobe/report/judge"
-	"github.com/pinprobe/pinprobe/report/phrase"
+	"github.com/pinprobe/pinprobe/internal/collect"
+	"github.com/pinprobe/pinprobe/internal/judge"
+	"github.com/pinprobe/pinprobe/internal/probe"
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // Config is one probe session.
@@ -361,7 +361,7 @@ func resolveAll(ctx context.Context, r resolver, keys []hostPort) []probe.Resolu
 func (s *Session) String() string {
 	eps := s.Endpoints
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d endpoint%s", len(eps), phrase.Plural(len(eps)))
+	fmt.Fprintf(&b, "%d endpoint%s", len(eps), words.Plural(len(eps)))
 	var hosts []string
 	addrs := map[string][]string{}
 	for _, ep := range eps {
@@ -397,7 +397,7 @@ const planListMax = 8
 // capList joins at most planListMax of items with commas, then how many
 // more there are: "127.0.0.1, …, 127.0.0.7, 193 more".
 func capList(items []string) string {
-	return strings.Join(phrase.CapItems(items, planListMax), ", ")
+	return strings.Join(words.CapItems(items, planListMax), ", ")
 }
 
 // plannedLooks is how many looks --until-verdict may make: one a second

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinprobe/pinprobe/probe"
+	"github.com/pinprobe/pinprobe/internal/probe"
 )
 
 // TestPlanLineNamesAFewAddresses: the plan line printed before the load

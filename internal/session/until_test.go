@@ -11,8 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/probe"
 )
 
 // synthRun is an engine of synthetic results on the clock of a synctest

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pinprobe/pinprobe/probe"
-	"github.com/pinprobe/pinprobe/report"
-	"github.com/pinprobe/pinprobe/report/collect"
+	"github.com/pinprobe/pinprobe/internal/collect"
+	"github.com/pinprobe/pinprobe/internal/probe"
+	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 // dnsUpdate is one look of re-resolution: the addresses of every host:port

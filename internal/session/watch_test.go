@@ -12,8 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/testserver"
-	"github.com/pinprobe/pinprobe/probe"
 )
 
 // TestReResolveMissesOnlyWhatItMisses: a DNS server that stops answering

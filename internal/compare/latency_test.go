@@ -1,0 +1,215 @@
+package compare_test
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/render"
+)
+
+// every is a latency law for fixture.CmpEndpoint.LatencyOf: d, plus a
+// spread of 0 to 45 µs in steps of 5 from request to request.
+func every(d time.Duration) func(int) time.Duration {
+	return func(k int) time.Duration { return d + time.Duration(k%10)*5*time.Microsecond }
+}
+
+// TestCompareLatency: the server adding 50 ms to every answer was
+// "UNCHANGED no significant change (total 0% → 0%, p=1)", rows showing
+// 0.26→50.7ms; now a slowdown beyond the tolerance is a regression, and a
+// jitter within it never is, however many requests make it significant.
+func TestCompareLatency(t *testing.T) {
+	ep := func(addr string, n int, lat func(int) time.Duration) fixture.CmpEndpoint {
+		return fixture.CmpEndpoint{Address: addr, N: n, LatencyOf: lat}
+	}
+	three := func(n int, lat func(int) time.Duration) []fixture.CmpEndpoint {
+		return []fixture.CmpEndpoint{ep("127.0.0.1", n, lat), ep("127.0.0.2", n, lat), ep("::1", n, lat)}
+	}
+	// 5% of the requests 100 ms late: the median stays, the p99 does not.
+	tail := func(k int) time.Duration {
+		if k%20 == 7 {
+			return 100*time.Millisecond + every(2*time.Millisecond)(k)
+		}
+		return every(2 * time.Millisecond)(k)
+	}
+	loose, none := compare.Tolerance{Ratio: 0.5}, compare.Tolerance{}
+	tests := []struct {
+		name          string
+		before, after []fixture.CmpEndpoint
+		tol           *compare.Tolerance
+		status        string
+		conclusion    string // its beginning
+	}{
+		{"50 ms added to 0.26 ms", three(50, every(260*time.Microsecond)), three(50, every(50*time.Millisecond+260*time.Microsecond)), nil,
+			compare.CompareRegressed, "regression: every endpoint slower, in total p50 0.28 → 50.3ms, p99 0.30 → 50.3ms, p<1e-9"},
+		{"2% jitter on loopback, 20,000 requests each", three(20000, every(300*time.Microsecond)), three(20000, every(306*time.Microsecond)), nil,
+			compare.CompareUnchanged, "no significant change (total 0% → 0%, p=1; p50 0.32 → 0.33ms)"},
+		{"25% at 20 ms", three(300, every(20*time.Millisecond)), three(300, every(25*time.Millisecond)), nil,
+			compare.CompareRegressed, "regression: every endpoint slower, in total p50 20.0 → 25.0ms, p99 20.0 → 25.0ms, p<1e-9"},
+		{"25% at 20 ms within --max-latency-increase 50%", three(300, every(20*time.Millisecond)), three(300, every(25*time.Millisecond)), &loose,
+			compare.CompareUnchanged, "no significant change (total 0% → 0%, p=1; p50 20.0 → 25.0ms)"},
+		{"2% jitter with --max-latency-increase 0", three(20000, every(300*time.Microsecond)), three(20000, every(306*time.Microsecond)), &none,
+			compare.CompareRegressed, "regression: every endpoint slower, in total p50 0.32 → 0.33ms, p99 0.34 → 0.35ms, p<1e-9"},
+		{"one request in twenty 100 ms late", three(2000, every(2*time.Millisecond)), three(2000, tail), nil,
+			compare.CompareRegressed, "regression: every endpoint slower, in total p99 2.04 → 102ms, p<1e-9"},
+		{"one address slower", three(300, every(2*time.Millisecond)),
+			[]fixture.CmpEndpoint{ep("127.0.0.1", 300, every(2*time.Millisecond)), ep("127.0.0.2", 300, every(9*time.Millisecond)), ep("::1", 300, every(2*time.Millisecond))}, nil,
+			compare.CompareRegressed, "regression: 127.0.0.2 slower: p50 2.02 → 9.02ms, p99 2.04 → 9.04ms, p<1e-9"},
+		{"faster", three(300, every(50*time.Millisecond)), three(300, every(2*time.Millisecond)), nil,
+			compare.CompareImproved, "improvement: every endpoint faster, in total p50 50.0 → 2.02ms, p99 50.0 → 2.04ms, p<1e-9"},
+		{"a failure that became an answer is no slowdown",
+			[]fixture.CmpEndpoint{{Address: "127.0.0.1", N: 300, Failed: 300, FailStatus: 502, LatencyOf: every(time.Millisecond)}},
+			[]fixture.CmpEndpoint{ep("127.0.0.1", 300, every(80*time.Millisecond))}, nil,
+			compare.CompareImproved, "failures gone: 127.0.0.1 100% → 0%, p<1e-9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := compare.DefaultOptions()
+			if tt.tol != nil {
+				o.MaxLatencyIncrease = *tt.tol
+			}
+			c := compare.CompareWith(fixture.CmpRun(t, fixture.CmpStart, tt.before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), tt.after...), o)
+			if c.Status != tt.status || !strings.HasPrefix(c.Conclusion, tt.conclusion) {
+				t.Errorf("%s: %q; want %s: %q…", c.Status, c.Conclusion, tt.status, tt.conclusion)
+			}
+			if c.FailsGate() != (tt.status == compare.CompareRegressed) {
+				t.Errorf("FailsGate() = %v; want %v", c.FailsGate(), tt.status == compare.CompareRegressed)
+			}
+			if c.MaxLatencyIncrease != o.MaxLatencyIncrease {
+				t.Errorf("max_latency_increase %+v; want %+v", c.MaxLatencyIncrease, o.MaxLatencyIncrease)
+			}
+		})
+	}
+}
+
+// The latency tests count in the Bonferroni split beside the failure
+// tests, two per scope tested; each side's p50 and p99 carry their 95%
+// intervals where there are requests enough.
+func TestCompareLatencyFigures(t *testing.T) {
+	c := fixture.LatencyComparison(t)
+	tests := 0
+	for _, sc := range c.Scopes() {
+		if sc.Tested {
+			tests++
+		}
+		if sc.Latency.Tested {
+			tests += 2
+		}
+		for _, a := range sc.Answers {
+			if a.Tested {
+				tests++
+			}
+		}
+	}
+	if c.Comparisons != tests || c.AlphaEach != c.Alpha/float64(tests) {
+		t.Errorf("%d comparisons, α each %v; want the %d tests made, α/%d", c.Comparisons, c.AlphaEach, tests, tests)
+	}
+	gw3 := scopeOf(t, c, "group X-Served-By: gw-3")
+	l := gw3.Latency
+	if !l.Tested || l.Change != compare.LatencySlower || l.P50.Change != compare.LatencySlower || l.P99.Change != compare.LatencySlower ||
+		l.P50.PSlower > 1e-9 || l.P50.PFaster < 0.5 || l.P50.ToleranceMS != 2 || l.P50.ChangeMS < 39.9 || l.P50.ChangeMS > 40.1 {
+		t.Errorf("gw-3 latency %+v; want p50 and p99 slower by 40 ms, p<1e-9, tolerance 2 ms", l)
+	}
+	gw1 := scopeOf(t, c, "group X-Served-By: gw-1")
+	if l := gw1.Latency; !l.Tested || l.Change != compare.LatencySame || l.P50.PSlower < 0.01 || l.P50.PFaster < 0.01 {
+		t.Errorf("gw-1 latency %+v; want the same, p well above the level", l)
+	}
+	for _, s := range []*compare.Side{gw3.Before, gw3.After} {
+		for _, q := range []struct {
+			point float64
+			ci    *[2]float64
+		}{{s.P50MS, s.P50CI95MS}, {s.P99MS, s.P99CI95MS}} {
+			if q.ci == nil || q.ci[0] > q.point || q.ci[1] < q.point {
+				t.Errorf("gw-3: %v ms, 95%% CI %v; want an interval around it", q.point, q.ci)
+			}
+		}
+	}
+	// 400 requests hold a p99 interval (368 do), 300 not.
+	if s := scopeOf(t, c, "endpoint 127.0.0.3 (https://sign.example.com:8443/)").After; s.P99CI95MS == nil {
+		t.Errorf("127.0.0.3 after, 400 requests: no p99 interval")
+	}
+	g := fixture.GoldenComparison(t)
+	if s := scopeOf(t, g, "endpoint 127.0.0.1 (https://sign.example.com/)").Before; s.P99CI95MS != nil || s.P50CI95MS == nil {
+		t.Errorf("300 requests: p50 interval %v, p99 %v; want one for p50 only", s.P50CI95MS, s.P99CI95MS)
+	}
+	if c.Match != compare.MatchHost || scopeOf(t, c, "endpoint 127.0.0.1 (https://sign.example.com:8443/)").AfterTarget != "https://sign.example.com:9443/" {
+		t.Errorf("match %q; want host, and 127.0.0.1 matched with its endpoint of port 9443", c.Match)
+	}
+}
+
+// Latency is not compared when a run's machine could not send many of its
+// requests: it slowed itself.
+func TestCompareLatencyClientErrors(t *testing.T) {
+	before := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Address: "127.0.0.1", N: 300, LatencyOf: every(time.Millisecond)})
+	after := fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), fixture.CmpEndpoint{Address: "127.0.0.1", N: 300, LatencyOf: every(90 * time.Millisecond)})
+	after.Totals.ClientErrors = 100
+	c := compare.Compare(before, after)
+	if c.Status != compare.CompareUnchanged || c.Totals.Latency.Tested || len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "latency is not compared") {
+		t.Errorf("%s, total latency tested %v, notes %q; want unchanged, untested, a note", c.Status, c.Totals.Latency.Tested, c.Notes)
+	}
+}
+
+// TestCompareLatencyCannotTell: every request 29 ms slower on 150 a side
+// showed the p99 going 3.33 → 32.3ms as "not significant", as though the
+// test had looked and found nothing: with so few requests in the slowest
+// 1% no p could pass the level. The percentile now says that it cannot
+// tell, the least p it could give and about how many requests would let
+// it; the conclusion names the total's; and with that many requests a
+// side the same slowdown is found. A median on 3 requests a side alike.
+func TestCompareLatencyCannotTell(t *testing.T) {
+	c := fixture.SlowerComparison(t, 150, 0)
+	l := &c.Totals.Latency
+	q := &l.P99
+	if q.Change != compare.LatencySame || !l.CannotTell(q, c.AlphaEach) || q.MinP < c.AlphaEach || q.RequestsToTell <= 150 {
+		t.Fatalf("total p99: %s, min_p %g (alpha_each %g), requests_to_tell %d; want same, cannot tell, more than 150 requests to tell",
+			q.Change, q.MinP, c.AlphaEach, q.RequestsToTell)
+	}
+	if p := &l.P50; l.CannotTell(p, c.AlphaEach) || p.MinP >= c.AlphaEach || p.RequestsToTell != 0 || p.Change != compare.LatencySlower {
+		t.Errorf("total p50: %s, min_p %g, requests_to_tell %d; want slower, told", p.Change, p.MinP, p.RequestsToTell)
+	}
+	want := "; total p99 3.33 → 32.3ms: too few requests to tell (about " + strconv.FormatInt(q.RequestsToTell, 10) + " requests a side would)"
+	if !strings.HasSuffix(c.Conclusion, want) {
+		t.Errorf("conclusion %q; want it to end %q", c.Conclusion, want)
+	}
+	var buf bytes.Buffer
+	if err := render.CompareText(render.Options{Width: 200})(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, scope := range []string{"127.0.0.1", "total"} {
+		n := "150 and 150"
+		if scope == "total" {
+			n = "300 and 300"
+		}
+		l := lineWith(strings.ReplaceAll(buf.String(), "\n    ", " "), scope+": p99")
+		if !strings.Contains(l, "cannot tell with "+n+" requests: no p below ") || strings.Contains(l, "not significant") ||
+			!strings.Contains(l, "about "+strconv.FormatInt(q.RequestsToTell, 10)+" requests a side would do") {
+			t.Errorf("%s's p99: %q; want it to say it cannot tell with %s requests, and how many would", scope, l, n)
+		}
+	}
+	// As many as it said: the slowdown of the p99 is found.
+	c = fixture.SlowerComparison(t, int(q.RequestsToTell), 0)
+	for _, sc := range c.Endpoints {
+		if p := &sc.Latency.P99; p.Change != compare.LatencySlower || sc.Latency.CannotTell(p, c.AlphaEach) {
+			t.Errorf("%s with %d requests a side: p99 %s (p %g, min_p %g, alpha_each %g); want slower", sc.Address, q.RequestsToTell, p.Change, p.PSlower, p.MinP, c.AlphaEach)
+		}
+	}
+	// Medians of 3 requests a side (an address) and 6 (the total):
+	// Mann-Whitney's least p is 1/C(6,3) and 1/C(12,6).
+	c = fixture.SlowerComparison(t, 3, 0)
+	for _, x := range []struct {
+		sc   *compare.ScopeChange
+		minP float64
+	}{{&c.Endpoints[0], 1.0 / 20}, {&c.Totals, 1.0 / 924}} {
+		if p := &x.sc.Latency.P50; !x.sc.Latency.CannotTell(p, c.AlphaEach) || math.Abs(p.MinP-x.minP) > 1e-9 {
+			t.Errorf("%s's p50 of %d a side: min_p %g, alpha_each %g; want %g, unable to tell", x.sc.Scope, x.sc.Before.Requests, p.MinP, c.AlphaEach, x.minP)
+		}
+	}
+	if !strings.Contains(c.Conclusion, "; total p50 2.01 → 31.0ms: too few requests to tell") || !strings.HasPrefix(c.Conclusion, "no significant change (total 0% → 0%, p=1): ") {
+		t.Errorf("conclusion %q; want no significant change, and the total's p50 too few requests to tell", c.Conclusion)
+	}
+}

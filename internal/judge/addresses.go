@@ -1,0 +1,123 @@
+package judge
+
+import (
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/stat"
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// targetGroups is a report's endpoints grouped by target, in the order the
+// targets first appear, with each target's summed counts.
+type targetGroups struct {
+	targets   []string
+	endpoints map[string][]int // target -> endpoint indexes
+	counts    map[string]tcount
+}
+
+type tcount struct{ failed, n int64 }
+
+func groupTargets(r *report.Report) targetGroups {
+	g := targetGroups{endpoints: map[string][]int{}, counts: map[string]tcount{}}
+	for i, e := range r.Endpoints {
+		if _, ok := g.endpoints[e.Target]; !ok {
+			g.targets = append(g.targets, e.Target)
+		}
+		g.endpoints[e.Target] = append(g.endpoints[e.Target], i)
+		c := g.counts[e.Target]
+		g.counts[e.Target] = tcount{c.failed + e.Failed, c.n + e.Requests}
+	}
+	return g
+}
+
+// fisher is one exact test of a scope's failures against the rest's: a
+// Test of kind, one-sided (the scope fails more).
+func fisher(kind, scope string, failed, n, restFailed, restN int64) report.Test {
+	lo, hi := stat.Wilson(failed, n)
+	rate := 0.0
+	if n > 0 {
+		rate = stat.Round(float64(failed)/float64(n), 6)
+	}
+	return report.Test{
+		Kind: kind, Scope: scope, Requests: n, Failed: failed, FailureRate: rate,
+		CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}, RestFailed: restFailed, RestTotal: restN,
+		P: stat.FisherGreater(failed, n, restFailed, restN),
+	}
+}
+
+// addresses makes the tests between families, URLs and addresses.
+//
+// Families are tested against each other across every target. With more
+// than one target, each target is tested against the other targets, and
+// each endpoint only against the other endpoints of its own target: two
+// URLs on the same addresses, one failing everywhere and one nowhere, say
+// nothing about the addresses. When a family stands out, each of its
+// failing endpoints is also judged against the other family's endpoints of
+// its target alone, so four failing IPv6 addresses do not hide each other.
+func (j *judgement) addresses() {
+	r := j.r
+	tot := r.Totals
+	if tot.Requests == 0 || tot.Failed == 0 {
+		return
+	}
+	fams := words.SortedKeys(r.Families)
+	if len(fams) == 2 {
+		for i, f := range fams {
+			s, o := r.Families[f], r.Families[fams[1-i]]
+			t := fisher(report.TestFamily, "family "+f, s.Failed, s.Requests, o.Failed, o.Requests)
+			t.Family = f
+			if j.test(t).Significant {
+				j.badFamily = f
+			}
+		}
+	}
+	if len(j.g.targets) > 1 {
+		for _, tg := range j.g.targets {
+			c := j.g.counts[tg]
+			t := fisher(report.TestTarget, "target "+tg, c.failed, c.n, tot.Failed-c.failed, tot.Requests-c.n)
+			t.Target = tg
+			if j.test(t).Significant {
+				j.badTarget[tg] = true
+			}
+		}
+	}
+	for _, tg := range j.g.targets {
+		idx := j.g.endpoints[tg]
+		if len(idx) < 2 {
+			continue // alone in its target: nothing to compare it with
+		}
+		c := j.g.counts[tg]
+		for _, i := range idx {
+			e := &r.Endpoints[i]
+			t := fisher(report.TestEndpoint, "endpoint "+e.Address+" ("+e.Target+")", e.Failed, e.Requests, c.failed-e.Failed, c.n-e.Requests)
+			t.Address, t.Target, t.Family = e.Address, e.Target, e.Family
+			if j.test(t).Significant {
+				j.endpoint[i] = t.P
+			}
+		}
+	}
+	if j.badFamily == "" {
+		return
+	}
+	for i, e := range r.Endpoints {
+		if e.Family != j.badFamily || e.Failed == 0 {
+			continue
+		}
+		var of, on int64
+		for _, k := range j.g.endpoints[e.Target] {
+			if o := r.Endpoints[k]; o.Family != j.badFamily {
+				of, on = of+o.Failed, on+o.Requests
+			}
+		}
+		if on == 0 {
+			continue // no address of the other family to compare it with
+		}
+		t := fisher(report.TestEndpoint, "endpoint "+e.Address+" ("+e.Target+") against the other family's addresses of its URL", e.Failed, e.Requests, of, on)
+		t.Address, t.Target, t.Family = e.Address, e.Target, e.Family
+		if t = j.test(t); t.Significant {
+			if old, ok := j.endpoint[i]; !ok || t.P < old {
+				j.endpoint[i] = t.P
+				j.againstFamily[i] = t
+			}
+		}
+	}
+}

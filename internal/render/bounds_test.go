@@ -1,0 +1,64 @@
+package render
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+	"testing"
+
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/report"
+)
+
+// TestRenderManyEndpoints: each endpoint's URL was shortened by parsing
+// every target of the report again, in the view and in a comparison, so
+// rendering thousands of endpoints took time and memory in their square
+// (1.2 GB for 5,000); every format and a comparison now allocate a small
+// multiple of the report.
+func TestRenderManyEndpoints(t *testing.T) {
+	// Under the race detector nothing is measured (see allocated), and
+	// building and reading the report of 2000 endpoints is most of the
+	// time it takes there: fewer endpoints still take every renderer over
+	// many.
+	endpoints := 2000
+	if check.Race {
+		endpoints /= check.RaceScale
+	}
+	doc := fixture.ManyEndpoints(t, endpoints, "aaaaaaaa")
+	r, err := report.ReadReport(bytes.NewReader(doc), "many.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocated := func(f func()) uint64 {
+		if check.Race { // its sync.Pool drops what it holds
+			f()
+			return 0
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	for _, format := range []string{"text", "markdown", "html"} {
+		render, err := ForFormat(format, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := allocated(func() { err = render(io.Discard, r) }); n > 20*uint64(len(doc)) {
+			t.Errorf("%s of %d endpoints (%d bytes) allocated %d bytes; want at most 20 times the report", format, len(r.Endpoints), len(doc), n)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", format, err)
+		}
+	}
+	if n := allocated(func() { err = CompareText(Options{})(io.Discard, compare.Compare(r, r)) }); n > 20*uint64(len(doc)) {
+		t.Errorf("compare of %d endpoints allocated %d bytes; want at most 20 times the report", len(r.Endpoints), n)
+	}
+	if err != nil {
+		t.Errorf("compare: %v", err)
+	}
+}

@@ -1,0 +1,682 @@
+package render
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// CompareRenderer writes a comparison in one format.
+type CompareRenderer func(io.Writer, *compare.Comparison) error
+
+// CompareText returns the terminal renderer of a comparison: the
+// conclusion, the two runs, families and endpoints before → after, the
+// statuses and errors that changed, and how it was decided.
+func CompareText(o Options) CompareRenderer {
+	return func(w io.Writer, c *compare.Comparison) error { return writeCompareText(w, c, o) }
+}
+
+// CompareForFormat returns the comparison renderer of a --format value
+// (text, json or markdown); o.Brief makes the text and Markdown ones one
+// screen long (JSON stays whole).
+func CompareForFormat(name string, o Options) (CompareRenderer, error) {
+	switch name {
+	case "text":
+		if o.Brief {
+			return CompareBriefText(o), nil
+		}
+		return CompareText(o), nil
+	case "json":
+		return compare.CompareJSON, nil
+	case "markdown":
+		if o.Brief {
+			return CompareBriefMarkdown, nil
+		}
+		return CompareMarkdown, nil
+	}
+	return nil, fmt.Errorf("unknown format %q (want text, json, markdown)", name)
+}
+
+// cmpView is a comparison prepared for reading; the text and Markdown
+// renderers show its rows and sentences.
+type cmpView struct {
+	c        *compare.Comparison
+	families []cmpRow // each family, then the total
+	targets  []cmpTarget
+	headers  []cmpTarget // the instances, by header (target is the header)
+	answers  []cmpAnswer
+	latency  []cmpLatency
+	method   string
+}
+
+type cmpTarget struct {
+	target string
+	after  string // the URL after, when --match host matched another port
+	rows   []cmpRow
+}
+
+// cmpRow is one scope before and after, formatted.
+type cmpRow struct {
+	worse              bool
+	label              string
+	before, beforeRate string // "0/300", "0.0%"; "-" when not probed
+	after, afterRate   string
+	beforeCI, afterCI  string // "0.0% (0–1.3%)"
+	change             string // "worse", "better", "same", "added", "removed", "worse (new)", "slower", "worse, slower", "slower, new 502"
+	p                  string // the p of the change named: "<1e-9", "0.41"
+	p50, p99           string // "0.52→0.55ms"
+	baseline           string // for an added scope: "the endpoints of URL before: 300/900 (33.3%)"
+}
+
+// cmpLatency is one percentile of a scope whose latency changed.
+type cmpLatency struct {
+	worse      bool   // slower
+	scope      string // "127.0.0.1", "total"
+	percentile string // "p50", "p99"
+	before     string // "0.26ms (95% CI 0.25–0.27ms)", "-"
+	after      string
+	change     string // "+50.4ms"
+	tolerance  string // "2ms"
+	p          string // "p<1e-9": of the change named (slower or faster), else of a slowdown
+	verdict    string // "slower", "faster", "not significant", "within the tolerance"
+}
+
+// cmpAnswer is one status or error class whose share changed.
+type cmpAnswer struct {
+	failure bool // a failure that appeared or grew
+	worse   bool // one whose test found it significant
+	scope   string
+	answer  string // "502", "reset"
+	change  string // "appeared", "vanished", "more", "less"
+	before  string // "0 of 300 (0.0%)"
+	after   string
+	p       string // "p<1e-9", "" when untested
+}
+
+func newCmpView(c *compare.Comparison) *cmpView {
+	v := &cmpView{c: c}
+	for i := range c.Families {
+		v.families = append(v.families, cmpRowOf(&c.Families[i], c.Families[i].Family))
+	}
+	v.families = append(v.families, cmpRowOf(&c.Totals, "total"))
+	for i := range c.Endpoints {
+		sc := &c.Endpoints[i]
+		if len(v.targets) == 0 || v.targets[len(v.targets)-1].target != sc.Target {
+			v.targets = append(v.targets, cmpTarget{target: sc.Target})
+		}
+		t := &v.targets[len(v.targets)-1]
+		t.rows = append(t.rows, cmpRowOf(sc, sc.Address))
+		if t.after == "" {
+			t.after = sc.AfterTarget
+		}
+	}
+	for i := range c.Groups {
+		sc := &c.Groups[i]
+		if len(v.headers) == 0 || v.headers[len(v.headers)-1].target != sc.Header {
+			v.headers = append(v.headers, cmpTarget{target: sc.Header})
+		}
+		h := &v.headers[len(v.headers)-1]
+		h.rows = append(h.rows, cmpRowOf(sc, sc.Value))
+	}
+	v.answers = answerRows(c)
+	v.latency = latencyRows(c)
+	v.method = fmt.Sprintf("Failure rates are compared with Fisher's exact test: worse and better are one-sided (P is the p of the change named, else two-sided), and each status or error class's share of the answers is compared two-sided. "+
+		"Latency is compared at the median by Mann-Whitney and at the 99th percentile by Fisher's exact test of the requests at or above the 99th percentile of both runs together, each one-sided both ways; "+
+		"a percentile is slower or faster when its test is significant and it moved by more than %s (--max-latency-increase %s), and latency is not compared where the failure rates differ by 10 points or more. "+
+		"α = %s over all %d comparison%s (Bonferroni): each needs p < %s. A new endpoint is compared with its URL's endpoints before. Failure-rate intervals are Wilson 95%%, those of p50 and p99 95%% from binomial order statistics; latencies come from each report's histograms.",
+		c.MaxLatencyIncrease.Words(), c.MaxLatencyIncrease, words.Num(c.Alpha), c.Comparisons, words.Plural(c.Comparisons), words.AlphaValue(c.AlphaEach))
+	return v
+}
+
+func cmpRowOf(sc *compare.ScopeChange, label string) cmpRow {
+	row := cmpRow{label: label, change: sc.Change, worse: sc.Change == compare.ChangeWorse || sc.Latency.Change == compare.LatencySlower}
+	side := func(s *compare.Side) (count, rate, ci string) {
+		if s == nil {
+			return "-", "", "-"
+		}
+		return fmt.Sprintf("%d/%d", s.Failed, s.Requests), pct(s.FailureRate, s.Requests), rateCI(s.Failed, s.Requests, s.FailureRate)
+	}
+	row.before, row.beforeRate, row.beforeCI = side(sc.Before)
+	row.after, row.afterRate, row.afterCI = side(sc.After)
+	var nb, na int64
+	var b50, a50, b99, a99 float64
+	if sc.Before != nil {
+		nb, b50, b99 = sc.Before.Requests, sc.Before.P50MS, sc.Before.P99MS
+	}
+	if sc.After != nil {
+		na, a50, a99 = sc.After.Requests, sc.After.P50MS, sc.After.P99MS
+	}
+	row.p50, row.p99 = latencyChange(b50, nb, a50, na), latencyChange(b99, nb, a99, na)
+	lat := sc.Latency.Change
+	switch {
+	case sc.Change == compare.ChangeWorse:
+		row.p = pCell(sc.PWorse)
+	case sc.Change == compare.ChangeBetter:
+		row.p = pCell(sc.PBetter)
+	case lat != compare.LatencySame:
+		row.p = pCell(latencyP(&sc.Latency, lat))
+	case sc.Tested && sc.Baseline == nil:
+		row.p = pCell(sc.P)
+	}
+	if lat != compare.LatencySame {
+		if row.change == compare.ChangeSame || row.change == compare.ChangeAdded {
+			row.change = lat
+		} else {
+			row.change += ", " + lat
+		}
+	}
+	// New kinds of failure no test found significant are said beside
+	// what else changed, never hidden by it.
+	if n, kinds := sc.NewFailures(); n > 0 && sc.Change != compare.ChangeWorse {
+		what := "new failures"
+		if len(kinds) > 0 {
+			what = "new " + strings.Join(kinds, ", ")
+		}
+		if row.change == compare.ChangeSame {
+			row.change = what
+		} else {
+			row.change += ", " + what
+		}
+	}
+	if sc.Baseline != nil {
+		if sc.Change == compare.ChangeWorse || lat != compare.LatencySame {
+			row.change += " (new)"
+		}
+		b := sc.Baseline
+		row.baseline = fmt.Sprintf("%s: %d/%d (%s)", sc.BaselineScope, b.Failed, b.Requests, pct(b.FailureRate, b.Requests))
+	}
+	return row
+}
+
+// latencyP is the p of a latency change named (slower or faster): the
+// least of the percentiles that changed so.
+func latencyP(l *compare.LatencyChange, change string) float64 {
+	p := 1.0
+	for _, q := range []*compare.QuantileChange{&l.P50, &l.P99} {
+		switch {
+		case q.Change != change:
+		case change == compare.LatencyFaster:
+			p = min(p, q.PFaster)
+		default:
+			p = min(p, q.PSlower)
+		}
+	}
+	return p
+}
+
+// latencyRows lists both percentiles of every scope whose latency
+// changed: its endpoints, instances, families and total.
+func latencyRows(c *compare.Comparison) []cmpLatency {
+	var out []cmpLatency
+	scopes := c.Scopes()
+	// Endpoints and instances first, then the families and the total.
+	scopes = append(scopes[1+len(c.Families):], scopes[:1+len(c.Families)]...)
+	for _, sc := range scopes {
+		l := &sc.Latency
+		if l.Change == compare.LatencySame {
+			continue
+		}
+		base := sc.Before
+		if sc.Baseline != nil {
+			base = sc.Baseline
+		}
+		for _, q := range []struct {
+			name   string
+			q      *compare.QuantileChange
+			ci     func(*compare.Side) *[2]float64
+			points func(*compare.Side) float64
+		}{
+			{"p50", &l.P50, func(s *compare.Side) *[2]float64 { return s.P50CI95MS }, func(s *compare.Side) float64 { return s.P50MS }},
+			{"p99", &l.P99, func(s *compare.Side) *[2]float64 { return s.P99CI95MS }, func(s *compare.Side) float64 { return s.P99MS }},
+		} {
+			side := func(s *compare.Side) string {
+				v := words.Latency(q.points(s), s.Requests)
+				if ci := q.ci(s); ci != nil {
+					v += " (95% CI " + strings.TrimSuffix(words.Latency(ci[0], 1), "ms") + "–" + words.Latency(ci[1], 1) + ")"
+				}
+				return v
+			}
+			row := cmpLatency{worse: q.q.Change == compare.LatencySlower, scope: c.Label(sc), percentile: q.name,
+				before: side(base), after: side(sc.After), tolerance: words.Latency(q.q.ToleranceMS, 1), verdict: q.q.Change}
+			if sc.Baseline != nil {
+				row.scope += " (new, against " + sc.BaselineScope + ")"
+			}
+			sign := "+"
+			if q.q.ChangeMS < 0 {
+				sign = "-"
+			}
+			row.change = sign + words.Latency(max(q.q.ChangeMS, -q.q.ChangeMS), 1)
+			p := q.q.PSlower
+			if q.q.Change == compare.LatencyFaster || q.q.Change == compare.LatencySame && q.q.ChangeMS < 0 {
+				p = q.q.PFaster
+			}
+			row.p = words.PValue(p)
+			if q.q.Change == compare.LatencySame {
+				switch {
+				case max(q.q.ChangeMS, -q.q.ChangeMS) <= q.q.ToleranceMS:
+					row.verdict = "within the tolerance"
+				case l.CannotTell(q.q, c.AlphaEach):
+					row.verdict = cannotTellWords(q.q, base.Requests, sc.After.Requests, c.AlphaEach)
+				default:
+					row.verdict = "not significant"
+				}
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// cannotTellWords says why a percentile's "same" says nothing: "cannot
+// tell with 150 and 150 requests: no p below 0.12 is possible, and a
+// change needs one below 0.000035 (about 760 requests a side would do)".
+func cannotTellWords(q *compare.QuantileChange, nb, na int64, alphaEach float64) string {
+	s := fmt.Sprintf("cannot tell with %d and %d requests: no p below %s is possible, and a change needs one below %s",
+		nb, na, pCell(q.MinP), words.AlphaValue(alphaEach))
+	if q.RequestsToTell > 0 {
+		s += fmt.Sprintf(" (about %d requests a side would do)", q.RequestsToTell)
+	}
+	return s
+}
+
+// pCell is a p-value for a table cell: "<1e-9", "3.2e-05", "0.41".
+func pCell(p float64) string {
+	return strings.TrimPrefix(strings.TrimPrefix(words.PValue(p), "p="), "p")
+}
+
+// latencyChange is "0.52→0.55ms", or "-→0.55ms" for a side not probed.
+func latencyChange(b float64, nb int64, a float64, na int64) string {
+	if nb == 0 && na == 0 {
+		return "-"
+	}
+	x, y := words.Latency(b, nb), words.Latency(a, na)
+	for _, unit := range []string{"ms", "s"} {
+		if strings.HasSuffix(x, unit) && strings.HasSuffix(y, unit) && strings.HasSuffix(x, "ms") == strings.HasSuffix(y, "ms") {
+			return strings.TrimSuffix(x, unit) + "→" + y
+		}
+	}
+	return x + "→" + y
+}
+
+// answerRows lists the answers that appeared, vanished or changed share
+// significantly, for each endpoint; a family's or the total's only when
+// none of its endpoints shows the same change.
+func answerRows(c *compare.Comparison) []cmpAnswer {
+	var out []cmpAnswer
+	shown := map[string]bool{} // family + answer + change, shown for an endpoint
+	add := func(sc *compare.ScopeChange, label string, endpoint bool) {
+		for _, a := range sc.Answers {
+			if a.Change == "same" || (!endpoint && !a.Significant) {
+				continue
+			}
+			if !endpoint && (shown[sc.Family+" "+a.Answer+" "+a.Change] || sc.Family == "" && shown[a.Answer+" "+a.Change]) {
+				continue
+			}
+			if endpoint {
+				shown[sc.Family+" "+a.Answer+" "+a.Change] = true
+				shown[a.Answer+" "+a.Change] = true
+			}
+			failure := a.Failure && (a.Change == "appeared" || a.Change == "more")
+			row := cmpAnswer{
+				failure: failure, worse: failure && a.Significant, scope: label, answer: a.Answer, change: a.Change,
+				before: fmt.Sprintf("%d of %d (%s)", a.Before, sc.Before.Requests, pct(a.BeforeShare, sc.Before.Requests)),
+				after:  fmt.Sprintf("%d of %d (%s)", a.After, sc.After.Requests, pct(a.AfterShare, sc.After.Requests)),
+			}
+			if a.Tested {
+				row.p = words.PValue(a.P)
+			}
+			out = append(out, row)
+		}
+	}
+	for i := range c.Endpoints {
+		add(&c.Endpoints[i], c.Label(&c.Endpoints[i]), true)
+	}
+	for i := range c.Families {
+		add(&c.Families[i], words.FamilyName(c.Families[i].Family), false)
+	}
+	add(&c.Totals, "total", false)
+	return out
+}
+
+func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
+	t := &textWriter{errWriter: errWriter{w: w}, color: o.Color, width: max(o.Width, minWidth)}
+	if o.Width <= 0 {
+		t.width = DefaultWidth
+	}
+	v := newCmpView(c)
+	code := ansiBold
+	if c.Regressed() {
+		code = AnsiRed + ansiBold
+	}
+	t.para(code, strings.ToUpper(c.Status), c.Headline(), 2)
+	t.heading("RUNS")
+	for _, s := range []struct {
+		name string
+		side *compare.RunSide
+	}{{"before", &c.Before}, {"after ", &c.After}} {
+		t.para("", " "+s.name, runWords(s.side), 9)
+	}
+	cols := []textCol{{}, {head: "FAMILY"},
+		{head: "BEFORE", right: true}, {head: "", right: true}, {head: "AFTER", right: true}, {head: "", right: true},
+		{head: "CHANGE"}, {head: "P", right: true}, {head: "P50"}, {head: "P99"}}
+	cells := func(r *cmpRow) []string {
+		return []string{markOf(r.worse), r.label, r.before, r.beforeRate, r.after, r.afterRate, r.change, r.p, r.p50, r.p99}
+	}
+	// Every table's rows, in the order printed, to decide once whether the
+	// latencies fit beside the failure figures.
+	var all [][]string
+	for i := range v.families {
+		all = append(all, cells(&v.families[i]))
+	}
+	for _, tg := range append(append([]cmpTarget(nil), v.targets...), v.headers...) {
+		for i := range tg.rows {
+			all = append(all, cells(&tg.rows[i]))
+		}
+	}
+	stack := tableWidth(cols, all) > t.width
+	table := func(rs []cmpRow) {
+		cs := append([]textCol(nil), cols...)
+		if stack {
+			cs[8].head, cs[9].head = "", ""
+		}
+		rows := make([][]string, len(rs))
+		for i := range rs {
+			rows[i] = cells(&rs[i])
+			if stack {
+				rows[i][8], rows[i][9] = "", ""
+			}
+		}
+		// Still too wide (a long IPv6 address, an instance's long name): a
+		// label too long goes on a line of its own above its row, whole
+		// (cut in its middle, two pod names read alike).
+		own := make([]bool, len(rows))
+		if over := tableWidth(cs, rows) - t.width; over > 0 {
+			label := runes(cs[1].head)
+			for _, row := range rows {
+				label = max(label, runes(row[1]))
+			}
+			for i, row := range rows {
+				own[i] = runes(row[1]) > label-over
+			}
+		}
+		marks := false
+		for _, row := range rows {
+			marks = marks || row[0] != ""
+		}
+		var out [][]string
+		var failing []bool
+		for i := range rs {
+			r := &rs[i]
+			if own[i] {
+				// The label's line starts the row: its mark, then the label
+				// where the others have theirs.
+				above := make([]string, len(cs))
+				above[1] = rows[i][1]
+				if marks {
+					above[1] = cmp.Or(rows[i][0], " ") + "  " + above[1]
+				}
+				rows[i][1] = ""
+				if marks { // the mark's column stays, for the other rows
+					rows[i][0] = " "
+				}
+				out = append(out, above)
+				failing = append(failing, r.worse)
+			}
+			out = append(out, rows[i])
+			failing = append(failing, r.worse)
+			if stack && (r.p50 != "-" || r.p99 != "-") {
+				// A line of its own under the row, aligned with its label:
+				// the latencies are never dropped for the width.
+				sub := make([]string, len(cs))
+				sub[1] = "   p50 " + r.p50 + "  p99 " + r.p99
+				out = append(out, sub)
+				failing = append(failing, r.worse)
+			}
+		}
+		t.table(textTable{cols: cs, rows: out, failing: failing, spans: true})
+	}
+	t.heading("BY FAMILY  failed/requests before → after")
+	table(v.families)
+	cols[1].head = "ADDRESS"
+	for _, tg := range v.targets {
+		t.heading("BY ENDPOINT  " + tg.target)
+		if tg.after != "" {
+			t.para("", "   after:", tg.after+" (matched by --match host)", 6)
+		}
+		table(tg.rows)
+		for i := range tg.rows {
+			if r := &tg.rows[i]; r.baseline != "" {
+				t.para("", "   ", r.label+" is new: compared with "+r.baseline, 6)
+			}
+		}
+	}
+	cols[1].head = "VALUE"
+	for _, h := range v.headers {
+		t.heading("BY INSTANCE  " + h.target)
+		table(h.rows)
+	}
+	if len(v.latency) > 0 {
+		t.heading("LATENCY THAT CHANGED")
+		for _, l := range v.latency {
+			line := fmt.Sprintf("%s: %s %s → %s, %s (tolerance %s), %s: %s", l.scope, l.percentile, l.before, l.after, l.change, l.tolerance, l.p, l.verdict)
+			if l.worse {
+				t.failing(" "+failMark, line, 4)
+			} else {
+				t.para("", "  ", line, 4)
+			}
+		}
+	}
+	if len(v.answers) > 0 {
+		t.heading("STATUSES AND ERRORS THAT CHANGED")
+		for _, a := range v.answers {
+			line := fmt.Sprintf("%s: %s %s: %s → %s", a.scope, a.answer, a.change, a.before, a.after)
+			if a.p != "" {
+				line += ", " + a.p
+			}
+			if a.worse {
+				t.failing(" "+failMark, line, 4)
+			} else {
+				t.para("", "  ", line, 4)
+			}
+		}
+	}
+	if len(c.Notes) > 0 {
+		t.heading("NOTES")
+		for _, n := range c.Notes {
+			t.para("", " -", n, 3)
+		}
+	}
+	t.printf("\n")
+	t.para(ansiBold, "METHOD", v.method, 2)
+	return t.err
+}
+
+// tableWidth is how wide a table of rows in cols is, laid out as
+// textWriter.table does: columns two apart, indented by one, empty ones
+// left out.
+func tableWidth(cols []textCol, rows [][]string) int {
+	n, used := 1, 0
+	for i, c := range cols {
+		w := runes(c.head)
+		for _, row := range rows {
+			w = max(w, runes(row[i]))
+		}
+		if w > 0 {
+			n += w
+			used++
+		}
+	}
+	return n + 2*max(used-1, 0)
+}
+
+// runWords describes one compared report: "old.json · 2026-06-16 20:43:00 –
+// 20:43:30 UTC · 900 requests, 300 failed (33.3%) · verdict concentrated".
+func runWords(s *compare.RunSide) string {
+	var parts []string
+	if s.File != "" {
+		parts = append(parts, words.SafeText(s.File, false))
+	}
+	if !s.StartedAt.IsZero() {
+		parts = append(parts, s.StartedAt.UTC().Format("2006-01-02 15:04:05")+" – "+s.EndedAt.UTC().Format("15:04:05")+" UTC")
+	}
+	parts = append(parts, fmt.Sprintf("%d requests, %d failed (%s)", s.Requests, s.Failed, pct(s.FailureRate, s.Requests)))
+	if s.Inputs > 0 {
+		parts = append(parts, fmt.Sprintf("merged from %d reports", s.Inputs))
+	}
+	if s.Interrupted {
+		parts = append(parts, "interrupted")
+	}
+	parts = append(parts, "verdict "+compare.OrDefault(s.Verdict, "none"))
+	return strings.Join(parts, " · ")
+}
+
+// CompareMarkdown writes the comparison as a Markdown document for a pull
+// request, a change ticket or a release note: the conclusion first, then
+// the two runs, the families and endpoints before → after, the statuses
+// and errors that changed, and how it was decided.
+func CompareMarkdown(w io.Writer, c *compare.Comparison) error {
+	m := &mdWriter{errWriter: errWriter{w: w}}
+	v := newCmpView(c)
+	m.printf("# pinprobe compare: %s\n\n", mdText(c.Status))
+	m.printf("> **%s**\n", mdText(c.Conclusion))
+	m.printf("\n## The runs\n\n")
+	row := func(name string, f func(s *compare.RunSide) string) []string {
+		return []string{name, f(&c.Before), f(&c.After)}
+	}
+	rows := [][]string{
+		row("File", func(s *compare.RunSide) string { return codeSpan(compare.OrDefault(s.File, "-")) }),
+		row("Window (UTC)", func(s *compare.RunSide) string {
+			if s.StartedAt.IsZero() {
+				return "-"
+			}
+			return utc(s.StartedAt) + " → " + utc(s.EndedAt)
+		}),
+		row("Requests", func(s *compare.RunSide) string { return strconv.FormatInt(s.Requests, 10) }),
+		row("Failed", func(s *compare.RunSide) string {
+			return fmt.Sprintf("%d, %s", s.Failed, rateCI(s.Failed, s.Requests, s.FailureRate))
+		}),
+		row("Failures are", func(s *compare.RunSide) string { return "errors and " + mdText(s.FailStatus) }),
+		row("Verdict", func(s *compare.RunSide) string { return mdText(compare.OrDefault(s.Verdict, "none")) }),
+		row("Merged from", func(s *compare.RunSide) string {
+			if s.Inputs == 0 {
+				return "one run"
+			}
+			return fmt.Sprintf("%d reports", s.Inputs)
+		}),
+		row("Interrupted", func(s *compare.RunSide) string { return map[bool]string{true: "**yes**", false: "no"}[s.Interrupted] }),
+		row("Command", func(s *compare.RunSide) string { return codeSpan(compare.OrDefault(shellJoin(s.Command), "-")) }),
+	}
+	m.table([]string{"", "Before", "After"}, "lll", rows)
+
+	head := []string{"", "", "Before", "After", "Change", "p", "p50", "p99"}
+	cells := func(r *cmpRow, label string) []string {
+		mark := ""
+		if r.worse {
+			mark, label = "✗", "**"+label+"**"
+		}
+		side := func(count, ci string) string {
+			if count == "-" {
+				return "-"
+			}
+			return count + " " + ci
+		}
+		return []string{mark, label, side(r.before, r.beforeCI), side(r.after, r.afterCI), mdText(r.change), r.p, r.p50, r.p99}
+	}
+	m.printf("\n## By address family\n\n")
+	rows = nil
+	for i := range v.families {
+		f := &v.families[i]
+		rows = append(rows, cells(f, words.FamilyName(f.label)))
+	}
+	head[1] = "Family"
+	m.table(head, "llrrlrrr", rows)
+	m.printf("\nBefore and after are failed/requests and the failure rate with its Wilson 95%% interval; ✗ marks a significant regression.\n")
+
+	m.printf("\n## By endpoint\n")
+	head[1] = "Address"
+	for _, tg := range v.targets {
+		if tg.after != "" {
+			m.printf("\n### %s (after: %s)\n\n", mdText(tg.target), mdText(tg.after))
+		} else {
+			m.printf("\n### %s\n\n", mdText(tg.target))
+		}
+		rows = nil
+		var notes []string
+		for i := range tg.rows {
+			r := &tg.rows[i]
+			rows = append(rows, cells(r, mdText(r.label)))
+			if r.baseline != "" {
+				notes = append(notes, mdText(r.label)+" is new: compared with "+mdText(r.baseline)+".")
+			}
+		}
+		m.table(head, "llrrlrrr", rows)
+		if len(notes) > 0 {
+			m.printf("\n%s\n", strings.Join(notes, " "))
+		}
+	}
+	if len(c.Added) > 0 || len(c.Removed) > 0 {
+		m.printf("\n")
+		for _, l := range []struct {
+			name string
+			ids  []compare.EndpointID
+		}{{"Added (probed after only)", c.Added}, {"Removed (probed before only)", c.Removed}} {
+			if len(l.ids) == 0 {
+				continue
+			}
+			var names []string
+			for _, id := range l.ids {
+				names = append(names, mdText(id.Address)+" ("+mdText(id.Target)+")")
+			}
+			m.printf("- **%s:** %s\n", l.name, strings.Join(names, ", "))
+		}
+	}
+	if len(v.headers) > 0 {
+		m.printf("\n## By instance\n")
+		head[1] = "Value"
+		for _, h := range v.headers {
+			m.printf("\n### %s\n\n", mdText(h.target))
+			rows = nil
+			for i := range h.rows {
+				rows = append(rows, cells(&h.rows[i], mdText(h.rows[i].label)))
+			}
+			m.table(head, "llrrlrrr", rows)
+		}
+	}
+	if len(v.latency) > 0 {
+		m.printf("\n## Latency that changed\n\n")
+		rows = nil
+		for _, l := range v.latency {
+			mark := ""
+			if l.worse {
+				mark = "✗"
+			}
+			rows = append(rows, []string{mark, mdText(l.scope), l.percentile, l.before, l.after, l.change, l.tolerance, mdText(l.p), l.verdict})
+		}
+		m.table([]string{"", "Scope", "Percentile", "Before", "After", "Change", "Tolerance", "p", ""}, "lllrrrrll", rows)
+	}
+	if len(v.answers) > 0 {
+		m.printf("\n## Statuses and errors that changed\n\n")
+		rows = nil
+		for _, a := range v.answers {
+			mark := ""
+			if a.worse {
+				mark = "✗"
+			}
+			rows = append(rows, []string{mark, mdText(a.scope), mdText(a.answer), a.change, a.before, a.after, mdText(a.p)})
+		}
+		m.table([]string{"", "Scope", "Answer", "Change", "Before", "After", "p"}, "lllllll", rows)
+	}
+	if len(c.Notes) > 0 {
+		m.printf("\n## Notes\n\n")
+		for _, n := range c.Notes {
+			m.printf("- %s\n", mdText(n))
+		}
+	}
+	m.printf("\n## How this was decided\n\n%s\n", mdText(v.method))
+	return m.err
+}

@@ -1,0 +1,90 @@
+package render
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+)
+
+// TestCompareTextKeepsLatencies renders comparisons at 80 and 120 columns
+// and finds every row's p50 and p99 in its table: a narrow terminal (or
+// any piped output, laid out at 80) stacks them under the row, and never
+// drops the figure that regressed. The slowdown is the one a reviewer saw
+// lose its P50 column at 80: p50 0.44 → 31.1ms, p99 4.38 → 34.8ms.
+func TestCompareTextKeepsLatencies(t *testing.T) {
+	lat := func(base time.Duration) func(int) time.Duration {
+		return func(k int) time.Duration {
+			if k%100 == 0 {
+				return base + 4*time.Millisecond
+			}
+			return base + time.Duration(k%10)*10*time.Microsecond
+		}
+	}
+	ep := func(addr string, base time.Duration) fixture.CmpEndpoint {
+		return fixture.CmpEndpoint{Target: "http://127.0.0.1:40080/", Address: addr, N: 2000, LatencyOf: lat(base)}
+	}
+	slow := compare.Compare(fixture.CmpRun(t, fixture.CmpStart, ep("127.0.0.1", 400*time.Microsecond)),
+		fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), ep("127.0.0.1", 31*time.Millisecond)))
+	// A long IPv6 address behind instances of long names, new and worse
+	// and slower: even with the latencies stacked, the row is too wide, so
+	// its label goes on a line above it, whole; no figure is cut.
+	const v6 = "2001:db8:85a3:1234:5678:8a2e:370:7334"
+	pods := []string{"sign-gateway-7d9f8b6c5d-x2k4p-europe-west1", "sign-gateway-7d9f8b6c5d-q8m2z-europe-west1"}
+	wide := compare.Compare(
+		fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Target: "https://sign.example.com/", Address: "127.0.0.1", N: 20000, LatencyOf: lat(time.Millisecond), Served: pods}),
+		fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour),
+			fixture.CmpEndpoint{Target: "https://sign.example.com/", Address: "127.0.0.1", N: 20000, LatencyOf: lat(time.Millisecond), Served: pods},
+			fixture.CmpEndpoint{Target: "https://sign.example.com/", Address: v6, N: 20000, Failed: 19999, FailStatus: 502, LatencyOf: lat(40 * time.Millisecond), Served: pods}))
+	for name, c := range map[string]*compare.Comparison{
+		"slowdown": slow, "gateway": fixture.GoldenComparison(t), "latency": fixture.LatencyComparison(t), "wide": wide,
+	} {
+		for _, width := range []int{80, 120} {
+			t.Run(name+"-"+strconv.Itoa(width), func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := CompareText(Options{Width: width})(&buf, c); err != nil {
+					t.Fatal(err)
+				}
+				out := buf.String()
+				v := newCmpView(c)
+				tables := [][]cmpRow{v.families}
+				for _, tg := range append(v.targets, v.headers...) {
+					tables = append(tables, tg.rows)
+				}
+				rest := out
+				for _, rows := range tables {
+					for _, r := range rows {
+						// Each row's line, then its figures on it or the next.
+						// On the row's line, or (too long) on a line of its own
+						// above it.
+						at := strings.Index(rest, " "+r.label+" ")
+						if own := strings.Index(rest, " "+r.label+"\n"); own >= 0 && (at < 0 || own < at) {
+							at = own + len(r.label) + 2
+						}
+						if at < 0 {
+							t.Fatalf("no row %q in order in:\n%s", r.label, out)
+						}
+						rest = rest[at:]
+						lines := strings.SplitN(rest, "\n", 3)
+						near := strings.Join(lines[:min(2, len(lines))], "\n")
+						for _, fig := range []string{r.p50, r.p99} {
+							if !strings.Contains(near, fig) {
+								t.Errorf("row %q lacks %s at %d columns:\n%s\nin:\n%s", r.label, fig, width, near, out)
+							}
+						}
+						rest = rest[len(lines[0]):]
+					}
+				}
+				for i, line := range strings.Split(out, "\n") {
+					if n := runes(line); n > width {
+						t.Errorf("line %d is %d columns wide: %q", i+1, n, line)
+					}
+				}
+			})
+		}
+	}
+}

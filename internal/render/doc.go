@@ -1,0 +1,15 @@
+// Package render shows reports to people. NewView prepares one view of a
+// report — rows, labels and sentences, said once — and the text, Markdown
+// and HTML renderers are views of it: they read its fields, never re-parse
+// its strings, and compute no statistics. View.Brief picks what a brief
+// report (--brief) shows in each of them, one screen of it. It also
+// renders comparisons (package compare), joins of a run with access logs
+// (package join) and the preflight check list (probe.Check).
+//
+// Renderers are func(io.Writer, *report.Report) error; each returns every
+// write error, escapes everything that came from outside for its own format
+// and sorts what it prints, so output is stable.
+//
+// It imports report, compare, join, the leaves (stat, words) and probe
+// (for the preflight checks only); never collect or judge.
+package render

@@ -1,0 +1,676 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/stat"
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// The charts share one layout, in SVG user units: a label column on the
+// left, the plot, and a column of figures on the right.
+const (
+	chartW    = 800.0 // the template's viewBox says it too
+	plotX0    = 190.0
+	plotX1    = 600.0 // 200 units of figures to its right: "p50 12.5ms · p99 22.5ms" in bold
+	plotW     = plotX1 - plotX0
+	labelRune = 22 // monospace labels cut to this many characters
+)
+
+// colourFail is the vermillion of failed requests. The charts use the
+// Okabe–Ito colours, told apart with every common colour-vision deficiency;
+// the fixed ones (markers, strips) are in html.css.
+const colourFail = "#D55E00"
+
+// frame is the plot's place in a chart, for the template.
+type frame struct{ X0, X1, W string }
+
+var plotFrame = frame{X0: f(plotX0), X1: f(plotX1), W: f(plotW)}
+
+// xTick is one labelled tick of a horizontal axis.
+type xTick struct {
+	X, Label string
+}
+
+// svgRect is one rectangle, with a tooltip.
+type svgRect struct {
+	X, Y, W, H, Title string
+}
+
+// legendItem is one key of a legend: a swatch (or a marker) and its text.
+type legendItem struct {
+	X, Y   string
+	x      float64
+	Fill   string
+	Class  string // the marker or swatch class
+	Hatch  bool
+	TextX  string
+	Text   string
+	Marker string // path of a marker, "" for a swatch
+}
+
+// layoutLegend places items left to right from x, each as wide as its
+// text, starting a new line under the last at y when one would pass the
+// chart's right edge; it returns the y of the last line.
+func layoutLegend(x, y float64, items []legendItem) float64 {
+	x0 := x
+	for i := range items {
+		w := 18 + float64(runes(items[i].Text))*6.4 + 22
+		if x+w > chartW && x > x0 {
+			x, y = x0, y+20
+		}
+		items[i].x, items[i].X, items[i].Y, items[i].TextX = x, f(x), f(y), f(x+18)
+		x += w
+	}
+	return y
+}
+
+// chartLabel cuts a row label to the label column.
+func chartLabel(s string) string { return cutMiddle(s, labelRune) }
+
+// timelineChart is the failure ratio of each endpoint over time: one strip
+// per endpoint, one column per interval, the column's height the share of
+// its requests that failed.
+type timelineChart struct {
+	frame
+	Height, AxisY string
+	Legend        []legendItem
+	Rows          []timelineRow
+	Ticks         []xTick
+	Axis          string // the axis title
+	Desc          string
+}
+
+// timelineRow is one endpoint's strip, or a heading naming the URL of the
+// strips below (Header).
+type timelineRow struct {
+	Header       bool
+	Y            string
+	Label, Full  string
+	Failing      bool
+	Suspect      bool
+	Sent         string // path of the columns that had requests
+	Fails        []svgRect
+	Marks        []timelineMark
+	Total, Title string
+}
+
+// timelineMark is a DNS event on a strip: the address appeared or left.
+type timelineMark struct {
+	X, TextX, Text, Title string
+}
+
+const (
+	stripH     = 24.0
+	stripGap   = 12.0
+	headerH    = 22.0
+	maxColumns = 150 // at most this many columns per strip; intervals merge to fit
+)
+
+func newTimelineChart(v *View) *timelineChart {
+	tl := v.Timeline
+	buckets := 0
+	for _, s := range tl.Series {
+		buckets = max(buckets, len(s.Requests))
+	}
+	if buckets == 0 || tl.Step <= 0 {
+		return nil
+	}
+	per := (buckets + maxColumns - 1) / maxColumns
+	cols := (buckets + per - 1) / per
+	colW := plotW / float64(cols)
+	step := tl.Step * float64(per) // seconds per column
+	span := step * float64(cols)
+	from := tl.From.UTC()
+	at := func(c int) time.Time { return from.Add(report.SecondsDuration(step * float64(c))) }
+	gap := 0.0
+	if colW >= 6 {
+		gap = 1
+	}
+	c := &timelineChart{frame: plotFrame}
+	c.Legend = []legendItem{
+		{Class: "sent", Text: "requests sent, none failed"},
+		{Class: "fail", Text: "share that failed (full height: all)"},
+		{Class: "empty", Text: "blank: nothing sent"},
+	}
+	if layoutLegend(plotX0, 12, c.Legend) > 12 {
+		layoutLegend(0, 12, c.Legend) // on one line, over the labels too
+	}
+	y := 34.0
+	failing := 0
+	for i, s := range tl.Series {
+		if v.MultiURL && (i == 0 || tl.Series[i-1].Target != s.Target) {
+			y += 6
+			c.Rows = append(c.Rows, timelineRow{Header: true, Y: f(y + 10), Label: s.Target})
+			y += headerH
+		}
+		full := s.Full
+		row := timelineRow{Y: f(y), Label: chartLabel(s.Label), Full: full, Failing: s.Failing, Suspect: s.Suspect,
+			Total: fmt.Sprintf("%d of %d failed", s.TotalFail, s.TotalN)}
+		if s.Failing {
+			failing++
+		}
+		row.Title = full + ": " + row.Total
+		var sent strings.Builder
+		run := -1 // first column of the current run of columns with requests
+		for col := 0; col <= cols; col++ {
+			var n, k int64
+			for j := col * per; col < cols && j < min((col+1)*per, len(s.Requests)); j++ {
+				n += s.Requests[j]
+				k += s.Failed[j]
+			}
+			if n > 0 && run < 0 {
+				run = col
+			}
+			if n == 0 && run >= 0 {
+				fmt.Fprintf(&sent, "M%s 0h%sv%sh-%sz", f(plotX0+float64(run)*colW), f(float64(col-run)*colW), f(stripH), f(float64(col-run)*colW))
+				run = -1
+			}
+			if k == 0 {
+				continue
+			}
+			h := max(stripH*float64(k)/float64(n), 2) // any failure shows
+			row.Fails = append(row.Fails, svgRect{
+				X: f(plotX0 + float64(col)*colW + gap/2), Y: f(stripH - h), W: f(colW - gap), H: f(h),
+				Title: fmt.Sprintf("%s, %s–%s UTC: %d of %d failed (%s)", full, clockOf(at(col), step), clockOf(at(col+1), step),
+					k, n, words.PctRate(float64(k)/float64(n))),
+			})
+		}
+		row.Sent = sent.String()
+		x := func(t report.Time) float64 { return plotX0 + t.Sub(from).Seconds()/span*plotW }
+		if a := s.Added; a != nil {
+			row.Marks = append(row.Marks, timelineMark{X: f(x(*a)), TextX: f(x(*a) + 3), Text: "appeared in DNS",
+				Title: "appeared in DNS at " + words.Clock(a.Time) + " UTC"})
+		}
+		if r := s.Removed; r != nil {
+			row.Marks = append(row.Marks, timelineMark{X: f(x(*r)), TextX: f(x(*r) + 3), Text: "left DNS",
+				Title: "left DNS at " + words.Clock(r.Time) + " UTC, not probed after"})
+		}
+		c.Rows = append(c.Rows, row)
+		y += stripH + stripGap
+	}
+	c.AxisY = f(y)
+	c.Ticks = timeTicks(from, span)
+	c.Axis = fmt.Sprintf("time (UTC) · one column per %s", durationWords(step))
+	c.Height = f(y + 44)
+	c.Desc = fmt.Sprintf("One strip per endpoint from %s to %s UTC, one column per %s; a column's height is the share of its requests that failed. %d of %d endpoints had failures.",
+		words.Clock(from), words.Clock(from.Add(report.SecondsDuration(span))), durationWords(step), failing, len(tl.Series))
+	return c
+}
+
+// clockOf is a time of day to the second, or to the millisecond when the
+// columns are not whole seconds.
+func clockOf(t time.Time, step float64) string {
+	if step != math.Trunc(step) || t.Nanosecond() != 0 {
+		return t.UTC().Format("15:04:05.000")
+	}
+	return t.UTC().Format("15:04:05")
+}
+
+// durationWords says a number of seconds briefly: "250 ms", "1 s", "2 min".
+func durationWords(s float64) string {
+	switch {
+	case s < 1:
+		return strconv.FormatFloat(s*1000, 'g', 3, 64) + " ms"
+	case s < 120 || math.Mod(s, 60) != 0:
+		return strconv.FormatFloat(s, 'g', 4, 64) + " s"
+	}
+	return strconv.FormatFloat(s/60, 'g', 4, 64) + " min"
+}
+
+// tickSteps are the time-axis steps, in seconds.
+var tickSteps = []float64{0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400}
+
+// timeTicks labels the time axis at round clock times, at most eight.
+func timeTicks(from time.Time, span float64) []xTick {
+	return timeTicksIn(from, span, plotX0, plotW, 8)
+}
+
+// timeTicksIn labels a time axis from x0, w wide, at round clock times, at
+// most most of them.
+func timeTicksIn(from time.Time, span, x0, w float64, most int) []xTick {
+	step := tickSteps[len(tickSteps)-1]
+	for _, s := range tickSteps {
+		if span/s <= float64(most) {
+			step = s
+			break
+		}
+	}
+	d := report.SecondsDuration(step)
+	t := from.Truncate(d)
+	if t.Before(from) {
+		t = t.Add(d)
+	}
+	end := from.Add(report.SecondsDuration(span))
+	layout := "15:04:05"
+	switch {
+	case step < 1:
+		layout = "15:04:05.0"
+	case step >= 60:
+		layout = "15:04"
+	}
+	var ticks []xTick
+	for ; !t.After(end); t = t.Add(d) {
+		ticks = append(ticks, xTick{X: f(x0 + t.Sub(from).Seconds()/span*w), Label: t.UTC().Format(layout)})
+	}
+	return ticks
+}
+
+// mixChart is each family's answers as one stacked bar: statuses and error
+// classes, their share of the family's requests.
+type mixChart struct {
+	frame
+	Height, AxisY string
+	Bars          []mixBar
+	Legend        []legendItem
+	Ticks         []xTick
+	Desc          string
+}
+
+// mixBar is one family's bar.
+type mixBar struct {
+	Y, Label, Total, Title string
+	Failing                bool
+	Segs                   []mixSeg
+}
+
+// mixSeg is one status or error class within a bar.
+type mixSeg struct {
+	X, W, Fill, TextX, Label, Title string
+	Hatch, Dark                     bool // Dark: the label is drawn in black
+}
+
+// answerKind sorts and colours an answer: statuses that are not failures,
+// statuses that are, then errors without an HTTP response.
+type answerKind int
+
+const (
+	answerOK answerKind = iota
+	answerFailStatus
+	answerError
+)
+
+// answerColours per kind, taken in order and reused past the end; errors are
+// hatched as well, so they differ from failing statuses in grey print too.
+var answerColours = [][]string{
+	answerOK:         {"#0072B2", "#56B4E9", "#009E73", "#7FB6D5"},
+	answerFailStatus: {colourFail, "#E69F00", "#F0E442", "#8E3E00"},
+	answerError:      {"#CC79A7", "#882255", "#AA4499", "#DDA0C8"},
+}
+
+// darkText marks the colours a black label reads best on.
+var darkText = map[string]bool{"#56B4E9": true, "#E69F00": true, "#F0E442": true, "#7FB6D5": true, "#CC79A7": true, "#DDA0C8": true, "#009E73": true}
+
+type answerKey struct {
+	key  string
+	kind answerKind
+	code int
+}
+
+func newMixChart(v *View) *mixChart {
+	fail := report.FailStatusOf(v.R)
+	keys := map[string]answerKey{}
+	fams := v.Families[:max(len(v.Families)-1, 0)] // not the total
+	for _, row := range fams {
+		s := row.Stats
+		for k := range s.Status {
+			code, _ := strconv.Atoi(k)
+			kind := answerOK
+			if fail.Fails(code) {
+				kind = answerFailStatus
+			}
+			keys[k] = answerKey{k, kind, code}
+		}
+		for k := range s.Errors {
+			keys[k] = answerKey{k, answerError, 0}
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	order := make([]answerKey, 0, len(keys))
+	for _, k := range keys {
+		order = append(order, k)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		if a.code != b.code {
+			return a.code < b.code
+		}
+		return a.key < b.key
+	})
+	fill := map[string]string{}
+	used := map[answerKind]int{}
+	var legend []legendItem
+	for _, k := range order {
+		pal := answerColours[k.kind]
+		fill[k.key] = pal[used[k.kind]%len(pal)]
+		used[k.kind]++
+		text := k.key
+		switch k.kind {
+		case answerFailStatus:
+			text += " (failure)"
+		case answerError:
+			text += " (no HTTP response)"
+		}
+		legend = append(legend, legendItem{Fill: fill[k.key], Hatch: k.kind == answerError, Text: text})
+	}
+	c := &mixChart{frame: plotFrame}
+	y := 10.0
+	for _, row := range fams {
+		s := row.Stats
+		if s.Requests == 0 {
+			continue
+		}
+		b := mixBar{Y: f(y), Label: row.Label, Failing: row.Failing,
+			Total: fmt.Sprintf("%d of %d failed", s.Failed, s.Requests)}
+		b.Title = row.Label + ": " + strings.ReplaceAll(row.Answers, "×", " ×")
+		x := plotX0
+		for _, k := range order {
+			n := s.Status[k.key]
+			if k.kind == answerError {
+				n = s.Errors[k.key]
+			}
+			if n == 0 {
+				continue
+			}
+			w := float64(n) / float64(s.Requests) * plotW
+			seg := mixSeg{X: f(x), W: f(w), Fill: fill[k.key], Hatch: k.kind == answerError, Dark: darkText[fill[k.key]],
+				Title: fmt.Sprintf("%s: %s ×%d of %d requests (%s)", row.Label, k.key, n, s.Requests, words.PctRate(float64(n)/float64(s.Requests)))}
+			label := k.key + " ×" + strconv.FormatInt(n, 10)
+			if float64(runes(label))*7+10 <= w {
+				seg.Label, seg.TextX = label, f(x+w/2)
+			} else if float64(runes(k.key))*7+6 <= w {
+				seg.Label, seg.TextX = k.key, f(x+w/2)
+			}
+			b.Segs = append(b.Segs, seg)
+			x += w
+		}
+		c.Bars = append(c.Bars, b)
+		y += stripH + stripGap
+	}
+	if len(c.Bars) == 0 {
+		return nil
+	}
+	c.AxisY = f(y)
+	for p := 0; p <= 100; p += 25 {
+		c.Ticks = append(c.Ticks, xTick{X: f(plotX0 + float64(p)/100*plotW), Label: strconv.Itoa(p) + "%"})
+	}
+	// The legend goes under the axis.
+	c.Legend = legend
+	c.Height = f(layoutLegend(plotX0, y+60, legend) + 14)
+	var parts []string
+	for _, b := range c.Bars {
+		parts = append(parts, b.Title)
+	}
+	c.Desc = "Share of each address family's requests by status and error class. " + strings.Join(parts, "; ") + "."
+	return c
+}
+
+// latencyChart is each endpoint's latency percentiles on one axis, log
+// scaled when they span more than a factor of 20.
+type latencyChart struct {
+	frame
+	Height, AxisY, Top string
+	Log                bool
+	Rows               []latencyRow
+	Ticks              []xTick
+	Legend             []legendItem
+	Axis, Desc         string
+}
+
+// latencyRow is one endpoint's p50, p90, p99 and max, or a URL heading.
+type latencyRow struct {
+	Header                   bool
+	Y, Label, Full           string
+	Failing, Suspect, None   bool
+	X50, X90, X99, XMax      string
+	D90, D99, DMax           string // marker paths
+	Text                     string // "p50 0.47ms · p99 2.53ms"
+	T50, T90, T99, TMax, Ttl string
+}
+
+// markers draws the p90 diamond, the p99 triangle and the max cross at x, y.
+func diamond(x, y float64) string {
+	return fmt.Sprintf("M%s %sl5.5 5.5l-5.5 5.5l-5.5-5.5z", f(x), f(y-5.5))
+}
+
+func triangle(x, y float64) string {
+	return fmt.Sprintf("M%s %sl6 10.4h-12z", f(x), f(y-6))
+}
+
+func cross(x, y float64) string {
+	return fmt.Sprintf("M%s %sl9 9m0-9l-9 9", f(x-4.5), f(y-4.5))
+}
+
+func newLatencyChart(v *View) *latencyChart {
+	lo, hi := math.Inf(1), 0.0
+	for _, tv := range v.Targets {
+		for _, row := range tv.Rows {
+			if e := row.Stats; e != nil && e.Requests > 0 {
+				l := e.LatencyMS
+				lo = min(lo, l.P50, l.P90, l.P99, l.Max)
+				hi = max(hi, l.P50, l.P90, l.P99, l.Max)
+			}
+		}
+	}
+	if hi <= 0 {
+		return nil
+	}
+	c := &latencyChart{frame: plotFrame}
+	lo = max(lo, 0.001)
+	c.Log = hi/lo > 20
+	var scale func(float64) float64
+	var ticks []float64
+	if c.Log {
+		ticks = logTicks(lo, hi)
+		a, b := math.Log10(ticks[0]), math.Log10(ticks[len(ticks)-1])
+		scale = func(ms float64) float64 { return plotX0 + (math.Log10(max(ms, ticks[0]))-a)/(b-a)*plotW }
+		c.Axis = "latency, log scale"
+	} else {
+		step := niceCeil(hi / 5)
+		top := math.Ceil(hi/step-1e-9) * step
+		for t := 0.0; t <= top+step/2; t += step {
+			ticks = append(ticks, t)
+		}
+		scale = func(ms float64) float64 { return plotX0 + ms/top*plotW }
+		c.Axis = "latency"
+	}
+	for _, t := range ticks {
+		c.Ticks = append(c.Ticks, xTick{X: f(scale(t)), Label: msWords(t)})
+	}
+	c.Legend = []legendItem{
+		{Class: "p50", Text: "p50 (median)"}, {Class: "p90", Text: "p90"}, {Class: "p99", Text: "p99"},
+		{Class: "max", Text: "max"}, {Class: "range", Text: "line: p50 to max"},
+	}
+	layoutLegend(plotX0, 12, c.Legend)
+	for i := range c.Legend {
+		l := &c.Legend[i]
+		switch l.Class {
+		case "p90":
+			l.Marker = diamond(l.x+6, 12)
+		case "p99":
+			l.Marker = triangle(l.x+6, 12)
+		case "max":
+			l.Marker = cross(l.x+6, 12)
+		}
+	}
+	y := 34.0
+	const rowH = 26.0
+	for _, tv := range v.Targets {
+		if v.MultiURL {
+			y += 6
+			c.Rows = append(c.Rows, latencyRow{Header: true, Y: f(y + 10), Label: tv.Target})
+			y += headerH
+		}
+		for _, row := range tv.Rows {
+			full := row.Label
+			if v.MultiURL {
+				full += " " + v.short[tv.Target]
+			}
+			lr := latencyRow{Y: f(y), Label: chartLabel(row.Label), Full: full, Failing: row.Failing, Suspect: row.Suspect}
+			e := row.Stats
+			if e == nil || e.Requests == 0 {
+				lr.None, lr.Text = true, "no requests"
+			} else {
+				l := e.LatencyMS
+				const mid = rowH / 2
+				lr.X50, lr.X90, lr.X99, lr.XMax = f(scale(l.P50)), f(scale(l.P90)), f(scale(l.P99)), f(scale(l.Max))
+				lr.D90, lr.D99, lr.DMax = diamond(scale(l.P90), mid), triangle(scale(l.P99), mid), cross(scale(l.Max), mid)
+				lr.T50, lr.T90 = full+" p50 "+words.Latency(l.P50, e.Requests), full+" p90 "+words.Latency(l.P90, e.Requests)
+				lr.T99, lr.TMax = full+" p99 "+words.Latency(l.P99, e.Requests), full+" max "+words.Latency(l.Max, e.Requests)
+				lr.Text = "p50 " + row.P50 + " · p99 " + row.P99
+				lr.Ttl = fmt.Sprintf("%s: p50 %s, p90 %s, p99 %s, max %s over %d requests", full, row.P50,
+					words.Latency(l.P90, e.Requests), row.P99, row.Max, e.Requests)
+			}
+			c.Rows = append(c.Rows, lr)
+			y += rowH
+		}
+	}
+	c.AxisY = f(y + 4)
+	c.Top = f(30)
+	c.Height = f(y + 48)
+	var parts []string
+	for _, r := range c.Rows {
+		if !r.Header && !r.None {
+			parts = append(parts, r.Ttl)
+		}
+	}
+	c.Desc = "Latency percentiles per endpoint (" + c.Axis + "). " + strings.Join(parts, "; ") + "."
+	return c
+}
+
+// niceCeil is the smallest of 1, 2 or 5 × 10^k at least x.
+func niceCeil(x float64) float64 {
+	if x <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5} {
+		if m*p >= x*(1-1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// niceFloor is the largest of 1, 2 or 5 × 10^k at most x.
+func niceFloor(x float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{5, 2, 1} {
+		if m*p <= x*(1+1e-9) {
+			return m * p
+		}
+	}
+	return p
+}
+
+// logTicks are the 1-2-5 values from below lo to above hi, or the powers of
+// ten alone when those would be more than ten.
+func logTicks(lo, hi float64) []float64 {
+	var ticks []float64
+	for t := niceFloor(lo); t <= niceCeil(hi)*(1+1e-9); t = nextNice(t) {
+		ticks = append(ticks, t)
+	}
+	if len(ticks) <= 10 {
+		return ticks
+	}
+	a, b := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	ticks = ticks[:0]
+	for e := a; e <= b; e++ {
+		ticks = append(ticks, math.Pow(10, e))
+	}
+	return slices.Compact(ticks)
+}
+
+// nextNice steps 1 → 2 → 5 → 10.
+func nextNice(t float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(t)+1e-9))
+	switch m := math.Round(t / p); {
+	case m < 2:
+		return 2 * p
+	case m < 5:
+		return 5 * p
+	}
+	return 10 * p
+}
+
+// msWords labels a latency tick: "0.5 ms", "20 ms", "1.5 s".
+func msWords(ms float64) string {
+	if ms >= 1000 {
+		return strconv.FormatFloat(ms/1000, 'g', 3, 64) + " s"
+	}
+	return strconv.FormatFloat(ms, 'g', 3, 64) + " ms"
+}
+
+// rateChart is the failure ratio of each value of one instance header, with
+// its Wilson 95% interval: one row per instance, so one failing instance
+// among healthy ones stands out.
+type rateChart struct {
+	frame
+	ID, Header    string
+	Height, AxisY string
+	Rows          []rateRow
+	Ticks         []xTick
+	Desc          string
+}
+
+// rateRow is one instance: its failure ratio as a bar (W wide), and its
+// interval from Lo to Hi.
+type rateRow struct {
+	Y, Label, Full   string
+	Failing, Suspect bool
+	W, Lo, Hi        string
+	Total, Title     string
+}
+
+// newRateChart draws the failure ratios of g, the i-th table of instances;
+// nil when no value carried a request.
+func newRateChart(i int, g GroupTable) *rateChart {
+	c := &rateChart{frame: plotFrame, ID: fmt.Sprintf("instances-chart-%d", i+1), Header: g.Header}
+	const rowH = 26.0
+	y := 10.0
+	var parts []string
+	for _, row := range g.Rows {
+		s := row.Stats
+		if s == nil || s.Requests == 0 {
+			continue
+		}
+		lo, hi := stat.Wilson(s.Failed, s.Requests)
+		rate := float64(s.Failed) / float64(s.Requests)
+		w := rate * plotW
+		if s.Failed > 0 {
+			w = max(w, 2) // any failure shows
+		}
+		rr := rateRow{Y: f(y), Label: chartLabel(row.Label), Full: g.Header + ": " + row.Label, Failing: row.Failing, Suspect: row.Suspect,
+			W: f(w), Lo: f(plotX0 + lo*plotW), Hi: f(plotX0 + hi*plotW),
+			Total: fmt.Sprintf("%d of %d failed", s.Failed, s.Requests)}
+		rr.Title = fmt.Sprintf("%s: %d of %d responses failed (%s, 95%% CI %s)", rr.Full, s.Failed, s.Requests, words.PctRate(rate), words.CIRange(lo, hi))
+		if row.Suspect {
+			rr.Title += ", named by the verdict"
+		}
+		parts = append(parts, rr.Title)
+		c.Rows = append(c.Rows, rr)
+		y += rowH
+	}
+	if len(c.Rows) == 0 {
+		return nil
+	}
+	c.AxisY = f(y + 4)
+	for p := 0; p <= 100; p += 25 {
+		c.Ticks = append(c.Ticks, xTick{X: f(plotX0 + float64(p)/100*plotW), Label: strconv.Itoa(p) + "%"})
+	}
+	c.Height = f(y + 48)
+	c.Desc = "Failure ratio of the responses per value of " + g.Header + ", with its 95% interval. " + strings.Join(parts, "; ") + "."
+	return c
+}

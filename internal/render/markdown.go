@@ -1,0 +1,820 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/stat"
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// Markdown writes the report as a Markdown document meant to be pasted into
+// a GitHub issue or a support ticket and read by an engineer who has never
+// heard of pinprobe: the verdict first, then what was run, the tallies, who
+// answered the failures, when they happened, sample requests, and ready-to-run
+// queries that find these requests in the gateway's access logs.
+//
+// Everything that comes from the network or the command line (bodies,
+// headers, host names) is escaped or fenced so it cannot break the document.
+//
+// It uses no raw HTML, so a ticket system that strips HTML shows it as
+// written; the long parts (every test, every header) come last, as
+// appendices. With Options.Brief it keeps one screen of it, what a ticket
+// needs: the verdict, who answered, the families and the suspects, one
+// failed request of each suspect and the log query (see BriefView).
+func Markdown(w io.Writer, r *report.Report) error { return writeMarkdown(w, r, Options{}) }
+
+func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
+	m := &mdWriter{errWriter: errWriter{w: w}}
+	v := NewView(r)
+	if o.Brief {
+		m.brief(v)
+		return m.err
+	}
+	m.title(v)
+	m.run(v)
+	m.client(v)
+	m.dns(v)
+	m.preflight(v)
+	if v.NotProbed == "" {
+		m.families(v)
+		m.endpoints(v)
+		m.vantages(v)
+		m.phases(v)
+		m.fingerprints(v)
+		m.instances(v)
+		m.connections(v)
+		m.timeline(v)
+		m.samples(v)
+	}
+	m.gate(v)
+	if v.NotProbed == "" {
+		m.logs(v)
+		m.tests(v)
+		m.headers(v)
+	}
+	m.printf("\n---\n\n*Written by pinprobe %s. Times are UTC, from the clock of the machine that ran it.*\n", mdText(r.Version))
+	return m.err
+}
+
+// mdWriter writes the Markdown report.
+type mdWriter struct {
+	errWriter
+}
+
+// mdTime is the timestamp format of the document: the one KQL's datetime()
+// and most log search boxes accept.
+const mdTime = "2006-01-02T15:04:05.000Z"
+
+func utc(t report.Time) string { return t.UTC().Format(mdTime) }
+
+func (m *mdWriter) title(v *View) {
+	r := v.R
+	m.printf("# pinprobe: %s — %s\n\n", mdText(v.Headline), mdText(v.Hosts))
+	m.printf("> **Verdict: %s.** %s\n", mdText(v.Verdict.Status), mdText(v.Verdict.Summary))
+	for _, n := range v.Verdict.Notes {
+		m.printf(">\n> %s\n", mdText(n))
+	}
+	if l := v.Verdict.Level; l != "" {
+		m.printf(">\n> *%s.*\n", mdText(l))
+	}
+	if len(v.Who) > 0 {
+		var who []string
+		for i, f := range v.Who {
+			if i == 3 {
+				who = append(who, fmt.Sprintf("%d more kinds", len(v.Who)-3))
+				break
+			}
+			who = append(who, fingerprintWords(&f))
+		}
+		m.printf(">\n> **Who answered:** %s.\n", strings.Join(who, "; "))
+	}
+	if v.Run.Failed > 0 {
+		m.printf(">\n> Queries to find these requests in the gateway's access logs are below, after the samples.\n")
+	}
+	if r.Interrupted {
+		m.printf("\n**Interrupted after %s:** the run was stopped early; this report covers every request sent until then.\n", mdSecs(r.DurationS))
+	}
+	for _, p := range v.Run.Pauses {
+		m.printf("\n**Paused** %s.\n", mdText(p))
+	}
+}
+
+// titleHosts names the probed hosts, at most three.
+func titleHosts(r *report.Report) string {
+	var hosts []string
+	for _, d := range r.DNS {
+		hosts = append(hosts, d.Host)
+	}
+	for _, e := range r.Endpoints {
+		hosts = append(hosts, e.Host)
+	}
+	hosts = words.Dedupe(hosts)
+	switch {
+	case len(hosts) == 0:
+		return "no host"
+	case len(hosts) > 3:
+		return strings.Join(hosts[:3], ", ") + fmt.Sprintf(" and %d more", len(hosts)-3)
+	}
+	return strings.Join(hosts, ", ")
+}
+
+func mdSecs(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
+
+func (m *mdWriter) run(v *View) {
+	r := v.R
+	m.printf("\n## The run\n\n")
+	m.printf("- **Window (UTC):** %s → %s (%s, %s)\n", v.Run.From, v.Run.To, mdSecs(r.DurationS), v.Run.Ended)
+	m.printf("- **Sent:** %s\n", mdText(v.Run.Sent))
+	if v.Run.Settled != "" {
+		m.printf("- **Stopped early:** %s\n", mdText(v.Run.Settled))
+	}
+	m.printf("- **Plan:** %s\n", mdText(v.Run.Plan))
+	if v.Vantage != "" {
+		m.printf("- **Vantage:** %s\n", mdText(v.Vantage))
+	}
+	m.printf("- **Tool:** pinprobe %s — resolves every A/AAAA address of the host, pins one connection pool to each address (an *endpoint*) and sends each a steady request stream, so failures can be told apart by address. It never retries a request.\n", mdText(r.Version))
+	if len(r.Command) > 0 {
+		m.printf("\nCommand (secrets redacted):\n\n")
+		m.code("sh", v.Run.Command)
+	}
+	m.inputs(v)
+}
+
+// inputs lists the reports a merged report was made from, and where the
+// merge is less than exact.
+func (m *mdWriter) inputs(v *View) {
+	if len(v.Inputs) == 0 && len(v.Notes) == 0 {
+		return
+	}
+	if len(v.Inputs) > 0 {
+		m.printf("\nMerged from %d report%s:\n\n", len(v.Inputs), words.Plural(len(v.Inputs)))
+		var rows [][]string
+		head, align := []string{"Report", "From (UTC)", "To (UTC)", "Requests", "Failed", "Dropped", "Run"}, "lllrrrl"
+		if v.InputVantages {
+			head, align = slices.Insert(head, 1, "Vantage"), "llllrrrl"
+		}
+		for _, in := range v.Inputs {
+			row := []string{mdText(in.File), in.From, in.To, strconv.FormatInt(in.Requests, 10),
+				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), in.Ended}
+			if v.InputVantages {
+				row = slices.Insert(row, 1, mdText(in.Vantage))
+			}
+			rows = append(rows, row)
+		}
+		m.table(head, align, rows)
+	}
+	if len(v.Notes) > 0 {
+		m.printf("\n")
+		for _, n := range v.Notes {
+			m.printf("- %s\n", mdText(n))
+		}
+	}
+}
+
+func planWords(p *report.Plan) string {
+	var parts []string
+	if p.Max {
+		parts = append(parts, fmt.Sprintf("as fast as possible (closed model, %d workers per endpoint)", p.Concurrency))
+	} else {
+		parts = append(parts, words.Num(p.Rate)+" requests/s in total, split evenly over the endpoints",
+			fmt.Sprintf("at most %d in flight per endpoint", p.Concurrency))
+		if p.PaceGrainS > 0 {
+			parts = append(parts, "the requests due within each "+words.Num(p.PaceGrainS*1000)+" ms sent together at its start (--pace-grain)")
+		}
+	}
+	if p.DurationS > 0 {
+		parts = append(parts, "for "+words.Num(p.DurationS)+" s")
+	}
+	if p.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d requests", p.Requests))
+	}
+	if p.Timeout > 0 {
+		parts = append(parts, "timeout "+words.Num(p.Timeout)+" s")
+	}
+	if p.HTTP != "" {
+		parts = append(parts, "HTTP "+p.HTTP)
+	}
+	if p.NewConn {
+		parts = append(parts, "a new connection for every request")
+	} else {
+		parts = append(parts, "keep-alive connections")
+	}
+	fs := p.FailStatus
+	if fs == "" {
+		fs = "5xx"
+	}
+	parts = append(parts, "a failure is a transport error or a status in "+fs)
+	return strings.Join(parts, "; ")
+}
+
+func (m *mdWriter) client(v *View) {
+	m.printf("\n## Client\n\n")
+	if len(v.Run.Clients) == 0 {
+		m.printf("No connection was established, so there is no local address or port to report.\n")
+		return
+	}
+	m.printf("- **Local addresses:** %s\n", mdAddrs(v.Run.Clients))
+	m.printf("- **Local ports:** %s\n", v.Run.Ports)
+	m.printf("\nA gateway's access log shows these as the client address and port, unless a NAT or proxy sits between this machine and the gateway (then it shows the NAT's public address and ports).\n")
+}
+
+// portWords lists the client ports, or their range when there are many.
+func portWords(c report.Client) string {
+	if c.PortsCount == 0 {
+		return "none"
+	}
+	if c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount {
+		return fmt.Sprintf("%s (%d port%s)", joinInts(c.Ports, ", "), c.PortsCount, words.Plural(c.PortsCount))
+	}
+	if len(c.Ports) == c.PortsCount {
+		return fmt.Sprintf("%d ports from %d to %d (the JSON report lists each)", c.PortsCount, c.PortMin, c.PortMax)
+	}
+	return fmt.Sprintf("%d ports from %d to %d (the JSON report lists the lowest %d)", c.PortsCount, c.PortMin, c.PortMax, len(c.Ports))
+}
+
+// maxListedPorts is how many client ports the document and its queries list
+// one by one; past it they give the range.
+const maxListedPorts = 100
+
+func joinInts(v []int, sep string) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, sep)
+}
+
+// preflight lists the endpoints' checks before the load, when one failed.
+func (m *mdWriter) preflight(v *View) {
+	if len(v.Preflight) == 0 {
+		return
+	}
+	m.printf("\n## Preflight\n\n")
+	if v.NotProbed != "" {
+		m.printf("Every endpoint was checked before the load (a TCP connect, and the TLS handshake for https); none could be probed.\n\n")
+	} else {
+		m.printf("The endpoints that failed to connect before the load (a TCP connect, and the TLS handshake for https):\n\n")
+	}
+	var rows [][]string
+	for _, p := range v.Preflight {
+		mark := ""
+		if !p.OK {
+			mark = "✗"
+		}
+		addr := mdText(p.Address)
+		if p.URL != "" {
+			addr += " " + mdText(p.URL)
+		}
+		rows = append(rows, []string{mark, addr, mdText(p.Family), mdText(p.Result), mdText(p.Detail)})
+	}
+	m.table([]string{"", "Address", "Family", "Result", "Detail"}, "lllll", rows)
+}
+
+func (m *mdWriter) dns(v *View) {
+	m.printf("\n## DNS answers\n\n")
+	if len(v.DNS) == 0 {
+		m.printf("No host was resolved.\n")
+		return
+	}
+	var rows [][]string
+	changes := 0
+	for _, d := range v.DNS {
+		addrs := mdText(d.Addresses)
+		if d.Failed {
+			addrs = "✗ " + addrs
+		}
+		ch := "no change"
+		if n := len(d.Changes); n > 0 {
+			ch = fmt.Sprintf("%d (below)", n)
+			changes += n
+		}
+		rows = append(rows, []string{mdText(d.Host), mdText(d.Where), addrs, ch})
+	}
+	m.table([]string{"Host", "Resolved by", "Addresses (latest answer)", "Changes during the run"}, "llll", rows)
+	for _, d := range v.DNS {
+		if d.Missed != "" {
+			m.printf("\n%s: %s.\n", mdText(d.Host), mdText(d.Missed))
+		}
+	}
+	if changes == 0 {
+		m.printf("\nNo DNS change was seen during the run.\n")
+		return
+	}
+	m.printf("\nChanges seen by re-resolving during the run (new addresses were probed from then on; vanished ones were no longer probed):\n\n")
+	for _, d := range v.DNS {
+		for _, c := range d.Changes {
+			m.printf("- %s — %s: %s\n", c.At, mdText(d.Host), mdText(c.What))
+		}
+	}
+}
+
+var statsHead = []string{"Requests", "Failed", "Failure rate (95% CI)", "Statuses", "Errors", "p50", "p99", "Dropped"}
+
+const statsAlign = "rrlllrrr"
+
+func mdStatsCells(s *StatsRow) []string {
+	return []string{s.Requests, s.Failed, s.RateCI, mdText(s.Status), mdText(s.Errors), s.P50, s.P99, s.Dropped}
+}
+
+// rateCI formats a failure rate with its Wilson 95% interval: "9.2% (4.3–19%)".
+func rateCI(failed, n int64, rate float64) string {
+	if n == 0 {
+		return "-"
+	}
+	lo, hi := stat.Wilson(failed, n)
+	return pct(rate, n) + " (" + words.CIRange(lo, hi) + ")"
+}
+
+// failing marks a failing row: ✗ and the name in bold.
+func failing(row *StatsRow, name string) (mark, label string) {
+	if row.Failing {
+		return "✗", "**" + name + "**"
+	}
+	return "", name
+}
+
+func (m *mdWriter) families(v *View) {
+	m.printf("\n## Results by address family\n\n")
+	var rows [][]string
+	for _, f := range v.Families {
+		mark, label := failing(&f, mdText(f.Label))
+		rows = append(rows, append([]string{mark, label, f.Count}, mdStatsCells(&f)...))
+	}
+	m.table(append([]string{"", "Family", "Endpoints"}, statsHead...), "llr"+statsAlign, rows)
+	m.printf("\n✗ marks a row with failed requests. The interval is the Wilson 95%% confidence interval of the failure rate; p50 and p99 are request latencies.\n")
+}
+
+func (m *mdWriter) endpoints(v *View) {
+	m.printf("\n## Results by endpoint\n\n")
+	if len(v.Targets) == 0 {
+		m.printf("No endpoint was probed.\n")
+		return
+	}
+	m.printf("An endpoint is one URL pinned to one of its host's addresses.\n")
+	for _, tv := range v.Targets {
+		var rows [][]string
+		notes := false
+		for _, e := range tv.Rows {
+			mark, label := failing(&e, mdText(e.Label))
+			notes = notes || e.Note != ""
+			rows = append(rows, append(append([]string{mark, label, mdText(e.Family)}, mdStatsCells(&e)...), mdText(e.Note)))
+		}
+		head := append(append([]string{"", "Address", "Family"}, statsHead...), "Note")
+		align := "lll" + statsAlign + "l"
+		if !notes {
+			head, align = head[:len(head)-1], align[:len(align)-1]
+			for i := range rows {
+				rows[i] = rows[i][:len(rows[i])-1]
+			}
+		}
+		m.printf("\n### %s\n\n", mdText(tv.Target))
+		m.table(head, align, rows)
+	}
+}
+
+// tests shows every comparison the verdict made, as an appendix.
+func (m *mdWriter) tests(v *View) {
+	if len(v.Tests) == 0 {
+		return
+	}
+	m.printf("\n## Appendix: how the verdict was reached (%d exact test%s)\n\n", len(v.Tests), words.Plural(len(v.Tests)))
+	m.printf("%s\n\n", mdText(v.TestsHow))
+	var rows [][]string
+	for _, t := range v.Tests {
+		sig := "no"
+		if t.Significant {
+			sig = "**yes**"
+		}
+		rows = append(rows, []string{mdText(t.Scope), t.Failed, t.RateCI, t.Rest, mdText(t.P), sig})
+	}
+	m.table([]string{"Scope", "Failed", "Failure rate (95% CI)", "The rest failed", "p", "Significant"}, "lrlrll", rows)
+}
+
+// instances shows the responses by instance header.
+func (m *mdWriter) instances(v *View) {
+	for _, g := range v.Groups {
+		m.printf("\n## Who answered, by instance: `%s`\n\n", mdText(g.Header))
+		m.printf("The responses grouped by the value of their `%s` header: which instance (or backend) answered, and how often it failed.\n\n", mdText(g.Header))
+		var rows [][]string
+		for _, row := range g.Rows {
+			mark, label := failing(&row, mdText(row.Label))
+			note := mdText(row.Note)
+			if row.Suspect {
+				note = "named by the verdict; " + note
+			}
+			rows = append(rows, append(append([]string{mark, label}, mdStatsCells(&row)...), note))
+		}
+		m.table(append(append([]string{"", "Value"}, statsHead...), "Note"), "ll"+statsAlign+"l", rows)
+	}
+}
+
+// connections lists the failing connections of the endpoints whose
+// failures stick to connections.
+func (m *mdWriter) connections(v *View) {
+	if len(v.Conns) == 0 {
+		return
+	}
+	m.printf("\n## Failing connections\n\n")
+	m.printf("Failures stick to some connections of these addresses: one or more instances behind the address fail and the others do not. Each TCP connection stays on one instance, so the client port of a failing connection finds, in the gateway's access log, the instance that served it and the backend it routed to (see the query below).\n")
+	for _, c := range v.Conns {
+		m.printf("\n### %s — %s\n\n", mdText(c.Label), mdText(c.Summary))
+		var rows [][]string
+		for _, r := range c.Rows {
+			rows = append(rows, []string{"✗", strconv.Itoa(int(r.Port)), r.First, r.Last, fmt.Sprintf("%d of %d", r.Failed, r.Requests)})
+		}
+		m.table([]string{"", "Client port", "First request (UTC)", "Last request (UTC)", "Failed"}, "lrllr", rows)
+		if c.More > 0 {
+			m.printf("\n%d more connections (past the first %d) are counted together in the JSON report.\n", c.More, report.MaxConnRecords)
+		}
+	}
+}
+
+// gate lists the release gate's checks, those that did not pass first.
+func (m *mdWriter) gate(v *View) {
+	g := v.Gate
+	if g.Summary == "" {
+		return
+	}
+	m.printf("\n## Release gate\n\n**%s.**", mdText(g.Summary))
+	if !g.Passed {
+		m.printf(" Each check is judged in every scope: each endpoint, each family and the total. A check passes only when proven: what the scope is shown to stay within, at the gate's confidence (Shown), is within the limit; a scope that measured within it on too few requests is not proven, and one no request reached is not judged: neither passes.")
+	}
+	m.printf("\n\n")
+	var rows [][]string
+	for _, pass := range []bool{false, true} {
+		for _, c := range g.Checks {
+			if c.OK != pass {
+				continue
+			}
+			mark := ""
+			if !c.OK {
+				mark = "✗"
+			}
+			rows = append(rows, []string{mark, mdText(c.Name), mdText(c.Scope), mdText(c.Value), mdText(c.Bound), mdText(c.Limit), mdText(c.Result)})
+		}
+	}
+	m.table([]string{"", "Check", "Scope", "Measured", "Shown", "Limit", "Result"}, "lllrrrl", rows)
+	for _, p := range []string{g.Prove, g.Seen} {
+		if p != "" {
+			m.printf("\n%s\n", mdText(p))
+		}
+	}
+}
+
+func (m *mdWriter) phases(v *View) {
+	if len(v.Phases) == 0 {
+		return
+	}
+	m.printf("\n## Where the time went\n\n")
+	m.printf("Connect and TLS are timed only on requests that opened a new connection; time to first byte (TTFB) runs from sending the request to the first byte of the response. **How to read it:** a 502 that arrives about as fast as a healthy answer was made by the gateway itself, without waiting for a backend; a 502 after a long TTFB, near the gateway's backend timeout, is an upstream timeout.\n\n")
+	var rows [][]string
+	for _, p := range v.Phases {
+		mark, label := "", mdText(p.Label)
+		if p.Failing {
+			mark, label = "✗", "**"+label+"**"
+		}
+		rows = append(rows, []string{mark, label, mdText(p.Target), p.Connect, p.TLSShown, p.TTFB,
+			fmt.Sprintf("%d of %d", p.FreshFailed, p.Fresh), fmt.Sprintf("%d of %d", p.ReusedFailed, p.Reuse)})
+	}
+	m.table([]string{"", "Address", "Target", "Connect p50 / p99", "TLS p50 / p99", "TTFB p50 / p99",
+		"Failed on new connections", "Failed on reused connections"}, "llllllrr", rows)
+}
+
+// phaseWords formats a phase's p50 / p99, or why it has none.
+func phaseWords(e *report.Endpoint, p report.Phase) string {
+	switch {
+	case e.Requests == 0:
+		return "-"
+	case p.Count > 0:
+		return words.Latency(p.P50, p.Count) + " / " + words.Latency(p.P99, p.Count)
+	case e.Connections["fresh"].Requests == 0:
+		return "— (reused connections)"
+	}
+	return "— (no connection completed)"
+}
+
+func (m *mdWriter) fingerprints(v *View) {
+	m.printf("\n## Who answered the failures\n\n")
+	if len(v.Who) == 0 {
+		m.printf("No request failed.\n")
+		return
+	}
+	m.printf("Failures grouped by what came back: the status (or, when no response came, the error class), the `Server` header and a hash of the body.\n\n")
+	var rows [][]string
+	for i, f := range v.Who {
+		rows = append(rows, []string{strconv.Itoa(i + 1), fmt.Sprintf("%d × %s", f.Count, mdText(f.What)),
+			orDash(mdText(f.Server)), orDash(mdText(f.Producer)), addressCounts(f.Addresses),
+			fmt.Sprintf("%d / %d", f.Fresh, f.Reused)})
+	}
+	m.table([]string{"#", "Failures", "Server header", "Recognised as", "On addresses", "New / reused connection"}, "rlllll", rows)
+	for i, f := range v.Who {
+		if f.Body == "" {
+			continue
+		}
+		who := mdText(f.What)
+		if f.Producer != "" {
+			who += " from " + mdText(f.Producer)
+		}
+		m.printf("\n**#%d — %s.** First bytes of one such body", i+1, who)
+		if f.BodyHash != "" {
+			m.printf(" (normalised body hash %s)", mdText(f.BodyHash))
+		}
+		m.printf(":\n\n")
+		m.code("text", f.Body)
+	}
+}
+
+// bodyLimit is how much of a body the document shows: what pinprobe keeps.
+const bodyLimit = 512
+
+// fingerprintWords says one fingerprint in a phrase: "20 × 502 from Azure
+// Application Gateway (Server: …) on ::1".
+func fingerprintWords(f *WhoRow) string {
+	s := fmt.Sprintf("%d × %s", f.Count, mdText(f.What))
+	switch {
+	case f.Producer != "" && f.Server != "":
+		s += " from " + mdText(f.Producer) + " (Server: " + mdText(f.Server) + ")"
+	case f.Producer != "":
+		s += " from " + mdText(f.Producer)
+	case f.Server != "":
+		s += " with Server: " + mdText(f.Server)
+	}
+	addrs := words.SortedKeys(f.Addresses)
+	sort.SliceStable(addrs, func(i, j int) bool { return f.Addresses[addrs[i]] > f.Addresses[addrs[j]] })
+	for i := range addrs {
+		addrs[i] = mdText(addrs[i])
+	}
+	if len(addrs) > 3 {
+		addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
+	}
+	return s + " on " + strings.Join(addrs, ", ")
+}
+
+// addressCounts formats {"::1": 20} as "::1 ×20", most first.
+func addressCounts(m map[string]int64) string {
+	keys := words.SortedKeys(m)
+	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = mdText(k) + " ×" + strconv.FormatInt(m[k], 10)
+	}
+	return orDash(strings.Join(parts, ", "))
+}
+
+func (m *mdWriter) timeline(v *View) {
+	tl := v.Timeline
+	if len(tl.Series) == 0 {
+		return
+	}
+	const width = 60
+	per := 1
+	lines := make([]string, len(tl.Series))
+	for i, s := range tl.Series {
+		lines[i], per = Sparkline(s.Requests, s.Failed, width)
+	}
+	step := tl.Step * float64(per)
+	m.printf("\n## Timeline\n\n")
+	m.printf("One character per %s from %s to %s: its height is the share of that interval's requests that failed, from ▁ (none) through ▄ (about half) to █ (all); a blank means no request was sent then.\n\n",
+		strings.TrimSuffix(secs(step), "s")+" s", utc(tl.From), utc(tl.To))
+	label := 0
+	for _, s := range tl.Series {
+		label = max(label, utf8.RuneCountInString(s.Label))
+	}
+	var b strings.Builder
+	for i, s := range tl.Series {
+		if v.MultiURL && (i == 0 || tl.Series[i-1].Target != s.Target) {
+			b.WriteString(s.Target + "\n")
+		}
+		fmt.Fprintf(&b, "  %-*s |%s| %d of %d failed\n", label, s.Label, lines[i], s.TotalFail, s.TotalN)
+	}
+	m.code("text", b.String())
+}
+
+func (m *mdWriter) samples(v *View) {
+	m.printf("\n## Sample requests\n\n")
+	if len(v.Samples) == 0 {
+		m.printf("No request was kept as a sample.\n")
+		return
+	}
+	m.printf("For each endpoint, the first failed requests and one successful one, kept as evidence. The time is when the request was sent; the request ID is the `X-Request-Id` header pinprobe sent with it, the response IDs are the gateway's own correlation headers. Every response header is in the appendix.\n")
+	for _, g := range v.Samples {
+		m.printf("\n### %s — %s\n\n", mdText(g.Address), mdText(g.Target))
+		var rows [][]string
+		for _, s := range g.Rows {
+			rows = append(rows, m.sampleRow(&s))
+		}
+		m.table([]string{"", "Sent at (UTC)", "Request ID", "Response IDs", "Result", "Latency", "Local → remote", "Connection"}, "lllllrll", rows)
+	}
+}
+
+// sampleRow is one sample's table row, led by its mark.
+func (m *mdWriter) sampleRow(s *SampleRow) []string {
+	mark := ""
+	if s.Failed {
+		mark = "✗"
+	}
+	ids := make([]string, len(s.Correlation))
+	for i, c := range s.Correlation {
+		ids[i] = mdText(c)
+	}
+	return []string{mark, s.At, orDash(mdText(s.RequestID)), orDash(strings.Join(ids, "; ")), mdText(s.Result),
+		s.Latency, orDash(mdAddr(s.Local)) + " → " + mdAddr(s.Remote), s.Conn}
+}
+
+// headers lists every sample's response headers, as an appendix.
+func (m *mdWriter) headers(v *View) {
+	if len(v.Samples) == 0 {
+		return
+	}
+	m.printf("\n## Appendix: response headers of the samples (secrets redacted)\n")
+	for _, g := range v.Samples {
+		m.printf("\n### %s — %s\n\n", mdText(g.Address), mdText(g.Target))
+		m.code("http", g.HeaderBlock)
+	}
+}
+
+// sampleResult is a sample's status, or its error class: raw text, for a
+// code block; mdText it for running text.
+func sampleResult(s *report.Sample) string {
+	if s.Status != 0 {
+		return strconv.Itoa(s.Status)
+	}
+	if s.Class != "" {
+		return s.Class
+	}
+	return "error"
+}
+
+// table writes a Markdown table whose columns line up in the raw text too,
+// so it reads well where Markdown is not rendered. Cells are Markdown
+// already; every | in them is escaped here. align has one byte per column,
+// 'l' or 'r'.
+func (m *mdWriter) table(head []string, align string, rows [][]string) {
+	all := append([][]string{head}, rows...)
+	widths := make([]int, len(head))
+	for _, row := range all {
+		for i, c := range row {
+			row[i] = cellEscape(c)
+			widths[i] = max(widths[i], utf8.RuneCountInString(row[i]), 3)
+		}
+	}
+	line := func(row []string) string {
+		var b strings.Builder
+		b.WriteString("|")
+		for i, c := range row {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if align[i] == 'r' {
+				b.WriteString(" " + pad + c + " |")
+			} else {
+				b.WriteString(" " + c + pad + " |")
+			}
+		}
+		return b.String()
+	}
+	m.printf("%s\n", line(head))
+	// A delimiter cell spans its column's padding too; the colon of a
+	// right-aligned column must end it.
+	sep := make([]string, len(head))
+	for i, w := range widths {
+		if align[i] == 'r' {
+			sep[i] = strings.Repeat("-", w+1) + ":"
+		} else {
+			sep[i] = strings.Repeat("-", w+2)
+		}
+	}
+	m.printf("|%s|\n", strings.Join(sep, "|"))
+	for _, row := range rows {
+		m.printf("%s\n", line(row))
+	}
+}
+
+// cellNewlines puts a cell on one line (made once: a table of thousands of
+// cells made one each).
+var cellNewlines = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+
+// cellEscape makes s safe inside a table cell: one line, and every | not
+// already escaped gets its backslash (GFM splits cells on it even inside code).
+func cellEscape(s string) string {
+	s = cellNewlines.Replace(s)
+	var b strings.Builder
+	backslashes := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '|' && backslashes%2 == 0 {
+			b.WriteByte('\\')
+		}
+		if s[i] == '\\' {
+			backslashes++
+		} else {
+			backslashes = 0
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mdText makes text from outside (a header, a host, an error) safe to place
+// in running Markdown or a table cell: one line, no control characters, and
+// a backslash before every character that could start markup. < and & are
+// escaped only where they could start an HTML tag or entity, so "p<1e-9"
+// stays readable in the raw text.
+func mdText(s string) string {
+	s = words.SafeText(strings.Join(strings.Fields(s), " "), false)
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		prev, next := byte(0), byte(0)
+		if i > 0 {
+			prev = s[i-1]
+		}
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		switch {
+		case strings.IndexByte("\\`*[]|~", c) >= 0,
+			// An underscore inside a word never starts emphasis in GFM:
+			// connect_refused stays as it is.
+			c == '_' && !(words.IsASCIIAlnum(prev) && words.IsASCIIAlnum(next)),
+			c == '<' && (words.IsASCIILetter(next) || strings.IndexByte("/!?", next) >= 0),
+			c == '&' && (words.IsASCIILetter(next) || next == '#'):
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// mdAddr is mdText for what should be an address ("::1", "[::1]:443"): as
+// it is when it is one, without a zone (which may hold any text), escaped
+// otherwise, so the raw text keeps its brackets where it can.
+func mdAddr(s string) string {
+	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+		return s
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil && ap.Addr().Zone() == "" {
+		return s
+	}
+	return mdText(s)
+}
+
+// mdAddrs is mdAddr of each, comma-separated.
+func mdAddrs(addrs []string) string {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = mdAddr(a)
+	}
+	return strings.Join(out, ", ")
+}
+
+var backtickRun = regexp.MustCompile("`+")
+
+// code writes a fenced code block whose fence is longer than any run of
+// backticks in text, so nothing inside can close it.
+func (m *mdWriter) code(info, text string) {
+	text = words.SafeText(text, true)
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	n := 3
+	for _, run := range backtickRun.FindAllString(text, -1) {
+		n = max(n, len(run)+1)
+	}
+	fence := strings.Repeat("`", n)
+	m.printf("%s%s\n%s%s\n", fence, info, text, fence)
+}
+
+// shellJoin quotes args for a POSIX shell where they need it.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// hostHeaders returns the Host header values pinprobe sent: each target's
+// host as written in its URL (with a port when the URL names one), and the
+// bare host name too, in case the gateway logs it without the port.
+func hostHeaders(r *report.Report) []string {
+	var hosts []string
+	for _, e := range r.Endpoints {
+		if u, err := url.Parse(e.Target); err == nil && u.Host != "" {
+			hosts = append(hosts, u.Host, u.Hostname())
+		}
+	}
+	sort.Strings(hosts)
+	return slices.Compact(hosts)
+}

@@ -1,0 +1,156 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// thresholdResults say each status in the gate's tables.
+var thresholdResults = map[string]string{report.ThresholdOK: "passed", report.ThresholdBreached: "breached",
+	report.ThresholdNotProven: "not proven", report.ThresholdNotJudged: "not judged"}
+
+// thresholdWords says one check in a line: "max-failure-rate, endpoint ::1
+// (URL): 100% > 0.1%".
+func thresholdWords(t *report.Threshold) string {
+	limit := thresholdValue(t, t.Limit)
+	switch t.Status {
+	case report.ThresholdNotJudged:
+		return fmt.Sprintf("%s, %s: not judged, no request reached it (limit %s)", t.Name, t.Scope, limit)
+	case report.ThresholdBreached:
+		if t.Name == "fail-on-verdict" && *t.Value == 0 {
+			return fmt.Sprintf("%s, %s: no suspect, but an outage: every address fails nearly every request", t.Name, t.Scope)
+		}
+		return fmt.Sprintf("%s, %s: %s > %s", t.Name, t.Scope, thresholdValue(t, *t.Value), limit)
+	case report.ThresholdNotProven:
+		value := thresholdValue(t, *t.Value)
+		if t.Unit == "ms" {
+			value = "p99 " + value
+		}
+		in := fmt.Sprintf("%s in %s", value, requestsWords(t.Requests))
+		if t.Bound == nil {
+			return fmt.Sprintf("%s, %s: not proven, %s: too few to bound a p99 (%s needs 299 at least)", t.Name, t.Scope, in, words.PctRate(t.Confidence))
+		}
+		return fmt.Sprintf("%s, %s: not proven, %s shows it only %s %s (at %s), not %s %s", t.Name, t.Scope, in,
+			boundWord(t), boundValue(t, *t.Bound), words.PctRate(t.Confidence), boundWord(t), limit)
+	}
+	return fmt.Sprintf("%s, %s: %s ≤ %s", t.Name, t.Scope, thresholdValue(t, *t.Value), limit)
+}
+
+// boundWord is how a check's bound is said: a rate "below", a p99 "within".
+func boundWord(t *report.Threshold) string {
+	if t.Unit == "ms" {
+		return "within"
+	}
+	return "below"
+}
+
+// requestsWords says a number of requests: "3 requests", "1 request".
+func requestsWords(n int64) string {
+	return words.Count(n) + " request" + words.Plural(int(n))
+}
+
+// proveWords says what run would prove the checks not proven: the one that
+// needs the longest at the run's rate, and those no run would prove; ""
+// when none is not proven.
+func proveWords(ts []report.Threshold, plan report.Plan) string {
+	var longest *report.Threshold
+	never, unproven := []string{}, 0
+	for i := range ts {
+		t := &ts[i]
+		if t.Status != report.ThresholdNotProven {
+			continue
+		}
+		unproven++
+		switch {
+		case t.NeedRequests == 0:
+			never = append(never, t.Name+", "+t.Scope)
+		case longest == nil || t.NeedS > longest.NeedS || t.NeedS == longest.NeedS && t.NeedRequests > longest.NeedRequests:
+			longest = t
+		}
+	}
+	var out []string
+	if longest != nil {
+		every := "every check not proven here"
+		if unproven-len(never) == 1 {
+			every = "the check not proven here"
+		} else if len(never) > 0 {
+			every = "the others not proven here"
+		}
+		s := "If the service goes on answering as it did, "
+		switch {
+		case longest.NeedS > 24*3600:
+			s += fmt.Sprintf("a run of more than a day at this rate would prove %s (a higher rate or a looser limit proves it sooner): ", every)
+		case longest.NeedS > 0:
+			d := words.RunLength(time.Duration(longest.NeedS * float64(time.Second)))
+			flags := "-d " + d
+			if p := plan; p.Requests > 0 && !p.Max && p.Rate > 0 {
+				flags += fmt.Sprintf(", and -n 0 or at least %s", words.Count(int64(math.Ceil(longest.NeedS*p.Rate))))
+			}
+			s += fmt.Sprintf("a run of about %s at this rate (%s) would prove %s: ", d, flags, every)
+		default:
+			s += fmt.Sprintf("more requests would prove %s: ", every)
+		}
+		s += fmt.Sprintf("%s, %s, needs %s", longest.Name, scopeWords(longest.Scope), requestsWords(longest.NeedRequests))
+		out = append(out, s+".")
+	}
+	if len(never) > 0 {
+		out = append(out, fmt.Sprintf("No run of up to a billion requests would prove %s: %s measured too near the limit.",
+			strings.Join(words.CapItems(never, 3), "; "), map[bool]string{true: "it", false: "each"}[len(never) == 1]))
+	}
+	return strings.Join(out, " ")
+}
+
+// seenWords says, when --fail-on-verdict (t) passed, how large a fault of
+// one address the run would have seen; "" when it named one.
+func seenWords(t *report.Threshold, r *report.Report) string {
+	if *t.Value > 0 {
+		return "" // a fault was seen: the verdict says it
+	}
+	named := "No address stood out"
+	if t.SmallestFault == nil {
+		return named + "; no URL had two addresses with requests, so no address could stand out against another (only an instance or some connections could be named)."
+	}
+	f := *t.SmallestFault
+	if f >= 1 {
+		return fmt.Sprintf("%s, but this run was too short to see one: not even an address failing every request would have been named at the verdict's level (%s requests in all).", named, words.Count(r.Totals.Requests))
+	}
+	return fmt.Sprintf("%s; an address failing %s of its requests or more would have been named (with %s probability, at this run's requests per address).",
+		named, words.PctCeil(f), words.PctRate(t.Confidence))
+}
+
+func thresholdValue(t *report.Threshold, v float64) string {
+	switch t.Unit {
+	case "ratio":
+		return words.PctRate(v)
+	case "ms":
+		return words.Latency(v, 1)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " suspect" + words.Plural(int(v))
+}
+
+// boundValue formats a check's bound, rounded up so that "below" and
+// "within" stay true.
+func boundValue(t *report.Threshold, v float64) string {
+	switch {
+	case t.Unit == "ratio" && v > 0:
+		return words.PctCeil(v)
+	case t.Unit == "ms":
+		return words.LatencyCeil(v)
+	}
+	return thresholdValue(t, v)
+}
+
+// scopeWords says a check's scope shortly: an endpoint by its address and
+// URL, "the total", "family ipv6".
+func scopeWords(scope string) string {
+	if scope == "total" {
+		return "the total"
+	}
+	return strings.TrimPrefix(scope, "endpoint ")
+}

@@ -1,0 +1,1310 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/stat"
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// View is a report prepared for reading. Every renderer (text, Markdown,
+// HTML) shows these rows, labels and sentences and derives none of its own,
+// so the formats say the same thing; a new format is a new view of this.
+type View struct {
+	R *report.Report
+	// Headline says the verdict in a few words: "failures concentrate on
+	// IPv6 (::1)". Hosts names the probed hosts, at most three.
+	Headline, Hosts string
+	// MultiURL is set when the run probed more than one URL: rows are then
+	// labelled by URL and address.
+	MultiURL bool
+	Verdict  VerdictView
+	Run      RunView
+	// Inputs are the reports a merged report was made from, and Notes say
+	// where the merge is less than exact; both empty for a single run.
+	Inputs []InputRow
+	// InputVantages is set when any input names its vantage: the tables
+	// of inputs then show each one's.
+	InputVantages bool
+	Notes         []string
+	// Vantage is where a run was probed from (report.Report.Vantage), or
+	// the one vantage of every run of a merge; "" when none is named.
+	Vantage string
+	// Vantages break a merge of runs from several vantage points down by
+	// vantage; empty otherwise.
+	Vantages []VantageRow
+	DNS      []DNSRow
+	// NotProbed says why the run sent no request ("" when it sent some):
+	// the report then holds its DNS, its preflight, its gate and its
+	// verdict only.
+	NotProbed string
+	// Preflight lists the endpoints' checks before the load: every one
+	// when nothing was probed, else those that failed (none when all
+	// connected).
+	Preflight []PreflightRow
+	Families  []StatsRow // each family, then the total
+	Targets   []TargetView
+	Who       []WhoRow
+	Phases    []PhaseRow
+	Timeline  TimelineView
+	// OverTime is each family and suspect over time: requests, failures,
+	// p50 and p99 per slice of the run.
+	OverTime OverTimeView
+	Samples  []SampleGroup
+	Tests    []TestRow
+	// TestsHow says how the tests were made.
+	TestsHow string
+	Gate     GateView
+	// Groups are the responses by instance header, one table per header.
+	Groups []GroupTable
+	// Conns lists, for each endpoint whose failures stick to connections,
+	// the connections that failed: their client ports find the instance in
+	// the gateway's logs.
+	Conns []ConnTable
+	// Logs is what to look for in the gateway's logs, and the queries
+	// that find it.
+	Logs LogsView
+	// short is every target as short as tells it apart (report.ShortURLs).
+	short map[string]string
+}
+
+// PreflightRow is one endpoint's check before the load.
+type PreflightRow struct {
+	Address, Family string
+	// URL is the endpoint's URL as short as tells it apart when the run
+	// has several, else "".
+	URL string
+	OK  bool
+	// Result is "ok" or the error class; Detail the connect and TLS times,
+	// or the error.
+	Result, Detail string
+}
+
+// VerdictView is the verdict, said for reading.
+type VerdictView struct {
+	// Status is the verdict's status ("concentrated", "spread", "ok",
+	// "no-data"), "outage" for a verdict that says one, "unfinished" for
+	// an ok of a run whose abandoned requests never finished, "none" when
+	// the report has none.
+	Status string
+	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
+	// or "none".
+	Tone string
+	// Headline names every suspect and how it fails (the verdict's own
+	// headline), or says the status in a few words when there is none.
+	Headline string
+	// Line is the verdict in one line, for the top of a report: how many
+	// requests failed, and the headline when something failed: "63 of
+	// 150 requests failed (42.0%): IPv6 (::1) answers 502; …"; "" when the
+	// report has no verdict.
+	Line     string
+	Summary  string
+	Suspects []SuspectRow
+	// Notes are the further findings, in sentences: what the data cannot
+	// tell apart, latency, what was not judged.
+	Notes []string
+	Slow  []SlowRow
+	// Level says how sure the verdict is, as a sentence without its full
+	// stop: "A difference counts as significant when p is below 0.00007:
+	// 0.001 over the 14 tests made (Bonferroni)".
+	Level string
+}
+
+// SuspectRow is one suspect of the verdict, of any kind.
+type SuspectRow struct {
+	Kind string // SuspectEndpoint, SuspectGroup or SuspectConnections
+	// What says the kind in a word: "address", "instance" or
+	// "connections".
+	What string
+	// Label names the suspect: "::1", "X-Served-By: gw-3 behind
+	// 127.0.0.2", "connections of 127.0.0.2".
+	Label string
+	// Agrees names the instance header value that coincides with an
+	// address suspect ("X-Backend: ::1"), "" when none.
+	Agrees string
+	// URL is the address's URL as short as tells it apart, when the run
+	// has several; "" otherwise.
+	URL     string
+	Address string // "" for an instance
+	Family  string // "IPv6"; "" for an instance
+	Target  string
+	// How says how it fails and where: "answers 502", "answers 502, on
+	// 127.0.0.2 ×12", "3 of 13 connections failed".
+	How    string
+	Failed string // "12 of 12 failed"
+	RateCI string // "100.0% (76–100%)"
+	P      string // "p<1e-9"
+}
+
+// SlowRow is a scope whose latency is significantly and materially higher
+// than the rest's.
+type SlowRow struct {
+	What  string // "address" or "instance"
+	Label string // "::1", "X-Served-By: gw-3"
+	URL   string // an address's URL, as SuspectRow.URL
+	// Against names the rest: "the other addresses of its URL".
+	Against         string
+	Median, RestMed string // "12.5ms"
+	P99, RestP99    string
+	Ratio           string // the medians' ratio: "3.2×"
+	Share           string // the share of percentiles at least 1.5× slower: "25%"
+	P               string
+	Requests, RestN int64
+}
+
+// InputRow is one report a merged report was made from.
+type InputRow struct {
+	File, Version string
+	// Vantage is where the run was probed from (--vantage); "-" when it
+	// named none and another input did, "" when no input named one (see
+	// View.InputVantages).
+	Vantage     string
+	From, To    string // UTC, to the millisecond
+	Requests    int64
+	Failed      int64
+	Dropped     int64
+	Interrupted bool
+	Ended       string // "completed" or "interrupted"
+	Command     string // shell-quoted, secrets redacted
+}
+
+// GroupTable is the groups of one instance header.
+type GroupTable struct {
+	Header string
+	Rows   []StatsRow // Label is the value; Note the addresses it answered for
+}
+
+// ConnTable is the failing connections of one endpoint.
+type ConnTable struct {
+	Label, Address, Target string
+	Summary                string // "3 of 13 connections failed"
+	Rows                   []ConnRow
+	More                   int // failing connections not listed (past MaxConnRecords)
+}
+
+// ConnRow is one connection.
+type ConnRow struct {
+	Port        uint16
+	First, Last string // UTC, to the millisecond
+	// FirstClock and LastClock are their times of day: "20:43:05.250".
+	FirstClock, LastClock string
+	Requests              int64
+	Failed                int64
+}
+
+// GateView is the release gate: every threshold check, and a summary.
+type GateView struct {
+	// Summary is "" when no limit was set, else e.g. "FAILED: 2 of 9 checks
+	// breached, 1 not judged" or "passed: all 9 checks, each proven at 95%".
+	Summary string
+	Passed  bool
+	// Lines say each check that did not pass, then (in Checks) every check.
+	Lines  []string
+	Checks []ThresholdRow
+	// Prove says what run would prove the checks not proven ("" when
+	// every check was proven, breached or not judged); Seen says, for
+	// --fail-on-verdict, how large a fault of one address the run would
+	// have seen ("" without it).
+	Prove, Seen string
+}
+
+// ThresholdRow is one check.
+type ThresholdRow struct {
+	// Bound is what the scope is shown to stay within ("≤ 64%"), "-" when
+	// nothing is; Result the status in words ("passed", "not proven").
+	Name, Scope, Limit, Value, Bound, Status, Result string
+	OK                                               bool
+	// Words say the check in a line: "max-p99, total: 1.62ms ≤ 800ms".
+	Words string
+	// Where is Scope said shortly: an endpoint by its address, "::1";
+	// "total", "family ipv6", "verdict" as they are. WhereURL is the
+	// endpoint's URL as short as tells it apart (ShortURL) when the run
+	// has several, else "".
+	Where, WhereURL string
+}
+
+// RunView is what ran, and when.
+type RunView struct {
+	Version  string
+	From, To string // UTC, to the millisecond
+	Started  string // "2026-06-16 20:43:00": From to the second, for a heading
+	Ended2   string // "20:43:30": To's time of day, to the second
+	Seconds  string // how long it sent: "30.0s", Took's first figure
+	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
+	Ended    string // "completed" or "interrupted"
+	Planned  string // "20 req/s planned", or "max rate (closed model)"
+	Achieved string // "10.4 req/s"
+	// Plan says the whole plan in a sentence: the rate, the concurrency,
+	// the duration, the timeout, the connections, what is a failure.
+	Plan string
+	// Sent says what was sent in a sentence: "150 requests (30.0/s) to 3
+	// endpoints; 62 failed", and what was dropped or could not be sent.
+	Sent         string
+	Requests     int64
+	Failed       int64
+	Dropped      int64
+	ClientErrors int64 // requests this machine could not send
+	Abandoned    int64 // requests sent and not waited for (a second interrupt)
+	Endpoints    int
+	Interrupted  bool
+	// Settled says that --until-verdict stopped the run early, and when;
+	// "" when it did not.
+	Settled string
+	// Pauses say each stretch in which pinprobe did not run, after the
+	// word PAUSED: "3.0s at 20:43:05 UTC: 6000 requests due then not sent
+	// (pinprobe did not run: …)".
+	Pauses  []string
+	Command string // shell-quoted, secrets redacted
+	// Clients are the local addresses the requests came from, and Ports
+	// the local ports ("50100, 50101 (2 ports)" or a range).
+	Clients []string
+	Ports   string
+}
+
+// DNSRow is one resolved host:port, and one line per change seen.
+type DNSRow struct {
+	Host   string // host:port
+	Source string
+	// Inputs name the inputs of a merged report that resolved the host
+	// so, one row for all those whose answers are the same; nil in a
+	// single run's report.
+	Inputs []string
+	// Where says Source and Inputs as a parenthesis says them: "system",
+	// "demo, in a.json and b.json".
+	Where     string
+	Addresses string // or "no addresses: why"
+	Failed    bool
+	Changes   []DNSChangeRow
+	// Missed says which looks of --re-resolve got no addresses in time:
+	// "2 of 19 looks got no addresses in time, 20:43:09–20:43:10 UTC (timed
+	// out): a change then went unseen"; "" when none missed.
+	Missed string
+}
+
+// DNSChangeRow is one change of a host's addresses.
+type DNSChangeRow struct {
+	At    string // UTC, to the millisecond
+	Clock string // the time of day, to the second: "20:43:05"
+	What  string // "added 2001:db8::9; removed 2001:db8::20"
+}
+
+// StatsRow is one scope's tallies, formatted.
+type StatsRow struct {
+	// Stats are the numbers the row formats, for charts; nil in a row
+	// made of no scope.
+	Stats   *report.Stats
+	Label   string // the family, the address, or "total"
+	Family  string // "IPv4", "IPv6"
+	Target  string // the endpoint's URL, "" for families
+	Failing bool   // some request failed
+	Suspect bool   // named by the verdict
+	// Tag says why a suspect row is one, in a word or two: "suspect",
+	// "failing connections"; "" for other rows.
+	Tag      string
+	Count    string // endpoints in a family row
+	Requests string
+	Failed   string
+	Rate     string // "4.5%"
+	RateCI   string // "4.5% (1.2–9.8%)"
+	Answers  string // statuses and error classes, most first: "200×40 502×20 reset×3"
+	Status   string // "200×40 502×20"
+	Errors   string // "reset×3"
+	P50, P99 string
+	Max      string
+	Dropped  string
+	Note     string // DNS changes, the verdict's p; a group's "on " + Where
+	// Where is a group's addresses, those its responses came from:
+	// "127.0.0.2 ×12".
+	Where   string
+	DNSNote string // "appeared in DNS at 20:43:05.250", "left DNS at …, not probed after"
+}
+
+// TargetView is one URL's endpoints.
+type TargetView struct {
+	Target string
+	Rows   []StatsRow
+	// DNSNotes is set when a row has a DNSNote.
+	DNSNotes bool
+}
+
+// WhoRow is one kind of failure and who produced it.
+type WhoRow struct {
+	Count     int64
+	What      string // "502", "reset", or "other kinds (…)"
+	Server    string // the Server header, "" when none
+	Producer  string // "Azure Application Gateway", "" when not recognised
+	BodyHash  string
+	Body      string // first bytes of one such body, at most bodyLimit
+	Where     string // "::1 ×20, 127.0.0.2 ×3"
+	Fresh     int64
+	Reused    int64
+	Addresses map[string]int64
+}
+
+// PhaseRow is one endpoint's connect, TLS and first-byte times.
+type PhaseRow struct {
+	Label, Target      string
+	URL                string // Target as short as tells it apart (ShortURL)
+	Failing            bool
+	Connect, TLS, TTFB string // "0.23ms / 0.97ms", "-" when none
+	// TLSShown is the TLS cell as shown: "— (plain HTTP)" for a plain
+	// HTTP endpoint with requests, else TLS.
+	TLSShown            string
+	FreshFailed, Fresh  int64
+	ReusedFailed, Reuse int64
+	PlainHTTP           bool
+}
+
+// TimelineView is failures over time, one series per endpoint.
+type TimelineView struct {
+	Step     float64 // seconds per bucket
+	From, To report.Time
+	Series   []SeriesRow
+}
+
+// SeriesRow is one endpoint's requests and failures per bucket.
+type SeriesRow struct {
+	Label, Target string
+	// Full is Label with the URL too when the run has several.
+	Full    string
+	Failing bool
+	Suspect bool // the verdict names the endpoint or its connections
+	// Added and Removed are when the address appeared in DNS and left
+	// it for good during the run; nil when it did not.
+	Added, Removed    *report.Time
+	Requests, Failed  []int64
+	TotalN, TotalFail int64
+}
+
+// SampleGroup is the samples of one endpoint.
+type SampleGroup struct {
+	Label, Address, Target string
+	Rows                   []SampleRow
+	// HeaderBlock is every sample's response headers as one block of
+	// text, each sample under a line that names it: "# <request ID> ·
+	// <sent at> · <result> · <protocol>".
+	HeaderBlock string
+}
+
+// SampleRow is one request kept as evidence.
+type SampleRow struct {
+	// Truncated says some response headers were left out or cut.
+	Truncated bool
+	Failed    bool
+	At        string // UTC, to the millisecond
+	Clock     string // its time of day: "20:43:05.250"
+	Result    string // status, or error class
+	Error     string
+	RequestID string // the X-Request-Id pinprobe sent
+	// Correlation lists the response's own correlation IDs, "Name: value".
+	Correlation []string
+	Latency     string
+	Local       string
+	Remote      string
+	Conn        string // "new", "reused" or "none"
+	Proto       string
+	Headers     []string // "Name: value", sorted, secrets redacted
+	Body        string
+}
+
+// TestRow is one comparison the verdict made.
+type TestRow struct {
+	Scope       string
+	Failed      string // "3 of 40"
+	RateCI      string
+	Rest        string // "0 of 80 (0.0%)"
+	P           string
+	Significant bool
+}
+
+// NewView prepares r for reading.
+func NewView(r *report.Report) *View {
+	v := &View{R: r, Hosts: titleHosts(r), Headline: headlineOf(r), Notes: r.Notes, short: report.ShortURLs(r)}
+	targets := report.TargetsOf(r)
+	v.MultiURL = len(targets) > 1
+	v.verdict(r)
+	v.run(r)
+	v.inputs(r)
+	v.dns(r)
+	v.preflight(r)
+	v.families(r)
+	v.endpoints(r, targets)
+	v.vantages(r)
+	v.who(r)
+	v.phases(r)
+	v.timeline(r)
+	v.samples(r)
+	v.tests(r)
+	v.gate(r)
+	v.groups(r)
+	v.conns(r)
+	v.logs(r)
+	v.overTime(r)
+	return v
+}
+
+// verdict says the verdict: its suspects of every kind, its notes and its
+// slow scopes.
+func (v *View) verdict(r *report.Report) {
+	vd := &r.Verdict
+	v.Verdict = VerdictView{Status: vd.Status, Headline: headlineOf(r), Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
+	v.Verdict.Notes = newNotes(&v.Verdict)
+	switch vd.Status {
+	case "":
+		v.Verdict.Status = "none"
+	case report.VerdictConcentrated:
+		v.Verdict.Tone = "bad"
+		if vd.Outage {
+			v.Verdict.Status = "outage"
+		}
+	case report.VerdictSpread:
+		v.Verdict.Tone = "warn"
+		if vd.Outage {
+			v.Verdict.Status, v.Verdict.Tone = "outage", "bad"
+		}
+	case report.VerdictOK:
+		v.Verdict.Tone = "good"
+		if r.Totals.Abandoned > 0 {
+			// None of the requests that finished failed, but some never
+			// did: their outcome is unknown, and a backend that holds
+			// requests may be failing them. Not an OK to act on.
+			v.Verdict.Status, v.Verdict.Tone = "unfinished", "warn"
+		}
+	}
+	if r.NotProbed == "" { // a verdict that tested nothing has no level to speak of
+		v.Verdict.Level = words.Capitalize(levelWords(vd.Level))
+	}
+	v.Verdict.Line = verdictLine(r)
+	for _, s := range vd.Suspects {
+		row := SuspectRow{Kind: s.Kind, Target: s.Target, How: s.How, Agrees: s.Agrees,
+			Failed: fmt.Sprintf("%d of %d requests failed", s.Failed, s.Requests),
+			RateCI: rateCI(s.Failed, s.Requests, s.FailureRate), P: words.PValue(s.P)}
+		if v.MultiURL && s.Target != "" {
+			row.URL = v.short[s.Target]
+		}
+		row.Address, row.Family = s.Address, words.FamilyName(s.Family)
+		switch s.Kind {
+		case report.SuspectGroup:
+			row.What, row.Label = "instance", s.Group
+			if s.Address != "" {
+				row.Label += " behind " + s.Address
+			}
+			if g := r.FindGroup(s.Group); g != nil {
+				row.How += "; on " + counts(g.Addresses, " ×")
+			}
+			if s.Connections > 0 { // its failing connections, its evidence
+				row.How += fmt.Sprintf("; %d of %d connections failed", s.FailingConnections, s.Connections)
+			}
+		case report.SuspectConnections:
+			row.What, row.Label = "connections", "connections of "+s.Address
+			row.How += fmt.Sprintf("; %d of %d connections failed", s.FailingConnections, s.Connections)
+		default:
+			row.Kind, row.What, row.Label = report.SuspectEndpoint, "address", s.Address
+		}
+		v.Verdict.Suspects = append(v.Verdict.Suspects, row)
+	}
+	for _, f := range vd.Slow {
+		v.Verdict.Slow = append(v.Verdict.Slow, v.slowRow(r, &f))
+	}
+}
+
+// headlineOf is a verdict's headline, or its status in a few words when it
+// names no suspect.
+func headlineOf(r *report.Report) string {
+	v := &r.Verdict
+	switch v.Status {
+	case report.VerdictOK:
+		return "no failures"
+	case report.VerdictNoData:
+		if r.NotProbed != "" {
+			return "nothing probed"
+		}
+		return "no data"
+	case report.VerdictSpread:
+		if v.Headline != "" { // an outage, or a vantage that sees them fail in a merge
+			return v.Headline
+		}
+		return "failures not attributable to one address"
+	case report.VerdictConcentrated:
+		if v.Headline != "" {
+			return v.Headline
+		}
+		return "failures concentrate"
+	case "":
+		return "no verdict"
+	}
+	return v.Status
+}
+
+// verdictLine is VerdictView.Line: the failures counted, then the
+// headline, which names every suspect.
+func verdictLine(r *report.Report) string {
+	vd, t := &r.Verdict, &r.Totals
+	failed := fmt.Sprintf("%d of %d request%s failed", t.Failed, t.Requests, words.Plural(int(t.Requests)))
+	abandoned := ""
+	if t.Abandoned > 0 {
+		abandoned = fmt.Sprintf(", %d more abandoned in flight", t.Abandoned)
+	}
+	switch vd.Status {
+	case "":
+		return ""
+	case report.VerdictNoData:
+		if r.NotProbed != "" {
+			return "nothing was probed: " + strings.TrimSuffix(r.NotProbed, ".")
+		}
+		if t.Abandoned > 0 {
+			return fmt.Sprintf("no request finished; %d abandoned in flight", t.Abandoned)
+		}
+		return "no request was sent"
+	case report.VerdictOK:
+		if t.Abandoned > 0 {
+			return fmt.Sprintf("%d of %d finished request%s failed; %d more were still unanswered when the report was written (abandoned): how they ended is unknown",
+				t.Failed, t.Requests, words.Plural(int(t.Requests)), t.Abandoned)
+		}
+		return failed
+	}
+	return failed + " (" + pct(t.FailureRate, t.Requests) + ")" + abandoned + ": " + headlineOf(r)
+}
+
+// levelWords says a verdict's level: "a difference counts as significant
+// when p is below 0.000083: 0.001 split over the 12 findings the verdict
+// could make (Bonferroni)", and the looks of --until-verdict it was shared
+// with; "" for a verdict without one.
+func levelWords(l report.Level) string {
+	if l.Alpha <= 0 {
+		return ""
+	}
+	alpha := words.AlphaValue(l.Alpha)
+	if l.Looks > 1 {
+		// The looks' share comes before the split, which it precedes.
+		looks := fmt.Sprintf("0.001 spent over up to %d looks of --until-verdict", l.Looks)
+		if l.Last {
+			looks = fmt.Sprintf("half of 0.001, the other half spent over up to %d looks of --until-verdict", l.Looks)
+		}
+		alpha += " (" + looks + ")"
+	}
+	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d findings the verdict could make (Bonferroni)",
+		words.AlphaValue(l.Each), alpha, l.Tests)
+	return w
+}
+
+// slowRow says a slow finding.
+func (v *View) slowRow(r *report.Report, f *report.SlowFinding) SlowRow {
+	row := SlowRow{Label: f.Scope, What: "scope", Against: "the rest",
+		Median: words.Latency(f.MedianMS, 1), RestMed: words.Latency(f.RestMedianMS, 1),
+		P99: words.Latency(f.P99MS, 1), RestP99: words.Latency(f.RestP99MS, 1),
+		Ratio: strconv.FormatFloat(f.Ratio, 'f', 1, 64) + "×", Share: words.PctRate(f.Share), P: words.PValue(f.P),
+		Requests: f.Requests, RestN: f.RestRequests}
+	switch f.Kind {
+	case report.TestGroup:
+		row.What, row.Label, row.Against = "instance", f.Header+": "+f.Value, "the other values of "+f.Header
+	case report.TestEndpoint:
+		row.What, row.Label, row.Against = "address", f.Address, "the other addresses of its URL"
+		if v.MultiURL {
+			row.URL = v.short[f.Target]
+		}
+	}
+	return row
+}
+
+func (v *View) groups(r *report.Report) {
+	suspect := map[string]bool{}
+	for _, s := range r.Verdict.Suspects {
+		if s.Kind == report.SuspectGroup {
+			suspect[s.Group] = true
+		}
+	}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if len(v.Groups) == 0 || v.Groups[len(v.Groups)-1].Header != g.Header {
+			v.Groups = append(v.Groups, GroupTable{Header: g.Header})
+		}
+		row := statsRow(g.Value, &g.Stats)
+		if suspect[g.Header+": "+g.Value] {
+			row.Suspect, row.Tag = true, "suspect"
+		}
+		row.Where = counts(g.Addresses, " ×")
+		row.Note = "on " + row.Where
+		t := &v.Groups[len(v.Groups)-1]
+		t.Rows = append(t.Rows, row)
+	}
+	// Each header's values in the order a reader looks for them (gw-1,
+	// gw-2, …, gw-10), not by their counts (gw-2, gw-3, gw-4, gw-1), and
+	// the values past the cap last.
+	for _, t := range v.Groups {
+		sort.SliceStable(t.Rows, func(i, j int) bool {
+			a, b := t.Rows[i].Label, t.Rows[j].Label
+			if (a == report.OtherValues) != (b == report.OtherValues) {
+				return b == report.OtherValues
+			}
+			return naturalLess(a, b)
+		})
+	}
+}
+
+// naturalLess orders strings as a person would: runs of digits by their
+// value ("gw-2" before "gw-10"), the rest byte by byte.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			if da != db { // "01" and "1": the shorter first, to be total
+				return da < db
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+// digitRun is how many ASCII digits s starts with.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+func (v *View) preflight(r *report.Report) {
+	v.NotProbed = r.NotProbed
+	for _, c := range r.Preflight {
+		if c.OK && r.NotProbed == "" {
+			continue
+		}
+		row := PreflightRow{Address: c.Address, Family: c.Family, OK: c.OK, Result: "ok", Detail: c.Error}
+		if v.MultiURL {
+			row.URL = v.short[c.Target]
+		}
+		if c.OK {
+			row.Detail = "tcp " + words.Latency(c.ConnectMS, 1)
+			if c.TLSMS > 0 {
+				row.Detail += ", tls " + words.Latency(c.TLSMS, 1)
+			}
+			if c.ALPN != "" {
+				row.Detail += ", alpn " + c.ALPN
+			}
+		} else {
+			row.Result = c.Class
+		}
+		v.Preflight = append(v.Preflight, row)
+	}
+}
+
+func (v *View) conns(r *report.Report) {
+	for _, s := range r.Verdict.Suspects {
+		if !failingConns(&s) {
+			continue
+		}
+		e := r.FindEndpoint(s.Target, s.Address)
+		if e == nil || e.Conns == nil {
+			continue
+		}
+		failing, all := s.FailingConnections, s.Connections
+		if s.Kind == report.SuspectGroup {
+			// An instance's evidence: its endpoint's connections.
+			failing, all = e.Conns.Failing()
+		}
+		t := ConnTable{Label: v.Label(e), Address: e.Address, Target: e.Target,
+			Summary: fmt.Sprintf("%d of %d connections failed", failing, all)}
+		for _, c := range e.Conns.Records {
+			if c.Failed > 0 {
+				t.Rows = append(t.Rows, ConnRow{Port: c.LocalPort, First: utc(c.First), Last: utc(c.Last),
+					FirstClock: words.Clock(c.First.Time), LastClock: words.Clock(c.Last.Time), Requests: c.Requests, Failed: c.Failed})
+			}
+		}
+		if e.Conns.Overflow.Failed > 0 {
+			t.More = int(e.Conns.Overflow.Connections)
+		}
+		v.Conns = append(v.Conns, t)
+	}
+}
+
+// failingConns reports whether s names failing connections of an
+// address: a connections suspect, or an instance whose failures are those
+// of its address's failing connections (their counts are its evidence).
+func failingConns(s *report.Suspect) bool {
+	return s.Kind == report.SuspectConnections || s.Kind == report.SuspectGroup && s.Connections > 0 && s.Address != ""
+}
+
+func (v *View) gate(r *report.Report) {
+	if len(r.Thresholds) == 0 {
+		return
+	}
+	count := map[string]int{}
+	where := map[string]*report.Endpoint{} // an endpoint's scope, as CheckLimits names it
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		where["endpoint "+e.Address+" ("+e.Target+")"] = e
+	}
+	conf, bounded, zero := 0.0, 0, 0
+	for i := range r.Thresholds {
+		t := &r.Thresholds[i]
+		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-", Status: t.Status,
+			Result: orDash(thresholdResults[t.Status]), OK: t.OK, Words: thresholdWords(t), Where: t.Scope}
+		if e := where[t.Scope]; e != nil {
+			row.Where = e.Address
+			if v.MultiURL {
+				row.WhereURL = v.short[e.Target]
+			}
+		}
+		if t.Value != nil {
+			row.Value = thresholdValue(t, *t.Value)
+		}
+		if t.Bound != nil {
+			row.Bound = "≤ " + boundValue(t, *t.Bound)
+			bounded++
+			if t.OK && *t.Bound > t.Limit { // --max-failure-rate 0, passed as asked
+				zero++
+			}
+		}
+		conf = max(conf, t.Confidence)
+		count[t.Status]++
+		if !t.OK {
+			v.Gate.Lines = append(v.Gate.Lines, row.Words)
+		}
+		if t.Name == "fail-on-verdict" && t.Value != nil {
+			v.Gate.Seen = seenWords(t, r)
+		}
+		v.Gate.Checks = append(v.Gate.Checks, row)
+	}
+	// The checks that did not pass first, each group in its order.
+	sort.SliceStable(v.Gate.Checks, func(i, j int) bool { return !v.Gate.Checks[i].OK && v.Gate.Checks[j].OK })
+	n := len(r.Thresholds)
+	v.Gate.Passed = count[report.ThresholdOK] == n
+	if v.Gate.Passed {
+		v.Gate.Summary = fmt.Sprintf("passed: all %d checks", n)
+		if n == 1 {
+			v.Gate.Summary = "passed: its 1 check"
+		}
+		switch {
+		case zero > 0:
+			v.Gate.Summary += " (no request failed, as --max-failure-rate 0 asks: no run proves a rate of 0)"
+		case bounded > 0:
+			v.Gate.Summary += ", " + map[bool]string{true: "", false: "each "}[bounded == 1] + "proven at " + words.PctRate(conf)
+		}
+		return
+	}
+	var parts []string
+	for _, st := range []string{report.ThresholdBreached, report.ThresholdNotProven, report.ThresholdNotJudged} {
+		if count[st] == 0 {
+			continue
+		}
+		what := thresholdResults[st]
+		if st == report.ThresholdNotJudged {
+			what += " (no request reached the scope)"
+		}
+		if len(parts) == 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d check%s %s", count[st], n, words.Plural(n), what))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d %s", count[st], what))
+		}
+	}
+	v.Gate.Summary = "FAILED: " + strings.Join(parts, ", ")
+	v.Gate.Prove = proveWords(r.Thresholds, r.Plan)
+}
+
+func (v *View) run(r *report.Report) {
+	took := fmt.Sprintf("%.1fs", r.DurationS)
+	seconds := took
+	if r.SendS > 0 && r.DurationS-r.SendS >= 0.5 {
+		seconds = fmt.Sprintf("%.1fs", r.SendS)
+		took = fmt.Sprintf("%.1fs sending, then %.1fs waiting for requests in flight", r.SendS, r.DurationS-r.SendS)
+	}
+	planned := "max rate (closed model)"
+	if !r.Plan.Max {
+		planned = words.Num(r.Plan.Rate) + " req/s planned"
+	}
+	from := utc(r.StartedAt)
+	t := &r.Totals
+	v.Run = RunView{
+		Version: r.Version, From: from, To: utc(r.EndedAt), Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+		Ended2: r.EndedAt.UTC().Format("15:04:05"), Seconds: seconds,
+		Took: took, Ended: ended(r.Interrupted), Planned: planned, Plan: planWords(&r.Plan),
+		Achieved: strconv.FormatFloat(t.RPS, 'f', 1, 64) + " req/s",
+		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, ClientErrors: t.ClientErrors, Abandoned: t.Abandoned,
+		Endpoints: len(r.Endpoints), Interrupted: r.Interrupted, Command: shellJoin(r.Command),
+		Clients: r.Client.LocalAddresses, Ports: portWords(r.Client),
+	}
+	sent := fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s; %d failed", t.Requests, words.Plural(int(t.Requests)),
+		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), words.Plural(len(r.Endpoints)), t.Failed)
+	if t.Abandoned > 0 {
+		// The rate is of every request sent, the abandoned too.
+		n := t.Requests + t.Abandoned
+		sent = fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s: %d finished, %d of them failed, and %d %s abandoned: still in flight when a second interrupt ended the wait, so how they ended is unknown",
+			n, words.Plural(int(n)), strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), words.Plural(len(r.Endpoints)),
+			t.Requests, t.Failed, t.Abandoned, words.Agree(int(t.Abandoned), "was", "were"))
+	}
+	if t.Dropped > 0 {
+		sent += fmt.Sprintf("; %d more were due but not sent (dropped) because an endpoint already had %d requests in flight", t.Dropped, r.Plan.Concurrency)
+	}
+	if t.ClientErrors > 0 {
+		sent += fmt.Sprintf("; %d could not be sent by this machine (client errors)", t.ClientErrors)
+	}
+	v.Run.Sent = sent
+	for _, p := range r.Pauses {
+		v.Run.Pauses = append(v.Run.Pauses, fmt.Sprintf("%.1fs at %s UTC: %d request%s due then not sent (pinprobe itself did not run: the process was stopped, as by Ctrl-Z, or the machine suspended)",
+			p.DurationS, p.At.UTC().Format("15:04:05"), p.Requests, words.Plural(int(p.Requests))))
+	}
+	if s := r.Settled; s != nil {
+		v.Run.Settled = fmt.Sprintf("--until-verdict stopped the run once the verdict was settled: at %s UTC, after %d request%s (look %d of %d, at level %s)",
+			words.Clock(s.At.Time), s.Requests, words.Plural(int(s.Requests)), s.Look, s.MaxLooks, words.AlphaValue(s.Alpha))
+		if s.Suspects > 0 {
+			v.Run.Settled += fmt.Sprintf(": %d fault%s proven at that level; %d other address%s and instance%s shown to fail less than %s; every other address on %d connections or more, enough to reach an instance taking one connection in four with probability %s",
+				s.Suspects, words.Plural(s.Suspects), s.Bounded, map[bool]string{true: "", false: "es"}[s.Bounded == 1], words.Plural(s.Bounded),
+				words.PctRate(s.Tolerance), s.MinConnections, words.PctRate(s.Reach))
+		}
+	}
+}
+
+// ended says how a run ended.
+func ended(interrupted bool) string {
+	if interrupted {
+		return "interrupted"
+	}
+	return "completed"
+}
+
+// inputs lists the reports a merged report was made from.
+func (v *View) inputs(r *report.Report) {
+	for _, in := range r.Inputs {
+		v.Inputs = append(v.Inputs, InputRow{File: in.File, Version: in.Version, Vantage: in.Vantage, From: utc(in.StartedAt), To: utc(in.EndedAt),
+			Requests: in.Requests, Failed: in.Failed, Dropped: in.Dropped, Interrupted: in.Interrupted, Ended: ended(in.Interrupted),
+			Command: shellJoin(in.Command)})
+		v.InputVantages = v.InputVantages || in.Vantage != ""
+	}
+	if v.InputVantages {
+		for i := range v.Inputs {
+			if v.Inputs[i].Vantage == "" {
+				v.Inputs[i].Vantage = "-"
+			}
+		}
+	}
+}
+
+func (v *View) dns(r *report.Report) {
+	for _, d := range r.DNS {
+		row := DNSRow{Host: hostPort(d.Host, d.Port), Source: d.Source, Addresses: strings.Join(d.Addresses, ", ")}
+		if d.Error != "" {
+			row.Addresses, row.Failed = "no addresses: "+d.Error, true
+		}
+		for _, c := range d.Changes {
+			var what []string
+			if len(c.Added) > 0 {
+				what = append(what, "added "+strings.Join(c.Added, ", "))
+			}
+			if len(c.Removed) > 0 {
+				what = append(what, "removed "+strings.Join(c.Removed, ", "))
+			}
+			row.Changes = append(row.Changes, DNSChangeRow{At: utc(c.At), Clock: c.At.UTC().Format("15:04:05"), What: strings.Join(what, "; ")})
+		}
+		if m := d.Missed; m != nil {
+			when := "at " + m.First.UTC().Format("15:04:05")
+			if m.Looks > 1 {
+				when = m.First.UTC().Format("15:04:05") + "–" + m.Last.UTC().Format("15:04:05")
+			}
+			row.Missed = fmt.Sprintf("%d of %d look%s of --re-resolve got no addresses in time, %s UTC (%s): a change then went unseen",
+				m.Looks, d.Looks, words.Plural(int(d.Looks)), when, m.Error)
+		}
+		// The inputs of a merge that saw the same answer share one row,
+		// which names them: two identical lines named neither.
+		if d.Input != "" {
+			if i := sameDNS(v.DNS, &row); i >= 0 {
+				v.DNS[i].Inputs = append(v.DNS[i].Inputs, d.Input)
+				continue
+			}
+			row.Inputs = []string{d.Input}
+		}
+		v.DNS = append(v.DNS, row)
+	}
+	for i := range v.DNS {
+		d := &v.DNS[i]
+		d.Where = d.Source
+		if len(d.Inputs) > 0 {
+			d.Where += ", in " + words.JoinAnd(words.CapItems(slices.Clone(d.Inputs), 4))
+		}
+	}
+}
+
+// sameDNS is the index of the row of rows (of a merge's inputs) that says
+// what row says, -1 when none does.
+func sameDNS(rows []DNSRow, row *DNSRow) int {
+	for i := range rows {
+		r := &rows[i]
+		if r.Inputs != nil && r.Host == row.Host && r.Source == row.Source && r.Addresses == row.Addresses &&
+			r.Failed == row.Failed && len(r.Changes) == 0 && len(row.Changes) == 0 && r.Missed == "" && row.Missed == "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// statsRow formats s under label.
+func statsRow(label string, s *report.Stats) StatsRow {
+	lo, hi := stat.Wilson(s.Failed, s.Requests)
+	row := StatsRow{
+		Stats: s, Label: label, Failing: s.Failed > 0,
+		Requests: strconv.FormatInt(s.Requests, 10),
+		Failed:   strconv.FormatInt(s.Failed, 10),
+		Rate:     pct(s.FailureRate, s.Requests),
+		Status:   counts(s.Status, "×"),
+		Errors:   counts(s.Errors, "×"),
+		Answers:  answers(s),
+		P50:      words.Latency(s.LatencyMS.P50, s.Requests),
+		P99:      words.Latency(s.LatencyMS.P99, s.Requests),
+		Max:      words.Latency(s.LatencyMS.Max, s.Requests),
+		Dropped:  strconv.FormatInt(s.Dropped, 10),
+	}
+	row.RateCI = row.Rate
+	if s.Requests > 0 {
+		row.RateCI += " (" + words.CIRange(lo, hi) + ")"
+	}
+	return row
+}
+
+// answers merges statuses and error classes, most first: "200×40 502×20 reset×3".
+func answers(s *report.Stats) string {
+	m := make(map[string]int64, len(s.Status)+len(s.Errors))
+	for k, n := range s.Status {
+		m[k] = n
+	}
+	for k, n := range s.Errors {
+		m[k] = n
+	}
+	return counts(m, "×")
+}
+
+func (v *View) families(r *report.Report) {
+	endpoints := map[string]int{}
+	for _, e := range r.Endpoints {
+		endpoints[e.Family]++
+	}
+	for _, fam := range words.SortedKeys(r.Families) {
+		row := statsRow(words.FamilyName(fam), r.Families[fam])
+		row.Family, row.Count = words.FamilyName(fam), strconv.Itoa(endpoints[fam])
+		v.Families = append(v.Families, row)
+	}
+	total := statsRow("total", &r.Totals)
+	total.Count, total.Failing = strconv.Itoa(len(r.Endpoints)), false
+	v.Families = append(v.Families, total)
+}
+
+func (v *View) endpoints(r *report.Report, targets []string) {
+	// What the verdict says of each endpoint: suspect, or its connections.
+	type blame struct{ endpoint, conns *report.Suspect }
+	blamed := map[string]*blame{}
+	for i := range r.Verdict.Suspects {
+		s := &r.Verdict.Suspects[i]
+		if s.Kind == report.SuspectGroup && !failingConns(s) {
+			continue
+		}
+		b := blamed[s.Target+" "+s.Address]
+		if b == nil {
+			b = &blame{}
+			blamed[s.Target+" "+s.Address] = b
+		}
+		if failingConns(s) {
+			b.conns = s
+		} else {
+			b.endpoint = s
+		}
+	}
+	// Each target's endpoints, in report order, found in one pass: a loop
+	// over every endpoint for each target was quadratic (10,000 URLs: 1.4 s).
+	byTarget := make(map[string][]int, len(targets))
+	for i := range r.Endpoints {
+		byTarget[r.Endpoints[i].Target] = append(byTarget[r.Endpoints[i].Target], i)
+	}
+	for _, target := range targets {
+		tv := TargetView{Target: target}
+		for _, i := range byTarget[target] {
+			e := &r.Endpoints[i]
+			row := statsRow(e.Address, &e.Stats)
+			row.Family, row.Target = words.FamilyName(e.Family), e.Target
+			var note []string
+			if b := blamed[e.Target+" "+e.Address]; b != nil {
+				row.Suspect = true
+				if s := b.endpoint; s != nil {
+					row.Tag = "suspect"
+					note = append(note, "named by the verdict ("+words.PValue(s.P)+")")
+				}
+				if s := b.conns; s != nil {
+					if row.Tag == "" {
+						row.Tag = "failing connections"
+					}
+					if s.Kind == report.SuspectGroup {
+						note = append(note, fmt.Sprintf("failures stick to some of its connections (%d of %d failed), those of %s", s.FailingConnections, s.Connections, s.Group))
+					} else {
+						note = append(note, fmt.Sprintf("failures stick to some of its connections (%d of %d failed, %s)", s.FailingConnections, s.Connections, words.PValue(s.P)))
+					}
+				}
+			}
+			row.DNSNote = dnsHistory(e, func(t report.Time) string { return words.Clock(t.Time) })
+			if long := dnsHistory(e, utc); long != "" {
+				note = append(note, long)
+			}
+			row.Note = strings.Join(note, "; ")
+			tv.Rows = append(tv.Rows, row)
+			tv.DNSNotes = tv.DNSNotes || row.DNSNote != ""
+		}
+		v.Targets = append(v.Targets, tv)
+	}
+}
+
+// Label names endpoint e for a row outside its URL's own table: its address,
+// and its URL too when the run has several (see ShortURL).
+func (v *View) Label(e *report.Endpoint) string {
+	if !v.MultiURL {
+		return e.Address
+	}
+	return e.Address + " " + v.short[e.Target]
+}
+
+// dnsHistory says when e's address came and went during the run, times
+// written by when: "in DNS from 20:43:05", "left DNS at 20:43:06, back at
+// 20:43:09", "…, not probed after"; "" when it stayed throughout.
+func dnsHistory(e *report.Endpoint, when func(report.Time) string) string {
+	var parts []string
+	if e.AddedAt != nil {
+		parts = append(parts, "appeared in DNS at "+when(*e.AddedAt))
+	}
+	for _, h := range e.DNSHistory {
+		switch h.Event {
+		case "removed":
+			parts = append(parts, "left DNS at "+when(h.At))
+		case "returned":
+			parts = append(parts, "back at "+when(h.At))
+		}
+	}
+	if e.RemovedAt != nil {
+		if len(e.DNSHistory) == 0 { // a report written before dns_history
+			parts = append(parts, "left DNS at "+when(*e.RemovedAt))
+		}
+		parts[len(parts)-1] += ", not probed after"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (v *View) who(r *report.Report) {
+	for _, f := range r.Fingerprints {
+		w := WhoRow{Count: f.Count, Server: f.Server, Producer: f.Producer, BodyHash: f.BodyHash, Body: words.LimitBytes(f.Body, bodyLimit),
+			Fresh: f.Fresh, Reused: f.Reused, Addresses: f.Addresses}
+		switch {
+		case f.Merged:
+			w.What = "other kinds (past the first 64, counted together)"
+		case f.Status != 0:
+			w.What = strconv.Itoa(f.Status)
+		default:
+			w.What = f.Error
+		}
+		w.Where = counts(f.Addresses, " ×")
+		v.Who = append(v.Who, w)
+	}
+}
+
+func (v *View) phases(r *report.Report) {
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
+		p := PhaseRow{
+			Label: e.Address, Target: e.Target, URL: v.short[e.Target], Failing: e.Failed > 0,
+			Connect: phaseWords(e, e.Phases.Connect), TLS: phaseWords(e, e.Phases.TLS), TTFB: phaseWords(e, e.Phases.TTFB),
+			FreshFailed: fresh.Failed, Fresh: fresh.Requests, ReusedFailed: reused.Failed, Reuse: reused.Requests,
+			PlainHTTP: strings.HasPrefix(e.Target, "http://"),
+		}
+		p.TLSShown = p.TLS
+		if p.PlainHTTP && p.Fresh+p.Reuse > 0 {
+			p.TLSShown = "— (plain HTTP)"
+		}
+		v.Phases = append(v.Phases, p)
+	}
+}
+
+func (v *View) timeline(r *report.Report) {
+	tl := r.Timeline
+	n := 0
+	for _, s := range tl.Series {
+		n = max(n, len(s.Requests))
+	}
+	v.Timeline = TimelineView{Step: tl.IntervalS, From: tl.Start, To: report.Time{Time: tl.Start.Add(report.SecondsDuration(tl.IntervalS * float64(n)))}}
+	suspect := map[string]bool{}
+	for _, s := range r.Verdict.Suspects {
+		if s.Kind != report.SuspectGroup || failingConns(&s) {
+			suspect[s.Target+" "+s.Address] = true
+		}
+	}
+	eps := endpointIndex(r)
+	for _, s := range tl.Series {
+		row := SeriesRow{Label: s.Address, Target: s.Target, Full: s.Address, Requests: s.Requests, Failed: s.Failed,
+			Suspect: suspect[s.Target+" "+s.Address]}
+		if v.MultiURL {
+			row.Full += " " + v.short[s.Target]
+		}
+		if e := eps[s.Target+" "+s.Address]; e != nil {
+			row.Failing = e.Failed > 0
+			row.Added, row.Removed = e.AddedAt, e.RemovedAt
+		}
+		for j := range s.Requests {
+			row.TotalN += s.Requests[j]
+			row.TotalFail += s.Failed[j]
+		}
+		v.Timeline.Series = append(v.Timeline.Series, row)
+	}
+}
+
+// endpointIndex finds an endpoint by its target and address.
+func endpointIndex(r *report.Report) map[string]*report.Endpoint {
+	m := make(map[string]*report.Endpoint, len(r.Endpoints))
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		m[e.Target+" "+e.Address] = e
+	}
+	return m
+}
+
+// correlationHeaders are response headers that name a request in a
+// gateway's or CDN's own logs, in the order samples show them.
+var correlationHeaders = []string{"X-Request-Id", "X-Azure-Ref", "X-Ms-Request-Id", "X-Amzn-Trace-Id",
+	"X-Amz-Cf-Id", "Cf-Ray", "X-Cache", "Via", "Traceparent"}
+
+func (v *View) samples(r *report.Report) {
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		if len(e.Samples) == 0 {
+			continue
+		}
+		g := SampleGroup{Label: v.Label(e), Address: e.Address, Target: e.Target}
+		for _, s := range e.Samples {
+			row := SampleRow{
+				Failed: s.Failed, At: utc(s.At), Clock: words.Clock(s.At.Time), Result: sampleResult(&s), Error: s.Error, RequestID: s.RequestID,
+				Latency: words.Latency(s.LatencyMS, 1), Local: s.Local, Remote: s.Remote, Proto: s.Proto, Body: s.Body, Truncated: s.Truncated,
+			}
+			if row.Remote == "" {
+				row.Remote = hostPort(e.Address, e.Port)
+			}
+			row.Conn = "new"
+			switch {
+			case s.Reused:
+				row.Conn = "reused"
+			case s.Local == "" && s.Status == 0:
+				row.Conn = "none"
+			}
+			for _, k := range words.SortedKeys(s.Headers) {
+				row.Headers = append(row.Headers, k+": "+s.Headers[k])
+			}
+			for _, h := range correlationHeaders {
+				for k, val := range s.Headers {
+					if strings.EqualFold(k, h) && val != s.RequestID { // an echo of pinprobe's own says nothing new
+						row.Correlation = append(row.Correlation, k+": "+val)
+					}
+				}
+			}
+			g.Rows = append(g.Rows, row)
+		}
+		g.HeaderBlock = headerBlock(g.Rows)
+		v.Samples = append(v.Samples, g)
+	}
+}
+
+// headerBlock writes each sample's response headers under a line that
+// names it.
+func headerBlock(rows []SampleRow) string {
+	var b strings.Builder
+	for i, s := range rows {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		id := s.RequestID
+		if id == "" {
+			id = "(no request ID)"
+		}
+		fmt.Fprintf(&b, "# %s · %s · %s", id, s.At, s.Result)
+		if s.Proto != "" {
+			b.WriteString(" · " + s.Proto)
+		}
+		b.WriteString("\n")
+		if s.Error != "" {
+			b.WriteString("error: " + s.Error + "\n")
+		}
+		for _, h := range s.Headers {
+			b.WriteString(h + "\n")
+		}
+		if s.Truncated {
+			b.WriteString("(more headers came: pinprobe keeps 64, each value cut at 512 bytes, 8 KiB in all)\n")
+		}
+	}
+	return b.String()
+}
+
+func (v *View) tests(r *report.Report) {
+	v.TestsHow = "Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?)."
+	kinds := map[string]bool{}
+	for _, t := range r.Verdict.Tests {
+		kinds[t.Kind] = true
+	}
+	if kinds[report.TestGroup] {
+		v.TestsHow += " Inside the addresses, each instance (a value of an instance header) is compared with the other instances of its header the same way, and with the other instances on the same addresses (stratified by address): an instance whose responses are exactly an address's is that address."
+	}
+	if kinds[report.TestConnections] {
+		v.TestsHow += " The connections of an address are judged by whether a request that follows a failure on its own connection fails more often than one that follows successes only (a stratified exact test), and then whether that holds among requests sent at the same moment on different connections: failures that follow time fail every connection open then."
+	}
+	if l := v.Verdict.Level; l != "" {
+		v.TestsHow += " " + l + "."
+	}
+	for _, t := range r.Verdict.Tests {
+		restRate := 0.0
+		if t.RestTotal > 0 {
+			restRate = float64(t.RestFailed) / float64(t.RestTotal)
+		}
+		v.Tests = append(v.Tests, TestRow{
+			Scope:       t.Scope,
+			Failed:      fmt.Sprintf("%d of %d", t.Failed, t.Requests),
+			RateCI:      rateCI(t.Failed, t.Requests, t.FailureRate),
+			Rest:        fmt.Sprintf("%d of %d (%s)", t.RestFailed, t.RestTotal, pct(restRate, t.RestTotal)),
+			P:           words.PValue(t.P),
+			Significant: t.Significant,
+		})
+	}
+}
+
+// newNotes is the verdict's notes as every format lists them: each once,
+// and none that only repeats, sentence for sentence, what the summary
+// above it says of the suspects.
+func newNotes(vd *VerdictView) []string {
+	summary := strings.Join(strings.Fields(vd.Summary), " ")
+	var out []string
+	for _, n := range vd.Notes {
+		n = strings.Join(strings.Fields(n), " ")
+		if n == "" || slices.Contains(out, n) {
+			continue
+		}
+		repeated := summary != ""
+		for _, sentence := range strings.Split(n, ". ") {
+			if sentence = strings.TrimSuffix(sentence, "."); !strings.Contains(summary, sentence) {
+				repeated = false
+				break
+			}
+		}
+		if !repeated {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,301 @@
+package render
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+)
+
+// BriefView is what a brief report (--brief) shows, in every format, so it
+// fits one screen, about 40 lines: the verdict in a line, who answered, the
+// family rows and one row per suspect, one failed request of each suspect,
+// and the log queries that find them (one a gateway). The full report has
+// the rest.
+type BriefView struct {
+	// Notes are the verdict's notes when it names no suspect (what was
+	// not tested, slowness): then they are what there is to say.
+	Notes    []string
+	Suspects []BriefSuspect
+	// Samples are one failed request of each suspect, or of each failing
+	// address (at most briefSamples) when the verdict names none.
+	Samples []BriefSample
+	Logs    BriefLogs
+}
+
+// briefSamples is how many failed requests a brief report shows when no
+// suspect is named.
+const briefSamples = 3
+
+// BriefSuspect is a suspect's row: who it is, and its own figures.
+type BriefSuspect struct {
+	SuspectRow
+	// Counts is "50 of 50", its failed requests of all it got.
+	Counts string
+	// P50 and P99 are the latencies of the suspect's address or
+	// instance; "-" for connections.
+	P50, P99 string
+}
+
+// BriefSample is one failed request, and the suspects it stands for.
+type BriefSample struct {
+	// For names the suspects, "::1"; "" when the verdict names none.
+	For string
+	// Label names the endpoint it was sent to, as SampleGroup.Label.
+	Label string
+	Row   SampleRow
+}
+
+// BriefLogs is what finds every suspect's failures in the gateways' logs:
+// a query of each gateway that answered them, or, when no failure's page
+// named a gateway pinprobe has queries for, the few things to filter any
+// access log on.
+type BriefLogs struct {
+	Queries []BriefQuery
+	// PortFilter is LogsView.PortFilter, when the queries filter on ports.
+	PortFilter bool
+	Filters    []LogFilter
+}
+
+// BriefQuery is one gateway's query in a brief report.
+type BriefQuery struct {
+	Gateway string
+	Query   *LogQuery
+}
+
+// Brief prepares the brief report of v.
+func (v *View) Brief() *BriefView {
+	b := &BriefView{}
+	vd := &v.R.Verdict
+	taken := map[*SampleRow]int{} // the sample's index in b.Samples
+	for i, s := range vd.Suspects {
+		if i >= len(v.Verdict.Suspects) {
+			break
+		}
+		row := BriefSuspect{SuspectRow: v.Verdict.Suspects[i], Counts: fmt.Sprintf("%d of %d", s.Failed, s.Requests), P50: "-", P99: "-"}
+		switch row.Kind {
+		case report.SuspectGroup:
+			if g := v.R.FindGroup(s.Group); g != nil {
+				st := statsRow("", &g.Stats)
+				row.P50, row.P99 = st.P50, st.P99
+			}
+		case report.SuspectEndpoint:
+			if e := v.R.FindEndpoint(s.Target, s.Address); e != nil {
+				st := statsRow("", &e.Stats)
+				row.P50, row.P99 = st.P50, st.P99
+			}
+		}
+		b.Suspects = append(b.Suspects, row)
+		label, sample := v.suspectSample(&s)
+		if sample == nil {
+			continue
+		}
+		name := row.Label
+		if row.Kind == report.SuspectEndpoint && row.URL != "" {
+			name += " " + row.URL
+		}
+		if j, ok := taken[sample]; ok { // one request shows two suspects
+			b.Samples[j].For += "; " + name
+			continue
+		}
+		taken[sample] = len(b.Samples)
+		b.Samples = append(b.Samples, BriefSample{For: name, Label: label, Row: *sample})
+	}
+	if len(vd.Suspects) == 0 {
+		b.Notes = v.Verdict.Notes
+		for gi := range v.Samples {
+			g := &v.Samples[gi]
+			if i := slices.IndexFunc(g.Rows, func(s SampleRow) bool { return s.Failed }); i >= 0 && len(b.Samples) < briefSamples {
+				b.Samples = append(b.Samples, BriefSample{Label: g.Label, Row: g.Rows[i]})
+			}
+		}
+	}
+	b.Logs = v.briefLogs()
+	return b
+}
+
+// suspectSample finds a failed request of s, and the label of the
+// endpoint it went to: one sent to the suspect address, one answered by
+// the suspect instance, one on a failing connection of the suspect
+// connections; nil when none was kept.
+func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
+	var ports map[uint16]bool
+	if s.Kind == report.SuspectConnections {
+		ports = map[uint16]bool{}
+		for _, c := range v.Conns {
+			if c.Address == s.Address && (s.Target == "" || c.Target == s.Target) {
+				for _, r := range c.Rows {
+					ports[r.Port] = true
+				}
+			}
+		}
+	}
+	for gi := range v.Samples {
+		g := &v.Samples[gi]
+		switch s.Kind {
+		case report.SuspectGroup:
+			if s.Address != "" && g.Address != s.Address || s.Address == "" && len(s.Addresses) > 0 && !slices.Contains(s.Addresses, g.Address) {
+				continue
+			}
+		default:
+			if g.Address != s.Address || s.Target != "" && g.Target != s.Target {
+				continue
+			}
+		}
+		for i := range g.Rows {
+			row := &g.Rows[i]
+			if !row.Failed {
+				continue
+			}
+			switch s.Kind {
+			case report.SuspectGroup:
+				if !hasHeader(row.Headers, s.Header, s.Value) {
+					continue
+				}
+			case report.SuspectConnections:
+				ap, err := netip.ParseAddrPort(row.Local)
+				if err != nil || !ports[ap.Port()] {
+					continue
+				}
+			}
+			return g.Label, row
+		}
+	}
+	return "", nil
+}
+
+// suspectGateways lists, by their index in v.Logs.Gateways, the gateways
+// whose failure pages came from an address of a suspect, in that order;
+// the first gateway alone when none did (no suspect, or failures with no
+// page, such as resets).
+func (v *View) suspectGateways() []int {
+	addrs := map[string]bool{}
+	for _, s := range v.R.Verdict.Suspects {
+		addrs[s.Address] = s.Address != ""
+		for _, a := range s.Addresses {
+			addrs[a] = true
+		}
+	}
+	var out []int
+	for i, g := range v.Logs.Gateways {
+	fingerprints:
+		for _, f := range v.R.Fingerprints {
+			if f.Producer != g.Name {
+				continue
+			}
+			for a := range f.Addresses {
+				if addrs[a] {
+					out = append(out, i)
+					break fingerprints
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []int{0}
+	}
+	return out
+}
+
+// portsCoverSuspects reports whether every failed request of each
+// suspect's endpoints was sent from one of ports, as the run's connection
+// records say: a query over those ports then finds each suspect. An
+// instance found on several addresses counts each of them, one on none
+// every endpoint; an endpoint with failures no record holds (past the
+// records kept, or before any connection) is not covered.
+func (v *View) portsCoverSuspects(ports []int) bool {
+	in := map[uint16]bool{}
+	for _, p := range ports {
+		in[uint16(p)] = true
+	}
+	covers := func(e *report.Endpoint) bool {
+		if e.Failed == 0 {
+			return true
+		}
+		if e.Conns == nil {
+			return false
+		}
+		var n int64
+		for _, c := range e.Conns.Records {
+			if in[c.LocalPort] {
+				n += c.Failed
+			}
+		}
+		return n == e.Failed
+	}
+	for _, s := range v.R.Verdict.Suspects {
+		addrs := s.Addresses
+		if len(addrs) == 0 && s.Address != "" {
+			addrs = []string{s.Address}
+		}
+		for i := range v.R.Endpoints {
+			e := &v.R.Endpoints[i]
+			if len(addrs) > 0 && !slices.Contains(addrs, e.Address) || s.Target != "" && s.Kind != report.SuspectGroup && e.Target != s.Target {
+				continue
+			}
+			if !covers(e) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hasHeader says whether headers ("Name: value") hold name with value.
+func hasHeader(headers []string, name, value string) bool {
+	for _, h := range headers {
+		if n, val, ok := strings.Cut(h, ": "); ok && strings.EqualFold(n, name) && val == value {
+			return true
+		}
+	}
+	return false
+}
+
+// briefPorts is the most failing connections whose client ports a brief
+// report's query lists: more take a screen of their own.
+const briefPorts = 24
+
+// briefLogs picks a query of each gateway that answered the suspects'
+// failures (the first gateway when none is told by address): the one over
+// the failing connections when it finds every suspect's failures (each
+// failed on those connections' ports) and their ports fit in a few lines
+// (briefPorts), else the gateway's first, which covers the run's requests
+// (by backend and instance). A query over one suspect's connections alone
+// would leave the others, the headline's fault among them, unfound.
+// Without a gateway, the filters that fit in a few lines: the time, the
+// Host header, the path, pinprobe's request IDs and the statuses.
+func (v *View) briefLogs() BriefLogs {
+	l := &v.Logs
+	if v.Run.Failed == 0 {
+		return BriefLogs{}
+	}
+	if l.Known && len(l.Gateways) > 0 {
+		out := BriefLogs{PortFilter: l.PortFilter}
+		failing := len(l.FailingPorts) <= briefPorts && v.portsCoverSuspects(l.FailingPorts)
+		for _, gi := range v.suspectGateways() {
+			g := &l.Gateways[gi]
+			q := &g.Queries[0]
+			if i := slices.IndexFunc(g.Queries, func(q LogQuery) bool { return q.Failing }); i >= 0 && failing {
+				q = &g.Queries[i]
+			}
+			out.Queries = append(out.Queries, BriefQuery{Gateway: g.Name, Query: q})
+		}
+		return out
+	}
+	var out BriefLogs
+	for _, f := range l.Filters {
+		switch f.Name {
+		case "Time (UTC)", "Host header", "Request path", "Status":
+			out.Filters = append(out.Filters, f)
+		case "X-Request-Id": // the prefix, not every sample's ID
+			end := slices.IndexFunc(f.Value, func(s Span) bool { return strings.HasPrefix(s.Text, ". ") })
+			if end < 0 {
+				end = len(f.Value)
+			}
+			out.Filters = append(out.Filters, LogFilter{Name: f.Name, Value: f.Value[:end]})
+		}
+	}
+	return out
+}

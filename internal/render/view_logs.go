@@ -1,0 +1,526 @@
+package render
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// logMargin widens the log queries' time window on each side: a gateway may
+// stamp a request when it ends, and two machines' clocks differ.
+const logMargin = 5 * time.Second
+
+// Gateways pinprobe has log queries for, named as Fingerprint.Producer
+// names them.
+const (
+	GatewayAzure   = "Azure Application Gateway"
+	GatewayAWS     = "AWS ELB/ALB"
+	GatewayNginx   = "nginx"
+	GatewayHAProxy = "HAProxy"
+)
+
+// knownGateways are offered, in this order, when no failure's page named
+// its gateway.
+var knownGateways = []string{GatewayAzure, GatewayAWS, GatewayNginx, GatewayHAProxy}
+
+// Log query kinds: which log a query reads, and what it finds there.
+const (
+	LogAGWSummary       = "agw-summary"       // Azure AGWAccessLogs: the requests by listener and backend
+	LogAGWRows          = "agw-rows"          // the same requests one by one
+	LogAGWFailing       = "agw-failing"       // the requests of the failing connections, one by one
+	LogAzureDiagnostics = "azure-diagnostics" // the summary from the older AzureDiagnostics table
+	LogALB              = "alb"               // Athena over an ALB's access logs: the failed requests
+	LogALBFailing       = "alb-failing"       // the requests of the failing connections
+	LogNginx            = "nginx"             // nginx's error log, and the access log's lines of this client
+	LogHAProxy          = "haproxy"           // HAProxy's httplog lines of this client
+	LogHAProxyFailing   = "haproxy-failing"   // those of the failing connections
+)
+
+// LogsView is what to look for in the gateway's logs, and the queries
+// that find it, chosen by the gateway that answered the failures.
+type LogsView struct {
+	From, To string // the run's window, UTC, to the millisecond
+	Margin   string // what the queries add on each side: "5 s"
+	// Known is set when a failure's page named its gateway: Gateways are
+	// those that answered. Otherwise Gateways are every one pinprobe
+	// knows, to pick from.
+	Known    bool
+	Gateways []GatewayLogs
+	// PortFilter is set when the queries filter on the client ports,
+	// which a NAT or proxy in between changes.
+	PortFilter bool
+	// FailingPorts are the client ports of the failing connections (see
+	// View.Conns), sorted.
+	FailingPorts []int
+	// Filters say what to filter any other access log on.
+	Filters []LogFilter
+}
+
+// GatewayLogs is one gateway's queries.
+type GatewayLogs struct {
+	Name    string // GatewayAzure, …
+	Queries []LogQuery
+}
+
+// LogQuery is one query, ready to paste.
+type LogQuery struct {
+	Kind  string // LogAGWSummary, …
+	Lang  string // "kusto", "sql" or "sh"
+	Title string // what it finds, in a plain sentence
+	// Failing marks a query over the failing connections' ports alone.
+	Failing bool
+	Text    string
+}
+
+// LogFilter is one thing to filter an access log on.
+type LogFilter struct {
+	Name  string // "Time (UTC)", "Client ports", …
+	Value []Span
+}
+
+// Span is a piece of a sentence: pinprobe's own words and numbers, text
+// from outside (a host, a path, an error class: Outside, escaped where
+// the format needs it), or Code (an ID, a flag).
+type Span struct {
+	Text    string
+	Outside bool
+	Code    bool
+}
+
+// Query returns the gateway's query of kind, nil when it has none.
+func (g *GatewayLogs) Query(kind string) *LogQuery {
+	for i := range g.Queries {
+		if g.Queries[i].Kind == kind {
+			return &g.Queries[i]
+		}
+	}
+	return nil
+}
+
+func (v *View) logs(r *report.Report) {
+	q := newLogQuery(r, report.FailStatusOf(r))
+	l := &v.Logs
+	l.From, l.To, l.Margin = utc(r.StartedAt), utc(r.EndedAt), strings.TrimSuffix(logMargin.String(), "s")+" s"
+	l.PortFilter = q.ports != ""
+	l.FailingPorts = failingPorts(v)
+	gateways := answeredBy(r)
+	l.Known = len(gateways) > 0
+	if !l.Known {
+		gateways = knownGateways
+	}
+	for _, name := range gateways {
+		g := GatewayLogs{Name: name}
+		switch name {
+		case GatewayAzure:
+			g.Queries = append(g.Queries,
+				LogQuery{Kind: LogAGWSummary, Lang: "kusto", Text: q.agw(true),
+					Title: "Which listener and backend (ServerRouted) answered pinprobe's requests, and with what"},
+				LogQuery{Kind: LogAGWRows, Lang: "kusto", Text: q.agw(false), Title: "The same requests one by one"})
+			if len(l.FailingPorts) > 0 {
+				fq := *q
+				fq.ports = "in (" + wrapInts(l.FailingPorts, 12, "\n    ") + ")"
+				g.Queries = append(g.Queries, LogQuery{Kind: LogAGWFailing, Lang: "kusto", Failing: true, Text: fq.agw(false),
+					Title: "The requests of the failing connections only: InstanceId is the gateway instance that served each, ServerRouted the backend it chose"})
+			}
+			g.Queries = append(g.Queries, LogQuery{Kind: LogAzureDiagnostics, Lang: "kusto", Text: q.diagnostics(),
+				Title: "The same summary where the access log lands in the shared AzureDiagnostics table (the older Azure diagnostics mode)"})
+		case GatewayAWS:
+			g.Queries = append(g.Queries, LogQuery{Kind: LogALB, Lang: "sql", Text: athena(r, q.fail, clientPorts(r.Client)),
+				Title: "The failed requests in an ALB's access logs, through Athena's alb_logs table: target_ip and target_port name the target that answered"})
+			if len(l.FailingPorts) > 0 {
+				g.Queries = append(g.Queries, LogQuery{Kind: LogALBFailing, Lang: "sql", Failing: true, Text: athena(r, q.fail, l.FailingPorts),
+					Title: "The failed requests of the failing connections only"})
+			}
+		case GatewayNginx:
+			g.Queries = append(g.Queries, LogQuery{Kind: LogNginx, Lang: "sh", Text: nginxLog(r),
+				Title: "Why nginx answered 502/504: its error log names the client and the upstream it tried"})
+		case GatewayHAProxy:
+			if text := haproxyLog(clientAddrs(r.Client), clientPorts(r.Client)); text != "" {
+				g.Queries = append(g.Queries, LogQuery{Kind: LogHAProxy, Lang: "sh", Text: text,
+					Title: "This client's lines in HAProxy's httplog: the backend/server that answered, and the termination state"})
+			}
+			if len(l.FailingPorts) > 0 {
+				g.Queries = append(g.Queries, LogQuery{Kind: LogHAProxyFailing, Lang: "sh", Failing: true, Text: haproxyLog(nil, l.FailingPorts),
+					Title: "The lines of the failing connections only"})
+			}
+		}
+		if len(g.Queries) > 0 { // pinprobe has no queries for some gateways it recognises
+			l.Gateways = append(l.Gateways, g)
+		}
+	}
+	l.Filters = logFilters(r, q)
+}
+
+// logFilters lists what to filter any access log on.
+func logFilters(r *report.Report, q *logQuery) []LogFilter {
+	said := func(s string) []Span { return []Span{{Text: s}} }
+	out := []LogFilter{{"Time (UTC)", said(utc(r.StartedAt) + " to " + utc(r.EndedAt) + ", give or take a few seconds")}}
+	if addrs := clientAddrs(r.Client); len(addrs) > 0 {
+		out = append(out,
+			LogFilter{"Client address", []Span{{Text: strings.Join(addrs, ", "), Outside: true},
+				{Text: " (as this machine sees itself; behind a NAT the gateway sees the NAT's public address)"}}},
+			LogFilter{"Client ports", said(portWords(r.Client))})
+	}
+	var dests []string
+	for _, e := range r.Endpoints {
+		dests = append(dests, hostPort(e.Address, e.Port))
+	}
+	if dests = words.Dedupe(dests); len(dests) > 0 {
+		out = append(out, LogFilter{"Server address (the addresses probed)", []Span{{Text: strings.Join(dests, ", "), Outside: true}}})
+	}
+	if len(q.hosts) > 0 {
+		out = append(out, LogFilter{"Host header", []Span{{Text: strings.Join(q.hosts, ", "), Outside: true}}})
+	}
+	if paths := requestPaths(r); len(paths) > 0 {
+		out = append(out, LogFilter{"Request path", []Span{{Text: strings.Join(paths, ", "), Outside: true}}})
+	}
+	out = append(out, LogFilter{"X-Request-Id", requestIDWords(r)}, LogFilter{"Status", failureWords(r, q.fail)})
+	return out
+}
+
+// logQuery holds what the queries filter on.
+type logQuery struct {
+	from, to string   // KQL datetime literals
+	hosts    []string // Host header values
+	ports    string   // "in (…)" or "between (a .. b)"; "" when no port is known
+	fail     report.FailStatus
+}
+
+func newLogQuery(r *report.Report, fail report.FailStatus) *logQuery {
+	q := &logQuery{
+		from:  "datetime(" + r.StartedAt.Add(-logMargin).UTC().Format(mdTime) + ")",
+		to:    "datetime(" + r.EndedAt.Add(logMargin).UTC().Format(mdTime) + ")",
+		hosts: hostHeaders(r),
+		fail:  fail,
+	}
+	c := r.Client
+	switch {
+	case c.PortsCount == 0:
+	case c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount:
+		q.ports = "in (" + wrapInts(c.Ports, 12, "\n    ") + ")"
+	default:
+		q.ports = fmt.Sprintf("between (%d .. %d)", c.PortMin, c.PortMax)
+	}
+	return q
+}
+
+// clientPorts lists the client's ports when it has few enough to list,
+// nil when there are more (the queries then take the range).
+func clientPorts(c report.Client) []int {
+	if c.PortsCount > 0 && c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount {
+		return c.Ports
+	}
+	return nil
+}
+
+// clientAddrs lists the client's addresses that are IP addresses, as a log
+// writes them (without a zone), each once: the queries and commands
+// pinprobe suggests hold nothing else of a saved report's
+// client.local_addresses.
+func clientAddrs(c report.Client) []string {
+	var out []string
+	for _, s := range c.LocalAddresses {
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, a.WithZone("").String())
+		}
+	}
+	return words.Dedupe(out)
+}
+
+// shellQuote quotes s as one word for a POSIX shell: in single quotes,
+// each single quote inside closing the quotes, escaped, and reopening them.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// wrapInts joins v with ", ", breaking the line after every n values.
+func wrapInts(v []int, n int, indent string) string {
+	var b strings.Builder
+	for i, p := range v {
+		switch {
+		case i > 0 && i%n == 0:
+			b.WriteString("," + indent)
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(p))
+	}
+	return b.String()
+}
+
+// failExpr is a KQL predicate true for the statuses that count as failures.
+func (q *logQuery) failExpr(col string) string {
+	var parts []string
+	for _, r := range q.fail.Ranges() {
+		if r[0] == r[1] {
+			parts = append(parts, fmt.Sprintf("%s == %d", col, r[0]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s between (%d .. %d)", col, r[0], r[1]))
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return "false"
+	case 1:
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, " or ") + ")"
+}
+
+func kqlStrings(v []string) string {
+	q := make([]string, len(v))
+	for i, s := range v {
+		q[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+	}
+	return strings.Join(q, ", ")
+}
+
+const portNote = "// the client ports pinprobe used: delete this line if a NAT or proxy sits between it and the gateway"
+
+// withNote is a filter line of a query and the comment that says when
+// to delete it: after the line, or, for a filter of several lines, on a
+// line of its own before them, naming the filter by where it ends ("delete
+// this line" would break the query, and a count of lines would be wrong
+// once a terminal wraps them).
+func withNote(line, note string) string {
+	if !strings.Contains(line, "\n") {
+		return line + "  " + note + "\n"
+	}
+	note = strings.Replace(note, "delete this line", "delete the filter below, to its closing parenthesis,", 1)
+	note = strings.Replace(note, "drop this line", "drop the filter below, to its closing parenthesis,", 1)
+	return note + "\n" + line + "\n"
+}
+
+// agw returns the AGWAccessLogs query: a summary by backend when summary is
+// set, else the requests one by one.
+func (q *logQuery) agw(summary bool) string {
+	var b strings.Builder
+	b.WriteString("AGWAccessLogs\n")
+	fmt.Fprintf(&b, "| where TimeGenerated between (%s .. %s)\n", q.from, q.to)
+	if len(q.hosts) > 0 {
+		h := kqlStrings(q.hosts)
+		fmt.Fprintf(&b, "| where Host in~ (%s) or OriginalHost in~ (%s)\n", h, h)
+	}
+	// Columns an older revision of the table may lack are read through
+	// column_ifexists, so the query runs on every workspace.
+	b.WriteString(`| extend Port = toint(column_ifexists("ClientPort", int(null))), Listener = tostring(column_ifexists("ListenerName", "")),` + "\n")
+	b.WriteString(`    ErrorInfo = tostring(column_ifexists("ErrorInfo", ""))` + "\n")
+	if q.ports != "" {
+		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, portNote))
+	}
+	if summary {
+		fmt.Fprintf(&b, "| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n", q.failExpr("HttpStatus"))
+		b.WriteString("    by Listener, ServerRouted, HttpStatus, ServerStatus, ErrorInfo, InstanceId\n")
+		b.WriteString("| order by Failed desc, Requests desc\n")
+	} else {
+		b.WriteString("| project TimeGenerated, ClientIp, Port, Listener, Host, RequestUri, HttpStatus, ServerStatus, ServerRouted,\n")
+		b.WriteString("    ServerResponseLatency, TimeTaken, ErrorInfo, TransactionId, InstanceId, BackendPoolName, BackendSettingName\n")
+		b.WriteString("| order by TimeGenerated asc\n")
+	}
+	return b.String()
+}
+
+// diagnostics returns the same summary for the AzureDiagnostics table.
+func (q *logQuery) diagnostics() string {
+	var b strings.Builder
+	b.WriteString("AzureDiagnostics\n")
+	b.WriteString(`| where Category == "ApplicationGatewayAccessLog"` + "\n")
+	fmt.Fprintf(&b, "| where TimeGenerated between (%s .. %s)\n", q.from, q.to)
+	if len(q.hosts) > 0 {
+		fmt.Fprintf(&b, "| where host_s in~ (%s)\n", kqlStrings(q.hosts))
+	}
+	b.WriteString(`| extend HttpStatus = toint(httpStatus_d), ServerRouted = tostring(column_ifexists("serverRouted_s", "")),` + "\n")
+	b.WriteString(`    ServerStatus = tostring(column_ifexists("serverStatus_s", "")), Port = toint(column_ifexists("clientPort_d", real(null))),` + "\n")
+	b.WriteString(`    Listener = tostring(column_ifexists("listenerName_s", ""))` + "\n")
+	if q.ports != "" {
+		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, portNote))
+	}
+	fmt.Fprintf(&b, "| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n", q.failExpr("HttpStatus"))
+	b.WriteString("    by Listener, ServerRouted, HttpStatus, ServerStatus, instanceId_s\n")
+	b.WriteString("| order by Failed desc, Requests desc\n")
+	return b.String()
+}
+
+// athena is an Athena query over an Application Load Balancer's access
+// logs, in the table layout of AWS's documented CREATE TABLE (alb_logs):
+// the failed requests of the run, from ports when there are any, else from
+// the client's port range.
+func athena(r *report.Report, fail report.FailStatus, ports []int) string {
+	var b strings.Builder
+	b.WriteString("SELECT time, client_ip, client_port, target_ip, target_port, elb_status_code, target_status_code,\n")
+	b.WriteString("       request_url, trace_id, error_reason, target_processing_time\n")
+	b.WriteString("FROM alb_logs\n")
+	fmt.Fprintf(&b, "WHERE time BETWEEN '%s' AND '%s'\n", r.StartedAt.Add(-logMargin).UTC().Format(mdTime), r.EndedAt.Add(logMargin).UTC().Format(mdTime))
+	if c := r.Client; len(ports) > 0 {
+		b.WriteString(withNote("  AND client_port IN ("+wrapInts(ports, 12, "\n    ")+")", "-- pinprobe's client ports; drop this line behind a NAT"))
+	} else if c.PortsCount > 0 {
+		fmt.Fprintf(&b, "  AND client_port BETWEEN %d AND %d  -- pinprobe's client ports; drop this line behind a NAT\n", c.PortMin, c.PortMax)
+	}
+	fmt.Fprintf(&b, "  AND (%s)\n", sqlFail(fail, "elb_status_code"))
+	b.WriteString("ORDER BY time\n")
+	return b.String()
+}
+
+// sqlFail is a SQL predicate true for the statuses that count as failures.
+func sqlFail(fail report.FailStatus, col string) string {
+	var parts []string
+	for _, r := range fail.Ranges() {
+		if r[0] == r[1] {
+			parts = append(parts, fmt.Sprintf("%s = %d", col, r[0]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s BETWEEN %d AND %d", col, r[0], r[1]))
+		}
+	}
+	if len(parts) == 0 {
+		return "FALSE"
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// The shell commands below are built from pinprobe's own words, times it
+// formats, numbers, and addresses that parsed as IP addresses (clientAddrs),
+// and each argument made of them is quoted (shellQuote): pasting one runs
+// what it says and nothing else, whatever a saved report held.
+
+// nginxLog finds the run in nginx's logs: its error log names the client,
+// the upstream address and the reason of every failed proxying.
+func nginxLog(r *report.Report) string {
+	from, to := r.StartedAt.Add(-logMargin), r.EndedAt.Add(logMargin)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# the error log during the run (adjust the times to the server's time zone)\n")
+	fmt.Fprintf(&b, "awk %s /var/log/nginx/error.log | grep upstream\n", shellQuote(fmt.Sprintf(`$1" "$2 >= "%s" && $1" "$2 <= "%s"`,
+		from.UTC().Format("2006/01/02 15:04:05"), to.UTC().Format("2006/01/02 15:04:05"))))
+	if addrs := clientAddrs(r.Client); len(addrs) > 0 {
+		fmt.Fprintf(&b, "# the access log's lines from this client (the default format has no client port)\n")
+		fmt.Fprintf(&b, "grep -E %s /var/log/nginx/access.log | grep ' \" [0-9]* ' \n", shellQuote("^("+strings.Join(regexpQuote(addrs), "|")+") "))
+	}
+	return b.String()
+}
+
+// haproxyLog finds requests in HAProxy's log, whose httplog lines start
+// with the client address and port: those from ports when there are any,
+// else those from the client addresses (IP addresses: see clientAddrs); ""
+// when there is neither.
+func haproxyLog(addrs []string, ports []int) string {
+	var p []string
+	for _, n := range ports {
+		if n > 0 && n < 1<<16 {
+			p = append(p, strconv.Itoa(n))
+		}
+	}
+	switch {
+	case len(p) > 0:
+		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", shellQuote(":("+strings.Join(p, "|")+`) \[`))
+	case len(addrs) > 0:
+		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", shellQuote("("+strings.Join(regexpQuote(addrs), "|")+`):[0-9]+ \[`))
+	}
+	return ""
+}
+
+func regexpQuote(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = regexp.QuoteMeta(s)
+	}
+	return out
+}
+
+// failingPorts lists the client ports of the failing connections, sorted.
+func failingPorts(v *View) []int {
+	var ports []int
+	for _, c := range v.Conns {
+		for _, r := range c.Rows {
+			ports = append(ports, int(r.Port))
+		}
+	}
+	sort.Ints(ports)
+	return slices.Compact(ports)
+}
+
+// answeredBy lists the recognised gateways that produced failures, in the
+// order of the fingerprints (most failures first).
+func answeredBy(r *report.Report) []string {
+	var out []string
+	for _, f := range r.Fingerprints {
+		if f.Producer != "" {
+			out = append(out, f.Producer)
+		}
+	}
+	return words.Dedupe(out)
+}
+
+var requestIDPattern = regexp.MustCompile(`^(pinprobe-[0-9a-f]+-)[0-9]+-[0-9]+$`)
+
+// requestIDWords says which X-Request-Id values to look for: the run's
+// prefix when pinprobe made them (each unique), and the samples' values.
+func requestIDWords(r *report.Report) []Span {
+	var ids, prefixes []string
+	own := true // every ID is one pinprobe made
+	for _, e := range r.Endpoints {
+		for _, s := range e.Samples {
+			if s.RequestID == "" {
+				continue
+			}
+			ids = append(ids, s.RequestID)
+			if m := requestIDPattern.FindStringSubmatch(s.RequestID); m != nil {
+				prefixes = append(prefixes, m[1])
+			} else {
+				own = false
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return []Span{{Text: "none in this report: no request was kept as a sample ("}, {Text: "--samples 0", Code: true},
+			{Text: "), or the run used "}, {Text: "--no-request-id", Code: true}}
+	}
+	codes := func(lead string, v []string, sep string) []Span {
+		out := []Span{{Text: lead}}
+		for i, id := range v {
+			if i > 0 {
+				out = append(out, Span{Text: sep})
+			}
+			out = append(out, Span{Text: id, Code: true})
+		}
+		return out
+	}
+	ids = words.Dedupe(ids)
+	if !own {
+		return codes("the samples above carried ", ids, ", ")
+	}
+	sort.Strings(prefixes)
+	out := codes("every request carried a unique one, starting with ", slices.Compact(prefixes), " or ")
+	out = append(out, Span{Text: ". Gateways usually pass it on to the backend, so its logs may have it too. "})
+	return append(out, codes("The samples above: ", ids, ", ")...)
+}
+
+// failureWords lists the failing statuses to look for, and the failures that
+// have no status to look for.
+func failureWords(r *report.Report, fail report.FailStatus) []Span {
+	statuses := map[string]int64{}
+	for k, v := range r.Totals.Status {
+		if n, err := strconv.Atoi(k); err == nil && fail.Fails(n) {
+			statuses[k] = v
+		}
+	}
+	var out []Span
+	if len(statuses) > 0 {
+		out = append(out, Span{Text: "failed requests were answered " + counts(statuses, " ×")})
+	}
+	if len(r.Totals.Errors) > 0 {
+		if len(out) > 0 {
+			out = append(out, Span{Text: "; "})
+		}
+		out = append(out, Span{Text: counts(r.Totals.Errors, " ×"), Outside: true},
+			Span{Text: " got no HTTP response at all, so no log shows a status for them: look for refused, reset or timed-out connections at those times"})
+	}
+	if len(out) == 0 {
+		return []Span{{Text: "no request failed"}}
+	}
+	return out
+}

@@ -1,0 +1,289 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// OverTimeView is the run over time, per family and per suspect: requests
+// and failures, p50 and p99 latency per slice of the run. Its slices are
+// the timeline's buckets, merged into at most OverTimeColumns.
+type OverTimeView struct {
+	From    report.Time
+	Step    float64 // seconds per slice
+	Columns int
+	Scopes  []TimeScope
+	// Note says which scopes kept no latencies over time, "" when all did.
+	Note string
+}
+
+// OverTimeColumns is the most slices OverTimeView cuts a run into.
+const OverTimeColumns = maxColumns
+
+// TimeScope is one family or suspect over time.
+type TimeScope struct {
+	// Kind is "family", "address", "instance" or "connections"; What says
+	// it for a reader, Label names the scope: "IPv4 (127.0.0.1,
+	// 127.0.0.2)", "::1", "X-Served-By: gw-3 behind 127.0.0.2",
+	// "connections of 127.0.0.2".
+	Kind, What, Label string
+	// Tag says what the verdict named in it, "" when nothing: "suspect",
+	// "failing connections".
+	Tag     string
+	Suspect bool
+	Failing bool
+	// Per slice: requests sent, those that failed, and their p50 and p99
+	// latencies in milliseconds (read from the timeline's latency bins;
+	// 0 where the slice had no request).
+	Requests, Failed []int64
+	P50, P99         []float64
+	// Latency says the scope's latencies were kept over time; without
+	// them P50 and P99 are all 0.
+	Latency bool
+	// Summary says when it failed and how slow it got: "failed from
+	// 20:43:05 to 20:43:09 UTC, in 4 of 5 slices; p99 highest at 20:43:07
+	// UTC (125ms, against 12.5ms in the median slice)", or "p99 at most
+	// 12.5ms" when no slice's p99 is 1.5 times the median slice's.
+	Summary string
+}
+
+// At is when slice i starts.
+func (o *OverTimeView) At(i int) time.Time {
+	return o.From.Add(report.SecondsDuration(o.Step * float64(i)))
+}
+
+// Clock says when slice i starts, to the second when slices are whole
+// seconds (a run starts at any millisecond; its slices' times are
+// rounded, the hover titles' and the axis' are not).
+func (o *OverTimeView) Clock(i int) string {
+	if o.Step >= 1 && o.Step == math.Trunc(o.Step) {
+		return o.At(i).UTC().Round(time.Second).Format("15:04:05")
+	}
+	return clockOf(o.At(i), o.Step)
+}
+
+// epKey names the data an endpoint's scope is drawn from, so a suspect
+// that is its family's only endpoint is drawn once.
+func epKey(target, addr string) string { return "endpoint\x00" + target + "\x00" + addr }
+
+// overTime prepares the families and the suspects over time; see
+// OverTimeView.
+func (v *View) overTime(r *report.Report) {
+	tl := &r.Timeline
+	buckets := 0
+	for _, s := range tl.Series {
+		buckets = max(buckets, len(s.Requests))
+	}
+	if buckets == 0 || tl.IntervalS <= 0 || len(tl.Series) != len(r.Endpoints) {
+		return
+	}
+	per := (buckets + OverTimeColumns - 1) / OverTimeColumns
+	cols := (buckets + per - 1) / per
+	o := &v.OverTime
+	*o = OverTimeView{From: tl.Start, Step: tl.IntervalS * float64(per), Columns: cols}
+	// column sums b's buckets into the slices.
+	column := func(b []int64) []int64 {
+		out := make([]int64, cols)
+		for i, n := range b {
+			out[i/per] += n
+		}
+		return out
+	}
+	// quantiles reads each slice's p50 and p99 from l.
+	quantiles := func(s *TimeScope, l *report.Latencies) {
+		if l == nil || l.Buckets() != buckets {
+			return
+		}
+		s.Latency = true
+		s.P50, s.P99 = make([]float64, cols), make([]float64, cols)
+		for c := range cols {
+			var bins report.BinCounts
+			var n int64
+			for i := c * per; i < min((c+1)*per, buckets); i++ {
+				bins.Add(l, i)
+				n += l.Total(i)
+			}
+			s.P50[c], s.P99[c] = bins.Quantile(n, 0.5), bins.Quantile(n, 0.99)
+		}
+	}
+	at := map[string]int{} // scope key -> index in Scopes
+	famLat := map[string]*report.Latencies{}
+	for i := range tl.Families {
+		famLat[tl.Families[i].Family] = &tl.Families[i].Latency
+	}
+	for _, fam := range words.SortedKeys(r.Families) {
+		var idx []int
+		for i := range r.Endpoints {
+			if r.Endpoints[i].Family == fam {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		s := TimeScope{Kind: "family", What: "family", Requests: make([]int64, cols), Failed: make([]int64, cols)}
+		var labels []string
+		for _, i := range idx {
+			labels = append(labels, v.Label(&r.Endpoints[i]))
+			req, failed := column(tl.Series[i].Requests), column(tl.Series[i].Failed)
+			for c := range cols {
+				s.Requests[c] += req[c]
+				s.Failed[c] += failed[c]
+			}
+		}
+		s.Label = words.FamilyName(fam) + " (" + strings.Join(words.CapItems(labels, 3), ", ") + ")"
+		quantiles(&s, famLat[fam])
+		key := "family\x00" + fam
+		if len(idx) == 1 {
+			e := &r.Endpoints[idx[0]]
+			key = epKey(e.Target, e.Address)
+		}
+		at[key] = len(o.Scopes)
+		o.Scopes = append(o.Scopes, s)
+	}
+	groups := map[string]*report.GroupSeries{}
+	for i := range tl.Groups {
+		g := &tl.Groups[i]
+		groups[g.Header+": "+g.Value] = g
+	}
+	var missing []string
+	// add draws suspect s as kind (an instance's chart, or its address's
+	// for its failing connections), named label.
+	add := func(s *report.Suspect, kind, what, label, url string) {
+		tag := "suspect"
+		if kind == report.SuspectConnections {
+			tag = "failing connections"
+		}
+		var key string
+		var scope TimeScope
+		switch kind {
+		case report.SuspectGroup:
+			key = "group\x00" + s.Group
+			g := groups[s.Group]
+			if g == nil {
+				missing = append(missing, label)
+				return
+			}
+			scope = TimeScope{Requests: column(g.Requests), Failed: column(g.Failed)}
+			quantiles(&scope, &g.Latency)
+		default:
+			key = epKey(s.Target, s.Address)
+			e := -1
+			for j := range r.Endpoints {
+				if r.Endpoints[j].Target == s.Target && r.Endpoints[j].Address == s.Address {
+					e = j
+					break
+				}
+			}
+			if e < 0 {
+				return
+			}
+			ser := &tl.Series[e]
+			scope = TimeScope{Requests: column(ser.Requests), Failed: column(ser.Failed)}
+			quantiles(&scope, ser.Latency)
+			if !scope.Latency {
+				missing = append(missing, label)
+			}
+		}
+		if j, ok := at[key]; ok {
+			// The same requests as a scope already drawn (a family's one
+			// address, or an address named for itself and its
+			// connections): named there.
+			o.Scopes[j].Suspect = true
+			if o.Scopes[j].Tag == "" || o.Scopes[j].Tag == "failing connections" {
+				o.Scopes[j].Tag = tag
+			}
+			return
+		}
+		scope.Kind, scope.What, scope.Label, scope.Tag, scope.Suspect = what, what, label, tag, true
+		if url != "" {
+			scope.Label += " " + url
+		}
+		at[key] = len(o.Scopes)
+		o.Scopes = append(o.Scopes, scope)
+	}
+	for i, sr := range v.Verdict.Suspects {
+		s := &r.Verdict.Suspects[i]
+		add(s, s.Kind, sr.What, sr.Label, sr.URL)
+		if s.Kind == report.SuspectGroup && failingConns(s) {
+			// The instance's evidence, its address's failing connections:
+			// the address over time.
+			add(s, report.SuspectConnections, "connections", "connections of "+s.Address, sr.URL)
+		}
+	}
+	for i := range o.Scopes {
+		s := &o.Scopes[i]
+		for _, n := range s.Failed {
+			s.Failing = s.Failing || n > 0
+		}
+		s.Summary = o.summary(s)
+	}
+	if len(tl.Families) == 0 {
+		// A report written before the timeline kept latencies, or merged
+		// with one: requests and failures only.
+		o.Note = "This report holds no latency over time (it was written before pinprobe kept it, or merged with such a report): requests and failures only."
+	} else if len(missing) > 0 {
+		o.Note = fmt.Sprintf("No latency over time for %s: a run keeps it for every family and for its first %d endpoints and %d instances.",
+			words.JoinAnd(words.CapItems(missing, 4)), report.MaxLatencyEndpoints, report.MaxGroupSeries)
+	}
+}
+
+// summary says when s failed and when it was slowest.
+func (o *OverTimeView) summary(s *TimeScope) string {
+	first, last, failing, sent := -1, -1, 0, 0
+	for c := range s.Requests {
+		if s.Requests[c] > 0 {
+			sent++
+		}
+		if s.Failed[c] > 0 {
+			if first < 0 {
+				first = c
+			}
+			last, failing = c, failing+1
+		}
+	}
+	clock := func(c int) string { return o.Clock(c) }
+	var parts []string
+	switch {
+	case sent == 0:
+		return "no requests"
+	case failing == 0:
+		parts = append(parts, "no failures")
+	case failing == sent:
+		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in every slice", clock(first), clock(last+1)))
+	default:
+		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in %d of %d slices", clock(first), clock(last+1), failing, sent))
+	}
+	if s.Latency {
+		peak := -1
+		var p99s []float64
+		for c := range s.P99 {
+			if s.Requests[c] == 0 {
+				continue
+			}
+			p99s = append(p99s, s.P99[c])
+			if peak < 0 || s.P99[c] > s.P99[peak] {
+				peak = c
+			}
+		}
+		slices.Sort(p99s)
+		typical := p99s[(len(p99s)-1)/2]
+		if s.P99[peak] > steadyP99*typical {
+			parts = append(parts, fmt.Sprintf("p99 highest at %s UTC (%s, against %s in the median slice)", clock(peak), words.Latency(s.P99[peak], 1), words.Latency(typical, 1)))
+		} else {
+			parts = append(parts, fmt.Sprintf("p99 at most %s", words.Latency(s.P99[peak], 1)))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// steadyP99 is how many times its median a scope's highest p99 over time
+// must be to be named as a peak, with when; under it only the highest is
+// said.
+const steadyP99 = 1.5

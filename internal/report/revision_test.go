@@ -1,0 +1,224 @@
+package report_test
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/report"
+)
+
+// revision1 is a report pinprobe 0.1.0 wrote before revisions (the demo's,
+// of main 0255458), kept as it was: every later pinprobe must read it.
+const revision1 = "testdata/revision1-demo.json"
+
+// newerFields adds members a newer revision could have, at every kind of
+// place: the top, a nested object, an array element decoded on its own
+// (an endpoint, a sample), a map's value (a family's stats).
+func newerFields(t *testing.T, m map[string]any) {
+	m["outage"] = map[string]any{"since": "2026-06-16T20:43:00.000Z", "addresses": []any{"::1"}}
+	fixture.Obj(t, m, "verdict")["confidence"] = 0.99
+	fixture.Obj(t, m, "endpoints", "0")["tcp_rtt_ms"] = 3.0
+	fixture.Obj(t, m, "endpoints", "1")["tcp_rtt_ms"] = 0.0
+	fixture.Obj(t, m, "families", "ipv6")["tcp_rtt_ms"] = 3.0
+	fixture.Obj(t, m, "endpoints", "1", "samples", "0")["trace"] = []any{map[string]any{"hop": 1.0}}
+}
+
+// TestRevisionNewerRead: a report of a newer revision is read without the
+// fields this pinprobe does not know, and a note names them; its counts,
+// verdict and everything known are read as they were.
+func TestRevisionNewerRead(t *testing.T) {
+	good := goldenJSON(t)
+	want, err := report.ParseReport(good, "now.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Revision != report.Revision {
+		t.Errorf("a report written now has revision %d, want %d", want.Revision, report.Revision)
+	}
+	newer := fixture.EditJSON(t, good, func(m map[string]any) {
+		m["revision"] = float64(report.Revision + 1)
+		newerFields(t, m)
+	})
+	got, err := report.ParseReport(newer, "newer.json")
+	if err != nil {
+		t.Fatalf("a report of a newer revision with fields this pinprobe does not know: %v", err)
+	}
+	if len(got.Notes) != 1 {
+		t.Fatalf("notes = %q, want one saying what was left out", got.Notes)
+	}
+	note := got.Notes[0]
+	for _, w := range []string{"newer.json was written by a newer pinprobe", "revision 3", "6 fields it does not know were left out",
+		"outage", "verdict.confidence", "endpoints[].tcp_rtt_ms", "families.ipv6.tcp_rtt_ms", "endpoints[].samples[].trace"} {
+		if !strings.Contains(note, w) {
+			t.Errorf("note %q does not say %q", note, w)
+		}
+	}
+	if strings.Count(note, "endpoints[].tcp_rtt_ms") != 1 {
+		t.Errorf("note %q names one field of every endpoint more than once", note)
+	}
+	got.Notes, got.Revision = nil, want.Revision
+	var a, b bytes.Buffer
+	if err := report.JSON(&a, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.JSON(&b, got); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("what a newer revision's report holds of this revision reads differently:\n%s\nwant\n%s", b.String(), a.String())
+	}
+	// Written again, it is a report of this revision, which says what
+	// it lost, and reads back without a word more.
+	back := fixture.RoundTrip(t, mustParse(t, newer, "newer.json"), "again.json")
+	if back.Revision != report.Revision || len(back.Notes) != 1 || !strings.Contains(back.Notes[0], "newer.json was written by a newer pinprobe") {
+		t.Errorf("re-written: revision %d, notes %q; want revision %d and the note kept", back.Revision, back.Notes, report.Revision)
+	}
+	fixture.CheckSchema(t, "report", fixture.ReportJSON(t, back))
+}
+
+// TestRevisionUnknownRefused: in a report of this revision or older, a
+// field the format does not have is refused, as before revisions: it is
+// a forgery or a mistake, not something a newer pinprobe added.
+func TestRevisionUnknownRefused(t *testing.T) {
+	good := goldenJSON(t)
+	for _, rev := range []any{nil, 1.0, float64(report.Revision)} {
+		data := fixture.EditJSON(t, good, func(m map[string]any) {
+			if rev == nil {
+				delete(m, "revision")
+			} else {
+				m["revision"] = rev
+			}
+			fixture.Obj(t, m, "endpoints", "0")["tcp_rtt_ms"] = 3.0
+		})
+		_, err := report.ParseReport(data, "odd.json")
+		if err == nil || !strings.Contains(err.Error(), `unknown field "tcp_rtt_ms"`) || !strings.HasPrefix(err.Error(), "read report odd.json: ") {
+			t.Errorf("revision %v with a field the format does not have: err = %v, want it refused, naming it", rev, err)
+		}
+	}
+	for _, tc := range []struct {
+		rev  any
+		want string
+	}{
+		{0.0, "revision 0: want a whole number from 1"},
+		{-2.0, "revision -2: want a whole number from 1"},
+		{2.5, "revision 2.5: want a whole number from 1"},
+		{"3", `revision "3": want a whole number from 1`},
+	} {
+		data := fixture.EditJSON(t, good, func(m map[string]any) {
+			m["revision"] = tc.rev
+			m["outage"] = true // so the head is read for the reason
+		})
+		if _, err := report.ParseReport(data, "odd.json"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("revision %v: err = %v, want %q", tc.rev, err, tc.want)
+		}
+	}
+	// A newer revision is no way past the checks of what is known: a
+	// field it has that this pinprobe knows is checked as ever.
+	data := fixture.EditJSON(t, good, func(m map[string]any) {
+		m["revision"] = 9.0
+		m["outage"] = true
+		fixture.Obj(t, m, "endpoints", "0")["bytes"] = -1.0
+	})
+	if _, err := report.ParseReport(data, "odd.json"); err == nil || !strings.Contains(err.Error(), "endpoints[0].bytes: -1 is negative") {
+		t.Errorf("a newer revision with a negative count: err = %v, want it refused", err)
+	}
+}
+
+// TestRevision1Read: a report written before revisions (revision 1) reads,
+// re-renders as this revision, and merges with a report of this revision;
+// the merged report records each input's revision.
+func TestRevision1Read(t *testing.T) {
+	data, err := os.ReadFile(revision1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(`"revision"`)) {
+		t.Fatalf("%s has a revision: it must stay as revision 1 wrote it", revision1)
+	}
+	old := mustParse(t, data, "old.json")
+	if old.Revision != 0 || old.Totals.Requests == 0 || old.Verdict.Status != report.VerdictConcentrated {
+		t.Fatalf("revision 1 read as revision %d, %d requests, verdict %q", old.Revision, old.Totals.Requests, old.Verdict.Status)
+	}
+	again := fixture.RoundTrip(t, old, "again.json")
+	if again.Revision != report.Revision || again.Totals.Requests != old.Totals.Requests || again.Totals.HDR != old.Totals.HDR {
+		t.Errorf("revision 1 written again: revision %d (want %d), %d requests (want %d)", again.Revision, report.Revision, again.Totals.Requests, old.Totals.Requests)
+	}
+	now := fixture.GoldenReport(t)
+	merged, err := fixture.MergeJudged([]*report.Report{old, now}, []string{"old.json", "now.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Revision != report.Revision {
+		t.Errorf("merged revision %d, want %d", merged.Revision, report.Revision)
+	}
+	if r0, r1 := merged.Inputs[0].Revision, merged.Inputs[1].Revision; r0 != 1 || r1 != report.Revision {
+		t.Errorf("inputs' revisions %d, %d; want 1, %d", r0, r1, report.Revision)
+	}
+	if merged.Totals.Requests != old.Totals.Requests+now.Totals.Requests {
+		t.Errorf("merged %d requests, want %d", merged.Totals.Requests, old.Totals.Requests+now.Totals.Requests)
+	}
+	fixture.CheckSchema(t, "report", fixture.ReportJSON(t, merged))
+}
+
+// TestRevisionNewerMerged: a merge of a report of a newer revision with
+// one of revision 1 is of this revision and keeps the note of what
+// reading the newer left out.
+func TestRevisionNewerMerged(t *testing.T) {
+	newer := fixture.EditJSON(t, goldenJSON(t), func(m map[string]any) {
+		m["revision"] = float64(report.Revision + 1)
+		newerFields(t, m)
+	})
+	old, err := os.ReadFile(revision1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mustParse(t, newer, "newer.json")
+	merged, err := report.Merge([]*report.Report{a, mustParse(t, old, "old.json")}, []string{"newer.json", "old.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range merged.Notes {
+		found = found || strings.HasPrefix(n, "newer.json was written by a newer pinprobe")
+	}
+	if !found {
+		t.Errorf("merged notes %q do not say what newer.json lost", merged.Notes)
+	}
+	if merged.Inputs[0].Revision != report.Revision+1 {
+		t.Errorf("input revision %d, want %d", merged.Inputs[0].Revision, report.Revision+1)
+	}
+}
+
+func mustParse(t *testing.T, data []byte, name string) *report.Report {
+	t.Helper()
+	r, err := report.ParseReport(data, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestRevisionNewerStrictAsEver: what a newer revision's report is read
+// without is only what this pinprobe does not know: data after the report
+// is refused as it is from a report of this revision, and a field known
+// here whose key differs in case is read as encoding/json reads it.
+func TestRevisionNewerStrictAsEver(t *testing.T) {
+	newer := fixture.EditJSON(t, goldenJSON(t), func(m map[string]any) {
+		m["revision"] = float64(report.Revision + 1)
+		m["cause"] = "gremlins"
+		delete(m, "interrupted")
+		m["Interrupted"] = true
+	})
+	r, err := report.ParseReport(newer, "newer.json")
+	if err != nil || !r.Interrupted || !strings.Contains(r.Notes[0], "1 field it does not know was left out (cause)") {
+		t.Errorf("a known field in another case: err %v, interrupted %v, notes %q", err, r != nil && r.Interrupted, r.Notes)
+	}
+	trailing := append(slices.Clone(newer), []byte(` {"schema": "x"} garbage`)...)
+	if _, err := report.ParseReport(trailing, "newer.json"); err == nil || !strings.Contains(err.Error(), "data after the report") {
+		t.Errorf("a newer revision's report with data after it: err %v, want it refused", err)
+	}
+}

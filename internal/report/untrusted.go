@@ -1,0 +1,508 @@
+package report
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// Bounds on the numbers of a saved report. pinprobe writes none past them;
+// a forged report could, and then every count, duration and timestamp a
+// merge, a test or a chart computes from them could overflow.
+const (
+	// MaxCount is the largest count (and the largest of any other number
+	// but durations) a saved report may hold: 2⁴⁰, about 1.1 trillion
+	// requests, a year at 35,000 requests/s. Sums of a report's counts then
+	// stay far from overflowing.
+	MaxCount = 1 << 40
+	// MaxBytes bounds a count of response bytes, which feeds no test:
+	// 2⁵³, what a JSON number holds exactly.
+	MaxBytes = 1 << 53
+	// MaxSeconds bounds every duration in a report (the *_s fields, and
+	// the *_ms ones in milliseconds): 100 years.
+	MaxSeconds = 100 * 365.25 * 24 * 3600
+)
+
+// The timestamps a saved report may hold, besides the zero time of a field
+// left unset: from 1970 (a machine whose clock was never set) to 2200, so
+// the time between any two of them fits a time.Duration.
+var (
+	minReportTime = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxReportTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+var timeType = reflect.TypeFor[Time]()
+
+// checkNumbers walks every number and timestamp of r and refuses, naming
+// its place in the document: a negative number, a count past MaxCount, a
+// duration past MaxSeconds, a timestamp outside 1970 to 2200. Every number
+// of the schema is a count, a duration, a rate, a p-value or a level, none
+// of them negative.
+func checkNumbers(r *Report) error {
+	w := &numberWalk{}
+	w.value(reflect.ValueOf(r).Elem(), unitCount)
+	return w.err
+}
+
+// unit is what a float field measures, which bounds it.
+type unit int
+
+const (
+	unitCount unit = iota
+	unitSeconds
+	unitMillis
+	unitBytes
+)
+
+// numberWalk holds the path to the value being checked, for the error.
+type numberWalk struct {
+	path []string
+	err  error
+}
+
+func (w *numberWalk) where() string {
+	var b strings.Builder
+	for _, p := range w.path {
+		if !strings.HasPrefix(p, "[") && b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(shown(p))
+	}
+	return b.String()
+}
+
+func (w *numberWalk) fail(format string, args ...any) {
+	if w.err == nil {
+		w.err = fmt.Errorf("%s: %s", w.where(), fmt.Sprintf(format, args...))
+	}
+}
+
+func (w *numberWalk) value(v reflect.Value, u unit) {
+	if w.err != nil {
+		return
+	}
+	if v.Type() == timeType {
+		t := v.Interface().(Time)
+		if !t.IsZero() && (t.Before(minReportTime) || !t.Before(maxReportTime)) {
+			w.fail("time %s is outside 1970 to 2200", t.UTC().Format(time.RFC3339))
+		}
+		return
+	}
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		switch n := v.Int(); {
+		case n < 0:
+			w.fail("%d is negative", n)
+		case u == unitBytes && n > MaxBytes:
+			w.fail("%d is more bytes than any pinprobe run counts (at most 2^53)", n)
+		case u != unitBytes && n > MaxCount:
+			w.fail("%d is more than any pinprobe run counts (at most 2^40)", n)
+		}
+	case reflect.Float32, reflect.Float64:
+		limit := float64(MaxCount)
+		switch u {
+		case unitSeconds:
+			limit = MaxSeconds
+		case unitMillis:
+			limit = MaxSeconds * 1000
+		}
+		switch f := v.Float(); {
+		case f < 0:
+			w.fail("%v is negative", f)
+		case f > limit:
+			w.fail("%v is larger than any pinprobe run measures", f)
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			w.value(v.Elem(), u)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			w.path = append(w.path, "["+strconv.Itoa(i)+"]")
+			w.value(v.Index(i), u)
+			w.path = w.path[:len(w.path)-1]
+			if w.err != nil {
+				return
+			}
+		}
+	case reflect.Map:
+		if !isNumeric(v.Type().Elem()) && v.Type().Elem().Kind() != reflect.Pointer && v.Type().Elem().Kind() != reflect.Struct {
+			return
+		}
+		it := v.MapRange()
+		for it.Next() {
+			w.path = append(w.path, strconv.Quote(it.Key().String()))
+			w.value(it.Value(), u)
+			w.path = w.path[:len(w.path)-1]
+			if w.err != nil {
+				return
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			fu := u
+			switch {
+			case strings.HasSuffix(name, "_s"):
+				fu = unitSeconds
+			case strings.HasSuffix(name, "_ms"):
+				fu = unitMillis
+			case name == "bytes":
+				fu = unitBytes
+			}
+			if !f.Anonymous {
+				w.path = append(w.path, name)
+			}
+			w.value(v.Field(i), fu)
+			if !f.Anonymous {
+				w.path = w.path[:len(w.path)-1]
+			}
+			if w.err != nil {
+				return
+			}
+		}
+	}
+}
+
+func isNumeric(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// cleanStrings makes every string of r that came from outside — all of
+// them, in a report read back from a file — safe to keep and show: control
+// characters and the invisible ones that reorder text are written out as
+// \xNN or \u{NNNN} (words.SafeText), newlines and tabs kept in bodies
+// only. Map keys are cleaned too; two keys that clean to the same one are
+// added up (counts) or the first kept (header values). Renderers still
+// escape for their own format; this is what every one of them receives.
+func cleanStrings(r *Report) {
+	cleanValue(reflect.ValueOf(r).Elem(), false)
+}
+
+func cleanValue(v reflect.Value, multiline bool) {
+	switch v.Kind() {
+	case reflect.String:
+		if s := v.String(); s != "" {
+			if c := words.SafeText(s, multiline); c != s {
+				v.SetString(c)
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			cleanValue(v.Elem(), multiline)
+		}
+	case reflect.Slice, reflect.Array:
+		if k := v.Type().Elem().Kind(); isNumeric(v.Type().Elem()) || k == reflect.Bool {
+			return
+		}
+		for i := range v.Len() {
+			cleanValue(v.Index(i), multiline)
+		}
+	case reflect.Map:
+		cleanMap(v)
+	case reflect.Struct:
+		if v.Type() == timeType {
+			return
+		}
+		t := v.Type()
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			cleanValue(v.Field(i), name == "body")
+		}
+	}
+}
+
+// cleanMap cleans a map's keys and values in place.
+func cleanMap(v reflect.Value) {
+	if v.IsNil() || v.Len() == 0 {
+		return
+	}
+	elem := v.Type().Elem()
+	keys := v.MapKeys()
+	slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+	for _, k := range keys {
+		ck := words.SafeText(k.String(), false)
+		if ck == k.String() && isNumeric(elem) {
+			continue
+		}
+		val := v.MapIndex(k)
+		if !isNumeric(elem) {
+			// Values of maps of strings or pointers are cleaned in a copy
+			// (map values cannot be set in place).
+			cp := reflect.New(elem).Elem()
+			cp.Set(val)
+			cleanValue(cp, false)
+			val = cp
+		}
+		if ck == k.String() {
+			v.SetMapIndex(k, val)
+			continue
+		}
+		v.SetMapIndex(k, reflect.Value{}) // delete
+		nk := reflect.ValueOf(ck).Convert(k.Type())
+		switch old := v.MapIndex(nk); {
+		case !old.IsValid():
+			v.SetMapIndex(nk, val)
+		case elem.Kind() == reflect.Int64:
+			v.SetMapIndex(nk, reflect.ValueOf(old.Int()+val.Int()).Convert(elem))
+		}
+	}
+}
+
+// checkAddresses refuses what must be an address and is not: an endpoint's
+// address (of the family it is filed under), a timeline series that is not
+// its endpoint's, a sample's local and remote ip:port, the client's local
+// addresses, the DNS answers and changes, and the addresses that failure
+// kinds and instances count by. The families are "ipv4" and "ipv6", an
+// endpoint's target is an http or https URL of its host and port, and a
+// run ID is one.
+func checkAddresses(r *Report) (errs []error, more int) {
+	bad := func(format string, args ...any) {
+		if len(errs) < 3 {
+			errs = append(errs, fmt.Errorf(format, args...))
+		} else {
+			more++
+		}
+	}
+	addr := func(where, s string) {
+		if _, err := parseAddr(s); err != nil {
+			bad("%s: %q is not an IP address", where, shown(s))
+		}
+	}
+	addrPort := func(where, s string) {
+		if ap, err := netip.ParseAddrPort(s); s != "" && (err != nil || !validZone(ap.Addr().Zone())) {
+			bad("%s: %q is not an IP address and port", where, shown(s))
+		}
+	}
+	if !validRunID(r.RunID) {
+		bad("run_id: %q is not a run ID (8 to 64 lower-case hex digits)", shown(r.RunID))
+	}
+	for i, in := range r.Inputs {
+		if !validRunID(in.RunID) {
+			bad("inputs[%d].run_id: %q is not a run ID (8 to 64 lower-case hex digits)", i, shown(in.RunID))
+		}
+	}
+	for _, name := range words.SortedKeys(r.Families) {
+		if name != "ipv4" && name != "ipv6" {
+			bad("families: %q is not an address family (ipv4, ipv6)", shown(name))
+		}
+	}
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		where := fmt.Sprintf("endpoints[%d]", i)
+		a, err := parseAddr(e.Address)
+		if err != nil {
+			bad("%s: address %q is not an IP address", where, shown(e.Address))
+			continue
+		}
+		if fam := familyOf(a); e.Family != fam {
+			bad("%s: %s is an %s address, filed under family %q", where, shown(e.Address), fam, shown(e.Family))
+		}
+		u, err := url.Parse(e.Target)
+		switch {
+		case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+			bad("%s: target %q is not an http or https URL", where, shown(e.Target))
+		case u.Hostname() != e.Host:
+			bad("%s: host %q is not the host of its target %q", where, shown(e.Host), shown(e.Target))
+		case e.Port != urlPort(u):
+			bad("%s: port %d is not the port of its target %q", where, e.Port, shown(e.Target))
+		}
+		for j := range e.Samples {
+			addrPort(fmt.Sprintf("%s.samples[%d].local", where, j), e.Samples[j].Local)
+			addrPort(fmt.Sprintf("%s.samples[%d].remote", where, j), e.Samples[j].Remote)
+		}
+	}
+	endpoint := map[[2]string]bool{}
+	for i := range r.Endpoints {
+		endpoint[[2]string{r.Endpoints[i].Target, r.Endpoints[i].Address}] = true
+	}
+	if len(r.Preflight) > len(r.Endpoints) {
+		bad("preflight: %d checks of %d endpoints", len(r.Preflight), len(r.Endpoints))
+	}
+	for i, c := range r.Preflight {
+		where := fmt.Sprintf("preflight[%d]", i)
+		a, err := parseAddr(c.Address)
+		switch {
+		case err != nil:
+			bad("%s: address %q is not an IP address", where, shown(c.Address))
+		case familyOf(a) != c.Family:
+			bad("%s: %s is an %s address, filed under family %q", where, shown(c.Address), familyOf(a), shown(c.Family))
+		case !endpoint[[2]string{c.Target, c.Address}]:
+			bad("%s: %s (%q) is no endpoint of the run", where, shown(c.Address), shown(c.Target))
+		case c.OK != (c.Error == "" && c.Class == "") || c.Class != "" && !errorClasses[c.Class]:
+			bad("%s: ok %v with error class %q", where, c.OK, shown(c.Class))
+		}
+		addrPort(where+".local", c.Local)
+	}
+	if len(r.Timeline.Series) == len(r.Endpoints) {
+		for i, s := range r.Timeline.Series {
+			if e := &r.Endpoints[i]; s.Target != e.Target || s.Address != e.Address {
+				bad("timeline.series[%d]: %s (%q) is not its endpoint %s (%q)", i, shown(s.Address), shown(s.Target), shown(e.Address), shown(e.Target))
+			}
+		}
+	}
+	for i, a := range r.Client.LocalAddresses {
+		addr(fmt.Sprintf("client.local_addresses[%d]", i), a)
+	}
+	for i, d := range r.DNS {
+		for j, a := range d.Addresses {
+			addr(fmt.Sprintf("dns[%d].addresses[%d]", i, j), a)
+		}
+		for j, c := range d.Changes {
+			for k, a := range c.Added {
+				addr(fmt.Sprintf("dns[%d].changes[%d].added[%d]", i, j, k), a)
+			}
+			for k, a := range c.Removed {
+				addr(fmt.Sprintf("dns[%d].changes[%d].removed[%d]", i, j, k), a)
+			}
+		}
+	}
+	for i := range r.Fingerprints {
+		for a := range r.Fingerprints[i].Addresses {
+			addr(fmt.Sprintf("fingerprints[%d].addresses", i), a)
+		}
+	}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		for _, m := range []struct {
+			name string
+			m    map[string]int64
+		}{{"addresses", g.Addresses}, {"failed_by_address", g.FailedBy}} {
+			for a := range m.m {
+				addr(fmt.Sprintf("groups[%d].%s", i, m.name), a)
+			}
+		}
+	}
+	return errs, more
+}
+
+// validRunID reports whether id is empty or a run ID: 8 to 64 lower-case
+// hex digits (the engine draws 8).
+func validRunID(id string) bool {
+	if id == "" {
+		return true
+	}
+	if len(id) < 8 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseAddr parses an IP address whose zone, if any, is an interface name.
+func parseAddr(s string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(s)
+	if err == nil && !validZone(a.Zone()) {
+		err = fmt.Errorf("zone %q is not an interface name", shown(a.Zone()))
+	}
+	return a, err
+}
+
+// validZone reports whether an address's zone is empty or an interface
+// name: letters, digits, '.', '-' and '_', at most 64 of them. netip takes
+// any text after the %.
+func validZone(z string) bool {
+	if len(z) > 64 {
+		return false
+	}
+	for i := 0; i < len(z); i++ {
+		if c := z[i]; !words.IsASCIIAlnum(c) && c != '.' && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// familyOf is the family an address is filed under, as the engine files it.
+func familyOf(a netip.Addr) string {
+	if a.Unmap().Is4() {
+		return "ipv4"
+	}
+	return "ipv6"
+}
+
+// urlPort is the port a URL names, or its scheme's.
+func urlPort(u *url.URL) uint16 {
+	if p, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+		return uint16(p)
+	}
+	if u.Scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
+// HDRInflation bounds how much a saved report's histograms may inflate
+// to, as a multiple of the report's size: each is a zlib stream, and 60
+// bytes of one can stand for 200 kB of counts. pinprobe's own inflate to
+// a fraction of the report.
+const HDRInflation = 64
+
+// checkHDRBudget refuses a report whose histograms would inflate to more
+// than HDRInflation times its size (size bytes), and 1 MiB: what reading,
+// merging and judging it decode is then bounded by what was read. Each
+// header is read, not its payload; a histogram that does not decode is
+// left to CheckSaved, which names its place.
+func checkHDRBudget(r *Report, size int) error {
+	limit := HDRInflation*int64(size) + 1<<20
+	var total int64
+	add := func(enc string, g *histGeometry) bool {
+		if enc == "" {
+			return true
+		}
+		if n, err := payloadLen(enc, g); err == nil {
+			total += int64(n)
+		}
+		return total <= limit
+	}
+	ok := add(r.Totals.HDR, latencyGeometry)
+	for _, s := range r.Families {
+		ok = ok && (s == nil || add(s.HDR, latencyGeometry))
+	}
+	for i := range r.Endpoints {
+		e := &r.Endpoints[i]
+		ok = ok && add(e.HDR, latencyGeometry) && add(e.Phases.Connect.HDR, phaseGeometry) &&
+			add(e.Phases.TLS.HDR, phaseGeometry) && add(e.Phases.TTFB.HDR, phaseGeometry)
+	}
+	for i := range r.Groups {
+		ok = ok && add(r.Groups[i].HDR, latencyGeometry)
+	}
+	if !ok {
+		return fmt.Errorf("its histograms inflate to more than %d times its size: not a report pinprobe wrote", HDRInflation)
+	}
+	return nil
+}
+
+// shownMax is how many characters of a value from a file a refusal quotes.
+const shownMax = 64
+
+// shown is s as a refusal quotes it: cut to shownMax characters and "…",
+// so the one-line error of a hand-edited report stays one line whatever
+// the file holds (a vantage of 5,000 characters was echoed whole).
+func shown(s string) string {
+	n := 0
+	for i := range s {
+		if n == shownMax {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
