@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/merge"
 	"github.com/pinprobe/pinprobe/internal/render"
-	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 // compareCommand is `pinprobe compare BEFORE AFTER`: per family and
@@ -33,8 +33,8 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 	}
 	// One run on both sides shows no change whatever happened: a gate
 	// that would pass unproven. What is one run, merge decides.
-	if err := report.SameRun(reps, []string{shownName(c.files[0]), shownName(c.files[1])}); err != nil {
-		var same *report.SameRunError
+	if err := merge.SameRun(reps, []string{shownName(c.files[0]), shownName(c.files[1])}); err != nil {
+		var same *merge.SameRunError
 		if errors.As(err, &same) {
 			return usagef("compare %s: BEFORE and AFTER must be two runs (one run on both sides shows no change, whatever happened)", same.Words())
 		}

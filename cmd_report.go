@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pinprobe/pinprobe/internal/judge"
-	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/merge"
 )
 
 // reportCommand is `pinprobe report FILE...`: read saved JSON reports ("-"
@@ -29,7 +29,7 @@ func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	rep := reps[0]
 	if len(reps) > 1 {
-		if rep, err = report.Merge(reps, c.files); err != nil {
+		if rep, err = merge.Merge(reps, c.files); err != nil {
 			return usagef("%s", err)
 		}
 		// A merged report was made by this command; its inputs keep theirs.

@@ -187,7 +187,7 @@ func TestReportRefusesTheSameRunTwice(t *testing.T) {
 // said "no significant change" and passed, a gate proven by nothing. One
 // run on both sides — the same file, a copy, a merged report and one of its
 // inputs, a report without a run ID and its copy — is refused as `report`
-// refuses it (the one decision, report.SameRun), naming both files; two
+// refuses it (the one decision, merge.SameRun), naming both files; two
 // runs that counted the same are compared.
 func TestCompareRefusesOneRun(t *testing.T) {
 	t.Parallel()

@@ -9,6 +9,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/judge"
+	"github.com/pinprobe/pinprobe/internal/merge"
 	"github.com/pinprobe/pinprobe/internal/render"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -37,7 +38,7 @@ func reportOf(t testing.TB, saved []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := report.Merge([]*report.Report{r}, []string{"saved.json"})
+	m, err := merge.Merge([]*report.Report{r}, []string{"saved.json"})
 	if err != nil {
 		t.Fatal(err)
 	}

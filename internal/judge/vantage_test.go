@@ -25,7 +25,7 @@ type vrun struct {
 
 // builtMerge is the counts of a merged report of runs over four addresses
 // of one URL, broken down by vantage with each vantage's timelines, as
-// report.Merge keeps them.
+// merge.Merge keeps them.
 func builtMerge(runs ...vrun) *report.Report {
 	r := &report.Report{Families: report.FamilyStats{"ipv4": {}}}
 	addrs := []string{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"}

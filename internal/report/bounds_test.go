@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,73 +15,6 @@ import (
 	"github.com/pinprobe/pinprobe/internal/render"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
-
-// allocated is how many bytes f allocates; 0 under the race detector,
-// whose sync.Pool drops what it holds (see check.Race).
-func allocated(f func()) uint64 {
-	if check.Race {
-		f()
-		return 0
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// TestReadAndMergeMemory: a saved histogram was decoded into a dense
-// histogram of its own (188 kB, and 230 kB of garbage) wherever it was
-// read — a 22 kB report took 110 MB to read, and a merge of two 3 MB
-// reports of 5,000 endpoints 1.39 GB — and a merged endpoint, family and
-// group kept one each. Histograms are now streamed from their encoding and
-// decoded into a few scratch ones, one scope at a time: reading, merging
-// and judging each allocate a small multiple of what was read.
-//
-// Under the race detector allocated measures nothing; what is still
-// checked there (the merge's counts) holds at any size, so the merged
-// reports have 1/check.RaceScale of the endpoints.
-func TestReadAndMergeMemory(t *testing.T) {
-	eps := 500
-	if check.Race {
-		eps /= check.RaceScale
-	}
-	small := fixture.ManyEndpoints(t, 8, "aaaaaaaa")
-	var r *report.Report
-	if n := allocated(func() {
-		var err error
-		if r, err = report.ReadReport(bytes.NewReader(small), "small.json"); err != nil {
-			t.Fatal(err)
-		}
-	}); n > 40*uint64(len(small))+1<<20 {
-		t.Errorf("reading a %d-byte report of %d endpoints allocated %d bytes; want at most 40 times its size and 1 MiB", len(small), len(r.Endpoints), n)
-	}
-	a, b := fixture.ManyEndpoints(t, eps, "aaaaaaaa"), fixture.ManyEndpoints(t, eps, "bbbbbbbb")
-	ra, err := report.ReadReport(bytes.NewReader(a), "a.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, err := report.ReadReport(bytes.NewReader(b), "b.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := uint64(len(a) + len(b))
-	var m *report.Report
-	if n := allocated(func() {
-		if m, err = report.Merge([]*report.Report{ra, rb}, []string{"a.json", "b.json"}); err != nil {
-			t.Fatal(err)
-		}
-	}); n > 10*size+8<<20 {
-		t.Errorf("merging two reports of %d endpoints (%d bytes) allocated %d bytes; want at most 10 times their size and 8 MiB", eps, size, n)
-	}
-	if n := allocated(func() { m.Verdict = judge.Judge(m, judge.Once()) }); n > 10*size+8<<20 {
-		t.Errorf("judging their merge allocated %d bytes; want at most 10 times their size and 8 MiB", n)
-	}
-	if m.Totals.Requests != 2*ra.Totals.Requests || len(m.Endpoints) != eps {
-		t.Errorf("merge: %d requests over %d endpoints; want %d over %d", m.Totals.Requests, len(m.Endpoints), 2*ra.Totals.Requests, eps)
-	}
-}
 
 // hostileShapes are saved reports shaped to cost the most to read for their
 // size, each from the report of one endpoint (base), with 1/div of the
@@ -144,7 +76,7 @@ func TestReadMemoryOfHostileShapes(t *testing.T) {
 		size := uint64(len(doc))
 		var r *report.Report
 		var err error
-		if n := allocated(func() { r, err = report.ReadReport(bytes.NewReader(doc), "shape.json") }); n > 40*size+1<<20 {
+		if n := check.Allocated(func() { r, err = report.ReadReport(bytes.NewReader(doc), "shape.json") }); n > 40*size+1<<20 {
 			t.Errorf("%s: reading %d bytes allocated %d (%.0f times); want at most 40 times and 1 MiB", name, size, n, float64(n)/float64(size))
 		}
 		refused := map[string]string{"empty endpoints": `endpoint "{}": too short to hold one`, "null samples": `sample "null": too short to hold one`,
@@ -155,54 +87,16 @@ func TestReadMemoryOfHostileShapes(t *testing.T) {
 			}
 			continue
 		}
-		if n := allocated(func() {
+		if n := check.Allocated(func() {
 			r.Verdict = judge.Judge(r, judge.LevelOf(r))
 			render.Text(render.Options{})(io.Discard, r)
 		}); n > 40*size+8<<20 {
 			t.Errorf("%s: judging and rendering %d bytes allocated %d (%.0f times); want at most 40 times and 8 MiB", name, size, n, float64(n)/float64(size))
 		}
 		start := time.Now()
-		if n := allocated(func() { render.CompareText(render.Options{})(io.Discard, compare.Compare(r, r)) }); n > 40*size+8<<20 {
+		if n := check.Allocated(func() { render.CompareText(render.Options{})(io.Discard, compare.Compare(r, r)) }); n > 40*size+8<<20 {
 			t.Errorf("%s: comparing %d bytes with itself allocated %d (%.0f times); want at most 40 times and 8 MiB", name, size, n, float64(n)/float64(size))
 		}
 		t.Logf("%s: %d bytes compared with itself in %v", name, size, time.Since(start))
-	}
-}
-
-// TestMergeTimelineOfRunsFarApart: runs days apart made the merged grid
-// as fine as the finest input over the whole span, for every endpoint: 300
-// endpoints of 10 buckets and one run three days later merged into 90,000
-// buckets. The merged series hold at most 4 times the inputs' buckets.
-func TestMergeTimelineOfRunsFarApart(t *testing.T) {
-	a, err := report.ReadReport(bytes.NewReader(fixture.ManyEndpoints(t, 300, "aaaaaaaa")), "a.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	later := fixture.EditJSON(t, fixture.ManyEndpoints(t, 1, "bbbbbbbb"), func(m map[string]any) {
-		m["started_at"], m["ended_at"] = "2026-06-19T20:43:00.000Z", "2026-06-19T20:43:10.000Z"
-		fixture.Obj(t, m, "timeline")["start"] = "2026-06-19T20:43:00.000Z"
-	})
-	b, err := report.ReadReport(bytes.NewReader(later), "b.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := report.Merge([]*report.Report{a, b}, []string{"a.json", "b.json"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, out := 0, 0
-	for _, r := range []*report.Report{a, b} {
-		for _, s := range r.Timeline.Series {
-			in += len(s.Requests)
-		}
-	}
-	for _, s := range m.Timeline.Series {
-		out += len(s.Requests)
-	}
-	if out > 4*in {
-		t.Errorf("the merged timeline holds %d buckets, the inputs' %d; want at most 4 times as many", out, in)
-	}
-	if m.Totals.Requests != a.Totals.Requests+b.Totals.Requests {
-		t.Errorf("merged %d requests; want %d", m.Totals.Requests, a.Totals.Requests+b.Totals.Requests)
 	}
 }

@@ -237,7 +237,7 @@ func (f *FamilyStats) UnmarshalJSON(b []byte) error {
 		}
 		name, _ := t.(string)
 		if name != "ipv4" && name != "ipv6" {
-			return fmt.Errorf("families: %q is not an address family (ipv4, ipv6)", shown(name))
+			return fmt.Errorf("families: %q is not an address family (ipv4, ipv6)", Shown(name))
 		}
 		var s *Stats
 		if err := dec.Decode(&s); err != nil {

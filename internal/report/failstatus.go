@@ -24,11 +24,11 @@ func ParseFailStatus(spec string) (FailStatus, error) {
 	for _, item := range strings.Split(spec, ",") {
 		item = strings.TrimSpace(strings.ToLower(item))
 		if item == "" {
-			return FailStatus{}, fmt.Errorf("%q: empty item", shown(spec))
+			return FailStatus{}, fmt.Errorf("%q: empty item", Shown(spec))
 		}
 		lo, hi, err := statusRange(item)
 		if err != nil {
-			return FailStatus{}, fmt.Errorf("%q: %w", shown(item), err)
+			return FailStatus{}, fmt.Errorf("%q: %w", Shown(item), err)
 		}
 		for c := lo; c <= hi; c++ {
 			f.set[c] = true

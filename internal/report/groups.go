@@ -142,7 +142,7 @@ type groupKey struct{ header, value string }
 // kept encoded until the group is written).
 type groupAcc struct {
 	t      *Tally
-	s      *scopeSum
+	s      *StatsSum
 	addrs  map[string]int64
 	failed map[string]int64
 	times  map[string][]sliceCount // by address and slice
@@ -171,7 +171,7 @@ func (g *GroupTally) acc(header, value string, saved bool) *groupAcc {
 	}
 	a := &groupAcc{addrs: map[string]int64{}, failed: map[string]int64{}, times: map[string][]sliceCount{}}
 	if saved {
-		a.s = newScopeSum()
+		a.s = NewStatsSum()
 	} else {
 		a.t = NewTally()
 	}
@@ -203,11 +203,11 @@ func (g *GroupTally) Apart(header, value string) bool {
 	return ok && value != OtherValues
 }
 
-// addSaved counts a saved group in. A GroupTally counts responses (Add) or
+// AddSaved counts a saved group in. A GroupTally counts responses (Add) or
 // saved groups, never both.
-func (g *GroupTally) addSaved(s *Group) {
+func (g *GroupTally) AddSaved(s *Group) {
 	a := g.acc(s.Header, s.Value, true)
-	a.s.add(&s.Stats)
+	a.s.Add(&s.Stats)
 	for ad, n := range s.Addresses {
 		a.addrs[ad] += n
 	}
@@ -275,12 +275,12 @@ func (g *GroupTally) times(acc *groupAcc, failed int64) []TimeCounts {
 
 // Report lists the groups by header (in GroupBy order), most requests first.
 func (g *GroupTally) Report(secs float64) []Group {
-	out, _ := g.report(secs) // only saved groups can fail
+	out, _ := g.SavedGroups(secs) // only saved groups can fail
 	return out
 }
 
 // report is Report, decoding saved groups' histograms one group at a time.
-func (g *GroupTally) report(secs float64) ([]Group, error) {
+func (g *GroupTally) SavedGroups(secs float64) ([]Group, error) {
 	out := []Group{}
 	var h *Hist
 	for _, k := range g.order {
@@ -290,10 +290,10 @@ func (g *GroupTally) report(secs float64) ([]Group, error) {
 			if h == nil {
 				h = NewLatencyHist()
 			}
-			if err := acc.s.hist(h); err != nil {
+			if err := acc.s.Hist(h); err != nil {
 				return nil, fmt.Errorf("group %s: %s: %w", k.header, k.value, err)
 			}
-			st = acc.s.stats(h, secs)
+			st = acc.s.Stats(h, secs)
 			acc.s = nil
 		} else {
 			st = acc.t.Stats(secs)

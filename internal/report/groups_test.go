@@ -77,7 +77,7 @@ func TestGroupTimes(t *testing.T) {
 	var m GroupTally
 	for range 2 {
 		for _, gr := range g.Report(2) {
-			m.addSaved(&gr)
+			m.AddSaved(&gr)
 		}
 	}
 	for _, gr := range m.Report(4) {

@@ -54,18 +54,18 @@ func checkHead(data []byte, name string) (int, error) {
 		return 0, fmt.Errorf("read report %s: not a pinprobe report: no \"schema\" field", name)
 	case *s == Schema:
 	case strings.HasPrefix(*s, "pinprobe.report/"):
-		return 0, fmt.Errorf("read report %s: schema %q: this pinprobe reads %s only (was it written by a newer pinprobe?)", name, shown(*s), Schema)
+		return 0, fmt.Errorf("read report %s: schema %q: this pinprobe reads %s only (was it written by a newer pinprobe?)", name, Shown(*s), Schema)
 	case strings.HasPrefix(*s, "pinprobe."):
-		return 0, fmt.Errorf("read report %s: a %s document, not a report (%s)", name, shown(*s), Schema)
+		return 0, fmt.Errorf("read report %s: a %s document, not a report (%s)", name, Shown(*s), Schema)
 	default:
-		return 0, fmt.Errorf("read report %s: schema %q: not a pinprobe report", name, shown(*s))
+		return 0, fmt.Errorf("read report %s: schema %q: not a pinprobe report", name, Shown(*s))
 	}
 	if head.Revision == nil {
 		return 1, nil
 	}
 	rev, err := strconv.Atoi(string(*head.Revision))
 	if err != nil || rev < 1 {
-		return 0, fmt.Errorf("read report %s: revision %.20s: want a whole number from 1", name, shown(string(*head.Revision)))
+		return 0, fmt.Errorf("read report %s: revision %.20s: want a whole number from 1", name, Shown(string(*head.Revision)))
 	}
 	return rev, nil
 }
@@ -114,7 +114,7 @@ func parseReport(data []byte, name string) (*Report, error) {
 			return nil, serr
 		}
 		if err == nil { // the schema that read is not the one decoded (a duplicate key)
-			err = fmt.Errorf("schema %q", shown(rep.Schema))
+			err = fmt.Errorf("schema %q", Shown(rep.Schema))
 		}
 		return nil, fmt.Errorf("read report %s: %w", name, err)
 	}
@@ -199,7 +199,7 @@ func CheckSaved(r *Report) error {
 	stats := func(scope string, s *Stats) {
 		for k := range s.Status {
 			if c, err := strconv.Atoi(k); err != nil || c < 0 || c >= 1000 {
-				bad("%s: status %q is not an HTTP status", scope, shown(k))
+				bad("%s: status %q is not an HTTP status", scope, Shown(k))
 			}
 		}
 		if s.Requests > 0 && s.HDR == "" {
@@ -232,7 +232,7 @@ func CheckSaved(r *Report) error {
 	}
 	stats("totals", &r.Totals)
 	for _, name := range words.SortedKeys(r.Families) {
-		stats("family "+shown(name), r.Families[name])
+		stats("family "+Shown(name), r.Families[name])
 	}
 	for i := range r.Groups {
 		g := &r.Groups[i]
@@ -240,7 +240,7 @@ func CheckSaved(r *Report) error {
 	}
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
-		scope := "endpoint " + shown(e.Address) + " (" + shown(e.Target) + ")"
+		scope := "endpoint " + Shown(e.Address) + " (" + Shown(e.Target) + ")"
 		stats(scope, &e.Stats)
 		if c := e.Conns; c != nil {
 			for _, m := range c.Moments {
@@ -321,15 +321,15 @@ func CheckSaved(r *Report) error {
 		buckets = max(buckets, len(s.Requests))
 		for j := range min(len(s.Requests), len(s.Failed)) {
 			if s.Failed[j] > s.Requests[j] {
-				bad("timeline %s (%s): bucket %d: %d failed of %d requests", shown(s.Address), shown(s.Target), j, s.Failed[j], s.Requests[j])
+				bad("timeline %s (%s): bucket %d: %d failed of %d requests", Shown(s.Address), Shown(s.Target), j, s.Failed[j], s.Requests[j])
 				break
 			}
 		}
 	}
 	if tl := r.Timeline; buckets > 0 {
 		switch {
-		case interval(tl.IntervalS) < timelineMinInterval:
-			bad("timeline: interval_s %v: want at least %v", tl.IntervalS, timelineMinInterval.Seconds())
+		case Interval(tl.IntervalS) < TimelineMinInterval:
+			bad("timeline: interval_s %v: want at least %v", tl.IntervalS, TimelineMinInterval.Seconds())
 		case buckets > HardMaxPoints:
 			bad("timeline: %d buckets: pinprobe writes at most %d", buckets, HardMaxPoints)
 		case tl.IntervalS*float64(buckets) > MaxSeconds:
@@ -367,7 +367,7 @@ func checkLatencies(r *Report, bad func(string, ...any)) {
 	for i := range tl.Series {
 		if s := &tl.Series[i]; s.Latency != nil {
 			eps++
-			check("timeline "+shown(s.Address)+" ("+shown(s.Target)+")", s.Latency)
+			check("timeline "+Shown(s.Address)+" ("+Shown(s.Target)+")", s.Latency)
 		}
 	}
 	if eps > MaxLatencyEndpoints {
@@ -377,10 +377,10 @@ func checkLatencies(r *Report, bad func(string, ...any)) {
 		bad("timeline: %d group series (pinprobe keeps at most %d)", len(tl.Groups), MaxGroupSeries)
 	}
 	for k := range tl.Families {
-		check("timeline: family "+shown(tl.Families[k].Family), &tl.Families[k].Latency)
+		check("timeline: family "+Shown(tl.Families[k].Family), &tl.Families[k].Latency)
 	}
 	for k := range tl.Groups {
-		check("timeline: group "+shown(tl.Groups[k].Header)+": "+shown(tl.Groups[k].Value), &tl.Groups[k].Latency)
+		check("timeline: group "+Shown(tl.Groups[k].Header)+": "+Shown(tl.Groups[k].Value), &tl.Groups[k].Latency)
 	}
 }
 
@@ -456,7 +456,7 @@ func joinErrors(errs []error, more int) error {
 // checkGroupTimes says what is wrong with a saved group's time strata, ""
 // when nothing is.
 func checkGroupTimes(g *Group) string {
-	name := "group " + shown(g.Header) + ": " + shown(g.Value)
+	name := "group " + Shown(g.Header) + ": " + Shown(g.Value)
 	if len(g.Times) > MaxGroupTimes {
 		return fmt.Sprintf("%s: %d time strata (at most %d)", name, len(g.Times), MaxGroupTimes)
 	}

@@ -96,27 +96,6 @@ func TestReadReportRefusesImpossibleNumbers(t *testing.T) {
 	}
 }
 
-// TestMergeRefusesTimelinesCenturiesApart: each timeline is sound, but the
-// merged grid would span 209 years, past what a time.Duration holds: the
-// merge says so instead of overflowing into a negative bucket.
-func TestMergeRefusesTimelinesCenturiesApart(t *testing.T) {
-	good := goldenJSON(t)
-	read := func(name, start string) *report.Report {
-		doc := fixture.EditJSON(t, good, func(m map[string]any) { fixture.Obj(t, m, "timeline")["start"] = start })
-		r, err := report.ReadReport(bytes.NewReader(doc), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	a, b := read("a.json", "1971-01-01T00:00:00.000Z"), read("b.json", "2180-01-01T00:00:00.000Z")
-	a.RunID, b.RunID = "0000000a", "0000000b" // two runs
-	_, err := report.Merge([]*report.Report{a, b}, []string{"a.json", "b.json"})
-	if err == nil || !strings.Contains(err.Error(), "merge b.json: its timeline ends 209 years after that of a.json starts") {
-		t.Errorf("Merge = %v; want it to name b.json, a.json and the 209 years", err)
-	}
-}
-
 // outside is text a terminal would act on (a title, a screen clear, a
 // bell), HTML, and a right-to-left override.
 const outside = "A\x1b]0;owned\x07B\x1b[2J<script>x</script>\u202eC"

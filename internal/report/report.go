@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"time"
 )
 
@@ -527,3 +528,38 @@ func (c *Conns) Failing() (failing, all int64) {
 	}
 	return failing, c.Connections
 }
+
+// Input is one report a merged report was made from: a run, or (when a
+// merged report is merged again) one input of it, named "outer:inner".
+type Input struct {
+	File    string `json:"file"`
+	Version string `json:"version"`
+	// Revision is the revision of the input's document (1 when it said
+	// none); absent from reports written before revision 2.
+	Revision int `json:"revision,omitempty"`
+	// RunID is the run's Report.RunID; empty for a report written before
+	// reports carried one.
+	RunID string `json:"run_id,omitempty"`
+	// Vantage is the run's Report.Vantage.
+	Vantage     string   `json:"vantage,omitempty"`
+	Command     []string `json:"command"`
+	StartedAt   Time     `json:"started_at"`
+	EndedAt     Time     `json:"ended_at"`
+	SendS       float64  `json:"send_s"`
+	Interrupted bool     `json:"interrupted"`
+	Requests    int64    `json:"requests"`
+	Failed      int64    `json:"failed"`
+	Dropped     int64    `json:"dropped"`
+}
+
+// EpKey identifies an endpoint across reports: its target and address.
+type EpKey struct{ Target, Address string }
+
+// KeyOf is e's EpKey.
+func KeyOf(e *Endpoint) EpKey { return EpKey{e.Target, e.Address} }
+
+// TimelineMinInterval is the narrowest timeline bucket an aggregator makes.
+const TimelineMinInterval = time.Millisecond
+
+// Interval is a timeline's interval_s as a Duration.
+func Interval(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }

@@ -34,14 +34,14 @@ type Rev int
 func (r *Rev) UnmarshalJSON(b []byte) error {
 	n, err := strconv.Atoi(string(b))
 	if err != nil || n < 1 {
-		return fmt.Errorf("revision %.20s: want a whole number from 1", shown(string(b)))
+		return fmt.Errorf("revision %.20s: want a whole number from 1", Shown(string(b)))
 	}
 	*r = Rev(n)
 	return nil
 }
 
-// revisionOf is the revision a report says it is of: 1 when it says none.
-func revisionOf(r Rev) int { return max(int(r), 1) }
+// RevisionOf is the revision a report says it is of: 1 when it says none.
+func RevisionOf(r Rev) int { return max(int(r), 1) }
 
 // maxUnknownNamed is how many fields of a newer revision a note names; it
 // counts the rest.
@@ -197,7 +197,7 @@ func (p *pruner) string(s string) {
 // unknown notes the member key of the object at path as left out.
 func (p *pruner) unknown(path, key string) {
 	p.count++
-	name := join(path, shown(key))
+	name := join(path, Shown(key))
 	if !p.seen[name] && len(p.paths) < maxUnknownNamed {
 		p.seen[name] = true
 		p.paths = append(p.paths, name)

@@ -15,18 +15,6 @@ import (
 // of main 0255458), kept as it was: every later pinprobe must read it.
 const revision1 = "testdata/revision1-demo.json"
 
-// newerFields adds members a newer revision could have, at every kind of
-// place: the top, a nested object, an array element decoded on its own
-// (an endpoint, a sample), a map's value (a family's stats).
-func newerFields(t *testing.T, m map[string]any) {
-	m["outage"] = map[string]any{"since": "2026-06-16T20:43:00.000Z", "addresses": []any{"::1"}}
-	fixture.Obj(t, m, "verdict")["confidence"] = 0.99
-	fixture.Obj(t, m, "endpoints", "0")["tcp_rtt_ms"] = 3.0
-	fixture.Obj(t, m, "endpoints", "1")["tcp_rtt_ms"] = 0.0
-	fixture.Obj(t, m, "families", "ipv6")["tcp_rtt_ms"] = 3.0
-	fixture.Obj(t, m, "endpoints", "1", "samples", "0")["trace"] = []any{map[string]any{"hop": 1.0}}
-}
-
 // TestRevisionNewerRead: a report of a newer revision is read without the
 // fields this pinprobe does not know, and a note names them; its counts,
 // verdict and everything known are read as they were.
@@ -41,7 +29,7 @@ func TestRevisionNewerRead(t *testing.T) {
 	}
 	newer := fixture.EditJSON(t, good, func(m map[string]any) {
 		m["revision"] = float64(report.Revision + 1)
-		newerFields(t, m)
+		fixture.NewerFields(t, m)
 	})
 	got, err := report.ParseReport(newer, "newer.json")
 	if err != nil {
@@ -162,35 +150,6 @@ func TestRevision1Read(t *testing.T) {
 		t.Errorf("merged %d requests, want %d", merged.Totals.Requests, old.Totals.Requests+now.Totals.Requests)
 	}
 	fixture.CheckSchema(t, "report", fixture.ReportJSON(t, merged))
-}
-
-// TestRevisionNewerMerged: a merge of a report of a newer revision with
-// one of revision 1 is of this revision and keeps the note of what
-// reading the newer left out.
-func TestRevisionNewerMerged(t *testing.T) {
-	newer := fixture.EditJSON(t, goldenJSON(t), func(m map[string]any) {
-		m["revision"] = float64(report.Revision + 1)
-		newerFields(t, m)
-	})
-	old, err := os.ReadFile(revision1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := mustParse(t, newer, "newer.json")
-	merged, err := report.Merge([]*report.Report{a, mustParse(t, old, "old.json")}, []string{"newer.json", "old.json"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, n := range merged.Notes {
-		found = found || strings.HasPrefix(n, "newer.json was written by a newer pinprobe")
-	}
-	if !found {
-		t.Errorf("merged notes %q do not say what newer.json lost", merged.Notes)
-	}
-	if merged.Inputs[0].Revision != report.Revision+1 {
-		t.Errorf("input revision %d, want %d", merged.Inputs[0].Revision, report.Revision+1)
-	}
 }
 
 func mustParse(t *testing.T, data []byte, name string) *report.Report {

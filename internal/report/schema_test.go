@@ -272,11 +272,6 @@ func TestSchemaReports(t *testing.T) {
 	// look's level.
 	ranOut := fixture.RoundTrip(t, golden, "golden.json")
 	ranOut.Verdict = judge.Judge(ranOut, judge.AtLook(30, true))
-	parts, whole := newMgRun(t, 7, 3000).split(t, 3, func(i int) int { return i % 3 })
-	mg, err := fixture.MergeJudged(parts, mgNames(len(parts)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	docs := map[string]*report.Report{
 		"golden":          golden,
 		"hostile":         fixture.HostileReport(t),
@@ -286,8 +281,6 @@ func TestSchemaReports(t *testing.T) {
 		"rich, merged":    merged,
 		"ipv4 only":       v4only,
 		"ran to the end":  ranOut,
-		"three processes": mg,
-		"one process":     whole,
 		"vantages":        fixture.VantageMerge(t),
 		"a run's vantage": fixture.VantageRun(t, "eu-west", 0, 0),
 		"not probed":      notProbedReport(t),

@@ -6,12 +6,12 @@ import (
 	"github.com/pinprobe/pinprobe/internal/stat"
 )
 
-// scopeSum adds up one scope's saved Stats over the inputs of a merge, as a
+// StatsSum adds up one scope's saved Stats over the inputs of a merge, as a
 // Tally would, but keeps the inputs' encoded histograms instead of a
 // histogram of its own: a merge of thousands of endpoints then holds their
 // counts, not a histogram per scope. stats decodes them
 // into a histogram the caller lends, one scope at a time.
-type scopeSum struct {
+type StatsSum struct {
 	requests, ok, failed, dropped, clientErrors, bytes int64
 	abandoned                                          int64
 	status, errors                                     map[string]int64
@@ -19,12 +19,12 @@ type scopeSum struct {
 	hdrs                                               []string
 }
 
-func newScopeSum() *scopeSum {
-	return &scopeSum{status: map[string]int64{}, errors: map[string]int64{}}
+func NewStatsSum() *StatsSum {
+	return &StatsSum{status: map[string]int64{}, errors: map[string]int64{}}
 }
 
-// add counts s in.
-func (a *scopeSum) add(s *Stats) {
+// Add counts s in.
+func (a *StatsSum) Add(s *Stats) {
 	if s.Requests > 0 {
 		if a.requests == 0 || s.LatencyMS.Min < a.minMS {
 			a.minMS = s.LatencyMS.Min
@@ -52,8 +52,8 @@ func (a *scopeSum) add(s *Stats) {
 	}
 }
 
-// addSum counts another sum in, histograms and all.
-func (a *scopeSum) addSum(b *scopeSum) {
+// AddSum counts another sum in, histograms and all.
+func (a *StatsSum) AddSum(b *StatsSum) {
 	if b.requests > 0 {
 		if a.requests == 0 || b.minMS < a.minMS {
 			a.minMS = b.minMS
@@ -76,8 +76,8 @@ func (a *scopeSum) addSum(b *scopeSum) {
 	}
 }
 
-// hist decodes the sum's histograms into h, emptied first.
-func (a *scopeSum) hist(h *Hist) error {
+// Hist decodes the sum's histograms into h, emptied first.
+func (a *StatsSum) Hist(h *Hist) error {
 	h.Reset()
 	for _, enc := range a.hdrs {
 		if err := h.Add(enc); err != nil {
@@ -87,9 +87,9 @@ func (a *scopeSum) hist(h *Hist) error {
 	return nil
 }
 
-// stats writes the sum as Tally.Stats would, its percentiles read from h,
+// Stats writes the sum as Tally.Stats would, its percentiles read from h,
 // the merge of its histograms (see hist), rates over secs.
-func (a *scopeSum) stats(h *Hist, secs float64) Stats {
+func (a *StatsSum) Stats(h *Hist, secs float64) Stats {
 	s := Stats{
 		Requests: a.requests, OK: a.ok, Failed: a.failed, Dropped: a.dropped, Bytes: a.bytes, ClientErrors: a.clientErrors, Abandoned: a.abandoned,
 		Status: maps.Clone(a.status), Errors: maps.Clone(a.errors),
@@ -103,15 +103,15 @@ func (a *scopeSum) stats(h *Hist, secs float64) Stats {
 	if secs > 0 {
 		s.RPS = stat.Round(float64(a.requests+a.abandoned)/secs, 2) // every request sent: the abandoned were too
 	}
-	s.HDR = reencode(h, a.hdrs)
+	s.HDR = Reencode(h, a.hdrs)
 	return s
 }
 
-// reencode is the encoding of h, the merge of encs: the one input's own
+// Reencode is the encoding of h, the merge of encs: the one input's own
 // when there is one (a report re-rendered, an endpoint only one input
 // probed), already checked when read and the same counts, which spares a
 // compressor pass per scope.
-func reencode(h *Hist, encs []string) string {
+func Reencode(h *Hist, encs []string) string {
 	if len(encs) == 1 {
 		return encs[0]
 	}

@@ -203,15 +203,15 @@ func NewPhaseHist() *hdr.Histogram { return hdr.New(histMin, histMax, phaseDigit
 
 // PhaseOf summarises a phase histogram (of NewPhaseTimes), with its encoding.
 func PhaseOf(h *Hist) Phase {
-	p := phaseOf(h)
+	p := PhaseSummary(h)
 	if p.Count > 0 {
 		p.HDR = h.Encode()
 	}
 	return p
 }
 
-// phaseOf is PhaseOf without the encoding.
-func phaseOf(h *Hist) Phase {
+// PhaseSummary is PhaseOf without the encoding.
+func PhaseSummary(h *Hist) Phase {
 	n := h.TotalCount()
 	if n == 0 {
 		return Phase{}

@@ -121,11 +121,11 @@ func sortTrail(rs []TrailRequest) {
 	slices.SortStableFunc(rs, func(a, b TrailRequest) int { return a.At.Compare(b.At.Time) })
 }
 
-// mergeTrails joins the trails of one endpoint in several reports: every
+// MergeTrails joins the trails of one endpoint in several reports: every
 // request of each, in time order, then, past MaxTrailFailed failed or
 // MaxTrailOK successful ones, an even sample of that many of them. nil
 // when no input had a trail.
-func mergeTrails(ts []*Trail) *Trail {
+func MergeTrails(ts []*Trail) *Trail {
 	var failed, ok []TrailRequest
 	seen := false
 	for _, t := range ts {
@@ -181,7 +181,7 @@ func checkTrail(e *Endpoint) string {
 		case r.Status < 0 || r.Status > 999:
 			return fmt.Sprintf("%s: status %d is not an HTTP status", where, r.Status)
 		case r.Class != "" && !errorClasses[r.Class]:
-			return fmt.Sprintf("%s: %q is not an error class", where, shown(r.Class))
+			return fmt.Sprintf("%s: %q is not an error class", where, Shown(r.Class))
 		case len(r.RequestID) > MaxTrailID:
 			return fmt.Sprintf("%s: a request ID of %d bytes (pinprobe keeps at most %d)", where, len(r.RequestID), MaxTrailID)
 		}

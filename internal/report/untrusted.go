@@ -73,7 +73,7 @@ func (w *numberWalk) where() string {
 		if !strings.HasPrefix(p, "[") && b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(shown(p))
+		b.WriteString(Shown(p))
 	}
 	return b.String()
 }
@@ -279,25 +279,25 @@ func checkAddresses(r *Report) (errs []error, more int) {
 	}
 	addr := func(where, s string) {
 		if _, err := parseAddr(s); err != nil {
-			bad("%s: %q is not an IP address", where, shown(s))
+			bad("%s: %q is not an IP address", where, Shown(s))
 		}
 	}
 	addrPort := func(where, s string) {
 		if ap, err := netip.ParseAddrPort(s); s != "" && (err != nil || !validZone(ap.Addr().Zone())) {
-			bad("%s: %q is not an IP address and port", where, shown(s))
+			bad("%s: %q is not an IP address and port", where, Shown(s))
 		}
 	}
 	if !validRunID(r.RunID) {
-		bad("run_id: %q is not a run ID (8 to 64 lower-case hex digits)", shown(r.RunID))
+		bad("run_id: %q is not a run ID (8 to 64 lower-case hex digits)", Shown(r.RunID))
 	}
 	for i, in := range r.Inputs {
 		if !validRunID(in.RunID) {
-			bad("inputs[%d].run_id: %q is not a run ID (8 to 64 lower-case hex digits)", i, shown(in.RunID))
+			bad("inputs[%d].run_id: %q is not a run ID (8 to 64 lower-case hex digits)", i, Shown(in.RunID))
 		}
 	}
 	for _, name := range words.SortedKeys(r.Families) {
 		if name != "ipv4" && name != "ipv6" {
-			bad("families: %q is not an address family (ipv4, ipv6)", shown(name))
+			bad("families: %q is not an address family (ipv4, ipv6)", Shown(name))
 		}
 	}
 	for i := range r.Endpoints {
@@ -305,20 +305,20 @@ func checkAddresses(r *Report) (errs []error, more int) {
 		where := fmt.Sprintf("endpoints[%d]", i)
 		a, err := parseAddr(e.Address)
 		if err != nil {
-			bad("%s: address %q is not an IP address", where, shown(e.Address))
+			bad("%s: address %q is not an IP address", where, Shown(e.Address))
 			continue
 		}
 		if fam := familyOf(a); e.Family != fam {
-			bad("%s: %s is an %s address, filed under family %q", where, shown(e.Address), fam, shown(e.Family))
+			bad("%s: %s is an %s address, filed under family %q", where, Shown(e.Address), fam, Shown(e.Family))
 		}
 		u, err := url.Parse(e.Target)
 		switch {
 		case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-			bad("%s: target %q is not an http or https URL", where, shown(e.Target))
+			bad("%s: target %q is not an http or https URL", where, Shown(e.Target))
 		case u.Hostname() != e.Host:
-			bad("%s: host %q is not the host of its target %q", where, shown(e.Host), shown(e.Target))
+			bad("%s: host %q is not the host of its target %q", where, Shown(e.Host), Shown(e.Target))
 		case e.Port != urlPort(u):
-			bad("%s: port %d is not the port of its target %q", where, e.Port, shown(e.Target))
+			bad("%s: port %d is not the port of its target %q", where, e.Port, Shown(e.Target))
 		}
 		for j := range e.Samples {
 			addrPort(fmt.Sprintf("%s.samples[%d].local", where, j), e.Samples[j].Local)
@@ -337,20 +337,20 @@ func checkAddresses(r *Report) (errs []error, more int) {
 		a, err := parseAddr(c.Address)
 		switch {
 		case err != nil:
-			bad("%s: address %q is not an IP address", where, shown(c.Address))
+			bad("%s: address %q is not an IP address", where, Shown(c.Address))
 		case familyOf(a) != c.Family:
-			bad("%s: %s is an %s address, filed under family %q", where, shown(c.Address), familyOf(a), shown(c.Family))
+			bad("%s: %s is an %s address, filed under family %q", where, Shown(c.Address), familyOf(a), Shown(c.Family))
 		case !endpoint[[2]string{c.Target, c.Address}]:
-			bad("%s: %s (%q) is no endpoint of the run", where, shown(c.Address), shown(c.Target))
+			bad("%s: %s (%q) is no endpoint of the run", where, Shown(c.Address), Shown(c.Target))
 		case c.OK != (c.Error == "" && c.Class == "") || c.Class != "" && !errorClasses[c.Class]:
-			bad("%s: ok %v with error class %q", where, c.OK, shown(c.Class))
+			bad("%s: ok %v with error class %q", where, c.OK, Shown(c.Class))
 		}
 		addrPort(where+".local", c.Local)
 	}
 	if len(r.Timeline.Series) == len(r.Endpoints) {
 		for i, s := range r.Timeline.Series {
 			if e := &r.Endpoints[i]; s.Target != e.Target || s.Address != e.Address {
-				bad("timeline.series[%d]: %s (%q) is not its endpoint %s (%q)", i, shown(s.Address), shown(s.Target), shown(e.Address), shown(e.Target))
+				bad("timeline.series[%d]: %s (%q) is not its endpoint %s (%q)", i, Shown(s.Address), Shown(s.Target), Shown(e.Address), Shown(e.Target))
 			}
 		}
 	}
@@ -410,7 +410,7 @@ func validRunID(id string) bool {
 func parseAddr(s string) (netip.Addr, error) {
 	a, err := netip.ParseAddr(s)
 	if err == nil && !validZone(a.Zone()) {
-		err = fmt.Errorf("zone %q is not an interface name", shown(a.Zone()))
+		err = fmt.Errorf("zone %q is not an interface name", Shown(a.Zone()))
 	}
 	return a, err
 }
@@ -493,10 +493,10 @@ func checkHDRBudget(r *Report, size int) error {
 // shownMax is how many characters of a value from a file a refusal quotes.
 const shownMax = 64
 
-// shown is s as a refusal quotes it: cut to shownMax characters and "…",
+// Shown is s as a refusal quotes it: cut to shownMax characters and "…",
 // so the one-line error of a hand-edited report stays one line whatever
 // the file holds (a vantage of 5,000 characters was echoed whole).
-func shown(s string) string {
+func Shown(s string) string {
 	n := 0
 	for i := range s {
 		if n == shownMax {

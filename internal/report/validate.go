@@ -26,7 +26,7 @@ func Validate(r *Report) error {
 		}
 	}
 	if r.Schema != Schema {
-		bad("schema %q: want %q", shown(r.Schema), Schema)
+		bad("schema %q: want %q", Shown(r.Schema), Schema)
 	}
 	check := func(scope string, s *Stats) {
 		if s.Requests != s.OK+s.Failed {
@@ -62,22 +62,22 @@ func Validate(r *Report) error {
 	fams := map[string]*Stats{}
 	for name, s := range r.Families {
 		if s == nil {
-			bad("family %s: null", shown(name))
+			bad("family %s: null", Shown(name))
 			continue
 		}
-		check("family "+shown(name), s)
+		check("family "+Shown(name), s)
 		fams[name] = &Stats{Status: map[string]int64{}, Errors: map[string]int64{}}
 	}
 	sum := Stats{Status: map[string]int64{}, Errors: map[string]int64{}}
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
-		scope := "endpoint " + shown(e.Address) + " (" + shown(e.Target) + ")"
+		scope := "endpoint " + Shown(e.Address) + " (" + Shown(e.Target) + ")"
 		check(scope, &e.Stats)
 		AddCounts(&sum, &e.Stats)
 		f, ok := fams[e.Family]
 		if !ok {
 			if e.Requests > 0 || e.Dropped > 0 {
-				bad("%s: family %q is not in families", scope, shown(e.Family))
+				bad("%s: family %q is not in families", scope, Shown(e.Family))
 			}
 			continue
 		}
@@ -96,7 +96,7 @@ func Validate(r *Report) error {
 	}
 	same("totals", &r.Totals, &sum)
 	for name, f := range fams {
-		same("family "+shown(name), r.Families[name], f)
+		same("family "+Shown(name), r.Families[name], f)
 	}
 	for i := range r.Groups {
 		g := &r.Groups[i]
@@ -109,7 +109,7 @@ func Validate(r *Report) error {
 			for i, s := range r.Timeline.Series {
 				e := &r.Endpoints[i]
 				if len(s.Requests) != len(s.Failed) {
-					bad("timeline %s: %d request buckets, %d failure buckets", shown(s.Address), len(s.Requests), len(s.Failed))
+					bad("timeline %s: %d request buckets, %d failure buckets", Shown(s.Address), len(s.Requests), len(s.Failed))
 					continue
 				}
 				var req, failed int64
@@ -118,7 +118,7 @@ func Validate(r *Report) error {
 					failed += s.Failed[j]
 				}
 				if s.Address != e.Address || req != e.Requests || failed != e.Failed {
-					bad("timeline %s: %d requests, %d failed; its endpoint %s has %d, %d", shown(s.Address), req, failed, shown(e.Address), e.Requests, e.Failed)
+					bad("timeline %s: %d requests, %d failed; its endpoint %s has %d, %d", Shown(s.Address), req, failed, Shown(e.Address), e.Requests, e.Failed)
 				}
 			}
 		}
@@ -198,11 +198,11 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 		case s.Latency == nil:
 			continue
 		case len(s.Requests) != n:
-			bad("timeline %s (%s): latency for %d buckets of requests, not the timeline's %d", shown(s.Address), shown(s.Target), len(s.Requests), n)
+			bad("timeline %s (%s): latency for %d buckets of requests, not the timeline's %d", Shown(s.Address), Shown(s.Target), len(s.Requests), n)
 			continue
 		}
 		if msg := sums(s.Latency, func(j int) int64 { return s.Requests[j] }); msg != "" {
-			bad("timeline %s (%s): latency: %s", shown(s.Address), shown(s.Target), msg)
+			bad("timeline %s (%s): latency: %s", Shown(s.Address), Shown(s.Target), msg)
 		}
 	}
 	// Each family's requests per bucket, when every endpoint has its series
@@ -224,16 +224,16 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 		f := &tl.Families[k]
 		switch _, ok := r.Families[f.Family]; {
 		case !ok:
-			bad("timeline: latency of family %q, which is not in families", shown(f.Family))
+			bad("timeline: latency of family %q, which is not in families", Shown(f.Family))
 			continue
 		case seen[f.Family]:
-			bad("timeline: latency of family %s twice", shown(f.Family))
+			bad("timeline: latency of family %s twice", Shown(f.Family))
 			continue
 		}
 		seen[f.Family] = true
 		if req, ok := famReq[f.Family]; ok {
 			if msg := sums(&f.Latency, func(j int) int64 { return req[j] }); msg != "" {
-				bad("timeline: latency of family %s: %s", shown(f.Family), msg)
+				bad("timeline: latency of family %s: %s", Shown(f.Family), msg)
 			}
 		}
 	}
@@ -243,7 +243,7 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 	}
 	for k := range tl.Groups {
 		g := &tl.Groups[k]
-		name := "timeline: group " + shown(g.Header) + ": " + shown(g.Value)
+		name := "timeline: group " + Shown(g.Header) + ": " + Shown(g.Value)
 		key := groupKey{g.Header, g.Value}
 		grp := groups[key]
 		switch {

@@ -1,4 +1,4 @@
-package report_test
+package merge_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/collect"
 	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/merge"
 	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -864,7 +865,7 @@ func TestMergeRefusesTheSameRunTwice(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := report.Merge(tt.reports, tt.names)
+			_, err := merge.Merge(tt.reports, tt.names)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Merge = %v; want an error containing %q", err, tt.want)
 			}
@@ -877,7 +878,7 @@ func TestMergeRefusesTheSameRunTwice(t *testing.T) {
 		{"two runs that counted the same", []*report.Report{run("0123abcd"), run("4567ef01")}},
 		{"old reports with other latencies", []*report.Report{run(""), slower}},
 	} {
-		if _, err := report.Merge(ok.reports, []string{"a.json", "b.json"}); err != nil {
+		if _, err := merge.Merge(ok.reports, []string{"a.json", "b.json"}); err != nil {
 			t.Errorf("%s: Merge = %v; want them merged", ok.name, err)
 		}
 	}
@@ -933,16 +934,16 @@ func TestSamplesFlag(t *testing.T) {
 		cmd  []string
 		want int
 	}{
-		{nil, report.DefaultSamples},
-		{[]string{"pinprobe", "https://x/"}, report.DefaultSamples},
+		{nil, merge.DefaultSamples},
+		{[]string{"pinprobe", "https://x/"}, merge.DefaultSamples},
 		{[]string{"pinprobe", "--samples", "12", "https://x/"}, 12},
 		{[]string{"pinprobe", "--samples=0", "https://x/"}, 0},
 		{[]string{"pinprobe", "--samples", "2", "--samples", "9"}, 9},
-		{[]string{"pinprobe", "--samples", "lots"}, report.DefaultSamples},
-		{[]string{"pinprobe", "--", "--samples", "9"}, report.DefaultSamples},
+		{[]string{"pinprobe", "--samples", "lots"}, merge.DefaultSamples},
+		{[]string{"pinprobe", "--", "--samples", "9"}, merge.DefaultSamples},
 	}
 	for _, tt := range tests {
-		if got := report.SamplesFlag(tt.cmd); got != tt.want {
+		if got := merge.SamplesFlag(tt.cmd); got != tt.want {
 			t.Errorf("samplesFlag(%q) = %d; want %d", tt.cmd, got, tt.want)
 		}
 	}
@@ -1007,7 +1008,7 @@ func FuzzReadReport(f *testing.F) {
 		}
 		// The same report twice is the same run twice, refused; two runs
 		// that counted the same merge.
-		if _, err := report.Merge([]*report.Report{r, r}, []string{"a", "a"}); err == nil || !strings.HasPrefix(err.Error(), "merge a") {
+		if _, err := merge.Merge([]*report.Report{r, r}, []string{"a", "a"}); err == nil || !strings.HasPrefix(err.Error(), "merge a") {
 			t.Errorf("Merge of an accepted report with itself: %v; want it refused, naming a", err)
 		}
 		if len(r.Inputs) > 0 {
@@ -1035,7 +1036,7 @@ func TestMergePauses(t *testing.T) {
 	at := func(s int) report.Time { return report.Time{Time: fixture.FzStart.Add(time.Duration(s) * time.Second)} }
 	a := run("aaaaaaaa", report.Pause{At: at(5), DurationS: 2, Requests: 10})
 	b := run("bbbbbbbb", report.Pause{At: at(1), DurationS: 1, Requests: 3})
-	got, err := report.Merge([]*report.Report{a, b}, []string{"a.json", "b.json"})
+	got, err := merge.Merge([]*report.Report{a, b}, []string{"a.json", "b.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1048,7 +1049,7 @@ func TestMergePauses(t *testing.T) {
 	}
 	c := run("cccccccc", many[:40]...)
 	d := run("dddddddd", many[40:]...)
-	got, err = report.Merge([]*report.Report{c, d}, []string{"c.json", "d.json"})
+	got, err = merge.Merge([]*report.Report{c, d}, []string{"c.json", "d.json"})
 	if err != nil {
 		t.Fatal(err)
 	}

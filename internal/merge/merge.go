@@ -1,4 +1,4 @@
-package report
+package merge
 
 import (
 	"errors"
@@ -12,39 +12,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/stat"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// Input is one report a merged report was made from: a run, or (when a
-// merged report is merged again) one input of it, named "outer:inner".
-type Input struct {
-	File    string `json:"file"`
-	Version string `json:"version"`
-	// Revision is the revision of the input's document (1 when it said
-	// none); absent from reports written before revision 2.
-	Revision int `json:"revision,omitempty"`
-	// RunID is the run's Report.RunID; empty for a report written before
-	// reports carried one.
-	RunID string `json:"run_id,omitempty"`
-	// Vantage is the run's Report.Vantage.
-	Vantage     string   `json:"vantage,omitempty"`
-	Command     []string `json:"command"`
-	StartedAt   Time     `json:"started_at"`
-	EndedAt     Time     `json:"ended_at"`
-	SendS       float64  `json:"send_s"`
-	Interrupted bool     `json:"interrupted"`
-	Requests    int64    `json:"requests"`
-	Failed      int64    `json:"failed"`
-	Dropped     int64    `json:"dropped"`
-}
-
 // defaultSamples is the --samples default: failed requests kept per
 // endpoint when the command does not say.
 const DefaultSamples = 5
-
-// timelineMinInterval is the narrowest timeline bucket an aggregator makes.
-const timelineMinInterval = time.Millisecond
 
 // maxMergedInterval bounds the common timeline interval of a merge; past it
 // the inputs' intervals have no sensible common multiple.
@@ -54,7 +29,7 @@ const maxMergedInterval = 24 * time.Hour
 // machines or regions, N pods each sending R/N) or of several runs into one
 // report, exactly where the reports allow it. names name the inputs (file
 // names); every error names the one at fault. The reports must pass
-// CheckSaved and count the same statuses as failures.
+// report.CheckSaved and count the same statuses as failures.
 //
 // Rules:
 //   - Endpoints are matched by target and address: the same endpoint in
@@ -100,23 +75,23 @@ const maxMergedInterval = 24 * time.Hour
 //   - Client: local addresses and ports are the union; ports_count is the
 //     union's size, exact when every input listed all its ports (or wrote
 //     port_set), else a lower bound flagged by ports_count_lower_bound.
-//   - DNS: every input's entries are kept, each naming its input (DNS.Input).
+//   - DNS: every input's entries are kept, each naming its input (report.DNS.Input).
 //   - Plan: the rate is the planned rate at the busiest moment (the inputs'
 //     rates added up where their runs overlap); request budgets add up;
 //     duration, concurrency and timeout are the largest; the --group-by
 //     headers are every input's, each once; a note says when the inputs'
 //     plans differ.
 //   - Vantages: each run's requests and failures, per family and endpoint,
-//     are counted under its vantage (Report.Vantage), a merged input's
+//     are counted under its vantage (report.Report.Vantage), a merged input's
 //     vantages added by name, so the breakdown stays exact through merges
-//     of merges (see VantageStats); so are each endpoint's requests and
-//     failures per bucket of the merged timeline (VantageSeries), placed
+//     of merges (see report.VantageStats); so are each endpoint's requests and
+//     failures per bucket of the merged timeline (report.VantageSeries), placed
 //     as the endpoint's own series are, for comparing vantages over the
 //     time they share.
-//   - The merged report lists its inputs (Report.Inputs), each with its run
+//   - The merged report lists its inputs (report.Report.Inputs), each with its run
 //     ID; a merged input's own inputs are listed in its place, so merges of
 //     merges stay flat. A run among them twice is refused (see sameRun).
-func Merge(reports []*Report, names []string) (*Report, error) {
+func Merge(reports []*report.Report, names []string) (*report.Report, error) {
 	if len(reports) == 0 {
 		return nil, errors.New("merge: no report to merge")
 	}
@@ -127,19 +102,19 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 		if r == nil {
 			return nil, fmt.Errorf("merge %s: no report", names[i])
 		}
-		if err := CheckSaved(r); err != nil {
+		if err := report.CheckSaved(r); err != nil {
 			return nil, fmt.Errorf("merge %s: %w", names[i], err)
 		}
 	}
-	fail0 := FailStatusOf(reports[0])
+	fail0 := report.FailStatusOf(reports[0])
 	for i, r := range reports[1:] {
-		if f := FailStatusOf(r); !f.Equal(fail0) {
+		if f := report.FailStatusOf(r); !f.Equal(fail0) {
 			return nil, fmt.Errorf("merge %s: its --fail-status %q differs from %q in %s: the same answer would count as a failure in one and not in the other",
-				names[i+1], shown(r.Plan.FailStatus), shown(reports[0].Plan.FailStatus), names[0])
+				names[i+1], report.Shown(r.Plan.FailStatus), report.Shown(reports[0].Plan.FailStatus), names[0])
 		}
 	}
-	m := &merger{reports: reports, names: names, index: map[EpKey]int{}}
-	out := &Report{Schema: Schema, Revision: Revision}
+	m := &merger{reports: reports, names: names, index: map[report.EpKey]int{}}
+	out := &report.Report{Schema: report.Schema, Revision: report.Revision}
 	m.meta(out)
 	if err := sameRun(m.inputs, m.hists); err != nil {
 		return nil, err
@@ -172,47 +147,47 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 	out.Pauses = mergePauses(reports)
 	out.Vantages = mergeVantages(reports, out, m.vtl)
 	out.Notes = append(out.Notes, m.notes...)
-	out.Thresholds = []Threshold{} // judged at report time, on the merged counts
-	if err := Validate(out); err != nil {
+	out.Thresholds = []report.Threshold{} // judged at report time, on the merged counts
+	if err := report.Validate(out); err != nil {
 		return nil, fmt.Errorf("merge %s: the merged report breaks its invariants: %w", strings.Join(names, ", "), err)
 	}
 	return out, nil
 }
 
-// mergePauses lists the inputs' pauses in time order; past MaxPauses the
+// mergePauses lists the inputs' pauses in time order; past report.MaxPauses the
 // last holds every later one too (their requests, and up to the end of the
 // last), as in a run's own report.
-func mergePauses(reports []*Report) []Pause {
-	var out []Pause
+func mergePauses(reports []*report.Report) []report.Pause {
+	var out []report.Pause
 	for _, r := range reports {
 		out = append(out, r.Pauses...)
 	}
-	slices.SortStableFunc(out, func(a, b Pause) int { return a.At.Compare(b.At.Time) })
-	if len(out) <= MaxPauses {
+	slices.SortStableFunc(out, func(a, b report.Pause) int { return a.At.Compare(b.At.Time) })
+	if len(out) <= report.MaxPauses {
 		return out
 	}
-	last := &out[MaxPauses-1]
+	last := &out[report.MaxPauses-1]
 	end := last.At.Add(time.Duration(last.DurationS * float64(time.Second)))
-	for _, p := range out[MaxPauses:] {
+	for _, p := range out[report.MaxPauses:] {
 		last.Requests += p.Requests
 		if e := p.At.Add(time.Duration(p.DurationS * float64(time.Second))); e.After(end) {
 			end = e
 		}
 	}
 	last.DurationS = stat.Round(end.Sub(last.At.Time).Seconds(), 3)
-	return out[:MaxPauses]
+	return out[:report.MaxPauses]
 }
 
 // merger holds a merge in progress.
 type merger struct {
-	reports []*Report
+	reports []*report.Report
 	names   []string
-	inputs  []Input // flattened
+	inputs  []report.Input // flattened
 	// hists are the inputs' latency histograms (Totals.HDR), to tell runs
 	// without an ID apart: "" for an input of a merged input, which keeps
 	// none.
 	hists []string
-	index map[EpKey]int
+	index map[report.EpKey]int
 	eps   []*mergedEndpoint
 	notes []string
 	secs  float64 // the sending window every rps is over
@@ -221,28 +196,24 @@ type merger struct {
 	vtl *vantageTimelines
 }
 
-type EpKey struct{ Target, Address string }
-
-func KeyOf(e *Endpoint) EpKey { return EpKey{e.Target, e.Address} }
-
 // mergedEndpoint is one endpoint's sum over the inputs.
 type mergedEndpoint struct {
-	id                 Endpoint // identity: target, host, address, port, family
-	sum                *scopeSum
+	id                 report.Endpoint // identity: target, host, address, port, family
+	sum                *report.StatsSum
 	phases             [3]phaseAcc // connect, TLS, TTFB
-	fresh, reused      ConnStats
-	samples            []Sample
+	fresh, reused      report.ConnStats
+	samples            []report.Sample
 	seen, nAdd, nRem   int
 	addedAt, removedAt time.Time
-	history            []DNSEvent
-	conns              *Conns
+	history            []report.DNSEvent
+	conns              *report.Conns
 	afterFailure       map[string]int64
-	trails             []*Trail
+	trails             []*report.Trail
 }
 
 // meta fills what describes the run: inputs, window, plan, version,
-// command, DNS and the interrupted flag.
-func (m *merger) meta(out *Report) {
+// command, report.DNS and the interrupted flag.
+func (m *merger) meta(out *report.Report) {
 	var runs, sends [][2]time.Time
 	for i, r := range m.reports {
 		inputs, hists := runsOf(r, m.names[i])
@@ -269,7 +240,7 @@ func (m *merger) meta(out *Report) {
 		}
 	}
 	if out.DNS == nil {
-		out.DNS = []DNS{}
+		out.DNS = []report.DNS{}
 	}
 	var versions []string
 	sameCommand := true
@@ -286,7 +257,7 @@ func (m *merger) meta(out *Report) {
 		if in.EndedAt.After(out.EndedAt.Time) {
 			out.EndedAt = in.EndedAt
 		}
-		send := SecondsDuration(in.SendS)
+		send := report.SecondsDuration(in.SendS)
 		if in.SendS <= 0 {
 			send = in.EndedAt.Sub(in.StartedAt.Time)
 		}
@@ -309,15 +280,15 @@ func (m *merger) meta(out *Report) {
 // itself, named name, or each input of a merged r, named "name:input";
 // and beside each its latency histogram (Totals.HDR), "" for an input of a
 // merged report, which keeps none.
-func runsOf(r *Report, name string) ([]Input, []string) {
+func runsOf(r *report.Report, name string) ([]report.Input, []string) {
 	if len(r.Inputs) == 0 {
-		return []Input{{
-			File: name, Version: r.Version, Revision: revisionOf(r.Revision), RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+		return []report.Input{{
+			File: name, Version: r.Version, Revision: report.RevisionOf(r.Revision), RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 			SendS: r.SendS, Interrupted: r.Interrupted,
 			Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
 		}}, []string{r.Totals.HDR}
 	}
-	inputs := make([]Input, len(r.Inputs))
+	inputs := make([]report.Input, len(r.Inputs))
 	for i, in := range r.Inputs {
 		in.File = name + ":" + in.File
 		inputs[i] = in
@@ -328,7 +299,7 @@ func runsOf(r *Report, name string) ([]Input, []string) {
 // SameRunError says that one run is among reports twice: Second is the
 // run First is, Why how they were told to be one ("run 0123abcd").
 type SameRunError struct {
-	First, Second Input
+	First, Second report.Input
 	Why           string
 }
 
@@ -353,8 +324,8 @@ func (e *SameRunError) Words() string {
 // report and one of its own inputs, or two merged reports that share an
 // input. Merge refuses such reports, and so does compare: the one decision
 // of what is the same run (see sameRun).
-func SameRun(reports []*Report, names []string) error {
-	var inputs []Input
+func SameRun(reports []*report.Report, names []string) error {
+	var inputs []report.Input
 	var hists []string
 	for i, r := range reports {
 		in, h := runsOf(r, names[i])
@@ -371,7 +342,7 @@ func SameRun(reports []*Report, names []string) error {
 // carried one is the same run as another when it started and ended at the
 // same moment, with the same version, command and counts, and the same
 // latency histogram where both inputs keep theirs (hists[i], "" when not).
-func sameRun(inputs []Input, hists []string) error {
+func sameRun(inputs []report.Input, hists []string) error {
 	type content struct {
 		start, end                int64
 		send                      float64
@@ -423,7 +394,7 @@ func unionSeconds(iv [][2]time.Time) float64 {
 }
 
 // plan sums the rates and budgets and keeps the largest of the rest.
-func (m *merger) plan() Plan {
+func (m *merger) plan() report.Plan {
 	p := m.reports[0].Plan
 	p.Rate, p.Requests = peakRate(m.reports), 0
 	unlimited := false
@@ -459,7 +430,7 @@ func (m *merger) plan() Plan {
 	p.Rate = stat.Round(p.Rate, 6)
 	p.GroupBy = nil
 	if groupBy = words.Dedupe(groupBy); len(groupBy) > 0 {
-		p.GroupBy = groupBy[:min(len(groupBy), MaxGroupBy)]
+		p.GroupBy = groupBy[:min(len(groupBy), report.MaxGroupBy)]
 	}
 	if unlimited {
 		p.Requests = 0
@@ -474,7 +445,7 @@ func (m *merger) plan() Plan {
 // peakRate is the planned rate at the busiest moment: the sum of the rates
 // of the reports that ran at the same time (all of them when their times
 // are unknown).
-func peakRate(reports []*Report) float64 {
+func peakRate(reports []*report.Report) float64 {
 	type edge struct {
 		at   time.Time
 		rate float64
@@ -513,17 +484,17 @@ func (m *merger) endpoints() error {
 	for i, r := range m.reports {
 		for j := range r.Endpoints {
 			e := &r.Endpoints[j]
-			k := KeyOf(e)
+			k := report.KeyOf(e)
 			idx, ok := m.index[k]
 			if !ok {
 				idx = len(m.eps)
 				m.index[k] = idx
-				id := Endpoint{Target: e.Target, Host: e.Host, Address: e.Address, Port: e.Port, Family: e.Family}
-				m.eps = append(m.eps, &mergedEndpoint{id: id, sum: newScopeSum()})
+				id := report.Endpoint{Target: e.Target, Host: e.Host, Address: e.Address, Port: e.Port, Family: e.Family}
+				m.eps = append(m.eps, &mergedEndpoint{id: id, sum: report.NewStatsSum()})
 			}
 			me := m.eps[idx]
-			me.sum.add(&e.Stats)
-			for p, ph := range []Phase{e.Phases.Connect, e.Phases.TLS, e.Phases.TTFB} {
+			me.sum.Add(&e.Stats)
+			for p, ph := range []report.Phase{e.Phases.Connect, e.Phases.TLS, e.Phases.TTFB} {
 				if !me.phases[p].add(ph) {
 					approx[m.names[i]] = true
 				}
@@ -578,9 +549,9 @@ func (m *merger) endpoints() error {
 
 // keepSamples keeps the earliest quota failed samples and the earliest
 // success, in time order, as one run would have.
-func keepSamples(all []Sample, quota int) []Sample {
+func keepSamples(all []report.Sample, quota int) []report.Sample {
 	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At.Time) })
-	out := []Sample{}
+	out := []report.Sample{}
 	failed, ok := 0, false
 	for _, s := range all {
 		switch {
@@ -629,7 +600,7 @@ type phaseAcc struct {
 }
 
 // add counts p in; exact reports whether it came with its histogram.
-func (a *phaseAcc) add(p Phase) (exact bool) {
+func (a *phaseAcc) add(p report.Phase) (exact bool) {
 	if p.Count == 0 {
 		return true
 	}
@@ -646,22 +617,22 @@ func (a *phaseAcc) add(p Phase) (exact bool) {
 }
 
 // phase writes the merged phase, decoding its histograms into h (of
-// NewPhaseTimes, emptied first).
-func (a *phaseAcc) phase(h *Hist) (Phase, error) {
+// report.NewPhaseTimes, emptied first).
+func (a *phaseAcc) phase(h *report.Hist) (report.Phase, error) {
 	switch {
 	case a.count == 0:
-		return Phase{}, nil
+		return report.Phase{}, nil
 	case a.approx:
-		return Phase{Count: a.count, P50: stat.Round(a.p50sum/float64(a.count), 3), P99: a.p99, Max: a.max}, nil
+		return report.Phase{Count: a.count, P50: stat.Round(a.p50sum/float64(a.count), 3), P99: a.p99, Max: a.max}, nil
 	}
 	h.Reset()
 	for _, enc := range a.hdrs {
 		if err := h.Add(enc); err != nil {
-			return Phase{}, err
+			return report.Phase{}, err
 		}
 	}
-	p := phaseOf(h)
-	p.HDR = reencode(h, a.hdrs)
+	p := report.PhaseSummary(h)
+	p.HDR = report.Reencode(h, a.hdrs)
 	return p, nil
 }
 
@@ -670,56 +641,56 @@ func (a *phaseAcc) phase(h *Hist) (Phase, error) {
 // same scratch histograms, one endpoint at a time, and added to its
 // family's and the total's, each holding only the buckets in use, so the
 // work is linear in the endpoints and their buckets.
-func (m *merger) stats(out *Report) error {
-	total := newScopeSum()
-	totalH := NewLatencyHist()
-	fams := map[string]*scopeSum{}
-	famH := map[string]*Hist{}
-	h, ph := NewLatencyHist(), NewPhaseTimes()
-	out.Endpoints = make([]Endpoint, len(m.eps))
+func (m *merger) stats(out *report.Report) error {
+	total := report.NewStatsSum()
+	totalH := report.NewLatencyHist()
+	fams := map[string]*report.StatsSum{}
+	famH := map[string]*report.Hist{}
+	h, ph := report.NewLatencyHist(), report.NewPhaseTimes()
+	out.Endpoints = make([]report.Endpoint, len(m.eps))
 	for i, me := range m.eps {
 		e := me.id
 		fail := func(err error) error {
 			return fmt.Errorf("merge: endpoint %s (%s): %w", e.Address, e.Target, err)
 		}
-		if err := me.sum.hist(h); err != nil {
+		if err := me.sum.Hist(h); err != nil {
 			return fail(err)
 		}
-		total.addSum(me.sum)
+		total.AddSum(me.sum)
 		totalH.Merge(h)
 		if fams[e.Family] == nil {
-			fams[e.Family], famH[e.Family] = newScopeSum(), NewLatencyHist()
+			fams[e.Family], famH[e.Family] = report.NewStatsSum(), report.NewLatencyHist()
 		}
-		fams[e.Family].addSum(me.sum)
+		fams[e.Family].AddSum(me.sum)
 		famH[e.Family].Merge(h)
-		e.Stats = me.sum.stats(h, m.secs)
-		for p, dst := range []*Phase{&e.Phases.Connect, &e.Phases.TLS, &e.Phases.TTFB} {
+		e.Stats = me.sum.Stats(h, m.secs)
+		for p, dst := range []*report.Phase{&e.Phases.Connect, &e.Phases.TLS, &e.Phases.TTFB} {
 			var err error
 			if *dst, err = me.phases[p].phase(ph); err != nil {
 				return fail(err)
 			}
 		}
 		me.sum, me.phases = nil, [3]phaseAcc{} // written: let its inputs' strings go
-		e.Connections = map[string]ConnStats{"fresh": me.fresh, "reused": me.reused}
+		e.Connections = map[string]report.ConnStats{"fresh": me.fresh, "reused": me.reused}
 		e.Samples = me.samples
 		// An endpoint appeared (or left) only if it did in every input
 		// that probed it.
 		if me.nAdd == me.seen {
-			e.AddedAt = &Time{me.addedAt}
+			e.AddedAt = &report.Time{Time: me.addedAt}
 		}
 		if me.nRem == me.seen {
-			e.RemovedAt = &Time{me.removedAt}
+			e.RemovedAt = &report.Time{Time: me.removedAt}
 		}
-		slices.SortStableFunc(me.history, func(a, b DNSEvent) int { return a.At.Compare(b.At.Time) })
+		slices.SortStableFunc(me.history, func(a, b report.DNSEvent) int { return a.At.Compare(b.At.Time) })
 		e.DNSHistory = me.history
 		e.Conns, e.AfterFailure = me.conns, me.afterFailure
-		e.Trail = mergeTrails(me.trails)
+		e.Trail = report.MergeTrails(me.trails)
 		out.Endpoints[i] = e
 	}
-	out.Totals = total.stats(totalH, m.secs)
-	out.Families = map[string]*Stats{}
+	out.Totals = total.Stats(totalH, m.secs)
+	out.Families = map[string]*report.Stats{}
 	for fam, f := range fams {
-		s := f.stats(famH[fam], m.secs)
+		s := f.Stats(famH[fam], m.secs)
 		out.Families[fam] = &s
 	}
 	return nil
@@ -728,7 +699,7 @@ func (m *merger) stats(out *Report) error {
 // timeline re-buckets every input's series on one grid, and the latency
 // series of out's families, endpoints and groups (see mergeLatencies);
 // see Merge.
-func (m *merger) timeline(out *Report) (Timeline, error) {
+func (m *merger) timeline(out *report.Report) (report.Timeline, error) {
 	type source struct {
 		i     int
 		start time.Time
@@ -739,26 +710,26 @@ func (m *merger) timeline(out *Report) (Timeline, error) {
 	for i, r := range m.reports {
 		if len(r.Timeline.Series) == 0 && r.Totals.Requests > 0 {
 			m.notes = append(m.notes, "timeline: "+m.names[i]+" has none, so the merged report has none either")
-			return Timeline{IntervalS: r.Timeline.IntervalS, Start: r.Timeline.Start, Series: []Series{}}, nil
+			return report.Timeline{IntervalS: r.Timeline.IntervalS, Start: r.Timeline.Start, Series: []report.Series{}}, nil
 		}
 		n := 0
 		for _, s := range r.Timeline.Series {
 			n = max(n, len(s.Requests))
 		}
 		if n > 0 {
-			srcs = append(srcs, source{i, r.Timeline.Start.Time, interval(r.Timeline.IntervalS), n})
+			srcs = append(srcs, source{i, r.Timeline.Start.Time, report.Interval(r.Timeline.IntervalS), n})
 		}
 	}
-	tl := Timeline{IntervalS: m.reports[0].Timeline.IntervalS, Start: m.reports[0].Timeline.Start, Series: make([]Series, len(m.eps))}
+	tl := report.Timeline{IntervalS: m.reports[0].Timeline.IntervalS, Start: m.reports[0].Timeline.Start, Series: make([]report.Series, len(m.eps))}
 	for j, me := range m.eps {
-		tl.Series[j] = Series{Address: me.id.Address, Target: me.id.Target, Requests: []int64{}, Failed: []int64{}}
+		tl.Series[j] = report.Series{Address: me.id.Address, Target: me.id.Target, Requests: []int64{}, Failed: []int64{}}
 	}
 	if len(srcs) == 0 {
 		return tl, nil
 	}
 	origin := srcs[0].start
 	step := srcs[0].step
-	limit := MaxPoints
+	limit := report.MaxPoints
 	lcmOK := true
 	for _, s := range srcs {
 		if s.start.Before(origin) {
@@ -769,8 +740,8 @@ func (m *merger) timeline(out *Report) (Timeline, error) {
 		} else {
 			lcmOK = false
 		}
-		if s.n > MaxPoints {
-			limit = HardMaxPoints
+		if s.n > report.MaxPoints {
+			limit = report.HardMaxPoints
 		}
 	}
 	// The merged timeline holds at most 4 times the buckets of the
@@ -790,17 +761,17 @@ func (m *merger) timeline(out *Report) (Timeline, error) {
 			step = max(step, s.step)
 		}
 	}
-	// Every input covers at most MaxSeconds (CheckSaved); together they
+	// Every input covers at most report.MaxSeconds (report.CheckSaved); together they
 	// must too, or bucket positions would overflow.
 	for _, s := range srcs {
-		if span := s.start.Add(time.Duration(s.n) * s.step).Sub(origin); span > SecondsDuration(MaxSeconds) {
+		if span := s.start.Add(time.Duration(s.n) * s.step).Sub(origin); span > report.SecondsDuration(report.MaxSeconds) {
 			first := srcs[0]
 			for _, o := range srcs {
 				if o.start.Equal(origin) {
 					first = o
 				}
 			}
-			return Timeline{}, fmt.Errorf("merge %s: its timeline ends %.0f years after that of %s starts: more than 100 years apart",
+			return report.Timeline{}, fmt.Errorf("merge %s: its timeline ends %.0f years after that of %s starts: more than 100 years apart",
 				m.names[s.i], span.Hours()/24/365.25, m.names[first.i])
 		}
 	}
@@ -839,7 +810,7 @@ func (m *merger) timeline(out *Report) (Timeline, error) {
 		}
 		at := func(k int) int { return place(s, k, step) }
 		for si, ser := range r.Timeline.Series {
-			j := m.index[KeyOf(&r.Endpoints[si])]
+			j := m.index[report.KeyOf(&r.Endpoints[si])]
 			out := &tl.Series[j]
 			for k := range ser.Requests {
 				b := at(k)
@@ -856,7 +827,7 @@ func (m *merger) timeline(out *Report) (Timeline, error) {
 		}
 	}
 	lat.write(&tl, n)
-	tl.Start, tl.IntervalS = Time{origin}, step.Seconds()
+	tl.Start, tl.IntervalS = report.Time{Time: origin}, step.Seconds()
 	if len(shifted) > 0 {
 		m.notes = append(m.notes, fmt.Sprintf("timeline: the buckets of %s do not fall on the merged grid (%s from %s UTC); each is counted whole in the merged bucket that holds its middle, so their requests may show up to %s early or late (sums are exact)",
 			strings.Join(shifted, ", "), step, origin.UTC().Format("15:04:05.000"), worst))
@@ -867,13 +838,16 @@ func (m *merger) timeline(out *Report) (Timeline, error) {
 // latencyMerge adds up the inputs' latency series on the merged grid: a
 // scope of the merged report (an endpoint, a family, an instance group)
 // gets one only when every input that holds requests of it has its series,
-// and only as many as a run's report keeps (the first MaxLatencyEndpoints
-// endpoints of the merge and MaxGroupSeries groups of those kept apart, in
+// and only as many as a run's report keeps (the first report.MaxLatencyEndpoints
+// endpoints of the merge and report.MaxGroupSeries groups of those kept apart, in
 // the merged report's order), so the merged series count every request of
 // its scope, and a merge holds no more of them than one aggregator.
+// groupKey is a group's header and value.
+type groupKey struct{ header, value string }
+
 type latencyMerge struct {
-	eps    []*LatencyTally // by merged endpoint; nil when it gets none
-	fams   map[string]*LatencyTally
+	eps    []*report.LatencyTally // by merged endpoint; nil when it gets none
+	fams   map[string]*report.LatencyTally
 	famOrd []string
 	groups map[groupKey]*mergedGroup
 	grpOrd []groupKey
@@ -882,11 +856,11 @@ type latencyMerge struct {
 // mergedGroup is one instance group over time, on the merged grid.
 type mergedGroup struct {
 	counts [][2]int64
-	lat    LatencyTally
+	lat    report.LatencyTally
 }
 
-func newLatencyMerge(m *merger, out *Report) *latencyMerge {
-	l := &latencyMerge{eps: make([]*LatencyTally, len(m.eps)), fams: map[string]*LatencyTally{}, groups: map[groupKey]*mergedGroup{}}
+func newLatencyMerge(m *merger, out *report.Report) *latencyMerge {
+	l := &latencyMerge{eps: make([]*report.LatencyTally, len(m.eps)), fams: map[string]*report.LatencyTally{}, groups: map[groupKey]*mergedGroup{}}
 	// missing[j] says some input has requests of merged endpoint j but no
 	// latency series of it; has[j] that some input has one.
 	missing, has := make([]bool, len(m.eps)), make([]bool, len(m.eps))
@@ -895,7 +869,7 @@ func newLatencyMerge(m *merger, out *Report) *latencyMerge {
 	for _, r := range m.reports {
 		tl := &r.Timeline
 		for si, ser := range tl.Series {
-			j := m.index[KeyOf(&r.Endpoints[si])]
+			j := m.index[report.KeyOf(&r.Endpoints[si])]
 			switch {
 			case ser.Latency != nil:
 				has[j] = true
@@ -926,20 +900,20 @@ func newLatencyMerge(m *merger, out *Report) *latencyMerge {
 	}
 	kept := 0
 	for j := range m.eps {
-		if has[j] && !missing[j] && kept < MaxLatencyEndpoints {
-			l.eps[j] = &LatencyTally{}
+		if has[j] && !missing[j] && kept < report.MaxLatencyEndpoints {
+			l.eps[j] = &report.LatencyTally{}
 			kept++
 		}
 	}
 	for _, name := range words.SortedKeys(out.Families) {
 		if famHas[name] && !famMissing[name] {
-			l.fams[name] = &LatencyTally{}
+			l.fams[name] = &report.LatencyTally{}
 			l.famOrd = append(l.famOrd, name)
 		}
 	}
 	for _, g := range out.Groups {
 		k := groupKey{g.Header, g.Value}
-		if g.Value != OtherValues && grpHas[k] && !grpMissing[k] && len(l.grpOrd) < MaxGroupSeries {
+		if g.Value != report.OtherValues && grpHas[k] && !grpMissing[k] && len(l.grpOrd) < report.MaxGroupSeries {
 			l.groups[k] = &mergedGroup{}
 			l.grpOrd = append(l.grpOrd, k)
 		}
@@ -949,7 +923,7 @@ func newLatencyMerge(m *merger, out *Report) *latencyMerge {
 
 // add counts r's family and group series in, bucket k of each into
 // bucket at(k).
-func (l *latencyMerge) add(r *Report, at func(k int) int) {
+func (l *latencyMerge) add(r *report.Report, at func(k int) int) {
 	for i := range r.Timeline.Families {
 		f := &r.Timeline.Families[i]
 		if t := l.fams[f.Family]; t != nil {
@@ -975,7 +949,7 @@ func (l *latencyMerge) add(r *Report, at func(k int) int) {
 }
 
 // write puts the merged latency series, of n buckets, into tl.
-func (l *latencyMerge) write(tl *Timeline, n int) {
+func (l *latencyMerge) write(tl *report.Timeline, n int) {
 	for j, t := range l.eps {
 		if t != nil {
 			lat := t.Latencies(n)
@@ -983,20 +957,17 @@ func (l *latencyMerge) write(tl *Timeline, n int) {
 		}
 	}
 	for _, name := range l.famOrd {
-		tl.Families = append(tl.Families, FamilySeries{Family: name, Latency: l.fams[name].Latencies(n)})
+		tl.Families = append(tl.Families, report.FamilySeries{Family: name, Latency: l.fams[name].Latencies(n)})
 	}
 	for _, k := range l.grpOrd {
 		mg := l.groups[k]
-		g := GroupSeries{Header: k.header, Value: k.value, Requests: make([]int64, n), Failed: make([]int64, n), Latency: mg.lat.Latencies(n)}
+		g := report.GroupSeries{Header: k.header, Value: k.value, Requests: make([]int64, n), Failed: make([]int64, n), Latency: mg.lat.Latencies(n)}
 		for b, c := range mg.counts {
 			g.Requests[b], g.Failed[b] = c[0], c[1]
 		}
 		tl.Groups = append(tl.Groups, g)
 	}
 }
-
-// interval is a timeline's interval_s as a Duration.
-func interval(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
 
 // lcm is the least common multiple of a and b; false when it overflows.
 func lcm(a, b time.Duration) (time.Duration, bool) {
@@ -1018,15 +989,15 @@ type fpMergeKey struct {
 }
 
 // fingerprints adds up the failure kinds; see Merge.
-func (m *merger) fingerprints() []Fingerprint {
-	byKey := map[fpMergeKey]*Fingerprint{}
+func (m *merger) fingerprints() []report.Fingerprint {
+	byKey := map[fpMergeKey]*report.Fingerprint{}
 	var order []fpMergeKey
-	var other *Fingerprint
+	var other *report.Fingerprint
 	for _, r := range m.reports {
 		for _, f := range r.Fingerprints {
 			if f.Merged {
 				if other == nil {
-					other = &Fingerprint{Merged: true, Addresses: map[string]int64{}}
+					other = &report.Fingerprint{Merged: true, Addresses: map[string]int64{}}
 				}
 				addPrint(other, &f)
 				continue
@@ -1034,25 +1005,25 @@ func (m *merger) fingerprints() []Fingerprint {
 			k := fpMergeKey{f.Status, f.Error, f.Server, f.BodyHash}
 			g := byKey[k]
 			if g == nil {
-				g = &Fingerprint{Status: f.Status, Error: f.Error, Server: f.Server, BodyHash: f.BodyHash, Addresses: map[string]int64{}}
+				g = &report.Fingerprint{Status: f.Status, Error: f.Error, Server: f.Server, BodyHash: f.BodyHash, Addresses: map[string]int64{}}
 				byKey[k] = g
 				order = append(order, k)
 			}
 			addPrint(g, &f)
 		}
 	}
-	if len(order) > MaxFingerprints {
+	if len(order) > report.MaxFingerprints {
 		ranked := slices.Clone(order)
 		sort.SliceStable(ranked, func(i, j int) bool { return byKey[ranked[i]].Count > byKey[ranked[j]].Count })
 		if other == nil {
-			other = &Fingerprint{Merged: true, Addresses: map[string]int64{}}
+			other = &report.Fingerprint{Merged: true, Addresses: map[string]int64{}}
 		}
-		for _, k := range ranked[MaxFingerprints:] {
+		for _, k := range ranked[report.MaxFingerprints:] {
 			addPrint(other, byKey[k])
 			delete(byKey, k)
 		}
 	}
-	out := make([]Fingerprint, 0, len(byKey)+1)
+	out := make([]report.Fingerprint, 0, len(byKey)+1)
 	for _, k := range order {
 		if g, ok := byKey[k]; ok {
 			out = append(out, *g)
@@ -1065,7 +1036,7 @@ func (m *merger) fingerprints() []Fingerprint {
 	return out
 }
 
-func addPrint(dst, src *Fingerprint) {
+func addPrint(dst, src *report.Fingerprint) {
 	dst.Count += src.Count
 	dst.Fresh += src.Fresh
 	dst.Reused += src.Reused
@@ -1084,8 +1055,8 @@ func addPrint(dst, src *Fingerprint) {
 }
 
 // client takes the union of the local addresses and ports; see Merge.
-func (m *merger) client() (Client, error) {
-	cl := Client{LocalAddresses: []string{}, Ports: []int{}}
+func (m *merger) client() (report.Client, error) {
+	cl := report.Client{LocalAddresses: []string{}, Ports: []int{}}
 	addrs := map[string]bool{}
 	ports := map[int]bool{}
 	exact := true
@@ -1104,9 +1075,9 @@ func (m *merger) client() (Client, error) {
 		cl.PortsCount = max(cl.PortsCount, c.PortsCount) // at least, for now
 		listed := c.Ports
 		if c.PortSet != "" {
-			all, err := DecodePortSet(c.PortSet)
+			all, err := report.DecodePortSet(c.PortSet)
 			if err != nil {
-				return Client{}, fmt.Errorf("merge %s: client: %w", m.names[i], err)
+				return report.Client{}, fmt.Errorf("merge %s: client: %w", m.names[i], err)
 			}
 			listed = all
 		}
@@ -1139,65 +1110,65 @@ func (m *merger) client() (Client, error) {
 		cl.PortsLowerBound = true
 		m.notes = append(m.notes, fmt.Sprintf("client: an input listed only part of its local ports, so ports_count (%d) is a lower bound", cl.PortsCount))
 	}
-	if len(cl.Ports) > MaxPorts {
-		cl.PortSet = EncodePortSet(cl.Ports)
-		cl.Ports = cl.Ports[:MaxPorts]
+	if len(cl.Ports) > report.MaxPorts {
+		cl.PortSet = report.EncodePortSet(cl.Ports)
+		cl.Ports = cl.Ports[:report.MaxPorts]
 	}
 	return cl, nil
 }
 
 // mergeConns adds b's connections to a's: the records of both, in the order
-// of their first use, the first MaxConnRecords kept one by one and the rest
+// of their first use, the first report.MaxConnRecords kept one by one and the rest
 // counted in the overflow; the repeat strata of both (each input's strata
 // stand on their own: RepeatTest stratifies); the rest summed. Records keep
 // their input's connection IDs, which may repeat across inputs.
-func mergeConns(a, b *Conns) *Conns {
+func mergeConns(a, b *report.Conns) *report.Conns {
 	switch {
 	case b == nil:
 		return a
 	case a == nil:
 		c := *b
-		c.Records = append([]ConnRecord{}, b.Records...)
-		c.Repeat = append([]RepeatCounts{}, b.Repeat...)
-		c.Moments = append([]MomentCounts{}, b.Moments...)
-		c.Sizes = append([]MomentSize{}, b.Sizes...)
-		c.Windows = append([]Window{}, b.Windows...)
+		c.Records = append([]report.ConnRecord{}, b.Records...)
+		c.Repeat = append([]report.RepeatCounts{}, b.Repeat...)
+		c.Moments = append([]report.MomentCounts{}, b.Moments...)
+		c.Sizes = append([]report.MomentSize{}, b.Sizes...)
+		c.Windows = append([]report.Window{}, b.Windows...)
 		return &c
 	}
-	out := &Conns{
+	out := &report.Conns{
 		Connections: a.Connections + b.Connections,
 		Requests:    a.Requests + b.Requests,
 		Failed:      a.Failed + b.Failed,
-		Overflow: ConnOverflow{Connections: a.Overflow.Connections + b.Overflow.Connections,
+		Overflow: report.ConnOverflow{Connections: a.Overflow.Connections + b.Overflow.Connections,
 			Requests: a.Overflow.Requests + b.Overflow.Requests, Failed: a.Overflow.Failed + b.Overflow.Failed},
-		Unconnected:  ConnStats{Requests: a.Unconnected.Requests + b.Unconnected.Requests, Failed: a.Unconnected.Failed + b.Unconnected.Failed},
-		Repeat:       append(append([]RepeatCounts{}, a.Repeat...), b.Repeat...),
+		Unconnected:  report.ConnStats{Requests: a.Unconnected.Requests + b.Unconnected.Requests, Failed: a.Unconnected.Failed + b.Unconnected.Failed},
+		Repeat:       append(append([]report.RepeatCounts{}, a.Repeat...), b.Repeat...),
 		Moments:      mergeMoments(a.Moments, b.Moments),
 		Sizes:        mergeSizes(a.Sizes, b.Sizes),
 		WindowsCount: a.WindowsCount + b.WindowsCount,
 	}
-	wins := append(append([]Window{}, a.Windows...), b.Windows...)
-	slices.SortStableFunc(wins, func(x, y Window) int { return x.From.Compare(y.From.Time) })
-	out.Windows = wins[:min(len(wins), MaxWindows)]
-	recs := append(append([]ConnRecord{}, a.Records...), b.Records...)
-	slices.SortStableFunc(recs, func(x, y ConnRecord) int { return x.First.Compare(y.First.Time) })
-	if len(recs) > MaxConnRecords {
-		for _, r := range recs[MaxConnRecords:] {
+	wins := append(append([]report.Window{}, a.Windows...), b.Windows...)
+	slices.SortStableFunc(wins, func(x, y report.Window) int { return x.From.Compare(y.From.Time) })
+	out.Windows = wins[:min(len(wins), report.MaxWindows)]
+	recs := append(append([]report.ConnRecord{}, a.Records...), b.Records...)
+	slices.SortStableFunc(recs, func(x, y report.ConnRecord) int { return x.First.Compare(y.First.Time) })
+	if len(recs) > report.MaxConnRecords {
+		for _, r := range recs[report.MaxConnRecords:] {
 			out.Overflow.Connections++
 			out.Overflow.Requests += r.Requests
 			out.Overflow.Failed += r.Failed
 		}
-		recs = recs[:MaxConnRecords]
+		recs = recs[:report.MaxConnRecords]
 	}
 	out.Records = recs
 	return out
 }
 
 // mergeMoments adds up two lists of moment strata by shape.
-func mergeMoments(a, b []MomentCounts) []MomentCounts {
-	out := append([]MomentCounts{}, a...)
+func mergeMoments(a, b []report.MomentCounts) []report.MomentCounts {
+	out := append([]report.MomentCounts{}, a...)
 	for _, m := range b {
-		i := slices.IndexFunc(out, func(o MomentCounts) bool { return o.RepeatCounts == m.RepeatCounts })
+		i := slices.IndexFunc(out, func(o report.MomentCounts) bool { return o.RepeatCounts == m.RepeatCounts })
 		if i < 0 {
 			out = append(out, m)
 			continue
@@ -1208,10 +1179,10 @@ func mergeMoments(a, b []MomentCounts) []MomentCounts {
 }
 
 // mergeSizes adds up two lists of moment sizes.
-func mergeSizes(a, b []MomentSize) []MomentSize {
-	out := append([]MomentSize{}, a...)
+func mergeSizes(a, b []report.MomentSize) []report.MomentSize {
+	out := append([]report.MomentSize{}, a...)
 	for _, m := range b {
-		i := slices.IndexFunc(out, func(o MomentSize) bool { return o.Requests == m.Requests && o.Failed == m.Failed })
+		i := slices.IndexFunc(out, func(o report.MomentSize) bool { return o.Requests == m.Requests && o.Failed == m.Failed })
 		if i < 0 {
 			out = append(out, m)
 			continue
@@ -1223,14 +1194,14 @@ func mergeSizes(a, b []MomentSize) []MomentSize {
 
 // groups merges the inputs' groups by header and value, keeping at most
 // maxGroupValues values of a header apart as the aggregator does.
-func (m *merger) groups() ([]Group, error) {
-	var g GroupTally
+func (m *merger) groups() ([]report.Group, error) {
+	var g report.GroupTally
 	for _, r := range m.reports {
 		for k := range r.Groups {
-			g.addSaved(&r.Groups[k])
+			g.AddSaved(&r.Groups[k])
 		}
 	}
-	out, err := g.report(m.secs)
+	out, err := g.SavedGroups(m.secs)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}

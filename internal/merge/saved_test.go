@@ -1,0 +1,309 @@
+package merge_test
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/judge"
+	"github.com/pinprobe/pinprobe/internal/merge"
+	"github.com/pinprobe/pinprobe/internal/report"
+)
+
+// TestReadAndMergeMemory: a saved histogram was decoded into a dense
+// histogram of its own (188 kB, and 230 kB of garbage) wherever it was
+// read — a 22 kB report took 110 MB to read, and a merge of two 3 MB
+// reports of 5,000 endpoints 1.39 GB — and a merged endpoint, family and
+// group kept one each. Histograms are now streamed from their encoding and
+// decoded into a few scratch ones, one scope at a time: reading, merging
+// and judging each allocate a small multiple of what was read.
+//
+// Under the race detector allocated measures nothing; what is still
+// checked there (the merge's counts) holds at any size, so the merged
+// reports have 1/check.RaceScale of the endpoints.
+func TestReadAndMergeMemory(t *testing.T) {
+	eps := 500
+	if check.Race {
+		eps /= check.RaceScale
+	}
+	small := fixture.ManyEndpoints(t, 8, "aaaaaaaa")
+	var r *report.Report
+	if n := check.Allocated(func() {
+		var err error
+		if r, err = report.ReadReport(bytes.NewReader(small), "small.json"); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 40*uint64(len(small))+1<<20 {
+		t.Errorf("reading a %d-byte report of %d endpoints allocated %d bytes; want at most 40 times its size and 1 MiB", len(small), len(r.Endpoints), n)
+	}
+	a, b := fixture.ManyEndpoints(t, eps, "aaaaaaaa"), fixture.ManyEndpoints(t, eps, "bbbbbbbb")
+	ra, err := report.ReadReport(bytes.NewReader(a), "a.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := report.ReadReport(bytes.NewReader(b), "b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := uint64(len(a) + len(b))
+	var m *report.Report
+	if n := check.Allocated(func() {
+		if m, err = merge.Merge([]*report.Report{ra, rb}, []string{"a.json", "b.json"}); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 10*size+8<<20 {
+		t.Errorf("merging two reports of %d endpoints (%d bytes) allocated %d bytes; want at most 10 times their size and 8 MiB", eps, size, n)
+	}
+	if n := check.Allocated(func() { m.Verdict = judge.Judge(m, judge.Once()) }); n > 10*size+8<<20 {
+		t.Errorf("judging their merge allocated %d bytes; want at most 10 times their size and 8 MiB", n)
+	}
+	if m.Totals.Requests != 2*ra.Totals.Requests || len(m.Endpoints) != eps {
+		t.Errorf("merge: %d requests over %d endpoints; want %d over %d", m.Totals.Requests, len(m.Endpoints), 2*ra.Totals.Requests, eps)
+	}
+}
+
+// TestMergeTimelineOfRunsFarApart: runs days apart made the merged grid
+// as fine as the finest input over the whole span, for every endpoint: 300
+// endpoints of 10 buckets and one run three days later merged into 90,000
+// buckets. The merged series hold at most 4 times the inputs' buckets.
+func TestMergeTimelineOfRunsFarApart(t *testing.T) {
+	a, err := report.ReadReport(bytes.NewReader(fixture.ManyEndpoints(t, 300, "aaaaaaaa")), "a.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := fixture.EditJSON(t, fixture.ManyEndpoints(t, 1, "bbbbbbbb"), func(m map[string]any) {
+		m["started_at"], m["ended_at"] = "2026-06-19T20:43:00.000Z", "2026-06-19T20:43:10.000Z"
+		fixture.Obj(t, m, "timeline")["start"] = "2026-06-19T20:43:00.000Z"
+	})
+	b, err := report.ReadReport(bytes.NewReader(later), "b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := merge.Merge([]*report.Report{a, b}, []string{"a.json", "b.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out := 0, 0
+	for _, r := range []*report.Report{a, b} {
+		for _, s := range r.Timeline.Series {
+			in += len(s.Requests)
+		}
+	}
+	for _, s := range m.Timeline.Series {
+		out += len(s.Requests)
+	}
+	if out > 4*in {
+		t.Errorf("the merged timeline holds %d buckets, the inputs' %d; want at most 4 times as many", out, in)
+	}
+	if m.Totals.Requests != a.Totals.Requests+b.Totals.Requests {
+		t.Errorf("merged %d requests; want %d", m.Totals.Requests, a.Totals.Requests+b.Totals.Requests)
+	}
+}
+
+// TestRevisionNewerMerged: a merge of a report of a newer revision with
+// one of revision 1 is of this revision and keeps the note of what
+// reading the newer left out.
+func TestRevisionNewerMerged(t *testing.T) {
+	newer := fixture.EditJSON(t, goldenJSON(t), func(m map[string]any) {
+		m["revision"] = float64(report.Revision + 1)
+		fixture.NewerFields(t, m)
+	})
+	old, err := os.ReadFile("../report/testdata/revision1-demo.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mustParse(t, newer, "newer.json")
+	merged, err := merge.Merge([]*report.Report{a, mustParse(t, old, "old.json")}, []string{"newer.json", "old.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range merged.Notes {
+		found = found || strings.HasPrefix(n, "newer.json was written by a newer pinprobe")
+	}
+	if !found {
+		t.Errorf("merged notes %q do not say what newer.json lost", merged.Notes)
+	}
+	if merged.Inputs[0].Revision != report.Revision+1 {
+		t.Errorf("input revision %d, want %d", merged.Inputs[0].Revision, report.Revision+1)
+	}
+}
+
+// TestMergeRefusesTimelinesCenturiesApart: each timeline is sound, but the
+// merged grid would span 209 years, past what a time.Duration holds: the
+// merge says so instead of overflowing into a negative bucket.
+func TestMergeRefusesTimelinesCenturiesApart(t *testing.T) {
+	good := goldenJSON(t)
+	read := func(name, start string) *report.Report {
+		doc := fixture.EditJSON(t, good, func(m map[string]any) { fixture.Obj(t, m, "timeline")["start"] = start })
+		r, err := report.ReadReport(bytes.NewReader(doc), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b := read("a.json", "1971-01-01T00:00:00.000Z"), read("b.json", "2180-01-01T00:00:00.000Z")
+	a.RunID, b.RunID = "0000000a", "0000000b" // two runs
+	_, err := merge.Merge([]*report.Report{a, b}, []string{"a.json", "b.json"})
+	if err == nil || !strings.Contains(err.Error(), "merge b.json: its timeline ends 209 years after that of a.json starts") {
+		t.Errorf("Merge = %v; want it to name b.json, a.json and the 209 years", err)
+	}
+}
+
+// TestTrailSavedAndMerged: the trail survives a save and a read, a merge
+// of two runs keeps both runs' requests within the bounds, and a trail
+// that lists more than its endpoint counted, or an error class pinprobe
+// does not have, is refused on read.
+func TestTrailSavedAndMerged(t *testing.T) {
+	rep := fixture.GoldenReport(t)
+	var withTrail int
+	for _, e := range rep.Endpoints {
+		if e.Trail == nil {
+			continue
+		}
+		withTrail++
+		var failed int64
+		for _, r := range e.Trail.Requests {
+			if r.Failed {
+				failed++
+			}
+			if !strings.HasPrefix(r.RequestID, "pinprobe-0123abcd-") {
+				t.Errorf("%s: trail request ID %q; want the run's", e.Address, r.RequestID)
+			}
+		}
+		if failed != e.Failed {
+			t.Errorf("%s: trail lists %d failed requests of %d", e.Address, failed, e.Failed)
+		}
+	}
+	if withTrail == 0 {
+		t.Fatal("the golden report has no trail")
+	}
+	data := fixture.ReportJSON(t, rep)
+	back, err := report.ParseReport(data, "golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(back.Endpoints[0].Trail.Requests), len(rep.Endpoints[0].Trail.Requests); got != want {
+		t.Errorf("read back: %d trail requests; want %d", got, want)
+	}
+
+	other, err := report.ParseReport(data, "other.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.RunID = "99999999"
+	for i := range other.Endpoints {
+		if tr := other.Endpoints[i].Trail; tr != nil {
+			for j := range tr.Requests {
+				tr.Requests[j].At.Time = tr.Requests[j].At.Add(time.Hour)
+			}
+		}
+	}
+	other.StartedAt.Time, other.EndedAt.Time = other.StartedAt.Add(time.Hour), other.EndedAt.Add(time.Hour)
+	other.Timeline.Start.Time = other.Timeline.Start.Add(time.Hour)
+	m, err := merge.Merge([]*report.Report{back, other}, []string{"a.json", "b.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := m.Endpoints[0]
+	if got, want := len(e.Trail.Requests), 2*len(rep.Endpoints[0].Trail.Requests); got != want {
+		t.Errorf("merged: %d trail requests; want both runs' %d", got, want)
+	}
+	m.Verdict = judge.Judge(m, judge.Once())
+	fixture.ReportJSON(t, m)
+
+	for _, tt := range []struct {
+		name   string
+		forge  func(e *report.Endpoint)
+		reason string
+	}{
+		{"more failed than counted", func(e *report.Endpoint) {
+			for range e.Failed + 1 {
+				e.Trail.Requests = append(e.Trail.Requests, report.TrailRequest{Failed: true, Status: 502})
+			}
+		}, "failed and"},
+		{"unknown class", func(e *report.Endpoint) { e.Trail.Requests[0].Class = "gremlins" }, "not an error class"},
+		{"no status", func(e *report.Endpoint) { e.Trail.Requests[0].Status = 1000 }, "not an HTTP status"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := report.ParseReport(data, "forged.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.forge(&r.Endpoints[0])
+			var buf bytes.Buffer
+			if err := report.JSON(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			_, err = report.ParseReport(buf.Bytes(), "forged.json")
+			if err == nil || !strings.Contains(err.Error(), tt.reason) || !strings.Contains(err.Error(), "forged.json") {
+				t.Errorf("read: %v; want a refusal naming the file and saying %q", err, tt.reason)
+			}
+		})
+	}
+}
+
+// checkSameTrail: a merged endpoint's trail lists the failed requests one
+// aggregator over every result lists when that one lists them all, and
+// stays within the bounds either way.
+func checkSameTrail(t *testing.T, got, want *report.Endpoint) {
+	t.Helper()
+	ids := func(e *report.Endpoint) (failed []string, ok int) {
+		if e.Trail == nil {
+			return nil, 0
+		}
+		for _, r := range e.Trail.Requests {
+			if r.Failed {
+				failed = append(failed, r.RequestID)
+			} else {
+				ok++
+			}
+		}
+		return failed, ok
+	}
+	gf, gok := ids(got)
+	wf, _ := ids(want)
+	if len(gf) > report.MaxTrailFailed || gok > report.MaxTrailOK {
+		t.Errorf("%s: merged trail of %d failed and %d ok; want at most %d and %d", got.Address, len(gf), gok, report.MaxTrailFailed, report.MaxTrailOK)
+	}
+	if int64(len(wf)) == want.Failed && strings.Join(gf, " ") != strings.Join(wf, " ") {
+		t.Errorf("%s: merged trail lists %d failed requests; want the %d one aggregator lists, in the same order", got.Address, len(gf), len(wf))
+	}
+}
+
+// TestSchemaMergedProcesses: the reports of three processes that shared a
+// run, their merge and the report of one process that saw every request
+// are valid pinprobe.report/v1 documents.
+func TestSchemaMergedProcesses(t *testing.T) {
+	parts, whole := newMgRun(t, 7, 3000).split(t, 3, func(i int) int { return i % 3 })
+	mg, err := fixture.MergeJudged(parts, mgNames(len(parts)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*report.Report{"merged": mg, "one process": whole, "part 0": parts[0]} {
+		t.Run(name, func(t *testing.T) { fixture.ReportJSON(t, r) })
+	}
+}
+
+// goldenJSON is the golden report as saved.
+func goldenJSON(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := report.JSON(&buf, fixture.GoldenReport(t)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func mustParse(t *testing.T, data []byte, name string) *report.Report {
+	t.Helper()
+	r, err := report.ParseReport(data, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
