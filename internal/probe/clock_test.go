@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -376,6 +377,85 @@ func TestClockPaceGrain(t *testing.T) {
 					break
 				}
 			}
+		}
+	})
+}
+
+// heldSender answers the first held requests of the run after hold, the
+// rest at once, each on its worker's one connection (unlimited reuse).
+type heldSender struct {
+	s     *stream
+	n     *atomic.Int64 // requests of the run so far
+	held  int64
+	hold  time.Duration
+	conn  uint64
+	reqs  int
+	sends func(conn uint64, at time.Time)
+}
+
+func (h *heldSender) do(start time.Time) Result {
+	if h.conn == 0 {
+		h.conn = h.s.state.conns.Add(1)
+	}
+	h.reqs++
+	h.sends(h.conn, time.Now())
+	if h.n.Add(1) <= h.held {
+		time.Sleep(h.hold)
+	}
+	return Result{Endpoint: h.s.ep.ID, Start: start, Latency: time.Since(start), TTFB: time.Since(start), Status: 200,
+		ConnID: h.conn, ConnReq: h.reqs, Reused: h.reqs > 1}
+}
+
+func (h *heldSender) close() {}
+
+// TestClockRotationLeavesExtraWorkersIdle: the first 10 answers held
+// 500 ms at 40 req/s make the endpoint add workers past its warm ones for
+// the stuck requests; once those answers are in, every request goes round
+// exactly Rotation connections and the extra workers carry none.
+// TestRotationLeavesExtraWorkersIdle says it over loopback, within what a
+// loaded machine's stalls allow.
+func TestClockRotationLeavesExtraWorkersIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const held, hold = 10, 500 * time.Millisecond
+		var mu sync.Mutex
+		type send struct {
+			conn uint64
+			at   time.Duration
+		}
+		var sends []send
+		start := time.Now()
+		var n atomic.Int64
+		o := Options{Rate: 40, Duration: 1500 * time.Millisecond, Concurrency: 1000, cpu: fixedCPU(true)}
+		o.sender = func(s *stream, _ context.Context) sender {
+			return &heldSender{s: s, n: &n, held: held, hold: hold, sends: func(conn uint64, at time.Time) {
+				mu.Lock()
+				defer mu.Unlock()
+				sends = append(sends, send{conn, at.Sub(start)})
+			}}
+		}
+		rs := attack(t, clockEndpoints(t, 1), o, time.Hour)
+		sent, dropped := tallyOf(rs).total()
+		// The tenth request, due at 225 ms, is answered at 725 ms; the
+		// requests due from then on are the settled ones.
+		settled := 225*time.Millisecond + hold
+		all, used := map[uint64]bool{}, map[uint64]bool{}
+		var order []uint64
+		for _, s := range sends {
+			all[s.conn] = true
+			if s.at > settled {
+				used[s.conn] = true
+				order = append(order, s.conn)
+			}
+		}
+		t.Logf("%d sent, %d dropped on %d connections; %d requests after the held answers, on %d connections", sent, dropped, len(all), len(order), len(used))
+		if sent != 60 || dropped != 0 {
+			t.Errorf("%d sent, %d dropped; want the 60 planned, none dropped", sent, dropped)
+		}
+		if warm := warmWorkers(o.Rate, 0, o.Concurrency); len(all) <= warm {
+			t.Errorf("%d connections; want workers added past the %d warm ones for the held requests", len(all), warm)
+		}
+		if len(order) != 30 || len(used) != Rotation {
+			t.Errorf("%d requests after the held answers on %d connections; want the 30 due after 725 ms on exactly the %d in rotation", len(order), len(used), Rotation)
 		}
 	})
 }

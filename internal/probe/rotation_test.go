@@ -191,7 +191,8 @@ func TestRotationWithinConcurrency(t *testing.T) {
 // answers 500 ms at 40 req/s makes the endpoint add workers past its warm
 // ones for the stuck requests; once those answers are in, the requests go
 // round Rotation connections again and the extra workers (one connection
-// each: unlimited reuse) carry none of them.
+// each: unlimited reuse) carry none of them, give or take the stalls of a
+// loaded machine.
 func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 	t.Parallel()
 	const slow, hold = 10, 500 * time.Millisecond
@@ -233,10 +234,13 @@ func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 		t.Fatalf("%d requests after the slow answers; want about 25", len(after))
 	}
 	// A worker still busy when its turn comes (a stall of a loaded
-	// machine) lets one idle worker below into the rotation.
-	if len(used) < Rotation || len(used) > Rotation+1 {
-		t.Errorf("%d connections carried the %d requests after the slow answers; want the %d in rotation, the other %d idle",
-			len(used), len(after), Rotation, len(all)-Rotation)
+	// machine) lets an idle worker below into the rotation: 7 of 11 once
+	// in 20 runs beside a build. Here most extra workers stay idle;
+	// TestClockRotationLeavesExtraWorkersIdle holds it exactly (Rotation
+	// connections, every extra worker idle) on a clock without stalls.
+	if extra, idle := len(all)-Rotation, len(all)-len(used); len(used) < Rotation || idle*2 < extra {
+		t.Errorf("%d connections carried the %d requests after the slow answers; want the %d in rotation and most of the other %d idle",
+			len(used), len(after), Rotation, extra)
 	}
 }
 
