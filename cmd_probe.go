@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pinprobe/pinprobe/internal/collect"
 	"github.com/pinprobe/pinprobe/internal/demo"
 	"github.com/pinprobe/pinprobe/internal/judge"
 	"github.com/pinprobe/pinprobe/internal/probe"
@@ -160,8 +159,8 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		if ctx.Err() != nil {
 			return &exitError{code: exitInterrupted, err: errors.New("interrupted during the preflight: no request was sent")}
 		}
-		stop := render.PreflightStop(s.Endpoints, checks, c.timeout)
-		if err := render.Preflight(stderr, s.Endpoints, checks, render.PreflightOptions{Verified: !c.insecure, Stopping: stop != ""}); err != nil {
+		stop := session.PreflightStop(s.Endpoints, checks, c.timeout)
+		if err := render.Preflight(stderr, s.PreflightChecks(), render.PreflightOptions{Verified: !c.insecure, Stopping: stop != ""}); err != nil {
 			say("%s", err)
 		}
 		if stop != "" {
@@ -595,14 +594,14 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 	if ctx.Err() != nil {
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted during the preflight")}
 	}
+	doc := s.PreflightChecks()
 	print := func(w io.Writer) error {
-		return render.Preflight(w, s.Endpoints, checks, render.PreflightOptions{All: true, Verified: !c.insecure})
+		return render.Preflight(w, doc, render.PreflightOptions{All: true, Verified: !c.insecure})
 	}
-	doc := collect.Preflight(s.Endpoints, checks)
 	if c.format.value == "json" {
-		print = func(w io.Writer) error { return render.PreflightJSON(w, doc) }
+		print = func(w io.Writer) error { return report.PreflightJSON(w, doc) }
 	}
-	werr := emit(stdout, print, c.output, func(w io.Writer) error { return render.PreflightJSON(w, doc) }, say)
+	werr := emit(stdout, print, c.output, func(w io.Writer) error { return report.PreflightJSON(w, doc) }, say)
 	var failed error
 	for _, ch := range checks {
 		if ch.Err != nil {

@@ -4,12 +4,12 @@
 // its strings, and compute no statistics. View.Brief picks what a brief
 // report (--brief) shows in each of them, one screen of it. It also
 // renders comparisons (package compare), joins of a run with access logs
-// (package join) and the preflight check list (probe.Check).
+// (package join) and the preflight's checks (report.PreflightCheck).
 //
 // Renderers are func(io.Writer, *report.Report) error; each returns every
 // write error, escapes everything that came from outside for its own format
 // and sorts what it prints, so output is stable.
 //
-// It imports report, compare, join, the leaves (stat, words) and probe
-// (for the preflight checks only); never collect or judge.
+// It imports report, compare, join and the leaves (stat, words); never the
+// engine (probe), collect, merge or judge (compare judges for it).
 package render

@@ -497,23 +497,6 @@ type Conns struct {
 	WindowsCount int64    `json:"windows_count"`
 }
 
-// PreflightCheck is one endpoint's check before the load: a TCP connect
-// and, for https, a TLS handshake verified as the probe would; no HTTP
-// request. It is also what pinprobe.preflight/v1 lists.
-type PreflightCheck struct {
-	Target    string  `json:"target"`
-	Address   string  `json:"address"`
-	Port      uint16  `json:"port"`
-	Family    string  `json:"family"`
-	OK        bool    `json:"ok"`
-	ConnectMS float64 `json:"connect_ms"`
-	TLSMS     float64 `json:"tls_ms"`
-	ALPN      string  `json:"alpn,omitempty"`
-	Local     string  `json:"local,omitempty"`
-	Error     string  `json:"error,omitempty"`
-	Class     string  `json:"class,omitempty"`
-}
-
 // Failing counts the connections with a failure among those kept one by
 // one (the first MaxConnRecords), and those connections: the ones past
 // them are counted together, and which of them failed is not known.

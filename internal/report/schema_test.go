@@ -21,7 +21,6 @@ import (
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/judge"
 	"github.com/pinprobe/pinprobe/internal/probe"
-	"github.com/pinprobe/pinprobe/internal/render"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
@@ -351,7 +350,7 @@ func TestSchemaPreflight(t *testing.T) {
 		{Endpoint: 2, Connect: 10 * time.Second, Err: errors.New("dial tcp 192.0.2.2:443: i/o timeout"), Class: probe.ClassConnectTimeout},
 	}
 	var buf bytes.Buffer
-	if err := render.PreflightJSON(&buf, collect.Preflight(eps, checks)); err != nil {
+	if err := report.PreflightJSON(&buf, collect.Preflight(eps, checks)); err != nil {
 		t.Fatal(err)
 	}
 	fixture.CheckSchema(t, fixture.KindPreflight, buf.Bytes())
@@ -359,7 +358,7 @@ func TestSchemaPreflight(t *testing.T) {
 	cov.add(t, buf.Bytes())
 	cov.check(t)
 	buf.Reset()
-	if err := render.PreflightJSON(&buf, collect.Preflight(nil, nil)); err != nil {
+	if err := report.PreflightJSON(&buf, collect.Preflight(nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	fixture.CheckSchema(t, fixture.KindPreflight, buf.Bytes())
@@ -374,7 +373,7 @@ func TestSchemaRefuses(t *testing.T) {
 	goodCmp := fixture.CompareJSON(t, fixture.GoldenComparison(t))
 	var pre bytes.Buffer
 	web := fixture.MustTarget(t, "http://app.example.com/")
-	if err := render.PreflightJSON(&pre, collect.Preflight([]*probe.Endpoint{{Target: web, Addr: netip.MustParseAddr("192.0.2.1")}},
+	if err := report.PreflightJSON(&pre, collect.Preflight([]*probe.Endpoint{{Target: web, Addr: netip.MustParseAddr("192.0.2.1")}},
 		[]probe.Check{{Err: errors.New("connection refused"), Class: probe.ClassConnectRefused}})); err != nil {
 		t.Fatal(err)
 	}

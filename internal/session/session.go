@@ -151,6 +151,10 @@ func (s *Session) Preflight(ctx context.Context) []probe.Check {
 	return checks
 }
 
+// PreflightChecks are the rows of the preflight's document (report.Preflight)
+// of the checks Preflight made; nil before.
+func (s *Session) PreflightChecks() []report.PreflightCheck { return s.preflight }
+
 // plan is the report's plan of a run by the options o.
 func (s *Session) plan(o probe.Options) report.Plan {
 	var only probe.Family
