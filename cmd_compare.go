@@ -40,7 +40,7 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 		}
 		return usagef("compare: %s", err)
 	}
-	cmp := compare.CompareWith(reps[0], reps[1], compare.Options{Match: c.match.value, MaxLatencyIncrease: c.maxIncrease.tol})
+	cmp := compare.ReportsWith(reps[0], reps[1], compare.Options{Match: c.match.value, MaxLatencyIncrease: c.maxIncrease.tol})
 	cmp.Before.File, cmp.After.File = c.files[0], c.files[1]
 	ro := renderOptions(stdout)
 	ro.Brief = c.brief
@@ -49,7 +49,7 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 		return usagef("%s", err)
 	}
 	werr := emit(stdout, func(w io.Writer) error { return renderer(w, cmp) },
-		c.output, func(w io.Writer) error { return compare.CompareJSON(w, cmp) }, sayer(stderr))
+		c.output, func(w io.Writer) error { return compare.JSON(w, cmp) }, sayer(stderr))
 	var regressed error
 	switch {
 	case c.failOnRegression && cmp.Regressed():

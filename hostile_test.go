@@ -306,7 +306,7 @@ func TestReportOfHugeCounts(t *testing.T) {
 	golden := writeSaved(t, dir, "golden.json", goldenSaved(t))
 	var files []string
 	for name, doc := range map[string][]byte{"golden-huge.json": goldenSaved(t), "many-huge.json": fixture.ManyEndpoints(t, 20, "aaaaaaaa")} {
-		r, err := report.ReadReport(bytes.NewReader(doc), name)
+		r, err := report.Read(bytes.NewReader(doc), name)
 		if err != nil {
 			t.Fatal(err)
 		}

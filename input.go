@@ -126,7 +126,7 @@ func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*repor
 		if err != nil {
 			return nil, err
 		}
-		r, err := report.ParseReport(data, shown)
+		r, err := report.Parse(data, shown)
 		if err != nil {
 			return nil, usagef("%s", err)
 		}

@@ -229,7 +229,7 @@ func TestDownHostReports(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: -o not written: %v", format, err)
 		}
-		rep, err := report.ParseReport(data, out)
+		rep, err := report.Parse(data, out)
 		if err != nil {
 			t.Fatalf("%s: -o does not read back: %v", format, err)
 		}

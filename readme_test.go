@@ -6,10 +6,12 @@ package main
 // others (schemas, perf) are written by hand.
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,5 +208,44 @@ func TestInstallLines(t *testing.T) {
 	out, err := exec.Command(filepath.Join(bin, "pinprobe"), "version").Output()
 	if err != nil || string(out) != "pinprobe "+version+"\n" {
 		t.Errorf("go install . then pinprobe version: %q, %v; want %q", out, err, "pinprobe "+version+"\n")
+	}
+}
+
+// TestCIFuzzesEveryTarget: the fuzz phase of .ci/run names every fuzz
+// target of the module by its package, and nothing else: a target that
+// moved with its package would otherwise be fuzzed by nobody, go test
+// -fuzz finding nothing to run in the old place.
+func TestCIFuzzesEveryTarget(t *testing.T) {
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, found := strings.Cut(string(ci), "for target in ")
+	list, _, ended := strings.Cut(list, "; do")
+	if !found || !ended {
+		t.Fatal(".ci/run has no fuzz loop (for target in …; do)")
+	}
+	listed := strings.Fields(strings.ReplaceAll(list, "\\", " "))
+	var defined []string
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`).FindAllSubmatch(src, -1) {
+			defined = append(defined, filepath.Dir(path)+":"+string(m[1]))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(listed)
+	slices.Sort(defined)
+	if !slices.Equal(listed, defined) {
+		t.Errorf(".ci/run fuzzes\n  %s\nthe module's fuzz targets are\n  %s", strings.Join(listed, "\n  "), strings.Join(defined, "\n  "))
 	}
 }

@@ -462,7 +462,7 @@ func savedDemo(t *testing.T) *report.Report {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	saved, err := report.ReadReport(f, demoReport)
+	saved, err := report.Read(f, demoReport)
 	if err != nil {
 		t.Fatal(err)
 	}

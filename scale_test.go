@@ -34,7 +34,7 @@ func afterLoad(t testing.TB, n int, ready func()) []byte {
 // reportOf is `pinprobe report FILE` of a saved run: read, merge (of one),
 // judge, render.
 func reportOf(t testing.TB, saved []byte) {
-	r, err := report.ParseReport(saved, "saved.json")
+	r, err := report.Parse(saved, "saved.json")
 	if err != nil {
 		t.Fatal(err)
 	}

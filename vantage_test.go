@@ -35,7 +35,7 @@ func readSaved(t *testing.T, path string) *report.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := report.ParseReport(b, path)
+	r, err := report.Parse(b, path)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -16,23 +16,23 @@ import (
 // CompareSchema identifies the JSON document of a comparison.
 const CompareSchema = "pinprobe.compare/v1"
 
-// CompareRevision is the revision of pinprobe.compare/v1 written, by the
+// Revision is the revision of pinprobe.compare/v1 written, by the
 // rule of report.Revision: 2 added "revision" and each percentile's min_p
 // and requests_to_tell.
-const CompareRevision = 2
+const Revision = 2
 
 // Comparison statuses.
 const (
-	CompareRegressed = "regressed" // something got significantly worse or slower (whatever else got better)
-	CompareImproved  = "improved"  // something got better or faster and nothing worse
-	CompareUnchanged = "unchanged" // no significant change
-	// CompareDisjoint says nothing was compared: no endpoint was probed in
+	Regressed = "regressed" // something got significantly worse or slower (whatever else got better)
+	Improved  = "improved"  // something got better or faster and nothing worse
+	Unchanged = "unchanged" // no significant change
+	// Disjoint says nothing was compared: no endpoint was probed in
 	// both reports (with --match host, no URL), or one has no request at
 	// all. Other endpoints, families and totals are other things, so their
 	// rates and latencies are not tested, and what vanished is no
 	// improvement; only a new endpoint is still tested against its URL's
 	// endpoints before, and a regression there is "regressed".
-	CompareDisjoint = "disjoint"
+	Disjoint = "disjoint"
 )
 
 // Changes of one scope's failure rate.
@@ -59,7 +59,7 @@ const (
 // its p is below Alpha / Comparisons (AlphaEach); Alpha is 0.001, as for
 // the verdict of a run.
 type Comparison struct {
-	// Schema is "pinprobe.compare/v1", Revision CompareRevision.
+	// Schema is "pinprobe.compare/v1", Revision Revision.
 	Schema   string `json:"schema"`
 	Revision int    `json:"revision,omitempty"`
 	// Status is "regressed", "improved", "unchanged" or "disjoint";
@@ -278,40 +278,40 @@ func (sc *ScopeChange) NewFailures() (n int64, kinds []string) {
 }
 
 // Regressed reports whether any scope got significantly worse or slower.
-func (c *Comparison) Regressed() bool { return c.Status == CompareRegressed }
+func (c *Comparison) Regressed() bool { return c.Status == Regressed }
 
 // FailsGate reports whether --fail-on-regression exits 1: on a regression,
-// and when nothing could be compared (CompareDisjoint), since a gate that
+// and when nothing could be compared (Disjoint), since a gate that
 // judged nothing does not pass.
 func (c *Comparison) FailsGate() bool {
-	return c.Status == CompareRegressed || c.Status == CompareDisjoint
+	return c.Status == Regressed || c.Status == Disjoint
 }
 
-// Compare compares two reports (plain or merged) with DefaultOptions: see
-// CompareWith.
-func Compare(before, after *report.Report) *Comparison {
-	return CompareWith(before, after, DefaultOptions())
+// Reports compares two reports (plain or merged) with DefaultOptions: see
+// ReportsWith.
+func Reports(before, after *report.Report) *Comparison {
+	return ReportsWith(before, after, DefaultOptions())
 }
 
-// CompareWith compares two reports (plain or merged) as o says: see
+// ReportsWith compares two reports (plain or merged) as o says: see
 // Comparison. It reads only what Validate guarantees; set Before.File and
 // After.File to name them in the renderers. Each side's verdict is judged
 // afresh, at the level its report was judged at: a saved verdict is never
 // trusted.
-func CompareWith(before, after *report.Report, o Options) *Comparison {
+func ReportsWith(before, after *report.Report, o Options) *Comparison {
 	c := compareReports(before, after, o)
 	c.Before.Verdict = judge.Judge(before, judge.LevelOf(before)).Status
 	c.After.Verdict = judge.Judge(after, judge.LevelOf(after)).Status
 	return c
 }
 
-// compareReports is CompareWith but for the two verdicts.
+// compareReports is ReportsWith but for the two verdicts.
 func compareReports(before, after *report.Report, o Options) *Comparison {
 	if o.Match == "" {
 		o.Match = MatchEndpoint
 	}
 	c := &Comparison{
-		Schema: CompareSchema, Revision: CompareRevision, Before: runSide(before), After: runSide(after), Alpha: judge.Alpha,
+		Schema: CompareSchema, Revision: Revision, Before: runSide(before), After: runSide(after), Alpha: judge.Alpha,
 		Match: o.Match, MaxLatencyIncrease: o.MaxLatencyIncrease,
 		Families: []ScopeChange{}, Endpoints: []ScopeChange{}, Groups: []ScopeChange{},
 		Added: []EndpointID{}, Removed: []EndpointID{}, Notes: []string{},
@@ -412,18 +412,18 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 			}
 		}
 	}
-	c.Status = CompareUnchanged
+	c.Status = Unchanged
 	if c.disjoint {
-		c.Status = CompareDisjoint
+		c.Status = Disjoint
 	}
 	for _, sc := range c.Scopes() {
 		switch {
 		case c.Before.Requests == 0 || c.After.Requests == 0:
 			// Nothing to compare.
 		case sc.Change == ChangeWorse || sc.Latency.Change == LatencySlower:
-			c.Status = CompareRegressed
-		case c.Status == CompareUnchanged && (sc.Change == ChangeBetter || sc.Latency.Change == LatencyFaster || sc.gone):
-			c.Status = CompareImproved
+			c.Status = Regressed
+		case c.Status == Unchanged && (sc.Change == ChangeBetter || sc.Latency.Change == LatencyFaster || sc.gone):
+			c.Status = Improved
 		}
 	}
 	c.Conclusion = c.conclude()

@@ -47,7 +47,7 @@ func TestCompareGatewayChange(t *testing.T) {
 	if got, want := c.Conclusion, "regression: 127.0.0.2 0% → 12%, p<1e-9; also ::1 removed"; got != want {
 		t.Errorf("conclusion %q; want %q", got, want)
 	}
-	if !c.Regressed() || c.Status != compare.CompareRegressed {
+	if !c.Regressed() || c.Status != compare.Regressed {
 		t.Errorf("status %q, Regressed() %v; want regressed, true", c.Status, c.Regressed())
 	}
 	ids := func(l []compare.EndpointID) []string {
@@ -153,64 +153,64 @@ func TestCompareConclusions(t *testing.T) {
 		{"IPv6 fixed by removing it",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2"), failing("::1", 300)},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2")},
-			compare.CompareImproved, "IPv6 failures gone: ::1 removed; 127.0.0.1, 127.0.0.2 0% → 0%"},
+			compare.Improved, "IPv6 failures gone: ::1 removed; 127.0.0.1, 127.0.0.2 0% → 0%"},
 		{"IPv6 fixed in place",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), failing("::1", 300)},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("::1")},
-			compare.CompareImproved, "IPv6 failures gone: ::1 100% → 0%, p<1e-9; 127.0.0.1 0% → 0%"},
+			compare.Improved, "IPv6 failures gone: ::1 100% → 0%, p<1e-9; 127.0.0.1 0% → 0%"},
 		{"nothing changed",
 			[]fixture.CmpEndpoint{failing("127.0.0.1", 3), failing("127.0.0.2", 2)},
 			[]fixture.CmpEndpoint{failing("127.0.0.1", 2), failing("127.0.0.2", 4)},
-			compare.CompareUnchanged, "no significant change (total 0.83% → 1%, p=1; p50 1.20 → 1.20ms): 127.0.0.1 1% → 0.67%; 127.0.0.2 0.67% → 1.3%"},
+			compare.Unchanged, "no significant change (total 0.83% → 1%, p=1; p50 1.20 → 1.20ms): 127.0.0.1 1% → 0.67%; 127.0.0.2 0.67% → 1.3%"},
 		{"a new address fails",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2")},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2"), failing("127.0.0.3", 90)},
-			compare.CompareRegressed, "regression: 127.0.0.3 (new) 30% against 0% before, p<1e-9"},
+			compare.Regressed, "regression: 127.0.0.3 (new) 30% against 0% before, p<1e-9"},
 		{"a healthy address added",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), healthy("127.0.0.2")},
-			compare.CompareUnchanged, "no significant change (total 0% → 0%, p=1; p50 2.20 → 2.20ms): 127.0.0.1 0% → 0%; 127.0.0.2 added (0%)"},
+			compare.Unchanged, "no significant change (total 0% → 0%, p=1; p50 2.20 → 2.20ms): 127.0.0.1 0% → 0%; 127.0.0.2 added (0%)"},
 		{"too few to tell",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
 			[]fixture.CmpEndpoint{{Address: "127.0.0.1", N: 300, Failed: 2, FailStatus: 503, Latency: time.Millisecond}},
-			compare.CompareUnchanged, "no significant change (total 0% → 0.67%, p=0.5; p50 2.20 → 1.20ms): 127.0.0.1 0% → 0.67%"},
+			compare.Unchanged, "no significant change (total 0% → 0.67%, p=0.5; p50 2.20 → 1.20ms): 127.0.0.1 0% → 0.67%"},
 		{"two URLs",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), {Target: "https://sign.example.com/api", Address: "127.0.0.1", N: 300}},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1"), {Target: "https://sign.example.com/api", Address: "127.0.0.1", N: 300, Failed: 60, FailStatus: 500}},
-			compare.CompareRegressed, "regression: 127.0.0.1 /api 0% → 20%, p<1e-9"},
+			compare.Regressed, "regression: 127.0.0.1 /api 0% → 20%, p<1e-9"},
 		{"no requests after",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
 			[]fixture.CmpEndpoint{{Address: "127.0.0.1"}},
-			compare.CompareDisjoint, "nothing to compare: no request in after"},
+			compare.Disjoint, "nothing to compare: no request in after"},
 		// Reports with no endpoint in common compare nothing: what vanished
 		// is no improvement, their totals are not tested, and --fail-on-
 		// regression does not pass (it was IMPROVED, exit 0).
 		{"other hosts",
 			[]fixture.CmpEndpoint{failing("127.0.0.1", 300)},
 			[]fixture.CmpEndpoint{{Target: "https://api.example.com/", Address: "127.0.0.3", N: 300, Latency: time.Millisecond}},
-			compare.CompareDisjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://api.example.com/; the hosts differ"},
+			compare.Disjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://api.example.com/; the hosts differ"},
 		{"other addresses of the URL",
 			[]fixture.CmpEndpoint{failing("::1", 300), failing("127.0.0.2", 30)},
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
-			compare.CompareDisjoint, "no endpoint in common: BEFORE probed ::1, 127.0.0.2 at https://sign.example.com/; AFTER probed 127.0.0.1 at https://sign.example.com/; the same URL on other addresses: --match host compares them"},
+			compare.Disjoint, "no endpoint in common: BEFORE probed ::1, 127.0.0.2 at https://sign.example.com/; AFTER probed 127.0.0.1 at https://sign.example.com/; the same URL on other addresses: --match host compares them"},
 		{"other addresses of the URL, failing",
 			[]fixture.CmpEndpoint{healthy("127.0.0.1")},
 			[]fixture.CmpEndpoint{failing("127.0.0.3", 90)},
-			compare.CompareRegressed, "regression: 127.0.0.3 (new) 30% against 0% before, p<1e-9; no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://sign.example.com/; the same URL on other addresses: --match host compares them"},
+			compare.Regressed, "regression: 127.0.0.3 (new) 30% against 0% before, p<1e-9; no endpoint in common: BEFORE probed 127.0.0.1 at https://sign.example.com/; AFTER probed 127.0.0.3 at https://sign.example.com/; the same URL on other addresses: --match host compares them"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := compare.Compare(fixture.CmpRun(t, fixture.CmpStart, tt.before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), tt.after...))
+			c := compare.Reports(fixture.CmpRun(t, fixture.CmpStart, tt.before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), tt.after...))
 			if c.Status != tt.status || c.Conclusion != tt.conclusion {
 				t.Errorf("%s: %q; want %s: %q", c.Status, c.Conclusion, tt.status, tt.conclusion)
 			}
-			if c.Regressed() != (tt.status == compare.CompareRegressed) {
-				t.Errorf("Regressed() = %v; want %v", c.Regressed(), tt.status == compare.CompareRegressed)
+			if c.Regressed() != (tt.status == compare.Regressed) {
+				t.Errorf("Regressed() = %v; want %v", c.Regressed(), tt.status == compare.Regressed)
 			}
-			if fails := tt.status == compare.CompareRegressed || tt.status == compare.CompareDisjoint; c.FailsGate() != fails {
+			if fails := tt.status == compare.Regressed || tt.status == compare.Disjoint; c.FailsGate() != fails {
 				t.Errorf("FailsGate() = %v; want %v", c.FailsGate(), fails)
 			}
-			if c.Status == compare.CompareDisjoint {
+			if c.Status == compare.Disjoint {
 				for _, sc := range c.Scopes() {
 					if sc.Change == compare.ChangeBetter || sc.Tested && sc.Baseline == nil {
 						t.Errorf("%s: %s, tested %v; nothing in common, want it shown untested", sc.Scope, sc.Change, sc.Tested)
@@ -232,11 +232,11 @@ func TestCompareMergedReports(t *testing.T) {
 	}
 	after := fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), fixture.CmpEndpoint{Address: "127.0.0.1", N: 200, Latency: time.Millisecond})
 	after.Plan.FailStatus = "5xx,429"
-	c := compare.Compare(merged, after)
+	c := compare.Reports(merged, after)
 	if c.Before.Inputs != 2 || c.Before.Requests != 200 || c.Before.Failed != 50 {
 		t.Errorf("before: %d inputs, %d requests, %d failed; want 2, 200, 50", c.Before.Inputs, c.Before.Requests, c.Before.Failed)
 	}
-	if c.Status != compare.CompareImproved || !strings.HasPrefix(c.Conclusion, "failures gone: 127.0.0.1 25% → 0%") {
+	if c.Status != compare.Improved || !strings.HasPrefix(c.Conclusion, "failures gone: 127.0.0.1 25% → 0%") {
 		t.Errorf("%s: %q; want improved: failures gone: 127.0.0.1 25%% → 0%%…", c.Status, c.Conclusion)
 	}
 	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "before --fail-status 5xx, after 5xx,429") {
@@ -247,7 +247,7 @@ func TestCompareMergedReports(t *testing.T) {
 func TestCompareJSON(t *testing.T) {
 	c := fixture.GoldenComparison(t)
 	var buf bytes.Buffer
-	if err := compare.CompareJSON(&buf, c); err != nil {
+	if err := compare.JSON(&buf, c); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any
@@ -292,7 +292,7 @@ func TestCompareGolden(t *testing.T) {
 	moved := fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour),
 		ep("http://sign.pinprobe.test:39115/sign", "127.0.0.1", 0), ep("http://sign.pinprobe.test:39115/sign", "::1", 300))
 	other := fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), ep("https://other.example.com/", "192.0.2.7", 0))
-	portMoved, otherHost := compare.Compare(onPort, moved), compare.Compare(onPort, other)
+	portMoved, otherHost := compare.Reports(onPort, moved), compare.Reports(onPort, other)
 	portMoved.Before.File, portMoved.After.File = "a.json", "b.json"
 	otherHost.Before.File, otherHost.After.File = "a.json", "other.json"
 	for _, f := range []struct {
@@ -355,7 +355,7 @@ func TestCompareBrief(t *testing.T) {
 		after = append(after, fixture.CmpEndpoint{Address: addr, N: 300, Failed: 60, FailStatus: 502, Latency: time.Millisecond})
 	}
 	after = append(after, fixture.CmpEndpoint{Address: "::1", N: 300, Failed: 300, FailStatus: 503, Latency: time.Millisecond})
-	many := compare.Compare(fixture.CmpRun(t, fixture.CmpStart, before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), after...))
+	many := compare.Reports(fixture.CmpRun(t, fixture.CmpStart, before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), after...))
 	many.Before.File, many.After.File = "before.json", "after.json"
 	for name, c := range map[string]*compare.Comparison{"gateway": fixture.GoldenComparison(t), "latency": fixture.LatencyComparison(t), "many": many} {
 		for _, f := range []struct {

@@ -4,7 +4,7 @@
 // exact tests, by latency at the median and the 99th percentile (exact
 // tests of the histograms, beyond a practical minimum, Tolerance), and by
 // the answers given. Reports with nothing in common are said to be
-// (CompareDisjoint), and what one side alone probed is never an
+// (Disjoint), and what one side alone probed is never an
 // improvement. Each side is judged afresh (package judge), so a saved
 // verdict is never trusted. Its document is pinprobe.compare/v1 (JSON);
 // package render shows it.

@@ -186,11 +186,11 @@ func TestFalseRegressionRate(t *testing.T) {
 		n := sizes[(i/27)%3]
 		c := compareReports(simRun(pool, rng, n, laws, 1), simRun(pool, rng, n, laws, 1), DefaultOptions())
 		tests += c.Comparisons
-		if c.Status == CompareRegressed {
+		if c.Status == Regressed {
 			def.any++
 		}
 		a, f, p50, p99 := regressedAt(c, 0.001, DefaultTolerance)
-		if a != (c.Status == CompareRegressed) {
+		if a != (c.Status == Regressed) {
 			t.Fatalf("run %d: re-decided at the comparison's own level: regressed %v; the comparison says %s", i, a, c.Status)
 		}
 		count(&def, false, f, p50, p99)
@@ -221,7 +221,7 @@ func TestFalseRegressionRate(t *testing.T) {
 	for i := range jitter {
 		laws := [3]simLaw{{300 * time.Microsecond, 0.2, 0}, {300 * time.Microsecond, 0.2, 0}, {300 * time.Microsecond, 0.2, 0}}
 		c := compareReports(simRun(pool, rng, 10000, laws, 1), simRun(pool, rng, 10000, laws, 1.02), DefaultOptions())
-		if c.Status == CompareRegressed {
+		if c.Status == Regressed {
 			regressed++
 			t.Errorf("2%% jitter, pair %d: %s", i, c.Conclusion)
 		}

@@ -6,8 +6,8 @@ import (
 	"io"
 )
 
-// CompareJSON writes the pinprobe.compare/v1 document, indented.
-func CompareJSON(w io.Writer, c *Comparison) error {
+// JSON writes the pinprobe.compare/v1 document, indented.
+func JSON(w io.Writer, c *Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

@@ -46,26 +46,26 @@ func TestCompareLatency(t *testing.T) {
 		conclusion    string // its beginning
 	}{
 		{"50 ms added to 0.26 ms", three(50, every(260*time.Microsecond)), three(50, every(50*time.Millisecond+260*time.Microsecond)), nil,
-			compare.CompareRegressed, "regression: every endpoint slower, in total p50 0.28 → 50.3ms, p99 0.30 → 50.3ms, p<1e-9"},
+			compare.Regressed, "regression: every endpoint slower, in total p50 0.28 → 50.3ms, p99 0.30 → 50.3ms, p<1e-9"},
 		{"2% jitter on loopback, 20,000 requests each", three(20000, every(300*time.Microsecond)), three(20000, every(306*time.Microsecond)), nil,
-			compare.CompareUnchanged, "no significant change (total 0% → 0%, p=1; p50 0.32 → 0.33ms)"},
+			compare.Unchanged, "no significant change (total 0% → 0%, p=1; p50 0.32 → 0.33ms)"},
 		{"25% at 20 ms", three(300, every(20*time.Millisecond)), three(300, every(25*time.Millisecond)), nil,
-			compare.CompareRegressed, "regression: every endpoint slower, in total p50 20.0 → 25.0ms, p99 20.0 → 25.0ms, p<1e-9"},
+			compare.Regressed, "regression: every endpoint slower, in total p50 20.0 → 25.0ms, p99 20.0 → 25.0ms, p<1e-9"},
 		{"25% at 20 ms within --max-latency-increase 50%", three(300, every(20*time.Millisecond)), three(300, every(25*time.Millisecond)), &loose,
-			compare.CompareUnchanged, "no significant change (total 0% → 0%, p=1; p50 20.0 → 25.0ms)"},
+			compare.Unchanged, "no significant change (total 0% → 0%, p=1; p50 20.0 → 25.0ms)"},
 		{"2% jitter with --max-latency-increase 0", three(20000, every(300*time.Microsecond)), three(20000, every(306*time.Microsecond)), &none,
-			compare.CompareRegressed, "regression: every endpoint slower, in total p50 0.32 → 0.33ms, p99 0.34 → 0.35ms, p<1e-9"},
+			compare.Regressed, "regression: every endpoint slower, in total p50 0.32 → 0.33ms, p99 0.34 → 0.35ms, p<1e-9"},
 		{"one request in twenty 100 ms late", three(2000, every(2*time.Millisecond)), three(2000, tail), nil,
-			compare.CompareRegressed, "regression: every endpoint slower, in total p99 2.04 → 102ms, p<1e-9"},
+			compare.Regressed, "regression: every endpoint slower, in total p99 2.04 → 102ms, p<1e-9"},
 		{"one address slower", three(300, every(2*time.Millisecond)),
 			[]fixture.CmpEndpoint{ep("127.0.0.1", 300, every(2*time.Millisecond)), ep("127.0.0.2", 300, every(9*time.Millisecond)), ep("::1", 300, every(2*time.Millisecond))}, nil,
-			compare.CompareRegressed, "regression: 127.0.0.2 slower: p50 2.02 → 9.02ms, p99 2.04 → 9.04ms, p<1e-9"},
+			compare.Regressed, "regression: 127.0.0.2 slower: p50 2.02 → 9.02ms, p99 2.04 → 9.04ms, p<1e-9"},
 		{"faster", three(300, every(50*time.Millisecond)), three(300, every(2*time.Millisecond)), nil,
-			compare.CompareImproved, "improvement: every endpoint faster, in total p50 50.0 → 2.02ms, p99 50.0 → 2.04ms, p<1e-9"},
+			compare.Improved, "improvement: every endpoint faster, in total p50 50.0 → 2.02ms, p99 50.0 → 2.04ms, p<1e-9"},
 		{"a failure that became an answer is no slowdown",
 			[]fixture.CmpEndpoint{{Address: "127.0.0.1", N: 300, Failed: 300, FailStatus: 502, LatencyOf: every(time.Millisecond)}},
 			[]fixture.CmpEndpoint{ep("127.0.0.1", 300, every(80*time.Millisecond))}, nil,
-			compare.CompareImproved, "failures gone: 127.0.0.1 100% → 0%, p<1e-9"},
+			compare.Improved, "failures gone: 127.0.0.1 100% → 0%, p<1e-9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,12 +73,12 @@ func TestCompareLatency(t *testing.T) {
 			if tt.tol != nil {
 				o.MaxLatencyIncrease = *tt.tol
 			}
-			c := compare.CompareWith(fixture.CmpRun(t, fixture.CmpStart, tt.before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), tt.after...), o)
+			c := compare.ReportsWith(fixture.CmpRun(t, fixture.CmpStart, tt.before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), tt.after...), o)
 			if c.Status != tt.status || !strings.HasPrefix(c.Conclusion, tt.conclusion) {
 				t.Errorf("%s: %q; want %s: %q…", c.Status, c.Conclusion, tt.status, tt.conclusion)
 			}
-			if c.FailsGate() != (tt.status == compare.CompareRegressed) {
-				t.Errorf("FailsGate() = %v; want %v", c.FailsGate(), tt.status == compare.CompareRegressed)
+			if c.FailsGate() != (tt.status == compare.Regressed) {
+				t.Errorf("FailsGate() = %v; want %v", c.FailsGate(), tt.status == compare.Regressed)
 			}
 			if c.MaxLatencyIncrease != o.MaxLatencyIncrease {
 				t.Errorf("max_latency_increase %+v; want %+v", c.MaxLatencyIncrease, o.MaxLatencyIncrease)
@@ -148,8 +148,8 @@ func TestCompareLatencyClientErrors(t *testing.T) {
 	before := fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Address: "127.0.0.1", N: 300, LatencyOf: every(time.Millisecond)})
 	after := fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), fixture.CmpEndpoint{Address: "127.0.0.1", N: 300, LatencyOf: every(90 * time.Millisecond)})
 	after.Totals.ClientErrors = 100
-	c := compare.Compare(before, after)
-	if c.Status != compare.CompareUnchanged || c.Totals.Latency.Tested || len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "latency is not compared") {
+	c := compare.Reports(before, after)
+	if c.Status != compare.Unchanged || c.Totals.Latency.Tested || len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "latency is not compared") {
 		t.Errorf("%s, total latency tested %v, notes %q; want unchanged, untested, a note", c.Status, c.Totals.Latency.Tested, c.Notes)
 	}
 }

@@ -12,7 +12,7 @@ import (
 const (
 	// MatchEndpoint matches an endpoint with the one of the same URL and
 	// address in the other report; reports with no such pair compare
-	// nothing (CompareDisjoint).
+	// nothing (Disjoint).
 	MatchEndpoint = "endpoint"
 	// MatchHost takes URLs that differ only in their port for the same URL
 	// (scheme, host, path and query equal: a demo or a test server that
@@ -27,7 +27,7 @@ const (
 	MatchHost = "host"
 )
 
-// Options are how CompareWith matches endpoints and what latency change it
+// Options are how ReportsWith matches endpoints and what latency change it
 // counts.
 type Options struct {
 	// Match is MatchEndpoint ("" too) or MatchHost.

@@ -38,36 +38,36 @@ func TestCompareMatch(t *testing.T) {
 		{"another port", compare.MatchEndpoint,
 			[]fixture.CmpEndpoint{ep(port1, "127.0.0.1", 0), ep(port1, "127.0.0.2", 90)},
 			[]fixture.CmpEndpoint{ep(port2, "127.0.0.1", 0), ep(port2, "127.0.0.2", 0)}, nil,
-			compare.CompareDisjoint, "no endpoint in common: BEFORE probed 127.0.0.1, 127.0.0.2 at " + port1 + "; AFTER probed 127.0.0.1, 127.0.0.2 at " + port2 +
+			compare.Disjoint, "no endpoint in common: BEFORE probed 127.0.0.1, 127.0.0.2 at " + port1 + "; AFTER probed 127.0.0.1, 127.0.0.2 at " + port2 +
 				"; only the port differs: --match host compares them", false, 0},
 		{"another port, --match host", compare.MatchHost,
 			[]fixture.CmpEndpoint{ep(port1, "127.0.0.1", 0), ep(port1, "127.0.0.2", 90)},
 			[]fixture.CmpEndpoint{ep(port2, "127.0.0.1", 0), ep(port2, "127.0.0.2", 0)}, nil,
-			compare.CompareImproved, "failures gone: 127.0.0.2 30% → 0%, p<1e-9; 127.0.0.1 0% → 0%", false, 2},
+			compare.Improved, "failures gone: 127.0.0.2 30% → 0%, p<1e-9; 127.0.0.1 0% → 0%", false, 2},
 		{"the scheme's own port, --match host", compare.MatchHost,
 			[]fixture.CmpEndpoint{ep("https://sign.example.com:443/", "127.0.0.1", 0)},
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.1", 0)}, nil,
-			compare.CompareUnchanged, "no significant change (total 0% → 0%, p=1; p50 1.20 → 1.20ms): 127.0.0.1 0% → 0%", false, 1},
+			compare.Unchanged, "no significant change (total 0% → 0%, p=1; p50 1.20 → 1.20ms): 127.0.0.1 0% → 0%", false, 1},
 		{"another path, --match host", compare.MatchHost,
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.1", 90)},
 			[]fixture.CmpEndpoint{ep(api, "127.0.0.1", 0)}, nil,
-			compare.CompareDisjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at " + site + "; AFTER probed 127.0.0.1 at " + api + "; the paths differ", false, 0},
+			compare.Disjoint, "no endpoint in common: BEFORE probed 127.0.0.1 at " + site + "; AFTER probed 127.0.0.1 at " + api + "; the paths differ", false, 0},
 		{"other addresses of the URL, --match host", compare.MatchHost,
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.1", 0), ep(site, "127.0.0.2", 0)},
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.3", 0), ep(site, "127.0.0.4", 90)}, nil,
-			compare.CompareRegressed, "regression: 127.0.0.4 (new) 30% against 0% before, p<1e-9", false, 0},
+			compare.Regressed, "regression: 127.0.0.4 (new) 30% against 0% before, p<1e-9", false, 0},
 		{"a URL probed before only", compare.MatchEndpoint,
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.1", 0), ep(api, "127.0.0.1", 90)},
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.1", 0)}, nil,
-			compare.CompareUnchanged, "no significant change: 127.0.0.1 / 0% → 0%; 127.0.0.1 /api removed; partial: BEFORE alone probed " + api, true, 1},
+			compare.Unchanged, "no significant change: 127.0.0.1 / 0% → 0%; 127.0.0.1 /api removed; partial: BEFORE alone probed " + api, true, 1},
 		{"IPv6 left out by -4", compare.MatchEndpoint,
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.1", 0), ep(site, "::1", 300)},
 			[]fixture.CmpEndpoint{ep(site, "127.0.0.1", 0)}, func(_, a *report.Report) { only4(a) },
-			compare.CompareUnchanged, "no significant change: 127.0.0.1 0% → 0%; ::1 removed; partial: AFTER probed IPv4 only (-4)", true, 1},
+			compare.Unchanged, "no significant change: 127.0.0.1 0% → 0%; ::1 removed; partial: AFTER probed IPv4 only (-4)", true, 1},
 		{"two ports in one report stay apart, --match host", compare.MatchHost,
 			[]fixture.CmpEndpoint{ep(port1, "127.0.0.1", 0), ep(port2, "127.0.0.1", 90)},
 			[]fixture.CmpEndpoint{ep(port1, "127.0.0.1", 0), ep(port2, "127.0.0.1", 90)}, nil,
-			compare.CompareUnchanged, "no significant change (total 15% → 15%, p=1; p50 1.20 → 1.20ms): 127.0.0.1 sign.example.com:8443/ 0% → 0%; 127.0.0.1 sign.example.com:9443/ 30% → 30%", false, 2},
+			compare.Unchanged, "no significant change (total 15% → 15%, p=1; p50 1.20 → 1.20ms): 127.0.0.1 sign.example.com:8443/ 0% → 0%; 127.0.0.1 sign.example.com:9443/ 30% → 30%", false, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,14 +77,14 @@ func TestCompareMatch(t *testing.T) {
 			}
 			o := compare.DefaultOptions()
 			o.Match = tt.match
-			c := compare.CompareWith(b, a, o)
+			c := compare.ReportsWith(b, a, o)
 			if c.Status != tt.status || c.Conclusion != tt.conclusion {
 				t.Errorf("%s: %q;\nwant %s: %q", c.Status, c.Conclusion, tt.status, tt.conclusion)
 			}
 			if c.Partial != tt.partial || c.Common != tt.common || c.Match != tt.match {
 				t.Errorf("partial %v, %d in common, match %q; want %v, %d, %q", c.Partial, c.Common, c.Match, tt.partial, tt.common, tt.match)
 			}
-			if (c.Partial || c.Status == compare.CompareDisjoint) && (c.Totals.Tested || c.Totals.Latency.Tested || len(c.Totals.Answers) > 0) {
+			if (c.Partial || c.Status == compare.Disjoint) && (c.Totals.Tested || c.Totals.Latency.Tested || len(c.Totals.Answers) > 0) {
 				t.Errorf("%s: the total was tested (failures %v, latency %v, %d answers); want it shown only", c.Status, c.Totals.Tested, c.Totals.Latency.Tested, len(c.Totals.Answers))
 			}
 		})

@@ -20,7 +20,7 @@ func TestCompareRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := report.ParseReport(data, "old.json")
+	old, err := report.Parse(data, "old.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +28,8 @@ func TestCompareRevisions(t *testing.T) {
 	if old.Revision != 0 || now.Revision != report.Revision {
 		t.Fatalf("revisions %d and %d, want 0 (none) and %d", old.Revision, now.Revision, report.Revision)
 	}
-	c := compare.Compare(old, now)
-	if c.Status != compare.CompareUnchanged {
+	c := compare.Reports(old, now)
+	if c.Status != compare.Unchanged {
 		t.Errorf("revision 1 against itself at revision %d: %s (%s), want unchanged", report.Revision, c.Status, c.Conclusion)
 	}
 	for _, sc := range c.Scopes() {
@@ -48,8 +48,8 @@ func TestCompareDocumentRevisions(t *testing.T) {
 	if err := json.Unmarshal(doc, &m); err != nil {
 		t.Fatal(err)
 	}
-	if m["revision"] != float64(compare.CompareRevision) {
-		t.Errorf("revision %v, want %d", m["revision"], compare.CompareRevision)
+	if m["revision"] != float64(compare.Revision) {
+		t.Errorf("revision %v, want %d", m["revision"], compare.Revision)
 	}
 	old := fixture.EditJSON(t, doc, func(m map[string]any) {
 		delete(m, "revision")

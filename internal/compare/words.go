@@ -39,7 +39,7 @@ const regressionLead = "regression: "
 // ("REGRESSED 127.0.0.2 0% → 12%, p<1e-9"): without the "regression: "
 // that would say the status twice.
 func (c *Comparison) Headline() string {
-	if c.Status == CompareRegressed {
+	if c.Status == Regressed {
 		return strings.TrimPrefix(c.Conclusion, regressionLead)
 	}
 	return c.Conclusion

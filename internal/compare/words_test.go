@@ -70,7 +70,7 @@ func TestCompareNewFailuresBesideSlower(t *testing.T) {
 	if !strings.HasPrefix(c.Conclusion, want) {
 		t.Errorf("conclusion %q; want it to start %q", c.Conclusion, want)
 	}
-	if c.Status != compare.CompareRegressed {
+	if c.Status != compare.Regressed {
 		t.Errorf("status %s; want regressed", c.Status)
 	}
 	for _, f := range []struct {

@@ -910,21 +910,21 @@ func TestReadReportRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := report.ReadReport(strings.NewReader(tt.doc), "runs/eu-west.json")
+			_, err := report.Read(strings.NewReader(tt.doc), "runs/eu-west.json")
 			if err == nil || !strings.Contains(err.Error(), "read report runs/eu-west.json: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("ReadReport = %v; want an error naming runs/eu-west.json and containing %q", err, tt.want)
+				t.Errorf("Read = %v; want an error naming runs/eu-west.json and containing %q", err, tt.want)
 			}
 		})
 	}
 	t.Run("too large", func(t *testing.T) {
 		defer func(old int64) { report.ReadLimit = old }(report.ReadLimit)
 		report.ReadLimit = int64(len(good) - 1)
-		_, err := report.ReadReport(strings.NewReader(good), "big.json")
+		_, err := report.Read(strings.NewReader(good), "big.json")
 		if err == nil || !strings.Contains(err.Error(), "read report big.json: larger than") {
-			t.Errorf("ReadReport = %v; want a size error naming big.json", err)
+			t.Errorf("Read = %v; want a size error naming big.json", err)
 		}
 	})
-	if _, err := report.ReadReport(strings.NewReader(good), "good.json"); err != nil {
+	if _, err := report.Read(strings.NewReader(good), "good.json"); err != nil {
 		t.Errorf("ReadReport(golden report) = %v; want nil", err)
 	}
 }
@@ -974,7 +974,7 @@ func seq(lo, hi int) []int {
 	return s
 }
 
-// FuzzReadReport: whatever the bytes, ReadReport returns a report or an
+// FuzzReadReport: whatever the bytes, Read returns a report or an
 // error, never panics, and a report it accepts is refused as the same run
 // when merged with itself, and merges with its twin under another run ID.
 func FuzzReadReport(f *testing.F) {
@@ -999,7 +999,7 @@ func FuzzReadReport(f *testing.F) {
 	f.Add(`{"schema": "pinprobe.report/v1"}`)
 	f.Add(`{"schema": "pinprobe.report/v1", "endpoints": [{"requests": 1, "ok": 1, "status": {"200": 1}}], "totals": {"requests": 1, "ok": 1, "status": {"200": 1}}}`)
 	f.Fuzz(func(t *testing.T, doc string) {
-		r, err := report.ReadReport(strings.NewReader(doc), "fuzz.json")
+		r, err := report.Read(strings.NewReader(doc), "fuzz.json")
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "read report fuzz.json: ") {
 				t.Errorf("error %q does not name the file", err)
@@ -1109,13 +1109,13 @@ func TestMergeGroupBy(t *testing.T) {
 		if doc == good {
 			t.Fatalf("%s: the golden report has no fail_status to put group_by beside", name)
 		}
-		if _, err := report.ReadReport(strings.NewReader(doc), "x.json"); err == nil || !strings.Contains(err.Error(), "plan: group_by: ") {
-			t.Errorf("%s: ReadReport = %v; want it refused for plan.group_by", name, err)
+		if _, err := report.Read(strings.NewReader(doc), "x.json"); err == nil || !strings.Contains(err.Error(), "plan: group_by: ") {
+			t.Errorf("%s: Read = %v; want it refused for plan.group_by", name, err)
 		}
 	}
 	ok := strings.Replace(good, `"fail_status": "5xx",`, `"fail_status": "5xx", "group_by": ["X-Nope"],`, 1)
-	if r, err := report.ReadReport(strings.NewReader(ok), "x.json"); err != nil || !slices.Equal(r.Plan.GroupBy, []string{"X-Nope"}) {
-		t.Errorf("ReadReport with group_by [X-Nope] = %v, %v; want it read", r, err)
+	if r, err := report.Read(strings.NewReader(ok), "x.json"); err != nil || !slices.Equal(r.Plan.GroupBy, []string{"X-Nope"}) {
+		t.Errorf("Read with group_by [X-Nope] = %v, %v; want it read", r, err)
 	}
 }
 

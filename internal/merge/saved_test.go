@@ -34,18 +34,18 @@ func TestReadAndMergeMemory(t *testing.T) {
 	var r *report.Report
 	if n := check.Allocated(func() {
 		var err error
-		if r, err = report.ReadReport(bytes.NewReader(small), "small.json"); err != nil {
+		if r, err = report.Read(bytes.NewReader(small), "small.json"); err != nil {
 			t.Fatal(err)
 		}
 	}); n > 40*uint64(len(small))+1<<20 {
 		t.Errorf("reading a %d-byte report of %d endpoints allocated %d bytes; want at most 40 times its size and 1 MiB", len(small), len(r.Endpoints), n)
 	}
 	a, b := fixture.ManyEndpoints(t, eps, "aaaaaaaa"), fixture.ManyEndpoints(t, eps, "bbbbbbbb")
-	ra, err := report.ReadReport(bytes.NewReader(a), "a.json")
+	ra, err := report.Read(bytes.NewReader(a), "a.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := report.ReadReport(bytes.NewReader(b), "b.json")
+	rb, err := report.Read(bytes.NewReader(b), "b.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestReadAndMergeMemory(t *testing.T) {
 // endpoints of 10 buckets and one run three days later merged into 90,000
 // buckets. The merged series hold at most 4 times the inputs' buckets.
 func TestMergeTimelineOfRunsFarApart(t *testing.T) {
-	a, err := report.ReadReport(bytes.NewReader(fixture.ManyEndpoints(t, 300, "aaaaaaaa")), "a.json")
+	a, err := report.Read(bytes.NewReader(fixture.ManyEndpoints(t, 300, "aaaaaaaa")), "a.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestMergeTimelineOfRunsFarApart(t *testing.T) {
 		m["started_at"], m["ended_at"] = "2026-06-19T20:43:00.000Z", "2026-06-19T20:43:10.000Z"
 		fixture.Obj(t, m, "timeline")["start"] = "2026-06-19T20:43:00.000Z"
 	})
-	b, err := report.ReadReport(bytes.NewReader(later), "b.json")
+	b, err := report.Read(bytes.NewReader(later), "b.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestMergeRefusesTimelinesCenturiesApart(t *testing.T) {
 	good := goldenJSON(t)
 	read := func(name, start string) *report.Report {
 		doc := fixture.EditJSON(t, good, func(m map[string]any) { fixture.Obj(t, m, "timeline")["start"] = start })
-		r, err := report.ReadReport(bytes.NewReader(doc), name)
+		r, err := report.Read(bytes.NewReader(doc), name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestTrailSavedAndMerged(t *testing.T) {
 		t.Fatal("the golden report has no trail")
 	}
 	data := fixture.ReportJSON(t, rep)
-	back, err := report.ParseReport(data, "golden.json")
+	back, err := report.Parse(data, "golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestTrailSavedAndMerged(t *testing.T) {
 		t.Errorf("read back: %d trail requests; want %d", got, want)
 	}
 
-	other, err := report.ParseReport(data, "other.json")
+	other, err := report.Parse(data, "other.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestTrailSavedAndMerged(t *testing.T) {
 		{"no status", func(e *report.Endpoint) { e.Trail.Requests[0].Status = 1000 }, "not an HTTP status"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := report.ParseReport(data, "forged.json")
+			r, err := report.Parse(data, "forged.json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,7 +239,7 @@ func TestTrailSavedAndMerged(t *testing.T) {
 			if err := report.JSON(&buf, r); err != nil {
 				t.Fatal(err)
 			}
-			_, err = report.ParseReport(buf.Bytes(), "forged.json")
+			_, err = report.Parse(buf.Bytes(), "forged.json")
 			if err == nil || !strings.Contains(err.Error(), tt.reason) || !strings.Contains(err.Error(), "forged.json") {
 				t.Errorf("read: %v; want a refusal naming the file and saying %q", err, tt.reason)
 			}
@@ -301,7 +301,7 @@ func goldenJSON(t *testing.T) []byte {
 
 func mustParse(t *testing.T, data []byte, name string) *report.Report {
 	t.Helper()
-	r, err := report.ParseReport(data, name)
+	r, err := report.Parse(data, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestRenderManyEndpoints(t *testing.T) {
 		endpoints /= check.RaceScale
 	}
 	doc := fixture.ManyEndpoints(t, endpoints, "aaaaaaaa")
-	r, err := report.ReadReport(bytes.NewReader(doc), "many.json")
+	r, err := report.Read(bytes.NewReader(doc), "many.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestRenderManyEndpoints(t *testing.T) {
 			t.Errorf("%s: %v", format, err)
 		}
 	}
-	if n := allocated(func() { err = CompareText(Options{})(io.Discard, compare.Compare(r, r)) }); n > 20*uint64(len(doc)) {
+	if n := allocated(func() { err = CompareText(Options{})(io.Discard, compare.Reports(r, r)) }); n > 20*uint64(len(doc)) {
 		t.Errorf("compare of %d endpoints allocated %d bytes; want at most 20 times the report", len(r.Endpoints), n)
 	}
 	if err != nil {

@@ -32,7 +32,7 @@ func CompareForFormat(name string, o Options) (CompareRenderer, error) {
 		}
 		return CompareText(o), nil
 	case "json":
-		return compare.CompareJSON, nil
+		return compare.JSON, nil
 	case "markdown":
 		if o.Brief {
 			return CompareBriefMarkdown, nil

@@ -28,14 +28,14 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 	ep := func(addr string, base time.Duration) fixture.CmpEndpoint {
 		return fixture.CmpEndpoint{Target: "http://127.0.0.1:40080/", Address: addr, N: 2000, LatencyOf: lat(base)}
 	}
-	slow := compare.Compare(fixture.CmpRun(t, fixture.CmpStart, ep("127.0.0.1", 400*time.Microsecond)),
+	slow := compare.Reports(fixture.CmpRun(t, fixture.CmpStart, ep("127.0.0.1", 400*time.Microsecond)),
 		fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), ep("127.0.0.1", 31*time.Millisecond)))
 	// A long IPv6 address behind instances of long names, new and worse
 	// and slower: even with the latencies stacked, the row is too wide, so
 	// its label goes on a line above it, whole; no figure is cut.
 	const v6 = "2001:db8:85a3:1234:5678:8a2e:370:7334"
 	pods := []string{"sign-gateway-7d9f8b6c5d-x2k4p-europe-west1", "sign-gateway-7d9f8b6c5d-q8m2z-europe-west1"}
-	wide := compare.Compare(
+	wide := compare.Reports(
 		fixture.CmpRun(t, fixture.CmpStart, fixture.CmpEndpoint{Target: "https://sign.example.com/", Address: "127.0.0.1", N: 20000, LatencyOf: lat(time.Millisecond), Served: pods}),
 		fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour),
 			fixture.CmpEndpoint{Target: "https://sign.example.com/", Address: "127.0.0.1", N: 20000, LatencyOf: lat(time.Millisecond), Served: pods},

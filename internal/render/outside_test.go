@@ -107,7 +107,7 @@ func renderAll(t *testing.T, golden, r *report.Report) map[string]string {
 		}
 		out[f.name] = buf.String()
 	}
-	c := compare.Compare(golden, r)
+	c := compare.Reports(golden, r)
 	c.Before.File, c.After.File = "before.json", outside
 	for _, f := range []string{"text", "markdown", "json"} {
 		cr, err := CompareForFormat(f, Options{})
@@ -146,7 +146,7 @@ func hostileElements(t *testing.T, page string) []string {
 
 // TestOutsideStringsInEveryRenderer sets each string that comes from outside
 // to text that would act on a terminal, make HTML or break Markdown, one at
-// a time, in a report that skips the cleaning of ReadReport (so each
+// a time, in a report that skips the cleaning of Read (so each
 // renderer is tried on its own escaping), and checks every format: nothing
 // a terminal acts on in the text, no raw HTML in the Markdown, no element
 // in the HTML, no control character in the JSON.

@@ -76,14 +76,14 @@ func TestReadMemoryOfHostileShapes(t *testing.T) {
 		size := uint64(len(doc))
 		var r *report.Report
 		var err error
-		if n := check.Allocated(func() { r, err = report.ReadReport(bytes.NewReader(doc), "shape.json") }); n > 40*size+1<<20 {
+		if n := check.Allocated(func() { r, err = report.Read(bytes.NewReader(doc), "shape.json") }); n > 40*size+1<<20 {
 			t.Errorf("%s: reading %d bytes allocated %d (%.0f times); want at most 40 times and 1 MiB", name, size, n, float64(n)/float64(size))
 		}
 		refused := map[string]string{"empty endpoints": `endpoint "{}": too short to hold one`, "null samples": `sample "null": too short to hold one`,
 			"families": `families: "f0" is not an address family`, "empty time strata": `group time stratum "{}": too short to hold one`}[name]
 		if refused != "" || err != nil {
 			if err == nil || !strings.Contains(err.Error(), refused) {
-				t.Errorf("%s: ReadReport = %v; want it refused: %q", name, err, refused)
+				t.Errorf("%s: Read = %v; want it refused: %q", name, err, refused)
 			}
 			continue
 		}
@@ -94,7 +94,7 @@ func TestReadMemoryOfHostileShapes(t *testing.T) {
 			t.Errorf("%s: judging and rendering %d bytes allocated %d (%.0f times); want at most 40 times and 8 MiB", name, size, n, float64(n)/float64(size))
 		}
 		start := time.Now()
-		if n := check.Allocated(func() { render.CompareText(render.Options{})(io.Discard, compare.Compare(r, r)) }); n > 40*size+8<<20 {
+		if n := check.Allocated(func() { render.CompareText(render.Options{})(io.Discard, compare.Reports(r, r)) }); n > 40*size+8<<20 {
 			t.Errorf("%s: comparing %d bytes with itself allocated %d (%.0f times); want at most 40 times and 8 MiB", name, size, n, float64(n)/float64(size))
 		}
 		t.Logf("%s: %d bytes compared with itself in %v", name, size, time.Since(start))

@@ -1,7 +1,7 @@
 // Package report is the pinprobe.report/v1 document: its types (Report and
 // everything in it, the verdict's and the vantage breakdown's among them;
 // the vantage names, CheckVantage and HostVantage), reading a saved one
-// (ReadReport, CheckSaved), its invariants (Validate), the tallies every
+// (Read, CheckSaved), its invariants (Validate), the tallies every
 // scope's counts roll up into (Tally for the aggregator, StatsSum for a
 // merge of saved ones), the histograms it keeps (Hist: hdr's layout,
 // quantiles and encoding, only the buckets in use), the timeline's latency

@@ -14,13 +14,13 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// MaxReportSize is the largest report ReadReport accepts, in bytes.
+// MaxReportSize is the largest report Read accepts, in bytes.
 const MaxReportSize = 256 << 20
 
 // readLimit is MaxReportSize; tests lower it.
 var ReadLimit int64 = MaxReportSize
 
-// ReadReport decodes one saved pinprobe.report/v1 document from r and
+// Read decodes one saved pinprobe.report/v1 document from r and
 // checks it, so it can be rendered, merged or compared. name (usually the
 // file name) starts every error. It refuses, saying why: what is not JSON or
 // not a pinprobe report, another schema (a newer report version, a
@@ -30,12 +30,12 @@ var ReadLimit int64 = MaxReportSize
 // could not add up (see CheckSaved). A saved report is input from outside:
 // every string of it is made printable here, once (cleanStrings), so no
 // renderer receives a control character from a file.
-func ReadReport(r io.Reader, name string) (*Report, error) {
+func Read(r io.Reader, name string) (*Report, error) {
 	data, err := io.ReadAll(io.LimitReader(r, ReadLimit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read report %s: %w", name, err)
 	}
-	return ParseReport(data, name)
+	return Parse(data, name)
 }
 
 // checkHead says why data, from the file name, is not a report of Schema,
@@ -70,12 +70,12 @@ func checkHead(data []byte, name string) (int, error) {
 	return rev, nil
 }
 
-// ParseReport is ReadReport of a report already read: data, from the file
+// Parse is Read of a report already read: data, from the file
 // name. A report of a newer revision than this pinprobe's (see Revision)
 // is read without the fields it does not know, and a note (in Notes) says
 // which were left out; one of this revision or older that has a field the
 // format does not is refused.
-func ParseReport(data []byte, name string) (*Report, error) {
+func Parse(data []byte, name string) (*Report, error) {
 	if int64(len(data)) > ReadLimit {
 		return nil, fmt.Errorf("read report %s: larger than %s, more than any pinprobe report", name, sizeWords(ReadLimit))
 	}

@@ -70,14 +70,14 @@ func TestReadReportRefusesImpossibleNumbers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			doc := fixture.EditJSON(t, good, tt.edit)
-			_, err := report.ReadReport(bytes.NewReader(doc), "forged.json")
+			_, err := report.Read(bytes.NewReader(doc), "forged.json")
 			if err == nil || !strings.HasPrefix(err.Error(), "read report forged.json: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("ReadReport = %v; want an error naming forged.json and containing %q", err, tt.want)
+				t.Errorf("Read = %v; want an error naming forged.json and containing %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, func(map[string]any) {})), "same.json"); err != nil {
-		t.Errorf("ReadReport(golden report through EditJSON) = %v; want nil", err)
+	if _, err := report.Read(bytes.NewReader(fixture.EditJSON(t, good, func(map[string]any) {})), "same.json"); err != nil {
+		t.Errorf("Read(golden report through EditJSON) = %v; want nil", err)
 	}
 	// A report written before the timeline kept latencies reads.
 	old := fixture.EditJSON(t, good, func(m map[string]any) {
@@ -86,13 +86,13 @@ func TestReadReportRefusesImpossibleNumbers(t *testing.T) {
 			delete(s.(map[string]any), "latency")
 		}
 	})
-	if r, err := report.ReadReport(bytes.NewReader(old), "old.json"); err != nil || len(r.Timeline.Families) != 0 || r.Timeline.Series[0].Latency != nil {
-		t.Errorf("ReadReport(a report without latencies over time) = %v; want it read, without them", err)
+	if r, err := report.Read(bytes.NewReader(old), "old.json"); err != nil || len(r.Timeline.Families) != 0 || r.Timeline.Series[0].Latency != nil {
+		t.Errorf("Read(a report without latencies over time) = %v; want it read, without them", err)
 	}
 	// Bytes feed no test, and a long run moves more than 2^40 of them.
 	terabytes := fixture.EditJSON(t, good, func(m map[string]any) { fixture.Obj(t, m, "endpoints", "0")["bytes"] = 1 << 45 })
-	if _, err := report.ReadReport(bytes.NewReader(terabytes), "long.json"); err != nil {
-		t.Errorf("ReadReport(a report of 32 TiB) = %v; want nil", err)
+	if _, err := report.Read(bytes.NewReader(terabytes), "long.json"); err != nil {
+		t.Errorf("Read(a report of 32 TiB) = %v; want nil", err)
 	}
 }
 
@@ -136,7 +136,7 @@ func TestReadReportCleansOutsideStrings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "outside.json")
+			r, err := report.Read(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "outside.json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +154,7 @@ func TestReadReportCleansOutsideStrings(t *testing.T) {
 		})
 	}
 	t.Run("body keeps its lines", func(t *testing.T) {
-		r, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tests[4].edit)), "outside.json")
+		r, err := report.Read(bytes.NewReader(fixture.EditJSON(t, good, tests[4].edit)), "outside.json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,9 +223,9 @@ func TestReadReportRefusesWhatIsNoAddress(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "forged.json")
+			_, err := report.Read(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "forged.json")
 			if err == nil || !strings.HasPrefix(err.Error(), "read report forged.json: ") || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("ReadReport = %v; want one line naming forged.json and containing %q", err, tt.want)
+				t.Errorf("Read = %v; want one line naming forged.json and containing %q", err, tt.want)
 			}
 		})
 	}
@@ -258,14 +258,14 @@ func TestReadReportRefusesImpossibleTimesAndLatencies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "edited.json")
+			_, err := report.Read(bytes.NewReader(fixture.EditJSON(t, good, tt.edit)), "edited.json")
 			if err == nil || !strings.HasPrefix(err.Error(), "read report edited.json: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("ReadReport = %v; want an error containing %q", err, tt.want)
+				t.Errorf("Read = %v; want an error containing %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := report.ReadReport(bytes.NewReader(good), "golden.json"); err != nil {
-		t.Errorf("ReadReport(golden) = %v; want nil", err)
+	if _, err := report.Read(bytes.NewReader(good), "golden.json"); err != nil {
+		t.Errorf("Read(golden) = %v; want nil", err)
 	}
 }
 
@@ -281,9 +281,9 @@ func TestReadReportCutsEchoedValues(t *testing.T) {
 		"family":  func(m map[string]any) { fixture.Obj(t, m, "endpoints", "0")["family"] = long },
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := report.ReadReport(bytes.NewReader(fixture.EditJSON(t, good, edit)), "edited.json")
+			_, err := report.Read(bytes.NewReader(fixture.EditJSON(t, good, edit)), "edited.json")
 			if err == nil {
-				t.Fatal("ReadReport = nil; want a refusal")
+				t.Fatal("Read = nil; want a refusal")
 			}
 			if msg := err.Error(); len(msg) > 600 || strings.Contains(msg, strings.Repeat("v", 65)) || !strings.Contains(msg, strings.Repeat("v", 50)) ||
 				!strings.Contains(msg, "…") || strings.Contains(msg, "\n") {
@@ -298,7 +298,7 @@ func TestReadReportCutsEchoedValues(t *testing.T) {
 // an error class exactly when it failed; a not-probed report reads back.
 func TestReadReportPreflight(t *testing.T) {
 	good := fixture.ReportJSON(t, notProbedReport(t))
-	r, err := report.ParseReport(good, "down.json")
+	r, err := report.Parse(good, "down.json")
 	if err != nil || r.NotProbed == "" || len(r.Preflight) != 2 {
 		t.Fatalf("a not-probed report: %v, %+v", err, r)
 	}
@@ -317,7 +317,7 @@ func TestReadReportPreflight(t *testing.T) {
 			m["preflight"] = append(p, p[0])
 		}, "3 checks of 2 endpoints"},
 	} {
-		_, err := report.ParseReport(fixture.EditJSON(t, good, tt.edit), "down.json")
+		_, err := report.Parse(fixture.EditJSON(t, good, tt.edit), "down.json")
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v; want %q", tt.name, err, tt.want)
 		}

@@ -20,7 +20,7 @@ const revision1 = "testdata/revision1-demo.json"
 // verdict and everything known are read as they were.
 func TestRevisionNewerRead(t *testing.T) {
 	good := goldenJSON(t)
-	want, err := report.ParseReport(good, "now.json")
+	want, err := report.Parse(good, "now.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestRevisionNewerRead(t *testing.T) {
 		m["revision"] = float64(report.Revision + 1)
 		fixture.NewerFields(t, m)
 	})
-	got, err := report.ParseReport(newer, "newer.json")
+	got, err := report.Parse(newer, "newer.json")
 	if err != nil {
 		t.Fatalf("a report of a newer revision with fields this pinprobe does not know: %v", err)
 	}
@@ -82,7 +82,7 @@ func TestRevisionUnknownRefused(t *testing.T) {
 			}
 			fixture.Obj(t, m, "endpoints", "0")["tcp_rtt_ms"] = 3.0
 		})
-		_, err := report.ParseReport(data, "odd.json")
+		_, err := report.Parse(data, "odd.json")
 		if err == nil || !strings.Contains(err.Error(), `unknown field "tcp_rtt_ms"`) || !strings.HasPrefix(err.Error(), "read report odd.json: ") {
 			t.Errorf("revision %v with a field the format does not have: err = %v, want it refused, naming it", rev, err)
 		}
@@ -100,7 +100,7 @@ func TestRevisionUnknownRefused(t *testing.T) {
 			m["revision"] = tc.rev
 			m["outage"] = true // so the head is read for the reason
 		})
-		if _, err := report.ParseReport(data, "odd.json"); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := report.Parse(data, "odd.json"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("revision %v: err = %v, want %q", tc.rev, err, tc.want)
 		}
 	}
@@ -111,7 +111,7 @@ func TestRevisionUnknownRefused(t *testing.T) {
 		m["outage"] = true
 		fixture.Obj(t, m, "endpoints", "0")["bytes"] = -1.0
 	})
-	if _, err := report.ParseReport(data, "odd.json"); err == nil || !strings.Contains(err.Error(), "endpoints[0].bytes: -1 is negative") {
+	if _, err := report.Parse(data, "odd.json"); err == nil || !strings.Contains(err.Error(), "endpoints[0].bytes: -1 is negative") {
 		t.Errorf("a newer revision with a negative count: err = %v, want it refused", err)
 	}
 }
@@ -154,7 +154,7 @@ func TestRevision1Read(t *testing.T) {
 
 func mustParse(t *testing.T, data []byte, name string) *report.Report {
 	t.Helper()
-	r, err := report.ParseReport(data, name)
+	r, err := report.Parse(data, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,12 +172,12 @@ func TestRevisionNewerStrictAsEver(t *testing.T) {
 		delete(m, "interrupted")
 		m["Interrupted"] = true
 	})
-	r, err := report.ParseReport(newer, "newer.json")
+	r, err := report.Parse(newer, "newer.json")
 	if err != nil || !r.Interrupted || !strings.Contains(r.Notes[0], "1 field it does not know was left out (cause)") {
 		t.Errorf("a known field in another case: err %v, interrupted %v, notes %q", err, r != nil && r.Interrupted, r.Notes)
 	}
 	trailing := append(slices.Clone(newer), []byte(` {"schema": "x"} garbage`)...)
-	if _, err := report.ParseReport(trailing, "newer.json"); err == nil || !strings.Contains(err.Error(), "data after the report") {
+	if _, err := report.Parse(trailing, "newer.json"); err == nil || !strings.Contains(err.Error(), "data after the report") {
 		t.Errorf("a newer revision's report with data after it: err %v, want it refused", err)
 	}
 }

@@ -320,10 +320,10 @@ func TestSchemaComparisons(t *testing.T) {
 	}{
 		{"golden", fixture.GoldenComparison(t)},
 		{"latency, --match host", fixture.LatencyComparison(t)},
-		{"merged before", compare.Compare(merged, after)},
-		{"itself", compare.Compare(a, a)},
-		{"rich", compare.Compare(fixture.GoldenReport(t), rich)},
-		{"empty", compare.Compare(emptyReport(t), emptyReport(t))},
+		{"merged before", compare.Reports(merged, after)},
+		{"itself", compare.Reports(a, a)},
+		{"rich", compare.Reports(fixture.GoldenReport(t), rich)},
+		{"empty", compare.Reports(emptyReport(t), emptyReport(t))},
 		{"slower, too few requests for the p99", fixture.SlowerComparison(t, 150, 11)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

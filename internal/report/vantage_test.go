@@ -173,13 +173,13 @@ func TestReadVantagesRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = report.ParseReport(b, "forged.json")
+			_, err = report.Parse(b, "forged.json")
 			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "\x1b") {
-				t.Errorf("ParseReport = %v; want one line with %q", err, tt.want)
+				t.Errorf("Parse = %v; want one line with %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := report.ParseReport(good, "good.json"); err != nil {
+	if _, err := report.Parse(good, "good.json"); err != nil {
 		t.Errorf("the unforged report: %v", err)
 	}
 }
