@@ -28,24 +28,34 @@ func logsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		writeLogsHelp(stdout, fs)
 		return nil
 	}
-	reps, err := readReports(ctx, c.files[:1], stdin)
+	doc, err := c.join(ctx, stdin)
 	if err != nil {
 		return err
 	}
-	j := join.New(reps[0], join.Options{MaxOffset: c.maxOffset, Clients: c.clients})
-	for _, name := range c.files[1:] {
-		if err := c.readLog(ctx, j, name, stdin); err != nil {
-			return err
-		}
-	}
-	doc := j.Finish()
-	doc.Run.File = c.files[0]
 	renderer, err := render.JoinForFormat(c.format.value, renderOptions(stdout))
 	if err != nil {
 		return usagef("%s", err)
 	}
 	return emit(stdout, func(w io.Writer) error { return renderer(w, doc) },
 		c.output, func(w io.Writer) error { return join.JSON(w, doc) }, sayer(stderr))
+}
+
+// join reads the saved report (the first of c.files) and joins it with
+// every access log after it. The demo calls it with the command it prints.
+func (c *logsConfig) join(ctx context.Context, stdin io.Reader) (*join.Join, error) {
+	reps, err := readReports(ctx, c.files[:1], stdin)
+	if err != nil {
+		return nil, err
+	}
+	j := join.New(reps[0], join.Options{MaxOffset: c.maxOffset, Clients: c.clients})
+	for _, name := range c.files[1:] {
+		if err := c.readLog(ctx, j, name, stdin); err != nil {
+			return nil, err
+		}
+	}
+	doc := j.Finish()
+	doc.Run.File = c.files[0]
+	return doc, nil
 }
 
 // readLog streams one access log into j: a file (plain or gzip), or "-"

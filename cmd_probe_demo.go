@@ -1,15 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/pinprobe/pinprobe/internal/accesslog"
 	"github.com/pinprobe/pinprobe/internal/demo"
-	"github.com/pinprobe/pinprobe/internal/join"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
@@ -60,10 +59,10 @@ func (d *demoAccessLog) close() {
 	}
 }
 
-// join joins rep with the log, as `pinprobe logs` would, says what it
-// found and the command that does it: the report saved with -o, or a copy
-// beside the log.
-func (d *demoAccessLog) join(rep *report.Report, output string) {
+// join joins rep with the log through `pinprobe logs`'s own code, run on
+// the command it then prints, and says what it found: the report saved
+// with -o, or a copy beside the log.
+func (d *demoAccessLog) join(ctx context.Context, rep *report.Report, output string) {
 	if d.f == nil {
 		return
 	}
@@ -79,23 +78,17 @@ func (d *demoAccessLog) join(rep *report.Report, output string) {
 			return
 		}
 	}
-	f, err := os.Open(d.path)
+	// The command the demo prints, run as `pinprobe logs` runs it.
+	c, _, err := parseLogsArgs(demoJoinArgs(saved, d.path))
+	if err != nil {
+		d.say("demo: %s", err)
+		return
+	}
+	doc, err := c.join(ctx, nil)
 	if err != nil {
 		d.say("demo: access log: %s", err)
 		return
 	}
-	defer f.Close()
-	r, err := accesslog.Open(f, accesslog.Options{Format: demo.LogFormat})
-	if err != nil {
-		d.say("demo: access log: %s", err)
-		return
-	}
-	j := join.New(rep, join.Options{})
-	if err := j.Add(d.path, r); err != nil {
-		d.say("demo: access log: %s", err)
-		return
-	}
-	doc := j.Finish()
 	d.say("demo: the gateway wrote its access log (nginx format, with $upstream_addr) to %s; joined with the run, it says:", d.path)
 	d.say("demo:   %s", doc.Conclusion)
 	d.say("demo: see it all with the command below; the demo's files stay in %s, kept so that it works (remove the directory when done):", d.dir)
@@ -106,7 +99,17 @@ func (d *demoAccessLog) join(rep *report.Report, output string) {
 // report, with its access log at log: one line, each argument quoted for
 // a POSIX shell.
 func demoJoinCommand(report, log string) string {
-	return "pinprobe logs --log-format " + shellQuote(demo.LogFormat) + " " + shellQuote(report) + " " + shellQuote(log)
+	args := demoJoinArgs(report, log)
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return "pinprobe logs " + strings.Join(args, " ")
+}
+
+// demoJoinArgs are the arguments of `pinprobe logs` that join the demo's
+// report, saved at report, with its access log at log.
+func demoJoinArgs(report, log string) []string {
+	return []string{"--log-format", demo.LogFormat, report, log}
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
