@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"net/http"
 	"net/netip"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -93,7 +90,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return err
 	}
-	for _, w := range resolveMismatches(c.resolve.entries, targets) {
+	for _, w := range session.ResolveMismatches(c.resolve.entries, targets) {
 		say("%s", w)
 	}
 	conn := probe.ConnOptions{
@@ -112,7 +109,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			Requests:    c.requests,
 			UserAgent:   "pinprobe/" + version,
 			Client:      probe.ClientKind(c.client.value),
-			GroupBy:     c.groupHeaders(),
+			GroupBy:     session.GroupHeaders(c.groupBy),
 			RequestID:   !c.noRequestID,
 			Evidence:    probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},
 		},
@@ -121,7 +118,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		AutoInterval: c.interval == 0,
 		ReResolve:    c.reResolve,
 		UntilVerdict: c.untilSettled,
-		GroupBy:      canonicalHeaders(c.groupBy),
+		GroupBy:      session.CanonicalHeaders(c.groupBy),
 		// The plan in the report is the engine's options as it normalised
 		// them (the session fills it): nothing here is typed twice.
 		Meta: report.Report{
@@ -497,96 +494,6 @@ func (c *config) load(ctx context.Context, stdin io.Reader) error {
 	return nil
 }
 
-// timelineInterval is --interval, or for 0 the automatic width: 1s, or
-// wider so a planned run fits in about 300 buckets.
-func (c *config) timelineInterval() time.Duration {
-	if c.interval > 0 {
-		return c.interval
-	}
-	iv := time.Second
-	for c.duration > 0 && c.duration/iv > 300 {
-		iv *= 2
-	}
-	return iv
-}
-
-// connRequests is the number of requests a connection may carry: the
-// flag's, or for auto at least 4 and enough for about 32 connections per
-// endpoint over the planned run, so the run samples many connections (an
-// address may front several instances, and each connection stays on one)
-// while most requests still go over reused connections.
-func (c *config) connRequests(endpoints int) int {
-	switch {
-	case c.newConn:
-		return 1
-	case !c.connReqs.auto:
-		return c.connReqs.n
-	case c.rate.max:
-		return 100
-	case c.untilSettled:
-		// The verdict settles only once every address carried enough
-		// connections to reach its instances (judge.Settle): cycle them
-		// as fast as the floor allows.
-		return 4
-	}
-	var per float64
-	switch {
-	case c.duration > 0 && c.requests > 0:
-		per = min(c.rate.rate*c.duration.Seconds(), float64(c.requests)) / float64(endpoints)
-	case c.duration > 0:
-		per = c.rate.rate * c.duration.Seconds() / float64(endpoints)
-	case c.requests > 0:
-		per = float64(c.requests) / float64(endpoints)
-	default:
-		per = c.rate.rate * 60 / float64(endpoints) // until Ctrl-C: as for a minute
-	}
-	return max(4, int(math.Ceil(per/32)))
-}
-
-// concurrencyFor is the most requests in flight per endpoint: -c, or by
-// default enough for every planned request to be sent even if each takes
-// the whole --timeout, within the descriptor limit (probe.AutoConcurrency).
-func (c *config) concurrencyFor(endpoints int) int {
-	if c.setConc {
-		return c.concurrency
-	}
-	soft, _, err := probe.DescriptorLimit()
-	if err != nil {
-		soft = 1024
-	}
-	if c.rate.max {
-		return min(10, probe.AutoConcurrency(0, c.timeout, endpoints, soft))
-	}
-	return probe.AutoConcurrency(c.rate.rate/float64(endpoints), c.timeout, endpoints, soft)
-}
-
-// wellKnownInstanceHeaders are response headers that name the instance or
-// backend that answered; they are grouped whenever a response carries one.
-var wellKnownInstanceHeaders = []string{
-	"X-Served-By", "X-Backend-Server", "X-Backend", "X-Upstream", "X-Upstream-Addr",
-	"X-Server", "X-Server-Name", "X-Instance", "X-Instance-Id", "X-Node", "X-Pod", "X-Hostname",
-}
-
-// groupHeaders is --group-by and the well-known instance headers, each once.
-func (c *config) groupHeaders() []string {
-	return canonicalHeaders(append(append([]string{}, c.groupBy...), wellKnownInstanceHeaders...))
-}
-
-// canonicalHeaders is the header names hs in canonical form, each once, in
-// order; nil when there is none.
-func canonicalHeaders(hs []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, h := range hs {
-		k := http.CanonicalHeaderKey(strings.TrimSpace(h))
-		if k != "" && !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // preflightOnly is --preflight: check every endpoint, print the checks (JSON
 // with --format json, and to -o), exit 1 when any fails.
 func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout io.Writer, say func(string, ...any)) error {
@@ -609,41 +516,6 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 		}
 	}
 	return outcome(werr, failed, ctx.Err() != nil)
-}
-
-// targets builds the request of every target: the URL arguments and the
-// targets file's blocks, each with the flags' method, headers and body
-// where it gives none of its own (a block's header replaces a -H one of the
-// same name).
-func (c *config) targets() ([]*probe.Target, error) {
-	var out []*probe.Target
-	for _, sp := range c.specs {
-		t, err := probe.ParseTarget(sp.url)
-		if err != nil {
-			return nil, usagef("%s", err)
-		}
-		t.Method = strings.ToUpper(c.method)
-		if sp.method != "" {
-			t.Method = sp.method
-		}
-		t.Header = http.Header{}
-		for _, h := range c.headers.lines {
-			t.Header.Add(h[0], h[1])
-		}
-		own := http.Header{}
-		for _, h := range sp.header {
-			own.Add(h[0], h[1])
-		}
-		for k, vs := range own {
-			t.Header[k] = vs
-		}
-		t.Body = c.bodyBytes
-		if sp.hasBody {
-			t.Body = sp.body
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }
 
 // plan describes the run about to start, e.g. "10 req/s for 30s over 3
@@ -686,30 +558,53 @@ func (c *config) plan(s *session.Session) string {
 	return b.String()
 }
 
-// resolveMismatches warns of --resolve entries that name a target's host
-// with another port: curl's syntax matches host and port, so such an entry
-// is not used and the host goes to DNS, which is rarely what was meant.
-func resolveMismatches(entries map[string][]netip.Addr, targets []*probe.Target) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, t := range targets {
-		key := probe.StaticKey(t.Host(), t.Port())
-		if _, ok := entries[key]; ok || seen[key] {
-			continue
-		}
-		seen[key] = true
-		host := key[:strings.LastIndex(key, ":")] // keys are StaticKey(host, port)
-		var other []string
-		for k := range entries {
-			if k[:strings.LastIndex(k, ":")] == host {
-				other = append(other, k)
-			}
-		}
-		if len(other) > 0 {
-			sort.Strings(other)
-			out = append(out, fmt.Sprintf("warning: --resolve %s is not used: the URL's port is %d, so %s is resolved by DNS (give --resolve %s:ADDR)",
-				strings.Join(other, ", "), t.Port(), t.Host(), key))
-		}
+// plannedLoad is the planned load, what the defaults of -c, --conn-requests and
+// --interval are sized from.
+func (c *config) plannedLoad() session.Load {
+	return session.Load{Rate: c.rate.rate, Max: c.rate.max, Duration: c.duration, Requests: c.requests,
+		Timeout: c.timeout, UntilVerdict: c.untilSettled}
+}
+
+// timelineInterval is --interval, or for 0 the automatic width.
+func (c *config) timelineInterval() time.Duration {
+	if c.interval > 0 {
+		return c.interval
 	}
-	return out
+	return session.TimelineInterval(c.duration)
+}
+
+// connRequests is the number of requests a connection may carry: 1 for
+// --new-conn, the flag's number, or for auto the session's.
+func (c *config) connRequests(endpoints int) int {
+	switch {
+	case c.newConn:
+		return 1
+	case !c.connReqs.auto:
+		return c.connReqs.n
+	}
+	return c.plannedLoad().ConnRequests(endpoints)
+}
+
+// concurrencyFor is the most requests in flight per endpoint: -c, or the
+// session's default.
+func (c *config) concurrencyFor(endpoints int) int {
+	if c.setConc {
+		return c.concurrency
+	}
+	return c.plannedLoad().Concurrency(endpoints)
+}
+
+// targets builds the request of every target: the URL arguments and the
+// targets file's blocks, with the flags' method, headers and body where a
+// block gives none (session.Targets).
+func (c *config) targets() ([]*probe.Target, error) {
+	specs := make([]session.Spec, len(c.specs))
+	for i, sp := range c.specs {
+		specs[i] = session.Spec{URL: sp.url, Method: sp.method, Header: sp.header, Body: sp.body, HasBody: sp.hasBody}
+	}
+	out, err := session.Targets(specs, session.Defaults{Method: c.method, Header: c.headers.lines, Body: c.bodyBytes})
+	if err != nil {
+		return nil, usagef("%s", err)
+	}
+	return out, nil
 }

@@ -2,6 +2,12 @@
 // target, checks each address (preflight), drives the engine, follows DNS
 // changes while it runs and collects every result into a *report.Report.
 //
+// It also owns the run's policy, what the flags leave to pinprobe: the
+// defaults sized from the planned load (Load: -c, --conn-requests,
+// --interval), the instance headers every run groups by, how a targets
+// file's blocks and the flags make each request (Targets), and the warning
+// of a --resolve entry that is not used.
+//
 // It is the part the command, the demo and the tests share; it prints
 // nothing itself: lines for the user go through Config.Log, and the live
 // display is started through Config.Progress.
