@@ -10,6 +10,7 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/demo"
 	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // demoAccessLog is the demo gateway's access log, in a directory of its
@@ -101,7 +102,7 @@ func (d *demoAccessLog) join(ctx context.Context, rep *report.Report, output str
 func demoJoinCommand(report, log string) string {
 	args := demoJoinArgs(report, log)
 	for i, a := range args {
-		args[i] = shellQuote(a)
+		args[i] = words.ShellQuote(a)
 	}
 	return "pinprobe logs " + strings.Join(args, " ")
 }
@@ -110,12 +111,4 @@ func demoJoinCommand(report, log string) string {
 // report, saved at report, with its access log at log.
 func demoJoinArgs(report, log string) []string {
 	return []string{"--log-format", demo.LogFormat, report, log}
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

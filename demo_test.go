@@ -16,6 +16,7 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/demo"
 	"github.com/pinprobe/pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // TestDemo: the IPv6 address (or the last address without IPv6) answers
@@ -134,7 +135,7 @@ func TestDemoJoinCommandPastes(t *testing.T) {
 				out, err := cmd.CombinedOutput()
 				return string(out), err
 			}
-			run := "TMPDIR=" + shellQuote(dir) + " " + shellQuote(bin) + " --demo -q -d 2s --format json > /dev/null; echo DEMO-ENDED; sleep 60"
+			run := "TMPDIR=" + words.ShellQuote(dir) + " " + words.ShellQuote(bin) + " --demo -q -d 2s --format json > /dev/null; echo DEMO-ENDED; sleep 60"
 			if out, err := tm("new-session", "-d", "-s", "demo", "-x", strconv.Itoa(width), "-y", "40", "sh", "-c", run); err != nil {
 				t.Fatalf("tmux new-session: %v\n%s", err, out)
 			}

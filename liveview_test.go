@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/testserver"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // TestLiveViewInTmux runs pinprobe with --targets and long URLs in a tmux
@@ -54,8 +55,8 @@ func TestLiveViewInTmux(t *testing.T) {
 	}
 	// The run lasts 8 s; the pane's shell waits after it, so the screen
 	// can be read once it is over. kill-server ends both.
-	run := shellQuote(bin) + " --targets " + shellQuote(targets) + " --resolve " + shellQuote(f.Resolve()) +
-		" -r 40 -d 8s -o " + shellQuote(filepath.Join(dir, "report.json")) + " > " + shellQuote(filepath.Join(dir, "report.txt")) +
+	run := words.ShellQuote(bin) + " --targets " + words.ShellQuote(targets) + " --resolve " + words.ShellQuote(f.Resolve()) +
+		" -r 40 -d 8s -o " + words.ShellQuote(filepath.Join(dir, "report.json")) + " > " + words.ShellQuote(filepath.Join(dir, "report.txt")) +
 		"; echo RUN-ENDED; sleep 60"
 	if out, err := tm("new-session", "-d", "-s", "live", "-x", "80", "-y", "24", "sh", "-c", run); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)

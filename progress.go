@@ -236,7 +236,7 @@ func labelOf(addr, target string, room int) string {
 	if rest < 5 {
 		return addr
 	}
-	return addr + " " + cutMiddle(target, rest)
+	return addr + " " + words.CutMiddle(target, rest)
 }
 
 // shortTargets names each URL of eps as short as tells them apart: the
@@ -258,17 +258,6 @@ func shortTargets(eps []*collect.LiveEndpoint) map[string]string {
 		}
 	}
 	return out
-}
-
-// cutMiddle shortens s to n runes with an ellipsis in the middle, so the
-// host and the end of the path stay.
-func cutMiddle(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	head := (n - 1) / 2
-	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
 }
 
 // cutVisible cuts s to at most n visible runes, keeping its ANSI escape

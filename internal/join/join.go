@@ -1138,10 +1138,7 @@ func familyOf(name string) string {
 		}
 		a = ap.Addr()
 	}
-	if a.Unmap().Is4() {
-		return "ipv4"
-	}
-	return "ipv6"
+	return words.FamilyOf(a)
 }
 
 // gaps are the timeline's intervals with requests sent and no line of the

@@ -101,7 +101,7 @@ func (j *Joiner) judge(out *Join) {
 		}
 		text := words.Capitalize(what) + " " + where
 		if inst := scopesWith(out.Instances, st); len(inst) > 0 && len(inst) <= 3 && len(out.Instances) > 1 {
-			text += ", by instance" + pluralS(len(inst)) + " " + words.JoinAnd(inst)
+			text += ", by instance" + words.Plural(len(inst)) + " " + words.JoinAnd(inst)
 		}
 		text += "."
 		kind := "backend"
@@ -153,7 +153,7 @@ func (j *Joiner) judge(out *Join) {
 	}
 	if len(clean) > 0 && !familyCleared(out.Findings) {
 		sort.Strings(clean)
-		text := fmt.Sprintf("Backend%s %s answered every request (%d).", pluralS(len(clean)), words.JoinAnd(words.CapItems(clean, 5)), cleanN)
+		text := fmt.Sprintf("Backend%s %s answered every request (%d).", words.Plural(len(clean)), words.JoinAnd(words.CapItems(clean, 5)), cleanN)
 		out.Findings = append(out.Findings, Finding{Kind: "backend", Scope: strings.Join(clean, ", "), Text: text})
 	}
 	for _, s := range out.Instances {
@@ -251,7 +251,7 @@ func (j *Joiner) absent(out *Join) {
 	}
 	text := fmt.Sprintf("%d of the run's %d requests are not in the log", m.Requests, out.Run.Requests)
 	if m.Trail > 0 {
-		text += fmt.Sprintf("; %d listed single request%s matched no line (%s)", m.Trail, pluralS(int(m.Trail)), strings.Join(words.CapItems(m.IDs, 3), ", "))
+		text += fmt.Sprintf("; %d listed single request%s matched no line (%s)", m.Trail, words.Plural(int(m.Trail)), strings.Join(words.CapItems(m.IDs, 3), ", "))
 	}
 	if len(m.Gaps) > 0 {
 		g := m.Gaps[0]
@@ -339,11 +339,4 @@ func scopesWith(list []Scope, st string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func pluralS(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -73,7 +73,7 @@ func layoutLegend(x, y float64, items []legendItem) float64 {
 }
 
 // chartLabel cuts a row label to the label column.
-func chartLabel(s string) string { return cutMiddle(s, labelRune) }
+func chartLabel(s string) string { return words.CutMiddle(s, labelRune) }
 
 // timelineChart is the failure ratio of each endpoint over time: one strip
 // per endpoint, one column per interval, the column's height the share of

@@ -136,7 +136,7 @@ func (t *textWriter) style(code, s string) string {
 
 // heading prints a section title, cut to the width.
 func (t *textWriter) heading(s string) {
-	t.printf("\n%s\n", t.style(ansiBold, cutMiddle(s, t.width)))
+	t.printf("\n%s\n", t.style(ansiBold, words.CutMiddle(s, t.width)))
 }
 
 // para prints prose wrapped to the width, the first line after lead (which
@@ -548,7 +548,7 @@ func (t *textWriter) gate(v *View) {
 	scope = max(t.width-other, 12)
 	for i, c := range g.Checks {
 		if c.WhereURL != "" { // the address whole, the URL as short as fits
-			rows[i][2] += " " + cutMiddle(c.WhereURL, max(scope-runes(c.Where)-1, 5))
+			rows[i][2] += " " + words.CutMiddle(c.WhereURL, max(scope-runes(c.Where)-1, 5))
 		}
 	}
 	t.table(textTable{cols: cols, rows: rows, failing: failing})
@@ -767,7 +767,7 @@ func (t *textWriter) table(tb textTable) {
 		}
 		var s string
 		if spanning(row) {
-			s = " " + cutMiddle(row[1], t.width-1)
+			s = " " + words.CutMiddle(row[1], t.width-1)
 		} else {
 			s = line(row)
 		}
@@ -825,16 +825,6 @@ func wrapWords(s string, first, rest int) []string {
 		lines = append(lines, cur.String())
 	}
 	return lines
-}
-
-// cutMiddle shortens s to n runes with an ellipsis in the middle.
-func cutMiddle(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n || n < 5 {
-		return s
-	}
-	head := (n - 1) / 2
-	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }

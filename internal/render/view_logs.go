@@ -235,10 +235,6 @@ func clientAddrs(c report.Client) []string {
 	return words.Dedupe(out)
 }
 
-// shellQuote quotes s as one word for a POSIX shell: in single quotes,
-// each single quote inside closing the quotes, escaped, and reopening them.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // wrapInts joins v with ", ", breaking the line after every n values.
 func wrapInts(v []int, n int, indent string) string {
 	var b strings.Builder
@@ -385,7 +381,7 @@ func sqlFail(fail report.FailStatus, col string) string {
 
 // The shell commands below are built from pinprobe's own words, times it
 // formats, numbers, and addresses that parsed as IP addresses (clientAddrs),
-// and each argument made of them is quoted (shellQuote): pasting one runs
+// and each argument made of them is quoted (words.ShellQuote): pasting one runs
 // what it says and nothing else, whatever a saved report held.
 
 // nginxLog finds the run in nginx's logs: its error log names the client,
@@ -394,11 +390,11 @@ func nginxLog(r *report.Report) string {
 	from, to := r.StartedAt.Add(-logMargin), r.EndedAt.Add(logMargin)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# the error log during the run (adjust the times to the server's time zone)\n")
-	fmt.Fprintf(&b, "awk %s /var/log/nginx/error.log | grep upstream\n", shellQuote(fmt.Sprintf(`$1" "$2 >= "%s" && $1" "$2 <= "%s"`,
+	fmt.Fprintf(&b, "awk %s /var/log/nginx/error.log | grep upstream\n", words.ShellQuote(fmt.Sprintf(`$1" "$2 >= "%s" && $1" "$2 <= "%s"`,
 		from.UTC().Format("2006/01/02 15:04:05"), to.UTC().Format("2006/01/02 15:04:05"))))
 	if addrs := clientAddrs(r.Client); len(addrs) > 0 {
 		fmt.Fprintf(&b, "# the access log's lines from this client (the default format has no client port)\n")
-		fmt.Fprintf(&b, "grep -E %s /var/log/nginx/access.log | grep ' \" [0-9]* ' \n", shellQuote("^("+strings.Join(regexpQuote(addrs), "|")+") "))
+		fmt.Fprintf(&b, "grep -E %s /var/log/nginx/access.log | grep ' \" [0-9]* ' \n", words.ShellQuote("^("+strings.Join(regexpQuote(addrs), "|")+") "))
 	}
 	return b.String()
 }
@@ -416,9 +412,9 @@ func haproxyLog(addrs []string, ports []int) string {
 	}
 	switch {
 	case len(p) > 0:
-		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", shellQuote(":("+strings.Join(p, "|")+`) \[`))
+		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", words.ShellQuote(":("+strings.Join(p, "|")+`) \[`))
 	case len(addrs) > 0:
-		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", shellQuote("("+strings.Join(regexpQuote(addrs), "|")+`):[0-9]+ \[`))
+		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", words.ShellQuote("("+strings.Join(regexpQuote(addrs), "|")+`):[0-9]+ \[`))
 	}
 	return ""
 }

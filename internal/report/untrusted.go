@@ -308,7 +308,7 @@ func checkAddresses(r *Report) (errs []error, more int) {
 			bad("%s: address %q is not an IP address", where, Shown(e.Address))
 			continue
 		}
-		if fam := familyOf(a); e.Family != fam {
+		if fam := words.FamilyOf(a); e.Family != fam {
 			bad("%s: %s is an %s address, filed under family %q", where, Shown(e.Address), fam, Shown(e.Family))
 		}
 		u, err := url.Parse(e.Target)
@@ -338,8 +338,8 @@ func checkAddresses(r *Report) (errs []error, more int) {
 		switch {
 		case err != nil:
 			bad("%s: address %q is not an IP address", where, Shown(c.Address))
-		case familyOf(a) != c.Family:
-			bad("%s: %s is an %s address, filed under family %q", where, Shown(c.Address), familyOf(a), Shown(c.Family))
+		case words.FamilyOf(a) != c.Family:
+			bad("%s: %s is an %s address, filed under family %q", where, Shown(c.Address), words.FamilyOf(a), Shown(c.Family))
 		case !endpoint[[2]string{c.Target, c.Address}]:
 			bad("%s: %s (%q) is no endpoint of the run", where, Shown(c.Address), Shown(c.Target))
 		case c.OK != (c.Error == "" && c.Class == "") || c.Class != "" && !errorClasses[c.Class]:
@@ -428,14 +428,6 @@ func validZone(z string) bool {
 		}
 	}
 	return true
-}
-
-// familyOf is the family an address is filed under, as the engine files it.
-func familyOf(a netip.Addr) string {
-	if a.Unmap().Is4() {
-		return "ipv4"
-	}
-	return "ipv6"
 }
 
 // urlPort is the port a URL names, or its scheme's.
