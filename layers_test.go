@@ -64,7 +64,6 @@ var layers = map[string]layer{
 var testDebts = map[string][]string{
 	"internal/collect": {"internal/fixture"},
 	"internal/merge":   {"internal/fixture"},
-	"internal/compare": {"internal/render"},
 	"internal/report":  {"internal/collect", "internal/compare", "internal/fixture", "internal/judge", "internal/probe", "internal/render"},
 }
 
