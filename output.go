@@ -170,7 +170,7 @@ func (o *outputFlags) write(rep *report.Report, interrupted bool, stdout io.Writ
 		o.output, func(w io.Writer) error { return report.JSON(w, rep) }, say)
 	var gate error
 	if report.Breached(rep.Thresholds) {
-		gate = errors.New("release gate " + render.NewView(rep).Gate.Summary)
+		gate = errors.New("release gate " + report.GateSummary(rep.Thresholds))
 	}
 	return outcome(werr, gate, interrupted)
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// thresholdResults say each status in the gate's tables.
-var thresholdResults = map[string]string{report.ThresholdOK: "passed", report.ThresholdBreached: "breached",
-	report.ThresholdNotProven: "not proven", report.ThresholdNotJudged: "not judged"}
-
 // thresholdWords says one check in a line: "max-failure-rate, endpoint ::1
 // (URL): 100% > 0.1%".
 func thresholdWords(t *report.Threshold) string {

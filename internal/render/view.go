@@ -748,17 +748,15 @@ func (v *View) gate(r *report.Report) {
 	if len(r.Thresholds) == 0 {
 		return
 	}
-	count := map[string]int{}
 	where := map[string]*report.Endpoint{} // an endpoint's scope, as CheckLimits names it
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
 		where["endpoint "+e.Address+" ("+e.Target+")"] = e
 	}
-	conf, bounded, zero := 0.0, 0, 0
 	for i := range r.Thresholds {
 		t := &r.Thresholds[i]
 		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-", Status: t.Status,
-			Result: orDash(thresholdResults[t.Status]), OK: t.OK, Words: thresholdWords(t), Where: t.Scope}
+			Result: orDash(report.ThresholdResult(t.Status)), OK: t.OK, Words: thresholdWords(t), Where: t.Scope}
 		if e := where[t.Scope]; e != nil {
 			row.Where = e.Address
 			if v.MultiURL {
@@ -770,13 +768,7 @@ func (v *View) gate(r *report.Report) {
 		}
 		if t.Bound != nil {
 			row.Bound = "≤ " + boundValue(t, *t.Bound)
-			bounded++
-			if t.OK && *t.Bound > t.Limit { // --max-failure-rate 0, passed as asked
-				zero++
-			}
 		}
-		conf = max(conf, t.Confidence)
-		count[t.Status]++
 		if !t.OK {
 			v.Gate.Lines = append(v.Gate.Lines, row.Words)
 		}
@@ -787,37 +779,11 @@ func (v *View) gate(r *report.Report) {
 	}
 	// The checks that did not pass first, each group in its order.
 	sort.SliceStable(v.Gate.Checks, func(i, j int) bool { return !v.Gate.Checks[i].OK && v.Gate.Checks[j].OK })
-	n := len(r.Thresholds)
-	v.Gate.Passed = count[report.ThresholdOK] == n
+	v.Gate.Passed = !report.Breached(r.Thresholds)
+	v.Gate.Summary = report.GateSummary(r.Thresholds)
 	if v.Gate.Passed {
-		v.Gate.Summary = fmt.Sprintf("passed: all %d checks", n)
-		if n == 1 {
-			v.Gate.Summary = "passed: its 1 check"
-		}
-		switch {
-		case zero > 0:
-			v.Gate.Summary += " (no request failed, as --max-failure-rate 0 asks: no run proves a rate of 0)"
-		case bounded > 0:
-			v.Gate.Summary += ", " + map[bool]string{true: "", false: "each "}[bounded == 1] + "proven at " + words.PctRate(conf)
-		}
 		return
 	}
-	var parts []string
-	for _, st := range []string{report.ThresholdBreached, report.ThresholdNotProven, report.ThresholdNotJudged} {
-		if count[st] == 0 {
-			continue
-		}
-		what := thresholdResults[st]
-		if st == report.ThresholdNotJudged {
-			what += " (no request reached the scope)"
-		}
-		if len(parts) == 0 {
-			parts = append(parts, fmt.Sprintf("%d of %d check%s %s", count[st], n, words.Plural(n), what))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d %s", count[st], what))
-		}
-	}
-	v.Gate.Summary = "FAILED: " + strings.Join(parts, ", ")
 	v.Gate.Prove = proveWords(r.Thresholds, r.Plan)
 }
 

@@ -307,3 +307,63 @@ func ParseRate(s string) (float64, error) {
 	}
 	return f, nil
 }
+
+// thresholdResults say each status of a check in words.
+var thresholdResults = map[string]string{ThresholdOK: "passed", ThresholdBreached: "breached",
+	ThresholdNotProven: "not proven", ThresholdNotJudged: "not judged"}
+
+// ThresholdResult says a check's status in words: "passed", "breached",
+// "not proven", "not judged"; "" for another.
+func ThresholdResult(status string) string { return thresholdResults[status] }
+
+// GateSummary says the release gate's outcome in a line: "passed: all 4
+// checks, each proven at 95%", "FAILED: 1 of 4 checks breached, 1 not
+// proven"; "" when there is no check.
+func GateSummary(ts []Threshold) string {
+	n := len(ts)
+	if n == 0 {
+		return ""
+	}
+	count := map[string]int{}
+	conf, bounded, zero := 0.0, 0, 0
+	for i := range ts {
+		t := &ts[i]
+		if t.Bound != nil {
+			bounded++
+			if t.OK && *t.Bound > t.Limit { // --max-failure-rate 0, passed as asked
+				zero++
+			}
+		}
+		conf = max(conf, t.Confidence)
+		count[t.Status]++
+	}
+	if !Breached(ts) {
+		summary := fmt.Sprintf("passed: all %d checks", n)
+		if n == 1 {
+			summary = "passed: its 1 check"
+		}
+		switch {
+		case zero > 0:
+			summary += " (no request failed, as --max-failure-rate 0 asks: no run proves a rate of 0)"
+		case bounded > 0:
+			summary += ", " + map[bool]string{true: "", false: "each "}[bounded == 1] + "proven at " + words.PctRate(conf)
+		}
+		return summary
+	}
+	var parts []string
+	for _, st := range []string{ThresholdBreached, ThresholdNotProven, ThresholdNotJudged} {
+		if count[st] == 0 {
+			continue
+		}
+		what := thresholdResults[st]
+		if st == ThresholdNotJudged {
+			what += " (no request reached the scope)"
+		}
+		if len(parts) == 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d check%s %s", count[st], n, words.Plural(n), what))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d %s", count[st], what))
+		}
+	}
+	return "FAILED: " + strings.Join(parts, ", ")
+}

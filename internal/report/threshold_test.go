@@ -352,3 +352,29 @@ func TestGateRoundsUp(t *testing.T) {
 		}
 	}
 }
+
+// TestGateSummary: the gate's line, the same in the exit's error and every
+// format (render's Gate.Summary is it).
+func TestGateSummary(t *testing.T) {
+	b := func(v float64) *float64 { return &v }
+	ok := report.Threshold{Status: report.ThresholdOK, OK: true, Limit: 0.01, Bound: b(0.005), Confidence: 0.95}
+	zero := report.Threshold{Status: report.ThresholdOK, OK: true, Limit: 0, Bound: b(0.003), Confidence: 0.95}
+	breached := report.Threshold{Status: report.ThresholdBreached}
+	unproven := report.Threshold{Status: report.ThresholdNotProven}
+	unjudged := report.Threshold{Status: report.ThresholdNotJudged}
+	for _, tt := range []struct {
+		ts   []report.Threshold
+		want string
+	}{
+		{nil, ""},
+		{[]report.Threshold{ok}, "passed: its 1 check, proven at 95%"},
+		{[]report.Threshold{ok, ok}, "passed: all 2 checks, each proven at 95%"},
+		{[]report.Threshold{ok, zero}, "passed: all 2 checks (no request failed, as --max-failure-rate 0 asks: no run proves a rate of 0)"},
+		{[]report.Threshold{ok, breached, unproven, unjudged}, "FAILED: 1 of 4 checks breached, 1 not proven, 1 not judged (no request reached the scope)"},
+		{[]report.Threshold{unproven}, "FAILED: 1 of 1 check not proven"},
+	} {
+		if got := report.GateSummary(tt.ts); got != tt.want {
+			t.Errorf("GateSummary(%d checks) = %q; want %q", len(tt.ts), got, tt.want)
+		}
+	}
+}
