@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/stat"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -192,7 +191,7 @@ func newCIBar(s *report.Stats, failing bool) ciBar {
 	if s == nil || s.Requests <= 0 {
 		return ciBar{}
 	}
-	lo, hi := stat.Wilson(s.Failed, s.Requests)
+	lo, hi := failureCI(s.Failed, s.Requests)
 	rate := float64(s.Failed) / float64(s.Requests)
 	return ciBar{
 		Show: true, Failing: failing,

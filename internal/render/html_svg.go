@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/stat"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -646,7 +645,7 @@ func newRateChart(i int, g GroupTable) *rateChart {
 		if s == nil || s.Requests == 0 {
 			continue
 		}
-		lo, hi := stat.Wilson(s.Failed, s.Requests)
+		lo, hi := failureCI(s.Failed, s.Requests)
 		rate := float64(s.Failed) / float64(s.Requests)
 		w := rate * plotW
 		if s.Failed > 0 {

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/stat"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -109,25 +108,6 @@ func (m *mdWriter) title(v *View) {
 	}
 }
 
-// titleHosts names the probed hosts, at most three.
-func titleHosts(r *report.Report) string {
-	var hosts []string
-	for _, d := range r.DNS {
-		hosts = append(hosts, d.Host)
-	}
-	for _, e := range r.Endpoints {
-		hosts = append(hosts, e.Host)
-	}
-	hosts = words.Dedupe(hosts)
-	switch {
-	case len(hosts) == 0:
-		return "no host"
-	case len(hosts) > 3:
-		return strings.Join(hosts[:3], ", ") + fmt.Sprintf(" and %d more", len(hosts)-3)
-	}
-	return strings.Join(hosts, ", ")
-}
-
 func mdSecs(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
 
 func (m *mdWriter) run(v *View) {
@@ -179,42 +159,6 @@ func (m *mdWriter) inputs(v *View) {
 			m.printf("- %s\n", mdText(n))
 		}
 	}
-}
-
-func planWords(p *report.Plan) string {
-	var parts []string
-	if p.Max {
-		parts = append(parts, fmt.Sprintf("as fast as possible (closed model, %d workers per endpoint)", p.Concurrency))
-	} else {
-		parts = append(parts, words.Num(p.Rate)+" requests/s in total, split evenly over the endpoints",
-			fmt.Sprintf("at most %d in flight per endpoint", p.Concurrency))
-		if p.PaceGrainS > 0 {
-			parts = append(parts, "the requests due within each "+words.Num(p.PaceGrainS*1000)+" ms sent together at its start (--pace-grain)")
-		}
-	}
-	if p.DurationS > 0 {
-		parts = append(parts, "for "+words.Num(p.DurationS)+" s")
-	}
-	if p.Requests > 0 {
-		parts = append(parts, fmt.Sprintf("at most %d requests", p.Requests))
-	}
-	if p.Timeout > 0 {
-		parts = append(parts, "timeout "+words.Num(p.Timeout)+" s")
-	}
-	if p.HTTP != "" {
-		parts = append(parts, "HTTP "+p.HTTP)
-	}
-	if p.NewConn {
-		parts = append(parts, "a new connection for every request")
-	} else {
-		parts = append(parts, "keep-alive connections")
-	}
-	fs := p.FailStatus
-	if fs == "" {
-		fs = "5xx"
-	}
-	parts = append(parts, "a failure is a transport error or a status in "+fs)
-	return strings.Join(parts, "; ")
 }
 
 func (m *mdWriter) client(v *View) {
@@ -324,15 +268,6 @@ const statsAlign = "rrlllrrr"
 
 func mdStatsCells(s *StatsRow) []string {
 	return []string{s.Requests, s.Failed, s.RateCI, mdText(s.Status), mdText(s.Errors), s.P50, s.P99, s.Dropped}
-}
-
-// rateCI formats a failure rate with its Wilson 95% interval: "9.2% (4.3–19%)".
-func rateCI(failed, n int64, rate float64) string {
-	if n == 0 {
-		return "-"
-	}
-	lo, hi := stat.Wilson(failed, n)
-	return pct(rate, n) + " (" + words.CIRange(lo, hi) + ")"
 }
 
 // failing marks a failing row: ✗ and the name in bold.

@@ -833,30 +833,3 @@ func runes(s string) int { return utf8.RuneCountInString(s) }
 func stripANSI(s string) string {
 	return strings.NewReplacer(AnsiRed, "", ansiBold, "", ansiReset, "").Replace(s)
 }
-
-func hostPort(host string, port uint16) string {
-	if strings.Contains(host, ":") {
-		return fmt.Sprintf("[%s]:%d", host, port)
-	}
-	return fmt.Sprintf("%s:%d", host, port)
-}
-
-// counts formats {"200": 9, "502": 3} as "200×9 502×3", largest first.
-func counts(m map[string]int64, sep string) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	keys := words.ByCount(m)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + sep + strconv.FormatInt(m[k], 10)
-	}
-	return strings.Join(parts, " ")
-}
-
-func pct(rate float64, n int64) string {
-	if n == 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(rate*100, 'f', 1, 64) + "%"
-}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/stat"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -924,7 +923,7 @@ func sameDNS(rows []DNSRow, row *DNSRow) int {
 
 // statsRow formats s under label.
 func statsRow(label string, s *report.Stats) StatsRow {
-	lo, hi := stat.Wilson(s.Failed, s.Requests)
+	lo, hi := failureCI(s.Failed, s.Requests)
 	row := StatsRow{
 		Stats: s, Label: label, Failing: s.Failed > 0,
 		Requests: strconv.FormatInt(s.Requests, 10),

@@ -1,0 +1,112 @@
+package render
+
+// The phrasing every format shares: what the view says, written once, on
+// nothing format-specific; and the one place render takes a failure rate's
+// interval (the renderers compute no other statistic).
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/stat"
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// failureCI is the 95% Wilson interval of failed of n requests.
+func failureCI(failed, n int64) (lo, hi float64) { return stat.Wilson(failed, n) }
+
+// titleHosts names the probed hosts, at most three.
+func titleHosts(r *report.Report) string {
+	var hosts []string
+	for _, d := range r.DNS {
+		hosts = append(hosts, d.Host)
+	}
+	for _, e := range r.Endpoints {
+		hosts = append(hosts, e.Host)
+	}
+	hosts = words.Dedupe(hosts)
+	switch {
+	case len(hosts) == 0:
+		return "no host"
+	case len(hosts) > 3:
+		return strings.Join(hosts[:3], ", ") + fmt.Sprintf(" and %d more", len(hosts)-3)
+	}
+	return strings.Join(hosts, ", ")
+}
+
+// planWords says the run's plan in a sentence.
+func planWords(p *report.Plan) string {
+	var parts []string
+	if p.Max {
+		parts = append(parts, fmt.Sprintf("as fast as possible (closed model, %d workers per endpoint)", p.Concurrency))
+	} else {
+		parts = append(parts, words.Num(p.Rate)+" requests/s in total, split evenly over the endpoints",
+			fmt.Sprintf("at most %d in flight per endpoint", p.Concurrency))
+		if p.PaceGrainS > 0 {
+			parts = append(parts, "the requests due within each "+words.Num(p.PaceGrainS*1000)+" ms sent together at its start (--pace-grain)")
+		}
+	}
+	if p.DurationS > 0 {
+		parts = append(parts, "for "+words.Num(p.DurationS)+" s")
+	}
+	if p.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d requests", p.Requests))
+	}
+	if p.Timeout > 0 {
+		parts = append(parts, "timeout "+words.Num(p.Timeout)+" s")
+	}
+	if p.HTTP != "" {
+		parts = append(parts, "HTTP "+p.HTTP)
+	}
+	if p.NewConn {
+		parts = append(parts, "a new connection for every request")
+	} else {
+		parts = append(parts, "keep-alive connections")
+	}
+	fs := p.FailStatus
+	if fs == "" {
+		fs = "5xx"
+	}
+	parts = append(parts, "a failure is a transport error or a status in "+fs)
+	return strings.Join(parts, "; ")
+}
+
+// rateCI formats a failure rate with its Wilson 95% interval: "9.2% (4.3–19%)".
+func rateCI(failed, n int64, rate float64) string {
+	if n == 0 {
+		return "-"
+	}
+	lo, hi := failureCI(failed, n)
+	return pct(rate, n) + " (" + words.CIRange(lo, hi) + ")"
+}
+
+// hostPort joins a host and a port, an IPv6 address in brackets.
+func hostPort(host string, port uint16) string {
+	if strings.Contains(host, ":") {
+		return fmt.Sprintf("[%s]:%d", host, port)
+	}
+	return fmt.Sprintf("%s:%d", host, port)
+}
+
+// counts formats {"200": 9, "502": 3} as "200×9 502×3", largest first.
+func counts(m map[string]int64, sep string) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := words.ByCount(m)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + sep + strconv.FormatInt(m[k], 10)
+	}
+	return strings.Join(parts, " ")
+}
+
+// pct says a rate in percent to a tenth, "-" of no request.
+func pct(rate float64, n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(rate*100, 'f', 1, 64) + "%"
+}
