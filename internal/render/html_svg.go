@@ -314,7 +314,7 @@ type answerKey struct {
 }
 
 func newMixChart(v *View) *mixChart {
-	fail := report.FailStatusOf(v.R)
+	fail := v.Fail
 	keys := map[string]answerKey{}
 	fams := v.Families[:max(len(v.Families)-1, 0)] // not the total
 	for _, row := range fams {

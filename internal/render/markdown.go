@@ -77,7 +77,6 @@ const mdTime = "2006-01-02T15:04:05.000Z"
 func utc(t report.Time) string { return t.UTC().Format(mdTime) }
 
 func (m *mdWriter) title(v *View) {
-	r := v.R
 	m.printf("# pinprobe: %s — %s\n\n", mdText(v.Headline), mdText(v.Hosts))
 	m.printf("> **Verdict: %s.** %s\n", mdText(v.Verdict.Status), mdText(v.Verdict.Summary))
 	for _, n := range v.Verdict.Notes {
@@ -100,8 +99,8 @@ func (m *mdWriter) title(v *View) {
 	if v.Run.Failed > 0 {
 		m.printf(">\n> Queries to find these requests in the gateway's access logs are below, after the samples.\n")
 	}
-	if r.Interrupted {
-		m.printf("\n**Interrupted after %s:** the run was stopped early; this report covers every request sent until then.\n", mdSecs(r.DurationS))
+	if v.Run.Interrupted {
+		m.printf("\n**Interrupted after %s:** the run was stopped early; this report covers every request sent until then.\n", mdSecs(v.Run.DurationS))
 	}
 	for _, p := range v.Run.Pauses {
 		m.printf("\n**Paused** %s.\n", mdText(p))
@@ -111,9 +110,8 @@ func (m *mdWriter) title(v *View) {
 func mdSecs(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
 
 func (m *mdWriter) run(v *View) {
-	r := v.R
 	m.printf("\n## The run\n\n")
-	m.printf("- **Window (UTC):** %s → %s (%s, %s)\n", v.Run.From, v.Run.To, mdSecs(r.DurationS), v.Run.Ended)
+	m.printf("- **Window (UTC):** %s → %s (%s, %s)\n", v.Run.From, v.Run.To, mdSecs(v.Run.DurationS), v.Run.Ended)
 	m.printf("- **Sent:** %s\n", mdText(v.Run.Sent))
 	if v.Run.Settled != "" {
 		m.printf("- **Stopped early:** %s\n", mdText(v.Run.Settled))
@@ -122,8 +120,8 @@ func (m *mdWriter) run(v *View) {
 	if v.Vantage != "" {
 		m.printf("- **Vantage:** %s\n", mdText(v.Vantage))
 	}
-	m.printf("- **Tool:** pinprobe %s — resolves every A/AAAA address of the host, pins one connection pool to each address (an *endpoint*) and sends each a steady request stream, so failures can be told apart by address. It never retries a request.\n", mdText(r.Version))
-	if len(r.Command) > 0 {
+	m.printf("- **Tool:** pinprobe %s — resolves every A/AAAA address of the host, pins one connection pool to each address (an *endpoint*) and sends each a steady request stream, so failures can be told apart by address. It never retries a request.\n", mdText(v.Run.Version))
+	if v.Run.Command != "" {
 		m.printf("\nCommand (secrets redacted):\n\n")
 		m.code("sh", v.Run.Command)
 	}
@@ -725,19 +723,6 @@ func (m *mdWriter) code(info, text string) {
 	}
 	fence := strings.Repeat("`", n)
 	m.printf("%s%s\n%s%s\n", fence, info, text, fence)
-}
-
-// shellJoin quotes args for a POSIX shell where they need it.
-func shellJoin(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
-			out[i] = a
-		} else {
-			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(out, " ")
 }
 
 // hostHeaders returns the Host header values pinprobe sent: each target's

@@ -37,13 +37,13 @@ func (m *mdWriter) brief(v *View) {
 		}
 		m.printf("\n")
 	}
-	m.printf("\n**Run:** %s → %s (%s, %s) · %s", v.Run.From, v.Run.To, mdSecs(v.R.DurationS), v.Run.Ended, mdText(v.Run.Sent))
-	if len(v.R.Command) > 0 {
+	m.printf("\n**Run:** %s → %s (%s, %s) · %s", v.Run.From, v.Run.To, mdSecs(v.Run.DurationS), v.Run.Ended, mdText(v.Run.Sent))
+	if v.Run.Command != "" {
 		m.printf(" · %s", codeSpan(v.Run.Command))
 	}
 	m.printf("\n")
-	if v.R.Interrupted {
-		m.printf("\n**Interrupted after %s:** this report covers every request sent until then.\n", mdSecs(v.R.DurationS))
+	if v.Run.Interrupted {
+		m.printf("\n**Interrupted after %s:** this report covers every request sent until then.\n", mdSecs(v.Run.DurationS))
 	}
 
 	m.printf("\n## By address family\n")
@@ -102,5 +102,5 @@ func (m *mdWriter) brief(v *View) {
 			m.printf("- **%s:** %s\n", f.Name, mdSpans(f.Value))
 		}
 	}
-	m.printf("\n*Everything else (DNS, every table, the timeline, every query): the same command without `--brief`. Written by pinprobe %s; times are UTC.*\n", mdText(v.R.Version))
+	m.printf("\n*Everything else (DNS, every table, the timeline, every query): the same command without `--brief`. Written by pinprobe %s; times are UTC.*\n", mdText(v.Run.Version))
 }

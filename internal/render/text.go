@@ -191,7 +191,7 @@ func (t *textWriter) header(v *View) {
 	run := v.Run
 	parts := []string{
 		t.style(ansiBold, "pinprobe") + " " + run.Version,
-		run.Started + " – " + run.Ended2 + " UTC (" + run.Took + ")",
+		run.Started + " – " + run.EndClock + " UTC (" + run.Took + ")",
 		run.Planned + ", " + strings.TrimSuffix(run.Achieved, " req/s") + " achieved",
 		// One part, so that a line never begins with "0 dropped".
 		fmt.Sprintf("%d requests, %d dropped", run.Requests, run.Dropped),

@@ -15,7 +15,11 @@ import (
 // HTML) shows these rows, labels and sentences and derives none of its own,
 // so the formats say the same thing; a new format is a new view of this.
 type View struct {
-	R *report.Report
+	// r is the report the view was made of, for the view's own code (its
+	// brief selection); the writers read only the view's fields.
+	r *report.Report
+	// Fail is the run's --fail-status: which statuses count as failures.
+	Fail report.FailStatus
 	// Headline says the verdict in a few words: "failures concentrate on
 	// IPv6 (::1)". Hosts names the probed hosts, at most three.
 	Headline, Hosts string
@@ -232,12 +236,15 @@ type RunView struct {
 	Version  string
 	From, To string // UTC, to the millisecond
 	Started  string // "2026-06-16 20:43:00": From to the second, for a heading
-	Ended2   string // "20:43:30": To's time of day, to the second
+	EndClock string // "20:43:30": To's time of day, to the second
 	Seconds  string // how long it sent: "30.0s", Took's first figure
-	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
-	Ended    string // "completed" or "interrupted"
-	Planned  string // "20 req/s planned", or "max rate (closed model)"
-	Achieved string // "10.4 req/s"
+	// DurationS is how long the run took, in seconds, for a writer to say
+	// in its own units.
+	DurationS float64
+	Took      string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
+	Ended     string // "completed" or "interrupted"
+	Planned   string // "20 req/s planned", or "max rate (closed model)"
+	Achieved  string // "10.4 req/s"
 	// Plan says the whole plan in a sentence: the rate, the concurrency,
 	// the duration, the timeout, the connections, what is a failure.
 	Plan string
@@ -423,7 +430,7 @@ type TestRow struct {
 
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
-	v := &View{R: r, Hosts: titleHosts(r), Headline: headlineOf(r), Notes: r.Notes, short: report.ShortURLs(r)}
+	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Notes: r.Notes, short: report.ShortURLs(r)}
 	targets := report.TargetsOf(r)
 	v.MultiURL = len(targets) > 1
 	v.verdict(r)
@@ -801,7 +808,7 @@ func (v *View) run(r *report.Report) {
 	t := &r.Totals
 	v.Run = RunView{
 		Version: r.Version, From: from, To: utc(r.EndedAt), Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),
-		Ended2: r.EndedAt.UTC().Format("15:04:05"), Seconds: seconds,
+		EndClock: r.EndedAt.UTC().Format("15:04:05"), Seconds: seconds, DurationS: r.DurationS,
 		Took: took, Ended: ended(r.Interrupted), Planned: planned, Plan: planWords(&r.Plan),
 		Achieved: strconv.FormatFloat(t.RPS, 'f', 1, 64) + " req/s",
 		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, ClientErrors: t.ClientErrors, Abandoned: t.Abandoned,

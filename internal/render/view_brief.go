@@ -68,7 +68,7 @@ type BriefQuery struct {
 // Brief prepares the brief report of v.
 func (v *View) Brief() *BriefView {
 	b := &BriefView{}
-	vd := &v.R.Verdict
+	vd := &v.r.Verdict
 	taken := map[*SampleRow]int{} // the sample's index in b.Samples
 	for i, s := range vd.Suspects {
 		if i >= len(v.Verdict.Suspects) {
@@ -77,12 +77,12 @@ func (v *View) Brief() *BriefView {
 		row := BriefSuspect{SuspectRow: v.Verdict.Suspects[i], Counts: fmt.Sprintf("%d of %d", s.Failed, s.Requests), P50: "-", P99: "-"}
 		switch row.Kind {
 		case report.SuspectGroup:
-			if g := v.R.FindGroup(s.Group); g != nil {
+			if g := v.r.FindGroup(s.Group); g != nil {
 				st := statsRow("", &g.Stats)
 				row.P50, row.P99 = st.P50, st.P99
 			}
 		case report.SuspectEndpoint:
-			if e := v.R.FindEndpoint(s.Target, s.Address); e != nil {
+			if e := v.r.FindEndpoint(s.Target, s.Address); e != nil {
 				st := statsRow("", &e.Stats)
 				row.P50, row.P99 = st.P50, st.P99
 			}
@@ -172,7 +172,7 @@ func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
 // page, such as resets).
 func (v *View) suspectGateways() []int {
 	addrs := map[string]bool{}
-	for _, s := range v.R.Verdict.Suspects {
+	for _, s := range v.r.Verdict.Suspects {
 		addrs[s.Address] = s.Address != ""
 		for _, a := range s.Addresses {
 			addrs[a] = true
@@ -181,7 +181,7 @@ func (v *View) suspectGateways() []int {
 	var out []int
 	for i, g := range v.Logs.Gateways {
 	fingerprints:
-		for _, f := range v.R.Fingerprints {
+		for _, f := range v.r.Fingerprints {
 			if f.Producer != g.Name {
 				continue
 			}
@@ -225,13 +225,13 @@ func (v *View) portsCoverSuspects(ports []int) bool {
 		}
 		return n == e.Failed
 	}
-	for _, s := range v.R.Verdict.Suspects {
+	for _, s := range v.r.Verdict.Suspects {
 		addrs := s.Addresses
 		if len(addrs) == 0 && s.Address != "" {
 			addrs = []string{s.Address}
 		}
-		for i := range v.R.Endpoints {
-			e := &v.R.Endpoints[i]
+		for i := range v.r.Endpoints {
+			e := &v.r.Endpoints[i]
 			if len(addrs) > 0 && !slices.Contains(addrs, e.Address) || s.Target != "" && s.Kind != report.SuspectGroup && e.Target != s.Target {
 				continue
 			}

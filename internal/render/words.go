@@ -110,3 +110,12 @@ func pct(rate float64, n int64) string {
 	}
 	return strconv.FormatFloat(rate*100, 'f', 1, 64) + "%"
 }
+
+// shellJoin quotes args for a POSIX shell where they need it.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = words.ShellQuote(a)
+	}
+	return strings.Join(out, " ")
+}
