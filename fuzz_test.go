@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -94,15 +95,15 @@ func FuzzSavedReport(f *testing.F) {
 	f.Add([]byte(`{"schema": "pinprobe.report/v1"}`))
 	f.Add([]byte(`{"schema": "pinprobe.report/v1", "endpoints": [{}, {}]}`))
 	for _, edit := range []func(m map[string]any){
-		func(m map[string]any) { fixture.Obj(f, m, "endpoints", "0", "status")["404"] = -5.0 },
-		func(m map[string]any) { fixture.Arr(f, m, "timeline", "series", "1", "requests")[0] = 1.0 },
-		func(m map[string]any) { fixture.Obj(f, m, "timeline")["interval_s"] = 4e9 },
-		func(m map[string]any) { fixture.Obj(f, m, "timeline")["start"] = "0001-01-01T00:00:00.001Z" },
+		func(m map[string]any) { docfix.Obj(f, m, "endpoints", "0", "status")["404"] = -5.0 },
+		func(m map[string]any) { docfix.Arr(f, m, "timeline", "series", "1", "requests")[0] = 1.0 },
+		func(m map[string]any) { docfix.Obj(f, m, "timeline")["interval_s"] = 4e9 },
+		func(m map[string]any) { docfix.Obj(f, m, "timeline")["start"] = "0001-01-01T00:00:00.001Z" },
 		func(m map[string]any) { m["version"] = "\x1b]0;owned\x07<script>x</script>" },
-		func(m map[string]any) { fixture.Obj(f, m, "fingerprints", "0")["server"] = "<img src=x>\u202e" },
-		func(m map[string]any) { fixture.Obj(f, m, "endpoints", "1")["address"] = "fe80::1%<b>" },
+		func(m map[string]any) { docfix.Obj(f, m, "fingerprints", "0")["server"] = "<img src=x>\u202e" },
+		func(m map[string]any) { docfix.Obj(f, m, "endpoints", "1")["address"] = "fe80::1%<b>" },
 	} {
-		f.Add(fixture.EditJSON(f, g, edit))
+		f.Add(docfix.EditJSON(f, g, edit))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		for _, args := range [][]string{{"report", "-"}, {"report", "--format", "markdown", "-"}, {"compare", "-", other}} {

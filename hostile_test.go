@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
@@ -49,7 +50,7 @@ func writeSaved(t *testing.T, dir, name string, doc []byte) string {
 func TestReportRefusesImpossibleNumbers(t *testing.T) {
 	good := goldenSaved(t)
 	dir := t.TempDir()
-	other := writeSaved(t, dir, "other.json", fixture.EditJSON(t, good, func(m map[string]any) { m["version"] = "0.1.1" }))
+	other := writeSaved(t, dir, "other.json", docfix.EditJSON(t, good, func(m map[string]any) { m["version"] = "0.1.1" }))
 	tests := []struct {
 		name  string
 		edit  func(m map[string]any)
@@ -57,24 +58,24 @@ func TestReportRefusesImpossibleNumbers(t *testing.T) {
 		want  string
 	}{
 		{"negative.json", func(m map[string]any) {
-			for _, s := range []map[string]any{fixture.Obj(t, m, "endpoints", "0", "status"), fixture.Obj(t, m, "families", "ipv4", "status"), fixture.Obj(t, m, "totals", "status")} {
+			for _, s := range []map[string]any{docfix.Obj(t, m, "endpoints", "0", "status"), docfix.Obj(t, m, "families", "ipv4", "status"), docfix.Obj(t, m, "totals", "status")} {
 				s["200"] = s["200"].(float64) + 5
 				s["404"] = -5.0
 			}
 		}, false, `"404": -5 is negative`},
 		{"bucket.json", func(m map[string]any) {
-			req := fixture.Arr(t, m, "timeline", "series", "1", "requests")
+			req := docfix.Arr(t, m, "timeline", "series", "1", "requests")
 			req[0], req[1] = 1.0, 7.0
 			// Without the latencies, which count each bucket's requests too.
-			delete(fixture.Obj(t, m, "timeline", "series", "1"), "latency")
-			delete(fixture.Obj(t, m, "timeline"), "families")
+			delete(docfix.Obj(t, m, "timeline", "series", "1"), "latency")
+			delete(docfix.Obj(t, m, "timeline"), "families")
 		}, false, "bucket 0: 3 failed of 1 requests"},
-		{"interval.json", func(m map[string]any) { fixture.Obj(t, m, "timeline")["interval_s"] = 4e9 }, true, "interval_s: 4e+09 is larger"},
-		{"year-one.json", func(m map[string]any) { fixture.Obj(t, m, "timeline")["start"] = "0001-01-01T00:00:00.001Z" }, true, "outside 1970 to 2200"},
+		{"interval.json", func(m map[string]any) { docfix.Obj(t, m, "timeline")["interval_s"] = 4e9 }, true, "interval_s: 4e+09 is larger"},
+		{"year-one.json", func(m map[string]any) { docfix.Obj(t, m, "timeline")["start"] = "0001-01-01T00:00:00.001Z" }, true, "outside 1970 to 2200"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			file := writeSaved(t, dir, tt.name, fixture.EditJSON(t, good, tt.edit))
+			file := writeSaved(t, dir, tt.name, docfix.EditJSON(t, good, tt.edit))
 			args := []string{"report", file}
 			if tt.merge {
 				args = append(args, other)
@@ -95,13 +96,13 @@ func TestReportRefusesImpossibleNumbers(t *testing.T) {
 func TestReportWritesOutsideStringsOut(t *testing.T) {
 	t.Parallel()
 	const outside = "A\x1b]0;owned\x07B\x1b[2J<img src=x onerror=alert(1)>C"
-	doc := fixture.EditJSON(t, goldenSaved(t), func(m map[string]any) {
+	doc := docfix.EditJSON(t, goldenSaved(t), func(m map[string]any) {
 		m["version"], m["interrupted"] = outside, false
-		fixture.Obj(t, m, "dns", "0")["source"] = outside
-		fixture.Obj(t, m, "dns", "2")["error"] = outside
-		fixture.Obj(t, m, "fingerprints", "0")["server"] = outside
-		fixture.Obj(t, m, "fingerprints", "0")["producer"] = outside
-		fixture.Obj(t, m, "endpoints", "1", "samples", "1")["request_id"] = outside
+		docfix.Obj(t, m, "dns", "0")["source"] = outside
+		docfix.Obj(t, m, "dns", "2")["error"] = outside
+		docfix.Obj(t, m, "fingerprints", "0")["server"] = outside
+		docfix.Obj(t, m, "fingerprints", "0")["producer"] = outside
+		docfix.Obj(t, m, "endpoints", "1", "samples", "1")["request_id"] = outside
 	})
 	dir := t.TempDir()
 	file := writeSaved(t, dir, "outside.json", doc)
@@ -162,7 +163,7 @@ func TestReportRefusesTheSameRunTwice(t *testing.T) {
 		t.Fatalf("run_id %q; want the <run> of the request IDs sent, as in %q", saved.RunID, saved.Endpoints[0].Samples[0].RequestID)
 	}
 	copied := writeSaved(t, dir, "copy.json", data)
-	old := writeSaved(t, dir, "old.json", fixture.EditJSON(t, data, func(m map[string]any) { delete(m, "run_id") }))
+	old := writeSaved(t, dir, "old.json", docfix.EditJSON(t, data, func(m map[string]any) { delete(m, "run_id") }))
 	merged := filepath.Join(dir, "ab.json")
 	if code, _, stderr := pinprobe(t, "report", "-o", merged, a, b); code != exitOK && code != exitFail {
 		t.Fatalf("report a b: exit %d\n%s", code, stderr)
@@ -205,7 +206,7 @@ func TestCompareRefusesOneRun(t *testing.T) {
 	}
 	copied := writeSaved(t, dir, "copy.json", data)
 	b := writeSaved(t, dir, "b.json", otherRun(t, data, "0badc0de"))
-	old := writeSaved(t, dir, "old.json", fixture.EditJSON(t, data, func(m map[string]any) { delete(m, "run_id") }))
+	old := writeSaved(t, dir, "old.json", docfix.EditJSON(t, data, func(m map[string]any) { delete(m, "run_id") }))
 	merged := filepath.Join(dir, "ab.json")
 	if code, _, stderr := pinprobe(t, "report", "-o", merged, a, b); code != exitOK {
 		t.Fatalf("report a b: exit %d\n%s", code, stderr)
@@ -238,7 +239,7 @@ func TestCompareRefusesOneRun(t *testing.T) {
 // would have it: its run ID id.
 func otherRun(t *testing.T, data []byte, id string) []byte {
 	t.Helper()
-	return fixture.EditJSON(t, data, func(m map[string]any) { m["run_id"] = id })
+	return docfix.EditJSON(t, data, func(m map[string]any) { m["run_id"] = id })
 }
 
 // twoRuns writes data to dir twice, as two runs that counted the same
@@ -261,16 +262,16 @@ func TestCompareNothingInCommon(t *testing.T) {
 	before := writeSaved(t, dir, "before.json", otherRun(t, good, "0b0b0b0b"))
 	// Another run with the same counts, every endpoint on other addresses
 	// and hosts.
-	after := writeSaved(t, dir, "after.json", fixture.EditJSON(t, good, func(m map[string]any) {
+	after := writeSaved(t, dir, "after.json", docfix.EditJSON(t, good, func(m map[string]any) {
 		m["run_id"], m["interrupted"] = "0a0a0a0a", false
-		for i, e := range fixture.Arr(t, m, "endpoints") {
+		for i, e := range docfix.Arr(t, m, "endpoints") {
 			e := e.(map[string]any)
 			addr := "2001:db8:1::" + strconv.Itoa(i+1)
 			if e["family"] == "ipv4" {
 				addr = "192.0.2." + strconv.Itoa(i+1)
 			}
 			e["address"], e["target"], e["host"], e["port"] = addr, "https://other.example.com/", "other.example.com", 443.0
-			s := fixture.Obj(t, m, "timeline", "series", strconv.Itoa(i))
+			s := docfix.Obj(t, m, "timeline", "series", strconv.Itoa(i))
 			s["address"], s["target"] = addr, "https://other.example.com/"
 		}
 		m["fingerprints"] = []any{}

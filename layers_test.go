@@ -27,8 +27,10 @@ type layer struct {
 // the writers and the run's wiring (4); main (5). The test helpers have a
 // rank too: a package's tests import packages below it or beside it (the
 // same rank), never above, so internal/fixture, which builds reports
-// through collect, compare and judge, is for the tests of rank 3 and up;
-// and the document's tests never drive the engine.
+// through collect, compare and judge, is for the tests of rank 3 and up,
+// and internal/docfix (editing, checking and reading saved documents) for
+// every layer from the document up; the document's tests never drive the
+// engine.
 var layers = map[string]layer{
 	"internal/stat":       {rank: 0},
 	"internal/words":      {rank: 0},
@@ -49,7 +51,8 @@ var layers = map[string]layer{
 		never: []string{"internal/probe", "internal/collect", "internal/render"}},
 	"internal/join": {rank: 3, imports: []string{"internal/accesslog", "internal/report", "internal/stat", "internal/words"},
 		never: []string{"internal/probe", "internal/collect", "internal/judge", "internal/compare", "internal/render"}},
-	"internal/fixture": {rank: 3, helper: true, imports: []string{"internal/probe", "internal/report", "internal/collect", "internal/judge", "internal/merge", "internal/compare"}},
+	"internal/docfix":  {rank: 1, helper: true, imports: []string{"internal/report"}},
+	"internal/fixture": {rank: 3, helper: true, imports: []string{"internal/probe", "internal/report", "internal/docfix", "internal/collect", "internal/judge", "internal/merge", "internal/compare"}},
 	"internal/render": {rank: 4, imports: []string{"internal/report", "internal/compare", "internal/join", "internal/stat", "internal/words"},
 		never: []string{"internal/probe", "internal/collect", "internal/merge"}},
 	"internal/session": {rank: 4, imports: []string{"internal/probe", "internal/report", "internal/collect", "internal/judge", "internal/words"},
@@ -64,7 +67,6 @@ var layers = map[string]layer{
 var testDebts = map[string][]string{
 	"internal/collect": {"internal/fixture"},
 	"internal/merge":   {"internal/fixture"},
-	"internal/report":  {"internal/collect", "internal/compare", "internal/fixture", "internal/judge", "internal/probe", "internal/render"},
 }
 
 // The import graph keeps its layers: a package that reaches past its layer

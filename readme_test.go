@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 )
 
 // readmeBlocks makes each generated block the test knows: --help, and the
@@ -69,7 +69,7 @@ func TestReadmeGenerated(t *testing.T) {
 			return m // written by hand
 		}
 		seen[name] = true
-		if body != w && !*fixture.Update {
+		if body != w && !*docfix.Update {
 			t.Errorf("README's GEN:%s block is not what pinprobe prints now (go test . -run TestReadmeGenerated -update rewrites it):\ngot:\n%s\nwant:\n%s", name, body, w)
 		}
 		return sub[1] + w + sub[4]
@@ -79,7 +79,7 @@ func TestReadmeGenerated(t *testing.T) {
 			t.Errorf("README has no GEN:%s block", name)
 		}
 	}
-	if *fixture.Update && updated != string(data) {
+	if *docfix.Update && updated != string(data) {
 		if err := os.WriteFile("README.md", []byte(updated), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -24,7 +25,7 @@ func TestCompareRevisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := fixture.RoundTrip(t, old, "now.json")
+	now := docfix.RoundTrip(t, old, "now.json")
 	if old.Revision != 0 || now.Revision != report.Revision {
 		t.Fatalf("revisions %d and %d, want 0 (none) and %d", old.Revision, now.Revision, report.Revision)
 	}
@@ -51,7 +52,7 @@ func TestCompareDocumentRevisions(t *testing.T) {
 	if m["revision"] != float64(compare.Revision) {
 		t.Errorf("revision %v, want %d", m["revision"], compare.Revision)
 	}
-	old := fixture.EditJSON(t, doc, func(m map[string]any) {
+	old := docfix.EditJSON(t, doc, func(m map[string]any) {
 		delete(m, "revision")
 		var strip func(v any)
 		strip = func(v any) {
@@ -73,5 +74,5 @@ func TestCompareDocumentRevisions(t *testing.T) {
 	if bytes.Contains(old, []byte("min_p")) {
 		t.Fatal("min_p left in the revision-1 document")
 	}
-	fixture.CheckSchema(t, fixture.KindCompare, old)
+	docfix.CheckSchema(t, docfix.KindCompare, old)
 }

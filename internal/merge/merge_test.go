@@ -19,6 +19,7 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/collect"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/merge"
 	"github.com/pinprobe/pinprobe/internal/probe"
@@ -205,7 +206,7 @@ func (run *mgRun) parts(t *testing.T, k int, of func(i int) int) []*report.Repor
 	}
 	parts := make([]*report.Report, k)
 	for i, p := range procs {
-		parts[i] = fixture.RoundTrip(t, p.close(100/float64(k)), fmt.Sprintf("part%d.json", i))
+		parts[i] = docfix.RoundTrip(t, p.close(100/float64(k)), fmt.Sprintf("part%d.json", i))
 	}
 	return parts
 }
@@ -217,7 +218,7 @@ func (run *mgRun) whole(t *testing.T) *report.Report {
 	for _, r := range run.results {
 		all.add(r)
 	}
-	return fixture.RoundTrip(t, all.close(100), "whole.json")
+	return docfix.RoundTrip(t, all.close(100), "whole.json")
 }
 
 func mgNames(n int) []string {
@@ -424,7 +425,7 @@ func TestMergeOfMerges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := fixture.MergeJudged([]*report.Report{fixture.RoundTrip(t, ab, "ab.json"), fixture.RoundTrip(t, cd, "cd.json")}, []string{"ab.json", "cd.json"})
+	got, err := fixture.MergeJudged([]*report.Report{docfix.RoundTrip(t, ab, "ab.json"), docfix.RoundTrip(t, cd, "cd.json")}, []string{"ab.json", "cd.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,8 +450,8 @@ func TestMergeOfMerges(t *testing.T) {
 // golden report under two run IDs) merge into one that counts everything
 // twice, with the same percentiles.
 func TestMergeOfTwinRunsDoubles(t *testing.T) {
-	r := fixture.RoundTrip(t, fixture.GoldenReport(t), "golden.json")
-	twin := fixture.RoundTrip(t, fixture.GoldenReport(t), "twin.json")
+	r := docfix.RoundTrip(t, fixture.GoldenReport(t), "golden.json")
+	twin := docfix.RoundTrip(t, fixture.GoldenReport(t), "twin.json")
 	r.RunID, twin.RunID = "0123abcd", "4567ef01"
 	got, err := fixture.MergeJudged([]*report.Report{r, twin}, []string{"golden.json", "twin.json"})
 	if err != nil {
@@ -578,7 +579,7 @@ func TestMergeTimelines(t *testing.T) {
 					p1.add(r)
 				}
 			}
-			parts := []*report.Report{fixture.RoundTrip(t, p0.close(50), "p0.json"), fixture.RoundTrip(t, p1.close(50), "p1.json")}
+			parts := []*report.Report{docfix.RoundTrip(t, p0.close(50), "p0.json"), docfix.RoundTrip(t, p1.close(50), "p1.json")}
 			got, err := fixture.MergeJudged(parts, []string{"p0.json", "p1.json"})
 			if err != nil {
 				t.Fatal(err)
@@ -645,7 +646,7 @@ func TestMergeOldReports(t *testing.T) {
 	for i := range parts[1].Timeline.Series {
 		parts[1].Timeline.Series[i].Latency = nil
 	}
-	parts[1] = fixture.RoundTrip(t, parts[1], "part1.json")
+	parts[1] = docfix.RoundTrip(t, parts[1], "part1.json")
 	got, err := fixture.MergeJudged(parts, mgNames(2))
 	if err != nil {
 		t.Fatal(err)
@@ -681,7 +682,7 @@ func TestMergeOldReports(t *testing.T) {
 	}
 	// The lower bound survives a JSON round trip and a merge with another run.
 	other, _ := newMgRun(t, 5, 600).split(t, 1, func(int) int { return 0 })
-	again, err := fixture.MergeJudged([]*report.Report{fixture.RoundTrip(t, got, "m.json"), other[0]}, []string{"m.json", "other.json"})
+	again, err := fixture.MergeJudged([]*report.Report{docfix.RoundTrip(t, got, "m.json"), other[0]}, []string{"m.json", "other.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -764,7 +765,7 @@ func TestMergeFingerprintCap(t *testing.T) {
 // TestMergeRefuses: inputs that cannot be merged are refused, naming the
 // input and the reason.
 func TestMergeRefuses(t *testing.T) {
-	good := func() *report.Report { return fixture.RoundTrip(t, fixture.GoldenReport(t), "g.json") }
+	good := func() *report.Report { return docfix.RoundTrip(t, fixture.GoldenReport(t), "g.json") }
 	tests := []struct {
 		name    string
 		reports func() []*report.Report
@@ -822,7 +823,7 @@ func TestMergeRefuses(t *testing.T) {
 // told apart by their IDs, and old ones by what they counted.
 func TestMergeRefusesTheSameRunTwice(t *testing.T) {
 	run := func(id string) *report.Report {
-		r := fixture.RoundTrip(t, fixture.GoldenReport(t), "golden.json")
+		r := docfix.RoundTrip(t, fixture.GoldenReport(t), "golden.json")
 		r.RunID = id
 		return r
 	}
@@ -830,7 +831,7 @@ func TestMergeRefusesTheSameRunTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	merged = fixture.RoundTrip(t, merged, "ab.json")
+	merged = docfix.RoundTrip(t, merged, "ab.json")
 	if got := []string{merged.Inputs[0].RunID, merged.Inputs[1].RunID}; !slices.Equal(got, []string{"0123abcd", "4567ef01"}) || merged.RunID != "" {
 		t.Errorf("merged inputs carry run IDs %q, the merge %q; want each input's, and none of its own", got, merged.RunID)
 	}
@@ -1124,12 +1125,12 @@ func TestMergeGroupBy(t *testing.T) {
 func TestMergeAbandoned(t *testing.T) {
 	a, b := fixture.AbandonedRun(t), fixture.AbandonedRun(t)
 	a.RunID, b.RunID = "0000000a", "0000000b"
-	a, b = fixture.RoundTrip(t, a, "a.json"), fixture.RoundTrip(t, b, "b.json")
+	a, b = docfix.RoundTrip(t, a, "a.json"), docfix.RoundTrip(t, b, "b.json")
 	m, err := fixture.MergeJudged([]*report.Report{a, b}, []string{"a.json", "b.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = fixture.RoundTrip(t, m, "merged.json")
+	m = docfix.RoundTrip(t, m, "merged.json")
 	for scope, s := range map[string]*report.Stats{"totals": &m.Totals, "ipv4": m.Families["ipv4"], "endpoint": &m.Endpoints[0].Stats} {
 		if s.Abandoned != 4 || s.Requests != 16 {
 			t.Errorf("%s: %d requests, %d abandoned; want 16 and 4", scope, s.Requests, s.Abandoned)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/judge"
 	"github.com/pinprobe/pinprobe/internal/merge"
@@ -75,9 +76,9 @@ func TestMergeTimelineOfRunsFarApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	later := fixture.EditJSON(t, fixture.ManyEndpoints(t, 1, "bbbbbbbb"), func(m map[string]any) {
+	later := docfix.EditJSON(t, fixture.ManyEndpoints(t, 1, "bbbbbbbb"), func(m map[string]any) {
 		m["started_at"], m["ended_at"] = "2026-06-19T20:43:00.000Z", "2026-06-19T20:43:10.000Z"
-		fixture.Obj(t, m, "timeline")["start"] = "2026-06-19T20:43:00.000Z"
+		docfix.Obj(t, m, "timeline")["start"] = "2026-06-19T20:43:00.000Z"
 	})
 	b, err := report.Read(bytes.NewReader(later), "b.json")
 	if err != nil {
@@ -108,9 +109,9 @@ func TestMergeTimelineOfRunsFarApart(t *testing.T) {
 // one of revision 1 is of this revision and keeps the note of what
 // reading the newer left out.
 func TestRevisionNewerMerged(t *testing.T) {
-	newer := fixture.EditJSON(t, goldenJSON(t), func(m map[string]any) {
+	newer := docfix.EditJSON(t, goldenJSON(t), func(m map[string]any) {
 		m["revision"] = float64(report.Revision + 1)
-		fixture.NewerFields(t, m)
+		docfix.NewerFields(t, m)
 	})
 	old, err := os.ReadFile("../report/testdata/revision1-demo.json")
 	if err != nil {
@@ -139,7 +140,7 @@ func TestRevisionNewerMerged(t *testing.T) {
 func TestMergeRefusesTimelinesCenturiesApart(t *testing.T) {
 	good := goldenJSON(t)
 	read := func(name, start string) *report.Report {
-		doc := fixture.EditJSON(t, good, func(m map[string]any) { fixture.Obj(t, m, "timeline")["start"] = start })
+		doc := docfix.EditJSON(t, good, func(m map[string]any) { docfix.Obj(t, m, "timeline")["start"] = start })
 		r, err := report.Read(bytes.NewReader(doc), name)
 		if err != nil {
 			t.Fatal(err)
@@ -182,7 +183,7 @@ func TestTrailSavedAndMerged(t *testing.T) {
 	if withTrail == 0 {
 		t.Fatal("the golden report has no trail")
 	}
-	data := fixture.ReportJSON(t, rep)
+	data := docfix.ReportJSON(t, rep)
 	back, err := report.Parse(data, "golden.json")
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +215,7 @@ func TestTrailSavedAndMerged(t *testing.T) {
 		t.Errorf("merged: %d trail requests; want both runs' %d", got, want)
 	}
 	m.Verdict = judge.Judge(m, judge.Once())
-	fixture.ReportJSON(t, m)
+	docfix.ReportJSON(t, m)
 
 	for _, tt := range []struct {
 		name   string
@@ -285,7 +286,7 @@ func TestSchemaMergedProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, r := range map[string]*report.Report{"merged": mg, "one process": whole, "part 0": parts[0]} {
-		t.Run(name, func(t *testing.T) { fixture.ReportJSON(t, r) })
+		t.Run(name, func(t *testing.T) { docfix.ReportJSON(t, r) })
 	}
 }
 
@@ -306,4 +307,30 @@ func mustParse(t *testing.T, data []byte, name string) *report.Report {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestRevision1Merged: a report written before revisions (revision 1)
+// merges with a report of this revision; the merged report is of this
+// revision and records each input's.
+func TestRevision1Merged(t *testing.T) {
+	data, err := os.ReadFile("../report/testdata/revision1-demo.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := mustParse(t, data, "old.json")
+	now := docfix.SavedGolden(t)
+	merged, err := fixture.MergeJudged([]*report.Report{old, now}, []string{"old.json", "now.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Revision != report.Revision {
+		t.Errorf("merged revision %d, want %d", merged.Revision, report.Revision)
+	}
+	if r0, r1 := merged.Inputs[0].Revision, merged.Inputs[1].Revision; r0 != 1 || r1 != report.Revision {
+		t.Errorf("inputs' revisions %d, %d; want 1, %d", r0, r1, report.Revision)
+	}
+	if merged.Totals.Requests != old.Totals.Requests+now.Totals.Requests {
+		t.Errorf("merged %d requests, want %d", merged.Totals.Requests, old.Totals.Requests+now.Totals.Requests)
+	}
+	docfix.CheckSchema(t, "report", docfix.ReportJSON(t, merged))
 }

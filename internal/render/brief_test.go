@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 
@@ -170,7 +171,7 @@ func TestBriefGolden(t *testing.T) {
 	} {
 		got := renderBrief(t, r, tt.format, tt.width)
 		golden := filepath.Join("testdata", tt.file)
-		if *fixture.Update {
+		if *docfix.Update {
 			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/render"
 )
@@ -68,7 +69,7 @@ func TestCompareGolden(t *testing.T) {
 				}
 			}
 			golden := filepath.Join("testdata", f.file)
-			if *fixture.Update {
+			if *docfix.Update {
 				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 
@@ -30,7 +31,7 @@ func renderHTML(t *testing.T, r *report.Report) string {
 func TestHTMLGolden(t *testing.T) {
 	got := renderHTML(t, fixture.GoldenReport(t))
 	golden := filepath.Join("testdata", "html.golden")
-	if *fixture.Update {
+	if *docfix.Update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -27,7 +28,7 @@ func renderMarkdown(t *testing.T, r *report.Report) string {
 func TestMarkdownGolden(t *testing.T) {
 	got := renderMarkdown(t, fixture.GoldenReport(t))
 	golden := filepath.Join("testdata", "markdown.golden")
-	if *fixture.Update {
+	if *docfix.Update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/judge"
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -47,7 +48,7 @@ func checkTextGolden(t *testing.T, rep *report.Report, o Options, name string) {
 		}
 	}
 	golden := filepath.Join("testdata", name)
-	if *fixture.Update {
+	if *docfix.Update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
@@ -27,9 +27,9 @@ func TestRevisionNewerRead(t *testing.T) {
 	if want.Revision != report.Revision {
 		t.Errorf("a report written now has revision %d, want %d", want.Revision, report.Revision)
 	}
-	newer := fixture.EditJSON(t, good, func(m map[string]any) {
+	newer := docfix.EditJSON(t, good, func(m map[string]any) {
 		m["revision"] = float64(report.Revision + 1)
-		fixture.NewerFields(t, m)
+		docfix.NewerFields(t, m)
 	})
 	got, err := report.Parse(newer, "newer.json")
 	if err != nil {
@@ -61,11 +61,11 @@ func TestRevisionNewerRead(t *testing.T) {
 	}
 	// Written again, it is a report of this revision, which says what
 	// it lost, and reads back without a word more.
-	back := fixture.RoundTrip(t, mustParse(t, newer, "newer.json"), "again.json")
+	back := docfix.RoundTrip(t, mustParse(t, newer, "newer.json"), "again.json")
 	if back.Revision != report.Revision || len(back.Notes) != 1 || !strings.Contains(back.Notes[0], "newer.json was written by a newer pinprobe") {
 		t.Errorf("re-written: revision %d, notes %q; want revision %d and the note kept", back.Revision, back.Notes, report.Revision)
 	}
-	fixture.CheckSchema(t, "report", fixture.ReportJSON(t, back))
+	docfix.CheckSchema(t, "report", docfix.ReportJSON(t, back))
 }
 
 // TestRevisionUnknownRefused: in a report of this revision or older, a
@@ -74,13 +74,13 @@ func TestRevisionNewerRead(t *testing.T) {
 func TestRevisionUnknownRefused(t *testing.T) {
 	good := goldenJSON(t)
 	for _, rev := range []any{nil, 1.0, float64(report.Revision)} {
-		data := fixture.EditJSON(t, good, func(m map[string]any) {
+		data := docfix.EditJSON(t, good, func(m map[string]any) {
 			if rev == nil {
 				delete(m, "revision")
 			} else {
 				m["revision"] = rev
 			}
-			fixture.Obj(t, m, "endpoints", "0")["tcp_rtt_ms"] = 3.0
+			docfix.Obj(t, m, "endpoints", "0")["tcp_rtt_ms"] = 3.0
 		})
 		_, err := report.Parse(data, "odd.json")
 		if err == nil || !strings.Contains(err.Error(), `unknown field "tcp_rtt_ms"`) || !strings.HasPrefix(err.Error(), "read report odd.json: ") {
@@ -96,7 +96,7 @@ func TestRevisionUnknownRefused(t *testing.T) {
 		{2.5, "revision 2.5: want a whole number from 1"},
 		{"3", `revision "3": want a whole number from 1`},
 	} {
-		data := fixture.EditJSON(t, good, func(m map[string]any) {
+		data := docfix.EditJSON(t, good, func(m map[string]any) {
 			m["revision"] = tc.rev
 			m["outage"] = true // so the head is read for the reason
 		})
@@ -106,50 +106,14 @@ func TestRevisionUnknownRefused(t *testing.T) {
 	}
 	// A newer revision is no way past the checks of what is known: a
 	// field it has that this pinprobe knows is checked as ever.
-	data := fixture.EditJSON(t, good, func(m map[string]any) {
+	data := docfix.EditJSON(t, good, func(m map[string]any) {
 		m["revision"] = 9.0
 		m["outage"] = true
-		fixture.Obj(t, m, "endpoints", "0")["bytes"] = -1.0
+		docfix.Obj(t, m, "endpoints", "0")["bytes"] = -1.0
 	})
 	if _, err := report.Parse(data, "odd.json"); err == nil || !strings.Contains(err.Error(), "endpoints[0].bytes: -1 is negative") {
 		t.Errorf("a newer revision with a negative count: err = %v, want it refused", err)
 	}
-}
-
-// TestRevision1Read: a report written before revisions (revision 1) reads,
-// re-renders as this revision, and merges with a report of this revision;
-// the merged report records each input's revision.
-func TestRevision1Read(t *testing.T) {
-	data, err := os.ReadFile(revision1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(data, []byte(`"revision"`)) {
-		t.Fatalf("%s has a revision: it must stay as revision 1 wrote it", revision1)
-	}
-	old := mustParse(t, data, "old.json")
-	if old.Revision != 0 || old.Totals.Requests == 0 || old.Verdict.Status != report.VerdictConcentrated {
-		t.Fatalf("revision 1 read as revision %d, %d requests, verdict %q", old.Revision, old.Totals.Requests, old.Verdict.Status)
-	}
-	again := fixture.RoundTrip(t, old, "again.json")
-	if again.Revision != report.Revision || again.Totals.Requests != old.Totals.Requests || again.Totals.HDR != old.Totals.HDR {
-		t.Errorf("revision 1 written again: revision %d (want %d), %d requests (want %d)", again.Revision, report.Revision, again.Totals.Requests, old.Totals.Requests)
-	}
-	now := fixture.GoldenReport(t)
-	merged, err := fixture.MergeJudged([]*report.Report{old, now}, []string{"old.json", "now.json"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if merged.Revision != report.Revision {
-		t.Errorf("merged revision %d, want %d", merged.Revision, report.Revision)
-	}
-	if r0, r1 := merged.Inputs[0].Revision, merged.Inputs[1].Revision; r0 != 1 || r1 != report.Revision {
-		t.Errorf("inputs' revisions %d, %d; want 1, %d", r0, r1, report.Revision)
-	}
-	if merged.Totals.Requests != old.Totals.Requests+now.Totals.Requests {
-		t.Errorf("merged %d requests, want %d", merged.Totals.Requests, old.Totals.Requests+now.Totals.Requests)
-	}
-	fixture.CheckSchema(t, "report", fixture.ReportJSON(t, merged))
 }
 
 func mustParse(t *testing.T, data []byte, name string) *report.Report {
@@ -166,7 +130,7 @@ func mustParse(t *testing.T, data []byte, name string) *report.Report {
 // is refused as it is from a report of this revision, and a field known
 // here whose key differs in case is read as encoding/json reads it.
 func TestRevisionNewerStrictAsEver(t *testing.T) {
-	newer := fixture.EditJSON(t, goldenJSON(t), func(m map[string]any) {
+	newer := docfix.EditJSON(t, goldenJSON(t), func(m map[string]any) {
 		m["revision"] = float64(report.Revision + 1)
 		m["cause"] = "gremlins"
 		delete(m, "interrupted")
@@ -179,5 +143,26 @@ func TestRevisionNewerStrictAsEver(t *testing.T) {
 	trailing := append(slices.Clone(newer), []byte(` {"schema": "x"} garbage`)...)
 	if _, err := report.Parse(trailing, "newer.json"); err == nil || !strings.Contains(err.Error(), "data after the report") {
 		t.Errorf("a newer revision's report with data after it: err %v, want it refused", err)
+	}
+}
+
+// TestRevision1Read: a report written before revisions (revision 1) reads
+// and is written again as this revision (merge's TestRevision1Merged
+// merges it with one of this revision).
+func TestRevision1Read(t *testing.T) {
+	data, err := os.ReadFile(revision1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(`"revision"`)) {
+		t.Fatalf("%s has a revision: it must stay as revision 1 wrote it", revision1)
+	}
+	old := mustParse(t, data, "old.json")
+	if old.Revision != 0 || old.Totals.Requests == 0 || old.Verdict.Status != report.VerdictConcentrated {
+		t.Fatalf("revision 1 read as revision %d, %d requests, verdict %q", old.Revision, old.Totals.Requests, old.Verdict.Status)
+	}
+	again := docfix.RoundTrip(t, old, "again.json")
+	if again.Revision != report.Revision || again.Totals.Requests != old.Totals.Requests || again.Totals.HDR != old.Totals.HDR {
+		t.Errorf("revision 1 written again: revision %d (want %d), %d requests (want %d)", again.Revision, report.Revision, again.Totals.Requests, old.Totals.Requests)
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinprobe/pinprobe/internal/fixture"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 func TestValidateAcceptsWhatTheAggregatorWrites(t *testing.T) {
-	if err := report.Validate(fixture.GoldenReport(t)); err != nil {
+	if err := report.Validate(docfix.SavedGolden(t)); err != nil {
 		t.Fatalf("Validate(golden report) = %v; want nil", err)
 	}
 }
@@ -41,7 +41,7 @@ func TestValidateRefusesBrokenReports(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := fixture.GoldenReport(t)
+			r := docfix.SavedGolden(t)
 			tt.mutate(r)
 			err := report.Validate(r)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -1,4 +1,4 @@
-package report_test
+package render_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/collect"
 	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/judge"
 	"github.com/pinprobe/pinprobe/internal/probe"
@@ -35,9 +36,9 @@ func TestSchemaMatchesGoTypes(t *testing.T) {
 		kind string
 		root reflect.Type
 	}{
-		{fixture.KindReport, reflect.TypeFor[report.Report]()},
-		{fixture.KindCompare, reflect.TypeFor[compare.Comparison]()},
-		{fixture.KindPreflight, reflect.TypeFor[report.PreflightCheck]()},
+		{docfix.KindReport, reflect.TypeFor[report.Report]()},
+		{docfix.KindCompare, reflect.TypeFor[compare.Comparison]()},
+		{docfix.KindPreflight, reflect.TypeFor[report.PreflightCheck]()},
 	} {
 		defs := schemaDefs(t, tt.kind)
 		seen := map[reflect.Type]bool{}
@@ -90,13 +91,13 @@ func TestSchemaMatchesGoTypes(t *testing.T) {
 // schemaDefs reads the $defs of kind's schema file.
 func schemaDefs(t *testing.T, kind string) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(fixture.SchemaFile(kind))
+	data, err := os.ReadFile(docfix.SchemaFile(kind))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("%s: %v", fixture.SchemaFile(kind), err)
+		t.Fatalf("%s: %v", docfix.SchemaFile(kind), err)
 	}
 	defs, _ := doc["$defs"].(map[string]any)
 	return defs
@@ -269,7 +270,7 @@ func TestSchemaReports(t *testing.T) {
 	v4only.Verdict = judge.Judge(v4only, judge.Once())
 	// A run of --until-verdict that went to the end: judged at the last
 	// look's level.
-	ranOut := fixture.RoundTrip(t, golden, "golden.json")
+	ranOut := docfix.RoundTrip(t, golden, "golden.json")
 	ranOut.Verdict = judge.Judge(ranOut, judge.AtLook(30, true))
 	docs := map[string]*report.Report{
 		"golden":          golden,
@@ -286,10 +287,10 @@ func TestSchemaReports(t *testing.T) {
 		"outage":          outageReport(t),
 		"gate passed":     gatePassedReport(t),
 	}
-	cov := newCoverage(t, fixture.KindReport)
+	cov := newCoverage(t, docfix.KindReport)
 	for _, name := range slices.Sorted(maps.Keys(docs)) {
 		t.Run(name, func(t *testing.T) {
-			doc := fixture.ReportJSON(t, docs[name])
+			doc := docfix.ReportJSON(t, docs[name])
 			cov.add(t, doc)
 		})
 	}
@@ -313,7 +314,7 @@ func TestSchemaComparisons(t *testing.T) {
 	after.Plan.FailStatus = "5xx,429"
 	after.Interrupted = true
 	rich := richReport(t)
-	cov := newCoverage(t, fixture.KindCompare)
+	cov := newCoverage(t, docfix.KindCompare)
 	for _, tt := range []struct {
 		name string
 		c    *compare.Comparison
@@ -353,15 +354,15 @@ func TestSchemaPreflight(t *testing.T) {
 	if err := report.PreflightJSON(&buf, collect.Preflight(eps, checks)); err != nil {
 		t.Fatal(err)
 	}
-	fixture.CheckSchema(t, fixture.KindPreflight, buf.Bytes())
-	cov := newCoverage(t, fixture.KindPreflight)
+	docfix.CheckSchema(t, docfix.KindPreflight, buf.Bytes())
+	cov := newCoverage(t, docfix.KindPreflight)
 	cov.add(t, buf.Bytes())
 	cov.check(t)
 	buf.Reset()
 	if err := report.PreflightJSON(&buf, collect.Preflight(nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	fixture.CheckSchema(t, fixture.KindPreflight, buf.Bytes())
+	docfix.CheckSchema(t, docfix.KindPreflight, buf.Bytes())
 }
 
 // TestSchemaRefuses: the schemas are strict. A report with a field the
@@ -369,7 +370,7 @@ func TestSchemaPreflight(t *testing.T) {
 // outside the fixed set is refused, as are a comparison and a preflight
 // document so broken, and each kind of document against another's schema.
 func TestSchemaRefuses(t *testing.T) {
-	good := fixture.ReportJSON(t, fixture.GoldenReport(t))
+	good := docfix.ReportJSON(t, fixture.GoldenReport(t))
 	goodCmp := fixture.CompareJSON(t, fixture.GoldenComparison(t))
 	var pre bytes.Buffer
 	web := fixture.MustTarget(t, "http://app.example.com/")
@@ -383,63 +384,63 @@ func TestSchemaRefuses(t *testing.T) {
 		doc        []byte
 		edit       func(m map[string]any)
 	}{
-		{"an unknown top-level field", fixture.KindReport, good, func(m map[string]any) { m["verdicts"] = []any{} }},
-		{"an unknown field of an endpoint", fixture.KindReport, good, func(m map[string]any) { jsonEndpoint(m, 0)["weight"] = 1 }},
-		{"an unknown field of totals", fixture.KindReport, good, func(m map[string]any) { jsonObj(m, "totals")["p95"] = 1.5 }},
-		{"an unknown field of a family", fixture.KindReport, good, func(m map[string]any) { jsonObj(jsonObj(m, "families"), "ipv6")["extra"] = true }},
-		{"an unknown field of a sample", fixture.KindReport, good, func(m map[string]any) { jsonSamples(m, 1)[0].(map[string]any)["cookie"] = "x" }},
-		{"an unknown field of a phase", fixture.KindReport, good, func(m map[string]any) { jsonObj(jsonObj(jsonEndpoint(m, 0), "phases_ms"), "tls")["p90"] = 1 }},
-		{"an unknown field of the verdict", fixture.KindReport, good, func(m map[string]any) { jsonObj(m, "verdict")["confidence"] = 0.9 }},
-		{"no schema", fixture.KindReport, good, func(m map[string]any) { delete(m, "schema") }},
-		{"no totals", fixture.KindReport, good, func(m map[string]any) { delete(m, "totals") }},
-		{"no hdr in totals", fixture.KindReport, good, func(m map[string]any) { delete(jsonObj(m, "totals"), "hdr") }},
-		{"no address of an endpoint", fixture.KindReport, good, func(m map[string]any) { delete(jsonEndpoint(m, 1), "address") }},
-		{"no changes of a dns entry", fixture.KindReport, good, func(m map[string]any) { delete(m["dns"].([]any)[0].(map[string]any), "changes") }},
-		{"no thresholds", fixture.KindReport, good, func(m map[string]any) { delete(m, "thresholds") }},
-		{"another schema", fixture.KindReport, good, func(m map[string]any) { m["schema"] = "pinprobe.report/v2" }},
-		{"verdict status unknown", fixture.KindReport, good, func(m map[string]any) { jsonObj(m, "verdict")["status"] = "fine" }},
-		{"family ipv5", fixture.KindReport, good, func(m map[string]any) { jsonEndpoint(m, 0)["family"] = "ipv5" }},
-		{"family key ipv5", fixture.KindReport, good, func(m map[string]any) { fs := jsonObj(m, "families"); fs["ipv5"] = fs["ipv4"] }},
-		{"error class unknown", fixture.KindReport, good, func(m map[string]any) { jsonObj(jsonEndpoint(m, 2), "errors")["refused"] = 1 }},
-		{"status not a number", fixture.KindReport, good, func(m map[string]any) { jsonObj(jsonEndpoint(m, 0), "status")["2xx"] = 1 }},
-		{"a timestamp not in UTC", fixture.KindReport, good, func(m map[string]any) { m["started_at"] = "2026-06-16T22:43:00.000+02:00" }},
-		{"a timestamp without milliseconds", fixture.KindReport, good, func(m map[string]any) { m["ended_at"] = "2026-06-16T20:43:12Z" }},
-		{"a negative count", fixture.KindReport, good, func(m map[string]any) { jsonObj(m, "totals")["failed"] = -1 }},
-		{"a fractional count", fixture.KindReport, good, func(m map[string]any) { jsonObj(m, "totals")["requests"] = 1.5 }},
-		{"a failure rate above 1", fixture.KindReport, good, func(m map[string]any) { jsonObj(m, "totals")["failure_rate"] = 1.5 }},
-		{"a port out of range", fixture.KindReport, good, func(m map[string]any) { jsonEndpoint(m, 0)["port"] = 70000 }},
-		{"http 3", fixture.KindReport, good, func(m map[string]any) { jsonObj(m, "plan")["http"] = "3" }},
-		{"suspect kind unknown", fixture.KindReport, good, func(m map[string]any) {
+		{"an unknown top-level field", docfix.KindReport, good, func(m map[string]any) { m["verdicts"] = []any{} }},
+		{"an unknown field of an endpoint", docfix.KindReport, good, func(m map[string]any) { jsonEndpoint(m, 0)["weight"] = 1 }},
+		{"an unknown field of totals", docfix.KindReport, good, func(m map[string]any) { jsonObj(m, "totals")["p95"] = 1.5 }},
+		{"an unknown field of a family", docfix.KindReport, good, func(m map[string]any) { jsonObj(jsonObj(m, "families"), "ipv6")["extra"] = true }},
+		{"an unknown field of a sample", docfix.KindReport, good, func(m map[string]any) { jsonSamples(m, 1)[0].(map[string]any)["cookie"] = "x" }},
+		{"an unknown field of a phase", docfix.KindReport, good, func(m map[string]any) { jsonObj(jsonObj(jsonEndpoint(m, 0), "phases_ms"), "tls")["p90"] = 1 }},
+		{"an unknown field of the verdict", docfix.KindReport, good, func(m map[string]any) { jsonObj(m, "verdict")["confidence"] = 0.9 }},
+		{"no schema", docfix.KindReport, good, func(m map[string]any) { delete(m, "schema") }},
+		{"no totals", docfix.KindReport, good, func(m map[string]any) { delete(m, "totals") }},
+		{"no hdr in totals", docfix.KindReport, good, func(m map[string]any) { delete(jsonObj(m, "totals"), "hdr") }},
+		{"no address of an endpoint", docfix.KindReport, good, func(m map[string]any) { delete(jsonEndpoint(m, 1), "address") }},
+		{"no changes of a dns entry", docfix.KindReport, good, func(m map[string]any) { delete(m["dns"].([]any)[0].(map[string]any), "changes") }},
+		{"no thresholds", docfix.KindReport, good, func(m map[string]any) { delete(m, "thresholds") }},
+		{"another schema", docfix.KindReport, good, func(m map[string]any) { m["schema"] = "pinprobe.report/v2" }},
+		{"verdict status unknown", docfix.KindReport, good, func(m map[string]any) { jsonObj(m, "verdict")["status"] = "fine" }},
+		{"family ipv5", docfix.KindReport, good, func(m map[string]any) { jsonEndpoint(m, 0)["family"] = "ipv5" }},
+		{"family key ipv5", docfix.KindReport, good, func(m map[string]any) { fs := jsonObj(m, "families"); fs["ipv5"] = fs["ipv4"] }},
+		{"error class unknown", docfix.KindReport, good, func(m map[string]any) { jsonObj(jsonEndpoint(m, 2), "errors")["refused"] = 1 }},
+		{"status not a number", docfix.KindReport, good, func(m map[string]any) { jsonObj(jsonEndpoint(m, 0), "status")["2xx"] = 1 }},
+		{"a timestamp not in UTC", docfix.KindReport, good, func(m map[string]any) { m["started_at"] = "2026-06-16T22:43:00.000+02:00" }},
+		{"a timestamp without milliseconds", docfix.KindReport, good, func(m map[string]any) { m["ended_at"] = "2026-06-16T20:43:12Z" }},
+		{"a negative count", docfix.KindReport, good, func(m map[string]any) { jsonObj(m, "totals")["failed"] = -1 }},
+		{"a fractional count", docfix.KindReport, good, func(m map[string]any) { jsonObj(m, "totals")["requests"] = 1.5 }},
+		{"a failure rate above 1", docfix.KindReport, good, func(m map[string]any) { jsonObj(m, "totals")["failure_rate"] = 1.5 }},
+		{"a port out of range", docfix.KindReport, good, func(m map[string]any) { jsonEndpoint(m, 0)["port"] = 70000 }},
+		{"http 3", docfix.KindReport, good, func(m map[string]any) { jsonObj(m, "plan")["http"] = "3" }},
+		{"suspect kind unknown", docfix.KindReport, good, func(m map[string]any) {
 			jsonObj(m, "verdict")["suspects"] = []any{map[string]any{"kind": "host", "address": "2001:db8::7", "family": "ipv6",
 				"target": "https://sign.example.com/", "requests": 40, "failed": 30, "failure_rate": 0.75, "ci95": []any{0.6, 0.86}, "p": 1e-9}}
 		}},
-		{"a group suspect without its group", fixture.KindReport, good, func(m map[string]any) {
+		{"a group suspect without its group", docfix.KindReport, good, func(m map[string]any) {
 			jsonObj(m, "verdict")["suspects"] = []any{map[string]any{"kind": "group", "address": "", "family": "",
 				"target": "", "requests": 40, "failed": 30, "failure_rate": 0.75, "ci95": []any{0.6, 0.86}, "p": 1e-9}}
 		}},
-		{"threshold status unknown", fixture.KindReport, good, func(m map[string]any) {
+		{"threshold status unknown", docfix.KindReport, good, func(m map[string]any) {
 			m["thresholds"] = []any{map[string]any{"name": "max-p99", "scope": "total", "limit": 50, "unit": "ms", "value": 30, "status": "passed", "ok": true}}
 		}},
-		{"threshold unit unknown", fixture.KindReport, good, func(m map[string]any) {
+		{"threshold unit unknown", docfix.KindReport, good, func(m map[string]any) {
 			m["thresholds"] = []any{map[string]any{"name": "max-p99", "scope": "total", "limit": 50, "unit": "s", "value": 30, "status": "ok", "ok": true}}
 		}},
-		{"a threshold judged without a value", fixture.KindReport, good, func(m map[string]any) {
+		{"a threshold judged without a value", docfix.KindReport, good, func(m map[string]any) {
 			m["thresholds"] = []any{map[string]any{"name": "max-p99", "scope": "total", "limit": 50, "unit": "ms", "value": nil, "status": "ok", "ok": true}}
 		}},
-		{"a breached threshold that passed", fixture.KindReport, good, func(m map[string]any) {
+		{"a breached threshold that passed", docfix.KindReport, good, func(m map[string]any) {
 			m["thresholds"] = []any{map[string]any{"name": "max-p99", "scope": "total", "limit": 50, "unit": "ms", "value": 80, "status": "breached", "ok": true}}
 		}},
-		{"comparison: unknown field", fixture.KindCompare, goodCmp, func(m map[string]any) { m["verdict"] = "regressed" }},
-		{"comparison: no conclusion", fixture.KindCompare, goodCmp, func(m map[string]any) { delete(m, "conclusion") }},
-		{"comparison: status unknown", fixture.KindCompare, goodCmp, func(m map[string]any) { m["status"] = "worse" }},
-		{"comparison: change unknown", fixture.KindCompare, goodCmp, func(m map[string]any) { jsonObj(m, "totals")["change"] = "changed" }},
-		{"comparison: unknown field of a side", fixture.KindCompare, goodCmp, func(m map[string]any) { jsonObj(jsonObj(m, "totals"), "before")["p90_ms"] = 1 }},
-		{"preflight: unknown field", fixture.KindPreflight, goodPre, func(m map[string]any) { m["ok"] = false }},
-		{"preflight: failed without a class", fixture.KindPreflight, goodPre, func(m map[string]any) { delete(m["checks"].([]any)[0].(map[string]any), "class") }},
-		{"preflight: class unknown", fixture.KindPreflight, goodPre, func(m map[string]any) { m["checks"].([]any)[0].(map[string]any)["class"] = "refused" }},
-		{"a report as a comparison", fixture.KindCompare, good, func(map[string]any) {}},
-		{"a comparison as a report", fixture.KindReport, goodCmp, func(map[string]any) {}},
-		{"a preflight document as a report", fixture.KindReport, goodPre, func(map[string]any) {}},
+		{"comparison: unknown field", docfix.KindCompare, goodCmp, func(m map[string]any) { m["verdict"] = "regressed" }},
+		{"comparison: no conclusion", docfix.KindCompare, goodCmp, func(m map[string]any) { delete(m, "conclusion") }},
+		{"comparison: status unknown", docfix.KindCompare, goodCmp, func(m map[string]any) { m["status"] = "worse" }},
+		{"comparison: change unknown", docfix.KindCompare, goodCmp, func(m map[string]any) { jsonObj(m, "totals")["change"] = "changed" }},
+		{"comparison: unknown field of a side", docfix.KindCompare, goodCmp, func(m map[string]any) { jsonObj(jsonObj(m, "totals"), "before")["p90_ms"] = 1 }},
+		{"preflight: unknown field", docfix.KindPreflight, goodPre, func(m map[string]any) { m["ok"] = false }},
+		{"preflight: failed without a class", docfix.KindPreflight, goodPre, func(m map[string]any) { delete(m["checks"].([]any)[0].(map[string]any), "class") }},
+		{"preflight: class unknown", docfix.KindPreflight, goodPre, func(m map[string]any) { m["checks"].([]any)[0].(map[string]any)["class"] = "refused" }},
+		{"a report as a comparison", docfix.KindCompare, good, func(map[string]any) {}},
+		{"a comparison as a report", docfix.KindReport, goodCmp, func(map[string]any) {}},
+		{"a preflight document as a report", docfix.KindReport, goodPre, func(map[string]any) {}},
 	} {
 		var m map[string]any
 		if err := json.Unmarshal(tt.doc, &m); err != nil {
@@ -450,7 +451,7 @@ func TestSchemaRefuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := fixture.SchemaErr(t, tt.kind, doc); err == nil {
+		if err := docfix.SchemaErr(t, tt.kind, doc); err == nil {
 			t.Errorf("%s: valid against the %s schema; want it refused", tt.name, tt.kind)
 		}
 	}
@@ -473,7 +474,7 @@ type coverage struct {
 
 func newCoverage(t *testing.T, kind string) *coverage {
 	t.Helper()
-	data, err := os.ReadFile(fixture.SchemaFile(kind))
+	data, err := os.ReadFile(docfix.SchemaFile(kind))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -860,15 +861,15 @@ func richReport(t *testing.T) *report.Report {
 // inputs and a lower bound of ports.
 func mergedRichReport(t *testing.T, rich *report.Report) *report.Report {
 	t.Helper()
-	second := fixture.RoundTrip(t, rich, "rich.json")
+	second := docfix.RoundTrip(t, rich, "rich.json")
 	second.RunID = "5eed0002" // another pod's run
 	second.Plan.Rate = 60
 	second.Client.PortSet = ""
-	m, err := fixture.MergeJudged([]*report.Report{fixture.RoundTrip(t, rich, "rich.json"), second}, []string{"pod-0.json", "pod-1.json"})
+	m, err := fixture.MergeJudged([]*report.Report{docfix.RoundTrip(t, rich, "rich.json"), second}, []string{"pod-0.json", "pod-1.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	third := fixture.RoundTrip(t, rich, "rich.json")
+	third := docfix.RoundTrip(t, rich, "rich.json")
 	third.RunID = "5eed0003"
 	m, err = fixture.MergeJudged([]*report.Report{m, third}, []string{"pods.json", "pod-2.json"})
 	if err != nil {

@@ -1,4 +1,4 @@
-package report_test
+package render_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/judge"
 	"github.com/pinprobe/pinprobe/internal/render"
@@ -39,7 +40,7 @@ func hostileShapes(t *testing.T, div int) map[string][]byte {
 		}
 		return out
 	}
-	bombEnc, n := report.LatencyBomb()
+	bombEnc, n := docfix.LatencyBomb(t)
 	group := fmt.Sprintf(`{"header":"h%%[1]d","value":"v","requests":%d,"ok":%d,"failed":0,"failure_rate":0,"dropped":0,"rps":0,"bytes":0,"status":{"200":%d},"errors":{},"latency_ms":{"min":0,"mean":0,"p50":0,"p90":0,"p99":0,"p999":0,"max":0},"hdr":%q,"addresses":{},"failed_by_address":{}}`, n, n, n, bombEnc)
 	many := 100000 / div
 	return map[string][]byte{

@@ -1,0 +1,5 @@
+package docfix
+
+import "flag"
+
+var Update = flag.Bool("update", false, "rewrite the golden files in testdata")
