@@ -26,11 +26,11 @@ type layer struct {
 // makes, merges and judges them (2); what compares and joins them (3);
 // the writers and the run's wiring (4); main (5). The test helpers have a
 // rank too: a package's tests import packages below it or beside it (the
-// same rank), never above, so internal/fixture, which builds reports
-// through collect, compare and judge, is for the tests of rank 3 and up,
-// and internal/docfix (editing, checking and reading saved documents) for
-// every layer from the document up; the document's tests never drive the
-// engine.
+// same rank), never above: internal/docfix (editing, checking and reading
+// saved documents) serves every layer from the document up,
+// internal/fixture (reports built through collect, judge and merge) the
+// layers from theirs up, internal/cmpfix (comparisons) compare and above;
+// the document's tests never drive the engine.
 var layers = map[string]layer{
 	"internal/stat":       {rank: 0},
 	"internal/words":      {rank: 0},
@@ -52,7 +52,8 @@ var layers = map[string]layer{
 	"internal/join": {rank: 3, imports: []string{"internal/accesslog", "internal/report", "internal/stat", "internal/words"},
 		never: []string{"internal/probe", "internal/collect", "internal/judge", "internal/compare", "internal/render"}},
 	"internal/docfix":  {rank: 1, helper: true, imports: []string{"internal/report"}},
-	"internal/fixture": {rank: 3, helper: true, imports: []string{"internal/probe", "internal/report", "internal/docfix", "internal/collect", "internal/judge", "internal/merge", "internal/compare"}},
+	"internal/fixture": {rank: 2, helper: true, imports: []string{"internal/probe", "internal/report", "internal/docfix", "internal/collect", "internal/judge", "internal/merge"}},
+	"internal/cmpfix":  {rank: 3, helper: true, imports: []string{"internal/report", "internal/docfix", "internal/fixture", "internal/compare"}},
 	"internal/render": {rank: 4, imports: []string{"internal/report", "internal/compare", "internal/join", "internal/stat", "internal/words"},
 		never: []string{"internal/probe", "internal/collect", "internal/merge"}},
 	"internal/session": {rank: 4, imports: []string{"internal/probe", "internal/report", "internal/collect", "internal/judge", "internal/words"},
@@ -61,13 +62,10 @@ var layers = map[string]layer{
 		"internal/judge", "internal/merge", "internal/probe", "internal/render", "internal/report", "internal/session", "internal/words"}},
 }
 
-// testDebts are the test imports that still reach above their package, each
-// to be moved to the tests of the package it exercises (issue 25). The test
-// fails when one of them is gone, so that the list only shrinks.
-var testDebts = map[string][]string{
-	"internal/collect": {"internal/fixture"},
-	"internal/merge":   {"internal/fixture"},
-}
+// testDebts are test imports that reach above their package, each to be
+// moved to the tests of the package it exercises; the test fails when one
+// of them is gone, so that the list only shrinks. None is left.
+var testDebts = map[string][]string{}
 
 // The import graph keeps its layers: a package that reaches past its layer
 // fails here, naming the import; so does a test.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/compare"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -37,7 +38,7 @@ func scopeOf(t *testing.T, c *compare.Comparison, scope string) *compare.ScopeCh
 }
 
 func TestCompareGatewayChange(t *testing.T) {
-	c := fixture.GoldenComparison(t)
+	c := cmpfix.GoldenComparison(t)
 	if got, want := c.Conclusion, "regression: 127.0.0.2 0% → 12%, p<1e-9; also ::1 removed"; got != want {
 		t.Errorf("conclusion %q; want %q", got, want)
 	}
@@ -239,7 +240,7 @@ func TestCompareMergedReports(t *testing.T) {
 }
 
 func TestCompareJSON(t *testing.T) {
-	c := fixture.GoldenComparison(t)
+	c := cmpfix.GoldenComparison(t)
 	var buf bytes.Buffer
 	if err := compare.JSON(&buf, c); err != nil {
 		t.Fatal(err)

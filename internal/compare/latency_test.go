@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/compare"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 )
@@ -87,7 +88,7 @@ func TestCompareLatency(t *testing.T) {
 // tests, two per scope tested; each side's p50 and p99 carry their 95%
 // intervals where there are requests enough.
 func TestCompareLatencyFigures(t *testing.T) {
-	c := fixture.LatencyComparison(t)
+	c := cmpfix.LatencyComparison(t)
 	tests := 0
 	for _, sc := range c.Scopes() {
 		if sc.Tested {
@@ -129,7 +130,7 @@ func TestCompareLatencyFigures(t *testing.T) {
 	if s := scopeOf(t, c, "endpoint 127.0.0.3 (https://sign.example.com:8443/)").After; s.P99CI95MS == nil {
 		t.Errorf("127.0.0.3 after, 400 requests: no p99 interval")
 	}
-	g := fixture.GoldenComparison(t)
+	g := cmpfix.GoldenComparison(t)
 	if s := scopeOf(t, g, "endpoint 127.0.0.1 (https://sign.example.com/)").Before; s.P99CI95MS != nil || s.P50CI95MS == nil {
 		t.Errorf("300 requests: p50 interval %v, p99 %v; want one for p50 only", s.P50CI95MS, s.P99CI95MS)
 	}

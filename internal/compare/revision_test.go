@@ -6,9 +6,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/compare"
 	"github.com/pinprobe/pinprobe/internal/docfix"
-	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
@@ -44,7 +44,7 @@ func TestCompareRevisions(t *testing.T) {
 // revision 1 (without revision, min_p, requests_to_tell) still validates
 // against the schema, which requires nothing a revision added.
 func TestCompareDocumentRevisions(t *testing.T) {
-	doc := fixture.CompareJSON(t, fixture.GoldenComparison(t))
+	doc := cmpfix.CompareJSON(t, cmpfix.GoldenComparison(t))
 	var m map[string]any
 	if err := json.Unmarshal(doc, &m); err != nil {
 		t.Fatal(err)

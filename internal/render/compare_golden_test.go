@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/compare"
 	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
@@ -25,7 +26,7 @@ import (
 // (the demo's port moved; another host): every text line fits, and each is
 // what testdata holds.
 func TestCompareGolden(t *testing.T) {
-	gateway, latency := fixture.GoldenComparison(t), fixture.LatencyComparison(t)
+	gateway, latency := cmpfix.GoldenComparison(t), cmpfix.LatencyComparison(t)
 	// A run of the demo's gateway that took another port, against one on
 	// 47080, and a run of another host: nothing in common, said so.
 	ep := func(target, addr string, failed int) fixture.CmpEndpoint {
@@ -101,7 +102,7 @@ func TestCompareBrief(t *testing.T) {
 	after = append(after, fixture.CmpEndpoint{Address: "::1", N: 300, Failed: 300, FailStatus: 503, Latency: time.Millisecond})
 	many := compare.Reports(fixture.CmpRun(t, fixture.CmpStart, before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), after...))
 	many.Before.File, many.After.File = "before.json", "after.json"
-	for name, c := range map[string]*compare.Comparison{"gateway": fixture.GoldenComparison(t), "latency": fixture.LatencyComparison(t), "many": many} {
+	for name, c := range map[string]*compare.Comparison{"gateway": cmpfix.GoldenComparison(t), "latency": cmpfix.LatencyComparison(t), "many": many} {
 		for _, f := range []struct {
 			format string
 			width  int
@@ -164,7 +165,7 @@ func TestCompareBrief(t *testing.T) {
 }
 
 func TestCompareMarkdownIsSafe(t *testing.T) {
-	c := fixture.GoldenComparison(t)
+	c := cmpfix.GoldenComparison(t)
 	c.Before.File = "x|y`*.json"
 	c.Notes = append(c.Notes, "<script>alert(1)</script>")
 	var buf bytes.Buffer
@@ -179,7 +180,7 @@ func TestCompareMarkdownIsSafe(t *testing.T) {
 }
 
 func TestCompareTextColor(t *testing.T) {
-	c := fixture.GoldenComparison(t)
+	c := cmpfix.GoldenComparison(t)
 	var plain, color bytes.Buffer
 	if err := render.CompareText(render.Options{})(&plain, c); err != nil {
 		t.Fatal(err)
@@ -204,7 +205,7 @@ func TestCompareTextColor(t *testing.T) {
 }
 
 func TestCompareRenderersReturnWriteErrors(t *testing.T) {
-	c := fixture.GoldenComparison(t)
+	c := cmpfix.GoldenComparison(t)
 	for _, format := range []string{"text", "json", "markdown"} {
 		render, err := render.CompareForFormat(format, render.Options{})
 		if err != nil {
@@ -229,7 +230,7 @@ func TestCompareRenderersReturnWriteErrors(t *testing.T) {
 // it; the conclusion names the total's; and with that many requests a
 // side the same slowdown is found. A median on 3 requests a side alike.
 func TestCompareLatencyCannotTell(t *testing.T) {
-	c := fixture.SlowerComparison(t, 150, 0)
+	c := cmpfix.SlowerComparison(t, 150, 0)
 	l := &c.Totals.Latency
 	q := &l.P99
 	if q.Change != compare.LatencySame || !l.CannotTell(q, c.AlphaEach) || q.MinP < c.AlphaEach || q.RequestsToTell <= 150 {
@@ -259,7 +260,7 @@ func TestCompareLatencyCannotTell(t *testing.T) {
 		}
 	}
 	// As many as it said: the slowdown of the p99 is found.
-	c = fixture.SlowerComparison(t, int(q.RequestsToTell), 0)
+	c = cmpfix.SlowerComparison(t, int(q.RequestsToTell), 0)
 	for _, sc := range c.Endpoints {
 		if p := &sc.Latency.P99; p.Change != compare.LatencySlower || sc.Latency.CannotTell(p, c.AlphaEach) {
 			t.Errorf("%s with %d requests a side: p99 %s (p %g, min_p %g, alpha_each %g); want slower", sc.Address, q.RequestsToTell, p.Change, p.PSlower, p.MinP, c.AlphaEach)
@@ -267,7 +268,7 @@ func TestCompareLatencyCannotTell(t *testing.T) {
 	}
 	// Medians of 3 requests a side (an address) and 6 (the total):
 	// Mann-Whitney's least p is 1/C(6,3) and 1/C(12,6).
-	c = fixture.SlowerComparison(t, 3, 0)
+	c = cmpfix.SlowerComparison(t, 3, 0)
 	for _, x := range []struct {
 		sc   *compare.ScopeChange
 		minP float64
@@ -297,7 +298,7 @@ func renderCmp(t *testing.T, c *compare.Comparison, r render.CompareRenderer) st
 // (Headline), while the JSON's conclusion still starts "regression: ".
 func TestCompareHeadlineSaysRegressionOnce(t *testing.T) {
 	for name, c := range map[string]*compare.Comparison{
-		"failures": fixture.GoldenComparison(t), "latency": fixture.SlowerComparison(t, 150, 11),
+		"failures": cmpfix.GoldenComparison(t), "latency": cmpfix.SlowerComparison(t, 150, 11),
 	} {
 		if !strings.HasPrefix(c.Conclusion, "regression: ") || c.Headline() != strings.TrimPrefix(c.Conclusion, "regression: ") {
 			t.Errorf("%s: conclusion %q, headline %q; want the conclusion to start with regression:, the headline without it", name, c.Conclusion, c.Headline())
@@ -317,7 +318,7 @@ func TestCompareHeadlineSaysRegressionOnce(t *testing.T) {
 // read only "slower", and the conclusion said only the slowdown; now the
 // new failures are said beside it, in the rows and the conclusion.
 func TestCompareNewFailuresBesideSlower(t *testing.T) {
-	c := fixture.SlowerComparison(t, 150, 11)
+	c := cmpfix.SlowerComparison(t, 150, 11)
 	sc := scopeOf(t, c, "family ipv4")
 	if n, kinds := sc.NewFailures(); sc.Change != compare.ChangeSame || sc.Latency.Change != compare.LatencySlower || n != 11 || len(kinds) != 1 || kinds[0] != "502" {
 		t.Fatalf("IPv4: %s, latency %s, new failures %d %v; want the failures not significant, slower, 11 new 502s", sc.Change, sc.Latency.Change, n, kinds)
@@ -357,7 +358,7 @@ func TestCompareNewFailuresBesideSlower(t *testing.T) {
 // brief comparison; ✗ marks only a change a test found now, and the 502 is
 // still listed. One that a test found (36 of 300, p<1e-9) keeps its ✗.
 func TestCompareMarksOnlyWhatATestFound(t *testing.T) {
-	one := fixture.SlowerComparison(t, 150, 1)
+	one := cmpfix.SlowerComparison(t, 150, 1)
 	for _, f := range []struct {
 		name string
 		r    render.CompareRenderer
@@ -370,7 +371,7 @@ func TestCompareMarksOnlyWhatATestFound(t *testing.T) {
 		if l == "" || strings.Contains(l, "✗") || !strings.Contains(l, "p=1") {
 			t.Errorf("%s: the 502 that appeared at p=1: %q; want it listed, with its p and without ✗:\n%s", f.name, l, out)
 		}
-		if l := lineWith(renderCmp(t, fixture.GoldenComparison(t), f.r), "127.0.0.2", "502", "appeared"); !strings.Contains(l, "✗") {
+		if l := lineWith(renderCmp(t, cmpfix.GoldenComparison(t), f.r), "127.0.0.2", "502", "appeared"); !strings.Contains(l, "✗") {
 			t.Errorf("%s: the 502s that appeared at p<1e-9: %q; want ✗", f.name, l)
 		}
 	}

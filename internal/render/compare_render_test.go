@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/compare"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 )
@@ -41,7 +42,7 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 			fixture.CmpEndpoint{Target: "https://sign.example.com/", Address: "127.0.0.1", N: 20000, LatencyOf: lat(time.Millisecond), Served: pods},
 			fixture.CmpEndpoint{Target: "https://sign.example.com/", Address: v6, N: 20000, Failed: 19999, FailStatus: 502, LatencyOf: lat(40 * time.Millisecond), Served: pods}))
 	for name, c := range map[string]*compare.Comparison{
-		"slowdown": slow, "gateway": fixture.GoldenComparison(t), "latency": fixture.LatencyComparison(t), "wide": wide,
+		"slowdown": slow, "gateway": cmpfix.GoldenComparison(t), "latency": cmpfix.LatencyComparison(t), "wide": wide,
 	} {
 		for _, width := range []int{80, 120} {
 			t.Run(name+"-"+strconv.Itoa(width), func(t *testing.T) {

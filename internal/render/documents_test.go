@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/compare"
 	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
@@ -30,7 +31,7 @@ func TestDocumentsGolden(t *testing.T) {
 		{"report-hostile.json", func(b *bytes.Buffer) error { return report.JSON(b, fixture.HostileReport(t)) }},
 		{"report-abandoned.json", func(b *bytes.Buffer) error { return report.JSON(b, fixture.AbandonedRun(t)) }},
 		{"report-vantages.json", func(b *bytes.Buffer) error { return report.JSON(b, fixture.VantageMerge(t)) }},
-		{"compare-golden.json", func(b *bytes.Buffer) error { return compare.JSON(b, fixture.GoldenComparison(t)) }},
+		{"compare-golden.json", func(b *bytes.Buffer) error { return compare.JSON(b, cmpfix.GoldenComparison(t)) }},
 	}
 	for _, d := range docs {
 		t.Run(filepath.Base(d.file), func(t *testing.T) {

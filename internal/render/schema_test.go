@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/collect"
 	"github.com/pinprobe/pinprobe/internal/compare"
 	"github.com/pinprobe/pinprobe/internal/docfix"
@@ -319,16 +320,16 @@ func TestSchemaComparisons(t *testing.T) {
 		name string
 		c    *compare.Comparison
 	}{
-		{"golden", fixture.GoldenComparison(t)},
-		{"latency, --match host", fixture.LatencyComparison(t)},
+		{"golden", cmpfix.GoldenComparison(t)},
+		{"latency, --match host", cmpfix.LatencyComparison(t)},
 		{"merged before", compare.Reports(merged, after)},
 		{"itself", compare.Reports(a, a)},
 		{"rich", compare.Reports(fixture.GoldenReport(t), rich)},
 		{"empty", compare.Reports(emptyReport(t), emptyReport(t))},
-		{"slower, too few requests for the p99", fixture.SlowerComparison(t, 150, 11)},
+		{"slower, too few requests for the p99", cmpfix.SlowerComparison(t, 150, 11)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cov.add(t, fixture.CompareJSON(t, tt.c))
+			cov.add(t, cmpfix.CompareJSON(t, tt.c))
 		})
 	}
 	cov.check(t)
@@ -371,7 +372,7 @@ func TestSchemaPreflight(t *testing.T) {
 // document so broken, and each kind of document against another's schema.
 func TestSchemaRefuses(t *testing.T) {
 	good := docfix.ReportJSON(t, fixture.GoldenReport(t))
-	goodCmp := fixture.CompareJSON(t, fixture.GoldenComparison(t))
+	goodCmp := cmpfix.CompareJSON(t, cmpfix.GoldenComparison(t))
 	var pre bytes.Buffer
 	web := fixture.MustTarget(t, "http://app.example.com/")
 	if err := report.PreflightJSON(&pre, collect.Preflight([]*probe.Endpoint{{Target: web, Addr: netip.MustParseAddr("192.0.2.1")}},
