@@ -197,18 +197,7 @@ func (s *Session) NotProbed(why string) *report.Report {
 // as abandoned.
 func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	cfg := s.cfg
-	rep := new(report.Report)
-	*rep = cfg.Meta
-	rep.DNS, rep.Preflight = s.DNS, s.preflight
-	agg := collect.NewAggregator(s.Endpoints)
-	var secrets []string
-	for _, t := range cfg.Targets {
-		secrets = append(secrets, probe.Secrets(t)...)
-	}
-	agg.SetSecrets(secrets)
-	agg.SetGroupBy(cfg.Engine.GroupBy)
-	rep.StartedAt = report.Time{Time: time.Now()}
-	agg.SetTimeline(rep.StartedAt.Time, cfg.Interval, cfg.AutoInterval)
+	rep, agg := s.newRun()
 	start := cfg.start
 	if start == nil {
 		start = startProbe
@@ -268,13 +257,8 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 			if look >= maxLooks {
 				looks = nil // the last look is made at the end, at its own level
 			}
-			level := judge.AtLook(maxLooks, false)
-			sofar := agg.SoFar(rep.Plan)
-			if st, ok := judge.Settle(sofar, judge.Judge(sofar, level)); ok {
-				st.At, st.Requests = report.Time{Time: time.Now()}, agg.Live().Requests.Load()
-				st.Look, st.MaxLooks, st.Alpha = look, maxLooks, level.Alpha
-				rep.Settled = &st
-				cfg.Log("the verdict is settled after %d requests: stopping (--until-verdict)", st.Requests)
+			if settled(rep, agg, look, maxLooks) {
+				cfg.Log("the verdict is settled after %d requests: stopping (--until-verdict)", rep.Settled.Requests)
 				run.Stop()
 				looks = nil
 			}
@@ -300,6 +284,42 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 		cfg.Log("the verdict did not settle before the run ended (--until-verdict): the verdict's notes say what stayed open")
 	}
 	return rep, nil
+}
+
+// newRun is the report a run fills and the aggregator that counts its
+// results: the session's metadata, DNS and preflight, the run's secrets
+// to scrub, its groups and its timeline from now.
+func (s *Session) newRun() (*report.Report, *collect.Aggregator) {
+	cfg := s.cfg
+	rep := new(report.Report)
+	*rep = cfg.Meta
+	rep.DNS, rep.Preflight = s.DNS, s.preflight
+	agg := collect.NewAggregator(s.Endpoints)
+	var secrets []string
+	for _, t := range cfg.Targets {
+		secrets = append(secrets, probe.Secrets(t)...)
+	}
+	agg.SetSecrets(secrets)
+	agg.SetGroupBy(cfg.Engine.GroupBy)
+	rep.StartedAt = report.Time{Time: time.Now()}
+	agg.SetTimeline(rep.StartedAt.Time, cfg.Interval, cfg.AutoInterval)
+	return rep, agg
+}
+
+// settled makes look (of maxLooks) of --until-verdict: it judges every
+// request finished so far at the look's level and, when the verdict is
+// settled (judge.Settle), records it in rep.Settled and says so.
+func settled(rep *report.Report, agg *collect.Aggregator, look, maxLooks int) bool {
+	level := judge.AtLook(maxLooks, false)
+	sofar := agg.SoFar(rep.Plan)
+	st, ok := judge.Settle(sofar, judge.Judge(sofar, level))
+	if !ok {
+		return false
+	}
+	st.At, st.Requests = report.Time{Time: time.Now()}, agg.Live().Requests.Load()
+	st.Look, st.MaxLooks, st.Alpha = look, maxLooks, level.Alpha
+	rep.Settled = &st
+	return true
 }
 
 // Resolve resolves every target's host:port once, in parallel, and returns
