@@ -46,44 +46,16 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	say := sayer(stderr)
 
-	resolver := &probe.Resolver{Static: c.resolve.entries, Server: c.dns}
-	if c.only4 {
-		resolver.Only = probe.IPv4
-	} else if c.only6 {
-		resolver.Only = probe.IPv6
-	}
+	resolver := c.resolver()
 	var demoLog *demoAccessLog
 	if c.demo {
-		demoLog = newDemoAccessLog(say, stderr)
-		g, err := demo.StartLogged(demoLog.writer())
+		g, log, err := c.startDemo(resolver, say, stderr)
 		if err != nil {
-			demoLog.close()
-			return &exitError{code: exitNoAddress, err: err}
+			return err
 		}
 		defer g.Close()
-		defer demoLog.close()
-		if g.Note != "" {
-			say("%s", g.Note)
-		}
-		if g.PortNote != "" {
-			say("demo: %s", g.PortNote)
-		}
-		if !c.setDur {
-			c.duration = 5 * time.Second
-		}
-		if !c.setRate {
-			c.rate.rate = 30
-		}
-		c.specs = []targetSpec{{url: g.URL()}}
-		resolver.Static = map[string][]netip.Addr{probe.StaticKey(demo.Host, g.Port): g.Addrs}
-		resolver.StaticSource = "demo"
-		c.reResolve = 0 // its answers never change
-		say("demo: an application gateway on %s port %d; its %s instance was given an IPv6 backend it cannot reach",
-			probe.JoinAddrs(g.Addrs), g.Port, g.Failing)
-		if g.Shared.IsValid() {
-			say("demo: %s fronts %d gateway instances, each connection kept on one; instance %s has the unreachable backend too",
-				g.Shared, demo.Instances, g.Broken)
-		}
+		defer log.close()
+		demoLog = log
 	}
 
 	targets, err := c.targets()
@@ -93,42 +65,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	for _, w := range session.ResolveMismatches(c.resolve.entries, targets) {
 		say("%s", w)
 	}
-	conn := probe.ConnOptions{
-		Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
-		TLS: c.tls, ConnAge: c.connAge,
-	}
-	cfg := session.Config{
-		Targets:  targets,
-		Resolver: resolver,
-		Engine: probe.Options{
-			ConnOptions: conn,
-			Rate:        c.rate.rate,
-			Max:         c.rate.max,
-			PaceGrain:   c.paceGrain,
-			Duration:    c.duration,
-			Requests:    c.requests,
-			UserAgent:   "pinprobe/" + version,
-			Client:      probe.ClientKind(c.client.value),
-			GroupBy:     session.GroupHeaders(c.groupBy),
-			RequestID:   !c.noRequestID,
-			Evidence:    probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},
-		},
-		Fail:         c.fail,
-		Interval:     c.timelineInterval(),
-		AutoInterval: c.interval == 0,
-		ReResolve:    c.reResolve,
-		UntilVerdict: c.untilSettled,
-		GroupBy:      session.CanonicalHeaders(c.groupBy),
-		// The plan in the report is the engine's options as it normalised
-		// them (the session fills it): nothing here is typed twice.
-		Meta: report.Report{
-			Version: version,
-			Vantage: c.vantage,
-			Command: append([]string{"pinprobe"}, redactArgs(args)...),
-		},
-		Log:     say,
-		Abandon: abandonOf(ctx),
-	}
+	cfg := c.sessionConfig(ctx, args, targets, resolver, say)
 	s, err := session.New(ctx, cfg)
 	switch {
 	case errors.Is(err, session.ErrInterrupted):
@@ -607,4 +544,92 @@ func (c *config) targets() ([]*probe.Target, error) {
 		return nil, usagef("%s", err)
 	}
 	return out, nil
+}
+
+// resolver is the resolver the flags ask for: --resolve, --dns-server,
+// -4 or -6.
+func (c *config) resolver() *probe.Resolver {
+	r := &probe.Resolver{Static: c.resolve.entries, Server: c.dns}
+	if c.only4 {
+		r.Only = probe.IPv4
+	} else if c.only6 {
+		r.Only = probe.IPv6
+	}
+	return r
+}
+
+// startDemo is --demo: it starts the demo's gateway with its access log,
+// points the run at it (resolver and target) with the demo's own rate and
+// duration where the flags give none, and says what it started.
+func (c *config) startDemo(resolver *probe.Resolver, say func(string, ...any), stderr io.Writer) (*demo.Gateway, *demoAccessLog, error) {
+	log := newDemoAccessLog(say, stderr)
+	g, err := demo.StartLogged(log.writer())
+	if err != nil {
+		log.close()
+		return nil, nil, &exitError{code: exitNoAddress, err: err}
+	}
+	if g.Note != "" {
+		say("%s", g.Note)
+	}
+	if g.PortNote != "" {
+		say("demo: %s", g.PortNote)
+	}
+	if !c.setDur {
+		c.duration = 5 * time.Second
+	}
+	if !c.setRate {
+		c.rate.rate = 30
+	}
+	c.specs = []targetSpec{{url: g.URL()}}
+	resolver.Static = map[string][]netip.Addr{probe.StaticKey(demo.Host, g.Port): g.Addrs}
+	resolver.StaticSource = "demo"
+	c.reResolve = 0 // its answers never change
+	say("demo: an application gateway on %s port %d; its %s instance was given an IPv6 backend it cannot reach",
+		probe.JoinAddrs(g.Addrs), g.Port, g.Failing)
+	if g.Shared.IsValid() {
+		say("demo: %s fronts %d gateway instances, each connection kept on one; instance %s has the unreachable backend too",
+			g.Shared, demo.Instances, g.Broken)
+	}
+	return g, log, nil
+}
+
+// sessionConfig is the session the flags ask for, of targets resolved by
+// resolver; args are the command's, for the report (secrets redacted).
+func (c *config) sessionConfig(ctx context.Context, args []string, targets []*probe.Target, resolver *probe.Resolver, say func(string, ...any)) session.Config {
+	conn := probe.ConnOptions{
+		Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
+		TLS: c.tls, ConnAge: c.connAge,
+	}
+	return session.Config{
+		Targets:  targets,
+		Resolver: resolver,
+		Engine: probe.Options{
+			ConnOptions: conn,
+			Rate:        c.rate.rate,
+			Max:         c.rate.max,
+			PaceGrain:   c.paceGrain,
+			Duration:    c.duration,
+			Requests:    c.requests,
+			UserAgent:   "pinprobe/" + version,
+			Client:      probe.ClientKind(c.client.value),
+			GroupBy:     session.GroupHeaders(c.groupBy),
+			RequestID:   !c.noRequestID,
+			Evidence:    probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},
+		},
+		Fail:         c.fail,
+		Interval:     c.timelineInterval(),
+		AutoInterval: c.interval == 0,
+		ReResolve:    c.reResolve,
+		UntilVerdict: c.untilSettled,
+		GroupBy:      session.CanonicalHeaders(c.groupBy),
+		// The plan in the report is the engine's options as it normalised
+		// them (the session fills it): nothing here is typed twice.
+		Meta: report.Report{
+			Version: version,
+			Vantage: c.vantage,
+			Command: append([]string{"pinprobe"}, redactArgs(args)...),
+		},
+		Log:     say,
+		Abandon: abandonOf(ctx),
+	}
 }
