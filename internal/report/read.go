@@ -213,23 +213,7 @@ func CheckSaved(r *Report) error {
 	for _, m := range checkTimes(r) {
 		bad("%s", m)
 	}
-	if g := r.Plan.PaceGrainS; !(g >= 0 && g <= 0.1) {
-		bad("plan: pace_grain_s %v: must be 0 to 0.1", g)
-	}
-	if n := len(r.Plan.GroupBy); n > MaxGroupBy {
-		bad("plan: group_by: %d headers (at most %d)", n, MaxGroupBy)
-	} else {
-		for _, h := range r.Plan.GroupBy {
-			if h == "" || len(h) > MaxHeaderName {
-				bad("plan: group_by: a header name of %d bytes (1 to %d)", len(h), MaxHeaderName)
-			}
-		}
-	}
-	if r.Plan.FailStatus != "" {
-		if _, err := ParseFailStatus(r.Plan.FailStatus); err != nil {
-			bad("plan: fail_status %v", err)
-		}
-	}
+	checkPlan(&r.Plan, bad)
 	stats("totals", &r.Totals)
 	for _, name := range words.SortedKeys(r.Families) {
 		stats("family "+Shown(name), r.Families[name])
@@ -242,58 +226,106 @@ func CheckSaved(r *Report) error {
 		e := &r.Endpoints[i]
 		scope := "endpoint " + Shown(e.Address) + " (" + Shown(e.Target) + ")"
 		stats(scope, &e.Stats)
-		if c := e.Conns; c != nil {
-			for _, m := range c.Moments {
-				if m.Strata <= 0 || !countsOK(m.RepeatCounts) || m.AfterFailure+m.AfterOK > MaxMoment {
-					bad("%s: conns: a moment stratum of impossible counts %+v", scope, m)
-				}
-			}
-			for _, m := range c.Sizes {
-				if m.Strata <= 0 || m.Requests <= 0 || m.Requests > MaxMoment || m.Failed < 0 || m.Failed > m.Requests {
-					bad("%s: conns: a moment size of impossible counts %+v", scope, m)
-				}
-			}
-			for _, s := range c.Repeat {
-				if !countsOK(s) {
-					bad("%s: conns: a repeat stratum of impossible counts %+v", scope, s)
-				}
-			}
-			for _, w := range c.Windows {
-				if w.Requests < 0 || w.Connections < 0 || w.Crossing < 0 || w.Crossing > w.Connections {
-					bad("%s: conns: a window of impossible counts (%d requests, %d connections, %d crossing it)", scope, w.Requests, w.Connections, w.Crossing)
-					break
-				}
-			}
-			if c.WindowsCount < int64(len(c.Windows)) || len(c.Windows) > MaxWindows {
-				bad("%s: conns: %d windows listed, %d counted (at most %d are listed)", scope, len(c.Windows), c.WindowsCount, MaxWindows)
-			}
+		checkEndpoint(e, scope, bad)
+	}
+	checkClient(&r.Client, bad)
+	checkPauses(r.Pauses, bad)
+	for i := range r.Groups {
+		if err := checkGroupTimes(&r.Groups[i]); err != "" {
+			bad("%s", err)
 		}
-		if msg := checkTrail(e); msg != "" {
-			bad("%s: %s", scope, msg)
-		}
-		for _, p := range []struct {
-			name string
-			ph   *Phase
-		}{{"connect", &e.Phases.Connect}, {"tls", &e.Phases.TLS}, {"ttfb", &e.Phases.TTFB}} {
-			if p.ph.Count < 0 {
-				bad("%s: phase %s: negative count", scope, p.name)
-			}
-			if msg := latencyOrder([]float64{p.ph.P50, p.ph.P99, p.ph.Max}, []string{"p50", "p99", "max"}); msg != "" {
-				bad("%s: phase %s: %s", scope, p.name, msg)
-			}
-			if p.ph.HDR == "" {
-				continue
-			}
-			n, err := phaseHDRCount(p.ph.HDR)
-			switch {
-			case err != nil:
-				bad("%s: phase %s: hdr does not decode: %v", scope, p.name, err)
-			case n != p.ph.Count:
-				bad("%s: phase %s: hdr holds %d values, not its count %d", scope, p.name, n, p.ph.Count)
+	}
+	checkTimeline(&r.Timeline, bad)
+	checkLatencies(r, bad)
+	for _, e := range checkVantages(r) {
+		bad("%s", e)
+	}
+	return joinErrors(errs, more)
+}
+
+// badFunc records a fault of a saved report (see CheckSaved).
+type badFunc func(format string, args ...any)
+
+// checkPlan checks a saved plan: the pace grain, the group-by headers and
+// the fail statuses.
+func checkPlan(p *Plan, bad badFunc) {
+	if g := p.PaceGrainS; !(g >= 0 && g <= 0.1) {
+		bad("plan: pace_grain_s %v: must be 0 to 0.1", g)
+	}
+	if n := len(p.GroupBy); n > MaxGroupBy {
+		bad("plan: group_by: %d headers (at most %d)", n, MaxGroupBy)
+	} else {
+		for _, h := range p.GroupBy {
+			if h == "" || len(h) > MaxHeaderName {
+				bad("plan: group_by: a header name of %d bytes (1 to %d)", len(h), MaxHeaderName)
 			}
 		}
 	}
-	if c := r.Client; c.PortSet != "" {
+	if p.FailStatus != "" {
+		if _, err := ParseFailStatus(p.FailStatus); err != nil {
+			bad("plan: fail_status %v", err)
+		}
+	}
+}
+
+// checkEndpoint checks what a saved endpoint holds beyond its counts: its
+// connection strata and windows, its trail and its phase histograms.
+func checkEndpoint(e *Endpoint, scope string, bad badFunc) {
+	if c := e.Conns; c != nil {
+		for _, m := range c.Moments {
+			if m.Strata <= 0 || !countsOK(m.RepeatCounts) || m.AfterFailure+m.AfterOK > MaxMoment {
+				bad("%s: conns: a moment stratum of impossible counts %+v", scope, m)
+			}
+		}
+		for _, m := range c.Sizes {
+			if m.Strata <= 0 || m.Requests <= 0 || m.Requests > MaxMoment || m.Failed < 0 || m.Failed > m.Requests {
+				bad("%s: conns: a moment size of impossible counts %+v", scope, m)
+			}
+		}
+		for _, s := range c.Repeat {
+			if !countsOK(s) {
+				bad("%s: conns: a repeat stratum of impossible counts %+v", scope, s)
+			}
+		}
+		for _, w := range c.Windows {
+			if w.Requests < 0 || w.Connections < 0 || w.Crossing < 0 || w.Crossing > w.Connections {
+				bad("%s: conns: a window of impossible counts (%d requests, %d connections, %d crossing it)", scope, w.Requests, w.Connections, w.Crossing)
+				break
+			}
+		}
+		if c.WindowsCount < int64(len(c.Windows)) || len(c.Windows) > MaxWindows {
+			bad("%s: conns: %d windows listed, %d counted (at most %d are listed)", scope, len(c.Windows), c.WindowsCount, MaxWindows)
+		}
+	}
+	if msg := checkTrail(e); msg != "" {
+		bad("%s: %s", scope, msg)
+	}
+	for _, p := range []struct {
+		name string
+		ph   *Phase
+	}{{"connect", &e.Phases.Connect}, {"tls", &e.Phases.TLS}, {"ttfb", &e.Phases.TTFB}} {
+		if p.ph.Count < 0 {
+			bad("%s: phase %s: negative count", scope, p.name)
+		}
+		if msg := latencyOrder([]float64{p.ph.P50, p.ph.P99, p.ph.Max}, []string{"p50", "p99", "max"}); msg != "" {
+			bad("%s: phase %s: %s", scope, p.name, msg)
+		}
+		if p.ph.HDR == "" {
+			continue
+		}
+		n, err := phaseHDRCount(p.ph.HDR)
+		switch {
+		case err != nil:
+			bad("%s: phase %s: hdr does not decode: %v", scope, p.name, err)
+		case n != p.ph.Count:
+			bad("%s: phase %s: hdr holds %d values, not its count %d", scope, p.name, n, p.ph.Count)
+		}
+	}
+}
+
+// checkClient checks a saved client's port set against its count.
+func checkClient(c *Client, bad badFunc) {
+	if c := *c; c.PortSet != "" {
 		ports, err := DecodePortSet(c.PortSet)
 		switch {
 		case err != nil:
@@ -302,22 +334,27 @@ func CheckSaved(r *Report) error {
 			bad("client: port_set holds %d ports, ports_count says %d", len(ports), c.PortsCount)
 		}
 	}
-	if len(r.Pauses) > MaxPauses {
-		bad("pauses: %d listed (at most %d)", len(r.Pauses), MaxPauses)
+}
+
+// checkPauses checks a saved report's pauses.
+func checkPauses(pauses []Pause, bad badFunc) {
+	if len(pauses) > MaxPauses {
+		bad("pauses: %d listed (at most %d)", len(pauses), MaxPauses)
 	}
-	for _, p := range r.Pauses {
+	for _, p := range pauses {
 		if p.Requests < 0 || p.DurationS < 0 {
 			bad("pauses: a pause of impossible counts (%d requests, %v s)", p.Requests, p.DurationS)
 			break
 		}
 	}
-	for i := range r.Groups {
-		if err := checkGroupTimes(&r.Groups[i]); err != "" {
-			bad("%s", err)
-		}
-	}
+}
+
+// checkTimeline checks a saved timeline: no bucket failing more requests
+// than it holds, a positive interval, at most HardMaxPoints buckets over at
+// most MaxSeconds, a start.
+func checkTimeline(tl *Timeline, bad badFunc) {
 	buckets := 0
-	for _, s := range r.Timeline.Series {
+	for _, s := range tl.Series {
 		buckets = max(buckets, len(s.Requests))
 		for j := range min(len(s.Requests), len(s.Failed)) {
 			if s.Failed[j] > s.Requests[j] {
@@ -326,7 +363,7 @@ func CheckSaved(r *Report) error {
 			}
 		}
 	}
-	if tl := r.Timeline; buckets > 0 {
+	if buckets > 0 {
 		switch {
 		case Interval(tl.IntervalS) < TimelineMinInterval:
 			bad("timeline: interval_s %v: want at least %v", tl.IntervalS, TimelineMinInterval.Seconds())
@@ -338,11 +375,6 @@ func CheckSaved(r *Report) error {
 			bad("timeline: buckets but no start")
 		}
 	}
-	checkLatencies(r, bad)
-	for _, e := range checkVantages(r) {
-		bad("%s", e)
-	}
-	return joinErrors(errs, more)
 }
 
 // checkLatencies bounds a saved timeline's latency series: at most
