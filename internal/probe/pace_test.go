@@ -186,7 +186,7 @@ func TestRatesFromTheFirstRequest(t *testing.T) {
 		// detector, beside the other packages' tests, 1,000 of them in 2 s
 		// sent one or eight past the run's end (2 runs in 2); the same
 		// claim holds of an eighth of them there.
-		{"many endpoints", 1000 / check.RaceScale, Options{Rate: 500 / check.RaceScale, Duration: 2 * time.Second, Concurrency: 2000}, 1},
+		{"many endpoints", 1000 / check.RaceScale, Options{Rate: 500.0 / check.RaceScale, Duration: 2 * time.Second, Concurrency: 2000}, 1},
 		{"uneven", 7, Options{Rate: 30, Duration: 1100 * time.Millisecond, Concurrency: 100}, 0},
 	}
 	for _, tt := range tests {
