@@ -95,12 +95,14 @@ func checkOutOfDNS(t *testing.T, b *testserver.Backend, removed, back time.Time)
 	}
 	// The removal is stamped just before the run stops the address's
 	// stream, and the server stamps a request when its handler runs: on a
-	// loaded machine either can lag by tens of milliseconds (12 late
-	// requests were seen with eight of these tests at a time on two cores
-	// beside other suites). At 100 requests a second an address, 100 ms is
-	// 10 more.
-	if late > 10+10 {
-		t.Errorf("%s received %d requests while out of DNS; want at most the 10 in flight and the 10 due in 100 ms", b.Addr(), late)
+	// loaded machine the handler can lag by a few hundred milliseconds (29
+	// late requests, all within 500 ms, in one race run of five on two
+	// cores). At 100 requests a second an address, 300 ms is 30 more; a
+	// stream that went on sending would pass the 500 ms bound above. The
+	// engine's removal itself is held exactly on a clock (probe's
+	// TestClockResplit: not one request while removed).
+	if late > 10+30 {
+		t.Errorf("%s received %d requests while out of DNS; want at most the 10 in flight and the 30 due in 300 ms", b.Addr(), late)
 	}
 }
 
