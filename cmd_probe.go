@@ -114,7 +114,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	werr := c.outputFlags.write(rep, rep.Interrupted, stdout, say)
 	if demoLog != nil {
-		demoLog.join(context.WithoutCancel(ctx), rep, c.output)
+		demoLog.join(context.WithoutCancel(ctx), rep)
 	}
 	return werr
 }

@@ -61,9 +61,10 @@ func (d *demoAccessLog) close() {
 }
 
 // join joins rep with the log through `pinprobe logs`'s own code, run on
-// the command it then prints, and says what it found: the report saved
-// with -o, or a copy beside the log.
-func (d *demoAccessLog) join(ctx context.Context, rep *report.Report, output string) {
+// the command it then prints, and says what it found. The command names a
+// copy of the report beside the log, written here: the file -o names may
+// be standard output, a pipe, or a write that failed.
+func (d *demoAccessLog) join(ctx context.Context, rep *report.Report) {
 	if d.f == nil {
 		return
 	}
@@ -71,13 +72,10 @@ func (d *demoAccessLog) join(ctx context.Context, rep *report.Report, output str
 		d.say("demo: access log: %s", err)
 		return
 	}
-	saved := output
-	if saved == "" {
-		saved = filepath.Join(d.dir, "report.json")
-		if err := writeFile(saved, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
-			d.say("demo: %s", err)
-			return
-		}
+	saved := filepath.Join(d.dir, "report.json")
+	if err := writeFile(saved, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
+		d.say("demo: %s", err)
+		return
 	}
 	// The command the demo prints, run as `pinprobe logs` runs it.
 	c, _, err := parseLogsArgs(demoJoinArgs(saved, d.path))
@@ -85,7 +83,7 @@ func (d *demoAccessLog) join(ctx context.Context, rep *report.Report, output str
 		d.say("demo: %s", err)
 		return
 	}
-	doc, err := c.join(ctx, nil)
+	doc, err := c.join(ctx, strings.NewReader(""))
 	if err != nil {
 		d.say("demo: access log: %s", err)
 		return

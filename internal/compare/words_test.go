@@ -1,1 +1,0 @@
-package compare_test
