@@ -10,7 +10,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
-// roundTrip writes r as JSON, checks it against the report schema and
+// RoundTrip writes r as JSON, checks it against the report schema and
 // reads it back with Read.
 func RoundTrip(t testing.TB, r *report.Report, name string) *report.Report {
 	t.Helper()
@@ -21,7 +21,7 @@ func RoundTrip(t testing.TB, r *report.Report, name string) *report.Report {
 	CheckSchema(t, KindReport, buf.Bytes())
 	got, err := report.Read(&buf, name)
 	if err != nil {
-		t.Fatalf("ReadReport(%s) = %v", name, err)
+		t.Fatalf("report.Read(%s) = %v", name, err)
 	}
 	return got
 }

@@ -212,7 +212,7 @@ type mergedEndpoint struct {
 }
 
 // meta fills what describes the run: inputs, window, plan, version,
-// command, report.DNS and the interrupted flag.
+// command, DNS and the interrupted flag.
 func (m *merger) meta(out *report.Report) {
 	var runs, sends [][2]time.Time
 	for i, r := range m.reports {
@@ -835,6 +835,9 @@ func (m *merger) timeline(out *report.Report) (report.Timeline, error) {
 	return tl, nil
 }
 
+// groupKey is a group's header and value.
+type groupKey struct{ header, value string }
+
 // latencyMerge adds up the inputs' latency series on the merged grid: a
 // scope of the merged report (an endpoint, a family, an instance group)
 // gets one only when every input that holds requests of it has its series,
@@ -842,9 +845,6 @@ func (m *merger) timeline(out *report.Report) (report.Timeline, error) {
 // endpoints of the merge and report.MaxGroupSeries groups of those kept apart, in
 // the merged report's order), so the merged series count every request of
 // its scope, and a merge holds no more of them than one aggregator.
-// groupKey is a group's header and value.
-type groupKey struct{ header, value string }
-
 type latencyMerge struct {
 	eps    []*report.LatencyTally // by merged endpoint; nil when it gets none
 	fams   map[string]*report.LatencyTally

@@ -128,7 +128,7 @@ func TestClockTimeouts(t *testing.T) {
 		{path: "/slow", dial: silentDial, class: ClassConnectTimeout, took: timeout},
 		{path: "/slow", scheme: "https", dial: muteDial, class: ClassConnectTimeout, took: timeout},
 	}
-	for _, client := range clients {
+	for _, client := range []ClientKind{ClientStd, ClientFast, ClientAuto} {
 		t.Run(string(client), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				l := newPipeListener()

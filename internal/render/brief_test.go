@@ -178,7 +178,7 @@ func TestBriefGolden(t *testing.T) {
 		}
 		want, err := os.ReadFile(golden)
 		if err != nil {
-			t.Fatalf("%v (run go test ./report/render -run TestBriefGolden -update to create it)", err)
+			t.Fatalf("%v (run go test ./internal/render -run TestBriefGolden -update to create it)", err)
 		}
 		if got != string(want) {
 			t.Errorf("%s differs (rerun with -update if the change is intended):\n%s", golden, got)

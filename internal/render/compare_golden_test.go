@@ -77,7 +77,7 @@ func TestCompareGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run go test ./report -run TestCompareGolden -update to create it)", err)
+				t.Fatalf("%v (run go test ./internal/render -run TestCompareGolden -update to create it)", err)
 			}
 			if got := buf.String(); got != string(want) {
 				t.Errorf("output differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)

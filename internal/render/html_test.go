@@ -38,7 +38,7 @@ func TestHTMLGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run go test ./report -run TestHTMLGolden -update to create it)", err)
+		t.Fatalf("%v (run go test ./internal/render -run TestHTMLGolden -update to create it)", err)
 	}
 	if got != string(want) {
 		t.Errorf("HTML report differs from %s (rerun with -update if the change is intended)", golden)

@@ -61,7 +61,7 @@ func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
 		m.tests(v)
 		m.headers(v)
 	}
-	m.printf("\n---\n\n*Written by pinprobe %s. Times are UTC, from the clock of the machine that ran it.*\n", mdText(r.Version))
+	m.printf("\n---\n\n*Written by pinprobe %s. Times are UTC, from the clock of the machine that ran it.*\n", mdText(v.Run.Version))
 	return m.err
 }
 

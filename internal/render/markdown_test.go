@@ -35,7 +35,7 @@ func TestMarkdownGolden(t *testing.T) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run go test ./report -run TestMarkdownGolden -update to create it)", err)
+		t.Fatalf("%v (run go test ./internal/render -run TestMarkdownGolden -update to create it)", err)
 	}
 	if got != string(want) {
 		t.Errorf("markdown report differs from %s (rerun with -update if the change is intended)\ngot:\n%s", golden, got)

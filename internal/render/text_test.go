@@ -58,7 +58,7 @@ func checkTextGolden(t *testing.T, rep *report.Report, o Options, name string) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%v (run go test ./report/render -run TestTextGolden -update to create it)", err)
+		t.Fatalf("%v (run go test ./internal/render -run TestTextGolden -update to create it)", err)
 		return
 	}
 	if got := buf.String(); got != string(want) {

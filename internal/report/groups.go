@@ -279,7 +279,8 @@ func (g *GroupTally) Report(secs float64) []Group {
 	return out
 }
 
-// report is Report, decoding saved groups' histograms one group at a time.
+// SavedGroups is Report of saved groups (AddSaved), decoding their
+// histograms one group at a time; it fails when one does not decode.
 func (g *GroupTally) SavedGroups(secs float64) ([]Group, error) {
 	out := []Group{}
 	var h *Hist

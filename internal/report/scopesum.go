@@ -9,7 +9,7 @@ import (
 // StatsSum adds up one scope's saved Stats over the inputs of a merge, as a
 // Tally would, but keeps the inputs' encoded histograms instead of a
 // histogram of its own: a merge of thousands of endpoints then holds their
-// counts, not a histogram per scope. stats decodes them
+// counts, not a histogram per scope. Stats decodes them
 // into a histogram the caller lends, one scope at a time.
 type StatsSum struct {
 	requests, ok, failed, dropped, clientErrors, bytes int64
@@ -88,7 +88,7 @@ func (a *StatsSum) Hist(h *Hist) error {
 }
 
 // Stats writes the sum as Tally.Stats would, its percentiles read from h,
-// the merge of its histograms (see hist), rates over secs.
+// the merge of its histograms (see Hist), rates over secs.
 func (a *StatsSum) Stats(h *Hist, secs float64) Stats {
 	s := Stats{
 		Requests: a.requests, OK: a.ok, Failed: a.failed, Dropped: a.dropped, Bytes: a.bytes, ClientErrors: a.clientErrors, Abandoned: a.abandoned,
