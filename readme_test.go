@@ -220,10 +220,10 @@ func TestCIFuzzesEveryTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, list, found := strings.Cut(string(ci), "for target in ")
-	list, _, ended := strings.Cut(list, "; do")
+	_, list, found := strings.Cut(string(ci), "\ntargets=(")
+	list, _, ended := strings.Cut(list, ")")
 	if !found || !ended {
-		t.Fatal(".ci/run has no fuzz loop (for target in …; do)")
+		t.Fatal(".ci/run has no list of fuzz targets (targets=(…))")
 	}
 	listed := strings.Fields(strings.ReplaceAll(list, "\\", " "))
 	var defined []string
