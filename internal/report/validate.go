@@ -28,51 +28,74 @@ func Validate(r *Report) error {
 	if r.Schema != Schema {
 		bad("schema %q: want %q", Shown(r.Schema), Schema)
 	}
-	check := func(scope string, s *Stats) {
-		if s.Requests != s.OK+s.Failed {
-			bad("%s: requests %d != ok %d + failed %d", scope, s.Requests, s.OK, s.Failed)
-		}
-		if s.Requests < 0 || s.OK < 0 || s.Failed < 0 || s.Dropped < 0 || s.ClientErrors < 0 || s.Abandoned < 0 {
-			bad("%s: negative count", scope)
-		}
-		var answered int64
-		for _, n := range s.Status {
-			answered += n
-		}
-		for _, n := range s.Errors {
-			answered += n
-		}
-		if answered != s.Requests {
-			bad("%s: statuses and errors add up to %d, not the %d requests", scope, answered, s.Requests)
-		}
-		if s.Requests > 0 && math.Abs(s.FailureRate-float64(s.Failed)/float64(s.Requests)) > 1e-5 {
-			bad("%s: failure_rate %v is not failed/requests", scope, s.FailureRate)
-		}
-		if s.HDR != "" {
-			n, err := HDRCount(s.HDR)
-			switch {
-			case err != nil:
-				bad("%s: hdr does not decode: %v", scope, err)
-			case n != s.Requests:
-				bad("%s: hdr holds %d values, not the %d requests", scope, n, s.Requests)
-			}
+	validateStats("totals", &r.Totals, bad)
+	validateSums(r, bad)
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		validateStats("group "+g.Header+": "+g.Value, &g.Stats, bad)
+	}
+	validateSeries(r, bad)
+	validateLatencies(r, bad)
+	if len(errs) == 0 {
+		return nil
+	}
+	if more > 0 {
+		errs = append(errs, fmt.Sprintf("and %d more", more))
+	}
+	return errors.New(strings.Join(errs, "; "))
+}
+
+// validateStats checks one scope's counts: requests == ok + failed, none
+// negative, statuses and errors adding up to the requests, the failure
+// rate, and a histogram holding exactly the requests.
+func validateStats(scope string, s *Stats, bad badFunc) {
+	if s.Requests != s.OK+s.Failed {
+		bad("%s: requests %d != ok %d + failed %d", scope, s.Requests, s.OK, s.Failed)
+	}
+	if s.Requests < 0 || s.OK < 0 || s.Failed < 0 || s.Dropped < 0 || s.ClientErrors < 0 || s.Abandoned < 0 {
+		bad("%s: negative count", scope)
+	}
+	var answered int64
+	for _, n := range s.Status {
+		answered += n
+	}
+	for _, n := range s.Errors {
+		answered += n
+	}
+	if answered != s.Requests {
+		bad("%s: statuses and errors add up to %d, not the %d requests", scope, answered, s.Requests)
+	}
+	if s.Requests > 0 && math.Abs(s.FailureRate-float64(s.Failed)/float64(s.Requests)) > 1e-5 {
+		bad("%s: failure_rate %v is not failed/requests", scope, s.FailureRate)
+	}
+	if s.HDR != "" {
+		n, err := HDRCount(s.HDR)
+		switch {
+		case err != nil:
+			bad("%s: hdr does not decode: %v", scope, err)
+		case n != s.Requests:
+			bad("%s: hdr holds %d values, not the %d requests", scope, n, s.Requests)
 		}
 	}
-	check("totals", &r.Totals)
+}
+
+// validateSums checks that the endpoints add up to their families and to
+// the totals, status by status and error class by error class.
+func validateSums(r *Report, bad badFunc) {
 	fams := map[string]*Stats{}
 	for name, s := range r.Families {
 		if s == nil {
 			bad("family %s: null", Shown(name))
 			continue
 		}
-		check("family "+Shown(name), s)
+		validateStats("family "+Shown(name), s, bad)
 		fams[name] = &Stats{Status: map[string]int64{}, Errors: map[string]int64{}}
 	}
 	sum := Stats{Status: map[string]int64{}, Errors: map[string]int64{}}
 	for i := range r.Endpoints {
 		e := &r.Endpoints[i]
 		scope := "endpoint " + Shown(e.Address) + " (" + Shown(e.Target) + ")"
-		check(scope, &e.Stats)
+		validateStats(scope, &e.Stats, bad)
 		AddCounts(&sum, &e.Stats)
 		f, ok := fams[e.Family]
 		if !ok {
@@ -98,10 +121,10 @@ func Validate(r *Report) error {
 	for name, f := range fams {
 		same("family "+Shown(name), r.Families[name], f)
 	}
-	for i := range r.Groups {
-		g := &r.Groups[i]
-		check("group "+g.Header+": "+g.Value, &g.Stats)
-	}
+}
+
+// validateSeries checks that each timeline series adds up to its endpoint.
+func validateSeries(r *Report, bad badFunc) {
 	if n := len(r.Timeline.Series); n > 0 {
 		if n != len(r.Endpoints) {
 			bad("timeline: %d series for %d endpoints", n, len(r.Endpoints))
@@ -123,14 +146,6 @@ func Validate(r *Report) error {
 			}
 		}
 	}
-	validateLatencies(r, bad)
-	if len(errs) == 0 {
-		return nil
-	}
-	if more > 0 {
-		errs = append(errs, fmt.Sprintf("and %d more", more))
-	}
-	return errors.New(strings.Join(errs, "; "))
 }
 
 func AddCounts(dst, src *Stats) {
