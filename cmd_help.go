@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // commands are the words that name a command when they come first; any
@@ -83,16 +85,9 @@ func commandLike(s string) bool {
 }
 
 // nearestCommand returns the command closest to word when it is a likely
-// typo of it (see closeTo); "" otherwise.
+// typo of it (see words.Nearest); "" otherwise.
 func nearestCommand(word string) string {
-	word = strings.ToLower(word)
-	best, bestD := "", 3
-	for _, c := range commands {
-		if d := editDistance(word, c); d < bestD && closeTo(d, c) {
-			best, bestD = c, d
-		}
-	}
-	return best
+	return words.Nearest(strings.ToLower(word), commands)
 }
 
 // writeVersionHelp is `pinprobe version --help`.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pinprobe/pinprobe/internal/probe"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // newCommandFlagSet is an empty FlagSet for the command name: it returns
@@ -81,45 +82,10 @@ func flagError(err error, fs *pflag.FlagSet) string {
 }
 
 // nearestFlag returns the long flag of fs closest to name, when it is a
-// likely typo of it (see closeTo); "" otherwise.
+// likely typo of it (see words.Nearest); "" otherwise.
 func nearestFlag(fs *pflag.FlagSet, name string) string {
 	name, _, _ = strings.Cut(name, "=")
-	best, bestD := "", 3
-	fs.VisitAll(func(f *pflag.Flag) {
-		if d := editDistance(name, f.Name); d < bestD && closeTo(d, f.Name) {
-			best, bestD = f.Name, d
-		}
-	})
-	return best
-}
-
-// closeTo reports whether a word d edits away from name is a likely typo
-// of it: at most two edits, and fewer than half its letters.
-func closeTo(d int, name string) bool { return d <= 2 && d*2 < len(name) }
-
-// editDistance is the number of edits from a to b: letters inserted,
-// deleted, replaced, or two neighbours swapped ("hlep" is one edit from
-// "help"; the optimal string alignment distance).
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	return words.Nearest(name, names)
 }

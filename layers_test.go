@@ -22,9 +22,11 @@ type layer struct {
 }
 
 // layers is the table of ARCHITECTURE.md: the folder list is the layer
-// list. Leaves (rank 0) import nothing of ours; the documents (1); what
-// makes, merges and judges them (2); what compares and joins them (3);
-// the writers and the run's wiring (4); main (5). The test helpers have a
+// list. The shared vocabulary, statistics and words (rank 0), imports
+// nothing of ours; the leaves (1), the engine, the demo's fleet and the
+// log readers, only that; the documents (2); what makes, merges and
+// judges them (3); what compares and joins them (4); the writers and the
+// run's wiring (5); main (6). The test helpers have a
 // rank too: a package's tests import packages below it or beside it (the
 // same rank), never above: internal/docfix (editing, checking and reading
 // saved documents) serves every layer from the document up,
@@ -34,31 +36,31 @@ type layer struct {
 var layers = map[string]layer{
 	"internal/stat":       {rank: 0},
 	"internal/words":      {rank: 0},
-	"internal/accesslog":  {rank: 0},
-	"internal/probe":      {rank: 0, never: []string{"internal/report"}},
-	"internal/demo":       {rank: 0, never: []string{"internal/report"}},
+	"internal/accesslog":  {rank: 1, imports: []string{"internal/words"}},
+	"internal/probe":      {rank: 1, imports: []string{"internal/stat"}, never: []string{"internal/report"}},
+	"internal/demo":       {rank: 1, never: []string{"internal/report"}},
 	"internal/check":      {rank: 0, helper: true},
-	"internal/testserver": {rank: 0, helper: true},
-	"internal/report": {rank: 1, imports: []string{"internal/stat", "internal/words"}, never: []string{"internal/probe"},
+	"internal/testserver": {rank: 1, helper: true},
+	"internal/report": {rank: 2, imports: []string{"internal/stat", "internal/words"}, never: []string{"internal/probe"},
 		testsNever: []string{"internal/probe"}},
-	"internal/collect": {rank: 2, imports: []string{"internal/probe", "internal/report", "internal/stat", "internal/words"},
+	"internal/collect": {rank: 3, imports: []string{"internal/probe", "internal/report", "internal/stat", "internal/words"},
 		never: []string{"internal/judge", "internal/render", "internal/compare"}},
-	"internal/merge": {rank: 2, imports: []string{"internal/report", "internal/stat", "internal/words"},
+	"internal/merge": {rank: 3, imports: []string{"internal/report", "internal/stat", "internal/words"},
 		never: []string{"internal/probe", "internal/collect", "internal/judge"}},
-	"internal/judge": {rank: 2, imports: []string{"internal/report", "internal/stat", "internal/words"},
+	"internal/judge": {rank: 3, imports: []string{"internal/report", "internal/stat", "internal/words"},
 		never: []string{"internal/probe", "internal/collect"}},
-	"internal/compare": {rank: 3, imports: []string{"internal/report", "internal/judge", "internal/stat", "internal/words"},
+	"internal/compare": {rank: 4, imports: []string{"internal/report", "internal/judge", "internal/stat", "internal/words"},
 		never: []string{"internal/probe", "internal/collect", "internal/render"}},
-	"internal/join": {rank: 3, imports: []string{"internal/accesslog", "internal/report", "internal/stat", "internal/words"},
+	"internal/join": {rank: 4, imports: []string{"internal/accesslog", "internal/report", "internal/stat", "internal/words"},
 		never: []string{"internal/probe", "internal/collect", "internal/judge", "internal/compare", "internal/render"}},
-	"internal/docfix":  {rank: 1, helper: true, imports: []string{"internal/report"}},
-	"internal/fixture": {rank: 2, helper: true, imports: []string{"internal/probe", "internal/report", "internal/docfix", "internal/collect", "internal/judge", "internal/merge"}},
-	"internal/cmpfix":  {rank: 3, helper: true, imports: []string{"internal/report", "internal/docfix", "internal/fixture", "internal/compare"}},
-	"internal/render": {rank: 4, imports: []string{"internal/report", "internal/compare", "internal/join", "internal/stat", "internal/words"},
+	"internal/docfix":  {rank: 2, helper: true, imports: []string{"internal/report"}},
+	"internal/fixture": {rank: 3, helper: true, imports: []string{"internal/probe", "internal/report", "internal/docfix", "internal/collect", "internal/judge", "internal/merge"}},
+	"internal/cmpfix":  {rank: 4, helper: true, imports: []string{"internal/report", "internal/docfix", "internal/fixture", "internal/compare"}},
+	"internal/render": {rank: 5, imports: []string{"internal/report", "internal/compare", "internal/join", "internal/stat", "internal/words"},
 		never: []string{"internal/probe", "internal/collect", "internal/merge"}},
-	"internal/session": {rank: 4, imports: []string{"internal/probe", "internal/report", "internal/collect", "internal/judge", "internal/words"},
+	"internal/session": {rank: 5, imports: []string{"internal/probe", "internal/report", "internal/collect", "internal/judge", "internal/words"},
 		never: []string{"internal/render"}},
-	"": {rank: 5, imports: []string{"internal/accesslog", "internal/collect", "internal/compare", "internal/demo", "internal/join",
+	"": {rank: 6, imports: []string{"internal/accesslog", "internal/collect", "internal/compare", "internal/demo", "internal/join",
 		"internal/judge", "internal/merge", "internal/probe", "internal/render", "internal/report", "internal/session", "internal/words"}},
 }
 

@@ -14,5 +14,5 @@
 // cleans it: a Record holds the log's own text, for the caller to clean
 // and redact where it enters its document.
 //
-// It is a leaf: it imports only the standard library.
+// It is a leaf: of ours it imports only words (the "did you mean").
 package accesslog

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // NginxCombined is nginx's predefined log format, what an access_log
@@ -261,12 +263,7 @@ func unknownVar(name, near, gateway string) error {
 // nearest is the name of names closest to name, when it is a likely typo
 // of it (at most two edits, and fewer than half its letters); "" when none.
 func nearest(name string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := editDistance(name, n); d < bestD && d*2 < len(n) {
-			best, bestD = n, d
-		}
-	}
+	best := words.Nearest(name, names)
 	if best == "" {
 		return ""
 	}
@@ -274,29 +271,6 @@ func nearest(name string, names []string) string {
 		return best
 	}
 	return "$" + best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // nginxConfigString is the format a --log-format means: the string

@@ -295,7 +295,7 @@ func cochran(n []int64, N, K int64) bool {
 func exactWeights(n []int64) ([]int64, bool) {
 	l := int64(1)
 	for _, ni := range n {
-		l = l / gcd(l, ni) * ni
+		l = l / stat.GCD(l, ni) * ni
 		if l > 1<<20 {
 			return nil, false
 		}
@@ -305,13 +305,6 @@ func exactWeights(n []int64) ([]int64, bool) {
 		w[i] = l / ni
 	}
 	return w, true
-}
-
-func gcd(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // exactCost estimates exactClusterP's cell updates.

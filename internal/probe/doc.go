@@ -10,6 +10,7 @@
 // empties in batches (Run.Ready and Run.Take, outbox.go), or one by one on
 // a channel (Run.Results).
 //
-// It produces typed Results and never prints: aggregation and rendering
-// live in package report, wiring and exit codes in package main.
+// It produces typed Results and never prints: aggregation lives in
+// collect, rendering in render, a run's wiring in session. Of ours it
+// imports only stat.
 package probe

@@ -3,6 +3,8 @@ package probe
 import (
 	"math"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/stat"
 )
 
 // pacer is the send schedule of one endpoint in the open model, a pure
@@ -68,17 +70,10 @@ func turn(k, share int64) int64 {
 	}
 	// A step coprime to share makes q -> a*q+c a permutation.
 	a := 1 + int64((z>>32)%uint64(share-1))
-	for gcd(a, share) != 1 {
+	for stat.GCD(a, share) != 1 {
 		a = a%(share-1) + 1
 	}
 	return (a*q + c) % share
-}
-
-func gcd(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // slot is the endpoint's slot in cycle k.

@@ -268,3 +268,11 @@ func LogChoose(n, k int64) float64 {
 	c, _ := math.Lgamma(float64(n - k + 1))
 	return a - b - c
 }
+
+// GCD is the greatest common divisor of a and b (of non-negative numbers).
+func GCD(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
