@@ -211,19 +211,19 @@ func TestInstallLines(t *testing.T) {
 	}
 }
 
-// TestCIFuzzesEveryTarget: the fuzz phase of .ci/run names every fuzz
-// target of the module by its package, and nothing else: a target that
-// moved with its package would otherwise be fuzzed by nobody, go test
-// -fuzz finding nothing to run in the old place.
-func TestCIFuzzesEveryTarget(t *testing.T) {
-	ci, err := os.ReadFile(".ci/run")
+// TestFuzzScriptNamesEveryTarget: .ci/fuzz names every fuzz target of the
+// module by its package, and nothing else: a target that moved with its
+// package would otherwise be fuzzed by nobody, go test -fuzz finding
+// nothing to run in the old place.
+func TestFuzzScriptNamesEveryTarget(t *testing.T) {
+	ci, err := os.ReadFile(".ci/fuzz")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, list, found := strings.Cut(string(ci), "\ntargets=(")
 	list, _, ended := strings.Cut(list, ")")
 	if !found || !ended {
-		t.Fatal(".ci/run has no list of fuzz targets (targets=(…))")
+		t.Fatal(".ci/fuzz has no list of fuzz targets (targets=(…))")
 	}
 	listed := strings.Fields(strings.ReplaceAll(list, "\\", " "))
 	var defined []string
@@ -246,6 +246,6 @@ func TestCIFuzzesEveryTarget(t *testing.T) {
 	slices.Sort(listed)
 	slices.Sort(defined)
 	if !slices.Equal(listed, defined) {
-		t.Errorf(".ci/run fuzzes\n  %s\nthe module's fuzz targets are\n  %s", strings.Join(listed, "\n  "), strings.Join(defined, "\n  "))
+		t.Errorf(".ci/fuzz fuzzes\n  %s\nthe module's fuzz targets are\n  %s", strings.Join(listed, "\n  "), strings.Join(defined, "\n  "))
 	}
 }
