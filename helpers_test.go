@@ -122,6 +122,34 @@ func pinprobe(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return o.code, o.stdout, o.stderr
 }
 
+// pinprobeProcess runs the built command (buildPinprobe) as a process of
+// its own process group, stopped whole when the test ends or runTimeout
+// passes, and returns its exit code, stdout and stderr. It is for the
+// tests whose claim is what a whole run finds rather than the wiring's
+// concurrency: the command is built without the race detector, so a run
+// at its real rate costs a fraction of an in-process one under it.
+func pinprobeProcess(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	bin := buildPinprobe(t)
+	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+		code = exit.ExitCode()
+	default:
+		t.Fatalf("pinprobe %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return code, out.String(), errOut.String()
+}
+
 // goPinprobe runs the command through run() on its own goroutine, with ctx
 // (for tests that interrupt it), and delivers the outcome when run returns.
 // The receiver checks it with noPanic.

@@ -261,6 +261,7 @@ func TestHAProxyOverNginxInstances(t *testing.T) {
 // one of them fronting four instances) many times: no run may blame a
 // connection, an instance or an address, or call one slow. At the verdict's
 // level (0.001 for all its tests) none is expected; one is tolerated.
+// Not beside the package's other tests: latency is among its claims.
 func TestHealthyRunsGiveNoFalseAlarm(t *testing.T) {
 	check.Long(t, "the simulations of many runs")
 	const runs = 20
@@ -420,24 +421,22 @@ func TestFailureAfterFailureIsExplained(t *testing.T) {
 // TestUntilVerdictDemo: --until-verdict on the demo names both of its
 // faults — IPv6 (::1), and X-Served-By: gw-3 behind 127.0.0.2 with the
 // failing connections of 127.0.0.2 as its evidence — in every one of 10
-// runs, and stops only once
-// the whole verdict is settled: every other address and instance shown to
-// fail less than the tolerance, every other address on enough connections.
-// (The demo at 1200 req/s settles in a few seconds; at 50 req/s, as the
-// README suggests, in about a minute.)
+// runs, and stops only once the whole verdict is settled: every other
+// address and instance shown to fail less than the tolerance, every other
+// address on enough connections. Each run is the built command at 1200
+// req/s (it settles in a few seconds; at 50 req/s, as the README
+// suggests, in about a minute), two at a time, each on a port of its own;
+// what the wiring does concurrently is TestUntilVerdict's.
 func TestUntilVerdictDemo(t *testing.T) {
 	check.Long(t, "ten demo runs to their verdict")
 	if !testserver.HasIPv6Loopback() {
 		t.Skip("the demo's IPv6 instance needs [::1]")
 	}
-	// Under the race detector every run is several times slower and
-	// shares the machine with the other packages' tests: a few runs at a
-	// lower rate check the same, 10 of 10 is checked without it.
-	// Two demos at a time, each on a port of its own; the three under the
-	// race detector, at a quarter of the rate, all at once.
+	// Under the race detector the suite is CI's, and its other packages
+	// want the cores: three runs check the same there.
 	runs, together := 10, 2
 	if check.RaceScale > 1 {
-		runs, together = 3, 3
+		runs = 3
 	}
 	want := []string{"endpoint ::1", "group X-Served-By: gw-3 behind 127.0.0.2"}
 	t.Parallel()
@@ -453,55 +452,47 @@ func TestUntilVerdictDemo(t *testing.T) {
 }
 
 func untilVerdictDemo(t *testing.T, i int, want []string) {
-	{
-		// Under the race detector the demo's gateway and the client share
-		// a slowed machine: a lower rate keeps both within their means.
-		rate := "1200"
-		if check.RaceScale > 1 {
-			rate = "300"
-		}
-		code, stdout, stderr := pinprobe(t, "--demo", "--format", "json", "-q", "--until-verdict", "-d", "25s", "--rate", rate)
-		if code != exitOK {
-			var rep struct {
-				Totals  struct{ Requests, Failed, Dropped int64 }
-				Verdict struct {
-					Summary string
-					Notes   []string
-				}
-			}
-			_ = json.Unmarshal([]byte(stdout), &rep)
-			t.Fatalf("run %d: exit %d\n%s\nthe report so far: %d requests, %d failed, %d dropped: %s\nnotes: %q", i, code, stderr,
-				rep.Totals.Requests, rep.Totals.Failed, rep.Totals.Dropped, rep.Verdict.Summary, rep.Verdict.Notes)
-		}
-		var doc struct {
-			Settled *struct {
-				Requests       int64   `json:"requests"`
-				Suspects       int     `json:"suspects"`
-				Bounded        int     `json:"bounded"`
-				MinConnections int64   `json:"min_connections"`
-				Reach          float64 `json:"reach"`
-			} `json:"settled"`
-		}
-		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-			t.Fatal(err)
-		}
-		rep := decodeReport(t, []byte(stdout))
-		if got := suspectWords(rep.Verdict.Suspects); !slices.Equal(got, want) {
-			t.Errorf("run %d: suspects %v; want %v\n%s", i, got, want, rep.Verdict.Summary)
-		}
-		for _, su := range rep.Verdict.Suspects {
-			if su.Kind == "group" && (su.Connections == 0 || su.FailingConnections == 0) {
-				t.Errorf("run %d: gw-3 without the failing connections of 127.0.0.2 as its evidence: %+v", i, su)
+	code, stdout, stderr := pinprobeProcess(t, "--demo", "--format", "json", "-q", "--until-verdict", "-d", "25s", "--rate", "1200")
+	if code != exitOK {
+		var rep struct {
+			Totals  struct{ Requests, Failed, Dropped int64 }
+			Verdict struct {
+				Summary string
+				Notes   []string
 			}
 		}
-		s := doc.Settled
-		if s == nil || s.Suspects != 2 || s.Bounded < 4 || s.MinConnections < 17 || s.Reach < 0.99 {
-			t.Errorf("run %d: settled %+v; want it settled on 2 faults, 4 scopes bounded, every other address on 17 connections or more\n%d requests, %d dropped; %s\nnotes: %q",
-				i, s, rep.Totals.Requests, rep.Totals.Dropped, rep.Verdict.Summary, rep.Verdict.Notes)
-			return
-		}
-		t.Logf("run %d: settled after %d requests", i, s.Requests)
+		_ = json.Unmarshal([]byte(stdout), &rep)
+		t.Fatalf("run %d: exit %d\n%s\nthe report so far: %d requests, %d failed, %d dropped: %s\nnotes: %q", i, code, stderr,
+			rep.Totals.Requests, rep.Totals.Failed, rep.Totals.Dropped, rep.Verdict.Summary, rep.Verdict.Notes)
 	}
+	var doc struct {
+		Settled *struct {
+			Requests       int64   `json:"requests"`
+			Suspects       int     `json:"suspects"`
+			Bounded        int     `json:"bounded"`
+			MinConnections int64   `json:"min_connections"`
+			Reach          float64 `json:"reach"`
+		} `json:"settled"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	rep := decodeReport(t, []byte(stdout))
+	if got := suspectWords(rep.Verdict.Suspects); !slices.Equal(got, want) {
+		t.Errorf("run %d: suspects %v; want %v\n%s", i, got, want, rep.Verdict.Summary)
+	}
+	for _, su := range rep.Verdict.Suspects {
+		if su.Kind == "group" && (su.Connections == 0 || su.FailingConnections == 0) {
+			t.Errorf("run %d: gw-3 without the failing connections of 127.0.0.2 as its evidence: %+v", i, su)
+		}
+	}
+	s := doc.Settled
+	if s == nil || s.Suspects != 2 || s.Bounded < 4 || s.MinConnections < 17 || s.Reach < 0.99 {
+		t.Errorf("run %d: settled %+v; want it settled on 2 faults, 4 scopes bounded, every other address on 17 connections or more\n%d requests, %d dropped; %s\nnotes: %q",
+			i, s, rep.Totals.Requests, rep.Totals.Dropped, rep.Verdict.Summary, rep.Verdict.Notes)
+		return
+	}
+	t.Logf("run %d: settled after %d requests", i, s.Requests)
 }
 
 // TestGroupByAbsentHeaderIsSaid: --group-by a header no response carries

@@ -20,6 +20,7 @@ const fSetPipeSize = 1031
 // written; when its stdout is a pipe nobody reads, the write blocks, and a
 // third SIGINT still quits at once (exit 130), the -o file written whole.
 func TestThirdSIGINTWhileStdoutBlocks(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -178,6 +178,7 @@ func emptyDirMount(p *k8sPod, c *k8sContainer, name string) (mount string, readO
 }
 
 func TestExampleKubernetes(t *testing.T) {
+	t.Parallel()
 	objs := readManifests(t, k8sJobFile)
 	merges := readManifests(t, k8sMergeFile)
 

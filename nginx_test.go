@@ -86,6 +86,7 @@ func TestNginxGatewayIPv6Backend(t *testing.T) {
 // every address.
 func TestNginxSharedUpstream(t *testing.T) {
 	testserver.NginxBinary(t)
+	t.Parallel()
 	tests := []struct {
 		name    string
 		addrs   []netip.Addr
@@ -99,6 +100,7 @@ func TestNginxSharedUpstream(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var ups []string
 			failing := ""
 			for i := range tt.servers {

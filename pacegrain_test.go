@@ -13,6 +13,7 @@ import (
 // finds the failing address as a run without it does, and says in the
 // report how it was paced (the JSON plan and the words of every format).
 func TestPaceGrainInReport(t *testing.T) {
+	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
 		testserver.Lo4b: testserver.Every(10, fx503),
 	}}, testserver.Loopbacks()...)

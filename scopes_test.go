@@ -179,6 +179,7 @@ func findSuspect(ss []jsonSuspect, ts testserver.TruthSuspect) *jsonSuspect {
 // worse, and it must not be named. The pool's failures are spread.
 func TestInstanceAddedWhileFailuresRise(t *testing.T) {
 	check.Long(t, "seconds of live traffic")
+	t.Parallel()
 	var mu sync.Mutex
 	var first time.Time
 	var n uint64

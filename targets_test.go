@@ -103,6 +103,7 @@ func TestTargetsErrorsShowNoSecret(t *testing.T) {
 // server sees each target's own request, the rate is split over all four
 // endpoints, and the report labels rows by URL and address.
 func TestTargetsFile(t *testing.T) {
+	t.Parallel()
 	type seen struct{ method, tenant, trace, body string }
 	var mu sync.Mutex
 	got := map[string]map[seen]int{} // path -> request shape -> count

@@ -162,7 +162,7 @@ func TestFalseRegressionRate(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(16, 1))
 	pool := &simScopes{}
-	runs := 1000 / check.RaceScale
+	runs := 1000 / check.RateScale
 	medians := []time.Duration{300 * time.Microsecond, 2 * time.Millisecond, 40 * time.Millisecond}
 	sizes := []int{300, 1000, 2000}
 	type tally struct{ any, failures, p50, p99 int }

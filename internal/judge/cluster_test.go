@@ -215,7 +215,7 @@ func nullConns(rng *rand.Rand, m int, p float64) []ConnCounts {
 func TestClusterTestFalsePositiveRate(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(21, 22))
-	const runs = 4000 / check.RaceScale
+	const runs = 4000 / check.RateScale
 	var at01, at001 int
 	methods := map[string]int{}
 	for i := range runs {
@@ -249,7 +249,7 @@ func TestClusterTestFalsePositiveRate(t *testing.T) {
 // its level too.
 func TestClusterTestChiSquareRegime(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
-	const runs = 3000 / check.RaceScale
+	const runs = 3000 / check.RateScale
 	var at01, at001 int
 	for range runs {
 		cs := make([]ConnCounts, 40)

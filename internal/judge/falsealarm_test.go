@@ -70,7 +70,7 @@ func TestFalseAlarmRate(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(71, 72))
 	const (
-		runs  = 1000 / check.RaceScale
+		runs  = 1000 / check.RateScale
 		addrs = 4
 		insts = 4
 		m     = 3*addrs + insts // tests per run

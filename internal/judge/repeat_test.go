@@ -153,7 +153,7 @@ func TestRepeatTestFalsePositiveRate(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(33, 34))
 	cfgs := healthyConfigs()
-	const runs = 3200 / check.RaceScale
+	const runs = 3200 / check.RateScale
 	var at01, at001, tested int
 	for i := range runs {
 		cs := simConns(simulate(cfgs[i%len(cfgs)], rng))

@@ -182,7 +182,7 @@ func TestSlowerTestFalsePositiveRate(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(53, 54))
 	sizes := [][2]int{{5, 10}, {12, 30}, {25, 25}, {5, 500}, {200, 600}, {2000, 2000}}
-	const runs = 6000 / check.RaceScale
+	const runs = 6000 / check.RateScale
 	var at01, at001, slow int
 	methods := map[string]int{}
 	s, r := report.NewHist(), report.NewHist() // emptied for each run
