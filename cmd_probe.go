@@ -455,31 +455,14 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 	return outcome(werr, failed, ctx.Err() != nil)
 }
 
-// plan describes the run about to start, e.g. "10 req/s for 30s over 3
-// endpoints of sign.example.com: 127.0.0.1, 127.0.0.2, ::1".
+// plan describes the run about to start (render.PlanLine), e.g. "10 req/s
+// for 30s over 3 endpoints of sign.example.com: 127.0.0.1, 127.0.0.2, ::1",
+// and warns when some endpoints would get no request.
 func (c *config) plan(s *session.Session) string {
 	var b strings.Builder
 	n := len(s.Endpoints)
 	o := s.Config().Engine
-	if c.rate.max {
-		fmt.Fprintf(&b, "max rate (%d workers per endpoint, back to back)", o.Concurrency)
-	} else {
-		fmt.Fprintf(&b, "%s req/s", c.rate.String())
-		if n > 1 {
-			fmt.Fprintf(&b, " (%.4g per endpoint)", c.rate.rate/float64(n))
-		}
-	}
-	switch {
-	case c.duration > 0 && c.requests > 0:
-		fmt.Fprintf(&b, " for %s or %d requests, whichever comes first,", c.duration, c.requests)
-	case c.duration > 0:
-		fmt.Fprintf(&b, " for %s", c.duration)
-	case c.requests > 0:
-		fmt.Fprintf(&b, " for %d requests", c.requests)
-	default:
-		b.WriteString(" until Ctrl-C")
-	}
-	b.WriteString(" over " + s.String())
+	b.WriteString(render.PlanLine(s.Plan(), n, s.String()))
 	if planned := probe.PlannedRequests(o, n); planned != nil {
 		var total, none int64
 		for _, k := range planned {

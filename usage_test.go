@@ -642,3 +642,19 @@ func TestClientFlag(t *testing.T) {
 		t.Errorf("--client fast --http 2: exit %d, %q; want a usage error", code, stderr)
 	}
 }
+
+// TestPlanLineBeforeTheLoad: before the load, pinprobe says its plan in a
+// line (render.PlanLine) and warns when some endpoints will get no request.
+func TestPlanLineBeforeTheLoad(t *testing.T) {
+	t.Parallel()
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a, testserver.Lo4b)
+	code, _, stderr := pinprobe(t, "--format", "json", "--no-preflight", "-r", "10", "-n", "1", "--resolve", f.Resolve(), f.URL())
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "pinprobe: 10 req/s (5 per endpoint) for 30s or 1 requests, whichever comes first, over 2 endpoints of app.test: 127.0.0.1, 127.0.0.2"
+	warn := ". Warning: 1 requests in all, and 1 of the 2 endpoints will get none, so they will not be judged: raise -r or -d"
+	if !strings.Contains(stderr, want) || !strings.Contains(stderr, warn) {
+		t.Errorf("stderr lacks the plan %q… and its warning %q:\n%s", want, warn, stderr)
+	}
+}

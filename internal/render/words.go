@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/stat"
@@ -34,6 +35,35 @@ func titleHosts(r *report.Report) string {
 		return strings.Join(hosts[:3], ", ") + fmt.Sprintf(" and %d more", len(hosts)-3)
 	}
 	return strings.Join(hosts, ", ")
+}
+
+// PlanLine says in a line the plan of a run about to start, over the
+// given number of endpoints (over names them): "10 req/s (3.333 per
+// endpoint) for 30s over 3 endpoints of sign.example.com: 127.0.0.1, …".
+// It is what pinprobe prints before the load; planWords says the same
+// plan in the report.
+func PlanLine(p report.Plan, endpoints int, over string) string {
+	var b strings.Builder
+	if p.Max {
+		fmt.Fprintf(&b, "max rate (%d workers per endpoint, back to back)", p.Concurrency)
+	} else {
+		b.WriteString(strconv.FormatFloat(p.Rate, 'f', -1, 64) + " req/s")
+		if endpoints > 1 {
+			fmt.Fprintf(&b, " (%.4g per endpoint)", p.Rate/float64(endpoints))
+		}
+	}
+	d := time.Duration(p.DurationS * float64(time.Second))
+	switch {
+	case d > 0 && p.Requests > 0:
+		fmt.Fprintf(&b, " for %s or %d requests, whichever comes first,", d, p.Requests)
+	case d > 0:
+		fmt.Fprintf(&b, " for %s", d)
+	case p.Requests > 0:
+		fmt.Fprintf(&b, " for %d requests", p.Requests)
+	default:
+		b.WriteString(" until Ctrl-C")
+	}
+	return b.String() + " over " + over
 }
 
 // planWords says the run's plan in a sentence.

@@ -161,6 +161,9 @@ func (s *Session) Preflight(ctx context.Context) []probe.Check {
 // of the checks Preflight made; nil before.
 func (s *Session) PreflightChecks() []report.PreflightCheck { return s.preflight }
 
+// Plan is the report's plan of the run the session is configured for.
+func (s *Session) Plan() report.Plan { return s.plan(s.cfg.Engine) }
+
 // plan is the report's plan of a run by the options o.
 func (s *Session) plan(o probe.Options) report.Plan {
 	var only probe.Family
