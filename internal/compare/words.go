@@ -61,27 +61,53 @@ func (c *Comparison) conclude() string {
 		return "nothing to compare: no request in " + which
 	}
 	if c.disjoint {
-		nothing := "no endpoint in common: " + c.probedWords()
-		if c.hint != "" {
-			nothing += "; " + c.hint
-		}
-		var worse []string
-		for i := range c.Endpoints {
-			if sc := &c.Endpoints[i]; sc.Change == ChangeWorse {
-				worse = append(worse, c.worseWords(sc))
-			}
-		}
-		for i := range c.Endpoints {
-			if sc := &c.Endpoints[i]; sc.Latency.Change == LatencySlower {
-				worse = append(worse, c.slowWords(sc))
-			}
-		}
-		if len(worse) > 0 {
-			return regressionLead + limitItems(worse, 3, "; ") + "; " + nothing
-		}
-		return nothing
+		return c.disjointConclusion()
 	}
-	var worse, slow, better, fast, gone, same, added, removed []*ScopeChange
+	s := c.concludedScopes()
+	if len(s.worse)+len(s.slow) > 0 {
+		return c.withPartial(c.regressionConclusion(s))
+	}
+	return c.withPartial(c.quietConclusion(s))
+}
+
+// disjointConclusion is the conclusion of two runs with no endpoint in
+// common: what each probed, and the endpoints that fail or answer slower
+// than the others of their run.
+func (c *Comparison) disjointConclusion() string {
+	nothing := "no endpoint in common: " + c.probedWords()
+	if c.hint != "" {
+		nothing += "; " + c.hint
+	}
+	var worse []string
+	for i := range c.Endpoints {
+		if sc := &c.Endpoints[i]; sc.Change == ChangeWorse {
+			worse = append(worse, c.worseWords(sc))
+		}
+	}
+	for i := range c.Endpoints {
+		if sc := &c.Endpoints[i]; sc.Latency.Change == LatencySlower {
+			worse = append(worse, c.slowWords(sc))
+		}
+	}
+	if len(worse) > 0 {
+		return regressionLead + limitItems(worse, 3, "; ") + "; " + nothing
+	}
+	return nothing
+}
+
+// concluded are the scopes the conclusion names, by what changed.
+type concluded struct {
+	worse, slow, better, fast, gone, same, added, removed []*ScopeChange
+	// everySlow: every endpoint tested is slower, said once by the total.
+	everySlow bool
+}
+
+// concludedScopes sorts the endpoints by what changed, says every
+// endpoint slower (or faster) once by the total, and names the instances
+// that changed beside the endpoints, or, with no endpoint to name, a
+// family or the total.
+func (c *Comparison) concludedScopes() concluded {
+	var s concluded
 	tested, slowTested, fastTested := 0, 0, 0
 	for i := range c.Endpoints {
 		sc := &c.Endpoints[i]
@@ -90,107 +116,118 @@ func (c *Comparison) conclude() string {
 		}
 		switch sc.Latency.Change {
 		case LatencySlower:
-			slow = append(slow, sc)
+			s.slow = append(s.slow, sc)
 			if sc.Baseline == nil {
 				slowTested++
 			}
 		case LatencyFaster:
-			fast = append(fast, sc)
+			s.fast = append(s.fast, sc)
 			if sc.Baseline == nil {
 				fastTested++
 			}
 		}
 		switch {
 		case sc.Change == ChangeWorse:
-			worse = append(worse, sc)
+			s.worse = append(s.worse, sc)
 		case sc.Change == ChangeBetter:
-			better = append(better, sc)
+			s.better = append(s.better, sc)
 		case sc.gone:
-			gone = append(gone, sc)
+			s.gone = append(s.gone, sc)
 		case sc.Change == ChangeRemoved:
-			removed = append(removed, sc)
+			s.removed = append(s.removed, sc)
 		case sc.Change == ChangeAdded:
-			added = append(added, sc)
+			s.added = append(s.added, sc)
 		case sc.Latency.Change == LatencySame:
-			same = append(same, sc)
+			s.same = append(s.same, sc)
 		}
 	}
-	// Every endpoint slower is said once, by the total.
-	everySlow := tested > 1 && slowTested == tested && c.Totals.Latency.Change == LatencySlower
-	if everySlow {
+	s.everySlow = tested > 1 && slowTested == tested && c.Totals.Latency.Change == LatencySlower
+	if s.everySlow {
 		every := []*ScopeChange{&c.Totals}
-		for _, sc := range slow {
+		for _, sc := range s.slow {
 			if sc.Baseline != nil {
 				every = append(every, sc)
 			}
 		}
-		slow = every
+		s.slow = every
 	}
 	if tested > 1 && fastTested == tested && c.Totals.Latency.Change == LatencyFaster {
-		fast = []*ScopeChange{&c.Totals}
+		s.fast = []*ScopeChange{&c.Totals}
 	}
-	// The instances that changed are named beside the endpoints; with no
-	// endpoint to name, a family or the total is.
-	wider := func(list []*ScopeChange, has func(*ScopeChange) bool) []*ScopeChange {
-		if len(list) > 0 {
-			for i := range c.Groups {
-				if has(&c.Groups[i]) {
-					list = append(list, &c.Groups[i])
-				}
+	s.worse = c.widen(s.worse, func(sc *ScopeChange) bool { return sc.Change == ChangeWorse })
+	s.slow = c.widen(s.slow, func(sc *ScopeChange) bool { return sc.Latency.Change == LatencySlower })
+	s.fast = c.widen(s.fast, func(sc *ScopeChange) bool { return sc.Latency.Change == LatencyFaster })
+	if len(s.better) == 0 && len(s.gone) == 0 {
+		s.better = c.widen(nil, func(sc *ScopeChange) bool { return sc.Change == ChangeBetter || sc.gone })
+	}
+	return s
+}
+
+// widen adds to the endpoints of list the instances of which has holds;
+// with no endpoint in list, it is the instances, else the families, else
+// the total, of which has holds.
+func (c *Comparison) widen(list []*ScopeChange, has func(*ScopeChange) bool) []*ScopeChange {
+	if len(list) > 0 {
+		for i := range c.Groups {
+			if has(&c.Groups[i]) {
+				list = append(list, &c.Groups[i])
 			}
+		}
+		return list
+	}
+	for _, scopes := range [][]*ScopeChange{pointers(c.Groups), pointers(c.Families), {&c.Totals}} {
+		for _, sc := range scopes {
+			if has(sc) {
+				list = append(list, sc)
+			}
+		}
+		if len(list) > 0 {
 			return list
 		}
-		for _, scopes := range [][]*ScopeChange{pointers(c.Groups), pointers(c.Families), {&c.Totals}} {
-			for _, sc := range scopes {
-				if has(sc) {
-					list = append(list, sc)
-				}
-			}
-			if len(list) > 0 {
-				return list
-			}
-		}
-		return nil
 	}
-	worse = wider(worse, func(sc *ScopeChange) bool { return sc.Change == ChangeWorse })
-	slow = wider(slow, func(sc *ScopeChange) bool { return sc.Latency.Change == LatencySlower })
-	fast = wider(fast, func(sc *ScopeChange) bool { return sc.Latency.Change == LatencyFaster })
-	if len(better) == 0 && len(gone) == 0 {
-		better = wider(nil, func(sc *ScopeChange) bool { return sc.Change == ChangeBetter || sc.gone })
-	}
+	return nil
+}
 
-	var clauses []string
-	if len(worse)+len(slow) > 0 {
-		var items []string
-		for _, sc := range worse {
-			items = append(items, c.worseWords(sc))
-		}
-		failures := limitItems(items, 3, "; ")
-		items = nil
-		for _, sc := range slow {
-			if sc == &c.Totals && everySlow {
-				items = append(items, "every endpoint slower, in total "+strings.TrimPrefix(c.slowWords(sc), "total slower: "))
-				continue
-			}
-			items = append(items, c.slowWords(sc))
-		}
-		lead := regressionLead + failures
-		if len(items) > 0 {
-			if failures != "" {
-				lead += "; "
-			}
-			lead += limitItems(items, 3, "; ")
-		}
-		clauses = append(clauses, lead)
-		if len(gone)+len(better)+len(fast) > 0 {
-			clauses = append(clauses, "also "+c.betterWords(gone, better, fast))
-		}
-		clauses = append(clauses, c.newFailureWords()...)
-		clauses = append(clauses, c.untoldWords()...)
-		return c.withPartial(strings.Join(clauses, "; "))
+// regressionConclusion leads with what got worse (failures, then
+// latency), then what got better, the new failures no test found
+// significant and the percentiles too few requests could test.
+func (c *Comparison) regressionConclusion(s concluded) string {
+	var items []string
+	for _, sc := range s.worse {
+		items = append(items, c.worseWords(sc))
 	}
-	if len(gone)+len(better)+len(fast) > 0 {
-		clauses = append(clauses, c.improvementLead(gone, better)+": "+c.betterWords(gone, better, fast))
+	failures := limitItems(items, 3, "; ")
+	items = nil
+	for _, sc := range s.slow {
+		if sc == &c.Totals && s.everySlow {
+			items = append(items, "every endpoint slower, in total "+strings.TrimPrefix(c.slowWords(sc), "total slower: "))
+			continue
+		}
+		items = append(items, c.slowWords(sc))
+	}
+	lead := regressionLead + failures
+	if len(items) > 0 {
+		if failures != "" {
+			lead += "; "
+		}
+		lead += limitItems(items, 3, "; ")
+	}
+	clauses := []string{lead}
+	if len(s.gone)+len(s.better)+len(s.fast) > 0 {
+		clauses = append(clauses, "also "+c.betterWords(s.gone, s.better, s.fast))
+	}
+	clauses = append(clauses, c.newFailureWords()...)
+	clauses = append(clauses, c.untoldWords()...)
+	return strings.Join(clauses, "; ")
+}
+
+// quietConclusion is the conclusion with nothing worse: what got better,
+// or that nothing changed significantly; then what stayed, what was
+// removed and added, and the percentiles too few requests could test.
+func (c *Comparison) quietConclusion(s concluded) string {
+	var clauses []string
+	if len(s.gone)+len(s.better)+len(s.fast) > 0 {
+		clauses = append(clauses, c.improvementLead(s.gone, s.better)+": "+c.betterWords(s.gone, s.better, s.fast))
 		clauses = append(clauses, c.newFailureWords()...)
 	} else {
 		lead := "no significant change"
@@ -203,14 +240,14 @@ func (c *Comparison) conclude() string {
 		}
 		clauses = append(clauses, lead)
 	}
-	if len(same) > 0 {
-		clauses = append(clauses, c.groupWords(same))
+	if len(s.same) > 0 {
+		clauses = append(clauses, c.groupWords(s.same))
 	}
-	if len(removed) > 0 {
-		clauses = append(clauses, c.listWords(removed)+" removed")
+	if len(s.removed) > 0 {
+		clauses = append(clauses, c.listWords(s.removed)+" removed")
 	}
-	if len(added) > 0 {
-		clauses = append(clauses, c.listWords(added)+" added ("+afterRates(added)+")")
+	if len(s.added) > 0 {
+		clauses = append(clauses, c.listWords(s.added)+" added ("+afterRates(s.added)+")")
 	}
 	out := strings.Join(clauses, "; ")
 	if len(clauses) > 1 && !strings.Contains(clauses[0], ": ") {
@@ -219,7 +256,7 @@ func (c *Comparison) conclude() string {
 	if untold := c.untoldWords(); len(untold) > 0 {
 		out += "; " + strings.Join(untold, "; ")
 	}
-	return c.withPartial(out)
+	return out
 }
 
 // newFailureWords says the endpoints that failed with new kinds of
