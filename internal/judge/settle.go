@@ -70,34 +70,71 @@ type fewConn struct {
 }
 
 func settle(r *report.Report, v report.Verdict) settling {
-	need := ReachConnections(SettleReach)
 	out := settling{st: report.Settled{Suspects: len(v.Suspects), Tolerance: Tolerance, MinConnections: -1}}
 	st := &out.st
 	if v.Status != report.VerdictConcentrated || len(v.Suspects) == 0 {
 		return out
 	}
-	covered := map[string]bool{}  // endpoints ("target address") and addresses named whole
-	connsOf := map[string]bool{}  // endpoints named by some of their connections
-	suspectG := map[string]bool{} // instances named
+	nm := namedBy(v)
+	ok := out.addressScopes(r, nm)
+	out.groupScopes(r, nm)
+	a := v.Level.Alpha / float64(max(len(out.scopes), 1))
+	for i := range out.scopes {
+		s := &out.scopes[i]
+		s.upper = stat.UpperBound(s.failed, s.n, a)
+		if s.upper < Tolerance {
+			st.Bounded++
+		} else {
+			ok = false
+		}
+	}
+	if st.MinConnections < 0 {
+		st.MinConnections = 0
+		st.Reach = 1
+	} else {
+		st.Reach = stat.Round(ReachProbability(st.MinConnections), 4)
+	}
+	out.ok = ok
+	return out
+}
+
+// named is what the verdict's suspects name.
+type named struct {
+	covered map[string]bool // endpoints ("target address") and addresses named whole
+	connsOf map[string]bool // endpoints named by some of their connections
+	groups  map[string]bool // instances named ("header: value")
+}
+
+func namedBy(v report.Verdict) named {
+	nm := named{covered: map[string]bool{}, connsOf: map[string]bool{}, groups: map[string]bool{}}
 	for _, s := range v.Suspects {
 		switch s.Kind {
 		case report.SuspectGroup:
-			suspectG[s.Group] = true
+			nm.groups[s.Group] = true
 		case report.SuspectEndpoint:
-			covered[s.Target+" "+s.Address] = true
-			covered[s.Address] = true
+			nm.covered[s.Target+" "+s.Address] = true
+			nm.covered[s.Address] = true
 		case report.SuspectConnections:
-			connsOf[s.Target+" "+s.Address] = true
+			nm.connsOf[s.Target+" "+s.Address] = true
 		}
 	}
+	return nm
+}
+
+// addressScopes adds the scopes of every address still in DNS, all its
+// URLs together, less the responses of the suspect instances behind it
+// (an instance's counts are the address's); an address with a URL named
+// whole is bounded URL by URL, and one named by some of its connections
+// by its other connections. It notes the addresses on too few
+// connections to settle, and reports whether there were none.
+func (out *settling) addressScopes(r *report.Report, nm named) (ok bool) {
+	need := ReachConnections(SettleReach)
+	st := &out.st
 	multiURL := false
 	for _, e := range r.Endpoints {
 		multiURL = multiURL || e.Target != r.Endpoints[0].Target
 	}
-	ok := true
-	// Every address, all its URLs together, less the responses of the
-	// suspect instances behind it (an instance's counts are the
-	// address's); an address with a URL named whole is bounded URL by URL.
+	ok = true
 	type acc struct {
 		f, n  int64
 		split bool // some endpoint of it is named: its URLs are bounded apart
@@ -121,10 +158,10 @@ func settle(r *report.Report, v report.Verdict) settling {
 			label += " (" + e.Target + ")"
 		}
 		switch {
-		case covered[key]:
+		case nm.covered[key]:
 			a.split = true
 			continue
-		case connsOf[key]:
+		case nm.connsOf[key]:
 			// Named by some of its connections: its other connections
 			// (requests on connections that had only succeeded so far)
 			// must be clear too.
@@ -160,13 +197,13 @@ func settle(r *report.Report, v report.Verdict) settling {
 			// same instance): the first that has one behind the address.
 			head := ""
 			for _, g := range r.Groups {
-				if suspectG[g.Header+": "+g.Value] && g.FailedBy[addr] > 0 && head == "" {
+				if nm.groups[g.Header+": "+g.Value] && g.FailedBy[addr] > 0 && head == "" {
 					head = g.Header
 				}
 			}
 			var less []string
 			for _, g := range r.Groups {
-				if g.Header == head && suspectG[g.Header+": "+g.Value] {
+				if g.Header == head && nm.groups[g.Header+": "+g.Value] {
 					f, n = f-g.FailedBy[addr], n-g.Addresses[addr]
 					less = append(less, g.Header+": "+g.Value)
 				}
@@ -181,22 +218,27 @@ func settle(r *report.Report, v report.Verdict) settling {
 			out.scopes = append(out.scopes, settleScope{name: name, failed: min(max(f, 0), n), n: n})
 		}
 	}
-	// Another header that names a suspect instance (the same responses)
-	// is that suspect too.
+	return ok
+}
+
+// groupScopes adds the scope of every instance not a suspect, less its
+// responses from the addresses named whole. Another header that names a
+// suspect instance (the same responses) is that suspect too.
+func (out *settling) groupScopes(r *report.Report, nm named) {
 	for _, g := range r.Groups {
 		for _, o := range r.Groups {
-			if suspectG[o.Header+": "+o.Value] && sameResponses(&g, &o) {
-				suspectG[g.Header+": "+g.Value] = true
+			if nm.groups[o.Header+": "+o.Value] && sameResponses(&g, &o) {
+				nm.groups[g.Header+": "+g.Value] = true
 			}
 		}
 	}
 	for _, g := range r.Groups {
-		if g.Value == report.OtherValues || suspectG[g.Header+": "+g.Value] {
+		if g.Value == report.OtherValues || nm.groups[g.Header+": "+g.Value] {
 			continue
 		}
 		f, n := g.Failed, g.Requests
 		for a, c := range g.Addresses {
-			if covered[a] {
+			if nm.covered[a] {
 				f, n = f-g.FailedBy[a], n-c
 			}
 		}
@@ -204,24 +246,6 @@ func settle(r *report.Report, v report.Verdict) settling {
 			out.scopes = append(out.scopes, settleScope{name: g.Header + ": " + g.Value, failed: max(f, 0), n: n})
 		}
 	}
-	a := v.Level.Alpha / float64(max(len(out.scopes), 1))
-	for i := range out.scopes {
-		s := &out.scopes[i]
-		s.upper = stat.UpperBound(s.failed, s.n, a)
-		if s.upper < Tolerance {
-			st.Bounded++
-		} else {
-			ok = false
-		}
-	}
-	if st.MinConnections < 0 {
-		st.MinConnections = 0
-		st.Reach = 1
-	} else {
-		st.Reach = stat.Round(ReachProbability(st.MinConnections), 4)
-	}
-	out.ok = ok
-	return out
 }
 
 // unsettledNote says, for a run of --until-verdict judged at its last look
