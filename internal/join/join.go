@@ -948,115 +948,17 @@ func (j *Joiner) failed(h *held) bool { return h.status <= 0 || j.fail.Fails(int
 
 // tally counts the placed lines by scope, and what of the run is missing.
 func (j *Joiner) tally(out *Join, off int64) {
+	eps := j.endpoints()
 	scopes := [3]map[uint32]*Scope{{}, {}, {}}
-	nameOf := [3]*names{j.backends, j.instances, j.listeners}
-	eps := make([]Endpoint, len(j.rep.Endpoints))
-	for i := range j.rep.Endpoints {
-		e := &j.rep.Endpoints[i]
-		eps[i] = Endpoint{Target: clean(e.Target), Address: clean(e.Address), Family: e.Family, Requests: e.Requests, Failed: e.Failed, Backends: map[string]int64{}}
-	}
-	for i := range j.trail {
-		if j.trail[i].Failed {
-			eps[j.trail[i].endpoint].TrailFailed++
-		}
-	}
-	label := func(e int32) string {
-		if e < 0 {
-			return "?"
-		}
-		return eps[e].Address
-	}
 	for i := range j.held {
-		h := &j.held[i]
-		if h.how == placedNo {
-			continue
-		}
-		j.lines.Run++
-		if j.failed(h) {
-			j.lines.Failed++
-		}
-		switch h.how {
-		case placedID:
-			j.lines.ByRequestID++
-		case placedPort:
-			j.lines.ByPort++
-		case placedWindow:
-			j.lines.ByWindow++
-		}
-		if h.endpoint < 0 {
-			j.lines.NoEndpoint++
-			if len(j.lines.NoEndpointAt) < maxListed {
-				j.lines.NoEndpointAt = append(j.lines.NoEndpointAt, j.files[h.file]+":"+strconv.FormatInt(h.line, 10))
-			}
-		} else {
-			eps[h.endpoint].Logged++
-			if j.failed(h) {
-				eps[h.endpoint].LoggedFailed++
-			}
-			if j.logged.Has(accesslog.FieldBackend) {
-				eps[h.endpoint].Backends[orNone(j.backends.list[h.backend])]++
-			}
-		}
-		runFailed := false
-		if h.trail >= 0 {
-			t := &j.trail[h.trail]
-			t.matched = true
-			if t.Failed {
-				runFailed = true
-				eps[t.endpoint].FailedMatched++
-			}
-		}
-		for k, key := range [3]uint32{h.backend, h.instance, h.listener} {
-			s := scopes[k][key]
-			if s == nil {
-				name := nameOf[k].list[key]
-				if name == "" {
-					name = "(none)"
-				}
-				s = &Scope{Name: name, Status: map[string]int64{}, Endpoints: map[string]int64{}, P: 1}
-				if k == 0 {
-					s.Family = j.backendFam[key]
-					if s.Family == "" {
-						s.Family = familyOf(name)
-					}
-				}
-				scopes[k][key] = s
-			}
-			s.Requests++
-			st := "none"
-			if h.status > 0 {
-				st = strconv.Itoa(int(h.status))
-			}
-			s.Status[st]++
-			if j.failed(h) {
-				s.Failed++
-			}
-			if b := j.statuses.list[h.bstatus]; b != "" {
-				if s.BackendStatus == nil {
-					s.BackendStatus = map[string]int64{}
-				}
-				s.BackendStatus[b]++
-			}
-			if r := j.reasons.list[h.reason]; r != "" {
-				if s.Reasons == nil {
-					s.Reasons = map[string]int64{}
-				}
-				s.Reasons[r]++
-			}
-			s.Endpoints[label(h.endpoint)]++
-			if runFailed {
-				s.RunFailed++
-			}
+		if h := &j.held[i]; h.how != placedNo {
+			j.countLine(h, eps, &scopes)
 		}
 	}
-	if j.lines.NoEndpointAt == nil {
-		j.lines.NoEndpointAt = []string{}
-	}
-	if j.lines.DuplicatesAt == nil {
-		j.lines.DuplicatesAt = []string{}
-	}
-	if j.lines.NoKnownEndpointAt == nil {
-		j.lines.NoKnownEndpointAt = []string{}
+	for _, at := range []*[]string{&j.lines.NoEndpointAt, &j.lines.DuplicatesAt, &j.lines.NoKnownEndpointAt} {
+		if *at == nil {
+			*at = []string{}
+		}
 	}
 	out.Lines = j.lines
 	lists := [3]*[]Scope{&out.Backends, &out.Instances, &out.Listeners}
@@ -1077,7 +979,121 @@ func (j *Joiner) tally(out *Join, off int64) {
 		}
 	}
 	out.Endpoints = eps
-	m := &out.Missing
+	j.missing(&out.Missing, off)
+}
+
+// endpoints are the join's rows of the report's endpoints, with the
+// failures of each that the run's trail holds.
+func (j *Joiner) endpoints() []Endpoint {
+	eps := make([]Endpoint, len(j.rep.Endpoints))
+	for i := range j.rep.Endpoints {
+		e := &j.rep.Endpoints[i]
+		eps[i] = Endpoint{Target: clean(e.Target), Address: clean(e.Address), Family: e.Family, Requests: e.Requests, Failed: e.Failed, Backends: map[string]int64{}}
+	}
+	for i := range j.trail {
+		if j.trail[i].Failed {
+			eps[j.trail[i].endpoint].TrailFailed++
+		}
+	}
+	return eps
+}
+
+// countLine counts a placed line: how it was placed, its endpoint, the
+// trail's request it matched, and its backend, instance and listener.
+func (j *Joiner) countLine(h *held, eps []Endpoint, scopes *[3]map[uint32]*Scope) {
+	failed := j.failed(h)
+	j.lines.Run++
+	if failed {
+		j.lines.Failed++
+	}
+	switch h.how {
+	case placedID:
+		j.lines.ByRequestID++
+	case placedPort:
+		j.lines.ByPort++
+	case placedWindow:
+		j.lines.ByWindow++
+	}
+	label := "?"
+	if h.endpoint < 0 {
+		j.lines.NoEndpoint++
+		if len(j.lines.NoEndpointAt) < maxListed {
+			j.lines.NoEndpointAt = append(j.lines.NoEndpointAt, j.files[h.file]+":"+strconv.FormatInt(h.line, 10))
+		}
+	} else {
+		e := &eps[h.endpoint]
+		label = e.Address
+		e.Logged++
+		if failed {
+			e.LoggedFailed++
+		}
+		if j.logged.Has(accesslog.FieldBackend) {
+			e.Backends[orNone(j.backends.list[h.backend])]++
+		}
+	}
+	runFailed := false
+	if h.trail >= 0 {
+		t := &j.trail[h.trail]
+		t.matched = true
+		if t.Failed {
+			runFailed = true
+			eps[t.endpoint].FailedMatched++
+		}
+	}
+	for k, key := range [3]uint32{h.backend, h.instance, h.listener} {
+		s := scopes[k][key]
+		if s == nil {
+			s = j.newScope(k, key)
+			scopes[k][key] = s
+		}
+		s.Requests++
+		st := "none"
+		if h.status > 0 {
+			st = strconv.Itoa(int(h.status))
+		}
+		s.Status[st]++
+		if failed {
+			s.Failed++
+		}
+		if b := j.statuses.list[h.bstatus]; b != "" {
+			if s.BackendStatus == nil {
+				s.BackendStatus = map[string]int64{}
+			}
+			s.BackendStatus[b]++
+		}
+		if r := j.reasons.list[h.reason]; r != "" {
+			if s.Reasons == nil {
+				s.Reasons = map[string]int64{}
+			}
+			s.Reasons[r]++
+		}
+		s.Endpoints[label]++
+		if runFailed {
+			s.RunFailed++
+		}
+	}
+}
+
+// newScope is the empty scope of the backend (k 0), instance (1) or
+// listener (2) named key.
+func (j *Joiner) newScope(k int, key uint32) *Scope {
+	name := [3]*names{j.backends, j.instances, j.listeners}[k].list[key]
+	if name == "" {
+		name = "(none)"
+	}
+	s := &Scope{Name: name, Status: map[string]int64{}, Endpoints: map[string]int64{}, P: 1}
+	if k == 0 {
+		s.Family = j.backendFam[key]
+		if s.Family == "" {
+			s.Family = familyOf(name)
+		}
+	}
+	return s
+}
+
+// missing says what of the run no line was placed for: requests, the
+// trail's requests no line matched, and when (the gaps).
+func (j *Joiner) missing(m *Missing, off int64) {
 	m.Requests = max(0, j.rep.Totals.Requests-j.lines.Run)
 	m.IDs, m.Gaps = []string{}, []Gap{}
 	if j.idsLogged || j.portsLogged {
