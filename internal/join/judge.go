@@ -19,6 +19,41 @@ const alpha = 0.001
 // the findings, strongest first, and the conclusion.
 func (j *Joiner) judge(out *Join) {
 	out.Findings = []Finding{}
+	testScopes(out)
+	failedTotal := out.Lines.Failed
+	switch {
+	case out.Lines.Run == 0:
+		out.Status = StatusNothing
+		out.Conclusion = j.nothingFound(out)
+		out.Findings = append(out.Findings, Finding{Kind: "absent", Text: out.Conclusion})
+		return
+	case failedTotal == 0:
+		out.Status = StatusNoFailure
+		out.Conclusion = fmt.Sprintf("No line of the run failed: %d request%s logged, every backend answered.", out.Lines.Run, words.Plural(int(out.Lines.Run)))
+		out.Findings = append(out.Findings, Finding{Kind: "backend", Text: out.Conclusion})
+	case len(out.Backends) == 0:
+		out.Status = StatusUntraced
+		out.Conclusion = j.noBackends(out, failedTotal)
+		out.Findings = append(out.Findings, Finding{Kind: "backend", Text: out.Conclusion})
+	default:
+		out.Status = StatusTraced
+		j.routedFindings(out)
+		backendFindings(out)
+		for _, s := range out.Instances {
+			if s.Significant {
+				p := s.P
+				text := fmt.Sprintf("Instance %s failed %d of %d requests (%s), more than the other instances (%s).", s.Name, s.Failed, s.Requests, words.PctRate(s.FailureRate), words.PValue(p))
+				out.Findings = append(out.Findings, Finding{Kind: "instance", Scope: s.Name, Text: text, P: &p})
+			}
+		}
+		out.Conclusion = out.Findings[0].Text
+	}
+	j.absent(out)
+}
+
+// testScopes tests each backend, instance and listener that failed against
+// the rest of its kind, at alpha split over every test made.
+func testScopes(out *Join) {
 	tests := 0
 	for _, list := range [][]Scope{out.Backends, out.Instances, out.Listeners} {
 		if len(list) > 1 {
@@ -26,8 +61,7 @@ func (j *Joiner) judge(out *Join) {
 		}
 	}
 	level := alpha / float64(max(tests, 1))
-	failedTotal := out.Lines.Failed
-	for k, list := range [][]Scope{out.Backends, out.Instances, out.Listeners} {
+	for _, list := range [][]Scope{out.Backends, out.Instances, out.Listeners} {
 		if len(list) < 2 {
 			continue
 		}
@@ -43,30 +77,13 @@ func (j *Joiner) judge(out *Join) {
 			s.P = stat.FisherGreater(s.Failed, s.Requests, f-s.Failed, n-s.Requests)
 			s.Significant = s.P < level
 		}
-		_ = k
 	}
-	if out.Lines.Run == 0 {
-		out.Status = StatusNothing
-		out.Conclusion = j.nothingFound(out)
-		out.Findings = append(out.Findings, Finding{Kind: "absent", Text: out.Conclusion})
-		return
-	}
-	if failedTotal == 0 {
-		out.Status = StatusNoFailure
-		out.Conclusion = fmt.Sprintf("No line of the run failed: %d request%s logged, every backend answered.", out.Lines.Run, words.Plural(int(out.Lines.Run)))
-		out.Findings = append(out.Findings, Finding{Kind: "backend", Text: out.Conclusion})
-		j.absent(out)
-		return
-	}
-	if len(out.Backends) == 0 {
-		out.Status = StatusUntraced
-		out.Conclusion = j.noBackends(out, failedTotal)
-		out.Findings = append(out.Findings, Finding{Kind: "backend", Text: out.Conclusion})
-		j.absent(out)
-		return
-	}
-	out.Status = StatusTraced
-	// Where each failing status went.
+}
+
+// routedFindings says where each failing status went, when to at most
+// three backends: "All 250 502s were routed to [::1]:8081, by instance
+// gw-3."
+func (j *Joiner) routedFindings(out *Join) {
 	statuses := map[string]int64{}
 	for _, s := range out.Backends {
 		for st, c := range s.Status {
@@ -77,41 +94,36 @@ func (j *Joiner) judge(out *Join) {
 	}
 	for _, st := range words.ByCount(statuses) {
 		var at []string
-		var routed int64
 		for _, s := range out.Backends {
 			if c := s.Status[st]; c > 0 {
 				at = append(at, backendName(s))
-				routed += c
 			}
 		}
 		if len(at) > 3 {
 			continue
 		}
 		what := "all " + strconv.FormatInt(statuses[st], 10) + " " + statusWord(st)
-		if statuses[st] == 1 {
-			what = "the one " + strings.TrimSuffix(statusWord(st), "s")
-		}
 		verb := "were"
 		if statuses[st] == 1 {
-			verb = "was"
+			what, verb = "the one "+strings.TrimSuffix(statusWord(st), "s"), "was"
 		}
 		where := verb + " routed to " + words.JoinAnd(at)
+		kind := "backend"
 		if len(at) == 1 && at[0] == "no backend" {
-			where = verb + " routed to no backend: the gateway answered itself"
+			where, kind = verb+" routed to no backend: the gateway answered itself", "unrouted"
 		}
 		text := words.Capitalize(what) + " " + where
 		if inst := scopesWith(out.Instances, st); len(inst) > 0 && len(inst) <= 3 && len(out.Instances) > 1 {
 			text += ", by instance" + words.Plural(len(inst)) + " " + words.JoinAnd(inst)
 		}
-		text += "."
-		kind := "backend"
-		if len(at) == 1 && at[0] == "no backend" {
-			kind = "unrouted"
-		}
-		out.Findings = append(out.Findings, Finding{Kind: kind, Scope: strings.Join(at, ", "), Text: text})
+		out.Findings = append(out.Findings, Finding{Kind: kind, Scope: strings.Join(at, ", "), Text: text + "."})
 	}
-	// Each backend that fails significantly more than the others, and
-	// the backends that answered every request.
+}
+
+// backendFindings says each backend that fails significantly more than
+// the others, the backends of one family failing while the other's do
+// not, and the backends that answered every request.
+func backendFindings(out *Join) {
 	var clean []string
 	var cleanN int64
 	for _, s := range out.Backends {
@@ -126,7 +138,6 @@ func (j *Joiner) judge(out *Join) {
 			cleanN += s.Requests
 		}
 	}
-	// By family: the backends of one family failing, of the other not.
 	fam := map[string][2]int64{}
 	famNames := map[string][]string{}
 	for _, s := range out.Backends {
@@ -156,15 +167,6 @@ func (j *Joiner) judge(out *Join) {
 		text := fmt.Sprintf("Backend%s %s answered every request (%d).", words.Plural(len(clean)), words.JoinAnd(words.CapItems(clean, 5)), cleanN)
 		out.Findings = append(out.Findings, Finding{Kind: "backend", Scope: strings.Join(clean, ", "), Text: text})
 	}
-	for _, s := range out.Instances {
-		if s.Significant {
-			p := s.P
-			text := fmt.Sprintf("Instance %s failed %d of %d requests (%s), more than the other instances (%s).", s.Name, s.Failed, s.Requests, words.PctRate(s.FailureRate), words.PValue(p))
-			out.Findings = append(out.Findings, Finding{Kind: "instance", Scope: s.Name, Text: text, P: &p})
-		}
-	}
-	out.Conclusion = out.Findings[0].Text
-	j.absent(out)
 }
 
 // familyCleared reports whether a family finding already named the
