@@ -98,34 +98,7 @@ func countKinds(ks []failKind) string {
 // one, timed out on another) read as such. nil when some address answered
 // more than that.
 func (j *judgement) outage() *outageWords {
-	r := j.r
-	type addr struct {
-		name string
-		s    report.Stats
-	}
-	var addrs []*addr
-	by := map[string]*addr{}
-	known := map[string]bool{} // every address of the report, requests or not
-	for _, e := range r.Endpoints {
-		known[e.Address] = true
-		if e.Requests == 0 {
-			continue
-		}
-		a := by[e.Address]
-		if a == nil {
-			a = &addr{name: e.Address, s: report.Stats{Status: map[string]int64{}, Errors: map[string]int64{}}}
-			by[e.Address] = a
-			addrs = append(addrs, a)
-		}
-		a.s.Requests += e.Requests
-		a.s.Failed += e.Failed
-		for k, n := range e.Status {
-			a.s.Status[k] += n
-		}
-		for k, n := range e.Errors {
-			a.s.Errors[k] += n
-		}
-	}
+	addrs, known := outageAddrs(j.r)
 	if len(addrs) == 0 {
 		return nil
 	}
@@ -150,34 +123,92 @@ func (j *judgement) outage() *outageWords {
 	if !all {
 		every = "nearly every request"
 	}
-	var o outageWords
 	if len(addrs) == 1 {
-		a := addrs[0]
-		ks := failKinds(&a.s, j.fail)
-		to := "to the only address, " + a.name + ","
-		if len(known) > 1 {
-			to = "sent, all to " + a.name + "," // the other addresses got none
-		}
-		how := "failed (" + shortKinds(ks) + ")"
-		if len(ks) == 1 {
-			how = ks[0].every
-		}
-		o.headline = every + " " + to + " " + how
-		if !all {
-			o.headline += fmt.Sprintf(" (%d of %d)", a.s.Failed, a.s.Requests)
-		}
-		lead := fmt.Sprintf("%s %s %s (%d of %d)", every, to, how, a.s.Failed, a.s.Requests)
-		if len(ks) > 1 {
-			lead = fmt.Sprintf("%s %s failed (%d of %d): %s", every, to, a.s.Failed, a.s.Requests, countKinds(ks))
-		}
-		what := "an outage"
-		if !all {
-			what = fmt.Sprintf("nearly an outage (%d of %d succeeded)", a.s.Requests-a.s.Failed, a.s.Requests)
-		}
-		o.summary = words.Capitalize(lead) + ". This is " + what + ", not an intermittent fault: with no other address to compare it with, pinprobe cannot tell a failing backend behind it from a service that is down, or from a broken path to it from where it was probed."
-		return &o
+		return j.oneAddressOutage(addrs[0], every, all, known > 1)
 	}
-	// Several addresses: those that failed alike are said together.
+	o, ways := j.everyAddressOutage(addrs, every, all, minRate, maxRate)
+	o.summary = fmt.Sprintf("%s to every address failed (%d of %d): %s", words.Capitalize(every), failed, n, o.summary)
+	if all {
+		o.summary += "The service is down everywhere (or the path to it from where it was probed is), not one backend: no address answered, so there is none to compare the others with."
+	} else {
+		o.summary += fmt.Sprintf("The service is down nearly everywhere (or the path to it from where it was probed is), not one backend: every address failed at least %s of its requests, and only %d of %d succeeded.",
+			words.PctRate(NearlyAll), n-failed, n)
+	}
+	if ways > 1 {
+		o.summary += " The addresses fail in different ways, so there may be more than one cause, and each must be fixed for the service to answer."
+	}
+	return o
+}
+
+// outageAddr is an address's requests, all its URLs together.
+type outageAddr struct {
+	name string
+	s    report.Stats
+}
+
+// outageAddrs are the addresses that got requests, in the report's
+// order, and how many addresses the report has, requests or not.
+func outageAddrs(r *report.Report) (addrs []*outageAddr, known int) {
+	by := map[string]*outageAddr{}
+	seen := map[string]bool{}
+	for _, e := range r.Endpoints {
+		seen[e.Address] = true
+		if e.Requests == 0 {
+			continue
+		}
+		a := by[e.Address]
+		if a == nil {
+			a = &outageAddr{name: e.Address, s: report.Stats{Status: map[string]int64{}, Errors: map[string]int64{}}}
+			by[e.Address] = a
+			addrs = append(addrs, a)
+		}
+		a.s.Requests += e.Requests
+		a.s.Failed += e.Failed
+		for k, n := range e.Status {
+			a.s.Status[k] += n
+		}
+		for k, n := range e.Errors {
+			a.s.Errors[k] += n
+		}
+	}
+	return addrs, len(seen)
+}
+
+// oneAddressOutage says the outage of the one address that got requests
+// (others, when the report has them, got none).
+func (j *judgement) oneAddressOutage(a *outageAddr, every string, all, others bool) *outageWords {
+	var o outageWords
+	ks := failKinds(&a.s, j.fail)
+	to := "to the only address, " + a.name + ","
+	if others {
+		to = "sent, all to " + a.name + "," // the other addresses got none
+	}
+	how := "failed (" + shortKinds(ks) + ")"
+	if len(ks) == 1 {
+		how = ks[0].every
+	}
+	o.headline = every + " " + to + " " + how
+	if !all {
+		o.headline += fmt.Sprintf(" (%d of %d)", a.s.Failed, a.s.Requests)
+	}
+	lead := fmt.Sprintf("%s %s %s (%d of %d)", every, to, how, a.s.Failed, a.s.Requests)
+	if len(ks) > 1 {
+		lead = fmt.Sprintf("%s %s failed (%d of %d): %s", every, to, a.s.Failed, a.s.Requests, countKinds(ks))
+	}
+	what := "an outage"
+	if !all {
+		what = fmt.Sprintf("nearly an outage (%d of %d succeeded)", a.s.Requests-a.s.Failed, a.s.Requests)
+	}
+	o.summary = words.Capitalize(lead) + ". This is " + what + ", not an intermittent fault: with no other address to compare it with, pinprobe cannot tell a failing backend behind it from a service that is down, or from a broken path to it from where it was probed."
+	return &o
+}
+
+// everyAddressOutage says the outage of several addresses, those that
+// failed alike together: its headline, and in summary each address's
+// failures (outage puts the sentence around them); ways is how many ways
+// they failed.
+func (j *judgement) everyAddressOutage(addrs []*outageAddr, every string, all bool, minRate, maxRate float64) (o *outageWords, ways int) {
+	o = new(outageWords)
 	var order []string
 	alike := map[string][]string{}
 	var details []string
@@ -227,15 +258,6 @@ func (j *judgement) outage() *outageWords {
 		}
 		o.headline = fmt.Sprintf("%s to every address failed%s: %s", every, spread, strings.Join(ways, "; "))
 	}
-	o.summary = fmt.Sprintf("%s to every address failed (%d of %d): %s. ", words.Capitalize(every), failed, n, words.JoinAnd(words.CapItems(details, 8)))
-	if all {
-		o.summary += "The service is down everywhere (or the path to it from where it was probed is), not one backend: no address answered, so there is none to compare the others with."
-	} else {
-		o.summary += fmt.Sprintf("The service is down nearly everywhere (or the path to it from where it was probed is), not one backend: every address failed at least %s of its requests, and only %d of %d succeeded.",
-			words.PctRate(NearlyAll), n-failed, n)
-	}
-	if len(order) > 1 {
-		o.summary += " The addresses fail in different ways, so there may be more than one cause, and each must be fixed for the service to answer."
-	}
-	return &o
+	o.summary = words.JoinAnd(words.CapItems(details, 8)) + ". "
+	return o, len(order)
 }
