@@ -137,143 +137,182 @@ func VantageEndpointOf(e *Endpoint) VantageEndpoint {
 // vantages adding up to the report's endpoints and runs. It returns the
 // faults found, at most 3.
 func checkVantages(r *Report) []string {
-	var errs []string
-	bad := func(format string, args ...any) bool {
-		errs = append(errs, fmt.Sprintf(format, args...))
-		return len(errs) >= 3
-	}
-	if r.Vantage != "" {
-		if err := CheckVantage(r.Vantage); err != nil {
-			bad("vantage %q: %v", Shown(r.Vantage), err)
-		}
-	}
-	for _, in := range r.Inputs {
-		if in.Vantage != "" {
-			if err := CheckVantage(in.Vantage); err != nil && bad("inputs: %s: vantage %q: %v", Shown(in.File), Shown(in.Vantage), err) {
-				return errs
-			}
-		}
-	}
-	if len(r.Vantages) == 0 {
-		return errs
+	c := &vantageCheck{r: r}
+	if !c.names() || len(r.Vantages) == 0 {
+		return c.errs
 	}
 	if len(r.Inputs) == 0 {
-		return append(errs, "vantages: a breakdown by vantage in a report with no inputs")
+		return append(c.errs, "vantages: a breakdown by vantage in a report with no inputs")
 	}
 	if len(r.Vantages) > len(r.Inputs) {
-		return append(errs, fmt.Sprintf("vantages: %d of them for %d inputs", len(r.Vantages), len(r.Inputs)))
+		return append(c.errs, fmt.Sprintf("vantages: %d of them for %d inputs", len(r.Vantages), len(r.Inputs)))
 	}
-	index := map[EpKey]int{}
+	c.index = map[EpKey]int{}
 	for i := range r.Endpoints {
-		index[KeyOf(&r.Endpoints[i])] = i
+		c.index[KeyOf(&r.Endpoints[i])] = i
 	}
-	sum := make([][3]int64, len(r.Endpoints))
-	// The vantages' timelines of each endpoint, added up bucket by bucket,
-	// and whether every vantage that probed it kept one.
-	buckets := 0
+	c.sum = make([][3]int64, len(r.Endpoints))
 	if len(r.Timeline.Series) > 0 {
-		buckets = len(r.Timeline.Series[0].Requests)
+		c.buckets = len(r.Timeline.Series[0].Requests)
 	}
-	tlSum := make([][2][]int64, len(r.Endpoints))
-	tlPart := make([]bool, len(r.Endpoints))
-	names := map[string]bool{}
-	runs := 0
-	for _, v := range r.Vantages {
-		name := "vantage " + fmt.Sprintf("%q", Shown(v.Name))
-		if v.Name != "" {
-			if err := CheckVantage(v.Name); err != nil && bad("vantages: %q: %v", Shown(v.Name), err) {
-				return errs
-			}
+	c.tlSum = make([][2][]int64, len(r.Endpoints))
+	c.tlPart = make([]bool, len(r.Endpoints))
+	c.seen = map[string]bool{}
+	for i := range r.Vantages {
+		if !c.vantage(&r.Vantages[i]) {
+			return c.errs
 		}
-		if names[v.Name] && bad("vantages: %s listed twice", name) {
-			return errs
+	}
+	if c.runs != len(r.Inputs) {
+		c.bad("vantages: %d runs for %d inputs", c.runs, len(r.Inputs))
+	}
+	c.sums()
+	return c.errs[:min(len(c.errs), 3)]
+}
+
+// vantageCheck is checkVantages' state: the faults found, the report's
+// endpoints by key, the vantages seen and their runs, and what the
+// vantages add up to for each endpoint: requests, failed and dropped, the
+// timelines bucket by bucket (buckets of the report's), and whether some
+// vantage that probed it kept none.
+type vantageCheck struct {
+	r       *Report
+	errs    []string
+	index   map[EpKey]int
+	seen    map[string]bool
+	runs    int
+	sum     [][3]int64
+	buckets int
+	tlSum   [][2][]int64
+	tlPart  []bool
+}
+
+// bad notes a fault and reports whether that makes 3.
+func (c *vantageCheck) bad(format string, args ...any) bool {
+	c.errs = append(c.errs, fmt.Sprintf(format, args...))
+	return len(c.errs) >= 3
+}
+
+// names checks the report's and its inputs' vantage names; false when
+// that found 3 faults.
+func (c *vantageCheck) names() bool {
+	if c.r.Vantage != "" {
+		if err := CheckVantage(c.r.Vantage); err != nil {
+			c.bad("vantage %q: %v", Shown(c.r.Vantage), err)
 		}
-		names[v.Name] = true
-		runs += v.Runs
-		if v.Runs <= 0 && bad("vantages: %s: %d runs", name, v.Runs) {
-			return errs
-		}
-		var tot [3]int64
-		fam := map[string]ConnStats{}
-		seen := map[EpKey]bool{}
-		for _, e := range v.Endpoints {
-			k := EpKey{e.Target, e.Address}
-			i, ok := index[k]
-			switch {
-			case !ok:
-				bad("vantages: %s: endpoint %s (%s) is not among the report's", name, Shown(e.Address), Shown(e.Target))
-			case seen[k]:
-				bad("vantages: %s: endpoint %s (%s) listed twice", name, Shown(e.Address), Shown(e.Target))
-			case e.Family != r.Endpoints[i].Family:
-				bad("vantages: %s: endpoint %s (%s) of family %q, not %q", name, Shown(e.Address), Shown(e.Target), Shown(e.Family), Shown(r.Endpoints[i].Family))
-			case e.Requests < 0 || e.Failed < 0 || e.Dropped < 0 || e.Failed > e.Requests:
-				bad("vantages: %s: endpoint %s (%s): %d failed of %d requests, %d dropped", name, Shown(e.Address), Shown(e.Target), e.Failed, e.Requests, e.Dropped)
-			case e.Timeline != nil && checkVantageSeries(e.Timeline, buckets, e.Requests, e.Failed) != "":
-				bad("vantages: %s: endpoint %s (%s): timeline: %s", name, Shown(e.Address), Shown(e.Target), checkVantageSeries(e.Timeline, buckets, e.Requests, e.Failed))
-			default:
-				if tl := e.Timeline; tl == nil {
-					tlPart[i] = tlPart[i] || e.Requests > 0
-				} else if len(tl.Requests) > 0 {
-					if tlSum[i][0] == nil {
-						tlSum[i] = [2][]int64{make([]int64, buckets), make([]int64, buckets)}
-					}
-					for k := range tl.Requests {
-						tlSum[i][0][tl.First+k] += tl.Requests[k]
-						tlSum[i][1][tl.First+k] += tl.Failed[k]
-					}
-				}
-				seen[k] = true
-				sum[i][0] += e.Requests
-				sum[i][1] += e.Failed
-				sum[i][2] += e.Dropped
-				tot[0] += e.Requests
-				tot[1] += e.Failed
-				tot[2] += e.Dropped
-				f := fam[e.Family]
-				f.Requests += e.Requests
-				f.Failed += e.Failed
-				fam[e.Family] = f
-				continue
-			}
-			return errs
-		}
-		if tot != [3]int64{v.Requests, v.Failed, v.Dropped} && bad("vantages: %s: %d requests, %d failed, %d dropped, but its endpoints add up to %d, %d, %d",
-			name, v.Requests, v.Failed, v.Dropped, tot[0], tot[1], tot[2]) {
-			return errs
-		}
-		for f, c := range v.Families {
-			if fam[f] != c && bad("vantages: %s: family %s: %d failed of %d, but its endpoints add up to %d of %d", name, Shown(f), c.Failed, c.Requests, fam[f].Failed, fam[f].Requests) {
-				return errs
-			}
-			delete(fam, f)
-		}
-		for f := range fam {
-			if bad("vantages: %s: family %s missing", name, Shown(f)) {
-				return errs
+	}
+	for _, in := range c.r.Inputs {
+		if in.Vantage != "" {
+			if err := CheckVantage(in.Vantage); err != nil && c.bad("inputs: %s: vantage %q: %v", Shown(in.File), Shown(in.Vantage), err) {
+				return false
 			}
 		}
 	}
-	if runs != len(r.Inputs) {
-		bad("vantages: %d runs for %d inputs", runs, len(r.Inputs))
-	}
-	for i := range r.Endpoints {
-		e := &r.Endpoints[i]
-		if sum[i] != [3]int64{e.Requests, e.Failed, e.Dropped} {
-			bad("vantages: endpoint %s (%s): the vantages add up to %d requests, %d failed, %d dropped; it has %d, %d, %d",
-				Shown(e.Address), Shown(e.Target), sum[i][0], sum[i][1], sum[i][2], e.Requests, e.Failed, e.Dropped)
-			break
+	return true
+}
+
+// vantage checks one vantage and adds its endpoints to the sums; false
+// when the check must stop.
+func (c *vantageCheck) vantage(v *VantageStats) bool {
+	name := "vantage " + fmt.Sprintf("%q", Shown(v.Name))
+	if v.Name != "" {
+		if err := CheckVantage(v.Name); err != nil && c.bad("vantages: %q: %v", Shown(v.Name), err) {
+			return false
 		}
-		if tlSum[i][0] == nil || tlPart[i] || i >= len(r.Timeline.Series) {
+	}
+	if c.seen[v.Name] && c.bad("vantages: %s listed twice", name) {
+		return false
+	}
+	c.seen[v.Name] = true
+	c.runs += v.Runs
+	if v.Runs <= 0 && c.bad("vantages: %s: %d runs", name, v.Runs) {
+		return false
+	}
+	var tot [3]int64
+	fam := map[string]ConnStats{}
+	seen := map[EpKey]bool{}
+	for _, e := range v.Endpoints {
+		k := EpKey{e.Target, e.Address}
+		i, ok := c.index[k]
+		switch {
+		case !ok:
+			c.bad("vantages: %s: endpoint %s (%s) is not among the report's", name, Shown(e.Address), Shown(e.Target))
+		case seen[k]:
+			c.bad("vantages: %s: endpoint %s (%s) listed twice", name, Shown(e.Address), Shown(e.Target))
+		case e.Family != c.r.Endpoints[i].Family:
+			c.bad("vantages: %s: endpoint %s (%s) of family %q, not %q", name, Shown(e.Address), Shown(e.Target), Shown(e.Family), Shown(c.r.Endpoints[i].Family))
+		case e.Requests < 0 || e.Failed < 0 || e.Dropped < 0 || e.Failed > e.Requests:
+			c.bad("vantages: %s: endpoint %s (%s): %d failed of %d requests, %d dropped", name, Shown(e.Address), Shown(e.Target), e.Failed, e.Requests, e.Dropped)
+		case e.Timeline != nil && checkVantageSeries(e.Timeline, c.buckets, e.Requests, e.Failed) != "":
+			c.bad("vantages: %s: endpoint %s (%s): timeline: %s", name, Shown(e.Address), Shown(e.Target), checkVantageSeries(e.Timeline, c.buckets, e.Requests, e.Failed))
+		default:
+			c.add(i, &e)
+			seen[k] = true
+			tot[0] += e.Requests
+			tot[1] += e.Failed
+			tot[2] += e.Dropped
+			f := fam[e.Family]
+			f.Requests += e.Requests
+			f.Failed += e.Failed
+			fam[e.Family] = f
 			continue
 		}
-		ser := &r.Timeline.Series[i]
-		if !slices.Equal(tlSum[i][0], ser.Requests) || !slices.Equal(tlSum[i][1], ser.Failed) {
-			bad("vantages: endpoint %s (%s): the vantages' timelines do not add up to its timeline", Shown(e.Address), Shown(e.Target))
-			break
+		return false
+	}
+	if tot != [3]int64{v.Requests, v.Failed, v.Dropped} && c.bad("vantages: %s: %d requests, %d failed, %d dropped, but its endpoints add up to %d, %d, %d",
+		name, v.Requests, v.Failed, v.Dropped, tot[0], tot[1], tot[2]) {
+		return false
+	}
+	for f, s := range v.Families {
+		if fam[f] != s && c.bad("vantages: %s: family %s: %d failed of %d, but its endpoints add up to %d of %d", name, Shown(f), s.Failed, s.Requests, fam[f].Failed, fam[f].Requests) {
+			return false
+		}
+		delete(fam, f)
+	}
+	for f := range fam {
+		if c.bad("vantages: %s: family %s missing", name, Shown(f)) {
+			return false
 		}
 	}
-	if len(errs) > 3 {
-		errs = errs[:3]
+	return true
+}
+
+// add adds a vantage's endpoint e to the sums of the report's endpoint i.
+func (c *vantageCheck) add(i int, e *VantageEndpoint) {
+	if tl := e.Timeline; tl == nil {
+		c.tlPart[i] = c.tlPart[i] || e.Requests > 0
+	} else if len(tl.Requests) > 0 {
+		if c.tlSum[i][0] == nil {
+			c.tlSum[i] = [2][]int64{make([]int64, c.buckets), make([]int64, c.buckets)}
+		}
+		for k := range tl.Requests {
+			c.tlSum[i][0][tl.First+k] += tl.Requests[k]
+			c.tlSum[i][1][tl.First+k] += tl.Failed[k]
+		}
 	}
-	return errs
+	c.sum[i][0] += e.Requests
+	c.sum[i][1] += e.Failed
+	c.sum[i][2] += e.Dropped
+}
+
+// sums checks that the vantages add up to each endpoint of the report:
+// its counts and, where every vantage that probed it kept one, its
+// timeline.
+func (c *vantageCheck) sums() {
+	for i := range c.r.Endpoints {
+		e := &c.r.Endpoints[i]
+		if c.sum[i] != [3]int64{e.Requests, e.Failed, e.Dropped} {
+			c.bad("vantages: endpoint %s (%s): the vantages add up to %d requests, %d failed, %d dropped; it has %d, %d, %d",
+				Shown(e.Address), Shown(e.Target), c.sum[i][0], c.sum[i][1], c.sum[i][2], e.Requests, e.Failed, e.Dropped)
+			return
+		}
+		if c.tlSum[i][0] == nil || c.tlPart[i] || i >= len(c.r.Timeline.Series) {
+			continue
+		}
+		ser := &c.r.Timeline.Series[i]
+		if !slices.Equal(c.tlSum[i][0], ser.Requests) || !slices.Equal(c.tlSum[i][1], ser.Failed) {
+			c.bad("vantages: endpoint %s (%s): the vantages' timelines do not add up to its timeline", Shown(e.Address), Shown(e.Target))
+			return
+		}
+	}
 }
