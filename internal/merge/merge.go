@@ -700,25 +700,9 @@ func (m *merger) stats(out *report.Report) error {
 // series of out's families, endpoints and groups (see mergeLatencies);
 // see Merge.
 func (m *merger) timeline(out *report.Report) (report.Timeline, error) {
-	type source struct {
-		i     int
-		start time.Time
-		step  time.Duration
-		n     int
-	}
-	var srcs []source
-	for i, r := range m.reports {
-		if len(r.Timeline.Series) == 0 && r.Totals.Requests > 0 {
-			m.notes = append(m.notes, "timeline: "+m.names[i]+" has none, so the merged report has none either")
-			return report.Timeline{IntervalS: r.Timeline.IntervalS, Start: r.Timeline.Start, Series: []report.Series{}}, nil
-		}
-		n := 0
-		for _, s := range r.Timeline.Series {
-			n = max(n, len(s.Requests))
-		}
-		if n > 0 {
-			srcs = append(srcs, source{i, r.Timeline.Start.Time, report.Interval(r.Timeline.IntervalS), n})
-		}
+	srcs, none := m.timelineSources()
+	if none != nil {
+		return *none, nil
 	}
 	tl := report.Timeline{IntervalS: m.reports[0].Timeline.IntervalS, Start: m.reports[0].Timeline.Start, Series: make([]report.Series, len(m.eps))}
 	for j, me := range m.eps {
@@ -727,76 +711,17 @@ func (m *merger) timeline(out *report.Report) (report.Timeline, error) {
 	if len(srcs) == 0 {
 		return tl, nil
 	}
-	origin := srcs[0].start
-	step := srcs[0].step
-	limit := report.MaxPoints
-	lcmOK := true
-	for _, s := range srcs {
-		if s.start.Before(origin) {
-			origin = s.start
-		}
-		if l, ok := lcm(step, s.step); ok && l <= maxMergedInterval && lcmOK {
-			step = l
-		} else {
-			lcmOK = false
-		}
-		if s.n > report.MaxPoints {
-			limit = report.HardMaxPoints
-		}
-	}
-	// The merged timeline holds at most 4 times the buckets of the
-	// inputs' series, however far apart their runs: a grid as fine as one
-	// input's, over the span of all, is one series per endpoint of the
-	// merge, each as long as the longest.
-	cells := 0
-	for _, r := range m.reports {
-		for _, ser := range r.Timeline.Series {
-			cells += len(ser.Requests)
-		}
-	}
-	limit = min(limit, max(1, 4*cells/max(len(tl.Series), 1)))
-	if !lcmOK {
-		step = 0
-		for _, s := range srcs {
-			step = max(step, s.step)
-		}
-	}
-	// Every input covers at most report.MaxSeconds (report.CheckSaved); together they
-	// must too, or bucket positions would overflow.
-	for _, s := range srcs {
-		if span := s.start.Add(time.Duration(s.n) * s.step).Sub(origin); span > report.SecondsDuration(report.MaxSeconds) {
-			first := srcs[0]
-			for _, o := range srcs {
-				if o.start.Equal(origin) {
-					first = o
-				}
-			}
-			return report.Timeline{}, fmt.Errorf("merge %s: its timeline ends %.0f years after that of %s starts: more than 100 years apart",
-				m.names[s.i], span.Hours()/24/365.25, m.names[first.i])
-		}
-	}
-	// place is the merged bucket that holds the middle of bucket k of s.
-	place := func(s source, k int, step time.Duration) int {
-		return int((s.start.Sub(origin) + time.Duration(k)*s.step + s.step/2) / step)
-	}
-	n := 0
-	for {
-		n = 0
-		for _, s := range srcs {
-			n = max(n, place(s, s.n-1, step)+1)
-		}
-		if n <= limit {
-			break
-		}
-		step *= 2
+	g, err := m.grid(srcs, len(tl.Series))
+	if err != nil {
+		return report.Timeline{}, err
 	}
 	for j := range tl.Series {
-		tl.Series[j].Requests, tl.Series[j].Failed = make([]int64, n), make([]int64, n)
+		tl.Series[j].Requests, tl.Series[j].Failed = make([]int64, g.n), make([]int64, g.n)
 	}
 	if vantagesNamed(m.reports) {
-		m.vtl = newVantageTimelines(n)
+		m.vtl = newVantageTimelines(g.n)
 		for _, s := range srcs {
-			m.vtl.reach(m.reports[s.i], func(k int) int { return place(s, k, step) })
+			m.vtl.reach(m.reports[s.i], func(k int) int { return g.place(s, k) })
 		}
 	}
 	var shifted []string
@@ -804,11 +729,11 @@ func (m *merger) timeline(out *report.Report) (report.Timeline, error) {
 	lat := newLatencyMerge(m, out)
 	for _, s := range srcs {
 		r := m.reports[s.i]
-		if s.start.Sub(origin)%s.step != 0 || step%s.step != 0 {
+		if s.start.Sub(g.origin)%s.step != 0 || g.step%s.step != 0 {
 			shifted = append(shifted, m.names[s.i])
 			worst = max(worst, s.step/2)
 		}
-		at := func(k int) int { return place(s, k, step) }
+		at := func(k int) int { return g.place(s, k) }
 		for si, ser := range r.Timeline.Series {
 			j := m.index[report.KeyOf(&r.Endpoints[si])]
 			out := &tl.Series[j]
@@ -826,13 +751,119 @@ func (m *merger) timeline(out *report.Report) (report.Timeline, error) {
 			m.vtl.add(r, at, m.index)
 		}
 	}
-	lat.write(&tl, n)
-	tl.Start, tl.IntervalS = report.Time{Time: origin}, step.Seconds()
+	lat.write(&tl, g.n)
+	tl.Start, tl.IntervalS = report.Time{Time: g.origin}, g.step.Seconds()
 	if len(shifted) > 0 {
 		m.notes = append(m.notes, fmt.Sprintf("timeline: the buckets of %s do not fall on the merged grid (%s from %s UTC); each is counted whole in the merged bucket that holds its middle, so their requests may show up to %s early or late (sums are exact)",
-			strings.Join(shifted, ", "), step, origin.UTC().Format("15:04:05.000"), worst))
+			strings.Join(shifted, ", "), g.step, g.origin.UTC().Format("15:04:05.000"), worst))
 	}
 	return tl, nil
+}
+
+// tlSource is the timeline of input i: its start, bucket width and number
+// of buckets.
+type tlSource struct {
+	i     int
+	start time.Time
+	step  time.Duration
+	n     int
+}
+
+// timelineSources are the inputs' timelines that have buckets; none is
+// the merged report's empty timeline when an input with requests has no
+// timeline (and the note that says so).
+func (m *merger) timelineSources() (srcs []tlSource, none *report.Timeline) {
+	for i, r := range m.reports {
+		if len(r.Timeline.Series) == 0 && r.Totals.Requests > 0 {
+			m.notes = append(m.notes, "timeline: "+m.names[i]+" has none, so the merged report has none either")
+			return nil, &report.Timeline{IntervalS: r.Timeline.IntervalS, Start: r.Timeline.Start, Series: []report.Series{}}
+		}
+		n := 0
+		for _, s := range r.Timeline.Series {
+			n = max(n, len(s.Requests))
+		}
+		if n > 0 {
+			srcs = append(srcs, tlSource{i, r.Timeline.Start.Time, report.Interval(r.Timeline.IntervalS), n})
+		}
+	}
+	return srcs, nil
+}
+
+// tlGrid is the merged timeline's grid: n buckets of step from origin.
+type tlGrid struct {
+	origin time.Time
+	step   time.Duration
+	n      int
+}
+
+// place is the merged bucket that holds the middle of bucket k of s.
+func (g tlGrid) place(s tlSource, k int) int {
+	return int((s.start.Sub(g.origin) + time.Duration(k)*s.step + s.step/2) / g.step)
+}
+
+// grid is the merged grid of srcs for series endpoints: from the earliest
+// start, a step that is a multiple of every input's when one is at most
+// maxMergedInterval (else the widest), doubled until the buckets are at
+// most 4 times the inputs' (report.MaxPoints, or HardMaxPoints when an
+// input has more). Inputs more than 100 years apart are refused.
+func (m *merger) grid(srcs []tlSource, series int) (tlGrid, error) {
+	g := tlGrid{origin: srcs[0].start, step: srcs[0].step}
+	limit := report.MaxPoints
+	lcmOK := true
+	for _, s := range srcs {
+		if s.start.Before(g.origin) {
+			g.origin = s.start
+		}
+		if l, ok := lcm(g.step, s.step); ok && l <= maxMergedInterval && lcmOK {
+			g.step = l
+		} else {
+			lcmOK = false
+		}
+		if s.n > report.MaxPoints {
+			limit = report.HardMaxPoints
+		}
+	}
+	// The merged timeline holds at most 4 times the buckets of the
+	// inputs' series, however far apart their runs: a grid as fine as one
+	// input's, over the span of all, is one series per endpoint of the
+	// merge, each as long as the longest.
+	cells := 0
+	for _, r := range m.reports {
+		for _, ser := range r.Timeline.Series {
+			cells += len(ser.Requests)
+		}
+	}
+	limit = min(limit, max(1, 4*cells/max(series, 1)))
+	if !lcmOK {
+		g.step = 0
+		for _, s := range srcs {
+			g.step = max(g.step, s.step)
+		}
+	}
+	// Every input covers at most report.MaxSeconds (report.CheckSaved); together they
+	// must too, or bucket positions would overflow.
+	for _, s := range srcs {
+		if span := s.start.Add(time.Duration(s.n) * s.step).Sub(g.origin); span > report.SecondsDuration(report.MaxSeconds) {
+			first := srcs[0]
+			for _, o := range srcs {
+				if o.start.Equal(g.origin) {
+					first = o
+				}
+			}
+			return tlGrid{}, fmt.Errorf("merge %s: its timeline ends %.0f years after that of %s starts: more than 100 years apart",
+				m.names[s.i], span.Hours()/24/365.25, m.names[first.i])
+		}
+	}
+	for {
+		g.n = 0
+		for _, s := range srcs {
+			g.n = max(g.n, g.place(s, s.n-1)+1)
+		}
+		if g.n <= limit {
+			return g, nil
+		}
+		g.step *= 2
+	}
 }
 
 // groupKey is a group's header and value.
