@@ -321,29 +321,7 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 		c.Alpha = o.alpha
 	}
 	fail := report.FailStatusOf(after)
-	if !report.FailStatusOf(before).Equal(fail) {
-		c.Notes = append(c.Notes, fmt.Sprintf("the reports count different statuses as failures (before --fail-status %s, after %s): their failure rates do not measure the same thing",
-			OrDefault(before.Plan.FailStatus, report.DefaultFailStatus), OrDefault(after.Plan.FailStatus, report.DefaultFailStatus)))
-	}
-	for _, s := range []struct {
-		name string
-		r    *report.Report
-	}{{"before", before}, {"after", after}} {
-		if s.r.Interrupted {
-			c.Notes = append(c.Notes, "the "+s.name+" run was interrupted: it covers less time than planned")
-		}
-	}
-	latency := true
-	for _, s := range []struct {
-		name string
-		r    *report.Report
-	}{{"before", before}, {"after", after}} {
-		if e := s.r.Totals.ClientErrors; e > 0 && e*10 >= s.r.Totals.Requests && latency {
-			latency = false
-			c.Notes = append(c.Notes, "latency is not compared: the machine of the "+s.name+" run could not send many of its requests (client errors), so it was slowed by its own trouble")
-		}
-	}
-
+	latency := c.runNotes(before, after, fail)
 	c.endpoints(before, after, latency)
 	c.labels()
 	// With nothing in common, or other URLs on each side, the families,
@@ -369,8 +347,43 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 		c.Families = append(c.Families, sc)
 	}
 	c.groups(before, after, whole, latency)
+	c.decide(fail)
+	c.Conclusion = c.conclude()
+	c.hb, c.ha, c.hbase = nil, nil, nil
+	return c
+}
 
-	// Count the tests, then judge each against its share of alpha.
+// runNotes notes what makes the two runs differ in kind: other statuses
+// counted as failures, an interrupted run, a machine that could not send
+// many of its requests; latency is false after the last, which stops
+// latency from being compared.
+func (c *Comparison) runNotes(before, after *report.Report, fail report.FailStatus) (latency bool) {
+	if !report.FailStatusOf(before).Equal(fail) {
+		c.Notes = append(c.Notes, fmt.Sprintf("the reports count different statuses as failures (before --fail-status %s, after %s): their failure rates do not measure the same thing",
+			OrDefault(before.Plan.FailStatus, report.DefaultFailStatus), OrDefault(after.Plan.FailStatus, report.DefaultFailStatus)))
+	}
+	sides := []struct {
+		name string
+		r    *report.Report
+	}{{"before", before}, {"after", after}}
+	for _, s := range sides {
+		if s.r.Interrupted {
+			c.Notes = append(c.Notes, "the "+s.name+" run was interrupted: it covers less time than planned")
+		}
+	}
+	latency = true
+	for _, s := range sides {
+		if e := s.r.Totals.ClientErrors; e > 0 && e*10 >= s.r.Totals.Requests && latency {
+			latency = false
+			c.Notes = append(c.Notes, "latency is not compared: the machine of the "+s.name+" run could not send many of its requests (client errors), so it was slowed by its own trouble")
+		}
+	}
+	return latency
+}
+
+// decide counts the tests, judges each against its share of alpha
+// (Bonferroni) and sets the comparison's status.
+func (c *Comparison) decide(fail report.FailStatus) {
 	for _, sc := range c.Scopes() {
 		if sc.Tested {
 			c.Comparisons++
@@ -400,7 +413,7 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 				sc.Change = ChangeBetter
 			}
 		}
-		sc.Latency.decide(c.AlphaEach, o.MaxLatencyIncrease, sc.Baseline != nil)
+		sc.Latency.decide(c.AlphaEach, c.opts.MaxLatencyIncrease, sc.Baseline != nil)
 		for i := range sc.Answers {
 			a := &sc.Answers[i]
 			a.Significant = a.Tested && a.P < c.AlphaEach
@@ -426,9 +439,6 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 			c.Status = Improved
 		}
 	}
-	c.Conclusion = c.conclude()
-	c.hb, c.ha, c.hbase = nil, nil, nil
-	return c
 }
 
 // OrDefault is s, or def when s is empty.
