@@ -107,15 +107,57 @@ func CheckLimits(r *Report, l Limits) []Threshold {
 		conf = DefaultConfidence
 	}
 	alpha := 1 - conf
-	// A scope's rate, for how long proving it would take: its share of the
-	// planned rate by its endpoints still probed at the end (the measured
-	// one under --rate max), or the rate its requests finished at when
-	// that was lower (drops, abandoned requests, a slow backend).
-	type scope struct {
-		name string
-		s    *Stats
-		rps  float64
+	scopes := limitScopes(r)
+	if l.MaxFailureRate >= 0 {
+		for _, sc := range scopes {
+			t := sc.check("max-failure-rate", "ratio", l.MaxFailureRate)
+			s := sc.s
+			// The abandoned requests may have failed: shown below the limit
+			// only if they did.
+			k, n := s.Failed+s.Abandoned, s.Requests+s.Abandoned
+			b := stat.UpperBound(k, n, alpha)
+			none := l.MaxFailureRate == 0 && k == 0
+			out = append(out, sc.judge(t, conf, s.FailureRate, &b, none, stat.RequestsToBound(k, n, l.MaxFailureRate, alpha)))
+		}
 	}
+	if l.MaxP99 > 0 {
+		limit := float64(l.MaxP99) / float64(time.Millisecond)
+		for _, sc := range scopes {
+			t := sc.check("max-p99", "ms", limit)
+			bound, need := p99Bound(sc.s, l.MaxP99, alpha)
+			out = append(out, sc.judge(t, conf, sc.s.LatencyMS.P99, bound, false, need))
+		}
+	}
+	if l.FailOnVerdict {
+		t := limitScope{"verdict", &r.Totals, 0}.check("fail-on-verdict", "suspects", 0)
+		if r.Totals.Requests > 0 {
+			v := float64(len(r.Verdict.Suspects))
+			t.Value, t.Confidence = &v, conf
+			t.Status, t.OK = ThresholdBreached, false
+			if v == 0 && !r.Verdict.Outage {
+				t.Status, t.OK = ThresholdOK, true
+				t.SmallestFault = smallestFault(r, conf)
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// limitScope is a scope CheckLimits judges, with its rate, for how long
+// proving it would take.
+type limitScope struct {
+	name string
+	s    *Stats
+	rps  float64
+}
+
+// limitScopes are the total, each family and each endpoint still in DNS
+// at the end. A scope's rate is its share of the planned rate by its
+// endpoints still probed at the end (the measured one under --rate max),
+// or the rate its requests finished at when that was lower (drops,
+// abandoned requests, a slow backend).
+func limitScopes(r *Report) []limitScope {
 	active := 0
 	for i := range r.Endpoints {
 		if r.Endpoints[i].RemovedAt == nil {
@@ -134,7 +176,7 @@ func CheckLimits(r *Report, l Limits) []Threshold {
 		}
 		return rps
 	}
-	scopes := []scope{{"total", &r.Totals, rate(&r.Totals, active)}}
+	scopes := []limitScope{{"total", &r.Totals, rate(&r.Totals, active)}}
 	for _, f := range words.SortedKeys(r.Families) {
 		eps := 0
 		for i := range r.Endpoints {
@@ -142,85 +184,55 @@ func CheckLimits(r *Report, l Limits) []Threshold {
 				eps++
 			}
 		}
-		scopes = append(scopes, scope{"family " + f, r.Families[f], rate(r.Families[f], eps)})
+		scopes = append(scopes, limitScope{"family " + f, r.Families[f], rate(r.Families[f], eps)})
 	}
 	for i := range r.Endpoints {
 		if e := &r.Endpoints[i]; e.RemovedAt == nil {
-			scopes = append(scopes, scope{"endpoint " + e.Address + " (" + e.Target + ")", &e.Stats, rate(&e.Stats, 1)})
+			scopes = append(scopes, limitScope{"endpoint " + e.Address + " (" + e.Target + ")", &e.Stats, rate(&e.Stats, 1)})
 		}
 	}
-	check := func(name, unit string, sc scope, limit float64) Threshold {
-		return Threshold{Name: name, Scope: sc.name, Limit: limit, Unit: unit, Status: ThresholdNotJudged, Requests: sc.s.Requests}
+	return scopes
+}
+
+// check is the scope's check of a limit, not judged yet.
+func (sc limitScope) check(name, unit string, limit float64) Threshold {
+	return Threshold{Name: name, Scope: sc.name, Limit: limit, Unit: unit, Status: ThresholdNotJudged, Requests: sc.s.Requests}
+}
+
+// judge is t with its outcome at confidence conf, from what the scope
+// measured (value) and what it is shown to stay under (bound, unrounded;
+// nil when nothing is), and what would prove it (need requests); proven
+// says it passes without a bound within the limit (--max-failure-rate 0
+// of a scope where none failed). A scope without requests is not judged.
+func (sc limitScope) judge(t Threshold, conf, value float64, bound *float64, proven bool, need int64) Threshold {
+	if sc.s.Requests <= 0 {
+		return t
 	}
-	// judge adds t, with its outcome from what the scope measured (value)
-	// and what it is shown to stay under (bound, unrounded; nil when
-	// nothing is), and what would prove it; proven says it passes without
-	// a bound within the limit (--max-failure-rate 0 of a scope where none
-	// failed).
-	judge := func(t Threshold, sc scope, value float64, bound *float64, proven bool, need int64) {
-		defer func() { out = append(out, t) }()
-		if sc.s.Requests <= 0 {
-			return
+	t.Value, t.Confidence = &value, conf
+	if bound != nil {
+		// Rounded up, as it is written: a bound said is never lower than
+		// the bound.
+		b := math.Ceil(*bound*1e6-1e-9) / 1e6
+		if t.Unit == "ms" {
+			b = *bound
 		}
-		t.Value, t.Confidence = &value, conf
-		if bound != nil {
-			// Rounded up, as it is written: a bound said is never lower than
-			// the bound.
-			b := math.Ceil(*bound*1e6-1e-9) / 1e6
-			if t.Unit == "ms" {
-				b = *bound
-			}
-			t.Bound = &b
-		}
-		switch {
-		case value > t.Limit:
-			t.Status = ThresholdBreached
-		case proven || bound != nil && *bound <= t.Limit:
-			t.Status, t.OK = ThresholdOK, true
-		default:
-			t.Status = ThresholdNotProven
-			if need > 0 {
-				t.NeedRequests = need
-				if sc.rps > 0 {
-					t.NeedS = math.Ceil(float64(need) / sc.rps)
-				}
-			}
-		}
+		t.Bound = &b
 	}
-	if l.MaxFailureRate >= 0 {
-		for _, sc := range scopes {
-			t := check("max-failure-rate", "ratio", sc, l.MaxFailureRate)
-			s := sc.s
-			// The abandoned requests may have failed: shown below the limit
-			// only if they did.
-			k, n := s.Failed+s.Abandoned, s.Requests+s.Abandoned
-			b := stat.UpperBound(k, n, alpha)
-			none := l.MaxFailureRate == 0 && k == 0
-			judge(t, sc, s.FailureRate, &b, none, stat.RequestsToBound(k, n, l.MaxFailureRate, alpha))
-		}
-	}
-	if l.MaxP99 > 0 {
-		limit := float64(l.MaxP99) / float64(time.Millisecond)
-		for _, sc := range scopes {
-			t := check("max-p99", "ms", sc, limit)
-			bound, need := p99Bound(sc.s, l.MaxP99, alpha)
-			judge(t, sc, sc.s.LatencyMS.P99, bound, false, need)
-		}
-	}
-	if l.FailOnVerdict {
-		t := check("fail-on-verdict", "suspects", scope{"verdict", &r.Totals, 0}, 0)
-		if r.Totals.Requests > 0 {
-			v := float64(len(r.Verdict.Suspects))
-			t.Value, t.Confidence = &v, conf
-			t.Status, t.OK = ThresholdBreached, false
-			if v == 0 && !r.Verdict.Outage {
-				t.Status, t.OK = ThresholdOK, true
-				t.SmallestFault = smallestFault(r, conf)
+	switch {
+	case value > t.Limit:
+		t.Status = ThresholdBreached
+	case proven || bound != nil && *bound <= t.Limit:
+		t.Status, t.OK = ThresholdOK, true
+	default:
+		t.Status = ThresholdNotProven
+		if need > 0 {
+			t.NeedRequests = need
+			if sc.rps > 0 {
+				t.NeedS = math.Ceil(float64(need) / sc.rps)
 			}
 		}
-		out = append(out, t)
 	}
-	return out
+	return t
 }
 
 // p99Bound is the upper bound of s's p99 at level alpha, in milliseconds,
