@@ -24,10 +24,24 @@ ac b bc bi bp bq ci cp f fc fi fp ft hr hrl hs hsl lc ms pid r rc rt s sc si sp 
 // pinprobeID matches a request ID pinprobe makes.
 var pinprobeID = regexp.MustCompile(`^pinprobe-[0-9a-f]{8,64}-[0-9]+-[0-9]+$`)
 
-// haproxyField is what a join reads of one HAProxy variable.
+// haproxyField is what a join reads of one HAProxy variable: where the
+// request went, when, or what it was; any other is a counter or a timer.
+// (%hr holds a request ID only where the configuration captures one: the
+// join sees it in the records, not in the format.)
 func haproxyField(name string, quoted bool) (*field, Field) {
 	f := &field{name: "%" + name, shape: shapeToken, quoted: quoted}
-	var logged Field
+	for _, kind := range []func(*field, string) (Field, bool){haproxyWhere, haproxyWhen, haproxyWhat} {
+		if logged, ok := kind(f, name); ok {
+			return f, logged
+		}
+	}
+	f.shape = shapeNumber // counters and timers: numbers, or -1
+	return f, 0
+}
+
+// haproxyWhere reads the variables of where a request went: client,
+// listener, backend and server, the instance (the host name).
+func haproxyWhere(f *field, name string) (logged Field, ok bool) {
 	switch name {
 	case "ci":
 		f.shape = shapeAddr
@@ -62,9 +76,19 @@ func haproxyField(name string, quoted bool) (*field, Field) {
 	case "sp":
 		f.shape = shapePort
 		f.set = func(_ *Record, v string, st *matchState) { st.srvPort = v }
-	case "ST":
-		f.shape = shapeStatus
-		f.set = func(r *Record, v string, _ *matchState) { r.Status, _ = parseStatus(v) }
+	case "H":
+		logged = FieldInstance
+		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
+	default:
+		return 0, false
+	}
+	return logged, true
+}
+
+// haproxyWhen reads the variables of when a request came and how long it
+// took.
+func haproxyWhen(f *field, name string) (logged Field, ok bool) {
+	switch name {
 	case "tr", "t":
 		f.shape, logged = shapeToken, FieldTime
 		f.set = func(_ *Record, v string, st *matchState) {
@@ -94,6 +118,19 @@ func haproxyField(name string, quoted bool) (*field, Field) {
 				r.Duration = d
 			}
 		}
+	default:
+		return 0, false
+	}
+	return logged, true
+}
+
+// haproxyWhat reads the variables of what a request was and how it ended:
+// status, termination state, request line, headers, ID.
+func haproxyWhat(f *field, name string) (logged Field, ok bool) {
+	switch name {
+	case "ST":
+		f.shape = shapeStatus
+		f.set = func(r *Record, v string, _ *matchState) { r.Status, _ = parseStatus(v) }
 	case "tsc", "ts":
 		logged = FieldReason
 		f.set = func(r *Record, v string, _ *matchState) {
@@ -101,9 +138,6 @@ func haproxyField(name string, quoted bool) (*field, Field) {
 				r.Reason = v
 			}
 		}
-	case "H":
-		logged = FieldInstance
-		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
 	case "hr", "hrl":
 		f.shape = shapeText
 		f.set = func(r *Record, v string, _ *matchState) {
@@ -139,12 +173,9 @@ func haproxyField(name string, quoted bool) (*field, Field) {
 			}
 		}
 	default:
-		// Counters and timers: numbers, or -1.
-		f.shape = shapeNumber
+		return 0, false
 	}
-	// %hr holds a request ID only where the configuration captures one:
-	// the join sees it in the records, not in the format.
-	return f, logged
+	return logged, true
 }
 
 // haproxySample is what a join reads of a sample expression %[expr]: the
