@@ -366,72 +366,7 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 		if err = r.Next(&rec); err != nil {
 			break
 		}
-		j.lines.Records++
-		if rec.Resolution > j.resMax {
-			j.resMax = rec.Resolution
-		}
-		j.noZone = j.noZone || rec.NoZone
-		h := held{endpoint: -1, trail: -1, file: file, line: rec.Line, lat: int64(rec.Duration), res: int32(rec.Resolution / time.Millisecond), atEnd: rec.AtEnd}
-		if rid := rec.RequestID; rid != "" {
-			sawID = true
-			ti, inTrail := j.byID[rid]
-			run, ep, isPinprobe := splitID(rid)
-			switch {
-			case inTrail:
-				h.how, h.trail, h.endpoint = placedID, ti, int32(j.trail[ti].endpoint)
-			case isPinprobe && slices.Contains(j.runIDs, run):
-				h.how = placedID
-				if e, ok := j.epOf[run+"-"+ep]; ok {
-					h.endpoint = int32(e)
-				}
-			case isPinprobe:
-				j.lines.OtherRuns++
-				continue
-			}
-		}
-		t := rec.Time.UnixNano()
-		lo, hi := from, to
-		if rec.NoZone {
-			// A local time without its zone: up to 14 hours either way.
-			lo, hi = lo-int64(maxZone), hi+int64(maxZone)
-		}
-		if h.how == placedNo && (rec.Time.IsZero() || t < lo || t > hi) {
-			j.lines.Outside++
-			continue
-		}
-		// A copy of a line read before (of the lines that could be the
-		// run's: only those are remembered) is the same request.
-		if j.duplicate(&rec) {
-			j.lines.Duplicates++
-			if len(j.lines.DuplicatesAt) < maxListed {
-				j.lines.DuplicatesAt = append(j.lines.DuplicatesAt, j.files[file]+":"+strconv.FormatInt(rec.Line, 10))
-			}
-			continue
-		}
-		if len(j.held) >= j.maxHeld {
-			j.lines.NotHeld++
-			continue
-		}
-		// A time to the second (nginx's $time_local) is truncated: the
-		// request was logged within the second after it.
-		h.t = t + int64(rec.Resolution)/2
-		h.client = j.clients.id(rec.Client.String())
-		h.port = rec.ClientPort
-		h.status = int16(rec.Status)
-		h.backend = j.backends.id(rec.Backend())
-		if n := len(rec.Tries); n > 0 && rec.Tries[n-1].Addr.IsValid() {
-			if _, ok := j.backendFam[h.backend]; !ok {
-				j.backendFam[h.backend] = familyOf(rec.Tries[n-1].Addr.String())
-			}
-		}
-		h.bstatus = j.statuses.id(rec.BackendStatus())
-		h.instance = j.instances.id(rec.Instance)
-		h.listener = j.listeners.id(rec.Listener)
-		h.reason = j.reasons.id(rec.Reason)
-		h.server = j.serverID(rec.Server)
-		h.noRequest = rec.Method == "" && rec.URI == "" && (rec.Status == 0 || rec.Status == 400) && h.how == placedNo
-		h.foreign = h.how == placedNo && !h.noRequest && j.foreign(&rec)
-		j.held = append(j.held, h)
+		sawID = j.hold(&rec, file, from, to) || sawID
 	}
 	// What a JSON log logs is known once its records are read.
 	if r.Logged().Has(accesslog.FieldClientPort) {
@@ -444,6 +379,90 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 		j.idsLogged = true
 	}
 	j.allLogIDs = sawID && (len(j.files) == 1 || j.allLogIDs)
+	j.logs = append(j.logs, j.logOf(r, file))
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// hold reads one record of file: placed by its request ID, or held to be
+// placed by its time when that falls in the run (from, to in Unix
+// nanoseconds) and it is no copy of a line held before; a line of another
+// pinprobe run is counted and dropped. It reports whether the record
+// carried a request ID.
+func (j *Joiner) hold(rec *accesslog.Record, file uint16, from, to int64) (sawID bool) {
+	j.lines.Records++
+	if rec.Resolution > j.resMax {
+		j.resMax = rec.Resolution
+	}
+	j.noZone = j.noZone || rec.NoZone
+	h := held{endpoint: -1, trail: -1, file: file, line: rec.Line, lat: int64(rec.Duration), res: int32(rec.Resolution / time.Millisecond), atEnd: rec.AtEnd}
+	if rid := rec.RequestID; rid != "" {
+		sawID = true
+		ti, inTrail := j.byID[rid]
+		run, ep, isPinprobe := splitID(rid)
+		switch {
+		case inTrail:
+			h.how, h.trail, h.endpoint = placedID, ti, int32(j.trail[ti].endpoint)
+		case isPinprobe && slices.Contains(j.runIDs, run):
+			h.how = placedID
+			if e, ok := j.epOf[run+"-"+ep]; ok {
+				h.endpoint = int32(e)
+			}
+		case isPinprobe:
+			j.lines.OtherRuns++
+			return sawID
+		}
+	}
+	t := rec.Time.UnixNano()
+	lo, hi := from, to
+	if rec.NoZone {
+		// A local time without its zone: up to 14 hours either way.
+		lo, hi = lo-int64(maxZone), hi+int64(maxZone)
+	}
+	if h.how == placedNo && (rec.Time.IsZero() || t < lo || t > hi) {
+		j.lines.Outside++
+		return sawID
+	}
+	// A copy of a line read before (of the lines that could be the
+	// run's: only those are remembered) is the same request.
+	if j.duplicate(rec) {
+		j.lines.Duplicates++
+		if len(j.lines.DuplicatesAt) < maxListed {
+			j.lines.DuplicatesAt = append(j.lines.DuplicatesAt, j.files[file]+":"+strconv.FormatInt(rec.Line, 10))
+		}
+		return sawID
+	}
+	if len(j.held) >= j.maxHeld {
+		j.lines.NotHeld++
+		return sawID
+	}
+	// A time to the second (nginx's $time_local) is truncated: the
+	// request was logged within the second after it.
+	h.t = t + int64(rec.Resolution)/2
+	h.client = j.clients.id(rec.Client.String())
+	h.port = rec.ClientPort
+	h.status = int16(rec.Status)
+	h.backend = j.backends.id(rec.Backend())
+	if n := len(rec.Tries); n > 0 && rec.Tries[n-1].Addr.IsValid() {
+		if _, ok := j.backendFam[h.backend]; !ok {
+			j.backendFam[h.backend] = familyOf(rec.Tries[n-1].Addr.String())
+		}
+	}
+	h.bstatus = j.statuses.id(rec.BackendStatus())
+	h.instance = j.instances.id(rec.Instance)
+	h.listener = j.listeners.id(rec.Listener)
+	h.reason = j.reasons.id(rec.Reason)
+	h.server = j.serverID(rec.Server)
+	h.noRequest = rec.Method == "" && rec.URI == "" && (rec.Status == 0 || rec.Status == 400) && h.how == placedNo
+	h.foreign = h.how == placedNo && !h.noRequest && j.foreign(rec)
+	j.held = append(j.held, h)
+	return sawID
+}
+
+// logOf is the document's row of the log of file that r has read.
+func (j *Joiner) logOf(r *accesslog.Reader, file uint16) Log {
 	st := r.Stats()
 	l := Log{Name: j.files[file], Kind: string(r.Kind()), Format: r.Format(), Gzip: r.Gzip(), Logs: r.Logged().Names(),
 		Lines: st.Lines, Records: st.Records, Skipped: st.Skipped, SkippedAt: st.SkippedAt, TooLong: st.TooLong, Other: st.Other}
@@ -459,11 +478,7 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 	if st.Err != nil {
 		l.Error = clean(st.Err.Error())
 	}
-	j.logs = append(j.logs, l)
-	if errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
+	return l
 }
 
 // expected is when a held line's time should be by pinprobe's clock for
