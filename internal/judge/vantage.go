@@ -94,11 +94,7 @@ func planVantages(r *report.Report) *vantagePlan {
 	}
 	step := report.SecondsDuration(r.Timeline.IntervalS)
 	// Each endpoint's vantage timelines, by the vantages that probed it.
-	type from struct {
-		vantage int
-		tl      *report.VantageSeries
-	}
-	by := map[report.EpKey][]from{}
+	by := map[report.EpKey][]vantageFrom{}
 	for vi := range r.Vantages {
 		for x := range r.Vantages[vi].Endpoints {
 			e := &r.Vantages[vi].Endpoints[x]
@@ -110,7 +106,7 @@ func planVantages(r *report.Report) *vantagePlan {
 				return pl
 			}
 			k := report.EpKey{Target: e.Target, Address: e.Address}
-			by[k] = append(by[k], from{vi, e.Timeline})
+			by[k] = append(by[k], vantageFrom{vi, e.Timeline})
 		}
 	}
 	var all []span // every vantage's own time, each once
@@ -132,55 +128,69 @@ func planVantages(r *report.Report) *vantagePlan {
 		pl.unknown = fmt.Sprintf("the report merges too many runs, vantages and endpoints (%d vantages, %d runs, %d endpoints) to work out the time they share", len(r.Vantages), len(r.Inputs), len(r.Endpoints))
 		return pl
 	}
-	// Per endpoint, every vantage's requests added up, bucket by bucket,
-	// as running sums; each vantage's over its shared buckets, and the
-	// others' over the same buckets.
-	var sumReq, sumFailed []int64
+	var sums vantageSums
 	for i := range r.Endpoints {
-		fs := by[report.KeyOf(&r.Endpoints[i])]
-		if len(fs) < 2 {
-			continue
-		}
-		if sumReq == nil {
-			sumReq, sumFailed = make([]int64, buckets+1), make([]int64, buckets+1)
-		}
-		clear(sumReq)
-		clear(sumFailed)
-		for _, f := range fs {
-			for b := range f.tl.Requests {
-				sumReq[f.tl.First+b+1] += f.tl.Requests[b]
-				sumFailed[f.tl.First+b+1] += f.tl.Failed[b]
-			}
-		}
-		for b := range buckets {
-			sumReq[b+1] += sumReq[b]
-			sumFailed[b+1] += sumFailed[b]
-		}
-		for _, f := range fs {
-			c := vantageCase{endpoint: i, vantage: f.vantage}
-			var totN, totFailed int64
-			for _, br := range pl.vs[f.vantage].buckets {
-				totN += sumReq[br.hi] - sumReq[br.lo]
-				totFailed += sumFailed[br.hi] - sumFailed[br.lo]
-			}
-			c.n, c.failed = inBuckets(f.tl, pl.vs[f.vantage].buckets)
-			c.restN, c.restFailed = totN-c.n, totFailed-c.failed
-			if c.n > 0 && c.restN > 0 {
-				for _, br := range pl.vs[f.vantage].buckets {
-					for b := br.lo; b < br.hi; b++ {
-						n, failed := bucketOf(f.tl, b)
-						allN, allFailed := sumReq[b+1]-sumReq[b], sumFailed[b+1]-sumFailed[b]
-						if n > 0 && allN > n {
-							c.strata = append(c.strata, report.RepeatCounts{AfterFailure: n, AfterFailureFailed: failed,
-								AfterOK: allN - n, AfterOKFailed: allFailed - failed})
-						}
-					}
-				}
-				pl.cases = append(pl.cases, c)
-			}
+		if fs := by[report.KeyOf(&r.Endpoints[i])]; len(fs) >= 2 {
+			pl.addCases(i, fs, &sums, buckets)
 		}
 	}
 	return pl
+}
+
+// vantageFrom is a vantage's timeline of an endpoint.
+type vantageFrom struct {
+	vantage int
+	tl      *report.VantageSeries
+}
+
+// vantageSums are an endpoint's requests and failures of every vantage,
+// added up bucket by bucket, as running sums (bucket b is [b, b+1)).
+type vantageSums struct{ req, failed []int64 }
+
+// addCases adds the cases of endpoint i, probed by the vantages of fs:
+// each vantage's requests over the buckets it shared with others, and the
+// others' over the same buckets, with the strata bucket by bucket.
+func (pl *vantagePlan) addCases(i int, fs []vantageFrom, sums *vantageSums, buckets int) {
+	if sums.req == nil {
+		sums.req, sums.failed = make([]int64, buckets+1), make([]int64, buckets+1)
+	}
+	sumReq, sumFailed := sums.req, sums.failed
+	clear(sumReq)
+	clear(sumFailed)
+	for _, f := range fs {
+		for b := range f.tl.Requests {
+			sumReq[f.tl.First+b+1] += f.tl.Requests[b]
+			sumFailed[f.tl.First+b+1] += f.tl.Failed[b]
+		}
+	}
+	for b := range buckets {
+		sumReq[b+1] += sumReq[b]
+		sumFailed[b+1] += sumFailed[b]
+	}
+	for _, f := range fs {
+		c := vantageCase{endpoint: i, vantage: f.vantage}
+		var totN, totFailed int64
+		for _, br := range pl.vs[f.vantage].buckets {
+			totN += sumReq[br.hi] - sumReq[br.lo]
+			totFailed += sumFailed[br.hi] - sumFailed[br.lo]
+		}
+		c.n, c.failed = inBuckets(f.tl, pl.vs[f.vantage].buckets)
+		c.restN, c.restFailed = totN-c.n, totFailed-c.failed
+		if c.n <= 0 || c.restN <= 0 {
+			continue
+		}
+		for _, br := range pl.vs[f.vantage].buckets {
+			for b := br.lo; b < br.hi; b++ {
+				n, failed := bucketOf(f.tl, b)
+				allN, allFailed := sumReq[b+1]-sumReq[b], sumFailed[b+1]-sumFailed[b]
+				if n > 0 && allN > n {
+					c.strata = append(c.strata, report.RepeatCounts{AfterFailure: n, AfterFailureFailed: failed,
+						AfterOK: allN - n, AfterOKFailed: allFailed - failed})
+				}
+			}
+		}
+		pl.cases = append(pl.cases, c)
+	}
 }
 
 // bucketOf is tl's requests and failures in bucket b of the report's
