@@ -98,45 +98,9 @@ func portless(target string) string {
 // endpoints count as fixed.
 func (c *Comparison) endpoints(before, after *report.Report, latency bool) {
 	keys := urlKeys(c.Match, before, after)
-	type epKey struct{ url, address string }
-	type pair struct{ b, a *report.Endpoint }
-	var order []epKey
-	pairs := map[epKey]*pair{}
-	urls := [2]map[string]bool{{}, {}}         // URL keys probed before, after
-	beforeTarget := map[string]string{}        // URL key -> before's target
-	beforeByURL := map[string][]int{}          // URL key -> before's endpoints of it
-	probedFamily := [2]map[string]bool{{}, {}} // families probed before, after
-	for side, r := range []*report.Report{before, after} {
-		for i := range r.Endpoints {
-			e := &r.Endpoints[i]
-			uk := keys[e.Target]
-			if side == 0 {
-				beforeByURL[uk] = append(beforeByURL[uk], i)
-				if _, ok := beforeTarget[uk]; !ok {
-					beforeTarget[uk] = e.Target
-				}
-			}
-			if e.Requests == 0 {
-				continue
-			}
-			urls[side][uk] = true
-			probedFamily[side][e.Family] = true
-			k := epKey{uk, e.Address}
-			p := pairs[k]
-			if p == nil {
-				p = &pair{}
-				pairs[k] = p
-				order = append(order, k)
-			}
-			if side == 0 {
-				p.b = e
-			} else {
-				p.a = e
-			}
-		}
-	}
+	pg := pairEndpoints(before, after, keys)
 	beforeEndpoints := 0
-	for _, p := range pairs {
+	for _, p := range pg.pairs {
 		if p.b != nil {
 			beforeEndpoints++
 		}
@@ -145,71 +109,130 @@ func (c *Comparison) endpoints(before, after *report.Report, latency bool) {
 		}
 	}
 	commonURL := false
-	for uk := range urls[0] {
-		commonURL = commonURL || urls[1][uk]
+	for uk := range pg.urls[0] {
+		commonURL = commonURL || pg.urls[1][uk]
 	}
 	c.disjoint = c.Common == 0 && (c.Match != MatchHost || !commonURL)
 	c.mostGone = 2*(beforeEndpoints-c.Common) > beforeEndpoints
 	if c.disjoint {
 		c.hint = disjointHint(before, after)
 	} else {
-		c.partialWords(before, after, keys, urls, probedFamily)
+		c.partialWords(before, after, keys, pg.urls, pg.probedFamily)
 	}
-
 	// Group by target (before's where the URL was probed before), in the
 	// order the targets first appear.
-	shown := func(k epKey, p *pair) string {
-		if p.b != nil {
-			return p.b.Target
-		}
-		if tg, ok := beforeTarget[k.url]; ok {
-			return tg
-		}
-		return p.a.Target
-	}
 	var targets []string
-	for _, k := range order {
-		targets = append(targets, shown(k, pairs[k]))
+	for _, k := range pg.order {
+		targets = append(targets, pg.shown(k))
 	}
-	targets = words.Dedupe(targets)
-	for _, tg := range targets {
-		for _, k := range order {
-			p := pairs[k]
-			if shown(k, p) != tg {
+	for _, tg := range words.Dedupe(targets) {
+		for _, k := range pg.order {
+			if pg.shown(k) == tg {
+				c.Endpoints = append(c.Endpoints, c.endpointScope(before, after, &pg, k, tg, latency))
+			}
+		}
+	}
+}
+
+// pairKey is an endpoint by its URL's key (see urlKeys) and address.
+type pairKey struct{ url, address string }
+
+// pair is an endpoint before and after (nil where it got no request).
+type pair struct{ b, a *report.Endpoint }
+
+// pairing is the endpoints of two reports paired by URL key and address.
+type pairing struct {
+	order        []pairKey
+	pairs        map[pairKey]*pair
+	urls         [2]map[string]bool // URL keys probed before, after
+	beforeTarget map[string]string  // URL key -> before's target
+	beforeByURL  map[string][]int   // URL key -> before's endpoints of it
+	probedFamily [2]map[string]bool // families probed before, after
+}
+
+func pairEndpoints(before, after *report.Report, keys map[string]string) pairing {
+	pg := pairing{pairs: map[pairKey]*pair{}, urls: [2]map[string]bool{{}, {}}, beforeTarget: map[string]string{},
+		beforeByURL: map[string][]int{}, probedFamily: [2]map[string]bool{{}, {}}}
+	for side, r := range []*report.Report{before, after} {
+		for i := range r.Endpoints {
+			e := &r.Endpoints[i]
+			uk := keys[e.Target]
+			if side == 0 {
+				pg.beforeByURL[uk] = append(pg.beforeByURL[uk], i)
+				if _, ok := pg.beforeTarget[uk]; !ok {
+					pg.beforeTarget[uk] = e.Target
+				}
+			}
+			if e.Requests == 0 {
 				continue
 			}
-			var b, a *report.Stats
-			id := EndpointID{Target: tg, Address: k.address}
-			if p.b != nil {
-				b, id.Family = &p.b.Stats, p.b.Family
+			pg.urls[side][uk] = true
+			pg.probedFamily[side][e.Family] = true
+			k := pairKey{uk, e.Address}
+			p := pg.pairs[k]
+			if p == nil {
+				p = &pair{}
+				pg.pairs[k] = p
+				pg.order = append(pg.order, k)
 			}
-			if p.a != nil {
-				a, id.Family = &p.a.Stats, p.a.Family
+			if side == 0 {
+				p.b = e
+			} else {
+				p.a = e
 			}
-			sc := c.scope("endpoint "+k.address+" ("+tg+")", b, a, true, latency)
-			sc.Family, sc.Target, sc.Address = id.Family, tg, k.address
-			if p.a != nil && p.a.Target != tg {
-				sc.AfterTarget = p.a.Target
-			}
-			switch sc.Change {
-			case ChangeAdded:
-				id.Target = p.a.Target
-				c.Added = append(c.Added, id)
-				if base := c.urlBaseline(before, k.url, beforeByURL[k.url]); base != nil {
-					c.addBaseline(&sc, "the endpoints of "+tg+" before", base, "\x00url "+k.url, latency)
-				} else if !c.disjoint {
-					c.addBaseline(&sc, "all requests before", &before.Totals, "", latency)
-				}
-			case ChangeRemoved:
-				c.Removed = append(c.Removed, id)
-				// A failing endpoint gone from a URL still probed, in a
-				// family still probed, is fixed (the address left DNS);
-				// one that was not probed again is not.
-				sc.gone = !c.disjoint && !c.mostGone && sc.Before.Failed > 0 && urls[1][k.url] && !excludes(after, id.Family)
-			}
-			c.Endpoints = append(c.Endpoints, sc)
 		}
 	}
+	return pg
+}
+
+// shown is the target an endpoint is shown under: before's where the URL
+// was probed before.
+func (pg *pairing) shown(k pairKey) string {
+	p := pg.pairs[k]
+	if p.b != nil {
+		return p.b.Target
+	}
+	if tg, ok := pg.beforeTarget[k.url]; ok {
+		return tg
+	}
+	return p.a.Target
+}
+
+// endpointScope is the change of endpoint k, shown under target tg: an
+// added one tested against its URL's endpoints before (or all requests
+// before), a removed one fixed when its URL and family were probed again.
+func (c *Comparison) endpointScope(before, after *report.Report, pg *pairing, k pairKey, tg string, latency bool) ScopeChange {
+	p := pg.pairs[k]
+	var b, a *report.Stats
+	id := EndpointID{Target: tg, Address: k.address}
+	if p.b != nil {
+		b, id.Family = &p.b.Stats, p.b.Family
+	}
+	if p.a != nil {
+		a, id.Family = &p.a.Stats, p.a.Family
+	}
+	sc := c.scope("endpoint "+k.address+" ("+tg+")", b, a, true, latency)
+	sc.Family, sc.Target, sc.Address = id.Family, tg, k.address
+	if p.a != nil && p.a.Target != tg {
+		sc.AfterTarget = p.a.Target
+	}
+	switch sc.Change {
+	case ChangeAdded:
+		id.Target = p.a.Target
+		c.Added = append(c.Added, id)
+		if base := c.urlBaseline(before, k.url, pg.beforeByURL[k.url]); base != nil {
+			c.addBaseline(&sc, "the endpoints of "+tg+" before", base, "\x00url "+k.url, latency)
+		} else if !c.disjoint {
+			c.addBaseline(&sc, "all requests before", &before.Totals, "", latency)
+		}
+	case ChangeRemoved:
+		c.Removed = append(c.Removed, id)
+		// A failing endpoint gone from a URL still probed, in a family
+		// still probed, is fixed (the address left DNS); one that was not
+		// probed again is not.
+		sc.gone = !c.disjoint && !c.mostGone && sc.Before.Failed > 0 && pg.urls[1][k.url] && !excludes(after, id.Family)
+	}
+	return sc
 }
 
 // urlBaseline sums the endpoints idx of before, a URL's, into the stats an
