@@ -183,30 +183,6 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 	for _, s := range tl.Series {
 		n = max(n, len(s.Requests))
 	}
-	// shape says what is wrong with l's shape, "" when nothing is.
-	shape := func(l *Latencies) string {
-		if len(l.Bins) != n || len(l.Counts) != n {
-			return fmt.Sprintf("%d bins and %d counts for %d buckets", len(l.Bins), len(l.Counts), n)
-		}
-		for i := range l.Bins {
-			if len(l.Bins[i]) != len(l.Counts[i]) {
-				return fmt.Sprintf("bucket %d: %d bins, %d counts", i, len(l.Bins[i]), len(l.Counts[i]))
-			}
-		}
-		return ""
-	}
-	// sums says where l does not count want(i) requests in bucket i.
-	sums := func(l *Latencies, want func(i int) int64) string {
-		if msg := shape(l); msg != "" {
-			return msg
-		}
-		for i := range n {
-			if got, w := l.Total(i), want(i); got != w {
-				return fmt.Sprintf("bucket %d: latencies of %d requests, not %d", i, got, w)
-			}
-		}
-		return ""
-	}
 	for i := range tl.Series {
 		s := &tl.Series[i]
 		switch {
@@ -216,12 +192,49 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 			bad("timeline %s (%s): latency for %d buckets of requests, not the timeline's %d", Shown(s.Address), Shown(s.Target), len(s.Requests), n)
 			continue
 		}
-		if msg := sums(s.Latency, func(j int) int64 { return s.Requests[j] }); msg != "" {
+		if msg := latencySums(s.Latency, n, func(j int) int64 { return s.Requests[j] }); msg != "" {
 			bad("timeline %s (%s): latency: %s", Shown(s.Address), Shown(s.Target), msg)
 		}
 	}
-	// Each family's requests per bucket, when every endpoint has its series
-	// (else the timeline is refused above).
+	seen := map[string]bool{}
+	validateFamilyLatencies(r, n, seen, bad)
+	validateGroupLatencies(r, n, seen, bad)
+}
+
+// latencyShape says what is wrong with l's shape for n buckets, "" when
+// nothing is.
+func latencyShape(l *Latencies, n int) string {
+	if len(l.Bins) != n || len(l.Counts) != n {
+		return fmt.Sprintf("%d bins and %d counts for %d buckets", len(l.Bins), len(l.Counts), n)
+	}
+	for i := range l.Bins {
+		if len(l.Bins[i]) != len(l.Counts[i]) {
+			return fmt.Sprintf("bucket %d: %d bins, %d counts", i, len(l.Bins[i]), len(l.Counts[i]))
+		}
+	}
+	return ""
+}
+
+// latencySums says where l, of n buckets, does not count want(i) requests
+// in bucket i; "" when it counts them all.
+func latencySums(l *Latencies, n int, want func(i int) int64) string {
+	if msg := latencyShape(l, n); msg != "" {
+		return msg
+	}
+	for i := range n {
+		if got, w := l.Total(i), want(i); got != w {
+			return fmt.Sprintf("bucket %d: latencies of %d requests, not %d", i, got, w)
+		}
+	}
+	return ""
+}
+
+// validateFamilyLatencies checks the families' latency series: each of a
+// family of the report, once, counting its endpoints' requests in each of
+// the n buckets (when every endpoint has its series; else the timeline is
+// refused before).
+func validateFamilyLatencies(r *Report, n int, seen map[string]bool, bad func(string, ...any)) {
+	tl := &r.Timeline
 	famReq := map[string][]int64{}
 	if len(tl.Series) == len(r.Endpoints) {
 		for e := range r.Endpoints {
@@ -234,7 +247,6 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 			}
 		}
 	}
-	seen := map[string]bool{}
 	for k := range tl.Families {
 		f := &tl.Families[k]
 		switch _, ok := r.Families[f.Family]; {
@@ -247,11 +259,18 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 		}
 		seen[f.Family] = true
 		if req, ok := famReq[f.Family]; ok {
-			if msg := sums(&f.Latency, func(j int) int64 { return req[j] }); msg != "" {
+			if msg := latencySums(&f.Latency, n, func(j int) int64 { return req[j] }); msg != "" {
 				bad("timeline: latency of family %s: %s", Shown(f.Family), msg)
 			}
 		}
 	}
+}
+
+// validateGroupLatencies checks the instance groups' series: each of a
+// group of the report, once, n buckets that fail no more than they hold
+// and add up to the group, its latency counting its requests.
+func validateGroupLatencies(r *Report, n int, seen map[string]bool, bad func(string, ...any)) {
+	tl := &r.Timeline
 	groups := make(map[groupKey]*Group, len(r.Groups))
 	for i := range r.Groups {
 		groups[groupKey{r.Groups[i].Header, r.Groups[i].Value}] = &r.Groups[i]
@@ -285,7 +304,7 @@ func validateLatencies(r *Report, bad func(string, ...any)) {
 		if req != grp.Requests || failed != grp.Failed {
 			bad("%s: %d responses, %d failed; the group has %d, %d", name, req, failed, grp.Requests, grp.Failed)
 		}
-		if msg := sums(&g.Latency, func(i int) int64 { return g.Requests[i] }); msg != "" {
+		if msg := latencySums(&g.Latency, n, func(i int) int64 { return g.Requests[i] }); msg != "" {
 			bad("%s: latency: %s", name, msg)
 		}
 	}
