@@ -176,10 +176,44 @@ func (j *judgement) suspectGroups() []*groupFinding {
 //   - a URL that fails more than the others with none of its addresses
 //     named fails on every address: the URL is the cause.
 func (j *judgement) resolve() {
-	r := j.r
+	j.demoteBehindInstances()
+	j.demoteByConnections()
+	j.nameCoincidingAddresses()
+	// The family frames its addresses only when every one of them is a
+	// suspect: one bad IPv4 address among good ones is that address.
+	if j.badFamily != "" {
+		for i, e := range j.r.Endpoints {
+			if e.Family == j.badFamily && e.Requests > 0 && !j.isEndpointSuspect(i) {
+				j.badFamily = ""
+				break
+			}
+		}
+	}
+	for _, tg := range j.g.targets {
+		if !j.badTarget[tg] {
+			continue
+		}
+		blamed := false
+		for _, i := range j.g.endpoints[tg] {
+			_, conn := j.connFind[i]
+			blamed = blamed || j.isEndpointSuspect(i) || conn || j.demoted[i]
+		}
+		if !blamed {
+			j.failingURLs = append(j.failingURLs, tg)
+		}
+	}
+}
+
+// demoteBehindInstances demotes each suspect address that fails more
+// than the others only through the suspect instances behind it: its
+// other responses against the other addresses' other responses, header
+// by header (two headers may name the same instance), over every URL the
+// address serves (an instance's counts are the address's, all URLs
+// together).
+func (j *judgement) demoteBehindInstances() {
 	groups := j.suspectGroups()
 	for _, i := range sortedKeys(j.endpoint) {
-		e := &r.Endpoints[i]
+		e := &j.r.Endpoints[i]
 		byHeader := map[string][]*groupFinding{} // the suspect instances behind e, by header
 		var heads []string
 		for _, gf := range groups {
@@ -190,35 +224,30 @@ func (j *judgement) resolve() {
 				byHeader[gf.g.Header] = append(byHeader[gf.g.Header], gf)
 			}
 		}
-		if len(heads) == 0 {
-			continue
-		}
-		// Beyond the instances: the address's other responses against the
-		// other addresses' other responses, header by header (two headers
-		// may name the same instance), over every URL the address serves
-		// (an instance's counts are the address's, all URLs together).
-		explained := ""
 		for _, h := range heads {
 			t := j.beyond(e, byHeader[h])
-			if !t.Significant {
-				names := make([]string, len(byHeader[h]))
-				for k, gf := range byHeader[h] {
-					names[k] = gf.name
-				}
-				explained = fmt.Sprintf("%s fails more than the other addresses only through %s: its other responses failed %d of %d times (%s) against %d of %d on the other addresses (%s), so the instance%s behind it, not the whole address, %s named.",
-					j.label(i), words.JoinAnd(names), t.Failed, t.Requests, words.PctRate(rate(t.Failed, t.Requests)), t.RestFailed, t.RestTotal,
-					words.PctRate(rate(t.RestFailed, t.RestTotal)), map[bool]string{true: "", false: "s"}[len(names) == 1], words.Agree(len(names), "is", "are"))
-				break
+			if t.Significant {
+				continue
 			}
-		}
-		if explained != "" {
+			names := make([]string, len(byHeader[h]))
+			for k, gf := range byHeader[h] {
+				names[k] = gf.name
+			}
 			j.demoted[i] = true
-			j.notes = append(j.notes, explained)
+			j.notes = append(j.notes, fmt.Sprintf("%s fails more than the other addresses only through %s: its other responses failed %d of %d times (%s) against %d of %d on the other addresses (%s), so the instance%s behind it, not the whole address, %s named.",
+				j.label(i), words.JoinAnd(names), t.Failed, t.Requests, words.PctRate(rate(t.Failed, t.Requests)), t.RestFailed, t.RestTotal,
+				words.PctRate(rate(t.RestFailed, t.RestTotal)), map[bool]string{true: "", false: "s"}[len(names) == 1], words.Agree(len(names), "is", "are")))
+			break
 		}
 	}
-	// An address whose failures stick to some of its connections is named
-	// by them, unless its other connections, at the same moments, fail
-	// more than the other addresses do: then it fails beyond them too.
+}
+
+// demoteByConnections demotes an address whose failures stick to some of
+// its connections, which then name it, unless its other connections, at
+// the same moments, fail more than the other addresses do: then it fails
+// beyond them too.
+func (j *judgement) demoteByConnections() {
+	r := j.r
 	for _, i := range sortedKeys(j.connFind) {
 		if _, ok := j.endpoint[i]; !ok {
 			continue
@@ -237,9 +266,14 @@ func (j *judgement) resolve() {
 			j.demoted[i] = true
 		}
 	}
-	// An instance that coincides with its addresses: the addresses are the
-	// suspects; when no test named them (an address alone in its URL), the
-	// instance's own test does, for the one address it fails on.
+}
+
+// nameCoincidingAddresses: of an instance that coincides with its
+// addresses, the addresses are the suspects; when no test named them (an
+// address alone in its URL), the instance's own test does, for the one
+// address it fails on. An instance that is the whole of several
+// addresses, and fails where none of them alone shows it, stays named.
+func (j *judgement) nameCoincidingAddresses() {
 	for _, gf := range j.groupFind {
 		if !gf.coincide && !gf.union {
 			continue
@@ -257,32 +291,7 @@ func (j *judgement) resolve() {
 		case gf.coincide && len(j.byAddr[gf.behind]) == 1:
 			j.endpoint[j.byAddr[gf.behind][0]] = gf.test.P
 		case gf.union:
-			// The instance is the whole of several addresses, and fails
-			// where none of them alone shows it: name the instance.
 			gf.union = false
-		}
-	}
-	// The family frames its addresses only when every one of them is a
-	// suspect: one bad IPv4 address among good ones is that address.
-	if j.badFamily != "" {
-		for i, e := range r.Endpoints {
-			if e.Family == j.badFamily && e.Requests > 0 && !j.isEndpointSuspect(i) {
-				j.badFamily = ""
-				break
-			}
-		}
-	}
-	for _, tg := range j.g.targets {
-		if !j.badTarget[tg] {
-			continue
-		}
-		blamed := false
-		for _, i := range j.g.endpoints[tg] {
-			_, conn := j.connFind[i]
-			blamed = blamed || j.isEndpointSuspect(i) || conn || j.demoted[i]
-		}
-		if !blamed {
-			j.failingURLs = append(j.failingURLs, tg)
 		}
 	}
 }
