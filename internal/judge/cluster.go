@@ -163,26 +163,8 @@ func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 		res.Failed += c.Failed
 	}
 	res.Connections = len(cs)
-	failing := make([]ConnCounts, 0, len(cs))
-	for _, c := range cs {
-		if c.Failed > 0 {
-			failing = append(failing, c)
-		}
-	}
-	sort.Slice(failing, func(i, j int) bool {
-		a, b := failing[i], failing[j]
-		if x, y := float64(a.Failed)*float64(b.Requests), float64(b.Failed)*float64(a.Requests); x != y {
-			return x > y
-		}
-		if a.Failed != b.Failed {
-			return a.Failed > b.Failed
-		}
-		return a.ID < b.ID
-	})
-	for _, c := range failing {
-		res.Failing = append(res.Failing, c.ID)
-	}
-	res.FailingConnections = len(failing)
+	res.Failing = failingIDs(cs)
+	res.FailingConnections = len(res.Failing)
 
 	N, K := res.Requests, res.Failed
 	maxN := int64(0)
@@ -219,29 +201,9 @@ func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 		res.PBound = clusterBound(n, k, N, K, s)
 	}
 
-	method := o.method
-	kk := min(K, N-K)
-	perms := o.perms
-	cost := int64(2*kk + 8)
+	method, perms := o.method, o.perms
 	if method == "" {
-		switch {
-		case exactCost(n, K, s) <= exactWork:
-			method = ClusterExact
-		case res.PBound < 1/float64(perms+1):
-			method = ClusterBound
-		case cost*int64(perms) <= clusterWork && N <= mcMaxRequests:
-			method = ClusterMonteCarlo
-		case cochran(n, N, K):
-			method = ClusterChiSquare
-		case N > mcMaxRequests || cost > clusterWork:
-			// Permutations would label every request, or take more than
-			// their budget a thousand times over: the bound, which can
-			// only overstate p (1 when it was not worth computing).
-			method = ClusterBound
-		default:
-			method = ClusterMonteCarlo
-			perms = int(max(clusterWork/cost, 1000))
-		}
+		method, perms = clusterMethod(n, N, K, s, res.PBound, perms)
 	}
 	res.Method = method
 	switch method {
@@ -259,6 +221,58 @@ func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 	// Below minReportedP a p underflows; it reads as that floor.
 	res.P = max(min(res.P, res.PBound, 1), minReportedP)
 	return res
+}
+
+// failingIDs are the connections of cs that failed, by failure rate,
+// then failures, highest first, then ID.
+func failingIDs(cs []ConnCounts) []uint64 {
+	failing := make([]ConnCounts, 0, len(cs))
+	for _, c := range cs {
+		if c.Failed > 0 {
+			failing = append(failing, c)
+		}
+	}
+	sort.Slice(failing, func(i, j int) bool {
+		a, b := failing[i], failing[j]
+		if x, y := float64(a.Failed)*float64(b.Requests), float64(b.Failed)*float64(a.Requests); x != y {
+			return x > y
+		}
+		if a.Failed != b.Failed {
+			return a.Failed > b.Failed
+		}
+		return a.ID < b.ID
+	})
+	ids := make([]uint64, 0, len(failing))
+	for _, c := range failing {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// clusterMethod chooses how to compute p for connections of n requests
+// (N in all, K failed, statistic s), given the bound pBound: exactly when
+// that is cheap, the bound when it already beats what perms permutations
+// can show, permutations within their budget, the chi-square law where
+// Cochran's rule allows it, else the bound or more permutations. It
+// returns the permutations to run.
+func clusterMethod(n []int64, N, K int64, s, pBound float64, perms int) (string, int) {
+	cost := int64(2*min(K, N-K) + 8)
+	switch {
+	case exactCost(n, K, s) <= exactWork:
+		return ClusterExact, perms
+	case pBound < 1/float64(perms+1):
+		return ClusterBound, perms
+	case cost*int64(perms) <= clusterWork && N <= mcMaxRequests:
+		return ClusterMonteCarlo, perms
+	case cochran(n, N, K):
+		return ClusterChiSquare, perms
+	case N > mcMaxRequests || cost > clusterWork:
+		// Permutations would label every request, or take more than
+		// their budget a thousand times over: the bound, which can only
+		// overstate p (1 when it was not worth computing).
+		return ClusterBound, perms
+	}
+	return ClusterMonteCarlo, int(max(clusterWork/cost, 1000))
 }
 
 // expectedFailing is the expected number of groups with a failure
