@@ -481,31 +481,9 @@ func (j *Joiner) logOf(r *accesslog.Reader, file uint16) Log {
 	return l
 }
 
-// expected is when a held line's time should be by pinprobe's clock for
-// trail request r: its start, or its end when the log stamps the end.
-func (h *held) expected(r *report.TrailRequest) int64 {
-	t := r.At.UnixNano()
-	if h.atEnd {
-		t += int64(r.LatencyMS * 1e6)
-	}
-	return t
-}
-
-// Finish places the lines read and judges them.
-func (j *Joiner) Finish() *Join {
-	out := &Join{Schema: Schema, Version: Revision, Logs: j.logs, Alpha: alpha,
-		Run: Run{RunID: j.rep.RunID, StartedAt: j.rep.StartedAt, EndedAt: j.rep.EndedAt, Requests: j.rep.Totals.Requests, Failed: j.rep.Totals.Failed}}
-	if out.Logs == nil {
-		out.Logs = []Log{}
-	}
-	j.given = map[uint32]bool{}
-	for _, a := range j.opt.Clients {
-		if i, ok := j.clients.idx[a.Unmap().String()]; ok {
-			j.given[i] = true
-		}
-	}
-	off := j.offset(out)
-	tol := j.tolerance(out)
+// placeByPorts places the lines by client port, where the log has them
+// (see matchPorts), and counts the pairs that set the offset by them.
+func (j *Joiner) placeByPorts(out *Join, off, tol int64) {
 	if j.matchPorts(off, tol, nil) {
 		// Port numbers repeat across clients: keep the clients most
 		// matches came from, and match again among their lines only.
@@ -521,7 +499,14 @@ func (j *Joiner) Finish() *Join {
 			}
 		}
 	}
-	clients := j.runClients()
+}
+
+// placeByWindow places the lines no ID or port placed by their time, in
+// the run's window (off and tol from the run's clock), and sorts out the
+// others: the preflight's connections, lines to no endpoint of the run,
+// other clients' lines, lines outside the run. Each placed line gets its
+// endpoint.
+func (j *Joiner) placeByWindow(clients map[uint32]bool, off, tol int64) {
 	lo, hi := j.start.UnixNano()+off-tol, j.end.UnixNano()+off+tol
 	// When every log logs request IDs and the run sent them, a line
 	// without one of them is another client's.
@@ -588,6 +573,36 @@ func (j *Joiner) Finish() *Join {
 			h.endpoint = int32(j.endpointOf(h))
 		}
 	}
+}
+
+// expected is when a held line's time should be by pinprobe's clock for
+// trail request r: its start, or its end when the log stamps the end.
+func (h *held) expected(r *report.TrailRequest) int64 {
+	t := r.At.UnixNano()
+	if h.atEnd {
+		t += int64(r.LatencyMS * 1e6)
+	}
+	return t
+}
+
+// Finish places the lines read and judges them.
+func (j *Joiner) Finish() *Join {
+	out := &Join{Schema: Schema, Version: Revision, Logs: j.logs, Alpha: alpha,
+		Run: Run{RunID: j.rep.RunID, StartedAt: j.rep.StartedAt, EndedAt: j.rep.EndedAt, Requests: j.rep.Totals.Requests, Failed: j.rep.Totals.Failed}}
+	if out.Logs == nil {
+		out.Logs = []Log{}
+	}
+	j.given = map[uint32]bool{}
+	for _, a := range j.opt.Clients {
+		if i, ok := j.clients.idx[a.Unmap().String()]; ok {
+			j.given[i] = true
+		}
+	}
+	off := j.offset(out)
+	tol := j.tolerance(out)
+	j.placeByPorts(out, off, tol)
+	clients := j.runClients()
+	j.placeByWindow(clients, off, tol)
 	j.learnListeners()
 	for c := range clients {
 		out.Clients = append(out.Clients, j.clients.list[c])
