@@ -65,21 +65,11 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 		raw := line
 		unexpand = nil
 		if !strings.HasPrefix(line, "#") && strings.Contains(line, "${") {
-			var missing, back []string
-			line = envRef.ReplaceAllStringFunc(line, func(ref string) string {
-				val, ok := os.LookupEnv(ref[2 : len(ref)-1])
-				if !ok {
-					missing = append(missing, ref)
-				}
-				if len(val) >= 4 { // shorter ones would be put back where they were not
-					back = append(back, val, ref)
-				}
-				return val
-			})
-			if len(missing) > 0 {
-				return nil, fail("%s is not set in the environment", missing[0])
+			expanded, back, missing := expandRefs(line)
+			if missing != "" {
+				return nil, fail("%s is not set in the environment", missing)
 			}
-			unexpand = longestFirst(back)
+			line, unexpand = expanded, back
 		}
 		switch {
 		case strings.HasPrefix(line, "#"):
@@ -95,43 +85,18 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 			return nil, fail("header line %q %s: put it right under its target's URL, with no blank line between",
 				probe.RedactHeaderArg(raw), where)
 		case cur == nil || startsTarget(line):
-			fields := strings.Fields(line)
-			spec := targetSpec{line: n}
-			switch len(fields) {
-			case 1:
-				spec.url = fields[0]
-			case 2:
-				spec.method, spec.url = strings.ToUpper(fields[0]), fields[1]
-				if !httpguts.ValidHeaderFieldName(spec.method) {
-					return nil, fail("%q is not an HTTP method", fields[0])
-				}
-			default:
-				return nil, fail("want \"[METHOD] URL\" to start a target, got %q", probe.RedactHeaderArg(probe.RedactRawURL(raw)))
-			}
-			if _, err := probe.ParseTarget(spec.url); err != nil {
-				return nil, fail("%s", err)
+			spec, msg := targetStart(line, raw, n)
+			if msg != "" {
+				return nil, fail("%s", msg)
 			}
 			out = append(out, spec)
 			cur = &out[len(out)-1]
 		case strings.HasPrefix(line, "@"):
-			if cur.hasBody {
-				return nil, fail("a second body for the target of line %d", cur.line)
+			if msg, err := cur.readBody(ctx, name, line, stdin); err != nil {
+				return nil, err
+			} else if msg != "" {
+				return nil, fail("%s", msg)
 			}
-			path := strings.TrimSpace(line[1:])
-			if path == "" {
-				return nil, fail("want @FILE, the file holding the body")
-			}
-			if !filepath.IsAbs(path) && path != "-" {
-				path = filepath.Join(filepath.Dir(name), path)
-			}
-			b, err := readInput(ctx, "body", path, maxBody, stdin)
-			if err != nil {
-				if errors.Is(err, errInterrupted) {
-					return nil, err
-				}
-				return nil, fail("%s", strings.TrimPrefix(err.Error(), "body "))
-			}
-			cur.body, cur.hasBody, cur.bodyFrom = b, true, path
 		default:
 			name, value, err := parseHeaderLine(line)
 			if err != nil {
@@ -147,6 +112,70 @@ func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader
 		return nil, usagef("--targets %s: no target in the file", name)
 	}
 	return out, nil
+}
+
+// expandRefs puts into line the values of its ${NAME}s, and returns what
+// puts the references back into a message quoting it; missing is the
+// first reference to a variable not set, "" when all are.
+func expandRefs(line string) (expanded string, unexpand *strings.Replacer, missing string) {
+	var back []string
+	expanded = envRef.ReplaceAllStringFunc(line, func(ref string) string {
+		val, ok := os.LookupEnv(ref[2 : len(ref)-1])
+		if !ok && missing == "" {
+			missing = ref
+		}
+		if len(val) >= 4 { // shorter ones would be put back where they were not
+			back = append(back, val, ref)
+		}
+		return val
+	})
+	return expanded, longestFirst(back), missing
+}
+
+// targetStart is the target a "[METHOD] URL" line n starts, or what is
+// wrong with the line (raw, as written).
+func targetStart(line, raw string, n int) (targetSpec, string) {
+	fields := strings.Fields(line)
+	spec := targetSpec{line: n}
+	switch len(fields) {
+	case 1:
+		spec.url = fields[0]
+	case 2:
+		spec.method, spec.url = strings.ToUpper(fields[0]), fields[1]
+		if !httpguts.ValidHeaderFieldName(spec.method) {
+			return spec, fmt.Sprintf("%q is not an HTTP method", fields[0])
+		}
+	default:
+		return spec, fmt.Sprintf("want \"[METHOD] URL\" to start a target, got %q", probe.RedactHeaderArg(probe.RedactRawURL(raw)))
+	}
+	if _, err := probe.ParseTarget(spec.url); err != nil {
+		return spec, err.Error()
+	}
+	return spec, ""
+}
+
+// readBody reads the body an "@FILE" line names, relative to the targets
+// file name: msg says what is wrong, err is an interrupt.
+func (spec *targetSpec) readBody(ctx context.Context, name, line string, stdin io.Reader) (msg string, err error) {
+	if spec.hasBody {
+		return fmt.Sprintf("a second body for the target of line %d", spec.line), nil
+	}
+	path := strings.TrimSpace(line[1:])
+	if path == "" {
+		return "want @FILE, the file holding the body", nil
+	}
+	if !filepath.IsAbs(path) && path != "-" {
+		path = filepath.Join(filepath.Dir(name), path)
+	}
+	b, err := readInput(ctx, "body", path, maxBody, stdin)
+	if err != nil {
+		if errors.Is(err, errInterrupted) {
+			return "", err
+		}
+		return strings.TrimPrefix(err.Error(), "body "), nil
+	}
+	spec.body, spec.hasBody, spec.bodyFrom = b, true, path
+	return "", nil
 }
 
 // startsTarget reports whether a line inside a block is "[METHOD] URL",
