@@ -154,34 +154,10 @@ func (m *matcher) at(i, pos int) bool {
 	f := pt.field
 	rest := m.line[pos:]
 	if f.optLead != "" {
-		// Captured headers in braces, or nothing: the braces go to the
-		// first such field (%hr before %hs).
-		if strings.HasPrefix(rest, f.optLead+"{") {
-			if end := strings.IndexByte(rest, '}'); end >= 0 {
-				m.vals[i] = rest[len(f.optLead) : end+1]
-				if m.at(i+1, pos+end+1) {
-					return true
-				}
-			}
-		}
-		m.vals[i] = ""
-		return m.at(i+1, pos)
+		return m.optional(i, pos, f)
 	}
 	if f.quoted {
-		// A quoted field is in quotes, or "-".
-		if !strings.HasPrefix(rest, `"`) {
-			if !strings.HasPrefix(rest, "-") {
-				return false
-			}
-			m.vals[i] = "-"
-			return m.at(i+1, pos+1)
-		}
-		end := closingQuote(rest)
-		if end < 0 {
-			return false
-		}
-		m.vals[i] = unquote(rest[1:end])
-		return m.at(i+1, pos+end+1)
+		return m.quoted(i, pos, f)
 	}
 	if m.diag {
 		m.reach(i, pos)
@@ -199,22 +175,70 @@ func (m *matcher) at(i, pos int) bool {
 			limit = sp
 		}
 	}
-	next := parts[i+1]
-	if next.field != nil {
-		// Two fields with nothing between them: try every split.
-		for k := 0; k <= len(rest) && (limit < 0 || k <= limit); k++ {
-			if v := rest[:k]; f.shape.fits(v) {
-				m.vals[i] = v
-				if m.at(i+1, pos+k) {
-					return true
-				}
-			}
-			if m.steps > matchBudget {
-				return false
+	if parts[i+1].field != nil {
+		return m.split(i, pos, f, limit)
+	}
+	return m.untilLiteral(i, pos, f, limit)
+}
+
+// optional matches field i at pos: captured headers in braces, or
+// nothing (the braces go to the first such field: %hr before %hs).
+func (m *matcher) optional(i, pos int, f *field) bool {
+	rest := m.line[pos:]
+	if strings.HasPrefix(rest, f.optLead+"{") {
+		if end := strings.IndexByte(rest, '}'); end >= 0 {
+			m.vals[i] = rest[len(f.optLead) : end+1]
+			if m.at(i+1, pos+end+1) {
+				return true
 			}
 		}
+	}
+	m.vals[i] = ""
+	return m.at(i+1, pos)
+}
+
+// quoted matches quoted field i at pos: in quotes, or "-".
+func (m *matcher) quoted(i, pos int, f *field) bool {
+	rest := m.line[pos:]
+	if !strings.HasPrefix(rest, `"`) {
+		if !strings.HasPrefix(rest, "-") {
+			return false
+		}
+		m.vals[i] = "-"
+		return m.at(i+1, pos+1)
+	}
+	end := closingQuote(rest)
+	if end < 0 {
 		return false
 	}
+	m.vals[i] = unquote(rest[1:end])
+	return m.at(i+1, pos+end+1)
+}
+
+// split matches field i at pos, followed by another field with nothing
+// between them: every split of at most limit bytes (-1: any) is tried.
+func (m *matcher) split(i, pos int, f *field, limit int) bool {
+	rest := m.line[pos:]
+	for k := 0; k <= len(rest) && (limit < 0 || k <= limit); k++ {
+		if v := rest[:k]; f.shape.fits(v) {
+			m.vals[i] = v
+			if m.at(i+1, pos+k) {
+				return true
+			}
+		}
+		if m.steps > matchBudget {
+			return false
+		}
+	}
+	return false
+}
+
+// untilLiteral matches field i at pos, followed by a literal: the value
+// ends where the literal comes (not at an escaped quote), at most limit
+// bytes in (-1: anywhere), at each place it could until one matches.
+func (m *matcher) untilLiteral(i, pos int, f *field, limit int) bool {
+	rest := m.line[pos:]
+	next := m.p.parts[i+1]
 	for k := 0; k <= len(rest); {
 		j := strings.Index(rest[k:], next.lit)
 		if j < 0 {
