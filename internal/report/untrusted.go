@@ -270,109 +270,50 @@ func cleanMap(v reflect.Value) {
 // endpoint's target is an http or https URL of its host and port, and a
 // run ID is one.
 func checkAddresses(r *Report) (errs []error, more int) {
-	bad := func(format string, args ...any) {
-		if len(errs) < 3 {
-			errs = append(errs, fmt.Errorf(format, args...))
-		} else {
-			more++
-		}
-	}
-	addr := func(where, s string) {
-		if _, err := parseAddr(s); err != nil {
-			bad("%s: %q is not an IP address", where, Shown(s))
-		}
-	}
-	addrPort := func(where, s string) {
-		if ap, err := netip.ParseAddrPort(s); s != "" && (err != nil || !validZone(ap.Addr().Zone())) {
-			bad("%s: %q is not an IP address and port", where, Shown(s))
-		}
-	}
+	c := &addrCheck{}
 	if !validRunID(r.RunID) {
-		bad("run_id: %q is not a run ID (8 to 64 lower-case hex digits)", Shown(r.RunID))
+		c.bad("run_id: %q is not a run ID (8 to 64 lower-case hex digits)", Shown(r.RunID))
 	}
 	for i, in := range r.Inputs {
 		if !validRunID(in.RunID) {
-			bad("inputs[%d].run_id: %q is not a run ID (8 to 64 lower-case hex digits)", i, Shown(in.RunID))
+			c.bad("inputs[%d].run_id: %q is not a run ID (8 to 64 lower-case hex digits)", i, Shown(in.RunID))
 		}
 	}
 	for _, name := range words.SortedKeys(r.Families) {
 		if name != "ipv4" && name != "ipv6" {
-			bad("families: %q is not an address family (ipv4, ipv6)", Shown(name))
+			c.bad("families: %q is not an address family (ipv4, ipv6)", Shown(name))
 		}
 	}
 	for i := range r.Endpoints {
-		e := &r.Endpoints[i]
-		where := fmt.Sprintf("endpoints[%d]", i)
-		a, err := parseAddr(e.Address)
-		if err != nil {
-			bad("%s: address %q is not an IP address", where, Shown(e.Address))
-			continue
-		}
-		if fam := words.FamilyOf(a); e.Family != fam {
-			bad("%s: %s is an %s address, filed under family %q", where, Shown(e.Address), fam, Shown(e.Family))
-		}
-		u, err := url.Parse(e.Target)
-		switch {
-		case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-			bad("%s: target %q is not an http or https URL", where, Shown(e.Target))
-		case u.Hostname() != e.Host:
-			bad("%s: host %q is not the host of its target %q", where, Shown(e.Host), Shown(e.Target))
-		case e.Port != urlPort(u):
-			bad("%s: port %d is not the port of its target %q", where, e.Port, Shown(e.Target))
-		}
-		for j := range e.Samples {
-			addrPort(fmt.Sprintf("%s.samples[%d].local", where, j), e.Samples[j].Local)
-			addrPort(fmt.Sprintf("%s.samples[%d].remote", where, j), e.Samples[j].Remote)
-		}
+		c.endpoint(i, &r.Endpoints[i])
 	}
-	endpoint := map[[2]string]bool{}
-	for i := range r.Endpoints {
-		endpoint[[2]string{r.Endpoints[i].Target, r.Endpoints[i].Address}] = true
-	}
-	if len(r.Preflight) > len(r.Endpoints) {
-		bad("preflight: %d checks of %d endpoints", len(r.Preflight), len(r.Endpoints))
-	}
-	for i, c := range r.Preflight {
-		where := fmt.Sprintf("preflight[%d]", i)
-		a, err := parseAddr(c.Address)
-		switch {
-		case err != nil:
-			bad("%s: address %q is not an IP address", where, Shown(c.Address))
-		case words.FamilyOf(a) != c.Family:
-			bad("%s: %s is an %s address, filed under family %q", where, Shown(c.Address), words.FamilyOf(a), Shown(c.Family))
-		case !endpoint[[2]string{c.Target, c.Address}]:
-			bad("%s: %s (%q) is no endpoint of the run", where, Shown(c.Address), Shown(c.Target))
-		case c.OK != (c.Error == "" && c.Class == "") || c.Class != "" && !errorClasses[c.Class]:
-			bad("%s: ok %v with error class %q", where, c.OK, Shown(c.Class))
-		}
-		addrPort(where+".local", c.Local)
-	}
+	c.preflight(r)
 	if len(r.Timeline.Series) == len(r.Endpoints) {
 		for i, s := range r.Timeline.Series {
 			if e := &r.Endpoints[i]; s.Target != e.Target || s.Address != e.Address {
-				bad("timeline.series[%d]: %s (%q) is not its endpoint %s (%q)", i, Shown(s.Address), Shown(s.Target), Shown(e.Address), Shown(e.Target))
+				c.bad("timeline.series[%d]: %s (%q) is not its endpoint %s (%q)", i, Shown(s.Address), Shown(s.Target), Shown(e.Address), Shown(e.Target))
 			}
 		}
 	}
 	for i, a := range r.Client.LocalAddresses {
-		addr(fmt.Sprintf("client.local_addresses[%d]", i), a)
+		c.addr(fmt.Sprintf("client.local_addresses[%d]", i), a)
 	}
 	for i, d := range r.DNS {
 		for j, a := range d.Addresses {
-			addr(fmt.Sprintf("dns[%d].addresses[%d]", i, j), a)
+			c.addr(fmt.Sprintf("dns[%d].addresses[%d]", i, j), a)
 		}
-		for j, c := range d.Changes {
-			for k, a := range c.Added {
-				addr(fmt.Sprintf("dns[%d].changes[%d].added[%d]", i, j, k), a)
+		for j, ch := range d.Changes {
+			for k, a := range ch.Added {
+				c.addr(fmt.Sprintf("dns[%d].changes[%d].added[%d]", i, j, k), a)
 			}
-			for k, a := range c.Removed {
-				addr(fmt.Sprintf("dns[%d].changes[%d].removed[%d]", i, j, k), a)
+			for k, a := range ch.Removed {
+				c.addr(fmt.Sprintf("dns[%d].changes[%d].removed[%d]", i, j, k), a)
 			}
 		}
 	}
 	for i := range r.Fingerprints {
 		for a := range r.Fingerprints[i].Addresses {
-			addr(fmt.Sprintf("fingerprints[%d].addresses", i), a)
+			c.addr(fmt.Sprintf("fingerprints[%d].addresses", i), a)
 		}
 	}
 	for i := range r.Groups {
@@ -382,11 +323,95 @@ func checkAddresses(r *Report) (errs []error, more int) {
 			m    map[string]int64
 		}{{"addresses", g.Addresses}, {"failed_by_address", g.FailedBy}} {
 			for a := range m.m {
-				addr(fmt.Sprintf("groups[%d].%s", i, m.name), a)
+				c.addr(fmt.Sprintf("groups[%d].%s", i, m.name), a)
 			}
 		}
 	}
-	return errs, more
+	return c.errs, c.more
+}
+
+// addrCheck holds checkAddresses' faults: the first 3, and how many more.
+type addrCheck struct {
+	errs []error
+	more int
+}
+
+func (c *addrCheck) bad(format string, args ...any) {
+	if len(c.errs) < 3 {
+		c.errs = append(c.errs, fmt.Errorf(format, args...))
+	} else {
+		c.more++
+	}
+}
+
+// addr refuses s, at where, unless it is an IP address.
+func (c *addrCheck) addr(where, s string) {
+	if _, err := parseAddr(s); err != nil {
+		c.bad("%s: %q is not an IP address", where, Shown(s))
+	}
+}
+
+// addrPort refuses s, at where, unless it is empty or an IP address and
+// port.
+func (c *addrCheck) addrPort(where, s string) {
+	if ap, err := netip.ParseAddrPort(s); s != "" && (err != nil || !validZone(ap.Addr().Zone())) {
+		c.bad("%s: %q is not an IP address and port", where, Shown(s))
+	}
+}
+
+// endpoint checks endpoint i: its address of its family, its target an
+// http or https URL of its host and port, its samples' addresses.
+func (c *addrCheck) endpoint(i int, e *Endpoint) {
+	where := fmt.Sprintf("endpoints[%d]", i)
+	a, err := parseAddr(e.Address)
+	if err != nil {
+		c.bad("%s: address %q is not an IP address", where, Shown(e.Address))
+		return
+	}
+	if fam := words.FamilyOf(a); e.Family != fam {
+		c.bad("%s: %s is an %s address, filed under family %q", where, Shown(e.Address), fam, Shown(e.Family))
+	}
+	u, err := url.Parse(e.Target)
+	switch {
+	case err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		c.bad("%s: target %q is not an http or https URL", where, Shown(e.Target))
+	case u.Hostname() != e.Host:
+		c.bad("%s: host %q is not the host of its target %q", where, Shown(e.Host), Shown(e.Target))
+	case e.Port != urlPort(u):
+		c.bad("%s: port %d is not the port of its target %q", where, e.Port, Shown(e.Target))
+	}
+	for j := range e.Samples {
+		c.addrPort(fmt.Sprintf("%s.samples[%d].local", where, j), e.Samples[j].Local)
+		c.addrPort(fmt.Sprintf("%s.samples[%d].remote", where, j), e.Samples[j].Remote)
+	}
+}
+
+// preflight checks the preflight's checks: at most one per endpoint, each
+// of an endpoint of the run, its address of its family, ok exactly when
+// it has no error, of a known class.
+func (c *addrCheck) preflight(r *Report) {
+	endpoint := map[[2]string]bool{}
+	for i := range r.Endpoints {
+		endpoint[[2]string{r.Endpoints[i].Target, r.Endpoints[i].Address}] = true
+	}
+	if len(r.Preflight) > len(r.Endpoints) {
+		c.bad("preflight: %d checks of %d endpoints", len(r.Preflight), len(r.Endpoints))
+	}
+	for i, p := range r.Preflight {
+		where := fmt.Sprintf("preflight[%d]", i)
+		a, err := parseAddr(p.Address)
+		switch {
+		case err != nil:
+			c.bad("%s: address %q is not an IP address", where, Shown(p.Address))
+		case words.FamilyOf(a) != p.Family:
+			c.bad("%s: %s is an %s address, filed under family %q", where, Shown(p.Address), words.FamilyOf(a), Shown(p.Family))
+		case !endpoint[[2]string{p.Target, p.Address}]:
+			c.bad("%s: %s (%q) is no endpoint of the run", where, Shown(p.Address), Shown(p.Target))
+		case p.OK != (p.Error == "" && p.Class == "") || p.Class != "" && !errorClasses[p.Class]:
+			c.bad("%s: ok %v with error class %q", where, p.OK, Shown(p.Class))
+		}
+		c.addrPort(where+".local", p.Local)
+	}
 }
 
 // validRunID reports whether id is empty or a run ID: 8 to 64 lower-case
