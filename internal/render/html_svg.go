@@ -314,40 +314,11 @@ type answerKey struct {
 }
 
 func newMixChart(v *View) *mixChart {
-	fail := v.Fail
-	keys := map[string]answerKey{}
 	fams := v.Families[:max(len(v.Families)-1, 0)] // not the total
-	for _, row := range fams {
-		s := row.Stats
-		for k := range s.Status {
-			code, _ := strconv.Atoi(k)
-			kind := answerOK
-			if fail.Fails(code) {
-				kind = answerFailStatus
-			}
-			keys[k] = answerKey{k, kind, code}
-		}
-		for k := range s.Errors {
-			keys[k] = answerKey{k, answerError, 0}
-		}
-	}
-	if len(keys) == 0 {
+	order := answerOrder(fams, v.Fail)
+	if len(order) == 0 {
 		return nil
 	}
-	order := make([]answerKey, 0, len(keys))
-	for _, k := range keys {
-		order = append(order, k)
-	}
-	sort.Slice(order, func(i, j int) bool {
-		a, b := order[i], order[j]
-		if a.kind != b.kind {
-			return a.kind < b.kind
-		}
-		if a.code != b.code {
-			return a.code < b.code
-		}
-		return a.key < b.key
-	})
 	fill := map[string]string{}
 	used := map[answerKind]int{}
 	var legend []legendItem
@@ -367,35 +338,10 @@ func newMixChart(v *View) *mixChart {
 	c := &mixChart{frame: plotFrame}
 	y := 10.0
 	for _, row := range fams {
-		s := row.Stats
-		if s.Requests == 0 {
+		if row.Stats.Requests == 0 {
 			continue
 		}
-		b := mixBar{Y: f(y), Label: row.Label, Failing: row.Failing,
-			Total: fmt.Sprintf("%d of %d failed", s.Failed, s.Requests)}
-		b.Title = row.Label + ": " + strings.ReplaceAll(row.Answers, "×", " ×")
-		x := plotX0
-		for _, k := range order {
-			n := s.Status[k.key]
-			if k.kind == answerError {
-				n = s.Errors[k.key]
-			}
-			if n == 0 {
-				continue
-			}
-			w := float64(n) / float64(s.Requests) * plotW
-			seg := mixSeg{X: f(x), W: f(w), Fill: fill[k.key], Hatch: k.kind == answerError, Dark: darkText[fill[k.key]],
-				Title: fmt.Sprintf("%s: %s ×%d of %d requests (%s)", row.Label, k.key, n, s.Requests, words.PctRate(float64(n)/float64(s.Requests)))}
-			label := k.key + " ×" + strconv.FormatInt(n, 10)
-			if float64(runes(label))*7+10 <= w {
-				seg.Label, seg.TextX = label, f(x+w/2)
-			} else if float64(runes(k.key))*7+6 <= w {
-				seg.Label, seg.TextX = k.key, f(x+w/2)
-			}
-			b.Segs = append(b.Segs, seg)
-			x += w
-		}
-		c.Bars = append(c.Bars, b)
+		c.Bars = append(c.Bars, mixBarOf(row, y, order, fill))
 		y += stripH + stripGap
 	}
 	if len(c.Bars) == 0 {
@@ -414,6 +360,73 @@ func newMixChart(v *View) *mixChart {
 	}
 	c.Desc = "Share of each address family's requests by status and error class. " + strings.Join(parts, "; ") + "."
 	return c
+}
+
+// answerOrder is every answer of the families, in the order the chart
+// stacks and colours them: successes, failing statuses, then errors, each
+// by code, then name.
+func answerOrder(fams []StatsRow, fail report.FailStatus) []answerKey {
+	keys := map[string]answerKey{}
+	for _, row := range fams {
+		s := row.Stats
+		for k := range s.Status {
+			code, _ := strconv.Atoi(k)
+			kind := answerOK
+			if fail.Fails(code) {
+				kind = answerFailStatus
+			}
+			keys[k] = answerKey{k, kind, code}
+		}
+		for k := range s.Errors {
+			keys[k] = answerKey{k, answerError, 0}
+		}
+	}
+	order := make([]answerKey, 0, len(keys))
+	for _, k := range keys {
+		order = append(order, k)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		if a.code != b.code {
+			return a.code < b.code
+		}
+		return a.key < b.key
+	})
+	return order
+}
+
+// mixBarOf is a family's bar at y: a segment per answer, as wide as its
+// share, labelled where the label fits.
+func mixBarOf(row StatsRow, y float64, order []answerKey, fill map[string]string) mixBar {
+	s := row.Stats
+	b := mixBar{Y: f(y), Label: row.Label, Failing: row.Failing,
+		Total: fmt.Sprintf("%d of %d failed", s.Failed, s.Requests)}
+	b.Title = row.Label + ": " + strings.ReplaceAll(row.Answers, "×", " ×")
+	x := plotX0
+	for _, k := range order {
+		n := s.Status[k.key]
+		if k.kind == answerError {
+			n = s.Errors[k.key]
+		}
+		if n == 0 {
+			continue
+		}
+		w := float64(n) / float64(s.Requests) * plotW
+		seg := mixSeg{X: f(x), W: f(w), Fill: fill[k.key], Hatch: k.kind == answerError, Dark: darkText[fill[k.key]],
+			Title: fmt.Sprintf("%s: %s ×%d of %d requests (%s)", row.Label, k.key, n, s.Requests, words.PctRate(float64(n)/float64(s.Requests)))}
+		label := k.key + " ×" + strconv.FormatInt(n, 10)
+		if float64(runes(label))*7+10 <= w {
+			seg.Label, seg.TextX = label, f(x+w/2)
+		} else if float64(runes(k.key))*7+6 <= w {
+			seg.Label, seg.TextX = k.key, f(x+w/2)
+		}
+		b.Segs = append(b.Segs, seg)
+		x += w
+	}
+	return b
 }
 
 // latencyChart is each endpoint's latency percentiles on one axis, log

@@ -87,32 +87,81 @@ func (v *View) overTime(r *report.Report) {
 	cols := (buckets + per - 1) / per
 	o := &v.OverTime
 	*o = OverTimeView{From: tl.Start, Step: tl.IntervalS * float64(per), Columns: cols}
-	// column sums b's buckets into the slices.
-	column := func(b []int64) []int64 {
-		out := make([]int64, cols)
-		for i, n := range b {
-			out[i/per] += n
-		}
-		return out
+	b := &timeBuilder{r: r, o: o, buckets: buckets, per: per, cols: cols, at: map[string]int{}, groups: map[string]*report.GroupSeries{}}
+	b.families(v)
+	for i := range tl.Groups {
+		g := &tl.Groups[i]
+		b.groups[g.Header+": "+g.Value] = g
 	}
-	// quantiles reads each slice's p50 and p99 from l.
-	quantiles := func(s *TimeScope, l *report.Latencies) {
-		if l == nil || l.Buckets() != buckets {
-			return
-		}
-		s.Latency = true
-		s.P50, s.P99 = make([]float64, cols), make([]float64, cols)
-		for c := range cols {
-			var bins report.BinCounts
-			var n int64
-			for i := c * per; i < min((c+1)*per, buckets); i++ {
-				bins.Add(l, i)
-				n += l.Total(i)
-			}
-			s.P50[c], s.P99[c] = bins.Quantile(n, 0.5), bins.Quantile(n, 0.99)
+	for i, sr := range v.Verdict.Suspects {
+		s := &r.Verdict.Suspects[i]
+		b.suspect(s, s.Kind, sr.What, sr.Label, sr.URL)
+		if s.Kind == report.SuspectGroup && failingConns(s) {
+			// The instance's evidence, its address's failing connections:
+			// the address over time.
+			b.suspect(s, report.SuspectConnections, "connections", "connections of "+s.Address, sr.URL)
 		}
 	}
-	at := map[string]int{} // scope key -> index in Scopes
+	for i := range o.Scopes {
+		s := &o.Scopes[i]
+		for _, n := range s.Failed {
+			s.Failing = s.Failing || n > 0
+		}
+		s.Summary = o.summary(s)
+	}
+	if len(tl.Families) == 0 {
+		// A report written before the timeline kept latencies, or merged
+		// with one: requests and failures only.
+		o.Note = "This report holds no latency over time (it was written before pinprobe kept it, or merged with such a report): requests and failures only."
+	} else if len(b.missing) > 0 {
+		o.Note = fmt.Sprintf("No latency over time for %s: a run keeps it for every family and for its first %d endpoints and %d instances.",
+			words.JoinAnd(words.CapItems(b.missing, 4)), report.MaxLatencyEndpoints, report.MaxGroupSeries)
+	}
+}
+
+// timeBuilder builds an OverTimeView of cols slices of per buckets each:
+// at is each scope's index in Scopes by key (see epKey), groups the
+// instances' series by "header: value", missing the suspects drawn
+// without latency.
+type timeBuilder struct {
+	r                  *report.Report
+	o                  *OverTimeView
+	buckets, per, cols int
+	at                 map[string]int
+	groups             map[string]*report.GroupSeries
+	missing            []string
+}
+
+// column sums b's buckets into the slices.
+func (b *timeBuilder) column(bk []int64) []int64 {
+	out := make([]int64, b.cols)
+	for i, n := range bk {
+		out[i/b.per] += n
+	}
+	return out
+}
+
+// quantiles reads each slice's p50 and p99 from l.
+func (b *timeBuilder) quantiles(s *TimeScope, l *report.Latencies) {
+	if l == nil || l.Buckets() != b.buckets {
+		return
+	}
+	s.Latency = true
+	s.P50, s.P99 = make([]float64, b.cols), make([]float64, b.cols)
+	for c := range b.cols {
+		var bins report.BinCounts
+		var n int64
+		for i := c * b.per; i < min((c+1)*b.per, b.buckets); i++ {
+			bins.Add(l, i)
+			n += l.Total(i)
+		}
+		s.P50[c], s.P99[c] = bins.Quantile(n, 0.5), bins.Quantile(n, 0.99)
+	}
+}
+
+// families adds a scope for each family, its endpoints' series summed.
+func (b *timeBuilder) families(v *View) {
+	r, tl := b.r, &b.r.Timeline
 	famLat := map[string]*report.Latencies{}
 	for i := range tl.Families {
 		famLat[tl.Families[i].Family] = &tl.Families[i].Latency
@@ -127,111 +176,82 @@ func (v *View) overTime(r *report.Report) {
 		if len(idx) == 0 {
 			continue
 		}
-		s := TimeScope{Kind: "family", What: "family", Requests: make([]int64, cols), Failed: make([]int64, cols)}
+		s := TimeScope{Kind: "family", What: "family", Requests: make([]int64, b.cols), Failed: make([]int64, b.cols)}
 		var labels []string
 		for _, i := range idx {
 			labels = append(labels, v.Label(&r.Endpoints[i]))
-			req, failed := column(tl.Series[i].Requests), column(tl.Series[i].Failed)
-			for c := range cols {
+			req, failed := b.column(tl.Series[i].Requests), b.column(tl.Series[i].Failed)
+			for c := range b.cols {
 				s.Requests[c] += req[c]
 				s.Failed[c] += failed[c]
 			}
 		}
 		s.Label = words.FamilyName(fam) + " (" + strings.Join(words.CapItems(labels, 3), ", ") + ")"
-		quantiles(&s, famLat[fam])
+		b.quantiles(&s, famLat[fam])
 		key := "family\x00" + fam
 		if len(idx) == 1 {
 			e := &r.Endpoints[idx[0]]
 			key = epKey(e.Target, e.Address)
 		}
-		at[key] = len(o.Scopes)
-		o.Scopes = append(o.Scopes, s)
+		b.at[key] = len(b.o.Scopes)
+		b.o.Scopes = append(b.o.Scopes, s)
 	}
-	groups := map[string]*report.GroupSeries{}
-	for i := range tl.Groups {
-		g := &tl.Groups[i]
-		groups[g.Header+": "+g.Value] = g
+}
+
+// suspect draws suspect s as kind (an instance's chart, or its address's
+// for its failing connections), named label; the same requests as a
+// scope already drawn (a family's one address, or an address named for
+// itself and its connections) are named there.
+func (b *timeBuilder) suspect(s *report.Suspect, kind, what, label, url string) {
+	r, tl, o := b.r, &b.r.Timeline, b.o
+	tag := "suspect"
+	if kind == report.SuspectConnections {
+		tag = "failing connections"
 	}
-	var missing []string
-	// add draws suspect s as kind (an instance's chart, or its address's
-	// for its failing connections), named label.
-	add := func(s *report.Suspect, kind, what, label, url string) {
-		tag := "suspect"
-		if kind == report.SuspectConnections {
-			tag = "failing connections"
-		}
-		var key string
-		var scope TimeScope
-		switch kind {
-		case report.SuspectGroup:
-			key = "group\x00" + s.Group
-			g := groups[s.Group]
-			if g == nil {
-				missing = append(missing, label)
-				return
-			}
-			scope = TimeScope{Requests: column(g.Requests), Failed: column(g.Failed)}
-			quantiles(&scope, &g.Latency)
-		default:
-			key = epKey(s.Target, s.Address)
-			e := -1
-			for j := range r.Endpoints {
-				if r.Endpoints[j].Target == s.Target && r.Endpoints[j].Address == s.Address {
-					e = j
-					break
-				}
-			}
-			if e < 0 {
-				return
-			}
-			ser := &tl.Series[e]
-			scope = TimeScope{Requests: column(ser.Requests), Failed: column(ser.Failed)}
-			quantiles(&scope, ser.Latency)
-			if !scope.Latency {
-				missing = append(missing, label)
-			}
-		}
-		if j, ok := at[key]; ok {
-			// The same requests as a scope already drawn (a family's one
-			// address, or an address named for itself and its
-			// connections): named there.
-			o.Scopes[j].Suspect = true
-			if o.Scopes[j].Tag == "" || o.Scopes[j].Tag == "failing connections" {
-				o.Scopes[j].Tag = tag
-			}
+	var key string
+	var scope TimeScope
+	switch kind {
+	case report.SuspectGroup:
+		key = "group\x00" + s.Group
+		g := b.groups[s.Group]
+		if g == nil {
+			b.missing = append(b.missing, label)
 			return
 		}
-		scope.Kind, scope.What, scope.Label, scope.Tag, scope.Suspect = what, what, label, tag, true
-		if url != "" {
-			scope.Label += " " + url
+		scope = TimeScope{Requests: b.column(g.Requests), Failed: b.column(g.Failed)}
+		b.quantiles(&scope, &g.Latency)
+	default:
+		key = epKey(s.Target, s.Address)
+		e := -1
+		for j := range r.Endpoints {
+			if r.Endpoints[j].Target == s.Target && r.Endpoints[j].Address == s.Address {
+				e = j
+				break
+			}
 		}
-		at[key] = len(o.Scopes)
-		o.Scopes = append(o.Scopes, scope)
-	}
-	for i, sr := range v.Verdict.Suspects {
-		s := &r.Verdict.Suspects[i]
-		add(s, s.Kind, sr.What, sr.Label, sr.URL)
-		if s.Kind == report.SuspectGroup && failingConns(s) {
-			// The instance's evidence, its address's failing connections:
-			// the address over time.
-			add(s, report.SuspectConnections, "connections", "connections of "+s.Address, sr.URL)
+		if e < 0 {
+			return
+		}
+		ser := &tl.Series[e]
+		scope = TimeScope{Requests: b.column(ser.Requests), Failed: b.column(ser.Failed)}
+		b.quantiles(&scope, ser.Latency)
+		if !scope.Latency {
+			b.missing = append(b.missing, label)
 		}
 	}
-	for i := range o.Scopes {
-		s := &o.Scopes[i]
-		for _, n := range s.Failed {
-			s.Failing = s.Failing || n > 0
+	if j, ok := b.at[key]; ok {
+		o.Scopes[j].Suspect = true
+		if o.Scopes[j].Tag == "" || o.Scopes[j].Tag == "failing connections" {
+			o.Scopes[j].Tag = tag
 		}
-		s.Summary = o.summary(s)
+		return
 	}
-	if len(tl.Families) == 0 {
-		// A report written before the timeline kept latencies, or merged
-		// with one: requests and failures only.
-		o.Note = "This report holds no latency over time (it was written before pinprobe kept it, or merged with such a report): requests and failures only."
-	} else if len(missing) > 0 {
-		o.Note = fmt.Sprintf("No latency over time for %s: a run keeps it for every family and for its first %d endpoints and %d instances.",
-			words.JoinAnd(words.CapItems(missing, 4)), report.MaxLatencyEndpoints, report.MaxGroupSeries)
+	scope.Kind, scope.What, scope.Label, scope.Tag, scope.Suspect = what, what, label, tag, true
+	if url != "" {
+		scope.Label += " " + url
 	}
+	b.at[key] = len(o.Scopes)
+	o.Scopes = append(o.Scopes, scope)
 }
 
 // summary says when s failed and when it was slowest.
