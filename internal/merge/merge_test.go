@@ -53,6 +53,16 @@ var mgBodies = map[int]struct {
 // differ by endpoint, latencies from microseconds to seconds, connect, TLS
 // and first-byte phases on new connections, more than 1,000 client ports,
 // drops, and request times 3 ms apart over about n*3 ms.
+// underRace halves a run's n results under the race detector, where each
+// costs several times as much: every claim of these tests holds at either
+// size (more than report.MaxPorts local ports among them).
+func underRace(n int) int {
+	if check.Race {
+		return n / 2
+	}
+	return n
+}
+
 func newMgRun(t *testing.T, seed uint64, n int) *mgRun {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0xc0ffee))
@@ -339,7 +349,7 @@ func lineDiff(got, want string) string {
 // what one process that saw all of them says.
 func TestMergeEqualsOneAggregator(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
-	run := newMgRun(t, 1, 8000)
+	run := newMgRun(t, 1, underRace(8000))
 	n := len(run.results)
 	whole := run.whole(t) // what every split must merge into
 	tests := []struct {
@@ -416,7 +426,7 @@ func TestMergeRandomSplits(t *testing.T) {
 // every part gives, and lists the parts, not the intermediate files.
 func TestMergeOfMerges(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
-	run := newMgRun(t, 2, 6000)
+	run := newMgRun(t, 2, underRace(6000))
 	parts, whole := run.split(t, 4, func(i int) int { return i % 4 })
 	ab, err := fixture.MergeJudged(parts[:2], []string{"a.json", "b.json"})
 	if err != nil {
@@ -548,7 +558,7 @@ func TestMergeOfTwinRunsDoubles(t *testing.T) {
 // bucket off is placed whole, with a note, and the sums stay exact.
 func TestMergeTimelines(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
-	run := newMgRun(t, 3, 4000)
+	run := newMgRun(t, 3, underRace(4000))
 	tests := []struct {
 		name      string
 		offset    time.Duration // the second part's timeline starts this much later
@@ -631,6 +641,10 @@ func TestMergeTimelines(t *testing.T) {
 // TestMergeOldReports: parts written before phases carried histograms and
 // port lists were complete still merge; what is approximate says so.
 func TestMergeOldReports(t *testing.T) {
+	// Not halved under the race detector: at 3,000 results the largest of
+	// the parts' p99s, which the merge's note calls an upper bound, fell
+	// below the exact p99 (ttfb 13.7 against 15.5 ms): with too few
+	// requests per part it is not one. A known fault, not yet fixed.
 	run := newMgRun(t, 4, 6000)
 	parts, whole := run.split(t, 2, func(i int) int { return i % 2 })
 	for i := range parts[1].Endpoints {

@@ -116,7 +116,11 @@ func TestHDRBudget(t *testing.T) {
 func TestScratchTally(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 2))
 	full, tally := NewScratch(), NewScratch() // emptied for each histogram
-	for i := range 100 {
+	n := 100
+	if check.Race {
+		n = 24 // each of the four sizes 6 times under the race detector
+	}
+	for i := range n {
 		h := randomHist(rng, latencyGeometry, []int{1, 2, 40, 3000}[i%4])
 		enc := encodeHDR(h, latencyGeometry)
 		full.Reset()
