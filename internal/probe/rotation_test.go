@@ -275,21 +275,37 @@ func TestRotationAfterIdleClose(t *testing.T) {
 		o := Options{Rate: 10, Duration: 2 * time.Second, Concurrency: 10, Client: client}
 		rs := attack(t, eps, o, 10*time.Second)
 		sent, dropped := tallyOf(rs).total()
-		reused := 0
-		for _, r := range sentOnly(rs) {
-			if r.Err != nil || r.Status != http.StatusOK {
-				t.Errorf("request %d on connection %d: status %d, %v; want 200 on a fresh connection", r.ConnReq, r.ConnID, r.Status, r.Err)
-			}
+		// A connection reused at once, within h1IdleCheck of its answer,
+		// is not looked at (stale): there the server's close races the
+		// request by design, as in net/http. A loaded machine that fell
+		// behind deals a worker two requests in a row; such a request may
+		// fail, and the server never sees it.
+		ended := map[uint64]time.Time{} // each connection's last answer
+		byStart := sentOnly(rs)
+		slices.SortFunc(byStart, func(a, b Result) int { return a.Start.Compare(b.Start) })
+		reused, raced := 0, 0
+		for _, r := range byStart {
+			atOnce := r.Reused && r.Start.Sub(ended[r.ConnID]) < 2*h1IdleCheck
+			ended[r.ConnID] = r.Start.Add(r.Latency)
 			if r.Reused {
 				reused++
 			}
+			if r.Err == nil && r.Status == http.StatusOK {
+				continue
+			}
+			if atOnce {
+				raced++
+				continue
+			}
+			t.Errorf("request %d on connection %d: status %d, %v; want 200 on a fresh connection", r.ConnReq, r.ConnID, r.Status, r.Err)
 		}
-		t.Logf("%d sent, %d dropped, %d on reused connections, %d connections seen by the server", sent, dropped, reused, len(l.ports()))
-		if sent != 20 || dropped != 0 {
-			t.Errorf("%d sent, %d dropped; want the 20 planned", sent, dropped)
+		t.Logf("%d sent, %d dropped, %d on reused connections (%d failed, reused at once), %d connections seen by the server",
+			sent, dropped, reused, raced, len(l.ports()))
+		if sent != 20 || dropped != 0 || raced*4 > sent {
+			t.Errorf("%d sent, %d dropped, %d failed reused at once; want the 20 planned, at most a quarter of them so", sent, dropped, raced)
 		}
-		if len(l.seen()) != sent {
-			t.Errorf("the server saw %d requests; pinprobe sent %d", len(l.seen()), sent)
+		if len(l.seen()) != sent-raced {
+			t.Errorf("the server saw %d requests; pinprobe sent %d, %d of them failed at once on a reused connection", len(l.seen()), sent, raced)
 		}
 	})
 }
