@@ -48,15 +48,15 @@ func TestCompareGolden(t *testing.T) {
 	}{
 		{"compare-text-80.golden", gateway, render.CompareText(render.Options{Width: 80}), 80},
 		{"compare-text-120.golden", gateway, render.CompareText(render.Options{Width: 120}), 120},
-		{"compare-markdown.golden", gateway, render.CompareMarkdown, 0},
+		{"compare-markdown.golden", gateway, render.CompareMarkdown(render.Options{}), 0},
 		{"compare-latency-text-80.golden", latency, render.CompareText(render.Options{Width: 80}), 80},
 		{"compare-latency-text-120.golden", latency, render.CompareText(render.Options{Width: 120}), 120},
-		{"compare-latency-markdown.golden", latency, render.CompareMarkdown, 0},
+		{"compare-latency-markdown.golden", latency, render.CompareMarkdown(render.Options{}), 0},
 		{"compare-port-moved-text-80.golden", portMoved, render.CompareText(render.Options{Width: 80}), 80},
 		{"compare-other-host-text-120.golden", otherHost, render.CompareText(render.Options{Width: 120}), 120},
-		{"compare-brief-text-80.golden", gateway, render.CompareBriefText(render.Options{Width: 80}), 80},
-		{"compare-brief-latency-text-80.golden", latency, render.CompareBriefText(render.Options{Width: 80}), 80},
-		{"compare-brief-latency-markdown.golden", latency, render.CompareBriefMarkdown, 0},
+		{"compare-brief-text-80.golden", gateway, render.CompareText(render.Options{Width: 80, Brief: true}), 80},
+		{"compare-brief-latency-text-80.golden", latency, render.CompareText(render.Options{Width: 80, Brief: true}), 80},
+		{"compare-brief-latency-markdown.golden", latency, render.CompareMarkdown(render.Options{Brief: true}), 0},
 	} {
 		t.Run(f.file, func(t *testing.T) {
 			c := f.c
@@ -150,7 +150,7 @@ func TestCompareBrief(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := render.CompareBriefText(render.Options{Width: 80})(&b, many); err != nil {
+	if err := render.CompareText(render.Options{Width: 80, Brief: true})(&b, many); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -169,7 +169,7 @@ func TestCompareMarkdownIsSafe(t *testing.T) {
 	c.Before.File = "x|y`*.json"
 	c.Notes = append(c.Notes, "<script>alert(1)</script>")
 	var buf bytes.Buffer
-	if err := render.CompareMarkdown(&buf, c); err != nil {
+	if err := render.CompareMarkdown(render.Options{})(&buf, c); err != nil {
 		t.Fatal(err)
 	}
 	doc := buf.String()
@@ -303,7 +303,7 @@ func TestCompareHeadlineSaysRegressionOnce(t *testing.T) {
 		if !strings.HasPrefix(c.Conclusion, "regression: ") || c.Headline() != strings.TrimPrefix(c.Conclusion, "regression: ") {
 			t.Errorf("%s: conclusion %q, headline %q; want the conclusion to start with regression:, the headline without it", name, c.Conclusion, c.Headline())
 		}
-		for _, r := range []render.CompareRenderer{render.CompareText(render.Options{Width: 80}), render.CompareBriefText(render.Options{Width: 80})} {
+		for _, r := range []render.CompareRenderer{render.CompareText(render.Options{Width: 80}), render.CompareText(render.Options{Width: 80, Brief: true})} {
 			first, _, _ := strings.Cut(renderCmp(t, c, r), "\n")
 			if want := "REGRESSED " + strings.Fields(c.Headline())[0]; !strings.HasPrefix(first, want) || strings.Contains(first, "regression") {
 				t.Errorf("%s: first line %q; want it to start %q and say regression once, as REGRESSED", name, first, want)
@@ -334,15 +334,12 @@ func TestCompareNewFailuresBesideSlower(t *testing.T) {
 		name string
 		r    render.CompareRenderer
 	}{
-		{"text", render.CompareText(render.Options{Width: 120})}, {"brief", render.CompareBriefText(render.Options{Width: 120})},
-		{"markdown", render.CompareMarkdown},
+		{"text", render.CompareText(render.Options{Width: 120})}, {"brief", render.CompareText(render.Options{Width: 120, Brief: true})},
+		{"markdown", render.CompareMarkdown(render.Options{})},
 	} {
 		out := renderCmp(t, c, f.r)
-		for _, row := range []struct{ label, change string }{{"ipv4", "slower, new 502"}, {"127.0.0.2", "slower, new 502"}} {
+		for _, row := range []struct{ label, change string }{{"IPv4", "slower, new 502"}, {"127.0.0.2", "slower, new 502"}} {
 			label := row.label
-			if f.name == "markdown" && label == "ipv4" {
-				label = "IPv4"
-			}
 			if lineWith(out, label+" ", row.change) == "" && lineWith(out, label+"**", row.change) == "" {
 				t.Errorf("%s: no row of %s says %q:\n%s", f.name, row.label, row.change, out)
 			}
@@ -363,8 +360,8 @@ func TestCompareMarksOnlyWhatATestFound(t *testing.T) {
 		name string
 		r    render.CompareRenderer
 	}{
-		{"text", render.CompareText(render.Options{Width: 120})}, {"brief", render.CompareBriefText(render.Options{Width: 120})},
-		{"markdown", render.CompareMarkdown}, {"brief markdown", render.CompareBriefMarkdown},
+		{"text", render.CompareText(render.Options{Width: 120})}, {"brief", render.CompareText(render.Options{Width: 120, Brief: true})},
+		{"markdown", render.CompareMarkdown(render.Options{})}, {"brief markdown", render.CompareMarkdown(render.Options{Brief: true})},
 	} {
 		out := renderCmp(t, one, f.r)
 		l := lineWith(out, "127.0.0.2", "502", "appeared")

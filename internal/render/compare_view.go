@@ -1,10 +1,8 @@
 package render
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/compare"
@@ -18,7 +16,14 @@ type CompareRenderer func(io.Writer, *compare.Comparison) error
 // conclusion, the two runs, families and endpoints before → after, the
 // statuses and errors that changed, and how it was decided.
 func CompareText(o Options) CompareRenderer {
-	return func(w io.Writer, c *compare.Comparison) error { return writeCompareText(w, c, o) }
+	return func(w io.Writer, c *compare.Comparison) error { return writePageText(w, comparePage(c, o.Brief), o) }
+}
+
+// CompareMarkdown writes the comparison as a Markdown document for a pull
+// request, a change ticket or a release note (one screen of it with
+// o.Brief).
+func CompareMarkdown(o Options) CompareRenderer {
+	return func(w io.Writer, c *compare.Comparison) error { return writePageMarkdown(w, comparePage(c, o.Brief)) }
 }
 
 // CompareForFormat returns the comparison renderer of a --format value
@@ -27,17 +32,11 @@ func CompareText(o Options) CompareRenderer {
 func CompareForFormat(name string, o Options) (CompareRenderer, error) {
 	switch name {
 	case "text":
-		if o.Brief {
-			return CompareBriefText(o), nil
-		}
 		return CompareText(o), nil
 	case "json":
 		return compare.JSON, nil
 	case "markdown":
-		if o.Brief {
-			return CompareBriefMarkdown, nil
-		}
-		return CompareMarkdown, nil
+		return CompareMarkdown(o), nil
 	}
 	return nil, fmt.Errorf("unknown format %q (want text, json, markdown)", name)
 }
@@ -101,7 +100,7 @@ type cmpAnswer struct {
 func newCmpView(c *compare.Comparison) *cmpView {
 	v := &cmpView{c: c}
 	for i := range c.Families {
-		v.families = append(v.families, cmpRowOf(&c.Families[i], c.Families[i].Family))
+		v.families = append(v.families, cmpRowOf(&c.Families[i], words.FamilyName(c.Families[i].Family)))
 	}
 	v.families = append(v.families, cmpRowOf(&c.Totals, "total"))
 	for i := range c.Endpoints {
@@ -343,159 +342,6 @@ func answerRows(c *compare.Comparison) []cmpAnswer {
 	return out
 }
 
-func writeCompareText(w io.Writer, c *compare.Comparison, o Options) error {
-	t := &textWriter{errWriter: errWriter{w: w}, color: o.Color, width: max(o.Width, minWidth)}
-	if o.Width <= 0 {
-		t.width = DefaultWidth
-	}
-	v := newCmpView(c)
-	code := ansiBold
-	if c.Regressed() {
-		code = AnsiRed + ansiBold
-	}
-	t.para(code, strings.ToUpper(c.Status), c.Headline(), 2)
-	t.heading("RUNS")
-	for _, s := range []struct {
-		name string
-		side *compare.RunSide
-	}{{"before", &c.Before}, {"after ", &c.After}} {
-		t.para("", " "+s.name, runWords(s.side), 9)
-	}
-	cols := []textCol{{}, {head: "FAMILY"},
-		{head: "BEFORE", right: true}, {head: "", right: true}, {head: "AFTER", right: true}, {head: "", right: true},
-		{head: "CHANGE"}, {head: "P", right: true}, {head: "P50"}, {head: "P99"}}
-	cells := func(r *cmpRow) []string {
-		return []string{markOf(r.worse), r.label, r.before, r.beforeRate, r.after, r.afterRate, r.change, r.p, r.p50, r.p99}
-	}
-	// Every table's rows, in the order printed, to decide once whether the
-	// latencies fit beside the failure figures.
-	var all [][]string
-	for i := range v.families {
-		all = append(all, cells(&v.families[i]))
-	}
-	for _, tg := range append(append([]cmpTarget(nil), v.targets...), v.headers...) {
-		for i := range tg.rows {
-			all = append(all, cells(&tg.rows[i]))
-		}
-	}
-	stack := tableWidth(cols, all) > t.width
-	table := func(rs []cmpRow) {
-		cs := append([]textCol(nil), cols...)
-		if stack {
-			cs[8].head, cs[9].head = "", ""
-		}
-		rows := make([][]string, len(rs))
-		for i := range rs {
-			rows[i] = cells(&rs[i])
-			if stack {
-				rows[i][8], rows[i][9] = "", ""
-			}
-		}
-		// Still too wide (a long IPv6 address, an instance's long name): a
-		// label too long goes on a line of its own above its row, whole
-		// (cut in its middle, two pod names read alike).
-		own := make([]bool, len(rows))
-		if over := tableWidth(cs, rows) - t.width; over > 0 {
-			label := runes(cs[1].head)
-			for _, row := range rows {
-				label = max(label, runes(row[1]))
-			}
-			for i, row := range rows {
-				own[i] = runes(row[1]) > label-over
-			}
-		}
-		marks := false
-		for _, row := range rows {
-			marks = marks || row[0] != ""
-		}
-		var out [][]string
-		var failing []bool
-		for i := range rs {
-			r := &rs[i]
-			if own[i] {
-				// The label's line starts the row: its mark, then the label
-				// where the others have theirs.
-				above := make([]string, len(cs))
-				above[1] = rows[i][1]
-				if marks {
-					above[1] = cmp.Or(rows[i][0], " ") + "  " + above[1]
-				}
-				rows[i][1] = ""
-				if marks { // the mark's column stays, for the other rows
-					rows[i][0] = " "
-				}
-				out = append(out, above)
-				failing = append(failing, r.worse)
-			}
-			out = append(out, rows[i])
-			failing = append(failing, r.worse)
-			if stack && (r.p50 != "-" || r.p99 != "-") {
-				// A line of its own under the row, aligned with its label:
-				// the latencies are never dropped for the width.
-				sub := make([]string, len(cs))
-				sub[1] = "   p50 " + r.p50 + "  p99 " + r.p99
-				out = append(out, sub)
-				failing = append(failing, r.worse)
-			}
-		}
-		t.table(textTable{cols: cs, rows: out, failing: failing, spans: true})
-	}
-	t.heading("BY FAMILY  failed/requests before → after")
-	table(v.families)
-	cols[1].head = "ADDRESS"
-	for _, tg := range v.targets {
-		t.heading("BY ENDPOINT  " + tg.target)
-		if tg.after != "" {
-			t.para("", "   after:", tg.after+" (matched by --match host)", 6)
-		}
-		table(tg.rows)
-		for i := range tg.rows {
-			if r := &tg.rows[i]; r.baseline != "" {
-				t.para("", "   ", r.label+" is new: compared with "+r.baseline, 6)
-			}
-		}
-	}
-	cols[1].head = "VALUE"
-	for _, h := range v.headers {
-		t.heading("BY INSTANCE  " + h.target)
-		table(h.rows)
-	}
-	if len(v.latency) > 0 {
-		t.heading("LATENCY THAT CHANGED")
-		for _, l := range v.latency {
-			line := fmt.Sprintf("%s: %s %s → %s, %s (tolerance %s), %s: %s", l.scope, l.percentile, l.before, l.after, l.change, l.tolerance, l.p, l.verdict)
-			if l.worse {
-				t.failing(" "+failMark, line, 4)
-			} else {
-				t.para("", "  ", line, 4)
-			}
-		}
-	}
-	if len(v.answers) > 0 {
-		t.heading("STATUSES AND ERRORS THAT CHANGED")
-		for _, a := range v.answers {
-			line := fmt.Sprintf("%s: %s %s: %s → %s", a.scope, a.answer, a.change, a.before, a.after)
-			if a.p != "" {
-				line += ", " + a.p
-			}
-			if a.worse {
-				t.failing(" "+failMark, line, 4)
-			} else {
-				t.para("", "  ", line, 4)
-			}
-		}
-	}
-	if len(c.Notes) > 0 {
-		t.heading("NOTES")
-		for _, n := range c.Notes {
-			t.para("", " -", n, 3)
-		}
-	}
-	t.printf("\n")
-	t.para(ansiBold, "METHOD", v.method, 2)
-	return t.err
-}
-
 // tableWidth is how wide a table of rows in cols is, laid out as
 // textWriter.table does: columns two apart, indented by one, empty ones
 // left out.
@@ -533,150 +379,4 @@ func runWords(s *compare.RunSide) string {
 	}
 	parts = append(parts, "verdict "+compare.OrDefault(s.Verdict, "none"))
 	return strings.Join(parts, " · ")
-}
-
-// CompareMarkdown writes the comparison as a Markdown document for a pull
-// request, a change ticket or a release note: the conclusion first, then
-// the two runs, the families and endpoints before → after, the statuses
-// and errors that changed, and how it was decided.
-func CompareMarkdown(w io.Writer, c *compare.Comparison) error {
-	m := &mdWriter{errWriter: errWriter{w: w}}
-	v := newCmpView(c)
-	m.printf("# pinprobe compare: %s\n\n", mdText(c.Status))
-	m.printf("> **%s**\n", mdText(c.Conclusion))
-	m.printf("\n## The runs\n\n")
-	row := func(name string, f func(s *compare.RunSide) string) []string {
-		return []string{name, f(&c.Before), f(&c.After)}
-	}
-	rows := [][]string{
-		row("File", func(s *compare.RunSide) string { return codeSpan(compare.OrDefault(s.File, "-")) }),
-		row("Window (UTC)", func(s *compare.RunSide) string {
-			if s.StartedAt.IsZero() {
-				return "-"
-			}
-			return utc(s.StartedAt) + " → " + utc(s.EndedAt)
-		}),
-		row("Requests", func(s *compare.RunSide) string { return strconv.FormatInt(s.Requests, 10) }),
-		row("Failed", func(s *compare.RunSide) string {
-			return fmt.Sprintf("%d, %s", s.Failed, rateCI(s.Failed, s.Requests, s.FailureRate))
-		}),
-		row("Failures are", func(s *compare.RunSide) string { return "errors and " + mdText(s.FailStatus) }),
-		row("Verdict", func(s *compare.RunSide) string { return mdText(compare.OrDefault(s.Verdict, "none")) }),
-		row("Merged from", func(s *compare.RunSide) string {
-			if s.Inputs == 0 {
-				return "one run"
-			}
-			return fmt.Sprintf("%d reports", s.Inputs)
-		}),
-		row("Interrupted", func(s *compare.RunSide) string { return map[bool]string{true: "**yes**", false: "no"}[s.Interrupted] }),
-		row("Command", func(s *compare.RunSide) string { return codeSpan(compare.OrDefault(shellJoin(s.Command), "-")) }),
-	}
-	m.table([]string{"", "Before", "After"}, "lll", rows)
-
-	head := []string{"", "", "Before", "After", "Change", "p", "p50", "p99"}
-	cells := func(r *cmpRow, label string) []string {
-		mark := ""
-		if r.worse {
-			mark, label = "✗", "**"+label+"**"
-		}
-		side := func(count, ci string) string {
-			if count == "-" {
-				return "-"
-			}
-			return count + " " + ci
-		}
-		return []string{mark, label, side(r.before, r.beforeCI), side(r.after, r.afterCI), mdText(r.change), r.p, r.p50, r.p99}
-	}
-	m.printf("\n## By address family\n\n")
-	rows = nil
-	for i := range v.families {
-		f := &v.families[i]
-		rows = append(rows, cells(f, words.FamilyName(f.label)))
-	}
-	head[1] = "Family"
-	m.table(head, "llrrlrrr", rows)
-	m.printf("\nBefore and after are failed/requests and the failure rate with its Wilson 95%% interval; ✗ marks a significant regression.\n")
-
-	m.printf("\n## By endpoint\n")
-	head[1] = "Address"
-	for _, tg := range v.targets {
-		if tg.after != "" {
-			m.printf("\n### %s (after: %s)\n\n", mdText(tg.target), mdText(tg.after))
-		} else {
-			m.printf("\n### %s\n\n", mdText(tg.target))
-		}
-		rows = nil
-		var notes []string
-		for i := range tg.rows {
-			r := &tg.rows[i]
-			rows = append(rows, cells(r, mdText(r.label)))
-			if r.baseline != "" {
-				notes = append(notes, mdText(r.label)+" is new: compared with "+mdText(r.baseline)+".")
-			}
-		}
-		m.table(head, "llrrlrrr", rows)
-		if len(notes) > 0 {
-			m.printf("\n%s\n", strings.Join(notes, " "))
-		}
-	}
-	if len(c.Added) > 0 || len(c.Removed) > 0 {
-		m.printf("\n")
-		for _, l := range []struct {
-			name string
-			ids  []compare.EndpointID
-		}{{"Added (probed after only)", c.Added}, {"Removed (probed before only)", c.Removed}} {
-			if len(l.ids) == 0 {
-				continue
-			}
-			var names []string
-			for _, id := range l.ids {
-				names = append(names, mdText(id.Address)+" ("+mdText(id.Target)+")")
-			}
-			m.printf("- **%s:** %s\n", l.name, strings.Join(names, ", "))
-		}
-	}
-	if len(v.headers) > 0 {
-		m.printf("\n## By instance\n")
-		head[1] = "Value"
-		for _, h := range v.headers {
-			m.printf("\n### %s\n\n", mdText(h.target))
-			rows = nil
-			for i := range h.rows {
-				rows = append(rows, cells(&h.rows[i], mdText(h.rows[i].label)))
-			}
-			m.table(head, "llrrlrrr", rows)
-		}
-	}
-	if len(v.latency) > 0 {
-		m.printf("\n## Latency that changed\n\n")
-		rows = nil
-		for _, l := range v.latency {
-			mark := ""
-			if l.worse {
-				mark = "✗"
-			}
-			rows = append(rows, []string{mark, mdText(l.scope), l.percentile, l.before, l.after, l.change, l.tolerance, mdText(l.p), l.verdict})
-		}
-		m.table([]string{"", "Scope", "Percentile", "Before", "After", "Change", "Tolerance", "p", ""}, "lllrrrrll", rows)
-	}
-	if len(v.answers) > 0 {
-		m.printf("\n## Statuses and errors that changed\n\n")
-		rows = nil
-		for _, a := range v.answers {
-			mark := ""
-			if a.worse {
-				mark = "✗"
-			}
-			rows = append(rows, []string{mark, mdText(a.scope), mdText(a.answer), a.change, a.before, a.after, mdText(a.p)})
-		}
-		m.table([]string{"", "Scope", "Answer", "Change", "Before", "After", "p"}, "lllllll", rows)
-	}
-	if len(c.Notes) > 0 {
-		m.printf("\n## Notes\n\n")
-		for _, n := range c.Notes {
-			m.printf("- %s\n", mdText(n))
-		}
-	}
-	m.printf("\n## How this was decided\n\n%s\n", mdText(v.method))
-	return m.err
 }

@@ -1,0 +1,319 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/pinprobe/pinprobe/internal/compare"
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// comparePage is the comparison as a page: the conclusion, the two runs,
+// the families, endpoints and instances before → after, the latency and
+// the statuses and errors that changed, the notes and how it was decided.
+// Brief, it is one screen: the families, the endpoints and instances that
+// changed and the failures that appeared or grew, each list capped.
+func comparePage(c *compare.Comparison, brief bool) *Page {
+	v := newCmpView(c)
+	p := &Page{
+		Title: "pinprobe compare: " + c.Status,
+		Lead:  Para{Lead: strings.ToUpper(c.Status), Text: c.Headline()},
+		Bad:   c.Regressed(),
+	}
+	runs := List{Items: []Item{{Lead: "before", Text: runWords(&c.Before)}, {Lead: "after", Text: runWords(&c.After)}}}
+	families := Section{Heading: "By address family", Aside: "failed/requests before → after", Blocks: []Block{
+		cmpTable("", "Family", v.families, brief),
+	}}
+	if brief {
+		p.Sections = append(p.Sections, Section{Blocks: []Block{runs}}, families)
+		p.Sections = append(p.Sections, briefCmpSections(v)...)
+		return p
+	}
+	runs.Only = FormatText
+	families.Blocks = append(families.Blocks, Para{Only: FormatMarkdown,
+		Text: "Before and after are failed/requests and the failure rate with its Wilson 95% interval; ✗ marks a significant regression."})
+	p.Sections = append(p.Sections, Section{Heading: "The runs", Blocks: []Block{runs, runsTable(c)}}, families)
+
+	endpoints := Section{Heading: "By endpoint"}
+	for _, tg := range v.targets {
+		tb := cmpTable(tg.target, "Address", tg.rows, false)
+		if tg.after != "" {
+			tb.Intro = "after: " + tg.after + " (matched by --match host)"
+		}
+		for i := range tg.rows {
+			if r := &tg.rows[i]; r.baseline != "" {
+				tb.Notes = append(tb.Notes, r.label+" is new: compared with "+r.baseline+".")
+			}
+		}
+		endpoints.Blocks = append(endpoints.Blocks, tb)
+	}
+	if moved := addedRemoved(c); len(moved.Items) > 0 {
+		endpoints.Blocks = append(endpoints.Blocks, moved)
+	}
+	p.Sections = append(p.Sections, endpoints)
+	if len(v.headers) > 0 {
+		s := Section{Heading: "By instance"}
+		for _, h := range v.headers {
+			s.Blocks = append(s.Blocks, cmpTable(h.target, "Value", h.rows, false))
+		}
+		p.Sections = append(p.Sections, s)
+	}
+	if len(v.latency) > 0 {
+		p.Sections = append(p.Sections, Section{Heading: "Latency that changed", Blocks: latencyBlocks(v.latency)})
+	}
+	if len(v.answers) > 0 {
+		p.Sections = append(p.Sections, Section{Heading: "Statuses and errors that changed", Blocks: answerBlocks(v.answers)})
+	}
+	if len(c.Notes) > 0 {
+		p.Sections = append(p.Sections, Section{Heading: "Notes", Blocks: []Block{bullets(c.Notes, 0)}})
+	}
+	p.Sections = append(p.Sections, Section{Heading: "How this was decided", Blocks: []Block{Para{Text: v.method, Indent: 1}}})
+	return p
+}
+
+// briefCmpSections are the brief comparison's sections after the
+// families: what changed, the failures that appeared or grew, the notes,
+// each capped, and what the full comparison adds.
+func briefCmpSections(v *cmpView) []Section {
+	c, b := v.c, newBriefCmp(v)
+	changed := Section{Heading: "Changed", Aside: b.changedHeading(c)}
+	if len(b.rows) > 0 {
+		changed.Blocks = append(changed.Blocks, cmpTable("", "Scope", b.rows, true))
+	}
+	if b.moreChanged > 0 {
+		changed.Blocks = append(changed.Blocks, Para{Text: fmt.Sprintf("… %d more in the full comparison.", b.moreChanged), Indent: 4})
+	}
+	out := []Section{changed}
+	if len(b.answers) > 0 {
+		l := answerList(b.answers)
+		if b.moreAnswers > 0 {
+			l.Items = append(l.Items, Item{Text: fmt.Sprintf("… %d more in the full comparison", b.moreAnswers)})
+		}
+		out = append(out, Section{Heading: "Failures that appeared or grew", Blocks: []Block{l}})
+	}
+	if len(b.notes) > 0 {
+		out = append(out, Section{Heading: "Notes", Blocks: []Block{bullets(b.notes, b.moreNotes)}})
+	}
+	return append(out, Section{Blocks: []Block{Para{Text: briefFooter(c, "--brief")}}})
+}
+
+// cmpTable is a table of scopes before → after under title, labelled by
+// label. A terminal shows the counts and the rates apart and, when the
+// page is too wide, the latencies under each row (brief: it drops the
+// rates, then the latencies); Markdown shows each side's count, rate and
+// interval in one cell.
+func cmpTable(title, label string, rows []cmpRow, brief bool) Table {
+	prio := func(n int) int {
+		if brief {
+			return n
+		}
+		return 0
+	}
+	tb := Table{Title: title, Marks: true, Cols: []Col{
+		{Head: label, Label: true},
+		{Head: "Before", Right: true, Only: FormatText}, {Right: true, Prio: prio(4), Only: FormatText},
+		{Head: "After", Right: true, Only: FormatText}, {Right: true, Prio: prio(5), Only: FormatText},
+		{Head: "Before", Right: true, Only: FormatMarkdown}, {Head: "After", Right: true, Only: FormatMarkdown},
+		{Head: "Change"}, {Head: "p", Right: true},
+		{Head: "p50", Prio: prio(6), Under: !brief}, {Head: "p99", Prio: prio(7), Under: !brief},
+	}}
+	side := func(count, ci string) string {
+		if count == "-" {
+			return "-"
+		}
+		return count + " " + ci
+	}
+	for i := range rows {
+		r := &rows[i]
+		tb.Rows = append(tb.Rows, Row{Failing: r.worse, Cells: []string{
+			r.label, r.before, r.beforeRate, r.after, r.afterRate,
+			side(r.before, r.beforeCI), side(r.after, r.afterCI), r.change, r.p, r.p50, r.p99,
+		}})
+	}
+	return tb
+}
+
+// runsTable is the two runs side by side, for Markdown (a terminal has
+// runWords).
+func runsTable(c *compare.Comparison) Table {
+	row := func(name string, code bool, f func(s *compare.RunSide) string) Row {
+		return Row{Cells: []string{name, f(&c.Before), f(&c.After)}, Code: code}
+	}
+	return Table{Only: FormatMarkdown, Cols: []Col{{}, {Head: "Before"}, {Head: "After"}}, Rows: []Row{
+		row("File", true, func(s *compare.RunSide) string { return compare.OrDefault(s.File, "-") }),
+		row("Window (UTC)", false, func(s *compare.RunSide) string {
+			if s.StartedAt.IsZero() {
+				return "-"
+			}
+			return utc(s.StartedAt) + " → " + utc(s.EndedAt)
+		}),
+		row("Requests", false, func(s *compare.RunSide) string { return strconv.FormatInt(s.Requests, 10) }),
+		row("Failed", false, func(s *compare.RunSide) string {
+			return fmt.Sprintf("%d, %s", s.Failed, rateCI(s.Failed, s.Requests, s.FailureRate))
+		}),
+		row("Failures are", false, func(s *compare.RunSide) string { return "errors and " + s.FailStatus }),
+		row("Verdict", false, func(s *compare.RunSide) string { return compare.OrDefault(s.Verdict, "none") }),
+		row("Merged from", false, func(s *compare.RunSide) string {
+			if s.Inputs == 0 {
+				return "one run"
+			}
+			return fmt.Sprintf("%d reports", s.Inputs)
+		}),
+		row("Interrupted", false, func(s *compare.RunSide) string { return map[bool]string{true: "yes", false: "no"}[s.Interrupted] }),
+		row("Command", true, func(s *compare.RunSide) string { return compare.OrDefault(shellJoin(s.Command), "-") }),
+	}}
+}
+
+// addedRemoved lists the endpoints probed on one side only.
+func addedRemoved(c *compare.Comparison) List {
+	var l List
+	for _, s := range []struct {
+		name string
+		ids  []compare.EndpointID
+	}{{"Added (probed after only)", c.Added}, {"Removed (probed before only)", c.Removed}} {
+		if len(s.ids) == 0 {
+			continue
+		}
+		var names []string
+		for _, id := range s.ids {
+			names = append(names, id.Address+" ("+id.Target+")")
+		}
+		l.Items = append(l.Items, Item{Lead: s.name, Text: strings.Join(names, ", ")})
+	}
+	l.Only = FormatMarkdown // a terminal's tables say added and removed
+	return l
+}
+
+// latencyBlocks are the percentiles that changed: a line each on a
+// terminal, a table in Markdown.
+func latencyBlocks(ls []cmpLatency) []Block {
+	var l List
+	tb := Table{Only: FormatMarkdown, Marks: true, Cols: []Col{
+		{Head: "Scope", Label: true}, {Head: "Percentile"}, {Head: "Before", Right: true}, {Head: "After", Right: true},
+		{Head: "Change", Right: true}, {Head: "Tolerance", Right: true}, {Head: "p"}, {},
+	}}
+	for _, x := range ls {
+		l.Items = append(l.Items, Item{Failing: x.worse, Text: fmt.Sprintf("%s: %s %s → %s, %s (tolerance %s), %s: %s",
+			x.scope, x.percentile, x.before, x.after, x.change, x.tolerance, x.p, x.verdict)})
+		tb.Rows = append(tb.Rows, Row{Failing: x.worse, Cells: []string{x.scope, x.percentile, x.before, x.after, x.change, x.tolerance, x.p, x.verdict}})
+	}
+	l.Only = FormatText
+	return []Block{l, tb}
+}
+
+// answerBlocks are the statuses and errors that changed: a line each on a
+// terminal, a table in Markdown.
+func answerBlocks(as []cmpAnswer) []Block {
+	l := answerList(as)
+	l.Only = FormatText
+	tb := Table{Only: FormatMarkdown, Marks: true, Cols: []Col{
+		{Head: "Scope", Label: true}, {Head: "Answer"}, {Head: "Change"}, {Head: "Before"}, {Head: "After"}, {Head: "p"},
+	}}
+	for _, a := range as {
+		tb.Rows = append(tb.Rows, Row{Failing: a.worse, Cells: []string{a.scope, a.answer, a.change, a.before, a.after, a.p}})
+	}
+	return []Block{l, tb}
+}
+
+func answerList(as []cmpAnswer) List {
+	var l List
+	for _, a := range as {
+		line := fmt.Sprintf("%s: %s %s: %s → %s", a.scope, a.answer, a.change, a.before, a.after)
+		if a.p != "" {
+			line += ", " + a.p
+		}
+		l.Items = append(l.Items, Item{Text: line, Failing: a.worse})
+	}
+	return l
+}
+
+// bullets is a list of notes, and how many more the full document has.
+func bullets(notes []string, more int) List {
+	var l List
+	for _, n := range notes {
+		l.Items = append(l.Items, Item{Text: n})
+	}
+	if more > 0 {
+		l.Items = append(l.Items, Item{Text: fmt.Sprintf("… %d more in the full comparison", more)})
+	}
+	return l
+}
+
+// A brief comparison (compare --brief) fits one screen: the conclusion,
+// the two runs, the families and total, the endpoints and instances that
+// changed, and the failures that appeared or grew; at most these many rows
+// of each list, the rest counted and left to the full comparison.
+const (
+	briefChanged = 8 // endpoints and instances that changed
+	briefAnswers = 4 // statuses and errors that appeared or grew
+	briefNotes   = 2
+)
+
+// briefCmp is the part of a comparison a brief one shows.
+type briefCmp struct {
+	moreChanged int // rows left out
+	rows        []cmpRow
+	answers     []cmpAnswer
+	moreAnswers int
+	notes       []string
+	moreNotes   int
+}
+
+// newBriefCmp picks from v what a brief comparison shows: the endpoints
+// and instances whose failure rate or latency changed, or that were added
+// or removed (regressions first), and the failures that appeared or grew.
+func newBriefCmp(v *cmpView) *briefCmp {
+	b := &briefCmp{}
+	var worse, other []cmpRow
+	c := v.c
+	for _, list := range [][]compare.ScopeChange{c.Endpoints, c.Groups} {
+		for i := range list {
+			sc := &list[i]
+			r := cmpRowOf(sc, c.Label(sc))
+			switch {
+			case r.change == compare.ChangeSame:
+			case r.worse:
+				worse = append(worse, r)
+			default:
+				other = append(other, r)
+			}
+		}
+	}
+	all := append(worse, other...)
+	b.rows = all[:min(len(all), briefChanged)]
+	b.moreChanged = len(all) - len(b.rows)
+	for _, a := range v.answers {
+		if !a.failure {
+			continue
+		}
+		if len(b.answers) == briefAnswers {
+			b.moreAnswers++
+			continue
+		}
+		b.answers = append(b.answers, a)
+	}
+	b.notes = c.Notes[:min(len(c.Notes), briefNotes)]
+	b.moreNotes = len(c.Notes) - len(b.notes)
+	return b
+}
+
+// changedHeading is the heading of the changed scopes: "CHANGED 3 of 9
+// endpoints and instances".
+func (b *briefCmp) changedHeading(c *compare.Comparison) string {
+	n := len(c.Endpoints) + len(c.Groups)
+	if len(b.rows) == 0 {
+		return fmt.Sprintf("none of %d endpoint%s and instance%s changed", n, words.Plural(n), words.Plural(n))
+	}
+	return fmt.Sprintf("%d of %d endpoint%s and instance%s changed", len(b.rows)+b.moreChanged, n, words.Plural(n), words.Plural(n))
+}
+
+// briefFooter says what the full comparison adds, and at what level the
+// brief one's changes were found (when anything was compared).
+func briefFooter(c *compare.Comparison, flag string) string {
+	how := "how this was decided"
+	if c.Comparisons > 0 {
+		how += fmt.Sprintf(" (α = %s over %d comparison%s)", words.Num(c.Alpha), c.Comparisons, words.Plural(c.Comparisons))
+	}
+	return "Brief: every status that changed, the latency with its intervals, and " + how + " are in the full comparison, without " + flag + "."
+}

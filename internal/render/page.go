@@ -1,0 +1,121 @@
+package render
+
+// A Page is one document ready for any writer: the builder of a document
+// (comparePage, …) says once what it shows and in which order, and the
+// text and Markdown writers (writePageText, writePageMarkdown) lay out any
+// page. Everything on a page is plain text: each writer escapes it for its
+// format. A difference between formats is data: a block's Only, a
+// column's Prio or Under.
+type Page struct {
+	Title    string // the document's title: Markdown's "# " line
+	Lead     Para   // what it found, first: its Lead is the status ("REGRESSED")
+	Bad      bool   // the lead is bad news (red in a terminal)
+	Sections []Section
+}
+
+// Section is a heading and what is under it; the same heading in every
+// format (a terminal prints it in capitals). A section without a heading
+// is a paragraph break.
+type Section struct {
+	Heading string
+	Aside   string // the terminal's short gloss beside the heading: "failed/requests before → after"
+	Blocks  []Block
+}
+
+// Format is a set of writers.
+type Format uint8
+
+const (
+	FormatText Format = 1 << iota
+	FormatMarkdown
+)
+
+// shows says whether a block of only (0: every format) is written in f.
+func shows(only, f Format) bool { return only == 0 || only&f != 0 }
+
+// Block is a paragraph, a list or a table.
+type Block interface{ only() Format }
+
+// Para is a paragraph, after a lead ("after:") when it has one.
+type Para struct {
+	Lead string
+	Text string
+	// Indent is the terminal's indent of the paragraph's lines: under its
+	// lead when it has one, the first line too when it has none.
+	Indent int
+	Only   Format
+}
+
+// List is a list of items; a list with a failing item marks each (✗ or
+// blank) instead of bullets.
+type List struct {
+	Items []Item
+	Only  Format
+}
+
+// Item is one list item.
+type Item struct {
+	Lead    string // "before", shown first in bold in Markdown
+	Text    string
+	Failing bool
+}
+
+// Table is rows in columns, under a title of its own (a target's URL)
+// when it has one.
+type Table struct {
+	Title string
+	Intro string // a line under the title, before the rows
+	Cols  []Col
+	Rows  []Row
+	Marks bool     // a first column of ✗ for the failing rows
+	Notes []string // prose under the table
+	Only  Format
+}
+
+// Col is one column of a table.
+type Col struct {
+	Head  string
+	Right bool
+	// Prio orders the columns a narrow terminal drops: lowest first; 0 is
+	// never dropped.
+	Prio int
+	// Under puts the column's cells on a line under their row, on a
+	// terminal too narrow for the tables of the page with them beside.
+	Under bool
+	// Label is the column of the row's name: a terminal still too narrow
+	// puts a long one on its own line above its row, and Markdown makes a
+	// failing row's bold.
+	Label bool
+	Only  Format
+}
+
+// Row is one row of a table.
+type Row struct {
+	Cells   []string
+	Failing bool
+	Code    bool // its cells but the first are code (a file, a command): Markdown writes them so
+}
+
+func (p Para) only() Format  { return p.Only }
+func (l List) only() Format  { return l.Only }
+func (t Table) only() Format { return t.Only }
+
+// cols is the table's columns shown in f, and each row's cells of them.
+func (t *Table) view(f Format) ([]Col, [][]string) {
+	var cols []Col
+	var keep []int
+	for i, c := range t.Cols {
+		if shows(c.Only, f) {
+			cols = append(cols, c)
+			keep = append(keep, i)
+		}
+	}
+	rows := make([][]string, len(t.Rows))
+	for r, row := range t.Rows {
+		rows[r] = make([]string, len(keep))
+		for j, i := range keep {
+			rows[r][j] = row.Cells[i]
+		}
+	}
+	return cols, rows
+}

@@ -1,0 +1,110 @@
+package render
+
+import (
+	"io"
+	"strings"
+)
+
+// writePageMarkdown writes p as GitHub-flavoured Markdown: the title, the
+// lead quoted in bold, each section under "## ", a table's title under
+// "### ". Every string is escaped here (mdText, codeSpan), none before.
+func writePageMarkdown(w io.Writer, p *Page) error {
+	m := &mdWriter{errWriter: errWriter{w: w}}
+	m.printf("# %s\n\n", mdText(p.Title))
+	m.printf("> **%s**\n", mdText(p.Lead.Text))
+	for _, s := range p.Sections {
+		if s.Heading != "" {
+			h := mdText(s.Heading)
+			if s.Aside != "" {
+				h += " — " + mdText(s.Aside)
+			}
+			m.printf("\n## %s\n", h)
+		}
+		for _, b := range s.Blocks {
+			if !shows(b.only(), FormatMarkdown) {
+				continue
+			}
+			switch b := b.(type) {
+			case Para:
+				if b.Lead != "" {
+					m.printf("\n**%s** %s\n", mdText(b.Lead), mdText(b.Text))
+				} else {
+					m.printf("\n%s\n", mdText(b.Text))
+				}
+			case List:
+				m.pageList(b)
+			case Table:
+				m.pageTable(&b)
+			}
+		}
+	}
+	return m.err
+}
+
+func (m *mdWriter) pageList(l List) {
+	m.printf("\n")
+	for _, it := range l.Items {
+		line := mdText(it.Text)
+		if it.Lead != "" {
+			line = "**" + mdText(it.Lead) + ":** " + line
+		}
+		if it.Failing {
+			line = failMark + " " + line
+		}
+		m.printf("- %s\n", line)
+	}
+}
+
+// pageTable writes a table: a first column of ✗ when it has marks, a
+// failing row's label in bold.
+func (m *mdWriter) pageTable(tb *Table) {
+	if tb.Title != "" {
+		m.printf("\n### %s\n", mdText(tb.Title))
+	}
+	if tb.Intro != "" {
+		m.printf("\n%s\n", mdText(tb.Intro))
+	}
+	cols, rows := tb.view(FormatMarkdown)
+	var head []string
+	var align strings.Builder
+	if tb.Marks {
+		head = append(head, "")
+		align.WriteByte('l')
+	}
+	for _, c := range cols {
+		head = append(head, mdText(c.Head))
+		if c.Right {
+			align.WriteByte('r')
+		} else {
+			align.WriteByte('l')
+		}
+	}
+	out := make([][]string, len(rows))
+	for r, row := range rows {
+		src := &tb.Rows[r]
+		for i, cell := range row {
+			switch {
+			case src.Code && i > 0:
+				cell = codeSpan(cell)
+			case cols[i].Label && src.Failing && cell != "":
+				cell = "**" + mdText(cell) + "**"
+			default:
+				cell = mdText(cell)
+			}
+			row[i] = cell
+		}
+		if tb.Marks {
+			row = append([]string{markOf(src.Failing)}, row...)
+		}
+		out[r] = row
+	}
+	m.printf("\n")
+	m.table(head, align.String(), out)
+	if len(tb.Notes) > 0 {
+		notes := make([]string, len(tb.Notes))
+		for i, n := range tb.Notes {
+			notes[i] = mdText(n)
+		}
+		m.printf("\n%s\n", strings.Join(notes, " "))
+	}
+}
