@@ -188,7 +188,7 @@ func TestInstanceAddedWhileFailuresRise(t *testing.T) {
 		// that sends late would shorten the healthy half, and with it the
 		// contrast this test needs over the whole run.
 		n++
-		late := n > 500 // of about 1200
+		late := n > 500             // of about 1200
 		k := n * 0x9e3779b97f4a7c15 // a fixed pseudo-random draw per request
 		mu.Unlock()
 		pods := uint64(2)
