@@ -18,11 +18,11 @@ type JoinRenderer func(io.Writer, *join.Join) error
 func JoinForFormat(name string, o Options) (JoinRenderer, error) {
 	switch name {
 	case "text":
-		return func(w io.Writer, j *join.Join) error { return writeJoinText(w, j, o) }, nil
+		return func(w io.Writer, j *join.Join) error { return writePageText(w, joinPage(j), o) }, nil
 	case "json":
 		return join.JSON, nil
 	case "markdown":
-		return JoinMarkdown, nil
+		return func(w io.Writer, j *join.Join) error { return writePageMarkdown(w, joinPage(j)) }, nil
 	case "html":
 		return JoinHTML, nil
 	}
@@ -54,7 +54,7 @@ type joinSection struct {
 	failing []bool
 }
 
-var scopeHead = []string{"NAME", "FAMILY", "FAILED/REQUESTS", "RATE", "STATUSES", "BACKEND SAID", "REASONS", "VIA ENDPOINTS", "P"}
+var scopeHead = []string{"Name", "Family", "Failed/requests", "Rate", "Statuses", "Backend said", "Reasons", "Via endpoints", "p"}
 
 func newJoinView(j *join.Join) *joinView {
 	v := &joinView{j: j}
@@ -112,7 +112,7 @@ func newJoinView(j *join.Join) *joinView {
 	for _, sec := range []struct {
 		title string
 		list  []join.Scope
-	}{{"BY BACKEND", j.Backends}, {"BY GATEWAY INSTANCE", j.Instances}, {"BY LISTENER", j.Listeners}} {
+	}{{"By backend", j.Backends}, {"By gateway instance", j.Instances}, {"By listener", j.Listeners}} {
 		if len(sec.list) == 0 {
 			continue
 		}
@@ -134,7 +134,7 @@ func newJoinView(j *join.Join) *joinView {
 		}
 		v.sections = append(v.sections, s)
 	}
-	v.endpoints = joinSection{title: "BY PINPROBE ENDPOINT", head: []string{"ADDRESS", "TARGET", "SENT", "FAILED", "LOGGED", "MISSING", "FAILED MATCHED", "BACKENDS"}}
+	v.endpoints = joinSection{title: "By pinprobe endpoint", head: []string{"Address", "Target", "Sent", "Failed", "Logged", "Missing", "Failed matched", "Backends"}}
 	for _, e := range j.Endpoints {
 		v.endpoints.rows = append(v.endpoints.rows, []string{e.Address, e.Target, strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10),
 			strconv.FormatInt(e.Logged, 10), strconv.FormatInt(e.Missing, 10), fmt.Sprintf("%d/%d", e.FailedMatched, e.TrailFailed), orDash(countList(e.Backends))})
@@ -208,120 +208,65 @@ func lineNumbers(ns []int64) string {
 	return strings.Join(s, ", ")
 }
 
-// textPrio orders the columns a narrow terminal drops, lowest first; 0
-// never goes.
-var textPrio = map[string]int{"BACKEND SAID": 2, "TARGET": 3, "REASONS": 4, "FAILED MATCHED": 5, "VIA ENDPOINTS": 6, "P": 7, "FAMILY": 8}
+// JoinHTML writes a join as one self-contained HTML page: it loads
+// nothing and runs no script.
+func JoinHTML(w io.Writer, j *join.Join) error { return writePageHTML(w, joinPage(j)) }
 
-func writeJoinText(w io.Writer, j *join.Join, o Options) error {
-	t := &textWriter{errWriter: errWriter{w: w}, color: o.Color, width: max(o.Width, minWidth)}
-	if o.Width <= 0 {
-		t.width = DefaultWidth
-	}
-	v := newJoinView(j)
-	code, status := ansiBold, joinStatusWord(j)
-	if j.Status == join.StatusTraced || j.Status == join.StatusUntraced {
-		code = AnsiRed + ansiBold
-	}
-	t.para(code, status, v.conclusion, 2)
-	t.heading("RUN AND LOGS")
-	t.para("", " run", v.run, 6)
-	for _, l := range v.logs {
-		t.para("", " log", l, 6)
-	}
-	t.para("", " clock offset", v.offset, 6)
-	t.para("", " clients", v.clients, 6)
-	t.para("", " placed", v.placed, 6)
-	for _, n := range v.notPlaced {
-		t.para("", " not placed", n, 6)
-	}
-	for _, s := range append(append([]joinSection{}, v.sections...), v.endpoints) {
-		t.heading(s.title)
-		// Columns with nothing to say ("-" in every row) are left out.
-		keep := make([]bool, len(s.head))
-		for i := range s.head {
-			for _, r := range s.rows {
-				keep[i] = keep[i] || r[i] != "-"
-			}
-		}
-		cols := []textCol{{}}
-		for i, h := range s.head {
-			if !keep[i] {
-				continue
-			}
-			c := textCol{head: h, prio: textPrio[h]}
-			if strings.Contains(h, "/") || h == "RATE" || h == "P" || h == "SENT" || h == "LOGGED" || h == "MISSING" || h == "FAILED" {
-				c.right = true
-			}
-			if h == "STATUSES" || h == "BACKEND SAID" || h == "REASONS" || h == "VIA ENDPOINTS" || h == "BACKENDS" {
-				c.list = true
-			}
-			cols = append(cols, c)
-		}
-		var rows [][]string
-		for i, r := range s.rows {
-			row := []string{markOf(s.failing[i])}
-			for k, c := range r {
-				if keep[k] {
-					row = append(row, c)
-				}
-			}
-			rows = append(rows, row)
-		}
-		t.table(textTable{cols: cols, rows: rows, failing: s.failing})
-	}
-	if len(v.missing) > 0 {
-		t.heading("NOT IN THE LOGS")
-		for _, m := range v.missing {
-			t.para("", " -", m, 3)
-		}
-	}
-	t.heading("FINDINGS")
-	for _, f := range v.findings {
-		t.para("", " -", f, 3)
-	}
-	t.para("", "", fmt.Sprintf("Each backend, instance and listener tested against the rest of its kind with Fisher's exact test, at α = %s split over the tests.", words.AlphaValue(j.Alpha)), 0)
-	t.printf("\n")
-	return t.err
+// joinCols is how each column of the join's tables is laid out: numbers
+// to the right, lists that a narrow terminal may cut, and the order in
+// which it drops columns (lowest first; 0 never goes).
+var joinCols = map[string]Col{
+	"Failed/requests": {Right: true}, "Rate": {Right: true}, "p": {Right: true, Prio: 7},
+	"Sent": {Right: true}, "Failed": {Right: true}, "Logged": {Right: true}, "Missing": {Right: true},
+	"Statuses": {List: true}, "Backend said": {List: true, Prio: 2}, "Reasons": {List: true, Prio: 4},
+	"Via endpoints": {List: true, Prio: 6}, "Backends": {List: true},
+	"Target": {Prio: 3}, "Failed matched": {Prio: 5}, "Family": {Prio: 8},
 }
 
-// JoinMarkdown writes a join as Markdown, for a ticket.
-func JoinMarkdown(w io.Writer, j *join.Join) error {
-	m := &mdWriter{errWriter: errWriter{w: w}}
+// joinPage is a join as a page: the conclusion, the run and the logs, the
+// backends, instances and listeners, pinprobe's endpoints, what the logs
+// miss and the findings.
+func joinPage(j *join.Join) *Page {
 	v := newJoinView(j)
-	m.printf("# pinprobe logs\n\n> **%s** %s\n", joinStatusWord(j), mdText(v.conclusion))
-	m.printf("\n## The run and the logs\n\n")
-	rows := [][]string{{"Run", mdText(v.run)}}
+	p := &Page{Title: "pinprobe logs", Lead: Para{Lead: joinStatusWord(j), Text: v.conclusion},
+		Bad: j.Status == join.StatusTraced || j.Status == join.StatusUntraced}
+	run := List{Items: []Item{{Lead: "Run", Text: v.run}}}
 	for _, l := range v.logs {
-		rows = append(rows, []string{"Log", mdText(l)})
+		run.Items = append(run.Items, Item{Lead: "Log", Text: l})
 	}
-	rows = append(rows, []string{"Clock offset", mdText(v.offset)}, []string{"Clients", mdText(v.clients)}, []string{"Placed", mdText(v.placed)})
+	run.Items = append(run.Items, Item{Lead: "Clock offset", Text: v.offset}, Item{Lead: "Clients", Text: v.clients}, Item{Lead: "Placed", Text: v.placed})
 	for _, n := range v.notPlaced {
-		rows = append(rows, []string{"Not placed", mdText(n)})
+		run.Items = append(run.Items, Item{Lead: "Not placed", Text: n})
 	}
-	m.table([]string{"", ""}, "ll", rows)
+	p.Sections = append(p.Sections, Section{Heading: "The run and the logs", Blocks: []Block{run}})
 	for _, s := range append(append([]joinSection{}, v.sections...), v.endpoints) {
-		m.printf("\n## %s\n\n", words.Capitalize(strings.ToLower(s.title)))
-		var rs [][]string
-		for _, r := range s.rows {
-			var cells []string
-			for _, c := range r {
-				cells = append(cells, mdText(c))
+		tb := Table{Marks: true}
+		// Columns with nothing to say ("-" in every row) are left out.
+		var keep []int
+		for i, h := range s.head {
+			for _, r := range s.rows {
+				if r[i] != "-" {
+					keep = append(keep, i)
+					c := joinCols[h]
+					c.Head = h
+					tb.Cols = append(tb.Cols, c)
+					break
+				}
 			}
-			rs = append(rs, cells)
 		}
-		align := strings.Repeat("l", len(s.head))
-		m.table(s.head, align, rs)
+		for i, r := range s.rows {
+			row := Row{Failing: s.failing[i]}
+			for _, k := range keep {
+				row.Cells = append(row.Cells, r[k])
+			}
+			tb.Rows = append(tb.Rows, row)
+		}
+		p.Sections = append(p.Sections, Section{Heading: s.title, Blocks: []Block{tb}})
 	}
 	if len(v.missing) > 0 {
-		m.printf("\n## Not in the logs\n\n")
-		for _, x := range v.missing {
-			m.printf("- %s\n", mdText(x))
-		}
+		p.Sections = append(p.Sections, Section{Heading: "Not in the logs", Blocks: []Block{bullets(v.missing, 0)}})
 	}
-	m.printf("\n## Findings\n\n")
-	for _, f := range v.findings {
-		m.printf("- %s\n", mdText(f))
-	}
-	m.printf("\nEach backend, instance and listener tested against the rest of its kind with Fisher's exact test, at α = %s split over the tests.\n", words.AlphaValue(j.Alpha))
-	return m.err
+	p.Sections = append(p.Sections, Section{Heading: "Findings", Blocks: []Block{bullets(v.findings, 0)}},
+		Section{Blocks: []Block{Para{Text: fmt.Sprintf("Each backend, instance and listener tested against the rest of its kind with Fisher's exact test, at α = %s split over the tests.", words.AlphaValue(j.Alpha))}}})
+	return p
 }

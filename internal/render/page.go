@@ -2,8 +2,8 @@ package render
 
 // A Page is one document ready for any writer: the builder of a document
 // (comparePage, …) says once what it shows and in which order, and the
-// text and Markdown writers (writePageText, writePageMarkdown) lay out any
-// page. Everything on a page is plain text: each writer escapes it for its
+// text, Markdown and HTML writers (writePageText, writePageMarkdown,
+// writePageHTML) lay out any page. Everything on a page is plain text: each writer escapes it for its
 // format. A difference between formats is data: a block's Only, a
 // column's Prio or Under.
 type Page struct {
@@ -28,6 +28,7 @@ type Format uint8
 const (
 	FormatText Format = 1 << iota
 	FormatMarkdown
+	FormatHTML
 )
 
 // shows says whether a block of only (0: every format) is written in f.
@@ -86,7 +87,10 @@ type Col struct {
 	// puts a long one on its own line above its row, and Markdown makes a
 	// failing row's bold.
 	Label bool
-	Only  Format
+	// List marks a column of space-separated items ("200×40 502×20") a
+	// narrow terminal may cut short ("200×40 +1") when nothing else can go.
+	List bool
+	Only Format
 }
 
 // Row is one row of a table.

@@ -6,12 +6,12 @@ import (
 )
 
 // writePageMarkdown writes p as GitHub-flavoured Markdown: the title, the
-// lead quoted in bold, each section under "## ", a table's title under
+// lead quoted (its status in bold), each section under "## ", a table's title under
 // "### ". Every string is escaped here (mdText, codeSpan), none before.
 func writePageMarkdown(w io.Writer, p *Page) error {
 	m := &mdWriter{errWriter: errWriter{w: w}}
 	m.printf("# %s\n\n", mdText(p.Title))
-	m.printf("> **%s**\n", mdText(p.Lead.Text))
+	m.printf("> **%s** %s\n", mdText(p.Lead.Lead), mdText(p.Lead.Text))
 	for _, s := range p.Sections {
 		if s.Heading != "" {
 			h := mdText(s.Heading)

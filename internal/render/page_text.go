@@ -106,7 +106,7 @@ func (t *textWriter) textCols(tb *Table) ([]textCol, []Col, [][]string) {
 	cols, rows := tb.view(FormatText)
 	tc := []textCol{{}}
 	for _, c := range cols {
-		tc = append(tc, textCol{head: strings.ToUpper(c.Head), right: c.Right, prio: c.Prio})
+		tc = append(tc, textCol{head: strings.ToUpper(c.Head), right: c.Right, prio: c.Prio, list: c.List})
 	}
 	for i := range rows {
 		mark := ""

@@ -1,0 +1,124 @@
+package render
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// pageCSS is the style of a page written as HTML.
+const pageCSS = `body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;padding:0 1em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}h3{font-size:1em}table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}th{background:#f3f3f3}td.r,th.r{text-align:right}
+.fail td{color:#a00}.lead{font-weight:bold;border-left:4px solid #a00;padding-left:.6em}.ok{border-color:#080}`
+
+// pageHTMLTemplate walks a page's sections; html/template escapes every
+// value for where it lands, and text shows control characters as escapes.
+var pageHTMLTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"text": func(s string) string { return words.SafeText(s, false) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
+<title>{{text .P.Title}}</title><style>{{.CSS}}</style></head><body>
+<h1>{{text .P.Title}}</h1>
+<p class="lead{{if not .P.Bad}} ok{{end}}"><strong>{{text .P.Lead.Lead}}</strong> {{text .P.Lead.Text}}</p>
+{{range .Sections}}{{if .Heading}}<h2>{{text .Heading}}{{if .Aside}} — {{text .Aside}}{{end}}</h2>
+{{end}}{{range .Blocks}}{{with .Para}}<p>{{if .Lead}}<strong>{{text .Lead}}</strong> {{end}}{{text .Text}}</p>
+{{end}}{{with .List}}<ul>{{range .Items}}<li{{if .Failing}} class="fail"{{end}}>{{if .Failing}}✗ {{end}}{{if .Lead}}<strong>{{text .Lead}}:</strong> {{end}}{{text .Text}}</li>{{end}}</ul>
+{{end}}{{with .Table}}{{if .Title}}<h3>{{text .Title}}</h3>
+{{end}}{{if .Intro}}<p>{{text .Intro}}</p>
+{{end}}<table><tr>{{if .Marks}}<th></th>{{end}}{{range .Cols}}<th{{if .Right}} class="r"{{end}}>{{text .Head}}</th>{{end}}</tr>
+{{range .Rows}}<tr{{if .Failing}} class="fail"{{end}}>{{range .Cells}}<td{{if .Right}} class="r"{{end}}>{{if .Code}}<code>{{text .Text}}</code>{{else}}{{text .Text}}{{end}}</td>{{end}}</tr>
+{{end}}</table>
+{{range .Notes}}<p>{{text .}}</p>
+{{end}}{{end}}{{end}}{{end}}</body></html>
+`))
+
+// htmlBlock is one block of a page as the template reads it: one of its
+// fields is set.
+type htmlBlock struct {
+	Para  *Para
+	List  *List
+	Table *htmlTable
+}
+
+type htmlTable struct {
+	Title, Intro string
+	Marks        bool
+	Cols         []Col
+	Rows         []pageRow
+	Notes        []string
+}
+
+type pageRow struct {
+	Failing bool
+	Cells   []pageCell
+}
+
+type pageCell struct {
+	Text        string
+	Right, Code bool
+}
+
+// writePageHTML writes p as one self-contained HTML page: it loads
+// nothing and runs no script.
+func writePageHTML(w io.Writer, p *Page) error {
+	sum := sha256.Sum256([]byte(pageCSS))
+	type section struct {
+		Heading, Aside string
+		Blocks         []htmlBlock
+	}
+	data := struct {
+		P        *Page
+		Sections []section
+		CSS      template.CSS
+		CSP      string
+	}{P: p, CSS: template.CSS(pageCSS),
+		CSP: "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"}
+	for _, s := range p.Sections {
+		hs := section{Heading: s.Heading, Aside: s.Aside}
+		for _, b := range s.Blocks {
+			if !shows(b.only(), FormatHTML) {
+				continue
+			}
+			switch b := b.(type) {
+			case Para:
+				hs.Blocks = append(hs.Blocks, htmlBlock{Para: &b})
+			case List:
+				hs.Blocks = append(hs.Blocks, htmlBlock{List: &b})
+			case Table:
+				hs.Blocks = append(hs.Blocks, htmlBlock{Table: newHTMLTable(&b)})
+			}
+		}
+		data.Sections = append(data.Sections, hs)
+	}
+	var buf bytes.Buffer
+	if err := pageHTMLTemplate.Execute(&buf, data); err != nil {
+		return fmt.Errorf("render html: %w", err)
+	}
+	if _, err := buf.WriteTo(w); err != nil {
+		return fmt.Errorf("write html: %w", err)
+	}
+	return nil
+}
+
+func newHTMLTable(tb *Table) *htmlTable {
+	cols, rows := tb.view(FormatHTML)
+	ht := &htmlTable{Title: tb.Title, Intro: tb.Intro, Marks: tb.Marks, Cols: cols, Notes: tb.Notes}
+	for r, row := range rows {
+		hr := pageRow{Failing: tb.Rows[r].Failing}
+		if tb.Marks {
+			hr.Cells = append(hr.Cells, pageCell{Text: markOf(hr.Failing)})
+		}
+		for i, cell := range row {
+			hr.Cells = append(hr.Cells, pageCell{Text: cell, Right: cols[i].Right, Code: tb.Rows[r].Code && i > 0})
+		}
+		ht.Rows = append(ht.Rows, hr)
+	}
+	return ht
+}
