@@ -439,11 +439,13 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted during the preflight")}
 	}
 	doc := s.PreflightChecks()
-	print := func(w io.Writer) error {
-		return render.Preflight(w, doc, render.PreflightOptions{All: true, Verified: !c.insecure})
-	}
-	if c.format.value == "json" {
-		print = func(w io.Writer) error { return report.PreflightJSON(w, doc) }
+	print := func(w io.Writer) error { return report.PreflightJSON(w, doc) }
+	if c.format.value != "json" {
+		write, err := render.PreflightDoc(c.format.value, renderOptions(stdout), render.PreflightOptions{Verified: !c.insecure})
+		if err != nil {
+			return err
+		}
+		print = func(w io.Writer) error { return write(w, doc) }
 	}
 	werr := emit(stdout, print, c.output, func(w io.Writer) error { return report.PreflightJSON(w, doc) }, say)
 	var failed error

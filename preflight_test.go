@@ -52,6 +52,18 @@ func TestPreflight(t *testing.T) {
 		if !strings.Contains(stdout, "1 of 2 endpoints") {
 			t.Errorf("stdout does not say 1 of 2 endpoints connect:\n%s", stdout)
 		}
+		// The same checks as a document for a ticket: Markdown and HTML,
+		// not the terminal's text.
+		args := []string{"--preflight", "--resolve", fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2", port), fmt.Sprintf("http://app.test:%d/", port)}
+		for _, f := range []struct{ format, want string }{
+			{"markdown", "| ✗   | http://app.test:"},
+			{"html", `<tr class="fail"><td>✗</td><td>http://app.test:`},
+		} {
+			code, stdout, stderr := pinprobe(t, append([]string{"--format", f.format}, args...)...)
+			if code != exitFail || !strings.Contains(stdout, f.want) || !strings.Contains(stdout, "connect_refused") || !strings.Contains(stdout, "1 of 2 endpoints") {
+				t.Errorf("--preflight --format %s: exit %d; want %d and the checks with %q:\n%s\n%s", f.format, code, exitFail, f.want, stdout, stderr)
+			}
+		}
 		if n := hits.Total(); n != 0 {
 			t.Errorf("--preflight sent %d HTTP requests; want none", n)
 		}

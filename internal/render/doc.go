@@ -6,9 +6,9 @@
 // renders comparisons (package compare), joins of a run with access logs
 // (package join) and the preflight's checks (report.PreflightCheck).
 //
-// A comparison and a logs join are built once as a Page (page.go), which
-// writePageText, writePageMarkdown and writePageHTML lay out; the report
-// and the preflight move there in turn.
+// A comparison, a logs join and the preflight's checks are built once as
+// a Page (page.go), which writePageText, writePageMarkdown and
+// writePageHTML lay out; the report moves there in turn.
 //
 // Renderers are func(io.Writer, *report.Report) error; each returns every
 // write error, escapes everything that came from outside for its own format

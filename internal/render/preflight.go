@@ -1,7 +1,9 @@
 package render
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -9,54 +11,94 @@ import (
 
 // PreflightOptions say how Preflight lists the checks.
 type PreflightOptions struct {
-	All      bool // list every endpoint (--preflight), not only the failing ones
 	Verified bool // certificates were verified (no --insecure)
 	Stopping bool // the load will not be sent (see session.PreflightStop)
 }
 
-// Preflight writes the per-address connection checks. With All set it lists
-// every endpoint; otherwise a clean check is summed up in one line and only
-// failures are listed.
+// Preflight writes the per-address connection checks before a run, on
+// standard error: a clean check summed up in one line, else the failures
+// listed.
 func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) error {
-	all, verified := o.All, o.Verified
 	t := &textWriter{errWriter: errWriter{w: w}, width: 1 << 20}
+	failed := failedChecks(checks)
+	if failed == 0 {
+		if len(checks) == 1 {
+			t.printf("pinprobe: preflight: the endpoint connects%s\n", tlsNote(checks, o.Verified))
+		} else {
+			t.printf("pinprobe: preflight: all %d endpoints connect%s\n", len(checks), tlsNote(checks, o.Verified))
+		}
+		return t.err
+	}
+	verb := "fail"
+	if failed == 1 {
+		verb = "fails"
+	}
+	then := "probed anyway"
+	if o.Stopping {
+		then = "not probed"
+	}
+	t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (%s):\n", failed, len(checks), words.Plural(len(checks)), verb, then)
+	var failing []report.PreflightCheck
+	for _, c := range checks {
+		if !c.OK {
+			failing = append(failing, c)
+		}
+	}
+	tb := checkTable(failing)
+	tb.Cols = nil // a list under the log line, without heads
+	for range 5 {
+		tb.Cols = append(tb.Cols, Col{})
+	}
+	t.pageTable(&tb, false)
+	return t.err
+}
+
+// PreflightDoc returns the writer of --preflight's checks in a --format
+// (text, markdown or html; JSON is report.PreflightJSON): how many
+// endpoints connect, and each one's result.
+func PreflightDoc(format string, o Options, po PreflightOptions) (func(io.Writer, []report.PreflightCheck) error, error) {
+	switch format {
+	case "text":
+		return func(w io.Writer, cs []report.PreflightCheck) error { return writePageText(w, preflightPage(cs, po), o) }, nil
+	case "markdown":
+		return func(w io.Writer, cs []report.PreflightCheck) error {
+			return writePageMarkdown(w, preflightPage(cs, po))
+		}, nil
+	case "html":
+		return func(w io.Writer, cs []report.PreflightCheck) error { return writePageHTML(w, preflightPage(cs, po)) }, nil
+	}
+	return nil, fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+}
+
+func preflightPage(checks []report.PreflightCheck, o PreflightOptions) *Page {
+	failed := failedChecks(checks)
+	return &Page{
+		Title: "pinprobe preflight",
+		Lead: Para{Lead: "PREFLIGHT", Text: fmt.Sprintf("%d of %d endpoint%s connect%s",
+			len(checks)-failed, len(checks), words.Plural(len(checks)), tlsNote(checks, o.Verified))},
+		Bad:      failed > 0,
+		Sections: []Section{{Blocks: []Block{checkTable(checks)}}},
+	}
+}
+
+func failedChecks(checks []report.PreflightCheck) int {
 	failed := 0
 	for _, c := range checks {
 		if !c.OK {
 			failed++
 		}
 	}
-	if !all && failed == 0 {
-		if len(checks) == 1 {
-			t.printf("pinprobe: preflight: the endpoint connects%s\n", tlsNote(checks, verified))
-		} else {
-			t.printf("pinprobe: preflight: all %d endpoints connect%s\n", len(checks), tlsNote(checks, verified))
-		}
-		return t.err
-	}
-	if all {
-		t.printf("PREFLIGHT  %d of %d endpoint%s connect%s\n", len(checks)-failed, len(checks), words.Plural(len(checks)), tlsNote(checks, verified))
-	} else {
-		verb := "fail"
-		if failed == 1 {
-			verb = "fails"
-		}
-		then := "probed anyway"
-		if o.Stopping {
-			then = "not probed"
-		}
-		t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (%s):\n", failed, len(checks), words.Plural(len(checks)), verb, then)
-	}
-	var rows [][]string
-	var failing []bool
+	return failed
+}
+
+// checkTable is one row per check: ok and its timings, or its error class
+// and error.
+func checkTable(checks []report.PreflightCheck) Table {
+	tb := Table{Marks: true, Cols: []Col{{Head: "Target"}, {Head: "Address"}, {Head: "Family"}, {Head: "Result"}, {Head: "Detail"}}}
 	for _, c := range checks {
-		if !all && c.OK {
-			continue
-		}
-		row := []string{"", c.Target, c.Address, c.Family}
+		row := Row{Failing: !c.OK, Cells: []string{c.Target, c.Address, words.FamilyName(c.Family)}}
 		if !c.OK {
-			row[0] = failMark
-			row = append(row, c.Class, c.Error)
+			row.Cells = append(row.Cells, c.Class, c.Error)
 		} else {
 			detail := "tcp " + ms(c.ConnectMS)
 			if c.TLS() {
@@ -65,13 +107,11 @@ func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) 
 					detail += ", alpn " + c.ALPN
 				}
 			}
-			row = append(row, "ok", detail)
+			row.Cells = append(row.Cells, "ok", detail)
 		}
-		rows = append(rows, row)
-		failing = append(failing, !c.OK)
+		tb.Rows = append(tb.Rows, row)
 	}
-	t.table(textTable{cols: []textCol{{}, {}, {}, {}, {}, {}}, rows: rows, failing: failing})
-	return t.err
+	return tb
 }
 
 func tlsNote(checks []report.PreflightCheck, verified bool) string {
