@@ -5,7 +5,6 @@ package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,8 +16,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/loopback"
 )
 
 // Host is the made-up name the demo resolves (.test is reserved, RFC 2606).
@@ -243,47 +243,19 @@ const Port = 47080
 var Preferred = Port
 
 // listenSamePort binds one port on 127.0.0.1 and, where the OS allows, on
-// 127.0.0.2 and [::1]: Port if it is free on all of them, else another;
-// taken names the address where Port was not free ("" when it was).
+// 127.0.0.2 and [::1]: Preferred if it is free on all of them, else
+// another; taken names the address where Preferred was not free ("" when
+// it was).
 func listenSamePort() (lns []net.Listener, taken string, err error) {
-	var lastErr error
-	for try := range 20 {
-		want := "127.0.0.1:0"
-		if try == 0 {
-			want = "127.0.0.1:" + strconv.Itoa(Preferred)
-		}
-		first, err := net.Listen("tcp4", want)
-		if err != nil && try == 0 {
-			taken = "127.0.0.1"
-			continue // Port is taken: take another
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("demo: listen on 127.0.0.1: %w", err)
-		}
-		port := strconv.Itoa(ln0Port([]net.Listener{first}))
-		lns := []net.Listener{first}
-		retry := false
-		for _, host := range []string{"127.0.0.2", "::1"} {
-			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
-			switch {
-			case err == nil:
-				lns = append(lns, ln)
-			case errors.Is(err, syscall.EADDRINUSE):
-				retry, lastErr = true, err
-				if try == 0 {
-					taken = host
-				}
-			}
-			// Any other error: this OS has no such loopback address; go on without it.
-		}
-		if !retry {
-			return lns, taken, nil
-		}
-		for _, ln := range lns {
-			ln.Close()
-		}
+	addrs := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("::1")}
+	b, err := loopback.SamePort(addrs, loopback.Options{Preferred: uint16(Preferred), Optional: func(netip.Addr) bool { return true }})
+	if err != nil {
+		return nil, "", fmt.Errorf("demo: %w", err)
 	}
-	return nil, "", fmt.Errorf("demo: no port free on every loopback address: %w", lastErr)
+	if b.Taken.IsValid() {
+		taken = b.Taken.String()
+	}
+	return b.Listeners, taken, nil
 }
 
 func ln0Port(lns []net.Listener) int { return lns[0].Addr().(*net.TCPAddr).Port }

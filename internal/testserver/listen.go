@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/loopback"
 )
 
 // The loopback addresses the tests serve on. 127.0.0.2 and the others
@@ -58,44 +60,16 @@ func HasIPv6Loopback() bool {
 // are closed when the test ends.
 func ListenSamePort(t testing.TB, addrs ...netip.Addr) (uint16, []net.Listener) {
 	t.Helper()
-	return listenSamePort(t, net.Listen, addrs...)
-}
-
-// listenSamePort is ListenSamePort with listen in place of net.Listen.
-func listenSamePort(t testing.TB, listen func(network, address string) (net.Listener, error), addrs ...netip.Addr) (uint16, []net.Listener) {
-	t.Helper()
-	if len(addrs) == 0 {
-		t.Fatal("testserver: ListenSamePort needs at least one address")
+	b, err := loopback.SamePort(addrs, loopback.Options{})
+	var missing *loopback.AddrError
+	switch {
+	case errors.As(err, &missing) && !errors.Is(err, syscall.EADDRINUSE):
+		t.Skipf("this machine %v", err)
+	case err != nil:
+		t.Fatalf("testserver: %v", err)
 	}
-	var lastErr error
-	for range 50 {
-		first, err := listen("tcp", netip.AddrPortFrom(addrs[0], 0).String())
-		if err != nil {
-			t.Skipf("this machine cannot listen on %s: %v", addrs[0], err)
-		}
-		port := uint16(first.Addr().(*net.TCPAddr).Port)
-		lns := []net.Listener{first}
-		var retry bool
-		for _, a := range addrs[1:] {
-			ln, err := listen("tcp", netip.AddrPortFrom(a, port).String())
-			if err == nil {
-				lns = append(lns, ln)
-				continue
-			}
-			closeAll(lns)
-			if !errors.Is(err, syscall.EADDRINUSE) {
-				t.Skipf("this machine cannot listen on %s: %v", a, err)
-			}
-			retry, lastErr = true, err
-			break
-		}
-		if !retry {
-			t.Cleanup(func() { closeAll(lns) })
-			return port, lns
-		}
-	}
-	t.Fatalf("testserver: no port free on all of %v: %v", addrs, lastErr)
-	return 0, nil
+	t.Cleanup(func() { closeAll(b.Listeners) })
+	return b.Port, b.Listeners
 }
 
 func closeAll(lns []net.Listener) {

@@ -39,33 +39,6 @@ func TestListenSamePort(t *testing.T) {
 	}
 }
 
-// TestListenSamePortRetries takes, just before ListenSamePort binds it, the
-// port on 127.0.0.2 that its first attempt chose on 127.0.0.1: it must give
-// up that port (a real EADDRINUSE) and succeed with another.
-func TestListenSamePortRetries(t *testing.T) {
-	t.Parallel()
-	var taken []uint16
-	listen := func(network, address string) (net.Listener, error) {
-		ap := netip.MustParseAddrPort(address)
-		if ap.Addr() == Lo4b && len(taken) < 2 {
-			ln, err := net.Listen(network, address)
-			if err != nil {
-				t.Skipf("cannot listen on %s: %v", address, err)
-			}
-			t.Cleanup(func() { ln.Close() })
-			taken = append(taken, ap.Port())
-		}
-		return net.Listen(network, address)
-	}
-	port, lns := listenSamePort(t, listen, Lo4a, Lo4b)
-	if len(taken) != 2 || slices.Contains(taken, port) {
-		t.Errorf("got port %d after taking %v on 127.0.0.2; want a third port", port, taken)
-	}
-	if len(lns) != 2 {
-		t.Errorf("got %d listeners; want 2", len(lns))
-	}
-}
-
 func TestClosedPort(t *testing.T) {
 	t.Parallel()
 	for _, a := range AvailableLoopbacks() {
