@@ -78,8 +78,8 @@ type compareConfig struct {
 // field of c; compareHelp orders them for --help.
 func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 	fs := newCommandFlagSet("pinprobe compare")
-	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown"}}
-	fs.Var(&c.format, "format", "comparison `FORMAT` on stdout: text, json (pinprobe.compare/v1) or markdown")
+	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown", "html"}}
+	fs.Var(&c.format, "format", "comparison `FORMAT` on stdout: text, json (pinprobe.compare/v1), markdown or html")
 	fs.BoolVar(&c.brief, "brief", false, "a comparison of one screen, in text or Markdown (JSON stays whole): the conclusion, the runs, the families, the endpoints and instances that changed, the failures that appeared or grew")
 	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON comparison to `FILE`")
 	c.match = choiceValue{value: compare.MatchEndpoint, choices: []string{compare.MatchEndpoint, compare.MatchHost}}

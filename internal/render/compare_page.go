@@ -9,6 +9,10 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
+// documents are the formats a reader keeps (Markdown and HTML): they show
+// the runs and the changes as tables where a terminal has lines.
+const documents = FormatMarkdown | FormatHTML
+
 // comparePage is the comparison as a page: the conclusion, the two runs,
 // the families, endpoints and instances before → after, the latency and
 // the statuses and errors that changed, the notes and how it was decided.
@@ -31,7 +35,7 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 		return p
 	}
 	runs.Only = FormatText
-	families.Blocks = append(families.Blocks, Para{Only: FormatMarkdown,
+	families.Blocks = append(families.Blocks, Para{Only: documents,
 		Text: "Before and after are failed/requests and the failure rate with its Wilson 95% interval; ✗ marks a significant regression."})
 	p.Sections = append(p.Sections, Section{Heading: "The runs", Blocks: []Block{runs, runsTable(c)}}, families)
 
@@ -114,7 +118,7 @@ func cmpTable(title, label string, rows []cmpRow, brief bool) Table {
 		{Head: label, Label: true},
 		{Head: "Before", Right: true, Only: FormatText}, {Right: true, Prio: prio(4), Only: FormatText},
 		{Head: "After", Right: true, Only: FormatText}, {Right: true, Prio: prio(5), Only: FormatText},
-		{Head: "Before", Right: true, Only: FormatMarkdown}, {Head: "After", Right: true, Only: FormatMarkdown},
+		{Head: "Before", Right: true, Only: documents}, {Head: "After", Right: true, Only: documents},
 		{Head: "Change"}, {Head: "p", Right: true},
 		{Head: "p50", Prio: prio(6), Under: !brief}, {Head: "p99", Prio: prio(7), Under: !brief},
 	}}
@@ -140,7 +144,7 @@ func runsTable(c *compare.Comparison) Table {
 	row := func(name string, code bool, f func(s *compare.RunSide) string) Row {
 		return Row{Cells: []string{name, f(&c.Before), f(&c.After)}, Code: code}
 	}
-	return Table{Only: FormatMarkdown, Cols: []Col{{}, {Head: "Before"}, {Head: "After"}}, Rows: []Row{
+	return Table{Only: documents, Cols: []Col{{}, {Head: "Before"}, {Head: "After"}}, Rows: []Row{
 		row("File", true, func(s *compare.RunSide) string { return compare.OrDefault(s.File, "-") }),
 		row("Window (UTC)", false, func(s *compare.RunSide) string {
 			if s.StartedAt.IsZero() {
@@ -181,7 +185,7 @@ func addedRemoved(c *compare.Comparison) List {
 		}
 		l.Items = append(l.Items, Item{Lead: s.name, Text: strings.Join(names, ", ")})
 	}
-	l.Only = FormatMarkdown // a terminal's tables say added and removed
+	l.Only = documents // a terminal's tables say added and removed
 	return l
 }
 
@@ -189,7 +193,7 @@ func addedRemoved(c *compare.Comparison) List {
 // terminal, a table in Markdown.
 func latencyBlocks(ls []cmpLatency) []Block {
 	var l List
-	tb := Table{Only: FormatMarkdown, Marks: true, Cols: []Col{
+	tb := Table{Only: documents, Marks: true, Cols: []Col{
 		{Head: "Scope", Label: true}, {Head: "Percentile"}, {Head: "Before", Right: true}, {Head: "After", Right: true},
 		{Head: "Change", Right: true}, {Head: "Tolerance", Right: true}, {Head: "p"}, {},
 	}}
@@ -207,7 +211,7 @@ func latencyBlocks(ls []cmpLatency) []Block {
 func answerBlocks(as []cmpAnswer) []Block {
 	l := answerList(as)
 	l.Only = FormatText
-	tb := Table{Only: FormatMarkdown, Marks: true, Cols: []Col{
+	tb := Table{Only: documents, Marks: true, Cols: []Col{
 		{Head: "Scope", Label: true}, {Head: "Answer"}, {Head: "Change"}, {Head: "Before"}, {Head: "After"}, {Head: "p"},
 	}}
 	for _, a := range as {

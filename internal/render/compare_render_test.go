@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/compare"
 	"github.com/pinprobe/pinprobe/internal/fixture"
+	"golang.org/x/net/html"
 )
 
 // TestCompareTextKeepsLatencies renders comparisons at 80 and 120 columns
@@ -87,5 +89,58 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func compareHTML(t *testing.T, c *compare.Comparison) string {
+	t.Helper()
+	r, err := CompareForFormat("html", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestCompareHTML: compare --format html is one self-contained page (no
+// script, no fetch, its style allowed by hash) with the sections of the
+// other formats, a regression marked, and a hostile file name and note
+// shown as text; TestHTMLInChromium/compare loads it.
+func TestCompareHTML(t *testing.T) {
+	c := cmpfix.GoldenComparison(t)
+	c.Before.File = "<b>x</b>.json"
+	c.Notes = append(c.Notes, "<script>alert(1)</script>")
+	doc, err := html.Parse(strings.NewReader(compareHTML(t, c)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSelfContained(t, doc)
+	if n := len(find(doc, tagged("b"))) + len(find(doc, tagged("script"))); n != 0 {
+		t.Errorf("the hostile strings made %d elements", n)
+	}
+	text := textOf(doc)
+	for _, want := range []string{"REGRESSED", "The runs", "By address family", "By endpoint", "Statuses and errors that changed",
+		"How this was decided", "<b>x</b>.json", "<script>alert(1)</script>"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	var failing []string
+	for _, tr := range find(doc, tagged("tr")) {
+		for _, a := range tr.Attr {
+			if a.Key == "class" && a.Val == "fail" {
+				var cells []string
+				for _, td := range find(tr, tagged("td")) {
+					cells = append(cells, textOf(td))
+				}
+				failing = append(failing, strings.Join(cells, " "))
+			}
+		}
+	}
+	if !slices.ContainsFunc(failing, func(s string) bool { return strings.HasPrefix(s, "✗ 127.0.0.2 ") }) {
+		t.Errorf("no failing row of 127.0.0.2 marked ✗: %q", failing)
 	}
 }

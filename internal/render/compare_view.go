@@ -27,8 +27,8 @@ func CompareMarkdown(o Options) CompareRenderer {
 }
 
 // CompareForFormat returns the comparison renderer of a --format value
-// (text, json or markdown); o.Brief makes the text and Markdown ones one
-// screen long (JSON stays whole).
+// (text, json, markdown or html); o.Brief makes all but JSON one screen
+// long.
 func CompareForFormat(name string, o Options) (CompareRenderer, error) {
 	switch name {
 	case "text":
@@ -37,8 +37,10 @@ func CompareForFormat(name string, o Options) (CompareRenderer, error) {
 		return compare.JSON, nil
 	case "markdown":
 		return CompareMarkdown(o), nil
+	case "html":
+		return func(w io.Writer, c *compare.Comparison) error { return writePageHTML(w, comparePage(c, o.Brief)) }, nil
 	}
-	return nil, fmt.Errorf("unknown format %q (want text, json, markdown)", name)
+	return nil, fmt.Errorf("unknown format %q (want text, json, markdown, html)", name)
 }
 
 // cmpView is a comparison prepared for reading; the text and Markdown

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 
@@ -57,6 +58,7 @@ func TestHTMLInChromium(t *testing.T) {
 	b := startBrowser(t)
 	t.Run("dom", func(t *testing.T) { testDOM(t, b) })
 	t.Run("join", func(t *testing.T) { testJoinDOM(t, b) })
+	t.Run("compare", func(t *testing.T) { testCompareDOM(t, b) })
 	t.Run("screenshot", func(t *testing.T) { testScreenshot(t, b) })
 	t.Run("instances", func(t *testing.T) { testInstancesScreenshot(t, b) })
 	t.Run("widths", func(t *testing.T) { testWidths(t, b) })
@@ -146,6 +148,19 @@ func testJoinDOM(t *testing.T, b *browser) {
 	if page := dom(t, b, path); !strings.Contains(page, "All 50 502s were routed to") {
 		t.Errorf("Chromium did not load the join's page:\n%.500s", page)
 	}
+}
+
+// testCompareDOM loads the comparison's page (see TestCompareHTML): the
+// browser shows it, and it logged nothing.
+func testCompareDOM(t *testing.T, b *browser) {
+	path := filepath.Join(t.TempDir(), "compare.html")
+	if err := os.WriteFile(path, []byte(compareHTML(t, cmpfix.GoldenComparison(t))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if page := dom(t, b, path); !strings.Contains(page, "127.0.0.2 0% → 12%") || !strings.Contains(page, "By address family") {
+		t.Errorf("Chromium did not load the comparison's page:\n%.500s", page)
+	}
+	checkLogs(t, b)
 }
 
 // testInstancesScreenshot screenshots the inside page and checks the
