@@ -325,7 +325,7 @@ func TestSIGINTSubprocess(t *testing.T) {
 			t.Fatalf("exit %d after SIGINT; want %d; stderr:\n%s", code, exitInterrupted, p.stderrText())
 		}
 		out := p.stdout.String()
-		for _, w := range []string{"INTERRUPTED", "BY FAMILY", "BY ENDPOINT", "127.0.0.1"} {
+		for _, w := range []string{"INTERRUPTED", "BY ADDRESS FAMILY", "BY ENDPOINT", "127.0.0.1"} {
 			if !strings.Contains(out, w) {
 				t.Errorf("stdout has no %q:\n%s", w, out)
 			}

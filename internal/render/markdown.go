@@ -260,60 +260,9 @@ func (m *mdWriter) dns(v *View) {
 	}
 }
 
-var statsHead = []string{"Requests", "Failed", "Failure rate (95% CI)", "Statuses", "Errors", "p50", "p99", "Dropped"}
+func (m *mdWriter) families(v *View) { m.section(familiesSection(v)) }
 
-const statsAlign = "rrlllrrr"
-
-func mdStatsCells(s *StatsRow) []string {
-	return []string{s.Requests, s.Failed, s.RateCI, mdText(s.Status), mdText(s.Errors), s.P50, s.P99, s.Dropped}
-}
-
-// failing marks a failing row: ✗ and the name in bold.
-func failing(row *StatsRow, name string) (mark, label string) {
-	if row.Failing {
-		return "✗", "**" + name + "**"
-	}
-	return "", name
-}
-
-func (m *mdWriter) families(v *View) {
-	m.printf("\n## Results by address family\n\n")
-	var rows [][]string
-	for _, f := range v.Families {
-		mark, label := failing(&f, mdText(f.Label))
-		rows = append(rows, append([]string{mark, label, f.Count}, mdStatsCells(&f)...))
-	}
-	m.table(append([]string{"", "Family", "Endpoints"}, statsHead...), "llr"+statsAlign, rows)
-	m.printf("\n✗ marks a row with failed requests. The interval is the Wilson 95%% confidence interval of the failure rate; p50 and p99 are request latencies.\n")
-}
-
-func (m *mdWriter) endpoints(v *View) {
-	m.printf("\n## Results by endpoint\n\n")
-	if len(v.Targets) == 0 {
-		m.printf("No endpoint was probed.\n")
-		return
-	}
-	m.printf("An endpoint is one URL pinned to one of its host's addresses.\n")
-	for _, tv := range v.Targets {
-		var rows [][]string
-		notes := false
-		for _, e := range tv.Rows {
-			mark, label := failing(&e, mdText(e.Label))
-			notes = notes || e.Note != ""
-			rows = append(rows, append(append([]string{mark, label, mdText(e.Family)}, mdStatsCells(&e)...), mdText(e.Note)))
-		}
-		head := append(append([]string{"", "Address", "Family"}, statsHead...), "Note")
-		align := "lll" + statsAlign + "l"
-		if !notes {
-			head, align = head[:len(head)-1], align[:len(align)-1]
-			for i := range rows {
-				rows[i] = rows[i][:len(rows[i])-1]
-			}
-		}
-		m.printf("\n### %s\n\n", mdText(tv.Target))
-		m.table(head, align, rows)
-	}
-}
+func (m *mdWriter) endpoints(v *View) { m.section(endpointsSection(v)) }
 
 // tests shows every comparison the verdict made, as an appendix.
 func (m *mdWriter) tests(v *View) {
@@ -335,19 +284,8 @@ func (m *mdWriter) tests(v *View) {
 
 // instances shows the responses by instance header.
 func (m *mdWriter) instances(v *View) {
-	for _, g := range v.Groups {
-		m.printf("\n## Who answered, by instance: `%s`\n\n", mdText(g.Header))
-		m.printf("The responses grouped by the value of their `%s` header: which instance (or backend) answered, and how often it failed.\n\n", mdText(g.Header))
-		var rows [][]string
-		for _, row := range g.Rows {
-			mark, label := failing(&row, mdText(row.Label))
-			note := mdText(row.Note)
-			if row.Suspect {
-				note = "named by the verdict; " + note
-			}
-			rows = append(rows, append(append([]string{mark, label}, mdStatsCells(&row)...), note))
-		}
-		m.table(append(append([]string{"", "Value"}, statsHead...), "Note"), "ll"+statsAlign+"l", rows)
+	if len(v.Groups) > 0 {
+		m.section(instancesSection(v))
 	}
 }
 

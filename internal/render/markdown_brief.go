@@ -46,13 +46,8 @@ func (m *mdWriter) brief(v *View) {
 		m.printf("\n**Interrupted after %s:** this report covers every request sent until then.\n", mdSecs(v.Run.DurationS))
 	}
 
-	m.printf("\n## By address family\n")
+	m.section(tablesOnly(familiesSection(v))) // one screen: no footnote
 	var rows [][]string
-	for _, f := range v.Families {
-		mark, label := failing(&f, mdText(f.Label))
-		rows = append(rows, append([]string{mark, label}, mdStatsCells(&f)...))
-	}
-	m.table(append([]string{"", "Family"}, statsHead...), "ll"+statsAlign, rows)
 
 	if len(b.Suspects) > 0 {
 		m.printf("\n## Suspects\n")

@@ -386,7 +386,7 @@ func TestMarkdownBrief(t *testing.T) {
 			t.Errorf("brief report lacks %q", want)
 		}
 	}
-	for _, not := range []string{"## DNS answers", "## Results by endpoint", "## Where the time went", "## Timeline", "## Appendix", "AzureDiagnostics"} {
+	for _, not := range []string{"## DNS answers", "## By endpoint", "## Where the time went", "## Timeline", "## Appendix", "AzureDiagnostics"} {
 		if strings.Contains(b, not) {
 			t.Errorf("brief report has %q", not)
 		}

@@ -90,22 +90,45 @@ type Col struct {
 	// List marks a column of space-separated items ("200×40 502×20") a
 	// narrow terminal may cut short ("200×40 +1") when nothing else can go.
 	List bool
-	Only Format
+	// DropZero lets a terminal leave the column out when every cell is
+	// "0" (and it has a Prio).
+	DropZero bool
+	Only     Format
 }
 
 // Row is one row of a table.
 type Row struct {
 	Cells   []string
 	Failing bool
-	Code    bool // its cells but the first are code (a file, a command): Markdown writes them so
+	Code    bool   // its cells but the first are code (a file, a command): Markdown writes them so
+	Note    string // a terminal's line under the row ("127.0.0.3 appeared in DNS at …")
 }
 
 func (p Para) only() Format  { return p.Only }
 func (l List) only() Format  { return l.Only }
 func (t Table) only() Format { return t.Only }
 
-// cols is the table's columns shown in f, and each row's cells of them.
-func (t *Table) view(f Format) ([]Col, [][]string) {
+// view is the table's columns shown in f, and each row's cells of them
+// after lead empty cells (a writer's mark column), one allocation a row.
+func (t *Table) view(f Format, lead int) ([]Col, [][]string) {
+	cols, keep := t.shown(f)
+	return cols, t.cells(keep, lead)
+}
+
+// cells is each row's cells of the columns keep, after lead empty ones.
+func (t *Table) cells(keep []int, lead int) [][]string {
+	rows := make([][]string, len(t.Rows))
+	for r, row := range t.Rows {
+		rows[r] = make([]string, lead+len(keep))
+		for j, i := range keep {
+			rows[r][lead+j] = row.Cells[i]
+		}
+	}
+	return rows
+}
+
+// shown is the table's columns shown in f, and their indexes.
+func (t *Table) shown(f Format) ([]Col, []int) {
 	var cols []Col
 	var keep []int
 	for i, c := range t.Cols {
@@ -114,12 +137,5 @@ func (t *Table) view(f Format) ([]Col, [][]string) {
 			keep = append(keep, i)
 		}
 	}
-	rows := make([][]string, len(t.Rows))
-	for r, row := range t.Rows {
-		rows[r] = make([]string, len(keep))
-		for j, i := range keep {
-			rows[r][j] = row.Cells[i]
-		}
-	}
-	return cols, rows
+	return cols, keep
 }

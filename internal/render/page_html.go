@@ -108,7 +108,7 @@ func writePageHTML(w io.Writer, p *Page) error {
 }
 
 func newHTMLTable(tb *Table) *htmlTable {
-	cols, rows := tb.view(FormatHTML)
+	cols, rows := tb.view(FormatHTML, 0)
 	ht := &htmlTable{Title: tb.Title, Intro: tb.Intro, Marks: tb.Marks, Cols: cols, Notes: tb.Notes}
 	for r, row := range rows {
 		hr := pageRow{Failing: tb.Rows[r].Failing}

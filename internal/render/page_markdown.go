@@ -13,32 +13,38 @@ func writePageMarkdown(w io.Writer, p *Page) error {
 	m.printf("# %s\n\n", mdText(p.Title))
 	m.printf("> **%s** %s\n", mdText(p.Lead.Lead), mdText(p.Lead.Text))
 	for _, s := range p.Sections {
-		if s.Heading != "" {
-			h := mdText(s.Heading)
-			if s.Aside != "" {
-				h += " — " + mdText(s.Aside)
-			}
-			m.printf("\n## %s\n", h)
-		}
-		for _, b := range s.Blocks {
-			if !shows(b.only(), FormatMarkdown) {
-				continue
-			}
-			switch b := b.(type) {
-			case Para:
-				if b.Lead != "" {
-					m.printf("\n**%s** %s\n", mdText(b.Lead), mdText(b.Text))
-				} else {
-					m.printf("\n%s\n", mdText(b.Text))
-				}
-			case List:
-				m.pageList(b)
-			case Table:
-				m.pageTable(&b)
-			}
-		}
+		m.section(s)
 	}
 	return m.err
+}
+
+// section writes a section under "## ", each of its tables' titles under
+// "### ".
+func (m *mdWriter) section(s Section) {
+	if s.Heading != "" {
+		h := mdText(s.Heading)
+		if s.Aside != "" {
+			h += " — " + mdText(s.Aside)
+		}
+		m.printf("\n## %s\n", h)
+	}
+	for _, b := range s.Blocks {
+		if !shows(b.only(), FormatMarkdown) {
+			continue
+		}
+		switch b := b.(type) {
+		case Para:
+			if b.Lead != "" {
+				m.printf("\n**%s** %s\n", mdText(b.Lead), mdText(b.Text))
+			} else {
+				m.printf("\n%s\n", mdText(b.Text))
+			}
+		case List:
+			m.pageList(b)
+		case Table:
+			m.pageTable(&b)
+		}
+	}
 }
 
 func (m *mdWriter) pageList(l List) {
@@ -64,7 +70,11 @@ func (m *mdWriter) pageTable(tb *Table) {
 	if tb.Intro != "" {
 		m.printf("\n%s\n", mdText(tb.Intro))
 	}
-	cols, rows := tb.view(FormatMarkdown)
+	lead := 0
+	if tb.Marks {
+		lead = 1
+	}
+	cols, out := tb.view(FormatMarkdown, lead)
 	var head []string
 	var align strings.Builder
 	if tb.Marks {
@@ -79,24 +89,22 @@ func (m *mdWriter) pageTable(tb *Table) {
 			align.WriteByte('l')
 		}
 	}
-	out := make([][]string, len(rows))
-	for r, row := range rows {
+	for r, row := range out {
 		src := &tb.Rows[r]
-		for i, cell := range row {
+		for j, cell := range row[lead:] {
 			switch {
-			case src.Code && i > 0:
+			case src.Code && j > 0:
 				cell = codeSpan(cell)
-			case cols[i].Label && src.Failing && cell != "":
+			case cols[j].Label && src.Failing && cell != "":
 				cell = "**" + mdText(cell) + "**"
 			default:
 				cell = mdText(cell)
 			}
-			row[i] = cell
+			row[lead+j] = cell
 		}
 		if tb.Marks {
-			row = append([]string{markOf(src.Failing)}, row...)
+			row[0] = markOf(src.Failing)
 		}
-		out[r] = row
 	}
 	m.printf("\n")
 	m.table(head, align.String(), out)

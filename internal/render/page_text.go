@@ -29,41 +29,81 @@ func writePageText(w io.Writer, p *Page, o Options) error {
 	t.para(code, p.Lead.Lead, p.Lead.Text, 2)
 	under := t.underAll(p)
 	for _, s := range p.Sections {
-		heading := strings.ToUpper(s.Heading)
-		if s.Aside != "" {
-			heading += "  " + s.Aside
-		}
-		headed := false
-		for _, b := range s.Blocks {
-			if !shows(b.only(), FormatText) {
-				continue
-			}
-			if tb, ok := b.(Table); ok && tb.Title != "" {
-				t.heading(strings.ToUpper(s.Heading) + "  " + tb.Title)
-				headed = true
-			}
-			if !headed {
-				if heading == "" {
-					t.printf("\n")
-				} else {
-					t.heading(heading)
-				}
-				headed = true
-			}
-			switch b := b.(type) {
-			case Para:
-				t.pagePara(b)
-			case List:
-				t.pageList(b)
-			case Table:
-				t.pageTable(&b, under)
-			}
-		}
-		if !headed && heading != "" { // a heading that says it all: "CHANGED  none of 4 …"
-			t.heading(heading)
-		}
+		t.section(s, under)
 	}
 	return t.err
+}
+
+// section writes a section under its heading. Titled tables that follow
+// one another with the same columns share one layout (the same columns,
+// as wide), each under the heading with its title beside it.
+func (t *textWriter) section(s Section, under bool) {
+	heading := strings.ToUpper(s.Heading)
+	if s.Aside != "" {
+		heading += "  " + s.Aside
+	}
+	var blocks []Block
+	for _, b := range s.Blocks {
+		if shows(b.only(), FormatText) {
+			blocks = append(blocks, b)
+		}
+	}
+	headed := false
+	for i := 0; i < len(blocks); i++ {
+		if tb, ok := blocks[i].(Table); ok && tb.Title != "" {
+			group := []Table{tb}
+			for i+1 < len(blocks) {
+				next, ok := blocks[i+1].(Table)
+				if !ok || next.Title == "" || !sameHeads(&tb, &next) {
+					break
+				}
+				group = append(group, next)
+				i++
+			}
+			t.pageTables(group, strings.ToUpper(s.Heading), under)
+			headed = true
+			continue
+		}
+		if !headed {
+			if heading == "" {
+				t.printf("\n")
+			} else {
+				t.heading(heading)
+			}
+			headed = true
+		}
+		switch b := blocks[i].(type) {
+		case Para:
+			t.pagePara(b)
+		case List:
+			t.pageList(b)
+		case Table:
+			t.pageTables([]Table{b}, "", under)
+		}
+	}
+	if !headed && heading != "" { // a heading that says it all: "CHANGED  none of 4 …"
+		t.heading(heading)
+	}
+}
+
+// sameHeads says whether two tables show the same columns on a terminal.
+func sameHeads(a, b *Table) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a.Cols) && !shows(a.Cols[i].Only, FormatText) {
+			i++
+		}
+		for j < len(b.Cols) && !shows(b.Cols[j].Only, FormatText) {
+			j++
+		}
+		if i == len(a.Cols) || j == len(b.Cols) {
+			return i == len(a.Cols) && j == len(b.Cols)
+		}
+		if a.Cols[i].Head != b.Cols[j].Head {
+			return false
+		}
+		i, j = i+1, j+1
+	}
 }
 
 func (t *textWriter) pagePara(p Para) {
@@ -103,19 +143,28 @@ func (t *textWriter) pageList(l List) {
 // column first (empty, so left out, when the table has no marks), heads in
 // capitals; and each row's cells.
 func (t *textWriter) textCols(tb *Table) ([]textCol, []Col, [][]string) {
-	cols, rows := tb.view(FormatText)
-	tc := []textCol{{}}
+	cols, keep := tb.shown(FormatText)
+	return textHeads(cols), cols, textRows(tb, keep)
+}
+
+// textHeads are the terminal's columns of cols, after the mark column.
+func textHeads(cols []Col) []textCol {
+	tc := make([]textCol, 1, 1+len(cols))
 	for _, c := range cols {
-		tc = append(tc, textCol{head: strings.ToUpper(c.Head), right: c.Right, prio: c.Prio, list: c.List})
+		tc = append(tc, textCol{head: strings.ToUpper(c.Head), right: c.Right, prio: c.Prio, list: c.List, dropZero: c.DropZero})
 	}
-	for i := range rows {
-		mark := ""
-		if tb.Marks {
-			mark = markOf(tb.Rows[i].Failing)
+	return tc
+}
+
+// textRows are tb's rows of the columns keep, after their mark.
+func textRows(tb *Table, keep []int) [][]string {
+	rows := tb.cells(keep, 1)
+	if tb.Marks {
+		for i := range rows {
+			rows[i][0] = markOf(tb.Rows[i].Failing)
 		}
-		rows[i] = append([]string{mark}, rows[i]...)
 	}
-	return tc, cols, rows
+	return rows
 }
 
 // underAll says whether the page's tables put their Under columns under
@@ -128,8 +177,10 @@ func (t *textWriter) underAll(p *Page) bool {
 			if !ok || !shows(tb.Only, FormatText) {
 				continue
 			}
-			tc, cols, rows := t.textCols(&tb)
-			if slices.ContainsFunc(cols, func(c Col) bool { return c.Under }) && tableWidth(tc, rows) > t.width {
+			if !slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under && shows(c.Only, FormatText) }) {
+				continue
+			}
+			if tc, _, rows := t.textCols(&tb); tableWidth(tc, rows) > t.width {
 				return true
 			}
 		}
@@ -137,16 +188,34 @@ func (t *textWriter) underAll(p *Page) bool {
 	return false
 }
 
-// pageTable writes a table. With under, its Under columns go on a line of
-// their own under each row ("p50 2.20→2.35ms  p99 2.45→3.45ms"), aligned
-// with the label: they are never dropped for the width. A table still too
-// wide puts each label too long on a line of its own above its row, whole
-// (cut in its middle, two pod names read alike).
-func (t *textWriter) pageTable(tb *Table, under bool) {
-	if tb.Intro != "" {
-		t.para("", "  ", tb.Intro, 4)
+// pageTables writes tables of the same columns in one layout, each titled
+// one under heading and its title. With under, their Under columns go on
+// a line of their own under each row ("p50 2.20→2.35ms  p99
+// 2.45→3.45ms"), aligned with the label: they are never dropped for the
+// width. A layout still too wide puts each label too long on a line of its
+// own above its row, whole (cut in its middle, two pod names read alike).
+// A row's Note is a line under it; a table's Notes follow its rows.
+func (t *textWriter) pageTables(group []Table, heading string, under bool) {
+	// The tables of a group have the same columns: laid out once.
+	cols, keep := group[0].shown(FormatText)
+	tc := textHeads(cols)
+	var rows [][]string
+	var marks bool
+	starts := make([]int, len(group)) // each table's first row
+	var src []*Row
+	for g := range group {
+		tb := &group[g]
+		starts[g] = len(rows)
+		if len(group) == 1 {
+			rows = textRows(tb, keep)
+		} else {
+			rows = append(rows, textRows(tb, keep)...)
+		}
+		for i := range tb.Rows {
+			src = append(src, &tb.Rows[i])
+		}
+		marks = marks || tb.Marks
 	}
-	tc, cols, rows := t.textCols(tb)
 	labelFirst := len(cols) > 0 && cols[0].Label
 	var subs []string // each row's line of Under cells
 	if under && labelFirst {
@@ -173,25 +242,84 @@ func (t *textWriter) pageTable(tb *Table, under bool) {
 			}
 		}
 	}
-	// Only what a narrow terminal keeps counts: the columns it may drop
-	// (Prio) go first.
-	fixed := make([]textCol, len(tc))
-	for i, c := range tc {
-		if c.prio == 0 {
-			fixed[i] = c
-		}
+	own := t.ownLines(tc, rows, labelFirst)
+	out := make([][]string, 0, len(rows))
+	failing := make([]bool, 0, len(rows))
+	tt := textTable{cols: tc, spans: true}
+	add := func(row []string, fail bool) {
+		out, failing = append(out, row), append(failing, fail)
 	}
-	kept := make([][]string, len(rows))
-	for r, row := range rows {
-		kept[r] = make([]string, len(row))
-		for i, c := range tc {
-			if c.prio == 0 {
-				kept[r][i] = row[i]
+	g := 0
+	for i, row := range rows {
+		for g < len(group) && starts[g] == i {
+			if group[g].Title != "" {
+				tt.sections = append(tt.sections, tableSection{at: len(out), title: heading + "  " + group[g].Title, intro: group[g].Intro})
+			} else if group[g].Intro != "" {
+				t.para("", "  ", group[g].Intro, 4)
+			}
+			g++
+		}
+		fail := src[i].Failing
+		if own[i] {
+			// The label's line starts the row: its mark, then the label
+			// where the others have theirs.
+			above := make([]string, len(tc))
+			above[1] = row[1]
+			if marks {
+				above[1] = cmp.Or(row[0], " ") + "  " + above[1]
+				row[0] = " " // the mark's column stays, for the other rows
+			}
+			row[1] = ""
+			add(above, fail)
+		}
+		add(row, fail)
+		if subs != nil && subs[i] != "" {
+			sub := make([]string, len(tc))
+			sub[1] = "   " + subs[i]
+			add(sub, fail)
+		}
+		if src[i].Note != "" {
+			tt.notes = append(tt.notes, tableNote{after: len(out), text: src[i].Note})
+		}
+		if end := i + 1; g > 0 && (g == len(group) && end == len(rows) || g < len(group) && starts[g] == end) {
+			for _, n := range group[g-1].Notes {
+				tt.notes = append(tt.notes, tableNote{after: len(out), text: n})
 			}
 		}
 	}
+	tt.rows, tt.failing = out, failing
+	t.table(tt)
+}
+
+// ownLines says which rows put their label on a line of their own: when
+// even the columns a terminal never drops do not fit the width, those
+// whose label is too long.
+func (t *textWriter) ownLines(tc []textCol, rows [][]string, labelFirst bool) []bool {
 	own := make([]bool, len(rows))
-	if over := tableWidth(fixed, kept) - t.width; over > 0 && labelFirst {
+	if !labelFirst {
+		return own
+	}
+	// tableWidth of the columns never dropped (list columns cut to their
+	// floor), without a copy of the rows.
+	width, used := 1, 0
+	for i, c := range tc {
+		if c.prio != 0 {
+			continue
+		}
+		w := runes(c.head)
+		for _, row := range rows {
+			w = max(w, runes(row[i]))
+		}
+		if c.list {
+			w = min(w, max(runes(c.head), 8))
+		}
+		if w > 0 {
+			width += w
+			used++
+		}
+	}
+	width += 2 * max(used-1, 0)
+	if over := width - t.width; over > 0 {
 		label := runes(tc[1].head)
 		for _, row := range rows {
 			label = max(label, runes(row[1]))
@@ -200,31 +328,5 @@ func (t *textWriter) pageTable(tb *Table, under bool) {
 			own[i] = runes(row[1]) > label-over
 		}
 	}
-	var out [][]string
-	var failing []bool
-	for i, row := range rows {
-		fail := tb.Rows[i].Failing
-		if own[i] {
-			// The label's line starts the row: its mark, then the label
-			// where the others have theirs.
-			above := make([]string, len(tc))
-			above[1] = row[1]
-			if tb.Marks {
-				above[1] = cmp.Or(row[0], " ") + "  " + above[1]
-				row[0] = " " // the mark's column stays, for the other rows
-			}
-			row[1] = ""
-			out, failing = append(out, above), append(failing, fail)
-		}
-		out, failing = append(out, row), append(failing, fail)
-		if subs != nil && subs[i] != "" {
-			sub := make([]string, len(tc))
-			sub[1] = "   " + subs[i]
-			out, failing = append(out, sub), append(failing, fail)
-		}
-	}
-	t.table(textTable{cols: tc, rows: out, failing: failing, spans: true})
-	for _, n := range tb.Notes {
-		t.para("", "   ", n, 6)
-	}
+	return own
 }

@@ -49,7 +49,7 @@ func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) 
 	for range 5 {
 		tb.Cols = append(tb.Cols, Col{})
 	}
-	t.pageTable(&tb, false)
+	t.pageTables([]Table{tb}, "", false)
 	return t.err
 }
 

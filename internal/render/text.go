@@ -283,22 +283,6 @@ func (t *textWriter) preflight(v *View) {
 	}
 }
 
-// statsCols are the columns of a StatsRow after the leading ones, in order.
-var statsCols = []textCol{
-	{head: "REQUESTS", right: true},
-	{head: "FAILED", right: true},
-	{head: "", right: true},
-	{head: "STATUS/ERROR", list: true},
-	{head: "P50", right: true, prio: 6},
-	{head: "P99", right: true, prio: 7},
-	{head: "MAX", right: true, prio: 3},
-	{head: "DROPPED", right: true, prio: 4, dropZero: true},
-}
-
-func statsCells(s *StatsRow) []string {
-	return []string{s.Requests, s.Failed, s.Rate, s.Answers, s.P50, s.P99, s.Max, s.Dropped}
-}
-
 func markOf(failing bool) string {
 	if failing {
 		return failMark
@@ -306,35 +290,9 @@ func markOf(failing bool) string {
 	return ""
 }
 
-func (t *textWriter) families(v *View) {
-	t.heading("BY FAMILY")
-	cols := append([]textCol{{}, {head: "FAMILY"}, {head: "ENDPOINTS", right: true, prio: 2}}, statsCols...)
-	var rows [][]string
-	var failing []bool
-	for _, f := range v.Families {
-		rows = append(rows, append([]string{markOf(f.Failing), strings.ToLower(f.Label), f.Count}, statsCells(&f)...))
-		failing = append(failing, f.Failing)
-	}
-	t.table(textTable{cols: cols, rows: rows, failing: failing})
-}
+func (t *textWriter) families(v *View) { t.section(familiesSection(v), false) }
 
-// endpoints shows one table per URL, all in one layout: the same columns,
-// as wide, whatever each URL's own rows would fit (a healthy URL's table
-// kept the FAMILY column that a failing one's longer statuses dropped).
-func (t *textWriter) endpoints(v *View) {
-	tb := textTable{cols: append([]textCol{{}, {head: "ADDRESS"}, {head: "FAMILY", prio: 1}}, statsCols...)}
-	for _, tv := range v.Targets {
-		tb.sections = append(tb.sections, tableSection{at: len(tb.rows), title: "BY ENDPOINT  " + tv.Target})
-		for _, e := range tv.Rows {
-			tb.rows = append(tb.rows, append([]string{markOf(e.Failing), e.Label, strings.ToLower(e.Family)}, statsCells(&e)...))
-			tb.failing = append(tb.failing, e.Failing)
-			if e.DNSNote != "" {
-				tb.notes = append(tb.notes, tableNote{after: len(tb.rows), text: e.Label + " " + e.DNSNote})
-			}
-		}
-	}
-	t.table(tb)
-}
+func (t *textWriter) endpoints(v *View) { t.section(endpointsSection(v), false) }
 
 // who says who answered the failures: "✗ 20 × 502 Azure Application Gateway
 // page (Server: Microsoft-…/v2) on ::1 ×20; fresh 1, reused 19".
@@ -359,20 +317,10 @@ func (t *textWriter) who(v *View) {
 	}
 }
 
-// instances shows the responses by instance header: which instance
-// answered, how often it failed.
+// instances shows the responses by instance header.
 func (t *textWriter) instances(v *View) {
-	for _, g := range v.Groups {
-		t.heading("BY INSTANCE  " + g.Header + " of the responses")
-		cols := append([]textCol{{}, {head: "VALUE"}}, statsCols...)
-		cols = append(cols, textCol{head: "FROM", list: true, prio: 2})
-		var rows [][]string
-		var failing []bool
-		for _, row := range g.Rows {
-			rows = append(rows, append(append([]string{markOf(row.Failing), row.Label}, statsCells(&row)...), row.Where))
-			failing = append(failing, row.Failing)
-		}
-		t.table(textTable{cols: cols, rows: rows, failing: failing})
+	if len(v.Groups) > 0 {
+		t.section(instancesSection(v), false)
 	}
 }
 
@@ -618,10 +566,12 @@ type textTable struct {
 	notes []tableNote
 }
 
-// tableSection starts a table, at row at, with a heading.
+// tableSection starts a table, at row at, with a heading and the line
+// under it (intro).
 type tableSection struct {
 	at    int
 	title string
+	intro string
 }
 
 // tableNote is a line of prose under a table, after its first after rows.
@@ -760,6 +710,9 @@ func (t *textWriter) table(tb textTable) {
 		for next < len(tb.sections) && tb.sections[next].at == i {
 			flush(i)
 			t.heading(tb.sections[next].title)
+			if intro := tb.sections[next].intro; intro != "" {
+				t.para("", "  ", intro, 4)
+			}
 			if hasHead {
 				t.printf("%s\n", t.style(ansiBold, line(head)))
 			}
