@@ -289,24 +289,9 @@ func (m *mdWriter) instances(v *View) {
 	}
 }
 
-// connections lists the failing connections of the endpoints whose
-// failures stick to connections.
 func (m *mdWriter) connections(v *View) {
-	if len(v.Conns) == 0 {
-		return
-	}
-	m.printf("\n## Failing connections\n\n")
-	m.printf("Failures stick to some connections of these addresses: one or more instances behind the address fail and the others do not. Each TCP connection stays on one instance, so the client port of a failing connection finds, in the gateway's access log, the instance that served it and the backend it routed to (see the query below).\n")
-	for _, c := range v.Conns {
-		m.printf("\n### %s — %s\n\n", mdText(c.Label), mdText(c.Summary))
-		var rows [][]string
-		for _, r := range c.Rows {
-			rows = append(rows, []string{"✗", strconv.Itoa(int(r.Port)), r.First, r.Last, fmt.Sprintf("%d of %d", r.Failed, r.Requests)})
-		}
-		m.table([]string{"", "Client port", "First request (UTC)", "Last request (UTC)", "Failed"}, "lrllr", rows)
-		if c.More > 0 {
-			m.printf("\n%d more connections (past the first %d) are counted together in the JSON report.\n", c.More, report.MaxConnRecords)
-		}
+	if len(v.Conns) > 0 {
+		m.section(connectionsSection(v))
 	}
 }
 
@@ -343,22 +328,9 @@ func (m *mdWriter) gate(v *View) {
 }
 
 func (m *mdWriter) phases(v *View) {
-	if len(v.Phases) == 0 {
-		return
+	if len(v.Phases) > 0 {
+		m.section(phasesSection(v))
 	}
-	m.printf("\n## Where the time went\n\n")
-	m.printf("Connect and TLS are timed only on requests that opened a new connection; time to first byte (TTFB) runs from sending the request to the first byte of the response. **How to read it:** a 502 that arrives about as fast as a healthy answer was made by the gateway itself, without waiting for a backend; a 502 after a long TTFB, near the gateway's backend timeout, is an upstream timeout.\n\n")
-	var rows [][]string
-	for _, p := range v.Phases {
-		mark, label := "", mdText(p.Label)
-		if p.Failing {
-			mark, label = "✗", "**"+label+"**"
-		}
-		rows = append(rows, []string{mark, label, mdText(p.Target), p.Connect, p.TLSShown, p.TTFB,
-			fmt.Sprintf("%d of %d", p.FreshFailed, p.Fresh), fmt.Sprintf("%d of %d", p.ReusedFailed, p.Reuse)})
-	}
-	m.table([]string{"", "Address", "Target", "Connect p50 / p99", "TLS p50 / p99", "TTFB p50 / p99",
-		"Failed on new connections", "Failed on reused connections"}, "llllllrr", rows)
 }
 
 // phaseWords formats a phase's p50 / p99, or why it has none.

@@ -57,7 +57,7 @@ func TestMarkdownContent(t *testing.T) {
 		"pinprobe --rate 20 -H 'Authorization: REDACTED' https://sign.example.com/",
 		"- **Local addresses:** 192.0.2.10, 2001:db8::100",
 		"- 2026-06-16T20:43:06.500Z — api.example.com:8080: removed 2001:db8::20",
-		"| ✗   | **2001:db8::7**   |",
+		"| ✗   | **2001:db8::7** |",
 		"left DNS at 2026-06-16T20:43:06.500Z, not probed after",
 		"— (plain HTTP)",
 		"<hr><center>Microsoft-Azure-Application-Gateway/v2</center>",

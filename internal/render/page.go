@@ -70,12 +70,17 @@ type Table struct {
 	Rows  []Row
 	Marks bool     // a first column of ✗ for the failing rows
 	Notes []string // prose under the table
-	Only  Format
+	// TextCap is how many rows a terminal shows (0: all); the rest are
+	// counted on a line of their own, "… 12 more " and More.
+	TextCap int
+	More    string
+	Only    Format
 }
 
 // Col is one column of a table.
 type Col struct {
 	Head  string
+	Short string // the head a terminal shows, when shorter than Head
 	Right bool
 	// Prio orders the columns a narrow terminal drops: lowest first; 0 is
 	// never dropped.

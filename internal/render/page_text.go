@@ -2,6 +2,7 @@ package render
 
 import (
 	"cmp"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -99,7 +100,7 @@ func sameHeads(a, b *Table) bool {
 		if i == len(a.Cols) || j == len(b.Cols) {
 			return i == len(a.Cols) && j == len(b.Cols)
 		}
-		if a.Cols[i].Head != b.Cols[j].Head {
+		if cmp.Or(a.Cols[i].Short, a.Cols[i].Head) != cmp.Or(b.Cols[j].Short, b.Cols[j].Head) {
 			return false
 		}
 		i, j = i+1, j+1
@@ -151,7 +152,7 @@ func (t *textWriter) textCols(tb *Table) ([]textCol, []Col, [][]string) {
 func textHeads(cols []Col) []textCol {
 	tc := make([]textCol, 1, 1+len(cols))
 	for _, c := range cols {
-		tc = append(tc, textCol{head: strings.ToUpper(c.Head), right: c.Right, prio: c.Prio, list: c.List, dropZero: c.DropZero})
+		tc = append(tc, textCol{head: strings.ToUpper(cmp.Or(c.Short, c.Head)), right: c.Right, prio: c.Prio, list: c.List, dropZero: c.DropZero})
 	}
 	return tc
 }
@@ -206,13 +207,19 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 	for g := range group {
 		tb := &group[g]
 		starts[g] = len(rows)
-		if len(group) == 1 {
-			rows = textRows(tb, keep)
-		} else {
-			rows = append(rows, textRows(tb, keep)...)
-		}
-		for i := range tb.Rows {
+		rs := textRows(tb, keep)
+		for i := range rs {
 			src = append(src, &tb.Rows[i])
+		}
+		if n := len(rs) - tb.TextCap; tb.TextCap > 0 && n > 0 {
+			more := make([]string, len(tc))
+			more[1] = fmt.Sprintf("… %d more %s", n, tb.More)
+			rs, src = append(rs[:tb.TextCap], more), append(src[:len(src)-n], &Row{})
+		}
+		if len(group) == 1 {
+			rows = rs
+		} else {
+			rows = append(rows, rs...)
 		}
 		marks = marks || tb.Marks
 	}

@@ -1,5 +1,12 @@
 package render
 
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+)
+
 // The report's sections as pages' sections, each built once for every
 // format; the writers of the report call them in their order while the
 // rest of the report moves here.
@@ -111,5 +118,67 @@ func tablesOnly(s Section) Section {
 		}
 	}
 	s.Blocks = blocks
+	return s
+}
+
+// connsTextCap is how many failing connections of an address a terminal
+// lists; the documents list them all.
+const connsTextCap = 8
+
+// connectionsSection lists the failing connections of the endpoints whose
+// failures stick to connections: each client port finds the instance that
+// served it in the gateway's log.
+func connectionsSection(v *View) Section {
+	s := Section{Heading: "Failing connections"}
+	if len(v.Conns) == 0 {
+		return s
+	}
+	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "Failures stick to some connections of these addresses: one or more instances behind the address fail and the others do not. Each TCP connection stays on one instance, so the client port of a failing connection finds, in the gateway's access log, the instance that served it and the backend it routed to (see the query below)."})
+	cols := []Col{{Head: "Client port"}, {Head: "Used (UTC)", Only: FormatText},
+		{Head: "First request (UTC)", Only: documents}, {Head: "Last request (UTC)", Only: documents}, {Head: "Failed", Right: true}}
+	for _, c := range v.Conns {
+		tb := Table{Title: c.Label + ": " + c.Summary, Marks: true, Cols: cols, TextCap: connsTextCap,
+			More: "in the JSON and Markdown reports"}
+		for _, r := range c.Rows {
+			tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{strconv.Itoa(int(r.Port)), r.FirstClock + "–" + r.LastClock,
+				r.First, r.Last, fmt.Sprintf("%d of %d", r.Failed, r.Requests)}})
+		}
+		if c.More > 0 {
+			tb.Notes = append(tb.Notes, fmt.Sprintf("%d more connections (past the first %d) are counted together in the JSON report.", c.More, report.MaxConnRecords))
+		}
+		s.Blocks = append(s.Blocks, tb)
+	}
+	return s
+}
+
+// phasesSection is where the time went: connect, TLS and time to first
+// byte, and the failures on new and reused connections, per address (a
+// table per URL when there are several).
+func phasesSection(v *View) Section {
+	s := Section{Heading: "Where the time went", Aside: "p50/p99, and failures on new and reused connections"}
+	if len(v.Phases) == 0 {
+		return s
+	}
+	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "Connect and TLS are timed only on requests that opened a new connection; time to first byte (TTFB) runs from sending the request to the first byte of the response. How to read it: a 502 that arrives about as fast as a healthy answer was made by the gateway itself, without waiting for a backend; a 502 after a long TTFB, near the gateway's backend timeout, is an upstream timeout."})
+	cols := []Col{{Head: "Address", Label: true},
+		{Head: "Connect", Prio: 5, Only: FormatText}, {Head: "TLS", Prio: 6, Only: FormatText}, {Head: "First byte", Prio: 7, Only: FormatText},
+		{Head: "Connect p50 / p99", Only: documents}, {Head: "TLS p50 / p99", Only: documents}, {Head: "TTFB p50 / p99", Only: documents},
+		{Head: "Failed on new connections", Short: "Failed new", Right: true}, {Head: "Failed on reused connections", Short: "Reused", Right: true}}
+	var tables []Table
+	for i, p := range v.Phases {
+		if i == 0 || v.MultiURL && v.Phases[i-1].Target != p.Target {
+			tables = append(tables, Table{Marks: true, Cols: cols})
+			if v.MultiURL {
+				tables[len(tables)-1].Title = p.Target
+			}
+		}
+		tb := &tables[len(tables)-1]
+		tb.Rows = append(tb.Rows, Row{Failing: p.Failing, Cells: []string{p.Label,
+			compactPhase(p.Connect), compactPhase(p.TLSShown), compactPhase(p.TTFB), p.Connect, p.TLSShown, p.TTFB,
+			fmt.Sprintf("%d/%d", p.FreshFailed, p.Fresh), fmt.Sprintf("%d/%d", p.ReusedFailed, p.Reuse)}})
+	}
+	for _, tb := range tables {
+		s.Blocks = append(s.Blocks, tb)
+	}
 	return s
 }

@@ -324,47 +324,13 @@ func (t *textWriter) instances(v *View) {
 	}
 }
 
-// connections lists the failing connections of the endpoints whose
-// failures stick to connections: each client port finds the instance that
-// served it in the gateway's log.
 func (t *textWriter) connections(v *View) {
-	for _, c := range v.Conns {
-		t.heading("FAILING CONNECTIONS  " + c.Label + ": " + c.Summary)
-		var rows [][]string
-		failing := make([]bool, 0, len(c.Rows))
-		for i, r := range c.Rows {
-			if i == 8 {
-				rows = append(rows, []string{"", fmt.Sprintf("… %d more in the JSON and Markdown reports", len(c.Rows)-i), "", "", ""})
-				failing = append(failing, false)
-				break
-			}
-			rows = append(rows, []string{failMark, strconv.Itoa(int(r.Port)), r.FirstClock + "–" + r.LastClock,
-				fmt.Sprintf("%d of %d", r.Failed, r.Requests), "failed"})
-			failing = append(failing, true)
-		}
-		t.table(textTable{cols: []textCol{{}, {head: "CLIENT PORT"}, {head: "USED (UTC)"}, {head: "REQUESTS", right: true}, {}}, rows: rows, failing: failing, spans: true})
+	if len(v.Conns) > 0 {
+		t.section(connectionsSection(v), false)
 	}
 }
 
-// phases shows connect, TLS and time to first byte, so an instant 502
-// (made by the gateway) reads apart from one after a long wait (upstream timeout).
-func (t *textWriter) phases(v *View) {
-	t.heading("PHASES p50/p99, and failures on new and reused connections")
-	cols := []textCol{{}, {head: "ADDRESS"}, {head: "CONNECT", prio: 5}, {head: "TLS", prio: 6}, {head: "FIRST BYTE", prio: 7},
-		{head: "FAILED NEW", right: true}, {head: "REUSED", right: true}}
-	var rows [][]string
-	var failing []bool
-	for i, p := range v.Phases {
-		if v.MultiURL && (i == 0 || v.Phases[i-1].Target != p.Target) {
-			rows = append(rows, []string{"", p.Target, "", "", "", "", ""})
-			failing = append(failing, false)
-		}
-		rows = append(rows, []string{markOf(p.Failing), p.Label, compactPhase(p.Connect), compactPhase(p.TLSShown), compactPhase(p.TTFB),
-			fmt.Sprintf("%d/%d", p.FreshFailed, p.Fresh), fmt.Sprintf("%d/%d", p.ReusedFailed, p.Reuse)})
-		failing = append(failing, p.Failing)
-	}
-	t.table(textTable{cols: cols, rows: rows, failing: failing, spans: v.MultiURL})
-}
+func (t *textWriter) phases(v *View) { t.section(phasesSection(v), false) }
 
 // compactPhase turns "0.23ms / 0.97ms" into "0.23/0.97ms" when the units agree.
 func compactPhase(s string) string {
