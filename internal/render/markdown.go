@@ -346,36 +346,7 @@ func phaseWords(e *report.Endpoint, p report.Phase) string {
 	return "— (no connection completed)"
 }
 
-func (m *mdWriter) fingerprints(v *View) {
-	m.printf("\n## Who answered the failures\n\n")
-	if len(v.Who) == 0 {
-		m.printf("No request failed.\n")
-		return
-	}
-	m.printf("Failures grouped by what came back: the status (or, when no response came, the error class), the `Server` header and a hash of the body.\n\n")
-	var rows [][]string
-	for i, f := range v.Who {
-		rows = append(rows, []string{strconv.Itoa(i + 1), fmt.Sprintf("%d × %s", f.Count, mdText(f.What)),
-			orDash(mdText(f.Server)), orDash(mdText(f.Producer)), addressCounts(f.Addresses),
-			fmt.Sprintf("%d / %d", f.Fresh, f.Reused)})
-	}
-	m.table([]string{"#", "Failures", "Server header", "Recognised as", "On addresses", "New / reused connection"}, "rlllll", rows)
-	for i, f := range v.Who {
-		if f.Body == "" {
-			continue
-		}
-		who := mdText(f.What)
-		if f.Producer != "" {
-			who += " from " + mdText(f.Producer)
-		}
-		m.printf("\n**#%d — %s.** First bytes of one such body", i+1, who)
-		if f.BodyHash != "" {
-			m.printf(" (normalised body hash %s)", mdText(f.BodyHash))
-		}
-		m.printf(":\n\n")
-		m.code("text", f.Body)
-	}
-}
+func (m *mdWriter) fingerprints(v *View) { m.section(whoSection(v)) }
 
 // bodyLimit is how much of a body the document shows: what pinprobe keeps.
 const bodyLimit = 512
@@ -409,7 +380,7 @@ func addressCounts(m map[string]int64) string {
 	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = mdText(k) + " ×" + strconv.FormatInt(m[k], 10)
+		parts[i] = k + " ×" + strconv.FormatInt(m[k], 10)
 	}
 	return orDash(strings.Join(parts, ", "))
 }

@@ -34,7 +34,7 @@ const (
 // shows says whether a block of only (0: every format) is written in f.
 func shows(only, f Format) bool { return only == 0 || only&f != 0 }
 
-// Block is a paragraph, a list or a table.
+// Block is a paragraph, a list, a table or code.
 type Block interface{ only() Format }
 
 // Para is a paragraph, after a lead ("after:") when it has one.
@@ -109,7 +109,15 @@ type Row struct {
 	Note    string // a terminal's line under the row ("127.0.0.3 appeared in DNS at …")
 }
 
+// Code is text kept as it is: a log query, the first bytes of a body.
+type Code struct {
+	Info string // the language, for Markdown's fence: "text", "kusto"
+	Text string
+	Only Format
+}
+
 func (p Para) only() Format  { return p.Only }
+func (c Code) only() Format  { return c.Only }
 func (l List) only() Format  { return l.Only }
 func (t Table) only() Format { return t.Only }
 

@@ -21,6 +21,7 @@ td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top
 // value for where it lands, and text shows control characters as escapes.
 var pageHTMLTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"text": func(s string) string { return words.SafeText(s, false) },
+	"code": func(s string) string { return words.SafeText(s, true) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
@@ -29,6 +30,7 @@ var pageHTMLTemplate = template.Must(template.New("page").Funcs(template.FuncMap
 <p class="lead{{if not .P.Bad}} ok{{end}}"><strong>{{text .P.Lead.Lead}}</strong> {{text .P.Lead.Text}}</p>
 {{range .Sections}}{{if .Heading}}<h2>{{text .Heading}}{{if .Aside}} — {{text .Aside}}{{end}}</h2>
 {{end}}{{range .Blocks}}{{with .Para}}<p>{{if .Lead}}<strong>{{text .Lead}}</strong> {{end}}{{text .Text}}</p>
+{{end}}{{with .Code}}<pre><code>{{code .Text}}</code></pre>
 {{end}}{{with .List}}<ul>{{range .Items}}<li{{if .Failing}} class="fail"{{end}}>{{if .Failing}}✗ {{end}}{{if .Lead}}<strong>{{text .Lead}}:</strong> {{end}}{{text .Text}}</li>{{end}}</ul>
 {{end}}{{with .Table}}{{if .Title}}<h3>{{text .Title}}</h3>
 {{end}}{{if .Intro}}<p>{{text .Intro}}</p>
@@ -45,6 +47,7 @@ type htmlBlock struct {
 	Para  *Para
 	List  *List
 	Table *htmlTable
+	Code  *Code
 }
 
 type htmlTable struct {
@@ -93,6 +96,8 @@ func writePageHTML(w io.Writer, p *Page) error {
 				hs.Blocks = append(hs.Blocks, htmlBlock{List: &b})
 			case Table:
 				hs.Blocks = append(hs.Blocks, htmlBlock{Table: newHTMLTable(&b)})
+			case Code:
+				hs.Blocks = append(hs.Blocks, htmlBlock{Code: &b})
 			}
 		}
 		data.Sections = append(data.Sections, hs)

@@ -43,6 +43,9 @@ func (m *mdWriter) section(s Section) {
 			m.pageList(b)
 		case Table:
 			m.pageTable(&b)
+		case Code:
+			m.printf("\n")
+			m.code(b.Info, b.Text)
 		}
 	}
 }

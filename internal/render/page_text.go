@@ -49,6 +49,9 @@ func (t *textWriter) section(s Section, under bool) {
 			blocks = append(blocks, b)
 		}
 	}
+	if len(blocks) == 0 && len(s.Blocks) > 0 {
+		return // all of it is for the documents
+	}
 	headed := false
 	for i := 0; i < len(blocks); i++ {
 		if tb, ok := blocks[i].(Table); ok && tb.Title != "" {
@@ -80,6 +83,10 @@ func (t *textWriter) section(s Section, under bool) {
 			t.pageList(b)
 		case Table:
 			t.pageTables([]Table{b}, "", under)
+		case Code:
+			for _, l := range strings.Split(strings.TrimRight(b.Text, "\n"), "\n") {
+				t.printf("  %s\n", l)
+			}
 		}
 	}
 	if !headed && heading != "" { // a heading that says it all: "CHANGED  none of 4 …"

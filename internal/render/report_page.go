@@ -182,3 +182,52 @@ func phasesSection(v *View) Section {
 	}
 	return s
 }
+
+// whoSection groups the failures by what came back: the status (or the
+// error class), the Server header and a hash of the body; a terminal says
+// each in a line, the documents add a table and the first bytes of each
+// body.
+func whoSection(v *View) Section {
+	s := Section{Heading: "Who answered the failures"}
+	if len(v.Who) == 0 {
+		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No request failed."})
+		return s
+	}
+	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "Failures grouped by what came back: the status (or, when no response came, the error class), the Server header and a hash of the body."})
+	lines := List{Only: FormatText}
+	tb := Table{Only: documents, Cols: []Col{{Head: "#", Right: true}, {Head: "Failures"}, {Head: "Server header"}, {Head: "Recognised as"},
+		{Head: "On addresses"}, {Head: "New / reused connection"}}}
+	for i, w := range v.Who {
+		what := fmt.Sprintf("%d × %s", w.Count, w.What)
+		switch {
+		case w.Producer != "":
+			what += " from " + w.Producer
+		case w.BodyHash != "":
+			what += " (body " + w.BodyHash + ")"
+		}
+		what += fmt.Sprintf(" on %s (new connection %d, reused %d)", w.Where, w.Fresh, w.Reused)
+		if w.Server != "" {
+			what += "; Server: " + w.Server
+		}
+		lines.Items = append(lines.Items, Item{Failing: true, Text: what})
+		tb.Rows = append(tb.Rows, Row{Cells: []string{strconv.Itoa(i + 1), fmt.Sprintf("%d × %s", w.Count, w.What),
+			orDash(w.Server), orDash(w.Producer), addressCounts(w.Addresses), fmt.Sprintf("%d / %d", w.Fresh, w.Reused)}})
+	}
+	s.Blocks = append(s.Blocks, lines, tb)
+	for i, w := range v.Who {
+		if w.Body == "" {
+			continue
+		}
+		who := w.What
+		if w.Producer != "" {
+			who += " from " + w.Producer
+		}
+		first := "First bytes of one such body"
+		if w.BodyHash != "" {
+			first += " (normalised body hash " + w.BodyHash + ")"
+		}
+		s.Blocks = append(s.Blocks, Para{Only: documents, Lead: fmt.Sprintf("#%d — %s.", i+1, who), Text: first + ":"},
+			Code{Only: documents, Info: "text", Text: w.Body})
+	}
+	return s
+}

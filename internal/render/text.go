@@ -294,28 +294,9 @@ func (t *textWriter) families(v *View) { t.section(familiesSection(v), false) }
 
 func (t *textWriter) endpoints(v *View) { t.section(endpointsSection(v), false) }
 
-// who says who answered the failures: "✗ 20 × 502 Azure Application Gateway
-// page (Server: Microsoft-…/v2) on ::1 ×20; fresh 1, reused 19".
-func (t *textWriter) who(v *View) {
-	if len(v.Who) == 0 {
-		return
-	}
-	t.heading("WHO ANSWERED THE FAILURES")
-	for _, w := range v.Who {
-		what := fmt.Sprintf("%d × %s", w.Count, w.What)
-		switch {
-		case w.Producer != "":
-			what += " from " + w.Producer
-		case w.BodyHash != "":
-			what += " (body " + w.BodyHash + ")"
-		}
-		what += fmt.Sprintf(" on %s (new connection %d, reused %d)", w.Where, w.Fresh, w.Reused)
-		if w.Server != "" {
-			what += "; Server: " + words.SafeText(w.Server, false)
-		}
-		t.failing(" "+failMark, what, 4)
-	}
-}
+// who says who answered the failures: "✗ 20 × 502 from Azure Application
+// Gateway on ::1 ×20 (new connection 1, reused 19); Server: …".
+func (t *textWriter) who(v *View) { t.section(whoSection(v), false) }
 
 // instances shows the responses by instance header.
 func (t *textWriter) instances(v *View) {
