@@ -386,7 +386,7 @@ func TestCompareBriefFlag(t *testing.T) {
 		case format == "json":
 		case lines > 40 || lines >= fullLines:
 			t.Errorf("compare --brief --format %s: %d lines (the full one %d); want at most 40 and fewer:\n%s", format, lines, fullLines, brief)
-		case !strings.Contains(brief, "none of ") || !strings.Contains(brief, "changed"):
+		case !strings.Contains(strings.ToLower(brief), "none of ") || !strings.Contains(brief, "changed"):
 			t.Errorf("compare --brief --format %s does not say that nothing changed:\n%s", format, brief)
 		}
 	}

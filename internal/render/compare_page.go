@@ -81,12 +81,16 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 // each capped, and what the full comparison adds.
 func briefCmpSections(v *cmpView) []Section {
 	c, b := v.c, newBriefCmp(v)
-	changed := Section{Heading: "Changed", Aside: b.changedHeading(c)}
+	said := words.Capitalize(b.changedHeading(c))
+	if b.moreChanged > 0 {
+		said += fmt.Sprintf(": the first %d here, the rest in the full comparison", len(b.rows))
+	}
+	changed := Section{Heading: "Changed", Aside: b.changedHeading(c), Blocks: []Block{Para{Only: documents, Text: said + "."}}}
 	if len(b.rows) > 0 {
 		changed.Blocks = append(changed.Blocks, cmpTable("", "Scope", b.rows, true))
 	}
 	if b.moreChanged > 0 {
-		changed.Blocks = append(changed.Blocks, Para{Text: fmt.Sprintf("… %d more in the full comparison.", b.moreChanged), Indent: 4})
+		changed.Blocks = append(changed.Blocks, Para{Only: FormatText, Text: fmt.Sprintf("… %d more in the full comparison.", b.moreChanged), Indent: 4})
 	}
 	out := []Section{changed}
 	if len(b.answers) > 0 {

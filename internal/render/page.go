@@ -18,8 +18,10 @@ type Page struct {
 // is a paragraph break.
 type Section struct {
 	Heading string
-	Aside   string // the terminal's short gloss beside the heading: "failed/requests before → after"
-	Blocks  []Block
+	// Aside is a terminal's short gloss beside the heading ("failed/requests
+	// before → after"); the documents say it in their prose.
+	Aside  string
+	Blocks []Block
 }
 
 // Format is a set of writers.

@@ -28,7 +28,7 @@ var pageHTMLTemplate = template.Must(template.New("page").Funcs(template.FuncMap
 <title>{{text .P.Title}}</title><style>{{.CSS}}</style></head><body>
 <h1>{{text .P.Title}}</h1>
 <p class="lead{{if not .P.Bad}} ok{{end}}"><strong>{{text .P.Lead.Lead}}</strong> {{text .P.Lead.Text}}</p>
-{{range .Sections}}{{if .Heading}}<h2>{{text .Heading}}{{if .Aside}} — {{text .Aside}}{{end}}</h2>
+{{range .Sections}}{{if .Heading}}<h2>{{text .Heading}}</h2>
 {{end}}{{range .Blocks}}{{with .Para}}<p>{{if .Lead}}<strong>{{text .Lead}}</strong> {{end}}{{text .Text}}</p>
 {{end}}{{with .Code}}<pre><code>{{code .Text}}</code></pre>
 {{end}}{{with .List}}<ul>{{range .Items}}<li{{if .Failing}} class="fail"{{end}}>{{if .Failing}}✗ {{end}}{{if .Lead}}<strong>{{text .Lead}}:</strong> {{end}}{{text .Text}}</li>{{end}}</ul>
@@ -73,8 +73,8 @@ type pageCell struct {
 func writePageHTML(w io.Writer, p *Page) error {
 	sum := sha256.Sum256([]byte(pageCSS))
 	type section struct {
-		Heading, Aside string
-		Blocks         []htmlBlock
+		Heading string
+		Blocks  []htmlBlock
 	}
 	data := struct {
 		P        *Page
@@ -84,7 +84,7 @@ func writePageHTML(w io.Writer, p *Page) error {
 	}{P: p, CSS: template.CSS(pageCSS),
 		CSP: "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"}
 	for _, s := range p.Sections {
-		hs := section{Heading: s.Heading, Aside: s.Aside}
+		hs := section{Heading: s.Heading}
 		for _, b := range s.Blocks {
 			if !shows(b.only(), FormatHTML) {
 				continue

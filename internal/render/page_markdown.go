@@ -22,11 +22,7 @@ func writePageMarkdown(w io.Writer, p *Page) error {
 // "### ".
 func (m *mdWriter) section(s Section) {
 	if s.Heading != "" {
-		h := mdText(s.Heading)
-		if s.Aside != "" {
-			h += " — " + mdText(s.Aside)
-		}
-		m.printf("\n## %s\n", h)
+		m.printf("\n## %s\n", mdText(s.Heading))
 	}
 	for _, b := range s.Blocks {
 		if !shows(b.only(), FormatMarkdown) {

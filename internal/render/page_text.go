@@ -49,7 +49,7 @@ func (t *textWriter) section(s Section, under bool) {
 			blocks = append(blocks, b)
 		}
 	}
-	if len(blocks) == 0 && len(s.Blocks) > 0 {
+	if len(blocks) == 0 && len(s.Blocks) > 0 && s.Aside == "" {
 		return // all of it is for the documents
 	}
 	headed := false
