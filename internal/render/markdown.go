@@ -47,7 +47,7 @@ func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
 	if v.NotProbed == "" {
 		m.families(v)
 		m.endpoints(v)
-		m.vantages(v)
+		m.section(vantagesSection(v))
 		m.phases(v)
 		m.fingerprints(v)
 		m.instances(v)

@@ -90,9 +90,9 @@ type Col struct {
 	// Under puts the column's cells on a line under their row, on a
 	// terminal too narrow for the tables of the page with them beside.
 	Under bool
-	// Label is the column of the row's name: a terminal still too narrow
-	// puts a long one on its own line above its row, and Markdown makes a
-	// failing row's bold.
+	// Label is a column of the row's name: Markdown makes a failing row's
+	// bold, and when it is the first column a terminal still too narrow
+	// puts a long one on its own line above its row.
 	Label bool
 	// List marks a column of space-separated items ("200×40 502×20") a
 	// narrow terminal may cut short ("200×40 +1") when nothing else can go.

@@ -2,6 +2,7 @@ package render
 
 import (
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -21,6 +22,9 @@ func writePageMarkdown(w io.Writer, p *Page) error {
 // section writes a section under "## ", each of its tables' titles under
 // "### ".
 func (m *mdWriter) section(s Section) {
+	if !slices.ContainsFunc(s.Blocks, func(b Block) bool { return shows(b.only(), FormatMarkdown) }) && s.Aside == "" {
+		return // nothing to say here
+	}
 	if s.Heading != "" {
 		m.printf("\n## %s\n", mdText(s.Heading))
 	}

@@ -49,8 +49,8 @@ func (t *textWriter) section(s Section, under bool) {
 			blocks = append(blocks, b)
 		}
 	}
-	if len(blocks) == 0 && len(s.Blocks) > 0 && s.Aside == "" {
-		return // all of it is for the documents
+	if len(blocks) == 0 && s.Aside == "" {
+		return // nothing to say here (a heading with its aside says something)
 	}
 	headed := false
 	for i := 0; i < len(blocks); i++ {

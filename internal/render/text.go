@@ -49,7 +49,7 @@ func writeText(w io.Writer, r *report.Report, o Options) error {
 	}
 	tw.families(v)
 	tw.endpoints(v)
-	tw.vantages(v)
+	tw.section(vantagesSection(v), false)
 	tw.who(v)
 	tw.instances(v)
 	tw.connections(v)

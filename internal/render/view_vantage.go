@@ -88,52 +88,24 @@ func ratePct(failed, n int64) string {
 	return strconv.FormatFloat(float64(failed)*100/float64(n), 'f', 1, 64) + "%"
 }
 
-// vantages is the text report's breakdown by vantage point.
-func (t *textWriter) vantages(v *View) {
+// vantagesSection is what the runs from each place saw (--vantage): a
+// row per vantage, and under it a row per address.
+func vantagesSection(v *View) Section {
+	s := Section{Heading: "By vantage point"}
 	if len(v.Vantages) == 0 {
-		return
+		return s
 	}
-	t.heading("BY VANTAGE")
-	cols := []textCol{{}, {head: "VANTAGE"}, {head: "RUNS", right: true, prio: 2}, {head: "ADDRESS"}, {head: "FAMILY", prio: 1},
-		{head: "REQUESTS", right: true}, {head: "FAILED", right: true}, {head: "", right: true}}
-	var rows [][]string
-	var failing []bool
+	tb := Table{Marks: true, Cols: []Col{{Head: "Vantage", Label: true}, {Head: "Runs", Right: true, Prio: 2}, {Head: "Address"},
+		{Head: "Family", Prio: 1}, {Head: "Requests", Right: true}, {Head: "Failed", Right: true},
+		{Right: true, Only: FormatText}, {Head: "Failure rate", Right: true, Only: documents}}}
 	for _, vr := range v.Vantages {
-		rows = append(rows, []string{markOf(vr.Failing), vr.Name, strconv.Itoa(vr.Runs), "all", "",
-			strconv.FormatInt(vr.Requests, 10), strconv.FormatInt(vr.Failed, 10), vr.Rate})
-		failing = append(failing, vr.Failing)
+		tb.Rows = append(tb.Rows, Row{Failing: vr.Failing, Cells: []string{vr.Name, strconv.Itoa(vr.Runs), "all", "",
+			strconv.FormatInt(vr.Requests, 10), strconv.FormatInt(vr.Failed, 10), vr.Rate, vr.Rate}})
 		for _, e := range vr.Endpoints {
-			rows = append(rows, []string{markOf(e.Failing), "", "", e.Label, strings.ToLower(e.Family),
-				strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10), e.Rate})
-			failing = append(failing, e.Failing)
+			tb.Rows = append(tb.Rows, Row{Failing: e.Failing, Cells: []string{"", "", e.Label, e.Family,
+				strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10), e.Rate, e.Rate}})
 		}
 	}
-	t.table(textTable{cols: cols, rows: rows, failing: failing})
-}
-
-// vantages is the Markdown report's breakdown by vantage point.
-func (m *mdWriter) vantages(v *View) {
-	if len(v.Vantages) == 0 {
-		return
-	}
-	m.printf("\n## By vantage point\n\n")
-	m.printf("What the runs from each place saw (`--vantage`); a row marked ✗ fails more from there than from the other vantages.\n\n")
-	var rows [][]string
-	for _, vr := range v.Vantages {
-		mark, name := "", mdText(vr.Name)
-		if vr.Failing {
-			mark, name = "✗", "**"+name+"**"
-		}
-		rows = append(rows, []string{mark, name, strconv.Itoa(vr.Runs), "all", "", strconv.FormatInt(vr.Requests, 10),
-			strconv.FormatInt(vr.Failed, 10), vr.Rate})
-		for _, e := range vr.Endpoints {
-			mark, label := "", mdAddr(e.Label)
-			if e.Failing {
-				mark, label = "✗", "**"+label+"**"
-			}
-			rows = append(rows, []string{mark, "", "", label, e.Family, strconv.FormatInt(e.Requests, 10),
-				strconv.FormatInt(e.Failed, 10), e.Rate})
-		}
-	}
-	m.table([]string{"", "Vantage", "Runs", "Address", "Family", "Requests", "Failed", "Failure rate"}, "lllllrrr", rows)
+	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "What the runs from each place saw (--vantage); a row marked ✗ fails more from there than from the other vantages."}, tb)
+	return s
 }
