@@ -414,48 +414,9 @@ func (m *mdWriter) timeline(v *View) {
 	m.code("text", b.String())
 }
 
-func (m *mdWriter) samples(v *View) {
-	m.printf("\n## Sample requests\n\n")
-	if len(v.Samples) == 0 {
-		m.printf("No request was kept as a sample.\n")
-		return
-	}
-	m.printf("For each endpoint, the first failed requests and one successful one, kept as evidence. The time is when the request was sent; the request ID is the `X-Request-Id` header pinprobe sent with it, the response IDs are the gateway's own correlation headers. Every response header is in the appendix.\n")
-	for _, g := range v.Samples {
-		m.printf("\n### %s — %s\n\n", mdText(g.Address), mdText(g.Target))
-		var rows [][]string
-		for _, s := range g.Rows {
-			rows = append(rows, m.sampleRow(&s))
-		}
-		m.table([]string{"", "Sent at (UTC)", "Request ID", "Response IDs", "Result", "Latency", "Local → remote", "Connection"}, "lllllrll", rows)
-	}
-}
+func (m *mdWriter) samples(v *View) { m.section(samplesSection(v)) }
 
-// sampleRow is one sample's table row, led by its mark.
-func (m *mdWriter) sampleRow(s *SampleRow) []string {
-	mark := ""
-	if s.Failed {
-		mark = "✗"
-	}
-	ids := make([]string, len(s.Correlation))
-	for i, c := range s.Correlation {
-		ids[i] = mdText(c)
-	}
-	return []string{mark, s.At, orDash(mdText(s.RequestID)), orDash(strings.Join(ids, "; ")), mdText(s.Result),
-		s.Latency, orDash(mdAddr(s.Local)) + " → " + mdAddr(s.Remote), s.Conn}
-}
-
-// headers lists every sample's response headers, as an appendix.
-func (m *mdWriter) headers(v *View) {
-	if len(v.Samples) == 0 {
-		return
-	}
-	m.printf("\n## Appendix: response headers of the samples (secrets redacted)\n")
-	for _, g := range v.Samples {
-		m.printf("\n### %s — %s\n\n", mdText(g.Address), mdText(g.Target))
-		m.code("http", g.HeaderBlock)
-	}
-}
+func (m *mdWriter) headers(v *View) { m.section(headersSection(v)) }
 
 // sampleResult is a sample's status, or its error class: raw text, for a
 // code block; mdText it for running text.
@@ -541,11 +502,35 @@ func cellEscape(s string) string {
 // a backslash before every character that could start markup. < and & are
 // escaped only where they could start an HTML tag or entity, so "p<1e-9"
 // stays readable in the raw text.
-func mdText(s string) string {
+func mdText(s string) string { return mdEscape(s, false) }
+
+// mdCell is mdText for a table cell, where nothing starts a line: a
+// leading bracketed IPv6 address stays as it is too.
+func mdCell(s string) string { return mdEscape(s, true) }
+
+// mdEscape is mdText; inCell says the text cannot start a line.
+func mdEscape(s string, inCell bool) string {
 	s = words.SafeText(strings.Join(strings.Fields(s), " "), false)
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		// An IPv6 address in brackets ("[2001:db8::1]:443") stays as it
+		// is: no link can start there when no "(" or "[" follows it (every
+		// other bracket is escaped), nor a link definition, unless it
+		// starts a line.
+		if c == '[' && (i > 0 || inCell) {
+			if j := strings.IndexByte(s[i:], ']'); j > 0 {
+				next := byte(0)
+				if i+j+1 < len(s) {
+					next = s[i+j+1]
+				}
+				if a, err := netip.ParseAddr(s[i+1 : i+j]); err == nil && a.Is6() && a.Zone() == "" && next != '(' && next != '[' {
+					b.WriteString(s[i : i+j+1])
+					i += j
+					continue
+				}
+			}
+		}
 		prev, next := byte(0), byte(0)
 		if i > 0 {
 			prev = s[i-1]

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -68,16 +69,12 @@ func (m *mdWriter) brief(v *View) {
 		} else {
 			m.printf("\n## Failed requests, the first of each failing address\n")
 		}
-		rows = nil
-		for _, it := range b.Samples {
-			row := m.sampleRow(&it.Row)
-			who := it.For
-			if who == "" {
-				who = it.Label
-			}
-			rows = append(rows, append([]string{row[0], mdText(who)}, row[1:]...))
+		tb := Table{Marks: true, Cols: append([]Col{{Head: "Of"}}, sampleCols...)}
+		for i := range b.Samples {
+			it := &b.Samples[i]
+			tb.Rows = append(tb.Rows, Row{Failing: it.Row.Failed, Cells: sampleCells([]string{cmp.Or(it.For, it.Label)}, &it.Row)})
 		}
-		m.table([]string{"", "Of", "Sent at (UTC)", "Request ID", "Response IDs", "Result", "Latency", "Local → remote", "Connection"}, "llllllrll", rows)
+		m.pageTable(&tb)
 	}
 
 	l := &b.Logs

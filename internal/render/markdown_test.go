@@ -249,6 +249,26 @@ func TestMdText(t *testing.T) {
 			t.Errorf("mdText(%q) = %q; want %q", tt.in, got, tt.want)
 		}
 	}
+	// A bracketed IPv6 address keeps its brackets where no link or link
+	// definition can start: inside a text, or anywhere in a table cell.
+	for _, tt := range []struct {
+		in         string
+		text, cell string
+	}{
+		{"[2001:db8::1]:443 → [::1]:8080", `\[2001:db8::1\]:443 → [::1]:8080`, "[2001:db8::1]:443 → [::1]:8080"},
+		{"via [::1]:443", "via [::1]:443", "via [::1]:443"},
+		{"[10.0.0.1]:80 [x]", `\[10.0.0.1\]:80 \[x\]`, `\[10.0.0.1\]:80 \[x\]`},
+		{"a [fe80::1%eth0]:80", `a \[fe80::1%eth0\]:80`, `a \[fe80::1%eth0\]:80`},
+		{"a [::1](http://evil)", `a \[::1\](http://evil)`, `a \[::1\](http://evil)`},
+		{"a [::1][x]", `a \[::1\]\[x\]`, `a \[::1\]\[x\]`},
+	} {
+		if got := mdText(tt.in); got != tt.text {
+			t.Errorf("mdText(%q) = %q; want %q", tt.in, got, tt.text)
+		}
+		if got := mdCell(tt.in); got != tt.cell {
+			t.Errorf("mdCell(%q) = %q; want %q", tt.in, got, tt.cell)
+		}
+	}
 	if got := cellEscape(`a|b\|c\\|d`); got != `a\|b\|c\\\|d` {
 		t.Errorf("cellEscape = %q", got)
 	}

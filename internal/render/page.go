@@ -60,6 +60,7 @@ type List struct {
 type Item struct {
 	Lead    string // "before", shown first in bold in Markdown
 	Text    string
+	Sub     string // its details, on a line of their own under it on a terminal
 	Failing bool
 }
 
@@ -113,9 +114,10 @@ type Row struct {
 
 // Code is text kept as it is: a log query, the first bytes of a body.
 type Code struct {
-	Info string // the language, for Markdown's fence: "text", "kusto"
-	Text string
-	Only Format
+	Title string // under its own sub-heading when set
+	Info  string // the language, for Markdown's fence: "text", "kusto"
+	Text  string
+	Only  Format
 }
 
 func (p Para) only() Format  { return p.Only }

@@ -44,6 +44,9 @@ func (m *mdWriter) section(s Section) {
 		case Table:
 			m.pageTable(&b)
 		case Code:
+			if b.Title != "" {
+				m.printf("\n### %s\n", mdText(b.Title))
+			}
 			m.printf("\n")
 			m.code(b.Info, b.Text)
 		}
@@ -54,6 +57,9 @@ func (m *mdWriter) pageList(l List) {
 	m.printf("\n")
 	for _, it := range l.Items {
 		line := mdText(it.Text)
+		if it.Sub != "" {
+			line += " · " + mdText(it.Sub)
+		}
 		if it.Lead != "" {
 			line = "**" + mdText(it.Lead) + ":** " + line
 		}
@@ -99,9 +105,9 @@ func (m *mdWriter) pageTable(tb *Table) {
 			case src.Code && j > 0:
 				cell = codeSpan(cell)
 			case cols[j].Label && src.Failing && cell != "":
-				cell = "**" + mdText(cell) + "**"
+				cell = "**" + mdCell(cell) + "**"
 			default:
-				cell = mdText(cell)
+				cell = mdCell(cell)
 			}
 			row[lead+j] = cell
 		}

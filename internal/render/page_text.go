@@ -84,6 +84,9 @@ func (t *textWriter) section(s Section, under bool) {
 		case Table:
 			t.pageTables([]Table{b}, "", under)
 		case Code:
+			if b.Title != "" {
+				t.para("", "", b.Title, 1)
+			}
 			for _, l := range strings.Split(strings.TrimRight(b.Text, "\n"), "\n") {
 				t.printf("  %s\n", l)
 			}
@@ -143,6 +146,9 @@ func (t *textWriter) pageList(l List) {
 			t.para("", "  ", it.Text, 4)
 		default:
 			t.para("", " -", it.Text, 3)
+		}
+		if it.Sub != "" {
+			t.para("", "   ", it.Sub, 4)
 		}
 	}
 }

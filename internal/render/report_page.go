@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -228,6 +229,81 @@ func whoSection(v *View) Section {
 		}
 		s.Blocks = append(s.Blocks, Para{Only: documents, Lead: fmt.Sprintf("#%d — %s.", i+1, who), Text: first + ":"},
 			Code{Only: documents, Info: "text", Text: w.Body})
+	}
+	return s
+}
+
+// samplesSection is the requests kept as evidence: on a terminal the
+// first two failed ones of each address, in the documents every sample,
+// a table per address.
+func samplesSection(v *View) Section {
+	s := Section{Heading: "Sample requests"}
+	if len(v.Samples) == 0 {
+		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No request was kept as a sample."})
+		return s
+	}
+	failed := List{Only: FormatText}
+	for i := range v.Samples {
+		g := &v.Samples[i]
+		shown := 0
+		for j := range g.Rows {
+			if sr := &g.Rows[j]; sr.Failed && shown < 2 {
+				shown++
+				failed.Items = append(failed.Items, sampleItem(g.Label, sr))
+			}
+		}
+	}
+	if len(failed.Items) > 0 {
+		s.Aside = "the first two failed of each address (all in JSON/Markdown)"
+		s.Blocks = append(s.Blocks, failed)
+	}
+	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "For each endpoint, the first failed requests and one successful one, kept as evidence. The time is when the request was sent; the request ID is the X-Request-Id header pinprobe sent with it, the response IDs are the gateway's own correlation headers. Every response header is in the appendix."})
+	for _, g := range v.Samples {
+		tb := Table{Only: documents, Title: g.Address + " — " + g.Target, Marks: true, Cols: sampleCols}
+		for i := range g.Rows {
+			sr := &g.Rows[i]
+			tb.Rows = append(tb.Rows, Row{Failing: sr.Failed, Cells: sampleCells(nil, sr)})
+		}
+		s.Blocks = append(s.Blocks, tb)
+	}
+	return s
+}
+
+// sampleCols are the columns of a sample.
+var sampleCols = []Col{{Head: "Sent at (UTC)"}, {Head: "Request ID"}, {Head: "Response IDs"}, {Head: "Result"}, {Head: "Latency", Right: true},
+	{Head: "Local → remote"}, {Head: "Connection"}}
+
+// sampleCells is lead, then the cells of sampleCols.
+func sampleCells(lead []string, sr *SampleRow) []string {
+	return append(lead, sr.At, orDash(sr.RequestID), orDash(strings.Join(sr.Correlation, "; ")),
+		sr.Result, sr.Latency, orDash(sr.Local)+" → "+sr.Remote, sr.Conn)
+}
+
+// sampleItem is a failed request in a line: "::1 · 20:43:05.250 · 502 ·
+// 1.2ms · reused connection 127.0.0.1:50000 → [::1]:443", and its IDs.
+func sampleItem(label string, sr *SampleRow) Item {
+	conn := sr.Conn + " connection " + sr.Local + " → " + sr.Remote
+	if sr.Conn == "none" {
+		conn = "no connection to " + sr.Remote
+	}
+	it := Item{Failing: true, Text: fmt.Sprintf("%s · %s · %s · %s · %s", label, sr.Clock, sr.Result, sr.Latency, conn)}
+	var ids []string
+	if sr.RequestID != "" {
+		ids = append(ids, "sent X-Request-Id: "+sr.RequestID)
+	}
+	if len(sr.Correlation) > 0 {
+		ids = append(ids, "got "+strings.Join(sr.Correlation, ", "))
+	}
+	it.Sub = strings.Join(ids, " · ")
+	return it
+}
+
+// headersSection is every sample's response headers, an appendix of the
+// documents.
+func headersSection(v *View) Section {
+	s := Section{Heading: "Appendix: response headers of the samples (secrets redacted)"}
+	for _, g := range v.Samples {
+		s.Blocks = append(s.Blocks, Code{Only: documents, Title: g.Address + " — " + g.Target, Info: "http", Text: g.HeaderBlock})
 	}
 	return s
 }

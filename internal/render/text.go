@@ -361,49 +361,7 @@ func (t *textWriter) timeline(v *View) {
 
 func secs(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
 
-// samples lists the first failed requests of each failing endpoint, with
-// what a provider needs to find them in its logs: the time, pinprobe's
-// request ID and the response's own correlation IDs, the connection.
-func (t *textWriter) samples(v *View) {
-	type item struct {
-		g *SampleGroup
-		s *SampleRow
-	}
-	var items []item
-	for i := range v.Samples {
-		g := &v.Samples[i]
-		shown := 0
-		for j := range g.Rows {
-			if s := &g.Rows[j]; s.Failed && shown < 2 {
-				shown++
-				items = append(items, item{g, s})
-			}
-		}
-	}
-	if len(items) == 0 {
-		return
-	}
-	t.heading("FAILED REQUESTS  the first two of each failing address (all in JSON/Markdown)")
-	for _, it := range items {
-		s := it.s
-		conn := s.Conn + " connection " + s.Local + " → " + s.Remote
-		if s.Conn == "none" {
-			conn = "no connection to " + s.Remote
-		}
-		line := fmt.Sprintf("%s · %s · %s · %s · %s", it.g.Label, s.Clock, s.Result, s.Latency, conn)
-		t.failing(" "+failMark, line, 4)
-		var ids []string
-		if s.RequestID != "" {
-			ids = append(ids, "sent X-Request-Id: "+s.RequestID)
-		}
-		if len(s.Correlation) > 0 {
-			ids = append(ids, "got "+words.SafeText(strings.Join(s.Correlation, ", "), false))
-		}
-		if len(ids) > 0 {
-			t.para("", "   ", strings.Join(ids, " · "), 4)
-		}
-	}
-}
+func (t *textWriter) samples(v *View) { t.section(samplesSection(v), false) }
 
 func orDash(s string) string {
 	if s == "" {
