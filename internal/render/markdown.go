@@ -128,47 +128,9 @@ func (m *mdWriter) run(v *View) {
 	m.inputs(v)
 }
 
-// inputs lists the reports a merged report was made from, and where the
-// merge is less than exact.
-func (m *mdWriter) inputs(v *View) {
-	if len(v.Inputs) == 0 && len(v.Notes) == 0 {
-		return
-	}
-	if len(v.Inputs) > 0 {
-		m.printf("\nMerged from %d report%s:\n\n", len(v.Inputs), words.Plural(len(v.Inputs)))
-		var rows [][]string
-		head, align := []string{"Report", "From (UTC)", "To (UTC)", "Requests", "Failed", "Dropped", "Run"}, "lllrrrl"
-		if v.InputVantages {
-			head, align = slices.Insert(head, 1, "Vantage"), "llllrrrl"
-		}
-		for _, in := range v.Inputs {
-			row := []string{mdText(in.File), in.From, in.To, strconv.FormatInt(in.Requests, 10),
-				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), in.Ended}
-			if v.InputVantages {
-				row = slices.Insert(row, 1, mdText(in.Vantage))
-			}
-			rows = append(rows, row)
-		}
-		m.table(head, align, rows)
-	}
-	if len(v.Notes) > 0 {
-		m.printf("\n")
-		for _, n := range v.Notes {
-			m.printf("- %s\n", mdText(n))
-		}
-	}
-}
+func (m *mdWriter) inputs(v *View) { m.section(inputsSection(v)) }
 
-func (m *mdWriter) client(v *View) {
-	m.printf("\n## Client\n\n")
-	if len(v.Run.Clients) == 0 {
-		m.printf("No connection was established, so there is no local address or port to report.\n")
-		return
-	}
-	m.printf("- **Local addresses:** %s\n", mdAddrs(v.Run.Clients))
-	m.printf("- **Local ports:** %s\n", v.Run.Ports)
-	m.printf("\nA gateway's access log shows these as the client address and port, unless a NAT or proxy sits between this machine and the gateway (then it shows the NAT's public address and ports).\n")
-}
+func (m *mdWriter) client(v *View) { m.section(clientSection(v)) }
 
 // portWords lists the client ports, or their range when there are many.
 func portWords(c report.Client) string {
@@ -196,31 +158,7 @@ func joinInts(v []int, sep string) string {
 	return strings.Join(s, sep)
 }
 
-// preflight lists the endpoints' checks before the load, when one failed.
-func (m *mdWriter) preflight(v *View) {
-	if len(v.Preflight) == 0 {
-		return
-	}
-	m.printf("\n## Preflight\n\n")
-	if v.NotProbed != "" {
-		m.printf("Every endpoint was checked before the load (a TCP connect, and the TLS handshake for https); none could be probed.\n\n")
-	} else {
-		m.printf("The endpoints that failed to connect before the load (a TCP connect, and the TLS handshake for https):\n\n")
-	}
-	var rows [][]string
-	for _, p := range v.Preflight {
-		mark := ""
-		if !p.OK {
-			mark = "✗"
-		}
-		addr := mdText(p.Address)
-		if p.URL != "" {
-			addr += " " + mdText(p.URL)
-		}
-		rows = append(rows, []string{mark, addr, mdText(p.Family), mdText(p.Result), mdText(p.Detail)})
-	}
-	m.table([]string{"", "Address", "Family", "Result", "Detail"}, "lllll", rows)
-}
+func (m *mdWriter) preflight(v *View) { m.section(preflightSection(v)) }
 
 func (m *mdWriter) dns(v *View) {
 	m.printf("\n## DNS answers\n\n")
@@ -265,22 +203,7 @@ func (m *mdWriter) families(v *View) { m.section(familiesSection(v)) }
 func (m *mdWriter) endpoints(v *View) { m.section(endpointsSection(v)) }
 
 // tests shows every comparison the verdict made, as an appendix.
-func (m *mdWriter) tests(v *View) {
-	if len(v.Tests) == 0 {
-		return
-	}
-	m.printf("\n## Appendix: how the verdict was reached (%d exact test%s)\n\n", len(v.Tests), words.Plural(len(v.Tests)))
-	m.printf("%s\n\n", mdText(v.TestsHow))
-	var rows [][]string
-	for _, t := range v.Tests {
-		sig := "no"
-		if t.Significant {
-			sig = "**yes**"
-		}
-		rows = append(rows, []string{mdText(t.Scope), t.Failed, t.RateCI, t.Rest, mdText(t.P), sig})
-	}
-	m.table([]string{"Scope", "Failed", "Failure rate (95% CI)", "The rest failed", "p", "Significant"}, "lrlrll", rows)
-}
+func (m *mdWriter) tests(v *View) { m.section(testsSection(v)) }
 
 // instances shows the responses by instance header.
 func (m *mdWriter) instances(v *View) {
@@ -563,15 +486,6 @@ func mdAddr(s string) string {
 		return s
 	}
 	return mdText(s)
-}
-
-// mdAddrs is mdAddr of each, comma-separated.
-func mdAddrs(addrs []string) string {
-	out := make([]string, len(addrs))
-	for i, a := range addrs {
-		out[i] = mdAddr(a)
-	}
-	return strings.Join(out, ", ")
 }
 
 var backtickRun = regexp.MustCompile("`+")

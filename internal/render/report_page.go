@@ -2,10 +2,12 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // The report's sections as pages' sections, each built once for every
@@ -304,6 +306,98 @@ func headersSection(v *View) Section {
 	s := Section{Heading: "Appendix: response headers of the samples (secrets redacted)"}
 	for _, g := range v.Samples {
 		s.Blocks = append(s.Blocks, Code{Only: documents, Title: g.Address + " — " + g.Target, Info: "http", Text: g.HeaderBlock})
+	}
+	return s
+}
+
+// preflightSection is the endpoints that failed to connect before the
+// load (every endpoint when none could be probed), each with its error:
+// whole under the table on a terminal (it does not fit a column), in a
+// column in the documents.
+func preflightSection(v *View) Section {
+	s := Section{Heading: "Preflight", Aside: "the endpoints that failed to connect before the load"}
+	if len(v.Preflight) == 0 {
+		return Section{}
+	}
+	intro := "The endpoints that failed to connect before the load (a TCP connect, and the TLS handshake for https):"
+	if v.NotProbed != "" {
+		s.Aside = "every endpoint, checked before the load: none could be probed"
+		intro = "Every endpoint was checked before the load (a TCP connect, and the TLS handshake for https); none could be probed."
+	}
+	tb := Table{Marks: true, Cols: []Col{{Head: "Address"}, {Head: "Family"}, {Head: "Result"}, {Head: "Detail", Only: documents}}}
+	var details []Block
+	for _, p := range v.Preflight {
+		addr := p.Address
+		if p.URL != "" {
+			addr += " " + p.URL
+		}
+		tb.Rows = append(tb.Rows, Row{Failing: !p.OK, Cells: []string{addr, p.Family, p.Result, p.Detail}})
+		if !p.OK {
+			details = append(details, Para{Only: FormatText, Text: p.Address + ": " + p.Detail, Indent: 3})
+		}
+	}
+	s.Blocks = append([]Block{Para{Only: documents, Text: intro}, tb}, details...)
+	return s
+}
+
+// testsSection is every comparison the verdict made: an appendix of the
+// documents.
+func testsSection(v *View) Section {
+	if len(v.Tests) == 0 {
+		return Section{}
+	}
+	s := Section{Heading: fmt.Sprintf("Appendix: how the verdict was reached (%d exact test%s)", len(v.Tests), words.Plural(len(v.Tests)))}
+	tb := Table{Only: documents, Cols: []Col{{Head: "Scope", Label: true}, {Head: "Failed", Right: true}, {Head: "Failure rate (95% CI)"},
+		{Head: "The rest failed", Right: true}, {Head: "p"}, {Head: "Significant"}}}
+	for _, t := range v.Tests {
+		sig := "no"
+		if t.Significant {
+			sig = "yes"
+		}
+		tb.Rows = append(tb.Rows, Row{Failing: t.Significant, Cells: []string{t.Scope, t.Failed, t.RateCI, t.Rest, t.P, sig}})
+	}
+	s.Blocks = append(s.Blocks, Para{Only: documents, Text: v.TestsHow}, tb)
+	return s
+}
+
+// clientSection is the local addresses and ports the gateway saw: what
+// finds the run in its access log.
+func clientSection(v *View) Section {
+	s := Section{Heading: "Client"}
+	if len(v.Run.Clients) == 0 {
+		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No connection was established, so there is no local address or port to report."})
+		return s
+	}
+	s.Blocks = append(s.Blocks,
+		List{Only: documents, Items: []Item{{Lead: "Local addresses", Text: strings.Join(v.Run.Clients, ", ")}, {Lead: "Local ports", Text: v.Run.Ports}}},
+		Para{Only: documents, Text: "A gateway's access log shows these as the client address and port, unless a NAT or proxy sits between this machine and the gateway (then it shows the NAT's public address and ports)."})
+	return s
+}
+
+// inputsSection is the reports a merged one was made of, and what merging
+// them noted; it goes under the run's section, without a heading.
+func inputsSection(v *View) Section {
+	var s Section
+	if len(v.Inputs) > 0 {
+		s.Blocks = append(s.Blocks, Para{Only: documents, Text: fmt.Sprintf("Merged from %d report%s:", len(v.Inputs), words.Plural(len(v.Inputs)))})
+		tb := Table{Only: documents, Cols: []Col{{Head: "Report"}, {Head: "Vantage"}, {Head: "From (UTC)"}, {Head: "To (UTC)"},
+			{Head: "Requests", Right: true}, {Head: "Failed", Right: true}, {Head: "Dropped", Right: true}, {Head: "Run"}}}
+		for _, in := range v.Inputs {
+			tb.Rows = append(tb.Rows, Row{Cells: []string{in.File, in.Vantage, in.From, in.To, strconv.FormatInt(in.Requests, 10),
+				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), in.Ended}})
+		}
+		if !v.InputVantages { // one vantage, or none named: no column for it
+			tb.Cols = slices.Delete(tb.Cols, 1, 2)
+			for i := range tb.Rows {
+				tb.Rows[i].Cells = slices.Delete(tb.Rows[i].Cells, 1, 2)
+			}
+		}
+		s.Blocks = append(s.Blocks, tb)
+	}
+	if len(v.Notes) > 0 {
+		notes := bullets(v.Notes, 0)
+		notes.Only = documents // a terminal has them in its header
+		s.Blocks = append(s.Blocks, notes)
 	}
 	return s
 }

@@ -258,30 +258,7 @@ func (t *textWriter) dns(v *View) {
 	}
 }
 
-// preflight lists the endpoints' checks before the load, when one failed.
-func (t *textWriter) preflight(v *View) {
-	if len(v.Preflight) == 0 {
-		return
-	}
-	title := "PREFLIGHT  the endpoints that failed to connect before the load"
-	if v.NotProbed != "" {
-		title = "PREFLIGHT  every endpoint, checked before the load: none could be probed"
-	}
-	t.heading(title)
-	var rows [][]string
-	var failing []bool
-	for _, p := range v.Preflight {
-		rows = append(rows, []string{markOf(!p.OK), p.Address + strings.TrimSuffix(" "+p.URL, " "), p.Family, p.Result})
-		failing = append(failing, !p.OK)
-	}
-	t.table(textTable{cols: []textCol{{}, {head: "ADDRESS"}, {head: "FAMILY"}, {head: "RESULT"}}, rows: rows, failing: failing})
-	// The details whole, under the table: an error does not fit a column.
-	for _, p := range v.Preflight {
-		if !p.OK {
-			t.para("", "   ", p.Address+": "+p.Detail, 5)
-		}
-	}
-}
+func (t *textWriter) preflight(v *View) { t.section(preflightSection(v), false) }
 
 func markOf(failing bool) string {
 	if failing {
