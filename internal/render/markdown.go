@@ -160,43 +160,7 @@ func joinInts(v []int, sep string) string {
 
 func (m *mdWriter) preflight(v *View) { m.section(preflightSection(v)) }
 
-func (m *mdWriter) dns(v *View) {
-	m.printf("\n## DNS answers\n\n")
-	if len(v.DNS) == 0 {
-		m.printf("No host was resolved.\n")
-		return
-	}
-	var rows [][]string
-	changes := 0
-	for _, d := range v.DNS {
-		addrs := mdText(d.Addresses)
-		if d.Failed {
-			addrs = "✗ " + addrs
-		}
-		ch := "no change"
-		if n := len(d.Changes); n > 0 {
-			ch = fmt.Sprintf("%d (below)", n)
-			changes += n
-		}
-		rows = append(rows, []string{mdText(d.Host), mdText(d.Where), addrs, ch})
-	}
-	m.table([]string{"Host", "Resolved by", "Addresses (latest answer)", "Changes during the run"}, "llll", rows)
-	for _, d := range v.DNS {
-		if d.Missed != "" {
-			m.printf("\n%s: %s.\n", mdText(d.Host), mdText(d.Missed))
-		}
-	}
-	if changes == 0 {
-		m.printf("\nNo DNS change was seen during the run.\n")
-		return
-	}
-	m.printf("\nChanges seen by re-resolving during the run (new addresses were probed from then on; vanished ones were no longer probed):\n\n")
-	for _, d := range v.DNS {
-		for _, c := range d.Changes {
-			m.printf("- %s — %s: %s\n", c.At, mdText(d.Host), mdText(c.What))
-		}
-	}
-}
+func (m *mdWriter) dns(v *View) { m.section(dnsSection(v)) }
 
 func (m *mdWriter) families(v *View) { m.section(familiesSection(v)) }
 

@@ -52,15 +52,16 @@ type Para struct {
 // List is a list of items; a list with a failing item marks each (✗ or
 // blank) instead of bullets.
 type List struct {
-	Items []Item
-	Only  Format
+	Items  []Item
+	Marked bool // marks (✗ or blank) even when no item fails
+	Only   Format
 }
 
 // Item is one list item.
 type Item struct {
 	Lead    string // "before", shown first in bold in Markdown
 	Text    string
-	Sub     string // its details, on a line of their own under it on a terminal
+	Subs    []string // its details, each on a line of its own under it on a terminal
 	Failing bool
 }
 

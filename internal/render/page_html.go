@@ -32,7 +32,7 @@ var pageHTMLTemplate = template.Must(template.New("page").Funcs(template.FuncMap
 {{end}}{{range .Blocks}}{{with .Para}}<p>{{if .Lead}}<strong>{{text .Lead}}</strong> {{end}}{{text .Text}}</p>
 {{end}}{{with .Code}}{{if .Title}}<h3>{{text .Title}}</h3>
 {{end}}<pre><code>{{code .Text}}</code></pre>
-{{end}}{{with .List}}<ul>{{range .Items}}<li{{if .Failing}} class="fail"{{end}}>{{if .Failing}}✗ {{end}}{{if .Lead}}<strong>{{text .Lead}}:</strong> {{end}}{{text .Text}}{{if .Sub}} · {{text .Sub}}{{end}}</li>{{end}}</ul>
+{{end}}{{with .List}}<ul>{{range .Items}}<li{{if .Failing}} class="fail"{{end}}>{{if .Failing}}✗ {{end}}{{if .Lead}}<strong>{{text .Lead}}:</strong> {{end}}{{text .Text}}{{range .Subs}} · {{text .}}{{end}}</li>{{end}}</ul>
 {{end}}{{with .Table}}{{if .Title}}<h3>{{text .Title}}</h3>
 {{end}}{{if .Intro}}<p>{{text .Intro}}</p>
 {{end}}<table><tr>{{if .Marks}}<th></th>{{end}}{{range .Cols}}<th{{if .Right}} class="r"{{end}}>{{text .Head}}</th>{{end}}</tr>

@@ -57,8 +57,8 @@ func (m *mdWriter) pageList(l List) {
 	m.printf("\n")
 	for _, it := range l.Items {
 		line := mdText(it.Text)
-		if it.Sub != "" {
-			line += " · " + mdText(it.Sub)
+		for _, sub := range it.Subs {
+			line += " · " + mdText(sub)
 		}
 		if it.Lead != "" {
 			line = "**" + mdText(it.Lead) + ":** " + line

@@ -131,7 +131,7 @@ func (t *textWriter) pagePara(p Para) {
 // pageList writes a list: leads in a column of their own, items marked ✗
 // (and red) when one of them fails, else bulleted.
 func (t *textWriter) pageList(l List) {
-	lead, marks := 0, false
+	lead, marks := 0, l.Marked
 	for _, it := range l.Items {
 		lead = max(lead, runes(it.Lead))
 		marks = marks || it.Failing
@@ -147,8 +147,8 @@ func (t *textWriter) pageList(l List) {
 		default:
 			t.para("", " -", it.Text, 3)
 		}
-		if it.Sub != "" {
-			t.para("", "   ", it.Sub, 4)
+		for _, sub := range it.Subs {
+			t.para("", "   ", sub, 6)
 		}
 	}
 }

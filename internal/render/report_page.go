@@ -296,7 +296,9 @@ func sampleItem(label string, sr *SampleRow) Item {
 	if len(sr.Correlation) > 0 {
 		ids = append(ids, "got "+strings.Join(sr.Correlation, ", "))
 	}
-	it.Sub = strings.Join(ids, " · ")
+	if len(ids) > 0 {
+		it.Subs = []string{strings.Join(ids, " · ")}
+	}
 	return it
 }
 
@@ -399,5 +401,52 @@ func inputsSection(v *View) Section {
 		notes.Only = documents // a terminal has them in its header
 		s.Blocks = append(s.Blocks, notes)
 	}
+	return s
+}
+
+// dnsSection is each host's latest answer and the changes seen during the
+// run: a line per host on a terminal, its changes under it; a table, then
+// the changes in order, in the documents.
+func dnsSection(v *View) Section {
+	s := Section{Heading: "DNS answers"}
+	if len(v.DNS) == 0 {
+		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No host was resolved."})
+		return s
+	}
+	hosts := List{Only: FormatText, Marked: true}
+	tb := Table{Only: documents, Cols: []Col{{Head: "Host"}, {Head: "Resolved by"}, {Head: "Addresses (latest answer)"}, {Head: "Changes during the run"}}}
+	var missed []Block
+	var changes List
+	for _, d := range v.DNS {
+		it := Item{Failing: d.Failed, Text: d.Host + " (" + d.Where + "): " + d.Addresses}
+		for _, c := range d.Changes {
+			it.Subs = append(it.Subs, "changed at "+c.Clock+": "+c.What)
+			changes.Items = append(changes.Items, Item{Text: c.At + " — " + d.Host + ": " + c.What})
+		}
+		if d.Missed != "" {
+			it.Subs = append(it.Subs, d.Missed)
+			missed = append(missed, Para{Only: documents, Text: d.Host + ": " + d.Missed + "."})
+		}
+		hosts.Items = append(hosts.Items, it)
+		addrs, ch := d.Addresses, "no change"
+		if d.Failed {
+			addrs = failMark + " " + addrs
+		}
+		if n := len(d.Changes); n > 0 {
+			ch = fmt.Sprintf("%d (below)", n)
+		}
+		tb.Rows = append(tb.Rows, Row{Cells: []string{d.Host, d.Where, addrs, ch}})
+	}
+	s.Blocks = append(append(s.Blocks, hosts, tb), missed...)
+	if len(changes.Items) == 0 {
+		return withBlocks(s, Para{Only: documents, Text: "No DNS change was seen during the run."})
+	}
+	changes.Only = documents
+	return withBlocks(s, Para{Only: documents, Text: "Changes seen by re-resolving during the run (new addresses were probed from then on; vanished ones were no longer probed):"}, changes)
+}
+
+// withBlocks is s with blocks added.
+func withBlocks(s Section, blocks ...Block) Section {
+	s.Blocks = append(s.Blocks, blocks...)
 	return s
 }

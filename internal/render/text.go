@@ -240,23 +240,7 @@ func (t *textWriter) header(v *View) {
 	}
 }
 
-func (t *textWriter) dns(v *View) {
-	t.heading("DNS")
-	for _, d := range v.DNS {
-		line := d.Host + " (" + d.Where + "): " + d.Addresses
-		if d.Failed {
-			t.failing(" "+failMark, line, 4)
-		} else {
-			t.para("", " ", line, 4)
-		}
-		for _, c := range d.Changes {
-			t.para("", "   ", "changed at "+c.Clock+": "+c.What, 6)
-		}
-		if d.Missed != "" {
-			t.para("", "   ", d.Missed, 6)
-		}
-	}
-}
+func (t *textWriter) dns(v *View) { t.section(dnsSection(v), false) }
 
 func (t *textWriter) preflight(v *View) { t.section(preflightSection(v), false) }
 
