@@ -448,7 +448,7 @@ func TestProbeBrief(t *testing.T) {
 			t.Errorf("the brief report lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "\nDNS\n") || strings.Contains(out, "\nTIMELINE") {
+	if strings.Contains(out, "\nDNS ANSWERS\n") || strings.Contains(out, "\nTIMELINE") {
 		t.Errorf("the brief report has the full report's sections:\n%s", out)
 	}
 }

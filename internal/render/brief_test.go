@@ -129,7 +129,7 @@ func TestBriefEveryFormat(t *testing.T) {
 					}
 				}
 				left := map[string][]string{ // the sections a brief leaves out
-					"text":     {"\nDNS\n", "\nPHASES", "\nTIMELINE", "\nBY ENDPOINT", "AzureDiagnostics"},
+					"text":     {"\nDNS ANSWERS\n", "\nWHERE THE TIME WENT", "\nTIMELINE", "\nBY ENDPOINT", "AzureDiagnostics"},
 					"markdown": {"## DNS", "## Where the time went", "## Timeline", "## Appendix", "## By endpoint", "AzureDiagnostics"},
 					"html":     {`id="dns"`, `id="timeline"`, `id="phases"`, `id="tests"`, `id="endpoints"`, "AzureDiagnostics"},
 				}
