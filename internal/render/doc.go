@@ -8,7 +8,8 @@
 //
 // A comparison, a logs join and the preflight's checks are built once as
 // a Page (page.go), which writePageText, writePageMarkdown and
-// writePageHTML lay out; the report moves there in turn.
+// writePageHTML lay out; so are most of the report's sections
+// (report_page.go), and the rest move there in turn.
 //
 // Renderers are func(io.Writer, *report.Report) error; each returns every
 // write error, escapes everything that came from outside for its own format
