@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -241,18 +242,17 @@ func joinPage(j *join.Join) *Page {
 	p.Sections = append(p.Sections, Section{Heading: "The run and the logs", Blocks: []Block{run}})
 	for _, s := range append(append([]joinSection{}, v.sections...), v.endpoints) {
 		tb := Table{Marks: true}
-		// Columns with nothing to say ("-" in every row) are left out.
+		// Columns with nothing to say ("-" in every row) are left out; a
+		// table without rows keeps its heads.
 		var keep []int
 		for i, h := range s.head {
-			for _, r := range s.rows {
-				if r[i] != "-" {
-					keep = append(keep, i)
-					c := joinCols[h]
-					c.Head = h
-					tb.Cols = append(tb.Cols, c)
-					break
-				}
+			if len(s.rows) > 0 && !slices.ContainsFunc(s.rows, func(r []string) bool { return r[i] != "-" }) {
+				continue
 			}
+			keep = append(keep, i)
+			c := joinCols[h]
+			c.Head = h
+			tb.Cols = append(tb.Cols, c)
 		}
 		for i, r := range s.rows {
 			row := Row{Failing: s.failing[i]}

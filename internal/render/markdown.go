@@ -391,21 +391,41 @@ func cellEscape(s string) string {
 // stays readable in the raw text.
 func mdText(s string) string { return mdEscape(s, false) }
 
-// mdCell is mdText for a table cell, where nothing starts a line: a
-// leading bracketed IPv6 address stays as it is too.
-func mdCell(s string) string { return mdEscape(s, true) }
+// mdCell is mdText for a table cell, where a bracketed IPv6 address
+// ("[2001:db8::1]:443") stays as it is: no link definition can stand in a
+// table row, and every bracket but these is escaped everywhere, so no
+// reference can find one; an inline link or image needs "(" or "[" after
+// it, and then it is escaped too. Running text escapes all brackets: a
+// hostile "- [::1]: https://…" would be a definition inside a list item.
+// A cell with nothing to escape (a number) is returned as it is.
+func mdCell(s string) string {
+	if plainCell(s) {
+		return s
+	}
+	return mdEscape(s, true)
+}
 
-// mdEscape is mdText; inCell says the text cannot start a line.
+// plainCell says whether s is printable ASCII with nothing mdText would
+// change: no markup character, no run of spaces, none at either end.
+func plainCell(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c < 0x20 || c >= 0x7f, strings.IndexByte("\\`*[]|~_<&", c) >= 0,
+			c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' '):
+			return false
+		}
+	}
+	return true
+}
+
+// mdEscape is mdText; inCell keeps bracketed IPv6 addresses (see mdCell).
 func mdEscape(s string, inCell bool) string {
 	s = words.SafeText(strings.Join(strings.Fields(s), " "), false)
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		// An IPv6 address in brackets ("[2001:db8::1]:443") stays as it
-		// is: no link can start there when no "(" or "[" follows it (every
-		// other bracket is escaped), nor a link definition, unless it
-		// starts a line.
-		if c == '[' && (i > 0 || inCell) {
+		if c == '[' && inCell {
 			if j := strings.IndexByte(s[i:], ']'); j > 0 {
 				next := byte(0)
 				if i+j+1 < len(s) {

@@ -249,18 +249,22 @@ func TestMdText(t *testing.T) {
 			t.Errorf("mdText(%q) = %q; want %q", tt.in, got, tt.want)
 		}
 	}
-	// A bracketed IPv6 address keeps its brackets where no link or link
-	// definition can start: inside a text, or anywhere in a table cell.
+	// A bracketed IPv6 address keeps its brackets in a table cell, where
+	// no link can start, and never in running text, where hostile text
+	// could open a list item and define a link there.
 	for _, tt := range []struct {
 		in         string
 		text, cell string
 	}{
-		{"[2001:db8::1]:443 → [::1]:8080", `\[2001:db8::1\]:443 → [::1]:8080`, "[2001:db8::1]:443 → [::1]:8080"},
-		{"via [::1]:443", "via [::1]:443", "via [::1]:443"},
+		{"[2001:db8::1]:443 → [::1]:8080", `\[2001:db8::1\]:443 → \[::1\]:8080`, "[2001:db8::1]:443 → [::1]:8080"},
+		{"- [::1]: https://evil.example", `- \[::1\]: https://evil.example`, "- [::1]: https://evil.example"},
 		{"[10.0.0.1]:80 [x]", `\[10.0.0.1\]:80 \[x\]`, `\[10.0.0.1\]:80 \[x\]`},
 		{"a [fe80::1%eth0]:80", `a \[fe80::1%eth0\]:80`, `a \[fe80::1%eth0\]:80`},
 		{"a [::1](http://evil)", `a \[::1\](http://evil)`, `a \[::1\](http://evil)`},
+		{"a ![::1](http://evil)", `a !\[::1\](http://evil)`, `a !\[::1\](http://evil)`},
 		{"a [::1][x]", `a \[::1\]\[x\]`, `a \[::1\]\[x\]`},
+		{"1234", "1234", "1234"},
+		{" 12  34 ", "12 34", "12 34"},
 	} {
 		if got := mdText(tt.in); got != tt.text {
 			t.Errorf("mdText(%q) = %q; want %q", tt.in, got, tt.text)
@@ -268,6 +272,21 @@ func TestMdText(t *testing.T) {
 		if got := mdCell(tt.in); got != tt.cell {
 			t.Errorf("mdCell(%q) = %q; want %q", tt.in, got, tt.cell)
 		}
+	}
+	// Whatever a hostile note or cell holds, cmark-gfm makes no link of an
+	// address and no image (a bare URL is autolinked, as anywhere on GitHub).
+	hostile := []string{"- [::1]: https://evil.example \"t\"", ">[::1]: https://evil.example", "1. [::1]: https://evil.example",
+		"[::1]: https://evil.example", "![::1](https://evil.example/x.png)"}
+	var doc strings.Builder
+	for _, h := range hostile {
+		doc.WriteString("- " + mdText(h) + "\n")
+	}
+	doc.WriteString("\n| a |\n|---|\n")
+	for _, h := range hostile {
+		doc.WriteString("| " + cellEscape(mdCell(h)) + " [::1] |\n")
+	}
+	if html := cmarkGFM(t, doc.String()); strings.Contains(html, "::1</a>") || strings.Contains(html, "<img") {
+		t.Errorf("hostile text made a link or an image:\n%s\n%s", doc.String(), html)
 	}
 	if got := cellEscape(`a|b\|c\\|d`); got != `a\|b\|c\\\|d` {
 		t.Errorf("cellEscape = %q", got)
@@ -419,4 +438,24 @@ func TestMarkdownBrief(t *testing.T) {
 	if lf, lb := strings.Count(full.String(), "\n"), strings.Count(b, "\n"); lb*2 > lf {
 		t.Errorf("brief report has %d lines, the full one %d; want it under half", lb, lf)
 	}
+}
+
+// cmarkGFM renders doc with cmark-gfm, GitHub's Markdown engine, with the
+// extensions GitHub turns on; it skips the test without it outside CI.
+func cmarkGFM(t *testing.T, doc string) string {
+	t.Helper()
+	bin, err := exec.LookPath("cmark-gfm")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("cmark-gfm is not installed: .ci/run installs it")
+		}
+		t.Skip("cmark-gfm is not installed (apt-get install cmark-gfm); .ci/run installs it")
+	}
+	cmd := exec.Command(bin, "--unsafe", "-e", "table", "-e", "autolink", "-e", "strikethrough")
+	cmd.Stdin = strings.NewReader(doc)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cmark-gfm: %v", err)
+	}
+	return string(out)
 }

@@ -114,17 +114,24 @@ func writePageHTML(w io.Writer, p *Page) error {
 }
 
 func newHTMLTable(tb *Table) *htmlTable {
-	cols, rows := tb.view(FormatHTML, 0)
-	ht := &htmlTable{Title: tb.Title, Intro: tb.Intro, Marks: tb.Marks, Cols: cols, Notes: tb.Notes}
-	for r, row := range rows {
-		hr := pageRow{Failing: tb.Rows[r].Failing}
+	cols, keep := tb.shown(FormatHTML)
+	ht := &htmlTable{Title: tb.Title, Intro: tb.Intro, Marks: tb.Marks, Cols: cols, Notes: tb.Notes, Rows: make([]pageRow, len(tb.Rows))}
+	lead := 0
+	if tb.Marks {
+		lead = 1
+	}
+	cells := make([]pageCell, len(tb.Rows)*(lead+len(keep))) // one allocation for every cell
+	for r := range tb.Rows {
+		src := &tb.Rows[r]
+		row := cells[: lead+len(keep) : lead+len(keep)]
+		cells = cells[lead+len(keep):]
 		if tb.Marks {
-			hr.Cells = append(hr.Cells, pageCell{Text: markOf(hr.Failing)})
+			row[0] = pageCell{Text: markOf(src.Failing)}
 		}
-		for i, cell := range row {
-			hr.Cells = append(hr.Cells, pageCell{Text: cell, Right: cols[i].Right, Code: tb.Rows[r].Code && i > 0})
+		for j, i := range keep {
+			row[lead+j] = pageCell{Text: src.Cells[i], Right: cols[j].Right, Code: src.Code && j > 0}
 		}
-		ht.Rows = append(ht.Rows, hr)
+		ht.Rows[r] = pageRow{Failing: src.Failing, Cells: row}
 	}
 	return ht
 }

@@ -53,19 +53,34 @@ func (t *textWriter) section(s Section, under bool) {
 		return // nothing to say here (a heading with its aside says something)
 	}
 	headed := false
+	aside := s.Aside // said once, under the first titled table's heading
 	for i := 0; i < len(blocks); i++ {
 		if tb, ok := blocks[i].(Table); ok && tb.Title != "" {
+			title := strings.ToUpper(s.Heading) + "  " + tb.Title
+			if len(tb.Rows) == 0 { // its heading and what it says, no layout
+				t.heading(title)
+				for _, line := range append([]string{cmp.Or(tb.Intro, aside)}, tb.Notes...) {
+					if line != "" {
+						t.para("", "   ", line, 6)
+					}
+				}
+				headed, aside = true, ""
+				continue
+			}
 			group := []Table{tb}
 			for i+1 < len(blocks) {
 				next, ok := blocks[i+1].(Table)
-				if !ok || next.Title == "" || !sameHeads(&tb, &next) {
+				if !ok || next.Title == "" || len(next.Rows) == 0 || !sameCols(&tb, &next) {
 					break
 				}
 				group = append(group, next)
 				i++
 			}
+			if aside != "" && group[0].Intro == "" {
+				group[0].Intro = aside
+			}
 			t.pageTables(group, strings.ToUpper(s.Heading), under)
-			headed = true
+			headed, aside = true, ""
 			continue
 		}
 		if !headed {
@@ -97,24 +112,10 @@ func (t *textWriter) section(s Section, under bool) {
 	}
 }
 
-// sameHeads says whether two tables show the same columns on a terminal.
-func sameHeads(a, b *Table) bool {
-	i, j := 0, 0
-	for {
-		for i < len(a.Cols) && !shows(a.Cols[i].Only, FormatText) {
-			i++
-		}
-		for j < len(b.Cols) && !shows(b.Cols[j].Only, FormatText) {
-			j++
-		}
-		if i == len(a.Cols) || j == len(b.Cols) {
-			return i == len(a.Cols) && j == len(b.Cols)
-		}
-		if cmp.Or(a.Cols[i].Short, a.Cols[i].Head) != cmp.Or(b.Cols[j].Short, b.Cols[j].Head) {
-			return false
-		}
-		i, j = i+1, j+1
-	}
+// sameCols says whether two tables have the same columns, shown alike:
+// tables that may share one layout.
+func sameCols(a, b *Table) bool {
+	return slices.EqualFunc(a.Cols, b.Cols, func(x, y Col) bool { return x == y })
 }
 
 func (t *textWriter) pagePara(p Para) {
@@ -202,6 +203,9 @@ func (t *textWriter) underAll(p *Page) bool {
 	return false
 }
 
+// spanRow stands for a line that spans a table ("… 12 more …").
+var spanRow Row
+
 // pageTables writes tables of the same columns in one layout, each titled
 // one under heading and its title. With under, their Under columns go on
 // a line of their own under each row ("p50 2.20→2.35ms  p99
@@ -224,10 +228,10 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 		for i := range rs {
 			src = append(src, &tb.Rows[i])
 		}
-		if n := len(rs) - tb.TextCap; tb.TextCap > 0 && n > 0 {
+		if n := len(rs) - tb.TextCap; tb.TextCap > 0 && n > 0 && len(tc) > 1 {
 			more := make([]string, len(tc))
 			more[1] = fmt.Sprintf("… %d more %s", n, tb.More)
-			rs, src = append(rs[:tb.TextCap], more), append(src[:len(src)-n], &Row{})
+			rs, src = append(rs[:tb.TextCap], more), append(src[:len(src)-n], &spanRow)
 		}
 		if len(group) == 1 {
 			rows = rs
@@ -262,7 +266,7 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 			}
 		}
 	}
-	own := t.ownLines(tc, rows, labelFirst)
+	own := t.ownLines(tc, rows, src, labelFirst)
 	out := make([][]string, 0, len(rows))
 	failing := make([]bool, 0, len(rows))
 	tt := textTable{cols: tc, spans: true}
@@ -314,11 +318,13 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 // ownLines says which rows put their label on a line of their own: when
 // even the columns a terminal never drops do not fit the width, those
 // whose label is too long.
-func (t *textWriter) ownLines(tc []textCol, rows [][]string, labelFirst bool) []bool {
+func (t *textWriter) ownLines(tc []textCol, rows [][]string, src []*Row, labelFirst bool) []bool {
 	own := make([]bool, len(rows))
 	if !labelFirst {
 		return own
 	}
+	// A spanning line ("… 12 more") takes the whole width: not measured.
+	measured := func(r int) bool { return src[r] != &spanRow }
 	// tableWidth of the columns never dropped (list columns cut to their
 	// floor), without a copy of the rows.
 	width, used := 1, 0
@@ -327,8 +333,10 @@ func (t *textWriter) ownLines(tc []textCol, rows [][]string, labelFirst bool) []
 			continue
 		}
 		w := runes(c.head)
-		for _, row := range rows {
-			w = max(w, runes(row[i]))
+		for r, row := range rows {
+			if measured(r) {
+				w = max(w, runes(row[i]))
+			}
 		}
 		if c.list {
 			w = min(w, max(runes(c.head), 8))
@@ -341,11 +349,13 @@ func (t *textWriter) ownLines(tc []textCol, rows [][]string, labelFirst bool) []
 	width += 2 * max(used-1, 0)
 	if over := width - t.width; over > 0 {
 		label := runes(tc[1].head)
-		for _, row := range rows {
-			label = max(label, runes(row[1]))
+		for r, row := range rows {
+			if measured(r) {
+				label = max(label, runes(row[1]))
+			}
 		}
 		for i, row := range rows {
-			own[i] = runes(row[1]) > label-over
+			own[i] = measured(i) && runes(row[1]) > label-over
 		}
 	}
 	return own

@@ -61,21 +61,27 @@ func endpointsSection(v *View) Section {
 		return s
 	}
 	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "An endpoint is one URL pinned to one of its host's addresses."})
+	// Every URL's table has the same columns, a terminal lays them out as
+	// one: a Note column in all when a row of any has a note.
+	notes := false
 	for _, tv := range v.Targets {
-		notes := false
 		for _, e := range tv.Rows {
 			notes = notes || e.Note != ""
 		}
-		tb := Table{Title: tv.Target, Marks: true, Cols: append([]Col{{Head: "Address", Label: true}, {Head: "Family", Prio: 1}}, statsCols...)}
-		if notes {
-			tb.Cols = append(tb.Cols, Col{Head: "Note", Only: documents})
-		}
+	}
+	cols := append([]Col{{Head: "Address", Label: true}, {Head: "Family", Prio: 1}}, statsCols...)
+	if notes {
+		cols = append(cols, Col{Head: "Note", Only: documents})
+	}
+	for _, tv := range v.Targets {
+		tb := Table{Title: tv.Target, Marks: true, Cols: cols}
 		for i := range tv.Rows {
 			e := &tv.Rows[i]
-			row := Row{Failing: e.Failing, Cells: rowCells(e, []string{e.Label, e.Family})}
+			var tail []string
 			if notes {
-				row.Cells = append(row.Cells, e.Note)
+				tail = []string{e.Note}
 			}
+			row := Row{Failing: e.Failing, Cells: rowCells(e, []string{e.Label, e.Family}, tail...)}
 			if e.DNSNote != "" {
 				row.Note = e.Label + " " + e.DNSNote
 			}
