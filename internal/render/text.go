@@ -450,10 +450,26 @@ type tableNote struct {
 // columns of priority 5 and more (the latencies).
 const listFloor = 24
 
-// table prints rows in aligned columns, two spaces apart, indented by one,
-// dropping columns by priority until the table fits the width.
-func (t *textWriter) table(tb textTable) {
-	keep := make([]bool, len(tb.cols))
+// spanning says whether row is a line that spans the table: its only cell
+// the second one (a sub-heading, the latencies under a row).
+func (tb *textTable) spanning(row []string) bool {
+	if !tb.spans || row[1] == "" {
+		return false
+	}
+	for i, c := range row {
+		if i != 1 && c != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// layout decides which columns a table keeps and how wide each is, to fit
+// the width: empty (and all-zero DropZero) columns of a priority go, then
+// columns by priority below 5, then list columns are cut (their cells cut
+// in place) to listFloor, then any column by priority, then lists to 8.
+func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
+	keep = make([]bool, len(tb.cols))
 	for i, c := range tb.cols {
 		keep[i] = true
 		empty, zero := true, true
@@ -465,23 +481,12 @@ func (t *textWriter) table(tb textTable) {
 			keep[i] = false
 		}
 	}
-	spanning := func(row []string) bool {
-		if !tb.spans || row[1] == "" {
-			return false
-		}
-		for i, c := range row {
-			if i != 1 && c != "" {
-				return false
-			}
-		}
-		return true
-	}
 	widths := func() []int {
 		w := make([]int, len(tb.cols))
 		for i, c := range tb.cols {
 			w[i] = runes(c.head)
 			for _, row := range tb.rows {
-				if !spanning(row) {
+				if !tb.spanning(row) {
 					w[i] = max(w[i], runes(row[i]))
 				}
 			}
@@ -506,7 +511,7 @@ func (t *textWriter) table(tb textTable) {
 			}
 			limit := max(w[i]-over, runes(c.head), floor)
 			for _, row := range tb.rows {
-				if !spanning(row) {
+				if !tb.spanning(row) {
 					row[i] = cutList(row[i], limit)
 				}
 			}
@@ -529,11 +534,18 @@ func (t *textWriter) table(tb textTable) {
 			keep[drop] = false
 		}
 	}
-	w := widths()
+	w = widths()
 	dropBelow(w, 5)
 	w = cut(w, total(w)-t.width, listFloor)
 	dropBelow(w, 1<<30)
 	w = cut(w, total(w)-t.width, 8)
+	return keep, w
+}
+
+// table prints rows in aligned columns, two spaces apart, indented by one,
+// dropping columns by priority until the table fits the width (layout).
+func (t *textWriter) table(tb textTable) {
+	keep, w := t.layout(&tb)
 	line := func(row []string) string {
 		var b strings.Builder
 		b.WriteString(" ")
@@ -585,7 +597,7 @@ func (t *textWriter) table(tb textTable) {
 			next++
 		}
 		var s string
-		if spanning(row) {
+		if tb.spanning(row) {
 			s = " " + words.CutMiddle(row[1], t.width-1)
 		} else {
 			s = line(row)
