@@ -33,36 +33,13 @@ import (
 func Markdown(w io.Writer, r *report.Report) error { return writeMarkdown(w, r, Options{}) }
 
 func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
-	m := &mdWriter{errWriter: errWriter{w: w}}
 	v := NewView(r)
 	if o.Brief {
+		m := &mdWriter{errWriter: errWriter{w: w}}
 		m.brief(v)
 		return m.err
 	}
-	m.title(v)
-	m.run(v)
-	m.client(v)
-	m.dns(v)
-	m.preflight(v)
-	if v.NotProbed == "" {
-		m.families(v)
-		m.endpoints(v)
-		m.section(vantagesSection(v))
-		m.phases(v)
-		m.fingerprints(v)
-		m.instances(v)
-		m.connections(v)
-		m.timeline(v)
-		m.samples(v)
-	}
-	m.gate(v)
-	if v.NotProbed == "" {
-		m.logs(v)
-		m.tests(v)
-		m.headers(v)
-	}
-	m.printf("\n---\n\n*Written by pinprobe %s. Times are UTC, from the clock of the machine that ran it.*\n", mdText(v.Run.Version))
-	return m.err
+	return writePageMarkdown(w, reportPage(v))
 }
 
 // mdWriter writes the Markdown report.
@@ -76,61 +53,7 @@ const mdTime = "2006-01-02T15:04:05.000Z"
 
 func utc(t report.Time) string { return t.UTC().Format(mdTime) }
 
-func (m *mdWriter) title(v *View) {
-	m.printf("# pinprobe: %s — %s\n\n", mdText(v.Headline), mdText(v.Hosts))
-	m.printf("> **Verdict: %s.** %s\n", mdText(v.Verdict.Status), mdText(v.Verdict.Summary))
-	for _, n := range v.Verdict.Notes {
-		m.printf(">\n> %s\n", mdText(n))
-	}
-	if l := v.Verdict.Level; l != "" {
-		m.printf(">\n> *%s.*\n", mdText(l))
-	}
-	if len(v.Who) > 0 {
-		var who []string
-		for i, f := range v.Who {
-			if i == 3 {
-				who = append(who, fmt.Sprintf("%d more kinds", len(v.Who)-3))
-				break
-			}
-			who = append(who, fingerprintWords(&f))
-		}
-		m.printf(">\n> **Who answered:** %s.\n", strings.Join(who, "; "))
-	}
-	if v.Run.Failed > 0 {
-		m.printf(">\n> Queries to find these requests in the gateway's access logs are below, after the samples.\n")
-	}
-	if v.Run.Interrupted {
-		m.printf("\n**Interrupted after %s:** the run was stopped early; this report covers every request sent until then.\n", mdSecs(v.Run.DurationS))
-	}
-	for _, p := range v.Run.Pauses {
-		m.printf("\n**Paused** %s.\n", mdText(p))
-	}
-}
-
 func mdSecs(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
-
-func (m *mdWriter) run(v *View) {
-	m.printf("\n## The run\n\n")
-	m.printf("- **Window (UTC):** %s → %s (%s, %s)\n", v.Run.From, v.Run.To, mdSecs(v.Run.DurationS), v.Run.Ended)
-	m.printf("- **Sent:** %s\n", mdText(v.Run.Sent))
-	if v.Run.Settled != "" {
-		m.printf("- **Stopped early:** %s\n", mdText(v.Run.Settled))
-	}
-	m.printf("- **Plan:** %s\n", mdText(v.Run.Plan))
-	if v.Vantage != "" {
-		m.printf("- **Vantage:** %s\n", mdText(v.Vantage))
-	}
-	m.printf("- **Tool:** pinprobe %s — resolves every A/AAAA address of the host, pins one connection pool to each address (an *endpoint*) and sends each a steady request stream, so failures can be told apart by address. It never retries a request.\n", mdText(v.Run.Version))
-	if v.Run.Command != "" {
-		m.printf("\nCommand (secrets redacted):\n\n")
-		m.code("sh", v.Run.Command)
-	}
-	m.inputs(v)
-}
-
-func (m *mdWriter) inputs(v *View) { m.section(inputsSection(v)) }
-
-func (m *mdWriter) client(v *View) { m.section(clientSection(v)) }
 
 // portWords lists the client ports, or their range when there are many.
 func portWords(c report.Client) string {
@@ -158,68 +81,6 @@ func joinInts(v []int, sep string) string {
 	return strings.Join(s, sep)
 }
 
-func (m *mdWriter) preflight(v *View) { m.section(preflightSection(v)) }
-
-func (m *mdWriter) dns(v *View) { m.section(dnsSection(v)) }
-
-func (m *mdWriter) families(v *View) { m.section(familiesSection(v)) }
-
-func (m *mdWriter) endpoints(v *View) { m.section(endpointsSection(v)) }
-
-// tests shows every comparison the verdict made, as an appendix.
-func (m *mdWriter) tests(v *View) { m.section(testsSection(v)) }
-
-// instances shows the responses by instance header.
-func (m *mdWriter) instances(v *View) {
-	if len(v.Groups) > 0 {
-		m.section(instancesSection(v))
-	}
-}
-
-func (m *mdWriter) connections(v *View) {
-	if len(v.Conns) > 0 {
-		m.section(connectionsSection(v))
-	}
-}
-
-// gate lists the release gate's checks, those that did not pass first.
-func (m *mdWriter) gate(v *View) {
-	g := v.Gate
-	if g.Summary == "" {
-		return
-	}
-	m.printf("\n## Release gate\n\n**%s.**", mdText(g.Summary))
-	if !g.Passed {
-		m.printf(" Each check is judged in every scope: each endpoint, each family and the total. A check passes only when proven: what the scope is shown to stay within, at the gate's confidence (Shown), is within the limit; a scope that measured within it on too few requests is not proven, and one no request reached is not judged: neither passes.")
-	}
-	m.printf("\n\n")
-	var rows [][]string
-	for _, pass := range []bool{false, true} {
-		for _, c := range g.Checks {
-			if c.OK != pass {
-				continue
-			}
-			mark := ""
-			if !c.OK {
-				mark = "✗"
-			}
-			rows = append(rows, []string{mark, mdText(c.Name), mdText(c.Scope), mdText(c.Value), mdText(c.Bound), mdText(c.Limit), mdText(c.Result)})
-		}
-	}
-	m.table([]string{"", "Check", "Scope", "Measured", "Shown", "Limit", "Result"}, "lllrrrl", rows)
-	for _, p := range []string{g.Prove, g.Seen} {
-		if p != "" {
-			m.printf("\n%s\n", mdText(p))
-		}
-	}
-}
-
-func (m *mdWriter) phases(v *View) {
-	if len(v.Phases) > 0 {
-		m.section(phasesSection(v))
-	}
-}
-
 // phaseWords formats a phase's p50 / p99, or why it has none.
 func phaseWords(e *report.Endpoint, p report.Phase) string {
 	switch {
@@ -233,33 +94,8 @@ func phaseWords(e *report.Endpoint, p report.Phase) string {
 	return "— (no connection completed)"
 }
 
-func (m *mdWriter) fingerprints(v *View) { m.section(whoSection(v)) }
-
 // bodyLimit is how much of a body the document shows: what pinprobe keeps.
 const bodyLimit = 512
-
-// fingerprintWords says one fingerprint in a phrase: "20 × 502 from Azure
-// Application Gateway (Server: …) on ::1".
-func fingerprintWords(f *WhoRow) string {
-	s := fmt.Sprintf("%d × %s", f.Count, mdText(f.What))
-	switch {
-	case f.Producer != "" && f.Server != "":
-		s += " from " + mdText(f.Producer) + " (Server: " + mdText(f.Server) + ")"
-	case f.Producer != "":
-		s += " from " + mdText(f.Producer)
-	case f.Server != "":
-		s += " with Server: " + mdText(f.Server)
-	}
-	addrs := words.SortedKeys(f.Addresses)
-	sort.SliceStable(addrs, func(i, j int) bool { return f.Addresses[addrs[i]] > f.Addresses[addrs[j]] })
-	for i := range addrs {
-		addrs[i] = mdText(addrs[i])
-	}
-	if len(addrs) > 3 {
-		addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
-	}
-	return s + " on " + strings.Join(addrs, ", ")
-}
 
 // addressCounts formats {"::1": 20} as "::1 ×20", most first.
 func addressCounts(m map[string]int64) string {
@@ -272,11 +108,10 @@ func addressCounts(m map[string]int64) string {
 	return orDash(strings.Join(parts, ", "))
 }
 
-func (m *mdWriter) timeline(v *View) {
-	tl := v.Timeline
-	if len(tl.Series) == 0 {
-		return
-	}
+// chart draws the timeline as sparklines of 60 characters in a code
+// block, each line with its endpoint's failures.
+func (m *mdWriter) chart(c Chart) {
+	tl := c.Timeline
 	const width = 60
 	per := 1
 	lines := make([]string, len(tl.Series))
@@ -284,8 +119,7 @@ func (m *mdWriter) timeline(v *View) {
 		lines[i], per = Sparkline(s.Requests, s.Failed, width)
 	}
 	step := tl.Step * float64(per)
-	m.printf("\n## Timeline\n\n")
-	m.printf("One character per %s from %s to %s: its height is the share of that interval's requests that failed, from ▁ (none) through ▄ (about half) to █ (all); a blank means no request was sent then.\n\n",
+	m.printf("\nOne character per %s from %s to %s: its height is the share of that interval's requests that failed, from ▁ (none) through ▄ (about half) to █ (all); a blank means no request was sent then.\n\n",
 		strings.TrimSuffix(secs(step), "s")+" s", utc(tl.From), utc(tl.To))
 	label := 0
 	for _, s := range tl.Series {
@@ -293,17 +127,13 @@ func (m *mdWriter) timeline(v *View) {
 	}
 	var b strings.Builder
 	for i, s := range tl.Series {
-		if v.MultiURL && (i == 0 || tl.Series[i-1].Target != s.Target) {
+		if c.Multi && (i == 0 || tl.Series[i-1].Target != s.Target) {
 			b.WriteString(s.Target + "\n")
 		}
 		fmt.Fprintf(&b, "  %-*s |%s| %d of %d failed\n", label, s.Label, lines[i], s.TotalFail, s.TotalN)
 	}
 	m.code("text", b.String())
 }
-
-func (m *mdWriter) samples(v *View) { m.section(samplesSection(v)) }
-
-func (m *mdWriter) headers(v *View) { m.section(headersSection(v)) }
 
 // sampleResult is a sample's status, or its error class: raw text, for a
 // code block; mdText it for running text.

@@ -2,9 +2,6 @@ package render
 
 import (
 	"cmp"
-	"strings"
-
-	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // markdownBrief is the Markdown report of --brief, for a ticket: one
@@ -17,15 +14,7 @@ func (m *mdWriter) brief(v *View) {
 		m.printf(">\n> %s\n", mdText(n))
 	}
 	if len(v.Who) > 0 {
-		var who []string
-		for i, f := range v.Who {
-			if i == 3 {
-				who = append(who, words.Num(float64(len(v.Who)-3))+" more kinds")
-				break
-			}
-			who = append(who, fingerprintWords(&f))
-		}
-		m.printf(">\n> **Who answered:** %s.\n", strings.Join(who, "; "))
+		m.printf(">\n> **Who answered:** %s.\n", mdText(whoWords(v.Who, 3)))
 	}
 	if g := v.Gate; g.Summary != "" {
 		m.printf(">\n> **Release gate %s.**", mdText(g.Summary))

@@ -12,10 +12,8 @@ import (
 
 // logs writes the queries of v.Logs, each gateway's under its own heading,
 // and what to filter any other access log on.
-func (m *mdWriter) logs(v *View) {
-	l := &v.Logs
-	m.printf("\n## Find these requests in your logs\n\n")
-	m.printf("pinprobe sent every request between %s and %s by this machine's clock. The queries below add %s on each side; widen the window if that clock may be off.\n",
+func (m *mdWriter) logs(l *LogsView) {
+	m.printf("\npinprobe sent every request between %s and %s by this machine's clock. The queries below add %s on each side; widen the window if that clock may be off.\n",
 		l.From, l.To, l.Margin)
 	gateways := l.Gateways
 	if !l.Known {

@@ -7,10 +7,14 @@ package render
 // format. A difference between formats is data: a block's Only, a
 // column's Prio or Under.
 type Page struct {
-	Title    string // the document's title: Markdown's "# " line
-	Lead     Para   // what it found, first: its Lead is the status ("REGRESSED")
-	Bad      bool   // the lead is bad news (red in a terminal)
+	Title string // the document's title: Markdown's "# " line
+	Lead  Para   // what it found, first: its Lead is the status ("REGRESSED")
+	Bad   bool   // the lead is bad news (red in a terminal)
+	// Top is what follows the lead before the first section: the
+	// documents quote it with the lead, a terminal prints it under it.
+	Top      []Block
 	Sections []Section
+	Footer   string // the documents' last line, after a rule
 }
 
 // Section is a heading and what is under it; the same heading in every
@@ -21,6 +25,7 @@ type Section struct {
 	// Aside is a terminal's short gloss beside the heading ("failed/requests
 	// before → after"); the documents say it in their prose.
 	Aside  string
+	Bad    bool // its heading is bad news (red on a terminal)
 	Blocks []Block
 }
 
@@ -36,7 +41,8 @@ const (
 // shows says whether a block of only (0: every format) is written in f.
 func shows(only, f Format) bool { return only == 0 || only&f != 0 }
 
-// Block is a paragraph, a list, a table or code.
+// Block is a paragraph, a list, a table, code, a line of parts, a chart
+// or the log queries.
 type Block interface{ only() Format }
 
 // Para is a paragraph, after a lead ("after:") when it has one.
@@ -46,7 +52,42 @@ type Para struct {
 	// Indent is the terminal's indent of the paragraph's lines: under its
 	// lead when it has one, the first line too when it has none.
 	Indent int
-	Only   Format
+	Tone   Tone // how a terminal styles the lead
+	// Note is a remark on what precedes it: " ·" before it on a terminal.
+	Note bool
+	Only Format
+}
+
+// Tone is how a terminal styles a lead: plain, bold, or bold and red.
+type Tone uint8
+
+const (
+	TonePlain Tone = iota
+	ToneStrong
+	ToneBad
+)
+
+// Parts are short phrases a terminal joins on a line with " · ",
+// breaking lines between them only; the first after Lead, in bold.
+type Parts struct {
+	Lead  string
+	Items []string
+	Only  Format
+}
+
+// Chart is the failures over time of each endpoint, drawn by each writer
+// to its width: sparklines on a terminal and in Markdown, SVG in HTML.
+type Chart struct {
+	Timeline TimelineView
+	Multi    bool // several URLs: each URL's rows under it
+	Only     Format
+}
+
+// Queries are the ready-to-run queries that find the run's requests in
+// gateways' logs, with what to filter any other log on.
+type Queries struct {
+	Logs *LogsView
+	Only Format
 }
 
 // List is a list of items; a list with a failing item marks each (✗ or
@@ -102,7 +143,11 @@ type Col struct {
 	// DropZero lets a terminal leave the column out when every cell is
 	// "0" (and it has a Prio).
 	DropZero bool
-	Only     Format
+	// Fit lets a terminal cut each cell's words after its first, in their
+	// middle, to the width the other columns leave (an address stays
+	// whole, its URL as short as fits).
+	Fit  bool
+	Only Format
 }
 
 // Row is one row of a table.
@@ -121,10 +166,13 @@ type Code struct {
 	Only  Format
 }
 
-func (p Para) only() Format  { return p.Only }
-func (c Code) only() Format  { return c.Only }
-func (l List) only() Format  { return l.Only }
-func (t Table) only() Format { return t.Only }
+func (p Para) only() Format    { return p.Only }
+func (c Code) only() Format    { return c.Only }
+func (l List) only() Format    { return l.Only }
+func (t Table) only() Format   { return t.Only }
+func (p Parts) only() Format   { return p.Only }
+func (c Chart) only() Format   { return c.Only }
+func (q Queries) only() Format { return q.Only }
 
 // view is the table's columns shown in f, and each row's cells of them
 // after lead empty cells (a writer's mark column), one allocation a row.

@@ -12,11 +12,38 @@ import (
 func writePageMarkdown(w io.Writer, p *Page) error {
 	m := &mdWriter{errWriter: errWriter{w: w}}
 	m.printf("# %s\n\n", mdText(p.Title))
-	m.printf("> **%s** %s\n", mdText(p.Lead.Lead), mdText(p.Lead.Text))
+	quoted := false
+	if p.Lead.Lead != "" || p.Lead.Text != "" {
+		m.printf("> %s\n", mdPara(p.Lead))
+		quoted = true
+	}
+	for _, b := range p.Top {
+		if b, ok := b.(Para); ok && shows(b.Only, FormatMarkdown) {
+			if quoted {
+				m.printf(">\n")
+			}
+			m.printf("> %s\n", mdPara(b))
+			quoted = true
+		}
+	}
 	for _, s := range p.Sections {
 		m.section(s)
 	}
+	if p.Footer != "" {
+		m.printf("\n---\n\n*%s*\n", mdText(p.Footer))
+	}
 	return m.err
+}
+
+// mdPara is a paragraph's Markdown: its lead in bold, then its text.
+func mdPara(p Para) string {
+	switch {
+	case p.Lead == "":
+		return mdText(p.Text)
+	case p.Text == "":
+		return "**" + mdText(p.Lead) + "**"
+	}
+	return "**" + mdText(p.Lead) + "** " + mdText(p.Text)
 }
 
 // section writes a section under "## ", each of its tables' titles under
@@ -34,11 +61,7 @@ func (m *mdWriter) section(s Section) {
 		}
 		switch b := b.(type) {
 		case Para:
-			if b.Lead != "" {
-				m.printf("\n**%s** %s\n", mdText(b.Lead), mdText(b.Text))
-			} else {
-				m.printf("\n%s\n", mdText(b.Text))
-			}
+			m.printf("\n%s\n", mdPara(b))
 		case List:
 			m.pageList(b)
 		case Table:
@@ -49,6 +72,10 @@ func (m *mdWriter) section(s Section) {
 			}
 			m.printf("\n")
 			m.code(b.Info, b.Text)
+		case Chart:
+			m.chart(b)
+		case Queries:
+			m.logs(b.Logs)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // newTextWriter is a terminal writer for o: its width (DefaultWidth when
@@ -27,7 +29,14 @@ func writePageText(w io.Writer, p *Page, o Options) error {
 	if p.Bad {
 		code = AnsiRed + ansiBold
 	}
-	t.para(code, p.Lead.Lead, p.Lead.Text, 2)
+	if p.Lead.Lead != "" || p.Lead.Text != "" {
+		t.para(code, p.Lead.Lead, p.Lead.Text, 2)
+	}
+	for _, b := range p.Top {
+		if shows(b.only(), FormatText) {
+			t.block(b, false)
+		}
+	}
 	under := t.underAll(p)
 	for _, s := range p.Sections {
 		t.section(s, under)
@@ -83,33 +92,122 @@ func (t *textWriter) section(s Section, under bool) {
 			headed, aside = true, ""
 			continue
 		}
+		if c, ok := blocks[i].(Chart); ok && !headed { // its heading says its scale
+			t.chart(strings.ToUpper(s.Heading), c)
+			headed = true
+			continue
+		}
 		if !headed {
-			if heading == "" {
-				t.printf("\n")
-			} else {
-				t.heading(heading)
-			}
+			t.sectionHeading(heading, s.Bad)
 			headed = true
 		}
-		switch b := blocks[i].(type) {
-		case Para:
-			t.pagePara(b)
-		case List:
-			t.pageList(b)
-		case Table:
-			t.pageTables([]Table{b}, "", under)
-		case Code:
-			if b.Title != "" {
-				t.para("", "", b.Title, 1)
-			}
-			for _, l := range strings.Split(strings.TrimRight(b.Text, "\n"), "\n") {
-				t.printf("  %s\n", l)
-			}
-		}
+		t.block(blocks[i], under)
 	}
 	if !headed && heading != "" { // a heading that says it all: "CHANGED  none of 4 …"
+		t.sectionHeading(heading, s.Bad)
+	}
+}
+
+// sectionHeading prints a section's heading, red when bad; none: a blank
+// line.
+func (t *textWriter) sectionHeading(heading string, bad bool) {
+	switch {
+	case heading == "":
+		t.printf("\n")
+	case bad:
+		t.printf("\n%s\n", t.style(AnsiRed+ansiBold, words.CutMiddle(heading, t.width)))
+	default:
 		t.heading(heading)
 	}
+}
+
+// block writes one block of a section (or of the page's top).
+func (t *textWriter) block(b Block, under bool) {
+	switch b := b.(type) {
+	case Para:
+		t.pagePara(b)
+	case List:
+		t.pageList(b)
+	case Table:
+		t.pageTables([]Table{b}, "", under)
+	case Code:
+		if b.Title != "" {
+			t.para("", "", b.Title, 1)
+		}
+		for _, l := range strings.Split(strings.TrimRight(b.Text, "\n"), "\n") {
+			t.printf("  %s\n", l)
+		}
+	case Parts:
+		t.parts(b)
+	case Chart:
+		t.chart("", b)
+	}
+}
+
+// toneCode is the terminal style of a lead of tone.
+func toneCode(tone Tone) string {
+	switch tone {
+	case ToneStrong:
+		return ansiBold
+	case ToneBad:
+		return AnsiRed + ansiBold
+	}
+	return ""
+}
+
+// parts joins the parts with " · ", breaking lines between parts only.
+func (t *textWriter) parts(p Parts) {
+	items := slices.Clone(p.Items)
+	if len(items) > 0 && p.Lead != "" {
+		items[0] = t.style(ansiBold, p.Lead) + " " + items[0]
+	}
+	line := ""
+	for _, it := range items {
+		switch {
+		case line == "":
+			line = it
+		case runes(stripANSI(line))+3+runes(it) > t.width:
+			t.printf("%s\n", line)
+			line = it
+		default:
+			line += " · " + it
+		}
+	}
+	if line != "" {
+		t.printf("%s\n", line)
+	}
+}
+
+// chart draws one sparkline per endpoint, under heading (none: no
+// heading) with the chart's scale beside it: ▁ no failure … █ all failed.
+func (t *textWriter) chart(heading string, c Chart) {
+	tl := c.Timeline
+	label := 0
+	for _, s := range tl.Series {
+		label = max(label, runes(s.Label))
+	}
+	width := max(t.width-label-7, 10)
+	per := 1
+	var rows [][]string
+	var failing []bool
+	for i, s := range tl.Series {
+		if c.Multi && (i == 0 || tl.Series[i-1].Target != s.Target) {
+			rows = append(rows, []string{"", s.Target, ""})
+			failing = append(failing, false)
+		}
+		line, p := Sparkline(s.Requests, s.Failed, min(width, 60))
+		per = p
+		rows = append(rows, []string{markOf(s.Failing), s.Label, "|" + line + "|"})
+		failing = append(failing, s.Failing)
+	}
+	scale := fmt.Sprintf("failure ratio per %s from %s UTC", secs(tl.Step*float64(per)), tl.From.UTC().Format("15:04:05"))
+	if heading != "" {
+		t.heading(heading + "  " + scale)
+	} else {
+		t.printf("  %s\n", scale)
+	}
+	t.printf("  ▁ none … █ all failed, blank: no request\n")
+	t.table(textTable{cols: []textCol{{}, {}, {}}, rows: rows, failing: failing, spans: c.Multi})
 }
 
 // sameCols says whether two tables have the same columns, shown alike:
@@ -119,8 +217,12 @@ func sameCols(a, b *Table) bool {
 }
 
 func (t *textWriter) pagePara(p Para) {
+	if p.Note {
+		t.para("", " ·", p.Text, 3)
+		return
+	}
 	if p.Lead != "" {
-		t.para("", p.Lead, p.Text, p.Indent)
+		t.para(toneCode(p.Tone), p.Lead, p.Text, p.Indent)
 		return
 	}
 	pad := strings.Repeat(" ", p.Indent)
@@ -166,7 +268,7 @@ func (t *textWriter) textCols(tb *Table) ([]textCol, []Col, [][]string) {
 func textHeads(cols []Col) []textCol {
 	tc := make([]textCol, 1, 1+len(cols))
 	for _, c := range cols {
-		tc = append(tc, textCol{head: strings.ToUpper(cmp.Or(c.Short, c.Head)), right: c.Right, prio: c.Prio, list: c.List, dropZero: c.DropZero})
+		tc = append(tc, textCol{head: strings.ToUpper(cmp.Or(c.Short, c.Head)), right: c.Right, prio: c.Prio, list: c.List, dropZero: c.DropZero, fit: c.Fit})
 	}
 	return tc
 }

@@ -30,35 +30,13 @@ const minWidth = 60
 // wrap prose at word boundaries. With Options.Brief it writes one screen of
 // it (see BriefView).
 func writeText(w io.Writer, r *report.Report, o Options) error {
-	tw := &textWriter{errWriter: errWriter{w: w}, color: o.Color, width: max(o.Width, minWidth)}
-	if o.Width <= 0 {
-		tw.width = DefaultWidth
-	}
 	v := NewView(r)
 	if o.Brief {
+		tw := newTextWriter(w, o)
 		tw.brief(v)
 		return tw.err
 	}
-	tw.header(v)
-	tw.dns(v)
-	tw.preflight(v)
-	if v.NotProbed != "" { // nothing else was measured
-		tw.gate(v)
-		tw.verdict(v)
-		return tw.err
-	}
-	tw.families(v)
-	tw.endpoints(v)
-	tw.section(vantagesSection(v), false)
-	tw.who(v)
-	tw.instances(v)
-	tw.connections(v)
-	tw.phases(v)
-	tw.timeline(v)
-	tw.samples(v)
-	tw.gate(v)
-	tw.verdict(v)
-	return tw.err
+	return writePageText(w, reportPage(v), o)
 }
 
 // errWriter keeps the first write error; every later write is skipped, and
@@ -177,102 +155,12 @@ func (t *textWriter) wrapped(code, lead, text string, indent int, whole bool) {
 	}
 }
 
-// header says first what the run found, the verdict in one line (every
-// suspect, and how many requests failed) and the release gate's outcome,
-// as k6 puts its thresholds first; then what ran. The whole verdict, with
-// its evidence, comes last.
-func (t *textWriter) header(v *View) {
-	if st := v.Verdict; st.Line != "" {
-		t.para(verdictCode(st), "VERDICT "+strings.ToUpper(st.Status), st.Line, 2)
-	}
-	if g := v.Gate; g.Summary != "" {
-		t.para(t.gateCode(g), "RELEASE GATE", g.Summary, 2)
-	}
-	run := v.Run
-	parts := []string{
-		t.style(ansiBold, "pinprobe") + " " + run.Version,
-		run.Started + " – " + run.EndClock + " UTC (" + run.Took + ")",
-		run.Planned + ", " + strings.TrimSuffix(run.Achieved, " req/s") + " achieved",
-		// One part, so that a line never begins with "0 dropped".
-		fmt.Sprintf("%d requests, %d dropped", run.Requests, run.Dropped),
-	}
-	if run.Abandoned > 0 {
-		parts[len(parts)-1] += fmt.Sprintf(", %d abandoned", run.Abandoned)
-	}
-	if v.Vantage != "" {
-		parts = append(parts, "from "+v.Vantage)
-	}
-	// Join the parts with " · ", breaking lines between parts only.
-	line := ""
-	for _, p := range parts {
-		switch {
-		case line == "":
-			line = p
-		case runes(stripANSI(line))+3+runes(p) > t.width:
-			t.printf("%s\n", line)
-			line = p
-		default:
-			line += " · " + p
-		}
-	}
-	t.printf("%s\n", line)
-	if run.Interrupted {
-		t.para(AnsiRed+ansiBold, "INTERRUPTED", fmt.Sprintf("after %s: this report covers every request sent until then.", run.Seconds), 2)
-	}
-	for _, p := range run.Pauses {
-		t.para(AnsiRed+ansiBold, "PAUSED", p+".", 2)
-	}
-	if run.Settled != "" {
-		t.para(ansiBold, "STOPPED EARLY", run.Settled+".", 2)
-	}
-	if n := len(v.Inputs); n > 0 {
-		files := make([]string, n)
-		for i, in := range v.Inputs {
-			files[i] = in.File
-			if v.InputVantages && in.Vantage != "-" {
-				files[i] += " from " + in.Vantage
-			}
-		}
-		t.para(ansiBold, "MERGED", fmt.Sprintf("from %d report%s: %s", n, words.Plural(n), strings.Join(files, ", ")), 2)
-	}
-	for _, n := range v.Notes {
-		t.para("", " ·", n, 3)
-	}
-}
-
-func (t *textWriter) dns(v *View) { t.section(dnsSection(v), false) }
-
-func (t *textWriter) preflight(v *View) { t.section(preflightSection(v), false) }
-
 func markOf(failing bool) string {
 	if failing {
 		return failMark
 	}
 	return ""
 }
-
-func (t *textWriter) families(v *View) { t.section(familiesSection(v), false) }
-
-func (t *textWriter) endpoints(v *View) { t.section(endpointsSection(v), false) }
-
-// who says who answered the failures: "✗ 20 × 502 from Azure Application
-// Gateway on ::1 ×20 (new connection 1, reused 19); Server: …".
-func (t *textWriter) who(v *View) { t.section(whoSection(v), false) }
-
-// instances shows the responses by instance header.
-func (t *textWriter) instances(v *View) {
-	if len(v.Groups) > 0 {
-		t.section(instancesSection(v), false)
-	}
-}
-
-func (t *textWriter) connections(v *View) {
-	if len(v.Conns) > 0 {
-		t.section(connectionsSection(v), false)
-	}
-}
-
-func (t *textWriter) phases(v *View) { t.section(phasesSection(v), false) }
 
 // compactPhase turns "0.23ms / 0.97ms" into "0.23/0.97ms" when the units agree.
 func compactPhase(s string) string {
@@ -291,115 +179,13 @@ func compactPhase(s string) string {
 	return a + "/" + b
 }
 
-// timeline draws one sparkline per endpoint: ▁ no failure … █ all failed.
-func (t *textWriter) timeline(v *View) {
-	tl := v.Timeline
-	if len(tl.Series) == 0 {
-		return
-	}
-	label := 0
-	for _, s := range tl.Series {
-		label = max(label, runes(s.Label))
-	}
-	width := max(t.width-label-7, 10)
-	per := 1
-	var rows [][]string
-	var failing []bool
-	for i, s := range tl.Series {
-		if v.MultiURL && (i == 0 || tl.Series[i-1].Target != s.Target) {
-			rows = append(rows, []string{"", s.Target, ""})
-			failing = append(failing, false)
-		}
-		line, p := Sparkline(s.Requests, s.Failed, min(width, 60))
-		per = p
-		rows = append(rows, []string{markOf(s.Failing), s.Label, "|" + line + "|"})
-		failing = append(failing, s.Failing)
-	}
-	t.heading(fmt.Sprintf("TIMELINE  failure ratio per %s from %s UTC", secs(tl.Step*float64(per)), tl.From.UTC().Format("15:04:05")))
-	t.printf("  ▁ none … █ all failed, blank: no request\n")
-	t.table(textTable{cols: []textCol{{}, {}, {}}, rows: rows, failing: failing, spans: v.MultiURL})
-}
-
 func secs(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
-
-func (t *textWriter) samples(v *View) { t.section(samplesSection(v), false) }
 
 func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
-}
-
-// gate shows the release gate: its summary, then every check, those that
-// did not pass first (marked ✗); a passing gate lists what it passed.
-func (t *textWriter) gate(v *View) {
-	g := v.Gate
-	if g.Summary == "" {
-		return
-	}
-	t.printf("\n")
-	t.para(t.gateCode(g), "RELEASE GATE", g.Summary, 2)
-	cols := []textCol{{}, {head: "CHECK"}, {head: "SCOPE"}, {head: "MEASURED", right: true}, {head: "SHOWN", right: true}, {head: "LIMIT", right: true}, {head: "RESULT"}}
-	var rows [][]string
-	var failing []bool
-	scope := 0 // the widest scope that fits beside the other columns
-	for _, c := range g.Checks {
-		rows = append(rows, []string{markOf(!c.OK), c.Name, c.Where, c.Value, c.Bound, c.Limit, c.Result})
-		failing = append(failing, !c.OK)
-	}
-	other := 1 + 2*(len(cols)-1)
-	for i := range cols {
-		if i == 2 {
-			continue
-		}
-		w := runes(cols[i].head)
-		for _, row := range rows {
-			w = max(w, runes(row[i]))
-		}
-		other += w
-	}
-	scope = max(t.width-other, 12)
-	for i, c := range g.Checks {
-		if c.WhereURL != "" { // the address whole, the URL as short as fits
-			rows[i][2] += " " + words.CutMiddle(c.WhereURL, max(scope-runes(c.Where)-1, 5))
-		}
-	}
-	t.table(textTable{cols: cols, rows: rows, failing: failing})
-	for _, p := range []string{g.Prove, g.Seen} {
-		if p != "" {
-			t.para("", " ·", p, 3)
-		}
-	}
-}
-
-// gateCode is the style of the gate's summary: red when it did not pass.
-func (t *textWriter) gateCode(g GateView) string {
-	if !g.Passed {
-		return AnsiRed + ansiBold
-	}
-	return ansiBold
-}
-
-// verdictCode is the style of the verdict's label: red when it found
-// failures.
-func verdictCode(st VerdictView) string {
-	if st.Tone == "bad" || st.Tone == "warn" {
-		return AnsiRed + ansiBold
-	}
-	return ansiBold
-}
-
-func (t *textWriter) verdict(v *View) {
-	st := v.Verdict
-	t.printf("\n")
-	t.para(verdictCode(st), "VERDICT "+strings.ToUpper(st.Status), st.Summary, 2)
-	for _, n := range st.Notes {
-		t.para("", " ·", n, 3)
-	}
-	if st.Level != "" {
-		t.para("", " ·", st.Level+".", 3)
-	}
 }
 
 // textCol is one column of a text table.
@@ -414,6 +200,9 @@ type textCol struct {
 	// list marks a column of space-separated items that may be cut short
 	// ("200×40 502×20 +2") when nothing else can go.
 	list bool
+	// fit cuts each cell's words after its first to the width the other
+	// columns leave (Col.Fit).
+	fit bool
 }
 
 // textTable is rows in columns; failing rows are red.
@@ -535,6 +324,18 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 		}
 	}
 	w = widths()
+	for i, c := range tb.cols {
+		if !c.fit || !keep[i] {
+			continue
+		}
+		room := max(t.width-(total(w)-w[i]), 12)
+		for _, row := range tb.rows {
+			if first, rest, ok := strings.Cut(row[i], " "); ok && runes(row[i]) > room && !tb.spanning(row) {
+				row[i] = first + " " + words.CutMiddle(rest, max(room-runes(first)-1, 5))
+			}
+		}
+		w = widths()
+	}
 	dropBelow(w, 5)
 	w = cut(w, total(w)-t.width, listFloor)
 	dropBelow(w, 1<<30)

@@ -16,17 +16,21 @@ const briefWho = 3
 // query that finds them.
 func (t *textWriter) brief(v *View) {
 	b := v.Brief()
-	t.header(v)
+	for _, blk := range reportTop(v) {
+		if shows(blk.only(), FormatText) {
+			t.block(blk, false)
+		}
+	}
 	for _, n := range b.Notes {
 		t.para("", " ·", n, 3)
 	}
-	t.families(v)
+	t.section(familiesSection(v), false)
 	t.suspects(b)
 	who := *v // the first three kinds of answer, as in Markdown and HTML
 	if len(v.Who) > briefWho {
 		who.Who = v.Who[:briefWho]
 	}
-	t.who(&who)
+	t.section(whoSection(&who), false)
 	if n := len(v.Who) - briefWho; n > 0 {
 		t.para("", "  ", fmt.Sprintf("… and %d more kind%s of failure in the full report", n, words.Plural(n)), 4)
 	}
