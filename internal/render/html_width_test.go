@@ -35,7 +35,7 @@ type pageMeasure struct {
 const measureScript = `(() => {
   const out = {width: innerWidth, scrollWidth: document.documentElement.scrollWidth, scrolling: [], small: [], clipped: [], broken: [], charts: []};
   for (const w of document.querySelectorAll('.table')) {
-    if (!w.querySelector('table.samples') && w.scrollWidth > w.clientWidth + 1)
+    if (!w.querySelector('table.samples, table.scroll') && w.scrollWidth > w.clientWidth + 1)
       out.scrolling.push((w.closest('section') || {}).id + ': ' + w.scrollWidth + 'px in ' + w.clientWidth + 'px');
   }
   for (const t of document.querySelectorAll('svg.chart text')) {

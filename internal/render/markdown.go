@@ -35,9 +35,7 @@ func Markdown(w io.Writer, r *report.Report) error { return writeMarkdown(w, r, 
 func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
 	v := NewView(r)
 	if o.Brief {
-		m := &mdWriter{errWriter: errWriter{w: w}}
-		m.brief(v)
-		return m.err
+		return writePageMarkdown(w, briefPage(v))
 	}
 	return writePageMarkdown(w, reportPage(v))
 }

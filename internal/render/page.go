@@ -14,7 +14,7 @@ type Page struct {
 	// documents quote it with the lead, a terminal prints it under it.
 	Top      []Block
 	Sections []Section
-	Footer   string // the documents' last line, after a rule
+	Footer   string // the documents' last line
 }
 
 // Section is a heading and what is under it; the same heading in every
@@ -55,6 +55,8 @@ type Para struct {
 	Tone   Tone // how a terminal styles the lead
 	// Note is a remark on what precedes it: " ·" before it on a terminal.
 	Note bool
+	// Code follows the text (" · "), as code: a command to paste.
+	Code string
 	Only Format
 }
 
@@ -100,9 +102,12 @@ type List struct {
 
 // Item is one list item.
 type Item struct {
-	Lead    string // "before", shown first in bold in Markdown
-	Text    string
-	Subs    []string // its details, each on a line of its own under it on a terminal
+	Lead string // "before", shown first in bold in Markdown
+	Text string
+	Subs []string // its details, each on a line of its own under it on a terminal
+	// Tail goes after the text (" · ") when the whole fits a terminal's
+	// line, else on a line of its own under it.
+	Tail    string
 	Failing bool
 }
 
@@ -119,7 +124,10 @@ type Table struct {
 	// counted on a line of their own, "… 12 more " and More.
 	TextCap int
 	More    string
-	Only    Format
+	// Scroll keeps a table of long values (addresses, IDs) whole in
+	// HTML: it scrolls sideways in a narrow window rather than break them.
+	Scroll bool
+	Only   Format
 }
 
 // Col is one column of a table.

@@ -30,20 +30,24 @@ func writePageMarkdown(w io.Writer, p *Page) error {
 		m.section(s)
 	}
 	if p.Footer != "" {
-		m.printf("\n---\n\n*%s*\n", mdText(p.Footer))
+		m.printf("\n*%s*\n", mdText(p.Footer))
 	}
 	return m.err
 }
 
 // mdPara is a paragraph's Markdown: its lead in bold, then its text.
 func mdPara(p Para) string {
+	s := mdText(p.Text)
+	if p.Code != "" {
+		s += " · " + codeSpan(p.Code)
+	}
 	switch {
 	case p.Lead == "":
-		return mdText(p.Text)
-	case p.Text == "":
+		return s
+	case s == "":
 		return "**" + mdText(p.Lead) + "**"
 	}
-	return "**" + mdText(p.Lead) + "** " + mdText(p.Text)
+	return "**" + mdText(p.Lead) + "** " + s
 }
 
 // section writes a section under "## ", each of its tables' titles under
@@ -84,8 +88,10 @@ func (m *mdWriter) pageList(l List) {
 	m.printf("\n")
 	for _, it := range l.Items {
 		line := mdText(it.Text)
-		for _, sub := range it.Subs {
-			line += " · " + mdText(sub)
+		for _, sub := range append([]string{it.Tail}, it.Subs...) {
+			if sub != "" {
+				line += " · " + mdText(sub)
+			}
 		}
 		if it.Lead != "" {
 			line = "**" + mdText(it.Lead) + ":** " + line

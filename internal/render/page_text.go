@@ -134,7 +134,7 @@ func (t *textWriter) block(b Block, under bool) {
 		if b.Title != "" {
 			t.para("", "", b.Title, 1)
 		}
-		for _, l := range strings.Split(strings.TrimRight(b.Text, "\n"), "\n") {
+		for _, l := range codeLines(b.Text, b.Info, t.width-2) {
 			t.printf("  %s\n", l)
 		}
 	case Parts:
@@ -217,6 +217,9 @@ func sameCols(a, b *Table) bool {
 }
 
 func (t *textWriter) pagePara(p Para) {
+	if p.Code != "" {
+		p.Text += " · " + p.Code
+	}
 	if p.Note {
 		t.para("", " ·", p.Text, 3)
 		return
@@ -240,6 +243,13 @@ func (t *textWriter) pageList(l List) {
 		marks = marks || it.Failing
 	}
 	for _, it := range l.Items {
+		if it.Tail != "" {
+			if runes(" "+failMark+" "+it.Text+" · "+it.Tail) <= t.width {
+				it.Text += " · " + it.Tail
+			} else {
+				it.Subs = append([]string{it.Tail}, it.Subs...)
+			}
+		}
 		switch {
 		case lead > 0:
 			t.para("", " "+it.Lead+strings.Repeat(" ", lead-runes(it.Lead)), it.Text, lead+2)

@@ -13,7 +13,7 @@ import (
 // who answered them, when, a sample of them, the release gate, and (the
 // documents' appendices) the log queries, every test and every header.
 func reportPage(v *View) *Page {
-	p := &Page{Title: "pinprobe: " + v.Headline + " — " + v.Hosts, Top: reportTop(v),
+	p := &Page{Title: "pinprobe: " + v.Headline + " — " + v.Hosts, Top: reportTop(v), Bad: verdictTone(v.Verdict) == ToneBad,
 		Footer: "Written by pinprobe " + v.Run.Version + ". Times are UTC, from the clock of the machine that ran it."}
 	add := func(s ...Section) { p.Sections = append(p.Sections, s...) }
 	add(withBlocks(runSection(v), inputsSection(v).Blocks...), clientSection(v), dnsSection(v), preflightSection(v))

@@ -32,9 +32,7 @@ const minWidth = 60
 func writeText(w io.Writer, r *report.Report, o Options) error {
 	v := NewView(r)
 	if o.Brief {
-		tw := newTextWriter(w, o)
-		tw.brief(v)
-		return tw.err
+		return writePageText(w, briefPage(v), o)
 	}
 	return writePageText(w, reportPage(v), o)
 }

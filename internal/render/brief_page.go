@@ -1,0 +1,165 @@
+package render
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/pinprobe/pinprobe/internal/words"
+)
+
+// briefWho is how many kinds of failed answer a brief report lists.
+const briefWho = 3
+
+// briefPage is the report of --brief, one screen of it (see BriefView):
+// the full report's top with the verdict's notes that matter when it names
+// no suspect, the families, the suspects, who answered (on a terminal;
+// the documents say it in their quote), one failed request of each
+// suspect and the log query that finds them.
+func briefPage(v *View) *Page {
+	b := v.Brief()
+	p := &Page{Title: "pinprobe: " + v.Headline + " — " + v.Hosts, Bad: verdictTone(v.Verdict) == ToneBad,
+		Footer: "Everything else (DNS, every table, the timeline, every query): the same command without --brief. Written by pinprobe " + v.Run.Version + "; times are UTC."}
+	for _, blk := range reportTop(v) {
+		if blk.only() == FormatText {
+			p.Top = append(p.Top, blk)
+		}
+	}
+	top := func(blk ...Block) { p.Top = append(p.Top, blk...) }
+	for _, n := range b.Notes {
+		top(Para{Only: FormatText, Text: n, Note: true})
+	}
+	top(Para{Only: documents, Lead: "Verdict: " + v.Verdict.Status + ".", Text: v.Verdict.Summary})
+	for _, n := range b.Notes {
+		top(Para{Only: documents, Text: n})
+	}
+	if len(v.Who) > 0 {
+		top(Para{Only: documents, Lead: "Who answered:", Text: whoWords(v.Who, briefWho) + "."})
+	}
+	if g := v.Gate; g.Summary != "" {
+		var lines []string
+		for i, l := range g.Lines {
+			if i == 3 {
+				lines = append(lines, "…")
+				break
+			}
+			lines = append(lines, failMark+" "+l+".")
+		}
+		top(Para{Only: documents, Lead: "Release gate " + g.Summary + ".", Text: strings.Join(lines, " ")})
+	}
+	run := Section{Blocks: []Block{Para{Only: documents, Lead: "Run:", Text: fmt.Sprintf("%s → %s (%s, %s) · %s", v.Run.From, v.Run.To, mdSecs(v.Run.DurationS), v.Run.Ended, v.Run.Sent), Code: v.Run.Command}}}
+	if v.Run.Interrupted {
+		run.Blocks = append(run.Blocks, Para{Only: documents, Lead: "Interrupted after " + mdSecs(v.Run.DurationS) + ":", Text: "this report covers every request sent until then."})
+	}
+	who := *v // the first kinds of answer
+	if len(v.Who) > briefWho {
+		who.Who = v.Who[:briefWho]
+	}
+	whoS := onlyIn(whoSection(&who), FormatText)
+	if n := len(v.Who) - briefWho; n > 0 {
+		whoS.Blocks = append(whoS.Blocks, Para{Only: FormatText, Indent: 2, Text: fmt.Sprintf("… and %d more kind%s of failure in the full report", n, words.Plural(n))})
+	}
+	p.Sections = append([]Section{run, tablesOnly(familiesSection(v)), suspectsSection(b), whoS, briefSamplesSection(b)}, briefLogsSections(b)...)
+	return p
+}
+
+// onlyIn is s with only the blocks shown in f.
+func onlyIn(s Section, f Format) Section {
+	var blocks []Block
+	for _, b := range s.Blocks {
+		if shows(b.only(), f) {
+			blocks = append(blocks, b)
+		}
+	}
+	s.Blocks = blocks
+	return s
+}
+
+// suspectsSection is a row per suspect with its own figures.
+func suspectsSection(b *BriefView) Section {
+	if len(b.Suspects) == 0 {
+		return Section{}
+	}
+	tb := Table{Marks: true, Cols: []Col{{Head: "Suspect", Label: true}, {Head: "Kind", Prio: 2, Only: FormatText}, {Head: "Kind", Only: documents},
+		{Head: "How it fails", Only: documents}, {Head: "Failed", Right: true}, {Head: "Failure rate (95% CI)", Short: "Rate (95% CI)", Prio: 4},
+		{Head: "p", Prio: 3}, {Head: "p50", Right: true, Prio: 5}, {Head: "p99", Right: true, Prio: 6}}}
+	for _, s := range b.Suspects {
+		label, what := s.Label, s.What
+		if s.Kind == "endpoint" && s.URL != "" {
+			label += " " + s.URL
+		}
+		if s.Family != "" && s.Kind == "endpoint" {
+			what += ", " + s.Family
+		}
+		tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{label, what, s.What, s.How, s.Counts, s.RateCI, s.P, s.P50, s.P99}})
+	}
+	return Section{Heading: "Suspects", Blocks: []Block{tb}}
+}
+
+// briefSamplesSection is one failed request of each suspect: a line each
+// on a terminal, a table in the documents.
+func briefSamplesSection(b *BriefView) Section {
+	if len(b.Samples) == 0 {
+		return Section{}
+	}
+	s := Section{Heading: "One failed request of each suspect"}
+	if b.Samples[0].For == "" {
+		s.Heading = "Failed requests, the first of each failing address"
+	}
+	tb := Table{Only: documents, Marks: true, Scroll: true, Cols: append([]Col{{Head: "Of"}}, sampleCols...)}
+	l := List{Only: FormatText}
+	for i := range b.Samples {
+		it := &b.Samples[i]
+		r := &it.Row
+		tb.Rows = append(tb.Rows, Row{Failing: r.Failed, Cells: sampleCells([]string{cmp.Or(it.For, it.Label)}, r)})
+		conn := r.Conn + " connection " + r.Local + " → " + r.Remote
+		if r.Conn == "none" {
+			conn = "no connection to " + r.Remote
+		}
+		lead := it.Label
+		if it.For != "" {
+			lead = it.For
+			if !strings.Contains(it.For, it.Label) {
+				lead += " (" + it.Label + ")"
+			}
+		}
+		item := Item{Failing: true, Text: fmt.Sprintf("%s · %s · %s · %s · %s", lead, r.Clock, r.Result, r.Latency, conn)}
+		if r.RequestID != "" {
+			item.Tail = "sent X-Request-Id: " + r.RequestID
+		}
+		l.Items = append(l.Items, item)
+	}
+	s.Blocks = []Block{l, tb}
+	return s
+}
+
+// briefLogsSections are each gateway's query, or what to filter any
+// access log on.
+func briefLogsSections(b *BriefView) []Section {
+	l := &b.Logs
+	var out []Section
+	for _, q := range l.Queries {
+		s := Section{Heading: "Find them in the logs: " + q.Gateway}
+		port := ""
+		if l.PortFilter {
+			port = " (nothing found? delete the port line: a NAT or proxy in between changes the client port)"
+		}
+		if q.Query.Failing { // what the query finds, said beside the heading on a terminal
+			s.Aside = "the requests of the failing connections"
+		}
+		s.Blocks = []Block{Para{Only: documents, Text: q.Query.Title + port + ":"}, Code{Info: q.Query.Lang, Text: q.Query.Text}}
+		out = append(out, s)
+	}
+	if len(l.Queries) == 0 && len(l.Filters) > 0 {
+		list := List{}
+		for _, f := range l.Filters {
+			var text strings.Builder
+			for _, s := range f.Value {
+				text.WriteString(s.Text)
+			}
+			list.Items = append(list.Items, Item{Lead: f.Name, Text: text.String()})
+		}
+		out = append(out, Section{Heading: "Find them in the logs", Blocks: []Block{list}})
+	}
+	return out
+}
