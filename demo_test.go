@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/demo"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
@@ -73,7 +74,7 @@ func TestDemo(t *testing.T) {
 		return
 	}
 	// Who answered: every failure of the shared address came from gw-3.
-	groups := map[string]jsonGroup{}
+	groups := map[string]report.Group{}
 	for _, g := range rep.Groups {
 		if g.Header == "X-Served-By" {
 			groups[g.Value] = g

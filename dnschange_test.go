@@ -17,6 +17,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -36,7 +37,7 @@ type dnsChange struct {
 // runDNSChange runs pinprobe --re-resolve 1s --rate 200 for c.duration,
 // checks the report (see runReport) and the servers against it, and
 // returns the servers, the DNS server and the report.
-func runDNSChange(t *testing.T, c dnsChange) (*testserver.Fleet, *testserver.DNS, *jsonReport) {
+func runDNSChange(t *testing.T, c dnsChange) (*testserver.Fleet, *testserver.DNS, *report.Report) {
 	t.Helper()
 	const host = "dyn.test"
 	seen := make(chan struct{})
@@ -69,7 +70,7 @@ func runDNSChange(t *testing.T, c dnsChange) (*testserver.Fleet, *testserver.DNS
 
 // dnsChanges returns the DNS changes of the report's only host, failing the
 // test unless there are n.
-func dnsChanges(t *testing.T, rep *jsonReport, n int) []jsonChange {
+func dnsChanges(t *testing.T, rep *report.Report, n int) []report.DNSChange {
 	t.Helper()
 	if len(rep.DNS) != 1 || len(rep.DNS[0].Changes) != n {
 		t.Fatalf("dns %+v; want one host with %d change(s)", rep.DNS, n)
@@ -107,7 +108,7 @@ func checkOutOfDNS(t *testing.T, b *testserver.Backend, removed, back time.Time)
 }
 
 // timelineIndex is the bucket of at in the report's timeline.
-func timelineIndex(t *testing.T, rep *jsonReport, at time.Time) int {
+func timelineIndex(t *testing.T, rep *report.Report, at time.Time) int {
 	start := reportTime(t, "timeline.start", rep.Timeline.Start)
 	return int(at.Sub(start).Seconds() / rep.Timeline.IntervalS)
 }
@@ -243,7 +244,7 @@ func TestForensicsDNSAddressComesBack(t *testing.T) {
 	// It was there from the start: no added_at, but its history says it
 	// left and came back.
 	ep := rep.Endpoints[1]
-	wantHistory := []jsonDNSEvent{{At: gone.At, Event: "removed"}, {At: back.At, Event: "returned"}}
+	wantHistory := []report.DNSEvent{{At: gone.At, Event: "removed"}, {At: back.At, Event: "returned"}}
 	if ep.AddedAt != nil || ep.RemovedAt != nil || !slices.Equal(ep.DNSHistory, wantHistory) {
 		t.Errorf("127.0.0.2: added_at %v, removed_at %v, dns_history %v; want no added_at, not removed, history %v",
 			ep.AddedAt, ep.RemovedAt, ep.DNSHistory, wantHistory)

@@ -185,7 +185,7 @@ func nginx502WithSecrets(n int64, r *http.Request) testserver.Answer {
 // address: one that comes back gets a new endpoint), and unless the
 // report's other requests all went to unserved addresses, where no server
 // listens.
-func compareHits(t *testing.T, f *testserver.Fleet, rep *jsonReport, unserved ...string) {
+func compareHits(t *testing.T, f *testserver.Fleet, rep *report.Report, unserved ...string) {
 	t.Helper()
 	got := map[string]int64{}
 	for _, e := range rep.Endpoints {
@@ -202,7 +202,7 @@ func compareHits(t *testing.T, f *testserver.Fleet, rep *jsonReport, unserved ..
 // checkFleet is f.CheckPlacement and compareHits: every request reached the
 // server of its address with the fleet's Host, and the report counts what
 // the servers counted.
-func checkFleet(t *testing.T, f *testserver.Fleet, rep *jsonReport, unserved ...string) {
+func checkFleet(t *testing.T, f *testserver.Fleet, rep *report.Report, unserved ...string) {
 	t.Helper()
 	f.CheckPlacement(t)
 	compareHits(t, f, rep, unserved...)
@@ -211,7 +211,7 @@ func checkFleet(t *testing.T, f *testserver.Fleet, rep *jsonReport, unserved ...
 // checkClient compares the report's client section with what the servers
 // of f saw: the same local addresses and the same set of ports. Only valid
 // when every request reached a server.
-func checkClient(t *testing.T, f *testserver.Fleet, rep *jsonReport) {
+func checkClient(t *testing.T, f *testserver.Fleet, rep *report.Report) {
 	t.Helper()
 	addrs, ports := f.Clients()
 	want := make([]string, len(addrs))
@@ -244,219 +244,28 @@ func requireRefused(t *testing.T, ap netip.AddrPort) {
 }
 
 // ---------------------------------------------------------------------------
-// The JSON report as a user's script sees it (deliberately not report.Report)
-
-type jsonReport struct {
-	Schema       string               `json:"schema"`
-	Version      string               `json:"version"`
-	Command      []string             `json:"command"`
-	StartedAt    string               `json:"started_at"`
-	EndedAt      string               `json:"ended_at"`
-	DurationS    float64              `json:"duration_s"`
-	SendS        float64              `json:"send_s"`
-	Interrupted  bool                 `json:"interrupted"`
-	DNS          []jsonDNS            `json:"dns"`
-	Totals       jsonStats            `json:"totals"`
-	Families     map[string]jsonStats `json:"families"`
-	Endpoints    []jsonEndpoint       `json:"endpoints"`
-	Fingerprints []jsonFingerprint    `json:"fingerprints"`
-	Timeline     jsonTimeline         `json:"timeline"`
-	Client       jsonClient           `json:"client"`
-	Verdict      jsonVerdict          `json:"verdict"`
-	Thresholds   []jsonThreshold      `json:"thresholds"`
-	Groups       []jsonGroup          `json:"groups"`
-}
-
-type jsonGroup struct {
-	jsonStats
-	Header    string           `json:"header"`
-	Value     string           `json:"value"`
-	Addresses map[string]int64 `json:"addresses"`
-}
-
-type jsonThreshold struct {
-	Name   string   `json:"name"`
-	Scope  string   `json:"scope"`
-	Limit  float64  `json:"limit"`
-	Unit   string   `json:"unit"`
-	Value  *float64 `json:"value"`
-	Status string   `json:"status"`
-	OK     bool     `json:"ok"`
-}
-
-type jsonDNS struct {
-	Host      string       `json:"host"`
-	Port      int          `json:"port"`
-	Source    string       `json:"source"`
-	Addresses []string     `json:"addresses"`
-	Error     string       `json:"error"`
-	Changes   []jsonChange `json:"changes"`
-}
-
-type jsonChange struct {
-	At      string   `json:"at"`
-	Added   []string `json:"added"`
-	Removed []string `json:"removed"`
-}
-
-type jsonStats struct {
-	Requests    int64            `json:"requests"`
-	OK          int64            `json:"ok"`
-	Failed      int64            `json:"failed"`
-	FailureRate float64          `json:"failure_rate"`
-	Dropped     int64            `json:"dropped"`
-	Abandoned   int64            `json:"abandoned"`
-	RPS         float64          `json:"rps"`
-	Status      map[string]int64 `json:"status"`
-	Errors      map[string]int64 `json:"errors"`
-	LatencyMS   struct {
-		Min  float64 `json:"min"`
-		Mean float64 `json:"mean"`
-		P50  float64 `json:"p50"`
-		P90  float64 `json:"p90"`
-		P99  float64 `json:"p99"`
-		P999 float64 `json:"p999"`
-		Max  float64 `json:"max"`
-	} `json:"latency_ms"`
-	HDR string `json:"hdr"`
-}
-
-type jsonEndpoint struct {
-	jsonStats
-	Bytes       int64                    `json:"bytes"`
-	Target      string                   `json:"target"`
-	Host        string                   `json:"host"`
-	Address     string                   `json:"address"`
-	Port        int                      `json:"port"`
-	Family      string                   `json:"family"`
-	AddedAt     *string                  `json:"added_at"`
-	RemovedAt   *string                  `json:"removed_at"`
-	DNSHistory  []jsonDNSEvent           `json:"dns_history"`
-	Phases      jsonPhases               `json:"phases_ms"`
-	Connections map[string]jsonConnStats `json:"connections"`
-	Samples     []jsonSample             `json:"samples"`
-}
-
-type jsonDNSEvent struct {
-	At    string `json:"at"`
-	Event string `json:"event"`
-}
-
-type jsonPhase struct {
-	Count int64   `json:"count"`
-	P50   float64 `json:"p50"`
-	P99   float64 `json:"p99"`
-	Max   float64 `json:"max"`
-}
-
-type jsonPhases struct {
-	Connect jsonPhase `json:"connect"`
-	TLS     jsonPhase `json:"tls"`
-	TTFB    jsonPhase `json:"ttfb"`
-}
-
-type jsonConnStats struct {
-	Requests int64 `json:"requests"`
-	Failed   int64 `json:"failed"`
-}
-
-type jsonSample struct {
-	At        string            `json:"at"`
-	RequestID string            `json:"request_id"`
-	Status    int               `json:"status"`
-	Error     string            `json:"error"`
-	Class     string            `json:"class"`
-	LatencyMS float64           `json:"latency_ms"`
-	Local     string            `json:"local"`
-	Remote    string            `json:"remote"`
-	Reused    bool              `json:"reused"`
-	Headers   map[string]string `json:"headers"`
-	Body      string            `json:"body"`
-}
-
-type jsonFingerprint struct {
-	Status    int              `json:"status"`
-	Error     string           `json:"error"`
-	Server    string           `json:"server"`
-	BodyHash  string           `json:"body_hash"`
-	Producer  string           `json:"producer"`
-	Count     int64            `json:"count"`
-	Fresh     int64            `json:"fresh"`
-	Reused    int64            `json:"reused"`
-	Addresses map[string]int64 `json:"addresses"`
-	Body      string           `json:"body"`
-}
-
-type jsonTimeline struct {
-	IntervalS float64      `json:"interval_s"`
-	Start     string       `json:"start"`
-	Series    []jsonSeries `json:"series"`
-}
-
-type jsonSeries struct {
-	Address  string  `json:"address"`
-	Target   string  `json:"target"`
-	Requests []int64 `json:"requests"`
-	Failed   []int64 `json:"failed"`
-}
-
-type jsonClient struct {
-	LocalAddresses []string `json:"local_addresses"`
-	Ports          []int    `json:"ports"`
-	PortsCount     int      `json:"ports_count"`
-	PortMin        int      `json:"port_min"`
-	PortMax        int      `json:"port_max"`
-}
-
-type jsonVerdict struct {
-	Status   string        `json:"status"`
-	Headline string        `json:"headline"`
-	Summary  string        `json:"summary"`
-	Suspects []jsonSuspect `json:"suspects"`
-	Notes    []string      `json:"notes"`
-}
-
-type jsonSuspect struct {
-	Kind               string     `json:"kind"`
-	How                string     `json:"how"`
-	Group              string     `json:"group"`
-	Header             string     `json:"header"`
-	Value              string     `json:"value"`
-	Addresses          []string   `json:"addresses"`
-	Agrees             string     `json:"agrees"`
-	Connections        int64      `json:"connections"`
-	FailingConnections int64      `json:"failing_connections"`
-	Address            string     `json:"address"`
-	Target             string     `json:"target"`
-	Family             string     `json:"family"`
-	Requests           int64      `json:"requests"`
-	Failed             int64      `json:"failed"`
-	FailureRate        float64    `json:"failure_rate"`
-	CI95               [2]float64 `json:"ci95"`
-	P                  float64    `json:"p"`
-}
+// The JSON report, read as report.Report: the schema check and the keys
+// required at every level (decodeReport) hold the contract a user's script
+// reads.
 
 // decodeReport decodes a JSON report and checks it against
 // schema/pinprobe.report.v1.json, and that every key of the contract this
 // issue covers is present, at every level.
-func decodeReport(t *testing.T, b []byte) *jsonReport {
+func decodeReport(t *testing.T, b []byte) *report.Report {
 	t.Helper()
 	checkSchema(t, kindReport, b)
-	var rep jsonReport
+	var rep report.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, b)
 	}
-	var typed report.Report
-	if err := json.Unmarshal(b, &typed); err != nil {
-		t.Fatalf("decode report as report.Report: %v", err)
-	}
-	if err := report.Validate(&typed); err != nil {
+	if err := report.Validate(&rep); err != nil {
 		t.Errorf("the report breaks its invariants: %v", err)
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(b, &raw); err != nil {
 		t.Fatalf("decode report: %v", err)
 	}
+	checkTimes(t, "report", raw)
 	requireKeys(t, "report", raw, "schema", "version", "command", "started_at", "ended_at", "duration_s",
 		"interrupted", "dns", "totals", "families", "endpoints")
 	requireStatsKeys(t, "totals", raw["totals"])
@@ -506,7 +315,7 @@ var jsonTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$
 // requests == ok + failed at every level, consistent failure rates,
 // percentiles in order, histograms that decode to the request count, and
 // endpoint sums equal to family sums equal to totals.
-func checkReport(t *testing.T, rep *jsonReport) {
+func checkReport(t *testing.T, rep *report.Report) {
 	t.Helper()
 	if rep.Schema != "pinprobe.report/v1" {
 		t.Errorf("schema = %q; want pinprobe.report/v1", rep.Schema)
@@ -517,34 +326,26 @@ func checkReport(t *testing.T, rep *jsonReport) {
 	if len(rep.Command) == 0 || rep.Command[0] != "pinprobe" {
 		t.Errorf("command = %q; want it to start with pinprobe", rep.Command)
 	}
-	for name, s := range map[string]string{"started_at": rep.StartedAt, "ended_at": rep.EndedAt} {
-		if !jsonTime.MatchString(s) {
-			t.Errorf("%s = %q; want YYYY-MM-DDTHH:MM:SS.mmmZ", name, s)
-		}
+	start, end := reportTime(t, "started_at", rep.StartedAt), reportTime(t, "ended_at", rep.EndedAt)
+	if end.Before(start) {
+		t.Errorf("ended_at %s before started_at %s", end, start)
 	}
-	start, err1 := time.Parse(time.RFC3339Nano, rep.StartedAt)
-	end, err2 := time.Parse(time.RFC3339Nano, rep.EndedAt)
-	if err1 == nil && err2 == nil {
-		if end.Before(start) {
-			t.Errorf("ended_at %s before started_at %s", rep.EndedAt, rep.StartedAt)
-		}
-		if d := end.Sub(start).Seconds(); abs(d-rep.DurationS) > 0.0015 {
-			t.Errorf("duration_s = %v; want ended_at - started_at = %v", rep.DurationS, d)
-		}
+	if d := end.Sub(start).Seconds(); abs(d-rep.DurationS) > 0.0015 {
+		t.Errorf("duration_s = %v; want ended_at - started_at = %v", rep.DurationS, d)
 	}
 
 	checkStats(t, "totals", &rep.Totals)
 	for name, s := range rep.Families {
-		checkStats(t, "families."+name, &s)
+		checkStats(t, "families."+name, s)
 		if name != "ipv4" && name != "ipv6" {
 			t.Errorf("families has %q; want only ipv4 and ipv6", name)
 		}
 	}
-	famSum := map[string]*jsonStats{}
+	famSum := map[string]*report.Stats{}
 	for i := range rep.Endpoints {
 		e := &rep.Endpoints[i]
 		scope := "endpoint " + e.Address
-		checkStats(t, scope, &e.jsonStats)
+		checkStats(t, scope, &e.Stats)
 		a, err := netip.ParseAddr(e.Address)
 		switch {
 		case err != nil:
@@ -553,9 +354,9 @@ func checkReport(t *testing.T, rep *jsonReport) {
 			t.Errorf("%s: family = %q; wrong for the address", scope, e.Family)
 		}
 		if famSum[e.Family] == nil {
-			famSum[e.Family] = &jsonStats{Status: map[string]int64{}, Errors: map[string]int64{}}
+			famSum[e.Family] = &report.Stats{Status: map[string]int64{}, Errors: map[string]int64{}}
 		}
-		addStats(famSum[e.Family], &e.jsonStats)
+		addStats(famSum[e.Family], &e.Stats)
 	}
 	for fam, sum := range famSum {
 		got, ok := rep.Families[fam]
@@ -563,19 +364,19 @@ func checkReport(t *testing.T, rep *jsonReport) {
 			t.Errorf("families has no %s, but endpoints of that family exist", fam)
 			continue
 		}
-		compareSums(t, "families."+fam+" vs its endpoints", &got, sum)
+		compareSums(t, "families."+fam+" vs its endpoints", got, sum)
 	}
 	if len(famSum) != len(rep.Families) {
 		t.Errorf("families has %d entries; endpoints span %d families", len(rep.Families), len(famSum))
 	}
-	total := &jsonStats{Status: map[string]int64{}, Errors: map[string]int64{}}
+	total := &report.Stats{Status: map[string]int64{}, Errors: map[string]int64{}}
 	for _, s := range rep.Families {
-		addStats(total, &s)
+		addStats(total, s)
 	}
 	compareSums(t, "totals vs families", &rep.Totals, total)
 }
 
-func checkStats(t *testing.T, scope string, s *jsonStats) {
+func checkStats(t *testing.T, scope string, s *report.Stats) {
 	t.Helper()
 	if s.Requests != s.OK+s.Failed {
 		t.Errorf("%s: requests %d != ok %d + failed %d", scope, s.Requests, s.OK, s.Failed)
@@ -619,7 +420,7 @@ func checkStats(t *testing.T, scope string, s *jsonStats) {
 	}
 }
 
-func addStats(dst, src *jsonStats) {
+func addStats(dst, src *report.Stats) {
 	dst.Requests += src.Requests
 	dst.OK += src.OK
 	dst.Failed += src.Failed
@@ -632,7 +433,7 @@ func addStats(dst, src *jsonStats) {
 	}
 }
 
-func compareSums(t *testing.T, scope string, got, sum *jsonStats) {
+func compareSums(t *testing.T, scope string, got, sum *report.Stats) {
 	t.Helper()
 	if got.Requests != sum.Requests || got.OK != sum.OK || got.Failed != sum.Failed || got.Dropped != sum.Dropped {
 		t.Errorf("%s: requests/ok/failed/dropped = %d/%d/%d/%d; the parts add up to %d/%d/%d/%d", scope,
@@ -668,7 +469,7 @@ func abs(v float64) float64 {
 	return v
 }
 
-func endpointByAddr(t *testing.T, rep *jsonReport, addr string) *jsonEndpoint {
+func endpointByAddr(t *testing.T, rep *report.Report, addr string) *report.Endpoint {
 	t.Helper()
 	for i := range rep.Endpoints {
 		if rep.Endpoints[i].Address == addr {
@@ -680,7 +481,7 @@ func endpointByAddr(t *testing.T, rep *jsonReport, addr string) *jsonEndpoint {
 }
 
 // endpointAddrs lists the endpoints' addresses in order ([] when none).
-func endpointAddrs(rep *jsonReport) []string {
+func endpointAddrs(rep *report.Report) []string {
 	s := []string{}
 	for _, e := range rep.Endpoints {
 		s = append(s, e.Address)
@@ -699,7 +500,7 @@ type reportOpts struct {
 
 // runReport runs pinprobe with --format json -q and args, expects exit 0,
 // decodes the report and checks the core and forensic invariants.
-func runReport(t *testing.T, o reportOpts, args ...string) (*jsonReport, string) {
+func runReport(t *testing.T, o reportOpts, args ...string) (*report.Report, string) {
 	t.Helper()
 	args = append([]string{"--format", "json", "-q"}, args...)
 	code, stdout, stderr := pinprobe(t, args...)
@@ -715,27 +516,43 @@ func runReport(t *testing.T, o reportOpts, args ...string) (*jsonReport, string)
 	return rep, stdout
 }
 
-// reportTime parses a timestamp of the report, which must have the format of
-// jsonTime.
-func reportTime(t *testing.T, scope, s string) time.Time {
+// checkTimes checks that every timestamp of a decoded document (a key
+// "at", "start" or ending in "_at") is written as jsonTime says: what a
+// script parses, whatever report.Time would accept.
+func checkTimes(t *testing.T, scope string, v any) {
 	t.Helper()
-	if !jsonTime.MatchString(s) {
-		t.Errorf("%s = %q; want YYYY-MM-DDTHH:MM:SS.mmmZ", scope, s)
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if s, ok := e.(string); ok && (k == "at" || k == "start" || strings.HasSuffix(k, "_at")) && !jsonTime.MatchString(s) {
+				t.Errorf("%s.%s = %q; want YYYY-MM-DDTHH:MM:SS.mmmZ", scope, k, s)
+			}
+			checkTimes(t, scope+"."+k, e)
+		}
+	case []any:
+		for i, e := range v {
+			checkTimes(t, fmt.Sprintf("%s[%d]", scope, i), e)
+		}
 	}
-	tm, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		t.Fatalf("%s = %q: %v", scope, s, err)
+}
+
+// reportTime is a timestamp of the report, which must be set (its format
+// is checkTimes').
+func reportTime(t *testing.T, scope string, tm report.Time) time.Time {
+	t.Helper()
+	if tm.IsZero() {
+		t.Errorf("%s is not set", scope)
 	}
-	return tm
+	return tm.Time
 }
 
 // sampleFailed reports whether a sample is a failed request (5xx or no response).
-func sampleFailed(s jsonSample) bool { return s.Error != "" || s.Status >= 500 }
+func sampleFailed(s report.Sample) bool { return s.Error != "" || s.Status >= 500 }
 
 // checkForensics asserts what must hold in every report: the keys of the
 // contract, timeline sums, fingerprint sums, connection splits, the sample
 // quota, well-formed samples, client ports and a consistent verdict.
-func checkForensics(t *testing.T, rep *jsonReport, raw string, o reportOpts) {
+func checkForensics(t *testing.T, rep *report.Report, raw string, o reportOpts) {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal([]byte(raw), &m); err != nil {
@@ -845,7 +662,7 @@ func checkForensics(t *testing.T, rep *jsonReport, raw string, o reportOpts) {
 		if fresh.Requests+reused.Requests != e.Requests || fresh.Failed+reused.Failed != e.Failed {
 			t.Errorf("%s: connections %+v; want fresh+reused = %d requests, %d failed", scope, e.Connections, e.Requests, e.Failed)
 		}
-		for name, p := range map[string]jsonPhase{"connect": e.Phases.Connect, "tls": e.Phases.TLS, "ttfb": e.Phases.TTFB} {
+		for name, p := range map[string]report.Phase{"connect": e.Phases.Connect, "tls": e.Phases.TLS, "ttfb": e.Phases.TTFB} {
 			if p.Count > e.Requests || p.Count < 0 || (p.Count > 0 && !(p.P50 <= p.P99 && p.P99 <= p.Max)) {
 				t.Errorf("%s: phase %s %+v; want count <= %d requests and p50 <= p99 <= max", scope, name, p, e.Requests)
 			}
@@ -967,7 +784,7 @@ func checkForensics(t *testing.T, rep *jsonReport, raw string, o reportOpts) {
 }
 
 // suspects returns the addresses the verdict names as endpoints.
-func suspects(rep *jsonReport) []string {
+func suspects(rep *report.Report) []string {
 	out := []string{}
 	for _, s := range rep.Verdict.Suspects {
 		if s.Kind != "endpoint" {
@@ -978,7 +795,7 @@ func suspects(rep *jsonReport) []string {
 	return out
 }
 
-func checkVerdict(t *testing.T, rep *jsonReport, status string, want ...string) {
+func checkVerdict(t *testing.T, rep *report.Report, status string, want ...string) {
 	t.Helper()
 	t.Logf("verdict: %s", rep.Verdict.Summary)
 	if want == nil {

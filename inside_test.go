@@ -22,12 +22,13 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/check"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // suspectKinds lists a report's suspects as "endpoint ADDR", "group H: V"
 // or "connections ADDR".
-func suspectKinds(rep *jsonReport) []string {
+func suspectKinds(rep *report.Report) []string {
 	var out []string
 	for _, s := range rep.Verdict.Suspects {
 		switch s.Kind {
@@ -370,7 +371,7 @@ func TestUntilVerdict(t *testing.T) {
 }
 
 // untilNote is the verdict's note on --until-verdict's end, or "".
-func untilNote(rep *jsonReport) string {
+func untilNote(rep *report.Report) string {
 	for _, n := range rep.Verdict.Notes {
 		if strings.HasPrefix(n, "The verdict did not settle") || strings.HasPrefix(n, "The verdict settled only") {
 			return n

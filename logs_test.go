@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/join"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -45,7 +46,7 @@ func joinRun(t *testing.T, reportPath string, logs []string, extra ...string) *j
 // probeSaved runs pinprobe against host (resolved to 127.0.0.1 and ::1)
 // and saves the report; it returns the report's path and the run's
 // request count.
-func probeSaved(t *testing.T, host string, n int) (string, *jsonReport) {
+func probeSaved(t *testing.T, host string, n int) (string, *report.Report) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "run.json")
 	// The built command, not the race-instrumented in-process run: a
@@ -64,7 +65,7 @@ func probeSaved(t *testing.T, host string, n int) (string, *jsonReport) {
 // routes to the dead upstream dead and whose 127.0.0.1 listener to the
 // healthy one ok: every request of the run found, the dead upstream named
 // the failing backend, the healthy one cleared.
-func checkTraced(t *testing.T, j *join.Join, rep *jsonReport, dead, ok string) {
+func checkTraced(t *testing.T, j *join.Join, rep *report.Report, dead, ok string) {
 	t.Helper()
 	if j.Lines.Run != rep.Totals.Requests || j.Missing.Requests != 0 {
 		t.Errorf("%d lines of the run found of %d requests (missing %d); want every one", j.Lines.Run, rep.Totals.Requests, j.Missing.Requests)

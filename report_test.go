@@ -58,7 +58,7 @@ func TestJSONReportThreeAddresses(t *testing.T) {
 		t.Errorf("interrupted = true; want false")
 	}
 
-	wantDNS := []jsonDNS{{Host: "app.test", Port: int(f.Port()), Source: "resolve", Addresses: []string{"127.0.0.1", "127.0.0.2", "::1"}}}
+	wantDNS := []report.DNS{{Host: "app.test", Port: f.Port(), Source: "resolve", Addresses: []string{"127.0.0.1", "127.0.0.2", "::1"}}}
 	if len(rep.DNS) != 1 || rep.DNS[0].Host != wantDNS[0].Host || rep.DNS[0].Port != wantDNS[0].Port ||
 		rep.DNS[0].Source != wantDNS[0].Source || !slices.Equal(rep.DNS[0].Addresses, wantDNS[0].Addresses) || rep.DNS[0].Error != "" {
 		t.Errorf("dns = %+v; want %+v", rep.DNS, wantDNS)
@@ -76,7 +76,7 @@ func TestJSONReportThreeAddresses(t *testing.T) {
 	}
 	for i, w := range wantEps {
 		e := rep.Endpoints[i]
-		if e.Address != w.addr || e.Family != w.family || e.Port != int(f.Port()) || e.Host != "app.test" || e.Target != f.URL() {
+		if e.Address != w.addr || e.Family != w.family || e.Port != f.Port() || e.Host != "app.test" || e.Target != f.URL() {
 			t.Errorf("endpoint %d = %s/%s port %d host %q target %q; want %s/%s port %d host app.test target %s",
 				i, e.Address, e.Family, e.Port, e.Host, e.Target, w.addr, w.family, f.Port(), f.URL())
 		}

@@ -54,7 +54,7 @@ func TestVerdictShapes(t *testing.T) {
 }
 
 // checkShapeVerdict checks a report's verdict against a shape's truth.
-func checkShapeVerdict(t *testing.T, truth testserver.Truth, rep *jsonReport) {
+func checkShapeVerdict(t *testing.T, truth testserver.Truth, rep *report.Report) {
 	t.Helper()
 	v := rep.Verdict
 	if truth.Healthy {
@@ -144,7 +144,7 @@ func shapeKey(kind, address, group string) string {
 	return kind + " " + address
 }
 
-func suspectWords(ss []jsonSuspect) []string {
+func suspectWords(ss []report.Suspect) []string {
 	out := []string{}
 	for _, s := range ss {
 		out = append(out, shapeKey(s.Kind, s.Address, s.Group))
@@ -162,7 +162,7 @@ func truthWords(ts []testserver.TruthSuspect) []string {
 	return out
 }
 
-func findSuspect(ss []jsonSuspect, ts testserver.TruthSuspect) *jsonSuspect {
+func findSuspect(ss []report.Suspect, ts testserver.TruthSuspect) *report.Suspect {
 	for i := range ss {
 		if shapeKey(ss[i].Kind, ss[i].Address, ss[i].Group) == shapeKey(ts.Kind, ts.Address, ts.Group) {
 			return &ss[i]
