@@ -57,7 +57,7 @@ func TestPreflight(t *testing.T) {
 		args := []string{"--preflight", "--resolve", fmt.Sprintf("app.test:%d:127.0.0.1,127.0.0.2", port), fmt.Sprintf("http://app.test:%d/", port)}
 		for _, f := range []struct{ format, want string }{
 			{"markdown", "| ✗   | http://app.test:"},
-			{"html", `<tr class="fail"><td>✗</td><td>http://app.test:`},
+			{"html", `<tr class="fail"><td class="mark-col"><span class="mark" aria-label="failed">✗</span></td><td>http://app.test:`},
 		} {
 			code, stdout, stderr := pinprobe(t, append([]string{"--format", f.format}, args...)...)
 			if code != exitFail || !strings.Contains(stdout, f.want) || !strings.Contains(stdout, "connect_refused") || !strings.Contains(stdout, "1 of 2 endpoints") {

@@ -18,8 +18,8 @@ const briefWho = 3
 // suspect and the log query that finds them.
 func briefPage(v *View) *Page {
 	b := v.Brief()
-	p := &Page{Title: "pinprobe: " + v.Headline + " — " + v.Hosts, Bad: verdictTone(v.Verdict) == ToneBad,
-		Footer: "Everything else (DNS, every table, the timeline, every query): the same command without --brief. Written by pinprobe " + v.Run.Version + "; times are UTC."}
+	p := newReportPage(v)
+	p.Footer = "Everything else (DNS, every table, the timeline, every query): the same command without --brief. Written by pinprobe " + v.Run.Version + "; times are UTC."
 	for _, blk := range reportTop(v) {
 		if blk.only() == FormatText {
 			p.Top = append(p.Top, blk)

@@ -114,7 +114,7 @@ func testDOM(t *testing.T, b *browser) {
 				if chart == nil || len(find(chart, classed("series"))) != 4 {
 					t.Errorf("the browser shows no instance chart of four series")
 				}
-				if n := len(find(byID(doc, "connections"), classed("port"))); n != 3 {
+				if n := len(connPorts(byID(doc, "connections"))); n != 3 {
 					t.Errorf("the browser shows %d failing connections; want 3", n)
 				}
 			default:

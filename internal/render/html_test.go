@@ -104,6 +104,28 @@ func find(n *html.Node, match func(*html.Node) bool) []*html.Node {
 	return out
 }
 
+// titledList is the items of the list under the heading title in n.
+func titledList(n *html.Node, title string) []*html.Node {
+	for _, div := range find(n, classed("list")) {
+		if h := find(div, tagged("h2")); len(h) > 0 && textOf(h[0]) == title {
+			return find(div, tagged("li"))
+		}
+	}
+	return nil
+}
+
+// connPorts is the client ports of the failing connections' tables in n:
+// the first cell after each row's mark.
+func connPorts(n *html.Node) []string {
+	var ports []string
+	for _, tr := range find(n, tagged("tr")) {
+		if tds := find(tr, tagged("td")); len(tds) > 1 && hasClass(tds[0], "mark-col") {
+			ports = append(ports, textOf(tds[1]))
+		}
+	}
+	return ports
+}
+
 func byID(doc *html.Node, id string) *html.Node {
 	if els := find(doc, func(n *html.Node) bool { return attr(n, "id") == id }); len(els) == 1 {
 		return els[0]
@@ -481,13 +503,11 @@ func TestHTMLInside(t *testing.T) {
 	}
 	box := byID(doc, "verdict")
 	var suspects []string
-	for _, li := range find(box, tagged("li")) {
-		if c := attr(li, "class"); strings.HasPrefix(c, "suspect-") {
-			suspects = append(suspects, strings.TrimPrefix(c, "suspect-")+": "+strings.Join(strings.Fields(textOf(li)), " "))
-		}
+	for _, li := range titledList(box, "Suspects") {
+		suspects = append(suspects, strings.Join(strings.Fields(textOf(li)), " "))
 	}
-	wantSuspects := []string{"endpoint: address 2001:db8::1 IPv6 — answers 502",
-		"group: instance X-Served-By: gw-3 behind 192.0.2.2 IPv4 — answers 502; on 192.0.2.2 ×12; 3 of 12 connections failed"}
+	wantSuspects := []string{"address 2001:db8::1 IPv6: answers 502",
+		"instance X-Served-By: gw-3 behind 192.0.2.2 IPv4: answers 502; on 192.0.2.2 ×12; 3 of 12 connections failed"}
 	if len(suspects) != len(wantSuspects) {
 		t.Fatalf("verdict box lists suspects %q; want %d", suspects, len(wantSuspects))
 	}
@@ -496,18 +516,20 @@ func TestHTMLInside(t *testing.T) {
 			t.Errorf("suspect %d is %q; want it to start %q", i, suspects[i], w)
 		}
 	}
-	notes := find(box, classed("notes"))
-	if len(notes) != 1 || len(find(notes[0], tagged("li"))) != len(r.Verdict.Notes) {
-		t.Errorf("verdict box notes %d; want one list of %d", len(notes), len(r.Verdict.Notes))
+	if notes := titledList(box, "Also found"); len(notes) != len(r.Verdict.Notes) {
+		t.Errorf("verdict box notes %d; want %d", len(notes), len(r.Verdict.Notes))
 	} else {
-		for i, li := range find(notes[0], tagged("li")) {
+		for i, li := range notes {
 			if textOf(li) != r.Verdict.Notes[i] {
 				t.Errorf("note %d %q; want %q", i, textOf(li), r.Verdict.Notes[i])
 			}
 		}
 	}
-	if g := find(box, classed("gate-line")); len(g) != 1 || !strings.Contains(textOf(g[0]), v.Gate.Summary) || !hasClass(g[0], "fail") {
-		t.Errorf("verdict box gate line %d; want one, failed, saying %q", len(g), v.Gate.Summary)
+	gateLines := find(box, func(n *html.Node) bool {
+		return n.Data == "p" && strings.HasPrefix(textOf(n), "Release gate "+v.Gate.Summary)
+	})
+	if len(gateLines) != 1 || !strings.Contains(textOf(gateLines[0]), "✗") {
+		t.Errorf("verdict box gate line %d; want one saying %q and its failed checks", len(gateLines), v.Gate.Summary)
 	}
 
 	inst := byID(doc, "instances")
@@ -529,11 +551,7 @@ func TestHTMLInside(t *testing.T) {
 	}
 
 	conns := byID(doc, "connections")
-	var ports []string
-	for _, td := range find(conns, classed("port")) {
-		ports = append(ports, textOf(td))
-	}
-	if strings.Join(ports, " ") != "40103 40107 40111" {
+	if ports := connPorts(conns); strings.Join(ports, " ") != "40103 40107 40111" {
 		t.Errorf("failing connections' ports %q; want 40103 40107 40111", ports)
 	}
 	pres := find(conns, tagged("pre"))
@@ -664,10 +682,8 @@ func TestHTMLNotesSayMore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var notes []string
-	for _, div := range find(doc, classed("notes")) {
-		for _, li := range find(div, tagged("li")) {
-			notes = append(notes, textOf(li))
-		}
+	for _, li := range titledList(doc, "Also found") {
+		notes = append(notes, textOf(li))
 	}
 	if !slices.Equal(notes, []string{fresh}) {
 		t.Errorf("Also found lists %q; want only %q, once", notes, fresh)

@@ -8,8 +8,12 @@ package render
 // column's Prio or Under.
 type Page struct {
 	Title string // the document's title: Markdown's "# " line
-	Lead  Para   // what it found, first: its Lead is the status ("REGRESSED")
-	Bad   bool   // the lead is bad news (red in a terminal)
+	// HTML's header box: a small line above the heading (Kicker), the
+	// status in a badge, the heading (Title when unset) and the box's
+	// tone ("bad", "warn", "good"; "" none).
+	Kicker, Badge, Heading, Tone string
+	Lead                         Para // what it found, first: its Lead is the status ("REGRESSED")
+	Bad                          bool // the lead is bad news (red in a terminal)
 	// Top is what follows the lead before the first section: the
 	// documents quote it with the lead, a terminal prints it under it.
 	Top      []Block
@@ -24,9 +28,12 @@ type Section struct {
 	Heading string
 	// Aside is a terminal's short gloss beside the heading ("failed/requests
 	// before → after"); the documents say it in their prose.
-	Aside  string
-	Bad    bool // its heading is bad news (red on a terminal)
-	Blocks []Block
+	Aside string
+	Bad   bool // its heading is bad news (red on a terminal)
+	// ID is the section's anchor in HTML, and Nav its name in the page's
+	// table of contents ("": not listed).
+	ID, Nav string
+	Blocks  []Block
 }
 
 // Format is a set of writers.
@@ -85,6 +92,25 @@ type Chart struct {
 	Only     Format
 }
 
+// Figure is a chart of the view HTML draws as SVG (the other formats say
+// what it shows in their tables and Chart).
+type Figure struct {
+	Kind  FigureKind
+	V     *View
+	Group int // the instance header's chart: its index in V.Groups
+}
+
+// FigureKind is what a Figure draws.
+type FigureKind uint8
+
+const (
+	FigureTimeline FigureKind = iota // failures over time, per endpoint
+	FigureOverTime                   // requests, failures and latency over time, per family and suspect
+	FigureMix                        // the answers of each family
+	FigureLatency                    // the latency percentiles of each endpoint
+	FigureRates                      // the failure rate of each value of an instance header
+)
+
 // Queries are the ready-to-run queries that find the run's requests in
 // gateways' logs, with what to filter any other log on.
 type Queries struct {
@@ -95,6 +121,7 @@ type Queries struct {
 // List is a list of items; a list with a failing item marks each (✗ or
 // blank) instead of bullets.
 type List struct {
+	Title  string // a sub-heading above it, in HTML
 	Items  []Item
 	Marked bool // marks (✗ or blank) even when no item fails
 	Only   Format
@@ -154,21 +181,34 @@ type Col struct {
 	// Fit lets a terminal cut each cell's words after its first, in their
 	// middle, to the width the other columns leave (an address stays
 	// whole, its URL as short as fits).
-	Fit  bool
-	Only Format
+	Fit bool
+	// Interval is the column where HTML draws the row's Interval.
+	Interval bool
+	Only     Format
+}
+
+// Interval is a failure rate and its 95% interval, all from 0 to 1.
+type Interval struct {
+	Rate, Lo, Hi float64
+	Failing      bool
 }
 
 // Row is one row of a table.
 type Row struct {
 	Cells   []string
 	Failing bool
-	Code    bool   // its cells but the first are code (a file, a command): Markdown writes them so
-	Note    string // a terminal's line under the row ("127.0.0.3 appeared in DNS at …")
+	Suspect bool // named by the verdict: HTML marks it
+	// Interval is the failure rate and its 95% interval, which HTML draws
+	// in the column marked Interval.
+	Interval *Interval
+	Code     bool   // its cells but the first are code (a file, a command): Markdown writes them so
+	Note     string // a terminal's line under the row ("127.0.0.3 appeared in DNS at …")
 }
 
 // Code is text kept as it is: a log query, the first bytes of a body.
 type Code struct {
 	Title string // under its own sub-heading when set
+	Fold  bool   // HTML folds it under its title, shut
 	Info  string // the language, for Markdown's fence: "text", "kusto"
 	Text  string
 	Only  Format
@@ -181,6 +221,7 @@ func (t Table) only() Format   { return t.Only }
 func (p Parts) only() Format   { return p.Only }
 func (c Chart) only() Format   { return c.Only }
 func (q Queries) only() Format { return q.Only }
+func (Figure) only() Format    { return FormatHTML }
 
 // view is the table's columns shown in f, and each row's cells of them
 // after lead empty cells (a writer's mark column), one allocation a row.

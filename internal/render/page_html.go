@@ -3,119 +3,146 @@ package render
 import (
 	"bytes"
 	"crypto/sha256"
+	_ "embed" // the page's template and style sheet
 	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// pageCSS is the style of a page written as HTML.
-const pageCSS = `body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:90em;padding:0 1em;color:#222}
-h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}h3{font-size:1em}table{border-collapse:collapse;margin:.5em 0}
-td,th{border:1px solid #ccc;padding:.2em .35em;text-align:left;vertical-align:top}table{font-size:.9em}th{background:#f3f3f3}td.r,th.r{text-align:right}
-.fail td{color:#a00}.lead{border-left:4px solid #a00;padding-left:.6em}.ok{border-color:#080}
-.table{overflow-x:auto}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:.5em}table.scroll td,td.r{white-space:nowrap}`
+//go:embed page.tmpl
+var pageSource string
 
-// pageHTMLTemplate walks a page's sections; html/template escapes every
-// value for where it lands, and text shows control characters as escapes.
-var pageHTMLTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"text": func(s string) string { return words.SafeText(s, false) },
-	"code": func(s string) string { return words.SafeText(s, true) },
-}).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
-<title>{{text .P.Title}}</title><style>{{.CSS}}</style></head><body>
-<h1>{{text .P.Title}}</h1>
-<div class="lead{{if not .P.Bad}} ok{{end}}">{{if or .P.Lead.Lead .P.Lead.Text}}<p><strong>{{text .P.Lead.Lead}}</strong> {{text .P.Lead.Text}}</p>{{end}}
-{{range .Top}}{{template "para" .}}{{end}}</div>
-{{range .Sections}}{{if .Heading}}<h2>{{text .Heading}}</h2>
-{{end}}{{range .Blocks}}{{with .Para}}{{template "para" .}}{{end}}{{with .Code}}{{if .Title}}<h3>{{text .Title}}</h3>
-{{end}}<pre><code>{{code .Text}}</code></pre>
-{{end}}{{with .List}}<ul>{{range .Items}}<li{{if .Failing}} class="fail"{{end}}>{{if .Failing}}✗ {{end}}{{if .Lead}}<strong>{{text .Lead}}:</strong> {{end}}{{text .Text}}{{with .Tail}} · {{text .}}{{end}}{{range .Subs}} · {{text .}}{{end}}</li>{{end}}</ul>
-{{end}}{{with .Table}}{{if .Title}}<h3>{{text .Title}}</h3>
-{{end}}{{if .Intro}}<p>{{text .Intro}}</p>
-{{end}}<div class="table"><table{{if .Scroll}} class="scroll"{{end}}><tr>{{if .Marks}}<th></th>{{end}}{{range .Cols}}<th{{if .Right}} class="r"{{end}}>{{text .Head}}</th>{{end}}</tr>
-{{range .Rows}}<tr{{if .Failing}} class="fail"{{end}}>{{range .Cells}}<td{{if .Right}} class="r"{{end}}>{{if .Code}}<code>{{text .Text}}</code>{{else}}{{text .Text}}{{end}}</td>{{end}}</tr>
-{{end}}</table></div>
-{{range .Notes}}<p>{{text .}}</p>
-{{end}}{{end}}{{end}}{{end}}{{with .P.Footer}}<p><em>{{text .}}</em></p>
-{{end}}</body></html>
-{{define "para"}}<p>{{if .Lead}}<strong>{{text .Lead}}</strong> {{end}}{{text .Text}}{{with .Code}} · <code>{{text .}}</code>{{end}}</p>
-{{end}}`))
+//go:embed html.css
+var htmlCSS string
+
+// pageTemplate writes any page. html/template escapes every value for
+// where it lands (text, attribute, <pre>), so nothing from the network or
+// the command line can become markup; text and pre also show control
+// characters and the invisible ones that reorder text as escapes, as the
+// other formats do.
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"text":  func(s string) string { return words.SafeText(s, false) },
+	"pre":   func(s string) string { return words.SafeText(s, true) },
+	"items": strings.Fields,
+	"words": keepWords,
+	// snake cuts an error class after its underscores, where a narrow
+	// table may break it: connect_<wbr>refused×3.
+	"snake": func(s string) []string { return strings.SplitAfter(s, "_") },
+}).Parse(pageSource))
+
+// htmlWord is a word of a sentence (keepWords): Keep when it must not
+// break over lines at its hyphens.
+type htmlWord struct {
+	Text string
+	Keep bool
+}
+
+// keepWords cuts s into its words and marks those that hold a hyphen and
+// are short enough to stay whole on a narrow screen (X-Served-By, gw-3,
+// 2026-06-16), which a browser would otherwise break after a hyphen.
+func keepWords(s string) []htmlWord {
+	fields := strings.Fields(s)
+	out := make([]htmlWord, len(fields))
+	for i, w := range fields {
+		out[i] = htmlWord{Text: w, Keep: strings.Contains(w, "-") && utf8.RuneCountInString(w) <= 32}
+	}
+	return out
+}
+
+// htmlCSP forbids the page every fetch and every script: it is one file that
+// works offline, and a body that slipped past the escaping could load or run
+// nothing. The style sheet is allowed by its hash.
+var htmlCSP = func() string {
+	sum := sha256.Sum256([]byte(htmlCSS))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}()
 
 // htmlBlock is one block of a page as the template reads it: one of its
 // fields is set.
 type htmlBlock struct {
 	Para  *Para
+	Parts *Parts
 	List  *List
 	Table *htmlTable
 	Code  *Code
+	Fig   *htmlFigure
+	Logs  *LogsView
+}
+
+// htmlFigure is a Figure's chart, drawn: one of its fields is set (none
+// when the view has nothing to draw).
+type htmlFigure struct {
+	Timeline *timelineChart
+	OverTime *overTimeCharts
+	Mix      *mixChart
+	Latency  *latencyChart
+	Rates    *rateChart
 }
 
 type htmlTable struct {
 	Title, Intro  string
 	Marks, Scroll bool
-	Cols          []Col
+	Heads         []pageCell
 	Rows          []pageRow
 	Notes         []string
 }
 
 type pageRow struct {
 	Failing bool
+	Class   string // "fail" (a failing row of a marked table), "significant" (of another), "suspect"
 	Cells   []pageCell
 }
 
 type pageCell struct {
-	Text        string
-	Right, Code bool
+	Text  string
+	Class string // "num" (right-aligned), "name" (the row's label), "rate"
+	Code  bool
+	Items bool // space-separated items, each kept whole but after its underscores
+	CI    *ciBar
+}
+
+type htmlSection struct {
+	Heading, ID, Nav string
+	Blocks           []htmlBlock
 }
 
 // writePageHTML writes p as one self-contained HTML page: it loads
 // nothing and runs no script.
 func writePageHTML(w io.Writer, p *Page) error {
-	sum := sha256.Sum256([]byte(pageCSS))
-	type section struct {
-		Heading string
-		Blocks  []htmlBlock
-	}
 	data := struct {
 		P        *Page
-		Top      []Para
-		Sections []section
+		Heading  string
+		Tone     string
+		Top      []htmlBlock
+		Nav      []htmlSection
+		Sections []htmlSection
 		CSS      template.CSS
 		CSP      string
-	}{P: p, CSS: template.CSS(pageCSS),
-		CSP: "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"}
-	for _, b := range p.Top {
-		if b, ok := b.(Para); ok && shows(b.Only, FormatHTML) {
-			data.Top = append(data.Top, b)
-		}
+	}{P: p, Heading: p.Heading, CSS: template.CSS(htmlCSS), CSP: htmlCSP}
+	if data.Heading == "" {
+		data.Heading = p.Title
 	}
+	if data.Tone = p.Tone; data.Tone == "" && p.Bad {
+		data.Tone = "bad"
+	}
+	data.Top = htmlBlocks(p.Top)
 	for _, s := range p.Sections {
-		hs := section{Heading: s.Heading}
-		for _, b := range s.Blocks {
-			if !shows(b.only(), FormatHTML) {
-				continue
-			}
-			switch b := b.(type) {
-			case Para:
-				hs.Blocks = append(hs.Blocks, htmlBlock{Para: &b})
-			case List:
-				hs.Blocks = append(hs.Blocks, htmlBlock{List: &b})
-			case Table:
-				hs.Blocks = append(hs.Blocks, htmlBlock{Table: newHTMLTable(&b)})
-			case Code:
-				hs.Blocks = append(hs.Blocks, htmlBlock{Code: &b})
-			}
+		hs := htmlSection{Heading: s.Heading, ID: s.ID, Nav: s.Nav, Blocks: htmlBlocks(s.Blocks)}
+		if len(hs.Blocks) == 0 {
+			continue
 		}
-		if len(hs.Blocks) > 0 {
-			data.Sections = append(data.Sections, hs)
+		data.Sections = append(data.Sections, hs)
+		if hs.Nav != "" && hs.ID != "" {
+			data.Nav = append(data.Nav, hs)
 		}
 	}
 	var buf bytes.Buffer
-	if err := pageHTMLTemplate.Execute(&buf, data); err != nil {
+	if err := pageTemplate.Execute(&buf, data); err != nil {
 		return fmt.Errorf("render html: %w", err)
 	}
 	if _, err := buf.WriteTo(w); err != nil {
@@ -124,25 +151,90 @@ func writePageHTML(w io.Writer, p *Page) error {
 	return nil
 }
 
+// htmlBlocks are the blocks HTML shows, as the template reads them.
+func htmlBlocks(blocks []Block) []htmlBlock {
+	var out []htmlBlock
+	for _, b := range blocks {
+		if !shows(b.only(), FormatHTML) {
+			continue
+		}
+		switch b := b.(type) {
+		case Para:
+			out = append(out, htmlBlock{Para: &b})
+		case Parts:
+			out = append(out, htmlBlock{Parts: &b})
+		case List:
+			out = append(out, htmlBlock{List: &b})
+		case Table:
+			out = append(out, htmlBlock{Table: newHTMLTable(&b)})
+		case Code:
+			out = append(out, htmlBlock{Code: &b})
+		case Figure:
+			out = append(out, htmlBlock{Fig: newHTMLFigure(&b)})
+		case Queries:
+			out = append(out, htmlBlock{Logs: b.Logs})
+		}
+	}
+	return out
+}
+
+// newHTMLFigure draws f's chart.
+func newHTMLFigure(f *Figure) *htmlFigure {
+	switch f.Kind {
+	case FigureTimeline:
+		return &htmlFigure{Timeline: newTimelineChart(f.V)}
+	case FigureOverTime:
+		return &htmlFigure{OverTime: newOverTimeCharts(f.V)}
+	case FigureMix:
+		return &htmlFigure{Mix: newMixChart(f.V)}
+	case FigureLatency:
+		return &htmlFigure{Latency: newLatencyChart(f.V)}
+	}
+	return &htmlFigure{Rates: newRateChart(f.Group, f.V.Groups[f.Group])}
+}
+
 func newHTMLTable(tb *Table) *htmlTable {
 	cols, keep := tb.shown(FormatHTML)
-	ht := &htmlTable{Title: tb.Title, Intro: tb.Intro, Marks: tb.Marks, Scroll: tb.Scroll, Cols: cols, Notes: tb.Notes, Rows: make([]pageRow, len(tb.Rows))}
-	lead := 0
-	if tb.Marks {
-		lead = 1
+	ht := &htmlTable{Title: tb.Title, Intro: tb.Intro, Marks: tb.Marks, Scroll: tb.Scroll, Notes: tb.Notes, Rows: make([]pageRow, len(tb.Rows))}
+	// A column a terminal drops first a narrow window hides too ("p1").
+	class := make([]string, len(cols))
+	for j, c := range cols {
+		var cl []string
+		if c.Right {
+			cl = append(cl, "num")
+		}
+		if c.Prio == 1 {
+			cl = append(cl, "p1")
+		}
+		class[j] = strings.Join(cl, " ")
+		ht.Heads = append(ht.Heads, pageCell{Text: c.Head, Class: class[j]})
 	}
-	cells := make([]pageCell, len(tb.Rows)*(lead+len(keep))) // one allocation for every cell
+	cells := make([]pageCell, len(tb.Rows)*len(keep)) // one allocation for every cell
 	for r := range tb.Rows {
 		src := &tb.Rows[r]
-		row := cells[: lead+len(keep) : lead+len(keep)]
-		cells = cells[lead+len(keep):]
-		if tb.Marks {
-			row[0] = pageCell{Text: markOf(src.Failing)}
-		}
+		row := cells[:len(keep):len(keep)]
+		cells = cells[len(keep):]
 		for j, i := range keep {
-			row[lead+j] = pageCell{Text: src.Cells[i], Right: cols[j].Right, Code: src.Code && j > 0}
+			c := pageCell{Text: src.Cells[i], Code: src.Code && j > 0, Class: class[j], Items: cols[j].List}
+			switch col := &cols[j]; {
+			case col.Interval && src.Interval != nil:
+				c.Class, c.CI = "rate", newCIBar(src.Interval)
+			case col.Label:
+				c.Class = strings.TrimSpace("name " + c.Class)
+			}
+			row[j] = c
 		}
-		ht.Rows[r] = pageRow{Failing: src.Failing, Cells: row}
+		var cl []string
+		switch {
+		case src.Failing && tb.Marks:
+			cl = append(cl, "fail")
+		case src.Failing:
+			cl = append(cl, "significant")
+		}
+		if src.Suspect {
+			cl = append(cl, "suspect")
+		}
+		ht.Rows[r] = pageRow{Failing: src.Failing, Class: strings.Join(cl, " "), Cells: row}
 	}
 	return ht
 }

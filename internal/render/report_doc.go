@@ -13,8 +13,9 @@ import (
 // who answered them, when, a sample of them, the release gate, and (the
 // documents' appendices) the log queries, every test and every header.
 func reportPage(v *View) *Page {
-	p := &Page{Title: "pinprobe: " + v.Headline + " — " + v.Hosts, Top: reportTop(v), Bad: verdictTone(v.Verdict) == ToneBad,
-		Footer: "Written by pinprobe " + v.Run.Version + ". Times are UTC, from the clock of the machine that ran it."}
+	p := newReportPage(v)
+	p.Top = reportTop(v)
+	p.Footer = "Written by pinprobe " + v.Run.Version + ". Times are UTC, from the clock of the machine that ran it."
 	add := func(s ...Section) { p.Sections = append(p.Sections, s...) }
 	add(withBlocks(runSection(v), inputsSection(v).Blocks...), clientSection(v), dnsSection(v), preflightSection(v))
 	probed := v.NotProbed == ""
@@ -24,19 +25,31 @@ func reportPage(v *View) *Page {
 			add(instancesSection(v))
 		}
 		if len(v.Conns) > 0 {
-			add(connectionsSection(v))
+			add(withBlocks(connectionsSection(v), failingQueries(v)...))
 		}
+		add(latencySection(v))
 		if len(v.Phases) > 0 {
 			add(phasesSection(v))
 		}
-		add(timelineSection(v), samplesSection(v))
+		add(timelineSection(v), overTimeSection(v), samplesSection(v))
 	}
 	add(gateSection(v), verdictSection(v))
 	if probed {
-		add(Section{Heading: "Find these requests in your logs", Blocks: []Block{Queries{Logs: &v.Logs, Only: documents}}},
+		add(Section{Heading: "Find these requests in your logs", ID: "logs", Nav: "Log queries", Blocks: []Block{Queries{Logs: &v.Logs, Only: documents}}},
 			testsSection(v), headersSection(v))
 	}
 	return p
+}
+
+// newReportPage is the title and HTML's header of a report's page.
+func newReportPage(v *View) *Page {
+	tone := v.Verdict.Tone
+	if tone == "none" {
+		tone = ""
+	}
+	return &Page{Title: "pinprobe: " + v.Headline + " — " + v.Hosts, Bad: verdictTone(v.Verdict) == ToneBad,
+		Kicker: "pinprobe " + v.Run.Version + " · " + v.Hosts + " · " + v.Run.Started + " UTC",
+		Badge:  strings.ToUpper(v.Verdict.Status), Heading: words.Capitalize(v.Headline), Tone: tone}
 }
 
 // reportTop is what the report found, first: on a terminal the verdict
@@ -76,24 +89,85 @@ func reportTop(v *View) []Block {
 		text(Para{Only: FormatText, Text: n, Note: true})
 	}
 
-	text(Para{Only: documents, Lead: "Verdict: " + st.Status + ".", Text: st.Summary})
+	md := FormatMarkdown
+	text(Para{Only: md, Lead: "Verdict: " + st.Status + ".", Text: st.Summary})
 	for _, n := range st.Notes {
-		text(Para{Only: documents, Text: n})
+		text(Para{Only: md, Text: n})
 	}
 	if st.Level != "" {
-		text(Para{Only: documents, Text: st.Level + "."})
+		text(Para{Only: md, Text: st.Level + "."})
 	}
 	if len(v.Who) > 0 {
-		text(Para{Only: documents, Lead: "Who answered:", Text: whoWords(v.Who, 3) + "."})
+		text(Para{Only: md, Lead: "Who answered:", Text: whoWords(v.Who, 3) + "."})
 	}
 	if run.Failed > 0 {
-		text(Para{Only: documents, Text: "Queries to find these requests in the gateway's access logs are below, after the samples."})
+		text(Para{Only: md, Text: "Queries to find these requests in the gateway's access logs are below, after the samples."})
 	}
 	if run.Interrupted {
-		text(Para{Only: documents, Lead: "Interrupted after " + mdSecs(run.DurationS) + ":", Text: "the run was stopped early; this report covers every request sent until then."})
+		text(Para{Only: documents, Tone: ToneBad, Lead: "Interrupted after " + mdSecs(run.DurationS) + ":", Text: "the run was stopped early; this report covers every request sent until then."})
+	}
+	if run.Settled != "" {
+		text(Para{Only: FormatHTML, Tone: ToneStrong, Lead: "Stopped early:", Text: run.Settled + "."})
 	}
 	for _, p := range run.Pauses {
-		text(Para{Only: documents, Lead: "Paused", Text: p + "."})
+		text(Para{Only: documents, Tone: ToneBad, Lead: "Paused", Text: p + "."})
+	}
+	return append(top, htmlTop(v)...)
+}
+
+// htmlTop is what HTML's header box says under the heading: the verdict's
+// summary, the suspects, the other findings, the release gate's failures
+// and who answered.
+func htmlTop(v *View) []Block {
+	st, h := v.Verdict, FormatHTML
+	top := []Block{Para{Only: h, Text: st.Summary}}
+	if st.Level != "" {
+		top = append(top, Para{Only: h, Text: st.Level + "."})
+	}
+	if len(st.Suspects) > 0 {
+		l := List{Only: h, Title: "Suspects"}
+		for _, s := range st.Suspects {
+			lead := s.What + " " + s.Label
+			if s.Kind == "connections" {
+				lead = s.What + " " + s.Address
+			}
+			lead = strings.TrimSpace(strings.Join([]string{lead, s.URL, s.Family}, " "))
+			text := s.Failed + ", " + s.RateCI + " · " + s.P
+			if s.How != "" {
+				text = s.How + " · " + text
+			}
+			l.Items = append(l.Items, Item{Lead: lead, Text: text})
+		}
+		top = append(top, l)
+	}
+	if len(st.Notes) > 0 {
+		l := List{Only: h, Title: "Also found"}
+		for _, n := range st.Notes {
+			l.Items = append(l.Items, Item{Text: n})
+		}
+		top = append(top, l)
+	}
+	if g := v.Gate; g.Summary != "" {
+		var lines []string
+		for i, l := range g.Lines {
+			if i == 3 {
+				lines = append(lines, "…")
+				break
+			}
+			lines = append(lines, failMark+" "+l+".")
+		}
+		top = append(top, Para{Only: h, Lead: "Release gate " + g.Summary + ".", Text: strings.Join(lines, " ")})
+	}
+	if len(v.Who) > 0 {
+		l := List{Only: h, Title: "Who answered the failures"}
+		for i := range v.Who {
+			if i == 3 {
+				l.Items = append(l.Items, Item{Text: fmt.Sprintf("%d kinds in all, below", len(v.Who))})
+				break
+			}
+			l.Items = append(l.Items, Item{Text: fingerprintWords(&v.Who[i])})
+		}
+		top = append(top, l)
 	}
 	return top
 }
@@ -135,7 +209,7 @@ func runSection(v *View) Section {
 		items = append(items, Item{Lead: "Vantage", Text: v.Vantage})
 	}
 	items = append(items, Item{Lead: "Tool", Text: "pinprobe " + run.Version + " — resolves every A/AAAA address of the host, pins one connection pool to each address (an endpoint) and sends each a steady request stream, so failures can be told apart by address. It never retries a request."})
-	s := Section{Heading: "The run", Blocks: []Block{List{Only: documents, Items: items}}}
+	s := Section{Heading: "The run", ID: "run", Nav: "Run", Blocks: []Block{List{Only: documents, Items: items}}}
 	if run.Command != "" {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "Command (secrets redacted):"}, Code{Only: documents, Info: "sh", Text: run.Command})
 	}
@@ -149,7 +223,7 @@ func gateSection(v *View) Section {
 	if g.Summary == "" {
 		return Section{}
 	}
-	s := Section{Heading: "Release gate", Aside: g.Summary, Bad: !g.Passed}
+	s := Section{Heading: "Release gate", ID: "gate", Nav: "Release gate", Aside: g.Summary, Bad: !g.Passed}
 	why := ""
 	if !g.Passed {
 		why = "Each check is judged in every scope: each endpoint, each family and the total. A check passes only when proven: what the scope is shown to stay within, at the gate's confidence (Shown), is within the limit; a scope that measured within it on too few requests is not proven, and one no request reached is not judged: neither passes."
@@ -191,7 +265,60 @@ func timelineSection(v *View) Section {
 	if len(v.Timeline.Series) == 0 {
 		return Section{}
 	}
-	return Section{Heading: "Timeline", Blocks: []Block{Chart{Timeline: v.Timeline, Multi: v.MultiURL}}}
+	return Section{Heading: "Timeline", ID: "timeline", Nav: "Timeline", Blocks: []Block{
+		Chart{Timeline: v.Timeline, Multi: v.MultiURL, Only: FormatText | FormatMarkdown},
+		Para{Only: FormatHTML, Text: "One strip per endpoint: each column is a slice of the run, its height the share of that slice's requests that failed. A failure that starts, stops or comes and goes shows here."},
+		Figure{Kind: FigureTimeline, V: v}}}
+}
+
+// overTimeSection is each family's and each suspect's requests, failures
+// and latency over time: a chart a browser draws.
+func overTimeSection(v *View) Section {
+	if v.OverTime.Columns == 0 || len(v.OverTime.Scopes) == 0 {
+		return Section{}
+	}
+	return Section{Heading: "Over time: requests, failures and latency", ID: "over-time", Nav: "Over time", Blocks: []Block{
+		Para{Only: FormatHTML, Text: "Each address family, and each suspect the verdict names: requests sent per second, the failed ones in the failure colour, and under them the p50 and p99 latency of the requests sent in each slice of the run. When it failed, and when it slowed down."},
+		Figure{Kind: FigureOverTime, V: v}}}
+}
+
+// latencySection is each endpoint's latency percentiles (a chart a
+// browser draws) and what the verdict found slower than the rest.
+func latencySection(v *View) Section {
+	s := Section{Heading: "Latency", ID: "latency", Nav: "Latency", Blocks: []Block{Figure{Kind: FigureLatency, V: v}}}
+	if len(v.Verdict.Slow) == 0 {
+		return s
+	}
+	tb := Table{Only: FormatHTML, Title: "Slower than the rest", Intro: "Latency significantly higher than the rest's (a one-sided Mann–Whitney test) and by enough to matter: at least 1.5× and 2 ms slower over at least a fifth of the percentiles. Slowness never fails a run.",
+		Cols: []Col{{Head: "Scope", Label: true}, {Head: "Against"}, {Head: "Median", Right: true}, {Head: "The rest's", Right: true}, {Head: "Ratio", Right: true},
+			{Head: "p99", Right: true}, {Head: "The rest's p99", Right: true}, {Head: "Percentiles ≥1.5× slower", Right: true}, {Head: "p"}}}
+	for _, r := range v.Verdict.Slow {
+		tb.Rows = append(tb.Rows, Row{Cells: []string{strings.TrimSpace(r.What + " " + r.Label + " " + r.URL), r.Against, r.Median, r.RestMed, r.Ratio, r.P99, r.RestP99, r.Share, r.P}})
+	}
+	s.Blocks = append(s.Blocks, tb)
+	return s
+}
+
+// failingQueries are the queries over the failing connections' client
+// ports, for HTML's section of the failing connections.
+func failingQueries(v *View) []Block {
+	var out []Block
+	for _, g := range v.Logs.Gateways {
+		for _, q := range g.Queries {
+			if q.Failing {
+				out = append(out, Code{Only: FormatHTML, Title: g.Name + ": " + q.Title, Info: q.Lang, Text: q.Text})
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	where := "for each gateway pinprobe knows"
+	if v.Logs.Known {
+		where = "for the gateway that answered"
+	}
+	lead := Para{Only: FormatHTML, Text: fmt.Sprintf("Find them in the gateway's logs: the requests of the failing connections alone, by their client ports (%s), %s. If they return nothing, delete the port line: a NAT or proxy between this machine and the gateway changes the client port.", joinInts(v.Logs.FailingPorts, ", "), where)}
+	return append([]Block{lead}, out...)
 }
 
 // verdictTone is the style of the verdict's label: red when it found

@@ -22,14 +22,19 @@ var statsCols = []Col{
 	{Head: "Requests", Right: true},
 	{Head: "Failed", Right: true},
 	{Right: true, Only: FormatText},
-	{Head: "Failure rate (95% CI)", Only: documents},
+	{Head: "Failure rate (95% CI)", Only: documents, Interval: true},
 	{Head: "Status/error", List: true, Only: FormatText},
-	{Head: "Statuses", Only: documents},
-	{Head: "Errors", Only: documents},
+	{Head: "Statuses", List: true, Only: documents},
+	{Head: "Errors", List: true, Only: documents},
 	{Head: "p50", Right: true, Prio: 6},
 	{Head: "p99", Right: true, Prio: 7},
 	{Head: "Max", Right: true, Prio: 3, Only: FormatText},
 	{Head: "Dropped", Right: true, Prio: 4, DropZero: true},
+}
+
+// statsTableRow is s's row: lead, then its cells of statsCols, then tail.
+func statsTableRow(s *StatsRow, lead []string, tail ...string) Row {
+	return Row{Failing: s.Failing, Suspect: s.Suspect, Interval: intervalOf(s.Stats, s.Failing), Cells: rowCells(s, lead, tail...)}
 }
 
 // rowCells is lead, then s's cells of statsCols, then tail, in one
@@ -46,16 +51,17 @@ func familiesSection(v *View) Section {
 	tb := Table{Marks: true, Cols: append([]Col{{Head: "Family", Label: true}, {Head: "Endpoints", Right: true, Prio: 2}}, statsCols...)}
 	for i := range v.Families {
 		f := &v.Families[i]
-		tb.Rows = append(tb.Rows, Row{Failing: f.Failing, Cells: rowCells(f, []string{f.Label, f.Count})})
+		tb.Rows = append(tb.Rows, statsTableRow(f, []string{f.Label, f.Count}))
 	}
-	return Section{Heading: "By address family", Blocks: []Block{tb, Para{Only: documents,
-		Text: "✗ marks a row with failed requests. The interval is the Wilson 95% confidence interval of the failure rate; p50 and p99 are request latencies."}}}
+	return Section{Heading: "By address family", ID: "families", Nav: "Families", Blocks: []Block{tb, Para{Only: documents,
+		Text: "✗ marks a row with failed requests. The interval is the Wilson 95% confidence interval of the failure rate; p50 and p99 are request latencies."},
+		Figure{Kind: FigureMix, V: v}}}
 }
 
 // endpointsSection is a table per URL, of its addresses; a row's DNS
 // history is a line under it on a terminal, a column in the documents.
 func endpointsSection(v *View) Section {
-	s := Section{Heading: "By endpoint"}
+	s := Section{Heading: "By endpoint", ID: "endpoints", Nav: "Endpoints"}
 	if len(v.Targets) == 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No endpoint was probed."})
 		return s
@@ -81,7 +87,7 @@ func endpointsSection(v *View) Section {
 			if notes {
 				tail = []string{e.Note}
 			}
-			row := Row{Failing: e.Failing, Cells: rowCells(e, []string{e.Label, e.Family}, tail...)}
+			row := statsTableRow(e, []string{e.Label, e.Family}, tail...)
 			if e.DNSNote != "" {
 				row.Note = e.Label + " " + e.DNSNote
 			}
@@ -95,7 +101,7 @@ func endpointsSection(v *View) Section {
 // instancesSection is a table per instance header: which instance (or
 // backend) answered, how often it failed, and from which addresses.
 func instancesSection(v *View) Section {
-	s := Section{Heading: "By instance"}
+	s := Section{Heading: "By instance", ID: "instances", Nav: "Instances"}
 	if len(v.Groups) == 0 {
 		return s
 	}
@@ -103,7 +109,7 @@ func instancesSection(v *View) Section {
 		Text: "The responses grouped by the value of their instance header: which instance (or backend) answered, and how often it failed."})
 	cols := append(append([]Col{{Head: "Value", Label: true}}, statsCols...),
 		Col{Head: "From", List: true, Prio: 2, Only: FormatText}, Col{Head: "Note", Only: documents})
-	for _, g := range v.Groups {
+	for gi, g := range v.Groups {
 		tb := Table{Title: g.Header + " of the responses", Marks: true, Cols: cols} // shared: writers never change them
 		for i := range g.Rows {
 			row := &g.Rows[i]
@@ -111,9 +117,9 @@ func instancesSection(v *View) Section {
 			if row.Suspect {
 				note = "named by the verdict; " + note
 			}
-			tb.Rows = append(tb.Rows, Row{Failing: row.Failing, Cells: rowCells(row, []string{row.Label}, row.Where, note)})
+			tb.Rows = append(tb.Rows, statsTableRow(row, []string{row.Label}, row.Where, note))
 		}
-		s.Blocks = append(s.Blocks, tb)
+		s.Blocks = append(s.Blocks, tb, Figure{Kind: FigureRates, V: v, Group: gi})
 	}
 	return s
 }
@@ -138,7 +144,7 @@ const connsTextCap = 8
 // failures stick to connections: each client port finds the instance that
 // served it in the gateway's log.
 func connectionsSection(v *View) Section {
-	s := Section{Heading: "Failing connections"}
+	s := Section{Heading: "Failing connections", ID: "connections", Nav: "Failing connections"}
 	if len(v.Conns) == 0 {
 		return s
 	}
@@ -164,7 +170,7 @@ func connectionsSection(v *View) Section {
 // byte, and the failures on new and reused connections, per address (a
 // table per URL when there are several).
 func phasesSection(v *View) Section {
-	s := Section{Heading: "Where the time went", Aside: "p50/p99, and failures on new and reused connections"}
+	s := Section{Heading: "Where the time went", ID: "phases", Nav: "Phases", Aside: "p50/p99, and failures on new and reused connections"}
 	if len(v.Phases) == 0 {
 		return s
 	}
@@ -197,7 +203,7 @@ func phasesSection(v *View) Section {
 // each in a line, the documents add a table and the first bytes of each
 // body.
 func whoSection(v *View) Section {
-	s := Section{Heading: "Who answered the failures"}
+	s := Section{Heading: "Who answered the failures", ID: "who", Nav: "Who answered"}
 	if len(v.Who) == 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No request failed."})
 		return s
@@ -245,7 +251,7 @@ func whoSection(v *View) Section {
 // first two failed ones of each address, in the documents every sample,
 // a table per address.
 func samplesSection(v *View) Section {
-	s := Section{Heading: "Sample requests"}
+	s := Section{Heading: "Sample requests", ID: "samples", Nav: "Samples"}
 	if len(v.Samples) == 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No request was kept as a sample."})
 		return s
@@ -267,7 +273,7 @@ func samplesSection(v *View) Section {
 	}
 	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "For each endpoint, the first failed requests and one successful one, kept as evidence. The time is when the request was sent; the request ID is the X-Request-Id header pinprobe sent with it, the response IDs are the gateway's own correlation headers. Every response header is in the appendix."})
 	for _, g := range v.Samples {
-		tb := Table{Only: documents, Title: g.Address + " — " + g.Target, Marks: true, Cols: sampleCols}
+		tb := Table{Only: documents, Title: g.Address + " — " + g.Target, Marks: true, Scroll: true, Cols: sampleCols}
 		for i := range g.Rows {
 			sr := &g.Rows[i]
 			tb.Rows = append(tb.Rows, Row{Failing: sr.Failed, Cells: sampleCells(nil, sr)})
@@ -311,9 +317,9 @@ func sampleItem(label string, sr *SampleRow) Item {
 // headersSection is every sample's response headers, an appendix of the
 // documents.
 func headersSection(v *View) Section {
-	s := Section{Heading: "Appendix: response headers of the samples (secrets redacted)"}
+	s := Section{Heading: "Appendix: response headers of the samples (secrets redacted)", ID: "headers"}
 	for _, g := range v.Samples {
-		s.Blocks = append(s.Blocks, Code{Only: documents, Title: g.Address + " — " + g.Target, Info: "http", Text: g.HeaderBlock})
+		s.Blocks = append(s.Blocks, Code{Only: documents, Title: g.Address + " — " + g.Target, Info: "http", Text: g.HeaderBlock, Fold: true})
 	}
 	return s
 }
@@ -323,7 +329,7 @@ func headersSection(v *View) Section {
 // whole under the table on a terminal (it does not fit a column), in a
 // column in the documents.
 func preflightSection(v *View) Section {
-	s := Section{Heading: "Preflight", Aside: "the endpoints that failed to connect before the load"}
+	s := Section{Heading: "Preflight", ID: "preflight", Nav: "Preflight", Aside: "the endpoints that failed to connect before the load"}
 	if len(v.Preflight) == 0 {
 		return Section{}
 	}
@@ -354,7 +360,7 @@ func testsSection(v *View) Section {
 	if len(v.Tests) == 0 {
 		return Section{}
 	}
-	s := Section{Heading: fmt.Sprintf("Appendix: how the verdict was reached (%d exact test%s)", len(v.Tests), words.Plural(len(v.Tests)))}
+	s := Section{ID: "tests", Nav: "Verdict tests", Heading: fmt.Sprintf("Appendix: how the verdict was reached (%d exact test%s)", len(v.Tests), words.Plural(len(v.Tests)))}
 	tb := Table{Only: documents, Cols: []Col{{Head: "Scope", Label: true}, {Head: "Failed", Right: true}, {Head: "Failure rate (95% CI)"},
 		{Head: "The rest failed", Right: true}, {Head: "p"}, {Head: "Significant"}}}
 	for _, t := range v.Tests {
@@ -371,7 +377,7 @@ func testsSection(v *View) Section {
 // clientSection is the local addresses and ports the gateway saw: what
 // finds the run in its access log.
 func clientSection(v *View) Section {
-	s := Section{Heading: "Client"}
+	s := Section{Heading: "Client", ID: "client"}
 	if len(v.Run.Clients) == 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No connection was established, so there is no local address or port to report."})
 		return s
@@ -389,10 +395,10 @@ func inputsSection(v *View) Section {
 	if len(v.Inputs) > 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: fmt.Sprintf("Merged from %d report%s:", len(v.Inputs), words.Plural(len(v.Inputs)))})
 		tb := Table{Only: documents, Cols: []Col{{Head: "Report"}, {Head: "Vantage"}, {Head: "From (UTC)"}, {Head: "To (UTC)"},
-			{Head: "Requests", Right: true}, {Head: "Failed", Right: true}, {Head: "Dropped", Right: true}, {Head: "Run"}}}
+			{Head: "Requests", Right: true}, {Head: "Failed", Right: true}, {Head: "Dropped", Right: true}, {Head: "Run"}, {Head: "Command"}}}
 		for _, in := range v.Inputs {
 			tb.Rows = append(tb.Rows, Row{Cells: []string{in.File, in.Vantage, in.From, in.To, strconv.FormatInt(in.Requests, 10),
-				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), in.Ended}})
+				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), in.Ended, orDash(in.Command)}})
 		}
 		if !v.InputVantages { // one vantage, or none named: no column for it
 			tb.Cols = slices.Delete(tb.Cols, 1, 2)
@@ -414,13 +420,13 @@ func inputsSection(v *View) Section {
 // run: a line per host on a terminal, its changes under it; a table, then
 // the changes in order, in the documents.
 func dnsSection(v *View) Section {
-	s := Section{Heading: "DNS answers"}
+	s := Section{Heading: "DNS answers", ID: "dns", Nav: "DNS"}
 	if len(v.DNS) == 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No host was resolved."})
 		return s
 	}
 	hosts := List{Only: FormatText, Marked: true}
-	tb := Table{Only: documents, Cols: []Col{{Head: "Host"}, {Head: "Resolved by"}, {Head: "Addresses (latest answer)"}, {Head: "Changes during the run"}}}
+	tb := Table{Only: documents, Marks: true, Cols: []Col{{Head: "Host", Label: true}, {Head: "Resolved by"}, {Head: "Addresses (latest answer)"}, {Head: "Changes during the run"}}}
 	var missed []Block
 	var changes List
 	for _, d := range v.DNS {
@@ -434,14 +440,11 @@ func dnsSection(v *View) Section {
 			missed = append(missed, Para{Only: documents, Text: d.Host + ": " + d.Missed + "."})
 		}
 		hosts.Items = append(hosts.Items, it)
-		addrs, ch := d.Addresses, "no change"
-		if d.Failed {
-			addrs = failMark + " " + addrs
-		}
+		ch := "no change"
 		if n := len(d.Changes); n > 0 {
 			ch = fmt.Sprintf("%d (below)", n)
 		}
-		tb.Rows = append(tb.Rows, Row{Cells: []string{d.Host, d.Where, addrs, ch}})
+		tb.Rows = append(tb.Rows, Row{Failing: d.Failed, Cells: []string{d.Host, d.Where, d.Addresses, ch}})
 	}
 	s.Blocks = append(append(s.Blocks, hosts, tb), missed...)
 	if len(changes.Items) == 0 {

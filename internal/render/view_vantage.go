@@ -91,7 +91,7 @@ func ratePct(failed, n int64) string {
 // vantagesSection is what the runs from each place saw (--vantage): a
 // row per vantage, and under it a row per address.
 func vantagesSection(v *View) Section {
-	s := Section{Heading: "By vantage point"}
+	s := Section{Heading: "By vantage point", ID: "vantages", Nav: "Vantages"}
 	if len(v.Vantages) == 0 {
 		return s
 	}
