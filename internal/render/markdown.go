@@ -330,3 +330,40 @@ func hostHeaders(r *report.Report) []string {
 	sort.Strings(hosts)
 	return slices.Compact(hosts)
 }
+
+// codeSpan writes s as inline code, with a backtick fence longer than any
+// run of backticks in it.
+func codeSpan(s string) string {
+	s = strings.Join(strings.Fields(words.SafeText(s, false)), " ")
+	n := 1
+	for _, run := range backtickRun.FindAllString(s, -1) {
+		n = max(n, len(run)+1)
+	}
+	fence := strings.Repeat("`", n)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// mdSpans writes spans as Markdown: code as code spans, text from outside
+// escaped.
+func mdSpans(spans []Span) string {
+	var b strings.Builder
+	for _, s := range spans {
+		switch {
+		case s.Code:
+			b.WriteString(codeSpan(s.Text))
+		case s.Outside:
+			// Lists of addresses keep their brackets (see mdAddr).
+			items := strings.Split(s.Text, ", ")
+			for i, it := range items {
+				items[i] = mdAddr(it)
+			}
+			b.WriteString(strings.Join(items, ", "))
+		default:
+			b.WriteString(s.Text)
+		}
+	}
+	return b.String()
+}

@@ -49,13 +49,14 @@ const (
 func shows(only, f Format) bool { return only == 0 || only&f != 0 }
 
 // Block is a paragraph, a list, a table, code, a line of parts, a chart
-// or the log queries.
+// or a figure.
 type Block interface{ only() Format }
 
 // Para is a paragraph, after a lead ("after:") when it has one.
 type Para struct {
-	Lead string
-	Text string
+	Title string // a sub-heading above it
+	Lead  string
+	Text  string
 	// Indent is the terminal's indent of the paragraph's lines: under its
 	// lead when it has one, the first line too when it has none.
 	Indent int
@@ -111,13 +112,6 @@ const (
 	FigureRates                      // the failure rate of each value of an instance header
 )
 
-// Queries are the ready-to-run queries that find the run's requests in
-// gateways' logs, with what to filter any other log on.
-type Queries struct {
-	Logs *LogsView
-	Only Format
-}
-
 // List is a list of items; a list with a failing item marks each (✗ or
 // blank) instead of bullets.
 type List struct {
@@ -131,7 +125,10 @@ type List struct {
 type Item struct {
 	Lead string // "before", shown first in bold in Markdown
 	Text string
-	Subs []string // its details, each on a line of its own under it on a terminal
+	// Spans are the text with code in it, instead of Text: the documents
+	// show the code as code.
+	Spans []Span
+	Subs  []string // its details, each on a line of its own under it on a terminal
 	// Tail goes after the text (" · ") when the whole fits a terminal's
 	// line, else on a line of its own under it.
 	Tail    string
@@ -214,14 +211,13 @@ type Code struct {
 	Only  Format
 }
 
-func (p Para) only() Format    { return p.Only }
-func (c Code) only() Format    { return c.Only }
-func (l List) only() Format    { return l.Only }
-func (t Table) only() Format   { return t.Only }
-func (p Parts) only() Format   { return p.Only }
-func (c Chart) only() Format   { return c.Only }
-func (q Queries) only() Format { return q.Only }
-func (Figure) only() Format    { return FormatHTML }
+func (p Para) only() Format  { return p.Only }
+func (c Code) only() Format  { return c.Only }
+func (l List) only() Format  { return l.Only }
+func (t Table) only() Format { return t.Only }
+func (p Parts) only() Format { return p.Only }
+func (c Chart) only() Format { return c.Only }
+func (Figure) only() Format  { return FormatHTML }
 
 // view is the table's columns shown in f, and each row's cells of them
 // after lead empty cells (a writer's mark column), one allocation a row.

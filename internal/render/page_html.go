@@ -71,7 +71,6 @@ type htmlBlock struct {
 	Table *htmlTable
 	Code  *Code
 	Fig   *htmlFigure
-	Logs  *LogsView
 }
 
 // htmlFigure is a Figure's chart, drawn: one of its fields is set (none
@@ -171,8 +170,6 @@ func htmlBlocks(blocks []Block) []htmlBlock {
 			out = append(out, htmlBlock{Code: &b})
 		case Figure:
 			out = append(out, htmlBlock{Fig: newHTMLFigure(&b)})
-		case Queries:
-			out = append(out, htmlBlock{Logs: b.Logs})
 		}
 	}
 	return out

@@ -65,6 +65,9 @@ func (m *mdWriter) section(s Section) {
 		}
 		switch b := b.(type) {
 		case Para:
+			if b.Title != "" {
+				m.printf("\n### %s\n", mdText(b.Title))
+			}
 			m.printf("\n%s\n", mdPara(b))
 		case List:
 			m.pageList(b)
@@ -78,8 +81,6 @@ func (m *mdWriter) section(s Section) {
 			m.code(b.Info, b.Text)
 		case Chart:
 			m.chart(b)
-		case Queries:
-			m.logs(b.Logs)
 		}
 	}
 }
@@ -88,6 +89,9 @@ func (m *mdWriter) pageList(l List) {
 	m.printf("\n")
 	for _, it := range l.Items {
 		line := mdText(it.Text)
+		if it.Spans != nil {
+			line = mdSpans(it.Spans)
+		}
 		for _, sub := range append([]string{it.Tail}, it.Subs...) {
 			if sub != "" {
 				line += " · " + mdText(sub)

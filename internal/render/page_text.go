@@ -217,6 +217,9 @@ func sameCols(a, b *Table) bool {
 }
 
 func (t *textWriter) pagePara(p Para) {
+	if p.Title != "" {
+		t.para(ansiBold, p.Title, "", 0)
+	}
 	if p.Code != "" {
 		p.Text += " · " + p.Code
 	}
@@ -243,6 +246,9 @@ func (t *textWriter) pageList(l List) {
 		marks = marks || it.Failing
 	}
 	for _, it := range l.Items {
+		for _, sp := range it.Spans {
+			it.Text += sp.Text
+		}
 		if it.Tail != "" {
 			if runes(" "+failMark+" "+it.Text+" · "+it.Tail) <= t.width {
 				it.Text += " · " + it.Tail

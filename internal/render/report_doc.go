@@ -35,8 +35,7 @@ func reportPage(v *View) *Page {
 	}
 	add(gateSection(v), verdictSection(v))
 	if probed {
-		add(Section{Heading: "Find these requests in your logs", ID: "logs", Nav: "Log queries", Blocks: []Block{Queries{Logs: &v.Logs, Only: documents}}},
-			testsSection(v), headersSection(v))
+		add(logsSection(v), testsSection(v), headersSection(v))
 	}
 	return p
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -519,4 +520,16 @@ func failureWords(r *report.Report, fail report.FailStatus) []Span {
 		return []Span{{Text: "no request failed"}}
 	}
 	return out
+}
+
+// requestPaths lists the distinct paths (with query) of the targets.
+func requestPaths(r *report.Report) []string {
+	var paths []string
+	for _, t := range report.TargetsOf(r) {
+		if u, err := url.Parse(t); err == nil {
+			paths = append(paths, u.RequestURI())
+		}
+	}
+	sort.Strings(paths)
+	return slices.Compact(paths)
 }
