@@ -29,7 +29,10 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"text":  func(s string) string { return words.SafeText(s, false) },
 	"pre":   func(s string) string { return words.SafeText(s, true) },
 	"items": strings.Fields,
-	"words": keepWords,
+	"words": func(s string) []htmlWord { return keepWords(s, 32) },
+	// A cell keeps only its short words whole (p<1e-9, gw-3): a table of
+	// counts still fits a narrow window.
+	"cellWords": func(s string) []htmlWord { return keepWords(s, 16) },
 	// snake cuts an error class after its underscores, where a narrow
 	// table may break it: connect_<wbr>refused×3.
 	"snake": func(s string) []string { return strings.SplitAfter(s, "_") },
@@ -43,13 +46,14 @@ type htmlWord struct {
 }
 
 // keepWords cuts s into its words and marks those that hold a hyphen and
-// are short enough to stay whole on a narrow screen (X-Served-By, gw-3,
-// 2026-06-16), which a browser would otherwise break after a hyphen.
-func keepWords(s string) []htmlWord {
+// are no longer than most runes, short enough to stay whole on a narrow
+// screen (X-Served-By, gw-3, 2026-06-16), which a browser would otherwise
+// break after a hyphen.
+func keepWords(s string, most int) []htmlWord {
 	fields := strings.Fields(s)
 	out := make([]htmlWord, len(fields))
 	for i, w := range fields {
-		out[i] = htmlWord{Text: w, Keep: strings.Contains(w, "-") && utf8.RuneCountInString(w) <= 32}
+		out[i] = htmlWord{Text: w, Keep: strings.Contains(w, "-") && utf8.RuneCountInString(w) <= most}
 	}
 	return out
 }
@@ -110,6 +114,9 @@ type htmlSection struct {
 	Blocks           []htmlBlock
 }
 
+// minNav is how many sections a page's table of contents lists at least.
+const minNav = 4
+
 // writePageHTML writes p as one self-contained HTML page: it loads
 // nothing and runs no script.
 func writePageHTML(w io.Writer, p *Page) error {
@@ -139,6 +146,9 @@ func writePageHTML(w io.Writer, p *Page) error {
 		if hs.Nav != "" && hs.ID != "" {
 			data.Nav = append(data.Nav, hs)
 		}
+	}
+	if len(data.Nav) < minNav {
+		data.Nav = nil // a short page needs no table of contents
 	}
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, data); err != nil {

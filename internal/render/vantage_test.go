@@ -33,7 +33,7 @@ func TestVantageBreakdown(t *testing.T) {
 			"Only the runs from eu-west see 2001:db8::10 fail"}},
 		{"html", func(b *bytes.Buffer) error { return render.HTML(b, m) }, []string{
 			"<section id=\"vantages\">\n<h2>By vantage point</h2>",
-			`<th>Report</th><th>Vantage</th><th>From (UTC)</th>`, `<td>eu-west.json</td><td>eu-west</td>`, `<td class="name">eu-west</td><td class="num">1</td><td>all</td>`,
+			`<th>Report</th><th>Vantage</th><th>From (UTC)</th>`, `<td><span class="nw">eu-west.json</span></td><td><span class="nw">eu-west</span></td>`, `<td class="name"><span class="nw">eu-west</span></td><td class="num">1</td><td>all</td>`,
 			`<td>2001:db8::10</td><td class="p1">IPv6</td><td class="num">200</td><td class="num">60</td><td class="num">30.0%</td>`,
 			// A hyphenated name is kept whole on its line (html16's "words").
 			`Only the runs from <span class="nw">eu-west</span> see 2001:db8::10 fail`}},
