@@ -1,6 +1,5 @@
 package render
 
-
 // logsSection is the queries that find the run's requests in the logs of
 // the gateway that answered (of each gateway pinprobe knows, when none
 // was recognised), and what to filter any other access log on.
