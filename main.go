@@ -62,7 +62,7 @@ const (
 // engine allocates next to nothing per request, so collections are few
 // either way, and the heap that a run of many endpoints peaks at (the
 // report built after the load) grows to 1.5 times its live size instead of
-// twice (bench/scale.sh: 1,000 endpoints peaked at 43.5 MiB instead of 51.6).
+// twice (BENCHMARKS.md, Memory).
 const gcPercent = 50
 
 func main() {
