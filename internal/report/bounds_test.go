@@ -48,7 +48,10 @@ func TestBoundsCoverEveryNumber(t *testing.T) {
 
 // fill sets every field of v to a valid value: numbers 1, times in 2026,
 // strings "k", one element in each slice and map, every pointer set.
-func fill(v reflect.Value) {
+func fill(v reflect.Value) { fillWith(v, "k") }
+
+// fillWith is fill with every string and map key str.
+func fillWith(v reflect.Value, str string) {
 	switch {
 	case v.Type() == timeType:
 		v.Set(reflect.ValueOf(Time{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}))
@@ -65,26 +68,26 @@ func fill(v reflect.Value) {
 	}
 	switch v.Kind() {
 	case reflect.String:
-		v.SetString("k")
+		v.SetString(str)
 	case reflect.Pointer:
 		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem())
+		fillWith(v.Elem(), str)
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		fill(v.Index(0))
+		fillWith(v.Index(0), str)
 	case reflect.Array:
 		for i := range v.Len() {
-			fill(v.Index(i))
+			fillWith(v.Index(i), str)
 		}
 	case reflect.Map:
 		v.Set(reflect.MakeMap(v.Type()))
 		e := reflect.New(v.Type().Elem()).Elem()
-		fill(e)
-		v.SetMapIndex(reflect.ValueOf("k").Convert(v.Type().Key()), e)
+		fillWith(e, str)
+		v.SetMapIndex(reflect.ValueOf(str).Convert(v.Type().Key()), e)
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i))
+				fillWith(v.Field(i), str)
 			}
 		}
 	}
@@ -209,3 +212,5 @@ func BenchmarkCheckNumbers(b *testing.B) {
 		}
 	}
 }
+
+var timeType = reflect.TypeFor[Time]()

@@ -2,12 +2,11 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"net/url"
-	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -38,94 +37,61 @@ var (
 	maxReportTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
-var timeType = reflect.TypeFor[Time]()
-
-func isNumeric(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Float32, reflect.Float64:
-		return true
-	}
-	return false
-}
-
 // cleanStrings makes every string of r that came from outside — all of
 // them, in a report read back from a file — safe to keep and show: control
 // characters and the invisible ones that reorder text are written out as
 // \xNN or \u{NNNN} (words.SafeText), newlines and tabs kept in bodies
 // only. Map keys are cleaned too; two keys that clean to the same one are
-// added up (counts) or the first kept (header values). Renderers still
+// added up (counts) or the first kept (anything else). Renderers still
 // escape for their own format; this is what every one of them receives.
-func cleanStrings(r *Report) {
-	cleanValue(reflect.ValueOf(r).Elem(), false)
+// Each document type cleans its own strings (the clean methods of
+// clean.go); TestCleanEveryString proves none is left out.
+func cleanStrings(r *Report) { r.clean() }
+
+// cleanString cleans *s (see cleanStrings); multiline keeps newlines and
+// tabs.
+func cleanString(s *string, multiline bool) {
+	if *s != "" {
+		if c := words.SafeText(*s, multiline); c != *s {
+			*s = c
+		}
+	}
 }
 
-func cleanValue(v reflect.Value, multiline bool) {
-	switch v.Kind() {
-	case reflect.String:
-		if s := v.String(); s != "" {
-			if c := words.SafeText(s, multiline); c != s {
-				v.SetString(c)
+// cleanAll cleans each string of ss.
+func cleanAll(ss []string) {
+	for i := range ss {
+		cleanString(&ss[i], false)
+	}
+}
+
+// cleanCounts cleans m's keys; counts whose keys clean to one are added.
+func cleanCounts[M ~map[string]int64](m M) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if ck := words.SafeText(k, false); ck != k {
+			n := m[k]
+			delete(m, k)
+			m[ck] += n
+		}
+	}
+}
+
+// cleanKeyed cleans m's keys and, with clean, its values; of values whose
+// keys clean to one, the first (in key order) is kept.
+func cleanKeyed[M ~map[string]V, V any](m M, clean func(*V)) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		if clean != nil {
+			clean(&v)
+		}
+		ck := words.SafeText(k, false)
+		if ck != k {
+			delete(m, k)
+			if _, ok := m[ck]; ok {
+				continue
 			}
 		}
-	case reflect.Pointer:
-		if !v.IsNil() {
-			cleanValue(v.Elem(), multiline)
-		}
-	case reflect.Slice, reflect.Array:
-		if k := v.Type().Elem().Kind(); isNumeric(v.Type().Elem()) || k == reflect.Bool {
-			return
-		}
-		for i := range v.Len() {
-			cleanValue(v.Index(i), multiline)
-		}
-	case reflect.Map:
-		cleanMap(v)
-	case reflect.Struct:
-		if v.Type() == timeType {
-			return
-		}
-		t := v.Type()
-		for i := range t.NumField() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-			cleanValue(v.Field(i), name == "body")
-		}
-	}
-}
-
-// cleanMap cleans a map's keys and values in place.
-func cleanMap(v reflect.Value) {
-	if v.IsNil() || v.Len() == 0 {
-		return
-	}
-	elem := v.Type().Elem()
-	keys := v.MapKeys()
-	slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
-	for _, k := range keys {
-		ck := words.SafeText(k.String(), false)
-		if ck == k.String() && isNumeric(elem) {
-			continue
-		}
-		val := v.MapIndex(k)
-		if !isNumeric(elem) {
-			// Values of maps of strings or pointers are cleaned in a copy
-			// (map values cannot be set in place).
-			cp := reflect.New(elem).Elem()
-			cp.Set(val)
-			cleanValue(cp, false)
-			val = cp
-		}
-		if ck == k.String() {
-			v.SetMapIndex(k, val)
-			continue
-		}
-		v.SetMapIndex(k, reflect.Value{}) // delete
-		nk := reflect.ValueOf(ck).Convert(k.Type())
-		switch old := v.MapIndex(nk); {
-		case !old.IsValid():
-			v.SetMapIndex(nk, val)
-		case elem.Kind() == reflect.Int64:
-			v.SetMapIndex(nk, reflect.ValueOf(old.Int()+val.Int()).Convert(elem))
-		}
+		m[ck] = v
 	}
 }
 
