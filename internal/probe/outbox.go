@@ -32,8 +32,7 @@ const collectEvery = 10 * time.Millisecond
 // pendingCapClosed together (0.7 MB, 40 ms at 50,000 req/s) and
 // boxCapClosed each: an outbox keeps the capacity it grew to, so without a
 // bound of its own every worker's grew to the largest batch a slow collector
-// ever left it, and the heap with the run's length (the peak RSS of 10⁶
-// requests over 8 endpoints was 1.8 times that of 10⁴).
+// ever left it, and the heap with the run's length (BENCHMARKS.md, Memory).
 const (
 	pendingCap       = 1 << 14
 	pendingCapClosed = 1 << 11
