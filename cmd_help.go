@@ -51,8 +51,14 @@ func versionCommand(args []string, stdout io.Writer) error {
 	if len(args) > 0 {
 		return usagef("version: takes no argument; got %q", args[0])
 	}
-	fmt.Fprintf(stdout, "pinprobe %s\n", version)
+	writeVersion(stdout)
 	return nil
+}
+
+// writeVersion is --version's line: the version, then when the commit was
+// made and which Go built it.
+func writeVersion(w io.Writer) {
+	fmt.Fprintf(w, "pinprobe %s %s\n", version, built)
 }
 
 // unknownCommand is the error for a first word that is no URL and no

@@ -35,7 +35,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return nil
 	}
 	if c.version {
-		fmt.Fprintf(stdout, "pinprobe %s\n", version)
+		writeVersion(stdout)
 		return nil
 	}
 	if err := c.load(ctx, stdin); err != nil {
@@ -264,7 +264,7 @@ Usage:
                                    logs: which backend failed
   pinprobe help [COMMAND]          this help, or that of COMMAND
   pinprobe version                 print the version (as --version does)
-`, version)
+`, release)
 	writeFlags(w, fs, probeHelp)
 	writeExitCodes(w, "probe")
 }

@@ -45,9 +45,6 @@ import (
 	"syscall"
 )
 
-// version is the release this build reports.
-const version = "0.1.0"
-
 // Exit codes: the contract of README.md.
 const (
 	exitOK          = 0

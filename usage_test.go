@@ -222,8 +222,9 @@ func TestHelp(t *testing.T) {
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		code, stdout, stderr := pinprobe(t, args...)
-		if code != exitOK || stdout != "pinprobe "+version+"\n" || stderr != "" {
-			t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want 0, %q, nothing", args, code, stdout, stderr, "pinprobe "+version+"\n")
+		want := "pinprobe " + version + " " + built + "\n"
+		if code != exitOK || stdout != want || stderr != "" {
+			t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want 0, %q, nothing", args, code, stdout, stderr, want)
 		}
 	}
 	if code, stdout, stderr := pinprobe(t, "version", "x"); code != exitUsage || stdout != "" || !strings.Contains(stderr, `version: takes no argument; got "x"`) {
