@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
@@ -162,6 +163,50 @@ func TestExampleCIWorkflow(t *testing.T) {
 	}
 	if c.format.value != "html" || c.output == "" || c.limits.MaxFailureRate != 0.001 || !c.failOnVerdict {
 		t.Errorf("the workflow's command %q does not gate on the failure rate and verdict, or keep HTML and JSON", cmds[0])
+	}
+	checkCIBuildStep(t)
+}
+
+// checkCIBuildStep runs the workflow's build step as the runner would, in
+// a workspace whose pinprobe-src is this checkout: it must leave a
+// pinprobe on the PATH it adds, which says its version.
+func checkCIBuildStep(t *testing.T) {
+	check.Long(t, "a build of pinprobe")
+	data, err := os.ReadFile("examples/ci/pinprobe-gate.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, step, ok := strings.Cut(string(data), "- name: Build pinprobe\n        run: |\n")
+	if !ok {
+		t.Fatal("the workflow has no 'Build pinprobe' step of a run block")
+	}
+	var script []string
+	for _, l := range strings.Split(step, "\n") {
+		if !strings.HasPrefix(l, "          ") {
+			break
+		}
+		script = append(script, strings.TrimSpace(l))
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, tmp := t.TempDir(), t.TempDir()
+	if err := os.Symlink(root, filepath.Join(work, "pinprobe-src")); err != nil {
+		t.Fatal(err)
+	}
+	ghPath := filepath.Join(tmp, "github_path")
+	cmd := exec.Command("bash", "-e", "-c", strings.Join(script, "\n"))
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "RUNNER_TEMP="+tmp, "GITHUB_PATH="+ghPath)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the build step %q: %v\n%s", script, err, out)
+	}
+	added, _ := os.ReadFile(ghPath)
+	bin := filepath.Join(strings.TrimSpace(string(added)), "pinprobe")
+	if _, err := os.Stat(bin); err != nil || !strings.HasPrefix(string(out), "pinprobe "+release) {
+		t.Errorf("the build step left no pinprobe on the PATH it adds (%q: %v), or it did not say its version: %q", bin, err, out)
 	}
 }
 
