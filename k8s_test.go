@@ -444,6 +444,19 @@ func k8sDockerImage(t *testing.T) string {
 	if len(froms) != 2 || !strings.HasSuffix(froms[0], " AS build") || !strings.Contains(froms[1], "distroless/static") {
 		t.Errorf("Dockerfile stages %q: want a build stage, then distroless/static", froms)
 	}
+	// The build stage's Go is go.mod's, exactly; the binary is named by a
+	// build argument (the context has no .git to read a commit from); the
+	// context leaves out a binary built in the checkout.
+	goVersion := goModLine(t, "go")
+	if !strings.Contains(string(data), "ARG GO_VERSION="+goVersion+"\n") || len(froms) == 0 || froms[0] != "golang:${GO_VERSION} AS build" {
+		t.Errorf("Dockerfile: the build stage %q is not pinned to go.mod's Go %s (ARG GO_VERSION)", froms, goVersion)
+	}
+	if !strings.Contains(string(data), "ARG VERSION=") || !strings.Contains(string(data), "-X main.buildVersion=${VERSION}") {
+		t.Errorf("Dockerfile: no VERSION build argument naming the binary (-X main.buildVersion)")
+	}
+	if ignore, err := os.ReadFile(k8sDockerfile + ".dockerignore"); err != nil || !strings.Contains("\n"+string(ignore)+"\n", "\n/pinprobe\n") {
+		t.Errorf("%s.dockerignore does not leave out the checkout's own pinprobe binary (%v)", k8sDockerfile, err)
+	}
 	if len(users) != 1 || users[0] == "0" || strings.HasPrefix(users[0], "root") || strings.HasPrefix(users[0], "0:") {
 		t.Errorf("Dockerfile USER %q: want one non-root user", users)
 	}
