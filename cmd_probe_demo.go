@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/demo"
@@ -17,10 +18,11 @@ import (
 // own, and what --demo says of it at the end: the run joined with it (the
 // backend that failed) and the command that joins them.
 type demoAccessLog struct {
-	dir  string
-	path string
-	f    *os.File
-	say  func(string, ...any)
+	dir     string
+	path    string
+	f       *os.File
+	release func() // unlocks dir (see newDemoDir)
+	say     func(string, ...any)
 	// stderr takes the command, on a line of its own as it is: a note is
 	// wrapped to the terminal at word boundaries, which cut the command
 	// between a flag and its value and inside its quoted format, so it
@@ -29,16 +31,16 @@ type demoAccessLog struct {
 	stderr io.Writer
 }
 
-// newDemoAccessLog makes the log's directory and file; a demo without one
-// (no temporary directory) still runs, saying so.
+// newDemoAccessLog makes the log's directory (newDemoDir) and file; a demo
+// without one still runs, saying so.
 func newDemoAccessLog(say func(string, ...any), stderr io.Writer) *demoAccessLog {
-	d := &demoAccessLog{say: say, stderr: stderr}
-	dir, err := os.MkdirTemp("", "pinprobe-demo-")
+	d := &demoAccessLog{say: say, stderr: stderr, release: func() {}}
+	dir, release, err := newDemoDir()
 	if err != nil {
 		say("demo: no access log written: %s", err)
 		return d
 	}
-	d.dir, d.path = dir, filepath.Join(dir, "access.log")
+	d.dir, d.path, d.release = dir, filepath.Join(dir, "access.log"), release
 	if d.f, err = os.Create(d.path); err != nil {
 		say("demo: no access log written: %s", err)
 		d.path = ""
@@ -65,6 +67,7 @@ func (d *demoAccessLog) close() {
 // copy of the report beside the log, written here: the file -o names may
 // be standard output, a pipe, or a write that failed.
 func (d *demoAccessLog) join(ctx context.Context, rep *report.Report) {
+	defer d.release()
 	if d.f == nil {
 		return
 	}
@@ -90,20 +93,46 @@ func (d *demoAccessLog) join(ctx context.Context, rep *report.Report) {
 	}
 	d.say("demo: the gateway wrote its access log (nginx format, with $upstream_addr) to %s; joined with the run, it says:", d.path)
 	d.say("demo:   %s", doc.Conclusion)
-	d.say("demo: see it all with the command below; the demo's files stay in %s, kept so that it works (remove the directory when done):", d.dir)
-	fmt.Fprintln(d.stderr, clearLine(d.stderr)+demoJoinCommand(saved, d.path))
+	d.say("demo: see it all with the command below; the demo's files stay in %s until the next demo replaces them:", d.dir)
+	fmt.Fprintln(d.stderr, clearLine(d.stderr)+demoJoinCommand(selfCommand(), saved, d.path))
 }
 
 // demoJoinCommand is the command that joins the demo's report, saved at
-// report, with its access log at log: one line, each argument quoted for
-// a POSIX shell.
-func demoJoinCommand(report, log string) string {
+// report, with its access log at log, pinprobe run as self: one line, each
+// argument quoted for a POSIX shell.
+func demoJoinCommand(self, report, log string) string {
 	args := demoJoinArgs(report, log)
 	for i, a := range args {
 		args[i] = words.ShellQuote(a)
 	}
-	return "pinprobe logs " + strings.Join(args, " ")
+	return self + " logs " + strings.Join(args, " ")
 }
+
+// selfCommand is how a person runs this pinprobe again: "go run ." when it
+// runs through go run (from its checkout, where the README runs it), the
+// name it was invoked by when a shell found it on PATH, else the path it
+// was invoked by, quoted for a shell.
+func selfCommand() string {
+	if exe, err := os.Executable(); err == nil && goRunBinary(exe) {
+		return "go run ."
+	}
+	if arg0 := os.Args[0]; !strings.Contains(arg0, "/") {
+		return arg0
+	}
+	return words.ShellQuote(os.Args[0])
+}
+
+// goRunBinary reports whether exe is a binary go run built: in the go
+// command's build cache (a directory named by a hash and "-d", Go 1.24 on)
+// or in an exe directory of its temporary build directory.
+func goRunBinary(exe string) bool {
+	dir := filepath.Dir(exe)
+	return cachedExe.MatchString(filepath.Base(dir)) ||
+		filepath.Base(dir) == "exe" && strings.Contains(filepath.ToSlash(dir), "/go-build")
+}
+
+// cachedExe is the name of the build cache's directory of an executable.
+var cachedExe = regexp.MustCompile(`^[0-9a-f]{64}-d$`)
 
 // demoJoinArgs are the arguments of `pinprobe logs` that join the demo's
 // report, saved at report, with its access log at log.

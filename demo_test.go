@@ -119,18 +119,32 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// TestDemoJoinCommandPastes runs the demo in a tmux pane of 80 and of 120
-// columns and pastes the command it ends on, as a user would: the screen's
-// line that starts it, its soft wraps joined (capture-pane -J), run by a
-// shell, joins the demo's files and traces the failures. The note before
-// it was wrapped at word boundaries, between --log-format and its value
-// and inside the quoted format, so no line of the screen was the command.
+// TestDemoJoinCommandPastes runs the demo in a tmux pane, built (at 80 and
+// 120 columns) and through go run (at 80), and pastes the command it ends
+// on, as a user would: the screen's line that starts it, its soft wraps
+// joined (capture-pane -J), run by a shell from the same directory, joins
+// the demo's files and traces the failures. The command is pinprobe as it
+// was run: the binary's path, or go run . (it said "pinprobe logs", which
+// a go run or a build in a checkout leaves on no PATH).
 func TestDemoJoinCommandPastes(t *testing.T) {
 	t.Parallel()
 	tmux := testserver.TmuxBinary(t)
 	bin := buildPinprobe(t)
-	for _, width := range []int{80, 120} {
-		t.Run(strconv.Itoa(width), func(t *testing.T) {
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		width int
+		run   string // the demo's command, in the checkout
+		lead  string // how its join command starts
+	}{
+		{"built-80", 80, words.ShellQuote(bin), words.ShellQuote(bin) + " logs --log-format "},
+		{"built-120", 120, words.ShellQuote(bin), words.ShellQuote(bin) + " logs --log-format "},
+		{"go-run-80", 80, "go run .", "go run . logs --log-format "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			sock := filepath.Join(dir, "tmux.sock")
 			tm := func(args ...string) (string, error) {
@@ -139,13 +153,14 @@ func TestDemoJoinCommandPastes(t *testing.T) {
 				out, err := cmd.CombinedOutput()
 				return string(out), err
 			}
-			run := "TMPDIR=" + words.ShellQuote(dir) + " " + words.ShellQuote(bin) + " --demo -q -d 2s --format json > /dev/null; echo DEMO-ENDED; sleep 60"
-			if out, err := tm("new-session", "-d", "-s", "demo", "-x", strconv.Itoa(width), "-y", "40", "sh", "-c", run); err != nil {
+			env := "TMPDIR=" + words.ShellQuote(dir) + " XDG_CACHE_HOME=" + words.ShellQuote(dir)
+			run := "cd " + words.ShellQuote(root) + " && " + env + " " + tt.run + " --demo -q -d 2s --format json > /dev/null; echo DEMO-ENDED; sleep 60"
+			if out, err := tm("new-session", "-d", "-s", "demo", "-x", strconv.Itoa(tt.width), "-y", "40", "sh", "-c", run); err != nil {
 				t.Fatalf("tmux new-session: %v\n%s", err, out)
 			}
 			t.Cleanup(func() { _, _ = tm("kill-server") })
 			var screen string
-			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !strings.Contains(screen, "DEMO-ENDED"); {
+			for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline) && !strings.Contains(screen, "DEMO-ENDED"); {
 				time.Sleep(250 * time.Millisecond)
 				out, err := tm("capture-pane", "-p", "-J", "-t", "demo")
 				if err != nil {
@@ -154,27 +169,53 @@ func TestDemoJoinCommandPastes(t *testing.T) {
 				screen = out
 			}
 			if !strings.Contains(screen, "DEMO-ENDED") {
-				t.Fatalf("the demo did not end in 30 s:\n%s", screen)
+				t.Fatalf("the demo did not end in 90 s:\n%s", screen)
 			}
 			var command string
 			for _, l := range strings.Split(screen, "\n") {
-				if strings.HasPrefix(l, "pinprobe logs --log-format ") {
+				if strings.HasPrefix(l, tt.lead) {
 					command = strings.TrimRight(l, " ")
 				}
 			}
 			if command == "" {
-				t.Fatalf("no line of the screen is the join command, whole:\n%s", screen)
+				t.Fatalf("no line of the screen is the join command, whole, starting %q:\n%s", tt.lead, screen)
 			}
-			if !strings.Contains(screen, "the demo's files stay in "+dir) && !strings.Contains(strings.ReplaceAll(screen, "\n  ", " "), "the demo's files stay in "+dir) {
-				t.Errorf("the demo does not say its files stay in %s:\n%s", dir, screen)
+			where := "the demo's files stay in " + filepath.Join(dir, "pinprobe", "demo", "run-")
+			if !strings.Contains(screen, where) && !strings.Contains(strings.ReplaceAll(screen, "\n  ", " "), where) {
+				t.Errorf("the demo does not say its files stay in %s…:\n%s", where, screen)
 			}
 			sh := exec.Command("sh", "-c", command)
-			sh.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1")
+			sh.Dir = root
+			sh.Env = append(os.Environ(), "NO_COLOR=1")
 			out, err := sh.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "FAILURES TRACED") {
 				t.Errorf("the pasted command %q: %v\n%s", command, err, out)
 			}
 		})
+	}
+}
+
+// TestDemoLeavesOneDirectory runs the demo twice with its output piped:
+// the second replaces the first's files, and neither leaves anything in
+// the temporary directory.
+func TestDemoLeavesOneDirectory(t *testing.T) {
+	t.Parallel()
+	bin := buildPinprobe(t)
+	cache, tmp := t.TempDir(), t.TempDir()
+	for range 2 {
+		cmd := exec.Command(bin, "--demo", "-q", "-d", "1s", "--format", "json")
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "TMPDIR="+tmp)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("demo: %v\n%.2000s", err, out)
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join(cache, "pinprobe", "demo", "*"))
+	left, _ := os.ReadDir(tmp)
+	if len(runs) != 1 || !strings.HasPrefix(filepath.Base(runs[0]), "run-") || len(left) != 0 {
+		t.Errorf("after two demos: %q under the cache, %d entries in TMPDIR; want one run-… directory and nothing", runs, len(left))
+	}
+	if _, err := os.Stat(filepath.Join(runs[0], "access.log")); err != nil {
+		t.Errorf("the last demo's access log: %v", err)
 	}
 }
 
@@ -187,5 +228,21 @@ func TestDemoJoinsWhateverOSays(t *testing.T) {
 	code, _, stderr := pinprobe(t, "--demo", "-q", "-d", "1s", "--format", "json", "-o", "/dev/full")
 	if code != exitWrite || !strings.Contains(stderr, "demo:   All ") || !strings.Contains(stderr, "were routed to") {
 		t.Errorf("-o /dev/full: exit %d; want %d, and the demo's join said; stderr:\n%s", code, exitWrite, stderr)
+	}
+}
+
+// TestGoRunBinary: where go run leaves the binary it runs, and where a
+// build does not.
+func TestGoRunBinary(t *testing.T) {
+	for exe, want := range map[string]bool{
+		"/root/.cache/go-build/62/6275473787105f742080c413fe3063f9776c92da6af19b8bd18c1d9fbb6f3747-d/pinprobe": true,
+		"/tmp/go-build1234/b001/exe/pinprobe": true,
+		"/usr/local/bin/pinprobe":             false,
+		"/home/me/pinprobe/pinprobe":          false,
+		"/home/me/exe/pinprobe":               false,
+	} {
+		if got := goRunBinary(exe); got != want {
+			t.Errorf("goRunBinary(%q) = %v; want %v", exe, got, want)
+		}
 	}
 }

@@ -842,11 +842,19 @@ func buildPinprobe(t *testing.T) string {
 func TestMain(m *testing.M) {
 	check.WideParallel(4)
 	// Every temporary file of the tests, those of the runs they start
-	// included (--demo keeps its gateway's access log in a directory of
-	// its own), goes into one directory, removed at the end.
+	// included (--demo keeps its gateway's access log under the user's
+	// cache directory), goes into one directory, removed at the end.
 	tmp, err := os.MkdirTemp("", "pinprobe-test-")
 	if err == nil {
 		os.Setenv("TMPDIR", tmp)
+		// The go command's own cache stays where it was: the tests' builds
+		// of pinprobe would otherwise start cold.
+		if os.Getenv("GOCACHE") == "" {
+			if cache, err := os.UserCacheDir(); err == nil {
+				os.Setenv("GOCACHE", filepath.Join(cache, "go-build"))
+			}
+		}
+		os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
 	}
 	code := m.Run()
 	for _, bad := range exitsSeen.undeclared() {

@@ -297,16 +297,19 @@ func TestLogsDemo(t *testing.T) {
 		t.Errorf("the demo's finding %q; want it to name instances gw-3 and gw-v6", said)
 	}
 	if !strings.HasPrefix(note, "pinprobe: demo: see it all with the command below; the demo's files stay in ") ||
-		!strings.Contains(note, "kept so that it works") {
+		!strings.Contains(note, "until the next demo replaces them") {
 		t.Errorf("the line before the command %q; want it to say where the demo's files stay", note)
 	}
-	const lead = "pinprobe logs --log-format "
-	if !strings.HasPrefix(command, lead) {
+	// The command is pinprobe as it was run (here, the test binary), then
+	// the logs command's arguments.
+	const lead = " logs --log-format "
+	_, rest, ok := strings.Cut(command, lead)
+	if !ok {
 		t.Fatalf("last line %q; want the command that joins the log, on a line of its own", command)
 	}
 	// Undo the shell quoting of the three arguments.
 	var args []string
-	for rest := strings.TrimPrefix(command, lead); rest != ""; rest = strings.TrimSpace(rest) {
+	for ; rest != ""; rest = strings.TrimSpace(rest) {
 		if rest[0] == '\'' {
 			end := strings.Index(rest[1:], "'")
 			args = append(args, rest[1:end+1])
