@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,63 @@ func TestLiveViewInTmux(t *testing.T) {
 	}
 	if rep, err := os.ReadFile(filepath.Join(dir, "report.txt")); err != nil || !strings.HasPrefix(string(rep), "VERDICT ") {
 		t.Errorf("the report does not start with its verdict (%v):\n%.300s", err, rep)
+	}
+}
+
+// TestLiveViewNarrow runs pinprobe in tmux panes of 60 and 40 columns: the
+// live view's first line keeps the failing family's figure whole ("ipv4
+// 50% failed"), at 60 beside the bar's cells, at 40 without them; at 60
+// it printed "ipv4 1", at 50 nothing.
+func TestLiveViewNarrow(t *testing.T) {
+	t.Parallel()
+	tmux := testserver.TmuxBinary(t)
+	bin := buildPinprobe(t)
+	f := testserver.StartFleet(t, testserver.FleetOptions{
+		Host: "app.example.com",
+		Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: func(int64, *http.Request) testserver.Answer {
+			return testserver.Answer{Status: http.StatusBadGateway}
+		}},
+	}, testserver.Lo4a, testserver.Lo4b)
+	figure := regexp.MustCompile(`ipv4 \d+(\.\d)?% failed`)
+	for _, width := range []int{60, 40} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			sock := filepath.Join(dir, "tmux.sock")
+			tm := func(args ...string) (string, error) {
+				cmd := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
+				cmd.Env = append(os.Environ(), "TMUX=", "NO_COLOR=1")
+				out, err := cmd.CombinedOutput()
+				return string(out), err
+			}
+			run := words.ShellQuote(bin) + " --resolve " + words.ShellQuote(f.Resolve()) + " -r 40 -d 4s -o " + words.ShellQuote(filepath.Join(dir, "report.json")) +
+				" " + words.ShellQuote(f.URL()) + " > /dev/null; echo RUN-ENDED; sleep 60"
+			if out, err := tm("new-session", "-d", "-s", "live", "-x", strconv.Itoa(width), "-y", "24", "sh", "-c", run); err != nil {
+				t.Fatalf("tmux new-session: %v\n%s", err, out)
+			}
+			t.Cleanup(func() { _, _ = tm("kill-server") })
+			var screen string
+			seen := false
+			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline) && !seen; {
+				time.Sleep(200 * time.Millisecond)
+				out, err := tm("capture-pane", "-p", "-t", "live")
+				if err != nil {
+					t.Fatalf("tmux capture-pane: %v\n%s", err, out)
+				}
+				screen = out
+				if strings.Contains(screen, "RUN-ENDED") {
+					break
+				}
+				for _, l := range strings.Split(screen, "\n") {
+					if n := utf8.RuneCountInString(l); n > width {
+						t.Fatalf("a line of %d columns on a %d-column screen: %q", n, width, l)
+					}
+					seen = seen || figure.MatchString(l)
+				}
+			}
+			if !seen {
+				t.Errorf("at %d columns the live view never showed the failing family's figure whole:\n%s", width, screen)
+			}
+		})
 	}
 }

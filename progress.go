@@ -90,7 +90,14 @@ func (p *progressBar) Start(ctx context.Context, live *collect.Live, sent func()
 			if w, h, err := term.GetSize(int(p.f.Fd())); err == nil {
 				width, height = w, h
 			}
-			text := describe(elapsed, c, live, sent(), stopped, width-1-barPrefix(cells))
+			// Below narrowBar columns the bar's cells give way to the
+			// figures: the text alone, coloured here.
+			narrow := width < narrowBar
+			room := width - 1 - barPrefix(cells)
+			if narrow {
+				room = width - 1
+			}
+			text := describe(elapsed, c, live, sent(), stopped, room)
 			if noColor {
 				text = plainTags.Replace(text) // the bar reads its tags only in colour
 			}
@@ -99,6 +106,10 @@ func (p *progressBar) Start(ctx context.Context, live *collect.Live, sent func()
 				_ = bar.Set64(int64(min(frac, 1) * steps))
 			} else {
 				_ = bar.Add(1)
+			}
+			line := bar.String()
+			if narrow {
+				line = ansiTags.Replace(text)
 			}
 			var rows []string
 			if elapsed >= worstAfter {
@@ -110,7 +121,7 @@ func (p *progressBar) Start(ctx context.Context, live *collect.Live, sent func()
 					rows[i] = plainANSI.Replace(rows[i])
 				}
 			}
-			p.draw(bar.String(), rows, width)
+			p.draw(line, rows, width)
 			select {
 			case <-p.stop:
 				fmt.Fprint(p.f, "\r\x1b[J")
@@ -290,7 +301,8 @@ func cutVisible(s string, n int) string {
 // describe is the bar's text, e.g. "12.4s/30s  1234 req  ipv4 ok  ipv6
 // 310 failed (50%)", in at most width visible columns: past it the
 // families lose their counts ("ipv6 50% failed"), then the in-flight
-// count goes. The failure figures are never cut.
+// count goes, then the families that do not fail, the requests and the
+// planned duration, then the drops. The failure figures are never cut.
 func describe(elapsed time.Duration, c *config, live *collect.Live, sent int64, stopped bool, width int) string {
 	head := fmt.Sprintf("%.1fs", elapsed.Seconds())
 	if c.duration > 0 {
@@ -301,7 +313,7 @@ func describe(elapsed time.Duration, c *config, live *collect.Live, sent int64, 
 	if c.requests > 0 {
 		head += fmt.Sprintf("/%d", c.requests)
 	}
-	var full, short []string // the families, with and without counts
+	var full, short, failing []string // the families, with and without counts; the failing ones
 	for _, fam := range []probe.Family{probe.IPv4, probe.IPv6} {
 		n := live.FamilyRequests[fam].Load()
 		if n == 0 {
@@ -314,6 +326,7 @@ func describe(elapsed time.Duration, c *config, live *collect.Live, sent int64, 
 		}
 		full = append(full, fmt.Sprintf("  [red]%s %d failed (%s)[reset]", fam, f, pctShort(f, n)))
 		short = append(short, fmt.Sprintf("  [red]%s %s failed[reset]", fam, pctShort(f, n)))
+		failing = append(failing, short[len(short)-1])
 	}
 	tail := ""
 	if d := live.Dropped.Load(); d > 0 {
@@ -325,10 +338,15 @@ func describe(elapsed time.Duration, c *config, live *collect.Live, sent int64, 
 	} else if inFlight > 0 {
 		flight = fmt.Sprintf("  %d in flight", inFlight)
 	}
+	fails := strings.Join(failing, "")
 	tries := []string{
 		head + strings.Join(full, "") + tail + flight,
 		head + strings.Join(short, "") + tail + flight,
-		head + strings.Join(short, "") + tail, // the failure figures stay, whatever the width
+		head + strings.Join(short, "") + tail,
+		head + fails + tail, // the families that fail
+		fmt.Sprintf("%.1fs", elapsed.Seconds()) + fails + tail,
+		strings.TrimPrefix(fails+tail, "  "),
+		strings.TrimPrefix(fails, "  "), // the failure figures stay, whatever the width
 	}
 	for _, try := range tries[:len(tries)-1] {
 		if visibleLen(try) <= width {
@@ -337,6 +355,14 @@ func describe(elapsed time.Duration, c *config, live *collect.Live, sent int64, 
 	}
 	return tries[len(tries)-1]
 }
+
+// narrowBar is the terminal width below which the live view drops the
+// bar's cells for the figures.
+const narrowBar = 60
+
+// ansiTags turns the colour tags of a bar text into the codes the bar
+// would write.
+var ansiTags = strings.NewReplacer("[red]", "\x1b[31m", "[yellow]", "\x1b[33m", "[reset]", "\x1b[0m")
 
 // plainTags removes the colour tags of a bar text.
 var plainTags = strings.NewReplacer("[red]", "", "[yellow]", "", "[reset]", "")
