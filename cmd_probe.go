@@ -18,6 +18,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/render"
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/session"
+	"github.com/pinprobe/pinprobe/internal/words"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http/httpguts"
@@ -474,7 +475,7 @@ func (c *config) plan(s *session.Session) string {
 			}
 		}
 		if none > 0 {
-			fmt.Fprintf(&b, ". Warning: %d requests in all, and %d of the %d endpoints will get none, so they will not be judged: raise -r or -d", total, none, n)
+			fmt.Fprintf(&b, ". Warning: %d request%s in all, and %d of the %d endpoints will get none, so they will not be judged: raise -r or -d", total, words.Plural(int(total)), none, n)
 		}
 	}
 	return b.String()

@@ -372,7 +372,7 @@ func runWords(s *compare.RunSide) string {
 	if !s.StartedAt.IsZero() {
 		parts = append(parts, s.StartedAt.UTC().Format("2006-01-02 15:04:05")+" – "+s.EndedAt.UTC().Format("15:04:05")+" UTC")
 	}
-	parts = append(parts, fmt.Sprintf("%d requests, %d failed (%s)", s.Requests, s.Failed, pct(s.FailureRate, s.Requests)))
+	parts = append(parts, fmt.Sprintf("%d request%s, %d failed (%s)", s.Requests, words.Plural(int(s.Requests)), s.Failed, pct(s.FailureRate, s.Requests)))
 	if s.Inputs > 0 {
 		parts = append(parts, fmt.Sprintf("merged from %d reports", s.Inputs))
 	}

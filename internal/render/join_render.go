@@ -59,13 +59,13 @@ var scopeHead = []string{"Name", "Family", "Failed/requests", "Rate", "Statuses"
 
 func newJoinView(j *join.Join) *joinView {
 	v := &joinView{j: j}
-	v.run = fmt.Sprintf("%d requests, %d failed, %s → %s UTC", j.Run.Requests, j.Run.Failed,
+	v.run = fmt.Sprintf("%d request%s, %d failed, %s → %s UTC", j.Run.Requests, words.Plural(int(j.Run.Requests)), j.Run.Failed,
 		j.Run.StartedAt.UTC().Format("2006-01-02 15:04:05.000"), words.Clock(j.Run.EndedAt.Time))
 	if j.Run.File != "" {
 		v.run = j.Run.File + ": " + v.run
 	}
 	for _, l := range j.Logs {
-		s := fmt.Sprintf("%s: %s%s, %d lines, %d requests", l.Name, l.Format, map[bool]string{true: " (gzip)"}[l.Gzip], l.Lines, l.Records)
+		s := fmt.Sprintf("%s: %s%s, %d line%s, %d request%s", l.Name, l.Format, map[bool]string{true: " (gzip)"}[l.Gzip], l.Lines, words.Plural(int(l.Lines)), l.Records, words.Plural(int(l.Records)))
 		if len(l.Logs) > 0 {
 			s += "; logs " + strings.Join(l.Logs, ", ")
 		}
@@ -149,7 +149,7 @@ func newJoinView(j *join.Join) *joinView {
 		v.missing = append(v.missing, fmt.Sprintf("%d single requests of the report matched no line: %s", m.Trail, strings.Join(m.IDs, ", ")))
 	}
 	for _, g := range m.Gaps {
-		v.missing = append(v.missing, fmt.Sprintf("nothing logged %s → %s UTC, while the run sent %d requests", words.Clock(g.From.Time), words.Clock(g.To.Time), g.Requests))
+		v.missing = append(v.missing, fmt.Sprintf("nothing logged %s → %s UTC, while the run sent %d request%s", words.Clock(g.From.Time), words.Clock(g.To.Time), g.Requests, words.Plural(int(g.Requests))))
 	}
 	for _, f := range j.Findings {
 		v.findings = append(v.findings, f.Text)

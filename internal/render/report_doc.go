@@ -181,7 +181,7 @@ func runParts(v *View) Parts {
 		run.Started + " – " + run.EndClock + " UTC (" + run.Took + ")",
 		run.Planned + ", " + strings.TrimSuffix(run.Achieved, " req/s") + " achieved",
 		// One part, so that a line never begins with "0 dropped".
-		fmt.Sprintf("%d requests, %d dropped", run.Requests, run.Dropped),
+		fmt.Sprintf("%d request%s, %d dropped", run.Requests, words.Plural(int(run.Requests)), run.Dropped),
 	}}
 	if run.Abandoned > 0 {
 		p.Items[len(p.Items)-1] += fmt.Sprintf(", %d abandoned", run.Abandoned)

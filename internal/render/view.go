@@ -488,7 +488,7 @@ func (v *View) verdict(r *report.Report) {
 	v.Verdict.Line = verdictLine(r)
 	for _, s := range vd.Suspects {
 		row := SuspectRow{Kind: s.Kind, Target: s.Target, How: s.How, Agrees: s.Agrees,
-			Failed: fmt.Sprintf("%d of %d requests failed", s.Failed, s.Requests),
+			Failed: fmt.Sprintf("%d of %d request%s failed", s.Failed, s.Requests, words.Plural(int(s.Requests))),
 			RateCI: rateCI(s.Failed, s.Requests, s.FailureRate), P: words.PValue(s.P)}
 		if v.MultiURL && s.Target != "" {
 			row.URL = v.short[s.Target]
@@ -594,8 +594,8 @@ func levelWords(l report.Level) string {
 		}
 		alpha += " (" + looks + ")"
 	}
-	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d findings the verdict could make (Bonferroni)",
-		words.AlphaValue(l.Each), alpha, l.Tests)
+	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d finding%s the verdict could make (Bonferroni)",
+		words.AlphaValue(l.Each), alpha, l.Tests, words.Plural(l.Tests))
 	return w
 }
 
@@ -825,7 +825,7 @@ func (v *View) run(r *report.Report) {
 			t.Requests, t.Failed, t.Abandoned, words.Agree(int(t.Abandoned), "was", "were"))
 	}
 	if t.Dropped > 0 {
-		sent += fmt.Sprintf("; %d more were due but not sent (dropped) because an endpoint already had %d requests in flight", t.Dropped, r.Plan.Concurrency)
+		sent += fmt.Sprintf("; %d more were due but not sent (dropped) because an endpoint already had %d request%s in flight", t.Dropped, r.Plan.Concurrency, words.Plural(r.Plan.Concurrency))
 	}
 	if t.ClientErrors > 0 {
 		sent += fmt.Sprintf("; %d could not be sent by this machine (client errors)", t.ClientErrors)

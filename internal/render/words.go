@@ -55,11 +55,11 @@ func PlanLine(p report.Plan, endpoints int, over string) string {
 	d := time.Duration(p.DurationS * float64(time.Second))
 	switch {
 	case d > 0 && p.Requests > 0:
-		fmt.Fprintf(&b, " for %s or %d requests, whichever comes first,", d, p.Requests)
+		fmt.Fprintf(&b, " for %s or %d request%s, whichever comes first,", d, p.Requests, words.Plural(int(p.Requests)))
 	case d > 0:
 		fmt.Fprintf(&b, " for %s", d)
 	case p.Requests > 0:
-		fmt.Fprintf(&b, " for %d requests", p.Requests)
+		fmt.Fprintf(&b, " for %d request%s", p.Requests, words.Plural(int(p.Requests)))
 	default:
 		b.WriteString(" until Ctrl-C")
 	}
@@ -82,7 +82,7 @@ func planWords(p *report.Plan) string {
 		parts = append(parts, "for "+words.Num(p.DurationS)+" s")
 	}
 	if p.Requests > 0 {
-		parts = append(parts, fmt.Sprintf("at most %d requests", p.Requests))
+		parts = append(parts, fmt.Sprintf("at most %d request%s", p.Requests, words.Plural(int(p.Requests))))
 	}
 	if p.Timeout > 0 {
 		parts = append(parts, "timeout "+words.Num(p.Timeout)+" s")

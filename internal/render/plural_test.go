@@ -1,0 +1,40 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+)
+
+// TestOneSaysOne: one request, one finding, one in flight are said in the
+// singular ("1 requests" and "1 findings" were).
+func TestOneSaysOne(t *testing.T) {
+	for _, s := range []string{
+		planWords(&report.Plan{Rate: 10, Requests: 1, Concurrency: 1}),
+		planWords(&report.Plan{Rate: 10, Requests: 1, DurationS: 5, Concurrency: 1}),
+		levelWords(report.Level{Alpha: 0.001, Each: 0.001, Tests: 1}),
+		PlanLine(report.Plan{Rate: 10, Requests: 1}, 1, "1 endpoint"),
+		PlanLine(report.Plan{Rate: 10, Requests: 1, DurationS: 5}, 1, "1 endpoint"),
+		runParts(NewView(oneRequest())).Items[3],
+	} {
+		for _, bad := range []string{" 1 requests", " 1 findings", "^1 requests"} {
+			if strings.HasPrefix(bad, "^") {
+				if strings.HasPrefix(s, bad[1:]) {
+					t.Errorf("%q says %q", s, bad[1:])
+				}
+				continue
+			}
+			if strings.Contains(s, bad) {
+				t.Errorf("%q says %q", s, bad)
+			}
+		}
+	}
+}
+
+// oneRequest is a report of a run that sent one request.
+func oneRequest() *report.Report {
+	r := &report.Report{Version: "0.1.0", Plan: report.Plan{Rate: 10, Requests: 1}}
+	r.Totals.Requests = 1
+	return r
+}
