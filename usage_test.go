@@ -84,6 +84,9 @@ func TestBadInput(t *testing.T) {
 		{"dns-server bogus", []string{"--dns-server", "bogus", u}, []string{"--dns-server", `"bogus"`}},
 		{"dns-server port too big", []string{"--dns-server", "127.0.0.1:99999", u}, []string{"--dns-server", "127.0.0.1:99999"}},
 		{"header without colon", []string{"--header", "NoColon", u}, []string{"--header", "NoColon"}},
+		// A secret header's name alone holds no secret: said as given,
+		// not as if a value had been redacted.
+		{"secret header without value", []string{"-H", "Authorization", u}, []string{`--header "Authorization": want`}},
 		{"header short flag", []string{"-H", "X-Trace 1", u}, []string{"--header", "X-Trace 1"}},
 		{"header empty name", []string{"-H", ": value", u}, []string{"--header", ": value"}},
 		{"header Content-Length", []string{"-H", "Content-Length: 5", u}, []string{"--header", "Content-Length", "--body"}},

@@ -113,6 +113,11 @@ func RedactHeaderArg(h string) string {
 		n++
 	}
 	name, rest := t[:n], strings.TrimLeft(t[n:], " \t")
+	if IsSecret(name) && strings.Trim(rest, ": \t") == "" {
+		// A name with no value holds no secret: said as it was given
+		// ("-H Authorization" is not "Authorization: REDACTED").
+		return strings.TrimRight(t, " \t")
+	}
 	if IsSecret(name) {
 		// Keep what separates the name from the value, so that a
 		// malformed argument still shows what is wrong with it.
