@@ -141,8 +141,10 @@ func (b *timeBuilder) column(bk []int64) []int64 {
 	return out
 }
 
-// quantiles reads each slice's p50 and p99 from l.
-func (b *timeBuilder) quantiles(s *TimeScope, l *report.Latencies) {
+// quantiles reads each slice's p50 and p99 from l, none above most (the
+// scope's own maximum, exact, when it is known: a slice's bin is read at
+// its middle, which can lie above every latency of the bin; 0: none).
+func (b *timeBuilder) quantiles(s *TimeScope, l *report.Latencies, most float64) {
 	if l == nil || l.Buckets() != b.buckets {
 		return
 	}
@@ -156,7 +158,18 @@ func (b *timeBuilder) quantiles(s *TimeScope, l *report.Latencies) {
 			n += l.Total(i)
 		}
 		s.P50[c], s.P99[c] = bins.Quantile(n, 0.5), bins.Quantile(n, 0.99)
+		if most > 0 {
+			s.P50[c], s.P99[c] = min(s.P50[c], most), min(s.P99[c], most)
+		}
 	}
+}
+
+// maxOf is s's maximum latency, 0 when s is nil.
+func maxOf(s *report.Stats) float64 {
+	if s == nil {
+		return 0
+	}
+	return s.LatencyMS.Max
 }
 
 // families adds a scope for each family, its endpoints' series summed.
@@ -187,7 +200,7 @@ func (b *timeBuilder) families(v *View) {
 			}
 		}
 		s.Label = words.FamilyName(fam) + " (" + strings.Join(words.CapItems(labels, 3), ", ") + ")"
-		b.quantiles(&s, famLat[fam])
+		b.quantiles(&s, famLat[fam], maxOf(r.Families[fam]))
 		key := "family\x00" + fam
 		if len(idx) == 1 {
 			e := &r.Endpoints[idx[0]]
@@ -219,7 +232,13 @@ func (b *timeBuilder) suspect(s *report.Suspect, kind, what, label, url string) 
 			return
 		}
 		scope = TimeScope{Requests: b.column(g.Requests), Failed: b.column(g.Failed)}
-		b.quantiles(&scope, &g.Latency)
+		most := 0.0
+		for i := range r.Groups {
+			if gr := &r.Groups[i]; gr.Header+": "+gr.Value == s.Group {
+				most = gr.LatencyMS.Max
+			}
+		}
+		b.quantiles(&scope, &g.Latency, most)
 	default:
 		key = epKey(s.Target, s.Address)
 		e := -1
@@ -234,7 +253,7 @@ func (b *timeBuilder) suspect(s *report.Suspect, kind, what, label, url string) 
 		}
 		ser := &tl.Series[e]
 		scope = TimeScope{Requests: b.column(ser.Requests), Failed: b.column(ser.Failed)}
-		b.quantiles(&scope, ser.Latency)
+		b.quantiles(&scope, ser.Latency, r.Endpoints[e].LatencyMS.Max)
 		if !scope.Latency {
 			b.missing = append(b.missing, label)
 		}

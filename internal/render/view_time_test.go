@@ -14,6 +14,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // overTimeReport is a two-minute run whose faults start and stop: every
@@ -253,5 +254,36 @@ func TestOverTimeScales(t *testing.T) {
 	o := &OverTimeView{From: report.Time{Time: time.Date(2026, 12, 1, 19, 3, 33, 955e6, time.UTC)}, Step: 1, Columns: 60}
 	if got := o.Clock(2); got != "19:03:36" {
 		t.Errorf("slice 2 of a run started at 19:03:33.955 starts at %q; want 19:03:36", got)
+	}
+}
+
+// TestOverTimeLatencyWithinTheMax: no slice's p50 or p99 lies above its
+// scope's own maximum, as the tables give it: a slice's latency bin is
+// read at its middle, which lay above every latency of the bin (IPv6's p99
+// over time 3.02 ms against the tables' max of 2.92 ms).
+func TestOverTimeLatencyWithinTheMax(t *testing.T) {
+	for _, r := range []*report.Report{overTimeReport(t), fixture.GoldenReport(t)} {
+		v := NewView(r)
+		checked := 0
+		for _, s := range v.OverTime.Scopes {
+			most := 0.0
+			for fam, st := range r.Families {
+				if s.Kind == "family" && strings.HasPrefix(s.Label, words.FamilyName(fam)+" ") {
+					most = st.LatencyMS.Max
+				}
+			}
+			if most == 0 {
+				continue
+			}
+			checked++
+			for c := range s.P99 {
+				if s.P99[c] > most || s.P50[c] > most {
+					t.Errorf("%s, slice %d: p50 %v, p99 %v above the scope's max %v", s.Label, c, s.P50[c], s.P99[c], most)
+				}
+			}
+		}
+		if checked == 0 {
+			t.Errorf("no family scope over time to check")
+		}
 	}
 }
