@@ -38,3 +38,15 @@ func oneRequest() *report.Report {
 	r.Totals.Requests = 1
 	return r
 }
+
+// TestSettledSaysTheRequestsInFlight: a run --until-verdict stopped says
+// when it settled and how many requests finished after, so its count and
+// the stopping line's agree (3300 on stderr, 3301 in the report).
+func TestSettledSaysTheRequestsInFlight(t *testing.T) {
+	r := oneRequest()
+	r.Totals.Requests = 3301
+	r.Settled = &report.Settled{Requests: 3300, Look: 5, MaxLooks: 60, Alpha: 0.001}
+	if got := NewView(r).Run.Settled; !strings.Contains(got, "after 3300 requests") || !strings.Contains(got, "the run's 3301 requests include the 1 in flight then") {
+		t.Errorf("settled: %q; want it to say 3300 at the look and the 3301 of the run", got)
+	}
+}

@@ -838,6 +838,11 @@ func (v *View) run(r *report.Report) {
 	if s := r.Settled; s != nil {
 		v.Run.Settled = fmt.Sprintf("--until-verdict stopped the run once the verdict was settled: at %s UTC, after %d request%s (look %d of %d, at level %s)",
 			words.Clock(s.At.Time), s.Requests, words.Plural(int(s.Requests)), s.Look, s.MaxLooks, words.AlphaValue(s.Alpha))
+		if n := r.Totals.Requests - s.Requests; n > 0 {
+			// Said beside the run's own count, which the requests in
+			// flight at the look joined when they finished.
+			v.Run.Settled += fmt.Sprintf("; the run's %d requests include the %d in flight then", r.Totals.Requests, n)
+		}
 		if s.Suspects > 0 {
 			v.Run.Settled += fmt.Sprintf(": %d fault%s proven at that level; %d other address%s and instance%s shown to fail less than %s; every other address on %d connections or more, enough to reach an instance taking one connection in four with probability %s",
 				s.Suspects, words.Plural(s.Suspects), s.Bounded, map[bool]string{true: "", false: "es"}[s.Bounded == 1], words.Plural(s.Bounded),
