@@ -47,7 +47,7 @@ func briefPage(v *View) *Page {
 		}
 		top(Para{Only: documents, Lead: "Release gate " + g.Summary + ".", Text: strings.Join(lines, " ")})
 	}
-	run := Section{Blocks: []Block{Para{Only: documents, Lead: "Run:", Text: fmt.Sprintf("%s → %s (%s, %s) · %s", v.Run.From, v.Run.To, mdSecs(v.Run.DurationS), v.Run.Ended, v.Run.Sent), Code: v.Run.Command}}}
+	run := Section{Blocks: []Block{Para{Only: documents, Lead: "Run:", Text: fmt.Sprintf("%s → %s (%s, %s) · %s", v.Run.From, v.Run.To, runLength(&v.Run), v.Run.Ended, v.Run.Sent), Code: v.Run.Command}}}
 	if v.Run.Interrupted {
 		run.Blocks = append(run.Blocks, Para{Only: documents, Lead: "Interrupted after " + mdSecs(v.Run.DurationS) + ":", Text: "this report covers every request sent until then."})
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -48,5 +49,27 @@ func TestSettledSaysTheRequestsInFlight(t *testing.T) {
 	r.Settled = &report.Settled{Requests: 3300, Look: 5, MaxLooks: 60, Alpha: 0.001}
 	if got := NewView(r).Run.Settled; !strings.Contains(got, "after 3300 requests") || !strings.Contains(got, "the run's 3301 requests include the 1 in flight then") {
 		t.Errorf("settled: %q; want it to say 3300 at the look and the 3301 of the run", got)
+	}
+}
+
+// TestMergedWindowSaysBoth: a merge of runs with a gap between them says
+// the time its runs covered and the window they span (a window of 21 s
+// was labelled 16.0 s).
+func TestMergedWindowSaysBoth(t *testing.T) {
+	r := oneRequest()
+	r.StartedAt = report.Time{Time: time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)}
+	r.EndedAt = report.Time{Time: r.StartedAt.Add(21 * time.Second)}
+	r.DurationS = 16
+	r.Inputs = []report.Input{{File: "a.json"}, {File: "b.json"}}
+	v := NewView(r)
+	if got := runLength(&v.Run); got != "16.0 s of runs over 21.0 s" {
+		t.Errorf("documents: %q; want 16.0 s of runs over 21.0 s", got)
+	}
+	if !strings.Contains(v.Run.Took, "16.0s of runs, over a window of 21.0s") {
+		t.Errorf("terminal: %q; want it to say the window of 21.0s", v.Run.Took)
+	}
+	r.Inputs = nil // one run: its window is its length
+	if got := runLength(&NewView(r).Run); got != "16.0 s" {
+		t.Errorf("one run: %q; want 16.0 s", got)
 	}
 }

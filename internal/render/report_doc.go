@@ -197,7 +197,7 @@ func runParts(v *View) Parts {
 func runSection(v *View) Section {
 	run := v.Run
 	items := []Item{
-		{Lead: "Window (UTC)", Text: fmt.Sprintf("%s → %s (%s, %s)", run.From, run.To, mdSecs(run.DurationS), run.Ended)},
+		{Lead: "Window (UTC)", Text: fmt.Sprintf("%s → %s (%s, %s)", run.From, run.To, runLength(&run), run.Ended)},
 		{Lead: "Sent", Text: run.Sent},
 	}
 	if run.Settled != "" {
@@ -369,4 +369,13 @@ func fingerprintWords(f *WhoRow) string {
 		addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
 	}
 	return s + " on " + strings.Join(addrs, ", ")
+}
+
+// runLength says how long the run took, in the documents' units: "12.5 s",
+// or for a merge of runs with gaps between them "16.0 s of runs over 21.0 s".
+func runLength(run *RunView) string {
+	if run.SpanS > 0 {
+		return mdSecs(run.DurationS) + " of runs over " + mdSecs(run.SpanS)
+	}
+	return mdSecs(run.DurationS)
 }

@@ -241,10 +241,13 @@ type RunView struct {
 	// DurationS is how long the run took, in seconds, for a writer to say
 	// in its own units.
 	DurationS float64
-	Took      string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
-	Ended     string // "completed" or "interrupted"
-	Planned   string // "20 req/s planned", or "max rate (closed model)"
-	Achieved  string // "10.4 req/s"
+	// SpanS is the window's own length when a merge's runs cover less of
+	// it (gaps between runs left out of DurationS); 0 otherwise.
+	SpanS    float64
+	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
+	Ended    string // "completed" or "interrupted"
+	Planned  string // "20 req/s planned", or "max rate (closed model)"
+	Achieved string // "10.4 req/s"
 	// Plan says the whole plan in a sentence: the rate, the concurrency,
 	// the duration, the timeout, the connections, what is a failure.
 	Plan string
@@ -800,6 +803,13 @@ func (v *View) run(r *report.Report) {
 		seconds = fmt.Sprintf("%.1fs", r.SendS)
 		took = fmt.Sprintf("%.1fs sending, then %.1fs waiting for requests in flight", r.SendS, r.DurationS-r.SendS)
 	}
+	// A merge of runs with gaps between them covered less time than its
+	// window spans: both are said, so "21 s" of window and "16.0 s" agree.
+	span := 0.0
+	if s := r.EndedAt.Sub(r.StartedAt.Time).Seconds(); len(r.Inputs) > 0 && s-r.DurationS >= 0.5 {
+		span = s
+		took += fmt.Sprintf(" of runs, over a window of %.1fs", span)
+	}
 	planned := "max rate (closed model)"
 	if !r.Plan.Max {
 		planned = words.Num(r.Plan.Rate) + " req/s planned"
@@ -808,7 +818,7 @@ func (v *View) run(r *report.Report) {
 	t := &r.Totals
 	v.Run = RunView{
 		Version: r.Version, From: from, To: utc(r.EndedAt), Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),
-		EndClock: r.EndedAt.UTC().Format("15:04:05"), Seconds: seconds, DurationS: r.DurationS,
+		EndClock: r.EndedAt.UTC().Format("15:04:05"), Seconds: seconds, DurationS: r.DurationS, SpanS: span,
 		Took: took, Ended: ended(r.Interrupted), Planned: planned, Plan: planWords(&r.Plan),
 		Achieved: strconv.FormatFloat(t.RPS, 'f', 1, 64) + " req/s",
 		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, ClientErrors: t.ClientErrors, Abandoned: t.Abandoned,
