@@ -162,19 +162,34 @@ func (t *textWriter) parts(p Parts) {
 		items[0] = t.style(ansiBold, p.Lead) + " " + items[0]
 	}
 	line := ""
+	flush := func() {
+		if runes(stripANSI(line)) <= t.width {
+			t.printf("%s\n", line)
+			line = ""
+			return
+		}
+		// A part wider than the line itself is wrapped at its words.
+		for i, l := range wrapWords(line, t.width, t.width-2) {
+			if i > 0 {
+				l = "  " + l
+			}
+			t.printf("%s\n", l)
+		}
+		line = ""
+	}
 	for _, it := range items {
 		switch {
 		case line == "":
 			line = it
 		case runes(stripANSI(line))+3+runes(it) > t.width:
-			t.printf("%s\n", line)
+			flush()
 			line = it
 		default:
 			line += " · " + it
 		}
 	}
 	if line != "" {
-		t.printf("%s\n", line)
+		flush()
 	}
 }
 

@@ -73,3 +73,26 @@ func TestMergedWindowSaysBoth(t *testing.T) {
 		t.Errorf("one run: %q; want 16.0 s", got)
 	}
 }
+
+// TestRunLineFitsTheWidth: the run's line keeps to 80 columns when one of
+// its parts is longer ("10.0s sending, then 2.5s waiting for requests in
+// flight" ran to 81-108 columns).
+func TestRunLineFitsTheWidth(t *testing.T) {
+	r := oneRequest()
+	r.StartedAt = report.Time{Time: time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)}
+	r.EndedAt = report.Time{Time: r.StartedAt.Add(12500 * time.Millisecond)}
+	r.DurationS, r.SendS = 12.5, 10
+	r.Inputs = []report.Input{{File: "a.json"}}
+	r.EndedAt = report.Time{Time: r.StartedAt.Add(40 * time.Second)} // a merge's window, wider still
+	var b strings.Builder
+	tw := newTextWriter(&b, Options{Width: 80})
+	tw.parts(runParts(NewView(r)))
+	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		if n := runes(l); n > 80 {
+			t.Errorf("a line of %d columns: %q", n, l)
+		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), "waiting for requests in flight") {
+		t.Errorf("the run's line lost its words:\n%s", b.String())
+	}
+}
