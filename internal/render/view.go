@@ -808,7 +808,7 @@ func (v *View) run(r *report.Report) {
 	span := 0.0
 	if s := r.EndedAt.Sub(r.StartedAt.Time).Seconds(); len(r.Inputs) > 0 && s-r.DurationS >= 0.5 {
 		span = s
-		took += fmt.Sprintf(" of runs, over a window of %.1fs", span)
+		took = fmt.Sprintf("%.1fs of runs, over a window of %.1fs", r.DurationS, span)
 	}
 	planned := "max rate (closed model)"
 	if !r.Plan.Max {
