@@ -82,8 +82,7 @@ func TestRunLineFitsTheWidth(t *testing.T) {
 	r.StartedAt = report.Time{Time: time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)}
 	r.EndedAt = report.Time{Time: r.StartedAt.Add(12500 * time.Millisecond)}
 	r.DurationS, r.SendS = 12.5, 10
-	r.Inputs = []report.Input{{File: "a.json"}}
-	r.EndedAt = report.Time{Time: r.StartedAt.Add(40 * time.Second)} // a merge's window, wider still
+	r.Plan.Rate, r.Totals.RPS = 123.456, 123.4 // a long planned rate, beside the long time
 	var b strings.Builder
 	tw := newTextWriter(&b, Options{Width: 80})
 	tw.parts(runParts(NewView(r)))
