@@ -137,15 +137,28 @@ func TestNginxSharedUpstream(t *testing.T) {
 					t.Errorf("suspect %s %s %q; want no address named, every address fronts the same servers", s.Kind, s.Address, s.How)
 				}
 			}
-			// nginx's round robin is shared by the addresses, so one
-			// address's turns are not independent draws: on a busy machine
-			// bursts put one 43% on the failing server where 33% was due.
-			// What must not happen is 0% or 100% (an address of its own).
+			// nginx's round robin is shared by the addresses, so they fail
+			// alike, at about the failing server's share of the pool. Not
+			// exactly: one address's turns are not independent draws (on a
+			// busy machine bursts put one 43% on the failing server where
+			// 33% was due), and a healthy server nginx cannot reach in time
+			// hands its request to the next (a fresh-clone CI run saw all
+			// three addresses at 50-58% with 3 servers). What must not
+			// happen is an address of its own: 0% or 100%, or one apart
+			// from the others.
 			want := 1 / float64(tt.servers)
+			var failed, requests int64
+			for _, e := range rep.Endpoints {
+				failed, requests = failed+e.Failed, requests+e.Requests
+			}
+			overall := float64(failed) / float64(max(requests, 1))
+			if overall < want/2 || overall > min(2*want, 0.9) {
+				t.Errorf("%d of %d failed (%.0f%%); want about %.0f%%, the failing server's share of the pool", failed, requests, 100*overall, 100*want)
+			}
 			for _, e := range rep.Endpoints {
 				got := float64(e.Failed) / float64(e.Requests)
-				if e.Requests < 100 || math.Abs(got-want) > 0.15 {
-					t.Errorf("%s: %d of %d failed; want about %.0f%%, its share of the failing server's turns", e.Address, e.Failed, e.Requests, 100*want)
+				if e.Requests < 100 || math.Abs(got-overall) > 0.15 || got < 0.05 || got > 0.95 {
+					t.Errorf("%s: %d of %d failed; want about the %.0f%% of every address, a share of the same pool", e.Address, e.Failed, e.Requests, 100*overall)
 				}
 			}
 			if !tt.header {
