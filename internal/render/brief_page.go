@@ -37,15 +37,7 @@ func briefPage(v *View) *Page {
 		top(Para{Only: documents, Lead: "Who answered:", Text: whoWords(v.Who, briefWho) + "."})
 	}
 	if g := v.Gate; g.Summary != "" {
-		var lines []string
-		for i, l := range g.Lines {
-			if i == 3 {
-				lines = append(lines, "…")
-				break
-			}
-			lines = append(lines, failMark+" "+l+".")
-		}
-		top(Para{Only: documents, Lead: "Release gate " + g.Summary + ".", Text: strings.Join(lines, " ")})
+		top(gateLine(g, documents))
 	}
 	run := Section{Blocks: []Block{Para{Only: documents, Lead: "Run:", Text: fmt.Sprintf("%s → %s (%s, %s) · %s", v.Run.From, v.Run.To, runLength(&v.Run), v.Run.Ended, v.Run.Sent), Code: v.Run.Command}}}
 	if v.Run.Interrupted {

@@ -147,15 +147,7 @@ func htmlTop(v *View) []Block {
 		top = append(top, l)
 	}
 	if g := v.Gate; g.Summary != "" {
-		var lines []string
-		for i, l := range g.Lines {
-			if i == 3 {
-				lines = append(lines, "…")
-				break
-			}
-			lines = append(lines, failMark+" "+l+".")
-		}
-		top = append(top, Para{Only: h, Lead: "Release gate " + g.Summary + ".", Text: strings.Join(lines, " ")})
+		top = append(top, gateLine(g, h))
 	}
 	if len(v.Who) > 0 {
 		l := List{Only: h, Title: "Who answered the failures"}
@@ -378,4 +370,18 @@ func runLength(run *RunView) string {
 		return mdSecs(run.DurationS) + " of runs over " + mdSecs(run.SpanS)
 	}
 	return mdSecs(run.DurationS)
+}
+
+// gateLine is the release gate in a paragraph for the top of a document:
+// its summary, then the first three checks that did not pass.
+func gateLine(g GateView, only Format) Para {
+	var lines []string
+	for i, l := range g.Lines {
+		if i == 3 {
+			lines = append(lines, "…")
+			break
+		}
+		lines = append(lines, failMark+" "+l+".")
+	}
+	return Para{Only: only, Lead: "Release gate " + g.Summary + ".", Text: strings.Join(lines, " ")}
 }
