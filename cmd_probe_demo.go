@@ -18,11 +18,10 @@ import (
 // own, and what --demo says of it at the end: the run joined with it (the
 // backend that failed) and the command that joins them.
 type demoAccessLog struct {
-	dir     string
-	path    string
-	f       *os.File
-	release func() // unlocks dir (see newDemoDir)
-	say     func(string, ...any)
+	dir  string
+	path string
+	f    *os.File
+	say  func(string, ...any)
 	// stderr takes the command, on a line of its own as it is: a note is
 	// wrapped to the terminal at word boundaries, which cut the command
 	// between a flag and its value and inside its quoted format, so it
@@ -34,13 +33,13 @@ type demoAccessLog struct {
 // newDemoAccessLog makes the log's directory (newDemoDir) and file; a demo
 // without one still runs, saying so.
 func newDemoAccessLog(say func(string, ...any), stderr io.Writer) *demoAccessLog {
-	d := &demoAccessLog{say: say, stderr: stderr, release: func() {}}
-	dir, release, err := newDemoDir()
+	d := &demoAccessLog{say: say, stderr: stderr}
+	dir, err := newDemoDir()
 	if err != nil {
 		say("demo: no access log written: %s", err)
 		return d
 	}
-	d.dir, d.path, d.release = dir, filepath.Join(dir, "access.log"), release
+	d.dir, d.path = dir, filepath.Join(dir, "access.log")
 	if d.f, err = os.Create(d.path); err != nil {
 		say("demo: no access log written: %s", err)
 		d.path = ""
@@ -67,7 +66,6 @@ func (d *demoAccessLog) close() {
 // copy of the report beside the log, written here: the file -o names may
 // be standard output, a pipe, or a write that failed.
 func (d *demoAccessLog) join(ctx context.Context, rep *report.Report) {
-	defer d.release()
 	if d.f == nil {
 		return
 	}

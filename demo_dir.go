@@ -16,26 +16,28 @@ func demoBase() string {
 	return filepath.Join(os.TempDir(), "pinprobe-demo")
 }
 
-// newDemoDir makes this demo's directory under demoBase, locked while the
-// demo runs, and removes the directories of the demos before it that no
-// longer run: a person finds the last demo's files where it said, and
-// demos leave one directory, not one each. release unlocks it.
-func newDemoDir() (dir string, release func(), err error) {
+// newDemoDir makes this demo's directory under demoBase, locked for as
+// long as the process runs (the kernel drops the lock when it ends; a
+// process that runs several demos, as the tests do, keeps each one's
+// files), and removes the directories of the demos before it whose
+// process has ended: a person finds the last demo's files where it said,
+// and demos leave one directory, not one each.
+func newDemoDir() (dir string, err error) {
 	base := demoBase()
 	if err := os.MkdirAll(base, 0o700); err != nil {
-		return "", nil, err
+		return "", err
 	}
 	// Locked before it is named run-…: a demo starting beside it never
 	// sees it unlocked.
 	tmp, err := os.MkdirTemp(base, ".new-")
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	release = lockDir(tmp)
+	release := lockDir(tmp)
 	dir = filepath.Join(base, "run-"+strings.TrimPrefix(filepath.Base(tmp), ".new-"))
 	if err := os.Rename(tmp, dir); err != nil {
 		release()
-		return "", nil, err
+		return "", err
 	}
 	entries, _ := os.ReadDir(base)
 	for _, e := range entries {
@@ -44,5 +46,5 @@ func newDemoDir() (dir string, release func(), err error) {
 			os.RemoveAll(old)
 		}
 	}
-	return dir, release, nil
+	return dir, nil
 }

@@ -10,7 +10,7 @@ import (
 
 // lockDir takes the lock that says a demo is using dir (a flock on its
 // .lock file, which the kernel drops when the process ends); the func
-// returned drops it.
+// returned drops it sooner.
 func lockDir(dir string) func() {
 	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
