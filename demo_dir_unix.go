@@ -5,8 +5,16 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 )
+
+// heldLocks keeps the lock files of this process's demos open: a file no
+// longer referenced is closed by the collector, and its lock with it.
+var heldLocks struct {
+	sync.Mutex
+	files []*os.File
+}
 
 // lockDir takes the lock that says a demo is using dir (a flock on its
 // .lock file, which the kernel drops when the process ends); the func
@@ -20,6 +28,9 @@ func lockDir(dir string) func() {
 		f.Close()
 		return func() {}
 	}
+	heldLocks.Lock()
+	heldLocks.files = append(heldLocks.files, f)
+	heldLocks.Unlock()
 	return func() { f.Close() }
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -244,5 +245,28 @@ func TestGoRunBinary(t *testing.T) {
 		if got := goRunBinary(exe); got != want {
 			t.Errorf("goRunBinary(%q) = %v; want %v", exe, got, want)
 		}
+	}
+}
+
+// TestDemoDirStaysLocked: a demo's directory stays locked, and its files
+// kept, while the process that made it runs, whatever the collector does
+// (an unreferenced lock file was closed by it, its lock with it, and a
+// demo beside it removed the directory).
+func TestDemoDirStaysLocked(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir, err := newDemoDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.GC()
+	if !inUse(dir) {
+		t.Fatalf("%s is not locked after a collection", dir)
+	}
+	if _, err := newDemoDir(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("a second demo of the same process removed the first's directory: %v", err)
 	}
 }
