@@ -349,8 +349,13 @@ func TestExampleKubernetes(t *testing.T) {
 		}
 	}
 	merged := readSaved(t, filepath.Join(claimDir, "merged.json"))
-	if len(merged.Vantages) != n || merged.Totals.Requests != int64(n*100) {
-		t.Errorf("merged.json: %d vantages, %d requests; want %d and %d", len(merged.Vantages), merged.Totals.Requests, n, n*100)
+	// Every planned request is in the merge, sent or dropped: on a busy
+	// machine under -race a pod's workers were all busy now and then (a
+	// fresh-clone CI run counted 265 sent of the 300), which the merge
+	// counts as drops.
+	tot := merged.Totals
+	if len(merged.Vantages) != n || tot.Requests+tot.Dropped != int64(n*100) || tot.Requests < int64(n*50) {
+		t.Errorf("merged.json: %d vantages, %d requests and %d dropped; want %d, and %d in all, most sent", len(merged.Vantages), tot.Requests, tot.Dropped, n, n*100)
 	}
 }
 
