@@ -245,7 +245,7 @@ var probeHelp = []flagGroup{
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "vantage", "samples", "interval", "quiet"}},
+	{"Report", []string{"fail-status", "group-by", "format", "brief", "detail", "output", "vantage", "samples", "interval", "quiet"}},
 	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
 	{"Other", []string{"demo", "help", "version"}},
 }

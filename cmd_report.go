@@ -65,7 +65,7 @@ func newReportFlagSet(c *reportConfig) *pflag.FlagSet {
 
 // reportHelp orders the report command's flags.
 var reportHelp = []flagGroup{
-	{"Report", []string{"format", "brief", "output"}},
+	{"Report", []string{"format", "brief", "detail", "output"}},
 	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
 	{"Other", []string{"help"}},
 }

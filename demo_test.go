@@ -126,7 +126,9 @@ func TestDemo(t *testing.T) {
 // joined (capture-pane -J), run by a shell from the same directory, joins
 // the demo's files and traces the failures. The command is pinprobe as it
 // was run: the binary's path, or go run . (it said "pinprobe logs", which
-// a go run or a build in a checkout leaves on no PATH).
+// a go run or a build in a checkout leaves on no PATH). At 80×24 with its
+// report on the terminal, the last screen holds the verdict, the join's
+// answer and the command whole.
 func TestDemoJoinCommandPastes(t *testing.T) {
 	t.Parallel()
 	tmux := testserver.TmuxBinary(t)
@@ -140,10 +142,11 @@ func TestDemoJoinCommandPastes(t *testing.T) {
 		width int
 		run   string // the demo's command, in the checkout
 		lead  string // how its join command starts
+		text  bool   // the report on the terminal, 24 rows
 	}{
-		{"built-80", 80, words.ShellQuote(bin), words.ShellQuote(bin) + " logs --log-format "},
-		{"built-120", 120, words.ShellQuote(bin), words.ShellQuote(bin) + " logs --log-format "},
-		{"go-run-80", 80, "go run .", "go run . logs --log-format "},
+		{"built-80", 80, words.ShellQuote(bin), words.ShellQuote(bin) + " logs --log-format ", true},
+		{"built-120", 120, words.ShellQuote(bin), words.ShellQuote(bin) + " logs --log-format ", false},
+		{"go-run-80", 80, "go run .", "go run . logs --log-format ", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -155,8 +158,12 @@ func TestDemoJoinCommandPastes(t *testing.T) {
 				return string(out), err
 			}
 			env := "TMPDIR=" + words.ShellQuote(dir) + " XDG_CACHE_HOME=" + words.ShellQuote(dir)
-			run := "cd " + words.ShellQuote(root) + " && " + env + " " + tt.run + " --demo -q -d 2s --format json > /dev/null; echo DEMO-ENDED; sleep 60"
-			if out, err := tm("new-session", "-d", "-s", "demo", "-x", strconv.Itoa(tt.width), "-y", "40", "sh", "-c", run); err != nil {
+			demo, height := " --demo -q -d 2s --format json > /dev/null", "40"
+			if tt.text {
+				demo, height = " --demo -d 2s", "24"
+			}
+			run := "cd " + words.ShellQuote(root) + " && " + env + " " + tt.run + demo + "; echo DEMO-ENDED; sleep 60"
+			if out, err := tm("new-session", "-d", "-s", "demo", "-x", strconv.Itoa(tt.width), "-y", height, "sh", "-c", run); err != nil {
 				t.Fatalf("tmux new-session: %v\n%s", err, out)
 			}
 			t.Cleanup(func() { _, _ = tm("kill-server") })
@@ -171,6 +178,9 @@ func TestDemoJoinCommandPastes(t *testing.T) {
 			}
 			if !strings.Contains(screen, "DEMO-ENDED") {
 				t.Fatalf("the demo did not end in 90 s:\n%s", screen)
+			}
+			if tt.text && (!strings.Contains(screen, "\nVERDICT CONCENTRATED ") || !strings.Contains(screen, "502s were routed to")) {
+				t.Errorf("the last screen at 80×24 lacks the verdict or the join's answer:\n%s", screen)
 			}
 			var command string
 			for _, l := range strings.Split(screen, "\n") {

@@ -1,6 +1,7 @@
-// The output flags that probe and report share (--format, -o, --brief and
-// the release gate), and how a report is written: rendered on stdout, its
-// JSON to -o. compare, whose formats differ, uses checkOutput and writeFile.
+// The output flags that probe and report share (--format, -o, --brief,
+// --detail and the release gate), and how a report is written: rendered on
+// stdout, its JSON to -o. compare, whose formats differ, uses checkOutput
+// and writeFile.
 
 package main
 
@@ -32,6 +33,7 @@ type outputFlags struct {
 	failOnVerdict  bool
 	confidence     string
 	brief          bool
+	detail         bool
 	limits         report.Limits // filled by validate
 }
 
@@ -40,6 +42,7 @@ func (o *outputFlags) add(fs *pflag.FlagSet) {
 	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", "))
 	fs.StringVarP(&o.output, "output", "o", "", "also write the JSON report to `FILE`")
 	fs.BoolVar(&o.brief, "brief", false, "a report of one screen, in text, Markdown or HTML (JSON stays whole): the verdict, who answered, families and suspects, one failed request of each suspect, the log queries that find them")
+	fs.BoolVar(&o.detail, "detail", false, "the text report whole: the verdict's confidence intervals and p-values, and every block (by default the text leaves out what repeats its tables or says little in a short run); Markdown, HTML and JSON are always whole")
 	fs.StringVar(&o.maxFailureRate, "max-failure-rate", "", "release gate: exit 1 unless every endpoint, family and the total is shown to fail less often than `RATE` (0.1% or 0.001): a few requests that did not fail prove nothing")
 	durationVarP(fs, &o.maxP99, "max-p99", "", 0, "ms", [2]string{"800ms", "1.5s"}, "release gate: exit 1 unless every endpoint, family and the total is shown to have a p99 latency within `DURATION` (299 requests at least, at 95%)")
 	fs.BoolVar(&o.failOnVerdict, "fail-on-verdict", false, "release gate: exit 1 if the verdict names a suspect (no backend may stand out); the report says how large a fault of one address the run would have seen")
@@ -49,6 +52,9 @@ func (o *outputFlags) add(fs *pflag.FlagSet) {
 // validate checks the output flags and fills limits.
 func (o *outputFlags) validate() error {
 	o.limits = report.NoLimits
+	if o.brief && o.detail {
+		return usagef("--brief and --detail: choose one (one screen, or the whole text report)")
+	}
 	if o.maxFailureRate != "" {
 		r, err := report.ParseRate(o.maxFailureRate)
 		if err != nil {
@@ -161,7 +167,7 @@ func bareErr(err error) error {
 func (o *outputFlags) write(rep *report.Report, interrupted bool, stdout io.Writer, say func(string, ...any)) error {
 	rep.Thresholds = report.CheckLimits(rep, o.limits)
 	ro := renderOptions(stdout)
-	ro.Brief = o.brief
+	ro.Brief, ro.Detail = o.brief, o.detail
 	renderer, err := render.ForFormat(o.format.value, ro)
 	if err != nil { // validated by the flag; kept for safety
 		return usagef("%s", err)

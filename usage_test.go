@@ -46,6 +46,7 @@ func TestBadInput(t *testing.T) {
 		{"URL without scheme", []string{"app.test/path"}, []string{`"app.test/path"`, "scheme"}},
 		{"URL without host", []string{"http:///path"}, []string{`"http:///path"`, "host"}},
 		{"URL port out of range", []string{"http://app.test:99999/"}, []string{`"http://app.test:99999/"`, "99999"}},
+		{"brief and detail", []string{"--brief", "--detail", u}, []string{"--brief", "--detail"}},
 		{"rate zero", []string{"--rate", "0", u}, []string{"--rate", `"0"`}},
 		{"rate negative", []string{"--rate", "-5", u}, []string{"--rate", `"-5"`}},
 		{"rate not a number", []string{"--rate", "abc", u}, []string{"--rate", `"abc"`}},

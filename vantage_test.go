@@ -249,9 +249,10 @@ func TestVantageVerdict(t *testing.T) {
 	if want := "Only the runs from eu-west see ::1 fail"; !strings.Contains(m.Verdict.Summary, want) {
 		t.Errorf("summary %q; want %q", m.Verdict.Summary, want)
 	}
-	// The text, Markdown and HTML reports show the breakdown and the claim.
+	// The text (whole: --detail), Markdown and HTML reports show the
+	// breakdown and the claim.
 	for _, format := range []string{"text", "markdown", "html"} {
-		code, stdout, stderr := pinprobe(t, "report", "--format", format, filepath.Join(dir, "concentrated.json"))
+		code, stdout, stderr := pinprobe(t, "report", "--detail", "--format", format, filepath.Join(dir, "concentrated.json"))
 		if code != exitOK && code != exitFail {
 			t.Fatalf("report --format %s: exit %d\n%s", format, code, stderr)
 		}

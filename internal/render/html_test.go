@@ -700,13 +700,14 @@ func TestHTMLNotesSayMore(t *testing.T) {
 // TestNotesSayMoreEveryFormat: the text and Markdown reports, like the
 // HTML one, list each of the verdict's notes once and none that repeats
 // word for word what the summary says: the summary's first sentence is
-// written once (in the detailed verdict), the fresh note once.
+// written once (in the detailed verdict: --detail's on a terminal), the
+// fresh note once.
 func TestNotesSayMoreEveryFormat(t *testing.T) {
 	r := fixture.GoldenReport(t)
 	first := strings.TrimSpace(strings.SplitAfter(r.Verdict.Summary, ". ")[0])
 	fresh := "198.51.100.20 was slow to connect between 20:43:02 and 20:43:04 UTC."
 	r.Verdict.Notes = []string{r.Verdict.Summary, first, fresh, fresh}
-	for name, write := range map[string]Renderer{"text": Text(Options{Width: 400}), "markdown": Markdown} {
+	for name, write := range map[string]Renderer{"text": Text(Options{Width: 400, Detail: true}), "markdown": Markdown} {
 		var b bytes.Buffer
 		if err := write(&b, r); err != nil {
 			t.Fatal(err)

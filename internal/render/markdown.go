@@ -37,7 +37,7 @@ func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
 	if o.Brief {
 		return writePageMarkdown(w, briefPage(v))
 	}
-	return writePageMarkdown(w, reportPage(v))
+	return writePageMarkdown(w, reportPage(v, false))
 }
 
 // mdWriter writes the Markdown report.

@@ -20,6 +20,9 @@ type Options struct {
 	// Brief makes the text, Markdown and HTML reports one screen long
 	// (see BriefView); JSON is always whole.
 	Brief bool
+	// Detail makes the text report whole: the verdict's statistics and
+	// every block (see reportPage); the other formats always are.
+	Detail bool
 }
 
 // Text returns the terminal renderer.

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -12,12 +13,18 @@ import (
 // shows it: what it found first, then what ran, where the failures are,
 // who answered them, when, a sample of them, the release gate, and (the
 // documents' appendices) the log queries, every test and every header.
-func reportPage(v *View) *Page {
+// A terse page is a terminal's default (see terse.go): the answer first
+// and last, without the statistics and the blocks that say little here.
+func reportPage(v *View, terse bool) *Page {
 	p := newReportPage(v)
 	p.Top = reportTop(v)
 	p.Footer = "Written by pinprobe " + v.Run.Version + ". Times are UTC, from the clock of the machine that ran it."
 	add := func(s ...Section) { p.Sections = append(p.Sections, s...) }
-	add(withBlocks(runSection(v), inputsSection(v).Blocks...), clientSection(v), dnsSection(v), preflightSection(v))
+	add(withBlocks(runSection(v), inputsSection(v).Blocks...), clientSection(v))
+	if !terse || !dnsRepeats(v) {
+		add(dnsSection(v))
+	}
+	add(preflightSection(v))
 	probed := v.NotProbed == ""
 	if probed {
 		add(familiesSection(v), endpointsSection(v), vantagesSection(v), whoSection(v))
@@ -28,12 +35,15 @@ func reportPage(v *View) *Page {
 			add(withBlocks(connectionsSection(v), failingQueries(v)...))
 		}
 		add(latencySection(v))
-		if len(v.Phases) > 0 {
+		if len(v.Phases) > 0 && (!terse || phasesTell(v)) {
 			add(phasesSection(v))
 		}
-		add(timelineSection(v), overTimeSection(v), samplesSection(v))
+		if !terse || len(v.Timeline.Series) > 0 && len(v.Timeline.Series[0].Requests) >= minTimeline {
+			add(timelineSection(v))
+		}
+		add(overTimeSection(v), samplesSection(v, terse))
 	}
-	add(gateSection(v), verdictSection(v))
+	add(gateSection(v), verdictSection(v, terse))
 	if probed {
 		add(logsSection(v), testsSection(v), headersSection(v))
 	}
@@ -238,15 +248,24 @@ func gateSection(v *View) Section {
 }
 
 // verdictSection is the whole verdict with its evidence, last on a
-// terminal (the documents quote it first).
-func verdictSection(v *View) Section {
+// terminal (the documents quote it first). Terse, a concentrated verdict
+// is its line, which names every suspect: the statistics of its evidence
+// are --detail's.
+func verdictSection(v *View, terse bool) Section {
 	st := v.Verdict
-	s := Section{Blocks: []Block{Para{Only: FormatText, Lead: "VERDICT " + strings.ToUpper(st.Status), Text: st.Summary, Indent: 2, Tone: verdictTone(st)}}}
+	text := st.Summary
+	if terse && st.Status == report.VerdictConcentrated {
+		text = st.Line + "."
+	}
+	s := Section{Blocks: []Block{Para{Only: FormatText, Lead: "VERDICT " + strings.ToUpper(st.Status), Text: text, Indent: 2, Tone: verdictTone(st)}}}
 	for _, n := range st.Notes {
 		s.Blocks = append(s.Blocks, Para{Only: FormatText, Text: n, Note: true})
 	}
-	if st.Level != "" {
+	switch {
+	case !terse && st.Level != "":
 		s.Blocks = append(s.Blocks, Para{Only: FormatText, Text: st.Level + ".", Note: true})
+	case terse && st.Status != "" && v.NotProbed == "":
+		s.Blocks = append(s.Blocks, Para{Only: FormatText, Text: detailHint, Note: true})
 	}
 	return s
 }

@@ -248,10 +248,14 @@ func whoSection(v *View) Section {
 }
 
 // samplesSection is the requests kept as evidence: on a terminal the
-// first two failed ones of each address, in the documents every sample,
-// a table per address.
-func samplesSection(v *View) Section {
+// first two failed ones of each address (terse: the first), in the
+// documents every sample, a table per address.
+func samplesSection(v *View, terse bool) Section {
 	s := Section{Heading: "Sample requests", ID: "samples", Nav: "Samples"}
+	each, aside := 2, "the first two failed of each address (all in JSON/Markdown)"
+	if terse {
+		each, aside = 1, "the first failed of each address (--detail: two)"
+	}
 	if len(v.Samples) == 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No request was kept as a sample."})
 		return s
@@ -261,14 +265,14 @@ func samplesSection(v *View) Section {
 		g := &v.Samples[i]
 		shown := 0
 		for j := range g.Rows {
-			if sr := &g.Rows[j]; sr.Failed && shown < 2 {
+			if sr := &g.Rows[j]; sr.Failed && shown < each {
 				shown++
 				failed.Items = append(failed.Items, sampleItem(g.Label, sr))
 			}
 		}
 	}
 	if len(failed.Items) > 0 {
-		s.Aside = "the first two failed of each address (all in JSON/Markdown)"
+		s.Aside = aside
 		s.Blocks = append(s.Blocks, failed)
 	}
 	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "For each endpoint, the first failed requests and one successful one, kept as evidence. The time is when the request was sent; the request ID is the X-Request-Id header pinprobe sent with it, the response IDs are the gateway's own correlation headers. Every response header is in the appendix."})

@@ -34,7 +34,7 @@ func writeText(w io.Writer, r *report.Report, o Options) error {
 	if o.Brief {
 		return writePageText(w, briefPage(v), o)
 	}
-	return writePageText(w, reportPage(v), o)
+	return writePageText(w, reportPage(v, !o.Detail), o)
 }
 
 // errWriter keeps the first write error; every later write is skipped, and

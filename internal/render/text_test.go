@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,16 +21,23 @@ import (
 
 // TestTextGolden renders the golden report, and the demo's incident
 // (insideReport: an address, an instance and connections to blame, a
-// release gate), at 80 and 120 columns: every line fits, and the output is
-// what testdata holds.
+// release gate), at 80 and 120 columns, terse and with --detail: every
+// line fits, and the output is what testdata holds.
 func TestTextGolden(t *testing.T) {
 	for _, width := range []int{80, 120} {
-		t.Run(strconv.Itoa(width), func(t *testing.T) {
-			checkTextGolden(t, fixture.GoldenReport(t), Options{Width: width}, fmt.Sprintf("text-%d.golden", width))
-		})
-		t.Run("inside-"+strconv.Itoa(width), func(t *testing.T) {
-			checkTextGolden(t, insideReport(t), Options{Width: width}, fmt.Sprintf("text-inside-%d.golden", width))
-		})
+		for _, detail := range []bool{false, true} {
+			name := strconv.Itoa(width)
+			if detail {
+				name = "detail-" + name
+			}
+			o := Options{Width: width, Detail: detail}
+			t.Run(name, func(t *testing.T) {
+				checkTextGolden(t, fixture.GoldenReport(t), o, "text-"+name+".golden")
+			})
+			t.Run("inside-"+name, func(t *testing.T) {
+				checkTextGolden(t, insideReport(t), o, "text-inside-"+name+".golden")
+			})
+		}
 	}
 }
 
@@ -72,10 +78,10 @@ func checkTextGolden(t *testing.T, rep *report.Report, o Options, name string) {
 func TestTextColor(t *testing.T) {
 	rep := fixture.GoldenReport(t)
 	var plain, color bytes.Buffer
-	if err := Text(Options{})(&plain, rep); err != nil {
+	if err := Text(Options{Detail: true})(&plain, rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := Text(Options{Color: true})(&color, rep); err != nil {
+	if err := Text(Options{Color: true, Detail: true})(&color, rep); err != nil {
 		t.Fatal(err)
 	}
 	if got := fixture.Ansi.ReplaceAllString(color.String(), ""); got != plain.String() {
@@ -174,7 +180,9 @@ func TestCutList(t *testing.T) {
 // TestTextStartsWithTheVerdict: the text report's first line, wrapped to
 // the width, is the verdict: how many requests failed and the headline,
 // which names every suspect; then the release gate's outcome, when there
-// is one; the whole verdict still comes last.
+// is one. The verdict comes last again: whole with --detail; terse, a
+// concentrated verdict's line (the statistics are --detail's), another's
+// summary, which says what no line says (how sure an OK is).
 func TestTextStartsWithTheVerdict(t *testing.T) {
 	ok := fixture.GoldenReport(t)
 	ok.Verdict = report.Verdict{Status: report.VerdictOK, Summary: "0 failures in 130 requests."}
@@ -195,16 +203,24 @@ func TestTextStartsWithTheVerdict(t *testing.T) {
 			t.Fatalf("%s: the test's line %q does not hold the headline %q", tt.name, tt.want, tt.r.Verdict.Headline)
 		}
 		for _, width := range []int{80, 120} {
-			var b strings.Builder
-			if err := writeText(&b, tt.r, Options{Width: width}); err != nil {
-				t.Fatal(err)
-			}
-			top, _, _ := strings.Cut(b.String(), "\npinprobe ")
-			if got := strings.Join(strings.Fields(top), " "); got != tt.want {
-				t.Errorf("%s at %d columns: the report starts\n%s\nwant\n%s", tt.name, width, top, tt.want)
-			}
-			if i := strings.LastIndex(b.String(), "\nVERDICT "+strings.ToUpper(tt.r.Verdict.Status)+" "+tt.r.Verdict.Summary[:10]); i < len(b.String())/2 {
-				t.Errorf("%s at %d columns: the whole verdict is not at the end", tt.name, width)
+			for _, detail := range []bool{false, true} {
+				var b strings.Builder
+				if err := writeText(&b, tt.r, Options{Width: width, Detail: detail}); err != nil {
+					t.Fatal(err)
+				}
+				top, _, _ := strings.Cut(b.String(), "\npinprobe ")
+				if got := strings.Join(strings.Fields(top), " "); got != tt.want {
+					t.Errorf("%s at %d columns: the report starts\n%s\nwant\n%s", tt.name, width, top, tt.want)
+				}
+				last := tt.r.Verdict.Summary
+				if !detail && tt.r.Verdict.Status == report.VerdictConcentrated {
+					last, _, _ = strings.Cut(tt.want, " RELEASE GATE")
+					last = strings.TrimPrefix(last, "VERDICT CONCENTRATED ") + "."
+				}
+				i := strings.LastIndex(b.String(), "\nVERDICT ")
+				if end := strings.Join(strings.Fields(b.String()[i+1:]), " "); i < len(b.String())/2 || !strings.HasPrefix(end, "VERDICT "+strings.ToUpper(tt.r.Verdict.Status)+" "+last) {
+					t.Errorf("%s at %d columns (detail %v): the verdict at the end is not %q:\n%s", tt.name, width, detail, last, end)
+				}
 			}
 		}
 	}
@@ -232,6 +248,47 @@ func TestOutageLabel(t *testing.T) {
 		}
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("%s lacks %q:\n%.600s", format, want, b.String())
+		}
+	}
+}
+
+// TestTerseText: by default the text report leaves out the statistics and
+// what says little in the run at hand, and keeps a block where it tells
+// something; --detail writes every block. The inside report: DNS that
+// repeats the tables and a 5-slice timeline go, the phases stay while an
+// address is slow and go without; the golden report: DNS stays for its
+// host that did not resolve, the phases for a refused connection, the
+// timeline for its 10 slices.
+func TestTerseText(t *testing.T) {
+	stats := []string{"95% CI", "p<1e-9; ", "Bonferroni", "against 0 of 36 from the other values"}
+	notSlow := insideReport(t)
+	notSlow.Verdict.Slow = nil
+	for _, tt := range []struct {
+		name       string
+		r          *report.Report
+		detail     bool
+		has, hasNo []string
+	}{
+		{"inside", insideReport(t), false, []string{"WHERE THE TIME WENT", "SAMPLE REQUESTS  the first failed of each address", detailHint},
+			append([]string{"DNS ANSWERS", "TIMELINE"}, stats...)},
+		{"inside-not-slow", notSlow, false, []string{"BY ENDPOINT"}, []string{"WHERE THE TIME WENT", "DNS ANSWERS", "TIMELINE"}},
+		{"inside-detail", insideReport(t), true, append([]string{"DNS ANSWERS", "TIMELINE", "WHERE THE TIME WENT"}, stats...), []string{detailHint}},
+		{"golden", fixture.GoldenReport(t), false, []string{"DNS ANSWERS", "WHERE THE TIME WENT", "TIMELINE"}, []string{"95% CI", "Bonferroni"}},
+	} {
+		var b strings.Builder
+		if err := writeText(&b, tt.r, Options{Width: 400, Detail: tt.detail}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, w := range tt.has {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: no %q in\n%s", tt.name, w, out)
+			}
+		}
+		for _, w := range tt.hasNo {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: %q in\n%s", tt.name, w, out)
+			}
 		}
 	}
 }

@@ -25,7 +25,8 @@ func TestVantageBreakdown(t *testing.T) {
 			// The inputs, each with its vantage.
 			"MERGED from 3 reports: eu-west.json from eu-west,", "us-east.json:us-east-2.json from us-east",
 			"✗ eu-west 1 all 400 60 15.0%", "✗ 2001:db8::10 IPv6 200 60 30.0%", "us-east 2 all 800 0 0.0%",
-			"Only the runs from eu-west see 2001:db8::10 fail"}},
+			// The headline, in the terse verdict.
+			"answers 502; only eu-west sees 2001:db8::10 fail."}},
 		{"markdown", func(b *bytes.Buffer) error { return render.Markdown(b, m) }, []string{
 			"## By vantage point", "| ✗ | **eu-west** | 1 | all | | 400 | 60 | 15.0% |",
 			"| Report | Vantage | From (UTC) |", "| eu-west.json | eu-west | 2026-06-16T20:43:00.000Z |", "| us-east.json:us-east-2.json | us-east |",
