@@ -1,9 +1,10 @@
 package main
 
-// The README's generated blocks, between <!-- GEN:name --> and
-// <!-- /GEN:name -->, are what pinprobe prints. Those this test knows are
-// made here (go test . -run TestReadmeGenerated -update rewrites them); the
-// others (schemas, perf) are written by hand.
+// The README is a guide; the reference is in docs/. The generated blocks of
+// both, between <!-- GEN:name --> and <!-- /GEN:name -->, are what pinprobe
+// prints. Those this test knows are made here (go test . -run
+// TestReadmeGenerated -update rewrites them); the others (schemas, perf)
+// are written by hand.
 
 import (
 	"io/fs"
@@ -47,41 +48,60 @@ func readmeBlocks(t *testing.T) map[string]string {
 
 var genBlock = regexp.MustCompile(`(?s)(<!-- GEN:([a-z-]+) -->\n)(.*?)(<!-- /GEN:([a-z-]+) -->)`)
 
-// TestReadmeGenerated: the README's --help is pinprobe's, and its sample
-// text and Markdown reports are what pinprobe renders of the demo's saved
-// report now.
-func TestReadmeGenerated(t *testing.T) {
-	data, err := os.ReadFile("README.md")
+// docPages returns the README and every page of docs/, the README first.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(pages) == 0 {
+		t.Fatal("docs/ has no page")
+	}
+	return append([]string{readme}, pages...)
+}
+
+// TestReadmeGenerated: the --help in docs/ is pinprobe's, and the sample
+// text and Markdown reports of the README and docs/ are what pinprobe
+// renders of the demo's saved report now. Each block the test knows is on
+// exactly one page.
+func TestReadmeGenerated(t *testing.T) {
 	want := readmeBlocks(t)
-	seen := map[string]bool{}
-	updated := genBlock.ReplaceAllStringFunc(string(data), func(m string) string {
-		sub := genBlock.FindStringSubmatch(m)
-		name, body := sub[2], sub[3]
-		if sub[5] != name {
-			t.Errorf("README: block GEN:%s ends with /GEN:%s", name, sub[5])
-			return m
+	seen := map[string]string{}
+	for _, page := range docPages(t) {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
 		}
-		w, ok := want[name]
-		if !ok {
-			return m // written by hand
-		}
-		seen[name] = true
-		if body != w && !*docfix.Update {
-			t.Errorf("README's GEN:%s block is not what pinprobe prints now (go test . -run TestReadmeGenerated -update rewrites it):\ngot:\n%s\nwant:\n%s", name, body, w)
-		}
-		return sub[1] + w + sub[4]
-	})
-	for name := range want {
-		if !seen[name] {
-			t.Errorf("README has no GEN:%s block", name)
+		updated := genBlock.ReplaceAllStringFunc(string(data), func(m string) string {
+			sub := genBlock.FindStringSubmatch(m)
+			name, body := sub[2], sub[3]
+			if sub[5] != name {
+				t.Errorf("%s: block GEN:%s ends with /GEN:%s", page, name, sub[5])
+				return m
+			}
+			w, ok := want[name]
+			if !ok {
+				return m // written by hand
+			}
+			if seen[name] != "" {
+				t.Errorf("GEN:%s is on %s and on %s; want it on one page", name, seen[name], page)
+			}
+			seen[name] = page
+			if body != w && !*docfix.Update {
+				t.Errorf("%s: GEN:%s block is not what pinprobe prints now (go test . -run TestReadmeGenerated -update rewrites it):\ngot:\n%s\nwant:\n%s", page, name, body, w)
+			}
+			return sub[1] + w + sub[4]
+		})
+		if *docfix.Update && updated != string(data) {
+			if err := os.WriteFile(page, []byte(updated), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	if *docfix.Update && updated != string(data) {
-		if err := os.WriteFile("README.md", []byte(updated), 0o644); err != nil {
-			t.Fatal(err)
+	for name := range want {
+		if seen[name] == "" {
+			t.Errorf("neither the README nor docs/ has a GEN:%s block", name)
 		}
 	}
 }
@@ -109,8 +129,8 @@ func goModLine(t *testing.T, key string) string {
 }
 
 // TestReadmeSetUp: the README's set-up is true. The Go it asks for is
-// go.mod's, said before the first command; the full --help comes after the
-// examples, not before them.
+// go.mod's, said before the first command; the examples come in the
+// README, the full --help in docs/usage.md, not in the README.
 func TestReadmeSetUp(t *testing.T) {
 	data, err := os.ReadFile(readme)
 	if err != nil {
@@ -128,12 +148,18 @@ func TestReadmeSetUp(t *testing.T) {
 	if req < 0 || firstCmd < 0 || req > firstCmd {
 		t.Errorf("%s: %q at byte %d; want it before the first command block (byte %d)", readme, want, req, firstCmd)
 	}
-	examples, help := strings.Index(doc, "\n## Examples\n"), strings.Index(doc, "<!-- GEN:help -->")
-	if examples < 0 || help < examples {
-		t.Fatalf("%s: the --help block (byte %d) comes before ## Examples (byte %d)", readme, help, examples)
+	if !strings.Contains(doc, "\n## Examples\n") {
+		t.Errorf("%s has no ## Examples", readme)
 	}
-	if end := strings.Index(doc[examples:], "\n```\n"); examples+end > help {
-		t.Errorf("%s: the --help block comes before the end of the first examples", readme)
+	if strings.Contains(doc, "<!-- GEN:help -->") {
+		t.Errorf("%s carries the whole --help; it belongs in docs/usage.md", readme)
+	}
+	usage, err := os.ReadFile("docs/usage.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(usage), "<!-- GEN:help -->") {
+		t.Errorf("docs/usage.md has no GEN:help block")
 	}
 }
 
