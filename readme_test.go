@@ -22,16 +22,30 @@ import (
 // readmeBlocks makes each generated block the test knows: --help, and the
 // demo's text report, its brief text report and the start of its Markdown
 // report, rendered from its saved report (examples/demo-report.json), so
-// they say what the examples say, and the same on every run.
+// they say what the examples say, and the same on every run; and the top
+// of the report, up to its first blank line, that the README's examples
+// show: the demo's, and the demo's under a release gate (exit 1).
 func readmeBlocks(t *testing.T) map[string]string {
 	t.Helper()
-	out := func(args ...string) string {
+	exits := func(want int, args ...string) string {
 		t.Helper()
 		code, stdout, stderr := pinprobe(t, args...)
-		if code != exitOK {
-			t.Fatalf("pinprobe %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		if code != want {
+			t.Fatalf("pinprobe %s: exit %d, want %d: %s", strings.Join(args, " "), code, want, stderr)
 		}
 		return stdout
+	}
+	out := func(args ...string) string {
+		t.Helper()
+		return exits(exitOK, args...)
+	}
+	top := func(report string) string {
+		t.Helper()
+		head, _, ok := strings.Cut(report, "\n\n")
+		if !ok {
+			t.Fatalf("the report has no blank line:\n%s", report)
+		}
+		return "```text\n" + head + "\n```\n"
 	}
 	md := out("report", "--format", "markdown", demoReport)
 	head, _, ok := strings.Cut(md, "\n## The run\n")
@@ -43,6 +57,9 @@ func readmeBlocks(t *testing.T) map[string]string {
 		"demo-text":  "```text\n" + out("report", demoReport) + "```\n",
 		"demo-brief": "```text\n" + out("report", "--brief", demoReport) + "```\n",
 		"demo-md":    "```markdown\n" + strings.TrimRight(head, "\n") + "\n```\n",
+		"demo-head":  top(out("report", demoReport)),
+		"gate-head": top(exits(exitFail, "report", "--max-failure-rate", "0.1%", "--max-p99", "800ms",
+			"--fail-on-verdict", demoReport)),
 	}
 }
 
