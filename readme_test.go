@@ -53,15 +53,21 @@ func readmeBlocks(t *testing.T) map[string]string {
 		t.Fatalf("the demo's Markdown report has no run section:\n%s", md)
 	}
 	return map[string]string{
-		"help":       "```text\n" + out("--help") + "```\n",
-		"demo-text":  "```text\n" + out("report", demoReport) + "```\n",
-		"demo-brief": "```text\n" + out("report", "--brief", demoReport) + "```\n",
-		"demo-md":    "```markdown\n" + strings.TrimRight(head, "\n") + "\n```\n",
-		"demo-head":  top(out("report", demoReport)),
-		"gate-head": top(exits(exitFail, "report", "--max-failure-rate", "0.1%", "--max-p99", "800ms",
-			"--fail-on-verdict", demoReport)),
+		"help":         "```text\n" + out("--help") + "```\n",
+		"help-report":  "```text\n" + out("report", "--help") + "```\n",
+		"help-compare": "```text\n" + out("compare", "--help") + "```\n",
+		"help-logs":    "```text\n" + out("logs", "--help") + "```\n",
+		"demo-text":    "```text\n" + out("report", demoReport) + "```\n",
+		"demo-brief":   "```text\n" + out("report", "--brief", demoReport) + "```\n",
+		"demo-md":      "```markdown\n" + strings.TrimRight(head, "\n") + "\n```\n",
+		"demo-head":    top(out("report", demoReport)),
+		"gate-head":    top(exits(exitFail, readmeGate...)),
 	}
 }
+
+// readmeGate is the release gate the README runs on the demo's saved
+// report, as `go run . report …`.
+var readmeGate = []string{"report", "--max-failure-rate", "0.1%", "--max-p99", "800ms", "--fail-on-verdict", demoReport}
 
 var genBlock = regexp.MustCompile(`(?s)(<!-- GEN:([a-z-]+) -->\n)(.*?)(<!-- /GEN:([a-z-]+) -->)`)
 
@@ -146,8 +152,11 @@ func goModLine(t *testing.T, key string) string {
 }
 
 // TestReadmeSetUp: the README's set-up is true. The Go it asks for is
-// go.mod's, said before the first command; the examples come in the
-// README, the full --help in docs/usage.md, not in the README.
+// go.mod's, said before the first command; the first block of commands
+// holds the demo and the whole test suite, and the silent first build is
+// said beside it; the examples come in the README, each output the README
+// makes of a command beside that command, and the full --help in
+// docs/usage.md, not in the README.
 func TestReadmeSetUp(t *testing.T) {
 	data, err := os.ReadFile(readme)
 	if err != nil {
@@ -164,6 +173,20 @@ func TestReadmeSetUp(t *testing.T) {
 	req, firstCmd := strings.Index(doc, want), strings.Index(doc, "```sh\n")
 	if req < 0 || firstCmd < 0 || req > firstCmd {
 		t.Errorf("%s: %q at byte %d; want it before the first command block (byte %d)", readme, want, req, firstCmd)
+	}
+	if firstCmd >= 0 {
+		block, _, _ := strings.Cut(doc[firstCmd+len("```sh\n"):], "```")
+		for _, cmd := range []string{"go run . --demo", "go test -race ./..."} {
+			if !strings.Contains("\n"+block, "\n"+cmd+" ") {
+				t.Errorf("%s: the first block of commands lacks %q:\n%s", readme, cmd, block)
+			}
+		}
+	}
+	if !strings.Contains(doc, "prints nothing while it does: about 40 s") {
+		t.Errorf("%s does not say that the first build compiles silently for about 40 s", readme)
+	}
+	if gate := "\ngo run . " + strings.Join(readmeGate, " ") + "\n"; !strings.Contains(doc, gate) {
+		t.Errorf("%s: GEN:gate-head is the output of%swhich the README does not show", readme, gate)
 	}
 	if !strings.Contains(doc, "\n## Examples\n") {
 		t.Errorf("%s has no ## Examples", readme)
