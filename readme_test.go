@@ -1,9 +1,10 @@
 package main
 
-// The README's generated blocks, between <!-- GEN:name --> and
-// <!-- /GEN:name -->, are what pinprobe prints. Those this test knows are
-// made here (go test . -run TestReadmeGenerated -update rewrites them); the
-// others (schemas, perf) are written by hand.
+// The README is a guide; the reference is in docs/. The generated blocks of
+// both, between <!-- GEN:name --> and <!-- /GEN:name -->, are what pinprobe
+// prints. Those this test knows are made here (go test . -run
+// TestReadmeGenerated -update rewrites them); the others (schemas, perf)
+// are written by hand.
 
 import (
 	"io/fs"
@@ -21,16 +22,30 @@ import (
 // readmeBlocks makes each generated block the test knows: --help, and the
 // demo's text report, its brief text report and the start of its Markdown
 // report, rendered from its saved report (examples/demo-report.json), so
-// they say what the examples say, and the same on every run.
+// they say what the examples say, and the same on every run; and the top
+// of the report, up to its first blank line, that the README's examples
+// show: the demo's, and the demo's under a release gate (exit 1).
 func readmeBlocks(t *testing.T) map[string]string {
 	t.Helper()
-	out := func(args ...string) string {
+	exits := func(want int, args ...string) string {
 		t.Helper()
 		code, stdout, stderr := pinprobe(t, args...)
-		if code != exitOK {
-			t.Fatalf("pinprobe %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		if code != want {
+			t.Fatalf("pinprobe %s: exit %d, want %d: %s", strings.Join(args, " "), code, want, stderr)
 		}
 		return stdout
+	}
+	out := func(args ...string) string {
+		t.Helper()
+		return exits(exitOK, args...)
+	}
+	top := func(report string) string {
+		t.Helper()
+		head, _, ok := strings.Cut(report, "\n\n")
+		if !ok {
+			t.Fatalf("the report has no blank line:\n%s", report)
+		}
+		return "```text\n" + head + "\n```\n"
 	}
 	md := out("report", "--format", "markdown", demoReport)
 	head, _, ok := strings.Cut(md, "\n## The run\n")
@@ -38,50 +53,78 @@ func readmeBlocks(t *testing.T) map[string]string {
 		t.Fatalf("the demo's Markdown report has no run section:\n%s", md)
 	}
 	return map[string]string{
-		"help":       "```text\n" + out("--help") + "```\n",
-		"demo-text":  "```text\n" + out("report", demoReport) + "```\n",
-		"demo-brief": "```text\n" + out("report", "--brief", demoReport) + "```\n",
-		"demo-md":    "```markdown\n" + strings.TrimRight(head, "\n") + "\n```\n",
+		"help":         "```text\n" + out("--help") + "```\n",
+		"help-report":  "```text\n" + out("report", "--help") + "```\n",
+		"help-compare": "```text\n" + out("compare", "--help") + "```\n",
+		"help-logs":    "```text\n" + out("logs", "--help") + "```\n",
+		"demo-text":    "```text\n" + out("report", demoReport) + "```\n",
+		"demo-brief":   "```text\n" + out("report", "--brief", demoReport) + "```\n",
+		"demo-md":      "```markdown\n" + strings.TrimRight(head, "\n") + "\n```\n",
+		"demo-head":    top(out("report", demoReport)),
+		"gate-head":    top(exits(exitFail, readmeGate...)),
 	}
 }
 
+// readmeGate is the release gate the README runs on the demo's saved
+// report, as `go run . report …`.
+var readmeGate = []string{"report", "--max-failure-rate", "0.1%", "--max-p99", "800ms", "--fail-on-verdict", demoReport}
+
 var genBlock = regexp.MustCompile(`(?s)(<!-- GEN:([a-z-]+) -->\n)(.*?)(<!-- /GEN:([a-z-]+) -->)`)
 
-// TestReadmeGenerated: the README's --help is pinprobe's, and its sample
-// text and Markdown reports are what pinprobe renders of the demo's saved
-// report now.
-func TestReadmeGenerated(t *testing.T) {
-	data, err := os.ReadFile("README.md")
+// docPages returns the README and every page of docs/, the README first.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(pages) == 0 {
+		t.Fatal("docs/ has no page")
+	}
+	return append([]string{readme}, pages...)
+}
+
+// TestReadmeGenerated: the --help in docs/ is pinprobe's, and the sample
+// text and Markdown reports of the README and docs/ are what pinprobe
+// renders of the demo's saved report now. Each block the test knows is on
+// exactly one page.
+func TestReadmeGenerated(t *testing.T) {
 	want := readmeBlocks(t)
-	seen := map[string]bool{}
-	updated := genBlock.ReplaceAllStringFunc(string(data), func(m string) string {
-		sub := genBlock.FindStringSubmatch(m)
-		name, body := sub[2], sub[3]
-		if sub[5] != name {
-			t.Errorf("README: block GEN:%s ends with /GEN:%s", name, sub[5])
-			return m
+	seen := map[string]string{}
+	for _, page := range docPages(t) {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
 		}
-		w, ok := want[name]
-		if !ok {
-			return m // written by hand
-		}
-		seen[name] = true
-		if body != w && !*docfix.Update {
-			t.Errorf("README's GEN:%s block is not what pinprobe prints now (go test . -run TestReadmeGenerated -update rewrites it):\ngot:\n%s\nwant:\n%s", name, body, w)
-		}
-		return sub[1] + w + sub[4]
-	})
-	for name := range want {
-		if !seen[name] {
-			t.Errorf("README has no GEN:%s block", name)
+		updated := genBlock.ReplaceAllStringFunc(string(data), func(m string) string {
+			sub := genBlock.FindStringSubmatch(m)
+			name, body := sub[2], sub[3]
+			if sub[5] != name {
+				t.Errorf("%s: block GEN:%s ends with /GEN:%s", page, name, sub[5])
+				return m
+			}
+			w, ok := want[name]
+			if !ok {
+				return m // written by hand
+			}
+			if seen[name] != "" {
+				t.Errorf("GEN:%s is on %s and on %s; want it on one page", name, seen[name], page)
+			}
+			seen[name] = page
+			if body != w && !*docfix.Update {
+				t.Errorf("%s: GEN:%s block is not what pinprobe prints now (go test . -run TestReadmeGenerated -update rewrites it):\ngot:\n%s\nwant:\n%s", page, name, body, w)
+			}
+			return sub[1] + w + sub[4]
+		})
+		if *docfix.Update && updated != string(data) {
+			if err := os.WriteFile(page, []byte(updated), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	if *docfix.Update && updated != string(data) {
-		if err := os.WriteFile("README.md", []byte(updated), 0o644); err != nil {
-			t.Fatal(err)
+	for name := range want {
+		if seen[name] == "" {
+			t.Errorf("neither the README nor docs/ has a GEN:%s block", name)
 		}
 	}
 }
@@ -109,8 +152,11 @@ func goModLine(t *testing.T, key string) string {
 }
 
 // TestReadmeSetUp: the README's set-up is true. The Go it asks for is
-// go.mod's, said before the first command; the full --help comes after the
-// examples, not before them.
+// go.mod's, said before the first command; the first block of commands
+// holds the demo and the whole test suite, and the silent first build is
+// said beside it; the examples come in the README, each output the README
+// makes of a command beside that command, and the full --help in
+// docs/usage.md, not in the README.
 func TestReadmeSetUp(t *testing.T) {
 	data, err := os.ReadFile(readme)
 	if err != nil {
@@ -128,12 +174,32 @@ func TestReadmeSetUp(t *testing.T) {
 	if req < 0 || firstCmd < 0 || req > firstCmd {
 		t.Errorf("%s: %q at byte %d; want it before the first command block (byte %d)", readme, want, req, firstCmd)
 	}
-	examples, help := strings.Index(doc, "\n## Examples\n"), strings.Index(doc, "<!-- GEN:help -->")
-	if examples < 0 || help < examples {
-		t.Fatalf("%s: the --help block (byte %d) comes before ## Examples (byte %d)", readme, help, examples)
+	if firstCmd >= 0 {
+		block, _, _ := strings.Cut(doc[firstCmd+len("```sh\n"):], "```")
+		for _, cmd := range []string{"go run . --demo", "go test -race ./..."} {
+			if !strings.Contains("\n"+block, "\n"+cmd+" ") {
+				t.Errorf("%s: the first block of commands lacks %q:\n%s", readme, cmd, block)
+			}
+		}
 	}
-	if end := strings.Index(doc[examples:], "\n```\n"); examples+end > help {
-		t.Errorf("%s: the --help block comes before the end of the first examples", readme)
+	if !strings.Contains(doc, "prints nothing while it does: about 40 s") {
+		t.Errorf("%s does not say that the first build compiles silently for about 40 s", readme)
+	}
+	if gate := "\ngo run . " + strings.Join(readmeGate, " ") + "\n"; !strings.Contains(doc, gate) {
+		t.Errorf("%s: GEN:gate-head is the output of%swhich the README does not show", readme, gate)
+	}
+	if !strings.Contains(doc, "\n## Examples\n") {
+		t.Errorf("%s has no ## Examples", readme)
+	}
+	if strings.Contains(doc, "<!-- GEN:help -->") {
+		t.Errorf("%s carries the whole --help; it belongs in docs/usage.md", readme)
+	}
+	usage, err := os.ReadFile("docs/usage.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(usage), "<!-- GEN:help -->") {
+		t.Errorf("docs/usage.md has no GEN:help block")
 	}
 }
 
