@@ -15,8 +15,8 @@ import (
 // and failures, p50 and p99 latency per slice of the run. Its slices are
 // the timeline's buckets, merged into at most OverTimeColumns.
 type OverTimeView struct {
-	From    report.Time
-	Step    float64 // seconds per slice
+	From, To report.Time // To: the run's end
+	Step     float64     // seconds per slice
 	Columns int
 	Scopes  []TimeScope
 	// Note says which scopes kept no latencies over time, "" when all did.
@@ -60,12 +60,20 @@ func (o *OverTimeView) At(i int) time.Time {
 
 // Clock says when slice i starts, to the second when slices are whole
 // seconds (a run starts at any millisecond; its slices' times are
-// rounded, the hover titles' and the axis' are not).
+// rounded, the hover titles' and the axis' are not), and never after the
+// run's end as the text says it (to the second, truncated).
 func (o *OverTimeView) Clock(i int) string {
-	if o.Step >= 1 && o.Step == math.Trunc(o.Step) {
-		return o.At(i).UTC().Round(time.Second).Format("15:04:05")
+	at := o.At(i)
+	if !o.To.IsZero() && at.After(o.To.Time) {
+		at = o.To.Time
 	}
-	return clockOf(o.At(i), o.Step)
+	if o.Step >= 1 && o.Step == math.Trunc(o.Step) {
+		if r := at.Round(time.Second); o.To.IsZero() || !r.After(o.To.Time) {
+			at = r
+		}
+		return at.UTC().Truncate(time.Second).Format("15:04:05")
+	}
+	return clockOf(at, o.Step)
 }
 
 // epKey names the data an endpoint's scope is drawn from, so a suspect
@@ -86,7 +94,7 @@ func (v *View) overTime(r *report.Report) {
 	per := (buckets + OverTimeColumns - 1) / OverTimeColumns
 	cols := (buckets + per - 1) / per
 	o := &v.OverTime
-	*o = OverTimeView{From: tl.Start, Step: tl.IntervalS * float64(per), Columns: cols}
+	*o = OverTimeView{From: tl.Start, To: r.EndedAt, Step: tl.IntervalS * float64(per), Columns: cols}
 	b := &timeBuilder{r: r, o: o, buckets: buckets, per: per, cols: cols, at: map[string]int{}, groups: map[string]*report.GroupSeries{}}
 	b.families(v)
 	for i := range tl.Groups {

@@ -251,9 +251,15 @@ func TestOverTimeScales(t *testing.T) {
 			t.Errorf("rateCeil(%v) = %v; want %v", tc.x, got, tc.want)
 		}
 	}
-	o := &OverTimeView{From: report.Time{Time: time.Date(2026, 12, 1, 19, 3, 33, 955e6, time.UTC)}, Step: 1, Columns: 60}
-	if got := o.Clock(2); got != "19:03:36" {
-		t.Errorf("slice 2 of a run started at 19:03:33.955 starts at %q; want 19:03:36", got)
+	// A slice's time is rounded to the second, but never past the run's
+	// end as the text says it (truncated): a run of 19:03:33.955 –
+	// 19:03:38.400 ends at 19:03:38, its sixth slice with it.
+	from := time.Date(2026, 12, 1, 19, 3, 33, 955e6, time.UTC)
+	o := &OverTimeView{From: report.Time{Time: from}, To: report.Time{Time: from.Add(4445 * time.Millisecond)}, Step: 1, Columns: 60}
+	for i, want := range []string{"19:03:34", "19:03:35", "19:03:36", "19:03:37", "19:03:38", "19:03:38", "19:03:38"} {
+		if got := o.Clock(i); got != want {
+			t.Errorf("slice %d of a run of 19:03:33.955 – 19:03:38.400 starts at %q; want %s", i, got, want)
+		}
 	}
 }
 
