@@ -95,14 +95,16 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			return &exitError{code: exitInterrupted, err: errors.New("interrupted during the preflight: no request was sent")}
 		}
 		stop := session.PreflightStop(s.Endpoints, checks, c.timeout)
-		if err := render.Preflight(stderr, s.PreflightChecks(), render.PreflightOptions{Verified: !c.insecure, Stopping: stop != ""}); err != nil {
+		if err := render.Preflight(stderr, s.PreflightChecks(), render.PreflightOptions{Verified: !c.insecure, Stopping: stop != "", Width: renderOptions(stderr).Width, Quiet: c.quiet}); err != nil {
 			say("%s", err)
 		}
 		if stop != "" {
 			return c.notProbed(s, stop+" (--no-preflight sends the load anyway)", "", stdout, say)
 		}
 	}
-	say("%s", c.plan(s))
+	if !c.quiet {
+		say("%s", c.plan(s))
+	}
 	if pb := newProgressBar(stderr, c); pb != nil && !c.quiet {
 		s.SetProgress(pb)
 	}
@@ -230,7 +232,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	durationVarP(fs, &c.interval, "interval", "", 0, "s", [2]string{"1s", "250ms"}, "timeline buckets `DURATION` wide (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
 	fs.BoolVar(&c.noRequestID, "no-request-id", false, "do not add a fresh X-Request-Id to each request (a -H X-Request-Id always wins)")
 	durationVarP(fs, &c.reResolve, "re-resolve", "", 30*time.Second, "s", [2]string{"30s", "1m"}, "resolve again every `DURATION` during the run: new addresses get streams, vanished ones stop (0 = off)")
-	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress bar (shown only when stderr is a terminal anyway)")
+	fs.BoolVarP(&c.quiet, "quiet", "q", false, "on stderr only warnings and errors (a failed preflight, --insecure, an interruption; the demo's trace): no progress bar, plan or passed preflight")
 	fs.BoolVar(&c.preflight, "preflight", false, "only check TCP (+TLS) to every address, send no request; exit 1 if any fails")
 	fs.BoolVar(&c.noPreflight, "no-preflight", false, "skip the per-address TCP (+TLS) check before the load")
 	fs.BoolVar(&c.demo, "demo", false, "probe a built-in reproduction of the incident on loopback (5s at 30 req/s unless -d/-r say otherwise)")
@@ -570,6 +572,9 @@ func (c *config) startDemo(resolver *probe.Resolver, say func(string, ...any), s
 	resolver.Static = map[string][]netip.Addr{probe.StaticKey(demo.Host, g.Port): g.Addrs}
 	resolver.StaticSource = "demo"
 	c.reResolve = 0 // its answers never change
+	if c.quiet {
+		return g, log, nil
+	}
 	say("demo: an application gateway on %s port %d; its %s instance was given an IPv6 backend it cannot reach",
 		probe.JoinAddrs(g.Addrs), g.Port, g.Failing)
 	if g.Shared.IsValid() {

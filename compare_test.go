@@ -359,9 +359,10 @@ func TestDemoSaysItsPort(t *testing.T) {
 	if c.Status == "disjoint" || c.Status == "improved" || c.Common < 2 {
 		t.Errorf("--match host: %s: %q, %d in common; want the demo's endpoints compared", c.Status, c.Conclusion, c.Common)
 	}
-	// With its port free, the demo takes it and says nothing of it.
+	// With its port free, the demo takes it and says nothing of it (its
+	// notes say the port; -q would hide them).
 	hold.Close()
-	code, _, stderr := pinprobe(t, "--demo", "-q", "-d", "1s", "-r", "90", "-o", filepath.Join(dir, "c.json"))
+	code, _, stderr := pinprobe(t, "--demo", "-d", "1s", "-r", "90", "-o", filepath.Join(dir, "c.json"))
 	if code != exitOK || strings.Contains(stderr, "is taken") || !strings.Contains(stderr, fmt.Sprintf(" port %d;", port)) {
 		t.Errorf("demo with port %d free: exit %d, stderr:\n%s\nwant it on that port, nothing said of it", port, code, stderr)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/testserver"
@@ -33,14 +34,19 @@ func TestPreflight(t *testing.T) {
 		if code != exitFail {
 			t.Errorf("exit %d; want %d; stderr:\n%s", code, exitFail, stderr)
 		}
+		// Each check in a row (the error in a line under it), every line
+		// within 80 columns.
 		lines := strings.Split(stdout, "\n")
 		var open, shut string
 		for _, l := range lines {
 			switch {
-			case strings.Contains(l, "127.0.0.1"):
+			case strings.Contains(l, "127.0.0.1") && open == "":
 				open = l
-			case strings.Contains(l, "127.0.0.2"):
+			case strings.Contains(l, "127.0.0.2") && shut == "":
 				shut = l
+			}
+			if n := utf8.RuneCountInString(l); n > 80 {
+				t.Errorf("a line of %d columns:\n%s", n, l)
 			}
 		}
 		if open == "" || !strings.Contains(open, " ok ") || strings.Contains(open, "✗") {
@@ -66,6 +72,17 @@ func TestPreflight(t *testing.T) {
 		}
 		if n := hits.Total(); n != 0 {
 			t.Errorf("--preflight sent %d HTTP requests; want none", n)
+		}
+		// Before a run, on stderr: the failure listed (-q keeps it), each
+		// line within 80 columns.
+		_, _, stderr = pinprobe(t, append([]string{"-q", "-n", "4"}, args[1:]...)...)
+		if !strings.Contains(stderr, " ✗ 127.0.0.2 · IPv4 · connect_refused · dial tcp 127.0.0.2:") {
+			t.Errorf("stderr does not list 127.0.0.2's refusal:\n%s", stderr)
+		}
+		for _, l := range strings.Split(stderr, "\n") {
+			if n := utf8.RuneCountInString(l); n > 80 && strings.HasPrefix(l, " ") {
+				t.Errorf("a line of %d columns on stderr:\n%s", n, l)
+			}
 		}
 	})
 	t.Run("all open", func(t *testing.T) {
@@ -137,7 +154,7 @@ func TestPreflightStopsWhenNothingCanWork(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := f.Total()
-			code, _, stderr := pinprobe(t, append([]string{"-q", "--rate", "200", "-n", "10"}, tt.args...)...)
+			code, _, stderr := pinprobe(t, append([]string{"--rate", "200", "-n", "10"}, tt.args...)...)
 			if code != tt.code {
 				t.Fatalf("exit %d; want %d; stderr:\n%s", code, tt.code, stderr)
 			}
@@ -146,13 +163,29 @@ func TestPreflightStopsWhenNothingCanWork(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", w, stderr)
 				}
 			}
+			// -q says a failure and an unverified certificate, and no
+			// more: neither the plan nor a passed preflight.
+			_, _, quiet := pinprobe(t, append([]string{"-q", "--rate", "200", "-n", "10"}, tt.args...)...)
+			switch want := ""; {
+			case tt.code != exitOK:
+				if !strings.Contains(quiet, tt.want[0]) || strings.Contains(quiet, " req/s for ") {
+					t.Errorf("-q: stderr is not the failure alone:\n%s", quiet)
+				}
+			case strings.Contains(tt.name, "insecure"):
+				want = "pinprobe: preflight: the endpoint connects (TCP and TLS, certificate NOT verified: --insecure)\n"
+				fallthrough
+			default:
+				if quiet != want {
+					t.Errorf("-q: stderr is\n%s\nwant\n%s", quiet, want)
+				}
+			}
 			sent := f.Total() - before
 			f.CheckPlacement(t)
 			if tt.code == exitNoAddress && sent != 0 {
 				t.Errorf("the server served %d requests; a stopped run sends none", sent)
 			}
-			if tt.code == exitOK && sent != 10 {
-				t.Errorf("the server served %d requests; want 10", sent)
+			if tt.code == exitOK && sent != 20 {
+				t.Errorf("the server served %d requests; want 10 a run", sent)
 			}
 		})
 	}
@@ -221,10 +254,10 @@ func TestDownHostReports(t *testing.T) {
 		case "html":
 			want = []string{`<section id="preflight">`, "connect_refused", "127.0.0.2", "not judged", "Nothing was probed: every address refuses connections on port"}
 		case "text":
-			want = []string{"VERDICT NO-DATA nothing was probed: every address refuses connections on port", "PREFLIGHT", "✗ 127.0.0.1 ipv4 connect_refused",
-				"✗ 127.0.0.2 ipv4 connect_refused", "RELEASE GATE FAILED: 4 of 4 checks not judged"}
+			want = []string{"VERDICT NO-DATA nothing was probed: every address refuses connections on port", "PREFLIGHT", "✗ 127.0.0.1 IPv4 connect_refused",
+				"✗ 127.0.0.2 IPv4 connect_refused", "RELEASE GATE FAILED: 4 of 4 checks not judged"}
 		case "markdown":
-			want = []string{"# pinprobe: nothing probed — app.test", "## Preflight", "| ✗ | 127.0.0.2 | ipv4 | connect_refused |", "## Release gate"}
+			want = []string{"# pinprobe: nothing probed — app.test", "## Preflight", "| ✗ | 127.0.0.2 | IPv4 | connect_refused |", "## Release gate"}
 		case "json":
 			rep := decodeReport(t, []byte(stdout))
 			if rep.Totals.Requests != 0 || len(rep.Thresholds) != 4 {

@@ -13,14 +13,22 @@ import (
 type PreflightOptions struct {
 	Verified bool // certificates were verified (no --insecure)
 	Stopping bool // the load will not be sent (see session.PreflightStop)
+	Width    int  // stderr's width in columns; 0 means DefaultWidth
+	Quiet    bool // nothing when every check passed (-q), unless unverified
 }
 
 // Preflight writes the per-address connection checks before a run, on
 // standard error: a clean check summed up in one line, else the failures
-// listed.
+// listed, each fitted to the width.
 func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) error {
-	t := &textWriter{errWriter: errWriter{w: w}, width: 1 << 20}
+	t := &textWriter{errWriter: errWriter{w: w}, width: max(o.Width, minWidth)}
+	if o.Width == 0 {
+		t.width = DefaultWidth
+	}
 	failed := failedChecks(checks)
+	if failed == 0 && o.Quiet && !strings.Contains(tlsNote(checks, o.Verified), "NOT") {
+		return nil
+	}
 	if failed == 0 {
 		if len(checks) == 1 {
 			t.printf("pinprobe: preflight: the endpoint connects%s\n", tlsNote(checks, o.Verified))
@@ -38,18 +46,23 @@ func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) 
 		then = "not probed"
 	}
 	t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (%s):\n", failed, len(checks), words.Plural(len(checks)), verb, then)
-	var failing []report.PreflightCheck
+	// A list under the log line, each failure wrapped to the width.
+	targets := map[string]bool{}
 	for _, c := range checks {
-		if !c.OK {
-			failing = append(failing, c)
+		targets[c.Target] = true
+	}
+	var l List
+	for _, c := range checks {
+		if c.OK {
+			continue
 		}
+		it := Item{Failing: true, Text: strings.Join([]string{c.Address, words.FamilyName(c.Family), c.Class, c.Error}, " · ")}
+		if len(targets) > 1 {
+			it.Text = c.Target + " · " + it.Text
+		}
+		l.Items = append(l.Items, it)
 	}
-	tb := checkTable(failing)
-	tb.Cols = nil // a list under the log line, without heads
-	for range 5 {
-		tb.Cols = append(tb.Cols, Col{})
-	}
-	t.pageTables([]Table{tb}, "", false)
+	t.pageList(l)
 	return t.err
 }
 
@@ -92,13 +105,16 @@ func failedChecks(checks []report.PreflightCheck) int {
 }
 
 // checkTable is one row per check: ok and its timings, or its error class
-// and error.
+// and error (on a terminal, the error in a line under the row: it is
+// longer than any width leaves a column).
 func checkTable(checks []report.PreflightCheck) Table {
-	tb := Table{Marks: true, Cols: []Col{{Head: "Target"}, {Head: "Address"}, {Head: "Family"}, {Head: "Result"}, {Head: "Detail"}}}
+	tb := Table{Marks: true, Cols: []Col{{Head: "Target"}, {Head: "Address"}, {Head: "Family"}, {Head: "Result"},
+		{Head: "Detail", Only: documents}, {Head: "Detail", Only: FormatText}}}
 	for _, c := range checks {
 		row := Row{Failing: !c.OK, Cells: []string{c.Target, c.Address, words.FamilyName(c.Family)}}
 		if !c.OK {
-			row.Cells = append(row.Cells, c.Class, c.Error)
+			row.Cells = append(row.Cells, c.Class, c.Error, "")
+			row.Note = c.Error
 		} else {
 			detail := "tcp " + ms(c.ConnectMS)
 			if c.TLS() {
@@ -107,7 +123,7 @@ func checkTable(checks []report.PreflightCheck) Table {
 					detail += ", alpn " + c.ALPN
 				}
 			}
-			row.Cells = append(row.Cells, "ok", detail)
+			row.Cells = append(row.Cells, "ok", detail, detail)
 		}
 		tb.Rows = append(tb.Rows, row)
 	}

@@ -349,7 +349,7 @@ func preflightSection(v *View) Section {
 		if p.URL != "" {
 			addr += " " + p.URL
 		}
-		tb.Rows = append(tb.Rows, Row{Failing: !p.OK, Cells: []string{addr, p.Family, p.Result, p.Detail}})
+		tb.Rows = append(tb.Rows, Row{Failing: !p.OK, Cells: []string{addr, words.FamilyName(p.Family), p.Result, p.Detail}})
 		if !p.OK {
 			details = append(details, Para{Only: FormatText, Text: p.Address + ": " + p.Detail, Indent: 3})
 		}
