@@ -17,8 +17,8 @@ import (
 type OverTimeView struct {
 	From, To report.Time // To: the run's end
 	Step     float64     // seconds per slice
-	Columns int
-	Scopes  []TimeScope
+	Columns  int
+	Scopes   []TimeScope
 	// Note says which scopes kept no latencies over time, "" when all did.
 	Note string
 }
