@@ -249,6 +249,11 @@ func TestLogsHAProxy(t *testing.T) {
 			}
 			j := joinRun(t, reportPath, []string{logPath}, tt.args...)
 			checkTraced(t, j, rep, "be_dead/dead", "be_ok/ok")
+			// HAProxy's own reason, its termination state, in words: the
+			// closed port refused every connection.
+			if want := "; the gateway says: the backend refused the connection, or reset it while connecting (SC"; !strings.Contains(j.Conclusion, want) {
+				t.Errorf("conclusion %q; want it to say %q", j.Conclusion, want)
+			}
 			if !j.Offset.Measured {
 				t.Errorf("offset %+v; want measured", j.Offset)
 			}

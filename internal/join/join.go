@@ -165,12 +165,15 @@ type Joiner struct {
 	lines   Lines
 
 	backends, instances, listeners, reasons, statuses, clients *names
-	backendFam                                                 map[uint32]string // a backend's family, where the log gives its address
-	logged                                                     accesslog.Field
-	resMax                                                     time.Duration
-	noZone                                                     bool
-	idsLogged, portsLogged                                     bool
-	allLogIDs                                                  bool // every log logs request IDs
+	// failReasons counts the reasons the log gives for the run's failed
+	// lines, by the status the gateway sent: the headline's words.
+	failReasons            map[string]map[uint32]int64
+	backendFam             map[uint32]string // a backend's family, where the log gives its address
+	logged                 accesslog.Field
+	resMax                 time.Duration
+	noZone                 bool
+	idsLogged, portsLogged bool
+	allLogIDs              bool // every log logs request IDs
 }
 
 // New starts a join of rep, a saved report checked on read.
@@ -1035,6 +1038,19 @@ func (j *Joiner) countLine(h *held, eps []Endpoint, scopes *[3]map[uint32]*Scope
 	j.lines.Run++
 	if failed {
 		j.lines.Failed++
+		if h.reason != 0 {
+			st := "none"
+			if h.status > 0 {
+				st = strconv.Itoa(int(h.status))
+			}
+			if j.failReasons == nil {
+				j.failReasons = map[string]map[uint32]int64{}
+			}
+			if j.failReasons[st] == nil {
+				j.failReasons[st] = map[uint32]int64{}
+			}
+			j.failReasons[st][h.reason]++
+		}
 	}
 	switch h.how {
 	case placedID:

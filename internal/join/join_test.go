@@ -371,7 +371,8 @@ func testALB(t *testing.T, natShift uint16) {
 	case natShift != 0 && (j.Offset.By != "time" || j.Offset.MS < -1700 || j.Offset.MS > -1300):
 		t.Errorf("offset %+v; want about -1500 ms from the times", j.Offset)
 	}
-	want := fmt.Sprintf("All %d 502s were routed to %s (IPv6).", failed, deadBackend)
+	// The ALB's reason, a code pinprobe has no words for, as logged.
+	want := fmt.Sprintf("All %d 502s were routed to %s (IPv6); the gateway says: TargetConnectionError.", failed, deadBackend)
 	if j.Conclusion != want {
 		t.Errorf("conclusion %q; want %q", j.Conclusion, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pinprobe/pinprobe/internal/accesslog"
 	"github.com/pinprobe/pinprobe/internal/stat"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
@@ -116,8 +117,39 @@ func (j *Joiner) routedFindings(out *Join) {
 		if inst := scopesWith(out.Instances, st); len(inst) > 0 && len(inst) <= 3 && len(out.Instances) > 1 {
 			text += ", by instance" + words.Plural(len(inst)) + " " + words.JoinAnd(inst)
 		}
+		text += j.reasonWords(st, statuses[st])
 		out.Findings = append(out.Findings, Finding{Kind: kind, Scope: strings.Join(at, ", "), Text: text + "."})
 	}
+}
+
+// reasonWords says the gateway's own reason for the most of the n failed
+// lines of status st, in words with its code kept: "; the gateway says:
+// the backend timed out before its response headers (sH)"; "" when the
+// log gives none.
+func (j *Joiner) reasonWords(st string, n int64) string {
+	var top uint32
+	var c int64
+	for id, k := range j.failReasons[st] {
+		if name := j.reasons.list[id]; name != othersName && (k > c || k == c && name < j.reasons.list[top]) {
+			top, c = id, k
+		}
+	}
+	if c == 0 {
+		return ""
+	}
+	code := j.reasons.list[top]
+	what := code
+	for _, l := range j.logs {
+		if w := accesslog.ReasonWords(accesslog.Kind(l.Kind), code); w != "" {
+			what = w + " (" + code + ")"
+			break
+		}
+	}
+	of := ""
+	if c < n {
+		of = fmt.Sprintf(" of %d of them", c)
+	}
+	return "; the gateway says" + of + ": " + what
 }
 
 // backendFindings says each backend that fails significantly more than
