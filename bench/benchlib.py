@@ -262,6 +262,8 @@ PROFILE_PLACEHOLDER = ("_To be filled in by the lead: where pinprobe's CPU goes 
 # bench/scale.sh writes its section between these markers; a re-run of bench.sh keeps it.
 SCALE_BEGIN = "<!-- BEGIN scale: written by bench/scale.sh (bench/bench.sh keeps this section on a re-run) -->"
 SCALE_END = "<!-- END scale -->"
+LOGS_BEGIN = "<!-- BEGIN logs: written by hand from bench/logs.sh (bench/bench.sh keeps this section on a re-run) -->"
+LOGS_END = "<!-- END logs -->"
 
 TOOLS = ["wrk", "hey", "vegeta", "bombardier", "pinprobe", "pinprobe-c0", "pinprobe-b10"]
 # pinprobe's variants in the rate scenario: its default connection sampling (--conn-requests auto), and
@@ -554,6 +556,12 @@ def cmd_report(argv):
         w(SCALE_BEGIN)
         w(scale)
         w(SCALE_END)
+        w("")
+    logs = _keep_block(keep, LOGS_BEGIN, LOGS_END) if keep else None
+    if logs is not None:  # bench/logs.sh's figures, kept as written
+        w(LOGS_BEGIN)
+        w(logs)
+        w(LOGS_END)
         w("")
     w("## Commands")
     w("")

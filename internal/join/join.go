@@ -26,9 +26,12 @@ const (
 	// request of the run and 100,000 more, at most 4,000,000 (72 bytes
 	// each: under 300 MB at the most).
 	MaxHeld = 4_000_000
-	// maxNames bounds the distinct backends, instances, listeners and
-	// clients a join tells apart; past it they count as "(others)".
-	maxNames = 1024
+	// maxNames bounds the distinct backends, instances and listeners a
+	// join tells apart, maxClients the clients (the run's are among
+	// many); past it they count as "(others)". A line of an "(others)"
+	// client is placed by its request ID only: nothing says whose it is.
+	maxNames   = 1024
+	maxClients = 1 << 16
 	// maxName is the longest name kept of a log's.
 	maxName = 200
 	// maxZone is the largest time zone offset: a log that writes local
@@ -95,13 +98,19 @@ type trailRef struct {
 	matched bool
 }
 
-// names interns strings, at most maxNames; index 0 is "".
+// names interns strings, at most maxNames, and then one more: othersName,
+// which stands for every later one; index 0 is "".
 type names struct {
 	idx  map[string]uint32
 	list []string
+	max  int
 }
 
-func newNames() *names { return &names{idx: map[string]uint32{"": 0}, list: []string{""}} }
+func newNames() *names { return newNamesOf(maxNames) }
+
+func newNamesOf(max int) *names {
+	return &names{idx: map[string]uint32{"": 0}, list: []string{""}, max: max}
+}
 
 const othersName = "(others)"
 
@@ -109,8 +118,11 @@ func (n *names) id(s string) uint32 {
 	if i, ok := n.idx[s]; ok {
 		return i
 	}
-	if len(n.list) >= maxNames {
-		return n.id(othersName)
+	if len(n.list) >= n.max {
+		if i, ok := n.idx[othersName]; ok {
+			return i
+		}
+		s = othersName // the one name past the bound
 	}
 	s = clean(s)
 	if i, ok := n.idx[s]; ok {
@@ -183,7 +195,7 @@ func New(rep *report.Report, o Options) *Joiner {
 	}
 	j := &Joiner{rep: rep, opt: o, fail: report.FailStatusOf(rep), start: rep.StartedAt.Time, end: rep.EndedAt.Time,
 		byID: map[string]int32{}, backendFam: map[uint32]string{}, epOf: map[string]int{}, ports: map[uint16]int{}, serverList: []netip.AddrPort{{}}, serverIdx: map[netip.AddrPort]uint32{}, byFamily: map[string]int{}, servers: map[netip.AddrPort]int{},
-		backends: newNames(), instances: newNames(), listeners: newNames(), reasons: newNames(), statuses: newNames(), clients: newNames(),
+		backends: newNames(), instances: newNames(), listeners: newNames(), reasons: newNames(), statuses: newNames(), clients: newNamesOf(maxClients),
 		paths: map[string]bool{}, hosts: map[string]bool{}, seenID: map[string]struct{}{}, seen: map[uint64]uint32{}}
 	runs := map[string]bool{}
 	j.portsComplete = len(rep.Endpoints) > 0
@@ -437,7 +449,9 @@ func (j *Joiner) hold(rec *accesslog.Record, file uint16, from, to int64) (sawID
 		}
 		return sawID
 	}
-	if len(j.held) >= j.maxHeld {
+	// A line the run's request ID placed is held past the bound, up to
+	// as many again: other clients' lines must not crowd the run's out.
+	if n := len(j.held); n >= j.maxHeld && (h.how != placedID || n >= 2*j.maxHeld) {
 		j.lines.NotHeld++
 		return sawID
 	}
@@ -487,6 +501,12 @@ func (j *Joiner) logOf(r *accesslog.Reader, file uint16) Log {
 // placeByPorts places the lines by client port, where the log has them
 // (see matchPorts), and counts the pairs that set the offset by them.
 func (j *Joiner) placeByPorts(out *Join, off, tol int64) {
+	if j.allLogIDs && j.placedByID() {
+		// Every log logs request IDs and the run's lines carry theirs: a
+		// line without one is another client's, whatever its port (a
+		// port repeats across many clients).
+		return
+	}
 	if j.matchPorts(off, tol, nil) {
 		// Port numbers repeat across clients: keep the clients most
 		// matches came from, and match again among their lines only.
@@ -502,6 +522,16 @@ func (j *Joiner) placeByPorts(out *Join, off, tol int64) {
 			}
 		}
 	}
+}
+
+// placedByID reports whether a line was placed by the run's request ID.
+func (j *Joiner) placedByID() bool {
+	for i := range j.held {
+		if j.held[i].how == placedID {
+			return true
+		}
+	}
+	return false
 }
 
 // placeByWindow places the lines no ID or port placed by their time, in
@@ -855,7 +885,7 @@ func (j *Joiner) matchPorts(off, tol int64, allow map[uint32]bool) bool {
 		best, bestD := -1, tol+1
 		for _, hi := range byPort[r.Port] {
 			h := &j.held[hi]
-			if h.trail >= 0 || h.how == placedID || allow != nil && !allow[h.client] || !j.plausible(h, r.endpoint) {
+			if h.trail >= 0 || h.how == placedID || allow != nil && !allow[h.client] || j.unknownClient(h) || !j.plausible(h, r.endpoint) {
 				continue
 			}
 			d := h.t - off - h.expected(&r.TrailRequest)
@@ -873,6 +903,13 @@ func (j *Joiner) matchPorts(off, tol int64, allow map[uint32]bool) bool {
 		}
 	}
 	return any
+}
+
+// unknownClient reports whether h's client is one of those past
+// maxClients, which nothing tells from the run's.
+func (j *Joiner) unknownClient(h *held) bool {
+	i, ok := j.clients.idx[othersName]
+	return ok && h.client == i
 }
 
 // portClients are the clients of at least 5% of the lines matched by
@@ -911,7 +948,7 @@ func (j *Joiner) runClients() map[uint32]bool {
 		return m
 	}
 	for i := range j.held {
-		if h := &j.held[i]; h.how != placedNo {
+		if h := &j.held[i]; h.how != placedNo && !j.unknownClient(h) {
 			m[h.client] = true
 		}
 	}

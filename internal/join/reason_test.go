@@ -83,3 +83,53 @@ func TestReasonWords(t *testing.T) {
 		}
 	}
 }
+
+// TestNamesBounded: past maxNames distinct names, every further one is
+// "(others)", one name more (it recursed for ever once the list was full:
+// a log of more than a thousand clients overflowed the stack).
+func TestNamesBounded(t *testing.T) {
+	n := newNames()
+	for i := range 3 * maxNames {
+		n.id(fmt.Sprintf("10.0.%d.%d", i/256, i%256))
+	}
+	if len(n.list) != maxNames+1 || n.list[maxNames] != othersName || n.id("another") != maxNames {
+		t.Errorf("%d names, the last %q; want %d, the last %q, which every later one gets", len(n.list), n.list[len(n.list)-1], maxNames+1, othersName)
+	}
+}
+
+// TestManyClients: a busy gateway's log, the run's lines (with their
+// request IDs) among 150,000 lines of 100,000 other clients in the run's
+// window, every one of them with a port of the run's. The run's lines are
+// placed, all by their ID, and no other client's by its port (a port
+// repeats across clients; a log that logs IDs says a line without the
+// run's is not the run's); the run's lines past the bound of lines held
+// are held too. Before, the clients past 1,024 overflowed the stack, then
+// counted as one "(others)" client whose lines were placed by port.
+func TestManyClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("150,000 lines")
+	}
+	reqs := simRun()
+	rep := simReport(reqs)
+	var b strings.Builder
+	line := func(client string, r simRequest, id string) {
+		fmt.Fprintf(&b, "%s:%d [%s] \"GET /sign HTTP/1.1\" %d up=%s rid=%s\n", client, r.port, r.at.Format("02/Jan/2006:15:04:05 -0700"), r.status(), r.backend, id)
+	}
+	const others = 150_000
+	for i := range others {
+		r := reqs[i%len(reqs)]
+		r.failed, r.backend = i%2 == 0, "10.0.0.9:443" // failing, if it were placed
+		line(fmt.Sprintf("10.%d.%d.%d", i/65536, i/256%256, i%256), r, "-")
+	}
+	for _, r := range reqs { // after the bound of lines held
+		line(r.client(), r, r.id())
+	}
+	f := `$remote_addr:$remote_port [$time_local] "$request" $status up=$upstream_addr rid=$http_x_request_id`
+	j := joinLog(t, rep, b.String(), Options{}, accesslog.Options{Format: f})
+	if n := int64(len(reqs)); j.Lines.Run != n || j.Lines.ByRequestID != n || j.Lines.ByPort != 0 || j.Lines.ByWindow != 0 {
+		t.Errorf("lines %+v; want the run's %d, every one by its request ID", j.Lines, n)
+	}
+	if len(j.Backends) != 3 || j.Backends[0].Name != deadBackend {
+		t.Errorf("backends %+v; want the run's three, %s failing", j.Backends, deadBackend)
+	}
+}
