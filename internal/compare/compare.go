@@ -13,8 +13,8 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// CompareSchema identifies the JSON document of a comparison.
-const CompareSchema = "pinprobe.compare/v1"
+// Schema identifies the JSON document of a comparison.
+const Schema = "pinprobe.compare/v1"
 
 // Revision is the revision of pinprobe.compare/v1 written, by the
 // rule of report.Revision: 2 added "revision" and each percentile's min_p
@@ -311,7 +311,7 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 		o.Match = MatchEndpoint
 	}
 	c := &Comparison{
-		Schema: CompareSchema, Revision: Revision, Before: runSide(before), After: runSide(after), Alpha: judge.Alpha,
+		Schema: Schema, Revision: Revision, Before: runSide(before), After: runSide(after), Alpha: judge.Alpha,
 		Match: o.Match, MaxLatencyIncrease: o.MaxLatencyIncrease,
 		Families: []ScopeChange{}, Endpoints: []ScopeChange{}, Groups: []ScopeChange{},
 		Added: []EndpointID{}, Removed: []EndpointID{}, Notes: []string{},

@@ -255,8 +255,8 @@ func TestCompareJSON(t *testing.T) {
 			t.Errorf("compare JSON has no %q", k)
 		}
 	}
-	if doc["schema"] != compare.CompareSchema || doc["status"] != "regressed" {
-		t.Errorf("schema %v status %v; want %s, regressed", doc["schema"], doc["status"], compare.CompareSchema)
+	if doc["schema"] != compare.Schema || doc["status"] != "regressed" {
+		t.Errorf("schema %v status %v; want %s, regressed", doc["schema"], doc["status"], compare.Schema)
 	}
 	var back compare.Comparison
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
