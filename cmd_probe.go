@@ -349,6 +349,9 @@ func (c *config) validate() error {
 	if err := c.checkVantageFlag(); err != nil {
 		return err
 	}
+	if c.preflight && c.format.value == "log-lines" {
+		return usagef("--format log-lines frames a report; --preflight writes its checks (--format json for them)")
+	}
 	fail, err := report.ParseFailStatus(c.failStatus)
 	if err != nil {
 		return usagef("--fail-status %s", err)

@@ -37,7 +37,7 @@ type outputFlags struct {
 
 func (o *outputFlags) add(fs *pflag.FlagSet) {
 	o.format = choiceValue{value: "text", choices: render.Formats}
-	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", "))
+	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", ")+" (log-lines: the JSON report gzipped in pinprobe-report/v1 lines under 16 KiB, for a container's log, which pinprobe report reads back from the log)")
 	fs.StringVarP(&o.output, "output", "o", "", "also write the JSON report to `FILE`")
 	fs.BoolVar(&o.brief, "brief", false, "a report of one screen, in text, Markdown or HTML (JSON stays whole): the verdict, who answered, families and suspects, one failed request of each suspect, the log queries that find them")
 	fs.StringVar(&o.maxFailureRate, "max-failure-rate", "", "release gate: exit 1 unless every endpoint, family and the total is shown to fail less often than `RATE` (0.1% or 0.001): a few requests that did not fail prove nothing")
