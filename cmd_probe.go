@@ -103,6 +103,9 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 	}
 	say("%s", c.plan(s))
+	if err := c.waitStart(ctx, say); err != nil {
+		return err
+	}
 	if pb := newProgressBar(stderr, c); pb != nil && !c.quiet {
 		s.SetProgress(pb)
 	}
@@ -174,6 +177,7 @@ type config struct {
 
 	targetsFile string
 	vantage     string
+	startAtFlag string
 
 	// Filled by validate and load.
 	bodyBytes []byte
@@ -184,6 +188,7 @@ type config struct {
 	setRate   bool // --rate given
 	setDur    bool // --duration given
 	setConc   bool // --concurrency given
+	startAt   time.Time
 }
 
 // Limits that keep a typo from exhausting the machine.
@@ -225,6 +230,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringArrayVar(&c.groupBy, "group-by", nil, "bucket the responses by this response `HEADER` (an instance or backend name, e.g. X-Served-By; repeatable; one no response carries is said beside the verdict); well-known instance headers are grouped when present")
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
 	c.outputFlags.add(fs)
+	fs.StringVar(&c.startAtFlag, "start-at", "", "wait until `TIME` (RFC 3339, +DURATION optional: 2026-12-05T17:00:00Z+90s; @FILE reads it from FILE) to send the first request, so processes started apart send together; a time already past starts at once, saying how late (at most 24h ahead, 1h past)")
 	fs.StringVar(&c.vantage, "vantage", "", "record the run as probed from `NAME` (a zone, region or machine: letters, digits, '.', '_', '-'; @FILE reads it from FILE), so `pinprobe report` of runs from several places tells them apart (default: the host name)")
 	countVarP(fs, &c.samples, "samples", "", 5, "samples", 5, "keep `N` failed requests per endpoint as evidence, plus one success (0 = none)")
 	durationVarP(fs, &c.interval, "interval", "", 0, "s", [2]string{"1s", "250ms"}, "timeline buckets `DURATION` wide (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
@@ -245,7 +251,7 @@ var probeHelp = []flagGroup{
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "vantage", "samples", "interval", "quiet"}},
+	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "vantage", "start-at", "samples", "interval", "quiet"}},
 	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
 	{"Other", []string{"demo", "help", "version"}},
 }
@@ -349,6 +355,9 @@ func (c *config) validate() error {
 	if err := c.checkVantageFlag(); err != nil {
 		return err
 	}
+	if err := c.checkStartAt(time.Now()); err != nil {
+		return err
+	}
 	if c.preflight && c.format.value == "log-lines" {
 		return usagef("--format log-lines frames a report; --preflight writes its checks (--format json for them)")
 	}
@@ -404,6 +413,9 @@ func (c *config) load(ctx context.Context, stdin io.Reader) error {
 		c.bodyBytes = []byte(c.body)
 	}
 	if err := c.loadVantage(ctx, stdin); err != nil {
+		return err
+	}
+	if err := c.loadStartAt(ctx, stdin); err != nil {
 		return err
 	}
 	c.tls = &tls.Config{InsecureSkipVerify: c.insecure}
