@@ -106,7 +106,9 @@ type Frame struct {
 // pending is a report whose parts are being read.
 type pending struct {
 	name  string // as Frame.Name
+	id    string
 	where string // the first part's line, for errors
+	first int    // its number
 	parts [][]byte
 	have  int
 	size  int
@@ -147,16 +149,15 @@ func ReadFrames(r io.Reader, name string) ([]Frame, error) {
 		}
 		if len(line) > 0 || overlen {
 			lineNo++
-			where := fmt.Sprintf("%s line %d", name, lineNo)
 			if overlen {
 				if bytes.Contains(line, []byte("pinprobe-report/v")) {
-					return nil, fmt.Errorf("read report %s: a %s line longer than the %s a frame's line is", where, FrameTag, sizeWords(maxLine))
+					return nil, fmt.Errorf("read report %s line %d: a %s line longer than the %s a frame's line is", name, lineNo, FrameTag, sizeWords(maxLine))
 				}
-			} else if f, err := frameLine(line, name, where, open, &held); err != nil {
+			} else if f, err := frameLine(line, name, lineNo, open, &held); err != nil {
 				return nil, err
 			} else if f != nil {
 				if len(frames) == MaxFrames {
-					return nil, fmt.Errorf("read report %s: more than %d framed reports; pinprobe report reads at most %d from one stream", where, MaxFrames, MaxFrames)
+					return nil, fmt.Errorf("read report %s line %d: more than %d framed reports; pinprobe report reads at most %d from one stream", name, lineNo, MaxFrames, MaxFrames)
 				}
 				frames = append(frames, *f)
 			}
@@ -166,17 +167,23 @@ func ReadFrames(r io.Reader, name string) ([]Frame, error) {
 			break
 		}
 	}
+	var first *pending
 	for _, p := range open {
-		missing := len(p.parts) - p.have
-		return nil, fmt.Errorf("read report %s (%s, from %s): %d of its %d parts never came (a log cut short, or read from its end with --tail?)",
-			name, p.name, p.where, missing, len(p.parts))
+		if first == nil || p.first < first.first {
+			first = p
+		}
+	}
+	if first != nil {
+		return nil, fmt.Errorf("read report %s: report %s begun on line %d: %d of its %d parts never came (a log cut short, or read from its end with --tail?)",
+			first.where, first.id, first.first, len(first.parts)-first.have, len(first.parts))
 	}
 	return frames, nil
 }
 
 // frameLine reads one line of a stream: nothing when it holds no frame,
 // a Frame when it is the last part of a report.
-func frameLine(line []byte, name, where string, open map[string]*pending, held *int) (*Frame, error) {
+func frameLine(line []byte, name string, lineNo int, open map[string]*pending, held *int) (*Frame, error) {
+	where := fmt.Sprintf("%s line %d", name, lineNo)
 	at := bytes.Index(line, []byte("pinprobe-report/v"))
 	if at < 0 {
 		return nil, nil
@@ -219,12 +226,15 @@ func frameLine(line []byte, name, where string, open map[string]*pending, held *
 		if frameName == "" {
 			frameName = where
 		}
-		p = &pending{name: frameName, where: where, parts: make([][]byte, parts)}
+		p = &pending{name: frameName, id: id, where: name, first: lineNo, parts: make([][]byte, parts)}
+		if source != "" {
+			p.where += " (" + source + ")"
+		}
 		open[key] = p
 	}
 	switch {
 	case len(p.parts) != parts:
-		return nil, fail("part %d of %d of report %s, which %s said has %d parts", part, parts, id, p.where, len(p.parts))
+		return nil, fail("part %d of %d of report %s, which line %d said has %d parts", part, parts, id, p.first, len(p.parts))
 	case p.parts[part-1] != nil:
 		return nil, fail("part %d of %d of report %s again (the same log read twice?)", part, parts, id)
 	case *held+len(data) > maxPending:

@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -121,7 +122,7 @@ func TestFrameRefusals(t *testing.T) {
 			return ls
 		}), "line 2 (pod/pinprobe-2-abcde): part 1 of " + fmt.Sprint(n) + " of report"},
 		{"a part missing", with(func(ls []string) []string { return append(ls[:1], ls[2:]...) }),
-			"(pod/pinprobe-2-abcde, from standard input line 2 (pod/pinprobe-2-abcde)): 1 of its " + fmt.Sprint(n) + " parts never came"},
+			"standard input (pod/pinprobe-2-abcde): report " + lines[0][19:31] + " begun on line 2: 1 of its " + fmt.Sprint(n) + " parts never came"},
 		{"read with --tail", with(func(ls []string) []string { return ls[n-1:] }), "parts never came"},
 		{"a part twice", with(func(ls []string) []string { return append(ls[:1], ls...) }), "line 3 (pod/pinprobe-2-abcde): part 1 of " + fmt.Sprint(n) + " of report"},
 		{"newer frame", with(func(ls []string) []string {
@@ -150,5 +151,54 @@ func TestFrameRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %d frames, error %v; want one line with %q", tt.name, len(frames), err, tt.want)
 		}
+	}
+}
+
+// FuzzReadFrames: whatever a log holds, ReadFrames returns reports or one
+// line of error, never a panic; a frame cut anywhere is refused, never read
+// as a report.
+func FuzzReadFrames(f *testing.F) {
+	var buf bytes.Buffer
+	if err := report.WriteFrames(&buf, docfix.Saved(f, "not-probed.json")); err != nil {
+		f.Fatal(err)
+	}
+	frame := buf.String()
+	f.Add(frame, 0)
+	f.Add("[pod/p-0-a/pinprobe] "+frame, 10)
+	f.Add("x\n"+frame+"y\n", len(frame)/2)
+	f.Add("pinprobe-report/v1 000000000000 1/1 00000000 \n", 3)
+	f.Fuzz(func(t *testing.T, s string, cut int) {
+		frames, err := report.ReadFrames(strings.NewReader(s), "fuzz")
+		if err != nil && strings.ContainsAny(err.Error(), "\n\r") {
+			t.Errorf("error %q is not one line", err)
+		}
+		if err == nil && len(frames) > 0 && !strings.Contains(s, report.FrameTag) {
+			t.Errorf("%d frames from a stream without the tag", len(frames))
+		}
+		// The frame cut short at any byte but its newline: never a report.
+		if cut > 0 && cut < len(frame)-1 {
+			got, err := report.ReadFrames(strings.NewReader(frame[:cut]+"\n"), "fuzz")
+			if err == nil && len(got) > 0 {
+				t.Errorf("a frame cut at byte %d of %d read as a report", cut, len(frame))
+			}
+		}
+	})
+}
+
+// TestFrameTooLarge: a report whose frame would pass MaxFrameBytes is
+// refused before a line is written, saying what keeps it.
+func TestFrameTooLarge(t *testing.T) {
+	t.Parallel()
+	r := docfix.Saved(t, "not-probed.json")
+	noise := make([]byte, 8<<20) // random hex: 4 bits a byte once gzipped
+	rnd := rand.New(rand.NewChaCha8([32]byte{7}))
+	for i := range noise {
+		noise[i] = "0123456789abcdef"[rnd.IntN(16)]
+	}
+	r.Notes = append(r.Notes, string(noise))
+	var buf bytes.Buffer
+	err := report.WriteFrames(&buf, r)
+	if err == nil || !strings.Contains(err.Error(), "more than the 4 MiB a report in a log may be (keep it with -o FILE)") || buf.Len() != 0 {
+		t.Errorf("a frame over 4 MiB: %d bytes written, error %v; want none written, the limit said", buf.Len(), err)
 	}
 }
