@@ -174,9 +174,14 @@ func readReportInputs(ctx context.Context, files []string, stdin io.Reader) ([]*
 			r, size = f, fi.Size()
 		}
 		br := bufio.NewReaderSize(r, 64<<10)
-		if isJSON, err := startsJSON(br); err != nil {
+		isJSON, err := untilDone(ctx, func() (bool, error) { return startsJSON(br) })
+		switch {
+		case errors.Is(err, errInterrupted):
+			return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
+		case err != nil:
 			return nil, nil, usagef("read report %s: %s", shown, pathErr(err))
-		} else if isJSON {
+		}
+		if isJSON {
 			if size > maxReport {
 				return nil, nil, usagef("read report %s: %s is larger than the %s pinprobe reads", name, byteSize(size), byteSize(maxReport))
 			}
@@ -194,7 +199,7 @@ func readReportInputs(ctx context.Context, files []string, stdin io.Reader) ([]*
 			reps, names = append(reps, rep), append(names, name)
 			continue
 		}
-		frames, err := readFramesCtx(ctx, br, shown)
+		frames, err := untilDone(ctx, func() ([]report.Frame, error) { return report.ReadFrames(br, shown) })
 		switch {
 		case errors.Is(err, errInterrupted):
 			return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
@@ -231,21 +236,23 @@ func startsJSON(br *bufio.Reader) (bool, error) {
 	}
 }
 
-// readFramesCtx is report.ReadFrames until ctx ends.
-func readFramesCtx(ctx context.Context, r io.Reader, name string) ([]report.Frame, error) {
+// untilDone runs read, which may block on standard input, until it
+// returns or ctx ends (errInterrupted; read is left to finish on its own).
+func untilDone[T any](ctx context.Context, read func() (T, error)) (T, error) {
 	type result struct {
-		frames []report.Frame
-		err    error
+		v   T
+		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		f, err := report.ReadFrames(r, name)
-		done <- result{f, err}
+		v, err := read()
+		done <- result{v, err}
 	}()
 	select {
 	case <-ctx.Done():
-		return nil, errInterrupted
+		var zero T
+		return zero, errInterrupted
 	case res := <-done:
-		return res.frames, res.err
+		return res.v, res.err
 	}
 }
