@@ -183,11 +183,11 @@ func ReadFrames(r io.Reader, name string) ([]Frame, error) {
 // frameLine reads one line of a stream: nothing when it holds no frame,
 // a Frame when it is the last part of a report.
 func frameLine(line []byte, name string, lineNo int, open map[string]*pending, held *int) (*Frame, error) {
-	where := fmt.Sprintf("%s line %d", name, lineNo)
 	at := bytes.Index(line, []byte("pinprobe-report/v"))
 	if at < 0 {
 		return nil, nil
 	}
+	where := fmt.Sprintf("%s line %d", name, lineNo)
 	line = bytes.TrimRight(line, "\r\n")
 	source := ""
 	if m := framePrefix.FindSubmatch(line); m != nil && len(m[0]) <= at {
