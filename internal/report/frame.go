@@ -22,8 +22,8 @@ import (
 //	pinprobe-report/v1 ID PART/PARTS CRC DATA
 //
 // each shorter than the 16 KiB at which container runtimes split a line
-// (so no line depends on the kubelet joining it again, nor gets a
-// timestamp inside it): ID is the first 12 hex digits of the SHA-256 of
+// (so no line depends on the pieces being joined again, which the kubelet
+// does and a log shipper may not): ID is the first 12 hex digits of the SHA-256 of
 // the whole base64 text, CRC the CRC-32C of the line's DATA. ReadFrames
 // picks those lines out of any stream (other lines, stderr, `kubectl logs
 // --prefix` prefixes and the frames of several pods interleaved line by
