@@ -247,11 +247,11 @@ func newFlagSet(c *config) *pflag.FlagSet {
 
 // probeHelp orders the probe command's flags under headings.
 var probeHelp = []flagGroup{
-	{"Load", []string{"rate", "duration", "requests", "concurrency", "pace-grain", "until-verdict"}},
+	{"Load", []string{"rate", "duration", "requests", "concurrency", "pace-grain", "until-verdict", "start-at"}},
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "vantage", "start-at", "samples", "interval", "quiet"}},
+	{"Report", []string{"fail-status", "group-by", "format", "brief", "output", "vantage", "samples", "interval", "quiet"}},
 	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
 	{"Other", []string{"demo", "help", "version"}},
 }
