@@ -105,6 +105,9 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if !c.quiet {
 		say("%s", c.plan(s))
 	}
+	if err := c.waitStart(ctx, say); err != nil {
+		return err
+	}
 	if pb := newProgressBar(stderr, c); pb != nil && !c.quiet {
 		s.SetProgress(pb)
 	}
@@ -176,6 +179,7 @@ type config struct {
 
 	targetsFile string
 	vantage     string
+	startAtFlag string
 
 	// Filled by validate and load.
 	bodyBytes []byte
@@ -186,6 +190,7 @@ type config struct {
 	setRate   bool // --rate given
 	setDur    bool // --duration given
 	setConc   bool // --concurrency given
+	startAt   time.Time
 }
 
 // Limits that keep a typo from exhausting the machine.
@@ -227,6 +232,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	fs.StringArrayVar(&c.groupBy, "group-by", nil, "bucket the responses by this response `HEADER` (an instance or backend name, e.g. X-Served-By; repeatable; one no response carries is said beside the verdict); well-known instance headers are grouped when present")
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
 	c.outputFlags.add(fs)
+	fs.StringVar(&c.startAtFlag, "start-at", "", "wait until `TIME` (RFC 3339, +DURATION optional: 2026-12-05T17:00:00Z+90s; @FILE reads it from FILE) to send the first request, so processes started apart send together; a time already past starts at once, saying how late (at most 24h ahead, 1h past)")
 	fs.StringVar(&c.vantage, "vantage", "", "record the run as probed from `NAME` (a zone, region or machine: letters, digits, '.', '_', '-'; @FILE reads it from FILE), so `pinprobe report` of runs from several places tells them apart (default: the host name)")
 	countVarP(fs, &c.samples, "samples", "", 5, "samples", 5, "keep `N` failed requests per endpoint as evidence, plus one success (0 = none)")
 	durationVarP(fs, &c.interval, "interval", "", 0, "s", [2]string{"1s", "250ms"}, "timeline buckets `DURATION` wide (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
@@ -243,7 +249,7 @@ func newFlagSet(c *config) *pflag.FlagSet {
 
 // probeHelp orders the probe command's flags under headings.
 var probeHelp = []flagGroup{
-	{"Load", []string{"rate", "duration", "requests", "concurrency", "pace-grain", "until-verdict"}},
+	{"Load", []string{"rate", "duration", "requests", "concurrency", "pace-grain", "until-verdict", "start-at"}},
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
@@ -351,6 +357,12 @@ func (c *config) validate() error {
 	if err := c.checkVantageFlag(); err != nil {
 		return err
 	}
+	if err := c.checkStartAt(time.Now()); err != nil {
+		return err
+	}
+	if c.preflight && c.format.value == "log-lines" {
+		return usagef("--format log-lines frames a report; --preflight writes its checks (--format json for them)")
+	}
 	fail, err := report.ParseFailStatus(c.failStatus)
 	if err != nil {
 		return usagef("--fail-status %s", err)
@@ -403,6 +415,9 @@ func (c *config) load(ctx context.Context, stdin io.Reader) error {
 		c.bodyBytes = []byte(c.body)
 	}
 	if err := c.loadVantage(ctx, stdin); err != nil {
+		return err
+	}
+	if err := c.loadStartAt(ctx, stdin); err != nil {
 		return err
 	}
 	c.tls = &tls.Config{InsecureSkipVerify: c.insecure}

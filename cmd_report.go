@@ -12,8 +12,9 @@ import (
 )
 
 // reportCommand is `pinprobe report FILE...`: read saved JSON reports ("-"
-// is standard input), merge them exactly when there are several, judge the
-// release gate on the result, and render it like a probe run.
+// is standard input), or the reports framed in pods' logs, merge them
+// exactly when there are several, judge the release gate on the result, and
+// render it like a probe run.
 func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	c, fs, err := parseReportArgs(args)
 	if err != nil {
@@ -23,13 +24,13 @@ func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		writeReportHelp(stdout, fs)
 		return nil
 	}
-	reps, err := readReports(ctx, c.files, stdin)
+	reps, names, err := readReportInputs(ctx, c.files, stdin)
 	if err != nil {
 		return err
 	}
 	rep := reps[0]
 	if len(reps) > 1 {
-		if rep, err = merge.Merge(reps, c.files); err != nil {
+		if rep, err = merge.Merge(reps, names); err != nil {
 			return usagef("%s", err)
 		}
 		// A merged report was made by this command; its inputs keep theirs.
@@ -81,6 +82,14 @@ Several files are merged exactly: counts added, latency histograms merged from
 their encoded form, timelines aligned on wall time, the verdict recomputed on
 the merged counts; the merged report names its inputs. Use it to combine N
 pinprobe processes (regions, machines, pods) into one report.
+
+A FILE that is not a JSON report is read as a log: every report a run wrote
+into it with --format log-lines (pinprobe-report/v1 lines, each under 16 KiB)
+is picked out of the other lines, and named by its pod where the lines carry
+kubectl logs --prefix's [pod/NAME/CONTAINER]:
+  kubectl logs -l job-name=pinprobe --prefix --tail=-1 | pinprobe report -
+A frame cut short, garbled or missing a line is refused, naming the line and
+the pod; at most 1000 reports are read, each framed in at most 4 MiB.
 `)
 	writeFlags(w, fs, reportHelp)
 	writeExitCodes(w, "report")

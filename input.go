@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -133,4 +134,125 @@ func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*repor
 		reps = append(reps, r)
 	}
 	return reps, nil
+}
+
+// readReportInputs reads what `pinprobe report` is given: each file (or
+// "-") a saved JSON report, or a stream of lines (the logs of pods, with
+// other lines among them) holding framed reports (report.ReadFrames), each
+// named by its pod where `kubectl logs --prefix` says it. A file that is
+// neither is refused with its name, as is one whose frames are broken.
+func readReportInputs(ctx context.Context, files []string, stdin io.Reader) ([]*report.Report, []string, error) {
+	stdinUsed := false
+	var (
+		reps  []*report.Report
+		names []string
+	)
+	for _, name := range files {
+		shown := shownName(name)
+		var (
+			r    io.Reader = stdin
+			size int64     = -1
+		)
+		if name == "-" {
+			if stdinUsed {
+				return nil, nil, usagef("- (standard input) is given twice")
+			}
+			stdinUsed = true
+		} else {
+			fi, err := os.Stat(name)
+			switch {
+			case err != nil:
+				return nil, nil, usagef("read report %s: %s", name, pathErr(err))
+			case !fi.Mode().IsRegular():
+				return nil, nil, usagef("read report %s: not a regular file", name)
+			}
+			f, err := os.Open(name)
+			if err != nil {
+				return nil, nil, usagef("read report %s: %s", name, pathErr(err))
+			}
+			defer f.Close()
+			r, size = f, fi.Size()
+		}
+		br := bufio.NewReaderSize(r, 64<<10)
+		isJSON, err := untilDone(ctx, func() (bool, error) { return startsJSON(br) })
+		switch {
+		case errors.Is(err, errInterrupted):
+			return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
+		case err != nil:
+			return nil, nil, usagef("read report %s: %s", shown, pathErr(err))
+		}
+		if isJSON {
+			if size > maxReport {
+				return nil, nil, usagef("read report %s: %s is larger than the %s pinprobe reads", name, byteSize(size), byteSize(maxReport))
+			}
+			data, err := readCapped(ctx, "read report", shown, br, maxReport)
+			if errors.Is(err, errInterrupted) {
+				return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			rep, err := report.Parse(data, shown)
+			if err != nil {
+				return nil, nil, usagef("%s", err)
+			}
+			reps, names = append(reps, rep), append(names, name)
+			continue
+		}
+		frames, err := untilDone(ctx, func() ([]report.Frame, error) { return report.ReadFrames(br, shown) })
+		switch {
+		case errors.Is(err, errInterrupted):
+			return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
+		case err != nil:
+			return nil, nil, usagef("%s", err)
+		case len(frames) == 0:
+			return nil, nil, usagef("read report %s: not a pinprobe JSON report, and no %s line in it (a pod's log holds one with --format log-lines)", shown, report.FrameTag)
+		case len(reps)+len(frames) > report.MaxFrames:
+			return nil, nil, usagef("read report %s: more than %d reports in all; pinprobe report merges at most %d from streams", shown, report.MaxFrames, report.MaxFrames)
+		}
+		for _, f := range frames {
+			reps, names = append(reps, f.Report), append(names, f.Name)
+		}
+	}
+	return reps, names, nil
+}
+
+// startsJSON reports whether br's first byte after white space opens a
+// JSON object: a saved report rather than a stream of lines.
+func startsJSON(br *bufio.Reader) (bool, error) {
+	for {
+		b, err := br.ReadByte()
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return b == '{', br.UnreadByte()
+	}
+}
+
+// untilDone runs read, which may block on standard input, until it
+// returns or ctx ends (errInterrupted; read is left to finish on its own).
+func untilDone[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := read()
+		done <- result{v, err}
+	}()
+	select {
+	case <-ctx.Done():
+		var zero T
+		return zero, errInterrupted
+	case res := <-done:
+		return res.v, res.err
+	}
 }

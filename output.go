@@ -39,7 +39,7 @@ type outputFlags struct {
 
 func (o *outputFlags) add(fs *pflag.FlagSet) {
 	o.format = choiceValue{value: "text", choices: render.Formats}
-	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", "))
+	fs.Var(&o.format, "format", "report `FORMAT` on stdout: "+strings.Join(render.Formats, ", ")+" (log-lines: the JSON report gzipped in pinprobe-report/v1 lines under 16 KiB, for a container's log, which pinprobe report reads back from the log)")
 	fs.StringVarP(&o.output, "output", "o", "", "also write the JSON report to `FILE`")
 	fs.BoolVar(&o.brief, "brief", false, "a report of one screen, in text, Markdown or HTML (JSON stays whole): the verdict, who answered, families and suspects, one failed request of each suspect, the log queries that find them")
 	fs.BoolVar(&o.detail, "detail", false, "the text report whole: the verdict's confidence intervals and p-values, and every block (by default the text leaves out what repeats its tables or says little in a short run); Markdown, HTML and JSON are always whole")

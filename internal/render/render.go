@@ -31,7 +31,7 @@ func Text(o Options) Renderer {
 }
 
 // Formats lists the --format values available, in help order.
-var Formats = []string{"text", "json", "markdown", "html"}
+var Formats = []string{"text", "json", "markdown", "html", "log-lines"}
 
 // ForFormat returns the renderer of a --format value.
 func ForFormat(name string, o Options) (Renderer, error) {
@@ -40,6 +40,8 @@ func ForFormat(name string, o Options) (Renderer, error) {
 		return Text(o), nil
 	case "json":
 		return report.JSON, nil
+	case "log-lines": // the JSON, framed for a container's log
+		return report.WriteFrames, nil
 	case "markdown":
 		return func(w io.Writer, r *report.Report) error { return writeMarkdown(w, r, o) }, nil
 	case "html":
