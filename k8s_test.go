@@ -454,7 +454,7 @@ func TestExampleKubernetes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(filepath.Join("docs", "saved-reports.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ func TestExampleKubernetes(t *testing.T) {
 	// The merge reads every pod's log of this Job: the label kubectl
 	// selects is the Job controller's, the one the init step reads its
 	// Job's name from.
-	for name, text := range map[string][]byte{k8sJobFile: jobText, k8sReadme: recipe, "README.md": readme} {
+	for name, text := range map[string][]byte{k8sJobFile: jobText, k8sReadme: recipe, "docs/saved-reports.md": readme} {
 		m := mergeCommand.FindSubmatch(text)
 		if m == nil || string(m[1]) != "job-name" || string(m[2]) != j.job.Metadata.Name {
 			t.Errorf("%s: merge command %q; want kubectl logs -l job-name=%s --prefix --tail=-1 | pinprobe report -", name, m, j.job.Metadata.Name)

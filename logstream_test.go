@@ -35,7 +35,7 @@ func runPods(t *testing.T, n int) []podRun {
 	var pods []podRun
 	for i := range n {
 		p := podRun{name: fmt.Sprintf("pinprobe-%d-x%dk2p", i, i), json: filepath.Join(dir, fmt.Sprintf("part-%d.json", i))}
-		code, stdout, stderr := pinprobe(t, "-q", "--rate", "400", "-n", "80", "--no-preflight", "--vantage", "zone-"+string(rune('a'+i)),
+		code, stdout, stderr := pinprobe(t, "--rate", "400", "-n", "80", "--no-preflight", "--vantage", "zone-"+string(rune('a'+i)),
 			"--format", "log-lines", "-o", p.json, "--resolve", f.Resolve(), f.URL())
 		if code != exitOK {
 			t.Fatalf("pod %d: exit %d\n%s", i, code, stderr)
