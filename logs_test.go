@@ -381,7 +381,7 @@ func TestLogsBadInput(t *testing.T) {
 		{[]string{"logs", rep, text}, "read log " + text + ": no known access-log format"},
 		{[]string{"logs", "--log-format", `$remote_addr [$time_local] $upstream_adr`, rep, goodLog}, "unknown variable $upstream_adr (did you mean $upstream_addr?)"},
 		{[]string{"logs", "--log-format", `%ci:%cp [%tr] %STT`, rep, goodLog}, "unknown variable %STT (did you mean %ST?)"},
-		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis": want one of nginx, haproxy, azure, alb`},
+		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis": want one of nginx, haproxy, azure, alb, traefik, gcp`},
 		{[]string{"logs", rep, second, goodLog}, second + " is a pinprobe report, not an access log: merge the runs first with `pinprobe report --format json"},
 		{[]string{"logs", rep, binary}, "read log " + binary + ": no known access-log format"},
 		{[]string{"logs", "--log-type", "alb", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx and HAProxy"},

@@ -153,9 +153,9 @@ func (g *gcpState) decode(obj []byte, r *Record) (ok, access bool) {
 
 // cannot says what a Google Cloud log cannot tell.
 func (g *gcpState) cannot() []string {
-	out := []string{"a request ID: Google's load balancer logs its own trace ID, not X-Request-Id"}
+	out := []string{"the request ID pinprobe sent: Google's load balancer logs its own trace ID, not X-Request-Id"}
 	if !g.instance {
-		out = append(out, "the instance that answered: the log names the backend service (and its instance group or NEG), not the instance (httpRequest.serverIp)")
+		out = append(out, "the instance that answered: it names the backend service (and its instance group or NEG), not the instance (httpRequest.serverIp)")
 	}
 	return out
 }

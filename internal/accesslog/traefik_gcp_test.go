@@ -89,7 +89,7 @@ func TestGCPExports(t *testing.T) {
 			t.Errorf("partial %q; want the sampling said", r.Partial())
 		}
 		// One record named the instance (serverIp): the log can tell it.
-		if c := r.Cannot(); len(c) != 1 || !strings.HasPrefix(c[0], "a request ID") {
+		if c := r.Cannot(); len(c) != 1 || !strings.HasPrefix(c[0], "the request ID") {
 			t.Errorf("cannot %q; want only the request ID", c)
 		}
 	}

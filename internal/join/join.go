@@ -497,7 +497,7 @@ func (j *Joiner) logOf(r *accesslog.Reader, file uint16) Log {
 	}
 	l.Partial = clean(r.Partial())
 	if lg := r.Logged(); st.Records > 0 && !lg.Has(accesslog.FieldRequestID) && !lg.Has(accesslog.FieldClientPort) {
-		l.CannotTell = append(l.CannotTell, "which single request a line is: it logs neither a request ID nor the client's port, so its lines are placed by client address and time")
+		l.CannotTell = append(l.CannotTell, "which single request a line is (it logs neither a request ID nor the client's port): its lines are placed by client address and time")
 	}
 	for _, c := range r.Cannot() {
 		l.CannotTell = append(l.CannotTell, clean(c))

@@ -85,7 +85,7 @@ func newJoinView(j *join.Join) *joinView {
 			s += "; a sample: " + l.Partial
 		}
 		if len(l.CannotTell) > 0 {
-			s += "; cannot tell " + strings.Join(l.CannotTell, "; nor ")
+			s += "; cannot tell: " + strings.Join(l.CannotTell, "; ")
 		}
 		v.logs = append(v.logs, s)
 	}
