@@ -38,8 +38,10 @@ func (r *Reader) openJSON(kind Kind) {
 	case Traefik:
 		r.format = "Traefik (JSON)"
 		r.readJSONRecords(func(obj []byte, rec *Record) (ok, access bool) {
+			// Another gateway's record does not parse as Traefik's: it
+			// is counted so, not as a log of Traefik's own.
 			if !isTraefikJSON(obj) {
-				return false, false
+				return false, true
 			}
 			var t traefikJSON
 			if json.Unmarshal(obj, &t) != nil {

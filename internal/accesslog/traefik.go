@@ -137,6 +137,8 @@ type traefikJSON struct {
 	OriginStatus     json.RawMessage `json:"OriginStatus"`
 	Duration         json.RawMessage `json:"Duration"`
 	StartUTC         string          `json:"StartUTC"`
+	StartLocal       string          `json:"StartLocal"`
+	Time             string          `json:"time"`
 	RouterName       string          `json:"RouterName"`
 	EntryPoint       string          `json:"entryPointName"`
 	ServiceAddr      string          `json:"ServiceAddr"`
@@ -156,11 +158,20 @@ func isTraefikJSON(obj []byte) bool {
 // record makes a Record of a Traefik JSON record; false when it lacks a
 // time or a client. It sets logged to what the record logs.
 func (t *traefikJSON) record(r *Record, logged *Field) bool {
+	// StartUTC, else StartLocal (with its zone) where fields.names drops
+	// StartUTC, else logrus's own time, to the second.
+	r.Resolution = time.Microsecond
 	start, ok := parseTime(t.StartUTC, layoutNano)
 	if !ok {
-		return false
+		start, ok = parseTime(t.StartLocal, layoutNano)
 	}
-	r.Time, r.Resolution, r.Duration = start, time.Microsecond, -1
+	if !ok {
+		if start, ok = parseTime(t.Time, layoutNano); !ok {
+			return false
+		}
+		r.Resolution = time.Second
+	}
+	r.Time, r.Duration = start, -1
 	*logged |= FieldTime
 	if ap, ok := parseAddrPort(t.ClientAddr); ok {
 		r.Client, r.ClientPort = ap.Addr(), ap.Port()
@@ -194,7 +205,9 @@ func (t *traefikJSON) record(r *Record, logged *Field) bool {
 	if r.Listener != "" {
 		*logged |= FieldListener
 	}
-	r.RequestID = strings.TrimSpace(t.RequestID)
+	if r.RequestID = strings.TrimSpace(t.RequestID); r.RequestID != "" {
+		*logged |= FieldRequestID
+	}
 	var try Try
 	switch {
 	case t.ServiceAddr != "":

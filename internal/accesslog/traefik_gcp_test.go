@@ -47,7 +47,7 @@ func TestTraefikAndGCP(t *testing.T) {
 		{"traefik json", traefikJSONLine, Options{}, "Traefik (JSON)",
 			want{time: "2026-12-01T16:40:00.1Z", client: "2001:db8:77::7", port: 40002, status: 502, backend: "[2001:db8::9]:443", backendAt: "[2001:db8::9]:443", bstatus: "502",
 				listener: "websecure", requestID: "pinprobe-abcdef12-1-1", uri: "/sign", host: "sign.example.com", resolution: time.Microsecond},
-			3128456, []string{"time", "client port", "backend", "backend status", "listener", "duration"}},
+			3128456, []string{"time", "client port", "request ID", "backend", "backend status", "listener", "duration"}},
 		{"gcp sample: a cache hit", gcpEntries[0], Options{}, "Google Cloud load balancer (JSON)",
 			want{time: "2020-06-08T23:41:30.078651Z", client: "89.160.20.156", status: 304, listener: "FORWARDING_RULE_NAME", uri: "/static/us/three-cats.jpg", host: "81.2.69.193"}, -1, nil},
 		{"gcp: the backend answered", gcpEntries[1], Options{Kind: GCP}, "Google Cloud load balancer (JSON)",
@@ -114,5 +114,34 @@ func TestReasonWords(t *testing.T) {
 	}
 	if w := ReasonWords(Nginx, "failed_to_connect_to_backend"); w != "" {
 		t.Errorf("nginx words %q; want none", w)
+	}
+}
+
+// TestTraefikJSONTimes: a record whose StartUTC accessLog.fields.names
+// drops is read by StartLocal (its zone kept), else by logrus's own time
+// (to the second); a JSON log of another gateway given as Traefik's is
+// counted as lines that did not parse, not as other logs.
+func TestTraefikJSONTimes(t *testing.T) {
+	base := strings.Replace(traefikJSONLine, `"StartUTC":"2026-12-01T16:40:00.1Z",`, "", 1)
+	local := strings.Replace(base, `"StartLocal":"2026-12-01T17:40:00.1Z"`, `"StartLocal":"2026-12-01T17:40:00.1+01:00"`, 1)
+	bare := strings.Replace(base, `"StartLocal":"2026-12-01T17:40:00.1Z",`, "", 1)
+	for _, tt := range []struct {
+		name, line string
+		want       want
+	}{
+		{"StartLocal", local, want{time: "2026-12-01T16:40:00.1Z", resolution: time.Microsecond}},
+		{"time", bare, want{time: "2026-12-01T16:40:00Z", resolution: time.Second}},
+	} {
+		_, recs := readAll(t, tt.line+"\n", Options{})
+		if len(recs) != 1 {
+			t.Fatalf("%s: %d records; want 1", tt.name, len(recs))
+		}
+		tt.want.client, tt.want.port, tt.want.status = "2001:db8:77::7", 40002, 502
+		tt.want.backend, tt.want.bstatus, tt.want.listener, tt.want.requestID = "[2001:db8::9]:443", "502", "websecure", "pinprobe-abcdef12-1-1"
+		tt.want.check(t, recs[0])
+	}
+	r, recs := readAll(t, `[{"TimeGenerated":"2026-12-01T16:40:21Z","ClientIp":"203.0.113.5","HttpStatus":200}]`, Options{Kind: Traefik})
+	if st := r.Stats(); len(recs) != 0 || st.Skipped != 1 || st.Other != 0 {
+		t.Errorf("an Azure record read as Traefik's: %d records, stats %+v; want it skipped, not other", len(recs), st)
 	}
 }
