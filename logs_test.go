@@ -385,6 +385,8 @@ func TestLogsBadInput(t *testing.T) {
 		{[]string{"logs", rep, second, goodLog}, second + " is a pinprobe report, not an access log: merge the runs first with `pinprobe report --format json"},
 		{[]string{"logs", rep, binary}, "read log " + binary + ": no known access-log format"},
 		{[]string{"logs", "--log-type", "alb", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx and HAProxy"},
+		{[]string{"logs", "--log-type", "traefik", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx and HAProxy"},
+		{[]string{"logs", "--log-type", "gcp", rep, goodLog}, "read log " + goodLog + ": no known access-log format in its first 1 lines (tried Google Cloud's load balancer JSON, as gcloud logging read --format=json prints it)"},
 		{[]string{"logs", rep}, "want a saved report and at least one access log"},
 		{[]string{"logs", "-", "-"}, "standard input) is given 2 times"},
 		{[]string{"logs", "--client", "gw.example", rep, goodLog}, `--client "gw.example": not an IP address`},

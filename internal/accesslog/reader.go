@@ -402,7 +402,13 @@ func (r *Reader) detect(kind Kind) error {
 			return nil
 		}
 		tried := "nginx combined, HAProxy httplog, Azure Application Gateway CSV or JSON, AWS ALB, Traefik, Google Cloud JSON"
-		if kind != "" {
+		switch kind {
+		case "":
+		case Traefik:
+			tried = "Traefik's common format or JSON"
+		case GCP:
+			tried = "Google Cloud's load balancer JSON, as gcloud logging read --format=json prints it"
+		default:
 			tried = string(kind) + "'s default format"
 		}
 		return fmt.Errorf("%w in its first %d lines (tried %s): give --log-type, and --log-format for a custom nginx or HAProxy format", ErrFormat, len(lines), tried)
