@@ -17,7 +17,8 @@ import (
 // array, a sink to Cloud Storage writes one a line. What the join reads
 // of one:
 //
-//	timestamp                         when the load balancer took the request
+//	timestamp                         the entry's time, read as the request's start
+//	                                  (a join measures the clock offset from the lines)
 //	httpRequest.remoteIp              the client's address (a port only where logged with one)
 //	httpRequest.serverIp              the backend that answered, where logged
 //	httpRequest.status, requestMethod, requestUrl, latency ("0.012345s")

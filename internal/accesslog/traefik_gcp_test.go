@@ -55,6 +55,9 @@ func TestTraefikAndGCP(t *testing.T) {
 		{"gcp: no connection to the backend", gcpEntries[2], Options{}, "Google Cloud load balancer (JSON)",
 			want{time: "2026-12-01T16:40:00.2Z", client: "198.51.100.7", port: 40001, status: 502, backend: "sign-be/sign-ig-b", listener: "sign-fr-v4", reason: "failed_to_connect_to_backend", uri: "/sign?x=1"},
 			3001 * time.Microsecond, nil},
+		{"gcp regional: the backend timed out", `{"httpRequest":{"latency":"30.001s","remoteIp":"198.51.100.7","requestMethod":"GET","requestUrl":"https://sign.example.com/sign","status":502},"jsonPayload":{"@type":"type.googleapis.com/google.cloud.loadbalancing.type.LoadBalancerLogEntry","backendTargetProjectNumber":"projects/123456789012","proxyStatus":"http_request_error; error=http_response_timeout","statusDetails":"backend_timeout"},"resource":{"labels":{"backend_name":"sign-neg-b","backend_target_name":"sign-be","backend_target_type":"BACKEND_SERVICE","backend_type":"NETWORK_ENDPOINT_GROUP","forwarding_rule_name":"sign-fr","network_name":"sign-net","project_id":"sign-prod","region":"europe-west1","target_proxy_name":"sign-proxy","url_map_name":"sign-map"},"type":"http_external_regional_lb_rule"},"timestamp":"2026-12-01T16:40:00.300Z"}`,
+			Options{}, "Google Cloud load balancer (JSON)",
+			want{time: "2026-12-01T16:40:00.3Z", client: "198.51.100.7", status: 502, backend: "sign-be/sign-neg-b", listener: "sign-fr", reason: "backend_timeout"}, 30001 * time.Millisecond, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, recs := readAll(t, tt.log+"\n", tt.o)
