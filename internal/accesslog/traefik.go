@@ -173,22 +173,24 @@ func (t *traefikJSON) record(r *Record, logged *Field) bool {
 	}
 	r.Time, r.Duration = start, -1
 	*logged |= FieldTime
-	if ap, ok := parseAddrPort(t.ClientAddr); ok {
-		r.Client, r.ClientPort = ap.Addr(), ap.Port()
-	}
-	// ClientHost is X-Forwarded-For's first address when the request
-	// had one: the client the gateway names.
-	if a, ok := firstForwarded(t.ClientHost); ok {
-		if a != r.Client {
-			r.ClientPort = 0
+	// ClientAddr is the peer (ClientPort its port); ClientHost is the
+	// first address of X-Forwarded-For when the request had one: the
+	// client, whose port the log does not have.
+	peer, okPeer := parseAddrPort(t.ClientAddr)
+	if !okPeer {
+		if a, ok := parseAddr(t.ClientAddr); ok {
+			peer = addrPort(a, 0)
 		}
-		r.Client = a
+		if p, ok := parsePort(jsonText(t.ClientPort)); ok && peer.Addr().IsValid() {
+			peer = addrPort(peer.Addr(), p)
+		}
+	}
+	r.Client, r.ClientPort = peer.Addr(), peer.Port()
+	if a, ok := firstForwarded(t.ClientHost); ok && a != r.Client {
+		r.Client, r.ClientPort = a, 0
 	}
 	if !r.Client.IsValid() {
 		return false
-	}
-	if r.ClientPort == 0 {
-		r.ClientPort, _ = parsePort(jsonText(t.ClientPort))
 	}
 	if r.ClientPort != 0 {
 		*logged |= FieldClientPort

@@ -148,3 +148,14 @@ func TestTraefikJSONTimes(t *testing.T) {
 		t.Errorf("an Azure record read as Traefik's: %d records, stats %+v; want it skipped, not other", len(recs), st)
 	}
 }
+
+// TestTraefikForwarded: a request that came through a proxy with
+// X-Forwarded-For is the forwarded client's, without the proxy's port.
+func TestTraefikForwarded(t *testing.T) {
+	line := strings.Replace(strings.Replace(traefikJSONLine, `"ClientHost":"2001:db8:77::7"`, `"ClientHost":"198.51.100.7, 10.0.0.3"`, 1),
+		`"ClientAddr":"[2001:db8:77::7]:40002"`, `"ClientAddr":"10.0.0.3:51000"`, 1)
+	_, recs := readAll(t, line+"\n", Options{})
+	if len(recs) != 1 || recs[0].Client.String() != "198.51.100.7" || recs[0].ClientPort != 0 {
+		t.Errorf("records %+v; want the forwarded client 198.51.100.7, no port", recs)
+	}
+}
