@@ -144,6 +144,7 @@ func TestLogsTraefikAndGoogle(t *testing.T) {
 			t.Errorf("cannot tell %q; want the placement by address and time said", c)
 		}
 		checkRouted(t, j, deadName, okName, rep.Totals.Failed, "")
+		logText(t, reportPath, clf)
 	})
 	t.Run("Traefik JSON", func(t *testing.T) {
 		j := joinRun(t, reportPath, []string{js})
@@ -151,6 +152,7 @@ func TestLogsTraefikAndGoogle(t *testing.T) {
 		if j.Lines.ByRequestID != rep.Totals.Requests || len(j.Logs[0].CannotTell) != 0 {
 			t.Errorf("lines %+v, cannot tell %q; want every request placed by its ID", j.Lines, j.Logs[0].CannotTell)
 		}
+		logText(t, reportPath, js)
 	})
 	t.Run("Google Cloud, sampled", func(t *testing.T) {
 		j := joinRun(t, reportPath, []string{gcp})
@@ -166,17 +168,27 @@ func TestLogsTraefikAndGoogle(t *testing.T) {
 				t.Errorf("finding %q: the sample's absent requests said missing", f.Text)
 			}
 		}
-		_, text, _ := pinprobe(t, "logs", reportPath, gcp)
-		if !strings.Contains(text, "not missing from the gateway") {
+		if text := logText(t, reportPath, gcp); !strings.Contains(text, "not missing from the gateway") {
 			t.Errorf("the text join does not say the sample:\n%s", text)
 		}
-		t.Logf("pinprobe logs %s %s:\n%s", reportPath, gcp, text)
 		// Markdown keeps every column: the reason, in words.
 		_, md, _ := pinprobe(t, "logs", "--format", "markdown", reportPath, gcp)
 		if !strings.Contains(md, "failed_to_connect_to_backend×") || !strings.Contains(md, "(the load balancer could not connect to the backend)") {
 			t.Errorf("the Markdown join does not say the reason in words:\n%s", md)
 		}
 	})
+}
+
+// logText is `pinprobe logs REPORT LOG` as text, logged for a reader of
+// the test's output.
+func logText(t *testing.T, reportPath, log string) string {
+	t.Helper()
+	code, text, stderr := pinprobe(t, "logs", reportPath, log)
+	if code != 0 {
+		t.Errorf("pinprobe logs %s: exit %d: %s", log, code, stderr)
+	}
+	t.Logf("pinprobe logs run.json %s:\n%s", filepath.Base(log), text)
+	return text
 }
 
 // checkRouted checks a join whose lines are placed: every failure (failed
