@@ -76,7 +76,7 @@ type gcpState struct {
 	instance bool // a record named the backend that answered (serverIp)
 }
 
-// decodeGCP makes a Record of one entry: ok false when it is no request
+// decode makes a Record of one entry: ok false when it is no request
 // the log can place (no time or client); access false when it is no
 // request at all (another log's entry).
 func (g *gcpState) decode(obj []byte, r *Record) (ok, access bool) {

@@ -13,14 +13,20 @@ import (
 // is: a record of any of these gateways' fits many times over.
 const jsonPeek = 16 << 10
 
-// jsonKind tells the kind of a JSON log from its first record: Traefik's,
-// Google Cloud's, or "" (Azure's, or none pinprobe knows).
+// jsonKind tells the kind of a JSON log from its first records: Traefik's,
+// Google Cloud's, or "" (Azure's, or none pinprobe knows). A record a line
+// is told by the first that tells (Traefik's own log may come first, on
+// the same stdout); an indented array by its start.
 func (r *Reader) jsonKind() Kind {
 	head, _ := r.src.Peek(jsonPeek)
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	// The first record: what lies up to the first object's end, at most.
-	if i := bytes.Index(head, []byte("}\n")); i > 0 {
-		head = head[:i]
+	for _, line := range bytes.Split(head, []byte("\n")) {
+		switch {
+		case isTraefikJSON(line):
+			return Traefik
+		case isGCPJSON(line):
+			return GCP
+		}
 	}
 	switch {
 	case isTraefikJSON(head):
@@ -38,10 +44,10 @@ func (r *Reader) openJSON(kind Kind) {
 	case Traefik:
 		r.format = "Traefik (JSON)"
 		r.readJSONRecords(func(obj []byte, rec *Record) (ok, access bool) {
-			// Another gateway's record does not parse as Traefik's: it
-			// is counted so, not as a log of Traefik's own.
+			// Traefik's own log, on the same stdout, is its other log;
+			// another gateway's record does not parse as Traefik's.
 			if !isTraefikJSON(obj) {
-				return false, true
+				return false, !isTraefikOwn(obj)
 			}
 			var t traefikJSON
 			if json.Unmarshal(obj, &t) != nil {

@@ -155,6 +155,12 @@ func isTraefikJSON(obj []byte) bool {
 	return bytes.Contains(obj, []byte(`"DownstreamStatus"`)) || bytes.Contains(obj, []byte(`"ClientHost"`)) && bytes.Contains(obj, []byte(`"StartUTC"`))
 }
 
+// isTraefikOwn reports whether a JSON record is a line of Traefik's own
+// log (its JSON format: level, message, time), not of its access log.
+func isTraefikOwn(obj []byte) bool {
+	return bytes.Contains(obj, []byte(`"level"`)) && (bytes.Contains(obj, []byte(`"msg"`)) || bytes.Contains(obj, []byte(`"message"`)))
+}
+
 // record makes a Record of a Traefik JSON record; false when it lacks a
 // time or a client. It sets logged to what the record logs.
 func (t *traefikJSON) record(r *Record, logged *Field) bool {

@@ -147,6 +147,12 @@ func TestTraefikJSONTimes(t *testing.T) {
 	if st := r.Stats(); len(recs) != 0 || st.Skipped != 1 || st.Other != 0 {
 		t.Errorf("an Azure record read as Traefik's: %d records, stats %+v; want it skipped, not other", len(recs), st)
 	}
+	// Traefik's own log on the same stdout, as docker logs gives both.
+	own := `{"level":"error","error":"dial tcp [2001:db8::9]:443: connect: connection refused","time":"2026-12-01T16:40:00Z","message":"502 Bad Gateway"}`
+	r, recs = readAll(t, own+"\n"+traefikJSONLine+"\n", Options{})
+	if st := r.Stats(); len(recs) != 1 || st.Other != 1 || st.Skipped != 0 {
+		t.Errorf("Traefik's access and own logs: %d records, stats %+v; want 1 record, 1 other", len(recs), st)
+	}
 }
 
 // TestTraefikForwarded: a request that came through a proxy with
