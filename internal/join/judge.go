@@ -107,8 +107,9 @@ func (j *Joiner) routedFindings(out *Join) {
 		if statuses[st] == 1 {
 			what, verb = "the one "+strings.TrimSuffix(statusWord(st), "s"), "was"
 		}
-		if j.sampled {
-			// A sample's count is not the run's: say whose it is.
+		if j.sampled && out.Missing.Requests > 0 {
+			// A sample's count is not the run's: say whose it is (a log
+			// sampled at 1.0 that holds the whole run is no sample).
 			what += " of the log's sample"
 		}
 		where := verb + " routed to " + words.JoinAnd(at)

@@ -101,28 +101,35 @@ func TestTraefik(t *testing.T) {
 	})
 }
 
-// TestGCPSampled: a Google Cloud load balancer's log of one request in
-// five (logConfig.sampleRate 0.2), naming backend services, not
-// instances, and why it failed (statusDetails). The join counts the
-// requests the sample lacks as a sample's, never as missing from the
-// gateway, lists no gap, and says what the log cannot tell.
-func TestGCPSampled(t *testing.T) {
-	reqs := simRun()
-	rep := simReport(reqs)
+// gcpLog is the requests of reqs keep picks, as Cloud Logging holds a
+// Google Cloud load balancer's entries (the clock 400 ms behind), naming
+// backend services, not instances.
+func gcpLog(reqs []simRequest, keep func(int) bool) (out []string) {
 	const offset = -400 * time.Millisecond
-	sampled := func(i int) bool { return i%5 == 0 || i%5 == 3 }
-	var entries []string
 	for i, r := range reqs {
-		if !sampled(i) {
+		if !keep(i) {
 			continue
 		}
 		details, service, group := "response_sent_by_backend", "sign-be", "sign-ig-v4"
 		if r.failed {
 			details, service, group = "failed_to_connect_to_backend", "sign-be-v6", "sign-neg-v6"
 		}
-		entries = append(entries, fmt.Sprintf(`{"httpRequest":{"latency":"0.020s","remoteIp":%q,"requestMethod":"GET","requestUrl":"https://sign.example.com/sign","status":%d},"insertId":"i%d","jsonPayload":{"@type":"type.googleapis.com/google.cloud.loadbalancing.type.LoadBalancerLogEntry","statusDetails":%q},"logName":"projects/sign-prod/logs/requests","resource":{"labels":{"backend_service_name":%q,"backend_name":%q,"forwarding_rule_name":"sign-fr-v%d","project_id":"sign-prod","target_proxy_name":"sign-proxy","url_map_name":"sign-map","zone":"global"},"type":"http_load_balancer"},"severity":"INFO","timestamp":%q,"trace":"projects/sign-prod/traces/%032x"}`,
+		out = append(out, fmt.Sprintf(`{"httpRequest":{"latency":"0.020s","remoteIp":%q,"requestMethod":"GET","requestUrl":"https://sign.example.com/sign","status":%d},"insertId":"i%d","jsonPayload":{"@type":"type.googleapis.com/google.cloud.loadbalancing.type.LoadBalancerLogEntry","statusDetails":%q},"logName":"projects/sign-prod/logs/requests","resource":{"labels":{"backend_service_name":%q,"backend_name":%q,"forwarding_rule_name":"sign-fr-v%d","project_id":"sign-prod","target_proxy_name":"sign-proxy","url_map_name":"sign-map","zone":"global"},"type":"http_load_balancer"},"severity":"INFO","timestamp":%q,"trace":"projects/sign-prod/traces/%032x"}`,
 			r.client(), r.status(), i, details, service, group, 4+2*r.ep, r.at.Add(offset).Format(time.RFC3339Nano), i))
 	}
+	return out
+}
+
+// TestGCPSampled: a Google Cloud load balancer's log of two requests in
+// five (logConfig.sampleRate 0.4), naming backend services, not
+// instances, and why it failed (statusDetails). The join counts the
+// requests the sample lacks as a sample's, never as missing from the
+// gateway, lists no gap, and says what the log cannot tell.
+func TestGCPSampled(t *testing.T) {
+	reqs := simRun()
+	rep := simReport(reqs)
+	sampled := func(i int) bool { return i%5 == 0 || i%5 == 3 }
+	entries := gcpLog(reqs, sampled)
 	// As gcloud logging read --format=json prints them.
 	j := joinLog(t, rep, "[\n  "+strings.Join(entries, ",\n  ")+"\n]\n", runClients, accesslog.Options{})
 	failed := failures(reqs, sampled)
@@ -153,5 +160,25 @@ func TestGCPSampled(t *testing.T) {
 	l := j.Logs[0]
 	if l.Kind != "gcp" || l.Partial == "" || len(l.CannotTell) != 3 || !strings.Contains(strings.Join(l.CannotTell, " "), "backend service") {
 		t.Errorf("log %+v; want gcp, partial, and the placement, the request ID and the instance said untold", l)
+	}
+}
+
+// TestGCPWhole: a log sampled at 1.0 that holds every request of the run
+// is no sample: its failures are the run's, and nothing is said missing.
+func TestGCPWhole(t *testing.T) {
+	reqs := simRun()
+	rep := simReport(reqs)
+	all := func(int) bool { return true }
+	j := joinLog(t, rep, strings.Join(gcpLog(reqs, all), "\n")+"\n", runClients, accesslog.Options{})
+	if want := fmt.Sprintf("All %d 502s were routed to sign-be-v6/sign-neg-v6.", failures(reqs, all)); j.Conclusion != want {
+		t.Errorf("conclusion %q; want %q", j.Conclusion, want)
+	}
+	if j.Lines.Run != int64(len(reqs)) || j.Missing.Requests != 0 || !j.Missing.Sampled {
+		t.Errorf("lines %+v, missing %+v; want every request, the log still said to be sampled", j.Lines, j.Missing)
+	}
+	for _, f := range j.Findings {
+		if f.Kind == "absent" {
+			t.Errorf("finding %q; want nothing said absent", f.Text)
+		}
 	}
 }
