@@ -142,7 +142,7 @@ func newLogsFlagSet(c *logsConfig) *pflag.FlagSet {
 		kinds = append(kinds, string(k))
 	}
 	c.logType = choiceValue{value: "", choices: kinds}
-	fs.Var(&c.logType, "log-type", "the logs' `KIND`: nginx, haproxy, azure or alb (default: detected from the first lines)")
+	fs.Var(&c.logType, "log-type", "the logs' `KIND`: nginx, haproxy, azure, alb, traefik or gcp (default: detected from the first lines)")
 	fs.StringVar(&c.logFormat, "log-format", "", "the logs' custom `FORMAT`: an nginx log_format string ($remote_addr …, or the directive pasted from nginx.conf) or a HAProxy log-format string (%ci:%cp …)")
 	fs.StringArrayVar(&c.logVars, "log-var", nil, "a variable `NAME` of your nginx configuration's own (map, set) that --log-format names; repeatable")
 	fs.StringArrayVar(&c.clientStr, "client", nil, "an `ADDRESS` the gateway sees pinprobe as (behind a NAT); repeatable (default: learned from the lines matched by request ID or client port, else the run's own addresses)")
@@ -173,7 +173,9 @@ your log_format; log $upstream_addr, $upstream_status, $remote_port and
 $http_x_request_id to name backends and match single requests), HAProxy
 (option httplog, or --log-format), Azure Application Gateway exports
 (AGWAccessLogs or AzureDiagnostics, CSV or JSON, and storage-account
-records) and AWS ALB access logs.
+records), AWS ALB access logs, Traefik (common or JSON; keep X-Request-Id
+with accessLog.fields.headers) and Google Cloud load balancer logs (JSON,
+as gcloud logging read --format=json prints them).
 
 A line is the run's when it carries one of its request IDs, or else when its
 client address is the run's and its time is in the run's window; the clock
@@ -181,13 +183,15 @@ offset between pinprobe and the gateway is measured from the lines matched
 to single requests and printed. The run's lines are counted per backend (with
 its address family), gateway instance and listener, each tested against the
 rest of its kind; lines that could not be placed and requests of the run the
-log lacks are counted and named. An offset measured from the times alone is
-kept within --max-offset: past it, the log is of another time. A line to a
-path, host or listener none of the run's endpoints has is "no known endpoint";
-a request logged twice (a log given twice, rotated files that overlap) is
-counted once, the copies named; HAProxy's <BADREQ> line of pinprobe's
-preflight check is counted as such. A ✗ marks what a test found failing more
-than the rest.
+log lacks are counted and named, and each log says what its format cannot
+tell. Google Cloud logs a sample of the requests (logConfig.sampleRate): the
+requests its log lacks are the sample's, not missing from the gateway. An
+offset measured from the times alone is kept within --max-offset: past it,
+the log is of another time. A line to a path, host or listener none of the
+run's endpoints has is "no known endpoint"; a request logged twice (a log
+given twice, rotated files that overlap) is counted once, the copies named;
+HAProxy's <BADREQ> line of pinprobe's preflight check is counted as such. A ✗
+marks what a test found failing more than the rest.
 
 The first word is the join's status: FAILURES TRACED, UNTRACED (failures, and
 the logs name no backend), NO FAILURE or NOTHING JOINED. One report at a time:
@@ -232,7 +236,7 @@ func (c *logsConfig) validate() error {
 	if c.maxOffset < 0 || c.maxOffset > 24*time.Hour {
 		return usagef("--max-offset %s: want 0 to 24h", c.maxOffset)
 	}
-	if c.logType.value == "azure" || c.logType.value == "alb" {
+	if c.logType.value == "azure" || c.logType.value == "alb" || c.logType.value == "traefik" || c.logType.value == "gcp" {
 		if c.logFormat != "" {
 			return usagef("--log-format is for nginx and HAProxy logs; %s logs have a format of their own", c.logType.value)
 		}

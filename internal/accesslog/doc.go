@@ -4,7 +4,15 @@
 // log-format string), Azure Application Gateway access logs as exported
 // from Log Analytics or written by diagnostic settings (the AGWAccessLogs
 // columns, the older AzureDiagnostics ones and the storage account's
-// records; CSV or JSON) and AWS Application Load Balancer access logs.
+// records; CSV or JSON), AWS Application Load Balancer access logs,
+// Traefik's (its common format or JSON) and Google Cloud Application Load
+// Balancer request logs as Cloud Logging exports them (JSON).
+//
+// A reader says what its format logs (Reader.Logged), what it cannot tell
+// beyond that (Reader.Cannot: Google names the backend service, not
+// always the instance) and whether the log may hold only a sample of the
+// requests served (Reader.Partial: Google's logConfig.sampleRate).
+// ReasonWords says a gateway's reason code (Record.Reason) in words.
 //
 // Open detects gzip and, unless told, the format, from the first lines;
 // Reader.Next returns one Record at a time. Memory stays bounded however

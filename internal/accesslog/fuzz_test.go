@@ -20,10 +20,13 @@ func FuzzOpen(f *testing.F) {
 		`{"records":[{"time":"2026-12-01T16:40:21Z","properties":{"clientIP":"::1"}}]}`,
 		`https 2026-12-01T16:40:21.186641Z app/lb/1 192.0.2.1:2817 10.0.0.1:80 0.000 0.001 0.000 502 502 34 366 "GET https://h:443/ HTTP/1.1" "c"` + "\n",
 		"\x1f\x8b\x08\x00",
+		`10.0.0.1 - Client [10/Nov/2009:23:00:00 +0000] "GET /foo http" 123 132 "referer" "agent" - "foo" "http://10.0.0.2/toto" 123000ms` + "\n",
+		traefikJSONLine + "\n",
+		"[\n" + gcpEntries[2] + "\n]\n",
 	} {
 		f.Add([]byte(s), uint8(0))
 	}
-	formats := []Options{{}, {Kind: Nginx}, {Kind: HAProxy}, {Kind: Azure}, {Kind: ALB},
+	formats := []Options{{}, {Kind: Nginx}, {Kind: HAProxy}, {Kind: Azure}, {Kind: ALB}, {Kind: Traefik}, {Kind: GCP},
 		{Format: `$remote_addr:$remote_port [$time_local] "$request" $status up=$upstream_addr us=$upstream_status`},
 		{Format: `%ci:%cp [%tr] %ft %b/%s %si:%sp %ST %{+Q}r`}}
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {

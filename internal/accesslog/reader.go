@@ -3,6 +3,7 @@ package accesslog
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
@@ -136,6 +137,12 @@ type Reader struct {
 	buf   []byte      // readLine's, reused
 
 	next func(*Record) error
+	// partial says why the log may lack requests the gateway served (a
+	// sampled log); "" when it holds every one.
+	partial string
+	// cannot says what the format cannot tell; nil when nothing beyond
+	// the fields it lacks.
+	cannot func() []string
 	// unmatched, for a custom format, says where a line leaves it.
 	unmatched func(line string, n int64) *Unmatched
 }
@@ -241,6 +248,20 @@ func (r *Reader) Gzip() bool { return r.gz }
 // Logged is what the format logs of what a join reads.
 func (r *Reader) Logged() Field { return r.logged }
 
+// Partial says why the log may hold only some of the requests the
+// gateway served (Google Cloud samples its logs); "" when it holds every
+// one: a request it lacks then is one the gateway did not log.
+func (r *Reader) Partial() string { return r.partial }
+
+// Cannot says what the format cannot tell beyond the fields it lacks
+// (Logged): "the instance that answered: …"; known once the log is read.
+func (r *Reader) Cannot() []string {
+	if r.cannot == nil {
+		return nil
+	}
+	return r.cannot()
+}
+
 // Stats returns the counts so far.
 func (r *Reader) Stats() Stats { return r.st }
 
@@ -256,6 +277,9 @@ var lineFormats = []struct {
 	logged Field
 	parse  func(line string, rec *Record) bool
 }{
+	// Traefik's common format first: nginx combined reads its lines too,
+	// as a prefix.
+	{Traefik, "Traefik common", traefikLogged, parseTraefikCLF},
 	{Nginx, "nginx combined", nginxCombined.logged, func(l string, rec *Record) bool { return matchLine(nginxCombined, l, rec, false) }},
 	{HAProxy, "HAProxy httplog", haproxyDefault.logged, parseHAProxyDefault},
 	{ALB, "AWS ALB", FieldTime | FieldClientPort | FieldBackend | FieldBackendStatus | FieldListener | FieldDuration | FieldReason, parseALB},
@@ -310,6 +334,12 @@ func (r *Reader) detect(kind Kind) error {
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if m := pinprobeDoc.FindSubmatch(head); m != nil {
 		return &PinprobeDocError{Schema: string(m[1])}
+	}
+	if looksJSON(head) && (kind == "" || kind == Traefik || kind == GCP) {
+		if k := cmp.Or(kind, r.jsonKind()); k != "" {
+			r.openJSON(k)
+			return nil
+		}
 	}
 	if looksJSON(head) && (kind == "" || kind == Azure) {
 		r.kind, r.format = Azure, "Azure Application Gateway (JSON)"
@@ -371,8 +401,14 @@ func (r *Reader) detect(kind Kind) error {
 			r.next = func(*Record) error { return io.EOF }
 			return nil
 		}
-		tried := "nginx combined, HAProxy httplog, Azure Application Gateway CSV or JSON, AWS ALB"
-		if kind != "" {
+		tried := "nginx combined, HAProxy httplog, Azure Application Gateway CSV or JSON, AWS ALB, Traefik, Google Cloud JSON"
+		switch kind {
+		case "":
+		case Traefik:
+			tried = "Traefik's common format or JSON"
+		case GCP:
+			tried = "Google Cloud's load balancer JSON, as gcloud logging read --format=json prints it"
+		default:
 			tried = string(kind) + "'s default format"
 		}
 		return fmt.Errorf("%w in its first %d lines (tried %s): give --log-type, and --log-format for a custom nginx or HAProxy format", ErrFormat, len(lines), tried)

@@ -15,10 +15,14 @@ const (
 	HAProxy Kind = "haproxy"
 	Azure   Kind = "azure"
 	ALB     Kind = "alb"
+	Traefik Kind = "traefik"
+	// GCP is a Google Cloud Application Load Balancer's request log, as
+	// Cloud Logging exports it: gcloud's own name for the platform.
+	GCP Kind = "gcp"
 )
 
 // Kinds lists the kinds, in help order.
-var Kinds = []Kind{Nginx, HAProxy, Azure, ALB}
+var Kinds = []Kind{Nginx, HAProxy, Azure, ALB, Traefik, GCP}
 
 // Field is one thing a format may log that a join reads.
 type Field uint16

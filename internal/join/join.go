@@ -186,6 +186,11 @@ type Joiner struct {
 	noZone                 bool
 	idsLogged, portsLogged bool
 	allLogIDs              bool // every log logs request IDs
+	// kind is the kind of the log being read; reasonWords says its
+	// reason codes in words; sampled that a log may be a sample.
+	kind        accesslog.Kind
+	reasonWords map[string]string
+	sampled     bool
 }
 
 // New starts a join of rep, a saved report checked on read.
@@ -377,6 +382,7 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 	var rec accesslog.Record
 	var err error
 	sawID := false
+	j.kind = r.Kind()
 	for {
 		if err = r.Next(&rec); err != nil {
 			break
@@ -394,6 +400,7 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 		j.idsLogged = true
 	}
 	j.allLogIDs = sawID && (len(j.files) == 1 || j.allLogIDs)
+	j.sampled = j.sampled || r.Partial() != ""
 	j.logs = append(j.logs, j.logOf(r, file))
 	if errors.Is(err, io.EOF) {
 		return nil
@@ -471,6 +478,16 @@ func (j *Joiner) hold(rec *accesslog.Record, file uint16, from, to int64) (sawID
 	h.instance = j.instances.id(rec.Instance)
 	h.listener = j.listeners.id(rec.Listener)
 	h.reason = j.reasons.id(rec.Reason)
+	if code := j.reasons.list[h.reason]; code != "" && code != othersName {
+		if _, ok := j.reasonWords[code]; !ok {
+			if w := accesslog.ReasonWords(j.kind, rec.Reason); w != "" {
+				if j.reasonWords == nil {
+					j.reasonWords = map[string]string{}
+				}
+				j.reasonWords[code] = w
+			}
+		}
+	}
 	h.server = j.serverID(rec.Server)
 	h.noRequest = rec.Method == "" && rec.URI == "" && (rec.Status == 0 || rec.Status == 400) && h.how == placedNo
 	h.foreign = h.how == placedNo && !h.noRequest && j.foreign(rec)
@@ -494,6 +511,13 @@ func (j *Joiner) logOf(r *accesslog.Reader, file uint16) Log {
 	}
 	if st.Err != nil {
 		l.Error = clean(st.Err.Error())
+	}
+	l.Partial = clean(r.Partial())
+	if lg := r.Logged(); st.Records > 0 && !lg.Has(accesslog.FieldRequestID) && !lg.Has(accesslog.FieldClientPort) {
+		l.CannotTell = append(l.CannotTell, "which single request a line is (it logs neither a request ID nor the client's port): its lines are placed by client address and time")
+	}
+	for _, c := range r.Cannot() {
+		l.CannotTell = append(l.CannotTell, clean(c))
 	}
 	return l
 }
@@ -645,6 +669,7 @@ func (j *Joiner) Finish() *Join {
 		out.Clients = []string{}
 	}
 	j.tally(out, off)
+	out.ReasonWords = j.reasonWords
 	j.judge(out)
 	return out
 }
@@ -1179,6 +1204,7 @@ func (j *Joiner) newScope(k int, key uint32) *Scope {
 func (j *Joiner) missing(m *Missing, off int64) {
 	m.Requests = max(0, j.rep.Totals.Requests-j.lines.Run)
 	m.IDs, m.Gaps = []string{}, []Gap{}
+	m.Sampled = j.sampled
 	if j.idsLogged || j.portsLogged {
 		for i := range j.trail {
 			t := &j.trail[i]
@@ -1195,7 +1221,9 @@ func (j *Joiner) missing(m *Missing, off int64) {
 			}
 		}
 	}
-	if m.Requests > 0 {
+	// A sample has stretches without a line by its nature: no gap of
+	// it says the gateway did not log.
+	if m.Requests > 0 && !j.sampled {
 		m.Gaps = j.gaps(off)
 	}
 }

@@ -108,6 +108,11 @@ func (j *Joiner) routedFindings(out *Join) {
 		if statuses[st] == 1 {
 			what, verb = "the one "+strings.TrimSuffix(statusWord(st), "s"), "was"
 		}
+		if j.sampled && out.Missing.Requests > 0 {
+			// A sample's count is not the run's: say whose it is (a log
+			// sampled at 1.0 that holds the whole run is no sample).
+			what += " of the log's sample"
+		}
 		where := verb + " routed to " + words.JoinAnd(at)
 		kind := "backend"
 		if len(at) == 1 && at[0] == "no backend" {
@@ -117,16 +122,16 @@ func (j *Joiner) routedFindings(out *Join) {
 		if inst := scopesWith(out.Instances, st); len(inst) > 0 && len(inst) <= 3 && len(out.Instances) > 1 {
 			text += ", by instance" + words.Plural(len(inst)) + " " + words.JoinAnd(inst)
 		}
-		text += j.reasonWords(st, statuses[st])
+		text += j.gatewaySays(st, statuses[st])
 		out.Findings = append(out.Findings, Finding{Kind: kind, Scope: strings.Join(at, ", "), Text: text + "."})
 	}
 }
 
-// reasonWords says the gateway's own reason for the most of the n failed
+// gatewaySays says the gateway's own reason for the most of the n failed
 // lines of status st, in words with its code kept: "; the gateway says:
 // the backend timed out before its response headers (sH)"; "" when the
 // log gives none.
-func (j *Joiner) reasonWords(st string, n int64) string {
+func (j *Joiner) gatewaySays(st string, n int64) string {
 	var top uint32
 	var c int64
 	for id, k := range j.failReasons[st] {
@@ -283,6 +288,10 @@ func (j *Joiner) absent(out *Join) {
 	if m.Requests == 0 && m.Trail == 0 {
 		return
 	}
+	if m.Sampled {
+		out.Findings = append(out.Findings, Finding{Kind: "absent", Text: sampledWords(out) + "."})
+		return
+	}
 	text := fmt.Sprintf("%d of the run's %d requests are not in the log", m.Requests, out.Run.Requests)
 	if m.Trail > 0 {
 		text += fmt.Sprintf("; %d listed single request%s matched no line (%s)", m.Trail, words.Plural(int(m.Trail)), strings.Join(words.CapItems(m.IDs, 3), ", "))
@@ -292,6 +301,23 @@ func (j *Joiner) absent(out *Join) {
 		text += fmt.Sprintf("; nothing was logged from %s to %s (%d requests sent): a rotated log, or a gateway that did not log", words.Clock(g.From.Time), words.Clock(g.To.Time), g.Requests)
 	}
 	out.Findings = append(out.Findings, Finding{Kind: "absent", Text: text + "."})
+}
+
+// sampledWords says what a sampled log holds of the run, and why the
+// requests it lacks are not missing from the gateway: "The logs hold 27
+// of the run's 150 requests (18%): Google Cloud logs a sample …; the 123
+// they lack are not missing from the gateway."
+func sampledWords(out *Join) string {
+	why := ""
+	for _, l := range out.Logs {
+		if l.Partial != "" {
+			why = l.Partial
+			break
+		}
+	}
+	placed := out.Lines.Run
+	return fmt.Sprintf("The logs hold %d of the run's %d requests (%s): %s; the %d they lack are not missing from the gateway",
+		placed, out.Run.Requests, words.PctRate(rate(placed, out.Run.Requests)), why, out.Missing.Requests)
 }
 
 // noBackends is the conclusion of a log that names no backend: the

@@ -12,8 +12,10 @@ import (
 const Schema = "pinprobe.logs/v1"
 
 // Revision is the revision of pinprobe.logs/v1 written, in its "version"
-// field, by the rule of report.Revision: "2" added logs[].unmatched.
-const Revision = "2"
+// field, by the rule of report.Revision: "2" added logs[].unmatched; "3"
+// the kinds traefik and gcp, logs[].partial and logs[].cannot_tell,
+// missing.sampled and reason_words.
+const Revision = "3"
 
 // Join statuses.
 const (
@@ -63,6 +65,11 @@ type Join struct {
 	// Alpha is the level every test of Findings was made at, split over
 	// the tests.
 	Alpha float64 `json:"alpha"`
+	// ReasonWords says the reason codes of Scopes' Reasons in words,
+	// where pinprobe knows the gateway's code
+	// ("failed_to_connect_to_backend": "the load balancer could not
+	// connect to the backend").
+	ReasonWords map[string]string `json:"reason_words,omitempty"`
 }
 
 // Run names the run joined.
@@ -78,7 +85,7 @@ type Run struct {
 // Log is one access-log file read.
 type Log struct {
 	Name   string `json:"name"`
-	Kind   string `json:"kind"`   // nginx, haproxy, azure, alb
+	Kind   string `json:"kind"`   // nginx, haproxy, azure, alb, traefik, gcp
 	Format string `json:"format"` // in words: "nginx log_format", "Azure AGWAccessLogs (CSV)"
 	Gzip   bool   `json:"gzip"`
 	// Logs is what the format logs of what the join reads: "client
@@ -100,6 +107,15 @@ type Log struct {
 	Other int64 `json:"other"`
 	// Error says why the file was not read to its end; "" when it was.
 	Error string `json:"error,omitempty"`
+	// Partial says why the log may hold only a sample of the requests
+	// the gateway served (Google Cloud's logConfig.sampleRate); absent
+	// when it holds every one.
+	Partial string `json:"partial,omitempty"`
+	// CannotTell says what the format cannot tell: which single request
+	// a line is, when it logs neither a request ID nor the client's
+	// port (its lines are placed by client address and time); the
+	// instance behind a backend service; absent when nothing.
+	CannotTell []string `json:"cannot_tell,omitempty"`
 }
 
 // Unmatched is where a line of a log leaves the custom format it did not
@@ -249,8 +265,13 @@ type Missing struct {
 	Trail int64    `json:"trail"`
 	IDs   []string `json:"ids"`
 	// Gaps are stretches of the run with requests sent and no line
-	// logged: a log rotated away, a gateway that did not log.
+	// logged: a log rotated away, a gateway that did not log. None is
+	// listed from a sampled log.
 	Gaps []Gap `json:"gaps"`
+	// Sampled says a log may hold only a sample of the requests the
+	// gateway served (Log.Partial): the requests it lacks are not said to
+	// be missing from the gateway.
+	Sampled bool `json:"sampled,omitempty"`
 }
 
 // Gap is a stretch of the run the log holds nothing of.

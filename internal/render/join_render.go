@@ -81,6 +81,12 @@ func newJoinView(j *join.Join) *joinView {
 		if l.Error != "" {
 			s += "; " + l.Error
 		}
+		if l.Partial != "" {
+			s += "; a sample: " + l.Partial
+		}
+		if len(l.CannotTell) > 0 {
+			s += "; cannot tell: " + strings.Join(l.CannotTell, "; ")
+		}
 		v.logs = append(v.logs, s)
 	}
 	v.offset = j.Offset.Describe()
@@ -128,7 +134,7 @@ func newJoinView(j *join.Join) *joinView {
 				fam = "-"
 			}
 			s.rows = append(s.rows, []string{sc.Name, fam, fmt.Sprintf("%d/%d", sc.Failed, sc.Requests), words.PctRate(sc.FailureRate),
-				countList(sc.Status), orDash(countList(sc.BackendStatus)), orDash(countList(sc.Reasons)), countList(sc.Endpoints), p})
+				countList(sc.Status), orDash(countList(sc.BackendStatus)), orDash(reasonList(sc.Reasons, j.ReasonWords)), countList(sc.Endpoints), p})
 			// Marked only where the test found it failing more than the
 			// rest: a scope with failures and p = 1 is no suspect.
 			s.failing = append(s.failing, sc.Significant)
@@ -139,10 +145,14 @@ func newJoinView(j *join.Join) *joinView {
 	for _, e := range j.Endpoints {
 		v.endpoints.rows = append(v.endpoints.rows, []string{e.Address, e.Target, strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10),
 			strconv.FormatInt(e.Logged, 10), strconv.FormatInt(e.Missing, 10), fmt.Sprintf("%d/%d", e.FailedMatched, e.TrailFailed), orDash(countList(e.Backends))})
-		v.endpoints.failing = append(v.endpoints.failing, e.Failed > 0 || e.Missing > 0)
+		// A sample lacks requests by its nature: no mark for them.
+		v.endpoints.failing = append(v.endpoints.failing, e.Failed > 0 || e.Missing > 0 && !j.Missing.Sampled)
 	}
 	m := j.Missing
-	if m.Requests > 0 {
+	switch {
+	case m.Requests > 0 && m.Sampled:
+		v.missing = append(v.missing, fmt.Sprintf("%d of the run's requests are not in the logs, which are a sample: not missing from the gateway", m.Requests))
+	case m.Requests > 0:
 		v.missing = append(v.missing, fmt.Sprintf("%d of the run's requests are not in the logs", m.Requests))
 	}
 	if m.Trail > 0 {
@@ -190,6 +200,21 @@ func (v *joinView) clean() {
 			safe(r)
 		}
 	}
+}
+
+// reasonList is countList of reasons, each with its words where the join
+// knows them: "failed_to_connect_to_backend×27 (the load balancer could
+// not connect to the backend)".
+func reasonList(m map[string]int64, said map[string]string) string {
+	var parts []string
+	for _, k := range words.ByCount(m) {
+		p := k + "×" + strconv.FormatInt(m[k], 10)
+		if w := said[k]; w != "" {
+			p += " (" + w + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(words.CapItems(parts, 6), " ")
 }
 
 // countList is "502×40 200×3": most first.

@@ -3,12 +3,15 @@
 // fleets whose every address answers by a policy and counts what it saw,
 // "sticky" gateways that keep each TCP connection on one instance, fault
 // servers that misbehave in one precise way each, a test PKI, a DNS server
-// whose zone changes during a test, and launchers for real nginx and HAProxy
-// processes. Shapes is a table of fault shapes (a failing address, two
-// addresses, a shared pool's instance, a sticky instance with and without
-// its header, a flapping address, a reset beside a 503, a whole family),
-// each with a healthy twin, served on one port of several addresses with
-// the ground truth a correct verdict states.
+// whose zone changes during a test, launchers for real nginx and HAProxy
+// processes, and a reverse proxy that hands each request it served to a
+// test, to write in the log format of a gateway that cannot run here
+// (Traefik, Google Cloud's load balancer). Shapes is a table of fault
+// shapes (a failing address, two addresses, a shared pool's instance, a
+// sticky instance with and without its header, a flapping address, a
+// reset beside a 503, a whole family), each with a healthy twin, served on
+// one port of several addresses with the ground truth a correct verdict
+// states.
 //
 // Every helper takes a testing.TB, registers its own teardown with
 // t.Cleanup, and leaves no goroutine, socket, process or file behind it

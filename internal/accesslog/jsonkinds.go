@@ -1,0 +1,118 @@
+package accesslog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// jsonPeek is how much of a JSON log jsonKind reads ahead to tell whose it
+// is: a record of any of these gateways' fits many times over.
+const jsonPeek = 16 << 10
+
+// jsonKind tells the kind of a JSON log from its first records: Traefik's,
+// Google Cloud's, or "" (Azure's, or none pinprobe knows). A record a line
+// is told by the first that tells (Traefik's own log may come first, on
+// the same stdout); an indented array by its start.
+func (r *Reader) jsonKind() Kind {
+	head, _ := r.src.Peek(jsonPeek)
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	for _, line := range bytes.Split(head, []byte("\n")) {
+		switch {
+		case isTraefikJSON(line):
+			return Traefik
+		case isGCPJSON(line):
+			return GCP
+		}
+	}
+	switch {
+	case isTraefikJSON(head):
+		return Traefik
+	case isGCPJSON(head):
+		return GCP
+	}
+	return ""
+}
+
+// openJSON sets the reader up for a JSON log of kind (Traefik or GCP).
+func (r *Reader) openJSON(kind Kind) {
+	r.kind = kind
+	switch kind {
+	case Traefik:
+		r.format = "Traefik (JSON)"
+		r.readJSONRecords(func(obj []byte, rec *Record) (ok, access bool) {
+			// Traefik's own log, on the same stdout, is its other log;
+			// another gateway's record does not parse as Traefik's.
+			if !isTraefikJSON(obj) {
+				return false, !isTraefikOwn(obj)
+			}
+			var t traefikJSON
+			if json.Unmarshal(obj, &t) != nil {
+				return false, true
+			}
+			return t.record(rec, &r.logged), true
+		})
+	case GCP:
+		g := &gcpState{}
+		r.format = "Google Cloud load balancer (JSON)"
+		r.partial = gcpPartial
+		r.cannot = g.cannot
+		r.readJSONRecords(func(obj []byte, rec *Record) (ok, access bool) {
+			ok, access = g.decode(obj, rec)
+			r.logged |= g.logged
+			return ok, access
+		})
+	}
+}
+
+// readJSONRecords reads a JSON log's records (an array, or one a line)
+// with decode, which makes a Record of one: ok false for a record it
+// cannot place (counted as skipped), access false for a record of the
+// gateway's other logs (counted as other).
+func (r *Reader) readJSONRecords(decode func(obj []byte, rec *Record) (ok, access bool)) {
+	s := newJSONScan(r.src, r.max)
+	r.next = func(rec *Record) error {
+		for {
+			obj, _, err := s.next()
+			switch {
+			case errors.Is(err, io.EOF):
+				return io.EOF
+			case errors.Is(err, errTooLong):
+				r.st.TooLong++
+				continue
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				if r.gz {
+					r.st.Err = truncated(s.line)
+				} else {
+					r.st.Err = fmt.Errorf("the JSON ends in the middle of a record at line %d: the rest is not read", s.line)
+				}
+				return io.EOF
+			case err != nil:
+				if r.st.Records == 0 && r.st.Lines == 0 {
+					return fmt.Errorf("%w: %v", ErrFormat, err)
+				}
+				if strings.HasPrefix(err.Error(), "line ") {
+					r.st.Err = fmt.Errorf("%v: the rest is not read", err)
+				} else {
+					r.st.Err = fmt.Errorf("line %d: %v: the rest is not read", s.line, err)
+				}
+				return io.EOF
+			}
+			r.st.Lines++
+			*rec = Record{Line: s.valLine}
+			ok, access := decode(obj, rec)
+			switch {
+			case ok:
+				r.st.Records++
+				return nil
+			case !access:
+				r.st.Other++
+			default:
+				r.skipped(s.valLine)
+			}
+		}
+	}
+}
