@@ -28,6 +28,7 @@ func logsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		writeLogsHelp(stdout, fs)
 		return nil
 	}
+	c.say = sayer(stderr)
 	doc, err := c.join(ctx, stdin)
 	if err != nil {
 		return err
@@ -94,6 +95,15 @@ func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, s
 	if err != nil {
 		return usagef("read log %s: %s", shown, err)
 	}
+	if !c.noted {
+		// What a custom format leaves unread is said once, not per log.
+		c.noted = true
+		for _, n := range r.Notes() {
+			if c.say != nil {
+				c.say("warning: --log-format: %s", n)
+			}
+		}
+	}
 	if err := j.Add(shown, r); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, shown)
@@ -128,6 +138,10 @@ type logsConfig struct {
 	maxOffset time.Duration
 	help      bool
 	files     []string
+	// say writes a line to stderr (nil: nothing is said); noted is set
+	// once the format's notes were said.
+	say   func(format string, a ...any)
+	noted bool
 }
 
 // newLogsFlagSet declares the logs command's flags, each filling its field
@@ -171,7 +185,9 @@ Usage:
 Logs may be gzip-compressed. Formats: nginx (combined, or --log-format with
 your log_format; log $upstream_addr, $upstream_status, $remote_port and
 $http_x_request_id to name backends and match single requests), HAProxy
-(option httplog, or --log-format), Azure Application Gateway exports
+(option httplog, or --log-format with its variables and sample fetches:
+date with utime or ltime, src, srv_name…; a fetch pinprobe does not know is
+skipped with a warning), Azure Application Gateway exports
 (AGWAccessLogs or AzureDiagnostics, CSV or JSON, and storage-account
 records) and AWS ALB access logs.
 

@@ -227,12 +227,21 @@ func TestLogsHAProxy(t *testing.T) {
 	dead := testserver.ClosedAddrPort(t, testserver.Lo6)
 	upstream := netip.AddrPortFrom(testserver.Lo4a, backend.Port())
 	const custom = `%ci:%cp [%tr] %ft %b/%s %si:%sp %ST %Ta %tsc %[capture.req.hdr(0)] %{+Q}r`
+	// Sample fetches only, but for the status, the duration and the
+	// termination state: an ISO time through utime, the date in ms, the
+	// addresses, names and IDs, and a fetch pinprobe does not know
+	// (be_server_timeout), which is skipped and said.
+	const samples = `%[src]:%[src_port] %[dst]:%[dst_port] [%[date,utime(%Y-%m-%dT%H:%M:%S+00:00)]] %[date(0,ms)] %[fe_name] ` +
+		`%[be_name]/%[srv_name] %[bc_dst]:%[bc_dst_port] %ST %Ta %tsc %[unique-id] %[capture.req.hdr(0)] %[be_server_timeout] %{+Q}r`
 	for _, tt := range []struct {
 		name, logFormat string
 		args            []string
+		warn            string
 	}{
-		{"httplog", "option httplog", nil},
-		{"custom log-format", "http-request capture req.hdr(X-Request-Id) len 80\n  log-format \"" + custom + "\"", []string{"--log-format", custom}},
+		{"httplog", "option httplog", nil, ""},
+		{"custom log-format", "http-request capture req.hdr(X-Request-Id) len 80\n  log-format \"" + custom + "\"", []string{"--log-format", custom}, ""},
+		{"sample fetches", "http-request capture req.hdr(X-Request-Id) len 80\n  unique-id-format %{+X}o\\ %ci:%cp_%fi:%fp_%Ts_%rt:%pid\n  log-format \"" + samples + "\"",
+			[]string{"--log-format", `log-format "` + samples + `"`}, "warning: --log-format: %[be_server_timeout] is a sample fetch pinprobe does not know"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			port := testserver.FreePort(t, testserver.Lo4a, testserver.Lo6)
@@ -269,6 +278,21 @@ func TestLogsHAProxy(t *testing.T) {
 			}
 			if tt.args == nil && j.Lines.ByPort == 0 {
 				t.Errorf("no line placed by client port: %+v", j.Lines)
+			}
+			if tt.warn != "" {
+				// What is not read is said, once; the text join names
+				// the dead server.
+				args := append(append([]string{"logs"}, tt.args...), reportPath, logPath)
+				code, stdout, stderr := pinprobe(t, args...)
+				if code != 0 || strings.Count(stderr, tt.warn) != 1 || !strings.Contains(stdout, "be_dead/dead") {
+					t.Errorf("pinprobe %s: exit %d; stderr %q; want %q once, and the dead server named:\n%s", strings.Join(args, " "), code, stderr, tt.warn, stdout)
+				}
+				t.Logf("pinprobe logs, text:\n%s", stdout)
+				for _, b := range j.Backends {
+					if want := map[string]string{"be_dead/dead": "SC--", "be_ok/ok": ""}[b.Name]; want != "" && b.Reasons[want] != b.Failed {
+						t.Errorf("backend %s: reasons %v; want all %d %s", b.Name, b.Reasons, b.Failed, want)
+					}
+				}
 			}
 		})
 	}

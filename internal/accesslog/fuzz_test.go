@@ -25,7 +25,8 @@ func FuzzOpen(f *testing.F) {
 	}
 	formats := []Options{{}, {Kind: Nginx}, {Kind: HAProxy}, {Kind: Azure}, {Kind: ALB},
 		{Format: `$remote_addr:$remote_port [$time_local] "$request" $status up=$upstream_addr us=$upstream_status`},
-		{Format: `%ci:%cp [%tr] %ft %b/%s %si:%sp %ST %{+Q}r`}}
+		{Format: `%ci:%cp [%tr] %ft %b/%s %si:%sp %ST %{+Q}r`},
+		{Format: `%[src]:%[src_port] [%[date,utime(%Y-%m-%dT%H:%M:%S%z)]] %[be_name]/%[srv_name] %ST %[date(0,ms)]`}}
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		o := formats[int(which)%len(formats)]
 		o.MaxLine = 4096
@@ -45,6 +46,19 @@ func FuzzOpen(f *testing.F) {
 			if n > lines+int64(len(data)) {
 				t.Fatalf("%d records from %d bytes", n, len(data))
 			}
+		}
+	})
+}
+
+// FuzzStrftime: whatever the value and the format, parseStrftime returns
+// without a panic, and a time it reads lies within the bounds.
+func FuzzStrftime(f *testing.F) {
+	f.Add("2026-12-01T16:40:21.433+01:00", "%Y-%m-%dT%H:%M:%S.%N%z")
+	f.Add("Tue Dec  1 04:40:21 PM UTC", "%a %b %e %I:%M:%S %p %Z")
+	f.Add("1796143221.5", "%s.%6f")
+	f.Fuzz(func(t *testing.T, v, format string) {
+		if tm, _, _, ok := parseStrftime(v, format, true); ok && (tm.Before(minTime) || !tm.Before(maxTime)) {
+			t.Fatalf("parseStrftime(%q, %q) = %v: out of bounds", v, format, tm)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package accesslog
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A pattern is a log format compiled: literals and fields in the order a
@@ -17,6 +18,9 @@ type pattern struct {
 	logged Field // what the format logs
 	// prefix lets a line go on past the format, after a space.
 	prefix bool
+	// notes say what of the format is not read (a sample fetch pinprobe
+	// does not know), in one line each.
+	notes []string
 }
 
 // part is a literal (field == nil) or a field.
@@ -68,6 +72,7 @@ type matchState struct {
 	statuses    string
 	tries       string
 	requestTime string
+	durMS       string // HAProxy's %Ta, Envoy's %DURATION%: milliseconds
 	serverAddr  string
 	serverPortS string
 	serverName  string
@@ -91,6 +96,32 @@ type timePart struct {
 	layout string
 	res    int // resolution, in milliseconds
 	noZone bool
+	// strf is the strftime format of layoutStrftime.
+	strf string
+	// unixDigits, for layoutUnix, are the digits of a fraction the value
+	// holds without its point (HAProxy's date(0,ms): 3).
+	unixDigits int
+}
+
+// read parses the time: when, its resolution, and whether it was written
+// without a zone.
+func (tp timePart) read() (t time.Time, res time.Duration, noZone, ok bool) {
+	switch {
+	case tp.layout == layoutStrftime:
+		return parseStrftime(tp.s, tp.strf, !tp.noZone)
+	case tp.unixDigits > 0:
+		s := tp.s
+		if len(s) <= tp.unixDigits || len(s) > 20 {
+			return time.Time{}, 0, false, false
+		}
+		tp.s = s[:len(s)-tp.unixDigits] + "." + s[len(s)-tp.unixDigits:]
+	}
+	t, ok = parseTime(tp.s, tp.layout)
+	res = msDuration(tp.res)
+	if res == 0 {
+		res = time.Microsecond
+	}
+	return t, res, tp.noZone, ok
 }
 
 // match matches line against p, filling r. It reports whether the line
@@ -399,21 +430,26 @@ func (st *matchState) finish(r *Record) bool {
 			r.Duration = d
 		}
 	}
+	if st.durMS != "" {
+		if d, ok := millis(st.durMS); ok {
+			r.Duration = d
+		}
+	}
 	switch {
 	case st.start.s != "":
-		t, ok := parseTime(st.start.s, st.start.layout)
+		t, res, noZone, ok := st.start.read()
 		if !ok {
 			return false
 		}
-		r.Time, r.Resolution, r.NoZone = t, msDuration(st.start.res), st.start.noZone
+		r.Time, r.Resolution, r.NoZone = t, res, noZone
 	case st.hasUnix:
 		r.Time, r.Resolution = unixTime(st.unixSec, st.unixMS), msDuration(1)
 	case st.end.s != "":
-		t, ok := parseTime(st.end.s, st.end.layout)
+		t, res, noZone, ok := st.end.read()
 		if !ok {
 			return false
 		}
-		r.Time, r.Resolution, r.NoZone, r.AtEnd = t, msDuration(st.end.res), st.end.noZone, true
+		r.Time, r.Resolution, r.NoZone, r.AtEnd = t, res, noZone, true
 		if r.Duration >= 0 {
 			r.Time, r.AtEnd = r.Time.Add(-r.Duration), false
 		}

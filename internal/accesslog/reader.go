@@ -126,6 +126,7 @@ type Reader struct {
 	kind   Kind
 	format string // what it reads, in words: "nginx combined", "Azure AGWAccessLogs (CSV)"
 	logged Field
+	notes  []string
 	gz     bool
 	st     Stats
 	max    int
@@ -191,7 +192,7 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 		if err != nil {
 			return nil, err
 		}
-		lr.kind, lr.logged = kind, p.logged
+		lr.kind, lr.logged, lr.notes = kind, p.logged, p.notes
 		lr.linesOf(func(line string, rec *Record) bool { return matchLine(p, line, rec, kind == HAProxy) })
 		lr.unmatched = func(line string, n int64) *Unmatched { return unmatched(p, line, n, kind == HAProxy) }
 		return lr, nil
@@ -234,6 +235,10 @@ func (r *Reader) Kind() Kind { return r.kind }
 
 // Format says which format it reads, in words.
 func (r *Reader) Format() string { return r.format }
+
+// Notes say what of a custom format is not read (a sample fetch or an
+// operator pinprobe does not know), one line each; nil when all is read.
+func (r *Reader) Notes() []string { return r.notes }
 
 // Gzip reports whether the log was gzip-compressed.
 func (r *Reader) Gzip() bool { return r.gz }
