@@ -156,8 +156,8 @@ func newLogsFlagSet(c *logsConfig) *pflag.FlagSet {
 		kinds = append(kinds, string(k))
 	}
 	c.logType = choiceValue{value: "", choices: kinds}
-	fs.Var(&c.logType, "log-type", "the logs' `KIND`: nginx, haproxy, azure or alb (default: detected from the first lines)")
-	fs.StringVar(&c.logFormat, "log-format", "", "the logs' custom `FORMAT`: an nginx log_format string ($remote_addr …, or the directive pasted from nginx.conf) or a HAProxy log-format string (%ci:%cp …)")
+	fs.Var(&c.logType, "log-type", "the logs' `KIND`: nginx, haproxy, azure, alb or envoy (default: detected from the first lines)")
+	fs.StringVar(&c.logFormat, "log-format", "", "the logs' custom `FORMAT`: an nginx log_format string ($remote_addr …, or the directive pasted from nginx.conf) a HAProxy log-format string (%ci:%cp …) or an Envoy format (%START_TIME% …, or a json_format object)")
 	fs.StringArrayVar(&c.logVars, "log-var", nil, "a variable `NAME` of your nginx configuration's own (map, set) that --log-format names; repeatable")
 	fs.StringArrayVar(&c.clientStr, "client", nil, "an `ADDRESS` the gateway sees pinprobe as (behind a NAT); repeatable (default: learned from the lines matched by request ID or client port, else the run's own addresses)")
 	fs.DurationVar(&c.maxOffset, "max-offset", 2*time.Minute, "the largest clock offset between pinprobe and the gateway considered (a log of local times without a zone, HAProxy's %tr, is searched 14h further either way)")
@@ -189,7 +189,9 @@ $http_x_request_id to name backends and match single requests), HAProxy
 date with utime or ltime, src, srv_name…; a fetch pinprobe does not know is
 skipped with a warning), Azure Application Gateway exports
 (AGWAccessLogs or AzureDiagnostics, CSV or JSON, and storage-account
-records) and AWS ALB access logs.
+records), AWS ALB access logs and Envoy's (Istio, Envoy Gateway, Contour,
+Emissary: the default format, Istio's text or JSON, or --log-format with a
+text_format or json_format; %RESPONSE_FLAGS% is read as the reason).
 
 A line is the run's when it carries one of its request IDs, or else when its
 client address is the run's and its time is in the run's window; the clock
@@ -250,7 +252,7 @@ func (c *logsConfig) validate() error {
 	}
 	if c.logType.value == "azure" || c.logType.value == "alb" {
 		if c.logFormat != "" {
-			return usagef("--log-format is for nginx and HAProxy logs; %s logs have a format of their own", c.logType.value)
+			return usagef("--log-format is for nginx, HAProxy and Envoy logs; %s logs have a format of their own", c.logType.value)
 		}
 	}
 	if err := accesslog.CheckFormat(accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars}); err != nil {

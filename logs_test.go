@@ -298,6 +298,114 @@ func TestLogsHAProxy(t *testing.T) {
 	}
 }
 
+// TestLogsEnvoy: a proxy on 127.0.0.1 routed to a healthy upstream and on
+// [::1] to a closed loopback port (503, as Envoy answers a refused
+// connection, flag UF). Real Envoy is not installed: the proxy's record of
+// each request is written field for field in Envoy's default format (with
+// the client's X-Request-Id kept, and with Envoy's own IDs as an edge
+// proxy writes them), Istio's and a custom json_format, and each log is
+// joined with the run.
+func TestLogsEnvoy(t *testing.T) {
+	t.Parallel()
+	if !testserver.HasIPv6Loopback() {
+		t.Skip("no IPv6 loopback here")
+	}
+	backend := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
+		Each: func(n int64, r *http.Request) testserver.Answer {
+			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
+		}}, testserver.Lo4a)
+	dead := testserver.ClosedAddrPort(t, testserver.Lo6)
+	upstream := netip.AddrPortFrom(testserver.Lo4a, backend.Port())
+	port, lns := testserver.ListenSamePort(t, testserver.Lo4a, testserver.Lo6)
+	proxy := testserver.StartLoggingProxy(t, testserver.ProxyRoute{Listener: lns[0], Upstream: upstream, Cluster: "outbound|80||sign-ok"},
+		testserver.ProxyRoute{Listener: lns[1], Upstream: dead, Cluster: "outbound|80||sign-dead"})
+	reportPath, rep := probeSaved(t, fmt.Sprintf("gw.test:%d", port), 60)
+
+	type fields struct {
+		start, method, path, proto, flags, details, failure, svcTime, client, local, agent, rid, host, upstream, cluster string
+		status, ms                                                                                                       int
+	}
+	lineOf := func(pr testserver.ProxyRequest, uuid bool, n int) fields {
+		f := fields{start: pr.Start.UTC().Format("2006-01-02T15:04:05.000Z"), method: pr.Method, path: pr.Path, proto: pr.Proto, flags: "-",
+			details: "via_upstream", failure: "-", svcTime: fmt.Sprint(pr.Duration.Milliseconds()), client: pr.Client.String(), local: pr.Local.String(),
+			agent: pr.Agent, rid: pr.RequestID, host: pr.Host, upstream: pr.Upstream.String(), cluster: pr.Cluster, status: pr.Status, ms: int(pr.Duration.Milliseconds())}
+		if pr.Failed {
+			f.flags, f.details, f.failure, f.svcTime = "UF", "upstream_reset_before_response_started{connection_failure}", "delayed_connect_error:_Connection_refused", "-"
+		}
+		if uuid {
+			f.rid = fmt.Sprintf("84961386-6d84-929d-98bd-%012x", n)
+		}
+		return f
+	}
+	write := func(name string, line func(f fields) string, uuid bool) string {
+		var b strings.Builder
+		for i, pr := range proxy.Requests() {
+			b.WriteString(line(lineOf(pr, uuid, i)) + "\n")
+		}
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// Envoy's default format; at the edge (use_remote_address) it
+	// appends the client to X-Forwarded-For.
+	def := func(f fields) string {
+		return fmt.Sprintf(`[%s] "%s %s %s" %d %s 0 7 %d %s "%s" "%s" "%s" "%s" "%s"`, f.start, f.method, f.path, f.proto, f.status, f.flags,
+			f.ms, f.svcTime, strings.Trim(f.client[:strings.LastIndexByte(f.client, ':')], "[]"), f.agent, f.rid, f.host, f.upstream)
+	}
+	istio := func(f fields) string {
+		return fmt.Sprintf(`[%s] "%s %s %s" %d %s %s - "%s" 0 7 %d %s "-" "%s" "%s" "%s" "%s" %s - %s %s - default`, f.start, f.method, f.path, f.proto,
+			f.status, f.flags, f.details, f.failure, f.ms, f.svcTime, f.agent, f.rid, f.host, f.upstream, f.cluster, f.local, f.client)
+	}
+	const jsonFormat = `{"start_time": "%START_TIME%", "client": "%DOWNSTREAM_REMOTE_ADDRESS%", "code": "%RESPONSE_CODE%", "flags": "%RESPONSE_FLAGS%", ` +
+		`"upstream": "%UPSTREAM_HOST%", "cluster": "%UPSTREAM_CLUSTER%", "id": "%REQ(X-REQUEST-ID)%", "ms": "%DURATION%"}`
+	jsonLine := func(f fields) string {
+		b, err := json.Marshal(map[string]any{"start_time": f.start, "client": f.client, "code": f.status, "flags": f.flags,
+			"upstream": f.upstream, "cluster": f.cluster, "id": f.rid, "ms": f.ms})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, tt := range []struct {
+		name, format string
+		log          string
+		args         []string
+		by           func(l join.Lines) int64
+	}{
+		{"default", "Envoy default", write("default.log", def, false), nil, func(l join.Lines) int64 { return l.ByRequestID }},
+		{"default, Envoy's own request IDs", "Envoy default", write("edge.log", def, true), nil, func(l join.Lines) int64 { return l.ByWindow }},
+		{"Istio", "Istio (Envoy)", write("istio.log", istio, false), nil, func(l join.Lines) int64 { return l.ByRequestID }},
+		{"json_format", "Envoy json_format", write("json.log", jsonLine, false), []string{"--log-type", "envoy", "--log-format", jsonFormat},
+			func(l join.Lines) int64 { return l.ByRequestID }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := joinRun(t, reportPath, []string{tt.log}, tt.args...)
+			if len(j.Logs) != 1 || j.Logs[0].Kind != "envoy" || j.Logs[0].Format != tt.format {
+				t.Errorf("logs %+v; want one read as %s", j.Logs, tt.format)
+			}
+			if got := tt.by(j.Lines); got != rep.Totals.Requests {
+				t.Errorf("lines %+v; want all %d placed the way the format allows", j.Lines, rep.Totals.Requests)
+			}
+			if tt.name == "default, Envoy's own request IDs" {
+				// Placed by address and time: no line names its request,
+				// but every one its backend.
+				if j.Status != join.StatusTraced || !strings.Contains(j.Conclusion, dead.String()) || j.Lines.Failed != rep.Totals.Failed {
+					t.Errorf("status %s, %q, %d failed lines; want traced to %s, all %d failures", j.Status, j.Conclusion, j.Lines.Failed, dead, rep.Totals.Failed)
+				}
+			} else {
+				checkTraced(t, j, rep, dead.String(), upstream.String())
+			}
+			for _, b := range j.Backends {
+				if b.Name == dead.String() && (b.Family != "ipv6" || b.Reasons["UF"] != b.Failed) {
+					t.Errorf("dead backend %s: family %q, reasons %v; want ipv6, all %d UF", b.Name, b.Family, b.Reasons, b.Failed)
+				}
+			}
+		})
+	}
+}
+
 // TestLogsDemo: --demo writes its gateway's access log, joins it with the
 // run and ends on the backend that failed, with the command that joins
 // them; that command, run, says the same.
@@ -405,10 +513,11 @@ func TestLogsBadInput(t *testing.T) {
 		{[]string{"logs", rep, text}, "read log " + text + ": no known access-log format"},
 		{[]string{"logs", "--log-format", `$remote_addr [$time_local] $upstream_adr`, rep, goodLog}, "unknown variable $upstream_adr (did you mean $upstream_addr?)"},
 		{[]string{"logs", "--log-format", `%ci:%cp [%tr] %STT`, rep, goodLog}, "unknown variable %STT (did you mean %ST?)"},
-		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis": want one of nginx, haproxy, azure, alb`},
+		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis": want one of nginx, haproxy, azure, alb, envoy`},
 		{[]string{"logs", rep, second, goodLog}, second + " is a pinprobe report, not an access log: merge the runs first with `pinprobe report --format json"},
 		{[]string{"logs", rep, binary}, "read log " + binary + ": no known access-log format"},
-		{[]string{"logs", "--log-type", "alb", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx and HAProxy"},
+		{[]string{"logs", "--log-type", "alb", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx, HAProxy and Envoy"},
+		{[]string{"logs", "--log-format", "%ci [%tr] %UPSTREAM_HOST%", rep, goodLog}, "say which the format is with --log-type envoy or --log-type haproxy"},
 		{[]string{"logs", rep}, "want a saved report and at least one access log"},
 		{[]string{"logs", "-", "-"}, "standard input) is given 2 times"},
 		{[]string{"logs", "--client", "gw.example", rep, goodLog}, `--client "gw.example": not an IP address`},

@@ -20,13 +20,16 @@ func FuzzOpen(f *testing.F) {
 		`{"records":[{"time":"2026-12-01T16:40:21Z","properties":{"clientIP":"::1"}}]}`,
 		`https 2026-12-01T16:40:21.186641Z app/lb/1 192.0.2.1:2817 10.0.0.1:80 0.000 0.001 0.000 502 502 34 366 "GET https://h:443/ HTTP/1.1" "c"` + "\n",
 		"\x1f\x8b\x08\x00",
+		`[2020-11-25T21:26:18.409Z] "GET /status/418 HTTP/1.1" 418 - via_upstream - "-" 0 135 4 4 "-" "curl/7.73.0-DEV" "84961386-6d84-929d-98bd-c5aee93b5c88" "httpbin:8000" "10.44.1.27:80" outbound|8000||httpbin.foo.svc.cluster.local 10.44.1.23:37652 10.0.45.184:8000 10.44.1.23:46520 - default` + "\n",
+		`{"t":"2026-12-01T16:40:21.433Z","c":"[::1]:5","u":"[::1]:9","f":"UF"}` + "\n",
 	} {
 		f.Add([]byte(s), uint8(0))
 	}
 	formats := []Options{{}, {Kind: Nginx}, {Kind: HAProxy}, {Kind: Azure}, {Kind: ALB},
 		{Format: `$remote_addr:$remote_port [$time_local] "$request" $status up=$upstream_addr us=$upstream_status`},
 		{Format: `%ci:%cp [%tr] %ft %b/%s %si:%sp %ST %{+Q}r`},
-		{Format: `%[src]:%[src_port] [%[date,utime(%Y-%m-%dT%H:%M:%S%z)]] %[be_name]/%[srv_name] %ST %[date(0,ms)]`}}
+		{Format: `%[src]:%[src_port] [%[date,utime(%Y-%m-%dT%H:%M:%S%z)]] %[be_name]/%[srv_name] %ST %[date(0,ms)]`},
+		{Kind: Envoy}, {Format: `{"t":"%START_TIME%","c":"%DOWNSTREAM_REMOTE_ADDRESS%","u":"%UPSTREAM_HOST%","f":"%RESPONSE_FLAGS%"}`, Kind: Envoy}}
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		o := formats[int(which)%len(formats)]
 		o.MaxLine = 4096

@@ -18,6 +18,9 @@ type pattern struct {
 	logged Field // what the format logs
 	// prefix lets a line go on past the format, after a space.
 	prefix bool
+	// keyed says the parts are the keys of a JSON object (an Envoy
+	// json_format), each part's lit its key: see envoyJSONLine.
+	keyed bool
 	// notes say what of the format is not read (a sample fetch pinprobe
 	// does not know), in one line each.
 	notes []string
@@ -80,6 +83,9 @@ type matchState struct {
 	srvName     string
 	srvIP       string
 	srvPort     string
+	// Envoy's: the upstream host and cluster, the client appended to
+	// X-Forwarded-For.
+	upHost, upCluster, xff string
 }
 
 // setEnd keeps the finest of the end times a format logs ($msec beside
@@ -415,6 +421,9 @@ func (st *matchState) finish(r *Record) bool {
 	if st.proxyAddr != "" {
 		st.realAddr, st.realPort = st.proxyAddr, st.proxyPort
 	}
+	if st.realAddr == "" && st.xff != "" {
+		st.realAddr = st.xff
+	}
 	if st.realAddr != "" {
 		if a, ok := parseAddr(st.realAddr); ok {
 			r.Client = a
@@ -481,6 +490,11 @@ func (st *matchState) finish(r *Record) bool {
 	}
 	if st.tries != "" {
 		r.Tries = upstreamTries(st.tries, st.statuses)
+	}
+	if st.upHost != "" || st.upCluster != "" {
+		if t, ok := envoyUpstream(st); ok {
+			r.Tries = []Try{t}
+		}
 	}
 	if st.beName != "" || st.srvName != "" || st.srvIP != "" {
 		if t, ok := haproxyServer(st); ok {

@@ -172,11 +172,13 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 	lr.src = br
 	kind := o.Kind
 	if o.Format != "" {
-		if kind == "" {
-			kind = formatKind(o.Format)
-		}
 		var p *pattern
 		var err error
+		if kind == "" {
+			if kind, err = formatKind(o.Format); err != nil {
+				return nil, err
+			}
+		}
 		switch kind {
 		case Nginx:
 			p, err = compileNginx(o.Format, o.Vars)
@@ -184,15 +186,23 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 		case HAProxy:
 			p, err = compileHAProxy(o.Format)
 			lr.format = "HAProxy log-format"
+		case Envoy:
+			p, err = compileEnvoy(o.Format)
+			lr.format = "Envoy format"
 		case "":
-			return nil, errors.New("--log-format: names neither nginx variables ($remote_addr) nor HAProxy's (%ci): say which with --log-type nginx or haproxy")
+			return nil, errors.New("--log-format: names neither nginx variables ($remote_addr) nor HAProxy's (%ci) nor Envoy operators (%START_TIME%): say which with --log-type nginx, haproxy or envoy")
 		default:
-			return nil, fmt.Errorf("--log-format is for nginx and HAProxy logs; %s logs have a format of their own", kind)
+			return nil, fmt.Errorf("--log-format is for nginx, HAProxy and Envoy logs; %s logs have a format of their own", kind)
 		}
 		if err != nil {
 			return nil, err
 		}
 		lr.kind, lr.logged, lr.notes = kind, p.logged, p.notes
+		if p.keyed {
+			lr.format = "Envoy json_format"
+			lr.linesOf(func(line string, rec *Record) bool { return envoyJSONLine(p, line, rec) })
+			return lr, nil
+		}
 		lr.linesOf(func(line string, rec *Record) bool { return matchLine(p, line, rec, kind == HAProxy) })
 		lr.unmatched = func(line string, n int64) *Unmatched { return unmatched(p, line, n, kind == HAProxy) }
 		return lr, nil
@@ -213,21 +223,22 @@ func CheckFormat(o Options) error {
 	return err
 }
 
-// formatKind tells a custom format's kind by its variables.
-func formatKind(f string) Kind {
+// formatKind tells a custom format's kind by its variables: nginx's
+// $name, or a % format (percentKind).
+func formatKind(f string) (Kind, error) {
 	n := strings.Count(f, "$") - strings.Count(f, `\$`)
 	h := strings.Count(f, "%") - strings.Count(f, "%%")*2
 	switch {
 	case n > 0 && h == 0:
-		return Nginx
+		return Nginx, nil
 	case h > 0 && n == 0:
-		return HAProxy
+		return percentKind(f)
 	case strings.Contains(f, "$remote_addr") || strings.Contains(f, "$time_"):
-		return Nginx
-	case strings.Contains(f, "%ci") || strings.Contains(f, "%tr"):
-		return HAProxy
+		return Nginx, nil
+	case h > 0:
+		return percentKind(f)
 	}
-	return ""
+	return "", nil
 }
 
 // Kind is the log's kind.
@@ -264,12 +275,16 @@ var lineFormats = []struct {
 	{Nginx, "nginx combined", nginxCombined.logged, func(l string, rec *Record) bool { return matchLine(nginxCombined, l, rec, false) }},
 	{HAProxy, "HAProxy httplog", haproxyDefault.logged, parseHAProxyDefault},
 	{ALB, "AWS ALB", FieldTime | FieldClientPort | FieldBackend | FieldBackendStatus | FieldListener | FieldDuration | FieldReason, parseALB},
+	{Envoy, "Envoy default", envoyDefault.logged, func(l string, rec *Record) bool { return envoyDefault.match(l, rec) }},
+	{Envoy, "Istio (Envoy)", envoyIstio.logged, func(l string, rec *Record) bool { return envoyIstio.match(l, rec) }},
 }
 
 var (
 	nginxCombined  = prefixed(mustPattern(compileNginx(NginxCombined, nil)))
 	haproxyDefault = mustPattern(compileHAProxy(HAProxyHTTPLog))
 	haproxyHTTPS   = mustPattern(compileHAProxy(haproxyHTTPSLog))
+	envoyDefault   = mustPattern(compileEnvoy(EnvoyDefault))
+	envoyIstio     = mustPattern(compileEnvoy(EnvoyIstio))
 )
 
 func prefixed(p *pattern) *pattern { p.prefix = true; return p }
@@ -315,6 +330,12 @@ func (r *Reader) detect(kind Kind) error {
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if m := pinprobeDoc.FindSubmatch(head); m != nil {
 		return &PinprobeDocError{Schema: string(m[1])}
+	}
+	if looksJSON(head) && (kind == Envoy || kind == "" && looksEnvoyJSON(head)) {
+		p := mustPattern(envoyJSONPattern(envoyIstioJSON))
+		r.kind, r.format, r.logged = Envoy, "Istio (Envoy) JSON", p.logged
+		r.linesOf(func(line string, rec *Record) bool { return envoyJSONLine(p, line, rec) })
+		return nil
 	}
 	if looksJSON(head) && (kind == "" || kind == Azure) {
 		r.kind, r.format = Azure, "Azure Application Gateway (JSON)"
@@ -376,7 +397,7 @@ func (r *Reader) detect(kind Kind) error {
 			r.next = func(*Record) error { return io.EOF }
 			return nil
 		}
-		tried := "nginx combined, HAProxy httplog, Azure Application Gateway CSV or JSON, AWS ALB"
+		tried := "nginx combined, HAProxy httplog, Azure Application Gateway CSV or JSON, AWS ALB, Envoy's default or Istio's"
 		if kind != "" {
 			tried = string(kind) + "'s default format"
 		}

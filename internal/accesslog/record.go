@@ -15,10 +15,11 @@ const (
 	HAProxy Kind = "haproxy"
 	Azure   Kind = "azure"
 	ALB     Kind = "alb"
+	Envoy   Kind = "envoy"
 )
 
 // Kinds lists the kinds, in help order.
-var Kinds = []Kind{Nginx, HAProxy, Azure, ALB}
+var Kinds = []Kind{Nginx, HAProxy, Azure, ALB, Envoy}
 
 // Field is one thing a format may log that a join reads.
 type Field uint16
@@ -117,7 +118,8 @@ type Record struct {
 	// RequestID is the X-Request-Id the request carried, when logged.
 	RequestID string
 	// Reason says why the gateway failed it: ALB's error_reason, Azure's
-	// ErrorInfo, HAProxy's termination state.
+	// ErrorInfo, HAProxy's termination state, Envoy's response flags
+	// (ReasonWords says it in words).
 	Reason string
 }
 

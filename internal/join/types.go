@@ -78,7 +78,7 @@ type Run struct {
 // Log is one access-log file read.
 type Log struct {
 	Name   string `json:"name"`
-	Kind   string `json:"kind"`   // nginx, haproxy, azure, alb
+	Kind   string `json:"kind"`   // nginx, haproxy, azure, alb, envoy
 	Format string `json:"format"` // in words: "nginx log_format", "Azure AGWAccessLogs (CSV)"
 	Gzip   bool   `json:"gzip"`
 	// Logs is what the format logs of what the join reads: "client
