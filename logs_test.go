@@ -284,8 +284,9 @@ func TestLogsHAProxy(t *testing.T) {
 				// the dead server.
 				args := append(append([]string{"logs"}, tt.args...), reportPath, logPath)
 				code, stdout, stderr := pinprobe(t, args...)
-				if code != 0 || strings.Count(stderr, tt.warn) != 1 || !strings.Contains(stdout, "be_dead/dead") {
-					t.Errorf("pinprobe %s: exit %d; stderr %q; want %q once, and the dead server named:\n%s", strings.Join(args, " "), code, stderr, tt.warn, stdout)
+				if code != 0 || strings.Count(stderr, tt.warn) != 1 || !strings.Contains(stdout, "be_dead/dead") ||
+					!strings.Contains(strings.Join(strings.Fields(stdout), " "), "it could not connect to the backend: refused or reset (SC--)") {
+					t.Errorf("pinprobe %s: exit %d; stderr %q; want %q once, the dead server named, SC-- in words:\n%s", strings.Join(args, " "), code, stderr, tt.warn, stdout)
 				}
 				t.Logf("pinprobe logs, text:\n%s", stdout)
 				for _, b := range j.Backends {
@@ -401,6 +402,13 @@ func TestLogsEnvoy(t *testing.T) {
 				if b.Name == dead.String() && (b.Family != "ipv6" || b.Reasons["UF"] != b.Failed) {
 					t.Errorf("dead backend %s: family %q, reasons %v; want ipv6, all %d UF", b.Name, b.Family, b.Reasons, b.Failed)
 				}
+			}
+			if tt.name == "Istio" {
+				code, stdout, stderr := pinprobe(t, "logs", reportPath, tt.log)
+				if code != 0 || !strings.Contains(strings.Join(strings.Fields(stdout), " "), "The gateway's reasons: it could not connect to the backend (UF).") {
+					t.Errorf("logs, text: exit %d, %s; want UF said in words:\n%s", code, stderr, stdout)
+				}
+				t.Logf("pinprobe logs, text:\n%s", stdout)
 			}
 		})
 	}

@@ -91,7 +91,7 @@ func haproxyTermination(code string) string {
 
 // haproxyStates are the termination states seen most, in words.
 var haproxyStates = map[string]string{
-	"SC": "it could not connect to the backend (refused or reset)",
+	"SC": "it could not connect to the backend: refused or reset",
 	"sC": "connecting to the backend timed out",
 	"SH": "the backend closed or reset the connection before its response headers",
 	"sH": "the backend did not answer in time",

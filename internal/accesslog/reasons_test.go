@@ -13,7 +13,7 @@ func TestReasonWords(t *testing.T) {
 		{Envoy, "UF,URX", "it could not connect to the backend; it gave up after the retries or connect attempts allowed"},
 		{Envoy, "UpstreamConnectionFailure", "it could not connect to the backend"},
 		{Envoy, "ZZ", ""},
-		{HAProxy, "SC--", "it could not connect to the backend (refused or reset)"},
+		{HAProxy, "SC--", "it could not connect to the backend: refused or reset"},
 		{HAProxy, "sH--", "the backend did not answer in time"},
 		{HAProxy, "SL--", "the backend ended the session at the end of the response"},
 		{HAProxy, "----", ""},
