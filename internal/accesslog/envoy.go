@@ -24,9 +24,13 @@ const (
 		`%DOWNSTREAM_REMOTE_ADDRESS% %REQUESTED_SERVER_NAME% %ROUTE_NAME%`
 )
 
-// envoyIstioJSON is Istio's JSON access-log format (meshConfig
-// accessLogEncoding: JSON), key by key.
-var envoyIstioJSON = map[string]string{
+// envoyJSONKeys are the keys of Istio's JSON access-log format
+// (meshConfig accessLogEncoding: JSON) and Envoy Gateway's default one
+// (":authority", "x-request-id"…), each with its operator.
+var envoyJSONKeys = map[string]string{
+	":authority": "%REQ(:AUTHORITY)%", "x-envoy-origin-path": "%REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%",
+	"x-envoy-upstream-service-time": "%RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%", "x-forwarded-for": "%REQ(X-FORWARDED-FOR)%",
+	"user-agent": "%REQ(USER-AGENT)%", "x-request-id": "%REQ(X-REQUEST-ID)%",
 	"start_time": "%START_TIME%", "route_name": "%ROUTE_NAME%", "method": "%REQ(:METHOD)%",
 	"path": "%REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%", "protocol": "%PROTOCOL%", "response_code": "%RESPONSE_CODE%",
 	"response_flags": "%RESPONSE_FLAGS%", "response_code_details": "%RESPONSE_CODE_DETAILS%",
@@ -418,10 +422,11 @@ func envoyScalar(raw json.RawMessage) string {
 }
 
 // looksEnvoyJSON reports whether the start of a JSON log is Envoy's
-// (Istio's keys, in the order Envoy writes them: sorted).
+// (Istio's or Envoy Gateway's keys, in the order Envoy writes them:
+// sorted).
 func looksEnvoyJSON(head []byte) bool {
 	n := 0
-	for _, k := range []string{`"authority"`, `"bytes_received"`, `"downstream_remote_address"`, `"response_flags"`, `"upstream_host"`, `"upstream_cluster"`} {
+	for _, k := range []string{`"authority"`, `":authority"`, `"start_time"`, `"bytes_received"`, `"downstream_remote_address"`, `"response_flags"`, `"upstream_host"`, `"upstream_cluster"`} {
 		if bytes.Contains(head, []byte(k)) {
 			n++
 		}
@@ -511,4 +516,27 @@ func percentKind(f string) (Kind, error) {
 		return "", fmt.Errorf("--log-format: %s may be an Envoy operator or HAProxy's %s: say which the format is with --log-type envoy or --log-type haproxy", doubt, strings.TrimSuffix(doubt, "%"))
 	}
 	return "", nil
+}
+
+// envoyJSONUnmatched says why line (number n) is no record of the
+// json_format p: not a JSON object, or none of p's keys in it.
+func envoyJSONUnmatched(p *pattern, line string, n int64) *Unmatched {
+	u := &Unmatched{Line: n, Column: 1}
+	rest := []rune(line)
+	u.LineHas = string(rest[:min(len(rest), unmatchedShown)])
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(line), &m) != nil {
+		u.FormatHas = "{"
+		return u
+	}
+	var keys []string
+	for _, pt := range p.parts {
+		if len(keys) == 4 {
+			keys = append(keys, "…")
+			break
+		}
+		keys = append(keys, strconv.Quote(pt.lit))
+	}
+	u.FormatHas = "a key " + strings.Join(keys, ", ")
+	return u
 }

@@ -37,9 +37,13 @@ func TestEnvoy(t *testing.T) {
 			want{time: "2026-12-01T16:40:21.433Z", client: "::1", port: 46520, status: 503, backend: "outbound|443||sign.test",
 				listener: "10.0.45.184:443", requestID: "pinprobe-376a1b4c-2-2", reason: "UH"}},
 		{"Istio JSON, keys sorted as Envoy writes them", `{"authority":"httpbin:8000","bytes_received":0,"bytes_sent":135,"connection_termination_details":null,"downstream_local_address":"10.0.45.184:8000","downstream_remote_address":"10.44.1.23:46520","duration":4,"method":"GET","path":"/status/418","protocol":"HTTP/1.1","request_id":"84961386-6d84-929d-98bd-c5aee93b5c88","requested_server_name":null,"response_code":418,"response_code_details":"via_upstream","response_flags":"-","route_name":"default","start_time":"2020-11-25T21:26:18.409Z","upstream_cluster":"outbound|8000||httpbin.foo.svc.cluster.local","upstream_host":"10.44.1.27:80","upstream_local_address":"10.44.1.23:37652","upstream_service_time":"4","upstream_transport_failure_reason":null,"user_agent":"curl/7.73.0-DEV","x_forwarded_for":null}`,
-			Options{}, "Istio (Envoy) JSON",
+			Options{}, "Envoy JSON (Istio's or Envoy Gateway's keys)",
 			want{time: "2020-11-25T21:26:18.409Z", client: "10.44.1.23", port: 46520, status: 418, backend: "10.44.1.27:80", backendAt: "10.44.1.27:80",
 				listener: "10.0.45.184:8000", requestID: "84961386-6d84-929d-98bd-c5aee93b5c88", host: "httpbin:8000"}},
+		{"Envoy Gateway's JSON, as a quickstart printed it", `{":authority":"backend:3000","bytes_received":0,"bytes_sent":466,"connection_termination_details":null,"downstream_local_address":"10.244.0.14:3000","downstream_remote_address":"10.244.0.12:34805","duration":1,"method":"GET","protocol":"HTTP/1.1","requested_server_name":null,"response_code":200,"response_code_details":"via_upstream","response_flags":"-","route_name":"httproute/envoy-gateway-system/backend/rule/0/match/0/backend","start_time":"2025-04-09T11:44:45.639Z","upstream_cluster":"httproute/envoy-gateway-system/backend/rule/0","upstream_host":"10.244.0.13:3000","upstream_local_address":"10.244.0.14:58822","upstream_transport_failure_reason":null,"user-agent":"curl/7.88.1","x-envoy-origin-path":"/","x-envoy-upstream-service-time":null,"x-forwarded-for":"10.244.0.12","x-request-id":"ab1e4da7-5f1d-45ea-bb4a-fa1ccd03b82b"}`,
+			Options{}, "Envoy JSON (Istio's or Envoy Gateway's keys)",
+			want{time: "2025-04-09T11:44:45.639Z", client: "10.244.0.12", port: 34805, status: 200, backend: "10.244.0.13:3000", backendAt: "10.244.0.13:3000",
+				listener: "10.244.0.14:3000", requestID: "ab1e4da7-5f1d-45ea-bb4a-fa1ccd03b82b", host: "backend:3000", uri: "/"}},
 		{"custom text_format, pasted", `[2026-12-01T16:40:21.433Z] [::1]:36414 [::1]:10000 503 UF,URX be_dead [::1]:9 "pinprobe-376a1b4c-2-3" 2 gw-7d9f`,
 			Options{Format: custom}, "Envoy format",
 			want{time: "2026-12-01T16:40:21.433Z", client: "::1", port: 36414, status: 503, backend: "[::1]:9", backendAt: "[::1]:9",
@@ -119,5 +123,21 @@ func TestEnvoyRefusals(t *testing.T) {
 		case len(r.Notes()) != 1 || !strings.Contains(r.Notes()[0], tt.note):
 			t.Errorf("%s: notes %q; want %q", tt.format, r.Notes(), tt.note)
 		}
+	}
+}
+
+// TestEnvoyJSONUnmatched: a JSON log none of whose lines has a key of the
+// json_format given says so, at its first line; a line that is no JSON
+// says that.
+func TestEnvoyJSONUnmatched(t *testing.T) {
+	o := Options{Format: `{"t": "%START_TIME%", "c": "%DOWNSTREAM_REMOTE_ADDRESS%"}`}
+	r, recs := readAll(t, "{\"foo\":1}\nnot json\n", o)
+	st := r.Stats()
+	if len(recs) != 0 || st.Skipped != 2 || st.Unmatched == nil || st.Unmatched.Line != 1 || st.Unmatched.FormatHas != `a key "c", "t"` {
+		t.Errorf("records %d, stats %+v, unmatched %+v; want both lines skipped, the first without a key \"c\", \"t\"", len(recs), st, st.Unmatched)
+	}
+	r, _ = readAll(t, "not json\n", o)
+	if u := r.Stats().Unmatched; u == nil || u.FormatHas != "{" || u.LineHas != "not json" {
+		t.Errorf("unmatched %+v; want the format's { against the line's text", u)
 	}
 }

@@ -201,6 +201,7 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 		if p.keyed {
 			lr.format = "Envoy json_format"
 			lr.linesOf(func(line string, rec *Record) bool { return envoyJSONLine(p, line, rec) })
+			lr.unmatched = func(line string, n int64) *Unmatched { return envoyJSONUnmatched(p, line, n) }
 			return lr, nil
 		}
 		lr.linesOf(func(line string, rec *Record) bool { return matchLine(p, line, rec, kind == HAProxy) })
@@ -332,8 +333,8 @@ func (r *Reader) detect(kind Kind) error {
 		return &PinprobeDocError{Schema: string(m[1])}
 	}
 	if looksJSON(head) && (kind == Envoy || kind == "" && looksEnvoyJSON(head)) {
-		p := mustPattern(envoyJSONPattern(envoyIstioJSON))
-		r.kind, r.format, r.logged = Envoy, "Istio (Envoy) JSON", p.logged
+		p := mustPattern(envoyJSONPattern(envoyJSONKeys))
+		r.kind, r.format, r.logged = Envoy, "Envoy JSON (Istio's or Envoy Gateway's keys)", p.logged
 		r.linesOf(func(line string, rec *Record) bool { return envoyJSONLine(p, line, rec) })
 		return nil
 	}
