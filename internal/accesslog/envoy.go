@@ -540,3 +540,16 @@ func envoyJSONUnmatched(p *pattern, line string, n int64) *Unmatched {
 	u.FormatHas = "a key " + strings.Join(keys, ", ")
 	return u
 }
+
+// otherPercentKind adds to err, the refusal of format as kind's, that it
+// reads as the other gateway's, when it does (--log-type haproxy given an
+// Envoy format).
+func otherPercentKind(err error, format string, kind Kind) error {
+	if kind != HAProxy && kind != Envoy {
+		return err
+	}
+	if k, kerr := percentKind(format); kerr == nil && k != "" && k != kind {
+		return fmt.Errorf("%w (the format reads as %s's: give --log-type %s)", err, map[Kind]string{Envoy: "Envoy", HAProxy: "HAProxy"}[k], k)
+	}
+	return err
+}

@@ -97,6 +97,20 @@ func TestPercentKind(t *testing.T) {
 	if _, err := Open(strings.NewReader(""), Options{Format: `%ci %UPSTREAM_HOST%`}); err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("Open of a format of both: %v; want one line", err)
 	}
+	// The other gateway's format under --log-type: the refusal says whose
+	// it reads as.
+	for _, tt := range []struct {
+		kind   Kind
+		format string
+		want   string
+	}{
+		{HAProxy, EnvoyDefault, "give --log-type envoy"},
+		{Envoy, HAProxyHTTPLog, "give --log-type haproxy"},
+	} {
+		if _, err := Open(strings.NewReader(""), Options{Kind: tt.kind, Format: tt.format}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("--log-type %s with the other's format: %v; want it to say %q", tt.kind, err, tt.want)
+		}
+	}
 }
 
 // TestEnvoyRefusals: a format the join cannot use is refused on one line

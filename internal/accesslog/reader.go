@@ -195,7 +195,7 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 			return nil, fmt.Errorf("--log-format is for nginx, HAProxy and Envoy logs; %s logs have a format of their own", kind)
 		}
 		if err != nil {
-			return nil, err
+			return nil, otherPercentKind(err, o.Format, kind)
 		}
 		lr.kind, lr.logged, lr.notes = kind, p.logged, p.notes
 		if p.keyed {
