@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -62,6 +63,32 @@ func FuzzStrftime(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v, format string) {
 		if tm, _, _, ok := parseStrftime(v, format, true); ok && (tm.Before(minTime) || !tm.Before(maxTime)) {
 			t.Fatalf("parseStrftime(%q, %q) = %v: out of bounds", v, format, tm)
+		}
+	})
+}
+
+// FuzzFormat: whatever --log-format says, under whatever --log-type,
+// Open compiles it or refuses it on one line, and reading a line with it
+// ends without a panic.
+func FuzzFormat(f *testing.F) {
+	f.Add(`%[src]:%[src_port] [%[date,utime(%Y-%m-%dT%H:%M:%S%z)]] %[be_name]/%[srv_name] %ST`, `::1:5 [2026-12-01T16:40:21+0000] b/s 503`, uint8(0))
+	f.Add(EnvoyIstio, `[2020-11-25T21:26:18.409Z] "GET / HTTP/1.1" 503 UF - - "-" 0 0 1 - "-" "a" "b" "h" "[::1]:9" c - - [::1]:5 - -`, uint8(0))
+	f.Add(`{"t":"%START_TIME(%s.%3f)%","c":"%DOWNSTREAM_REMOTE_ADDRESS%"}`, `{"t":"1796143221.433","c":"[::1]:5"}`, uint8(4))
+	f.Add(`$remote_addr [$time_local] "$request" $status`, `::1 [01/Dec/2026:16:40:21 +0000] "GET / HTTP/1.1" 200`, uint8(1))
+	kinds := []Kind{"", Nginx, HAProxy, Azure, Envoy}
+	f.Fuzz(func(t *testing.T, format, line string, which uint8) {
+		r, err := Open(strings.NewReader(line+"\n"), Options{Format: format, Kind: kinds[int(which)%len(kinds)], MaxLine: 4096})
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("refusal of %q on several lines: %v", format, err)
+			}
+			return
+		}
+		for i := 0; i < 3; i++ {
+			var rec Record
+			if r.Next(&rec) != nil {
+				break
+			}
 		}
 	})
 }
