@@ -847,9 +847,17 @@ func (j *Joiner) matchPorts(off, tol int64, allow map[uint32]bool) bool {
 	}
 	any := false
 	byPort := j.heldByPort()
+	// A request whose line its ID placed has its line: another client's
+	// line of the same port number is not it.
+	byID := make([]bool, len(j.trail))
+	for i := range j.held {
+		if h := &j.held[i]; h.how == placedID && h.trail >= 0 {
+			byID[h.trail] = true
+		}
+	}
 	for i := range j.trail {
 		r := &j.trail[i]
-		if r.Port == 0 {
+		if r.Port == 0 || byID[i] {
 			continue
 		}
 		best, bestD := -1, tol+1
