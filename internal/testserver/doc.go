@@ -3,8 +3,10 @@
 // fleets whose every address answers by a policy and counts what it saw,
 // "sticky" gateways that keep each TCP connection on one instance, fault
 // servers that misbehave in one precise way each, a test PKI, a DNS server
-// whose zone changes during a test, and launchers for real nginx and HAProxy
-// processes. Shapes is a table of fault shapes (a failing address, two
+// whose zone changes during a test, launchers for real nginx and HAProxy
+// processes, and a reverse proxy that records each request it forwards
+// (StartLoggingProxy), for a test to write as a gateway's log where the
+// gateway itself (Envoy) is not installed. Shapes is a table of fault shapes (a failing address, two
 // addresses, a shared pool's instance, a sticky instance with and without
 // its header, a flapping address, a reset beside a 503, a whole family),
 // each with a healthy twin, served on one port of several addresses with
