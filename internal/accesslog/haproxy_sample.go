@@ -228,6 +228,13 @@ func haproxySampleField(f *field, fetch sampleCall) (logged Field, ok bool) {
 		}
 	case "unique-id", "capture.req.hdr":
 		return sampleID(f), true
+	case "var":
+		// A variable the configuration set (http-request set-var(txn.rid)
+		// req.hdr(x-request-id)): an ID when its name says so.
+		if !strings.Contains(strings.ToLower(fetch.arg(0)), "id") {
+			return 0, false
+		}
+		return sampleID(f), true
 	case "req.hdr", "req.fhdr", "hdr":
 		switch strings.ToLower(fetch.arg(0)) {
 		case "x-request-id":
