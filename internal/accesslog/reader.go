@@ -29,9 +29,10 @@ const maxSkippedAt = 5
 type Options struct {
 	// Kind is the log's kind; "" detects it from the first lines.
 	Kind Kind
-	// Format is a custom format: an nginx log_format string, or a
-	// HAProxy log-format string. Its kind is Kind, else told by its
-	// variables ($name for nginx, %name for HAProxy).
+	// Format is a custom format: an nginx log_format string, a HAProxy
+	// log-format string, or an Envoy text_format or json_format. Its kind
+	// is Kind, else told by its variables ($name for nginx, %name and
+	// %[fetch] for HAProxy, %NAME% for Envoy: see percentKind).
 	Format string
 	// Vars are variables of the nginx configuration's own (map, set)
 	// that Format may name.
