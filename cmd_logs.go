@@ -28,6 +28,7 @@ func logsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		writeLogsHelp(stdout, fs)
 		return nil
 	}
+	c.say = sayer(stderr)
 	doc, err := c.join(ctx, stdin)
 	if err != nil {
 		return err
@@ -94,6 +95,15 @@ func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, s
 	if err != nil {
 		return usagef("read log %s: %s", shown, err)
 	}
+	if !c.noted {
+		// What a custom format leaves unread is said once, not per log.
+		c.noted = true
+		for _, n := range r.Notes() {
+			if c.say != nil {
+				c.say("warning: --log-format: %s", n)
+			}
+		}
+	}
 	if err := j.Add(shown, r); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, shown)
@@ -128,6 +138,10 @@ type logsConfig struct {
 	maxOffset time.Duration
 	help      bool
 	files     []string
+	// say writes a line to stderr (nil: nothing is said); noted is set
+	// once the format's notes were said.
+	say   func(format string, a ...any)
+	noted bool
 }
 
 // newLogsFlagSet declares the logs command's flags, each filling its field
@@ -142,8 +156,8 @@ func newLogsFlagSet(c *logsConfig) *pflag.FlagSet {
 		kinds = append(kinds, string(k))
 	}
 	c.logType = choiceValue{value: "", choices: kinds}
-	fs.Var(&c.logType, "log-type", "the logs' `KIND`: nginx, haproxy, azure, alb, traefik or gcp (default: detected from the first lines)")
-	fs.StringVar(&c.logFormat, "log-format", "", "the logs' custom `FORMAT`: an nginx log_format string ($remote_addr …, or the directive pasted from nginx.conf) or a HAProxy log-format string (%ci:%cp …)")
+	fs.Var(&c.logType, "log-type", "the logs' `KIND`: nginx, haproxy, azure, alb, envoy, traefik or gcp (default: detected from the first lines)")
+	fs.StringVar(&c.logFormat, "log-format", "", "the logs' custom `FORMAT`: an nginx log_format string ($remote_addr …, or the directive pasted from nginx.conf), a HAProxy log-format string (%ci:%cp …) or an Envoy format (%START_TIME% …, or a json_format object)")
 	fs.StringArrayVar(&c.logVars, "log-var", nil, "a variable `NAME` of your nginx configuration's own (map, set) that --log-format names; repeatable")
 	fs.StringArrayVar(&c.clientStr, "client", nil, "an `ADDRESS` the gateway sees pinprobe as (behind a NAT); repeatable (default: learned from the lines matched by request ID or client port, else the run's own addresses)")
 	fs.DurationVar(&c.maxOffset, "max-offset", 2*time.Minute, "the largest clock offset between pinprobe and the gateway considered (a log of local times without a zone, HAProxy's %tr, is searched 14h further either way)")
@@ -171,11 +185,16 @@ Usage:
 Logs may be gzip-compressed. Formats: nginx (combined, or --log-format with
 your log_format; log $upstream_addr, $upstream_status, $remote_port and
 $http_x_request_id to name backends and match single requests), HAProxy
-(option httplog, or --log-format), Azure Application Gateway exports
+(option httplog, or --log-format with its variables and sample fetches:
+date with utime or ltime, src, srv_name…; a fetch pinprobe does not know is
+skipped with a warning), Azure Application Gateway exports
 (AGWAccessLogs or AzureDiagnostics, CSV or JSON, and storage-account
-records), AWS ALB access logs, Traefik (common or JSON; keep X-Request-Id
-with accessLog.fields.headers) and Google Cloud load balancer logs (JSON,
-as gcloud logging read --format=json prints them).
+records), AWS ALB access logs, Envoy's (Istio, Envoy Gateway, Contour,
+Emissary: the default format, Istio's text or JSON, or --log-format with a
+text_format or json_format; %RESPONSE_FLAGS% is read as the reason),
+Traefik (common or JSON; keep X-Request-Id with accessLog.fields.headers)
+and Google Cloud load balancer logs (JSON, as gcloud logging read
+--format=json prints them).
 
 A line is the run's when it carries one of its request IDs, or else when its
 client address is the run's and its time is in the run's window; the clock
@@ -238,7 +257,7 @@ func (c *logsConfig) validate() error {
 	}
 	if c.logType.value == "azure" || c.logType.value == "alb" || c.logType.value == "traefik" || c.logType.value == "gcp" {
 		if c.logFormat != "" {
-			return usagef("--log-format is for nginx and HAProxy logs; %s logs have a format of their own", c.logType.value)
+			return usagef("--log-format is for nginx, HAProxy and Envoy logs; %s logs have a format of their own", c.logType.value)
 		}
 	}
 	if err := accesslog.CheckFormat(accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars}); err != nil {

@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,12 +229,21 @@ func TestLogsHAProxy(t *testing.T) {
 	dead := testserver.ClosedAddrPort(t, testserver.Lo6)
 	upstream := netip.AddrPortFrom(testserver.Lo4a, backend.Port())
 	const custom = `%ci:%cp [%tr] %ft %b/%s %si:%sp %ST %Ta %tsc %[capture.req.hdr(0)] %{+Q}r`
+	// Sample fetches only, but for the status, the duration and the
+	// termination state: an ISO time through utime, the date in ms, the
+	// addresses, names and IDs, and a fetch pinprobe does not know
+	// (be_server_timeout), which is skipped and said.
+	const samples = `%[src]:%[src_port] %[dst]:%[dst_port] [%[date,utime(%Y-%m-%dT%H:%M:%S+00:00)]] %[date(0,ms)] %[fe_name] ` +
+		`%[be_name]/%[srv_name] %[bc_dst]:%[bc_dst_port] %ST %Ta %tsc %[unique-id] %[capture.req.hdr(0)] %[be_server_timeout] %{+Q}r`
 	for _, tt := range []struct {
 		name, logFormat string
 		args            []string
+		warn            string
 	}{
-		{"httplog", "option httplog", nil},
-		{"custom log-format", "http-request capture req.hdr(X-Request-Id) len 80\n  log-format \"" + custom + "\"", []string{"--log-format", custom}},
+		{"httplog", "option httplog", nil, ""},
+		{"custom log-format", "http-request capture req.hdr(X-Request-Id) len 80\n  log-format \"" + custom + "\"", []string{"--log-format", custom}, ""},
+		{"sample fetches", "http-request capture req.hdr(X-Request-Id) len 80\n  unique-id-format %{+X}o\\ %ci:%cp_%fi:%fp_%Ts_%rt:%pid\n  log-format \"" + samples + "\"",
+			[]string{"--log-format", `log-format "` + samples + `"`}, "warning: --log-format: %[be_server_timeout] is a sample fetch pinprobe does not know"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			port := testserver.FreePort(t, testserver.Lo4a, testserver.Lo6)
@@ -251,7 +262,7 @@ func TestLogsHAProxy(t *testing.T) {
 			checkTraced(t, j, rep, "be_dead/dead", "be_ok/ok")
 			// HAProxy's own reason, its termination state, in words: the
 			// closed port refused every connection.
-			if want := "; the gateway says: the backend refused the connection, or reset it while connecting (SC"; !strings.Contains(j.Conclusion, want) {
+			if want := "; the gateway says: it could not connect to the backend: refused or reset (SC"; !strings.Contains(j.Conclusion, want) {
 				t.Errorf("conclusion %q; want it to say %q", j.Conclusion, want)
 			}
 			if !j.Offset.Measured {
@@ -274,6 +285,147 @@ func TestLogsHAProxy(t *testing.T) {
 			}
 			if tt.args == nil && j.Lines.ByPort == 0 {
 				t.Errorf("no line placed by client port: %+v", j.Lines)
+			}
+			if tt.warn != "" {
+				// What is not read is said, once; the text join names
+				// the dead server.
+				args := append(append([]string{"logs"}, tt.args...), reportPath, logPath)
+				code, stdout, stderr := pinprobe(t, args...)
+				if code != 0 || strings.Count(stderr, tt.warn) != 1 || !strings.Contains(stdout, "be_dead/dead") ||
+					!strings.Contains(strings.Join(strings.Fields(stdout), " "), "it could not connect to the backend: refused or reset (SC--)") {
+					t.Errorf("pinprobe %s: exit %d; stderr %q; want %q once, the dead server named, SC-- in words:\n%s", strings.Join(args, " "), code, stderr, tt.warn, stdout)
+				}
+				t.Logf("pinprobe logs, text:\n%s", stdout)
+				for _, b := range j.Backends {
+					if want := map[string]string{"be_dead/dead": "SC--", "be_ok/ok": ""}[b.Name]; want != "" && b.Reasons[want] != b.Failed {
+						t.Errorf("backend %s: reasons %v; want all %d %s", b.Name, b.Reasons, b.Failed, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestLogsEnvoy: a proxy on 127.0.0.1 routed to a healthy upstream and on
+// [::1] to a closed loopback port (written 503, as Envoy answers a refused
+// connection, flag UF). Real Envoy is not installed: the proxy's record of
+// each request is written field for field in Envoy's default format (with
+// the client's X-Request-Id kept, and with Envoy's own IDs as an edge
+// proxy writes them), Istio's and a custom json_format, and each log is
+// joined with the run.
+func TestLogsEnvoy(t *testing.T) {
+	t.Parallel()
+	if !testserver.HasIPv6Loopback() {
+		t.Skip("no IPv6 loopback here")
+	}
+	backend := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
+		Each: func(n int64, r *http.Request) testserver.Answer {
+			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
+		}}, testserver.Lo4a)
+	dead := testserver.ClosedAddrPort(t, testserver.Lo6)
+	upstream := netip.AddrPortFrom(testserver.Lo4a, backend.Port())
+	var mu sync.Mutex
+	var served []testserver.Proxied
+	proxy := testserver.StartLoggingProxy(t, map[netip.Addr]*url.URL{
+		testserver.Lo4a: {Scheme: "http", Host: upstream.String()}, testserver.Lo6: {Scheme: "http", Host: dead.String()},
+	}, func(p *testserver.Proxied) {
+		mu.Lock()
+		defer mu.Unlock()
+		served = append(served, *p)
+	})
+	clusters := map[string]string{upstream.String(): "outbound|80||sign-ok", dead.String(): "outbound|80||sign-dead"}
+	reportPath, rep := probeSaved(t, fmt.Sprintf("gw.test:%d", proxy.Port), 60)
+
+	type fields struct {
+		start, method, path, proto, flags, details, failure, svcTime, client, local, agent, rid, host, upstream, cluster string
+		status, ms                                                                                                       int
+	}
+	lineOf := func(pr testserver.Proxied, uuid bool, n int) fields {
+		f := fields{start: pr.Start.UTC().Format("2006-01-02T15:04:05.000Z"), method: pr.Method, path: pr.Path, proto: pr.Proto, flags: "-",
+			details: "via_upstream", failure: "-", svcTime: fmt.Sprint(pr.Duration.Milliseconds()), client: pr.Client.String(), local: pr.Server.String(),
+			agent: pr.Agent, rid: pr.RequestID, host: pr.Host, upstream: pr.Backend.Host, cluster: clusters[pr.Backend.Host], status: pr.Status, ms: int(pr.Duration.Milliseconds())}
+		if pr.Err != nil {
+			// Envoy answers a refused connection 503, flag UF.
+			f.status, f.flags, f.details, f.failure, f.svcTime = 503, "UF", "upstream_reset_before_response_started{connection_failure}", "delayed_connect_error:_Connection_refused", "-"
+		}
+		if uuid {
+			f.rid = fmt.Sprintf("84961386-6d84-929d-98bd-%012x", n)
+		}
+		return f
+	}
+	write := func(name string, line func(f fields) string, uuid bool) string {
+		var b strings.Builder
+		mu.Lock()
+		defer mu.Unlock()
+		for i, pr := range served {
+			b.WriteString(line(lineOf(pr, uuid, i)) + "\n")
+		}
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// Envoy's default format; at the edge (use_remote_address) it
+	// appends the client to X-Forwarded-For.
+	def := func(f fields) string {
+		return fmt.Sprintf(`[%s] "%s %s %s" %d %s 0 7 %d %s "%s" "%s" "%s" "%s" "%s"`, f.start, f.method, f.path, f.proto, f.status, f.flags,
+			f.ms, f.svcTime, strings.Trim(f.client[:strings.LastIndexByte(f.client, ':')], "[]"), f.agent, f.rid, f.host, f.upstream)
+	}
+	istio := func(f fields) string {
+		return fmt.Sprintf(`[%s] "%s %s %s" %d %s %s - "%s" 0 7 %d %s "-" "%s" "%s" "%s" "%s" %s - %s %s - default`, f.start, f.method, f.path, f.proto,
+			f.status, f.flags, f.details, f.failure, f.ms, f.svcTime, f.agent, f.rid, f.host, f.upstream, f.cluster, f.local, f.client)
+	}
+	const jsonFormat = `{"start_time": "%START_TIME%", "client": "%DOWNSTREAM_REMOTE_ADDRESS%", "code": "%RESPONSE_CODE%", "flags": "%RESPONSE_FLAGS%", ` +
+		`"upstream": "%UPSTREAM_HOST%", "cluster": "%UPSTREAM_CLUSTER%", "id": "%REQ(X-REQUEST-ID)%", "ms": "%DURATION%"}`
+	jsonLine := func(f fields) string {
+		b, err := json.Marshal(map[string]any{"start_time": f.start, "client": f.client, "code": f.status, "flags": f.flags,
+			"upstream": f.upstream, "cluster": f.cluster, "id": f.rid, "ms": f.ms})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, tt := range []struct {
+		name, format string
+		log          string
+		args         []string
+		by           func(l join.Lines) int64
+	}{
+		{"default", "Envoy default", write("default.log", def, false), nil, func(l join.Lines) int64 { return l.ByRequestID }},
+		{"default, Envoy's own request IDs", "Envoy default", write("edge.log", def, true), nil, func(l join.Lines) int64 { return l.ByWindow }},
+		{"Istio", "Istio (Envoy)", write("istio.log", istio, false), nil, func(l join.Lines) int64 { return l.ByRequestID }},
+		{"json_format", "Envoy json_format", write("json.log", jsonLine, false), []string{"--log-type", "envoy", "--log-format", jsonFormat},
+			func(l join.Lines) int64 { return l.ByRequestID }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := joinRun(t, reportPath, []string{tt.log}, tt.args...)
+			if len(j.Logs) != 1 || j.Logs[0].Kind != "envoy" || j.Logs[0].Format != tt.format {
+				t.Errorf("logs %+v; want one read as %s", j.Logs, tt.format)
+			}
+			if got := tt.by(j.Lines); got != rep.Totals.Requests {
+				t.Errorf("lines %+v; want all %d placed the way the format allows", j.Lines, rep.Totals.Requests)
+			}
+			if tt.name == "default, Envoy's own request IDs" {
+				// Placed by address and time: no line names its request,
+				// but every one its backend.
+				if j.Status != join.StatusTraced || !strings.Contains(j.Conclusion, dead.String()) || j.Lines.Failed != rep.Totals.Failed {
+					t.Errorf("status %s, %q, %d failed lines; want traced to %s, all %d failures", j.Status, j.Conclusion, j.Lines.Failed, dead, rep.Totals.Failed)
+				}
+			} else {
+				checkTraced(t, j, rep, dead.String(), upstream.String())
+			}
+			for _, b := range j.Backends {
+				if b.Name == dead.String() && (b.Family != "ipv6" || b.Reasons["UF"] != b.Failed) {
+					t.Errorf("dead backend %s: family %q, reasons %v; want ipv6, all %d UF", b.Name, b.Family, b.Reasons, b.Failed)
+				}
+			}
+			if tt.name == "Istio" {
+				code, stdout, stderr := pinprobe(t, "logs", reportPath, tt.log)
+				if code != 0 || !strings.Contains(strings.Join(strings.Fields(stdout), " "), "The gateway's reasons: it could not connect to the backend (UF).") {
+					t.Errorf("logs, text: exit %d, %s; want UF said in words:\n%s", code, stderr, stdout)
+				}
+				t.Logf("pinprobe logs, text:\n%s", stdout)
 			}
 		})
 	}
@@ -386,12 +538,13 @@ func TestLogsBadInput(t *testing.T) {
 		{[]string{"logs", rep, text}, "read log " + text + ": no known access-log format"},
 		{[]string{"logs", "--log-format", `$remote_addr [$time_local] $upstream_adr`, rep, goodLog}, "unknown variable $upstream_adr (did you mean $upstream_addr?)"},
 		{[]string{"logs", "--log-format", `%ci:%cp [%tr] %STT`, rep, goodLog}, "unknown variable %STT (did you mean %ST?)"},
-		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis": want one of nginx, haproxy, azure, alb, traefik, gcp`},
+		{[]string{"logs", "--log-type", "iis", rep, goodLog}, `--log-type "iis": want one of nginx, haproxy, azure, alb, envoy, traefik, gcp`},
 		{[]string{"logs", rep, second, goodLog}, second + " is a pinprobe report, not an access log: merge the runs first with `pinprobe report --format json"},
 		{[]string{"logs", rep, binary}, "read log " + binary + ": no known access-log format"},
-		{[]string{"logs", "--log-type", "alb", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx and HAProxy"},
-		{[]string{"logs", "--log-type", "traefik", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx and HAProxy"},
+		{[]string{"logs", "--log-type", "alb", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx, HAProxy and Envoy"},
+		{[]string{"logs", "--log-type", "traefik", "--log-format", "$remote_addr", rep, goodLog}, "--log-format is for nginx, HAProxy and Envoy"},
 		{[]string{"logs", "--log-type", "gcp", rep, goodLog}, "read log " + goodLog + ": no known access-log format in its first 1 lines (tried Google Cloud's load balancer JSON, as gcloud logging read --format=json prints it)"},
+		{[]string{"logs", "--log-format", "%ci [%tr] %UPSTREAM_HOST%", rep, goodLog}, "say which the format is with --log-type envoy or --log-type haproxy"},
 		{[]string{"logs", rep}, "want a saved report and at least one access log"},
 		{[]string{"logs", "-", "-"}, "standard input) is given 2 times"},
 		{[]string{"logs", "--client", "gw.example", rep, goodLog}, `--client "gw.example": not an IP address`},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -23,12 +24,16 @@ func FuzzOpen(f *testing.F) {
 		`10.0.0.1 - Client [10/Nov/2009:23:00:00 +0000] "GET /foo http" 123 132 "referer" "agent" - "foo" "http://10.0.0.2/toto" 123000ms` + "\n",
 		traefikJSONLine + "\n",
 		"[\n" + gcpEntries[2] + "\n]\n",
+		`[2020-11-25T21:26:18.409Z] "GET /status/418 HTTP/1.1" 418 - via_upstream - "-" 0 135 4 4 "-" "curl/7.73.0-DEV" "84961386-6d84-929d-98bd-c5aee93b5c88" "httpbin:8000" "10.44.1.27:80" outbound|8000||httpbin.foo.svc.cluster.local 10.44.1.23:37652 10.0.45.184:8000 10.44.1.23:46520 - default` + "\n",
+		`{"t":"2026-12-01T16:40:21.433Z","c":"[::1]:5","u":"[::1]:9","f":"UF"}` + "\n",
 	} {
 		f.Add([]byte(s), uint8(0))
 	}
 	formats := []Options{{}, {Kind: Nginx}, {Kind: HAProxy}, {Kind: Azure}, {Kind: ALB}, {Kind: Traefik}, {Kind: GCP},
 		{Format: `$remote_addr:$remote_port [$time_local] "$request" $status up=$upstream_addr us=$upstream_status`},
-		{Format: `%ci:%cp [%tr] %ft %b/%s %si:%sp %ST %{+Q}r`}}
+		{Format: `%ci:%cp [%tr] %ft %b/%s %si:%sp %ST %{+Q}r`},
+		{Format: `%[src]:%[src_port] [%[date,utime(%Y-%m-%dT%H:%M:%S%z)]] %[be_name]/%[srv_name] %ST %[date(0,ms)]`},
+		{Kind: Envoy}, {Format: `{"t":"%START_TIME%","c":"%DOWNSTREAM_REMOTE_ADDRESS%","u":"%UPSTREAM_HOST%","f":"%RESPONSE_FLAGS%"}`, Kind: Envoy}}
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		o := formats[int(which)%len(formats)]
 		o.MaxLine = 4096
@@ -47,6 +52,45 @@ func FuzzOpen(f *testing.F) {
 			n++
 			if n > lines+int64(len(data)) {
 				t.Fatalf("%d records from %d bytes", n, len(data))
+			}
+		}
+	})
+}
+
+// FuzzStrftime: whatever the value and the format, parseStrftime returns
+// without a panic, and a time it reads lies within the bounds.
+func FuzzStrftime(f *testing.F) {
+	f.Add("2026-12-01T16:40:21.433+01:00", "%Y-%m-%dT%H:%M:%S.%N%z")
+	f.Add("Tue Dec  1 04:40:21 PM UTC", "%a %b %e %I:%M:%S %p %Z")
+	f.Add("1796143221.5", "%s.%6f")
+	f.Fuzz(func(t *testing.T, v, format string) {
+		if tm, _, _, ok := parseStrftime(v, format, true); ok && (tm.Before(minTime) || !tm.Before(maxTime)) {
+			t.Fatalf("parseStrftime(%q, %q) = %v: out of bounds", v, format, tm)
+		}
+	})
+}
+
+// FuzzFormat: whatever --log-format says, under whatever --log-type,
+// Open compiles it or refuses it on one line, and reading a line with it
+// ends without a panic.
+func FuzzFormat(f *testing.F) {
+	f.Add(`%[src]:%[src_port] [%[date,utime(%Y-%m-%dT%H:%M:%S%z)]] %[be_name]/%[srv_name] %ST`, `::1:5 [2026-12-01T16:40:21+0000] b/s 503`, uint8(0))
+	f.Add(EnvoyIstio, `[2020-11-25T21:26:18.409Z] "GET / HTTP/1.1" 503 UF - - "-" 0 0 1 - "-" "a" "b" "h" "[::1]:9" c - - [::1]:5 - -`, uint8(0))
+	f.Add(`{"t":"%START_TIME(%s.%3f)%","c":"%DOWNSTREAM_REMOTE_ADDRESS%"}`, `{"t":"1796143221.433","c":"[::1]:5"}`, uint8(4))
+	f.Add(`$remote_addr [$time_local] "$request" $status`, `::1 [01/Dec/2026:16:40:21 +0000] "GET / HTTP/1.1" 200`, uint8(1))
+	kinds := []Kind{"", Nginx, HAProxy, Azure, Envoy}
+	f.Fuzz(func(t *testing.T, format, line string, which uint8) {
+		r, err := Open(strings.NewReader(line+"\n"), Options{Format: format, Kind: kinds[int(which)%len(kinds)], MaxLine: 4096})
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("refusal of %q on several lines: %v", format, err)
+			}
+			return
+		}
+		for i := 0; i < 3; i++ {
+			var rec Record
+			if r.Next(&rec) != nil {
+				break
 			}
 		}
 	})

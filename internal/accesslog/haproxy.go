@@ -113,9 +113,9 @@ func haproxyWhen(f *field, name string) (logged Field, ok bool) {
 		}
 	case "Ta", "Tt":
 		f.shape, logged = shapeNumber, FieldDuration
-		f.set = func(r *Record, v string, _ *matchState) {
-			if d, ok := millis(v); ok {
-				r.Duration = d
+		f.set = func(_ *Record, v string, st *matchState) {
+			if st.durMS == "" || name == "Ta" {
+				st.durMS = v
 			}
 		}
 	default:
@@ -178,27 +178,6 @@ func haproxyWhat(f *field, name string) (logged Field, ok bool) {
 	return logged, true
 }
 
-// haproxySample is what a join reads of a sample expression %[expr]: the
-// X-Request-Id or Host header, or a captured header; nothing of others.
-func haproxySample(expr string, quoted bool) (*field, Field) {
-	f := &field{name: "%[" + expr + "]", shape: shapeText, quoted: quoted}
-	e := strings.ToLower(strings.ReplaceAll(expr, " ", ""))
-	switch {
-	case strings.Contains(e, "(x-request-id") || strings.Contains(e, "capture.req.hdr") || strings.Contains(e, "unique-id"):
-		f.shape = shapeToken
-		f.set = func(r *Record, v string, _ *matchState) {
-			if r.RequestID == "" || pinprobeID.MatchString(v) {
-				r.RequestID = v
-			}
-		}
-		return f, FieldRequestID
-	case strings.Contains(e, "hdr(host"):
-		f.shape = shapeToken
-		f.set = func(r *Record, v string, _ *matchState) { r.Host = v }
-	}
-	return f, 0
-}
-
 // compileHAProxy compiles a HAProxy log-format string, as written in the
 // configuration (spaces escaped with a backslash, or the whole string in
 // double quotes). It refuses a variable HAProxy does not have, naming it
@@ -252,12 +231,16 @@ func compileHAProxy(format string) (*pattern, error) {
 		var logged Field
 		switch {
 		case j < len(format) && format[j] == '[':
-			end := strings.IndexByte(format[j:], ']')
+			end := sampleEnd(format[j+1:])
 			if end < 0 {
 				return nil, fmt.Errorf("--log-format: %%[ at byte %d is not closed by ]", i+1)
 			}
-			f, logged = haproxySample(format[j+1:j+end], quoted)
-			i = j + end
+			var note string
+			f, logged, note = haproxySample(unescapeHAProxy(format[j+1:j+1+end]), quoted)
+			if note != "" && len(p.notes) < maxNotes {
+				p.notes = append(p.notes, note)
+			}
+			i = j + 1 + end
 		default:
 			k := j
 			for k < len(format) && (format[k] >= 'a' && format[k] <= 'z' || format[k] >= 'A' && format[k] <= 'Z') {
@@ -291,11 +274,39 @@ func compileHAProxy(format string) (*pattern, error) {
 	case p.fields == 0:
 		return nil, fmt.Errorf("--log-format %q: names no variable", format)
 	case p.logged&FieldTime == 0:
-		return nil, fmt.Errorf("--log-format: logs no time (%%tr, %%t, %%trg or %%Ts): its lines cannot be placed in the run")
-	case !hasField(p, "%ci"):
-		return nil, fmt.Errorf("--log-format: logs no client address (%%ci): its lines cannot be told from other clients'")
+		return nil, fmt.Errorf("--log-format: logs no time (%%tr, %%t, %%trg, %%Ts, or %%[date…] or %%[accept_date…] that pinprobe reads)%s: its lines cannot be placed in the run", notesSaid(p.notes))
+	case !hasField(p, "%ci", "%[src]"):
+		return nil, fmt.Errorf("--log-format: logs no client address (%%ci or %%[src]): its lines cannot be told from other clients'")
 	}
 	return p, nil
+}
+
+// maxNotes bounds the notes a format's compilation keeps.
+const maxNotes = 8
+
+// notesSaid is the first note, after a semicolon, for an error that they
+// may explain; "" when none.
+func notesSaid(notes []string) string {
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + notes[0]
+}
+
+// unescapeHAProxy undoes the backslash escapes of a configuration's
+// string ("\ " for a space, "\"" for a quote).
+func unescapeHAProxy(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 func haproxyVarNames() []string {

@@ -3,6 +3,7 @@ package accesslog
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // A pattern is a log format compiled: literals and fields in the order a
@@ -17,6 +18,12 @@ type pattern struct {
 	logged Field // what the format logs
 	// prefix lets a line go on past the format, after a space.
 	prefix bool
+	// keyed says the parts are the keys of a JSON object (an Envoy
+	// json_format), each part's lit its key: see envoyJSONLine.
+	keyed bool
+	// notes say what of the format is not read (a sample fetch pinprobe
+	// does not know), in one line each.
+	notes []string
 }
 
 // part is a literal (field == nil) or a field.
@@ -68,6 +75,7 @@ type matchState struct {
 	statuses    string
 	tries       string
 	requestTime string
+	durMS       string // HAProxy's %Ta, Envoy's %DURATION%: milliseconds
 	serverAddr  string
 	serverPortS string
 	serverName  string
@@ -75,6 +83,9 @@ type matchState struct {
 	srvName     string
 	srvIP       string
 	srvPort     string
+	// Envoy's: the upstream host and cluster, the client appended to
+	// X-Forwarded-For.
+	upHost, upCluster, xff string
 }
 
 // setEnd keeps the finest of the end times a format logs ($msec beside
@@ -91,6 +102,32 @@ type timePart struct {
 	layout string
 	res    int // resolution, in milliseconds
 	noZone bool
+	// strf is the strftime format of layoutStrftime.
+	strf string
+	// unixDigits, for layoutUnix, are the digits of a fraction the value
+	// holds without its point (HAProxy's date(0,ms): 3).
+	unixDigits int
+}
+
+// read parses the time: when, its resolution, and whether it was written
+// without a zone.
+func (tp timePart) read() (t time.Time, res time.Duration, noZone, ok bool) {
+	switch {
+	case tp.layout == layoutStrftime:
+		return parseStrftime(tp.s, tp.strf, !tp.noZone)
+	case tp.unixDigits > 0:
+		s := tp.s
+		if len(s) <= tp.unixDigits || len(s) > 20 {
+			return time.Time{}, 0, false, false
+		}
+		tp.s = s[:len(s)-tp.unixDigits] + "." + s[len(s)-tp.unixDigits:]
+	}
+	t, ok = parseTime(tp.s, tp.layout)
+	res = msDuration(tp.res)
+	if res == 0 {
+		res = time.Microsecond
+	}
+	return t, res, tp.noZone, ok
 }
 
 // match matches line against p, filling r. It reports whether the line
@@ -384,6 +421,9 @@ func (st *matchState) finish(r *Record) bool {
 	if st.proxyAddr != "" {
 		st.realAddr, st.realPort = st.proxyAddr, st.proxyPort
 	}
+	if st.realAddr == "" && st.xff != "" {
+		st.realAddr = st.xff
+	}
 	if st.realAddr != "" {
 		if a, ok := parseAddr(st.realAddr); ok {
 			r.Client = a
@@ -399,21 +439,26 @@ func (st *matchState) finish(r *Record) bool {
 			r.Duration = d
 		}
 	}
+	if st.durMS != "" {
+		if d, ok := millis(st.durMS); ok {
+			r.Duration = d
+		}
+	}
 	switch {
 	case st.start.s != "":
-		t, ok := parseTime(st.start.s, st.start.layout)
+		t, res, noZone, ok := st.start.read()
 		if !ok {
 			return false
 		}
-		r.Time, r.Resolution, r.NoZone = t, msDuration(st.start.res), st.start.noZone
+		r.Time, r.Resolution, r.NoZone = t, res, noZone
 	case st.hasUnix:
 		r.Time, r.Resolution = unixTime(st.unixSec, st.unixMS), msDuration(1)
 	case st.end.s != "":
-		t, ok := parseTime(st.end.s, st.end.layout)
+		t, res, noZone, ok := st.end.read()
 		if !ok {
 			return false
 		}
-		r.Time, r.Resolution, r.NoZone, r.AtEnd = t, msDuration(st.end.res), st.end.noZone, true
+		r.Time, r.Resolution, r.NoZone, r.AtEnd = t, res, noZone, true
 		if r.Duration >= 0 {
 			r.Time, r.AtEnd = r.Time.Add(-r.Duration), false
 		}
@@ -445,6 +490,11 @@ func (st *matchState) finish(r *Record) bool {
 	}
 	if st.tries != "" {
 		r.Tries = upstreamTries(st.tries, st.statuses)
+	}
+	if st.upHost != "" || st.upCluster != "" {
+		if t, ok := envoyUpstream(st); ok {
+			r.Tries = []Try{t}
+		}
 	}
 	if st.beName != "" || st.srvName != "" || st.srvIP != "" {
 		if t, ok := haproxyServer(st); ok {

@@ -30,9 +30,10 @@ const maxSkippedAt = 5
 type Options struct {
 	// Kind is the log's kind; "" detects it from the first lines.
 	Kind Kind
-	// Format is a custom format: an nginx log_format string, or a
-	// HAProxy log-format string. Its kind is Kind, else told by its
-	// variables ($name for nginx, %name for HAProxy).
+	// Format is a custom format: an nginx log_format string, a HAProxy
+	// log-format string, or an Envoy text_format or json_format. Its kind
+	// is Kind, else told by its variables ($name for nginx, %name and
+	// %[fetch] for HAProxy, %NAME% for Envoy: see percentKind).
 	Format string
 	// Vars are variables of the nginx configuration's own (map, set)
 	// that Format may name.
@@ -127,6 +128,7 @@ type Reader struct {
 	kind   Kind
 	format string // what it reads, in words: "nginx combined", "Azure AGWAccessLogs (CSV)"
 	logged Field
+	notes  []string
 	gz     bool
 	st     Stats
 	max    int
@@ -178,11 +180,13 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 	lr.src = br
 	kind := o.Kind
 	if o.Format != "" {
-		if kind == "" {
-			kind = formatKind(o.Format)
-		}
 		var p *pattern
 		var err error
+		if kind == "" {
+			if kind, err = formatKind(o.Format); err != nil {
+				return nil, err
+			}
+		}
 		switch kind {
 		case Nginx:
 			p, err = compileNginx(o.Format, o.Vars)
@@ -190,15 +194,24 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 		case HAProxy:
 			p, err = compileHAProxy(o.Format)
 			lr.format = "HAProxy log-format"
+		case Envoy:
+			p, err = compileEnvoy(o.Format)
+			lr.format = "Envoy format"
 		case "":
-			return nil, errors.New("--log-format: names neither nginx variables ($remote_addr) nor HAProxy's (%ci): say which with --log-type nginx or haproxy")
+			return nil, errors.New("--log-format: names neither nginx variables ($remote_addr) nor HAProxy's (%ci) nor Envoy operators (%START_TIME%): say which with --log-type nginx, haproxy or envoy")
 		default:
-			return nil, fmt.Errorf("--log-format is for nginx and HAProxy logs; %s logs have a format of their own", kind)
+			return nil, fmt.Errorf("--log-format is for nginx, HAProxy and Envoy logs; %s logs have a format of their own", kind)
 		}
 		if err != nil {
-			return nil, err
+			return nil, otherPercentKind(err, o.Format, kind)
 		}
-		lr.kind, lr.logged = kind, p.logged
+		lr.kind, lr.logged, lr.notes = kind, p.logged, p.notes
+		if p.keyed {
+			lr.format = "Envoy json_format"
+			lr.linesOf(func(line string, rec *Record) bool { return envoyJSONLine(p, line, rec) })
+			lr.unmatched = func(line string, n int64) *Unmatched { return envoyJSONUnmatched(p, line, n) }
+			return lr, nil
+		}
 		lr.linesOf(func(line string, rec *Record) bool { return matchLine(p, line, rec, kind == HAProxy) })
 		lr.unmatched = func(line string, n int64) *Unmatched { return unmatched(p, line, n, kind == HAProxy) }
 		return lr, nil
@@ -219,21 +232,22 @@ func CheckFormat(o Options) error {
 	return err
 }
 
-// formatKind tells a custom format's kind by its variables.
-func formatKind(f string) Kind {
+// formatKind tells a custom format's kind by its variables: nginx's
+// $name, or a % format (percentKind).
+func formatKind(f string) (Kind, error) {
 	n := strings.Count(f, "$") - strings.Count(f, `\$`)
 	h := strings.Count(f, "%") - strings.Count(f, "%%")*2
 	switch {
 	case n > 0 && h == 0:
-		return Nginx
+		return Nginx, nil
 	case h > 0 && n == 0:
-		return HAProxy
+		return percentKind(f)
 	case strings.Contains(f, "$remote_addr") || strings.Contains(f, "$time_"):
-		return Nginx
-	case strings.Contains(f, "%ci") || strings.Contains(f, "%tr"):
-		return HAProxy
+		return Nginx, nil
+	case h > 0:
+		return percentKind(f)
 	}
-	return ""
+	return "", nil
 }
 
 // Kind is the log's kind.
@@ -241,6 +255,10 @@ func (r *Reader) Kind() Kind { return r.kind }
 
 // Format says which format it reads, in words.
 func (r *Reader) Format() string { return r.format }
+
+// Notes say what of a custom format is not read (a sample fetch or an
+// operator pinprobe does not know), one line each; nil when all is read.
+func (r *Reader) Notes() []string { return r.notes }
 
 // Gzip reports whether the log was gzip-compressed.
 func (r *Reader) Gzip() bool { return r.gz }
@@ -283,12 +301,16 @@ var lineFormats = []struct {
 	{Nginx, "nginx combined", nginxCombined.logged, func(l string, rec *Record) bool { return matchLine(nginxCombined, l, rec, false) }},
 	{HAProxy, "HAProxy httplog", haproxyDefault.logged, parseHAProxyDefault},
 	{ALB, "AWS ALB", FieldTime | FieldClientPort | FieldBackend | FieldBackendStatus | FieldListener | FieldDuration | FieldReason, parseALB},
+	{Envoy, "Envoy default", envoyDefault.logged, func(l string, rec *Record) bool { return envoyDefault.match(l, rec) }},
+	{Envoy, "Istio (Envoy)", envoyIstio.logged, func(l string, rec *Record) bool { return envoyIstio.match(l, rec) }},
 }
 
 var (
 	nginxCombined  = prefixed(mustPattern(compileNginx(NginxCombined, nil)))
 	haproxyDefault = mustPattern(compileHAProxy(HAProxyHTTPLog))
 	haproxyHTTPS   = mustPattern(compileHAProxy(haproxyHTTPSLog))
+	envoyDefault   = mustPattern(compileEnvoy(EnvoyDefault))
+	envoyIstio     = mustPattern(compileEnvoy(EnvoyIstio))
 )
 
 func prefixed(p *pattern) *pattern { p.prefix = true; return p }
@@ -334,6 +356,12 @@ func (r *Reader) detect(kind Kind) error {
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if m := pinprobeDoc.FindSubmatch(head); m != nil {
 		return &PinprobeDocError{Schema: string(m[1])}
+	}
+	if looksJSON(head) && (kind == Envoy || kind == "" && looksEnvoyJSON(head)) {
+		p := mustPattern(envoyJSONPattern(envoyJSONKeys))
+		r.kind, r.format, r.logged = Envoy, "Envoy JSON (Istio's or Envoy Gateway's keys)", p.logged
+		r.linesOf(func(line string, rec *Record) bool { return envoyJSONLine(p, line, rec) })
+		return nil
 	}
 	if looksJSON(head) && (kind == "" || kind == Traefik || kind == GCP) {
 		if k := cmp.Or(kind, r.jsonKind()); k != "" {
@@ -401,7 +429,7 @@ func (r *Reader) detect(kind Kind) error {
 			r.next = func(*Record) error { return io.EOF }
 			return nil
 		}
-		tried := "nginx combined, HAProxy httplog, Azure Application Gateway CSV or JSON, AWS ALB, Traefik, Google Cloud JSON"
+		tried := "nginx combined, HAProxy httplog, Azure Application Gateway CSV or JSON, AWS ALB, Envoy's default or Istio's, Traefik, Google Cloud JSON"
 		switch kind {
 		case "":
 		case Traefik:

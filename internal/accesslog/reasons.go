@@ -2,13 +2,28 @@ package accesslog
 
 import "strings"
 
-// ReasonWords says a gateway's own reason for a request (Record.Reason)
-// in words a person reads first, "" when pinprobe does not know the code:
-// the caller keeps the raw code beside the words.
+// ReasonWords says a Record's Reason of a log of kind in words, to follow
+// "the gateway says: " ("it could not connect to the backend"); "" when
+// pinprobe has no words for it. Envoy's flags may come several at once
+// ("UF,URX"): each is said, in the log's order.
 func ReasonWords(kind Kind, code string) string {
+	code = strings.TrimSpace(code)
 	switch kind {
+	case Envoy:
+		var out []string
+		for _, f := range strings.FieldsFunc(code, func(c rune) bool { return c == ',' || c == ' ' }) {
+			w := envoyFlags[f]
+			if w == "" {
+				w = envoyFlags[envoyLongFlags[f]]
+			}
+			if w == "" {
+				return ""
+			}
+			out = append(out, w)
+		}
+		return strings.Join(out, "; ")
 	case HAProxy:
-		return haproxyReason(code)
+		return haproxyTermination(code)
 	case Azure:
 		return azureReasons[strings.ToUpper(code)]
 	case ALB:
@@ -19,47 +34,98 @@ func ReasonWords(kind Kind, code string) string {
 	return ""
 }
 
-// haproxyReason says a termination state (%tsc, %ts): who ended the
-// session (its first character) and at which step (its second).
-func haproxyReason(code string) string {
-	if len(code) < 2 {
+// envoyFlags are Envoy's %RESPONSE_FLAGS%, in words.
+var envoyFlags = map[string]string{
+	"UH":    "no backend of the cluster was healthy",
+	"UF":    "it could not connect to the backend",
+	"UO":    "the backend's circuit breaker was open (overflow)",
+	"NR":    "no route matched the request",
+	"URX":   "it gave up after the retries or connect attempts allowed",
+	"NC":    "the route's cluster was not found",
+	"DT":    "the request took longer than its maximum duration",
+	"DC":    "the client closed the connection",
+	"LH":    "the local service failed its health check",
+	"UT":    "the backend did not answer in time",
+	"LR":    "it reset the connection itself",
+	"UR":    "the backend reset the connection",
+	"UC":    "the backend closed the connection",
+	"DI":    "fault injection delayed the request",
+	"FI":    "fault injection aborted the request",
+	"RL":    "the request was rate-limited locally",
+	"UAEX":  "the external authorization service denied the request",
+	"RLSE":  "the rate-limit service failed",
+	"IH":    "a strictly checked request header was invalid",
+	"SI":    "the stream was idle too long",
+	"DPE":   "the client's request broke the HTTP protocol",
+	"UPE":   "the backend's response broke the HTTP protocol",
+	"UMSDR": "the request to the backend took longer than its maximum duration",
+	"OM":    "the overload manager ended the request",
+	"DF":    "resolving the backend's name failed",
+	"DO":    "the request was dropped to shed load (drop overload)",
+	"DR":    "the client reset the stream",
+	"UDO":   "the request was dropped before it reached the backend",
+}
+
+// envoyLongFlags are %RESPONSE_FLAGS_LONG%'s names of the flags.
+var envoyLongFlags = map[string]string{
+	"NoHealthyUpstream": "UH", "UpstreamConnectionFailure": "UF", "UpstreamOverflow": "UO", "NoRouteFound": "NR",
+	"UpstreamRetryLimitExceeded": "URX", "NoClusterFound": "NC", "DurationTimeout": "DT",
+	"DownstreamConnectionTermination": "DC", "FailedLocalHealthCheck": "LH", "UpstreamRequestTimeout": "UT",
+	"LocalReset": "LR", "UpstreamRemoteReset": "UR", "UpstreamConnectionTermination": "UC", "DelayInjected": "DI",
+	"FaultInjected": "FI", "RateLimited": "RL", "UnauthorizedExternalService": "UAEX", "RateLimitServiceError": "RLSE",
+	"InvalidEnvoyRequestHeaders": "IH", "StreamIdleTimeout": "SI", "DownstreamProtocolError": "DPE",
+	"UpstreamProtocolError": "UPE", "UpstreamMaxStreamDurationReached": "UMSDR", "OverloadManagerTerminated": "OM",
+	"DnsResolutionFailed": "DF", "DropOverload": "DO", "DownstreamRemoteReset": "DR",
+}
+
+// haproxyTermination says HAProxy's termination state (its first two
+// characters: who ended the session, and at which step) in words.
+func haproxyTermination(code string) string {
+	if len(code) < 2 || code[:2] == "--" {
 		return ""
 	}
-	switch code[:2] {
-	case "SC":
-		return "the backend refused the connection, or reset it while connecting"
-	case "sC":
-		return "connecting to the backend timed out"
-	case "sQ":
-		return "the request timed out in the queue for a backend"
-	case "SH":
-		return "the backend closed the connection before its response headers"
-	case "sH":
-		return "the backend timed out before its response headers"
-	case "PH":
-		return "the proxy refused the backend's response (invalid, or blocked by a rule)"
+	if w, ok := haproxyStates[code[:2]]; ok {
+		return w
 	}
-	who, when := haproxyEnder[code[0]], haproxyStep[code[1]]
-	if who == "" || when == "" {
+	who, ok1 := haproxyWho[code[0]]
+	when, ok2 := haproxyStep[code[1]]
+	if !ok1 || !ok2 {
 		return ""
 	}
 	return who + " " + when
 }
 
-// haproxyEnder and haproxyWhen are the termination state's two first
-// characters, as HAProxy's documentation of the log describes them.
+// haproxyStates are the termination states seen most, in words.
+var haproxyStates = map[string]string{
+	"SC": "it could not connect to the backend: refused or reset",
+	"sC": "connecting to the backend timed out",
+	"SH": "the backend closed or reset the connection before its response headers",
+	"sH": "the backend did not answer in time",
+	"SD": "the backend closed or reset the connection during the response",
+	"sD": "the backend stopped sending the response in time",
+	"sQ": "the request waited too long in the queue for a server",
+	"PR": "the proxy refused the request (a rule, or an invalid request)",
+	"PH": "the proxy refused the backend's response (invalid, or a rule)",
+	"LR": "the proxy answered the request itself",
+	"CD": "the client closed the connection during the response",
+	"CR": "the client closed the connection before it sent its request",
+	"CH": "the client closed the connection while waiting for the response",
+	"cD": "the client stopped reading the response in time",
+	"cR": "the client did not send its request in time",
+	"RC": "a resource ran out while connecting to the backend",
+	"IC": "an internal error while connecting to the backend",
+	"KC": "the session was killed by the administrator",
+	"DC": "the backend was marked down",
+}
+
 var (
-	haproxyEnder = map[byte]string{
-		'C': "the client aborted", 'S': "the backend aborted", 'P': "the proxy aborted",
-		'L': "the proxy answered itself", 'R': "a resource of the proxy ran out", 'I': "the proxy hit an internal error",
-		'D': "the session was killed as its backend went down", 'U': "the session was killed as an active server came back",
-		'K': "an administrator killed the session", 'c': "the client timed out", 's': "the backend timed out",
-	}
-	haproxyStep = map[byte]string{
-		'R': "while the request was read", 'Q': "while queued for a backend", 'C': "while connecting to the backend",
-		'H': "before the response headers", 'D': "while the body was sent", 'L': "while the last data was sent",
-		'T': "while the request was tarpitted",
-	}
+	haproxyWho = map[byte]string{'C': "the client ended the session", 'S': "the backend ended the session",
+		'P': "the proxy ended the session", 'L': "the proxy answered", 'R': "a resource ran out",
+		'I': "an internal error ended the session", 'D': "the backend was marked down", 'U': "the session moved to another backend",
+		'K': "the session was killed", 'c': "the client timed out", 's': "the backend timed out"}
+	haproxyStep = map[byte]string{'R': "while the request came", 'Q': "while waiting in the queue", 'C': "while connecting to the backend",
+		'H': "while waiting for the response headers", 'D': "during the response", 'L': "at the end of the response",
+		'T': "while the request was held (tarpit)", '-': "when it ended"}
 )
 
 // azureReasons are Application Gateway's ErrorInfo values.

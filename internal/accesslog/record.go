@@ -18,11 +18,12 @@ const (
 	Traefik Kind = "traefik"
 	// GCP is a Google Cloud Application Load Balancer's request log, as
 	// Cloud Logging exports it: gcloud's own name for the platform.
-	GCP Kind = "gcp"
+	GCP   Kind = "gcp"
+	Envoy Kind = "envoy"
 )
 
 // Kinds lists the kinds, in help order.
-var Kinds = []Kind{Nginx, HAProxy, Azure, ALB, Traefik, GCP}
+var Kinds = []Kind{Nginx, HAProxy, Azure, ALB, Envoy, Traefik, GCP}
 
 // Field is one thing a format may log that a join reads.
 type Field uint16
@@ -121,7 +122,8 @@ type Record struct {
 	// RequestID is the X-Request-Id the request carried, when logged.
 	RequestID string
 	// Reason says why the gateway failed it: ALB's error_reason, Azure's
-	// ErrorInfo, HAProxy's termination state.
+	// ErrorInfo, HAProxy's termination state, Envoy's response flags
+	// (ReasonWords says it in words).
 	Reason string
 }
 

@@ -106,20 +106,6 @@ func TestGCPExports(t *testing.T) {
 	}
 }
 
-// TestReasonWords: Google's statusDetails in words, the code kept; an
-// unknown code has none.
-func TestReasonWords(t *testing.T) {
-	if w := ReasonWords(GCP, "failed_to_connect_to_backend"); w != "the load balancer could not connect to the backend" {
-		t.Errorf("words %q", w)
-	}
-	if w := ReasonWords(GCP, "no_such_detail"); w != "" {
-		t.Errorf("words of an unknown code %q; want none", w)
-	}
-	if w := ReasonWords(Nginx, "failed_to_connect_to_backend"); w != "" {
-		t.Errorf("nginx words %q; want none", w)
-	}
-}
-
 // TestTraefikJSONTimes: a record whose StartUTC accessLog.fields.names
 // drops is read by StartLocal (its zone kept), else by logrus's own time
 // (to the second); a JSON log of another gateway given as Traefik's is

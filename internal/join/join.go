@@ -412,7 +412,7 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 // placed by its time when that falls in the run (from, to in Unix
 // nanoseconds) and it is no copy of a line held before; a line of another
 // pinprobe run is counted and dropped. It reports whether the record
-// carried a request ID.
+// carried a request ID of pinprobe's.
 func (j *Joiner) hold(rec *accesslog.Record, file uint16, from, to int64) (sawID bool) {
 	j.lines.Records++
 	if rec.Resolution > j.resMax {
@@ -421,9 +421,12 @@ func (j *Joiner) hold(rec *accesslog.Record, file uint16, from, to int64) (sawID
 	j.noZone = j.noZone || rec.NoZone
 	h := held{endpoint: -1, trail: -1, file: file, line: rec.Line, lat: int64(rec.Duration), res: int32(rec.Resolution / time.Millisecond), atEnd: rec.AtEnd}
 	if rid := rec.RequestID; rid != "" {
-		sawID = true
 		ti, inTrail := j.byID[rid]
 		run, ep, isPinprobe := splitID(rid)
+		// Only pinprobe's IDs say the log keeps the request's own: an
+		// edge Envoy replaces X-Request-Id with an ID of its own, and its
+		// lines are placed by address and time.
+		sawID = inTrail || isPinprobe
 		switch {
 		case inTrail:
 			h.how, h.trail, h.endpoint = placedID, ti, int32(j.trail[ti].endpoint)
@@ -902,9 +905,17 @@ func (j *Joiner) matchPorts(off, tol int64, allow map[uint32]bool) bool {
 	}
 	any := false
 	byPort := j.heldByPort()
+	// A request whose line its ID placed has its line: another client's
+	// line of the same port number is not it.
+	byID := make([]bool, len(j.trail))
+	for i := range j.held {
+		if h := &j.held[i]; h.how == placedID && h.trail >= 0 {
+			byID[h.trail] = true
+		}
+	}
 	for i := range j.trail {
 		r := &j.trail[i]
-		if r.Port == 0 {
+		if r.Port == 0 || byID[i] {
 			continue
 		}
 		best, bestD := -1, tol+1

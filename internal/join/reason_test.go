@@ -63,27 +63,6 @@ func TestReasonInTheHeadline(t *testing.T) {
 	}
 }
 
-// TestReasonWords: HAProxy's termination states are said from their two
-// characters, the common ones in a sentence of their own.
-func TestReasonWords(t *testing.T) {
-	for _, tt := range []struct {
-		kind       accesslog.Kind
-		code, want string
-	}{
-		{accesslog.HAProxy, "SC--", "the backend refused the connection, or reset it while connecting"},
-		{accesslog.HAProxy, "sH--", "the backend timed out before its response headers"},
-		{accesslog.HAProxy, "SD", "the backend aborted while the body was sent"},
-		{accesslog.HAProxy, "--", ""},
-		{accesslog.HAProxy, "X", ""},
-		{accesslog.Azure, "errorinfo_upstream_no_live", "it found no healthy, reachable backend"},
-		{accesslog.Nginx, "502", ""},
-	} {
-		if got := accesslog.ReasonWords(tt.kind, tt.code); got != tt.want {
-			t.Errorf("ReasonWords(%s, %q) = %q; want %q", tt.kind, tt.code, got, tt.want)
-		}
-	}
-}
-
 // TestNamesBounded: past maxNames distinct names, every further one is
 // "(others)", one name more (it recursed for ever once the list was full:
 // a log of more than a thousand clients overflowed the stack).

@@ -85,7 +85,7 @@ type Run struct {
 // Log is one access-log file read.
 type Log struct {
 	Name   string `json:"name"`
-	Kind   string `json:"kind"`   // nginx, haproxy, azure, alb, traefik, gcp
+	Kind   string `json:"kind"`   // nginx, haproxy, azure, alb, envoy, traefik, gcp
 	Format string `json:"format"` // in words: "nginx log_format", "Azure AGWAccessLogs (CSV)"
 	Gzip   bool   `json:"gzip"`
 	// Logs is what the format logs of what the join reads: "client

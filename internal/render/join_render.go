@@ -53,6 +53,8 @@ type joinSection struct {
 	head    []string
 	rows    [][]string
 	failing []bool
+	// reasons says the table's reasons in words, "" when none has any.
+	reasons string
 }
 
 var scopeHead = []string{"Name", "Family", "Failed/requests", "Rate", "Statuses", "Backend said", "Reasons", "Via endpoints", "p"}
@@ -116,6 +118,7 @@ func newJoinView(j *join.Join) *joinView {
 	if l.NoEndpoint > 0 {
 		v.notPlaced = append(v.notPlaced, fmt.Sprintf("%d lines of the run not placed on an endpoint (%s)", l.NoEndpoint, strings.Join(l.NoEndpointAt, ", ")))
 	}
+	saidReasons := false // under the first table with reasons only
 	for _, sec := range []struct {
 		title string
 		list  []join.Scope
@@ -138,6 +141,10 @@ func newJoinView(j *join.Join) *joinView {
 			// Marked only where the test found it failing more than the
 			// rest: a scope with failures and p = 1 is no suspect.
 			s.failing = append(s.failing, sc.Significant)
+		}
+		if !saidReasons {
+			s.reasons = reasonWords(j, sec.list)
+			saidReasons = s.reasons != ""
 		}
 		v.sections = append(v.sections, s)
 	}
@@ -217,6 +224,28 @@ func reasonList(m map[string]int64, said map[string]string) string {
 	return strings.Join(words.CapItems(parts, 6), " ")
 }
 
+// reasonWords says the reasons of scopes in words, most first, each code
+// kept: "The gateway's reasons: it could not connect to the backend
+// (UF)."; "" when none has words.
+func reasonWords(j *join.Join, scopes []join.Scope) string {
+	all := map[string]int64{}
+	for _, sc := range scopes {
+		for r, n := range sc.Reasons {
+			all[r] += n
+		}
+	}
+	var said []string
+	for _, r := range words.CapItems(words.ByCount(all), 6) {
+		if w := j.ReasonWords[r]; w != "" {
+			said = append(said, w+" ("+r+")")
+		}
+	}
+	if len(said) == 0 {
+		return ""
+	}
+	return "The gateway's reasons: " + strings.Join(said, "; ") + "."
+}
+
 // countList is "502×40 200×3": most first.
 func countList(m map[string]int64) string {
 	var parts []string
@@ -286,7 +315,11 @@ func joinPage(j *join.Join) *Page {
 			}
 			tb.Rows = append(tb.Rows, row)
 		}
-		p.Sections = append(p.Sections, Section{Heading: s.title, Blocks: []Block{tb}})
+		blocks := []Block{tb}
+		if s.reasons != "" {
+			blocks = append(blocks, Para{Text: s.reasons})
+		}
+		p.Sections = append(p.Sections, Section{Heading: s.title, Blocks: blocks})
 	}
 	if len(v.missing) > 0 {
 		p.Sections = append(p.Sections, Section{Heading: "Not in the logs", Blocks: []Block{bullets(v.missing, 0)}})

@@ -1,0 +1,555 @@
+package accesslog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Envoy's access-log formats: its default text format (Envoy's own, and
+// Envoy Gateway's, Contour's and Emissary's unless they are told
+// otherwise), and Istio's (1.8 and later), which adds the cluster, the
+// addresses and the reasons.
+const (
+	EnvoyDefault = `[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE% %RESPONSE_FLAGS% ` +
+		`%BYTES_RECEIVED% %BYTES_SENT% %DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" ` +
+		`"%REQ(X-REQUEST-ID)%" "%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%"`
+	EnvoyIstio = `[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE% %RESPONSE_FLAGS% ` +
+		`%RESPONSE_CODE_DETAILS% %CONNECTION_TERMINATION_DETAILS% "%UPSTREAM_TRANSPORT_FAILURE_REASON%" %BYTES_RECEIVED% %BYTES_SENT% ` +
+		`%DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" "%REQ(X-REQUEST-ID)%" ` +
+		`"%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%" %UPSTREAM_CLUSTER% %UPSTREAM_LOCAL_ADDRESS% %DOWNSTREAM_LOCAL_ADDRESS% ` +
+		`%DOWNSTREAM_REMOTE_ADDRESS% %REQUESTED_SERVER_NAME% %ROUTE_NAME%`
+)
+
+// envoyJSONKeys are the keys of Istio's JSON access-log format
+// (meshConfig accessLogEncoding: JSON) and Envoy Gateway's default one
+// (":authority", "x-request-id"…), each with its operator.
+var envoyJSONKeys = map[string]string{
+	":authority": "%REQ(:AUTHORITY)%", "x-envoy-origin-path": "%REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%",
+	"x-envoy-upstream-service-time": "%RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%", "x-forwarded-for": "%REQ(X-FORWARDED-FOR)%",
+	"user-agent": "%REQ(USER-AGENT)%", "x-request-id": "%REQ(X-REQUEST-ID)%",
+	"start_time": "%START_TIME%", "route_name": "%ROUTE_NAME%", "method": "%REQ(:METHOD)%",
+	"path": "%REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%", "protocol": "%PROTOCOL%", "response_code": "%RESPONSE_CODE%",
+	"response_flags": "%RESPONSE_FLAGS%", "response_code_details": "%RESPONSE_CODE_DETAILS%",
+	"connection_termination_details": "%CONNECTION_TERMINATION_DETAILS%", "bytes_received": "%BYTES_RECEIVED%",
+	"bytes_sent": "%BYTES_SENT%", "duration": "%DURATION%", "upstream_service_time": "%RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%",
+	"x_forwarded_for": "%REQ(X-FORWARDED-FOR)%", "user_agent": "%REQ(USER-AGENT)%", "request_id": "%REQ(X-REQUEST-ID)%",
+	"authority": "%REQ(:AUTHORITY)%", "upstream_host": "%UPSTREAM_HOST%", "upstream_cluster": "%UPSTREAM_CLUSTER%",
+	"upstream_local_address": "%UPSTREAM_LOCAL_ADDRESS%", "downstream_local_address": "%DOWNSTREAM_LOCAL_ADDRESS%",
+	"downstream_remote_address": "%DOWNSTREAM_REMOTE_ADDRESS%", "requested_server_name": "%REQUESTED_SERVER_NAME%",
+	"upstream_transport_failure_reason": "%UPSTREAM_TRANSPORT_FAILURE_REASON%",
+}
+
+// envoyKnownOps are Envoy's command operators whose values the join does
+// not need: no word is said of them.
+var envoyKnownOps = wordSet(`PROTOCOL UPSTREAM_PROTOCOL BYTES_RECEIVED BYTES_SENT UPSTREAM_WIRE_BYTES_SENT UPSTREAM_WIRE_BYTES_RECEIVED
+UPSTREAM_HEADER_BYTES_SENT UPSTREAM_HEADER_BYTES_RECEIVED DOWNSTREAM_WIRE_BYTES_SENT DOWNSTREAM_WIRE_BYTES_RECEIVED
+DOWNSTREAM_HEADER_BYTES_SENT DOWNSTREAM_HEADER_BYTES_RECEIVED REQUEST_DURATION REQUEST_TX_DURATION RESPONSE_DURATION
+RESPONSE_TX_DURATION DOWNSTREAM_HANDSHAKE_DURATION ROUNDTRIP_DURATION RESPONSE_CODE_DETAILS CONNECTION_TERMINATION_DETAILS
+UPSTREAM_TRANSPORT_FAILURE_REASON UPSTREAM_LOCAL_ADDRESS UPSTREAM_LOCAL_ADDRESS_WITHOUT_PORT UPSTREAM_LOCAL_PORT
+UPSTREAM_REQUEST_ATTEMPT_COUNT UPSTREAM_CONNECTION_ID REQUESTED_SERVER_NAME ROUTE_NAME VIRTUAL_CLUSTER_NAME CONNECTION_ID
+STREAM_ID UNIQUE_ID UPSTREAM_FILTER_STATE FILTER_STATE DYNAMIC_METADATA CLUSTER_METADATA UPSTREAM_METADATA
+DOWNSTREAM_PEER_URI_SAN DOWNSTREAM_LOCAL_URI_SAN DOWNSTREAM_PEER_SUBJECT DOWNSTREAM_LOCAL_SUBJECT DOWNSTREAM_PEER_ISSUER
+DOWNSTREAM_TLS_SESSION_ID DOWNSTREAM_TLS_CIPHER DOWNSTREAM_TLS_VERSION DOWNSTREAM_PEER_FINGERPRINT_256
+DOWNSTREAM_PEER_FINGERPRINT_1 DOWNSTREAM_PEER_SERIAL DOWNSTREAM_PEER_CERT DOWNSTREAM_PEER_CERT_V_START
+DOWNSTREAM_PEER_CERT_V_END DOWNSTREAM_TRANSPORT_FAILURE_REASON UPSTREAM_PEER_SUBJECT UPSTREAM_PEER_ISSUER
+UPSTREAM_TLS_SESSION_ID UPSTREAM_TLS_CIPHER UPSTREAM_TLS_VERSION UPSTREAM_PEER_CERT UPSTREAM_PEER_URI_SAN
+UPSTREAM_LOCAL_URI_SAN REQ_WITHOUT_QUERY TRAILER RESP ACCESS_LOG_TYPE CEL METADATA PATH TRACE_ID
+DOWNSTREAM_LOCAL_DNS_SAN DOWNSTREAM_PEER_DNS_SAN UPSTREAM_PEER_DNS_SAN UPSTREAM_LOCAL_DNS_SAN
+DOWNSTREAM_LOCAL_IP_SAN DOWNSTREAM_PEER_IP_SAN UPSTREAM_PEER_IP_SAN UPSTREAM_LOCAL_IP_SAN START_TIME_LOCAL
+EMIT_TIME EMIT_TIME_LOCAL COMMON_DURATION`)
+
+// envoyOp is one command operator of a format: %NAME(arg):len%.
+type envoyOp struct {
+	name, arg string
+}
+
+func (o envoyOp) String() string {
+	if o.arg != "" {
+		return "%" + o.name + "(" + o.arg + ")%"
+	}
+	return "%" + o.name + "%"
+}
+
+// envoyOperator reads the operator at s, which starts with %: it and how
+// many bytes it takes; false when s holds none there (an upper-case name,
+// its argument in parentheses, a length after a colon, a closing %).
+func envoyOperator(s string) (envoyOp, int, bool) {
+	i := 1
+	for i < len(s) && (s[i] >= 'A' && s[i] <= 'Z' || s[i] == '_' || i > 1 && s[i] >= '0' && s[i] <= '9') {
+		i++
+	}
+	op := envoyOp{name: s[1:i]}
+	if op.name == "" {
+		return op, 0, false
+	}
+	if i < len(s) && s[i] == '(' {
+		end := strings.IndexByte(s[i:], ')')
+		if end < 0 {
+			return op, 0, false
+		}
+		op.arg = s[i+1 : i+end]
+		i += end + 1
+	}
+	if i < len(s) && s[i] == ':' {
+		j := i + 1
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j == i+1 {
+			return op, 0, false
+		}
+		i = j
+	}
+	if i >= len(s) || s[i] != '%' {
+		return op, 0, false
+	}
+	return op, i + 1, true
+}
+
+// envoyField is what a join reads of one operator; note says it is one
+// pinprobe does not know ("" when it does).
+func envoyField(op envoyOp) (f *field, logged Field, note string) {
+	f = &field{name: op.String(), shape: shapeToken}
+	header := strings.ToUpper(op.arg)
+	switch op.name {
+	case "START_TIME":
+		logged = FieldTime
+		tp := timePart{layout: layoutNano, res: 1}
+		if op.arg != "" {
+			if bad, ok := strftimeOK(op.arg); !ok {
+				return f, 0, f.name + ": pinprobe does not read " + bad + " in a time: its times are skipped"
+			}
+			tp = timePart{layout: layoutStrftime, strf: op.arg, res: 1000}
+			if strings.ContainsAny(op.arg, " \t") {
+				f.shape = shapeText
+			}
+		}
+		f.set = func(_ *Record, v string, st *matchState) { t := tp; t.s = v; st.start = t }
+	case "DURATION":
+		f.shape, logged = shapeNumber, FieldDuration
+		f.set = func(_ *Record, v string, st *matchState) { st.durMS = v }
+	case "RESPONSE_CODE":
+		f.shape = shapeStatus
+		f.set = func(r *Record, v string, _ *matchState) { r.Status, _ = parseStatus(v) }
+	case "RESPONSE_FLAGS", "RESPONSE_FLAGS_LONG":
+		logged = FieldReason
+		f.set = func(r *Record, v string, _ *matchState) { r.Reason = v }
+	case "UPSTREAM_HOST", "UPSTREAM_REMOTE_ADDRESS":
+		logged = FieldBackend
+		f.set = func(_ *Record, v string, st *matchState) { st.upHost = strings.TrimPrefix(v, "tcp://") }
+	case "UPSTREAM_CLUSTER", "UPSTREAM_CLUSTER_RAW":
+		logged = FieldBackend
+		f.set = func(_ *Record, v string, st *matchState) { st.upCluster = v }
+	case "DOWNSTREAM_REMOTE_ADDRESS", "DOWNSTREAM_DIRECT_REMOTE_ADDRESS":
+		logged = FieldClientPort
+		direct := op.name == "DOWNSTREAM_DIRECT_REMOTE_ADDRESS"
+		f.set = func(_ *Record, v string, st *matchState) {
+			if ap, ok := parseAddrPort(v); ok {
+				a, p := ap.Addr().String(), strconv.Itoa(int(ap.Port()))
+				if direct {
+					st.proxyAddr, st.proxyPort = a, p
+				} else {
+					st.realAddr, st.realPort = a, p
+				}
+			} else if direct {
+				st.proxyAddr = v
+			} else {
+				st.realAddr = v
+			}
+		}
+	case "DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT", "DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT":
+		f.shape = shapeAddr
+		direct := strings.Contains(op.name, "DIRECT")
+		f.set = func(_ *Record, v string, st *matchState) {
+			if direct {
+				st.proxyAddr = v
+			} else if st.realAddr == "" {
+				st.realAddr = v
+			}
+		}
+	case "DOWNSTREAM_REMOTE_PORT", "DOWNSTREAM_DIRECT_REMOTE_PORT":
+		f.shape, logged = shapePort, FieldClientPort
+		direct := strings.Contains(op.name, "DIRECT")
+		f.set = func(_ *Record, v string, st *matchState) {
+			if direct {
+				st.proxyPort = v
+			} else {
+				st.realPort = v
+			}
+		}
+	case "DOWNSTREAM_LOCAL_ADDRESS":
+		logged = FieldListener
+		f.set = func(_ *Record, v string, st *matchState) {
+			if ap, ok := parseAddrPort(v); ok {
+				st.serverAddr, st.serverPortS = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
+			}
+		}
+	case "DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT":
+		f.shape, logged = shapeAddr, FieldListener
+		f.set = func(_ *Record, v string, st *matchState) { st.serverAddr = v }
+	case "DOWNSTREAM_LOCAL_PORT":
+		f.shape, logged = shapePort, FieldListener
+		f.set = func(_ *Record, v string, st *matchState) { st.serverPortS = v }
+	case "HOSTNAME":
+		logged = FieldInstance
+		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
+	case "ENVIRONMENT":
+		if header != "POD_NAME" && header != "HOSTNAME" {
+			return f, 0, ""
+		}
+		logged = FieldInstance
+		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
+	case "REQ":
+		// A header of the request: the ID, the host, the method and
+		// path, the X-Forwarded-For Envoy appended the client to.
+		return envoyHeader(f, header)
+	default:
+		f.shape = shapeText
+		if !envoyKnownOps[op.name] {
+			return f, 0, "%" + op.name + "% is an operator pinprobe does not know: its values are skipped"
+		}
+	}
+	return f, logged, ""
+}
+
+// envoyHeader is what a join reads of %REQ(header)%.
+func envoyHeader(f *field, header string) (*field, Field, string) {
+	switch header {
+	case ":METHOD":
+		f.set = func(r *Record, v string, _ *matchState) { r.Method = v }
+	case ":PATH", "X-ENVOY-ORIGINAL-PATH?:PATH":
+		f.set = func(r *Record, v string, _ *matchState) { r.URI = v }
+	case ":AUTHORITY", "HOST", ":AUTHORITY?HOST", "HOST?:AUTHORITY":
+		f.set = func(r *Record, v string, _ *matchState) { r.Host = v }
+	case "X-REQUEST-ID":
+		f.set = func(r *Record, v string, _ *matchState) { r.RequestID = v }
+		return f, FieldRequestID, ""
+	case "X-FORWARDED-FOR":
+		// Envoy appends the address a request came from (at the edge,
+		// with use_remote_address): the last one is the client's as it
+		// saw it, unless the format says DOWNSTREAM_REMOTE_ADDRESS.
+		f.shape = shapeText
+		f.set = func(_ *Record, v string, st *matchState) {
+			if i := strings.LastIndexByte(v, ','); i >= 0 {
+				v = v[i+1:]
+			}
+			st.xff = strings.TrimSpace(v)
+		}
+	default:
+		f.shape = shapeText
+	}
+	return f, 0, ""
+}
+
+// compileEnvoy compiles an Envoy text format (its format string, as
+// pasted from the configuration: in quotes, with \" and a closing \n), or
+// a json_format (a JSON object of keys and operators).
+func compileEnvoy(format string) (*pattern, error) {
+	format = strings.TrimSpace(format)
+	for _, key := range []string{"text_format:", "format:", "inline_string:"} {
+		if rest, ok := strings.CutPrefix(format, key); ok {
+			format = strings.TrimSpace(rest)
+		}
+	}
+	if strings.HasPrefix(format, "{") {
+		return compileEnvoyJSON(format)
+	}
+	if len(format) >= 2 && (format[0] == '"' && format[len(format)-1] == '"' || format[0] == '\'' && format[len(format)-1] == '\'') {
+		double := format[0] == '"'
+		format = format[1 : len(format)-1]
+		if double {
+			format = strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\n`, "\n").Replace(format)
+		}
+	}
+	format = strings.TrimRight(strings.TrimSuffix(format, `\n`), "\r\n")
+	p := &pattern{}
+	var lit strings.Builder
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			lit.WriteByte(format[i])
+			continue
+		}
+		op, n, ok := envoyOperator(format[i:])
+		if !ok {
+			return nil, fmt.Errorf("--log-format: %% at byte %d starts no Envoy operator (%%NAME%%, %%NAME(ARG)%% or %%NAME(ARG):LENGTH%%)", i+1)
+		}
+		f, logged, note := envoyField(op)
+		if note != "" && len(p.notes) < maxNotes {
+			p.notes = append(p.notes, note)
+		}
+		// The quotes of the format ("%REQ(USER-AGENT)%") are literals
+		// around a value of any text.
+		if lit.Len() > 0 {
+			p.parts = append(p.parts, part{lit: lit.String()})
+			lit.Reset()
+		}
+		p.parts = append(p.parts, part{field: f})
+		p.fields++
+		p.logged |= logged
+		i += n - 1
+	}
+	if lit.Len() > 0 {
+		p.parts = append(p.parts, part{lit: lit.String()})
+	}
+	return p, envoyCheck(p)
+}
+
+// envoyCheck refuses a format a join cannot place: no operator, no time.
+func envoyCheck(p *pattern) error {
+	switch {
+	case p.fields == 0:
+		return fmt.Errorf("--log-format: names no Envoy operator (%%START_TIME%%, %%UPSTREAM_HOST%% …)")
+	case p.logged&FieldTime == 0:
+		return fmt.Errorf("--log-format: logs no time (%%START_TIME%%)%s: its lines cannot be placed in the run", notesSaid(p.notes))
+	case !hasField(p, "%REQ(X-FORWARDED-FOR)%", "%DOWNSTREAM_REMOTE_ADDRESS%", "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%",
+		"%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%", "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT%") && p.logged&FieldRequestID == 0:
+		return fmt.Errorf("--log-format: logs neither the client's address (%%DOWNSTREAM_REMOTE_ADDRESS%%) nor the request ID (%%REQ(X-REQUEST-ID)%%): its lines cannot be told from other clients'")
+	}
+	return nil
+}
+
+// compileEnvoyJSON compiles a json_format: each key whose value is one
+// operator is read from a line's object under that key.
+func compileEnvoyJSON(format string) (*pattern, error) {
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(format))
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("--log-format: an Envoy json_format is a JSON object of keys and operators ({\"start_time\": \"%%START_TIME%%\", …}): %v", err)
+	}
+	ops := map[string]string{}
+	var skipped []string
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok {
+			skipped = append(skipped, k)
+			continue
+		}
+		ops[k] = s
+	}
+	p, err := envoyJSONPattern(ops)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(skipped)
+	for _, k := range skipped {
+		if len(p.notes) < maxNotes {
+			p.notes = append(p.notes, "key "+strconv.Quote(k)+" holds no operator pinprobe reads (a nested object or a constant): its values are skipped")
+		}
+	}
+	return p, envoyCheck(p)
+}
+
+// envoyJSONPattern is a pattern whose parts are the fields of a
+// json_format's keys, each part's literal its key (a pattern of JSON keys,
+// not of text: see envoyJSONLine).
+func envoyJSONPattern(ops map[string]string) (*pattern, error) {
+	keys := make([]string, 0, len(ops))
+	for k := range ops {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	p := &pattern{keyed: true}
+	for _, k := range keys {
+		v := strings.TrimSpace(ops[k])
+		op, n, ok := envoyOperator(v)
+		if !ok || n != len(v) {
+			if len(p.notes) < maxNotes {
+				p.notes = append(p.notes, "key "+strconv.Quote(k)+" holds "+strconv.Quote(v)+", not one operator: its values are skipped")
+			}
+			continue
+		}
+		f, logged, note := envoyField(op)
+		if note != "" && len(p.notes) < maxNotes {
+			p.notes = append(p.notes, note)
+		}
+		p.parts = append(p.parts, part{lit: k, field: f})
+		p.fields++
+		p.logged |= logged
+	}
+	return p, nil
+}
+
+// envoyJSONLine reads one line of a JSON access log by the keys of p: an
+// object, each key's value (a string, a number, null) set by its field.
+// false when the line is no object or holds none of p's keys.
+func envoyJSONLine(p *pattern, line string, r *Record) bool {
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, "{") {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		return false
+	}
+	st := &matchState{}
+	found := false
+	for _, pt := range p.parts {
+		raw, ok := m[pt.lit]
+		if !ok {
+			continue
+		}
+		found = true
+		v := envoyScalar(raw)
+		if pt.field.set != nil && v != "" {
+			pt.field.set(r, dash(v), st)
+		}
+	}
+	return found && st.finish(r)
+}
+
+// envoyScalar is a JSON value as text: a string's, a number's digits; ""
+// for null, an object or an array.
+func envoyScalar(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return ""
+		}
+		return s
+	case '{', '[', 'n':
+		return ""
+	}
+	return string(raw)
+}
+
+// looksEnvoyJSON reports whether the start of a JSON log is Envoy's
+// (Istio's or Envoy Gateway's keys, in the order Envoy writes them:
+// sorted).
+func looksEnvoyJSON(head []byte) bool {
+	n := 0
+	for _, k := range []string{`"authority"`, `":authority"`, `"start_time"`, `"bytes_received"`, `"downstream_remote_address"`, `"response_flags"`, `"upstream_host"`, `"upstream_cluster"`} {
+		if bytes.Contains(head, []byte(k)) {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// envoyUpstream is the upstream an Envoy line names: its host (an
+// address and port), else the cluster it was routed to when no host was
+// chosen (UH: none healthy); none when neither is logged.
+func envoyUpstream(st *matchState) (Try, bool) {
+	switch {
+	case st.upHost != "":
+		t := Try{Backend: st.upHost}
+		if ap, ok := parseAddrPort(st.upHost); ok {
+			t.Addr, t.Backend = ap, ap.String()
+		}
+		return t, true
+	case st.upCluster != "":
+		return Try{Backend: st.upCluster}, true
+	}
+	return Try{}, false
+}
+
+// percentKind tells whose a format of %s is: Envoy's when it has
+// operators (%UPSTREAM_HOST%, %REQ(X)%) and none of HAProxy's variables
+// (%ci, %[src], %{+Q}r), HAProxy's the other way round. A format with
+// both, or whose every % could be either (%ST%), leaves doubt: an error
+// that asks for --log-type.
+func percentKind(f string) (Kind, error) {
+	var envoy, haproxy, doubt string
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 >= len(f) {
+			continue
+		}
+		next := f[i+1]
+		if next == '%' {
+			i++
+			continue
+		}
+		if op, n, ok := envoyOperator(f[i:]); ok {
+			switch {
+			case strings.Contains(op.name, "_") || len(op.name) > 3 || op.arg != "" || !haproxyVars[op.name]:
+				if envoy == "" {
+					envoy = f[i : i+n]
+				}
+				i += n - 1
+				continue
+			case doubt == "":
+				doubt = f[i : i+n]
+			}
+		}
+		switch {
+		case next == '[':
+			if end := sampleEnd(f[i+2:]); end >= 0 {
+				if haproxy == "" {
+					haproxy = f[i : i+3+end]
+				}
+				i += 2 + end
+			}
+		case next == '{' || next >= 'a' && next <= 'z':
+			if haproxy == "" {
+				k := i + 1
+				for k < len(f) && k-i < 8 && f[k] != ' ' {
+					k++
+				}
+				haproxy = f[i:k]
+			}
+		case next >= 'A' && next <= 'Z':
+			k := i + 1
+			for k < len(f) && (f[k] >= 'a' && f[k] <= 'z' || f[k] >= 'A' && f[k] <= 'Z') {
+				k++
+			}
+			if haproxyVars[f[i+1:k]] && f[k-1] != '%' && (k >= len(f) || f[k] != '%') && haproxy == "" {
+				haproxy = f[i:k]
+			}
+		}
+	}
+	switch {
+	case envoy != "" && haproxy != "":
+		return "", fmt.Errorf("--log-format: %s is an Envoy operator and %s a HAProxy variable: say which the format is with --log-type envoy or --log-type haproxy", envoy, haproxy)
+	case envoy != "":
+		return Envoy, nil
+	case haproxy != "":
+		return HAProxy, nil
+	case doubt != "":
+		return "", fmt.Errorf("--log-format: %s may be an Envoy operator or HAProxy's %s: say which the format is with --log-type envoy or --log-type haproxy", doubt, strings.TrimSuffix(doubt, "%"))
+	}
+	return "", nil
+}
+
+// envoyJSONUnmatched says why line (number n) is no record of the
+// json_format p: not a JSON object, or none of p's keys in it.
+func envoyJSONUnmatched(p *pattern, line string, n int64) *Unmatched {
+	u := &Unmatched{Line: n, Column: 1}
+	rest := []rune(line)
+	u.LineHas = string(rest[:min(len(rest), unmatchedShown)])
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(line), &m) != nil {
+		u.FormatHas = "{"
+		return u
+	}
+	var keys []string
+	for _, pt := range p.parts {
+		if len(keys) == 4 {
+			keys = append(keys, "…")
+			break
+		}
+		keys = append(keys, strconv.Quote(pt.lit))
+	}
+	u.FormatHas = "a key " + strings.Join(keys, ", ")
+	return u
+}
+
+// otherPercentKind adds to err, the refusal of format as kind's, that it
+// reads as the other gateway's, when it does (--log-type haproxy given an
+// Envoy format).
+func otherPercentKind(err error, format string, kind Kind) error {
+	if kind != HAProxy && kind != Envoy {
+		return err
+	}
+	if k, kerr := percentKind(format); kerr == nil && k != "" && k != kind {
+		return fmt.Errorf("%w (the format reads as %s's: give --log-type %s)", err, map[Kind]string{Envoy: "Envoy", HAProxy: "HAProxy"}[k], k)
+	}
+	return err
+}
