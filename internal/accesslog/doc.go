@@ -1,18 +1,9 @@
-// Package accesslog reads gateways' access logs as a stream of Records:
-// nginx (its default combined format, or any log_format given in nginx's
-// own variable syntax), HAProxy (the default HTTP log format, or a
-// log-format string), Azure Application Gateway access logs as exported
-// from Log Analytics or written by diagnostic settings (the AGWAccessLogs
-// columns, the older AzureDiagnostics ones and the storage account's
-// records; CSV or JSON) and AWS Application Load Balancer access logs.
-//
-// Open detects gzip and, unless told, the format, from the first lines;
-// Reader.Next returns one Record at a time. Memory stays bounded however
-// large the log: a line (or CSV or JSON record) longer than MaxLine is
-// skipped and counted, never held, and a line that does not parse is
-// counted with its number (Stats). Nothing here judges what a line says or
-// cleans it: a Record holds the log's own text, for the caller to clean
-// and redact where it enters its document.
+// Package accesslog reads gateways' access logs as a stream of Records: nginx
+// and HAProxy (default formats or a given log format), Azure Application
+// Gateway exports and AWS ALB logs. Open detects gzip and the format;
+// Reader.Next returns one Record at a time, in bounded memory: a line longer
+// than MaxLine is skipped and counted, one that does not parse counted (Stats).
+// A Record holds the log's own text, for the caller to clean and redact.
 //
 // It is a leaf: of ours it imports only words (the "did you mean").
 package accesslog

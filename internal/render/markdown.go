@@ -16,20 +16,11 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// Markdown writes the report as a Markdown document meant to be pasted into
-// a GitHub issue or a support ticket and read by an engineer who has never
-// heard of pinprobe: the verdict first, then what was run, the tallies, who
-// answered the failures, when they happened, sample requests, and ready-to-run
-// queries that find these requests in the gateway's access logs.
-//
-// Everything that comes from the network or the command line (bodies,
-// headers, host names) is escaped or fenced so it cannot break the document.
-//
-// It uses no raw HTML, so a ticket system that strips HTML shows it as
-// written; the long parts (every test, every header) come last, as
-// appendices. With Options.Brief it keeps one screen of it, what a ticket
-// needs: the verdict, who answered, the families and the suspects, one
-// failed request of each suspect and the log query (see BriefView).
+// Markdown writes the report as a Markdown document for a GitHub issue or a
+// ticket, read by someone who never heard of pinprobe: the verdict first, the
+// long parts last, as appendices. Everything from outside is escaped or fenced,
+// and no raw HTML is used, so a system that strips HTML shows it as written.
+// With Options.Brief it keeps one screen of it (see BriefView).
 func Markdown(w io.Writer, r *report.Report) error { return writeMarkdown(w, r, Options{}) }
 
 func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
