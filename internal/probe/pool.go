@@ -13,12 +13,12 @@ import (
 // pool is an endpoint's stream in the open model: its schedule (a pacer, k the
 // first request not yet taken), its workers and a watch. A worker that comes
 // free is dealt the next request, sleeps on its own timer until due and sends
-// it, so a request wakes only its worker. At most Rotation workers hold one; the
-// others park. Each round of Rotation is dealt in a fresh random order (a swap
-// only moves a waiting worker's request later, resetting its timer). When the
-// last holder sends, a parked worker is dealt the next request, or the watch's
-// timer is set: the watch then starts a worker (mayGrow), owes the request to
-// the next worker free (latency from its due time), or drops and counts it.
+// it, so a request wakes only its worker. At most Rotation workers hold one, the
+// others park; each round of Rotation is dealt in a fresh random order, so no
+// backend rotation lines up with the connections (a swap only delays a waiting
+// worker's request: the lock's holder may reset its timer). When the last
+// holder sends, a parked worker is dealt the next request, or the watch starts a
+// worker (mayGrow), owes it to the next one free, or drops and counts it.
 type pool struct {
 	r     *Run
 	s     *stream
@@ -499,8 +499,9 @@ func (pl *pool) guard(now time.Time) {
 // than Rotation or lateWorkers of its warm workers; fewer than its warm workers
 // while the client keeps up (behindFor: a client short of CPU gains nothing from
 // connections); or more requests in flight past spawnAge than workers added past
-// the warm ones. Past BusyWorkers only while the machine has CPU to spare and
-// the client keeps up: then the backend holds the workers.
+// the warm ones (a hiccup earns a few, not thousands). Past BusyWorkers only
+// while the machine has CPU to spare and the client keeps up: then the backend
+// holds the workers.
 func (pl *pool) mayGrow(now time.Time, late time.Duration) bool {
 	n := len(pl.all)
 	warm := warmWorkers(pl.r.opts.Rate/float64(max(pl.p.share, 1)), pl.p.grain, pl.conc)
