@@ -30,17 +30,7 @@ func CompareMarkdown(o Options) CompareRenderer {
 // (text, json, markdown or html); o.Brief makes all but JSON one screen
 // long.
 func CompareForFormat(name string, o Options) (CompareRenderer, error) {
-	switch name {
-	case "text":
-		return CompareText(o), nil
-	case "json":
-		return compare.JSON, nil
-	case "markdown":
-		return CompareMarkdown(o), nil
-	case "html":
-		return func(w io.Writer, c *compare.Comparison) error { return writePageHTML(w, comparePage(c, o.Brief)) }, nil
-	}
-	return nil, fmt.Errorf("unknown format %q (want text, json, markdown, html)", name)
+	return forFormat(name, o, func(c *compare.Comparison) *Page { return comparePage(c, o.Brief) }, compare.JSON)
 }
 
 // cmpView is a comparison prepared for reading; the text and Markdown

@@ -17,17 +17,7 @@ type JoinRenderer func(io.Writer, *join.Join) error
 // JoinForFormat returns the renderer of a join for a --format value
 // (text, json, markdown or html).
 func JoinForFormat(name string, o Options) (JoinRenderer, error) {
-	switch name {
-	case "text":
-		return func(w io.Writer, j *join.Join) error { return writePageText(w, joinPage(j), o) }, nil
-	case "json":
-		return join.JSON, nil
-	case "markdown":
-		return func(w io.Writer, j *join.Join) error { return writePageMarkdown(w, joinPage(j)) }, nil
-	case "html":
-		return JoinHTML, nil
-	}
-	return nil, fmt.Errorf("unknown format %q (want text, json, markdown, html)", name)
+	return forFormat(name, o, joinPage, join.JSON)
 }
 
 // joinView is a join prepared for reading, once: the text, Markdown and
@@ -208,10 +198,6 @@ func lineNumbers(ns []int64) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-// JoinHTML writes a join as one self-contained HTML page: it loads
-// nothing and runs no script.
-func JoinHTML(w io.Writer, j *join.Join) error { return writePageHTML(w, joinPage(j)) }
 
 // joinCols is how each column of the join's tables is laid out: numbers
 // to the right, lists that a narrow terminal may cut, and the order in

@@ -20,16 +20,8 @@ import (
 // ticket, read by someone who never heard of pinprobe: the verdict first, the
 // long parts last, as appendices. Everything from outside is escaped or fenced,
 // and no raw HTML is used, so a system that strips HTML shows it as written.
-// With Options.Brief it keeps one screen of it (see BriefView).
-func Markdown(w io.Writer, r *report.Report) error { return writeMarkdown(w, r, Options{}) }
-
-func writeMarkdown(w io.Writer, r *report.Report, o Options) error {
-	v := NewView(r)
-	if o.Brief {
-		return writePageMarkdown(w, briefPage(v))
-	}
-	return writePageMarkdown(w, reportPage(v))
-}
+// ForFormat with Options.Brief gives one screen of it (see BriefView).
+func Markdown(w io.Writer, r *report.Report) error { return writePageMarkdown(w, pageOf(r, false)) }
 
 // mdWriter writes the Markdown report.
 type mdWriter struct {

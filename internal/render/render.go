@@ -22,9 +22,19 @@ type Options struct {
 	Brief bool
 }
 
-// Text returns the terminal renderer.
+// Text returns the terminal renderer: what ran, how each family and
+// endpoint fared, failing rows marked ✗ (red with o.Color), narrow layouts
+// dropping the least useful columns; one screen of it with o.Brief.
 func Text(o Options) Renderer {
-	return func(w io.Writer, r *report.Report) error { return writeText(w, r, o) }
+	return func(w io.Writer, r *report.Report) error { return writePageText(w, pageOf(r, o.Brief), o) }
+}
+
+// pageOf is r's page: the whole report, or its brief form (briefPage).
+func pageOf(r *report.Report, brief bool) *Page {
+	if brief {
+		return briefPage(NewView(r))
+	}
+	return reportPage(NewView(r))
 }
 
 // Formats lists the --format values available, in help order.
@@ -32,18 +42,26 @@ var Formats = []string{"text", "json", "markdown", "html"}
 
 // ForFormat returns the renderer of a --format value.
 func ForFormat(name string, o Options) (Renderer, error) {
+	if name == "html" && !o.Brief {
+		return HTML, nil // its errors name the page
+	}
+	return forFormat(name, o, func(r *report.Report) *Page { return pageOf(r, o.Brief) }, report.JSON)
+}
+
+// forFormat returns the writer of a document in a --format value: its page
+// (made by page) as text, Markdown or HTML, or json (nil: no such format).
+func forFormat[T any](name string, o Options, page func(T) *Page, json func(io.Writer, T) error) (func(io.Writer, T) error, error) {
 	switch name {
 	case "text":
-		return Text(o), nil
-	case "json":
-		return report.JSON, nil
+		return func(w io.Writer, x T) error { return writePageText(w, page(x), o) }, nil
 	case "markdown":
-		return func(w io.Writer, r *report.Report) error { return writeMarkdown(w, r, o) }, nil
+		return func(w io.Writer, x T) error { return writePageMarkdown(w, page(x)) }, nil
 	case "html":
-		if o.Brief {
-			return HTMLBrief, nil
+		return func(w io.Writer, x T) error { return writePageHTML(w, page(x)) }, nil
+	case "json":
+		if json != nil {
+			return json, nil
 		}
-		return HTML, nil
 	}
 	return nil, fmt.Errorf("unknown format %q (want %s)", name, strings.Join(Formats, ", "))
 }

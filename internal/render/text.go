@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -23,19 +22,6 @@ const DefaultWidth = 80
 
 // minWidth is the narrowest layout the text report attempts.
 const minWidth = 60
-
-// writeText renders the report for a terminal of width columns: what ran,
-// how each family and each endpoint fared, failing rows marked with ✗ (and
-// red when color is set). Narrow layouts drop the least useful columns and
-// wrap prose at word boundaries. With Options.Brief it writes one screen of
-// it (see BriefView).
-func writeText(w io.Writer, r *report.Report, o Options) error {
-	v := NewView(r)
-	if o.Brief {
-		return writePageText(w, briefPage(v), o)
-	}
-	return writePageText(w, reportPage(v), o)
-}
 
 // errWriter keeps the first write error; every later write is skipped, and
 // the renderer returns the error at the end.

@@ -196,7 +196,7 @@ func TestTextStartsWithTheVerdict(t *testing.T) {
 		}
 		for _, width := range []int{80, 120} {
 			var b strings.Builder
-			if err := writeText(&b, tt.r, Options{Width: width}); err != nil {
+			if err := Text(Options{Width: width})(&b, tt.r); err != nil {
 				t.Fatal(err)
 			}
 			top, _, _ := strings.Cut(b.String(), "\npinprobe ")
