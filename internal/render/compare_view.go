@@ -285,13 +285,7 @@ func latencyChange(b float64, nb int64, a float64, na int64) string {
 	if nb == 0 && na == 0 {
 		return "-"
 	}
-	x, y := words.Latency(b, nb), words.Latency(a, na)
-	for _, unit := range []string{"ms", "s"} {
-		if strings.HasSuffix(x, unit) && strings.HasSuffix(y, unit) && strings.HasSuffix(x, "ms") == strings.HasSuffix(y, "ms") {
-			return strings.TrimSuffix(x, unit) + "→" + y
-		}
-	}
-	return x + "→" + y
+	return unitOnce(words.Latency(b, nb), "→", words.Latency(a, na))
 }
 
 // answerRows lists the answers that appeared, vanished or changed share

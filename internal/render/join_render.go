@@ -60,7 +60,7 @@ func newJoinView(j *join.Join) *joinView {
 			s += "; logs " + strings.Join(l.Logs, ", ")
 		}
 		if l.Skipped > 0 {
-			s += fmt.Sprintf("; %d line%s did not parse (line%s %s)", l.Skipped, words.Plural(int(l.Skipped)), words.Plural(len(l.SkippedAt)), lineNumbers(l.SkippedAt))
+			s += fmt.Sprintf("; %d line%s did not parse (line%s %s)", l.Skipped, words.Plural(int(l.Skipped)), words.Plural(len(l.SkippedAt)), joinInts(l.SkippedAt, ", "))
 		}
 		if l.TooLong > 0 {
 			s += fmt.Sprintf("; %d line%s too long, skipped", l.TooLong, words.Plural(int(l.TooLong)))
@@ -189,14 +189,6 @@ func countList(m map[string]int64) string {
 		parts = append(parts, k+"×"+strconv.FormatInt(m[k], 10))
 	}
 	return strings.Join(words.CapItems(parts, 6), " ")
-}
-
-func lineNumbers(ns []int64) string {
-	var s []string
-	for _, n := range ns {
-		s = append(s, strconv.FormatInt(n, 10))
-	}
-	return strings.Join(s, ", ")
 }
 
 // joinCols is how each column of the join's tables is laid out: numbers

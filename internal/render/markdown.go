@@ -41,8 +41,8 @@ func portWords(c report.Client) string {
 	if c.PortsCount == 0 {
 		return "none"
 	}
-	if c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount {
-		return fmt.Sprintf("%s (%d port%s)", joinInts(c.Ports, ", "), c.PortsCount, words.Plural(c.PortsCount))
+	if p := clientPorts(c); p != nil {
+		return fmt.Sprintf("%s (%d port%s)", joinInts(p, ", "), c.PortsCount, words.Plural(c.PortsCount))
 	}
 	if len(c.Ports) == c.PortsCount {
 		return fmt.Sprintf("%d ports from %d to %d (the JSON report lists each)", c.PortsCount, c.PortMin, c.PortMax)
@@ -54,10 +54,10 @@ func portWords(c report.Client) string {
 // one by one; past it they give the range.
 const maxListedPorts = 100
 
-func joinInts(v []int, sep string) string {
+func joinInts[T int | int64](v []T, sep string) string {
 	s := make([]string, len(v))
 	for i, n := range v {
-		s[i] = strconv.Itoa(n)
+		s[i] = strconv.FormatInt(int64(n), 10)
 	}
 	return strings.Join(s, sep)
 }

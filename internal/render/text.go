@@ -155,12 +155,18 @@ func compactPhase(s string) string {
 		}
 		return s
 	}
+	return unitOnce(a, "/", b)
+}
+
+// unitOnce joins two latencies with sep, their unit said once when they
+// share it: "0.52→0.55ms", "0.9ms→1.2s".
+func unitOnce(a, sep, b string) string {
 	for _, unit := range []string{"ms", "s"} {
-		if strings.HasSuffix(a, unit) && strings.HasSuffix(b, unit) && !(unit == "s" && strings.HasSuffix(a, "ms") != strings.HasSuffix(b, "ms")) {
-			return strings.TrimSuffix(a, unit) + "/" + b
+		if strings.HasSuffix(a, unit) && strings.HasSuffix(b, unit) && strings.HasSuffix(a, "ms") == strings.HasSuffix(b, "ms") {
+			return strings.TrimSuffix(a, unit) + sep + b
 		}
 	}
-	return a + "/" + b
+	return a + sep + b
 }
 
 func secs(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
