@@ -78,17 +78,6 @@ func phaseWords(e *report.Endpoint, p report.Phase) string {
 // bodyLimit is how much of a body the document shows: what pinprobe keeps.
 const bodyLimit = 512
 
-// addressCounts formats {"::1": 20} as "::1 ×20", most first.
-func addressCounts(m map[string]int64) string {
-	keys := words.SortedKeys(m)
-	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + " ×" + strconv.FormatInt(m[k], 10)
-	}
-	return orDash(strings.Join(parts, ", "))
-}
-
 // chart draws the timeline as sparklines of 60 characters in a code
 // block, each line with its endpoint's failures.
 func (m *mdWriter) chart(c Chart) {

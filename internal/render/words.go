@@ -120,8 +120,14 @@ func hostPort(host string, port uint16) string {
 	return fmt.Sprintf("%s:%d", host, port)
 }
 
-// counts formats {"200": 9, "502": 3} as "200×9 502×3", largest first.
-func counts(m map[string]int64, sep string) string {
+// counts formats {"200": 9, "502": 3} as "200×9 502×3", largest first; "-"
+// when empty.
+func counts(m map[string]int64, sep string) string { return joinCounts(m, sep, " ") }
+
+// addressCounts formats {"::1": 20, "127.0.0.2": 3} as "::1 ×20, 127.0.0.2 ×3".
+func addressCounts(m map[string]int64) string { return joinCounts(m, " ×", ", ") }
+
+func joinCounts(m map[string]int64, sep, join string) string {
 	if len(m) == 0 {
 		return "-"
 	}
@@ -130,7 +136,7 @@ func counts(m map[string]int64, sep string) string {
 	for i, k := range keys {
 		parts[i] = k + sep + strconv.FormatInt(m[k], 10)
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, join)
 }
 
 // pct says a rate in percent to a tenth, "-" of no request.
