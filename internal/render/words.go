@@ -6,6 +6,7 @@ package render
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -114,10 +115,7 @@ func rateCI(failed, n int64, rate float64) string {
 
 // hostPort joins a host and a port, an IPv6 address in brackets.
 func hostPort(host string, port uint16) string {
-	if strings.Contains(host, ":") {
-		return fmt.Sprintf("[%s]:%d", host, port)
-	}
-	return fmt.Sprintf("%s:%d", host, port)
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
 
 // counts formats {"200": 9, "502": 3} as "200×9 502×3", largest first; "-"
