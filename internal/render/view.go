@@ -1277,3 +1277,31 @@ func newNotes(vd *VerdictView) []string {
 	}
 	return out
 }
+
+// phaseWords formats a phase's p50 / p99, or why it has none.
+func phaseWords(e *report.Endpoint, p report.Phase) string {
+	switch {
+	case e.Requests == 0:
+		return "-"
+	case p.Count > 0:
+		return words.Latency(p.P50, p.Count) + " / " + words.Latency(p.P99, p.Count)
+	case e.Connections["fresh"].Requests == 0:
+		return "— (reused connections)"
+	}
+	return "— (no connection completed)"
+}
+
+// bodyLimit is how much of a body the document shows: what pinprobe keeps.
+const bodyLimit = 512
+
+// sampleResult is a sample's status, or its error class: raw text, for a
+// code block; mdText it for running text.
+func sampleResult(s *report.Sample) string {
+	if s.Status != 0 {
+		return strconv.Itoa(s.Status)
+	}
+	if s.Class != "" {
+		return s.Class
+	}
+	return "error"
+}

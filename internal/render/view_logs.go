@@ -529,3 +529,17 @@ func requestPaths(r *report.Report) []string {
 	sort.Strings(paths)
 	return slices.Compact(paths)
 }
+
+// hostHeaders returns the Host header values pinprobe sent: each target's
+// host as written in its URL (with a port when the URL names one), and the
+// bare host name too, in case the gateway logs it without the port.
+func hostHeaders(r *report.Report) []string {
+	var hosts []string
+	for _, e := range r.Endpoints {
+		if u, err := url.Parse(e.Target); err == nil && u.Host != "" {
+			hosts = append(hosts, u.Host, u.Hostname())
+		}
+	}
+	sort.Strings(hosts)
+	return slices.Compact(hosts)
+}

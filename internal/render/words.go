@@ -153,3 +153,37 @@ func shellJoin(args []string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// mdTime is the timestamp format of the document: the one KQL's datetime()
+// and most log search boxes accept.
+const mdTime = "2006-01-02T15:04:05.000Z"
+
+func utc(t report.Time) string { return t.UTC().Format(mdTime) }
+
+func mdSecs(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
+
+// portWords lists the client ports, or their range when there are many.
+func portWords(c report.Client) string {
+	if c.PortsCount == 0 {
+		return "none"
+	}
+	if p := clientPorts(c); p != nil {
+		return fmt.Sprintf("%s (%d port%s)", joinInts(p, ", "), c.PortsCount, words.Plural(c.PortsCount))
+	}
+	if len(c.Ports) == c.PortsCount {
+		return fmt.Sprintf("%d ports from %d to %d (the JSON report lists each)", c.PortsCount, c.PortMin, c.PortMax)
+	}
+	return fmt.Sprintf("%d ports from %d to %d (the JSON report lists the lowest %d)", c.PortsCount, c.PortMin, c.PortMax, len(c.Ports))
+}
+
+// maxListedPorts is how many client ports the document and its queries list
+// one by one; past it they give the range.
+const maxListedPorts = 100
+
+func joinInts[T int | int64](v []T, sep string) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.FormatInt(int64(n), 10)
+	}
+	return strings.Join(s, sep)
+}
