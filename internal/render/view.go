@@ -930,12 +930,12 @@ func sameDNS(rows []DNSRow, row *DNSRow) int {
 
 // statsRow formats s under label.
 func statsRow(label string, s *report.Stats) StatsRow {
-	lo, hi := failureCI(s.Failed, s.Requests)
-	row := StatsRow{
+	return StatsRow{
 		Stats: s, Label: label, Failing: s.Failed > 0,
 		Requests: strconv.FormatInt(s.Requests, 10),
 		Failed:   strconv.FormatInt(s.Failed, 10),
 		Rate:     pct(s.FailureRate, s.Requests),
+		RateCI:   rateCI(s.Failed, s.Requests, s.FailureRate),
 		Status:   counts(s.Status, "×"),
 		Errors:   counts(s.Errors, "×"),
 		Answers:  answers(s),
@@ -944,11 +944,6 @@ func statsRow(label string, s *report.Stats) StatsRow {
 		Max:      words.Latency(s.LatencyMS.Max, s.Requests),
 		Dropped:  strconv.FormatInt(s.Dropped, 10),
 	}
-	row.RateCI = row.Rate
-	if s.Requests > 0 {
-		row.RateCI += " (" + words.CIRange(lo, hi) + ")"
-	}
-	return row
 }
 
 // answers merges statuses and error classes, most first: "200×40 502×20 reset×3".
