@@ -32,8 +32,8 @@ const maxMergedInterval = 24 * time.Hour
 // up, histograms merged from their encoding one scope at a time (memory grows
 // with the inputs, not 188 kB a scope); families and totals are recomputed, and
 // nothing is judged. Each part follows the rule its function states (meta,
-// plan, endpoints, grid, fingerprints, client, mergeVantages); a run among the
-// inputs twice is refused (sameRun).
+// plan, endpoints, keepSamples, timeline, grid, fingerprints, client,
+// mergeVantages); a run among the inputs twice is refused (sameRun).
 func Merge(reports []*report.Report, names []string) (*report.Report, error) {
 	if len(reports) == 0 {
 		return nil, errors.New("merge: no report to merge")
