@@ -6,18 +6,15 @@ import (
 	"time"
 )
 
-// An AWS Application Load Balancer writes one line per request,
-// space-separated, strings in double quotes, in this order (AWS's "Access
-// log entries"; newer fields are appended at the end, and a reader must
-// ignore what it does not know):
+// An AWS ALB writes one line per request, space-separated, strings quoted, in
+// this order (AWS's "Access log entries"; new fields are appended, and ignored):
 //
 //	type time elb client:port target:port request_processing_time
 //	target_processing_time response_processing_time elb_status_code
 //	target_status_code received_bytes sent_bytes "request" "user_agent"
 //	ssl_cipher ssl_protocol target_group_arn "trace_id" "domain_name"
 //	"chosen_cert_arn" matched_rule_priority request_creation_time
-//	"actions_executed" "redirect_url" "error_reason" "target:port_list"
-//	"target_status_code_list" "classification" "classification_reason" …
+//	"actions_executed" "redirect_url" "error_reason" …
 const (
 	albType = iota
 	albTime

@@ -7,23 +7,12 @@ import (
 	"time"
 )
 
-// Azure Application Gateway's access log comes in three shapes, each as
-// CSV (a Log Analytics export, with a header row) or JSON (an export, an
-// `az monitor log-analytics query`, a diagnostic setting's storage
-// blobs):
-//
-//   - the AGWAccessLogs table (resource-specific mode): TimeGenerated,
-//     ClientIp, ClientPort (newer revisions only), HttpMethod, RequestUri,
-//     Host, HttpStatus, ServerRouted, ServerStatus, InstanceId,
-//     ListenerName, TimeTaken, ErrorInfo (newer revisions only), …
-//   - the older AzureDiagnostics table, every property a column named with
-//     its type: clientIP_s, clientPort_d, httpStatus_d, serverRouted_s,
-//     instanceId_s, … beside Category = ApplicationGatewayAccessLog;
-//   - the storage account's records, {"time" or "timeStamp", "category",
-//     "properties": {"instanceId", "clientIP", "clientPort", …}}.
-//
-// Column names are matched without case, a " [UTC]" suffix (the portal's
-// export) or the type suffix.
+// Azure Application Gateway's access log comes in three shapes, each as CSV (a
+// Log Analytics export, with a header row) or JSON: the AGWAccessLogs table
+// (ClientIp, ServerRouted, InstanceId, …), the older AzureDiagnostics one
+// (clientIP_s, serverRouted_s, … beside Category = ApplicationGatewayAccessLog)
+// and the storage account's records ({"time", "properties": {"clientIP", …}}).
+// Names match without case, a " [UTC]" suffix (the portal's) or a type suffix.
 
 // azureNames maps a column name, as azureKey normalises it, to what a
 // Record reads of it.

@@ -43,17 +43,11 @@ func (a *Aggregator) SetSecrets(values []string) {
 	}
 }
 
-// cleaner makes text that came from the network safe to keep and show in
-// any format, once, where it enters the aggregator: the run's own secrets
-// replaced (first, on the bytes as they came), then control characters and
-// the invisible characters that reorder text written out as \xNN or
-// \u{NNNN}.
-//
-// The engine keeps bounded evidence (probe.BodyPrefix bytes of a body,
-// probe.MaxEvidenceValue of a header value), and a secret may straddle that
-// cut: its first bytes are left at the end of what was kept, where no
-// whole-secret replacement finds them. So wherever a value may have been
-// cut, an end that is the beginning of a secret is REDACTED too.
+// cleaner makes text from the network safe to keep and show in any format, once,
+// where it enters the aggregator: the run's secrets replaced first (on the bytes
+// as they came), then control and bidi characters escaped. Evidence is cut
+// (probe.BodyPrefix, probe.MaxEvidenceValue) and a secret may straddle the cut,
+// so where a value may have been cut, an end that begins a secret is REDACTED.
 type cleaner struct {
 	scrub   *strings.Replacer // nil when the run sends no secret
 	secrets []string          // longest first

@@ -46,18 +46,10 @@ const (
 
 // Comparison is the pinprobe.compare/v1 document: how failures and latency
 // changed from one saved report (before) to another (after), in total, per
-// address family, per endpoint (target URL pinned to one address) and per
-// instance (a value of an instance header).
-//
-// Failure rates are compared with Fisher's exact test: "worse" and "better"
-// are the one-sided tests (does after fail more, or less, than before?), p
-// is two-sided. Each status and error class's share of the answers is
-// compared two-sided. Latency is compared at the median (Mann-Whitney) and
-// at the 99th percentile (Fisher's exact test on the requests at or above
-// the 99th percentile of both sides together), see LatencyChange. Every test
-// made counts toward the Bonferroni split: a change is significant when
-// its p is below Alpha / Comparisons (AlphaEach); Alpha is 0.001, as for
-// the verdict of a run.
+// family, endpoint and instance. Failure rates are compared by Fisher's exact
+// test (worse and better one-sided, p two-sided), answers' shares two-sided,
+// latency by LatencyChange. A change is significant below AlphaEach: Alpha
+// (0.001, as for a run) split over every test made (Comparisons, Bonferroni).
 type Comparison struct {
 	// Schema is "pinprobe.compare/v1", Revision Revision.
 	Schema   string `json:"schema"`

@@ -76,26 +76,14 @@ func (t Tolerance) Words() string {
 	return "nothing"
 }
 
-// LatencyChange is how a scope's latency changed, at the median and at the
-// 99th percentile, each by its own test:
-//
-//   - p50: the one-sided Mann-Whitney test of the two histograms (judge's
-//     SlowerTest, after against before and before against after), which
-//     sees a shift of the bulk of the requests;
-//   - p99: Fisher's exact test of how many requests of each side lie at or
-//     above the 99th percentile of both sides together (from the histogram
-//     bucket that holds it up), one-sided either way,
-//     which sees the slowest requests get slower (one instance in ten, a
-//     lock taken now and then) where the bulk and the median do not move.
-//
-// A percentile is "slower" when its test says after is slower
-// significantly (p below the comparison's AlphaEach, the two tests counted
-// among its Comparisons) and it grew by more than the tolerance
-// (Comparison.MaxLatencyIncrease); "faster" alike. The histograms hold
-// every request, failed ones too, so latency is tested only where the
-// failure rates of the two sides are within 10 points of each other:
-// otherwise a fast failure answered slowly now that it succeeds (a 502 in
-// 1 ms that became a 200 in 80 ms) would read as a slowdown.
+// LatencyChange is how a scope's latency changed at p50 (judge's SlowerTest,
+// Mann-Whitney both ways: the bulk shifting) and at p99 (Fisher's exact test of
+// each side's requests at or above the joint 99th percentile: the slowest
+// slowing where the median does not move). A percentile is slower when its test
+// is significant (below AlphaEach) and it grew by more than
+// Comparison.MaxLatencyIncrease; faster alike. Histograms hold failed requests
+// too, so latency is tested only where the failure rates are within 10 points
+// (a 502 in 1 ms that became a 200 in 80 ms is no slowdown).
 type LatencyChange struct {
 	// Tested is set when latency was tested (see Untested otherwise); its
 	// two tests count toward Comparisons.
@@ -314,17 +302,12 @@ func requestsToTell(q, alpha float64) int64 {
 	return hi
 }
 
-// tailTest is the one-sided p of after's values (counts a, bucket by
-// bucket) lying in the slowest part of both sides together more often than
-// before's (counts b), and of their lying there less often: Fisher's exact
-// test of the 2×2 table of each side's values in the buckets from the one
-// that holds the q-quantile of both sides together up, and the others.
-// Given the values of both sides together, which of them are after's is,
-// when both come from one law, a random draw, and the buckets counted are
-// chosen from the values together: so the test is exact for any law, ties
-// within a bucket included. The quantile's bucket is counted whole, so at
-// least 1-q of the values are, however many share it (a bucket holding a
-// fifth of them would otherwise leave none above it).
+// tailTest is the one-sided p of after's values (counts a, by bucket) lying in
+// the joint slowest part more often than before's (counts b), and of less often:
+// Fisher's exact test of each side's values from the bucket of the joint
+// q-quantile up. Under H0 which joint values are after's is a random draw, so it
+// is exact for any law, ties included. The quantile's bucket counts whole, so at
+// least 1-q of the values are counted however many share it.
 func tailTest(b, a []int64, q float64) (pSlower, pFaster float64, tail int64) {
 	var nb, na int64
 	for i := range b {

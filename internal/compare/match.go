@@ -14,16 +14,11 @@ const (
 	// address in the other report; reports with no such pair compare
 	// nothing (Disjoint).
 	MatchEndpoint = "endpoint"
-	// MatchHost takes URLs that differ only in their port for the same URL
-	// (scheme, host, path and query equal: a demo or a test server that
-	// took another port, a service moved to another port), and compares
-	// two reports that probed a URL in common even where no address is
-	// common to both (the host now resolves to other addresses): each
-	// address probed in both is matched, the others are added or removed,
-	// and the total and families are tested as they stand. A URL without
-	// a port of its own has its scheme's (80 or 443). Two URLs of one
-	// report that differ only in their port stay apart, each matched only
-	// by its exact URL.
+	// MatchHost matches URLs that differ only in their port (a test server or a
+	// service moved to another port), even when no address is common to both: each
+	// address probed in both is matched, the others added or removed. A URL
+	// without a port has its scheme's; two URLs of one report that differ only in
+	// their port stay apart.
 	MatchHost = "host"
 )
 

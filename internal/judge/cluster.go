@@ -116,36 +116,15 @@ type clusterOpts struct {
 	seed     uint64
 }
 
-// ClusterTest tests whether failures cluster on some groups of requests:
-// whether some groups fail more than others beyond what chance allows when
-// every request fails independently with the same probability, whatever
-// its group (H0).
-//
-// Given the groups' sizes and the total failures, H0 makes the failed
-// requests a uniformly random subset of all requests (a multivariate
-// hypergeometric law), so the test is exact whatever the failure
-// probability. The statistic is S = Σ k²/n over groups with n requests and
-// k failures, which for fixed margins is Pearson's chi-square of
-// homogeneity; large S means failures concentrate on few groups. Its
-// p-value is computed exactly by dynamic programming when that is cheap;
-// otherwise by random permutations with a fixed seed (the same input gives
-// the same p), at most 20000, stopping early once p is clearly large;
-// when permutations would cost too much and every group expects enough
-// failures and successes (Cochran's rule), by the chi-square law. When
-// that law puts p below 1e-3, a Chernoff bound on the exact p is computed
-// too: below what permutations could resolve, it is the answer, so very
-// strong clustering reads "p<1e-9", not "p≤5e-5".
-//
-// The groups must be fixed before the outcomes: the instance a load
-// balancer picked, a time bucket of an open-loop schedule. Connections are
-// not: a timeout or a response with Connection: close ends its connection,
-// so under independent failures the failed requests sit on short
-// connections, and in simulation this test then alarms on every healthy
-// run. For connections use RepeatTest, with BurstTest.
-//
-// Groups without requests are ignored; failures are clamped to
-// [0, requests]. With fewer than two groups, no failure, no success, or
-// only one request per group, p is 1.
+// ClusterTest tests whether failures concentrate on some groups beyond chance,
+// H0 being that every request fails independently with one probability: the
+// failures are then a uniformly random subset, so the test is exact. S = Σ k²/n
+// (Pearson's chi-square); p exactly by dynamic programming when cheap, else by
+// seeded permutations (same input, same p), else by the chi-square law with a
+// Chernoff bound below 1e-3. Groups must be fixed before the outcomes (an
+// instance, a time bucket), not connections, whose length depends on their
+// failures (see RepeatTest). Failures are clamped to [0, requests]; with fewer
+// than two groups, no failure, no success or one request a group, p is 1.
 func ClusterTest(conns []ConnCounts) ClusterResult {
 	return clusterTest(conns, clusterOpts{perms: clusterPerms, stopHits: clusterStopHits, seed: clusterSeed})
 }
@@ -487,20 +466,13 @@ func mcClusterP(n []int64, N, K int64, s float64, perms, stopHits int, seed uint
 	return float64(hits+1) / float64(perms+1), perms
 }
 
-// clusterBound is an upper bound of P(S ≥ s) under H0. The multivariate
-// hypergeometric law is that of independent Binomial(n_i, p) counts
-// conditioned on their sum being K, so for any λ ≥ 0, real μ and cap c
-//
-//	P(S ≥ s) ≤ P(S ≥ s, every k_i ≤ c) + Σ_i P(k_i > c)
-//	         ≤ exp(-λs - μK) Π_i E[exp(λk_i²/n_i + μk_i); k_i ≤ c] / P(Bin(N,p) = K)
-//	           + Σ_i P(k_i > c),
-//
-// with p = K/N, the k_i in the second sum hypergeometric. Minimising over λ
-// and μ (a convex problem) gives a Chernoff bound; the cap keeps the
-// quadratic tilt from being swamped by the binomial's far tail when
-// groups are large. Caps from the largest observed count, doubling, are
-// tried until the tail term is the smaller one. It returns 1 when not
-// worth computing.
+// clusterBound is a Chernoff upper bound of P(S ≥ s) under H0: the counts are
+// independent Binomial(n_i, p = K/N) conditioned on their sum K, so for λ ≥ 0,
+// μ and a cap c, P(S ≥ s) ≤ exp(-λs - μK) Π_i E[exp(λk_i²/n_i + μk_i); k_i ≤ c]
+// / P(Bin(N,p) = K) + Σ_i P(k_i > c) (k_i hypergeometric in the sum), minimised
+// over λ and μ (convex). The cap keeps the quadratic tilt off the binomial's far
+// tail; caps double from the largest count until the tail term is the smaller.
+// It returns 1 when not worth computing.
 func clusterBound(n, k []int64, N, K int64, s float64) float64 {
 	// Sizes with their multiplicities.
 	var sizes, count []int64

@@ -100,16 +100,11 @@ func (j *judgement) connections() {
 // its failures followed time.
 const windowMajority = 0.5
 
-// provenWindows are the windows of e that time explains and a failing
-// instance does not: every connection open failed, and either one of them
-// also succeeded outside the window (Crossing: the same connection, so the
-// same instance, failed only then), or the window held so many
-// connections that they could not all have been failing instances'
-// (s^m < each, for m connections when a share s of e's connections
-// failed at all). A sticky instance that happens to hold every
-// connection of the moment (2 instances, 4 connections: 1 time in 16)
-// makes a window of neither kind. share is the proven windows' share of
-// e's failed requests.
+// provenWindows are e's windows that time explains and a failing instance does
+// not: every connection open failed, and one of them also succeeded outside the
+// window (Crossing), or there were too many to all be a failing instance's
+// (s^m < each, m connections, s the share of e's connections that failed).
+// share is their share of e's failed requests.
 func (j *judgement) provenWindows(e *report.Endpoint) (proven []report.Window, share float64) {
 	return provenWindows(e.Conns, e.Failed, j.each)
 }
@@ -211,16 +206,12 @@ const (
 	momentSize   = 64
 )
 
-// MomentClusterTest tests whether an address's failures cluster by the
-// moment they were sent: ClusterTest over its strata of requests sent at
-// the same moment (report.Conns.Sizes), each a group. Strata are cut by
-// time and by the rotation over connections, not by outcomes, so the test
-// holds. A failing moment (an outage window, a flapping backend) fails
-// every request of its strata and makes them cluster; a failing instance
-// behind a balancer that keeps each connection on one instance does not:
-// each stratum holds a request of each connection open, failing or not,
-// whatever the moment. Past momentGroups strata the sizes are scaled down
-// in proportion, which costs power, not validity.
+// MomentClusterTest is ClusterTest over an address's strata of requests sent at
+// one moment (report.Conns.Sizes), cut by time and the rotation over
+// connections, not by outcomes, so the test holds. A failing moment (an outage,
+// a flapping backend) fails whole strata; a failing sticky instance does not,
+// each stratum holding a request of every open connection. Past momentGroups
+// strata the sizes are scaled down, which costs power, not validity.
 func MomentClusterTest(sizes []report.MomentSize) ClusterResult {
 	var total int64
 	for _, s := range sizes {

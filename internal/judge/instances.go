@@ -44,18 +44,12 @@ func timeStrata(ts []report.TimeCounts) []report.MomentCounts {
 	return out
 }
 
-// instances tests every instance against the other instances of its
-// header, and weighs it against the addresses its responses came through:
-//   - an instance whose responses are exactly its addresses' (every
-//     response those addresses gave carried it) is the same scope as they
-//     are, and the data cannot tell them apart: the addresses are named,
-//     and the header agrees;
-//   - otherwise it is compared with the other responses on the same
-//     addresses at the same times (stratified by address and slice of the
-//     run, Zelen's exact test; by address alone for a report without
-//     time strata): significant,
-//     it is a suspect of its own, behind its one address or across all of
-//     them (a shared backend pool).
+// instances tests every instance against its header's other instances and
+// weighs it against the addresses it came through: one whose responses are
+// exactly its addresses' is the same scope (the addresses are named, the header
+// agrees); else it is compared with the other responses on the same addresses
+// at the same times (Zelen's exact test by address and slice of the run, or by
+// address alone without time strata), and if significant is a suspect itself.
 func (j *judgement) instances() {
 	r := j.r
 	// Every response of each address (every target), and the failed ones:
@@ -162,19 +156,12 @@ func (j *judgement) suspectGroups() []*groupFinding {
 	return out
 }
 
-// resolve weighs the findings against each other, from the widest scope to
-// the narrowest:
-//   - an address that fails more than the others only through the failing
-//     instances behind it (its other responses fail no more than the other
-//     addresses' do) is not named beside them: the instances are;
-//   - an address whose failures stick to some of its connections, which
-//     differ from the connections open at the same moment, is named by
-//     those connections: instances behind it, not the whole address;
-//   - an instance that coincides with its addresses makes them suspects
-//     when no test named them (the header and the address are one scope,
-//     and the address is what pinprobe pinned);
-//   - a URL that fails more than the others with none of its addresses
-//     named fails on every address: the URL is the cause.
+// resolve weighs the findings against each other, widest scope first: an
+// address failing only through failing instances behind it is not named beside
+// them; one whose failures stick to connections that differ from those open at
+// the same moment is named by them; an instance that coincides with its
+// addresses makes them suspects; a URL failing with none of its addresses named
+// is the cause itself.
 func (j *judgement) resolve() {
 	j.demoteBehindInstances()
 	j.demoteByConnections()

@@ -34,44 +34,15 @@ func LevelOf(r *report.Report) report.Level {
 	return report.Level{Alpha: l.Alpha, Looks: l.Looks, Last: l.Last}
 }
 
-// Judge makes the verdict of r at level l (its Alpha, Looks and Last; Each,
-// Tests and SlowEach are computed): the one way pinprobe makes a verdict,
-// for a finished run, each look of a running one, a merge of saved reports
-// and each side of a comparison. It reads r's counts only, and changes
-// nothing in r.
-//
-// It knows how the scopes nest and coincide. Families hold addresses,
-// addresses hold connections; the instances a response header names
-// (groups) cut across addresses. So:
-//   - each family is tested against the other, each URL (when there are
-//     several) against the others, and each address against the other
-//     addresses of its URL (Fisher's exact test); a family is named when
-//     all of its addresses fail and the other family's do not;
-//   - an instance is compared with the other instances of its header on
-//     the same addresses (a stratified exact test). An instance whose
-//     responses are exactly an address's (a header that names the address
-//     that answered) is that address: the address is named, with its
-//     family, and the header is said to agree. An instance that fails on
-//     every address it spans is named alone; one inside an address is named
-//     with it. An address that fails only through its failing instances is
-//     not named beside them;
-//   - inside an address, failures that repeat on their connection are
-//     blamed on an instance behind it only when connections open at the
-//     same moment differ (MomentTest): failures that follow time (an
-//     outage window, a flapping backend) fail every connection open then,
-//     and are said as windows instead.
-//
-// In a merge of runs from several vantage points (report.VantageStats),
-// each endpoint is also tested from each vantage against the other
-// vantages, over the time they probed at once (Fisher's exact test): one
-// that fails more from one vantage is named in the summary ("only the runs
-// from eu-west see ::1 fail"), a DNS or routing difference between the
-// places probed from. Vantages that share too little time are not
-// blamed, and a note says so.
-//
-// Every test is at l.Alpha split over the tests made (Bonferroni); latency
-// is judged apart, at its own l.Alpha. Every suspect is named in the
-// headline and the summary, with how it fails.
+// Judge makes the verdict of r at level l, reading r's counts only: the one
+// verdict of a run, a look, a merge and each side of a comparison. Families,
+// URLs and addresses are tested against their peers (Fisher); an instance (a
+// header's value, across addresses) against its header's others on the same
+// addresses, and one that is exactly an address names it; failures repeating on
+// connections blame an instance only when connections open at one moment differ
+// (MomentTest), else they are windows; a merge's vantages are tested against
+// each other over shared time. Every test is at l.Alpha split over the tests
+// (Bonferroni); latency apart, at its own l.Alpha.
 func Judge(r *report.Report, l report.Level) report.Verdict {
 	if r.NotProbed != "" && r.Totals.Requests == 0 {
 		return notProbed(r, l)

@@ -38,43 +38,15 @@ type RepeatResult struct {
 // level alpha.
 func (r RepeatResult) Significant(alpha float64) bool { return r.P < alpha }
 
-// RepeatTest tests whether failures stick to connections: whether requests
-// on a connection that has already failed fail more often than requests on
-// a connection that has only succeeded, in the same stratum of the run.
-// This is the test to blame connections (and so the instances behind a load
-// balancer) with; ClusterTest on per-connection counts is not safe for it.
-//
-// Why not count failures per connection: a connection's length depends on
-// its outcomes. A timeout or a response with Connection: close ends the
-// connection, so under independent failures the failed requests sit on
-// short connections, which looks like clustering: in simulation ClusterTest
-// then alarms on every healthy run. Here a request's class (after a
-// failure or after successes only) is fixed by the requests before it, so
-// when requests fail independently it says nothing about the request's own
-// outcome, however connections end: both classes fail alike. When failures
-// always close their connection, there is no request after a failure, and
-// the test rightly has nothing to say.
-//
-// Strata are consecutive stretches of the run (at least a second and 32
-// requests): the test compares requests of the same stretch, so failures
-// that come and go over the run (a deploy, a long outage) are not read as
-// failures sticking to connections. A burst shorter than a stratum still
-// can be; check BurstTest before blaming connections.
-//
-// H0 also takes a request's chance to fail as the same at every position
-// in its connection; requests after a failure sit later in their
-// connections on average. With a few requests per connection that hardly
-// matters; with hundreds (no cap on reuse), a failure rate that grows with
-// a connection's age would read as failures sticking to it.
-//
-// The p-value is that of Zelen's exact test of a common odds ratio
-// (one-sided): the sum over strata of the failures after a failure, each
-// hypergeometric given its stratum's margins. That law is exact for
-// classes fixed in advance; here they are fixed by earlier outcomes, and
-// simulation bears out the level (8 healthy mechanisms, 3200 endpoints: 12
-// below 0.01, 1 below 0.001). When the convolution would cost more than a
-// few milliseconds (tens of thousands of requests), a Chernoff bound of
-// the exact p replaces it below p = 0.01.
+// RepeatTest tests whether failures stick to connections: whether requests after
+// a failure on their connection fail more than those after successes only, in
+// one stratum (at least a second and 32 requests, so failures that come and go
+// do not count; see BurstTest). A request's class is fixed by the requests before
+// it, so under independent failures both classes fail alike however connections
+// end (counts per connection do not: see ClusterTest). H0 takes failing as alike
+// at every position in a connection: with hundreds of requests a connection, a
+// rate that grows with age reads as sticking. p: Zelen's exact test, one-sided,
+// or below 0.01 a Chernoff bound when the convolution would take milliseconds.
 func RepeatTest(strata []report.RepeatCounts) RepeatResult {
 	ws := make([]report.MomentCounts, len(strata))
 	for i, s := range strata {

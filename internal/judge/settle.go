@@ -22,21 +22,13 @@ const Tolerance = 0.05
 const SettleReach = 0.99
 
 // Settle says whether v, the verdict of a look at r, settles the run
-// (--until-verdict). It does when:
-//   - v names at least one suspect, each proven at the look's level (v was
-//     judged at it);
-//   - every other scope that could still become a suspect is bounded:
-//     each address that is not a suspect (less the responses of the
-//     suspect instances behind it) and each instance that is not one (less
-//     its responses through suspect addresses) failed less than Tolerance,
-//     by the exact upper bound at the look's level split over those scopes;
-//   - every address that is not itself a suspect carried at least
-//     ReachConnections(SettleReach) connections, so that an instance
-//     behind it serving one connection in four was reached with
-//     probability SettleReach.
-//
-// It returns what was settled, for the report; false while anything is
-// open. A healthy run never settles: there is no fault to stop on.
+// (--until-verdict): v names suspects proven at the look's level; every other
+// address and instance (less what its suspects answered) failed less than
+// Tolerance, by the exact upper bound at that level split over them; and every
+// address not a suspect carried ReachConnections(SettleReach) connections (an
+// instance serving one in four reached with probability SettleReach). It
+// returns what was settled; false while anything is open. A healthy run never
+// settles.
 func Settle(r *report.Report, v report.Verdict) (report.Settled, bool) {
 	s := settle(r, v)
 	return s.st, s.ok

@@ -11,23 +11,13 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// The practical rule of SlowerTest: a scope is slow only where its latency
-// is at least SlowRatio times the rest's and SlowMinDiff above it, at the
-// same percentile, over at least SlowMinShare of the percentiles.
-//
-// Why a ratio and a floor: with tens of thousands of requests Mann-Whitney
-// finds any systematic difference, such as the few microseconds between
-// 127.0.0.1 and ::1 on loopback (a 2× ratio of nothing) or a 10% difference
-// between two healthy backends; neither is what a user means by slow. 1.5×
-// is well outside the run-to-run spread of healthy backends, and 2 ms is
-// above scheduling noise and 2000 times the histograms' 1 µs resolution.
-//
-// Why a share of percentiles, not the median alone: one slow instance of
-// four behind an address makes a quarter of its requests slow and leaves
-// its median where it was; 20% of the percentiles catches one instance in
-// four (25%), while a bimodal latency (cache hits and misses) whose miss
-// rate moves by a few points shifts only those few percentiles, however
-// large the jump at the boundary.
+// The practical rule of SlowerTest: a scope is slow only where its latency is at
+// least SlowRatio times the rest's and SlowMinDiff above it at the same
+// percentile, over at least SlowMinShare of the percentiles. With many requests
+// Mann-Whitney finds any difference (::1 against 127.0.0.1 on loopback, healthy
+// backends 10% apart); 1.5× is outside healthy spread, 2 ms above scheduling
+// noise. A share of percentiles catches one slow instance in four (25%), where a
+// bimodal latency moving a few points shifts only a few percentiles.
 const (
 	SlowRatio    = 1.5
 	SlowMinDiff  = 2 * time.Millisecond

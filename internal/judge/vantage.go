@@ -11,16 +11,11 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// vantagePlan is what a merge broken down by vantage (see
-// report.VantageStats) gives the vantage tests to compare: each endpoint
-// that several vantages probed, from each of them against the others,
-// only over the time they share. A vantage's time is its runs' sending
-// windows (Report.Inputs); the time it shares, where they meet another
-// vantage's; its requests then, those of the buckets of the report's
-// timeline in which at least half of its time is shared (its endpoint
-// timelines, report.VantageSeries), and the other vantages' requests in
-// the same buckets. A single run, or a merge of runs from one vantage, has
-// no plan.
+// vantagePlan is what a merge by vantage (report.VantageStats) gives the vantage
+// tests: each endpoint several vantages probed, each vantage against the others
+// over the time they share (where the runs' sending windows meet), counted in
+// the timeline buckets at least half shared. A single run, or runs from one
+// vantage, have no plan.
 type vantagePlan struct {
 	// unknown says why the vantages cannot be compared at all: their
 	// times or timelines are not in the report. "" when they are.

@@ -25,72 +25,15 @@ const DefaultSamples = 5
 // the inputs' intervals have no sensible common multiple.
 const maxMergedInterval = 24 * time.Hour
 
-// Merge combines reports of the same probe run as several processes (N
-// machines or regions, N pods each sending R/N) or of several runs into one
-// report, exactly where the reports allow it. names name the inputs (file
-// names); every error names the one at fault. The reports must pass
-// report.CheckSaved and count the same statuses as failures.
-//
-// Rules:
-//   - Endpoints are matched by target and address: the same endpoint in
-//     several reports is one endpoint whose counts, statuses, error classes,
-//     bytes, drops and connections add up, and whose latency and phase
-//     histograms merge from their encoded form (percentiles are then read
-//     from the merged histogram, as one aggregator would; the mean is exact
-//     to the microsecond). Other endpoints are listed side by side, in the
-//     order they first appear. Families and totals are recomputed from the
-//     endpoints. Merging never judges: the merged report has no verdict
-//     until it is judged (Judge), on the merged counts. A merge keeps the
-//     inputs' encoded histograms and decodes them into a few scratch
-//     histograms, one scope at a time: its memory grows with the inputs'
-//     size, not with 188 kB of histogram per scope.
-//   - A report without phase histograms (written before phases_ms had hdr)
-//     still merges: its phases are approximate and a note says so.
-//   - Time: started_at is the earliest, ended_at the latest. duration_s and
-//     send_s are the time covered by at least one input's run and sending
-//     window (overlaps counted once, gaps between runs left out), so with N
-//     processes side by side they are the common window and every rps is the
-//     combined rate the target saw; with runs one after another they are the
-//     sum of the runs. interrupted is set when any input was.
-//   - Timeline: the common interval is the least common multiple of the
-//     inputs' intervals (with pinprobe's doubling intervals, the coarsest),
-//     doubled while the buckets would pass 300 (10,000 when an input had
-//     more) or the merged series would hold more than 4 times the buckets
-//     of the inputs' (runs far apart in time are otherwise one long series
-//     per endpoint); the origin is the earliest start. An input bucket is
-//     never split: it is counted whole in the merged bucket that holds its
-//     middle.
-//     When an input's start is a whole number of its buckets from the origin,
-//     that is exact; otherwise a note names it, and its requests may show up
-//     to half of its bucket early or late. Sums are always exact.
-//   - Samples: per endpoint, the earliest failed ones up to the largest
-//     --samples of the inputs' commands (5 when a command does not say), and
-//     the earliest success.
-//   - Trail: per endpoint, the inputs' trails in time order, thinned to an
-//     even sample where they hold more than MaxTrailFailed failed or
-//     MaxTrailOK successful requests together.
-//   - Fingerprints: added by kind (status or error class, Server, body hash);
-//     past 64 kinds the smallest are counted in the "other kinds" group, as
-//     the aggregator does with the kinds past its first 64.
-//   - Client: local addresses and ports are the union; ports_count is the
-//     union's size, exact when every input listed all its ports (or wrote
-//     port_set), else a lower bound flagged by ports_count_lower_bound.
-//   - DNS: every input's entries are kept, each naming its input (report.DNS.Input).
-//   - Plan: the rate is the planned rate at the busiest moment (the inputs'
-//     rates added up where their runs overlap); request budgets add up;
-//     duration, concurrency and timeout are the largest; the --group-by
-//     headers are every input's, each once; a note says when the inputs'
-//     plans differ.
-//   - Vantages: each run's requests and failures, per family and endpoint,
-//     are counted under its vantage (report.Report.Vantage), a merged input's
-//     vantages added by name, so the breakdown stays exact through merges
-//     of merges (see report.VantageStats); so are each endpoint's requests and
-//     failures per bucket of the merged timeline (report.VantageSeries), placed
-//     as the endpoint's own series are, for comparing vantages over the
-//     time they share.
-//   - The merged report lists its inputs (report.Report.Inputs), each with its run
-//     ID; a merged input's own inputs are listed in its place, so merges of
-//     merges stay flat. A run among them twice is refused (see sameRun).
+// Merge combines reports of one run's processes (N machines, N pods each at
+// R/N), or of several runs, into one report, exactly where they allow it; names
+// name the inputs for errors. The reports must pass report.CheckSaved and count
+// the same statuses as failures. Endpoints match by target and address and add
+// up, histograms merged from their encoding one scope at a time (memory grows
+// with the inputs, not 188 kB a scope); families and totals are recomputed, and
+// nothing is judged. Each part follows the rule its function states (meta,
+// plan, endpoints, keepSamples, timeline, grid, fingerprints, client,
+// mergeVantages); a run among the inputs twice is refused (sameRun).
 func Merge(reports []*report.Report, names []string) (*report.Report, error) {
 	if len(reports) == 0 {
 		return nil, errors.New("merge: no report to merge")
@@ -211,8 +154,12 @@ type mergedEndpoint struct {
 	trails             []*report.Trail
 }
 
-// meta fills what describes the run: inputs, window, plan, version,
-// command, DNS and the interrupted flag.
+// meta fills what describes the run: inputs (a merged input's own inputs in
+// its place, so merges of merges stay flat), plan, version, command, DNS (every
+// input's entries, each naming its input) and interrupted (any input's). Time:
+// started_at the earliest, ended_at the latest; duration_s and send_s the time
+// covered by at least one input's window, so side-by-side processes give the
+// common window (every rps the combined rate) and runs in turn the sum.
 func (m *merger) meta(out *report.Report) {
 	var runs, sends [][2]time.Time
 	for i, r := range m.reports {
@@ -393,7 +340,9 @@ func unionSeconds(iv [][2]time.Time) float64 {
 	return total.Seconds()
 }
 
-// plan sums the rates and budgets and keeps the largest of the rest.
+// plan sums the rates where the runs overlap (peakRate) and the budgets, keeps
+// the largest duration, concurrency and timeout and every input's --group-by
+// headers once; a note says when the inputs' plans differ.
 func (m *merger) plan() report.Plan {
 	p := m.reports[0].Plan
 	p.Rate, p.Requests = peakRate(m.reports), 0
@@ -474,7 +423,11 @@ func peakRate(reports []*report.Report) float64 {
 	return sum + peak
 }
 
-// endpoints adds up the inputs' endpoints, matched by target and address.
+// endpoints adds up the inputs' endpoints, matched by target and address;
+// the others are listed side by side in the order they first appear. A
+// phase without its histogram merges approximately, and a note says so;
+// trails are merged in time order, thinned past report.MaxTrailFailed and
+// MaxTrailOK (report.MergeTrails).
 func (m *merger) endpoints() error {
 	approx := map[string]bool{}
 	quota := 0
@@ -547,8 +500,9 @@ func (m *merger) endpoints() error {
 	return nil
 }
 
-// keepSamples keeps the earliest quota failed samples and the earliest
-// success, in time order, as one run would have.
+// keepSamples keeps the earliest quota failed samples (quota: the largest
+// --samples of the inputs, SamplesFlag) and the earliest success, in time
+// order, as one run would have.
 func keepSamples(all []report.Sample, quota int) []report.Sample {
 	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At.Time) })
 	out := []report.Sample{}
@@ -696,9 +650,11 @@ func (m *merger) stats(out *report.Report) error {
 	return nil
 }
 
-// timeline re-buckets every input's series on one grid, and the latency
-// series of out's families, endpoints and groups (see mergeLatencies);
-// see Merge.
+// timeline re-buckets every input's series on one grid (see grid): an input
+// bucket is never split but counted whole where its middle falls, exact when
+// the input starts a whole number of its buckets from the origin, else a note
+// names it (its requests up to half a bucket early or late); sums are always
+// exact. So are the latency series of out's families, endpoints and groups.
 func (m *merger) timeline(out *report.Report) (report.Timeline, error) {
 	srcs, none := m.timelineSources()
 	if none != nil {
@@ -1019,7 +975,8 @@ type fpMergeKey struct {
 	class, server, hash string
 }
 
-// fingerprints adds up the failure kinds; see Merge.
+// fingerprints adds up the failure kinds (status or error class, Server, body
+// hash); past 64 kinds the smallest join "other kinds", as in the aggregator.
 func (m *merger) fingerprints() []report.Fingerprint {
 	byKey := map[fpMergeKey]*report.Fingerprint{}
 	var order []fpMergeKey
@@ -1085,7 +1042,9 @@ func addPrint(dst, src *report.Fingerprint) {
 	}
 }
 
-// client takes the union of the local addresses and ports; see Merge.
+// client takes the union of the local addresses and ports; ports_count is
+// exact when every input listed all its ports (or wrote port_set), else a
+// lower bound flagged by ports_count_lower_bound.
 func (m *merger) client() (report.Client, error) {
 	cl := report.Client{LocalAddresses: []string{}, Ports: []int{}}
 	addrs := map[string]bool{}

@@ -19,8 +19,8 @@ func vantagesNamed(reports []*report.Report) bool {
 
 // mergeVantages is the breakdown by vantage of a merge of reports into
 // out (whose endpoints are merged): each run counted under its vantage, a
-// merged input's vantages kept as they are, each endpoint's timeline from
-// vtl (nil: none). nil when no input names one.
+// merged input's vantages added by name (so merges of merges stay exact),
+// each endpoint's timeline from vtl (nil: none). nil when no input names one.
 func mergeVantages(reports []*report.Report, out *report.Report, vtl *vantageTimelines) []report.VantageStats {
 	if !vantagesNamed(reports) {
 		return nil

@@ -207,19 +207,13 @@ func newReqBody() reqBody {
 	return reqBody{r: r, rc: io.NopCloser(r)}
 }
 
-// set gives req its body. net/http silently resends a "replayable"
-// request (GET, HEAD, OPTIONS, TRACE, or one with an Idempotency-Key, whose
-// body is nil, http.NoBody or rewindable through GetBody) that fails on a
-// reused keep-alive connection; that would hide the very resets pinprobe
-// looks for and break "sent once, counted once". A body that is none of those
-// is never replayed, by HTTP/1 or HTTP/2, so every request that could be
-// replayed gets one: the payload through io.NopCloser (which net/http still
-// recognises as in-memory and writes in one go), or, for no payload, an empty
-// body with the "identity" transfer encoding, which HTTP/1 writes as no body
-// at all (no Content-Length, no chunking) and HTTP/2 as an empty last frame.
-// Without the identity marker net/http would probe the empty body with a
-// goroutine and a timer on every request. The previous request that had
-// this body must have ended (its response body closed).
+// set gives req its body. net/http silently resends a "replayable" request (GET,
+// HEAD, OPTIONS, TRACE or with Idempotency-Key, its body nil, http.NoBody or
+// rewindable) that fails on a reused connection, hiding the resets pinprobe
+// looks for; so every such request gets a body that is none of those: the
+// payload through io.NopCloser (still written in one go), or an empty body with
+// the "identity" transfer encoding (no body on the wire, and no goroutine and
+// timer probing it). The previous request with this body must have ended.
 func (b reqBody) set(req *http.Request, payload []byte) {
 	if len(payload) == 0 {
 		req.Body = emptyBody{}

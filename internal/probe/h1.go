@@ -14,21 +14,10 @@ import (
 
 // The HTTP/1.1 client: one connection owned by one goroutine, which writes a
 // pre-rendered request (h1Template), reads the response with a strict parser
-// and discards the body, all synchronously. It avoids net/http's two
-// goroutines and channel hand-offs per connection and request, and allocates
-// nothing per request on the happy path. Nothing is ever retried: a failure
-// on a reused connection is returned as it is.
-//
-// A worker holds at most one *h1Conn and one *h1Response; per request (see
-// h1Sender.do, the engine's use of it):
-//
-//	start := time.Now(); deadline := start.Add(timeout)
-//	if c != nil && c.stale(start) { c = nil }       // closed by the server while idle
-//	if c == nil { c, err = dialer.dialAny(ctx, deadline) } // h2 by ALPN: hand c to net/http
-//	last := newConnEachRequest || c.requests()+1 >= maxPerConn
-//	err = c.roundTrip(tmpl, requestID, last, deadline, resp)
-//	c.result(&res, resp)                            // Status, Bytes, Reused, addresses, phases
-//	if !c.reusable() { c = nil }                    // already closed
+// and discards the body, synchronously: no goroutines or hand-offs per request
+// as in net/http, no allocation on the happy path, nothing ever retried. A
+// worker holds at most one *h1Conn and one *h1Response; h1Sender.do shows a
+// request's steps (stale, dialAny, roundTrip, result, reusable).
 
 // Limits of the client.
 const (
@@ -192,16 +181,12 @@ func (c *h1Conn) requests() int { return c.n }
 // A connection that is not reusable has been closed already.
 func (c *h1Conn) reusable() bool { return !c.closed }
 
-// stale reports whether the connection cannot carry a request at now: it
-// is closed, or it has carried a request, has been idle for h1IdleCheck or
-// longer, and the server has closed or reset it meanwhile (or sent something
-// unasked). A connection that has carried nothing is not looked at: TLS 1.3
-// session tickets may still wait there, read with the first response. A stale
-// connection is closed. net/http's background reader notices such a
-// connection before reusing it; without this check the next request would
-// fail as eof although nothing went wrong (a keep-alive timeout). Checking
-// costs a system call, so a connection reused at once is not checked: there
-// the server's close races the request, as it does in net/http.
+// stale reports whether the connection cannot carry a request at now: it is
+// closed, or it has carried one, been idle h1IdleCheck or longer, and the
+// server closed or reset it (or sent something unasked); a stale one is closed.
+// Else a keep-alive timeout would fail the next request as eof. A connection
+// that carried nothing is not looked at (TLS 1.3 tickets may wait there), nor
+// one reused at once (a system call saved; the close races, as in net/http).
 func (c *h1Conn) stale(now time.Time) bool {
 	if c.closed {
 		return true
@@ -223,16 +208,12 @@ func (c *h1Conn) close() error {
 }
 
 // roundTrip sends t's request with requestID as X-Request-Id ("" for none),
-// asking the server to close the connection after it when last, and reads
-// the whole response into resp. The exchange must end by deadline (connection
-// deadlines, no timers); a request that cannot is returned as a timeout.
-//
-// Errors are the connection's own (syscall errors, io.EOF when the server
-// closed before answering, io.ErrUnexpectedEOF mid-response, deadline
-// timeouts) or *ProtocolError, wrapped with the remote address, and classify
-// with Classify. After an error, a Connection: close, a body read until the
-// server closed, an early response to a request whose body was not all sent,
-// or last, the connection is closed (see reusable). Nothing is retried.
+// asking to close after it when last, and reads the response into resp by
+// deadline (connection deadlines, no timers; past it, a timeout). Errors are
+// the connection's own (io.EOF before an answer, io.ErrUnexpectedEOF mid-way)
+// or *ProtocolError, wrapped with the remote address, for Classify. After an
+// error, Connection: close, a body read to EOF, an early response or last, the
+// connection is closed (see reusable). Nothing is retried.
 func (c *h1Conn) roundTrip(t *h1Template, requestID string, last bool, deadline time.Time, resp *h1Response) error {
 	resp.reset()
 	if c.closed {

@@ -18,22 +18,14 @@ type ClientKind string
 // deadlines on the connection instead of timers and goroutines, and almost
 // no allocation per request. net/http ("std") speaks HTTP/2 as well.
 const (
-	// ClientAuto (the zero value) speaks HTTP/1.1 through the fast path
-	// and HTTP/2 through net/http, never HTTP/1.1 through net/http: net/http
-	// reuses a connection that still holds the body a 204, 304 or HEAD
-	// response should not have had, and may then read those bytes as the
-	// next answer. http:// with --http auto or 1.1, and https:// with
-	// --http 1.1, go the fast way; --http 2 goes through net/http (h2c for
-	// http://; over TLS every connection offers only "h2" by ALPN, and one
-	// on which the server chooses no protocol fails as protocol, where
-	// net/http would speak HTTP/1.1). https:// with --http auto decides
-	// connection by connection: the fast path's dialer offers "h2" and
-	// "http/1.1" by ALPN; a connection on which the server chooses h2 goes
-	// on in net/http, with the request whose handshake found it, its
-	// latency and timeout running from its start; when net/http needs a
-	// new connection it dials the same way, and one on which the server
-	// chooses HTTP/1.1 comes back to the fast path with its request. A
-	// request the fast path cannot render (CONNECT) is refused.
+	// ClientAuto (the zero value) speaks HTTP/1.1 through the fast path and HTTP/2
+	// through net/http, never HTTP/1.1 through net/http (it may read the body a 204,
+	// 304 or HEAD answer should not have had as the next answer). --http 2 goes
+	// through net/http (h2c, or ALPN "h2" alone: no protocol chosen fails as
+	// protocol). https:// with --http auto offers both by ALPN per connection: one
+	// on which the server chooses h2 goes on in net/http with the request that found
+	// it, and one net/http dials that gets HTTP/1.1 comes back to the fast path with
+	// its request. CONNECT, which the fast path cannot render, is refused.
 	ClientAuto ClientKind = "auto"
 	// ClientFast sends every request through the fast path: over TLS it
 	// offers only "http/1.1" by ALPN, so a server that prefers HTTP/2 is

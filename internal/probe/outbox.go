@@ -18,21 +18,13 @@ import (
 // sooner.
 const collectEvery = 10 * time.Millisecond
 
-// pendingCap is how many results a run's outboxes hold, together, before
-// a goroutine adding one to an outbox that is not empty waits for the
-// collector: a collector that falls behind slows the requests down
-// instead of holding their results without bound (16,384 results are
-// about 6 MB, 0.3 s at 50,000 req/s; 250 outboxes of 1,024 each would be
-// 100 MB).
-//
-// At --rate max (the closed model) a result waiting costs memory and buys
-// nothing: no request is due at a set time, so a worker held up by a
-// collector that is behind only sends its next request later, as it would
-// anyway once the collector is what limits the rate. There the outboxes hold
-// pendingCapClosed together (0.7 MB, 40 ms at 50,000 req/s) and
-// boxCapClosed each: an outbox keeps the capacity it grew to, so without a
-// bound of its own every worker's grew to the largest batch a slow collector
-// ever left it, and the heap with the run's length (BENCHMARKS.md, Memory).
+// pendingCap is how many results a run's outboxes hold together before a
+// goroutine adding to a non-empty one waits for the collector: a collector that
+// falls behind slows the requests instead of holding results without bound. At
+// --rate max (the closed model) a waiting result buys nothing, so the outboxes
+// hold pendingCapClosed together and boxCapClosed each: an outbox keeps the
+// capacity it grew to, and would otherwise grow to the largest batch a slow
+// collector ever left it (BENCHMARKS.md, Memory).
 const (
 	pendingCap       = 1 << 14
 	pendingCapClosed = 1 << 11

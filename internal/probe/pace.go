@@ -7,22 +7,14 @@ import (
 	"github.com/pinprobe/pinprobe/internal/stat"
 )
 
-// pacer is the send schedule of one endpoint in the open model, a pure
-// function of the request's number. The endpoints that share the rate share
-// a layout: time from base is cut into cycles of share slots, one slot
-// every 1/rate seconds, and each endpoint sends one request per cycle, in
-// its own slot. Slot phase is the endpoint's in the first cycle; every
-// later cycle turns the whole layout by the same pseudo-random amount, so
-// the endpoints still take one slot each, at the total rate, but not in
-// the same order cycle after cycle: a gateway that hands requests to its
-// backends in turn, fronting several of the addresses under test, would
-// otherwise give each address the same backend every time, and name the
-// address for what is the backend's. Request k is due at
-// base + (k×share + slot(k))/rate seconds after the run's start. It is
-// computed, never accumulated, so a late wake-up shifts no later request;
-// a due time that is a whole number of nanoseconds comes out exactly (one
-// rounding), and PlannedRequests counts with the very arithmetic the
-// scheduler sends by.
+// pacer is the send schedule of one endpoint in the open model, a pure function
+// of the request's number. Endpoints sharing the rate take one slot each in
+// cycles of share slots, 1/rate apart, and every cycle turns the layout by a
+// pseudo-random amount, so that a gateway handing requests round its backends
+// does not give each address the same backend every time. Request k is due at
+// base + (k×share + slot(k))/rate: computed, never accumulated (a late wake-up
+// shifts nothing later), with one rounding, and counted by PlannedRequests with
+// the very same arithmetic.
 type pacer struct {
 	base  time.Duration // from the run's start: where the layout's first cycle begins
 	phase int64         // the endpoint's slot in the first cycle, 0 to share-1
@@ -187,20 +179,13 @@ func layout(ids []int, base time.Duration, rate float64, grain time.Duration) ma
 	return out
 }
 
-// PlannedRequests returns how many requests each of endpoints endpoints
-// gets in the open model (in the order of the endpoints given to Start)
-// when nothing is dropped, no endpoint is added or removed and the client
-// keeps up with the rate (see lateGrace): the requests due before
-// Duration, and of those the first Requests of the run. The endpoints are
-// staggered over the first per-endpoint period, so when the run is shorter
-// than that period some get none: 2 req/s over 20 endpoints for 5 s is 10
-// requests, one each for the first 10 endpoints. Under Requests the total
-// is exact, but which endpoint sends the last requests follows the order
-// in which their schedulers wake, so an endpoint may get one request more
-// or less than planned when the requests of several are due within a
-// scheduling delay of each other. It returns nil for a run that no plan
-// bounds: the closed model (Max), no rate, or neither Duration nor
-// Requests.
+// PlannedRequests returns how many requests each of endpoints endpoints gets in
+// the open model (in Start's order) when nothing is dropped, added or removed
+// and the client keeps up (see lateGrace): those due before Duration, and of
+// them the run's first Requests. Endpoints are staggered over the first
+// per-endpoint period, so a short run gives some none; under Requests one may
+// get one more or less when several are due within a scheduling delay. nil
+// when no plan bounds the run (Max, no rate, neither Duration nor Requests).
 func PlannedRequests(o Options, endpoints int) []int64 {
 	if o.Max || !(o.Rate > 0) || endpoints <= 0 || (o.Duration <= 0 && o.Requests <= 0) {
 		return nil

@@ -10,34 +10,15 @@ import (
 	"time"
 )
 
-// The open model's workers pace themselves. An endpoint's stream is a pool:
-// its schedule (a pacer, whose k is the first request no one has taken
-// yet), the workers that send it, and a watch that stands in for them when
-// every one is busy. A worker that comes free takes the next request of the
-// schedule (it is dealt it), sleeps on a timer of its own until the request
-// is due and sends it: no goroutine hands it over, and a request wakes no
-// one but its worker. At most Rotation workers hold a request at a time;
-// one that comes free while that many do is parked, with no request, below
-// the others. So the requests go round Rotation workers (and connections),
-// and those added for a slow backend stay parked while these keep up.
-//
-// The requests are dealt in rounds of Rotation, each worker taking one of
-// each round, in an order drawn anew for every round (an inside-out
-// shuffle: the worker dealt a round's i-th request swaps it, with
-// probability i/(i+1), for the earlier one of a worker still waiting for
-// its own), so that no server handing requests round its backends in turn
-// sees them line up with pinprobe's connections. A swap moves the other
-// worker's request later, never earlier, and only resets that worker's
-// timer: whoever holds the pool's lock may set another's timer, which
-// wakes no one before it is due.
-//
-// When the last worker holding a request sends it, nothing stands between
-// the next request and its due time: a parked worker is dealt it, or, when
-// none is parked, the watch's timer is set for it. The watch wakes only
-// then, when every worker is busy: it starts a worker for the request when
-// growth is justified (see mayGrow), or owes it to the next worker that
-// comes free (sent late, its latency counted from when it was due), or,
-// with Concurrency workers busy, drops and counts it.
+// pool is an endpoint's stream in the open model: its schedule (a pacer, k the
+// first request not yet taken), its workers and a watch. A worker that comes
+// free is dealt the next request, sleeps on its own timer until due and sends
+// it, so a request wakes only its worker. At most Rotation workers hold one, the
+// others park; each round of Rotation is dealt in a fresh random order, so no
+// backend rotation lines up with the connections (a swap only delays a waiting
+// worker's request: the lock's holder may reset its timer). When the last
+// holder sends, a parked worker is dealt the next request, or the watch starts a
+// worker (mayGrow), owes it to the next one free, or drops and counts it.
 type pool struct {
 	r     *Run
 	s     *stream
@@ -514,16 +495,13 @@ func (pl *pool) guard(now time.Time) {
 	}
 }
 
-// mayGrow reports whether, with every worker busy, one more is justified:
-// the endpoint has fewer than Rotation, or fewer than lateWorkers of its
-// warm workers; or fewer than its warm workers while the client keeps up
-// with its schedule (late is how late the watch looks; see behindFor: a
-// client short of CPU gains nothing from more connections, which only cost
-// more CPU); or more of its requests have been in flight for spawnAge than
-// workers were added past the warm ones (so each stuck request earns a
-// replacement, and a hiccup earns a few, not thousands). Past BusyWorkers,
-// only while the machine has CPU to spare and the client keeps up: then
-// the backend, not the client, holds the workers.
+// mayGrow reports whether, with every worker busy, one more is justified: fewer
+// than Rotation or lateWorkers of its warm workers; fewer than its warm workers
+// while the client keeps up (behindFor: a client short of CPU gains nothing from
+// connections); or more requests in flight past spawnAge than workers added past
+// the warm ones (a hiccup earns a few, not thousands). Past BusyWorkers only
+// while the machine has CPU to spare and the client keeps up: then the backend
+// holds the workers.
 func (pl *pool) mayGrow(now time.Time, late time.Duration) bool {
 	n := len(pl.all)
 	warm := warmWorkers(pl.r.opts.Rate/float64(max(pl.p.share, 1)), pl.p.grain, pl.conc)
@@ -705,16 +683,9 @@ func warmWorkers(perEndpointRate float64, grain time.Duration, limit int) int {
 	return min(limit, max(8, Rotation, int(math.Ceil(perEndpointRate*(warmLatency+grain).Seconds()))))
 }
 
-// Rotation is how many connections an endpoint's requests are handed round
-// in turn, in the open model, when Concurrency allows: its first Rotation
-// requests each start a worker (and so a connection), and from then on the
-// requests go round the Rotation workers that are free first, in rounds of
-// one request each in an order drawn anew each round (see pool). So even at
-// a low rate an endpoint keeps Rotation connections open at the same
-// moment, its requests interleaved over them: requests sent at one moment
-// on different connections are what tells a failing instance behind a
-// layer-4 balancer (which keeps each connection on one instance) from a
-// failing moment (an outage window, a flapping backend), which a single
-// connection at a time would show alike. Workers added past them for a
-// slow backend stay parked while these carry the load.
+// Rotation is how many connections an endpoint's requests go round in the open
+// model, when Concurrency allows (see pool): even at a low rate an endpoint
+// keeps Rotation connections open at once, because requests sent at one moment
+// on different connections tell a failing instance behind a layer-4 balancer
+// from a failing moment, which one connection would show alike.
 const Rotation = 4

@@ -9,18 +9,12 @@ import (
 // started after it, and the requests in flight finish and report.
 func (r *Run) Stop() { r.stop() }
 
-// Abandon stops waiting for the requests in flight, as a second Ctrl-C
-// asks: it stops the sending as Stop does, and returns the last results,
-// as Take would, followed, for each endpoint with requests started whose
-// results were not taken, by a Result that counts them (Abandoned), and
-// for each with requests it still owed, one that counts them as dropped.
-// So every request started is counted once: by its result, taken before,
-// or as abandoned. The results of the abandoned requests are let go when
-// they come, and their contexts are cancelled (a dial or a net/http request
-// ends at once; the HTTP/1.1 fast path's read ends at its deadline). After
-// Abandon, Take returns nothing; Ready is closed only once the abandoned
-// requests have ended, so its reader stops reading it. Call it from the
-// goroutine that calls Take, at most once.
+// Abandon stops waiting for the requests in flight (a second Ctrl-C): it stops
+// sending as Stop does and returns the last results, then per endpoint a Result
+// counting its started requests not taken (Abandoned) and one counting what it
+// still owed as dropped, so every request started is counted once. Abandoned
+// requests' contexts are cancelled; after Abandon, Take returns nothing and
+// Ready closes once they have ended. Call it from Take's goroutine, once.
 func (r *Run) Abandon() []Result {
 	r.stop()
 	r.mu.Lock()

@@ -84,31 +84,14 @@ type Result struct {
 // or abandoned requests, or a pause.
 func (r *Result) Request() bool { return r.Dropped == 0 && r.Missed == 0 && r.Abandoned == 0 }
 
-// sender sends an endpoint's requests one at a time over the connection
-// it owns, and reports each as a Result. Every worker has one, made by its
-// stream's newSender: httpSender (net/http) or h1Sender (the HTTP/1.1 fast
-// path, chosen by useFastPath, which hands HTTP/2 connections to an
-// httpSender of its own; see ClientKind).
-//
-// A request path plugs in with a constructor of the shape
-// func(s *stream, parent context.Context) sender, that newStream sets as
-// s.newSender when the options ask for it (newStream is also where the path
-// can refuse options it does not support). Its do must:
-//   - dial through s.dial (the pinned address; the *trackedConn it returns
-//     carries ConnID, dial time and the addresses), with TLS from a clone
-//     of s.tlsConf;
-//   - build the request from s.tmpl (method, URL, Host, header with
-//     Authorization and User-Agent already set), s.payload (none at all when
-//     s.bodyless), and, when s.requestID, an X-Request-Id made with
-//     s.appendRequestID (else s.userID is the one sent);
-//   - honour s.conn: NewConn, ConnRequests (the last request of a connection
-//     sent with Connection: close), ConnAge, and end within s.timeout
-//     whatever the server does (parent is not cancelled when sending stops);
-//   - fill the Result: Endpoint, Start, Latency, Status, Bytes, RequestID,
-//     ConnID, ConnReq, Reused (ConnReq > 1), Local, Remote, Connect, TLS,
-//     TTFB; then s.response for a response (fingerprint, evidence, groups;
-//     the first BodyPrefix bytes are needed only when s.wantsPrefix) and
-//     s.failure for an error (class, timeout, evidence).
+// sender sends an endpoint's requests one at a time over the connection it owns
+// and reports each as a Result: httpSender (net/http) or h1Sender (see ClientKind),
+// made by the stream's newSender, set in newStream (which may refuse options).
+// Its do must dial through s.dial (the pinned address) with a clone of
+// s.tlsConf; build the request from s.tmpl, s.payload (none when s.bodyless) and
+// the request ID (s.appendRequestID, else s.userID); honour s.conn and end
+// within s.timeout whatever the server does; fill the Result from Endpoint to
+// TTFB as h1Sender.do does, then call s.response or s.failure.
 type sender interface {
 	// do sends one request, due at start, and returns its result within
 	// the stream's timeout from start (plus scheduling slack), whatever

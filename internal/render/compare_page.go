@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,7 +20,6 @@ const documents = FormatMarkdown | FormatHTML
 // Brief, it is one screen: the families, the endpoints and instances that
 // changed and the failures that appeared or grew, each list capped.
 func comparePage(c *compare.Comparison, brief bool) *Page {
-	v := newCmpView(c)
 	p := &Page{
 		Title: "pinprobe compare: " + c.Status,
 		Lead:  Para{Lead: strings.ToUpper(c.Status), Text: c.Headline()},
@@ -27,11 +27,11 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 	}
 	runs := List{Items: []Item{{Lead: "before", Text: runWords(&c.Before)}, {Lead: "after", Text: runWords(&c.After)}}}
 	families := Section{Heading: "By address family", Aside: "failed/requests before → after", Blocks: []Block{
-		cmpTable("", "Family", v.families, brief),
+		cmpTable("", "Family", familyRows(c), brief),
 	}}
 	if brief {
 		p.Sections = append(p.Sections, Section{Blocks: []Block{runs}}, families)
-		p.Sections = append(p.Sections, briefCmpSections(v)...)
+		p.Sections = append(p.Sections, briefCmpSections(c, answerRows(c))...)
 		return p
 	}
 	runs.Only = FormatText
@@ -40,13 +40,19 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 	p.Sections = append(p.Sections, Section{Heading: "The runs", Blocks: []Block{runs, runsTable(c)}}, families)
 
 	endpoints := Section{Heading: "By endpoint"}
-	for _, tg := range v.targets {
-		tb := cmpTable(tg.target, "Address", tg.rows, false)
-		if tg.after != "" {
-			tb.Intro = "after: " + tg.after + " (matched by --match host)"
+	for i := 0; i < len(c.Endpoints); { // a table per target
+		target, after := c.Endpoints[i].Target, ""
+		var rows []cmpRow
+		for ; i < len(c.Endpoints) && c.Endpoints[i].Target == target; i++ {
+			rows = append(rows, cmpRowOf(&c.Endpoints[i], c.Endpoints[i].Address))
+			after = cmp.Or(after, c.Endpoints[i].AfterTarget)
 		}
-		for i := range tg.rows {
-			if r := &tg.rows[i]; r.baseline != "" {
+		tb := cmpTable(target, "Address", rows, false)
+		if after != "" {
+			tb.Intro = "after: " + after + " (matched by --match host)"
+		}
+		for _, r := range rows {
+			if r.baseline != "" {
 				tb.Notes = append(tb.Notes, r.label+" is new: compared with "+r.baseline+".")
 			}
 		}
@@ -56,31 +62,36 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 		endpoints.Blocks = append(endpoints.Blocks, moved)
 	}
 	p.Sections = append(p.Sections, endpoints)
-	if len(v.headers) > 0 {
+	if len(c.Groups) > 0 {
 		s := Section{Heading: "By instance"}
-		for _, h := range v.headers {
-			s.Blocks = append(s.Blocks, cmpTable(h.target, "Value", h.rows, false))
+		for i := 0; i < len(c.Groups); { // a table per header
+			header := c.Groups[i].Header
+			var rows []cmpRow
+			for ; i < len(c.Groups) && c.Groups[i].Header == header; i++ {
+				rows = append(rows, cmpRowOf(&c.Groups[i], c.Groups[i].Value))
+			}
+			s.Blocks = append(s.Blocks, cmpTable(header, "Value", rows, false))
 		}
 		p.Sections = append(p.Sections, s)
 	}
-	if len(v.latency) > 0 {
-		p.Sections = append(p.Sections, Section{Heading: "Latency that changed", Blocks: latencyBlocks(v.latency)})
+	if l := latencyRows(c); len(l) > 0 {
+		p.Sections = append(p.Sections, Section{Heading: "Latency that changed", Blocks: latencyBlocks(l)})
 	}
-	if len(v.answers) > 0 {
-		p.Sections = append(p.Sections, Section{Heading: "Statuses and errors that changed", Blocks: answerBlocks(v.answers)})
+	if a := answerRows(c); len(a) > 0 {
+		p.Sections = append(p.Sections, Section{Heading: "Statuses and errors that changed", Blocks: answerBlocks(a)})
 	}
 	if len(c.Notes) > 0 {
 		p.Sections = append(p.Sections, Section{Heading: "Notes", Blocks: []Block{bullets(c.Notes, 0)}})
 	}
-	p.Sections = append(p.Sections, Section{Heading: "How this was decided", Blocks: []Block{Para{Text: v.method, Indent: 1}}})
+	p.Sections = append(p.Sections, Section{Heading: "How this was decided", Blocks: []Block{Para{Text: cmpMethod(c), Indent: 1}}})
 	return p
 }
 
 // briefCmpSections are the brief comparison's sections after the
 // families: what changed, the failures that appeared or grew, the notes,
 // each capped, and what the full comparison adds.
-func briefCmpSections(v *cmpView) []Section {
-	c, b := v.c, newBriefCmp(v)
+func briefCmpSections(c *compare.Comparison, answers []cmpAnswer) []Section {
+	b := newBriefCmp(c, answers)
 	said := words.Capitalize(b.changedHeading(c))
 	if b.moreChanged > 0 {
 		said += fmt.Sprintf(": the first %d here, the rest in the full comparison", len(b.rows))
@@ -140,6 +151,15 @@ func cmpTable(title, label string, rows []cmpRow, brief bool) Table {
 		}})
 	}
 	return tb
+}
+
+// familyRows are each family before and after, then the total.
+func familyRows(c *compare.Comparison) []cmpRow {
+	var rows []cmpRow
+	for i := range c.Families {
+		rows = append(rows, cmpRowOf(&c.Families[i], words.FamilyName(c.Families[i].Family)))
+	}
+	return append(rows, cmpRowOf(&c.Totals, "total"))
 }
 
 // runsTable is the two runs side by side, for Markdown (a terminal has
@@ -268,13 +288,12 @@ type briefCmp struct {
 	moreNotes   int
 }
 
-// newBriefCmp picks from v what a brief comparison shows: the endpoints
+// newBriefCmp picks from c what a brief comparison shows: the endpoints
 // and instances whose failure rate or latency changed, or that were added
 // or removed (regressions first), and the failures that appeared or grew.
-func newBriefCmp(v *cmpView) *briefCmp {
+func newBriefCmp(c *compare.Comparison, answers []cmpAnswer) *briefCmp {
 	b := &briefCmp{}
 	var worse, other []cmpRow
-	c := v.c
 	for _, list := range [][]compare.ScopeChange{c.Endpoints, c.Groups} {
 		for i := range list {
 			sc := &list[i]
@@ -291,7 +310,7 @@ func newBriefCmp(v *cmpView) *briefCmp {
 	all := append(worse, other...)
 	b.rows = all[:min(len(all), briefChanged)]
 	b.moreChanged = len(all) - len(b.rows)
-	for _, a := range v.answers {
+	for _, a := range answers {
 		if !a.failure {
 			continue
 		}

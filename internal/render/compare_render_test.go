@@ -53,11 +53,14 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 					t.Fatal(err)
 				}
 				out := buf.String()
-				v := newCmpView(c)
-				tables := [][]cmpRow{v.families}
-				for _, tg := range append(v.targets, v.headers...) {
-					tables = append(tables, tg.rows)
+				all := familyRows(c)
+				for i := range c.Endpoints {
+					all = append(all, cmpRowOf(&c.Endpoints[i], c.Endpoints[i].Address))
 				}
+				for i := range c.Groups {
+					all = append(all, cmpRowOf(&c.Groups[i], c.Groups[i].Value))
+				}
+				tables := [][]cmpRow{all}
 				rest := out
 				for _, rows := range tables {
 					for _, r := range rows {

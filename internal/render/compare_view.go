@@ -30,35 +30,7 @@ func CompareMarkdown(o Options) CompareRenderer {
 // (text, json, markdown or html); o.Brief makes all but JSON one screen
 // long.
 func CompareForFormat(name string, o Options) (CompareRenderer, error) {
-	switch name {
-	case "text":
-		return CompareText(o), nil
-	case "json":
-		return compare.JSON, nil
-	case "markdown":
-		return CompareMarkdown(o), nil
-	case "html":
-		return func(w io.Writer, c *compare.Comparison) error { return writePageHTML(w, comparePage(c, o.Brief)) }, nil
-	}
-	return nil, fmt.Errorf("unknown format %q (want text, json, markdown, html)", name)
-}
-
-// cmpView is a comparison prepared for reading; the text and Markdown
-// renderers show its rows and sentences.
-type cmpView struct {
-	c        *compare.Comparison
-	families []cmpRow // each family, then the total
-	targets  []cmpTarget
-	headers  []cmpTarget // the instances, by header (target is the header)
-	answers  []cmpAnswer
-	latency  []cmpLatency
-	method   string
-}
-
-type cmpTarget struct {
-	target string
-	after  string // the URL after, when --match host matched another port
-	rows   []cmpRow
+	return forFormat(name, o, func(c *compare.Comparison) *Page { return comparePage(c, o.Brief) }, compare.JSON)
 }
 
 // cmpRow is one scope before and after, formatted.
@@ -99,39 +71,13 @@ type cmpAnswer struct {
 	p       string // "p<1e-9", "" when untested
 }
 
-func newCmpView(c *compare.Comparison) *cmpView {
-	v := &cmpView{c: c}
-	for i := range c.Families {
-		v.families = append(v.families, cmpRowOf(&c.Families[i], words.FamilyName(c.Families[i].Family)))
-	}
-	v.families = append(v.families, cmpRowOf(&c.Totals, "total"))
-	for i := range c.Endpoints {
-		sc := &c.Endpoints[i]
-		if len(v.targets) == 0 || v.targets[len(v.targets)-1].target != sc.Target {
-			v.targets = append(v.targets, cmpTarget{target: sc.Target})
-		}
-		t := &v.targets[len(v.targets)-1]
-		t.rows = append(t.rows, cmpRowOf(sc, sc.Address))
-		if t.after == "" {
-			t.after = sc.AfterTarget
-		}
-	}
-	for i := range c.Groups {
-		sc := &c.Groups[i]
-		if len(v.headers) == 0 || v.headers[len(v.headers)-1].target != sc.Header {
-			v.headers = append(v.headers, cmpTarget{target: sc.Header})
-		}
-		h := &v.headers[len(v.headers)-1]
-		h.rows = append(h.rows, cmpRowOf(sc, sc.Value))
-	}
-	v.answers = answerRows(c)
-	v.latency = latencyRows(c)
-	v.method = fmt.Sprintf("Failure rates are compared with Fisher's exact test: worse and better are one-sided (P is the p of the change named, else two-sided), and each status or error class's share of the answers is compared two-sided. "+
+// cmpMethod says how the comparison was decided.
+func cmpMethod(c *compare.Comparison) string {
+	return fmt.Sprintf("Failure rates are compared with Fisher's exact test: worse and better are one-sided (P is the p of the change named, else two-sided), and each status or error class's share of the answers is compared two-sided. "+
 		"Latency is compared at the median by Mann-Whitney and at the 99th percentile by Fisher's exact test of the requests at or above the 99th percentile of both runs together, each one-sided both ways; "+
 		"a percentile is slower or faster when its test is significant and it moved by more than %s (--max-latency-increase %s), and latency is not compared where the failure rates differ by 10 points or more. "+
 		"α = %s over all %d comparison%s (Bonferroni): each needs p < %s. A new endpoint is compared with its URL's endpoints before. Failure-rate intervals are Wilson 95%%, those of p50 and p99 95%% from binomial order statistics; latencies come from each report's histograms.",
 		c.MaxLatencyIncrease.Words(), c.MaxLatencyIncrease, words.Num(c.Alpha), c.Comparisons, words.Plural(c.Comparisons), words.AlphaValue(c.AlphaEach))
-	return v
 }
 
 func cmpRowOf(sc *compare.ScopeChange, label string) cmpRow {
@@ -295,13 +241,7 @@ func latencyChange(b float64, nb int64, a float64, na int64) string {
 	if nb == 0 && na == 0 {
 		return "-"
 	}
-	x, y := words.Latency(b, nb), words.Latency(a, na)
-	for _, unit := range []string{"ms", "s"} {
-		if strings.HasSuffix(x, unit) && strings.HasSuffix(y, unit) && strings.HasSuffix(x, "ms") == strings.HasSuffix(y, "ms") {
-			return strings.TrimSuffix(x, unit) + "→" + y
-		}
-	}
-	return x + "→" + y
+	return unitOnce(words.Latency(b, nb), "→", words.Latency(a, na))
 }
 
 // answerRows lists the answers that appeared, vanished or changed share

@@ -21,7 +21,7 @@ func TestEndpointTablesShareOneLayout(t *testing.T) {
 	r := fixture.GoldenReport(t)
 	for _, width := range []int{80, 120} {
 		var b strings.Builder
-		if err := writeText(&b, r, Options{Width: width}); err != nil {
+		if err := Text(Options{Width: width})(&b, r); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(b.String(), "\n")
@@ -98,7 +98,7 @@ func TestMergedDNSNamesItsInputs(t *testing.T) {
 		t.Fatalf("DNS rows\n%q; want\n%q", got, want)
 	}
 	var text strings.Builder
-	if err := writeText(&text, r, Options{Width: 120}); err != nil {
+	if err := Text(Options{Width: 120})(&text, r); err != nil {
 		t.Fatal(err)
 	}
 	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -133,7 +133,7 @@ func TestReleaseGateOneName(t *testing.T) {
 		r := fixture.GoldenReport(t)
 		r.Thresholds = report.CheckLimits(r, tt.limits)
 		var b strings.Builder
-		if err := writeText(&b, r, Options{Width: 120}); err != nil {
+		if err := Text(Options{Width: 120})(&b, r); err != nil {
 			t.Fatal(err)
 		}
 		text := b.String()

@@ -16,7 +16,7 @@ import (
 // the answers per family, latency per endpoint, failures per instance). It
 // loads nothing and runs no script; it prints readably.
 func HTML(w io.Writer, r *report.Report) error {
-	if err := writePageHTML(w, reportPage(NewView(r), false)); err != nil {
+	if err := writePageHTML(w, pageOf(r, false, false)); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	return nil

@@ -138,7 +138,7 @@ func testDOM(t *testing.T, b *browser) {
 // it, and it logged nothing.
 func testJoinDOM(t *testing.T, b *browser) {
 	var buf bytes.Buffer
-	if err := JoinHTML(&buf, sampleJoin()); err != nil {
+	if err := writePageHTML(&buf, joinPage(sampleJoin())); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "join.html")

@@ -196,7 +196,7 @@ func newTimelineChart(v *View) *timelineChart {
 		y += stripH + stripGap
 	}
 	c.AxisY = f(y)
-	c.Ticks = timeTicks(from, span)
+	c.Ticks = timeTicks(from, span, plotX0, plotW, 8)
 	c.Axis = fmt.Sprintf("time (UTC) · one column per %s", durationWords(step))
 	c.Height = f(y + 44)
 	c.Desc = fmt.Sprintf("One strip per endpoint from %s to %s UTC, one column per %s; a column's height is the share of its requests that failed. %d of %d endpoints had failures.",
@@ -227,14 +227,9 @@ func durationWords(s float64) string {
 // tickSteps are the time-axis steps, in seconds.
 var tickSteps = []float64{0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400}
 
-// timeTicks labels the time axis at round clock times, at most eight.
-func timeTicks(from time.Time, span float64) []xTick {
-	return timeTicksIn(from, span, plotX0, plotW, 8)
-}
-
-// timeTicksIn labels a time axis from x0, w wide, at round clock times, at
+// timeTicks labels a time axis from x0, w wide, at round clock times, at
 // most most of them.
-func timeTicksIn(from time.Time, span, x0, w float64, most int) []xTick {
+func timeTicks(from time.Time, span, x0, w float64, most int) []xTick {
 	step := tickSteps[len(tickSteps)-1]
 	for _, s := range tickSteps {
 		if span/s <= float64(most) {

@@ -615,7 +615,7 @@ func TestHTMLMerged(t *testing.T) {
 		}
 	}
 	var tx strings.Builder
-	if err := writeText(&tx, r, Options{}); err != nil {
+	if err := Text(Options{})(&tx, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"MERGED from 2 reports: eu.json, us.json", " · us.json was interrupted"} {

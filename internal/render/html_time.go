@@ -127,7 +127,7 @@ func newTimeChart(o *OverTimeView, i int) *timeChart {
 			c.P50, c.P99 = stepLine(s.Requests, s.P50, colW, latY), stepLine(s.Requests, s.P99, colW, latY)
 		}
 	}
-	c.Ticks = timeTicksIn(o.From.Time, o.Step*float64(o.Columns), tsX0, tsPlotW, 6)
+	c.Ticks = timeTicks(o.From.Time, o.Step*float64(o.Columns), tsX0, tsPlotW, 6)
 	c.Desc = fmt.Sprintf("%s over time, from %s UTC, one column per %s: requests per second (up to %s), failed ones in the failure colour",
 		s.Label, clockOf(o.At(0), o.Step), durationWords(o.Step), rateWords(peak))
 	if s.Latency {

@@ -162,7 +162,7 @@ func testWidths(t *testing.T, b *browser) {
 func writeBriefPage(t *testing.T, r *report.Report) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := HTMLBrief(&buf, r); err != nil {
+	if err := writePageHTML(&buf, pageOf(r, true, false)); err != nil {
 		t.Fatalf("HTMLBrief: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "brief.html")

@@ -160,7 +160,7 @@ func TestJoinMarkdownRendersWithCmarkGFM(t *testing.T) {
 // TestHTMLInChromium/join loads it in Chromium.
 func TestJoinHTML(t *testing.T) {
 	var b bytes.Buffer
-	if err := JoinHTML(&b, sampleJoin()); err != nil {
+	if err := writePageHTML(&b, joinPage(sampleJoin())); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := html.Parse(bytes.NewReader(b.Bytes()))

@@ -406,10 +406,10 @@ func TestMarkdownQueriesFollowTheGateway(t *testing.T) {
 func TestMarkdownBrief(t *testing.T) {
 	r := fixture.GoldenReport(t)
 	var full, brief bytes.Buffer
-	if err := writeMarkdown(&full, r, Options{}); err != nil {
+	if err := writePageMarkdown(&full, pageOf(r, false, false)); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeMarkdown(&brief, r, Options{Brief: true}); err != nil {
+	if err := writePageMarkdown(&brief, pageOf(r, true, false)); err != nil {
 		t.Fatal(err)
 	}
 	fixture.CheckMarkdown(t, brief.String())

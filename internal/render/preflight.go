@@ -70,17 +70,7 @@ func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) 
 // (text, markdown or html; JSON is report.PreflightJSON): how many
 // endpoints connect, and each one's result.
 func PreflightDoc(format string, o Options, po PreflightOptions) (func(io.Writer, []report.PreflightCheck) error, error) {
-	switch format {
-	case "text":
-		return func(w io.Writer, cs []report.PreflightCheck) error { return writePageText(w, preflightPage(cs, po), o) }, nil
-	case "markdown":
-		return func(w io.Writer, cs []report.PreflightCheck) error {
-			return writePageMarkdown(w, preflightPage(cs, po))
-		}, nil
-	case "html":
-		return func(w io.Writer, cs []report.PreflightCheck) error { return writePageHTML(w, preflightPage(cs, po)) }, nil
-	}
-	return nil, fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+	return forFormat(format, o, func(cs []report.PreflightCheck) *Page { return preflightPage(cs, po) }, nil)
 }
 
 func preflightPage(checks []report.PreflightCheck, o PreflightOptions) *Page {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -23,19 +22,6 @@ const DefaultWidth = 80
 
 // minWidth is the narrowest layout the text report attempts.
 const minWidth = 60
-
-// writeText renders the report for a terminal of width columns: what ran,
-// how each family and each endpoint fared, failing rows marked with ✗ (and
-// red when color is set). Narrow layouts drop the least useful columns and
-// wrap prose at word boundaries. With Options.Brief it writes one screen of
-// it (see BriefView).
-func writeText(w io.Writer, r *report.Report, o Options) error {
-	v := NewView(r)
-	if o.Brief {
-		return writePageText(w, briefPage(v), o)
-	}
-	return writePageText(w, reportPage(v, !o.Detail), o)
-}
 
 // errWriter keeps the first write error; every later write is skipped, and
 // the renderer returns the error at the end.
@@ -169,12 +155,18 @@ func compactPhase(s string) string {
 		}
 		return s
 	}
+	return unitOnce(a, "/", b)
+}
+
+// unitOnce joins two latencies with sep, their unit said once when they
+// share it: "0.52→0.55ms", "0.9ms→1.2s".
+func unitOnce(a, sep, b string) string {
 	for _, unit := range []string{"ms", "s"} {
-		if strings.HasSuffix(a, unit) && strings.HasSuffix(b, unit) && !(unit == "s" && strings.HasSuffix(a, "ms") != strings.HasSuffix(b, "ms")) {
-			return strings.TrimSuffix(a, unit) + "/" + b
+		if strings.HasSuffix(a, unit) && strings.HasSuffix(b, unit) && strings.HasSuffix(a, "ms") == strings.HasSuffix(b, "ms") {
+			return strings.TrimSuffix(a, unit) + sep + b
 		}
 	}
-	return a + "/" + b
+	return a + sep + b
 }
 
 func secs(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }

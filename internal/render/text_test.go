@@ -205,7 +205,7 @@ func TestTextStartsWithTheVerdict(t *testing.T) {
 		for _, width := range []int{80, 120} {
 			for _, detail := range []bool{false, true} {
 				var b strings.Builder
-				if err := writeText(&b, tt.r, Options{Width: width, Detail: detail}); err != nil {
+				if err := Text(Options{Width: width, Detail: detail})(&b, tt.r); err != nil {
 					t.Fatal(err)
 				}
 				top, _, _ := strings.Cut(b.String(), "\npinprobe ")
@@ -276,7 +276,7 @@ func TestTerseText(t *testing.T) {
 		{"golden", fixture.GoldenReport(t), false, []string{"DNS ANSWERS", "WHERE THE TIME WENT", "TIMELINE"}, []string{"95% CI", "Bonferroni"}},
 	} {
 		var b strings.Builder
-		if err := writeText(&b, tt.r, Options{Width: 400, Detail: tt.detail}); err != nil {
+		if err := Text(Options{Width: 400, Detail: tt.detail})(&b, tt.r); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()

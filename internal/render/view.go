@@ -98,9 +98,6 @@ type VerdictView struct {
 	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
 	// or "none".
 	Tone string
-	// Headline names every suspect and how it fails (the verdict's own
-	// headline), or says the status in a few words when there is none.
-	Headline string
 	// Line is the verdict in one line, for the top of a report: how many
 	// requests failed, and the headline when something failed: "63 of
 	// 150 requests failed (42.0%): IPv6 (::1) answers 502; …"; "" when the
@@ -127,15 +124,11 @@ type SuspectRow struct {
 	// Label names the suspect: "::1", "X-Served-By: gw-3 behind
 	// 127.0.0.2", "connections of 127.0.0.2".
 	Label string
-	// Agrees names the instance header value that coincides with an
-	// address suspect ("X-Backend: ::1"), "" when none.
-	Agrees string
 	// URL is the address's URL as short as tells it apart, when the run
 	// has several; "" otherwise.
 	URL     string
 	Address string // "" for an instance
 	Family  string // "IPv6"; "" for an instance
-	Target  string
 	// How says how it fails and where: "answers 502", "answers 502, on
 	// 127.0.0.2 ×12", "3 of 13 connections failed".
 	How    string
@@ -157,7 +150,7 @@ type SlowRow struct {
 	Ratio           string // the medians' ratio: "3.2×"
 	Share           string // the share of percentiles at least 1.5× slower: "25%"
 	P               string
-	Requests, RestN int64
+	RestN           int64
 }
 
 // InputRow is one report a merged report was made from.
@@ -166,14 +159,13 @@ type InputRow struct {
 	// Vantage is where the run was probed from (--vantage); "-" when it
 	// named none and another input did, "" when no input named one (see
 	// View.InputVantages).
-	Vantage     string
-	From, To    string // UTC, to the millisecond
-	Requests    int64
-	Failed      int64
-	Dropped     int64
-	Interrupted bool
-	Ended       string // "completed" or "interrupted"
-	Command     string // shell-quoted, secrets redacted
+	Vantage  string
+	From, To string // UTC, to the millisecond
+	Requests int64
+	Failed   int64
+	Dropped  int64
+	Ended    string // "completed" or "interrupted"
+	Command  string // shell-quoted, secrets redacted
 }
 
 // GroupTable is the groups of one instance header.
@@ -253,14 +245,12 @@ type RunView struct {
 	Plan string
 	// Sent says what was sent in a sentence: "150 requests (30.0/s) to 3
 	// endpoints; 62 failed", and what was dropped or could not be sent.
-	Sent         string
-	Requests     int64
-	Failed       int64
-	Dropped      int64
-	ClientErrors int64 // requests this machine could not send
-	Abandoned    int64 // requests sent and not waited for (a second interrupt)
-	Endpoints    int
-	Interrupted  bool
+	Sent        string
+	Requests    int64
+	Failed      int64
+	Dropped     int64
+	Abandoned   int64 // requests sent and not waited for (a second interrupt)
+	Interrupted bool
 	// Settled says that --until-verdict stopped the run early, and when;
 	// "" when it did not.
 	Settled string
@@ -337,8 +327,6 @@ type StatsRow struct {
 type TargetView struct {
 	Target string
 	Rows   []StatsRow
-	// DNSNotes is set when a row has a DNSNote.
-	DNSNotes bool
 }
 
 // WhoRow is one kind of failure and who produced it.
@@ -357,16 +345,14 @@ type WhoRow struct {
 
 // PhaseRow is one endpoint's connect, TLS and first-byte times.
 type PhaseRow struct {
-	Label, Target      string
-	URL                string // Target as short as tells it apart (ShortURL)
-	Failing            bool
-	Connect, TLS, TTFB string // "0.23ms / 0.97ms", "-" when none
-	// TLSShown is the TLS cell as shown: "— (plain HTTP)" for a plain
-	// HTTP endpoint with requests, else TLS.
+	Label, Target string
+	Failing       bool
+	Connect, TTFB string // "0.23ms / 0.97ms", "-" when none
+	// TLSShown is the TLS phase alike, or "— (plain HTTP)" for a plain
+	// HTTP endpoint with requests.
 	TLSShown            string
 	FreshFailed, Fresh  int64
 	ReusedFailed, Reuse int64
-	PlainHTTP           bool
 }
 
 // TimelineView is failures over time, one series per endpoint.
@@ -418,7 +404,6 @@ type SampleRow struct {
 	Conn        string // "new", "reused" or "none"
 	Proto       string
 	Headers     []string // "Name: value", sorted, secrets redacted
-	Body        string
 }
 
 // TestRow is one comparison the verdict made.
@@ -461,7 +446,7 @@ func NewView(r *report.Report) *View {
 // slow scopes.
 func (v *View) verdict(r *report.Report) {
 	vd := &r.Verdict
-	v.Verdict = VerdictView{Status: vd.Status, Headline: headlineOf(r), Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
+	v.Verdict = VerdictView{Status: vd.Status, Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
 	v.Verdict.Notes = newNotes(&v.Verdict)
 	switch vd.Status {
 	case "":
@@ -490,7 +475,7 @@ func (v *View) verdict(r *report.Report) {
 	}
 	v.Verdict.Line = verdictLine(r)
 	for _, s := range vd.Suspects {
-		row := SuspectRow{Kind: s.Kind, Target: s.Target, How: s.How, Agrees: s.Agrees,
+		row := SuspectRow{Kind: s.Kind, How: s.How,
 			Failed: fmt.Sprintf("%d of %d request%s failed", s.Failed, s.Requests, words.Plural(int(s.Requests))),
 			RateCI: rateCI(s.Failed, s.Requests, s.FailureRate), P: words.PValue(s.P)}
 		if v.MultiURL && s.Target != "" {
@@ -608,7 +593,7 @@ func (v *View) slowRow(r *report.Report, f *report.SlowFinding) SlowRow {
 		Median: words.Latency(f.MedianMS, 1), RestMed: words.Latency(f.RestMedianMS, 1),
 		P99: words.Latency(f.P99MS, 1), RestP99: words.Latency(f.RestP99MS, 1),
 		Ratio: strconv.FormatFloat(f.Ratio, 'f', 1, 64) + "×", Share: words.PctRate(f.Share), P: words.PValue(f.P),
-		Requests: f.Requests, RestN: f.RestRequests}
+		RestN: f.RestRequests}
 	switch f.Kind {
 	case report.TestGroup:
 		row.What, row.Label, row.Against = "instance", f.Header+": "+f.Value, "the other values of "+f.Header
@@ -821,8 +806,8 @@ func (v *View) run(r *report.Report) {
 		EndClock: r.EndedAt.UTC().Format("15:04:05"), Seconds: seconds, DurationS: r.DurationS, SpanS: span,
 		Took: took, Ended: ended(r.Interrupted), Planned: planned, Plan: planWords(&r.Plan),
 		Achieved: strconv.FormatFloat(t.RPS, 'f', 1, 64) + " req/s",
-		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, ClientErrors: t.ClientErrors, Abandoned: t.Abandoned,
-		Endpoints: len(r.Endpoints), Interrupted: r.Interrupted, Command: shellJoin(r.Command),
+		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, Abandoned: t.Abandoned,
+		Interrupted: r.Interrupted, Command: shellJoin(r.Command),
 		Clients: r.Client.LocalAddresses, Ports: portWords(r.Client),
 	}
 	sent := fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s; %d failed", t.Requests, words.Plural(int(t.Requests)),
@@ -873,7 +858,7 @@ func ended(interrupted bool) string {
 func (v *View) inputs(r *report.Report) {
 	for _, in := range r.Inputs {
 		v.Inputs = append(v.Inputs, InputRow{File: in.File, Version: in.Version, Vantage: in.Vantage, From: utc(in.StartedAt), To: utc(in.EndedAt),
-			Requests: in.Requests, Failed: in.Failed, Dropped: in.Dropped, Interrupted: in.Interrupted, Ended: ended(in.Interrupted),
+			Requests: in.Requests, Failed: in.Failed, Dropped: in.Dropped, Ended: ended(in.Interrupted),
 			Command: shellJoin(in.Command)})
 		v.InputVantages = v.InputVantages || in.Vantage != ""
 	}
@@ -945,12 +930,12 @@ func sameDNS(rows []DNSRow, row *DNSRow) int {
 
 // statsRow formats s under label.
 func statsRow(label string, s *report.Stats) StatsRow {
-	lo, hi := failureCI(s.Failed, s.Requests)
-	row := StatsRow{
+	return StatsRow{
 		Stats: s, Label: label, Failing: s.Failed > 0,
 		Requests: strconv.FormatInt(s.Requests, 10),
 		Failed:   strconv.FormatInt(s.Failed, 10),
 		Rate:     pct(s.FailureRate, s.Requests),
+		RateCI:   rateCI(s.Failed, s.Requests, s.FailureRate),
 		Status:   counts(s.Status, "×"),
 		Errors:   counts(s.Errors, "×"),
 		Answers:  answers(s),
@@ -959,11 +944,6 @@ func statsRow(label string, s *report.Stats) StatsRow {
 		Max:      words.Latency(s.LatencyMS.Max, s.Requests),
 		Dropped:  strconv.FormatInt(s.Dropped, 10),
 	}
-	row.RateCI = row.Rate
-	if s.Requests > 0 {
-		row.RateCI += " (" + words.CIRange(lo, hi) + ")"
-	}
-	return row
 }
 
 // answers merges statuses and error classes, most first: "200×40 502×20 reset×3".
@@ -1049,7 +1029,6 @@ func (v *View) endpoints(r *report.Report, targets []string) {
 			}
 			row.Note = strings.Join(note, "; ")
 			tv.Rows = append(tv.Rows, row)
-			tv.DNSNotes = tv.DNSNotes || row.DNSNote != ""
 		}
 		v.Targets = append(v.Targets, tv)
 	}
@@ -1111,13 +1090,11 @@ func (v *View) phases(r *report.Report) {
 		e := &r.Endpoints[i]
 		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
 		p := PhaseRow{
-			Label: e.Address, Target: e.Target, URL: v.short[e.Target], Failing: e.Failed > 0,
-			Connect: phaseWords(e, e.Phases.Connect), TLS: phaseWords(e, e.Phases.TLS), TTFB: phaseWords(e, e.Phases.TTFB),
+			Label: e.Address, Target: e.Target, Failing: e.Failed > 0,
+			Connect: phaseWords(e, e.Phases.Connect), TLSShown: phaseWords(e, e.Phases.TLS), TTFB: phaseWords(e, e.Phases.TTFB),
 			FreshFailed: fresh.Failed, Fresh: fresh.Requests, ReusedFailed: reused.Failed, Reuse: reused.Requests,
-			PlainHTTP: strings.HasPrefix(e.Target, "http://"),
 		}
-		p.TLSShown = p.TLS
-		if p.PlainHTTP && p.Fresh+p.Reuse > 0 {
+		if strings.HasPrefix(e.Target, "http://") && p.Fresh+p.Reuse > 0 {
 			p.TLSShown = "— (plain HTTP)"
 		}
 		v.Phases = append(v.Phases, p)
@@ -1181,7 +1158,7 @@ func (v *View) samples(r *report.Report) {
 		for _, s := range e.Samples {
 			row := SampleRow{
 				Failed: s.Failed, At: utc(s.At), Clock: words.Clock(s.At.Time), Result: sampleResult(&s), Error: s.Error, RequestID: s.RequestID,
-				Latency: words.Latency(s.LatencyMS, 1), Local: s.Local, Remote: s.Remote, Proto: s.Proto, Body: s.Body, Truncated: s.Truncated,
+				Latency: words.Latency(s.LatencyMS, 1), Local: s.Local, Remote: s.Remote, Proto: s.Proto, Truncated: s.Truncated,
 			}
 			if row.Remote == "" {
 				row.Remote = hostPort(e.Address, e.Port)
@@ -1294,4 +1271,32 @@ func newNotes(vd *VerdictView) []string {
 		}
 	}
 	return out
+}
+
+// phaseWords formats a phase's p50 / p99, or why it has none.
+func phaseWords(e *report.Endpoint, p report.Phase) string {
+	switch {
+	case e.Requests == 0:
+		return "-"
+	case p.Count > 0:
+		return words.Latency(p.P50, p.Count) + " / " + words.Latency(p.P99, p.Count)
+	case e.Connections["fresh"].Requests == 0:
+		return "— (reused connections)"
+	}
+	return "— (no connection completed)"
+}
+
+// bodyLimit is how much of a body the document shows: what pinprobe keeps.
+const bodyLimit = 512
+
+// sampleResult is a sample's status, or its error class: raw text, for a
+// code block; mdText it for running text.
+func sampleResult(s *report.Sample) string {
+	if s.Status != 0 {
+		return strconv.Itoa(s.Status)
+	}
+	if s.Class != "" {
+		return s.Class
+	}
+	return "error"
 }

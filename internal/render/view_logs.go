@@ -202,12 +202,9 @@ func newLogQuery(r *report.Report, fail report.FailStatus) *logQuery {
 		hosts: hostHeaders(r),
 		fail:  fail,
 	}
-	c := r.Client
-	switch {
-	case c.PortsCount == 0:
-	case c.PortsCount <= maxListedPorts && len(c.Ports) == c.PortsCount:
-		q.ports = "in (" + wrapInts(c.Ports, 12, "\n    ") + ")"
-	default:
+	if p := clientPorts(r.Client); p != nil {
+		q.ports = "in (" + wrapInts(p, 12, "\n    ") + ")"
+	} else if c := r.Client; c.PortsCount > 0 {
 		q.ports = fmt.Sprintf("between (%d .. %d)", c.PortMin, c.PortMax)
 	}
 	return q
@@ -253,14 +250,7 @@ func wrapInts(v []int, n int, indent string) string {
 
 // failExpr is a KQL predicate true for the statuses that count as failures.
 func (q *logQuery) failExpr(col string) string {
-	var parts []string
-	for _, r := range q.fail.Ranges() {
-		if r[0] == r[1] {
-			parts = append(parts, fmt.Sprintf("%s == %d", col, r[0]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%s between (%d .. %d)", col, r[0], r[1]))
-		}
-	}
+	parts := failRanges(q.fail, col, "%s == %d", "%s between (%d .. %d)")
 	switch len(parts) {
 	case 0:
 		return "false"
@@ -366,18 +356,24 @@ func athena(r *report.Report, fail report.FailStatus, ports []int) string {
 
 // sqlFail is a SQL predicate true for the statuses that count as failures.
 func sqlFail(fail report.FailStatus, col string) string {
+	if parts := failRanges(fail, col, "%s = %d", "%s BETWEEN %d AND %d"); len(parts) > 0 {
+		return strings.Join(parts, " OR ")
+	}
+	return "FALSE"
+}
+
+// failRanges says each range of the statuses that fail as a predicate on
+// col: one (col, status) for a single status, many (col, low, high) else.
+func failRanges(fail report.FailStatus, col, one, many string) []string {
 	var parts []string
 	for _, r := range fail.Ranges() {
 		if r[0] == r[1] {
-			parts = append(parts, fmt.Sprintf("%s = %d", col, r[0]))
+			parts = append(parts, fmt.Sprintf(one, col, r[0]))
 		} else {
-			parts = append(parts, fmt.Sprintf("%s BETWEEN %d AND %d", col, r[0], r[1]))
+			parts = append(parts, fmt.Sprintf(many, col, r[0], r[1]))
 		}
 	}
-	if len(parts) == 0 {
-		return "FALSE"
-	}
-	return strings.Join(parts, " OR ")
+	return parts
 }
 
 // The shell commands below are built from pinprobe's own words, times it
@@ -532,4 +528,18 @@ func requestPaths(r *report.Report) []string {
 	}
 	sort.Strings(paths)
 	return slices.Compact(paths)
+}
+
+// hostHeaders returns the Host header values pinprobe sent: each target's
+// host as written in its URL (with a port when the URL names one), and the
+// bare host name too, in case the gateway logs it without the port.
+func hostHeaders(r *report.Report) []string {
+	var hosts []string
+	for _, e := range r.Endpoints {
+		if u, err := url.Parse(e.Target); err == nil && u.Host != "" {
+			hosts = append(hosts, u.Host, u.Hostname())
+		}
+	}
+	sort.Strings(hosts)
+	return slices.Compact(hosts)
 }

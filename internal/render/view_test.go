@@ -186,10 +186,10 @@ func TestFormatsSayTheSame(t *testing.T) {
 	r := insideReport(t)
 	v := NewView(r)
 	var text, md strings.Builder
-	if err := writeText(&text, r, Options{Width: 200}); err != nil {
+	if err := Text(Options{Width: 200})(&text, r); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeMarkdown(&md, r, Options{}); err != nil {
+	if err := Markdown(&md, r); err != nil {
 		t.Fatal(err)
 	}
 	page := textOf(parseHTML(t, renderHTML(t, r)))
@@ -239,10 +239,10 @@ func TestFormatsSayMissedLooks(t *testing.T) {
 		t.Fatalf("missed looks %q; want %q", got, want)
 	}
 	var text, md strings.Builder
-	if err := writeText(&text, r, Options{Width: 200}); err != nil {
+	if err := Text(Options{Width: 200})(&text, r); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeMarkdown(&md, r, Options{}); err != nil {
+	if err := Markdown(&md, r); err != nil {
 		t.Fatal(err)
 	}
 	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -265,10 +265,10 @@ func TestFormatsSayPauses(t *testing.T) {
 		t.Fatalf("pauses %q; want [%q]", v.Run.Pauses, want)
 	}
 	var text, md strings.Builder
-	if err := writeText(&text, r, Options{Width: 200}); err != nil {
+	if err := Text(Options{Width: 200})(&text, r); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeMarkdown(&md, r, Options{}); err != nil {
+	if err := Markdown(&md, r); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(text.String(), "\n")

@@ -6,6 +6,7 @@ package render
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -114,14 +115,17 @@ func rateCI(failed, n int64, rate float64) string {
 
 // hostPort joins a host and a port, an IPv6 address in brackets.
 func hostPort(host string, port uint16) string {
-	if strings.Contains(host, ":") {
-		return fmt.Sprintf("[%s]:%d", host, port)
-	}
-	return fmt.Sprintf("%s:%d", host, port)
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
 
-// counts formats {"200": 9, "502": 3} as "200×9 502×3", largest first.
-func counts(m map[string]int64, sep string) string {
+// counts formats {"200": 9, "502": 3} as "200×9 502×3", largest first; "-"
+// when empty.
+func counts(m map[string]int64, sep string) string { return joinCounts(m, sep, " ") }
+
+// addressCounts formats {"::1": 20, "127.0.0.2": 3} as "::1 ×20, 127.0.0.2 ×3".
+func addressCounts(m map[string]int64) string { return joinCounts(m, " ×", ", ") }
+
+func joinCounts(m map[string]int64, sep, join string) string {
 	if len(m) == 0 {
 		return "-"
 	}
@@ -130,7 +134,7 @@ func counts(m map[string]int64, sep string) string {
 	for i, k := range keys {
 		parts[i] = k + sep + strconv.FormatInt(m[k], 10)
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, join)
 }
 
 // pct says a rate in percent to a tenth, "-" of no request.
@@ -148,4 +152,38 @@ func shellJoin(args []string) string {
 		out[i] = words.ShellQuote(a)
 	}
 	return strings.Join(out, " ")
+}
+
+// mdTime is the timestamp format of the document: the one KQL's datetime()
+// and most log search boxes accept.
+const mdTime = "2006-01-02T15:04:05.000Z"
+
+func utc(t report.Time) string { return t.UTC().Format(mdTime) }
+
+func mdSecs(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
+
+// portWords lists the client ports, or their range when there are many.
+func portWords(c report.Client) string {
+	if c.PortsCount == 0 {
+		return "none"
+	}
+	if p := clientPorts(c); p != nil {
+		return fmt.Sprintf("%s (%d port%s)", joinInts(p, ", "), c.PortsCount, words.Plural(c.PortsCount))
+	}
+	if len(c.Ports) == c.PortsCount {
+		return fmt.Sprintf("%d ports from %d to %d (the JSON report lists each)", c.PortsCount, c.PortMin, c.PortMax)
+	}
+	return fmt.Sprintf("%d ports from %d to %d (the JSON report lists the lowest %d)", c.PortsCount, c.PortMin, c.PortMax, len(c.Ports))
+}
+
+// maxListedPorts is how many client ports the document and its queries list
+// one by one; past it they give the range.
+const maxListedPorts = 100
+
+func joinInts[T int | int64](v []T, sep string) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.FormatInt(int64(n), 10)
+	}
+	return strings.Join(s, sep)
 }

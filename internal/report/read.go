@@ -20,16 +20,11 @@ const MaxReportSize = 256 << 20
 // readLimit is MaxReportSize; tests lower it.
 var ReadLimit int64 = MaxReportSize
 
-// Read decodes one saved pinprobe.report/v1 document from r and
-// checks it, so it can be rendered, merged or compared. name (usually the
-// file name) starts every error. It refuses, saying why: what is not JSON or
-// not a pinprobe report, another schema (a newer report version, a
-// preflight or comparison document), fields this version does not know
-// (they could not be merged), trailing data, more than MaxReportSize bytes,
-// and numbers that break the report's invariants (Validate) or that Merge
-// could not add up (see CheckSaved). A saved report is input from outside:
-// every string of it is made printable here, once (cleanStrings), so no
-// renderer receives a control character from a file.
+// Read decodes one saved pinprobe.report/v1 document from r and checks it, so it
+// can be rendered, merged or compared; name starts every error. It refuses,
+// saying why, what is not a pinprobe report of this schema, unknown fields,
+// trailing data, more than MaxReportSize bytes, and numbers that break Validate
+// or CheckSaved. Every string is made printable here, once (cleanStrings).
 func Read(r io.Reader, name string) (*Report, error) {
 	data, err := io.ReadAll(io.LimitReader(r, ReadLimit+1))
 	if err != nil {
@@ -171,16 +166,12 @@ func normalize(r *Report) {
 	}
 }
 
-// CheckSaved checks what a report read back needs beyond Validate: every
-// address an address and every target a URL of its host (checkAddresses), no
-// number negative or past its bound, no timestamp outside 1970 to 2200
-// (checkNumbers), every status a number from 0 to 999, each phase histogram
-// holding its count, the port set decoding, a timeline whose buckets fail
-// no more requests than they hold, of a positive interval, at most
-// HardMaxPoints of them over at most MaxSeconds, latency series within
-// their bounds (checkLatencies), a histogram for every scope with
-// requests, latency summaries that rise from min to max (latencyOrder), and
-// times in order, duration_s their difference (checkTimes).
+// CheckSaved checks what a report read back needs beyond Validate: addresses
+// and targets (checkAddresses), numbers within bounds and times within
+// 1970–2200 (checkNumbers), statuses 0–999, phase histograms holding their
+// count, the port set, the timeline's buckets and bounds and the latency series
+// (checkLatencies), a histogram for every scope with requests, summaries rising
+// from min to max (latencyOrder) and times in order (checkTimes).
 func CheckSaved(r *Report) error {
 	if err := checkNumbers(r); err != nil {
 		return fmt.Errorf("invalid report: %w", err)

@@ -10,19 +10,11 @@ import (
 	"sync"
 )
 
-// Revision is the revision of pinprobe.report/v1 this pinprobe writes: a
-// revision adds fields (and values of fields it adds) to the document and
-// never changes what an existing field means, so a reader of revision N
-// reads every file of revision N or older exactly, and a newer one without
-// what was added after N. A report without "revision" is of revision 1.
-//
-// Revisions: 1, the document until revision 2 (no "revision" field); 2,
-// "revision" itself, the release gate's proof (a check's "requests",
-// "bound", "confidence", "need_requests", "need_s" and "smallest_fault";
-// status "not-proven"), the report of a run that probed nothing
-// ("preflight", "not_probed"), the requests a second interrupt abandoned
-// ("abandoned"), each vantage's timeline ("vantages[].endpoints[].timeline"),
-// "verdict.outage" and "plan.group_by". README.md lists them too.
+// Revision is the revision of pinprobe.report/v1 this pinprobe writes. A
+// revision only adds fields (and values of the fields it adds), so a reader of
+// revision N reads every file of N or older exactly, and a newer one without
+// what came after N; a report without "revision" is of revision 1. README.md
+// says what each revision added.
 const Revision = 2
 
 // Rev is a document's revision as it says it: 0 when it says none (then
@@ -48,16 +40,11 @@ func RevisionOf(r Rev) int { return max(int(r), 1) }
 const maxUnknownNamed = 8
 
 // pruneUnknown copies data, one JSON document of type t, leaving out every
-// object member that t does not have (at any depth, by the fields' JSON
-// names, matched as encoding/json matches them: exactly, else without
-// regard to case), and says which it left out: their paths
-// ("verdict.cause", "endpoints[].tcp_rtt_ms"), the first maxUnknownNamed of
-// them in the order met, and how many members in all. Anything after the
-// document is copied too, for the decoder to refuse as it would. It holds
-// no more than the copy, reads each value once, and recurses no deeper
-// than the document nests, which the caller has had the decoder check
-// already (checkHead); what does not decode as JSON is left for the
-// decoder that reads the copy to refuse.
+// object member t does not have (by JSON name, matched as encoding/json does),
+// and returns their paths ("endpoints[].tcp_rtt_ms", the first maxUnknownNamed)
+// and count. What follows the document, or is not JSON, is copied for the
+// decoder to refuse. It reads each value once and recurses only as deep as the
+// document nests, which checkHead has bounded.
 func pruneUnknown(data []byte, t reflect.Type) (out []byte, paths []string, count int, err error) {
 	p := pruner{dec: json.NewDecoder(bytes.NewReader(data)), seen: map[string]bool{}}
 	p.dec.UseNumber()

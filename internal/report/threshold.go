@@ -88,18 +88,13 @@ func Breached(ts []Threshold) bool {
 	return false
 }
 
-// CheckLimits judges r against l in every scope: each endpoint (but one
-// that left DNS during the run, which no longer run could prove: its
-// requests count in its family and the total), each family and the total.
-// A check passes only when proven: the upper bound of the scope's failure
-// rate (or p99) at l.Confidence lies within the limit, counting every
-// request a second interrupt abandoned as failed (or as slower than any);
-// a scope that measured within it but is not proven does not pass
-// (ThresholdNotProven), nor does one without requests (ThresholdNotJudged).
-// --max-failure-rate 0 asks that no request fail, which no bound can show:
-// it passes when none failed and none was abandoned. --fail-on-verdict
-// fails on a suspect, and on an outage. It returns the checks in a stable
-// order; none when l sets nothing.
+// CheckLimits judges r against l for each endpoint (but one that left DNS
+// during the run: it counts in its family and the total), family and the total.
+// A check passes only when proven: the upper bound at l.Confidence of the
+// failure rate (or p99), abandoned requests counted as failed, within the limit;
+// else ThresholdNotProven, or ThresholdNotJudged without requests. A limit of 0
+// failures passes when none failed or was abandoned. --fail-on-verdict fails on
+// a suspect or an outage. The checks come in a stable order; none when l is empty.
 func CheckLimits(r *Report, l Limits) []Threshold {
 	out := []Threshold{}
 	conf := l.Confidence

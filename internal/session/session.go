@@ -1,16 +1,9 @@
 // Package session runs one probe from resolution to report: it resolves every
-// target, checks each address (preflight), drives the engine, follows DNS
-// changes while it runs and collects every result into a *report.Report.
-//
-// It also owns the run's policy, what the flags leave to pinprobe: the
-// defaults sized from the planned load (Load: -c, --conn-requests,
-// --interval), the instance headers every run groups by, how a targets
-// file's blocks and the flags make each request (Targets), and the warning
-// of a --resolve entry that is not used.
-//
-// It is the part the command, the demo and the tests share; it prints
-// nothing itself: lines for the user go through Config.Log, and the live
-// display is started through Config.Progress.
+// target, checks each address (preflight), drives the engine, follows DNS and
+// collects every result into a *report.Report. It owns the run's policy (Load:
+// defaults sized from the planned load; the instance headers; Targets: how each
+// request is made) and prints nothing: lines go through Config.Log, the live
+// display through Config.Progress. The command, the demo and the tests share it.
 package session
 
 import (

@@ -2,19 +2,12 @@ package stat
 
 import "math"
 
-// QuantileCI95 returns the ranks (1-based, lo ≤ hi) of the order
-// statistics that bound the q-quantile (0 < q < 1) of the law n values
-// were drawn from with at least 95% confidence, whatever that law: the
-// binomial order-statistic interval. The number of values at or below the
-// true quantile is binomial(n, q), so [X(lo), X(hi)] misses it with
-// probability P(B < lo) + P(B ≥ hi), each made at most 2.5%: lo is the
-// largest rank with P(B ≤ lo-1) ≤ 0.025, hi the smallest with P(B ≥ hi) ≤
-// 0.025. ok is false when n is too small for both ranks to lie within 1..n
-// (the 99th percentile needs 368 values, the median 6).
-//
-// The binomial terms are summed exactly, outward from the mode by their
-// ratios, while the spread (√(n·q·(1-q))) is under 3000; past it, by the
-// normal law with a continuity correction, which is then within a rank.
+// QuantileCI95 returns the ranks (1-based, lo ≤ hi) of the order statistics that
+// bound the q-quantile (0 < q < 1) with at least 95% confidence, whatever the
+// law: of n values, how many lie at or below it is binomial(n, q), and lo and hi
+// each leave at most 2.5% out. ok is false when n is too small (p99 needs 368
+// values, the median 6). Terms are summed exactly out from the mode while the
+// spread √(nq(1-q)) is under 3000; past it, by the normal law (within a rank).
 func QuantileCI95(n int64, q float64) (lo, hi int64, ok bool) {
 	if n <= 0 || !(q > 0 && q < 1) {
 		return 0, 0, false

@@ -1,23 +1,11 @@
-// Package testserver holds the real servers pinprobe's tests run against, all
-// on loopback: listeners on one port of several loopback addresses, HTTP
-// fleets whose every address answers by a policy and counts what it saw,
-// "sticky" gateways that keep each TCP connection on one instance, fault
-// servers that misbehave in one precise way each, a test PKI, a DNS server
-// whose zone changes during a test, launchers for real nginx and HAProxy
-// processes, and a reverse proxy that hands each request it served to a
-// test, to write in the log format of a gateway that cannot run here
-// (Traefik, Google Cloud's load balancer). Shapes is a table of fault
-// shapes (a failing address, two addresses, a shared pool's instance, a
-// sticky instance with and without its header, a flapping address, a
-// reset beside a 503, a whole family), each with a healthy twin, served on
-// one port of several addresses with the ground truth a correct verdict
-// states.
-//
-// Every helper takes a testing.TB, registers its own teardown with
-// t.Cleanup, and leaves no goroutine, socket, process or file behind it
-// (files go to t.TempDir). Nothing here listens on or sends to an address
-// outside 127.0.0.0/8 and [::1].
-//
-// The package imports none of pinprobe's own packages, so every package's
-// tests may import it.
+// Package testserver holds the real loopback servers pinprobe's tests run
+// against: listeners on one port of several addresses, fleets that answer by a
+// policy and count, sticky gateways, fault servers, a test PKI, a DNS server
+// whose zone changes, nginx and HAProxy launchers, a reverse proxy that hands
+// each request it served to a test (StartLoggingProxy: to write the log of a
+// gateway that cannot run here), and Shapes, fault shapes each with its
+// healthy twin and the verdict it should get. Every helper takes a testing.TB
+// and cleans up (t.Cleanup, t.TempDir); nothing touches an address outside
+// 127.0.0.0/8 and [::1]. Of ours it imports only loopback, so every
+// package's tests may import it.
 package testserver

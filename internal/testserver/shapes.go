@@ -162,29 +162,10 @@ type shapeDef struct {
 	fronts   func(s *ShapeServer, sick bool) []front
 }
 
-// Shapes is the whole table of shapes, each followed by its healthy twin
-// (same addresses, instances and headers, nothing failing), with
-// DefaultHost and DefaultWindow:
-//
-//   - echo-address: 127.0.0.1, 127.0.0.2 and ::1 name themselves in
-//     X-Backend; ::1 answers Azure's 502.
-//   - echo-two-ipv4: 127.0.0.1 to 127.0.0.4 and ::1 echo X-Backend;
-//     127.0.0.2 and 127.0.0.3 answer 503.
-//   - shared-pool: every request through 127.0.0.1, 127.0.0.2 or ::1 goes
-//     to one of pool-1 to pool-4, drawn per request and named in
-//     X-Served-By; pool-2 answers 502.
-//   - sticky-instances: 127.0.0.2 keeps each connection on one of gw-1 to
-//     gw-4 (in turn), named in X-Served-By; gw-3 answers nginx's 502.
-//     127.0.0.1 and ::1 are healthy.
-//   - sticky-no-header: the same without the instance header.
-//   - flapping-window: 127.0.0.2 answers 503 to every request in every
-//     other window of time (see FailsAt); 127.0.0.1 and ::1 are healthy.
-//   - reset-and-503: 127.0.0.2 resets every connection, 127.0.0.3 answers
-//     503; 127.0.0.1 is healthy.
-//   - family-ipv6: ::1 answers Azure's 502; 127.0.0.1 and 127.0.0.2 are
-//     healthy.
-//
-// Healthy answers are "200 ok" bodies that name nobody.
+// Shapes is the whole table of shapes (shapeDefs: each one's addresses, faults
+// and the truth a correct verdict states), each followed by its healthy twin
+// (same addresses, instances and headers, nothing failing), with DefaultHost and
+// DefaultWindow. Healthy answers are "200 ok" bodies that name nobody.
 func Shapes() []Shape { return ShapesWith(ShapeOptions{}) }
 
 // ShapesWith is Shapes with o's host and window.
