@@ -168,7 +168,8 @@ Usage:
   pinprobe logs [flags] REPORT.json LOG...
   (- reads the report or one log from standard input)
 
-Logs may be gzip-compressed. Formats: nginx (combined, or --log-format with
+Logs may be gzip-compressed, UTF-8 or UTF-16 (with a byte-order mark).
+Formats: nginx (combined, or --log-format with
 your log_format; log $upstream_addr, $upstream_status, $remote_port and
 $http_x_request_id to name backends and match single requests), HAProxy
 (option httplog, or --log-format), Azure Application Gateway exports

@@ -6,8 +6,10 @@
 // columns, the older AzureDiagnostics ones and the storage account's
 // records; CSV or JSON) and AWS Application Load Balancer access logs.
 //
-// Open detects gzip and, unless told, the format, from the first lines;
-// Reader.Next returns one Record at a time. Memory stays bounded however
+// Open detects gzip, a byte-order mark (a UTF-8 one is dropped, UTF-16
+// in either order is decoded: PowerShell writes both) and, unless told,
+// the format, from the first lines; Reader.Next returns one Record at a
+// time. Memory stays bounded however
 // large the log: a line (or CSV or JSON record) longer than MaxLine is
 // skipped and counted, never held, and a line that does not parse is
 // counted with its number (Stats). Nothing here judges what a line says or

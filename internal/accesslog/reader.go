@@ -127,6 +127,7 @@ type Reader struct {
 	format string // what it reads, in words: "nginx combined", "Azure AGWAccessLogs (CSV)"
 	logged Field
 	gz     bool
+	enc    string // the encoding decoded: "UTF-16LE", "UTF-16BE"; "" for UTF-8
 	st     Stats
 	max    int
 
@@ -168,7 +169,7 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 		lr.gz = true
 		br = bufio.NewReaderSize(gz, 64<<10)
 	}
-	lr.src = br
+	lr.src, lr.enc = decodeText(br)
 	kind := o.Kind
 	if o.Format != "" {
 		if kind == "" {
@@ -237,6 +238,10 @@ func (r *Reader) Format() string { return r.format }
 
 // Gzip reports whether the log was gzip-compressed.
 func (r *Reader) Gzip() bool { return r.gz }
+
+// Encoding names the encoding the log was decoded from ("UTF-16LE",
+// "UTF-16BE"); "" for UTF-8, with or without a byte-order mark.
+func (r *Reader) Encoding() string { return r.enc }
 
 // Logged is what the format logs of what a join reads.
 func (r *Reader) Logged() Field { return r.logged }
