@@ -3,16 +3,18 @@
 // own variable syntax), HAProxy (the default HTTP log format, or a
 // log-format string), Azure Application Gateway access logs as exported
 // from Log Analytics or written by diagnostic settings (the AGWAccessLogs
-// columns, the older AzureDiagnostics ones and the storage account's
-// records; CSV or JSON) and AWS Application Load Balancer access logs.
+// columns, the older AzureDiagnostics ones, and the records Event Hub and
+// storage accounts get; CSV or JSON) and AWS Application Load Balancer
+// access logs.
 //
 // Open detects gzip, a byte-order mark (a UTF-8 one is dropped, UTF-16
 // in either order is decoded: PowerShell writes both) and, unless told,
 // the format, from the first lines; Reader.Next returns one Record at a
-// time. Memory stays bounded however
-// large the log: a line (or CSV or JSON record) longer than MaxLine is
-// skipped and counted, never held, and a line that does not parse is
-// counted with its number (Stats). Nothing here judges what a line says or
+// time. Memory stays bounded however large the log: a line (or CSV or
+// JSON record) longer than MaxLine is skipped and counted, never held (a
+// JSON wrapper, {"records": …} or {"tables": …}, is streamed record by
+// record), and a line that does not parse is counted with its number
+// (Stats). Nothing here judges what a line says or
 // cleans it: a Record holds the log's own text, for the caller to clean
 // and redact where it enters its document.
 //

@@ -369,6 +369,9 @@ func (r *Reader) detect(kind Kind) error {
 			best, bestN = i, n
 		}
 	}
+	if best < 0 && (kind == "" || kind == Azure) && len(lines) > 0 && headerlessTSV(lines[0].b) {
+		return fmt.Errorf("%w: line %d is tab-separated values without a header row (az monitor log-analytics query -o tsv writes them so), whose columns cannot be told: export with -o json, or as CSV from the portal", ErrFormat, lines[0].n)
+	}
 	if best < 0 {
 		if len(lines) == 0 && r.st.Err == nil {
 			// An empty log: nothing to read, in whatever format.
@@ -528,6 +531,26 @@ func (r *Reader) skipped(line int64) {
 	}
 }
 
+// headerlessTSV reports whether line is a row of tab-separated values with
+// a time and an IP address among them, and no header: what
+// `az monitor log-analytics query -o tsv` writes.
+func headerlessTSV(line []byte) bool {
+	fields := strings.Split(string(line), "\t")
+	if len(fields) < 3 {
+		return false
+	}
+	var at, addr bool
+	for _, f := range fields {
+		if _, ok := parseTime(f, layoutFlex); ok {
+			at = true
+		}
+		if _, ok := parseAddr(f); ok {
+			addr = true
+		}
+	}
+	return at && addr
+}
+
 // csvHeader returns the columns of an Azure export's header row; nil when
 // line is no such header.
 func csvHeader(line []byte) []string {
@@ -637,12 +660,12 @@ func (r *Reader) readJSON() {
 				if r.gz {
 					r.st.Err = truncated(s.line)
 				} else {
-					r.st.Err = fmt.Errorf("the JSON ends in the middle of a record at line %d: the rest is not read", s.line)
+					r.st.Err = fmt.Errorf("the JSON ends at line %d before its record or wrapper does (a file cut short, or still being written): what came before is read", s.line)
 				}
 				return io.EOF
 			case err != nil:
 				if r.st.Records == 0 {
-					return fmt.Errorf("%w: %v", ErrFormat, err)
+					return fmt.Errorf("%w: %v (read as an Azure JSON export: give it as Log Analytics, az or the diagnostic setting wrote it)", ErrFormat, err)
 				}
 				if strings.HasPrefix(err.Error(), "line ") {
 					r.st.Err = fmt.Errorf("%v: the rest is not read", err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/pinprobe/pinprobe/internal/accesslog"
 )
@@ -99,6 +100,14 @@ var agwColumns = []string{"TenantId", "TimeGenerated", "OperationName", "Instanc
 	"OriginalRequestUriWithArgs", "UserAgent", "HttpStatus", "HttpVersion", "ReceivedBytes", "SentBytes", "ClientResponseTime", "TimeTaken",
 	"WAFEvaluationTime", "WAFMode", "TransactionId", "SslEnabled", "ServerRouted", "ServerStatus", "ServerResponseLatency", "Host", "OriginalHost",
 	"ListenerName", "RuleName", "BackendPoolName", "BackendSettingName", "ErrorInfo", "SourceSystem", "Type", "_ResourceId"}
+
+// azureDiagColumns are the older AzureDiagnostics table's, a property per
+// column named with its type.
+var azureDiagColumns = []string{"TenantId", "TimeGenerated", "ResourceId", "Category", "ResourceGroup", "SubscriptionId", "ResourceProvider",
+	"Resource", "ResourceType", "OperationName", "instanceId_s", "clientIP_s", "clientPort_d", "httpMethod_s", "requestUri_s", "requestQuery_s",
+	"userAgent_s", "httpStatus_d", "httpVersion_s", "receivedBytes_d", "sentBytes_d", "timeTaken_d", "sslEnabled_s", "host_s", "listenerName_s",
+	"ruleName_s", "backendPoolName_s", "serverRouted_s", "serverStatus_s", "serverResponseLatency_s", "error_info_s", "originalHost_s",
+	"transactionId_g", "SourceSystem", "Type", "_ResourceId"}
 
 // laValue is a column's value of r, as Log Analytics holds it: numbers as
 // numbers (JSON) or their digits (CSV).
@@ -203,6 +212,21 @@ func laRows(cols []string, reqs []simRequest) [][]any {
 	return rows
 }
 
+// apiTables is the Log Analytics API's answer ({"tables": …}), as az rest
+// prints it (indented) or compact.
+func apiTables(t *testing.T, cols []string, reqs []simRequest, indent bool) string {
+	type column struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	}
+	var cs []column
+	for _, c := range cols {
+		cs = append(cs, column{c, "string"})
+	}
+	doc := map[string]any{"tables": []any{map[string]any{"name": "PrimaryResult", "columns": cs, "rows": laRows(cols, reqs)}}}
+	return marshal(t, doc, indent)
+}
+
 // azQuery is `az monitor log-analytics query -o json`: an array of
 // objects, every value a string, and the table's name.
 func azQuery(t *testing.T, cols []string, reqs []simRequest) string {
@@ -215,6 +239,40 @@ func azQuery(t *testing.T, cols []string, reqs []simRequest) string {
 		out = append(out, m)
 	}
 	return marshal(t, out, true)
+}
+
+// portalCSV is the portal's "Export to CSV": a byte-order mark, a header
+// with " [UTC]" on times, the portal's own time format.
+func portalCSV(cols []string, reqs []simRequest) string {
+	var b strings.Builder
+	b.WriteString("\ufeff")
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		if c == "TimeGenerated" {
+			c += " [UTC]"
+		}
+		b.WriteString(c)
+	}
+	b.WriteString("\r\n")
+	for _, r := range reqs {
+		for i, c := range cols {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			v := fmt.Sprint(laValue(c, r))
+			if c == "TimeGenerated" {
+				v = `"` + azureEnd(r).Format("1/2/2006, 3:04:05.000 PM") + `"`
+			}
+			if strings.ContainsAny(v, `,"`) && !strings.HasPrefix(v, `"`) {
+				v = `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
+			}
+			b.WriteString(v)
+		}
+		b.WriteString("\r\n")
+	}
+	return b.String()
 }
 
 func marshal(t *testing.T, v any, indent bool) string {
@@ -232,6 +290,26 @@ func marshal(t *testing.T, v any, indent bool) string {
 	return string(b)
 }
 
+// utf16LE is s as PowerShell 5's > writes it: UTF-16, little-endian, with
+// a byte-order mark.
+func utf16LE(s string) string {
+	s = strings.TrimPrefix(s, "\ufeff")
+	b := []byte{0xff, 0xfe}
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return string(b)
+}
+
+func utf16BE(s string) string {
+	s = strings.TrimPrefix(s, "\ufeff")
+	b := []byte{0xfe, 0xff}
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(u>>8), byte(u))
+	}
+	return string(b)
+}
+
 const bom = "\ufeff"
 
 // TestAzureBOMArray: `az monitor log-analytics query -o json` saved by
@@ -244,5 +322,61 @@ func TestAzureBOMArray(t *testing.T) {
 	checkIncident(t, j, reqs, noGap)
 	if l := j.Logs[0]; l.TooLong != 0 || l.Format != "Azure AGWAccessLogs (JSON)" {
 		t.Errorf("log %+v; want AGWAccessLogs (JSON), nothing too long", l)
+	}
+}
+
+// TestAzureExportPaths: every export path of Azure's documentation, with
+// and without a byte-order mark, UTF-8 or UTF-16, joined with the run:
+// the failures traced to the IPv6 backend, every request placed.
+func TestAzureExportPaths(t *testing.T) {
+	reqs := simRun()
+	rep := simReport(reqs)
+	var v2 []agwV2
+	for _, r := range reqs {
+		v2 = append(v2, v2Record(r))
+	}
+	half := len(v2) / 2
+	var lines []string
+	for _, r := range v2 {
+		lines = append(lines, marshal(t, r, false))
+	}
+	for _, tt := range []struct {
+		name, log, format string
+	}{
+		{"Event Hub records, indented", marshal(t, map[string]any{"records": v2}, true), "Azure diagnostic records (JSON)"},
+		{"Event Hub records, compact", marshal(t, map[string]any{"records": v2}, false), "Azure diagnostic records (JSON)"},
+		{"two Event Hub payloads, one per line", marshal(t, map[string]any{"records": v2[:half]}, false) + "\n" +
+			marshal(t, map[string]any{"records": v2[half:]}, false) + "\n", "Azure diagnostic records (JSON)"},
+		{"two indented payloads", marshal(t, map[string]any{"records": v2[:half]}, true) + "\n" +
+			marshal(t, map[string]any{"records": v2[half:]}, true), "Azure diagnostic records (JSON)"},
+		{"storage blob, a record per line", strings.Join(lines, "\n") + "\n", "Azure diagnostic records (JSON)"},
+		{"storage blob with BOM", bom + strings.Join(lines, "\r\n") + "\r\n", "Azure diagnostic records (JSON)"},
+		{"Log Analytics API, compact", apiTables(t, agwColumns, reqs, false), "Azure AGWAccessLogs (JSON)"},
+		{"Log Analytics API, indented", apiTables(t, agwColumns, reqs, true), "Azure AGWAccessLogs (JSON)"},
+		{"Log Analytics API, AzureDiagnostics, indented", apiTables(t, azureDiagColumns, reqs, true), "Azure AzureDiagnostics (JSON)"},
+		{"az query -o json", azQuery(t, agwColumns, reqs), "Azure AGWAccessLogs (JSON)"},
+		{"az query -o json, AzureDiagnostics", azQuery(t, azureDiagColumns, reqs), "Azure AzureDiagnostics (JSON)"},
+		{"az query -o json, UTF-16LE", utf16LE(azQuery(t, agwColumns, reqs)), "Azure AGWAccessLogs (JSON)"},
+		{"az query -o json, UTF-16BE", utf16BE(azQuery(t, agwColumns, reqs)), "Azure AGWAccessLogs (JSON)"},
+		{"Event Hub records, UTF-16LE", utf16LE(marshal(t, map[string]any{"records": v2}, true)), "Azure diagnostic records (JSON)"},
+		{"portal CSV", portalCSV(agwColumns, reqs), "Azure AGWAccessLogs (CSV)"},
+		{"portal CSV, UTF-16LE", utf16LE(portalCSV(agwColumns, reqs)), "Azure AGWAccessLogs (CSV)"},
+		{"portal CSV, AzureDiagnostics", portalCSV(azureDiagColumns, reqs), "Azure AzureDiagnostics (CSV)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := joinLog(t, rep, tt.log, Options{}, accesslog.Options{})
+			checkIncident(t, j, reqs, noGap)
+			l := j.Logs[0]
+			if l.Format != tt.format || l.TooLong != 0 || l.Skipped != 0 || l.Error != "" {
+				t.Errorf("log %+v; want %s read whole, nothing skipped, no error", l, tt.format)
+			}
+			if !j.Offset.Measured || j.Offset.By != "client port" || j.Offset.MS < 1500 || j.Offset.MS > 2500 {
+				t.Errorf("offset %+v; want about 2000 ms by client port", j.Offset)
+			}
+			want := []string{"time", "client port", "backend", "backend status", "instance", "listener", "duration", "error reason"}
+			if !slices.Equal(l.Logs, want) {
+				t.Errorf("logs %v; want %v", l.Logs, want)
+			}
+		})
 	}
 }
