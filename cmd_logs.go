@@ -175,7 +175,8 @@ $http_x_request_id to name backends and match single requests), HAProxy
 (option httplog, or --log-format), Azure Application Gateway exports
 (AGWAccessLogs or AzureDiagnostics from Log Analytics: the portal's CSV,
 az monitor log-analytics query -o json, the API's tables; the records
-diagnostic settings send to Event Hub or storage) and AWS ALB access logs.
+diagnostic settings send to Event Hub or storage, v1 or v2) and AWS ALB
+access logs.
 
 A line is the run's when it carries one of its request IDs, or else when its
 client address is the run's and its time is in the run's window; the clock

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// v2Sample is the v2 access record of Microsoft's diagnostic
+// v2Sample and v1Sample are the access records of Microsoft's diagnostic
 // logs page (application-gateway-diagnostics.md), field for field.
 const v2Sample = `{
     "timeStamp": "2021-10-14T22:17:11+00:00",
@@ -54,20 +54,47 @@ const v2Sample = `{
     }
 }`
 
-// TestAzurePublishedSamples: the published sample in the records wrapper
-// diagnostic settings write (Event Hub, storage), alone, twice, as two
-// payloads: every record read, the wrapper's end no error.
+const v1Sample = `{
+    "resourceId": "/SUBSCRIPTIONS/{subscriptionId}/RESOURCEGROUPS/PEERINGTEST/PROVIDERS/MICROSOFT.NETWORK/APPLICATIONGATEWAYS/{applicationGatewayName}",
+    "operationName": "ApplicationGatewayAccess",
+    "time": "2017-04-26T19:27:38Z",
+    "category": "ApplicationGatewayAccessLog",
+    "properties": {
+        "instanceId": "ApplicationGatewayRole_IN_0",
+        "clientIP": "191.96.249.97",
+        "clientPort": 46886,
+        "httpMethod": "GET",
+        "requestUri": "/phpmyadmin/scripts/setup.php",
+        "requestQuery": "X-AzureApplicationGateway-CACHE-HIT=0&SERVER-ROUTED=10.4.0.4&X-AzureApplicationGateway-LOG-ID=874f1f0f-6807-41c9-b7bc-f3cfa74aa0b1&SERVER-STATUS=404",
+        "userAgent": "-",
+        "httpStatus": 404,
+        "httpVersion": "HTTP/1.0",
+        "receivedBytes": 65,
+        "sentBytes": 553,
+        "timeTaken": 205,
+        "sslEnabled": "off",
+        "host": "www.contoso.com",
+        "originalHost": "www.contoso.com"
+    }
+}`
+
+// TestAzurePublishedSamples: the published samples in the records wrapper
+// diagnostic settings write (Event Hub, storage), alone, together, as
+// two payloads: every record read, the wrapper's end no error.
 func TestAzurePublishedSamples(t *testing.T) {
 	v2 := want{time: "2021-10-14T22:17:10.966Z", client: "185.42.129.24", port: 45057, status: 200, backend: "52.239.221.65:443", backendAt: "52.239.221.65:443",
 		bstatus: "200", instance: "appgw_2", listener: "HTTP-Listener", host: "20.110.30.194", uri: "/"}
+	v1 := want{time: "2017-04-26T19:27:37.795Z", client: "191.96.249.97", port: 46886, status: 404, backend: "10.4.0.4", backendAt: "10.4.0.4:0",
+		bstatus: "404", instance: "ApplicationGatewayRole_IN_0", host: "www.contoso.com", uri: "/phpmyadmin/scripts/setup.php"}
 	for _, tt := range []struct {
 		name, log string
 		want      []want
 	}{
 		{"v2 in records", `{"records": [` + v2Sample + `]}`, []want{v2}},
-		{"two payloads", `{"records":[` + v2Sample + "]}\n" + `{"records":[` + v2Sample + "]}\n", []want{v2, v2}},
-		{"records then other keys", `{"records":[` + v2Sample + "," + v2Sample + `], "note": {"a": ["]}"]}}`, []want{v2, v2}},
-		{"JSON lines", strings.Join(strings.Fields(v2Sample), " ") + "\n" + strings.Join(strings.Fields(v2Sample), " ") + "\n", []want{v2, v2}},
+		{"v1 in records", "{\n  \"records\": [\n" + v1Sample + "\n  ]\n}\n", []want{v1}},
+		{"both, two payloads", `{"records":[` + v2Sample + "]}\n" + `{"records":[` + v1Sample + "]}\n", []want{v2, v1}},
+		{"both, records then other keys", `{"records":[` + v2Sample + "," + v1Sample + `], "note": {"a": ["]}"]}}`, []want{v2, v1}},
+		{"JSON lines", strings.Join(strings.Fields(v2Sample), " ") + "\n" + strings.Join(strings.Fields(v1Sample), " ") + "\n", []want{v2, v1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, recs := readAll(t, tt.log, Options{})

@@ -4,8 +4,8 @@
 // log-format string), Azure Application Gateway access logs as exported
 // from Log Analytics or written by diagnostic settings (the AGWAccessLogs
 // columns, the older AzureDiagnostics ones, and the records Event Hub and
-// storage accounts get; CSV or JSON) and AWS Application Load Balancer
-// access logs.
+// storage accounts get, v1 or v2; CSV or JSON) and AWS Application Load
+// Balancer access logs.
 //
 // Open detects gzip, a byte-order mark (a UTF-8 one is dropped, UTF-16
 // in either order is decoded: PowerShell writes both) and, unless told,

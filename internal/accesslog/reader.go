@@ -317,8 +317,8 @@ func (r *Reader) detect(kind Kind) error {
 		return &PinprobeDocError{Schema: string(m[1])}
 	}
 	if looksJSON(head) && (kind == "" || kind == Azure) {
+		// What it logs is what its records hold, known as they are read.
 		r.kind, r.format = Azure, "Azure Application Gateway (JSON)"
-		r.logged = FieldTime | FieldBackend | FieldBackendStatus | FieldInstance | FieldListener | FieldDuration
 		r.readJSON()
 		return nil
 	}
@@ -584,7 +584,8 @@ func (r *Reader) readCSV(cols []string) {
 		proto.set(c, "")
 	}
 	r.format = "Azure " + azureTable(azureShape(raw)) + " (CSV)"
-	r.logged = azureLogged(&proto)
+	// What it logs is what its records hold, known as they are read.
+	r.logged = 0
 	r.next = func(rec *Record) error {
 		for {
 			l, n, err := r.nextLine()
@@ -623,6 +624,7 @@ func (r *Reader) readCSV(cols []string) {
 			switch {
 			case ok:
 				r.st.Records++
+				r.logged |= a.logged()
 				return nil
 			case !access:
 				r.st.Other++
@@ -685,11 +687,11 @@ func (r *Reader) readJSON() {
 				named = true
 				r.format = "Azure " + azureTable(azureShape(raw)) + " (JSON)"
 			}
-			r.logged |= azureLogged(&a)
 			ok, access := a.record(rec)
 			switch {
 			case ok:
 				r.st.Records++
+				r.logged |= a.logged()
 				return nil
 			case !access:
 				r.st.Other++

@@ -67,6 +67,31 @@ type agwV2Details struct {
 	ContentType                     string  `json:"contentType"`
 }
 
+// agwV1 is a v1 SKU's access record: the backend only in requestQuery.
+type agwV1 struct {
+	ResourceID    string `json:"resourceId"`
+	OperationName string `json:"operationName"`
+	Time          string `json:"time"`
+	Category      string `json:"category"`
+	Properties    struct {
+		InstanceID    string `json:"instanceId"`
+		ClientIP      string `json:"clientIP"`
+		ClientPort    int    `json:"clientPort"`
+		HTTPMethod    string `json:"httpMethod"`
+		RequestURI    string `json:"requestUri"`
+		RequestQuery  string `json:"requestQuery"`
+		UserAgent     string `json:"userAgent"`
+		HTTPStatus    int    `json:"httpStatus"`
+		HTTPVersion   string `json:"httpVersion"`
+		ReceivedBytes int    `json:"receivedBytes"`
+		SentBytes     int    `json:"sentBytes"`
+		TimeTaken     int    `json:"timeTaken"`
+		SSLEnabled    string `json:"sslEnabled"`
+		Host          string `json:"host"`
+		OriginalHost  string `json:"originalHost"`
+	} `json:"properties"`
+}
+
 const azureOffset = 2 * time.Second // the gateway's clock ahead of pinprobe's
 
 const agwResource = "/SUBSCRIPTIONS/00000000-0000-0000-0000-000000000000/RESOURCEGROUPS/SIGN-RG/PROVIDERS/MICROSOFT.NETWORK/APPLICATIONGATEWAYS/SIGN-AGW"
@@ -92,6 +117,19 @@ func v2Record(r simRequest) agwV2 {
 			TransactionID: fmt.Sprintf("%032x", r.seq*2+r.ep), SSLEnabled: "on", SSLCipher: "ECDHE-RSA-AES256-GCM-SHA384", SSLProtocol: "TLSv1.2",
 			SSLClientVerify: "NONE", ServerRouted: r.backend, ServerStatus: st, ServerResponseLatency: "0.018", UpstreamSourcePort: "21564",
 			OriginalHost: "sign.example.com", Host: "sign.example.com", ErrorInfo: errorInfo(r), ContentType: "application/json"}}
+}
+
+func v1Record(r simRequest) agwV1 {
+	var a agwV1
+	a.ResourceID, a.OperationName, a.Category = agwResource, "ApplicationGatewayAccess", "ApplicationGatewayAccessLog"
+	a.Time = azureEnd(r).Format("2006-01-02T15:04:05.000Z")
+	p := &a.Properties
+	p.InstanceID, p.ClientIP, p.ClientPort, p.HTTPMethod, p.RequestURI = "ApplicationGatewayRole_IN_"+r.instance[len(r.instance)-1:], r.client(), int(r.port), "GET", "/sign"
+	backend := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(r.backend, ":443"), "["), "]")
+	p.RequestQuery = fmt.Sprintf("X-AzureApplicationGateway-CACHE-HIT=0&SERVER-ROUTED=%s&X-AzureApplicationGateway-LOG-ID=874f1f0f-6807-41c9-b7bc-%012x&SERVER-STATUS=%d", backend, r.seq, r.status())
+	p.UserAgent, p.HTTPStatus, p.HTTPVersion, p.ReceivedBytes, p.SentBytes = "-", r.status(), "HTTP/1.1", 65, 553
+	p.TimeTaken, p.SSLEnabled, p.Host, p.OriginalHost = int(latency/time.Millisecond), "off", "sign.example.com", "sign.example.com"
+	return a
 }
 
 // agwColumns are AGWAccessLogs' columns (its reference page's), as Log
@@ -376,6 +414,79 @@ func TestAzureExportPaths(t *testing.T) {
 			want := []string{"time", "client port", "backend", "backend status", "instance", "listener", "duration", "error reason"}
 			if !slices.Equal(l.Logs, want) {
 				t.Errorf("logs %v; want %v", l.Logs, want)
+			}
+		})
+	}
+}
+
+// TestAzureV1: a v1 SKU's records name the backend only inside
+// requestQuery (SERVER-ROUTED=10.4.0.4, no port) and time it in
+// milliseconds: the failures are traced to it all the same.
+func TestAzureV1(t *testing.T) {
+	reqs := simRun()
+	var v1 []agwV1
+	for _, r := range reqs {
+		v1 = append(v1, v1Record(r))
+	}
+	j := joinLog(t, simReport(reqs), marshal(t, map[string]any{"records": v1}, true), Options{}, accesslog.Options{})
+	if j.Status != StatusTraced || j.Lines.Run != int64(len(reqs)) || len(j.Backends) != 3 {
+		t.Fatalf("status %q, %d lines of the run, backends %+v; want traced, %d lines, 3 backends", j.Status, j.Lines.Run, j.Backends, len(reqs))
+	}
+	if b := j.Backends[0]; b.Name != "2001:db8::9" || b.Family != "ipv6" || b.Failed != 50 || b.Requests != 50 || b.BackendStatus["502"] != 50 {
+		t.Errorf("first backend %+v; want 2001:db8::9 (IPv6), all 50 of its requests failed, its status 502", b)
+	}
+	if want := "All 50 502s were routed to 2001:db8::9 (IPv6)"; !strings.HasPrefix(j.Conclusion, want) {
+		t.Errorf("conclusion %q; want %q…", j.Conclusion, want)
+	}
+	if j.Lines.NoKnownEndpoint != 0 {
+		t.Errorf("%d lines to no known endpoint: the gateway's own query parameters taken for the client's path", j.Lines.NoKnownEndpoint)
+	}
+	// The records' ends less 20 ms, not 20 s: v1 times in milliseconds.
+	if !j.Offset.Measured || j.Offset.MS < 1500 || j.Offset.MS > 2500 {
+		t.Errorf("offset %+v; want about 2000 ms", j.Offset)
+	}
+}
+
+// TestAzureNoBackendColumn: a query that projected ServerRouted away, and
+// a v1 record without SERVER-ROUTED, name no backend: UNTRACED, the log
+// listed as logging only what its data holds, never "routed to no
+// backend: the gateway answered itself".
+func TestAzureNoBackendColumn(t *testing.T) {
+	reqs := simRun()
+	rep := simReport(reqs)
+	var cols []string
+	for _, c := range agwColumns {
+		if c != "ServerRouted" && c != "ServerStatus" && c != "ListenerName" {
+			cols = append(cols, c)
+		}
+	}
+	var v1 []agwV1
+	for _, r := range reqs {
+		rec := v1Record(r)
+		rec.Properties.RequestQuery = ""
+		v1 = append(v1, rec)
+	}
+	for _, tt := range []struct{ name, log string }{
+		{"KQL projection, API", apiTables(t, cols, reqs, true)},
+		{"KQL projection, CSV", portalCSV(cols, reqs)},
+		{"KQL projection, az -o json", azQuery(t, cols, reqs)},
+		{"v1 without SERVER-ROUTED", marshal(t, map[string]any{"records": v1}, false)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := joinLog(t, rep, tt.log, Options{}, accesslog.Options{})
+			if j.Status != StatusUntraced || len(j.Backends) != 0 || strings.Contains(j.Conclusion, "no backend: the gateway answered itself") {
+				t.Errorf("status %q, backends %+v, conclusion %q; want untraced, none", j.Status, j.Backends, j.Conclusion)
+			}
+			if !strings.Contains(j.Conclusion, "ServerRouted") {
+				t.Errorf("conclusion %q; want it to say what to export (ServerRouted)", j.Conclusion)
+			}
+			for _, f := range j.Logs[0].Logs {
+				if f == "backend" || f == "backend status" || f == "listener" {
+					t.Errorf("the log said to log %v; its data holds no %s", j.Logs[0].Logs, f)
+				}
+			}
+			if j.Lines.Run != int64(len(reqs)) || j.Lines.Failed != 50 {
+				t.Errorf("%d lines of the run, %d failed; want %d, 50", j.Lines.Run, j.Lines.Failed, len(reqs))
 			}
 		})
 	}

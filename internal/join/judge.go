@@ -275,8 +275,27 @@ func (j *Joiner) noBackends(out *Join, failed int64) string {
 	if len(at) > 0 {
 		via = ", through " + words.JoinAnd(words.CapItems(at, 5))
 	}
-	return fmt.Sprintf("The logs name no backend: %d of the run's %d logged requests failed%s; log the backend ($upstream_addr and $upstream_status in nginx, %%b/%%s in HAProxy) to see where the gateway sent them.",
-		failed, out.Lines.Run, via)
+	return fmt.Sprintf("The logs name no backend: %d of the run's %d logged requests failed%s; %s to see where the gateway sent them.",
+		failed, out.Lines.Run, via, backendAdvice(out.Logs))
+}
+
+// backendAdvice says how the logs read would name the backend: in their
+// gateway's own terms when they are all of one kind.
+func backendAdvice(logs []Log) string {
+	kind := ""
+	for i, l := range logs {
+		if i > 0 && l.Kind != kind {
+			kind = ""
+			break
+		}
+		kind = l.Kind
+	}
+	if kind == "azure" {
+		// A query that projected the column away, or a v1 record
+		// without SERVER-ROUTED in its requestQuery.
+		return "export ServerRouted and ServerStatus with the rest (serverRouted_s and serverStatus_s in AzureDiagnostics, SERVER-ROUTED in a v1 gateway's requestQuery; where they were exported and are empty, the gateway routed none of them)"
+	}
+	return "log the backend ($upstream_addr and $upstream_status in nginx, %b/%s in HAProxy)"
 }
 
 // nothingFound says why no line of the run was found.
