@@ -20,6 +20,11 @@ func FuzzOpen(f *testing.F) {
 		`{"records":[{"time":"2026-12-01T16:40:21Z","properties":{"clientIP":"::1"}}]}`,
 		`https 2026-12-01T16:40:21.186641Z app/lb/1 192.0.2.1:2817 10.0.0.1:80 0.000 0.001 0.000 502 502 34 366 "GET https://h:443/ HTTP/1.1" "c"` + "\n",
 		"\x1f\x8b\x08\x00",
+		"{\"records\":[{\"time\":\"2026-12-01T16:40:21Z\",\"properties\":{\"clientIP\":\"::1\",\"requestQuery\":\"SERVER-ROUTED=10.4.0.4&SERVER-STATUS=502\"}}],\"x\":[\"]\"]}\n{\"records\":[]}\n",
+		"{\n  \"tables\": [\n    {\"name\": \"t\", \"columns\": [{\"name\": \"TimeGenerated\"}, {\"name\": \"ClientIp\"}], \"rows\": [[\"2026-12-01T16:40:21Z\", \"::1\"]]},\n    {\"columns\": [], \"rows\": []}\n  ]\n}\n",
+		"\ufeff[{\"TimeGenerated\":\"2026-12-01T16:40:21Z\",\"ClientIp\":\"203.0.113.5\"}]",
+		"\xff\xfe1\x002\x007\x00.\x000\x00.\x000\x00.\x001\x00 \x00-\x00\n\x00\x00\xd8",
+		"2026-12-01T16:40:21Z\t203.0.113.5\t502\n",
 	} {
 		f.Add([]byte(s), uint8(0))
 	}

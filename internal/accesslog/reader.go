@@ -312,7 +312,7 @@ func matchLine(p *pattern, line string, rec *Record, syslog bool) bool {
 // kind, when it is given) and sets the reader up for it.
 func (r *Reader) detect(kind Kind) error {
 	head, _ := r.src.Peek(512)
-	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	head = bytes.TrimLeft(head, " \t\r\n") // Open took any byte-order mark off
 	if m := pinprobeDoc.FindSubmatch(head); m != nil {
 		return &PinprobeDocError{Schema: string(m[1])}
 	}
@@ -343,7 +343,6 @@ func (r *Reader) detect(kind Kind) error {
 	}
 	r.ahead = lines
 	if len(lines) > 0 {
-		lines[0].b = bytes.TrimPrefix(lines[0].b, []byte("\xef\xbb\xbf"))
 		if kind == "" || kind == Azure {
 			if cols := csvHeader(lines[0].b); cols != nil {
 				r.kind, r.format = Azure, "Azure Application Gateway (CSV)"
