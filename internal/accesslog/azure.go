@@ -20,7 +20,8 @@ import (
 //     ListenerName, TimeTaken, ErrorInfo (newer revisions only), …
 //   - the older AzureDiagnostics table, every property a column named with
 //     its type: clientIP_s, clientPort_d, httpStatus_d, serverRouted_s,
-//     instanceId_s, … beside Category = ApplicationGatewayAccessLog;
+//     instanceId_s, … beside Category = ApplicationGatewayAccessLog (past
+//     the table's 500 columns, the rest in AdditionalFields, as JSON);
 //   - a diagnostic setting's records, {"time" or "timeStamp", "category",
 //     "properties": {"instanceId", "clientIP", "clientPort", …}}. A v1
 //     gateway's name the backend only inside requestQuery
@@ -84,6 +85,15 @@ type azureRecord struct {
 func (a *azureRecord) set(name, value string) {
 	k, ok := azureNames[azureKey(name)]
 	if !ok {
+		if strings.EqualFold(strings.TrimSpace(name), "AdditionalFields") && strings.HasPrefix(strings.TrimSpace(value), "{") {
+			// AzureDiagnostics past 500 columns: the rest as JSON text.
+			dec := json.NewDecoder(strings.NewReader(value))
+			dec.UseNumber()
+			var m map[string]any
+			if dec.Decode(&m) == nil {
+				a.setFields(m)
+			}
+		}
 		return
 	}
 	if a.v == nil {
@@ -94,6 +104,14 @@ func (a *azureRecord) set(name, value string) {
 	}
 	if _, dup := a.v[k]; !dup || a.v[k] == "" {
 		a.v[k] = value
+	}
+}
+
+// setFields sets the scalar values of an object's keys: a record's
+// properties, or AzureDiagnostics' AdditionalFields.
+func (a *azureRecord) setFields(m map[string]any) {
+	for k, v := range m {
+		a.set(k, jsonScalar(v))
 	}
 }
 

@@ -719,6 +719,10 @@ func decodeAzure(obj []byte, cols [][]byte) (azureRecord, map[string]bool, bool)
 				continue
 			}
 			raw[name] = true
+			if obj, ok := row[i].(map[string]any); ok && strings.EqualFold(name, "AdditionalFields") {
+				a.setFields(obj)
+				continue
+			}
 			a.set(name, jsonScalar(row[i]))
 		}
 		return a, raw, true
@@ -731,9 +735,11 @@ func decodeAzure(obj []byte, cols [][]byte) (azureRecord, map[string]bool, bool)
 		raw[k] = true
 		if props, ok := v.(map[string]any); ok && k == "properties" {
 			a.storage = true
-			for pk, pv := range props {
-				a.set(pk, jsonScalar(pv))
-			}
+			a.setFields(props)
+			continue
+		}
+		if obj, ok := v.(map[string]any); ok && strings.EqualFold(k, "AdditionalFields") {
+			a.setFields(obj)
 			continue
 		}
 		a.set(k, jsonScalar(v))

@@ -213,6 +213,9 @@ func laValue(col string, r simRequest) any {
 		return v2.BackendSettingName
 	case "ErrorInfo", "error_info":
 		return p.ErrorInfo
+	case "AdditionalFields":
+		// AzureDiagnostics past 500 columns: the rest as JSON text.
+		return fmt.Sprintf(`{"serverRouted_s":%q,"serverStatus_s":"%d"}`, r.backend, r.status())
 	case "SourceSystem":
 		return "Azure"
 	case "Type":
@@ -374,6 +377,13 @@ func TestAzureExportPaths(t *testing.T) {
 		v2 = append(v2, v2Record(r))
 	}
 	half := len(v2) / 2
+	var additional []string
+	for _, c := range azureDiagColumns {
+		if c != "serverRouted_s" && c != "serverStatus_s" {
+			additional = append(additional, c)
+		}
+	}
+	additional = append(additional, "AdditionalFields")
 	var lines []string
 	for _, r := range v2 {
 		lines = append(lines, marshal(t, r, false))
@@ -400,6 +410,8 @@ func TestAzureExportPaths(t *testing.T) {
 		{"portal CSV", portalCSV(agwColumns, reqs), "Azure AGWAccessLogs (CSV)"},
 		{"portal CSV, UTF-16LE", utf16LE(portalCSV(agwColumns, reqs)), "Azure AGWAccessLogs (CSV)"},
 		{"portal CSV, AzureDiagnostics", portalCSV(azureDiagColumns, reqs), "Azure AzureDiagnostics (CSV)"},
+		{"AzureDiagnostics, backend in AdditionalFields, API", apiTables(t, additional, reqs, true), "Azure AzureDiagnostics (JSON)"},
+		{"AzureDiagnostics, backend in AdditionalFields, CSV", portalCSV(additional, reqs), "Azure AzureDiagnostics (CSV)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			j := joinLog(t, rep, tt.log, Options{}, accesslog.Options{})
