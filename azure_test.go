@@ -343,6 +343,9 @@ func TestLogsAzure(t *testing.T) {
 			t.Fatal(err)
 		}
 		j := joinRun(t, reportPath, []string{path})
+		if want := "Azure AGWAccessLogs (JSON; without ServerRouted, ServerStatus)"; j.Logs[0].Format != want {
+			t.Errorf("format %q; want %q", j.Logs[0].Format, want)
+		}
 		if j.Status != join.StatusUntraced || len(j.Backends) != 0 || !strings.Contains(j.Conclusion, "export ServerRouted") {
 			t.Errorf("status %q, backends %+v, conclusion %q; want untraced, none, the advice to export ServerRouted", j.Status, j.Backends, j.Conclusion)
 		}

@@ -205,6 +205,37 @@ func (a *azureRecord) logged() Field {
 	return f
 }
 
+// azureLacks names what the join reads that no record of a log of shape
+// held, as that shape names its columns; "" when nothing.
+func azureLacks(shape string, logged Field) string {
+	var out []string
+	for _, c := range []struct {
+		f              Field
+		agw, diag, rec string
+	}{
+		{FieldClientPort, "ClientPort", "clientPort_d", "clientPort"},
+		{FieldBackend, "ServerRouted", "serverRouted_s", "serverRouted"},
+		{FieldBackendStatus, "ServerStatus", "serverStatus_s", "serverStatus"},
+		{FieldInstance, "InstanceId", "instanceId_s", "instanceId"},
+		{FieldListener, "ListenerName", "listenerName_s", "listenerName"},
+		{FieldDuration, "TimeTaken", "timeTaken_d", "timeTaken"},
+		{FieldReason, "ErrorInfo", "error_info_s", "error_info"},
+	} {
+		if logged.Has(c.f) {
+			continue
+		}
+		switch shape {
+		case "azure-diagnostics":
+			out = append(out, c.diag)
+		case "azure-storage":
+			out = append(out, c.rec)
+		default:
+			out = append(out, c.agw)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // splitV1Query takes a v1 SKU's own parameters out of requestQuery: the
 // client's query, and the backend and its status; ok when it holds
 // SERVER-ROUTED.

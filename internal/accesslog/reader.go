@@ -128,6 +128,7 @@ type Reader struct {
 	logged Field
 	gz     bool
 	enc    string // the encoding decoded: "UTF-16LE", "UTF-16BE"; "" for UTF-8
+	azure  string // an Azure log's shape (azureShape), once known
 	st     Stats
 	max    int
 
@@ -233,8 +234,17 @@ func formatKind(f string) Kind {
 // Kind is the log's kind.
 func (r *Reader) Kind() Kind { return r.kind }
 
-// Format says which format it reads, in words.
-func (r *Reader) Format() string { return r.format }
+// Format says which format it reads, in words; an Azure log's names the
+// columns the join reads that none of its records held, in the log's own
+// names ("Azure AGWAccessLogs (JSON; without ServerRouted, ServerStatus)").
+func (r *Reader) Format() string {
+	if r.azure != "" && r.st.Records > 0 {
+		if lacks := azureLacks(r.azure, r.logged); lacks != "" {
+			return strings.TrimSuffix(r.format, ")") + "; without " + lacks + ")"
+		}
+	}
+	return r.format
+}
 
 // Gzip reports whether the log was gzip-compressed.
 func (r *Reader) Gzip() bool { return r.gz }
@@ -582,7 +592,8 @@ func (r *Reader) readCSV(cols []string) {
 		raw[strings.TrimSpace(c)] = true
 		proto.set(c, "")
 	}
-	r.format = "Azure " + azureTable(azureShape(raw)) + " (CSV)"
+	r.azure = azureShape(raw)
+	r.format = "Azure " + azureTable(r.azure) + " (CSV)"
 	// What it logs is what its records hold, known as they are read.
 	r.logged = 0
 	r.next = func(rec *Record) error {
@@ -684,7 +695,8 @@ func (r *Reader) readJSON() {
 			}
 			if !named {
 				named = true
-				r.format = "Azure " + azureTable(azureShape(raw)) + " (JSON)"
+				r.azure = azureShape(raw)
+				r.format = "Azure " + azureTable(r.azure) + " (JSON)"
 			}
 			ok, access := a.record(rec)
 			switch {

@@ -461,8 +461,9 @@ func TestAzureV1(t *testing.T) {
 
 // TestAzureNoBackendColumn: a query that projected ServerRouted away, and
 // a v1 record without SERVER-ROUTED, name no backend: UNTRACED, the log
-// listed as logging only what its data holds, never "routed to no
-// backend: the gateway answered itself".
+// listed as logging only what its data holds and its format naming the
+// columns it lacks, never "routed to no backend: the gateway answered
+// itself".
 func TestAzureNoBackendColumn(t *testing.T) {
 	reqs := simRun()
 	rep := simReport(reqs)
@@ -478,16 +479,19 @@ func TestAzureNoBackendColumn(t *testing.T) {
 		rec.Properties.RequestQuery = ""
 		v1 = append(v1, rec)
 	}
-	for _, tt := range []struct{ name, log string }{
-		{"KQL projection, API", apiTables(t, cols, reqs, true)},
-		{"KQL projection, CSV", portalCSV(cols, reqs)},
-		{"KQL projection, az -o json", azQuery(t, cols, reqs)},
-		{"v1 without SERVER-ROUTED", marshal(t, map[string]any{"records": v1}, false)},
+	for _, tt := range []struct{ name, log, format string }{
+		{"KQL projection, API", apiTables(t, cols, reqs, true), "Azure AGWAccessLogs (JSON; without ServerRouted, ServerStatus, ListenerName)"},
+		{"KQL projection, CSV", portalCSV(cols, reqs), "Azure AGWAccessLogs (CSV; without ServerRouted, ServerStatus, ListenerName)"},
+		{"KQL projection, az -o json", azQuery(t, cols, reqs), "Azure AGWAccessLogs (JSON; without ServerRouted, ServerStatus, ListenerName)"},
+		{"v1 without SERVER-ROUTED", marshal(t, map[string]any{"records": v1}, false), "Azure diagnostic records (JSON; without serverRouted, serverStatus, listenerName, error_info)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			j := joinLog(t, rep, tt.log, Options{}, accesslog.Options{})
 			if j.Status != StatusUntraced || len(j.Backends) != 0 || strings.Contains(j.Conclusion, "no backend: the gateway answered itself") {
 				t.Errorf("status %q, backends %+v, conclusion %q; want untraced, none", j.Status, j.Backends, j.Conclusion)
+			}
+			if j.Logs[0].Format != tt.format {
+				t.Errorf("format %q; want %q: what the log lacks said", j.Logs[0].Format, tt.format)
 			}
 			if !strings.Contains(j.Conclusion, "ServerRouted") {
 				t.Errorf("conclusion %q; want it to say what to export (ServerRouted)", j.Conclusion)

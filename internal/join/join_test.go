@@ -302,7 +302,7 @@ func TestAzure(t *testing.T) {
 		if j.Missing.Trail == 0 || len(j.Missing.IDs) == 0 {
 			t.Errorf("missing %+v; want the trail's requests in the gap named", j.Missing)
 		}
-		if j.Logs[0].Format != "Azure AzureDiagnostics (JSON)" {
+		if j.Logs[0].Format != "Azure AzureDiagnostics (JSON; without error_info_s)" {
 			t.Errorf("format %q", j.Logs[0].Format)
 		}
 	})
