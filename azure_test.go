@@ -138,7 +138,7 @@ func azureGateway(t *testing.T) (reportPath string, rep *report.Report, records 
 			"    location / { proxy_pass http://%s; } }\n", at, instance, listener, agwLog, msecLog, to)
 	}
 	testserver.Nginx(t, "  log_format agw escape=json '"+agwRecordFormat+"';\n"+
-		"  log_format msec '$msec $remote_port';\n"+
+		"  log_format msec '$request_id $msec';\n"+
 		server(listen[0], upstream, "appgw_0", "listener-v4")+server(listen[1], deadAt, "appgw_1", "listener-v6"), listen...)
 	reportPath, r := probeSaved(t, fmt.Sprintf("gw.test:%d", port), 80)
 
@@ -147,8 +147,9 @@ func azureGateway(t *testing.T) (reportPath string, rep *report.Report, records 
 		t.Fatal(err)
 	}
 	records = strings.Split(strings.TrimSpace(string(data)), "\n")
-	// TimeGenerated to the millisecond, by client port (nginx's
-	// $time_iso8601 is to the second, as the published record's).
+	// TimeGenerated to the millisecond, by the request's transactionId
+	// (nginx's $time_iso8601 is to the second, as the published record's;
+	// a client port is many requests' on a kept-alive connection).
 	msec := map[string]time.Time{}
 	mf, err := os.Open(msecLog)
 	if err != nil {
@@ -157,11 +158,11 @@ func azureGateway(t *testing.T) (reportPath string, rep *report.Report, records 
 	defer mf.Close()
 	sc := bufio.NewScanner(mf)
 	for sc.Scan() {
-		at, cport, _ := strings.Cut(sc.Text(), " ")
+		id, at, _ := strings.Cut(sc.Text(), " ")
 		sec, frac, _ := strings.Cut(at, ".")
 		s, _ := strconv.ParseInt(sec, 10, 64)
 		ms, _ := strconv.ParseInt(frac, 10, 64)
-		msec[cport] = time.UnixMilli(s*1000 + ms)
+		msec[id] = time.UnixMilli(s*1000 + ms)
 	}
 	for _, l := range records {
 		var rec map[string]any
@@ -169,7 +170,11 @@ func azureGateway(t *testing.T) (reportPath string, rep *report.Report, records 
 			t.Fatalf("nginx wrote %q: %v", l, err)
 		}
 		prop := rec["properties"].(map[string]any)
-		rows = append(rows, agwRow{rec: rec, prop: prop, at: msec[fmt.Sprint(prop["clientPort"])]})
+		at, ok := msec[fmt.Sprint(prop["transactionId"])]
+		if !ok {
+			t.Fatalf("no time logged for transaction %v", prop["transactionId"])
+		}
+		rows = append(rows, agwRow{rec: rec, prop: prop, at: at})
 	}
 	if len(rows) != int(r.Totals.Requests) {
 		t.Fatalf("the gateway logged %d requests; the run sent %d", len(rows), r.Totals.Requests)
