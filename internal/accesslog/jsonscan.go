@@ -3,6 +3,7 @@ package accesslog
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,7 @@ type jsonScan struct {
 	// the records array of a {"records": …} wrapper, 't' the tables
 	// array of a {"tables": …} one, 'r' the rows of a table.
 	state   []byte
-	columns [][]byte // the open table's columns, as JSON strings
+	columns []string // the open table's columns
 	tooLong bool
 	valLine int64
 }
@@ -39,7 +40,7 @@ func newJSONScan(r *bufio.Reader, max int) *jsonScan {
 // next returns the next record: an object, or (in a table) a row and its
 // columns. It returns io.EOF at the end; errTooLong for a record past max
 // (skipped: call next again).
-func (s *jsonScan) next() (obj []byte, columns [][]byte, err error) {
+func (s *jsonScan) next() (obj []byte, columns []string, err error) {
 	for {
 		if err := s.space(); err != nil {
 			if errors.Is(err, io.EOF) && len(s.state) == 0 {
@@ -248,14 +249,18 @@ func (s *jsonScan) skipRest() error {
 	}
 }
 
-// splitColumns lists the names of a table's columns ([{"name": …}, …]).
-func splitColumns(v []byte) [][]byte {
-	out := [][]byte{}
+// splitColumns lists the names of a table's columns ([{"name": …}, …]),
+// once for all its rows.
+func splitColumns(v []byte) []string {
+	out := []string{}
 	for _, part := range bytes.Split(v, []byte(`"name"`))[1:] {
 		part = bytes.TrimSpace(part)
 		part = bytes.TrimSpace(bytes.TrimPrefix(part, []byte(":")))
 		if end := bytes.IndexByte(part[min(1, len(part)):], '"'); len(part) > 0 && part[0] == '"' && end >= 0 {
-			out = append(out, bytes.Clone(part[:end+2])) // value's buffer is reused
+			var name string
+			if json.Unmarshal(part[:end+2], &name) == nil {
+				out = append(out, name)
+			}
 		}
 	}
 	return out

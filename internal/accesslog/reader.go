@@ -715,7 +715,7 @@ func (r *Reader) readJSON() {
 
 // decodeAzure decodes one JSON record: an object (its "properties"
 // flattened into it), or a table's row with its columns.
-func decodeAzure(obj []byte, cols [][]byte) (azureRecord, map[string]bool, bool) {
+func decodeAzure(obj []byte, cols []string) (azureRecord, map[string]bool, bool) {
 	a := azureRecord{}
 	raw := map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(obj))
@@ -725,10 +725,9 @@ func decodeAzure(obj []byte, cols [][]byte) (azureRecord, map[string]bool, bool)
 		if err := dec.Decode(&row); err != nil {
 			return a, nil, false
 		}
-		for i, c := range cols {
-			var name string
-			if json.Unmarshal(c, &name) != nil || i >= len(row) {
-				continue
+		for i, name := range cols {
+			if i >= len(row) {
+				break
 			}
 			raw[name] = true
 			if obj, ok := row[i].(map[string]any); ok && strings.EqualFold(name, "AdditionalFields") {
