@@ -196,13 +196,22 @@ func (a *azureRecord) record(r *Record) (ok, access bool) {
 // the gateway routed the requests nowhere.
 func (a *azureRecord) logged() Field {
 	f := FieldTime
-	for k, field := range map[string]Field{"port": FieldClientPort, "backend": FieldBackend, "bstatus": FieldBackendStatus,
-		"instance": FieldInstance, "listener": FieldListener, "taken": FieldDuration, "error": FieldReason} {
-		if dash(a.v[k]) != "" {
-			f |= field
+	for _, c := range azureFields {
+		if dash(a.v[c.key]) != "" {
+			f |= c.f
 		}
 	}
 	return f
+}
+
+// azureFields are the values of azureNames a join reads beside the time
+// and the client.
+var azureFields = []struct {
+	key string
+	f   Field
+}{
+	{"port", FieldClientPort}, {"backend", FieldBackend}, {"bstatus", FieldBackendStatus}, {"instance", FieldInstance},
+	{"listener", FieldListener}, {"taken", FieldDuration}, {"error", FieldReason},
 }
 
 // azureLacks names what the join reads that no record of a log of shape

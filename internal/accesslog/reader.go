@@ -587,10 +587,8 @@ const maxCSVLines = 64
 // readCSV reads an Azure CSV export, its header's columns cols.
 func (r *Reader) readCSV(cols []string) {
 	raw := map[string]bool{}
-	var proto azureRecord
 	for _, c := range cols {
 		raw[strings.TrimSpace(c)] = true
-		proto.set(c, "")
 	}
 	r.azure = azureShape(raw)
 	r.format = "Azure " + azureTable(r.azure) + " (CSV)"
