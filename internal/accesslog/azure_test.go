@@ -193,3 +193,26 @@ func TestJSONShapesSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONNotAzure: JSON that holds no Azure record (another program's
+// JSON lines, a wrapper of something else) is refused on one line that
+// names where its records start, not joined as a log that matched
+// nothing; a log of Azure's other categories only is read.
+func TestJSONNotAzure(t *testing.T) {
+	other := strings.Repeat(`{"level":"info","msg":"GET /","ts":1764607221.5}`+"\n", 150)
+	for _, tt := range []struct{ log, want string }{
+		{"{\"foo\": 1}\n{\"bar\": 2}\n", "none of its first 2 JSON records, from line 1, is an Azure Application Gateway record"},
+		{`{"tables": 5}`, "none of its first 1 JSON records, from line 1"},
+		{other + strings.Join(strings.Fields(v2Sample), " ") + "\n", "none of its first 100 JSON records, from line 1"},
+	} {
+		_, err := readErr(tt.log)
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%.30q: %v; want ErrFormat on one line saying %q", tt.log, err, tt.want)
+		}
+	}
+	firewall := `{"records": [{"time": "2026-12-01T16:40:22Z", "category": "ApplicationGatewayFirewallLog", "properties": {"instanceId": "appgw_2"}}]}`
+	r, err := readErr(firewall)
+	if !errors.Is(err, io.EOF) || r.Stats().Other != 1 {
+		t.Errorf("a log of firewall records only: %v, stats %+v; want it read, 1 other", err, r.Stats())
+	}
+}

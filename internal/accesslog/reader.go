@@ -657,11 +657,18 @@ func azureTable(shape string) string {
 func (r *Reader) readJSON() {
 	s := newJSONScan(r.src, r.max)
 	named := false
+	first := int64(0) // the line of the first record
 	r.next = func(rec *Record) error {
 		for {
+			if r.st.Records == 0 && r.st.Other == 0 && r.st.Lines >= detectLines {
+				return notAzure(r.st.Lines, first)
+			}
 			obj, cols, err := s.next()
 			switch {
 			case errors.Is(err, io.EOF):
+				if r.st.Records == 0 && r.st.Other == 0 && r.st.Lines > 0 {
+					return notAzure(r.st.Lines, first)
+				}
 				return io.EOF
 			case errors.Is(err, errTooLong):
 				r.st.TooLong++
@@ -685,6 +692,9 @@ func (r *Reader) readJSON() {
 				return io.EOF
 			}
 			r.st.Lines++
+			if first == 0 {
+				first = s.valLine
+			}
 			*rec = Record{Line: s.valLine}
 			a, raw, ok := decodeAzure(obj, cols)
 			if !ok {
@@ -709,6 +719,12 @@ func (r *Reader) readJSON() {
 			}
 		}
 	}
+}
+
+// notAzure refuses a JSON log none of whose first records is Azure's:
+// JSON of another program, not a log of no request.
+func notAzure(records, line int64) error {
+	return fmt.Errorf("%w: none of its first %d JSON records, from line %d, is an Azure Application Gateway record (a time, TimeGenerated or timeStamp, and a client, ClientIp or clientIP): give the log as Log Analytics, az or the diagnostic setting wrote it", ErrFormat, records, line)
 }
 
 // decodeAzure decodes one JSON record: an object (its "properties"
