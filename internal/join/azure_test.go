@@ -507,3 +507,65 @@ func TestAzureNoBackendColumn(t *testing.T) {
 		})
 	}
 }
+
+// TestAzureMixedLogs: the run's first half from an export that names the
+// backend, its second from a query that projected ServerRouted away. The
+// second's failures are in no backend's count — never "routed to no
+// backend" — and the finding says they were left out.
+func TestAzureMixedLogs(t *testing.T) {
+	reqs := simRun()
+	rep := simReport(reqs)
+	var first, second []simRequest
+	var failedFirst, failedSecond int64
+	for _, r := range reqs {
+		if r.at.Before(runStart.Add(runSeconds * time.Second / 2)) {
+			first = append(first, r)
+			if r.failed {
+				failedFirst++
+			}
+		} else {
+			second = append(second, r)
+			if r.failed {
+				failedSecond++
+			}
+		}
+	}
+	var cols []string
+	for _, c := range agwColumns {
+		if c != "ServerRouted" && c != "ServerStatus" {
+			cols = append(cols, c)
+		}
+	}
+	j := New(rep, Options{})
+	for i, log := range []string{apiTables(t, agwColumns, first, true), apiTables(t, cols, second, true)} {
+		r, err := accesslog.Open(strings.NewReader(log), accesslog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Add(fmt.Sprintf("part%d.json", i+1), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := j.Finish()
+	t.Logf("%s | lines %+v", out.Conclusion, out.Lines)
+	if out.Status != StatusTraced || out.Lines.Run != int64(len(reqs)) || out.Lines.Failed != failedFirst+failedSecond {
+		t.Fatalf("status %q, lines %+v; want traced, every request, %d failed", out.Status, out.Lines, failedFirst+failedSecond)
+	}
+	for _, b := range out.Backends {
+		if b.Name == "(none)" {
+			t.Errorf("backend %+v: the lines of the log without ServerRouted counted as routed nowhere", b)
+		}
+		if b.Name == deadBackend && b.Failed != failedFirst {
+			t.Errorf("%s failed %d; want the %d of the log that names it", deadBackend, b.Failed, failedFirst)
+		}
+	}
+	want := fmt.Sprintf("All %d 502s were routed to %s (IPv6), by instances appgw_0 and appgw_2; %d more failed in logs that name no backend.", failedFirst, deadBackend, failedSecond)
+	if out.Conclusion != want {
+		t.Errorf("conclusion %q; want %q", out.Conclusion, want)
+	}
+	for _, e := range out.Endpoints {
+		if e.Backends["(none)"] != 0 {
+			t.Errorf("endpoint %s backends %v: lines of the log without ServerRouted counted as routed nowhere", e.Address, e.Backends)
+		}
+	}
+}

@@ -85,7 +85,10 @@ func testScopes(out *Join) {
 // gw-3."
 func (j *Joiner) routedFindings(out *Join) {
 	statuses := map[string]int64{}
+	// Failed lines of logs that name no backend are in no backend's count.
+	unnamed := out.Lines.Failed
 	for _, s := range out.Backends {
+		unnamed -= s.Failed
 		for st, c := range s.Status {
 			if failedStatus(j, st) {
 				statuses[st] += c
@@ -115,6 +118,9 @@ func (j *Joiner) routedFindings(out *Join) {
 		text := words.Capitalize(what) + " " + where
 		if inst := scopesWith(out.Instances, st); len(inst) > 0 && len(inst) <= 3 && len(out.Instances) > 1 {
 			text += ", by instance" + words.Plural(len(inst)) + " " + words.JoinAnd(inst)
+		}
+		if unnamed > 0 {
+			text += fmt.Sprintf("; %d more failed in logs that name no backend", unnamed)
 		}
 		out.Findings = append(out.Findings, Finding{Kind: kind, Scope: strings.Join(at, ", "), Text: text + "."})
 	}
