@@ -182,19 +182,22 @@ Usage:
   pinprobe logs [flags] REPORT.json LOG...
   (- reads the report or one log from standard input)
 
-Logs may be gzip-compressed. Formats: nginx (combined, or --log-format with
+Logs may be gzip-compressed, UTF-8 or UTF-16 (with a byte-order mark).
+Formats: nginx (combined, or --log-format with
 your log_format; log $upstream_addr, $upstream_status, $remote_port and
 $http_x_request_id to name backends and match single requests), HAProxy
 (option httplog, or --log-format with its variables and sample fetches:
 date with utime or ltime, src, srv_name…; a fetch pinprobe does not know is
 skipped with a warning), Azure Application Gateway exports
-(AGWAccessLogs or AzureDiagnostics, CSV or JSON, and storage-account
-records), AWS ALB access logs, Envoy's (Istio, Envoy Gateway, Contour,
-Emissary: the default format, Istio's text or JSON, or --log-format with a
-text_format or json_format; %RESPONSE_FLAGS% is read as the reason),
-Traefik (common or JSON; keep X-Request-Id with accessLog.fields.headers)
-and Google Cloud load balancer logs (JSON, as gcloud logging read
---format=json prints them).
+(AGWAccessLogs or AzureDiagnostics from Log Analytics: the portal's CSV,
+az monitor log-analytics query -o json, the API's tables; the records
+diagnostic settings send to Event Hub or storage, v1 or v2), AWS ALB
+access logs, Envoy's (Istio, Envoy Gateway, Contour, Emissary: the default
+format, Istio's text or JSON, or --log-format with a text_format or
+json_format; %RESPONSE_FLAGS% is read as the reason), Traefik (common or
+JSON; keep X-Request-Id with accessLog.fields.headers) and Google Cloud
+load balancer logs (JSON, as gcloud logging read --format=json prints
+them).
 
 A line is the run's when it carries one of its request IDs, or else when its
 client address is the run's and its time is in the run's window; the clock

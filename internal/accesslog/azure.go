@@ -2,17 +2,35 @@ package accesslog
 
 import (
 	"encoding/json"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Azure Application Gateway's access log comes in three shapes, each as CSV (a
-// Log Analytics export, with a header row) or JSON: the AGWAccessLogs table
-// (ClientIp, ServerRouted, InstanceId, …), the older AzureDiagnostics one
-// (clientIP_s, serverRouted_s, … beside Category = ApplicationGatewayAccessLog)
-// and the storage account's records ({"time", "properties": {"clientIP", …}}).
-// Names match without case, a " [UTC]" suffix (the portal's) or a type suffix.
+// Azure Application Gateway's access log comes in three shapes, each as
+// CSV (the portal's export, with a header row) or JSON (the Log Analytics
+// API's {"tables": …}, `az monitor log-analytics query -o json`'s array
+// of objects, a diagnostic setting's {"records": …} payloads to Event Hub
+// or storage, or its records one per line):
+//
+//   - the AGWAccessLogs table (resource-specific mode): TimeGenerated,
+//     ClientIp, ClientPort (newer revisions only), HttpMethod, RequestUri,
+//     Host, HttpStatus, ServerRouted, ServerStatus, InstanceId,
+//     ListenerName, TimeTaken, ErrorInfo (newer revisions only), …
+//   - the older AzureDiagnostics table, every property a column named with
+//     its type: clientIP_s, clientPort_d, httpStatus_d, serverRouted_s,
+//     instanceId_s, … beside Category = ApplicationGatewayAccessLog (past
+//     the table's 500 columns, the rest in AdditionalFields, as JSON);
+//   - a diagnostic setting's records, {"time" or "timeStamp", "category",
+//     "properties": {"instanceId", "clientIP", "clientPort", …}}. A v1
+//     gateway's name the backend only inside requestQuery
+//     (SERVER-ROUTED=10.4.0.4&…&SERVER-STATUS=404) and time it in
+//     milliseconds.
+//
+// Column names are matched without case, a " [UTC]" suffix (the portal's
+// export) or the type suffix. A query may project any columns: what a log
+// logs is what its records hold, never what the table could have.
 
 // azureNames maps a column name, as azureKey normalises it, to what a
 // Record reads of it.
@@ -57,32 +75,43 @@ func azureShape(cols map[string]bool) string {
 
 // azureRecord holds one record's values by what azureNames reads.
 type azureRecord struct {
-	v        map[string]string
-	storage  bool // a storage account's record (v1's timeTaken is in ms)
-	v1       bool
-	hasPort  bool
-	hasError bool
+	v       map[string]string
+	storage bool // a storage account's record (v1's timeTaken is in ms)
+	v1      bool // its time is "time" (v1's), not "timeStamp"
+	// v1Query says requestQuery held the backend (v1's SERVER-ROUTED).
+	v1Query bool
 }
 
 func (a *azureRecord) set(name, value string) {
 	k, ok := azureNames[azureKey(name)]
 	if !ok {
+		if strings.EqualFold(strings.TrimSpace(name), "AdditionalFields") && strings.HasPrefix(strings.TrimSpace(value), "{") {
+			// AzureDiagnostics past 500 columns: the rest as JSON text.
+			dec := json.NewDecoder(strings.NewReader(value))
+			dec.UseNumber()
+			var m map[string]any
+			if dec.Decode(&m) == nil {
+				a.setFields(m)
+			}
+		}
 		return
 	}
 	if a.v == nil {
 		a.v = map[string]string{}
-	}
-	switch k {
-	case "port":
-		a.hasPort = true
-	case "error":
-		a.hasError = true
 	}
 	if k == "time" && strings.EqualFold(strings.TrimSpace(name), "time") {
 		a.v1 = true
 	}
 	if _, dup := a.v[k]; !dup || a.v[k] == "" {
 		a.v[k] = value
+	}
+}
+
+// setFields sets the scalar values of an object's keys: a record's
+// properties, or AzureDiagnostics' AdditionalFields.
+func (a *azureRecord) setFields(m map[string]any) {
+	for k, v := range m {
+		a.set(k, jsonScalar(v))
 	}
 }
 
@@ -104,6 +133,15 @@ func (a *azureRecord) record(r *Record) (ok, access bool) {
 	if !ok {
 		return false, true
 	}
+	// A v1 SKU logs the backend inside requestQuery, after the client's
+	// own query: SERVER-ROUTED=10.4.0.4&…&SERVER-STATUS=404.
+	if q, b, bs, ok := splitV1Query(v["query"]); ok {
+		v["query"] = q
+		if dash(v["backend"]) == "" {
+			v["backend"], v["bstatus"] = b, bs
+		}
+		a.v1Query = true
+	}
 	r.Time, r.Client, r.AtEnd, r.Duration = t, client, true, -1
 	r.Resolution = time.Millisecond
 	if s := v["time"]; !strings.ContainsAny(s, ".") {
@@ -111,7 +149,8 @@ func (a *azureRecord) record(r *Record) (ok, access bool) {
 	}
 	if taken := dash(v["taken"]); taken != "" {
 		d, ok := seconds(taken)
-		if a.storage && a.v1 {
+		if a.storage && a.v1 || a.v1Query {
+			// v1 writes timeTaken in milliseconds.
 			d, ok = millis(taken)
 		}
 		if ok {
@@ -139,7 +178,7 @@ func (a *azureRecord) record(r *Record) (ok, access bool) {
 	r.Status, _ = parseStatus(st)
 	if b := dash(v["backend"]); b != "" {
 		try := Try{Backend: b, Status: strings.TrimSuffix(dash(v["bstatus"]), ".0")}
-		try.Addr, _ = parseAddrPort(b)
+		try.Addr = backendAddr(b)
 		r.Tries = []Try{try}
 	}
 	r.Instance = dash(v["instance"])
@@ -150,16 +189,95 @@ func (a *azureRecord) record(r *Record) (ok, access bool) {
 	return true, true
 }
 
-// azureLogged says what records with these columns log.
-func azureLogged(a *azureRecord) Field {
-	f := FieldTime | FieldBackend | FieldBackendStatus | FieldInstance | FieldListener | FieldDuration
-	if a.hasPort {
-		f |= FieldClientPort
-	}
-	if a.hasError {
-		f |= FieldReason
+// logged says what the record holds of what a join reads: the fields
+// with a value, not the columns the table could have. A query that
+// projected ServerRouted away, or a v1 record without SERVER-ROUTED,
+// logs no backend; the join then says the log names none, never that
+// the gateway routed the requests nowhere.
+func (a *azureRecord) logged() Field {
+	f := FieldTime
+	for _, c := range azureFields {
+		if dash(a.v[c.key]) != "" {
+			f |= c.f
+		}
 	}
 	return f
+}
+
+// azureFields are the values of azureNames a join reads beside the time
+// and the client.
+var azureFields = []struct {
+	key string
+	f   Field
+}{
+	{"port", FieldClientPort}, {"backend", FieldBackend}, {"bstatus", FieldBackendStatus}, {"instance", FieldInstance},
+	{"listener", FieldListener}, {"taken", FieldDuration}, {"error", FieldReason},
+}
+
+// azureLacks names what the join reads that no record of a log of shape
+// held, as that shape names its columns; "" when nothing.
+func azureLacks(shape string, logged Field) string {
+	var out []string
+	for _, c := range []struct {
+		f              Field
+		agw, diag, rec string
+	}{
+		{FieldClientPort, "ClientPort", "clientPort_d", "clientPort"},
+		{FieldBackend, "ServerRouted", "serverRouted_s", "serverRouted"},
+		{FieldBackendStatus, "ServerStatus", "serverStatus_s", "serverStatus"},
+		{FieldInstance, "InstanceId", "instanceId_s", "instanceId"},
+		{FieldListener, "ListenerName", "listenerName_s", "listenerName"},
+		{FieldDuration, "TimeTaken", "timeTaken_d", "timeTaken"},
+		{FieldReason, "ErrorInfo", "error_info_s", "error_info"},
+	} {
+		if logged.Has(c.f) {
+			continue
+		}
+		switch shape {
+		case "azure-diagnostics":
+			out = append(out, c.diag)
+		case "azure-storage":
+			out = append(out, c.rec)
+		default:
+			out = append(out, c.agw)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// splitV1Query takes a v1 SKU's own parameters out of requestQuery: the
+// client's query, and the backend and its status; ok when it holds
+// SERVER-ROUTED.
+func splitV1Query(q string) (rest, backend, status string, ok bool) {
+	if !strings.Contains(strings.ToUpper(q), "SERVER-ROUTED=") {
+		return q, "", "", false
+	}
+	var keep []string
+	for _, part := range strings.Split(strings.TrimPrefix(q, "?"), "&") {
+		k, val, _ := strings.Cut(part, "=")
+		switch k = strings.ToUpper(k); {
+		case k == "SERVER-ROUTED":
+			backend, ok = val, true
+		case k == "SERVER-STATUS":
+			status = val
+		case strings.HasPrefix(k, "X-AZUREAPPLICATIONGATEWAY-"):
+		default:
+			keep = append(keep, part)
+		}
+	}
+	return strings.Join(keep, "&"), backend, status, ok
+}
+
+// backendAddr is the address of a backend as Azure logs it: "ip:port",
+// a bare IP (v1's SERVER-ROUTED, port 0), invalid for a host name.
+func backendAddr(b string) netip.AddrPort {
+	if ap, ok := parseAddrPort(b); ok {
+		return ap
+	}
+	if a, ok := parseAddr(b); ok {
+		return netip.AddrPortFrom(a, 0)
+	}
+	return netip.AddrPort{}
 }
 
 // jsonScalar is a JSON value as text: a string's contents, a number's or

@@ -26,6 +26,11 @@ func FuzzOpen(f *testing.F) {
 		"[\n" + gcpEntries[2] + "\n]\n",
 		`[2020-11-25T21:26:18.409Z] "GET /status/418 HTTP/1.1" 418 - via_upstream - "-" 0 135 4 4 "-" "curl/7.73.0-DEV" "84961386-6d84-929d-98bd-c5aee93b5c88" "httpbin:8000" "10.44.1.27:80" outbound|8000||httpbin.foo.svc.cluster.local 10.44.1.23:37652 10.0.45.184:8000 10.44.1.23:46520 - default` + "\n",
 		`{"t":"2026-12-01T16:40:21.433Z","c":"[::1]:5","u":"[::1]:9","f":"UF"}` + "\n",
+		"{\"records\":[{\"time\":\"2026-12-01T16:40:21Z\",\"properties\":{\"clientIP\":\"::1\",\"requestQuery\":\"SERVER-ROUTED=10.4.0.4&SERVER-STATUS=502\"}}],\"x\":[\"]\"]}\n{\"records\":[]}\n",
+		"{\n  \"tables\": [\n    {\"name\": \"t\", \"columns\": [{\"name\": \"TimeGenerated\"}, {\"name\": \"ClientIp\"}], \"rows\": [[\"2026-12-01T16:40:21Z\", \"::1\"]]},\n    {\"columns\": [], \"rows\": []}\n  ]\n}\n",
+		"\ufeff[{\"TimeGenerated\":\"2026-12-01T16:40:21Z\",\"ClientIp\":\"203.0.113.5\"}]",
+		"\xff\xfe1\x002\x007\x00.\x000\x00.\x000\x00.\x001\x00 \x00-\x00\n\x00\x00\xd8",
+		"2026-12-01T16:40:21Z\t203.0.113.5\t502\n",
 	} {
 		f.Add([]byte(s), uint8(0))
 	}

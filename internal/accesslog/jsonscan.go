@@ -3,6 +3,7 @@ package accesslog
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,21 +11,22 @@ import (
 
 // jsonScan reads the records of a JSON access log one at a time, each at
 // most max bytes, whatever the file's size: an array of objects (an
-// export, az monitor log-analytics query), objects one after another
-// (JSON lines), {"records": [...]} (a storage account's blob), or
-// {"tables": [{"columns": [...], "rows": [[...], ...]}]} (the Log
-// Analytics API). A record longer than max is skipped without being
-// held.
+// export, az monitor log-analytics query -o json), objects one after
+// another (JSON lines, a storage account's blobs), {"records": [...]}
+// (diagnostic settings to Event Hub or storage; several such payloads
+// one after another), or {"tables": [{"columns": [...], "rows": [...]}]}
+// (the Log Analytics API), compact or indented. A record longer than max
+// is skipped without being held; a wrapper is streamed, never read whole.
 type jsonScan struct {
 	r    *bufio.Reader
 	max  int
 	buf  []byte
 	line int64 // the line the scanner is on, from 1
-	// stack of what the scanner is inside: 'a' an array of records, 'r'
-	// the rows of a table.
+	// stack of what the scanner is inside: 'a' an array of records, 'w'
+	// the records array of a {"records": …} wrapper, 't' the tables
+	// array of a {"tables": …} one, 'r' the rows of a table.
 	state   []byte
-	columns [][]byte // the open table's columns, as JSON strings
-	start   bool
+	columns []string // the open table's columns
 	tooLong bool
 	valLine int64
 }
@@ -32,17 +34,20 @@ type jsonScan struct {
 var errJSONShape = errors.New("not a JSON access log")
 
 func newJSONScan(r *bufio.Reader, max int) *jsonScan {
-	return &jsonScan{r: r, max: max, line: 1, start: true}
+	return &jsonScan{r: r, max: max, line: 1}
 }
 
 // next returns the next record: an object, or (in a table) a row and its
 // columns. It returns io.EOF at the end; errTooLong for a record past max
 // (skipped: call next again).
-func (s *jsonScan) next() (obj []byte, columns [][]byte, err error) {
+func (s *jsonScan) next() (obj []byte, columns []string, err error) {
 	for {
 		if err := s.space(); err != nil {
 			if errors.Is(err, io.EOF) && len(s.state) == 0 {
 				return nil, nil, io.EOF
+			}
+			if errors.Is(err, io.EOF) {
+				return nil, nil, io.ErrUnexpectedEOF
 			}
 			return nil, nil, err
 		}
@@ -61,14 +66,21 @@ func (s *jsonScan) next() (obj []byte, columns [][]byte, err error) {
 		case top != 0 && c == ']':
 			s.r.ReadByte()
 			s.state = s.state[:len(s.state)-1]
-			if top == 'r' {
-				// The rows end; the table's object and the tables array
-				// end after them.
-				if err := s.closeTable(); err != nil {
+			if top != 'a' {
+				// Rows end: the rest of their table's object; records or
+				// tables end: the rest of their wrapper.
+				if err := s.skipRest(); err != nil {
 					return nil, nil, err
 				}
 			}
 			continue
+		case top == 't' && c == '{':
+			if err := s.openTable(); err != nil {
+				return nil, nil, err
+			}
+			continue
+		case top == 't':
+			return nil, nil, fmt.Errorf("line %d: %w: a value where a table (an object) was expected", s.line, errJSONShape)
 		case top == 0 && c == '[':
 			s.r.ReadByte()
 			s.state = append(s.state, 'a')
@@ -81,17 +93,17 @@ func (s *jsonScan) next() (obj []byte, columns [][]byte, err error) {
 				if err := s.enter(`records`); err != nil {
 					return nil, nil, err
 				}
-				s.state = append(s.state, 'a')
+				s.state = append(s.state, 'w')
 				continue
 			case "tables":
-				if err := s.openTable(); err != nil {
+				if err := s.enter(`tables`); err != nil {
 					return nil, nil, err
 				}
+				s.state = append(s.state, 't')
 				continue
 			}
-		case top == 'a' || top == 'r' || top == 0:
-		default:
-			return nil, nil, errJSONShape
+		case top == 0:
+			return nil, nil, fmt.Errorf("line %d: %w: %s where a record (an object) or an array of them was expected", s.line, errJSONShape, what(c))
 		}
 		s.valLine = s.line
 		v, err := s.value()
@@ -109,6 +121,14 @@ func (s *jsonScan) next() (obj []byte, columns [][]byte, err error) {
 		}
 		return v, nil, nil
 	}
+}
+
+// what names the character c where JSON was expected.
+func what(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return fmt.Sprintf("%q", string(c))
+	}
+	return fmt.Sprintf("byte 0x%02x", c)
 }
 
 // wrapperKey is the first key of the object head begins, when it is
@@ -140,12 +160,9 @@ func (s *jsonScan) enter(key string) error {
 	return nil
 }
 
-// openTable reads `{"tables": [{` and the table's keys up to its rows,
-// keeping its columns.
+// openTable reads a table's `{` and its keys up to its rows, keeping its
+// columns.
 func (s *jsonScan) openTable() error {
-	if err := s.enter("tables"); err != nil {
-		return err
-	}
 	if err := s.expect('{'); err != nil {
 		return err
 	}
@@ -154,15 +171,26 @@ func (s *jsonScan) openTable() error {
 		if err := s.space(); err != nil {
 			return err
 		}
+		if c, _ := s.peek(); c == '}' {
+			// A table without rows.
+			s.r.ReadByte()
+			return nil
+		}
 		kb, err := s.value()
+		if errors.Is(err, errTooLong) {
+			return fmt.Errorf("line %d: a table's key longer than %d bytes", s.line, s.max)
+		}
 		if err != nil || len(kb) == 0 || kb[0] != '"' {
-			return errJSONShape
+			return fmt.Errorf("line %d: %w: a table's key expected", s.line, errJSONShape)
 		}
 		key := string(kb) // value's buffer is reused
 		if err := s.expect(':'); err != nil {
 			return err
 		}
 		if key == `"rows"` {
+			if s.columns == nil {
+				return fmt.Errorf("line %d: %w: a table's rows come before its columns (the Log Analytics API writes columns first)", s.line, errJSONShape)
+			}
 			if err := s.expect('['); err != nil {
 				return err
 			}
@@ -170,6 +198,9 @@ func (s *jsonScan) openTable() error {
 			return nil
 		}
 		v, err := s.value()
+		if errors.Is(err, errTooLong) {
+			return fmt.Errorf("line %d: a table's %s longer than %d bytes", s.line, key, s.max)
+		}
 		if err != nil {
 			return err
 		}
@@ -185,14 +216,14 @@ func (s *jsonScan) openTable() error {
 	}
 }
 
-// closeTable reads what follows a table's rows: its other keys, the end
-// of the table and of the tables array and the wrapper. Only the first
-// table is read (an API answer holds one, PrimaryResult).
-func (s *jsonScan) closeTable() error {
+// skipRest reads the rest of the object the scanner is in, to its `}`:
+// the keys after a table's rows, or after a wrapper's records or tables
+// (statistics, render). Strings are read through, not held.
+func (s *jsonScan) skipRest() error {
 	for depth := 0; ; {
 		c, err := s.r.ReadByte()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return io.ErrUnexpectedEOF
 		}
 		if err != nil {
 			return err
@@ -208,21 +239,28 @@ func (s *jsonScan) closeTable() error {
 			depth++
 		case '}', ']':
 			depth--
-		}
-		if depth < -3 {
-			return nil
+			if depth < 0 {
+				if c != '}' {
+					return fmt.Errorf("line %d: %w: ] where } was expected", s.line, errJSONShape)
+				}
+				return nil
+			}
 		}
 	}
 }
 
-// splitColumns lists the names of a table's columns ([{"name": …}, …]).
-func splitColumns(v []byte) [][]byte {
-	var out [][]byte
+// splitColumns lists the names of a table's columns ([{"name": …}, …]),
+// once for all its rows.
+func splitColumns(v []byte) []string {
+	out := []string{}
 	for _, part := range bytes.Split(v, []byte(`"name"`))[1:] {
 		part = bytes.TrimSpace(part)
 		part = bytes.TrimSpace(bytes.TrimPrefix(part, []byte(":")))
 		if end := bytes.IndexByte(part[min(1, len(part)):], '"'); len(part) > 0 && part[0] == '"' && end >= 0 {
-			out = append(out, bytes.Clone(part[:end+2])) // value's buffer is reused
+			var name string
+			if json.Unmarshal(part[:end+2], &name) == nil {
+				out = append(out, name)
+			}
 		}
 	}
 	return out
@@ -269,6 +307,12 @@ func (s *jsonScan) space() error {
 // is read to its end and errTooLong returned. It checks only the nesting
 // and the strings: the caller decodes what it gets.
 func (s *jsonScan) value() ([]byte, error) {
+	if err := s.space(); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
 	s.buf = s.buf[:0]
 	s.tooLong = false
 	keep := func(c byte) {

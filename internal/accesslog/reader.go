@@ -130,6 +130,8 @@ type Reader struct {
 	logged Field
 	notes  []string
 	gz     bool
+	enc    string // the encoding decoded: "UTF-16LE", "UTF-16BE"; "" for UTF-8
+	azure  string // an Azure log's shape (azureShape), once known
 	st     Stats
 	max    int
 
@@ -177,7 +179,7 @@ func Open(r io.Reader, o Options) (*Reader, error) {
 		lr.gz = true
 		br = bufio.NewReaderSize(gz, 64<<10)
 	}
-	lr.src = br
+	lr.src, lr.enc = decodeText(br)
 	kind := o.Kind
 	if o.Format != "" {
 		var p *pattern
@@ -253,8 +255,17 @@ func formatKind(f string) (Kind, error) {
 // Kind is the log's kind.
 func (r *Reader) Kind() Kind { return r.kind }
 
-// Format says which format it reads, in words.
-func (r *Reader) Format() string { return r.format }
+// Format says which format it reads, in words; an Azure log's names the
+// columns the join reads that none of its records held, in the log's own
+// names ("Azure AGWAccessLogs (JSON; without ServerRouted, ServerStatus)").
+func (r *Reader) Format() string {
+	if r.azure != "" && r.st.Records > 0 {
+		if lacks := azureLacks(r.azure, r.logged); lacks != "" {
+			return strings.TrimSuffix(r.format, ")") + "; without " + lacks + ")"
+		}
+	}
+	return r.format
+}
 
 // Notes say what of a custom format is not read (a sample fetch or an
 // operator pinprobe does not know), one line each; nil when all is read.
@@ -262,6 +273,10 @@ func (r *Reader) Notes() []string { return r.notes }
 
 // Gzip reports whether the log was gzip-compressed.
 func (r *Reader) Gzip() bool { return r.gz }
+
+// Encoding names the encoding the log was decoded from ("UTF-16LE",
+// "UTF-16BE"); "" for UTF-8, with or without a byte-order mark.
+func (r *Reader) Encoding() string { return r.enc }
 
 // Logged is what the format logs of what a join reads.
 func (r *Reader) Logged() Field { return r.logged }
@@ -353,7 +368,7 @@ func matchLine(p *pattern, line string, rec *Record, syslog bool) bool {
 // kind, when it is given) and sets the reader up for it.
 func (r *Reader) detect(kind Kind) error {
 	head, _ := r.src.Peek(512)
-	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	head = bytes.TrimLeft(head, " \t\r\n") // Open took any byte-order mark off
 	if m := pinprobeDoc.FindSubmatch(head); m != nil {
 		return &PinprobeDocError{Schema: string(m[1])}
 	}
@@ -370,8 +385,8 @@ func (r *Reader) detect(kind Kind) error {
 		}
 	}
 	if looksJSON(head) && (kind == "" || kind == Azure) {
+		// What it logs is what its records hold, known as they are read.
 		r.kind, r.format = Azure, "Azure Application Gateway (JSON)"
-		r.logged = FieldTime | FieldBackend | FieldBackendStatus | FieldInstance | FieldListener | FieldDuration
 		r.readJSON()
 		return nil
 	}
@@ -396,7 +411,6 @@ func (r *Reader) detect(kind Kind) error {
 	}
 	r.ahead = lines
 	if len(lines) > 0 {
-		lines[0].b = bytes.TrimPrefix(lines[0].b, []byte("\xef\xbb\xbf"))
 		if kind == "" || kind == Azure {
 			if cols := csvHeader(lines[0].b); cols != nil {
 				r.kind, r.format = Azure, "Azure Application Gateway (CSV)"
@@ -421,6 +435,9 @@ func (r *Reader) detect(kind Kind) error {
 		if n > bestN {
 			best, bestN = i, n
 		}
+	}
+	if best < 0 && (kind == "" || kind == Azure) && len(lines) > 0 && headerlessTSV(lines[0].b) {
+		return fmt.Errorf("%w: line %d is tab-separated values without a header row (az monitor log-analytics query -o tsv writes them so), whose columns cannot be told: export with -o json, or as CSV from the portal", ErrFormat, lines[0].n)
 	}
 	if best < 0 {
 		if len(lines) == 0 && r.st.Err == nil {
@@ -587,6 +604,26 @@ func (r *Reader) skipped(line int64) {
 	}
 }
 
+// headerlessTSV reports whether line is a row of tab-separated values with
+// a time and an IP address among them, and no header: what
+// `az monitor log-analytics query -o tsv` writes.
+func headerlessTSV(line []byte) bool {
+	fields := strings.Split(string(line), "\t")
+	if len(fields) < 3 {
+		return false
+	}
+	var at, addr bool
+	for _, f := range fields {
+		if _, ok := parseTime(f, layoutFlex); ok {
+			at = true
+		}
+		if _, ok := parseAddr(f); ok {
+			addr = true
+		}
+	}
+	return at && addr
+}
+
 // csvHeader returns the columns of an Azure export's header row; nil when
 // line is no such header.
 func csvHeader(line []byte) []string {
@@ -614,13 +651,13 @@ const maxCSVLines = 64
 // readCSV reads an Azure CSV export, its header's columns cols.
 func (r *Reader) readCSV(cols []string) {
 	raw := map[string]bool{}
-	var proto azureRecord
 	for _, c := range cols {
 		raw[strings.TrimSpace(c)] = true
-		proto.set(c, "")
 	}
-	r.format = "Azure " + azureTable(azureShape(raw)) + " (CSV)"
-	r.logged = azureLogged(&proto)
+	r.azure = azureShape(raw)
+	r.format = "Azure " + azureTable(r.azure) + " (CSV)"
+	// What it logs is what its records hold, known as they are read.
+	r.logged = 0
 	r.next = func(rec *Record) error {
 		for {
 			l, n, err := r.nextLine()
@@ -659,6 +696,7 @@ func (r *Reader) readCSV(cols []string) {
 			switch {
 			case ok:
 				r.st.Records++
+				r.logged |= a.logged()
 				return nil
 			case !access:
 				r.st.Other++
@@ -683,11 +721,18 @@ func azureTable(shape string) string {
 func (r *Reader) readJSON() {
 	s := newJSONScan(r.src, r.max)
 	named := false
+	first := int64(0) // the line of the first record
 	r.next = func(rec *Record) error {
 		for {
+			if r.st.Records == 0 && r.st.Other == 0 && r.st.Lines >= detectLines {
+				return notAzure(r.st.Lines, first)
+			}
 			obj, cols, err := s.next()
 			switch {
 			case errors.Is(err, io.EOF):
+				if r.st.Records == 0 && r.st.Other == 0 && r.st.Lines > 0 {
+					return notAzure(r.st.Lines, first)
+				}
 				return io.EOF
 			case errors.Is(err, errTooLong):
 				r.st.TooLong++
@@ -696,12 +741,12 @@ func (r *Reader) readJSON() {
 				if r.gz {
 					r.st.Err = truncated(s.line)
 				} else {
-					r.st.Err = fmt.Errorf("the JSON ends in the middle of a record at line %d: the rest is not read", s.line)
+					r.st.Err = fmt.Errorf("the JSON ends at line %d before its record or wrapper does (a file cut short, or still being written): what came before is read", s.line)
 				}
 				return io.EOF
 			case err != nil:
 				if r.st.Records == 0 {
-					return fmt.Errorf("%w: %v", ErrFormat, err)
+					return fmt.Errorf("%w: %v (read as an Azure JSON export: give it as Log Analytics, az or the diagnostic setting wrote it)", ErrFormat, err)
 				}
 				if strings.HasPrefix(err.Error(), "line ") {
 					r.st.Err = fmt.Errorf("%v: the rest is not read", err)
@@ -711,6 +756,9 @@ func (r *Reader) readJSON() {
 				return io.EOF
 			}
 			r.st.Lines++
+			if first == 0 {
+				first = s.valLine
+			}
 			*rec = Record{Line: s.valLine}
 			a, raw, ok := decodeAzure(obj, cols)
 			if !ok {
@@ -719,13 +767,14 @@ func (r *Reader) readJSON() {
 			}
 			if !named {
 				named = true
-				r.format = "Azure " + azureTable(azureShape(raw)) + " (JSON)"
+				r.azure = azureShape(raw)
+				r.format = "Azure " + azureTable(r.azure) + " (JSON)"
 			}
-			r.logged |= azureLogged(&a)
 			ok, access := a.record(rec)
 			switch {
 			case ok:
 				r.st.Records++
+				r.logged |= a.logged()
 				return nil
 			case !access:
 				r.st.Other++
@@ -736,9 +785,15 @@ func (r *Reader) readJSON() {
 	}
 }
 
+// notAzure refuses a JSON log none of whose first records is Azure's:
+// JSON of another program, not a log of no request.
+func notAzure(records, line int64) error {
+	return fmt.Errorf("%w: none of its first %d JSON records, from line %d, is an Azure Application Gateway record (a time, TimeGenerated or timeStamp, and a client, ClientIp or clientIP): give the log as Log Analytics, az or the diagnostic setting wrote it", ErrFormat, records, line)
+}
+
 // decodeAzure decodes one JSON record: an object (its "properties"
 // flattened into it), or a table's row with its columns.
-func decodeAzure(obj []byte, cols [][]byte) (azureRecord, map[string]bool, bool) {
+func decodeAzure(obj []byte, cols []string) (azureRecord, map[string]bool, bool) {
 	a := azureRecord{}
 	raw := map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(obj))
@@ -748,12 +803,15 @@ func decodeAzure(obj []byte, cols [][]byte) (azureRecord, map[string]bool, bool)
 		if err := dec.Decode(&row); err != nil {
 			return a, nil, false
 		}
-		for i, c := range cols {
-			var name string
-			if json.Unmarshal(c, &name) != nil || i >= len(row) {
-				continue
+		for i, name := range cols {
+			if i >= len(row) {
+				break
 			}
 			raw[name] = true
+			if obj, ok := row[i].(map[string]any); ok && strings.EqualFold(name, "AdditionalFields") {
+				a.setFields(obj)
+				continue
+			}
 			a.set(name, jsonScalar(row[i]))
 		}
 		return a, raw, true
@@ -766,9 +824,11 @@ func decodeAzure(obj []byte, cols [][]byte) (azureRecord, map[string]bool, bool)
 		raw[k] = true
 		if props, ok := v.(map[string]any); ok && k == "properties" {
 			a.storage = true
-			for pk, pv := range props {
-				a.set(pk, jsonScalar(pv))
-			}
+			a.setFields(props)
+			continue
+		}
+		if obj, ok := v.(map[string]any); ok && strings.EqualFold(k, "AdditionalFields") {
+			a.setFields(obj)
 			continue
 		}
 		a.set(k, jsonScalar(v))

@@ -54,3 +54,16 @@ func TestPinprobeDocument(t *testing.T) {
 		t.Errorf("a pinprobe report as a log: %v; want a PinprobeDocError naming pinprobe.report/v1", err)
 	}
 }
+
+// TestAzureTSV: `az monitor log-analytics query -o tsv` writes no header
+// row: refused on one line that says what to export instead.
+func TestAzureTSV(t *testing.T) {
+	tsv := "11111111-2222-3333-4444-555555555555\t2026-12-01T16:40:21.7500000Z\tApplicationGatewayAccess\tappgw_0\t203.0.113.5\t50123\tGET\t/sign\t502\t10.0.0.4:443\t502\n"
+	for _, o := range []Options{{}, {Kind: Azure}} {
+		_, err := Open(strings.NewReader(tsv+tsv), o)
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "line 1 is tab-separated values without a header row") ||
+			!strings.Contains(err.Error(), "-o json") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("--log-type %q: %v; want one line refusing the headerless TSV and saying to export JSON or CSV", o.Kind, err)
+		}
+	}
+}

@@ -175,6 +175,11 @@ type Joiner struct {
 	files   []string
 	logs    []Log
 	lines   Lines
+	// namesBackend says, per file, that its log names backends: its
+	// format logs them, or a line of it named one. A line of a log that
+	// names none is in no backend's count: it was not routed nowhere,
+	// its log does not say.
+	namesBackend []bool
 
 	backends, instances, listeners, reasons, statuses, clients *names
 	// failReasons counts the reasons the log gives for the run's failed
@@ -383,12 +388,15 @@ func (j *Joiner) Add(name string, r *accesslog.Reader) error {
 	var err error
 	sawID := false
 	j.kind = r.Kind()
+	named := false
 	for {
 		if err = r.Next(&rec); err != nil {
 			break
 		}
+		named = named || len(rec.Tries) > 0
 		sawID = j.hold(&rec, file, from, to) || sawID
 	}
+	j.namesBackend = append(j.namesBackend, named || r.Logged().Has(accesslog.FieldBackend))
 	// What a JSON log logs is known once its records are read.
 	if r.Logged().Has(accesslog.FieldClientPort) {
 		j.portsLogged = true
@@ -1146,7 +1154,7 @@ func (j *Joiner) countLine(h *held, eps []Endpoint, scopes *[3]map[uint32]*Scope
 		if failed {
 			e.LoggedFailed++
 		}
-		if j.logged.Has(accesslog.FieldBackend) {
+		if j.logged.Has(accesslog.FieldBackend) && j.namesBackend[h.file] {
 			e.Backends[orNone(j.backends.list[h.backend])]++
 		}
 	}
@@ -1160,6 +1168,9 @@ func (j *Joiner) countLine(h *held, eps []Endpoint, scopes *[3]map[uint32]*Scope
 		}
 	}
 	for k, key := range [3]uint32{h.backend, h.instance, h.listener} {
+		if k == 0 && !j.namesBackend[h.file] {
+			continue
+		}
 		s := scopes[k][key]
 		if s == nil {
 			s = j.newScope(k, key)

@@ -188,6 +188,15 @@ func checkIncident(t *testing.T, j *Join, reqs []simRequest, gap func(simRequest
 		}
 	}
 	wantConclusion := fmt.Sprintf("All %d 502s were routed to %s (IPv6), by instances appgw_0 and appgw_2.", wantFailed, deadBackend)
+	// Where the log gives the gateway's reason (Azure's ErrorInfo), the
+	// conclusion says it, in words.
+	for code := range j.Backends[0].Reasons {
+		said := code
+		if w := j.ReasonWords[code]; w != "" {
+			said = w + " (" + code + ")"
+		}
+		wantConclusion = strings.TrimSuffix(wantConclusion, ".") + "; the gateway says: " + said + "."
+	}
 	if j.Conclusion != wantConclusion {
 		t.Errorf("conclusion %q; want %q", j.Conclusion, wantConclusion)
 	}
@@ -302,7 +311,7 @@ func TestAzure(t *testing.T) {
 		if j.Missing.Trail == 0 || len(j.Missing.IDs) == 0 {
 			t.Errorf("missing %+v; want the trail's requests in the gap named", j.Missing)
 		}
-		if j.Logs[0].Format != "Azure AzureDiagnostics (JSON)" {
+		if j.Logs[0].Format != "Azure AzureDiagnostics (JSON; without error_info_s)" {
 			t.Errorf("format %q", j.Logs[0].Format)
 		}
 	})

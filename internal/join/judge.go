@@ -86,7 +86,10 @@ func testScopes(out *Join) {
 // gw-3."
 func (j *Joiner) routedFindings(out *Join) {
 	statuses := map[string]int64{}
+	// Failed lines of logs that name no backend are in no backend's count.
+	unnamed := out.Lines.Failed
 	for _, s := range out.Backends {
+		unnamed -= s.Failed
 		for st, c := range s.Status {
 			if failedStatus(j, st) {
 				statuses[st] += c
@@ -121,6 +124,9 @@ func (j *Joiner) routedFindings(out *Join) {
 		text := words.Capitalize(what) + " " + where
 		if inst := scopesWith(out.Instances, st); len(inst) > 0 && len(inst) <= 3 && len(out.Instances) > 1 {
 			text += ", by instance" + words.Plural(len(inst)) + " " + words.JoinAnd(inst)
+		}
+		if unnamed > 0 {
+			text += fmt.Sprintf("; %d more failed in logs that name no backend", unnamed)
 		}
 		text += j.gatewaySays(st, statuses[st])
 		out.Findings = append(out.Findings, Finding{Kind: kind, Scope: strings.Join(at, ", "), Text: text + "."})
@@ -333,8 +339,27 @@ func (j *Joiner) noBackends(out *Join, failed int64) string {
 	if len(at) > 0 {
 		via = ", through " + words.JoinAnd(words.CapItems(at, 5))
 	}
-	return fmt.Sprintf("The logs name no backend: %d of the run's %d logged requests failed%s; log the backend ($upstream_addr and $upstream_status in nginx, %%b/%%s in HAProxy) to see where the gateway sent them.",
-		failed, out.Lines.Run, via)
+	return fmt.Sprintf("The logs name no backend: %d of the run's %d logged requests failed%s; %s to see where the gateway sent them.",
+		failed, out.Lines.Run, via, backendAdvice(out.Logs))
+}
+
+// backendAdvice says how the logs read would name the backend: in their
+// gateway's own terms when they are all of one kind.
+func backendAdvice(logs []Log) string {
+	kind := ""
+	for i, l := range logs {
+		if i > 0 && l.Kind != kind {
+			kind = ""
+			break
+		}
+		kind = l.Kind
+	}
+	if kind == "azure" {
+		// A query that projected the column away, or a v1 record
+		// without SERVER-ROUTED in its requestQuery.
+		return "export ServerRouted and ServerStatus with the rest (serverRouted_s and serverStatus_s in AzureDiagnostics, SERVER-ROUTED in a v1 gateway's requestQuery; where they were exported and are empty, the gateway routed none of them)"
+	}
+	return "log the backend ($upstream_addr and $upstream_status in nginx, %b/%s in HAProxy)"
 }
 
 // nothingFound says why no line of the run was found.
