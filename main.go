@@ -1,36 +1,9 @@
-// Pinprobe finds which backend address is behind an intermittent HTTP failure.
-//
-// It resolves every A and AAAA address of each target host, pins each
-// connection to one address (the Host header and TLS SNI stay the host
-// name), sends a rate-limited stream of requests to every address, and
-// reports status codes, error classes and latencies by address family and by
-// address, so a failure that only one backend produces stands out.
-//
-// Usage:
-//
-//	pinprobe [flags] URL...          probe the URLs
-//	pinprobe --demo                  probe a built-in reproduction of the incident, on loopback
-//	pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
-//	pinprobe compare BEFORE AFTER    what changed between two saved reports
-//	pinprobe logs REPORT LOG...      join a saved run with the gateway's access logs
-//	pinprobe help [COMMAND]          pinprobe's --help, or that of report, compare, logs, version
-//	pinprobe version                 the version, as --version
-//
-// A first word that is a typo of a command is refused as one ("unknown
-// command "compre"; did you mean "compare"?"), not taken for a URL.
-//
-// Exit codes: 0 the run finished; 1 a release gate or check failed; 2 bad
-// usage or input; 3 nothing could be probed (no address for any target, or
-// every endpoint failed its preflight: the report says why); 4 the report
-// could not be written; 130 interrupted (the report of what was sent is
-// still printed). When several apply, 4 comes before 3, 3 before 1, and 1
-// before 130 (outcome decides, and notProbed puts 4 before 3).
-//
-// Ctrl-C (or SIGTERM, SIGHUP) stops sending, waits for the requests in
-// flight (each bounded by --timeout) and prints the full report; a second
-// Ctrl-C writes the report at once, the requests still in flight counted as
-// abandoned; a third quits without a report. See README.md for the report
-// formats and how pinprobe measures.
+// Pinprobe finds which backend address is behind an intermittent HTTP
+// failure: it probes every A and AAAA address of each host, each connection
+// pinned to one address, and reports by family, address, connection and
+// instance. This package is the commands (one file each, owning its flags),
+// their dispatch and exit codes; `pinprobe help` and docs/usage.md say
+// every command, flag and exit code, README.md how to start.
 package main
 
 import (

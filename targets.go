@@ -31,18 +31,10 @@ type targetSpec struct {
 	line     int    // where the block starts, 0 for a URL argument
 }
 
-// parseTargets reads a targets file: one block per target,
-//
-//	[METHOD] URL
-//	Header-Name: value        (any number)
-//	@FILE                     (optional: the body, read from FILE, relative to the targets file)
-//
-// A "[METHOD] URL" line starts a block, so a plain list of URLs, one per
-// line, is a targets file too; blank lines between blocks are optional.
-// Lines starting with # are comments. ${NAME} in a line is the environment
-// variable NAME, so a token need not be written into the file; an unset one
-// is an error. An error names the file and line, and quotes the line as
-// written: ${NAME} unexpanded, a header's secret value REDACTED.
+// parseTargets reads a targets file (see examples/targets.txt): a block per
+// "[METHOD] URL" line, with its header lines and an optional @FILE body; #
+// comments; ${NAME} from the environment (unset: an error). An error names
+// the file and line and quotes it as written, a secret value REDACTED.
 func parseTargets(ctx context.Context, name string, data []byte, stdin io.Reader) ([]targetSpec, error) {
 	var out []targetSpec
 	var cur *targetSpec

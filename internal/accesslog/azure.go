@@ -8,29 +8,15 @@ import (
 	"time"
 )
 
-// Azure Application Gateway's access log comes in three shapes, each as
-// CSV (the portal's export, with a header row) or JSON (the Log Analytics
-// API's {"tables": …}, `az monitor log-analytics query -o json`'s array
-// of objects, a diagnostic setting's {"records": …} payloads to Event Hub
-// or storage, or its records one per line):
-//
-//   - the AGWAccessLogs table (resource-specific mode): TimeGenerated,
-//     ClientIp, ClientPort (newer revisions only), HttpMethod, RequestUri,
-//     Host, HttpStatus, ServerRouted, ServerStatus, InstanceId,
-//     ListenerName, TimeTaken, ErrorInfo (newer revisions only), …
-//   - the older AzureDiagnostics table, every property a column named with
-//     its type: clientIP_s, clientPort_d, httpStatus_d, serverRouted_s,
-//     instanceId_s, … beside Category = ApplicationGatewayAccessLog (past
-//     the table's 500 columns, the rest in AdditionalFields, as JSON);
-//   - a diagnostic setting's records, {"time" or "timeStamp", "category",
-//     "properties": {"instanceId", "clientIP", "clientPort", …}}. A v1
-//     gateway's name the backend only inside requestQuery
-//     (SERVER-ROUTED=10.4.0.4&…&SERVER-STATUS=404) and time it in
-//     milliseconds.
-//
-// Column names are matched without case, a " [UTC]" suffix (the portal's
-// export) or the type suffix. A query may project any columns: what a log
-// logs is what its records hold, never what the table could have.
+// Azure Application Gateway's access log comes in three shapes, as CSV
+// (the portal's export) or JSON (the API's {"tables": …}, az's array of
+// objects, a diagnostic setting's {"records": …} or records a line): the
+// AGWAccessLogs table (ClientIp, ServerRouted, InstanceId, ErrorInfo, …),
+// the older AzureDiagnostics one (clientIP_s, serverRouted_s, …, columns
+// past its 500th in AdditionalFields) and the diagnostic records
+// ({"time", "properties": {"clientIP", …}}; v1 names the backend only in
+// requestQuery's SERVER-ROUTED). Names match without case, " [UTC]" or a
+// type suffix; a log logs what its records hold, not what the table could.
 
 // azureNames maps a column name, as azureKey normalises it, to what a
 // Record reads of it.

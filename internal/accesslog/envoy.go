@@ -115,6 +115,9 @@ func envoyOperator(s string) (envoyOp, int, bool) {
 func envoyField(op envoyOp) (f *field, logged Field, note string) {
 	f = &field{name: op.String(), shape: shapeToken}
 	header := strings.ToUpper(op.arg)
+	if logged, ok := envoyDownstream(f, op.name); ok {
+		return f, logged, ""
+	}
 	switch op.name {
 	case "START_TIME":
 		logged = FieldTime
@@ -144,56 +147,6 @@ func envoyField(op envoyOp) (f *field, logged Field, note string) {
 	case "UPSTREAM_CLUSTER", "UPSTREAM_CLUSTER_RAW":
 		logged = FieldBackend
 		f.set = func(_ *Record, v string, st *matchState) { st.upCluster = v }
-	case "DOWNSTREAM_REMOTE_ADDRESS", "DOWNSTREAM_DIRECT_REMOTE_ADDRESS":
-		logged = FieldClientPort
-		direct := op.name == "DOWNSTREAM_DIRECT_REMOTE_ADDRESS"
-		f.set = func(_ *Record, v string, st *matchState) {
-			if ap, ok := parseAddrPort(v); ok {
-				a, p := ap.Addr().String(), strconv.Itoa(int(ap.Port()))
-				if direct {
-					st.proxyAddr, st.proxyPort = a, p
-				} else {
-					st.realAddr, st.realPort = a, p
-				}
-			} else if direct {
-				st.proxyAddr = v
-			} else {
-				st.realAddr = v
-			}
-		}
-	case "DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT", "DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT":
-		f.shape = shapeAddr
-		direct := strings.Contains(op.name, "DIRECT")
-		f.set = func(_ *Record, v string, st *matchState) {
-			if direct {
-				st.proxyAddr = v
-			} else if st.realAddr == "" {
-				st.realAddr = v
-			}
-		}
-	case "DOWNSTREAM_REMOTE_PORT", "DOWNSTREAM_DIRECT_REMOTE_PORT":
-		f.shape, logged = shapePort, FieldClientPort
-		direct := strings.Contains(op.name, "DIRECT")
-		f.set = func(_ *Record, v string, st *matchState) {
-			if direct {
-				st.proxyPort = v
-			} else {
-				st.realPort = v
-			}
-		}
-	case "DOWNSTREAM_LOCAL_ADDRESS":
-		logged = FieldListener
-		f.set = func(_ *Record, v string, st *matchState) {
-			if ap, ok := parseAddrPort(v); ok {
-				st.serverAddr, st.serverPortS = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
-			}
-		}
-	case "DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT":
-		f.shape, logged = shapeAddr, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverAddr = v }
-	case "DOWNSTREAM_LOCAL_PORT":
-		f.shape, logged = shapePort, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverPortS = v }
 	case "HOSTNAME":
 		logged = FieldInstance
 		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
@@ -214,6 +167,67 @@ func envoyField(op envoyOp) (f *field, logged Field, note string) {
 		}
 	}
 	return f, logged, ""
+}
+
+// envoyDownstream is what a join reads of a DOWNSTREAM_ operator: the
+// client's address and port (the real one, or the direct peer's), or the
+// listener's; false for one it does not read.
+func envoyDownstream(f *field, name string) (logged Field, ok bool) {
+	switch name {
+	case "DOWNSTREAM_REMOTE_ADDRESS", "DOWNSTREAM_DIRECT_REMOTE_ADDRESS":
+		logged = FieldClientPort
+		direct := name == "DOWNSTREAM_DIRECT_REMOTE_ADDRESS"
+		f.set = func(_ *Record, v string, st *matchState) {
+			if ap, ok := parseAddrPort(v); ok {
+				a, p := ap.Addr().String(), strconv.Itoa(int(ap.Port()))
+				if direct {
+					st.proxyAddr, st.proxyPort = a, p
+				} else {
+					st.realAddr, st.realPort = a, p
+				}
+			} else if direct {
+				st.proxyAddr = v
+			} else {
+				st.realAddr = v
+			}
+		}
+	case "DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT", "DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT":
+		f.shape = shapeAddr
+		direct := strings.Contains(name, "DIRECT")
+		f.set = func(_ *Record, v string, st *matchState) {
+			if direct {
+				st.proxyAddr = v
+			} else if st.realAddr == "" {
+				st.realAddr = v
+			}
+		}
+	case "DOWNSTREAM_REMOTE_PORT", "DOWNSTREAM_DIRECT_REMOTE_PORT":
+		f.shape, logged = shapePort, FieldClientPort
+		direct := strings.Contains(name, "DIRECT")
+		f.set = func(_ *Record, v string, st *matchState) {
+			if direct {
+				st.proxyPort = v
+			} else {
+				st.realPort = v
+			}
+		}
+	case "DOWNSTREAM_LOCAL_ADDRESS":
+		logged = FieldListener
+		f.set = func(_ *Record, v string, st *matchState) {
+			if ap, ok := parseAddrPort(v); ok {
+				st.serverAddr, st.serverPortS = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
+			}
+		}
+	case "DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT":
+		f.shape, logged = shapeAddr, FieldListener
+		f.set = func(_ *Record, v string, st *matchState) { st.serverAddr = v }
+	case "DOWNSTREAM_LOCAL_PORT":
+		f.shape, logged = shapePort, FieldListener
+		f.set = func(_ *Record, v string, st *matchState) { st.serverPortS = v }
+	default:
+		return 0, false
+	}
+	return logged, true
 }
 
 // envoyHeader is what a join reads of %REQ(header)%.

@@ -12,24 +12,13 @@ import (
 )
 
 // A Google Cloud Application Load Balancer logs each request (of those
-// its backend service's logConfig.sampleRate picks) to Cloud Logging as a
-// LogEntry; `gcloud logging read --format=json` prints them as a JSON
-// array, a sink to Cloud Storage writes one a line. What the join reads
-// of one:
-//
-//	timestamp                         the entry's time, read as the request's start
-//	                                  (a join measures the clock offset from the lines)
-//	httpRequest.remoteIp              the client's address (a port only where logged with one)
-//	httpRequest.serverIp              the backend that answered, where logged
-//	httpRequest.status, requestMethod, requestUrl, latency ("0.012345s")
-//	jsonPayload.statusDetails         why it answered so: response_sent_by_backend,
-//	                                  failed_to_connect_to_backend, backend_timeout, …
-//	resource.labels.backend_service_name (backend_target_name on regional ones),
-//	                backend_name      the backend service and its instance group or NEG
-//	resource.labels.forwarding_rule_name  the frontend that took it
-//
-// It has no gateway instance, no X-Request-Id (its trace is Google's own
-// trace ID), and names the instance only in serverIp.
+// logConfig.sampleRate picks) as a LogEntry: a JSON array from `gcloud
+// logging read --format=json`, or one a line from a sink. The join reads
+// timestamp (the start), httpRequest.remoteIp, serverIp (the backend,
+// where logged), status, requestMethod, requestUrl and latency,
+// jsonPayload.statusDetails (the reason), resource.labels'
+// backend_service_name (backend_target_name regionally), backend_name and
+// forwarding_rule_name. It has no instance header and no X-Request-Id.
 
 // gcpPartial says why a Google Cloud load balancer's log may lack requests
 // it served.

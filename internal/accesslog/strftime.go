@@ -61,166 +61,186 @@ func strftimeSpec(s string) (byte, int) {
 // Every read is bounded by the format; nothing in v can make it loop.
 func parseStrftime(v, f string, utc bool) (t time.Time, res time.Duration, noZone, ok bool) {
 	f = expandStrftime(f)
-	year, month, day, hour, minute, sec, nsec := 1970, 1, 1, 0, 0, 0, 0
-	pm, hour12 := -1, false
-	zone, hasZone := 0, false
-	epoch, hasEpoch := int64(0), false
-	res = 24 * time.Hour
-	fine := func(d time.Duration) {
-		if d < res {
-			res = d
-		}
-	}
-	j := 0
-	num := func(maxDigits int) (int, bool) {
-		if j < len(v) && v[j] == ' ' && maxDigits == 2 {
-			j++ // %e, and a space-padded field
-			maxDigits = 1
-		}
-		k, n := j, 0
-		for j < len(v) && j-k < maxDigits && v[j] >= '0' && v[j] <= '9' {
-			n = n*10 + int(v[j]-'0')
-			j++
-		}
-		return n, j > k
-	}
-	word := func(names []string, size int) (int, bool) {
-		for i, name := range names {
-			if len(v)-j >= len(name) && strings.EqualFold(v[j:j+len(name)], name) {
-				j += len(name)
-				return i, true
-			}
-			if size > 0 && len(v)-j >= size && strings.EqualFold(v[j:j+size], name[:size]) {
-				j += size
-				return i, true
-			}
-		}
-		return 0, false
-	}
+	r := strftimeReader{v: v, year: 1970, month: 1, day: 1, pm: -1, res: 24 * time.Hour}
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
-			if j >= len(v) || v[j] != f[i] {
+			if r.j >= len(v) || v[r.j] != f[i] {
 				return time.Time{}, 0, false, false
 			}
-			j++
+			r.j++
 			continue
 		}
 		spec, n := strftimeSpec(f[i+1:])
-		if spec == 0 {
+		if spec == 0 || !r.field(spec, f[i+1:i+n]) { // ext: "3", "E3", "E*"
 			return time.Time{}, 0, false, false
 		}
-		ext := f[i+1 : i+n] // "3", "E3", "E*"
 		i += n
-		var good bool
-		switch spec {
-		case 'Y':
-			year, good = num(4)
-			fine(365 * 24 * time.Hour)
-		case 'y':
-			year, good = num(2)
-			year += 2000
-			if year >= 2069 {
-				year -= 100
-			}
-		case 'm':
-			month, good = num(2)
-			fine(28 * 24 * time.Hour)
-		case 'd', 'e':
-			day, good = num(2)
-			fine(24 * time.Hour)
-		case 'j':
-			var yd int
-			yd, good = num(3)
-			month, day = 1, yd
-			fine(24 * time.Hour)
-		case 'H':
-			hour, good = num(2)
-			fine(time.Hour)
-		case 'I':
-			hour, good = num(2)
-			hour12 = true
-			fine(time.Hour)
-		case 'M':
-			minute, good = num(2)
-			fine(time.Minute)
-		case 'S':
-			sec, good = num(2)
-			fine(time.Second)
-			if strings.HasPrefix(ext, "E") && good && j < len(v) && v[j] == '.' {
-				j++
-				nsec, good = fraction(v, &j, &res)
-			}
-		case 'N', 'f':
-			nsec, good = fraction(v, &j, &res)
-		case 's':
-			k := j
-			for j < len(v) && j-k < 12 && v[j] >= '0' && v[j] <= '9' {
-				epoch = epoch*10 + int64(v[j]-'0')
-				j++
-			}
-			good, hasEpoch = j > k, true
-			fine(time.Second)
-		case 'p':
-			pm, good = word([]string{"AM", "PM"}, 0)
-		case 'b', 'h', 'B':
-			var m int
-			m, good = word(longMonths, 3)
-			month = m + 1
-			fine(28 * 24 * time.Hour)
-		case 'a', 'A':
-			_, good = word(longDays, 3)
-		case 'z':
-			zone, good = zoneOffset(v, &j)
-			hasZone = good
-		case 'Z':
-			k := j
-			for j < len(v) && j-k < 6 && (v[j] >= 'A' && v[j] <= 'Z') {
-				j++
-			}
-			good = j > k
-			if z := v[k:j]; z == "UTC" || z == "GMT" || z == "Z" {
-				zone, hasZone = 0, true
-			}
-		case 'n', 't':
-			for j < len(v) && (v[j] == ' ' || v[j] == '\t' || v[j] == '\n') {
-				j++
-			}
-			good = true
-		case '%':
-			good = j < len(v) && v[j] == '%'
-			j++
-		}
-		if !good {
-			return time.Time{}, 0, false, false
-		}
 	}
-	if j != len(v) {
+	if t, ok = r.time(); !ok {
 		return time.Time{}, 0, false, false
 	}
-	if hour12 {
+	return t, r.res, !utc && !r.hasZone && !r.hasEpoch, true
+}
+
+// strftimeReader is a strftime value read so far: its fields, where in v
+// it is (j), and the finest unit read (res).
+type strftimeReader struct {
+	v                                         string
+	j                                         int
+	year, month, day, hour, minute, sec, nsec int
+	pm                                        int // -1 none, 0 AM, 1 PM
+	hour12, hasZone, hasEpoch                 bool
+	zone                                      int
+	epoch                                     int64
+	res                                       time.Duration
+}
+
+// fine notes a unit the value holds.
+func (r *strftimeReader) fine(d time.Duration) { r.res = min(r.res, d) }
+
+// num reads up to maxDigits digits (a space-padded field of two, %e).
+func (r *strftimeReader) num(maxDigits int) (int, bool) {
+	v := r.v
+	if r.j < len(v) && v[r.j] == ' ' && maxDigits == 2 {
+		r.j++
+		maxDigits = 1
+	}
+	k, n := r.j, 0
+	for r.j < len(v) && r.j-k < maxDigits && v[r.j] >= '0' && v[r.j] <= '9' {
+		n = n*10 + int(v[r.j]-'0')
+		r.j++
+	}
+	return n, r.j > k
+}
+
+// word reads one of names, whole or its first size letters, any case.
+func (r *strftimeReader) word(names []string, size int) (int, bool) {
+	v, j := r.v, r.j
+	for i, name := range names {
+		if len(v)-j >= len(name) && strings.EqualFold(v[j:j+len(name)], name) {
+			r.j += len(name)
+			return i, true
+		}
+		if size > 0 && len(v)-j >= size && strings.EqualFold(v[j:j+size], name[:size]) {
+			r.j += size
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// field reads the conversion spec (with its extension ext) at r.j.
+func (r *strftimeReader) field(spec byte, ext string) (good bool) {
+	v := r.v
+	switch spec {
+	case 'Y':
+		r.year, good = r.num(4)
+		r.fine(365 * 24 * time.Hour)
+	case 'y':
+		r.year, good = r.num(2)
+		r.year += 2000
+		if r.year >= 2069 {
+			r.year -= 100
+		}
+	case 'm':
+		r.month, good = r.num(2)
+		r.fine(28 * 24 * time.Hour)
+	case 'd', 'e':
+		r.day, good = r.num(2)
+		r.fine(24 * time.Hour)
+	case 'j':
+		var yd int
+		yd, good = r.num(3)
+		r.month, r.day = 1, yd
+		r.fine(24 * time.Hour)
+	case 'H', 'I':
+		r.hour, good = r.num(2)
+		r.hour12 = r.hour12 || spec == 'I'
+		r.fine(time.Hour)
+	case 'M':
+		r.minute, good = r.num(2)
+		r.fine(time.Minute)
+	case 'S':
+		r.sec, good = r.num(2)
+		r.fine(time.Second)
+		if strings.HasPrefix(ext, "E") && good && r.j < len(v) && v[r.j] == '.' {
+			r.j++
+			r.nsec, good = fraction(v, &r.j, &r.res)
+		}
+	case 'N', 'f':
+		r.nsec, good = fraction(v, &r.j, &r.res)
+	case 's':
+		k := r.j
+		for r.j < len(v) && r.j-k < 12 && v[r.j] >= '0' && v[r.j] <= '9' {
+			r.epoch = r.epoch*10 + int64(v[r.j]-'0')
+			r.j++
+		}
+		good, r.hasEpoch = r.j > k, true
+		r.fine(time.Second)
+	case 'p':
+		r.pm, good = r.word([]string{"AM", "PM"}, 0)
+	case 'b', 'h', 'B':
+		var m int
+		m, good = r.word(longMonths, 3)
+		r.month = m + 1
+		r.fine(28 * 24 * time.Hour)
+	case 'a', 'A':
+		_, good = r.word(longDays, 3)
+	case 'z':
+		r.zone, good = zoneOffset(v, &r.j)
+		r.hasZone = good
+	case 'Z':
+		k := r.j
+		for r.j < len(v) && r.j-k < 6 && (v[r.j] >= 'A' && v[r.j] <= 'Z') {
+			r.j++
+		}
+		good = r.j > k
+		if z := v[k:r.j]; z == "UTC" || z == "GMT" || z == "Z" {
+			r.zone, r.hasZone = 0, true
+		}
+	case 'n', 't':
+		for r.j < len(v) && (v[r.j] == ' ' || v[r.j] == '\t' || v[r.j] == '\n') {
+			r.j++
+		}
+		good = true
+	case '%':
+		good = r.j < len(v) && v[r.j] == '%'
+		r.j++
+	}
+	return good
+}
+
+// time is the value read, once the whole of v was: in UTC, and within
+// the times a log may hold.
+func (r *strftimeReader) time() (time.Time, bool) {
+	if r.j != len(r.v) {
+		return time.Time{}, false
+	}
+	hour := r.hour
+	if r.hour12 {
 		if hour < 1 || hour > 12 {
-			return time.Time{}, 0, false, false
+			return time.Time{}, false
 		}
 		hour %= 12
-		if pm == 1 {
+		if r.pm == 1 {
 			hour += 12
 		}
 	}
-	if month < 1 || month > 12 || day < 1 || day > 366 || day > 31 && month != 1 || hour > 23 || minute > 59 || sec > 60 {
-		return time.Time{}, 0, false, false
+	if r.month < 1 || r.month > 12 || r.day < 1 || r.day > 366 || r.day > 31 && r.month != 1 || hour > 23 || r.minute > 59 || r.sec > 60 {
+		return time.Time{}, false
 	}
 	loc := time.UTC
-	if hasZone && zone != 0 {
-		loc = time.FixedZone("", zone)
+	if r.hasZone && r.zone != 0 {
+		loc = time.FixedZone("", r.zone)
 	}
-	t = time.Date(year, time.Month(month), day, hour, minute, sec, nsec, loc)
-	if hasEpoch {
-		t = time.Unix(epoch, int64(nsec))
+	t := time.Date(r.year, time.Month(r.month), r.day, hour, r.minute, r.sec, r.nsec, loc)
+	if r.hasEpoch {
+		t = time.Unix(r.epoch, int64(r.nsec))
 	}
 	if t.Before(minTime) || !t.Before(maxTime) {
-		return time.Time{}, 0, false, false
+		return time.Time{}, false
 	}
-	return t.UTC(), res, !utc && !hasZone && !hasEpoch, true
+	return t.UTC(), true
 }
 
 // expandStrftime writes the compound conversions of f (%T, %R, %F, %D)

@@ -11,28 +11,14 @@ import (
 	"time"
 )
 
-// Traefik writes its access log in its common log format (the default,
-// accessLog.format "common") or as JSON (format "json").
-//
-// The common format is CLF with four fields more (Traefik's
-// CommonLogFormatter; v2 wrote OriginStatus where v3 writes
-// DownstreamStatus):
-//
-//	ClientHost - ClientUsername [StartUTC] "RequestMethod RequestPath RequestProtocol"
-//	DownstreamStatus DownstreamContentSize "Referer" "User-Agent" RequestCount
-//	"RouterName" "ServiceURL" Durationms
-//
-// Its time is when the request started, to the second; ClientHost is the
-// X-Forwarded-For header when the request had one. It has neither the
-// client's port nor a request ID.
-//
-// The JSON format is logrus's: one object a line, keys sorted: ClientAddr
-// (ip:port), ClientHost, ClientPort, DownstreamStatus, Duration (ns),
-// OriginStatus (absent when Traefik answered itself), RouterName,
-// ServiceAddr (the server's ip:port), ServiceName, ServiceURL (an object,
-// Go's url.URL), StartUTC (RFC 3339, ns), entryPointName, and each header
-// kept by accessLog.fields.headers as request_<Name>
-// (request_X-Request-Id).
+// Traefik writes its access log in its common format (the default: CLF
+// and "RequestCount" "RouterName" "ServiceURL" Durationms; the start to
+// the second; ClientHost is X-Forwarded-For when set; no client port, no
+// request ID; v2 wrote OriginStatus where v3 writes DownstreamStatus) or
+// as JSON (logrus's, a line an object: ClientAddr, ClientHost, ClientPort,
+// DownstreamStatus, Duration in ns, OriginStatus, RouterName, ServiceAddr,
+// ServiceURL as Go's url.URL, StartUTC, entryPointName, and each header
+// kept by accessLog.fields.headers as request_<Name>).
 
 // traefikLogged is what Traefik's common format logs.
 const traefikLogged = FieldTime | FieldBackend | FieldListener | FieldDuration

@@ -15,20 +15,14 @@ import (
 	"strconv"
 )
 
-// A report in a log: a container's log is the one way out of a pod that
-// every cluster has, so a report can travel as lines of it. WriteFrames
-// writes the JSON report, gzipped and in base64, as lines
-//
-//	pinprobe-report/v1 ID PART/PARTS CRC DATA
-//
-// each shorter than the 16 KiB at which container runtimes split a line
-// (so no line depends on the pieces being joined again, which the kubelet
-// does and a log shipper may not): ID is the first 12 hex digits of the SHA-256 of
-// the whole base64 text, CRC the CRC-32C of the line's DATA. ReadFrames
-// picks those lines out of any stream (other lines, stderr, `kubectl logs
-// --prefix` prefixes and the frames of several pods interleaved line by
-// line), puts each report's parts together and reads it as Parse does. A
-// line cut short, garbled or missing is refused, naming it.
+// A report in a log, the one way out of a pod every cluster has:
+// WriteFrames writes the JSON report, gzipped in base64, as lines
+// "pinprobe-report/v1 ID PART/PARTS CRC DATA", each under the 16 KiB at
+// which container runtimes split a line; ID is the first 12 hex digits of
+// the text's SHA-256, CRC the CRC-32C of DATA. ReadFrames picks them out of
+// any stream (other lines, kubectl's --prefix, pods interleaved), joins
+// each report's parts and reads it as Parse does; a line cut short,
+// garbled or missing is refused, naming it.
 const (
 	FrameTag = "pinprobe-report/v1"
 	// FrameChunk is the base64 characters of one line.
