@@ -1133,13 +1133,20 @@ func (j *Joiner) countLine(h *held, eps []Endpoint, scopes *[3]map[uint32]*Scope
 			j.failReasons[st][h.reason]++
 		}
 	}
+	pl := &Placed{} // the line's log's counts
+	if int(h.file) < len(j.logs) {
+		pl = &j.logs[h.file].Placed
+	}
 	switch h.how {
 	case placedID:
 		j.lines.ByRequestID++
+		pl.ByRequestID++
 	case placedPort:
 		j.lines.ByPort++
+		pl.ByClientPort++
 	case placedWindow:
 		j.lines.ByWindow++
+		pl.ByClientAddress++
 	}
 	label := "?"
 	if h.endpoint < 0 {

@@ -112,3 +112,26 @@ func TestManyClients(t *testing.T) {
 		t.Errorf("backends %+v; want the run's three, %s failing", j.Backends, deadBackend)
 	}
 }
+
+// TestPlacedPerLog: each log says how its own lines were placed: the
+// HAProxy log's (client ports) by port where the report kept the request
+// (its trail), by client address and time otherwise; the nginx combined
+// one's (neither ports nor IDs) all by address and time; together the
+// join's counts.
+func TestPlacedPerLog(t *testing.T) {
+	reqs := simRun()
+	var even, odd []simRequest
+	for i, r := range reqs {
+		if i%2 == 0 {
+			even = append(even, r)
+		} else {
+			odd = append(odd, r)
+		}
+	}
+	j := joinLogs(t, reqs, runClients, haproxyLog(even), combinedLog(odd, 0, "/sign"))
+	a, b := j.Logs[0].Placed, j.Logs[1].Placed
+	if a.ByClientPort == 0 || a.ByClientPort+a.ByClientAddress != int64(len(even)) || b.ByClientPort != 0 || b.ByClientAddress != int64(len(odd)) ||
+		a.ByRequestID+b.ByRequestID != j.Lines.ByRequestID || a.ByClientPort+b.ByClientPort != j.Lines.ByPort || a.ByClientAddress+b.ByClientAddress != j.Lines.ByWindow {
+		t.Errorf("placed %+v and %+v (lines %+v); want %d, some by port, and %d by address", a, b, j.Lines, len(even), len(odd))
+	}
+}

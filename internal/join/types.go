@@ -14,7 +14,7 @@ const Schema = "pinprobe.logs/v1"
 // Revision is the revision of pinprobe.logs/v1 written, in its "version"
 // field, by the rule of report.Revision: "2" added logs[].unmatched; "3"
 // the kinds traefik and gcp, logs[].partial and logs[].cannot_tell,
-// missing.sampled and reason_words.
+// missing.sampled, reason_words and logs[].placed.
 const Revision = "3"
 
 // Join statuses.
@@ -116,6 +116,16 @@ type Log struct {
 	// port (its lines are placed by client address and time); the
 	// instance behind a backend service; absent when nothing.
 	CannotTell []string `json:"cannot_tell,omitempty"`
+	// Placed counts the log's lines placed on the run, by how: the run's
+	// request ID, the client port and time, the client address and time.
+	Placed Placed `json:"placed"`
+}
+
+// Placed counts lines placed on the run by each means.
+type Placed struct {
+	ByRequestID     int64 `json:"by_request_id"`
+	ByClientPort    int64 `json:"by_client_port"`
+	ByClientAddress int64 `json:"by_client_address"`
 }
 
 // Unmatched is where a line of a log leaves the custom format it did not

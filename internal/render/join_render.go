@@ -131,6 +131,9 @@ func joinRunList(j *join.Join) List {
 		if len(l.CannotTell) > 0 {
 			s += "; cannot tell: " + strings.Join(l.CannotTell, "; ")
 		}
+		if p := l.Placed; len(j.Logs) > 1 { // one log's are the Placed line's
+			s += fmt.Sprintf("; of the run: %d by request ID, %d by client port and time, %d by client address and time", p.ByRequestID, p.ByClientPort, p.ByClientAddress)
+		}
 		item("Log", s)
 	}
 	item("Clock offset", j.Offset.Describe())
