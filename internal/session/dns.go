@@ -24,7 +24,7 @@ type dnsUpdate struct {
 
 func dnsKey(host string, port uint16) string { return probe.StaticKey(host, port) }
 
-// watchDNS resolves every target whose addresses come from DNS again every
+// followDNS resolves every target whose addresses come from DNS again every
 // interval, each host on its own
 // and every lookup bounded by the interval, and sends what each look saw.
 // So a DNS server that stops answering costs the looks it does not answer,
@@ -32,8 +32,8 @@ func dnsKey(host string, port uint16) string { return probe.StaticKey(host, port
 // server answers again, where a lookup of the resolver's own timeout (5s)
 // would have blinded several looks at once. A look that got no answer
 // changes nothing (a DNS hiccup must not stop the probing of addresses that
-// still work); it is counted as missed (see dnsWatch.apply).
-func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, every time.Duration) <-chan dnsUpdate {
+// still work); it is counted as missed (see dnsFollower.apply).
+func followDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, every time.Duration) <-chan dnsUpdate {
 	keys := slices.DeleteFunc(hostPorts(targets), func(k hostPort) bool { return !r.FromDNS(k.host, k.port) })
 	return lookEvery(ctx, r, keys, every)
 }
@@ -92,9 +92,9 @@ func cause(err error) string {
 	return msg
 }
 
-// dnsWatch applies DNS changes to a running probe. It runs on the collector
+// dnsFollower applies DNS changes to a running probe. It runs on the collector
 // goroutine, so the aggregator learns of an endpoint before its first result.
-type dnsWatch struct {
+type dnsFollower struct {
 	run     engine
 	agg     *collect.Aggregator
 	rep     *report.Report
@@ -104,7 +104,7 @@ type dnsWatch struct {
 	silent  map[string]bool // dnsKey -> its last look got no answer
 }
 
-func (w *dnsWatch) apply(u dnsUpdate) {
+func (w *dnsFollower) apply(u dnsUpdate) {
 	looked := u.at
 	// The change is dated when the streams change, here, not when DNS was
 	// asked: "not probed after" must hold from that time on.
@@ -180,7 +180,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func (w *dnsWatch) addEndpoints(host string, port uint16, a netip.Addr, at time.Time) {
+func (w *dnsFollower) addEndpoints(host string, port uint16, a netip.Addr, at time.Time) {
 	for _, t := range w.targets {
 		if !strings.EqualFold(t.Host(), host) || t.Port() != port {
 			continue
@@ -206,7 +206,7 @@ func (w *dnsWatch) addEndpoints(host string, port uint16, a netip.Addr, at time.
 }
 
 // endpoint returns the endpoint of target t at address a, if the run has one.
-func (w *dnsWatch) endpoint(t *probe.Target, a netip.Addr) (*probe.Endpoint, bool) {
+func (w *dnsFollower) endpoint(t *probe.Target, a netip.Addr) (*probe.Endpoint, bool) {
 	for _, ep := range w.eps {
 		if ep.Target == t && ep.Addr == a {
 			return ep, true
@@ -215,7 +215,7 @@ func (w *dnsWatch) endpoint(t *probe.Target, a netip.Addr) (*probe.Endpoint, boo
 	return nil, false
 }
 
-func (w *dnsWatch) removeEndpoints(host string, port uint16, a netip.Addr, at time.Time) {
+func (w *dnsFollower) removeEndpoints(host string, port uint16, a netip.Addr, at time.Time) {
 	for _, ep := range w.eps {
 		if ep.Addr == a && strings.EqualFold(ep.Target.Host(), host) && ep.Target.Port() == port {
 			w.run.Remove(ep.ID)
