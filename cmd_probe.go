@@ -317,10 +317,14 @@ func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 	if err := c.validate(); err != nil {
 		return nil, fs, err
 	}
+	if err := c.outputFlags.validate(); err != nil {
+		return nil, fs, err
+	}
 	return c, fs, nil
 }
 
-// validate checks the flags against each other and loads what they name.
+// validate checks the flags against each other (the report's and the
+// gate's are outputFlags.validate's) and loads what they name.
 func (c *config) validate() error {
 	switch {
 	case c.demo && len(c.urls) > 0:
@@ -390,9 +394,6 @@ func (c *config) validate() error {
 			return usagef("--dns-server %q: %s", c.dnsServer, err)
 		}
 		c.dns = ap
-	}
-	if err := c.outputFlags.validate(); err != nil {
-		return err
 	}
 	return nil
 }

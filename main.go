@@ -13,6 +13,7 @@
 //	pinprobe report [flags] FILE...  re-render (and merge) saved JSON reports
 //	pinprobe compare BEFORE AFTER    what changed between two saved reports
 //	pinprobe logs REPORT LOG...      join a saved run with the gateway's access logs
+//	pinprobe watch [flags] URL...    probe until stopped, as Prometheus metrics and events
 //	pinprobe help [COMMAND]          pinprobe's --help, or that of report, compare, logs, version
 //	pinprobe version                 the version, as --version
 //
@@ -104,6 +105,8 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		err = versionCommand(args[1:], stdout)
 	case "logs":
 		err = logsCommand(ctx, args[1:], stdin, stdout, stderr)
+	case "watch":
+		err = watchCommand(ctx, args[1:], stdin, stdout, stderr)
 	default:
 		if err = unknownCommand(args); err == nil {
 			err = probeCommand(ctx, args, stdin, stdout, stderr)

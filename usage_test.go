@@ -257,7 +257,7 @@ func TestHelpCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"help", "compre"}, `help: unknown command "compre"; did you mean "compare"?`},
-		{[]string{"help", "bogus"}, `help: unknown command "bogus": pinprobe help [report|compare|logs|version]`},
+		{[]string{"help", "bogus"}, `help: unknown command "bogus": pinprobe help [report|compare|logs|watch|version]`},
 		{[]string{"help", "report", "compare"}, "help: want one command at most"},
 	} {
 		code, stdout, stderr := pinprobe(t, tt.args...)

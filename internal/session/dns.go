@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pinprobe/pinprobe/internal/collect"
 	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -92,11 +91,19 @@ func cause(err error) string {
 	return msg
 }
 
+// endpointBook is told of the endpoints DNS adds and removes: the run's
+// *collect.Aggregator, or a watch's sink (watchBook).
+type endpointBook interface {
+	AddEndpoint(ep *probe.Endpoint)
+	MarkAdded(id int, at time.Time)
+	MarkRemoved(id int, at time.Time)
+}
+
 // dnsFollower applies DNS changes to a running probe. It runs on the collector
 // goroutine, so the aggregator learns of an endpoint before its first result.
 type dnsFollower struct {
 	run     engine
-	agg     *collect.Aggregator
+	agg     endpointBook
 	rep     *report.Report
 	eps     []*probe.Endpoint
 	targets []*probe.Target
