@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -294,5 +297,83 @@ func TestWatchKeepsSecretsOutOfLabels(t *testing.T) {
 		if strings.Contains(m, s) {
 			t.Errorf("the metrics carry the secret %q:\n%s", s, grepLines(m, s))
 		}
+	}
+}
+
+// TestWatchWithPrometheus: a real Prometheus scrapes a watch every second;
+// an address of the fleet starts answering 502; Prometheus's API shows its
+// suspect gauge at 1 within the stated delay (docs/watch.md: seconds at
+// this rate, plus a scrape), the failure's exemplar, and the gauge back at 0
+// once the fault stops.
+func TestWatchWithPrometheus(t *testing.T) {
+	t.Parallel()
+	testserver.PrometheusBinary(t)
+	var fail atomic.Bool
+	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: switchable(&fail)}},
+		testserver.Lo4a, testserver.Lo4b, testserver.Lo4c)
+	w := startWatch(t, "--listen", "127.0.0.1:0", "-r", "30", "--resolve", f.Resolve(), f.URL())
+	target := strings.TrimSuffix(strings.TrimPrefix(w.metrics, "http://"), "/metrics")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := l.Addr().String()
+	l.Close()
+	prom := testserver.Prometheus(t, netip.MustParseAddrPort(api), target)
+	query := func(q string) (float64, bool) {
+		resp, err := http.Get("http://" + api + "/api/v1/query?query=" + url.QueryEscape(q))
+		if err != nil {
+			return 0, false
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Data struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&out) != nil || len(out.Data.Result) == 0 {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat(fmt.Sprint(out.Data.Result[0].Value[1]), 64)
+		return v, err == nil
+	}
+	waitFor(t, 15*time.Second, "Prometheus scraping the watch", func() bool {
+		_, ok := query(`pinprobe_requests_total{address="127.0.0.2"}`)
+		return ok
+	})
+	fail.Store(true)
+	const gauge = `pinprobe_suspect{scope="address",address="127.0.0.2"}`
+	up := waitFor(t, 10*time.Second, "the suspect gauge at 1 in Prometheus", func() bool {
+		v, ok := query(gauge)
+		return ok && v == 1
+	})
+	t.Logf("suspect gauge at 1 in Prometheus %v after the fault started", up.Round(time.Millisecond))
+	if v, ok := query(`pinprobe_suspect{scope="address",address="127.0.0.1"}`); ok && v == 1 {
+		t.Errorf("127.0.0.1 is a suspect too; want only 127.0.0.2")
+	}
+	waitFor(t, 5*time.Second, "an exemplar with a request ID", func() bool {
+		now := time.Now()
+		resp, err := http.Get("http://" + api + "/api/v1/query_exemplars?query=" + url.QueryEscape(`pinprobe_request_failures_total`) +
+			"&start=" + strconv.FormatInt(now.Add(-time.Minute).Unix(), 10) + "&end=" + strconv.FormatInt(now.Unix()+1, 10))
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), `"request_id":"pinprobe-`)
+	})
+	if _, ok := query(`histogram_count(pinprobe_request_duration_seconds{address="127.0.0.1"})`); !ok {
+		t.Errorf("no native histogram of the duration in Prometheus")
+	}
+	fail.Store(false)
+	down := waitFor(t, 10*time.Second, "the suspect gauge back at 0 in Prometheus", func() bool {
+		v, ok := query(gauge)
+		return ok && v == 0
+	})
+	t.Logf("back at 0 %v after the fault stopped", down.Round(time.Millisecond))
+	if err := prom.Stop(); err != nil {
+		t.Logf("prometheus: %v", err)
 	}
 }
