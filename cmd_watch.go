@@ -146,7 +146,7 @@ type watchConfig struct {
 func newWatchFlagSet(c *watchConfig, refused *[]string) *pflag.FlagSet {
 	fs := newCommandFlagSet("pinprobe watch")
 	c.rate = rateValue{rate: watchRate}
-	fs.VarP(&c.rate, "rate", "r", "`RATE` in requests/s over all endpoints, split evenly")
+	fs.VarP(&c.rate, "rate", "r", "`RATE` in requests/s over all endpoints, split evenly; the default suits production: 1 req/s per address of a host of four")
 	durationVarP(fs, &c.duration, "duration", "d", 0, "s", [2]string{"1h", "30s"}, "stop after `DURATION` (0 = until SIGTERM or Ctrl-C)")
 	c.addAddressFlags(fs)
 	c.addConnFlags(fs)

@@ -65,8 +65,7 @@ var commandExits = map[string]struct {
 	"watch": {[]exitDoc{
 		{exitOK, "stopped (SIGTERM, Ctrl-C or -d): a failing target never ends a watch"},
 		{exitUsage, "bad usage or input, or a --listen address it cannot listen on"},
-		{exitInterrupted, "a second signal: quit at once, without waiting for the requests in flight"},
-	}, ""},
+	}, "A second signal quits at once, without waiting for the requests in flight (exit 130)."},
 	"help":    {[]exitDoc{{exitOK, "done"}, {exitUsage, "no such command"}}, ""},
 	"version": {[]exitDoc{{exitOK, "done"}, {exitUsage, "an argument other than --help was given"}}, ""},
 }

@@ -530,6 +530,10 @@ func TestExitCodesPerCommand(t *testing.T) {
 			{"logs", "-o", "/dev/full", demoReport, oneLog},
 			{interrupt, "logs", demoReport, "-"},
 		},
+		"watch": {
+			slices.Concat([]string{"watch", "-d", "500ms", "--listen", "127.0.0.1:0"}, up), // 0
+			{"watch", "-n", "5", "http://a.test/"},                                         // 2
+		},
 		"help":    {{"help"}, {"help", "bogus"}},
 		"version": {{"version"}, {"version", "bogus"}},
 	}
