@@ -293,6 +293,8 @@ Usage:
   pinprobe compare BEFORE AFTER    what changed between two saved reports
   pinprobe logs REPORT LOG...      join a saved run with the gateway's access
                                    logs: which backend failed
+  pinprobe watch [flags] URL...    probe until stopped: Prometheus metrics and
+                                   a line when an address starts failing
   pinprobe help [COMMAND]          this help, or that of COMMAND
   pinprobe version                 print the version (as --version does)
 `, release)

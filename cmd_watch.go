@@ -71,7 +71,7 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	sc := s.Config()
 	sc.Engine.Concurrency = c.concurrencyFor(n)
 	sc.Engine.ConnRequests = c.connRequests(n)
-	say("watching %s at %g req/s; metrics on http://%s/metrics", s.String(), c.rate.rate, ln.Addr())
+	say("watching at %g req/s: %s; metrics on http://%s/metrics", c.rate.rate, s.String(), ln.Addr())
 	return s.Watch(ctx, w)
 }
 
