@@ -146,6 +146,10 @@ func (d *Detector) Observe(o Observation) []Event {
 		if rn >= 1 && p1 > p0 {
 			if ev, ok := s.c.step(o, p0, p1, d.p.H, d.p.HEnd, d.p.Evidence); ok {
 				ev.Scope = sc
+				if ev.Start && sc.Kind == "family" && h.oneAddress(sc.Family) {
+					s.c.active, s.c.s = false, 0 // an address of it is the suspect, not the family
+					continue
+				}
 				evs = append(evs, ev)
 			}
 		}
@@ -166,6 +170,19 @@ func (d *Detector) Observe(o Observation) []Event {
 		evs = append(evs, ev)
 	}
 	return evs
+}
+
+// oneAddress says whether family's failures are one address's (or a
+// few's): some address of it is a suspect and another is not.
+func (h *host) oneAddress(family string) bool {
+	var on, off bool
+	for sc, s := range h.scopes {
+		if sc.Kind == "address" && sc.Family == family {
+			on = on || s.c.active
+			off = off || !s.c.active
+		}
+	}
+	return on && off
 }
 
 // outage starts an outage of h when every address's absolute detector is

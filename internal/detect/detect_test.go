@@ -139,6 +139,34 @@ func TestDelays(t *testing.T) {
 	}
 }
 
+// TestFamilyOnlyWhenWhole: one address failing makes it the suspect, not
+// its family; both addresses of a family failing make the family one.
+func TestFamilyOnlyWhenWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fault  func(a, i int) float64
+		family bool
+	}{
+		{"one IPv4 address", func(a, _ int) float64 { return b(a == 1) }, false},
+		{"both IPv6 addresses", func(a, _ int) float64 { return b(a >= 2) }, true},
+	} {
+		f := newFleet(3)
+		for range 600 {
+			f.second()
+		}
+		f.fail = tc.fault
+		family := false
+		for range 300 {
+			for _, e := range f.second() {
+				family = family || e.Start && e.Scope.Kind == "family"
+			}
+		}
+		if family != tc.family {
+			t.Errorf("%s: a family suspect %v; want %v", tc.name, family, tc.family)
+		}
+	}
+}
+
 // TestEnds: a suspect ends once its fault stops, dated near the stop.
 func TestEnds(t *testing.T) {
 	for k, f := range faults {
