@@ -31,8 +31,9 @@ var Default = Params{
 	Outage0: 0.05, Outage1: 0.5, HOutage: 10, Evidence: 5,
 }
 
-// Scope is what a suspect names. Kind is "address", "family", "instance"
-// or "outage"; the fields it does not use are "".
+// Scope is what a suspect names. Kind is "address", "family", "instance",
+// "connections" (an address's connections: ObserveRepeat) or "outage";
+// the fields it does not use are "".
 type Scope struct {
 	Host     string
 	Kind     string
@@ -92,6 +93,11 @@ type host struct {
 type scope struct {
 	n, f float64 // decayed counts
 	c    cusum
+	// ok counts, for a connections scope, its address's successes since
+	// its CUSUM last left zero: failures that follow connections leave
+	// other connections succeeding meanwhile; an address failing whole
+	// does not.
+	ok int64
 }
 
 // cusum is one scope's start and end statistics.
@@ -155,6 +161,11 @@ func (d *Detector) Observe(o Observation) []Event {
 		}
 		s.n++
 		s.f += fail
+		if sc.Kind == "address" && !o.Failed {
+			if cs := h.scopes[Scope{Host: sc.Host, Kind: "connections", Address: sc.Address, Family: sc.Family}]; cs != nil {
+				cs.ok++
+			}
+		}
 		if sc.Kind == "address" {
 			a := h.abs[sc.Address]
 			if a == nil {
@@ -184,6 +195,50 @@ func (h *host) oneAddress(family string) bool {
 	}
 	return on && off
 }
+
+// ObserveRepeat counts a request sent on a connection whose previous
+// request failed, for its address's connections scope: failures that
+// repeat on their connection more often than the address's failure rate
+// predicts are what a failing instance behind a layer-4 balancer shows
+// (each connection stays on one instance). The scope is tested against
+// the address's own rate (floored), so an address that fails alike on
+// every connection, or an outage, never makes it a suspect. Call it after
+// Observe of the same request.
+func (d *Detector) ObserveRepeat(o Observation, address, family string) []Event {
+	h := d.host(o.Host)
+	a := h.scopes[Scope{Host: o.Host, Kind: "address", Address: address, Family: family}]
+	if a == nil || a.n < 1 {
+		return nil
+	}
+	sc := Scope{Host: o.Host, Kind: "connections", Address: address, Family: family}
+	s := h.scopes[sc]
+	if s == nil {
+		s = &scope{}
+		h.scopes[sc] = s
+	}
+	p0 := max(d.p.Floor, a.f/a.n)
+	p1 := min(d.p.Ratio*p0, d.p.Cap)
+	if p1 <= p0 {
+		return nil
+	}
+	if !s.c.active && s.c.s == 0 {
+		s.ok = 0 // the CUSUM leaves zero now: count the successes from here
+	}
+	ev, ok := s.c.step(o, p0, p1, d.p.H, d.p.HEnd, d.p.Evidence)
+	if !ok {
+		return nil
+	}
+	if ev.Start && s.ok < minOtherOK {
+		s.c.active, s.c.s = false, 0 // the whole address fails: its suspect says so
+		return nil
+	}
+	ev.Scope = sc
+	return []Event{ev}
+}
+
+// minOtherOK is how many successes of its address a connections suspect
+// needs meanwhile to start.
+const minOtherOK = 3
 
 // outage starts an outage of h when every address's absolute detector is
 // raised, and ends it when one of them is not.
@@ -312,6 +367,7 @@ func (d *Detector) Forget(sc Scope) {
 	delete(h.scopes, sc) // its requests stay in the host's counts, to decay
 	if sc.Kind == "address" {
 		delete(h.abs, sc.Address)
+		delete(h.scopes, Scope{Host: sc.Host, Kind: "connections", Address: sc.Address, Family: sc.Family})
 	}
 }
 

@@ -54,9 +54,11 @@ func (f *fleet) second() []Event {
 }
 
 // falseAlarms counts the suspects started in hours of a fleet whose every
-// request fails with probability p.
+// request fails with probability p: every scope watched (addresses,
+// families, the instances behind the first address by their header and by
+// their connections).
 func falseAlarms(seed uint64, hours int, p float64) int {
-	f := newFleet(seed)
+	f := &stickyFleet{fleet: newFleet(seed), headers: true}
 	f.fail = func(int, int) float64 { return p }
 	n := 0
 	for range hours * 3600 {
@@ -163,6 +165,105 @@ func TestFamilyOnlyWhenWhole(t *testing.T) {
 		}
 		if family != tc.family {
 			t.Errorf("%s: a family suspect %v; want %v", tc.name, family, tc.family)
+		}
+	}
+}
+
+// stickyFleet is fleet's four addresses without instance headers, the
+// first one's connections each kept on one of four instances (a layer-4
+// balancer), 4 requests a connection (a watch's --conn-requests): the
+// connections scope is all that can tell an instance apart.
+type stickyFleet struct {
+	*fleet
+	headers    bool // the instances answer with an instance header too
+	inst, left int
+	lastFailed bool
+}
+
+func (f *stickyFleet) second() []Event {
+	var evs []Event
+	for a, ad := range simAddrs {
+		scopes := []Scope{
+			{Host: "h", Kind: "address", Address: ad.addr, Family: ad.family},
+			{Host: "h", Kind: "family", Family: ad.family},
+		}
+		inst, repeat := 0, false
+		if a == 0 {
+			if f.left == 0 {
+				f.inst, f.left, f.lastFailed = f.rng.IntN(4), 4, false
+			} else {
+				repeat = f.lastFailed
+			}
+			f.left--
+			inst = f.inst
+			if f.headers {
+				scopes = append(scopes, Scope{Host: "h", Kind: "instance", Instance: fmt.Sprint("i", inst)})
+			}
+		}
+		o := Observation{Host: "h", Scopes: scopes, Failed: f.rng.Float64() < f.fail(a, inst), At: f.t.Add(time.Duration(a) * 250 * time.Millisecond), ID: "id"}
+		evs = append(evs, f.d.Observe(o)...)
+		if a == 0 {
+			if repeat {
+				evs = append(evs, f.d.ObserveRepeat(o, ad.addr, ad.family)...)
+			}
+			f.lastFailed = o.Failed
+		}
+	}
+	f.t = f.t.Add(time.Second)
+	f.d.Decay(f.t)
+	return evs
+}
+
+// TestConnectionsScope: one instance of four failing behind a layer-4
+// balancer, with no instance header, makes its address's connections a
+// suspect (and the address); six healthy hours at 0.5% make none.
+func TestConnectionsScope(t *testing.T) {
+	var ds []time.Duration
+	for seed := range uint64(10) {
+		f := &stickyFleet{fleet: newFleet(seed)}
+		for range 600 {
+			f.second()
+		}
+		t0 := f.t
+		f.fail = func(a, i int) float64 { return b(a == 0 && i == 2) }
+		for f.t.Sub(t0) < 10*time.Minute {
+			found := false
+			for _, e := range f.second() {
+				if e.Start && e.Scope.Kind == "connections" {
+					ds, found = append(ds, e.DetectedAt.Sub(t0)), true
+				}
+			}
+			if found {
+				break
+			}
+		}
+	}
+	slices.Sort(ds)
+	if len(ds) < 10 {
+		t.Fatalf("a connections suspect in %d of 10 seeds; want all", len(ds))
+	}
+	t.Logf("connections suspect after %v (median of 10 seeds; 90th %v)", ds[5], ds[9])
+	// The whole address failing is the address's suspect, not its
+	// connections'.
+	f := &stickyFleet{fleet: newFleet(2)}
+	for range 600 {
+		f.second()
+	}
+	f.fail = func(a, _ int) float64 { return b(a == 0) }
+	for range 600 {
+		for _, e := range f.second() {
+			if e.Start && e.Scope.Kind == "connections" {
+				t.Errorf("the whole address failing: a connections suspect")
+			}
+		}
+	}
+	f = &stickyFleet{fleet: newFleet(1)}
+	f.fail = func(int, int) float64 { return 0.005 }
+	for range 6 * 3600 {
+		for _, e := range f.second() {
+			if e.Start {
+				t.Errorf("healthy at 0.5%%: a suspect %+v", e.Scope)
+			}
 		}
 	}
 }

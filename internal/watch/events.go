@@ -84,6 +84,8 @@ func EventLine(ev detect.Event) string {
 		what = fmt.Sprintf("%s of %s", sc.Family, sc.Host)
 	case "instance":
 		what = fmt.Sprintf("backend %q of %s", sc.Instance, sc.Host)
+	case "connections":
+		what = fmt.Sprintf("connections of %s (%s) of %s, failures repeating on their connection (an instance behind it?)", sc.Address, sc.Family, sc.Host)
 	case "outage":
 		what = "every address of " + sc.Host + " (an outage)"
 	}

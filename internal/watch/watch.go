@@ -66,6 +66,18 @@ type endpoint struct {
 	host, url, addr, family string
 	live                    bool
 	stopped                 time.Time
+	conns                   [connSlots]lastOnConn
+}
+
+// connSlots is how many of an endpoint's latest connections the watch
+// remembers the last outcome of (slot ConnID % connSlots): enough for the
+// connections in use at once at a watch's rates, and bounded.
+const connSlots = 64
+
+// lastOnConn is the outcome of the latest request on connection id.
+type lastOnConn struct {
+	id     uint64
+	failed bool
 }
 
 // New is a Watch with options o; its registry holds its metrics and the
@@ -214,9 +226,20 @@ func (w *Watch) result(r *probe.Result) {
 	if r.Class == probe.ClassClient {
 		return
 	}
-	for _, ev := range w.det.Observe(detect.Observation{Host: e.host, Scopes: scopes, Failed: r.Failed, At: r.Start.Add(r.Latency), ID: r.RequestID}) {
+	o := detect.Observation{Host: e.host, Scopes: scopes, Failed: r.Failed, At: r.Start.Add(r.Latency), ID: r.RequestID}
+	for _, ev := range w.det.Observe(o) {
 		w.event(ev)
 	}
+	if r.ConnID == 0 {
+		return
+	}
+	slot := &e.conns[r.ConnID%connSlots]
+	if slot.id == r.ConnID && slot.failed && r.ConnReq > 1 {
+		for _, ev := range w.det.ObserveRepeat(o, e.addr, e.family) {
+			w.event(ev)
+		}
+	}
+	*slot = lastOnConn{id: r.ConnID, failed: r.Failed}
 }
 
 // backend is the label of an instance header's value at host: the value
@@ -249,6 +272,7 @@ func (w *Watch) Tick(at time.Time) {
 		sc := detect.Scope{Host: e.host, Kind: "address", Address: e.addr, Family: e.family}
 		w.det.Forget(sc)
 		delete(w.suspects, sc)
+		delete(w.suspects, detect.Scope{Host: e.host, Kind: "connections", Address: e.addr, Family: e.family})
 	}
 	for host, seen := range w.backends {
 		for key, last := range seen {

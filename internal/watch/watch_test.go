@@ -99,9 +99,9 @@ func TestSeriesBound(t *testing.T) {
 	got := series(t, w)
 	// docs/watch.md: N·U·M·(O+1) + N·M (dropped, none here) + N·M·4·14
 	// + DNS (none fed) + N·M probed + N·H·(K+1)·2 + suspects
-	// N·(M+2+K+1)·2 + N·9.
+	// N·(2M+2+K+1)·2 + N·11.
 	const n, m, o, kb = hosts, addrs, 3, DefaultMaxBackends
-	bound := n*m*(o+1) + n*m*4*14 + n*m + n*1*(kb+1)*2 + n*(m+2+kb+1)*2 + n*9
+	bound := n*m*(o+1) + n*m*4*14 + n*m + n*1*(kb+1)*2 + n*(2*m+2+kb+1)*2 + n*11
 	t.Logf("%d series; the bound %d", got, bound)
 	if got > bound {
 		t.Errorf("%d series; want at most %d", got, bound)
