@@ -315,8 +315,8 @@ func TestFalseAlarmsHours(t *testing.T) {
 
 // BenchmarkFalseAlarms30Days is the figure of docs/watch.md: false alarms
 // in 30 days of one watch, over 4 seeds, healthy, with a uniform 0.5% of
-// failures and with 1% (the detector's floor). About 25 s a month on one
-// core, so a benchmark, not a test:
+// failures and with 1% (the detector's floor). About 20 s a simulated
+// month on one core, so a benchmark, not a test:
 //
 //	go test -run NONE -bench FalseAlarms30Days -benchtime 1x ./internal/detect
 func BenchmarkFalseAlarms30Days(b *testing.B) {
