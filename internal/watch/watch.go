@@ -67,6 +67,44 @@ type endpoint struct {
 	live                    bool
 	stopped                 time.Time
 	conns                   [connSlots]lastOnConn
+
+	// The endpoint's series, looked up once (at Started) rather than per
+	// request: outcomes by status or error class as they come.
+	dur, connect, tls, ttfb prometheus.Observer
+	failures                prometheus.Counter
+	byStatus                map[int]prometheus.Counter
+	byClass                 map[probe.ErrorClass]prometheus.Counter
+}
+
+// handles looks up e's series in m; Started calls it each time, so an
+// endpoint back after its series were retired gets them anew.
+func (e *endpoint) handles(m metrics) {
+	e.dur = m.duration.WithLabelValues(e.host, e.addr, e.family)
+	e.connect = m.phase.WithLabelValues(e.host, e.addr, e.family, "connect")
+	e.tls = m.phase.WithLabelValues(e.host, e.addr, e.family, "tls")
+	e.ttfb = m.phase.WithLabelValues(e.host, e.addr, e.family, "first_byte")
+	e.failures = m.failures.WithLabelValues(e.host, e.url, e.addr, e.family)
+	e.byStatus = map[int]prometheus.Counter{}
+	e.byClass = map[probe.ErrorClass]prometheus.Counter{}
+}
+
+// requests is e's request counter of a status (or, with none, an error
+// class).
+func (e *endpoint) requests(m metrics, status int, class probe.ErrorClass) prometheus.Counter {
+	if status > 0 {
+		c := e.byStatus[status]
+		if c == nil {
+			c = m.requests.WithLabelValues(e.host, e.url, e.addr, e.family, strconv.Itoa(status))
+			e.byStatus[status] = c
+		}
+		return c
+	}
+	c := e.byClass[class]
+	if c == nil {
+		c = m.requests.WithLabelValues(e.host, e.url, e.addr, e.family, string(class))
+		e.byClass[class] = c
+	}
+	return c
 }
 
 // connSlots is how many of an endpoint's latest connections the watch
@@ -112,6 +150,7 @@ func (w *Watch) Started(ep *probe.Endpoint, at time.Time) {
 		w.eps[ep.ID] = e
 	}
 	e.live, e.stopped = true, time.Time{}
+	e.handles(w.m)
 	w.m.probed.WithLabelValues(e.host, e.addr, e.family).Set(1)
 }
 
@@ -175,32 +214,31 @@ func (w *Watch) result(r *probe.Result) {
 	if !r.Request() {
 		return
 	}
-	outcome := string(r.Class)
+	status := 0
 	if r.Status > 0 && r.Err == nil {
-		outcome = strconv.Itoa(r.Status)
+		status = r.Status
 	}
 	id := exemplarID(r.RequestID)
-	c := w.m.requests.WithLabelValues(e.host, e.url, e.addr, e.family, outcome)
-	dur := w.m.duration.WithLabelValues(e.host, e.addr, e.family)
+	c := e.requests(w.m, status, r.Class)
 	if r.Failed && id != nil {
 		c.(prometheus.ExemplarAdder).AddWithExemplar(1, id)
-		w.m.failures.WithLabelValues(e.host, e.url, e.addr, e.family).(prometheus.ExemplarAdder).AddWithExemplar(1, id)
-		dur.(prometheus.ExemplarObserver).ObserveWithExemplar(r.Latency.Seconds(), id)
+		e.failures.(prometheus.ExemplarAdder).AddWithExemplar(1, id)
+		e.dur.(prometheus.ExemplarObserver).ObserveWithExemplar(r.Latency.Seconds(), id)
 	} else {
 		c.Inc()
 		if r.Failed {
-			w.m.failures.WithLabelValues(e.host, e.url, e.addr, e.family).Inc()
+			e.failures.Inc()
 		}
-		dur.Observe(r.Latency.Seconds())
+		e.dur.Observe(r.Latency.Seconds())
 	}
 	if r.Connect > 0 {
-		w.m.phase.WithLabelValues(e.host, e.addr, e.family, "connect").Observe(r.Connect.Seconds())
+		e.connect.Observe(r.Connect.Seconds())
 	}
 	if r.TLS > 0 {
-		w.m.phase.WithLabelValues(e.host, e.addr, e.family, "tls").Observe(r.TLS.Seconds())
+		e.tls.Observe(r.TLS.Seconds())
 	}
 	if r.TTFB > 0 {
-		w.m.phase.WithLabelValues(e.host, e.addr, e.family, "first_byte").Observe(r.TTFB.Seconds())
+		e.ttfb.Observe(r.TTFB.Seconds())
 	}
 	scopes := []detect.Scope{
 		{Host: e.host, Kind: "address", Address: e.addr, Family: e.family},
