@@ -10,13 +10,13 @@ import (
 
 // commands are the words that name a command when they come first; any
 // other first word is the probe's (a URL, or a flag).
-var commands = []string{"report", "compare", "logs", "help", "version"}
+var commands = []string{"report", "compare", "logs", "watch", "help", "version"}
 
 // helpCommand is `pinprobe help [COMMAND]`: the --help of COMMAND, or
 // pinprobe's own.
 func helpCommand(args []string, stdout io.Writer) error {
 	if len(args) > 1 {
-		return usagef("help: want one command at most: pinprobe help [report|compare|logs|version]")
+		return usagef("help: want one command at most: pinprobe help [report|compare|logs|watch|version]")
 	}
 	name := ""
 	if len(args) == 1 {
@@ -29,6 +29,8 @@ func helpCommand(args []string, stdout io.Writer) error {
 		writeCompareHelp(stdout, newCompareFlagSet(&compareConfig{}))
 	case "logs":
 		writeLogsHelp(stdout, newLogsFlagSet(&logsConfig{}))
+	case "watch":
+		writeWatchHelp(stdout, newWatchFlagSet(&watchConfig{}, new([]string)))
 	case "version":
 		writeVersionHelp(stdout)
 	case "", "help", "-h", "--help":
@@ -37,7 +39,7 @@ func helpCommand(args []string, stdout io.Writer) error {
 		if near := nearestCommand(name); near != "" {
 			return usagef("help: unknown command %q; did you mean %q?", name, near)
 		}
-		return usagef("help: unknown command %q: pinprobe help [report|compare|logs|version]", name)
+		return usagef("help: unknown command %q: pinprobe help [report|compare|logs|watch|version]", name)
 	}
 	return nil
 }

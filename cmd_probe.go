@@ -204,21 +204,57 @@ const (
 func newFlagSet(c *config) *pflag.FlagSet {
 	fs := newCommandFlagSet("pinprobe")
 	c.rate = rateValue{rate: 10}
-	c.http = choiceValue{value: "auto", choices: []string{"1.1", "2", "auto"}}
 	fs.VarP(&c.rate, "rate", "r", "`RATE` in requests/s over all endpoints, split evenly; \"max\" = closed model: -c workers per endpoint, back to back")
 	durationVarP(fs, &c.duration, "duration", "d", 30*time.Second, "s", [2]string{"30s", "5m"}, "send for `DURATION`, e.g. 30s, 5m (0 = until -n or Ctrl-C)")
 	countVarP(fs, &c.requests, "requests", "n", 0, "requests", 1000, "stop after `N` requests in total, whichever of -d/-n comes first (0 = no limit)")
 	countVarP(fs, &c.concurrency, "concurrency", "c", 0, "requests in flight", 50, "most requests in flight per endpoint; a request due while `N` are busy is dropped and counted (default: enough for every planned request to take the whole --timeout, within the descriptor limit)")
 	durationVarP(fs, &c.paceGrain, "pace-grain", "", 0, "ms", [2]string{"10ms", "5ms"}, "send the requests due within each `DURATION` together at its start, on as many connections: less CPU at a fixed rate (bombardier's pacing is 10ms), burstier load (0 = each request at its own time; at most 100ms)")
 	fs.BoolVar(&c.untilSettled, "until-verdict", false, "stop once the whole verdict is settled (every fault proven at a level that holds over the repeated looks, every other address and instance shown under 5% failures, every address on 17 connections or more), or at -d/-n, the report then saying what stayed open")
+
+	c.addAddressFlags(fs)
+	c.addConnFlags(fs)
+	c.addRequestFlags(fs)
+	c.addGroupFlags(fs)
+	c.outputFlags.add(fs)
+	fs.StringVar(&c.startAtFlag, "start-at", "", "wait until `TIME` (RFC 3339, +DURATION optional: 2026-12-05T17:00:00Z+90s; @FILE reads it from FILE) to send the first request, so processes started apart send together; a time already past starts at once, saying how late (at most 24h ahead, 1h past)")
+	fs.StringVar(&c.vantage, "vantage", "", "record the run as probed from `NAME` (a zone, region or machine: letters, digits, '.', '_', '-'; @FILE reads it from FILE), so `pinprobe report` of runs from several places tells them apart (default: the host name)")
+	countVarP(fs, &c.samples, "samples", "", 5, "samples", 5, "keep `N` failed requests per endpoint as evidence, plus one success (0 = none)")
+	durationVarP(fs, &c.interval, "interval", "", 0, "s", [2]string{"1s", "250ms"}, "timeline buckets `DURATION` wide (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
+	fs.BoolVarP(&c.quiet, "quiet", "q", false, "on stderr only warnings and errors (a failed preflight, --insecure, an interruption; the demo's trace): no progress bar, plan or passed preflight")
+	fs.BoolVar(&c.preflight, "preflight", false, "only check TCP (+TLS) to every address, send no request; exit 1 if any fails")
+	fs.BoolVar(&c.noPreflight, "no-preflight", false, "skip the per-address TCP (+TLS) check before the load")
+	fs.BoolVar(&c.demo, "demo", false, "probe a built-in reproduction of the incident on loopback (5s at 30 req/s unless -d/-r say otherwise)")
+	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
+	fs.BoolVar(&c.version, "version", false, "print the version")
+	return fs
+}
+
+// The flag groups the probe and the watch share, with one meaning each.
+
+// addAddressFlags declares which addresses are probed: -4, -6, --resolve,
+// --dns-server and --re-resolve.
+func (c *config) addAddressFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&c.only4, "ipv4", "4", false, "only IPv4 addresses")
 	fs.BoolVarP(&c.only6, "ipv6", "6", false, "only IPv6 addresses")
 	fs.Var(&c.resolve, "resolve", "use these addresses for HOST:PORT instead of DNS, curl's syntax (repeatable)")
 	fs.StringVar(&c.dnsServer, "dns-server", "", "resolve with the DNS server at `ADDR:PORT` instead of the system resolver")
+	durationVarP(fs, &c.reResolve, "re-resolve", "", 30*time.Second, "s", [2]string{"30s", "1m"}, "resolve again every `DURATION` during the run: new addresses get streams, vanished ones stop (0 = off)")
+}
+
+// addConnFlags declares how connections are used: --new-conn,
+// --conn-requests and --conn-age.
+func (c *config) addConnFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.newConn, "new-conn", false, "a fresh TCP (+TLS) connection for every request (default: keep-alive)")
 	c.connReqs = connRequestsValue{auto: true}
 	fs.Var(&c.connReqs, "conn-requests", "most requests per connection, so a run samples many connections (auto: at least 4, enough for ~32 connections per endpoint, and 4 with --until-verdict; 0 = unlimited reuse)")
 	durationVarP(fs, &c.connAge, "conn-age", "", 30*time.Second, "s", [2]string{"30s", "2m"}, "do not reuse a connection older than `DURATION` (0 = no limit)")
+}
+
+// addRequestFlags declares the request and how it is sent: -X, -H, --body,
+// --targets, --timeout, TLS (--cacert, --insecure), --client, --http and
+// --no-request-id.
+func (c *config) addRequestFlags(fs *pflag.FlagSet) {
+	c.http = choiceValue{value: "auto", choices: []string{"1.1", "2", "auto"}}
 	fs.StringVarP(&c.method, "method", "X", "GET", "request `METHOD`")
 	fs.VarP(&c.headers, "header", "H", "request header `\"NAME: VALUE\"` (repeatable)")
 	fs.StringVar(&c.body, "body", "", "request `BODY`; @FILE reads it from FILE (at most 16 MiB; @- is standard input)")
@@ -229,22 +265,14 @@ func newFlagSet(c *config) *pflag.FlagSet {
 	c.client = choiceValue{value: "auto", choices: []string{"auto", "fast", "std"}}
 	fs.Var(&c.client, "client", "request path `KIND`: auto (pinprobe's own HTTP/1.1 client wherever HTTP/1.1 is spoken, net/http for HTTP/2), fast (HTTP/1.1 only) or std (net/http always, for comparison)")
 	fs.Var(&c.http, "http", "HTTP `VERSION`: 1.1, 2 or auto (HTTP/2 where TLS ALPN offers it)")
+	fs.BoolVar(&c.noRequestID, "no-request-id", false, "do not add a fresh X-Request-Id to each request (a -H X-Request-Id always wins)")
+}
+
+// addGroupFlags declares how responses are judged and grouped:
+// --group-by and --fail-status.
+func (c *config) addGroupFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&c.groupBy, "group-by", nil, "bucket the responses by this response `HEADER` (an instance or backend name, e.g. X-Served-By; repeatable; one no response carries is said beside the verdict); well-known instance headers are grouped when present")
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
-	c.outputFlags.add(fs)
-	fs.StringVar(&c.startAtFlag, "start-at", "", "wait until `TIME` (RFC 3339, +DURATION optional: 2026-12-05T17:00:00Z+90s; @FILE reads it from FILE) to send the first request, so processes started apart send together; a time already past starts at once, saying how late (at most 24h ahead, 1h past)")
-	fs.StringVar(&c.vantage, "vantage", "", "record the run as probed from `NAME` (a zone, region or machine: letters, digits, '.', '_', '-'; @FILE reads it from FILE), so `pinprobe report` of runs from several places tells them apart (default: the host name)")
-	countVarP(fs, &c.samples, "samples", "", 5, "samples", 5, "keep `N` failed requests per endpoint as evidence, plus one success (0 = none)")
-	durationVarP(fs, &c.interval, "interval", "", 0, "s", [2]string{"1s", "250ms"}, "timeline buckets `DURATION` wide (default 1s, doubled as needed to stay under ~300 buckets; an explicit width doubles only past 10,000)")
-	fs.BoolVar(&c.noRequestID, "no-request-id", false, "do not add a fresh X-Request-Id to each request (a -H X-Request-Id always wins)")
-	durationVarP(fs, &c.reResolve, "re-resolve", "", 30*time.Second, "s", [2]string{"30s", "1m"}, "resolve again every `DURATION` during the run: new addresses get streams, vanished ones stop (0 = off)")
-	fs.BoolVarP(&c.quiet, "quiet", "q", false, "on stderr only warnings and errors (a failed preflight, --insecure, an interruption; the demo's trace): no progress bar, plan or passed preflight")
-	fs.BoolVar(&c.preflight, "preflight", false, "only check TCP (+TLS) to every address, send no request; exit 1 if any fails")
-	fs.BoolVar(&c.noPreflight, "no-preflight", false, "skip the per-address TCP (+TLS) check before the load")
-	fs.BoolVar(&c.demo, "demo", false, "probe a built-in reproduction of the incident on loopback (5s at 30 req/s unless -d/-r say otherwise)")
-	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
-	fs.BoolVar(&c.version, "version", false, "print the version")
-	return fs
 }
 
 // probeHelp orders the probe command's flags under headings.
@@ -271,6 +299,8 @@ Usage:
   pinprobe compare BEFORE AFTER    what changed between two saved reports
   pinprobe logs REPORT LOG...      join a saved run with the gateway's access
                                    logs: which backend failed
+  pinprobe watch [flags] URL...    probe until stopped: Prometheus metrics and
+                                   a line when an address starts failing
   pinprobe help [COMMAND]          this help, or that of COMMAND
   pinprobe version                 print the version (as --version does)
 `, release)
@@ -295,10 +325,14 @@ func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 	if err := c.validate(); err != nil {
 		return nil, fs, err
 	}
+	if err := c.outputFlags.validate(); err != nil {
+		return nil, fs, err
+	}
 	return c, fs, nil
 }
 
-// validate checks the flags against each other and loads what they name.
+// validate checks the flags against each other (the report's and the
+// gate's are outputFlags.validate's) and loads what they name.
 func (c *config) validate() error {
 	switch {
 	case c.demo && len(c.urls) > 0:
@@ -374,9 +408,6 @@ func (c *config) validate() error {
 			return usagef("--dns-server %q: %s", c.dnsServer, err)
 		}
 		c.dns = ap
-	}
-	if err := c.outputFlags.validate(); err != nil {
-		return err
 	}
 	return nil
 }

@@ -62,6 +62,10 @@ var commandExits = map[string]struct {
 		{exitWrite, "the join could not be written"},
 		{exitInterrupted, "interrupted while reading: nothing is written"},
 	}, "When both apply, 4 comes before 130. A closed stdout is no error."},
+	"watch": {[]exitDoc{
+		{exitOK, "stopped (SIGTERM, Ctrl-C or -d): a failing target never ends a watch"},
+		{exitUsage, "bad usage or input, or a --listen address it cannot listen on"},
+	}, "A second signal quits at once, without waiting for the requests in flight (exit 130)."},
 	"help":    {[]exitDoc{{exitOK, "done"}, {exitUsage, "no such command"}}, ""},
 	"version": {[]exitDoc{{exitOK, "done"}, {exitUsage, "an argument other than --help was given"}}, ""},
 }

@@ -14,9 +14,17 @@ import (
 // sending at the first and waits for its requests in flight; at the second
 // it writes the report now, the requests still in flight counted as
 // abandoned; at the third it quits without a report. report, compare and
-// logs stop reading at the first and write nothing, and quit at the second.
+// logs stop reading at the first and write nothing, and quit at the second;
+// the watch stops sending at the first (exit 0) and quits at the second.
 func interruptSteps(args []string) []string {
-	if commandOf(args) != "probe" {
+	switch commandOf(args) {
+	case "watch":
+		return []string{
+			"interrupted: stopping the watch; requests in flight get up to --timeout to finish (Ctrl-C again to quit at once)",
+			"interrupted twice: quitting at once",
+		}
+	case "probe":
+	default:
 		return []string{
 			"interrupted: stopping, nothing written (Ctrl-C again to quit at once)",
 			"interrupted twice: quitting at once",

@@ -72,3 +72,24 @@ func TestThirdSIGINTWhileStdoutBlocks(t *testing.T) {
 		t.Errorf("-o: %d requests, %d abandoned; want the %d sent, the held one abandoned", tot.Requests, tot.Abandoned, n)
 	}
 }
+
+// TestWatchSIGTERM: a watch stops cleanly at SIGTERM (exit 0), the way a
+// service manager or Kubernetes stops it, even while its target fails.
+func TestWatchSIGTERM(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildPinprobe(t)
+	f := testserver.StartFleet(t, testserver.FleetOptions{Each: testserver.Status(502)}, testserver.Lo4a, testserver.Lo4b)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	p := startBinary(t, ctx, bin, "watch", "-r", "20", "--listen", "127.0.0.1:0", "--resolve", f.Resolve(), f.URL())
+	p.waitLine(t, ctx, "suspect: every address of app.test (an outage)")
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 5*time.Second); code != exitOK {
+		t.Errorf("exit %d after SIGTERM; want 0; stderr:\n%s", code, p.stderrText())
+	}
+}

@@ -37,6 +37,7 @@ var layers = map[string]layer{
 	"internal/stat":       {rank: 0},
 	"internal/words":      {rank: 0},
 	"internal/loopback":   {rank: 0},
+	"internal/detect":     {rank: 0},
 	"internal/accesslog":  {rank: 1, imports: []string{"internal/words"}},
 	"internal/probe":      {rank: 1, imports: []string{"internal/stat"}, never: []string{"internal/report"}},
 	"internal/demo":       {rank: 1, imports: []string{"internal/loopback"}, never: []string{"internal/report"}},
@@ -59,10 +60,12 @@ var layers = map[string]layer{
 	"internal/cmpfix":  {rank: 4, helper: true, imports: []string{"internal/report", "internal/docfix", "internal/fixture", "internal/compare"}},
 	"internal/render": {rank: 5, imports: []string{"internal/report", "internal/compare", "internal/join", "internal/stat", "internal/words"},
 		never: []string{"internal/probe", "internal/collect", "internal/merge"}},
+	"internal/watch": {rank: 3, imports: []string{"internal/detect", "internal/probe", "internal/report"},
+		never: []string{"internal/collect", "internal/judge", "internal/session", "internal/render"}},
 	"internal/session": {rank: 5, imports: []string{"internal/probe", "internal/report", "internal/collect", "internal/judge", "internal/words"},
 		never: []string{"internal/render"}},
 	"": {rank: 6, imports: []string{"internal/accesslog", "internal/collect", "internal/compare", "internal/demo", "internal/join",
-		"internal/judge", "internal/merge", "internal/probe", "internal/render", "internal/report", "internal/session", "internal/words"}},
+		"internal/judge", "internal/merge", "internal/probe", "internal/render", "internal/report", "internal/session", "internal/words", "internal/detect", "internal/watch"}},
 }
 
 // testDebts are test imports that reach above their package, each to be

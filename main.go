@@ -77,6 +77,8 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		err = versionCommand(args[1:], stdout)
 	case "logs":
 		err = logsCommand(ctx, args[1:], stdin, stdout, stderr)
+	case "watch":
+		err = watchCommand(ctx, args[1:], stdin, stdout, stderr)
 	default:
 		if err = unknownCommand(args); err == nil {
 			err = probeCommand(ctx, args, stdin, stdout, stderr)

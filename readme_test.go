@@ -57,6 +57,7 @@ func readmeBlocks(t *testing.T) map[string]string {
 		"help-report":  "```text\n" + out("report", "--help") + "```\n",
 		"help-compare": "```text\n" + out("compare", "--help") + "```\n",
 		"help-logs":    "```text\n" + out("logs", "--help") + "```\n",
+		"help-watch":   "```text\n" + out("watch", "--help") + "```\n",
 		"demo-text":    "```text\n" + out("report", demoReport) + "```\n",
 		"demo-brief":   "```text\n" + out("report", "--brief", demoReport) + "```\n",
 		"demo-md":      "```markdown\n" + strings.TrimRight(head, "\n") + "\n```\n",

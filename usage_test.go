@@ -257,7 +257,7 @@ func TestHelpCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"help", "compre"}, `help: unknown command "compre"; did you mean "compare"?`},
-		{[]string{"help", "bogus"}, `help: unknown command "bogus": pinprobe help [report|compare|logs|version]`},
+		{[]string{"help", "bogus"}, `help: unknown command "bogus": pinprobe help [report|compare|logs|watch|version]`},
 		{[]string{"help", "report", "compare"}, "help: want one command at most"},
 	} {
 		code, stdout, stderr := pinprobe(t, tt.args...)
@@ -529,6 +529,10 @@ func TestExitCodesPerCommand(t *testing.T) {
 			{"logs", demoReport},
 			{"logs", "-o", "/dev/full", demoReport, oneLog},
 			{interrupt, "logs", demoReport, "-"},
+		},
+		"watch": {
+			slices.Concat([]string{"watch", "-d", "500ms", "--listen", "127.0.0.1:0"}, up), // 0
+			{"watch", "-n", "5", "http://a.test/"},                                         // 2
 		},
 		"help":    {{"help"}, {"help", "bogus"}},
 		"version": {{"version"}, {"version", "bogus"}},

@@ -209,11 +209,11 @@ func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	}
 	var changes <-chan dnsUpdate
 	if cfg.ReResolve > 0 {
-		watchCtx, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
-		changes = watchDNS(watchCtx, cfg.Resolver, cfg.Targets, cfg.ReResolve)
+		followCtx, stopFollow := context.WithCancel(ctx)
+		defer stopFollow()
+		changes = followDNS(followCtx, cfg.Resolver, cfg.Targets, cfg.ReResolve)
 	}
-	w := &dnsWatch{run: run, agg: agg, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log, silent: map[string]bool{}}
+	w := &dnsFollower{run: run, agg: agg, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log, silent: map[string]bool{}}
 	var looks <-chan time.Time
 	maxLooks := 0
 	if cfg.UntilVerdict {

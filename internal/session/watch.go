@@ -2,224 +2,96 @@ package session
 
 import (
 	"context"
-	"errors"
-	"net/netip"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/pinprobe/pinprobe/internal/collect"
 	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
-// dnsUpdate is one look of re-resolution: the addresses of every host:port
-// the run probes, keyed like dnsKey, and why the hosts that got no answer
-// in time got none.
-type dnsUpdate struct {
-	at     time.Time
-	addrs  map[string][]netip.Addr // dnsKey -> addresses; absent = no answer this look
-	missed map[string]string       // dnsKey -> why it got no answer: "timed out", …
+// WatchSink receives what a watch sees, all on the watch's one goroutine,
+// so it needs no lock for what only these calls touch.
+type WatchSink interface {
+	// Started: ep is probed from at on (at the start, or DNS added its
+	// address); an endpoint may start again after it stopped.
+	Started(ep *probe.Endpoint, at time.Time)
+	// Stopped: DNS no longer gives ep's address; its stream stopped at at.
+	Stopped(ep *probe.Endpoint, at time.Time)
+	// Answers is every host's DNS after a look: its current addresses,
+	// and the changes this look made (Changes holds only those; the watch
+	// keeps no history, so its memory does not grow with time).
+	Answers(dns []report.DNS, at time.Time)
+	// Results are requests that finished, as the engine hands them over.
+	Results(rs []probe.Result)
+	// Tick comes every second, results or not, for what ages with time.
+	Tick(at time.Time)
 }
 
-func dnsKey(host string, port uint16) string { return probe.StaticKey(host, port) }
-
-// watchDNS resolves every target whose addresses come from DNS again every
-// interval, each host on its own
-// and every lookup bounded by the interval, and sends what each look saw.
-// So a DNS server that stops answering costs the looks it does not answer,
-// no more: the next look starts on time and sees a change as soon as the
-// server answers again, where a lookup of the resolver's own timeout (5s)
-// would have blinded several looks at once. A look that got no answer
-// changes nothing (a DNS hiccup must not stop the probing of addresses that
-// still work); it is counted as missed (see dnsWatch.apply).
-func watchDNS(ctx context.Context, r *probe.Resolver, targets []*probe.Target, every time.Duration) <-chan dnsUpdate {
-	keys := slices.DeleteFunc(hostPorts(targets), func(k hostPort) bool { return !r.FromDNS(k.host, k.port) })
-	return lookEvery(ctx, r, keys, every)
-}
-
-// lookEvery resolves keys with r every interval, each look bounded by the
-// interval, and sends what each look saw, until ctx ends.
-func lookEvery(ctx context.Context, r resolver, keys []hostPort, every time.Duration) <-chan dnsUpdate {
-	out := make(chan dnsUpdate)
-	if len(keys) == 0 {
-		return out // nothing can change: no look to make
+// Watch drives the load until ctx ends (or the engine's Duration, when
+// set), following DNS every ReResolve, and streams what it sees to sink.
+// It keeps no report: whatever it counts, the sink counts. When ctx ends,
+// sending stops and the requests in flight are waited for (each bounded by
+// its timeout), as in Run; Config.Abandon cuts that wait short.
+func (s *Session) Watch(ctx context.Context, sink WatchSink) error {
+	cfg := s.cfg
+	start := cfg.start
+	if start == nil {
+		start = startProbe
 	}
-	go func() {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			at := time.Now()
-			look, cancel := context.WithTimeout(ctx, every)
-			res := resolveAll(look, r, keys)
-			cancel()
-			if ctx.Err() != nil {
-				return // the run ended during the look: nothing was missed
-			}
-			u := dnsUpdate{at: at, addrs: map[string][]netip.Addr{}, missed: map[string]string{}}
-			for i, k := range keys {
-				if err := res[i].Err; err != nil {
-					u.missed[dnsKey(k.host, k.port)] = cause(err)
-					continue
-				}
-				u.addrs[dnsKey(k.host, k.port)] = res[i].Addrs
-			}
-			select {
-			case out <- u:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out
-}
-
-// cause is why a resolution failed, without the host and source its
-// error names ("resolve HOST (SOURCE): timed out").
-func cause(err error) string {
-	if c := errors.Unwrap(err); c != nil {
-		return c.Error()
+	// The engine stops on its own at Duration; the watch at ctx.
+	run, err := start(ctx, s.Endpoints, cfg.Engine)
+	if err != nil {
+		return err
 	}
-	msg := err.Error() // "no addresses", "no ipv6 address among …"
-	if _, after, ok := strings.Cut(msg, "): "); ok {
-		return after
+	now := time.Now()
+	for _, ep := range s.Endpoints {
+		sink.Started(ep, now)
 	}
-	return msg
-}
-
-// dnsWatch applies DNS changes to a running probe. It runs on the collector
-// goroutine, so the aggregator learns of an endpoint before its first result.
-type dnsWatch struct {
-	run     engine
-	agg     *collect.Aggregator
-	rep     *report.Report
-	eps     []*probe.Endpoint
-	targets []*probe.Target
-	say     func(string, ...any)
-	silent  map[string]bool // dnsKey -> its last look got no answer
-}
-
-func (w *dnsWatch) apply(u dnsUpdate) {
-	looked := u.at
-	// The change is dated when the streams change, here, not when DNS was
-	// asked: "not probed after" must hold from that time on.
-	u.at = time.Now()
-	for i := range w.rep.DNS {
-		d := &w.rep.DNS[i]
-		k := dnsKey(d.Host, d.Port)
-		why, missed := u.missed[k]
-		now, ok := u.addrs[k]
-		if !ok && !missed {
-			continue
-		}
-		d.Looks++
-		if missed {
-			if !w.silent[k] {
-				w.say("re-resolving %s got no addresses: %s; a change of them goes unseen until it answers", d.Host, why)
-			}
-			w.silent[k] = true
-			if d.Missed == nil {
-				d.Missed = &report.DNSMissed{First: report.Time{Time: looked}}
-			}
-			d.Missed.Looks++
-			d.Missed.Last, d.Missed.Error = report.Time{Time: looked}, why
-			continue
-		}
-		if w.silent[k] {
-			w.silent[k] = false
-			w.say("re-resolving %s answers again", d.Host)
-		}
-		old := map[netip.Addr]bool{}
-		for _, a := range d.Addresses {
-			old[netip.MustParseAddr(a)] = true
-		}
-		cur := map[netip.Addr]bool{}
-		var added, removed []string
-		for _, a := range now {
-			cur[a] = true
-			if !old[a] {
-				added = append(added, a.String())
-				w.addEndpoints(d.Host, d.Port, a, u.at)
-			}
-		}
-		for _, a := range d.Addresses {
-			if !cur[netip.MustParseAddr(a)] {
-				removed = append(removed, a)
-				w.removeEndpoints(d.Host, d.Port, netip.MustParseAddr(a), u.at)
-			}
-		}
-		if len(added) == 0 && len(removed) == 0 {
-			continue
-		}
-		d.Error = "" // it resolves now
-		d.Changes = append(d.Changes, report.DNSChange{At: report.Time{Time: u.at}, Added: nonNil(added), Removed: nonNil(removed)})
-		d.Addresses = make([]string, len(now))
-		for i, a := range now {
-			d.Addresses[i] = a.String()
-		}
-		var what []string
-		if len(added) > 0 {
-			what = append(what, "added "+strings.Join(added, ", "))
-		}
-		if len(removed) > 0 {
-			what = append(what, "removed "+strings.Join(removed, ", "))
-		}
-		w.say("DNS for %s changed: %s", d.Host, strings.Join(what, "; "))
+	sink.Answers(s.DNS, now)
+	var changes <-chan dnsUpdate
+	if cfg.ReResolve > 0 {
+		followCtx, stopFollow := context.WithCancel(ctx)
+		defer stopFollow()
+		changes = followDNS(followCtx, cfg.Resolver, cfg.Targets, cfg.ReResolve)
 	}
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-func (w *dnsWatch) addEndpoints(host string, port uint16, a netip.Addr, at time.Time) {
-	for _, t := range w.targets {
-		if !strings.EqualFold(t.Host(), host) || t.Port() != port {
-			continue
-		}
-		// An address that comes back gets its old endpoint back, so memory
-		// stays flat however often DNS rotates; dns[].changes keeps the history.
-		ep, known := w.endpoint(t, a)
-		if !known {
-			ep = &probe.Endpoint{ID: len(w.eps), Target: t, Addr: a}
-		}
-		if err := w.run.Add(ep); err != nil {
-			if !errors.Is(err, probe.ErrRunEnded) {
-				w.say("new address %s: %s", a, err)
+	rep := &report.Report{DNS: s.DNS}
+	f := &dnsFollower{run: run, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log, silent: map[string]bool{}}
+	f.agg = watchBook{f: f, sink: sink}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	ready := run.Ready()
+	abandon := cfg.Abandon
+	for ready != nil {
+		select {
+		case _, ok := <-ready:
+			sink.Results(run.Take())
+			if !ok {
+				ready = nil
 			}
-			continue
-		}
-		if !known {
-			w.eps = append(w.eps, ep)
-			w.agg.AddEndpoint(ep)
-		}
-		w.agg.MarkAdded(ep.ID, at)
-	}
-}
-
-// endpoint returns the endpoint of target t at address a, if the run has one.
-func (w *dnsWatch) endpoint(t *probe.Target, a netip.Addr) (*probe.Endpoint, bool) {
-	for _, ep := range w.eps {
-		if ep.Target == t && ep.Addr == a {
-			return ep, true
+		case <-abandon:
+			sink.Results(run.Abandon())
+			ready = nil
+		case u := <-changes:
+			f.apply(u)
+			sink.Answers(rep.DNS, time.Now())
+			for i := range rep.DNS {
+				rep.DNS[i].Changes = rep.DNS[i].Changes[:0]
+			}
+		case at := <-tick.C:
+			sink.Results(run.Take())
+			sink.Tick(at)
 		}
 	}
-	return nil, false
+	return nil
 }
 
-func (w *dnsWatch) removeEndpoints(host string, port uint16, a netip.Addr, at time.Time) {
-	for _, ep := range w.eps {
-		if ep.Addr == a && strings.EqualFold(ep.Target.Host(), host) && ep.Target.Port() == port {
-			w.run.Remove(ep.ID)
-			w.agg.MarkRemoved(ep.ID, at)
-		}
-	}
+// watchBook tells a watch's sink of the endpoints DNS adds and removes.
+type watchBook struct {
+	f    *dnsFollower
+	sink WatchSink
 }
+
+func (b watchBook) AddEndpoint(*probe.Endpoint) {}
+
+func (b watchBook) MarkAdded(id int, at time.Time) { b.sink.Started(b.f.eps[id], at) }
+
+func (b watchBook) MarkRemoved(id int, at time.Time) { b.sink.Stopped(b.f.eps[id], at) }

@@ -5,7 +5,9 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // NginxBinary finds nginx: in PATH, or /usr/sbin/nginx. Where it is
@@ -21,6 +23,49 @@ func NginxBinary(t testing.TB) string {
 func HAProxyBinary(t testing.TB) string {
 	t.Helper()
 	return findBinary(t, "haproxy", "haproxy", "/usr/sbin/haproxy")
+}
+
+// PrometheusBinary finds prometheus (Debian's package, which brings
+// promtool). Where it is missing it skips the test, or fails it when CI is
+// set.
+func PrometheusBinary(t testing.TB) string {
+	t.Helper()
+	return findBinary(t, "prometheus", "prometheus")
+}
+
+// Prometheus runs prometheus on listen, scraping targets every second, with
+// the feature flags native histograms and exemplars need in 2.42; its
+// configuration and storage in a t.TempDir(). It returns once prometheus
+// listens, and stops its process group when the test ends.
+func Prometheus(t testing.TB, listen netip.AddrPort, targets ...string) *Process {
+	t.Helper()
+	bin := PrometheusBinary(t)
+	dir := t.TempDir()
+	quoted := make([]string, len(targets))
+	for i, tg := range targets {
+		quoted[i] = fmt.Sprintf("%q", tg)
+	}
+	conf := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: pinprobe
+    static_configs:
+      - targets: [%s]
+`, strings.Join(quoted, ", "))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return StartProcess(t, ProcessSpec{
+		Name: "prometheus",
+		Path: bin,
+		Args: []string{"--config.file=" + filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+			"--web.listen-address=" + listen.String(), "--enable-feature=native-histograms,exemplar-storage"},
+		Dir:          dir,
+		Listen:       []netip.AddrPort{listen},
+		ReadyTimeout: 20 * time.Second,
+	})
 }
 
 // TmuxBinary finds tmux, a terminal of a set size for a test to watch a

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pinprobe/pinprobe/internal/detect"
+	"github.com/pinprobe/pinprobe/internal/session"
+	"github.com/pinprobe/pinprobe/internal/watch"
+)
+
+// Defaults of the watch: a load a production fleet does not notice, and
+// a retire grace longer than a DNS rotation.
+const (
+	watchRate   = 4 // requests/s over all endpoints: 1/s per address of a host of four
+	watchListen = ":9786"
+)
+
+// watchCommand is `pinprobe watch [flags] URL...`: probe every address of
+// each host until stopped, and serve what it sees as Prometheus metrics.
+// It exits 0 when stopped, 2 on a usage error or a listener it cannot
+// open; a failing target never ends it.
+func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c, fs, err := parseWatchArgs(args)
+	if err != nil {
+		return err
+	}
+	if c.help {
+		writeWatchHelp(stdout, fs)
+		return nil
+	}
+	if err := c.load(ctx, stdin); err != nil {
+		if errors.Is(err, errInterrupted) {
+			return nil
+		}
+		return err
+	}
+	say := sayer(stderr)
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return usagef("watch: --listen %s: %s", c.listen, cause(err))
+	}
+	defer ln.Close()
+	targets, err := c.targets()
+	if err != nil {
+		return err
+	}
+	for _, w := range session.ResolveMismatches(c.resolve.entries, targets) {
+		say("%s", w)
+	}
+	cfg := c.sessionConfig(ctx, args, targets, c.resolver(), say)
+	cfg.Engine.Duration, cfg.Engine.Requests = c.duration, 0
+	w := watch.New(watch.Options{GroupBy: cfg.Engine.GroupBy, Retire: c.retire, MaxBackends: c.maxBackends,
+		Detector: detect.Default, Events: stderr, JSON: c.events.value == "json"})
+	srv := &http.Server{Handler: metricsMux(w.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	s, err := c.resolveUntil(ctx, cfg, say)
+	if s == nil {
+		return err // stopped before any address was found
+	}
+	n := len(s.Endpoints)
+	sc := s.Config()
+	sc.Engine.Concurrency = c.concurrencyFor(n)
+	sc.Engine.ConnRequests = c.connRequests(n)
+	say("watching at %g req/s: %s; metrics on http://%s/metrics", c.rate.rate, s.String(), ln.Addr())
+	return s.Watch(ctx, w)
+}
+
+// resolveUntil resolves the targets, and while none has an address asks
+// again every --re-resolve (every 30s when it is 0): a watch waits for its
+// fleet rather than exit. nil when ctx ended first.
+func (c *watchConfig) resolveUntil(ctx context.Context, cfg session.Config, say func(string, ...any)) (*session.Session, error) {
+	every := c.reResolve
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	log := cfg.Log
+	for said := false; ; said = true {
+		if said {
+			cfg.Log = func(string, ...any) {} // said once is enough
+		}
+		s, err := session.New(ctx, cfg)
+		if s != nil {
+			s.Config().Log = log
+		}
+		switch {
+		case errors.Is(err, session.ErrInterrupted):
+			return nil, nil
+		case err == nil:
+			return s, nil
+		case !errors.Is(err, session.ErrNoAddress):
+			return nil, err
+		}
+		if !said {
+			say("no address for any target yet: asking again every %s", every)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(every):
+		}
+	}
+}
+
+// metricsMux serves h at /metrics and a pointer to it at /.
+func metricsMux(h http.Handler) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", h)
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "pinprobe watch: metrics at /metrics")
+	})
+	return mux
+}
+
+// cause is a listen error without its "listen tcp ADDR: " prefix.
+func cause(err error) string {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	return err.Error()
+}
+
+// watchConfig is the watch command's options: the probe's addressing,
+// request, connection and grouping flags (config's fields, declared by
+// the same methods), and the watch's own.
+type watchConfig struct {
+	config
+	listen      string
+	events      choiceValue
+	retire      time.Duration
+	maxBackends int
+}
+
+// newWatchFlagSet declares the watch's flags, and every other flag of the
+// probe hidden, so that one is refused with a line that says why.
+func newWatchFlagSet(c *watchConfig, refused *[]string) *pflag.FlagSet {
+	fs := newCommandFlagSet("pinprobe watch")
+	c.rate = rateValue{rate: watchRate}
+	fs.VarP(&c.rate, "rate", "r", "`RATE` in requests/s over all endpoints, split evenly; the default suits production: 1 req/s per address of a host of four")
+	durationVarP(fs, &c.duration, "duration", "d", 0, "s", [2]string{"1h", "30s"}, "stop after `DURATION` (0 = until SIGTERM or Ctrl-C)")
+	c.addAddressFlags(fs)
+	c.addConnFlags(fs)
+	c.addRequestFlags(fs)
+	c.addGroupFlags(fs)
+	fs.StringVar(&c.listen, "listen", watchListen, "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9786; port 0 picks one)")
+	c.events = choiceValue{value: "text", choices: []string{"text", "json"}}
+	fs.Var(&c.events, "events", "each start and end of a suspect as one line on stderr: `FORMAT` text or json (JSON lines)")
+	durationVarP(fs, &c.retire, "retire-after", "", watch.DefaultRetire, "s", [2]string{"10m", "1h"}, "delete the series of an address that left DNS, or of an instance header's value no longer seen, `DURATION` after")
+	countVarP(fs, &c.maxBackends, "max-backends", "", watch.DefaultMaxBackends, "values", 16, "give the first `N` values of the instance headers of each host their own series; later ones are \"other\"")
+	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
+	probe := newFlagSet(&config{})
+	probe.VisitAll(func(f *pflag.Flag) {
+		if fs.Lookup(f.Name) != nil {
+			return
+		}
+		r := fs.VarPF(&refusedValue{name: f.Name, refused: refused, bool: f.Value.Type() == "bool"}, f.Name, f.Shorthand, "")
+		r.Hidden = true
+		if f.Value.Type() == "bool" {
+			r.NoOptDefVal = "true"
+		}
+	})
+	return fs
+}
+
+// refusedValue is a probe flag the watch does not take: setting it notes
+// its name.
+type refusedValue struct {
+	name    string
+	bool    bool
+	refused *[]string
+}
+
+func (v *refusedValue) String() string { return "" }
+func (v *refusedValue) Type() string {
+	if v.bool {
+		return "bool"
+	}
+	return "string"
+}
+func (v *refusedValue) Set(string) error {
+	*v.refused = append(*v.refused, v.name)
+	return nil
+}
+
+// watchHelp orders the watch's flags under headings.
+var watchHelp = []flagGroup{
+	{"Load", []string{"rate", "duration"}},
+	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve"}},
+	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
+	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
+	{"Verdict and metrics", []string{"fail-status", "group-by", "listen", "events", "retire-after", "max-backends"}},
+	{"Other", []string{"help"}},
+}
+
+// writeWatchHelp is `pinprobe watch --help`.
+func writeWatchHelp(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, `pinprobe watch: probe every A and AAAA address of each host until stopped,
+serve what it sees as Prometheus metrics, and say when an address, a family
+or an instance starts and stops failing more than the rest (an outage when
+every address fails).
+
+Usage:
+  pinprobe watch [flags] URL...
+
+The flags that shape one run's report (-n, --until-verdict, the release
+gates, --format, -o, ...) are refused: a watch keeps no report. A restart
+starts the detector afresh. docs/watch.md lists the metrics and the
+detector's false alarms and delays.
+`)
+	writeFlags(w, fs, watchHelp)
+	writeExitCodes(w, "watch")
+}
+
+// parseWatchArgs fills a watchConfig from the command line and validates it.
+func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
+	c := &watchConfig{}
+	var refused []string
+	fs := newWatchFlagSet(c, &refused)
+	if err := parseFlags(fs, args, &c.help, "watch: "); err != nil {
+		return nil, fs, err
+	}
+	c.urls = fs.Args()
+	c.setRate = fs.Changed("rate")
+	c.setDur = fs.Changed("duration")
+	if c.help {
+		return c, fs, nil
+	}
+	if len(refused) > 0 {
+		return nil, fs, usagef("watch: --%s is a flag of a probe run, not of a watch: a watch runs until stopped and keeps no report (pinprobe watch --help lists its flags)", refused[0])
+	}
+	if err := c.validate(); err != nil {
+		return nil, fs, err
+	}
+	return c, fs, nil
+}
+
+// validate checks the watch's own flags, then the probe's it shares.
+func (c *watchConfig) validate() error {
+	switch {
+	case len(c.urls) == 0 && c.targetsFile == "":
+		return usagef("watch: no URL given: pinprobe watch [flags] URL... (or --targets FILE)")
+	case c.rate.max:
+		return usagef("watch: --rate max sends back to back: a watch needs a rate (default %d req/s)", watchRate)
+	case c.duration < 0:
+		return usagef("watch: --duration %s: must not be negative", c.duration)
+	case c.retire < time.Second:
+		return usagef("watch: --retire-after %s: must be at least 1s", c.retire)
+	case c.maxBackends < 1 || c.maxBackends > 1000:
+		return usagef("watch: --max-backends %d: must be 1 to 1000", c.maxBackends)
+	}
+	if err := c.config.validate(); err != nil {
+		return usagef("watch: %s", err)
+	}
+	return nil
+}
