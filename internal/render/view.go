@@ -688,13 +688,7 @@ func (v *View) preflight(r *report.Report) {
 			row.URL = v.short[c.Target]
 		}
 		if c.OK {
-			row.Detail = "tcp " + words.Latency(c.ConnectMS, 1)
-			if c.TLSMS > 0 {
-				row.Detail += ", tls " + words.Latency(c.TLSMS, 1)
-			}
-			if c.ALPN != "" {
-				row.Detail += ", alpn " + c.ALPN
-			}
+			row.Detail = checkDetail(c)
 		} else {
 			row.Result = c.Class
 		}
