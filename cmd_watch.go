@@ -156,7 +156,7 @@ func newWatchFlagSet(c *watchConfig, refused *[]string) *pflag.FlagSet {
 	c.events = choiceValue{value: "text", choices: []string{"text", "json"}}
 	fs.Var(&c.events, "events", "each start and end of a suspect as one line on stderr: `FORMAT` text or json (JSON lines)")
 	durationVarP(fs, &c.retire, "retire-after", "", watch.DefaultRetire, "s", [2]string{"10m", "1h"}, "delete the series of an address that left DNS, or of an instance header's value no longer seen, `DURATION` after")
-	countVarP(fs, &c.maxBackends, "max-backends", "", watch.DefaultMaxBackends, "values", 16, "give the first `N` values of the instance headers of each host their own series; later ones are \"other\"")
+	countVarP(fs, &c.maxBackends, "max-backends", "", watch.DefaultMaxBackends, "values", 16, "give the `N` busiest values of the instance headers of each host their own series; the rest are \"other\"")
 	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
 	probe := newFlagSet(&config{})
 	probe.VisitAll(func(f *pflag.Flag) {

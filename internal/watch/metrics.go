@@ -64,7 +64,7 @@ func newMetrics() metrics {
 		dnsChanges: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pinprobe_dns_changes_total",
 			Help: "Changes of the host's DNS answer seen by re-resolution."}, []string{"host"}),
 		backend: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pinprobe_backend_requests_total",
-			Help: "Requests by the value of an instance header (the first values a host shows, \"other\" past the cap), and result (success or failure)."},
+			Help: "Requests by the value of an instance header (a host's busiest values, \"other\" for the rest), and result (success or failure)."},
 			[]string{"host", "header", "backend", "result"}),
 		suspect: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "pinprobe_suspect",
 			Help: "1 while the scope is a suspect (it fails more than the rest of its host), 0 once it ended."}, suspectLabels),

@@ -28,7 +28,7 @@ type Options struct {
 	// instance value no longer seen) stay before they are deleted.
 	Retire time.Duration
 	// MaxBackends is how many values of the instance headers a host gets
-	// series of; later ones are counted as "other".
+	// series of: the busiest (see backendSet); the rest count as "other".
 	MaxBackends int
 	// Detector are the detector's parameters (detect.Default).
 	Detector detect.Params
@@ -55,10 +55,10 @@ type Watch struct {
 	det *detect.Detector
 
 	eps      map[int]*endpoint
-	backends map[string]map[string]time.Time // host -> header=value -> last seen
-	dnsAddrs map[string]map[string]string    // host -> address -> family, as last answered
-	suspects map[detect.Scope]bool           // whose gauges are set
-	mu       sync.Mutex                      // guards events' writer
+	backends map[string]*backendSet       // host -> its instance values
+	dnsAddrs map[string]map[string]string // host -> address -> family, as last answered
+	suspects map[detect.Scope]bool        // whose gauges are set
+	mu       sync.Mutex                   // guards events' writer
 }
 
 // endpoint is what the watch keeps of an engine endpoint.
@@ -125,7 +125,7 @@ func New(o Options) *Watch {
 		o.MaxBackends = DefaultMaxBackends
 	}
 	w := &Watch{o: o, reg: prometheus.NewRegistry(), det: detect.New(o.Detector),
-		eps: map[int]*endpoint{}, backends: map[string]map[string]time.Time{},
+		eps: map[int]*endpoint{}, backends: map[string]*backendSet{},
 		dnsAddrs: map[string]map[string]string{}, suspects: map[detect.Scope]bool{}}
 	w.m = newMetrics()
 	w.m.register(w.reg)
@@ -281,21 +281,34 @@ func (w *Watch) result(r *probe.Result) {
 }
 
 // backend is the label of an instance header's value at host: the value
-// itself among the first MaxBackends a host shows (a value unseen for
-// Retire frees its place), "other" past them.
+// itself among the MaxBackends busiest a host shows, "other" past them. A
+// value that takes a quieter one's place retires that one's series.
 func (w *Watch) backend(host, hdr, v string, at time.Time) string {
-	seen := w.backends[host]
-	if seen == nil {
-		seen = map[string]time.Time{}
-		w.backends[host] = seen
+	s := w.backends[host]
+	if s == nil {
+		s = newBackendSet(at)
+		w.backends[host] = s
 	}
 	v = label(v)
-	key := hdr + "\x00" + v
-	if _, ok := seen[key]; !ok && len(seen) >= w.o.MaxBackends {
+	ok, demoted := s.see(hdr+"\x00"+v, at, w.o.MaxBackends)
+	if demoted != "" {
+		w.forgetBackend(host, demoted)
+	}
+	if !ok {
 		return other
 	}
-	seen[key] = at
 	return v
+}
+
+// forgetBackend deletes the series of key (header=value) at host and
+// what the detector knows of it.
+func (w *Watch) forgetBackend(host, key string) {
+	hdr, v, _ := strings.Cut(key, "\x00")
+	w.m.backend.DeletePartialMatch(prometheus.Labels{"host": host, "header": hdr, "backend": v})
+	sc := detect.Scope{Host: host, Kind: "instance", Instance: v}
+	w.det.Forget(sc)
+	w.m.deleteSuspect(sc)
+	delete(w.suspects, sc)
 }
 
 // Tick retires what left long enough ago and ages the detector.
@@ -312,18 +325,13 @@ func (w *Watch) Tick(at time.Time) {
 		delete(w.suspects, sc)
 		delete(w.suspects, detect.Scope{Host: e.host, Kind: "connections", Address: e.addr, Family: e.family})
 	}
-	for host, seen := range w.backends {
-		for key, last := range seen {
-			if at.Sub(last) < w.o.Retire {
-				continue
+	for host, s := range w.backends {
+		s.halve(at, w.o.Retire)
+		for key, last := range s.labelled {
+			if at.Sub(last) >= w.o.Retire {
+				delete(s.labelled, key)
+				w.forgetBackend(host, key)
 			}
-			hdr, v, _ := strings.Cut(key, "\x00")
-			delete(seen, key)
-			w.m.backend.DeletePartialMatch(prometheus.Labels{"host": host, "header": hdr, "backend": v})
-			sc := detect.Scope{Host: host, Kind: "instance", Instance: v}
-			w.det.Forget(sc)
-			w.m.deleteSuspect(sc)
-			delete(w.suspects, sc)
 		}
 	}
 }
