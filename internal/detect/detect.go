@@ -51,9 +51,12 @@ type Event struct {
 	At         time.Time
 	DetectedAt time.Time
 	// Requests and Failures are the scope's since the change point;
-	// Baseline is the rest's failure rate it was tested against.
-	Requests, Failures int64
-	Baseline           float64
+	// Baseline is the rest's failure rate it was tested against (the
+	// rest's, smoothed, at least Params.Floor), RestRequests and
+	// RestFailures the rest's counts (decayed by HalfLife).
+	Requests, Failures         int64
+	Baseline                   float64
+	RestRequests, RestFailures float64
 	// IDs are the request IDs of its latest failures (at most
 	// Params.Evidence), to look up in the gateway's log.
 	IDs []string
@@ -151,7 +154,7 @@ func (d *Detector) Observe(o Observation) []Event {
 		p1 := min(d.p.Ratio*p0, d.p.Cap)
 		if rn >= 1 && p1 > p0 {
 			if ev, ok := s.c.step(o, p0, p1, d.p.H, d.p.HEnd, d.p.Evidence); ok {
-				ev.Scope = sc
+				ev.Scope, ev.RestRequests, ev.RestFailures = sc, rn, rf
 				if ev.Start && sc.Kind == "family" && h.oneAddress(sc.Family) {
 					s.c.active, s.c.s = false, 0 // an address of it is the suspect, not the family
 					continue

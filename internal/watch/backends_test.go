@@ -74,3 +74,18 @@ func TestBusiestBackends(t *testing.T) {
 		t.Errorf("series after a busy value came: want pod-a and pod-busy, not pod-b:\n%s", text)
 	}
 }
+
+// TestEventLine: a suspect's line gives the rest's own counts beside the
+// rate it was tested against, which early on is well above them (a
+// suspect found after 7 good requests elsewhere was said to stand out
+// "against 6.3% for the rest", which had failed none).
+func TestEventLine(t *testing.T) {
+	ev := detect.Event{Start: true, Scope: detect.Scope{Host: "app.test", Kind: "address", Address: "127.0.0.2", Family: "ipv4"},
+		At: time.Date(2026, 12, 5, 17, 59, 34, 0, time.UTC), Requests: 8, Failures: 8, Baseline: 0.0625, RestRequests: 7, RestFailures: 0,
+		IDs: []string{"id-1", "id-2"}}
+	want := "suspect: address 127.0.0.2 (ipv4) of app.test failing since 2026-12-05T17:59:34Z, 8 of 8 requests failed " +
+		"against 0 of 7 for the rest (tested against 6.2%); request IDs id-1, id-2"
+	if got := EventLine(ev); got != want {
+		t.Errorf("event line\n%s\nwant\n%s", got, want)
+	}
+}

@@ -3,6 +3,8 @@ package watch
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,18 +49,21 @@ func (w *Watch) event(ev detect.Event) {
 
 // jsonEvent is an event's JSON line.
 type jsonEvent struct {
-	Event      string   `json:"event"` // "suspect_start" or "suspect_end"
-	Time       string   `json:"time"`  // when it was detected
-	At         string   `json:"at"`    // when its failures started, or stopped
-	Host       string   `json:"host"`
-	Scope      string   `json:"scope"`
-	Address    string   `json:"address,omitempty"`
-	Family     string   `json:"family,omitempty"`
-	Backend    string   `json:"backend,omitempty"`
-	Requests   int64    `json:"requests"`
-	Failures   int64    `json:"failures"`
-	Baseline   float64  `json:"baseline_failure_ratio"`
-	RequestIDs []string `json:"request_ids"`
+	Event    string  `json:"event"` // "suspect_start" or "suspect_end"
+	Time     string  `json:"time"`  // when it was detected
+	At       string  `json:"at"`    // when its failures started, or stopped
+	Host     string  `json:"host"`
+	Scope    string  `json:"scope"`
+	Address  string  `json:"address,omitempty"`
+	Family   string  `json:"family,omitempty"`
+	Backend  string  `json:"backend,omitempty"`
+	Requests int64   `json:"requests"`
+	Failures int64   `json:"failures"`
+	Baseline float64 `json:"baseline_failure_ratio"`
+	// RestRequests and RestFailures are the rest's (decayed) counts.
+	RestRequests float64  `json:"rest_requests"`
+	RestFailures float64  `json:"rest_failures"`
+	RequestIDs   []string `json:"request_ids"`
 }
 
 func eventJSON(ev detect.Event, name string) jsonEvent {
@@ -68,12 +73,13 @@ func eventJSON(ev detect.Event, name string) jsonEvent {
 	}
 	return jsonEvent{Event: "suspect_" + name, Time: ev.DetectedAt.UTC().Format(time.RFC3339Nano), At: ev.At.UTC().Format(time.RFC3339Nano),
 		Host: ev.Scope.Host, Scope: ev.Scope.Kind, Address: ev.Scope.Address, Family: ev.Scope.Family, Backend: ev.Scope.Instance,
-		Requests: ev.Requests, Failures: ev.Failures, Baseline: ev.Baseline, RequestIDs: ids}
+		Requests: ev.Requests, Failures: ev.Failures, Baseline: ev.Baseline, RestRequests: round1(ev.RestRequests), RestFailures: round1(ev.RestFailures), RequestIDs: ids}
 }
 
 // EventLine is an event as one line for people: "suspect: address
 // 127.0.0.2 (ipv4) of sign.example.com failing since 17:02:03Z, 8 of 8
-// requests failed against 0.4% for the rest; request IDs a, b".
+// requests failed against 0 of 7 for the rest (tested against 6.3%);
+// request IDs a, b".
 func EventLine(ev detect.Event) string {
 	sc := ev.Scope
 	var what string
@@ -99,10 +105,16 @@ func EventLine(ev detect.Event) string {
 	}
 	s := fmt.Sprintf("suspect: %s failing since %s, %d of %d requests failed", what, at, ev.Failures, ev.Requests)
 	if sc.Kind != "outage" {
-		s += fmt.Sprintf(" against %.2g%% for the rest", ev.Baseline*100)
+		// The rest's own counts, then the rate tested against (smoothed,
+		// at least the floor: with few requests it is above the counts').
+		s += fmt.Sprintf(" against %s of %s for the rest (tested against %.2g%%)",
+			strconv.FormatFloat(round1(ev.RestFailures), 'f', -1, 64), strconv.FormatFloat(round1(ev.RestRequests), 'f', -1, 64), ev.Baseline*100)
 	}
 	if len(ev.IDs) > 0 {
 		s += "; request IDs " + strings.Join(ev.IDs, ", ")
 	}
 	return s
 }
+
+// round1 is x to a tenth: the rest's counts decay, so they are seldom whole.
+func round1(x float64) float64 { return math.Round(x*10) / 10 }
