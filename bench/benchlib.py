@@ -264,6 +264,10 @@ SCALE_BEGIN = "<!-- BEGIN scale: written by bench/scale.sh (bench/bench.sh keeps
 SCALE_END = "<!-- END scale -->"
 LOGS_BEGIN = "<!-- BEGIN logs: written by hand from bench/logs.sh (bench/bench.sh keeps this section on a re-run) -->"
 LOGS_END = "<!-- END logs -->"
+WATCH_BEGIN = "<!-- BEGIN watch: written by hand (bench/bench.sh keeps this section on a re-run) -->"
+WATCH_END = "<!-- END watch -->"
+# Sections other scripts or people wrote, kept as they are on a re-run.
+KEPT_BLOCKS = [(SCALE_BEGIN, SCALE_END), (LOGS_BEGIN, LOGS_END), (WATCH_BEGIN, WATCH_END)]
 
 TOOLS = ["wrk", "hey", "vegeta", "bombardier", "pinprobe", "pinprobe-c0", "pinprobe-b10"]
 # pinprobe's variants in the rate scenario: its default connection sampling (--conn-requests auto), and
@@ -551,18 +555,13 @@ def cmd_report(argv):
         w("")
 
     # -- commands
-    scale = _keep_block(keep, SCALE_BEGIN, SCALE_END) if keep else None
-    if scale is not None:  # bench/scale.sh's section, kept as it wrote it
-        w(SCALE_BEGIN)
-        w(scale)
-        w(SCALE_END)
-        w("")
-    logs = _keep_block(keep, LOGS_BEGIN, LOGS_END) if keep else None
-    if logs is not None:  # bench/logs.sh's figures, kept as written
-        w(LOGS_BEGIN)
-        w(logs)
-        w(LOGS_END)
-        w("")
+    for begin, end in KEPT_BLOCKS:
+        block = _keep_block(keep, begin, end) if keep else None
+        if block is not None:
+            w(begin)
+            w(block)
+            w(end)
+            w("")
     w("## Commands")
     w("")
     w("As run in round 1 (`PORT` is a free port picked at start; URLs are plain HTTP/1.1 on loopback):")
