@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 )
 
 // jsonPeek is how much of a JSON log jsonKind reads ahead to tell whose it
@@ -80,26 +79,13 @@ func (r *Reader) readJSONRecords(decode func(obj []byte, rec *Record) (ok, acces
 			switch {
 			case errors.Is(err, io.EOF):
 				return io.EOF
-			case errors.Is(err, errTooLong):
-				r.st.TooLong++
-				continue
-			case errors.Is(err, io.ErrUnexpectedEOF):
-				if r.gz {
-					r.st.Err = truncated(s.line)
-				} else {
-					r.st.Err = fmt.Errorf("the JSON ends in the middle of a record at line %d: the rest is not read", s.line)
-				}
-				return io.EOF
 			case err != nil:
-				if r.st.Records == 0 && r.st.Lines == 0 {
-					return fmt.Errorf("%w: %v", ErrFormat, err)
+				retry, stop := r.scanError(s, err, "the JSON ends in the middle of a record at line %d: the rest is not read",
+					r.st.Records == 0 && r.st.Lines == 0, func(err error) error { return fmt.Errorf("%w: %v", ErrFormat, err) })
+				if retry {
+					continue
 				}
-				if strings.HasPrefix(err.Error(), "line ") {
-					r.st.Err = fmt.Errorf("%v: the rest is not read", err)
-				} else {
-					r.st.Err = fmt.Errorf("line %d: %v: the rest is not read", s.line, err)
-				}
-				return io.EOF
+				return stop
 			}
 			r.st.Lines++
 			*rec = Record{Line: s.valLine}

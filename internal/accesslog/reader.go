@@ -734,26 +734,15 @@ func (r *Reader) readJSON() {
 					return notAzure(r.st.Lines, first)
 				}
 				return io.EOF
-			case errors.Is(err, errTooLong):
-				r.st.TooLong++
-				continue
-			case errors.Is(err, io.ErrUnexpectedEOF):
-				if r.gz {
-					r.st.Err = truncated(s.line)
-				} else {
-					r.st.Err = fmt.Errorf("the JSON ends at line %d before its record or wrapper does (a file cut short, or still being written): what came before is read", s.line)
-				}
-				return io.EOF
 			case err != nil:
-				if r.st.Records == 0 {
-					return fmt.Errorf("%w: %v (read as an Azure JSON export: give it as Log Analytics, az or the diagnostic setting wrote it)", ErrFormat, err)
+				retry, stop := r.scanError(s, err, "the JSON ends at line %d before its record or wrapper does (a file cut short, or still being written): what came before is read",
+					r.st.Records == 0, func(err error) error {
+						return fmt.Errorf("%w: %v (read as an Azure JSON export: give it as Log Analytics, az or the diagnostic setting wrote it)", ErrFormat, err)
+					})
+				if retry {
+					continue
 				}
-				if strings.HasPrefix(err.Error(), "line ") {
-					r.st.Err = fmt.Errorf("%v: the rest is not read", err)
-				} else {
-					r.st.Err = fmt.Errorf("line %d: %v: the rest is not read", s.line, err)
-				}
-				return io.EOF
+				return stop
 			}
 			r.st.Lines++
 			if first == 0 {
@@ -783,6 +772,30 @@ func (r *Reader) readJSON() {
 			}
 		}
 	}
+}
+
+// scanError handles an error of a JSON scan other than its end: a record
+// too long is counted and skipped (retry); a JSON cut short (cut: where,
+// by its line) or broken ends the reading, said in Stats.Err, unless
+// nothing was read yet (fresh): then the log is not of the format
+// (notFormat).
+func (r *Reader) scanError(s *jsonScan, err error, cut string, fresh bool, notFormat func(error) error) (retry bool, stop error) {
+	switch {
+	case errors.Is(err, errTooLong):
+		r.st.TooLong++
+		return true, nil
+	case errors.Is(err, io.ErrUnexpectedEOF) && r.gz:
+		r.st.Err = truncated(s.line)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		r.st.Err = fmt.Errorf(cut, s.line)
+	case fresh:
+		return false, notFormat(err)
+	case strings.HasPrefix(err.Error(), "line "):
+		r.st.Err = fmt.Errorf("%v: the rest is not read", err)
+	default:
+		r.st.Err = fmt.Errorf("line %d: %v: the rest is not read", s.line, err)
+	}
+	return false, io.EOF
 }
 
 // notAzure refuses a JSON log none of whose first records is Azure's:
