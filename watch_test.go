@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -307,8 +308,9 @@ func TestWatchKeepsSecretsOutOfLabels(t *testing.T) {
 // TestWatchWithPrometheus: a real Prometheus scrapes a watch every second;
 // an address of the fleet starts answering 502; Prometheus's API shows its
 // suspect gauge at 1 within the stated delay (docs/watch.md: seconds at
-// this rate, plus a scrape), the failure's exemplar, and the gauge back at 0
-// once the fault stops.
+// this rate, plus a scrape), the alert of examples/watch/alerts.yml firing
+// on it, the failure's exemplar, and the gauge back at 0 once the fault
+// stops.
 func TestWatchWithPrometheus(t *testing.T) {
 	t.Parallel()
 	testserver.PrometheusBinary(t)
@@ -323,7 +325,11 @@ func TestWatchWithPrometheus(t *testing.T) {
 	}
 	api := l.Addr().String()
 	l.Close()
-	prom := testserver.Prometheus(t, netip.MustParseAddrPort(api), target)
+	rules, err := filepath.Abs(filepath.Join("examples", "watch", "alerts.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom := testserver.Prometheus(t, netip.MustParseAddrPort(api), []string{rules}, target)
 	query := func(q string) (float64, bool) {
 		resp, err := http.Get("http://" + api + "/api/v1/query?query=" + url.QueryEscape(q))
 		if err != nil {
@@ -359,6 +365,11 @@ func TestWatchWithPrometheus(t *testing.T) {
 	if v, ok := query(`pinprobe_suspect{scope="address",address="127.0.0.1"}`); ok && v == 1 {
 		t.Errorf("127.0.0.1 is a suspect too; want only 127.0.0.2")
 	}
+	// The rule evaluates every second: the alert fires on the gauge.
+	waitFor(t, 5*time.Second, "PinprobeAddressFails firing for 127.0.0.2", func() bool {
+		v, ok := query(`ALERTS{alertname="PinprobeAddressFails",alertstate="firing",address="127.0.0.2"}`)
+		return ok && v == 1
+	})
 	waitFor(t, 5*time.Second, "an exemplar with a request ID", func() bool {
 		now := time.Now()
 		resp, err := http.Get("http://" + api + "/api/v1/query_exemplars?query=" + url.QueryEscape(`pinprobe_request_failures_total`) +
@@ -381,5 +392,25 @@ func TestWatchWithPrometheus(t *testing.T) {
 	t.Logf("back at 0 %v after the fault stopped", down.Round(time.Millisecond))
 	if err := prom.Stop(); err != nil {
 		t.Logf("prometheus: %v", err)
+	}
+}
+
+// TestAlertRules: the alerting rules of examples/watch load (promtool check
+// rules) and do what their unit tests say on synthetic series (promtool test
+// rules examples/watch/alerts_test.yml): each suspect's alert with its
+// scope and what to run next, a family appearing in DNS (not at a watch's
+// start), the watch down, idle or absent.
+func TestAlertRules(t *testing.T) {
+	t.Parallel()
+	bin := promtoolBinary(t)
+	if bin == "" {
+		t.Skip("promtool is missing")
+	}
+	for _, args := range [][]string{{"check", "rules", "alerts.yml"}, {"test", "rules", "alerts_test.yml"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = filepath.Join("examples", "watch")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS") {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
 	}
 }

@@ -33,27 +33,26 @@ func PrometheusBinary(t testing.TB) string {
 	return findBinary(t, "prometheus", "prometheus")
 }
 
-// Prometheus runs prometheus on listen, scraping targets every second, with
-// the feature flags native histograms and exemplars need in 2.42; its
+// Prometheus runs prometheus on listen, scraping targets every second (job
+// "pinprobe") and evaluating the rule files rules every second, with the
+// feature flags native histograms and exemplars need in 2.42; its
 // configuration and storage in a t.TempDir(). It returns once prometheus
 // listens, and stops its process group when the test ends.
-func Prometheus(t testing.TB, listen netip.AddrPort, targets ...string) *Process {
+func Prometheus(t testing.TB, listen netip.AddrPort, rules []string, targets ...string) *Process {
 	t.Helper()
 	bin := PrometheusBinary(t)
 	dir := t.TempDir()
-	quoted := make([]string, len(targets))
-	for i, tg := range targets {
-		quoted[i] = fmt.Sprintf("%q", tg)
-	}
+	quoted := quotedAll(targets)
 	conf := fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s
+rule_files: [%s]
 scrape_configs:
   - job_name: pinprobe
     static_configs:
       - targets: [%s]
-`, strings.Join(quoted, ", "))
+`, strings.Join(quotedAll(rules), ", "), strings.Join(quoted, ", "))
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -148,4 +147,13 @@ defaults
 		t.Fatalf("testserver: write haproxy.cfg: %v", err)
 	}
 	return ProcessSpec{Name: "haproxy", Path: bin, Dir: dir, Listen: listen, Args: []string{"-db", "-f", path}}
+}
+
+// quotedAll is each of ss quoted, for a YAML flow list.
+func quotedAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
 }
