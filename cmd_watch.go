@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
+	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
 
 	"github.com/pinprobe/pinprobe/internal/detect"
 	"github.com/pinprobe/pinprobe/internal/session"
@@ -43,6 +47,11 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	say := sayer(stderr)
+	if c.webConfig != "" {
+		if err := web.Validate(c.webConfig); err != nil {
+			return usagef("watch: --web-config %s: %s", c.webConfig, err)
+		}
+	}
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		return usagef("watch: --listen %s: %s", c.listen, cause(err))
@@ -60,7 +69,14 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	w := watch.New(watch.Options{GroupBy: cfg.Engine.GroupBy, Retire: c.retire, MaxBackends: c.maxBackends,
 		Detector: detect.Default, Events: stderr, JSON: c.events.value == "json"})
 	srv := &http.Server{Handler: metricsMux(w.Handler()), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	if c.webConfig == "" {
+		go srv.Serve(ln)
+	} else {
+		// TLS and basic auth as an exporter's web config says (the
+		// exporter toolkit's own reading of it, checked above).
+		flags := &web.FlagConfig{WebListenAddresses: &[]string{c.listen}, WebSystemdSocket: new(bool), WebConfigFile: &c.webConfig}
+		go web.Serve(ln, srv, flags, slog.New(slog.DiscardHandler))
+	}
 	defer srv.Close()
 
 	s, err := c.resolveUntil(ctx, cfg, say)
@@ -71,7 +87,11 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	sc := s.Config()
 	sc.Engine.Concurrency = c.concurrencyFor(n)
 	sc.Engine.ConnRequests = c.connRequests(n)
-	say("watching at %g req/s: %s; metrics on http://%s/metrics", c.rate.rate, s.String(), ln.Addr())
+	where := "http://" + ln.Addr().String() + "/metrics"
+	if c.webConfig != "" {
+		where = webScheme(c.webConfig) + "://" + ln.Addr().String() + "/metrics (protected as " + c.webConfig + " says)"
+	}
+	say("watching at %g req/s: %s; metrics on %s", c.rate.rate, s.String(), where)
 	return s.Watch(ctx, w)
 }
 
@@ -136,6 +156,7 @@ func cause(err error) string {
 type watchConfig struct {
 	config
 	listen      string
+	webConfig   string
 	events      choiceValue
 	retire      time.Duration
 	maxBackends int
@@ -152,6 +173,7 @@ func newWatchFlagSet(c *watchConfig, refused *[]string) *pflag.FlagSet {
 	c.addConnFlags(fs)
 	c.addRequestFlags(fs)
 	c.addGroupFlags(fs)
+	fs.StringVar(&c.webConfig, "web-config", "", "protect the listener as the exporter web configuration `FILE` says (Prometheus exporters' format: tls_server_config, basic_auth_users with bcrypt hashes)")
 	fs.StringVar(&c.listen, "listen", watchListen, "serve Prometheus metrics at http://`ADDR`/metrics (e.g. 127.0.0.1:9786; port 0 picks one)")
 	c.events = choiceValue{value: "text", choices: []string{"text", "json"}}
 	fs.Var(&c.events, "events", "each start and end of a suspect as one line on stderr: `FORMAT` text or json (JSON lines)")
@@ -198,7 +220,7 @@ var watchHelp = []flagGroup{
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Verdict and metrics", []string{"fail-status", "group-by", "listen", "events", "retire-after", "max-backends"}},
+	{"Verdict and metrics", []string{"fail-status", "group-by", "listen", "web-config", "events", "retire-after", "max-backends"}},
 	{"Other", []string{"help"}},
 }
 
@@ -262,4 +284,16 @@ func (c *watchConfig) validate() error {
 		return usagef("watch: %s", err)
 	}
 	return nil
+}
+
+// webScheme is the scheme the listener serves under the exporter web
+// configuration file: https when it configures TLS. The file was checked
+// (web.Validate) before.
+func webScheme(file string) string {
+	var cfg web.Config
+	if b, err := os.ReadFile(file); err == nil && yaml.Unmarshal(b, &cfg) == nil &&
+		(cfg.TLSConfig.TLSCertPath != "" || cfg.TLSConfig.TLSCert != "") {
+		return "https"
+	}
+	return "http"
 }

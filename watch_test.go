@@ -3,7 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -22,6 +25,7 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/testserver"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // lockedBuffer is a stderr written by the watch and read by the test.
@@ -49,7 +53,7 @@ type runningWatch struct {
 	stop    func() int // cancels it (as SIGTERM does) and returns its exit code
 }
 
-var metricsLine = regexp.MustCompile(`metrics on (http://\S+/metrics)`)
+var metricsLine = regexp.MustCompile(`metrics on (https?://\S+/metrics)`)
 
 // startWatch runs `pinprobe watch args...` in this process until stop, or
 // the test's end; it returns once the watch serves its metrics.
@@ -413,4 +417,86 @@ func TestAlertRules(t *testing.T) {
 			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
+}
+
+// TestWatchProtectedListener: --web-config protects the listener as an
+// exporter's web configuration says (TLS and basic auth, the exporter
+// toolkit's own reading of it). A scrape with a wrong password gets 401 and
+// no metric; a real Prometheus scraping through TLS with the credentials
+// gets the series. A file that is not such a configuration is a usage
+// error.
+func TestWatchProtectedListener(t *testing.T) {
+	t.Parallel()
+	testserver.PrometheusBinary(t)
+	dir := t.TempDir()
+	pki := testserver.NewPKI(t)
+	leaf := pki.Leaf("127.0.0.1")
+	var certPEM []byte
+	for _, der := range leaf.Certificate {
+		certPEM = append(certPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(leaf.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte("right-horse"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"cert.pem": string(certPEM), "key.pem": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})),
+		"web.yml": "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\nbasic_auth_users:\n  prom: " + string(hash) + "\n",
+		"bad.yml": "tls_server_config:\n  cert_file: missing.pem\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, stderr := pinprobe(t, "watch", "--web-config", filepath.Join(dir, "bad.yml"), "http://127.0.0.1:1/"); code != exitUsage || !strings.Contains(stderr, "--web-config") {
+		t.Errorf("a web config naming a missing key: exit %d, %q; want a usage error naming --web-config", code, stderr)
+	}
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
+	w := startWatch(t, "--listen", "127.0.0.1:0", "--web-config", filepath.Join(dir, "web.yml"), "-r", "20", "--resolve", f.Resolve(), f.URL())
+	if !strings.HasPrefix(w.metrics, "https://") {
+		t.Fatalf("the watch says its metrics are at %s; want https", w.metrics)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.Pool}}}
+	for _, tt := range []struct {
+		user, password string
+		code           int
+	}{{"prom", "wrong", http.StatusUnauthorized}, {"", "", http.StatusUnauthorized}, {"prom", "right-horse", http.StatusOK}} {
+		req, _ := http.NewRequest("GET", w.metrics, nil)
+		if tt.user != "" {
+			req.SetBasicAuth(tt.user, tt.password)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.code || (tt.code != http.StatusOK) == strings.Contains(string(body), "pinprobe_") {
+			t.Errorf("user %q password %q: %d, metrics in the body %v; want %d", tt.user, tt.password, resp.StatusCode, strings.Contains(string(body), "pinprobe_"), tt.code)
+		}
+	}
+	// A real Prometheus, through TLS with the credentials.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := l.Addr().String()
+	l.Close()
+	target := strings.TrimSuffix(strings.TrimPrefix(w.metrics, "https://"), "/metrics")
+	testserver.PrometheusScrape(t, netip.MustParseAddrPort(api), fmt.Sprintf(
+		"scheme: https\n    tls_config:\n      ca_file: %q\n    basic_auth:\n      username: prom\n      password: right-horse", pki.CAFile), target)
+	waitFor(t, 15*time.Second, "Prometheus scraping the protected watch", func() bool {
+		resp, err := http.Get("http://" + api + "/api/v1/query?query=" + url.QueryEscape(`up{job="pinprobe"} == 1 and on() pinprobe_requests_total`))
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), `"result":[{`)
+	})
 }

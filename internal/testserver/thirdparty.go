@@ -40,6 +40,19 @@ func PrometheusBinary(t testing.TB) string {
 // listens, and stops its process group when the test ends.
 func Prometheus(t testing.TB, listen netip.AddrPort, rules []string, targets ...string) *Process {
 	t.Helper()
+	return prometheus(t, listen, rules, "", targets)
+}
+
+// PrometheusScrape is Prometheus without rules, its job scraping targets
+// with the settings job (YAML of the job's level, its later lines indented
+// four spaces: scheme, tls_config, basic_auth).
+func PrometheusScrape(t testing.TB, listen netip.AddrPort, job string, targets ...string) *Process {
+	t.Helper()
+	return prometheus(t, listen, nil, job, targets)
+}
+
+func prometheus(t testing.TB, listen netip.AddrPort, rules []string, job string, targets []string) *Process {
+	t.Helper()
 	bin := PrometheusBinary(t)
 	dir := t.TempDir()
 	quoted := quotedAll(targets)
@@ -50,9 +63,10 @@ func Prometheus(t testing.TB, listen netip.AddrPort, rules []string, targets ...
 rule_files: [%s]
 scrape_configs:
   - job_name: pinprobe
+    %s
     static_configs:
       - targets: [%s]
-`, strings.Join(quotedAll(rules), ", "), strings.Join(quoted, ", "))
+`, strings.Join(quotedAll(rules), ", "), job, strings.Join(quoted, ", "))
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
