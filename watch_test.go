@@ -313,15 +313,25 @@ func TestWatchKeepsSecretsOutOfLabels(t *testing.T) {
 // an address of the fleet starts answering 502; Prometheus's API shows its
 // suspect gauge at 1 within the stated delay (docs/watch.md: seconds at
 // this rate, plus a scrape), the alert of examples/watch/alerts.yml firing
-// on it, the failure's exemplar, and the gauge back at 0 once the fault
-// stops.
+// on it, every query of examples/watch/dashboard.json returning series, the
+// failure's exemplar, and the gauge back at 0 once the fault stops.
 func TestWatchWithPrometheus(t *testing.T) {
 	t.Parallel()
 	testserver.PrometheusBinary(t)
 	var fail atomic.Bool
-	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: switchable(&fail)}},
+	// Every answer names its instance, for the dashboard's panel of them.
+	served := func(p testserver.Policy) testserver.Policy {
+		return func(n int64, r *http.Request) testserver.Answer {
+			a := p(n, r)
+			a.Header = map[string]string{"X-Served-By": "web-1"}
+			return a
+		}
+	}
+	var ok atomic.Bool
+	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{
+		testserver.Lo4a: served(switchable(&ok)), testserver.Lo4b: served(switchable(&fail)), testserver.Lo4c: served(switchable(&ok))}},
 		testserver.Lo4a, testserver.Lo4b, testserver.Lo4c)
-	w := startWatch(t, "--listen", "127.0.0.1:0", "-r", "30", "--resolve", f.Resolve(), f.URL())
+	w := startWatch(t, "--listen", "127.0.0.1:0", "-r", "30", "--group-by", "X-Served-By", "--resolve", f.Resolve(), f.URL())
 	target := strings.TrimSuffix(strings.TrimPrefix(w.metrics, "http://"), "/metrics")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -374,6 +384,15 @@ func TestWatchWithPrometheus(t *testing.T) {
 		v, ok := query(`ALERTS{alertname="PinprobeAddressFails",alertstate="firing",address="127.0.0.2"}`)
 		return ok && v == 1
 	})
+	// Every panel of the dashboard has series, its host the fleet's (a rate
+	// once its series has two scrapes).
+	for _, expr := range dashboardQueries(t) {
+		expr = strings.NewReplacer("$host", f.Host(), "$__rate_interval", "1m").Replace(expr)
+		waitFor(t, 5*time.Second, "series of the dashboard's "+expr, func() bool {
+			_, ok := query(expr)
+			return ok
+		})
+	}
 	waitFor(t, 5*time.Second, "an exemplar with a request ID", func() bool {
 		now := time.Now()
 		resp, err := http.Get("http://" + api + "/api/v1/query_exemplars?query=" + url.QueryEscape(`pinprobe_request_failures_total`) +
@@ -499,4 +518,42 @@ func TestWatchProtectedListener(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return strings.Contains(string(b), `"result":[{`)
 	})
+}
+
+// dashboardQueries are the queries of examples/watch/dashboard.json's
+// panels and annotations.
+func dashboardQueries(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("examples", "watch", "dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Annotations struct {
+			List []struct {
+				Expr string `json:"expr"`
+			} `json:"list"`
+		} `json:"annotations"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("dashboard.json: %v", err)
+	}
+	var out []string
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			out = append(out, tg.Expr)
+		}
+	}
+	for _, a := range d.Annotations.List {
+		out = append(out, a.Expr)
+	}
+	if len(out) < 8 {
+		t.Fatalf("dashboard.json has %d queries; want every panel's", len(out))
+	}
+	return out
 }
