@@ -66,7 +66,11 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	cfg := c.sessionConfig(ctx, args, targets, c.resolver(), say)
 	cfg.Engine.Duration, cfg.Engine.Requests = c.duration, 0
-	w := watch.New(watch.Options{GroupBy: cfg.Engine.GroupBy, Retire: c.retire, MaxBackends: c.maxBackends,
+	vantage := ""
+	if c.vantageSet {
+		vantage = c.vantage
+	}
+	w := watch.New(watch.Options{GroupBy: cfg.Engine.GroupBy, Retire: c.retire, MaxBackends: c.maxBackends, Vantage: vantage,
 		Detector: detect.Default, Events: stderr, JSON: c.events.value == "json"})
 	srv := &http.Server{Handler: metricsMux(w.Handler()), ReadHeaderTimeout: 10 * time.Second}
 	if c.webConfig == "" {
@@ -160,6 +164,7 @@ type watchConfig struct {
 	events      choiceValue
 	retire      time.Duration
 	maxBackends int
+	vantageSet  bool // --vantage given: its label on every series
 }
 
 // newWatchFlagSet declares the watch's flags, and every other flag of the
@@ -178,6 +183,7 @@ func newWatchFlagSet(c *watchConfig, refused *[]string) *pflag.FlagSet {
 	c.events = choiceValue{value: "text", choices: []string{"text", "json"}}
 	fs.Var(&c.events, "events", "each start and end of a suspect as one line on stderr: `FORMAT` text or json (JSON lines)")
 	durationVarP(fs, &c.retire, "retire-after", "", watch.DefaultRetire, "s", [2]string{"10m", "1h"}, "delete the series of an address that left DNS, or of an instance header's value no longer seen, `DURATION` after")
+	fs.StringVar(&c.vantage, "vantage", "", "label every series vantage=`NAME` (a zone, region or machine; @FILE reads it from FILE, as a Kubernetes init step writes it), so that watches from several places tell theirs apart")
 	countVarP(fs, &c.maxBackends, "max-backends", "", watch.DefaultMaxBackends, "values", 16, "give the `N` busiest values of the instance headers of each host their own series; the rest are \"other\"")
 	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
 	probe := newFlagSet(&config{})
@@ -220,7 +226,7 @@ var watchHelp = []flagGroup{
 	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve"}},
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Verdict and metrics", []string{"fail-status", "group-by", "listen", "web-config", "events", "retire-after", "max-backends"}},
+	{"Verdict and metrics", []string{"fail-status", "group-by", "listen", "web-config", "events", "retire-after", "max-backends", "vantage"}},
 	{"Other", []string{"help"}},
 }
 
@@ -254,6 +260,7 @@ func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
 	c.urls = fs.Args()
 	c.setRate = fs.Changed("rate")
 	c.setDur = fs.Changed("duration")
+	c.vantageSet = fs.Changed("vantage")
 	if c.help {
 		return c, fs, nil
 	}
@@ -268,6 +275,9 @@ func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
 
 // validate checks the watch's own flags, then the probe's it shares.
 func (c *watchConfig) validate() error {
+	if err := c.checkVantageFlag(); err != nil {
+		return err
+	}
 	switch {
 	case len(c.urls) == 0 && c.targetsFile == "":
 		return usagef("watch: no URL given: pinprobe watch [flags] URL... (or --targets FILE)")

@@ -860,3 +860,137 @@ func k8sDockerImage(t *testing.T) string {
 	}
 	return m[1]
 }
+
+// TestExampleKubernetesWatch: the watch's manifests hold together (the
+// Deployment's selector, Service and PodMonitor find its pods by labels it
+// has; the port they name, the annotation's and --listen's are the
+// container's; its vantage label, its zone and --vantage agree), the pod
+// runs non-root on a read-only root with resources requested, its image is
+// the Job's, and its own arguments (the URL pointed at a loopback fleet)
+// watch, every series labelled with its vantage.
+func TestExampleKubernetesWatch(t *testing.T) {
+	t.Parallel()
+	const file = k8sDir + "/watch/watch.yaml"
+	var dep struct {
+		Metadata struct {
+			Labels map[string]string `yaml:"labels"`
+		} `yaml:"metadata"`
+		Spec struct {
+			Selector struct {
+				MatchLabels map[string]string `yaml:"matchLabels"`
+			} `yaml:"selector"`
+			Template struct {
+				Metadata struct {
+					Labels      map[string]string `yaml:"labels"`
+					Annotations map[string]string `yaml:"annotations"`
+				} `yaml:"metadata"`
+				Spec struct {
+					NodeSelector    map[string]string `yaml:"nodeSelector"`
+					SecurityContext struct {
+						RunAsNonRoot bool `yaml:"runAsNonRoot"`
+					} `yaml:"securityContext"`
+					Containers []struct {
+						Image string   `yaml:"image"`
+						Args  []string `yaml:"args"`
+						Ports []struct {
+							Name          string `yaml:"name"`
+							ContainerPort int    `yaml:"containerPort"`
+						} `yaml:"ports"`
+						Resources struct {
+							Requests map[string]string `yaml:"requests"`
+						} `yaml:"resources"`
+						SecurityContext struct {
+							ReadOnlyRootFilesystem bool `yaml:"readOnlyRootFilesystem"`
+						} `yaml:"securityContext"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	var svc, mon struct {
+		Spec struct {
+			Selector map[string]any `yaml:"selector"`
+			Ports    []struct {
+				TargetPort string `yaml:"targetPort"`
+			} `yaml:"ports"`
+			PodMetricsEndpoints []struct {
+				Port string `yaml:"port"`
+			} `yaml:"podMetricsEndpoints"`
+		} `yaml:"spec"`
+	}
+	kinds := map[string]any{"Deployment": &dep, "Service": &svc, "PodMonitor": &mon}
+	for _, d := range readYAMLDocs(t, file) {
+		b, err := yaml.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := kinds[fmt.Sprint(d["kind"])]; v != nil {
+			if err := yaml.Unmarshal(b, v); err != nil {
+				t.Fatal(err)
+			}
+			delete(kinds, fmt.Sprint(d["kind"]))
+		}
+	}
+	if len(kinds) > 0 {
+		t.Fatalf("%s lacks %v", file, kinds)
+	}
+	pod := dep.Spec.Template
+	if len(pod.Spec.Containers) != 1 {
+		t.Fatalf("%d containers; want the watch", len(pod.Spec.Containers))
+	}
+	c := pod.Spec.Containers[0]
+	has := func(labels map[string]string, want map[string]any) bool {
+		for k, v := range want {
+			if labels[k] != fmt.Sprint(v) {
+				return false
+			}
+		}
+		return len(want) > 0
+	}
+	sel := map[string]any{}
+	for k, v := range dep.Spec.Selector.MatchLabels {
+		sel[k] = v
+	}
+	monSel, _ := mon.Spec.Selector["matchLabels"].(map[string]any)
+	if !has(pod.Metadata.Labels, sel) || !has(pod.Metadata.Labels, svc.Spec.Selector) || !has(pod.Metadata.Labels, monSel) {
+		t.Errorf("the pods' labels %v lack the Deployment's selector %v, the Service's %v or the PodMonitor's %v", pod.Metadata.Labels, sel, svc.Spec.Selector, monSel)
+	}
+	if len(c.Ports) != 1 || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort != c.Ports[0].Name ||
+		len(mon.Spec.PodMetricsEndpoints) != 1 || mon.Spec.PodMetricsEndpoints[0].Port != c.Ports[0].Name ||
+		pod.Metadata.Annotations["prometheus.io/port"] != fmt.Sprint(c.Ports[0].ContainerPort) || argValue(c.Args, "listen") != fmt.Sprintf(":%d", c.Ports[0].ContainerPort) {
+		t.Errorf("ports: container %+v, Service %+v, PodMonitor %+v, annotation %q, --listen %q; want one, named alike",
+			c.Ports, svc.Spec.Ports, mon.Spec.PodMetricsEndpoints, pod.Metadata.Annotations["prometheus.io/port"], argValue(c.Args, "listen"))
+	}
+	vantage := pod.Metadata.Labels["pinprobe.dev/vantage"]
+	if vantage == "" || pod.Spec.NodeSelector["topology.kubernetes.io/zone"] != vantage || argValue(c.Args, "vantage") != vantage {
+		t.Errorf("vantage label %q, zone %q, --vantage %q; want one zone", vantage, pod.Spec.NodeSelector["topology.kubernetes.io/zone"], argValue(c.Args, "vantage"))
+	}
+	if !pod.Spec.SecurityContext.RunAsNonRoot || !c.SecurityContext.ReadOnlyRootFilesystem || c.Resources.Requests["cpu"] == "" || c.Resources.Requests["memory"] == "" {
+		t.Errorf("the pod: non-root %v, read-only root %v, requests %v; want non-root, read-only, cpu and memory requested",
+			pod.Spec.SecurityContext.RunAsNonRoot, c.SecurityContext.ReadOnlyRootFilesystem, c.Resources.Requests)
+	}
+	job := jobOf(t, k8sObjects(t, readYAMLDocs(t, k8sJobFile)))
+	if want := job.pod.Containers[len(job.pod.Containers)-1].Image; c.Image != want {
+		t.Errorf("image %q; the Job runs %q", c.Image, want)
+	}
+	// Its own arguments, the URL pointed at a loopback fleet.
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
+	var args []string
+	for _, a := range c.Args[1:] {
+		switch {
+		case strings.HasPrefix(a, "--listen="):
+			a = "--listen=127.0.0.1:0"
+		case strings.HasPrefix(a, "https://"):
+			a = f.URL()
+		}
+		args = append(args, a)
+	}
+	w := startWatch(t, append(args, "--resolve", f.Resolve())...)
+	waitFor(t, 10*time.Second, "a request counted, with its vantage", func() bool {
+		return strings.Contains(w.scrape(t, false), `pinprobe_requests_total{address="127.0.0.1",family="ipv4",host=`) &&
+			strings.Contains(w.scrape(t, false), `vantage="`+vantage+`"`)
+	})
+	if code := w.stop(); code != exitOK {
+		t.Errorf("the watch exited %d when stopped; want 0", code)
+	}
+}

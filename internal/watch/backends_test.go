@@ -89,3 +89,20 @@ func TestEventLine(t *testing.T) {
 		t.Errorf("event line\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestVantageLabel: with a vantage, every series carries it; without, none.
+func TestVantageLabel(t *testing.T) {
+	at := time.Unix(1e9, 0)
+	for _, vantage := range []string{"zone-a", ""} {
+		w := New(Options{Retire: time.Hour, Vantage: vantage, Detector: detect.Default})
+		eps := fleetOf(t, 1, 1)
+		w.Started(eps[0], at)
+		w.Answers([]report.DNS{{Host: "h0.test", Addresses: []string{"10.0.0.1"}}}, at)
+		feed(w, eps, 3, at, 1, func(ep, i int) (int, bool) { return 200, false })
+		for _, line := range strings.Split(gatherText(t, w), "\n") {
+			if line != "" && strings.Contains(line, `vantage="zone-a"`) != (vantage != "") {
+				t.Errorf("vantage %q: series %s", vantage, line)
+			}
+		}
+	}
+}

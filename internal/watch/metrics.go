@@ -77,7 +77,7 @@ func newMetrics() metrics {
 	}
 }
 
-func (m metrics) register(r *prometheus.Registry) {
+func (m metrics) register(r prometheus.Registerer) {
 	r.MustRegister(m.requests, m.failures, m.dropped, m.duration, m.phase, m.probed, m.dnsAnswer, m.dnsAddresses,
 		m.dnsChanges, m.backend, m.suspect, m.since, m.outage, m.events)
 }

@@ -32,6 +32,9 @@ type Options struct {
 	MaxBackends int
 	// Detector are the detector's parameters (detect.Default).
 	Detector detect.Params
+	// Vantage, when set, is a label (vantage) on every series: where the
+	// watch runs, so that watches from several places tell theirs apart.
+	Vantage string
 	// Events receives one line per start or end of a suspect; JSON makes
 	// them JSON lines. nil: none.
 	Events io.Writer
@@ -128,8 +131,12 @@ func New(o Options) *Watch {
 		eps: map[int]*endpoint{}, backends: map[string]*backendSet{},
 		dnsAddrs: map[string]map[string]string{}, suspects: map[detect.Scope]bool{}}
 	w.m = newMetrics()
-	w.m.register(w.reg)
-	w.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var r prometheus.Registerer = w.reg
+	if o.Vantage != "" {
+		r = prometheus.WrapRegistererWith(prometheus.Labels{"vantage": o.Vantage}, w.reg)
+	}
+	w.m.register(r)
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return w
 }
 
