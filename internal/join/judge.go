@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pinprobe/pinprobe/internal/accesslog"
 	"github.com/pinprobe/pinprobe/internal/stat"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
@@ -150,11 +149,8 @@ func (j *Joiner) gatewaySays(st string, n int64) string {
 	}
 	code := j.reasons.list[top]
 	what := code
-	for _, l := range j.logs {
-		if w := accesslog.ReasonWords(accesslog.Kind(l.Kind), code); w != "" {
-			what = w + " (" + code + ")"
-			break
-		}
+	if w := j.reasonWords[code]; w != "" { // said as the log was read, by its kind
+		what = w + " (" + code + ")"
 	}
 	of := ""
 	if c < n {
