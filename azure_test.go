@@ -12,7 +12,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -119,18 +118,10 @@ func (r agwRow) value(col string) string {
 // Analytics holds them, the dead upstream and the healthy one.
 func azureGateway(t *testing.T) (reportPath string, rep *report.Report, records []string, rows []agwRow, dead, ok string) {
 	t.Helper()
-	if !testserver.HasIPv6Loopback() {
-		t.Skip("no IPv6 loopback here")
-	}
+	upstream, deadAt := splitUpstreams(t)
 	testserver.NginxBinary(t)
-	backend := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
-		Each: func(n int64, r *http.Request) testserver.Answer {
-			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
-		}}, testserver.Lo4a)
-	deadAt := testserver.ClosedAddrPort(t, testserver.Lo6)
 	port := testserver.FreePort(t, testserver.Lo4a, testserver.Lo6)
 	listen := []netip.AddrPort{netip.AddrPortFrom(testserver.Lo4a, port), netip.AddrPortFrom(testserver.Lo6, port)}
-	upstream := netip.AddrPortFrom(testserver.Lo4a, backend.Port())
 	dir := t.TempDir()
 	agwLog, msecLog := filepath.Join(dir, "agw.log"), filepath.Join(dir, "msec.log")
 	server := func(at netip.AddrPort, to netip.AddrPort, instance, listener string) string {

@@ -887,3 +887,18 @@ func TestFitMessageWidth(t *testing.T) {
 		}
 	}
 }
+
+// splitUpstreams are a gateway test's two upstreams: a healthy server on
+// 127.0.0.1 (answering 200 "signed") and a closed port on [::1], which a
+// gateway fails to reach. It skips the test where loopback has no IPv6.
+func splitUpstreams(t *testing.T) (ok, dead netip.AddrPort) {
+	t.Helper()
+	if !testserver.HasIPv6Loopback() {
+		t.Skip("no IPv6 loopback here")
+	}
+	backend := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
+		Each: func(int64, *http.Request) testserver.Answer {
+			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
+		}}, testserver.Lo4a)
+	return netip.AddrPortFrom(testserver.Lo4a, backend.Port()), testserver.ClosedAddrPort(t, testserver.Lo6)
+}

@@ -10,7 +10,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
@@ -91,15 +90,8 @@ func gcpEntry(p *testserver.Proxied) (string, bool) {
 // not missing from the gateway).
 func TestLogsTraefikAndGoogle(t *testing.T) {
 	t.Parallel()
-	if !testserver.HasIPv6Loopback() {
-		t.Skip("no IPv6 loopback here")
-	}
-	backend := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
-		Each: func(int64, *http.Request) testserver.Answer {
-			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
-		}}, testserver.Lo4a)
-	ok := &url.URL{Scheme: "http", Host: netip.AddrPortFrom(testserver.Lo4a, backend.Port()).String()}
-	dead := &url.URL{Scheme: "http", Host: testserver.ClosedAddrPort(t, testserver.Lo6).String()}
+	okAt, deadAt := splitUpstreams(t)
+	ok, dead := &url.URL{Scheme: "http", Host: okAt.String()}, &url.URL{Scheme: "http", Host: deadAt.String()}
 	logs := &gatewayLogs{}
 	proxy := testserver.StartLoggingProxy(t, map[netip.Addr]*url.URL{testserver.Lo4a: ok, testserver.Lo6: dead}, func(p *testserver.Proxied) {
 		logs.mu.Lock()

@@ -125,18 +125,10 @@ const nginxPinFormat = `$remote_addr:$remote_port [$time_local] "$request" $stat
 // format and in the README's custom one. Both are joined with the run.
 func TestLogsNginx(t *testing.T) {
 	t.Parallel()
-	if !testserver.HasIPv6Loopback() {
-		t.Skip("no IPv6 loopback here")
-	}
+	upstream, dead := splitUpstreams(t)
 	testserver.NginxBinary(t)
-	backend := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
-		Each: func(n int64, r *http.Request) testserver.Answer {
-			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
-		}}, testserver.Lo4a)
-	dead := testserver.ClosedAddrPort(t, testserver.Lo6)
 	port := testserver.FreePort(t, testserver.Lo4a, testserver.Lo6)
 	listen := []netip.AddrPort{netip.AddrPortFrom(testserver.Lo4a, port), netip.AddrPortFrom(testserver.Lo6, port)}
-	upstream := netip.AddrPortFrom(testserver.Lo4a, backend.Port())
 	logs := t.TempDir()
 	combined, custom := filepath.Join(logs, "combined.log"), filepath.Join(logs, "pin.log")
 	logLines := fmt.Sprintf("access_log %s; access_log %s pin;", combined, custom)
@@ -218,16 +210,8 @@ func TestLogsNginx(t *testing.T) {
 // format, then in a custom log-format with the captured X-Request-Id.
 func TestLogsHAProxy(t *testing.T) {
 	t.Parallel()
-	if !testserver.HasIPv6Loopback() {
-		t.Skip("no IPv6 loopback here")
-	}
+	upstream, dead := splitUpstreams(t)
 	testserver.HAProxyBinary(t)
-	backend := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
-		Each: func(n int64, r *http.Request) testserver.Answer {
-			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
-		}}, testserver.Lo4a)
-	dead := testserver.ClosedAddrPort(t, testserver.Lo6)
-	upstream := netip.AddrPortFrom(testserver.Lo4a, backend.Port())
 	const custom = `%ci:%cp [%tr] %ft %b/%s %si:%sp %ST %Ta %tsc %[capture.req.hdr(0)] %{+Q}r`
 	// Sample fetches only, but for the status, the duration and the
 	// termination state: an ISO time through utime, the date in ms, the
@@ -315,15 +299,7 @@ func TestLogsHAProxy(t *testing.T) {
 // joined with the run.
 func TestLogsEnvoy(t *testing.T) {
 	t.Parallel()
-	if !testserver.HasIPv6Loopback() {
-		t.Skip("no IPv6 loopback here")
-	}
-	backend := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1",
-		Each: func(n int64, r *http.Request) testserver.Answer {
-			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
-		}}, testserver.Lo4a)
-	dead := testserver.ClosedAddrPort(t, testserver.Lo6)
-	upstream := netip.AddrPortFrom(testserver.Lo4a, backend.Port())
+	upstream, dead := splitUpstreams(t)
 	var mu sync.Mutex
 	var served []testserver.Proxied
 	proxy := testserver.StartLoggingProxy(t, map[netip.Addr]*url.URL{
