@@ -506,8 +506,9 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 	return outcome(werr, failed, ctx.Err() != nil)
 }
 
-// plan describes the run about to start (render.PlanLine), e.g. "10 req/s
-// for 30s over 3 endpoints of sign.example.com: 127.0.0.1, 127.0.0.2, ::1",
+// plan describes the run about to start (render.PlanLine), e.g. "10
+// requests/s in total (3.333 per endpoint); for 30 s over 3 endpoints of
+// sign.example.com: 127.0.0.1, 127.0.0.2, ::1",
 // and warns when some endpoints would get no request.
 func (c *config) plan(s *session.Session) string {
 	var b strings.Builder

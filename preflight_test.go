@@ -168,7 +168,7 @@ func TestPreflightStopsWhenNothingCanWork(t *testing.T) {
 			_, _, quiet := pinprobe(t, append([]string{"-q", "--rate", "200", "-n", "10"}, tt.args...)...)
 			switch want := ""; {
 			case tt.code != exitOK:
-				if !strings.Contains(quiet, tt.want[0]) || strings.Contains(quiet, " req/s for ") {
+				if !strings.Contains(quiet, tt.want[0]) || strings.Contains(quiet, " requests/s in total") {
 					t.Errorf("-q: stderr is not the failure alone:\n%s", quiet)
 				}
 			case strings.Contains(tt.name, "insecure"):

@@ -661,7 +661,7 @@ func TestPlanLineBeforeTheLoad(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := "pinprobe: 10 req/s (5 per endpoint) for 30s or 1 request, whichever comes first, over 2 endpoints of app.test: 127.0.0.1, 127.0.0.2"
+	want := "pinprobe: 10 requests/s in total (5 per endpoint); for 30 s; at most 1 request over 2 endpoints of app.test: 127.0.0.1, 127.0.0.2"
 	warn := ". Warning: 1 request in all, and 1 of the 2 endpoints will get none, so they will not be judged: raise -r or -d"
 	if !strings.Contains(stderr, want) || !strings.Contains(stderr, warn) {
 		t.Errorf("stderr lacks the plan %q… and its warning %q:\n%s", want, warn, stderr)

@@ -9,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/stat"
@@ -39,69 +38,102 @@ func titleHosts(r *report.Report) string {
 }
 
 // PlanLine says in a line the plan of a run about to start, over the
-// given number of endpoints (over names them): "10 req/s (3.333 per
-// endpoint) for 30s over 3 endpoints of sign.example.com: 127.0.0.1, …".
-// It is what pinprobe prints before the load; planWords says the same
-// plan in the report.
+// given number of endpoints (over names them): "10 requests/s in total
+// (3.333 per endpoint); for 30 s over 3 endpoints of sign.example.com: …".
+// It is what pinprobe prints before the load: the few phrases of the plan
+// the line takes, worded as the report's sentence (planWords) words them.
 func PlanLine(p report.Plan, endpoints int, over string) string {
-	var b strings.Builder
-	if p.Max {
-		fmt.Fprintf(&b, "max rate (%d workers per endpoint, back to back)", p.Concurrency)
-	} else {
-		b.WriteString(strconv.FormatFloat(p.Rate, 'f', -1, 64) + " req/s")
-		if endpoints > 1 {
-			fmt.Fprintf(&b, " (%.4g per endpoint)", p.Rate/float64(endpoints))
-		}
-	}
-	d := time.Duration(p.DurationS * float64(time.Second))
-	switch {
-	case d > 0 && p.Requests > 0:
-		fmt.Fprintf(&b, " for %s or %d request%s, whichever comes first,", d, p.Requests, words.Plural(int(p.Requests)))
-	case d > 0:
-		fmt.Fprintf(&b, " for %s", d)
-	case p.Requests > 0:
-		fmt.Fprintf(&b, " for %d request%s", p.Requests, words.Plural(int(p.Requests)))
-	default:
-		b.WriteString(" until Ctrl-C")
-	}
-	return b.String() + " over " + over
+	return joinPlan(planPhrases(&p, endpoints), true) + " over " + over
 }
 
-// planWords says the run's plan in a sentence.
-func planWords(p *report.Plan) string {
-	var parts []string
-	if p.Max {
-		parts = append(parts, fmt.Sprintf("as fast as possible (closed model, %d workers per endpoint)", p.Concurrency))
-	} else {
-		parts = append(parts, words.Num(p.Rate)+" requests/s in total, split evenly over the endpoints",
-			fmt.Sprintf("at most %d in flight per endpoint", p.Concurrency))
-		if p.PaceGrainS > 0 {
-			parts = append(parts, "the requests due within each "+words.Num(p.PaceGrainS*1000)+" ms sent together at its start (--pace-grain)")
+// planWords says the run's plan in a sentence: every phrase of the report.
+func planWords(p *report.Plan) string { return joinPlan(planPhrases(p, 0), false) }
+
+// planPhrase is one fact of a plan in words: line marks the few said in the
+// line before the load, doc those said in the report's sentence.
+type planPhrase struct {
+	text      string
+	line, doc bool
+}
+
+// inBoth marks a phrase for the line and the report, inDoc for the report only.
+func inBoth(s string) planPhrase { return planPhrase{text: s, line: true, doc: true} }
+func inDoc(s string) planPhrase  { return planPhrase{text: s, doc: true} }
+
+// joinPlan joins the phrases of the line, or of the report's sentence.
+func joinPlan(ps []planPhrase, line bool) string {
+	var out []string
+	for _, p := range ps {
+		if (line && p.line) || (!line && p.doc) {
+			out = append(out, p.text)
 		}
 	}
+	return strings.Join(out, "; ")
+}
+
+// planPhrases words each fact of a plan once, for both the line before the
+// load and the report. The line knows how many endpoints share the rate
+// and says each one's share; the report (endpoints 0) says the split.
+func planPhrases(p *report.Plan, endpoints int) []planPhrase {
+	ps := loadPhrases(p, endpoints)
+	ps = append(ps, endPhrases(p)...)
+	return append(ps, connPhrases(p)...)
+}
+
+// loadPhrases says the rate, or the closed model, and how it is sent.
+func loadPhrases(p *report.Plan, endpoints int) []planPhrase {
+	if p.Max {
+		return []planPhrase{inBoth(fmt.Sprintf("as fast as possible (closed model, %d workers per endpoint)", p.Concurrency))}
+	}
+	rate := words.Num(p.Rate) + " requests/s in total"
+	switch {
+	case endpoints == 0:
+		rate += ", split evenly over the endpoints"
+	case endpoints > 1:
+		rate += fmt.Sprintf(" (%.4g per endpoint)", p.Rate/float64(endpoints))
+	}
+	ps := []planPhrase{inBoth(rate), inDoc(fmt.Sprintf("at most %d in flight per endpoint", p.Concurrency))}
+	if p.PaceGrainS > 0 {
+		ps = append(ps, inDoc("the requests due within each "+words.Num(p.PaceGrainS*1000)+" ms sent together at its start (--pace-grain)"))
+	}
+	return ps
+}
+
+// endPhrases says what ends the run: its duration, its count of requests,
+// whichever comes first, or, in the line, Ctrl-C.
+func endPhrases(p *report.Plan) []planPhrase {
+	var ps []planPhrase
 	if p.DurationS > 0 {
-		parts = append(parts, "for "+words.Num(p.DurationS)+" s")
+		ps = append(ps, inBoth("for "+words.Num(p.DurationS)+" s"))
 	}
 	if p.Requests > 0 {
-		parts = append(parts, fmt.Sprintf("at most %d request%s", p.Requests, words.Plural(int(p.Requests))))
+		ps = append(ps, inBoth(fmt.Sprintf("at most %d request%s", p.Requests, words.Plural(int(p.Requests)))))
 	}
+	if len(ps) == 0 { // the line only: the report says how the run ended
+		ps = append(ps, planPhrase{text: "until Ctrl-C", line: true})
+	}
+	return ps
+}
+
+// connPhrases says how requests are sent and what counts as a failure.
+func connPhrases(p *report.Plan) []planPhrase {
+	var ps []planPhrase
 	if p.Timeout > 0 {
-		parts = append(parts, "timeout "+words.Num(p.Timeout)+" s")
+		ps = append(ps, inDoc("timeout "+words.Num(p.Timeout)+" s"))
 	}
 	if p.HTTP != "" {
-		parts = append(parts, "HTTP "+p.HTTP)
+		ps = append(ps, inDoc("HTTP "+p.HTTP))
 	}
 	if p.NewConn {
-		parts = append(parts, "a new connection for every request")
+		ps = append(ps, inDoc("a new connection for every request"))
 	} else {
-		parts = append(parts, "keep-alive connections")
+		ps = append(ps, inDoc("keep-alive connections"))
 	}
 	fs := p.FailStatus
 	if fs == "" {
 		fs = "5xx"
 	}
-	parts = append(parts, "a failure is a transport error or a status in "+fs)
-	return strings.Join(parts, "; ")
+	return append(ps, inDoc("a failure is a transport error or a status in "+fs))
 }
 
 // rateCI formats a failure rate with its Wilson 95% interval: "9.2% (4.3–19%)".
