@@ -294,29 +294,6 @@ type accessLog struct {
 	w  io.Writer
 }
 
-// recorder notes what a handler answered.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	n, err := r.ResponseWriter.Write(b)
-	r.bytes += int64(n)
-	return n, err
-}
-
 // wrap logs every request h serves, as routed to backend by instance;
 // h itself when l is nil.
 func (l *accessLog) wrap(h http.Handler, backend *url.URL, instance string) http.Handler {
@@ -325,7 +302,7 @@ func (l *accessLog) wrap(h http.Handler, backend *url.URL, instance string) http
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &recorder{ResponseWriter: w}
+		rec := &loopback.Recorder{ResponseWriter: w}
 		h.ServeHTTP(rec, r)
 		end := time.Now()
 		remote, _ := netip.ParseAddrPort(r.RemoteAddr)
@@ -343,7 +320,7 @@ func (l *accessLog) wrap(h http.Handler, backend *url.URL, instance string) http
 		// connection as 502.
 		line := fmt.Sprintf("%s:%d [%s] \"%s\" %d %d up=%s us=%d rid=%s srv=%s rt=%.3f host=%s\n",
 			remote.Addr().Unmap(), remote.Port(), end.Format("02/Jan/2006:15:04:05 -0700"),
-			logEscape(r.Method+" "+r.RequestURI+" "+r.Proto), rec.status, rec.bytes, backend.Host, rec.status,
+			logEscape(r.Method+" "+r.RequestURI+" "+r.Proto), rec.Status, rec.Bytes, backend.Host, rec.Status,
 			logEscape(rid), server, end.Sub(start).Seconds(), instance)
 		l.mu.Lock()
 		defer l.mu.Unlock()

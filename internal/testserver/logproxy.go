@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/loopback"
 )
 
 // Proxied is one request a LoggingProxy served, as a gateway's access log
@@ -85,10 +87,10 @@ func StartLoggingProxy(t testing.TB, routes map[netip.Addr]*url.URL, log func(*P
 				ap := la.AddrPort()
 				pr.Server = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 			}
-			rec := &statusRecorder{ResponseWriter: w}
+			rec := &loopback.Recorder{ResponseWriter: w}
 			rp.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), proxiedKey{}, pr)))
 			pr.Duration = time.Since(pr.Start)
-			pr.Status, pr.Bytes = rec.status, rec.bytes
+			pr.Status, pr.Bytes = rec.Status, rec.Bytes
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.n++
@@ -104,27 +106,4 @@ func StartLoggingProxy(t testing.TB, routes map[netip.Addr]*url.URL, log func(*P
 		t.Cleanup(func() { srv.Close() })
 	}
 	return p
-}
-
-// statusRecorder notes the status and body size a handler wrote.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	n, err := r.ResponseWriter.Write(b)
-	r.bytes += int64(n)
-	return n, err
 }
