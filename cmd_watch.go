@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/pinprobe/pinprobe/internal/detect"
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/session"
 	"github.com/pinprobe/pinprobe/internal/watch"
 )
@@ -64,7 +65,7 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	for _, w := range session.ResolveMismatches(c.resolve.entries, targets) {
 		say("%s", w)
 	}
-	cfg := c.sessionConfig(ctx, args, targets, c.resolver(), say)
+	cfg := c.sessionConfig(ctx, append([]string{"watch"}, args...), targets, c.resolver(), say)
 	cfg.Engine.Duration, cfg.Engine.Requests = c.duration, 0
 	vantage := ""
 	if c.vantageSet {
@@ -72,7 +73,8 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	w := watch.New(watch.Options{GroupBy: cfg.Engine.GroupBy, Retire: c.retire, MaxBackends: c.maxBackends, Vantage: vantage,
 		Detector: detect.Default, Events: stderr, JSON: c.events.value == "json"})
-	srv := &http.Server{Handler: metricsMux(w.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	page := &livePage{w: w, vantage: vantage}
+	srv := &http.Server{Handler: watchMux(page), ReadHeaderTimeout: 10 * time.Second}
 	if c.webConfig == "" {
 		go srv.Serve(ln)
 	} else {
@@ -91,12 +93,19 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	sc := s.Config()
 	sc.Engine.Concurrency = c.concurrencyFor(n)
 	sc.Engine.ConnRequests = c.connRequests(n)
-	where := "http://" + ln.Addr().String() + "/metrics"
+	base, protected := "http://"+ln.Addr().String(), ""
 	if c.webConfig != "" {
-		where = webScheme(c.webConfig) + "://" + ln.Addr().String() + "/metrics (protected as " + c.webConfig + " says)"
+		base, protected = webScheme(c.webConfig)+"://"+ln.Addr().String(), " (protected as "+c.webConfig+" says)"
 	}
+	where := base + "/metrics" + protected + ", the live page on " + base + "/"
 	say("watching at %g req/s: %s; metrics on %s", c.rate.rate, s.String(), where)
-	return s.Watch(ctx, w)
+	var done func(*report.Report)
+	if c.output != "" {
+		done = (&keptWindows{dir: c.output, keep: c.keep, say: say}).save
+	}
+	win := s.Windows(c.window, done)
+	page.win.Store(win)
+	return s.Watch(ctx, w, win)
 }
 
 // resolveUntil resolves the targets, and while none has an address asks
@@ -135,16 +144,6 @@ func (c *watchConfig) resolveUntil(ctx context.Context, cfg session.Config, say 
 	}
 }
 
-// metricsMux serves h at /metrics and a pointer to it at /.
-func metricsMux(h http.Handler) *http.ServeMux {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", h)
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintln(w, "pinprobe watch: metrics at /metrics")
-	})
-	return mux
-}
-
 // cause is a listen error without its "listen tcp ADDR: " prefix.
 func cause(err error) string {
 	var op *net.OpError
@@ -165,6 +164,8 @@ type watchConfig struct {
 	retire      time.Duration
 	maxBackends int
 	vantageSet  bool // --vantage given: its label on every series
+	window      time.Duration
+	keep        int
 }
 
 // newWatchFlagSet declares the watch's flags, and every other flag of the
@@ -183,6 +184,9 @@ func newWatchFlagSet(c *watchConfig, refused *[]string) *pflag.FlagSet {
 	c.events = choiceValue{value: "text", choices: []string{"text", "json"}}
 	fs.Var(&c.events, "events", "each start and end of a suspect as one line on stderr: `FORMAT` text or json (JSON lines)")
 	durationVarP(fs, &c.retire, "retire-after", "", watch.DefaultRetire, "s", [2]string{"10m", "1h"}, "delete the series of an address that left DNS, or of an instance header's value no longer seen, `DURATION` after")
+	durationVarP(fs, &c.window, "window", "", watchWindow, "s", [2]string{"5m", "1m"}, "judge each `DURATION` of requests as a report of its own: the live page on the listener's / shows the window in progress and the last that ended")
+	fs.StringVarP(&c.output, "output", "o", "", "keep each window's report (JSON) in `DIR`, the newest --keep of them")
+	countVarP(fs, &c.keep, "keep", "", watchKeep, "reports", 48, "with -o, keep the newest `N` windows' reports and delete the older; the default is a day of 5-minute windows")
 	fs.StringVar(&c.vantage, "vantage", "", "label every series vantage=`NAME` (a zone, region or machine; @FILE reads it from FILE, as a Kubernetes init step writes it), so that watches from several places tell theirs apart")
 	countVarP(fs, &c.maxBackends, "max-backends", "", watch.DefaultMaxBackends, "values", 16, "give the `N` busiest values of the instance headers of each host their own series; the rest are \"other\"")
 	fs.BoolVarP(&c.help, "help", "h", false, "show this help")
@@ -227,6 +231,7 @@ var watchHelp = []flagGroup{
 	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
 	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
 	{"Verdict and metrics", []string{"fail-status", "group-by", "listen", "web-config", "events", "retire-after", "max-backends", "vantage"}},
+	{"Live page and reports", []string{"window", "output", "keep"}},
 	{"Other", []string{"help"}},
 }
 
@@ -240,10 +245,12 @@ every address fails).
 Usage:
   pinprobe watch [flags] URL...
 
+GET / on the listener is the report of the window in progress (the last
+that ended with ?window=last) as HTML, ?format=markdown, text or json, with
+the suspects since the watch began; -o DIR keeps each window's report.
 The flags that shape one run's report (-n, --until-verdict, the release
-gates, --format, -o, ...) are refused: a watch keeps no report. A restart
-starts the detector afresh. docs/watch.md lists the metrics and the
-detector's false alarms and delays.
+gates, --format, ...) are refused. A restart starts the detector afresh.
+docs/watch.md lists the metrics and the detector's false alarms and delays.
 `)
 	writeFlags(w, fs, watchHelp)
 	writeExitCodes(w, "watch")
@@ -265,7 +272,7 @@ func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
 		return c, fs, nil
 	}
 	if len(refused) > 0 {
-		return nil, fs, usagef("watch: --%s is a flag of a probe run, not of a watch: a watch runs until stopped and keeps no report (pinprobe watch --help lists its flags)", refused[0])
+		return nil, fs, usagef("watch: --%s is a flag of a probe run, not of a watch: a watch runs until stopped, judging each --window (pinprobe watch --help lists its flags)", refused[0])
 	}
 	if err := c.validate(); err != nil {
 		return nil, fs, err
@@ -289,6 +296,15 @@ func (c *watchConfig) validate() error {
 		return usagef("watch: --retire-after %s: must be at least 1s", c.retire)
 	case c.maxBackends < 1 || c.maxBackends > 1000:
 		return usagef("watch: --max-backends %d: must be 1 to 1000", c.maxBackends)
+	case c.window < time.Second || c.window > 24*time.Hour:
+		return usagef("watch: --window %s: must be 1s to 24h", c.window)
+	case c.keep < 1:
+		return usagef("watch: --keep %d: must be at least 1", c.keep)
+	}
+	if c.output != "" {
+		if err := checkWindowDir(c.output); err != nil {
+			return usagef("watch: -o %s: %s", c.output, cause(err))
+		}
 	}
 	if err := c.config.validate(); err != nil {
 		return usagef("watch: %s", err)

@@ -269,6 +269,10 @@ func TestWatchUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -276,7 +280,10 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{"-n", "100", "http://a.test/"}, "watch: --requests is a flag of a probe run"},
 		{[]string{"--until-verdict", "http://a.test/"}, "watch: --until-verdict is a flag of a probe run"},
 		{[]string{"--format", "json", "http://a.test/"}, "watch: --format is a flag of a probe run"},
-		{[]string{"-o", "x.json", "http://a.test/"}, "watch: --output is a flag of a probe run"},
+		{[]string{"--brief", "http://a.test/"}, "watch: --brief is a flag of a probe run"},
+		{[]string{"-o", file, "http://a.test/"}, "watch: -o " + file + ": "},
+		{[]string{"--window", "0", "http://a.test/"}, "watch: --window 0s: must be 1s to 24h"},
+		{[]string{"--keep", "0", "http://a.test/"}, "watch: --keep 0: must be at least 1"},
 		{[]string{"--max-failure-rate", "1%", "http://a.test/"}, "watch: --max-failure-rate is a flag of a probe run"},
 		{[]string{"-r", "max", "http://a.test/"}, "watch: --rate max"},
 		{[]string{"--events", "xml", "http://a.test/"}, `watch: --events "xml"`},

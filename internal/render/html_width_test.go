@@ -84,6 +84,8 @@ func testWidths(t *testing.T, b *browser) {
 		{"golden-brief", writeBriefPage(t, fixture.GoldenReport(t)), 0},
 		{"hostile-brief", writeBriefPage(t, fixture.HostileReport(t)), 0},
 		{"inside-brief", writeBriefPage(t, insideReport(t)), 0},
+		// A watch's live page: the window's report under the watch's sections.
+		{"live", writeLivePage(t, insideReport(t)), len(NewView(insideReport(t)).OverTime.Scopes)},
 	}
 	for _, p := range pages {
 		for i, width := range []int{800, 1280, 1920} {

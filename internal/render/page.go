@@ -19,6 +19,8 @@ type Page struct {
 	Top      []Block
 	Sections []Section
 	Footer   string // the documents' last line
+	// Refresh is how often, in seconds, HTML reloads the page (0: never).
+	Refresh int
 }
 
 // Section is a heading and what is under it; the same heading in every
@@ -133,6 +135,8 @@ type Item struct {
 	// line, else on a line of its own under it.
 	Tail    string
 	Failing bool
+	// Href makes the item's text a link in HTML.
+	Href string
 }
 
 // Table is rows in columns, under a title of its own (a target's URL)

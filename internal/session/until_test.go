@@ -83,7 +83,7 @@ func (r *synthRun) run(ctx context.Context) {
 	}
 }
 
-func (r *synthRun) ID() string             { return "synth" }
+func (r *synthRun) ID() string             { return "5e5e5e5e" }
 func (r *synthRun) Options() probe.Options { return r.o }
 func (r *synthRun) Sent() int64 {
 	r.mu.Lock()

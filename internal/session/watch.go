@@ -27,11 +27,12 @@ type WatchSink interface {
 }
 
 // Watch drives the load until ctx ends (or the engine's Duration, when
-// set), following DNS every ReResolve, and streams what it sees to sink.
-// It keeps no report: whatever it counts, the sink counts. When ctx ends,
+// set), following DNS every ReResolve, and streams what it sees to sink
+// and, when win is not nil, to its windows' reports (the last one ended
+// when the watch does). When ctx ends,
 // sending stops and the requests in flight are waited for (each bounded by
 // its timeout), as in Run; Config.Abandon cuts that wait short.
-func (s *Session) Watch(ctx context.Context, sink WatchSink) error {
+func (s *Session) Watch(ctx context.Context, sink WatchSink, win *Windows) error {
 	cfg := s.cfg
 	start := cfg.start
 	if start == nil {
@@ -43,6 +44,11 @@ func (s *Session) Watch(ctx context.Context, sink WatchSink) error {
 		return err
 	}
 	now := time.Now()
+	if win != nil {
+		win.begin(run.ID(), now, s.Endpoints)
+		sink = both{sink, win}
+		defer func() { win.finish(time.Now(), false) }()
+	}
 	for _, ep := range s.Endpoints {
 		sink.Started(ep, now)
 	}
@@ -95,3 +101,34 @@ func (b watchBook) AddEndpoint(*probe.Endpoint) {}
 func (b watchBook) MarkAdded(id int, at time.Time) { b.sink.Started(b.f.eps[id], at) }
 
 func (b watchBook) MarkRemoved(id int, at time.Time) { b.sink.Stopped(b.f.eps[id], at) }
+
+// both hands what a watch sees to its sink and to its windows.
+type both struct {
+	sink WatchSink
+	win  *Windows
+}
+
+func (b both) Started(ep *probe.Endpoint, at time.Time) {
+	b.sink.Started(ep, at)
+	b.win.started(ep, at)
+}
+
+func (b both) Stopped(ep *probe.Endpoint, at time.Time) {
+	b.sink.Stopped(ep, at)
+	b.win.stopped(ep, at)
+}
+
+func (b both) Answers(dns []report.DNS, at time.Time) {
+	b.sink.Answers(dns, at)
+	b.win.answers(dns)
+}
+
+func (b both) Results(rs []probe.Result) {
+	b.sink.Results(rs)
+	b.win.results(rs)
+}
+
+func (b both) Tick(at time.Time) {
+	b.sink.Tick(at)
+	b.win.tick(at)
+}

@@ -5,7 +5,8 @@
 // Entry points: New makes a Watch, the sink session.Watch drives (Started,
 // Stopped, Answers, Results and Tick, all on one goroutine); Handler serves
 // its registry at /metrics, in the text format, OpenMetrics (with the
-// exemplars) or protobuf (with native histograms), as the scraper asks.
+// exemplars) or protobuf (with native histograms), as the scraper asks;
+// Suspects lists the suspects since the start, for the live page.
 //
 // Guarantees: every series is labelled by what the watch was given or
 // found (host, URL with its secrets redacted, address, family, status or

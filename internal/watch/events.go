@@ -21,10 +21,16 @@ func (w *Watch) event(ev detect.Event) {
 		w.m.suspect.WithLabelValues(suspectValues(sc)...).Set(1)
 		w.m.since.WithLabelValues(suspectValues(sc)...).Set(float64(ev.At.UnixMilli()) / 1000)
 		w.suspects[sc] = true
+		w.mu.Lock()
+		w.hist.started(ev)
+		w.mu.Unlock()
 	} else {
 		w.m.suspect.WithLabelValues(suspectValues(sc)...).Set(0)
 		w.m.since.DeleteLabelValues(suspectValues(sc)...)
 		delete(w.suspects, sc)
+		w.mu.Lock()
+		w.hist.ended(sc, ev.At, false)
+		w.mu.Unlock()
 	}
 	if sc.Kind == "outage" {
 		v := 0.0
@@ -82,19 +88,7 @@ func eventJSON(ev detect.Event, name string) jsonEvent {
 // request IDs a, b".
 func EventLine(ev detect.Event) string {
 	sc := ev.Scope
-	var what string
-	switch sc.Kind {
-	case "address":
-		what = fmt.Sprintf("address %s (%s) of %s", sc.Address, sc.Family, sc.Host)
-	case "family":
-		what = fmt.Sprintf("%s of %s", sc.Family, sc.Host)
-	case "instance":
-		what = fmt.Sprintf("backend %q of %s", sc.Instance, sc.Host)
-	case "connections":
-		what = fmt.Sprintf("connections of %s (%s) of %s, failures repeating on their connection (an instance behind it?)", sc.Address, sc.Family, sc.Host)
-	case "outage":
-		what = "every address of " + sc.Host + " (an outage)"
-	}
+	what := scopeWords(sc)
 	at := ev.At.UTC().Format("2006-01-02T15:04:05Z")
 	if !ev.Start {
 		s := fmt.Sprintf("suspect ended: %s fails like the rest again since %s", what, at)
@@ -118,3 +112,21 @@ func EventLine(ev detect.Event) string {
 
 // round1 is x to a tenth: the rest's counts decay, so they are seldom whole.
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
+
+// scopeWords names a suspect's scope: "address 127.0.0.2 (ipv4) of
+// sign.example.com".
+func scopeWords(sc detect.Scope) string {
+	switch sc.Kind {
+	case "address":
+		return fmt.Sprintf("address %s (%s) of %s", sc.Address, sc.Family, sc.Host)
+	case "family":
+		return fmt.Sprintf("%s of %s", sc.Family, sc.Host)
+	case "instance":
+		return fmt.Sprintf("backend %q of %s", sc.Instance, sc.Host)
+	case "connections":
+		return fmt.Sprintf("connections of %s (%s) of %s, failures repeating on their connection (an instance behind it?)", sc.Address, sc.Family, sc.Host)
+	case "outage":
+		return "every address of " + sc.Host + " (an outage)"
+	}
+	return sc.Kind + " of " + sc.Host
+}

@@ -61,7 +61,8 @@ type Watch struct {
 	backends map[string]*backendSet       // host -> its instance values
 	dnsAddrs map[string]map[string]string // host -> address -> family, as last answered
 	suspects map[detect.Scope]bool        // whose gauges are set
-	mu       sync.Mutex                   // guards events' writer
+	mu       sync.Mutex                   // guards events' writer and hist
+	hist     history
 }
 
 // endpoint is what the watch keeps of an engine endpoint.
@@ -299,7 +300,7 @@ func (w *Watch) backend(host, hdr, v string, at time.Time) string {
 	v = label(v)
 	ok, demoted := s.see(hdr+"\x00"+v, at, w.o.MaxBackends)
 	if demoted != "" {
-		w.forgetBackend(host, demoted)
+		w.forgetBackend(host, demoted, at)
 	}
 	if !ok {
 		return other
@@ -309,13 +310,13 @@ func (w *Watch) backend(host, hdr, v string, at time.Time) string {
 
 // forgetBackend deletes the series of key (header=value) at host and
 // what the detector knows of it.
-func (w *Watch) forgetBackend(host, key string) {
+func (w *Watch) forgetBackend(host, key string, at time.Time) {
 	hdr, v, _ := strings.Cut(key, "\x00")
 	w.m.backend.DeletePartialMatch(prometheus.Labels{"host": host, "header": hdr, "backend": v})
 	sc := detect.Scope{Host: host, Kind: "instance", Instance: v}
 	w.det.Forget(sc)
 	w.m.deleteSuspect(sc)
-	delete(w.suspects, sc)
+	w.forget(sc, at)
 }
 
 // Tick retires what left long enough ago and ages the detector.
@@ -329,15 +330,15 @@ func (w *Watch) Tick(at time.Time) {
 		w.m.deleteAddress(e.host, e.addr)
 		sc := detect.Scope{Host: e.host, Kind: "address", Address: e.addr, Family: e.family}
 		w.det.Forget(sc)
-		delete(w.suspects, sc)
-		delete(w.suspects, detect.Scope{Host: e.host, Kind: "connections", Address: e.addr, Family: e.family})
+		w.forget(sc, at)
+		w.forget(detect.Scope{Host: e.host, Kind: "connections", Address: e.addr, Family: e.family}, at)
 	}
 	for host, s := range w.backends {
 		s.halve(at, w.o.Retire)
 		for key, last := range s.labelled {
 			if at.Sub(last) >= w.o.Retire {
 				delete(s.labelled, key)
-				w.forgetBackend(host, key)
+				w.forgetBackend(host, key, at)
 			}
 		}
 	}

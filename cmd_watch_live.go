@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pinprobe/pinprobe/internal/render"
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/session"
+	"github.com/pinprobe/pinprobe/internal/watch"
+)
+
+// The live page's defaults: a window long enough to judge an address at
+// the watch's default rate (300 requests of each of four addresses), a
+// day of them kept.
+const (
+	watchWindow = 5 * time.Minute
+	watchKeep   = 288
+)
+
+// watchMux serves the metrics at /metrics and the live page at /.
+func watchMux(p *livePage) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", p.w.Handler())
+	mux.Handle("GET /{$}", p)
+	return mux
+}
+
+// livePage is GET /: the window in progress (?window=last: the last that
+// ended) as HTML, ?format=markdown, text or json.
+type livePage struct {
+	w       *watch.Watch
+	vantage string
+	// win is the watch's windows, once its targets resolved.
+	win atomic.Pointer[session.Windows]
+}
+
+func (p *livePage) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
+	win := p.win.Load()
+	if win == nil {
+		http.Error(rw, "pinprobe watch: no address of any target yet; the page shows the first window once one resolves", http.StatusServiceUnavailable)
+		return
+	}
+	q := req.URL.Query()
+	format := q.Get("format")
+	if format == "" {
+		format = "html"
+	}
+	var doc []byte
+	switch q.Get("window") {
+	case "":
+		doc = win.Current()
+	case "last":
+		doc = win.Last()
+	default:
+		http.Error(rw, fmt.Sprintf("window=%.40q: want last, or none for the window in progress", q.Get("window")), http.StatusBadRequest)
+		return
+	}
+	if doc == nil {
+		http.Error(rw, "no window has ended yet: / shows the window in progress", http.StatusNotFound)
+		return
+	}
+	if format == "json" {
+		rw.Header().Set("Content-Type", "application/json")
+		rw.Write(doc)
+		return
+	}
+	write, err := render.LiveForFormat(format, render.Options{Width: 100})
+	if err != nil {
+		http.Error(rw, "format="+err.Error(), http.StatusBadRequest)
+		return
+	}
+	rep, err := report.Parse(doc, "the window")
+	if err != nil {
+		http.Error(rw, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	var buf bytes.Buffer
+	if err := write(&buf, rep, p.live(win, q.Get("window") == "last")); err != nil {
+		http.Error(rw, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	rw.Header().Set("Content-Type", map[string]string{"html": "text/html", "markdown": "text/markdown", "text": "text/plain"}[format]+"; charset=utf-8")
+	rw.Write(buf.Bytes())
+}
+
+// live is what the page says of the watch beside its window's report.
+func (p *livePage) live(win *session.Windows, ended bool) *render.Live {
+	l := &render.Live{Since: win.Since(), Window: win.Every(), Ended: ended, Vantage: p.vantage, Now: time.Now(),
+		Refresh: int(min(win.Every(), 30*time.Second).Seconds())}
+	for _, s := range p.w.Suspects() {
+		l.Suspects = append(l.Suspects, render.LiveSuspect{What: s.What, Since: s.Start.At, Detected: s.Start.DetectedAt,
+			Ended: s.Ended, Retired: s.Retired, Failures: s.Start.Failures, Requests: s.Start.Requests, IDs: s.Start.IDs})
+	}
+	return l
+}
+
+// keptWindows writes each window's report into dir, keeping the newest
+// keep of them; a write that fails is said on stderr when its error is
+// new, and the watch goes on.
+type keptWindows struct {
+	dir  string
+	keep int
+	say  func(string, ...any)
+
+	mu      sync.Mutex
+	lastErr string
+}
+
+// windowPrefix begins the name of every report -o keeps, and only theirs:
+// pruning removes no other file.
+const windowPrefix = "pinprobe-watch-"
+
+// checkWindowDir makes dir when it is missing and checks that a file can be
+// written in it.
+func checkWindowDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".pinprobe-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// save writes r as its window's file, then prunes the oldest.
+func (k *keptWindows) save(r *report.Report) {
+	err := k.write(r)
+	if err == nil {
+		err = k.prune()
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case err != nil && err.Error() != k.lastErr:
+		k.say("watch: -o %s: %s; the watch goes on, and says when it writes again", k.dir, err)
+		k.lastErr = err.Error()
+	case err == nil && k.lastErr != "":
+		k.say("watch: -o %s: writing the windows' reports again", k.dir)
+		k.lastErr = ""
+	}
+}
+
+// write writes r whole or not at all: a temporary file renamed.
+func (k *keptWindows) write(r *report.Report) error {
+	name := windowPrefix + r.StartedAt.UTC().Format("20060102T150405Z") + "-" + r.RunID + ".json"
+	tmp, err := os.CreateTemp(k.dir, ".pinprobe-window-*")
+	if err != nil {
+		return err
+	}
+	err = report.JSON(tmp, r)
+	if err == nil {
+		err = tmp.Chmod(0o644) // as every report pinprobe writes
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(k.dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// prune removes the oldest windows' files past keep: their names sort by
+// their window's start.
+func (k *keptWindows) prune() error {
+	entries, err := os.ReadDir(k.dir)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, windowPrefix) && strings.HasSuffix(n, ".json") && e.Type().IsRegular() {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	var errs []error
+	for _, n := range names[:max(len(names)-k.keep, 0)] {
+		errs = append(errs, os.Remove(filepath.Join(k.dir, n)))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/testserver"
+)
+
+// get fetches url and returns its status, content type and body.
+func get(t *testing.T, url string) (int, string, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+}
+
+// TestWatchLivePage: GET / on a watch's listener is the report of the
+// window in progress, in HTML (reloading itself), Markdown, text and JSON,
+// with the suspects since the watch began; ?window=last is the last
+// window that ended. A watch over 127.0.0.1 and ::1, where ::1 answers 502,
+// names ::1 in the window's verdict and in the suspects; a bad query is a
+// 400 in one line.
+func TestWatchLivePage(t *testing.T) {
+	t.Parallel()
+	f := testserver.StartFleet(t, testserver.FleetOptions{Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: testserver.Status(502)}},
+		testserver.Lo4a, testserver.Lo6)
+	w := startWatch(t, "--listen", "127.0.0.1:0", "-r", "40", "--window", "1s", "--vantage", "zone-a", "--resolve", f.Resolve(), f.URL())
+	page := strings.TrimSuffix(w.metrics, "metrics")
+	if code, _, body := get(t, page+"?window=last"); code != http.StatusNotFound || !strings.Contains(body, "no window has ended yet") {
+		t.Errorf("?window=last before a window ended: %d %q; want 404 saying why", code, body)
+	}
+	waitFor(t, 10*time.Second, "the suspect ::1 on the page", func() bool {
+		_, _, md := get(t, page+"?format=markdown")
+		return strings.Contains(md, "address ::1 (ipv6) of app.test") && strings.Contains(md, "still failing")
+	})
+	code, ctype, html := get(t, page)
+	for _, want := range []string{`<meta http-equiv="refresh" content="1">`, "<h2>Suspects since the watch began</h2>", "address ::1 (ipv6) of app.test",
+		`<a href="/?window=last">`, "from vantage <span class=\"nw\">zone-a</span>", "in progress", "pinprobe watch --listen"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the HTML page has no %q", want)
+		}
+	}
+	if code != http.StatusOK || ctype != "text/html; charset=utf-8" {
+		t.Errorf("GET /: %d %s; want 200 text/html", code, ctype)
+	}
+	if _, _, text := get(t, page+"?format=text"); !strings.HasPrefix(text, "VERDICT ") || !strings.Contains(text, "SUSPECTS SINCE THE WATCH BEGAN") {
+		t.Errorf("the text page:\n%s", text)
+	}
+	waitFor(t, 5*time.Second, "a window ended", func() bool { c, _, _ := get(t, page+"?window=last"); return c == http.StatusOK })
+	for _, q := range []string{"?format=json", "?window=last&format=json"} {
+		_, ctype, doc := get(t, page+q)
+		rep, err := report.Parse([]byte(doc), q)
+		if err != nil || ctype != "application/json" {
+			t.Fatalf("%s: %s, %v", q, ctype, err)
+		}
+		if named := strings.Contains(rep.Verdict.Headline, "::1"); !named && strings.Contains(q, "last") || rep.Vantage != "zone-a" || rep.Plan.DurationS != 1 {
+			t.Errorf("%s: verdict %q, vantage %q, window %g s; want ::1 named from zone-a, in a window of 1 s", q, rep.Verdict.Headline, rep.Vantage, rep.Plan.DurationS)
+		}
+		if d := rep.EndedAt.Sub(rep.StartedAt.Time); d > 1500*time.Millisecond {
+			t.Errorf("%s lasts %v; want at most the window", q, d)
+		}
+	}
+	for _, q := range []string{"?format=xml", "?window=first"} {
+		if code, _, body := get(t, page+q); code != http.StatusBadRequest || strings.Count(body, "\n") != 1 {
+			t.Errorf("%s: %d %q; want 400 in a line", q, code, body)
+		}
+	}
+	if code := w.stop(); code != exitOK {
+		t.Errorf("stopped watch: exit %d; want 0", code)
+	}
+}
+
+// TestWatchKeepsWindows: -o DIR keeps each window's report as a saved
+// report, the last one (cut short by -d) too; together they hold every
+// request the servers received. --keep N keeps the newest N and removes
+// no other file.
+func TestWatchKeepsWindows(t *testing.T) {
+	t.Parallel()
+	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a, testserver.Lo4b)
+	dir := filepath.Join(t.TempDir(), "windows")
+	watch := func(keep string) {
+		code, _, stderr := pinprobe(t, "watch", "--listen", "127.0.0.1:0", "-r", "40", "--window", "1s", "-d", "2500ms",
+			"-o", dir, "--keep", keep, "--resolve", f.Resolve(), f.URL())
+		if code != exitOK {
+			t.Fatalf("watch: exit %d: %s", code, stderr)
+		}
+	}
+	watch("10")
+	names := windowFiles(t, dir)
+	var kept int64
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := report.Parse(b, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept += rep.Totals.Requests
+	}
+	var hits int64
+	for _, b := range f.Backends() {
+		hits += b.Hits()
+	}
+	// 2.5 s in windows of 1 s is three; a tick late by half a second
+	// (a loaded machine) leaves the second window to the end: two.
+	if len(names) < 2 || len(names) > 3 || kept != hits {
+		t.Errorf("%d reports holding %d requests (%q); want 3 (2.5 s in windows of 1 s) holding the %d the servers received", len(names), kept, names, hits)
+	}
+	for _, other := range []string{"notes.txt", "pinprobe-watch-mine.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, other), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	watch("2")
+	after := windowFiles(t, dir)
+	if len(after) != 2 || slices.Contains(after, names[len(names)-1]) || !slices.IsSorted(append(slices.Clone(names), after...)) {
+		t.Errorf("after a second watch with --keep 2: %q; want its newest 2", after)
+	}
+	for _, other := range []string{"notes.txt", "pinprobe-watch-mine.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, other)); err != nil {
+			t.Errorf("%s: %v; pruning must remove only the windows' reports", other, err)
+		}
+	}
+}
+
+// windowFiles are the windows' reports in dir, sorted.
+func windowFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), windowPrefix) && strings.HasSuffix(e.Name(), ".json") {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
