@@ -492,18 +492,21 @@ func TestWatchProtectedListener(t *testing.T) {
 		user, password string
 		code           int
 	}{{"prom", "wrong", http.StatusUnauthorized}, {"", "", http.StatusUnauthorized}, {"prom", "right-horse", http.StatusOK}} {
-		req, _ := http.NewRequest("GET", w.metrics, nil)
-		if tt.user != "" {
-			req.SetBasicAuth(tt.user, tt.password)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tt.code || (tt.code != http.StatusOK) == strings.Contains(string(body), "pinprobe_") {
-			t.Errorf("user %q password %q: %d, metrics in the body %v; want %d", tt.user, tt.password, resp.StatusCode, strings.Contains(string(body), "pinprobe_"), tt.code)
+		// The metrics, and the live page with the window's report.
+		for _, page := range []struct{ url, mark string }{{w.metrics, "pinprobe_"}, {strings.TrimSuffix(w.metrics, "metrics") + "?format=json", `"totals"`}} {
+			req, _ := http.NewRequest("GET", page.url, nil)
+			if tt.user != "" {
+				req.SetBasicAuth(tt.user, tt.password)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if got := strings.Contains(string(body), page.mark); resp.StatusCode != tt.code || (tt.code != http.StatusOK) == got {
+				t.Errorf("%s, user %q password %q: %d, %q in the body %v; want %d", page.url, tt.user, tt.password, resp.StatusCode, page.mark, got, tt.code)
+			}
 		}
 	}
 	// A real Prometheus, through TLS with the credentials.

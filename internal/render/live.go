@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,7 +64,30 @@ func livePage(r *report.Report, l *Live) *Page {
 	p.Kicker = "pinprobe watch · " + v.Hosts + " · " + windowWords(r, l)
 	p.Refresh = l.Refresh
 	p.Sections = append([]Section{watchSection(r, l), watchSuspectsSection(l)}, p.Sections...)
+	if lasting := lastingWords(l); lasting != "" {
+		// Under the window's verdict in each format: a young window may
+		// not share it yet.
+		for _, f := range []Format{FormatText, FormatMarkdown, FormatHTML} {
+			at := slices.IndexFunc(p.Top, func(b Block) bool { return shows(b.only(), f) }) + 1
+			p.Top = slices.Insert(p.Top, at, Block(Para{Lead: "Still failing:", Text: lasting, Indent: 2, Tone: ToneBad, Only: f}))
+		}
+	}
 	return p
+}
+
+// lastingWords names the suspects that last: "address ::1 (ipv6) of
+// app.test since 18:58:42 UTC; …"; "" when none does.
+func lastingWords(l *Live) string {
+	var parts []string
+	for _, s := range l.Suspects {
+		if s.Ended.IsZero() {
+			parts = append(parts, s.What+" since "+clock(s.Since)+" UTC")
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + ", as the watch's detector sees it (the suspects below)."
 }
 
 // windowWords says which window the page shows: "18:50:00 – 18:52:13

@@ -62,6 +62,10 @@ func writeLivePage(t *testing.T, r *report.Report) string {
 func TestLivePage(t *testing.T) {
 	r := fixture.GoldenReport(t)
 	text := writeLive(t, "text", r, liveOf(r, false), 80)
+	flat := strings.Join(strings.Fields(text), " ")
+	if i, j := strings.Index(flat, "VERDICT"), strings.Index(flat, "Still failing: ipv6 of sign.example.com since 20:42:00 UTC, as"); i != 0 || j < 0 || strings.Count(text, "Still failing:") != 1 {
+		t.Errorf("the text page does not say once, under the verdict, what is still failing")
+	}
 	for _, want := range []string{"WATCH", "so far", "from vantage eu-west-1a", "SUSPECTS SINCE THE WATCH BEGAN", "still failing", "(retired)",
 		"/?window=last", "/?format=json"} {
 		if !strings.Contains(text, want) {
@@ -80,13 +84,16 @@ func TestLivePage(t *testing.T) {
 	if i, j := strings.Index(md, "ipv6 of sign.example.com"), strings.Index(md, "address 2001:db8::7"); i < 0 || j < i {
 		t.Errorf("the suspects are not the latest first")
 	}
+	if i, j := strings.Index(md, "**Verdict:"), strings.Index(md, "**Still failing:**"); i < 0 || j < i {
+		t.Errorf("the Markdown page does not say under the verdict what is still failing")
+	}
 	for _, want := range []string{"## Watch", "## Suspects since the watch began", "the last window that ended", `/?window=last\&format=json`, "**The window in progress:** /"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the Markdown page of the last window has no %q", want)
 		}
 	}
 	html := writeLive(t, "html", r, liveOf(r, false), 0)
-	for _, want := range []string{`<meta http-equiv="refresh" content="30">`, "&lt;script&gt;", `<a href="/?format=markdown">`, "This page reloads itself every 30 s."} {
+	for _, want := range []string{`<meta http-equiv="refresh" content="30">`, `<p class="banner" role="alert"><strong>Still failing:</strong>`, "&lt;script&gt;", `<a href="/?format=markdown">`, "This page reloads itself every 30 s."} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the HTML page has no %q", want)
 		}
