@@ -247,7 +247,8 @@ Usage:
 
 GET / on the listener is the report of the window in progress (the last
 that ended with ?window=last) as HTML, ?format=markdown, text or json, with
-the suspects since the watch began; -o DIR keeps each window's report.
+the suspects since the watch began (as JSON: /suspects); -o DIR keeps each
+window's report.
 The flags that shape one run's report (-n, --until-verdict, the release
 gates, --format, ...) are refused. A restart starts the detector afresh.
 docs/watch.md lists the metrics and the detector's false alarms and delays.

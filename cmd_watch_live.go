@@ -27,11 +27,13 @@ const (
 	watchKeep   = 288
 )
 
-// watchMux serves the metrics at /metrics and the live page at /.
+// watchMux serves the metrics at /metrics, the live page at / and the
+// suspects since the start at /suspects.
 func watchMux(p *livePage) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", p.w.Handler())
 	mux.Handle("GET /{$}", p)
+	mux.Handle("GET /suspects", p.w.SuspectsHandler())
 	return mux
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/netip"
@@ -76,6 +77,16 @@ func TestWatchLivePage(t *testing.T) {
 			t.Errorf("%s lasts %v; want at most the window", q, d)
 		}
 	}
+	_, ctype, js := get(t, page+"suspects")
+	var suspects []suspectRow
+	if err := json.Unmarshal([]byte(js), &suspects); err != nil || ctype != "application/json" {
+		t.Fatalf("/suspects: %s %v: %s", ctype, err, js)
+	}
+	if !slices.ContainsFunc(suspects, func(s suspectRow) bool {
+		return s.Scope == "address" && s.Address == "::1" && s.EndedAt == nil && len(s.RequestIDs) > 0 && s.Since != ""
+	}) {
+		t.Errorf("/suspects: %s; want ::1's, lasting, with request IDs", js)
+	}
 	for _, q := range []string{"?format=xml", "?window=first"} {
 		if code, _, body := get(t, page+q); code != http.StatusBadRequest || strings.Count(body, "\n") != 1 {
 			t.Errorf("%s: %d %q; want 400 in a line", q, code, body)
@@ -84,6 +95,13 @@ func TestWatchLivePage(t *testing.T) {
 	if code := w.stop(); code != exitOK {
 		t.Errorf("stopped watch: exit %d; want 0", code)
 	}
+}
+
+// suspectRow is what a test reads of a suspect of GET /suspects.
+type suspectRow struct {
+	Scope, Address, Since string
+	EndedAt               *string  `json:"ended_at"`
+	RequestIDs            []string `json:"request_ids"`
 }
 
 // TestWatchKeepsWindows: -o DIR keeps each window's report as a saved

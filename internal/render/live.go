@@ -121,6 +121,7 @@ func watchSection(r *report.Report, l *Live) Section {
 	list := List{Items: []Item{{Lead: "Window", Text: windowWords(r, l)}, {Lead: "Watching", Text: watching},
 		link(otherName, other), link("Markdown", this, "format=markdown"),
 		withTail(link("JSON", this, "format=json"), "the window's saved report, for pinprobe report and logs"),
+		withTail(Item{Lead: "Suspects", Text: "/suspects", Href: "/suspects"}, "those below, as JSON"),
 		{Lead: "Metrics", Text: "/metrics", Href: "/metrics"}}}
 	s := Section{Heading: "Watch", ID: "watch", Nav: "Watch", Blocks: []Block{list}}
 	if l.Refresh > 0 {

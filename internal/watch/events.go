@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pinprobe/pinprobe/internal/detect"
 )
@@ -77,7 +76,7 @@ func eventJSON(ev detect.Event, name string) jsonEvent {
 	if ids == nil {
 		ids = []string{}
 	}
-	return jsonEvent{Event: "suspect_" + name, Time: ev.DetectedAt.UTC().Format(time.RFC3339Nano), At: ev.At.UTC().Format(time.RFC3339Nano),
+	return jsonEvent{Event: "suspect_" + name, Time: rfc3339(ev.DetectedAt), At: rfc3339(ev.At),
 		Host: ev.Scope.Host, Scope: ev.Scope.Kind, Address: ev.Scope.Address, Family: ev.Scope.Family, Backend: ev.Scope.Instance,
 		Requests: ev.Requests, Failures: ev.Failures, Baseline: ev.Baseline, RestRequests: round1(ev.RestRequests), RestFailures: round1(ev.RestFailures), RequestIDs: ids}
 }

@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"encoding/json"
+	"net/http"
 	"slices"
 	"time"
 
@@ -94,3 +96,46 @@ func (w *Watch) forget(sc detect.Scope, at time.Time) {
 	defer w.mu.Unlock()
 	w.hist.ended(sc, at, true)
 }
+
+// suspectJSON is a suspect of Suspects as GET /suspects writes it.
+type suspectJSON struct {
+	Host       string   `json:"host"`
+	Scope      string   `json:"scope"`
+	Address    string   `json:"address,omitempty"`
+	Family     string   `json:"family,omitempty"`
+	Backend    string   `json:"backend,omitempty"`
+	What       string   `json:"what"`
+	Since      string   `json:"since"`       // when its failures started
+	DetectedAt string   `json:"detected_at"` // when the detector named it
+	EndedAt    *string  `json:"ended_at"`    // null while it lasts
+	Retired    bool     `json:"retired"`     // ended because its series were retired
+	Requests   int64    `json:"requests"`    // since Since, at detection
+	Failures   int64    `json:"failures"`
+	RequestIDs []string `json:"request_ids"`
+}
+
+// SuspectsHandler serves Suspects as a JSON array, the latest last.
+func (w *Watch) SuspectsHandler() http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		out := []suspectJSON{}
+		for _, s := range w.Suspects() {
+			j := suspectJSON{Host: s.Scope.Host, Scope: s.Scope.Kind, Address: s.Scope.Address, Family: s.Scope.Family, Backend: s.Scope.Instance,
+				What: s.What, Since: rfc3339(s.Start.At), DetectedAt: rfc3339(s.Start.DetectedAt), Retired: s.Retired,
+				Requests: s.Start.Requests, Failures: s.Start.Failures, RequestIDs: s.Start.IDs}
+			if !s.Ended.IsZero() {
+				at := rfc3339(s.Ended)
+				j.EndedAt = &at
+			}
+			if j.RequestIDs == nil {
+				j.RequestIDs = []string{}
+			}
+			out = append(out, j)
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(rw)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+	})
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
