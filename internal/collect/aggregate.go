@@ -55,6 +55,9 @@ type Aggregator struct {
 	// clientErr is the first client-side error, to name its cause.
 	clientErr string
 	pauses    []pause
+	// ids are each endpoint's request IDs counted (TrackIDs); nil when
+	// the report counts every request of its run.
+	ids []idRanges
 }
 
 // pause is a stretch in which pinprobe did not run, as the endpoints'
@@ -130,6 +133,9 @@ func (a *Aggregator) AddEndpoint(ep *probe.Endpoint) {
 	a.live.endpoints = append(a.live.endpoints, &LiveEndpoint{Endpoint: ep})
 	a.live.mu.Unlock()
 	a.per = append(a.per, report.NewTally())
+	if a.ids != nil {
+		a.ids = append(a.ids, nil)
+	}
 	a.forensic = append(a.forensic, newForensics())
 	a.timeline.addEndpoint()
 }
@@ -187,6 +193,11 @@ func (a *Aggregator) Add(r probe.Result) {
 	}
 	fam := a.eps[r.Endpoint].Family()
 	failed := r.Failed // the engine decided it (report.FailStatus.Failed)
+	if a.ids != nil {
+		if n := seqOf(r.RequestID); n > 0 {
+			a.ids[r.Endpoint].add(n)
+		}
+	}
 	a.live.Requests.Add(1)
 	a.live.FamilyRequests[fam].Add(1)
 	le := a.live.endpoints[r.Endpoint] // the collector's own list: no lock to read it
@@ -249,6 +260,9 @@ func (a *Aggregator) Close(r *report.Report) *report.Report {
 	a.counts(r, secs)
 	for i := range r.Endpoints {
 		a.forensic[i].fill(&r.Endpoints[i])
+		if a.ids != nil && len(a.ids[i]) > 0 {
+			r.Endpoints[i].IDRanges = slices.Clone(a.ids[i])
+		}
 	}
 	r.Timeline = a.timeline.report(a.eps, words.SortedKeys(r.Families), r.Groups)
 	r.Fingerprints = a.prints.report()
@@ -308,6 +322,13 @@ func (a *Aggregator) SoFar(plan report.Plan) *report.Report {
 		a.forensic[i].judged(&r.Endpoints[i])
 	}
 	return r
+}
+
+// TrackIDs makes the report say which of its run's request IDs it counts
+// (report.Endpoint.IDRanges): for a report of part of a run, a watch's
+// window. Call it before the first result.
+func (a *Aggregator) TrackIDs() {
+	a.ids = make([]idRanges, len(a.eps))
 }
 
 // SetGroupBy names the headers of probe.Result.Groups, in order.

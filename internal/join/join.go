@@ -147,6 +147,7 @@ type Joiner struct {
 	byID    map[string]int32 // request ID → trail index
 	epOf    map[string]int   // "run-ep" of a request ID → endpoint index
 	runIDs  []string         // the run IDs of the run (several when merged)
+	partial bool             // the report counts only some of its run's requests (IDRanges)
 	ports   map[uint16]int   // client port → endpoint, -1 when several
 	servers map[netip.AddrPort]int
 	// serverList and serverIdx intern the addresses lines came to.
@@ -211,6 +212,7 @@ func New(rep *report.Report, o Options) *Joiner {
 	j.portsComplete = len(rep.Endpoints) > 0
 	for i := range rep.Endpoints {
 		e := &rep.Endpoints[i]
+		j.partial = j.partial || len(e.IDRanges) > 0
 		if e.Conns == nil || e.Conns.Overflow.Connections > 0 {
 			j.portsComplete = false
 		}
@@ -248,7 +250,7 @@ func New(rep *report.Report, o Options) *Joiner {
 				if _, dup := j.byID[r.RequestID]; !dup {
 					j.byID[r.RequestID] = int32(len(j.trail))
 				}
-				if run, ep, ok := splitID(r.RequestID); ok {
+				if run, ep, _, ok := splitID(r.RequestID); ok {
 					j.epOf[run+"-"+ep] = i
 					runs[run] = true
 				}
@@ -355,16 +357,34 @@ func (j *Joiner) addPort(p uint16, ep int) {
 
 // splitID parts a pinprobe request ID, "pinprobe-RUN-EP-SEQ", into its
 // run and endpoint.
-func splitID(id string) (run, ep string, ok bool) {
+func splitID(id string) (run, ep string, seq int64, ok bool) {
 	rest, ok := strings.CutPrefix(id, "pinprobe-")
 	if !ok {
-		return "", "", false
+		return "", "", 0, false
 	}
 	parts := strings.Split(rest, "-")
 	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		return "", "", false
+		return "", "", 0, false
 	}
-	return parts[0], parts[1], true
+	seq, _ = strconv.ParseInt(parts[2], 10, 64)
+	return parts[0], parts[1], seq, true
+}
+
+// ofReport says whether a request ID of the run, of endpoint ep (as the
+// ID says it) and sequence number seq, is one the report counts: every
+// one, unless the report counts only some (report.Endpoint.IDRanges, a
+// watch's window).
+func (j *Joiner) ofReport(run, ep string, seq int64) bool {
+	if !j.partial {
+		return true
+	}
+	e, ok := j.epOf[run+"-"+ep]
+	if !ok {
+		return false // an endpoint with no request in the report
+	}
+	rs := j.rep.Endpoints[e].IDRanges
+	i, found := slices.BinarySearchFunc(rs, seq, func(r report.IDRange, n int64) int { return cmp.Compare(r.Last, n) })
+	return found || i < len(rs) && rs[i].First <= seq
 }
 
 // Add reads one log to its end, name naming it in the document. It
@@ -430,7 +450,7 @@ func (j *Joiner) hold(rec *accesslog.Record, file uint16, from, to int64) (sawID
 	h := held{endpoint: -1, trail: -1, file: file, line: rec.Line, lat: int64(rec.Duration), res: int32(rec.Resolution / time.Millisecond), atEnd: rec.AtEnd}
 	if rid := rec.RequestID; rid != "" {
 		ti, inTrail := j.byID[rid]
-		run, ep, isPinprobe := splitID(rid)
+		run, ep, seq, isPinprobe := splitID(rid)
 		// Only pinprobe's IDs say the log keeps the request's own: an
 		// edge Envoy replaces X-Request-Id with an ID of its own, and its
 		// lines are placed by address and time.
@@ -438,6 +458,10 @@ func (j *Joiner) hold(rec *accesslog.Record, file uint16, from, to int64) (sawID
 		switch {
 		case inTrail:
 			h.how, h.trail, h.endpoint = placedID, ti, int32(j.trail[ti].endpoint)
+		case isPinprobe && slices.Contains(j.runIDs, run) && !j.ofReport(run, ep, seq):
+			// The run's, outside the part of it the report counts.
+			j.lines.Outside++
+			return sawID
 		case isPinprobe && slices.Contains(j.runIDs, run):
 			h.how = placedID
 			if e, ok := j.epOf[run+"-"+ep]; ok {

@@ -137,6 +137,9 @@ type merger struct {
 	// vtl is each vantage's timeline of each endpoint, on the merged
 	// grid; nil when no input names a vantage or the merge has no timeline.
 	vtl *vantageTimelines
+	// parts: every input is a part of one run (a watch's windows), so the
+	// merged endpoints say which of its request IDs they count.
+	parts bool
 }
 
 // mergedEndpoint is one endpoint's sum over the inputs.
@@ -152,6 +155,7 @@ type mergedEndpoint struct {
 	conns              *report.Conns
 	afterFailure       map[string]int64
 	trails             []*report.Trail
+	idRanges           [][]report.IDRange
 }
 
 // meta fills what describes the run: inputs (a merged input's own inputs in
@@ -232,7 +236,7 @@ func runsOf(r *report.Report, name string) ([]report.Input, []string) {
 		return []report.Input{{
 			File: name, Version: r.Version, Revision: report.RevisionOf(r.Revision), RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 			SendS: r.SendS, Interrupted: r.Interrupted,
-			Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped,
+			Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped, Part: r.Part(),
 		}}, []string{r.Totals.HDR}
 	}
 	inputs := make([]report.Input, len(r.Inputs))
@@ -296,14 +300,18 @@ func sameRun(inputs []report.Input, hists []string) error {
 		requests, failed, dropped int64
 		version, command          string
 	}
-	byID := map[string]int{}
+	byID := map[string][]int{}
 	byContent := map[content][]int{}
 	for i, in := range inputs {
 		if in.RunID != "" {
-			if j, ok := byID[in.RunID]; ok {
-				return &SameRunError{inputs[j], in, "run " + in.RunID}
+			for _, j := range byID[in.RunID] {
+				// Parts of one run (a watch's windows) are apart when
+				// their times are.
+				if o := inputs[j]; !in.Part || !o.Part || in.StartedAt.Before(o.EndedAt.Time) && o.StartedAt.Before(in.EndedAt.Time) {
+					return &SameRunError{o, in, "run " + in.RunID}
+				}
 			}
-			byID[in.RunID] = i
+			byID[in.RunID] = append(byID[in.RunID], i)
 		}
 		k := content{in.StartedAt.UnixNano(), in.EndedAt.UnixNano(), in.SendS, in.Requests, in.Failed, in.Dropped,
 			in.Version, strings.Join(in.Command, "\x00")}
@@ -315,6 +323,17 @@ func sameRun(inputs []report.Input, hists []string) error {
 		byContent[k] = append(byContent[k], i)
 	}
 	return nil
+}
+
+// partsOfOneRun says whether every input is a part of one run, with its
+// run ID.
+func partsOfOneRun(inputs []report.Input) bool {
+	for _, in := range inputs {
+		if !in.Part || in.RunID == "" || in.RunID != inputs[0].RunID {
+			return false
+		}
+	}
+	return len(inputs) > 0
 }
 
 // unionSeconds is how long at least one of the intervals covers.
@@ -429,6 +448,12 @@ func peakRate(reports []*report.Report) float64 {
 // trails are merged in time order, thinned past report.MaxTrailFailed and
 // MaxTrailOK (report.MergeTrails).
 func (m *merger) endpoints() error {
+	m.parts = partsOfOneRun(m.inputs)
+	if !m.parts && slices.ContainsFunc(m.inputs, func(in report.Input) bool { return in.Part }) {
+		m.notes = append(m.notes, "id_ranges: some inputs are windows of a watch, and not all of one watch: "+
+			"pinprobe logs takes every request of their runs in a gateway's log for the merged report's, "+
+			"not only the windows' (merge the windows of one watch to keep them apart)")
+	}
 	approx := map[string]bool{}
 	quota := 0
 	for _, in := range m.inputs {
@@ -481,6 +506,7 @@ func (m *merger) endpoints() error {
 			me.history = append(me.history, e.DNSHistory...)
 			me.conns = mergeConns(me.conns, e.Conns)
 			me.trails = append(me.trails, e.Trail)
+			me.idRanges = append(me.idRanges, e.IDRanges)
 			for k, n := range e.AfterFailure {
 				if me.afterFailure == nil {
 					me.afterFailure = map[string]int64{}
@@ -639,6 +665,9 @@ func (m *merger) stats(out *report.Report) error {
 		e.DNSHistory = me.history
 		e.Conns, e.AfterFailure = me.conns, me.afterFailure
 		e.Trail = report.MergeTrails(me.trails)
+		if m.parts {
+			e.IDRanges = report.MergeIDRanges(me.idRanges...)
+		}
 		out.Endpoints[i] = e
 	}
 	out.Totals = total.Stats(totalH, m.secs)

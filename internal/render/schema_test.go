@@ -273,7 +273,22 @@ func TestSchemaReports(t *testing.T) {
 	// look's level.
 	ranOut := docfix.RoundTrip(t, golden, "golden.json")
 	ranOut.Verdict = judge.Judge(ranOut, judge.AtLook(30, true))
+	// Two windows of one watch, merged: parts of one run, each endpoint
+	// saying which of the run's request IDs it counts.
+	w1, w2 := docfix.RoundTrip(t, golden, "w1.json"), docfix.RoundTrip(t, golden, "w2.json")
+	w1.RunID, w2.RunID = "0a1b2c3d", "0a1b2c3d"
+	d := w1.EndedAt.Sub(w1.StartedAt.Time)
+	w2.StartedAt, w2.EndedAt = w1.EndedAt, report.Time{Time: w1.EndedAt.Add(d)}
+	for i := range w1.Endpoints {
+		w1.Endpoints[i].IDRanges = []report.IDRange{{First: 1, Last: 40}}
+		w2.Endpoints[i].IDRanges = []report.IDRange{{First: 41, Last: 80}, {First: 83, Last: 83}}
+	}
+	windows, err := fixture.MergeJudged([]*report.Report{w1, w2}, []string{"w1.json", "w2.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	docs := map[string]*report.Report{
+		"windows, merged": windows,
 		"golden":          golden,
 		"hostile":         fixture.HostileReport(t),
 		"empty":           emptyReport(t),

@@ -218,6 +218,12 @@ func (x *Endpoint) bound(b *bounds) {
 	if x.Trail != nil {
 		b.in("trail", x.Trail.bound)
 	}
+	all(b, "id_ranges", x.IDRanges, (*IDRange).bound)
+}
+
+func (x *IDRange) bound(b *bounds) {
+	b.count("first", x.First)
+	b.count("last", x.Last)
 }
 
 func (x *Fingerprint) bound(b *bounds) {

@@ -291,6 +291,9 @@ func checkEndpoint(e *Endpoint, scope string, bad badFunc) {
 	if msg := checkTrail(e); msg != "" {
 		bad("%s: %s", scope, msg)
 	}
+	if msg := checkIDRanges(e.IDRanges); msg != "" {
+		bad("%s: id_ranges: %s", scope, msg)
+	}
 	for _, p := range []struct {
 		name string
 		ph   *Phase
@@ -515,4 +518,20 @@ func sizeWords(n int64) string {
 		return strconv.FormatInt(n>>20, 10) + " MiB"
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// checkIDRanges says what is wrong with an endpoint's ID ranges: more
+// than MaxIDRanges, or not apart and in order from 1.
+func checkIDRanges(rs []IDRange) string {
+	if len(rs) > MaxIDRanges {
+		return fmt.Sprintf("%d ranges, more than the %d pinprobe keeps", len(rs), MaxIDRanges)
+	}
+	var last int64
+	for _, r := range rs {
+		if r.First < 1 || r.Last < r.First || r.First <= last+1 && last > 0 {
+			return fmt.Sprintf("[%d, %d] after %d: want ranges from 1, apart and in order", r.First, r.Last, last)
+		}
+		last = r.Last
+	}
+	return ""
 }

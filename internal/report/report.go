@@ -412,7 +412,24 @@ type Endpoint struct {
 	// MaxTrailFailed, and a sample of successes) for joining the run with
 	// a gateway's access log; absent when the endpoint had no request.
 	Trail *Trail `json:"trail,omitempty"`
+	// IDRanges are the sequence numbers (the last part of the request ID,
+	// pinprobe-RUN-ENDPOINT-N) of the requests the report counts, when it
+	// counts only some of its run's: a watch's window, whose run goes on
+	// in other windows. Absent: every request of the run is the report's.
+	IDRanges []IDRange `json:"id_ranges,omitempty"`
 }
+
+// IDRange is the sequence numbers First to Last of an endpoint's request
+// IDs, both counted (see Endpoint.IDRanges).
+type IDRange struct {
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+}
+
+// MaxIDRanges is how many ranges an endpoint's IDRanges holds: past it,
+// the two closest join, and a few requests of the run that are not the
+// report's count as its own.
+const MaxIDRanges = 64
 
 // Time is a UTC timestamp written with millisecond precision.
 type Time struct{ time.Time }
@@ -533,6 +550,9 @@ type Input struct {
 	Requests    int64    `json:"requests"`
 	Failed      int64    `json:"failed"`
 	Dropped     int64    `json:"dropped"`
+	// Part says the input counts part of its run's requests (see
+	// Report.Part): a watch's window.
+	Part bool `json:"part,omitempty"`
 }
 
 // EpKey identifies an endpoint across reports: its target and address.

@@ -15,7 +15,7 @@ import (
 // revision N reads every file of N or older exactly, and a newer one without
 // what came after N; a report without "revision" is of revision 1. README.md
 // says what each revision added.
-const Revision = 2
+const Revision = 3
 
 // Rev is a document's revision as it says it: 0 when it says none (then
 // it is of revision 1); a "revision" it gives must be a whole number from

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -39,7 +40,7 @@ func TestRevisionNewerRead(t *testing.T) {
 		t.Fatalf("notes = %q, want one saying what was left out", got.Notes)
 	}
 	note := got.Notes[0]
-	for _, w := range []string{"newer.json was written by a newer pinprobe", "revision 3", "6 fields it does not know were left out",
+	for _, w := range []string{"newer.json was written by a newer pinprobe", fmt.Sprintf("revision %d", report.Revision+1), "6 fields it does not know were left out",
 		"outage", "verdict.confidence", "endpoints[].tcp_rtt_ms", "families.ipv6.tcp_rtt_ms", "endpoints[].samples[].trace"} {
 		if !strings.Contains(note, w) {
 			t.Errorf("note %q does not say %q", note, w)
@@ -164,5 +165,68 @@ func TestRevision1Read(t *testing.T) {
 	again := docfix.RoundTrip(t, old, "again.json")
 	if again.Revision != report.Revision || again.Totals.Requests != old.Totals.Requests || again.Totals.HDR != old.Totals.HDR {
 		t.Errorf("revision 1 written again: revision %d (want %d), %d requests (want %d)", again.Revision, report.Revision, again.Totals.Requests, old.Totals.Requests)
+	}
+}
+
+// revision2 is the demo's report as pinprobe wrote it at revision 2 (of
+// main 7a33e52), kept as it was.
+const revision2 = "testdata/revision2-demo.json"
+
+// TestRevision2Read: a report of revision 2 reads whole, with no note,
+// and is written again as this revision with nothing else changed: it has
+// no id_ranges, so every request of its run is its own.
+func TestRevision2Read(t *testing.T) {
+	data, err := os.ReadFile(revision2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := mustParse(t, data, "old.json")
+	if old.Revision != 2 || len(old.Notes) != 0 || old.Totals.Requests == 0 {
+		t.Fatalf("revision 2 read as revision %d, notes %q, %d requests", old.Revision, old.Notes, old.Totals.Requests)
+	}
+	again := docfix.RoundTrip(t, old, "again.json")
+	var a, b bytes.Buffer
+	old.Revision = report.Revision
+	if err := report.JSON(&a, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.JSON(&b, again); err != nil {
+		t.Fatal(err)
+	}
+	if again.Revision != report.Revision || a.String() != b.String() || bytes.Contains(b.Bytes(), []byte("id_ranges")) {
+		t.Errorf("revision 2 written again as %d differs from what was read, or has id_ranges", again.Revision)
+	}
+	docfix.CheckSchema(t, "report", b.Bytes())
+}
+
+// TestIDRangesChecked: an endpoint's id_ranges read when they are from 1,
+// apart and in order, at most MaxIDRanges; otherwise the report is refused
+// naming them.
+func TestIDRangesChecked(t *testing.T) {
+	good := goldenJSON(t)
+	with := func(ranges ...[2]float64) []byte {
+		return docfix.EditJSON(t, good, func(m map[string]any) {
+			var rs []any
+			for _, r := range ranges {
+				rs = append(rs, map[string]any{"first": r[0], "last": r[1]})
+			}
+			m["endpoints"].([]any)[0].(map[string]any)["id_ranges"] = rs
+		})
+	}
+	r, err := report.Parse(with([2]float64{1, 40}, [2]float64{42, 42}, [2]float64{50, 90}), "ranges.json")
+	if err != nil || len(r.Endpoints[0].IDRanges) != 3 || r.Endpoints[0].IDRanges[2] != (report.IDRange{First: 50, Last: 90}) {
+		t.Fatalf("good ranges: %v", err)
+	}
+	many := make([][2]float64, report.MaxIDRanges+1)
+	for i := range many {
+		many[i] = [2]float64{float64(3*i + 1), float64(3*i + 1)}
+	}
+	for name, data := range map[string][]byte{
+		"zero": with([2]float64{0, 4}), "backwards": with([2]float64{5, 4}), "touching": with([2]float64{1, 4}, [2]float64{5, 9}),
+		"out of order": with([2]float64{10, 12}, [2]float64{1, 4}), "too many": with(many...),
+	} {
+		if _, err := report.Parse(data, name); err == nil || !strings.Contains(err.Error(), "id_ranges") {
+			t.Errorf("%s: %v; want it refused naming id_ranges", name, err)
+		}
 	}
 }

@@ -97,6 +97,7 @@ func (w *Windows) open(at time.Time) {
 	w.cur.agg.SetSecrets(secrets)
 	w.cur.agg.SetGroupBy(w.s.cfg.Engine.GroupBy)
 	w.cur.agg.SetTimeline(at, time.Second, true)
+	w.cur.agg.TrackIDs() // the run goes on in other windows
 	for id, ep := range w.eps {
 		if w.live[id] {
 			w.cur.add(ep)
