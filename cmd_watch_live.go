@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -144,6 +145,10 @@ func (k *keptWindows) save(r *report.Report) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // "no space left on device", not the temporary file's name
+	}
 	switch {
 	case err != nil && err.Error() != k.lastErr:
 		k.say("watch: -o %s: %s; the watch goes on, and says when it writes again", k.dir, err)

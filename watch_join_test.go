@@ -30,7 +30,7 @@ func TestWatchWindowJoinsTheGatewayLog(t *testing.T) {
 		addrs = append(addrs, a.String())
 	}
 	dir := t.TempDir()
-	code, _, stderr := pinprobe(t, "watch", "--listen", "127.0.0.1:0", "-r", "40", "--window", "1s", "-d", "2500ms", "-o", dir,
+	code, _, stderr := pinprobe(t, "watch", "--listen", "127.0.0.1:0", "-r", "40", "--window", "1s", "-d", "1500ms", "-o", dir,
 		"--resolve", demo.Host+":"+strconv.Itoa(int(g.Port))+":"+strings.Join(addrs, ","), g.URL())
 	if code != exitOK {
 		t.Fatalf("watch: exit %d: %s", code, stderr)
