@@ -395,10 +395,13 @@ func TestWatchWithPrometheus(t *testing.T) {
 	// once its series has two scrapes).
 	for _, expr := range dashboardQueries(t) {
 		expr = strings.NewReplacer("$host", f.Host(), "$__rate_interval", "1m").Replace(expr)
+		var v float64
 		waitFor(t, 5*time.Second, "series of the dashboard's "+expr, func() bool {
-			_, ok := query(expr)
+			var ok bool
+			v, ok = query(expr)
 			return ok
 		})
+		t.Logf("dashboard: %s → %.4g (first series)", expr, v)
 	}
 	waitFor(t, 5*time.Second, "an exemplar with a request ID", func() bool {
 		now := time.Now()
