@@ -68,7 +68,11 @@ func (p *livePage) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
 		http.Error(rw, fmt.Sprintf("window=%.40q: want last, or none for the window in progress", q.Get("window")), http.StatusBadRequest)
 		return
 	}
-	if doc == nil {
+	switch {
+	case doc == nil && q.Get("window") == "":
+		http.Error(rw, "pinprobe watch: starting; the first window opens with the first request", http.StatusServiceUnavailable)
+		return
+	case doc == nil:
 		http.Error(rw, "no window has ended yet: / shows the window in progress", http.StatusNotFound)
 		return
 	}
