@@ -101,7 +101,9 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	say("watching at %g req/s: %s; metrics on %s", c.rate.rate, s.String(), where)
 	var done func(*report.Report)
 	if c.output != "" {
-		done = (&keptWindows{dir: c.output, keep: c.keep, say: say}).save
+		kept := newKeptWindows(c.output, c.keep, say)
+		defer kept.close()
+		done = kept.add
 	}
 	win := s.Windows(c.window, done)
 	page.win.Store(win)
@@ -166,6 +168,7 @@ type watchConfig struct {
 	vantageSet  bool // --vantage given: its label on every series
 	window      time.Duration
 	keep        int
+	keepSet     bool // --keep given
 }
 
 // newWatchFlagSet declares the watch's flags, and every other flag of the
@@ -269,6 +272,7 @@ func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
 	c.setRate = fs.Changed("rate")
 	c.setDur = fs.Changed("duration")
 	c.vantageSet = fs.Changed("vantage")
+	c.keepSet = fs.Changed("keep")
 	if c.help {
 		return c, fs, nil
 	}
@@ -301,6 +305,8 @@ func (c *watchConfig) validate() error {
 		return usagef("watch: --window %s: must be 1s to 24h", c.window)
 	case c.keep < 1:
 		return usagef("watch: --keep %d: must be at least 1", c.keep)
+	case c.keepSet && c.output == "":
+		return usagef("watch: --keep keeps the windows' reports of -o DIR: give -o DIR too")
 	}
 	if c.output != "" {
 		if err := checkWindowDir(c.output); err != nil {

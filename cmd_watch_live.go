@@ -112,15 +112,56 @@ func (p *livePage) live(win *session.Windows, ended bool) *render.Live {
 }
 
 // keptWindows writes each window's report into dir, keeping the newest
-// keep of them; a write that fails is said on stderr when its error is
-// new, and the watch goes on.
+// keep of them, on a goroutine of its own: a slow disk never holds the
+// watch up. A write that fails is said on stderr when its error is new,
+// and the watch goes on.
 type keptWindows struct {
 	dir  string
 	keep int
 	say  func(string, ...any)
 
+	queue chan *report.Report // the window waiting for the one being written
+	done  chan struct{}
+
 	mu      sync.Mutex
 	lastErr string
+}
+
+// keptWait is how long a watch that stops waits for its last windows'
+// reports to be written.
+const keptWait = 10 * time.Second
+
+// newKeptWindows starts the writer of -o dir.
+func newKeptWindows(dir string, keep int, say func(string, ...any)) *keptWindows {
+	k := &keptWindows{dir: dir, keep: keep, say: say, queue: make(chan *report.Report, 1), done: make(chan struct{})}
+	go func() {
+		defer close(k.done)
+		for r := range k.queue {
+			k.save(r)
+		}
+	}()
+	return k
+}
+
+// add hands r to the writer; when it is still busy with two windows (a
+// hung disk), r is not kept, and that is said.
+func (k *keptWindows) add(r *report.Report) {
+	select {
+	case k.queue <- r:
+	default:
+		k.say("watch: -o %s: the disk is still writing the windows before: the window from %s UTC is not kept", k.dir, r.StartedAt.UTC().Format("15:04:05"))
+	}
+}
+
+// close waits, at most keptWait, for the windows handed over to be
+// written.
+func (k *keptWindows) close() {
+	close(k.queue)
+	select {
+	case <-k.done:
+	case <-time.After(keptWait):
+		k.say("watch: -o %s: the last windows' reports are not written after %s: stopping without them", k.dir, keptWait)
+	}
 }
 
 // windowPrefix begins the name of every report -o keeps, and only theirs:
@@ -173,6 +214,9 @@ func (k *keptWindows) write(r *report.Report) error {
 	err = report.JSON(tmp, r)
 	if err == nil {
 		err = tmp.Chmod(0o644) // as every report pinprobe writes
+	}
+	if err == nil {
+		err = tmp.Sync() // on disk before its name is: whole after a power loss too
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr

@@ -113,7 +113,7 @@ func TestWatchKeepsWindows(t *testing.T) {
 	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a, testserver.Lo4b)
 	dir := filepath.Join(t.TempDir(), "windows")
-	code, _, stderr := pinprobe(t, "watch", "--listen", "127.0.0.1:0", "-r", "40", "--window", "1s", "-d", "1500ms",
+	code, _, stderr := pinprobe(t, "watch", "--listen", "127.0.0.1:0", "-r", "40", "--window", "1s", "-d", "2s",
 		"-o", dir, "--resolve", f.Resolve(), f.URL())
 	if code != exitOK {
 		t.Fatalf("watch: exit %d: %s", code, stderr)
@@ -135,10 +135,10 @@ func TestWatchKeepsWindows(t *testing.T) {
 	for _, b := range f.Backends() {
 		hits += b.Hits()
 	}
-	// 1.5 s in windows of 1 s is two; a tick late by half a second (a
-	// loaded machine) leaves the first window to the end: one.
-	if len(names) < 1 || len(names) > 2 || kept != hits {
-		t.Errorf("%d reports holding %d requests (%q); want 2 (1.5 s in windows of 1 s) holding the %d the servers received", len(names), kept, names, hits)
+	// 2 s in windows of 1 s is two, and a third of the requests still in
+	// flight at the end when the watch stops after its second tick.
+	if len(names) < 2 || len(names) > 3 || kept != hits {
+		t.Errorf("%d reports holding %d requests (%q); want 2 or 3 (2 s in windows of 1 s) holding the %d the servers received", len(names), kept, names, hits)
 	}
 }
 

@@ -284,6 +284,7 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{"-o", file, "http://a.test/"}, "watch: -o " + file + ": "},
 		{[]string{"--window", "0", "http://a.test/"}, "watch: --window 0s: must be 1s to 24h"},
 		{[]string{"--keep", "0", "http://a.test/"}, "watch: --keep 0: must be at least 1"},
+		{[]string{"--keep", "3", "http://a.test/"}, "watch: --keep keeps the windows' reports of -o DIR"},
 		{[]string{"--max-failure-rate", "1%", "http://a.test/"}, "watch: --max-failure-rate is a flag of a probe run"},
 		{[]string{"-r", "max", "http://a.test/"}, "watch: --rate max"},
 		{[]string{"--events", "xml", "http://a.test/"}, `watch: --events "xml"`},

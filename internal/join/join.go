@@ -212,7 +212,7 @@ func New(rep *report.Report, o Options) *Joiner {
 	j.portsComplete = len(rep.Endpoints) > 0
 	for i := range rep.Endpoints {
 		e := &rep.Endpoints[i]
-		j.partial = j.partial || len(e.IDRanges) > 0
+		j.partial = j.partial || rep.Part || len(e.IDRanges) > 0
 		if e.Conns == nil || e.Conns.Overflow.Connections > 0 {
 			j.portsComplete = false
 		}

@@ -236,7 +236,7 @@ func runsOf(r *report.Report, name string) ([]report.Input, []string) {
 		return []report.Input{{
 			File: name, Version: r.Version, Revision: report.RevisionOf(r.Revision), RunID: r.RunID, Vantage: r.Vantage, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt,
 			SendS: r.SendS, Interrupted: r.Interrupted,
-			Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped, Part: r.Part(),
+			Requests: r.Totals.Requests, Failed: r.Totals.Failed, Dropped: r.Totals.Dropped, Part: r.Part,
 		}}, []string{r.Totals.HDR}
 	}
 	inputs := make([]report.Input, len(r.Inputs))
@@ -667,6 +667,7 @@ func (m *merger) stats(out *report.Report) error {
 		e.Trail = report.MergeTrails(me.trails)
 		if m.parts {
 			e.IDRanges = report.MergeIDRanges(me.idRanges...)
+			out.Part = true
 		}
 		out.Endpoints[i] = e
 	}

@@ -20,7 +20,7 @@ func windowsOf(t *testing.T) []*report.Report {
 	for i := range 3 {
 		w := docfix.RoundTrip(t, docfix.SavedGolden(t), "w.json")
 		d := w.EndedAt.Sub(w.StartedAt.Time)
-		w.RunID = "0a1b2c3d"
+		w.RunID, w.Part = "0a1b2c3d", true
 		w.StartedAt, w.EndedAt = report.Time{Time: w.StartedAt.Add(d * time.Duration(i))}, report.Time{Time: w.StartedAt.Add(d * time.Duration(i+1))}
 		for j := range w.Endpoints {
 			first := int64(100*i + 1)
@@ -42,12 +42,20 @@ func TestWindowsMerge(t *testing.T) {
 	if err != nil {
 		t.Fatalf("three windows of one watch: %v", err)
 	}
-	if !slices.ContainsFunc(m.Inputs, func(in report.Input) bool { return in.Part }) || len(m.Notes) != 0 {
-		t.Errorf("inputs %+v, notes %q; want every input a part, and no note", m.Inputs, m.Notes)
+	if slices.ContainsFunc(m.Inputs, func(in report.Input) bool { return !in.Part }) || !m.Part || len(m.Notes) != 0 {
+		t.Errorf("inputs %+v, part %v, notes %q; want every input a part, the merge one too, and no note", m.Inputs, m.Part, m.Notes)
 	}
 	want := []report.IDRange{{First: 1, Last: 99}, {First: 101, Last: 199}, {First: 201, Last: 299}}
 	if got := m.Endpoints[0].IDRanges; !slices.Equal(got, want) {
 		t.Errorf("merged ranges %v; want %v", got, want)
+	}
+	// A window that counted no request is a part all the same.
+	empty := windowsOf(t)[2]
+	for j := range empty.Endpoints {
+		empty.Endpoints[j].IDRanges = nil
+	}
+	if _, err := fixture.MergeJudged([]*report.Report{ws[0], empty}, []string{"a.json", "empty.json"}); err != nil {
+		t.Errorf("a window and an empty one of the same watch: %v", err)
 	}
 	var same *merge.SameRunError
 	if _, err := fixture.MergeJudged([]*report.Report{ws[0], ws[0]}, []string{"a.json", "a.json"}); !errors.As(err, &same) {

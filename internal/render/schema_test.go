@@ -276,7 +276,7 @@ func TestSchemaReports(t *testing.T) {
 	// Two windows of one watch, merged: parts of one run, each endpoint
 	// saying which of the run's request IDs it counts.
 	w1, w2 := docfix.RoundTrip(t, golden, "w1.json"), docfix.RoundTrip(t, golden, "w2.json")
-	w1.RunID, w2.RunID = "0a1b2c3d", "0a1b2c3d"
+	w1.RunID, w2.RunID, w1.Part, w2.Part = "0a1b2c3d", "0a1b2c3d", true, true
 	d := w1.EndedAt.Sub(w1.StartedAt.Time)
 	w2.StartedAt, w2.EndedAt = w1.EndedAt, report.Time{Time: w1.EndedAt.Add(d)}
 	for i := range w1.Endpoints {

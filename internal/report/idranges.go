@@ -40,15 +40,3 @@ func joinClosest(s []IDRange) []IDRange {
 	s[best-1].Last = s[best].Last
 	return slices.Delete(s, best, best+1)
 }
-
-// Part says whether r counts only part of its run's requests: a watch's
-// window, whose endpoints say which of the run's request IDs are its
-// (Endpoint.IDRanges).
-func (r *Report) Part() bool {
-	for i := range r.Endpoints {
-		if len(r.Endpoints[i].IDRanges) > 0 {
-			return true
-		}
-	}
-	return false
-}

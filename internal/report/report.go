@@ -21,6 +21,11 @@ type Report struct {
 	// twice from two runs. Empty in a merged report (its Inputs carry
 	// theirs) and in reports written before it.
 	RunID string `json:"run_id,omitempty"`
+	// Part says the report counts part of its run's requests: a window of
+	// pinprobe watch, whose run goes on in other windows (its endpoints'
+	// IDRanges say which requests are its). Parts of one run are apart
+	// when their times are.
+	Part bool `json:"part,omitempty"`
 	// Vantage names where the run was probed from (--vantage; by default
 	// the host name): a zone, region or machine. Empty in a merged report
 	// (its Inputs and Vantages carry theirs) and in reports written before
@@ -426,10 +431,11 @@ type IDRange struct {
 	Last  int64 `json:"last"`
 }
 
-// MaxIDRanges is how many ranges an endpoint's IDRanges holds: past it,
-// the two closest join, and a few requests of the run that are not the
-// report's count as its own.
-const MaxIDRanges = 64
+// MaxIDRanges is how many ranges an endpoint's IDRanges holds: enough
+// for the requests a window's neighbours leave in flight at its edges.
+// Past it the two closest join, and a few requests of the run that are
+// not the report's count as its own.
+const MaxIDRanges = 1024
 
 // Time is a UTC timestamp written with millisecond precision.
 type Time struct{ time.Time }

@@ -58,7 +58,8 @@ func (r *synthRun) run(ctx context.Context) {
 		for _, ep := range r.eps {
 			r.mail = append(r.mail, probe.Result{Endpoint: ep.ID, Start: time.Now().Add(-5 * time.Millisecond),
 				Latency: 5 * time.Millisecond, TTFB: 5 * time.Millisecond, Status: r.status[ep.Addr],
-				ConnID: uint64(n/5 + 1), ConnReq: n%5 + 1, Reused: n%5 > 0, Failed: r.status[ep.Addr] >= 500})
+				ConnID: uint64(n/5 + 1), ConnReq: n%5 + 1, Reused: n%5 > 0, Failed: r.status[ep.Addr] >= 500,
+				RequestID: fmt.Sprintf("pinprobe-5e5e5e5e-%d-%d", ep.ID, n+1)})
 			r.sent++
 		}
 		r.mu.Unlock()

@@ -26,10 +26,13 @@ type Windows struct {
 	since time.Time         // when the watch began
 	eps   []*probe.Endpoint // the watch's endpoints, by engine ID
 	live  []bool
-	dns   []report.DNS // the latest answers, with the window's changes
-	cur   *window
-	due   time.Time // when the window in progress ends
-	last  []byte    // the last finished window's report, as JSON
+	dns   []report.DNS // the latest answers, with the window's changes, looks and misses
+	// seen are the watch's looks and missed looks of each host so far, to
+	// count the window's own.
+	seen []dnsSeen
+	cur  *window
+	due  time.Time // when the window in progress ends
+	last []byte    // the last finished window's report, as JSON
 	// snap is the window in progress as Current last made it, at snapAt.
 	snap   []byte
 	snapAt time.Time
@@ -104,9 +107,13 @@ func (w *Windows) open(at time.Time) {
 		}
 	}
 	for i := range w.dns {
-		w.dns[i].Changes = []report.DNSChange{}
+		w.dns[i].Changes, w.dns[i].Looks, w.dns[i].Missed = []report.DNSChange{}, 0, nil
 	}
 }
+
+// dnsSeen is what the watch had counted of a host's looks when the
+// windows last heard of it.
+type dnsSeen struct{ looks, missed int64 }
 
 // add counts ep in the window; its ID there is its place in the window.
 func (c *window) add(ep *probe.Endpoint) int {
@@ -145,23 +152,43 @@ func (w *Windows) stopped(ep *probe.Endpoint, at time.Time) {
 	}
 }
 
-// answers keeps the latest DNS answers and the window's changes; dns is
-// the watch's, reused after the call, so it is copied.
+// answers keeps the latest DNS answers, and the window's changes, looks
+// and missed looks; dns is the watch's, which counts from its start and is
+// changed after the call, so nothing of it is kept but copies.
 func (w *Windows) answers(dns []report.DNS) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	prev := w.dns
 	w.dns = make([]report.DNS, len(dns))
 	for i, d := range dns {
-		d.Addresses = slices.Clone(d.Addresses)
-		var changes []report.DNSChange
+		var win report.DNS
 		if i < len(prev) {
-			changes = prev[i].Changes
+			win = prev[i]
 		}
-		d.Changes = append(slices.Clone(changes), d.Changes...)
+		if i >= len(w.seen) {
+			w.seen = append(w.seen, dnsSeen{})
+		}
+		seen := &w.seen[i]
+		d.Addresses = slices.Clone(d.Addresses)
+		d.Changes = append(slices.Clone(win.Changes), d.Changes...)
 		if len(d.Changes) > maxWindowChanges {
 			d.Changes = d.Changes[len(d.Changes)-maxWindowChanges:]
 		}
+		looks, missed := d.Looks, int64(0)
+		if d.Missed != nil {
+			missed = d.Missed.Looks
+		}
+		d.Looks, d.Missed = win.Looks+looks-seen.looks, win.Missed
+		if missed > seen.missed { // this look got no answer
+			m := report.DNSMissed{First: dns[i].Missed.Last, Last: dns[i].Missed.Last, Error: dns[i].Missed.Error}
+			if win.Missed != nil {
+				m.First = win.Missed.First
+				m.Looks = win.Missed.Looks
+			}
+			m.Looks += missed - seen.missed
+			d.Missed = &m
+		}
+		*seen = dnsSeen{looks, missed}
 		w.dns[i] = d
 	}
 }
@@ -221,8 +248,13 @@ func (w *Windows) report(at time.Time) *report.Report {
 	rep.DNS = make([]report.DNS, len(w.dns))
 	for i, d := range w.dns {
 		d.Addresses, d.Changes = slices.Clone(d.Addresses), slices.Clone(d.Changes)
+		if d.Missed != nil {
+			m := *d.Missed
+			d.Missed = &m
+		}
 		rep.DNS[i] = d
 	}
+	rep.Part = true // of the watch's run, which goes on in other windows
 	rep.StartedAt, rep.EndedAt = report.Time{Time: w.cur.start}, report.Time{Time: at}
 	w.cur.agg.Close(rep)
 	rep.Verdict = judge.Judge(rep, judge.Once())

@@ -2,10 +2,12 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"net/http"
 	"net/netip"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -132,9 +134,73 @@ func TestClockWindows(t *testing.T) {
 			t.Errorf("window %d read while it filled: %+v; want the same as unread: %+v", i, l.Totals, r.Totals)
 		}
 	}
+	// Each window says which of the run's request IDs it counts: together,
+	// every one of each endpoint, 1 to its last, once.
+	for ep := range 2 {
+		var all []report.IDRange
+		for _, r := range quiet {
+			if !r.Part {
+				t.Errorf("a window's report is not marked a part of its run")
+			}
+			all = append(all, r.Endpoints[ep].IDRanges...)
+		}
+		slices.SortFunc(all, func(a, b report.IDRange) int { return cmp.Compare(a.First, b.First) })
+		next := int64(1)
+		for _, r := range all {
+			if r.First != next {
+				t.Errorf("endpoint %d: the windows' ranges %v leave a gap or overlap at %d", ep, all, next)
+				break
+			}
+			next = r.Last + 1
+		}
+		if next-1 != sent[0]/2 {
+			t.Errorf("endpoint %d: the windows count IDs 1 to %d; want 1 to %d", ep, next-1, sent[0]/2)
+		}
+	}
 	if total != sent[0] || len(looked) != len(quiet) {
 		t.Errorf("the windows hold %d requests of %d sent (%d windows when read while filling); want every one, once", total, sent[0], len(looked))
 	}
 }
 
 func contains(s, sub string) bool { return bytes.Contains([]byte(s), []byte(sub)) }
+
+// TestWindowsDNS: a window's DNS says its own looks and missed looks, not
+// the watch's since its start, and its own changes; the watch's records,
+// changed after each look, are copied.
+func TestWindowsDNS(t *testing.T) {
+	w := &Windows{every: time.Minute, s: &Session{}}
+	at := time.Unix(1e9, 0).UTC()
+	w.begin("5e5e5e5e", at, nil)
+	dns := []report.DNS{{Host: "a.test", Addresses: []string{"127.0.0.1"}, Changes: []report.DNSChange{}}}
+	look := func(missed bool, change bool) {
+		dns[0].Looks++
+		if missed {
+			if dns[0].Missed == nil {
+				dns[0].Missed = &report.DNSMissed{First: report.Time{Time: at}}
+			}
+			dns[0].Missed.Looks++
+			dns[0].Missed.Last, dns[0].Missed.Error = report.Time{Time: at.Add(time.Duration(dns[0].Looks) * time.Second)}, "timed out"
+		}
+		dns[0].Changes = dns[0].Changes[:0]
+		if change {
+			dns[0].Changes = append(dns[0].Changes, report.DNSChange{At: report.Time{Time: at}, Added: []string{"127.0.0.2"}, Removed: []string{}})
+		}
+		w.answers(dns)
+	}
+	look(true, false)
+	look(false, true)
+	look(false, false)
+	w.mu.Lock()
+	w.open(at.Add(time.Minute))
+	w.mu.Unlock()
+	look(false, false)
+	look(true, false)
+	got := w.dns[0]
+	if got.Looks != 2 || got.Missed == nil || got.Missed.Looks != 1 || !got.Missed.First.Equal(dns[0].Missed.Last.Time) || len(got.Changes) != 0 {
+		t.Errorf("the second window's DNS: %d looks, missed %+v, %d changes; want its own 2 looks, 1 missed (the last), no change", got.Looks, got.Missed, len(got.Changes))
+	}
+	dns[0].Missed.Error = "changed after the call"
+	if got.Missed.Error != "timed out" {
+		t.Errorf("the window's missed looks share the watch's record")
+	}
+}
