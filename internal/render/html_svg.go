@@ -581,12 +581,15 @@ func msScale(lo, hi, n float64) (at func(float64) float64, ticks []float64, log 
 }
 
 // niceCeil is the smallest of 1, 2 or 5 × 10^k at least x.
-func niceCeil(x float64) float64 {
+func niceCeil(x float64) float64 { return ceilOf(x, 1, 2, 5) }
+
+// ceilOf is the smallest of steps × 10^k at least x; 1 when x ≤ 0.
+func ceilOf(x float64, steps ...float64) float64 {
 	if x <= 0 {
 		return 1
 	}
 	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 5} {
+	for _, m := range steps {
 		if m*p >= x*(1-1e-9) {
 			return m * p
 		}
@@ -605,11 +608,12 @@ func niceFloor(x float64) float64 {
 	return p
 }
 
-// logTicks are the 1-2-5 values from below lo to above hi, or the powers of
-// ten alone when those would be more than ten.
+// logTicks are the 1-2-5 values from below lo to above hi (each the next
+// after half as much again), or the powers of ten alone when those would
+// be more than ten.
 func logTicks(lo, hi float64) []float64 {
 	var ticks []float64
-	for t := niceFloor(lo); t <= niceCeil(hi)*(1+1e-9); t = nextNice(t) {
+	for t := niceFloor(lo); t <= niceCeil(hi)*(1+1e-9); t = niceCeil(t * 1.5) {
 		ticks = append(ticks, t)
 	}
 	if len(ticks) <= 10 {
@@ -621,18 +625,6 @@ func logTicks(lo, hi float64) []float64 {
 		ticks = append(ticks, math.Pow(10, e))
 	}
 	return slices.Compact(ticks)
-}
-
-// nextNice steps 1 → 2 → 5 → 10.
-func nextNice(t float64) float64 {
-	p := math.Pow(10, math.Floor(math.Log10(t)+1e-9))
-	switch m := math.Round(t / p); {
-	case m < 2:
-		return 2 * p
-	case m < 5:
-		return 5 * p
-	}
-	return 10 * p
 }
 
 // msWords labels a latency tick: "0.5 ms", "20 ms", "1.5 s".

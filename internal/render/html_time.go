@@ -167,18 +167,7 @@ const tsTickGap = 16.0
 // rateCeil is the top of the requests lane: the least of 1, 1.5, 2, 2.5,
 // 3, 4, 5, 6, 8 or 10 × 10^k at least x, so the highest column fills most
 // of the lane.
-func rateCeil(x float64) float64 {
-	if x <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8} {
-		if m*p >= x*(1-1e-9) {
-			return m * p
-		}
-	}
-	return 10 * p
-}
+func rateCeil(x float64) float64 { return ceilOf(x, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8) }
 
 // stepLine draws values as a step line over the columns that had requests,
 // broken where a column had none.
