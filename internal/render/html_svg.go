@@ -460,23 +460,26 @@ type latencyChart struct {
 // latencyRow is one endpoint's p50, p90, p99 and max, or a URL heading.
 type latencyRow struct {
 	chartRow
-	None                bool
-	X50, X90, X99, XMax string
-	D90, D99, DMax      string // marker paths
-	T50, T90, T99, TMax string
+	None           bool
+	X50, XMax, T50 string // the p50's place and tooltip, the max's place
+	Marks          []latencyMark
 }
 
-// markers draws the p90 diamond, the p99 triangle and the max cross at x, y.
-func diamond(x, y float64) string {
-	return fmt.Sprintf("M%s %sl5.5 5.5l-5.5 5.5l-5.5-5.5z", f(x), f(y-5.5))
-}
+// latencyMark is a percentile's marker on a row, with its tooltip.
+type latencyMark struct{ Class, D, Title string }
 
-func triangle(x, y float64) string {
-	return fmt.Sprintf("M%s %sl6 10.4h-12z", f(x), f(y-6))
-}
-
-func cross(x, y float64) string {
-	return fmt.Sprintf("M%s %sl9 9m0-9l-9 9", f(x-4.5), f(y-4.5))
+// marker is the path of a percentile's marker at x, y: the p90 diamond,
+// the p99 triangle, the max cross; "" for the others.
+func marker(class string, x, y float64) string {
+	switch class {
+	case "p90":
+		return fmt.Sprintf("M%s %sl5.5 5.5l-5.5 5.5l-5.5-5.5z", f(x), f(y-5.5))
+	case "p99":
+		return fmt.Sprintf("M%s %sl6 10.4h-12z", f(x), f(y-6))
+	case "max":
+		return fmt.Sprintf("M%s %sl9 9m0-9l-9 9", f(x-4.5), f(y-4.5))
+	}
+	return ""
 }
 
 func newLatencyChart(v *View) *latencyChart {
@@ -509,16 +512,8 @@ func newLatencyChart(v *View) *latencyChart {
 		{Class: "max", Text: "max"}, {Class: "range", Text: "line: p50 to max"},
 	}
 	layoutLegend(plotX0, 12, c.Legend)
-	for i := range c.Legend {
-		l := &c.Legend[i]
-		switch l.Class {
-		case "p90":
-			l.Marker = diamond(l.x+6, 12)
-		case "p99":
-			l.Marker = triangle(l.x+6, 12)
-		case "max":
-			l.Marker = cross(l.x+6, 12)
-		}
+	for i, l := range c.Legend {
+		c.Legend[i].Marker = marker(l.Class, l.x+6, 12)
 	}
 	y := 34.0
 	const rowH = 26.0
@@ -540,11 +535,13 @@ func newLatencyChart(v *View) *latencyChart {
 				lr.None, lr.Figure = true, "no requests"
 			} else {
 				l := e.LatencyMS
-				const mid = rowH / 2
-				lr.X50, lr.X90, lr.X99, lr.XMax = f(scale(l.P50)), f(scale(l.P90)), f(scale(l.P99)), f(scale(l.Max))
-				lr.D90, lr.D99, lr.DMax = diamond(scale(l.P90), mid), triangle(scale(l.P99), mid), cross(scale(l.Max), mid)
-				lr.T50, lr.T90 = full+" p50 "+words.Latency(l.P50, e.Requests), full+" p90 "+words.Latency(l.P90, e.Requests)
-				lr.T99, lr.TMax = full+" p99 "+words.Latency(l.P99, e.Requests), full+" max "+words.Latency(l.Max, e.Requests)
+				lr.X50, lr.XMax, lr.T50 = f(scale(l.P50)), f(scale(l.Max)), full+" p50 "+words.Latency(l.P50, e.Requests)
+				for _, m := range []struct {
+					class string
+					ms    float64
+				}{{"max", l.Max}, {"p99", l.P99}, {"p90", l.P90}} {
+					lr.Marks = append(lr.Marks, latencyMark{m.class, marker(m.class, scale(m.ms), rowH/2), full + " " + m.class + " " + words.Latency(m.ms, e.Requests)})
+				}
 				lr.Figure = "p50 " + row.P50 + " · p99 " + row.P99
 				lr.Title = fmt.Sprintf("%s: p50 %s, p90 %s, p99 %s, max %s over %d requests", full, row.P50,
 					words.Latency(l.P90, e.Requests), row.P99, row.Max, e.Requests)
