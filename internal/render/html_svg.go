@@ -29,11 +29,6 @@ const (
 // the fixed ones (markers, strips) are in html.css.
 const colourFail = "#D55E00"
 
-// frame is the plot's place in a chart, for the template.
-type frame struct{ X0, X1, W string }
-
-var plotFrame = frame{X0: f(plotX0), X1: f(plotX1), W: f(plotW)}
-
 // chart is what the page-wide charts share: their height, description,
 // legend and axis.
 type chart struct {
@@ -42,18 +37,18 @@ type chart struct {
 	Axis         axis
 }
 
-// axis is a horizontal axis at Y under its frame's plot: its ticks, their
-// labels at LabelY, its title, and the grid's top where a chart has one.
+// axis is a horizontal axis at Y under a plot from X0 to X1, W wide: its
+// ticks, their labels at LabelY, its title, and the grid's top where a
+// chart has one.
 type axis struct {
-	frame
-	Y, LabelY, GridTop string
-	Ticks              []xTick
-	Title              template.HTML // made of constants and numbers, written as it is
+	X0, X1, W, Y, LabelY, GridTop string
+	Ticks                         []xTick
+	Title                         template.HTML // made of constants and numbers, written as it is
 }
 
 // plotAxis is the axis of a page-wide chart at y.
 func plotAxis(y float64, ticks []xTick, title template.HTML) axis {
-	return axis{frame: plotFrame, Y: f(y), LabelY: "18", Ticks: ticks, Title: title}
+	return axis{X0: f(plotX0), X1: f(plotX1), W: f(plotW), Y: f(y), LabelY: "18", Ticks: ticks, Title: title}
 }
 
 // xTick is one labelled tick of a horizontal axis.
@@ -219,13 +214,14 @@ func newTimelineChart(v *View) *timelineChart {
 		}
 		row.Sent = sent.String()
 		x := func(t report.Time) float64 { return plotX0 + t.Sub(from).Seconds()/span*plotW }
-		if a := s.Added; a != nil {
-			row.Marks = append(row.Marks, timelineMark{X: f(x(*a)), TextX: f(x(*a) + 3), Text: "appeared in DNS",
-				Title: "appeared in DNS at " + words.Clock(a.Time) + " UTC"})
-		}
-		if r := s.Removed; r != nil {
-			row.Marks = append(row.Marks, timelineMark{X: f(x(*r)), TextX: f(x(*r) + 3), Text: "left DNS",
-				Title: "left DNS at " + words.Clock(r.Time) + " UTC, not probed after"})
+		for _, m := range []struct {
+			at         *report.Time
+			text, then string
+		}{{s.Added, "appeared in DNS", ""}, {s.Removed, "left DNS", ", not probed after"}} {
+			if m.at != nil {
+				row.Marks = append(row.Marks, timelineMark{X: f(x(*m.at)), TextX: f(x(*m.at) + 3), Text: m.text,
+					Title: m.text + " at " + words.Clock(m.at.Time) + " UTC" + m.then})
+			}
 		}
 		c.Rows = append(c.Rows, row)
 		y += stripH + stripGap

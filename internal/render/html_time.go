@@ -122,7 +122,7 @@ func newTimeChart(o *OverTimeView, i int) *timeChart {
 			c.P50, c.P99 = stepLine(s.Requests, s.P50, colW, latY), stepLine(s.Requests, s.P99, colW, latY)
 		}
 	}
-	c.Axis = axis{frame: frame{X0: f(tsX0), X1: f(tsX1), W: f(tsPlotW)}, Y: f(tsAxisY), LabelY: "17",
+	c.Axis = axis{X0: f(tsX0), X1: f(tsX1), W: f(tsPlotW), Y: f(tsAxisY), LabelY: "17",
 		Ticks: timeTicks(o.From.Time, o.Step*float64(o.Columns), tsX0, tsPlotW, 6)}
 	c.Desc = fmt.Sprintf("%s over time, from %s UTC, one column per %s: requests per second (up to %s), failed ones in the failure colour",
 		s.Label, clockOf(o.At(0), o.Step), durationWords(o.Step), rateWords(peak))
