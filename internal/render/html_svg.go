@@ -29,12 +29,16 @@ const (
 // the fixed ones (markers, strips) are in html.css.
 const colourFail = "#D55E00"
 
-// chart is what the page-wide charts share: their height, description,
-// legend and axis.
+// chart is what the page-wide charts share, drawn by the templates
+// chartHead and chartFoot: the SVG's id, the prefix of its title's and
+// description's (Key), its classes past "chart", height, legend (above the
+// rows, or under the axis) and axis.
 type chart struct {
-	Height, Desc string
-	Legend       []legendItem
-	Axis         axis
+	ID, Key, Class, Title string
+	Height, Desc          string
+	Legend                []legendItem
+	LegendBelow           bool
+	Axis                  axis
 }
 
 // axis is a horizontal axis at Y under a plot from X0 to X1, W wide: its
@@ -163,7 +167,7 @@ func newTimelineChart(v *View) *timelineChart {
 	from := tl.From.UTC()
 	at := func(c int) time.Time { return from.Add(report.SecondsDuration(step * float64(c))) }
 	gap := colGap(colW)
-	c := &timelineChart{}
+	c := &timelineChart{chart: chart{ID: "timeline-chart", Key: "timeline", Title: "Failure ratio over time, per endpoint"}}
 	c.Legend = []legendItem{
 		{Class: "sent", Text: "requests sent, none failed"},
 		{Class: "fail", Text: "share that failed (full height: all)"},
@@ -354,7 +358,7 @@ func newMixChart(v *View) *mixChart {
 		}
 		legend = append(legend, legendItem{Fill: fill[k.key], Hatch: k.kind == answerError, Text: text})
 	}
-	c := &mixChart{}
+	c := &mixChart{chart: chart{ID: "mix-chart", Key: "mix", Title: "Answers per address family", LegendBelow: true}}
 	y := 10.0
 	for _, row := range fams {
 		if row.Stats.Requests == 0 {
@@ -449,7 +453,6 @@ func mixBarOf(row StatsRow, y float64, order []answerKey, fill map[string]string
 // scaled when they span more than a factor of 20.
 type latencyChart struct {
 	chart
-	Log  bool
 	Rows []latencyRow
 }
 
@@ -494,10 +497,10 @@ func newLatencyChart(v *View) *latencyChart {
 	}
 	at, ticks, log := msScale(lo, hi, 5)
 	scale := func(ms float64) float64 { return plotX0 + at(ms)*plotW }
-	c := &latencyChart{Log: log}
+	c := &latencyChart{chart: chart{ID: "latency-chart", Key: "latency", Title: "Latency percentiles per endpoint"}}
 	var title template.HTML = "latency"
 	if log {
-		title = "latency, log scale"
+		c.Title, title = c.Title+" (log scale)", "latency, log scale"
 	}
 	var xt []xTick
 	for _, t := range ticks {
@@ -633,8 +636,7 @@ func msWords(ms float64) string {
 // among healthy ones stands out.
 type rateChart struct {
 	chart
-	ID, Header string
-	Rows       []rateRow
+	Rows []rateRow
 }
 
 // rateRow is one instance: its failure ratio as a bar (W wide), and its
@@ -647,7 +649,8 @@ type rateRow struct {
 // newRateChart draws the failure ratios of g, the i-th table of instances;
 // nil when no value carried a request.
 func newRateChart(i int, g GroupTable) *rateChart {
-	c := &rateChart{ID: fmt.Sprintf("instances-chart-%d", i+1), Header: g.Header}
+	id := fmt.Sprintf("instances-chart-%d", i+1)
+	c := &rateChart{chart{ID: id, Key: id, Class: "instances", Title: "Failure ratio per value of " + g.Header}, nil}
 	const rowH = 26.0
 	y := 10.0
 	var parts []string
