@@ -94,7 +94,6 @@ type svgRect struct {
 // legendItem is one key of a legend: a swatch (or a marker) and its text.
 type legendItem struct {
 	X, Y   string
-	x      float64
 	Fill   string
 	Class  string // the marker or swatch class
 	Hatch  bool
@@ -105,7 +104,8 @@ type legendItem struct {
 
 // layoutLegend places items left to right from x, each as wide as its
 // text, starting a new line under the last at y when one would pass the
-// chart's right edge; it returns the y of the last line.
+// chart's right edge, and draws their markers; it returns the y of the
+// last line.
 func layoutLegend(x, y float64, items []legendItem) float64 {
 	x0 := x
 	for i := range items {
@@ -113,7 +113,8 @@ func layoutLegend(x, y float64, items []legendItem) float64 {
 		if x+w > chartW && x > x0 {
 			x, y = x0, y+20
 		}
-		items[i].x, items[i].X, items[i].Y, items[i].TextX = x, f(x), f(y), f(x+18)
+		items[i].X, items[i].Y, items[i].TextX = f(x), f(y), f(x+18)
+		items[i].Marker = marker(items[i].Class, x+6, y)
 		x += w
 	}
 	return y
@@ -150,17 +151,18 @@ const (
 	maxColumns = 150 // at most this many columns per strip; intervals merge to fit
 )
 
+// columnsOf merges buckets into at most maxColumns columns, per to a column.
+func columnsOf(buckets int) (per, cols int) {
+	per = (buckets + maxColumns - 1) / maxColumns
+	return per, (buckets + per - 1) / per
+}
+
 func newTimelineChart(v *View) *timelineChart {
 	tl := v.Timeline
-	buckets := 0
-	for _, s := range tl.Series {
-		buckets = max(buckets, len(s.Requests))
-	}
-	if buckets == 0 || tl.Step <= 0 {
+	if tl.Buckets == 0 || tl.Step <= 0 {
 		return nil
 	}
-	per := (buckets + maxColumns - 1) / maxColumns
-	cols := (buckets + per - 1) / per
+	per, cols := columnsOf(tl.Buckets)
 	colW := plotW / float64(cols)
 	step := tl.Step * float64(per) // seconds per column
 	span := step * float64(cols)
@@ -511,9 +513,6 @@ func newLatencyChart(v *View) *latencyChart {
 		{Class: "max", Text: "max"}, {Class: "range", Text: "line: p50 to max"},
 	}
 	layoutLegend(plotX0, 12, c.Legend)
-	for i, l := range c.Legend {
-		c.Legend[i].Marker = marker(l.Class, l.x+6, 12)
-	}
 	y := 34.0
 	const rowH = 26.0
 	var parts []string
