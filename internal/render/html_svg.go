@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"html/template"
 	"math"
 	"slices"
 	"sort"
@@ -28,14 +29,61 @@ const (
 // the fixed ones (markers, strips) are in html.css.
 const colourFail = "#D55E00"
 
-// frame is the plot's place in a chart, for the template.
-type frame struct{ X0, X1, W string }
+// chart is what the page-wide charts share, drawn by the templates
+// chartHead and chartFoot: the SVG's id, the prefix of its title's and
+// description's (Key), its classes past "chart", height, legend (above the
+// rows, or under the axis) and axis.
+type chart struct {
+	ID, Key, Class, Title string
+	Height, Desc          string
+	Legend                []legendItem
+	LegendBelow           bool
+	Axis                  axis
+}
 
-var plotFrame = frame{X0: f(plotX0), X1: f(plotX1), W: f(plotW)}
+// axis is a horizontal axis at Y under a plot from X0 to X1, W wide: its
+// ticks, their labels at LabelY, its title, and the grid's top where a
+// chart has one.
+type axis struct {
+	X0, X1, W, Y, LabelY, GridTop string
+	Ticks                         []xTick
+	Title                         template.HTML // made of constants and numbers, written as it is
+}
+
+// plotAxis is the axis of a page-wide chart at y.
+func plotAxis(y float64, ticks []xTick, title template.HTML) axis {
+	return axis{X0: f(plotX0), X1: f(plotX1), W: f(plotW), Y: f(y), LabelY: "18", Ticks: ticks, Title: title}
+}
 
 // xTick is one labelled tick of a horizontal axis.
 type xTick struct {
 	X, Label string
+}
+
+// pctTicks label the plot from 0 to 100% in quarters.
+func pctTicks() []xTick {
+	var ticks []xTick
+	for p := 0; p <= 100; p += 25 {
+		ticks = append(ticks, xTick{X: f(plotX0 + float64(p)/100*plotW), Label: strconv.Itoa(p) + "%"})
+	}
+	return ticks
+}
+
+// chartRow is one row of a chart: a heading naming the URL of the rows
+// below (Header), or a labelled row with its figure to the right.
+type chartRow struct {
+	Header           bool
+	Y, Label, Full   string
+	Failing, Suspect bool
+	Figure, Title    string
+}
+
+// colGap is the gap between columns colW wide: none when they are narrow.
+func colGap(colW float64) float64 {
+	if colW >= 6 {
+		return 1
+	}
+	return 0
 }
 
 // svgRect is one rectangle, with a tooltip.
@@ -46,7 +94,6 @@ type svgRect struct {
 // legendItem is one key of a legend: a swatch (or a marker) and its text.
 type legendItem struct {
 	X, Y   string
-	x      float64
 	Fill   string
 	Class  string // the marker or swatch class
 	Hatch  bool
@@ -57,7 +104,8 @@ type legendItem struct {
 
 // layoutLegend places items left to right from x, each as wide as its
 // text, starting a new line under the last at y when one would pass the
-// chart's right edge; it returns the y of the last line.
+// chart's right edge, and draws their markers; it returns the y of the
+// last line.
 func layoutLegend(x, y float64, items []legendItem) float64 {
 	x0 := x
 	for i := range items {
@@ -65,7 +113,8 @@ func layoutLegend(x, y float64, items []legendItem) float64 {
 		if x+w > chartW && x > x0 {
 			x, y = x0, y+20
 		}
-		items[i].x, items[i].X, items[i].Y, items[i].TextX = x, f(x), f(y), f(x+18)
+		items[i].X, items[i].Y, items[i].TextX = f(x), f(y), f(x+18)
+		items[i].Marker = marker(items[i].Class, x+6, y)
 		x += w
 	}
 	return y
@@ -78,27 +127,16 @@ func chartLabel(s string) string { return words.CutMiddle(s, labelRune) }
 // per endpoint, one column per interval, the column's height the share of
 // its requests that failed.
 type timelineChart struct {
-	frame
-	Height, AxisY string
-	Legend        []legendItem
-	Rows          []timelineRow
-	Ticks         []xTick
-	Axis          string // the axis title
-	Desc          string
+	chart
+	Rows []timelineRow
 }
 
-// timelineRow is one endpoint's strip, or a heading naming the URL of the
-// strips below (Header).
+// timelineRow is one endpoint's strip, or a URL's heading.
 type timelineRow struct {
-	Header       bool
-	Y            string
-	Label, Full  string
-	Failing      bool
-	Suspect      bool
-	Sent         string // path of the columns that had requests
-	Fails        []svgRect
-	Marks        []timelineMark
-	Total, Title string
+	chartRow
+	Sent  string // path of the columns that had requests
+	Fails []svgRect
+	Marks []timelineMark
 }
 
 // timelineMark is a DNS event on a strip: the address appeared or left.
@@ -113,27 +151,25 @@ const (
 	maxColumns = 150 // at most this many columns per strip; intervals merge to fit
 )
 
+// columnsOf merges buckets into at most maxColumns columns, per to a column.
+func columnsOf(buckets int) (per, cols int) {
+	per = (buckets + maxColumns - 1) / maxColumns
+	return per, (buckets + per - 1) / per
+}
+
 func newTimelineChart(v *View) *timelineChart {
 	tl := v.Timeline
-	buckets := 0
-	for _, s := range tl.Series {
-		buckets = max(buckets, len(s.Requests))
-	}
-	if buckets == 0 || tl.Step <= 0 {
+	if tl.Buckets == 0 || tl.Step <= 0 {
 		return nil
 	}
-	per := (buckets + maxColumns - 1) / maxColumns
-	cols := (buckets + per - 1) / per
+	per, cols := columnsOf(tl.Buckets)
 	colW := plotW / float64(cols)
 	step := tl.Step * float64(per) // seconds per column
 	span := step * float64(cols)
 	from := tl.From.UTC()
 	at := func(c int) time.Time { return from.Add(report.SecondsDuration(step * float64(c))) }
-	gap := 0.0
-	if colW >= 6 {
-		gap = 1
-	}
-	c := &timelineChart{frame: plotFrame}
+	gap := colGap(colW)
+	c := &timelineChart{chart: chart{ID: "timeline-chart", Key: "timeline", Title: "Failure ratio over time, per endpoint"}}
 	c.Legend = []legendItem{
 		{Class: "sent", Text: "requests sent, none failed"},
 		{Class: "fail", Text: "share that failed (full height: all)"},
@@ -147,16 +183,16 @@ func newTimelineChart(v *View) *timelineChart {
 	for i, s := range tl.Series {
 		if v.MultiURL && (i == 0 || tl.Series[i-1].Target != s.Target) {
 			y += 6
-			c.Rows = append(c.Rows, timelineRow{Header: true, Y: f(y + 10), Label: s.Target})
+			c.Rows = append(c.Rows, timelineRow{chartRow: chartRow{Header: true, Y: f(y + 10), Label: s.Target}})
 			y += headerH
 		}
 		full := s.Full
-		row := timelineRow{Y: f(y), Label: chartLabel(s.Label), Full: full, Failing: s.Failing, Suspect: s.Suspect,
-			Total: fmt.Sprintf("%d of %d failed", s.TotalFail, s.TotalN)}
+		row := timelineRow{chartRow: chartRow{Y: f(y), Label: chartLabel(s.Label), Full: full, Failing: s.Failing, Suspect: s.Suspect,
+			Figure: fmt.Sprintf("%d of %d failed", s.TotalFail, s.TotalN)}}
 		if s.Failing {
 			failing++
 		}
-		row.Title = full + ": " + row.Total
+		row.Title = full + ": " + row.Figure
 		var sent strings.Builder
 		run := -1 // first column of the current run of columns with requests
 		for col := 0; col <= cols; col++ {
@@ -184,20 +220,19 @@ func newTimelineChart(v *View) *timelineChart {
 		}
 		row.Sent = sent.String()
 		x := func(t report.Time) float64 { return plotX0 + t.Sub(from).Seconds()/span*plotW }
-		if a := s.Added; a != nil {
-			row.Marks = append(row.Marks, timelineMark{X: f(x(*a)), TextX: f(x(*a) + 3), Text: "appeared in DNS",
-				Title: "appeared in DNS at " + words.Clock(a.Time) + " UTC"})
-		}
-		if r := s.Removed; r != nil {
-			row.Marks = append(row.Marks, timelineMark{X: f(x(*r)), TextX: f(x(*r) + 3), Text: "left DNS",
-				Title: "left DNS at " + words.Clock(r.Time) + " UTC, not probed after"})
+		for _, m := range []struct {
+			at         *report.Time
+			text, then string
+		}{{s.Added, "appeared in DNS", ""}, {s.Removed, "left DNS", ", not probed after"}} {
+			if m.at != nil {
+				row.Marks = append(row.Marks, timelineMark{X: f(x(*m.at)), TextX: f(x(*m.at) + 3), Text: m.text,
+					Title: m.text + " at " + words.Clock(m.at.Time) + " UTC" + m.then})
+			}
 		}
 		c.Rows = append(c.Rows, row)
 		y += stripH + stripGap
 	}
-	c.AxisY = f(y)
-	c.Ticks = timeTicks(from, span, plotX0, plotW, 8)
-	c.Axis = fmt.Sprintf("time (UTC) · one column per %s", durationWords(step))
+	c.Axis = plotAxis(y, timeTicks(from, span, plotX0, plotW, 8), template.HTML("time (UTC) · one column per "+durationWords(step)))
 	c.Height = f(y + 44)
 	c.Desc = fmt.Sprintf("One strip per endpoint from %s to %s UTC, one column per %s; a column's height is the share of its requests that failed. %d of %d endpoints had failures.",
 		words.Clock(from), words.Clock(from.Add(report.SecondsDuration(span))), durationWords(step), failing, len(tl.Series))
@@ -260,19 +295,14 @@ func timeTicks(from time.Time, span, x0, w float64, most int) []xTick {
 // mixChart is each family's answers as one stacked bar: statuses and error
 // classes, their share of the family's requests.
 type mixChart struct {
-	frame
-	Height, AxisY string
-	Bars          []mixBar
-	Legend        []legendItem
-	Ticks         []xTick
-	Desc          string
+	chart
+	Bars []mixBar
 }
 
 // mixBar is one family's bar.
 type mixBar struct {
-	Y, Label, Total, Title string
-	Failing                bool
-	Segs                   []mixSeg
+	chartRow
+	Segs []mixSeg
 }
 
 // mixSeg is one status or error class within a bar.
@@ -330,7 +360,7 @@ func newMixChart(v *View) *mixChart {
 		}
 		legend = append(legend, legendItem{Fill: fill[k.key], Hatch: k.kind == answerError, Text: text})
 	}
-	c := &mixChart{frame: plotFrame}
+	c := &mixChart{chart: chart{ID: "mix-chart", Key: "mix", Title: "Answers per address family", LegendBelow: true}}
 	y := 10.0
 	for _, row := range fams {
 		if row.Stats.Requests == 0 {
@@ -342,10 +372,7 @@ func newMixChart(v *View) *mixChart {
 	if len(c.Bars) == 0 {
 		return nil
 	}
-	c.AxisY = f(y)
-	for p := 0; p <= 100; p += 25 {
-		c.Ticks = append(c.Ticks, xTick{X: f(plotX0 + float64(p)/100*plotW), Label: strconv.Itoa(p) + "%"})
-	}
+	c.Axis = plotAxis(y, pctTicks(), "share of the family's requests")
 	// The legend goes under the axis.
 	c.Legend = legend
 	c.Height = f(layoutLegend(plotX0, y+60, legend) + 14)
@@ -397,8 +424,8 @@ func answerOrder(fams []StatsRow, fail report.FailStatus) []answerKey {
 // share, labelled where the label fits.
 func mixBarOf(row StatsRow, y float64, order []answerKey, fill map[string]string) mixBar {
 	s := row.Stats
-	b := mixBar{Y: f(y), Label: row.Label, Failing: row.Failing,
-		Total: fmt.Sprintf("%d of %d failed", s.Failed, s.Requests)}
+	b := mixBar{chartRow: chartRow{Y: f(y), Label: row.Label, Failing: row.Failing,
+		Figure: fmt.Sprintf("%d of %d failed", s.Failed, s.Requests)}}
 	b.Title = row.Label + ": " + strings.ReplaceAll(row.Answers, "×", " ×")
 	x := plotX0
 	for _, k := range order {
@@ -427,37 +454,33 @@ func mixBarOf(row StatsRow, y float64, order []answerKey, fill map[string]string
 // latencyChart is each endpoint's latency percentiles on one axis, log
 // scaled when they span more than a factor of 20.
 type latencyChart struct {
-	frame
-	Height, AxisY, Top string
-	Log                bool
-	Rows               []latencyRow
-	Ticks              []xTick
-	Legend             []legendItem
-	Axis, Desc         string
+	chart
+	Rows []latencyRow
 }
 
 // latencyRow is one endpoint's p50, p90, p99 and max, or a URL heading.
 type latencyRow struct {
-	Header                   bool
-	Y, Label, Full           string
-	Failing, Suspect, None   bool
-	X50, X90, X99, XMax      string
-	D90, D99, DMax           string // marker paths
-	Text                     string // "p50 0.47ms · p99 2.53ms"
-	T50, T90, T99, TMax, Ttl string
+	chartRow
+	None           bool
+	X50, XMax, T50 string // the p50's place and tooltip, the max's place
+	Marks          []latencyMark
 }
 
-// markers draws the p90 diamond, the p99 triangle and the max cross at x, y.
-func diamond(x, y float64) string {
-	return fmt.Sprintf("M%s %sl5.5 5.5l-5.5 5.5l-5.5-5.5z", f(x), f(y-5.5))
-}
+// latencyMark is a percentile's marker on a row, with its tooltip.
+type latencyMark struct{ Class, D, Title string }
 
-func triangle(x, y float64) string {
-	return fmt.Sprintf("M%s %sl6 10.4h-12z", f(x), f(y-6))
-}
-
-func cross(x, y float64) string {
-	return fmt.Sprintf("M%s %sl9 9m0-9l-9 9", f(x-4.5), f(y-4.5))
+// marker is the path of a percentile's marker at x, y: the p90 diamond,
+// the p99 triangle, the max cross; "" for the others.
+func marker(class string, x, y float64) string {
+	switch class {
+	case "p90":
+		return fmt.Sprintf("M%s %sl5.5 5.5l-5.5 5.5l-5.5-5.5z", f(x), f(y-5.5))
+	case "p99":
+		return fmt.Sprintf("M%s %sl6 10.4h-12z", f(x), f(y-6))
+	case "max":
+		return fmt.Sprintf("M%s %sl9 9m0-9l-9 9", f(x-4.5), f(y-4.5))
+	}
+	return ""
 }
 
 func newLatencyChart(v *View) *latencyChart {
@@ -474,50 +497,29 @@ func newLatencyChart(v *View) *latencyChart {
 	if hi <= 0 {
 		return nil
 	}
-	c := &latencyChart{frame: plotFrame}
-	lo = max(lo, 0.001)
-	c.Log = hi/lo > 20
-	var scale func(float64) float64
-	var ticks []float64
-	if c.Log {
-		ticks = logTicks(lo, hi)
-		a, b := math.Log10(ticks[0]), math.Log10(ticks[len(ticks)-1])
-		scale = func(ms float64) float64 { return plotX0 + (math.Log10(max(ms, ticks[0]))-a)/(b-a)*plotW }
-		c.Axis = "latency, log scale"
-	} else {
-		step := niceCeil(hi / 5)
-		top := math.Ceil(hi/step-1e-9) * step
-		for t := 0.0; t <= top+step/2; t += step {
-			ticks = append(ticks, t)
-		}
-		scale = func(ms float64) float64 { return plotX0 + ms/top*plotW }
-		c.Axis = "latency"
+	at, ticks, log := msScale(lo, hi, 5)
+	scale := func(ms float64) float64 { return plotX0 + at(ms)*plotW }
+	c := &latencyChart{chart: chart{ID: "latency-chart", Key: "latency", Title: "Latency percentiles per endpoint"}}
+	var title template.HTML = "latency"
+	if log {
+		c.Title, title = c.Title+" (log scale)", "latency, log scale"
 	}
+	var xt []xTick
 	for _, t := range ticks {
-		c.Ticks = append(c.Ticks, xTick{X: f(scale(t)), Label: msWords(t)})
+		xt = append(xt, xTick{X: f(scale(t)), Label: msWords(t)})
 	}
 	c.Legend = []legendItem{
 		{Class: "p50", Text: "p50 (median)"}, {Class: "p90", Text: "p90"}, {Class: "p99", Text: "p99"},
 		{Class: "max", Text: "max"}, {Class: "range", Text: "line: p50 to max"},
 	}
 	layoutLegend(plotX0, 12, c.Legend)
-	for i := range c.Legend {
-		l := &c.Legend[i]
-		switch l.Class {
-		case "p90":
-			l.Marker = diamond(l.x+6, 12)
-		case "p99":
-			l.Marker = triangle(l.x+6, 12)
-		case "max":
-			l.Marker = cross(l.x+6, 12)
-		}
-	}
 	y := 34.0
 	const rowH = 26.0
+	var parts []string
 	for _, tv := range v.Targets {
 		if v.MultiURL {
 			y += 6
-			c.Rows = append(c.Rows, latencyRow{Header: true, Y: f(y + 10), Label: tv.Target})
+			c.Rows = append(c.Rows, latencyRow{chartRow: chartRow{Header: true, Y: f(y + 10), Label: tv.Target}})
 			y += headerH
 		}
 		for _, row := range tv.Rows {
@@ -525,45 +527,64 @@ func newLatencyChart(v *View) *latencyChart {
 			if v.MultiURL {
 				full += " " + v.short[tv.Target]
 			}
-			lr := latencyRow{Y: f(y), Label: chartLabel(row.Label), Full: full, Failing: row.Failing, Suspect: row.Suspect}
+			lr := latencyRow{chartRow: chartRow{Y: f(y), Label: chartLabel(row.Label), Full: full, Failing: row.Failing, Suspect: row.Suspect}}
 			e := row.Stats
 			if e == nil || e.Requests == 0 {
-				lr.None, lr.Text = true, "no requests"
+				lr.None, lr.Figure = true, "no requests"
 			} else {
 				l := e.LatencyMS
-				const mid = rowH / 2
-				lr.X50, lr.X90, lr.X99, lr.XMax = f(scale(l.P50)), f(scale(l.P90)), f(scale(l.P99)), f(scale(l.Max))
-				lr.D90, lr.D99, lr.DMax = diamond(scale(l.P90), mid), triangle(scale(l.P99), mid), cross(scale(l.Max), mid)
-				lr.T50, lr.T90 = full+" p50 "+words.Latency(l.P50, e.Requests), full+" p90 "+words.Latency(l.P90, e.Requests)
-				lr.T99, lr.TMax = full+" p99 "+words.Latency(l.P99, e.Requests), full+" max "+words.Latency(l.Max, e.Requests)
-				lr.Text = "p50 " + row.P50 + " · p99 " + row.P99
-				lr.Ttl = fmt.Sprintf("%s: p50 %s, p90 %s, p99 %s, max %s over %d requests", full, row.P50,
+				lr.X50, lr.XMax, lr.T50 = f(scale(l.P50)), f(scale(l.Max)), full+" p50 "+words.Latency(l.P50, e.Requests)
+				for _, m := range []struct {
+					class string
+					ms    float64
+				}{{"max", l.Max}, {"p99", l.P99}, {"p90", l.P90}} {
+					lr.Marks = append(lr.Marks, latencyMark{m.class, marker(m.class, scale(m.ms), rowH/2), full + " " + m.class + " " + words.Latency(m.ms, e.Requests)})
+				}
+				lr.Figure = "p50 " + row.P50 + " · p99 " + row.P99
+				lr.Title = fmt.Sprintf("%s: p50 %s, p90 %s, p99 %s, max %s over %d requests", full, row.P50,
 					words.Latency(l.P90, e.Requests), row.P99, row.Max, e.Requests)
+				parts = append(parts, lr.Title)
 			}
 			c.Rows = append(c.Rows, lr)
 			y += rowH
 		}
 	}
-	c.AxisY = f(y + 4)
-	c.Top = f(30)
+	c.Axis = plotAxis(y+4, xt, title)
+	c.Axis.GridTop = f(30)
 	c.Height = f(y + 48)
-	var parts []string
-	for _, r := range c.Rows {
-		if !r.Header && !r.None {
-			parts = append(parts, r.Ttl)
-		}
-	}
-	c.Desc = "Latency percentiles per endpoint (" + c.Axis + "). " + strings.Join(parts, "; ") + "."
+	c.Desc = "Latency percentiles per endpoint (" + string(title) + "). " + strings.Join(parts, "; ") + "."
 	return c
 }
 
+// msScale places milliseconds from lo to hi on 0 to 1, with its ticks:
+// linear from 0 to a round top in about n steps, or log scaled when they
+// span more than a factor of 20.
+func msScale(lo, hi, n float64) (at func(float64) float64, ticks []float64, log bool) {
+	lo = max(lo, 0.001)
+	if hi/lo <= 20 {
+		step := niceCeil(hi / n)
+		top := math.Ceil(hi/step-1e-9) * step
+		for t := 0.0; t <= top+step/2; t += step {
+			ticks = append(ticks, t)
+		}
+		return func(ms float64) float64 { return ms / top }, ticks, false
+	}
+	ticks = logTicks(lo, hi)
+	t0 := ticks[0]
+	a, b := math.Log10(t0), math.Log10(ticks[len(ticks)-1])
+	return func(ms float64) float64 { return (math.Log10(max(ms, t0)) - a) / (b - a) }, ticks, true
+}
+
 // niceCeil is the smallest of 1, 2 or 5 × 10^k at least x.
-func niceCeil(x float64) float64 {
+func niceCeil(x float64) float64 { return ceilOf(x, 1, 2, 5) }
+
+// ceilOf is the smallest of steps × 10^k at least x; 1 when x ≤ 0.
+func ceilOf(x float64, steps ...float64) float64 {
 	if x <= 0 {
 		return 1
 	}
 	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 5} {
+	for _, m := range steps {
 		if m*p >= x*(1-1e-9) {
 			return m * p
 		}
@@ -582,11 +603,12 @@ func niceFloor(x float64) float64 {
 	return p
 }
 
-// logTicks are the 1-2-5 values from below lo to above hi, or the powers of
-// ten alone when those would be more than ten.
+// logTicks are the 1-2-5 values from below lo to above hi (each the next
+// after half as much again), or the powers of ten alone when those would
+// be more than ten.
 func logTicks(lo, hi float64) []float64 {
 	var ticks []float64
-	for t := niceFloor(lo); t <= niceCeil(hi)*(1+1e-9); t = nextNice(t) {
+	for t := niceFloor(lo); t <= niceCeil(hi)*(1+1e-9); t = niceCeil(t * 1.5) {
 		ticks = append(ticks, t)
 	}
 	if len(ticks) <= 10 {
@@ -598,18 +620,6 @@ func logTicks(lo, hi float64) []float64 {
 		ticks = append(ticks, math.Pow(10, e))
 	}
 	return slices.Compact(ticks)
-}
-
-// nextNice steps 1 → 2 → 5 → 10.
-func nextNice(t float64) float64 {
-	p := math.Pow(10, math.Floor(math.Log10(t)+1e-9))
-	switch m := math.Round(t / p); {
-	case m < 2:
-		return 2 * p
-	case m < 5:
-		return 5 * p
-	}
-	return 10 * p
 }
 
 // msWords labels a latency tick: "0.5 ms", "20 ms", "1.5 s".
@@ -624,27 +634,22 @@ func msWords(ms float64) string {
 // its Wilson 95% interval: one row per instance, so one failing instance
 // among healthy ones stands out.
 type rateChart struct {
-	frame
-	ID, Header    string
-	Height, AxisY string
-	Rows          []rateRow
-	Ticks         []xTick
-	Desc          string
+	chart
+	Rows []rateRow
 }
 
 // rateRow is one instance: its failure ratio as a bar (W wide), and its
 // interval from Lo to Hi.
 type rateRow struct {
-	Y, Label, Full   string
-	Failing, Suspect bool
-	W, Lo, Hi        string
-	Total, Title     string
+	chartRow
+	W, Lo, Hi string
 }
 
 // newRateChart draws the failure ratios of g, the i-th table of instances;
 // nil when no value carried a request.
 func newRateChart(i int, g GroupTable) *rateChart {
-	c := &rateChart{frame: plotFrame, ID: fmt.Sprintf("instances-chart-%d", i+1), Header: g.Header}
+	id := fmt.Sprintf("instances-chart-%d", i+1)
+	c := &rateChart{chart{ID: id, Key: id, Class: "instances", Title: "Failure ratio per value of " + g.Header}, nil}
 	const rowH = 26.0
 	y := 10.0
 	var parts []string
@@ -659,9 +664,8 @@ func newRateChart(i int, g GroupTable) *rateChart {
 		if s.Failed > 0 {
 			w = max(w, 2) // any failure shows
 		}
-		rr := rateRow{Y: f(y), Label: chartLabel(row.Label), Full: g.Header + ": " + row.Label, Failing: row.Failing, Suspect: row.Suspect,
-			W: f(w), Lo: f(plotX0 + lo*plotW), Hi: f(plotX0 + hi*plotW),
-			Total: fmt.Sprintf("%d of %d failed", s.Failed, s.Requests)}
+		rr := rateRow{chartRow: chartRow{Y: f(y), Label: chartLabel(row.Label), Full: g.Header + ": " + row.Label, Failing: row.Failing, Suspect: row.Suspect,
+			Figure: fmt.Sprintf("%d of %d failed", s.Failed, s.Requests)}, W: f(w), Lo: f(plotX0 + lo*plotW), Hi: f(plotX0 + hi*plotW)}
 		rr.Title = fmt.Sprintf("%s: %d of %d responses failed (%s, 95%% CI %s)", rr.Full, s.Failed, s.Requests, words.PctRate(rate), words.CIRange(lo, hi))
 		if row.Suspect {
 			rr.Title += ", named by the verdict"
@@ -673,10 +677,8 @@ func newRateChart(i int, g GroupTable) *rateChart {
 	if len(c.Rows) == 0 {
 		return nil
 	}
-	c.AxisY = f(y + 4)
-	for p := 0; p <= 100; p += 25 {
-		c.Ticks = append(c.Ticks, xTick{X: f(plotX0 + float64(p)/100*plotW), Label: strconv.Itoa(p) + "%"})
-	}
+	c.Axis = plotAxis(y+4, pctTicks(), "share of the instance's responses that failed · the whisker is its 95% interval")
+	c.Axis.GridTop = "4"
 	c.Height = f(y + 48)
 	c.Desc = "Failure ratio of the responses per value of " + g.Header + ", with its 95% interval. " + strings.Join(parts, "; ") + "."
 	return c

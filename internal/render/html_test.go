@@ -412,14 +412,14 @@ func TestTimelineChartMergesColumns(t *testing.T) {
 		t.Errorf("sent path %q; want one run across the plot", row.Sent)
 	}
 	var labels []string
-	for _, tk := range c.Ticks {
+	for _, tk := range c.Axis.Ticks {
 		labels = append(labels, tk.Label)
 	}
 	if got, want := strings.Join(labels, " "), "20:44 20:46 20:48 20:50"; got != want {
 		t.Errorf("time ticks %q; want %q", got, want)
 	}
-	if !strings.Contains(c.Axis, "3.5 s") {
-		t.Errorf("axis title %q; want one column per 3.5 s", c.Axis)
+	if !strings.Contains(string(c.Axis.Title), "3.5 s") {
+		t.Errorf("axis title %q; want one column per 3.5 s", c.Axis.Title)
 	}
 }
 
@@ -469,17 +469,17 @@ func TestLatencyChartScale(t *testing.T) {
 		r := mk(tt.p50, tt.max)
 		c := newLatencyChart(NewView(r))
 		var labels []string
-		for _, tk := range c.Ticks {
+		for _, tk := range c.Axis.Ticks {
 			labels = append(labels, tk.Label)
 		}
-		if c.Log != tt.log || strings.Join(labels, " ") != tt.ticks {
-			t.Errorf("p50 %v, max %v: log %v, ticks %q; want log %v, ticks %q", tt.p50, tt.max, c.Log, strings.Join(labels, " "), tt.log, tt.ticks)
+		if log := strings.HasSuffix(c.Title, "(log scale)"); log != tt.log || strings.Join(labels, " ") != tt.ticks {
+			t.Errorf("p50 %v, max %v: log %v, ticks %q; want log %v, ticks %q", tt.p50, tt.max, log, strings.Join(labels, " "), tt.log, tt.ticks)
 		}
 		if n := len(c.Rows); n != 3 || !c.Rows[2].None {
 			t.Errorf("p50 %v: %d rows, the last None=%v; want 3, the endpoint without requests said so", tt.p50, n, n == 3 && c.Rows[2].None)
 		}
-		first, _ := strconv.ParseFloat(c.Ticks[0].X, 64)
-		last, _ := strconv.ParseFloat(c.Ticks[len(c.Ticks)-1].X, 64)
+		first, _ := strconv.ParseFloat(c.Axis.Ticks[0].X, 64)
+		last, _ := strconv.ParseFloat(c.Axis.Ticks[len(c.Axis.Ticks)-1].X, 64)
 		if first != plotX0 || last != plotX1 {
 			t.Errorf("p50 %v: ticks run from %v to %v; want the plot's %v to %v", tt.p50, first, last, plotX0, plotX1)
 		}

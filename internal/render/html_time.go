@@ -40,13 +40,12 @@ type overTimeCharts struct {
 type timeChart struct {
 	ID, Kind, What, Label, Tag, Summary string
 	Failing, Suspect, Latency           bool
-	W, Height, X0, X1, AxisY, PlotW     string
-	RateH, LatH                         string
-	RateTop, LatTop, LatBottom          string // the lanes' top and bottom edges
-	Sent, Fails                         string // paths of the requests lane's columns
-	P50, P99                            string // step lines of the latency lane
-	RateTicks, LatTicks                 []yTick
-	Ticks                               []xTick
+	W, Height, RateH, LatH              string
+	RateTop, LatTop                     string    // the lanes' top edges
+	Sent, Fails                         string    // paths of the requests lane's columns
+	P50, P99                            string    // step lines of the latency lane
+	Grid                                []yTick   // the lanes' scales
+	Axis                                axis      // time
 	Cols                                []svgRect // one per slice with requests, with its numbers
 	Desc                                string
 }
@@ -71,14 +70,10 @@ func newOverTimeCharts(v *View) *overTimeCharts {
 func newTimeChart(o *OverTimeView, i int) *timeChart {
 	s := &o.Scopes[i]
 	colW := tsPlotW / float64(o.Columns)
-	gap := 0.0
-	if colW >= 6 {
-		gap = 1
-	}
+	gap := colGap(colW)
 	c := &timeChart{ID: fmt.Sprintf("over-time-%d", i+1), Kind: s.Kind, What: s.What, Label: s.Label, Tag: s.Tag, Summary: s.Summary,
 		Failing: s.Failing, Suspect: s.Suspect, Latency: s.Latency,
-		W: f(tsW), Height: f(tsHeight), X0: f(tsX0), X1: f(tsX1), AxisY: f(tsAxisY), PlotW: f(tsPlotW), RateH: f(tsRateH), LatH: f(tsLatH),
-		RateTop: f(tsRateY), LatTop: f(tsLatY), LatBottom: f(tsLatY + tsLatH)}
+		W: f(tsW), Height: f(tsHeight), RateH: f(tsRateH), LatH: f(tsLatH), RateTop: f(tsRateY), LatTop: f(tsLatY)}
 	// The requests lane: requests per second, to a round top.
 	peak := 0.0
 	for _, n := range s.Requests {
@@ -86,7 +81,7 @@ func newTimeChart(o *OverTimeView, i int) *timeChart {
 	}
 	top := rateCeil(peak)
 	rateY := func(rps float64) float64 { return tsRateY + tsRateH - rps/top*tsRateH }
-	c.RateTicks = []yTick{{Y: f(tsRateY), Label: rateWords(top)}, {Y: f(tsRateY + tsRateH), Label: "0"}}
+	c.Grid = []yTick{{Y: f(tsRateY), Label: rateWords(top)}, {Y: f(tsRateY + tsRateH), Label: "0"}}
 	var sent, fails strings.Builder
 	for col, n := range s.Requests {
 		if n == 0 {
@@ -122,12 +117,13 @@ func newTimeChart(o *OverTimeView, i int) *timeChart {
 		if hi > 0 {
 			latY, ticks := latencyScale(lo, hi)
 			for _, t := range ticks {
-				c.LatTicks = append(c.LatTicks, yTick{Y: f(latY(t)), Label: msWords(t)})
+				c.Grid = append(c.Grid, yTick{Y: f(latY(t)), Label: msWords(t)})
 			}
 			c.P50, c.P99 = stepLine(s.Requests, s.P50, colW, latY), stepLine(s.Requests, s.P99, colW, latY)
 		}
 	}
-	c.Ticks = timeTicks(o.From.Time, o.Step*float64(o.Columns), tsX0, tsPlotW, 6)
+	c.Axis = axis{X0: f(tsX0), X1: f(tsX1), W: f(tsPlotW), Y: f(tsAxisY), LabelY: "17",
+		Ticks: timeTicks(o.From.Time, o.Step*float64(o.Columns), tsX0, tsPlotW, 6)}
 	c.Desc = fmt.Sprintf("%s over time, from %s UTC, one column per %s: requests per second (up to %s), failed ones in the failure colour",
 		s.Label, clockOf(o.At(0), o.Step), durationWords(o.Step), rateWords(peak))
 	if s.Latency {
@@ -140,20 +136,11 @@ func newTimeChart(o *OverTimeView, i int) *timeChart {
 // latencyScale maps milliseconds to the latency lane, linear from 0 or
 // log scaled when lo to hi spans more than a factor of 20, with its ticks.
 func latencyScale(lo, hi float64) (func(float64) float64, []float64) {
-	lo = max(lo, 0.001)
-	bottom := tsLatY + tsLatH
-	if hi/lo <= 20 {
-		step := niceCeil(hi / 3)
-		top := math.Ceil(hi/step-1e-9) * step
-		var ticks []float64
-		for t := 0.0; t <= top+step/2; t += step {
-			ticks = append(ticks, t)
-		}
-		return func(ms float64) float64 { return bottom - ms/top*tsLatH }, ticks
+	at, all, log := msScale(lo, hi, 3)
+	y := func(ms float64) float64 { return tsLatY + tsLatH - at(ms)*tsLatH }
+	if !log {
+		return y, all
 	}
-	all := logTicks(lo, hi)
-	a, b := math.Log10(all[0]), math.Log10(all[len(all)-1])
-	y := func(ms float64) float64 { return bottom - (math.Log10(max(ms, all[0]))-a)/(b-a)*tsLatH }
 	// Labels at least tsTickGap apart: the powers of ten first, then the
 	// ends, then the others (2 and 5 times them).
 	var order []float64
@@ -180,18 +167,7 @@ const tsTickGap = 16.0
 // rateCeil is the top of the requests lane: the least of 1, 1.5, 2, 2.5,
 // 3, 4, 5, 6, 8 or 10 × 10^k at least x, so the highest column fills most
 // of the lane.
-func rateCeil(x float64) float64 {
-	if x <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8} {
-		if m*p >= x*(1-1e-9) {
-			return m * p
-		}
-	}
-	return 10 * p
-}
+func rateCeil(x float64) float64 { return ceilOf(x, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8) }
 
 // stepLine draws values as a step line over the columns that had requests,
 // broken where a column had none.

@@ -358,6 +358,7 @@ type PhaseRow struct {
 // TimelineView is failures over time, one series per endpoint.
 type TimelineView struct {
 	Step     float64 // seconds per bucket
+	Buckets  int     // the longest series'
 	From, To report.Time
 	Series   []SeriesRow
 }
@@ -1101,7 +1102,7 @@ func (v *View) timeline(r *report.Report) {
 	for _, s := range tl.Series {
 		n = max(n, len(s.Requests))
 	}
-	v.Timeline = TimelineView{Step: tl.IntervalS, From: tl.Start, To: report.Time{Time: tl.Start.Add(report.SecondsDuration(tl.IntervalS * float64(n)))}}
+	v.Timeline = TimelineView{Step: tl.IntervalS, Buckets: n, From: tl.Start, To: report.Time{Time: tl.Start.Add(report.SecondsDuration(tl.IntervalS * float64(n)))}}
 	suspect := map[string]bool{}
 	for _, s := range r.Verdict.Suspects {
 		if s.Kind != report.SuspectGroup || failingConns(&s) {

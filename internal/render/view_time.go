@@ -13,7 +13,8 @@ import (
 
 // OverTimeView is the run over time, per family and per suspect: requests
 // and failures, p50 and p99 latency per slice of the run. Its slices are
-// the timeline's buckets, merged into at most OverTimeColumns.
+// the timeline's buckets, merged into columns as the timeline chart's
+// (columnsOf).
 type OverTimeView struct {
 	From, To report.Time // To: the run's end
 	Step     float64     // seconds per slice
@@ -22,9 +23,6 @@ type OverTimeView struct {
 	// Note says which scopes kept no latencies over time, "" when all did.
 	Note string
 }
-
-// OverTimeColumns is the most slices OverTimeView cuts a run into.
-const OverTimeColumns = maxColumns
 
 // TimeScope is one family or suspect over time.
 type TimeScope struct {
@@ -83,16 +81,11 @@ func epKey(target, addr string) string { return "endpoint\x00" + target + "\x00"
 // overTime prepares the families and the suspects over time; see
 // OverTimeView.
 func (v *View) overTime(r *report.Report) {
-	tl := &r.Timeline
-	buckets := 0
-	for _, s := range tl.Series {
-		buckets = max(buckets, len(s.Requests))
-	}
+	tl, buckets := &r.Timeline, v.Timeline.Buckets
 	if buckets == 0 || tl.IntervalS <= 0 || len(tl.Series) != len(r.Endpoints) {
 		return
 	}
-	per := (buckets + OverTimeColumns - 1) / OverTimeColumns
-	cols := (buckets + per - 1) / per
+	per, cols := columnsOf(buckets)
 	o := &v.OverTime
 	*o = OverTimeView{From: tl.Start, To: r.EndedAt, Step: tl.IntervalS * float64(per), Columns: cols}
 	b := &timeBuilder{r: r, o: o, buckets: buckets, per: per, cols: cols, at: map[string]int{}, groups: map[string]*report.GroupSeries{}}

@@ -172,7 +172,7 @@ func TestViewOverTime(t *testing.T) {
 }
 
 // TestViewOverTimeSlices: a long timeline is drawn in at most
-// OverTimeColumns slices, each the sum of its buckets; a suspect whose
+// maxColumns slices, each the sum of its buckets; a suspect whose
 // latencies were not kept (past the first MaxLatencyEndpoints) is drawn
 // without them, and the view says so.
 func TestViewOverTimeSlices(t *testing.T) {
