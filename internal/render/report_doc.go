@@ -84,11 +84,11 @@ func reportTop(v *View) []Block {
 	if run.Settled != "" {
 		text(Para{Only: FormatText, Lead: "STOPPED EARLY", Text: run.Settled + ".", Indent: 2, Tone: ToneStrong})
 	}
-	if n := len(v.Inputs); n > 0 {
+	if n := len(v.r.Inputs); n > 0 {
 		files := make([]string, n)
-		for i, in := range v.Inputs {
+		for i, in := range v.r.Inputs {
 			files[i] = in.File
-			if v.InputVantages && in.Vantage != "-" {
+			if in.Vantage != "" {
 				files[i] += " from " + in.Vantage
 			}
 		}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -396,15 +397,15 @@ func clientSection(v *View) Section {
 // them noted; it goes under the run's section, without a heading.
 func inputsSection(v *View) Section {
 	var s Section
-	if len(v.Inputs) > 0 {
-		s.Blocks = append(s.Blocks, Para{Only: documents, Text: fmt.Sprintf("Merged from %d report%s:", len(v.Inputs), words.Plural(len(v.Inputs)))})
+	if ins := v.r.Inputs; len(ins) > 0 {
+		s.Blocks = append(s.Blocks, Para{Only: documents, Text: fmt.Sprintf("Merged from %d report%s:", len(ins), words.Plural(len(ins)))})
 		tb := Table{Only: documents, Cols: []Col{{Head: "Report"}, {Head: "Vantage"}, {Head: "From (UTC)"}, {Head: "To (UTC)"},
 			{Head: "Requests", Right: true}, {Head: "Failed", Right: true}, {Head: "Dropped", Right: true}, {Head: "Run"}, {Head: "Command"}}}
-		for _, in := range v.Inputs {
-			tb.Rows = append(tb.Rows, Row{Cells: []string{in.File, in.Vantage, in.From, in.To, strconv.FormatInt(in.Requests, 10),
-				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), in.Ended, orDash(in.Command)}})
+		for _, in := range ins {
+			tb.Rows = append(tb.Rows, Row{Cells: []string{in.File, cmp.Or(in.Vantage, "-"), utc(in.StartedAt), utc(in.EndedAt), strconv.FormatInt(in.Requests, 10),
+				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), ended(in.Interrupted), orDash(shellJoin(in.Command))}})
 		}
-		if !v.InputVantages { // one vantage, or none named: no column for it
+		if !inputVantages(ins) { // one vantage, or none named: no column for it
 			tb.Cols = slices.Delete(tb.Cols, 1, 2)
 			for i := range tb.Rows {
 				tb.Rows[i].Cells = slices.Delete(tb.Rows[i].Cells, 1, 2)
@@ -462,4 +463,9 @@ func dnsSection(v *View) Section {
 func withBlocks(s Section, blocks ...Block) Section {
 	s.Blocks = append(s.Blocks, blocks...)
 	return s
+}
+
+// inputVantages reports whether any input of a merge names its vantage.
+func inputVantages(ins []report.Input) bool {
+	return slices.ContainsFunc(ins, func(in report.Input) bool { return in.Vantage != "" })
 }

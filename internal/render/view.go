@@ -28,20 +28,11 @@ type View struct {
 	MultiURL bool
 	Verdict  VerdictView
 	Run      RunView
-	// Inputs are the reports a merged report was made from, and Notes say
-	// where the merge is less than exact; both empty for a single run.
-	Inputs []InputRow
-	// InputVantages is set when any input names its vantage: the tables
-	// of inputs then show each one's.
-	InputVantages bool
-	Notes         []string
-	// Vantage is where a run was probed from (report.Report.Vantage), or
-	// the one vantage of every run of a merge; "" when none is named.
+	// Notes say where a merge of reports is less than exact.
+	Notes []string
+	// Vantage is where a run was probed from (vantageOf).
 	Vantage string
-	// Vantages break a merge of runs from several vantage points down by
-	// vantage; empty otherwise.
-	Vantages []VantageRow
-	DNS      []DNSRow
+	DNS     []DNSRow
 	// NotProbed says why the run sent no request ("" when it sent some):
 	// the report then holds its DNS, its preflight, its gate and its
 	// verdict only.
@@ -151,21 +142,6 @@ type SlowRow struct {
 	Share           string // the share of percentiles at least 1.5× slower: "25%"
 	P               string
 	RestN           int64
-}
-
-// InputRow is one report a merged report was made from.
-type InputRow struct {
-	File, Version string
-	// Vantage is where the run was probed from (--vantage); "-" when it
-	// named none and another input did, "" when no input named one (see
-	// View.InputVantages).
-	Vantage  string
-	From, To string // UTC, to the millisecond
-	Requests int64
-	Failed   int64
-	Dropped  int64
-	Ended    string // "completed" or "interrupted"
-	Command  string // shell-quoted, secrets redacted
 }
 
 // GroupTable is the groups of one instance header.
@@ -418,17 +394,15 @@ type TestRow struct {
 
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
-	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Notes: r.Notes, short: report.ShortURLs(r)}
+	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Notes: r.Notes, Vantage: vantageOf(r), short: report.ShortURLs(r)}
 	targets := report.TargetsOf(r)
 	v.MultiURL = len(targets) > 1
 	v.verdict(r)
 	v.run(r)
-	v.inputs(r)
 	v.dns(r)
 	v.preflight(r)
 	v.families(r)
 	v.endpoints(r, targets)
-	v.vantages(r)
 	v.who(r)
 	v.phases(r)
 	v.timeline(r)
@@ -846,23 +820,6 @@ func ended(interrupted bool) string {
 		return "interrupted"
 	}
 	return "completed"
-}
-
-// inputs lists the reports a merged report was made from.
-func (v *View) inputs(r *report.Report) {
-	for _, in := range r.Inputs {
-		v.Inputs = append(v.Inputs, InputRow{File: in.File, Version: in.Version, Vantage: in.Vantage, From: utc(in.StartedAt), To: utc(in.EndedAt),
-			Requests: in.Requests, Failed: in.Failed, Dropped: in.Dropped, Ended: ended(in.Interrupted),
-			Command: shellJoin(in.Command)})
-		v.InputVantages = v.InputVantages || in.Vantage != ""
-	}
-	if v.InputVantages {
-		for i := range v.Inputs {
-			if v.Inputs[i].Vantage == "" {
-				v.Inputs[i].Vantage = "-"
-			}
-		}
-	}
 }
 
 func (v *View) dns(r *report.Report) {

@@ -1,83 +1,23 @@
 package render
 
 import (
-	"fmt"
+	"cmp"
 	"strconv"
-	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// VantageRow is one vantage point of a merged report: what its runs saw,
-// in total and per endpoint.
-type VantageRow struct {
-	// Name is the vantage's name, "(none)" for runs that named none.
-	Name             string
-	Runs             int
-	Requests, Failed int64
-	Rate             string // "15.0%"; "-" without requests
-	// Families says each family's figures: "IPv4 0 of 200, IPv6 60 of 200
-	// (30.0%)".
-	Families  string
-	Endpoints []VantageEndpointRow
-	// Failing is set when the verdict names an endpoint from this vantage.
-	Failing bool
-}
-
-// VantageEndpointRow is one endpoint from one vantage.
-type VantageEndpointRow struct {
-	Label, Family    string // Family as "IPv4", "IPv6"
-	Requests, Failed int64
-	Rate             string
-	// Failing is set when the verdict names this endpoint from this
-	// vantage: it fails more from here than from the other vantages.
-	Failing bool
-}
-
-// vantages prepares the vantage of a run, or the breakdown by vantage of a
-// merge of runs from several.
-func (v *View) vantages(r *report.Report) {
+// vantageOf is where a run was probed from, or the one vantage of every
+// run of a merge; "" when none is named.
+func vantageOf(r *report.Report) string {
 	switch {
 	case r.Vantage != "":
-		v.Vantage = r.Vantage
+		return r.Vantage
 	case len(r.Vantages) == 1 && r.Vantages[0].Name != "":
-		v.Vantage = r.Vantages[0].Name + " (every run)"
+		return r.Vantages[0].Name + " (every run)"
 	}
-	if len(r.Vantages) < 2 {
-		return
-	}
-	named := map[[3]string]bool{}
-	for _, t := range r.Verdict.Vantages {
-		named[[3]string{t.Vantage, t.Target, t.Address}] = true
-	}
-	for _, vs := range r.Vantages {
-		row := VantageRow{Name: vs.Name, Runs: vs.Runs, Requests: vs.Requests, Failed: vs.Failed, Rate: ratePct(vs.Failed, vs.Requests)}
-		if row.Name == "" {
-			row.Name = "(none)"
-		}
-		var fams []string
-		for _, f := range words.SortedKeys(vs.Families) {
-			c := vs.Families[f]
-			s := fmt.Sprintf("%s %d of %d", words.FamilyName(f), c.Failed, c.Requests)
-			if c.Failed > 0 {
-				s += " (" + ratePct(c.Failed, c.Requests) + ")"
-			}
-			fams = append(fams, s)
-		}
-		row.Families = strings.Join(fams, ", ")
-		for _, e := range vs.Endpoints {
-			label := e.Address
-			if v.MultiURL {
-				label += " (" + v.short[e.Target] + ")"
-			}
-			er := VantageEndpointRow{Label: label, Family: words.FamilyName(e.Family), Requests: e.Requests, Failed: e.Failed,
-				Rate: ratePct(e.Failed, e.Requests), Failing: named[[3]string{vs.Name, e.Target, e.Address}]}
-			row.Failing = row.Failing || er.Failing
-			row.Endpoints = append(row.Endpoints, er)
-		}
-		v.Vantages = append(v.Vantages, row)
-	}
+	return ""
 }
 
 // ratePct is failed of n as a percentage to a tenth, "-" when n is 0.
@@ -88,22 +28,38 @@ func ratePct(failed, n int64) string {
 	return strconv.FormatFloat(float64(failed)*100/float64(n), 'f', 1, 64) + "%"
 }
 
-// vantagesSection is what the runs from each place saw (--vantage): a
-// row per vantage, and under it a row per address.
+// vantagesSection is what the runs from each place saw (--vantage), in a
+// merge of runs from several: a row per vantage, and under it a row per
+// address, marked where the verdict names the address from there.
 func vantagesSection(v *View) Section {
 	s := Section{Heading: "By vantage point", ID: "vantages", Nav: "Vantages"}
-	if len(v.Vantages) == 0 {
+	r := v.r
+	if len(r.Vantages) < 2 {
 		return s
+	}
+	named := map[[3]string]bool{}
+	for _, t := range r.Verdict.Vantages {
+		named[[3]string{t.Vantage, t.Target, t.Address}] = true
 	}
 	tb := Table{Marks: true, Cols: []Col{{Head: "Vantage", Label: true}, {Head: "Runs", Right: true, Prio: 2}, {Head: "Address"},
 		{Head: "Family", Prio: 1}, {Head: "Requests", Right: true}, {Head: "Failed", Right: true},
 		{Right: true, Only: FormatText}, {Head: "Failure rate", Right: true, Only: documents}}}
-	for _, vr := range v.Vantages {
-		tb.Rows = append(tb.Rows, Row{Failing: vr.Failing, Cells: []string{vr.Name, strconv.Itoa(vr.Runs), "all", "",
-			strconv.FormatInt(vr.Requests, 10), strconv.FormatInt(vr.Failed, 10), vr.Rate, vr.Rate}})
-		for _, e := range vr.Endpoints {
-			tb.Rows = append(tb.Rows, Row{Failing: e.Failing, Cells: []string{"", "", e.Label, e.Family,
-				strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10), e.Rate, e.Rate}})
+	row := func(failing bool, name, runs, label, family string, requests, failed int64) Row {
+		rate := ratePct(failed, requests)
+		return Row{Failing: failing, Cells: []string{name, runs, label, family,
+			strconv.FormatInt(requests, 10), strconv.FormatInt(failed, 10), rate, rate}}
+	}
+	for _, vs := range r.Vantages {
+		at := len(tb.Rows)
+		tb.Rows = append(tb.Rows, row(false, cmp.Or(vs.Name, "(none)"), strconv.Itoa(vs.Runs), "all", "", vs.Requests, vs.Failed))
+		for _, e := range vs.Endpoints {
+			label := e.Address
+			if v.MultiURL {
+				label += " (" + v.short[e.Target] + ")"
+			}
+			failing := named[[3]string{vs.Name, e.Target, e.Address}]
+			tb.Rows[at].Failing = tb.Rows[at].Failing || failing
+			tb.Rows = append(tb.Rows, row(failing, "", "", label, words.FamilyName(e.Family), e.Requests, e.Failed))
 		}
 	}
 	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "What the runs from each place saw (--vantage); a row marked ✗ fails more from there than from the other vantages."}, tb)
