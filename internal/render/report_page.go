@@ -43,7 +43,10 @@ func statsTableRow(s *StatsRow, lead []string, tail ...string) Row {
 func rowCells(s *StatsRow, lead []string, tail ...string) []string {
 	out := make([]string, 0, len(lead)+len(statsCols)+len(tail))
 	out = append(out, lead...)
-	out = append(out, s.Requests, s.Failed, s.Rate, s.RateCI, s.Answers, s.Status, s.Errors, s.P50, s.P99, s.Max, s.Dropped)
+	st := s.Stats
+	out = append(out, strconv.FormatInt(st.Requests, 10), strconv.FormatInt(st.Failed, 10), pct(st.FailureRate, st.Requests),
+		rateCI(st.Failed, st.Requests, st.FailureRate), s.Answers, counts(st.Status, "×"), counts(st.Errors, "×"),
+		s.P50, s.P99, s.Max, strconv.FormatInt(st.Dropped, 10))
 	return append(out, tail...)
 }
 

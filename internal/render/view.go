@@ -282,16 +282,9 @@ type StatsRow struct {
 	// "failing connections"; "" for other rows.
 	Tag      string
 	Count    string // endpoints in a family row
-	Requests string
-	Failed   string
-	Rate     string // "4.5%"
-	RateCI   string // "4.5% (1.2–9.8%)"
 	Answers  string // statuses and error classes, most first: "200×40 502×20 reset×3"
-	Status   string // "200×40 502×20"
-	Errors   string // "reset×3"
 	P50, P99 string
 	Max      string
-	Dropped  string
 	Note     string // DNS changes, the verdict's p; a group's "on " + Where
 	// Where is a group's addresses, those its responses came from:
 	// "127.0.0.2 ×12".
@@ -883,17 +876,10 @@ func sameDNS(rows []DNSRow, row *DNSRow) int {
 func statsRow(label string, s *report.Stats) StatsRow {
 	return StatsRow{
 		Stats: s, Label: label, Failing: s.Failed > 0,
-		Requests: strconv.FormatInt(s.Requests, 10),
-		Failed:   strconv.FormatInt(s.Failed, 10),
-		Rate:     pct(s.FailureRate, s.Requests),
-		RateCI:   rateCI(s.Failed, s.Requests, s.FailureRate),
-		Status:   counts(s.Status, "×"),
-		Errors:   counts(s.Errors, "×"),
-		Answers:  answers(s),
-		P50:      words.Latency(s.LatencyMS.P50, s.Requests),
-		P99:      words.Latency(s.LatencyMS.P99, s.Requests),
-		Max:      words.Latency(s.LatencyMS.Max, s.Requests),
-		Dropped:  strconv.FormatInt(s.Dropped, 10),
+		Answers: answers(s),
+		P50:     words.Latency(s.LatencyMS.P50, s.Requests),
+		P99:     words.Latency(s.LatencyMS.P99, s.Requests),
+		Max:     words.Latency(s.LatencyMS.Max, s.Requests),
 	}
 }
 

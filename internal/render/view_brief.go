@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // BriefView is what a brief report (--brief) shows, in every format, so it
@@ -75,17 +76,19 @@ func (v *View) Brief() *BriefView {
 			break
 		}
 		row := BriefSuspect{SuspectRow: v.Verdict.Suspects[i], Counts: fmt.Sprintf("%d of %d", s.Failed, s.Requests), P50: "-", P99: "-"}
+		var st *report.Stats
 		switch row.Kind {
 		case report.SuspectGroup:
 			if g := v.r.FindGroup(s.Group); g != nil {
-				st := statsRow("", &g.Stats)
-				row.P50, row.P99 = st.P50, st.P99
+				st = &g.Stats
 			}
 		case report.SuspectEndpoint:
 			if e := v.r.FindEndpoint(s.Target, s.Address); e != nil {
-				st := statsRow("", &e.Stats)
-				row.P50, row.P99 = st.P50, st.P99
+				st = &e.Stats
 			}
+		}
+		if st != nil {
+			row.P50, row.P99 = words.Latency(st.LatencyMS.P50, st.Requests), words.Latency(st.LatencyMS.P99, st.Requests)
 		}
 		b.Suspects = append(b.Suspects, row)
 		label, sample := v.suspectSample(&s)
