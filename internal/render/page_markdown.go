@@ -174,7 +174,7 @@ func (m *mdWriter) pageTable(tb *Table) {
 // ticket, read by someone who never heard of pinprobe: the verdict first, the
 // long parts last, as appendices. Everything from outside is escaped or fenced,
 // and no raw HTML is used, so a system that strips HTML shows it as written.
-// ForFormat with Options.Brief gives one screen of it (see BriefView).
+// ForFormat with Options.Brief gives one screen of it (see briefPage).
 func Markdown(w io.Writer, r *report.Report) error {
 	return writePageMarkdown(w, pageOf(r, false, false))
 }

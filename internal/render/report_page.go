@@ -128,18 +128,6 @@ func instancesSection(v *View) Section {
 	return s
 }
 
-// tablesOnly is s without its prose: a brief report's selection.
-func tablesOnly(s Section) Section {
-	var blocks []Block
-	for _, b := range s.Blocks {
-		if _, ok := b.(Table); ok {
-			blocks = append(blocks, b)
-		}
-	}
-	s.Blocks = blocks
-	return s
-}
-
 // connsTextCap is how many failing connections of an address a terminal
 // lists; the documents list them all.
 const connsTextCap = 8
