@@ -284,24 +284,6 @@ func answerRows(c *compare.Comparison) []cmpAnswer {
 	return out
 }
 
-// tableWidth is how wide a table of rows in cols is, laid out as
-// textWriter.table does: columns two apart, indented by one, empty ones
-// left out.
-func tableWidth(cols []textCol, rows [][]string) int {
-	n, used := 1, 0
-	for i, c := range cols {
-		w := runes(c.head)
-		for _, row := range rows {
-			w = max(w, runes(row[i]))
-		}
-		if w > 0 {
-			n += w
-			used++
-		}
-	}
-	return n + 2*max(used-1, 0)
-}
-
 // runWords describes one compared report: "old.json · 2026-06-16 20:43:00 –
 // 20:43:30 UTC · 900 requests, 300 failed (33.3%) · verdict concentrated".
 func runWords(s *compare.RunSide) string {

@@ -466,29 +466,24 @@ func (t *textWriter) ownLines(tc []textCol, rows [][]string, src []*Row, labelFi
 	}
 	// A spanning line ("… 12 more") takes the whole width: not measured.
 	measured := func(r int) bool { return src[r] != &spanRow }
-	// tableWidth of the columns never dropped (list columns cut to their
-	// floor), without a copy of the rows.
-	width, used := 1, 0
+	// The width of the columns never dropped (list columns cut to their
+	// floor), without a copy of the rows; the others are 0, so not counted.
+	w := make([]int, len(tc))
 	for i, c := range tc {
 		if c.prio != 0 {
 			continue
 		}
-		w := runes(c.head)
+		w[i] = runes(c.head)
 		for r, row := range rows {
 			if measured(r) {
-				w = max(w, runes(row[i]))
+				w[i] = max(w[i], runes(row[i]))
 			}
 		}
 		if c.list {
-			w = min(w, max(runes(c.head), 8))
-		}
-		if w > 0 {
-			width += w
-			used++
+			w[i] = min(w[i], max(runes(c.head), 8))
 		}
 	}
-	width += 2 * max(used-1, 0)
-	if over := width - t.width; over > 0 {
+	if over := lineWidth(w, nil) - t.width; over > 0 {
 		label := runes(tc[1].head)
 		for r, row := range rows {
 			if measured(r) {

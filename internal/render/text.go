@@ -225,6 +225,32 @@ type tableNote struct {
 	text  string
 }
 
+// lineWidth is how wide a line of columns w wide is, laid out as table
+// does: those kept (all when keep is nil) and not empty, two apart,
+// indented by one.
+func lineWidth(w []int, keep []bool) int {
+	n, cols := 1, 0
+	for i := range w {
+		if (keep == nil || keep[i]) && w[i] > 0 {
+			n += w[i]
+			cols++
+		}
+	}
+	return n + 2*max(cols-1, 0)
+}
+
+// tableWidth is how wide a table of rows in cols is (lineWidth).
+func tableWidth(cols []textCol, rows [][]string) int {
+	w := make([]int, len(cols))
+	for i, c := range cols {
+		w[i] = runes(c.head)
+		for _, row := range rows {
+			w[i] = max(w[i], runes(row[i]))
+		}
+	}
+	return lineWidth(w, nil)
+}
+
 // listFloor is how narrow a list column gets before a narrow layout drops
 // columns of priority 5 and more (the latencies).
 const listFloor = 24
@@ -272,16 +298,7 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 		}
 		return w
 	}
-	total := func(w []int) int {
-		n, cols := 1, 0
-		for i := range w {
-			if keep[i] && w[i] > 0 {
-				n += w[i]
-				cols++
-			}
-		}
-		return n + 2*max(cols-1, 0)
-	}
+	total := func(w []int) int { return lineWidth(w, keep) }
 	// cut shortens the list columns by over runes, to no less than floor.
 	cut := func(w []int, over, floor int) []int {
 		for i, c := range tb.cols {
