@@ -40,7 +40,7 @@ func briefPage(v *View) *Page {
 		top(gateLine(g, documents))
 	}
 	run := Section{Blocks: []Block{Para{Only: documents, Lead: "Run:", Text: fmt.Sprintf("%s → %s (%s, %s) · %s", v.Run.From, v.Run.To, runLength(&v.Run), v.Run.Ended, v.Run.Sent), Code: v.Run.Command}}}
-	if v.Run.Interrupted {
+	if v.r.Interrupted {
 		run.Blocks = append(run.Blocks, Para{Only: documents, Lead: "Interrupted after " + mdSecs(v.Run.DurationS) + ":", Text: "this report covers every request sent until then."})
 	}
 	who := *v // the first kinds of answer

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -75,7 +76,7 @@ func reportTop(v *View) []Block {
 		text(Para{Only: FormatText, Lead: "RELEASE GATE", Text: g.Summary, Indent: 2, Tone: gateTone(g)})
 	}
 	text(runParts(v))
-	if run.Interrupted {
+	if v.r.Interrupted {
 		text(Para{Only: FormatText, Lead: "INTERRUPTED", Text: fmt.Sprintf("after %s: this report covers every request sent until then.", run.Seconds), Indent: 2, Tone: ToneBad})
 	}
 	for _, p := range run.Pauses {
@@ -109,10 +110,10 @@ func reportTop(v *View) []Block {
 	if len(v.Who) > 0 {
 		text(Para{Only: md, Lead: "Who answered:", Text: whoWords(v.Who, 3) + "."})
 	}
-	if run.Failed > 0 {
+	if v.r.Totals.Failed > 0 {
 		text(Para{Only: md, Text: "Queries to find these requests in the gateway's access logs are below, after the samples."})
 	}
-	if run.Interrupted {
+	if v.r.Interrupted {
 		text(Para{Only: documents, Tone: ToneBad, Lead: "Interrupted after " + mdSecs(run.DurationS) + ":", Text: "the run was stopped early; this report covers every request sent until then."})
 	}
 	if run.Settled != "" {
@@ -177,16 +178,20 @@ func htmlTop(v *View) []Block {
 // window, the rate planned and achieved, what was sent and dropped, and
 // where from.
 func runParts(v *View) Parts {
-	run := v.Run
+	r, t := v.r, &v.r.Totals
+	planned := "max rate (closed model)"
+	if !r.Plan.Max {
+		planned = words.Num(r.Plan.Rate) + " req/s planned"
+	}
 	p := Parts{Only: FormatText, Lead: "pinprobe", Items: []string{
-		run.Version,
-		run.Started + " – " + run.EndClock + " UTC (" + run.Took + ")",
-		run.Planned + ", " + strings.TrimSuffix(run.Achieved, " req/s") + " achieved",
+		v.Run.Version,
+		v.Run.Started + " – " + clock(r.EndedAt.Time) + " UTC (" + v.Run.Took + ")",
+		planned + ", " + strconv.FormatFloat(t.RPS, 'f', 1, 64) + " achieved",
 		// One part, so that a line never begins with "0 dropped".
-		fmt.Sprintf("%d request%s, %d dropped", run.Requests, words.Plural(int(run.Requests)), run.Dropped),
+		fmt.Sprintf("%d request%s, %d dropped", t.Requests, words.Plural(int(t.Requests)), t.Dropped),
 	}}
-	if run.Abandoned > 0 {
-		p.Items[len(p.Items)-1] += fmt.Sprintf(", %d abandoned", run.Abandoned)
+	if t.Abandoned > 0 {
+		p.Items[len(p.Items)-1] += fmt.Sprintf(", %d abandoned", t.Abandoned)
 	}
 	if v.Vantage != "" {
 		p.Items = append(p.Items, "from "+v.Vantage)

@@ -374,12 +374,12 @@ func testsSection(v *View) Section {
 // finds the run in its access log.
 func clientSection(v *View) Section {
 	s := Section{Heading: "Client", ID: "client"}
-	if len(v.Run.Clients) == 0 {
+	if len(v.r.Client.LocalAddresses) == 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No connection was established, so there is no local address or port to report."})
 		return s
 	}
 	s.Blocks = append(s.Blocks,
-		List{Only: documents, Items: []Item{{Lead: "Local addresses", Text: strings.Join(v.Run.Clients, ", ")}, {Lead: "Local ports", Text: v.Run.Ports}}},
+		List{Only: documents, Items: []Item{{Lead: "Local addresses", Text: strings.Join(v.r.Client.LocalAddresses, ", ")}, {Lead: "Local ports", Text: portWords(v.r.Client)}}},
 		Para{Only: documents, Text: "A gateway's access log shows these as the client address and port, unless a NAT or proxy sits between this machine and the gateway (then it shows the NAT's public address and ports)."})
 	return s
 }

@@ -204,29 +204,19 @@ type RunView struct {
 	Version  string
 	From, To string // UTC, to the millisecond
 	Started  string // "2026-06-16 20:43:00": From to the second, for a heading
-	EndClock string // "20:43:30": To's time of day, to the second
 	Seconds  string // how long it sent: "30.0s", Took's first figure
-	// DurationS is how long the run took, in seconds, for a writer to say
-	// in its own units.
-	DurationS float64
-	// SpanS is the window's own length when a merge's runs cover less of
-	// it (gaps between runs left out of DurationS); 0 otherwise.
-	SpanS    float64
-	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
-	Ended    string // "completed" or "interrupted"
-	Planned  string // "20 req/s planned", or "max rate (closed model)"
-	Achieved string // "10.4 req/s"
+	// DurationS is how long the run took, in seconds, and SpanS its
+	// window's own length when a merge's runs cover less of it (gaps
+	// between runs left out of DurationS; 0 otherwise).
+	DurationS, SpanS float64
+	Took             string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
+	Ended            string // "completed" or "interrupted"
 	// Plan says the whole plan in a sentence: the rate, the concurrency,
 	// the duration, the timeout, the connections, what is a failure.
 	Plan string
 	// Sent says what was sent in a sentence: "150 requests (30.0/s) to 3
 	// endpoints; 62 failed", and what was dropped or could not be sent.
-	Sent        string
-	Requests    int64
-	Failed      int64
-	Dropped     int64
-	Abandoned   int64 // requests sent and not waited for (a second interrupt)
-	Interrupted bool
+	Sent string
 	// Settled says that --until-verdict stopped the run early, and when;
 	// "" when it did not.
 	Settled string
@@ -235,10 +225,6 @@ type RunView struct {
 	// (pinprobe did not run: …)".
 	Pauses  []string
 	Command string // shell-quoted, secrets redacted
-	// Clients are the local addresses the requests came from, and Ports
-	// the local ports ("50100, 50101 (2 ports)" or a range).
-	Clients []string
-	Ports   string
 }
 
 // DNSRow is one resolved host:port, and one line per change seen.
@@ -756,29 +742,18 @@ func (v *View) run(r *report.Report) {
 		span = s
 		took = fmt.Sprintf("%.1fs of runs, over a window of %.1fs", r.DurationS, span)
 	}
-	planned := "max rate (closed model)"
-	if !r.Plan.Max {
-		planned = words.Num(r.Plan.Rate) + " req/s planned"
-	}
-	from := utc(r.StartedAt)
 	t := &r.Totals
 	v.Run = RunView{
-		Version: r.Version, From: from, To: utc(r.EndedAt), Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),
-		EndClock: r.EndedAt.UTC().Format("15:04:05"), Seconds: seconds, DurationS: r.DurationS, SpanS: span,
-		Took: took, Ended: ended(r.Interrupted), Planned: planned, Plan: planWords(&r.Plan),
-		Achieved: strconv.FormatFloat(t.RPS, 'f', 1, 64) + " req/s",
-		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, Abandoned: t.Abandoned,
-		Interrupted: r.Interrupted, Command: shellJoin(r.Command),
-		Clients: r.Client.LocalAddresses, Ports: portWords(r.Client),
+		Version: r.Version, From: utc(r.StartedAt), To: utc(r.EndedAt), Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+		Seconds: seconds, DurationS: r.DurationS, SpanS: span, Took: took, Ended: ended(r.Interrupted), Plan: planWords(&r.Plan), Command: shellJoin(r.Command),
 	}
-	sent := fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s; %d failed", t.Requests, words.Plural(int(t.Requests)),
-		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), words.Plural(len(r.Endpoints)), t.Failed)
+	rps, eps := strconv.FormatFloat(t.RPS, 'f', 1, 64), fmt.Sprintf("%d endpoint%s", len(r.Endpoints), words.Plural(len(r.Endpoints)))
+	sent := fmt.Sprintf("%d request%s (%s/s) to %s; %d failed", t.Requests, words.Plural(int(t.Requests)), rps, eps, t.Failed)
 	if t.Abandoned > 0 {
 		// The rate is of every request sent, the abandoned too.
 		n := t.Requests + t.Abandoned
-		sent = fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s: %d finished, %d of them failed, and %d %s abandoned: still in flight when a second interrupt ended the wait, so how they ended is unknown",
-			n, words.Plural(int(n)), strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), words.Plural(len(r.Endpoints)),
-			t.Requests, t.Failed, t.Abandoned, words.Agree(int(t.Abandoned), "was", "were"))
+		sent = fmt.Sprintf("%d request%s (%s/s) to %s: %d finished, %d of them failed, and %d %s abandoned: still in flight when a second interrupt ended the wait, so how they ended is unknown",
+			n, words.Plural(int(n)), rps, eps, t.Requests, t.Failed, t.Abandoned, words.Agree(int(t.Abandoned), "was", "were"))
 	}
 	if t.Dropped > 0 {
 		sent += fmt.Sprintf("; %d more were due but not sent (dropped) because an endpoint already had %d request%s in flight", t.Dropped, r.Plan.Concurrency, words.Plural(r.Plan.Concurrency))

@@ -223,7 +223,7 @@ const briefPorts = 24
 // Host header, the path, pinprobe's request IDs and the statuses.
 func (v *View) briefLogs() BriefLogs {
 	l := &v.Logs
-	if v.Run.Failed == 0 {
+	if v.r.Totals.Failed == 0 {
 		return BriefLogs{}
 	}
 	if l.Known && len(l.Gateways) > 0 {
