@@ -36,7 +36,7 @@ func reportPage(v *View, terse bool) *Page {
 			add(withBlocks(connectionsSection(v), failingQueries(v)...))
 		}
 		add(latencySection(v))
-		if len(v.Phases) > 0 && (!terse || phasesTell(v)) {
+		if len(v.r.Endpoints) > 0 && (!terse || phasesTell(v)) {
 			add(phasesSection(v))
 		}
 		if !terse || len(v.Timeline.Series) > 0 && len(v.Timeline.Series[0].Requests) >= minTimeline {

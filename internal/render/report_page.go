@@ -163,7 +163,7 @@ func connectionsSection(v *View) Section {
 // table per URL when there are several).
 func phasesSection(v *View) Section {
 	s := Section{Heading: "Where the time went", ID: "phases", Nav: "Phases", Aside: "p50/p99, and failures on new and reused connections"}
-	if len(v.Phases) == 0 {
+	if len(v.r.Endpoints) == 0 {
 		return s
 	}
 	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "Connect and TLS are timed only on requests that opened a new connection; time to first byte (TTFB) runs from sending the request to the first byte of the response. How to read it: a 502 that arrives about as fast as a healthy answer was made by the gateway itself, without waiting for a backend; a 502 after a long TTFB, near the gateway's backend timeout, is an upstream timeout."})
@@ -172,17 +172,23 @@ func phasesSection(v *View) Section {
 		{Head: "Connect p50 / p99", Only: documents}, {Head: "TLS p50 / p99", Only: documents}, {Head: "TTFB p50 / p99", Only: documents},
 		{Head: "Failed on new connections", Short: "Failed new", Right: true}, {Head: "Failed on reused connections", Short: "Reused", Right: true}}
 	var tables []Table
-	for i, p := range v.Phases {
-		if i == 0 || v.MultiURL && v.Phases[i-1].Target != p.Target {
+	for i := range v.r.Endpoints {
+		e := &v.r.Endpoints[i]
+		if i == 0 || v.MultiURL && v.r.Endpoints[i-1].Target != e.Target {
 			tables = append(tables, Table{Marks: true, Cols: cols})
 			if v.MultiURL {
-				tables[len(tables)-1].Title = p.Target
+				tables[len(tables)-1].Title = e.Target
 			}
 		}
+		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
+		connect, tls, ttfb := phaseWords(e, e.Phases.Connect), phaseWords(e, e.Phases.TLS), phaseWords(e, e.Phases.TTFB)
+		if strings.HasPrefix(e.Target, "http://") && fresh.Requests+reused.Requests > 0 {
+			tls = "— (plain HTTP)"
+		}
 		tb := &tables[len(tables)-1]
-		tb.Rows = append(tb.Rows, Row{Failing: p.Failing, Cells: []string{p.Label,
-			compactPhase(p.Connect), compactPhase(p.TLSShown), compactPhase(p.TTFB), p.Connect, p.TLSShown, p.TTFB,
-			fmt.Sprintf("%d/%d", p.FreshFailed, p.Fresh), fmt.Sprintf("%d/%d", p.ReusedFailed, p.Reuse)}})
+		tb.Rows = append(tb.Rows, Row{Failing: e.Failed > 0, Cells: []string{e.Address,
+			compactPhase(connect), compactPhase(tls), compactPhase(ttfb), connect, tls, ttfb,
+			fmt.Sprintf("%d/%d", fresh.Failed, fresh.Requests), fmt.Sprintf("%d/%d", reused.Failed, reused.Requests)}})
 	}
 	for _, tb := range tables {
 		s.Blocks = append(s.Blocks, tb)

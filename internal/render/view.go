@@ -44,7 +44,6 @@ type View struct {
 	Families  []StatsRow // each family, then the total
 	Targets   []TargetView
 	Who       []WhoRow
-	Phases    []PhaseRow
 	Timeline  TimelineView
 	// OverTime is each family and suspect over time: requests, failures,
 	// p50 and p99 per slice of the run.
@@ -188,10 +187,8 @@ type GateView struct {
 type ThresholdRow struct {
 	// Bound is what the scope is shown to stay within ("≤ 64%"), "-" when
 	// nothing is; Result the status in words ("passed", "not proven").
-	Name, Scope, Limit, Value, Bound, Status, Result string
-	OK                                               bool
-	// Words say the check in a line: "max-p99, total: 1.62ms ≤ 800ms".
-	Words string
+	Name, Scope, Limit, Value, Bound, Result string
+	OK                                       bool
 	// Where is Scope said shortly: an endpoint by its address, "::1";
 	// "total", "family ipv6", "verdict" as they are. WhereURL is the
 	// endpoint's URL as short as tells it apart (ShortURL) when the run
@@ -261,7 +258,6 @@ type StatsRow struct {
 	Stats   *report.Stats
 	Label   string // the family, the address, or "total"
 	Family  string // "IPv4", "IPv6"
-	Target  string // the endpoint's URL, "" for families
 	Failing bool   // some request failed
 	Suspect bool   // named by the verdict
 	// Tag says why a suspect row is one, in a word or two: "suspect",
@@ -296,18 +292,6 @@ type WhoRow struct {
 	Fresh     int64
 	Reused    int64
 	Addresses map[string]int64
-}
-
-// PhaseRow is one endpoint's connect, TLS and first-byte times.
-type PhaseRow struct {
-	Label, Target string
-	Failing       bool
-	Connect, TTFB string // "0.23ms / 0.97ms", "-" when none
-	// TLSShown is the TLS phase alike, or "— (plain HTTP)" for a plain
-	// HTTP endpoint with requests.
-	TLSShown            string
-	FreshFailed, Fresh  int64
-	ReusedFailed, Reuse int64
 }
 
 // TimelineView is failures over time, one series per endpoint.
@@ -383,7 +367,6 @@ func NewView(r *report.Report) *View {
 	v.families(r)
 	v.endpoints(r, targets)
 	v.who(r)
-	v.phases(r)
 	v.timeline(r)
 	v.samples(r)
 	v.tests(r)
@@ -696,8 +679,8 @@ func (v *View) gate(r *report.Report) {
 	}
 	for i := range r.Thresholds {
 		t := &r.Thresholds[i]
-		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-", Status: t.Status,
-			Result: orDash(report.ThresholdResult(t.Status)), OK: t.OK, Words: thresholdWords(t), Where: t.Scope}
+		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-",
+			Result: orDash(report.ThresholdResult(t.Status)), OK: t.OK, Where: t.Scope}
 		if e := where[t.Scope]; e != nil {
 			row.Where = e.Address
 			if v.MultiURL {
@@ -711,7 +694,7 @@ func (v *View) gate(r *report.Report) {
 			row.Bound = "≤ " + boundValue(t, *t.Bound)
 		}
 		if !t.OK {
-			v.Gate.Lines = append(v.Gate.Lines, row.Words)
+			v.Gate.Lines = append(v.Gate.Lines, thresholdWords(t))
 		}
 		if t.Name == "fail-on-verdict" && t.Value != nil {
 			v.Gate.Seen = seenWords(t, r)
@@ -916,7 +899,7 @@ func (v *View) endpoints(r *report.Report, targets []string) {
 		for _, i := range byTarget[target] {
 			e := &r.Endpoints[i]
 			row := statsRow(e.Address, &e.Stats)
-			row.Family, row.Target = words.FamilyName(e.Family), e.Target
+			row.Family = words.FamilyName(e.Family)
 			var note []string
 			if b := blamed[e.Target+" "+e.Address]; b != nil {
 				row.Suspect = true
@@ -994,22 +977,6 @@ func (v *View) who(r *report.Report) {
 		}
 		w.Where = counts(f.Addresses, " ×")
 		v.Who = append(v.Who, w)
-	}
-}
-
-func (v *View) phases(r *report.Report) {
-	for i := range r.Endpoints {
-		e := &r.Endpoints[i]
-		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
-		p := PhaseRow{
-			Label: e.Address, Target: e.Target, Failing: e.Failed > 0,
-			Connect: phaseWords(e, e.Phases.Connect), TLSShown: phaseWords(e, e.Phases.TLS), TTFB: phaseWords(e, e.Phases.TTFB),
-			FreshFailed: fresh.Failed, Fresh: fresh.Requests, ReusedFailed: reused.Failed, Reuse: reused.Requests,
-		}
-		if strings.HasPrefix(e.Target, "http://") && p.Fresh+p.Reuse > 0 {
-			p.TLSShown = "— (plain HTTP)"
-		}
-		v.Phases = append(v.Phases, p)
 	}
 }
 
