@@ -292,7 +292,7 @@ func runWords(s *compare.RunSide) string {
 		parts = append(parts, words.SafeText(s.File, false))
 	}
 	if !s.StartedAt.IsZero() {
-		parts = append(parts, s.StartedAt.UTC().Format("2006-01-02 15:04:05")+" – "+s.EndedAt.UTC().Format("15:04:05")+" UTC")
+		parts = append(parts, stamp(s.StartedAt.Time)+" – "+clock(s.EndedAt.Time)+" UTC")
 	}
 	parts = append(parts, fmt.Sprintf("%d request%s, %d failed (%s)", s.Requests, words.Plural(int(s.Requests)), s.Failed, pct(s.FailureRate, s.Requests)))
 	if s.Inputs > 0 {

@@ -196,7 +196,7 @@ func (m *mdWriter) chart(c Chart) {
 	}
 	step := tl.Step * float64(per)
 	m.printf("\nOne character per %s from %s to %s: its height is the share of that interval's requests that failed, from ▁ (none) through ▄ (about half) to █ (all); a blank means no request was sent then.\n\n",
-		strings.TrimSuffix(secs(step), "s")+" s", utc(tl.From), utc(tl.To))
+		words.Num(step)+" s", utc(tl.From), utc(tl.To))
 	label := 0
 	for _, s := range tl.Series {
 		label = max(label, utf8.RuneCountInString(s.Label))

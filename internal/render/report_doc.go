@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -379,8 +378,7 @@ func fingerprintWords(f *WhoRow) string {
 	case f.Server != "":
 		s += " with Server: " + f.Server
 	}
-	addrs := words.SortedKeys(f.Addresses)
-	sort.SliceStable(addrs, func(i, j int) bool { return f.Addresses[addrs[i]] > f.Addresses[addrs[j]] })
+	addrs := words.ByCount(f.Addresses)
 	if len(addrs) > 3 {
 		addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
 	}

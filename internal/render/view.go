@@ -727,7 +727,7 @@ func (v *View) run(r *report.Report) {
 	}
 	t := &r.Totals
 	v.Run = RunView{
-		Version: r.Version, From: utc(r.StartedAt), To: utc(r.EndedAt), Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+		Version: r.Version, From: utc(r.StartedAt), To: utc(r.EndedAt), Started: stamp(r.StartedAt.Time),
 		Seconds: seconds, DurationS: r.DurationS, SpanS: span, Took: took, Ended: ended(r.Interrupted), Plan: planWords(&r.Plan), Command: shellJoin(r.Command),
 	}
 	rps, eps := strconv.FormatFloat(t.RPS, 'f', 1, 64), fmt.Sprintf("%d endpoint%s", len(r.Endpoints), words.Plural(len(r.Endpoints)))
@@ -747,7 +747,7 @@ func (v *View) run(r *report.Report) {
 	v.Run.Sent = sent
 	for _, p := range r.Pauses {
 		v.Run.Pauses = append(v.Run.Pauses, fmt.Sprintf("%.1fs at %s UTC: %d request%s due then not sent (pinprobe itself did not run: the process was stopped, as by Ctrl-Z, or the machine suspended)",
-			p.DurationS, p.At.UTC().Format("15:04:05"), p.Requests, words.Plural(int(p.Requests))))
+			p.DurationS, clock(p.At.Time), p.Requests, words.Plural(int(p.Requests))))
 	}
 	if s := r.Settled; s != nil {
 		v.Run.Settled = fmt.Sprintf("--until-verdict stopped the run once the verdict was settled: at %s UTC, after %d request%s (look %d of %d, at level %s)",
@@ -787,12 +787,12 @@ func (v *View) dns(r *report.Report) {
 			if len(c.Removed) > 0 {
 				what = append(what, "removed "+strings.Join(c.Removed, ", "))
 			}
-			row.Changes = append(row.Changes, DNSChangeRow{At: utc(c.At), Clock: c.At.UTC().Format("15:04:05"), What: strings.Join(what, "; ")})
+			row.Changes = append(row.Changes, DNSChangeRow{At: utc(c.At), Clock: clock(c.At.Time), What: strings.Join(what, "; ")})
 		}
 		if m := d.Missed; m != nil {
-			when := "at " + m.First.UTC().Format("15:04:05")
+			when := "at " + clock(m.First.Time)
 			if m.Looks > 1 {
-				when = m.First.UTC().Format("15:04:05") + "–" + m.Last.UTC().Format("15:04:05")
+				when = clock(m.First.Time) + "–" + clock(m.Last.Time)
 			}
 			row.Missed = fmt.Sprintf("%d of %d look%s of --re-resolve got no addresses in time, %s UTC (%s): a change then went unseen",
 				m.Looks, d.Looks, words.Plural(int(d.Looks)), when, m.Error)
