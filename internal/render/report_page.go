@@ -332,9 +332,6 @@ func headersSection(v *View) Section {
 // column in the documents.
 func preflightSection(v *View) Section {
 	s := Section{Heading: "Preflight", ID: "preflight", Nav: "Preflight", Aside: "the endpoints that failed to connect before the load"}
-	if len(v.Preflight) == 0 {
-		return Section{}
-	}
 	intro := "The endpoints that failed to connect before the load (a TCP connect, and the TLS handshake for https):"
 	if v.NotProbed != "" {
 		s.Aside = "every endpoint, checked before the load: none could be probed"
@@ -342,15 +339,24 @@ func preflightSection(v *View) Section {
 	}
 	tb := Table{Marks: true, Cols: []Col{{Head: "Address"}, {Head: "Family"}, {Head: "Result"}, {Head: "Detail", Only: documents}}}
 	var details []Block
-	for _, p := range v.Preflight {
-		addr := p.Address
-		if p.URL != "" {
-			addr += " " + p.URL
+	for _, c := range v.r.Preflight {
+		if c.OK && v.NotProbed == "" {
+			continue
 		}
-		tb.Rows = append(tb.Rows, Row{Failing: !p.OK, Cells: []string{addr, words.FamilyName(p.Family), p.Result, p.Detail}})
-		if !p.OK {
-			details = append(details, Para{Only: FormatText, Text: p.Address + ": " + p.Detail, Indent: 3})
+		addr, result, detail := c.Address, "ok", c.Error
+		if u := v.short[c.Target]; v.MultiURL && u != "" {
+			addr += " " + u
 		}
+		if c.OK {
+			detail = checkDetail(c)
+		} else {
+			result = c.Class
+			details = append(details, Para{Only: FormatText, Text: c.Address + ": " + detail, Indent: 3})
+		}
+		tb.Rows = append(tb.Rows, Row{Failing: !c.OK, Cells: []string{addr, words.FamilyName(c.Family), result, detail}})
+	}
+	if len(tb.Rows) == 0 {
+		return Section{}
 	}
 	s.Blocks = append([]Block{Para{Only: documents, Text: intro}, tb}, details...)
 	return s

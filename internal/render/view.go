@@ -37,10 +37,6 @@ type View struct {
 	// the report then holds its DNS, its preflight, its gate and its
 	// verdict only.
 	NotProbed string
-	// Preflight lists the endpoints' checks before the load: every one
-	// when nothing was probed, else those that failed (none when all
-	// connected).
-	Preflight []PreflightRow
 	Families  []StatsRow // each family, then the total
 	Targets   []TargetView
 	Who       []WhoRow
@@ -64,18 +60,6 @@ type View struct {
 	Logs LogsView
 	// short is every target as short as tells it apart (report.ShortURLs).
 	short map[string]string
-}
-
-// PreflightRow is one endpoint's check before the load.
-type PreflightRow struct {
-	Address, Family string
-	// URL is the endpoint's URL as short as tells it apart when the run
-	// has several, else "".
-	URL string
-	OK  bool
-	// Result is "ok" or the error class; Detail the connect and TLS times,
-	// or the error.
-	Result, Detail string
 }
 
 // VerdictView is the verdict, said for reading.
@@ -357,13 +341,12 @@ type TestRow struct {
 
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
-	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Notes: r.Notes, Vantage: vantageOf(r), short: report.ShortURLs(r)}
+	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Notes: r.Notes, Vantage: vantageOf(r), NotProbed: r.NotProbed, short: report.ShortURLs(r)}
 	targets := report.TargetsOf(r)
 	v.MultiURL = len(targets) > 1
 	v.verdict(r)
 	v.run(r)
 	v.dns(r)
-	v.preflight(r)
 	v.families(r)
 	v.endpoints(r, targets)
 	v.who(r)
@@ -611,25 +594,6 @@ func digitRun(s string) int {
 		n++
 	}
 	return n
-}
-
-func (v *View) preflight(r *report.Report) {
-	v.NotProbed = r.NotProbed
-	for _, c := range r.Preflight {
-		if c.OK && r.NotProbed == "" {
-			continue
-		}
-		row := PreflightRow{Address: c.Address, Family: c.Family, OK: c.OK, Result: "ok", Detail: c.Error}
-		if v.MultiURL {
-			row.URL = v.short[c.Target]
-		}
-		if c.OK {
-			row.Detail = checkDetail(c)
-		} else {
-			row.Result = c.Class
-		}
-		v.Preflight = append(v.Preflight, row)
-	}
 }
 
 func (v *View) conns(r *report.Report) {
