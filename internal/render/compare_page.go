@@ -74,8 +74,8 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 		}
 		p.Sections = append(p.Sections, s)
 	}
-	if l := latencyRows(c); len(l) > 0 {
-		p.Sections = append(p.Sections, Section{Heading: "Latency that changed", Blocks: latencyBlocks(l)})
+	if l := latencyBlocks(c); l != nil {
+		p.Sections = append(p.Sections, Section{Heading: "Latency that changed", Blocks: l})
 	}
 	if a := answerRows(c); len(a) > 0 {
 		p.Sections = append(p.Sections, Section{Heading: "Statuses and errors that changed", Blocks: answerBlocks(a)})
@@ -238,23 +238,6 @@ func addedRemoved(c *compare.Comparison) List {
 	}
 	l.Only = documents // a terminal's tables say added and removed
 	return l
-}
-
-// latencyBlocks are the percentiles that changed: a line each on a
-// terminal, a table in Markdown.
-func latencyBlocks(ls []cmpLatency) []Block {
-	var l List
-	tb := Table{Only: documents, Marks: true, Cols: []Col{
-		{Head: "Scope", Label: true}, {Head: "Percentile"}, {Head: "Before", Right: true}, {Head: "After", Right: true},
-		{Head: "Change", Right: true}, {Head: "Tolerance", Right: true}, {Head: "p"}, {},
-	}}
-	for _, x := range ls {
-		l.Items = append(l.Items, Item{Failing: x.worse, Text: fmt.Sprintf("%s: %s %s → %s, %s (tolerance %s), %s: %s",
-			x.scope, x.percentile, x.before, x.after, x.change, x.tolerance, x.p, x.verdict)})
-		tb.Rows = append(tb.Rows, Row{Failing: x.worse, Cells: []string{x.scope, x.percentile, x.before, x.after, x.change, x.tolerance, x.p, x.verdict}})
-	}
-	l.Only = FormatText
-	return []Block{l, tb}
 }
 
 // answerBlocks are the statuses and errors that changed: a line each on a

@@ -368,6 +368,14 @@ func mdAddr(s string) string {
 
 var backtickRun = regexp.MustCompile("`+")
 
+// fenceFor is a run of backticks, at least least long, longer than any in s.
+func fenceFor(s string, least int) string {
+	for _, run := range backtickRun.FindAllString(s, -1) {
+		least = max(least, len(run)+1)
+	}
+	return strings.Repeat("`", least)
+}
+
 // code writes a fenced code block whose fence is longer than any run of
 // backticks in text, so nothing inside can close it.
 func (m *mdWriter) code(info, text string) {
@@ -375,11 +383,7 @@ func (m *mdWriter) code(info, text string) {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	n := 3
-	for _, run := range backtickRun.FindAllString(text, -1) {
-		n = max(n, len(run)+1)
-	}
-	fence := strings.Repeat("`", n)
+	fence := fenceFor(text, 3)
 	m.printf("%s%s\n%s%s\n", fence, info, text, fence)
 }
 
@@ -387,11 +391,7 @@ func (m *mdWriter) code(info, text string) {
 // run of backticks in it.
 func codeSpan(s string) string {
 	s = strings.Join(strings.Fields(words.SafeText(s, false)), " ")
-	n := 1
-	for _, run := range backtickRun.FindAllString(s, -1) {
-		n = max(n, len(run)+1)
-	}
-	fence := strings.Repeat("`", n)
+	fence := fenceFor(s, 1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		s = " " + s + " "
 	}

@@ -321,7 +321,7 @@ func sampleItem(label string, sr *SampleRow) Item {
 func headersSection(v *View) Section {
 	s := Section{Heading: "Appendix: response headers of the samples (secrets redacted)", ID: "headers"}
 	for _, g := range v.Samples {
-		s.Blocks = append(s.Blocks, Code{Only: documents, Title: g.Address + " — " + g.Target, Info: "http", Text: g.HeaderBlock, Fold: true})
+		s.Blocks = append(s.Blocks, Code{Only: documents, Title: g.Address + " — " + g.Target, Info: "http", Text: headerBlock(g.Rows), Fold: true})
 	}
 	return s
 }

@@ -303,10 +303,6 @@ type SeriesRow struct {
 type SampleGroup struct {
 	Label, Address, Target string
 	Rows                   []SampleRow
-	// HeaderBlock is every sample's response headers as one block of
-	// text, each sample under a line that names it: "# <request ID> ·
-	// <sent at> · <result> · <protocol>".
-	HeaderBlock string
 }
 
 // SampleRow is one request kept as evidence.
@@ -1025,13 +1021,13 @@ func (v *View) samples(r *report.Report) {
 			}
 			g.Rows = append(g.Rows, row)
 		}
-		g.HeaderBlock = headerBlock(g.Rows)
 		v.Samples = append(v.Samples, g)
 	}
 }
 
-// headerBlock writes each sample's response headers under a line that
-// names it.
+// headerBlock is every sample's response headers as one block of text,
+// each sample under a line that names it: "# <request ID> · <sent at> ·
+// <result> · <protocol>".
 func headerBlock(rows []SampleRow) string {
 	var b strings.Builder
 	for i, s := range rows {
