@@ -218,7 +218,7 @@ func whoSection(v *View) Section {
 		case w.BodyHash != "":
 			what += " (body " + w.BodyHash + ")"
 		}
-		what += fmt.Sprintf(" on %s (new connection %d, reused %d)", w.Where, w.Fresh, w.Reused)
+		what += fmt.Sprintf(" on %s (new connection %d, reused %d)", counts(w.Addresses, " ×"), w.Fresh, w.Reused)
 		if w.Server != "" {
 			what += "; Server: " + w.Server
 		}
@@ -228,7 +228,8 @@ func whoSection(v *View) Section {
 	}
 	s.Blocks = append(s.Blocks, lines, tb)
 	for i, w := range v.Who {
-		if w.Body == "" {
+		body := words.LimitBytes(w.Body, bodyLimit)
+		if body == "" {
 			continue
 		}
 		who := w.What
@@ -240,7 +241,7 @@ func whoSection(v *View) Section {
 			first += " (normalised body hash " + w.BodyHash + ")"
 		}
 		s.Blocks = append(s.Blocks, Para{Only: documents, Lead: fmt.Sprintf("#%d — %s.", i+1, who), Text: first + ":"},
-			Code{Only: documents, Info: "text", Text: w.Body})
+			Code{Only: documents, Info: "text", Text: body})
 	}
 	return s
 }

@@ -264,18 +264,11 @@ type TargetView struct {
 	Rows   []StatsRow
 }
 
-// WhoRow is one kind of failure and who produced it.
+// WhoRow is one kind of failure and who produced it: its fingerprint,
+// and what it was: "502", "reset", or "other kinds (…)".
 type WhoRow struct {
-	Count     int64
-	What      string // "502", "reset", or "other kinds (…)"
-	Server    string // the Server header, "" when none
-	Producer  string // "Azure Application Gateway", "" when not recognised
-	BodyHash  string
-	Body      string // first bytes of one such body, at most bodyLimit
-	Where     string // "::1 ×20, 127.0.0.2 ×3"
-	Fresh     int64
-	Reused    int64
-	Addresses map[string]int64
+	*report.Fingerprint
+	What string
 }
 
 // TimelineView is failures over time, one series per endpoint.
@@ -924,18 +917,15 @@ func dnsHistory(e *report.Endpoint, when func(report.Time) string) string {
 }
 
 func (v *View) who(r *report.Report) {
-	for _, f := range r.Fingerprints {
-		w := WhoRow{Count: f.Count, Server: f.Server, Producer: f.Producer, BodyHash: f.BodyHash, Body: words.LimitBytes(f.Body, bodyLimit),
-			Fresh: f.Fresh, Reused: f.Reused, Addresses: f.Addresses}
+	for i := range r.Fingerprints {
+		f := &r.Fingerprints[i]
+		w := WhoRow{Fingerprint: f, What: f.Error}
 		switch {
 		case f.Merged:
 			w.What = "other kinds (past the first 64, counted together)"
 		case f.Status != 0:
 			w.What = strconv.Itoa(f.Status)
-		default:
-			w.What = f.Error
 		}
-		w.Where = counts(f.Addresses, " ×")
 		v.Who = append(v.Who, w)
 	}
 }
