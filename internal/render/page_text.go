@@ -275,7 +275,7 @@ func (t *textWriter) pageList(l List) {
 		case lead > 0:
 			t.para("", " "+it.Lead+strings.Repeat(" ", lead-runes(it.Lead)), it.Text, lead+2)
 		case it.Failing:
-			t.failing(" "+failMark, it.Text, 4)
+			t.wrapped(AnsiRed, " "+failMark, it.Text, 4, true)
 		case marks:
 			t.para("", "  ", it.Text, 4)
 		default:
@@ -287,15 +287,8 @@ func (t *textWriter) pageList(l List) {
 	}
 }
 
-// textCols is a table's columns as the terminal shows them: a mark
-// column first (empty, so left out, when the table has no marks), heads in
-// capitals; and each row's cells.
-func (t *textWriter) textCols(tb *Table) ([]textCol, []Col, [][]string) {
-	cols, keep := tb.shown(FormatText)
-	return textHeads(cols), cols, textRows(tb, keep)
-}
-
-// textHeads are the terminal's columns of cols, after the mark column.
+// textHeads are the terminal's columns of cols, heads in capitals, after
+// a mark column (empty, so left out, when the table has no marks).
 func textHeads(cols []Col) []textCol {
 	tc := make([]textCol, 1, 1+len(cols))
 	for _, c := range cols {
@@ -328,7 +321,7 @@ func (t *textWriter) underAll(p *Page) bool {
 			if !slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under && shows(c.Only, FormatText) }) {
 				continue
 			}
-			if tc, _, rows := t.textCols(&tb); tableWidth(tc, rows) > t.width {
+			if cols, keep := tb.shown(FormatText); tableWidth(textHeads(cols), textRows(&tb, keep)) > t.width {
 				return true
 			}
 		}

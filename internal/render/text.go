@@ -107,11 +107,7 @@ func (t *textWriter) para(code, lead, text string, indent int) {
 	t.wrapped(code, lead, text, indent, false)
 }
 
-// failing prints a failing item as para does, every line of it red.
-func (t *textWriter) failing(lead, text string, indent int) {
-	t.wrapped(AnsiRed, lead, text, indent, true)
-}
-
+// wrapped is para, every line styled when whole (a failing item, red).
 func (t *textWriter) wrapped(code, lead, text string, indent int, whole bool) {
 	first := t.width - runes(lead)
 	if lead != "" {

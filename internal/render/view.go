@@ -821,9 +821,13 @@ func (v *View) families(r *report.Report) {
 	v.Families = append(v.Families, total)
 }
 
-func (v *View) endpoints(r *report.Report, targets []string) {
-	// What the verdict says of each endpoint: suspect, or its connections.
-	type blame struct{ endpoint, conns *report.Suspect }
+// blame is what the verdict says of an endpoint: suspect, or its
+// connections.
+type blame struct{ endpoint, conns *report.Suspect }
+
+// blamed is what the verdict says of each endpoint it names, by target
+// and address.
+func blamed(r *report.Report) map[string]*blame {
 	blamed := map[string]*blame{}
 	for i := range r.Verdict.Suspects {
 		s := &r.Verdict.Suspects[i]
@@ -841,6 +845,11 @@ func (v *View) endpoints(r *report.Report, targets []string) {
 			b.endpoint = s
 		}
 	}
+	return blamed
+}
+
+func (v *View) endpoints(r *report.Report, targets []string) {
+	blamed := blamed(r)
 	// Each target's endpoints, in report order, found in one pass (not a
 	// loop over every endpoint for each target: quadratic).
 	byTarget := make(map[string][]int, len(targets))
@@ -937,16 +946,10 @@ func (v *View) timeline(r *report.Report) {
 		n = max(n, len(s.Requests))
 	}
 	v.Timeline = TimelineView{Step: tl.IntervalS, From: tl.Start, To: report.Time{Time: tl.Start.Add(report.SecondsDuration(tl.IntervalS * float64(n)))}}
-	suspect := map[string]bool{}
-	for _, s := range r.Verdict.Suspects {
-		if s.Kind != report.SuspectGroup || failingConns(&s) {
-			suspect[s.Target+" "+s.Address] = true
-		}
-	}
-	eps := endpointIndex(r)
+	blamed, eps := blamed(r), endpointIndex(r)
 	for _, s := range tl.Series {
 		row := SeriesRow{Label: s.Address, Target: s.Target, Full: s.Address, Requests: s.Requests, Failed: s.Failed,
-			Suspect: suspect[s.Target+" "+s.Address]}
+			Suspect: blamed[s.Target+" "+s.Address] != nil}
 		if v.MultiURL {
 			row.Full += " " + v.short[s.Target]
 		}

@@ -71,7 +71,7 @@ func (o *OverTimeView) Clock(i int) string {
 		if r := at.Round(time.Second); o.To.IsZero() || !r.After(o.To.Time) {
 			at = r
 		}
-		return at.UTC().Truncate(time.Second).Format("15:04:05")
+		return clock(at)
 	}
 	return clockOf(at, o.Step)
 }
@@ -241,10 +241,8 @@ func (b *timeBuilder) suspect(s *report.Suspect, kind, what, label, url string) 
 		}
 		scope = TimeScope{Requests: b.column(g.Requests), Failed: b.column(g.Failed)}
 		most := 0.0
-		for i := range r.Groups {
-			if gr := &r.Groups[i]; gr.Header+": "+gr.Value == s.Group {
-				most = gr.LatencyMS.Max
-			}
+		if gr := r.FindGroup(s.Group); gr != nil {
+			most = gr.LatencyMS.Max
 		}
 		b.quantiles(&scope, &g.Latency, most)
 	default:
@@ -295,7 +293,6 @@ func (o *OverTimeView) summary(s *TimeScope) string {
 			last, failing = c, failing+1
 		}
 	}
-	clock := func(c int) string { return o.Clock(c) }
 	var parts []string
 	switch {
 	case sent == 0:
@@ -303,9 +300,9 @@ func (o *OverTimeView) summary(s *TimeScope) string {
 	case failing == 0:
 		parts = append(parts, "no failures")
 	case failing == sent:
-		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in every slice", clock(first), clock(last+1)))
+		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in every slice", o.Clock(first), o.Clock(last+1)))
 	default:
-		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in %d of %d slices", clock(first), clock(last+1), failing, sent))
+		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in %d of %d slices", o.Clock(first), o.Clock(last+1), failing, sent))
 	}
 	if s.Latency {
 		peak := -1
@@ -322,7 +319,7 @@ func (o *OverTimeView) summary(s *TimeScope) string {
 		slices.Sort(p99s)
 		typical := p99s[(len(p99s)-1)/2]
 		if s.P99[peak] > steadyP99*typical {
-			parts = append(parts, fmt.Sprintf("p99 highest at %s UTC (%s, against %s in the median slice)", clock(peak), words.Latency(s.P99[peak], 1), words.Latency(typical, 1)))
+			parts = append(parts, fmt.Sprintf("p99 highest at %s UTC (%s, against %s in the median slice)", o.Clock(peak), words.Latency(s.P99[peak], 1), words.Latency(typical, 1)))
 		} else {
 			parts = append(parts, fmt.Sprintf("p99 at most %s", words.Latency(s.P99[peak], 1)))
 		}
