@@ -25,7 +25,7 @@ func reportPage(v *View, terse bool) *Page {
 		add(dnsSection(v))
 	}
 	add(preflightSection(v))
-	probed := v.NotProbed == ""
+	probed := v.r.NotProbed == ""
 	if probed {
 		add(familiesSection(v), endpointsSection(v), vantagesSection(v), whoSection(v))
 		if len(v.Groups) > 0 {
@@ -94,7 +94,7 @@ func reportTop(v *View) []Block {
 		}
 		text(Para{Only: FormatText, Lead: "MERGED", Text: fmt.Sprintf("from %d report%s: %s", n, words.Plural(n), strings.Join(files, ", ")), Indent: 2, Tone: ToneStrong})
 	}
-	for _, n := range v.Notes {
+	for _, n := range v.r.Notes {
 		text(Para{Only: FormatText, Text: n, Note: true})
 	}
 
@@ -235,12 +235,8 @@ func gateSection(v *View) Section {
 	}
 	tb := Table{Marks: true, Cols: []Col{{Head: "Check"}, {Head: "Scope", Only: documents}, {Head: "Scope", Fit: true, Only: FormatText}, {Head: "Measured", Right: true},
 		{Head: "Shown", Right: true}, {Head: "Limit", Right: true}, {Head: "Result"}}}
-	for _, pass := range []bool{false, true} {
-		for _, c := range g.Checks {
-			if c.OK == pass {
-				tb.Rows = append(tb.Rows, Row{Failing: !c.OK, Cells: []string{c.Name, c.Scope, strings.TrimSpace(c.Where + " " + c.WhereURL), c.Value, c.Bound, c.Limit, c.Result}})
-			}
-		}
+	for _, c := range g.Checks { // those that did not pass first (View.gate)
+		tb.Rows = append(tb.Rows, Row{Failing: !c.OK, Cells: []string{c.Name, c.Scope, strings.TrimSpace(c.Where + " " + c.WhereURL), c.Value, c.Bound, c.Limit, c.Result}})
 	}
 	s.Blocks = append(s.Blocks, Para{Only: documents, Lead: g.Summary + ".", Text: why}, tb)
 	for _, p := range []string{g.Prove, g.Seen} {
@@ -268,7 +264,7 @@ func verdictSection(v *View, terse bool) Section {
 	switch {
 	case !terse && st.Level != "":
 		s.Blocks = append(s.Blocks, Para{Only: FormatText, Text: st.Level + ".", Note: true})
-	case terse && st.Status != "" && v.NotProbed == "":
+	case terse && st.Status != "" && v.r.NotProbed == "":
 		s.Blocks = append(s.Blocks, Para{Only: FormatText, Text: detailHint, Note: true})
 	}
 	return s

@@ -334,14 +334,14 @@ func headersSection(v *View) Section {
 func preflightSection(v *View) Section {
 	s := Section{Heading: "Preflight", ID: "preflight", Nav: "Preflight", Aside: "the endpoints that failed to connect before the load"}
 	intro := "The endpoints that failed to connect before the load (a TCP connect, and the TLS handshake for https):"
-	if v.NotProbed != "" {
+	if v.r.NotProbed != "" {
 		s.Aside = "every endpoint, checked before the load: none could be probed"
 		intro = "Every endpoint was checked before the load (a TCP connect, and the TLS handshake for https); none could be probed."
 	}
 	tb := Table{Marks: true, Cols: []Col{{Head: "Address"}, {Head: "Family"}, {Head: "Result"}, {Head: "Detail", Only: documents}}}
 	var details []Block
 	for _, c := range v.r.Preflight {
-		if c.OK && v.NotProbed == "" {
+		if c.OK && v.r.NotProbed == "" {
 			continue
 		}
 		addr, result, detail := c.Address, "ok", c.Error
@@ -417,8 +417,8 @@ func inputsSection(v *View) Section {
 		}
 		s.Blocks = append(s.Blocks, tb)
 	}
-	if len(v.Notes) > 0 {
-		notes := bullets(v.Notes, 0)
+	if len(v.r.Notes) > 0 {
+		notes := bullets(v.r.Notes, 0)
 		notes.Only = documents // a terminal has them in its header
 		s.Blocks = append(s.Blocks, notes)
 	}

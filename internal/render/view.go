@@ -28,19 +28,13 @@ type View struct {
 	MultiURL bool
 	Verdict  VerdictView
 	Run      RunView
-	// Notes say where a merge of reports is less than exact.
-	Notes []string
 	// Vantage is where a run was probed from (vantageOf).
-	Vantage string
-	DNS     []DNSRow
-	// NotProbed says why the run sent no request ("" when it sent some):
-	// the report then holds its DNS, its preflight, its gate and its
-	// verdict only.
-	NotProbed string
-	Families  []StatsRow // each family, then the total
-	Targets   []TargetView
-	Who       []WhoRow
-	Timeline  TimelineView
+	Vantage  string
+	DNS      []DNSRow
+	Families []StatsRow // each family, then the total
+	Targets  []TargetView
+	Who      []WhoRow
+	Timeline TimelineView
 	// OverTime is each family and suspect over time: requests, failures,
 	// p50 and p99 per slice of the run.
 	OverTime OverTimeView
@@ -330,7 +324,7 @@ type TestRow struct {
 
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
-	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Notes: r.Notes, Vantage: vantageOf(r), NotProbed: r.NotProbed, short: report.ShortURLs(r)}
+	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Vantage: vantageOf(r), short: report.ShortURLs(r)}
 	targets := report.TargetsOf(r)
 	v.MultiURL = len(targets) > 1
 	v.verdict(r)
