@@ -127,7 +127,8 @@ func (m *mdWriter) pageTable(tb *Table) {
 	if tb.Marks {
 		lead = 1
 	}
-	cols, out := tb.view(FormatMarkdown, lead)
+	cols, keep := tb.shown(FormatMarkdown)
+	out := tb.cells(keep, lead)
 	var head []string
 	var align strings.Builder
 	if tb.Marks {

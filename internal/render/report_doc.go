@@ -303,7 +303,9 @@ func latencySection(v *View) Section {
 		Cols: []Col{{Head: "Scope", Label: true}, {Head: "Against"}, {Head: "Median", Right: true}, {Head: "The rest's", Right: true}, {Head: "Ratio", Right: true},
 			{Head: "p99", Right: true}, {Head: "The rest's p99", Right: true}, {Head: "Percentiles ≥1.5× slower", Right: true}, {Head: "p"}}}
 	for _, r := range v.Verdict.Slow {
-		tb.Rows = append(tb.Rows, Row{Cells: []string{strings.TrimSpace(r.What + " " + r.Label + " " + r.URL), r.Against, r.Median, r.RestMed, r.Ratio, r.P99, r.RestP99, r.Share, r.P}})
+		tb.Rows = append(tb.Rows, Row{Cells: []string{strings.TrimSpace(r.What + " " + r.Label + " " + r.URL), r.Against,
+			words.Latency(r.MedianMS, 1), words.Latency(r.RestMedianMS, 1), strconv.FormatFloat(r.Ratio, 'f', 1, 64) + "×",
+			words.Latency(r.P99MS, 1), words.Latency(r.RestP99MS, 1), words.PctRate(r.Share), words.PValue(r.P)}})
 	}
 	s.Blocks = append(s.Blocks, tb)
 	return s

@@ -33,21 +33,16 @@ var statsCols = []Col{
 	{Head: "Dropped", Right: true, Prio: 4, DropZero: true},
 }
 
-// statsTableRow is s's row: lead, then its cells of statsCols, then tail.
+// statsTableRow is s's row: lead, then its cells of statsCols, then tail,
+// in one allocation (a report may hold thousands of rows).
 func statsTableRow(s *StatsRow, lead []string, tail ...string) Row {
-	return Row{Failing: s.Failing, Suspect: s.Suspect, Interval: intervalOf(s.Stats, s.Failing), Cells: rowCells(s, lead, tail...)}
-}
-
-// rowCells is lead, then s's cells of statsCols, then tail, in one
-// allocation (a report may hold thousands of rows).
-func rowCells(s *StatsRow, lead []string, tail ...string) []string {
 	out := make([]string, 0, len(lead)+len(statsCols)+len(tail))
 	out = append(out, lead...)
 	st := s.Stats
 	out = append(out, strconv.FormatInt(st.Requests, 10), strconv.FormatInt(st.Failed, 10), pct(st.FailureRate, st.Requests),
 		rateCI(st.Failed, st.Requests, st.FailureRate), s.Answers, counts(st.Status, "×"), counts(st.Errors, "×"),
 		s.P50, s.P99, s.Max, strconv.FormatInt(st.Dropped, 10))
-	return append(out, tail...)
+	return Row{Failing: s.Failing, Suspect: s.Suspect, Interval: intervalOf(st, s.Failing), Cells: append(out, tail...)}
 }
 
 // familiesSection is the families and the total.

@@ -106,19 +106,14 @@ type SuspectRow struct {
 }
 
 // SlowRow is a scope whose latency is significantly and materially higher
-// than the rest's.
+// than the rest's: the finding, named.
 type SlowRow struct {
+	*report.SlowFinding
 	What  string // "address" or "instance"
 	Label string // "::1", "X-Served-By: gw-3"
 	URL   string // an address's URL, as SuspectRow.URL
 	// Against names the rest: "the other addresses of its URL".
-	Against         string
-	Median, RestMed string // "12.5ms"
-	P99, RestP99    string
-	Ratio           string // the medians' ratio: "3.2×"
-	Share           string // the share of percentiles at least 1.5× slower: "25%"
-	P               string
-	RestN           int64
+	Against string
 }
 
 // GroupTable is the groups of one instance header.
@@ -404,8 +399,8 @@ func (v *View) verdict(r *report.Report) {
 		}
 		v.Verdict.Suspects = append(v.Verdict.Suspects, row)
 	}
-	for _, f := range vd.Slow {
-		v.Verdict.Slow = append(v.Verdict.Slow, v.slowRow(r, &f))
+	for i := range vd.Slow {
+		v.Verdict.Slow = append(v.Verdict.Slow, v.slowRow(&vd.Slow[i]))
 	}
 }
 
@@ -490,12 +485,8 @@ func levelWords(l report.Level) string {
 }
 
 // slowRow says a slow finding.
-func (v *View) slowRow(r *report.Report, f *report.SlowFinding) SlowRow {
-	row := SlowRow{Label: f.Scope, What: "scope", Against: "the rest",
-		Median: words.Latency(f.MedianMS, 1), RestMed: words.Latency(f.RestMedianMS, 1),
-		P99: words.Latency(f.P99MS, 1), RestP99: words.Latency(f.RestP99MS, 1),
-		Ratio: strconv.FormatFloat(f.Ratio, 'f', 1, 64) + "×", Share: words.PctRate(f.Share), P: words.PValue(f.P),
-		RestN: f.RestRequests}
+func (v *View) slowRow(f *report.SlowFinding) SlowRow {
+	row := SlowRow{SlowFinding: f, Label: f.Scope, What: "scope", Against: "the rest"}
 	switch f.Kind {
 	case report.TestGroup:
 		row.What, row.Label, row.Against = "instance", f.Header+": "+f.Value, "the other values of "+f.Header
