@@ -72,7 +72,11 @@ func reportTop(v *View) []Block {
 		text(Para{Only: FormatText, Lead: "VERDICT " + strings.ToUpper(st.Status), Text: st.Line, Indent: 2, Tone: verdictTone(st)})
 	}
 	if g := v.Gate; g.Summary != "" {
-		text(Para{Only: FormatText, Lead: "RELEASE GATE", Text: g.Summary, Indent: 2, Tone: gateTone(g)})
+		tone := ToneBad
+		if g.Passed {
+			tone = ToneStrong
+		}
+		text(Para{Only: FormatText, Lead: "RELEASE GATE", Text: g.Summary, Indent: 2, Tone: tone})
 	}
 	text(runParts(v))
 	if v.r.Interrupted {
@@ -337,14 +341,6 @@ func failingQueries(v *View) []Block {
 // failures.
 func verdictTone(st VerdictView) Tone {
 	if st.Tone == "bad" || st.Tone == "warn" {
-		return ToneBad
-	}
-	return ToneStrong
-}
-
-// gateTone is the style of the gate's summary: red when it did not pass.
-func gateTone(g GateView) Tone {
-	if !g.Passed {
 		return ToneBad
 	}
 	return ToneStrong

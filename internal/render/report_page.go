@@ -142,8 +142,8 @@ func connectionsSection(v *View) Section {
 		tb := Table{Title: c.Label + ": " + c.Summary, Marks: true, Cols: cols, TextCap: connsTextCap,
 			More: "in the JSON and Markdown reports"}
 		for _, r := range c.Rows {
-			tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{strconv.Itoa(int(r.Port)), r.FirstClock + "–" + r.LastClock,
-				r.First, r.Last, fmt.Sprintf("%d of %d", r.Failed, r.Requests)}})
+			tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{strconv.Itoa(int(r.Port)), words.Clock(r.First.Time) + "–" + words.Clock(r.Last.Time),
+				utc(r.First), utc(r.Last), fmt.Sprintf("%d of %d", r.Failed, r.Requests)}})
 		}
 		if c.More > 0 {
 			tb.Notes = append(tb.Notes, fmt.Sprintf("%d more connections (past the first %d) are counted together in the JSON report.", c.More, report.MaxConnRecords))

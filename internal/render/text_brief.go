@@ -78,14 +78,10 @@ func breakAt(line string, n, min int) int {
 		if i > n {
 			break
 		}
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote == 0 && (r == '"' || r == '\''):
-			quote = r
-		case quote == 0 && r == ' ' && i > min:
+		if quote == 0 && r == ' ' && i > min {
 			best = at
 		}
+		quote = quoted(quote, r)
 		i++
 	}
 	return best
@@ -95,12 +91,19 @@ func breakAt(line string, n, min int) int {
 func inQuotes(s string) bool {
 	var quote rune
 	for _, r := range s {
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote == 0 && (r == '"' || r == '\''):
-			quote = r
-		}
+		quote = quoted(quote, r)
 	}
 	return quote != 0
+}
+
+// quoted is the quote open after r, when quote was open before it (0:
+// none): a quote mark opens one, its own mark closes it.
+func quoted(quote, r rune) rune {
+	switch {
+	case quote != 0 && r == quote:
+		return 0
+	case quote == 0 && (r == '"' || r == '\''):
+		return r
+	}
+	return quote
 }

@@ -130,14 +130,11 @@ type ConnTable struct {
 	More                   int // failing connections not listed (past MaxConnRecords)
 }
 
-// ConnRow is one connection.
+// ConnRow is one failing connection: its record, and its client port,
+// which finds it in a gateway's log.
 type ConnRow struct {
-	Port        uint16
-	First, Last string // UTC, to the millisecond
-	// FirstClock and LastClock are their times of day: "20:43:05.250".
-	FirstClock, LastClock string
-	Requests              int64
-	Failed                int64
+	*report.ConnRecord
+	Port uint16
 }
 
 // GateView is the release gate: every threshold check, and a summary.
@@ -586,10 +583,9 @@ func (v *View) conns(r *report.Report) {
 		}
 		t := ConnTable{Label: v.Label(e), Address: e.Address, Target: e.Target,
 			Summary: fmt.Sprintf("%d of %d connections failed", failing, all)}
-		for _, c := range e.Conns.Records {
-			if c.Failed > 0 {
-				t.Rows = append(t.Rows, ConnRow{Port: c.LocalPort, First: utc(c.First), Last: utc(c.Last),
-					FirstClock: words.Clock(c.First.Time), LastClock: words.Clock(c.Last.Time), Requests: c.Requests, Failed: c.Failed})
+		for i := range e.Conns.Records {
+			if c := &e.Conns.Records[i]; c.Failed > 0 {
+				t.Rows = append(t.Rows, ConnRow{ConnRecord: c, Port: c.LocalPort})
 			}
 		}
 		if e.Conns.Overflow.Failed > 0 {
