@@ -196,7 +196,7 @@ func runsTable(c *compare.Comparison) Table {
 		return Row{Cells: []string{name, f(&c.Before), f(&c.After)}, Code: code}
 	}
 	return Table{Only: documents, Cols: []Col{{}, {Head: "Before"}, {Head: "After"}}, Rows: []Row{
-		row("File", true, func(s *compare.RunSide) string { return compare.OrDefault(s.File, "-") }),
+		row("File", true, func(s *compare.RunSide) string { return cmp.Or(s.File, "-") }),
 		row("Window (UTC)", false, func(s *compare.RunSide) string {
 			if s.StartedAt.IsZero() {
 				return "-"
@@ -208,7 +208,7 @@ func runsTable(c *compare.Comparison) Table {
 			return fmt.Sprintf("%d, %s", s.Failed, rateCI(s.Failed, s.Requests, s.FailureRate))
 		}),
 		row("Failures are", false, func(s *compare.RunSide) string { return "errors and " + s.FailStatus }),
-		row("Verdict", false, func(s *compare.RunSide) string { return compare.OrDefault(s.Verdict, "none") }),
+		row("Verdict", false, func(s *compare.RunSide) string { return cmp.Or(s.Verdict, "none") }),
 		row("Merged from", false, func(s *compare.RunSide) string {
 			if s.Inputs == 0 {
 				return "one run"
@@ -216,7 +216,7 @@ func runsTable(c *compare.Comparison) Table {
 			return fmt.Sprintf("%d reports", s.Inputs)
 		}),
 		row("Interrupted", false, func(s *compare.RunSide) string { return map[bool]string{true: "yes", false: "no"}[s.Interrupted] }),
-		row("Command", true, func(s *compare.RunSide) string { return compare.OrDefault(shellJoin(s.Command), "-") }),
+		row("Command", true, func(s *compare.RunSide) string { return cmp.Or(shellJoin(s.Command), "-") }),
 	}}
 }
 

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -298,6 +299,6 @@ func runWords(s *compare.RunSide) string {
 	if s.Interrupted {
 		parts = append(parts, "interrupted")
 	}
-	parts = append(parts, "verdict "+compare.OrDefault(s.Verdict, "none"))
+	parts = append(parts, "verdict "+cmp.Or(s.Verdict, "none"))
 	return strings.Join(parts, " · ")
 }

@@ -47,8 +47,8 @@ func joinPage(j *join.Join) *Page {
 			if sc.Failed > 0 && len(sec.list) > 1 {
 				pv = words.PValue(sc.P)
 			}
-			rows = append(rows, []string{sc.Name, orDash(words.FamilyName(sc.Family)), fmt.Sprintf("%d/%d", sc.Failed, sc.Requests), words.PctRate(sc.FailureRate),
-				reasonList(sc.Status, nil), orDash(reasonList(sc.BackendStatus, nil)), orDash(reasonList(sc.Reasons, j.ReasonWords)), reasonList(sc.Endpoints, nil), pv})
+			rows = append(rows, []string{sc.Name, cmp.Or(words.FamilyName(sc.Family), "-"), fmt.Sprintf("%d/%d", sc.Failed, sc.Requests), words.PctRate(sc.FailureRate),
+				reasonList(sc.Status, nil), cmp.Or(reasonList(sc.BackendStatus, nil), "-"), cmp.Or(reasonList(sc.Reasons, j.ReasonWords), "-"), reasonList(sc.Endpoints, nil), pv})
 			// Marked only where the test found it failing more than the
 			// rest: a scope with failures and p = 1 is no suspect.
 			failing = append(failing, sc.Significant)
@@ -63,7 +63,7 @@ func joinPage(j *join.Join) *Page {
 	var failing []bool
 	for _, e := range j.Endpoints {
 		rows = append(rows, []string{e.Address, e.Target, strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10),
-			strconv.FormatInt(e.Logged, 10), strconv.FormatInt(e.Missing, 10), fmt.Sprintf("%d/%d", e.FailedMatched, e.TrailFailed), orDash(reasonList(e.Backends, nil))})
+			strconv.FormatInt(e.Logged, 10), strconv.FormatInt(e.Missing, 10), fmt.Sprintf("%d/%d", e.FailedMatched, e.TrailFailed), cmp.Or(reasonList(e.Backends, nil), "-")})
 		// A sample lacks requests by its nature: no mark for them.
 		failing = append(failing, e.Failed > 0 || e.Missing > 0 && !j.Missing.Sampled)
 	}

@@ -79,7 +79,7 @@ func (t *textWriter) section(s Section, under bool) {
 			group := []Table{tb}
 			for i+1 < len(blocks) {
 				next, ok := blocks[i+1].(Table)
-				if !ok || next.Title == "" || len(next.Rows) == 0 || !sameCols(&tb, &next) {
+				if !ok || next.Title == "" || len(next.Rows) == 0 || !slices.Equal(tb.Cols, next.Cols) {
 					break
 				}
 				group = append(group, next)
@@ -223,12 +223,6 @@ func (t *textWriter) chart(heading string, c Chart) {
 	}
 	t.printf("  ▁ none … █ all failed, blank: no request\n")
 	t.table(textTable{cols: []textCol{{}, {}, {}}, rows: rows, failing: failing, spans: c.Multi})
-}
-
-// sameCols says whether two tables have the same columns, shown alike:
-// tables that may share one layout.
-func sameCols(a, b *Table) bool {
-	return slices.EqualFunc(a.Cols, b.Cols, func(x, y Col) bool { return x == y })
 }
 
 func (t *textWriter) pagePara(p Para) {

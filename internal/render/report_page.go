@@ -219,7 +219,7 @@ func whoSection(v *View) Section {
 		}
 		lines.Items = append(lines.Items, Item{Failing: true, Text: what})
 		tb.Rows = append(tb.Rows, Row{Cells: []string{strconv.Itoa(i + 1), fmt.Sprintf("%d × %s", w.Count, w.What),
-			orDash(w.Server), orDash(w.Producer), addressCounts(w.Addresses), fmt.Sprintf("%d / %d", w.Fresh, w.Reused)}})
+			cmp.Or(w.Server, "-"), cmp.Or(w.Producer, "-"), addressCounts(w.Addresses), fmt.Sprintf("%d / %d", w.Fresh, w.Reused)}})
 	}
 	s.Blocks = append(s.Blocks, lines, tb)
 	for i, w := range v.Who {
@@ -287,8 +287,8 @@ var sampleCols = []Col{{Head: "Sent at (UTC)"}, {Head: "Request ID"}, {Head: "Re
 
 // sampleCells is lead, then the cells of sampleCols.
 func sampleCells(lead []string, sr *SampleRow) []string {
-	return append(lead, sr.At, orDash(sr.RequestID), orDash(strings.Join(sr.Correlation, "; ")),
-		sr.Result, sr.Latency, orDash(sr.Local)+" → "+sr.Remote, sr.Conn)
+	return append(lead, sr.At, cmp.Or(sr.RequestID, "-"), cmp.Or(strings.Join(sr.Correlation, "; "), "-"),
+		sr.Result, sr.Latency, cmp.Or(sr.Local, "-")+" → "+sr.Remote, sr.Conn)
 }
 
 // sampleItem is a failed request in a line: "::1 · 20:43:05.250 · 502 ·
@@ -402,9 +402,9 @@ func inputsSection(v *View) Section {
 			{Head: "Requests", Right: true}, {Head: "Failed", Right: true}, {Head: "Dropped", Right: true}, {Head: "Run"}, {Head: "Command"}}}
 		for _, in := range ins {
 			tb.Rows = append(tb.Rows, Row{Cells: []string{in.File, cmp.Or(in.Vantage, "-"), utc(in.StartedAt), utc(in.EndedAt), strconv.FormatInt(in.Requests, 10),
-				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), ended(in.Interrupted), orDash(shellJoin(in.Command))}})
+				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), ended(in.Interrupted), cmp.Or(shellJoin(in.Command), "-")}})
 		}
-		if !inputVantages(ins) { // one vantage, or none named: no column for it
+		if !slices.ContainsFunc(ins, func(in report.Input) bool { return in.Vantage != "" }) { // one vantage, or none named: no column for it
 			tb.Cols = slices.Delete(tb.Cols, 1, 2)
 			for i := range tb.Rows {
 				tb.Rows[i].Cells = slices.Delete(tb.Rows[i].Cells, 1, 2)
@@ -462,9 +462,4 @@ func dnsSection(v *View) Section {
 func withBlocks(s Section, blocks ...Block) Section {
 	s.Blocks = append(s.Blocks, blocks...)
 	return s
-}
-
-// inputVantages reports whether any input of a merge names its vantage.
-func inputVantages(ins []report.Input) bool {
-	return slices.ContainsFunc(ins, func(in report.Input) bool { return in.Vantage != "" })
 }

@@ -167,13 +167,6 @@ func unitOnce(a, sep, b string) string {
 
 func secs(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // textCol is one column of a text table.
 type textCol struct {
 	head  string

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -614,7 +615,7 @@ func (v *View) gate(r *report.Report) {
 	for i := range r.Thresholds {
 		t := &r.Thresholds[i]
 		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-",
-			Result: orDash(report.ThresholdResult(t.Status)), OK: t.OK, Where: t.Scope}
+			Result: cmp.Or(report.ThresholdResult(t.Status), "-"), OK: t.OK, Where: t.Scope}
 		if e := where[t.Scope]; e != nil {
 			row.Where = e.Address
 			if v.MultiURL {
