@@ -287,8 +287,8 @@ var sampleCols = []Col{{Head: "Sent at (UTC)"}, {Head: "Request ID"}, {Head: "Re
 
 // sampleCells is lead, then the cells of sampleCols.
 func sampleCells(lead []string, sr *SampleRow) []string {
-	return append(lead, sr.At, cmp.Or(sr.RequestID, "-"), cmp.Or(strings.Join(sr.Correlation, "; "), "-"),
-		sr.Result, sr.Latency, cmp.Or(sr.Local, "-")+" → "+sr.Remote, sr.Conn)
+	return append(lead, utc(sr.At), cmp.Or(sr.RequestID, "-"), cmp.Or(strings.Join(sr.Correlation, "; "), "-"),
+		sr.Result, words.Latency(sr.LatencyMS, 1), cmp.Or(sr.Local, "-")+" → "+sr.Remote, sr.Conn)
 }
 
 // sampleItem is a failed request in a line: "::1 · 20:43:05.250 · 502 ·
@@ -298,7 +298,7 @@ func sampleItem(label string, sr *SampleRow) Item {
 	if sr.Conn == "none" {
 		conn = "no connection to " + sr.Remote
 	}
-	it := Item{Failing: true, Text: fmt.Sprintf("%s · %s · %s · %s · %s", label, sr.Clock, sr.Result, sr.Latency, conn)}
+	it := Item{Failing: true, Text: fmt.Sprintf("%s · %s · %s · %s · %s", label, words.Clock(sr.At.Time), sr.Result, words.Latency(sr.LatencyMS, 1), conn)}
 	var ids []string
 	if sr.RequestID != "" {
 		ids = append(ids, "sent X-Request-Id: "+sr.RequestID)

@@ -285,24 +285,16 @@ type SampleGroup struct {
 	Rows                   []SampleRow
 }
 
-// SampleRow is one request kept as evidence.
+// SampleRow is one request kept as evidence: the sample, and what the
+// view says of it.
 type SampleRow struct {
-	// Truncated says some response headers were left out or cut.
-	Truncated bool
-	Failed    bool
-	At        string // UTC, to the millisecond
-	Clock     string // its time of day: "20:43:05.250"
-	Result    string // status, or error class
-	Error     string
-	RequestID string // the X-Request-Id pinprobe sent
+	*report.Sample
+	Result string // status, or error class
+	Remote string // the sample's, else its endpoint's address and port
+	Conn   string // "new", "reused" or "none"
 	// Correlation lists the response's own correlation IDs, "Name: value".
 	Correlation []string
-	Latency     string
-	Local       string
-	Remote      string
-	Conn        string // "new", "reused" or "none"
-	Proto       string
-	Headers     []string // "Name: value", sorted, secrets redacted
+	HeaderLines []string // "Name: value", sorted, secrets redacted
 }
 
 // TestRow is one comparison the verdict made.
@@ -969,14 +961,9 @@ func (v *View) samples(r *report.Report) {
 			continue
 		}
 		g := SampleGroup{Label: v.Label(e), Address: e.Address, Target: e.Target}
-		for _, s := range e.Samples {
-			row := SampleRow{
-				Failed: s.Failed, At: utc(s.At), Clock: words.Clock(s.At.Time), Result: sampleResult(&s), Error: s.Error, RequestID: s.RequestID,
-				Latency: words.Latency(s.LatencyMS, 1), Local: s.Local, Remote: s.Remote, Proto: s.Proto, Truncated: s.Truncated,
-			}
-			if row.Remote == "" {
-				row.Remote = hostPort(e.Address, e.Port)
-			}
+		for j := range e.Samples {
+			s := &e.Samples[j]
+			row := SampleRow{Sample: s, Result: sampleResult(s), Remote: cmp.Or(s.Remote, hostPort(e.Address, e.Port))}
 			row.Conn = "new"
 			switch {
 			case s.Reused:
@@ -985,7 +972,7 @@ func (v *View) samples(r *report.Report) {
 				row.Conn = "none"
 			}
 			for _, k := range words.SortedKeys(s.Headers) {
-				row.Headers = append(row.Headers, k+": "+s.Headers[k])
+				row.HeaderLines = append(row.HeaderLines, k+": "+s.Headers[k])
 			}
 			for _, h := range correlationHeaders {
 				for k, val := range s.Headers {
@@ -1013,7 +1000,7 @@ func headerBlock(rows []SampleRow) string {
 		if id == "" {
 			id = "(no request ID)"
 		}
-		fmt.Fprintf(&b, "# %s · %s · %s", id, s.At, s.Result)
+		fmt.Fprintf(&b, "# %s · %s · %s", id, utc(s.At), s.Result)
 		if s.Proto != "" {
 			b.WriteString(" · " + s.Proto)
 		}
@@ -1021,7 +1008,7 @@ func headerBlock(rows []SampleRow) string {
 		if s.Error != "" {
 			b.WriteString("error: " + s.Error + "\n")
 		}
-		for _, h := range s.Headers {
+		for _, h := range s.HeaderLines {
 			b.WriteString(h + "\n")
 		}
 		if s.Truncated {

@@ -106,7 +106,7 @@ func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
 			}
 			switch s.Kind {
 			case report.SuspectGroup:
-				if !hasHeader(row.Headers, s.Header, s.Value) {
+				if !hasHeader(row.HeaderLines, s.Header, s.Value) {
 					continue
 				}
 			case report.SuspectConnections:
