@@ -112,7 +112,7 @@ func instancesSection(v *View) Section {
 		tb := Table{Title: g.Header + " of the responses", Marks: true, Cols: cols} // shared: writers never change them
 		for i := range g.Rows {
 			row := &g.Rows[i]
-			note := row.Note
+			note := "on " + row.Where
 			if row.Suspect {
 				note = "named by the verdict; " + note
 			}
@@ -436,8 +436,8 @@ func dnsSection(v *View) Section {
 	for _, d := range v.DNS {
 		it := Item{Failing: d.Failed, Text: d.Host + " (" + d.Where + "): " + d.Addresses}
 		for _, c := range d.Changes {
-			it.Subs = append(it.Subs, "changed at "+c.Clock+": "+c.What)
-			changes.Items = append(changes.Items, Item{Text: c.At + " — " + d.Host + ": " + c.What})
+			it.Subs = append(it.Subs, "changed at "+clock(c.At.Time)+": "+c.What)
+			changes.Items = append(changes.Items, Item{Text: utc(c.At) + " — " + d.Host + ": " + c.What})
 		}
 		if d.Missed != "" {
 			it.Subs = append(it.Subs, d.Missed)

@@ -217,9 +217,8 @@ type DNSRow struct {
 
 // DNSChangeRow is one change of a host's addresses.
 type DNSChangeRow struct {
-	At    string // UTC, to the millisecond
-	Clock string // the time of day, to the second: "20:43:05"
-	What  string // "added 2001:db8::9; removed 2001:db8::20"
+	At   report.Time
+	What string // "added 2001:db8::9; removed 2001:db8::20"
 }
 
 // StatsRow is one scope's tallies, formatted.
@@ -238,7 +237,7 @@ type StatsRow struct {
 	Answers  string // statuses and error classes, most first: "200×40 502×20 reset×3"
 	P50, P99 string
 	Max      string
-	Note     string // DNS changes, the verdict's p; a group's "on " + Where
+	Note     string // an endpoint's DNS changes, what the verdict says of it
 	// Where is a group's addresses, those its responses came from:
 	// "127.0.0.2 ×12".
 	Where   string
@@ -506,7 +505,6 @@ func (v *View) groups(r *report.Report) {
 			row.Suspect, row.Tag = true, "suspect"
 		}
 		row.Where = counts(g.Addresses, " ×")
-		row.Note = "on " + row.Where
 		t := &v.Groups[len(v.Groups)-1]
 		t.Rows = append(t.Rows, row)
 	}
@@ -714,7 +712,7 @@ func (v *View) dns(r *report.Report) {
 			if len(c.Removed) > 0 {
 				what = append(what, "removed "+strings.Join(c.Removed, ", "))
 			}
-			row.Changes = append(row.Changes, DNSChangeRow{At: utc(c.At), Clock: clock(c.At.Time), What: strings.Join(what, "; ")})
+			row.Changes = append(row.Changes, DNSChangeRow{At: c.At, What: strings.Join(what, "; ")})
 		}
 		if m := d.Missed; m != nil {
 			when := "at " + clock(m.First.Time)
