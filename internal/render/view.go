@@ -1099,3 +1099,15 @@ func sampleResult(s *report.Sample) string {
 	}
 	return "error"
 }
+
+// vantageOf is where a run was probed from, or the one vantage of every
+// run of a merge; "" when none is named.
+func vantageOf(r *report.Report) string {
+	switch {
+	case r.Vantage != "":
+		return r.Vantage
+	case len(r.Vantages) == 1 && r.Vantages[0].Name != "":
+		return r.Vantages[0].Name + " (every run)"
+	}
+	return ""
+}
