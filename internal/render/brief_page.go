@@ -9,9 +9,6 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// briefWho is how many kinds of failed answer a brief report lists.
-const briefWho = 3
-
 // briefPage is the report of --brief, one screen of it: the full report's
 // top with the verdict's notes that matter when it names no suspect, the
 // families, the suspects, who answered (on a terminal; the documents say
@@ -34,7 +31,7 @@ func briefPage(v *View) *Page {
 		top(Para{Only: documents, Text: n})
 	}
 	if len(v.Who) > 0 {
-		top(Para{Only: documents, Lead: "Who answered:", Text: whoWords(v.Who, briefWho) + "."})
+		top(Para{Only: documents, Lead: "Who answered:", Text: whoWords(v.Who) + "."})
 	}
 	if g := v.Gate; g.Summary != "" {
 		top(gateLine(g, documents))
@@ -44,11 +41,11 @@ func briefPage(v *View) *Page {
 		run.Blocks = append(run.Blocks, Para{Only: documents, Lead: "Interrupted after " + mdSecs(v.Run.DurationS) + ":", Text: "this report covers every request sent until then."})
 	}
 	who := *v // the first kinds of answer
-	if len(v.Who) > briefWho {
-		who.Who = v.Who[:briefWho]
+	if len(v.Who) > topWho {
+		who.Who = v.Who[:topWho]
 	}
 	whoS := onlyIn(whoSection(&who), FormatText)
-	if n := len(v.Who) - briefWho; n > 0 {
+	if n := len(v.Who) - topWho; n > 0 {
 		whoS.Blocks = append(whoS.Blocks, Para{Only: FormatText, Indent: 2, Text: fmt.Sprintf("… and %d more kind%s of failure in the full report", n, words.Plural(n))})
 	}
 	tables := familiesSection(v)

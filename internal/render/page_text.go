@@ -215,7 +215,7 @@ func (t *textWriter) chart(heading string, c Chart) {
 		rows = append(rows, []string{markOf(s.Failing), s.Label, "|" + line + "|"})
 		failing = append(failing, s.Failing)
 	}
-	scale := fmt.Sprintf("failure ratio per %s from %s UTC", secs(tl.Step*float64(per)), clock(tl.From.Time))
+	scale := fmt.Sprintf("failure ratio per %s from %s UTC", words.Num(tl.Step*float64(per))+"s", clock(tl.From.Time))
 	if heading != "" {
 		t.heading(heading + "  " + scale)
 	} else {

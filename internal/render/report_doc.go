@@ -112,7 +112,7 @@ func reportTop(v *View) []Block {
 		text(Para{Only: md, Text: st.Level + "."})
 	}
 	if len(v.Who) > 0 {
-		text(Para{Only: md, Lead: "Who answered:", Text: whoWords(v.Who, 3) + "."})
+		text(Para{Only: md, Lead: "Who answered:", Text: whoWords(v.Who) + "."})
 	}
 	if v.r.Totals.Failed > 0 {
 		text(Para{Only: md, Text: "Queries to find these requests in the gateway's access logs are below, after the samples."})
@@ -166,12 +166,11 @@ func htmlTop(v *View) []Block {
 	}
 	if len(v.Who) > 0 {
 		l := List{Only: h, Title: "Who answered the failures"}
-		for i := range v.Who {
-			if i == 3 {
-				l.Items = append(l.Items, Item{Text: fmt.Sprintf("%d kinds in all, below", len(v.Who))})
-				break
-			}
-			l.Items = append(l.Items, Item{Text: fingerprintWords(&v.Who[i])})
+		for _, w := range whoPhrases(v.Who) {
+			l.Items = append(l.Items, Item{Text: w})
+		}
+		if len(v.Who) > topWho {
+			l.Items = append(l.Items, Item{Text: fmt.Sprintf("%d kinds in all, below", len(v.Who))})
 		}
 		top = append(top, l)
 	}
@@ -347,18 +346,27 @@ func verdictTone(st VerdictView) Tone {
 	return ToneStrong
 }
 
-// whoWords says the first n kinds of failed answer in a sentence, and how
-// many more there are.
-func whoWords(who []WhoRow, n int) string {
-	var out []string
-	for i := range who {
-		if i == n {
-			out = append(out, fmt.Sprintf("%d more kinds", len(who)-n))
-			break
-		}
-		out = append(out, fingerprintWords(&who[i]))
+// topWho is how many kinds of failed answer the top of a report, and a
+// brief report, name.
+const topWho = 3
+
+// whoWords says the first topWho kinds of failed answer in a sentence,
+// and how many more there are.
+func whoWords(who []WhoRow) string {
+	out := whoPhrases(who)
+	if n := len(who) - topWho; n > 0 {
+		out = append(out, fmt.Sprintf("%d more kinds", n))
 	}
 	return strings.Join(out, "; ")
+}
+
+// whoPhrases says each of the first topWho kinds of failed answer.
+func whoPhrases(who []WhoRow) []string {
+	var out []string
+	for i := range who[:min(len(who), topWho)] {
+		out = append(out, fingerprintWords(&who[i]))
+	}
+	return out
 }
 
 // fingerprintWords says one fingerprint in a phrase: "20 × 502 from Azure

@@ -165,8 +165,6 @@ func unitOnce(a, sep, b string) string {
 	return a + sep + b
 }
 
-func secs(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
-
 // textCol is one column of a text table.
 type textCol struct {
 	head  string

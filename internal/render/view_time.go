@@ -172,14 +172,6 @@ func (b *timeBuilder) quantiles(s *TimeScope, l *report.Latencies, most float64)
 	}
 }
 
-// maxOf is s's maximum latency, 0 when s is nil.
-func maxOf(s *report.Stats) float64 {
-	if s == nil {
-		return 0
-	}
-	return s.LatencyMS.Max
-}
-
 // families adds a scope for each family, its endpoints' series summed.
 func (b *timeBuilder) families(v *View) {
 	r, tl := b.r, &b.r.Timeline
@@ -208,7 +200,7 @@ func (b *timeBuilder) families(v *View) {
 			}
 		}
 		s.Label = words.FamilyName(fam) + " (" + strings.Join(words.CapItems(labels, 3), ", ") + ")"
-		b.quantiles(&s, famLat[fam], maxOf(r.Families[fam]))
+		b.quantiles(&s, famLat[fam], r.Families[fam].LatencyMS.Max)
 		key := "family\x00" + fam
 		if len(idx) == 1 {
 			e := &r.Endpoints[idx[0]]
