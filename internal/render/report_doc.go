@@ -53,13 +53,9 @@ func reportPage(v *View, terse bool) *Page {
 
 // newReportPage is the title and HTML's header of a report's page.
 func newReportPage(v *View) *Page {
-	tone := v.Verdict.Tone
-	if tone == "none" {
-		tone = ""
-	}
 	return &Page{Title: "pinprobe: " + v.Headline + " — " + v.Hosts, Bad: verdictTone(v.Verdict) == ToneBad,
 		Kicker: "pinprobe " + v.Run.Version + " · " + v.Hosts + " · " + v.Run.Started + " UTC",
-		Badge:  strings.ToUpper(v.Verdict.Status), Heading: words.Capitalize(v.Headline), Tone: tone}
+		Badge:  strings.ToUpper(v.Verdict.Status), Heading: words.Capitalize(v.Headline), Tone: v.Verdict.Tone}
 }
 
 // reportTop is what the report found, first: on a terminal the verdict

@@ -65,7 +65,7 @@ type VerdictView struct {
 	// the report has none.
 	Status string
 	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
-	// or "none".
+	// or "" (none).
 	Tone string
 	// Line is the verdict in one line, for the top of a report: how many
 	// requests failed, and the headline when something failed: "63 of
@@ -288,7 +288,7 @@ type SampleGroup struct {
 // view says of it.
 type SampleRow struct {
 	*report.Sample
-	Result string // status, or error class
+	Result string // status, or error class: raw text, for a code block
 	Remote string // the sample's, else its endpoint's address and port
 	Conn   string // "new", "reused" or "none"
 	// Correlation lists the response's own correlation IDs, "Name: value".
@@ -332,7 +332,7 @@ func NewView(r *report.Report) *View {
 // slow scopes.
 func (v *View) verdict(r *report.Report) {
 	vd := &r.Verdict
-	v.Verdict = VerdictView{Status: vd.Status, Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
+	v.Verdict = VerdictView{Status: vd.Status, Summary: vd.Summary, Notes: vd.Notes}
 	v.Verdict.Notes = newNotes(&v.Verdict)
 	switch vd.Status {
 	case "":
@@ -918,7 +918,10 @@ func (v *View) timeline(r *report.Report) {
 		n = max(n, len(s.Requests))
 	}
 	v.Timeline = TimelineView{Step: tl.IntervalS, From: tl.Start, To: report.Time{Time: tl.Start.Add(report.SecondsDuration(tl.IntervalS * float64(n)))}}
-	blamed, eps := blamed(r), endpointIndex(r)
+	blamed, eps := blamed(r), make(map[string]*report.Endpoint, len(r.Endpoints))
+	for i := range r.Endpoints {
+		eps[r.Endpoints[i].Target+" "+r.Endpoints[i].Address] = &r.Endpoints[i]
+	}
 	for _, s := range tl.Series {
 		row := SeriesRow{Label: s.Address, Target: s.Target, Full: s.Address, Requests: s.Requests, Failed: s.Failed,
 			Suspect: blamed[s.Target+" "+s.Address] != nil}
@@ -937,16 +940,6 @@ func (v *View) timeline(r *report.Report) {
 	}
 }
 
-// endpointIndex finds an endpoint by its target and address.
-func endpointIndex(r *report.Report) map[string]*report.Endpoint {
-	m := make(map[string]*report.Endpoint, len(r.Endpoints))
-	for i := range r.Endpoints {
-		e := &r.Endpoints[i]
-		m[e.Target+" "+e.Address] = e
-	}
-	return m
-}
-
 // correlationHeaders are response headers that name a request in a
 // gateway's or CDN's own logs, in the order samples show them.
 var correlationHeaders = []string{"X-Request-Id", "X-Azure-Ref", "X-Ms-Request-Id", "X-Amzn-Trace-Id",
@@ -961,7 +954,10 @@ func (v *View) samples(r *report.Report) {
 		g := SampleGroup{Label: v.Label(e), Address: e.Address, Target: e.Target}
 		for j := range e.Samples {
 			s := &e.Samples[j]
-			row := SampleRow{Sample: s, Result: sampleResult(s), Remote: cmp.Or(s.Remote, hostPort(e.Address, e.Port))}
+			row := SampleRow{Sample: s, Result: cmp.Or(s.Class, "error"), Remote: cmp.Or(s.Remote, hostPort(e.Address, e.Port))}
+			if s.Status != 0 {
+				row.Result = strconv.Itoa(s.Status)
+			}
 			row.Conn = "new"
 			switch {
 			case s.Reused:
@@ -1087,18 +1083,6 @@ func phaseWords(e *report.Endpoint, p report.Phase) string {
 
 // bodyLimit is how much of a body the document shows: what pinprobe keeps.
 const bodyLimit = 512
-
-// sampleResult is a sample's status, or its error class: raw text, for a
-// code block; mdText it for running text.
-func sampleResult(s *report.Sample) string {
-	if s.Status != 0 {
-		return strconv.Itoa(s.Status)
-	}
-	if s.Class != "" {
-		return s.Class
-	}
-	return "error"
-}
 
 // vantageOf is where a run was probed from, or the one vantage of every
 // run of a merge; "" when none is named.
