@@ -40,11 +40,8 @@ func briefPage(v *View) *Page {
 	if v.r.Interrupted {
 		run.Blocks = append(run.Blocks, Para{Only: documents, Lead: "Interrupted after " + mdSecs(v.Run.DurationS) + ":", Text: "this report covers every request sent until then."})
 	}
-	who := *v // the first kinds of answer
-	if len(v.Who) > topWho {
-		who.Who = v.Who[:topWho]
-	}
-	whoS := onlyIn(whoSection(&who), FormatText)
+	whoS := whoSection(v.Who[:min(len(v.Who), topWho)]) // the first kinds of answer, on a terminal
+	whoS.Blocks = keepBlocks(whoS.Blocks, func(b Block) bool { return shows(b.only(), FormatText) })
 	if n := len(v.Who) - topWho; n > 0 {
 		whoS.Blocks = append(whoS.Blocks, Para{Only: FormatText, Indent: 2, Text: fmt.Sprintf("… and %d more kind%s of failure in the full report", n, words.Plural(n))})
 	}
@@ -63,12 +60,6 @@ func keepBlocks(bs []Block, keep func(Block) bool) []Block {
 		}
 	}
 	return out
-}
-
-// onlyIn is s with only the blocks shown in f.
-func onlyIn(s Section, f Format) Section {
-	s.Blocks = keepBlocks(s.Blocks, func(b Block) bool { return shows(b.only(), f) })
-	return s
 }
 
 // suspectsSection is a row per suspect with its own figures: its failed

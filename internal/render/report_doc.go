@@ -28,7 +28,7 @@ func reportPage(v *View, terse bool) *Page {
 	add(preflightSection(v))
 	probed := v.r.NotProbed == ""
 	if probed {
-		add(familiesSection(v), endpointsSection(v), vantagesSection(v), whoSection(v))
+		add(familiesSection(v), endpointsSection(v), vantagesSection(v), whoSection(v.Who))
 		if len(v.Groups) > 0 {
 			add(instancesSection(v))
 		}

@@ -195,9 +195,9 @@ func phasesSection(v *View) Section {
 // error class), the Server header and a hash of the body; a terminal says
 // each in a line, the documents add a table and the first bytes of each
 // body.
-func whoSection(v *View) Section {
+func whoSection(who []WhoRow) Section {
 	s := Section{Heading: "Who answered the failures", ID: "who", Nav: "Who answered"}
-	if len(v.Who) == 0 {
+	if len(who) == 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No request failed."})
 		return s
 	}
@@ -205,7 +205,7 @@ func whoSection(v *View) Section {
 	lines := List{Only: FormatText}
 	tb := Table{Only: documents, Cols: []Col{{Head: "#", Right: true}, {Head: "Failures"}, {Head: "Server header"}, {Head: "Recognised as"},
 		{Head: "On addresses"}, {Head: "New / reused connection"}}}
-	for i, w := range v.Who {
+	for i, w := range who {
 		what := fmt.Sprintf("%d × %s", w.Count, w.What)
 		switch {
 		case w.Producer != "":
@@ -222,20 +222,20 @@ func whoSection(v *View) Section {
 			cmp.Or(w.Server, "-"), cmp.Or(w.Producer, "-"), addressCounts(w.Addresses), fmt.Sprintf("%d / %d", w.Fresh, w.Reused)}})
 	}
 	s.Blocks = append(s.Blocks, lines, tb)
-	for i, w := range v.Who {
+	for i, w := range who {
 		body := words.LimitBytes(w.Body, bodyLimit)
 		if body == "" {
 			continue
 		}
-		who := w.What
+		kind := w.What
 		if w.Producer != "" {
-			who += " from " + w.Producer
+			kind += " from " + w.Producer
 		}
 		first := "First bytes of one such body"
 		if w.BodyHash != "" {
 			first += " (normalised body hash " + w.BodyHash + ")"
 		}
-		s.Blocks = append(s.Blocks, Para{Only: documents, Lead: fmt.Sprintf("#%d — %s.", i+1, who), Text: first + ":"},
+		s.Blocks = append(s.Blocks, Para{Only: documents, Lead: fmt.Sprintf("#%d — %s.", i+1, kind), Text: first + ":"},
 			Code{Only: documents, Info: "text", Text: body})
 	}
 	return s
