@@ -16,8 +16,9 @@ import (
 // HTML) shows these rows, labels and sentences and derives none of its own,
 // so the formats say the same thing; a new format is a new view of this.
 type View struct {
-	// r is the report the view was made of, for the view's own code (its
-	// brief selection); the writers read only the view's fields.
+	// r is the report the view was made of: a page builder reads the
+	// report's own fields there (the view holds what needs saying); the
+	// writers read only the page.
 	r *report.Report
 	// Fail is the run's --fail-status: which statuses count as failures.
 	Fail report.FailStatus
