@@ -5,109 +5,117 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// briefWho is how many kinds of failed answer a brief report lists.
-const briefWho = 3
-
-// briefPage is the report of --brief, one screen of it (see BriefView):
-// the full report's top with the verdict's notes that matter when it names
-// no suspect, the families, the suspects, who answered (on a terminal;
-// the documents say it in their quote), one failed request of each
-// suspect and the log query that finds them.
+// briefPage is the report of --brief, one screen of it: the full report's
+// top with the verdict's notes that matter when it names no suspect, the
+// families, the suspects, who answered (on a terminal; the documents say
+// it in their quote), one failed request of each suspect and the log
+// query that finds them.
 func briefPage(v *View) *Page {
-	b := v.Brief()
 	p := newReportPage(v)
 	p.Footer = "Everything else (DNS, every table, the timeline, every query): the same command without --brief. Written by pinprobe " + v.Run.Version + "; times are UTC."
-	for _, blk := range reportTop(v) {
-		if blk.only() == FormatText {
-			p.Top = append(p.Top, blk)
-		}
-	}
+	p.Top = keepBlocks(reportTop(v), func(b Block) bool { return b.only() == FormatText })
 	top := func(blk ...Block) { p.Top = append(p.Top, blk...) }
-	for _, n := range b.Notes {
+	var notes []string // what there is to say when no suspect is named
+	if len(v.Verdict.Suspects) == 0 {
+		notes = v.Verdict.Notes
+	}
+	for _, n := range notes {
 		top(Para{Only: FormatText, Text: n, Note: true})
 	}
 	top(Para{Only: documents, Lead: "Verdict: " + v.Verdict.Status + ".", Text: v.Verdict.Summary})
-	for _, n := range b.Notes {
+	for _, n := range notes {
 		top(Para{Only: documents, Text: n})
 	}
 	if len(v.Who) > 0 {
-		top(Para{Only: documents, Lead: "Who answered:", Text: whoWords(v.Who, briefWho) + "."})
+		top(Para{Only: documents, Lead: "Who answered:", Text: whoWords(v.Who) + "."})
 	}
 	if g := v.Gate; g.Summary != "" {
 		top(gateLine(g, documents))
 	}
 	run := Section{Blocks: []Block{Para{Only: documents, Lead: "Run:", Text: fmt.Sprintf("%s → %s (%s, %s) · %s", v.Run.From, v.Run.To, runLength(&v.Run), v.Run.Ended, v.Run.Sent), Code: v.Run.Command}}}
-	if v.Run.Interrupted {
+	if v.r.Interrupted {
 		run.Blocks = append(run.Blocks, Para{Only: documents, Lead: "Interrupted after " + mdSecs(v.Run.DurationS) + ":", Text: "this report covers every request sent until then."})
 	}
-	who := *v // the first kinds of answer
-	if len(v.Who) > briefWho {
-		who.Who = v.Who[:briefWho]
-	}
-	whoS := onlyIn(whoSection(&who), FormatText)
-	if n := len(v.Who) - briefWho; n > 0 {
+	whoS := whoSection(v.Who[:min(len(v.Who), topWho)]) // the first kinds of answer, on a terminal
+	whoS.Blocks = keepBlocks(whoS.Blocks, func(b Block) bool { return shows(b.only(), FormatText) })
+	if n := len(v.Who) - topWho; n > 0 {
 		whoS.Blocks = append(whoS.Blocks, Para{Only: FormatText, Indent: 2, Text: fmt.Sprintf("… and %d more kind%s of failure in the full report", n, words.Plural(n))})
 	}
-	p.Sections = append([]Section{run, tablesOnly(familiesSection(v)), suspectsSection(b), whoS, briefSamplesSection(b)}, briefLogsSections(b)...)
+	tables := familiesSection(v)
+	tables.Blocks = keepBlocks(tables.Blocks, func(b Block) bool { _, ok := b.(Table); return ok })
+	p.Sections = append([]Section{run, tables, suspectsSection(v), whoS, briefSamplesSection(v.briefSampleRows())}, briefLogsSections(v.briefLogs())...)
 	return p
 }
 
-// onlyIn is s with only the blocks shown in f.
-func onlyIn(s Section, f Format) Section {
-	var blocks []Block
-	for _, b := range s.Blocks {
-		if shows(b.only(), f) {
-			blocks = append(blocks, b)
+// keepBlocks is the blocks of bs that keep says to keep.
+func keepBlocks(bs []Block, keep func(Block) bool) []Block {
+	var out []Block
+	for _, b := range bs {
+		if keep(b) {
+			out = append(out, b)
 		}
 	}
-	s.Blocks = blocks
-	return s
+	return out
 }
 
-// suspectsSection is a row per suspect with its own figures.
-func suspectsSection(b *BriefView) Section {
-	if len(b.Suspects) == 0 {
+// suspectsSection is a row per suspect with its own figures: its failed
+// requests of all it got, and the latencies of its address or instance
+// ("-" for connections).
+func suspectsSection(v *View) Section {
+	if len(v.Verdict.Suspects) == 0 {
 		return Section{}
 	}
 	tb := Table{Marks: true, Cols: []Col{{Head: "Suspect", Label: true}, {Head: "Kind", Prio: 2, Only: FormatText}, {Head: "Kind", Only: documents},
 		{Head: "How it fails", Only: documents}, {Head: "Failed", Right: true}, {Head: "Failure rate (95% CI)", Short: "Rate (95% CI)", Prio: 4},
 		{Head: "p", Prio: 3}, {Head: "p50", Right: true, Prio: 5}, {Head: "p99", Right: true, Prio: 6}}}
-	for _, s := range b.Suspects {
+	for i, s := range v.Verdict.Suspects {
+		rs := &v.r.Verdict.Suspects[i]
+		var st *report.Stats
+		switch s.Kind {
+		case report.SuspectGroup:
+			if g := v.r.FindGroup(rs.Group); g != nil {
+				st = &g.Stats
+			}
+		case report.SuspectEndpoint:
+			if e := v.r.FindEndpoint(rs.Target, rs.Address); e != nil {
+				st = &e.Stats
+			}
+		}
+		p50, p99 := "-", "-"
+		if st != nil {
+			p50, p99 = words.Latency(st.LatencyMS.P50, st.Requests), words.Latency(st.LatencyMS.P99, st.Requests)
+		}
 		label, what := s.Label, s.What
-		if s.Kind == "endpoint" && s.URL != "" {
+		if s.Kind == report.SuspectEndpoint && s.URL != "" {
 			label += " " + s.URL
 		}
-		if s.Family != "" && s.Kind == "endpoint" {
+		if s.Family != "" && s.Kind == report.SuspectEndpoint {
 			what += ", " + s.Family
 		}
-		tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{label, what, s.What, s.How, s.Counts, s.RateCI, s.P, s.P50, s.P99}})
+		tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{label, what, s.What, s.How, fmt.Sprintf("%d of %d", rs.Failed, rs.Requests), s.RateCI, s.P, p50, p99}})
 	}
 	return Section{Heading: "Suspects", Blocks: []Block{tb}}
 }
 
 // briefSamplesSection is one failed request of each suspect: a line each
 // on a terminal, a table in the documents.
-func briefSamplesSection(b *BriefView) Section {
-	if len(b.Samples) == 0 {
+func briefSamplesSection(samples []briefSample) Section {
+	if len(samples) == 0 {
 		return Section{}
 	}
 	s := Section{Heading: "One failed request of each suspect"}
-	if b.Samples[0].For == "" {
+	if samples[0].For == "" {
 		s.Heading = "Failed requests, the first of each failing address"
 	}
 	tb := Table{Only: documents, Marks: true, Scroll: true, Cols: append([]Col{{Head: "Of"}}, sampleCols...)}
 	l := List{Only: FormatText}
-	for i := range b.Samples {
-		it := &b.Samples[i]
-		r := &it.Row
+	for _, it := range samples {
+		r := it.Row
 		tb.Rows = append(tb.Rows, Row{Failing: r.Failed, Cells: sampleCells([]string{cmp.Or(it.For, it.Label)}, r)})
-		conn := r.Conn + " connection " + r.Local + " → " + r.Remote
-		if r.Conn == "none" {
-			conn = "no connection to " + r.Remote
-		}
 		lead := it.Label
 		if it.For != "" {
 			lead = it.For
@@ -115,7 +123,8 @@ func briefSamplesSection(b *BriefView) Section {
 				lead += " (" + it.Label + ")"
 			}
 		}
-		item := Item{Failing: true, Text: fmt.Sprintf("%s · %s · %s · %s · %s", lead, r.Clock, r.Result, r.Latency, conn)}
+		item := sampleItem(lead, r)
+		item.Subs = nil
 		if r.RequestID != "" {
 			item.Tail = "sent X-Request-Id: " + r.RequestID
 		}
@@ -127,8 +136,7 @@ func briefSamplesSection(b *BriefView) Section {
 
 // briefLogsSections are each gateway's query, or what to filter any
 // access log on.
-func briefLogsSections(b *BriefView) []Section {
-	l := &b.Logs
+func briefLogsSections(l BriefLogs) []Section {
 	var out []Section
 	for _, q := range l.Queries {
 		s := Section{Heading: "Find them in the logs: " + q.Gateway}

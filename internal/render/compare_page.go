@@ -74,8 +74,8 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 		}
 		p.Sections = append(p.Sections, s)
 	}
-	if l := latencyRows(c); len(l) > 0 {
-		p.Sections = append(p.Sections, Section{Heading: "Latency that changed", Blocks: latencyBlocks(l)})
+	if l := latencyBlocks(c); l != nil {
+		p.Sections = append(p.Sections, Section{Heading: "Latency that changed", Blocks: l})
 	}
 	if a := answerRows(c); len(a) > 0 {
 		p.Sections = append(p.Sections, Section{Heading: "Statuses and errors that changed", Blocks: answerBlocks(a)})
@@ -88,31 +88,58 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 }
 
 // briefCmpSections are the brief comparison's sections after the
-// families: what changed, the failures that appeared or grew, the notes,
-// each capped, and what the full comparison adds.
+// families: the endpoints and instances whose failure rate or latency
+// changed, or that were added or removed (regressions first), the
+// failures that appeared or grew, the notes, each capped, and what the
+// full comparison adds.
 func briefCmpSections(c *compare.Comparison, answers []cmpAnswer) []Section {
-	b := newBriefCmp(c, answers)
-	said := words.Capitalize(b.changedHeading(c))
-	if b.moreChanged > 0 {
-		said += fmt.Sprintf(": the first %d here, the rest in the full comparison", len(b.rows))
+	var worse, other []cmpRow
+	for _, list := range [][]compare.ScopeChange{c.Endpoints, c.Groups} {
+		for i := range list {
+			switch r := cmpRowOf(&list[i], c.Label(&list[i])); {
+			case r.change == compare.ChangeSame:
+			case r.worse:
+				worse = append(worse, r)
+			default:
+				other = append(other, r)
+			}
+		}
 	}
-	changed := Section{Heading: "Changed", Aside: b.changedHeading(c), Blocks: []Block{Para{Only: documents, Text: said + "."}}}
-	if len(b.rows) > 0 {
-		changed.Blocks = append(changed.Blocks, cmpTable("", "Scope", b.rows, true))
+	all := append(worse, other...)
+	rows := all[:min(len(all), briefChanged)]
+	more := len(all) - len(rows)
+	n := len(c.Endpoints) + len(c.Groups)
+	heading := fmt.Sprintf("none of %d endpoint%s and instance%s changed", n, words.Plural(n), words.Plural(n))
+	if len(rows) > 0 {
+		heading = fmt.Sprintf("%d of %d endpoint%s and instance%s changed", len(all), n, words.Plural(n), words.Plural(n))
 	}
-	if b.moreChanged > 0 {
-		changed.Blocks = append(changed.Blocks, Para{Only: FormatText, Text: fmt.Sprintf("… %d more in the full comparison.", b.moreChanged), Indent: 4})
+	said := words.Capitalize(heading)
+	if more > 0 {
+		said += fmt.Sprintf(": the first %d here, the rest in the full comparison", len(rows))
+	}
+	changed := Section{Heading: "Changed", Aside: heading, Blocks: []Block{Para{Only: documents, Text: said + "."}}}
+	if len(rows) > 0 {
+		changed.Blocks = append(changed.Blocks, cmpTable("", "Scope", rows, true))
+	}
+	if more > 0 {
+		changed.Blocks = append(changed.Blocks, Para{Only: FormatText, Text: fmt.Sprintf("… %d more in the full comparison.", more), Indent: 4})
 	}
 	out := []Section{changed}
-	if len(b.answers) > 0 {
-		l := answerList(b.answers)
-		if b.moreAnswers > 0 {
-			l.Items = append(l.Items, Item{Text: fmt.Sprintf("… %d more in the full comparison", b.moreAnswers)})
+	var grew []cmpAnswer
+	for _, a := range answers {
+		if a.failure {
+			grew = append(grew, a)
+		}
+	}
+	if len(grew) > 0 {
+		l := answerList(grew[:min(len(grew), briefAnswers)])
+		if more := len(grew) - briefAnswers; more > 0 {
+			l.Items = append(l.Items, Item{Text: fmt.Sprintf("… %d more in the full comparison", more)})
 		}
 		out = append(out, Section{Heading: "Failures that appeared or grew", Blocks: []Block{l}})
 	}
-	if len(b.notes) > 0 {
-		out = append(out, Section{Heading: "Notes", Blocks: []Block{bullets(b.notes, b.moreNotes)}})
+	if len(c.Notes) > 0 {
+		out = append(out, Section{Heading: "Notes", Blocks: []Block{bullets(c.Notes[:min(len(c.Notes), briefNotes)], len(c.Notes)-briefNotes)}})
 	}
 	return append(out, Section{Blocks: []Block{Para{Text: briefFooter(c, "--brief")}}})
 }
@@ -169,7 +196,7 @@ func runsTable(c *compare.Comparison) Table {
 		return Row{Cells: []string{name, f(&c.Before), f(&c.After)}, Code: code}
 	}
 	return Table{Only: documents, Cols: []Col{{}, {Head: "Before"}, {Head: "After"}}, Rows: []Row{
-		row("File", true, func(s *compare.RunSide) string { return compare.OrDefault(s.File, "-") }),
+		row("File", true, func(s *compare.RunSide) string { return cmp.Or(s.File, "-") }),
 		row("Window (UTC)", false, func(s *compare.RunSide) string {
 			if s.StartedAt.IsZero() {
 				return "-"
@@ -181,7 +208,7 @@ func runsTable(c *compare.Comparison) Table {
 			return fmt.Sprintf("%d, %s", s.Failed, rateCI(s.Failed, s.Requests, s.FailureRate))
 		}),
 		row("Failures are", false, func(s *compare.RunSide) string { return "errors and " + s.FailStatus }),
-		row("Verdict", false, func(s *compare.RunSide) string { return compare.OrDefault(s.Verdict, "none") }),
+		row("Verdict", false, func(s *compare.RunSide) string { return cmp.Or(s.Verdict, "none") }),
 		row("Merged from", false, func(s *compare.RunSide) string {
 			if s.Inputs == 0 {
 				return "one run"
@@ -189,7 +216,7 @@ func runsTable(c *compare.Comparison) Table {
 			return fmt.Sprintf("%d reports", s.Inputs)
 		}),
 		row("Interrupted", false, func(s *compare.RunSide) string { return map[bool]string{true: "yes", false: "no"}[s.Interrupted] }),
-		row("Command", true, func(s *compare.RunSide) string { return compare.OrDefault(shellJoin(s.Command), "-") }),
+		row("Command", true, func(s *compare.RunSide) string { return cmp.Or(shellJoin(s.Command), "-") }),
 	}}
 }
 
@@ -211,23 +238,6 @@ func addedRemoved(c *compare.Comparison) List {
 	}
 	l.Only = documents // a terminal's tables say added and removed
 	return l
-}
-
-// latencyBlocks are the percentiles that changed: a line each on a
-// terminal, a table in Markdown.
-func latencyBlocks(ls []cmpLatency) []Block {
-	var l List
-	tb := Table{Only: documents, Marks: true, Cols: []Col{
-		{Head: "Scope", Label: true}, {Head: "Percentile"}, {Head: "Before", Right: true}, {Head: "After", Right: true},
-		{Head: "Change", Right: true}, {Head: "Tolerance", Right: true}, {Head: "p"}, {},
-	}}
-	for _, x := range ls {
-		l.Items = append(l.Items, Item{Failing: x.worse, Text: fmt.Sprintf("%s: %s %s → %s, %s (tolerance %s), %s: %s",
-			x.scope, x.percentile, x.before, x.after, x.change, x.tolerance, x.p, x.verdict)})
-		tb.Rows = append(tb.Rows, Row{Failing: x.worse, Cells: []string{x.scope, x.percentile, x.before, x.after, x.change, x.tolerance, x.p, x.verdict}})
-	}
-	l.Only = FormatText
-	return []Block{l, tb}
 }
 
 // answerBlocks are the statuses and errors that changed: a line each on a
@@ -277,63 +287,6 @@ const (
 	briefAnswers = 4 // statuses and errors that appeared or grew
 	briefNotes   = 2
 )
-
-// briefCmp is the part of a comparison a brief one shows.
-type briefCmp struct {
-	moreChanged int // rows left out
-	rows        []cmpRow
-	answers     []cmpAnswer
-	moreAnswers int
-	notes       []string
-	moreNotes   int
-}
-
-// newBriefCmp picks from c what a brief comparison shows: the endpoints
-// and instances whose failure rate or latency changed, or that were added
-// or removed (regressions first), and the failures that appeared or grew.
-func newBriefCmp(c *compare.Comparison, answers []cmpAnswer) *briefCmp {
-	b := &briefCmp{}
-	var worse, other []cmpRow
-	for _, list := range [][]compare.ScopeChange{c.Endpoints, c.Groups} {
-		for i := range list {
-			sc := &list[i]
-			r := cmpRowOf(sc, c.Label(sc))
-			switch {
-			case r.change == compare.ChangeSame:
-			case r.worse:
-				worse = append(worse, r)
-			default:
-				other = append(other, r)
-			}
-		}
-	}
-	all := append(worse, other...)
-	b.rows = all[:min(len(all), briefChanged)]
-	b.moreChanged = len(all) - len(b.rows)
-	for _, a := range answers {
-		if !a.failure {
-			continue
-		}
-		if len(b.answers) == briefAnswers {
-			b.moreAnswers++
-			continue
-		}
-		b.answers = append(b.answers, a)
-	}
-	b.notes = c.Notes[:min(len(c.Notes), briefNotes)]
-	b.moreNotes = len(c.Notes) - len(b.notes)
-	return b
-}
-
-// changedHeading is the heading of the changed scopes: "CHANGED 3 of 9
-// endpoints and instances".
-func (b *briefCmp) changedHeading(c *compare.Comparison) string {
-	n := len(c.Endpoints) + len(c.Groups)
-	if len(b.rows) == 0 {
-		return fmt.Sprintf("none of %d endpoint%s and instance%s changed", n, words.Plural(n), words.Plural(n))
-	}
-	return fmt.Sprintf("%d of %d endpoint%s and instance%s changed", len(b.rows)+b.moreChanged, n, words.Plural(n), words.Plural(n))
-}
 
 // briefFooter says what the full comparison adds, and at what level the
 // brief one's changes were found (when anything was compared).

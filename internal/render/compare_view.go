@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -44,19 +45,6 @@ type cmpRow struct {
 	p                  string // the p of the change named: "<1e-9", "0.41"
 	p50, p99           string // "0.52→0.55ms"
 	baseline           string // for an added scope: "the endpoints of URL before: 300/900 (33.3%)"
-}
-
-// cmpLatency is one percentile of a scope whose latency changed.
-type cmpLatency struct {
-	worse      bool   // slower
-	scope      string // "127.0.0.1", "total"
-	percentile string // "p50", "p99"
-	before     string // "0.26ms (95% CI 0.25–0.27ms)", "-"
-	after      string
-	change     string // "+50.4ms"
-	tolerance  string // "2ms"
-	p          string // "p<1e-9": of the change named (slower or faster), else of a slowdown
-	verdict    string // "slower", "faster", "not significant", "within the tolerance"
 }
 
 // cmpAnswer is one status or error class whose share changed.
@@ -156,16 +144,21 @@ func latencyP(l *compare.LatencyChange, change string) float64 {
 	return p
 }
 
-// latencyRows lists both percentiles of every scope whose latency
-// changed: its endpoints, instances, families and total.
-func latencyRows(c *compare.Comparison) []cmpLatency {
-	var out []cmpLatency
+// latencyBlocks are both percentiles of every scope whose latency
+// changed (its endpoints, instances, families and total): a line each on
+// a terminal, a table in the documents; nil when none changed.
+func latencyBlocks(c *compare.Comparison) []Block {
+	l := List{Only: FormatText}
+	tb := Table{Only: documents, Marks: true, Cols: []Col{
+		{Head: "Scope", Label: true}, {Head: "Percentile"}, {Head: "Before", Right: true}, {Head: "After", Right: true},
+		{Head: "Change", Right: true}, {Head: "Tolerance", Right: true}, {Head: "p"}, {},
+	}}
 	scopes := c.Scopes()
 	// Endpoints and instances first, then the families and the total.
 	scopes = append(scopes[1+len(c.Families):], scopes[:1+len(c.Families)]...)
 	for _, sc := range scopes {
-		l := &sc.Latency
-		if l.Change == compare.LatencySame {
+		lc := &sc.Latency
+		if lc.Change == compare.LatencySame {
 			continue
 		}
 		base := sc.Before
@@ -178,8 +171,8 @@ func latencyRows(c *compare.Comparison) []cmpLatency {
 			ci     func(*compare.Side) *[2]float64
 			points func(*compare.Side) float64
 		}{
-			{"p50", &l.P50, func(s *compare.Side) *[2]float64 { return s.P50CI95MS }, func(s *compare.Side) float64 { return s.P50MS }},
-			{"p99", &l.P99, func(s *compare.Side) *[2]float64 { return s.P99CI95MS }, func(s *compare.Side) float64 { return s.P99MS }},
+			{"p50", &lc.P50, func(s *compare.Side) *[2]float64 { return s.P50CI95MS }, func(s *compare.Side) float64 { return s.P50MS }},
+			{"p99", &lc.P99, func(s *compare.Side) *[2]float64 { return s.P99CI95MS }, func(s *compare.Side) float64 { return s.P99MS }},
 		} {
 			side := func(s *compare.Side) string {
 				v := words.Latency(q.points(s), s.Requests)
@@ -188,35 +181,40 @@ func latencyRows(c *compare.Comparison) []cmpLatency {
 				}
 				return v
 			}
-			row := cmpLatency{worse: q.q.Change == compare.LatencySlower, scope: c.Label(sc), percentile: q.name,
-				before: side(base), after: side(sc.After), tolerance: words.Latency(q.q.ToleranceMS, 1), verdict: q.q.Change}
+			scope, verdict := c.Label(sc), q.q.Change
 			if sc.Baseline != nil {
-				row.scope += " (new, against " + sc.BaselineScope + ")"
+				scope += " (new, against " + sc.BaselineScope + ")"
 			}
 			sign := "+"
 			if q.q.ChangeMS < 0 {
 				sign = "-"
 			}
-			row.change = sign + words.Latency(max(q.q.ChangeMS, -q.q.ChangeMS), 1)
 			p := q.q.PSlower
 			if q.q.Change == compare.LatencyFaster || q.q.Change == compare.LatencySame && q.q.ChangeMS < 0 {
 				p = q.q.PFaster
 			}
-			row.p = words.PValue(p)
 			if q.q.Change == compare.LatencySame {
 				switch {
 				case max(q.q.ChangeMS, -q.q.ChangeMS) <= q.q.ToleranceMS:
-					row.verdict = "within the tolerance"
-				case l.CannotTell(q.q, c.AlphaEach):
-					row.verdict = cannotTellWords(q.q, base.Requests, sc.After.Requests, c.AlphaEach)
+					verdict = "within the tolerance"
+				case lc.CannotTell(q.q, c.AlphaEach):
+					verdict = cannotTellWords(q.q, base.Requests, sc.After.Requests, c.AlphaEach)
 				default:
-					row.verdict = "not significant"
+					verdict = "not significant"
 				}
 			}
-			out = append(out, row)
+			cells := []string{scope, q.name, side(base), side(sc.After), sign + words.Latency(max(q.q.ChangeMS, -q.q.ChangeMS), 1),
+				words.Latency(q.q.ToleranceMS, 1), words.PValue(p), verdict}
+			worse := q.q.Change == compare.LatencySlower
+			l.Items = append(l.Items, Item{Failing: worse, Text: fmt.Sprintf("%s: %s %s → %s, %s (tolerance %s), %s: %s",
+				cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7])})
+			tb.Rows = append(tb.Rows, Row{Failing: worse, Cells: cells})
 		}
 	}
-	return out
+	if len(tb.Rows) == 0 {
+		return nil
+	}
+	return []Block{l, tb}
 }
 
 // cannotTellWords says why a percentile's "same" says nothing: "cannot
@@ -284,24 +282,6 @@ func answerRows(c *compare.Comparison) []cmpAnswer {
 	return out
 }
 
-// tableWidth is how wide a table of rows in cols is, laid out as
-// textWriter.table does: columns two apart, indented by one, empty ones
-// left out.
-func tableWidth(cols []textCol, rows [][]string) int {
-	n, used := 1, 0
-	for i, c := range cols {
-		w := runes(c.head)
-		for _, row := range rows {
-			w = max(w, runes(row[i]))
-		}
-		if w > 0 {
-			n += w
-			used++
-		}
-	}
-	return n + 2*max(used-1, 0)
-}
-
 // runWords describes one compared report: "old.json · 2026-06-16 20:43:00 –
 // 20:43:30 UTC · 900 requests, 300 failed (33.3%) · verdict concentrated".
 func runWords(s *compare.RunSide) string {
@@ -310,7 +290,7 @@ func runWords(s *compare.RunSide) string {
 		parts = append(parts, words.SafeText(s.File, false))
 	}
 	if !s.StartedAt.IsZero() {
-		parts = append(parts, s.StartedAt.UTC().Format("2006-01-02 15:04:05")+" – "+s.EndedAt.UTC().Format("15:04:05")+" UTC")
+		parts = append(parts, stamp(s.StartedAt.Time)+" – "+clock(s.EndedAt.Time)+" UTC")
 	}
 	parts = append(parts, fmt.Sprintf("%d request%s, %d failed (%s)", s.Requests, words.Plural(int(s.Requests)), s.Failed, pct(s.FailureRate, s.Requests)))
 	if s.Inputs > 0 {
@@ -319,6 +299,6 @@ func runWords(s *compare.RunSide) string {
 	if s.Interrupted {
 		parts = append(parts, "interrupted")
 	}
-	parts = append(parts, "verdict "+compare.OrDefault(s.Verdict, "none"))
+	parts = append(parts, "verdict "+cmp.Or(s.Verdict, "none"))
 	return strings.Join(parts, " · ")
 }

@@ -47,8 +47,8 @@ func joinPage(j *join.Join) *Page {
 			if sc.Failed > 0 && len(sec.list) > 1 {
 				pv = words.PValue(sc.P)
 			}
-			rows = append(rows, []string{sc.Name, orDash(words.FamilyName(sc.Family)), fmt.Sprintf("%d/%d", sc.Failed, sc.Requests), words.PctRate(sc.FailureRate),
-				countList(sc.Status), orDash(countList(sc.BackendStatus)), orDash(reasonList(sc.Reasons, j.ReasonWords)), countList(sc.Endpoints), pv})
+			rows = append(rows, []string{sc.Name, cmp.Or(words.FamilyName(sc.Family), "-"), fmt.Sprintf("%d/%d", sc.Failed, sc.Requests), words.PctRate(sc.FailureRate),
+				reasonList(sc.Status, nil), cmp.Or(reasonList(sc.BackendStatus, nil), "-"), cmp.Or(reasonList(sc.Reasons, j.ReasonWords), "-"), reasonList(sc.Endpoints, nil), pv})
 			// Marked only where the test found it failing more than the
 			// rest: a scope with failures and p = 1 is no suspect.
 			failing = append(failing, sc.Significant)
@@ -63,7 +63,7 @@ func joinPage(j *join.Join) *Page {
 	var failing []bool
 	for _, e := range j.Endpoints {
 		rows = append(rows, []string{e.Address, e.Target, strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10),
-			strconv.FormatInt(e.Logged, 10), strconv.FormatInt(e.Missing, 10), fmt.Sprintf("%d/%d", e.FailedMatched, e.TrailFailed), orDash(countList(e.Backends))})
+			strconv.FormatInt(e.Logged, 10), strconv.FormatInt(e.Missing, 10), fmt.Sprintf("%d/%d", e.FailedMatched, e.TrailFailed), cmp.Or(reasonList(e.Backends, nil), "-")})
 		// A sample lacks requests by its nature: no mark for them.
 		failing = append(failing, e.Failed > 0 || e.Missing > 0 && !j.Missing.Sampled)
 	}
@@ -214,9 +214,9 @@ func joinStatusWord(j *join.Join) string {
 	return "NOTHING JOINED"
 }
 
-// reasonList is countList of reasons, each with its words where the join
-// knows them: "failed_to_connect_to_backend×27 (the load balancer could
-// not connect to the backend)".
+// reasonList is "502×40 200×3", most first, at most six, each with its
+// words where said has them: "failed_to_connect_to_backend×27 (the load
+// balancer could not connect to the backend)".
 func reasonList(m map[string]int64, said map[string]string) string {
 	var parts []string
 	for _, k := range words.ByCount(m) {
@@ -249,15 +249,6 @@ func reasonWords(j *join.Join, scopes []join.Scope) string {
 		return ""
 	}
 	return "The gateway's reasons: " + strings.Join(said, "; ") + "."
-}
-
-// countList is "502×40 200×3": most first.
-func countList(m map[string]int64) string {
-	var parts []string
-	for _, k := range words.ByCount(m) {
-		parts = append(parts, k+"×"+strconv.FormatInt(m[k], 10))
-	}
-	return strings.Join(words.CapItems(parts, 6), " ")
 }
 
 // joinCols is how each column of the join's tables is laid out: numbers

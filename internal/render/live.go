@@ -100,12 +100,10 @@ func windowWords(r *report.Report, l *Live) string {
 	return s + r.EndedAt.Sub(r.StartedAt.Time).Round(time.Second).String() + " of " + words.RunLength(l.Window) + " so far"
 }
 
-func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
-
 // watchSection says which window the page shows, since when the watch
 // runs, and where the rest is.
 func watchSection(r *report.Report, l *Live) Section {
-	watching := "since " + l.Since.UTC().Format("2006-01-02 15:04:05") + " UTC (" + l.Now.Sub(l.Since).Round(time.Second).String() +
+	watching := "since " + stamp(l.Since) + " UTC (" + l.Now.Sub(l.Since).Round(time.Second).String() +
 		"), in windows of " + words.RunLength(l.Window)
 	if l.Vantage != "" {
 		watching += ", from vantage " + l.Vantage

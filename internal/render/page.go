@@ -223,14 +223,8 @@ func (p Parts) only() Format { return p.Only }
 func (c Chart) only() Format { return c.Only }
 func (Figure) only() Format  { return FormatHTML }
 
-// view is the table's columns shown in f, and each row's cells of them
-// after lead empty cells (a writer's mark column), one allocation a row.
-func (t *Table) view(f Format, lead int) ([]Col, [][]string) {
-	cols, keep := t.shown(f)
-	return cols, t.cells(keep, lead)
-}
-
-// cells is each row's cells of the columns keep, after lead empty ones.
+// cells is each row's cells of the columns keep, after lead empty ones (a
+// writer's mark column), one allocation a row.
 func (t *Table) cells(keep []int, lead int) [][]string {
 	rows := make([][]string, len(t.Rows))
 	for r, row := range t.Rows {

@@ -127,7 +127,8 @@ func (m *mdWriter) pageTable(tb *Table) {
 	if tb.Marks {
 		lead = 1
 	}
-	cols, out := tb.view(FormatMarkdown, lead)
+	cols, keep := tb.shown(FormatMarkdown)
+	out := tb.cells(keep, lead)
 	var head []string
 	var align strings.Builder
 	if tb.Marks {
@@ -174,7 +175,7 @@ func (m *mdWriter) pageTable(tb *Table) {
 // ticket, read by someone who never heard of pinprobe: the verdict first, the
 // long parts last, as appendices. Everything from outside is escaped or fenced,
 // and no raw HTML is used, so a system that strips HTML shows it as written.
-// ForFormat with Options.Brief gives one screen of it (see BriefView).
+// ForFormat with Options.Brief gives one screen of it (see briefPage).
 func Markdown(w io.Writer, r *report.Report) error {
 	return writePageMarkdown(w, pageOf(r, false, false))
 }
@@ -196,7 +197,7 @@ func (m *mdWriter) chart(c Chart) {
 	}
 	step := tl.Step * float64(per)
 	m.printf("\nOne character per %s from %s to %s: its height is the share of that interval's requests that failed, from ▁ (none) through ▄ (about half) to █ (all); a blank means no request was sent then.\n\n",
-		strings.TrimSuffix(secs(step), "s")+" s", utc(tl.From), utc(tl.To))
+		words.Num(step)+" s", utc(tl.From), utc(tl.To))
 	label := 0
 	for _, s := range tl.Series {
 		label = max(label, utf8.RuneCountInString(s.Label))
@@ -368,6 +369,14 @@ func mdAddr(s string) string {
 
 var backtickRun = regexp.MustCompile("`+")
 
+// fenceFor is a run of backticks, at least least long, longer than any in s.
+func fenceFor(s string, least int) string {
+	for _, run := range backtickRun.FindAllString(s, -1) {
+		least = max(least, len(run)+1)
+	}
+	return strings.Repeat("`", least)
+}
+
 // code writes a fenced code block whose fence is longer than any run of
 // backticks in text, so nothing inside can close it.
 func (m *mdWriter) code(info, text string) {
@@ -375,11 +384,7 @@ func (m *mdWriter) code(info, text string) {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	n := 3
-	for _, run := range backtickRun.FindAllString(text, -1) {
-		n = max(n, len(run)+1)
-	}
-	fence := strings.Repeat("`", n)
+	fence := fenceFor(text, 3)
 	m.printf("%s%s\n%s%s\n", fence, info, text, fence)
 }
 
@@ -387,11 +392,7 @@ func (m *mdWriter) code(info, text string) {
 // run of backticks in it.
 func codeSpan(s string) string {
 	s = strings.Join(strings.Fields(words.SafeText(s, false)), " ")
-	n := 1
-	for _, run := range backtickRun.FindAllString(s, -1) {
-		n = max(n, len(run)+1)
-	}
-	fence := strings.Repeat("`", n)
+	fence := fenceFor(s, 1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		s = " " + s + " "
 	}

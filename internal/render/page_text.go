@@ -79,7 +79,7 @@ func (t *textWriter) section(s Section, under bool) {
 			group := []Table{tb}
 			for i+1 < len(blocks) {
 				next, ok := blocks[i+1].(Table)
-				if !ok || next.Title == "" || len(next.Rows) == 0 || !sameCols(&tb, &next) {
+				if !ok || next.Title == "" || len(next.Rows) == 0 || !slices.Equal(tb.Cols, next.Cols) {
 					break
 				}
 				group = append(group, next)
@@ -215,7 +215,7 @@ func (t *textWriter) chart(heading string, c Chart) {
 		rows = append(rows, []string{markOf(s.Failing), s.Label, "|" + line + "|"})
 		failing = append(failing, s.Failing)
 	}
-	scale := fmt.Sprintf("failure ratio per %s from %s UTC", secs(tl.Step*float64(per)), tl.From.UTC().Format("15:04:05"))
+	scale := fmt.Sprintf("failure ratio per %s from %s UTC", words.Num(tl.Step*float64(per))+"s", clock(tl.From.Time))
 	if heading != "" {
 		t.heading(heading + "  " + scale)
 	} else {
@@ -223,12 +223,6 @@ func (t *textWriter) chart(heading string, c Chart) {
 	}
 	t.printf("  ▁ none … █ all failed, blank: no request\n")
 	t.table(textTable{cols: []textCol{{}, {}, {}}, rows: rows, failing: failing, spans: c.Multi})
-}
-
-// sameCols says whether two tables have the same columns, shown alike:
-// tables that may share one layout.
-func sameCols(a, b *Table) bool {
-	return slices.EqualFunc(a.Cols, b.Cols, func(x, y Col) bool { return x == y })
 }
 
 func (t *textWriter) pagePara(p Para) {
@@ -275,7 +269,7 @@ func (t *textWriter) pageList(l List) {
 		case lead > 0:
 			t.para("", " "+it.Lead+strings.Repeat(" ", lead-runes(it.Lead)), it.Text, lead+2)
 		case it.Failing:
-			t.failing(" "+failMark, it.Text, 4)
+			t.wrapped(AnsiRed, " "+failMark, it.Text, 4, true)
 		case marks:
 			t.para("", "  ", it.Text, 4)
 		default:
@@ -287,15 +281,8 @@ func (t *textWriter) pageList(l List) {
 	}
 }
 
-// textCols is a table's columns as the terminal shows them: a mark
-// column first (empty, so left out, when the table has no marks), heads in
-// capitals; and each row's cells.
-func (t *textWriter) textCols(tb *Table) ([]textCol, []Col, [][]string) {
-	cols, keep := tb.shown(FormatText)
-	return textHeads(cols), cols, textRows(tb, keep)
-}
-
-// textHeads are the terminal's columns of cols, after the mark column.
+// textHeads are the terminal's columns of cols, heads in capitals, after
+// a mark column (empty, so left out, when the table has no marks).
 func textHeads(cols []Col) []textCol {
 	tc := make([]textCol, 1, 1+len(cols))
 	for _, c := range cols {
@@ -328,7 +315,7 @@ func (t *textWriter) underAll(p *Page) bool {
 			if !slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under && shows(c.Only, FormatText) }) {
 				continue
 			}
-			if tc, _, rows := t.textCols(&tb); tableWidth(tc, rows) > t.width {
+			if cols, keep := tb.shown(FormatText); tableWidth(textHeads(cols), textRows(&tb, keep)) > t.width {
 				return true
 			}
 		}
@@ -466,29 +453,24 @@ func (t *textWriter) ownLines(tc []textCol, rows [][]string, src []*Row, labelFi
 	}
 	// A spanning line ("… 12 more") takes the whole width: not measured.
 	measured := func(r int) bool { return src[r] != &spanRow }
-	// tableWidth of the columns never dropped (list columns cut to their
-	// floor), without a copy of the rows.
-	width, used := 1, 0
+	// The width of the columns never dropped (list columns cut to their
+	// floor), without a copy of the rows; the others are 0, so not counted.
+	w := make([]int, len(tc))
 	for i, c := range tc {
 		if c.prio != 0 {
 			continue
 		}
-		w := runes(c.head)
+		w[i] = runes(c.head)
 		for r, row := range rows {
 			if measured(r) {
-				w = max(w, runes(row[i]))
+				w[i] = max(w[i], runes(row[i]))
 			}
 		}
 		if c.list {
-			w = min(w, max(runes(c.head), 8))
-		}
-		if w > 0 {
-			width += w
-			used++
+			w[i] = min(w[i], max(runes(c.head), 8))
 		}
 	}
-	width += 2 * max(used-1, 0)
-	if over := width - t.width; over > 0 {
+	if over := lineWidth(w, nil) - t.width; over > 0 {
 		label := runes(tc[1].head)
 		for r, row := range rows {
 			if measured(r) {

@@ -21,10 +21,7 @@ type PreflightOptions struct {
 // standard error: a clean check summed up in one line, else the failures
 // listed, each fitted to the width.
 func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) error {
-	t := &textWriter{errWriter: errWriter{w: w}, width: max(o.Width, minWidth)}
-	if o.Width == 0 {
-		t.width = DefaultWidth
-	}
+	t := newTextWriter(w, Options{Width: o.Width})
 	failed := failedChecks(checks)
 	if failed == 0 && o.Quiet && !strings.Contains(tlsNote(checks, o.Verified), "NOT") {
 		return nil
@@ -37,15 +34,11 @@ func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) 
 		}
 		return t.err
 	}
-	verb := "fail"
-	if failed == 1 {
-		verb = "fails"
-	}
 	then := "probed anyway"
 	if o.Stopping {
 		then = "not probed"
 	}
-	t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (%s):\n", failed, len(checks), words.Plural(len(checks)), verb, then)
+	t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (%s):\n", failed, len(checks), words.Plural(len(checks)), words.Agree(failed, "fails", "fail"), then)
 	// A list under the log line, each failure wrapped to the width.
 	targets := map[string]bool{}
 	for _, c := range checks {

@@ -18,7 +18,7 @@ type Options struct {
 	// Width is the text report's width in columns; 0 means DefaultWidth.
 	Width int
 	// Brief makes the text, Markdown and HTML reports one screen long
-	// (see BriefView); JSON is always whole.
+	// (see briefPage); JSON is always whole.
 	Brief bool
 	// Detail makes the text report whole: the verdict's statistics and
 	// every block (see reportPage); the other formats always are.

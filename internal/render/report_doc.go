@@ -2,7 +2,7 @@ package render
 
 import (
 	"fmt"
-	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -13,8 +13,9 @@ import (
 // shows it: what it found first, then what ran, where the failures are,
 // who answered them, when, a sample of them, the release gate, and (the
 // documents' appendices) the log queries, every test and every header.
-// A terse page is a terminal's default (see terse.go): the answer first
-// and last, without the statistics and the blocks that say little here.
+// A terse page is a terminal's default, unless --detail: the answer first
+// and last, without the statistics (the documents and JSON carry them) and
+// the blocks that say little in the run at hand (dnsRepeats, phasesTell).
 func reportPage(v *View, terse bool) *Page {
 	p := newReportPage(v)
 	p.Top = reportTop(v)
@@ -25,9 +26,9 @@ func reportPage(v *View, terse bool) *Page {
 		add(dnsSection(v))
 	}
 	add(preflightSection(v))
-	probed := v.NotProbed == ""
+	probed := v.r.NotProbed == ""
 	if probed {
-		add(familiesSection(v), endpointsSection(v), vantagesSection(v), whoSection(v))
+		add(familiesSection(v), endpointsSection(v), vantagesSection(v), whoSection(v.Who))
 		if len(v.Groups) > 0 {
 			add(instancesSection(v))
 		}
@@ -35,7 +36,7 @@ func reportPage(v *View, terse bool) *Page {
 			add(withBlocks(connectionsSection(v), failingQueries(v)...))
 		}
 		add(latencySection(v))
-		if len(v.Phases) > 0 && (!terse || phasesTell(v)) {
+		if len(v.r.Endpoints) > 0 && (!terse || phasesTell(v)) {
 			add(phasesSection(v))
 		}
 		if !terse || len(v.Timeline.Series) > 0 && len(v.Timeline.Series[0].Requests) >= minTimeline {
@@ -52,13 +53,9 @@ func reportPage(v *View, terse bool) *Page {
 
 // newReportPage is the title and HTML's header of a report's page.
 func newReportPage(v *View) *Page {
-	tone := v.Verdict.Tone
-	if tone == "none" {
-		tone = ""
-	}
 	return &Page{Title: "pinprobe: " + v.Headline + " — " + v.Hosts, Bad: verdictTone(v.Verdict) == ToneBad,
 		Kicker: "pinprobe " + v.Run.Version + " · " + v.Hosts + " · " + v.Run.Started + " UTC",
-		Badge:  strings.ToUpper(v.Verdict.Status), Heading: words.Capitalize(v.Headline), Tone: tone}
+		Badge:  strings.ToUpper(v.Verdict.Status), Heading: words.Capitalize(v.Headline), Tone: v.Verdict.Tone}
 }
 
 // reportTop is what the report found, first: on a terminal the verdict
@@ -72,10 +69,14 @@ func reportTop(v *View) []Block {
 		text(Para{Only: FormatText, Lead: "VERDICT " + strings.ToUpper(st.Status), Text: st.Line, Indent: 2, Tone: verdictTone(st)})
 	}
 	if g := v.Gate; g.Summary != "" {
-		text(Para{Only: FormatText, Lead: "RELEASE GATE", Text: g.Summary, Indent: 2, Tone: gateTone(g)})
+		tone := ToneBad
+		if g.Passed {
+			tone = ToneStrong
+		}
+		text(Para{Only: FormatText, Lead: "RELEASE GATE", Text: g.Summary, Indent: 2, Tone: tone})
 	}
 	text(runParts(v))
-	if run.Interrupted {
+	if v.r.Interrupted {
 		text(Para{Only: FormatText, Lead: "INTERRUPTED", Text: fmt.Sprintf("after %s: this report covers every request sent until then.", run.Seconds), Indent: 2, Tone: ToneBad})
 	}
 	for _, p := range run.Pauses {
@@ -84,17 +85,17 @@ func reportTop(v *View) []Block {
 	if run.Settled != "" {
 		text(Para{Only: FormatText, Lead: "STOPPED EARLY", Text: run.Settled + ".", Indent: 2, Tone: ToneStrong})
 	}
-	if n := len(v.Inputs); n > 0 {
+	if n := len(v.r.Inputs); n > 0 {
 		files := make([]string, n)
-		for i, in := range v.Inputs {
+		for i, in := range v.r.Inputs {
 			files[i] = in.File
-			if v.InputVantages && in.Vantage != "-" {
+			if in.Vantage != "" {
 				files[i] += " from " + in.Vantage
 			}
 		}
 		text(Para{Only: FormatText, Lead: "MERGED", Text: fmt.Sprintf("from %d report%s: %s", n, words.Plural(n), strings.Join(files, ", ")), Indent: 2, Tone: ToneStrong})
 	}
-	for _, n := range v.Notes {
+	for _, n := range v.r.Notes {
 		text(Para{Only: FormatText, Text: n, Note: true})
 	}
 
@@ -107,12 +108,12 @@ func reportTop(v *View) []Block {
 		text(Para{Only: md, Text: st.Level + "."})
 	}
 	if len(v.Who) > 0 {
-		text(Para{Only: md, Lead: "Who answered:", Text: whoWords(v.Who, 3) + "."})
+		text(Para{Only: md, Lead: "Who answered:", Text: whoWords(v.Who) + "."})
 	}
-	if run.Failed > 0 {
+	if v.r.Totals.Failed > 0 {
 		text(Para{Only: md, Text: "Queries to find these requests in the gateway's access logs are below, after the samples."})
 	}
-	if run.Interrupted {
+	if v.r.Interrupted {
 		text(Para{Only: documents, Tone: ToneBad, Lead: "Interrupted after " + mdSecs(run.DurationS) + ":", Text: "the run was stopped early; this report covers every request sent until then."})
 	}
 	if run.Settled != "" {
@@ -161,12 +162,11 @@ func htmlTop(v *View) []Block {
 	}
 	if len(v.Who) > 0 {
 		l := List{Only: h, Title: "Who answered the failures"}
-		for i := range v.Who {
-			if i == 3 {
-				l.Items = append(l.Items, Item{Text: fmt.Sprintf("%d kinds in all, below", len(v.Who))})
-				break
-			}
-			l.Items = append(l.Items, Item{Text: fingerprintWords(&v.Who[i])})
+		for _, w := range whoPhrases(v.Who) {
+			l.Items = append(l.Items, Item{Text: w})
+		}
+		if len(v.Who) > topWho {
+			l.Items = append(l.Items, Item{Text: fmt.Sprintf("%d kinds in all, below", len(v.Who))})
 		}
 		top = append(top, l)
 	}
@@ -177,16 +177,20 @@ func htmlTop(v *View) []Block {
 // window, the rate planned and achieved, what was sent and dropped, and
 // where from.
 func runParts(v *View) Parts {
-	run := v.Run
+	r, t := v.r, &v.r.Totals
+	planned := "max rate (closed model)"
+	if !r.Plan.Max {
+		planned = words.Num(r.Plan.Rate) + " req/s planned"
+	}
 	p := Parts{Only: FormatText, Lead: "pinprobe", Items: []string{
-		run.Version,
-		run.Started + " – " + run.EndClock + " UTC (" + run.Took + ")",
-		run.Planned + ", " + strings.TrimSuffix(run.Achieved, " req/s") + " achieved",
+		v.Run.Version,
+		v.Run.Started + " – " + clock(r.EndedAt.Time) + " UTC (" + v.Run.Took + ")",
+		planned + ", " + strconv.FormatFloat(t.RPS, 'f', 1, 64) + " achieved",
 		// One part, so that a line never begins with "0 dropped".
-		fmt.Sprintf("%d request%s, %d dropped", run.Requests, words.Plural(int(run.Requests)), run.Dropped),
+		fmt.Sprintf("%d request%s, %d dropped", t.Requests, words.Plural(int(t.Requests)), t.Dropped),
 	}}
-	if run.Abandoned > 0 {
-		p.Items[len(p.Items)-1] += fmt.Sprintf(", %d abandoned", run.Abandoned)
+	if t.Abandoned > 0 {
+		p.Items[len(p.Items)-1] += fmt.Sprintf(", %d abandoned", t.Abandoned)
 	}
 	if v.Vantage != "" {
 		p.Items = append(p.Items, "from "+v.Vantage)
@@ -231,12 +235,8 @@ func gateSection(v *View) Section {
 	}
 	tb := Table{Marks: true, Cols: []Col{{Head: "Check"}, {Head: "Scope", Only: documents}, {Head: "Scope", Fit: true, Only: FormatText}, {Head: "Measured", Right: true},
 		{Head: "Shown", Right: true}, {Head: "Limit", Right: true}, {Head: "Result"}}}
-	for _, pass := range []bool{false, true} {
-		for _, c := range g.Checks {
-			if c.OK == pass {
-				tb.Rows = append(tb.Rows, Row{Failing: !c.OK, Cells: []string{c.Name, c.Scope, strings.TrimSpace(c.Where + " " + c.WhereURL), c.Value, c.Bound, c.Limit, c.Result}})
-			}
-		}
+	for _, c := range g.Checks { // those that did not pass first (View.gate)
+		tb.Rows = append(tb.Rows, Row{Failing: !c.OK, Cells: []string{c.Name, c.Scope, strings.TrimSpace(c.Where + " " + c.WhereURL), c.Value, c.Bound, c.Limit, c.Result}})
 	}
 	s.Blocks = append(s.Blocks, Para{Only: documents, Lead: g.Summary + ".", Text: why}, tb)
 	for _, p := range []string{g.Prove, g.Seen} {
@@ -264,7 +264,7 @@ func verdictSection(v *View, terse bool) Section {
 	switch {
 	case !terse && st.Level != "":
 		s.Blocks = append(s.Blocks, Para{Only: FormatText, Text: st.Level + ".", Note: true})
-	case terse && st.Status != "" && v.NotProbed == "":
+	case terse && st.Status != "" && v.r.NotProbed == "":
 		s.Blocks = append(s.Blocks, Para{Only: FormatText, Text: detailHint, Note: true})
 	}
 	return s
@@ -303,7 +303,9 @@ func latencySection(v *View) Section {
 		Cols: []Col{{Head: "Scope", Label: true}, {Head: "Against"}, {Head: "Median", Right: true}, {Head: "The rest's", Right: true}, {Head: "Ratio", Right: true},
 			{Head: "p99", Right: true}, {Head: "The rest's p99", Right: true}, {Head: "Percentiles ≥1.5× slower", Right: true}, {Head: "p"}}}
 	for _, r := range v.Verdict.Slow {
-		tb.Rows = append(tb.Rows, Row{Cells: []string{strings.TrimSpace(r.What + " " + r.Label + " " + r.URL), r.Against, r.Median, r.RestMed, r.Ratio, r.P99, r.RestP99, r.Share, r.P}})
+		tb.Rows = append(tb.Rows, Row{Cells: []string{strings.TrimSpace(r.What + " " + r.Label + " " + r.URL), r.Against,
+			words.Latency(r.MedianMS, 1), words.Latency(r.RestMedianMS, 1), strconv.FormatFloat(r.Ratio, 'f', 1, 64) + "×",
+			words.Latency(r.P99MS, 1), words.Latency(r.RestP99MS, 1), words.PctRate(r.Share), words.PValue(r.P)}})
 	}
 	s.Blocks = append(s.Blocks, tb)
 	return s
@@ -340,26 +342,27 @@ func verdictTone(st VerdictView) Tone {
 	return ToneStrong
 }
 
-// gateTone is the style of the gate's summary: red when it did not pass.
-func gateTone(g GateView) Tone {
-	if !g.Passed {
-		return ToneBad
-	}
-	return ToneStrong
-}
+// topWho is how many kinds of failed answer the top of a report, and a
+// brief report, name.
+const topWho = 3
 
-// whoWords says the first n kinds of failed answer in a sentence, and how
-// many more there are.
-func whoWords(who []WhoRow, n int) string {
-	var out []string
-	for i := range who {
-		if i == n {
-			out = append(out, fmt.Sprintf("%d more kinds", len(who)-n))
-			break
-		}
-		out = append(out, fingerprintWords(&who[i]))
+// whoWords says the first topWho kinds of failed answer in a sentence,
+// and how many more there are.
+func whoWords(who []WhoRow) string {
+	out := whoPhrases(who)
+	if n := len(who) - topWho; n > 0 {
+		out = append(out, fmt.Sprintf("%d more kinds", n))
 	}
 	return strings.Join(out, "; ")
+}
+
+// whoPhrases says each of the first topWho kinds of failed answer.
+func whoPhrases(who []WhoRow) []string {
+	var out []string
+	for i := range who[:min(len(who), topWho)] {
+		out = append(out, fingerprintWords(&who[i]))
+	}
+	return out
 }
 
 // fingerprintWords says one fingerprint in a phrase: "20 × 502 from Azure
@@ -374,8 +377,7 @@ func fingerprintWords(f *WhoRow) string {
 	case f.Server != "":
 		s += " with Server: " + f.Server
 	}
-	addrs := words.SortedKeys(f.Addresses)
-	sort.SliceStable(addrs, func(i, j int) bool { return f.Addresses[addrs[i]] > f.Addresses[addrs[j]] })
+	addrs := words.ByCount(f.Addresses)
 	if len(addrs) > 3 {
 		addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
 	}
@@ -403,4 +405,40 @@ func gateLine(g GateView, only Format) Para {
 		lines = append(lines, failMark+" "+l+".")
 	}
 	return Para{Only: only, Lead: "Release gate " + g.Summary + ".", Text: strings.Join(lines, " ")}
+}
+
+// detailHint ends a terse report: where the rest is.
+const detailHint = "Statistics and every block: --detail, or the Markdown, HTML or JSON report."
+
+// minTimeline is the fewest slices of a timeline a terse report draws: a
+// shorter one shows no more than the tables.
+const minTimeline = 10
+
+// dnsRepeats reports whether the DNS answers only repeat the tables of
+// the endpoints: every address answered was probed, and no answer failed
+// or changed, or differed between the inputs of a merged report.
+func dnsRepeats(v *View) bool {
+	hosts := map[string]bool{}
+	for _, d := range v.DNS {
+		if d.Failed || len(d.Changes) > 0 || d.Missed != "" || hosts[d.Host] {
+			return false
+		}
+		hosts[d.Host] = true
+	}
+	return true
+}
+
+// phasesTell reports whether where the time went says more than the
+// latency columns: something was slower than the rest, or a failure was
+// an error (a timeout, a reset) rather than a status.
+func phasesTell(v *View) bool {
+	if len(v.Verdict.Slow) > 0 {
+		return true
+	}
+	for _, w := range v.Who {
+		if _, err := strconv.Atoi(w.What); err != nil {
+			return true
+		}
+	}
+	return false
 }

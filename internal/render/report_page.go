@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -32,18 +33,16 @@ var statsCols = []Col{
 	{Head: "Dropped", Right: true, Prio: 4, DropZero: true},
 }
 
-// statsTableRow is s's row: lead, then its cells of statsCols, then tail.
+// statsTableRow is s's row: lead, then its cells of statsCols, then tail,
+// in one allocation (a report may hold thousands of rows).
 func statsTableRow(s *StatsRow, lead []string, tail ...string) Row {
-	return Row{Failing: s.Failing, Suspect: s.Suspect, Interval: intervalOf(s.Stats, s.Failing), Cells: rowCells(s, lead, tail...)}
-}
-
-// rowCells is lead, then s's cells of statsCols, then tail, in one
-// allocation (a report may hold thousands of rows).
-func rowCells(s *StatsRow, lead []string, tail ...string) []string {
 	out := make([]string, 0, len(lead)+len(statsCols)+len(tail))
 	out = append(out, lead...)
-	out = append(out, s.Requests, s.Failed, s.Rate, s.RateCI, s.Answers, s.Status, s.Errors, s.P50, s.P99, s.Max, s.Dropped)
-	return append(out, tail...)
+	st := s.Stats
+	out = append(out, strconv.FormatInt(st.Requests, 10), strconv.FormatInt(st.Failed, 10), pct(st.FailureRate, st.Requests),
+		rateCI(st.Failed, st.Requests, st.FailureRate), s.Answers, counts(st.Status, "×"), counts(st.Errors, "×"),
+		s.P50, s.P99, s.Max, strconv.FormatInt(st.Dropped, 10))
+	return Row{Failing: s.Failing, Suspect: s.Suspect, Interval: intervalOf(st, s.Failing), Cells: append(out, tail...)}
 }
 
 // familiesSection is the families and the total.
@@ -113,7 +112,7 @@ func instancesSection(v *View) Section {
 		tb := Table{Title: g.Header + " of the responses", Marks: true, Cols: cols} // shared: writers never change them
 		for i := range g.Rows {
 			row := &g.Rows[i]
-			note := row.Note
+			note := "on " + row.Where
 			if row.Suspect {
 				note = "named by the verdict; " + note
 			}
@@ -121,18 +120,6 @@ func instancesSection(v *View) Section {
 		}
 		s.Blocks = append(s.Blocks, tb, Figure{Kind: FigureRates, V: v, Group: gi})
 	}
-	return s
-}
-
-// tablesOnly is s without its prose: a brief report's selection.
-func tablesOnly(s Section) Section {
-	var blocks []Block
-	for _, b := range s.Blocks {
-		if _, ok := b.(Table); ok {
-			blocks = append(blocks, b)
-		}
-	}
-	s.Blocks = blocks
 	return s
 }
 
@@ -155,8 +142,8 @@ func connectionsSection(v *View) Section {
 		tb := Table{Title: c.Label + ": " + c.Summary, Marks: true, Cols: cols, TextCap: connsTextCap,
 			More: "in the JSON and Markdown reports"}
 		for _, r := range c.Rows {
-			tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{strconv.Itoa(int(r.Port)), r.FirstClock + "–" + r.LastClock,
-				r.First, r.Last, fmt.Sprintf("%d of %d", r.Failed, r.Requests)}})
+			tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{strconv.Itoa(int(r.Port)), words.Clock(r.First.Time) + "–" + words.Clock(r.Last.Time),
+				utc(r.First), utc(r.Last), fmt.Sprintf("%d of %d", r.Failed, r.Requests)}})
 		}
 		if c.More > 0 {
 			tb.Notes = append(tb.Notes, fmt.Sprintf("%d more connections (past the first %d) are counted together in the JSON report.", c.More, report.MaxConnRecords))
@@ -171,7 +158,7 @@ func connectionsSection(v *View) Section {
 // table per URL when there are several).
 func phasesSection(v *View) Section {
 	s := Section{Heading: "Where the time went", ID: "phases", Nav: "Phases", Aside: "p50/p99, and failures on new and reused connections"}
-	if len(v.Phases) == 0 {
+	if len(v.r.Endpoints) == 0 {
 		return s
 	}
 	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "Connect and TLS are timed only on requests that opened a new connection; time to first byte (TTFB) runs from sending the request to the first byte of the response. How to read it: a 502 that arrives about as fast as a healthy answer was made by the gateway itself, without waiting for a backend; a 502 after a long TTFB, near the gateway's backend timeout, is an upstream timeout."})
@@ -180,17 +167,23 @@ func phasesSection(v *View) Section {
 		{Head: "Connect p50 / p99", Only: documents}, {Head: "TLS p50 / p99", Only: documents}, {Head: "TTFB p50 / p99", Only: documents},
 		{Head: "Failed on new connections", Short: "Failed new", Right: true}, {Head: "Failed on reused connections", Short: "Reused", Right: true}}
 	var tables []Table
-	for i, p := range v.Phases {
-		if i == 0 || v.MultiURL && v.Phases[i-1].Target != p.Target {
+	for i := range v.r.Endpoints {
+		e := &v.r.Endpoints[i]
+		if i == 0 || v.MultiURL && v.r.Endpoints[i-1].Target != e.Target {
 			tables = append(tables, Table{Marks: true, Cols: cols})
 			if v.MultiURL {
-				tables[len(tables)-1].Title = p.Target
+				tables[len(tables)-1].Title = e.Target
 			}
 		}
+		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
+		connect, tls, ttfb := phaseWords(e, e.Phases.Connect), phaseWords(e, e.Phases.TLS), phaseWords(e, e.Phases.TTFB)
+		if strings.HasPrefix(e.Target, "http://") && fresh.Requests+reused.Requests > 0 {
+			tls = "— (plain HTTP)"
+		}
 		tb := &tables[len(tables)-1]
-		tb.Rows = append(tb.Rows, Row{Failing: p.Failing, Cells: []string{p.Label,
-			compactPhase(p.Connect), compactPhase(p.TLSShown), compactPhase(p.TTFB), p.Connect, p.TLSShown, p.TTFB,
-			fmt.Sprintf("%d/%d", p.FreshFailed, p.Fresh), fmt.Sprintf("%d/%d", p.ReusedFailed, p.Reuse)}})
+		tb.Rows = append(tb.Rows, Row{Failing: e.Failed > 0, Cells: []string{e.Address,
+			compactPhase(connect), compactPhase(tls), compactPhase(ttfb), connect, tls, ttfb,
+			fmt.Sprintf("%d/%d", fresh.Failed, fresh.Requests), fmt.Sprintf("%d/%d", reused.Failed, reused.Requests)}})
 	}
 	for _, tb := range tables {
 		s.Blocks = append(s.Blocks, tb)
@@ -202,9 +195,9 @@ func phasesSection(v *View) Section {
 // error class), the Server header and a hash of the body; a terminal says
 // each in a line, the documents add a table and the first bytes of each
 // body.
-func whoSection(v *View) Section {
+func whoSection(who []WhoRow) Section {
 	s := Section{Heading: "Who answered the failures", ID: "who", Nav: "Who answered"}
-	if len(v.Who) == 0 {
+	if len(who) == 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No request failed."})
 		return s
 	}
@@ -212,7 +205,7 @@ func whoSection(v *View) Section {
 	lines := List{Only: FormatText}
 	tb := Table{Only: documents, Cols: []Col{{Head: "#", Right: true}, {Head: "Failures"}, {Head: "Server header"}, {Head: "Recognised as"},
 		{Head: "On addresses"}, {Head: "New / reused connection"}}}
-	for i, w := range v.Who {
+	for i, w := range who {
 		what := fmt.Sprintf("%d × %s", w.Count, w.What)
 		switch {
 		case w.Producer != "":
@@ -220,29 +213,30 @@ func whoSection(v *View) Section {
 		case w.BodyHash != "":
 			what += " (body " + w.BodyHash + ")"
 		}
-		what += fmt.Sprintf(" on %s (new connection %d, reused %d)", w.Where, w.Fresh, w.Reused)
+		what += fmt.Sprintf(" on %s (new connection %d, reused %d)", counts(w.Addresses, " ×"), w.Fresh, w.Reused)
 		if w.Server != "" {
 			what += "; Server: " + w.Server
 		}
 		lines.Items = append(lines.Items, Item{Failing: true, Text: what})
 		tb.Rows = append(tb.Rows, Row{Cells: []string{strconv.Itoa(i + 1), fmt.Sprintf("%d × %s", w.Count, w.What),
-			orDash(w.Server), orDash(w.Producer), addressCounts(w.Addresses), fmt.Sprintf("%d / %d", w.Fresh, w.Reused)}})
+			cmp.Or(w.Server, "-"), cmp.Or(w.Producer, "-"), addressCounts(w.Addresses), fmt.Sprintf("%d / %d", w.Fresh, w.Reused)}})
 	}
 	s.Blocks = append(s.Blocks, lines, tb)
-	for i, w := range v.Who {
-		if w.Body == "" {
+	for i, w := range who {
+		body := words.LimitBytes(w.Body, bodyLimit)
+		if body == "" {
 			continue
 		}
-		who := w.What
+		kind := w.What
 		if w.Producer != "" {
-			who += " from " + w.Producer
+			kind += " from " + w.Producer
 		}
 		first := "First bytes of one such body"
 		if w.BodyHash != "" {
 			first += " (normalised body hash " + w.BodyHash + ")"
 		}
-		s.Blocks = append(s.Blocks, Para{Only: documents, Lead: fmt.Sprintf("#%d — %s.", i+1, who), Text: first + ":"},
-			Code{Only: documents, Info: "text", Text: w.Body})
+		s.Blocks = append(s.Blocks, Para{Only: documents, Lead: fmt.Sprintf("#%d — %s.", i+1, kind), Text: first + ":"},
+			Code{Only: documents, Info: "text", Text: body})
 	}
 	return s
 }
@@ -293,8 +287,8 @@ var sampleCols = []Col{{Head: "Sent at (UTC)"}, {Head: "Request ID"}, {Head: "Re
 
 // sampleCells is lead, then the cells of sampleCols.
 func sampleCells(lead []string, sr *SampleRow) []string {
-	return append(lead, sr.At, orDash(sr.RequestID), orDash(strings.Join(sr.Correlation, "; ")),
-		sr.Result, sr.Latency, orDash(sr.Local)+" → "+sr.Remote, sr.Conn)
+	return append(lead, utc(sr.At), cmp.Or(sr.RequestID, "-"), cmp.Or(strings.Join(sr.Correlation, "; "), "-"),
+		sr.Result, words.Latency(sr.LatencyMS, 1), cmp.Or(sr.Local, "-")+" → "+sr.Remote, sr.Conn)
 }
 
 // sampleItem is a failed request in a line: "::1 · 20:43:05.250 · 502 ·
@@ -304,7 +298,7 @@ func sampleItem(label string, sr *SampleRow) Item {
 	if sr.Conn == "none" {
 		conn = "no connection to " + sr.Remote
 	}
-	it := Item{Failing: true, Text: fmt.Sprintf("%s · %s · %s · %s · %s", label, sr.Clock, sr.Result, sr.Latency, conn)}
+	it := Item{Failing: true, Text: fmt.Sprintf("%s · %s · %s · %s · %s", label, words.Clock(sr.At.Time), sr.Result, words.Latency(sr.LatencyMS, 1), conn)}
 	var ids []string
 	if sr.RequestID != "" {
 		ids = append(ids, "sent X-Request-Id: "+sr.RequestID)
@@ -323,7 +317,7 @@ func sampleItem(label string, sr *SampleRow) Item {
 func headersSection(v *View) Section {
 	s := Section{Heading: "Appendix: response headers of the samples (secrets redacted)", ID: "headers"}
 	for _, g := range v.Samples {
-		s.Blocks = append(s.Blocks, Code{Only: documents, Title: g.Address + " — " + g.Target, Info: "http", Text: g.HeaderBlock, Fold: true})
+		s.Blocks = append(s.Blocks, Code{Only: documents, Title: g.Address + " — " + g.Target, Info: "http", Text: headerBlock(g.Rows), Fold: true})
 	}
 	return s
 }
@@ -334,25 +328,31 @@ func headersSection(v *View) Section {
 // column in the documents.
 func preflightSection(v *View) Section {
 	s := Section{Heading: "Preflight", ID: "preflight", Nav: "Preflight", Aside: "the endpoints that failed to connect before the load"}
-	if len(v.Preflight) == 0 {
-		return Section{}
-	}
 	intro := "The endpoints that failed to connect before the load (a TCP connect, and the TLS handshake for https):"
-	if v.NotProbed != "" {
+	if v.r.NotProbed != "" {
 		s.Aside = "every endpoint, checked before the load: none could be probed"
 		intro = "Every endpoint was checked before the load (a TCP connect, and the TLS handshake for https); none could be probed."
 	}
 	tb := Table{Marks: true, Cols: []Col{{Head: "Address"}, {Head: "Family"}, {Head: "Result"}, {Head: "Detail", Only: documents}}}
 	var details []Block
-	for _, p := range v.Preflight {
-		addr := p.Address
-		if p.URL != "" {
-			addr += " " + p.URL
+	for _, c := range v.r.Preflight {
+		if c.OK && v.r.NotProbed == "" {
+			continue
 		}
-		tb.Rows = append(tb.Rows, Row{Failing: !p.OK, Cells: []string{addr, words.FamilyName(p.Family), p.Result, p.Detail}})
-		if !p.OK {
-			details = append(details, Para{Only: FormatText, Text: p.Address + ": " + p.Detail, Indent: 3})
+		addr, result, detail := c.Address, "ok", c.Error
+		if u := v.short[c.Target]; v.MultiURL && u != "" {
+			addr += " " + u
 		}
+		if c.OK {
+			detail = checkDetail(c)
+		} else {
+			result = c.Class
+			details = append(details, Para{Only: FormatText, Text: c.Address + ": " + detail, Indent: 3})
+		}
+		tb.Rows = append(tb.Rows, Row{Failing: !c.OK, Cells: []string{addr, words.FamilyName(c.Family), result, detail}})
+	}
+	if len(tb.Rows) == 0 {
+		return Section{}
 	}
 	s.Blocks = append([]Block{Para{Only: documents, Text: intro}, tb}, details...)
 	return s
@@ -382,12 +382,12 @@ func testsSection(v *View) Section {
 // finds the run in its access log.
 func clientSection(v *View) Section {
 	s := Section{Heading: "Client", ID: "client"}
-	if len(v.Run.Clients) == 0 {
+	if len(v.r.Client.LocalAddresses) == 0 {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "No connection was established, so there is no local address or port to report."})
 		return s
 	}
 	s.Blocks = append(s.Blocks,
-		List{Only: documents, Items: []Item{{Lead: "Local addresses", Text: strings.Join(v.Run.Clients, ", ")}, {Lead: "Local ports", Text: v.Run.Ports}}},
+		List{Only: documents, Items: []Item{{Lead: "Local addresses", Text: strings.Join(v.r.Client.LocalAddresses, ", ")}, {Lead: "Local ports", Text: portWords(v.r.Client)}}},
 		Para{Only: documents, Text: "A gateway's access log shows these as the client address and port, unless a NAT or proxy sits between this machine and the gateway (then it shows the NAT's public address and ports)."})
 	return s
 }
@@ -396,15 +396,15 @@ func clientSection(v *View) Section {
 // them noted; it goes under the run's section, without a heading.
 func inputsSection(v *View) Section {
 	var s Section
-	if len(v.Inputs) > 0 {
-		s.Blocks = append(s.Blocks, Para{Only: documents, Text: fmt.Sprintf("Merged from %d report%s:", len(v.Inputs), words.Plural(len(v.Inputs)))})
+	if ins := v.r.Inputs; len(ins) > 0 {
+		s.Blocks = append(s.Blocks, Para{Only: documents, Text: fmt.Sprintf("Merged from %d report%s:", len(ins), words.Plural(len(ins)))})
 		tb := Table{Only: documents, Cols: []Col{{Head: "Report"}, {Head: "Vantage"}, {Head: "From (UTC)"}, {Head: "To (UTC)"},
 			{Head: "Requests", Right: true}, {Head: "Failed", Right: true}, {Head: "Dropped", Right: true}, {Head: "Run"}, {Head: "Command"}}}
-		for _, in := range v.Inputs {
-			tb.Rows = append(tb.Rows, Row{Cells: []string{in.File, in.Vantage, in.From, in.To, strconv.FormatInt(in.Requests, 10),
-				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), in.Ended, orDash(in.Command)}})
+		for _, in := range ins {
+			tb.Rows = append(tb.Rows, Row{Cells: []string{in.File, cmp.Or(in.Vantage, "-"), utc(in.StartedAt), utc(in.EndedAt), strconv.FormatInt(in.Requests, 10),
+				strconv.FormatInt(in.Failed, 10), strconv.FormatInt(in.Dropped, 10), ended(in.Interrupted), cmp.Or(shellJoin(in.Command), "-")}})
 		}
-		if !v.InputVantages { // one vantage, or none named: no column for it
+		if !slices.ContainsFunc(ins, func(in report.Input) bool { return in.Vantage != "" }) { // one vantage, or none named: no column for it
 			tb.Cols = slices.Delete(tb.Cols, 1, 2)
 			for i := range tb.Rows {
 				tb.Rows[i].Cells = slices.Delete(tb.Rows[i].Cells, 1, 2)
@@ -412,8 +412,8 @@ func inputsSection(v *View) Section {
 		}
 		s.Blocks = append(s.Blocks, tb)
 	}
-	if len(v.Notes) > 0 {
-		notes := bullets(v.Notes, 0)
+	if len(v.r.Notes) > 0 {
+		notes := bullets(v.r.Notes, 0)
 		notes.Only = documents // a terminal has them in its header
 		s.Blocks = append(s.Blocks, notes)
 	}
@@ -436,8 +436,8 @@ func dnsSection(v *View) Section {
 	for _, d := range v.DNS {
 		it := Item{Failing: d.Failed, Text: d.Host + " (" + d.Where + "): " + d.Addresses}
 		for _, c := range d.Changes {
-			it.Subs = append(it.Subs, "changed at "+c.Clock+": "+c.What)
-			changes.Items = append(changes.Items, Item{Text: c.At + " — " + d.Host + ": " + c.What})
+			it.Subs = append(it.Subs, "changed at "+clock(c.At.Time)+": "+c.What)
+			changes.Items = append(changes.Items, Item{Text: utc(c.At) + " — " + d.Host + ": " + c.What})
 		}
 		if d.Missed != "" {
 			it.Subs = append(it.Subs, d.Missed)
@@ -461,5 +461,108 @@ func dnsSection(v *View) Section {
 // withBlocks is s with blocks added.
 func withBlocks(s Section, blocks ...Block) Section {
 	s.Blocks = append(s.Blocks, blocks...)
+	return s
+}
+
+// ratePct is failed of n as a percentage to a tenth, "-" when n is 0.
+func ratePct(failed, n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(failed)*100/float64(n), 'f', 1, 64) + "%"
+}
+
+// vantagesSection is what the runs from each place saw (--vantage), in a
+// merge of runs from several: a row per vantage, and under it a row per
+// address, marked where the verdict names the address from there.
+func vantagesSection(v *View) Section {
+	s := Section{Heading: "By vantage point", ID: "vantages", Nav: "Vantages"}
+	r := v.r
+	if len(r.Vantages) < 2 {
+		return s
+	}
+	named := map[[3]string]bool{}
+	for _, t := range r.Verdict.Vantages {
+		named[[3]string{t.Vantage, t.Target, t.Address}] = true
+	}
+	tb := Table{Marks: true, Cols: []Col{{Head: "Vantage", Label: true}, {Head: "Runs", Right: true, Prio: 2}, {Head: "Address"},
+		{Head: "Family", Prio: 1}, {Head: "Requests", Right: true}, {Head: "Failed", Right: true},
+		{Right: true, Only: FormatText}, {Head: "Failure rate", Right: true, Only: documents}}}
+	row := func(failing bool, name, runs, label, family string, requests, failed int64) Row {
+		rate := ratePct(failed, requests)
+		return Row{Failing: failing, Cells: []string{name, runs, label, family,
+			strconv.FormatInt(requests, 10), strconv.FormatInt(failed, 10), rate, rate}}
+	}
+	for _, vs := range r.Vantages {
+		at := len(tb.Rows)
+		tb.Rows = append(tb.Rows, row(false, cmp.Or(vs.Name, "(none)"), strconv.Itoa(vs.Runs), "all", "", vs.Requests, vs.Failed))
+		for _, e := range vs.Endpoints {
+			label := e.Address
+			if v.MultiURL {
+				label += " (" + v.short[e.Target] + ")"
+			}
+			failing := named[[3]string{vs.Name, e.Target, e.Address}]
+			tb.Rows[at].Failing = tb.Rows[at].Failing || failing
+			tb.Rows = append(tb.Rows, row(failing, "", "", label, words.FamilyName(e.Family), e.Requests, e.Failed))
+		}
+	}
+	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "What the runs from each place saw (--vantage); a row marked ✗ fails more from there than from the other vantages."}, tb)
+	return s
+}
+
+// logsSection is the queries that find the run's requests in the logs of
+// the gateway that answered (of each gateway pinprobe knows, when none
+// was recognised), and what to filter any other access log on.
+func logsSection(v *View) Section {
+	l, d := &v.Logs, documents
+	s := Section{Heading: "Find these requests in your logs", ID: "logs", Nav: "Log queries", Blocks: []Block{Para{Only: d,
+		Text: "pinprobe sent every request between " + utc(v.r.StartedAt) + " and " + utc(v.r.EndedAt) + " by this machine's clock. The queries below add " + words.Num(logMargin.Seconds()) + " s on each side; widen the window if that clock may be off."}}}
+	add := func(b ...Block) { s.Blocks = append(s.Blocks, b...) }
+	if !l.Known {
+		add(Para{Only: d, Text: "pinprobe recognised no gateway's error page in the failures, so here are the queries for the gateways it knows; use the one in front of this host."})
+	}
+	// query is g's query of kind, after its title when titled (else the
+	// paragraph before it says what it finds), when g has one.
+	query := func(g *GatewayLogs, kind string, titled bool) {
+		if q := g.Query(kind); q != nil {
+			if titled {
+				add(Para{Only: d, Text: q.Title + ":"})
+			}
+			add(Code{Only: d, Info: q.Lang, Text: q.Text})
+		}
+	}
+	for i := range l.Gateways {
+		g := &l.Gateways[i]
+		switch g.Name {
+		case GatewayAzure:
+			add(Para{Only: d, Title: "Azure Application Gateway v2: AGWAccessLogs", Text: "For a gateway whose diagnostic setting sends its access log to a Log Analytics workspace in resource-specific mode. Which listener and backend (ServerRouted) answered pinprobe's requests, and with what:"})
+			query(g, LogAGWSummary, false)
+			query(g, LogAGWRows, true)
+			query(g, LogAGWFailing, true)
+			if l.PortFilter {
+				add(Para{Only: d, Text: "If these return nothing, delete the port line: a NAT or proxy between this machine and the gateway changes the client port."})
+			}
+			add(Para{Only: d, Title: "Azure Application Gateway: AzureDiagnostics", Text: "For a diagnostic setting in the older Azure diagnostics mode, where the access log lands in the shared AzureDiagnostics table:"})
+			query(g, LogAzureDiagnostics, false)
+		case GatewayAWS:
+			add(Para{Only: d, Title: "AWS Application Load Balancer: access logs in Athena", Text: "For an ALB whose access logs go to S3, queried through the alb_logs table of AWS's documented Athena definition. target_ip and target_port name the target that answered; an elb_status_code without a target_status_code is the load balancer's own error:"})
+			query(g, LogALB, false)
+			query(g, LogALBFailing, true)
+		case GatewayNginx:
+			add(Para{Only: d, Title: "nginx", Text: `nginx writes why it answered 502/504 to its error log, with the client and the upstream it tried (connect() failed (111: Connection refused) while connecting to upstream, client: …, upstream: "http://[2001:db8::9]:8080/"). Its times are the server's local time:`})
+			query(g, LogNginx, false)
+			add(Para{Only: d, Text: "To see the upstream of every request in the access log, add $upstream_addr $upstream_status $request_id to its log_format."})
+		case GatewayHAProxy:
+			add(Para{Only: d, Title: "HAProxy", Text: "With option httplog, each line starts with the client ip:port and names backend/server; the termination state (SC--: the server refused the connection, sH--: it timed out before the headers) says who ended the request:"})
+			query(g, LogHAProxy, false)
+			query(g, LogHAProxyFailing, true)
+		}
+	}
+	add(Para{Only: d, Title: "Any other gateway, load balancer or backend", Text: "Filter its access log on:"})
+	filters := List{Only: d}
+	for _, f := range l.Filters {
+		filters.Items = append(filters.Items, Item{Lead: f.Name, Spans: f.Value})
+	}
+	add(filters)
 	return s
 }

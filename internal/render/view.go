@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -15,8 +16,9 @@ import (
 // HTML) shows these rows, labels and sentences and derives none of its own,
 // so the formats say the same thing; a new format is a new view of this.
 type View struct {
-	// r is the report the view was made of, for the view's own code (its
-	// brief selection); the writers read only the view's fields.
+	// r is the report the view was made of: a page builder reads the
+	// report's own fields there (the view holds what needs saying); the
+	// writers read only the page.
 	r *report.Report
 	// Fail is the run's --fail-status: which statuses count as failures.
 	Fail report.FailStatus
@@ -28,33 +30,13 @@ type View struct {
 	MultiURL bool
 	Verdict  VerdictView
 	Run      RunView
-	// Inputs are the reports a merged report was made from, and Notes say
-	// where the merge is less than exact; both empty for a single run.
-	Inputs []InputRow
-	// InputVantages is set when any input names its vantage: the tables
-	// of inputs then show each one's.
-	InputVantages bool
-	Notes         []string
-	// Vantage is where a run was probed from (report.Report.Vantage), or
-	// the one vantage of every run of a merge; "" when none is named.
-	Vantage string
-	// Vantages break a merge of runs from several vantage points down by
-	// vantage; empty otherwise.
-	Vantages []VantageRow
+	// Vantage is where a run was probed from (vantageOf).
+	Vantage  string
 	DNS      []DNSRow
-	// NotProbed says why the run sent no request ("" when it sent some):
-	// the report then holds its DNS, its preflight, its gate and its
-	// verdict only.
-	NotProbed string
-	// Preflight lists the endpoints' checks before the load: every one
-	// when nothing was probed, else those that failed (none when all
-	// connected).
-	Preflight []PreflightRow
-	Families  []StatsRow // each family, then the total
-	Targets   []TargetView
-	Who       []WhoRow
-	Phases    []PhaseRow
-	Timeline  TimelineView
+	Families []StatsRow // each family, then the total
+	Targets  []TargetView
+	Who      []WhoRow
+	Timeline TimelineView
 	// OverTime is each family and suspect over time: requests, failures,
 	// p50 and p99 per slice of the run.
 	OverTime OverTimeView
@@ -76,18 +58,6 @@ type View struct {
 	short map[string]string
 }
 
-// PreflightRow is one endpoint's check before the load.
-type PreflightRow struct {
-	Address, Family string
-	// URL is the endpoint's URL as short as tells it apart when the run
-	// has several, else "".
-	URL string
-	OK  bool
-	// Result is "ok" or the error class; Detail the connect and TLS times,
-	// or the error.
-	Result, Detail string
-}
-
 // VerdictView is the verdict, said for reading.
 type VerdictView struct {
 	// Status is the verdict's status ("concentrated", "spread", "ok",
@@ -96,7 +66,7 @@ type VerdictView struct {
 	// the report has none.
 	Status string
 	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
-	// or "none".
+	// or "" (none).
 	Tone string
 	// Line is the verdict in one line, for the top of a report: how many
 	// requests failed, and the headline when something failed: "63 of
@@ -138,34 +108,14 @@ type SuspectRow struct {
 }
 
 // SlowRow is a scope whose latency is significantly and materially higher
-// than the rest's.
+// than the rest's: the finding, named.
 type SlowRow struct {
+	*report.SlowFinding
 	What  string // "address" or "instance"
 	Label string // "::1", "X-Served-By: gw-3"
 	URL   string // an address's URL, as SuspectRow.URL
 	// Against names the rest: "the other addresses of its URL".
-	Against         string
-	Median, RestMed string // "12.5ms"
-	P99, RestP99    string
-	Ratio           string // the medians' ratio: "3.2×"
-	Share           string // the share of percentiles at least 1.5× slower: "25%"
-	P               string
-	RestN           int64
-}
-
-// InputRow is one report a merged report was made from.
-type InputRow struct {
-	File, Version string
-	// Vantage is where the run was probed from (--vantage); "-" when it
-	// named none and another input did, "" when no input named one (see
-	// View.InputVantages).
-	Vantage  string
-	From, To string // UTC, to the millisecond
-	Requests int64
-	Failed   int64
-	Dropped  int64
-	Ended    string // "completed" or "interrupted"
-	Command  string // shell-quoted, secrets redacted
+	Against string
 }
 
 // GroupTable is the groups of one instance header.
@@ -182,14 +132,11 @@ type ConnTable struct {
 	More                   int // failing connections not listed (past MaxConnRecords)
 }
 
-// ConnRow is one connection.
+// ConnRow is one failing connection: its record, and its client port,
+// which finds it in a gateway's log.
 type ConnRow struct {
-	Port        uint16
-	First, Last string // UTC, to the millisecond
-	// FirstClock and LastClock are their times of day: "20:43:05.250".
-	FirstClock, LastClock string
-	Requests              int64
-	Failed                int64
+	*report.ConnRecord
+	Port uint16
 }
 
 // GateView is the release gate: every threshold check, and a summary.
@@ -212,10 +159,8 @@ type GateView struct {
 type ThresholdRow struct {
 	// Bound is what the scope is shown to stay within ("≤ 64%"), "-" when
 	// nothing is; Result the status in words ("passed", "not proven").
-	Name, Scope, Limit, Value, Bound, Status, Result string
-	OK                                               bool
-	// Words say the check in a line: "max-p99, total: 1.62ms ≤ 800ms".
-	Words string
+	Name, Scope, Limit, Value, Bound, Result string
+	OK                                       bool
 	// Where is Scope said shortly: an endpoint by its address, "::1";
 	// "total", "family ipv6", "verdict" as they are. WhereURL is the
 	// endpoint's URL as short as tells it apart (ShortURL) when the run
@@ -228,29 +173,19 @@ type RunView struct {
 	Version  string
 	From, To string // UTC, to the millisecond
 	Started  string // "2026-06-16 20:43:00": From to the second, for a heading
-	EndClock string // "20:43:30": To's time of day, to the second
 	Seconds  string // how long it sent: "30.0s", Took's first figure
-	// DurationS is how long the run took, in seconds, for a writer to say
-	// in its own units.
-	DurationS float64
-	// SpanS is the window's own length when a merge's runs cover less of
-	// it (gaps between runs left out of DurationS); 0 otherwise.
-	SpanS    float64
-	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
-	Ended    string // "completed" or "interrupted"
-	Planned  string // "20 req/s planned", or "max rate (closed model)"
-	Achieved string // "10.4 req/s"
+	// DurationS is how long the run took, in seconds, and SpanS its
+	// window's own length when a merge's runs cover less of it (gaps
+	// between runs left out of DurationS; 0 otherwise).
+	DurationS, SpanS float64
+	Took             string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
+	Ended            string // "completed" or "interrupted"
 	// Plan says the whole plan in a sentence: the rate, the concurrency,
 	// the duration, the timeout, the connections, what is a failure.
 	Plan string
 	// Sent says what was sent in a sentence: "150 requests (30.0/s) to 3
 	// endpoints; 62 failed", and what was dropped or could not be sent.
-	Sent        string
-	Requests    int64
-	Failed      int64
-	Dropped     int64
-	Abandoned   int64 // requests sent and not waited for (a second interrupt)
-	Interrupted bool
+	Sent string
 	// Settled says that --until-verdict stopped the run early, and when;
 	// "" when it did not.
 	Settled string
@@ -259,10 +194,6 @@ type RunView struct {
 	// (pinprobe did not run: …)".
 	Pauses  []string
 	Command string // shell-quoted, secrets redacted
-	// Clients are the local addresses the requests came from, and Ports
-	// the local ports ("50100, 50101 (2 ports)" or a range).
-	Clients []string
-	Ports   string
 }
 
 // DNSRow is one resolved host:port, and one line per change seen.
@@ -287,9 +218,8 @@ type DNSRow struct {
 
 // DNSChangeRow is one change of a host's addresses.
 type DNSChangeRow struct {
-	At    string // UTC, to the millisecond
-	Clock string // the time of day, to the second: "20:43:05"
-	What  string // "added 2001:db8::9; removed 2001:db8::20"
+	At   report.Time
+	What string // "added 2001:db8::9; removed 2001:db8::20"
 }
 
 // StatsRow is one scope's tallies, formatted.
@@ -299,24 +229,16 @@ type StatsRow struct {
 	Stats   *report.Stats
 	Label   string // the family, the address, or "total"
 	Family  string // "IPv4", "IPv6"
-	Target  string // the endpoint's URL, "" for families
 	Failing bool   // some request failed
 	Suspect bool   // named by the verdict
 	// Tag says why a suspect row is one, in a word or two: "suspect",
 	// "failing connections"; "" for other rows.
 	Tag      string
 	Count    string // endpoints in a family row
-	Requests string
-	Failed   string
-	Rate     string // "4.5%"
-	RateCI   string // "4.5% (1.2–9.8%)"
 	Answers  string // statuses and error classes, most first: "200×40 502×20 reset×3"
-	Status   string // "200×40 502×20"
-	Errors   string // "reset×3"
 	P50, P99 string
 	Max      string
-	Dropped  string
-	Note     string // DNS changes, the verdict's p; a group's "on " + Where
+	Note     string // an endpoint's DNS changes, what the verdict says of it
 	// Where is a group's addresses, those its responses came from:
 	// "127.0.0.2 ×12".
 	Where   string
@@ -329,30 +251,11 @@ type TargetView struct {
 	Rows   []StatsRow
 }
 
-// WhoRow is one kind of failure and who produced it.
+// WhoRow is one kind of failure and who produced it: its fingerprint,
+// and what it was: "502", "reset", or "other kinds (…)".
 type WhoRow struct {
-	Count     int64
-	What      string // "502", "reset", or "other kinds (…)"
-	Server    string // the Server header, "" when none
-	Producer  string // "Azure Application Gateway", "" when not recognised
-	BodyHash  string
-	Body      string // first bytes of one such body, at most bodyLimit
-	Where     string // "::1 ×20, 127.0.0.2 ×3"
-	Fresh     int64
-	Reused    int64
-	Addresses map[string]int64
-}
-
-// PhaseRow is one endpoint's connect, TLS and first-byte times.
-type PhaseRow struct {
-	Label, Target string
-	Failing       bool
-	Connect, TTFB string // "0.23ms / 0.97ms", "-" when none
-	// TLSShown is the TLS phase alike, or "— (plain HTTP)" for a plain
-	// HTTP endpoint with requests.
-	TLSShown            string
-	FreshFailed, Fresh  int64
-	ReusedFailed, Reuse int64
+	*report.Fingerprint
+	What string
 }
 
 // TimelineView is failures over time, one series per endpoint.
@@ -381,30 +284,18 @@ type SeriesRow struct {
 type SampleGroup struct {
 	Label, Address, Target string
 	Rows                   []SampleRow
-	// HeaderBlock is every sample's response headers as one block of
-	// text, each sample under a line that names it: "# <request ID> ·
-	// <sent at> · <result> · <protocol>".
-	HeaderBlock string
 }
 
-// SampleRow is one request kept as evidence.
+// SampleRow is one request kept as evidence: the sample, and what the
+// view says of it.
 type SampleRow struct {
-	// Truncated says some response headers were left out or cut.
-	Truncated bool
-	Failed    bool
-	At        string // UTC, to the millisecond
-	Clock     string // its time of day: "20:43:05.250"
-	Result    string // status, or error class
-	Error     string
-	RequestID string // the X-Request-Id pinprobe sent
+	*report.Sample
+	Result string // status, or error class: raw text, for a code block
+	Remote string // the sample's, else its endpoint's address and port
+	Conn   string // "new", "reused" or "none"
 	// Correlation lists the response's own correlation IDs, "Name: value".
 	Correlation []string
-	Latency     string
-	Local       string
-	Remote      string
-	Conn        string // "new", "reused" or "none"
-	Proto       string
-	Headers     []string // "Name: value", sorted, secrets redacted
+	HeaderLines []string // "Name: value", sorted, secrets redacted
 }
 
 // TestRow is one comparison the verdict made.
@@ -419,19 +310,15 @@ type TestRow struct {
 
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
-	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Notes: r.Notes, short: report.ShortURLs(r)}
+	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Vantage: vantageOf(r), short: report.ShortURLs(r)}
 	targets := report.TargetsOf(r)
 	v.MultiURL = len(targets) > 1
 	v.verdict(r)
 	v.run(r)
-	v.inputs(r)
 	v.dns(r)
-	v.preflight(r)
 	v.families(r)
 	v.endpoints(r, targets)
-	v.vantages(r)
 	v.who(r)
-	v.phases(r)
 	v.timeline(r)
 	v.samples(r)
 	v.tests(r)
@@ -447,7 +334,7 @@ func NewView(r *report.Report) *View {
 // slow scopes.
 func (v *View) verdict(r *report.Report) {
 	vd := &r.Verdict
-	v.Verdict = VerdictView{Status: vd.Status, Summary: vd.Summary, Notes: vd.Notes, Tone: "none"}
+	v.Verdict = VerdictView{Status: vd.Status, Summary: vd.Summary, Notes: vd.Notes}
 	v.Verdict.Notes = newNotes(&v.Verdict)
 	switch vd.Status {
 	case "":
@@ -503,8 +390,8 @@ func (v *View) verdict(r *report.Report) {
 		}
 		v.Verdict.Suspects = append(v.Verdict.Suspects, row)
 	}
-	for _, f := range vd.Slow {
-		v.Verdict.Slow = append(v.Verdict.Slow, v.slowRow(r, &f))
+	for i := range vd.Slow {
+		v.Verdict.Slow = append(v.Verdict.Slow, v.slowRow(&vd.Slow[i]))
 	}
 }
 
@@ -589,12 +476,8 @@ func levelWords(l report.Level) string {
 }
 
 // slowRow says a slow finding.
-func (v *View) slowRow(r *report.Report, f *report.SlowFinding) SlowRow {
-	row := SlowRow{Label: f.Scope, What: "scope", Against: "the rest",
-		Median: words.Latency(f.MedianMS, 1), RestMed: words.Latency(f.RestMedianMS, 1),
-		P99: words.Latency(f.P99MS, 1), RestP99: words.Latency(f.RestP99MS, 1),
-		Ratio: strconv.FormatFloat(f.Ratio, 'f', 1, 64) + "×", Share: words.PctRate(f.Share), P: words.PValue(f.P),
-		RestN: f.RestRequests}
+func (v *View) slowRow(f *report.SlowFinding) SlowRow {
+	row := SlowRow{SlowFinding: f, Label: f.Scope, What: "scope", Against: "the rest"}
 	switch f.Kind {
 	case report.TestGroup:
 		row.What, row.Label, row.Against = "instance", f.Header+": "+f.Value, "the other values of "+f.Header
@@ -624,7 +507,6 @@ func (v *View) groups(r *report.Report) {
 			row.Suspect, row.Tag = true, "suspect"
 		}
 		row.Where = counts(g.Addresses, " ×")
-		row.Note = "on " + row.Where
 		t := &v.Groups[len(v.Groups)-1]
 		t.Rows = append(t.Rows, row)
 	}
@@ -678,25 +560,6 @@ func digitRun(s string) int {
 	return n
 }
 
-func (v *View) preflight(r *report.Report) {
-	v.NotProbed = r.NotProbed
-	for _, c := range r.Preflight {
-		if c.OK && r.NotProbed == "" {
-			continue
-		}
-		row := PreflightRow{Address: c.Address, Family: c.Family, OK: c.OK, Result: "ok", Detail: c.Error}
-		if v.MultiURL {
-			row.URL = v.short[c.Target]
-		}
-		if c.OK {
-			row.Detail = checkDetail(c)
-		} else {
-			row.Result = c.Class
-		}
-		v.Preflight = append(v.Preflight, row)
-	}
-}
-
 func (v *View) conns(r *report.Report) {
 	for _, s := range r.Verdict.Suspects {
 		if !failingConns(&s) {
@@ -713,10 +576,9 @@ func (v *View) conns(r *report.Report) {
 		}
 		t := ConnTable{Label: v.Label(e), Address: e.Address, Target: e.Target,
 			Summary: fmt.Sprintf("%d of %d connections failed", failing, all)}
-		for _, c := range e.Conns.Records {
-			if c.Failed > 0 {
-				t.Rows = append(t.Rows, ConnRow{Port: c.LocalPort, First: utc(c.First), Last: utc(c.Last),
-					FirstClock: words.Clock(c.First.Time), LastClock: words.Clock(c.Last.Time), Requests: c.Requests, Failed: c.Failed})
+		for i := range e.Conns.Records {
+			if c := &e.Conns.Records[i]; c.Failed > 0 {
+				t.Rows = append(t.Rows, ConnRow{ConnRecord: c, Port: c.LocalPort})
 			}
 		}
 		if e.Conns.Overflow.Failed > 0 {
@@ -744,8 +606,8 @@ func (v *View) gate(r *report.Report) {
 	}
 	for i := range r.Thresholds {
 		t := &r.Thresholds[i]
-		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-", Status: t.Status,
-			Result: orDash(report.ThresholdResult(t.Status)), OK: t.OK, Words: thresholdWords(t), Where: t.Scope}
+		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-",
+			Result: cmp.Or(report.ThresholdResult(t.Status), "-"), OK: t.OK, Where: t.Scope}
 		if e := where[t.Scope]; e != nil {
 			row.Where = e.Address
 			if v.MultiURL {
@@ -759,7 +621,7 @@ func (v *View) gate(r *report.Report) {
 			row.Bound = "≤ " + boundValue(t, *t.Bound)
 		}
 		if !t.OK {
-			v.Gate.Lines = append(v.Gate.Lines, row.Words)
+			v.Gate.Lines = append(v.Gate.Lines, thresholdWords(t))
 		}
 		if t.Name == "fail-on-verdict" && t.Value != nil {
 			v.Gate.Seen = seenWords(t, r)
@@ -790,29 +652,18 @@ func (v *View) run(r *report.Report) {
 		span = s
 		took = fmt.Sprintf("%.1fs of runs, over a window of %.1fs", r.DurationS, span)
 	}
-	planned := "max rate (closed model)"
-	if !r.Plan.Max {
-		planned = words.Num(r.Plan.Rate) + " req/s planned"
-	}
-	from := utc(r.StartedAt)
 	t := &r.Totals
 	v.Run = RunView{
-		Version: r.Version, From: from, To: utc(r.EndedAt), Started: r.StartedAt.UTC().Format("2006-01-02 15:04:05"),
-		EndClock: r.EndedAt.UTC().Format("15:04:05"), Seconds: seconds, DurationS: r.DurationS, SpanS: span,
-		Took: took, Ended: ended(r.Interrupted), Planned: planned, Plan: planWords(&r.Plan),
-		Achieved: strconv.FormatFloat(t.RPS, 'f', 1, 64) + " req/s",
-		Requests: t.Requests, Failed: t.Failed, Dropped: t.Dropped, Abandoned: t.Abandoned,
-		Interrupted: r.Interrupted, Command: shellJoin(r.Command),
-		Clients: r.Client.LocalAddresses, Ports: portWords(r.Client),
+		Version: r.Version, From: utc(r.StartedAt), To: utc(r.EndedAt), Started: stamp(r.StartedAt.Time),
+		Seconds: seconds, DurationS: r.DurationS, SpanS: span, Took: took, Ended: ended(r.Interrupted), Plan: planWords(&r.Plan), Command: shellJoin(r.Command),
 	}
-	sent := fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s; %d failed", t.Requests, words.Plural(int(t.Requests)),
-		strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), words.Plural(len(r.Endpoints)), t.Failed)
+	rps, eps := strconv.FormatFloat(t.RPS, 'f', 1, 64), fmt.Sprintf("%d endpoint%s", len(r.Endpoints), words.Plural(len(r.Endpoints)))
+	sent := fmt.Sprintf("%d request%s (%s/s) to %s; %d failed", t.Requests, words.Plural(int(t.Requests)), rps, eps, t.Failed)
 	if t.Abandoned > 0 {
 		// The rate is of every request sent, the abandoned too.
 		n := t.Requests + t.Abandoned
-		sent = fmt.Sprintf("%d request%s (%s/s) to %d endpoint%s: %d finished, %d of them failed, and %d %s abandoned: still in flight when a second interrupt ended the wait, so how they ended is unknown",
-			n, words.Plural(int(n)), strconv.FormatFloat(t.RPS, 'f', 1, 64), len(r.Endpoints), words.Plural(len(r.Endpoints)),
-			t.Requests, t.Failed, t.Abandoned, words.Agree(int(t.Abandoned), "was", "were"))
+		sent = fmt.Sprintf("%d request%s (%s/s) to %s: %d finished, %d of them failed, and %d %s abandoned: still in flight when a second interrupt ended the wait, so how they ended is unknown",
+			n, words.Plural(int(n)), rps, eps, t.Requests, t.Failed, t.Abandoned, words.Agree(int(t.Abandoned), "was", "were"))
 	}
 	if t.Dropped > 0 {
 		sent += fmt.Sprintf("; %d more were due but not sent (dropped) because an endpoint already had %d request%s in flight", t.Dropped, r.Plan.Concurrency, words.Plural(r.Plan.Concurrency))
@@ -823,7 +674,7 @@ func (v *View) run(r *report.Report) {
 	v.Run.Sent = sent
 	for _, p := range r.Pauses {
 		v.Run.Pauses = append(v.Run.Pauses, fmt.Sprintf("%.1fs at %s UTC: %d request%s due then not sent (pinprobe itself did not run: the process was stopped, as by Ctrl-Z, or the machine suspended)",
-			p.DurationS, p.At.UTC().Format("15:04:05"), p.Requests, words.Plural(int(p.Requests))))
+			p.DurationS, clock(p.At.Time), p.Requests, words.Plural(int(p.Requests))))
 	}
 	if s := r.Settled; s != nil {
 		v.Run.Settled = fmt.Sprintf("--until-verdict stopped the run once the verdict was settled: at %s UTC, after %d request%s (look %d of %d, at level %s)",
@@ -849,23 +700,6 @@ func ended(interrupted bool) string {
 	return "completed"
 }
 
-// inputs lists the reports a merged report was made from.
-func (v *View) inputs(r *report.Report) {
-	for _, in := range r.Inputs {
-		v.Inputs = append(v.Inputs, InputRow{File: in.File, Version: in.Version, Vantage: in.Vantage, From: utc(in.StartedAt), To: utc(in.EndedAt),
-			Requests: in.Requests, Failed: in.Failed, Dropped: in.Dropped, Ended: ended(in.Interrupted),
-			Command: shellJoin(in.Command)})
-		v.InputVantages = v.InputVantages || in.Vantage != ""
-	}
-	if v.InputVantages {
-		for i := range v.Inputs {
-			if v.Inputs[i].Vantage == "" {
-				v.Inputs[i].Vantage = "-"
-			}
-		}
-	}
-}
-
 func (v *View) dns(r *report.Report) {
 	for _, d := range r.DNS {
 		row := DNSRow{Host: hostPort(d.Host, d.Port), Source: d.Source, Addresses: strings.Join(d.Addresses, ", ")}
@@ -880,12 +714,12 @@ func (v *View) dns(r *report.Report) {
 			if len(c.Removed) > 0 {
 				what = append(what, "removed "+strings.Join(c.Removed, ", "))
 			}
-			row.Changes = append(row.Changes, DNSChangeRow{At: utc(c.At), Clock: c.At.UTC().Format("15:04:05"), What: strings.Join(what, "; ")})
+			row.Changes = append(row.Changes, DNSChangeRow{At: c.At, What: strings.Join(what, "; ")})
 		}
 		if m := d.Missed; m != nil {
-			when := "at " + m.First.UTC().Format("15:04:05")
+			when := "at " + clock(m.First.Time)
 			if m.Looks > 1 {
-				when = m.First.UTC().Format("15:04:05") + "–" + m.Last.UTC().Format("15:04:05")
+				when = clock(m.First.Time) + "–" + clock(m.Last.Time)
 			}
 			row.Missed = fmt.Sprintf("%d of %d look%s of --re-resolve got no addresses in time, %s UTC (%s): a change then went unseen",
 				m.Looks, d.Looks, words.Plural(int(d.Looks)), when, m.Error)
@@ -927,17 +761,10 @@ func sameDNS(rows []DNSRow, row *DNSRow) int {
 func statsRow(label string, s *report.Stats) StatsRow {
 	return StatsRow{
 		Stats: s, Label: label, Failing: s.Failed > 0,
-		Requests: strconv.FormatInt(s.Requests, 10),
-		Failed:   strconv.FormatInt(s.Failed, 10),
-		Rate:     pct(s.FailureRate, s.Requests),
-		RateCI:   rateCI(s.Failed, s.Requests, s.FailureRate),
-		Status:   counts(s.Status, "×"),
-		Errors:   counts(s.Errors, "×"),
-		Answers:  answers(s),
-		P50:      words.Latency(s.LatencyMS.P50, s.Requests),
-		P99:      words.Latency(s.LatencyMS.P99, s.Requests),
-		Max:      words.Latency(s.LatencyMS.Max, s.Requests),
-		Dropped:  strconv.FormatInt(s.Dropped, 10),
+		Answers: answers(s),
+		P50:     words.Latency(s.LatencyMS.P50, s.Requests),
+		P99:     words.Latency(s.LatencyMS.P99, s.Requests),
+		Max:     words.Latency(s.LatencyMS.Max, s.Requests),
 	}
 }
 
@@ -968,9 +795,13 @@ func (v *View) families(r *report.Report) {
 	v.Families = append(v.Families, total)
 }
 
-func (v *View) endpoints(r *report.Report, targets []string) {
-	// What the verdict says of each endpoint: suspect, or its connections.
-	type blame struct{ endpoint, conns *report.Suspect }
+// blame is what the verdict says of an endpoint: suspect, or its
+// connections.
+type blame struct{ endpoint, conns *report.Suspect }
+
+// blamed is what the verdict says of each endpoint it names, by target
+// and address.
+func blamed(r *report.Report) map[string]*blame {
 	blamed := map[string]*blame{}
 	for i := range r.Verdict.Suspects {
 		s := &r.Verdict.Suspects[i]
@@ -988,6 +819,11 @@ func (v *View) endpoints(r *report.Report, targets []string) {
 			b.endpoint = s
 		}
 	}
+	return blamed
+}
+
+func (v *View) endpoints(r *report.Report, targets []string) {
+	blamed := blamed(r)
 	// Each target's endpoints, in report order, found in one pass (not a
 	// loop over every endpoint for each target: quadratic).
 	byTarget := make(map[string][]int, len(targets))
@@ -999,7 +835,7 @@ func (v *View) endpoints(r *report.Report, targets []string) {
 		for _, i := range byTarget[target] {
 			e := &r.Endpoints[i]
 			row := statsRow(e.Address, &e.Stats)
-			row.Family, row.Target = words.FamilyName(e.Family), e.Target
+			row.Family = words.FamilyName(e.Family)
 			var note []string
 			if b := blamed[e.Target+" "+e.Address]; b != nil {
 				row.Suspect = true
@@ -1064,35 +900,16 @@ func dnsHistory(e *report.Endpoint, when func(report.Time) string) string {
 }
 
 func (v *View) who(r *report.Report) {
-	for _, f := range r.Fingerprints {
-		w := WhoRow{Count: f.Count, Server: f.Server, Producer: f.Producer, BodyHash: f.BodyHash, Body: words.LimitBytes(f.Body, bodyLimit),
-			Fresh: f.Fresh, Reused: f.Reused, Addresses: f.Addresses}
+	for i := range r.Fingerprints {
+		f := &r.Fingerprints[i]
+		w := WhoRow{Fingerprint: f, What: f.Error}
 		switch {
 		case f.Merged:
 			w.What = "other kinds (past the first 64, counted together)"
 		case f.Status != 0:
 			w.What = strconv.Itoa(f.Status)
-		default:
-			w.What = f.Error
 		}
-		w.Where = counts(f.Addresses, " ×")
 		v.Who = append(v.Who, w)
-	}
-}
-
-func (v *View) phases(r *report.Report) {
-	for i := range r.Endpoints {
-		e := &r.Endpoints[i]
-		fresh, reused := e.Connections["fresh"], e.Connections["reused"]
-		p := PhaseRow{
-			Label: e.Address, Target: e.Target, Failing: e.Failed > 0,
-			Connect: phaseWords(e, e.Phases.Connect), TLSShown: phaseWords(e, e.Phases.TLS), TTFB: phaseWords(e, e.Phases.TTFB),
-			FreshFailed: fresh.Failed, Fresh: fresh.Requests, ReusedFailed: reused.Failed, Reuse: reused.Requests,
-		}
-		if strings.HasPrefix(e.Target, "http://") && p.Fresh+p.Reuse > 0 {
-			p.TLSShown = "— (plain HTTP)"
-		}
-		v.Phases = append(v.Phases, p)
 	}
 }
 
@@ -1103,16 +920,13 @@ func (v *View) timeline(r *report.Report) {
 		n = max(n, len(s.Requests))
 	}
 	v.Timeline = TimelineView{Step: tl.IntervalS, Buckets: n, From: tl.Start, To: report.Time{Time: tl.Start.Add(report.SecondsDuration(tl.IntervalS * float64(n)))}}
-	suspect := map[string]bool{}
-	for _, s := range r.Verdict.Suspects {
-		if s.Kind != report.SuspectGroup || failingConns(&s) {
-			suspect[s.Target+" "+s.Address] = true
-		}
+	blamed, eps := blamed(r), make(map[string]*report.Endpoint, len(r.Endpoints))
+	for i := range r.Endpoints {
+		eps[r.Endpoints[i].Target+" "+r.Endpoints[i].Address] = &r.Endpoints[i]
 	}
-	eps := endpointIndex(r)
 	for _, s := range tl.Series {
 		row := SeriesRow{Label: s.Address, Target: s.Target, Full: s.Address, Requests: s.Requests, Failed: s.Failed,
-			Suspect: suspect[s.Target+" "+s.Address]}
+			Suspect: blamed[s.Target+" "+s.Address] != nil}
 		if v.MultiURL {
 			row.Full += " " + v.short[s.Target]
 		}
@@ -1128,16 +942,6 @@ func (v *View) timeline(r *report.Report) {
 	}
 }
 
-// endpointIndex finds an endpoint by its target and address.
-func endpointIndex(r *report.Report) map[string]*report.Endpoint {
-	m := make(map[string]*report.Endpoint, len(r.Endpoints))
-	for i := range r.Endpoints {
-		e := &r.Endpoints[i]
-		m[e.Target+" "+e.Address] = e
-	}
-	return m
-}
-
 // correlationHeaders are response headers that name a request in a
 // gateway's or CDN's own logs, in the order samples show them.
 var correlationHeaders = []string{"X-Request-Id", "X-Azure-Ref", "X-Ms-Request-Id", "X-Amzn-Trace-Id",
@@ -1150,13 +954,11 @@ func (v *View) samples(r *report.Report) {
 			continue
 		}
 		g := SampleGroup{Label: v.Label(e), Address: e.Address, Target: e.Target}
-		for _, s := range e.Samples {
-			row := SampleRow{
-				Failed: s.Failed, At: utc(s.At), Clock: words.Clock(s.At.Time), Result: sampleResult(&s), Error: s.Error, RequestID: s.RequestID,
-				Latency: words.Latency(s.LatencyMS, 1), Local: s.Local, Remote: s.Remote, Proto: s.Proto, Truncated: s.Truncated,
-			}
-			if row.Remote == "" {
-				row.Remote = hostPort(e.Address, e.Port)
+		for j := range e.Samples {
+			s := &e.Samples[j]
+			row := SampleRow{Sample: s, Result: cmp.Or(s.Class, "error"), Remote: cmp.Or(s.Remote, hostPort(e.Address, e.Port))}
+			if s.Status != 0 {
+				row.Result = strconv.Itoa(s.Status)
 			}
 			row.Conn = "new"
 			switch {
@@ -1166,7 +968,7 @@ func (v *View) samples(r *report.Report) {
 				row.Conn = "none"
 			}
 			for _, k := range words.SortedKeys(s.Headers) {
-				row.Headers = append(row.Headers, k+": "+s.Headers[k])
+				row.HeaderLines = append(row.HeaderLines, k+": "+s.Headers[k])
 			}
 			for _, h := range correlationHeaders {
 				for k, val := range s.Headers {
@@ -1177,13 +979,13 @@ func (v *View) samples(r *report.Report) {
 			}
 			g.Rows = append(g.Rows, row)
 		}
-		g.HeaderBlock = headerBlock(g.Rows)
 		v.Samples = append(v.Samples, g)
 	}
 }
 
-// headerBlock writes each sample's response headers under a line that
-// names it.
+// headerBlock is every sample's response headers as one block of text,
+// each sample under a line that names it: "# <request ID> · <sent at> ·
+// <result> · <protocol>".
 func headerBlock(rows []SampleRow) string {
 	var b strings.Builder
 	for i, s := range rows {
@@ -1194,7 +996,7 @@ func headerBlock(rows []SampleRow) string {
 		if id == "" {
 			id = "(no request ID)"
 		}
-		fmt.Fprintf(&b, "# %s · %s · %s", id, s.At, s.Result)
+		fmt.Fprintf(&b, "# %s · %s · %s", id, utc(s.At), s.Result)
 		if s.Proto != "" {
 			b.WriteString(" · " + s.Proto)
 		}
@@ -1202,7 +1004,7 @@ func headerBlock(rows []SampleRow) string {
 		if s.Error != "" {
 			b.WriteString("error: " + s.Error + "\n")
 		}
-		for _, h := range s.Headers {
+		for _, h := range s.HeaderLines {
 			b.WriteString(h + "\n")
 		}
 		if s.Truncated {
@@ -1284,14 +1086,14 @@ func phaseWords(e *report.Endpoint, p report.Phase) string {
 // bodyLimit is how much of a body the document shows: what pinprobe keeps.
 const bodyLimit = 512
 
-// sampleResult is a sample's status, or its error class: raw text, for a
-// code block; mdText it for running text.
-func sampleResult(s *report.Sample) string {
-	if s.Status != 0 {
-		return strconv.Itoa(s.Status)
+// vantageOf is where a run was probed from, or the one vantage of every
+// run of a merge; "" when none is named.
+func vantageOf(r *report.Report) string {
+	switch {
+	case r.Vantage != "":
+		return r.Vantage
+	case len(r.Vantages) == 1 && r.Vantages[0].Name != "":
+		return r.Vantages[0].Name + " (every run)"
 	}
-	if s.Class != "" {
-		return s.Class
-	}
-	return "error"
+	return ""
 }

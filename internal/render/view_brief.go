@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -9,43 +8,17 @@ import (
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
-// BriefView is what a brief report (--brief) shows, in every format, so it
-// fits one screen, about 40 lines: the verdict in a line, who answered, the
-// family rows and one row per suspect, one failed request of each suspect,
-// and the log queries that find them (one a gateway). The full report has
-// the rest.
-type BriefView struct {
-	// Notes are the verdict's notes when it names no suspect (what was
-	// not tested, slowness): then they are what there is to say.
-	Notes    []string
-	Suspects []BriefSuspect
-	// Samples are one failed request of each suspect, or of each failing
-	// address (at most briefSamples) when the verdict names none.
-	Samples []BriefSample
-	Logs    BriefLogs
-}
-
 // briefSamples is how many failed requests a brief report shows when no
 // suspect is named.
 const briefSamples = 3
 
-// BriefSuspect is a suspect's row: who it is, and its own figures.
-type BriefSuspect struct {
-	SuspectRow
-	// Counts is "50 of 50", its failed requests of all it got.
-	Counts string
-	// P50 and P99 are the latencies of the suspect's address or
-	// instance; "-" for connections.
-	P50, P99 string
-}
-
-// BriefSample is one failed request, and the suspects it stands for.
-type BriefSample struct {
+// briefSample is one failed request, and the suspects it stands for.
+type briefSample struct {
 	// For names the suspects, "::1"; "" when the verdict names none.
 	For string
 	// Label names the endpoint it was sent to, as SampleGroup.Label.
 	Label string
-	Row   SampleRow
+	Row   *SampleRow
 }
 
 // BriefLogs is what finds every suspect's failures in the gateways' logs:
@@ -65,30 +38,13 @@ type BriefQuery struct {
 	Query   *LogQuery
 }
 
-// Brief prepares the brief report of v.
-func (v *View) Brief() *BriefView {
-	b := &BriefView{}
-	vd := &v.r.Verdict
-	taken := map[*SampleRow]int{} // the sample's index in b.Samples
-	for i, s := range vd.Suspects {
-		if i >= len(v.Verdict.Suspects) {
-			break
-		}
-		row := BriefSuspect{SuspectRow: v.Verdict.Suspects[i], Counts: fmt.Sprintf("%d of %d", s.Failed, s.Requests), P50: "-", P99: "-"}
-		switch row.Kind {
-		case report.SuspectGroup:
-			if g := v.r.FindGroup(s.Group); g != nil {
-				st := statsRow("", &g.Stats)
-				row.P50, row.P99 = st.P50, st.P99
-			}
-		case report.SuspectEndpoint:
-			if e := v.r.FindEndpoint(s.Target, s.Address); e != nil {
-				st := statsRow("", &e.Stats)
-				row.P50, row.P99 = st.P50, st.P99
-			}
-		}
-		b.Suspects = append(b.Suspects, row)
-		label, sample := v.suspectSample(&s)
+// briefSampleRows are one failed request of each suspect, or of each
+// failing address (at most briefSamples) when the verdict names none.
+func (v *View) briefSampleRows() []briefSample {
+	var out []briefSample
+	taken := map[*SampleRow]int{} // the sample's index in out
+	for i, row := range v.Verdict.Suspects {
+		label, sample := v.suspectSample(&v.r.Verdict.Suspects[i])
 		if sample == nil {
 			continue
 		}
@@ -97,23 +53,22 @@ func (v *View) Brief() *BriefView {
 			name += " " + row.URL
 		}
 		if j, ok := taken[sample]; ok { // one request shows two suspects
-			b.Samples[j].For += "; " + name
+			out[j].For += "; " + name
 			continue
 		}
-		taken[sample] = len(b.Samples)
-		b.Samples = append(b.Samples, BriefSample{For: name, Label: label, Row: *sample})
+		taken[sample] = len(out)
+		out = append(out, briefSample{For: name, Label: label, Row: sample})
 	}
-	if len(vd.Suspects) == 0 {
-		b.Notes = v.Verdict.Notes
-		for gi := range v.Samples {
-			g := &v.Samples[gi]
-			if i := slices.IndexFunc(g.Rows, func(s SampleRow) bool { return s.Failed }); i >= 0 && len(b.Samples) < briefSamples {
-				b.Samples = append(b.Samples, BriefSample{Label: g.Label, Row: g.Rows[i]})
-			}
+	if len(v.Verdict.Suspects) > 0 {
+		return out
+	}
+	for gi := range v.Samples {
+		g := &v.Samples[gi]
+		if i := slices.IndexFunc(g.Rows, func(s SampleRow) bool { return s.Failed }); i >= 0 && len(out) < briefSamples {
+			out = append(out, briefSample{Label: g.Label, Row: &g.Rows[i]})
 		}
 	}
-	b.Logs = v.briefLogs()
-	return b
+	return out
 }
 
 // suspectSample finds a failed request of s, and the label of the
@@ -151,7 +106,7 @@ func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
 			}
 			switch s.Kind {
 			case report.SuspectGroup:
-				if !hasHeader(row.Headers, s.Header, s.Value) {
+				if !hasHeader(row.HeaderLines, s.Header, s.Value) {
 					continue
 				}
 			case report.SuspectConnections:
@@ -268,7 +223,7 @@ const briefPorts = 24
 // Host header, the path, pinprobe's request IDs and the statuses.
 func (v *View) briefLogs() BriefLogs {
 	l := &v.Logs
-	if v.Run.Failed == 0 {
+	if v.r.Totals.Failed == 0 {
 		return BriefLogs{}
 	}
 	if l.Known && len(l.Gateways) > 0 {

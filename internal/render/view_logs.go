@@ -48,8 +48,6 @@ const (
 // LogsView is what to look for in the gateway's logs, and the queries
 // that find it, chosen by the gateway that answered the failures.
 type LogsView struct {
-	From, To string // the run's window, UTC, to the millisecond
-	Margin   string // what the queries add on each side: "5 s"
 	// Known is set when a failure's page named its gateway: Gateways are
 	// those that answered. Otherwise Gateways are every one pinprobe
 	// knows, to pick from.
@@ -109,7 +107,6 @@ func (g *GatewayLogs) Query(kind string) *LogQuery {
 func (v *View) logs(r *report.Report) {
 	q := newLogQuery(r, report.FailStatusOf(r))
 	l := &v.Logs
-	l.From, l.To, l.Margin = utc(r.StartedAt), utc(r.EndedAt), strings.TrimSuffix(logMargin.String(), "s")+" s"
 	l.PortFilter = q.ports != ""
 	l.FailingPorts = failingPorts(v)
 	gateways := answeredBy(r)

@@ -69,7 +69,7 @@ func (o *OverTimeView) Clock(i int) string {
 		if r := at.Round(time.Second); o.To.IsZero() || !r.After(o.To.Time) {
 			at = r
 		}
-		return at.UTC().Truncate(time.Second).Format("15:04:05")
+		return clock(at)
 	}
 	return clockOf(at, o.Step)
 }
@@ -165,14 +165,6 @@ func (b *timeBuilder) quantiles(s *TimeScope, l *report.Latencies, most float64)
 	}
 }
 
-// maxOf is s's maximum latency, 0 when s is nil.
-func maxOf(s *report.Stats) float64 {
-	if s == nil {
-		return 0
-	}
-	return s.LatencyMS.Max
-}
-
 // families adds a scope for each family, its endpoints' series summed.
 func (b *timeBuilder) families(v *View) {
 	r, tl := b.r, &b.r.Timeline
@@ -201,7 +193,7 @@ func (b *timeBuilder) families(v *View) {
 			}
 		}
 		s.Label = words.FamilyName(fam) + " (" + strings.Join(words.CapItems(labels, 3), ", ") + ")"
-		b.quantiles(&s, famLat[fam], maxOf(r.Families[fam]))
+		b.quantiles(&s, famLat[fam], r.Families[fam].LatencyMS.Max)
 		key := "family\x00" + fam
 		if len(idx) == 1 {
 			e := &r.Endpoints[idx[0]]
@@ -234,10 +226,8 @@ func (b *timeBuilder) suspect(s *report.Suspect, kind, what, label, url string) 
 		}
 		scope = TimeScope{Requests: b.column(g.Requests), Failed: b.column(g.Failed)}
 		most := 0.0
-		for i := range r.Groups {
-			if gr := &r.Groups[i]; gr.Header+": "+gr.Value == s.Group {
-				most = gr.LatencyMS.Max
-			}
+		if gr := r.FindGroup(s.Group); gr != nil {
+			most = gr.LatencyMS.Max
 		}
 		b.quantiles(&scope, &g.Latency, most)
 	default:
@@ -288,7 +278,6 @@ func (o *OverTimeView) summary(s *TimeScope) string {
 			last, failing = c, failing+1
 		}
 	}
-	clock := func(c int) string { return o.Clock(c) }
 	var parts []string
 	switch {
 	case sent == 0:
@@ -296,9 +285,9 @@ func (o *OverTimeView) summary(s *TimeScope) string {
 	case failing == 0:
 		parts = append(parts, "no failures")
 	case failing == sent:
-		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in every slice", clock(first), clock(last+1)))
+		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in every slice", o.Clock(first), o.Clock(last+1)))
 	default:
-		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in %d of %d slices", clock(first), clock(last+1), failing, sent))
+		parts = append(parts, fmt.Sprintf("failed from %s to %s UTC, in %d of %d slices", o.Clock(first), o.Clock(last+1), failing, sent))
 	}
 	if s.Latency {
 		peak := -1
@@ -315,7 +304,7 @@ func (o *OverTimeView) summary(s *TimeScope) string {
 		slices.Sort(p99s)
 		typical := p99s[(len(p99s)-1)/2]
 		if s.P99[peak] > steadyP99*typical {
-			parts = append(parts, fmt.Sprintf("p99 highest at %s UTC (%s, against %s in the median slice)", clock(peak), words.Latency(s.P99[peak], 1), words.Latency(typical, 1)))
+			parts = append(parts, fmt.Sprintf("p99 highest at %s UTC (%s, against %s in the median slice)", o.Clock(peak), words.Latency(s.P99[peak], 1), words.Latency(typical, 1)))
 		} else {
 			parts = append(parts, fmt.Sprintf("p99 at most %s", words.Latency(s.P99[peak], 1)))
 		}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/stat"
@@ -191,6 +192,11 @@ func shellJoin(args []string) string {
 const mdTime = "2006-01-02T15:04:05.000Z"
 
 func utc(t report.Time) string { return t.UTC().Format(mdTime) }
+
+// clock is a time of day in UTC, to the second: "20:43:05" (words.Clock
+// is to the millisecond); stamp is the date too: "2026-06-16 20:43:05".
+func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
 
 func mdSecs(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) + " s" }
 
