@@ -3,7 +3,6 @@ package accesslog
 import (
 	"encoding/json"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -137,7 +136,7 @@ func (a *azureRecord) record(r *Record) (ok, access bool) {
 		d, ok := seconds(taken)
 		if a.storage && a.v1 || a.v1Query {
 			// v1 writes timeTaken in milliseconds.
-			d, ok = millis(taken)
+			d, ok = whole(taken, time.Millisecond)
 		}
 		if ok {
 			r.Duration = d
@@ -264,20 +263,4 @@ func backendAddr(b string) netip.AddrPort {
 		return netip.AddrPortFrom(a, 0)
 	}
 	return netip.AddrPort{}
-}
-
-// jsonScalar is a JSON value as text: a string's contents, a number's or
-// a literal's digits; "" for null, objects and arrays.
-func jsonScalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case json.Number:
-		return x.String()
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(x)
-	}
-	return ""
 }

@@ -407,32 +407,12 @@ func envoyJSONLine(p *pattern, line string, r *Record) bool {
 			continue
 		}
 		found = true
-		v := envoyScalar(raw)
+		v := jsonText(raw)
 		if pt.field.set != nil && v != "" {
 			pt.field.set(r, dash(v), st)
 		}
 	}
 	return found && st.finish(r)
-}
-
-// envoyScalar is a JSON value as text: a string's, a number's digits; ""
-// for null, an object or an array.
-func envoyScalar(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return ""
-		}
-		return s
-	case '{', '[', 'n':
-		return ""
-	}
-	return string(raw)
 }
 
 // looksEnvoyJSON reports whether the start of a JSON log is Envoy's

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -87,8 +86,8 @@ func (g *gcpState) decode(obj []byte, r *Record) (ok, access bool) {
 	g.logged |= FieldTime
 	if a, ok := parseAddr(h.RemoteIP); ok {
 		r.Client = a
-	} else if ap, err := netip.ParseAddrPort(strings.TrimSpace(h.RemoteIP)); err == nil {
-		r.Client, r.ClientPort = ap.Addr().Unmap(), ap.Port()
+	} else if ap, ok := splitAddrPort(strings.TrimSpace(h.RemoteIP)); ok {
+		r.Client, r.ClientPort = ap.Addr(), ap.Port()
 		g.logged |= FieldClientPort
 	} else {
 		return false, true
@@ -119,9 +118,7 @@ func (g *gcpState) decode(obj []byte, r *Record) (ok, access bool) {
 	switch server := strings.TrimSpace(h.ServerIP); {
 	case server != "":
 		try.Backend = server
-		if ap, err := netip.ParseAddrPort(server); err == nil {
-			try.Addr = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-		}
+		try.Addr, _ = splitAddrPort(server)
 		g.instance = true
 	case service != "":
 		try.Backend = service

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // jsonPeek is how much of a JSON log jsonKind reads ahead to tell whose it
@@ -101,4 +102,40 @@ func (r *Reader) readJSONRecords(decode func(obj []byte, rec *Record) (ok, acces
 			}
 		}
 	}
+}
+
+// jsonText is a raw JSON scalar as text: a string's contents, a number's
+// digits; "" for null and anything else.
+func jsonText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return ""
+		}
+		return s
+	}
+	if raw[0] == '{' || raw[0] == '[' {
+		return ""
+	}
+	return string(raw)
+}
+
+// jsonScalar is a JSON value as text: a string's contents, a number's or
+// a literal's digits; "" for null, objects and arrays.
+func jsonScalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return ""
 }

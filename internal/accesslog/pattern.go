@@ -1,6 +1,7 @@
 package accesslog
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -123,7 +124,7 @@ func (tp timePart) read() (t time.Time, res time.Duration, noZone, ok bool) {
 		tp.s = s[:len(s)-tp.unixDigits] + "." + s[len(s)-tp.unixDigits:]
 	}
 	t, ok = parseTime(tp.s, tp.layout)
-	res = msDuration(tp.res)
+	res = time.Duration(tp.res) * time.Millisecond
 	if res == 0 {
 		res = time.Microsecond
 	}
@@ -440,7 +441,7 @@ func (st *matchState) finish(r *Record) bool {
 		}
 	}
 	if st.durMS != "" {
-		if d, ok := millis(st.durMS); ok {
+		if d, ok := whole(st.durMS, time.Millisecond); ok {
 			r.Duration = d
 		}
 	}
@@ -452,7 +453,7 @@ func (st *matchState) finish(r *Record) bool {
 		}
 		r.Time, r.Resolution, r.NoZone = t, res, noZone
 	case st.hasUnix:
-		r.Time, r.Resolution = unixTime(st.unixSec, st.unixMS), msDuration(1)
+		r.Time, r.Resolution = time.Unix(st.unixSec, int64(st.unixMS)*int64(time.Millisecond)).UTC(), time.Millisecond
 	case st.end.s != "":
 		t, res, noZone, ok := st.end.read()
 		if !ok {
@@ -468,7 +469,7 @@ func (st *matchState) finish(r *Record) bool {
 		p, okP := parsePort(st.serverPortS)
 		switch {
 		case okA && okP:
-			r.Server = addrPort(a, p)
+			r.Server = netip.AddrPortFrom(a, p)
 		case okP:
 			r.ServerPort = p
 		}
@@ -513,7 +514,7 @@ func haproxyServer(st *matchState) (Try, bool) {
 	case st.srvName == "<NOSRV>" || st.srvName == "":
 		if a, ok := parseAddr(st.srvIP); ok {
 			p, _ := parsePort(st.srvPort)
-			t.Addr = addrPort(a, p)
+			t.Addr = netip.AddrPortFrom(a, p)
 			t.Backend = t.Addr.String()
 			return t, true
 		}
@@ -525,7 +526,7 @@ func haproxyServer(st *matchState) (Try, bool) {
 	}
 	if a, ok := parseAddr(st.srvIP); ok {
 		if p, ok := parsePort(st.srvPort); ok {
-			t.Addr = addrPort(a, p)
+			t.Addr = netip.AddrPortFrom(a, p)
 		}
 	}
 	return t, true

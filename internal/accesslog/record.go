@@ -167,8 +167,8 @@ func parseAddr(s string) (netip.Addr, bool) {
 // port without brackets, as some logs write it: the last colon parts them).
 func parseAddrPort(s string) (netip.AddrPort, bool) {
 	s = dash(s)
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
+	if ap, ok := splitAddrPort(s); ok {
+		return ap, true
 	}
 	i := strings.LastIndexByte(s, ':')
 	if i <= 0 {
@@ -180,6 +180,13 @@ func parseAddrPort(s string) (netip.AddrPort, bool) {
 		return netip.AddrPort{}, false
 	}
 	return netip.AddrPortFrom(a, p), true
+}
+
+// splitAddrPort reads "ip:port" strictly, as netip does, the address
+// unmapped.
+func splitAddrPort(s string) (netip.AddrPort, bool) {
+	ap, err := netip.ParseAddrPort(s)
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), err == nil
 }
 
 // parsePort reads a port number, 1 to 65535.
