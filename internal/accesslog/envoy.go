@@ -115,12 +115,11 @@ func envoyOperator(s string) (envoyOp, int, bool) {
 func envoyField(op envoyOp) (f *field, logged Field, note string) {
 	f = &field{name: op.String(), shape: shapeToken}
 	header := strings.ToUpper(op.arg)
-	if logged, ok := envoyDownstream(f, op.name); ok {
-		return f, logged, ""
+	if u, ok := envoyUses[op.name]; ok {
+		return f, f.read(u), ""
 	}
 	switch op.name {
 	case "START_TIME":
-		logged = FieldTime
 		tp := timePart{layout: layoutNano, res: 1}
 		if op.arg != "" {
 			if bad, ok := strftimeOK(op.arg); !ok {
@@ -132,131 +131,92 @@ func envoyField(op envoyOp) (f *field, logged Field, note string) {
 			}
 		}
 		f.set = func(_ *Record, v string, st *matchState) { t := tp; t.s = v; st.start = t }
-	case "DURATION":
-		f.shape, logged = shapeNumber, FieldDuration
-		f.set = func(_ *Record, v string, st *matchState) { st.durMS = v }
-	case "RESPONSE_CODE":
-		f.shape = shapeStatus
-		f.set = func(r *Record, v string, _ *matchState) { r.Status, _ = parseStatus(v) }
-	case "RESPONSE_FLAGS", "RESPONSE_FLAGS_LONG":
-		logged = FieldReason
-		f.set = func(r *Record, v string, _ *matchState) { r.Reason = v }
-	case "UPSTREAM_HOST", "UPSTREAM_REMOTE_ADDRESS":
-		logged = FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.upHost = strings.TrimPrefix(v, "tcp://") }
-	case "UPSTREAM_CLUSTER", "UPSTREAM_CLUSTER_RAW":
-		logged = FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.upCluster = v }
-	case "HOSTNAME":
-		logged = FieldInstance
-		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
+		return f, FieldTime, ""
 	case "ENVIRONMENT":
-		if header != "POD_NAME" && header != "HOSTNAME" {
-			return f, 0, ""
+		if header == "POD_NAME" || header == "HOSTNAME" {
+			return f, f.read(useInstance), ""
 		}
-		logged = FieldInstance
-		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
+		return f, 0, ""
 	case "REQ":
 		// A header of the request: the ID, the host, the method and
 		// path, the X-Forwarded-For Envoy appended the client to.
-		return envoyHeader(f, header)
-	default:
-		f.shape = shapeText
-		if !envoyKnownOps[op.name] {
-			return f, 0, "%" + op.name + "% is an operator pinprobe does not know: its values are skipped"
+		u, ok := envoyHeaders[header]
+		if !ok {
+			u = useText
 		}
+		return f, f.read(u), ""
 	}
-	return f, logged, ""
-}
-
-// envoyDownstream is what a join reads of a DOWNSTREAM_ operator: the
-// client's address and port (the real one, or the direct peer's), or the
-// listener's; false for one it does not read.
-func envoyDownstream(f *field, name string) (logged Field, ok bool) {
-	switch name {
-	case "DOWNSTREAM_REMOTE_ADDRESS", "DOWNSTREAM_DIRECT_REMOTE_ADDRESS":
-		logged = FieldClientPort
-		direct := name == "DOWNSTREAM_DIRECT_REMOTE_ADDRESS"
-		f.set = func(_ *Record, v string, st *matchState) {
-			if ap, ok := parseAddrPort(v); ok {
-				a, p := ap.Addr().String(), strconv.Itoa(int(ap.Port()))
-				if direct {
-					st.proxyAddr, st.proxyPort = a, p
-				} else {
-					st.realAddr, st.realPort = a, p
-				}
-			} else if direct {
-				st.proxyAddr = v
-			} else {
-				st.realAddr = v
-			}
-		}
-	case "DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT", "DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT":
-		f.shape = shapeAddr
-		direct := strings.Contains(name, "DIRECT")
-		f.set = func(_ *Record, v string, st *matchState) {
-			if direct {
-				st.proxyAddr = v
-			} else if st.realAddr == "" {
-				st.realAddr = v
-			}
-		}
-	case "DOWNSTREAM_REMOTE_PORT", "DOWNSTREAM_DIRECT_REMOTE_PORT":
-		f.shape, logged = shapePort, FieldClientPort
-		direct := strings.Contains(name, "DIRECT")
-		f.set = func(_ *Record, v string, st *matchState) {
-			if direct {
-				st.proxyPort = v
-			} else {
-				st.realPort = v
-			}
-		}
-	case "DOWNSTREAM_LOCAL_ADDRESS":
-		logged = FieldListener
-		f.set = func(_ *Record, v string, st *matchState) {
-			if ap, ok := parseAddrPort(v); ok {
-				st.serverAddr, st.serverPortS = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
-			}
-		}
-	case "DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT":
-		f.shape, logged = shapeAddr, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverAddr = v }
-	case "DOWNSTREAM_LOCAL_PORT":
-		f.shape, logged = shapePort, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverPortS = v }
-	default:
-		return 0, false
-	}
-	return logged, true
-}
-
-// envoyHeader is what a join reads of %REQ(header)%.
-func envoyHeader(f *field, header string) (*field, Field, string) {
-	switch header {
-	case ":METHOD":
-		f.set = func(r *Record, v string, _ *matchState) { r.Method = v }
-	case ":PATH", "X-ENVOY-ORIGINAL-PATH?:PATH":
-		f.set = func(r *Record, v string, _ *matchState) { r.URI = v }
-	case ":AUTHORITY", "HOST", ":AUTHORITY?HOST", "HOST?:AUTHORITY":
-		f.set = func(r *Record, v string, _ *matchState) { r.Host = v }
-	case "X-REQUEST-ID":
-		f.set = func(r *Record, v string, _ *matchState) { r.RequestID = v }
-		return f, FieldRequestID, ""
-	case "X-FORWARDED-FOR":
-		// Envoy appends the address a request came from (at the edge,
-		// with use_remote_address): the last one is the client's as it
-		// saw it, unless the format says DOWNSTREAM_REMOTE_ADDRESS.
-		f.shape = shapeText
-		f.set = func(_ *Record, v string, st *matchState) {
-			if i := strings.LastIndexByte(v, ','); i >= 0 {
-				v = v[i+1:]
-			}
-			st.xff = strings.TrimSpace(v)
-		}
-	default:
-		f.shape = shapeText
+	f.shape = shapeText
+	if !envoyKnownOps[op.name] {
+		return f, 0, "%" + op.name + "% is an operator pinprobe does not know: its values are skipped"
 	}
 	return f, 0, ""
+}
+
+// envoyUses are the operators a join reads whatever their argument: the
+// client's address and port (the real one, or the direct peer's), the
+// listener's, the upstream, the status, the flags and the duration.
+var envoyUses = map[string]use{
+	"DOWNSTREAM_REMOTE_ADDRESS":        {shapeToken, FieldClientPort, envoyRemote(false)},
+	"DOWNSTREAM_DIRECT_REMOTE_ADDRESS": {shapeToken, FieldClientPort, envoyRemote(true)},
+	"DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT": {shapeAddr, 0, func(_ *Record, v string, st *matchState) {
+		if st.realAddr == "" {
+			st.realAddr = v
+		}
+	}},
+	"DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT": {shapeAddr, 0, func(_ *Record, v string, st *matchState) { st.proxyAddr = v }},
+	"DOWNSTREAM_REMOTE_PORT":                        {shapePort, FieldClientPort, func(_ *Record, v string, st *matchState) { st.realPort = v }},
+	"DOWNSTREAM_DIRECT_REMOTE_PORT":                 {shapePort, FieldClientPort, func(_ *Record, v string, st *matchState) { st.proxyPort = v }},
+	"DOWNSTREAM_LOCAL_ADDRESS": {shapeToken, FieldListener, func(_ *Record, v string, st *matchState) {
+		if ap, ok := parseAddrPort(v); ok {
+			st.serverAddr, st.serverPortS = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
+		}
+	}},
+	"DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT": useServerAddr, "DOWNSTREAM_LOCAL_PORT": useServerPort,
+	"DURATION":       {shapeNumber, FieldDuration, func(_ *Record, v string, st *matchState) { st.durMS = v }},
+	"RESPONSE_CODE":  useStatus,
+	"RESPONSE_FLAGS": envoyFlagsUse, "RESPONSE_FLAGS_LONG": envoyFlagsUse,
+	"UPSTREAM_HOST": envoyHost, "UPSTREAM_REMOTE_ADDRESS": envoyHost,
+	"UPSTREAM_CLUSTER": envoyCluster, "UPSTREAM_CLUSTER_RAW": envoyCluster,
+	"HOSTNAME": useInstance,
+}
+
+var (
+	envoyFlagsUse = use{shapeToken, FieldReason, func(r *Record, v string, _ *matchState) { r.Reason = v }}
+	envoyHost     = use{shapeToken, FieldBackend, func(_ *Record, v string, st *matchState) { st.upHost = strings.TrimPrefix(v, "tcp://") }}
+	envoyCluster  = use{shapeToken, FieldBackend, func(_ *Record, v string, st *matchState) { st.upCluster = v }}
+)
+
+// envoyHeaders are the headers of %REQ(header)% a join reads.
+var envoyHeaders = map[string]use{
+	":METHOD": useMethod, ":PATH": useURI, "X-ENVOY-ORIGINAL-PATH?:PATH": useURI,
+	":AUTHORITY": useHost, "HOST": useHost, ":AUTHORITY?HOST": useHost, "HOST?:AUTHORITY": useHost,
+	"X-REQUEST-ID": useRequestID,
+	// Envoy appends the address a request came from (at the edge, with
+	// use_remote_address): the last one is the client's as it saw it,
+	// unless the format says DOWNSTREAM_REMOTE_ADDRESS.
+	"X-FORWARDED-FOR": {shapeText, 0, func(_ *Record, v string, st *matchState) {
+		if i := strings.LastIndexByte(v, ','); i >= 0 {
+			v = v[i+1:]
+		}
+		st.xff = strings.TrimSpace(v)
+	}},
+}
+
+// envoyRemote sets the client's address and port (the direct peer's
+// when direct) from "ip:port", or the address alone.
+func envoyRemote(direct bool) func(*Record, string, *matchState) {
+	return func(_ *Record, v string, st *matchState) {
+		addr, port := &st.realAddr, &st.realPort
+		if direct {
+			addr, port = &st.proxyAddr, &st.proxyPort
+		}
+		if ap, ok := parseAddrPort(v); ok {
+			*addr, *port = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
+		} else {
+			*addr = v
+		}
+	}
 }
 
 // compileEnvoy compiles an Envoy text format (its format string, as

@@ -171,97 +171,56 @@ func haproxySampleReads(fetch sampleCall) bool {
 // haproxySampleField sets f up for a fetch without converters that the
 // join reads; false when it reads none of it.
 func haproxySampleField(f *field, fetch sampleCall) (logged Field, ok bool) {
+	if u, ok := sampleUses[fetch.name]; ok {
+		return f.read(u), true
+	}
 	switch fetch.name {
-	case "src":
-		f.shape = shapeAddr
-		f.set = func(r *Record, v string, _ *matchState) {
-			if a, ok := parseAddr(v); ok {
-				r.Client = a
-			}
-		}
-	case "src_port":
-		f.shape, logged = shapePort, FieldClientPort
-		f.set = func(r *Record, v string, _ *matchState) { r.ClientPort, _ = parsePort(v) }
-	case "dst":
-		f.shape, logged = shapeAddr, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverAddr = v }
-	case "dst_port":
-		f.shape, logged = shapePort, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverPortS = v }
-	case "fe_name":
-		f.shape, logged = shapeToken, FieldListener
-		f.set = func(r *Record, v string, _ *matchState) { r.Listener = v }
-	case "be_name":
-		f.shape, logged = shapeToken, FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.beName = v }
-	case "srv_name":
-		f.shape, logged = shapeToken, FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.srvName = v }
-	case "bc_dst":
-		f.shape, logged = shapeAddr, FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.srvIP = v }
-	case "bc_dst_port":
-		f.shape = shapePort
-		f.set = func(_ *Record, v string, st *matchState) { st.srvPort = v }
-	case "status", "txn.status":
-		// The status of the response: "-" where HAProxy answered itself
-		// before a response existed; %ST, where the format has it too,
-		// wins.
-		f.shape = shapeStatus
-		f.set = func(r *Record, v string, _ *matchState) {
-			if r.Status == 0 {
-				r.Status, _ = parseStatus(v)
-			}
-		}
-	case "hostname":
-		f.shape, logged = shapeToken, FieldInstance
-		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
-	case "method":
-		f.shape = shapeToken
-		f.set = func(r *Record, v string, _ *matchState) { r.Method = v }
-	case "path", "pathq", "url":
-		f.shape = shapeToken
-		f.set = func(r *Record, v string, _ *matchState) {
-			if r.URI == "" {
-				r.URI = v
-			}
-		}
 	case "unique-id", "capture.req.hdr":
-		return sampleID(f), true
+		return f.read(sampleID), true
 	case "var":
 		// A variable the configuration set (http-request set-var(txn.rid)
 		// req.hdr(x-request-id)): an ID when its name says so.
 		if !strings.Contains(strings.ToLower(fetch.arg(0)), "id") {
 			return 0, false
 		}
-		return sampleID(f), true
+		return f.read(sampleID), true
 	case "req.hdr", "req.fhdr", "hdr":
 		switch strings.ToLower(fetch.arg(0)) {
 		case "x-request-id":
-			return sampleID(f), true
+			return f.read(sampleID), true
 		case "host":
-			f.shape = shapeToken
-			f.set = func(r *Record, v string, _ *matchState) { r.Host = v }
-			return 0, true
+			return f.read(useHost), true
 		}
-		return 0, false
-	default:
-		return 0, false
 	}
-	return logged, true
+	return 0, false
 }
 
-// sampleID sets f up for a request ID: a pinprobe ID wins over another
-// the format logs (unique-id beside the captured X-Request-Id).
-func sampleID(f *field) Field {
-	f.shape = shapeToken
-	f.set = func(r *Record, v string, _ *matchState) {
+// sampleUses are the fetches a join reads whatever their arguments.
+var sampleUses = map[string]use{
+	"src": useClient, "src_port": useClientPort, "dst": useServerAddr, "dst_port": useServerPort,
+	"fe_name": {shapeToken, FieldListener, func(r *Record, v string, _ *matchState) { r.Listener = v }},
+	"be_name": useBackend, "srv_name": useServer, "bc_dst": useServerIP, "bc_dst_port": useServerIPPort,
+	"status": sampleStatus, "txn.status": sampleStatus,
+	"hostname": useInstance, "method": useMethod, "path": useFirstURI, "pathq": useFirstURI, "url": useFirstURI,
+}
+
+var (
+	// sampleStatus is the status of the response: "-" where HAProxy
+	// answered itself before a response existed; %ST, where the format
+	// has it too, wins.
+	sampleStatus = use{shapeStatus, 0, func(r *Record, v string, _ *matchState) {
+		if r.Status == 0 {
+			r.Status, _ = parseStatus(v)
+		}
+	}}
+	// sampleID is a request ID: a pinprobe ID wins over another the
+	// format logs (unique-id beside the captured X-Request-Id).
+	sampleID = use{shapeToken, FieldRequestID, func(r *Record, v string, _ *matchState) {
 		if r.RequestID == "" || pinprobeID.MatchString(v) {
 			r.RequestID = v
 		}
-	}
-	return FieldRequestID
-}
+	}}
+)
 
 // sampleDate sets f up for a date fetch: the integer it returns (in the
 // unit its argument says), or the text a time converter writes.

@@ -46,6 +46,54 @@ type field struct {
 	set func(r *Record, v string, st *matchState)
 }
 
+// use is what a format's variable is read as: the shape of its values,
+// what it logs, and where its value goes. The gateways' tables map their
+// variables to uses; those several of them share are written once here.
+type use struct {
+	shape  shape
+	logged Field
+	set    func(r *Record, v string, st *matchState)
+}
+
+// read sets f up to read u; it returns what u logs.
+func (f *field) read(u use) Field {
+	f.shape, f.set = u.shape, u.set
+	return u.logged
+}
+
+var (
+	useClient = use{shapeAddr, 0, func(r *Record, v string, _ *matchState) {
+		if a, ok := parseAddr(v); ok {
+			r.Client = a
+		}
+	}}
+	useClientPort   = use{shapePort, FieldClientPort, func(r *Record, v string, _ *matchState) { r.ClientPort, _ = parsePort(v) }}
+	useServerAddr   = use{shapeAddr, FieldListener, func(_ *Record, v string, st *matchState) { st.serverAddr = v }}
+	useServerPort   = use{shapePort, FieldListener, func(_ *Record, v string, st *matchState) { st.serverPortS = v }}
+	useBackend      = use{shapeToken, FieldBackend, func(_ *Record, v string, st *matchState) { st.beName = v }}
+	useServer       = use{shapeToken, FieldBackend, func(_ *Record, v string, st *matchState) { st.srvName = v }}
+	useServerIP     = use{shapeAddr, FieldBackend, func(_ *Record, v string, st *matchState) { st.srvIP = v }}
+	useServerIPPort = use{shapePort, 0, func(_ *Record, v string, st *matchState) { st.srvPort = v }}
+	useStatus       = use{shapeStatus, 0, func(r *Record, v string, _ *matchState) { r.Status, _ = parseStatus(v) }}
+	useRequest      = use{shapeText, 0, func(r *Record, v string, _ *matchState) {
+		if m, u := requestLine(v); m != "" {
+			r.Method, r.URI = m, u
+		}
+	}}
+	useMethod = use{shapeToken, 0, func(r *Record, v string, _ *matchState) { r.Method = v }}
+	useURI    = use{shapeToken, 0, func(r *Record, v string, _ *matchState) { r.URI = v }}
+	// useFirstURI keeps the first of the formats' URIs.
+	useFirstURI = use{shapeToken, 0, func(r *Record, v string, _ *matchState) {
+		if r.URI == "" {
+			r.URI = v
+		}
+	}}
+	useHost      = use{shapeToken, 0, func(r *Record, v string, _ *matchState) { r.Host = v }}
+	useRequestID = use{shapeToken, FieldRequestID, func(r *Record, v string, _ *matchState) { r.RequestID = v }}
+	useInstance  = use{shapeToken, FieldInstance, func(r *Record, v string, _ *matchState) { r.Instance = v }}
+	useText      = use{shape: shapeText}
+)
+
 // shape is what a field's value may look like.
 type shape int
 
