@@ -385,9 +385,7 @@ func (r *Reader) detect(kind Kind) error {
 		}
 	}
 	if looksJSON(head) && (kind == "" || kind == Azure) {
-		// What it logs is what its records hold, known as they are read.
-		r.kind, r.format = Azure, "Azure Application Gateway (JSON)"
-		r.readJSON()
+		r.openJSON(Azure)
 		return nil
 	}
 	var lines []aheadLine
@@ -585,11 +583,9 @@ func (r *Reader) linesOf(parse func(string, *Record) bool) {
 				return err
 			}
 			*rec = Record{Line: n}
-			if parse(string(l), rec) {
-				r.st.Records++
+			if r.took(parse(string(l), rec), true, n) {
 				return nil
 			}
-			r.skipped(n)
 			if r.st.Unmatched == nil && r.unmatched != nil {
 				r.st.Unmatched = r.unmatched(string(l), n)
 			}
@@ -692,19 +688,21 @@ func (r *Reader) readCSV(cols []string) {
 			for i, v := range vals {
 				a.set(cols[i], v)
 			}
-			ok, access := a.record(rec)
-			switch {
-			case ok:
-				r.st.Records++
-				r.logged |= a.logged()
+			if ok, access := r.azureRecord(&a, rec); r.took(ok, access, n) {
 				return nil
-			case !access:
-				r.st.Other++
-			default:
-				r.skipped(n)
 			}
 		}
 	}
+}
+
+// azureRecord makes a Record of a, adding what it holds to what the log
+// logs.
+func (r *Reader) azureRecord(a *azureRecord, rec *Record) (ok, access bool) {
+	ok, access = a.record(rec)
+	if ok {
+		r.logged |= a.logged()
+	}
+	return ok, access
 }
 
 func azureTable(shape string) string {
@@ -717,79 +715,26 @@ func azureTable(shape string) string {
 	return "AGWAccessLogs"
 }
 
-// readJSON reads an Azure JSON export or storage blob.
-func (r *Reader) readJSON() {
-	s := newJSONScan(r.src, r.max)
-	named := false
-	first := int64(0) // the line of the first record
-	r.next = func(rec *Record) error {
-		for {
-			if r.st.Records == 0 && r.st.Other == 0 && r.st.Lines >= detectLines {
-				return notAzure(r.st.Lines, first)
-			}
-			obj, cols, err := s.next()
-			switch {
-			case errors.Is(err, io.EOF):
-				if r.st.Records == 0 && r.st.Other == 0 && r.st.Lines > 0 {
-					return notAzure(r.st.Lines, first)
-				}
-				return io.EOF
-			case err != nil:
-				retry, stop := r.scanError(s, err, "the JSON ends at line %d before its record or wrapper does (a file cut short, or still being written): what came before is read",
-					r.st.Records == 0, func(err error) error {
-						return fmt.Errorf("%w: %v (read as an Azure JSON export: give it as Log Analytics, az or the diagnostic setting wrote it)", ErrFormat, err)
-					})
-				if retry {
-					continue
-				}
-				return stop
-			}
-			r.st.Lines++
-			if first == 0 {
-				first = s.valLine
-			}
-			*rec = Record{Line: s.valLine}
-			a, raw, ok := decodeAzure(obj, cols)
-			if !ok {
-				r.skipped(s.valLine)
-				continue
-			}
-			if !named {
-				named = true
-				r.azure = azureShape(raw)
-				r.format = "Azure " + azureTable(r.azure) + " (JSON)"
-			}
-			ok, access := a.record(rec)
-			switch {
-			case ok:
-				r.st.Records++
-				r.logged |= a.logged()
-				return nil
-			case !access:
-				r.st.Other++
-			default:
-				r.skipped(s.valLine)
-			}
-		}
-	}
-}
-
 // scanError handles an error of a JSON scan other than its end: a record
-// too long is counted and skipped (retry); a JSON cut short (cut: where,
-// by its line) or broken ends the reading, said in Stats.Err, unless
-// nothing was read yet (fresh): then the log is not of the format
-// (notFormat).
-func (r *Reader) scanError(s *jsonScan, err error, cut string, fresh bool, notFormat func(error) error) (retry bool, stop error) {
+// too long is counted and skipped (retry); a JSON cut short or broken
+// ends the reading, said in Stats.Err, unless nothing was read yet: then
+// the log is not of the format.
+func (r *Reader) scanError(s *jsonScan, err error) (retry bool, stop error) {
+	azure := r.kind == Azure
 	switch {
 	case errors.Is(err, errTooLong):
 		r.st.TooLong++
 		return true, nil
 	case errors.Is(err, io.ErrUnexpectedEOF) && r.gz:
 		r.st.Err = truncated(s.line)
+	case errors.Is(err, io.ErrUnexpectedEOF) && azure:
+		r.st.Err = fmt.Errorf("the JSON ends at line %d before its record or wrapper does (a file cut short, or still being written): what came before is read", s.line)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		r.st.Err = fmt.Errorf(cut, s.line)
-	case fresh:
-		return false, notFormat(err)
+		r.st.Err = fmt.Errorf("the JSON ends in the middle of a record at line %d: the rest is not read", s.line)
+	case azure && r.st.Records == 0:
+		return false, fmt.Errorf("%w: %v (read as an Azure JSON export: give it as Log Analytics, az or the diagnostic setting wrote it)", ErrFormat, err)
+	case r.st.Records == 0 && r.st.Lines == 0:
+		return false, fmt.Errorf("%w: %v", ErrFormat, err)
 	case strings.HasPrefix(err.Error(), "line "):
 		r.st.Err = fmt.Errorf("%v: the rest is not read", err)
 	default:
