@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -251,24 +253,14 @@ func compileEnvoy(format string) (*pattern, error) {
 		if !ok {
 			return nil, fmt.Errorf("--log-format: %% at byte %d starts no Envoy operator (%%NAME%%, %%NAME(ARG)%% or %%NAME(ARG):LENGTH%%)", i+1)
 		}
-		f, logged, note := envoyField(op)
-		if note != "" && len(p.notes) < maxNotes {
-			p.notes = append(p.notes, note)
-		}
 		// The quotes of the format ("%REQ(USER-AGENT)%") are literals
 		// around a value of any text.
-		if lit.Len() > 0 {
-			p.parts = append(p.parts, part{lit: lit.String()})
-			lit.Reset()
-		}
-		p.parts = append(p.parts, part{field: f})
-		p.fields++
-		p.logged |= logged
+		p.literal(&lit)
+		f, logged, note := envoyField(op)
+		p.add("", f, logged, note)
 		i += n - 1
 	}
-	if lit.Len() > 0 {
-		p.parts = append(p.parts, part{lit: lit.String()})
-	}
+	p.literal(&lit)
 	return p, envoyCheck(p)
 }
 
@@ -310,9 +302,7 @@ func compileEnvoyJSON(format string) (*pattern, error) {
 	}
 	sort.Strings(skipped)
 	for _, k := range skipped {
-		if len(p.notes) < maxNotes {
-			p.notes = append(p.notes, "key "+strconv.Quote(k)+" holds no operator pinprobe reads (a nested object or a constant): its values are skipped")
-		}
+		p.note("key " + strconv.Quote(k) + " holds no operator pinprobe reads (a nested object or a constant): its values are skipped")
 	}
 	return p, envoyCheck(p)
 }
@@ -321,28 +311,16 @@ func compileEnvoyJSON(format string) (*pattern, error) {
 // json_format's keys, each part's literal its key (a pattern of JSON keys,
 // not of text: see envoyJSONLine).
 func envoyJSONPattern(ops map[string]string) (*pattern, error) {
-	keys := make([]string, 0, len(ops))
-	for k := range ops {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	p := &pattern{keyed: true}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(ops)) {
 		v := strings.TrimSpace(ops[k])
 		op, n, ok := envoyOperator(v)
 		if !ok || n != len(v) {
-			if len(p.notes) < maxNotes {
-				p.notes = append(p.notes, "key "+strconv.Quote(k)+" holds "+strconv.Quote(v)+", not one operator: its values are skipped")
-			}
+			p.note("key " + strconv.Quote(k) + " holds " + strconv.Quote(v) + ", not one operator: its values are skipped")
 			continue
 		}
 		f, logged, note := envoyField(op)
-		if note != "" && len(p.notes) < maxNotes {
-			p.notes = append(p.notes, note)
-		}
-		p.parts = append(p.parts, part{lit: k, field: f})
-		p.fields++
-		p.logged |= logged
+		p.add(k, f, logged, note)
 	}
 	return p, nil
 }

@@ -3,7 +3,6 @@ package accesslog
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -111,12 +110,6 @@ func compileHAProxy(format string) (*pattern, error) {
 	}
 	p := &pattern{}
 	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			p.parts = append(p.parts, part{lit: lit.String()})
-			lit.Reset()
-		}
-	}
 	for i := 0; i < len(format); i++ {
 		c := format[i]
 		switch {
@@ -148,17 +141,14 @@ func compileHAProxy(format string) (*pattern, error) {
 		}
 		var f *field
 		var logged Field
+		var note string
 		switch {
 		case j < len(format) && format[j] == '[':
 			end := sampleEnd(format[j+1:])
 			if end < 0 {
 				return nil, fmt.Errorf("--log-format: %%[ at byte %d is not closed by ]", i+1)
 			}
-			var note string
 			f, logged, note = haproxySample(unescapeHAProxy(format[j+1:j+1+end]), quoted)
-			if note != "" && len(p.notes) < maxNotes {
-				p.notes = append(p.notes, note)
-			}
 			i = j + 1 + end
 		default:
 			k := j
@@ -170,7 +160,7 @@ func compileHAProxy(format string) (*pattern, error) {
 				return nil, fmt.Errorf("--log-format: %% at byte %d names no variable (a literal %% is written %%%%)", i+1)
 			}
 			if !haproxyVars[name] {
-				return nil, unknownVar("%"+name, nearest("%"+name, haproxyVarNames()), "haproxy")
+				return nil, unknownVar("%"+name, nearest("%"+name, sortedNames(haproxyVars, "%")), "haproxy")
 			}
 			f, logged = haproxyField(name, quoted)
 			i = k - 1
@@ -183,12 +173,10 @@ func compileHAProxy(format string) (*pattern, error) {
 				f.optLead = " "
 			}
 		}
-		flush()
-		p.parts = append(p.parts, part{field: f})
-		p.fields++
-		p.logged |= logged
+		p.literal(&lit)
+		p.add("", f, logged, note)
 	}
-	flush()
+	p.literal(&lit)
 	switch {
 	case p.fields == 0:
 		return nil, fmt.Errorf("--log-format %q: names no variable", format)
@@ -226,15 +214,6 @@ func unescapeHAProxy(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-func haproxyVarNames() []string {
-	out := make([]string, 0, len(haproxyVars))
-	for v := range haproxyVars {
-		out = append(out, "%"+v)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // syslogHeader parts a syslog line into its header's host (if it names

@@ -2,7 +2,8 @@ package accesslog
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -100,12 +101,6 @@ func compileNginx(format string, vars []string) (*pattern, error) {
 	}
 	p := &pattern{}
 	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			p.parts = append(p.parts, part{lit: lit.String()})
-			lit.Reset()
-		}
-	}
 	for i := 0; i < len(format); i++ {
 		c := format[i]
 		if c != '$' {
@@ -135,16 +130,13 @@ func compileNginx(format string, vars []string) (*pattern, error) {
 		}
 		name = strings.ToLower(name)
 		if !knownNginxVar(name) && !own[name] {
-			return nil, unknownVar("$"+name, nearest(name, nginxVarNames()), "nginx")
+			return nil, unknownVar("$"+name, nearest(name, sortedNames(nginxVars, "")), "nginx")
 		}
-		flush()
+		p.literal(&lit)
 		f := &field{name: "$" + name}
-		logged := f.read(nginxUses[name]) // text, unread, when not there
-		p.parts = append(p.parts, part{field: f})
-		p.fields++
-		p.logged |= logged
+		p.add("", f, f.read(nginxUses[name]), "") // text, unread, when not there
 	}
-	flush()
+	p.literal(&lit)
 	if p.fields == 0 {
 		return nil, fmt.Errorf("--log-format %q: names no variable", format)
 	}
@@ -174,13 +166,13 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// nginxVarNames lists nginx's variables, sorted, for a did-you-mean.
-func nginxVarNames() []string {
-	out := make([]string, 0, len(nginxVars))
-	for v := range nginxVars {
-		out = append(out, v)
+// sortedNames lists the names of a gateway's variables, each after
+// prefix, sorted, for a did-you-mean.
+func sortedNames(vars map[string]bool, prefix string) []string {
+	out := make([]string, 0, len(vars))
+	for _, v := range slices.Sorted(maps.Keys(vars)) {
+		out = append(out, prefix+v)
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -202,10 +194,7 @@ func unknownVar(name, near, gateway string) error {
 // of it (at most two edits, and fewer than half its letters); "" when none.
 func nearest(name string, names []string) string {
 	best := words.Nearest(name, names)
-	if best == "" {
-		return ""
-	}
-	if strings.HasPrefix(name, "%") {
+	if best == "" || strings.HasPrefix(name, "%") {
 		return best
 	}
 	return "$" + best

@@ -27,6 +27,30 @@ type pattern struct {
 	notes []string
 }
 
+// literal ends the literal text of a format read so far, lit, as a part.
+func (p *pattern) literal(lit *strings.Builder) {
+	if lit.Len() > 0 {
+		p.parts = append(p.parts, part{lit: lit.String()})
+		lit.Reset()
+	}
+}
+
+// add appends field f (under key, for a keyed pattern), what it logs
+// and its note.
+func (p *pattern) add(key string, f *field, logged Field, note string) {
+	p.parts = append(p.parts, part{lit: key, field: f})
+	p.fields++
+	p.logged |= logged
+	p.note(note)
+}
+
+// note keeps a note of what the format does not read, up to maxNotes.
+func (p *pattern) note(n string) {
+	if n != "" && len(p.notes) < maxNotes {
+		p.notes = append(p.notes, n)
+	}
+}
+
 // part is a literal (field == nil) or a field.
 type part struct {
 	lit   string
