@@ -113,9 +113,7 @@ func parseALB(line string, r *Record) bool {
 	if t := dash(f[albTarget]); t != "" {
 		try := Try{Backend: t}
 		try.Addr, _ = parseAddrPort(t)
-		if s, ok := parseStatus(f[albTargetStatus]); ok {
-			try.Status = strconv.Itoa(s)
-		}
+		try.Status = statusText(f[albTargetStatus])
 		r.Tries = []Try{try}
 	}
 	r.Method, r.URI = requestLine(f[albRequest])

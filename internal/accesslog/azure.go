@@ -190,31 +190,26 @@ func (a *azureRecord) logged() Field {
 }
 
 // azureFields are the values of azureNames a join reads beside the time
-// and the client.
+// and the client, each with its column's name in the three shapes.
 var azureFields = []struct {
-	key string
-	f   Field
+	key            string
+	f              Field
+	agw, diag, rec string
 }{
-	{"port", FieldClientPort}, {"backend", FieldBackend}, {"bstatus", FieldBackendStatus}, {"instance", FieldInstance},
-	{"listener", FieldListener}, {"taken", FieldDuration}, {"error", FieldReason},
+	{"port", FieldClientPort, "ClientPort", "clientPort_d", "clientPort"},
+	{"backend", FieldBackend, "ServerRouted", "serverRouted_s", "serverRouted"},
+	{"bstatus", FieldBackendStatus, "ServerStatus", "serverStatus_s", "serverStatus"},
+	{"instance", FieldInstance, "InstanceId", "instanceId_s", "instanceId"},
+	{"listener", FieldListener, "ListenerName", "listenerName_s", "listenerName"},
+	{"taken", FieldDuration, "TimeTaken", "timeTaken_d", "timeTaken"},
+	{"error", FieldReason, "ErrorInfo", "error_info_s", "error_info"},
 }
 
 // azureLacks names what the join reads that no record of a log of shape
 // held, as that shape names its columns; "" when nothing.
 func azureLacks(shape string, logged Field) string {
 	var out []string
-	for _, c := range []struct {
-		f              Field
-		agw, diag, rec string
-	}{
-		{FieldClientPort, "ClientPort", "clientPort_d", "clientPort"},
-		{FieldBackend, "ServerRouted", "serverRouted_s", "serverRouted"},
-		{FieldBackendStatus, "ServerStatus", "serverStatus_s", "serverStatus"},
-		{FieldInstance, "InstanceId", "instanceId_s", "instanceId"},
-		{FieldListener, "ListenerName", "listenerName_s", "listenerName"},
-		{FieldDuration, "TimeTaken", "timeTaken_d", "timeTaken"},
-		{FieldReason, "ErrorInfo", "error_info_s", "error_info"},
-	} {
+	for _, c := range azureFields {
 		if logged.Has(c.f) {
 			continue
 		}

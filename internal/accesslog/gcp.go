@@ -76,11 +76,9 @@ func (g *gcpState) decode(obj []byte, r *Record) (ok, access bool) {
 	if h == nil {
 		return false, false
 	}
-	t, ok := parseTime(e.Timestamp, layoutNano)
+	t, ok := parseTime(e.Timestamp, layoutFlex) // RFC 3339 first
 	if !ok {
-		if t, ok = parseTime(e.Timestamp, layoutFlex); !ok {
-			return false, true
-		}
+		return false, true
 	}
 	r.Time, r.Resolution, r.Duration = t, time.Microsecond, -1
 	g.logged |= FieldTime

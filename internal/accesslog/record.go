@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -191,8 +192,26 @@ func splitAddrPort(s string) (netip.AddrPort, bool) {
 
 // parsePort reads a port number, 1 to 65535.
 func parsePort(s string) (uint16, bool) {
+	n, ok := digits(dash(s), 5)
+	if !ok || n == 0 || n > 65535 {
+		return 0, false
+	}
+	return uint16(n), true
+}
+
+// parseStatus reads an HTTP status, 100 to 999; 0, false otherwise.
+func parseStatus(s string) (int, bool) {
 	s = dash(s)
-	if s == "" || len(s) > 5 {
+	n, ok := digits(s, 3)
+	if !ok || len(s) != 3 {
+		return 0, false
+	}
+	return n, n >= 100
+}
+
+// digits reads s, 1 to size decimal digits; false when it is not.
+func digits(s string, size int) (int, bool) {
+	if s == "" || len(s) > size {
 		return 0, false
 	}
 	n := 0
@@ -202,26 +221,15 @@ func parsePort(s string) (uint16, bool) {
 		}
 		n = n*10 + int(s[i]-'0')
 	}
-	if n == 0 || n > 65535 {
-		return 0, false
-	}
-	return uint16(n), true
+	return n, true
 }
 
-// parseStatus reads an HTTP status, 100 to 999; 0, false otherwise.
-func parseStatus(s string) (int, bool) {
-	s = dash(s)
-	if len(s) != 3 {
-		return 0, false
+// statusText is an HTTP status as text ("502"), "" when s is none.
+func statusText(s string) string {
+	if n, ok := parseStatus(s); ok {
+		return strconv.Itoa(n)
 	}
-	n := 0
-	for i := 0; i < 3; i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n, n >= 100
+	return ""
 }
 
 // requestLine splits "GET /path HTTP/1.1" into its method and target.

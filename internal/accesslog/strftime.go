@@ -1,6 +1,7 @@
 package accesslog
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,7 +18,7 @@ const maxStrftime = 256
 // strftime format f; bad is the first it does not ("%U").
 func strftimeOK(f string) (bad string, ok bool) {
 	if len(f) > maxStrftime {
-		return "a format of " + itoa(len(f)) + " bytes", false
+		return "a format of " + strconv.Itoa(len(f)) + " bytes", false
 	}
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
@@ -324,17 +325,3 @@ var (
 	longMonths = []string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
 	longDays   = []string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
 )
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
-}

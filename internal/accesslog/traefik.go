@@ -219,8 +219,7 @@ func (t *traefikJSON) record(r *Record, logged *Field) bool {
 		// OriginStatus is the status the service handler wrote: the
 		// backend's, or Traefik's own 502 or 504 when it could not
 		// connect or timed out.
-		if s, ok := parseStatus(jsonText(t.OriginStatus)); ok {
-			try.Status = strconv.Itoa(s)
+		if try.Status = statusText(jsonText(t.OriginStatus)); try.Status != "" {
 			*logged |= FieldBackendStatus
 		}
 		r.Tries = []Try{try}
