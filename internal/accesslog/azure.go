@@ -92,6 +92,16 @@ func (a *azureRecord) set(name, value string) {
 	}
 }
 
+// setValue sets a JSON value: AzureDiagnostics' AdditionalFields as an
+// object of its own, a scalar as its text.
+func (a *azureRecord) setValue(name string, v any) {
+	if obj, ok := v.(map[string]any); ok && strings.EqualFold(name, "AdditionalFields") {
+		a.setFields(obj)
+		return
+	}
+	a.set(name, jsonScalar(v))
+}
+
 // setFields sets the scalar values of an object's keys: a record's
 // properties, or AzureDiagnostics' AdditionalFields.
 func (a *azureRecord) setFields(m map[string]any) {
@@ -127,7 +137,7 @@ func (a *azureRecord) record(r *Record) (ok, access bool) {
 		}
 		a.v1Query = true
 	}
-	r.Time, r.Client, r.AtEnd, r.Duration = t, client, true, -1
+	r.Client, r.Duration = client, -1
 	r.Resolution = time.Millisecond
 	if s := v["time"]; !strings.ContainsAny(s, ".") {
 		r.Resolution = time.Second
@@ -140,9 +150,9 @@ func (a *azureRecord) record(r *Record) (ok, access bool) {
 		}
 		if ok {
 			r.Duration = d
-			r.Time, r.AtEnd = t.Add(-d), false
 		}
 	}
+	r.ended(t)
 	if p := dash(v["port"]); p != "" {
 		p = strings.TrimSuffix(p, ".0")
 		r.ClientPort, _ = parsePort(p)

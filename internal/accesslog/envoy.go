@@ -453,9 +453,7 @@ func percentKind(f string) (Kind, error) {
 // envoyJSONUnmatched says why line (number n) is no record of the
 // json_format p: not a JSON object, or none of p's keys in it.
 func envoyJSONUnmatched(p *pattern, line string, n int64) *Unmatched {
-	u := &Unmatched{Line: n, Column: 1}
-	rest := []rune(line)
-	u.LineHas = string(rest[:min(len(rest), unmatchedShown)])
+	u := &Unmatched{Line: n, Column: 1, LineHas: shown(line)}
 	var m map[string]json.RawMessage
 	if json.Unmarshal([]byte(line), &m) != nil {
 		u.FormatHas = "{"

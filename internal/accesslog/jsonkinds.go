@@ -19,19 +19,13 @@ const jsonPeek = 16 << 10
 func (r *Reader) jsonKind() Kind {
 	head, _ := r.src.Peek(jsonPeek)
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	for _, line := range bytes.Split(head, []byte("\n")) {
+	for _, part := range append(bytes.Split(head, []byte("\n")), head) {
 		switch {
-		case isTraefikJSON(line):
+		case isTraefikJSON(part):
 			return Traefik
-		case isGCPJSON(line):
+		case isGCPJSON(part):
 			return GCP
 		}
-	}
-	switch {
-	case isTraefikJSON(head):
-		return Traefik
-	case isGCPJSON(head):
-		return GCP
 	}
 	return ""
 }

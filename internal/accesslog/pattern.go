@@ -531,10 +531,8 @@ func (st *matchState) finish(r *Record) bool {
 		if !ok {
 			return false
 		}
-		r.Time, r.Resolution, r.NoZone, r.AtEnd = t, res, noZone, true
-		if r.Duration >= 0 {
-			r.Time, r.AtEnd = r.Time.Add(-r.Duration), false
-		}
+		r.Resolution, r.NoZone = res, noZone
+		r.ended(t)
 	}
 	if st.serverAddr != "" || st.serverPortS != "" {
 		a, okA := parseAddr(st.serverAddr)

@@ -84,6 +84,12 @@ type Unmatched struct {
 // unmatchedShown bounds Unmatched.LineHas, in characters.
 const unmatchedShown = 24
 
+// shown is the start of s an Unmatched shows.
+func shown(s string) string {
+	rest := []rune(s)
+	return string(rest[:min(len(rest), unmatchedShown)])
+}
+
 // unmatched says where line (number n) leaves p, and which format it
 // reads as; a HAProxy line's syslog header is passed over when the rest
 // gets further.
@@ -111,8 +117,7 @@ func unmatched(p *pattern, line string, n int64, syslog bool) *Unmatched {
 			u.FormatHas = f.name
 		}
 	}
-	rest := []rune(line[pos:])
-	u.LineHas = string(rest[:min(len(rest), unmatchedShown)])
+	u.LineHas = shown(line[pos:])
 	for _, f := range lineFormats {
 		var rec Record
 		if f.parse(line, &rec) {
@@ -766,11 +771,7 @@ func decodeAzure(obj []byte, cols []string) (azureRecord, map[string]bool, bool)
 				break
 			}
 			raw[name] = true
-			if obj, ok := row[i].(map[string]any); ok && strings.EqualFold(name, "AdditionalFields") {
-				a.setFields(obj)
-				continue
-			}
-			a.set(name, jsonScalar(row[i]))
+			a.setValue(name, row[i])
 		}
 		return a, raw, true
 	}
@@ -785,11 +786,7 @@ func decodeAzure(obj []byte, cols []string) (azureRecord, map[string]bool, bool)
 			a.setFields(props)
 			continue
 		}
-		if obj, ok := v.(map[string]any); ok && strings.EqualFold(k, "AdditionalFields") {
-			a.setFields(obj)
-			continue
-		}
-		a.set(k, jsonScalar(v))
+		a.setValue(k, v)
 	}
 	return a, raw, true
 }

@@ -128,6 +128,15 @@ type Record struct {
 	Reason string
 }
 
+// ended sets the time t a log wrote when the response was done: the
+// request's start, t less its duration, where the log has that.
+func (r *Record) ended(t time.Time) {
+	r.Time, r.AtEnd = t, r.Duration < 0
+	if r.Duration >= 0 {
+		r.Time = t.Add(-r.Duration)
+	}
+}
+
 // Backend is the backend that answered: the last one tried, "" when none.
 func (r *Record) Backend() string {
 	if len(r.Tries) == 0 {
