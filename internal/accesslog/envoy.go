@@ -264,18 +264,13 @@ func compileEnvoy(format string) (*pattern, error) {
 	return p, envoyCheck(p)
 }
 
-// envoyCheck refuses a format a join cannot place: no operator, no time.
+// envoyCheck refuses a format a join cannot place: no operator, no time,
+// neither the client nor the request ID.
 func envoyCheck(p *pattern) error {
-	switch {
-	case p.fields == 0:
-		return fmt.Errorf("--log-format: names no Envoy operator (%%START_TIME%%, %%UPSTREAM_HOST%% …)")
-	case p.logged&FieldTime == 0:
-		return fmt.Errorf("--log-format: logs no time (%%START_TIME%%)%s: its lines cannot be placed in the run", notesSaid(p.notes))
-	case !hasField(p, "%REQ(X-FORWARDED-FOR)%", "%DOWNSTREAM_REMOTE_ADDRESS%", "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%",
-		"%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%", "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT%") && p.logged&FieldRequestID == 0:
-		return fmt.Errorf("--log-format: logs neither the client's address (%%DOWNSTREAM_REMOTE_ADDRESS%%) nor the request ID (%%REQ(X-REQUEST-ID)%%): its lines cannot be told from other clients'")
-	}
-	return nil
+	return p.placeable(": names no Envoy operator (%START_TIME%, %UPSTREAM_HOST% …)", "%START_TIME%",
+		p.logged&FieldRequestID != 0 || hasField(p, "%REQ(X-FORWARDED-FOR)%", "%DOWNSTREAM_REMOTE_ADDRESS%", "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%",
+			"%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%", "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT%"),
+		"neither the client's address (%DOWNSTREAM_REMOTE_ADDRESS%) nor the request ID (%REQ(X-REQUEST-ID)%)")
 }
 
 // compileEnvoyJSON compiles a json_format: each key whose value is one

@@ -177,15 +177,8 @@ func compileHAProxy(format string) (*pattern, error) {
 		p.add("", f, logged, note)
 	}
 	p.literal(&lit)
-	switch {
-	case p.fields == 0:
-		return nil, fmt.Errorf("--log-format %q: names no variable", format)
-	case p.logged&FieldTime == 0:
-		return nil, fmt.Errorf("--log-format: logs no time (%%tr, %%t, %%trg, %%Ts, or %%[date…] or %%[accept_date…] that pinprobe reads)%s: its lines cannot be placed in the run", notesSaid(p.notes))
-	case !hasField(p, "%ci", "%[src]"):
-		return nil, fmt.Errorf("--log-format: logs no client address (%%ci or %%[src]): its lines cannot be told from other clients'")
-	}
-	return p, nil
+	return p, p.placeable(fmt.Sprintf(" %q: names no variable", format), "%tr, %t, %trg, %Ts, or %[date…] or %[accept_date…] that pinprobe reads",
+		hasField(p, "%ci", "%[src]"), "no client address (%ci or %[src])")
 }
 
 // maxNotes bounds the notes a format's compilation keeps.

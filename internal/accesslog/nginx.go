@@ -137,16 +137,8 @@ func compileNginx(format string, vars []string) (*pattern, error) {
 		p.add("", f, f.read(nginxUses[name]), "") // text, unread, when not there
 	}
 	p.literal(&lit)
-	if p.fields == 0 {
-		return nil, fmt.Errorf("--log-format %q: names no variable", format)
-	}
-	if p.logged&FieldTime == 0 {
-		return nil, fmt.Errorf("--log-format: logs no time ($time_local, $time_iso8601 or $msec): its lines cannot be placed in the run")
-	}
-	if !hasField(p, "$remote_addr", "$realip_remote_addr", "$proxy_protocol_addr") {
-		return nil, fmt.Errorf("--log-format: logs no client address ($remote_addr): its lines cannot be told from other clients'")
-	}
-	return p, nil
+	return p, p.placeable(fmt.Sprintf(" %q: names no variable", format), "$time_local, $time_iso8601 or $msec",
+		hasField(p, "$remote_addr", "$realip_remote_addr", "$proxy_protocol_addr"), "no client address ($remote_addr)")
 }
 
 func hasField(p *pattern, names ...string) bool {

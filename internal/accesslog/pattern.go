@@ -1,6 +1,8 @@
 package accesslog
 
 import (
+	"errors"
+	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -49,6 +51,22 @@ func (p *pattern) note(n string) {
 	if n != "" && len(p.notes) < maxNotes {
 		p.notes = append(p.notes, n)
 	}
+}
+
+// placeable refuses a compiled format a join cannot place: it names no
+// variable (none says so), logs no time (times names the variables that
+// would), or cannot tell its client's lines from others' (clients false;
+// what it lacks).
+func (p *pattern) placeable(none, times string, clients bool, lacks string) error {
+	switch {
+	case p.fields == 0:
+		return errors.New("--log-format" + none)
+	case p.logged&FieldTime == 0:
+		return fmt.Errorf("--log-format: logs no time (%s)%s: its lines cannot be placed in the run", times, notesSaid(p.notes))
+	case !clients:
+		return fmt.Errorf("--log-format: logs %s: its lines cannot be told from other clients'", lacks)
+	}
+	return nil
 }
 
 // part is a literal (field == nil) or a field.
