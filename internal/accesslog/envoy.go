@@ -128,9 +128,7 @@ func envoyField(op envoyOp) (f *field, logged Field, note string) {
 				return f, 0, f.name + ": pinprobe does not read " + bad + " in a time: its times are skipped"
 			}
 			tp = timePart{layout: layoutStrftime, strf: op.arg, res: 1000}
-			if strings.ContainsAny(op.arg, " \t") {
-				f.shape = shapeText
-			}
+			f.shape = strftimeShape(op.arg)
 		}
 		f.set = func(_ *Record, v string, st *matchState) { t := tp; t.s = v; st.start = t }
 		return f, FieldTime, ""

@@ -235,8 +235,9 @@ func sampleDate(f *field, fetch sampleCall, convs []sampleCall) (*field, Field, 
 	if scale == 0 {
 		return f, 0, f.name + ": unit " + unit + " is not one of s, ms, us: its dates are skipped"
 	}
+	offset := f.name + ": a date with an offset is not when the request came: its dates are skipped"
 	if fetch.name == "date" && fetch.arg(0) != "" && strings.Trim(fetch.arg(0), "0") != "" {
-		return f, 0, f.name + ": a date with an offset is not when the request came: its dates are skipped"
+		return f, 0, offset
 	}
 	var tp timePart
 	switch {
@@ -251,20 +252,17 @@ func sampleDate(f *field, fetch sampleCall, convs []sampleCall) (*field, Field, 
 		c := convs[0]
 		tc := timeConverters[c.name]
 		if tc.scale != scale {
-			return f, 0, f.name + ": " + c.name + " takes a date in " + map[int]string{1: "seconds", 1000: "milliseconds", 1000000: "microseconds"}[tc.scale] +
-				" and " + fetch.name + " gives " + map[int]string{1: "seconds", 1000: "milliseconds", 1000000: "microseconds"}[scale] + ": its dates are skipped"
+			units := map[int]string{1: "seconds", 1000: "milliseconds", 1000000: "microseconds"}
+			return f, 0, f.name + ": " + c.name + " takes a date in " + units[tc.scale] + " and " + fetch.name + " gives " + units[scale] + ": its dates are skipped"
 		}
 		format := c.arg(0)
 		if len(strings.Split(c.args, ",")) > 1 && strings.Trim(c.arg(1), "0") != "" {
-			return f, 0, f.name + ": a date with an offset is not when the request came: its dates are skipped"
+			return f, 0, offset
 		}
 		if bad, ok := strftimeOK(format); !ok {
 			return f, 0, f.name + ": pinprobe does not read " + bad + " in a date: its dates are skipped"
 		}
-		f.shape = shapeToken
-		if strings.ContainsAny(format, " \t") {
-			f.shape = shapeText
-		}
+		f.shape = strftimeShape(format)
 		tp = timePart{layout: layoutStrftime, strf: format, res: 1000, noZone: !tc.utc}
 		if strings.Contains(format, "N") || strings.Contains(format, "f") {
 			tp.res = 1

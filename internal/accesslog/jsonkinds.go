@@ -46,8 +46,7 @@ func (r *Reader) openJSON(kind Kind) {
 			}
 			if !named {
 				named = true
-				r.azure = azureShape(raw)
-				r.format = "Azure " + azureTable(r.azure) + " (JSON)"
+				r.azureNamed(raw, "JSON")
 			}
 			return r.azureRecord(&a, rec)
 		})

@@ -218,18 +218,7 @@ func nginxConfigString(s string) string {
 	}
 	var b strings.Builder
 	for s = strings.TrimSpace(s); s != "" && (s[0] == '\'' || s[0] == '"'); s = strings.TrimSpace(s) {
-		q := s[0]
-		end := -1
-		for i := 1; i < len(s); i++ {
-			if s[i] == '\\' {
-				i++
-				continue
-			}
-			if s[i] == q {
-				end = i
-				break
-			}
-		}
+		q, end := s[0], closingQuote(s)
 		if end < 0 {
 			return b.String() + s
 		}

@@ -478,13 +478,13 @@ func (s shape) fits(v string) bool {
 }
 
 // closingQuote is the index of the quote that ends s, which starts with
-// one; -1 when there is none.
+// one (double or single), past backslash escapes; -1 when there is none.
 func closingQuote(s string) int {
 	for i := 1; i < len(s); i++ {
 		switch s[i] {
 		case '\\':
 			i++
-		case '"':
+		case s[0]:
 			return i
 		}
 	}

@@ -655,8 +655,7 @@ func (r *Reader) readCSV(cols []string) {
 	for _, c := range cols {
 		raw[strings.TrimSpace(c)] = true
 	}
-	r.azure = azureShape(raw)
-	r.format = "Azure " + azureTable(r.azure) + " (CSV)"
+	r.azureNamed(raw, "CSV")
 	// What it logs is what its records hold, known as they are read.
 	r.logged = 0
 	r.next = func(rec *Record) error {
@@ -710,14 +709,12 @@ func (r *Reader) azureRecord(a *azureRecord, rec *Record) (ok, access bool) {
 	return ok, access
 }
 
-func azureTable(shape string) string {
-	switch shape {
-	case "azure-diagnostics":
-		return "AzureDiagnostics"
-	case "azure-storage":
-		return "diagnostic records"
-	}
-	return "AGWAccessLogs"
+// azureNamed sets an Azure log's shape by its columns, and names its
+// format by its table, read as (CSV or JSON).
+func (r *Reader) azureNamed(cols map[string]bool, as string) {
+	r.azure = azureShape(cols)
+	table := map[string]string{"azure-diagnostics": "AzureDiagnostics", "azure-storage": "diagnostic records"}[r.azure]
+	r.format = "Azure " + cmp.Or(table, "AGWAccessLogs") + " (" + as + ")"
 }
 
 // scanError handles an error of a JSON scan other than its end: a record

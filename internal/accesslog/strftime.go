@@ -11,6 +11,15 @@ import (
 // %START_TIME(format)%.
 const layoutStrftime = "strftime"
 
+// strftimeShape is the shape of the times a strftime format writes: a
+// token, or text where it writes a space.
+func strftimeShape(f string) shape {
+	if strings.ContainsAny(f, " \t") {
+		return shapeText
+	}
+	return shapeToken
+}
+
 // maxStrftime bounds a strftime format pinprobe reads.
 const maxStrftime = 256
 
