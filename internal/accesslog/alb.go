@@ -52,7 +52,7 @@ func albFields(line string) []string {
 			if end < 0 {
 				return append(out, line[i+1:])
 			}
-			out = append(out, unquote(line[i+1:i+end]))
+			out = append(out, unquote(line[i+1:i+end], false))
 			i += end + 1
 		default:
 			j := strings.IndexByte(line[i:], ' ')

@@ -289,10 +289,7 @@ func compileEnvoyJSON(format string) (*pattern, error) {
 		}
 		ops[k] = s
 	}
-	p, err := envoyJSONPattern(ops)
-	if err != nil {
-		return nil, err
-	}
+	p := envoyJSONPattern(ops)
 	sort.Strings(skipped)
 	for _, k := range skipped {
 		p.note("key " + strconv.Quote(k) + " holds no operator pinprobe reads (a nested object or a constant): its values are skipped")
@@ -303,7 +300,7 @@ func compileEnvoyJSON(format string) (*pattern, error) {
 // envoyJSONPattern is a pattern whose parts are the fields of a
 // json_format's keys, each part's literal its key (a pattern of JSON keys,
 // not of text: see envoyJSONLine).
-func envoyJSONPattern(ops map[string]string) (*pattern, error) {
+func envoyJSONPattern(ops map[string]string) *pattern {
 	p := &pattern{keyed: true}
 	for _, k := range slices.Sorted(maps.Keys(ops)) {
 		v := strings.TrimSpace(ops[k])
@@ -315,7 +312,7 @@ func envoyJSONPattern(ops map[string]string) (*pattern, error) {
 		f, logged, note := envoyField(op)
 		p.add(k, f, logged, note)
 	}
-	return p, nil
+	return p
 }
 
 // envoyJSONLine reads one line of a JSON access log by the keys of p: an

@@ -148,7 +148,7 @@ func compileHAProxy(format string) (*pattern, error) {
 			if end < 0 {
 				return nil, fmt.Errorf("--log-format: %%[ at byte %d is not closed by ]", i+1)
 			}
-			f, logged, note = haproxySample(unescapeHAProxy(format[j+1:j+1+end]), quoted)
+			f, logged, note = haproxySample(unquote(format[j+1:j+1+end], true), quoted)
 			i = j + 1 + end
 		default:
 			k := j
@@ -191,22 +191,6 @@ func notesSaid(notes []string) string {
 		return ""
 	}
 	return "; " + notes[0]
-}
-
-// unescapeHAProxy undoes the backslash escapes of a configuration's
-// string ("\ " for a space, "\"" for a quote).
-func unescapeHAProxy(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // syslogHeader parts a syslog line into its header's host (if it names

@@ -103,8 +103,10 @@ var timeConverters = map[string]struct {
 var harmlessConverters = map[string]bool{"json": true}
 
 // haproxyKnownFetches are sample fetches a log-format may name whose
-// values the join does not need: no word is said of them.
-var haproxyKnownFetches = wordSet(`fc_err fc_err_str ssl_fc_err ssl_c_err ssl_c_ca_err ssl_fc_is_resumed ssl_fc_sni
+// values the join does not need (headers it does not read among them): no
+// word is said of them.
+var haproxyKnownFetches = wordSet(`req.hdr req.fhdr hdr capture.req.hdr capture.req.method capture.req.uri capture.req.ver
+capture.res.ver http_auth_type req.hdrs res.hdrs fc_err fc_err_str ssl_fc_err ssl_c_err ssl_c_ca_err ssl_fc_is_resumed ssl_fc_sni
 ssl_fc_protocol ssl_fc_cipher ssl_fc ssl_c_used ssl_c_verify ssl_c_s_dn ssl_c_i_dn ssl_fc_alpn ssl_fc_npn
 fc_rtt fc_rttvar fc_http_major fc_pp_authority fc_pp_unique_id so_name so_id fe_id be_id srv_id fe_defbe
 req.ver res.ver req.len req.body req.cook req.cook_cnt res.cook cook res.hdr res.fhdr capture.res.hdr hdr_cnt
@@ -135,7 +137,7 @@ func haproxySample(expr string, quoted bool) (f *field, logged Field, note strin
 	}
 	for _, c := range convs {
 		if !harmlessConverters[c.name] {
-			if haproxySampleReads(fetch) {
+			if _, reads := haproxySampleField(&field{}, fetch); reads {
 				return f, 0, f.name + ": its value is converted (" + c.name + "), so pinprobe does not read it"
 			}
 			return f, 0, ""
@@ -145,27 +147,10 @@ func haproxySample(expr string, quoted bool) (f *field, logged Field, note strin
 	switch {
 	case ok:
 		return f, logged, ""
-	case haproxyKnownFetches[fetch.name] || haproxyHeaderFetch(fetch.name):
+	case haproxyKnownFetches[fetch.name]:
 		return f, 0, ""
 	}
 	return f, 0, "%[" + fetch.name + "] is a sample fetch pinprobe does not know: its values are skipped"
-}
-
-// haproxyHeaderFetch reports whether a fetch reads a header (whose value
-// the join may not need: a user agent).
-func haproxyHeaderFetch(name string) bool {
-	switch name {
-	case "req.hdr", "req.fhdr", "hdr", "capture.req.hdr", "capture.req.method", "capture.req.uri", "capture.req.ver",
-		"capture.res.ver", "http_auth_type", "req.hdrs", "res.hdrs":
-		return true
-	}
-	return false
-}
-
-// haproxySampleReads reports whether the join reads the value of fetch.
-func haproxySampleReads(fetch sampleCall) bool {
-	_, ok := haproxySampleField(&field{}, fetch)
-	return ok
 }
 
 // haproxySampleField sets f up for a fetch without converters that the

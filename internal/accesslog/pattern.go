@@ -339,7 +339,7 @@ func (m *matcher) quoted(i, pos int, f *field) bool {
 	if end < 0 {
 		return false
 	}
-	m.vals[i] = unquote(rest[1:end])
+	m.vals[i] = unquote(rest[1:end], false)
 	return m.at(i+1, pos+end+1)
 }
 
@@ -491,14 +491,15 @@ func closingQuote(s string) int {
 	return -1
 }
 
-// unquote undoes the escapes of a quoted value: \" and \\.
-func unquote(s string) string {
+// unquote undoes the backslash escapes of a logged value (\" and \\),
+// or of every character (all: a HAProxy configuration's "\ ").
+func unquote(s string, all bool) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+		if s[i] == '\\' && i+1 < len(s) && (all || s[i+1] == '"' || s[i+1] == '\\') {
 			i++
 		}
 		b.WriteByte(s[i])

@@ -378,7 +378,7 @@ func (r *Reader) detect(kind Kind) error {
 		return &PinprobeDocError{Schema: string(m[1])}
 	}
 	if looksJSON(head) && (kind == Envoy || kind == "" && looksEnvoyJSON(head)) {
-		p := mustPattern(envoyJSONPattern(envoyJSONKeys))
+		p := envoyJSONPattern(envoyJSONKeys)
 		r.kind, r.format, r.logged = Envoy, "Envoy JSON (Istio's or Envoy Gateway's keys)", p.logged
 		r.linesOf(func(line string, rec *Record) bool { return envoyJSONLine(p, line, rec) })
 		return nil

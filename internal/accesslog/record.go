@@ -138,19 +138,17 @@ func (r *Record) ended(t time.Time) {
 }
 
 // Backend is the backend that answered: the last one tried, "" when none.
-func (r *Record) Backend() string {
-	if len(r.Tries) == 0 {
-		return ""
-	}
-	return r.Tries[len(r.Tries)-1].Backend
-}
+func (r *Record) Backend() string { return r.last().Backend }
 
 // BackendStatus is the status of the backend that answered, "" when none.
-func (r *Record) BackendStatus() string {
+func (r *Record) BackendStatus() string { return r.last().Status }
+
+// last is the backend tried last; none when none was.
+func (r *Record) last() Try {
 	if len(r.Tries) == 0 {
-		return ""
+		return Try{}
 	}
-	return r.Tries[len(r.Tries)-1].Status
+	return r.Tries[len(r.Tries)-1]
 }
 
 // dash is a log's empty value.
