@@ -181,18 +181,6 @@ func compileHAProxy(format string) (*pattern, error) {
 		hasField(p, "%ci", "%[src]"), "no client address (%ci or %[src])")
 }
 
-// maxNotes bounds the notes a format's compilation keeps.
-const maxNotes = 8
-
-// notesSaid is the first note, after a semicolon, for an error that they
-// may explain; "" when none.
-func notesSaid(notes []string) string {
-	if len(notes) == 0 {
-		return ""
-	}
-	return "; " + notes[0]
-}
-
 // syslogHeader parts a syslog line into its header's host (if it names
 // one) and the message: "<134>Dec  1 16:40:21 gw1 haproxy[7]: MSG", RFC
 // 5424's "<134>1 2026-12-01T16:40:21Z gw1 haproxy 7 - - MSG", or an ISO

@@ -141,19 +141,6 @@ func compileNginx(format string, vars []string) (*pattern, error) {
 		hasField(p, "$remote_addr", "$realip_remote_addr", "$proxy_protocol_addr"), "no client address ($remote_addr)")
 }
 
-func hasField(p *pattern, names ...string) bool {
-	for _, pt := range p.parts {
-		if pt.field != nil {
-			for _, n := range names {
-				if pt.field.name == n {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

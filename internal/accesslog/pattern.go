@@ -46,6 +46,9 @@ func (p *pattern) add(key string, f *field, logged Field, note string) {
 	p.note(note)
 }
 
+// maxNotes bounds the notes a format's compilation keeps.
+const maxNotes = 8
+
 // note keeps a note of what the format does not read, up to maxNotes.
 func (p *pattern) note(n string) {
 	if n != "" && len(p.notes) < maxNotes {
@@ -67,6 +70,29 @@ func (p *pattern) placeable(none, times string, clients bool, lacks string) erro
 		return fmt.Errorf("--log-format: logs %s: its lines cannot be told from other clients'", lacks)
 	}
 	return nil
+}
+
+// hasField reports whether p has a field of one of names.
+func hasField(p *pattern, names ...string) bool {
+	for _, pt := range p.parts {
+		if pt.field != nil {
+			for _, n := range names {
+				if pt.field.name == n {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// notesSaid is the first note, after a semicolon, for an error that they
+// may explain; "" when none.
+func notesSaid(notes []string) string {
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + notes[0]
 }
 
 // part is a literal (field == nil) or a field.
