@@ -52,7 +52,7 @@ func albFields(line string) []string {
 			if end < 0 {
 				return append(out, line[i+1:])
 			}
-			out = append(out, unquote(line[i+1:i+end]))
+			out = append(out, unquote(line[i+1:i+end], false))
 			i += end + 1
 		default:
 			j := strings.IndexByte(line[i:], ' ')
@@ -113,9 +113,7 @@ func parseALB(line string, r *Record) bool {
 	if t := dash(f[albTarget]); t != "" {
 		try := Try{Backend: t}
 		try.Addr, _ = parseAddrPort(t)
-		if s, ok := parseStatus(f[albTargetStatus]); ok {
-			try.Status = strconv.Itoa(s)
-		}
+		try.Status = statusText(f[albTargetStatus])
 		r.Tries = []Try{try}
 	}
 	r.Method, r.URI = requestLine(f[albRequest])

@@ -3,7 +3,6 @@ package accesslog
 import (
 	"encoding/json"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -93,6 +92,16 @@ func (a *azureRecord) set(name, value string) {
 	}
 }
 
+// setValue sets a JSON value: AzureDiagnostics' AdditionalFields as an
+// object of its own, a scalar as its text.
+func (a *azureRecord) setValue(name string, v any) {
+	if obj, ok := v.(map[string]any); ok && strings.EqualFold(name, "AdditionalFields") {
+		a.setFields(obj)
+		return
+	}
+	a.set(name, jsonScalar(v))
+}
+
 // setFields sets the scalar values of an object's keys: a record's
 // properties, or AzureDiagnostics' AdditionalFields.
 func (a *azureRecord) setFields(m map[string]any) {
@@ -128,7 +137,7 @@ func (a *azureRecord) record(r *Record) (ok, access bool) {
 		}
 		a.v1Query = true
 	}
-	r.Time, r.Client, r.AtEnd, r.Duration = t, client, true, -1
+	r.Client, r.Duration = client, -1
 	r.Resolution = time.Millisecond
 	if s := v["time"]; !strings.ContainsAny(s, ".") {
 		r.Resolution = time.Second
@@ -137,13 +146,13 @@ func (a *azureRecord) record(r *Record) (ok, access bool) {
 		d, ok := seconds(taken)
 		if a.storage && a.v1 || a.v1Query {
 			// v1 writes timeTaken in milliseconds.
-			d, ok = millis(taken)
+			d, ok = whole(taken, time.Millisecond)
 		}
 		if ok {
 			r.Duration = d
-			r.Time, r.AtEnd = t.Add(-d), false
 		}
 	}
+	r.ended(t)
 	if p := dash(v["port"]); p != "" {
 		p = strings.TrimSuffix(p, ".0")
 		r.ClientPort, _ = parsePort(p)
@@ -191,31 +200,26 @@ func (a *azureRecord) logged() Field {
 }
 
 // azureFields are the values of azureNames a join reads beside the time
-// and the client.
+// and the client, each with its column's name in the three shapes.
 var azureFields = []struct {
-	key string
-	f   Field
+	key            string
+	f              Field
+	agw, diag, rec string
 }{
-	{"port", FieldClientPort}, {"backend", FieldBackend}, {"bstatus", FieldBackendStatus}, {"instance", FieldInstance},
-	{"listener", FieldListener}, {"taken", FieldDuration}, {"error", FieldReason},
+	{"port", FieldClientPort, "ClientPort", "clientPort_d", "clientPort"},
+	{"backend", FieldBackend, "ServerRouted", "serverRouted_s", "serverRouted"},
+	{"bstatus", FieldBackendStatus, "ServerStatus", "serverStatus_s", "serverStatus"},
+	{"instance", FieldInstance, "InstanceId", "instanceId_s", "instanceId"},
+	{"listener", FieldListener, "ListenerName", "listenerName_s", "listenerName"},
+	{"taken", FieldDuration, "TimeTaken", "timeTaken_d", "timeTaken"},
+	{"error", FieldReason, "ErrorInfo", "error_info_s", "error_info"},
 }
 
 // azureLacks names what the join reads that no record of a log of shape
 // held, as that shape names its columns; "" when nothing.
 func azureLacks(shape string, logged Field) string {
 	var out []string
-	for _, c := range []struct {
-		f              Field
-		agw, diag, rec string
-	}{
-		{FieldClientPort, "ClientPort", "clientPort_d", "clientPort"},
-		{FieldBackend, "ServerRouted", "serverRouted_s", "serverRouted"},
-		{FieldBackendStatus, "ServerStatus", "serverStatus_s", "serverStatus"},
-		{FieldInstance, "InstanceId", "instanceId_s", "instanceId"},
-		{FieldListener, "ListenerName", "listenerName_s", "listenerName"},
-		{FieldDuration, "TimeTaken", "timeTaken_d", "timeTaken"},
-		{FieldReason, "ErrorInfo", "error_info_s", "error_info"},
-	} {
+	for _, c := range azureFields {
 		if logged.Has(c.f) {
 			continue
 		}
@@ -264,20 +268,4 @@ func backendAddr(b string) netip.AddrPort {
 		return netip.AddrPortFrom(a, 0)
 	}
 	return netip.AddrPort{}
-}
-
-// jsonScalar is a JSON value as text: a string's contents, a number's or
-// a literal's digits; "" for null, objects and arrays.
-func jsonScalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case json.Number:
-		return x.String()
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(x)
-	}
-	return ""
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,148 +117,106 @@ func envoyOperator(s string) (envoyOp, int, bool) {
 func envoyField(op envoyOp) (f *field, logged Field, note string) {
 	f = &field{name: op.String(), shape: shapeToken}
 	header := strings.ToUpper(op.arg)
-	if logged, ok := envoyDownstream(f, op.name); ok {
-		return f, logged, ""
+	if u, ok := envoyUses[op.name]; ok {
+		return f, f.read(u), ""
 	}
 	switch op.name {
 	case "START_TIME":
-		logged = FieldTime
 		tp := timePart{layout: layoutNano, res: 1}
 		if op.arg != "" {
 			if bad, ok := strftimeOK(op.arg); !ok {
 				return f, 0, f.name + ": pinprobe does not read " + bad + " in a time: its times are skipped"
 			}
 			tp = timePart{layout: layoutStrftime, strf: op.arg, res: 1000}
-			if strings.ContainsAny(op.arg, " \t") {
-				f.shape = shapeText
-			}
+			f.shape = strftimeShape(op.arg)
 		}
 		f.set = func(_ *Record, v string, st *matchState) { t := tp; t.s = v; st.start = t }
-	case "DURATION":
-		f.shape, logged = shapeNumber, FieldDuration
-		f.set = func(_ *Record, v string, st *matchState) { st.durMS = v }
-	case "RESPONSE_CODE":
-		f.shape = shapeStatus
-		f.set = func(r *Record, v string, _ *matchState) { r.Status, _ = parseStatus(v) }
-	case "RESPONSE_FLAGS", "RESPONSE_FLAGS_LONG":
-		logged = FieldReason
-		f.set = func(r *Record, v string, _ *matchState) { r.Reason = v }
-	case "UPSTREAM_HOST", "UPSTREAM_REMOTE_ADDRESS":
-		logged = FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.upHost = strings.TrimPrefix(v, "tcp://") }
-	case "UPSTREAM_CLUSTER", "UPSTREAM_CLUSTER_RAW":
-		logged = FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.upCluster = v }
-	case "HOSTNAME":
-		logged = FieldInstance
-		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
+		return f, FieldTime, ""
 	case "ENVIRONMENT":
-		if header != "POD_NAME" && header != "HOSTNAME" {
-			return f, 0, ""
+		if header == "POD_NAME" || header == "HOSTNAME" {
+			return f, f.read(useInstance), ""
 		}
-		logged = FieldInstance
-		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
+		return f, 0, ""
 	case "REQ":
 		// A header of the request: the ID, the host, the method and
 		// path, the X-Forwarded-For Envoy appended the client to.
-		return envoyHeader(f, header)
-	default:
-		f.shape = shapeText
-		if !envoyKnownOps[op.name] {
-			return f, 0, "%" + op.name + "% is an operator pinprobe does not know: its values are skipped"
+		u, ok := envoyHeaders[header]
+		if !ok {
+			u = useText
 		}
+		return f, f.read(u), ""
 	}
-	return f, logged, ""
-}
-
-// envoyDownstream is what a join reads of a DOWNSTREAM_ operator: the
-// client's address and port (the real one, or the direct peer's), or the
-// listener's; false for one it does not read.
-func envoyDownstream(f *field, name string) (logged Field, ok bool) {
-	switch name {
-	case "DOWNSTREAM_REMOTE_ADDRESS", "DOWNSTREAM_DIRECT_REMOTE_ADDRESS":
-		logged = FieldClientPort
-		direct := name == "DOWNSTREAM_DIRECT_REMOTE_ADDRESS"
-		f.set = func(_ *Record, v string, st *matchState) {
-			if ap, ok := parseAddrPort(v); ok {
-				a, p := ap.Addr().String(), strconv.Itoa(int(ap.Port()))
-				if direct {
-					st.proxyAddr, st.proxyPort = a, p
-				} else {
-					st.realAddr, st.realPort = a, p
-				}
-			} else if direct {
-				st.proxyAddr = v
-			} else {
-				st.realAddr = v
-			}
-		}
-	case "DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT", "DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT":
-		f.shape = shapeAddr
-		direct := strings.Contains(name, "DIRECT")
-		f.set = func(_ *Record, v string, st *matchState) {
-			if direct {
-				st.proxyAddr = v
-			} else if st.realAddr == "" {
-				st.realAddr = v
-			}
-		}
-	case "DOWNSTREAM_REMOTE_PORT", "DOWNSTREAM_DIRECT_REMOTE_PORT":
-		f.shape, logged = shapePort, FieldClientPort
-		direct := strings.Contains(name, "DIRECT")
-		f.set = func(_ *Record, v string, st *matchState) {
-			if direct {
-				st.proxyPort = v
-			} else {
-				st.realPort = v
-			}
-		}
-	case "DOWNSTREAM_LOCAL_ADDRESS":
-		logged = FieldListener
-		f.set = func(_ *Record, v string, st *matchState) {
-			if ap, ok := parseAddrPort(v); ok {
-				st.serverAddr, st.serverPortS = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
-			}
-		}
-	case "DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT":
-		f.shape, logged = shapeAddr, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverAddr = v }
-	case "DOWNSTREAM_LOCAL_PORT":
-		f.shape, logged = shapePort, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverPortS = v }
-	default:
-		return 0, false
-	}
-	return logged, true
-}
-
-// envoyHeader is what a join reads of %REQ(header)%.
-func envoyHeader(f *field, header string) (*field, Field, string) {
-	switch header {
-	case ":METHOD":
-		f.set = func(r *Record, v string, _ *matchState) { r.Method = v }
-	case ":PATH", "X-ENVOY-ORIGINAL-PATH?:PATH":
-		f.set = func(r *Record, v string, _ *matchState) { r.URI = v }
-	case ":AUTHORITY", "HOST", ":AUTHORITY?HOST", "HOST?:AUTHORITY":
-		f.set = func(r *Record, v string, _ *matchState) { r.Host = v }
-	case "X-REQUEST-ID":
-		f.set = func(r *Record, v string, _ *matchState) { r.RequestID = v }
-		return f, FieldRequestID, ""
-	case "X-FORWARDED-FOR":
-		// Envoy appends the address a request came from (at the edge,
-		// with use_remote_address): the last one is the client's as it
-		// saw it, unless the format says DOWNSTREAM_REMOTE_ADDRESS.
-		f.shape = shapeText
-		f.set = func(_ *Record, v string, st *matchState) {
-			if i := strings.LastIndexByte(v, ','); i >= 0 {
-				v = v[i+1:]
-			}
-			st.xff = strings.TrimSpace(v)
-		}
-	default:
-		f.shape = shapeText
+	f.shape = shapeText
+	if !envoyKnownOps[op.name] {
+		return f, 0, "%" + op.name + "% is an operator pinprobe does not know: its values are skipped"
 	}
 	return f, 0, ""
+}
+
+// envoyUses are the operators a join reads whatever their argument: the
+// client's address and port (the real one, or the direct peer's), the
+// listener's, the upstream, the status, the flags and the duration.
+var envoyUses = map[string]use{
+	"DOWNSTREAM_REMOTE_ADDRESS":        {shapeToken, FieldClientPort, envoyRemote(false)},
+	"DOWNSTREAM_DIRECT_REMOTE_ADDRESS": {shapeToken, FieldClientPort, envoyRemote(true)},
+	"DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT": {shapeAddr, 0, func(_ *Record, v string, st *matchState) {
+		if st.realAddr == "" {
+			st.realAddr = v
+		}
+	}},
+	"DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT": {shapeAddr, 0, func(_ *Record, v string, st *matchState) { st.proxyAddr = v }},
+	"DOWNSTREAM_REMOTE_PORT":                        {shapePort, FieldClientPort, func(_ *Record, v string, st *matchState) { st.realPort = v }},
+	"DOWNSTREAM_DIRECT_REMOTE_PORT":                 {shapePort, FieldClientPort, func(_ *Record, v string, st *matchState) { st.proxyPort = v }},
+	"DOWNSTREAM_LOCAL_ADDRESS": {shapeToken, FieldListener, func(_ *Record, v string, st *matchState) {
+		if ap, ok := parseAddrPort(v); ok {
+			st.serverAddr, st.serverPortS = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
+		}
+	}},
+	"DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT": useServerAddr, "DOWNSTREAM_LOCAL_PORT": useServerPort,
+	"DURATION":       {shapeNumber, FieldDuration, func(_ *Record, v string, st *matchState) { st.durMS = v }},
+	"RESPONSE_CODE":  useStatus,
+	"RESPONSE_FLAGS": envoyFlagsUse, "RESPONSE_FLAGS_LONG": envoyFlagsUse,
+	"UPSTREAM_HOST": envoyHost, "UPSTREAM_REMOTE_ADDRESS": envoyHost,
+	"UPSTREAM_CLUSTER": envoyCluster, "UPSTREAM_CLUSTER_RAW": envoyCluster,
+	"HOSTNAME": useInstance,
+}
+
+var (
+	envoyFlagsUse = use{shapeToken, FieldReason, func(r *Record, v string, _ *matchState) { r.Reason = v }}
+	envoyHost     = use{shapeToken, FieldBackend, func(_ *Record, v string, st *matchState) { st.upHost = strings.TrimPrefix(v, "tcp://") }}
+	envoyCluster  = use{shapeToken, FieldBackend, func(_ *Record, v string, st *matchState) { st.upCluster = v }}
+)
+
+// envoyHeaders are the headers of %REQ(header)% a join reads.
+var envoyHeaders = map[string]use{
+	":METHOD": useMethod, ":PATH": useURI, "X-ENVOY-ORIGINAL-PATH?:PATH": useURI,
+	":AUTHORITY": useHost, "HOST": useHost, ":AUTHORITY?HOST": useHost, "HOST?:AUTHORITY": useHost,
+	"X-REQUEST-ID": useRequestID,
+	// Envoy appends the address a request came from (at the edge, with
+	// use_remote_address): the last one is the client's as it saw it,
+	// unless the format says DOWNSTREAM_REMOTE_ADDRESS.
+	"X-FORWARDED-FOR": {shapeText, 0, func(_ *Record, v string, st *matchState) {
+		if i := strings.LastIndexByte(v, ','); i >= 0 {
+			v = v[i+1:]
+		}
+		st.xff = strings.TrimSpace(v)
+	}},
+}
+
+// envoyRemote sets the client's address and port (the direct peer's
+// when direct) from "ip:port", or the address alone.
+func envoyRemote(direct bool) func(*Record, string, *matchState) {
+	return func(_ *Record, v string, st *matchState) {
+		addr, port := &st.realAddr, &st.realPort
+		if direct {
+			addr, port = &st.proxyAddr, &st.proxyPort
+		}
+		if ap, ok := parseAddrPort(v); ok {
+			*addr, *port = ap.Addr().String(), strconv.Itoa(int(ap.Port()))
+		} else {
+			*addr = v
+		}
+	}
 }
 
 // compileEnvoy compiles an Envoy text format (its format string, as
@@ -291,39 +251,24 @@ func compileEnvoy(format string) (*pattern, error) {
 		if !ok {
 			return nil, fmt.Errorf("--log-format: %% at byte %d starts no Envoy operator (%%NAME%%, %%NAME(ARG)%% or %%NAME(ARG):LENGTH%%)", i+1)
 		}
-		f, logged, note := envoyField(op)
-		if note != "" && len(p.notes) < maxNotes {
-			p.notes = append(p.notes, note)
-		}
 		// The quotes of the format ("%REQ(USER-AGENT)%") are literals
 		// around a value of any text.
-		if lit.Len() > 0 {
-			p.parts = append(p.parts, part{lit: lit.String()})
-			lit.Reset()
-		}
-		p.parts = append(p.parts, part{field: f})
-		p.fields++
-		p.logged |= logged
+		p.literal(&lit)
+		f, logged, note := envoyField(op)
+		p.add("", f, logged, note)
 		i += n - 1
 	}
-	if lit.Len() > 0 {
-		p.parts = append(p.parts, part{lit: lit.String()})
-	}
+	p.literal(&lit)
 	return p, envoyCheck(p)
 }
 
-// envoyCheck refuses a format a join cannot place: no operator, no time.
+// envoyCheck refuses a format a join cannot place: no operator, no time,
+// neither the client nor the request ID.
 func envoyCheck(p *pattern) error {
-	switch {
-	case p.fields == 0:
-		return fmt.Errorf("--log-format: names no Envoy operator (%%START_TIME%%, %%UPSTREAM_HOST%% …)")
-	case p.logged&FieldTime == 0:
-		return fmt.Errorf("--log-format: logs no time (%%START_TIME%%)%s: its lines cannot be placed in the run", notesSaid(p.notes))
-	case !hasField(p, "%REQ(X-FORWARDED-FOR)%", "%DOWNSTREAM_REMOTE_ADDRESS%", "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%",
-		"%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%", "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT%") && p.logged&FieldRequestID == 0:
-		return fmt.Errorf("--log-format: logs neither the client's address (%%DOWNSTREAM_REMOTE_ADDRESS%%) nor the request ID (%%REQ(X-REQUEST-ID)%%): its lines cannot be told from other clients'")
-	}
-	return nil
+	return p.placeable(": names no Envoy operator (%START_TIME%, %UPSTREAM_HOST% …)", "%START_TIME%",
+		p.logged&FieldRequestID != 0 || hasField(p, "%REQ(X-FORWARDED-FOR)%", "%DOWNSTREAM_REMOTE_ADDRESS%", "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%",
+			"%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%", "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT%"),
+		"neither the client's address (%DOWNSTREAM_REMOTE_ADDRESS%) nor the request ID (%REQ(X-REQUEST-ID)%)")
 }
 
 // compileEnvoyJSON compiles a json_format: each key whose value is one
@@ -344,15 +289,10 @@ func compileEnvoyJSON(format string) (*pattern, error) {
 		}
 		ops[k] = s
 	}
-	p, err := envoyJSONPattern(ops)
-	if err != nil {
-		return nil, err
-	}
+	p := envoyJSONPattern(ops)
 	sort.Strings(skipped)
 	for _, k := range skipped {
-		if len(p.notes) < maxNotes {
-			p.notes = append(p.notes, "key "+strconv.Quote(k)+" holds no operator pinprobe reads (a nested object or a constant): its values are skipped")
-		}
+		p.note("key " + strconv.Quote(k) + " holds no operator pinprobe reads (a nested object or a constant): its values are skipped")
 	}
 	return p, envoyCheck(p)
 }
@@ -360,31 +300,19 @@ func compileEnvoyJSON(format string) (*pattern, error) {
 // envoyJSONPattern is a pattern whose parts are the fields of a
 // json_format's keys, each part's literal its key (a pattern of JSON keys,
 // not of text: see envoyJSONLine).
-func envoyJSONPattern(ops map[string]string) (*pattern, error) {
-	keys := make([]string, 0, len(ops))
-	for k := range ops {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+func envoyJSONPattern(ops map[string]string) *pattern {
 	p := &pattern{keyed: true}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(ops)) {
 		v := strings.TrimSpace(ops[k])
 		op, n, ok := envoyOperator(v)
 		if !ok || n != len(v) {
-			if len(p.notes) < maxNotes {
-				p.notes = append(p.notes, "key "+strconv.Quote(k)+" holds "+strconv.Quote(v)+", not one operator: its values are skipped")
-			}
+			p.note("key " + strconv.Quote(k) + " holds " + strconv.Quote(v) + ", not one operator: its values are skipped")
 			continue
 		}
 		f, logged, note := envoyField(op)
-		if note != "" && len(p.notes) < maxNotes {
-			p.notes = append(p.notes, note)
-		}
-		p.parts = append(p.parts, part{lit: k, field: f})
-		p.fields++
-		p.logged |= logged
+		p.add(k, f, logged, note)
 	}
-	return p, nil
+	return p
 }
 
 // envoyJSONLine reads one line of a JSON access log by the keys of p: an
@@ -407,32 +335,12 @@ func envoyJSONLine(p *pattern, line string, r *Record) bool {
 			continue
 		}
 		found = true
-		v := envoyScalar(raw)
+		v := jsonText(raw)
 		if pt.field.set != nil && v != "" {
 			pt.field.set(r, dash(v), st)
 		}
 	}
 	return found && st.finish(r)
-}
-
-// envoyScalar is a JSON value as text: a string's, a number's digits; ""
-// for null, an object or an array.
-func envoyScalar(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return ""
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return ""
-		}
-		return s
-	case '{', '[', 'n':
-		return ""
-	}
-	return string(raw)
 }
 
 // looksEnvoyJSON reports whether the start of a JSON log is Envoy's
@@ -535,9 +443,7 @@ func percentKind(f string) (Kind, error) {
 // envoyJSONUnmatched says why line (number n) is no record of the
 // json_format p: not a JSON object, or none of p's keys in it.
 func envoyJSONUnmatched(p *pattern, line string, n int64) *Unmatched {
-	u := &Unmatched{Line: n, Column: 1}
-	rest := []rune(line)
-	u.LineHas = string(rest[:min(len(rest), unmatchedShown)])
+	u := &Unmatched{Line: n, Column: 1, LineHas: shown(line)}
 	var m map[string]json.RawMessage
 	if json.Unmarshal([]byte(line), &m) != nil {
 		u.FormatHas = "{"

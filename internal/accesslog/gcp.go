@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -77,18 +76,16 @@ func (g *gcpState) decode(obj []byte, r *Record) (ok, access bool) {
 	if h == nil {
 		return false, false
 	}
-	t, ok := parseTime(e.Timestamp, layoutNano)
+	t, ok := parseTime(e.Timestamp, layoutFlex) // RFC 3339 first
 	if !ok {
-		if t, ok = parseTime(e.Timestamp, layoutFlex); !ok {
-			return false, true
-		}
+		return false, true
 	}
 	r.Time, r.Resolution, r.Duration = t, time.Microsecond, -1
 	g.logged |= FieldTime
 	if a, ok := parseAddr(h.RemoteIP); ok {
 		r.Client = a
-	} else if ap, err := netip.ParseAddrPort(strings.TrimSpace(h.RemoteIP)); err == nil {
-		r.Client, r.ClientPort = ap.Addr().Unmap(), ap.Port()
+	} else if ap, ok := splitAddrPort(strings.TrimSpace(h.RemoteIP)); ok {
+		r.Client, r.ClientPort = ap.Addr(), ap.Port()
 		g.logged |= FieldClientPort
 	} else {
 		return false, true
@@ -119,9 +116,7 @@ func (g *gcpState) decode(obj []byte, r *Record) (ok, access bool) {
 	switch server := strings.TrimSpace(h.ServerIP); {
 	case server != "":
 		try.Backend = server
-		if ap, err := netip.ParseAddrPort(server); err == nil {
-			try.Addr = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-		}
+		try.Addr, _ = splitAddrPort(server)
 		g.instance = true
 	case service != "":
 		try.Backend = service

@@ -3,7 +3,6 @@ package accesslog
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -24,159 +23,78 @@ ac b bc bi bp bq ci cp f fc fi fp ft hr hrl hs hsl lc ms pid r rc rt s sc si sp 
 // pinprobeID matches a request ID pinprobe makes.
 var pinprobeID = regexp.MustCompile(`^pinprobe-[0-9a-f]{8,64}-[0-9]+-[0-9]+$`)
 
-// haproxyField is what a join reads of one HAProxy variable: where the
-// request went, when, or what it was; any other is a counter or a timer.
+// haproxyField is what a join reads of one HAProxy variable (haproxyUses);
+// any other is a counter or a timer: a number, or -1.
+func haproxyField(name string, quoted bool) (*field, Field) {
+	f := &field{name: "%" + name, quoted: quoted}
+	u, ok := haproxyUses[name]
+	if !ok {
+		u = use{shape: shapeNumber}
+	}
+	return f, f.read(u)
+}
+
+// haproxyUses are the HAProxy variables a join reads: where a request
+// went, when it came and how long it took, what it was and how it ended.
 // (%hr holds a request ID only where the configuration captures one: the
 // join sees it in the records, not in the format.)
-func haproxyField(name string, quoted bool) (*field, Field) {
-	f := &field{name: "%" + name, shape: shapeToken, quoted: quoted}
-	for _, kind := range []func(*field, string) (Field, bool){haproxyWhere, haproxyWhen, haproxyWhat} {
-		if logged, ok := kind(f, name); ok {
-			return f, logged
+var haproxyUses = map[string]use{
+	"ci": useClient, "cp": useClientPort, "fi": useServerAddr, "fp": useServerPort,
+	"ft": haproxyFrontend, "f": haproxyFrontend,
+	// %si is an address: "::1:8080" (HAProxy writes no brackets) splits
+	// at the colon before the port.
+	"b": useBackend, "s": useServer, "si": useServerIP, "sp": useServerIPPort, "H": useInstance,
+
+	"tr": haproxyAccept, "t": haproxyAccept,
+	"trg": haproxyCLF, "trl": haproxyCLF, "T": haproxyCLF, "Tl": haproxyCLF,
+	"Ts": {shapeNumber, FieldTime, func(_ *Record, v string, st *matchState) {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 && n < maxTime.Unix() {
+			st.unixSec, st.hasUnix = n, true
 		}
-	}
-	f.shape = shapeNumber // counters and timers: numbers, or -1
-	return f, 0
+	}},
+	"ms": {shapeNumber, 0, func(_ *Record, v string, st *matchState) {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 && n < 1000 {
+			st.unixMS = n
+		}
+	}},
+	"Ta": {shapeNumber, FieldDuration, func(_ *Record, v string, st *matchState) { st.durMS = v }},
+	"Tt": {shapeNumber, FieldDuration, func(_ *Record, v string, st *matchState) {
+		if st.durMS == "" {
+			st.durMS = v
+		}
+	}},
+
+	"ST": useStatus, "tsc": haproxyState, "ts": haproxyState,
+	"hr": haproxyCaptured, "hrl": haproxyCaptured,
+	"hs": useText, "hsl": useText, "CC": useText, "CS": useText, "sslc": useText, "sslv": useText, "HV": useText, "HQ": useText,
+	"r": useRequest, "HM": useMethod, "HU": useFirstURI, "HP": useFirstURI, "HPO": useFirstURI,
+	"ID": {shapeToken, FieldRequestID, func(r *Record, v string, _ *matchState) {
+		if r.RequestID == "" {
+			r.RequestID = v
+		}
+	}},
 }
 
-// haproxyWhere reads the variables of where a request went: client,
-// listener, backend and server, the instance (the host name).
-func haproxyWhere(f *field, name string) (logged Field, ok bool) {
-	switch name {
-	case "ci":
-		f.shape = shapeAddr
-		f.set = func(r *Record, v string, _ *matchState) {
-			if a, ok := parseAddr(v); ok {
-				r.Client = a
+var (
+	haproxyFrontend = use{shapeToken, FieldListener, func(r *Record, v string, _ *matchState) { r.Listener = strings.TrimSuffix(v, "~") }}
+	haproxyAccept   = use{shapeToken, FieldTime, func(_ *Record, v string, st *matchState) {
+		st.start = timePart{s: v, layout: layoutHAProxy, res: 1, noZone: true}
+	}}
+	haproxyCLF   = use{shapeText, FieldTime, func(_ *Record, v string, st *matchState) { st.start = timePart{s: v, layout: layoutCLF, res: 1000} }}
+	haproxyState = use{shapeToken, FieldReason, func(r *Record, v string, _ *matchState) {
+		if strings.Trim(v, "-") != "" {
+			r.Reason = v
+		}
+	}}
+	haproxyCaptured = use{shapeText, 0, func(r *Record, v string, _ *matchState) {
+		for _, c := range strings.FieldsFunc(strings.Trim(v, "{}"), func(c rune) bool { return c == '|' || c == ' ' }) {
+			if pinprobeID.MatchString(c) {
+				r.RequestID = c
+				break
 			}
 		}
-	case "cp":
-		f.shape, logged = shapePort, FieldClientPort
-		f.set = func(r *Record, v string, _ *matchState) { r.ClientPort, _ = parsePort(v) }
-	case "fi":
-		f.shape, logged = shapeAddr, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverAddr = v }
-	case "fp":
-		f.shape, logged = shapePort, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverPortS = v }
-	case "ft", "f":
-		logged = FieldListener
-		f.set = func(r *Record, v string, _ *matchState) { r.Listener = strings.TrimSuffix(v, "~") }
-	case "b":
-		logged = FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.beName = v }
-	case "s":
-		logged = FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.srvName = v }
-	case "si":
-		// An address: "::1:8080" (HAProxy writes no brackets) splits at
-		// the colon before the port.
-		f.shape, logged = shapeAddr, FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.srvIP = v }
-	case "sp":
-		f.shape = shapePort
-		f.set = func(_ *Record, v string, st *matchState) { st.srvPort = v }
-	case "H":
-		logged = FieldInstance
-		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
-	default:
-		return 0, false
-	}
-	return logged, true
-}
-
-// haproxyWhen reads the variables of when a request came and how long it
-// took.
-func haproxyWhen(f *field, name string) (logged Field, ok bool) {
-	switch name {
-	case "tr", "t":
-		f.shape, logged = shapeToken, FieldTime
-		f.set = func(_ *Record, v string, st *matchState) {
-			st.start = timePart{s: v, layout: layoutHAProxy, res: 1, noZone: true}
-		}
-	case "trg", "trl", "T", "Tl":
-		f.shape, logged = shapeText, FieldTime
-		f.set = func(_ *Record, v string, st *matchState) { st.start = timePart{s: v, layout: layoutCLF, res: 1000} }
-	case "Ts":
-		f.shape, logged = shapeNumber, FieldTime
-		f.set = func(_ *Record, v string, st *matchState) {
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 && n < maxTime.Unix() {
-				st.unixSec, st.hasUnix = n, true
-			}
-		}
-	case "ms":
-		f.shape = shapeNumber
-		f.set = func(_ *Record, v string, st *matchState) {
-			if n, err := strconv.Atoi(v); err == nil && n >= 0 && n < 1000 {
-				st.unixMS = n
-			}
-		}
-	case "Ta", "Tt":
-		f.shape, logged = shapeNumber, FieldDuration
-		f.set = func(_ *Record, v string, st *matchState) {
-			if st.durMS == "" || name == "Ta" {
-				st.durMS = v
-			}
-		}
-	default:
-		return 0, false
-	}
-	return logged, true
-}
-
-// haproxyWhat reads the variables of what a request was and how it ended:
-// status, termination state, request line, headers, ID.
-func haproxyWhat(f *field, name string) (logged Field, ok bool) {
-	switch name {
-	case "ST":
-		f.shape = shapeStatus
-		f.set = func(r *Record, v string, _ *matchState) { r.Status, _ = parseStatus(v) }
-	case "tsc", "ts":
-		logged = FieldReason
-		f.set = func(r *Record, v string, _ *matchState) {
-			if strings.Trim(v, "-") != "" {
-				r.Reason = v
-			}
-		}
-	case "hr", "hrl":
-		f.shape = shapeText
-		f.set = func(r *Record, v string, _ *matchState) {
-			for _, c := range strings.FieldsFunc(strings.Trim(v, "{}"), func(c rune) bool { return c == '|' || c == ' ' }) {
-				if pinprobeID.MatchString(c) {
-					r.RequestID = c
-					break
-				}
-			}
-		}
-	case "hs", "hsl", "CC", "CS", "sslc", "sslv", "HV", "HQ":
-		f.shape = shapeText
-	case "r":
-		f.shape = shapeText
-		f.set = func(r *Record, v string, _ *matchState) {
-			if m, u := requestLine(v); m != "" {
-				r.Method, r.URI = m, u
-			}
-		}
-	case "HM":
-		f.set = func(r *Record, v string, _ *matchState) { r.Method = v }
-	case "HU", "HP", "HPO":
-		f.set = func(r *Record, v string, _ *matchState) {
-			if r.URI == "" {
-				r.URI = v
-			}
-		}
-	case "ID":
-		logged = FieldRequestID
-		f.set = func(r *Record, v string, _ *matchState) {
-			if r.RequestID == "" {
-				r.RequestID = v
-			}
-		}
-	default:
-		return 0, false
-	}
-	return logged, true
-}
+	}}
+)
 
 // compileHAProxy compiles a HAProxy log-format string, as written in the
 // configuration (spaces escaped with a backslash, or the whole string in
@@ -192,12 +110,6 @@ func compileHAProxy(format string) (*pattern, error) {
 	}
 	p := &pattern{}
 	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			p.parts = append(p.parts, part{lit: lit.String()})
-			lit.Reset()
-		}
-	}
 	for i := 0; i < len(format); i++ {
 		c := format[i]
 		switch {
@@ -229,17 +141,14 @@ func compileHAProxy(format string) (*pattern, error) {
 		}
 		var f *field
 		var logged Field
+		var note string
 		switch {
 		case j < len(format) && format[j] == '[':
 			end := sampleEnd(format[j+1:])
 			if end < 0 {
 				return nil, fmt.Errorf("--log-format: %%[ at byte %d is not closed by ]", i+1)
 			}
-			var note string
-			f, logged, note = haproxySample(unescapeHAProxy(format[j+1:j+1+end]), quoted)
-			if note != "" && len(p.notes) < maxNotes {
-				p.notes = append(p.notes, note)
-			}
+			f, logged, note = haproxySample(unquote(format[j+1:j+1+end], true), quoted)
 			i = j + 1 + end
 		default:
 			k := j
@@ -251,7 +160,7 @@ func compileHAProxy(format string) (*pattern, error) {
 				return nil, fmt.Errorf("--log-format: %% at byte %d names no variable (a literal %% is written %%%%)", i+1)
 			}
 			if !haproxyVars[name] {
-				return nil, unknownVar("%"+name, nearest("%"+name, haproxyVarNames()), "haproxy")
+				return nil, unknownVar("%"+name, nearest("%"+name, sortedNames(haproxyVars, "%")), "haproxy")
 			}
 			f, logged = haproxyField(name, quoted)
 			i = k - 1
@@ -264,58 +173,12 @@ func compileHAProxy(format string) (*pattern, error) {
 				f.optLead = " "
 			}
 		}
-		flush()
-		p.parts = append(p.parts, part{field: f})
-		p.fields++
-		p.logged |= logged
+		p.literal(&lit)
+		p.add("", f, logged, note)
 	}
-	flush()
-	switch {
-	case p.fields == 0:
-		return nil, fmt.Errorf("--log-format %q: names no variable", format)
-	case p.logged&FieldTime == 0:
-		return nil, fmt.Errorf("--log-format: logs no time (%%tr, %%t, %%trg, %%Ts, or %%[date…] or %%[accept_date…] that pinprobe reads)%s: its lines cannot be placed in the run", notesSaid(p.notes))
-	case !hasField(p, "%ci", "%[src]"):
-		return nil, fmt.Errorf("--log-format: logs no client address (%%ci or %%[src]): its lines cannot be told from other clients'")
-	}
-	return p, nil
-}
-
-// maxNotes bounds the notes a format's compilation keeps.
-const maxNotes = 8
-
-// notesSaid is the first note, after a semicolon, for an error that they
-// may explain; "" when none.
-func notesSaid(notes []string) string {
-	if len(notes) == 0 {
-		return ""
-	}
-	return "; " + notes[0]
-}
-
-// unescapeHAProxy undoes the backslash escapes of a configuration's
-// string ("\ " for a space, "\"" for a quote).
-func unescapeHAProxy(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func haproxyVarNames() []string {
-	out := make([]string, 0, len(haproxyVars))
-	for v := range haproxyVars {
-		out = append(out, "%"+v)
-	}
-	sort.Strings(out)
-	return out
+	p.literal(&lit)
+	return p, p.placeable(fmt.Sprintf(" %q: names no variable", format), "%tr, %t, %trg, %Ts, or %[date…] or %[accept_date…] that pinprobe reads",
+		hasField(p, "%ci", "%[src]"), "no client address (%ci or %[src])")
 }
 
 // syslogHeader parts a syslog line into its header's host (if it names

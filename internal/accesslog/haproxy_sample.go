@@ -103,8 +103,10 @@ var timeConverters = map[string]struct {
 var harmlessConverters = map[string]bool{"json": true}
 
 // haproxyKnownFetches are sample fetches a log-format may name whose
-// values the join does not need: no word is said of them.
-var haproxyKnownFetches = wordSet(`fc_err fc_err_str ssl_fc_err ssl_c_err ssl_c_ca_err ssl_fc_is_resumed ssl_fc_sni
+// values the join does not need (headers it does not read among them): no
+// word is said of them.
+var haproxyKnownFetches = wordSet(`req.hdr req.fhdr hdr capture.req.hdr capture.req.method capture.req.uri capture.req.ver
+capture.res.ver http_auth_type req.hdrs res.hdrs fc_err fc_err_str ssl_fc_err ssl_c_err ssl_c_ca_err ssl_fc_is_resumed ssl_fc_sni
 ssl_fc_protocol ssl_fc_cipher ssl_fc ssl_c_used ssl_c_verify ssl_c_s_dn ssl_c_i_dn ssl_fc_alpn ssl_fc_npn
 fc_rtt fc_rttvar fc_http_major fc_pp_authority fc_pp_unique_id so_name so_id fe_id be_id srv_id fe_defbe
 req.ver res.ver req.len req.body req.cook req.cook_cnt res.cook cook res.hdr res.fhdr capture.res.hdr hdr_cnt
@@ -135,7 +137,7 @@ func haproxySample(expr string, quoted bool) (f *field, logged Field, note strin
 	}
 	for _, c := range convs {
 		if !harmlessConverters[c.name] {
-			if haproxySampleReads(fetch) {
+			if _, reads := haproxySampleField(&field{}, fetch); reads {
 				return f, 0, f.name + ": its value is converted (" + c.name + "), so pinprobe does not read it"
 			}
 			return f, 0, ""
@@ -145,123 +147,65 @@ func haproxySample(expr string, quoted bool) (f *field, logged Field, note strin
 	switch {
 	case ok:
 		return f, logged, ""
-	case haproxyKnownFetches[fetch.name] || haproxyHeaderFetch(fetch.name):
+	case haproxyKnownFetches[fetch.name]:
 		return f, 0, ""
 	}
 	return f, 0, "%[" + fetch.name + "] is a sample fetch pinprobe does not know: its values are skipped"
 }
 
-// haproxyHeaderFetch reports whether a fetch reads a header (whose value
-// the join may not need: a user agent).
-func haproxyHeaderFetch(name string) bool {
-	switch name {
-	case "req.hdr", "req.fhdr", "hdr", "capture.req.hdr", "capture.req.method", "capture.req.uri", "capture.req.ver",
-		"capture.res.ver", "http_auth_type", "req.hdrs", "res.hdrs":
-		return true
-	}
-	return false
-}
-
-// haproxySampleReads reports whether the join reads the value of fetch.
-func haproxySampleReads(fetch sampleCall) bool {
-	_, ok := haproxySampleField(&field{}, fetch)
-	return ok
-}
-
 // haproxySampleField sets f up for a fetch without converters that the
 // join reads; false when it reads none of it.
 func haproxySampleField(f *field, fetch sampleCall) (logged Field, ok bool) {
+	if u, ok := sampleUses[fetch.name]; ok {
+		return f.read(u), true
+	}
 	switch fetch.name {
-	case "src":
-		f.shape = shapeAddr
-		f.set = func(r *Record, v string, _ *matchState) {
-			if a, ok := parseAddr(v); ok {
-				r.Client = a
-			}
-		}
-	case "src_port":
-		f.shape, logged = shapePort, FieldClientPort
-		f.set = func(r *Record, v string, _ *matchState) { r.ClientPort, _ = parsePort(v) }
-	case "dst":
-		f.shape, logged = shapeAddr, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverAddr = v }
-	case "dst_port":
-		f.shape, logged = shapePort, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverPortS = v }
-	case "fe_name":
-		f.shape, logged = shapeToken, FieldListener
-		f.set = func(r *Record, v string, _ *matchState) { r.Listener = v }
-	case "be_name":
-		f.shape, logged = shapeToken, FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.beName = v }
-	case "srv_name":
-		f.shape, logged = shapeToken, FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.srvName = v }
-	case "bc_dst":
-		f.shape, logged = shapeAddr, FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.srvIP = v }
-	case "bc_dst_port":
-		f.shape = shapePort
-		f.set = func(_ *Record, v string, st *matchState) { st.srvPort = v }
-	case "status", "txn.status":
-		// The status of the response: "-" where HAProxy answered itself
-		// before a response existed; %ST, where the format has it too,
-		// wins.
-		f.shape = shapeStatus
-		f.set = func(r *Record, v string, _ *matchState) {
-			if r.Status == 0 {
-				r.Status, _ = parseStatus(v)
-			}
-		}
-	case "hostname":
-		f.shape, logged = shapeToken, FieldInstance
-		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
-	case "method":
-		f.shape = shapeToken
-		f.set = func(r *Record, v string, _ *matchState) { r.Method = v }
-	case "path", "pathq", "url":
-		f.shape = shapeToken
-		f.set = func(r *Record, v string, _ *matchState) {
-			if r.URI == "" {
-				r.URI = v
-			}
-		}
 	case "unique-id", "capture.req.hdr":
-		return sampleID(f), true
+		return f.read(sampleID), true
 	case "var":
 		// A variable the configuration set (http-request set-var(txn.rid)
 		// req.hdr(x-request-id)): an ID when its name says so.
 		if !strings.Contains(strings.ToLower(fetch.arg(0)), "id") {
 			return 0, false
 		}
-		return sampleID(f), true
+		return f.read(sampleID), true
 	case "req.hdr", "req.fhdr", "hdr":
 		switch strings.ToLower(fetch.arg(0)) {
 		case "x-request-id":
-			return sampleID(f), true
+			return f.read(sampleID), true
 		case "host":
-			f.shape = shapeToken
-			f.set = func(r *Record, v string, _ *matchState) { r.Host = v }
-			return 0, true
+			return f.read(useHost), true
 		}
-		return 0, false
-	default:
-		return 0, false
 	}
-	return logged, true
+	return 0, false
 }
 
-// sampleID sets f up for a request ID: a pinprobe ID wins over another
-// the format logs (unique-id beside the captured X-Request-Id).
-func sampleID(f *field) Field {
-	f.shape = shapeToken
-	f.set = func(r *Record, v string, _ *matchState) {
+// sampleUses are the fetches a join reads whatever their arguments.
+var sampleUses = map[string]use{
+	"src": useClient, "src_port": useClientPort, "dst": useServerAddr, "dst_port": useServerPort,
+	"fe_name": {shapeToken, FieldListener, func(r *Record, v string, _ *matchState) { r.Listener = v }},
+	"be_name": useBackend, "srv_name": useServer, "bc_dst": useServerIP, "bc_dst_port": useServerIPPort,
+	"status": sampleStatus, "txn.status": sampleStatus,
+	"hostname": useInstance, "method": useMethod, "path": useFirstURI, "pathq": useFirstURI, "url": useFirstURI,
+}
+
+var (
+	// sampleStatus is the status of the response: "-" where HAProxy
+	// answered itself before a response existed; %ST, where the format
+	// has it too, wins.
+	sampleStatus = use{shapeStatus, 0, func(r *Record, v string, _ *matchState) {
+		if r.Status == 0 {
+			r.Status, _ = parseStatus(v)
+		}
+	}}
+	// sampleID is a request ID: a pinprobe ID wins over another the
+	// format logs (unique-id beside the captured X-Request-Id).
+	sampleID = use{shapeToken, FieldRequestID, func(r *Record, v string, _ *matchState) {
 		if r.RequestID == "" || pinprobeID.MatchString(v) {
 			r.RequestID = v
 		}
-	}
-	return FieldRequestID
-}
+	}}
+)
 
 // sampleDate sets f up for a date fetch: the integer it returns (in the
 // unit its argument says), or the text a time converter writes.
@@ -276,8 +220,9 @@ func sampleDate(f *field, fetch sampleCall, convs []sampleCall) (*field, Field, 
 	if scale == 0 {
 		return f, 0, f.name + ": unit " + unit + " is not one of s, ms, us: its dates are skipped"
 	}
+	offset := f.name + ": a date with an offset is not when the request came: its dates are skipped"
 	if fetch.name == "date" && fetch.arg(0) != "" && strings.Trim(fetch.arg(0), "0") != "" {
-		return f, 0, f.name + ": a date with an offset is not when the request came: its dates are skipped"
+		return f, 0, offset
 	}
 	var tp timePart
 	switch {
@@ -292,20 +237,17 @@ func sampleDate(f *field, fetch sampleCall, convs []sampleCall) (*field, Field, 
 		c := convs[0]
 		tc := timeConverters[c.name]
 		if tc.scale != scale {
-			return f, 0, f.name + ": " + c.name + " takes a date in " + map[int]string{1: "seconds", 1000: "milliseconds", 1000000: "microseconds"}[tc.scale] +
-				" and " + fetch.name + " gives " + map[int]string{1: "seconds", 1000: "milliseconds", 1000000: "microseconds"}[scale] + ": its dates are skipped"
+			units := map[int]string{1: "seconds", 1000: "milliseconds", 1000000: "microseconds"}
+			return f, 0, f.name + ": " + c.name + " takes a date in " + units[tc.scale] + " and " + fetch.name + " gives " + units[scale] + ": its dates are skipped"
 		}
 		format := c.arg(0)
 		if len(strings.Split(c.args, ",")) > 1 && strings.Trim(c.arg(1), "0") != "" {
-			return f, 0, f.name + ": a date with an offset is not when the request came: its dates are skipped"
+			return f, 0, offset
 		}
 		if bad, ok := strftimeOK(format); !ok {
 			return f, 0, f.name + ": pinprobe does not read " + bad + " in a date: its dates are skipped"
 		}
-		f.shape = shapeToken
-		if strings.ContainsAny(format, " \t") {
-			f.shape = shapeText
-		}
+		f.shape = strftimeShape(format)
 		tp = timePart{layout: layoutStrftime, strf: format, res: 1000, noZone: !tc.utc}
 		if strings.Contains(format, "N") || strings.Contains(format, "f") {
 			tp.res = 1

@@ -2,7 +2,8 @@ package accesslog
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -61,93 +62,30 @@ func knownNginxVar(name string) bool {
 	return false
 }
 
-// nginxField is what a join reads of one nginx variable; nil when
-// nothing (the field is matched as text and left).
-func nginxField(name string) (*field, Field) {
-	f := &field{name: "$" + name, shape: shapeText}
-	var logged Field
-	switch name {
-	case "remote_addr":
-		f.shape = shapeAddr
-		f.set = func(r *Record, v string, _ *matchState) {
-			if a, ok := parseAddr(v); ok {
-				r.Client = a
-			}
+// nginxUses are the nginx variables a join reads; any other is matched
+// as text and left.
+var nginxUses = map[string]use{
+	"remote_addr": useClient, "remote_port": useClientPort,
+	"realip_remote_addr":  {shapeAddr, 0, func(_ *Record, v string, st *matchState) { st.realAddr = v }},
+	"realip_remote_port":  {shapePort, FieldClientPort, func(_ *Record, v string, st *matchState) { st.realPort = v }},
+	"proxy_protocol_addr": {shapeToken, 0, func(_ *Record, v string, st *matchState) { st.proxyAddr = v }},
+	"proxy_protocol_port": {shapeToken, FieldClientPort, func(_ *Record, v string, st *matchState) { st.proxyPort = v }},
+	"server_addr":         useServerAddr, "server_port": useServerPort,
+	"server_name": {shapeToken, FieldListener, func(_ *Record, v string, st *matchState) { st.serverName = v }},
+	"host":        useHost,
+	"http_host": {shapeToken, 0, func(r *Record, v string, _ *matchState) {
+		if r.Host == "" {
+			r.Host = v
 		}
-	case "binary_remote_addr":
-		// Bytes, not text: nothing to read.
-	case "remote_port":
-		f.shape, logged = shapePort, FieldClientPort
-		f.set = func(r *Record, v string, _ *matchState) { r.ClientPort, _ = parsePort(v) }
-	case "realip_remote_addr":
-		f.shape = shapeAddr
-		f.set = func(_ *Record, v string, st *matchState) { st.realAddr = v }
-	case "realip_remote_port":
-		f.shape, logged = shapePort, FieldClientPort
-		f.set = func(_ *Record, v string, st *matchState) { st.realPort = v }
-	case "proxy_protocol_addr":
-		f.shape = shapeToken
-		f.set = func(_ *Record, v string, st *matchState) { st.proxyAddr = v }
-	case "proxy_protocol_port":
-		f.shape, logged = shapeToken, FieldClientPort
-		f.set = func(_ *Record, v string, st *matchState) { st.proxyPort = v }
-	case "server_addr":
-		f.shape, logged = shapeAddr, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverAddr = v }
-	case "server_port":
-		f.shape, logged = shapePort, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverPortS = v }
-	case "server_name":
-		f.shape, logged = shapeToken, FieldListener
-		f.set = func(_ *Record, v string, st *matchState) { st.serverName = v }
-	case "host", "http_host":
-		f.shape = shapeToken
-		f.set = func(r *Record, v string, _ *matchState) {
-			if r.Host == "" || name == "host" {
-				r.Host = v
-			}
-		}
-	case "request":
-		f.set = func(r *Record, v string, _ *matchState) {
-			if m, u := requestLine(v); m != "" {
-				r.Method, r.URI = m, u
-			}
-		}
-	case "request_method":
-		f.shape = shapeToken
-		f.set = func(r *Record, v string, _ *matchState) { r.Method = v }
-	case "request_uri":
-		f.shape = shapeToken
-		f.set = func(r *Record, v string, _ *matchState) { r.URI = v }
-	case "status":
-		f.shape = shapeStatus
-		f.set = func(r *Record, v string, _ *matchState) { r.Status, _ = parseStatus(v) }
-	case "time_local":
-		logged = FieldTime
-		f.set = func(_ *Record, v string, st *matchState) { st.setEnd(timePart{s: v, layout: layoutCLF, res: 1000}) }
-	case "time_iso8601":
-		f.shape, logged = shapeToken, FieldTime
-		f.set = func(_ *Record, v string, st *matchState) { st.setEnd(timePart{s: v, layout: layoutISO, res: 1000}) }
-	case "msec":
-		f.shape, logged = shapeNumber, FieldTime
-		f.set = func(_ *Record, v string, st *matchState) { st.setEnd(timePart{s: v, layout: layoutUnix, res: 1}) }
-	case "request_time":
-		f.shape, logged = shapeNumber, FieldDuration
-		f.set = func(_ *Record, v string, st *matchState) { st.requestTime = v }
-	case "upstream_addr":
-		logged = FieldBackend
-		f.set = func(_ *Record, v string, st *matchState) { st.tries = v }
-	case "upstream_status":
-		logged = FieldBackendStatus
-		f.set = func(_ *Record, v string, st *matchState) { st.statuses = v }
-	case "http_x_request_id":
-		f.shape, logged = shapeToken, FieldRequestID
-		f.set = func(r *Record, v string, _ *matchState) { r.RequestID = v }
-	case "hostname":
-		f.shape, logged = shapeToken, FieldInstance
-		f.set = func(r *Record, v string, _ *matchState) { r.Instance = v }
-	}
-	return f, logged
+	}},
+	"request": useRequest, "request_method": useMethod, "request_uri": useURI, "status": useStatus,
+	"time_local":        {shapeText, FieldTime, func(_ *Record, v string, st *matchState) { st.setEnd(timePart{s: v, layout: layoutCLF, res: 1000}) }},
+	"time_iso8601":      {shapeToken, FieldTime, func(_ *Record, v string, st *matchState) { st.setEnd(timePart{s: v, layout: layoutISO, res: 1000}) }},
+	"msec":              {shapeNumber, FieldTime, func(_ *Record, v string, st *matchState) { st.setEnd(timePart{s: v, layout: layoutUnix, res: 1}) }},
+	"request_time":      {shapeNumber, FieldDuration, func(_ *Record, v string, st *matchState) { st.requestTime = v }},
+	"upstream_addr":     {shapeText, FieldBackend, func(_ *Record, v string, st *matchState) { st.tries = v }},
+	"upstream_status":   {shapeText, FieldBackendStatus, func(_ *Record, v string, st *matchState) { st.statuses = v }},
+	"http_x_request_id": useRequestID, "hostname": useInstance,
 }
 
 // CompileNginx compiles an nginx log_format string (its quoted parts
@@ -163,12 +101,6 @@ func compileNginx(format string, vars []string) (*pattern, error) {
 	}
 	p := &pattern{}
 	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			p.parts = append(p.parts, part{lit: lit.String()})
-			lit.Reset()
-		}
-	}
 	for i := 0; i < len(format); i++ {
 		c := format[i]
 		if c != '$' {
@@ -198,51 +130,28 @@ func compileNginx(format string, vars []string) (*pattern, error) {
 		}
 		name = strings.ToLower(name)
 		if !knownNginxVar(name) && !own[name] {
-			return nil, unknownVar("$"+name, nearest(name, nginxVarNames()), "nginx")
+			return nil, unknownVar("$"+name, nearest(name, sortedNames(nginxVars, "")), "nginx")
 		}
-		flush()
-		f, logged := nginxField(name)
-		p.parts = append(p.parts, part{field: f})
-		p.fields++
-		p.logged |= logged
+		p.literal(&lit)
+		f := &field{name: "$" + name}
+		p.add("", f, f.read(nginxUses[name]), "") // text, unread, when not there
 	}
-	flush()
-	if p.fields == 0 {
-		return nil, fmt.Errorf("--log-format %q: names no variable", format)
-	}
-	if p.logged&FieldTime == 0 {
-		return nil, fmt.Errorf("--log-format: logs no time ($time_local, $time_iso8601 or $msec): its lines cannot be placed in the run")
-	}
-	if !hasField(p, "$remote_addr", "$realip_remote_addr", "$proxy_protocol_addr") {
-		return nil, fmt.Errorf("--log-format: logs no client address ($remote_addr): its lines cannot be told from other clients'")
-	}
-	return p, nil
-}
-
-func hasField(p *pattern, names ...string) bool {
-	for _, pt := range p.parts {
-		if pt.field != nil {
-			for _, n := range names {
-				if pt.field.name == n {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	p.literal(&lit)
+	return p, p.placeable(fmt.Sprintf(" %q: names no variable", format), "$time_local, $time_iso8601 or $msec",
+		hasField(p, "$remote_addr", "$realip_remote_addr", "$proxy_protocol_addr"), "no client address ($remote_addr)")
 }
 
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// nginxVarNames lists nginx's variables, sorted, for a did-you-mean.
-func nginxVarNames() []string {
-	out := make([]string, 0, len(nginxVars))
-	for v := range nginxVars {
-		out = append(out, v)
+// sortedNames lists the names of a gateway's variables, each after
+// prefix, sorted, for a did-you-mean.
+func sortedNames(vars map[string]bool, prefix string) []string {
+	out := make([]string, 0, len(vars))
+	for _, v := range slices.Sorted(maps.Keys(vars)) {
+		out = append(out, prefix+v)
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -264,10 +173,7 @@ func unknownVar(name, near, gateway string) error {
 // of it (at most two edits, and fewer than half its letters); "" when none.
 func nearest(name string, names []string) string {
 	best := words.Nearest(name, names)
-	if best == "" {
-		return ""
-	}
-	if strings.HasPrefix(name, "%") {
+	if best == "" || strings.HasPrefix(name, "%") {
 		return best
 	}
 	return "$" + best
@@ -299,18 +205,7 @@ func nginxConfigString(s string) string {
 	}
 	var b strings.Builder
 	for s = strings.TrimSpace(s); s != "" && (s[0] == '\'' || s[0] == '"'); s = strings.TrimSpace(s) {
-		q := s[0]
-		end := -1
-		for i := 1; i < len(s); i++ {
-			if s[i] == '\\' {
-				i++
-				continue
-			}
-			if s[i] == q {
-				end = i
-				break
-			}
-		}
+		q, end := s[0], closingQuote(s)
 		if end < 0 {
 			return b.String() + s
 		}

@@ -1,6 +1,9 @@
 package accesslog
 
 import (
+	"errors"
+	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +29,72 @@ type pattern struct {
 	notes []string
 }
 
+// literal ends the literal text of a format read so far, lit, as a part.
+func (p *pattern) literal(lit *strings.Builder) {
+	if lit.Len() > 0 {
+		p.parts = append(p.parts, part{lit: lit.String()})
+		lit.Reset()
+	}
+}
+
+// add appends field f (under key, for a keyed pattern), what it logs
+// and its note.
+func (p *pattern) add(key string, f *field, logged Field, note string) {
+	p.parts = append(p.parts, part{lit: key, field: f})
+	p.fields++
+	p.logged |= logged
+	p.note(note)
+}
+
+// maxNotes bounds the notes a format's compilation keeps.
+const maxNotes = 8
+
+// note keeps a note of what the format does not read, up to maxNotes.
+func (p *pattern) note(n string) {
+	if n != "" && len(p.notes) < maxNotes {
+		p.notes = append(p.notes, n)
+	}
+}
+
+// placeable refuses a compiled format a join cannot place: it names no
+// variable (none says so), logs no time (times names the variables that
+// would), or cannot tell its client's lines from others' (clients false;
+// what it lacks).
+func (p *pattern) placeable(none, times string, clients bool, lacks string) error {
+	switch {
+	case p.fields == 0:
+		return errors.New("--log-format" + none)
+	case p.logged&FieldTime == 0:
+		return fmt.Errorf("--log-format: logs no time (%s)%s: its lines cannot be placed in the run", times, notesSaid(p.notes))
+	case !clients:
+		return fmt.Errorf("--log-format: logs %s: its lines cannot be told from other clients'", lacks)
+	}
+	return nil
+}
+
+// hasField reports whether p has a field of one of names.
+func hasField(p *pattern, names ...string) bool {
+	for _, pt := range p.parts {
+		if pt.field != nil {
+			for _, n := range names {
+				if pt.field.name == n {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// notesSaid is the first note, after a semicolon, for an error that they
+// may explain; "" when none.
+func notesSaid(notes []string) string {
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + notes[0]
+}
+
 // part is a literal (field == nil) or a field.
 type part struct {
 	lit   string
@@ -44,6 +113,54 @@ type field struct {
 	// set stores a matched value, "" for the log's "-".
 	set func(r *Record, v string, st *matchState)
 }
+
+// use is what a format's variable is read as: the shape of its values,
+// what it logs, and where its value goes. The gateways' tables map their
+// variables to uses; those several of them share are written once here.
+type use struct {
+	shape  shape
+	logged Field
+	set    func(r *Record, v string, st *matchState)
+}
+
+// read sets f up to read u; it returns what u logs.
+func (f *field) read(u use) Field {
+	f.shape, f.set = u.shape, u.set
+	return u.logged
+}
+
+var (
+	useClient = use{shapeAddr, 0, func(r *Record, v string, _ *matchState) {
+		if a, ok := parseAddr(v); ok {
+			r.Client = a
+		}
+	}}
+	useClientPort   = use{shapePort, FieldClientPort, func(r *Record, v string, _ *matchState) { r.ClientPort, _ = parsePort(v) }}
+	useServerAddr   = use{shapeAddr, FieldListener, func(_ *Record, v string, st *matchState) { st.serverAddr = v }}
+	useServerPort   = use{shapePort, FieldListener, func(_ *Record, v string, st *matchState) { st.serverPortS = v }}
+	useBackend      = use{shapeToken, FieldBackend, func(_ *Record, v string, st *matchState) { st.beName = v }}
+	useServer       = use{shapeToken, FieldBackend, func(_ *Record, v string, st *matchState) { st.srvName = v }}
+	useServerIP     = use{shapeAddr, FieldBackend, func(_ *Record, v string, st *matchState) { st.srvIP = v }}
+	useServerIPPort = use{shapePort, 0, func(_ *Record, v string, st *matchState) { st.srvPort = v }}
+	useStatus       = use{shapeStatus, 0, func(r *Record, v string, _ *matchState) { r.Status, _ = parseStatus(v) }}
+	useRequest      = use{shapeText, 0, func(r *Record, v string, _ *matchState) {
+		if m, u := requestLine(v); m != "" {
+			r.Method, r.URI = m, u
+		}
+	}}
+	useMethod = use{shapeToken, 0, func(r *Record, v string, _ *matchState) { r.Method = v }}
+	useURI    = use{shapeToken, 0, func(r *Record, v string, _ *matchState) { r.URI = v }}
+	// useFirstURI keeps the first of the formats' URIs.
+	useFirstURI = use{shapeToken, 0, func(r *Record, v string, _ *matchState) {
+		if r.URI == "" {
+			r.URI = v
+		}
+	}}
+	useHost      = use{shapeToken, 0, func(r *Record, v string, _ *matchState) { r.Host = v }}
+	useRequestID = use{shapeToken, FieldRequestID, func(r *Record, v string, _ *matchState) { r.RequestID = v }}
+	useInstance  = use{shapeToken, FieldInstance, func(r *Record, v string, _ *matchState) { r.Instance = v }}
+	useText      = use{shape: shapeText}
+)
 
 // shape is what a field's value may look like.
 type shape int
@@ -123,7 +240,7 @@ func (tp timePart) read() (t time.Time, res time.Duration, noZone, ok bool) {
 		tp.s = s[:len(s)-tp.unixDigits] + "." + s[len(s)-tp.unixDigits:]
 	}
 	t, ok = parseTime(tp.s, tp.layout)
-	res = msDuration(tp.res)
+	res = time.Duration(tp.res) * time.Millisecond
 	if res == 0 {
 		res = time.Microsecond
 	}
@@ -248,7 +365,7 @@ func (m *matcher) quoted(i, pos int, f *field) bool {
 	if end < 0 {
 		return false
 	}
-	m.vals[i] = unquote(rest[1:end])
+	m.vals[i] = unquote(rest[1:end], false)
 	return m.at(i+1, pos+end+1)
 }
 
@@ -387,27 +504,28 @@ func (s shape) fits(v string) bool {
 }
 
 // closingQuote is the index of the quote that ends s, which starts with
-// one; -1 when there is none.
+// one (double or single), past backslash escapes; -1 when there is none.
 func closingQuote(s string) int {
 	for i := 1; i < len(s); i++ {
 		switch s[i] {
 		case '\\':
 			i++
-		case '"':
+		case s[0]:
 			return i
 		}
 	}
 	return -1
 }
 
-// unquote undoes the escapes of a quoted value: \" and \\.
-func unquote(s string) string {
+// unquote undoes the backslash escapes of a logged value (\" and \\),
+// or of every character (all: a HAProxy configuration's "\ ").
+func unquote(s string, all bool) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+		if s[i] == '\\' && i+1 < len(s) && (all || s[i+1] == '"' || s[i+1] == '\\') {
 			i++
 		}
 		b.WriteByte(s[i])
@@ -440,7 +558,7 @@ func (st *matchState) finish(r *Record) bool {
 		}
 	}
 	if st.durMS != "" {
-		if d, ok := millis(st.durMS); ok {
+		if d, ok := whole(st.durMS, time.Millisecond); ok {
 			r.Duration = d
 		}
 	}
@@ -452,23 +570,21 @@ func (st *matchState) finish(r *Record) bool {
 		}
 		r.Time, r.Resolution, r.NoZone = t, res, noZone
 	case st.hasUnix:
-		r.Time, r.Resolution = unixTime(st.unixSec, st.unixMS), msDuration(1)
+		r.Time, r.Resolution = time.Unix(st.unixSec, int64(st.unixMS)*int64(time.Millisecond)).UTC(), time.Millisecond
 	case st.end.s != "":
 		t, res, noZone, ok := st.end.read()
 		if !ok {
 			return false
 		}
-		r.Time, r.Resolution, r.NoZone, r.AtEnd = t, res, noZone, true
-		if r.Duration >= 0 {
-			r.Time, r.AtEnd = r.Time.Add(-r.Duration), false
-		}
+		r.Resolution, r.NoZone = res, noZone
+		r.ended(t)
 	}
 	if st.serverAddr != "" || st.serverPortS != "" {
 		a, okA := parseAddr(st.serverAddr)
 		p, okP := parsePort(st.serverPortS)
 		switch {
 		case okA && okP:
-			r.Server = addrPort(a, p)
+			r.Server = netip.AddrPortFrom(a, p)
 		case okP:
 			r.ServerPort = p
 		}
@@ -513,7 +629,7 @@ func haproxyServer(st *matchState) (Try, bool) {
 	case st.srvName == "<NOSRV>" || st.srvName == "":
 		if a, ok := parseAddr(st.srvIP); ok {
 			p, _ := parsePort(st.srvPort)
-			t.Addr = addrPort(a, p)
+			t.Addr = netip.AddrPortFrom(a, p)
 			t.Backend = t.Addr.String()
 			return t, true
 		}
@@ -525,7 +641,7 @@ func haproxyServer(st *matchState) (Try, bool) {
 	}
 	if a, ok := parseAddr(st.srvIP); ok {
 		if p, ok := parsePort(st.srvPort); ok {
-			t.Addr = addrPort(a, p)
+			t.Addr = netip.AddrPortFrom(a, p)
 		}
 	}
 	return t, true

@@ -84,6 +84,12 @@ type Unmatched struct {
 // unmatchedShown bounds Unmatched.LineHas, in characters.
 const unmatchedShown = 24
 
+// shown is the start of s an Unmatched shows.
+func shown(s string) string {
+	rest := []rune(s)
+	return string(rest[:min(len(rest), unmatchedShown)])
+}
+
 // unmatched says where line (number n) leaves p, and which format it
 // reads as; a HAProxy line's syslog header is passed over when the rest
 // gets further.
@@ -111,8 +117,7 @@ func unmatched(p *pattern, line string, n int64, syslog bool) *Unmatched {
 			u.FormatHas = f.name
 		}
 	}
-	rest := []rune(line[pos:])
-	u.LineHas = string(rest[:min(len(rest), unmatchedShown)])
+	u.LineHas = shown(line[pos:])
 	for _, f := range lineFormats {
 		var rec Record
 		if f.parse(line, &rec) {
@@ -373,7 +378,7 @@ func (r *Reader) detect(kind Kind) error {
 		return &PinprobeDocError{Schema: string(m[1])}
 	}
 	if looksJSON(head) && (kind == Envoy || kind == "" && looksEnvoyJSON(head)) {
-		p := mustPattern(envoyJSONPattern(envoyJSONKeys))
+		p := envoyJSONPattern(envoyJSONKeys)
 		r.kind, r.format, r.logged = Envoy, "Envoy JSON (Istio's or Envoy Gateway's keys)", p.logged
 		r.linesOf(func(line string, rec *Record) bool { return envoyJSONLine(p, line, rec) })
 		return nil
@@ -385,9 +390,7 @@ func (r *Reader) detect(kind Kind) error {
 		}
 	}
 	if looksJSON(head) && (kind == "" || kind == Azure) {
-		// What it logs is what its records hold, known as they are read.
-		r.kind, r.format = Azure, "Azure Application Gateway (JSON)"
-		r.readJSON()
+		r.openJSON(Azure)
 		return nil
 	}
 	var lines []aheadLine
@@ -585,11 +588,9 @@ func (r *Reader) linesOf(parse func(string, *Record) bool) {
 				return err
 			}
 			*rec = Record{Line: n}
-			if parse(string(l), rec) {
-				r.st.Records++
+			if r.took(parse(string(l), rec), true, n) {
 				return nil
 			}
-			r.skipped(n)
 			if r.st.Unmatched == nil && r.unmatched != nil {
 				r.st.Unmatched = r.unmatched(string(l), n)
 			}
@@ -654,8 +655,7 @@ func (r *Reader) readCSV(cols []string) {
 	for _, c := range cols {
 		raw[strings.TrimSpace(c)] = true
 	}
-	r.azure = azureShape(raw)
-	r.format = "Azure " + azureTable(r.azure) + " (CSV)"
+	r.azureNamed(raw, "CSV")
 	// What it logs is what its records hold, known as they are read.
 	r.logged = 0
 	r.next = func(rec *Record) error {
@@ -692,104 +692,51 @@ func (r *Reader) readCSV(cols []string) {
 			for i, v := range vals {
 				a.set(cols[i], v)
 			}
-			ok, access := a.record(rec)
-			switch {
-			case ok:
-				r.st.Records++
-				r.logged |= a.logged()
+			if ok, access := r.azureRecord(&a, rec); r.took(ok, access, n) {
 				return nil
-			case !access:
-				r.st.Other++
-			default:
-				r.skipped(n)
 			}
 		}
 	}
 }
 
-func azureTable(shape string) string {
-	switch shape {
-	case "azure-diagnostics":
-		return "AzureDiagnostics"
-	case "azure-storage":
-		return "diagnostic records"
+// azureRecord makes a Record of a, adding what it holds to what the log
+// logs.
+func (r *Reader) azureRecord(a *azureRecord, rec *Record) (ok, access bool) {
+	ok, access = a.record(rec)
+	if ok {
+		r.logged |= a.logged()
 	}
-	return "AGWAccessLogs"
+	return ok, access
 }
 
-// readJSON reads an Azure JSON export or storage blob.
-func (r *Reader) readJSON() {
-	s := newJSONScan(r.src, r.max)
-	named := false
-	first := int64(0) // the line of the first record
-	r.next = func(rec *Record) error {
-		for {
-			if r.st.Records == 0 && r.st.Other == 0 && r.st.Lines >= detectLines {
-				return notAzure(r.st.Lines, first)
-			}
-			obj, cols, err := s.next()
-			switch {
-			case errors.Is(err, io.EOF):
-				if r.st.Records == 0 && r.st.Other == 0 && r.st.Lines > 0 {
-					return notAzure(r.st.Lines, first)
-				}
-				return io.EOF
-			case err != nil:
-				retry, stop := r.scanError(s, err, "the JSON ends at line %d before its record or wrapper does (a file cut short, or still being written): what came before is read",
-					r.st.Records == 0, func(err error) error {
-						return fmt.Errorf("%w: %v (read as an Azure JSON export: give it as Log Analytics, az or the diagnostic setting wrote it)", ErrFormat, err)
-					})
-				if retry {
-					continue
-				}
-				return stop
-			}
-			r.st.Lines++
-			if first == 0 {
-				first = s.valLine
-			}
-			*rec = Record{Line: s.valLine}
-			a, raw, ok := decodeAzure(obj, cols)
-			if !ok {
-				r.skipped(s.valLine)
-				continue
-			}
-			if !named {
-				named = true
-				r.azure = azureShape(raw)
-				r.format = "Azure " + azureTable(r.azure) + " (JSON)"
-			}
-			ok, access := a.record(rec)
-			switch {
-			case ok:
-				r.st.Records++
-				r.logged |= a.logged()
-				return nil
-			case !access:
-				r.st.Other++
-			default:
-				r.skipped(s.valLine)
-			}
-		}
-	}
+// azureNamed sets an Azure log's shape by its columns, and names its
+// format by its table, read as (CSV or JSON).
+func (r *Reader) azureNamed(cols map[string]bool, as string) {
+	r.azure = azureShape(cols)
+	table := map[string]string{"azure-diagnostics": "AzureDiagnostics", "azure-storage": "diagnostic records"}[r.azure]
+	r.format = "Azure " + cmp.Or(table, "AGWAccessLogs") + " (" + as + ")"
 }
 
 // scanError handles an error of a JSON scan other than its end: a record
-// too long is counted and skipped (retry); a JSON cut short (cut: where,
-// by its line) or broken ends the reading, said in Stats.Err, unless
-// nothing was read yet (fresh): then the log is not of the format
-// (notFormat).
-func (r *Reader) scanError(s *jsonScan, err error, cut string, fresh bool, notFormat func(error) error) (retry bool, stop error) {
+// too long is counted and skipped (retry); a JSON cut short or broken
+// ends the reading, said in Stats.Err, unless nothing was read yet: then
+// the log is not of the format.
+func (r *Reader) scanError(s *jsonScan, err error) (retry bool, stop error) {
+	azure := r.kind == Azure
 	switch {
 	case errors.Is(err, errTooLong):
 		r.st.TooLong++
 		return true, nil
 	case errors.Is(err, io.ErrUnexpectedEOF) && r.gz:
 		r.st.Err = truncated(s.line)
+	case errors.Is(err, io.ErrUnexpectedEOF) && azure:
+		r.st.Err = fmt.Errorf("the JSON ends at line %d before its record or wrapper does (a file cut short, or still being written): what came before is read", s.line)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		r.st.Err = fmt.Errorf(cut, s.line)
-	case fresh:
-		return false, notFormat(err)
+		r.st.Err = fmt.Errorf("the JSON ends in the middle of a record at line %d: the rest is not read", s.line)
+	case azure && r.st.Records == 0:
+		return false, fmt.Errorf("%w: %v (read as an Azure JSON export: give it as Log Analytics, az or the diagnostic setting wrote it)", ErrFormat, err)
+	case r.st.Records == 0 && r.st.Lines == 0:
+		return false, fmt.Errorf("%w: %v", ErrFormat, err)
 	case strings.HasPrefix(err.Error(), "line "):
 		r.st.Err = fmt.Errorf("%v: the rest is not read", err)
 	default:
@@ -821,11 +768,7 @@ func decodeAzure(obj []byte, cols []string) (azureRecord, map[string]bool, bool)
 				break
 			}
 			raw[name] = true
-			if obj, ok := row[i].(map[string]any); ok && strings.EqualFold(name, "AdditionalFields") {
-				a.setFields(obj)
-				continue
-			}
-			a.set(name, jsonScalar(row[i]))
+			a.setValue(name, row[i])
 		}
 		return a, raw, true
 	}
@@ -840,11 +783,7 @@ func decodeAzure(obj []byte, cols []string) (azureRecord, map[string]bool, bool)
 			a.setFields(props)
 			continue
 		}
-		if obj, ok := v.(map[string]any); ok && strings.EqualFold(k, "AdditionalFields") {
-			a.setFields(obj)
-			continue
-		}
-		a.set(k, jsonScalar(v))
+		a.setValue(k, v)
 	}
 	return a, raw, true
 }

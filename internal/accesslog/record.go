@@ -2,6 +2,7 @@ package accesslog
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -127,20 +128,27 @@ type Record struct {
 	Reason string
 }
 
-// Backend is the backend that answered: the last one tried, "" when none.
-func (r *Record) Backend() string {
-	if len(r.Tries) == 0 {
-		return ""
+// ended sets the time t a log wrote when the response was done: the
+// request's start, t less its duration, where the log has that.
+func (r *Record) ended(t time.Time) {
+	r.Time, r.AtEnd = t, r.Duration < 0
+	if r.Duration >= 0 {
+		r.Time = t.Add(-r.Duration)
 	}
-	return r.Tries[len(r.Tries)-1].Backend
 }
 
+// Backend is the backend that answered: the last one tried, "" when none.
+func (r *Record) Backend() string { return r.last().Backend }
+
 // BackendStatus is the status of the backend that answered, "" when none.
-func (r *Record) BackendStatus() string {
+func (r *Record) BackendStatus() string { return r.last().Status }
+
+// last is the backend tried last; none when none was.
+func (r *Record) last() Try {
 	if len(r.Tries) == 0 {
-		return ""
+		return Try{}
 	}
-	return r.Tries[len(r.Tries)-1].Status
+	return r.Tries[len(r.Tries)-1]
 }
 
 // dash is a log's empty value.
@@ -167,8 +175,8 @@ func parseAddr(s string) (netip.Addr, bool) {
 // port without brackets, as some logs write it: the last colon parts them).
 func parseAddrPort(s string) (netip.AddrPort, bool) {
 	s = dash(s)
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
+	if ap, ok := splitAddrPort(s); ok {
+		return ap, true
 	}
 	i := strings.LastIndexByte(s, ':')
 	if i <= 0 {
@@ -182,10 +190,35 @@ func parseAddrPort(s string) (netip.AddrPort, bool) {
 	return netip.AddrPortFrom(a, p), true
 }
 
+// splitAddrPort reads "ip:port" strictly, as netip does, the address
+// unmapped.
+func splitAddrPort(s string) (netip.AddrPort, bool) {
+	ap, err := netip.ParseAddrPort(s)
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), err == nil
+}
+
 // parsePort reads a port number, 1 to 65535.
 func parsePort(s string) (uint16, bool) {
+	n, ok := digits(dash(s), 5)
+	if !ok || n == 0 || n > 65535 {
+		return 0, false
+	}
+	return uint16(n), true
+}
+
+// parseStatus reads an HTTP status, 100 to 999; 0, false otherwise.
+func parseStatus(s string) (int, bool) {
 	s = dash(s)
-	if s == "" || len(s) > 5 {
+	n, ok := digits(s, 3)
+	if !ok || len(s) != 3 {
+		return 0, false
+	}
+	return n, n >= 100
+}
+
+// digits reads s, 1 to size decimal digits; false when it is not.
+func digits(s string, size int) (int, bool) {
+	if s == "" || len(s) > size {
 		return 0, false
 	}
 	n := 0
@@ -195,26 +228,15 @@ func parsePort(s string) (uint16, bool) {
 		}
 		n = n*10 + int(s[i]-'0')
 	}
-	if n == 0 || n > 65535 {
-		return 0, false
-	}
-	return uint16(n), true
+	return n, true
 }
 
-// parseStatus reads an HTTP status, 100 to 999; 0, false otherwise.
-func parseStatus(s string) (int, bool) {
-	s = dash(s)
-	if len(s) != 3 {
-		return 0, false
+// statusText is an HTTP status as text ("502"), "" when s is none.
+func statusText(s string) string {
+	if n, ok := parseStatus(s); ok {
+		return strconv.Itoa(n)
 	}
-	n := 0
-	for i := 0; i < 3; i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n, n >= 100
+	return ""
 }
 
 // requestLine splits "GET /path HTTP/1.1" into its method and target.

@@ -1,6 +1,7 @@
 package accesslog
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -10,6 +11,15 @@ import (
 // %START_TIME(format)%.
 const layoutStrftime = "strftime"
 
+// strftimeShape is the shape of the times a strftime format writes: a
+// token, or text where it writes a space.
+func strftimeShape(f string) shape {
+	if strings.ContainsAny(f, " \t") {
+		return shapeText
+	}
+	return shapeToken
+}
+
 // maxStrftime bounds a strftime format pinprobe reads.
 const maxStrftime = 256
 
@@ -17,7 +27,7 @@ const maxStrftime = 256
 // strftime format f; bad is the first it does not ("%U").
 func strftimeOK(f string) (bad string, ok bool) {
 	if len(f) > maxStrftime {
-		return "a format of " + itoa(len(f)) + " bytes", false
+		return "a format of " + strconv.Itoa(len(f)) + " bytes", false
 	}
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
@@ -324,17 +334,3 @@ var (
 	longMonths = []string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
 	longDays   = []string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
 )
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
-}

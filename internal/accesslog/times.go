@@ -2,7 +2,6 @@ package accesslog
 
 import (
 	"math"
-	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -88,20 +87,13 @@ func seconds(s string) (time.Duration, bool) {
 	return time.Duration(f * float64(time.Second)), true
 }
 
-// millis reads a duration in milliseconds ("12"); false when it is not
-// one, negative (HAProxy's -1: not reached), or longer than a day.
-func millis(s string) (time.Duration, bool) {
+// whole reads a whole number of units ("12" ms, Traefik's ns); false
+// when it is not one, negative (HAProxy's -1: not reached), or longer
+// than a day.
+func whole(s string, unit time.Duration) (time.Duration, bool) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n < 0 || n > 86400000 {
+	if err != nil || n < 0 || n > int64(24*time.Hour/unit) {
 		return 0, false
 	}
-	return time.Duration(n) * time.Millisecond, true
+	return time.Duration(n) * unit, true
 }
-
-func msDuration(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-
-func unixTime(sec int64, ms int) time.Time {
-	return time.Unix(sec, int64(ms)*int64(time.Millisecond)).UTC()
-}
-
-func addrPort(a netip.Addr, p uint16) netip.AddrPort { return netip.AddrPortFrom(a, p) }

@@ -51,8 +51,8 @@ func parseTraefikCLF(line string, r *Record) bool {
 	if len(f) != 9 || !strings.HasSuffix(f[8], "ms") {
 		return false
 	}
-	ms, err := strconv.ParseInt(strings.TrimSuffix(f[8], "ms"), 10, 64)
-	if err != nil || ms < 0 || ms > 86400000 {
+	took, ok := whole(strings.TrimSuffix(f[8], "ms"), time.Millisecond)
+	if !ok {
 		return false
 	}
 	if s := dash(f[1]); s != "" {
@@ -66,7 +66,7 @@ func parseTraefikCLF(line string, r *Record) bool {
 		}
 	}
 	r.Client = client
-	r.Time, r.Resolution, r.Duration = start, time.Second, time.Duration(ms)*time.Millisecond
+	r.Time, r.Resolution, r.Duration = start, time.Second, took
 	r.Method, r.URI = requestLine(f[0])
 	r.Listener = dash(f[6])
 	if b, ok := traefikBackend(dash(f[7])); ok {
@@ -99,8 +99,8 @@ func traefikBackend(s string) (Try, bool) {
 // by scheme.
 func traefikTry(scheme, host string) Try {
 	t := Try{Backend: host}
-	if ap, err := netip.ParseAddrPort(host); err == nil {
-		t.Addr = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	if ap, ok := splitAddrPort(host); ok {
+		t.Addr = ap
 		return t
 	}
 	if a, ok := parseAddr(host); ok {
@@ -108,7 +108,7 @@ func traefikTry(scheme, host string) Try {
 		if scheme == "https" {
 			port = 443
 		}
-		t.Addr = addrPort(a, port)
+		t.Addr = netip.AddrPortFrom(a, port)
 	}
 	return t
 }
@@ -171,10 +171,10 @@ func (t *traefikJSON) record(r *Record, logged *Field) bool {
 	peer, okPeer := parseAddrPort(t.ClientAddr)
 	if !okPeer {
 		if a, ok := parseAddr(t.ClientAddr); ok {
-			peer = addrPort(a, 0)
+			peer = netip.AddrPortFrom(a, 0)
 		}
 		if p, ok := parsePort(jsonText(t.ClientPort)); ok && peer.Addr().IsValid() {
-			peer = addrPort(peer.Addr(), p)
+			peer = netip.AddrPortFrom(peer.Addr(), p)
 		}
 	}
 	r.Client, r.ClientPort = peer.Addr(), peer.Port()
@@ -187,8 +187,8 @@ func (t *traefikJSON) record(r *Record, logged *Field) bool {
 	if r.ClientPort != 0 {
 		*logged |= FieldClientPort
 	}
-	if n, err := strconv.ParseInt(jsonText(t.Duration), 10, 64); err == nil && n >= 0 && n <= int64(24*time.Hour) {
-		r.Duration = time.Duration(n)
+	if d, ok := whole(jsonText(t.Duration), 1); ok {
+		r.Duration = d
 		*logged |= FieldDuration
 	}
 	if s := jsonText(t.DownstreamStatus); s != "" {
@@ -219,31 +219,10 @@ func (t *traefikJSON) record(r *Record, logged *Field) bool {
 		// OriginStatus is the status the service handler wrote: the
 		// backend's, or Traefik's own 502 or 504 when it could not
 		// connect or timed out.
-		if s, ok := parseStatus(jsonText(t.OriginStatus)); ok {
-			try.Status = strconv.Itoa(s)
+		if try.Status = statusText(jsonText(t.OriginStatus)); try.Status != "" {
 			*logged |= FieldBackendStatus
 		}
 		r.Tries = []Try{try}
 	}
 	return true
-}
-
-// jsonText is a raw JSON scalar as text: a string's contents, a number's
-// digits; "" for null and anything else.
-func jsonText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return ""
-		}
-		return s
-	}
-	if raw[0] == '{' || raw[0] == '[' {
-		return ""
-	}
-	return string(raw)
 }
