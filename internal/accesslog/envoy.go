@@ -80,6 +80,9 @@ func (o envoyOp) String() string {
 // many bytes it takes; false when s holds none there (an upper-case name,
 // its argument in parentheses, a length after a colon, a closing %).
 func envoyOperator(s string) (envoyOp, int, bool) {
+	if len(s) < 2 { // "" or a lone "%": no operator
+		return envoyOp{}, 0, false
+	}
 	i := 1
 	for i < len(s) && (s[i] >= 'A' && s[i] <= 'Z' || s[i] == '_' || i > 1 && s[i] >= '0' && s[i] <= '9') {
 		i++

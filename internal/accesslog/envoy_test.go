@@ -125,6 +125,9 @@ func TestEnvoyRefusals(t *testing.T) {
 		{`[%START_TIME%] %DOWNSTREAM_REMOTE_ADDRESS% %oops`, "starts no Envoy operator", ""},
 		{`{"t": "%START_TIME%", "c": "%DOWNSTREAM_REMOTE_ADDRESS%", "n": {"x": "%UPSTREAM_HOST%"}}`, "", `key "n" holds no operator`},
 		{`{"t": "%START_TIME%", `, "a JSON object", ""},
+		// An empty value, or a lone %, is no operator (it once panicked).
+		{`{"t": "%START_TIME%", "c": "%DOWNSTREAM_REMOTE_ADDRESS%", "a": ""}`, "", `key "a" holds "", not one operator`},
+		{`[%START_TIME%] %DOWNSTREAM_REMOTE_ADDRESS% %`, "starts no Envoy operator", ""},
 	} {
 		r, err := Open(strings.NewReader(""), Options{Kind: Envoy, Format: tt.format})
 		switch {
