@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/netip"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -18,6 +17,7 @@ import (
 // "### ". Every string is escaped here (mdText, codeSpan), none before.
 func writePageMarkdown(w io.Writer, p *Page) error {
 	m := &mdWriter{errWriter: errWriter{w: w}}
+	p = p.in(FormatMarkdown)
 	m.printf("# %s\n\n", mdText(p.Title))
 	quoted := false
 	if p.Lead.Lead != "" || p.Lead.Text != "" {
@@ -25,7 +25,7 @@ func writePageMarkdown(w io.Writer, p *Page) error {
 		quoted = true
 	}
 	for _, b := range p.Top {
-		if b, ok := b.(Para); ok && shows(b.Only, FormatMarkdown) {
+		if b, ok := b.(Para); ok {
 			if quoted {
 				m.printf(">\n")
 			}
@@ -60,16 +60,10 @@ func mdPara(p Para) string {
 // section writes a section under "## ", each of its tables' titles under
 // "### ".
 func (m *mdWriter) section(s Section) {
-	if !slices.ContainsFunc(s.Blocks, func(b Block) bool { return shows(b.only(), FormatMarkdown) }) && s.Aside == "" {
-		return // nothing to say here
-	}
 	if s.Heading != "" {
 		m.printf("\n## %s\n", mdText(s.Heading))
 	}
 	for _, b := range s.Blocks {
-		if !shows(b.only(), FormatMarkdown) {
-			continue
-		}
 		switch b := b.(type) {
 		case Para:
 			if b.Title != "" {
@@ -127,8 +121,8 @@ func (m *mdWriter) pageTable(tb *Table) {
 	if tb.Marks {
 		lead = 1
 	}
-	cols, keep := tb.shown(FormatMarkdown)
-	out := tb.cells(keep, lead)
+	cols := tb.Cols
+	out := tb.cells(lead)
 	var head []string
 	var align strings.Builder
 	if tb.Marks {

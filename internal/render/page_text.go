@@ -25,6 +25,7 @@ func newTextWriter(w io.Writer, o Options) *textWriter {
 // to the width, tables narrowed by their columns' Prio and Under.
 func writePageText(w io.Writer, p *Page, o Options) error {
 	t := newTextWriter(w, o)
+	p = p.in(FormatText)
 	code := ansiBold
 	if p.Bad {
 		code = AnsiRed + ansiBold
@@ -33,9 +34,7 @@ func writePageText(w io.Writer, p *Page, o Options) error {
 		t.para(code, p.Lead.Lead, p.Lead.Text, 2)
 	}
 	for _, b := range p.Top {
-		if shows(b.only(), FormatText) {
-			t.block(b, false)
-		}
+		t.block(b, false)
 	}
 	under := t.underAll(p)
 	for _, s := range p.Sections {
@@ -52,15 +51,7 @@ func (t *textWriter) section(s Section, under bool) {
 	if s.Aside != "" {
 		heading += "  " + s.Aside
 	}
-	var blocks []Block
-	for _, b := range s.Blocks {
-		if shows(b.only(), FormatText) {
-			blocks = append(blocks, b)
-		}
-	}
-	if len(blocks) == 0 && s.Aside == "" {
-		return // nothing to say here (a heading with its aside says something)
-	}
+	blocks := s.Blocks
 	headed := false
 	aside := s.Aside // said once, under the first titled table's heading
 	for i := 0; i < len(blocks); i++ {
@@ -291,9 +282,9 @@ func textHeads(cols []Col) []textCol {
 	return tc
 }
 
-// textRows are tb's rows of the columns keep, after their mark.
-func textRows(tb *Table, keep []int) [][]string {
-	rows := tb.cells(keep, 1)
+// textRows are tb's rows after their mark.
+func textRows(tb *Table) [][]string {
+	rows := tb.cells(1)
 	if tb.Marks {
 		for i := range rows {
 			rows[i][0] = markOf(tb.Rows[i].Failing)
@@ -309,13 +300,7 @@ func (t *textWriter) underAll(p *Page) bool {
 	for _, s := range p.Sections {
 		for _, b := range s.Blocks {
 			tb, ok := b.(Table)
-			if !ok || !shows(tb.Only, FormatText) {
-				continue
-			}
-			if !slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under && shows(c.Only, FormatText) }) {
-				continue
-			}
-			if cols, keep := tb.shown(FormatText); tableWidth(textHeads(cols), textRows(&tb, keep)) > t.width {
+			if ok && slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under }) && tableWidth(textHeads(tb.Cols), textRows(&tb)) > t.width {
 				return true
 			}
 		}
@@ -335,7 +320,7 @@ var spanRow Row
 // A row's Note is a line under it; a table's Notes follow its rows.
 func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 	// The tables of a group have the same columns: laid out once.
-	cols, keep := group[0].shown(FormatText)
+	cols := group[0].Cols
 	tc := textHeads(cols)
 	var rows [][]string
 	var marks bool
@@ -344,7 +329,7 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 	for g := range group {
 		tb := &group[g]
 		starts[g] = len(rows)
-		rs := textRows(tb, keep)
+		rs := textRows(tb)
 		for i := range rs {
 			src = append(src, &tb.Rows[i])
 		}
