@@ -213,7 +213,7 @@ func (t *textWriter) chart(heading string, c Chart) {
 		t.printf("  %s\n", scale)
 	}
 	t.printf("  ▁ none … █ all failed, blank: no request\n")
-	t.table(textTable{cols: []textCol{{}, {}, {}}, rows: rows, failing: failing, spans: c.Multi})
+	t.table(textTable{cols: make([]Col, 3), rows: rows, failing: failing, spans: c.Multi})
 }
 
 func (t *textWriter) pagePara(p Para) {
@@ -274,10 +274,11 @@ func (t *textWriter) pageList(l List) {
 
 // textHeads are the terminal's columns of cols, heads in capitals, after
 // a mark column (empty, so left out, when the table has no marks).
-func textHeads(cols []Col) []textCol {
-	tc := make([]textCol, 1, 1+len(cols))
+func textHeads(cols []Col) []Col {
+	tc := make([]Col, 1, 1+len(cols))
 	for _, c := range cols {
-		tc = append(tc, textCol{head: strings.ToUpper(cmp.Or(c.Short, c.Head)), right: c.Right, prio: c.Prio, list: c.List, dropZero: c.DropZero, fit: c.Fit})
+		c.Head = strings.ToUpper(cmp.Or(c.Short, c.Head))
+		tc = append(tc, c)
 	}
 	return tc
 }
@@ -300,7 +301,7 @@ func (t *textWriter) underAll(p *Page) bool {
 	for _, s := range p.Sections {
 		for _, b := range s.Blocks {
 			tb, ok := b.(Table)
-			if ok && slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under }) && tableWidth(textHeads(tb.Cols), textRows(&tb)) > t.width {
+			if ok && slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under }) && lineWidth(colWidths(textHeads(tb.Cols), textRows(&tb), nil), nil) > t.width {
 				return true
 			}
 		}
@@ -402,7 +403,7 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 // underLines takes the Under columns out of tc and of every row (in
 // place), and returns each row's line of them: "p50 2.20→2.35ms  p99
 // 2.45→3.45ms", or "" when it has none but "-".
-func underLines(cols []Col, tc []textCol, rows [][]string) ([]string, []textCol) {
+func underLines(cols []Col, tc []Col, rows [][]string) ([]string, []Col) {
 	subs := make([]string, len(rows))
 	for r, row := range rows {
 		var parts []string
@@ -431,39 +432,28 @@ func underLines(cols []Col, tc []textCol, rows [][]string) ([]string, []textCol)
 // ownLines says which rows put their label on a line of their own: when
 // even the columns a terminal never drops do not fit the width, those
 // whose label is too long.
-func (t *textWriter) ownLines(tc []textCol, rows [][]string, src []*Row, labelFirst bool) []bool {
+func (t *textWriter) ownLines(tc []Col, rows [][]string, src []*Row, labelFirst bool) []bool {
 	own := make([]bool, len(rows))
 	if !labelFirst {
 		return own
 	}
 	// A spanning line ("… 12 more") takes the whole width: not measured.
-	measured := func(r int) bool { return src[r] != &spanRow }
-	// The width of the columns never dropped (list columns cut to their
-	// floor), without a copy of the rows; the others are 0, so not counted.
-	w := make([]int, len(tc))
+	spans := func(r int) bool { return src[r] == &spanRow }
+	// The width of the columns never dropped, list columns cut to their
+	// floor; the others are 0, so not counted.
+	w := colWidths(tc, rows, spans)
+	label := w[1]
 	for i, c := range tc {
-		if c.prio != 0 {
-			continue
-		}
-		w[i] = runes(c.head)
-		for r, row := range rows {
-			if measured(r) {
-				w[i] = max(w[i], runes(row[i]))
-			}
-		}
-		if c.list {
-			w[i] = min(w[i], max(runes(c.head), 8))
+		switch {
+		case c.Prio != 0:
+			w[i] = 0
+		case c.List:
+			w[i] = min(w[i], max(runes(c.Head), 8))
 		}
 	}
 	if over := lineWidth(w, nil) - t.width; over > 0 {
-		label := runes(tc[1].head)
-		for r, row := range rows {
-			if measured(r) {
-				label = max(label, runes(row[1]))
-			}
-		}
 		for i, row := range rows {
-			own[i] = measured(i) && runes(row[1]) > label-over
+			own[i] = !spans(i) && runes(row[1]) > label-over
 		}
 	}
 	return own

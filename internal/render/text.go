@@ -165,26 +165,10 @@ func unitOnce(a, sep, b string) string {
 	return a + sep + b
 }
 
-// textCol is one column of a text table.
-type textCol struct {
-	head  string
-	right bool
-	// prio orders the columns a narrow layout drops: lowest first; 0 is
-	// never dropped.
-	prio int
-	// dropZero drops the column when every cell is "0".
-	dropZero bool
-	// list marks a column of space-separated items that may be cut short
-	// ("200×40 502×20 +2") when nothing else can go.
-	list bool
-	// fit cuts each cell's words after its first to the width the other
-	// columns leave (Col.Fit).
-	fit bool
-}
-
-// textTable is rows in columns; failing rows are red.
+// textTable is rows in columns, of which a terminal reads each Head,
+// Right, Prio, DropZero, List and Fit; failing rows are red.
 type textTable struct {
-	cols    []textCol
+	cols    []Col
 	rows    [][]string
 	failing []bool
 	// spans marks rows whose only cell is the second one (a sub-heading,
@@ -226,16 +210,19 @@ func lineWidth(w []int, keep []bool) int {
 	return n + 2*max(cols-1, 0)
 }
 
-// tableWidth is how wide a table of rows in cols is (lineWidth).
-func tableWidth(cols []textCol, rows [][]string) int {
+// colWidths is how wide each column of rows in cols is, its head
+// included, leaving out the rows skip says (nil: none).
+func colWidths(cols []Col, rows [][]string, skip func(r int) bool) []int {
 	w := make([]int, len(cols))
 	for i, c := range cols {
-		w[i] = runes(c.head)
-		for _, row := range rows {
-			w[i] = max(w[i], runes(row[i]))
+		w[i] = runes(c.Head)
+		for r, row := range rows {
+			if skip == nil || !skip(r) {
+				w[i] = max(w[i], runes(row[i]))
+			}
 		}
 	}
-	return lineWidth(w, nil)
+	return w
 }
 
 // listFloor is how narrow a list column gets before a narrow layout drops
@@ -269,30 +256,19 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 			empty = empty && (row[i] == "" || row[i] == "-")
 			zero = zero && row[i] == "0"
 		}
-		if c.prio > 0 && (empty || c.dropZero && zero) {
+		if c.Prio > 0 && (empty || c.DropZero && zero) {
 			keep[i] = false
 		}
 	}
-	widths := func() []int {
-		w := make([]int, len(tb.cols))
-		for i, c := range tb.cols {
-			w[i] = runes(c.head)
-			for _, row := range tb.rows {
-				if !tb.spanning(row) {
-					w[i] = max(w[i], runes(row[i]))
-				}
-			}
-		}
-		return w
-	}
+	widths := func() []int { return colWidths(tb.cols, tb.rows, func(r int) bool { return tb.spanning(tb.rows[r]) }) }
 	total := func(w []int) int { return lineWidth(w, keep) }
 	// cut shortens the list columns by over runes, to no less than floor.
 	cut := func(w []int, over, floor int) []int {
 		for i, c := range tb.cols {
-			if !keep[i] || !c.list || over <= 0 {
+			if !keep[i] || !c.List || over <= 0 {
 				continue
 			}
-			limit := max(w[i]-over, runes(c.head), floor)
+			limit := max(w[i]-over, runes(c.Head), floor)
 			for _, row := range tb.rows {
 				if !tb.spanning(row) {
 					row[i] = cutList(row[i], limit)
@@ -307,7 +283,7 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 		for total(w) > t.width {
 			drop := -1
 			for i, c := range tb.cols {
-				if keep[i] && c.prio > 0 && c.prio < prio && (drop < 0 || c.prio < tb.cols[drop].prio) {
+				if keep[i] && c.Prio > 0 && c.Prio < prio && (drop < 0 || c.Prio < tb.cols[drop].Prio) {
 					drop = i
 				}
 			}
@@ -319,7 +295,7 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 	}
 	w = widths()
 	for i, c := range tb.cols {
-		if !c.fit || !keep[i] {
+		if !c.Fit || !keep[i] {
 			continue
 		}
 		room := max(t.width-(total(w)-w[i]), 12)
@@ -354,7 +330,7 @@ func (t *textWriter) table(tb textTable) {
 			}
 			first = false
 			pad := strings.Repeat(" ", w[i]-runes(c))
-			if tb.cols[i].right {
+			if tb.cols[i].Right {
 				b.WriteString(pad + c)
 			} else {
 				b.WriteString(c + pad)
@@ -365,8 +341,8 @@ func (t *textWriter) table(tb textTable) {
 	head := make([]string, len(tb.cols))
 	hasHead := false
 	for i, c := range tb.cols {
-		head[i] = c.head
-		hasHead = hasHead || c.head != ""
+		head[i] = c.Head
+		hasHead = hasHead || c.Head != ""
 	}
 	next := 0 // the next section
 	notes := tb.notes
