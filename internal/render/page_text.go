@@ -194,17 +194,14 @@ func (t *textWriter) chart(heading string, c Chart) {
 	}
 	width := max(t.width-label-7, 10)
 	per := 1
-	var rows [][]string
-	var failing []bool
+	var rows []textRow
 	for i, s := range tl.Series {
 		if c.Multi && (i == 0 || tl.Series[i-1].Target != s.Target) {
-			rows = append(rows, []string{"", s.Target, ""})
-			failing = append(failing, false)
+			rows = append(rows, textRow{cells: []string{"", s.Target, ""}})
 		}
 		line, p := Sparkline(s.Requests, s.Failed, min(width, 60))
 		per = p
-		rows = append(rows, []string{markOf(s.Failing), s.Label, "|" + line + "|"})
-		failing = append(failing, s.Failing)
+		rows = append(rows, textRow{cells: []string{markOf(s.Failing), s.Label, "|" + line + "|"}, failing: s.Failing})
 	}
 	scale := fmt.Sprintf("failure ratio per %s from %s UTC", words.Num(tl.Step*float64(per))+"s", clock(tl.From.Time))
 	if heading != "" {
@@ -213,7 +210,7 @@ func (t *textWriter) chart(heading string, c Chart) {
 		t.printf("  %s\n", scale)
 	}
 	t.printf("  ▁ none … █ all failed, blank: no request\n")
-	t.table(textTable{cols: make([]Col, 3), rows: rows, failing: failing, spans: c.Multi})
+	t.table(make([]Col, 3), rows)
 }
 
 func (t *textWriter) pagePara(p Para) {
@@ -318,18 +315,17 @@ var spanRow Row
 // 2.45→3.45ms"), aligned with the label: they are never dropped for the
 // width. A layout still too wide puts each label too long on a line of its
 // own above its row, whole (cut in its middle, two pod names read alike).
-// A row's Note is a line under it; a table's Notes follow its rows.
+// The notes of a table's rows, then its Notes, follow its rows.
 func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 	// The tables of a group have the same columns: laid out once.
 	cols := group[0].Cols
 	tc := textHeads(cols)
 	var rows [][]string
-	var marks bool
-	starts := make([]int, len(group)) // each table's first row
 	var src []*Row
+	marks := false
+	count := make([]int, len(group)) // each table's rows
 	for g := range group {
 		tb := &group[g]
-		starts[g] = len(rows)
 		rs := textRows(tb)
 		for i := range rs {
 			src = append(src, &tb.Rows[i])
@@ -339,11 +335,7 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 			more[1] = fmt.Sprintf("… %d more %s", n, tb.More)
 			rs, src = append(rs[:tb.TextCap], more), append(src[:len(src)-n], &spanRow)
 		}
-		if len(group) == 1 {
-			rows = rs
-		} else {
-			rows = append(rows, rs...)
-		}
+		rows, count[g] = append(rows, rs...), len(rs)
 		marks = marks || tb.Marks
 	}
 	labelFirst := len(cols) > 0 && cols[0].Label
@@ -352,52 +344,48 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 		subs, tc = underLines(cols, tc, rows)
 	}
 	own := t.ownLines(tc, rows, src, labelFirst)
-	out := make([][]string, 0, len(rows))
-	failing := make([]bool, 0, len(rows))
-	tt := textTable{cols: tc, spans: true}
-	add := func(row []string, fail bool) {
-		out, failing = append(out, row), append(failing, fail)
+	var out []textRow
+	span := func(s string, fail bool) { // a line of s alone, where the labels are
+		cells := make([]string, len(tc))
+		cells[1] = s
+		out = append(out, textRow{cells: cells, failing: fail})
 	}
-	g := 0
-	for i, row := range rows {
-		for g < len(group) && starts[g] == i {
-			if group[g].Title != "" {
-				tt.sections = append(tt.sections, tableSection{at: len(out), title: heading + "  " + group[g].Title, intro: group[g].Intro})
-			} else if group[g].Intro != "" {
-				t.para("", "  ", group[g].Intro, 4)
+	r := 0
+	for g, tb := range group {
+		if count[g] == 0 {
+			continue
+		}
+		if tb.Title != "" {
+			out = append(out, textRow{title: heading + "  " + tb.Title, intro: tb.Intro})
+		} else if tb.Intro != "" {
+			t.para("", "  ", tb.Intro, 4)
+		}
+		notes := []textRow{}
+		for end := r + count[g]; r < end; r++ {
+			row, fail := rows[r], src[r].Failing
+			if own[r] { // the label's line starts the row: its mark, then the label
+				above := row[1]
+				if marks {
+					above = cmp.Or(row[0], " ") + "  " + above
+					row[0] = " " // the mark's column stays, for the other rows
+				}
+				row[1] = ""
+				span(above, fail)
 			}
-			g++
-		}
-		fail := src[i].Failing
-		if own[i] {
-			// The label's line starts the row: its mark, then the label
-			// where the others have theirs.
-			above := make([]string, len(tc))
-			above[1] = row[1]
-			if marks {
-				above[1] = cmp.Or(row[0], " ") + "  " + above[1]
-				row[0] = " " // the mark's column stays, for the other rows
+			out = append(out, textRow{cells: row, failing: fail})
+			if subs != nil && subs[r] != "" {
+				span("   "+subs[r], fail)
 			}
-			row[1] = ""
-			add(above, fail)
-		}
-		add(row, fail)
-		if subs != nil && subs[i] != "" {
-			sub := make([]string, len(tc))
-			sub[1] = "   " + subs[i]
-			add(sub, fail)
-		}
-		if src[i].Note != "" {
-			tt.notes = append(tt.notes, tableNote{after: len(out), text: src[i].Note})
-		}
-		if end := i + 1; g > 0 && (g == len(group) && end == len(rows) || g < len(group) && starts[g] == end) {
-			for _, n := range group[g-1].Notes {
-				tt.notes = append(tt.notes, tableNote{after: len(out), text: n})
+			if src[r].Note != "" {
+				notes = append(notes, textRow{note: src[r].Note})
 			}
 		}
+		for _, n := range tb.Notes {
+			notes = append(notes, textRow{note: n})
+		}
+		out = append(out, notes...)
 	}
-	tt.rows, tt.failing = out, failing
-	t.table(tt)
+	t.table(tc, out)
 }
 
 // underLines takes the Under columns out of tc and of every row (in

@@ -165,35 +165,13 @@ func unitOnce(a, sep, b string) string {
 	return a + sep + b
 }
 
-// textTable is rows in columns, of which a terminal reads each Head,
-// Right, Prio, DropZero, List and Fit; failing rows are red.
-type textTable struct {
-	cols    []Col
-	rows    [][]string
-	failing []bool
-	// spans marks rows whose only cell is the second one (a sub-heading,
-	// such as the URL of the rows below): it takes the whole line.
-	spans bool
-	// sections split the rows into tables of one layout, each under its
-	// heading and the column heads; none: one table without a heading.
-	sections []tableSection
-	// notes are lines of prose after the sections' rows, each after the
-	// row it follows and before the next section.
-	notes []tableNote
-}
-
-// tableSection starts a table, at row at, with a heading and the line
-// under it (intro).
-type tableSection struct {
-	at    int
-	title string
-	intro string
-}
-
-// tableNote is a line of prose under a table, after its first after rows.
-type tableNote struct {
-	after int
-	text  string
+// textRow is a row of a terminal's table (cells, red when failing), or
+// a line between its rows: a note, or the title of a table laid out as
+// the one before it, with the line under it (intro) and the heads again.
+type textRow struct {
+	cells              []string
+	failing            bool
+	title, intro, note string
 }
 
 // lineWidth is how wide a line of columns w wide is, laid out as table
@@ -231,8 +209,8 @@ const listFloor = 24
 
 // spanning says whether row is a line that spans the table: its only cell
 // the second one (a sub-heading, the latencies under a row).
-func (tb *textTable) spanning(row []string) bool {
-	if !tb.spans || row[1] == "" {
+func spanning(row []string) bool {
+	if row[1] == "" {
 		return false
 	}
 	for i, c := range row {
@@ -243,16 +221,17 @@ func (tb *textTable) spanning(row []string) bool {
 	return true
 }
 
-// layout decides which columns a table keeps and how wide each is, to fit
+// layout decides which columns of a table (a terminal reads each Col's
+// Head, Right, Prio, DropZero, List and Fit) it keeps and how wide each is, to fit
 // the width: empty (and all-zero DropZero) columns of a priority go, then
 // columns by priority below 5, then list columns are cut (their cells cut
 // in place) to listFloor, then any column by priority, then lists to 8.
-func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
-	keep = make([]bool, len(tb.cols))
-	for i, c := range tb.cols {
+func (t *textWriter) layout(cols []Col, rows [][]string) (keep []bool, w []int) {
+	keep = make([]bool, len(cols))
+	for i, c := range cols {
 		keep[i] = true
 		empty, zero := true, true
-		for _, row := range tb.rows {
+		for _, row := range rows {
 			empty = empty && (row[i] == "" || row[i] == "-")
 			zero = zero && row[i] == "0"
 		}
@@ -260,17 +239,17 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 			keep[i] = false
 		}
 	}
-	widths := func() []int { return colWidths(tb.cols, tb.rows, func(r int) bool { return tb.spanning(tb.rows[r]) }) }
+	widths := func() []int { return colWidths(cols, rows, func(r int) bool { return spanning(rows[r]) }) }
 	total := func(w []int) int { return lineWidth(w, keep) }
 	// cut shortens the list columns by over runes, to no less than floor.
 	cut := func(w []int, over, floor int) []int {
-		for i, c := range tb.cols {
+		for i, c := range cols {
 			if !keep[i] || !c.List || over <= 0 {
 				continue
 			}
 			limit := max(w[i]-over, runes(c.Head), floor)
-			for _, row := range tb.rows {
-				if !tb.spanning(row) {
+			for _, row := range rows {
+				if !spanning(row) {
 					row[i] = cutList(row[i], limit)
 				}
 			}
@@ -282,8 +261,8 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 	dropBelow := func(w []int, prio int) {
 		for total(w) > t.width {
 			drop := -1
-			for i, c := range tb.cols {
-				if keep[i] && c.Prio > 0 && c.Prio < prio && (drop < 0 || c.Prio < tb.cols[drop].Prio) {
+			for i, c := range cols {
+				if keep[i] && c.Prio > 0 && c.Prio < prio && (drop < 0 || c.Prio < cols[drop].Prio) {
 					drop = i
 				}
 			}
@@ -294,13 +273,13 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 		}
 	}
 	w = widths()
-	for i, c := range tb.cols {
+	for i, c := range cols {
 		if !c.Fit || !keep[i] {
 			continue
 		}
 		room := max(t.width-(total(w)-w[i]), 12)
-		for _, row := range tb.rows {
-			if first, rest, ok := strings.Cut(row[i], " "); ok && runes(row[i]) > room && !tb.spanning(row) {
+		for _, row := range rows {
+			if first, rest, ok := strings.Cut(row[i], " "); ok && runes(row[i]) > room && !spanning(row) {
 				row[i] = first + " " + words.CutMiddle(rest, max(room-runes(first)-1, 5))
 			}
 		}
@@ -315,8 +294,14 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 
 // table prints rows in aligned columns, two spaces apart, indented by one,
 // dropping columns by priority until the table fits the width (layout).
-func (t *textWriter) table(tb textTable) {
-	keep, w := t.layout(&tb)
+func (t *textWriter) table(cols []Col, rows []textRow) {
+	var cells [][]string
+	for _, r := range rows {
+		if r.cells != nil {
+			cells = append(cells, r.cells)
+		}
+	}
+	keep, w := t.layout(cols, cells)
 	line := func(row []string) string {
 		var b strings.Builder
 		b.WriteString(" ")
@@ -330,7 +315,7 @@ func (t *textWriter) table(tb textTable) {
 			}
 			first = false
 			pad := strings.Repeat(" ", w[i]-runes(c))
-			if tb.cols[i].Right {
+			if cols[i].Right {
 				b.WriteString(pad + c)
 			} else {
 				b.WriteString(c + pad)
@@ -338,47 +323,38 @@ func (t *textWriter) table(tb textTable) {
 		}
 		return strings.TrimRight(b.String(), " ")
 	}
-	head := make([]string, len(tb.cols))
+	head := make([]string, len(cols))
 	hasHead := false
-	for i, c := range tb.cols {
+	for i, c := range cols {
 		head[i] = c.Head
 		hasHead = hasHead || c.Head != ""
 	}
-	next := 0 // the next section
-	notes := tb.notes
-	flush := func(upTo int) { // the notes of the rows before upTo
-		for len(notes) > 0 && notes[0].after <= upTo {
-			t.para("", "   ", notes[0].text, 6)
-			notes = notes[1:]
-		}
-	}
-	if hasHead && len(tb.sections) == 0 {
+	if hasHead && (len(rows) == 0 || rows[0].title == "") {
 		t.printf("%s\n", t.style(ansiBold, line(head)))
 	}
-	for i, row := range tb.rows {
-		for next < len(tb.sections) && tb.sections[next].at == i {
-			flush(i)
-			t.heading(tb.sections[next].title)
-			if intro := tb.sections[next].intro; intro != "" {
-				t.para("", "  ", intro, 4)
+	for _, r := range rows {
+		switch {
+		case r.title != "":
+			t.heading(r.title)
+			if r.intro != "" {
+				t.para("", "  ", r.intro, 4)
 			}
 			if hasHead {
 				t.printf("%s\n", t.style(ansiBold, line(head)))
 			}
-			next++
+		case r.cells == nil:
+			t.para("", "   ", r.note, 6)
+		default:
+			s := " " + words.CutMiddle(r.cells[1], t.width-1)
+			if !spanning(r.cells) {
+				s = line(r.cells)
+			}
+			if r.failing {
+				s = t.style(AnsiRed, s)
+			}
+			t.printf("%s\n", s)
 		}
-		var s string
-		if tb.spanning(row) {
-			s = " " + words.CutMiddle(row[1], t.width-1)
-		} else {
-			s = line(row)
-		}
-		if i < len(tb.failing) && tb.failing[i] {
-			s = t.style(AnsiRed, s)
-		}
-		t.printf("%s\n", s)
 	}
-	flush(len(tb.rows))
 }
 
 // cutList shortens a space-separated list to at most n runes by dropping
