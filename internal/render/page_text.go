@@ -156,15 +156,8 @@ func (t *textWriter) parts(p Parts) {
 	flush := func() {
 		if runes(stripANSI(line)) <= t.width {
 			t.printf("%s\n", line)
-			line = ""
-			return
-		}
-		// A part wider than the line itself is wrapped at its words.
-		for i, l := range wrapWords(line, t.width, t.width-2) {
-			if i > 0 {
-				l = "  " + l
-			}
-			t.printf("%s\n", l)
+		} else { // a part wider than the line itself is wrapped at its words
+			t.para("", "", line, 2)
 		}
 		line = ""
 	}

@@ -116,19 +116,17 @@ func (t *textWriter) wrapped(code, lead, text string, indent int, whole bool) {
 	lines := wrapWords(text, first, t.width-indent)
 	for i, l := range lines {
 		switch {
-		case whole && i == 0 && lead == "":
-			t.printf("%s\n", t.style(code, l))
-		case whole && i == 0:
-			t.printf("%s\n", t.style(code, lead+" "+l))
-		case whole:
-			t.printf("%s\n", t.style(code, strings.Repeat(" ", indent)+l))
-		case i == 0 && lead != "":
-			t.printf("%s %s\n", t.style(code, lead), l)
-		case i == 0:
-			t.printf("%s\n", l)
-		default:
-			t.printf("%s%s\n", strings.Repeat(" ", indent), l)
+		case i > 0:
+			l = strings.Repeat(" ", indent) + l
+		case lead != "" && whole:
+			l = lead + " " + l
+		case lead != "":
+			l = t.style(code, lead) + " " + l
 		}
+		if whole {
+			l = t.style(code, l)
+		}
+		t.printf("%s\n", l)
 	}
 	if len(lines) == 0 && lead != "" {
 		t.printf("%s\n", t.style(code, lead))
@@ -324,13 +322,16 @@ func (t *textWriter) table(cols []Col, rows []textRow) {
 		return strings.TrimRight(b.String(), " ")
 	}
 	head := make([]string, len(cols))
-	hasHead := false
 	for i, c := range cols {
 		head[i] = c.Head
-		hasHead = hasHead || c.Head != ""
 	}
-	if hasHead && (len(rows) == 0 || rows[0].title == "") {
-		t.printf("%s\n", t.style(ansiBold, line(head)))
+	heads := func() { // none when no column has a head
+		if strings.Join(head, "") != "" {
+			t.printf("%s\n", t.style(ansiBold, line(head)))
+		}
+	}
+	if len(rows) == 0 || rows[0].title == "" {
+		heads()
 	}
 	for _, r := range rows {
 		switch {
@@ -339,9 +340,7 @@ func (t *textWriter) table(cols []Col, rows []textRow) {
 			if r.intro != "" {
 				t.para("", "  ", r.intro, 4)
 			}
-			if hasHead {
-				t.printf("%s\n", t.style(ansiBold, line(head)))
-			}
+			heads()
 		case r.cells == nil:
 			t.para("", "   ", r.note, 6)
 		default:
