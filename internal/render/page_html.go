@@ -10,7 +10,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -55,7 +54,7 @@ func keepWords(s string, most int) []htmlWord {
 	fields := strings.Fields(s)
 	out := make([]htmlWord, len(fields))
 	for i, w := range fields {
-		out[i] = htmlWord{Text: w, Keep: strings.Contains(w, "-") && utf8.RuneCountInString(w) <= most}
+		out[i] = htmlWord{Text: w, Keep: strings.Contains(w, "-") && runes(w) <= most}
 	}
 	return out
 }

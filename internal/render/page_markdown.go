@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -117,33 +116,22 @@ func (m *mdWriter) pageTable(tb *Table) {
 	if tb.Intro != "" {
 		m.printf("\n%s\n", mdText(tb.Intro))
 	}
-	lead := 0
-	if tb.Marks {
-		lead = 1
-	}
 	cols := tb.Cols
-	out := tb.cells(lead)
-	var head []string
-	var align strings.Builder
 	if tb.Marks {
-		head = append(head, "")
-		align.WriteByte('l')
+		cols = append([]Col{{}}, cols...)
 	}
-	for _, c := range cols {
-		head = append(head, mdText(c.Head))
-		if c.Right {
-			align.WriteByte('r')
-		} else {
-			align.WriteByte('l')
-		}
+	lead := len(cols) - len(tb.Cols)
+	rows := append([][]string{make([]string, len(cols))}, tb.cells(lead)...) // the heads first
+	for j, c := range cols {
+		rows[0][j] = mdText(c.Head)
 	}
-	for r, row := range out {
+	for r, row := range rows[1:] {
 		src := &tb.Rows[r]
 		for j, cell := range row[lead:] {
 			switch {
 			case src.Code && j > 0:
 				cell = codeSpan(cell)
-			case cols[j].Label && src.Failing && cell != "":
+			case tb.Cols[j].Label && src.Failing && cell != "":
 				cell = "**" + mdCell(cell) + "**"
 			default:
 				cell = mdCell(cell)
@@ -155,7 +143,7 @@ func (m *mdWriter) pageTable(tb *Table) {
 		}
 	}
 	m.printf("\n")
-	m.table(head, align.String(), out)
+	m.table(cols, rows)
 	if len(tb.Notes) > 0 {
 		notes := make([]string, len(tb.Notes))
 		for i, n := range tb.Notes {
@@ -194,7 +182,7 @@ func (m *mdWriter) chart(c Chart) {
 		words.Num(step)+" s", utc(tl.From), utc(tl.To))
 	label := 0
 	for _, s := range tl.Series {
-		label = max(label, utf8.RuneCountInString(s.Label))
+		label = max(label, runes(s.Label))
 	}
 	var b strings.Builder
 	for i, s := range tl.Series {
@@ -206,46 +194,42 @@ func (m *mdWriter) chart(c Chart) {
 	m.code("text", b.String())
 }
 
-// table writes a Markdown table whose columns line up in the raw text too,
-// so it reads well where Markdown is not rendered. Cells are Markdown
-// already; every | in them is escaped here. align has one byte per column,
-// 'l' or 'r'.
-func (m *mdWriter) table(head []string, align string, rows [][]string) {
-	all := append([][]string{head}, rows...)
-	widths := make([]int, len(head))
-	for _, row := range all {
+// table writes a Markdown table, its heads the first of rows, whose
+// columns line up in the raw text too, so it reads well where Markdown is
+// not rendered. Cells are Markdown already; every | in them is escaped
+// here.
+func (m *mdWriter) table(cols []Col, rows [][]string) {
+	widths := make([]int, len(cols))
+	for _, row := range rows {
 		for i, c := range row {
 			row[i] = cellEscape(c)
-			widths[i] = max(widths[i], utf8.RuneCountInString(row[i]), 3)
+			widths[i] = max(widths[i], runes(row[i]), 3)
 		}
 	}
-	line := func(row []string) string {
+	// A delimiter cell spans its column's padding too; the colon of a
+	// right-aligned column must end it.
+	sep := make([]string, len(cols))
+	for i, w := range widths {
+		sep[i] = strings.Repeat("-", w+2)
+		if cols[i].Right {
+			sep[i] = sep[i][1:] + ":"
+		}
+	}
+	for r, row := range rows {
 		var b strings.Builder
 		b.WriteString("|")
 		for i, c := range row {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if align[i] == 'r' {
+			pad := strings.Repeat(" ", widths[i]-runes(c))
+			if cols[i].Right {
 				b.WriteString(" " + pad + c + " |")
 			} else {
 				b.WriteString(" " + c + pad + " |")
 			}
 		}
-		return b.String()
-	}
-	m.printf("%s\n", line(head))
-	// A delimiter cell spans its column's padding too; the colon of a
-	// right-aligned column must end it.
-	sep := make([]string, len(head))
-	for i, w := range widths {
-		if align[i] == 'r' {
-			sep[i] = strings.Repeat("-", w+1) + ":"
-		} else {
-			sep[i] = strings.Repeat("-", w+2)
+		m.printf("%s\n", b.String())
+		if r == 0 {
+			m.printf("|%s|\n", strings.Join(sep, "|"))
 		}
-	}
-	m.printf("|%s|\n", strings.Join(sep, "|"))
-	for _, row := range rows {
-		m.printf("%s\n", line(row))
 	}
 }
 
