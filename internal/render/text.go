@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -54,38 +56,22 @@ func (t *textWriter) printf(format string, args ...any) {
 	}
 }
 
-// sgrCodes are the escape sequences the text renderers write.
-var sgrCodes = []string{AnsiRed, ansiBold, ansiReset}
+// sgr matches the colour codes this package writes.
+var sgr = regexp.MustCompile(regexp.QuoteMeta(AnsiRed) + "|" + regexp.QuoteMeta(ansiBold) + "|" + regexp.QuoteMeta(ansiReset))
 
 // terminalSafe makes s safe to write to a terminal: words.SafeText over
-// all of it but the colour codes of sgrCodes, kept when color is set.
+// all of it but the colour codes (sgr), kept when color is set.
 func terminalSafe(s string, color bool) string {
 	if !color || !strings.Contains(s, "\x1b") {
 		return words.SafeText(s, true)
 	}
 	var b strings.Builder
-	for s != "" {
-		i := strings.IndexByte(s, 0x1b)
-		if i < 0 {
-			b.WriteString(words.SafeText(s, true))
-			break
-		}
-		b.WriteString(words.SafeText(s[:i], true))
-		s = s[i:]
-		n := 1
-		for _, code := range sgrCodes {
-			if strings.HasPrefix(s, code) {
-				n = len(code)
-				break
-			}
-		}
-		if n == 1 {
-			b.WriteString(`\x1b`)
-		} else {
-			b.WriteString(s[:n])
-		}
-		s = s[n:]
+	last := 0
+	for _, m := range sgr.FindAllStringIndex(s, -1) {
+		b.WriteString(words.SafeText(s[last:m[0]], true) + s[m[0]:m[1]])
+		last = m[1]
 	}
+	b.WriteString(words.SafeText(s[last:], true))
 	return b.String()
 }
 
@@ -237,7 +223,8 @@ func (t *textWriter) layout(cols []Col, rows [][]string) (keep []bool, w []int) 
 			keep[i] = false
 		}
 	}
-	widths := func() []int { return colWidths(cols, rows, func(r int) bool { return spanning(rows[r]) }) }
+	rows = slices.DeleteFunc(slices.Clone(rows), spanning) // the lines spanning the table take no column
+	widths := func() []int { return colWidths(cols, rows, nil) }
 	total := func(w []int) int { return lineWidth(w, keep) }
 	// cut shortens the list columns by over runes, to no less than floor.
 	cut := func(w []int, over, floor int) []int {
@@ -247,9 +234,7 @@ func (t *textWriter) layout(cols []Col, rows [][]string) (keep []bool, w []int) 
 			}
 			limit := max(w[i]-over, runes(c.Head), floor)
 			for _, row := range rows {
-				if !spanning(row) {
-					row[i] = cutList(row[i], limit)
-				}
+				row[i] = cutList(row[i], limit)
 			}
 			w = widths()
 			over = total(w) - t.width
@@ -277,7 +262,7 @@ func (t *textWriter) layout(cols []Col, rows [][]string) (keep []bool, w []int) 
 		}
 		room := max(t.width-(total(w)-w[i]), 12)
 		for _, row := range rows {
-			if first, rest, ok := strings.Cut(row[i], " "); ok && runes(row[i]) > room && !spanning(row) {
+			if first, rest, ok := strings.Cut(row[i], " "); ok && runes(row[i]) > room {
 				row[i] = first + " " + words.CutMiddle(rest, max(room-runes(first)-1, 5))
 			}
 		}
@@ -407,9 +392,7 @@ func wrapWords(s string, first, rest int) []string {
 func runes(s string) int { return utf8.RuneCountInString(s) }
 
 // stripANSI removes the colour codes this package writes.
-func stripANSI(s string) string {
-	return strings.NewReplacer(AnsiRed, "", ansiBold, "", ansiReset, "").Replace(s)
-}
+func stripANSI(s string) string { return sgr.ReplaceAllString(s, "") }
 
 // codeLines breaks each line of a query longer than width at a space
 // outside quotes: a KQL or SQL line goes on indented, a shell line after
