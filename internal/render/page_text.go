@@ -58,7 +58,7 @@ func (t *textWriter) section(s Section, under bool) {
 		if tb, ok := blocks[i].(Table); ok && tb.Title != "" {
 			title := strings.ToUpper(s.Heading) + "  " + tb.Title
 			if len(tb.Rows) == 0 { // its heading and what it says, no layout
-				t.heading(title)
+				t.heading(title, false)
 				for _, line := range append([]string{cmp.Or(tb.Intro, aside)}, tb.Notes...) {
 					if line != "" {
 						t.para("", "   ", line, 6)
@@ -89,26 +89,13 @@ func (t *textWriter) section(s Section, under bool) {
 			continue
 		}
 		if !headed {
-			t.sectionHeading(heading, s.Bad)
+			t.heading(heading, s.Bad)
 			headed = true
 		}
 		t.block(blocks[i], under)
 	}
 	if !headed && heading != "" { // a heading that says it all: "CHANGED  none of 4 …"
-		t.sectionHeading(heading, s.Bad)
-	}
-}
-
-// sectionHeading prints a section's heading, red when bad; none: a blank
-// line.
-func (t *textWriter) sectionHeading(heading string, bad bool) {
-	switch {
-	case heading == "":
-		t.printf("\n")
-	case bad:
-		t.printf("\n%s\n", t.style(AnsiRed+ansiBold, words.CutMiddle(heading, t.width)))
-	default:
-		t.heading(heading)
+		t.heading(heading, s.Bad)
 	}
 }
 
@@ -198,7 +185,7 @@ func (t *textWriter) chart(heading string, c Chart) {
 	}
 	scale := fmt.Sprintf("failure ratio per %s from %s UTC", words.Num(tl.Step*float64(per))+"s", clock(tl.From.Time))
 	if heading != "" {
-		t.heading(heading + "  " + scale)
+		t.heading(heading+"  "+scale, false)
 	} else {
 		t.printf("  %s\n", scale)
 	}
@@ -334,7 +321,7 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 	labelFirst := len(cols) > 0 && cols[0].Label
 	var subs []string // each row's line of Under cells
 	if under && labelFirst {
-		subs, tc = underLines(cols, tc, rows)
+		subs = underLines(cols, tc, rows)
 	}
 	own := t.ownLines(tc, rows, src, labelFirst)
 	var out []textRow
@@ -381,10 +368,10 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 	t.table(tc, out)
 }
 
-// underLines takes the Under columns out of tc and of every row (in
-// place), and returns each row's line of them: "p50 2.20→2.35ms  p99
-// 2.45→3.45ms", or "" when it has none but "-".
-func underLines(cols []Col, tc []Col, rows [][]string) ([]string, []Col) {
+// underLines blanks the Under columns of tc and of every row (in place:
+// a column of no width is not shown), and returns each row's line of
+// them: "p50 2.20→2.35ms  p99 2.45→3.45ms", or "" when it has none but "-".
+func underLines(cols []Col, tc []Col, rows [][]string) []string {
 	subs := make([]string, len(rows))
 	for r, row := range rows {
 		var parts []string
@@ -393,21 +380,19 @@ func underLines(cols []Col, tc []Col, rows [][]string) ([]string, []Col) {
 			if cell := row[i+1]; c.Under {
 				parts = append(parts, strings.ToLower(c.Head)+" "+cell)
 				shown = shown || cell != "" && cell != "-"
+				row[i+1] = ""
 			}
 		}
 		if shown {
 			subs[r] = strings.Join(parts, "  ")
 		}
 	}
-	for i := len(cols) - 1; i >= 0; i-- {
-		if cols[i].Under {
-			tc = slices.Delete(tc, i+1, i+2)
-			for r := range rows {
-				rows[r] = slices.Delete(rows[r], i+1, i+2)
-			}
+	for i, c := range cols {
+		if c.Under {
+			tc[i+1].Head = ""
 		}
 	}
-	return subs, tc
+	return subs
 }
 
 // ownLines says which rows put their label on a line of their own: when

@@ -82,9 +82,17 @@ func (t *textWriter) style(code, s string) string {
 	return code + s + ansiReset
 }
 
-// heading prints a section title, cut to the width.
-func (t *textWriter) heading(s string) {
-	t.printf("\n%s\n", t.style(ansiBold, words.CutMiddle(s, t.width)))
+// heading prints a heading cut to the width, red when bad; none: a blank
+// line.
+func (t *textWriter) heading(s string, bad bool) {
+	code := ansiBold
+	if bad {
+		code = AnsiRed + ansiBold
+	}
+	if s != "" {
+		s = t.style(code, words.CutMiddle(s, t.width)) + "\n"
+	}
+	t.printf("\n%s", s)
 }
 
 // para prints prose wrapped to the width, the first line after lead (which
@@ -321,7 +329,7 @@ func (t *textWriter) table(cols []Col, rows []textRow) {
 	for _, r := range rows {
 		switch {
 		case r.title != "":
-			t.heading(r.title)
+			t.heading(r.title, false)
 			if r.intro != "" {
 				t.para("", "  ", r.intro, 4)
 			}
