@@ -134,29 +134,6 @@ func markOf(failing bool) string {
 	return ""
 }
 
-// compactPhase turns "0.23ms / 0.97ms" into "0.23/0.97ms" when the units agree.
-func compactPhase(s string) string {
-	a, b, ok := strings.Cut(s, " / ")
-	if !ok {
-		if strings.HasPrefix(s, "—") {
-			return "-"
-		}
-		return s
-	}
-	return unitOnce(a, "/", b)
-}
-
-// unitOnce joins two latencies with sep, their unit said once when they
-// share it: "0.52→0.55ms", "0.9ms→1.2s".
-func unitOnce(a, sep, b string) string {
-	for _, unit := range []string{"ms", "s"} {
-		if strings.HasSuffix(a, unit) && strings.HasSuffix(b, unit) && strings.HasSuffix(a, "ms") == strings.HasSuffix(b, "ms") {
-			return strings.TrimSuffix(a, unit) + sep + b
-		}
-	}
-	return a + sep + b
-}
-
 // textRow is a row of a terminal's table (cells, red when failing), or
 // a line between its rows: a note, or the title of a table laid out as
 // the one before it, with the line under it (intro) and the heads again.
