@@ -260,6 +260,63 @@ func (t *textWriter) layout(cols []Col, rows [][]string) (keep []bool, w []int) 
 	return keep, w
 }
 
+// underLines blanks the Under columns of tc and of every row (in place:
+// a column of no width is not shown), and returns each row's line of
+// them: "p50 2.20→2.35ms  p99 2.45→3.45ms", or "" when it has none but "-".
+func underLines(cols []Col, tc []Col, rows [][]string) []string {
+	subs := make([]string, len(rows))
+	for r, row := range rows {
+		var parts []string
+		shown := false
+		for i, c := range cols {
+			if cell := row[i+1]; c.Under {
+				parts = append(parts, strings.ToLower(c.Head)+" "+cell)
+				shown = shown || cell != "" && cell != "-"
+				row[i+1] = ""
+			}
+		}
+		if shown {
+			subs[r] = strings.Join(parts, "  ")
+		}
+	}
+	for i, c := range cols {
+		if c.Under {
+			tc[i+1].Head = ""
+		}
+	}
+	return subs
+}
+
+// ownLines says which rows put their label on a line of their own: when
+// even the columns a terminal never drops do not fit the width, those
+// whose label is too long.
+func (t *textWriter) ownLines(tc []Col, rows [][]string, src []*Row, labelFirst bool) []bool {
+	own := make([]bool, len(rows))
+	if !labelFirst {
+		return own
+	}
+	// A spanning line ("… 12 more") takes the whole width: not measured.
+	spans := func(r int) bool { return src[r] == &spanRow }
+	// The width of the columns never dropped, list columns cut to their
+	// floor; the others are 0, so not counted.
+	w := colWidths(tc, rows, spans)
+	label := w[1]
+	for i, c := range tc {
+		switch {
+		case c.Prio != 0:
+			w[i] = 0
+		case c.List:
+			w[i] = min(w[i], max(runes(c.Head), 8))
+		}
+	}
+	if over := lineWidth(w, nil) - t.width; over > 0 {
+		for i, row := range rows {
+			own[i] = !spans(i) && runes(row[1]) > label-over
+		}
+	}
+	return own
+}
+
 // table prints rows in aligned columns, two spaces apart, indented by one,
 // dropping columns by priority until the table fits the width (layout).
 func (t *textWriter) table(cols []Col, rows []textRow) {
