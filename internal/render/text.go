@@ -190,11 +190,11 @@ func spanning(row []string) bool {
 	return true
 }
 
-// layout decides which columns of a table (a terminal reads each Col's
-// Head, Right, Prio, DropZero, List and Fit) it keeps and how wide each is, to fit
-// the width: empty (and all-zero DropZero) columns of a priority go, then
-// columns by priority below 5, then list columns are cut (their cells cut
-// in place) to listFloor, then any column by priority, then lists to 8.
+// layout decides which columns of a table it keeps and how wide each is,
+// to fit the width: empty (and all-zero DropZero) columns of a priority
+// go, then columns by priority below 5, then list columns are cut (their
+// cells cut in place) to listFloor, then any column by priority, then
+// lists to 8. Of a Col it reads Head, Right, Prio, DropZero, List and Fit.
 func (t *textWriter) layout(cols []Col, rows [][]string) (keep []bool, w []int) {
 	keep = make([]bool, len(cols))
 	for i, c := range cols {
@@ -318,7 +318,8 @@ func (t *textWriter) ownLines(tc []Col, rows [][]string, src []*Row, labelFirst 
 }
 
 // table prints rows in aligned columns, two spaces apart, indented by one,
-// dropping columns by priority until the table fits the width (layout).
+// dropping columns by priority until the table fits the width (layout);
+// a title or a note between them is a line of its own.
 func (t *textWriter) table(cols []Col, rows []textRow) {
 	var cells [][]string
 	for _, r := range rows {
