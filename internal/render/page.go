@@ -285,12 +285,15 @@ func (t Table) in(f Format) Table {
 	return t
 }
 
-// cells is each row's cells after lead empty ones (a writer's mark
-// column): a copy the writer may change.
+// cells is each row's cells after lead more, the first its mark (✗ when
+// it fails) in a table with marks: a copy the writer may change.
 func (t *Table) cells(lead int) [][]string {
 	rows := make([][]string, len(t.Rows))
 	for r, row := range t.Rows {
 		rows[r] = append(make([]string, lead, lead+len(row.Cells)), row.Cells...)
+		if lead > 0 && t.Marks {
+			rows[r][0] = markOf(row.Failing)
+		}
 	}
 	return rows
 }

@@ -138,9 +138,6 @@ func (m *mdWriter) pageTable(tb *Table) {
 			}
 			row[lead+j] = cell
 		}
-		if tb.Marks {
-			row[0] = markOf(src.Failing)
-		}
 	}
 	m.printf("\n")
 	m.table(cols, rows)

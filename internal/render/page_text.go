@@ -260,17 +260,6 @@ func textHeads(cols []Col) []Col {
 	return tc
 }
 
-// textRows are tb's rows after their mark.
-func textRows(tb *Table) [][]string {
-	rows := tb.cells(1)
-	if tb.Marks {
-		for i := range rows {
-			rows[i][0] = markOf(tb.Rows[i].Failing)
-		}
-	}
-	return rows
-}
-
 // underAll says whether the page's tables put their Under columns under
 // their rows: decided once for all of them, so that every table of a page
 // shows its latencies alike.
@@ -278,7 +267,7 @@ func (t *textWriter) underAll(p *Page) bool {
 	for _, s := range p.Sections {
 		for _, b := range s.Blocks {
 			tb, ok := b.(Table)
-			if ok && slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under }) && lineWidth(colWidths(textHeads(tb.Cols), textRows(&tb), nil), nil) > t.width {
+			if ok && slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under }) && lineWidth(colWidths(textHeads(tb.Cols), tb.cells(1), nil), nil) > t.width {
 				return true
 			}
 		}
@@ -306,7 +295,7 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 	count := make([]int, len(group)) // each table's rows
 	for g := range group {
 		tb := &group[g]
-		rs := textRows(tb)
+		rs := tb.cells(1)
 		for i := range rs {
 			src = append(src, &tb.Rows[i])
 		}
