@@ -1,5 +1,7 @@
 package render
 
+import "slices"
+
 // A Page is one document ready for any writer: the builder of a document
 // (comparePage, …) says once what it shows and in which order, and the
 // text, Markdown and HTML writers (writePageText, writePageMarkdown,
@@ -223,28 +225,75 @@ func (p Parts) only() Format { return p.Only }
 func (c Chart) only() Format { return c.Only }
 func (Figure) only() Format  { return FormatHTML }
 
-// cells is each row's cells of the columns keep, after lead empty ones (a
-// writer's mark column), one allocation a row.
-func (t *Table) cells(keep []int, lead int) [][]string {
-	rows := make([][]string, len(t.Rows))
-	for r, row := range t.Rows {
-		rows[r] = make([]string, lead+len(keep))
-		for j, i := range keep {
-			rows[r][lead+j] = row.Cells[i]
+// in is the page as format f shows it: only the blocks and table columns
+// of f, and only the sections with something to say in f (a heading with
+// its aside does, but HTML has no asides). Each writer walks its own.
+func (p *Page) in(f Format) *Page {
+	q := *p
+	q.Top = blocksIn(p.Top, f)
+	q.Sections = nil
+	for _, s := range p.Sections {
+		s.Blocks = blocksIn(s.Blocks, f)
+		if len(s.Blocks) > 0 || s.Aside != "" && f != FormatHTML {
+			q.Sections = append(q.Sections, s)
 		}
 	}
-	return rows
+	return &q
 }
 
-// shown is the table's columns shown in f, and their indexes.
-func (t *Table) shown(f Format) ([]Col, []int) {
-	var cols []Col
+// blocksIn is the blocks of bs shown in f, each table with only its
+// columns of f.
+func blocksIn(bs []Block, f Format) []Block {
+	var out []Block
+	for _, b := range bs {
+		if tb, ok := b.(Table); ok {
+			b = tb.in(f)
+		}
+		if shows(b.only(), f) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// in is the table with only its columns shown in f (itself when that is
+// all of them).
+func (t Table) in(f Format) Table {
 	var keep []int
 	for i, c := range t.Cols {
 		if shows(c.Only, f) {
-			cols = append(cols, c)
 			keep = append(keep, i)
 		}
 	}
-	return cols, keep
+	if len(keep) == len(t.Cols) || !shows(t.Only, f) {
+		return t
+	}
+	cols := make([]Col, len(keep))
+	for j, i := range keep {
+		cols[j] = t.Cols[i]
+	}
+	rows := slices.Clone(t.Rows)
+	cells := make([]string, len(rows)*len(keep)) // one allocation for every cell
+	for r := range rows {
+		rows[r].Cells = cells[:len(keep):len(keep)]
+		cells = cells[len(keep):]
+		for j, i := range keep {
+			rows[r].Cells[j] = t.Rows[r].Cells[i]
+		}
+	}
+	t.Cols, t.Rows = cols, rows
+	return t
+}
+
+// cells is each row's cells after lead more, the first its mark (✗ when
+// it fails) in a table with marks: a copy the writer may change.
+func (t *Table) cells(lead int) [][]string {
+	rows := make([][]string, len(t.Rows))
+	for r, row := range t.Rows {
+		rows[r] = append(make([]string, lead, lead+len(row.Cells)), row.Cells...)
+		if lead > 0 && t.Marks {
+			rows[r][0] = markOf(row.Failing)
+		}
+	}
+	return rows
 }

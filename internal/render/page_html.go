@@ -10,7 +10,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -55,7 +54,7 @@ func keepWords(s string, most int) []htmlWord {
 	fields := strings.Fields(s)
 	out := make([]htmlWord, len(fields))
 	for i, w := range fields {
-		out[i] = htmlWord{Text: w, Keep: strings.Contains(w, "-") && utf8.RuneCountInString(w) <= most}
+		out[i] = htmlWord{Text: w, Keep: strings.Contains(w, "-") && runes(w) <= most}
 	}
 	return out
 }
@@ -138,12 +137,10 @@ func writePageHTML(w io.Writer, p *Page) error {
 	if data.Tone = p.Tone; data.Tone == "" && p.Bad {
 		data.Tone = "bad"
 	}
+	p = p.in(FormatHTML)
 	data.Top = htmlBlocks(p.Top)
 	for _, s := range p.Sections {
 		hs := htmlSection{Heading: s.Heading, ID: s.ID, Nav: s.Nav, Blocks: htmlBlocks(s.Blocks)}
-		if len(hs.Blocks) == 0 {
-			continue
-		}
 		data.Sections = append(data.Sections, hs)
 		if hs.Nav != "" && hs.ID != "" {
 			data.Nav = append(data.Nav, hs)
@@ -162,13 +159,10 @@ func writePageHTML(w io.Writer, p *Page) error {
 	return nil
 }
 
-// htmlBlocks are the blocks HTML shows, as the template reads them.
+// htmlBlocks are a page's blocks as the template reads them.
 func htmlBlocks(blocks []Block) []htmlBlock {
 	var out []htmlBlock
 	for _, b := range blocks {
-		if !shows(b.only(), FormatHTML) {
-			continue
-		}
 		switch b := b.(type) {
 		case Para:
 			out = append(out, htmlBlock{Para: &b})
@@ -203,7 +197,7 @@ func newHTMLFigure(f *Figure) *htmlFigure {
 }
 
 func newHTMLTable(tb *Table) *htmlTable {
-	cols, keep := tb.shown(FormatHTML)
+	cols := tb.Cols
 	ht := &htmlTable{Title: tb.Title, Intro: tb.Intro, Marks: tb.Marks, Scroll: tb.Scroll, Notes: tb.Notes, Rows: make([]pageRow, len(tb.Rows))}
 	// A column a terminal drops first a narrow window hides too ("p1").
 	class := make([]string, len(cols))
@@ -218,13 +212,13 @@ func newHTMLTable(tb *Table) *htmlTable {
 		class[j] = strings.Join(cl, " ")
 		ht.Heads = append(ht.Heads, pageCell{Text: c.Head, Class: class[j]})
 	}
-	cells := make([]pageCell, len(tb.Rows)*len(keep)) // one allocation for every cell
+	cells := make([]pageCell, len(tb.Rows)*len(cols)) // one allocation for every cell
 	for r := range tb.Rows {
 		src := &tb.Rows[r]
-		row := cells[:len(keep):len(keep)]
-		cells = cells[len(keep):]
-		for j, i := range keep {
-			c := pageCell{Text: src.Cells[i], Code: src.Code && j > 0, Class: class[j], Items: cols[j].List}
+		row := cells[:len(cols):len(cols)]
+		cells = cells[len(cols):]
+		for j, text := range src.Cells {
+			c := pageCell{Text: text, Code: src.Code && j > 0, Class: class[j], Items: cols[j].List}
 			switch col := &cols[j]; {
 			case col.Interval && src.Interval != nil:
 				c.Class, c.CI = "rate", newCIBar(src.Interval)

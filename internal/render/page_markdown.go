@@ -5,9 +5,7 @@ import (
 	"io"
 	"net/netip"
 	"regexp"
-	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -18,6 +16,7 @@ import (
 // "### ". Every string is escaped here (mdText, codeSpan), none before.
 func writePageMarkdown(w io.Writer, p *Page) error {
 	m := &mdWriter{errWriter: errWriter{w: w}}
+	p = p.in(FormatMarkdown)
 	m.printf("# %s\n\n", mdText(p.Title))
 	quoted := false
 	if p.Lead.Lead != "" || p.Lead.Text != "" {
@@ -25,7 +24,7 @@ func writePageMarkdown(w io.Writer, p *Page) error {
 		quoted = true
 	}
 	for _, b := range p.Top {
-		if b, ok := b.(Para); ok && shows(b.Only, FormatMarkdown) {
+		if b, ok := b.(Para); ok {
 			if quoted {
 				m.printf(">\n")
 			}
@@ -60,16 +59,10 @@ func mdPara(p Para) string {
 // section writes a section under "## ", each of its tables' titles under
 // "### ".
 func (m *mdWriter) section(s Section) {
-	if !slices.ContainsFunc(s.Blocks, func(b Block) bool { return shows(b.only(), FormatMarkdown) }) && s.Aside == "" {
-		return // nothing to say here
-	}
 	if s.Heading != "" {
 		m.printf("\n## %s\n", mdText(s.Heading))
 	}
 	for _, b := range s.Blocks {
-		if !shows(b.only(), FormatMarkdown) {
-			continue
-		}
 		switch b := b.(type) {
 		case Para:
 			if b.Title != "" {
@@ -123,45 +116,31 @@ func (m *mdWriter) pageTable(tb *Table) {
 	if tb.Intro != "" {
 		m.printf("\n%s\n", mdText(tb.Intro))
 	}
-	lead := 0
+	cols := tb.Cols
 	if tb.Marks {
-		lead = 1
+		cols = append([]Col{{}}, cols...)
 	}
-	cols, keep := tb.shown(FormatMarkdown)
-	out := tb.cells(keep, lead)
-	var head []string
-	var align strings.Builder
-	if tb.Marks {
-		head = append(head, "")
-		align.WriteByte('l')
+	lead := len(cols) - len(tb.Cols)
+	rows := append([][]string{make([]string, len(cols))}, tb.cells(lead)...) // the heads first
+	for j, c := range cols {
+		rows[0][j] = mdText(c.Head)
 	}
-	for _, c := range cols {
-		head = append(head, mdText(c.Head))
-		if c.Right {
-			align.WriteByte('r')
-		} else {
-			align.WriteByte('l')
-		}
-	}
-	for r, row := range out {
+	for r, row := range rows[1:] {
 		src := &tb.Rows[r]
 		for j, cell := range row[lead:] {
 			switch {
 			case src.Code && j > 0:
 				cell = codeSpan(cell)
-			case cols[j].Label && src.Failing && cell != "":
+			case tb.Cols[j].Label && src.Failing && cell != "":
 				cell = "**" + mdCell(cell) + "**"
 			default:
 				cell = mdCell(cell)
 			}
 			row[lead+j] = cell
 		}
-		if tb.Marks {
-			row[0] = markOf(src.Failing)
-		}
 	}
 	m.printf("\n")
-	m.table(head, align.String(), out)
+	m.table(cols, rows)
 	if len(tb.Notes) > 0 {
 		notes := make([]string, len(tb.Notes))
 		for i, n := range tb.Notes {
@@ -200,7 +179,7 @@ func (m *mdWriter) chart(c Chart) {
 		words.Num(step)+" s", utc(tl.From), utc(tl.To))
 	label := 0
 	for _, s := range tl.Series {
-		label = max(label, utf8.RuneCountInString(s.Label))
+		label = max(label, runes(s.Label))
 	}
 	var b strings.Builder
 	for i, s := range tl.Series {
@@ -212,46 +191,42 @@ func (m *mdWriter) chart(c Chart) {
 	m.code("text", b.String())
 }
 
-// table writes a Markdown table whose columns line up in the raw text too,
-// so it reads well where Markdown is not rendered. Cells are Markdown
-// already; every | in them is escaped here. align has one byte per column,
-// 'l' or 'r'.
-func (m *mdWriter) table(head []string, align string, rows [][]string) {
-	all := append([][]string{head}, rows...)
-	widths := make([]int, len(head))
-	for _, row := range all {
+// table writes a Markdown table, its heads the first of rows, whose
+// columns line up in the raw text too, so it reads well where Markdown is
+// not rendered. Cells are Markdown already; every | in them is escaped
+// here.
+func (m *mdWriter) table(cols []Col, rows [][]string) {
+	widths := make([]int, len(cols))
+	for _, row := range rows {
 		for i, c := range row {
 			row[i] = cellEscape(c)
-			widths[i] = max(widths[i], utf8.RuneCountInString(row[i]), 3)
+			widths[i] = max(widths[i], runes(row[i]), 3)
 		}
 	}
-	line := func(row []string) string {
+	// A delimiter cell spans its column's padding too; the colon of a
+	// right-aligned column must end it.
+	sep := make([]string, len(cols))
+	for i, w := range widths {
+		sep[i] = strings.Repeat("-", w+2)
+		if cols[i].Right {
+			sep[i] = sep[i][1:] + ":"
+		}
+	}
+	for r, row := range rows {
 		var b strings.Builder
 		b.WriteString("|")
 		for i, c := range row {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if align[i] == 'r' {
+			pad := strings.Repeat(" ", widths[i]-runes(c))
+			if cols[i].Right {
 				b.WriteString(" " + pad + c + " |")
 			} else {
 				b.WriteString(" " + c + pad + " |")
 			}
 		}
-		return b.String()
-	}
-	m.printf("%s\n", line(head))
-	// A delimiter cell spans its column's padding too; the colon of a
-	// right-aligned column must end it.
-	sep := make([]string, len(head))
-	for i, w := range widths {
-		if align[i] == 'r' {
-			sep[i] = strings.Repeat("-", w+1) + ":"
-		} else {
-			sep[i] = strings.Repeat("-", w+2)
+		m.printf("%s\n", b.String())
+		if r == 0 {
+			m.printf("|%s|\n", strings.Join(sep, "|"))
 		}
-	}
-	m.printf("|%s|\n", strings.Join(sep, "|"))
-	for _, row := range rows {
-		m.printf("%s\n", line(row))
 	}
 }
 

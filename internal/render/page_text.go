@@ -25,6 +25,7 @@ func newTextWriter(w io.Writer, o Options) *textWriter {
 // to the width, tables narrowed by their columns' Prio and Under.
 func writePageText(w io.Writer, p *Page, o Options) error {
 	t := newTextWriter(w, o)
+	p = p.in(FormatText)
 	code := ansiBold
 	if p.Bad {
 		code = AnsiRed + ansiBold
@@ -33,9 +34,7 @@ func writePageText(w io.Writer, p *Page, o Options) error {
 		t.para(code, p.Lead.Lead, p.Lead.Text, 2)
 	}
 	for _, b := range p.Top {
-		if shows(b.only(), FormatText) {
-			t.block(b, false)
-		}
+		t.block(b, false)
 	}
 	under := t.underAll(p)
 	for _, s := range p.Sections {
@@ -52,22 +51,14 @@ func (t *textWriter) section(s Section, under bool) {
 	if s.Aside != "" {
 		heading += "  " + s.Aside
 	}
-	var blocks []Block
-	for _, b := range s.Blocks {
-		if shows(b.only(), FormatText) {
-			blocks = append(blocks, b)
-		}
-	}
-	if len(blocks) == 0 && s.Aside == "" {
-		return // nothing to say here (a heading with its aside says something)
-	}
+	blocks := s.Blocks
 	headed := false
 	aside := s.Aside // said once, under the first titled table's heading
 	for i := 0; i < len(blocks); i++ {
 		if tb, ok := blocks[i].(Table); ok && tb.Title != "" {
 			title := strings.ToUpper(s.Heading) + "  " + tb.Title
 			if len(tb.Rows) == 0 { // its heading and what it says, no layout
-				t.heading(title)
+				t.heading(title, false)
 				for _, line := range append([]string{cmp.Or(tb.Intro, aside)}, tb.Notes...) {
 					if line != "" {
 						t.para("", "   ", line, 6)
@@ -98,26 +89,13 @@ func (t *textWriter) section(s Section, under bool) {
 			continue
 		}
 		if !headed {
-			t.sectionHeading(heading, s.Bad)
+			t.heading(heading, s.Bad)
 			headed = true
 		}
 		t.block(blocks[i], under)
 	}
 	if !headed && heading != "" { // a heading that says it all: "CHANGED  none of 4 …"
-		t.sectionHeading(heading, s.Bad)
-	}
-}
-
-// sectionHeading prints a section's heading, red when bad; none: a blank
-// line.
-func (t *textWriter) sectionHeading(heading string, bad bool) {
-	switch {
-	case heading == "":
-		t.printf("\n")
-	case bad:
-		t.printf("\n%s\n", t.style(AnsiRed+ansiBold, words.CutMiddle(heading, t.width)))
-	default:
-		t.heading(heading)
+		t.heading(heading, s.Bad)
 	}
 }
 
@@ -165,15 +143,8 @@ func (t *textWriter) parts(p Parts) {
 	flush := func() {
 		if runes(stripANSI(line)) <= t.width {
 			t.printf("%s\n", line)
-			line = ""
-			return
-		}
-		// A part wider than the line itself is wrapped at its words.
-		for i, l := range wrapWords(line, t.width, t.width-2) {
-			if i > 0 {
-				l = "  " + l
-			}
-			t.printf("%s\n", l)
+		} else { // a part wider than the line itself is wrapped at its words
+			t.para("", "", line, 2)
 		}
 		line = ""
 	}
@@ -203,26 +174,23 @@ func (t *textWriter) chart(heading string, c Chart) {
 	}
 	width := max(t.width-label-7, 10)
 	per := 1
-	var rows [][]string
-	var failing []bool
+	var rows []textRow
 	for i, s := range tl.Series {
 		if c.Multi && (i == 0 || tl.Series[i-1].Target != s.Target) {
-			rows = append(rows, []string{"", s.Target, ""})
-			failing = append(failing, false)
+			rows = append(rows, textRow{cells: []string{"", s.Target, ""}})
 		}
 		line, p := Sparkline(s.Requests, s.Failed, min(width, 60))
 		per = p
-		rows = append(rows, []string{markOf(s.Failing), s.Label, "|" + line + "|"})
-		failing = append(failing, s.Failing)
+		rows = append(rows, textRow{cells: []string{markOf(s.Failing), s.Label, "|" + line + "|"}, failing: s.Failing})
 	}
 	scale := fmt.Sprintf("failure ratio per %s from %s UTC", words.Num(tl.Step*float64(per))+"s", clock(tl.From.Time))
 	if heading != "" {
-		t.heading(heading + "  " + scale)
+		t.heading(heading+"  "+scale, false)
 	} else {
 		t.printf("  %s\n", scale)
 	}
 	t.printf("  ▁ none … █ all failed, blank: no request\n")
-	t.table(textTable{cols: []textCol{{}, {}, {}}, rows: rows, failing: failing, spans: c.Multi})
+	t.table(make([]Col, 3), rows)
 }
 
 func (t *textWriter) pagePara(p Para) {
@@ -283,23 +251,13 @@ func (t *textWriter) pageList(l List) {
 
 // textHeads are the terminal's columns of cols, heads in capitals, after
 // a mark column (empty, so left out, when the table has no marks).
-func textHeads(cols []Col) []textCol {
-	tc := make([]textCol, 1, 1+len(cols))
+func textHeads(cols []Col) []Col {
+	tc := make([]Col, 1, 1+len(cols))
 	for _, c := range cols {
-		tc = append(tc, textCol{head: strings.ToUpper(cmp.Or(c.Short, c.Head)), right: c.Right, prio: c.Prio, list: c.List, dropZero: c.DropZero, fit: c.Fit})
+		c.Head = strings.ToUpper(cmp.Or(c.Short, c.Head))
+		tc = append(tc, c)
 	}
 	return tc
-}
-
-// textRows are tb's rows of the columns keep, after their mark.
-func textRows(tb *Table, keep []int) [][]string {
-	rows := tb.cells(keep, 1)
-	if tb.Marks {
-		for i := range rows {
-			rows[i][0] = markOf(tb.Rows[i].Failing)
-		}
-	}
-	return rows
 }
 
 // underAll says whether the page's tables put their Under columns under
@@ -309,13 +267,7 @@ func (t *textWriter) underAll(p *Page) bool {
 	for _, s := range p.Sections {
 		for _, b := range s.Blocks {
 			tb, ok := b.(Table)
-			if !ok || !shows(tb.Only, FormatText) {
-				continue
-			}
-			if !slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under && shows(c.Only, FormatText) }) {
-				continue
-			}
-			if cols, keep := tb.shown(FormatText); tableWidth(textHeads(cols), textRows(&tb, keep)) > t.width {
+			if ok && slices.ContainsFunc(tb.Cols, func(c Col) bool { return c.Under }) && lineWidth(colWidths(textHeads(tb.Cols), tb.cells(1), nil), nil) > t.width {
 				return true
 			}
 		}
@@ -332,19 +284,18 @@ var spanRow Row
 // 2.45→3.45ms"), aligned with the label: they are never dropped for the
 // width. A layout still too wide puts each label too long on a line of its
 // own above its row, whole (cut in its middle, two pod names read alike).
-// A row's Note is a line under it; a table's Notes follow its rows.
+// The notes of a table's rows, then its Notes, follow its rows.
 func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 	// The tables of a group have the same columns: laid out once.
-	cols, keep := group[0].shown(FormatText)
+	cols := group[0].Cols
 	tc := textHeads(cols)
 	var rows [][]string
-	var marks bool
-	starts := make([]int, len(group)) // each table's first row
 	var src []*Row
+	marks := false
+	count := make([]int, len(group)) // each table's rows
 	for g := range group {
 		tb := &group[g]
-		starts[g] = len(rows)
-		rs := textRows(tb, keep)
+		rs := tb.cells(1)
 		for i := range rs {
 			src = append(src, &tb.Rows[i])
 		}
@@ -353,133 +304,55 @@ func (t *textWriter) pageTables(group []Table, heading string, under bool) {
 			more[1] = fmt.Sprintf("… %d more %s", n, tb.More)
 			rs, src = append(rs[:tb.TextCap], more), append(src[:len(src)-n], &spanRow)
 		}
-		if len(group) == 1 {
-			rows = rs
-		} else {
-			rows = append(rows, rs...)
-		}
+		rows, count[g] = append(rows, rs...), len(rs)
 		marks = marks || tb.Marks
 	}
 	labelFirst := len(cols) > 0 && cols[0].Label
 	var subs []string // each row's line of Under cells
 	if under && labelFirst {
-		subs, tc = underLines(cols, tc, rows)
+		subs = underLines(cols, tc, rows)
 	}
 	own := t.ownLines(tc, rows, src, labelFirst)
-	out := make([][]string, 0, len(rows))
-	failing := make([]bool, 0, len(rows))
-	tt := textTable{cols: tc, spans: true}
-	add := func(row []string, fail bool) {
-		out, failing = append(out, row), append(failing, fail)
+	var out []textRow
+	span := func(s string, fail bool) { // a line of s alone, where the labels are
+		cells := make([]string, len(tc))
+		cells[1] = s
+		out = append(out, textRow{cells: cells, failing: fail})
 	}
-	g := 0
-	for i, row := range rows {
-		for g < len(group) && starts[g] == i {
-			if group[g].Title != "" {
-				tt.sections = append(tt.sections, tableSection{at: len(out), title: heading + "  " + group[g].Title, intro: group[g].Intro})
-			} else if group[g].Intro != "" {
-				t.para("", "  ", group[g].Intro, 4)
-			}
-			g++
-		}
-		fail := src[i].Failing
-		if own[i] {
-			// The label's line starts the row: its mark, then the label
-			// where the others have theirs.
-			above := make([]string, len(tc))
-			above[1] = row[1]
-			if marks {
-				above[1] = cmp.Or(row[0], " ") + "  " + above[1]
-				row[0] = " " // the mark's column stays, for the other rows
-			}
-			row[1] = ""
-			add(above, fail)
-		}
-		add(row, fail)
-		if subs != nil && subs[i] != "" {
-			sub := make([]string, len(tc))
-			sub[1] = "   " + subs[i]
-			add(sub, fail)
-		}
-		if src[i].Note != "" {
-			tt.notes = append(tt.notes, tableNote{after: len(out), text: src[i].Note})
-		}
-		if end := i + 1; g > 0 && (g == len(group) && end == len(rows) || g < len(group) && starts[g] == end) {
-			for _, n := range group[g-1].Notes {
-				tt.notes = append(tt.notes, tableNote{after: len(out), text: n})
-			}
-		}
-	}
-	tt.rows, tt.failing = out, failing
-	t.table(tt)
-}
-
-// underLines takes the Under columns out of tc and of every row (in
-// place), and returns each row's line of them: "p50 2.20→2.35ms  p99
-// 2.45→3.45ms", or "" when it has none but "-".
-func underLines(cols []Col, tc []textCol, rows [][]string) ([]string, []textCol) {
-	subs := make([]string, len(rows))
-	for r, row := range rows {
-		var parts []string
-		shown := false
-		for i, c := range cols {
-			if cell := row[i+1]; c.Under {
-				parts = append(parts, strings.ToLower(c.Head)+" "+cell)
-				shown = shown || cell != "" && cell != "-"
-			}
-		}
-		if shown {
-			subs[r] = strings.Join(parts, "  ")
-		}
-	}
-	for i := len(cols) - 1; i >= 0; i-- {
-		if cols[i].Under {
-			tc = slices.Delete(tc, i+1, i+2)
-			for r := range rows {
-				rows[r] = slices.Delete(rows[r], i+1, i+2)
-			}
-		}
-	}
-	return subs, tc
-}
-
-// ownLines says which rows put their label on a line of their own: when
-// even the columns a terminal never drops do not fit the width, those
-// whose label is too long.
-func (t *textWriter) ownLines(tc []textCol, rows [][]string, src []*Row, labelFirst bool) []bool {
-	own := make([]bool, len(rows))
-	if !labelFirst {
-		return own
-	}
-	// A spanning line ("… 12 more") takes the whole width: not measured.
-	measured := func(r int) bool { return src[r] != &spanRow }
-	// The width of the columns never dropped (list columns cut to their
-	// floor), without a copy of the rows; the others are 0, so not counted.
-	w := make([]int, len(tc))
-	for i, c := range tc {
-		if c.prio != 0 {
+	r := 0
+	for g, tb := range group {
+		if count[g] == 0 {
 			continue
 		}
-		w[i] = runes(c.head)
-		for r, row := range rows {
-			if measured(r) {
-				w[i] = max(w[i], runes(row[i]))
+		if tb.Title != "" {
+			out = append(out, textRow{title: heading + "  " + tb.Title, intro: tb.Intro})
+		} else if tb.Intro != "" {
+			t.para("", "  ", tb.Intro, 4)
+		}
+		notes := []textRow{}
+		for end := r + count[g]; r < end; r++ {
+			row, fail := rows[r], src[r].Failing
+			if own[r] { // the label's line starts the row: its mark, then the label
+				above := row[1]
+				if marks {
+					above = cmp.Or(row[0], " ") + "  " + above
+					row[0] = " " // the mark's column stays, for the other rows
+				}
+				row[1] = ""
+				span(above, fail)
+			}
+			out = append(out, textRow{cells: row, failing: fail})
+			if subs != nil && subs[r] != "" {
+				span("   "+subs[r], fail)
+			}
+			if src[r].Note != "" {
+				notes = append(notes, textRow{note: src[r].Note})
 			}
 		}
-		if c.list {
-			w[i] = min(w[i], max(runes(c.head), 8))
+		for _, n := range tb.Notes {
+			notes = append(notes, textRow{note: n})
 		}
+		out = append(out, notes...)
 	}
-	if over := lineWidth(w, nil) - t.width; over > 0 {
-		label := runes(tc[1].head)
-		for r, row := range rows {
-			if measured(r) {
-				label = max(label, runes(row[1]))
-			}
-		}
-		for i, row := range rows {
-			own[i] = measured(i) && runes(row[1]) > label-over
-		}
-	}
-	return own
+	t.table(tc, out)
 }

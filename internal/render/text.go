@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -54,38 +56,22 @@ func (t *textWriter) printf(format string, args ...any) {
 	}
 }
 
-// sgrCodes are the escape sequences the text renderers write.
-var sgrCodes = []string{AnsiRed, ansiBold, ansiReset}
+// sgr matches the colour codes this package writes.
+var sgr = regexp.MustCompile(regexp.QuoteMeta(AnsiRed) + "|" + regexp.QuoteMeta(ansiBold) + "|" + regexp.QuoteMeta(ansiReset))
 
 // terminalSafe makes s safe to write to a terminal: words.SafeText over
-// all of it but the colour codes of sgrCodes, kept when color is set.
+// all of it but the colour codes (sgr), kept when color is set.
 func terminalSafe(s string, color bool) string {
 	if !color || !strings.Contains(s, "\x1b") {
 		return words.SafeText(s, true)
 	}
 	var b strings.Builder
-	for s != "" {
-		i := strings.IndexByte(s, 0x1b)
-		if i < 0 {
-			b.WriteString(words.SafeText(s, true))
-			break
-		}
-		b.WriteString(words.SafeText(s[:i], true))
-		s = s[i:]
-		n := 1
-		for _, code := range sgrCodes {
-			if strings.HasPrefix(s, code) {
-				n = len(code)
-				break
-			}
-		}
-		if n == 1 {
-			b.WriteString(`\x1b`)
-		} else {
-			b.WriteString(s[:n])
-		}
-		s = s[n:]
+	last := 0
+	for _, m := range sgr.FindAllStringIndex(s, -1) {
+		b.WriteString(words.SafeText(s[last:m[0]], true) + s[m[0]:m[1]])
+		last = m[1]
 	}
+	b.WriteString(words.SafeText(s[last:], true))
 	return b.String()
 }
 
@@ -96,9 +82,17 @@ func (t *textWriter) style(code, s string) string {
 	return code + s + ansiReset
 }
 
-// heading prints a section title, cut to the width.
-func (t *textWriter) heading(s string) {
-	t.printf("\n%s\n", t.style(ansiBold, words.CutMiddle(s, t.width)))
+// heading prints a heading cut to the width, red when bad; none: a blank
+// line.
+func (t *textWriter) heading(s string, bad bool) {
+	code := ansiBold
+	if bad {
+		code = AnsiRed + ansiBold
+	}
+	if s != "" {
+		s = t.style(code, words.CutMiddle(s, t.width)) + "\n"
+	}
+	t.printf("\n%s", s)
 }
 
 // para prints prose wrapped to the width, the first line after lead (which
@@ -116,19 +110,17 @@ func (t *textWriter) wrapped(code, lead, text string, indent int, whole bool) {
 	lines := wrapWords(text, first, t.width-indent)
 	for i, l := range lines {
 		switch {
-		case whole && i == 0 && lead == "":
-			t.printf("%s\n", t.style(code, l))
-		case whole && i == 0:
-			t.printf("%s\n", t.style(code, lead+" "+l))
-		case whole:
-			t.printf("%s\n", t.style(code, strings.Repeat(" ", indent)+l))
-		case i == 0 && lead != "":
-			t.printf("%s %s\n", t.style(code, lead), l)
-		case i == 0:
-			t.printf("%s\n", l)
-		default:
-			t.printf("%s%s\n", strings.Repeat(" ", indent), l)
+		case i > 0:
+			l = strings.Repeat(" ", indent) + l
+		case lead != "" && whole:
+			l = lead + " " + l
+		case lead != "":
+			l = t.style(code, lead) + " " + l
 		}
+		if whole {
+			l = t.style(code, l)
+		}
+		t.printf("%s\n", l)
 	}
 	if len(lines) == 0 && lead != "" {
 		t.printf("%s\n", t.style(code, lead))
@@ -142,74 +134,13 @@ func markOf(failing bool) string {
 	return ""
 }
 
-// compactPhase turns "0.23ms / 0.97ms" into "0.23/0.97ms" when the units agree.
-func compactPhase(s string) string {
-	a, b, ok := strings.Cut(s, " / ")
-	if !ok {
-		if strings.HasPrefix(s, "—") {
-			return "-"
-		}
-		return s
-	}
-	return unitOnce(a, "/", b)
-}
-
-// unitOnce joins two latencies with sep, their unit said once when they
-// share it: "0.52→0.55ms", "0.9ms→1.2s".
-func unitOnce(a, sep, b string) string {
-	for _, unit := range []string{"ms", "s"} {
-		if strings.HasSuffix(a, unit) && strings.HasSuffix(b, unit) && strings.HasSuffix(a, "ms") == strings.HasSuffix(b, "ms") {
-			return strings.TrimSuffix(a, unit) + sep + b
-		}
-	}
-	return a + sep + b
-}
-
-// textCol is one column of a text table.
-type textCol struct {
-	head  string
-	right bool
-	// prio orders the columns a narrow layout drops: lowest first; 0 is
-	// never dropped.
-	prio int
-	// dropZero drops the column when every cell is "0".
-	dropZero bool
-	// list marks a column of space-separated items that may be cut short
-	// ("200×40 502×20 +2") when nothing else can go.
-	list bool
-	// fit cuts each cell's words after its first to the width the other
-	// columns leave (Col.Fit).
-	fit bool
-}
-
-// textTable is rows in columns; failing rows are red.
-type textTable struct {
-	cols    []textCol
-	rows    [][]string
-	failing []bool
-	// spans marks rows whose only cell is the second one (a sub-heading,
-	// such as the URL of the rows below): it takes the whole line.
-	spans bool
-	// sections split the rows into tables of one layout, each under its
-	// heading and the column heads; none: one table without a heading.
-	sections []tableSection
-	// notes are lines of prose after the sections' rows, each after the
-	// row it follows and before the next section.
-	notes []tableNote
-}
-
-// tableSection starts a table, at row at, with a heading and the line
-// under it (intro).
-type tableSection struct {
-	at    int
-	title string
-	intro string
-}
-
-// tableNote is a line of prose under a table, after its first after rows.
-type tableNote struct {
-	after int
-	text  string
+// textRow is a row of a terminal's table (cells, red when failing), or
+// a line between its rows: a note, or the title of a table laid out as
+// the one before it, with the line under it (intro) and the heads again.
+type textRow struct {
+	cells              []string
+	failing            bool
+	title, intro, note string
 }
 
 // lineWidth is how wide a line of columns w wide is, laid out as table
@@ -226,16 +157,19 @@ func lineWidth(w []int, keep []bool) int {
 	return n + 2*max(cols-1, 0)
 }
 
-// tableWidth is how wide a table of rows in cols is (lineWidth).
-func tableWidth(cols []textCol, rows [][]string) int {
+// colWidths is how wide each column of rows in cols is, its head
+// included, leaving out the rows skip says (nil: none).
+func colWidths(cols []Col, rows [][]string, skip func(r int) bool) []int {
 	w := make([]int, len(cols))
 	for i, c := range cols {
-		w[i] = runes(c.head)
-		for _, row := range rows {
-			w[i] = max(w[i], runes(row[i]))
+		w[i] = runes(c.Head)
+		for r, row := range rows {
+			if skip == nil || !skip(r) {
+				w[i] = max(w[i], runes(row[i]))
+			}
 		}
 	}
-	return lineWidth(w, nil)
+	return w
 }
 
 // listFloor is how narrow a list column gets before a narrow layout drops
@@ -244,8 +178,8 @@ const listFloor = 24
 
 // spanning says whether row is a line that spans the table: its only cell
 // the second one (a sub-heading, the latencies under a row).
-func (tb *textTable) spanning(row []string) bool {
-	if !tb.spans || row[1] == "" {
+func spanning(row []string) bool {
+	if row[1] == "" {
 		return false
 	}
 	for i, c := range row {
@@ -256,47 +190,36 @@ func (tb *textTable) spanning(row []string) bool {
 	return true
 }
 
-// layout decides which columns a table keeps and how wide each is, to fit
-// the width: empty (and all-zero DropZero) columns of a priority go, then
-// columns by priority below 5, then list columns are cut (their cells cut
-// in place) to listFloor, then any column by priority, then lists to 8.
-func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
-	keep = make([]bool, len(tb.cols))
-	for i, c := range tb.cols {
+// layout decides which columns of a table it keeps and how wide each is,
+// to fit the width: empty (and all-zero DropZero) columns of a priority
+// go, then columns by priority below 5, then list columns are cut (their
+// cells cut in place) to listFloor, then any column by priority, then
+// lists to 8. Of a Col it reads Head, Right, Prio, DropZero, List and Fit.
+func (t *textWriter) layout(cols []Col, rows [][]string) (keep []bool, w []int) {
+	keep = make([]bool, len(cols))
+	for i, c := range cols {
 		keep[i] = true
 		empty, zero := true, true
-		for _, row := range tb.rows {
+		for _, row := range rows {
 			empty = empty && (row[i] == "" || row[i] == "-")
 			zero = zero && row[i] == "0"
 		}
-		if c.prio > 0 && (empty || c.dropZero && zero) {
+		if c.Prio > 0 && (empty || c.DropZero && zero) {
 			keep[i] = false
 		}
 	}
-	widths := func() []int {
-		w := make([]int, len(tb.cols))
-		for i, c := range tb.cols {
-			w[i] = runes(c.head)
-			for _, row := range tb.rows {
-				if !tb.spanning(row) {
-					w[i] = max(w[i], runes(row[i]))
-				}
-			}
-		}
-		return w
-	}
+	rows = slices.DeleteFunc(slices.Clone(rows), spanning) // the lines spanning the table take no column
+	widths := func() []int { return colWidths(cols, rows, nil) }
 	total := func(w []int) int { return lineWidth(w, keep) }
 	// cut shortens the list columns by over runes, to no less than floor.
 	cut := func(w []int, over, floor int) []int {
-		for i, c := range tb.cols {
-			if !keep[i] || !c.list || over <= 0 {
+		for i, c := range cols {
+			if !keep[i] || !c.List || over <= 0 {
 				continue
 			}
-			limit := max(w[i]-over, runes(c.head), floor)
-			for _, row := range tb.rows {
-				if !tb.spanning(row) {
-					row[i] = cutList(row[i], limit)
-				}
+			limit := max(w[i]-over, runes(c.Head), floor)
+			for _, row := range rows {
+				row[i] = cutList(row[i], limit)
 			}
 			w = widths()
 			over = total(w) - t.width
@@ -306,8 +229,8 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 	dropBelow := func(w []int, prio int) {
 		for total(w) > t.width {
 			drop := -1
-			for i, c := range tb.cols {
-				if keep[i] && c.prio > 0 && c.prio < prio && (drop < 0 || c.prio < tb.cols[drop].prio) {
+			for i, c := range cols {
+				if keep[i] && c.Prio > 0 && c.Prio < prio && (drop < 0 || c.Prio < cols[drop].Prio) {
 					drop = i
 				}
 			}
@@ -318,13 +241,13 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 		}
 	}
 	w = widths()
-	for i, c := range tb.cols {
-		if !c.fit || !keep[i] {
+	for i, c := range cols {
+		if !c.Fit || !keep[i] {
 			continue
 		}
 		room := max(t.width-(total(w)-w[i]), 12)
-		for _, row := range tb.rows {
-			if first, rest, ok := strings.Cut(row[i], " "); ok && runes(row[i]) > room && !tb.spanning(row) {
+		for _, row := range rows {
+			if first, rest, ok := strings.Cut(row[i], " "); ok && runes(row[i]) > room {
 				row[i] = first + " " + words.CutMiddle(rest, max(room-runes(first)-1, 5))
 			}
 		}
@@ -337,10 +260,74 @@ func (t *textWriter) layout(tb *textTable) (keep []bool, w []int) {
 	return keep, w
 }
 
+// underLines blanks the Under columns of tc and of every row (in place:
+// a column of no width is not shown), and returns each row's line of
+// them: "p50 2.20→2.35ms  p99 2.45→3.45ms", or "" when it has none but "-".
+func underLines(cols []Col, tc []Col, rows [][]string) []string {
+	subs := make([]string, len(rows))
+	for r, row := range rows {
+		var parts []string
+		shown := false
+		for i, c := range cols {
+			if cell := row[i+1]; c.Under {
+				parts = append(parts, strings.ToLower(c.Head)+" "+cell)
+				shown = shown || cell != "" && cell != "-"
+				row[i+1] = ""
+			}
+		}
+		if shown {
+			subs[r] = strings.Join(parts, "  ")
+		}
+	}
+	for i, c := range cols {
+		if c.Under {
+			tc[i+1].Head = ""
+		}
+	}
+	return subs
+}
+
+// ownLines says which rows put their label on a line of their own: when
+// even the columns a terminal never drops do not fit the width, those
+// whose label is too long.
+func (t *textWriter) ownLines(tc []Col, rows [][]string, src []*Row, labelFirst bool) []bool {
+	own := make([]bool, len(rows))
+	if !labelFirst {
+		return own
+	}
+	// A spanning line ("… 12 more") takes the whole width: not measured.
+	spans := func(r int) bool { return src[r] == &spanRow }
+	// The width of the columns never dropped, list columns cut to their
+	// floor; the others are 0, so not counted.
+	w := colWidths(tc, rows, spans)
+	label := w[1]
+	for i, c := range tc {
+		switch {
+		case c.Prio != 0:
+			w[i] = 0
+		case c.List:
+			w[i] = min(w[i], max(runes(c.Head), 8))
+		}
+	}
+	if over := lineWidth(w, nil) - t.width; over > 0 {
+		for i, row := range rows {
+			own[i] = !spans(i) && runes(row[1]) > label-over
+		}
+	}
+	return own
+}
+
 // table prints rows in aligned columns, two spaces apart, indented by one,
-// dropping columns by priority until the table fits the width (layout).
-func (t *textWriter) table(tb textTable) {
-	keep, w := t.layout(&tb)
+// dropping columns by priority until the table fits the width (layout);
+// a title or a note between them is a line of its own.
+func (t *textWriter) table(cols []Col, rows []textRow) {
+	var cells [][]string
+	for _, r := range rows {
+		if r.cells != nil {
+			cells = append(cells, r.cells)
+		}
+	}
+	keep, w := t.layout(cols, cells)
 	line := func(row []string) string {
 		var b strings.Builder
 		b.WriteString(" ")
@@ -354,7 +341,7 @@ func (t *textWriter) table(tb textTable) {
 			}
 			first = false
 			pad := strings.Repeat(" ", w[i]-runes(c))
-			if tb.cols[i].right {
+			if cols[i].Right {
 				b.WriteString(pad + c)
 			} else {
 				b.WriteString(c + pad)
@@ -362,47 +349,39 @@ func (t *textWriter) table(tb textTable) {
 		}
 		return strings.TrimRight(b.String(), " ")
 	}
-	head := make([]string, len(tb.cols))
-	hasHead := false
-	for i, c := range tb.cols {
-		head[i] = c.head
-		hasHead = hasHead || c.head != ""
+	head := make([]string, len(cols))
+	for i, c := range cols {
+		head[i] = c.Head
 	}
-	next := 0 // the next section
-	notes := tb.notes
-	flush := func(upTo int) { // the notes of the rows before upTo
-		for len(notes) > 0 && notes[0].after <= upTo {
-			t.para("", "   ", notes[0].text, 6)
-			notes = notes[1:]
+	heads := func() { // none when no column has a head
+		if strings.Join(head, "") != "" {
+			t.printf("%s\n", t.style(ansiBold, line(head)))
 		}
 	}
-	if hasHead && len(tb.sections) == 0 {
-		t.printf("%s\n", t.style(ansiBold, line(head)))
+	if len(rows) == 0 || rows[0].title == "" {
+		heads()
 	}
-	for i, row := range tb.rows {
-		for next < len(tb.sections) && tb.sections[next].at == i {
-			flush(i)
-			t.heading(tb.sections[next].title)
-			if intro := tb.sections[next].intro; intro != "" {
-				t.para("", "  ", intro, 4)
+	for _, r := range rows {
+		switch {
+		case r.title != "":
+			t.heading(r.title, false)
+			if r.intro != "" {
+				t.para("", "  ", r.intro, 4)
 			}
-			if hasHead {
-				t.printf("%s\n", t.style(ansiBold, line(head)))
+			heads()
+		case r.cells == nil:
+			t.para("", "   ", r.note, 6)
+		default:
+			s := " " + words.CutMiddle(r.cells[1], t.width-1)
+			if !spanning(r.cells) {
+				s = line(r.cells)
 			}
-			next++
+			if r.failing {
+				s = t.style(AnsiRed, s)
+			}
+			t.printf("%s\n", s)
 		}
-		var s string
-		if tb.spanning(row) {
-			s = " " + words.CutMiddle(row[1], t.width-1)
-		} else {
-			s = line(row)
-		}
-		if i < len(tb.failing) && tb.failing[i] {
-			s = t.style(AnsiRed, s)
-		}
-		t.printf("%s\n", s)
 	}
-	flush(len(tb.rows))
 }
 
 // cutList shortens a space-separated list to at most n runes by dropping
@@ -456,9 +435,7 @@ func wrapWords(s string, first, rest int) []string {
 func runes(s string) int { return utf8.RuneCountInString(s) }
 
 // stripANSI removes the colour codes this package writes.
-func stripANSI(s string) string {
-	return strings.NewReplacer(AnsiRed, "", ansiBold, "", ansiReset, "").Replace(s)
-}
+func stripANSI(s string) string { return sgr.ReplaceAllString(s, "") }
 
 // codeLines breaks each line of a query longer than width at a space
 // outside quotes: a KQL or SQL line goes on indented, a shell line after

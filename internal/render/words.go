@@ -146,6 +146,29 @@ func rateCI(failed, n int64, rate float64) string {
 	return pct(rate, n) + " (" + words.CIRange(lo, hi) + ")"
 }
 
+// compactPhase turns "0.23ms / 0.97ms" into "0.23/0.97ms" when the units agree.
+func compactPhase(s string) string {
+	a, b, ok := strings.Cut(s, " / ")
+	if !ok {
+		if strings.HasPrefix(s, "—") {
+			return "-"
+		}
+		return s
+	}
+	return unitOnce(a, "/", b)
+}
+
+// unitOnce joins two latencies with sep, their unit said once when they
+// share it: "0.52→0.55ms", "0.9ms→1.2s".
+func unitOnce(a, sep, b string) string {
+	for _, unit := range []string{"ms", "s"} {
+		if strings.HasSuffix(a, unit) && strings.HasSuffix(b, unit) && strings.HasSuffix(a, "ms") == strings.HasSuffix(b, "ms") {
+			return strings.TrimSuffix(a, unit) + sep + b
+		}
+	}
+	return a + sep + b
+}
+
 // hostPort joins a host and a port, an IPv6 address in brackets.
 func hostPort(host string, port uint16) string {
 	return net.JoinHostPort(host, strconv.Itoa(int(port)))
