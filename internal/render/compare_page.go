@@ -31,7 +31,7 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 	}}
 	if brief {
 		p.Sections = append(p.Sections, Section{Blocks: []Block{runs}}, families)
-		p.Sections = append(p.Sections, briefCmpSections(c, answerRows(c))...)
+		p.Sections = append(p.Sections, briefCmpSections(c)...)
 		return p
 	}
 	runs.Only = FormatText
@@ -40,45 +40,46 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 	p.Sections = append(p.Sections, Section{Heading: "The runs", Blocks: []Block{runs, runsTable(c)}}, families)
 
 	endpoints := Section{Heading: "By endpoint"}
-	for i := 0; i < len(c.Endpoints); { // a table per target
-		target, after := c.Endpoints[i].Target, ""
-		var rows []cmpRow
-		for ; i < len(c.Endpoints) && c.Endpoints[i].Target == target; i++ {
-			rows = append(rows, cmpRowOf(&c.Endpoints[i], c.Endpoints[i].Address))
-			after = cmp.Or(after, c.Endpoints[i].AfterTarget)
+	eachRun(c.Endpoints, func(sc *compare.ScopeChange) string { return sc.Target }, func(run []compare.ScopeChange) {
+		tb := cmpTable(run[0].Target, "Address", nil, false)
+		after := ""
+		for i := range run {
+			sc := &run[i]
+			tb.Rows = append(tb.Rows, cmpRowOf(sc, sc.Address))
+			after = cmp.Or(after, sc.AfterTarget)
+			if b := sc.Baseline; b != nil {
+				tb.Notes = append(tb.Notes, fmt.Sprintf("%s is new: compared with %s: %d/%d (%s).", sc.Address, sc.BaselineScope, b.Failed, b.Requests, pct(b.FailureRate, b.Requests)))
+			}
 		}
-		tb := cmpTable(target, "Address", rows, false)
 		if after != "" {
 			tb.Intro = "after: " + after + " (matched by --match host)"
 		}
-		for _, r := range rows {
-			if r.baseline != "" {
-				tb.Notes = append(tb.Notes, r.label+" is new: compared with "+r.baseline+".")
-			}
-		}
 		endpoints.Blocks = append(endpoints.Blocks, tb)
-	}
+	})
 	if moved := addedRemoved(c); len(moved.Items) > 0 {
 		endpoints.Blocks = append(endpoints.Blocks, moved)
 	}
 	p.Sections = append(p.Sections, endpoints)
 	if len(c.Groups) > 0 {
 		s := Section{Heading: "By instance"}
-		for i := 0; i < len(c.Groups); { // a table per header
-			header := c.Groups[i].Header
-			var rows []cmpRow
-			for ; i < len(c.Groups) && c.Groups[i].Header == header; i++ {
-				rows = append(rows, cmpRowOf(&c.Groups[i], c.Groups[i].Value))
+		eachRun(c.Groups, func(sc *compare.ScopeChange) string { return sc.Header }, func(run []compare.ScopeChange) {
+			tb := cmpTable(run[0].Header, "Value", nil, false)
+			for i := range run {
+				tb.Rows = append(tb.Rows, cmpRowOf(&run[i], run[i].Value))
 			}
-			s.Blocks = append(s.Blocks, cmpTable(header, "Value", rows, false))
-		}
+			s.Blocks = append(s.Blocks, tb)
+		})
 		p.Sections = append(p.Sections, s)
 	}
 	if l := latencyBlocks(c); l != nil {
 		p.Sections = append(p.Sections, Section{Heading: "Latency that changed", Blocks: l})
 	}
-	if a := answerRows(c); len(a) > 0 {
-		p.Sections = append(p.Sections, Section{Heading: "Statuses and errors that changed", Blocks: answerBlocks(a)})
+	if a := answerRows(c, false); len(a) > 0 {
+		l := answerList(a)
+		l.Only = FormatText
+		p.Sections = append(p.Sections, Section{Heading: "Statuses and errors that changed", Blocks: []Block{l, Table{Only: documents, Marks: true, Rows: a, Cols: []Col{
+			{Head: "Scope", Label: true}, {Head: "Answer"}, {Head: "Change"}, {Head: "Before"}, {Head: "After"}, {Head: "p"},
+		}}}})
 	}
 	if len(c.Notes) > 0 {
 		p.Sections = append(p.Sections, Section{Heading: "Notes", Blocks: []Block{bullets(c.Notes, 0)}})
@@ -92,13 +93,13 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 // changed, or that were added or removed (regressions first), the
 // failures that appeared or grew, the notes, each capped, and what the
 // full comparison adds.
-func briefCmpSections(c *compare.Comparison, answers []cmpAnswer) []Section {
-	var worse, other []cmpRow
+func briefCmpSections(c *compare.Comparison) []Section {
+	var worse, other []Row
 	for _, list := range [][]compare.ScopeChange{c.Endpoints, c.Groups} {
 		for i := range list {
 			switch r := cmpRowOf(&list[i], c.Label(&list[i])); {
-			case r.change == compare.ChangeSame:
-			case r.worse:
+			case r.Cells[7] == compare.ChangeSame: // the change
+			case r.Failing:
 				worse = append(worse, r)
 			default:
 				other = append(other, r)
@@ -125,13 +126,7 @@ func briefCmpSections(c *compare.Comparison, answers []cmpAnswer) []Section {
 		changed.Blocks = append(changed.Blocks, Para{Only: FormatText, Text: fmt.Sprintf("… %d more in the full comparison.", more), Indent: 4})
 	}
 	out := []Section{changed}
-	var grew []cmpAnswer
-	for _, a := range answers {
-		if a.failure {
-			grew = append(grew, a)
-		}
-	}
-	if len(grew) > 0 {
+	if grew := answerRows(c, true); len(grew) > 0 {
 		l := answerList(grew[:min(len(grew), briefAnswers)])
 		if more := len(grew) - briefAnswers; more > 0 {
 			l.Items = append(l.Items, Item{Text: fmt.Sprintf("… %d more in the full comparison", more)})
@@ -144,19 +139,19 @@ func briefCmpSections(c *compare.Comparison, answers []cmpAnswer) []Section {
 	return append(out, Section{Blocks: []Block{Para{Text: briefFooter(c, "--brief")}}})
 }
 
-// cmpTable is a table of scopes before → after under title, labelled by
-// label. A terminal shows the counts and the rates apart and, when the
-// page is too wide, the latencies under each row (brief: it drops the
-// rates, then the latencies); Markdown shows each side's count, rate and
-// interval in one cell.
-func cmpTable(title, label string, rows []cmpRow, brief bool) Table {
+// cmpTable is a table of scopes before → after (rows of cmpRowOf) under
+// title, labelled by label. A terminal shows the counts and the rates
+// apart and, when the page is too wide, the latencies under each row
+// (brief: it drops the rates, then the latencies); the documents show
+// each side's count and interval in one cell.
+func cmpTable(title, label string, rows []Row, brief bool) Table {
 	prio := func(n int) int {
 		if brief {
 			return n
 		}
 		return 0
 	}
-	tb := Table{Title: title, Marks: true, Cols: []Col{
+	return Table{Title: title, Marks: true, Rows: rows, Cols: []Col{
 		{Head: label, Label: true},
 		{Head: "Before", Right: true, Only: FormatText}, {Right: true, Prio: prio(4), Only: FormatText},
 		{Head: "After", Right: true, Only: FormatText}, {Right: true, Prio: prio(5), Only: FormatText},
@@ -164,25 +159,24 @@ func cmpTable(title, label string, rows []cmpRow, brief bool) Table {
 		{Head: "Change"}, {Head: "p", Right: true},
 		{Head: "p50", Prio: prio(6), Under: !brief}, {Head: "p99", Prio: prio(7), Under: !brief},
 	}}
-	side := func(count, ci string) string {
-		if count == "-" {
-			return "-"
+}
+
+// eachRun calls f with each run of consecutive scopes of list with the
+// same key: a table per URL, or per instance header.
+func eachRun(list []compare.ScopeChange, key func(*compare.ScopeChange) string, f func([]compare.ScopeChange)) {
+	for i := 0; i < len(list); {
+		j := i + 1
+		for j < len(list) && key(&list[j]) == key(&list[i]) {
+			j++
 		}
-		return count + " " + ci
+		f(list[i:j])
+		i = j
 	}
-	for i := range rows {
-		r := &rows[i]
-		tb.Rows = append(tb.Rows, Row{Failing: r.worse, Cells: []string{
-			r.label, r.before, r.beforeRate, r.after, r.afterRate,
-			side(r.before, r.beforeCI), side(r.after, r.afterCI), r.change, r.p, r.p50, r.p99,
-		}})
-	}
-	return tb
 }
 
 // familyRows are each family before and after, then the total.
-func familyRows(c *compare.Comparison) []cmpRow {
-	var rows []cmpRow
+func familyRows(c *compare.Comparison) []Row {
+	var rows []Row
 	for i := range c.Families {
 		rows = append(rows, cmpRowOf(&c.Families[i], words.FamilyName(c.Families[i].Family)))
 	}
@@ -237,32 +231,6 @@ func addedRemoved(c *compare.Comparison) List {
 		l.Items = append(l.Items, Item{Lead: s.name, Text: strings.Join(names, ", ")})
 	}
 	l.Only = documents // a terminal's tables say added and removed
-	return l
-}
-
-// answerBlocks are the statuses and errors that changed: a line each on a
-// terminal, a table in Markdown.
-func answerBlocks(as []cmpAnswer) []Block {
-	l := answerList(as)
-	l.Only = FormatText
-	tb := Table{Only: documents, Marks: true, Cols: []Col{
-		{Head: "Scope", Label: true}, {Head: "Answer"}, {Head: "Change"}, {Head: "Before"}, {Head: "After"}, {Head: "p"},
-	}}
-	for _, a := range as {
-		tb.Rows = append(tb.Rows, Row{Failing: a.worse, Cells: []string{a.scope, a.answer, a.change, a.before, a.after, a.p}})
-	}
-	return []Block{l, tb}
-}
-
-func answerList(as []cmpAnswer) List {
-	var l List
-	for _, a := range as {
-		line := fmt.Sprintf("%s: %s %s: %s → %s", a.scope, a.answer, a.change, a.before, a.after)
-		if a.p != "" {
-			line += ", " + a.p
-		}
-		l.Items = append(l.Items, Item{Text: line, Failing: a.worse})
-	}
 	return l
 }
 
