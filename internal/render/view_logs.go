@@ -131,14 +131,14 @@ func (v *View) logs(r *report.Report) {
 			g.Queries = append(g.Queries, LogQuery{Kind: LogAzureDiagnostics, Lang: "kusto", Text: q.diagnostics(),
 				Title: "The same summary where the access log lands in the shared AzureDiagnostics table (the older Azure diagnostics mode)"})
 		case GatewayAWS:
-			g.Queries = append(g.Queries, LogQuery{Kind: LogALB, Lang: "sql", Text: athena(r, q.fail, clientPorts(r.Client)),
+			g.Queries = append(g.Queries, LogQuery{Kind: LogALB, Lang: "sql", Text: q.athena(clientPorts(r.Client)),
 				Title: "The failed requests in an ALB's access logs, through Athena's alb_logs table: target_ip and target_port name the target that answered"})
 			if len(l.FailingPorts) > 0 {
-				g.Queries = append(g.Queries, LogQuery{Kind: LogALBFailing, Lang: "sql", Failing: true, Text: athena(r, q.fail, l.FailingPorts),
+				g.Queries = append(g.Queries, LogQuery{Kind: LogALBFailing, Lang: "sql", Failing: true, Text: q.athena(l.FailingPorts),
 					Title: "The failed requests of the failing connections only"})
 			}
 		case GatewayNginx:
-			g.Queries = append(g.Queries, LogQuery{Kind: LogNginx, Lang: "sh", Text: nginxLog(r),
+			g.Queries = append(g.Queries, LogQuery{Kind: LogNginx, Lang: "sh", Text: q.nginxLog(),
 				Title: "Why nginx answered 502/504: its error log names the client and the upstream it tried"})
 		case GatewayHAProxy:
 			if text := haproxyLog(clientAddrs(r.Client), clientPorts(r.Client)); text != "" {
@@ -177,8 +177,8 @@ func logFilters(r *report.Report, q *logQuery) []LogFilter {
 	if len(q.hosts) > 0 {
 		out = append(out, LogFilter{"Host header", []Span{{Text: strings.Join(q.hosts, ", "), Outside: true}}})
 	}
-	if paths := requestPaths(r); len(paths) > 0 {
-		out = append(out, LogFilter{"Request path", []Span{{Text: strings.Join(paths, ", "), Outside: true}}})
+	if len(q.paths) > 0 {
+		out = append(out, LogFilter{"Request path", []Span{{Text: strings.Join(q.paths, ", "), Outside: true}}})
 	}
 	out = append(out, LogFilter{"X-Request-Id", requestIDWords(r)}, LogFilter{"Status", failureWords(r, q.fail)})
 	return out
@@ -186,19 +186,16 @@ func logFilters(r *report.Report, q *logQuery) []LogFilter {
 
 // logQuery holds what the queries filter on.
 type logQuery struct {
-	from, to string   // KQL datetime literals
-	hosts    []string // Host header values
-	ports    string   // "in (…)" or "between (a .. b)"; "" when no port is known
-	fail     report.FailStatus
+	from, to     time.Time // the run's window, logMargin wider each side
+	hosts, paths []string  // Host header values, request paths
+	ports        string    // "in (…)" or "between (a .. b)"; "" when no port is known
+	client       report.Client
+	fail         report.FailStatus
 }
 
 func newLogQuery(r *report.Report, fail report.FailStatus) *logQuery {
-	q := &logQuery{
-		from:  "datetime(" + r.StartedAt.Add(-logMargin).UTC().Format(mdTime) + ")",
-		to:    "datetime(" + r.EndedAt.Add(logMargin).UTC().Format(mdTime) + ")",
-		hosts: hostHeaders(r),
-		fail:  fail,
-	}
+	q := &logQuery{from: r.StartedAt.Add(-logMargin).UTC(), to: r.EndedAt.Add(logMargin).UTC(), client: r.Client, fail: fail}
+	q.hosts, q.paths = targetParts(r)
 	if p := clientPorts(r.Client); p != nil {
 		q.ports = "in (" + wrapInts(p, 12, "\n    ") + ")"
 	} else if c := r.Client; c.PortsCount > 0 {
@@ -282,71 +279,66 @@ func withNote(line, note string) string {
 }
 
 // agw returns the AGWAccessLogs query: a summary by backend when summary is
-// set, else the requests one by one.
+// set, else the requests one by one. Columns an older revision of the table
+// may lack are read through column_ifexists, so it runs on every workspace.
 func (q *logQuery) agw(summary bool) string {
-	var b strings.Builder
-	b.WriteString("AGWAccessLogs\n")
-	fmt.Fprintf(&b, "| where TimeGenerated between (%s .. %s)\n", q.from, q.to)
-	if len(q.hosts) > 0 {
-		h := kqlStrings(q.hosts)
-		fmt.Fprintf(&b, "| where Host in~ (%s) or OriginalHost in~ (%s)\n", h, h)
+	end := q.summarize("Listener, ServerRouted, HttpStatus, ServerStatus, ErrorInfo, InstanceId")
+	if !summary {
+		end = "| project TimeGenerated, ClientIp, Port, Listener, Host, RequestUri, HttpStatus, ServerStatus, ServerRouted,\n" +
+			"    ServerResponseLatency, TimeTaken, ErrorInfo, TransactionId, InstanceId, BackendPoolName, BackendSettingName\n| order by TimeGenerated asc\n"
 	}
-	// Columns an older revision of the table may lack are read through
-	// column_ifexists, so the query runs on every workspace.
-	b.WriteString(`| extend Port = toint(column_ifexists("ClientPort", int(null))), Listener = tostring(column_ifexists("ListenerName", "")),` + "\n")
-	b.WriteString(`    ErrorInfo = tostring(column_ifexists("ErrorInfo", ""))` + "\n")
-	if q.ports != "" {
-		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, portNote))
-	}
-	if summary {
-		fmt.Fprintf(&b, "| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n", q.failExpr("HttpStatus"))
-		b.WriteString("    by Listener, ServerRouted, HttpStatus, ServerStatus, ErrorInfo, InstanceId\n")
-		b.WriteString("| order by Failed desc, Requests desc\n")
-	} else {
-		b.WriteString("| project TimeGenerated, ClientIp, Port, Listener, Host, RequestUri, HttpStatus, ServerStatus, ServerRouted,\n")
-		b.WriteString("    ServerResponseLatency, TimeTaken, ErrorInfo, TransactionId, InstanceId, BackendPoolName, BackendSettingName\n")
-		b.WriteString("| order by TimeGenerated asc\n")
-	}
-	return b.String()
+	return q.kusto("AGWAccessLogs\n", "Host in~ (%[1]s) or OriginalHost in~ (%[1]s)",
+		`Port = toint(column_ifexists("ClientPort", int(null))), Listener = tostring(column_ifexists("ListenerName", "")),`+"\n"+
+			`    ErrorInfo = tostring(column_ifexists("ErrorInfo", ""))`, end)
 }
 
 // diagnostics returns the same summary for the AzureDiagnostics table.
 func (q *logQuery) diagnostics() string {
+	return q.kusto("AzureDiagnostics\n"+`| where Category == "ApplicationGatewayAccessLog"`+"\n", "host_s in~ (%s)",
+		`HttpStatus = toint(httpStatus_d), ServerRouted = tostring(column_ifexists("serverRouted_s", "")),`+"\n"+
+			`    ServerStatus = tostring(column_ifexists("serverStatus_s", "")), Port = toint(column_ifexists("clientPort_d", real(null))),`+"\n"+
+			`    Listener = tostring(column_ifexists("listenerName_s", ""))`,
+		q.summarize("Listener, ServerRouted, HttpStatus, ServerStatus, instanceId_s"))
+}
+
+// kusto is a query of an Azure table: head (the table and its own
+// filters), the run's window, its hosts (hosts: the filter, of the quoted
+// list), the columns extended, its client ports, then end.
+func (q *logQuery) kusto(head, hosts, extend, end string) string {
 	var b strings.Builder
-	b.WriteString("AzureDiagnostics\n")
-	b.WriteString(`| where Category == "ApplicationGatewayAccessLog"` + "\n")
-	fmt.Fprintf(&b, "| where TimeGenerated between (%s .. %s)\n", q.from, q.to)
+	fmt.Fprintf(&b, "%s| where TimeGenerated between (datetime(%s) .. datetime(%s))\n", head, q.from.Format(mdTime), q.to.Format(mdTime))
 	if len(q.hosts) > 0 {
-		fmt.Fprintf(&b, "| where host_s in~ (%s)\n", kqlStrings(q.hosts))
+		fmt.Fprintf(&b, "| where "+hosts+"\n", kqlStrings(q.hosts))
 	}
-	b.WriteString(`| extend HttpStatus = toint(httpStatus_d), ServerRouted = tostring(column_ifexists("serverRouted_s", "")),` + "\n")
-	b.WriteString(`    ServerStatus = tostring(column_ifexists("serverStatus_s", "")), Port = toint(column_ifexists("clientPort_d", real(null))),` + "\n")
-	b.WriteString(`    Listener = tostring(column_ifexists("listenerName_s", ""))` + "\n")
+	b.WriteString("| extend " + extend + "\n")
 	if q.ports != "" {
 		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, portNote))
 	}
-	fmt.Fprintf(&b, "| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n", q.failExpr("HttpStatus"))
-	b.WriteString("    by Listener, ServerRouted, HttpStatus, ServerStatus, instanceId_s\n")
-	b.WriteString("| order by Failed desc, Requests desc\n")
-	return b.String()
+	return b.String() + end
+}
+
+// summarize counts the requests and failures by the columns by.
+func (q *logQuery) summarize(by string) string {
+	return fmt.Sprintf("| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n"+
+		"    by %s\n| order by Failed desc, Requests desc\n", q.failExpr("HttpStatus"), by)
 }
 
 // athena is an Athena query over an Application Load Balancer's access
 // logs, in the table layout of AWS's documented CREATE TABLE (alb_logs):
 // the failed requests of the run, from ports when there are any, else from
 // the client's port range.
-func athena(r *report.Report, fail report.FailStatus, ports []int) string {
+func (q *logQuery) athena(ports []int) string {
 	var b strings.Builder
 	b.WriteString("SELECT time, client_ip, client_port, target_ip, target_port, elb_status_code, target_status_code,\n")
 	b.WriteString("       request_url, trace_id, error_reason, target_processing_time\n")
 	b.WriteString("FROM alb_logs\n")
-	fmt.Fprintf(&b, "WHERE time BETWEEN '%s' AND '%s'\n", r.StartedAt.Add(-logMargin).UTC().Format(mdTime), r.EndedAt.Add(logMargin).UTC().Format(mdTime))
-	if c := r.Client; len(ports) > 0 {
+	fmt.Fprintf(&b, "WHERE time BETWEEN '%s' AND '%s'\n", q.from.Format(mdTime), q.to.Format(mdTime))
+	if c := q.client; len(ports) > 0 {
 		b.WriteString(withNote("  AND client_port IN ("+wrapInts(ports, 12, "\n    ")+")", "-- pinprobe's client ports; drop this line behind a NAT"))
 	} else if c.PortsCount > 0 {
 		fmt.Fprintf(&b, "  AND client_port BETWEEN %d AND %d  -- pinprobe's client ports; drop this line behind a NAT\n", c.PortMin, c.PortMax)
 	}
-	fmt.Fprintf(&b, "  AND (%s)\n", sqlFail(fail, "elb_status_code"))
+	fmt.Fprintf(&b, "  AND (%s)\n", sqlFail(q.fail, "elb_status_code"))
 	b.WriteString("ORDER BY time\n")
 	return b.String()
 }
@@ -380,13 +372,12 @@ func failRanges(fail report.FailStatus, col, one, many string) []string {
 
 // nginxLog finds the run in nginx's logs: its error log names the client,
 // the upstream address and the reason of every failed proxying.
-func nginxLog(r *report.Report) string {
-	from, to := r.StartedAt.Add(-logMargin), r.EndedAt.Add(logMargin)
+func (q *logQuery) nginxLog() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# the error log during the run (adjust the times to the server's time zone)\n")
 	fmt.Fprintf(&b, "awk %s /var/log/nginx/error.log | grep upstream\n", words.ShellQuote(fmt.Sprintf(`$1" "$2 >= "%s" && $1" "$2 <= "%s"`,
-		from.UTC().Format("2006/01/02 15:04:05"), to.UTC().Format("2006/01/02 15:04:05"))))
-	if addrs := clientAddrs(r.Client); len(addrs) > 0 {
+		q.from.Format("2006/01/02 15:04:05"), q.to.Format("2006/01/02 15:04:05"))))
+	if addrs := clientAddrs(q.client); len(addrs) > 0 {
 		fmt.Fprintf(&b, "# the access log's lines from this client (the default format has no client port)\n")
 		fmt.Fprintf(&b, "grep -E %s /var/log/nginx/access.log | grep ' \" [0-9]* ' \n", words.ShellQuote("^("+strings.Join(regexpQuote(addrs), "|")+") "))
 	}
@@ -515,28 +506,19 @@ func failureWords(r *report.Report, fail report.FailStatus) []Span {
 	return out
 }
 
-// requestPaths lists the distinct paths (with query) of the targets.
-func requestPaths(r *report.Report) []string {
-	var paths []string
+// targetParts returns the Host header values pinprobe sent (each target's
+// host as its URL writes it, and bare, in case the gateway logs it without
+// the port) and the request paths (with query), each sorted, each once.
+func targetParts(r *report.Report) (hosts, paths []string) {
 	for _, t := range report.TargetsOf(r) {
 		if u, err := url.Parse(t); err == nil {
 			paths = append(paths, u.RequestURI())
+			if u.Host != "" {
+				hosts = append(hosts, u.Host, u.Hostname())
+			}
 		}
 	}
-	sort.Strings(paths)
-	return slices.Compact(paths)
-}
-
-// hostHeaders returns the Host header values pinprobe sent: each target's
-// host as written in its URL (with a port when the URL names one), and the
-// bare host name too, in case the gateway logs it without the port.
-func hostHeaders(r *report.Report) []string {
-	var hosts []string
-	for _, e := range r.Endpoints {
-		if u, err := url.Parse(e.Target); err == nil && u.Host != "" {
-			hosts = append(hosts, u.Host, u.Hostname())
-		}
-	}
-	sort.Strings(hosts)
-	return slices.Compact(hosts)
+	slices.Sort(hosts)
+	slices.Sort(paths)
+	return slices.Compact(hosts), slices.Compact(paths)
 }
