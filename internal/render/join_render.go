@@ -12,12 +12,9 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// JoinRenderer writes a join of a run with access logs in one format.
-type JoinRenderer func(io.Writer, *join.Join) error
-
-// JoinForFormat returns the renderer of a join for a --format value
-// (text, json, markdown or html).
-func JoinForFormat(name string, o Options) (JoinRenderer, error) {
+// JoinForFormat returns the writer of a join of a run with access logs
+// in a --format value (text, json, markdown or html).
+func JoinForFormat(name string, o Options) (func(io.Writer, *join.Join) error, error) {
 	return forFormat(name, o, joinPage, join.JSON)
 }
 
@@ -29,7 +26,8 @@ var scopeHead = []string{"Name", "Family", "Failed/requests", "Rate", "Statuses"
 // from a log was cleaned where it entered the join; a join built otherwise
 // is made safe here), so widths are measured on what is printed.
 func joinPage(j *join.Join) *Page {
-	p := &Page{Title: "pinprobe logs", Lead: Para{Lead: joinStatusWord(j), Text: words.SafeText(j.Conclusion, false)},
+	status := map[string]string{join.StatusTraced: "FAILURES TRACED", join.StatusUntraced: "UNTRACED", join.StatusNoFailure: "NO FAILURE"}
+	p := &Page{Title: "pinprobe logs", Lead: Para{Lead: cmp.Or(status[j.Status], "NOTHING JOINED"), Text: words.SafeText(j.Conclusion, false)},
 		Bad: j.Status == join.StatusTraced || j.Status == join.StatusUntraced}
 	p.Sections = append(p.Sections, Section{Heading: "The run and the logs", Blocks: []Block{joinRunList(j)}})
 	saidReasons := false // under the first table with reasons only
@@ -40,35 +38,33 @@ func joinPage(j *join.Join) *Page {
 		if len(sec.list) == 0 {
 			continue
 		}
-		var rows [][]string
-		var failing []bool
+		var rows []Row
 		for _, sc := range sec.list {
 			pv := "-"
 			if sc.Failed > 0 && len(sec.list) > 1 {
 				pv = words.PValue(sc.P)
 			}
-			rows = append(rows, []string{sc.Name, cmp.Or(words.FamilyName(sc.Family), "-"), fmt.Sprintf("%d/%d", sc.Failed, sc.Requests), words.PctRate(sc.FailureRate),
-				reasonList(sc.Status, nil), cmp.Or(reasonList(sc.BackendStatus, nil), "-"), cmp.Or(reasonList(sc.Reasons, j.ReasonWords), "-"), reasonList(sc.Endpoints, nil), pv})
 			// Marked only where the test found it failing more than the
 			// rest: a scope with failures and p = 1 is no suspect.
-			failing = append(failing, sc.Significant)
+			rows = append(rows, Row{Failing: sc.Significant, Cells: []string{sc.Name, cmp.Or(words.FamilyName(sc.Family), "-"), fmt.Sprintf("%d/%d", sc.Failed, sc.Requests),
+				words.PctRate(sc.FailureRate), reasonList(sc.Status, nil), cmp.Or(reasonList(sc.BackendStatus, nil), "-"),
+				cmp.Or(reasonList(sc.Reasons, j.ReasonWords), "-"), reasonList(sc.Endpoints, nil), pv}})
 		}
-		s := joinTable(sec.title, scopeHead, rows, failing)
+		s := joinTable(sec.title, scopeHead, rows)
 		if said := reasonWords(j, sec.list); said != "" && !saidReasons {
 			s.Blocks, saidReasons = append(s.Blocks, Para{Text: words.SafeText(said, false)}), true
 		}
 		p.Sections = append(p.Sections, s)
 	}
-	var rows [][]string
-	var failing []bool
+	var rows []Row
 	for _, e := range j.Endpoints {
-		rows = append(rows, []string{e.Address, e.Target, strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10),
-			strconv.FormatInt(e.Logged, 10), strconv.FormatInt(e.Missing, 10), fmt.Sprintf("%d/%d", e.FailedMatched, e.TrailFailed), cmp.Or(reasonList(e.Backends, nil), "-")})
 		// A sample lacks requests by its nature: no mark for them.
-		failing = append(failing, e.Failed > 0 || e.Missing > 0 && !j.Missing.Sampled)
+		rows = append(rows, Row{Failing: e.Failed > 0 || e.Missing > 0 && !j.Missing.Sampled, Cells: []string{e.Address, e.Target,
+			strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10), strconv.FormatInt(e.Logged, 10), strconv.FormatInt(e.Missing, 10),
+			fmt.Sprintf("%d/%d", e.FailedMatched, e.TrailFailed), cmp.Or(reasonList(e.Backends, nil), "-")}})
 	}
 	p.Sections = append(p.Sections, joinTable("By pinprobe endpoint",
-		[]string{"Address", "Target", "Sent", "Failed", "Logged", "Missing", "Failed matched", "Backends"}, rows, failing))
+		[]string{"Address", "Target", "Sent", "Failed", "Logged", "Missing", "Failed matched", "Backends"}, rows))
 	var missing []string
 	m := j.Missing
 	switch {
@@ -166,16 +162,11 @@ func joinRunList(j *join.Join) List {
 // joinTable is a section of one table of scopes under title: columns with
 // nothing to say ("-" in every row) are left out; a table without rows
 // keeps its heads.
-func joinTable(title string, head []string, rows [][]string, failing []bool) Section {
-	for _, r := range rows {
-		for i := range r {
-			r[i] = words.SafeText(r[i], false)
-		}
-	}
+func joinTable(title string, head []string, rows []Row) Section {
 	tb := Table{Marks: true}
 	var keep []int
 	for i, h := range head {
-		if len(rows) > 0 && !slices.ContainsFunc(rows, func(r []string) bool { return r[i] != "-" }) {
+		if len(rows) > 0 && !slices.ContainsFunc(rows, func(r Row) bool { return r.Cells[i] != "-" }) {
 			continue
 		}
 		keep = append(keep, i)
@@ -183,12 +174,13 @@ func joinTable(title string, head []string, rows [][]string, failing []bool) Sec
 		c.Head = h
 		tb.Cols = append(tb.Cols, c)
 	}
-	for i, r := range rows {
-		row := Row{Failing: failing[i]}
+	for _, r := range rows {
+		cells := r.Cells
+		r.Cells = nil
 		for _, k := range keep {
-			row.Cells = append(row.Cells, r[k])
+			r.Cells = append(r.Cells, words.SafeText(cells[k], false))
 		}
-		tb.Rows = append(tb.Rows, row)
+		tb.Rows = append(tb.Rows, r)
 	}
 	return Section{Heading: title, Blocks: []Block{tb}}
 }
@@ -199,19 +191,6 @@ func safeBullets(lines []string) List {
 		lines[i] = words.SafeText(lines[i], false)
 	}
 	return bullets(lines, 0)
-}
-
-// joinStatusWord is the join's status as the headline says it.
-func joinStatusWord(j *join.Join) string {
-	switch j.Status {
-	case join.StatusTraced:
-		return "FAILURES TRACED"
-	case join.StatusUntraced:
-		return "UNTRACED"
-	case join.StatusNoFailure:
-		return "NO FAILURE"
-	}
-	return "NOTHING JOINED"
 }
 
 // reasonList is "502×40 200×3", most first, at most six, each with its
