@@ -39,37 +39,13 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 		Text: "Before and after are failed/requests and the failure rate with its Wilson 95% interval; ✗ marks a significant regression."})
 	p.Sections = append(p.Sections, Section{Heading: "The runs", Blocks: []Block{runs, runsTable(c)}}, families)
 
-	endpoints := Section{Heading: "By endpoint"}
-	eachRun(c.Endpoints, func(sc *compare.ScopeChange) string { return sc.Target }, func(run []compare.ScopeChange) {
-		tb := cmpTable(run[0].Target, "Address", nil, false)
-		after := ""
-		for i := range run {
-			sc := &run[i]
-			tb.Rows = append(tb.Rows, cmpRowOf(sc, sc.Address))
-			after = cmp.Or(after, sc.AfterTarget)
-			if b := sc.Baseline; b != nil {
-				tb.Notes = append(tb.Notes, fmt.Sprintf("%s is new: compared with %s: %d/%d (%s).", sc.Address, sc.BaselineScope, b.Failed, b.Requests, pct(b.FailureRate, b.Requests)))
-			}
-		}
-		if after != "" {
-			tb.Intro = "after: " + after + " (matched by --match host)"
-		}
-		endpoints.Blocks = append(endpoints.Blocks, tb)
-	})
+	endpoints := Section{Heading: "By endpoint", Blocks: scopeTables(c.Endpoints, "Address")}
 	if moved := addedRemoved(c); len(moved.Items) > 0 {
 		endpoints.Blocks = append(endpoints.Blocks, moved)
 	}
 	p.Sections = append(p.Sections, endpoints)
 	if len(c.Groups) > 0 {
-		s := Section{Heading: "By instance"}
-		eachRun(c.Groups, func(sc *compare.ScopeChange) string { return sc.Header }, func(run []compare.ScopeChange) {
-			tb := cmpTable(run[0].Header, "Value", nil, false)
-			for i := range run {
-				tb.Rows = append(tb.Rows, cmpRowOf(&run[i], run[i].Value))
-			}
-			s.Blocks = append(s.Blocks, tb)
-		})
-		p.Sections = append(p.Sections, s)
+		p.Sections = append(p.Sections, Section{Heading: "By instance", Blocks: scopeTables(c.Groups, "Value")})
 	}
 	if l := latencyBlocks(c); l != nil {
 		p.Sections = append(p.Sections, Section{Heading: "Latency that changed", Blocks: l})
@@ -161,17 +137,31 @@ func cmpTable(title, label string, rows []Row, brief bool) Table {
 	}}
 }
 
-// eachRun calls f with each run of consecutive scopes of list with the
-// same key: a table per URL, or per instance header.
-func eachRun(list []compare.ScopeChange, key func(*compare.ScopeChange) string, f func([]compare.ScopeChange)) {
+// scopeTables are a table of endpoints per URL, or of instances per
+// header (an endpoint has a Target and an Address, an instance a Header
+// and a Value), each row labelled under head; a new endpoint's baseline
+// is said under its table, and the URL after when --match host matched
+// another.
+func scopeTables(list []compare.ScopeChange, head string) []Block {
+	var out []Block
 	for i := 0; i < len(list); {
-		j := i + 1
-		for j < len(list) && key(&list[j]) == key(&list[i]) {
-			j++
+		key := cmp.Or(list[i].Target, list[i].Header)
+		tb, after := cmpTable(key, head, nil, false), ""
+		for ; i < len(list) && cmp.Or(list[i].Target, list[i].Header) == key; i++ {
+			sc := &list[i]
+			label := cmp.Or(sc.Address, sc.Value)
+			tb.Rows = append(tb.Rows, cmpRowOf(sc, label))
+			after = cmp.Or(after, sc.AfterTarget)
+			if b := sc.Baseline; b != nil {
+				tb.Notes = append(tb.Notes, fmt.Sprintf("%s is new: compared with %s: %d/%d (%s).", label, sc.BaselineScope, b.Failed, b.Requests, pct(b.FailureRate, b.Requests)))
+			}
 		}
-		f(list[i:j])
-		i = j
+		if after != "" {
+			tb.Intro = "after: " + after + " (matched by --match host)"
+		}
+		out = append(out, tb)
 	}
+	return out
 }
 
 // familyRows are each family before and after, then the total.
