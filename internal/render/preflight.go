@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -22,16 +23,15 @@ type PreflightOptions struct {
 // listed, each fitted to the width.
 func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) error {
 	t := newTextWriter(w, Options{Width: o.Width})
-	failed := failedChecks(checks)
-	if failed == 0 && o.Quiet && !strings.Contains(tlsNote(checks, o.Verified), "NOT") {
+	failed, note := failedChecks(checks), tlsNote(checks, o.Verified)
+	switch {
+	case failed == 0 && o.Quiet && !strings.Contains(note, "NOT"):
 		return nil
-	}
-	if failed == 0 {
-		if len(checks) == 1 {
-			t.printf("pinprobe: preflight: the endpoint connects%s\n", tlsNote(checks, o.Verified))
-		} else {
-			t.printf("pinprobe: preflight: all %d endpoints connect%s\n", len(checks), tlsNote(checks, o.Verified))
-		}
+	case failed == 0 && len(checks) == 1:
+		t.printf("pinprobe: preflight: the endpoint connects%s\n", note)
+		return t.err
+	case failed == 0:
+		t.printf("pinprobe: preflight: all %d endpoints connect%s\n", len(checks), note)
 		return t.err
 	}
 	then := "probed anyway"
@@ -40,17 +40,14 @@ func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) 
 	}
 	t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (%s):\n", failed, len(checks), words.Plural(len(checks)), words.Agree(failed, "fails", "fail"), then)
 	// A list under the log line, each failure wrapped to the width.
-	targets := map[string]bool{}
-	for _, c := range checks {
-		targets[c.Target] = true
-	}
+	multi := slices.ContainsFunc(checks, func(c report.PreflightCheck) bool { return c.Target != checks[0].Target })
 	var l List
 	for _, c := range checks {
 		if c.OK {
 			continue
 		}
 		it := Item{Failing: true, Text: strings.Join([]string{c.Address, words.FamilyName(c.Family), c.Class, c.Error}, " · ")}
-		if len(targets) > 1 {
+		if multi {
 			it.Text = c.Target + " · " + it.Text
 		}
 		l.Items = append(l.Items, it)
@@ -118,14 +115,13 @@ func checkDetail(c report.PreflightCheck) string {
 	return detail
 }
 
+// tlsNote says what the checks checked: TCP, and TLS when any is https.
 func tlsNote(checks []report.PreflightCheck, verified bool) string {
-	for _, c := range checks {
-		if c.TLS() && verified {
-			return " (TCP and TLS, certificate verified against the host name)"
-		}
-		if c.TLS() {
-			return " (TCP and TLS, certificate NOT verified: --insecure)"
-		}
+	switch tls := slices.ContainsFunc(checks, func(c report.PreflightCheck) bool { return c.TLS() }); {
+	case tls && verified:
+		return " (TCP and TLS, certificate verified against the host name)"
+	case tls:
+		return " (TCP and TLS, certificate NOT verified: --insecure)"
 	}
 	return " (TCP)"
 }

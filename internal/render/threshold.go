@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -32,18 +33,12 @@ func thresholdWords(t *report.Threshold) string {
 		if t.Bound == nil {
 			return fmt.Sprintf("%s, %s: not proven, %s: too few to bound a p99 (%s needs 299 at least)", t.Name, t.Scope, in, words.PctRate(t.Confidence))
 		}
+		// A rate is shown "below" a bound, a p99 "within" it.
+		bound := map[bool]string{true: "within", false: "below"}[t.Unit == "ms"]
 		return fmt.Sprintf("%s, %s: not proven, %s shows it only %s %s (at %s), not %s %s", t.Name, t.Scope, in,
-			boundWord(t), boundValue(t, *t.Bound), words.PctRate(t.Confidence), boundWord(t), limit)
+			bound, boundValue(t, *t.Bound), words.PctRate(t.Confidence), bound, limit)
 	}
 	return fmt.Sprintf("%s, %s: %s ≤ %s", t.Name, t.Scope, thresholdValue(t, *t.Value), limit)
-}
-
-// boundWord is how a check's bound is said: a rate "below", a p99 "within".
-func boundWord(t *report.Threshold) string {
-	if t.Unit == "ms" {
-		return "within"
-	}
-	return "below"
 }
 
 // requestsWords says a number of requests: "3 requests", "1 request".
@@ -92,7 +87,9 @@ func proveWords(ts []report.Threshold, plan report.Plan) string {
 		default:
 			s += fmt.Sprintf("more requests would prove %s: ", every)
 		}
-		s += fmt.Sprintf("%s, %s, needs %s", longest.Name, scopeWords(longest.Scope), requestsWords(longest.NeedRequests))
+		// The scope said shortly: an endpoint by its address and URL.
+		scope := cmp.Or(map[string]string{"total": "the total"}[longest.Scope], strings.TrimPrefix(longest.Scope, "endpoint "))
+		s += fmt.Sprintf("%s, %s, needs %s", longest.Name, scope, requestsWords(longest.NeedRequests))
 		out = append(out, s+".")
 	}
 	if len(never) > 0 {
@@ -140,13 +137,4 @@ func boundValue(t *report.Threshold, v float64) string {
 		return words.LatencyCeil(v)
 	}
 	return thresholdValue(t, v)
-}
-
-// scopeWords says a check's scope shortly: an endpoint by its address and
-// URL, "the total", "family ipv6".
-func scopeWords(scope string) string {
-	if scope == "total" {
-		return "the total"
-	}
-	return strings.TrimPrefix(scope, "endpoint ")
 }
