@@ -105,32 +105,22 @@ func joinRunList(j *join.Join) List {
 	}
 	item("Run", line)
 	for _, l := range j.Logs {
-		s := fmt.Sprintf("%s: %s%s, %d line%s, %d request%s", l.Name, l.Format, map[bool]string{true: " (gzip)"}[l.Gzip], l.Lines, words.Plural(int(l.Lines)), l.Records, words.Plural(int(l.Records)))
-		if len(l.Logs) > 0 {
-			s += "; logs " + strings.Join(l.Logs, ", ")
+		parts := []string{fmt.Sprintf("%s: %s%s, %d line%s, %d request%s", l.Name, l.Format, map[bool]string{true: " (gzip)"}[l.Gzip], l.Lines, words.Plural(int(l.Lines)), l.Records, words.Plural(int(l.Records)))}
+		add := func(ok bool, format string, a ...any) {
+			if ok {
+				parts = append(parts, fmt.Sprintf(format, a...))
+			}
 		}
-		if l.Skipped > 0 {
-			s += fmt.Sprintf("; %d line%s did not parse (line%s %s)", l.Skipped, words.Plural(int(l.Skipped)), words.Plural(len(l.SkippedAt)), joinInts(l.SkippedAt, ", "))
-		}
-		if l.TooLong > 0 {
-			s += fmt.Sprintf("; %d line%s too long, skipped", l.TooLong, words.Plural(int(l.TooLong)))
-		}
-		if l.Other > 0 {
-			s += fmt.Sprintf("; %d records of the gateway's other logs", l.Other)
-		}
-		if l.Error != "" {
-			s += "; " + l.Error
-		}
-		if l.Partial != "" {
-			s += "; a sample: " + l.Partial
-		}
-		if len(l.CannotTell) > 0 {
-			s += "; cannot tell: " + strings.Join(l.CannotTell, "; ")
-		}
-		if p := l.Placed; len(j.Logs) > 1 { // one log's are the Placed line's
-			s += fmt.Sprintf("; of the run: %d by request ID, %d by client port and time, %d by client address and time", p.ByRequestID, p.ByClientPort, p.ByClientAddress)
-		}
-		item("Log", s)
+		add(len(l.Logs) > 0, "logs %s", strings.Join(l.Logs, ", "))
+		add(l.Skipped > 0, "%d line%s did not parse (line%s %s)", l.Skipped, words.Plural(int(l.Skipped)), words.Plural(len(l.SkippedAt)), joinInts(l.SkippedAt, ", "))
+		add(l.TooLong > 0, "%d line%s too long, skipped", l.TooLong, words.Plural(int(l.TooLong)))
+		add(l.Other > 0, "%d records of the gateway's other logs", l.Other)
+		add(l.Error != "", "%s", l.Error)
+		add(l.Partial != "", "a sample: %s", l.Partial)
+		add(len(l.CannotTell) > 0, "cannot tell: %s", strings.Join(l.CannotTell, "; "))
+		p := l.Placed // one log's are the Placed line's
+		add(len(j.Logs) > 1, "of the run: %d by request ID, %d by client port and time, %d by client address and time", p.ByRequestID, p.ByClientPort, p.ByClientAddress)
+		item("Log", strings.Join(parts, "; "))
 	}
 	item("Clock offset", j.Offset.Describe())
 	item("Clients", cmp.Or(strings.Join(j.Clients, ", "), "none found"))
@@ -142,19 +132,13 @@ func joinRunList(j *join.Join) List {
 		what string
 	}{{l.OtherClients, "of other clients"}, {l.OtherRuns, "of other pinprobe runs"}, {l.Outside, "outside the run's window"},
 		{l.Preflight, "without a request just before the run: pinprobe's preflight connection check"},
-		{l.NotHeld, "past the bound held (counted, not placed)"}} {
+		{l.NotHeld, "past the bound held (counted, not placed)"},
+		{l.NoKnownEndpoint, "lines of the run's clients to no known endpoint: a path, host or listener none of its endpoints has (" + strings.Join(l.NoKnownEndpointAt, ", ") + ")"},
+		{l.Duplicates, "line" + words.Plural(int(l.Duplicates)) + " logged twice, counted once (" + strings.Join(l.DuplicatesAt, ", ") + ")"},
+		{l.NoEndpoint, "lines of the run not placed on an endpoint (" + strings.Join(l.NoEndpointAt, ", ") + ")"}} {
 		if c.n > 0 {
 			item("Not placed", fmt.Sprintf("%d %s", c.n, c.what))
 		}
-	}
-	if l.NoKnownEndpoint > 0 {
-		item("Not placed", fmt.Sprintf("%d lines of the run's clients to no known endpoint: a path, host or listener none of its endpoints has (%s)", l.NoKnownEndpoint, strings.Join(l.NoKnownEndpointAt, ", ")))
-	}
-	if l.Duplicates > 0 {
-		item("Not placed", fmt.Sprintf("%d line%s logged twice, counted once (%s)", l.Duplicates, words.Plural(int(l.Duplicates)), strings.Join(l.DuplicatesAt, ", ")))
-	}
-	if l.NoEndpoint > 0 {
-		item("Not placed", fmt.Sprintf("%d lines of the run not placed on an endpoint (%s)", l.NoEndpoint, strings.Join(l.NoEndpointAt, ", ")))
 	}
 	return run
 }
