@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -116,39 +117,31 @@ func (v *View) logs(r *report.Report) {
 	}
 	for _, name := range gateways {
 		g := GatewayLogs{Name: name}
+		// add adds a query that says something; one over the failing
+		// connections' ports when there are any.
+		add := func(kind, text, title string) {
+			failing := strings.HasSuffix(kind, "-failing")
+			if text != "" && (!failing || len(l.FailingPorts) > 0) {
+				lang := cmp.Or(map[string]string{GatewayAzure: "kusto", GatewayAWS: "sql"}[name], "sh")
+				g.Queries = append(g.Queries, LogQuery{Kind: kind, Lang: lang, Failing: failing, Text: text, Title: title})
+			}
+		}
 		switch name {
 		case GatewayAzure:
-			g.Queries = append(g.Queries,
-				LogQuery{Kind: LogAGWSummary, Lang: "kusto", Text: q.agw(true),
-					Title: "Which listener and backend (ServerRouted) answered pinprobe's requests, and with what"},
-				LogQuery{Kind: LogAGWRows, Lang: "kusto", Text: q.agw(false), Title: "The same requests one by one"})
-			if len(l.FailingPorts) > 0 {
-				fq := *q
-				fq.ports = "in (" + wrapInts(l.FailingPorts, 12, "\n    ") + ")"
-				g.Queries = append(g.Queries, LogQuery{Kind: LogAGWFailing, Lang: "kusto", Failing: true, Text: fq.agw(false),
-					Title: "The requests of the failing connections only: InstanceId is the gateway instance that served each, ServerRouted the backend it chose"})
-			}
-			g.Queries = append(g.Queries, LogQuery{Kind: LogAzureDiagnostics, Lang: "kusto", Text: q.diagnostics(),
-				Title: "The same summary where the access log lands in the shared AzureDiagnostics table (the older Azure diagnostics mode)"})
+			fq := *q
+			fq.ports = "in (" + wrapInts(l.FailingPorts, 12, "\n    ") + ")"
+			add(LogAGWSummary, q.agw(true), "Which listener and backend (ServerRouted) answered pinprobe's requests, and with what")
+			add(LogAGWRows, q.agw(false), "The same requests one by one")
+			add(LogAGWFailing, fq.agw(false), "The requests of the failing connections only: InstanceId is the gateway instance that served each, ServerRouted the backend it chose")
+			add(LogAzureDiagnostics, q.diagnostics(), "The same summary where the access log lands in the shared AzureDiagnostics table (the older Azure diagnostics mode)")
 		case GatewayAWS:
-			g.Queries = append(g.Queries, LogQuery{Kind: LogALB, Lang: "sql", Text: q.athena(clientPorts(r.Client)),
-				Title: "The failed requests in an ALB's access logs, through Athena's alb_logs table: target_ip and target_port name the target that answered"})
-			if len(l.FailingPorts) > 0 {
-				g.Queries = append(g.Queries, LogQuery{Kind: LogALBFailing, Lang: "sql", Failing: true, Text: q.athena(l.FailingPorts),
-					Title: "The failed requests of the failing connections only"})
-			}
+			add(LogALB, q.athena(clientPorts(r.Client)), "The failed requests in an ALB's access logs, through Athena's alb_logs table: target_ip and target_port name the target that answered")
+			add(LogALBFailing, q.athena(l.FailingPorts), "The failed requests of the failing connections only")
 		case GatewayNginx:
-			g.Queries = append(g.Queries, LogQuery{Kind: LogNginx, Lang: "sh", Text: q.nginxLog(),
-				Title: "Why nginx answered 502/504: its error log names the client and the upstream it tried"})
+			add(LogNginx, q.nginxLog(), "Why nginx answered 502/504: its error log names the client and the upstream it tried")
 		case GatewayHAProxy:
-			if text := haproxyLog(clientAddrs(r.Client), clientPorts(r.Client)); text != "" {
-				g.Queries = append(g.Queries, LogQuery{Kind: LogHAProxy, Lang: "sh", Text: text,
-					Title: "This client's lines in HAProxy's httplog: the backend/server that answered, and the termination state"})
-			}
-			if len(l.FailingPorts) > 0 {
-				g.Queries = append(g.Queries, LogQuery{Kind: LogHAProxyFailing, Lang: "sh", Failing: true, Text: haproxyLog(nil, l.FailingPorts),
-					Title: "The lines of the failing connections only"})
-			}
+			add(LogHAProxy, haproxyLog(clientAddrs(r.Client), clientPorts(r.Client)), "This client's lines in HAProxy's httplog: the backend/server that answered, and the termination state")
+			add(LogHAProxyFailing, haproxyLog(nil, l.FailingPorts), "The lines of the failing connections only")
 		}
 		if len(g.Queries) > 0 { // pinprobe has no queries for some gateways it recognises
 			l.Gateways = append(l.Gateways, g)
