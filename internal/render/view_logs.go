@@ -105,12 +105,33 @@ func (g *GatewayLogs) Query(kind string) *LogQuery {
 	return nil
 }
 
+// logs finds the queries of the gateways whose pages the failures carried,
+// in the fingerprints' order (most failures first), or of every one
+// pinprobe knows.
 func (v *View) logs(r *report.Report) {
-	q := newLogQuery(r, report.FailStatusOf(r))
+	q := &logQuery{from: r.StartedAt.Add(-logMargin).UTC(), to: r.EndedAt.Add(logMargin).UTC(), client: r.Client, fail: report.FailStatusOf(r)}
+	q.hosts, q.paths = targetParts(r)
+	if p := clientPorts(r.Client); p != nil {
+		q.ports = "in (" + wrapInts(p, 12, "\n    ") + ")"
+	} else if c := r.Client; c.PortsCount > 0 {
+		q.ports = fmt.Sprintf("between (%d .. %d)", c.PortMin, c.PortMax)
+	}
 	l := &v.Logs
 	l.PortFilter = q.ports != ""
-	l.FailingPorts = failingPorts(v)
-	gateways := answeredBy(r)
+	for _, c := range v.Conns {
+		for _, row := range c.Rows {
+			l.FailingPorts = append(l.FailingPorts, int(row.Port))
+		}
+	}
+	slices.Sort(l.FailingPorts)
+	l.FailingPorts = slices.Compact(l.FailingPorts)
+	var gateways []string
+	for _, f := range r.Fingerprints {
+		if f.Producer != "" {
+			gateways = append(gateways, f.Producer)
+		}
+	}
+	gateways = words.Dedupe(gateways)
 	l.Known = len(gateways) > 0
 	if !l.Known {
 		gateways = knownGateways
@@ -186,17 +207,6 @@ type logQuery struct {
 	fail         report.FailStatus
 }
 
-func newLogQuery(r *report.Report, fail report.FailStatus) *logQuery {
-	q := &logQuery{from: r.StartedAt.Add(-logMargin).UTC(), to: r.EndedAt.Add(logMargin).UTC(), client: r.Client, fail: fail}
-	q.hosts, q.paths = targetParts(r)
-	if p := clientPorts(r.Client); p != nil {
-		q.ports = "in (" + wrapInts(p, 12, "\n    ") + ")"
-	} else if c := r.Client; c.PortsCount > 0 {
-		q.ports = fmt.Sprintf("between (%d .. %d)", c.PortMin, c.PortMax)
-	}
-	return q
-}
-
 // clientPorts lists the client's ports when it has few enough to list,
 // nil when there are more (the queries then take the range).
 func clientPorts(c report.Client) []int {
@@ -247,14 +257,6 @@ func (q *logQuery) failExpr(col string) string {
 	return "(" + strings.Join(parts, " or ") + ")"
 }
 
-func kqlStrings(v []string) string {
-	q := make([]string, len(v))
-	for i, s := range v {
-		q[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-	}
-	return strings.Join(q, ", ")
-}
-
 const portNote = "// the client ports pinprobe used: delete this line if a NAT or proxy sits between it and the gateway"
 
 // withNote is a filter line of a query and the comment that says when
@@ -301,7 +303,11 @@ func (q *logQuery) kusto(head, hosts, extend, end string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s| where TimeGenerated between (datetime(%s) .. datetime(%s))\n", head, q.from.Format(mdTime), q.to.Format(mdTime))
 	if len(q.hosts) > 0 {
-		fmt.Fprintf(&b, "| where "+hosts+"\n", kqlStrings(q.hosts))
+		quoted := make([]string, len(q.hosts))
+		for i, h := range q.hosts {
+			quoted[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(h) + `"`
+		}
+		fmt.Fprintf(&b, "| where "+hosts+"\n", strings.Join(quoted, ", "))
 	}
 	b.WriteString("| extend " + extend + "\n")
 	if q.ports != "" {
@@ -403,30 +409,6 @@ func regexpQuote(v []string) []string {
 		out[i] = regexp.QuoteMeta(s)
 	}
 	return out
-}
-
-// failingPorts lists the client ports of the failing connections, sorted.
-func failingPorts(v *View) []int {
-	var ports []int
-	for _, c := range v.Conns {
-		for _, r := range c.Rows {
-			ports = append(ports, int(r.Port))
-		}
-	}
-	sort.Ints(ports)
-	return slices.Compact(ports)
-}
-
-// answeredBy lists the recognised gateways that produced failures, in the
-// order of the fingerprints (most failures first).
-func answeredBy(r *report.Report) []string {
-	var out []string
-	for _, f := range r.Fingerprints {
-		if f.Producer != "" {
-			out = append(out, f.Producer)
-		}
-	}
-	return words.Dedupe(out)
 }
 
 var requestIDPattern = regexp.MustCompile(`^(pinprobe-[0-9a-f]+-)[0-9]+-[0-9]+$`)
