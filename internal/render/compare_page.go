@@ -112,7 +112,12 @@ func briefCmpSections(c *compare.Comparison) []Section {
 	if len(c.Notes) > 0 {
 		out = append(out, Section{Heading: "Notes", Blocks: []Block{bullets(c.Notes[:min(len(c.Notes), briefNotes)], len(c.Notes)-briefNotes)}})
 	}
-	return append(out, Section{Blocks: []Block{Para{Text: briefFooter(c, "--brief")}}})
+	// What the full comparison adds, and at what level the changes were found.
+	how := "how this was decided"
+	if c.Comparisons > 0 {
+		how += fmt.Sprintf(" (α = %s over %d comparison%s)", words.Num(c.Alpha), c.Comparisons, words.Plural(c.Comparisons))
+	}
+	return append(out, Section{Blocks: []Block{Para{Text: "Brief: every status that changed, the latency with its intervals, and " + how + " are in the full comparison, without --brief."}}})
 }
 
 // cmpTable is a table of scopes before → after (rows of cmpRowOf) under
@@ -245,13 +250,3 @@ const (
 	briefAnswers = 4 // statuses and errors that appeared or grew
 	briefNotes   = 2
 )
-
-// briefFooter says what the full comparison adds, and at what level the
-// brief one's changes were found (when anything was compared).
-func briefFooter(c *compare.Comparison, flag string) string {
-	how := "how this was decided"
-	if c.Comparisons > 0 {
-		how += fmt.Sprintf(" (α = %s over %d comparison%s)", words.Num(c.Alpha), c.Comparisons, words.Plural(c.Comparisons))
-	}
-	return "Brief: every status that changed, the latency with its intervals, and " + how + " are in the full comparison, without " + flag + "."
-}

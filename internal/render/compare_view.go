@@ -14,19 +14,11 @@ import (
 // CompareRenderer writes a comparison in one format.
 type CompareRenderer func(io.Writer, *compare.Comparison) error
 
-// CompareText returns the terminal renderer of a comparison: the
-// conclusion, the two runs, families and endpoints before → after, the
-// statuses and errors that changed, and how it was decided.
-func CompareText(o Options) CompareRenderer {
-	return func(w io.Writer, c *compare.Comparison) error { return writePageText(w, comparePage(c, o.Brief), o) }
-}
+// CompareText is CompareForFormat's text renderer.
+func CompareText(o Options) CompareRenderer { r, _ := CompareForFormat("text", o); return r }
 
-// CompareMarkdown writes the comparison as a Markdown document for a pull
-// request, a change ticket or a release note (one screen of it with
-// o.Brief).
-func CompareMarkdown(o Options) CompareRenderer {
-	return func(w io.Writer, c *compare.Comparison) error { return writePageMarkdown(w, comparePage(c, o.Brief)) }
-}
+// CompareMarkdown is CompareForFormat's Markdown renderer.
+func CompareMarkdown(o Options) CompareRenderer { r, _ := CompareForFormat("markdown", o); return r }
 
 // CompareForFormat returns the comparison renderer of a --format value
 // (text, json, markdown or html); o.Brief makes all but JSON one screen
@@ -89,9 +81,15 @@ func cmpRowOf(sc *compare.ScopeChange, label string) Row {
 		change += " (new)"
 	}
 	bs, as := cmp.Or(sc.Before, &compare.Side{}), cmp.Or(sc.After, &compare.Side{})
+	latency := func(b, a float64) string { // "0.52→0.55ms", "-→0.55ms"
+		if bs.Requests == 0 && as.Requests == 0 {
+			return "-"
+		}
+		return unitOnce(words.Latency(b, bs.Requests), "→", words.Latency(a, as.Requests))
+	}
 	return Row{Failing: sc.Change == compare.ChangeWorse || lat == compare.LatencySlower, Cells: []string{
 		label, b[0], b[1], a[0], a[1], b[2], a[2], change, p,
-		latencyChange(bs.P50MS, bs.Requests, as.P50MS, as.Requests), latencyChange(bs.P99MS, bs.Requests, as.P99MS, as.Requests),
+		latency(bs.P50MS, as.P50MS), latency(bs.P99MS, as.P99MS),
 	}}
 }
 
@@ -196,14 +194,6 @@ func lines(rows []Row, line func(cells []string) string) List {
 // pCell is a p-value for a table cell: "<1e-9", "3.2e-05", "0.41".
 func pCell(p float64) string {
 	return strings.TrimPrefix(strings.TrimPrefix(words.PValue(p), "p="), "p")
-}
-
-// latencyChange is "0.52→0.55ms", or "-→0.55ms" for a side not probed.
-func latencyChange(b float64, nb int64, a float64, na int64) string {
-	if nb == 0 && na == 0 {
-		return "-"
-	}
-	return unitOnce(words.Latency(b, nb), "→", words.Latency(a, na))
 }
 
 // answerRows are the answers that appeared, vanished or changed share

@@ -60,18 +60,11 @@ func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) 
 // (text, markdown or html; JSON is report.PreflightJSON): how many
 // endpoints connect, and each one's result.
 func PreflightDoc(format string, o Options, po PreflightOptions) (func(io.Writer, []report.PreflightCheck) error, error) {
-	return forFormat(format, o, func(cs []report.PreflightCheck) *Page { return preflightPage(cs, po) }, nil)
-}
-
-func preflightPage(checks []report.PreflightCheck, o PreflightOptions) *Page {
-	failed := failedChecks(checks)
-	return &Page{
-		Title: "pinprobe preflight",
-		Lead: Para{Lead: "PREFLIGHT", Text: fmt.Sprintf("%d of %d endpoint%s connect%s",
-			len(checks)-failed, len(checks), words.Plural(len(checks)), tlsNote(checks, o.Verified))},
-		Bad:      failed > 0,
-		Sections: []Section{{Blocks: []Block{checkTable(checks)}}},
-	}
+	return forFormat(format, o, func(checks []report.PreflightCheck) *Page {
+		failed := failedChecks(checks)
+		return &Page{Title: "pinprobe preflight", Bad: failed > 0, Sections: []Section{{Blocks: []Block{checkTable(checks)}}},
+			Lead: Para{Lead: "PREFLIGHT", Text: fmt.Sprintf("%d of %d endpoint%s connect%s", len(checks)-failed, len(checks), words.Plural(len(checks)), tlsNote(checks, po.Verified))}}
+	}, nil)
 }
 
 func failedChecks(checks []report.PreflightCheck) int {
