@@ -18,8 +18,6 @@ func JoinForFormat(name string, o Options) (func(io.Writer, *join.Join) error, e
 	return forFormat(name, o, joinPage, join.JSON)
 }
 
-var scopeHead = []string{"Name", "Family", "Failed/requests", "Rate", "Statuses", "Backend said", "Reasons", "Via endpoints", "p"}
-
 // joinPage is a join as a page: the conclusion, the run and the logs, the
 // backends, instances and listeners, pinprobe's endpoints, what the logs
 // miss and the findings. Every string is made printable here (what came
@@ -50,7 +48,7 @@ func joinPage(j *join.Join) *Page {
 				words.PctRate(sc.FailureRate), reasonList(sc.Status, nil), cmp.Or(reasonList(sc.BackendStatus, nil), "-"),
 				cmp.Or(reasonList(sc.Reasons, j.ReasonWords), "-"), reasonList(sc.Endpoints, nil), pv}})
 		}
-		s := joinTable(sec.title, scopeHead, rows)
+		s := joinTable(sec.title, []string{"Name", "Family", "Failed/requests", "Rate", "Statuses", "Backend said", "Reasons", "Via endpoints", "p"}, rows)
 		if said := reasonWords(j, sec.list); said != "" && !saidReasons {
 			s.Blocks, saidReasons = append(s.Blocks, Para{Text: words.SafeText(said, false)}), true
 		}
@@ -67,11 +65,9 @@ func joinPage(j *join.Join) *Page {
 		[]string{"Address", "Target", "Sent", "Failed", "Logged", "Missing", "Failed matched", "Backends"}, rows))
 	var missing []string
 	m := j.Missing
-	switch {
-	case m.Requests > 0 && m.Sampled:
-		missing = append(missing, fmt.Sprintf("%d of the run's requests are not in the logs, which are a sample: not missing from the gateway", m.Requests))
-	case m.Requests > 0:
-		missing = append(missing, fmt.Sprintf("%d of the run's requests are not in the logs", m.Requests))
+	if m.Requests > 0 {
+		missing = append(missing, fmt.Sprintf("%d of the run's requests are not in the logs", m.Requests)+
+			map[bool]string{true: ", which are a sample: not missing from the gateway"}[m.Sampled])
 	}
 	if m.Trail > 0 {
 		missing = append(missing, fmt.Sprintf("%d single requests of the report matched no line: %s", m.Trail, strings.Join(m.IDs, ", ")))

@@ -185,14 +185,13 @@ func logFilters(r *report.Report, q *logQuery) []LogFilter {
 	for _, e := range r.Endpoints {
 		dests = append(dests, hostPort(e.Address, e.Port))
 	}
-	if dests = words.Dedupe(dests); len(dests) > 0 {
-		out = append(out, LogFilter{"Server address (the addresses probed)", []Span{{Text: strings.Join(dests, ", "), Outside: true}}})
-	}
-	if len(q.hosts) > 0 {
-		out = append(out, LogFilter{"Host header", []Span{{Text: strings.Join(q.hosts, ", "), Outside: true}}})
-	}
-	if len(q.paths) > 0 {
-		out = append(out, LogFilter{"Request path", []Span{{Text: strings.Join(q.paths, ", "), Outside: true}}})
+	for _, f := range []struct {
+		name   string
+		values []string
+	}{{"Server address (the addresses probed)", words.Dedupe(dests)}, {"Host header", q.hosts}, {"Request path", q.paths}} {
+		if len(f.values) > 0 {
+			out = append(out, LogFilter{f.name, []Span{{Text: strings.Join(f.values, ", "), Outside: true}}})
+		}
 	}
 	out = append(out, LogFilter{"X-Request-Id", requestIDWords(r)}, LogFilter{"Status", failureWords(r, q.fail)})
 	return out
@@ -337,17 +336,9 @@ func (q *logQuery) athena(ports []int) string {
 	} else if c.PortsCount > 0 {
 		fmt.Fprintf(&b, "  AND client_port BETWEEN %d AND %d  -- pinprobe's client ports; drop this line behind a NAT\n", c.PortMin, c.PortMax)
 	}
-	fmt.Fprintf(&b, "  AND (%s)\n", sqlFail(q.fail, "elb_status_code"))
+	fmt.Fprintf(&b, "  AND (%s)\n", cmp.Or(strings.Join(failRanges(q.fail, "elb_status_code", "%s = %d", "%s BETWEEN %d AND %d"), " OR "), "FALSE"))
 	b.WriteString("ORDER BY time\n")
 	return b.String()
-}
-
-// sqlFail is a SQL predicate true for the statuses that count as failures.
-func sqlFail(fail report.FailStatus, col string) string {
-	if parts := failRanges(fail, col, "%s = %d", "%s BETWEEN %d AND %d"); len(parts) > 0 {
-		return strings.Join(parts, " OR ")
-	}
-	return "FALSE"
 }
 
 // failRanges says each range of the statuses that fail as a predicate on
