@@ -211,21 +211,19 @@ func runsTable(c *compare.Comparison) Table {
 
 // addedRemoved lists the endpoints probed on one side only.
 func addedRemoved(c *compare.Comparison) List {
-	var l List
+	l := List{Only: documents} // a terminal's tables say added and removed
 	for _, s := range []struct {
 		name string
 		ids  []compare.EndpointID
 	}{{"Added (probed after only)", c.Added}, {"Removed (probed before only)", c.Removed}} {
-		if len(s.ids) == 0 {
-			continue
-		}
 		var names []string
 		for _, id := range s.ids {
 			names = append(names, id.Address+" ("+id.Target+")")
 		}
-		l.Items = append(l.Items, Item{Lead: s.name, Text: strings.Join(names, ", ")})
+		if len(names) > 0 {
+			l.Items = append(l.Items, Item{Lead: s.name, Text: strings.Join(names, ", ")})
+		}
 	}
-	l.Only = documents // a terminal's tables say added and removed
 	return l
 }
 

@@ -98,12 +98,8 @@ func cmpRowOf(sc *compare.ScopeChange, label string) Row {
 func latencyP(l *compare.LatencyChange, change string) float64 {
 	p := 1.0
 	for _, q := range []*compare.QuantileChange{&l.P50, &l.P99} {
-		switch {
-		case q.Change != change:
-		case change == compare.LatencyFaster:
-			p = min(p, q.PFaster)
-		default:
-			p = min(p, q.PSlower)
+		if q.Change == change {
+			p = min(p, map[bool]float64{true: q.PFaster, false: q.PSlower}[change == compare.LatencyFaster])
 		}
 	}
 	return p

@@ -408,20 +408,17 @@ var requestIDPattern = regexp.MustCompile(`^(pinprobe-[0-9a-f]+-)[0-9]+-[0-9]+$`
 // prefix when pinprobe made them (each unique), and the samples' values.
 func requestIDWords(r *report.Report) []Span {
 	var ids, prefixes []string
-	own := true // every ID is one pinprobe made
 	for _, e := range r.Endpoints {
 		for _, s := range e.Samples {
-			if s.RequestID == "" {
-				continue
-			}
-			ids = append(ids, s.RequestID)
 			if m := requestIDPattern.FindStringSubmatch(s.RequestID); m != nil {
 				prefixes = append(prefixes, m[1])
-			} else {
-				own = false
+			}
+			if s.RequestID != "" {
+				ids = append(ids, s.RequestID)
 			}
 		}
 	}
+	own := len(prefixes) == len(ids) // every ID is one pinprobe made
 	if len(ids) == 0 {
 		return []Span{{Text: "none in this report: no request was kept as a sample ("}, {Text: "--samples 0", Code: true},
 			{Text: "), or the run used "}, {Text: "--no-request-id", Code: true}}
