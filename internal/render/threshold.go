@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -78,7 +77,7 @@ func proveWords(ts []report.Threshold, plan report.Plan) string {
 		case longest.NeedS > 24*3600:
 			s += fmt.Sprintf("a run of more than a day at this rate would prove %s (a higher rate or a looser limit proves it sooner): ", every)
 		case longest.NeedS > 0:
-			d := words.RunLength(time.Duration(longest.NeedS * float64(time.Second)))
+			d := words.RunLength(report.SecondsDuration(longest.NeedS))
 			flags := "-d " + d
 			if p := plan; p.Requests > 0 && !p.Max && p.Rate > 0 {
 				flags += fmt.Sprintf(", and -n 0 or at least %s", words.Count(int64(math.Ceil(longest.NeedS*p.Rate))))

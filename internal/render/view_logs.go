@@ -29,10 +29,6 @@ const (
 	GatewayHAProxy = "HAProxy"
 )
 
-// knownGateways are offered, in this order, when no failure's page named
-// its gateway.
-var knownGateways = []string{GatewayAzure, GatewayAWS, GatewayNginx, GatewayHAProxy}
-
 // Log query kinds: which log a query reads, and what it finds there.
 const (
 	LogAGWSummary       = "agw-summary"       // Azure AGWAccessLogs: the requests by listener and backend
@@ -134,7 +130,7 @@ func (v *View) logs(r *report.Report) {
 	gateways = words.Dedupe(gateways)
 	l.Known = len(gateways) > 0
 	if !l.Known {
-		gateways = knownGateways
+		gateways = []string{GatewayAzure, GatewayAWS, GatewayNginx, GatewayHAProxy}
 	}
 	for _, name := range gateways {
 		g := GatewayLogs{Name: name}
@@ -256,8 +252,6 @@ func (q *logQuery) failExpr(col string) string {
 	return "(" + strings.Join(parts, " or ") + ")"
 }
 
-const portNote = "// the client ports pinprobe used: delete this line if a NAT or proxy sits between it and the gateway"
-
 // withNote is a filter line of a query and the comment that says when
 // to delete it: after the line, or, for a filter of several lines, on a
 // line of its own before them, naming the filter by where it ends ("delete
@@ -310,7 +304,7 @@ func (q *logQuery) kusto(head, hosts, extend, end string) string {
 	}
 	b.WriteString("| extend " + extend + "\n")
 	if q.ports != "" {
-		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, portNote))
+		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, "// the client ports pinprobe used: delete this line if a NAT or proxy sits between it and the gateway"))
 	}
 	return b.String() + end
 }
