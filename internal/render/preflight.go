@@ -34,23 +34,20 @@ func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) 
 		t.printf("pinprobe: preflight: all %d endpoints connect%s\n", len(checks), note)
 		return t.err
 	}
-	then := "probed anyway"
-	if o.Stopping {
-		then = "not probed"
+	t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (%s):\n", failed, len(checks), words.Plural(len(checks)),
+		words.Agree(failed, "fails", "fail"), map[bool]string{true: "not probed", false: "probed anyway"}[o.Stopping])
+	// A list under the log line of the failing rows of checkTable (their
+	// target, address, family, class and error; the target only when
+	// there are several), each wrapped to the width.
+	first := 1
+	if slices.ContainsFunc(checks, func(c report.PreflightCheck) bool { return c.Target != checks[0].Target }) {
+		first = 0
 	}
-	t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (%s):\n", failed, len(checks), words.Plural(len(checks)), words.Agree(failed, "fails", "fail"), then)
-	// A list under the log line, each failure wrapped to the width.
-	multi := slices.ContainsFunc(checks, func(c report.PreflightCheck) bool { return c.Target != checks[0].Target })
 	var l List
-	for _, c := range checks {
-		if c.OK {
-			continue
+	for _, row := range checkTable(checks).Rows {
+		if row.Failing {
+			l.Items = append(l.Items, Item{Failing: true, Text: strings.Join(row.Cells[first:5], " · ")})
 		}
-		it := Item{Failing: true, Text: strings.Join([]string{c.Address, words.FamilyName(c.Family), c.Class, c.Error}, " · ")}
-		if multi {
-			it.Text = c.Target + " · " + it.Text
-		}
-		l.Items = append(l.Items, it)
 	}
 	t.pageList(l)
 	return t.err
@@ -85,11 +82,11 @@ func checkTable(checks []report.PreflightCheck) Table {
 		{Head: "Detail", Only: documents}, {Head: "Detail", Only: FormatText}}}
 	for _, c := range checks {
 		row := Row{Failing: !c.OK, Cells: []string{c.Target, c.Address, words.FamilyName(c.Family)}}
-		if !c.OK {
+		if d := checkDetail(c); c.OK {
+			row.Cells = append(row.Cells, "ok", d, d)
+		} else {
 			row.Cells = append(row.Cells, c.Class, c.Error, "")
 			row.Note = c.Error
-		} else {
-			row.Cells = append(row.Cells, "ok", checkDetail(c), checkDetail(c))
 		}
 		tb.Rows = append(tb.Rows, row)
 	}
