@@ -126,12 +126,7 @@ func briefCmpSections(c *compare.Comparison) []Section {
 // (brief: it drops the rates, then the latencies); the documents show
 // each side's count and interval in one cell.
 func cmpTable(title, label string, rows []Row, brief bool) Table {
-	prio := func(n int) int {
-		if brief {
-			return n
-		}
-		return 0
-	}
+	prio := func(n int) int { return map[bool]int{true: n}[brief] }
 	return Table{Title: title, Marks: true, Rows: rows, Cols: []Col{
 		{Head: label, Label: true},
 		{Head: "Before", Right: true, Only: FormatText}, {Right: true, Prio: prio(4), Only: FormatText},

@@ -14,30 +14,30 @@ import (
 // thresholdWords says one check in a line: "max-failure-rate, endpoint ::1
 // (URL): 100% > 0.1%".
 func thresholdWords(t *report.Threshold) string {
-	limit := thresholdValue(t, t.Limit)
+	check, limit := t.Name+", "+t.Scope+": ", thresholdValue(t, t.Limit)
+	if t.Status == report.ThresholdNotJudged {
+		return check + "not judged, no request reached it (limit " + limit + ")"
+	}
+	value := thresholdValue(t, *t.Value)
 	switch t.Status {
-	case report.ThresholdNotJudged:
-		return fmt.Sprintf("%s, %s: not judged, no request reached it (limit %s)", t.Name, t.Scope, limit)
 	case report.ThresholdBreached:
 		if t.Name == "fail-on-verdict" && *t.Value == 0 {
-			return fmt.Sprintf("%s, %s: no suspect, but an outage: every address fails nearly every request", t.Name, t.Scope)
+			return check + "no suspect, but an outage: every address fails nearly every request"
 		}
-		return fmt.Sprintf("%s, %s: %s > %s", t.Name, t.Scope, thresholdValue(t, *t.Value), limit)
+		return check + value + " > " + limit
 	case report.ThresholdNotProven:
-		value := thresholdValue(t, *t.Value)
 		if t.Unit == "ms" {
 			value = "p99 " + value
 		}
-		in := fmt.Sprintf("%s in %s", value, requestsWords(t.Requests))
+		in := value + " in " + requestsWords(t.Requests)
 		if t.Bound == nil {
-			return fmt.Sprintf("%s, %s: not proven, %s: too few to bound a p99 (%s needs 299 at least)", t.Name, t.Scope, in, words.PctRate(t.Confidence))
+			return check + "not proven, " + in + ": too few to bound a p99 (" + words.PctRate(t.Confidence) + " needs 299 at least)"
 		}
 		// A rate is shown "below" a bound, a p99 "within" it.
 		bound := map[bool]string{true: "within", false: "below"}[t.Unit == "ms"]
-		return fmt.Sprintf("%s, %s: not proven, %s shows it only %s %s (at %s), not %s %s", t.Name, t.Scope, in,
-			bound, boundValue(t, *t.Bound), words.PctRate(t.Confidence), bound, limit)
+		return fmt.Sprintf("%snot proven, %s shows it only %s %s (at %s), not %s %s", check, in, bound, boundValue(t, *t.Bound), words.PctRate(t.Confidence), bound, limit)
 	}
-	return fmt.Sprintf("%s, %s: %s ≤ %s", t.Name, t.Scope, thresholdValue(t, *t.Value), limit)
+	return check + value + " ≤ " + limit
 }
 
 // requestsWords says a number of requests: "3 requests", "1 request".
