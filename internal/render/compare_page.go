@@ -85,11 +85,11 @@ func briefCmpSections(c *compare.Comparison) []Section {
 	all := append(worse, other...)
 	rows := all[:min(len(all), briefChanged)]
 	more := len(all) - len(rows)
-	n := len(c.Endpoints) + len(c.Groups)
-	heading := fmt.Sprintf("none of %d endpoint%s and instance%s changed", n, words.Plural(n), words.Plural(n))
-	if len(rows) > 0 {
-		heading = fmt.Sprintf("%d of %d endpoint%s and instance%s changed", len(all), n, words.Plural(n), words.Plural(n))
+	n, some := len(c.Endpoints)+len(c.Groups), strconv.Itoa(len(all))
+	if len(all) == 0 {
+		some = "none"
 	}
+	heading := fmt.Sprintf("%s of %d endpoint%s and instance%s changed", some, n, words.Plural(n), words.Plural(n))
 	said := words.Capitalize(heading)
 	if more > 0 {
 		said += fmt.Sprintf(": the first %d here, the rest in the full comparison", len(rows))
@@ -194,10 +194,7 @@ func runsTable(c *compare.Comparison) Table {
 		row("Failures are", false, func(s *compare.RunSide) string { return "errors and " + s.FailStatus }),
 		row("Verdict", false, func(s *compare.RunSide) string { return cmp.Or(s.Verdict, "none") }),
 		row("Merged from", false, func(s *compare.RunSide) string {
-			if s.Inputs == 0 {
-				return "one run"
-			}
-			return fmt.Sprintf("%d reports", s.Inputs)
+			return map[bool]string{true: "one run", false: fmt.Sprintf("%d reports", s.Inputs)}[s.Inputs == 0]
 		}),
 		row("Interrupted", false, func(s *compare.RunSide) string { return map[bool]string{true: "yes", false: "no"}[s.Interrupted] }),
 		row("Command", true, func(s *compare.RunSide) string { return cmp.Or(shellJoin(s.Command), "-") }),
