@@ -325,10 +325,11 @@ func (q *logQuery) athena(ports []int) string {
 	b.WriteString("       request_url, trace_id, error_reason, target_processing_time\n")
 	b.WriteString("FROM alb_logs\n")
 	fmt.Fprintf(&b, "WHERE time BETWEEN '%s' AND '%s'\n", q.from.Format(mdTime), q.to.Format(mdTime))
+	const note = "-- pinprobe's client ports; drop this line behind a NAT"
 	if c := q.client; len(ports) > 0 {
-		b.WriteString(withNote("  AND client_port IN ("+wrapInts(ports, 12, "\n    ")+")", "-- pinprobe's client ports; drop this line behind a NAT"))
+		b.WriteString(withNote("  AND client_port IN ("+wrapInts(ports, 12, "\n    ")+")", note))
 	} else if c.PortsCount > 0 {
-		fmt.Fprintf(&b, "  AND client_port BETWEEN %d AND %d  -- pinprobe's client ports; drop this line behind a NAT\n", c.PortMin, c.PortMax)
+		b.WriteString(withNote(fmt.Sprintf("  AND client_port BETWEEN %d AND %d", c.PortMin, c.PortMax), note))
 	}
 	fmt.Fprintf(&b, "  AND (%s)\n", cmp.Or(strings.Join(failRanges(q.fail, "elb_status_code", "%s = %d", "%s BETWEEN %d AND %d"), " OR "), "FALSE"))
 	b.WriteString("ORDER BY time\n")
