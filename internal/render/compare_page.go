@@ -137,11 +137,9 @@ func cmpTable(title, label string, rows []Row, brief bool) Table {
 	}}
 }
 
-// scopeTables are a table of endpoints per URL, or of instances per
-// header (an endpoint has a Target and an Address, an instance a Header
-// and a Value), each row labelled under head; a new endpoint's baseline
-// is said under its table, and the URL after when --match host matched
-// another.
+// scopeTables are a table of endpoints per URL (Target, Address) or of
+// instances per header (Header, Value), with any new endpoint's baseline
+// and the URL --match host matched after.
 func scopeTables(list []compare.ScopeChange, head string) []Block {
 	var out []Block
 	for i := 0; i < len(list); {

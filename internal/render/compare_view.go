@@ -36,10 +36,8 @@ func cmpMethod(c *compare.Comparison) string {
 		c.MaxLatencyIncrease.Words(), c.MaxLatencyIncrease, words.Num(c.Alpha), c.Comparisons, words.Plural(c.Comparisons), words.AlphaValue(c.AlphaEach))
 }
 
-// cmpRowOf is one scope before and after as a row of cmpTable: its label,
-// each side's count and rate (a terminal's) and count and Wilson interval
-// (the documents'), the change, the p of the change named, and p50 and
-// p99 before → after.
+// cmpRowOf is one scope as a row of cmpTable: label, each side's count and
+// rate, then count and interval, the change, its p, p50 and p99.
 func cmpRowOf(sc *compare.ScopeChange, label string) Row {
 	side := func(s *compare.Side) []string {
 		if s == nil {
@@ -157,10 +155,9 @@ func latencyBlocks(c *compare.Comparison) []Block {
 	return []Block{l, tb}
 }
 
-// quantileWords says how a percentile of sc changed, against base: its
-// change, or why it is the same; with too few requests to tell: "cannot
-// tell with 150 and 150 requests: no p below 0.12 is possible, and a
-// change needs one below 0.000035 (about 760 requests a side would do)".
+// quantileWords says how a percentile of sc changed against base, or why
+// it is the same: "within the tolerance", "cannot tell with 150 and 150
+// requests: no p below 0.12 is possible, …".
 func quantileWords(sc *compare.ScopeChange, q *compare.QuantileChange, base *compare.Side, alphaEach float64) string {
 	switch {
 	case q.Change != compare.LatencySame:
@@ -193,10 +190,8 @@ func pCell(p float64) string {
 }
 
 // answerRows are the answers that appeared, vanished or changed share
-// significantly (grew: the failures that appeared or grew), for each
-// endpoint; a family's or the total's only when none of its endpoints
-// shows the same change. Their cells: scope, answer, change, before,
-// after, p.
+// significantly (grew: failures that appeared or grew) of each endpoint,
+// and of a family or the total where no endpoint shows the same change.
 func answerRows(c *compare.Comparison, grew bool) []Row {
 	var out []Row
 	shown := map[string]bool{} // family + answer + change, shown for an endpoint

@@ -289,9 +289,8 @@ func (q *logQuery) diagnostics() string {
 		q.summarize("Listener, ServerRouted, HttpStatus, ServerStatus, instanceId_s"))
 }
 
-// kusto is a query of an Azure table: head (the table and its own
-// filters), the run's window, its hosts (hosts: the filter, of the quoted
-// list), the columns extended, its client ports, then end.
+// kusto is a query of an Azure table: head, the run's window, the hosts
+// filter, the columns extended, the client ports, then end.
 func (q *logQuery) kusto(head, hosts, extend, end string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s| where TimeGenerated between (datetime(%s) .. datetime(%s))\n", head, q.from.Format(mdTime), q.to.Format(mdTime))
@@ -464,9 +463,8 @@ func failureWords(r *report.Report, fail report.FailStatus) []Span {
 	return out
 }
 
-// targetParts returns the Host header values pinprobe sent (each target's
-// host as its URL writes it, and bare, in case the gateway logs it without
-// the port) and the request paths (with query), each sorted, each once.
+// targetParts returns the Host headers pinprobe sent (with and without the
+// port, as a gateway may log either) and the request paths, sorted, once.
 func targetParts(r *report.Report) (hosts, paths []string) {
 	for _, t := range report.TargetsOf(r) {
 		if u, err := url.Parse(t); err == nil {
