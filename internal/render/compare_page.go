@@ -104,9 +104,7 @@ func briefCmpSections(c *compare.Comparison) []Section {
 	out := []Section{changed}
 	if grew := answerRows(c, true); len(grew) > 0 {
 		l := answerList(grew[:min(len(grew), briefAnswers)])
-		if more := len(grew) - briefAnswers; more > 0 {
-			l.Items = append(l.Items, Item{Text: fmt.Sprintf("… %d more in the full comparison", more)})
-		}
+		l.Items = append(l.Items, bullets(nil, len(grew)-briefAnswers).Items...) // "… 3 more"
 		out = append(out, Section{Heading: "Failures that appeared or grew", Blocks: []Block{l}})
 	}
 	if len(c.Notes) > 0 {

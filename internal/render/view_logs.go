@@ -93,10 +93,8 @@ type Span struct {
 
 // Query returns the gateway's query of kind, nil when it has none.
 func (g *GatewayLogs) Query(kind string) *LogQuery {
-	for i := range g.Queries {
-		if g.Queries[i].Kind == kind {
-			return &g.Queries[i]
-		}
+	if i := slices.IndexFunc(g.Queries, func(q LogQuery) bool { return q.Kind == kind }); i >= 0 {
+		return &g.Queries[i]
 	}
 	return nil
 }
