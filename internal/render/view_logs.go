@@ -106,7 +106,7 @@ func (v *View) logs(r *report.Report) {
 	q := &logQuery{from: r.StartedAt.Add(-logMargin).UTC(), to: r.EndedAt.Add(logMargin).UTC(), client: r.Client, fail: report.FailStatusOf(r)}
 	q.hosts, q.paths = targetParts(r)
 	if p := clientPorts(r.Client); p != nil {
-		q.ports = "in (" + wrapInts(p, 12, "\n    ") + ")"
+		q.ports = "in (" + wrapInts(p) + ")"
 	} else if c := r.Client; c.PortsCount > 0 {
 		q.ports = fmt.Sprintf("between (%d .. %d)", c.PortMin, c.PortMax)
 	}
@@ -144,7 +144,7 @@ func (v *View) logs(r *report.Report) {
 		switch name {
 		case GatewayAzure:
 			fq := *q
-			fq.ports = "in (" + wrapInts(l.FailingPorts, 12, "\n    ") + ")"
+			fq.ports = "in (" + wrapInts(l.FailingPorts) + ")"
 			add(LogAGWSummary, q.agw(true), "Which listener and backend (ServerRouted) answered pinprobe's requests, and with what")
 			add(LogAGWRows, q.agw(false), "The same requests one by one")
 			add(LogAGWFailing, fq.agw(false), "The requests of the failing connections only: InstanceId is the gateway instance that served each, ServerRouted the backend it chose")
@@ -223,19 +223,13 @@ func clientAddrs(c report.Client) []string {
 	return words.Dedupe(out)
 }
 
-// wrapInts joins v with ", ", breaking the line after every n values.
-func wrapInts(v []int, n int, indent string) string {
-	var b strings.Builder
-	for i, p := range v {
-		switch {
-		case i > 0 && i%n == 0:
-			b.WriteString("," + indent)
-		case i > 0:
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Itoa(p))
+// wrapInts joins v with ", ", twelve to a line.
+func wrapInts(v []int) string {
+	var lines []string
+	for c := range slices.Chunk(v, 12) {
+		lines = append(lines, joinInts(c, ", "))
 	}
-	return b.String()
+	return strings.Join(lines, ",\n    ")
 }
 
 // failExpr is a KQL predicate true for the statuses that count as failures.
@@ -324,7 +318,7 @@ func (q *logQuery) athena(ports []int) string {
 	fmt.Fprintf(&b, "WHERE time BETWEEN '%s' AND '%s'\n", q.from.Format(mdTime), q.to.Format(mdTime))
 	const note = "-- pinprobe's client ports; drop this line behind a NAT"
 	if c := q.client; len(ports) > 0 {
-		b.WriteString(withNote("  AND client_port IN ("+wrapInts(ports, 12, "\n    ")+")", note))
+		b.WriteString(withNote("  AND client_port IN ("+wrapInts(ports)+")", note))
 	} else if c.PortsCount > 0 {
 		b.WriteString(withNote(fmt.Sprintf("  AND client_port BETWEEN %d AND %d", c.PortMin, c.PortMax), note))
 	}
