@@ -365,15 +365,10 @@ func (q *logQuery) nginxLog() string {
 // else those from the client addresses (IP addresses: see clientAddrs); ""
 // when there is neither.
 func haproxyLog(addrs []string, ports []int) string {
-	var p []string
-	for _, n := range ports {
-		if n > 0 && n < 1<<16 {
-			p = append(p, strconv.Itoa(n))
-		}
-	}
+	p := slices.DeleteFunc(slices.Clone(ports), func(n int) bool { return n <= 0 || n >= 1<<16 })
 	switch {
 	case len(p) > 0:
-		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", words.ShellQuote(":("+strings.Join(p, "|")+`) \[`))
+		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", words.ShellQuote(":("+joinInts(p, "|")+`) \[`))
 	case len(addrs) > 0:
 		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", words.ShellQuote("("+strings.Join(regexpQuote(addrs), "|")+`):[0-9]+ \[`))
 	}
