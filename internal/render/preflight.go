@@ -64,14 +64,9 @@ func PreflightDoc(format string, o Options, po PreflightOptions) (func(io.Writer
 	}, nil)
 }
 
+// failedChecks counts the checks that did not pass.
 func failedChecks(checks []report.PreflightCheck) int {
-	failed := 0
-	for _, c := range checks {
-		if !c.OK {
-			failed++
-		}
-	}
-	return failed
+	return len(slices.DeleteFunc(slices.Clone(checks), func(c report.PreflightCheck) bool { return c.OK }))
 }
 
 // checkTable is one row per check: ok and its timings, or its error class
