@@ -31,7 +31,7 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 	}}
 	if brief {
 		p.Sections = append(p.Sections, Section{Blocks: []Block{runs}}, families)
-		p.Sections = append(p.Sections, briefCmpSections(c, answerRows(c))...)
+		p.Sections = append(p.Sections, briefCmpSections(c)...)
 		return p
 	}
 	runs.Only = FormatText
@@ -39,46 +39,23 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 		Text: "Before and after are failed/requests and the failure rate with its Wilson 95% interval; ✗ marks a significant regression."})
 	p.Sections = append(p.Sections, Section{Heading: "The runs", Blocks: []Block{runs, runsTable(c)}}, families)
 
-	endpoints := Section{Heading: "By endpoint"}
-	for i := 0; i < len(c.Endpoints); { // a table per target
-		target, after := c.Endpoints[i].Target, ""
-		var rows []cmpRow
-		for ; i < len(c.Endpoints) && c.Endpoints[i].Target == target; i++ {
-			rows = append(rows, cmpRowOf(&c.Endpoints[i], c.Endpoints[i].Address))
-			after = cmp.Or(after, c.Endpoints[i].AfterTarget)
-		}
-		tb := cmpTable(target, "Address", rows, false)
-		if after != "" {
-			tb.Intro = "after: " + after + " (matched by --match host)"
-		}
-		for _, r := range rows {
-			if r.baseline != "" {
-				tb.Notes = append(tb.Notes, r.label+" is new: compared with "+r.baseline+".")
-			}
-		}
-		endpoints.Blocks = append(endpoints.Blocks, tb)
-	}
+	endpoints := Section{Heading: "By endpoint", Blocks: scopeTables(c.Endpoints, "Address")}
 	if moved := addedRemoved(c); len(moved.Items) > 0 {
 		endpoints.Blocks = append(endpoints.Blocks, moved)
 	}
 	p.Sections = append(p.Sections, endpoints)
 	if len(c.Groups) > 0 {
-		s := Section{Heading: "By instance"}
-		for i := 0; i < len(c.Groups); { // a table per header
-			header := c.Groups[i].Header
-			var rows []cmpRow
-			for ; i < len(c.Groups) && c.Groups[i].Header == header; i++ {
-				rows = append(rows, cmpRowOf(&c.Groups[i], c.Groups[i].Value))
-			}
-			s.Blocks = append(s.Blocks, cmpTable(header, "Value", rows, false))
-		}
-		p.Sections = append(p.Sections, s)
+		p.Sections = append(p.Sections, Section{Heading: "By instance", Blocks: scopeTables(c.Groups, "Value")})
 	}
 	if l := latencyBlocks(c); l != nil {
 		p.Sections = append(p.Sections, Section{Heading: "Latency that changed", Blocks: l})
 	}
-	if a := answerRows(c); len(a) > 0 {
-		p.Sections = append(p.Sections, Section{Heading: "Statuses and errors that changed", Blocks: answerBlocks(a)})
+	if a := answerRows(c, false); len(a) > 0 {
+		l := answerList(a)
+		l.Only = FormatText
+		p.Sections = append(p.Sections, Section{Heading: "Statuses and errors that changed", Blocks: []Block{l, Table{Only: documents, Marks: true, Rows: a, Cols: []Col{
+			{Head: "Scope", Label: true}, {Head: "Answer"}, {Head: "Change"}, {Head: "Before"}, {Head: "After"}, {Head: "p"},
+		}}}})
 	}
 	if len(c.Notes) > 0 {
 		p.Sections = append(p.Sections, Section{Heading: "Notes", Blocks: []Block{bullets(c.Notes, 0)}})
@@ -92,13 +69,13 @@ func comparePage(c *compare.Comparison, brief bool) *Page {
 // changed, or that were added or removed (regressions first), the
 // failures that appeared or grew, the notes, each capped, and what the
 // full comparison adds.
-func briefCmpSections(c *compare.Comparison, answers []cmpAnswer) []Section {
-	var worse, other []cmpRow
+func briefCmpSections(c *compare.Comparison) []Section {
+	var worse, other []Row
 	for _, list := range [][]compare.ScopeChange{c.Endpoints, c.Groups} {
 		for i := range list {
 			switch r := cmpRowOf(&list[i], c.Label(&list[i])); {
-			case r.change == compare.ChangeSame:
-			case r.worse:
+			case r.Cells[7] == compare.ChangeSame: // the change
+			case r.Failing:
 				worse = append(worse, r)
 			default:
 				other = append(other, r)
@@ -108,11 +85,11 @@ func briefCmpSections(c *compare.Comparison, answers []cmpAnswer) []Section {
 	all := append(worse, other...)
 	rows := all[:min(len(all), briefChanged)]
 	more := len(all) - len(rows)
-	n := len(c.Endpoints) + len(c.Groups)
-	heading := fmt.Sprintf("none of %d endpoint%s and instance%s changed", n, words.Plural(n), words.Plural(n))
-	if len(rows) > 0 {
-		heading = fmt.Sprintf("%d of %d endpoint%s and instance%s changed", len(all), n, words.Plural(n), words.Plural(n))
+	n, some := len(c.Endpoints)+len(c.Groups), strconv.Itoa(len(all))
+	if len(all) == 0 {
+		some = "none"
 	}
+	heading := fmt.Sprintf("%s of %d endpoint%s and instance%s changed", some, n, words.Plural(n), words.Plural(n))
 	said := words.Capitalize(heading)
 	if more > 0 {
 		said += fmt.Sprintf(": the first %d here, the rest in the full comparison", len(rows))
@@ -125,38 +102,30 @@ func briefCmpSections(c *compare.Comparison, answers []cmpAnswer) []Section {
 		changed.Blocks = append(changed.Blocks, Para{Only: FormatText, Text: fmt.Sprintf("… %d more in the full comparison.", more), Indent: 4})
 	}
 	out := []Section{changed}
-	var grew []cmpAnswer
-	for _, a := range answers {
-		if a.failure {
-			grew = append(grew, a)
-		}
-	}
-	if len(grew) > 0 {
+	if grew := answerRows(c, true); len(grew) > 0 {
 		l := answerList(grew[:min(len(grew), briefAnswers)])
-		if more := len(grew) - briefAnswers; more > 0 {
-			l.Items = append(l.Items, Item{Text: fmt.Sprintf("… %d more in the full comparison", more)})
-		}
+		l.Items = append(l.Items, bullets(nil, len(grew)-briefAnswers).Items...) // "… 3 more"
 		out = append(out, Section{Heading: "Failures that appeared or grew", Blocks: []Block{l}})
 	}
 	if len(c.Notes) > 0 {
 		out = append(out, Section{Heading: "Notes", Blocks: []Block{bullets(c.Notes[:min(len(c.Notes), briefNotes)], len(c.Notes)-briefNotes)}})
 	}
-	return append(out, Section{Blocks: []Block{Para{Text: briefFooter(c, "--brief")}}})
+	// What the full comparison adds, and at what level the changes were found.
+	how := "how this was decided"
+	if c.Comparisons > 0 {
+		how += fmt.Sprintf(" (α = %s over %d comparison%s)", words.Num(c.Alpha), c.Comparisons, words.Plural(c.Comparisons))
+	}
+	return append(out, Section{Blocks: []Block{Para{Text: "Brief: every status that changed, the latency with its intervals, and " + how + " are in the full comparison, without --brief."}}})
 }
 
-// cmpTable is a table of scopes before → after under title, labelled by
-// label. A terminal shows the counts and the rates apart and, when the
-// page is too wide, the latencies under each row (brief: it drops the
-// rates, then the latencies); Markdown shows each side's count, rate and
-// interval in one cell.
-func cmpTable(title, label string, rows []cmpRow, brief bool) Table {
-	prio := func(n int) int {
-		if brief {
-			return n
-		}
-		return 0
-	}
-	tb := Table{Title: title, Marks: true, Cols: []Col{
+// cmpTable is a table of scopes before → after (rows of cmpRowOf) under
+// title, labelled by label. A terminal shows the counts and the rates
+// apart and, when the page is too wide, the latencies under each row
+// (brief: it drops the rates, then the latencies); the documents show
+// each side's count and interval in one cell.
+func cmpTable(title, label string, rows []Row, brief bool) Table {
+	prio := func(n int) int { return map[bool]int{true: n}[brief] }
+	return Table{Title: title, Marks: true, Rows: rows, Cols: []Col{
 		{Head: label, Label: true},
 		{Head: "Before", Right: true, Only: FormatText}, {Right: true, Prio: prio(4), Only: FormatText},
 		{Head: "After", Right: true, Only: FormatText}, {Right: true, Prio: prio(5), Only: FormatText},
@@ -164,25 +133,36 @@ func cmpTable(title, label string, rows []cmpRow, brief bool) Table {
 		{Head: "Change"}, {Head: "p", Right: true},
 		{Head: "p50", Prio: prio(6), Under: !brief}, {Head: "p99", Prio: prio(7), Under: !brief},
 	}}
-	side := func(count, ci string) string {
-		if count == "-" {
-			return "-"
+}
+
+// scopeTables are a table of endpoints per URL (Target, Address) or of
+// instances per header (Header, Value), with any new endpoint's baseline
+// and the URL --match host matched after.
+func scopeTables(list []compare.ScopeChange, head string) []Block {
+	var out []Block
+	for i := 0; i < len(list); {
+		key := cmp.Or(list[i].Target, list[i].Header)
+		tb, after := cmpTable(key, head, nil, false), ""
+		for ; i < len(list) && cmp.Or(list[i].Target, list[i].Header) == key; i++ {
+			sc := &list[i]
+			label := cmp.Or(sc.Address, sc.Value)
+			tb.Rows = append(tb.Rows, cmpRowOf(sc, label))
+			after = cmp.Or(after, sc.AfterTarget)
+			if b := sc.Baseline; b != nil {
+				tb.Notes = append(tb.Notes, fmt.Sprintf("%s is new: compared with %s: %d/%d (%s).", label, sc.BaselineScope, b.Failed, b.Requests, pct(b.FailureRate, b.Requests)))
+			}
 		}
-		return count + " " + ci
+		if after != "" {
+			tb.Intro = "after: " + after + " (matched by --match host)"
+		}
+		out = append(out, tb)
 	}
-	for i := range rows {
-		r := &rows[i]
-		tb.Rows = append(tb.Rows, Row{Failing: r.worse, Cells: []string{
-			r.label, r.before, r.beforeRate, r.after, r.afterRate,
-			side(r.before, r.beforeCI), side(r.after, r.afterCI), r.change, r.p, r.p50, r.p99,
-		}})
-	}
-	return tb
+	return out
 }
 
 // familyRows are each family before and after, then the total.
-func familyRows(c *compare.Comparison) []cmpRow {
-	var rows []cmpRow
+func familyRows(c *compare.Comparison) []Row {
+	var rows []Row
 	for i := range c.Families {
 		rows = append(rows, cmpRowOf(&c.Families[i], words.FamilyName(c.Families[i].Family)))
 	}
@@ -210,10 +190,7 @@ func runsTable(c *compare.Comparison) Table {
 		row("Failures are", false, func(s *compare.RunSide) string { return "errors and " + s.FailStatus }),
 		row("Verdict", false, func(s *compare.RunSide) string { return cmp.Or(s.Verdict, "none") }),
 		row("Merged from", false, func(s *compare.RunSide) string {
-			if s.Inputs == 0 {
-				return "one run"
-			}
-			return fmt.Sprintf("%d reports", s.Inputs)
+			return map[bool]string{true: "one run", false: fmt.Sprintf("%d reports", s.Inputs)}[s.Inputs == 0]
 		}),
 		row("Interrupted", false, func(s *compare.RunSide) string { return map[bool]string{true: "yes", false: "no"}[s.Interrupted] }),
 		row("Command", true, func(s *compare.RunSide) string { return cmp.Or(shellJoin(s.Command), "-") }),
@@ -222,46 +199,18 @@ func runsTable(c *compare.Comparison) Table {
 
 // addedRemoved lists the endpoints probed on one side only.
 func addedRemoved(c *compare.Comparison) List {
-	var l List
+	l := List{Only: documents} // a terminal's tables say added and removed
 	for _, s := range []struct {
 		name string
 		ids  []compare.EndpointID
 	}{{"Added (probed after only)", c.Added}, {"Removed (probed before only)", c.Removed}} {
-		if len(s.ids) == 0 {
-			continue
-		}
 		var names []string
 		for _, id := range s.ids {
 			names = append(names, id.Address+" ("+id.Target+")")
 		}
-		l.Items = append(l.Items, Item{Lead: s.name, Text: strings.Join(names, ", ")})
-	}
-	l.Only = documents // a terminal's tables say added and removed
-	return l
-}
-
-// answerBlocks are the statuses and errors that changed: a line each on a
-// terminal, a table in Markdown.
-func answerBlocks(as []cmpAnswer) []Block {
-	l := answerList(as)
-	l.Only = FormatText
-	tb := Table{Only: documents, Marks: true, Cols: []Col{
-		{Head: "Scope", Label: true}, {Head: "Answer"}, {Head: "Change"}, {Head: "Before"}, {Head: "After"}, {Head: "p"},
-	}}
-	for _, a := range as {
-		tb.Rows = append(tb.Rows, Row{Failing: a.worse, Cells: []string{a.scope, a.answer, a.change, a.before, a.after, a.p}})
-	}
-	return []Block{l, tb}
-}
-
-func answerList(as []cmpAnswer) List {
-	var l List
-	for _, a := range as {
-		line := fmt.Sprintf("%s: %s %s: %s → %s", a.scope, a.answer, a.change, a.before, a.after)
-		if a.p != "" {
-			line += ", " + a.p
+		if len(names) > 0 {
+			l.Items = append(l.Items, Item{Lead: s.name, Text: strings.Join(names, ", ")})
 		}
-		l.Items = append(l.Items, Item{Text: line, Failing: a.worse})
 	}
 	return l
 }
@@ -287,13 +236,3 @@ const (
 	briefAnswers = 4 // statuses and errors that appeared or grew
 	briefNotes   = 2
 )
-
-// briefFooter says what the full comparison adds, and at what level the
-// brief one's changes were found (when anything was compared).
-func briefFooter(c *compare.Comparison, flag string) string {
-	how := "how this was decided"
-	if c.Comparisons > 0 {
-		how += fmt.Sprintf(" (α = %s over %d comparison%s)", words.Num(c.Alpha), c.Comparisons, words.Plural(c.Comparisons))
-	}
-	return "Brief: every status that changed, the latency with its intervals, and " + how + " are in the full comparison, without " + flag + "."
-}

@@ -60,26 +60,27 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 				for i := range c.Groups {
 					all = append(all, cmpRowOf(&c.Groups[i], c.Groups[i].Value))
 				}
-				tables := [][]cmpRow{all}
+				tables := [][]Row{all}
 				rest := out
 				for _, rows := range tables {
-					for _, r := range rows {
+					for _, row := range rows {
+						label, p50, p99 := row.Cells[0], row.Cells[9], row.Cells[10]
 						// Each row's line, then its figures on it or the next.
 						// On the row's line, or (too long) on a line of its own
 						// above it.
-						at := strings.Index(rest, " "+r.label+" ")
-						if own := strings.Index(rest, " "+r.label+"\n"); own >= 0 && (at < 0 || own < at) {
-							at = own + len(r.label) + 2
+						at := strings.Index(rest, " "+label+" ")
+						if own := strings.Index(rest, " "+label+"\n"); own >= 0 && (at < 0 || own < at) {
+							at = own + len(label) + 2
 						}
 						if at < 0 {
-							t.Fatalf("no row %q in order in:\n%s", r.label, out)
+							t.Fatalf("no row %q in order in:\n%s", label, out)
 						}
 						rest = rest[at:]
 						lines := strings.SplitN(rest, "\n", 3)
 						near := strings.Join(lines[:min(2, len(lines))], "\n")
-						for _, fig := range []string{r.p50, r.p99} {
+						for _, fig := range []string{p50, p99} {
 							if !strings.Contains(near, fig) {
-								t.Errorf("row %q lacks %s at %d columns:\n%s\nin:\n%s", r.label, fig, width, near, out)
+								t.Errorf("row %q lacks %s at %d columns:\n%s\nin:\n%s", label, fig, width, near, out)
 							}
 						}
 						rest = rest[len(lines[0]):]

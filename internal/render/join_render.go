@@ -12,16 +12,11 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// JoinRenderer writes a join of a run with access logs in one format.
-type JoinRenderer func(io.Writer, *join.Join) error
-
-// JoinForFormat returns the renderer of a join for a --format value
-// (text, json, markdown or html).
-func JoinForFormat(name string, o Options) (JoinRenderer, error) {
+// JoinForFormat returns the writer of a join of a run with access logs
+// in a --format value (text, json, markdown or html).
+func JoinForFormat(name string, o Options) (func(io.Writer, *join.Join) error, error) {
 	return forFormat(name, o, joinPage, join.JSON)
 }
-
-var scopeHead = []string{"Name", "Family", "Failed/requests", "Rate", "Statuses", "Backend said", "Reasons", "Via endpoints", "p"}
 
 // joinPage is a join as a page: the conclusion, the run and the logs, the
 // backends, instances and listeners, pinprobe's endpoints, what the logs
@@ -29,7 +24,8 @@ var scopeHead = []string{"Name", "Family", "Failed/requests", "Rate", "Statuses"
 // from a log was cleaned where it entered the join; a join built otherwise
 // is made safe here), so widths are measured on what is printed.
 func joinPage(j *join.Join) *Page {
-	p := &Page{Title: "pinprobe logs", Lead: Para{Lead: joinStatusWord(j), Text: words.SafeText(j.Conclusion, false)},
+	status := map[string]string{join.StatusTraced: "FAILURES TRACED", join.StatusUntraced: "UNTRACED", join.StatusNoFailure: "NO FAILURE"}
+	p := &Page{Title: "pinprobe logs", Lead: Para{Lead: cmp.Or(status[j.Status], "NOTHING JOINED"), Text: words.SafeText(j.Conclusion, false)},
 		Bad: j.Status == join.StatusTraced || j.Status == join.StatusUntraced}
 	p.Sections = append(p.Sections, Section{Heading: "The run and the logs", Blocks: []Block{joinRunList(j)}})
 	saidReasons := false // under the first table with reasons only
@@ -40,42 +36,38 @@ func joinPage(j *join.Join) *Page {
 		if len(sec.list) == 0 {
 			continue
 		}
-		var rows [][]string
-		var failing []bool
+		var rows []Row
 		for _, sc := range sec.list {
 			pv := "-"
 			if sc.Failed > 0 && len(sec.list) > 1 {
 				pv = words.PValue(sc.P)
 			}
-			rows = append(rows, []string{sc.Name, cmp.Or(words.FamilyName(sc.Family), "-"), fmt.Sprintf("%d/%d", sc.Failed, sc.Requests), words.PctRate(sc.FailureRate),
-				reasonList(sc.Status, nil), cmp.Or(reasonList(sc.BackendStatus, nil), "-"), cmp.Or(reasonList(sc.Reasons, j.ReasonWords), "-"), reasonList(sc.Endpoints, nil), pv})
 			// Marked only where the test found it failing more than the
 			// rest: a scope with failures and p = 1 is no suspect.
-			failing = append(failing, sc.Significant)
+			rows = append(rows, Row{Failing: sc.Significant, Cells: []string{sc.Name, cmp.Or(words.FamilyName(sc.Family), "-"), fmt.Sprintf("%d/%d", sc.Failed, sc.Requests),
+				words.PctRate(sc.FailureRate), reasonList(sc.Status, nil), cmp.Or(reasonList(sc.BackendStatus, nil), "-"),
+				cmp.Or(reasonList(sc.Reasons, j.ReasonWords), "-"), reasonList(sc.Endpoints, nil), pv}})
 		}
-		s := joinTable(sec.title, scopeHead, rows, failing)
+		s := joinTable(sec.title, []string{"Name", "Family", "Failed/requests", "Rate", "Statuses", "Backend said", "Reasons", "Via endpoints", "p"}, rows)
 		if said := reasonWords(j, sec.list); said != "" && !saidReasons {
 			s.Blocks, saidReasons = append(s.Blocks, Para{Text: words.SafeText(said, false)}), true
 		}
 		p.Sections = append(p.Sections, s)
 	}
-	var rows [][]string
-	var failing []bool
+	var rows []Row
 	for _, e := range j.Endpoints {
-		rows = append(rows, []string{e.Address, e.Target, strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10),
-			strconv.FormatInt(e.Logged, 10), strconv.FormatInt(e.Missing, 10), fmt.Sprintf("%d/%d", e.FailedMatched, e.TrailFailed), cmp.Or(reasonList(e.Backends, nil), "-")})
 		// A sample lacks requests by its nature: no mark for them.
-		failing = append(failing, e.Failed > 0 || e.Missing > 0 && !j.Missing.Sampled)
+		rows = append(rows, Row{Failing: e.Failed > 0 || e.Missing > 0 && !j.Missing.Sampled, Cells: []string{e.Address, e.Target,
+			strconv.FormatInt(e.Requests, 10), strconv.FormatInt(e.Failed, 10), strconv.FormatInt(e.Logged, 10), strconv.FormatInt(e.Missing, 10),
+			fmt.Sprintf("%d/%d", e.FailedMatched, e.TrailFailed), cmp.Or(reasonList(e.Backends, nil), "-")}})
 	}
 	p.Sections = append(p.Sections, joinTable("By pinprobe endpoint",
-		[]string{"Address", "Target", "Sent", "Failed", "Logged", "Missing", "Failed matched", "Backends"}, rows, failing))
+		[]string{"Address", "Target", "Sent", "Failed", "Logged", "Missing", "Failed matched", "Backends"}, rows))
 	var missing []string
 	m := j.Missing
-	switch {
-	case m.Requests > 0 && m.Sampled:
-		missing = append(missing, fmt.Sprintf("%d of the run's requests are not in the logs, which are a sample: not missing from the gateway", m.Requests))
-	case m.Requests > 0:
-		missing = append(missing, fmt.Sprintf("%d of the run's requests are not in the logs", m.Requests))
+	if m.Requests > 0 {
+		missing = append(missing, fmt.Sprintf("%d of the run's requests are not in the logs", m.Requests)+
+			map[bool]string{true: ", which are a sample: not missing from the gateway"}[m.Sampled])
 	}
 	if m.Trail > 0 {
 		missing = append(missing, fmt.Sprintf("%d single requests of the report matched no line: %s", m.Trail, strings.Join(m.IDs, ", ")))
@@ -109,32 +101,22 @@ func joinRunList(j *join.Join) List {
 	}
 	item("Run", line)
 	for _, l := range j.Logs {
-		s := fmt.Sprintf("%s: %s%s, %d line%s, %d request%s", l.Name, l.Format, map[bool]string{true: " (gzip)"}[l.Gzip], l.Lines, words.Plural(int(l.Lines)), l.Records, words.Plural(int(l.Records)))
-		if len(l.Logs) > 0 {
-			s += "; logs " + strings.Join(l.Logs, ", ")
+		parts := []string{fmt.Sprintf("%s: %s%s, %d line%s, %d request%s", l.Name, l.Format, map[bool]string{true: " (gzip)"}[l.Gzip], l.Lines, words.Plural(int(l.Lines)), l.Records, words.Plural(int(l.Records)))}
+		add := func(ok bool, format string, a ...any) {
+			if ok {
+				parts = append(parts, fmt.Sprintf(format, a...))
+			}
 		}
-		if l.Skipped > 0 {
-			s += fmt.Sprintf("; %d line%s did not parse (line%s %s)", l.Skipped, words.Plural(int(l.Skipped)), words.Plural(len(l.SkippedAt)), joinInts(l.SkippedAt, ", "))
-		}
-		if l.TooLong > 0 {
-			s += fmt.Sprintf("; %d line%s too long, skipped", l.TooLong, words.Plural(int(l.TooLong)))
-		}
-		if l.Other > 0 {
-			s += fmt.Sprintf("; %d records of the gateway's other logs", l.Other)
-		}
-		if l.Error != "" {
-			s += "; " + l.Error
-		}
-		if l.Partial != "" {
-			s += "; a sample: " + l.Partial
-		}
-		if len(l.CannotTell) > 0 {
-			s += "; cannot tell: " + strings.Join(l.CannotTell, "; ")
-		}
-		if p := l.Placed; len(j.Logs) > 1 { // one log's are the Placed line's
-			s += fmt.Sprintf("; of the run: %d by request ID, %d by client port and time, %d by client address and time", p.ByRequestID, p.ByClientPort, p.ByClientAddress)
-		}
-		item("Log", s)
+		add(len(l.Logs) > 0, "logs %s", strings.Join(l.Logs, ", "))
+		add(l.Skipped > 0, "%d line%s did not parse (line%s %s)", l.Skipped, words.Plural(int(l.Skipped)), words.Plural(len(l.SkippedAt)), joinInts(l.SkippedAt, ", "))
+		add(l.TooLong > 0, "%d line%s too long, skipped", l.TooLong, words.Plural(int(l.TooLong)))
+		add(l.Other > 0, "%d records of the gateway's other logs", l.Other)
+		add(l.Error != "", "%s", l.Error)
+		add(l.Partial != "", "a sample: %s", l.Partial)
+		add(len(l.CannotTell) > 0, "cannot tell: %s", strings.Join(l.CannotTell, "; "))
+		p := l.Placed // one log's are the Placed line's
+		add(len(j.Logs) > 1, "of the run: %d by request ID, %d by client port and time, %d by client address and time", p.ByRequestID, p.ByClientPort, p.ByClientAddress)
+		item("Log", strings.Join(parts, "; "))
 	}
 	item("Clock offset", j.Offset.Describe())
 	item("Clients", cmp.Or(strings.Join(j.Clients, ", "), "none found"))
@@ -146,19 +128,13 @@ func joinRunList(j *join.Join) List {
 		what string
 	}{{l.OtherClients, "of other clients"}, {l.OtherRuns, "of other pinprobe runs"}, {l.Outside, "outside the run's window"},
 		{l.Preflight, "without a request just before the run: pinprobe's preflight connection check"},
-		{l.NotHeld, "past the bound held (counted, not placed)"}} {
+		{l.NotHeld, "past the bound held (counted, not placed)"},
+		{l.NoKnownEndpoint, "lines of the run's clients to no known endpoint: a path, host or listener none of its endpoints has (" + strings.Join(l.NoKnownEndpointAt, ", ") + ")"},
+		{l.Duplicates, "line" + words.Plural(int(l.Duplicates)) + " logged twice, counted once (" + strings.Join(l.DuplicatesAt, ", ") + ")"},
+		{l.NoEndpoint, "lines of the run not placed on an endpoint (" + strings.Join(l.NoEndpointAt, ", ") + ")"}} {
 		if c.n > 0 {
 			item("Not placed", fmt.Sprintf("%d %s", c.n, c.what))
 		}
-	}
-	if l.NoKnownEndpoint > 0 {
-		item("Not placed", fmt.Sprintf("%d lines of the run's clients to no known endpoint: a path, host or listener none of its endpoints has (%s)", l.NoKnownEndpoint, strings.Join(l.NoKnownEndpointAt, ", ")))
-	}
-	if l.Duplicates > 0 {
-		item("Not placed", fmt.Sprintf("%d line%s logged twice, counted once (%s)", l.Duplicates, words.Plural(int(l.Duplicates)), strings.Join(l.DuplicatesAt, ", ")))
-	}
-	if l.NoEndpoint > 0 {
-		item("Not placed", fmt.Sprintf("%d lines of the run not placed on an endpoint (%s)", l.NoEndpoint, strings.Join(l.NoEndpointAt, ", ")))
 	}
 	return run
 }
@@ -166,16 +142,11 @@ func joinRunList(j *join.Join) List {
 // joinTable is a section of one table of scopes under title: columns with
 // nothing to say ("-" in every row) are left out; a table without rows
 // keeps its heads.
-func joinTable(title string, head []string, rows [][]string, failing []bool) Section {
-	for _, r := range rows {
-		for i := range r {
-			r[i] = words.SafeText(r[i], false)
-		}
-	}
+func joinTable(title string, head []string, rows []Row) Section {
 	tb := Table{Marks: true}
 	var keep []int
 	for i, h := range head {
-		if len(rows) > 0 && !slices.ContainsFunc(rows, func(r []string) bool { return r[i] != "-" }) {
+		if len(rows) > 0 && !slices.ContainsFunc(rows, func(r Row) bool { return r.Cells[i] != "-" }) {
 			continue
 		}
 		keep = append(keep, i)
@@ -183,12 +154,13 @@ func joinTable(title string, head []string, rows [][]string, failing []bool) Sec
 		c.Head = h
 		tb.Cols = append(tb.Cols, c)
 	}
-	for i, r := range rows {
-		row := Row{Failing: failing[i]}
+	for _, r := range rows {
+		cells := r.Cells
+		r.Cells = nil
 		for _, k := range keep {
-			row.Cells = append(row.Cells, r[k])
+			r.Cells = append(r.Cells, words.SafeText(cells[k], false))
 		}
-		tb.Rows = append(tb.Rows, row)
+		tb.Rows = append(tb.Rows, r)
 	}
 	return Section{Heading: title, Blocks: []Block{tb}}
 }
@@ -199,19 +171,6 @@ func safeBullets(lines []string) List {
 		lines[i] = words.SafeText(lines[i], false)
 	}
 	return bullets(lines, 0)
-}
-
-// joinStatusWord is the join's status as the headline says it.
-func joinStatusWord(j *join.Join) string {
-	switch j.Status {
-	case join.StatusTraced:
-		return "FAILURES TRACED"
-	case join.StatusUntraced:
-		return "UNTRACED"
-	case join.StatusNoFailure:
-		return "NO FAILURE"
-	}
-	return "NOTHING JOINED"
 }
 
 // reasonList is "502×40 200×3", most first, at most six, each with its

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -22,38 +23,31 @@ type PreflightOptions struct {
 // listed, each fitted to the width.
 func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) error {
 	t := newTextWriter(w, Options{Width: o.Width})
-	failed := failedChecks(checks)
-	if failed == 0 && o.Quiet && !strings.Contains(tlsNote(checks, o.Verified), "NOT") {
+	failed, note := failedChecks(checks), tlsNote(checks, o.Verified)
+	switch {
+	case failed == 0 && o.Quiet && !strings.Contains(note, "NOT"):
 		return nil
-	}
-	if failed == 0 {
-		if len(checks) == 1 {
-			t.printf("pinprobe: preflight: the endpoint connects%s\n", tlsNote(checks, o.Verified))
-		} else {
-			t.printf("pinprobe: preflight: all %d endpoints connect%s\n", len(checks), tlsNote(checks, o.Verified))
-		}
+	case failed == 0 && len(checks) == 1:
+		t.printf("pinprobe: preflight: the endpoint connects%s\n", note)
+		return t.err
+	case failed == 0:
+		t.printf("pinprobe: preflight: all %d endpoints connect%s\n", len(checks), note)
 		return t.err
 	}
-	then := "probed anyway"
-	if o.Stopping {
-		then = "not probed"
-	}
-	t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (%s):\n", failed, len(checks), words.Plural(len(checks)), words.Agree(failed, "fails", "fail"), then)
-	// A list under the log line, each failure wrapped to the width.
-	targets := map[string]bool{}
-	for _, c := range checks {
-		targets[c.Target] = true
+	t.printf("pinprobe: preflight: %d of %d endpoint%s %s to connect (%s):\n", failed, len(checks), words.Plural(len(checks)),
+		words.Agree(failed, "fails", "fail"), map[bool]string{true: "not probed", false: "probed anyway"}[o.Stopping])
+	// A list under the log line of the failing rows of checkTable (their
+	// target, address, family, class and error; the target only when
+	// there are several), each wrapped to the width.
+	first := 1
+	if slices.ContainsFunc(checks, func(c report.PreflightCheck) bool { return c.Target != checks[0].Target }) {
+		first = 0
 	}
 	var l List
-	for _, c := range checks {
-		if c.OK {
-			continue
+	for _, row := range checkTable(checks).Rows {
+		if row.Failing {
+			l.Items = append(l.Items, Item{Failing: true, Text: strings.Join(row.Cells[first:5], " · ")})
 		}
-		it := Item{Failing: true, Text: strings.Join([]string{c.Address, words.FamilyName(c.Family), c.Class, c.Error}, " · ")}
-		if len(targets) > 1 {
-			it.Text = c.Target + " · " + it.Text
-		}
-		l.Items = append(l.Items, it)
 	}
 	t.pageList(l)
 	return t.err
@@ -63,28 +57,16 @@ func Preflight(w io.Writer, checks []report.PreflightCheck, o PreflightOptions) 
 // (text, markdown or html; JSON is report.PreflightJSON): how many
 // endpoints connect, and each one's result.
 func PreflightDoc(format string, o Options, po PreflightOptions) (func(io.Writer, []report.PreflightCheck) error, error) {
-	return forFormat(format, o, func(cs []report.PreflightCheck) *Page { return preflightPage(cs, po) }, nil)
+	return forFormat(format, o, func(checks []report.PreflightCheck) *Page {
+		failed := failedChecks(checks)
+		return &Page{Title: "pinprobe preflight", Bad: failed > 0, Sections: []Section{{Blocks: []Block{checkTable(checks)}}},
+			Lead: Para{Lead: "PREFLIGHT", Text: fmt.Sprintf("%d of %d endpoint%s connect%s", len(checks)-failed, len(checks), words.Plural(len(checks)), tlsNote(checks, po.Verified))}}
+	}, nil)
 }
 
-func preflightPage(checks []report.PreflightCheck, o PreflightOptions) *Page {
-	failed := failedChecks(checks)
-	return &Page{
-		Title: "pinprobe preflight",
-		Lead: Para{Lead: "PREFLIGHT", Text: fmt.Sprintf("%d of %d endpoint%s connect%s",
-			len(checks)-failed, len(checks), words.Plural(len(checks)), tlsNote(checks, o.Verified))},
-		Bad:      failed > 0,
-		Sections: []Section{{Blocks: []Block{checkTable(checks)}}},
-	}
-}
-
+// failedChecks counts the checks that did not pass.
 func failedChecks(checks []report.PreflightCheck) int {
-	failed := 0
-	for _, c := range checks {
-		if !c.OK {
-			failed++
-		}
-	}
-	return failed
+	return len(slices.DeleteFunc(slices.Clone(checks), func(c report.PreflightCheck) bool { return c.OK }))
 }
 
 // checkTable is one row per check: ok and its timings, or its error class
@@ -95,11 +77,11 @@ func checkTable(checks []report.PreflightCheck) Table {
 		{Head: "Detail", Only: documents}, {Head: "Detail", Only: FormatText}}}
 	for _, c := range checks {
 		row := Row{Failing: !c.OK, Cells: []string{c.Target, c.Address, words.FamilyName(c.Family)}}
-		if !c.OK {
+		if d := checkDetail(c); c.OK {
+			row.Cells = append(row.Cells, "ok", d, d)
+		} else {
 			row.Cells = append(row.Cells, c.Class, c.Error, "")
 			row.Note = c.Error
-		} else {
-			row.Cells = append(row.Cells, "ok", checkDetail(c), checkDetail(c))
 		}
 		tb.Rows = append(tb.Rows, row)
 	}
@@ -118,14 +100,13 @@ func checkDetail(c report.PreflightCheck) string {
 	return detail
 }
 
+// tlsNote says what the checks checked: TCP, and TLS when any is https.
 func tlsNote(checks []report.PreflightCheck, verified bool) string {
-	for _, c := range checks {
-		if c.TLS() && verified {
-			return " (TCP and TLS, certificate verified against the host name)"
-		}
-		if c.TLS() {
-			return " (TCP and TLS, certificate NOT verified: --insecure)"
-		}
+	switch tls := slices.ContainsFunc(checks, func(c report.PreflightCheck) bool { return c.TLS() }); {
+	case tls && verified:
+		return " (TCP and TLS, certificate verified against the host name)"
+	case tls:
+		return " (TCP and TLS, certificate NOT verified: --insecure)"
 	}
 	return " (TCP)"
 }

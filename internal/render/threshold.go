@@ -1,11 +1,11 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
@@ -14,36 +14,30 @@ import (
 // thresholdWords says one check in a line: "max-failure-rate, endpoint ::1
 // (URL): 100% > 0.1%".
 func thresholdWords(t *report.Threshold) string {
-	limit := thresholdValue(t, t.Limit)
+	check, limit := t.Name+", "+t.Scope+": ", thresholdValue(t, t.Limit)
+	if t.Status == report.ThresholdNotJudged {
+		return check + "not judged, no request reached it (limit " + limit + ")"
+	}
+	value := thresholdValue(t, *t.Value)
 	switch t.Status {
-	case report.ThresholdNotJudged:
-		return fmt.Sprintf("%s, %s: not judged, no request reached it (limit %s)", t.Name, t.Scope, limit)
 	case report.ThresholdBreached:
 		if t.Name == "fail-on-verdict" && *t.Value == 0 {
-			return fmt.Sprintf("%s, %s: no suspect, but an outage: every address fails nearly every request", t.Name, t.Scope)
+			return check + "no suspect, but an outage: every address fails nearly every request"
 		}
-		return fmt.Sprintf("%s, %s: %s > %s", t.Name, t.Scope, thresholdValue(t, *t.Value), limit)
+		return check + value + " > " + limit
 	case report.ThresholdNotProven:
-		value := thresholdValue(t, *t.Value)
 		if t.Unit == "ms" {
 			value = "p99 " + value
 		}
-		in := fmt.Sprintf("%s in %s", value, requestsWords(t.Requests))
+		in := value + " in " + requestsWords(t.Requests)
 		if t.Bound == nil {
-			return fmt.Sprintf("%s, %s: not proven, %s: too few to bound a p99 (%s needs 299 at least)", t.Name, t.Scope, in, words.PctRate(t.Confidence))
+			return check + "not proven, " + in + ": too few to bound a p99 (" + words.PctRate(t.Confidence) + " needs 299 at least)"
 		}
-		return fmt.Sprintf("%s, %s: not proven, %s shows it only %s %s (at %s), not %s %s", t.Name, t.Scope, in,
-			boundWord(t), boundValue(t, *t.Bound), words.PctRate(t.Confidence), boundWord(t), limit)
+		// A rate is shown "below" a bound, a p99 "within" it.
+		bound := map[bool]string{true: "within", false: "below"}[t.Unit == "ms"]
+		return fmt.Sprintf("%snot proven, %s shows it only %s %s (at %s), not %s %s", check, in, bound, boundValue(t, *t.Bound), words.PctRate(t.Confidence), bound, limit)
 	}
-	return fmt.Sprintf("%s, %s: %s ≤ %s", t.Name, t.Scope, thresholdValue(t, *t.Value), limit)
-}
-
-// boundWord is how a check's bound is said: a rate "below", a p99 "within".
-func boundWord(t *report.Threshold) string {
-	if t.Unit == "ms" {
-		return "within"
-	}
-	return "below"
+	return check + value + " ≤ " + limit
 }
 
 // requestsWords says a number of requests: "3 requests", "1 request".
@@ -83,7 +77,7 @@ func proveWords(ts []report.Threshold, plan report.Plan) string {
 		case longest.NeedS > 24*3600:
 			s += fmt.Sprintf("a run of more than a day at this rate would prove %s (a higher rate or a looser limit proves it sooner): ", every)
 		case longest.NeedS > 0:
-			d := words.RunLength(time.Duration(longest.NeedS * float64(time.Second)))
+			d := words.RunLength(report.SecondsDuration(longest.NeedS))
 			flags := "-d " + d
 			if p := plan; p.Requests > 0 && !p.Max && p.Rate > 0 {
 				flags += fmt.Sprintf(", and -n 0 or at least %s", words.Count(int64(math.Ceil(longest.NeedS*p.Rate))))
@@ -92,7 +86,9 @@ func proveWords(ts []report.Threshold, plan report.Plan) string {
 		default:
 			s += fmt.Sprintf("more requests would prove %s: ", every)
 		}
-		s += fmt.Sprintf("%s, %s, needs %s", longest.Name, scopeWords(longest.Scope), requestsWords(longest.NeedRequests))
+		// The scope said shortly: an endpoint by its address and URL.
+		scope := cmp.Or(map[string]string{"total": "the total"}[longest.Scope], strings.TrimPrefix(longest.Scope, "endpoint "))
+		s += fmt.Sprintf("%s, %s, needs %s", longest.Name, scope, requestsWords(longest.NeedRequests))
 		out = append(out, s+".")
 	}
 	if len(never) > 0 {
@@ -140,13 +136,4 @@ func boundValue(t *report.Threshold, v float64) string {
 		return words.LatencyCeil(v)
 	}
 	return thresholdValue(t, v)
-}
-
-// scopeWords says a check's scope shortly: an endpoint by its address and
-// URL, "the total", "family ipv6".
-func scopeWords(scope string) string {
-	if scope == "total" {
-		return "the total"
-	}
-	return strings.TrimPrefix(scope, "endpoint ")
 }

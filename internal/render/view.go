@@ -630,12 +630,10 @@ func (v *View) gate(r *report.Report) {
 	}
 	// The checks that did not pass first, each group in its order.
 	sort.SliceStable(v.Gate.Checks, func(i, j int) bool { return !v.Gate.Checks[i].OK && v.Gate.Checks[j].OK })
-	v.Gate.Passed = !report.Breached(r.Thresholds)
-	v.Gate.Summary = report.GateSummary(r.Thresholds)
-	if v.Gate.Passed {
-		return
+	v.Gate.Passed, v.Gate.Summary = !report.Breached(r.Thresholds), report.GateSummary(r.Thresholds)
+	if !v.Gate.Passed {
+		v.Gate.Prove = proveWords(r.Thresholds, r.Plan)
 	}
-	v.Gate.Prove = proveWords(r.Thresholds, r.Plan)
 }
 
 func (v *View) run(r *report.Report) {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -27,10 +28,6 @@ const (
 	GatewayNginx   = "nginx"
 	GatewayHAProxy = "HAProxy"
 )
-
-// knownGateways are offered, in this order, when no failure's page named
-// its gateway.
-var knownGateways = []string{GatewayAzure, GatewayAWS, GatewayNginx, GatewayHAProxy}
 
 // Log query kinds: which log a query reads, and what it finds there.
 const (
@@ -96,59 +93,70 @@ type Span struct {
 
 // Query returns the gateway's query of kind, nil when it has none.
 func (g *GatewayLogs) Query(kind string) *LogQuery {
-	for i := range g.Queries {
-		if g.Queries[i].Kind == kind {
-			return &g.Queries[i]
-		}
+	if i := slices.IndexFunc(g.Queries, func(q LogQuery) bool { return q.Kind == kind }); i >= 0 {
+		return &g.Queries[i]
 	}
 	return nil
 }
 
+// logs finds the queries of the gateways whose pages the failures carried,
+// in the fingerprints' order (most failures first), or of every one
+// pinprobe knows.
 func (v *View) logs(r *report.Report) {
-	q := newLogQuery(r, report.FailStatusOf(r))
+	q := &logQuery{from: r.StartedAt.Add(-logMargin).UTC(), to: r.EndedAt.Add(logMargin).UTC(), client: r.Client, fail: report.FailStatusOf(r)}
+	q.hosts, q.paths = targetParts(r)
+	if p := clientPorts(r.Client); p != nil {
+		q.ports = "in (" + wrapInts(p) + ")"
+	} else if c := r.Client; c.PortsCount > 0 {
+		q.ports = fmt.Sprintf("between (%d .. %d)", c.PortMin, c.PortMax)
+	}
 	l := &v.Logs
 	l.PortFilter = q.ports != ""
-	l.FailingPorts = failingPorts(v)
-	gateways := answeredBy(r)
+	for _, c := range v.Conns {
+		for _, row := range c.Rows {
+			l.FailingPorts = append(l.FailingPorts, int(row.Port))
+		}
+	}
+	slices.Sort(l.FailingPorts)
+	l.FailingPorts = slices.Compact(l.FailingPorts)
+	var gateways []string
+	for _, f := range r.Fingerprints {
+		if f.Producer != "" {
+			gateways = append(gateways, f.Producer)
+		}
+	}
+	gateways = words.Dedupe(gateways)
 	l.Known = len(gateways) > 0
 	if !l.Known {
-		gateways = knownGateways
+		gateways = []string{GatewayAzure, GatewayAWS, GatewayNginx, GatewayHAProxy}
 	}
 	for _, name := range gateways {
 		g := GatewayLogs{Name: name}
+		// add adds a query that says something; one over the failing
+		// connections' ports when there are any.
+		add := func(kind, text, title string) {
+			failing := strings.HasSuffix(kind, "-failing")
+			if text != "" && (!failing || len(l.FailingPorts) > 0) {
+				lang := cmp.Or(map[string]string{GatewayAzure: "kusto", GatewayAWS: "sql"}[name], "sh")
+				g.Queries = append(g.Queries, LogQuery{Kind: kind, Lang: lang, Failing: failing, Text: text, Title: title})
+			}
+		}
 		switch name {
 		case GatewayAzure:
-			g.Queries = append(g.Queries,
-				LogQuery{Kind: LogAGWSummary, Lang: "kusto", Text: q.agw(true),
-					Title: "Which listener and backend (ServerRouted) answered pinprobe's requests, and with what"},
-				LogQuery{Kind: LogAGWRows, Lang: "kusto", Text: q.agw(false), Title: "The same requests one by one"})
-			if len(l.FailingPorts) > 0 {
-				fq := *q
-				fq.ports = "in (" + wrapInts(l.FailingPorts, 12, "\n    ") + ")"
-				g.Queries = append(g.Queries, LogQuery{Kind: LogAGWFailing, Lang: "kusto", Failing: true, Text: fq.agw(false),
-					Title: "The requests of the failing connections only: InstanceId is the gateway instance that served each, ServerRouted the backend it chose"})
-			}
-			g.Queries = append(g.Queries, LogQuery{Kind: LogAzureDiagnostics, Lang: "kusto", Text: q.diagnostics(),
-				Title: "The same summary where the access log lands in the shared AzureDiagnostics table (the older Azure diagnostics mode)"})
+			fq := *q
+			fq.ports = "in (" + wrapInts(l.FailingPorts) + ")"
+			add(LogAGWSummary, q.agw(true), "Which listener and backend (ServerRouted) answered pinprobe's requests, and with what")
+			add(LogAGWRows, q.agw(false), "The same requests one by one")
+			add(LogAGWFailing, fq.agw(false), "The requests of the failing connections only: InstanceId is the gateway instance that served each, ServerRouted the backend it chose")
+			add(LogAzureDiagnostics, q.diagnostics(), "The same summary where the access log lands in the shared AzureDiagnostics table (the older Azure diagnostics mode)")
 		case GatewayAWS:
-			g.Queries = append(g.Queries, LogQuery{Kind: LogALB, Lang: "sql", Text: athena(r, q.fail, clientPorts(r.Client)),
-				Title: "The failed requests in an ALB's access logs, through Athena's alb_logs table: target_ip and target_port name the target that answered"})
-			if len(l.FailingPorts) > 0 {
-				g.Queries = append(g.Queries, LogQuery{Kind: LogALBFailing, Lang: "sql", Failing: true, Text: athena(r, q.fail, l.FailingPorts),
-					Title: "The failed requests of the failing connections only"})
-			}
+			add(LogALB, q.athena(clientPorts(r.Client)), "The failed requests in an ALB's access logs, through Athena's alb_logs table: target_ip and target_port name the target that answered")
+			add(LogALBFailing, q.athena(l.FailingPorts), "The failed requests of the failing connections only")
 		case GatewayNginx:
-			g.Queries = append(g.Queries, LogQuery{Kind: LogNginx, Lang: "sh", Text: nginxLog(r),
-				Title: "Why nginx answered 502/504: its error log names the client and the upstream it tried"})
+			add(LogNginx, q.nginxLog(), "Why nginx answered 502/504: its error log names the client and the upstream it tried")
 		case GatewayHAProxy:
-			if text := haproxyLog(clientAddrs(r.Client), clientPorts(r.Client)); text != "" {
-				g.Queries = append(g.Queries, LogQuery{Kind: LogHAProxy, Lang: "sh", Text: text,
-					Title: "This client's lines in HAProxy's httplog: the backend/server that answered, and the termination state"})
-			}
-			if len(l.FailingPorts) > 0 {
-				g.Queries = append(g.Queries, LogQuery{Kind: LogHAProxyFailing, Lang: "sh", Failing: true, Text: haproxyLog(nil, l.FailingPorts),
-					Title: "The lines of the failing connections only"})
-			}
+			add(LogHAProxy, haproxyLog(clientAddrs(r.Client), clientPorts(r.Client)), "This client's lines in HAProxy's httplog: the backend/server that answered, and the termination state")
+			add(LogHAProxyFailing, haproxyLog(nil, l.FailingPorts), "The lines of the failing connections only")
 		}
 		if len(g.Queries) > 0 { // pinprobe has no queries for some gateways it recognises
 			l.Gateways = append(l.Gateways, g)
@@ -171,14 +179,13 @@ func logFilters(r *report.Report, q *logQuery) []LogFilter {
 	for _, e := range r.Endpoints {
 		dests = append(dests, hostPort(e.Address, e.Port))
 	}
-	if dests = words.Dedupe(dests); len(dests) > 0 {
-		out = append(out, LogFilter{"Server address (the addresses probed)", []Span{{Text: strings.Join(dests, ", "), Outside: true}}})
-	}
-	if len(q.hosts) > 0 {
-		out = append(out, LogFilter{"Host header", []Span{{Text: strings.Join(q.hosts, ", "), Outside: true}}})
-	}
-	if paths := requestPaths(r); len(paths) > 0 {
-		out = append(out, LogFilter{"Request path", []Span{{Text: strings.Join(paths, ", "), Outside: true}}})
+	for _, f := range []struct {
+		name   string
+		values []string
+	}{{"Server address (the addresses probed)", words.Dedupe(dests)}, {"Host header", q.hosts}, {"Request path", q.paths}} {
+		if len(f.values) > 0 {
+			out = append(out, LogFilter{f.name, []Span{{Text: strings.Join(f.values, ", "), Outside: true}}})
+		}
 	}
 	out = append(out, LogFilter{"X-Request-Id", requestIDWords(r)}, LogFilter{"Status", failureWords(r, q.fail)})
 	return out
@@ -186,25 +193,11 @@ func logFilters(r *report.Report, q *logQuery) []LogFilter {
 
 // logQuery holds what the queries filter on.
 type logQuery struct {
-	from, to string   // KQL datetime literals
-	hosts    []string // Host header values
-	ports    string   // "in (…)" or "between (a .. b)"; "" when no port is known
-	fail     report.FailStatus
-}
-
-func newLogQuery(r *report.Report, fail report.FailStatus) *logQuery {
-	q := &logQuery{
-		from:  "datetime(" + r.StartedAt.Add(-logMargin).UTC().Format(mdTime) + ")",
-		to:    "datetime(" + r.EndedAt.Add(logMargin).UTC().Format(mdTime) + ")",
-		hosts: hostHeaders(r),
-		fail:  fail,
-	}
-	if p := clientPorts(r.Client); p != nil {
-		q.ports = "in (" + wrapInts(p, 12, "\n    ") + ")"
-	} else if c := r.Client; c.PortsCount > 0 {
-		q.ports = fmt.Sprintf("between (%d .. %d)", c.PortMin, c.PortMax)
-	}
-	return q
+	from, to     time.Time // the run's window, logMargin wider each side
+	hosts, paths []string  // Host header values, request paths
+	ports        string    // "in (…)" or "between (a .. b)"; "" when no port is known
+	client       report.Client
+	fail         report.FailStatus
 }
 
 // clientPorts lists the client's ports when it has few enough to list,
@@ -230,19 +223,13 @@ func clientAddrs(c report.Client) []string {
 	return words.Dedupe(out)
 }
 
-// wrapInts joins v with ", ", breaking the line after every n values.
-func wrapInts(v []int, n int, indent string) string {
-	var b strings.Builder
-	for i, p := range v {
-		switch {
-		case i > 0 && i%n == 0:
-			b.WriteString("," + indent)
-		case i > 0:
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Itoa(p))
+// wrapInts joins v with ", ", twelve to a line.
+func wrapInts(v []int) string {
+	var lines []string
+	for c := range slices.Chunk(v, 12) {
+		lines = append(lines, joinInts(c, ", "))
 	}
-	return b.String()
+	return strings.Join(lines, ",\n    ")
 }
 
 // failExpr is a KQL predicate true for the statuses that count as failures.
@@ -256,16 +243,6 @@ func (q *logQuery) failExpr(col string) string {
 	}
 	return "(" + strings.Join(parts, " or ") + ")"
 }
-
-func kqlStrings(v []string) string {
-	q := make([]string, len(v))
-	for i, s := range v {
-		q[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-	}
-	return strings.Join(q, ", ")
-}
-
-const portNote = "// the client ports pinprobe used: delete this line if a NAT or proxy sits between it and the gateway"
 
 // withNote is a filter line of a query and the comment that says when
 // to delete it: after the line, or, for a filter of several lines, on a
@@ -282,81 +259,72 @@ func withNote(line, note string) string {
 }
 
 // agw returns the AGWAccessLogs query: a summary by backend when summary is
-// set, else the requests one by one.
+// set, else the requests one by one. Columns an older revision of the table
+// may lack are read through column_ifexists, so it runs on every workspace.
 func (q *logQuery) agw(summary bool) string {
-	var b strings.Builder
-	b.WriteString("AGWAccessLogs\n")
-	fmt.Fprintf(&b, "| where TimeGenerated between (%s .. %s)\n", q.from, q.to)
-	if len(q.hosts) > 0 {
-		h := kqlStrings(q.hosts)
-		fmt.Fprintf(&b, "| where Host in~ (%s) or OriginalHost in~ (%s)\n", h, h)
+	end := q.summarize("Listener, ServerRouted, HttpStatus, ServerStatus, ErrorInfo, InstanceId")
+	if !summary {
+		end = "| project TimeGenerated, ClientIp, Port, Listener, Host, RequestUri, HttpStatus, ServerStatus, ServerRouted,\n" +
+			"    ServerResponseLatency, TimeTaken, ErrorInfo, TransactionId, InstanceId, BackendPoolName, BackendSettingName\n| order by TimeGenerated asc\n"
 	}
-	// Columns an older revision of the table may lack are read through
-	// column_ifexists, so the query runs on every workspace.
-	b.WriteString(`| extend Port = toint(column_ifexists("ClientPort", int(null))), Listener = tostring(column_ifexists("ListenerName", "")),` + "\n")
-	b.WriteString(`    ErrorInfo = tostring(column_ifexists("ErrorInfo", ""))` + "\n")
-	if q.ports != "" {
-		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, portNote))
-	}
-	if summary {
-		fmt.Fprintf(&b, "| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n", q.failExpr("HttpStatus"))
-		b.WriteString("    by Listener, ServerRouted, HttpStatus, ServerStatus, ErrorInfo, InstanceId\n")
-		b.WriteString("| order by Failed desc, Requests desc\n")
-	} else {
-		b.WriteString("| project TimeGenerated, ClientIp, Port, Listener, Host, RequestUri, HttpStatus, ServerStatus, ServerRouted,\n")
-		b.WriteString("    ServerResponseLatency, TimeTaken, ErrorInfo, TransactionId, InstanceId, BackendPoolName, BackendSettingName\n")
-		b.WriteString("| order by TimeGenerated asc\n")
-	}
-	return b.String()
+	return q.kusto("AGWAccessLogs\n", "Host in~ (%[1]s) or OriginalHost in~ (%[1]s)",
+		`Port = toint(column_ifexists("ClientPort", int(null))), Listener = tostring(column_ifexists("ListenerName", "")),`+"\n"+
+			`    ErrorInfo = tostring(column_ifexists("ErrorInfo", ""))`, end)
 }
 
 // diagnostics returns the same summary for the AzureDiagnostics table.
 func (q *logQuery) diagnostics() string {
+	return q.kusto("AzureDiagnostics\n"+`| where Category == "ApplicationGatewayAccessLog"`+"\n", "host_s in~ (%s)",
+		`HttpStatus = toint(httpStatus_d), ServerRouted = tostring(column_ifexists("serverRouted_s", "")),`+"\n"+
+			`    ServerStatus = tostring(column_ifexists("serverStatus_s", "")), Port = toint(column_ifexists("clientPort_d", real(null))),`+"\n"+
+			`    Listener = tostring(column_ifexists("listenerName_s", ""))`,
+		q.summarize("Listener, ServerRouted, HttpStatus, ServerStatus, instanceId_s"))
+}
+
+// kusto is a query of an Azure table: head, the run's window, the hosts
+// filter, the columns extended, the client ports, then end.
+func (q *logQuery) kusto(head, hosts, extend, end string) string {
 	var b strings.Builder
-	b.WriteString("AzureDiagnostics\n")
-	b.WriteString(`| where Category == "ApplicationGatewayAccessLog"` + "\n")
-	fmt.Fprintf(&b, "| where TimeGenerated between (%s .. %s)\n", q.from, q.to)
+	fmt.Fprintf(&b, "%s| where TimeGenerated between (datetime(%s) .. datetime(%s))\n", head, q.from.Format(mdTime), q.to.Format(mdTime))
 	if len(q.hosts) > 0 {
-		fmt.Fprintf(&b, "| where host_s in~ (%s)\n", kqlStrings(q.hosts))
+		quoted := make([]string, len(q.hosts))
+		for i, h := range q.hosts {
+			quoted[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(h) + `"`
+		}
+		fmt.Fprintf(&b, "| where "+hosts+"\n", strings.Join(quoted, ", "))
 	}
-	b.WriteString(`| extend HttpStatus = toint(httpStatus_d), ServerRouted = tostring(column_ifexists("serverRouted_s", "")),` + "\n")
-	b.WriteString(`    ServerStatus = tostring(column_ifexists("serverStatus_s", "")), Port = toint(column_ifexists("clientPort_d", real(null))),` + "\n")
-	b.WriteString(`    Listener = tostring(column_ifexists("listenerName_s", ""))` + "\n")
+	b.WriteString("| extend " + extend + "\n")
 	if q.ports != "" {
-		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, portNote))
+		b.WriteString(withNote("| where isnull(Port) or Port "+q.ports, "// the client ports pinprobe used: delete this line if a NAT or proxy sits between it and the gateway"))
 	}
-	fmt.Fprintf(&b, "| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n", q.failExpr("HttpStatus"))
-	b.WriteString("    by Listener, ServerRouted, HttpStatus, ServerStatus, instanceId_s\n")
-	b.WriteString("| order by Failed desc, Requests desc\n")
-	return b.String()
+	return b.String() + end
+}
+
+// summarize counts the requests and failures by the columns by.
+func (q *logQuery) summarize(by string) string {
+	return fmt.Sprintf("| summarize Requests = count(), Failed = countif(%s), FirstSeen = min(TimeGenerated), LastSeen = max(TimeGenerated)\n"+
+		"    by %s\n| order by Failed desc, Requests desc\n", q.failExpr("HttpStatus"), by)
 }
 
 // athena is an Athena query over an Application Load Balancer's access
 // logs, in the table layout of AWS's documented CREATE TABLE (alb_logs):
 // the failed requests of the run, from ports when there are any, else from
 // the client's port range.
-func athena(r *report.Report, fail report.FailStatus, ports []int) string {
+func (q *logQuery) athena(ports []int) string {
 	var b strings.Builder
 	b.WriteString("SELECT time, client_ip, client_port, target_ip, target_port, elb_status_code, target_status_code,\n")
 	b.WriteString("       request_url, trace_id, error_reason, target_processing_time\n")
 	b.WriteString("FROM alb_logs\n")
-	fmt.Fprintf(&b, "WHERE time BETWEEN '%s' AND '%s'\n", r.StartedAt.Add(-logMargin).UTC().Format(mdTime), r.EndedAt.Add(logMargin).UTC().Format(mdTime))
-	if c := r.Client; len(ports) > 0 {
-		b.WriteString(withNote("  AND client_port IN ("+wrapInts(ports, 12, "\n    ")+")", "-- pinprobe's client ports; drop this line behind a NAT"))
+	fmt.Fprintf(&b, "WHERE time BETWEEN '%s' AND '%s'\n", q.from.Format(mdTime), q.to.Format(mdTime))
+	const note = "-- pinprobe's client ports; drop this line behind a NAT"
+	if c := q.client; len(ports) > 0 {
+		b.WriteString(withNote("  AND client_port IN ("+wrapInts(ports)+")", note))
 	} else if c.PortsCount > 0 {
-		fmt.Fprintf(&b, "  AND client_port BETWEEN %d AND %d  -- pinprobe's client ports; drop this line behind a NAT\n", c.PortMin, c.PortMax)
+		b.WriteString(withNote(fmt.Sprintf("  AND client_port BETWEEN %d AND %d", c.PortMin, c.PortMax), note))
 	}
-	fmt.Fprintf(&b, "  AND (%s)\n", sqlFail(fail, "elb_status_code"))
+	fmt.Fprintf(&b, "  AND (%s)\n", cmp.Or(strings.Join(failRanges(q.fail, "elb_status_code", "%s = %d", "%s BETWEEN %d AND %d"), " OR "), "FALSE"))
 	b.WriteString("ORDER BY time\n")
 	return b.String()
-}
-
-// sqlFail is a SQL predicate true for the statuses that count as failures.
-func sqlFail(fail report.FailStatus, col string) string {
-	if parts := failRanges(fail, col, "%s = %d", "%s BETWEEN %d AND %d"); len(parts) > 0 {
-		return strings.Join(parts, " OR ")
-	}
-	return "FALSE"
 }
 
 // failRanges says each range of the statuses that fail as a predicate on
@@ -380,13 +348,12 @@ func failRanges(fail report.FailStatus, col, one, many string) []string {
 
 // nginxLog finds the run in nginx's logs: its error log names the client,
 // the upstream address and the reason of every failed proxying.
-func nginxLog(r *report.Report) string {
-	from, to := r.StartedAt.Add(-logMargin), r.EndedAt.Add(logMargin)
+func (q *logQuery) nginxLog() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# the error log during the run (adjust the times to the server's time zone)\n")
 	fmt.Fprintf(&b, "awk %s /var/log/nginx/error.log | grep upstream\n", words.ShellQuote(fmt.Sprintf(`$1" "$2 >= "%s" && $1" "$2 <= "%s"`,
-		from.UTC().Format("2006/01/02 15:04:05"), to.UTC().Format("2006/01/02 15:04:05"))))
-	if addrs := clientAddrs(r.Client); len(addrs) > 0 {
+		q.from.Format("2006/01/02 15:04:05"), q.to.Format("2006/01/02 15:04:05"))))
+	if addrs := clientAddrs(q.client); len(addrs) > 0 {
 		fmt.Fprintf(&b, "# the access log's lines from this client (the default format has no client port)\n")
 		fmt.Fprintf(&b, "grep -E %s /var/log/nginx/access.log | grep ' \" [0-9]* ' \n", words.ShellQuote("^("+strings.Join(regexpQuote(addrs), "|")+") "))
 	}
@@ -398,15 +365,10 @@ func nginxLog(r *report.Report) string {
 // else those from the client addresses (IP addresses: see clientAddrs); ""
 // when there is neither.
 func haproxyLog(addrs []string, ports []int) string {
-	var p []string
-	for _, n := range ports {
-		if n > 0 && n < 1<<16 {
-			p = append(p, strconv.Itoa(n))
-		}
-	}
+	p := slices.DeleteFunc(slices.Clone(ports), func(n int) bool { return n <= 0 || n >= 1<<16 })
 	switch {
 	case len(p) > 0:
-		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", words.ShellQuote(":("+strings.Join(p, "|")+`) \[`))
+		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", words.ShellQuote(":("+joinInts(p, "|")+`) \[`))
 	case len(addrs) > 0:
 		return fmt.Sprintf("grep -E %s /var/log/haproxy.log\n", words.ShellQuote("("+strings.Join(regexpQuote(addrs), "|")+`):[0-9]+ \[`))
 	}
@@ -421,50 +383,23 @@ func regexpQuote(v []string) []string {
 	return out
 }
 
-// failingPorts lists the client ports of the failing connections, sorted.
-func failingPorts(v *View) []int {
-	var ports []int
-	for _, c := range v.Conns {
-		for _, r := range c.Rows {
-			ports = append(ports, int(r.Port))
-		}
-	}
-	sort.Ints(ports)
-	return slices.Compact(ports)
-}
-
-// answeredBy lists the recognised gateways that produced failures, in the
-// order of the fingerprints (most failures first).
-func answeredBy(r *report.Report) []string {
-	var out []string
-	for _, f := range r.Fingerprints {
-		if f.Producer != "" {
-			out = append(out, f.Producer)
-		}
-	}
-	return words.Dedupe(out)
-}
-
 var requestIDPattern = regexp.MustCompile(`^(pinprobe-[0-9a-f]+-)[0-9]+-[0-9]+$`)
 
 // requestIDWords says which X-Request-Id values to look for: the run's
 // prefix when pinprobe made them (each unique), and the samples' values.
 func requestIDWords(r *report.Report) []Span {
 	var ids, prefixes []string
-	own := true // every ID is one pinprobe made
 	for _, e := range r.Endpoints {
 		for _, s := range e.Samples {
-			if s.RequestID == "" {
-				continue
-			}
-			ids = append(ids, s.RequestID)
 			if m := requestIDPattern.FindStringSubmatch(s.RequestID); m != nil {
 				prefixes = append(prefixes, m[1])
-			} else {
-				own = false
+			}
+			if s.RequestID != "" {
+				ids = append(ids, s.RequestID)
 			}
 		}
 	}
+	own := len(prefixes) == len(ids) // every ID is one pinprobe made
 	if len(ids) == 0 {
 		return []Span{{Text: "none in this report: no request was kept as a sample ("}, {Text: "--samples 0", Code: true},
 			{Text: "), or the run used "}, {Text: "--no-request-id", Code: true}}
@@ -515,28 +450,18 @@ func failureWords(r *report.Report, fail report.FailStatus) []Span {
 	return out
 }
 
-// requestPaths lists the distinct paths (with query) of the targets.
-func requestPaths(r *report.Report) []string {
-	var paths []string
+// targetParts returns the Host headers pinprobe sent (with and without the
+// port, as a gateway may log either) and the request paths, sorted, once.
+func targetParts(r *report.Report) (hosts, paths []string) {
 	for _, t := range report.TargetsOf(r) {
 		if u, err := url.Parse(t); err == nil {
 			paths = append(paths, u.RequestURI())
+			if u.Host != "" {
+				hosts = append(hosts, u.Host, u.Hostname())
+			}
 		}
 	}
-	sort.Strings(paths)
-	return slices.Compact(paths)
-}
-
-// hostHeaders returns the Host header values pinprobe sent: each target's
-// host as written in its URL (with a port when the URL names one), and the
-// bare host name too, in case the gateway logs it without the port.
-func hostHeaders(r *report.Report) []string {
-	var hosts []string
-	for _, e := range r.Endpoints {
-		if u, err := url.Parse(e.Target); err == nil && u.Host != "" {
-			hosts = append(hosts, u.Host, u.Hostname())
-		}
-	}
-	sort.Strings(hosts)
-	return slices.Compact(hosts)
+	slices.Sort(hosts)
+	slices.Sort(paths)
+	return slices.Compact(hosts), slices.Compact(paths)
 }
