@@ -58,24 +58,23 @@ func (j *judgement) connections() {
 		scope := e.Address + " (" + e.Target + ")"
 		coarse := RepeatTest(c.Repeat)
 		if coarse.Strata > 0 {
-			j.test(repeatTest2(report.TestConnections, "connections of "+scope, e, coarse))
+			j.test(atEndpoint(repeatAsTest(report.TestConnections, "connections of "+scope, coarse), e))
 		}
 		var moment RepeatResult
 		moment.P = 1
 		if len(c.Moments) > 0 {
 			moment = MomentTest(c.Moments)
-			j.test(repeatTest2(report.TestMoments, "connections of "+scope+" at the same moments", e, moment))
+			j.test(atEndpoint(repeatAsTest(report.TestMoments, "connections of "+scope+" at the same moments", moment), e))
 		}
 		var tm ClusterResult
 		tm.P = 1
 		_, named := j.endpoint[i]
-		proven, share := j.provenWindows(e)
+		proven, share := provenWindows(c, e.Failed, j.each)
 		if coarse.P < j.each || named && share >= windowMajority {
 			tm = MomentClusterTest(c.Sizes)
-			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " by the moment they were sent", Address: e.Address, Target: e.Target, Family: e.Family,
-				Requests: tm.Requests, Failed: tm.Failed, P: tm.P}
+			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " by the moment they were sent", Requests: tm.Requests, Failed: tm.Failed, P: tm.P}
 			t.FailureRate, t.CI95 = rateCI95(tm.Failed, tm.Requests)
-			j.test(t)
+			j.test(atEndpoint(t, e))
 		}
 		windows := share >= windowMajority && tm.P < j.each
 		switch {
@@ -100,17 +99,12 @@ func (j *judgement) connections() {
 // its failures followed time.
 const windowMajority = 0.5
 
-// provenWindows are e's windows that time explains and a failing instance does
-// not: every connection open failed, and one of them also succeeded outside the
-// window (Crossing), or there were too many to all be a failing instance's
-// (s^m < each, m connections, s the share of e's connections that failed).
-// share is their share of e's failed requests.
-func (j *judgement) provenWindows(e *report.Endpoint) (proven []report.Window, share float64) {
-	return provenWindows(e.Conns, e.Failed, j.each)
-}
-
-// provenWindows is the method's rule for the connections c of an endpoint
-// with failed failures, at level each.
+// provenWindows are the windows of connections c (of an endpoint with failed
+// failures) that time explains and a failing instance does not: every
+// connection open failed, and one of them also succeeded outside the window
+// (Crossing), or there were too many to all be a failing instance's (s^m <
+// each, m connections, s the share of c that failed). share is their share of
+// the failed requests.
 func provenWindows(c *report.Conns, failed int64, each float64) (proven []report.Window, share float64) {
 	if c == nil || failed == 0 {
 		return nil, 0
@@ -128,13 +122,6 @@ func provenWindows(c *report.Conns, failed int64, each float64) (proven []report
 		}
 	}
 	return proven, float64(n) / float64(failed)
-}
-
-// repeatTest2 is a RepeatResult as a Test of kind.
-func repeatTest2(kind, scope string, e *report.Endpoint, rr RepeatResult) report.Test {
-	return report.Test{Kind: kind, Scope: scope, Address: e.Address, Target: e.Target, Family: e.Family,
-		Requests: rr.AfterFailure, Failed: rr.AfterFailureFailed, FailureRate: rr.AfterFailureRate, CI95: rr.AfterFailureCI95,
-		RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P}
 }
 
 // cannotTell says that failures repeat on an address's connections but

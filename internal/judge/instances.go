@@ -123,10 +123,9 @@ func (j *judgement) instances() {
 				rr, scope = repeatTest(timeStrata(g.Times)), scope+" at the same times"
 				gf.sameTimes = true
 			}
-			gf.test = j.test(report.Test{Kind: report.TestGroupWithin, Scope: scope,
-				Header: g.Header, Value: g.Value, Requests: rr.AfterFailure, Failed: rr.AfterFailureFailed,
-				FailureRate: rr.AfterFailureRate, CI95: rr.AfterFailureCI95, RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P})
-			if gf.test.Significant {
+			t := repeatAsTest(report.TestGroupWithin, scope, rr)
+			t.Header, t.Value = g.Header, g.Value
+			if gf.test = j.test(t); gf.test.Significant {
 				j.groupFind = append(j.groupFind, gf)
 			}
 		}
@@ -247,9 +246,7 @@ func (j *judgement) demoteByConnections() {
 				restF, restN = restF+o.Failed, restN+o.Requests
 			}
 		}
-		t := fisher(report.TestBeyond, "endpoint "+e.Address+" ("+e.Target+") on its other connections", m.AfterOKFailed, m.AfterOK, restF, restN)
-		t.Address, t.Target, t.Family = e.Address, e.Target, e.Family
-		if !j.test(t).Significant {
+		if !j.test(endpointFisher(report.TestBeyond, e, " on its other connections", m.AfterOKFailed, m.AfterOK, restF, restN)).Significant {
 			j.demoted[i] = true
 		}
 	}
@@ -379,7 +376,7 @@ func (j *judgement) beyond(e *report.Endpoint, gs []*groupFinding) report.Test {
 	}
 	ownN, restN = max(ownN, 0), max(restN, 0)
 	ownF, restF = min(max(ownF, 0), ownN), min(max(restF, 0), restN)
-	t := fisher(report.TestBeyond, "endpoint "+e.Address+" ("+e.Target+") beyond its failing instances of "+gs[0].g.Header, ownF, ownN, restF, restN)
-	t.Address, t.Target, t.Family, t.Header = e.Address, e.Target, e.Family, gs[0].g.Header
+	t := endpointFisher(report.TestBeyond, e, " beyond its failing instances of "+gs[0].g.Header, ownF, ownN, restF, restN)
+	t.Header = gs[0].g.Header
 	return j.test(t)
 }

@@ -396,7 +396,8 @@ func (j *judgement) vantages() {
 		// shared time, weigh each moment as it was, not pooled.
 		t.P = RepeatTest(c.strata).P
 		e := &j.r.Endpoints[c.endpoint]
-		t.Vantage, t.Address, t.Target, t.Family = name, e.Address, e.Target, e.Family
+		t = atEndpoint(t, e)
+		t.Vantage = name
 		t = j.test(t)
 		if t.Significant {
 			var others []string
