@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // Alpha is the significance level of a verdict judged once: the chance
@@ -300,9 +299,6 @@ func lowerFirst(s string) string {
 	}
 	return s
 }
-
-// familyName is "IPv4" or "IPv6" for a family key.
-func familyName(f string) string { return words.FamilyName(f) }
 
 // notProbed is the verdict of a run that sent nothing, and says why.
 func notProbed(r *report.Report, l report.Level) report.Verdict {

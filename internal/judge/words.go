@@ -165,19 +165,60 @@ func (j *judgement) headline(cs []clause) (headline, summary string) {
 	return strings.Join(heads, "; "), strings.Join(sents, "; ") + "."
 }
 
+// suspect is a suspect of kind with s's counts and interval, how s failed,
+// and the p of the test that names it.
+func (j *judgement) suspect(kind string, s *report.Stats, p float64) report.Suspect {
+	_, ci := rateCI95(s.Failed, s.Requests)
+	return report.Suspect{Kind: kind, How: failureKinds(s, j.fail), Requests: s.Requests, Failed: s.Failed,
+		FailureRate: s.FailureRate, CI95: ci, P: p}
+}
+
+// endpointSuspect is endpoint e as a suspect of kind.
+func (j *judgement) endpointSuspect(kind string, e *report.Endpoint, p float64) report.Suspect {
+	s := j.suspect(kind, &e.Stats, p)
+	s.Address, s.Family, s.Target = e.Address, e.Family, e.Target
+	return s
+}
+
 // suspectOf is endpoint i as an address suspect.
 func (j *judgement) suspectOf(i int, p float64) report.Suspect {
 	e := &j.r.Endpoints[i]
-	lo, hi := stat.Wilson(e.Failed, e.Requests)
-	s := report.Suspect{
-		Kind: report.SuspectEndpoint, How: j.endpointHow(i), Address: e.Address, Family: e.Family, Target: e.Target,
-		Requests: e.Requests, Failed: e.Failed, FailureRate: e.FailureRate,
-		CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}, P: p,
-	}
+	s := j.endpointSuspect(report.SuspectEndpoint, e, p)
+	s.How = j.endpointHow(i)
 	if a := j.agrees[e.Address]; len(a) > 0 {
 		s.Agrees = a[0]
 	}
 	return s
+}
+
+// addressClause starts the clause of address suspects eps: their labels as
+// its subject's items, and their suspects.
+func (j *judgement) addressClause(eps []int, how string) (c clause, labels []string) {
+	c.how = how
+	for _, i := range eps {
+		labels = append(labels, j.label(i))
+		c.suspects = append(c.suspects, j.suspectOf(i, j.endpoint[i]))
+	}
+	return c, words.CapItems(words.Dedupe(labels), 8)
+}
+
+// addressEvidence is what address suspects eps add to their evidence: the
+// header that agrees with them, and the windows they failed in.
+func (j *judgement) addressEvidence(eps []int) string {
+	var addrs []string
+	for _, i := range eps {
+		addrs = append(addrs, j.r.Endpoints[i].Address)
+	}
+	out := ""
+	if a := j.agreeWords(addrs); a != "" {
+		out += "; " + a
+	}
+	for _, i := range eps {
+		if w := j.windowFind[i]; w != nil {
+			out += "; " + j.label(i) + " " + j.windowWords(w)
+		}
+	}
+	return out
 }
 
 // endpointHow says how endpoint i fails, with its windows when its
@@ -200,27 +241,12 @@ func (j *judgement) familyClause(eps []int) clause {
 		other = "ipv6"
 	}
 	s, o := r.Families[bad], r.Families[other]
-	var labels, addrs []string
-	c := clause{}
-	for _, i := range eps {
-		labels = append(labels, j.label(i))
-		addrs = append(addrs, r.Endpoints[i].Address)
-		c.suspects = append(c.suspects, j.suspectOf(i, j.endpoint[i]))
-	}
-	c.subject = familyName(bad) + " (" + strings.Join(words.CapItems(words.Dedupe(labels), 8), ", ") + ")"
-	c.how = failureKinds(s, j.fail)
+	c, labels := j.addressClause(eps, failureKinds(s, j.fail))
+	c.subject = words.FamilyName(bad) + " (" + strings.Join(labels, ", ") + ")"
 	c.allFailures = o.Failed == 0 && s.Failed == r.Totals.Failed
 	c.evidence = fmt.Sprintf("%d of %d %s requests failed (%s) against %d of %d %s (%s), %s",
-		s.Failed, s.Requests, familyName(bad), ci(s.Failed, s.Requests), o.Failed, o.Requests, familyName(other),
-		ciShort(o.Failed, o.Requests), words.PValue(stat.FisherGreater(s.Failed, s.Requests, o.Failed, o.Requests)))
-	if a := j.agreeWords(addrs); a != "" {
-		c.evidence += "; " + a
-	}
-	for _, i := range eps {
-		if w := j.windowFind[i]; w != nil {
-			c.evidence += "; " + j.label(i) + " " + j.windowWords(w)
-		}
-	}
+		s.Failed, s.Requests, words.FamilyName(bad), ci(s.Failed, s.Requests), o.Failed, o.Requests, words.FamilyName(other),
+		ciShort(o.Failed, o.Requests), words.PValue(stat.FisherGreater(s.Failed, s.Requests, o.Failed, o.Requests))) + j.addressEvidence(eps)
 	return c
 }
 
@@ -229,17 +255,14 @@ func (j *judgement) familyClause(eps []int) clause {
 func (j *judgement) endpointClause(eps []int) clause {
 	r := j.r
 	var failed, n int64
-	var targets, labels, addrs []string
+	var targets []string
 	minP := 1.0
-	c := clause{how: j.endpointHow(eps[0])}
+	c, labels := j.addressClause(eps, j.endpointHow(eps[0]))
 	for _, i := range eps {
 		e := &r.Endpoints[i]
 		failed, n = failed+e.Failed, n+e.Requests
 		targets = append(targets, e.Target)
-		labels = append(labels, j.label(i))
-		addrs = append(addrs, e.Address)
 		minP = math.Min(minP, j.endpoint[i])
-		c.suspects = append(c.suspects, j.suspectOf(i, j.endpoint[i]))
 	}
 	targets = words.Dedupe(targets)
 	restF, restN := r.Totals.Failed-failed, r.Totals.Requests-n
@@ -275,24 +298,13 @@ func (j *judgement) endpointClause(eps []int) clause {
 	if byFamily && len(j.g.targets) > 1 {
 		others += " of the same URL" + map[bool]string{true: "", false: "s"}[len(targets) == 1]
 	}
-	c.subject = words.JoinAnd(words.CapItems(words.Dedupe(labels), 8))
-	if len(eps) > 1 {
-		c.how, c.plural = pluralVerbs(c.how), true
-	}
+	c.subject = words.JoinAnd(labels)
 	together := ""
 	if len(eps) > 1 {
-		together = "together "
+		c.how, c.plural, together = pluralVerbs(c.how), true, "together "
 	}
 	c.evidence = fmt.Sprintf("%s%d of %d requests failed (%s) against %d of %d %s (%s), %s",
-		together, failed, n, ci(failed, n), restF, restN, others, ciShort(restF, restN), words.PValue(minP))
-	if a := j.agreeWords(addrs); a != "" {
-		c.evidence += "; " + a
-	}
-	for _, i := range eps {
-		if w := j.windowFind[i]; w != nil {
-			c.evidence += "; " + j.label(i) + " " + j.windowWords(w)
-		}
-	}
+		together, failed, n, ci(failed, n), restF, restN, others, ciShort(restF, restN), words.PValue(minP)) + j.addressEvidence(eps)
 	return c
 }
 
@@ -300,12 +312,8 @@ func (j *judgement) endpointClause(eps []int) clause {
 // the same addresses.
 func (j *judgement) groupClause(gf *groupFinding) clause {
 	g := gf.g
-	lo, hi := stat.Wilson(g.Failed, g.Requests)
-	s := report.Suspect{
-		Kind: report.SuspectGroup, How: failureKinds(&g.Stats, j.fail), Group: gf.name, Header: g.Header, Value: g.Value,
-		Addresses: gf.addrs, Requests: g.Requests, Failed: g.Failed, FailureRate: g.FailureRate,
-		CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}, P: gf.test.P,
-	}
+	s := j.suspect(report.SuspectGroup, &g.Stats, gf.test.P)
+	s.Group, s.Header, s.Value, s.Addresses = gf.name, g.Header, g.Value, gf.addrs
 	where := ""
 	switch {
 	case gf.behind != "":
@@ -339,13 +347,8 @@ func (j *judgement) groupClause(gf *groupFinding) clause {
 func (j *judgement) connClause(i int) clause {
 	e := &j.r.Endpoints[i]
 	f := j.connFind[i]
-	lo, hi := stat.Wilson(e.Failed, e.Requests)
-	s := report.Suspect{
-		Kind: report.SuspectConnections, How: failureKinds(&e.Stats, j.fail), Address: e.Address, Family: e.Family, Target: e.Target,
-		Requests: e.Requests, Failed: e.Failed, FailureRate: e.FailureRate,
-		CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}, P: f.moment.P,
-		Connections: f.all, FailingConnections: f.failing,
-	}
+	s := j.endpointSuspect(report.SuspectConnections, e, f.moment.P)
+	s.Connections, s.FailingConnections = f.all, f.failing
 	m := f.moment
 	return clause{
 		subject: "some connections of " + j.label(i), how: pluralVerbs(s.How), plural: true,
@@ -520,7 +523,7 @@ func (j *judgement) spreadSummary() string {
 			where = eps[0]
 		}
 	case len(fams) == 2 && len(famsFailing) == 1:
-		where = familyName(famsFailing[0]) + " (" + strings.Join(addrs, ", ") + ")"
+		where = words.FamilyName(famsFailing[0]) + " (" + strings.Join(addrs, ", ") + ")"
 	case len(j.g.targets) > 1 && len(targets) == 1:
 		where = targets[0]
 	}
