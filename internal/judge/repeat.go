@@ -106,11 +106,11 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 		variance += w * d * k / n * (n - k) / n * (n - d) / (n - 1)
 	}
 	top := obs - lo
+	pn := normalTail((float64(top) - mean - 0.5) / math.Sqrt(variance)) // the normal law's p
 	if cells > repeatMaxCells {
 		// Strata too large to hold their laws (a forged report's, or
 		// billions of requests): the normal law.
-		z := (float64(top) - mean - 0.5) / math.Sqrt(variance)
-		r.P, r.Method = max(min(1, 0.5*math.Erfc(z/math.Sqrt2)), minReportedP), "normal"
+		r.P, r.Method = max(min(1, pn), minReportedP), "normal"
 		return r
 	}
 	for i, h := range hs {
@@ -140,8 +140,7 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 	default:
 		// Too large to convolve: the normal law where p is far from any
 		// threshold, else a Chernoff bound, which can only overstate p.
-		z := (float64(top) - mean - 0.5) / math.Sqrt(variance)
-		if pn := 0.5 * math.Erfc(z/math.Sqrt2); pn > 0.01 {
+		if pn > 0.01 {
 			r.P, r.Method = pn, "normal"
 		} else {
 			r.P, r.Method = chernoffSum(pmfs, weights, top, mean), "bound"

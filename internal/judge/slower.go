@@ -218,8 +218,11 @@ func normalMW(n1, n2, u, ties float64) float64 {
 		return 1 // every value tied
 	}
 	z := (u - n1*n2/2 - 0.5) / math.Sqrt(v)
-	return min(1, 0.5*math.Erfc(z/math.Sqrt2))
+	return min(1, normalTail(z))
 }
+
+// normalTail is P(Z ≥ z) for a standard normal Z.
+func normalTail(z float64) float64 { return 0.5 * math.Erfc(z/math.Sqrt2) }
 
 // exactMannWhitney is P(U ≥ u) when the scope's n1 values are a uniformly
 // random n1 of all the values, ties kept where they are. Dynamic
