@@ -263,10 +263,11 @@ func (j *judgement) verdict() report.Verdict {
 		if len(clauses) > 0 && len(j.failingURLs) > 0 {
 			v.Summary += " " + j.urlSummary(j.failingURLs, "Failures also follow the URL")
 		}
-		for _, s := range j.vantageSentences() {
+		h, sentences := j.vantageWords()
+		for _, s := range sentences {
 			v.Summary += " " + s
 		}
-		switch h := j.vantageHeadline(); {
+		switch {
 		case h == "":
 		case v.Headline != "":
 			v.Headline += "; " + h

@@ -493,9 +493,10 @@ type vantageFinding struct {
 	others   []string
 }
 
-// vantageSentences say the vantage findings, one sentence per vantage:
-// "Only the runs from eu-west see ::1 fail: …".
-func (j *judgement) vantageSentences() []string {
+// vantageWords say the vantage findings, by vantage: in a few words for the
+// headline beside the suspects ("only eu-west sees ::1 fail"), and in one
+// sentence each for the summary ("Only the runs from eu-west see ::1 fail: …").
+func (j *judgement) vantageWords() (headline string, sentences []string) {
 	var order []string
 	by := map[string][]vantageFinding{}
 	for _, f := range j.vantageFind {
@@ -504,7 +505,7 @@ func (j *judgement) vantageSentences() []string {
 		}
 		by[f.test.Vantage] = append(by[f.test.Vantage], f)
 	}
-	var out []string
+	var parts []string
 	for _, v := range order {
 		fs := by[v]
 		only := true
@@ -521,54 +522,19 @@ func (j *judgement) vantageSentences() []string {
 				prefix, t.Failed, t.Requests, ci(t.Failed, t.Requests), t.RestFailed, t.RestTotal,
 				words.JoinAnd(words.CapItems(f.others, 4)), ciShort(t.RestFailed, t.RestTotal), words.PValue(t.P)))
 		}
-		from := "the runs from " + v
+		from, name, what := "the runs from "+v, v, words.JoinAnd(words.CapItems(labels, 4))
 		if v == "" {
-			from = vantageName(v)
+			from, name = vantageName(v), "the runs without a vantage"
 		}
 		lead := "Only " + from + " see " + words.JoinAnd(words.CapItems(labels, 8)) + " fail"
+		part := "only " + name + " sees " + what + " fail"
 		if !only {
 			lead = words.Capitalize(from) + " see " + words.JoinAnd(words.CapItems(labels, 8)) + " fail more than the other vantages do"
+			part = name + " sees " + what + " fail more"
 		}
-		out = append(out, lead+": "+strings.Join(evidence, "; ")+
-			". The vantage points reach "+itThem(len(labels))+" differently: a DNS or routing difference.")
+		parts = append(parts, part)
+		sentences = append(sentences, lead+": "+strings.Join(evidence, "; ")+
+			". The vantage points reach "+words.Agree(len(labels), "it", "them")+" differently: a DNS or routing difference.")
 	}
-	return out
-}
-
-func itThem(n int) string {
-	if n == 1 {
-		return "it"
-	}
-	return "them"
-}
-
-// vantageHeadline says the vantage findings in a few words, for the
-// headline beside the suspects: "only eu-west sees ::1 fail".
-func (j *judgement) vantageHeadline() string {
-	var order []string
-	by := map[string][]string{}
-	only := map[string]bool{}
-	for _, f := range j.vantageFind {
-		v := f.test.Vantage
-		if _, ok := by[v]; !ok {
-			order = append(order, v)
-			only[v] = true
-		}
-		by[v] = append(by[v], j.label(f.endpoint))
-		only[v] = only[v] && f.test.RestFailed == 0
-	}
-	var parts []string
-	for _, v := range order {
-		name := v
-		if v == "" {
-			name = "the runs without a vantage"
-		}
-		what := words.JoinAnd(words.CapItems(by[v], 4))
-		if only[v] {
-			parts = append(parts, "only "+name+" sees "+what+" fail")
-		} else {
-			parts = append(parts, name+" sees "+what+" fail more")
-		}
-	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; "), sentences
 }
