@@ -56,6 +56,17 @@ func repeatAsTest(kind, scope string, rr RepeatResult) report.Test {
 		FailureRate: rr.AfterFailureRate, CI95: rr.AfterFailureCI95, RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P}
 }
 
+// sumEndpoints is the failed requests and the requests of the endpoints idx
+// that keep holds.
+func (j *judgement) sumEndpoints(idx []int, keep func(k int) bool) (failed, n int64) {
+	for _, k := range idx {
+		if e := &j.r.Endpoints[k]; keep(k) {
+			failed, n = failed+e.Failed, n+e.Requests
+		}
+	}
+	return failed, n
+}
+
 // addresses makes the tests between families, URLs and addresses.
 //
 // Families are tested against each other across every target. With more
@@ -112,12 +123,7 @@ func (j *judgement) addresses() {
 		if e.Family != j.badFamily || e.Failed == 0 {
 			continue
 		}
-		var of, on int64
-		for _, k := range j.g.endpoints[e.Target] {
-			if o := r.Endpoints[k]; o.Family != j.badFamily {
-				of, on = of+o.Failed, on+o.Requests
-			}
-		}
+		of, on := j.sumEndpoints(j.g.endpoints[e.Target], func(k int) bool { return r.Endpoints[k].Family != j.badFamily })
 		if on == 0 {
 			continue // no address of the other family to compare it with
 		}

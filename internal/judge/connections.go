@@ -14,15 +14,19 @@ import (
 // one or more instances behind it fail, the others do not.
 type connFinding struct {
 	coarse, moment RepeatResult
-	// failing and all count the connections with a failure and all of
-	// them, among the first report.MaxConnRecords when first is set.
+	connCount
+}
+
+// connCount counts the connections with a failure and all of them, among
+// the first report.MaxConnRecords when first is set.
+type connCount struct {
 	failing, all int64
 	first        bool
 }
 
 // words says the failing connections: "3 of 12 connections", "64 of the
 // first 256 connections".
-func (f *connFinding) words() string {
+func (f connCount) words() string {
 	if f.first {
 		return fmt.Sprintf("%d of the first %d connections", f.failing, f.all)
 	}

@@ -2,7 +2,8 @@ package judge
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -198,7 +199,7 @@ func (j *judgement) resolve() {
 // together).
 func (j *judgement) demoteBehindInstances() {
 	groups := j.suspectGroups()
-	for _, i := range sortedKeys(j.endpoint) {
+	for _, i := range slices.Sorted(maps.Keys(j.endpoint)) {
 		e := &j.r.Endpoints[i]
 		byHeader := map[string][]*groupFinding{} // the suspect instances behind e, by header
 		var heads []string
@@ -234,18 +235,13 @@ func (j *judgement) demoteBehindInstances() {
 // beyond them too.
 func (j *judgement) demoteByConnections() {
 	r := j.r
-	for _, i := range sortedKeys(j.connFind) {
+	for _, i := range slices.Sorted(maps.Keys(j.connFind)) {
 		if _, ok := j.endpoint[i]; !ok {
 			continue
 		}
 		e := &r.Endpoints[i]
 		m := j.connFind[i].moment
-		restF, restN := int64(0), int64(0)
-		for _, k := range j.g.endpoints[e.Target] {
-			if o := &r.Endpoints[k]; o.Address != e.Address {
-				restF, restN = restF+o.Failed, restN+o.Requests
-			}
-		}
+		restF, restN := j.sumEndpoints(j.g.endpoints[e.Target], func(k int) bool { return r.Endpoints[k].Address != e.Address })
 		if !j.test(endpointFisher(report.TestBeyond, e, " on its other connections", m.AfterOKFailed, m.AfterOK, restF, restN)).Significant {
 			j.demoted[i] = true
 		}
@@ -317,15 +313,6 @@ func rate(k, n int64) float64 {
 		return 0
 	}
 	return float64(k) / float64(n)
-}
-
-func sortedKeys[V any](m map[int]V) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }
 
 // ci says a rate and its Wilson interval: "100%, 95% CI 89–100%".

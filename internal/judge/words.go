@@ -75,7 +75,7 @@ func (j *judgement) clauses() []clause {
 		out = append(out, j.endpointClause(byHow[k]))
 	}
 	conns := map[string][]int{} // address -> its endpoints with a connection finding
-	for _, i := range sortedKeys(j.connFind) {
+	for _, i := range slices.Sorted(maps.Keys(j.connFind)) {
 		a := r.Endpoints[i].Address
 		conns[a] = append(conns[a], i)
 	}
@@ -111,7 +111,7 @@ func (j *judgement) clauses() []clause {
 		}
 		out = append(out, c)
 	}
-	for _, i := range sortedKeys(j.connFind) {
+	for _, i := range slices.Sorted(maps.Keys(j.connFind)) {
 		a := r.Endpoints[i].Address
 		if _, ok := conns[a]; !ok {
 			continue
@@ -277,11 +277,8 @@ func (j *judgement) endpointClause(eps []int) clause {
 		// Named against the other family's addresses alone: say that.
 		restF, restN = 0, 0
 		for _, tg := range targets {
-			for _, k := range j.g.endpoints[tg] {
-				if o := &r.Endpoints[k]; o.Family != r.Endpoints[eps[0]].Family {
-					restF, restN = restF+o.Failed, restN+o.Requests
-				}
-			}
+			f, n := j.sumEndpoints(j.g.endpoints[tg], func(k int) bool { return r.Endpoints[k].Family != r.Endpoints[eps[0]].Family })
+			restF, restN = restF+f, restN+n
 		}
 		others = "on the other family's endpoints"
 	case len(j.g.targets) > 1:
@@ -397,13 +394,10 @@ func failureKinds(s *report.Stats, fail report.FailStatus) string {
 		words string
 		n     int64
 	}
-	var statuses []string
+	statuses := failingStatuses(s.Status, fail)
 	var statusN int64
-	for _, k := range words.ByCount(s.Status) {
-		if code, err := strconv.Atoi(k); err == nil && fail.Fails(code) {
-			statuses = append(statuses, k)
-			statusN += s.Status[k]
-		}
+	for _, k := range statuses {
+		statusN += s.Status[k]
 	}
 	var kinds []kind
 	if len(statuses) > 0 {
@@ -428,6 +422,17 @@ func failureKinds(s *report.Stats, fail report.FailStatus) string {
 		words[i] = k.words
 	}
 	return strings.Join(words, " and ")
+}
+
+// failingStatuses are the statuses of status that fail, the most common first.
+func failingStatuses(status map[string]int64, fail report.FailStatus) []string {
+	var out []string
+	for _, k := range words.ByCount(status) {
+		if code, err := strconv.Atoi(k); err == nil && fail.Fails(code) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // okSummary says a run without failures, with the exact upper bound of the
