@@ -19,14 +19,21 @@ type tcount struct{ failed, n int64 }
 func groupTargets(r *report.Report) targetGroups {
 	g := targetGroups{endpoints: map[string][]int{}, counts: map[string]tcount{}}
 	for i, e := range r.Endpoints {
-		if _, ok := g.endpoints[e.Target]; !ok {
-			g.targets = append(g.targets, e.Target)
-		}
-		g.endpoints[e.Target] = append(g.endpoints[e.Target], i)
+		g.targets = appendTo(g.targets, g.endpoints, e.Target, i)
 		c := g.counts[e.Target]
 		g.counts[e.Target] = tcount{c.failed + e.Failed, c.n + e.Requests}
 	}
 	return g
+}
+
+// appendTo appends v to by[k], and k to order the first time: a grouping
+// that keeps the order in which keys first appear.
+func appendTo[K comparable, V any](order []K, by map[K][]V, k K, v V) []K {
+	if _, ok := by[k]; !ok {
+		order = append(order, k)
+	}
+	by[k] = append(by[k], v)
+	return order
 }
 
 // fisher is one exact test of a scope's failures against the rest's: a

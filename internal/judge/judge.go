@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -113,20 +114,9 @@ func newJudgement(r *report.Report, l report.Level) *judgement {
 		if g.Requests == 0 {
 			continue
 		}
-		if _, ok := j.groupsByHead[g.Header]; !ok {
-			j.headers = append(j.headers, g.Header)
-		}
-		j.groupsByHead[g.Header] = append(j.groupsByHead[g.Header], i)
+		j.headers = appendTo(j.headers, j.groupsByHead, g.Header, i)
 	}
-	kept := j.headers[:0]
-	for _, h := range j.headers {
-		if len(j.groupsByHead[h]) < 2 {
-			delete(j.groupsByHead, h)
-			continue
-		}
-		kept = append(kept, h)
-	}
-	j.headers = kept
+	j.headers = slices.DeleteFunc(j.headers, func(h string) bool { return len(j.groupsByHead[h]) < 2 })
 	j.vplan = planVantages(r)
 	j.level.Tests = max(j.testCount(), 1)
 	j.level.Each = l.Alpha / float64(j.level.Tests)
@@ -275,16 +265,10 @@ func (j *judgement) verdict() report.Verdict {
 			v.Headline = spreadWords + "; " + h
 		}
 	}
-	v.Notes = append(v.Notes, untested(r)...)
-	v.Notes = append(v.Notes, groupByNotes(r)...)
-	v.Notes = append(v.Notes, j.notes...)
-	v.Notes = append(v.Notes, j.slowNotes()...)
-	v.Notes = append(v.Notes, explainAfterFailure(r, j.fail)...)
-	v.Notes = append(v.Notes, clientNote(r)...)
-	v.Notes = append(v.Notes, droppedNote(r)...)
-	v.Notes = append(v.Notes, abandonedNote(r)...)
-	v.Notes = append(v.Notes, j.unjudged()...)
-	v.Notes = append(v.Notes, j.fewConns()...)
+	for _, ns := range [][]string{untested(r), groupByNotes(r), j.notes, j.slowNotes(), explainAfterFailure(r, j.fail),
+		clientNote(r), droppedNote(r), abandonedNote(r), j.unjudged(), j.fewConns()} {
+		v.Notes = append(v.Notes, ns...)
+	}
 	return v
 }
 

@@ -47,10 +47,7 @@ func (j *judgement) fewConns() []string {
 			continue
 		}
 		k := load{e.Requests, c.Connections}
-		if labels[k] == nil {
-			order = append(order, k)
-		}
-		labels[k] = append(labels[k], j.label(i))
+		order = appendTo(order, labels, k, j.label(i))
 	}
 	if len(order) == 0 {
 		return nil

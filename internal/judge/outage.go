@@ -220,10 +220,7 @@ func (j *judgement) everyAddressOutage(addrs []*outageAddr, every string, all bo
 	for _, a := range addrs {
 		ks := failKinds(&a.s, j.fail)
 		k := shortKinds(ks)
-		if _, ok := alike[k]; !ok {
-			order = append(order, k)
-		}
-		alike[k] = append(alike[k], a.name)
+		order = appendTo(order, alike, k, a.name)
 		d := fmt.Sprintf("%s %d of %d", a.name, a.s.Failed, a.s.Requests)
 		if len(ks) > 1 {
 			d += " (" + countKinds(ks) + ")"

@@ -500,10 +500,7 @@ func (j *judgement) vantageWords() (headline string, sentences []string) {
 	var order []string
 	by := map[string][]vantageFinding{}
 	for _, f := range j.vantageFind {
-		if _, ok := by[f.test.Vantage]; !ok {
-			order = append(order, f.test.Vantage)
-		}
-		by[f.test.Vantage] = append(by[f.test.Vantage], f)
+		order = appendTo(order, by, f.test.Vantage, f)
 	}
 	var parts []string
 	for _, v := range order {

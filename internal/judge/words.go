@@ -65,11 +65,7 @@ func (j *judgement) clauses() []clause {
 	var order []string
 	byHow := map[string][]int{}
 	for _, i := range eps {
-		k := j.endpointHow(i)
-		if _, ok := byHow[k]; !ok {
-			order = append(order, k)
-		}
-		byHow[k] = append(byHow[k], i)
+		order = appendTo(order, byHow, j.endpointHow(i), i)
 	}
 	for _, k := range order {
 		out = append(out, j.endpointClause(byHow[k]))
