@@ -64,14 +64,12 @@ func (j *judgement) connections() {
 		if coarse.Strata > 0 {
 			j.test(atEndpoint(repeatAsTest(report.TestConnections, "connections of "+scope, coarse), e))
 		}
-		var moment RepeatResult
-		moment.P = 1
+		moment := RepeatResult{P: 1}
 		if len(c.Moments) > 0 {
 			moment = MomentTest(c.Moments)
 			j.test(atEndpoint(repeatAsTest(report.TestMoments, "connections of "+scope+" at the same moments", moment), e))
 		}
-		var tm ClusterResult
-		tm.P = 1
+		tm := ClusterResult{P: 1}
 		_, named := j.endpoint[i]
 		proven, share := provenWindows(c, e.Failed, j.each)
 		if coarse.P < j.each || named && share >= windowMajority {

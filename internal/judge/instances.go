@@ -96,23 +96,17 @@ func (j *judgement) instances() {
 			if len(addrs) == 1 {
 				gf.behind = addrs[0]
 			}
-			switch {
-			case coincide && len(addrs) == 1:
-				// Every response of its one address named it, and no other
-				// address's: the same scope as the address.
+			if coincide {
+				// Every response of its addresses named it, and no other
+				// address's: the same scope as its one address, or the whole
+				// of several, whose own tests say which fail; then it is named
+				// only when none of them is (see resolve).
 				if marg.Significant {
-					gf.test, gf.coincide = marg, true
+					gf.test, gf.coincide, gf.union = marg, len(addrs) == 1, len(addrs) != 1
 					j.groupFind = append(j.groupFind, gf)
-					j.agrees[addrs[0]] = append(j.agrees[addrs[0]], name)
-				}
-				continue
-			case coincide:
-				// The whole of several addresses: the addresses' own tests
-				// say which of them fail; the instance is named only when
-				// none of them is (see resolve).
-				if marg.Significant {
-					gf.test, gf.union = marg, true
-					j.groupFind = append(j.groupFind, gf)
+					if gf.coincide {
+						j.agrees[addrs[0]] = append(j.agrees[addrs[0]], name)
+					}
 				}
 				continue
 			}

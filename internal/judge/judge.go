@@ -103,7 +103,7 @@ type judgement struct {
 }
 
 func newJudgement(r *report.Report, l report.Level) *judgement {
-	j := &judgement{r: r, fail: report.FailStatusOf(r), level: l,
+	j := &judgement{r: r, fail: report.FailStatusOf(r), level: l, tests: []report.Test{}, slows: []report.SlowFinding{},
 		g: groupTargets(r), short: report.ShortURLs(r), byAddr: map[string][]int{}, groupsByHead: map[string][]int{},
 		endpoint: map[int]float64{}, againstFamily: map[int]report.Test{}, badTarget: map[string]bool{}, agrees: map[string][]string{},
 		connFind: map[int]*connFinding{}, windowFind: map[int]*windowFinding{}, demoted: map[int]bool{}}
@@ -206,12 +206,6 @@ func (j *judgement) verdict() report.Verdict {
 	v := report.Verdict{Suspects: []report.Suspect{}, Tests: j.tests, Notes: []string{}, Slow: j.slows, Level: j.level}
 	for _, f := range j.vantageFind {
 		v.Vantages = append(v.Vantages, f.test)
-	}
-	if v.Tests == nil {
-		v.Tests = []report.Test{}
-	}
-	if v.Slow == nil {
-		v.Slow = []report.SlowFinding{}
 	}
 	tot := r.Totals
 	switch {

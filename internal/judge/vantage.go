@@ -201,10 +201,8 @@ func bucketOf(tl *report.VantageSeries, b int) (n, failed int64) {
 // bucket ranges brs.
 func inBuckets(tl *report.VantageSeries, brs []bucketRange) (n, failed int64) {
 	for _, br := range brs {
-		lo, hi := max(br.lo, tl.First), min(br.hi, tl.First+len(tl.Requests))
-		for b := lo; b < hi; b++ {
-			n += tl.Requests[b-tl.First]
-			failed += tl.Failed[b-tl.First]
+		for b := max(br.lo, tl.First); b < min(br.hi, tl.First+len(tl.Requests)); b++ {
+			n, failed = n+tl.Requests[b-tl.First], failed+tl.Failed[b-tl.First]
 		}
 	}
 	return n, failed
