@@ -71,16 +71,16 @@ func (j *judgement) connections() {
 		}
 		tm := ClusterResult{P: 1}
 		_, named := j.endpoint[i]
-		proven, share := provenWindows(c, e.Failed, j.each)
-		if coarse.P < j.each || named && share >= windowMajority {
+		proven, share := provenWindows(c, e.Failed, j.level.Each)
+		if coarse.P < j.level.Each || named && share >= windowMajority {
 			tm = MomentClusterTest(c.Sizes)
 			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " by the moment they were sent", Requests: tm.Requests, Failed: tm.Failed, P: tm.P}
 			t.FailureRate, t.CI95 = rateCI95(tm.Failed, tm.Requests)
 			j.test(atEndpoint(t, e))
 		}
-		windows := share >= windowMajority && tm.P < j.each
+		windows := share >= windowMajority && tm.P < j.level.Each
 		switch {
-		case coarse.P < j.each && moment.P < j.each:
+		case coarse.P < j.level.Each && moment.P < j.level.Each:
 			f := &connFinding{coarse: coarse, moment: moment}
 			f.failing, f.all = c.Failing()
 			f.first = c.Overflow.Connections > 0
@@ -90,7 +90,7 @@ func (j *judgement) connections() {
 			if !named {
 				j.notes = append(j.notes, words.Capitalize(j.label(i)+" "+j.windowWords(j.windowFind[i])+"."))
 			}
-		case coarse.P < j.each:
+		case coarse.P < j.level.Each:
 			j.notes = append(j.notes, j.cannotTell(i, coarse, moment))
 		}
 	}

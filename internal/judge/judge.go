@@ -71,7 +71,6 @@ type judgement struct {
 	r     *report.Report
 	fail  report.FailStatus
 	level report.Level
-	each  float64 // one failure test's level
 	g     targetGroups
 	short map[string]string // target -> as short as tells it apart
 	tests []report.Test
@@ -119,8 +118,7 @@ func newJudgement(r *report.Report, l report.Level) *judgement {
 	j.headers = slices.DeleteFunc(j.headers, func(h string) bool { return len(j.groupsByHead[h]) < 2 })
 	j.vplan = planVantages(r)
 	j.level.Tests = max(j.testCount(), 1)
-	j.level.Each = l.Alpha / float64(j.level.Tests)
-	j.each = j.level.Each
+	j.level.Each = l.Alpha / float64(j.level.Tests) // one failure test's level
 	return j
 }
 
@@ -194,7 +192,7 @@ func (j *judgement) label(i int) string {
 
 // test records a test at the verdict's level and returns it.
 func (j *judgement) test(t report.Test) report.Test {
-	t.Significant = t.P < j.each
+	t.Significant = t.P < j.level.Each
 	j.tests = append(j.tests, t)
 	return t
 }

@@ -231,20 +231,13 @@ func droppedNote(r *report.Report) []string {
 	if d == 0 {
 		return nil
 	}
-	var where []string
-	for _, e := range r.Endpoints {
-		if e.Dropped > 0 {
-			where = append(where, fmt.Sprintf("%s ×%d", e.Address, e.Dropped))
-		}
-	}
-	where = words.CapItems(where, 6)
 	why := fmt.Sprintf("An endpoint gets more workers for a slow backend up to -c (%d): a backend that slow needs a higher -c.", r.Plan.Concurrency)
 	if busy := r.Plan.BusyWorkers; busy > 0 && r.Plan.Concurrency > busy {
 		why = fmt.Sprintf("An endpoint gets more workers for a slow backend up to -c (%d), and past %d only while this machine has CPU to spare: a backend that slow needs a higher -c, or a less busy client.",
 			r.Plan.Concurrency, busy)
 	}
 	return []string{fmt.Sprintf("%d request%s fell due but %s not sent, because every worker of the endpoint was busy: %s. They are in no count. %s",
-		d, words.Plural(int(d)), words.Agree(int(d), "was", "were"), strings.Join(where, ", "), why)}
+		d, words.Plural(int(d)), words.Agree(int(d), "was", "were"), perAddress(r, func(e *report.Endpoint) int64 { return e.Dropped }), why)}
 }
 
 // abandonedNote says what the requests abandoned at a second interrupt
@@ -256,18 +249,23 @@ func abandonedNote(r *report.Report) []string {
 	if n == 0 {
 		return nil
 	}
-	var where []string
-	for _, e := range r.Endpoints {
-		if e.Abandoned > 0 {
-			where = append(where, fmt.Sprintf("%s ×%d", e.Address, e.Abandoned))
-		}
-	}
 	waited := ""
 	if w := r.DurationS - r.SendS; w >= 0.05 && r.SendS > 0 {
 		waited = fmt.Sprintf(" after %.1fs of waiting", w)
 	}
 	return []string{fmt.Sprintf("%d request%s %s abandoned: sent, and still in flight when a second interrupt ended the wait for them%s (the --timeout was %s): %s. How they ended is unknown, so they are in no count of requests or failures; a backend that holds requests that long may be failing in a way this report does not count.",
-		n, words.Plural(int(n)), words.Agree(int(n), "was", "were"), waited, report.SecondsDuration(r.Plan.Timeout), strings.Join(words.CapItems(where, 6), ", "))}
+		n, words.Plural(int(n)), words.Agree(int(n), "was", "were"), waited, report.SecondsDuration(r.Plan.Timeout), perAddress(r, func(e *report.Endpoint) int64 { return e.Abandoned }))}
+}
+
+// perAddress says the endpoints with a count of n: "::1 ×3, 127.0.0.2 ×1".
+func perAddress(r *report.Report, n func(e *report.Endpoint) int64) string {
+	var where []string
+	for i := range r.Endpoints {
+		if k := n(&r.Endpoints[i]); k > 0 {
+			where = append(where, fmt.Sprintf("%s ×%d", r.Endpoints[i].Address, k))
+		}
+	}
+	return strings.Join(words.CapItems(where, 6), ", ")
 }
 
 // unjudged names the endpoints no request reached: the verdict says

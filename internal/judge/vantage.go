@@ -382,7 +382,7 @@ func (j *judgement) vantages() {
 	for _, c := range pl.cases {
 		// Could the test be significant at all: every one of this
 		// vantage's requests failed, and none of the others'?
-		if stat.FisherGreater(c.n, c.n, 0, c.restN) < j.each {
+		if stat.FisherGreater(c.n, c.n, 0, c.restN) < j.level.Each {
 			pl.vs[c.vantage].decisive = true
 		}
 		name := j.r.Vantages[c.vantage].Name

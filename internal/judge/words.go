@@ -539,13 +539,13 @@ func (j *judgement) spreadSummary() string {
 	if math.IsInf(p, 1) {
 		p = minP
 	}
-	if where != "" && p >= j.each {
+	if where != "" && p >= j.level.Each {
 		if tot.Failed == 1 {
 			return fmt.Sprintf("1 of %d requests failed, on %s, but a single failure cannot be attributed (%s, needs p<%s): run longer.",
-				tot.Requests, where, words.PValue(p), words.AlphaValue(j.each))
+				tot.Requests, where, words.PValue(p), words.AlphaValue(j.level.Each))
 		}
 		return fmt.Sprintf("%d of %d requests failed, all on %s, but too few requests to attribute them (%s, needs p<%s): run longer.",
-			tot.Failed, tot.Requests, where, words.PValue(p), words.AlphaValue(j.each))
+			tot.Failed, tot.Requests, where, words.PValue(p), words.AlphaValue(j.level.Each))
 	}
 	scopes := "address or family"
 	if len(j.g.targets) > 1 {
