@@ -13,7 +13,7 @@ import (
 // connections while the connections open at the same moment did not fail:
 // one or more instances behind it fail, the others do not.
 type connFinding struct {
-	coarse, moment RepeatResult
+	moment RepeatResult
 	connCount
 }
 
@@ -39,7 +39,6 @@ func (f connCount) words() string {
 type windowFinding struct {
 	time    ClusterResult
 	windows []report.Window
-	count   int64
 }
 
 // connections judges what happens on each address's connections. Failures
@@ -81,12 +80,12 @@ func (j *judgement) connections() {
 		windows := share >= windowMajority && tm.P < j.level.Each
 		switch {
 		case coarse.P < j.level.Each && moment.P < j.level.Each:
-			f := &connFinding{coarse: coarse, moment: moment}
+			f := &connFinding{moment: moment}
 			f.failing, f.all = c.Failing()
 			f.first = c.Overflow.Connections > 0
 			j.connFind[i] = f
 		case windows:
-			j.windowFind[i] = &windowFinding{time: tm, windows: proven, count: int64(len(proven))}
+			j.windowFind[i] = &windowFinding{time: tm, windows: proven}
 			if !named {
 				j.notes = append(j.notes, words.Capitalize(j.label(i)+" "+j.windowWords(j.windowFind[i])+"."))
 			}
@@ -161,7 +160,7 @@ func (j *judgement) windowWords(w *windowFinding) string {
 		also = ", some of which succeeded before or after"
 	}
 	return fmt.Sprintf("failed in %d window%s%s, on every connection open then%s (its failures vary over time, %s)",
-		w.count, words.Plural(int(w.count)), about, also, words.PValue(w.time.P))
+		len(w.windows), words.Plural(len(w.windows)), about, also, words.PValue(w.time.P))
 }
 
 // requestGap is the time between two requests of an endpoint, by plan: a

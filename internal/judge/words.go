@@ -222,7 +222,7 @@ func (j *judgement) addressEvidence(eps []int) string {
 func (j *judgement) endpointHow(i int) string {
 	how := failureKinds(&j.r.Endpoints[i].Stats, j.fail)
 	if w := j.windowFind[i]; w != nil {
-		how += fmt.Sprintf(" in %d window%s", w.count, words.Plural(int(w.count)))
+		how += fmt.Sprintf(" in %d window%s", len(w.windows), words.Plural(len(w.windows)))
 	}
 	return how
 }
