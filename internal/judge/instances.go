@@ -315,6 +315,14 @@ func ci(k, n int64) string {
 	return words.PctRate(rate(k, n)) + ", 95% CI " + words.CIRange(lo, hi)
 }
 
+// against says failed of n against restFailed of restN as a test compares
+// them, what and rest following the counts: "3 of 10 requests failed (30%,
+// 95% CI 11–60%) against 0 of 10 on the others (0%, 0–28%), p=0.1".
+func against(failed, n int64, what string, restFailed, restN int64, rest string, p float64) string {
+	return fmt.Sprintf("%d of %d%s (%s) against %d of %d%s (%s), %s",
+		failed, n, what, ci(failed, n), restFailed, restN, rest, ciShort(restFailed, restN), words.PValue(p))
+}
+
 // ciShort says a rate and its interval without the words: "13%, 6.9–24%".
 func ciShort(k, n int64) string {
 	lo, hi := stat.Wilson(k, n)

@@ -513,9 +513,8 @@ func (j *judgement) vantageWords() (headline string, sentences []string) {
 			if len(fs) == 1 {
 				prefix = ""
 			}
-			evidence = append(evidence, fmt.Sprintf("%s%d of %d failed from there (%s) against %d of %d from %s (%s), %s",
-				prefix, t.Failed, t.Requests, ci(t.Failed, t.Requests), t.RestFailed, t.RestTotal,
-				words.JoinAnd(words.CapItems(f.others, 4)), ciShort(t.RestFailed, t.RestTotal), words.PValue(t.P)))
+			evidence = append(evidence, prefix+against(t.Failed, t.Requests, " failed from there", t.RestFailed, t.RestTotal,
+				" from "+words.JoinAnd(words.CapItems(f.others, 4)), t.P))
 		}
 		from, name, what := "the runs from "+v, v, words.JoinAnd(words.CapItems(labels, 4))
 		if v == "" {

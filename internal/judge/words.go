@@ -240,9 +240,8 @@ func (j *judgement) familyClause(eps []int) clause {
 	c, labels := j.addressClause(eps, failureKinds(s, j.fail))
 	c.subject = words.FamilyName(bad) + " (" + strings.Join(labels, ", ") + ")"
 	c.allFailures = o.Failed == 0 && s.Failed == r.Totals.Failed
-	c.evidence = fmt.Sprintf("%d of %d %s requests failed (%s) against %d of %d %s (%s), %s",
-		s.Failed, s.Requests, words.FamilyName(bad), ci(s.Failed, s.Requests), o.Failed, o.Requests, words.FamilyName(other),
-		ciShort(o.Failed, o.Requests), words.PValue(stat.FisherGreater(s.Failed, s.Requests, o.Failed, o.Requests))) + j.addressEvidence(eps)
+	c.evidence = against(s.Failed, s.Requests, " "+words.FamilyName(bad)+" requests failed", o.Failed, o.Requests, " "+words.FamilyName(other),
+		stat.FisherGreater(s.Failed, s.Requests, o.Failed, o.Requests)) + j.addressEvidence(eps)
 	return c
 }
 
@@ -296,8 +295,7 @@ func (j *judgement) endpointClause(eps []int) clause {
 	if len(eps) > 1 {
 		c.how, c.plural, together = pluralVerbs(c.how), true, "together "
 	}
-	c.evidence = fmt.Sprintf("%s%d of %d requests failed (%s) against %d of %d %s (%s), %s",
-		together, failed, n, ci(failed, n), restF, restN, others, ciShort(restF, restN), words.PValue(minP)) + j.addressEvidence(eps)
+	c.evidence = together + against(failed, n, " requests failed", restF, restN, " "+others, minP) + j.addressEvidence(eps)
 	return c
 }
 
@@ -328,9 +326,7 @@ func (j *judgement) groupClause(gf *groupFinding) clause {
 	}
 	return clause{
 		subject: gf.name + where, how: s.How,
-		evidence: fmt.Sprintf("%d of %d of its responses failed (%s) against %d of %d from the other values of %s%s (%s), %s",
-			t.Failed, t.Requests, ci(t.Failed, t.Requests), t.RestFailed, t.RestTotal, g.Header, onSame,
-			ciShort(t.RestFailed, t.RestTotal), words.PValue(t.P)),
+		evidence: against(t.Failed, t.Requests, " of its responses failed", t.RestFailed, t.RestTotal, " from the other values of "+g.Header+onSame, t.P),
 		suspects: []report.Suspect{s},
 	}
 }
