@@ -103,7 +103,7 @@ func untested(r *report.Report) []string {
 		families[e.Host][e.Family] = true
 	}
 	how := resolvedBy(r)
-	for _, fam := range []struct{ name, record, key string }{{"IPv6", "AAAA", "ipv6"}, {"IPv4", "A", "ipv4"}} {
+	for _, fam := range []struct{ name, record, key, other string }{{"IPv6", "AAAA", "ipv6", "IPv4"}, {"IPv4", "A", "ipv4", "IPv6"}} {
 		byHow := map[string][]string{} // how the hosts were resolved -> the hosts without the family
 		for _, h := range order {
 			k := how[h]
@@ -126,7 +126,7 @@ func untested(r *report.Report) []string {
 			case "dns":
 				notes = append(notes, fmt.Sprintf("No %s address (%s record) for %s: %s not tested.", fam.name, fam.record, list, fam.name))
 			case "resolve":
-				notes = append(notes, fmt.Sprintf("%s not tested for %s: --resolve gave only %s addresses, and no DNS lookup was made.", fam.name, list, otherFamily(fam.name)))
+				notes = append(notes, fmt.Sprintf("%s not tested for %s: --resolve gave only %s addresses, and no DNS lookup was made.", fam.name, list, fam.other))
 			case "demo":
 				notes = append(notes, fmt.Sprintf("%s not tested for %s: the demo has no %s address on this machine.", fam.name, list, fam.name))
 			default:
@@ -135,14 +135,6 @@ func untested(r *report.Report) []string {
 		}
 	}
 	return notes
-}
-
-// otherFamily is the family that is not fam ("IPv4" for "IPv6").
-func otherFamily(fam string) string {
-	if fam == "IPv6" {
-		return "IPv4"
-	}
-	return "IPv6"
 }
 
 // resolvedBy says how each host of r's DNS entries got its addresses:

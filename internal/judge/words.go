@@ -487,20 +487,22 @@ func (j *judgement) spreadSummary() string {
 	r := j.r
 	tot := r.Totals
 	fams := words.SortedKeys(r.Families)
-	var tests []report.Test
+	// The smallest p of the tests of a place, and the evidence for the
+	// place that holds every failure: the smallest p of a test of it.
+	tests, minP, p := 0, 1.0, math.Inf(1)
 	for _, t := range j.tests {
 		switch t.Kind {
 		case report.TestFamily, report.TestTarget, report.TestEndpoint:
-			tests = append(tests, t)
+			tests++
+			minP = math.Min(minP, t.P)
+			if t.Failed == tot.Failed {
+				p = math.Min(p, t.P)
+			}
 		}
 	}
-	if len(tests) == 0 {
+	if tests == 0 {
 		return fmt.Sprintf("%d of %d requests failed (%s) on the only endpoint probed, %s: with no other address to compare it with, the failures cannot be pinned on one.",
 			tot.Failed, tot.Requests, ci(tot.Failed, tot.Requests), r.Endpoints[0].Address)
-	}
-	minP := 1.0
-	for _, t := range tests {
-		minP = math.Min(minP, t.P)
 	}
 	var eps, addrs, famsFailing, targets []string
 	for _, e := range r.Endpoints {
@@ -523,14 +525,6 @@ func (j *judgement) spreadSummary() string {
 		where = words.FamilyName(famsFailing[0]) + " (" + strings.Join(addrs, ", ") + ")"
 	case len(j.g.targets) > 1 && len(targets) == 1:
 		where = targets[0]
-	}
-	// The evidence for that place: the smallest p of a test whose scope
-	// holds every failure.
-	p := math.Inf(1)
-	for _, t := range tests {
-		if t.Failed == tot.Failed {
-			p = math.Min(p, t.P)
-		}
 	}
 	if math.IsInf(p, 1) {
 		p = minP
