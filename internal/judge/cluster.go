@@ -10,20 +10,16 @@ import (
 )
 
 // ConnCounts is one group's requests and failures, the input of
-// ClusterTest: the instance a response header names, a time bucket, a
-// connection. ClusterTest is valid only for groups fixed before the outcomes,
-// which connections are not (see ClusterTest).
+// ClusterTest: the instance a response header names, a time bucket.
 type ConnCounts struct {
 	ID       uint64
 	Requests int64
 	Failed   int64
 }
 
-// recordCounts returns the kept records as ClusterTest input, for its account of
-// which connections carry the failures (Failing, FailingConnections). Its
-// p-value is not valid for connections, whose length depends on their
-// outcomes: judge connections with RepeatTest. The overflow and the
-// unconnected requests are left out: they are not connections.
+// RecordCounts returns the kept records of c (not the overflow nor the
+// unconnected requests) as ClusterTest input, for its account of which
+// connections fail; its p is not valid for connections (see ClusterTest).
 func RecordCounts(c *report.Conns) []ConnCounts {
 	out := make([]ConnCounts, len(c.Records))
 	for i, r := range c.Records {

@@ -41,15 +41,12 @@ type windowFinding struct {
 	windows []report.Window
 }
 
-// connections judges what happens on each address's connections. Failures
-// that repeat on their connection (RepeatTest) are what a failing instance
-// behind a layer-4 balancer shows, and what a failing moment shows too: an
-// outage window fails every connection open during it. So an instance is
-// blamed only when connections open at the same moment differ
-// (MomentTest); failures that follow time (they cluster by the moment they
-// were sent, MomentClusterTest, in windows where every connection open
-// failed) are said as such; and when the data holds neither, it says that
-// it cannot tell them apart.
+// connections judges each address's connections. Failures repeating on their
+// connection (RepeatTest) show a failing instance behind a layer-4 balancer,
+// and a failing moment too; so an instance is blamed only when connections
+// open at the same moment differ (MomentTest), failures that follow time
+// (MomentClusterTest, in windows) are said as such, and else it says it
+// cannot tell them apart.
 func (j *judgement) connections() {
 	r := j.r
 	for i := range r.Endpoints {

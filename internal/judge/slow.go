@@ -112,14 +112,10 @@ func (j *judgement) slowNotes() []string {
 	return notes
 }
 
-// leaveOneOut gives, for each of several encoded histograms, its own
-// histogram and the merge of all the others, without merging n-1
-// histograms n times: all are merged once, and the rest of one is the whole
-// less its own counts (bucket by bucket, the layouts being the same). 200
-// addresses of one URL took seconds of CPU the other way. It keeps the
-// encodings and the whole only, and lends two scratch histograms for the
-// one asked for and its rest: a URL of thousands of addresses holds three
-// histograms, not thousands, each of the buckets in use only.
+// leaveOneOut gives, for each of several encoded histograms, its own and the
+// merge of the others: the whole, merged once, less its own counts, in two
+// scratch histograms, so thousands of addresses cost three histograms and
+// one merge, not thousands.
 type leaveOneOut struct {
 	encs            []string
 	ok              []bool // decodes

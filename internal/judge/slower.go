@@ -280,10 +280,7 @@ func exactMannWhitney(groups []tieGroup, n1, n2 int64, u float64) float64 {
 // one-sided p of x's values being greater than y's, and of their being
 // less, from two histograms' counts bucket by bucket, of one layout (any
 // same range of its buckets), holding nx and ny values: for a caller that
-// needs no percentile of either, and so no histogram. The normal
-// approximation is summed in one pass over the buckets and allocates
-// nothing; only the exact test (nx·ny ≤ 400, so at most 401 buckets in
-// use) lists the tie groups.
+// needs no percentile of either, and so no histogram.
 func MannWhitney(x, y []int64, nx, ny int64) (pGreater, pLess float64) {
 	if nx == 0 || ny == 0 || len(x) != len(y) {
 		return 1, 1
