@@ -128,6 +128,7 @@ func ClusterTest(conns []ConnCounts) ClusterResult {
 func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 	res := ClusterResult{P: 1, PBound: 1, Method: ClusterNone, MinP: 1, Failing: []uint64{}}
 	cs := make([]ConnCounts, 0, len(conns))
+	maxN := int64(0)
 	for _, c := range conns {
 		if c.Requests <= 0 {
 			continue
@@ -136,16 +137,12 @@ func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 		cs = append(cs, c)
 		res.Requests += c.Requests
 		res.Failed += c.Failed
+		maxN = max(maxN, c.Requests)
 	}
 	res.Connections = len(cs)
 	res.Failing = failingIDs(cs)
 	res.FailingConnections = len(res.Failing)
-
 	N, K := res.Requests, res.Failed
-	maxN := int64(0)
-	for _, c := range cs {
-		maxN = max(maxN, c.Requests)
-	}
 	if len(cs) < 2 || K == 0 || K == N || maxN == 1 {
 		if len(cs) > 0 {
 			res.ExpectedFailing = expectedFailing(cs, N, K)

@@ -251,22 +251,19 @@ func (j *judgement) endpointClause(eps []int) clause {
 	r := j.r
 	var failed, n int64
 	var targets []string
-	minP := 1.0
+	minP, byFamily := 1.0, true
 	c, labels := j.addressClause(eps, j.endpointHow(eps[0]))
 	for _, i := range eps {
 		e := &r.Endpoints[i]
 		failed, n = failed+e.Failed, n+e.Requests
 		targets = append(targets, e.Target)
 		minP = math.Min(minP, j.endpoint[i])
+		_, ok := j.againstFamily[i]
+		byFamily = byFamily && ok
 	}
 	targets = words.Dedupe(targets)
 	restF, restN := r.Totals.Failed-failed, r.Totals.Requests-n
 	others := "on the other endpoints"
-	byFamily := true
-	for _, i := range eps {
-		_, ok := j.againstFamily[i]
-		byFamily = byFamily && ok
-	}
 	switch {
 	case byFamily:
 		// Named against the other family's addresses alone: say that.
