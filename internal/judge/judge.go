@@ -221,7 +221,7 @@ func (j *judgement) verdict() report.Verdict {
 			v.Suspects = append(v.Suspects, c.suspects...)
 		}
 		down := j.outage()
-		v.Outage = down != nil
+		v.Outage, v.Status = down != nil, report.VerdictSpread
 		switch {
 		case len(clauses) > 0:
 			v.Status = report.VerdictConcentrated
@@ -233,13 +233,10 @@ func (j *judgement) verdict() report.Verdict {
 				v.Headline, v.Summary = down.headline+"; "+v.Headline, down.summary+" On top of that, "+lowerFirst(v.Summary)
 			}
 		case down != nil:
-			v.Status = report.VerdictSpread
 			v.Headline, v.Summary = down.headline, down.summary
 		case len(j.failingURLs) > 0:
-			v.Status = report.VerdictSpread
 			v.Summary = j.urlSummary(j.failingURLs, "Failures follow the URL")
 		default:
-			v.Status = report.VerdictSpread
 			v.Summary = j.spreadSummary()
 		}
 		if len(clauses) > 0 && len(j.failingURLs) > 0 {

@@ -293,20 +293,15 @@ func groupByNotes(r *report.Report) []string {
 	responses := max(r.Totals.Requests-errs, 0)
 	failed := max(r.Totals.Failed-errs, 0) // failed responses (a failing status)
 	type seen struct{ n, failed int64 }
-	by := map[string]*seen{}
+	by := map[string]seen{}
 	for _, g := range r.Groups {
-		k := strings.ToLower(g.Header)
-		if by[k] == nil {
-			by[k] = &seen{}
-		}
-		by[k].n += g.Requests
-		by[k].failed += g.Failed
+		s := by[strings.ToLower(g.Header)]
+		by[strings.ToLower(g.Header)] = seen{s.n + g.Requests, s.failed + g.Failed}
 	}
 	var absent, notes []string
 	for _, h := range r.Plan.GroupBy {
-		s := by[strings.ToLower(h)]
-		switch {
-		case s == nil || s.n == 0:
+		switch s := by[strings.ToLower(h)]; {
+		case s.n == 0:
 			absent = append(absent, h)
 		case failed > 0 && s.failed == 0:
 			notes = append(notes, fmt.Sprintf("%s (--group-by) named an instance on %d of the %d responses but on none of the %d failed ones, so no failure could be put to an instance by it: they come from before the instances (a gateway's own error page), or the header is added to successful responses only (nginx's add_header is, unless given always).",
