@@ -199,10 +199,7 @@ func (j *judgement) demoteBehindInstances() {
 		var heads []string
 		for _, gf := range groups {
 			if gf.g.FailedBy[e.Address] > 0 {
-				if byHeader[gf.g.Header] == nil {
-					heads = append(heads, gf.g.Header)
-				}
-				byHeader[gf.g.Header] = append(byHeader[gf.g.Header], gf)
+				heads = appendTo(heads, byHeader, gf.g.Header, gf)
 			}
 		}
 		for _, h := range heads {

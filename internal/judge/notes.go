@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -93,14 +94,10 @@ func untested(r *report.Report) []string {
 		}
 		return append(notes, other+" not tested ("+flag+").")
 	}
-	families := map[string]map[string]bool{} // host -> families of its endpoints
+	families := map[string][]string{} // host -> families of its endpoints
 	var order []string
 	for _, e := range r.Endpoints {
-		if families[e.Host] == nil {
-			families[e.Host] = map[string]bool{}
-			order = append(order, e.Host)
-		}
-		families[e.Host][e.Family] = true
+		order = appendTo(order, families, e.Host, e.Family)
 	}
 	how := resolvedBy(r)
 	for _, fam := range []struct{ name, record, key, other string }{{"IPv6", "AAAA", "ipv6", "IPv4"}, {"IPv4", "A", "ipv4", "IPv6"}} {
@@ -110,7 +107,7 @@ func untested(r *report.Report) []string {
 			if k == "" {
 				k = "dns"
 			}
-			if !families[h][fam.key] && k != "literal" { // an IP literal is one address: of one family
+			if !slices.Contains(families[h], fam.key) && k != "literal" { // an IP literal is one address: of one family
 				byHow[k] = append(byHow[k], h)
 			}
 		}
