@@ -254,9 +254,13 @@ func (j *judgement) verdict() report.Verdict {
 			v.Headline = spreadWords + "; " + h
 		}
 	}
-	for _, ns := range [][]string{untested(r), groupByNotes(r), j.notes, j.slowNotes(), explainAfterFailure(r, j.fail),
-		clientNote(r), droppedNote(r), abandonedNote(r), j.unjudged(), j.fewConns()} {
+	for _, ns := range [][]string{untested(r), groupByNotes(r), j.notes, j.slowNotes(), explainAfterFailure(r, j.fail)} {
 		v.Notes = append(v.Notes, ns...)
+	}
+	for _, n := range []string{ClientNote(r), droppedNote(r), abandonedNote(r), j.unjudged(), j.fewConns()} {
+		if n != "" {
+			v.Notes = append(v.Notes, n)
+		}
 	}
 	return v
 }

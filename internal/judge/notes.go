@@ -36,7 +36,7 @@ const fewReach = 0.95
 // that a gateway instance behind the address may never have been reached:
 // what the verdict says of them holds for the instances their connections
 // landed on, not for the address.
-func (j *judgement) fewConns() []string {
+func (j *judgement) fewConns() string {
 	r := j.r
 	need := ReachConnections(fewReach)
 	type load struct{ requests, conns int64 }
@@ -51,7 +51,7 @@ func (j *judgement) fewConns() []string {
 		order = appendTo(order, labels, k, j.label(i))
 	}
 	if len(order) == 0 {
-		return nil
+		return ""
 	}
 	var parts []string
 	if len(order) > 3 {
@@ -79,8 +79,8 @@ func (j *judgement) fewConns() []string {
 	for _, k := range order {
 		least = min(least, k.conns)
 	}
-	return []string{fmt.Sprintf("Few connections: %s. Each TCP connection stays on one gateway instance, so an instance behind these addresses that no connection reached was not tested (an instance taking one connection in four is reached with probability %s by %d connection%s, %s by %d); %s",
-		strings.Join(parts, "; "), words.PctRate(ReachProbability(least)), least, words.Plural(int(least)), words.PctRate(ReachProbability(need)), need, fix)}
+	return fmt.Sprintf("Few connections: %s. Each TCP connection stays on one gateway instance, so an instance behind these addresses that no connection reached was not tested (an instance taking one connection in four is reached with probability %s by %d connection%s, %s by %d); %s",
+		strings.Join(parts, "; "), words.PctRate(ReachProbability(least)), least, words.Plural(int(least)), words.PctRate(ReachProbability(need)), need, fix)
 }
 
 // untested says which family was not probed for which host, and why.
@@ -189,61 +189,52 @@ func explainAfterFailure(r *report.Report, fail report.FailStatus) []string {
 	return notes
 }
 
-// clientNote says that some requests could not be sent for the client's
-// own reasons, which are nobody else's fault.
-func clientNote(r *report.Report) []string {
+// ClientNote says that some requests could not be sent for the client's own
+// reasons, which are nobody else's fault, and the fix; "" when none were.
+func ClientNote(r *report.Report) string {
 	n := r.Totals.ClientErrors
 	if n == 0 {
-		return nil
+		return ""
 	}
 	cause := ""
 	if r.ClientError != "" {
 		cause = " (" + r.ClientError + ")"
 	}
-	return []string{fmt.Sprintf("%d request%s could not be sent by this machine%s: out of file descriptors or ephemeral ports. They count against no backend. Raise the descriptor limit (ulimit -n), lower -c, or keep connections longer (--conn-requests).",
-		n, words.Plural(int(n)), cause)}
-}
-
-// ClientNote is the sentence that names the client-side errors of a run
-// and the fix; "" when there were none.
-func ClientNote(r *report.Report) string {
-	if n := clientNote(r); len(n) > 0 {
-		return n[0]
-	}
-	return ""
+	return fmt.Sprintf("%d request%s could not be sent by this machine%s: out of file descriptors or ephemeral ports. They count against no backend. Raise the descriptor limit (ulimit -n), lower -c, or keep connections longer (--conn-requests).",
+		n, words.Plural(int(n)), cause)
 }
 
 // droppedNote says plainly what dropped requests mean: the endpoint had
 // as many requests in flight as allowed, so the schedule skipped them.
-func droppedNote(r *report.Report) []string {
+func droppedNote(r *report.Report) string {
 	d := r.Totals.Dropped
 	if d == 0 {
-		return nil
+		return ""
 	}
 	why := fmt.Sprintf("An endpoint gets more workers for a slow backend up to -c (%d): a backend that slow needs a higher -c.", r.Plan.Concurrency)
 	if busy := r.Plan.BusyWorkers; busy > 0 && r.Plan.Concurrency > busy {
 		why = fmt.Sprintf("An endpoint gets more workers for a slow backend up to -c (%d), and past %d only while this machine has CPU to spare: a backend that slow needs a higher -c, or a less busy client.",
 			r.Plan.Concurrency, busy)
 	}
-	return []string{fmt.Sprintf("%d request%s fell due but %s not sent, because every worker of the endpoint was busy: %s. They are in no count. %s",
-		d, words.Plural(int(d)), words.Agree(int(d), "was", "were"), perAddress(r, func(e *report.Endpoint) int64 { return e.Dropped }), why)}
+	return fmt.Sprintf("%d request%s fell due but %s not sent, because every worker of the endpoint was busy: %s. They are in no count. %s",
+		d, words.Plural(int(d)), words.Agree(int(d), "was", "were"), perAddress(r, func(e *report.Endpoint) int64 { return e.Dropped }), why)
 }
 
 // abandonedNote says what the requests abandoned at a second interrupt
 // are: sent, not waited for, so in no count of requests or failures, and
 // where they went. A backend that holds its requests shows here, not in
 // the failures.
-func abandonedNote(r *report.Report) []string {
+func abandonedNote(r *report.Report) string {
 	n := r.Totals.Abandoned
 	if n == 0 {
-		return nil
+		return ""
 	}
 	waited := ""
 	if w := r.DurationS - r.SendS; w >= 0.05 && r.SendS > 0 {
 		waited = fmt.Sprintf(" after %.1fs of waiting", w)
 	}
-	return []string{fmt.Sprintf("%d request%s %s abandoned: sent, and still in flight when a second interrupt ended the wait for them%s (the --timeout was %s): %s. How they ended is unknown, so they are in no count of requests or failures; a backend that holds requests that long may be failing in a way this report does not count.",
-		n, words.Plural(int(n)), words.Agree(int(n), "was", "were"), waited, report.SecondsDuration(r.Plan.Timeout), perAddress(r, func(e *report.Endpoint) int64 { return e.Abandoned }))}
+	return fmt.Sprintf("%d request%s %s abandoned: sent, and still in flight when a second interrupt ended the wait for them%s (the --timeout was %s): %s. How they ended is unknown, so they are in no count of requests or failures; a backend that holds requests that long may be failing in a way this report does not count.",
+		n, words.Plural(int(n)), words.Agree(int(n), "was", "were"), waited, report.SecondsDuration(r.Plan.Timeout), perAddress(r, func(e *report.Endpoint) int64 { return e.Abandoned }))
 }
 
 // perAddress says the endpoints with a count of n: "::1 ×3, 127.0.0.2 ×1".
@@ -259,7 +250,7 @@ func perAddress(r *report.Report, n func(e *report.Endpoint) int64) string {
 
 // unjudged names the endpoints no request reached: the verdict says
 // nothing of them.
-func (j *judgement) unjudged() []string {
+func (j *judgement) unjudged() string {
 	var none []string
 	for i, e := range j.r.Endpoints {
 		if e.Requests == 0 && e.RemovedAt == nil {
@@ -267,12 +258,12 @@ func (j *judgement) unjudged() []string {
 		}
 	}
 	if len(none) == 0 {
-		return nil
+		return ""
 	}
 	sort.Strings(none)
 	shown := words.CapItems(none, 8)
-	return []string{fmt.Sprintf("%d endpoint%s got no request and %s not judged: %s. Raise -r or -d so every address gets requests.",
-		len(none), words.Plural(len(none)), words.Agree(len(none), "is", "are"), words.JoinAnd(shown))}
+	return fmt.Sprintf("%d endpoint%s got no request and %s not judged: %s. Raise -r or -d so every address gets requests.",
+		len(none), words.Plural(len(none)), words.Agree(len(none), "is", "are"), words.JoinAnd(shown))
 }
 
 // groupByNotes says of each header asked for with --group-by that no
