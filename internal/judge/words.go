@@ -302,22 +302,18 @@ func (j *judgement) groupClause(gf *groupFinding) clause {
 	g := gf.g
 	s := j.suspect(report.SuspectGroup, &g.Stats, gf.test.P)
 	s.Group, s.Header, s.Value, s.Addresses = gf.name, g.Header, g.Value, gf.addrs
-	where := ""
+	where, onSame := "", " on the same addresses"
 	switch {
 	case gf.behind != "":
 		s.Address = gf.behind
 		if is := j.byAddr[gf.behind]; len(is) > 0 {
 			s.Family, s.Target = j.r.Endpoints[is[0]].Family, j.r.Endpoints[is[0]].Target
 		}
-		where = " behind " + gf.behind
+		where, onSame = " behind "+gf.behind, " on "+gf.behind
 	case len(gf.addrs) > 1:
 		where = " (through " + words.JoinAnd(words.CapItems(gf.addrs, 4)) + ")"
 	}
 	t := gf.test
-	onSame := " on the same addresses"
-	if gf.behind != "" {
-		onSame = " on " + gf.behind
-	}
 	if gf.sameTimes {
 		onSame += " at the same times"
 	}
