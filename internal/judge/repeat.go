@@ -67,7 +67,7 @@ func MomentTest(moments []report.MomentCounts) RepeatResult { return repeatTest(
 func repeatTest(strata []report.MomentCounts) RepeatResult {
 	var r RepeatResult
 	r.P = 1
-	type hyper struct{ n, k, draws, obs, w int64 }
+	type hyper struct{ n, k, draws, obs, w, lo, hi int64 } // lo, hi: the values it can take
 	var hs []hyper
 	for _, s := range strata {
 		w := s.Strata
@@ -81,7 +81,7 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 		r.AfterOK += w * b
 		r.AfterOKFailed += w * bf
 		if k := af + bf; a > 0 && b > 0 && k > 0 && k < a+b {
-			hs = append(hs, hyper{n: a + b, k: k, draws: a, obs: af, w: w})
+			hs = append(hs, hyper{n: a + b, k: k, draws: a, obs: af, w: w, lo: max(0, k-b), hi: min(a, k)})
 			r.Strata += int(w)
 		}
 	}
@@ -97,12 +97,11 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 	var lo, obs, cells int64
 	var mean, variance float64
 	for _, h := range hs {
-		hlo, hhi := max(0, h.k-(h.n-h.draws)), min(h.draws, h.k)
-		cells += hhi - hlo + 1
-		lo += h.w * hlo
+		cells += h.hi - h.lo + 1
+		lo += h.w * h.lo
 		obs += h.w * h.obs
 		n, k, d, w := float64(h.n), float64(h.k), float64(h.draws), float64(h.w)
-		mean += w * (d*k/n - float64(hlo))
+		mean += w * (d*k/n - float64(h.lo))
 		variance += w * d * k / n * (n - k) / n * (n - d) / (n - 1)
 	}
 	top := obs - lo
@@ -114,11 +113,10 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 		return r
 	}
 	for i, h := range hs {
-		hlo, hhi := max(0, h.k-(h.n-h.draws)), min(h.draws, h.k)
 		den := stat.LogChoose(h.n, h.draws)
-		pmf := make([]float64, hhi-hlo+1)
-		for x := hlo; x <= hhi; x++ {
-			pmf[x-hlo] = math.Exp(stat.LogChoose(h.k, x) + stat.LogChoose(h.n-h.k, h.draws-x) - den)
+		pmf := make([]float64, h.hi-h.lo+1)
+		for x := h.lo; x <= h.hi; x++ {
+			pmf[x-h.lo] = math.Exp(stat.LogChoose(h.k, x) + stat.LogChoose(h.n-h.k, h.draws-x) - den)
 		}
 		pmfs[i], weights[i] = pmf, h.w
 	}
