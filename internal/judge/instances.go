@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/stat"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -297,33 +296,6 @@ func (j *judgement) agreeWords(addrs []string) string {
 		return ""
 	}
 	return strings.Join(parts, "; ") + ": the header agrees with the address, and the data cannot tell them apart"
-}
-
-func rate(k, n int64) float64 {
-	if n <= 0 {
-		return 0
-	}
-	return float64(k) / float64(n)
-}
-
-// ci says a rate and its Wilson interval: "100%, 95% CI 89–100%".
-func ci(k, n int64) string {
-	lo, hi := stat.Wilson(k, n)
-	return words.PctRate(rate(k, n)) + ", 95% CI " + words.CIRange(lo, hi)
-}
-
-// against says failed of n against restFailed of restN as a test compares
-// them, what and rest following the counts: "3 of 10 requests failed (30%,
-// 95% CI 11–60%) against 0 of 10 on the others (0%, 0–28%), p=0.1".
-func against(failed, n int64, what string, restFailed, restN int64, rest string, p float64) string {
-	return fmt.Sprintf("%d of %d%s (%s) against %d of %d%s (%s), %s",
-		failed, n, what, ci(failed, n), restFailed, restN, rest, ciShort(restFailed, restN), words.PValue(p))
-}
-
-// ciShort says a rate and its interval without the words: "13%, 6.9–24%".
-func ciShort(k, n int64) string {
-	lo, hi := stat.Wilson(k, n)
-	return words.PctRate(rate(k, n)) + ", " + words.CIRange(lo, hi)
 }
 
 // beyond tests endpoint e's address without the responses of the suspect

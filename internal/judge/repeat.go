@@ -240,13 +240,3 @@ func chernoffSum(pmfs [][]float64, weights []int64, top int64, mean float64) flo
 	}
 	return math.Exp(best)
 }
-
-// rateCI95 is k/n rounded as failure rates are, and its Wilson interval.
-func rateCI95(k, n int64) (float64, [2]float64) {
-	lo, hi := stat.Wilson(k, n)
-	rate := 0.0
-	if n > 0 {
-		rate = stat.Round(float64(k)/float64(n), 6)
-	}
-	return rate, [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}
-}

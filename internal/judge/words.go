@@ -537,3 +537,37 @@ func (j *judgement) spreadSummary() string {
 	return fmt.Sprintf("Failures are spread: %d of %d requests failed (%s), and no %s fails significantly more than the rest (smallest %s).",
 		tot.Failed, tot.Requests, ci(tot.Failed, tot.Requests), scopes, words.PValue(minP))
 }
+
+// rateCI95 is k/n rounded as failure rates are, and its Wilson interval.
+func rateCI95(k, n int64) (float64, [2]float64) {
+	lo, hi := stat.Wilson(k, n)
+	return stat.Round(rate(k, n), 6), [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}
+}
+
+// rate is k/n, 0 without n.
+func rate(k, n int64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return float64(k) / float64(n)
+}
+
+// ci says a rate and its Wilson interval: "100%, 95% CI 89–100%".
+func ci(k, n int64) string {
+	lo, hi := stat.Wilson(k, n)
+	return words.PctRate(rate(k, n)) + ", 95% CI " + words.CIRange(lo, hi)
+}
+
+// against says failed of n against restFailed of restN as a test compares
+// them, what and rest following the counts: "3 of 10 requests failed (30%,
+// 95% CI 11–60%) against 0 of 10 on the others (0%, 0–28%), p=0.1".
+func against(failed, n int64, what string, restFailed, restN int64, rest string, p float64) string {
+	return fmt.Sprintf("%d of %d%s (%s) against %d of %d%s (%s), %s",
+		failed, n, what, ci(failed, n), restFailed, restN, rest, ciShort(restFailed, restN), words.PValue(p))
+}
+
+// ciShort says a rate and its interval without the words: "13%, 6.9–24%".
+func ciShort(k, n int64) string {
+	lo, hi := stat.Wilson(k, n)
+	return words.PctRate(rate(k, n)) + ", " + words.CIRange(lo, hi)
+}
