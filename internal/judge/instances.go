@@ -161,12 +161,10 @@ func (j *judgement) resolve() {
 	j.nameCoincidingAddresses()
 	// The family frames its addresses only when every one of them is a
 	// suspect: one bad IPv4 address among good ones is that address.
-	if j.badFamily != "" {
-		for i, e := range j.r.Endpoints {
-			if e.Family == j.badFamily && e.Requests > 0 && !j.isEndpointSuspect(i) {
-				j.badFamily = ""
-				break
-			}
+	for i, e := range j.r.Endpoints {
+		if e.Family == j.badFamily && e.Requests > 0 && !j.isEndpointSuspect(i) {
+			j.badFamily = ""
+			break
 		}
 	}
 	for _, tg := range j.g.targets {

@@ -169,15 +169,7 @@ func judgesConns(e *report.Endpoint) bool {
 	if c == nil || e.Failed == 0 {
 		return false
 	}
-	if c.WindowsCount > 0 {
-		return true
-	}
-	for _, s := range c.Repeat {
-		if s.AfterFailure > 0 {
-			return true
-		}
-	}
-	return false
+	return c.WindowsCount > 0 || slices.ContainsFunc(c.Repeat, func(s report.RepeatCounts) bool { return s.AfterFailure > 0 })
 }
 
 // label names endpoint i: its address, and its URL too when the run has

@@ -42,13 +42,14 @@ func (j *judgement) fewConns() string {
 	type load struct{ requests, conns int64 }
 	var order []load
 	labels := map[load][]string{} // addresses by their requests and connections
+	least := need
 	for i, e := range r.Endpoints {
 		c := e.Conns
 		if c == nil || c.Connections == 0 || c.Connections >= need || e.Requests < 4*c.Connections {
 			continue
 		}
-		k := load{e.Requests, c.Connections}
-		order = appendTo(order, labels, k, j.label(i))
+		order = appendTo(order, labels, load{e.Requests, c.Connections}, j.label(i))
+		least = min(least, c.Connections)
 	}
 	if len(order) == 0 {
 		return ""
@@ -74,10 +75,6 @@ func (j *judgement) fewConns() string {
 	fix := "a longer run or a lower --conn-requests samples more of them."
 	if r.Plan.ConnRequests == 0 && !r.Plan.NewConn {
 		fix = "--conn-requests 0 kept each connection for the whole run; without it pinprobe spreads the requests over many connections."
-	}
-	least := order[0].conns
-	for _, k := range order {
-		least = min(least, k.conns)
 	}
 	return fmt.Sprintf("Few connections: %s. Each TCP connection stays on one gateway instance, so an instance behind these addresses that no connection reached was not tested (an instance taking one connection in four is reached with probability %s by %d connection%s, %s by %d); %s",
 		strings.Join(parts, "; "), words.PctRate(ReachProbability(least)), least, words.Plural(int(least)), words.PctRate(ReachProbability(need)), need, fix)

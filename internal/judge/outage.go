@@ -216,8 +216,9 @@ func (j *judgement) everyAddressOutage(addrs []*outageAddr, every string, all bo
 	o = new(outageWords)
 	var order []string
 	alike := map[string][]string{}
-	var details []string
+	var details, names []string
 	for _, a := range addrs {
+		names = append(names, a.name)
 		ks := failKinds(&a.s, j.fail)
 		k := shortKinds(ks)
 		order = appendTo(order, alike, k, a.name)
@@ -235,10 +236,6 @@ func (j *judgement) everyAddressOutage(addrs []*outageAddr, every string, all bo
 		if words.PctRate(minRate) == words.PctRate(maxRate) {
 			spread = fmt.Sprintf(" (%s each)", words.PctRate(minRate))
 		}
-	}
-	names := make([]string, len(addrs))
-	for i, a := range addrs {
-		names[i] = a.name
 	}
 	if len(order) == 1 {
 		o.headline = fmt.Sprintf("%s to every address (%s) %s%s", every, words.JoinAnd(words.CapItems(names, 4)), everyKinds(failKinds(&addrs[0].s, j.fail)), spread)
