@@ -94,9 +94,9 @@ func (j *judgement) slowNotes() []string {
 	}
 	var notes []string
 	for _, f := range j.slows {
-		who, against := f.Header+": "+f.Value, "the other values of "+f.Header
+		who, than := f.Header+": "+f.Value, "the other values of "+f.Header
 		if f.Kind == report.TestEndpoint {
-			who, against = f.Address, "the other addresses of its URL"
+			who, than = f.Address, "the other addresses of its URL"
 			if len(j.g.targets) > 1 {
 				who += " (" + j.short[f.Target] + ")"
 			}
@@ -107,7 +107,7 @@ func (j *judgement) slowNotes() []string {
 			how = fmt.Sprintf("its slowest %s of requests took at least %.1f× as long as the rest's (p99 %s against %s)",
 				words.PctRate(res.Share), SlowRatio, words.Latency(res.P99MS, 1), words.Latency(res.RestP99MS, 1))
 		}
-		notes = append(notes, fmt.Sprintf("%s is slow against %s: %s, %s.", who, against, how, words.PValue(res.P)))
+		notes = append(notes, fmt.Sprintf("%s is slow against %s: %s, %s.", who, than, how, words.PValue(res.P)))
 	}
 	return notes
 }

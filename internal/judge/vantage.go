@@ -258,15 +258,8 @@ func within(spans []span, from, to time.Time) time.Duration {
 	})
 	var d time.Duration
 	for ; i < len(spans) && spans[i].from.Before(to); i++ {
-		lo, hi := spans[i].from, spans[i].to
-		if from.After(lo) {
-			lo = from
-		}
-		if to.Before(hi) {
-			hi = to
-		}
-		if hi.After(lo) {
-			d += hi.Sub(lo)
+		if c := clip(spans[i], from, to); c.to.After(c.from) {
+			d += c.to.Sub(c.from)
 		}
 	}
 	return d
@@ -325,19 +318,24 @@ func union(iv []span) []span {
 	return out
 }
 
+// clip is the part of s from from up to to; empty (to not after from) when
+// they do not meet.
+func clip(s span, from, to time.Time) span {
+	if from.After(s.from) {
+		s.from = from
+	}
+	if to.Before(s.to) {
+		s.to = to
+	}
+	return s
+}
+
 // intersect is the time both a and b cover, each in order and apart.
 func intersect(a, b []span) []span {
 	var out []span
 	for i, j := 0, 0; i < len(a) && j < len(b); {
-		from, to := a[i].from, a[i].to
-		if b[j].from.After(from) {
-			from = b[j].from
-		}
-		if b[j].to.Before(to) {
-			to = b[j].to
-		}
-		if to.After(from) {
-			out = append(out, span{from, to})
+		if c := clip(a[i], b[j].from, b[j].to); c.to.After(c.from) {
+			out = append(out, c)
 		}
 		if a[i].to.Before(b[j].to) {
 			i++
