@@ -164,9 +164,9 @@ func (j *judgement) headline(cs []clause) (headline, summary string) {
 // suspect is a suspect of kind with s's counts and interval, how s failed,
 // and the p of the test that names it.
 func (j *judgement) suspect(kind string, s *report.Stats, p float64) report.Suspect {
-	_, ci := rateCI95(s.Failed, s.Requests)
+	_, ci95 := rateCI95(s.Failed, s.Requests)
 	return report.Suspect{Kind: kind, How: failureKinds(s, j.fail), Requests: s.Requests, Failed: s.Failed,
-		FailureRate: s.FailureRate, CI95: ci, P: p}
+		FailureRate: s.FailureRate, CI95: ci95, P: p}
 }
 
 // endpointSuspect is endpoint e as a suspect of kind.
