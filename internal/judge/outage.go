@@ -170,14 +170,7 @@ func outageAddrs(r *report.Report) (addrs []*outageAddr, known int) {
 			by[e.Address] = a
 			addrs = append(addrs, a)
 		}
-		a.s.Requests += e.Requests
-		a.s.Failed += e.Failed
-		for k, n := range e.Status {
-			a.s.Status[k] += n
-		}
-		for k, n := range e.Errors {
-			a.s.Errors[k] += n
-		}
+		report.AddCounts(&a.s, &e.Stats)
 	}
 	return addrs, len(seen)
 }
