@@ -383,19 +383,15 @@ func (j *judgement) vantages() {
 		if stat.FisherGreater(c.n, c.n, 0, c.restN) < j.level.Each {
 			pl.vs[c.vantage].decisive = true
 		}
-		name := j.r.Vantages[c.vantage].Name
-		t := fisher(report.TestVantage, "vantage "+vantageName(name)+": endpoint "+j.label(c.endpoint),
-			c.failed, c.n, c.restFailed, c.restN)
+		name, e := j.r.Vantages[c.vantage].Name, &j.r.Endpoints[c.endpoint]
+		t := atEndpoint(fisher(report.TestVantage, "vantage "+vantageName(name)+": endpoint "+j.label(c.endpoint),
+			c.failed, c.n, c.restFailed, c.restN), e)
 		// The p is of the test stratified by bucket (Zelen's exact test of a
 		// common odds ratio, as for repeats): runs of one vantage at
 		// different rates, or failures that came and went within the
 		// shared time, weigh each moment as it was, not pooled.
-		t.P = RepeatTest(c.strata).P
-		e := &j.r.Endpoints[c.endpoint]
-		t = atEndpoint(t, e)
-		t.Vantage = name
-		t = j.test(t)
-		if t.Significant {
+		t.P, t.Vantage = RepeatTest(c.strata).P, name
+		if t = j.test(t); t.Significant {
 			var others []string
 			for vj, v := range j.r.Vantages {
 				if vj != c.vantage && sharedRequests(&v, report.KeyOf(e), pl.vs[c.vantage].buckets) > 0 {
