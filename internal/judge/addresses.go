@@ -19,29 +19,59 @@ type tcount struct{ failed, n int64 }
 func groupTargets(r *report.Report) targetGroups {
 	g := targetGroups{endpoints: map[string][]int{}, counts: map[string]tcount{}}
 	for i, e := range r.Endpoints {
-		if _, ok := g.endpoints[e.Target]; !ok {
-			g.targets = append(g.targets, e.Target)
-		}
-		g.endpoints[e.Target] = append(g.endpoints[e.Target], i)
+		g.targets = appendTo(g.targets, g.endpoints, e.Target, i)
 		c := g.counts[e.Target]
 		g.counts[e.Target] = tcount{c.failed + e.Failed, c.n + e.Requests}
 	}
 	return g
 }
 
+// appendTo appends v to by[k], and k to order the first time: a grouping
+// that keeps the order in which keys first appear.
+func appendTo[K comparable, V any](order []K, by map[K][]V, k K, v V) []K {
+	if _, ok := by[k]; !ok {
+		order = append(order, k)
+	}
+	by[k] = append(by[k], v)
+	return order
+}
+
 // fisher is one exact test of a scope's failures against the rest's: a
 // Test of kind, one-sided (the scope fails more).
 func fisher(kind, scope string, failed, n, restFailed, restN int64) report.Test {
-	lo, hi := stat.Wilson(failed, n)
-	rate := 0.0
-	if n > 0 {
-		rate = stat.Round(float64(failed)/float64(n), 6)
+	fr, ci95 := rateCI95(failed, n)
+	return report.Test{Kind: kind, Scope: scope, Requests: n, Failed: failed, FailureRate: fr, CI95: ci95,
+		RestFailed: restFailed, RestTotal: restN, P: stat.FisherGreater(failed, n, restFailed, restN)}
+}
+
+// endpointFisher is fisher of endpoint e ("endpoint ADDRESS (URL)" and
+// about), with e's address, URL and family.
+func endpointFisher(kind string, e *report.Endpoint, about string, failed, n, restFailed, restN int64) report.Test {
+	return atEndpoint(fisher(kind, "endpoint "+e.Address+" ("+e.Target+")"+about, failed, n, restFailed, restN), e)
+}
+
+// atEndpoint is t with e's address, URL and family.
+func atEndpoint(t report.Test, e *report.Endpoint) report.Test {
+	t.Address, t.Target, t.Family = e.Address, e.Target, e.Family
+	return t
+}
+
+// repeatAsTest is a RepeatResult as a Test of kind: the requests after a
+// failure against the others.
+func repeatAsTest(kind, scope string, rr RepeatResult) report.Test {
+	return report.Test{Kind: kind, Scope: scope, Requests: rr.AfterFailure, Failed: rr.AfterFailureFailed,
+		FailureRate: rr.AfterFailureRate, CI95: rr.AfterFailureCI95, RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P}
+}
+
+// sumEndpoints is the failed requests and the requests of the endpoints idx
+// that keep holds.
+func (j *judgement) sumEndpoints(idx []int, keep func(k int) bool) (failed, n int64) {
+	for _, k := range idx {
+		if e := &j.r.Endpoints[k]; keep(k) {
+			failed, n = failed+e.Failed, n+e.Requests
+		}
 	}
-	return report.Test{
-		Kind: kind, Scope: scope, Requests: n, Failed: failed, FailureRate: rate,
-		CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}, RestFailed: restFailed, RestTotal: restN,
-		P: stat.FisherGreater(failed, n, restFailed, restN),
-	}
+	return failed, n
 }
 
 // addresses makes the tests between families, URLs and addresses.
@@ -88,9 +118,7 @@ func (j *judgement) addresses() {
 		c := j.g.counts[tg]
 		for _, i := range idx {
 			e := &r.Endpoints[i]
-			t := fisher(report.TestEndpoint, "endpoint "+e.Address+" ("+e.Target+")", e.Failed, e.Requests, c.failed-e.Failed, c.n-e.Requests)
-			t.Address, t.Target, t.Family = e.Address, e.Target, e.Family
-			if j.test(t).Significant {
+			if t := j.test(endpointFisher(report.TestEndpoint, e, "", e.Failed, e.Requests, c.failed-e.Failed, c.n-e.Requests)); t.Significant {
 				j.endpoint[i] = t.P
 			}
 		}
@@ -102,18 +130,12 @@ func (j *judgement) addresses() {
 		if e.Family != j.badFamily || e.Failed == 0 {
 			continue
 		}
-		var of, on int64
-		for _, k := range j.g.endpoints[e.Target] {
-			if o := r.Endpoints[k]; o.Family != j.badFamily {
-				of, on = of+o.Failed, on+o.Requests
-			}
-		}
+		of, on := j.sumEndpoints(j.g.endpoints[e.Target], func(k int) bool { return r.Endpoints[k].Family != j.badFamily })
 		if on == 0 {
 			continue // no address of the other family to compare it with
 		}
-		t := fisher(report.TestEndpoint, "endpoint "+e.Address+" ("+e.Target+") against the other family's addresses of its URL", e.Failed, e.Requests, of, on)
-		t.Address, t.Target, t.Family = e.Address, e.Target, e.Family
-		if t = j.test(t); t.Significant {
+		t := j.test(endpointFisher(report.TestEndpoint, &e, " against the other family's addresses of its URL", e.Failed, e.Requests, of, on))
+		if t.Significant {
 			if old, ok := j.endpoint[i]; !ok || t.P < old {
 				j.endpoint[i] = t.P
 				j.againstFamily[i] = t

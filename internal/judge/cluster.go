@@ -10,20 +10,16 @@ import (
 )
 
 // ConnCounts is one group's requests and failures, the input of
-// ClusterTest: the instance a response header names, a time bucket, a
-// connection. ClusterTest is valid only for groups fixed before the outcomes,
-// which connections are not (see ClusterTest).
+// ClusterTest: the instance a response header names, a time bucket.
 type ConnCounts struct {
 	ID       uint64
 	Requests int64
 	Failed   int64
 }
 
-// recordCounts returns the kept records as ClusterTest input, for its account of
-// which connections carry the failures (Failing, FailingConnections). Its
-// p-value is not valid for connections, whose length depends on their
-// outcomes: judge connections with RepeatTest. The overflow and the
-// unconnected requests are left out: they are not connections.
+// RecordCounts returns the kept records of c (not the overflow nor the
+// unconnected requests) as ClusterTest input, for its account of which
+// connections fail; its p is not valid for connections (see ClusterTest).
 func RecordCounts(c *report.Conns) []ConnCounts {
 	out := make([]ConnCounts, len(c.Records))
 	for i, r := range c.Records {
@@ -132,6 +128,7 @@ func ClusterTest(conns []ConnCounts) ClusterResult {
 func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 	res := ClusterResult{P: 1, PBound: 1, Method: ClusterNone, MinP: 1, Failing: []uint64{}}
 	cs := make([]ConnCounts, 0, len(conns))
+	maxN := int64(0)
 	for _, c := range conns {
 		if c.Requests <= 0 {
 			continue
@@ -140,16 +137,12 @@ func clusterTest(conns []ConnCounts, o clusterOpts) ClusterResult {
 		cs = append(cs, c)
 		res.Requests += c.Requests
 		res.Failed += c.Failed
+		maxN = max(maxN, c.Requests)
 	}
 	res.Connections = len(cs)
 	res.Failing = failingIDs(cs)
 	res.FailingConnections = len(res.Failing)
-
 	N, K := res.Requests, res.Failed
-	maxN := int64(0)
-	for _, c := range cs {
-		maxN = max(maxN, c.Requests)
-	}
 	if len(cs) < 2 || K == 0 || K == N || maxN == 1 {
 		if len(cs) > 0 {
 			res.ExpectedFailing = expectedFailing(cs, N, K)
@@ -409,55 +402,38 @@ func mcClusterP(n []int64, N, K int64, s float64, perms, stopHits int, seed uint
 			lab[j], lab[r] = lab[r], lab[j]
 		}
 	}
-	hits := 0
 	// One permutation's statistic is Σ w x² over the drawn labels, added
 	// one label at a time: x² grows by 2x+1. Integer weights L/n when the
 	// sizes allow, for speed and exact ties; else 1/n in floating point.
 	if w, ok := exactWeights(n); ok {
-		type conn struct{ w, x int64 }
-		cs := make([]conn, len(n))
-		for i := range cs {
-			cs[i].w = w[i]
-		}
-		l := w[0] * n[0]
 		// The smallest integer score at least as clustered.
-		t0 := int64(math.Ceil(thr*float64(l) - 1e-6))
-		for b := 1; b <= perms; b++ {
-			draw()
-			t := int64(0)
-			for _, c := range lab[:kk] {
-				p := &cs[c]
-				t += p.w * (2*p.x + 1)
-				p.x++
-			}
-			for _, c := range lab[:kk] {
-				cs[c].x = 0
-			}
-			if t >= t0 {
-				if hits++; hits >= stopHits {
-					return float64(hits) / float64(b), b
-				}
-			}
-		}
-		return float64(hits+1) / float64(perms+1), perms
+		return permHits(draw, lab[:kk], w, int64(math.Ceil(thr*float64(w[0]*n[0])-1e-6)), perms, stopHits)
 	}
 	inv := make([]float64, len(n))
 	for i, ni := range n {
 		inv[i] = 1 / float64(ni)
 	}
-	cnt := make([]int64, len(n))
-	thr -= 1e-9 * (1 + math.Abs(thr)) // ties count as at least as clustered
+	// Ties count as at least as clustered.
+	return permHits(draw, lab[:kk], inv, thr-1e-9*(1+math.Abs(thr)), perms, stopHits)
+}
+
+// permHits draws up to perms permutations, each scored Σ w x² over the drawn
+// labels lab, and returns mcClusterP's p of the scores at least t0, and how
+// many it drew.
+func permHits[T int64 | float64](draw func(), lab []int32, w []T, t0 T, perms, stopHits int) (float64, int) {
+	x := make([]int64, len(w))
+	hits := 0
 	for b := 1; b <= perms; b++ {
 		draw()
-		t := 0.0
-		for _, c := range lab[:kk] {
-			t += float64(2*cnt[c]+1) * inv[c]
-			cnt[c]++
+		var t T
+		for _, c := range lab {
+			t += w[c] * T(2*x[c]+1)
+			x[c]++
 		}
-		for _, c := range lab[:kk] {
-			cnt[c] = 0
+		for _, c := range lab {
+			x[c] = 0
 		}
-		if t >= thr {
+		if t >= t0 {
 			if hits++; hits >= stopHits {
 				return float64(hits) / float64(b), b
 			}

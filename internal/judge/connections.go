@@ -13,16 +13,20 @@ import (
 // connections while the connections open at the same moment did not fail:
 // one or more instances behind it fail, the others do not.
 type connFinding struct {
-	coarse, moment RepeatResult
-	// failing and all count the connections with a failure and all of
-	// them, among the first report.MaxConnRecords when first is set.
+	moment RepeatResult
+	connCount
+}
+
+// connCount counts the connections with a failure and all of them, among
+// the first report.MaxConnRecords when first is set.
+type connCount struct {
 	failing, all int64
 	first        bool
 }
 
 // words says the failing connections: "3 of 12 connections", "64 of the
 // first 256 connections".
-func (f *connFinding) words() string {
+func (f connCount) words() string {
 	if f.first {
 		return fmt.Sprintf("%d of the first %d connections", f.failing, f.all)
 	}
@@ -35,18 +39,14 @@ func (f *connFinding) words() string {
 type windowFinding struct {
 	time    ClusterResult
 	windows []report.Window
-	count   int64
 }
 
-// connections judges what happens on each address's connections. Failures
-// that repeat on their connection (RepeatTest) are what a failing instance
-// behind a layer-4 balancer shows, and what a failing moment shows too: an
-// outage window fails every connection open during it. So an instance is
-// blamed only when connections open at the same moment differ
-// (MomentTest); failures that follow time (they cluster by the moment they
-// were sent, MomentClusterTest, in windows where every connection open
-// failed) are said as such; and when the data holds neither, it says that
-// it cannot tell them apart.
+// connections judges each address's connections. Failures repeating on their
+// connection (RepeatTest) show a failing instance behind a layer-4 balancer,
+// and a failing moment too; so an instance is blamed only when connections
+// open at the same moment differ (MomentTest), failures that follow time
+// (MomentClusterTest, in windows) are said as such, and else it says it
+// cannot tell them apart.
 func (j *judgement) connections() {
 	r := j.r
 	for i := range r.Endpoints {
@@ -58,38 +58,35 @@ func (j *judgement) connections() {
 		scope := e.Address + " (" + e.Target + ")"
 		coarse := RepeatTest(c.Repeat)
 		if coarse.Strata > 0 {
-			j.test(repeatTest2(report.TestConnections, "connections of "+scope, e, coarse))
+			j.test(atEndpoint(repeatAsTest(report.TestConnections, "connections of "+scope, coarse), e))
 		}
-		var moment RepeatResult
-		moment.P = 1
+		moment := RepeatResult{P: 1}
 		if len(c.Moments) > 0 {
 			moment = MomentTest(c.Moments)
-			j.test(repeatTest2(report.TestMoments, "connections of "+scope+" at the same moments", e, moment))
+			j.test(atEndpoint(repeatAsTest(report.TestMoments, "connections of "+scope+" at the same moments", moment), e))
 		}
-		var tm ClusterResult
-		tm.P = 1
+		tm := ClusterResult{P: 1}
 		_, named := j.endpoint[i]
-		proven, share := j.provenWindows(e)
-		if coarse.P < j.each || named && share >= windowMajority {
+		proven, share := provenWindows(c, e.Failed, j.level.Each)
+		if coarse.P < j.level.Each || named && share >= windowMajority {
 			tm = MomentClusterTest(c.Sizes)
-			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " by the moment they were sent", Address: e.Address, Target: e.Target, Family: e.Family,
-				Requests: tm.Requests, Failed: tm.Failed, P: tm.P}
+			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " by the moment they were sent", Requests: tm.Requests, Failed: tm.Failed, P: tm.P}
 			t.FailureRate, t.CI95 = rateCI95(tm.Failed, tm.Requests)
-			j.test(t)
+			j.test(atEndpoint(t, e))
 		}
-		windows := share >= windowMajority && tm.P < j.each
+		windows := share >= windowMajority && tm.P < j.level.Each
 		switch {
-		case coarse.P < j.each && moment.P < j.each:
-			f := &connFinding{coarse: coarse, moment: moment}
+		case coarse.P < j.level.Each && moment.P < j.level.Each:
+			f := &connFinding{moment: moment}
 			f.failing, f.all = c.Failing()
 			f.first = c.Overflow.Connections > 0
 			j.connFind[i] = f
 		case windows:
-			j.windowFind[i] = &windowFinding{time: tm, windows: proven, count: int64(len(proven))}
+			j.windowFind[i] = &windowFinding{time: tm, windows: proven}
 			if !named {
 				j.notes = append(j.notes, words.Capitalize(j.label(i)+" "+j.windowWords(j.windowFind[i])+"."))
 			}
-		case coarse.P < j.each:
+		case coarse.P < j.level.Each:
 			j.notes = append(j.notes, j.cannotTell(i, coarse, moment))
 		}
 	}
@@ -100,17 +97,12 @@ func (j *judgement) connections() {
 // its failures followed time.
 const windowMajority = 0.5
 
-// provenWindows are e's windows that time explains and a failing instance does
-// not: every connection open failed, and one of them also succeeded outside the
-// window (Crossing), or there were too many to all be a failing instance's
-// (s^m < each, m connections, s the share of e's connections that failed).
-// share is their share of e's failed requests.
-func (j *judgement) provenWindows(e *report.Endpoint) (proven []report.Window, share float64) {
-	return provenWindows(e.Conns, e.Failed, j.each)
-}
-
-// provenWindows is the method's rule for the connections c of an endpoint
-// with failed failures, at level each.
+// provenWindows are the windows of connections c (of an endpoint with failed
+// failures) that time explains and a failing instance does not: every
+// connection open failed, and one of them also succeeded outside the window
+// (Crossing), or there were too many to all be a failing instance's (s^m <
+// each, m connections, s the share of c that failed). share is their share of
+// the failed requests.
 func provenWindows(c *report.Conns, failed int64, each float64) (proven []report.Window, share float64) {
 	if c == nil || failed == 0 {
 		return nil, 0
@@ -128,13 +120,6 @@ func provenWindows(c *report.Conns, failed int64, each float64) (proven []report
 		}
 	}
 	return proven, float64(n) / float64(failed)
-}
-
-// repeatTest2 is a RepeatResult as a Test of kind.
-func repeatTest2(kind, scope string, e *report.Endpoint, rr RepeatResult) report.Test {
-	return report.Test{Kind: kind, Scope: scope, Address: e.Address, Target: e.Target, Family: e.Family,
-		Requests: rr.AfterFailure, Failed: rr.AfterFailureFailed, FailureRate: rr.AfterFailureRate, CI95: rr.AfterFailureCI95,
-		RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P}
 }
 
 // cannotTell says that failures repeat on an address's connections but
@@ -172,7 +157,7 @@ func (j *judgement) windowWords(w *windowFinding) string {
 		also = ", some of which succeeded before or after"
 	}
 	return fmt.Sprintf("failed in %d window%s%s, on every connection open then%s (its failures vary over time, %s)",
-		w.count, words.Plural(int(w.count)), about, also, words.PValue(w.time.P))
+		len(w.windows), words.Plural(len(w.windows)), about, also, words.PValue(w.time.P))
 }
 
 // requestGap is the time between two requests of an endpoint, by plan: a

@@ -2,11 +2,11 @@ package judge
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/stat"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -95,23 +95,17 @@ func (j *judgement) instances() {
 			if len(addrs) == 1 {
 				gf.behind = addrs[0]
 			}
-			switch {
-			case coincide && len(addrs) == 1:
-				// Every response of its one address named it, and no other
-				// address's: the same scope as the address.
+			if coincide {
+				// Every response of its addresses named it, and no other
+				// address's: the same scope as its one address, or the whole
+				// of several, whose own tests say which fail; then it is named
+				// only when none of them is (see resolve).
 				if marg.Significant {
-					gf.test, gf.coincide = marg, true
+					gf.test, gf.coincide, gf.union = marg, len(addrs) == 1, len(addrs) != 1
 					j.groupFind = append(j.groupFind, gf)
-					j.agrees[addrs[0]] = append(j.agrees[addrs[0]], name)
-				}
-				continue
-			case coincide:
-				// The whole of several addresses: the addresses' own tests
-				// say which of them fail; the instance is named only when
-				// none of them is (see resolve).
-				if marg.Significant {
-					gf.test, gf.union = marg, true
-					j.groupFind = append(j.groupFind, gf)
+					if gf.coincide {
+						j.agrees[addrs[0]] = append(j.agrees[addrs[0]], name)
+					}
 				}
 				continue
 			}
@@ -123,10 +117,9 @@ func (j *judgement) instances() {
 				rr, scope = repeatTest(timeStrata(g.Times)), scope+" at the same times"
 				gf.sameTimes = true
 			}
-			gf.test = j.test(report.Test{Kind: report.TestGroupWithin, Scope: scope,
-				Header: g.Header, Value: g.Value, Requests: rr.AfterFailure, Failed: rr.AfterFailureFailed,
-				FailureRate: rr.AfterFailureRate, CI95: rr.AfterFailureCI95, RestFailed: rr.AfterOKFailed, RestTotal: rr.AfterOK, P: rr.P})
-			if gf.test.Significant {
+			t := repeatAsTest(report.TestGroupWithin, scope, rr)
+			t.Header, t.Value = g.Header, g.Value
+			if gf.test = j.test(t); gf.test.Significant {
 				j.groupFind = append(j.groupFind, gf)
 			}
 		}
@@ -168,12 +161,10 @@ func (j *judgement) resolve() {
 	j.nameCoincidingAddresses()
 	// The family frames its addresses only when every one of them is a
 	// suspect: one bad IPv4 address among good ones is that address.
-	if j.badFamily != "" {
-		for i, e := range j.r.Endpoints {
-			if e.Family == j.badFamily && e.Requests > 0 && !j.isEndpointSuspect(i) {
-				j.badFamily = ""
-				break
-			}
+	for i, e := range j.r.Endpoints {
+		if e.Family == j.badFamily && e.Requests > 0 && !j.isEndpointSuspect(i) {
+			j.badFamily = ""
+			break
 		}
 	}
 	for _, tg := range j.g.targets {
@@ -199,16 +190,13 @@ func (j *judgement) resolve() {
 // together).
 func (j *judgement) demoteBehindInstances() {
 	groups := j.suspectGroups()
-	for _, i := range sortedKeys(j.endpoint) {
+	for _, i := range slices.Sorted(maps.Keys(j.endpoint)) {
 		e := &j.r.Endpoints[i]
 		byHeader := map[string][]*groupFinding{} // the suspect instances behind e, by header
 		var heads []string
 		for _, gf := range groups {
 			if gf.g.FailedBy[e.Address] > 0 {
-				if byHeader[gf.g.Header] == nil {
-					heads = append(heads, gf.g.Header)
-				}
-				byHeader[gf.g.Header] = append(byHeader[gf.g.Header], gf)
+				heads = appendTo(heads, byHeader, gf.g.Header, gf)
 			}
 		}
 		for _, h := range heads {
@@ -235,21 +223,14 @@ func (j *judgement) demoteBehindInstances() {
 // beyond them too.
 func (j *judgement) demoteByConnections() {
 	r := j.r
-	for _, i := range sortedKeys(j.connFind) {
+	for _, i := range slices.Sorted(maps.Keys(j.connFind)) {
 		if _, ok := j.endpoint[i]; !ok {
 			continue
 		}
 		e := &r.Endpoints[i]
 		m := j.connFind[i].moment
-		restF, restN := int64(0), int64(0)
-		for _, k := range j.g.endpoints[e.Target] {
-			if o := &r.Endpoints[k]; o.Address != e.Address {
-				restF, restN = restF+o.Failed, restN+o.Requests
-			}
-		}
-		t := fisher(report.TestBeyond, "endpoint "+e.Address+" ("+e.Target+") on its other connections", m.AfterOKFailed, m.AfterOK, restF, restN)
-		t.Address, t.Target, t.Family = e.Address, e.Target, e.Family
-		if !j.test(t).Significant {
+		restF, restN := j.sumEndpoints(j.g.endpoints[e.Target], func(k int) bool { return r.Endpoints[k].Address != e.Address })
+		if !j.test(endpointFisher(report.TestBeyond, e, " on its other connections", m.AfterOKFailed, m.AfterOK, restF, restN)).Significant {
 			j.demoted[i] = true
 		}
 	}
@@ -315,34 +296,6 @@ func (j *judgement) agreeWords(addrs []string) string {
 	return strings.Join(parts, "; ") + ": the header agrees with the address, and the data cannot tell them apart"
 }
 
-func rate(k, n int64) float64 {
-	if n <= 0 {
-		return 0
-	}
-	return float64(k) / float64(n)
-}
-
-func sortedKeys[V any](m map[int]V) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
-}
-
-// ci says a rate and its Wilson interval: "100%, 95% CI 89–100%".
-func ci(k, n int64) string {
-	lo, hi := stat.Wilson(k, n)
-	return words.PctRate(rate(k, n)) + ", 95% CI " + words.CIRange(lo, hi)
-}
-
-// ciShort says a rate and its interval without the words: "13%, 6.9–24%".
-func ciShort(k, n int64) string {
-	lo, hi := stat.Wilson(k, n)
-	return words.PctRate(rate(k, n)) + ", " + words.CIRange(lo, hi)
-}
-
 // beyond tests endpoint e's address without the responses of the suspect
 // instances gs behind it (all of one header) against the other addresses
 // of its URLs likewise: whether the address fails beyond its instances.
@@ -379,7 +332,7 @@ func (j *judgement) beyond(e *report.Endpoint, gs []*groupFinding) report.Test {
 	}
 	ownN, restN = max(ownN, 0), max(restN, 0)
 	ownF, restF = min(max(ownF, 0), ownN), min(max(restF, 0), restN)
-	t := fisher(report.TestBeyond, "endpoint "+e.Address+" ("+e.Target+") beyond its failing instances of "+gs[0].g.Header, ownF, ownN, restF, restN)
-	t.Address, t.Target, t.Family, t.Header = e.Address, e.Target, e.Family, gs[0].g.Header
+	t := endpointFisher(report.TestBeyond, e, " beyond its failing instances of "+gs[0].g.Header, ownF, ownN, restF, restN)
+	t.Header = gs[0].g.Header
 	return j.test(t)
 }

@@ -2,10 +2,10 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // Alpha is the significance level of a verdict judged once: the chance
@@ -71,7 +71,6 @@ type judgement struct {
 	r     *report.Report
 	fail  report.FailStatus
 	level report.Level
-	each  float64 // one failure test's level
 	g     targetGroups
 	short map[string]string // target -> as short as tells it apart
 	tests []report.Test
@@ -103,7 +102,7 @@ type judgement struct {
 }
 
 func newJudgement(r *report.Report, l report.Level) *judgement {
-	j := &judgement{r: r, fail: report.FailStatusOf(r), level: l,
+	j := &judgement{r: r, fail: report.FailStatusOf(r), level: l, tests: []report.Test{}, slows: []report.SlowFinding{},
 		g: groupTargets(r), short: report.ShortURLs(r), byAddr: map[string][]int{}, groupsByHead: map[string][]int{},
 		endpoint: map[int]float64{}, againstFamily: map[int]report.Test{}, badTarget: map[string]bool{}, agrees: map[string][]string{},
 		connFind: map[int]*connFinding{}, windowFind: map[int]*windowFinding{}, demoted: map[int]bool{}}
@@ -114,24 +113,12 @@ func newJudgement(r *report.Report, l report.Level) *judgement {
 		if g.Requests == 0 {
 			continue
 		}
-		if _, ok := j.groupsByHead[g.Header]; !ok {
-			j.headers = append(j.headers, g.Header)
-		}
-		j.groupsByHead[g.Header] = append(j.groupsByHead[g.Header], i)
+		j.headers = appendTo(j.headers, j.groupsByHead, g.Header, i)
 	}
-	kept := j.headers[:0]
-	for _, h := range j.headers {
-		if len(j.groupsByHead[h]) < 2 {
-			delete(j.groupsByHead, h)
-			continue
-		}
-		kept = append(kept, h)
-	}
-	j.headers = kept
+	j.headers = slices.DeleteFunc(j.headers, func(h string) bool { return len(j.groupsByHead[h]) < 2 })
 	j.vplan = planVantages(r)
 	j.level.Tests = max(j.testCount(), 1)
-	j.level.Each = l.Alpha / float64(j.level.Tests)
-	j.each = j.level.Each
+	j.level.Each = l.Alpha / float64(j.level.Tests) // one failure test's level
 	return j
 }
 
@@ -182,15 +169,7 @@ func judgesConns(e *report.Endpoint) bool {
 	if c == nil || e.Failed == 0 {
 		return false
 	}
-	if c.WindowsCount > 0 {
-		return true
-	}
-	for _, s := range c.Repeat {
-		if s.AfterFailure > 0 {
-			return true
-		}
-	}
-	return false
+	return c.WindowsCount > 0 || slices.ContainsFunc(c.Repeat, func(s report.RepeatCounts) bool { return s.AfterFailure > 0 })
 }
 
 // label names endpoint i: its address, and its URL too when the run has
@@ -205,7 +184,7 @@ func (j *judgement) label(i int) string {
 
 // test records a test at the verdict's level and returns it.
 func (j *judgement) test(t report.Test) report.Test {
-	t.Significant = t.P < j.each
+	t.Significant = t.P < j.level.Each
 	j.tests = append(j.tests, t)
 	return t
 }
@@ -217,12 +196,6 @@ func (j *judgement) verdict() report.Verdict {
 	v := report.Verdict{Suspects: []report.Suspect{}, Tests: j.tests, Notes: []string{}, Slow: j.slows, Level: j.level}
 	for _, f := range j.vantageFind {
 		v.Vantages = append(v.Vantages, f.test)
-	}
-	if v.Tests == nil {
-		v.Tests = []report.Test{}
-	}
-	if v.Slow == nil {
-		v.Slow = []report.SlowFinding{}
 	}
 	tot := r.Totals
 	switch {
@@ -240,7 +213,7 @@ func (j *judgement) verdict() report.Verdict {
 			v.Suspects = append(v.Suspects, c.suspects...)
 		}
 		down := j.outage()
-		v.Outage = down != nil
+		v.Outage, v.Status = down != nil, report.VerdictSpread
 		switch {
 		case len(clauses) > 0:
 			v.Status = report.VerdictConcentrated
@@ -252,22 +225,20 @@ func (j *judgement) verdict() report.Verdict {
 				v.Headline, v.Summary = down.headline+"; "+v.Headline, down.summary+" On top of that, "+lowerFirst(v.Summary)
 			}
 		case down != nil:
-			v.Status = report.VerdictSpread
 			v.Headline, v.Summary = down.headline, down.summary
 		case len(j.failingURLs) > 0:
-			v.Status = report.VerdictSpread
 			v.Summary = j.urlSummary(j.failingURLs, "Failures follow the URL")
 		default:
-			v.Status = report.VerdictSpread
 			v.Summary = j.spreadSummary()
 		}
 		if len(clauses) > 0 && len(j.failingURLs) > 0 {
 			v.Summary += " " + j.urlSummary(j.failingURLs, "Failures also follow the URL")
 		}
-		for _, s := range j.vantageSentences() {
+		h, sentences := j.vantageWords()
+		for _, s := range sentences {
 			v.Summary += " " + s
 		}
-		switch h := j.vantageHeadline(); {
+		switch {
 		case h == "":
 		case v.Headline != "":
 			v.Headline += "; " + h
@@ -275,16 +246,14 @@ func (j *judgement) verdict() report.Verdict {
 			v.Headline = spreadWords + "; " + h
 		}
 	}
-	v.Notes = append(v.Notes, untested(r)...)
-	v.Notes = append(v.Notes, groupByNotes(r)...)
-	v.Notes = append(v.Notes, j.notes...)
-	v.Notes = append(v.Notes, j.slowNotes()...)
-	v.Notes = append(v.Notes, explainAfterFailure(r, j.fail)...)
-	v.Notes = append(v.Notes, clientNote(r)...)
-	v.Notes = append(v.Notes, droppedNote(r)...)
-	v.Notes = append(v.Notes, abandonedNote(r)...)
-	v.Notes = append(v.Notes, j.unjudged()...)
-	v.Notes = append(v.Notes, j.fewConns()...)
+	for _, ns := range [][]string{untested(r), groupByNotes(r), j.notes, j.slowNotes(), explainAfterFailure(r, j.fail)} {
+		v.Notes = append(v.Notes, ns...)
+	}
+	for _, n := range []string{ClientNote(r), droppedNote(r), abandonedNote(r), j.unjudged(), j.fewConns()} {
+		if n != "" {
+			v.Notes = append(v.Notes, n)
+		}
+	}
 	return v
 }
 
@@ -300,9 +269,6 @@ func lowerFirst(s string) string {
 	}
 	return s
 }
-
-// familyName is "IPv4" or "IPv6" for a family key.
-func familyName(f string) string { return words.FamilyName(f) }
 
 // notProbed is the verdict of a run that sent nothing, and says why.
 func notProbed(r *report.Report, l report.Level) report.Verdict {

@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,25 +36,23 @@ const fewReach = 0.95
 // that a gateway instance behind the address may never have been reached:
 // what the verdict says of them holds for the instances their connections
 // landed on, not for the address.
-func (j *judgement) fewConns() []string {
+func (j *judgement) fewConns() string {
 	r := j.r
 	need := ReachConnections(fewReach)
 	type load struct{ requests, conns int64 }
 	var order []load
 	labels := map[load][]string{} // addresses by their requests and connections
+	least := need
 	for i, e := range r.Endpoints {
 		c := e.Conns
 		if c == nil || c.Connections == 0 || c.Connections >= need || e.Requests < 4*c.Connections {
 			continue
 		}
-		k := load{e.Requests, c.Connections}
-		if labels[k] == nil {
-			order = append(order, k)
-		}
-		labels[k] = append(labels[k], j.label(i))
+		order = appendTo(order, labels, load{e.Requests, c.Connections}, j.label(i))
+		least = min(least, c.Connections)
 	}
 	if len(order) == 0 {
-		return nil
+		return ""
 	}
 	var parts []string
 	if len(order) > 3 {
@@ -77,12 +76,8 @@ func (j *judgement) fewConns() []string {
 	if r.Plan.ConnRequests == 0 && !r.Plan.NewConn {
 		fix = "--conn-requests 0 kept each connection for the whole run; without it pinprobe spreads the requests over many connections."
 	}
-	least := order[0].conns
-	for _, k := range order {
-		least = min(least, k.conns)
-	}
-	return []string{fmt.Sprintf("Few connections: %s. Each TCP connection stays on one gateway instance, so an instance behind these addresses that no connection reached was not tested (an instance taking one connection in four is reached with probability %s by %d connection%s, %s by %d); %s",
-		strings.Join(parts, "; "), words.PctRate(ReachProbability(least)), least, words.Plural(int(least)), words.PctRate(ReachProbability(need)), need, fix)}
+	return fmt.Sprintf("Few connections: %s. Each TCP connection stays on one gateway instance, so an instance behind these addresses that no connection reached was not tested (an instance taking one connection in four is reached with probability %s by %d connection%s, %s by %d); %s",
+		strings.Join(parts, "; "), words.PctRate(ReachProbability(least)), least, words.Plural(int(least)), words.PctRate(ReachProbability(need)), need, fix)
 }
 
 // untested says which family was not probed for which host, and why.
@@ -96,24 +91,20 @@ func untested(r *report.Report) []string {
 		}
 		return append(notes, other+" not tested ("+flag+").")
 	}
-	families := map[string]map[string]bool{} // host -> families of its endpoints
+	families := map[string][]string{} // host -> families of its endpoints
 	var order []string
 	for _, e := range r.Endpoints {
-		if families[e.Host] == nil {
-			families[e.Host] = map[string]bool{}
-			order = append(order, e.Host)
-		}
-		families[e.Host][e.Family] = true
+		order = appendTo(order, families, e.Host, e.Family)
 	}
 	how := resolvedBy(r)
-	for _, fam := range []struct{ name, record, key string }{{"IPv6", "AAAA", "ipv6"}, {"IPv4", "A", "ipv4"}} {
+	for _, fam := range []struct{ name, record, key, other string }{{"IPv6", "AAAA", "ipv6", "IPv4"}, {"IPv4", "A", "ipv4", "IPv6"}} {
 		byHow := map[string][]string{} // how the hosts were resolved -> the hosts without the family
 		for _, h := range order {
 			k := how[h]
 			if k == "" {
 				k = "dns"
 			}
-			if !families[h][fam.key] && k != "literal" { // an IP literal is one address: of one family
+			if !slices.Contains(families[h], fam.key) && k != "literal" { // an IP literal is one address: of one family
 				byHow[k] = append(byHow[k], h)
 			}
 		}
@@ -129,7 +120,7 @@ func untested(r *report.Report) []string {
 			case "dns":
 				notes = append(notes, fmt.Sprintf("No %s address (%s record) for %s: %s not tested.", fam.name, fam.record, list, fam.name))
 			case "resolve":
-				notes = append(notes, fmt.Sprintf("%s not tested for %s: --resolve gave only %s addresses, and no DNS lookup was made.", fam.name, list, otherFamily(fam.name)))
+				notes = append(notes, fmt.Sprintf("%s not tested for %s: --resolve gave only %s addresses, and no DNS lookup was made.", fam.name, list, fam.other))
 			case "demo":
 				notes = append(notes, fmt.Sprintf("%s not tested for %s: the demo has no %s address on this machine.", fam.name, list, fam.name))
 			default:
@@ -138,14 +129,6 @@ func untested(r *report.Report) []string {
 		}
 	}
 	return notes
-}
-
-// otherFamily is the family that is not fam ("IPv4" for "IPv6").
-func otherFamily(fam string) string {
-	if fam == "IPv6" {
-		return "IPv4"
-	}
-	return "IPv6"
 }
 
 // resolvedBy says how each host of r's DNS entries got its addresses:
@@ -203,79 +186,68 @@ func explainAfterFailure(r *report.Report, fail report.FailStatus) []string {
 	return notes
 }
 
-// clientNote says that some requests could not be sent for the client's
-// own reasons, which are nobody else's fault.
-func clientNote(r *report.Report) []string {
+// ClientNote says that some requests could not be sent for the client's own
+// reasons, which are nobody else's fault, and the fix; "" when none were.
+func ClientNote(r *report.Report) string {
 	n := r.Totals.ClientErrors
 	if n == 0 {
-		return nil
+		return ""
 	}
 	cause := ""
 	if r.ClientError != "" {
 		cause = " (" + r.ClientError + ")"
 	}
-	return []string{fmt.Sprintf("%d request%s could not be sent by this machine%s: out of file descriptors or ephemeral ports. They count against no backend. Raise the descriptor limit (ulimit -n), lower -c, or keep connections longer (--conn-requests).",
-		n, words.Plural(int(n)), cause)}
-}
-
-// ClientNote is the sentence that names the client-side errors of a run
-// and the fix; "" when there were none.
-func ClientNote(r *report.Report) string {
-	if n := clientNote(r); len(n) > 0 {
-		return n[0]
-	}
-	return ""
+	return fmt.Sprintf("%d request%s could not be sent by this machine%s: out of file descriptors or ephemeral ports. They count against no backend. Raise the descriptor limit (ulimit -n), lower -c, or keep connections longer (--conn-requests).",
+		n, words.Plural(int(n)), cause)
 }
 
 // droppedNote says plainly what dropped requests mean: the endpoint had
 // as many requests in flight as allowed, so the schedule skipped them.
-func droppedNote(r *report.Report) []string {
+func droppedNote(r *report.Report) string {
 	d := r.Totals.Dropped
 	if d == 0 {
-		return nil
+		return ""
 	}
-	var where []string
-	for _, e := range r.Endpoints {
-		if e.Dropped > 0 {
-			where = append(where, fmt.Sprintf("%s ×%d", e.Address, e.Dropped))
-		}
-	}
-	where = words.CapItems(where, 6)
 	why := fmt.Sprintf("An endpoint gets more workers for a slow backend up to -c (%d): a backend that slow needs a higher -c.", r.Plan.Concurrency)
 	if busy := r.Plan.BusyWorkers; busy > 0 && r.Plan.Concurrency > busy {
 		why = fmt.Sprintf("An endpoint gets more workers for a slow backend up to -c (%d), and past %d only while this machine has CPU to spare: a backend that slow needs a higher -c, or a less busy client.",
 			r.Plan.Concurrency, busy)
 	}
-	return []string{fmt.Sprintf("%d request%s fell due but %s not sent, because every worker of the endpoint was busy: %s. They are in no count. %s",
-		d, words.Plural(int(d)), words.Agree(int(d), "was", "were"), strings.Join(where, ", "), why)}
+	return fmt.Sprintf("%d request%s fell due but %s not sent, because every worker of the endpoint was busy: %s. They are in no count. %s",
+		d, words.Plural(int(d)), words.Agree(int(d), "was", "were"), perAddress(r, func(e *report.Endpoint) int64 { return e.Dropped }), why)
 }
 
 // abandonedNote says what the requests abandoned at a second interrupt
 // are: sent, not waited for, so in no count of requests or failures, and
 // where they went. A backend that holds its requests shows here, not in
 // the failures.
-func abandonedNote(r *report.Report) []string {
+func abandonedNote(r *report.Report) string {
 	n := r.Totals.Abandoned
 	if n == 0 {
-		return nil
-	}
-	var where []string
-	for _, e := range r.Endpoints {
-		if e.Abandoned > 0 {
-			where = append(where, fmt.Sprintf("%s ×%d", e.Address, e.Abandoned))
-		}
+		return ""
 	}
 	waited := ""
 	if w := r.DurationS - r.SendS; w >= 0.05 && r.SendS > 0 {
 		waited = fmt.Sprintf(" after %.1fs of waiting", w)
 	}
-	return []string{fmt.Sprintf("%d request%s %s abandoned: sent, and still in flight when a second interrupt ended the wait for them%s (the --timeout was %s): %s. How they ended is unknown, so they are in no count of requests or failures; a backend that holds requests that long may be failing in a way this report does not count.",
-		n, words.Plural(int(n)), words.Agree(int(n), "was", "were"), waited, report.SecondsDuration(r.Plan.Timeout), strings.Join(words.CapItems(where, 6), ", "))}
+	return fmt.Sprintf("%d request%s %s abandoned: sent, and still in flight when a second interrupt ended the wait for them%s (the --timeout was %s): %s. How they ended is unknown, so they are in no count of requests or failures; a backend that holds requests that long may be failing in a way this report does not count.",
+		n, words.Plural(int(n)), words.Agree(int(n), "was", "were"), waited, report.SecondsDuration(r.Plan.Timeout), perAddress(r, func(e *report.Endpoint) int64 { return e.Abandoned }))
+}
+
+// perAddress says the endpoints with a count of n: "::1 ×3, 127.0.0.2 ×1".
+func perAddress(r *report.Report, n func(e *report.Endpoint) int64) string {
+	var where []string
+	for i := range r.Endpoints {
+		if k := n(&r.Endpoints[i]); k > 0 {
+			where = append(where, fmt.Sprintf("%s ×%d", r.Endpoints[i].Address, k))
+		}
+	}
+	return strings.Join(words.CapItems(where, 6), ", ")
 }
 
 // unjudged names the endpoints no request reached: the verdict says
 // nothing of them.
-func (j *judgement) unjudged() []string {
+func (j *judgement) unjudged() string {
 	var none []string
 	for i, e := range j.r.Endpoints {
 		if e.Requests == 0 && e.RemovedAt == nil {
@@ -283,12 +255,12 @@ func (j *judgement) unjudged() []string {
 		}
 	}
 	if len(none) == 0 {
-		return nil
+		return ""
 	}
 	sort.Strings(none)
 	shown := words.CapItems(none, 8)
-	return []string{fmt.Sprintf("%d endpoint%s got no request and %s not judged: %s. Raise -r or -d so every address gets requests.",
-		len(none), words.Plural(len(none)), words.Agree(len(none), "is", "are"), words.JoinAnd(shown))}
+	return fmt.Sprintf("%d endpoint%s got no request and %s not judged: %s. Raise -r or -d so every address gets requests.",
+		len(none), words.Plural(len(none)), words.Agree(len(none), "is", "are"), words.JoinAnd(shown))
 }
 
 // groupByNotes says of each header asked for with --group-by that no
@@ -306,20 +278,15 @@ func groupByNotes(r *report.Report) []string {
 	responses := max(r.Totals.Requests-errs, 0)
 	failed := max(r.Totals.Failed-errs, 0) // failed responses (a failing status)
 	type seen struct{ n, failed int64 }
-	by := map[string]*seen{}
+	by := map[string]seen{}
 	for _, g := range r.Groups {
-		k := strings.ToLower(g.Header)
-		if by[k] == nil {
-			by[k] = &seen{}
-		}
-		by[k].n += g.Requests
-		by[k].failed += g.Failed
+		s := by[strings.ToLower(g.Header)]
+		by[strings.ToLower(g.Header)] = seen{s.n + g.Requests, s.failed + g.Failed}
 	}
 	var absent, notes []string
 	for _, h := range r.Plan.GroupBy {
-		s := by[strings.ToLower(h)]
-		switch {
-		case s == nil || s.n == 0:
+		switch s := by[strings.ToLower(h)]; {
+		case s.n == 0:
 			absent = append(absent, h)
 		case failed > 0 && s.failed == 0:
 			notes = append(notes, fmt.Sprintf("%s (--group-by) named an instance on %d of the %d responses but on none of the %d failed ones, so no failure could be put to an instance by it: they come from before the instances (a gateway's own error page), or the header is added to successful responses only (nginx's add_header is, unless given always).",

@@ -3,7 +3,6 @@ package judge
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -51,8 +50,8 @@ var pastWords = map[string][2]string{
 // status and each error class.
 func failKinds(s *report.Stats, fail report.FailStatus) []failKind {
 	var out []failKind
-	for _, k := range words.ByCount(s.Status) {
-		if code, err := strconv.Atoi(k); err == nil && fail.Fails(code) && s.Status[k] > 0 {
+	for _, k := range failingStatuses(s.Status, fail) {
+		if s.Status[k] > 0 {
 			out = append(out, failKind{"was answered " + k, "answered " + k, s.Status[k]})
 		}
 	}
@@ -80,6 +79,15 @@ func shortKinds(ks []failKind) string {
 		words = append(words[:3], "more")
 	}
 	return strings.Join(words, " or ")
+}
+
+// everyKinds says how every request failed: "timed out" of one kind,
+// "failed (timed out or refused)" of several.
+func everyKinds(ks []failKind) string {
+	if len(ks) == 1 {
+		return ks[0].every
+	}
+	return "failed (" + shortKinds(ks) + ")"
 }
 
 // countKinds says how many failed each way: "20 timed out, 10 refused".
@@ -162,14 +170,7 @@ func outageAddrs(r *report.Report) (addrs []*outageAddr, known int) {
 			by[e.Address] = a
 			addrs = append(addrs, a)
 		}
-		a.s.Requests += e.Requests
-		a.s.Failed += e.Failed
-		for k, n := range e.Status {
-			a.s.Status[k] += n
-		}
-		for k, n := range e.Errors {
-			a.s.Errors[k] += n
-		}
+		report.AddCounts(&a.s, &e.Stats)
 	}
 	return addrs, len(seen)
 }
@@ -183,10 +184,7 @@ func (j *judgement) oneAddressOutage(a *outageAddr, every string, all, others bo
 	if others {
 		to = "sent, all to " + a.name + "," // the other addresses got none
 	}
-	how := "failed (" + shortKinds(ks) + ")"
-	if len(ks) == 1 {
-		how = ks[0].every
-	}
+	how := everyKinds(ks)
 	o.headline = every + " " + to + " " + how
 	if !all {
 		o.headline += fmt.Sprintf(" (%d of %d)", a.s.Failed, a.s.Requests)
@@ -211,17 +209,12 @@ func (j *judgement) everyAddressOutage(addrs []*outageAddr, every string, all bo
 	o = new(outageWords)
 	var order []string
 	alike := map[string][]string{}
-	var details []string
+	var details, names []string
 	for _, a := range addrs {
+		names = append(names, a.name)
 		ks := failKinds(&a.s, j.fail)
 		k := shortKinds(ks)
-		if len(ks) == 1 {
-			k = ks[0].short
-		}
-		if _, ok := alike[k]; !ok {
-			order = append(order, k)
-		}
-		alike[k] = append(alike[k], a.name)
+		order = appendTo(order, alike, k, a.name)
 		d := fmt.Sprintf("%s %d of %d", a.name, a.s.Failed, a.s.Requests)
 		if len(ks) > 1 {
 			d += " (" + countKinds(ks) + ")"
@@ -237,17 +230,8 @@ func (j *judgement) everyAddressOutage(addrs []*outageAddr, every string, all bo
 			spread = fmt.Sprintf(" (%s each)", words.PctRate(minRate))
 		}
 	}
-	names := make([]string, len(addrs))
-	for i, a := range addrs {
-		names[i] = a.name
-	}
 	if len(order) == 1 {
-		ks := failKinds(&addrs[0].s, j.fail)
-		how := "failed (" + order[0] + ")"
-		if len(ks) == 1 {
-			how = ks[0].every
-		}
-		o.headline = fmt.Sprintf("%s to every address (%s) %s%s", every, words.JoinAnd(words.CapItems(names, 4)), how, spread)
+		o.headline = fmt.Sprintf("%s to every address (%s) %s%s", every, words.JoinAnd(words.CapItems(names, 4)), everyKinds(failKinds(&addrs[0].s, j.fail)), spread)
 	} else {
 		var ways []string
 		for _, k := range order {

@@ -31,10 +31,8 @@ type overlap struct {
 	// finding (every failure that got a connection); lo and hi bound the
 	// failures both are made of.
 	inst, conn, lo, hi int64
-	// failing and all count those endpoints' connections with a failure
-	// and all of them (among the first kept one by one, with first).
-	failing, all int64
-	first        bool
+	// those endpoints' connections
+	connCount
 	// best is the endpoint whose connection finding is the strongest.
 	best int
 }
@@ -53,12 +51,7 @@ func (j *judgement) overlapOf(gf *groupFinding, eps []int) overlap {
 			o.best = i
 		}
 	}
-	var other int64 // the address's failures on its other endpoints
-	for _, k := range j.byAddr[gf.behind] {
-		if !in[k] {
-			other += j.r.Endpoints[k].Failed
-		}
-	}
+	other, _ := j.sumEndpoints(j.byAddr[gf.behind], func(k int) bool { return !in[k] }) // the address's failures on its other endpoints
 	o.lo, o.hi = sharedRange(o.inst, o.conn, other)
 	return o
 }
@@ -86,14 +79,6 @@ func sharedRange(inst, mine, others int64) (lo, hi int64) {
 func (o overlap) same() bool {
 	lo := float64(o.lo)
 	return o.conn > 0 && o.inst > 0 && lo >= SameShare*float64(o.conn) && lo >= SameShare*float64(o.inst)
-}
-
-// words says the failing connections: "4 of 14 connections".
-func (o overlap) words() string {
-	if o.first {
-		return fmt.Sprintf("%d of the first %d connections", o.failing, o.all)
-	}
-	return fmt.Sprintf("%d of %d connections", o.failing, o.all)
 }
 
 // countRange says lo..hi: "12", or "10 to 12" when the data cannot tell.
@@ -135,12 +120,7 @@ func (j *judgement) sameWords(o overlap) string {
 func (j *judgement) sharedWords(i int, os []overlap, extra, evidence string) (string, string) {
 	e := &j.r.Endpoints[i]
 	mine := connectedFailures(j, i)
-	var others int64 // the address's failures on its other endpoints
-	for _, k := range j.byAddr[e.Address] {
-		if k != i {
-			others += j.r.Endpoints[k].Failed
-		}
-	}
+	others, _ := j.sumEndpoints(j.byAddr[e.Address], func(k int) bool { return k != i }) // the address's failures on its other endpoints
 	var values, parts []string
 	var lo, hi int64
 	for k, o := range os {

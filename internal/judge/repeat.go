@@ -67,7 +67,7 @@ func MomentTest(moments []report.MomentCounts) RepeatResult { return repeatTest(
 func repeatTest(strata []report.MomentCounts) RepeatResult {
 	var r RepeatResult
 	r.P = 1
-	type hyper struct{ n, k, draws, obs, w int64 }
+	type hyper struct{ n, k, draws, obs, w, lo, hi int64 } // lo, hi: the values it can take
 	var hs []hyper
 	for _, s := range strata {
 		w := s.Strata
@@ -81,7 +81,7 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 		r.AfterOK += w * b
 		r.AfterOKFailed += w * bf
 		if k := af + bf; a > 0 && b > 0 && k > 0 && k < a+b {
-			hs = append(hs, hyper{n: a + b, k: k, draws: a, obs: af, w: w})
+			hs = append(hs, hyper{n: a + b, k: k, draws: a, obs: af, w: w, lo: max(0, k-b), hi: min(a, k)})
 			r.Strata += int(w)
 		}
 	}
@@ -97,28 +97,26 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 	var lo, obs, cells int64
 	var mean, variance float64
 	for _, h := range hs {
-		hlo, hhi := max(0, h.k-(h.n-h.draws)), min(h.draws, h.k)
-		cells += hhi - hlo + 1
-		lo += h.w * hlo
+		cells += h.hi - h.lo + 1
+		lo += h.w * h.lo
 		obs += h.w * h.obs
 		n, k, d, w := float64(h.n), float64(h.k), float64(h.draws), float64(h.w)
-		mean += w * (d*k/n - float64(hlo))
+		mean += w * (d*k/n - float64(h.lo))
 		variance += w * d * k / n * (n - k) / n * (n - d) / (n - 1)
 	}
 	top := obs - lo
+	pn := normalTail((float64(top) - mean - 0.5) / math.Sqrt(variance)) // the normal law's p
 	if cells > repeatMaxCells {
 		// Strata too large to hold their laws (a forged report's, or
 		// billions of requests): the normal law.
-		z := (float64(top) - mean - 0.5) / math.Sqrt(variance)
-		r.P, r.Method = max(min(1, 0.5*math.Erfc(z/math.Sqrt2)), minReportedP), "normal"
+		r.P, r.Method = max(min(1, pn), minReportedP), "normal"
 		return r
 	}
 	for i, h := range hs {
-		hlo, hhi := max(0, h.k-(h.n-h.draws)), min(h.draws, h.k)
 		den := stat.LogChoose(h.n, h.draws)
-		pmf := make([]float64, hhi-hlo+1)
-		for x := hlo; x <= hhi; x++ {
-			pmf[x-hlo] = math.Exp(stat.LogChoose(h.k, x) + stat.LogChoose(h.n-h.k, h.draws-x) - den)
+		pmf := make([]float64, h.hi-h.lo+1)
+		for x := h.lo; x <= h.hi; x++ {
+			pmf[x-h.lo] = math.Exp(stat.LogChoose(h.k, x) + stat.LogChoose(h.n-h.k, h.draws-x) - den)
 		}
 		pmfs[i], weights[i] = pmf, h.w
 	}
@@ -140,8 +138,7 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 	default:
 		// Too large to convolve: the normal law where p is far from any
 		// threshold, else a Chernoff bound, which can only overstate p.
-		z := (float64(top) - mean - 0.5) / math.Sqrt(variance)
-		if pn := 0.5 * math.Erfc(z/math.Sqrt2); pn > 0.01 {
+		if pn > 0.01 {
 			r.P, r.Method = pn, "normal"
 		} else {
 			r.P, r.Method = chernoffSum(pmfs, weights, top, mean), "bound"
@@ -242,14 +239,4 @@ func chernoffSum(pmfs [][]float64, weights []int64, top int64, mean float64) flo
 		lam = next
 	}
 	return math.Exp(best)
-}
-
-// rateCI95 is k/n rounded as failure rates are, and its Wilson interval.
-func rateCI95(k, n int64) (float64, [2]float64) {
-	lo, hi := stat.Wilson(k, n)
-	rate := 0.0
-	if n > 0 {
-		rate = stat.Round(float64(k)/float64(n), 6)
-	}
-	return rate, [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}
 }

@@ -126,7 +126,6 @@ func (out *settling) addressScopes(r *report.Report, nm named) (ok bool) {
 	for _, e := range r.Endpoints {
 		multiURL = multiURL || e.Target != r.Endpoints[0].Target
 	}
-	ok = true
 	type acc struct {
 		f, n  int64
 		split bool // some endpoint of it is named: its URLs are bounded apart
@@ -176,7 +175,6 @@ func (out *settling) addressScopes(r *report.Report, nm named) (ok bool) {
 			st.MinConnections = conns
 		}
 		if conns < need {
-			ok = false
 			out.fewConns = append(out.fewConns, fewConn{label, conns})
 		}
 	}
@@ -210,7 +208,7 @@ func (out *settling) addressScopes(r *report.Report, nm named) (ok bool) {
 			out.scopes = append(out.scopes, settleScope{name: name, failed: min(max(f, 0), n), n: n})
 		}
 	}
-	return ok
+	return len(out.fewConns) == 0
 }
 
 // groupScopes adds the scope of every instance not a suspect, less its

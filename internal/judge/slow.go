@@ -13,13 +13,7 @@ import (
 func (j *judgement) slowTests() int {
 	n := 0
 	for _, tg := range j.g.targets {
-		k := 0
-		for _, i := range j.g.endpoints[tg] {
-			if e := &j.r.Endpoints[i]; e.Requests > 0 && e.HDR != "" {
-				k++
-			}
-		}
-		if k > 1 {
+		if k := len(j.latencyEndpoints(tg)); k > 1 {
 			n += k
 		}
 	}
@@ -27,6 +21,17 @@ func (j *judgement) slowTests() int {
 		n += len(j.groupsByHead[h])
 	}
 	return n
+}
+
+// latencyEndpoints are the endpoints of URL tg with latencies to compare.
+func (j *judgement) latencyEndpoints(tg string) []int {
+	var idx []int
+	for _, i := range j.g.endpoints[tg] {
+		if e := &j.r.Endpoints[i]; e.Requests > 0 && e.HDR != "" {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 // slow names the endpoints (within their URL) and the groups (within their
@@ -46,53 +51,37 @@ func (j *judgement) slow() {
 		// against a refusal), which the verdict says as how they failed.
 		return
 	}
-	alpha := j.level.SlowEach
-	check := func(f report.SlowFinding, h, restH *report.Hist) {
-		if h == nil || restH == nil {
-			return
-		}
-		res := histTest(h, restH, alpha)
-		if !res.Slow {
-			return
-		}
-		f.SlowResult = res
-		j.slows = append(j.slows, f)
-	}
-	for _, tg := range j.g.targets {
-		var idx []int
-		for _, i := range j.g.endpoints[tg] {
-			if e := &r.Endpoints[i]; e.Requests > 0 && e.HDR != "" {
-				idx = append(idx, i)
-			}
-		}
-		if len(idx) < 2 {
-			continue
-		}
+	// among tests each scope of idx against the others, enc giving its
+	// histogram and finding what it is.
+	among := func(idx []int, enc func(i int) string, finding func(i int) report.SlowFinding) {
 		encs := make([]string, len(idx))
 		for k, i := range idx {
-			encs[k] = r.Endpoints[i].HDR
+			encs[k] = enc(i)
 		}
 		lo := newLeaveOneOut(encs)
 		for k, i := range idx {
-			e := &r.Endpoints[i]
-			own, rest := lo.pair(k)
-			check(report.SlowFinding{Kind: report.TestEndpoint, Scope: "endpoint " + e.Address + " (" + e.Target + ")", Address: e.Address, Target: e.Target},
-				own, rest)
+			if own, rest := lo.pair(k); own != nil {
+				if res := histTest(own, rest, j.level.SlowEach); res.Slow {
+					f := finding(i)
+					f.SlowResult = res
+					j.slows = append(j.slows, f)
+				}
+			}
+		}
+	}
+	for _, tg := range j.g.targets {
+		if idx := j.latencyEndpoints(tg); len(idx) > 1 {
+			among(idx, func(i int) string { return r.Endpoints[i].HDR }, func(i int) report.SlowFinding {
+				e := &r.Endpoints[i]
+				return report.SlowFinding{Kind: report.TestEndpoint, Scope: "endpoint " + e.Address + " (" + e.Target + ")", Address: e.Address, Target: e.Target}
+			})
 		}
 	}
 	for _, h := range j.headers {
-		idx := j.groupsByHead[h]
-		encs := make([]string, len(idx))
-		for k, i := range idx {
-			encs[k] = r.Groups[i].HDR
-		}
-		lo := newLeaveOneOut(encs)
-		for k, i := range idx {
+		among(j.groupsByHead[h], func(i int) string { return r.Groups[i].HDR }, func(i int) report.SlowFinding {
 			g := &r.Groups[i]
-			own, rest := lo.pair(k)
-			check(report.SlowFinding{Kind: report.TestGroup, Scope: "group " + g.Header + ": " + g.Value, Header: g.Header, Value: g.Value},
-				own, rest)
-		}
+			return report.SlowFinding{Kind: report.TestGroup, Scope: "group " + g.Header + ": " + g.Value, Header: g.Header, Value: g.Value}
+		})
 	}
 }
 
@@ -105,9 +94,9 @@ func (j *judgement) slowNotes() []string {
 	}
 	var notes []string
 	for _, f := range j.slows {
-		who, against := f.Header+": "+f.Value, "the other values of "+f.Header
+		who, than := f.Header+": "+f.Value, "the other values of "+f.Header
 		if f.Kind == report.TestEndpoint {
-			who, against = f.Address, "the other addresses of its URL"
+			who, than = f.Address, "the other addresses of its URL"
 			if len(j.g.targets) > 1 {
 				who += " (" + j.short[f.Target] + ")"
 			}
@@ -118,19 +107,15 @@ func (j *judgement) slowNotes() []string {
 			how = fmt.Sprintf("its slowest %s of requests took at least %.1f× as long as the rest's (p99 %s against %s)",
 				words.PctRate(res.Share), SlowRatio, words.Latency(res.P99MS, 1), words.Latency(res.RestP99MS, 1))
 		}
-		notes = append(notes, fmt.Sprintf("%s is slow against %s: %s, %s.", who, against, how, words.PValue(res.P)))
+		notes = append(notes, fmt.Sprintf("%s is slow against %s: %s, %s.", who, than, how, words.PValue(res.P)))
 	}
 	return notes
 }
 
-// leaveOneOut gives, for each of several encoded histograms, its own
-// histogram and the merge of all the others, without merging n-1
-// histograms n times: all are merged once, and the rest of one is the whole
-// less its own counts (bucket by bucket, the layouts being the same). 200
-// addresses of one URL took seconds of CPU the other way. It keeps the
-// encodings and the whole only, and lends two scratch histograms for the
-// one asked for and its rest: a URL of thousands of addresses holds three
-// histograms, not thousands, each of the buckets in use only.
+// leaveOneOut gives, for each of several encoded histograms, its own and the
+// merge of the others: the whole, merged once, less its own counts, in two
+// scratch histograms, so thousands of addresses cost three histograms and
+// one merge, not thousands.
 type leaveOneOut struct {
 	encs            []string
 	ok              []bool // decodes

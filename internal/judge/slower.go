@@ -46,13 +46,7 @@ func SlowerTest(scope, rest *hdr.Histogram, alpha float64) report.SlowResult {
 	if scope == nil || rest == nil {
 		return slowerTest(nil, nil, nil, alpha)
 	}
-	return slowerTest(scope, rest, func(yield func(tieGroup) bool) {
-		for _, g := range tieGroups(scope, rest) {
-			if !yield(g) {
-				return
-			}
-		}
-	}, alpha)
+	return slowerTest(scope, rest, tieGroups(scope, rest), alpha)
 }
 
 // histTest is slowerTest of two sparse histograms of pinprobe's latency
@@ -103,22 +97,9 @@ func slowerTest(scope, rest quantiles, groups iter.Seq[tieGroup], alpha float64)
 	}
 	r.Share = float64(slower) / 100
 
-	// One pass over the groups gives U and the tie term of the normal law;
-	// only the exact law (n·m ≤ 400, without the product's overflow) keeps
-	// them, so a test of thousands of values allocates nothing per bucket.
-	exact := r.Requests <= exactMWCells/r.RestRequests
-	var kept []tieGroup
+	exact := r.Requests <= exactMWCells/r.RestRequests // n·m ≤ 400, without the product's overflow
 	n1, n2 := float64(r.Requests), float64(r.RestRequests)
-	var u, below, ties float64 // below: rest values below the current group
-	for g := range groups {
-		u += float64(g.a) * (below + float64(g.b)/2)
-		below += float64(g.b)
-		t := float64(g.a + g.b)
-		ties += t*t*t - t
-		if exact {
-			kept = append(kept, g)
-		}
-	}
+	u, ties, kept := mwSums(groups, exact)
 	r.Superiority = stat.Round(u/(n1*n2), 6)
 	if exact {
 		r.P, r.Method = exactMannWhitney(kept, r.Requests, r.RestRequests, u), "exact"
@@ -141,78 +122,90 @@ func slowerTest(scope, rest quantiles, groups iter.Seq[tieGroup], alpha float64)
 // rest in it.
 type tieGroup struct{ a, b int64 }
 
-// histTieGroups yields the non-empty groups of tied values of two sparse
-// histograms of one layout, in value order: a bucket is the same index in
-// both, and the indexes' order is the values'.
+// mwSums is the scope's U over the rest in groups (in value order) and the
+// normal law's tie term, Σ t³ − t over groups of t tied values; with keep,
+// the groups too, for the exact law. One pass, allocating nothing without.
+func mwSums(groups iter.Seq[tieGroup], keep bool) (u, ties float64, kept []tieGroup) {
+	var below float64 // rest values below the current group
+	for g := range groups {
+		u += float64(g.a) * (below + float64(g.b)/2)
+		below += float64(g.b)
+		t := float64(g.a + g.b)
+		ties += t*t*t - t
+		if keep {
+			kept = append(kept, g)
+		}
+	}
+	return u, ties, kept
+}
+
+// histTieGroups yields the groups of tied values of two sparse histograms
+// of one layout, in value order: a bucket is the same index in both.
 func histTieGroups(x, y *report.Hist) iter.Seq[tieGroup] {
+	at := func(h *report.Hist) func(int) (int64, int64) {
+		return func(i int) (int64, int64) { k, n := h.Bucket(i); return int64(k), n }
+	}
+	return mergeTies(x.Len(), y.Len(), at(x), at(y))
+}
+
+// tieGroups yields the groups of tied values of two histograms, in value
+// order. With one geometry (pinprobe's), a bucket is the same index in both
+// count arrays; otherwise buckets are matched by their lowest value.
+func tieGroups(x, y *hdr.Histogram) iter.Seq[tieGroup] {
+	xs, ys := x.Export(), y.Export()
+	if xs.LowestTrackableValue == ys.LowestTrackableValue && xs.HighestTrackableValue == ys.HighestTrackableValue &&
+		xs.SignificantFigures == ys.SignificantFigures && len(xs.Counts) == len(ys.Counts) {
+		return countTies(xs.Counts, ys.Counts)
+	}
+	xb, yb := x.Distribution(), y.Distribution()
+	at := func(bs []hdr.Bar) func(int) (int64, int64) {
+		return func(i int) (int64, int64) { return bs[i].From, bs[i].Count }
+	}
+	return mergeTies(len(xb), len(yb), at(xb), at(yb))
+}
+
+// countTies yields the non-empty groups of two count arrays of one layout,
+// bucket by bucket.
+func countTies(x, y []int64) iter.Seq[tieGroup] {
 	return func(yield func(tieGroup) bool) {
-		i, j := 0, 0
-		for i < x.Len() || j < y.Len() {
-			var xi, yi int
-			var a, b int64
-			if i < x.Len() {
-				xi, a = x.Bucket(i)
-			}
-			if j < y.Len() {
-				yi, b = y.Bucket(j)
-			}
-			var g tieGroup
-			switch {
-			case j == y.Len() || (i < x.Len() && xi < yi):
-				g = tieGroup{a: a}
-				i++
-			case i == x.Len() || yi < xi:
-				g = tieGroup{b: b}
-				j++
-			default:
-				g = tieGroup{a, b}
-				i++
-				j++
-			}
-			if !yield(g) {
+		for i, a := range x {
+			if b := y[i]; a+b > 0 && !yield(tieGroup{a, b}) {
 				return
 			}
 		}
 	}
 }
 
-// tieGroups returns the non-empty groups of tied values of two
-// histograms, in value order. With one geometry (pinprobe's), a bucket is
-// the same index in both count arrays, whose order is the values' order;
-// otherwise buckets are matched by their lowest value.
-func tieGroups(x, y *hdr.Histogram) []tieGroup {
-	var out []tieGroup
-	xs, ys := x.Export(), y.Export()
-	if xs.LowestTrackableValue == ys.LowestTrackableValue && xs.HighestTrackableValue == ys.HighestTrackableValue &&
-		xs.SignificantFigures == ys.SignificantFigures && len(xs.Counts) == len(ys.Counts) {
-		for i, a := range xs.Counts {
-			if b := ys.Counts[i]; a+b > 0 {
-				out = append(out, tieGroup{a, b})
+// mergeTies yields the non-empty tie groups of two bucket lists in value
+// order, nx and ny long, x and y giving bucket i's key and count: buckets of
+// one key are tied.
+func mergeTies(nx, ny int, x, y func(int) (key, n int64)) iter.Seq[tieGroup] {
+	return func(yield func(tieGroup) bool) {
+		for i, j := 0, 0; i < nx || j < ny; {
+			var xk, yk int64
+			var g tieGroup
+			if i < nx {
+				xk, g.a = x(i)
+			}
+			if j < ny {
+				yk, g.b = y(j)
+			}
+			switch {
+			case j == ny || (i < nx && xk < yk):
+				g.b = 0
+				i++
+			case i == nx || yk < xk:
+				g.a = 0
+				j++
+			default:
+				i++
+				j++
+			}
+			if g.a+g.b > 0 && !yield(g) {
+				return
 			}
 		}
-		return out
 	}
-	xb, yb := x.Distribution(), y.Distribution()
-	i, j := 0, 0
-	for i < len(xb) || j < len(yb) {
-		var g tieGroup
-		switch {
-		case j == len(yb) || (i < len(xb) && xb[i].From < yb[j].From):
-			g.a = xb[i].Count
-			i++
-		case i == len(xb) || yb[j].From < xb[i].From:
-			g.b = yb[j].Count
-			j++
-		default:
-			g.a, g.b = xb[i].Count, yb[j].Count
-			i++
-			j++
-		}
-		if g.a+g.b > 0 {
-			out = append(out, g)
-		}
-	}
-	return out
 }
 
 // normalMW is P(U ≥ u) by the normal law with the variance corrected for
@@ -225,8 +218,11 @@ func normalMW(n1, n2, u, ties float64) float64 {
 		return 1 // every value tied
 	}
 	z := (u - n1*n2/2 - 0.5) / math.Sqrt(v)
-	return min(1, 0.5*math.Erfc(z/math.Sqrt2))
+	return min(1, normalTail(z))
 }
+
+// normalTail is P(Z ≥ z) for a standard normal Z.
+func normalTail(z float64) float64 { return 0.5 * math.Erfc(z/math.Sqrt2) }
 
 // exactMannWhitney is P(U ≥ u) when the scope's n1 values are a uniformly
 // random n1 of all the values, ties kept where they are. Dynamic
@@ -284,34 +280,16 @@ func exactMannWhitney(groups []tieGroup, n1, n2 int64, u float64) float64 {
 // one-sided p of x's values being greater than y's, and of their being
 // less, from two histograms' counts bucket by bucket, of one layout (any
 // same range of its buckets), holding nx and ny values: for a caller that
-// needs no percentile of either, and so no histogram. The normal
-// approximation is summed in one pass over the buckets and allocates
-// nothing; only the exact test (nx·ny ≤ 400, so at most 401 buckets in
-// use) lists the tie groups.
+// needs no percentile of either, and so no histogram.
 func MannWhitney(x, y []int64, nx, ny int64) (pGreater, pLess float64) {
 	if nx == 0 || ny == 0 || len(x) != len(y) {
 		return 1, 1
 	}
-	var u, below, ties float64 // x's U over y; y's is what it leaves of nx·ny
-	for i, a := range x {
-		b := y[i]
-		if a+b == 0 {
-			continue
-		}
-		u += float64(a) * (below + float64(b)/2)
-		below += float64(b)
-		t := float64(a + b)
-		ties += t*t*t - t
-	}
-	uy := float64(nx)*float64(ny) - u
-	if nx > exactMWCells/ny { // n·m > 400, without the product's overflow
+	exact := nx <= exactMWCells/ny // n·m ≤ 400, without the product's overflow
+	u, ties, groups := mwSums(countTies(x, y), exact)
+	uy := float64(nx)*float64(ny) - u // y's U over x
+	if !exact {
 		return normalMW(float64(nx), float64(ny), u, ties), normalMW(float64(ny), float64(nx), uy, ties)
-	}
-	groups := make([]tieGroup, 0, nx+ny)
-	for i, a := range x {
-		if b := y[i]; a+b > 0 {
-			groups = append(groups, tieGroup{a, b})
-		}
 	}
 	pGreater = exactMannWhitney(groups, nx, ny, u)
 	for i := range groups {

@@ -201,10 +201,8 @@ func bucketOf(tl *report.VantageSeries, b int) (n, failed int64) {
 // bucket ranges brs.
 func inBuckets(tl *report.VantageSeries, brs []bucketRange) (n, failed int64) {
 	for _, br := range brs {
-		lo, hi := max(br.lo, tl.First), min(br.hi, tl.First+len(tl.Requests))
-		for b := lo; b < hi; b++ {
-			n += tl.Requests[b-tl.First]
-			failed += tl.Failed[b-tl.First]
+		for b := max(br.lo, tl.First); b < min(br.hi, tl.First+len(tl.Requests)); b++ {
+			n, failed = n+tl.Requests[b-tl.First], failed+tl.Failed[b-tl.First]
 		}
 	}
 	return n, failed
@@ -260,15 +258,8 @@ func within(spans []span, from, to time.Time) time.Duration {
 	})
 	var d time.Duration
 	for ; i < len(spans) && spans[i].from.Before(to); i++ {
-		lo, hi := spans[i].from, spans[i].to
-		if from.After(lo) {
-			lo = from
-		}
-		if to.Before(hi) {
-			hi = to
-		}
-		if hi.After(lo) {
-			d += hi.Sub(lo)
+		if c := clip(spans[i], from, to); c.to.After(c.from) {
+			d += c.to.Sub(c.from)
 		}
 	}
 	return d
@@ -327,19 +318,24 @@ func union(iv []span) []span {
 	return out
 }
 
+// clip is the part of s from from up to to; empty (to not after from) when
+// they do not meet.
+func clip(s span, from, to time.Time) span {
+	if from.After(s.from) {
+		s.from = from
+	}
+	if to.Before(s.to) {
+		s.to = to
+	}
+	return s
+}
+
 // intersect is the time both a and b cover, each in order and apart.
 func intersect(a, b []span) []span {
 	var out []span
 	for i, j := 0, 0; i < len(a) && j < len(b); {
-		from, to := a[i].from, a[i].to
-		if b[j].from.After(from) {
-			from = b[j].from
-		}
-		if b[j].to.Before(to) {
-			to = b[j].to
-		}
-		if to.After(from) {
-			out = append(out, span{from, to})
+		if c := clip(a[i], b[j].from, b[j].to); c.to.After(c.from) {
+			out = append(out, c)
 		}
 		if a[i].to.Before(b[j].to) {
 			i++
@@ -384,21 +380,18 @@ func (j *judgement) vantages() {
 	for _, c := range pl.cases {
 		// Could the test be significant at all: every one of this
 		// vantage's requests failed, and none of the others'?
-		if stat.FisherGreater(c.n, c.n, 0, c.restN) < j.each {
+		if stat.FisherGreater(c.n, c.n, 0, c.restN) < j.level.Each {
 			pl.vs[c.vantage].decisive = true
 		}
-		name := j.r.Vantages[c.vantage].Name
-		t := fisher(report.TestVantage, "vantage "+vantageName(name)+": endpoint "+j.label(c.endpoint),
-			c.failed, c.n, c.restFailed, c.restN)
+		name, e := j.r.Vantages[c.vantage].Name, &j.r.Endpoints[c.endpoint]
+		t := atEndpoint(fisher(report.TestVantage, "vantage "+vantageName(name)+": endpoint "+j.label(c.endpoint),
+			c.failed, c.n, c.restFailed, c.restN), e)
 		// The p is of the test stratified by bucket (Zelen's exact test of a
 		// common odds ratio, as for repeats): runs of one vantage at
 		// different rates, or failures that came and went within the
 		// shared time, weigh each moment as it was, not pooled.
-		t.P = RepeatTest(c.strata).P
-		e := &j.r.Endpoints[c.endpoint]
-		t.Vantage, t.Address, t.Target, t.Family = name, e.Address, e.Target, e.Family
-		t = j.test(t)
-		if t.Significant {
+		t.P, t.Vantage = RepeatTest(c.strata).P, name
+		if t = j.test(t); t.Significant {
 			var others []string
 			for vj, v := range j.r.Vantages {
 				if vj != c.vantage && sharedRequests(&v, report.KeyOf(e), pl.vs[c.vantage].buckets) > 0 {
@@ -492,18 +485,16 @@ type vantageFinding struct {
 	others   []string
 }
 
-// vantageSentences say the vantage findings, one sentence per vantage:
-// "Only the runs from eu-west see ::1 fail: …".
-func (j *judgement) vantageSentences() []string {
+// vantageWords say the vantage findings, by vantage: in a few words for the
+// headline beside the suspects ("only eu-west sees ::1 fail"), and in one
+// sentence each for the summary ("Only the runs from eu-west see ::1 fail: …").
+func (j *judgement) vantageWords() (headline string, sentences []string) {
 	var order []string
 	by := map[string][]vantageFinding{}
 	for _, f := range j.vantageFind {
-		if _, ok := by[f.test.Vantage]; !ok {
-			order = append(order, f.test.Vantage)
-		}
-		by[f.test.Vantage] = append(by[f.test.Vantage], f)
+		order = appendTo(order, by, f.test.Vantage, f)
 	}
-	var out []string
+	var parts []string
 	for _, v := range order {
 		fs := by[v]
 		only := true
@@ -516,58 +507,22 @@ func (j *judgement) vantageSentences() []string {
 			if len(fs) == 1 {
 				prefix = ""
 			}
-			evidence = append(evidence, fmt.Sprintf("%s%d of %d failed from there (%s) against %d of %d from %s (%s), %s",
-				prefix, t.Failed, t.Requests, ci(t.Failed, t.Requests), t.RestFailed, t.RestTotal,
-				words.JoinAnd(words.CapItems(f.others, 4)), ciShort(t.RestFailed, t.RestTotal), words.PValue(t.P)))
+			evidence = append(evidence, prefix+against(t.Failed, t.Requests, " failed from there", t.RestFailed, t.RestTotal,
+				" from "+words.JoinAnd(words.CapItems(f.others, 4)), t.P))
 		}
-		from := "the runs from " + v
+		from, name, what := "the runs from "+v, v, words.JoinAnd(words.CapItems(labels, 4))
 		if v == "" {
-			from = vantageName(v)
+			from, name = vantageName(v), "the runs without a vantage"
 		}
 		lead := "Only " + from + " see " + words.JoinAnd(words.CapItems(labels, 8)) + " fail"
+		part := "only " + name + " sees " + what + " fail"
 		if !only {
 			lead = words.Capitalize(from) + " see " + words.JoinAnd(words.CapItems(labels, 8)) + " fail more than the other vantages do"
+			part = name + " sees " + what + " fail more"
 		}
-		out = append(out, lead+": "+strings.Join(evidence, "; ")+
-			". The vantage points reach "+itThem(len(labels))+" differently: a DNS or routing difference.")
+		parts = append(parts, part)
+		sentences = append(sentences, lead+": "+strings.Join(evidence, "; ")+
+			". The vantage points reach "+words.Agree(len(labels), "it", "them")+" differently: a DNS or routing difference.")
 	}
-	return out
-}
-
-func itThem(n int) string {
-	if n == 1 {
-		return "it"
-	}
-	return "them"
-}
-
-// vantageHeadline says the vantage findings in a few words, for the
-// headline beside the suspects: "only eu-west sees ::1 fail".
-func (j *judgement) vantageHeadline() string {
-	var order []string
-	by := map[string][]string{}
-	only := map[string]bool{}
-	for _, f := range j.vantageFind {
-		v := f.test.Vantage
-		if _, ok := by[v]; !ok {
-			order = append(order, v)
-			only[v] = true
-		}
-		by[v] = append(by[v], j.label(f.endpoint))
-		only[v] = only[v] && f.test.RestFailed == 0
-	}
-	var parts []string
-	for _, v := range order {
-		name := v
-		if v == "" {
-			name = "the runs without a vantage"
-		}
-		what := words.JoinAnd(words.CapItems(by[v], 4))
-		if only[v] {
-			parts = append(parts, "only "+name+" sees "+what+" fail")
-		} else {
-			parts = append(parts, name+" sees "+what+" fail more")
-		}
-	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; "), sentences
 }

@@ -65,17 +65,13 @@ func (j *judgement) clauses() []clause {
 	var order []string
 	byHow := map[string][]int{}
 	for _, i := range eps {
-		k := j.endpointHow(i)
-		if _, ok := byHow[k]; !ok {
-			order = append(order, k)
-		}
-		byHow[k] = append(byHow[k], i)
+		order = appendTo(order, byHow, j.endpointHow(i), i)
 	}
 	for _, k := range order {
 		out = append(out, j.endpointClause(byHow[k]))
 	}
 	conns := map[string][]int{} // address -> its endpoints with a connection finding
-	for _, i := range sortedKeys(j.connFind) {
+	for _, i := range slices.Sorted(maps.Keys(j.connFind)) {
 		a := r.Endpoints[i].Address
 		conns[a] = append(conns[a], i)
 	}
@@ -111,7 +107,7 @@ func (j *judgement) clauses() []clause {
 		}
 		out = append(out, c)
 	}
-	for _, i := range sortedKeys(j.connFind) {
+	for _, i := range slices.Sorted(maps.Keys(j.connFind)) {
 		a := r.Endpoints[i].Address
 		if _, ok := conns[a]; !ok {
 			continue
@@ -165,19 +161,60 @@ func (j *judgement) headline(cs []clause) (headline, summary string) {
 	return strings.Join(heads, "; "), strings.Join(sents, "; ") + "."
 }
 
+// suspect is a suspect of kind with s's counts and interval, how s failed,
+// and the p of the test that names it.
+func (j *judgement) suspect(kind string, s *report.Stats, p float64) report.Suspect {
+	_, ci95 := rateCI95(s.Failed, s.Requests)
+	return report.Suspect{Kind: kind, How: failureKinds(s, j.fail), Requests: s.Requests, Failed: s.Failed,
+		FailureRate: s.FailureRate, CI95: ci95, P: p}
+}
+
+// endpointSuspect is endpoint e as a suspect of kind.
+func (j *judgement) endpointSuspect(kind string, e *report.Endpoint, p float64) report.Suspect {
+	s := j.suspect(kind, &e.Stats, p)
+	s.Address, s.Family, s.Target = e.Address, e.Family, e.Target
+	return s
+}
+
 // suspectOf is endpoint i as an address suspect.
 func (j *judgement) suspectOf(i int, p float64) report.Suspect {
 	e := &j.r.Endpoints[i]
-	lo, hi := stat.Wilson(e.Failed, e.Requests)
-	s := report.Suspect{
-		Kind: report.SuspectEndpoint, How: j.endpointHow(i), Address: e.Address, Family: e.Family, Target: e.Target,
-		Requests: e.Requests, Failed: e.Failed, FailureRate: e.FailureRate,
-		CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}, P: p,
-	}
+	s := j.endpointSuspect(report.SuspectEndpoint, e, p)
+	s.How = j.endpointHow(i)
 	if a := j.agrees[e.Address]; len(a) > 0 {
 		s.Agrees = a[0]
 	}
 	return s
+}
+
+// addressClause starts the clause of address suspects eps: their labels as
+// its subject's items, and their suspects.
+func (j *judgement) addressClause(eps []int, how string) (c clause, labels []string) {
+	c.how = how
+	for _, i := range eps {
+		labels = append(labels, j.label(i))
+		c.suspects = append(c.suspects, j.suspectOf(i, j.endpoint[i]))
+	}
+	return c, words.CapItems(words.Dedupe(labels), 8)
+}
+
+// addressEvidence is what address suspects eps add to their evidence: the
+// header that agrees with them, and the windows they failed in.
+func (j *judgement) addressEvidence(eps []int) string {
+	var addrs []string
+	for _, i := range eps {
+		addrs = append(addrs, j.r.Endpoints[i].Address)
+	}
+	out := ""
+	if a := j.agreeWords(addrs); a != "" {
+		out += "; " + a
+	}
+	for _, i := range eps {
+		if w := j.windowFind[i]; w != nil {
+			out += "; " + j.label(i) + " " + j.windowWords(w)
+		}
+	}
+	return out
 }
 
 // endpointHow says how endpoint i fails, with its windows when its
@@ -185,7 +222,7 @@ func (j *judgement) suspectOf(i int, p float64) report.Suspect {
 func (j *judgement) endpointHow(i int) string {
 	how := failureKinds(&j.r.Endpoints[i].Stats, j.fail)
 	if w := j.windowFind[i]; w != nil {
-		how += fmt.Sprintf(" in %d window%s", w.count, words.Plural(int(w.count)))
+		how += fmt.Sprintf(" in %d window%s", len(w.windows), words.Plural(len(w.windows)))
 	}
 	return how
 }
@@ -200,27 +237,11 @@ func (j *judgement) familyClause(eps []int) clause {
 		other = "ipv6"
 	}
 	s, o := r.Families[bad], r.Families[other]
-	var labels, addrs []string
-	c := clause{}
-	for _, i := range eps {
-		labels = append(labels, j.label(i))
-		addrs = append(addrs, r.Endpoints[i].Address)
-		c.suspects = append(c.suspects, j.suspectOf(i, j.endpoint[i]))
-	}
-	c.subject = familyName(bad) + " (" + strings.Join(words.CapItems(words.Dedupe(labels), 8), ", ") + ")"
-	c.how = failureKinds(s, j.fail)
+	c, labels := j.addressClause(eps, failureKinds(s, j.fail))
+	c.subject = words.FamilyName(bad) + " (" + strings.Join(labels, ", ") + ")"
 	c.allFailures = o.Failed == 0 && s.Failed == r.Totals.Failed
-	c.evidence = fmt.Sprintf("%d of %d %s requests failed (%s) against %d of %d %s (%s), %s",
-		s.Failed, s.Requests, familyName(bad), ci(s.Failed, s.Requests), o.Failed, o.Requests, familyName(other),
-		ciShort(o.Failed, o.Requests), words.PValue(stat.FisherGreater(s.Failed, s.Requests, o.Failed, o.Requests)))
-	if a := j.agreeWords(addrs); a != "" {
-		c.evidence += "; " + a
-	}
-	for _, i := range eps {
-		if w := j.windowFind[i]; w != nil {
-			c.evidence += "; " + j.label(i) + " " + j.windowWords(w)
-		}
-	}
+	c.evidence = against(s.Failed, s.Requests, " "+words.FamilyName(bad)+" requests failed", o.Failed, o.Requests, " "+words.FamilyName(other),
+		stat.FisherGreater(s.Failed, s.Requests, o.Failed, o.Requests)) + j.addressEvidence(eps)
 	return c
 }
 
@@ -229,36 +250,27 @@ func (j *judgement) familyClause(eps []int) clause {
 func (j *judgement) endpointClause(eps []int) clause {
 	r := j.r
 	var failed, n int64
-	var targets, labels, addrs []string
-	minP := 1.0
-	c := clause{how: j.endpointHow(eps[0])}
+	var targets []string
+	minP, byFamily := 1.0, true
+	c, labels := j.addressClause(eps, j.endpointHow(eps[0]))
 	for _, i := range eps {
 		e := &r.Endpoints[i]
 		failed, n = failed+e.Failed, n+e.Requests
 		targets = append(targets, e.Target)
-		labels = append(labels, j.label(i))
-		addrs = append(addrs, e.Address)
 		minP = math.Min(minP, j.endpoint[i])
-		c.suspects = append(c.suspects, j.suspectOf(i, j.endpoint[i]))
+		_, ok := j.againstFamily[i]
+		byFamily = byFamily && ok
 	}
 	targets = words.Dedupe(targets)
 	restF, restN := r.Totals.Failed-failed, r.Totals.Requests-n
 	others := "on the other endpoints"
-	byFamily := true
-	for _, i := range eps {
-		_, ok := j.againstFamily[i]
-		byFamily = byFamily && ok
-	}
 	switch {
 	case byFamily:
 		// Named against the other family's addresses alone: say that.
 		restF, restN = 0, 0
 		for _, tg := range targets {
-			for _, k := range j.g.endpoints[tg] {
-				if o := &r.Endpoints[k]; o.Family != r.Endpoints[eps[0]].Family {
-					restF, restN = restF+o.Failed, restN+o.Requests
-				}
-			}
+			f, n := j.sumEndpoints(j.g.endpoints[tg], func(k int) bool { return r.Endpoints[k].Family != r.Endpoints[eps[0]].Family })
+			restF, restN = restF+f, restN+n
 		}
 		others = "on the other family's endpoints"
 	case len(j.g.targets) > 1:
@@ -275,24 +287,12 @@ func (j *judgement) endpointClause(eps []int) clause {
 	if byFamily && len(j.g.targets) > 1 {
 		others += " of the same URL" + map[bool]string{true: "", false: "s"}[len(targets) == 1]
 	}
-	c.subject = words.JoinAnd(words.CapItems(words.Dedupe(labels), 8))
-	if len(eps) > 1 {
-		c.how, c.plural = pluralVerbs(c.how), true
-	}
+	c.subject = words.JoinAnd(labels)
 	together := ""
 	if len(eps) > 1 {
-		together = "together "
+		c.how, c.plural, together = pluralVerbs(c.how), true, "together "
 	}
-	c.evidence = fmt.Sprintf("%s%d of %d requests failed (%s) against %d of %d %s (%s), %s",
-		together, failed, n, ci(failed, n), restF, restN, others, ciShort(restF, restN), words.PValue(minP))
-	if a := j.agreeWords(addrs); a != "" {
-		c.evidence += "; " + a
-	}
-	for _, i := range eps {
-		if w := j.windowFind[i]; w != nil {
-			c.evidence += "; " + j.label(i) + " " + j.windowWords(w)
-		}
-	}
+	c.evidence = together + against(failed, n, " requests failed", restF, restN, " "+others, minP) + j.addressEvidence(eps)
 	return c
 }
 
@@ -300,36 +300,26 @@ func (j *judgement) endpointClause(eps []int) clause {
 // the same addresses.
 func (j *judgement) groupClause(gf *groupFinding) clause {
 	g := gf.g
-	lo, hi := stat.Wilson(g.Failed, g.Requests)
-	s := report.Suspect{
-		Kind: report.SuspectGroup, How: failureKinds(&g.Stats, j.fail), Group: gf.name, Header: g.Header, Value: g.Value,
-		Addresses: gf.addrs, Requests: g.Requests, Failed: g.Failed, FailureRate: g.FailureRate,
-		CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}, P: gf.test.P,
-	}
-	where := ""
+	s := j.suspect(report.SuspectGroup, &g.Stats, gf.test.P)
+	s.Group, s.Header, s.Value, s.Addresses = gf.name, g.Header, g.Value, gf.addrs
+	where, onSame := "", " on the same addresses"
 	switch {
 	case gf.behind != "":
 		s.Address = gf.behind
 		if is := j.byAddr[gf.behind]; len(is) > 0 {
 			s.Family, s.Target = j.r.Endpoints[is[0]].Family, j.r.Endpoints[is[0]].Target
 		}
-		where = " behind " + gf.behind
+		where, onSame = " behind "+gf.behind, " on "+gf.behind
 	case len(gf.addrs) > 1:
 		where = " (through " + words.JoinAnd(words.CapItems(gf.addrs, 4)) + ")"
 	}
 	t := gf.test
-	onSame := " on the same addresses"
-	if gf.behind != "" {
-		onSame = " on " + gf.behind
-	}
 	if gf.sameTimes {
 		onSame += " at the same times"
 	}
 	return clause{
 		subject: gf.name + where, how: s.How,
-		evidence: fmt.Sprintf("%d of %d of its responses failed (%s) against %d of %d from the other values of %s%s (%s), %s",
-			t.Failed, t.Requests, ci(t.Failed, t.Requests), t.RestFailed, t.RestTotal, g.Header, onSame,
-			ciShort(t.RestFailed, t.RestTotal), words.PValue(t.P)),
+		evidence: against(t.Failed, t.Requests, " of its responses failed", t.RestFailed, t.RestTotal, " from the other values of "+g.Header+onSame, t.P),
 		suspects: []report.Suspect{s},
 	}
 }
@@ -339,13 +329,8 @@ func (j *judgement) groupClause(gf *groupFinding) clause {
 func (j *judgement) connClause(i int) clause {
 	e := &j.r.Endpoints[i]
 	f := j.connFind[i]
-	lo, hi := stat.Wilson(e.Failed, e.Requests)
-	s := report.Suspect{
-		Kind: report.SuspectConnections, How: failureKinds(&e.Stats, j.fail), Address: e.Address, Family: e.Family, Target: e.Target,
-		Requests: e.Requests, Failed: e.Failed, FailureRate: e.FailureRate,
-		CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}, P: f.moment.P,
-		Connections: f.all, FailingConnections: f.failing,
-	}
+	s := j.endpointSuspect(report.SuspectConnections, e, f.moment.P)
+	s.Connections, s.FailingConnections = f.all, f.failing
 	m := f.moment
 	return clause{
 		subject: "some connections of " + j.label(i), how: pluralVerbs(s.How), plural: true,
@@ -394,13 +379,10 @@ func failureKinds(s *report.Stats, fail report.FailStatus) string {
 		words string
 		n     int64
 	}
-	var statuses []string
+	statuses := failingStatuses(s.Status, fail)
 	var statusN int64
-	for _, k := range words.ByCount(s.Status) {
-		if code, err := strconv.Atoi(k); err == nil && fail.Fails(code) {
-			statuses = append(statuses, k)
-			statusN += s.Status[k]
-		}
+	for _, k := range statuses {
+		statusN += s.Status[k]
 	}
 	var kinds []kind
 	if len(statuses) > 0 {
@@ -425,6 +407,17 @@ func failureKinds(s *report.Stats, fail report.FailStatus) string {
 		words[i] = k.words
 	}
 	return strings.Join(words, " and ")
+}
+
+// failingStatuses are the statuses of status that fail, the most common first.
+func failingStatuses(status map[string]int64, fail report.FailStatus) []string {
+	var out []string
+	for _, k := range words.ByCount(status) {
+		if code, err := strconv.Atoi(k); err == nil && fail.Fails(code) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // okSummary says a run without failures, with the exact upper bound of the
@@ -487,20 +480,22 @@ func (j *judgement) spreadSummary() string {
 	r := j.r
 	tot := r.Totals
 	fams := words.SortedKeys(r.Families)
-	var tests []report.Test
+	// The smallest p of the tests of a place, and the evidence for the
+	// place that holds every failure: the smallest p of a test of it.
+	tests, minP, p := 0, 1.0, math.Inf(1)
 	for _, t := range j.tests {
 		switch t.Kind {
 		case report.TestFamily, report.TestTarget, report.TestEndpoint:
-			tests = append(tests, t)
+			tests++
+			minP = math.Min(minP, t.P)
+			if t.Failed == tot.Failed {
+				p = math.Min(p, t.P)
+			}
 		}
 	}
-	if len(tests) == 0 {
+	if tests == 0 {
 		return fmt.Sprintf("%d of %d requests failed (%s) on the only endpoint probed, %s: with no other address to compare it with, the failures cannot be pinned on one.",
 			tot.Failed, tot.Requests, ci(tot.Failed, tot.Requests), r.Endpoints[0].Address)
-	}
-	minP := 1.0
-	for _, t := range tests {
-		minP = math.Min(minP, t.P)
 	}
 	var eps, addrs, famsFailing, targets []string
 	for _, e := range r.Endpoints {
@@ -520,28 +515,20 @@ func (j *judgement) spreadSummary() string {
 			where = eps[0]
 		}
 	case len(fams) == 2 && len(famsFailing) == 1:
-		where = familyName(famsFailing[0]) + " (" + strings.Join(addrs, ", ") + ")"
+		where = words.FamilyName(famsFailing[0]) + " (" + strings.Join(addrs, ", ") + ")"
 	case len(j.g.targets) > 1 && len(targets) == 1:
 		where = targets[0]
-	}
-	// The evidence for that place: the smallest p of a test whose scope
-	// holds every failure.
-	p := math.Inf(1)
-	for _, t := range tests {
-		if t.Failed == tot.Failed {
-			p = math.Min(p, t.P)
-		}
 	}
 	if math.IsInf(p, 1) {
 		p = minP
 	}
-	if where != "" && p >= j.each {
+	if where != "" && p >= j.level.Each {
 		if tot.Failed == 1 {
 			return fmt.Sprintf("1 of %d requests failed, on %s, but a single failure cannot be attributed (%s, needs p<%s): run longer.",
-				tot.Requests, where, words.PValue(p), words.AlphaValue(j.each))
+				tot.Requests, where, words.PValue(p), words.AlphaValue(j.level.Each))
 		}
 		return fmt.Sprintf("%d of %d requests failed, all on %s, but too few requests to attribute them (%s, needs p<%s): run longer.",
-			tot.Failed, tot.Requests, where, words.PValue(p), words.AlphaValue(j.each))
+			tot.Failed, tot.Requests, where, words.PValue(p), words.AlphaValue(j.level.Each))
 	}
 	scopes := "address or family"
 	if len(j.g.targets) > 1 {
@@ -549,4 +536,38 @@ func (j *judgement) spreadSummary() string {
 	}
 	return fmt.Sprintf("Failures are spread: %d of %d requests failed (%s), and no %s fails significantly more than the rest (smallest %s).",
 		tot.Failed, tot.Requests, ci(tot.Failed, tot.Requests), scopes, words.PValue(minP))
+}
+
+// rateCI95 is k/n rounded as failure rates are, and its Wilson interval.
+func rateCI95(k, n int64) (float64, [2]float64) {
+	lo, hi := stat.Wilson(k, n)
+	return stat.Round(rate(k, n), 6), [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}
+}
+
+// rate is k/n, 0 without n.
+func rate(k, n int64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return float64(k) / float64(n)
+}
+
+// ci says a rate and its Wilson interval: "100%, 95% CI 89–100%".
+func ci(k, n int64) string {
+	lo, hi := stat.Wilson(k, n)
+	return words.PctRate(rate(k, n)) + ", 95% CI " + words.CIRange(lo, hi)
+}
+
+// against says failed of n against restFailed of restN as a test compares
+// them, what and rest following the counts: "3 of 10 requests failed (30%,
+// 95% CI 11–60%) against 0 of 10 on the others (0%, 0–28%), p=0.1".
+func against(failed, n int64, what string, restFailed, restN int64, rest string, p float64) string {
+	return fmt.Sprintf("%d of %d%s (%s) against %d of %d%s (%s), %s",
+		failed, n, what, ci(failed, n), restFailed, restN, rest, ciShort(restFailed, restN), words.PValue(p))
+}
+
+// ciShort says a rate and its interval without the words: "13%, 6.9–24%".
+func ciShort(k, n int64) string {
+	lo, hi := stat.Wilson(k, n)
+	return words.PctRate(rate(k, n)) + ", " + words.CIRange(lo, hi)
 }
