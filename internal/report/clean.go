@@ -3,182 +3,128 @@ package report
 // The clean methods of the document types: each cleans its own strings
 // and map keys (see cleanStrings).
 
+// cleanText cleans each of ss, keeping no newline (see cleanString).
+func cleanText(ss ...*string) {
+	for _, s := range ss {
+		cleanString(s, false)
+	}
+}
+
+// cleanEach cleans each element of s.
+func cleanEach[T any, P interface {
+	*T
+	clean()
+}](s []T) {
+	for i := range s {
+		P(&s[i]).clean()
+	}
+}
+
 func (x *Report) clean() {
-	cleanString(&x.Schema, false)
-	cleanString(&x.Version, false)
-	cleanString(&x.RunID, false)
-	cleanString(&x.Vantage, false)
+	cleanText(&x.Schema, &x.Version, &x.RunID, &x.Vantage, &x.ClientError, &x.NotProbed)
 	cleanAll(x.Command)
 	x.Plan.clean()
-	for i := range x.DNS {
-		x.DNS[i].clean()
-	}
+	cleanEach(x.DNS)
 	x.Totals.clean()
 	cleanKeyed(x.Families, func(v **Stats) {
 		if *v != nil {
 			(*v).clean()
 		}
 	})
-	for i := range x.Endpoints {
-		x.Endpoints[i].clean()
-	}
-	for i := range x.Fingerprints {
-		x.Fingerprints[i].clean()
-	}
+	cleanEach(x.Endpoints)
+	cleanEach(x.Fingerprints)
 	x.Timeline.clean()
 	x.Client.clean()
 	x.Verdict.clean()
-	for i := range x.Thresholds {
-		x.Thresholds[i].clean()
-	}
-	for i := range x.Groups {
-		x.Groups[i].clean()
-	}
-	cleanString(&x.ClientError, false)
-	for i := range x.Preflight {
-		x.Preflight[i].clean()
-	}
-	cleanString(&x.NotProbed, false)
-	for i := range x.Inputs {
-		x.Inputs[i].clean()
-	}
-	for i := range x.Vantages {
-		x.Vantages[i].clean()
-	}
+	cleanEach(x.Thresholds)
+	cleanEach(x.Groups)
+	cleanEach(x.Preflight)
+	cleanEach(x.Inputs)
+	cleanEach(x.Vantages)
 	cleanAll(x.Notes)
 }
 
 func (x *Plan) clean() {
-	cleanString(&x.HTTP, false)
-	cleanString(&x.FailStatus, false)
-	cleanString(&x.Only, false)
+	cleanText(&x.HTTP, &x.FailStatus, &x.Only)
 	cleanAll(x.GroupBy)
 }
 
 func (x *DNS) clean() {
-	cleanString(&x.Host, false)
-	cleanString(&x.Source, false)
+	cleanText(&x.Host, &x.Source, &x.Error, &x.Input)
 	cleanAll(x.Addresses)
-	cleanString(&x.Error, false)
-	for i := range x.Changes {
-		x.Changes[i].clean()
-	}
-	cleanString(&x.Input, false)
+	cleanEach(x.Changes)
 	if x.Missed != nil {
-		x.Missed.clean()
+		cleanText(&x.Missed.Error)
 	}
 }
 
 func (x *Stats) clean() {
 	cleanCounts(x.Status)
 	cleanCounts(x.Errors)
-	cleanString(&x.HDR, false)
+	cleanText(&x.HDR)
 }
 
 func (x *Endpoint) clean() {
 	x.Stats.clean()
-	cleanString(&x.Target, false)
-	cleanString(&x.Host, false)
-	cleanString(&x.Address, false)
-	cleanString(&x.Family, false)
-	for i := range x.DNSHistory {
-		x.DNSHistory[i].clean()
-	}
-	x.Phases.clean()
+	cleanText(&x.Target, &x.Host, &x.Address, &x.Family)
+	cleanEach(x.DNSHistory)
+	cleanText(&x.Phases.Connect.HDR, &x.Phases.TLS.HDR, &x.Phases.TTFB.HDR)
 	cleanKeyed[map[string]ConnStats](x.Connections, nil)
 	cleanCounts(x.AfterFailure)
-	for i := range x.Samples {
-		x.Samples[i].clean()
-	}
+	cleanEach(x.Samples)
 	if x.Trail != nil {
-		x.Trail.clean()
+		cleanEach(x.Trail.Requests)
 	}
 }
 
 func (x *Fingerprint) clean() {
-	cleanString(&x.Error, false)
-	cleanString(&x.Server, false)
-	cleanString(&x.BodyHash, false)
-	cleanString(&x.Producer, false)
+	cleanText(&x.Error, &x.Server, &x.BodyHash, &x.Producer)
 	cleanCounts(x.Addresses)
 	cleanString(&x.Body, true)
 }
 
 func (x *Timeline) clean() {
-	for i := range x.Series {
-		x.Series[i].clean()
-	}
-	for i := range x.Families {
-		x.Families[i].clean()
-	}
-	for i := range x.Groups {
-		x.Groups[i].clean()
-	}
+	cleanEach(x.Series)
+	cleanEach(x.Families)
+	cleanEach(x.Groups)
 }
 
 func (x *Client) clean() {
 	cleanAll(x.LocalAddresses)
-	cleanString(&x.PortSet, false)
+	cleanText(&x.PortSet)
 }
 
 func (x *Verdict) clean() {
-	cleanString(&x.Status, false)
-	cleanString(&x.Headline, false)
-	cleanString(&x.Summary, false)
-	for i := range x.Suspects {
-		x.Suspects[i].clean()
-	}
-	for i := range x.Tests {
-		x.Tests[i].clean()
-	}
+	cleanText(&x.Status, &x.Headline, &x.Summary)
+	cleanEach(x.Suspects)
+	cleanEach(x.Tests)
 	cleanAll(x.Notes)
-	for i := range x.Slow {
-		x.Slow[i].clean()
-	}
-	for i := range x.Vantages {
-		x.Vantages[i].clean()
-	}
+	cleanEach(x.Slow)
+	cleanEach(x.Vantages)
 }
 
-func (x *Threshold) clean() {
-	cleanString(&x.Name, false)
-	cleanString(&x.Scope, false)
-	cleanString(&x.Unit, false)
-	cleanString(&x.Status, false)
-}
+func (x *Threshold) clean() { cleanText(&x.Name, &x.Scope, &x.Unit, &x.Status) }
 
 func (x *Group) clean() {
-	cleanString(&x.Header, false)
-	cleanString(&x.Value, false)
+	cleanText(&x.Header, &x.Value)
 	x.Stats.clean()
 	cleanCounts(x.Addresses)
 	cleanCounts(x.FailedBy)
 }
 
 func (x *PreflightCheck) clean() {
-	cleanString(&x.Target, false)
-	cleanString(&x.Address, false)
-	cleanString(&x.Family, false)
-	cleanString(&x.ALPN, false)
-	cleanString(&x.Local, false)
-	cleanString(&x.Error, false)
-	cleanString(&x.Class, false)
+	cleanText(&x.Target, &x.Address, &x.Family, &x.ALPN, &x.Local, &x.Error, &x.Class)
 }
 
 func (x *Input) clean() {
-	cleanString(&x.File, false)
-	cleanString(&x.Version, false)
-	cleanString(&x.RunID, false)
-	cleanString(&x.Vantage, false)
+	cleanText(&x.File, &x.Version, &x.RunID, &x.Vantage)
 	cleanAll(x.Command)
 }
 
 func (x *VantageStats) clean() {
-	cleanString(&x.Name, false)
+	cleanText(&x.Name)
 	cleanKeyed[map[string]ConnStats](x.Families, nil)
-	for i := range x.Endpoints {
-		x.Endpoints[i].clean()
-	}
+	cleanEach(x.Endpoints)
 }
 
 func (x *DNSChange) clean() {
@@ -186,101 +132,30 @@ func (x *DNSChange) clean() {
 	cleanAll(x.Removed)
 }
 
-func (x *DNSMissed) clean() {
-	cleanString(&x.Error, false)
-}
-
-func (x *DNSEvent) clean() {
-	cleanString(&x.Event, false)
-}
-
-func (x *Phases) clean() {
-	x.Connect.clean()
-	x.TLS.clean()
-	x.TTFB.clean()
-}
+func (x *DNSEvent) clean() { cleanText(&x.Event) }
 
 func (x *Sample) clean() {
-	cleanString(&x.RequestID, false)
-	cleanString(&x.Error, false)
-	cleanString(&x.Class, false)
-	cleanString(&x.Local, false)
-	cleanString(&x.Remote, false)
-	cleanString(&x.Proto, false)
+	cleanText(&x.RequestID, &x.Error, &x.Class, &x.Local, &x.Remote, &x.Proto)
 	cleanKeyed(x.Headers, func(s *string) { cleanString(s, false) })
 	cleanString(&x.Body, true)
 }
 
-func (x *Trail) clean() {
-	for i := range x.Requests {
-		x.Requests[i].clean()
-	}
-}
-
-func (x *Series) clean() {
-	cleanString(&x.Address, false)
-	cleanString(&x.Target, false)
-}
-
-func (x *FamilySeries) clean() {
-	cleanString(&x.Family, false)
-}
-
-func (x *GroupSeries) clean() {
-	cleanString(&x.Header, false)
-	cleanString(&x.Value, false)
-}
+func (x *Series) clean()       { cleanText(&x.Address, &x.Target) }
+func (x *FamilySeries) clean() { cleanText(&x.Family) }
+func (x *GroupSeries) clean()  { cleanText(&x.Header, &x.Value) }
 
 func (x *Suspect) clean() {
-	cleanString(&x.Kind, false)
-	cleanString(&x.How, false)
-	cleanString(&x.Group, false)
-	cleanString(&x.Header, false)
-	cleanString(&x.Value, false)
-	cleanString(&x.Agrees, false)
+	cleanText(&x.Kind, &x.How, &x.Group, &x.Header, &x.Value, &x.Agrees, &x.Address, &x.Family, &x.Target)
 	cleanAll(x.Addresses)
-	cleanString(&x.Address, false)
-	cleanString(&x.Family, false)
-	cleanString(&x.Target, false)
 }
 
 func (x *Test) clean() {
-	cleanString(&x.Kind, false)
-	cleanString(&x.Scope, false)
-	cleanString(&x.Family, false)
-	cleanString(&x.Address, false)
-	cleanString(&x.Target, false)
-	cleanString(&x.Header, false)
-	cleanString(&x.Value, false)
-	cleanString(&x.Vantage, false)
+	cleanText(&x.Kind, &x.Scope, &x.Family, &x.Address, &x.Target, &x.Header, &x.Value, &x.Vantage)
 }
 
 func (x *SlowFinding) clean() {
-	cleanString(&x.Kind, false)
-	cleanString(&x.Scope, false)
-	cleanString(&x.Address, false)
-	cleanString(&x.Target, false)
-	cleanString(&x.Header, false)
-	cleanString(&x.Value, false)
-	x.SlowResult.clean()
+	cleanText(&x.Kind, &x.Scope, &x.Address, &x.Target, &x.Header, &x.Value, &x.Method, &x.Reason)
 }
 
-func (x *VantageEndpoint) clean() {
-	cleanString(&x.Target, false)
-	cleanString(&x.Address, false)
-	cleanString(&x.Family, false)
-}
-
-func (x *Phase) clean() {
-	cleanString(&x.HDR, false)
-}
-
-func (x *TrailRequest) clean() {
-	cleanString(&x.RequestID, false)
-	cleanString(&x.Class, false)
-}
-
-func (x *SlowResult) clean() {
-	cleanString(&x.Method, false)
-	cleanString(&x.Reason, false)
-}
+func (x *VantageEndpoint) clean() { cleanText(&x.Target, &x.Address, &x.Family) }
+func (x *TrailRequest) clean()    { cleanText(&x.RequestID, &x.Class) }
