@@ -179,14 +179,9 @@ func CheckSaved(r *Report) error {
 	if err := Validate(r); err != nil {
 		return fmt.Errorf("invalid report: %w", err)
 	}
-	errs, more := checkAddresses(r)
-	bad := func(format string, args ...any) {
-		if len(errs) < 3 {
-			errs = append(errs, fmt.Errorf(format, args...))
-		} else {
-			more++
-		}
-	}
+	f := &faults{}
+	bad := f.bad
+	checkAddresses(r, f)
 	stats := func(scope string, s *Stats) {
 		for k := range s.Status {
 			if c, err := strconv.Atoi(k); err != nil || c < 0 || c >= 1000 {
@@ -231,11 +226,37 @@ func CheckSaved(r *Report) error {
 	for _, e := range checkVantages(r) {
 		bad("%s", e)
 	}
-	return joinErrors(errs, more)
+	return f.err()
 }
 
-// badFunc records a fault of a saved report (see CheckSaved).
+// badFunc records a fault of a saved report (see faults).
 type badFunc func(format string, args ...any)
+
+// faults gathers a check's faults: the first 3, and how many more.
+type faults struct {
+	msgs []string
+	more int
+}
+
+func (f *faults) bad(format string, args ...any) {
+	if len(f.msgs) < 3 {
+		f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
+	} else {
+		f.more++
+	}
+}
+
+// err says the faults on one line, nil when there are none.
+func (f *faults) err() error {
+	if len(f.msgs) == 0 {
+		return nil
+	}
+	msgs := f.msgs
+	if f.more > 0 {
+		msgs = append(msgs, fmt.Sprintf("and %d more", f.more))
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
 
 // checkPlan checks a saved plan: the pace grain, the group-by headers and
 // the fail statuses.
@@ -458,25 +479,6 @@ func checkTimes(r *Report) []string {
 		order(fmt.Sprintf("inputs[%d]: ", i), in.StartedAt, in.EndedAt)
 	}
 	return errs
-}
-
-// joinErrors says errs on one line, the first three and how many more
-// (more, besides those past the first three of errs).
-func joinErrors(errs []error, more int) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	if len(errs) > 3 {
-		errs, more = errs[:3], more+len(errs)-3
-	}
-	msgs := make([]string, 0, 4)
-	for _, err := range errs {
-		msgs = append(msgs, err.Error())
-	}
-	if more > 0 {
-		msgs = append(msgs, fmt.Sprintf("and %d more", more))
-	}
-	return errors.New(strings.Join(msgs, "; "))
 }
 
 // checkGroupTimes says what is wrong with a saved group's time strata, ""

@@ -102,8 +102,8 @@ func cleanKeyed[M ~map[string]V, V any](m M, clean func(*V)) {
 // kinds and instances count by. The families are "ipv4" and "ipv6", an
 // endpoint's target is an http or https URL of its host and port, and a
 // run ID is one.
-func checkAddresses(r *Report) (errs []error, more int) {
-	c := &addrCheck{}
+func checkAddresses(r *Report, f *faults) {
+	c := addrCheck{f}
 	if !validRunID(r.RunID) {
 		c.bad("run_id: %q is not a run ID (8 to 64 lower-case hex digits)", Shown(r.RunID))
 	}
@@ -160,25 +160,13 @@ func checkAddresses(r *Report) (errs []error, more int) {
 			}
 		}
 	}
-	return c.errs, c.more
 }
 
-// addrCheck holds checkAddresses' faults: the first 3, and how many more.
-type addrCheck struct {
-	errs []error
-	more int
-}
-
-func (c *addrCheck) bad(format string, args ...any) {
-	if len(c.errs) < 3 {
-		c.errs = append(c.errs, fmt.Errorf(format, args...))
-	} else {
-		c.more++
-	}
-}
+// addrCheck records checkAddresses' faults.
+type addrCheck struct{ *faults }
 
 // addr refuses s, at where, unless it is an IP address.
-func (c *addrCheck) addr(where, s string) {
+func (c addrCheck) addr(where, s string) {
 	if _, err := parseAddr(s); err != nil {
 		c.bad("%s: %q is not an IP address", where, Shown(s))
 	}
@@ -186,7 +174,7 @@ func (c *addrCheck) addr(where, s string) {
 
 // addrPort refuses s, at where, unless it is empty or an IP address and
 // port.
-func (c *addrCheck) addrPort(where, s string) {
+func (c addrCheck) addrPort(where, s string) {
 	if ap, err := netip.ParseAddrPort(s); s != "" && (err != nil || !validZone(ap.Addr().Zone())) {
 		c.bad("%s: %q is not an IP address and port", where, Shown(s))
 	}
@@ -194,7 +182,7 @@ func (c *addrCheck) addrPort(where, s string) {
 
 // endpoint checks endpoint i: its address of its family, its target an
 // http or https URL of its host and port, its samples' addresses.
-func (c *addrCheck) endpoint(i int, e *Endpoint) {
+func (c addrCheck) endpoint(i int, e *Endpoint) {
 	where := fmt.Sprintf("endpoints[%d]", i)
 	a, err := parseAddr(e.Address)
 	if err != nil {
@@ -222,7 +210,7 @@ func (c *addrCheck) endpoint(i int, e *Endpoint) {
 // preflight checks the preflight's checks: at most one per endpoint, each
 // of an endpoint of the run, its address of its family, ok exactly when
 // it has no error, of a known class.
-func (c *addrCheck) preflight(r *Report) {
+func (c addrCheck) preflight(r *Report) {
 	endpoint := map[[2]string]bool{}
 	for i := range r.Endpoints {
 		endpoint[[2]string{r.Endpoints[i].Target, r.Endpoints[i].Address}] = true

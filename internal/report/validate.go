@@ -1,11 +1,9 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
-	"strings"
 )
 
 // Validate checks the invariants every pinprobe report holds: at every level
@@ -16,15 +14,8 @@ import (
 // timeline to its scope's requests, bucket by bucket. Reports read back from files (report, compare)
 // are refused when they break one; tests use it on everything they render.
 func Validate(r *Report) error {
-	var errs []string
-	more := 0 // past the first few, only counted: a forged report may break thousands
-	bad := func(format string, args ...any) {
-		if len(errs) < 3 {
-			errs = append(errs, fmt.Sprintf(format, args...))
-		} else {
-			more++
-		}
-	}
+	f := &faults{}
+	bad := f.bad
 	if r.Schema != Schema {
 		bad("schema %q: want %q", Shown(r.Schema), Schema)
 	}
@@ -36,13 +27,7 @@ func Validate(r *Report) error {
 	}
 	validateSeries(r, bad)
 	validateLatencies(r, bad)
-	if len(errs) == 0 {
-		return nil
-	}
-	if more > 0 {
-		errs = append(errs, fmt.Sprintf("and %d more", more))
-	}
-	return errors.New(strings.Join(errs, "; "))
+	return f.err()
 }
 
 // validateStats checks one scope's counts: requests == ok + failed, none
