@@ -268,10 +268,6 @@ func addHDR(h *hdr.Histogram, enc string, g *histGeometry) error {
 	return err
 }
 
-// AddHDR adds the counts of enc, a Stats.HDR string, to h, a histogram of
-// NewHist; h is left as it was when enc does not decode.
-func AddHDR(h *hdr.Histogram, enc string) error { return addHDR(h, enc, latencyGeometry) }
-
 // encodeHDR writes h, of layout g, as hdr's Encode does (the V2 compressed
 // encoding, base64), byte for byte, without allocating a compressor for
 // each histogram.
