@@ -133,36 +133,25 @@ func parseReport(data []byte, name string) (*Report, error) {
 func normalize(r *Report) {
 	for i := range r.Endpoints {
 		if c := r.Endpoints[i].Conns; c != nil {
-			if c.Moments == nil {
-				c.Moments = []MomentCounts{}
-			}
-			if c.Windows == nil {
-				c.Windows = []Window{}
-			}
-			if c.Sizes == nil {
-				c.Sizes = []MomentSize{}
-			}
+			orEmpty(&c.Moments)
+			orEmpty(&c.Windows)
+			orEmpty(&c.Sizes)
 		}
 	}
 	for i := range r.Groups {
-		if r.Groups[i].Times == nil {
-			r.Groups[i].Times = []TimeCounts{}
-		}
+		orEmpty(&r.Groups[i].Times)
 	}
 	v := &r.Verdict
-	for _, s := range []*[]Suspect{&v.Suspects} {
-		if *s == nil {
-			*s = []Suspect{}
-		}
-	}
-	if v.Tests == nil {
-		v.Tests = []Test{}
-	}
-	if v.Notes == nil {
-		v.Notes = []string{}
-	}
-	if v.Slow == nil {
-		v.Slow = []SlowFinding{}
+	orEmpty(&v.Suspects)
+	orEmpty(&v.Tests)
+	orEmpty(&v.Notes)
+	orEmpty(&v.Slow)
+}
+
+// orEmpty makes a nil *s empty.
+func orEmpty[T any](s *[]T) {
+	if *s == nil {
+		*s = []T{}
 	}
 }
 
