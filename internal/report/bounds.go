@@ -124,6 +124,13 @@ func keyedAll[V any](b *bounds, name string, m map[string]V, check func(V, *boun
 	})
 }
 
+// opt checks *p under name, when there is one.
+func opt[T any](b *bounds, name string, p *T, check func(*T, *bounds)) {
+	if p != nil {
+		b.in(name, func(b *bounds) { check(p, b) })
+	}
+}
+
 func eachCount[N ~int | ~int64](b *bounds, name string, s []N) {
 	all(b, name, s, func(n *N, b *bounds) { b.count("", int64(*n)) })
 }
@@ -153,9 +160,7 @@ func (x *Report) bound(b *bounds) {
 	b.in("verdict", x.Verdict.bound)
 	all(b, "thresholds", x.Thresholds, (*Threshold).bound)
 	all(b, "groups", x.Groups, (*Group).bound)
-	if x.Settled != nil {
-		b.in("settled", x.Settled.bound)
-	}
+	opt(b, "settled", x.Settled, (*Settled).bound)
 	all(b, "pauses", x.Pauses, (*Pause).bound)
 	all(b, "preflight", x.Preflight, (*PreflightCheck).bound)
 	all(b, "inputs", x.Inputs, (*Input).bound)
@@ -176,9 +181,7 @@ func (x *Plan) bound(b *bounds) {
 func (x *DNS) bound(b *bounds) {
 	all(b, "changes", x.Changes, (*DNSChange).bound)
 	b.count("looks", x.Looks)
-	if x.Missed != nil {
-		b.in("missed", x.Missed.bound)
-	}
+	opt(b, "missed", x.Missed, (*DNSMissed).bound)
 }
 
 func (x *Stats) bound(b *bounds) {
@@ -210,14 +213,10 @@ func (x *Endpoint) bound(b *bounds) {
 	all(b, "dns_history", x.DNSHistory, (*DNSEvent).bound)
 	b.in("phases_ms", x.Phases.bound)
 	keyedAll(b, "connections", x.Connections, ConnStats.bound)
-	if x.Conns != nil {
-		b.in("conns", x.Conns.bound)
-	}
+	opt(b, "conns", x.Conns, (*Conns).bound)
 	keyedCount(b, "after_failure", x.AfterFailure)
 	all(b, "samples", x.Samples, (*Sample).bound)
-	if x.Trail != nil {
-		b.in("trail", x.Trail.bound)
-	}
+	opt(b, "trail", x.Trail, (*Trail).bound)
 	all(b, "id_ranges", x.IDRanges, (*IDRange).bound)
 }
 
@@ -387,9 +386,7 @@ func (x *Trail) bound(b *bounds) {
 func (x *Series) bound(b *bounds) {
 	eachCount(b, "requests", x.Requests)
 	eachCount(b, "failed", x.Failed)
-	if x.Latency != nil {
-		b.in("latency", x.Latency.bound)
-	}
+	opt(b, "latency", x.Latency, (*Latencies).bound)
 }
 
 func (x *FamilySeries) bound(b *bounds) {
@@ -446,9 +443,7 @@ func (x *VantageEndpoint) bound(b *bounds) {
 	b.count("requests", x.Requests)
 	b.count("failed", x.Failed)
 	b.count("dropped", x.Dropped)
-	if x.Timeline != nil {
-		b.in("timeline", x.Timeline.bound)
-	}
+	opt(b, "timeline", x.Timeline, (*VantageSeries).bound)
 }
 
 func (x *Phase) bound(b *bounds) {

@@ -58,11 +58,11 @@ func checkHead(data []byte, name string) (int, error) {
 	if head.Revision == nil {
 		return 1, nil
 	}
-	rev, err := strconv.Atoi(string(*head.Revision))
-	if err != nil || rev < 1 {
-		return 0, fmt.Errorf("read report %s: revision %.20s: want a whole number from 1", name, Shown(string(*head.Revision)))
+	var rev Rev
+	if err := rev.UnmarshalJSON(*head.Revision); err != nil {
+		return 0, fmt.Errorf("read report %s: %w", name, err)
 	}
-	return rev, nil
+	return int(rev), nil
 }
 
 // Parse is Read of a report already read: data, from the file

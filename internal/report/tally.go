@@ -163,18 +163,15 @@ func (t *Tally) Stats(secs float64) Stats {
 // DecodeHDR decodes a Stats.HDR string: a latency histogram of pinprobe's
 // layout (any other is refused before it is allocated); reports written by
 // any pinprobe merge exactly.
-func DecodeHDR(s string) (*hdr.Histogram, error) {
-	h := NewHist()
-	if err := addHDR(h, s, latencyGeometry); err != nil {
-		return nil, err
-	}
-	return h, nil
-}
+func DecodeHDR(s string) (*hdr.Histogram, error) { return decodeHDR(NewHist(), s, latencyGeometry) }
 
 // DecodePhaseHDR decodes a Phase.HDR string, as DecodeHDR does.
 func DecodePhaseHDR(s string) (*hdr.Histogram, error) {
-	h := NewPhaseHist()
-	if err := addHDR(h, s, phaseGeometry); err != nil {
+	return decodeHDR(NewPhaseHist(), s, phaseGeometry)
+}
+
+func decodeHDR(h *hdr.Histogram, s string, g *histGeometry) (*hdr.Histogram, error) {
+	if err := addHDR(h, s, g); err != nil {
 		return nil, err
 	}
 	return h, nil
