@@ -360,11 +360,8 @@ func checkTimeline(tl *Timeline, bad badFunc) {
 	buckets := 0
 	for _, s := range tl.Series {
 		buckets = max(buckets, len(s.Requests))
-		for j := range min(len(s.Requests), len(s.Failed)) {
-			if s.Failed[j] > s.Requests[j] {
-				bad("timeline %s (%s): bucket %d: %d failed of %d requests", Shown(s.Address), Shown(s.Target), j, s.Failed[j], s.Requests[j])
-				break
-			}
+		if _, _, j := bucketSums(s.Requests, s.Failed); j >= 0 {
+			bad("timeline %s (%s): bucket %d: %d failed of %d requests", Shown(s.Address), Shown(s.Target), j, s.Failed[j], s.Requests[j])
 		}
 	}
 	if buckets > 0 {
@@ -385,7 +382,7 @@ func checkTimeline(tl *Timeline, bad badFunc) {
 // MaxLatencyEndpoints endpoints and MaxGroupSeries groups have one, and
 // every bucket lists bins below LatencyBins in increasing order, each with
 // a count of at least one (so a bucket holds at most LatencyBins of them).
-func checkLatencies(r *Report, bad func(string, ...any)) {
+func checkLatencies(r *Report, bad badFunc) {
 	tl := &r.Timeline
 	check := func(name string, l *Latencies) {
 		for i := range l.Bins {

@@ -120,17 +120,27 @@ func validateSeries(r *Report, bad badFunc) {
 					bad("timeline %s: %d request buckets, %d failure buckets", Shown(s.Address), len(s.Requests), len(s.Failed))
 					continue
 				}
-				var req, failed int64
-				for j := range s.Requests {
-					req += s.Requests[j]
-					failed += s.Failed[j]
-				}
+				req, failed, _ := bucketSums(s.Requests, s.Failed)
 				if s.Address != e.Address || req != e.Requests || failed != e.Failed {
 					bad("timeline %s: %d requests, %d failed; its endpoint %s has %d, %d", Shown(s.Address), req, failed, Shown(e.Address), e.Requests, e.Failed)
 				}
 			}
 		}
 	}
+}
+
+// bucketSums adds up a series' buckets of requests and failed (as many),
+// and finds the first that fails more than it holds (-1: none).
+func bucketSums(requests, failed []int64) (req, fail int64, over int) {
+	over = -1
+	for i := range min(len(requests), len(failed)) {
+		if failed[i] > requests[i] && over < 0 {
+			over = i
+		}
+		req += requests[i]
+		fail += failed[i]
+	}
+	return req, fail, over
 }
 
 func AddCounts(dst, src *Stats) {
@@ -162,7 +172,7 @@ func NonZero(m map[string]int64) map[string]int64 {
 // requests in each (an endpoint's, its family's endpoints', an instance
 // group's); a group series adds up to its group, and fails no more
 // requests in a bucket than it holds.
-func validateLatencies(r *Report, bad func(string, ...any)) {
+func validateLatencies(r *Report, bad badFunc) {
 	tl := &r.Timeline
 	n := 0
 	for _, s := range tl.Series {
@@ -218,7 +228,7 @@ func latencySums(l *Latencies, n int, want func(i int) int64) string {
 // family of the report, once, counting its endpoints' requests in each of
 // the n buckets (when every endpoint has its series; else the timeline is
 // refused before).
-func validateFamilyLatencies(r *Report, n int, seen map[string]bool, bad func(string, ...any)) {
+func validateFamilyLatencies(r *Report, n int, seen map[string]bool, bad badFunc) {
 	tl := &r.Timeline
 	famReq := map[string][]int64{}
 	if len(tl.Series) == len(r.Endpoints) {
@@ -254,7 +264,7 @@ func validateFamilyLatencies(r *Report, n int, seen map[string]bool, bad func(st
 // validateGroupLatencies checks the instance groups' series: each of a
 // group of the report, once, n buckets that fail no more than they hold
 // and add up to the group, its latency counting its requests.
-func validateGroupLatencies(r *Report, n int, seen map[string]bool, bad func(string, ...any)) {
+func validateGroupLatencies(r *Report, n int, seen map[string]bool, bad badFunc) {
 	tl := &r.Timeline
 	groups := make(map[groupKey]*Group, len(r.Groups))
 	for i := range r.Groups {

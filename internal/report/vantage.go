@@ -112,13 +112,9 @@ func checkVantageSeries(tl *VantageSeries, buckets int, requests, failed int64) 
 	case tl.First < 0 || tl.First > buckets || len(tl.Requests) > buckets-tl.First:
 		return fmt.Sprintf("buckets %d to %d of a timeline of %d", tl.First, tl.First+len(tl.Requests), buckets)
 	}
-	var req, fail int64
-	for k := range tl.Requests {
-		if tl.Requests[k] < 0 || tl.Failed[k] < 0 || tl.Failed[k] > tl.Requests[k] {
-			return fmt.Sprintf("bucket %d: %d failed of %d", tl.First+k, tl.Failed[k], tl.Requests[k])
-		}
-		req += tl.Requests[k]
-		fail += tl.Failed[k]
+	req, fail, k := bucketSums(tl.Requests, tl.Failed)
+	if k >= 0 {
+		return fmt.Sprintf("bucket %d: %d failed of %d", tl.First+k, tl.Failed[k], tl.Requests[k])
 	}
 	if req != requests || fail != failed {
 		return fmt.Sprintf("%d requests, %d failed; the endpoint has %d, %d", req, fail, requests, failed)
