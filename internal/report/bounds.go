@@ -135,9 +135,11 @@ func eachCount[N ~int | ~int64](b *bounds, name string, s []N) {
 	all(b, name, s, func(n *N, b *bounds) { b.count("", int64(*n)) })
 }
 
-func eachNumber(b *bounds, name string, s []float64) {
-	all(b, name, s, func(f *float64, b *bounds) { b.number("", *f) })
-}
+func eachNumber(b *bounds, name string, s []float64) { all(b, name, s, number) }
+
+// number and instant check one number or time, for opt and all.
+func number(f *float64, b *bounds) { b.number("", *f) }
+func instant(t *Time, b *bounds)   { b.time("", *t) }
 
 func keyedCount(b *bounds, name string, m map[string]int64) {
 	keyedAll(b, name, m, func(n int64, b *bounds) { b.count("", n) })
@@ -204,12 +206,8 @@ func (x *Stats) bound(b *bounds) {
 
 func (x *Endpoint) bound(b *bounds) {
 	x.Stats.bound(b)
-	if x.AddedAt != nil {
-		b.time("added_at", *x.AddedAt)
-	}
-	if x.RemovedAt != nil {
-		b.time("removed_at", *x.RemovedAt)
-	}
+	opt(b, "added_at", x.AddedAt, instant)
+	opt(b, "removed_at", x.RemovedAt, instant)
 	all(b, "dns_history", x.DNSHistory, (*DNSEvent).bound)
 	b.in("phases_ms", x.Phases.bound)
 	keyedAll(b, "connections", x.Connections, ConnStats.bound)
@@ -258,19 +256,13 @@ func (x *Verdict) bound(b *bounds) {
 
 func (x *Threshold) bound(b *bounds) {
 	b.number("limit", x.Limit)
-	if x.Value != nil {
-		b.number("value", *x.Value)
-	}
+	opt(b, "value", x.Value, number)
 	b.count("requests", x.Requests)
 	b.number("confidence", x.Confidence)
-	if x.Bound != nil {
-		b.number("bound", *x.Bound)
-	}
+	opt(b, "bound", x.Bound, number)
 	b.count("need_requests", x.NeedRequests)
 	b.secs("need_s", x.NeedS)
-	if x.SmallestFault != nil {
-		b.number("smallest_fault", *x.SmallestFault)
-	}
+	opt(b, "smallest_fault", x.SmallestFault, number)
 }
 
 func (x *Group) bound(b *bounds) {
