@@ -95,7 +95,7 @@ func cleanKeyed[M ~map[string]V, V any](m M, clean func(*V)) {
 	}
 }
 
-// checkAddresses refuses what must be an address and is not: an endpoint's
+// checkAddresses records in f what must be an address and is not: an endpoint's
 // address (of the family it is filed under), a timeline series that is not
 // its endpoint's, a sample's local and remote ip:port, the client's local
 // addresses, the DNS answers and changes, and the addresses that failure
