@@ -296,14 +296,16 @@ func overTimeSection(v *View) Section {
 // browser draws) and what the verdict found slower than the rest.
 func latencySection(v *View) Section {
 	s := Section{Heading: "Latency", ID: "latency", Nav: "Latency", Blocks: []Block{Figure{Kind: FigureLatency, V: v}}}
-	if len(v.Verdict.Slow) == 0 {
+	if len(v.r.Verdict.Slow) == 0 {
 		return s
 	}
 	tb := Table{Only: FormatHTML, Title: "Slower than the rest", Intro: "Latency significantly higher than the rest's (a one-sided Mann–Whitney test) and by enough to matter: at least 1.5× and 2 ms slower over at least a fifth of the percentiles. Slowness never fails a run.",
 		Cols: []Col{{Head: "Scope", Label: true}, {Head: "Against"}, {Head: "Median", Right: true}, {Head: "The rest's", Right: true}, {Head: "Ratio", Right: true},
 			{Head: "p99", Right: true}, {Head: "The rest's p99", Right: true}, {Head: "Percentiles ≥1.5× slower", Right: true}, {Head: "p"}}}
-	for _, r := range v.Verdict.Slow {
-		tb.Rows = append(tb.Rows, Row{Cells: []string{strings.TrimSpace(r.What + " " + r.Label + " " + r.URL), r.Against,
+	for i := range v.r.Verdict.Slow {
+		r := &v.r.Verdict.Slow[i]
+		what, label, url, against := v.slowScope(r)
+		tb.Rows = append(tb.Rows, Row{Cells: []string{strings.TrimSpace(what + " " + label + " " + url), against,
 			words.Latency(r.MedianMS, 1), words.Latency(r.RestMedianMS, 1), strconv.FormatFloat(r.Ratio, 'f', 1, 64) + "×",
 			words.Latency(r.P99MS, 1), words.Latency(r.RestP99MS, 1), words.PctRate(r.Share), words.PValue(r.P)}})
 	}
@@ -432,7 +434,7 @@ func dnsRepeats(v *View) bool {
 // latency columns: something was slower than the rest, or a failure was
 // an error (a timeout, a reset) rather than a status.
 func phasesTell(v *View) bool {
-	if len(v.Verdict.Slow) > 0 {
+	if len(v.r.Verdict.Slow) > 0 {
 		return true
 	}
 	for _, w := range v.Who {

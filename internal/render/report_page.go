@@ -142,7 +142,7 @@ func connectionsSection(v *View) Section {
 		tb := Table{Title: c.Label + ": " + c.Summary, Marks: true, Cols: cols, TextCap: connsTextCap,
 			More: "in the JSON and Markdown reports"}
 		for _, r := range c.Rows {
-			tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{strconv.Itoa(int(r.Port)), words.Clock(r.First.Time) + "–" + words.Clock(r.Last.Time),
+			tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{strconv.Itoa(int(r.LocalPort)), words.Clock(r.First.Time) + "–" + words.Clock(r.Last.Time),
 				utc(r.First), utc(r.Last), fmt.Sprintf("%d of %d", r.Failed, r.Requests)}})
 		}
 		if c.More > 0 {
@@ -361,20 +361,25 @@ func preflightSection(v *View) Section {
 // testsSection is every comparison the verdict made: an appendix of the
 // documents.
 func testsSection(v *View) Section {
-	if len(v.Tests) == 0 {
+	tests := v.r.Verdict.Tests
+	if len(tests) == 0 {
 		return Section{}
 	}
-	s := Section{ID: "tests", Nav: "Verdict tests", Heading: fmt.Sprintf("Appendix: how the verdict was reached (%d exact test%s)", len(v.Tests), words.Plural(len(v.Tests)))}
+	s := Section{ID: "tests", Nav: "Verdict tests", Heading: fmt.Sprintf("Appendix: how the verdict was reached (%d exact test%s)", len(tests), words.Plural(len(tests)))}
 	tb := Table{Only: documents, Cols: []Col{{Head: "Scope", Label: true}, {Head: "Failed", Right: true}, {Head: "Failure rate (95% CI)"},
 		{Head: "The rest failed", Right: true}, {Head: "p"}, {Head: "Significant"}}}
-	for _, t := range v.Tests {
-		sig := "no"
+	for _, t := range tests {
+		restRate, sig := 0.0, "no"
+		if t.RestTotal > 0 {
+			restRate = float64(t.RestFailed) / float64(t.RestTotal)
+		}
 		if t.Significant {
 			sig = "yes"
 		}
-		tb.Rows = append(tb.Rows, Row{Failing: t.Significant, Cells: []string{t.Scope, t.Failed, t.RateCI, t.Rest, t.P, sig}})
+		tb.Rows = append(tb.Rows, Row{Failing: t.Significant, Cells: []string{t.Scope, fmt.Sprintf("%d of %d", t.Failed, t.Requests),
+			rateCI(t.Failed, t.Requests, t.FailureRate), fmt.Sprintf("%d of %d (%s)", t.RestFailed, t.RestTotal, pct(restRate, t.RestTotal)), words.PValue(t.P), sig}})
 	}
-	s.Blocks = append(s.Blocks, Para{Only: documents, Text: v.TestsHow}, tb)
+	s.Blocks = append(s.Blocks, Para{Only: documents, Text: testsHow(v)}, tb)
 	return s
 }
 

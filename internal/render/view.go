@@ -41,9 +41,6 @@ type View struct {
 	// p50 and p99 per slice of the run.
 	OverTime OverTimeView
 	Samples  []SampleGroup
-	Tests    []TestRow
-	// TestsHow says how the tests were made.
-	TestsHow string
 	Gate     GateView
 	// Groups are the responses by instance header, one table per header.
 	Groups []GroupTable
@@ -78,7 +75,6 @@ type VerdictView struct {
 	// Notes are the further findings, in sentences: what the data cannot
 	// tell apart, latency, what was not judged.
 	Notes []string
-	Slow  []SlowRow
 	// Level says how sure the verdict is, as a sentence without its full
 	// stop: "A difference counts as significant when p is below 0.00007:
 	// 0.001 over the 14 tests made (Bonferroni)".
@@ -107,17 +103,6 @@ type SuspectRow struct {
 	P      string // "p<1e-9"
 }
 
-// SlowRow is a scope whose latency is significantly and materially higher
-// than the rest's: the finding, named.
-type SlowRow struct {
-	*report.SlowFinding
-	What  string // "address" or "instance"
-	Label string // "::1", "X-Served-By: gw-3"
-	URL   string // an address's URL, as SuspectRow.URL
-	// Against names the rest: "the other addresses of its URL".
-	Against string
-}
-
 // GroupTable is the groups of one instance header.
 type GroupTable struct {
 	Header string
@@ -128,15 +113,8 @@ type GroupTable struct {
 type ConnTable struct {
 	Label, Address, Target string
 	Summary                string // "3 of 13 connections failed"
-	Rows                   []ConnRow
+	Rows                   []*report.ConnRecord
 	More                   int // failing connections not listed (past MaxConnRecords)
-}
-
-// ConnRow is one failing connection: its record, and its client port,
-// which finds it in a gateway's log.
-type ConnRow struct {
-	*report.ConnRecord
-	Port uint16
 }
 
 // GateView is the release gate: every threshold check, and a summary.
@@ -298,16 +276,6 @@ type SampleRow struct {
 	HeaderLines []string // "Name: value", sorted, secrets redacted
 }
 
-// TestRow is one comparison the verdict made.
-type TestRow struct {
-	Scope       string
-	Failed      string // "3 of 40"
-	RateCI      string
-	Rest        string // "0 of 80 (0.0%)"
-	P           string
-	Significant bool
-}
-
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
 	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Vantage: vantageOf(r), short: report.ShortURLs(r)}
@@ -321,7 +289,6 @@ func NewView(r *report.Report) *View {
 	v.who(r)
 	v.timeline(r)
 	v.samples(r)
-	v.tests(r)
 	v.gate(r)
 	v.groups(r)
 	v.conns(r)
@@ -389,9 +356,6 @@ func (v *View) verdict(r *report.Report) {
 			row.Kind, row.What, row.Label = report.SuspectEndpoint, "address", s.Address
 		}
 		v.Verdict.Suspects = append(v.Verdict.Suspects, row)
-	}
-	for i := range vd.Slow {
-		v.Verdict.Slow = append(v.Verdict.Slow, v.slowRow(&vd.Slow[i]))
 	}
 }
 
@@ -475,19 +439,19 @@ func levelWords(l report.Level) string {
 	return w
 }
 
-// slowRow says a slow finding.
-func (v *View) slowRow(f *report.SlowFinding) SlowRow {
-	row := SlowRow{SlowFinding: f, Label: f.Scope, What: "scope", Against: "the rest"}
+// slowScope names a slow finding's scope ("address", "::1", its URL when
+// the run has several) and what it was compared with.
+func (v *View) slowScope(f *report.SlowFinding) (what, label, url, against string) {
 	switch f.Kind {
 	case report.TestGroup:
-		row.What, row.Label, row.Against = "instance", f.Header+": "+f.Value, "the other values of "+f.Header
+		return "instance", f.Header + ": " + f.Value, "", "the other values of " + f.Header
 	case report.TestEndpoint:
-		row.What, row.Label, row.Against = "address", f.Address, "the other addresses of its URL"
 		if v.MultiURL {
-			row.URL = v.short[f.Target]
+			url = v.short[f.Target]
 		}
+		return "address", f.Address, url, "the other addresses of its URL"
 	}
-	return row
+	return "scope", f.Scope, "", "the rest"
 }
 
 func (v *View) groups(r *report.Report) {
@@ -578,7 +542,7 @@ func (v *View) conns(r *report.Report) {
 			Summary: fmt.Sprintf("%d of %d connections failed", failing, all)}
 		for i := range e.Conns.Records {
 			if c := &e.Conns.Records[i]; c.Failed > 0 {
-				t.Rows = append(t.Rows, ConnRow{ConnRecord: c, Port: c.LocalPort})
+				t.Rows = append(t.Rows, c)
 			}
 		}
 		if e.Conns.Overflow.Failed > 0 {
@@ -1012,35 +976,23 @@ func headerBlock(rows []SampleRow) string {
 	return b.String()
 }
 
-func (v *View) tests(r *report.Report) {
-	v.TestsHow = "Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?)."
+// testsHow says how the verdict's tests were made.
+func testsHow(v *View) string {
+	how := "Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?)."
 	kinds := map[string]bool{}
-	for _, t := range r.Verdict.Tests {
+	for _, t := range v.r.Verdict.Tests {
 		kinds[t.Kind] = true
 	}
 	if kinds[report.TestGroup] {
-		v.TestsHow += " Inside the addresses, each instance (a value of an instance header) is compared with the other instances of its header the same way, and with the other instances on the same addresses (stratified by address): an instance whose responses are exactly an address's is that address."
+		how += " Inside the addresses, each instance (a value of an instance header) is compared with the other instances of its header the same way, and with the other instances on the same addresses (stratified by address): an instance whose responses are exactly an address's is that address."
 	}
 	if kinds[report.TestConnections] {
-		v.TestsHow += " The connections of an address are judged by whether a request that follows a failure on its own connection fails more often than one that follows successes only (a stratified exact test), and then whether that holds among requests sent at the same moment on different connections: failures that follow time fail every connection open then."
+		how += " The connections of an address are judged by whether a request that follows a failure on its own connection fails more often than one that follows successes only (a stratified exact test), and then whether that holds among requests sent at the same moment on different connections: failures that follow time fail every connection open then."
 	}
 	if l := v.Verdict.Level; l != "" {
-		v.TestsHow += " " + l + "."
+		how += " " + l + "."
 	}
-	for _, t := range r.Verdict.Tests {
-		restRate := 0.0
-		if t.RestTotal > 0 {
-			restRate = float64(t.RestFailed) / float64(t.RestTotal)
-		}
-		v.Tests = append(v.Tests, TestRow{
-			Scope:       t.Scope,
-			Failed:      fmt.Sprintf("%d of %d", t.Failed, t.Requests),
-			RateCI:      rateCI(t.Failed, t.Requests, t.FailureRate),
-			Rest:        fmt.Sprintf("%d of %d (%s)", t.RestFailed, t.RestTotal, pct(restRate, t.RestTotal)),
-			P:           words.PValue(t.P),
-			Significant: t.Significant,
-		})
-	}
+	return how
 }
 
 // newNotes is the verdict's notes as every format lists them: each once,

@@ -82,7 +82,7 @@ func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
 		for _, c := range v.Conns {
 			if c.Address == s.Address && (s.Target == "" || c.Target == s.Target) {
 				for _, r := range c.Rows {
-					ports[r.Port] = true
+					ports[r.LocalPort] = true
 				}
 			}
 		}
