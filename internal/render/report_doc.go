@@ -235,9 +235,7 @@ func gateSection(v *View) Section {
 	}
 	tb := Table{Marks: true, Cols: []Col{{Head: "Check"}, {Head: "Scope", Only: documents}, {Head: "Scope", Fit: true, Only: FormatText}, {Head: "Measured", Right: true},
 		{Head: "Shown", Right: true}, {Head: "Limit", Right: true}, {Head: "Result"}}}
-	for _, c := range g.Checks { // those that did not pass first (View.gate)
-		tb.Rows = append(tb.Rows, Row{Failing: !c.OK, Cells: []string{c.Name, c.Scope, strings.TrimSpace(c.Where + " " + c.WhereURL), c.Value, c.Bound, c.Limit, c.Result}})
-	}
+	tb.Rows = gateRows(v)
 	s.Blocks = append(s.Blocks, Para{Only: documents, Lead: g.Summary + ".", Text: why}, tb)
 	for _, p := range []string{g.Prove, g.Seen} {
 		if p != "" {

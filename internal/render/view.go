@@ -117,33 +117,19 @@ type ConnTable struct {
 	More                   int // failing connections not listed (past MaxConnRecords)
 }
 
-// GateView is the release gate: every threshold check, and a summary.
+// GateView is the release gate said in sentences (its checks: gateRows).
 type GateView struct {
 	// Summary is "" when no limit was set, else e.g. "FAILED: 2 of 9 checks
 	// breached, 1 not judged" or "passed: all 9 checks, each proven at 95%".
 	Summary string
 	Passed  bool
-	// Lines say each check that did not pass, then (in Checks) every check.
-	Lines  []string
-	Checks []ThresholdRow
+	// Lines say each check that did not pass.
+	Lines []string
 	// Prove says what run would prove the checks not proven ("" when
 	// every check was proven, breached or not judged); Seen says, for
 	// --fail-on-verdict, how large a fault of one address the run would
 	// have seen ("" without it).
 	Prove, Seen string
-}
-
-// ThresholdRow is one check.
-type ThresholdRow struct {
-	// Bound is what the scope is shown to stay within ("≤ 64%"), "-" when
-	// nothing is; Result the status in words ("passed", "not proven").
-	Name, Scope, Limit, Value, Bound, Result string
-	OK                                       bool
-	// Where is Scope said shortly: an endpoint by its address, "::1";
-	// "total", "family ipv6", "verdict" as they are. WhereURL is the
-	// endpoint's URL as short as tells it apart (ShortURL) when the run
-	// has several, else "".
-	Where, WhereURL string
 }
 
 // RunView is what ran, and when.
@@ -563,41 +549,50 @@ func (v *View) gate(r *report.Report) {
 	if len(r.Thresholds) == 0 {
 		return
 	}
-	where := map[string]*report.Endpoint{} // an endpoint's scope, as CheckLimits names it
-	for i := range r.Endpoints {
-		e := &r.Endpoints[i]
-		where["endpoint "+e.Address+" ("+e.Target+")"] = e
-	}
 	for i := range r.Thresholds {
 		t := &r.Thresholds[i]
-		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-",
-			Result: cmp.Or(report.ThresholdResult(t.Status), "-"), OK: t.OK, Where: t.Scope}
-		if e := where[t.Scope]; e != nil {
-			row.Where = e.Address
-			if v.MultiURL {
-				row.WhereURL = v.short[e.Target]
-			}
-		}
-		if t.Value != nil {
-			row.Value = thresholdValue(t, *t.Value)
-		}
-		if t.Bound != nil {
-			row.Bound = "≤ " + boundValue(t, *t.Bound)
-		}
 		if !t.OK {
 			v.Gate.Lines = append(v.Gate.Lines, thresholdWords(t))
 		}
 		if t.Name == "fail-on-verdict" && t.Value != nil {
 			v.Gate.Seen = seenWords(t, r)
 		}
-		v.Gate.Checks = append(v.Gate.Checks, row)
 	}
-	// The checks that did not pass first, each group in its order.
-	sort.SliceStable(v.Gate.Checks, func(i, j int) bool { return !v.Gate.Checks[i].OK && v.Gate.Checks[j].OK })
 	v.Gate.Passed, v.Gate.Summary = !report.Breached(r.Thresholds), report.GateSummary(r.Thresholds)
 	if !v.Gate.Passed {
 		v.Gate.Prove = proveWords(r.Thresholds, r.Plan)
 	}
+}
+
+// gateRows is a row per check, those that did not pass first; an
+// endpoint's scope is said shortly too, by its address (and URL).
+func gateRows(v *View) []Row {
+	where := map[string]*report.Endpoint{} // an endpoint's scope, as CheckLimits names it
+	for i := range v.r.Endpoints {
+		e := &v.r.Endpoints[i]
+		where["endpoint "+e.Address+" ("+e.Target+")"] = e
+	}
+	var rows []Row
+	for i := range v.r.Thresholds {
+		t := &v.r.Thresholds[i]
+		short, value, bound := t.Scope, "-", "-"
+		if e := where[t.Scope]; e != nil {
+			short = e.Address
+			if v.MultiURL {
+				short += " " + v.short[e.Target]
+			}
+		}
+		if t.Value != nil {
+			value = thresholdValue(t, *t.Value)
+		}
+		if t.Bound != nil {
+			bound = "≤ " + boundValue(t, *t.Bound)
+		}
+		rows = append(rows, Row{Failing: !t.OK, Cells: []string{t.Name, t.Scope, strings.TrimSpace(short), value, bound, thresholdValue(t, t.Limit),
+			cmp.Or(report.ThresholdResult(t.Status), "-")}})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Failing && !rows[j].Failing })
+	return rows
 }
 
 func (v *View) run(r *report.Report) {

@@ -170,8 +170,8 @@ func TestViewInside(t *testing.T) {
 		t.Errorf("run: settled %q, sent %q", v.Run.Settled, v.Run.Sent)
 	}
 	var order []bool
-	for _, c := range v.Gate.Checks {
-		order = append(order, c.OK)
+	for _, c := range gateRows(v) {
+		order = append(order, !c.Failing)
 	}
 	if i := slices.Index(order, true); i <= 0 || slices.Contains(order[i:], false) {
 		t.Errorf("gate checks OK in order %v; want the failing ones first", order)
