@@ -16,7 +16,7 @@ import (
 // query that finds them.
 func briefPage(v *View) *Page {
 	p := newReportPage(v)
-	p.Footer = "Everything else (DNS, every table, the timeline, every query): the same command without --brief. Written by pinprobe " + v.Run.Version + "; times are UTC."
+	p.Footer = "Everything else (DNS, every table, the timeline, every query): the same command without --brief. Written by pinprobe " + v.r.Version + "; times are UTC."
 	p.Top = keepBlocks(reportTop(v), func(b Block) bool { return b.only() == FormatText })
 	top := func(blk ...Block) { p.Top = append(p.Top, blk...) }
 	var notes []string // what there is to say when no suspect is named
@@ -36,9 +36,9 @@ func briefPage(v *View) *Page {
 	if g := v.Gate; g.Summary != "" {
 		top(gateLine(g, documents))
 	}
-	run := Section{Blocks: []Block{Para{Only: documents, Lead: "Run:", Text: fmt.Sprintf("%s → %s (%s, %s) · %s", v.Run.From, v.Run.To, runLength(&v.Run), v.Run.Ended, v.Run.Sent), Code: v.Run.Command}}}
+	run := Section{Blocks: []Block{Para{Only: documents, Lead: "Run:", Text: fmt.Sprintf("%s → %s (%s, %s) · %s", v.Run.From, v.Run.To, v.Run.Length, v.Run.Ended, v.Run.Sent), Code: v.Run.Command}}}
 	if v.r.Interrupted {
-		run.Blocks = append(run.Blocks, Para{Only: documents, Lead: "Interrupted after " + mdSecs(v.Run.DurationS) + ":", Text: "this report covers every request sent until then."})
+		run.Blocks = append(run.Blocks, Para{Only: documents, Lead: "Interrupted after " + mdSecs(v.r.DurationS) + ":", Text: "this report covers every request sent until then."})
 	}
 	whoS := whoSection(v.Who[:min(len(v.Who), topWho)]) // the first kinds of answer, on a terminal
 	whoS.Blocks = keepBlocks(whoS.Blocks, func(b Block) bool { return shows(b.only(), FormatText) })

@@ -19,7 +19,7 @@ import (
 func reportPage(v *View, terse bool) *Page {
 	p := newReportPage(v)
 	p.Top = reportTop(v)
-	p.Footer = "Written by pinprobe " + v.Run.Version + ". Times are UTC, from the clock of the machine that ran it."
+	p.Footer = "Written by pinprobe " + v.r.Version + ". Times are UTC, from the clock of the machine that ran it."
 	add := func(s ...Section) { p.Sections = append(p.Sections, s...) }
 	add(withBlocks(runSection(v), inputsSection(v).Blocks...), clientSection(v))
 	if !terse || !dnsRepeats(v) {
@@ -54,7 +54,7 @@ func reportPage(v *View, terse bool) *Page {
 // newReportPage is the title and HTML's header of a report's page.
 func newReportPage(v *View) *Page {
 	return &Page{Title: "pinprobe: " + v.Headline + " — " + v.Hosts, Bad: verdictTone(v.Verdict) == ToneBad,
-		Kicker: "pinprobe " + v.Run.Version + " · " + v.Hosts + " · " + v.Run.Started + " UTC",
+		Kicker: "pinprobe " + v.r.Version + " · " + v.Hosts + " · " + v.Run.Started + " UTC",
 		Badge:  strings.ToUpper(v.Verdict.Status), Heading: words.Capitalize(v.Headline), Tone: v.Verdict.Tone}
 }
 
@@ -114,7 +114,7 @@ func reportTop(v *View) []Block {
 		text(Para{Only: md, Text: "Queries to find these requests in the gateway's access logs are below, after the samples."})
 	}
 	if v.r.Interrupted {
-		text(Para{Only: documents, Tone: ToneBad, Lead: "Interrupted after " + mdSecs(run.DurationS) + ":", Text: "the run was stopped early; this report covers every request sent until then."})
+		text(Para{Only: documents, Tone: ToneBad, Lead: "Interrupted after " + mdSecs(v.r.DurationS) + ":", Text: "the run was stopped early; this report covers every request sent until then."})
 	}
 	if run.Settled != "" {
 		text(Para{Only: FormatHTML, Tone: ToneStrong, Lead: "Stopped early:", Text: run.Settled + "."})
@@ -183,7 +183,7 @@ func runParts(v *View) Parts {
 		planned = words.Num(r.Plan.Rate) + " req/s planned"
 	}
 	p := Parts{Only: FormatText, Lead: "pinprobe", Items: []string{
-		v.Run.Version,
+		v.r.Version,
 		v.Run.Started + " – " + clock(r.EndedAt.Time) + " UTC (" + v.Run.Took + ")",
 		planned + ", " + strconv.FormatFloat(t.RPS, 'f', 1, 64) + " achieved",
 		// One part, so that a line never begins with "0 dropped".
@@ -203,7 +203,7 @@ func runParts(v *View) Parts {
 func runSection(v *View) Section {
 	run := v.Run
 	items := []Item{
-		{Lead: "Window (UTC)", Text: fmt.Sprintf("%s → %s (%s, %s)", run.From, run.To, runLength(&run), run.Ended)},
+		{Lead: "Window (UTC)", Text: fmt.Sprintf("%s → %s (%s, %s)", run.From, run.To, run.Length, run.Ended)},
 		{Lead: "Sent", Text: run.Sent},
 	}
 	if run.Settled != "" {
@@ -213,7 +213,7 @@ func runSection(v *View) Section {
 	if v.Vantage != "" {
 		items = append(items, Item{Lead: "Vantage", Text: v.Vantage})
 	}
-	items = append(items, Item{Lead: "Tool", Text: "pinprobe " + run.Version + " — resolves every A/AAAA address of the host, pins one connection pool to each address (an endpoint) and sends each a steady request stream, so failures can be told apart by address. It never retries a request."})
+	items = append(items, Item{Lead: "Tool", Text: "pinprobe " + v.r.Version + " — resolves every A/AAAA address of the host, pins one connection pool to each address (an endpoint) and sends each a steady request stream, so failures can be told apart by address. It never retries a request."})
 	s := Section{Heading: "The run", ID: "run", Nav: "Run", Blocks: []Block{List{Only: documents, Items: items}}}
 	if run.Command != "" {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "Command (secrets redacted):"}, Code{Only: documents, Info: "sh", Text: run.Command})
@@ -382,15 +382,6 @@ func fingerprintWords(f *WhoRow) string {
 		addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
 	}
 	return s + " on " + strings.Join(addrs, ", ")
-}
-
-// runLength says how long the run took, in the documents' units: "12.5 s",
-// or for a merge of runs with gaps between them "16.0 s of runs over 21.0 s".
-func runLength(run *RunView) string {
-	if run.SpanS > 0 {
-		return mdSecs(run.DurationS) + " of runs over " + mdSecs(run.SpanS)
-	}
-	return mdSecs(run.DurationS)
 }
 
 // gateLine is the release gate in a paragraph for the top of a document:

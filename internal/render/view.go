@@ -134,16 +134,14 @@ type GateView struct {
 
 // RunView is what ran, and when.
 type RunView struct {
-	Version  string
 	From, To string // UTC, to the millisecond
 	Started  string // "2026-06-16 20:43:00": From to the second, for a heading
 	Seconds  string // how long it sent: "30.0s", Took's first figure
-	// DurationS is how long the run took, in seconds, and SpanS its
-	// window's own length when a merge's runs cover less of it (gaps
-	// between runs left out of DurationS; 0 otherwise).
-	DurationS, SpanS float64
-	Took             string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
-	Ended            string // "completed" or "interrupted"
+	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
+	// Length is how long it took in the documents' units: "12.5 s", or
+	// for a merge with gaps between its runs "16.0 s of runs over 21.0 s".
+	Length string
+	Ended  string // "completed" or "interrupted"
 	// Plan says the whole plan in a sentence: the rate, the concurrency,
 	// the duration, the timeout, the connections, what is a failure.
 	Plan string
@@ -604,15 +602,15 @@ func (v *View) run(r *report.Report) {
 	}
 	// A merge of runs with gaps between them covered less time than its
 	// window spans: both are said, so "21 s" of window and "16.0 s" agree.
-	span := 0.0
+	length := mdSecs(r.DurationS)
 	if s := r.EndedAt.Sub(r.StartedAt.Time).Seconds(); len(r.Inputs) > 0 && s-r.DurationS >= 0.5 {
-		span = s
-		took = fmt.Sprintf("%.1fs of runs, over a window of %.1fs", r.DurationS, span)
+		took = fmt.Sprintf("%.1fs of runs, over a window of %.1fs", r.DurationS, s)
+		length += " of runs over " + mdSecs(s)
 	}
 	t := &r.Totals
 	v.Run = RunView{
-		Version: r.Version, From: utc(r.StartedAt), To: utc(r.EndedAt), Started: stamp(r.StartedAt.Time),
-		Seconds: seconds, DurationS: r.DurationS, SpanS: span, Took: took, Ended: ended(r.Interrupted), Plan: planWords(&r.Plan), Command: shellJoin(r.Command),
+		From: utc(r.StartedAt), To: utc(r.EndedAt), Started: stamp(r.StartedAt.Time),
+		Seconds: seconds, Length: length, Took: took, Ended: ended(r.Interrupted), Plan: planWords(&r.Plan), Command: shellJoin(r.Command),
 	}
 	rps, eps := strconv.FormatFloat(t.RPS, 'f', 1, 64), fmt.Sprintf("%d endpoint%s", len(r.Endpoints), words.Plural(len(r.Endpoints)))
 	sent := fmt.Sprintf("%d request%s (%s/s) to %s; %d failed", t.Requests, words.Plural(int(t.Requests)), rps, eps, t.Failed)
