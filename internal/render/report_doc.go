@@ -356,32 +356,27 @@ func whoWords(who []WhoRow) string {
 	return strings.Join(out, "; ")
 }
 
-// whoPhrases says each of the first topWho kinds of failed answer.
+// whoPhrases says each of the first topWho kinds of failed answer: "20 ×
+// 502 from Azure Application Gateway (Server: …) on ::1".
 func whoPhrases(who []WhoRow) []string {
 	var out []string
-	for i := range who[:min(len(who), topWho)] {
-		out = append(out, fingerprintWords(&who[i]))
+	for _, f := range who[:min(len(who), topWho)] {
+		s := fmt.Sprintf("%d × %s", f.Count, f.What)
+		switch {
+		case f.Producer != "" && f.Server != "":
+			s += " from " + f.Producer + " (Server: " + f.Server + ")"
+		case f.Producer != "":
+			s += " from " + f.Producer
+		case f.Server != "":
+			s += " with Server: " + f.Server
+		}
+		addrs := words.ByCount(f.Addresses)
+		if len(addrs) > 3 {
+			addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
+		}
+		out = append(out, s+" on "+strings.Join(addrs, ", "))
 	}
 	return out
-}
-
-// fingerprintWords says one fingerprint in a phrase: "20 × 502 from Azure
-// Application Gateway (Server: …) on ::1".
-func fingerprintWords(f *WhoRow) string {
-	s := fmt.Sprintf("%d × %s", f.Count, f.What)
-	switch {
-	case f.Producer != "" && f.Server != "":
-		s += " from " + f.Producer + " (Server: " + f.Server + ")"
-	case f.Producer != "":
-		s += " from " + f.Producer
-	case f.Server != "":
-		s += " with Server: " + f.Server
-	}
-	addrs := words.ByCount(f.Addresses)
-	if len(addrs) > 3 {
-		addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
-	}
-	return s + " on " + strings.Join(addrs, ", ")
 }
 
 // gateLine is the release gate in a paragraph for the top of a document:

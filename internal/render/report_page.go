@@ -469,14 +469,6 @@ func withBlocks(s Section, blocks ...Block) Section {
 	return s
 }
 
-// ratePct is failed of n as a percentage to a tenth, "-" when n is 0.
-func ratePct(failed, n int64) string {
-	if n == 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(float64(failed)*100/float64(n), 'f', 1, 64) + "%"
-}
-
 // vantagesSection is what the runs from each place saw (--vantage), in a
 // merge of runs from several: a row per vantage, and under it a row per
 // address, marked where the verdict names the address from there.
@@ -494,7 +486,10 @@ func vantagesSection(v *View) Section {
 		{Head: "Family", Prio: 1}, {Head: "Requests", Right: true}, {Head: "Failed", Right: true},
 		{Right: true, Only: FormatText}, {Head: "Failure rate", Right: true, Only: documents}}}
 	row := func(failing bool, name, runs, label, family string, requests, failed int64) Row {
-		rate := ratePct(failed, requests)
+		rate := "-"
+		if requests > 0 {
+			rate = strconv.FormatFloat(float64(failed)*100/float64(requests), 'f', 1, 64) + "%"
+		}
 		return Row{Failing: failing, Cells: []string{name, runs, label, family,
 			strconv.FormatInt(requests, 10), strconv.FormatInt(failed, 10), rate, rate}}
 	}

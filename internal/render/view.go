@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -682,7 +683,11 @@ func (v *View) dns(r *report.Report) {
 		// The inputs of a merge that saw the same answer share one row,
 		// which names them: two identical lines named neither.
 		if d.Input != "" {
-			if i := sameDNS(v.DNS, &row); i >= 0 {
+			same := func(r DNSRow) bool {
+				return r.Inputs != nil && r.Host == row.Host && r.Source == row.Source && r.Addresses == row.Addresses && r.Failed == row.Failed &&
+					len(r.Changes)+len(row.Changes) == 0 && r.Missed+row.Missed == ""
+			}
+			if i := slices.IndexFunc(v.DNS, same); i >= 0 {
 				v.DNS[i].Inputs = append(v.DNS[i].Inputs, d.Input)
 				continue
 			}
@@ -699,19 +704,6 @@ func (v *View) dns(r *report.Report) {
 	}
 }
 
-// sameDNS is the index of the row of rows (of a merge's inputs) that says
-// what row says, -1 when none does.
-func sameDNS(rows []DNSRow, row *DNSRow) int {
-	for i := range rows {
-		r := &rows[i]
-		if r.Inputs != nil && r.Host == row.Host && r.Source == row.Source && r.Addresses == row.Addresses &&
-			r.Failed == row.Failed && len(r.Changes) == 0 && len(row.Changes) == 0 && r.Missed == "" && row.Missed == "" {
-			return i
-		}
-	}
-	return -1
-}
-
 // statsRow formats s under label.
 func statsRow(label string, s *report.Stats) StatsRow {
 	return StatsRow{
@@ -726,12 +718,8 @@ func statsRow(label string, s *report.Stats) StatsRow {
 // answers merges statuses and error classes, most first: "200×40 502×20 reset×3".
 func answers(s *report.Stats) string {
 	m := make(map[string]int64, len(s.Status)+len(s.Errors))
-	for k, n := range s.Status {
-		m[k] = n
-	}
-	for k, n := range s.Errors {
-		m[k] = n
-	}
+	maps.Copy(m, s.Status)
+	maps.Copy(m, s.Errors)
 	return counts(m, "×")
 }
 

@@ -106,7 +106,10 @@ func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
 			}
 			switch s.Kind {
 			case report.SuspectGroup:
-				if !hasHeader(row.HeaderLines, s.Header, s.Value) {
+				if !slices.ContainsFunc(row.HeaderLines, func(h string) bool {
+					n, val, ok := strings.Cut(h, ": ")
+					return ok && strings.EqualFold(n, s.Header) && val == s.Value
+				}) {
 					continue
 				}
 			case report.SuspectConnections:
@@ -196,16 +199,6 @@ func (v *View) portsCoverSuspects(ports []int) bool {
 		}
 	}
 	return true
-}
-
-// hasHeader says whether headers ("Name: value") hold name with value.
-func hasHeader(headers []string, name, value string) bool {
-	for _, h := range headers {
-		if n, val, ok := strings.Cut(h, ": "); ok && strings.EqualFold(n, name) && val == value {
-			return true
-		}
-	}
-	return false
 }
 
 // briefPorts is the most failing connections whose client ports a brief

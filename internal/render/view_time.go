@@ -232,13 +232,7 @@ func (b *timeBuilder) suspect(s *report.Suspect, kind, what, label, url string) 
 		b.quantiles(&scope, &g.Latency, most)
 	default:
 		key = epKey(s.Target, s.Address)
-		e := -1
-		for j := range r.Endpoints {
-			if r.Endpoints[j].Target == s.Target && r.Endpoints[j].Address == s.Address {
-				e = j
-				break
-			}
-		}
+		e := slices.IndexFunc(r.Endpoints, func(e report.Endpoint) bool { return e.Target == s.Target && e.Address == s.Address })
 		if e < 0 {
 			return
 		}
