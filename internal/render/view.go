@@ -13,95 +13,64 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// View is a report prepared for reading. Every renderer (text, Markdown,
-// HTML) shows these rows, labels and sentences and derives none of its own,
-// so the formats say the same thing; a new format is a new view of this.
+// View is a report prepared for reading: the rows, labels and sentences
+// every format shows, derived once.
 type View struct {
-	// r is the report the view was made of: a page builder reads the
-	// report's own fields there (the view holds what needs saying); the
+	// r is the report: a page builder reads its own fields there; the
 	// writers read only the page.
 	r *report.Report
-	// Fail is the run's --fail-status: which statuses count as failures.
-	Fail report.FailStatus
 	// Headline says the verdict in a few words: "failures concentrate on
 	// IPv6 (::1)". Hosts names the probed hosts, at most three.
 	Headline, Hosts string
-	// MultiURL is set when the run probed more than one URL: rows are then
-	// labelled by URL and address.
-	MultiURL bool
-	Verdict  VerdictView
-	Run      RunView
-	// Vantage is where a run was probed from (vantageOf).
-	Vantage  string
-	DNS      []DNSRow
-	Families []StatsRow // each family, then the total
-	Targets  []TargetView
-	Who      []WhoRow
-	Timeline TimelineView
-	// OverTime is each family and suspect over time: requests, failures,
-	// p50 and p99 per slice of the run.
-	OverTime OverTimeView
-	Samples  []SampleGroup
-	Gate     GateView
-	// Groups are the responses by instance header, one table per header.
-	Groups []GroupTable
-	// Conns lists, for each endpoint whose failures stick to connections,
-	// the connections that failed: their client ports find the instance in
-	// the gateway's logs.
+	MultiURL        bool // more than one URL: rows name URL and address
+	Verdict         VerdictView
+	Run             RunView
+	Vantage         string // where the run was probed from (vantageOf)
+	DNS             []DNSRow
+	Families        []StatsRow // each family, then the total
+	Targets         []TargetView
+	Who             []WhoRow
+	Timeline        TimelineView
+	OverTime        OverTimeView
+	Samples         []SampleGroup
+	Gate            GateView
+	Groups          []GroupTable // one table per instance header
+	// Conns are the failing connections of each endpoint whose failures
+	// stick to connections.
 	Conns []ConnTable
-	// Logs is what to look for in the gateway's logs, and the queries
-	// that find it.
-	Logs LogsView
-	// short is every target as short as tells it apart (report.ShortURLs).
-	short map[string]string
+	Logs  LogsView
+	short map[string]string // each target as short as tells it apart
 }
 
 // VerdictView is the verdict, said for reading.
 type VerdictView struct {
-	// Status is the verdict's status ("concentrated", "spread", "ok",
-	// "no-data"), "outage" for a verdict that says one, "unfinished" for
-	// an ok of a run whose abandoned requests never finished, "none" when
-	// the report has none.
+	// Status is the report's ("concentrated", "spread", "ok", "no-data"),
+	// or "outage", "unfinished" (an ok with abandoned requests), "none".
 	Status string
-	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
-	// or "" (none).
-	Tone string
-	// Line is the verdict in one line, for the top of a report: how many
-	// requests failed, and the headline when something failed: "63 of
-	// 150 requests failed (42.0%): IPv6 (::1) answers 502; …"; "" when the
-	// report has no verdict.
+	Tone   string // "bad", "warn", "good" or "" (none)
+	// Line is the verdict in one line: "63 of 150 requests failed (42.0%):
+	// IPv6 (::1) answers 502; …"; "" without a verdict.
 	Line     string
 	Summary  string
 	Suspects []SuspectRow
-	// Notes are the further findings, in sentences: what the data cannot
-	// tell apart, latency, what was not judged.
-	Notes []string
-	// Level says how sure the verdict is, as a sentence without its full
-	// stop: "A difference counts as significant when p is below 0.00007:
-	// 0.001 over the 14 tests made (Bonferroni)".
+	Notes    []string // the further findings, each once (newNotes)
+	// Level says how sure the verdict is, without a full stop: "A
+	// difference counts as significant when p is below 0.00007: …".
 	Level string
 }
 
 // SuspectRow is one suspect of the verdict, of any kind.
 type SuspectRow struct {
-	Kind string // SuspectEndpoint, SuspectGroup or SuspectConnections
-	// What says the kind in a word: "address", "instance" or
-	// "connections".
-	What string
-	// Label names the suspect: "::1", "X-Served-By: gw-3 behind
-	// 127.0.0.2", "connections of 127.0.0.2".
-	Label string
-	// URL is the address's URL as short as tells it apart, when the run
-	// has several; "" otherwise.
-	URL     string
+	Kind    string // SuspectEndpoint, SuspectGroup or SuspectConnections
+	What    string // "address", "instance" or "connections"
+	Label   string // "::1", "X-Served-By: gw-3 behind 127.0.0.2", "connections of 127.0.0.2"
+	URL     string // the address's short URL when the run has several
 	Address string // "" for an instance
 	Family  string // "IPv6"; "" for an instance
-	// How says how it fails and where: "answers 502", "answers 502, on
-	// 127.0.0.2 ×12", "3 of 13 connections failed".
-	How    string
-	Failed string // "12 of 12 failed"
-	RateCI string // "100.0% (76–100%)"
-	P      string // "p<1e-9"
+	How     string // "answers 502", "answers 502; on 127.0.0.2 ×12", …
+	Failed  string // "12 of 12 requests failed"
+	RateCI  string // "100.0% (76–100%)"
+	P       string // "p<1e-9"
 }
 
 // GroupTable is the groups of one instance header.
@@ -139,22 +108,13 @@ type RunView struct {
 	Started  string // "2026-06-16 20:43:00": From to the second, for a heading
 	Seconds  string // how long it sent: "30.0s", Took's first figure
 	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
-	// Length is how long it took in the documents' units: "12.5 s", or
-	// for a merge with gaps between its runs "16.0 s of runs over 21.0 s".
-	Length string
-	Ended  string // "completed" or "interrupted"
-	// Plan says the whole plan in a sentence: the rate, the concurrency,
-	// the duration, the timeout, the connections, what is a failure.
-	Plan string
-	// Sent says what was sent in a sentence: "150 requests (30.0/s) to 3
-	// endpoints; 62 failed", and what was dropped or could not be sent.
-	Sent string
-	// Settled says that --until-verdict stopped the run early, and when;
-	// "" when it did not.
-	Settled string
-	// Pauses say each stretch in which pinprobe did not run, after the
-	// word PAUSED: "3.0s at 20:43:05 UTC: 6000 requests due then not sent
-	// (pinprobe did not run: …)".
+	Length   string // "12.5 s", or for a merge with gaps "16.0 s of runs over 21.0 s"
+	Ended    string // "completed" or "interrupted"
+	Plan     string // the whole plan in a sentence (planWords)
+	Sent     string // "150 requests (30.0/s) to 3 endpoints; 62 failed", and what was not sent
+	Settled  string // when --until-verdict stopped the run early; ""
+	// Pauses say each stretch in which pinprobe did not run: "3.0s at
+	// 20:43:05 UTC: 6000 requests due then not sent (…)".
 	Pauses  []string
 	Command string // shell-quoted, secrets redacted
 }
@@ -163,20 +123,14 @@ type RunView struct {
 type DNSRow struct {
 	Host   string // host:port
 	Source string
-	// Inputs name the inputs of a merged report that resolved the host
-	// so, one row for all those whose answers are the same; nil in a
-	// single run's report.
-	Inputs []string
-	// Where says Source and Inputs as a parenthesis says them: "system",
-	// "demo, in a.json and b.json".
+	// Inputs are the inputs of a merge that got this same answer; nil in
+	// one run's report. Where says both: "demo, in a.json and b.json".
+	Inputs    []string
 	Where     string
 	Addresses string // or "no addresses: why"
 	Failed    bool
 	Changes   []DNSChangeRow
-	// Missed says which looks of --re-resolve got no addresses in time:
-	// "2 of 19 looks got no addresses in time, 20:43:09–20:43:10 UTC (timed
-	// out): a change then went unseen"; "" when none missed.
-	Missed string
+	Missed    string // the looks of --re-resolve that got no addresses in time; ""
 }
 
 // DNSChangeRow is one change of a host's addresses.
@@ -187,25 +141,19 @@ type DNSChangeRow struct {
 
 // StatsRow is one scope's tallies, formatted.
 type StatsRow struct {
-	// Stats are the numbers the row formats, for charts; nil in a row
-	// made of no scope.
-	Stats   *report.Stats
-	Label   string // the family, the address, or "total"
-	Family  string // "IPv4", "IPv6"
-	Failing bool   // some request failed
-	Suspect bool   // named by the verdict
-	// Tag says why a suspect row is one, in a word or two: "suspect",
-	// "failing connections"; "" for other rows.
-	Tag      string
-	Count    string // endpoints in a family row
-	Answers  string // statuses and error classes, most first: "200×40 502×20 reset×3"
+	Stats    *report.Stats // the numbers the row formats
+	Label    string        // the family, the address, the value or "total"
+	Family   string        // "IPv4", "IPv6"
+	Failing  bool          // some request failed
+	Suspect  bool          // named by the verdict
+	Tag      string        // why a suspect is one: "suspect", "failing connections"
+	Count    string        // endpoints in a family row
+	Answers  string        // statuses and error classes, most first: "200×40 502×20 reset×3"
 	P50, P99 string
 	Max      string
 	Note     string // an endpoint's DNS changes, what the verdict says of it
-	// Where is a group's addresses, those its responses came from:
-	// "127.0.0.2 ×12".
-	Where   string
-	DNSNote string // "appeared in DNS at 20:43:05.250", "left DNS at …, not probed after"
+	Where    string // a group's addresses: "127.0.0.2 ×12"
+	DNSNote  string // "appeared in DNS at 20:43:05.250", "left DNS at …, not probed after"
 }
 
 // TargetView is one URL's endpoints.
@@ -231,14 +179,11 @@ type TimelineView struct {
 
 // SeriesRow is one endpoint's requests and failures per bucket.
 type SeriesRow struct {
-	Label, Target string
-	// Full is Label with the URL too when the run has several.
-	Full    string
-	Failing bool
-	Suspect bool // the verdict names the endpoint or its connections
-	// Added and Removed are when the address appeared in DNS and left
-	// it for good during the run; nil when it did not.
-	Added, Removed    *report.Time
+	Label, Target     string
+	Full              string // Label with the URL too when the run has several
+	Failing           bool
+	Suspect           bool         // the verdict names the endpoint or its connections
+	Added, Removed    *report.Time // when it came into DNS, left it for good; nil
 	Requests, Failed  []int64
 	TotalN, TotalFail int64
 }
@@ -253,17 +198,16 @@ type SampleGroup struct {
 // view says of it.
 type SampleRow struct {
 	*report.Sample
-	Result string // status, or error class: raw text, for a code block
-	Remote string // the sample's, else its endpoint's address and port
-	Conn   string // "new", "reused" or "none"
-	// Correlation lists the response's own correlation IDs, "Name: value".
-	Correlation []string
+	Result      string   // status, or error class: raw text, for a code block
+	Remote      string   // the sample's, else its endpoint's address and port
+	Conn        string   // "new", "reused" or "none"
+	Correlation []string // the response's own correlation IDs, "Name: value"
 	HeaderLines []string // "Name: value", sorted, secrets redacted
 }
 
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
-	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Vantage: vantageOf(r), short: report.ShortURLs(r)}
+	v := &View{r: r, Hosts: titleHosts(r), Headline: headlineOf(r), Vantage: vantageOf(r), short: report.ShortURLs(r)}
 	targets := report.TargetsOf(r)
 	v.MultiURL = len(targets) > 1
 	v.verdict(r)
