@@ -23,12 +23,9 @@ func briefPage(v *View) *Page {
 	if len(v.Verdict.Suspects) == 0 {
 		notes = v.Verdict.Notes
 	}
-	for _, n := range notes {
-		top(Para{Only: FormatText, Text: n, Note: true})
-	}
 	top(Para{Only: documents, Lead: "Verdict: " + v.Verdict.Status + ".", Text: v.Verdict.Summary})
 	for _, n := range notes {
-		top(Para{Only: documents, Text: n})
+		top(Para{Only: FormatText, Text: n, Note: true}, Para{Only: documents, Text: n})
 	}
 	if len(v.Who) > 0 {
 		top(Para{Only: documents, Lead: "Who answered:", Text: whoWords(v.Who) + "."})

@@ -151,23 +151,19 @@ func htmlTop(v *View) []Block {
 		top = append(top, l)
 	}
 	if len(st.Notes) > 0 {
-		l := List{Only: h, Title: "Also found"}
-		for _, n := range st.Notes {
-			l.Items = append(l.Items, Item{Text: n})
-		}
+		l := bullets(st.Notes, 0)
+		l.Only, l.Title = h, "Also found"
 		top = append(top, l)
 	}
 	if g := v.Gate; g.Summary != "" {
 		top = append(top, gateLine(g, h))
 	}
-	if len(v.Who) > 0 {
-		l := List{Only: h, Title: "Who answered the failures"}
-		for _, w := range whoPhrases(v.Who) {
-			l.Items = append(l.Items, Item{Text: w})
-		}
+	if who := whoPhrases(v.Who); len(who) > 0 {
 		if len(v.Who) > topWho {
-			l.Items = append(l.Items, Item{Text: fmt.Sprintf("%d kinds in all, below", len(v.Who))})
+			who = append(who, fmt.Sprintf("%d kinds in all, below", len(v.Who)))
 		}
+		l := bullets(who, 0)
+		l.Only, l.Title = h, "Who answered the failures"
 		top = append(top, l)
 	}
 	return top

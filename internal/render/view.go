@@ -363,9 +363,8 @@ func levelWords(l report.Level) string {
 		}
 		alpha += " (" + looks + ")"
 	}
-	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d finding%s the verdict could make (Bonferroni)",
+	return fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d finding%s the verdict could make (Bonferroni)",
 		words.AlphaValue(l.Each), alpha, l.Tests, words.Plural(l.Tests))
-	return w
 }
 
 // slowScope names a slow finding's scope ("address", "::1", its URL when
