@@ -9,11 +9,9 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// briefPage is the report of --brief, one screen of it: the full report's
-// top with the verdict's notes that matter when it names no suspect, the
-// families, the suspects, who answered (on a terminal; the documents say
-// it in their quote), one failed request of each suspect and the log
-// query that finds them.
+// briefPage is the report of --brief, one screen: the full report's top,
+// the families, the suspects, who answered, one failed request of each
+// suspect and the log query that finds them.
 func briefPage(v *View) *Page {
 	p := newReportPage(v)
 	p.Footer = "Everything else (DNS, every table, the timeline, every query): the same command without --brief. Written by pinprobe " + v.r.Version + "; times are UTC."

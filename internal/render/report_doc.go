@@ -9,13 +9,9 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// reportPage is the whole report as a page, in the order every format
-// shows it: what it found first, then what ran, where the failures are,
-// who answered them, when, a sample of them, the release gate, and (the
-// documents' appendices) the log queries, every test and every header.
-// A terse page is a terminal's default, unless --detail: the answer first
-// and last, without the statistics (the documents and JSON carry them) and
-// the blocks that say little in the run at hand (dnsRepeats, phasesTell).
+// reportPage is the whole report as a page, in every format's order. A
+// terse page (a terminal's default) leaves out the statistics and the
+// blocks that say little in the run at hand (dnsRepeats, phasesTell).
 func reportPage(v *View, terse bool) *Page {
 	p := newReportPage(v)
 	p.Top = reportTop(v)
@@ -241,10 +237,8 @@ func gateSection(v *View) Section {
 	return s
 }
 
-// verdictSection is the whole verdict with its evidence, last on a
-// terminal (the documents quote it first). Terse, a concentrated verdict
-// is its line, which names every suspect: the statistics of its evidence
-// are --detail's.
+// verdictSection is the whole verdict, last on a terminal; terse, a
+// concentrated verdict is its line, which names every suspect.
 func verdictSection(v *View, terse bool) Section {
 	st := v.Verdict
 	text := st.Summary

@@ -15,10 +15,8 @@ import (
 // format; the writers of the report call them in their order while the
 // rest of the report moves here.
 
-// statsCols are the columns of a StatsRow after the leading ones: a
-// terminal shows the rate and the answers in one list and drops the
-// latencies, the maximum and an all-zero Dropped first; the documents
-// show the rate's interval, and statuses and errors apart.
+// statsCols are the columns of a StatsRow after the leading ones: the
+// documents show the rate's interval, and statuses and errors apart.
 var statsCols = []Col{
 	{Head: "Requests", Right: true},
 	{Head: "Failed", Right: true},
@@ -191,10 +189,8 @@ func phasesSection(v *View) Section {
 	return s
 }
 
-// whoSection groups the failures by what came back: the status (or the
-// error class), the Server header and a hash of the body; a terminal says
-// each in a line, the documents add a table and the first bytes of each
-// body.
+// whoSection groups the failures by what came back: a line each on a
+// terminal; a table and the first bytes of each body in the documents.
 func whoSection(who []WhoRow) Section {
 	s := Section{Heading: "Who answered the failures", ID: "who", Nav: "Who answered"}
 	if len(who) == 0 {
@@ -323,9 +319,7 @@ func headersSection(v *View) Section {
 }
 
 // preflightSection is the endpoints that failed to connect before the
-// load (every endpoint when none could be probed), each with its error:
-// whole under the table on a terminal (it does not fit a column), in a
-// column in the documents.
+// load (every endpoint when none could be probed), with their errors.
 func preflightSection(v *View) Section {
 	s := Section{Heading: "Preflight", ID: "preflight", Nav: "Preflight", Aside: "the endpoints that failed to connect before the load"}
 	intro := "The endpoints that failed to connect before the load (a TCP connect, and the TLS handshake for https):"

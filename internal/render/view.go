@@ -347,9 +347,7 @@ func verdictLine(r *report.Report) string {
 }
 
 // levelWords says a verdict's level: "a difference counts as significant
-// when p is below 0.000083: 0.001 split over the 12 findings the verdict
-// could make (Bonferroni)", and the looks of --until-verdict it was shared
-// with; "" for a verdict without one.
+// when p is below 0.000083: 0.001 split over …"; "" without one.
 func levelWords(l report.Level) string {
 	if l.Alpha <= 0 {
 		return ""
