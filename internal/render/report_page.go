@@ -66,12 +66,9 @@ func endpointsSection(v *View) Section {
 	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "An endpoint is one URL pinned to one of its host's addresses."})
 	// Every URL's table has the same columns, a terminal lays them out as
 	// one: a Note column in all when a row of any has a note.
-	notes := false
-	for _, tv := range v.Targets {
-		for _, e := range tv.Rows {
-			notes = notes || e.Note != ""
-		}
-	}
+	notes := slices.ContainsFunc(v.Targets, func(tv TargetView) bool {
+		return slices.ContainsFunc(tv.Rows, func(e StatsRow) bool { return e.Note != "" })
+	})
 	cols := append([]Col{{Head: "Address", Label: true}, {Head: "Family", Prio: 1}}, statsCols...)
 	if notes {
 		cols = append(cols, Col{Head: "Note", Only: documents})

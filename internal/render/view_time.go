@@ -91,9 +91,7 @@ func (v *View) overTime(r *report.Report) {
 	}
 	for i := range o.Scopes {
 		s := &o.Scopes[i]
-		for _, n := range s.Failed {
-			s.Failing = s.Failing || n > 0
-		}
+		s.Failing = slices.ContainsFunc(s.Failed, func(n int64) bool { return n > 0 })
 		s.Summary = o.summary(s)
 	}
 	if len(tl.Families) == 0 {
