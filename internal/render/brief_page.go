@@ -9,26 +9,21 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// briefPage is the report of --brief, one screen of it: the full report's
-// top with the verdict's notes that matter when it names no suspect, the
-// families, the suspects, who answered (on a terminal; the documents say
-// it in their quote), one failed request of each suspect and the log
-// query that finds them.
+// briefPage is the report of --brief, one screen: the full report's top,
+// the families, the suspects, who answered, one failed request of each
+// suspect and the log query that finds them.
 func briefPage(v *View) *Page {
 	p := newReportPage(v)
-	p.Footer = "Everything else (DNS, every table, the timeline, every query): the same command without --brief. Written by pinprobe " + v.Run.Version + "; times are UTC."
+	p.Footer = "Everything else (DNS, every table, the timeline, every query): the same command without --brief. Written by pinprobe " + v.r.Version + "; times are UTC."
 	p.Top = keepBlocks(reportTop(v), func(b Block) bool { return b.only() == FormatText })
 	top := func(blk ...Block) { p.Top = append(p.Top, blk...) }
 	var notes []string // what there is to say when no suspect is named
 	if len(v.Verdict.Suspects) == 0 {
 		notes = v.Verdict.Notes
 	}
-	for _, n := range notes {
-		top(Para{Only: FormatText, Text: n, Note: true})
-	}
 	top(Para{Only: documents, Lead: "Verdict: " + v.Verdict.Status + ".", Text: v.Verdict.Summary})
 	for _, n := range notes {
-		top(Para{Only: documents, Text: n})
+		top(Para{Only: FormatText, Text: n, Note: true}, Para{Only: documents, Text: n})
 	}
 	if len(v.Who) > 0 {
 		top(Para{Only: documents, Lead: "Who answered:", Text: whoWords(v.Who) + "."})
@@ -36,9 +31,9 @@ func briefPage(v *View) *Page {
 	if g := v.Gate; g.Summary != "" {
 		top(gateLine(g, documents))
 	}
-	run := Section{Blocks: []Block{Para{Only: documents, Lead: "Run:", Text: fmt.Sprintf("%s → %s (%s, %s) · %s", v.Run.From, v.Run.To, runLength(&v.Run), v.Run.Ended, v.Run.Sent), Code: v.Run.Command}}}
+	run := Section{Blocks: []Block{Para{Only: documents, Lead: "Run:", Text: fmt.Sprintf("%s → %s (%s, %s) · %s", v.Run.From, v.Run.To, v.Run.Length, v.Run.Ended, v.Run.Sent), Code: v.Run.Command}}}
 	if v.r.Interrupted {
-		run.Blocks = append(run.Blocks, Para{Only: documents, Lead: "Interrupted after " + mdSecs(v.Run.DurationS) + ":", Text: "this report covers every request sent until then."})
+		run.Blocks = append(run.Blocks, Para{Only: documents, Lead: "Interrupted after " + mdSecs(v.r.DurationS) + ":", Text: "this report covers every request sent until then."})
 	}
 	whoS := whoSection(v.Who[:min(len(v.Who), topWho)]) // the first kinds of answer, on a terminal
 	whoS.Blocks = keepBlocks(whoS.Blocks, func(b Block) bool { return shows(b.only(), FormatText) })

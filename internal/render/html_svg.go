@@ -340,7 +340,7 @@ type answerKey struct {
 
 func newMixChart(v *View) *mixChart {
 	fams := v.Families[:max(len(v.Families)-1, 0)] // not the total
-	order := answerOrder(fams, v.Fail)
+	order := answerOrder(fams, report.FailStatusOf(v.r))
 	if len(order) == 0 {
 		return nil
 	}

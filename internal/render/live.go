@@ -112,14 +112,14 @@ func watchSection(r *report.Report, l *Live) Section {
 	if l.Ended {
 		this, other, otherName = "window=last", "", "The window in progress"
 	}
-	link := func(lead string, params ...string) Item {
+	link := func(lead, tail string, params ...string) Item {
 		u := "/" + query(params...)
-		return Item{Lead: lead, Text: u, Href: u}
+		return Item{Lead: lead, Text: u, Href: u, Tail: tail}
 	}
 	list := List{Items: []Item{{Lead: "Window", Text: windowWords(r, l)}, {Lead: "Watching", Text: watching},
-		link(otherName, other), link("Markdown", this, "format=markdown"),
-		withTail(link("JSON", this, "format=json"), "the window's saved report, for pinprobe report and logs"),
-		withTail(Item{Lead: "Suspects", Text: "/suspects", Href: "/suspects"}, "those below, as JSON"),
+		link(otherName, "", other), link("Markdown", "", this, "format=markdown"),
+		link("JSON", "the window's saved report, for pinprobe report and logs", this, "format=json"),
+		{Lead: "Suspects", Text: "/suspects", Href: "/suspects", Tail: "those below, as JSON"},
 		{Lead: "Metrics", Text: "/metrics", Href: "/metrics"}}}
 	s := Section{Heading: "Watch", ID: "watch", Nav: "Watch", Blocks: []Block{list}}
 	if l.Refresh > 0 {
@@ -128,20 +128,9 @@ func watchSection(r *report.Report, l *Live) Section {
 	return s
 }
 
-// withTail is it with tail after its text.
-func withTail(it Item, tail string) Item {
-	it.Tail = tail
-	return it
-}
-
 // query joins a page's query parameters.
 func query(params ...string) string {
-	var kept []string
-	for _, p := range params {
-		if p != "" {
-			kept = append(kept, p)
-		}
-	}
+	kept := slices.DeleteFunc(params, func(p string) bool { return p == "" })
 	if len(kept) == 0 {
 		return ""
 	}

@@ -62,14 +62,14 @@ func TestMergedWindowSaysBoth(t *testing.T) {
 	r.DurationS = 16
 	r.Inputs = []report.Input{{File: "a.json"}, {File: "b.json"}}
 	v := NewView(r)
-	if got := runLength(&v.Run); got != "16.0 s of runs over 21.0 s" {
+	if got := v.Run.Length; got != "16.0 s of runs over 21.0 s" {
 		t.Errorf("documents: %q; want 16.0 s of runs over 21.0 s", got)
 	}
 	if !strings.Contains(v.Run.Took, "16.0s of runs, over a window of 21.0s") {
 		t.Errorf("terminal: %q; want it to say the window of 21.0s", v.Run.Took)
 	}
 	r.Inputs = nil // one run: its window is its length
-	if got := runLength(&NewView(r).Run); got != "16.0 s" {
+	if got := NewView(r).Run.Length; got != "16.0 s" {
 		t.Errorf("one run: %q; want 16.0 s", got)
 	}
 }

@@ -9,17 +9,13 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// reportPage is the whole report as a page, in the order every format
-// shows it: what it found first, then what ran, where the failures are,
-// who answered them, when, a sample of them, the release gate, and (the
-// documents' appendices) the log queries, every test and every header.
-// A terse page is a terminal's default, unless --detail: the answer first
-// and last, without the statistics (the documents and JSON carry them) and
-// the blocks that say little in the run at hand (dnsRepeats, phasesTell).
+// reportPage is the whole report as a page, in every format's order. A
+// terse page (a terminal's default) leaves out the statistics and the
+// blocks that say little in the run at hand (dnsRepeats, phasesTell).
 func reportPage(v *View, terse bool) *Page {
 	p := newReportPage(v)
 	p.Top = reportTop(v)
-	p.Footer = "Written by pinprobe " + v.Run.Version + ". Times are UTC, from the clock of the machine that ran it."
+	p.Footer = "Written by pinprobe " + v.r.Version + ". Times are UTC, from the clock of the machine that ran it."
 	add := func(s ...Section) { p.Sections = append(p.Sections, s...) }
 	add(withBlocks(runSection(v), inputsSection(v).Blocks...), clientSection(v))
 	if !terse || !dnsRepeats(v) {
@@ -54,7 +50,7 @@ func reportPage(v *View, terse bool) *Page {
 // newReportPage is the title and HTML's header of a report's page.
 func newReportPage(v *View) *Page {
 	return &Page{Title: "pinprobe: " + v.Headline + " — " + v.Hosts, Bad: verdictTone(v.Verdict) == ToneBad,
-		Kicker: "pinprobe " + v.Run.Version + " · " + v.Hosts + " · " + v.Run.Started + " UTC",
+		Kicker: "pinprobe " + v.r.Version + " · " + v.Hosts + " · " + v.Run.Started + " UTC",
 		Badge:  strings.ToUpper(v.Verdict.Status), Heading: words.Capitalize(v.Headline), Tone: v.Verdict.Tone}
 }
 
@@ -114,7 +110,7 @@ func reportTop(v *View) []Block {
 		text(Para{Only: md, Text: "Queries to find these requests in the gateway's access logs are below, after the samples."})
 	}
 	if v.r.Interrupted {
-		text(Para{Only: documents, Tone: ToneBad, Lead: "Interrupted after " + mdSecs(run.DurationS) + ":", Text: "the run was stopped early; this report covers every request sent until then."})
+		text(Para{Only: documents, Tone: ToneBad, Lead: "Interrupted after " + mdSecs(v.r.DurationS) + ":", Text: "the run was stopped early; this report covers every request sent until then."})
 	}
 	if run.Settled != "" {
 		text(Para{Only: FormatHTML, Tone: ToneStrong, Lead: "Stopped early:", Text: run.Settled + "."})
@@ -151,23 +147,19 @@ func htmlTop(v *View) []Block {
 		top = append(top, l)
 	}
 	if len(st.Notes) > 0 {
-		l := List{Only: h, Title: "Also found"}
-		for _, n := range st.Notes {
-			l.Items = append(l.Items, Item{Text: n})
-		}
+		l := bullets(st.Notes, 0)
+		l.Only, l.Title = h, "Also found"
 		top = append(top, l)
 	}
 	if g := v.Gate; g.Summary != "" {
 		top = append(top, gateLine(g, h))
 	}
-	if len(v.Who) > 0 {
-		l := List{Only: h, Title: "Who answered the failures"}
-		for _, w := range whoPhrases(v.Who) {
-			l.Items = append(l.Items, Item{Text: w})
-		}
+	if who := whoPhrases(v.Who); len(who) > 0 {
 		if len(v.Who) > topWho {
-			l.Items = append(l.Items, Item{Text: fmt.Sprintf("%d kinds in all, below", len(v.Who))})
+			who = append(who, fmt.Sprintf("%d kinds in all, below", len(v.Who)))
 		}
+		l := bullets(who, 0)
+		l.Only, l.Title = h, "Who answered the failures"
 		top = append(top, l)
 	}
 	return top
@@ -183,7 +175,7 @@ func runParts(v *View) Parts {
 		planned = words.Num(r.Plan.Rate) + " req/s planned"
 	}
 	p := Parts{Only: FormatText, Lead: "pinprobe", Items: []string{
-		v.Run.Version,
+		v.r.Version,
 		v.Run.Started + " – " + clock(r.EndedAt.Time) + " UTC (" + v.Run.Took + ")",
 		planned + ", " + strconv.FormatFloat(t.RPS, 'f', 1, 64) + " achieved",
 		// One part, so that a line never begins with "0 dropped".
@@ -203,7 +195,7 @@ func runParts(v *View) Parts {
 func runSection(v *View) Section {
 	run := v.Run
 	items := []Item{
-		{Lead: "Window (UTC)", Text: fmt.Sprintf("%s → %s (%s, %s)", run.From, run.To, runLength(&run), run.Ended)},
+		{Lead: "Window (UTC)", Text: fmt.Sprintf("%s → %s (%s, %s)", run.From, run.To, run.Length, run.Ended)},
 		{Lead: "Sent", Text: run.Sent},
 	}
 	if run.Settled != "" {
@@ -213,7 +205,7 @@ func runSection(v *View) Section {
 	if v.Vantage != "" {
 		items = append(items, Item{Lead: "Vantage", Text: v.Vantage})
 	}
-	items = append(items, Item{Lead: "Tool", Text: "pinprobe " + run.Version + " — resolves every A/AAAA address of the host, pins one connection pool to each address (an endpoint) and sends each a steady request stream, so failures can be told apart by address. It never retries a request."})
+	items = append(items, Item{Lead: "Tool", Text: "pinprobe " + v.r.Version + " — resolves every A/AAAA address of the host, pins one connection pool to each address (an endpoint) and sends each a steady request stream, so failures can be told apart by address. It never retries a request."})
 	s := Section{Heading: "The run", ID: "run", Nav: "Run", Blocks: []Block{List{Only: documents, Items: items}}}
 	if run.Command != "" {
 		s.Blocks = append(s.Blocks, Para{Only: documents, Text: "Command (secrets redacted):"}, Code{Only: documents, Info: "sh", Text: run.Command})
@@ -235,9 +227,7 @@ func gateSection(v *View) Section {
 	}
 	tb := Table{Marks: true, Cols: []Col{{Head: "Check"}, {Head: "Scope", Only: documents}, {Head: "Scope", Fit: true, Only: FormatText}, {Head: "Measured", Right: true},
 		{Head: "Shown", Right: true}, {Head: "Limit", Right: true}, {Head: "Result"}}}
-	for _, c := range g.Checks { // those that did not pass first (View.gate)
-		tb.Rows = append(tb.Rows, Row{Failing: !c.OK, Cells: []string{c.Name, c.Scope, strings.TrimSpace(c.Where + " " + c.WhereURL), c.Value, c.Bound, c.Limit, c.Result}})
-	}
+	tb.Rows = gateRows(v)
 	s.Blocks = append(s.Blocks, Para{Only: documents, Lead: g.Summary + ".", Text: why}, tb)
 	for _, p := range []string{g.Prove, g.Seen} {
 		if p != "" {
@@ -247,10 +237,8 @@ func gateSection(v *View) Section {
 	return s
 }
 
-// verdictSection is the whole verdict with its evidence, last on a
-// terminal (the documents quote it first). Terse, a concentrated verdict
-// is its line, which names every suspect: the statistics of its evidence
-// are --detail's.
+// verdictSection is the whole verdict, last on a terminal; terse, a
+// concentrated verdict is its line, which names every suspect.
 func verdictSection(v *View, terse bool) Section {
 	st := v.Verdict
 	text := st.Summary
@@ -296,14 +284,16 @@ func overTimeSection(v *View) Section {
 // browser draws) and what the verdict found slower than the rest.
 func latencySection(v *View) Section {
 	s := Section{Heading: "Latency", ID: "latency", Nav: "Latency", Blocks: []Block{Figure{Kind: FigureLatency, V: v}}}
-	if len(v.Verdict.Slow) == 0 {
+	if len(v.r.Verdict.Slow) == 0 {
 		return s
 	}
 	tb := Table{Only: FormatHTML, Title: "Slower than the rest", Intro: "Latency significantly higher than the rest's (a one-sided Mann–Whitney test) and by enough to matter: at least 1.5× and 2 ms slower over at least a fifth of the percentiles. Slowness never fails a run.",
 		Cols: []Col{{Head: "Scope", Label: true}, {Head: "Against"}, {Head: "Median", Right: true}, {Head: "The rest's", Right: true}, {Head: "Ratio", Right: true},
 			{Head: "p99", Right: true}, {Head: "The rest's p99", Right: true}, {Head: "Percentiles ≥1.5× slower", Right: true}, {Head: "p"}}}
-	for _, r := range v.Verdict.Slow {
-		tb.Rows = append(tb.Rows, Row{Cells: []string{strings.TrimSpace(r.What + " " + r.Label + " " + r.URL), r.Against,
+	for i := range v.r.Verdict.Slow {
+		r := &v.r.Verdict.Slow[i]
+		what, label, url, against := v.slowScope(r)
+		tb.Rows = append(tb.Rows, Row{Cells: []string{strings.TrimSpace(what + " " + label + " " + url), against,
 			words.Latency(r.MedianMS, 1), words.Latency(r.RestMedianMS, 1), strconv.FormatFloat(r.Ratio, 'f', 1, 64) + "×",
 			words.Latency(r.P99MS, 1), words.Latency(r.RestP99MS, 1), words.PctRate(r.Share), words.PValue(r.P)}})
 	}
@@ -356,41 +346,27 @@ func whoWords(who []WhoRow) string {
 	return strings.Join(out, "; ")
 }
 
-// whoPhrases says each of the first topWho kinds of failed answer.
+// whoPhrases says each of the first topWho kinds of failed answer: "20 ×
+// 502 from Azure Application Gateway (Server: …) on ::1".
 func whoPhrases(who []WhoRow) []string {
 	var out []string
-	for i := range who[:min(len(who), topWho)] {
-		out = append(out, fingerprintWords(&who[i]))
+	for _, f := range who[:min(len(who), topWho)] {
+		s := fmt.Sprintf("%d × %s", f.Count, f.What)
+		switch {
+		case f.Producer != "" && f.Server != "":
+			s += " from " + f.Producer + " (Server: " + f.Server + ")"
+		case f.Producer != "":
+			s += " from " + f.Producer
+		case f.Server != "":
+			s += " with Server: " + f.Server
+		}
+		addrs := words.ByCount(f.Addresses)
+		if len(addrs) > 3 {
+			addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
+		}
+		out = append(out, s+" on "+strings.Join(addrs, ", "))
 	}
 	return out
-}
-
-// fingerprintWords says one fingerprint in a phrase: "20 × 502 from Azure
-// Application Gateway (Server: …) on ::1".
-func fingerprintWords(f *WhoRow) string {
-	s := fmt.Sprintf("%d × %s", f.Count, f.What)
-	switch {
-	case f.Producer != "" && f.Server != "":
-		s += " from " + f.Producer + " (Server: " + f.Server + ")"
-	case f.Producer != "":
-		s += " from " + f.Producer
-	case f.Server != "":
-		s += " with Server: " + f.Server
-	}
-	addrs := words.ByCount(f.Addresses)
-	if len(addrs) > 3 {
-		addrs = append(addrs[:3], fmt.Sprintf("%d more addresses", len(addrs)-3))
-	}
-	return s + " on " + strings.Join(addrs, ", ")
-}
-
-// runLength says how long the run took, in the documents' units: "12.5 s",
-// or for a merge of runs with gaps between them "16.0 s of runs over 21.0 s".
-func runLength(run *RunView) string {
-	if run.SpanS > 0 {
-		return mdSecs(run.DurationS) + " of runs over " + mdSecs(run.SpanS)
-	}
-	return mdSecs(run.DurationS)
 }
 
 // gateLine is the release gate in a paragraph for the top of a document:
@@ -432,7 +408,7 @@ func dnsRepeats(v *View) bool {
 // latency columns: something was slower than the rest, or a failure was
 // an error (a timeout, a reset) rather than a status.
 func phasesTell(v *View) bool {
-	if len(v.Verdict.Slow) > 0 {
+	if len(v.r.Verdict.Slow) > 0 {
 		return true
 	}
 	for _, w := range v.Who {

@@ -15,10 +15,8 @@ import (
 // format; the writers of the report call them in their order while the
 // rest of the report moves here.
 
-// statsCols are the columns of a StatsRow after the leading ones: a
-// terminal shows the rate and the answers in one list and drops the
-// latencies, the maximum and an all-zero Dropped first; the documents
-// show the rate's interval, and statuses and errors apart.
+// statsCols are the columns of a StatsRow after the leading ones: the
+// documents show the rate's interval, and statuses and errors apart.
 var statsCols = []Col{
 	{Head: "Requests", Right: true},
 	{Head: "Failed", Right: true},
@@ -68,12 +66,9 @@ func endpointsSection(v *View) Section {
 	s.Blocks = append(s.Blocks, Para{Only: documents, Text: "An endpoint is one URL pinned to one of its host's addresses."})
 	// Every URL's table has the same columns, a terminal lays them out as
 	// one: a Note column in all when a row of any has a note.
-	notes := false
-	for _, tv := range v.Targets {
-		for _, e := range tv.Rows {
-			notes = notes || e.Note != ""
-		}
-	}
+	notes := slices.ContainsFunc(v.Targets, func(tv TargetView) bool {
+		return slices.ContainsFunc(tv.Rows, func(e StatsRow) bool { return e.Note != "" })
+	})
 	cols := append([]Col{{Head: "Address", Label: true}, {Head: "Family", Prio: 1}}, statsCols...)
 	if notes {
 		cols = append(cols, Col{Head: "Note", Only: documents})
@@ -142,7 +137,7 @@ func connectionsSection(v *View) Section {
 		tb := Table{Title: c.Label + ": " + c.Summary, Marks: true, Cols: cols, TextCap: connsTextCap,
 			More: "in the JSON and Markdown reports"}
 		for _, r := range c.Rows {
-			tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{strconv.Itoa(int(r.Port)), words.Clock(r.First.Time) + "–" + words.Clock(r.Last.Time),
+			tb.Rows = append(tb.Rows, Row{Failing: true, Cells: []string{strconv.Itoa(int(r.LocalPort)), words.Clock(r.First.Time) + "–" + words.Clock(r.Last.Time),
 				utc(r.First), utc(r.Last), fmt.Sprintf("%d of %d", r.Failed, r.Requests)}})
 		}
 		if c.More > 0 {
@@ -191,10 +186,8 @@ func phasesSection(v *View) Section {
 	return s
 }
 
-// whoSection groups the failures by what came back: the status (or the
-// error class), the Server header and a hash of the body; a terminal says
-// each in a line, the documents add a table and the first bytes of each
-// body.
+// whoSection groups the failures by what came back: a line each on a
+// terminal; a table and the first bytes of each body in the documents.
 func whoSection(who []WhoRow) Section {
 	s := Section{Heading: "Who answered the failures", ID: "who", Nav: "Who answered"}
 	if len(who) == 0 {
@@ -323,9 +316,7 @@ func headersSection(v *View) Section {
 }
 
 // preflightSection is the endpoints that failed to connect before the
-// load (every endpoint when none could be probed), each with its error:
-// whole under the table on a terminal (it does not fit a column), in a
-// column in the documents.
+// load (every endpoint when none could be probed), with their errors.
 func preflightSection(v *View) Section {
 	s := Section{Heading: "Preflight", ID: "preflight", Nav: "Preflight", Aside: "the endpoints that failed to connect before the load"}
 	intro := "The endpoints that failed to connect before the load (a TCP connect, and the TLS handshake for https):"
@@ -361,20 +352,25 @@ func preflightSection(v *View) Section {
 // testsSection is every comparison the verdict made: an appendix of the
 // documents.
 func testsSection(v *View) Section {
-	if len(v.Tests) == 0 {
+	tests := v.r.Verdict.Tests
+	if len(tests) == 0 {
 		return Section{}
 	}
-	s := Section{ID: "tests", Nav: "Verdict tests", Heading: fmt.Sprintf("Appendix: how the verdict was reached (%d exact test%s)", len(v.Tests), words.Plural(len(v.Tests)))}
+	s := Section{ID: "tests", Nav: "Verdict tests", Heading: fmt.Sprintf("Appendix: how the verdict was reached (%d exact test%s)", len(tests), words.Plural(len(tests)))}
 	tb := Table{Only: documents, Cols: []Col{{Head: "Scope", Label: true}, {Head: "Failed", Right: true}, {Head: "Failure rate (95% CI)"},
 		{Head: "The rest failed", Right: true}, {Head: "p"}, {Head: "Significant"}}}
-	for _, t := range v.Tests {
-		sig := "no"
+	for _, t := range tests {
+		restRate, sig := 0.0, "no"
+		if t.RestTotal > 0 {
+			restRate = float64(t.RestFailed) / float64(t.RestTotal)
+		}
 		if t.Significant {
 			sig = "yes"
 		}
-		tb.Rows = append(tb.Rows, Row{Failing: t.Significant, Cells: []string{t.Scope, t.Failed, t.RateCI, t.Rest, t.P, sig}})
+		tb.Rows = append(tb.Rows, Row{Failing: t.Significant, Cells: []string{t.Scope, fmt.Sprintf("%d of %d", t.Failed, t.Requests),
+			rateCI(t.Failed, t.Requests, t.FailureRate), fmt.Sprintf("%d of %d (%s)", t.RestFailed, t.RestTotal, pct(restRate, t.RestTotal)), words.PValue(t.P), sig}})
 	}
-	s.Blocks = append(s.Blocks, Para{Only: documents, Text: v.TestsHow}, tb)
+	s.Blocks = append(s.Blocks, Para{Only: documents, Text: testsHow(v)}, tb)
 	return s
 }
 
@@ -464,14 +460,6 @@ func withBlocks(s Section, blocks ...Block) Section {
 	return s
 }
 
-// ratePct is failed of n as a percentage to a tenth, "-" when n is 0.
-func ratePct(failed, n int64) string {
-	if n == 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(float64(failed)*100/float64(n), 'f', 1, 64) + "%"
-}
-
 // vantagesSection is what the runs from each place saw (--vantage), in a
 // merge of runs from several: a row per vantage, and under it a row per
 // address, marked where the verdict names the address from there.
@@ -489,7 +477,10 @@ func vantagesSection(v *View) Section {
 		{Head: "Family", Prio: 1}, {Head: "Requests", Right: true}, {Head: "Failed", Right: true},
 		{Right: true, Only: FormatText}, {Head: "Failure rate", Right: true, Only: documents}}}
 	row := func(failing bool, name, runs, label, family string, requests, failed int64) Row {
-		rate := ratePct(failed, requests)
+		rate := "-"
+		if requests > 0 {
+			rate = strconv.FormatFloat(float64(failed)*100/float64(requests), 'f', 1, 64) + "%"
+		}
 		return Row{Failing: failing, Cells: []string{name, runs, label, family,
 			strconv.FormatInt(requests, 10), strconv.FormatInt(failed, 10), rate, rate}}
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,110 +13,64 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// View is a report prepared for reading. Every renderer (text, Markdown,
-// HTML) shows these rows, labels and sentences and derives none of its own,
-// so the formats say the same thing; a new format is a new view of this.
+// View is a report prepared for reading: the rows, labels and sentences
+// every format shows, derived once.
 type View struct {
-	// r is the report the view was made of: a page builder reads the
-	// report's own fields there (the view holds what needs saying); the
+	// r is the report: a page builder reads its own fields there; the
 	// writers read only the page.
 	r *report.Report
-	// Fail is the run's --fail-status: which statuses count as failures.
-	Fail report.FailStatus
 	// Headline says the verdict in a few words: "failures concentrate on
 	// IPv6 (::1)". Hosts names the probed hosts, at most three.
 	Headline, Hosts string
-	// MultiURL is set when the run probed more than one URL: rows are then
-	// labelled by URL and address.
-	MultiURL bool
-	Verdict  VerdictView
-	Run      RunView
-	// Vantage is where a run was probed from (vantageOf).
-	Vantage  string
-	DNS      []DNSRow
-	Families []StatsRow // each family, then the total
-	Targets  []TargetView
-	Who      []WhoRow
-	Timeline TimelineView
-	// OverTime is each family and suspect over time: requests, failures,
-	// p50 and p99 per slice of the run.
-	OverTime OverTimeView
-	Samples  []SampleGroup
-	Tests    []TestRow
-	// TestsHow says how the tests were made.
-	TestsHow string
-	Gate     GateView
-	// Groups are the responses by instance header, one table per header.
-	Groups []GroupTable
-	// Conns lists, for each endpoint whose failures stick to connections,
-	// the connections that failed: their client ports find the instance in
-	// the gateway's logs.
+	MultiURL        bool // more than one URL: rows name URL and address
+	Verdict         VerdictView
+	Run             RunView
+	Vantage         string // where the run was probed from (vantageOf)
+	DNS             []DNSRow
+	Families        []StatsRow // each family, then the total
+	Targets         []TargetView
+	Who             []WhoRow
+	Timeline        TimelineView
+	OverTime        OverTimeView
+	Samples         []SampleGroup
+	Gate            GateView
+	Groups          []GroupTable // one table per instance header
+	// Conns are the failing connections of each endpoint whose failures
+	// stick to connections.
 	Conns []ConnTable
-	// Logs is what to look for in the gateway's logs, and the queries
-	// that find it.
-	Logs LogsView
-	// short is every target as short as tells it apart (report.ShortURLs).
-	short map[string]string
+	Logs  LogsView
+	short map[string]string // each target as short as tells it apart
 }
 
 // VerdictView is the verdict, said for reading.
 type VerdictView struct {
-	// Status is the verdict's status ("concentrated", "spread", "ok",
-	// "no-data"), "outage" for a verdict that says one, "unfinished" for
-	// an ok of a run whose abandoned requests never finished, "none" when
-	// the report has none.
+	// Status is the report's ("concentrated", "spread", "ok", "no-data"),
+	// or "outage", "unfinished" (an ok with abandoned requests), "none".
 	Status string
-	// Tone colours it: "bad" (concentrated), "warn" (spread), "good" (ok)
-	// or "" (none).
-	Tone string
-	// Line is the verdict in one line, for the top of a report: how many
-	// requests failed, and the headline when something failed: "63 of
-	// 150 requests failed (42.0%): IPv6 (::1) answers 502; …"; "" when the
-	// report has no verdict.
+	Tone   string // "bad", "warn", "good" or "" (none)
+	// Line is the verdict in one line: "63 of 150 requests failed (42.0%):
+	// IPv6 (::1) answers 502; …"; "" without a verdict.
 	Line     string
 	Summary  string
 	Suspects []SuspectRow
-	// Notes are the further findings, in sentences: what the data cannot
-	// tell apart, latency, what was not judged.
-	Notes []string
-	Slow  []SlowRow
-	// Level says how sure the verdict is, as a sentence without its full
-	// stop: "A difference counts as significant when p is below 0.00007:
-	// 0.001 over the 14 tests made (Bonferroni)".
+	Notes    []string // the further findings, each once (newNotes)
+	// Level says how sure the verdict is, without a full stop: "A
+	// difference counts as significant when p is below 0.00007: …".
 	Level string
 }
 
 // SuspectRow is one suspect of the verdict, of any kind.
 type SuspectRow struct {
-	Kind string // SuspectEndpoint, SuspectGroup or SuspectConnections
-	// What says the kind in a word: "address", "instance" or
-	// "connections".
-	What string
-	// Label names the suspect: "::1", "X-Served-By: gw-3 behind
-	// 127.0.0.2", "connections of 127.0.0.2".
-	Label string
-	// URL is the address's URL as short as tells it apart, when the run
-	// has several; "" otherwise.
-	URL     string
+	Kind    string // SuspectEndpoint, SuspectGroup or SuspectConnections
+	What    string // "address", "instance" or "connections"
+	Label   string // "::1", "X-Served-By: gw-3 behind 127.0.0.2", "connections of 127.0.0.2"
+	URL     string // the address's short URL when the run has several
 	Address string // "" for an instance
 	Family  string // "IPv6"; "" for an instance
-	// How says how it fails and where: "answers 502", "answers 502, on
-	// 127.0.0.2 ×12", "3 of 13 connections failed".
-	How    string
-	Failed string // "12 of 12 failed"
-	RateCI string // "100.0% (76–100%)"
-	P      string // "p<1e-9"
-}
-
-// SlowRow is a scope whose latency is significantly and materially higher
-// than the rest's: the finding, named.
-type SlowRow struct {
-	*report.SlowFinding
-	What  string // "address" or "instance"
-	Label string // "::1", "X-Served-By: gw-3"
-	URL   string // an address's URL, as SuspectRow.URL
-	// Against names the rest: "the other addresses of its URL".
-	Against string
+	How     string // "answers 502", "answers 502; on 127.0.0.2 ×12", …
+	Failed  string // "12 of 12 requests failed"
+	RateCI  string // "100.0% (76–100%)"
+	P       string // "p<1e-9"
 }
 
 // GroupTable is the groups of one instance header.
@@ -128,26 +83,18 @@ type GroupTable struct {
 type ConnTable struct {
 	Label, Address, Target string
 	Summary                string // "3 of 13 connections failed"
-	Rows                   []ConnRow
+	Rows                   []*report.ConnRecord
 	More                   int // failing connections not listed (past MaxConnRecords)
 }
 
-// ConnRow is one failing connection: its record, and its client port,
-// which finds it in a gateway's log.
-type ConnRow struct {
-	*report.ConnRecord
-	Port uint16
-}
-
-// GateView is the release gate: every threshold check, and a summary.
+// GateView is the release gate said in sentences (its checks: gateRows).
 type GateView struct {
 	// Summary is "" when no limit was set, else e.g. "FAILED: 2 of 9 checks
 	// breached, 1 not judged" or "passed: all 9 checks, each proven at 95%".
 	Summary string
 	Passed  bool
-	// Lines say each check that did not pass, then (in Checks) every check.
-	Lines  []string
-	Checks []ThresholdRow
+	// Lines say each check that did not pass.
+	Lines []string
 	// Prove says what run would prove the checks not proven ("" when
 	// every check was proven, breached or not judged); Seen says, for
 	// --fail-on-verdict, how large a fault of one address the run would
@@ -155,43 +102,19 @@ type GateView struct {
 	Prove, Seen string
 }
 
-// ThresholdRow is one check.
-type ThresholdRow struct {
-	// Bound is what the scope is shown to stay within ("≤ 64%"), "-" when
-	// nothing is; Result the status in words ("passed", "not proven").
-	Name, Scope, Limit, Value, Bound, Result string
-	OK                                       bool
-	// Where is Scope said shortly: an endpoint by its address, "::1";
-	// "total", "family ipv6", "verdict" as they are. WhereURL is the
-	// endpoint's URL as short as tells it apart (ShortURL) when the run
-	// has several, else "".
-	Where, WhereURL string
-}
-
 // RunView is what ran, and when.
 type RunView struct {
-	Version  string
 	From, To string // UTC, to the millisecond
 	Started  string // "2026-06-16 20:43:00": From to the second, for a heading
 	Seconds  string // how long it sent: "30.0s", Took's first figure
-	// DurationS is how long the run took, in seconds, and SpanS its
-	// window's own length when a merge's runs cover less of it (gaps
-	// between runs left out of DurationS; 0 otherwise).
-	DurationS, SpanS float64
-	Took             string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
-	Ended            string // "completed" or "interrupted"
-	// Plan says the whole plan in a sentence: the rate, the concurrency,
-	// the duration, the timeout, the connections, what is a failure.
-	Plan string
-	// Sent says what was sent in a sentence: "150 requests (30.0/s) to 3
-	// endpoints; 62 failed", and what was dropped or could not be sent.
-	Sent string
-	// Settled says that --until-verdict stopped the run early, and when;
-	// "" when it did not.
-	Settled string
-	// Pauses say each stretch in which pinprobe did not run, after the
-	// word PAUSED: "3.0s at 20:43:05 UTC: 6000 requests due then not sent
-	// (pinprobe did not run: …)".
+	Took     string // "12.5s", or "10.0s sending, then 2.5s waiting for requests in flight"
+	Length   string // "12.5 s", or for a merge with gaps "16.0 s of runs over 21.0 s"
+	Ended    string // "completed" or "interrupted"
+	Plan     string // the whole plan in a sentence (planWords)
+	Sent     string // "150 requests (30.0/s) to 3 endpoints; 62 failed", and what was not sent
+	Settled  string // when --until-verdict stopped the run early; ""
+	// Pauses say each stretch in which pinprobe did not run: "3.0s at
+	// 20:43:05 UTC: 6000 requests due then not sent (…)".
 	Pauses  []string
 	Command string // shell-quoted, secrets redacted
 }
@@ -200,20 +123,14 @@ type RunView struct {
 type DNSRow struct {
 	Host   string // host:port
 	Source string
-	// Inputs name the inputs of a merged report that resolved the host
-	// so, one row for all those whose answers are the same; nil in a
-	// single run's report.
-	Inputs []string
-	// Where says Source and Inputs as a parenthesis says them: "system",
-	// "demo, in a.json and b.json".
+	// Inputs are the inputs of a merge that got this same answer; nil in
+	// one run's report. Where says both: "demo, in a.json and b.json".
+	Inputs    []string
 	Where     string
 	Addresses string // or "no addresses: why"
 	Failed    bool
 	Changes   []DNSChangeRow
-	// Missed says which looks of --re-resolve got no addresses in time:
-	// "2 of 19 looks got no addresses in time, 20:43:09–20:43:10 UTC (timed
-	// out): a change then went unseen"; "" when none missed.
-	Missed string
+	Missed    string // the looks of --re-resolve that got no addresses in time; ""
 }
 
 // DNSChangeRow is one change of a host's addresses.
@@ -224,25 +141,19 @@ type DNSChangeRow struct {
 
 // StatsRow is one scope's tallies, formatted.
 type StatsRow struct {
-	// Stats are the numbers the row formats, for charts; nil in a row
-	// made of no scope.
-	Stats   *report.Stats
-	Label   string // the family, the address, or "total"
-	Family  string // "IPv4", "IPv6"
-	Failing bool   // some request failed
-	Suspect bool   // named by the verdict
-	// Tag says why a suspect row is one, in a word or two: "suspect",
-	// "failing connections"; "" for other rows.
-	Tag      string
-	Count    string // endpoints in a family row
-	Answers  string // statuses and error classes, most first: "200×40 502×20 reset×3"
+	Stats    *report.Stats // the numbers the row formats
+	Label    string        // the family, the address, the value or "total"
+	Family   string        // "IPv4", "IPv6"
+	Failing  bool          // some request failed
+	Suspect  bool          // named by the verdict
+	Tag      string        // why a suspect is one: "suspect", "failing connections"
+	Count    string        // endpoints in a family row
+	Answers  string        // statuses and error classes, most first: "200×40 502×20 reset×3"
 	P50, P99 string
 	Max      string
 	Note     string // an endpoint's DNS changes, what the verdict says of it
-	// Where is a group's addresses, those its responses came from:
-	// "127.0.0.2 ×12".
-	Where   string
-	DNSNote string // "appeared in DNS at 20:43:05.250", "left DNS at …, not probed after"
+	Where    string // a group's addresses: "127.0.0.2 ×12"
+	DNSNote  string // "appeared in DNS at 20:43:05.250", "left DNS at …, not probed after"
 }
 
 // TargetView is one URL's endpoints.
@@ -268,14 +179,11 @@ type TimelineView struct {
 
 // SeriesRow is one endpoint's requests and failures per bucket.
 type SeriesRow struct {
-	Label, Target string
-	// Full is Label with the URL too when the run has several.
-	Full    string
-	Failing bool
-	Suspect bool // the verdict names the endpoint or its connections
-	// Added and Removed are when the address appeared in DNS and left
-	// it for good during the run; nil when it did not.
-	Added, Removed    *report.Time
+	Label, Target     string
+	Full              string // Label with the URL too when the run has several
+	Failing           bool
+	Suspect           bool         // the verdict names the endpoint or its connections
+	Added, Removed    *report.Time // when it came into DNS, left it for good; nil
 	Requests, Failed  []int64
 	TotalN, TotalFail int64
 }
@@ -290,27 +198,16 @@ type SampleGroup struct {
 // view says of it.
 type SampleRow struct {
 	*report.Sample
-	Result string // status, or error class: raw text, for a code block
-	Remote string // the sample's, else its endpoint's address and port
-	Conn   string // "new", "reused" or "none"
-	// Correlation lists the response's own correlation IDs, "Name: value".
-	Correlation []string
+	Result      string   // status, or error class: raw text, for a code block
+	Remote      string   // the sample's, else its endpoint's address and port
+	Conn        string   // "new", "reused" or "none"
+	Correlation []string // the response's own correlation IDs, "Name: value"
 	HeaderLines []string // "Name: value", sorted, secrets redacted
-}
-
-// TestRow is one comparison the verdict made.
-type TestRow struct {
-	Scope       string
-	Failed      string // "3 of 40"
-	RateCI      string
-	Rest        string // "0 of 80 (0.0%)"
-	P           string
-	Significant bool
 }
 
 // NewView prepares r for reading.
 func NewView(r *report.Report) *View {
-	v := &View{r: r, Fail: report.FailStatusOf(r), Hosts: titleHosts(r), Headline: headlineOf(r), Vantage: vantageOf(r), short: report.ShortURLs(r)}
+	v := &View{r: r, Hosts: titleHosts(r), Headline: headlineOf(r), Vantage: vantageOf(r), short: report.ShortURLs(r)}
 	targets := report.TargetsOf(r)
 	v.MultiURL = len(targets) > 1
 	v.verdict(r)
@@ -321,7 +218,6 @@ func NewView(r *report.Report) *View {
 	v.who(r)
 	v.timeline(r)
 	v.samples(r)
-	v.tests(r)
 	v.gate(r)
 	v.groups(r)
 	v.conns(r)
@@ -390,9 +286,6 @@ func (v *View) verdict(r *report.Report) {
 		}
 		v.Verdict.Suspects = append(v.Verdict.Suspects, row)
 	}
-	for i := range vd.Slow {
-		v.Verdict.Slow = append(v.Verdict.Slow, v.slowRow(&vd.Slow[i]))
-	}
 }
 
 // headlineOf is a verdict's headline, or its status in a few words when it
@@ -454,9 +347,7 @@ func verdictLine(r *report.Report) string {
 }
 
 // levelWords says a verdict's level: "a difference counts as significant
-// when p is below 0.000083: 0.001 split over the 12 findings the verdict
-// could make (Bonferroni)", and the looks of --until-verdict it was shared
-// with; "" for a verdict without one.
+// when p is below 0.000083: 0.001 split over …"; "" without one.
 func levelWords(l report.Level) string {
 	if l.Alpha <= 0 {
 		return ""
@@ -470,24 +361,23 @@ func levelWords(l report.Level) string {
 		}
 		alpha += " (" + looks + ")"
 	}
-	w := fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d finding%s the verdict could make (Bonferroni)",
+	return fmt.Sprintf("a difference counts as significant when p is below %s: %s split over the %d finding%s the verdict could make (Bonferroni)",
 		words.AlphaValue(l.Each), alpha, l.Tests, words.Plural(l.Tests))
-	return w
 }
 
-// slowRow says a slow finding.
-func (v *View) slowRow(f *report.SlowFinding) SlowRow {
-	row := SlowRow{SlowFinding: f, Label: f.Scope, What: "scope", Against: "the rest"}
+// slowScope names a slow finding's scope ("address", "::1", its URL when
+// the run has several) and what it was compared with.
+func (v *View) slowScope(f *report.SlowFinding) (what, label, url, against string) {
 	switch f.Kind {
 	case report.TestGroup:
-		row.What, row.Label, row.Against = "instance", f.Header+": "+f.Value, "the other values of "+f.Header
+		return "instance", f.Header + ": " + f.Value, "", "the other values of " + f.Header
 	case report.TestEndpoint:
-		row.What, row.Label, row.Against = "address", f.Address, "the other addresses of its URL"
 		if v.MultiURL {
-			row.URL = v.short[f.Target]
+			url = v.short[f.Target]
 		}
+		return "address", f.Address, url, "the other addresses of its URL"
 	}
-	return row
+	return "scope", f.Scope, "", "the rest"
 }
 
 func (v *View) groups(r *report.Report) {
@@ -578,7 +468,7 @@ func (v *View) conns(r *report.Report) {
 			Summary: fmt.Sprintf("%d of %d connections failed", failing, all)}
 		for i := range e.Conns.Records {
 			if c := &e.Conns.Records[i]; c.Failed > 0 {
-				t.Rows = append(t.Rows, ConnRow{ConnRecord: c, Port: c.LocalPort})
+				t.Rows = append(t.Rows, c)
 			}
 		}
 		if e.Conns.Overflow.Failed > 0 {
@@ -599,41 +489,50 @@ func (v *View) gate(r *report.Report) {
 	if len(r.Thresholds) == 0 {
 		return
 	}
-	where := map[string]*report.Endpoint{} // an endpoint's scope, as CheckLimits names it
-	for i := range r.Endpoints {
-		e := &r.Endpoints[i]
-		where["endpoint "+e.Address+" ("+e.Target+")"] = e
-	}
 	for i := range r.Thresholds {
 		t := &r.Thresholds[i]
-		row := ThresholdRow{Name: t.Name, Scope: t.Scope, Limit: thresholdValue(t, t.Limit), Value: "-", Bound: "-",
-			Result: cmp.Or(report.ThresholdResult(t.Status), "-"), OK: t.OK, Where: t.Scope}
-		if e := where[t.Scope]; e != nil {
-			row.Where = e.Address
-			if v.MultiURL {
-				row.WhereURL = v.short[e.Target]
-			}
-		}
-		if t.Value != nil {
-			row.Value = thresholdValue(t, *t.Value)
-		}
-		if t.Bound != nil {
-			row.Bound = "≤ " + boundValue(t, *t.Bound)
-		}
 		if !t.OK {
 			v.Gate.Lines = append(v.Gate.Lines, thresholdWords(t))
 		}
 		if t.Name == "fail-on-verdict" && t.Value != nil {
 			v.Gate.Seen = seenWords(t, r)
 		}
-		v.Gate.Checks = append(v.Gate.Checks, row)
 	}
-	// The checks that did not pass first, each group in its order.
-	sort.SliceStable(v.Gate.Checks, func(i, j int) bool { return !v.Gate.Checks[i].OK && v.Gate.Checks[j].OK })
 	v.Gate.Passed, v.Gate.Summary = !report.Breached(r.Thresholds), report.GateSummary(r.Thresholds)
 	if !v.Gate.Passed {
 		v.Gate.Prove = proveWords(r.Thresholds, r.Plan)
 	}
+}
+
+// gateRows is a row per check, those that did not pass first; an
+// endpoint's scope is said shortly too, by its address (and URL).
+func gateRows(v *View) []Row {
+	where := map[string]*report.Endpoint{} // an endpoint's scope, as CheckLimits names it
+	for i := range v.r.Endpoints {
+		e := &v.r.Endpoints[i]
+		where["endpoint "+e.Address+" ("+e.Target+")"] = e
+	}
+	var rows []Row
+	for i := range v.r.Thresholds {
+		t := &v.r.Thresholds[i]
+		short, value, bound := t.Scope, "-", "-"
+		if e := where[t.Scope]; e != nil {
+			short = e.Address
+			if v.MultiURL {
+				short += " " + v.short[e.Target]
+			}
+		}
+		if t.Value != nil {
+			value = thresholdValue(t, *t.Value)
+		}
+		if t.Bound != nil {
+			bound = "≤ " + boundValue(t, *t.Bound)
+		}
+		rows = append(rows, Row{Failing: !t.OK, Cells: []string{t.Name, t.Scope, strings.TrimSpace(short), value, bound, thresholdValue(t, t.Limit),
+			cmp.Or(report.ThresholdResult(t.Status), "-")}})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Failing && !rows[j].Failing })
+	return rows
 }
 
 func (v *View) run(r *report.Report) {
@@ -645,15 +544,15 @@ func (v *View) run(r *report.Report) {
 	}
 	// A merge of runs with gaps between them covered less time than its
 	// window spans: both are said, so "21 s" of window and "16.0 s" agree.
-	span := 0.0
+	length := mdSecs(r.DurationS)
 	if s := r.EndedAt.Sub(r.StartedAt.Time).Seconds(); len(r.Inputs) > 0 && s-r.DurationS >= 0.5 {
-		span = s
-		took = fmt.Sprintf("%.1fs of runs, over a window of %.1fs", r.DurationS, span)
+		took = fmt.Sprintf("%.1fs of runs, over a window of %.1fs", r.DurationS, s)
+		length += " of runs over " + mdSecs(s)
 	}
 	t := &r.Totals
 	v.Run = RunView{
-		Version: r.Version, From: utc(r.StartedAt), To: utc(r.EndedAt), Started: stamp(r.StartedAt.Time),
-		Seconds: seconds, DurationS: r.DurationS, SpanS: span, Took: took, Ended: ended(r.Interrupted), Plan: planWords(&r.Plan), Command: shellJoin(r.Command),
+		From: utc(r.StartedAt), To: utc(r.EndedAt), Started: stamp(r.StartedAt.Time),
+		Seconds: seconds, Length: length, Took: took, Ended: ended(r.Interrupted), Plan: planWords(&r.Plan), Command: shellJoin(r.Command),
 	}
 	rps, eps := strconv.FormatFloat(t.RPS, 'f', 1, 64), fmt.Sprintf("%d endpoint%s", len(r.Endpoints), words.Plural(len(r.Endpoints)))
 	sent := fmt.Sprintf("%d request%s (%s/s) to %s; %d failed", t.Requests, words.Plural(int(t.Requests)), rps, eps, t.Failed)
@@ -725,7 +624,11 @@ func (v *View) dns(r *report.Report) {
 		// The inputs of a merge that saw the same answer share one row,
 		// which names them: two identical lines named neither.
 		if d.Input != "" {
-			if i := sameDNS(v.DNS, &row); i >= 0 {
+			same := func(r DNSRow) bool {
+				return r.Inputs != nil && r.Host == row.Host && r.Source == row.Source && r.Addresses == row.Addresses && r.Failed == row.Failed &&
+					len(r.Changes)+len(row.Changes) == 0 && r.Missed+row.Missed == ""
+			}
+			if i := slices.IndexFunc(v.DNS, same); i >= 0 {
 				v.DNS[i].Inputs = append(v.DNS[i].Inputs, d.Input)
 				continue
 			}
@@ -742,19 +645,6 @@ func (v *View) dns(r *report.Report) {
 	}
 }
 
-// sameDNS is the index of the row of rows (of a merge's inputs) that says
-// what row says, -1 when none does.
-func sameDNS(rows []DNSRow, row *DNSRow) int {
-	for i := range rows {
-		r := &rows[i]
-		if r.Inputs != nil && r.Host == row.Host && r.Source == row.Source && r.Addresses == row.Addresses &&
-			r.Failed == row.Failed && len(r.Changes) == 0 && len(row.Changes) == 0 && r.Missed == "" && row.Missed == "" {
-			return i
-		}
-	}
-	return -1
-}
-
 // statsRow formats s under label.
 func statsRow(label string, s *report.Stats) StatsRow {
 	return StatsRow{
@@ -769,12 +659,8 @@ func statsRow(label string, s *report.Stats) StatsRow {
 // answers merges statuses and error classes, most first: "200×40 502×20 reset×3".
 func answers(s *report.Stats) string {
 	m := make(map[string]int64, len(s.Status)+len(s.Errors))
-	for k, n := range s.Status {
-		m[k] = n
-	}
-	for k, n := range s.Errors {
-		m[k] = n
-	}
+	maps.Copy(m, s.Status)
+	maps.Copy(m, s.Errors)
 	return counts(m, "×")
 }
 
@@ -1012,35 +898,23 @@ func headerBlock(rows []SampleRow) string {
 	return b.String()
 }
 
-func (v *View) tests(r *report.Report) {
-	v.TestsHow = "Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?)."
+// testsHow says how the verdict's tests were made.
+func testsHow(v *View) string {
+	how := "Each address family is compared with the other, each URL (when there are several) with the other URLs, and each endpoint with the other addresses of its URL, by a one-sided Fisher exact test (does it fail more often than the rest?)."
 	kinds := map[string]bool{}
-	for _, t := range r.Verdict.Tests {
+	for _, t := range v.r.Verdict.Tests {
 		kinds[t.Kind] = true
 	}
 	if kinds[report.TestGroup] {
-		v.TestsHow += " Inside the addresses, each instance (a value of an instance header) is compared with the other instances of its header the same way, and with the other instances on the same addresses (stratified by address): an instance whose responses are exactly an address's is that address."
+		how += " Inside the addresses, each instance (a value of an instance header) is compared with the other instances of its header the same way, and with the other instances on the same addresses (stratified by address): an instance whose responses are exactly an address's is that address."
 	}
 	if kinds[report.TestConnections] {
-		v.TestsHow += " The connections of an address are judged by whether a request that follows a failure on its own connection fails more often than one that follows successes only (a stratified exact test), and then whether that holds among requests sent at the same moment on different connections: failures that follow time fail every connection open then."
+		how += " The connections of an address are judged by whether a request that follows a failure on its own connection fails more often than one that follows successes only (a stratified exact test), and then whether that holds among requests sent at the same moment on different connections: failures that follow time fail every connection open then."
 	}
 	if l := v.Verdict.Level; l != "" {
-		v.TestsHow += " " + l + "."
+		how += " " + l + "."
 	}
-	for _, t := range r.Verdict.Tests {
-		restRate := 0.0
-		if t.RestTotal > 0 {
-			restRate = float64(t.RestFailed) / float64(t.RestTotal)
-		}
-		v.Tests = append(v.Tests, TestRow{
-			Scope:       t.Scope,
-			Failed:      fmt.Sprintf("%d of %d", t.Failed, t.Requests),
-			RateCI:      rateCI(t.Failed, t.Requests, t.FailureRate),
-			Rest:        fmt.Sprintf("%d of %d (%s)", t.RestFailed, t.RestTotal, pct(restRate, t.RestTotal)),
-			P:           words.PValue(t.P),
-			Significant: t.Significant,
-		})
-	}
+	return how
 }
 
 // newNotes is the verdict's notes as every format lists them: each once,

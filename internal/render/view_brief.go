@@ -21,10 +21,8 @@ type briefSample struct {
 	Row   *SampleRow
 }
 
-// BriefLogs is what finds every suspect's failures in the gateways' logs:
-// a query of each gateway that answered them, or, when no failure's page
-// named a gateway pinprobe has queries for, the few things to filter any
-// access log on.
+// BriefLogs finds every suspect's failures in the gateways' logs: a query
+// of each gateway that answered them, or what to filter any log on.
 type BriefLogs struct {
 	Queries []BriefQuery
 	// PortFilter is LogsView.PortFilter, when the queries filter on ports.
@@ -71,10 +69,9 @@ func (v *View) briefSampleRows() []briefSample {
 	return out
 }
 
-// suspectSample finds a failed request of s, and the label of the
-// endpoint it went to: one sent to the suspect address, one answered by
-// the suspect instance, one on a failing connection of the suspect
-// connections; nil when none was kept.
+// suspectSample finds a failed request of s (sent to its address,
+// answered by its instance, on one of its failing connections), and its
+// endpoint's label; nil when none was kept.
 func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
 	var ports map[uint16]bool
 	if s.Kind == report.SuspectConnections {
@@ -82,7 +79,7 @@ func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
 		for _, c := range v.Conns {
 			if c.Address == s.Address && (s.Target == "" || c.Target == s.Target) {
 				for _, r := range c.Rows {
-					ports[r.Port] = true
+					ports[r.LocalPort] = true
 				}
 			}
 		}
@@ -106,7 +103,10 @@ func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
 			}
 			switch s.Kind {
 			case report.SuspectGroup:
-				if !hasHeader(row.HeaderLines, s.Header, s.Value) {
+				if !slices.ContainsFunc(row.HeaderLines, func(h string) bool {
+					n, val, ok := strings.Cut(h, ": ")
+					return ok && strings.EqualFold(n, s.Header) && val == s.Value
+				}) {
 					continue
 				}
 			case report.SuspectConnections:
@@ -121,10 +121,8 @@ func (v *View) suspectSample(s *report.Suspect) (string, *SampleRow) {
 	return "", nil
 }
 
-// suspectGateways lists, by their index in v.Logs.Gateways, the gateways
-// whose failure pages came from an address of a suspect, in that order;
-// the first gateway alone when none did (no suspect, or failures with no
-// page, such as resets).
+// suspectGateways are the indexes in v.Logs.Gateways of the gateways
+// whose failure pages came from a suspect's address; else the first.
 func (v *View) suspectGateways() []int {
 	addrs := map[string]bool{}
 	for _, s := range v.r.Verdict.Suspects {
@@ -154,12 +152,9 @@ func (v *View) suspectGateways() []int {
 	return out
 }
 
-// portsCoverSuspects reports whether every failed request of each
-// suspect's endpoints was sent from one of ports, as the run's connection
-// records say: a query over those ports then finds each suspect. An
-// instance found on several addresses counts each of them, one on none
-// every endpoint; an endpoint with failures no record holds (past the
-// records kept, or before any connection) is not covered.
+// portsCoverSuspects reports whether the connection records put every
+// failed request of each suspect's endpoints on one of ports: a query
+// over those ports then finds each suspect.
 func (v *View) portsCoverSuspects(ports []int) bool {
 	in := map[uint16]bool{}
 	for _, p := range ports {
@@ -198,29 +193,14 @@ func (v *View) portsCoverSuspects(ports []int) bool {
 	return true
 }
 
-// hasHeader says whether headers ("Name: value") hold name with value.
-func hasHeader(headers []string, name, value string) bool {
-	for _, h := range headers {
-		if n, val, ok := strings.Cut(h, ": "); ok && strings.EqualFold(n, name) && val == value {
-			return true
-		}
-	}
-	return false
-}
-
 // briefPorts is the most failing connections whose client ports a brief
 // report's query lists: more take a screen of their own.
 const briefPorts = 24
 
-// briefLogs picks a query of each gateway that answered the suspects'
-// failures (the first gateway when none is told by address): the one over
-// the failing connections when it finds every suspect's failures (each
-// failed on those connections' ports) and their ports fit in a few lines
-// (briefPorts), else the gateway's first, which covers the run's requests
-// (by backend and instance). A query over one suspect's connections alone
-// would leave the others, the headline's fault among them, unfound.
-// Without a gateway, the filters that fit in a few lines: the time, the
-// Host header, the path, pinprobe's request IDs and the statuses.
+// briefLogs picks a query of each gateway that answered the suspects:
+// the one over the failing connections when it finds them all and their
+// ports fit (briefPorts), else its first, over the run's requests.
+// Without a gateway, the filters that fit in a few lines.
 func (v *View) briefLogs() BriefLogs {
 	l := &v.Logs
 	if v.r.Totals.Failed == 0 {

@@ -114,7 +114,7 @@ func (v *View) logs(r *report.Report) {
 	l.PortFilter = q.ports != ""
 	for _, c := range v.Conns {
 		for _, row := range c.Rows {
-			l.FailingPorts = append(l.FailingPorts, int(row.Port))
+			l.FailingPorts = append(l.FailingPorts, int(row.LocalPort))
 		}
 	}
 	slices.Sort(l.FailingPorts)

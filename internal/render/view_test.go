@@ -125,8 +125,10 @@ func TestViewInside(t *testing.T) {
 	if v.Verdict.Tone != "bad" || v.Verdict.Status != report.VerdictConcentrated {
 		t.Errorf("verdict %s, tone %s; want concentrated, bad", v.Verdict.Status, v.Verdict.Tone)
 	}
-	if len(v.Verdict.Slow) != 1 || v.Verdict.Slow[0].Label != "192.0.2.1" || v.Verdict.Slow[0].What != "address" {
-		t.Errorf("slow %+v; want 192.0.2.1, an address", v.Verdict.Slow)
+	if slow := r.Verdict.Slow; len(slow) != 1 {
+		t.Errorf("slow %+v; want 192.0.2.1, an address", slow)
+	} else if what, label, _, _ := v.slowScope(&slow[0]); label != "192.0.2.1" || what != "address" {
+		t.Errorf("slow %s %s; want 192.0.2.1, an address", what, label)
 	}
 	for _, note := range []string{"could not be sent by this machine", "fell due but were not sent", "is slow against"} {
 		if !slices.ContainsFunc(v.Verdict.Notes, func(n string) bool { return strings.Contains(n, note) }) {
@@ -168,14 +170,14 @@ func TestViewInside(t *testing.T) {
 		t.Errorf("run: settled %q, sent %q", v.Run.Settled, v.Run.Sent)
 	}
 	var order []bool
-	for _, c := range v.Gate.Checks {
-		order = append(order, c.OK)
+	for _, c := range gateRows(v) {
+		order = append(order, !c.Failing)
 	}
 	if i := slices.Index(order, true); i <= 0 || slices.Contains(order[i:], false) {
 		t.Errorf("gate checks OK in order %v; want the failing ones first", order)
 	}
-	if !strings.Contains(v.TestsHow, "each instance") || !strings.Contains(v.TestsHow, "connections of an address") {
-		t.Errorf("TestsHow %q; want the instance and connection tests said", v.TestsHow)
+	if how := testsHow(v); !strings.Contains(how, "each instance") || !strings.Contains(how, "connections of an address") {
+		t.Errorf("TestsHow %q; want the instance and connection tests said", how)
 	}
 }
 
@@ -208,7 +210,7 @@ func TestFormatsSayTheSame(t *testing.T) {
 	for _, c := range v.Conns {
 		want = append(want, c.Summary)
 		for _, row := range c.Rows {
-			want = append(want, strconv.Itoa(int(row.Port)))
+			want = append(want, strconv.Itoa(int(row.LocalPort)))
 		}
 	}
 	for name, doc := range formats {

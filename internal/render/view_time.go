@@ -11,43 +11,31 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// OverTimeView is the run over time, per family and per suspect: requests
-// and failures, p50 and p99 latency per slice of the run. Its slices are
-// the timeline's buckets, merged into columns as the timeline chart's
-// (columnsOf).
+// OverTimeView is the run over time, per family and per suspect, in the
+// timeline's buckets merged into columns as its chart's (columnsOf).
 type OverTimeView struct {
 	From, To report.Time // To: the run's end
 	Step     float64     // seconds per slice
 	Columns  int
 	Scopes   []TimeScope
-	// Note says which scopes kept no latencies over time, "" when all did.
-	Note string
+	Note     string // which scopes kept no latencies over time; ""
 }
 
 // TimeScope is one family or suspect over time.
 type TimeScope struct {
 	// Kind is "family", "address", "instance" or "connections"; What says
-	// it for a reader, Label names the scope: "IPv4 (127.0.0.1,
-	// 127.0.0.2)", "::1", "X-Served-By: gw-3 behind 127.0.0.2",
-	// "connections of 127.0.0.2".
+	// it for a reader; Label names it: "IPv4 (127.0.0.1, 127.0.0.2)".
 	Kind, What, Label string
-	// Tag says what the verdict named in it, "" when nothing: "suspect",
-	// "failing connections".
-	Tag     string
-	Suspect bool
-	Failing bool
+	Tag               string // what the verdict named in it: "suspect", "failing connections"; ""
+	Suspect, Failing  bool
 	// Per slice: requests sent, those that failed, and their p50 and p99
-	// latencies in milliseconds (read from the timeline's latency bins;
-	// 0 where the slice had no request).
+	// latencies in milliseconds (0 where no request was sent, or without
+	// Latency, when none was kept over time).
 	Requests, Failed []int64
 	P50, P99         []float64
-	// Latency says the scope's latencies were kept over time; without
-	// them P50 and P99 are all 0.
-	Latency bool
+	Latency          bool
 	// Summary says when it failed and how slow it got: "failed from
-	// 20:43:05 to 20:43:09 UTC, in 4 of 5 slices; p99 highest at 20:43:07
-	// UTC (125ms, against 12.5ms in the median slice)", or "p99 at most
-	// 12.5ms" when no slice's p99 is 1.5 times the median slice's.
+	// 20:43:05 to 20:43:09 UTC, in 4 of 5 slices; p99 highest at …".
 	Summary string
 }
 
@@ -56,10 +44,8 @@ func (o *OverTimeView) At(i int) time.Time {
 	return o.From.Add(report.SecondsDuration(o.Step * float64(i)))
 }
 
-// Clock says when slice i starts, to the second when slices are whole
-// seconds (a run starts at any millisecond; its slices' times are
-// rounded, the hover titles' and the axis' are not), and never after the
-// run's end as the text says it (to the second, truncated).
+// Clock says when slice i starts, rounded to the second when slices are
+// whole seconds, never after the run's end as the text says it.
 func (o *OverTimeView) Clock(i int) string {
 	at := o.At(i)
 	if !o.To.IsZero() && at.After(o.To.Time) {
@@ -105,9 +91,7 @@ func (v *View) overTime(r *report.Report) {
 	}
 	for i := range o.Scopes {
 		s := &o.Scopes[i]
-		for _, n := range s.Failed {
-			s.Failing = s.Failing || n > 0
-		}
+		s.Failing = slices.ContainsFunc(s.Failed, func(n int64) bool { return n > 0 })
 		s.Summary = o.summary(s)
 	}
 	if len(tl.Families) == 0 {
@@ -120,10 +104,8 @@ func (v *View) overTime(r *report.Report) {
 	}
 }
 
-// timeBuilder builds an OverTimeView of cols slices of per buckets each:
-// at is each scope's index in Scopes by key (see epKey), groups the
-// instances' series by "header: value", missing the suspects drawn
-// without latency.
+// timeBuilder builds an OverTimeView of cols slices of per buckets each;
+// at indexes Scopes by epKey, missing the suspects without latency.
 type timeBuilder struct {
 	r                  *report.Report
 	o                  *OverTimeView
@@ -204,10 +186,8 @@ func (b *timeBuilder) families(v *View) {
 	}
 }
 
-// suspect draws suspect s as kind (an instance's chart, or its address's
-// for its failing connections), named label; the same requests as a
-// scope already drawn (a family's one address, or an address named for
-// itself and its connections) are named there.
+// suspect draws s as kind, named label, unless a scope drawn already
+// holds the same requests: that scope is then marked.
 func (b *timeBuilder) suspect(s *report.Suspect, kind, what, label, url string) {
 	r, tl, o := b.r, &b.r.Timeline, b.o
 	tag := "suspect"
@@ -232,13 +212,7 @@ func (b *timeBuilder) suspect(s *report.Suspect, kind, what, label, url string) 
 		b.quantiles(&scope, &g.Latency, most)
 	default:
 		key = epKey(s.Target, s.Address)
-		e := -1
-		for j := range r.Endpoints {
-			if r.Endpoints[j].Target == s.Target && r.Endpoints[j].Address == s.Address {
-				e = j
-				break
-			}
-		}
+		e := slices.IndexFunc(r.Endpoints, func(e report.Endpoint) bool { return e.Target == s.Target && e.Address == s.Address })
 		if e < 0 {
 			return
 		}
