@@ -68,14 +68,14 @@ func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, s
 	if name != "-" {
 		fi, err := os.Stat(name)
 		if err != nil {
-			return usagef("read log %s: %s", name, pathErr(err))
+			return usagef("read log %s: %s", name, bareErr(err))
 		}
 		if !fi.Mode().IsRegular() && fi.Mode()&os.ModeNamedPipe == 0 {
 			return usagef("read log %s: not a regular file (give a file, or - for standard input)", name)
 		}
 		f, err := os.Open(name)
 		if err != nil {
-			return usagef("read log %s: %s", name, pathErr(err))
+			return usagef("read log %s: %s", name, bareErr(err))
 		}
 		defer f.Close()
 		src, shown = f, name
@@ -83,7 +83,7 @@ func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, s
 	src = ctxReader{ctx, src}
 	r, err := accesslog.Open(src, accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars})
 	if errors.Is(err, errInterrupted) || ctx.Err() != nil {
-		return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, shown)
+		return interruptedReading(shown)
 	}
 	var doc *accesslog.PinprobeDocError
 	if errors.As(err, &doc) {
@@ -106,9 +106,9 @@ func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, s
 	}
 	if err := j.Add(shown, r); err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, shown)
+			return interruptedReading(shown)
 		}
-		return usagef("read log %s: %s", shown, pathErr(err))
+		return usagef("read log %s: %s", shown, bareErr(err))
 	}
 	return nil
 }

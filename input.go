@@ -33,7 +33,7 @@ func readInput(ctx context.Context, what, path string, limit int64, stdin io.Rea
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, usagef("%s %s: %s", what, path, pathErr(err))
+		return nil, usagef("%s %s: %s", what, path, bareErr(err))
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, usagef("%s %s: not a regular file (give a file, or - for standard input)", what, path)
@@ -43,7 +43,7 @@ func readInput(ctx context.Context, what, path string, limit int64, stdin io.Rea
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, usagef("%s %s: %s", what, path, pathErr(err))
+		return nil, usagef("%s %s: %s", what, path, bareErr(err))
 	}
 	defer f.Close()
 	return readCapped(ctx, what, path, f, limit)
@@ -51,27 +51,16 @@ func readInput(ctx context.Context, what, path string, limit int64, stdin io.Rea
 
 // readCapped reads r to its end, at most limit bytes, until ctx ends.
 func readCapped(ctx context.Context, what, name string, r io.Reader, limit int64) ([]byte, error) {
-	type result struct {
-		b   []byte
-		err error
+	b, err := untilDone(ctx, func() ([]byte, error) { return io.ReadAll(io.LimitReader(r, limit+1)) })
+	switch {
+	case errors.Is(err, errInterrupted):
+		return nil, err
+	case err != nil:
+		return nil, usagef("%s %s: %s", what, name, bareErr(err))
+	case int64(len(b)) > limit:
+		return nil, usagef("%s %s: larger than the %s pinprobe reads", what, name, byteSize(limit))
 	}
-	done := make(chan result, 1)
-	go func() {
-		b, err := io.ReadAll(io.LimitReader(r, limit+1))
-		done <- result{b, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return nil, errInterrupted
-	case res := <-done:
-		switch {
-		case res.err != nil:
-			return nil, usagef("%s %s: %s", what, name, pathErr(res.err))
-		case int64(len(res.b)) > limit:
-			return nil, usagef("%s %s: larger than the %s pinprobe reads", what, name, byteSize(limit))
-		}
-		return res.b, nil
-	}
+	return b, nil
 }
 
 // byteSize formats a size in bytes as "16 MiB", "512 KiB" or "80 bytes".
@@ -87,13 +76,10 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// pathErr drops the path an *os.PathError repeats: the caller names it.
-func pathErr(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
+// interruptedReading is the error of a signal that arrived while name
+// was read: exit 130, nothing written.
+func interruptedReading(name string) error {
+	return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, name)
 }
 
 // shownName is how a message names an input file: "standard input" for -.
@@ -111,29 +97,63 @@ func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*repor
 	stdinUsed := false
 	var reps []*report.Report
 	for _, name := range files {
-		if name == "-" {
-			if stdinUsed {
-				return nil, usagef("- (standard input) is given twice")
-			}
-			stdinUsed = true
-		} else if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() {
-			return nil, usagef("read report %s: not a regular file", name)
-		}
-		shown := shownName(name)
-		data, err := readInput(ctx, "read report", name, maxReport, stdin)
-		if errors.Is(err, errInterrupted) {
-			return nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
-		}
+		r, size, err := openReport(name, stdin, &stdinUsed)
 		if err != nil {
 			return nil, err
 		}
-		r, err := report.Parse(data, shown)
+		rep, err := parseReport(ctx, name, r, size)
+		r.Close()
 		if err != nil {
-			return nil, usagef("%s", err)
+			return nil, err
 		}
-		reps = append(reps, r)
+		reps = append(reps, rep)
 	}
 	return reps, nil
+}
+
+// openReport opens a report's file, or standard input for "-" (at most
+// once: *stdinUsed), with its size (-1 for standard input).
+func openReport(name string, stdin io.Reader, stdinUsed *bool) (io.ReadCloser, int64, error) {
+	if name == "-" {
+		if *stdinUsed {
+			return nil, 0, usagef("- (standard input) is given twice")
+		}
+		*stdinUsed = true
+		return io.NopCloser(stdin), -1, nil
+	}
+	fi, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return nil, 0, usagef("read report %s: %s", name, bareErr(err))
+	case !fi.Mode().IsRegular():
+		return nil, 0, usagef("read report %s: not a regular file", name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, usagef("read report %s: %s", name, bareErr(err))
+	}
+	return f, fi.Size(), nil
+}
+
+// parseReport reads the saved JSON report of file name from r, size bytes
+// long (-1: unknown), and parses it.
+func parseReport(ctx context.Context, name string, r io.Reader, size int64) (*report.Report, error) {
+	shown := shownName(name)
+	if size > maxReport {
+		return nil, usagef("read report %s: %s is larger than the %s pinprobe reads", name, byteSize(size), byteSize(maxReport))
+	}
+	data, err := readCapped(ctx, "read report", shown, r, maxReport)
+	if errors.Is(err, errInterrupted) {
+		return nil, interruptedReading(shown)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep, err := report.Parse(data, shown)
+	if err != nil {
+		return nil, usagef("%s", err)
+	}
+	return rep, nil
 }
 
 // readReportInputs reads what `pinprobe report` is given: each file (or
@@ -149,52 +169,23 @@ func readReportInputs(ctx context.Context, files []string, stdin io.Reader) ([]*
 	)
 	for _, name := range files {
 		shown := shownName(name)
-		var (
-			r    io.Reader = stdin
-			size int64     = -1
-		)
-		if name == "-" {
-			if stdinUsed {
-				return nil, nil, usagef("- (standard input) is given twice")
-			}
-			stdinUsed = true
-		} else {
-			fi, err := os.Stat(name)
-			switch {
-			case err != nil:
-				return nil, nil, usagef("read report %s: %s", name, pathErr(err))
-			case !fi.Mode().IsRegular():
-				return nil, nil, usagef("read report %s: not a regular file", name)
-			}
-			f, err := os.Open(name)
-			if err != nil {
-				return nil, nil, usagef("read report %s: %s", name, pathErr(err))
-			}
-			defer f.Close()
-			r, size = f, fi.Size()
+		r, size, err := openReport(name, stdin, &stdinUsed)
+		if err != nil {
+			return nil, nil, err
 		}
+		defer r.Close()
 		br := bufio.NewReaderSize(r, 64<<10)
 		isJSON, err := untilDone(ctx, func() (bool, error) { return startsJSON(br) })
 		switch {
 		case errors.Is(err, errInterrupted):
-			return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
+			return nil, nil, interruptedReading(shown)
 		case err != nil:
-			return nil, nil, usagef("read report %s: %s", shown, pathErr(err))
+			return nil, nil, usagef("read report %s: %s", shown, bareErr(err))
 		}
 		if isJSON {
-			if size > maxReport {
-				return nil, nil, usagef("read report %s: %s is larger than the %s pinprobe reads", name, byteSize(size), byteSize(maxReport))
-			}
-			data, err := readCapped(ctx, "read report", shown, br, maxReport)
-			if errors.Is(err, errInterrupted) {
-				return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
-			}
+			rep, err := parseReport(ctx, name, br, size)
 			if err != nil {
 				return nil, nil, err
-			}
-			rep, err := report.Parse(data, shown)
-			if err != nil {
-				return nil, nil, usagef("%s", err)
 			}
 			reps, names = append(reps, rep), append(names, name)
 			continue
@@ -202,7 +193,7 @@ func readReportInputs(ctx context.Context, files []string, stdin io.Reader) ([]*
 		frames, err := untilDone(ctx, func() ([]report.Frame, error) { return report.ReadFrames(br, shown) })
 		switch {
 		case errors.Is(err, errInterrupted):
-			return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
+			return nil, nil, interruptedReading(shown)
 		case err != nil:
 			return nil, nil, usagef("%s", err)
 		case len(frames) == 0:
