@@ -19,8 +19,9 @@ import (
 // compareCommand is `pinprobe compare BEFORE AFTER`: per family and
 // endpoint, what changed between two saved reports, judged with exact tests.
 func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c, fs, err := parseCompareArgs(args)
-	if err != nil {
+	c := &compareConfig{}
+	fs := newCompareFlagSet(c)
+	if err := parseFileCommand(fs, args, "compare: ", &c.help, &c.files, c.validate); err != nil {
 		return err
 	}
 	if c.help {
@@ -78,7 +79,7 @@ type compareConfig struct {
 // field of c; compareHelp orders them for --help.
 func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 	fs := newCommandFlagSet("pinprobe compare")
-	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown", "html"}}
+	c.format = choiceValue{value: "text", choices: documentFormats}
 	fs.Var(&c.format, "format", "comparison `FORMAT` on stdout: text, json (pinprobe.compare/v1), markdown or html")
 	fs.BoolVar(&c.brief, "brief", false, "a comparison of one screen, in text or Markdown (JSON stays whole): the conclusion, the runs, the families, the endpoints and instances that changed, the failures that appeared or grew")
 	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON comparison to `FILE`")
@@ -121,26 +122,12 @@ report and one of its inputs) is refused. The conclusion comes first.
 	writeExitCodes(w, "compare")
 }
 
-// parseCompareArgs fills a compareConfig from the command line and
-// validates it.
-func parseCompareArgs(args []string) (*compareConfig, *pflag.FlagSet, error) {
-	c := &compareConfig{}
-	fs := newCompareFlagSet(c)
-	if err := parseFileCommand(fs, args, "compare: ", &c.help, &c.files, c.validate); err != nil {
-		return nil, fs, err
-	}
-	return c, fs, nil
-}
-
 // validate checks that two reports are given, and that -o can be written.
 func (c *compareConfig) validate() error {
 	if len(c.files) != 2 {
 		return usagef("compare: want two reports, BEFORE and AFTER; got %d", len(c.files))
 	}
-	if c.output != "" {
-		return checkOutput(c.output)
-	}
-	return nil
+	return checkOutput(c.output)
 }
 
 // toleranceValue is --max-latency-increase: a percentage, a duration or

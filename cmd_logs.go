@@ -20,8 +20,9 @@ import (
 // logsCommand is `pinprobe logs REPORT LOG...`: a saved run joined with a
 // gateway's access logs, per backend, instance and listener.
 func logsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c, fs, err := parseLogsArgs(args)
-	if err != nil {
+	c := &logsConfig{}
+	fs := newLogsFlagSet(c)
+	if err := parseFileCommand(fs, args, "logs: ", &c.help, &c.files, c.validate); err != nil {
 		return err
 	}
 	if c.help {
@@ -38,7 +39,7 @@ func logsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return usagef("%s", err)
 	}
 	return emit(stdout, func(w io.Writer) error { return renderer(w, doc) },
-		c.output, func(w io.Writer) error { return join.JSON(w, doc) }, sayer(stderr))
+		c.output, func(w io.Writer) error { return join.JSON(w, doc) }, c.say)
 }
 
 // join reads the saved report (the first of c.files) and joins it with
@@ -148,7 +149,7 @@ type logsConfig struct {
 // of c; logsHelp orders them for --help.
 func newLogsFlagSet(c *logsConfig) *pflag.FlagSet {
 	fs := newCommandFlagSet("pinprobe logs")
-	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown", "html"}}
+	c.format = choiceValue{value: "text", choices: documentFormats}
 	fs.Var(&c.format, "format", "join `FORMAT` on stdout: text, json (pinprobe.logs/v1), markdown or html")
 	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON join to `FILE`")
 	kinds := []string{""}
@@ -223,16 +224,6 @@ merge runs first with pinprobe report --format json a.json b.json > merged.json.
 	writeExitCodes(w, "logs")
 }
 
-// parseLogsArgs fills a logsConfig from the command line and validates it.
-func parseLogsArgs(args []string) (*logsConfig, *pflag.FlagSet, error) {
-	c := &logsConfig{}
-	fs := newLogsFlagSet(c)
-	if err := parseFileCommand(fs, args, "logs: ", &c.help, &c.files, c.validate); err != nil {
-		return nil, fs, err
-	}
-	return c, fs, nil
-}
-
 // validate checks the report and logs given, the clients, the format and
 // that -o can be written.
 func (c *logsConfig) validate() error {
@@ -269,8 +260,5 @@ func (c *logsConfig) validate() error {
 	if len(c.logVars) > 0 && c.logFormat == "" {
 		return usagef("--log-var declares variables of --log-format: give --log-format too")
 	}
-	if c.output != "" {
-		return checkOutput(c.output)
-	}
-	return nil
+	return checkOutput(c.output)
 }

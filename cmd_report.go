@@ -16,8 +16,9 @@ import (
 // exactly when there are several, judge the release gate on the result, and
 // render it like a probe run.
 func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c, fs, err := parseReportArgs(args)
-	if err != nil {
+	c := &reportConfig{}
+	fs := newReportFlagSet(c)
+	if err := parseFileCommand(fs, args, "report: ", &c.help, &c.files, c.validate); err != nil {
 		return err
 	}
 	if c.help {
@@ -41,10 +42,9 @@ func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		// at the level it was judged at.
 		rep.Verdict = judge.Judge(rep, judge.LevelOf(rep))
 	}
-	say := sayer(stderr)
 	// A saved run that was interrupted is rendered as it is, marked so in
 	// the report; re-rendering it whole is no interruption of this command.
-	return c.write(rep, false, stdout, say)
+	return c.write(rep, false, stdout, sayer(stderr))
 }
 
 // reportConfig is the report command's options: everything `pinprobe
@@ -93,16 +93,6 @@ the pod; at most 1000 reports are read, each framed in at most 4 MiB.
 `)
 	writeFlags(w, fs, reportHelp)
 	writeExitCodes(w, "report")
-}
-
-// parseReportArgs fills a reportConfig from the command line and validates it.
-func parseReportArgs(args []string) (*reportConfig, *pflag.FlagSet, error) {
-	c := &reportConfig{}
-	fs := newReportFlagSet(c)
-	if err := parseFileCommand(fs, args, "report: ", &c.help, &c.files, c.validate); err != nil {
-		return nil, fs, err
-	}
-	return c, fs, nil
 }
 
 // validate checks that a file is given, and the output flags.

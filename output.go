@@ -78,15 +78,18 @@ func (o *outputFlags) validate() error {
 		return usagef("--confidence %q: want a level from 50%% to 99.99%%, e.g. 95%% or 0.99", o.confidence)
 	}
 	o.limits.Confidence = c
-	if o.output != "" {
-		return checkOutput(o.output)
-	}
-	return nil
+	return checkOutput(o.output)
 }
 
+// documentFormats are the --format values of compare and logs.
+var documentFormats = []string{"text", "json", "markdown", "html"}
+
 // checkOutput refuses an -o FILE whose name promises another format than
-// the JSON that -o writes, and one that cannot be written.
+// the JSON that -o writes, and one that cannot be written ("": no -o).
 func checkOutput(path string) error {
+	if path == "" {
+		return nil
+	}
 	if f := formatOfName(path); f != "" && f != "json" {
 		return usagef("--output %s: -o always writes JSON; for %s use --format %s > %s (and -o FILE.json to keep the JSON too)",
 			path, f, f, path)
