@@ -59,12 +59,9 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		demoLog = log
 	}
 
-	targets, err := c.targets()
+	targets, err := c.targets(say)
 	if err != nil {
 		return err
-	}
-	for _, w := range session.ResolveMismatches(c.resolve.entries, targets) {
-		say("%s", w)
 	}
 	cfg := c.sessionConfig(ctx, args, targets, resolver, say)
 	s, err := session.New(ctx, cfg)
@@ -80,12 +77,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	case err != nil:
 		return err
 	}
-	// What depends on the number of endpoints: in-flight capacity and
-	// connection sampling.
-	n := len(s.Endpoints)
-	sc := s.Config()
-	sc.Engine.Concurrency = c.concurrencyFor(n)
-	sc.Engine.ConnRequests = c.connRequests(n)
+	c.sizeFor(s)
 	if c.preflight {
 		return c.preflightOnly(ctx, s, stdout, say)
 	}
@@ -530,11 +522,23 @@ func (c *config) plan(s *session.Session) string {
 	return b.String()
 }
 
-// plannedLoad is the planned load, what the defaults of -c, --conn-requests and
-// --interval are sized from.
-func (c *config) plannedLoad() session.Load {
-	return session.Load{Rate: c.rate.rate, Max: c.rate.max, Duration: c.duration, Requests: c.requests,
+// sizeFor sets what depends on the number of endpoints of s: the most
+// requests in flight per endpoint (-c, or the session's default) and per
+// connection (1 for --new-conn, --conn-requests, or for auto the session's).
+func (c *config) sizeFor(s *session.Session) {
+	n, e := len(s.Endpoints), &s.Config().Engine
+	load := session.Load{Rate: c.rate.rate, Max: c.rate.max, Duration: c.duration, Requests: c.requests,
 		Timeout: c.timeout, UntilVerdict: c.untilSettled}
+	e.Concurrency, e.ConnRequests = c.concurrency, c.connReqs.n
+	if !c.setConc {
+		e.Concurrency = load.Concurrency(n)
+	}
+	switch {
+	case c.newConn:
+		e.ConnRequests = 1
+	case c.connReqs.auto:
+		e.ConnRequests = load.ConnRequests(n)
+	}
 }
 
 // timelineInterval is --interval, or for 0 the automatic width.
@@ -545,31 +549,11 @@ func (c *config) timelineInterval() time.Duration {
 	return session.TimelineInterval(c.duration)
 }
 
-// connRequests is the number of requests a connection may carry: 1 for
-// --new-conn, the flag's number, or for auto the session's.
-func (c *config) connRequests(endpoints int) int {
-	switch {
-	case c.newConn:
-		return 1
-	case !c.connReqs.auto:
-		return c.connReqs.n
-	}
-	return c.plannedLoad().ConnRequests(endpoints)
-}
-
-// concurrencyFor is the most requests in flight per endpoint: -c, or the
-// session's default.
-func (c *config) concurrencyFor(endpoints int) int {
-	if c.setConc {
-		return c.concurrency
-	}
-	return c.plannedLoad().Concurrency(endpoints)
-}
-
 // targets builds the request of every target: the URL arguments and the
 // targets file's blocks, with the flags' method, headers and body where a
-// block gives none (session.Targets).
-func (c *config) targets() ([]*probe.Target, error) {
+// block gives none (session.Targets); it says which --resolve entries name
+// none of them.
+func (c *config) targets(say func(string, ...any)) ([]*probe.Target, error) {
 	specs := make([]session.Spec, len(c.specs))
 	for i, sp := range c.specs {
 		specs[i] = session.Spec{URL: sp.url, Method: sp.method, Header: sp.header, Body: sp.body, HasBody: sp.hasBody}
@@ -577,6 +561,9 @@ func (c *config) targets() ([]*probe.Target, error) {
 	out, err := session.Targets(specs, session.Defaults{Method: c.method, Header: c.headers.lines, Body: c.bodyBytes})
 	if err != nil {
 		return nil, usagef("%s", err)
+	}
+	for _, w := range session.ResolveMismatches(c.resolve.entries, out) {
+		say("%s", w)
 	}
 	return out, nil
 }

@@ -58,12 +58,9 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return usagef("watch: --listen %s: %s", c.listen, cause(err))
 	}
 	defer ln.Close()
-	targets, err := c.targets()
+	targets, err := c.targets(say)
 	if err != nil {
 		return err
-	}
-	for _, w := range session.ResolveMismatches(c.resolve.entries, targets) {
-		say("%s", w)
 	}
 	cfg := c.sessionConfig(ctx, append([]string{"watch"}, args...), targets, c.resolver(), say)
 	cfg.Engine.Duration, cfg.Engine.Requests = c.duration, 0
@@ -89,10 +86,7 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if s == nil {
 		return err // stopped before any address was found
 	}
-	n := len(s.Endpoints)
-	sc := s.Config()
-	sc.Engine.Concurrency = c.concurrencyFor(n)
-	sc.Engine.ConnRequests = c.connRequests(n)
+	c.sizeFor(s)
 	base, protected := "http://"+ln.Addr().String(), ""
 	if c.webConfig != "" {
 		base, protected = webScheme(c.webConfig)+"://"+ln.Addr().String(), " (protected as "+c.webConfig+" says)"
