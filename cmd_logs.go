@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"strings"
 	"time"
 
@@ -64,25 +63,13 @@ func (c *logsConfig) join(ctx context.Context, stdin io.Reader) (*join.Join, err
 // for standard input. A log in no format pinprobe knows is a usage error
 // naming the file; a log cut short is read as far as it goes, and said.
 func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, stdin io.Reader) error {
-	var src io.Reader = stdin
-	shown := "standard input"
-	if name != "-" {
-		fi, err := os.Stat(name)
-		if err != nil {
-			return usagef("read log %s: %s", name, bareErr(err))
-		}
-		if !fi.Mode().IsRegular() && fi.Mode()&os.ModeNamedPipe == 0 {
-			return usagef("read log %s: not a regular file (give a file, or - for standard input)", name)
-		}
-		f, err := os.Open(name)
-		if err != nil {
-			return usagef("read log %s: %s", name, bareErr(err))
-		}
-		defer f.Close()
-		src, shown = f, name
+	f, _, err := openInput("read log", name, stdin, true, giveFile)
+	if err != nil {
+		return err
 	}
-	src = ctxReader{ctx, src}
-	r, err := accesslog.Open(src, accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars})
+	defer f.Close()
+	shown := shownName(name)
+	r, err := accesslog.Open(ctxReader{ctx, f}, accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars})
 	if errors.Is(err, errInterrupted) || ctx.Err() != nil {
 		return interruptedReading(shown)
 	}

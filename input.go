@@ -28,25 +28,39 @@ var errInterrupted = errors.New("interrupted")
 // the flag or argument named what, refusing anything larger than limit
 // bytes. Reading standard input stops when ctx ends.
 func readInput(ctx context.Context, what, path string, limit int64, stdin io.Reader) ([]byte, error) {
-	if path == "-" {
-		return readCapped(ctx, what, "standard input", stdin, limit)
-	}
-	fi, err := os.Stat(path)
+	f, size, err := openInput(what, path, stdin, false, giveFile)
 	if err != nil {
-		return nil, usagef("%s %s: %s", what, path, bareErr(err))
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, usagef("%s %s: not a regular file (give a file, or - for standard input)", what, path)
-	}
-	if fi.Size() > limit {
-		return nil, usagef("%s %s: %s is larger than the %s pinprobe reads", what, path, byteSize(fi.Size()), byteSize(limit))
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usagef("%s %s: %s", what, path, bareErr(err))
+		return nil, err
 	}
 	defer f.Close()
-	return readCapped(ctx, what, path, f, limit)
+	if size > limit {
+		return nil, usagef("%s %s: %s is larger than the %s pinprobe reads", what, path, byteSize(size), byteSize(limit))
+	}
+	return readCapped(ctx, what, shownName(path), f, limit)
+}
+
+// giveFile ends the refusal of an input that is no regular file.
+const giveFile = " (give a file, or - for standard input)"
+
+// openInput opens the file name for what ("read log"), or stdin for "-",
+// with its size (-1 for standard input). Anything but a regular file (or,
+// when pipes, a FIFO) is refused, with hint.
+func openInput(what, name string, stdin io.Reader, pipes bool, hint string) (io.ReadCloser, int64, error) {
+	if name == "-" {
+		return io.NopCloser(stdin), -1, nil
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, 0, usagef("%s %s: %s", what, name, bareErr(err))
+	}
+	if !fi.Mode().IsRegular() && !(pipes && fi.Mode()&os.ModeNamedPipe != 0) {
+		return nil, 0, usagef("%s %s: not a regular file%s", what, name, hint)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, usagef("%s %s: %s", what, name, bareErr(err))
+	}
+	return f, fi.Size(), nil
 }
 
 // readCapped reads r to its end, at most limit bytes, until ctx ends.
@@ -114,25 +128,11 @@ func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*repor
 // openReport opens a report's file, or standard input for "-" (at most
 // once: *stdinUsed), with its size (-1 for standard input).
 func openReport(name string, stdin io.Reader, stdinUsed *bool) (io.ReadCloser, int64, error) {
-	if name == "-" {
-		if *stdinUsed {
-			return nil, 0, usagef("- (standard input) is given twice")
-		}
-		*stdinUsed = true
-		return io.NopCloser(stdin), -1, nil
+	if name == "-" && *stdinUsed {
+		return nil, 0, usagef("- (standard input) is given twice")
 	}
-	fi, err := os.Stat(name)
-	switch {
-	case err != nil:
-		return nil, 0, usagef("read report %s: %s", name, bareErr(err))
-	case !fi.Mode().IsRegular():
-		return nil, 0, usagef("read report %s: not a regular file", name)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, 0, usagef("read report %s: %s", name, bareErr(err))
-	}
-	return f, fi.Size(), nil
+	*stdinUsed = *stdinUsed || name == "-"
+	return openInput("read report", name, stdin, false, "")
 }
 
 // parseReport reads the saved JSON report of file name from r, size bytes
