@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/words"
 )
@@ -12,36 +14,37 @@ import (
 // other first word is the probe's (a URL, or a flag).
 var commands = []string{"report", "compare", "logs", "watch", "help", "version"}
 
+// helpUsage is how `pinprobe help` is called.
+const helpUsage = "pinprobe help [report|compare|logs|watch|version]"
+
+// helpOf writes each command's --help; "" is pinprobe's own.
+var helpOf = map[string]func(io.Writer){
+	"":        func(w io.Writer) { writeProbeHelp(w, newFlagSet(&config{})) },
+	"report":  func(w io.Writer) { writeReportHelp(w, newReportFlagSet(&reportConfig{})) },
+	"compare": func(w io.Writer) { writeCompareHelp(w, newCompareFlagSet(&compareConfig{})) },
+	"logs":    func(w io.Writer) { writeLogsHelp(w, newLogsFlagSet(&logsConfig{})) },
+	"watch":   func(w io.Writer) { writeWatchHelp(w, newWatchFlagSet(&watchConfig{}, new([]string))) },
+	"version": writeVersionHelp,
+}
+
 // helpCommand is `pinprobe help [COMMAND]`: the --help of COMMAND, or
 // pinprobe's own.
 func helpCommand(args []string, stdout io.Writer) error {
 	if len(args) > 1 {
-		return usagef("help: want one command at most: pinprobe help [report|compare|logs|watch|version]")
+		return usagef("help: want one command at most: %s", helpUsage)
 	}
 	name := ""
-	if len(args) == 1 {
+	if len(args) == 1 && !slices.Contains([]string{"help", "-h", "--help"}, args[0]) {
 		name = args[0]
 	}
-	switch name {
-	case "report":
-		writeReportHelp(stdout, newReportFlagSet(&reportConfig{}))
-	case "compare":
-		writeCompareHelp(stdout, newCompareFlagSet(&compareConfig{}))
-	case "logs":
-		writeLogsHelp(stdout, newLogsFlagSet(&logsConfig{}))
-	case "watch":
-		writeWatchHelp(stdout, newWatchFlagSet(&watchConfig{}, new([]string)))
-	case "version":
-		writeVersionHelp(stdout)
-	case "", "help", "-h", "--help":
-		writeProbeHelp(stdout, newFlagSet(&config{}))
-	default:
-		if near := nearestCommand(name); near != "" {
-			return usagef("help: unknown command %q; did you mean %q?", name, near)
-		}
-		return usagef("help: unknown command %q: pinprobe help [report|compare|logs|watch|version]", name)
+	if write, ok := helpOf[name]; ok {
+		write(stdout)
+		return nil
 	}
-	return nil
+	if near := nearestCommand(name); near != "" {
+		return usagef("help: unknown command %q; did you mean %q?", name, near)
+	}
+	return usagef("help: unknown command %q: %s", name, helpUsage)
 }
 
 // versionCommand is `pinprobe version`, which --version is too.
@@ -84,12 +87,9 @@ func commandLike(s string) bool {
 	if s == "" || s[0] == '-' {
 		return false
 	}
-	for _, r := range s {
-		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r == '-') {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return r != '-' && (r >= utf8.RuneSelf || !words.IsASCIILetter(byte(r)))
+	})
 }
 
 // nearestCommand returns the command closest to word when it is a likely

@@ -249,14 +249,13 @@ func writeFile(path string, write func(io.Writer) error) error {
 	}
 	if inPlace {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err == nil {
+			err = write(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
 		if err != nil {
-			return fail(err)
-		}
-		if err := write(f); err != nil {
-			f.Close()
-			return fail(err)
-		}
-		if err := f.Close(); err != nil {
 			return fail(err)
 		}
 		return nil
