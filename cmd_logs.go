@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/accesslog"
 	"github.com/pinprobe/pinprobe/internal/join"
 	"github.com/pinprobe/pinprobe/internal/render"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // logsCommand is `pinprobe logs REPORT LOG...`: a saved run joined with a
@@ -215,15 +217,9 @@ merge runs first with pinprobe report --format json a.json b.json > merged.json.
 // that -o can be written.
 func (c *logsConfig) validate() error {
 	if len(c.files) < 2 {
-		return usagef("logs: want a saved report and at least one access log (REPORT.json LOG...); got %d file%s", len(c.files), map[bool]string{true: "s"}[len(c.files) != 1])
+		return usagef("logs: want a saved report and at least one access log (REPORT.json LOG...); got %d file%s", len(c.files), words.Plural(len(c.files)))
 	}
-	stdin := 0
-	for _, f := range c.files {
-		if f == "-" {
-			stdin++
-		}
-	}
-	if stdin > 1 {
+	if stdin := len(c.files) - len(slices.DeleteFunc(slices.Clone(c.files), func(f string) bool { return f == "-" })); stdin > 1 {
 		return usagef("logs: - (standard input) is given %d times", stdin)
 	}
 	for _, s := range c.clientStr {
@@ -236,10 +232,8 @@ func (c *logsConfig) validate() error {
 	if c.maxOffset < 0 || c.maxOffset > 24*time.Hour {
 		return usagef("--max-offset %s: want 0 to 24h", c.maxOffset)
 	}
-	if c.logType.value == "azure" || c.logType.value == "alb" || c.logType.value == "traefik" || c.logType.value == "gcp" {
-		if c.logFormat != "" {
-			return usagef("--log-format is for nginx, HAProxy and Envoy logs; %s logs have a format of their own", c.logType.value)
-		}
+	if c.logFormat != "" && slices.Contains([]string{"azure", "alb", "traefik", "gcp"}, c.logType.value) {
+		return usagef("--log-format is for nginx, HAProxy and Envoy logs; %s logs have a format of their own", c.logType.value)
 	}
 	if err := accesslog.CheckFormat(accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars}); err != nil {
 		return usagef("%s", err)

@@ -326,6 +326,7 @@ func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 // validate checks the flags against each other (the report's and the
 // gate's are outputFlags.validate's) and loads what they name.
 func (c *config) validate() error {
+	badGroup := slices.IndexFunc(c.groupBy, func(h string) bool { return !httpguts.ValidHeaderFieldName(strings.TrimSpace(h)) })
 	switch {
 	case c.demo && len(c.urls) > 0:
 		shown := make([]string, len(c.urls))
@@ -355,9 +356,8 @@ func (c *config) validate() error {
 		return usagef("--group-by given %d times: at most %d headers", len(c.groupBy), report.MaxGroupBy)
 	case slices.ContainsFunc(c.groupBy, func(h string) bool { return len(strings.TrimSpace(h)) > report.MaxHeaderName }):
 		return usagef("--group-by: a header name longer than %d bytes", report.MaxHeaderName)
-	case slices.ContainsFunc(c.groupBy, func(h string) bool { return !httpguts.ValidHeaderFieldName(strings.TrimSpace(h)) }):
-		i := slices.IndexFunc(c.groupBy, func(h string) bool { return !httpguts.ValidHeaderFieldName(strings.TrimSpace(h)) })
-		return usagef("--group-by %q: not a header name (letters, digits and !#$%%&'*+-.^_`|~ only, no colon)", c.groupBy[i])
+	case badGroup >= 0:
+		return usagef("--group-by %q: not a header name (letters, digits and !#$%%&'*+-.^_`|~ only, no colon)", c.groupBy[badGroup])
 	case c.newConn && !c.connReqs.auto && c.connReqs.n != 1:
 		return usagef("--new-conn and --conn-requests %d exclude each other (--new-conn is --conn-requests 1)", c.connReqs.n)
 	case c.timeout <= 0:

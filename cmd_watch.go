@@ -279,36 +279,38 @@ func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
 	return c, fs, nil
 }
 
-// validate checks the watch's own flags, then the probe's it shares.
+// validate checks the watch's own flags, then the probe's it shares; every
+// refusal but --vantage's says it is the watch's.
 func (c *watchConfig) validate() error {
 	if err := c.checkVantageFlag(); err != nil {
 		return err
 	}
+	refuse := func(format string, a ...any) error { return usagef("watch: "+format, a...) }
 	switch {
 	case len(c.urls) == 0 && c.targetsFile == "":
-		return usagef("watch: no URL given: pinprobe watch [flags] URL... (or --targets FILE)")
+		return refuse("no URL given: pinprobe watch [flags] URL... (or --targets FILE)")
 	case c.rate.max:
-		return usagef("watch: --rate max sends back to back: a watch needs a rate (default %d req/s)", watchRate)
+		return refuse("--rate max sends back to back: a watch needs a rate (default %d req/s)", watchRate)
 	case c.duration < 0:
-		return usagef("watch: --duration %s: must not be negative", c.duration)
+		return refuse("--duration %s: must not be negative", c.duration)
 	case c.retire < time.Second:
-		return usagef("watch: --retire-after %s: must be at least 1s", c.retire)
+		return refuse("--retire-after %s: must be at least 1s", c.retire)
 	case c.maxBackends < 1 || c.maxBackends > 1000:
-		return usagef("watch: --max-backends %d: must be 1 to 1000", c.maxBackends)
+		return refuse("--max-backends %d: must be 1 to 1000", c.maxBackends)
 	case c.window < time.Second || c.window > 24*time.Hour:
-		return usagef("watch: --window %s: must be 1s to 24h", c.window)
+		return refuse("--window %s: must be 1s to 24h", c.window)
 	case c.keep < 1:
-		return usagef("watch: --keep %d: must be at least 1", c.keep)
+		return refuse("--keep %d: must be at least 1", c.keep)
 	case c.keepSet && c.output == "":
-		return usagef("watch: --keep keeps the windows' reports of -o DIR: give -o DIR too")
+		return refuse("--keep keeps the windows' reports of -o DIR: give -o DIR too")
 	}
 	if c.output != "" {
 		if err := checkWindowDir(c.output); err != nil {
-			return usagef("watch: -o %s: %s", c.output, cause(err))
+			return refuse("-o %s: %s", c.output, cause(err))
 		}
 	}
 	if err := c.config.validate(); err != nil {
-		return usagef("watch: %s", err)
+		return refuse("%s", err)
 	}
 	return nil
 }
