@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func (c *logsConfig) join(ctx context.Context, stdin io.Reader) (*join.Join, err
 // for standard input. A log in no format pinprobe knows is a usage error
 // naming the file; a log cut short is read as far as it goes, and said.
 func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, stdin io.Reader) error {
-	f, _, err := openInput("read log", name, stdin, true, giveFile)
+	f, _, err := openInput("read log", name, stdin, true, giveFile, math.MaxInt64)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -28,15 +29,12 @@ var errInterrupted = errors.New("interrupted")
 // the flag or argument named what, refusing anything larger than limit
 // bytes. Reading standard input stops when ctx ends.
 func readInput(ctx context.Context, what, path string, limit int64, stdin io.Reader) ([]byte, error) {
-	f, size, err := openInput(what, path, stdin, false, giveFile)
+	f, _, err := openInput(what, path, stdin, false, giveFile, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if size > limit {
-		return nil, usagef("%s %s: %s is larger than the %s pinprobe reads", what, path, byteSize(size), byteSize(limit))
-	}
-	return readCapped(ctx, what, shownName(path), f, limit)
+	return readCapped(ctx, what, path, f, limit)
 }
 
 // giveFile ends the refusal of an input that is no regular file.
@@ -44,8 +42,8 @@ const giveFile = " (give a file, or - for standard input)"
 
 // openInput opens the file name for what ("read log"), or stdin for "-",
 // with its size (-1 for standard input). Anything but a regular file (or,
-// when pipes, a FIFO) is refused, with hint.
-func openInput(what, name string, stdin io.Reader, pipes bool, hint string) (io.ReadCloser, int64, error) {
+// when pipes, a FIFO) is refused, with hint, as is a file over limit bytes.
+func openInput(what, name string, stdin io.Reader, pipes bool, hint string, limit int64) (io.ReadCloser, int64, error) {
 	if name == "-" {
 		return io.NopCloser(stdin), -1, nil
 	}
@@ -56,6 +54,9 @@ func openInput(what, name string, stdin io.Reader, pipes bool, hint string) (io.
 	if !fi.Mode().IsRegular() && !(pipes && fi.Mode()&os.ModeNamedPipe != 0) {
 		return nil, 0, usagef("%s %s: not a regular file%s", what, name, hint)
 	}
+	if fi.Size() > limit {
+		return nil, 0, tooLarge(what, name, fi.Size(), limit)
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, 0, usagef("%s %s: %s", what, name, bareErr(err))
@@ -63,18 +64,24 @@ func openInput(what, name string, stdin io.Reader, pipes bool, hint string) (io.
 	return f, fi.Size(), nil
 }
 
-// readCapped reads r to its end, at most limit bytes, until ctx ends.
+// readCapped reads r, the input name, to its end, refusing more than
+// limit bytes, until ctx ends.
 func readCapped(ctx context.Context, what, name string, r io.Reader, limit int64) ([]byte, error) {
 	b, err := untilDone(ctx, func() ([]byte, error) { return io.ReadAll(io.LimitReader(r, limit+1)) })
 	switch {
 	case errors.Is(err, errInterrupted):
 		return nil, err
 	case err != nil:
-		return nil, usagef("%s %s: %s", what, name, bareErr(err))
+		return nil, usagef("%s %s: %s", what, shownName(name), bareErr(err))
 	case int64(len(b)) > limit:
-		return nil, usagef("%s %s: larger than the %s pinprobe reads", what, name, byteSize(limit))
+		return nil, usagef("%s %s: larger than the %s pinprobe reads", what, shownName(name), byteSize(limit))
 	}
 	return b, nil
+}
+
+// tooLarge refuses the input name of size bytes, over limit.
+func tooLarge(what, name string, size, limit int64) error {
+	return usagef("%s %s: %s is larger than the %s pinprobe reads", what, name, byteSize(size), byteSize(limit))
 }
 
 // byteSize formats a size in bytes as "16 MiB", "512 KiB" or "80 bytes".
@@ -111,7 +118,7 @@ func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*repor
 	stdinUsed := false
 	var reps []*report.Report
 	for _, name := range files {
-		r, size, err := openReport(name, stdin, &stdinUsed)
+		r, size, err := openReport(name, stdin, &stdinUsed, maxReport)
 		if err != nil {
 			return nil, err
 		}
@@ -125,14 +132,15 @@ func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*repor
 	return reps, nil
 }
 
-// openReport opens a report's file, or standard input for "-" (at most
-// once: *stdinUsed), with its size (-1 for standard input).
-func openReport(name string, stdin io.Reader, stdinUsed *bool) (io.ReadCloser, int64, error) {
+// openReport opens a report's file of at most limit bytes, or standard
+// input for "-" (at most once: *stdinUsed), with its size (-1 for
+// standard input).
+func openReport(name string, stdin io.Reader, stdinUsed *bool, limit int64) (io.ReadCloser, int64, error) {
 	if name == "-" && *stdinUsed {
 		return nil, 0, usagef("- (standard input) is given twice")
 	}
 	*stdinUsed = *stdinUsed || name == "-"
-	return openInput("read report", name, stdin, false, "")
+	return openInput("read report", name, stdin, false, "", limit)
 }
 
 // parseReport reads the saved JSON report of file name from r, size bytes
@@ -140,9 +148,9 @@ func openReport(name string, stdin io.Reader, stdinUsed *bool) (io.ReadCloser, i
 func parseReport(ctx context.Context, name string, r io.Reader, size int64) (*report.Report, error) {
 	shown := shownName(name)
 	if size > maxReport {
-		return nil, usagef("read report %s: %s is larger than the %s pinprobe reads", name, byteSize(size), byteSize(maxReport))
+		return nil, tooLarge("read report", name, size, maxReport)
 	}
-	data, err := readCapped(ctx, "read report", shown, r, maxReport)
+	data, err := readCapped(ctx, "read report", name, r, maxReport)
 	if errors.Is(err, errInterrupted) {
 		return nil, interruptedReading(shown)
 	}
@@ -169,7 +177,7 @@ func readReportInputs(ctx context.Context, files []string, stdin io.Reader) ([]*
 	)
 	for _, name := range files {
 		shown := shownName(name)
-		r, size, err := openReport(name, stdin, &stdinUsed)
+		r, size, err := openReport(name, stdin, &stdinUsed, math.MaxInt64) // a stream of frames may be longer
 		if err != nil {
 			return nil, nil, err
 		}
