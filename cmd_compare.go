@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -25,7 +24,7 @@ func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout,
 		return err
 	}
 	if c.help {
-		writeCompareHelp(stdout, fs)
+		compareHelp.write(stdout, fs)
 		return nil
 	}
 	reps, err := readReports(ctx, c.files, stdin)
@@ -92,17 +91,8 @@ func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 	return fs
 }
 
-// compareHelp orders the compare command's flags.
-var compareHelp = []flagGroup{
-	{"Output", []string{"format", "brief", "output"}},
-	{"Matching and latency", []string{"match", "max-latency-increase"}},
-	{"Gate", []string{"fail-on-regression"}},
-	{"Other", []string{"help"}},
-}
-
-// writeCompareHelp is `pinprobe compare --help`.
-func writeCompareHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprint(w, `pinprobe compare: what changed between two saved JSON reports.
+// compareHelp is `pinprobe compare --help`: its text, then its flags under headings.
+var compareHelp = commandHelp{"compare", `pinprobe compare: what changed between two saved JSON reports.
 
 Usage:
   pinprobe compare [flags] BEFORE AFTER   (- reads one from standard input)
@@ -117,10 +107,12 @@ statuses that appeared, vanished or changed share. Significant means below
 --max-latency-increase. Reports with nothing in common are said to be, and
 fail the gate. One run on both sides (a file given twice, a copy, a merged
 report and one of its inputs) is refused. The conclusion comes first.
-`)
-	writeFlags(w, fs, compareHelp)
-	writeExitCodes(w, "compare")
-}
+`, []flagGroup{
+	{"Output", []string{"format", "brief", "output"}},
+	{"Matching and latency", []string{"match", "max-latency-increase"}},
+	{"Gate", []string{"fail-on-regression"}},
+	{"Other", []string{"help"}},
+}}
 
 // validate checks that two reports are given, and that -o can be written.
 func (c *compareConfig) validate() error {

@@ -19,12 +19,12 @@ const helpUsage = "pinprobe help [report|compare|logs|watch|version]"
 
 // helpOf writes each command's --help; "" is pinprobe's own.
 var helpOf = map[string]func(io.Writer){
-	"":        func(w io.Writer) { writeProbeHelp(w, newFlagSet(&config{})) },
-	"report":  func(w io.Writer) { writeReportHelp(w, newReportFlagSet(&reportConfig{})) },
-	"compare": func(w io.Writer) { writeCompareHelp(w, newCompareFlagSet(&compareConfig{})) },
-	"logs":    func(w io.Writer) { writeLogsHelp(w, newLogsFlagSet(&logsConfig{})) },
-	"watch":   func(w io.Writer) { writeWatchHelp(w, newWatchFlagSet(&watchConfig{}, new([]string))) },
-	"version": writeVersionHelp,
+	"":        func(w io.Writer) { probeHelp.write(w, newFlagSet(&config{})) },
+	"report":  func(w io.Writer) { reportHelp.write(w, newReportFlagSet(&reportConfig{})) },
+	"compare": func(w io.Writer) { compareHelp.write(w, newCompareFlagSet(&compareConfig{})) },
+	"logs":    func(w io.Writer) { logsHelp.write(w, newLogsFlagSet(&logsConfig{})) },
+	"watch":   func(w io.Writer) { watchHelp.write(w, newWatchFlagSet(&watchConfig{}, new([]string))) },
+	"version": func(w io.Writer) { versionHelp.write(w, nil) },
 }
 
 // helpCommand is `pinprobe help [COMMAND]`: the --help of COMMAND, or
@@ -50,7 +50,7 @@ func helpCommand(args []string, stdout io.Writer) error {
 // versionCommand is `pinprobe version`, which --version is too.
 func versionCommand(args []string, stdout io.Writer) error {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-		writeVersionHelp(stdout)
+		versionHelp.write(stdout, nil)
 		return nil
 	}
 	if len(args) > 0 {
@@ -98,12 +98,9 @@ func nearestCommand(word string) string {
 	return words.Nearest(strings.ToLower(word), commands)
 }
 
-// writeVersionHelp is `pinprobe version --help`.
-func writeVersionHelp(w io.Writer) {
-	fmt.Fprint(w, `pinprobe version: print pinprobe's version, as pinprobe --version does.
+// versionHelp is `pinprobe version --help`.
+var versionHelp = commandHelp{"version", `pinprobe version: print pinprobe's version, as pinprobe --version does.
 
 Usage:
   pinprobe version
-`)
-	writeExitCodes(w, "version")
-}
+`, nil}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"net/netip"
@@ -28,7 +27,7 @@ func logsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return err
 	}
 	if c.help {
-		writeLogsHelp(stdout, fs)
+		logsHelp.write(stdout, fs)
 		return nil
 	}
 	c.say = sayer(stderr)
@@ -156,17 +155,8 @@ func newLogsFlagSet(c *logsConfig) *pflag.FlagSet {
 	return fs
 }
 
-// logsHelp orders the logs command's flags.
-var logsHelp = []flagGroup{
-	{"Logs", []string{"log-type", "log-format", "log-var"}},
-	{"Join", []string{"client", "max-offset"}},
-	{"Output", []string{"format", "output"}},
-	{"Other", []string{"help"}},
-}
-
-// writeLogsHelp is `pinprobe logs --help`.
-func writeLogsHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprint(w, `pinprobe logs: join a saved run with the gateway's access logs, to name the
+// logsHelp is `pinprobe logs --help`: its text, then its flags under headings.
+var logsHelp = commandHelp{"logs", `pinprobe logs: join a saved run with the gateway's access logs, to name the
 backend behind its failures.
 
 Usage:
@@ -209,10 +199,12 @@ marks what a test found failing more than the rest.
 The first word is the join's status: FAILURES TRACED, UNTRACED (failures, and
 the logs name no backend), NO FAILURE or NOTHING JOINED. One report at a time:
 merge runs first with pinprobe report --format json a.json b.json > merged.json.
-`)
-	writeFlags(w, fs, logsHelp)
-	writeExitCodes(w, "logs")
-}
+`, []flagGroup{
+	{"Logs", []string{"log-type", "log-format", "log-var"}},
+	{"Join", []string{"client", "max-offset"}},
+	{"Output", []string{"format", "output"}},
+	{"Other", []string{"help"}},
+}}
 
 // validate checks the report and logs given, the clients, the format and
 // that -o can be written.

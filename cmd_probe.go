@@ -32,7 +32,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	if c.help {
-		writeProbeHelp(stdout, fs)
+		probeHelp.write(stdout, fs)
 		return nil
 	}
 	if c.version {
@@ -267,21 +267,8 @@ func (c *config) addGroupFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
 }
 
-// probeHelp orders the probe command's flags under headings.
-var probeHelp = []flagGroup{
-	{"Load", []string{"rate", "duration", "requests", "concurrency", "pace-grain", "until-verdict", "start-at"}},
-	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
-	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
-	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Report", []string{"fail-status", "group-by", "format", "brief", "detail", "output", "vantage", "samples", "interval", "quiet"}},
-	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
-	{"Other", []string{"demo", "help", "version"}},
-}
-
-// writeProbeHelp is `pinprobe --help`: what pinprobe does, its commands,
-// the probe's flags under probeHelp's headings, and the exit codes.
-func writeProbeHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, `pinprobe %s: find which backend address is behind an intermittent HTTP
+// probeHelp is `pinprobe --help`: its text, then its flags under headings.
+var probeHelp = commandHelp{"probe", "pinprobe " + release + `: find which backend address is behind an intermittent HTTP
 failure.
 
 Usage:
@@ -295,10 +282,15 @@ Usage:
                                    a line when an address starts failing
   pinprobe help [COMMAND]          this help, or that of COMMAND
   pinprobe version                 print the version (as --version does)
-`, release)
-	writeFlags(w, fs, probeHelp)
-	writeExitCodes(w, "probe")
-}
+`, []flagGroup{
+	{"Load", []string{"rate", "duration", "requests", "concurrency", "pace-grain", "until-verdict", "start-at"}},
+	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
+	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
+	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
+	{"Report", []string{"fail-status", "group-by", "format", "brief", "detail", "output", "vantage", "samples", "interval", "quiet"}},
+	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
+	{"Other", []string{"demo", "help", "version"}},
+}}
 
 // parseArgs fills a config from the command line and validates it.
 func parseArgs(args []string) (*config, *pflag.FlagSet, error) {

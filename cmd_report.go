@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
@@ -22,7 +21,7 @@ func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return err
 	}
 	if c.help {
-		writeReportHelp(stdout, fs)
+		reportHelp.write(stdout, fs)
 		return nil
 	}
 	reps, names, err := readReportInputs(ctx, c.files, stdin)
@@ -64,16 +63,8 @@ func newReportFlagSet(c *reportConfig) *pflag.FlagSet {
 	return fs
 }
 
-// reportHelp orders the report command's flags.
-var reportHelp = []flagGroup{
-	{"Report", []string{"format", "brief", "detail", "output"}},
-	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
-	{"Other", []string{"help"}},
-}
-
-// writeReportHelp is `pinprobe report --help`.
-func writeReportHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprint(w, `pinprobe report: re-render saved JSON reports, merging several into one.
+// reportHelp is `pinprobe report --help`: its text, then its flags under headings.
+var reportHelp = commandHelp{"report", `pinprobe report: re-render saved JSON reports, merging several into one.
 
 Usage:
   pinprobe report [flags] FILE...   (- reads standard input)
@@ -90,10 +81,11 @@ kubectl logs --prefix's [pod/NAME/CONTAINER]:
   kubectl logs -l job-name=pinprobe --prefix --tail=-1 | pinprobe report -
 A frame cut short, garbled or missing a line is refused, naming the line and
 the pod; at most 1000 reports are read, each framed in at most 4 MiB.
-`)
-	writeFlags(w, fs, reportHelp)
-	writeExitCodes(w, "report")
-}
+`, []flagGroup{
+	{"Report", []string{"format", "brief", "detail", "output"}},
+	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
+	{"Other", []string{"help"}},
+}}
 
 // validate checks that a file is given, and the output flags.
 func (c *reportConfig) validate() error {

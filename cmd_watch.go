@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -38,7 +37,7 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	if c.help {
-		writeWatchHelp(stdout, fs)
+		watchHelp.write(stdout, fs)
 		return nil
 	}
 	if err := c.load(ctx, stdin); err != nil {
@@ -221,20 +220,8 @@ func (v *refusedValue) Set(string) error {
 	return nil
 }
 
-// watchHelp orders the watch's flags under headings.
-var watchHelp = []flagGroup{
-	{"Load", []string{"rate", "duration"}},
-	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve"}},
-	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
-	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Verdict and metrics", []string{"fail-status", "group-by", "listen", "web-config", "events", "retire-after", "max-backends", "vantage"}},
-	{"Live page and reports", []string{"window", "output", "keep"}},
-	{"Other", []string{"help"}},
-}
-
-// writeWatchHelp is `pinprobe watch --help`.
-func writeWatchHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, `pinprobe watch: probe every A and AAAA address of each host until stopped,
+// watchHelp is `pinprobe watch --help`: its text, then its flags under headings.
+var watchHelp = commandHelp{"watch", `pinprobe watch: probe every A and AAAA address of each host until stopped,
 serve what it sees as Prometheus metrics, and say when an address, a family
 or an instance starts and stops failing more than the rest (an outage when
 every address fails).
@@ -249,10 +236,15 @@ window's report.
 The flags that shape one run's report (-n, --until-verdict, the release
 gates, --format, ...) are refused. A restart starts the detector afresh.
 docs/watch.md lists the metrics and the detector's false alarms and delays.
-`)
-	writeFlags(w, fs, watchHelp)
-	writeExitCodes(w, "watch")
-}
+`, []flagGroup{
+	{"Load", []string{"rate", "duration"}},
+	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve"}},
+	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
+	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
+	{"Verdict and metrics", []string{"fail-status", "group-by", "listen", "web-config", "events", "retire-after", "max-backends", "vantage"}},
+	{"Live page and reports", []string{"window", "output", "keep"}},
+	{"Other", []string{"help"}},
+}}
 
 // parseWatchArgs fills a watchConfig from the command line and validates it.
 func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
