@@ -299,10 +299,7 @@ func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 	if err := parseFlags(fs, args, &c.help, ""); err != nil {
 		return nil, fs, err
 	}
-	c.urls = fs.Args()
-	c.setRate = fs.Changed("rate")
-	c.setDur = fs.Changed("duration")
-	c.setConc = fs.Changed("concurrency")
+	c.urls, c.setRate, c.setDur, c.setConc = fs.Args(), fs.Changed("rate"), fs.Changed("duration"), fs.Changed("concurrency")
 	if c.help || c.version {
 		return c, fs, nil
 	}
@@ -472,7 +469,8 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted during the preflight")}
 	}
 	doc := s.PreflightChecks()
-	print := func(w io.Writer) error { return report.PreflightJSON(w, doc) }
+	save := func(w io.Writer) error { return report.PreflightJSON(w, doc) }
+	print := save
 	if c.format.value != "json" {
 		write, err := render.PreflightDoc(c.format.value, renderOptions(stdout), render.PreflightOptions{Verified: !c.insecure})
 		if err != nil {
@@ -480,7 +478,7 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 		}
 		print = func(w io.Writer) error { return write(w, doc) }
 	}
-	werr := emit(stdout, print, c.output, func(w io.Writer) error { return report.PreflightJSON(w, doc) }, say)
+	werr := emit(stdout, print, c.output, save, say)
 	var failed error
 	for _, ch := range checks {
 		if ch.Err != nil {
@@ -613,25 +611,22 @@ func (c *config) startDemo(resolver *probe.Resolver, say func(string, ...any), s
 // sessionConfig is the session the flags ask for, of targets resolved by
 // resolver; args are the command's, for the report (secrets redacted).
 func (c *config) sessionConfig(ctx context.Context, args []string, targets []*probe.Target, resolver *probe.Resolver, say func(string, ...any)) session.Config {
-	conn := probe.ConnOptions{
-		Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
-		TLS: c.tls, ConnAge: c.connAge,
-	}
 	return session.Config{
 		Targets:  targets,
 		Resolver: resolver,
 		Engine: probe.Options{
-			ConnOptions: conn,
-			Rate:        c.rate.rate,
-			Max:         c.rate.max,
-			PaceGrain:   c.paceGrain,
-			Duration:    c.duration,
-			Requests:    c.requests,
-			UserAgent:   "pinprobe/" + version,
-			Client:      probe.ClientKind(c.client.value),
-			GroupBy:     session.GroupHeaders(c.groupBy),
-			RequestID:   !c.noRequestID,
-			Evidence:    probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},
+			ConnOptions: probe.ConnOptions{Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
+				TLS: c.tls, ConnAge: c.connAge},
+			Rate:      c.rate.rate,
+			Max:       c.rate.max,
+			PaceGrain: c.paceGrain,
+			Duration:  c.duration,
+			Requests:  c.requests,
+			UserAgent: "pinprobe/" + version,
+			Client:    probe.ClientKind(c.client.value),
+			GroupBy:   session.GroupHeaders(c.groupBy),
+			RequestID: !c.noRequestID,
+			Evidence:  probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},
 		},
 		Fail:         c.fail,
 		Interval:     c.timelineInterval(),

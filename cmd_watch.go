@@ -254,11 +254,8 @@ func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
 	if err := parseFlags(fs, args, &c.help, "watch: "); err != nil {
 		return nil, fs, err
 	}
-	c.urls = fs.Args()
-	c.setRate = fs.Changed("rate")
-	c.setDur = fs.Changed("duration")
-	c.vantageSet = fs.Changed("vantage")
-	c.keepSet = fs.Changed("keep")
+	c.urls, c.setRate, c.setDur = fs.Args(), fs.Changed("rate"), fs.Changed("duration")
+	c.vantageSet, c.keepSet = fs.Changed("vantage"), fs.Changed("keep")
 	if c.help {
 		return c, fs, nil
 	}
