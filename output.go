@@ -90,29 +90,18 @@ func checkOutput(path string) error {
 	if path == "" {
 		return nil
 	}
-	if f := formatOfName(path); f != "" && f != "json" {
+	if f := formatOfExt[strings.ToLower(filepath.Ext(path))]; f != "" && f != "json" {
 		return usagef("--output %s: -o always writes JSON; for %s use --format %s > %s (and -o FILE.json to keep the JSON too)",
 			path, f, f, path)
 	}
 	return checkWritable(path)
 }
 
-// formatOfName is the report format a file name's extension promises, ""
-// when it promises none: "-o report.html" that silently held JSON would
-// be found out only when someone opens it.
-func formatOfName(path string) string {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".json":
-		return "json"
-	case ".html", ".htm":
-		return "html"
-	case ".md", ".markdown":
-		return "markdown"
-	case ".txt", ".text":
-		return "text"
-	}
-	return ""
-}
+// formatOfExt is the report format a file name's extension promises:
+// "-o report.html" that silently held JSON would be found out only when
+// someone opens it.
+var formatOfExt = map[string]string{".json": "json", ".html": "html", ".htm": "html",
+	".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text"}
 
 // checkWritable fails now, rather than after the run, when -o cannot be
 // written: the file must be open for writing (it is created and removed
