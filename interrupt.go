@@ -40,14 +40,10 @@ func interruptSteps(args []string) []string {
 // interruptNotice is what pinprobe says at the first signal.
 func interruptNotice(args []string) string { return interruptSteps(args)[0] }
 
-// handleInterrupts answers the signals on sigs for the command args runs,
-// as interruptSteps says: the first cancels the run's context, the
-// second closes abandon (the probe's report is written now; see
-// withAbandon), the last quits with exit 130. Its lines go to stderr
-// through notices, so a stderr that blocks (a pipe nobody reads) never
-// holds up the next signal, nor the exit: the last line gets noticeWait to
-// be written. It returns when it has called exit (or, in a test, when
-// sigs is closed).
+// handleInterrupts answers the signals on sigs as interruptSteps says: the
+// first cancels, the second closes abandon (see withAbandon), the last
+// exits 130. Its lines go through notices, so a stderr that blocks never
+// holds up a signal; it returns once it has called exit (or sigs closed).
 func handleInterrupts(sigs <-chan os.Signal, args []string, cancel context.CancelFunc, abandon chan<- struct{}, stderr io.Writer, exit func(int)) {
 	steps := interruptSteps(args)
 	say := newNotices(stderr)

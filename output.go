@@ -151,11 +151,8 @@ func bareErr(err error) error {
 }
 
 // write judges rep against the release gate, writes its JSON to -o and
-// renders it on stdout in the chosen format (see emit), and returns the
-// command's outcome (see outcome): interrupted says the command itself was
-// interrupted (a probe cut short), not that rep says so (a saved run that
-// was, re-rendered whole: the report says INTERRUPTED, the command did its
-// work).
+// renders it on stdout (see emit), and returns the outcome; interrupted is
+// whether this command was cut short, not whether rep says so.
 func (o *outputFlags) write(rep *report.Report, interrupted bool, stdout io.Writer, say func(string, ...any)) error {
 	rep.Thresholds = report.CheckLimits(rep, o.limits)
 	ro := renderOptions(stdout)
@@ -173,12 +170,9 @@ func (o *outputFlags) write(rep *report.Report, interrupted bool, stdout io.Writ
 	return outcome(werr, gate, interrupted)
 }
 
-// outcome is the exit of a command that wrote its report, the one place
-// that orders them when several apply: a report that could not be written
-// (exit 4, said already) before a breached gate, regression or failed check
-// (exit 1, with its line), before an interrupted run (exit 130): a gate
-// that what was sent before Ctrl-C breached stays breached, and a run cut
-// short that breached nothing still never reads as passed.
+// outcome is the exit of a command that wrote its report, ordered when
+// several apply: unwritten (4, said already), then failed (1), then
+// interrupted (130): a gate breached before Ctrl-C stays breached.
 func outcome(werr, failed error, interrupted bool) error {
 	switch {
 	case werr != nil:
@@ -194,12 +188,10 @@ func outcome(werr, failed error, interrupted bool) error {
 	return nil
 }
 
-// emit writes a report where it goes: its JSON to the -o file first, since
-// that is the evidence, whatever becomes of stdout; then the rendering on
-// stdout (print). A stdout whose reader is gone (a pager quit early, "|
-// head") ends the printing and is no error: nothing more is printed, and
-// without -o a line on stderr says what was lost. Any other failure is said
-// on stderr and returned as a writeError.
+// emit writes a report's JSON to -o first (the evidence), then print on
+// stdout. A stdout whose reader is gone ("| head") stops the printing and
+// is no error (without -o a line says what was lost); any other failure is
+// said on stderr and returned as a writeError.
 func emit(stdout io.Writer, print func(io.Writer) error, output string, save func(io.Writer) error, say func(string, ...any)) error {
 	var werr error
 	if output != "" {
