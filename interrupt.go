@@ -18,22 +18,21 @@ import (
 // the watch stops sending at the first (exit 0) and quits at the second.
 func interruptSteps(args []string) []string {
 	switch commandOf(args) {
+	case "probe":
+		return []string{
+			"interrupted: stopping; requests in flight get up to --timeout to finish (Ctrl-C again to write the report now, without waiting for them)",
+			"interrupted again: writing the report now, of the requests that finished; those still in flight are counted as abandoned (Ctrl-C a third time to quit without a report)",
+			"interrupted a third time: quitting at once, without the report (an -o file already written stays as it is)",
+		}
 	case "watch":
 		return []string{
 			"interrupted: stopping the watch; requests in flight get up to --timeout to finish (Ctrl-C again to quit at once)",
 			"interrupted twice: quitting at once",
 		}
-	case "probe":
-	default:
-		return []string{
-			"interrupted: stopping, nothing written (Ctrl-C again to quit at once)",
-			"interrupted twice: quitting at once",
-		}
 	}
 	return []string{
-		"interrupted: stopping; requests in flight get up to --timeout to finish (Ctrl-C again to write the report now, without waiting for them)",
-		"interrupted again: writing the report now, of the requests that finished; those still in flight are counted as abandoned (Ctrl-C a third time to quit without a report)",
-		"interrupted a third time: quitting at once, without the report (an -o file already written stays as it is)",
+		"interrupted: stopping, nothing written (Ctrl-C again to quit at once)",
+		"interrupted twice: quitting at once",
 	}
 }
 
