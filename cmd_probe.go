@@ -185,11 +185,9 @@ type config struct {
 	startAt   time.Time
 }
 
-// Limits that keep a typo from exhausting the machine.
-const (
-	maxConcurrency = probe.MaxConcurrency // workers per endpoint
-	maxSamples     = 100                  // samples per endpoint (each at most ~9 KiB: probe.MaxEvidenceHeaderBytes and BodyPrefix)
-)
+// maxSamples keeps a typo from exhausting the machine: samples per endpoint,
+// each at most ~9 KiB (probe.MaxEvidenceHeaderBytes and BodyPrefix).
+const maxSamples = 100
 
 // newFlagSet declares the probe command's flags, each filling its field of
 // c; probeHelp orders them for --help.
@@ -331,8 +329,8 @@ func (c *config) validate() error {
 		return usagef("--duration %s: must not be negative", c.duration)
 	case c.requests < 0:
 		return usagef("--requests %d: must not be negative", c.requests)
-	case c.setConc && (c.concurrency < 1 || c.concurrency > maxConcurrency):
-		return usagef("--concurrency %d: must be 1 to %d", c.concurrency, maxConcurrency)
+	case c.setConc && (c.concurrency < 1 || c.concurrency > probe.MaxConcurrency):
+		return usagef("--concurrency %d: must be 1 to %d", c.concurrency, probe.MaxConcurrency)
 	case c.client.value == "fast" && c.http.value == "2":
 		return usagef("--client fast speaks HTTP/1.1 only: --http 2 needs --client auto or std")
 	case c.paceGrain < 0 || c.paceGrain > probe.MaxPaceGrain:
