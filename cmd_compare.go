@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -19,12 +18,13 @@ import (
 // compareCommand is `pinprobe compare BEFORE AFTER`: per family and
 // endpoint, what changed between two saved reports, judged with exact tests.
 func compareCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c, fs, err := parseCompareArgs(args)
-	if err != nil {
+	c := &compareConfig{}
+	fs := newCompareFlagSet(c)
+	if err := parseFileCommand(fs, args, "compare: ", &c.help, &c.files, c.validate); err != nil {
 		return err
 	}
 	if c.help {
-		writeCompareHelp(stdout, fs)
+		compareHelp.write(stdout, fs)
 		return nil
 	}
 	reps, err := readReports(ctx, c.files, stdin)
@@ -78,7 +78,7 @@ type compareConfig struct {
 // field of c; compareHelp orders them for --help.
 func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 	fs := newCommandFlagSet("pinprobe compare")
-	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown", "html"}}
+	c.format = choiceValue{value: "text", choices: documentFormats}
 	fs.Var(&c.format, "format", "comparison `FORMAT` on stdout: text, json (pinprobe.compare/v1), markdown or html")
 	fs.BoolVar(&c.brief, "brief", false, "a comparison of one screen, in text or Markdown (JSON stays whole): the conclusion, the runs, the families, the endpoints and instances that changed, the failures that appeared or grew")
 	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON comparison to `FILE`")
@@ -91,17 +91,8 @@ func newCompareFlagSet(c *compareConfig) *pflag.FlagSet {
 	return fs
 }
 
-// compareHelp orders the compare command's flags.
-var compareHelp = []flagGroup{
-	{"Output", []string{"format", "brief", "output"}},
-	{"Matching and latency", []string{"match", "max-latency-increase"}},
-	{"Gate", []string{"fail-on-regression"}},
-	{"Other", []string{"help"}},
-}
-
-// writeCompareHelp is `pinprobe compare --help`.
-func writeCompareHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprint(w, `pinprobe compare: what changed between two saved JSON reports.
+// compareHelp is `pinprobe compare --help`: its text, then its flags under headings.
+var compareHelp = commandHelp{"compare", `pinprobe compare: what changed between two saved JSON reports.
 
 Usage:
   pinprobe compare [flags] BEFORE AFTER   (- reads one from standard input)
@@ -116,31 +107,19 @@ statuses that appeared, vanished or changed share. Significant means below
 --max-latency-increase. Reports with nothing in common are said to be, and
 fail the gate. One run on both sides (a file given twice, a copy, a merged
 report and one of its inputs) is refused. The conclusion comes first.
-`)
-	writeFlags(w, fs, compareHelp)
-	writeExitCodes(w, "compare")
-}
-
-// parseCompareArgs fills a compareConfig from the command line and
-// validates it.
-func parseCompareArgs(args []string) (*compareConfig, *pflag.FlagSet, error) {
-	c := &compareConfig{}
-	fs := newCompareFlagSet(c)
-	if err := parseFileCommand(fs, args, "compare: ", &c.help, &c.files, c.validate); err != nil {
-		return nil, fs, err
-	}
-	return c, fs, nil
-}
+`, []flagGroup{
+	{"Output", []string{"format", "brief", "output"}},
+	{"Matching and latency", []string{"match", "max-latency-increase"}},
+	{"Gate", []string{"fail-on-regression"}},
+	{"Other", []string{"help"}},
+}}
 
 // validate checks that two reports are given, and that -o can be written.
 func (c *compareConfig) validate() error {
 	if len(c.files) != 2 {
 		return usagef("compare: want two reports, BEFORE and AFTER; got %d", len(c.files))
 	}
-	if c.output != "" {
-		return checkOutput(c.output)
-	}
-	return nil
+	return checkOutput(c.output)
 }
 
 // toleranceValue is --max-latency-increase: a percentage, a duration or

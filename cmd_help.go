@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/words"
 )
@@ -12,42 +14,43 @@ import (
 // other first word is the probe's (a URL, or a flag).
 var commands = []string{"report", "compare", "logs", "watch", "help", "version"}
 
+// helpUsage is how `pinprobe help` is called.
+const helpUsage = "pinprobe help [report|compare|logs|watch|version]"
+
+// helpOf writes each command's --help; "" is pinprobe's own.
+var helpOf = map[string]func(io.Writer){
+	"":        func(w io.Writer) { probeHelp.write(w, newFlagSet(&config{})) },
+	"report":  func(w io.Writer) { reportHelp.write(w, newReportFlagSet(&reportConfig{})) },
+	"compare": func(w io.Writer) { compareHelp.write(w, newCompareFlagSet(&compareConfig{})) },
+	"logs":    func(w io.Writer) { logsHelp.write(w, newLogsFlagSet(&logsConfig{})) },
+	"watch":   func(w io.Writer) { watchHelp.write(w, newWatchFlagSet(&watchConfig{}, new([]string))) },
+	"version": func(w io.Writer) { versionHelp.write(w, nil) },
+}
+
 // helpCommand is `pinprobe help [COMMAND]`: the --help of COMMAND, or
 // pinprobe's own.
 func helpCommand(args []string, stdout io.Writer) error {
 	if len(args) > 1 {
-		return usagef("help: want one command at most: pinprobe help [report|compare|logs|watch|version]")
+		return usagef("help: want one command at most: %s", helpUsage)
 	}
 	name := ""
-	if len(args) == 1 {
+	if len(args) == 1 && !slices.Contains([]string{"help", "-h", "--help"}, args[0]) {
 		name = args[0]
 	}
-	switch name {
-	case "report":
-		writeReportHelp(stdout, newReportFlagSet(&reportConfig{}))
-	case "compare":
-		writeCompareHelp(stdout, newCompareFlagSet(&compareConfig{}))
-	case "logs":
-		writeLogsHelp(stdout, newLogsFlagSet(&logsConfig{}))
-	case "watch":
-		writeWatchHelp(stdout, newWatchFlagSet(&watchConfig{}, new([]string)))
-	case "version":
-		writeVersionHelp(stdout)
-	case "", "help", "-h", "--help":
-		writeProbeHelp(stdout, newFlagSet(&config{}))
-	default:
-		if near := nearestCommand(name); near != "" {
-			return usagef("help: unknown command %q; did you mean %q?", name, near)
-		}
-		return usagef("help: unknown command %q: pinprobe help [report|compare|logs|watch|version]", name)
+	if write, ok := helpOf[name]; ok {
+		write(stdout)
+		return nil
 	}
-	return nil
+	if near := nearestCommand(name); near != "" {
+		return usagef("help: unknown command %q; did you mean %q?", name, near)
+	}
+	return usagef("help: unknown command %q: %s", name, helpUsage)
 }
 
 // versionCommand is `pinprobe version`, which --version is too.
 func versionCommand(args []string, stdout io.Writer) error {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-		writeVersionHelp(stdout)
+		versionHelp.write(stdout, nil)
 		return nil
 	}
 	if len(args) > 0 {
@@ -84,12 +87,9 @@ func commandLike(s string) bool {
 	if s == "" || s[0] == '-' {
 		return false
 	}
-	for _, r := range s {
-		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r == '-') {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return r != '-' && (r >= utf8.RuneSelf || !words.IsASCIILetter(byte(r)))
+	})
 }
 
 // nearestCommand returns the command closest to word when it is a likely
@@ -98,12 +98,9 @@ func nearestCommand(word string) string {
 	return words.Nearest(strings.ToLower(word), commands)
 }
 
-// writeVersionHelp is `pinprobe version --help`.
-func writeVersionHelp(w io.Writer) {
-	fmt.Fprint(w, `pinprobe version: print pinprobe's version, as pinprobe --version does.
+// versionHelp is `pinprobe version --help`.
+var versionHelp = commandHelp{"version", `pinprobe version: print pinprobe's version, as pinprobe --version does.
 
 Usage:
   pinprobe version
-`)
-	writeExitCodes(w, "version")
-}
+`, nil}

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
+	"math"
 	"net/netip"
-	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,17 +15,19 @@ import (
 	"github.com/pinprobe/pinprobe/internal/accesslog"
 	"github.com/pinprobe/pinprobe/internal/join"
 	"github.com/pinprobe/pinprobe/internal/render"
+	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // logsCommand is `pinprobe logs REPORT LOG...`: a saved run joined with a
 // gateway's access logs, per backend, instance and listener.
 func logsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c, fs, err := parseLogsArgs(args)
-	if err != nil {
+	c := &logsConfig{}
+	fs := newLogsFlagSet(c)
+	if err := parseFileCommand(fs, args, "logs: ", &c.help, &c.files, c.validate); err != nil {
 		return err
 	}
 	if c.help {
-		writeLogsHelp(stdout, fs)
+		logsHelp.write(stdout, fs)
 		return nil
 	}
 	c.say = sayer(stderr)
@@ -38,7 +40,7 @@ func logsCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return usagef("%s", err)
 	}
 	return emit(stdout, func(w io.Writer) error { return renderer(w, doc) },
-		c.output, func(w io.Writer) error { return join.JSON(w, doc) }, sayer(stderr))
+		c.output, func(w io.Writer) error { return join.JSON(w, doc) }, c.say)
 }
 
 // join reads the saved report (the first of c.files) and joins it with
@@ -63,27 +65,15 @@ func (c *logsConfig) join(ctx context.Context, stdin io.Reader) (*join.Join, err
 // for standard input. A log in no format pinprobe knows is a usage error
 // naming the file; a log cut short is read as far as it goes, and said.
 func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, stdin io.Reader) error {
-	var src io.Reader = stdin
-	shown := "standard input"
-	if name != "-" {
-		fi, err := os.Stat(name)
-		if err != nil {
-			return usagef("read log %s: %s", name, pathErr(err))
-		}
-		if !fi.Mode().IsRegular() && fi.Mode()&os.ModeNamedPipe == 0 {
-			return usagef("read log %s: not a regular file (give a file, or - for standard input)", name)
-		}
-		f, err := os.Open(name)
-		if err != nil {
-			return usagef("read log %s: %s", name, pathErr(err))
-		}
-		defer f.Close()
-		src, shown = f, name
+	f, _, err := openInput("read log", name, stdin, true, giveFile, math.MaxInt64)
+	if err != nil {
+		return err
 	}
-	src = ctxReader{ctx, src}
-	r, err := accesslog.Open(src, accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars})
+	defer f.Close()
+	shown := shownName(name)
+	r, err := accesslog.Open(ctxReader{ctx, f}, accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars})
 	if errors.Is(err, errInterrupted) || ctx.Err() != nil {
-		return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, shown)
+		return interruptedReading(shown)
 	}
 	var doc *accesslog.PinprobeDocError
 	if errors.As(err, &doc) {
@@ -106,9 +96,9 @@ func (c *logsConfig) readLog(ctx context.Context, j *join.Joiner, name string, s
 	}
 	if err := j.Add(shown, r); err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, shown)
+			return interruptedReading(shown)
 		}
-		return usagef("read log %s: %s", shown, pathErr(err))
+		return usagef("read log %s: %s", shown, bareErr(err))
 	}
 	return nil
 }
@@ -148,7 +138,7 @@ type logsConfig struct {
 // of c; logsHelp orders them for --help.
 func newLogsFlagSet(c *logsConfig) *pflag.FlagSet {
 	fs := newCommandFlagSet("pinprobe logs")
-	c.format = choiceValue{value: "text", choices: []string{"text", "json", "markdown", "html"}}
+	c.format = choiceValue{value: "text", choices: documentFormats}
 	fs.Var(&c.format, "format", "join `FORMAT` on stdout: text, json (pinprobe.logs/v1), markdown or html")
 	fs.StringVarP(&c.output, "output", "o", "", "also write the JSON join to `FILE`")
 	kinds := []string{""}
@@ -165,17 +155,8 @@ func newLogsFlagSet(c *logsConfig) *pflag.FlagSet {
 	return fs
 }
 
-// logsHelp orders the logs command's flags.
-var logsHelp = []flagGroup{
-	{"Logs", []string{"log-type", "log-format", "log-var"}},
-	{"Join", []string{"client", "max-offset"}},
-	{"Output", []string{"format", "output"}},
-	{"Other", []string{"help"}},
-}
-
-// writeLogsHelp is `pinprobe logs --help`.
-func writeLogsHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprint(w, `pinprobe logs: join a saved run with the gateway's access logs, to name the
+// logsHelp is `pinprobe logs --help`: its text, then its flags under headings.
+var logsHelp = commandHelp{"logs", `pinprobe logs: join a saved run with the gateway's access logs, to name the
 backend behind its failures.
 
 Usage:
@@ -218,34 +199,20 @@ marks what a test found failing more than the rest.
 The first word is the join's status: FAILURES TRACED, UNTRACED (failures, and
 the logs name no backend), NO FAILURE or NOTHING JOINED. One report at a time:
 merge runs first with pinprobe report --format json a.json b.json > merged.json.
-`)
-	writeFlags(w, fs, logsHelp)
-	writeExitCodes(w, "logs")
-}
-
-// parseLogsArgs fills a logsConfig from the command line and validates it.
-func parseLogsArgs(args []string) (*logsConfig, *pflag.FlagSet, error) {
-	c := &logsConfig{}
-	fs := newLogsFlagSet(c)
-	if err := parseFileCommand(fs, args, "logs: ", &c.help, &c.files, c.validate); err != nil {
-		return nil, fs, err
-	}
-	return c, fs, nil
-}
+`, []flagGroup{
+	{"Logs", []string{"log-type", "log-format", "log-var"}},
+	{"Join", []string{"client", "max-offset"}},
+	{"Output", []string{"format", "output"}},
+	{"Other", []string{"help"}},
+}}
 
 // validate checks the report and logs given, the clients, the format and
 // that -o can be written.
 func (c *logsConfig) validate() error {
 	if len(c.files) < 2 {
-		return usagef("logs: want a saved report and at least one access log (REPORT.json LOG...); got %d file%s", len(c.files), map[bool]string{true: "s"}[len(c.files) != 1])
+		return usagef("logs: want a saved report and at least one access log (REPORT.json LOG...); got %d file%s", len(c.files), words.Plural(len(c.files)))
 	}
-	stdin := 0
-	for _, f := range c.files {
-		if f == "-" {
-			stdin++
-		}
-	}
-	if stdin > 1 {
+	if stdin := len(c.files) - len(slices.DeleteFunc(slices.Clone(c.files), func(f string) bool { return f == "-" })); stdin > 1 {
 		return usagef("logs: - (standard input) is given %d times", stdin)
 	}
 	for _, s := range c.clientStr {
@@ -258,10 +225,8 @@ func (c *logsConfig) validate() error {
 	if c.maxOffset < 0 || c.maxOffset > 24*time.Hour {
 		return usagef("--max-offset %s: want 0 to 24h", c.maxOffset)
 	}
-	if c.logType.value == "azure" || c.logType.value == "alb" || c.logType.value == "traefik" || c.logType.value == "gcp" {
-		if c.logFormat != "" {
-			return usagef("--log-format is for nginx, HAProxy and Envoy logs; %s logs have a format of their own", c.logType.value)
-		}
+	if c.logFormat != "" && slices.Contains([]string{"azure", "alb", "traefik", "gcp"}, c.logType.value) {
+		return usagef("--log-format is for nginx, HAProxy and Envoy logs; %s logs have a format of their own", c.logType.value)
 	}
 	if err := accesslog.CheckFormat(accesslog.Options{Kind: accesslog.Kind(c.logType.value), Format: c.logFormat, Vars: c.logVars}); err != nil {
 		return usagef("%s", err)
@@ -269,8 +234,5 @@ func (c *logsConfig) validate() error {
 	if len(c.logVars) > 0 && c.logFormat == "" {
 		return usagef("--log-var declares variables of --log-format: give --log-format too")
 	}
-	if c.output != "" {
-		return checkOutput(c.output)
-	}
-	return nil
+	return checkOutput(c.output)
 }

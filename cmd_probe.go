@@ -32,7 +32,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	if c.help {
-		writeProbeHelp(stdout, fs)
+		probeHelp.write(stdout, fs)
 		return nil
 	}
 	if c.version {
@@ -59,12 +59,9 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		demoLog = log
 	}
 
-	targets, err := c.targets()
+	targets, err := c.targets(say)
 	if err != nil {
 		return err
-	}
-	for _, w := range session.ResolveMismatches(c.resolve.entries, targets) {
-		say("%s", w)
 	}
 	cfg := c.sessionConfig(ctx, args, targets, resolver, say)
 	s, err := session.New(ctx, cfg)
@@ -80,12 +77,7 @@ func probeCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	case err != nil:
 		return err
 	}
-	// What depends on the number of endpoints: in-flight capacity and
-	// connection sampling.
-	n := len(s.Endpoints)
-	sc := s.Config()
-	sc.Engine.Concurrency = c.concurrencyFor(n)
-	sc.Engine.ConnRequests = c.connRequests(n)
+	c.sizeFor(s)
 	if c.preflight {
 		return c.preflightOnly(ctx, s, stdout, say)
 	}
@@ -193,11 +185,9 @@ type config struct {
 	startAt   time.Time
 }
 
-// Limits that keep a typo from exhausting the machine.
-const (
-	maxConcurrency = probe.MaxConcurrency // workers per endpoint
-	maxSamples     = 100                  // samples per endpoint (each at most ~9 KiB: probe.MaxEvidenceHeaderBytes and BodyPrefix)
-)
+// maxSamples keeps a typo from exhausting the machine: samples per endpoint,
+// each at most ~9 KiB (probe.MaxEvidenceHeaderBytes and BodyPrefix).
+const maxSamples = 100
 
 // newFlagSet declares the probe command's flags, each filling its field of
 // c; probeHelp orders them for --help.
@@ -275,21 +265,8 @@ func (c *config) addGroupFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.failStatus, "fail-status", "5xx", "`STATUSES` that count as failures: classes, codes and ranges, e.g. 5xx,429,520-530")
 }
 
-// probeHelp orders the probe command's flags under headings.
-var probeHelp = []flagGroup{
-	{"Load", []string{"rate", "duration", "requests", "concurrency", "pace-grain", "until-verdict", "start-at"}},
-	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
-	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
-	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Report", []string{"fail-status", "group-by", "format", "brief", "detail", "output", "vantage", "samples", "interval", "quiet"}},
-	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
-	{"Other", []string{"demo", "help", "version"}},
-}
-
-// writeProbeHelp is `pinprobe --help`: what pinprobe does, its commands,
-// the probe's flags under probeHelp's headings, and the exit codes.
-func writeProbeHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, `pinprobe %s: find which backend address is behind an intermittent HTTP
+// probeHelp is `pinprobe --help`: its text, then its flags under headings.
+var probeHelp = commandHelp{"probe", "pinprobe " + release + `: find which backend address is behind an intermittent HTTP
 failure.
 
 Usage:
@@ -303,10 +280,15 @@ Usage:
                                    a line when an address starts failing
   pinprobe help [COMMAND]          this help, or that of COMMAND
   pinprobe version                 print the version (as --version does)
-`, release)
-	writeFlags(w, fs, probeHelp)
-	writeExitCodes(w, "probe")
-}
+`, []flagGroup{
+	{"Load", []string{"rate", "duration", "requests", "concurrency", "pace-grain", "until-verdict", "start-at"}},
+	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve", "preflight", "no-preflight"}},
+	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
+	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
+	{"Report", []string{"fail-status", "group-by", "format", "brief", "detail", "output", "vantage", "samples", "interval", "quiet"}},
+	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
+	{"Other", []string{"demo", "help", "version"}},
+}}
 
 // parseArgs fills a config from the command line and validates it.
 func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
@@ -315,10 +297,7 @@ func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 	if err := parseFlags(fs, args, &c.help, ""); err != nil {
 		return nil, fs, err
 	}
-	c.urls = fs.Args()
-	c.setRate = fs.Changed("rate")
-	c.setDur = fs.Changed("duration")
-	c.setConc = fs.Changed("concurrency")
+	c.urls, c.setRate, c.setDur, c.setConc = fs.Args(), fs.Changed("rate"), fs.Changed("duration"), fs.Changed("concurrency")
 	if c.help || c.version {
 		return c, fs, nil
 	}
@@ -334,6 +313,7 @@ func parseArgs(args []string) (*config, *pflag.FlagSet, error) {
 // validate checks the flags against each other (the report's and the
 // gate's are outputFlags.validate's) and loads what they name.
 func (c *config) validate() error {
+	badGroup := slices.IndexFunc(c.groupBy, func(h string) bool { return !httpguts.ValidHeaderFieldName(strings.TrimSpace(h)) })
 	switch {
 	case c.demo && len(c.urls) > 0:
 		shown := make([]string, len(c.urls))
@@ -349,8 +329,8 @@ func (c *config) validate() error {
 		return usagef("--duration %s: must not be negative", c.duration)
 	case c.requests < 0:
 		return usagef("--requests %d: must not be negative", c.requests)
-	case c.setConc && (c.concurrency < 1 || c.concurrency > maxConcurrency):
-		return usagef("--concurrency %d: must be 1 to %d", c.concurrency, maxConcurrency)
+	case c.setConc && (c.concurrency < 1 || c.concurrency > probe.MaxConcurrency):
+		return usagef("--concurrency %d: must be 1 to %d", c.concurrency, probe.MaxConcurrency)
 	case c.client.value == "fast" && c.http.value == "2":
 		return usagef("--client fast speaks HTTP/1.1 only: --http 2 needs --client auto or std")
 	case c.paceGrain < 0 || c.paceGrain > probe.MaxPaceGrain:
@@ -363,9 +343,8 @@ func (c *config) validate() error {
 		return usagef("--group-by given %d times: at most %d headers", len(c.groupBy), report.MaxGroupBy)
 	case slices.ContainsFunc(c.groupBy, func(h string) bool { return len(strings.TrimSpace(h)) > report.MaxHeaderName }):
 		return usagef("--group-by: a header name longer than %d bytes", report.MaxHeaderName)
-	case slices.ContainsFunc(c.groupBy, func(h string) bool { return !httpguts.ValidHeaderFieldName(strings.TrimSpace(h)) }):
-		i := slices.IndexFunc(c.groupBy, func(h string) bool { return !httpguts.ValidHeaderFieldName(strings.TrimSpace(h)) })
-		return usagef("--group-by %q: not a header name (letters, digits and !#$%%&'*+-.^_`|~ only, no colon)", c.groupBy[i])
+	case badGroup >= 0:
+		return usagef("--group-by %q: not a header name (letters, digits and !#$%%&'*+-.^_`|~ only, no colon)", c.groupBy[badGroup])
 	case c.newConn && !c.connReqs.auto && c.connReqs.n != 1:
 		return usagef("--new-conn and --conn-requests %d exclude each other (--new-conn is --conn-requests 1)", c.connReqs.n)
 	case c.timeout <= 0:
@@ -488,7 +467,8 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted during the preflight")}
 	}
 	doc := s.PreflightChecks()
-	print := func(w io.Writer) error { return report.PreflightJSON(w, doc) }
+	save := func(w io.Writer) error { return report.PreflightJSON(w, doc) }
+	print := save
 	if c.format.value != "json" {
 		write, err := render.PreflightDoc(c.format.value, renderOptions(stdout), render.PreflightOptions{Verified: !c.insecure})
 		if err != nil {
@@ -496,7 +476,7 @@ func (c *config) preflightOnly(ctx context.Context, s *session.Session, stdout i
 		}
 		print = func(w io.Writer) error { return write(w, doc) }
 	}
-	werr := emit(stdout, print, c.output, func(w io.Writer) error { return report.PreflightJSON(w, doc) }, say)
+	werr := emit(stdout, print, c.output, save, say)
 	var failed error
 	for _, ch := range checks {
 		if ch.Err != nil {
@@ -530,11 +510,23 @@ func (c *config) plan(s *session.Session) string {
 	return b.String()
 }
 
-// plannedLoad is the planned load, what the defaults of -c, --conn-requests and
-// --interval are sized from.
-func (c *config) plannedLoad() session.Load {
-	return session.Load{Rate: c.rate.rate, Max: c.rate.max, Duration: c.duration, Requests: c.requests,
+// sizeFor sets what depends on the number of endpoints of s: the most
+// requests in flight per endpoint (-c, or the session's default) and per
+// connection (1 for --new-conn, --conn-requests, or for auto the session's).
+func (c *config) sizeFor(s *session.Session) {
+	n, e := len(s.Endpoints), &s.Config().Engine
+	load := session.Load{Rate: c.rate.rate, Max: c.rate.max, Duration: c.duration, Requests: c.requests,
 		Timeout: c.timeout, UntilVerdict: c.untilSettled}
+	e.Concurrency, e.ConnRequests = c.concurrency, c.connReqs.n
+	if !c.setConc {
+		e.Concurrency = load.Concurrency(n)
+	}
+	switch {
+	case c.newConn:
+		e.ConnRequests = 1
+	case c.connReqs.auto:
+		e.ConnRequests = load.ConnRequests(n)
+	}
 }
 
 // timelineInterval is --interval, or for 0 the automatic width.
@@ -545,31 +537,11 @@ func (c *config) timelineInterval() time.Duration {
 	return session.TimelineInterval(c.duration)
 }
 
-// connRequests is the number of requests a connection may carry: 1 for
-// --new-conn, the flag's number, or for auto the session's.
-func (c *config) connRequests(endpoints int) int {
-	switch {
-	case c.newConn:
-		return 1
-	case !c.connReqs.auto:
-		return c.connReqs.n
-	}
-	return c.plannedLoad().ConnRequests(endpoints)
-}
-
-// concurrencyFor is the most requests in flight per endpoint: -c, or the
-// session's default.
-func (c *config) concurrencyFor(endpoints int) int {
-	if c.setConc {
-		return c.concurrency
-	}
-	return c.plannedLoad().Concurrency(endpoints)
-}
-
 // targets builds the request of every target: the URL arguments and the
 // targets file's blocks, with the flags' method, headers and body where a
-// block gives none (session.Targets).
-func (c *config) targets() ([]*probe.Target, error) {
+// block gives none (session.Targets); it says which --resolve entries name
+// none of them.
+func (c *config) targets(say func(string, ...any)) ([]*probe.Target, error) {
 	specs := make([]session.Spec, len(c.specs))
 	for i, sp := range c.specs {
 		specs[i] = session.Spec{URL: sp.url, Method: sp.method, Header: sp.header, Body: sp.body, HasBody: sp.hasBody}
@@ -577,6 +549,9 @@ func (c *config) targets() ([]*probe.Target, error) {
 	out, err := session.Targets(specs, session.Defaults{Method: c.method, Header: c.headers.lines, Body: c.bodyBytes})
 	if err != nil {
 		return nil, usagef("%s", err)
+	}
+	for _, w := range session.ResolveMismatches(c.resolve.entries, out) {
+		say("%s", w)
 	}
 	return out, nil
 }
@@ -634,25 +609,22 @@ func (c *config) startDemo(resolver *probe.Resolver, say func(string, ...any), s
 // sessionConfig is the session the flags ask for, of targets resolved by
 // resolver; args are the command's, for the report (secrets redacted).
 func (c *config) sessionConfig(ctx context.Context, args []string, targets []*probe.Target, resolver *probe.Resolver, say func(string, ...any)) session.Config {
-	conn := probe.ConnOptions{
-		Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
-		TLS: c.tls, ConnAge: c.connAge,
-	}
 	return session.Config{
 		Targets:  targets,
 		Resolver: resolver,
 		Engine: probe.Options{
-			ConnOptions: conn,
-			Rate:        c.rate.rate,
-			Max:         c.rate.max,
-			PaceGrain:   c.paceGrain,
-			Duration:    c.duration,
-			Requests:    c.requests,
-			UserAgent:   "pinprobe/" + version,
-			Client:      probe.ClientKind(c.client.value),
-			GroupBy:     session.GroupHeaders(c.groupBy),
-			RequestID:   !c.noRequestID,
-			Evidence:    probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},
+			ConnOptions: probe.ConnOptions{Timeout: c.timeout, NewConn: c.newConn, HTTP: probe.HTTPVersion(c.http.value),
+				TLS: c.tls, ConnAge: c.connAge},
+			Rate:      c.rate.rate,
+			Max:       c.rate.max,
+			PaceGrain: c.paceGrain,
+			Duration:  c.duration,
+			Requests:  c.requests,
+			UserAgent: "pinprobe/" + version,
+			Client:    probe.ClientKind(c.client.value),
+			GroupBy:   session.GroupHeaders(c.groupBy),
+			RequestID: !c.noRequestID,
+			Evidence:  probe.Evidence{Failed: c.fail.Fails, Samples: c.samples},
 		},
 		Fail:         c.fail,
 		Interval:     c.timelineInterval(),

@@ -79,8 +79,8 @@ func (d *demoAccessLog) join(ctx context.Context, rep *report.Report) {
 		return
 	}
 	// The command the demo prints, run as `pinprobe logs` runs it.
-	c, _, err := parseLogsArgs(demoJoinArgs(saved, d.path))
-	if err != nil {
+	c := &logsConfig{}
+	if err := parseFileCommand(newLogsFlagSet(c), demoJoinArgs(saved, d.path), "logs: ", &c.help, &c.files, c.validate); err != nil {
 		d.say("demo: %s", err)
 		return
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/pflag"
@@ -16,12 +15,13 @@ import (
 // exactly when there are several, judge the release gate on the result, and
 // render it like a probe run.
 func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c, fs, err := parseReportArgs(args)
-	if err != nil {
+	c := &reportConfig{}
+	fs := newReportFlagSet(c)
+	if err := parseFileCommand(fs, args, "report: ", &c.help, &c.files, c.validate); err != nil {
 		return err
 	}
 	if c.help {
-		writeReportHelp(stdout, fs)
+		reportHelp.write(stdout, fs)
 		return nil
 	}
 	reps, names, err := readReportInputs(ctx, c.files, stdin)
@@ -41,10 +41,9 @@ func reportCommand(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		// at the level it was judged at.
 		rep.Verdict = judge.Judge(rep, judge.LevelOf(rep))
 	}
-	say := sayer(stderr)
 	// A saved run that was interrupted is rendered as it is, marked so in
 	// the report; re-rendering it whole is no interruption of this command.
-	return c.write(rep, false, stdout, say)
+	return c.write(rep, false, stdout, sayer(stderr))
 }
 
 // reportConfig is the report command's options: everything `pinprobe
@@ -64,16 +63,8 @@ func newReportFlagSet(c *reportConfig) *pflag.FlagSet {
 	return fs
 }
 
-// reportHelp orders the report command's flags.
-var reportHelp = []flagGroup{
-	{"Report", []string{"format", "brief", "detail", "output"}},
-	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
-	{"Other", []string{"help"}},
-}
-
-// writeReportHelp is `pinprobe report --help`.
-func writeReportHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprint(w, `pinprobe report: re-render saved JSON reports, merging several into one.
+// reportHelp is `pinprobe report --help`: its text, then its flags under headings.
+var reportHelp = commandHelp{"report", `pinprobe report: re-render saved JSON reports, merging several into one.
 
 Usage:
   pinprobe report [flags] FILE...   (- reads standard input)
@@ -90,20 +81,11 @@ kubectl logs --prefix's [pod/NAME/CONTAINER]:
   kubectl logs -l job-name=pinprobe --prefix --tail=-1 | pinprobe report -
 A frame cut short, garbled or missing a line is refused, naming the line and
 the pod; at most 1000 reports are read, each framed in at most 4 MiB.
-`)
-	writeFlags(w, fs, reportHelp)
-	writeExitCodes(w, "report")
-}
-
-// parseReportArgs fills a reportConfig from the command line and validates it.
-func parseReportArgs(args []string) (*reportConfig, *pflag.FlagSet, error) {
-	c := &reportConfig{}
-	fs := newReportFlagSet(c)
-	if err := parseFileCommand(fs, args, "report: ", &c.help, &c.files, c.validate); err != nil {
-		return nil, fs, err
-	}
-	return c, fs, nil
-}
+`, []flagGroup{
+	{"Report", []string{"format", "brief", "detail", "output"}},
+	{"Release gate (exit 1 unless every check passes, proven)", []string{"max-failure-rate", "max-p99", "fail-on-verdict", "confidence"}},
+	{"Other", []string{"help"}},
+}}
 
 // validate checks that a file is given, and the output flags.
 func (c *reportConfig) validate() error {

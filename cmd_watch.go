@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -38,7 +37,7 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	if c.help {
-		writeWatchHelp(stdout, fs)
+		watchHelp.write(stdout, fs)
 		return nil
 	}
 	if err := c.load(ctx, stdin); err != nil {
@@ -58,12 +57,9 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return usagef("watch: --listen %s: %s", c.listen, cause(err))
 	}
 	defer ln.Close()
-	targets, err := c.targets()
+	targets, err := c.targets(say)
 	if err != nil {
 		return err
-	}
-	for _, w := range session.ResolveMismatches(c.resolve.entries, targets) {
-		say("%s", w)
 	}
 	cfg := c.sessionConfig(ctx, append([]string{"watch"}, args...), targets, c.resolver(), say)
 	cfg.Engine.Duration, cfg.Engine.Requests = c.duration, 0
@@ -89,10 +85,7 @@ func watchCommand(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if s == nil {
 		return err // stopped before any address was found
 	}
-	n := len(s.Endpoints)
-	sc := s.Config()
-	sc.Engine.Concurrency = c.concurrencyFor(n)
-	sc.Engine.ConnRequests = c.connRequests(n)
+	c.sizeFor(s)
 	base, protected := "http://"+ln.Addr().String(), ""
 	if c.webConfig != "" {
 		base, protected = webScheme(c.webConfig)+"://"+ln.Addr().String(), " (protected as "+c.webConfig+" says)"
@@ -227,20 +220,8 @@ func (v *refusedValue) Set(string) error {
 	return nil
 }
 
-// watchHelp orders the watch's flags under headings.
-var watchHelp = []flagGroup{
-	{"Load", []string{"rate", "duration"}},
-	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve"}},
-	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
-	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
-	{"Verdict and metrics", []string{"fail-status", "group-by", "listen", "web-config", "events", "retire-after", "max-backends", "vantage"}},
-	{"Live page and reports", []string{"window", "output", "keep"}},
-	{"Other", []string{"help"}},
-}
-
-// writeWatchHelp is `pinprobe watch --help`.
-func writeWatchHelp(w io.Writer, fs *pflag.FlagSet) {
-	fmt.Fprintf(w, `pinprobe watch: probe every A and AAAA address of each host until stopped,
+// watchHelp is `pinprobe watch --help`: its text, then its flags under headings.
+var watchHelp = commandHelp{"watch", `pinprobe watch: probe every A and AAAA address of each host until stopped,
 serve what it sees as Prometheus metrics, and say when an address, a family
 or an instance starts and stops failing more than the rest (an outage when
 every address fails).
@@ -255,10 +236,15 @@ window's report.
 The flags that shape one run's report (-n, --until-verdict, the release
 gates, --format, ...) are refused. A restart starts the detector afresh.
 docs/watch.md lists the metrics and the detector's false alarms and delays.
-`)
-	writeFlags(w, fs, watchHelp)
-	writeExitCodes(w, "watch")
-}
+`, []flagGroup{
+	{"Load", []string{"rate", "duration"}},
+	{"Addresses", []string{"ipv4", "ipv6", "resolve", "dns-server", "re-resolve"}},
+	{"Request", []string{"targets", "method", "header", "body", "timeout", "http", "client", "cacert", "insecure", "no-request-id"}},
+	{"Connections", []string{"conn-requests", "conn-age", "new-conn"}},
+	{"Verdict and metrics", []string{"fail-status", "group-by", "listen", "web-config", "events", "retire-after", "max-backends", "vantage"}},
+	{"Live page and reports", []string{"window", "output", "keep"}},
+	{"Other", []string{"help"}},
+}}
 
 // parseWatchArgs fills a watchConfig from the command line and validates it.
 func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
@@ -268,11 +254,8 @@ func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
 	if err := parseFlags(fs, args, &c.help, "watch: "); err != nil {
 		return nil, fs, err
 	}
-	c.urls = fs.Args()
-	c.setRate = fs.Changed("rate")
-	c.setDur = fs.Changed("duration")
-	c.vantageSet = fs.Changed("vantage")
-	c.keepSet = fs.Changed("keep")
+	c.urls, c.setRate, c.setDur = fs.Args(), fs.Changed("rate"), fs.Changed("duration")
+	c.vantageSet, c.keepSet = fs.Changed("vantage"), fs.Changed("keep")
 	if c.help {
 		return c, fs, nil
 	}
@@ -285,36 +268,38 @@ func parseWatchArgs(args []string) (*watchConfig, *pflag.FlagSet, error) {
 	return c, fs, nil
 }
 
-// validate checks the watch's own flags, then the probe's it shares.
+// validate checks the watch's own flags, then the probe's it shares; every
+// refusal but --vantage's says it is the watch's.
 func (c *watchConfig) validate() error {
 	if err := c.checkVantageFlag(); err != nil {
 		return err
 	}
+	refuse := func(format string, a ...any) error { return usagef("watch: "+format, a...) }
 	switch {
 	case len(c.urls) == 0 && c.targetsFile == "":
-		return usagef("watch: no URL given: pinprobe watch [flags] URL... (or --targets FILE)")
+		return refuse("no URL given: pinprobe watch [flags] URL... (or --targets FILE)")
 	case c.rate.max:
-		return usagef("watch: --rate max sends back to back: a watch needs a rate (default %d req/s)", watchRate)
+		return refuse("--rate max sends back to back: a watch needs a rate (default %d req/s)", watchRate)
 	case c.duration < 0:
-		return usagef("watch: --duration %s: must not be negative", c.duration)
+		return refuse("--duration %s: must not be negative", c.duration)
 	case c.retire < time.Second:
-		return usagef("watch: --retire-after %s: must be at least 1s", c.retire)
+		return refuse("--retire-after %s: must be at least 1s", c.retire)
 	case c.maxBackends < 1 || c.maxBackends > 1000:
-		return usagef("watch: --max-backends %d: must be 1 to 1000", c.maxBackends)
+		return refuse("--max-backends %d: must be 1 to 1000", c.maxBackends)
 	case c.window < time.Second || c.window > 24*time.Hour:
-		return usagef("watch: --window %s: must be 1s to 24h", c.window)
+		return refuse("--window %s: must be 1s to 24h", c.window)
 	case c.keep < 1:
-		return usagef("watch: --keep %d: must be at least 1", c.keep)
+		return refuse("--keep %d: must be at least 1", c.keep)
 	case c.keepSet && c.output == "":
-		return usagef("watch: --keep keeps the windows' reports of -o DIR: give -o DIR too")
+		return refuse("--keep keeps the windows' reports of -o DIR: give -o DIR too")
 	}
 	if c.output != "" {
 		if err := checkWindowDir(c.output); err != nil {
-			return usagef("watch: -o %s: %s", c.output, cause(err))
+			return refuse("-o %s: %s", c.output, cause(err))
 		}
 	}
 	if err := c.config.validate(); err != nil {
-		return usagef("watch: %s", err)
+		return refuse("%s", err)
 	}
 	return nil
 }

@@ -61,19 +61,17 @@ func (p *livePage) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
 	var doc []byte
 	switch q.Get("window") {
 	case "":
-		doc = win.Current()
+		if doc = win.Current(); doc == nil {
+			http.Error(rw, "pinprobe watch: starting; the first window opens with the first request", http.StatusServiceUnavailable)
+			return
+		}
 	case "last":
-		doc = win.Last()
+		if doc = win.Last(); doc == nil {
+			http.Error(rw, "no window has ended yet: / shows the window in progress", http.StatusNotFound)
+			return
+		}
 	default:
 		http.Error(rw, fmt.Sprintf("window=%.40q: want last, or none for the window in progress", q.Get("window")), http.StatusBadRequest)
-		return
-	}
-	switch {
-	case doc == nil && q.Get("window") == "":
-		http.Error(rw, "pinprobe watch: starting; the first window opens with the first request", http.StatusServiceUnavailable)
-		return
-	case doc == nil:
-		http.Error(rw, "no window has ended yet: / shows the window in progress", http.StatusNotFound)
 		return
 	}
 	if format == "json" {

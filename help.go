@@ -20,6 +20,21 @@ type flagGroup struct {
 	flags []string
 }
 
+// commandHelp is a command's --help: its text, its flags under headings,
+// then its exit codes (commandExits).
+type commandHelp struct {
+	command string
+	text    string
+	groups  []flagGroup
+}
+
+// write writes the help of the command whose flags fs declares.
+func (h commandHelp) write(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprint(w, h.text)
+	writeFlags(w, fs, h.groups)
+	writeExitCodes(w, h.command)
+}
+
 // exitDoc is an exit code a command can return, and what it means there.
 type exitDoc struct {
 	code int

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -28,50 +29,59 @@ var errInterrupted = errors.New("interrupted")
 // the flag or argument named what, refusing anything larger than limit
 // bytes. Reading standard input stops when ctx ends.
 func readInput(ctx context.Context, what, path string, limit int64, stdin io.Reader) ([]byte, error) {
-	if path == "-" {
-		return readCapped(ctx, what, "standard input", stdin, limit)
-	}
-	fi, err := os.Stat(path)
+	f, _, err := openInput(what, path, stdin, false, giveFile, limit)
 	if err != nil {
-		return nil, usagef("%s %s: %s", what, path, pathErr(err))
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, usagef("%s %s: not a regular file (give a file, or - for standard input)", what, path)
-	}
-	if fi.Size() > limit {
-		return nil, usagef("%s %s: %s is larger than the %s pinprobe reads", what, path, byteSize(fi.Size()), byteSize(limit))
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usagef("%s %s: %s", what, path, pathErr(err))
+		return nil, err
 	}
 	defer f.Close()
 	return readCapped(ctx, what, path, f, limit)
 }
 
-// readCapped reads r to its end, at most limit bytes, until ctx ends.
+// giveFile ends the refusal of an input that is no regular file.
+const giveFile = " (give a file, or - for standard input)"
+
+// openInput opens the file name for what ("read log"), or stdin for "-",
+// with its size (-1 for standard input). Anything but a regular file (or,
+// when pipes, a FIFO) is refused, with hint, as is a file over limit bytes.
+func openInput(what, name string, stdin io.Reader, pipes bool, hint string, limit int64) (io.ReadCloser, int64, error) {
+	if name == "-" {
+		return io.NopCloser(stdin), -1, nil
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, 0, usagef("%s %s: %s", what, name, bareErr(err))
+	}
+	if !fi.Mode().IsRegular() && !(pipes && fi.Mode()&os.ModeNamedPipe != 0) {
+		return nil, 0, usagef("%s %s: not a regular file%s", what, name, hint)
+	}
+	if fi.Size() > limit {
+		return nil, 0, tooLarge(what, name, fi.Size(), limit)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, usagef("%s %s: %s", what, name, bareErr(err))
+	}
+	return f, fi.Size(), nil
+}
+
+// readCapped reads r, the input name, to its end, refusing more than
+// limit bytes, until ctx ends.
 func readCapped(ctx context.Context, what, name string, r io.Reader, limit int64) ([]byte, error) {
-	type result struct {
-		b   []byte
-		err error
+	b, err := untilDone(ctx, func() ([]byte, error) { return io.ReadAll(io.LimitReader(r, limit+1)) })
+	switch {
+	case errors.Is(err, errInterrupted):
+		return nil, err
+	case err != nil:
+		return nil, usagef("%s %s: %s", what, shownName(name), bareErr(err))
+	case int64(len(b)) > limit:
+		return nil, usagef("%s %s: larger than the %s pinprobe reads", what, shownName(name), byteSize(limit))
 	}
-	done := make(chan result, 1)
-	go func() {
-		b, err := io.ReadAll(io.LimitReader(r, limit+1))
-		done <- result{b, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return nil, errInterrupted
-	case res := <-done:
-		switch {
-		case res.err != nil:
-			return nil, usagef("%s %s: %s", what, name, pathErr(res.err))
-		case int64(len(res.b)) > limit:
-			return nil, usagef("%s %s: larger than the %s pinprobe reads", what, name, byteSize(limit))
-		}
-		return res.b, nil
-	}
+	return b, nil
+}
+
+// tooLarge refuses the input name of size bytes, over limit.
+func tooLarge(what, name string, size, limit int64) error {
+	return usagef("%s %s: %s is larger than the %s pinprobe reads", what, name, byteSize(size), byteSize(limit))
 }
 
 // byteSize formats a size in bytes as "16 MiB", "512 KiB" or "80 bytes".
@@ -87,13 +97,10 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// pathErr drops the path an *os.PathError repeats: the caller names it.
-func pathErr(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
+// interruptedReading is the error of a signal that arrived while name
+// was read: exit 130, nothing written.
+func interruptedReading(name string) error {
+	return fmt.Errorf("%w while reading %s: nothing written", errInterrupted, name)
 }
 
 // shownName is how a message names an input file: "standard input" for -.
@@ -111,29 +118,50 @@ func readReports(ctx context.Context, files []string, stdin io.Reader) ([]*repor
 	stdinUsed := false
 	var reps []*report.Report
 	for _, name := range files {
-		if name == "-" {
-			if stdinUsed {
-				return nil, usagef("- (standard input) is given twice")
-			}
-			stdinUsed = true
-		} else if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() {
-			return nil, usagef("read report %s: not a regular file", name)
-		}
-		shown := shownName(name)
-		data, err := readInput(ctx, "read report", name, maxReport, stdin)
-		if errors.Is(err, errInterrupted) {
-			return nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
-		}
+		r, size, err := openReport(name, stdin, &stdinUsed, maxReport)
 		if err != nil {
 			return nil, err
 		}
-		r, err := report.Parse(data, shown)
+		rep, err := parseReport(ctx, name, r, size)
+		r.Close()
 		if err != nil {
-			return nil, usagef("%s", err)
+			return nil, err
 		}
-		reps = append(reps, r)
+		reps = append(reps, rep)
 	}
 	return reps, nil
+}
+
+// openReport opens a report's file of at most limit bytes, or standard
+// input for "-" (at most once: *stdinUsed), with its size (-1 for
+// standard input).
+func openReport(name string, stdin io.Reader, stdinUsed *bool, limit int64) (io.ReadCloser, int64, error) {
+	if name == "-" && *stdinUsed {
+		return nil, 0, usagef("- (standard input) is given twice")
+	}
+	*stdinUsed = *stdinUsed || name == "-"
+	return openInput("read report", name, stdin, false, "", limit)
+}
+
+// parseReport reads the saved JSON report of file name from r, size bytes
+// long (-1: unknown), and parses it.
+func parseReport(ctx context.Context, name string, r io.Reader, size int64) (*report.Report, error) {
+	shown := shownName(name)
+	if size > maxReport {
+		return nil, tooLarge("read report", name, size, maxReport)
+	}
+	data, err := readCapped(ctx, "read report", name, r, maxReport)
+	if errors.Is(err, errInterrupted) {
+		return nil, interruptedReading(shown)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep, err := report.Parse(data, shown)
+	if err != nil {
+		return nil, usagef("%s", err)
+	}
+	return rep, nil
 }
 
 // readReportInputs reads what `pinprobe report` is given: each file (or
@@ -149,52 +177,23 @@ func readReportInputs(ctx context.Context, files []string, stdin io.Reader) ([]*
 	)
 	for _, name := range files {
 		shown := shownName(name)
-		var (
-			r    io.Reader = stdin
-			size int64     = -1
-		)
-		if name == "-" {
-			if stdinUsed {
-				return nil, nil, usagef("- (standard input) is given twice")
-			}
-			stdinUsed = true
-		} else {
-			fi, err := os.Stat(name)
-			switch {
-			case err != nil:
-				return nil, nil, usagef("read report %s: %s", name, pathErr(err))
-			case !fi.Mode().IsRegular():
-				return nil, nil, usagef("read report %s: not a regular file", name)
-			}
-			f, err := os.Open(name)
-			if err != nil {
-				return nil, nil, usagef("read report %s: %s", name, pathErr(err))
-			}
-			defer f.Close()
-			r, size = f, fi.Size()
+		r, size, err := openReport(name, stdin, &stdinUsed, math.MaxInt64) // a stream of frames may be longer
+		if err != nil {
+			return nil, nil, err
 		}
+		defer r.Close()
 		br := bufio.NewReaderSize(r, 64<<10)
 		isJSON, err := untilDone(ctx, func() (bool, error) { return startsJSON(br) })
 		switch {
 		case errors.Is(err, errInterrupted):
-			return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
+			return nil, nil, interruptedReading(shown)
 		case err != nil:
-			return nil, nil, usagef("read report %s: %s", shown, pathErr(err))
+			return nil, nil, usagef("read report %s: %s", shown, bareErr(err))
 		}
 		if isJSON {
-			if size > maxReport {
-				return nil, nil, usagef("read report %s: %s is larger than the %s pinprobe reads", name, byteSize(size), byteSize(maxReport))
-			}
-			data, err := readCapped(ctx, "read report", shown, br, maxReport)
-			if errors.Is(err, errInterrupted) {
-				return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
-			}
+			rep, err := parseReport(ctx, name, br, size)
 			if err != nil {
 				return nil, nil, err
-			}
-			rep, err := report.Parse(data, shown)
-			if err != nil {
-				return nil, nil, usagef("%s", err)
 			}
 			reps, names = append(reps, rep), append(names, name)
 			continue
@@ -202,7 +201,7 @@ func readReportInputs(ctx context.Context, files []string, stdin io.Reader) ([]*
 		frames, err := untilDone(ctx, func() ([]report.Frame, error) { return report.ReadFrames(br, shown) })
 		switch {
 		case errors.Is(err, errInterrupted):
-			return nil, nil, fmt.Errorf("%w while reading %s: nothing written", err, shown)
+			return nil, nil, interruptedReading(shown)
 		case err != nil:
 			return nil, nil, usagef("%s", err)
 		case len(frames) == 0:

@@ -18,36 +18,31 @@ import (
 // the watch stops sending at the first (exit 0) and quits at the second.
 func interruptSteps(args []string) []string {
 	switch commandOf(args) {
+	case "probe":
+		return []string{
+			"interrupted: stopping; requests in flight get up to --timeout to finish (Ctrl-C again to write the report now, without waiting for them)",
+			"interrupted again: writing the report now, of the requests that finished; those still in flight are counted as abandoned (Ctrl-C a third time to quit without a report)",
+			"interrupted a third time: quitting at once, without the report (an -o file already written stays as it is)",
+		}
 	case "watch":
 		return []string{
 			"interrupted: stopping the watch; requests in flight get up to --timeout to finish (Ctrl-C again to quit at once)",
 			"interrupted twice: quitting at once",
 		}
-	case "probe":
-	default:
-		return []string{
-			"interrupted: stopping, nothing written (Ctrl-C again to quit at once)",
-			"interrupted twice: quitting at once",
-		}
 	}
 	return []string{
-		"interrupted: stopping; requests in flight get up to --timeout to finish (Ctrl-C again to write the report now, without waiting for them)",
-		"interrupted again: writing the report now, of the requests that finished; those still in flight are counted as abandoned (Ctrl-C a third time to quit without a report)",
-		"interrupted a third time: quitting at once, without the report (an -o file already written stays as it is)",
+		"interrupted: stopping, nothing written (Ctrl-C again to quit at once)",
+		"interrupted twice: quitting at once",
 	}
 }
 
 // interruptNotice is what pinprobe says at the first signal.
 func interruptNotice(args []string) string { return interruptSteps(args)[0] }
 
-// handleInterrupts answers the signals on sigs for the command args runs,
-// as interruptSteps says: the first cancels the run's context, the
-// second closes abandon (the probe's report is written now; see
-// withAbandon), the last quits with exit 130. Its lines go to stderr
-// through notices, so a stderr that blocks (a pipe nobody reads) never
-// holds up the next signal, nor the exit: the last line gets noticeWait to
-// be written. It returns when it has called exit (or, in a test, when
-// sigs is closed).
+// handleInterrupts answers the signals on sigs as interruptSteps says: the
+// first cancels, the second closes abandon (see withAbandon), the last
+// exits 130. Its lines go through notices, so a stderr that blocks never
+// holds up a signal; it returns once it has called exit (or sigs closed).
 func handleInterrupts(sigs <-chan os.Signal, args []string, cancel context.CancelFunc, abandon chan<- struct{}, stderr io.Writer, exit func(int)) {
 	steps := interruptSteps(args)
 	say := newNotices(stderr)

@@ -78,38 +78,30 @@ func (o *outputFlags) validate() error {
 		return usagef("--confidence %q: want a level from 50%% to 99.99%%, e.g. 95%% or 0.99", o.confidence)
 	}
 	o.limits.Confidence = c
-	if o.output != "" {
-		return checkOutput(o.output)
-	}
-	return nil
+	return checkOutput(o.output)
 }
 
+// documentFormats are the --format values of compare and logs.
+var documentFormats = []string{"text", "json", "markdown", "html"}
+
 // checkOutput refuses an -o FILE whose name promises another format than
-// the JSON that -o writes, and one that cannot be written.
+// the JSON that -o writes, and one that cannot be written ("": no -o).
 func checkOutput(path string) error {
-	if f := formatOfName(path); f != "" && f != "json" {
+	if path == "" {
+		return nil
+	}
+	if f := formatOfExt[strings.ToLower(filepath.Ext(path))]; f != "" && f != "json" {
 		return usagef("--output %s: -o always writes JSON; for %s use --format %s > %s (and -o FILE.json to keep the JSON too)",
 			path, f, f, path)
 	}
 	return checkWritable(path)
 }
 
-// formatOfName is the report format a file name's extension promises, ""
-// when it promises none: "-o report.html" that silently held JSON would
-// be found out only when someone opens it.
-func formatOfName(path string) string {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".json":
-		return "json"
-	case ".html", ".htm":
-		return "html"
-	case ".md", ".markdown":
-		return "markdown"
-	case ".txt", ".text":
-		return "text"
-	}
-	return ""
-}
+// formatOfExt is the report format a file name's extension promises:
+// "-o report.html" that silently held JSON would be found out only when
+// someone opens it.
+var formatOfExt = map[string]string{".json": "json", ".html": "html", ".htm": "html",
+	".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text"}
 
 // checkWritable fails now, rather than after the run, when -o cannot be
 // written: the file must be open for writing (it is created and removed
@@ -159,11 +151,8 @@ func bareErr(err error) error {
 }
 
 // write judges rep against the release gate, writes its JSON to -o and
-// renders it on stdout in the chosen format (see emit), and returns the
-// command's outcome (see outcome): interrupted says the command itself was
-// interrupted (a probe cut short), not that rep says so (a saved run that
-// was, re-rendered whole: the report says INTERRUPTED, the command did its
-// work).
+// renders it on stdout (see emit), and returns the outcome; interrupted is
+// whether this command was cut short, not whether rep says so.
 func (o *outputFlags) write(rep *report.Report, interrupted bool, stdout io.Writer, say func(string, ...any)) error {
 	rep.Thresholds = report.CheckLimits(rep, o.limits)
 	ro := renderOptions(stdout)
@@ -181,12 +170,9 @@ func (o *outputFlags) write(rep *report.Report, interrupted bool, stdout io.Writ
 	return outcome(werr, gate, interrupted)
 }
 
-// outcome is the exit of a command that wrote its report, the one place
-// that orders them when several apply: a report that could not be written
-// (exit 4, said already) before a breached gate, regression or failed check
-// (exit 1, with its line), before an interrupted run (exit 130): a gate
-// that what was sent before Ctrl-C breached stays breached, and a run cut
-// short that breached nothing still never reads as passed.
+// outcome is the exit of a command that wrote its report, ordered when
+// several apply: unwritten (4, said already), then failed (1), then
+// interrupted (130): a gate breached before Ctrl-C stays breached.
 func outcome(werr, failed error, interrupted bool) error {
 	switch {
 	case werr != nil:
@@ -202,12 +188,10 @@ func outcome(werr, failed error, interrupted bool) error {
 	return nil
 }
 
-// emit writes a report where it goes: its JSON to the -o file first, since
-// that is the evidence, whatever becomes of stdout; then the rendering on
-// stdout (print). A stdout whose reader is gone (a pager quit early, "|
-// head") ends the printing and is no error: nothing more is printed, and
-// without -o a line on stderr says what was lost. Any other failure is said
-// on stderr and returned as a writeError.
+// emit writes a report's JSON to -o first (the evidence), then print on
+// stdout. A stdout whose reader is gone ("| head") stops the printing and
+// is no error (without -o a line says what was lost); any other failure is
+// said on stderr and returned as a writeError.
 func emit(stdout io.Writer, print func(io.Writer) error, output string, save func(io.Writer) error, say func(string, ...any)) error {
 	var werr error
 	if output != "" {
@@ -246,14 +230,13 @@ func writeFile(path string, write func(io.Writer) error) error {
 	}
 	if inPlace {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err == nil {
+			err = write(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
 		if err != nil {
-			return fail(err)
-		}
-		if err := write(f); err != nil {
-			f.Close()
-			return fail(err)
-		}
-		if err := f.Close(); err != nil {
 			return fail(err)
 		}
 		return nil

@@ -24,13 +24,9 @@ import (
 // addresses under the bar.
 const worstAfter = 3 * time.Second
 
-// progressBar draws the live view on a terminal while a run lasts: a bar
-// with elapsed against planned time, requests, failures per family and,
-// once sending has stopped, the requests still in flight; after a few
-// seconds, under it the rate achieved and the current p50/p99 (of the
-// last seconds), and the worst addresses, their URLs shortened to fit,
-// never their figures. It redraws in place and leaves nothing on the
-// screen when it finishes.
+// progressBar is the live view on a terminal while a run lasts: a bar of
+// time, requests and failures per family, and after a few seconds the rate,
+// p50/p99 and worst addresses under it. It leaves nothing on the screen.
 type progressBar struct {
 	f    *os.File
 	c    *config

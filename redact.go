@@ -18,15 +18,15 @@ func redactArgs(args []string) []string {
 	for i, a := range out {
 		switch {
 		case a == "--header" && i+1 < len(out):
-			out[i+1] = redactHeader(out[i+1])
+			out[i+1] = probe.RedactHeaderArg(out[i+1])
 		case strings.HasPrefix(a, "--header="):
-			out[i] = "--header=" + redactHeader(strings.TrimPrefix(a, "--header="))
+			out[i] = "--header=" + probe.RedactHeaderArg(strings.TrimPrefix(a, "--header="))
 		case len(a) > 1 && a[0] == '-' && a[1] != '-':
 			switch j := headerValueAt(a); {
 			case j == len(a) && i+1 < len(out):
-				out[i+1] = redactHeader(out[i+1])
+				out[i+1] = probe.RedactHeaderArg(out[i+1])
 			case j > 0 && j < len(a):
-				out[i] = a[:j] + redactHeader(a[j:])
+				out[i] = a[:j] + probe.RedactHeaderArg(a[j:])
 			}
 		case strings.Contains(a, "://") || strings.Contains(a, "@"):
 			out[i] = probe.RedactRawURL(a)
@@ -53,5 +53,3 @@ func headerValueAt(group string) int {
 	}
 	return -1
 }
-
-func redactHeader(h string) string { return probe.RedactHeaderArg(h) }

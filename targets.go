@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
@@ -200,16 +200,9 @@ func longestFirst(pairs []string) *strings.Replacer {
 	if len(pairs) == 0 {
 		return nil
 	}
-	idx := make([]int, len(pairs)/2)
-	for i := range idx {
-		idx[i] = 2 * i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return len(pairs[idx[a]]) > len(pairs[idx[b]]) })
-	sorted := make([]string, 0, len(pairs))
-	for _, i := range idx {
-		sorted = append(sorted, pairs[i], pairs[i+1])
-	}
-	return strings.NewReplacer(sorted...)
+	chunks := slices.Collect(slices.Chunk(pairs, 2))
+	slices.SortStableFunc(chunks, func(a, b []string) int { return len(b[0]) - len(a[0]) })
+	return strings.NewReplacer(slices.Concat(chunks...)...)
 }
 
 // envRef is a reference to an environment variable in a targets file.

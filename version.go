@@ -18,19 +18,14 @@ var buildVersion string
 
 // version is pinprobe's version, in --version, the User-Agent and every
 // report's "version".
-var version = versionOf(buildVersion, readBuildInfo())
+var version = versionOf(buildVersion, buildInfo)
 
 // built is what --version adds after the version: the commit's time and
 // the Go that built it.
-var built = builtOf(readBuildInfo())
+var built = builtOf(buildInfo)
 
-func readBuildInfo() *debug.BuildInfo {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return nil
-	}
-	return bi
-}
+// buildInfo is the binary's build information, nil when it has none.
+var buildInfo, _ = debug.ReadBuildInfo()
 
 // versionOf is the version of a build: named (buildVersion) when given;
 // the module's own version when it was built as a released module
