@@ -187,10 +187,12 @@ func TestRotationWithinConcurrency(t *testing.T) {
 
 // TestRotationLeavesExtraWorkersIdle: a backend that holds its first 10
 // answers 500 ms at 40 req/s makes the endpoint add workers past its warm
-// ones for the stuck requests; once those answers are in, the requests go
-// round Rotation connections again and the extra workers (one connection
-// each: unlimited reuse) carry none of them, give or take the stalls of a
-// loaded machine.
+// ones for the stuck requests, over real sockets; once those answers are
+// in, most requests go round Rotation connections again. Whether an extra
+// worker carries none of them depends on the machine's stalls (a worker
+// busy when its turn comes lets one below in: 5 of 7 once, in CI), so that
+// is held exactly on a clock without stalls, by
+// TestClockRotationLeavesExtraWorkersIdle.
 func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 	t.Parallel()
 	const slow, hold = 10, 500 * time.Millisecond
@@ -220,8 +222,14 @@ func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 		}
 	}
 	all, used := spansOf(seen), spansOf(after)
-	t.Logf("%d sent, %d dropped on %d connections; %d requests after the slow answers, on %d connections, %d out of turn",
-		sent, dropped, len(all), len(after), len(used), outOfTurn(after, Rotation))
+	slices.SortFunc(used, func(a, b connSpan) int { return b.requests - a.requests })
+	busiest := 0
+	for _, s := range used[:min(Rotation, len(used))] {
+		busiest += s.requests
+	}
+	late := outOfTurn(after, Rotation)
+	t.Logf("%d sent, %d dropped on %d connections; %d requests after the slow answers, on %d connections (%d on the %d busiest), %d out of turn",
+		sent, dropped, len(all), len(after), len(used), busiest, Rotation, late)
 	if sent != 60 || dropped != 0 {
 		t.Errorf("%d sent, %d dropped; want the 60 planned, none dropped", sent, dropped)
 	}
@@ -231,14 +239,12 @@ func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 	if len(after) < 10 {
 		t.Fatalf("%d requests after the slow answers; want about 25", len(after))
 	}
-	// A worker still busy when its turn comes (a stall of a loaded
-	// machine) lets an idle worker below into the rotation: 7 of 11 once
-	// in 20 runs beside a build. Here most extra workers stay idle;
-	// TestClockRotationLeavesExtraWorkersIdle holds it exactly (Rotation
-	// connections, every extra worker idle) on a clock without stalls.
-	if extra, idle := len(all)-Rotation, len(all)-len(used); len(used) < Rotation || idle*2 < extra {
-		t.Errorf("%d connections carried the %d requests after the slow answers; want the %d in rotation and most of the other %d idle",
-			len(used), len(after), Rotation, extra)
+	// Out of turn is logged, not held: the order in which the server reads
+	// requests sent a few milliseconds apart is a loaded machine's (9 of
+	// 30 out of turn, beside two busy cores).
+	if len(used) < Rotation || busiest*2 < len(after) {
+		t.Errorf("%d connections carried the %d requests after the slow answers, %d of them the %d busiest; want most on %d connections",
+			len(used), len(after), busiest, Rotation, Rotation)
 	}
 }
 
