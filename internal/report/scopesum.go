@@ -12,67 +12,50 @@ import (
 // counts, not a histogram per scope. Stats decodes them
 // into a histogram the caller lends, one scope at a time.
 type StatsSum struct {
-	requests, ok, failed, dropped, clientErrors, bytes int64
-	abandoned                                          int64
-	status, errors                                     map[string]int64
-	sumMS, minMS, maxMS                                float64 // latency: the sum of every request's, the extremes
-	hdrs                                               []string
+	c                   Stats   // the counts: requests to bytes, statuses and errors
+	sumMS, minMS, maxMS float64 // latency: the sum of every request's, the extremes
+	hdrs                []string
 }
 
 func NewStatsSum() *StatsSum {
-	return &StatsSum{status: map[string]int64{}, errors: map[string]int64{}}
+	return &StatsSum{c: Stats{Status: map[string]int64{}, Errors: map[string]int64{}}}
 }
 
 // Add counts s in.
 func (a *StatsSum) Add(s *Stats) {
-	if s.Requests > 0 {
-		if a.requests == 0 || s.LatencyMS.Min < a.minMS {
-			a.minMS = s.LatencyMS.Min
-		}
-		a.maxMS = max(a.maxMS, s.LatencyMS.Max)
-		a.sumMS += s.LatencyMS.Mean * float64(s.Requests)
-	}
-	a.requests += s.Requests
-	a.ok += s.OK
-	a.failed += s.Failed
-	a.dropped += s.Dropped
-	a.clientErrors += s.ClientErrors
-	a.abandoned += s.Abandoned
-	a.bytes += s.Bytes
-	for k, n := range s.Status {
-		if n != 0 {
-			a.status[k] += n
-		}
-	}
-	for k, n := range s.Errors {
-		a.errors[k] += n
-	}
+	a.add(s, s.LatencyMS.Min, s.LatencyMS.Max, s.LatencyMS.Mean*float64(s.Requests))
 	if s.HDR != "" {
 		a.hdrs = append(a.hdrs, s.HDR)
 	}
 }
 
-// AddSum counts another sum in, histograms and all.
-func (a *StatsSum) AddSum(b *StatsSum) {
-	if b.requests > 0 {
-		if a.requests == 0 || b.minMS < a.minMS {
-			a.minMS = b.minMS
+// AddSum counts another sum in, but not its histograms: the caller merges
+// those (see Hist).
+func (a *StatsSum) AddSum(b *StatsSum) { a.add(&b.c, b.minMS, b.maxMS, b.sumMS) }
+
+// add counts c in, its latencies' extremes lo and hi and their sum sumMS.
+func (a *StatsSum) add(c *Stats, lo, hi, sumMS float64) {
+	if c.Requests > 0 {
+		if a.c.Requests == 0 || lo < a.minMS {
+			a.minMS = lo
 		}
-		a.maxMS = max(a.maxMS, b.maxMS)
-		a.sumMS += b.sumMS
+		a.maxMS = max(a.maxMS, hi)
+		a.sumMS += sumMS
 	}
-	a.requests += b.requests
-	a.ok += b.ok
-	a.failed += b.failed
-	a.dropped += b.dropped
-	a.clientErrors += b.clientErrors
-	a.abandoned += b.abandoned
-	a.bytes += b.bytes
-	for k, n := range b.status {
-		a.status[k] += n
+	a.c.Requests += c.Requests
+	a.c.OK += c.OK
+	a.c.Failed += c.Failed
+	a.c.Dropped += c.Dropped
+	a.c.ClientErrors += c.ClientErrors
+	a.c.Abandoned += c.Abandoned
+	a.c.Bytes += c.Bytes
+	for k, n := range c.Status {
+		if n != 0 {
+			a.c.Status[k] += n
+		}
 	}
-	for k, n := range b.errors {
-		a.errors[k] += n
+	for k, n := range c.Errors {
+		a.c.Errors[k] += n
 	}
 }
 
@@ -90,19 +73,12 @@ func (a *StatsSum) Hist(h *Hist) error {
 // Stats writes the sum as Tally.Stats would, its percentiles read from h,
 // the merge of its histograms (see Hist), rates over secs.
 func (a *StatsSum) Stats(h *Hist, secs float64) Stats {
-	s := Stats{
-		Requests: a.requests, OK: a.ok, Failed: a.failed, Dropped: a.dropped, Bytes: a.bytes, ClientErrors: a.clientErrors, Abandoned: a.abandoned,
-		Status: maps.Clone(a.status), Errors: maps.Clone(a.errors),
+	s := a.c
+	s.Status, s.Errors = maps.Clone(a.c.Status), maps.Clone(a.c.Errors)
+	if s.Requests > 0 {
+		s.LatencyMS = latencyOf(h, a.minMS, stat.Round(a.sumMS/float64(s.Requests), 3), a.maxMS)
 	}
-	if a.requests > 0 {
-		s.FailureRate = stat.Round(float64(a.failed)/float64(a.requests), 6)
-		lo, hi := a.minMS, a.maxMS
-		q := func(p float64) float64 { return min(max(MicrosToMillis(h.ValueAtQuantile(p)), lo), hi) }
-		s.LatencyMS = Latency{Min: lo, Mean: stat.Round(a.sumMS/float64(a.requests), 3), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: hi}
-	}
-	if secs > 0 {
-		s.RPS = stat.Round(float64(a.requests+a.abandoned)/secs, 2) // every request sent: the abandoned were too
-	}
+	s.setRates(secs)
 	s.HDR = Reencode(h, a.hdrs)
 	return s
 }

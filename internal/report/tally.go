@@ -38,11 +38,10 @@ type Outcome struct {
 	Latency time.Duration
 }
 
-// tally accumulates the results of one scope: an endpoint, a family, an
+// Tally accumulates the results of one scope: an endpoint, a family, an
 // instance. The aggregator and Merge both roll up into it. One goroutine
 // writes it. It holds what the scope saw: the statuses and latency
-// buckets it got, not every one there could be (10,000 endpoints each
-// held 196 KB of empty status and histogram arrays).
+// buckets it got, not every one there could be.
 type Tally struct {
 	requests, ok, failed, Dropped, bytes int64
 	ClientErrors                         int64         // requests this machine could not send (probe.ClassClient)
@@ -79,7 +78,7 @@ func (t *Tally) addStatus(code int, n int64) {
 	t.lastStatus = k
 }
 
-// record counts one request's outcome in t.
+// Record counts one request's outcome in t.
 func (t *Tally) Record(o Outcome) {
 	t.requests++
 	if o.Class != "" {
@@ -131,25 +130,9 @@ func (t *Tally) Stats(secs float64) Stats {
 		Status: map[string]int64{}, Errors: map[string]int64{},
 	}
 	if t.requests > 0 {
-		s.FailureRate = stat.Round(float64(t.failed)/float64(t.requests), 6)
-		// The histogram answers with the highest value of a bucket (up to
-		// 0.1% above what was recorded, and whole microseconds below it);
-		// clamp to the exact extremes so min <= p50 <= … <= p999 <= max.
-		lo, hi := Millis(t.min), Millis(t.max)
-		q := func(p float64) float64 { return min(max(MicrosToMillis(t.hist.ValueAtQuantile(p)), lo), hi) }
-		s.LatencyMS = Latency{
-			Min:  lo,
-			Mean: Millis(t.sum / time.Duration(t.requests)),
-			P50:  q(50),
-			P90:  q(90),
-			P99:  q(99),
-			P999: q(99.9),
-			Max:  hi,
-		}
+		s.LatencyMS = latencyOf(t.hist, Millis(t.min), Millis(t.sum/time.Duration(t.requests)), Millis(t.max))
 	}
-	if secs > 0 {
-		s.RPS = stat.Round(float64(t.requests+t.Abandoned)/secs, 2) // every request sent: the abandoned were too
-	}
+	s.setRates(secs)
 	for _, sc := range t.status {
 		s.Status[strconv.Itoa(sc.code)] = sc.n
 	}
@@ -158,6 +141,26 @@ func (t *Tally) Stats(secs float64) Stats {
 	}
 	s.HDR = t.hist.Encode()
 	return s
+}
+
+// latencyOf is a scope's Latency: its extremes lo and hi and its mean, known
+// exactly, and percentiles read from h. The histogram answers with the
+// highest value of a bucket (up to 0.1% above what was recorded, and whole
+// microseconds below it): clamped to the extremes, min <= p50 <= … <= max.
+func latencyOf(h *Hist, lo, mean, hi float64) Latency {
+	q := func(p float64) float64 { return min(max(MicrosToMillis(h.ValueAtQuantile(p)), lo), hi) }
+	return Latency{Min: lo, Mean: mean, P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: hi}
+}
+
+// setRates sets s's failure rate from its counts and its requests per
+// second over secs: every request sent, the abandoned too.
+func (s *Stats) setRates(secs float64) {
+	if s.Requests > 0 {
+		s.FailureRate = stat.Round(float64(s.Failed)/float64(s.Requests), 6)
+	}
+	if secs > 0 {
+		s.RPS = stat.Round(float64(s.Requests+s.Abandoned)/secs, 2)
+	}
 }
 
 // DecodeHDR decodes a Stats.HDR string: a latency histogram of pinprobe's
