@@ -1,8 +1,6 @@
 package report
 
 import (
-	"encoding/json"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -69,16 +67,9 @@ func walkStrings(v reflect.Value, path string, body bool, f func(path, s string,
 
 // BenchmarkCleanStrings cleans the strings of the demo's saved report.
 func BenchmarkCleanStrings(b *testing.B) {
-	data, err := os.ReadFile("../../examples/demo-report.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var r Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		b.Fatal(err)
-	}
+	r := demoReport(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		cleanStrings(&r)
+		cleanStrings(r)
 	}
 }
