@@ -1,7 +1,6 @@
 package collect_test
 
 import (
-	"bytes"
 	"encoding/base64"
 	"net/http"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/collect"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -42,14 +42,7 @@ func leaks(s string) []string {
 	return out
 }
 
-func jsonOf(t *testing.T, r *report.Report) string {
-	t.Helper()
-	var b bytes.Buffer
-	if err := report.JSON(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
+func jsonOf(t *testing.T, r *report.Report) string { return string(docfix.JSON(t, r)) }
 
 // TestInstanceValuesCleaned: instance header values (the groups) are
 // cleaned where they enter, as the samples' headers are: a server that

@@ -28,18 +28,25 @@ func Reread(t testing.TB, r *report.Report, name string) *report.Report {
 
 func roundTrip(t testing.TB, r *report.Report, name string, schema bool) *report.Report {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := report.JSON(&buf, r); err != nil {
-		t.Fatal(err)
-	}
+	doc := JSON(t, r)
 	if schema {
-		CheckSchema(t, KindReport, buf.Bytes())
+		CheckSchema(t, KindReport, doc)
 	}
-	got, err := report.Read(&buf, name)
+	got, err := report.Read(bytes.NewReader(doc), name)
 	if err != nil {
 		t.Fatalf("report.Read(%s) = %v", name, err)
 	}
 	return got
+}
+
+// JSON is r as pinprobe saves it.
+func JSON(t testing.TB, r *report.Report) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := report.JSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // NewerFields adds members a newer revision could have, at every kind of

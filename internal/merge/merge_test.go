@@ -1,7 +1,6 @@
 package merge_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -280,12 +279,8 @@ func checkSameRun(t *testing.T, got, want *report.Report) {
 // command, and with its fingerprints in a fixed order.
 func normalise(t *testing.T, r *report.Report) string {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := report.JSON(&buf, r); err != nil {
-		t.Fatal(err)
-	}
 	var c report.Report
-	if err := json.Unmarshal(buf.Bytes(), &c); err != nil {
+	if err := json.Unmarshal(docfix.JSON(t, r), &c); err != nil {
 		t.Fatal(err)
 	}
 	c.Totals.LatencyMS.Mean = 0
@@ -318,11 +313,7 @@ func normalise(t *testing.T, r *report.Report) string {
 		a, b := c.Fingerprints[i], c.Fingerprints[j]
 		return fmt.Sprint(a.Status, a.Error, a.Server, a.BodyHash) < fmt.Sprint(b.Status, b.Error, b.Server, b.BodyHash)
 	})
-	buf.Reset()
-	if err := report.JSON(&buf, &c); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	return string(docfix.JSON(t, &c))
 }
 
 // lineDiff shows the first lines where got and want differ.
@@ -903,11 +894,7 @@ func TestMergeRefusesTheSameRunTwice(t *testing.T) {
 // TestReadReportRefuses: what is not a pinprobe.report/v1 document with
 // sound numbers is refused with the file's name and the reason.
 func TestReadReportRefuses(t *testing.T) {
-	var buf bytes.Buffer
-	if err := report.JSON(&buf, fixture.GoldenReport(t)); err != nil {
-		t.Fatal(err)
-	}
-	good := buf.String()
+	good := string(goldenJSON(t))
 	tests := []struct {
 		name, doc string
 		want      string
@@ -1005,11 +992,7 @@ func FuzzReadReport(f *testing.F) {
 		agg.Add(fixture.Decide(fail, probe.Result{Endpoint: i % 2, Status: 200 + 302*(i%3/2), Start: fixture.FzStart.Add(time.Duration(i) * 100 * time.Millisecond),
 			Latency: time.Duration(i+1) * time.Millisecond, Connect: time.Millisecond, Local: netip.MustParseAddrPort("192.0.2.9:40000")}))
 	}
-	var buf bytes.Buffer
-	if err := report.JSON(&buf, fixture.FzClose(agg, 5*time.Second)); err != nil {
-		f.Fatal(err)
-	}
-	good := buf.String()
+	good := string(docfix.JSON(f, fixture.FzClose(agg, 5*time.Second)))
 	f.Add(good)
 	f.Add(strings.Replace(good, `"ok": 14,`, `"ok": 15,`, 1))
 	f.Add(`{"schema": "pinprobe.report/v1"}`)
@@ -1111,11 +1094,7 @@ func TestMergeGroupBy(t *testing.T) {
 		t.Errorf("notes %q; want the three headers no response carried said", got.Verdict.Notes)
 	}
 
-	var buf bytes.Buffer
-	if err := report.JSON(&buf, fixture.GoldenReport(t)); err != nil {
-		t.Fatal(err)
-	}
-	good := buf.String()
+	good := string(goldenJSON(t))
 	many := `"X-A"` + strings.Repeat(`, "X-A"`, report.MaxGroupBy)
 	for name, doc := range map[string]string{
 		"too many":  strings.Replace(good, `"fail_status": "5xx",`, `"fail_status": "5xx", "group_by": [`+many+`],`, 1),

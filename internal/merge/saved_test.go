@@ -236,11 +236,7 @@ func TestTrailSavedAndMerged(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.forge(&r.Endpoints[0])
-			var buf bytes.Buffer
-			if err := report.JSON(&buf, r); err != nil {
-				t.Fatal(err)
-			}
-			_, err = report.Parse(buf.Bytes(), "forged.json")
+			_, err = report.Parse(docfix.JSON(t, r), "forged.json")
 			if err == nil || !strings.Contains(err.Error(), tt.reason) || !strings.Contains(err.Error(), "forged.json") {
 				t.Errorf("read: %v; want a refusal naming the file and saying %q", err, tt.reason)
 			}
@@ -291,14 +287,7 @@ func TestSchemaMergedProcesses(t *testing.T) {
 }
 
 // goldenJSON is the golden report as saved.
-func goldenJSON(t *testing.T) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := report.JSON(&buf, fixture.GoldenReport(t)); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+func goldenJSON(t *testing.T) []byte { return docfix.JSON(t, fixture.GoldenReport(t)) }
 
 func mustParse(t *testing.T, data []byte, name string) *report.Report {
 	t.Helper()

@@ -22,14 +22,7 @@ func frameLines(t *testing.T, r *report.Report) []string {
 	return lines[:len(lines)-1]
 }
 
-func jsonOf(t *testing.T, r *report.Report) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := report.JSON(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
-}
+func jsonOf(t *testing.T, r *report.Report) string { return string(docfix.JSON(t, r)) }
 
 // TestFrameRoundTrip: a report framed and read back is the report, every
 // line of its frame is shorter than the 16 KiB a container runtime keeps

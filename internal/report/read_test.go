@@ -11,14 +11,7 @@ import (
 )
 
 // goldenJSON is the golden report as saved.
-func goldenJSON(t *testing.T) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := report.JSON(&buf, docfix.SavedGolden(t)); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+func goldenJSON(t *testing.T) []byte { return docfix.JSON(t, docfix.SavedGolden(t)) }
 
 // refusal is an edit of a saved report that Read must refuse, with what
 // its one-line error says.
@@ -149,11 +142,7 @@ func TestReadReportCleansOutsideStrings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var buf bytes.Buffer
-			if err := report.JSON(&buf, r); err != nil {
-				t.Fatal(err)
-			}
-			doc := buf.String()
+			doc := string(docfix.JSON(t, r))
 			if strings.Contains(doc, `\u001b`) || strings.Contains(doc, `\u0007`) || strings.Contains(doc, "\u202e") {
 				t.Errorf("a control or invisible character was kept:\n%s", doc)
 			}
