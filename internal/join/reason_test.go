@@ -82,8 +82,7 @@ func TestNamesBounded(t *testing.T) {
 // placed, all by their ID, and no other client's by its port (a port
 // repeats across clients; a log that logs IDs says a line without the
 // run's is not the run's); the run's lines past the bound of lines held
-// are held too. Before, the clients past 1,024 overflowed the stack, then
-// counted as one "(others)" client whose lines were placed by port.
+// are held too.
 func TestManyClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("150,000 lines")

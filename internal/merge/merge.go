@@ -30,7 +30,7 @@ const maxMergedInterval = 24 * time.Hour
 // name the inputs for errors. The reports must pass report.CheckSaved and count
 // the same statuses as failures. Endpoints match by target and address and add
 // up, histograms merged from their encoding one scope at a time (memory grows
-// with the inputs, not 188 kB a scope); families and totals are recomputed, and
+// with the inputs, not with the scopes); families and totals are recomputed, and
 // nothing is judged. Each part follows the rule its function states (meta,
 // plan, endpoints, keepSamples, timeline, grid, fingerprints, client,
 // mergeVantages); a run among the inputs twice is refused (sameRun).

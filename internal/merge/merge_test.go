@@ -47,11 +47,6 @@ var mgBodies = map[int]struct {
 	429: {"", "slow down", 0x429},
 }
 
-// newMgRun makes n results over two targets and five endpoints, from seed:
-// statuses (200, 404, 429, 502, 503) and error classes, failure rates that
-// differ by endpoint, latencies from microseconds to seconds, connect, TLS
-// and first-byte phases on new connections, more than 1,000 client ports,
-// drops, and request times 3 ms apart over about n*3 ms.
 // underRace halves a run's n results under the race detector, where each
 // costs several times as much: every claim of these tests holds at either
 // size (more than report.MaxPorts local ports among them).
@@ -62,6 +57,11 @@ func underRace(n int) int {
 	return n
 }
 
+// newMgRun makes n results over two targets and five endpoints, from seed:
+// statuses (200, 404, 429, 502, 503) and error classes, failure rates that
+// differ by endpoint, latencies from microseconds to seconds, connect, TLS
+// and first-byte phases on new connections, more than 1,000 client ports,
+// drops, and request times 3 ms apart over about n*3 ms.
 func newMgRun(t *testing.T, seed uint64, n int) *mgRun {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0xc0ffee))

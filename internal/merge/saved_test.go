@@ -15,17 +15,12 @@ import (
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
-// TestReadAndMergeMemory: a saved histogram was decoded into a dense
-// histogram of its own (188 kB, and 230 kB of garbage) wherever it was
-// read — a 22 kB report took 110 MB to read, and a merge of two 3 MB
-// reports of 5,000 endpoints 1.39 GB — and a merged endpoint, family and
-// group kept one each. Histograms are now streamed from their encoding and
-// decoded into a few scratch ones, one scope at a time: reading, merging
-// and judging each allocate a small multiple of what was read.
-//
-// Under the race detector allocated measures nothing; what is still
-// checked there (the merge's counts) holds at any size, so the merged
-// reports have 1/check.RaceScale of the endpoints.
+// TestReadAndMergeMemory: histograms are streamed from their encoding into
+// a few scratch ones, one scope at a time, so reading, merging and judging
+// saved reports each allocate a small multiple of what was read. Under the
+// race detector allocation measures nothing; the merge's counts, still
+// checked, hold at any size: the reports have 1/check.RaceScale of the
+// endpoints.
 func TestReadAndMergeMemory(t *testing.T) {
 	eps := 500
 	if check.Race {

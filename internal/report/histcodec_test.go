@@ -60,9 +60,9 @@ func TestHDRCodecIsHdrs(t *testing.T) {
 	}
 }
 
-// TestHDRRefusesOtherGeometries: a 60-byte histogram declaring 1 to 2⁶³ at
-// 5 digits decoded to 49 MB of counts; a histogram of any layout but
-// pinprobe's is now refused from its header, before anything is allocated.
+// TestHDRRefusesOtherGeometries: a histogram of any layout but pinprobe's
+// (a 60-byte one declaring 1 to 2⁶³ at 5 digits) is refused from its
+// header, before anything is allocated.
 func TestHDRRefusesOtherGeometries(t *testing.T) {
 	wide, err := hdr.New(1, math.MaxInt64, 5).Encode(hdr.V2CompressedEncodingCookieBase)
 	if err != nil {
