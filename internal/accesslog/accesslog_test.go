@@ -32,6 +32,17 @@ func readAll(t *testing.T, log string, o Options) (*Reader, []Record) {
 	}
 }
 
+// readLine reads line with o into one record of format, and checks it.
+func readLine(t *testing.T, line string, o Options, format string, w want) (*Reader, Record) {
+	t.Helper()
+	r, recs := readAll(t, line+"\n", o)
+	if len(recs) != 1 || r.Format() != format {
+		t.Fatalf("%d records as %q (stats %+v); want 1 as %q", len(recs), r.Format(), r.Stats(), format)
+	}
+	w.check(t, recs[0])
+	return r, recs[0]
+}
+
 func mustTime(s string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -150,16 +161,7 @@ func TestFormats(t *testing.T) {
 		{"alb not routed", `http 2026-12-01T16:40:21.186641Z app/my-lb/50dc 192.168.131.39:2817 - -1 -1 -1 503 - 34 366 "GET http://www.example.com:80/ HTTP/1.1" "curl" - - - "Root=1" "-" "-" 0 2026-12-01T16:40:21.186000Z "forward" "-" "TargetNotFound" "-" "-"`, Options{},
 			"AWS ALB", want{time: "2026-12-01T16:40:21.186Z", client: "192.168.131.39", port: 2817, status: 503, listener: "app/my-lb/50dc:80", reason: "TargetNotFound"}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			r, recs := readAll(t, tt.line+"\n", tt.o)
-			if r.Format() != tt.format {
-				t.Errorf("format %q; want %q", r.Format(), tt.format)
-			}
-			if len(recs) != 1 {
-				t.Fatalf("%d records (stats %+v); want 1", len(recs), r.Stats())
-			}
-			tt.want.check(t, recs[0])
-		})
+		t.Run(tt.name, func(t *testing.T) { readLine(t, tt.line, tt.o, tt.format, tt.want) })
 	}
 }
 
