@@ -87,6 +87,23 @@ func startProbe(ctx context.Context, eps []*probe.Endpoint, o probe.Options) (en
 	return run, nil
 }
 
+// start starts the engine and, with ReResolve, the looks at DNS, whose
+// answers come on changes until stop is called.
+func (s *Session) start(ctx context.Context) (run engine, changes <-chan dnsUpdate, stop func(), err error) {
+	start := s.cfg.start
+	if start == nil {
+		start = startProbe
+	}
+	if run, err = start(ctx, s.Endpoints, s.cfg.Engine); err != nil {
+		return nil, nil, nil, err
+	}
+	followCtx, stop := context.WithCancel(ctx)
+	if s.cfg.ReResolve > 0 {
+		changes = followDNS(followCtx, s.cfg.Resolver, s.cfg.Targets, s.cfg.ReResolve)
+	}
+	return run, changes, stop, nil
+}
+
 // Progress is a live display of a running session.
 type Progress interface {
 	Start(ctx context.Context, live *collect.Live, sent func() int64, start time.Time)
@@ -194,24 +211,15 @@ func (s *Session) NotProbed(why string) *report.Report {
 func (s *Session) Run(ctx context.Context) (*report.Report, error) {
 	cfg := s.cfg
 	rep, agg := s.newRun()
-	start := cfg.start
-	if start == nil {
-		start = startProbe
-	}
-	run, err := start(ctx, s.Endpoints, cfg.Engine)
+	run, changes, stop, err := s.start(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer stop()
 	rep.RunID = run.ID()
 	rep.Plan = s.plan(run.Options())
 	if cfg.Progress != nil {
 		cfg.Progress.Start(ctx, agg.Live(), run.Sent, rep.StartedAt.Time)
-	}
-	var changes <-chan dnsUpdate
-	if cfg.ReResolve > 0 {
-		followCtx, stopFollow := context.WithCancel(ctx)
-		defer stopFollow()
-		changes = followDNS(followCtx, cfg.Resolver, cfg.Targets, cfg.ReResolve)
 	}
 	w := &dnsFollower{run: run, agg: agg, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log, silent: map[string]bool{}}
 	var looks <-chan time.Time

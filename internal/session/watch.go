@@ -34,15 +34,12 @@ type WatchSink interface {
 // its timeout), as in Run; Config.Abandon cuts that wait short.
 func (s *Session) Watch(ctx context.Context, sink WatchSink, win *Windows) error {
 	cfg := s.cfg
-	start := cfg.start
-	if start == nil {
-		start = startProbe
-	}
 	// The engine stops on its own at Duration; the watch at ctx.
-	run, err := start(ctx, s.Endpoints, cfg.Engine)
+	run, changes, stop, err := s.start(ctx)
 	if err != nil {
 		return err
 	}
+	defer stop()
 	now := time.Now()
 	if win != nil {
 		win.begin(run.ID(), now, s.Endpoints)
@@ -53,12 +50,6 @@ func (s *Session) Watch(ctx context.Context, sink WatchSink, win *Windows) error
 		sink.Started(ep, now)
 	}
 	sink.Answers(s.DNS, now)
-	var changes <-chan dnsUpdate
-	if cfg.ReResolve > 0 {
-		followCtx, stopFollow := context.WithCancel(ctx)
-		defer stopFollow()
-		changes = followDNS(followCtx, cfg.Resolver, cfg.Targets, cfg.ReResolve)
-	}
 	rep := &report.Report{DNS: s.DNS}
 	f := &dnsFollower{run: run, rep: rep, eps: s.Endpoints, targets: cfg.Targets, say: cfg.Log, silent: map[string]bool{}}
 	f.agg = watchBook{f: f, sink: sink}
