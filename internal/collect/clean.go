@@ -9,6 +9,9 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
+// Redacted replaces every secret in a report.
+const Redacted = probe.Redacted
+
 // SetSecrets gives the aggregator the secret values the run sends (see
 // probe.Secrets): wherever one comes back — a gateway that echoes the
 // request into its error page, a header that reflects it, an instance

@@ -131,7 +131,7 @@ func sampleOf(r *probe.Result, failed bool, cl *cleaner) report.Sample {
 	if ev := r.Evidence; ev != nil {
 		s.Proto = cl.text(ev.Proto, false, false)
 		for k, vs := range ev.Header {
-			if IsSecretHeader(k) {
+			if probe.IsSecret(k) {
 				s.Headers[k] = Redacted
 				continue
 			}
