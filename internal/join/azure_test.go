@@ -515,21 +515,16 @@ func TestAzureNoBackendColumn(t *testing.T) {
 func TestAzureMixedLogs(t *testing.T) {
 	reqs := simRun()
 	rep := simReport(reqs)
+	half := func(i int) bool { return reqs[i].at.Before(runStart.Add(runSeconds * time.Second / 2)) }
 	var first, second []simRequest
-	var failedFirst, failedSecond int64
-	for _, r := range reqs {
-		if r.at.Before(runStart.Add(runSeconds * time.Second / 2)) {
+	for i, r := range reqs {
+		if half(i) {
 			first = append(first, r)
-			if r.failed {
-				failedFirst++
-			}
 		} else {
 			second = append(second, r)
-			if r.failed {
-				failedSecond++
-			}
 		}
 	}
+	failedFirst, failedSecond := failures(reqs, half), failures(reqs, func(i int) bool { return !half(i) })
 	var cols []string
 	for _, c := range agwColumns {
 		if c != "ServerRouted" && c != "ServerStatus" {

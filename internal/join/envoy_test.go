@@ -51,33 +51,19 @@ func TestEnvoy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			reqs := simRun()
 			rep := simReport(reqs)
-			var b strings.Builder
-			for i, r := range reqs {
-				b.WriteString(tt.line(r, r.client(), r.port, i) + "\n")
-				if i%3 == 0 {
-					c, p := otherClients(i)
-					o := r
-					o.failed, o.backend = false, "10.0.0.5:443"
-					b.WriteString(tt.line(o, c, p, 100000+i) + "\n")
-				}
-			}
+			log := mixedLog(reqs, 3, "10.0.0.5:443", tt.line)
 			o := Options{}
 			if tt.clients {
-				o.Clients = []netip.Addr{netip.MustParseAddr("198.51.100.7"), netip.MustParseAddr("2001:db8:77::7")}
+				o = runClients
 			}
-			j := joinLog(t, rep, b.String(), o, accesslog.Options{})
-			var failed int64
-			for _, r := range reqs {
-				if r.failed {
-					failed++
-				}
-			}
+			j := joinLog(t, rep, log, o, accesslog.Options{})
+			failed := failures(reqs, all)
 			if j.Lines.Run != int64(len(reqs)) || tt.by(j.Lines) != int64(len(reqs)) || j.Lines.OtherClients != int64((len(reqs)+2)/3) {
 				t.Errorf("lines %+v; want all %d of the run placed, %d of another client", j.Lines, len(reqs), (len(reqs)+2)/3)
 			}
 			// Envoy's reason, where the format logs its flags, in words.
 			want := fmt.Sprintf("All %d 502s were routed to %s (IPv6).", failed, deadBackend)
-			if strings.Contains(b.String(), " UF ") {
+			if strings.Contains(log, " UF ") {
 				want = strings.TrimSuffix(want, ".") + "; the gateway says: it could not connect to the backend (UF)."
 			}
 			if j.Conclusion != want {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -217,6 +216,23 @@ func otherClients(i int) (client string, port uint16) {
 	return "198.51.100.99", uint16(40000 + i)
 }
 
+// mixedLog is a log of reqs, line(r, client, port, i) a line each, with a
+// line of another client (otherClients, i 100000 and up) after every
+// every-th: answered, by backend.
+func mixedLog(reqs []simRequest, every int, backend string, line func(r simRequest, client string, port uint16, i int) string) string {
+	var b strings.Builder
+	for i, r := range reqs {
+		b.WriteString(line(r, r.client(), r.port, i) + "\n")
+		if i%every == 0 {
+			c, p := otherClients(i)
+			o := r
+			o.failed, o.backend = false, backend
+			b.WriteString(line(o, c, p, 100000+i) + "\n")
+		}
+	}
+	return b.String()
+}
+
 // TestAzure: AGWAccessLogs as CSV (with ClientPort), the gateway's clock
 // 3.2 s ahead, another client's lines mixed in on the same port numbers;
 // then the older revision without ClientPort (placed by the clients given
@@ -226,7 +242,7 @@ func TestAzure(t *testing.T) {
 	reqs := simRun()
 	rep := simReport(reqs)
 	const offset = 3200 * time.Millisecond
-	line := func(cols []string, r simRequest, client string, port uint16) []string {
+	line := func(cols []string, r simRequest, client string, port uint16) string {
 		end := r.at.Add(offset + latency)
 		v := map[string]string{
 			"TimeGenerated": end.Format("2006-01-02T15:04:05.0000000Z"), "ClientIp": client, "ClientPort": fmt.Sprint(port),
@@ -238,28 +254,17 @@ func TestAzure(t *testing.T) {
 		for _, c := range cols {
 			out = append(out, v[c])
 		}
-		return out
+		return strings.Join(out, ",")
 	}
-	csvLog := func(cols []string, gap func(simRequest) bool) string {
-		var b strings.Builder
-		b.WriteString(strings.Join(cols, ",") + "\n")
-		for i, r := range reqs {
-			if !gap(r) {
-				b.WriteString(strings.Join(line(cols, r, r.client(), r.port), ",") + "\n")
-			}
-			if i%4 == 0 {
-				c, p := otherClients(i)
-				o := r
-				o.failed, o.backend = false, "10.0.0.4:443"
-				b.WriteString(strings.Join(line(cols, o, c, p), ",") + "\n")
-			}
-		}
-		return b.String()
+	csvLog := func(cols []string) string {
+		return strings.Join(cols, ",") + "\n" + mixedLog(reqs, 4, "10.0.0.4:443", func(r simRequest, client string, port uint16, _ int) string {
+			return line(cols, r, client, port)
+		})
 	}
 	agw := []string{"TimeGenerated", "ClientIp", "ClientPort", "HttpMethod", "RequestUri", "Host", "HttpStatus", "ServerRouted", "ServerStatus", "InstanceId", "ListenerName", "TimeTaken"}
 
 	t.Run("AGWAccessLogs CSV", func(t *testing.T) {
-		j := joinLog(t, rep, csvLog(agw, noGap), Options{}, accesslog.Options{})
+		j := joinLog(t, rep, csvLog(agw), Options{}, accesslog.Options{})
 		checkIncident(t, j, reqs, noGap)
 		if !j.Offset.Measured || j.Offset.By != "client port" || j.Offset.MS < 3190 || j.Offset.MS > 3210 {
 			t.Errorf("offset %+v; want 3200 ms measured by client port", j.Offset)
@@ -276,8 +281,7 @@ func TestAzure(t *testing.T) {
 	})
 	t.Run("AGWAccessLogs without ClientPort", func(t *testing.T) {
 		old := append(append([]string{}, agw[:2]...), agw[3:]...)
-		clients := []netip.Addr{netip.MustParseAddr("198.51.100.7"), netip.MustParseAddr("2001:db8:77::7")}
-		j := joinLog(t, rep, csvLog(old, noGap), Options{Clients: clients}, accesslog.Options{})
+		j := joinLog(t, rep, csvLog(old), runClients, accesslog.Options{})
 		checkIncident(t, j, reqs, noGap)
 		if j.Offset.By != "time" || j.Offset.MS < 3000 || j.Offset.MS > 3400 {
 			t.Errorf("offset %+v; want about 3200 ms, from the times alone", j.Offset)
@@ -332,8 +336,10 @@ func testALB(t *testing.T, natShift uint16) {
 	reqs := simRun()
 	rep := simReport(reqs)
 	const offset = -1500 * time.Millisecond
-	var b strings.Builder
-	write := func(r simRequest, client string, port uint16) {
+	line := func(r simRequest, client string, port uint16, i int) string {
+		if i < 100000 {
+			port += natShift
+		}
 		start := r.at.Add(offset)
 		end := start.Add(latency)
 		target, tstatus, reason := r.backend, fmt.Sprint(r.status()), "-"
@@ -344,33 +350,15 @@ func testALB(t *testing.T, natShift uint16) {
 		if strings.Contains(client, ":") {
 			cl = "[" + client + "]:" + fmt.Sprint(port)
 		}
-		fmt.Fprintf(&b, `https %s app/sign-lb/50dc6c495c0c9188 %s %s 0.000 0.020 0.000 %d %s 34 366 "GET https://sign.example.com:443/sign HTTP/1.1" "pinprobe/0.1.0" ECDHE-RSA-AES128-GCM-SHA256 TLSv1.2 arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/sign/73e2d6bc24d8a067 "Root=1-58337281-1d84f3d73c47ec4e58577259" "sign.example.com" "arn:aws:acm:us-east-2:123456789012:certificate/12345678" 1 %s "forward" "-" "%s" "%s" "%s" "-" "-"`+"\n",
+		return fmt.Sprintf(`https %s app/sign-lb/50dc6c495c0c9188 %s %s 0.000 0.020 0.000 %d %s 34 366 "GET https://sign.example.com:443/sign HTTP/1.1" "pinprobe/0.1.0" ECDHE-RSA-AES128-GCM-SHA256 TLSv1.2 arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/sign/73e2d6bc24d8a067 "Root=1-58337281-1d84f3d73c47ec4e58577259" "sign.example.com" "arn:aws:acm:us-east-2:123456789012:certificate/12345678" 1 %s "forward" "-" "%s" "%s" "%s" "-" "-"`,
 			end.Format("2006-01-02T15:04:05.000000Z"), cl, target, r.status(), tstatus, start.Format("2006-01-02T15:04:05.000000Z"), reason, target, tstatus)
-	}
-	for i, r := range reqs {
-		write(r, r.client(), r.port+natShift)
-		if i%3 == 0 {
-			c, p := otherClients(i)
-			o := r
-			o.failed, o.backend = false, "10.0.0.5:443"
-			write(o, c, p)
-		}
 	}
 	o := Options{}
 	if natShift != 0 {
-		o.Clients = []netip.Addr{netip.MustParseAddr("198.51.100.7"), netip.MustParseAddr("2001:db8:77::7")}
+		o = runClients
 	}
-	j := joinLog(t, rep, b.String(), o, accesslog.Options{})
-	r := reqs
-	for i := range r {
-		r[i].instance = ""
-	}
-	var failed int64
-	for _, x := range reqs {
-		if x.failed {
-			failed++
-		}
-	}
+	j := joinLog(t, rep, mixedLog(reqs, 3, "10.0.0.5:443", line), o, accesslog.Options{})
+	failed := failures(reqs, all)
 	if j.Lines.Run != int64(len(reqs)) || j.Lines.OtherClients != int64((len(reqs)+2)/3) {
 		t.Errorf("%d lines of the run, %d of other clients; want %d, %d", j.Lines.Run, j.Lines.OtherClients, len(reqs), (len(reqs)+2)/3)
 	}

@@ -31,12 +31,7 @@ func TestReasonInTheHeadline(t *testing.T) {
 		}
 		return b.String()
 	}
-	var failed int
-	for _, r := range reqs {
-		if r.failed {
-			failed++
-		}
-	}
+	failed := failures(reqs, all)
 	head := fmt.Sprintf("All %d 502s were routed to %s (IPv6), by instances appgw_0 and appgw_2; the gateway says", failed, deadBackend)
 	for _, tt := range []struct {
 		name   string

@@ -27,6 +27,7 @@ func checkBackends(t *testing.T, j *Join, dead string, failed int64) {
 	}
 }
 
+// failures counts the failed requests of reqs keep picks (all: every one).
 func failures(reqs []simRequest, keep func(int) bool) (n int64) {
 	for i, r := range reqs {
 		if r.failed && keep(i) {
@@ -36,6 +37,8 @@ func failures(reqs []simRequest, keep func(int) bool) (n int64) {
 	return n
 }
 
+func all(int) bool { return true }
+
 // TestTraefik: Traefik's common format, which has neither client ports
 // nor request IDs (placed by the clients given and time, and said so),
 // then its JSON with X-Request-Id kept (placed by ID).
@@ -43,7 +46,6 @@ func TestTraefik(t *testing.T) {
 	reqs := simRun()
 	rep := simReport(reqs)
 	const offset = 700 * time.Millisecond
-	all := func(int) bool { return true }
 	backend := func(r simRequest) string {
 		if r.backend == deadBackend {
 			return "https://" + deadBackend
@@ -169,7 +171,6 @@ func TestGCPSampled(t *testing.T) {
 func TestGCPWhole(t *testing.T) {
 	reqs := simRun()
 	rep := simReport(reqs)
-	all := func(int) bool { return true }
 	j := joinLog(t, rep, strings.Join(gcpLog(reqs, all), "\n")+"\n", runClients, accesslog.Options{})
 	if want := fmt.Sprintf("All %d 502s were routed to sign-be-v6/sign-neg-v6; the gateway says: the load balancer could not connect to the backend (failed_to_connect_to_backend).", failures(reqs, all)); j.Conclusion != want {
 		t.Errorf("conclusion %q; want %q", j.Conclusion, want)
