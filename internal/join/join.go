@@ -737,11 +737,7 @@ func (j *Joiner) offset(out *Join) int64 {
 		default:
 			o.Why = "no line matched a single request of the run"
 		}
-		if d, ok := j.timeOffset(o); ok {
-			return d
-		}
-		o.Why += ": lines were placed by client address and time, taking the clocks to agree"
-		return 0
+		return j.timeOffset(o)
 	}
 	slices.Sort(ds)
 	// The densest stretch of the deltas, as wide as the resolution and
@@ -762,11 +758,7 @@ func (j *Joiner) offset(out *Join) int64 {
 		// pairs with lines at random times): no pair is trusted.
 		o.Why = "too few lines matched single requests of the run by client port (behind a NAT the gateway logs other ports)"
 		j.portsLogged = false
-		if d, ok := j.timeOffset(o); ok {
-			return d
-		}
-		o.Why += ": lines were placed by client address and time, taking the clocks to agree"
-		return 0
+		return j.timeOffset(o)
 	}
 	in := ds[best : best+bestN]
 	med := in[len(in)/2]
@@ -779,11 +771,14 @@ func (j *Joiner) offset(out *Join) int64 {
 
 // timeOffset measures the offset from the times of the client's lines
 // (timelineOffset) into o, within --max-offset: an offset past it is no
-// clock's, but a log of another time, whose lines are not the run's.
-func (j *Joiner) timeOffset(o *Offset) (int64, bool) {
+// clock's, but a log of another time, whose lines are not the run's. When
+// it cannot, the clocks are taken to agree: 0.
+func (j *Joiner) timeOffset(o *Offset) int64 {
+	const agree = ": lines were placed by client address and time, taking the clocks to agree"
 	d, n, ok := j.timelineOffset()
 	if !ok {
-		return 0, false
+		o.Why += agree
+		return 0
 	}
 	limit := int64(j.opt.MaxOffset)
 	if j.noZone {
@@ -792,13 +787,14 @@ func (j *Joiner) timeOffset(o *Offset) (int64, bool) {
 	if d > limit || d < -limit {
 		o.Why += fmt.Sprintf(": the lines of the run's clients lie %+.0f s from the run's requests, past --max-offset %s (a log of another time, or of another client at the same address)",
 			float64(d)/1e9, j.opt.MaxOffset)
-		return 0, false
+		o.Why += agree
+		return 0
 	}
 	o.Measured, o.By, o.Pairs = true, "time", n
 	o.MS = float64(d) / 1e6
 	o.SpreadMS = max(j.rep.Timeline.IntervalS*1000, float64(j.resMax)/1e6)
 	o.Why += ": measured from when the client's lines were logged against when the run sent (the medians of both), so only to within the run's timeline interval"
-	return d, true
+	return d
 }
 
 // timelineOffset estimates the offset where no line matches a single
