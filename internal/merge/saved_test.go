@@ -226,16 +226,20 @@ func TestTrailSavedAndMerged(t *testing.T) {
 		{"no status", func(e *report.Endpoint) { e.Trail.Requests[0].Status = 1000 }, "not an HTTP status"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := report.Parse(data, "forged.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.forge(&r.Endpoints[0])
-			_, err = report.Parse(docfix.JSON(t, r), "forged.json")
-			if err == nil || !strings.Contains(err.Error(), tt.reason) || !strings.Contains(err.Error(), "forged.json") {
-				t.Errorf("read: %v; want a refusal naming the file and saying %q", err, tt.reason)
-			}
+			forgedRefused(t, data, func(r *report.Report) { tt.forge(&r.Endpoints[0]) }, tt.reason)
 		})
+	}
+}
+
+// forgedRefused checks that good, read and changed by forge, is refused
+// when read again: on one line, naming the file and saying want.
+func forgedRefused(t *testing.T, good []byte, forge func(r *report.Report), want string) {
+	t.Helper()
+	r := mustParse(t, good, "forged.json")
+	forge(r)
+	_, err := report.Parse(docfix.JSON(t, r), "forged.json")
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "forged.json") || strings.ContainsAny(err.Error(), "\n\x1b") {
+		t.Errorf("Parse = %v; want one line naming forged.json and saying %q", err, want)
 	}
 }
 
