@@ -1,7 +1,6 @@
 package collect_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -401,12 +400,8 @@ func TestSampleRedactsSecrets(t *testing.T) {
 		t.Errorf("error sample %+v; want class connect_refused, its message, no status or addresses, empty headers", e)
 	}
 
-	var out bytes.Buffer
-	if err := report.JSON(&out, rep); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(out.String(), "s3cr3t") {
-		t.Errorf("the JSON report holds a secret:\n%s", out.String())
+	if out := jsonOf(t, rep); strings.Contains(out, "s3cr3t") {
+		t.Errorf("the JSON report holds a secret:\n%s", out)
 	}
 }
 

@@ -50,15 +50,8 @@ func TestRevisionNewerRead(t *testing.T) {
 		t.Errorf("note %q names one field of every endpoint more than once", note)
 	}
 	got.Notes, got.Revision = nil, want.Revision
-	var a, b bytes.Buffer
-	if err := report.JSON(&a, want); err != nil {
-		t.Fatal(err)
-	}
-	if err := report.JSON(&b, got); err != nil {
-		t.Fatal(err)
-	}
-	if a.String() != b.String() {
-		t.Errorf("what a newer revision's report holds of this revision reads differently:\n%s\nwant\n%s", b.String(), a.String())
+	if a, b := docfix.JSON(t, want), docfix.JSON(t, got); !bytes.Equal(a, b) {
+		t.Errorf("what a newer revision's report holds of this revision reads differently:\n%s\nwant\n%s", b, a)
 	}
 	// Written again, it is a report of this revision, which says what
 	// it lost, and reads back without a word more.
@@ -185,18 +178,12 @@ func TestRevision2Read(t *testing.T) {
 		t.Fatalf("revision 2 read as revision %d, notes %q, %d requests", old.Revision, old.Notes, old.Totals.Requests)
 	}
 	again := docfix.RoundTrip(t, old, "again.json")
-	var a, b bytes.Buffer
 	old.Revision = report.Revision
-	if err := report.JSON(&a, old); err != nil {
-		t.Fatal(err)
-	}
-	if err := report.JSON(&b, again); err != nil {
-		t.Fatal(err)
-	}
-	if again.Revision != report.Revision || a.String() != b.String() || bytes.Contains(b.Bytes(), []byte("id_ranges")) {
+	a, b := docfix.JSON(t, old), docfix.JSON(t, again)
+	if again.Revision != report.Revision || !bytes.Equal(a, b) || bytes.Contains(b, []byte("id_ranges")) {
 		t.Errorf("revision 2 written again as %d differs from what was read, or has id_ranges", again.Revision)
 	}
-	docfix.CheckSchema(t, "report", b.Bytes())
+	docfix.CheckSchema(t, "report", b)
 }
 
 // TestIDRangesChecked: an endpoint's id_ranges read when they are from 1,
