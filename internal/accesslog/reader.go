@@ -474,6 +474,7 @@ var pinprobeDoc = regexp.MustCompile(`^\{\s*"schema"\s*:\s*"(pinprobe\.[a-z]+/v[
 // PinprobeDocError says a log given is a document of pinprobe's own.
 type PinprobeDocError struct{ Schema string }
 
+// Error says what the document is.
 func (e *PinprobeDocError) Error() string {
 	return "a pinprobe document (" + e.Schema + "), not an access log"
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/fixture"
 )
 
-// The gateway change of the golden comparison: before, ::1 failed every
+// GoldenComparison is the golden comparison, a gateway change: before, ::1 failed every
 // request; after, ::1 is gone, 127.0.0.2 fails 12% and 127.0.0.3 is new.
 func GoldenComparison(t *testing.T) *compare.Comparison {
 	t.Helper()
@@ -84,6 +84,7 @@ func SlowerComparison(t *testing.T, n, failed int) *compare.Comparison {
 	return c
 }
 
+// CompareJSON is c as pinprobe writes it, checked against its schema.
 func CompareJSON(t *testing.T, c *compare.Comparison) []byte {
 	t.Helper()
 	var buf bytes.Buffer

@@ -17,7 +17,7 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// defaultSamples is the --samples default: failed requests kept per
+// DefaultSamples is the --samples default: failed requests kept per
 // endpoint when the command does not say.
 const DefaultSamples = 5
 
@@ -547,8 +547,8 @@ func keepSamples(all []report.Sample, quota int) []report.Sample {
 	return out
 }
 
-// samplesFlag reads --samples from a command line as pflag would (the last
-// one wins); defaultSamples when it is not there.
+// SamplesFlag reads --samples from a command line as pflag would (the last
+// one wins); DefaultSamples when it is not there.
 func SamplesFlag(cmd []string) int {
 	n := DefaultSamples
 	for i, a := range cmd {

@@ -24,9 +24,10 @@ func FailStatusOf(r *Report) FailStatus {
 	return f
 }
 
+// SecondsDuration is s seconds.
 func SecondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// targetsOf lists the endpoints' targets in the order they first appear.
+// TargetsOf lists the endpoints' targets in the order they first appear.
 func TargetsOf(r *Report) []string {
 	var targets []string
 	for _, e := range r.Endpoints {
@@ -35,7 +36,7 @@ func TargetsOf(r *Report) []string {
 	return words.Dedupe(targets)
 }
 
-// group returns the group named "HEADER: VALUE", nil when none.
+// FindGroup returns the group named "HEADER: VALUE", nil when none.
 func (r *Report) FindGroup(name string) *Group {
 	for i := range r.Groups {
 		if g := &r.Groups[i]; g.Header+": "+g.Value == name {
@@ -89,7 +90,7 @@ func ShortURLs(r *Report) map[string]string {
 	return out
 }
 
-// endpoint returns the endpoint of target at address, nil when none.
+// FindEndpoint returns the endpoint of target at address, nil when none.
 func (r *Report) FindEndpoint(target, address string) *Endpoint {
 	for i := range r.Endpoints {
 		if e := &r.Endpoints[i]; e.Target == target && e.Address == address {

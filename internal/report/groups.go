@@ -62,7 +62,7 @@ type TimeCounts struct {
 	Strata       int64 `json:"strata"`
 }
 
-// groupTally rolls responses up by instance header and value: the
+// GroupTally rolls responses up by instance header and value: the
 // aggregator counts each response into it, Merge each saved group.
 type GroupTally struct {
 	Headers []string // canonical names, in the order they rank

@@ -17,7 +17,7 @@ import (
 // MaxReportSize is the largest report Read accepts, in bytes.
 const MaxReportSize = 256 << 20
 
-// readLimit is MaxReportSize; tests lower it.
+// ReadLimit is MaxReportSize; tests lower it.
 var ReadLimit int64 = MaxReportSize
 
 // Read decodes one saved pinprobe.report/v1 document from r and checks it, so it

@@ -17,6 +17,7 @@ type StatsSum struct {
 	hdrs                []string
 }
 
+// NewStatsSum is an empty sum.
 func NewStatsSum() *StatsSum {
 	return &StatsSum{c: Stats{Status: map[string]int64{}, Errors: map[string]int64{}}}
 }

@@ -60,6 +60,7 @@ type statusCount struct {
 	n    int64
 }
 
+// NewTally is an empty tally.
 func NewTally() *Tally {
 	return &Tally{errors: map[string]int64{}, hist: NewLatencyHist()}
 }
@@ -100,8 +101,10 @@ func (t *Tally) Record(o Outcome) {
 	t.hist.Record(Micros(o.Latency))
 }
 
+// Micros is d in whole microseconds, within the histograms' range.
 func Micros(d time.Duration) int64 { return min(max(d.Microseconds(), histMin), histMax) }
 
+// MergeTally counts src into dst.
 func MergeTally(dst, src *Tally) {
 	if src.requests > 0 && (dst.requests == 0 || src.min < dst.min) {
 		dst.min = src.min
@@ -124,6 +127,7 @@ func MergeTally(dst, src *Tally) {
 	dst.hist.Merge(src.hist)
 }
 
+// Stats writes the tally as a scope's Stats, rates over secs.
 func (t *Tally) Stats(secs float64) Stats {
 	s := Stats{
 		Requests: t.requests, OK: t.ok, Failed: t.failed, Dropped: t.Dropped, Bytes: t.bytes, ClientErrors: t.ClientErrors, Abandoned: t.Abandoned,
@@ -187,7 +191,10 @@ func HDRCount(s string) (int64, error) { return scanHDR(s, latencyGeometry, nil)
 // phaseHDRCount is HDRCount for a Phase.HDR string.
 func phaseHDRCount(s string) (int64, error) { return scanHDR(s, phaseGeometry, nil) }
 
-func Millis(d time.Duration) float64  { return stat.Round(float64(d)/float64(time.Millisecond), 3) }
+// Millis is d in milliseconds, to the microsecond.
+func Millis(d time.Duration) float64 { return stat.Round(float64(d)/float64(time.Millisecond), 3) }
+
+// MicrosToMillis is us microseconds in milliseconds.
 func MicrosToMillis(us int64) float64 { return stat.Round(float64(us)/1000, 3) }
 
 // Bounds that keep an aggregator's memory flat however long the run.

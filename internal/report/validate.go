@@ -143,6 +143,7 @@ func bucketSums(requests, failed []int64) (req, fail int64, over int) {
 	return req, fail, over
 }
 
+// AddCounts adds src's requests, outcomes, statuses and errors to dst's.
 func AddCounts(dst, src *Stats) {
 	dst.Requests += src.Requests
 	dst.OK += src.OK
@@ -157,6 +158,7 @@ func AddCounts(dst, src *Stats) {
 	}
 }
 
+// NonZero is m without its zero counts.
 func NonZero(m map[string]int64) map[string]int64 {
 	out := map[string]int64{}
 	for k, n := range m {

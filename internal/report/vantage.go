@@ -122,6 +122,7 @@ func checkVantageSeries(tl *VantageSeries, buckets int, requests, failed int64) 
 	return ""
 }
 
+// VantageEndpointOf is e's counts as a vantage's endpoint.
 func VantageEndpointOf(e *Endpoint) VantageEndpoint {
 	return VantageEndpoint{Target: e.Target, Address: e.Address, Family: e.Family,
 		Requests: e.Requests, Failed: e.Failed, Dropped: e.Dropped}
