@@ -1163,8 +1163,8 @@ func mergeConns(a, b *report.Conns) *report.Conns {
 			Requests: a.Overflow.Requests + b.Overflow.Requests, Failed: a.Overflow.Failed + b.Overflow.Failed},
 		Unconnected:  report.ConnStats{Requests: a.Unconnected.Requests + b.Unconnected.Requests, Failed: a.Unconnected.Failed + b.Unconnected.Failed},
 		Repeat:       append(append([]report.RepeatCounts{}, a.Repeat...), b.Repeat...),
-		Moments:      mergeMoments(a.Moments, b.Moments),
-		Sizes:        mergeSizes(a.Sizes, b.Sizes),
+		Moments:      addStrata(a.Moments, b.Moments, func(m *report.MomentCounts) *int64 { return &m.Strata }),
+		Sizes:        addStrata(a.Sizes, b.Sizes, func(m *report.MomentSize) *int64 { return &m.Strata }),
 		WindowsCount: a.WindowsCount + b.WindowsCount,
 	}
 	wins := append(append([]report.Window{}, a.Windows...), b.Windows...)
@@ -1184,30 +1184,18 @@ func mergeConns(a, b *report.Conns) *report.Conns {
 	return out
 }
 
-// mergeMoments adds up two lists of moment strata by shape.
-func mergeMoments(a, b []report.MomentCounts) []report.MomentCounts {
-	out := append([]report.MomentCounts{}, a...)
+// addStrata adds up two lists of strata (moments, sizes) by shape: a
+// stratum of b joins the first of a with the same counts but strata(s).
+func addStrata[T comparable](a, b []T, strata func(s *T) *int64) []T {
+	shape := func(s T) T { *strata(&s) = 0; return s }
+	out := append([]T{}, a...)
 	for _, m := range b {
-		i := slices.IndexFunc(out, func(o report.MomentCounts) bool { return o.RepeatCounts == m.RepeatCounts })
+		i := slices.IndexFunc(out, func(o T) bool { return shape(o) == shape(m) })
 		if i < 0 {
 			out = append(out, m)
 			continue
 		}
-		out[i].Strata += m.Strata
-	}
-	return out
-}
-
-// mergeSizes adds up two lists of moment sizes.
-func mergeSizes(a, b []report.MomentSize) []report.MomentSize {
-	out := append([]report.MomentSize{}, a...)
-	for _, m := range b {
-		i := slices.IndexFunc(out, func(o report.MomentSize) bool { return o.Requests == m.Requests && o.Failed == m.Failed })
-		if i < 0 {
-			out = append(out, m)
-			continue
-		}
-		out[i].Strata += m.Strata
+		*strata(&out[i]) += *strata(&m)
 	}
 	return out
 }
