@@ -2,17 +2,13 @@ package render
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pinprobe/pinprobe/internal/collect"
-	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -27,34 +23,12 @@ import (
 // gate. Everything is fixed, so the rendering is byte-stable.
 func insideReport(t *testing.T) *report.Report {
 	t.Helper()
-	tg := fixture.MustTarget(t, "http://sign.example.com:8080/sign")
-	eps := []*probe.Endpoint{
-		{ID: 0, Target: tg, Addr: netip.MustParseAddr("192.0.2.1")},
-		{ID: 1, Target: tg, Addr: netip.MustParseAddr("192.0.2.2")},
-		{ID: 2, Target: tg, Addr: netip.MustParseAddr("2001:db8::1")},
-	}
-	fail, err := report.ParseFailStatus("5xx")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
-	agg := collect.NewAggregator(eps)
-	agg.SetGroupBy([]string{"X-Served-By"})
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	client := map[bool]netip.Addr{false: netip.MustParseAddr("192.0.2.100"), true: netip.MustParseAddr("2001:db8::100")}
-	samples := make([]int, len(eps))
-	const n = 48 // requests per endpoint, 4 per connection, rotating over 4 connections as the engine does
+	run := newSignRun(t)
+	samples := make([]int, len(run.eps))
+	const n = 48 // requests per endpoint
 	for i := range n {
-		for ep, e := range eps {
-			conn := i/16*4 + i%4 + 1
-			r := probe.Result{Endpoint: ep, Start: start.Add(time.Duration(i*100+ep*30) * time.Millisecond), Status: 200,
-				RequestID: fmt.Sprintf("pinprobe-0123abcd-%d-%d", ep, i+1), ConnID: uint64(conn), ConnReq: i%16/4 + 1,
-				Local:  netip.AddrPortFrom(client[e.Addr.Is6()], uint16(40000+ep*100+conn)),
-				Remote: netip.AddrPortFrom(e.Addr, tg.Port())}
-			r.Reused = r.ConnReq > 1
-			if !r.Reused {
-				r.Connect = ms(0.3)
-			}
+		for ep := range run.eps {
+			r, conn := run.result(ep, i, time.Duration(i*100+ep*30)*time.Millisecond, func(conn int) int { return 40000 + ep*100 + conn })
 			h := http.Header{"Content-Type": {"text/html"}, "Server": {"Microsoft-Azure-Application-Gateway/v2"}}
 			switch ep {
 			case 0:
@@ -71,31 +45,20 @@ func insideReport(t *testing.T) *report.Report {
 				r.Status = 502
 				r.Latency = ms(1.5 + float64(i%4)/4)
 			}
-			r.TTFB = r.Latency * 9 / 10
-			if r.Status == 502 {
-				r.Server, r.BodyHash = h.Get("Server"), 0x8aa9b7e56a3ec6e6
-				r.Exemplar = []byte("<html><center>Microsoft-Azure-Application-Gateway/v2</center></html>")
-			}
 			if samples[ep] < 2 && (r.Status == 502 || i == 0) {
 				samples[ep]++
 				r.Evidence = &probe.ResponseEvidence{Proto: "HTTP/1.1", Header: h, Body: []byte("<html></html>")}
 			}
-			agg.Add(fixture.Decide(fail, r))
+			run.add(r)
 		}
 	}
 	for range 2 {
-		agg.Add(fixture.Decide(fail, probe.Result{Endpoint: 0, Start: start, Class: probe.ClassClient, Err: errors.New("dial tcp 192.0.2.1:8080: socket: too many open files")}))
+		run.add(probe.Result{Endpoint: 0, Start: run.start, Class: probe.ClassClient, Err: errors.New("dial tcp 192.0.2.1:8080: socket: too many open files")})
 	}
-	agg.Add(fixture.Decide(fail, probe.Result{Endpoint: 0, Dropped: 3}))
-	rep := &report.Report{
-		Version:   "0.1.0",
-		Command:   []string{"pinprobe", "--rate", "30", "--until-verdict", "--max-failure-rate", "1%", "--fail-on-verdict", tg.String()},
-		StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: start.Add(4900 * time.Millisecond)},
-		Plan:    report.Plan{Rate: 30, DurationS: 60, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx", ConnRequests: 4},
-		DNS:     []report.DNS{{Host: "sign.example.com", Port: 8080, Source: "system", Addresses: []string{"192.0.2.1", "192.0.2.2", "2001:db8::1"}}},
-		Settled: &report.Settled{At: report.Time{Time: start.Add(4900 * time.Millisecond)}, Requests: 3 * n, Look: 5, MaxLooks: 60, Alpha: 0.00021},
-	}
-	rep = fixture.CloseJudged(agg, rep)
+	run.add(probe.Result{Endpoint: 0, Dropped: 3})
+	end := run.start.Add(4900 * time.Millisecond)
+	rep := run.report(end, 30, 60, &report.Settled{At: report.Time{Time: end}, Requests: 3 * n, Look: 5, MaxLooks: 60, Alpha: 0.00021},
+		"--rate", "30", "--until-verdict", "--max-failure-rate", "1%", "--fail-on-verdict")
 	rep.Thresholds = report.CheckLimits(rep, report.Limits{MaxFailureRate: 0.5, MaxP99: 50 * time.Millisecond, FailOnVerdict: true})
 	return rep
 }
