@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,11 +30,7 @@ func renderBrief(t *testing.T, r *report.Report, format string, width int) strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := render(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	return Written(t, render, r)
 }
 
 // htmlLines counts the lines of a page's text: each heading, paragraph,

@@ -60,18 +60,15 @@ func TestCompareGolden(t *testing.T) {
 	} {
 		t.Run(f.file, func(t *testing.T) {
 			c := f.c
-			var buf bytes.Buffer
-			if err := f.render(&buf, c); err != nil {
-				t.Fatal(err)
-			}
-			for i, line := range strings.Split(buf.String(), "\n") {
+			buf := render.Written(t, f.render, c)
+			for i, line := range strings.Split(buf, "\n") {
 				if n := utf8.RuneCountInString(line); f.width > 0 && n > f.width {
 					t.Errorf("line %d is %d columns wide; want at most %d: %q", i+1, n, f.width, line)
 				}
 			}
 			golden := filepath.Join("testdata", f.file)
 			if *docfix.Update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+				if err := os.WriteFile(golden, []byte(buf), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -79,7 +76,7 @@ func TestCompareGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (run go test ./internal/render -run TestCompareGolden -update to create it)", err)
 			}
-			if got := buf.String(); got != string(want) {
+			if got := buf; got != string(want) {
 				t.Errorf("output differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)
 			}
 		})
@@ -149,11 +146,7 @@ func TestCompareBrief(t *testing.T) {
 			}
 		}
 	}
-	var b bytes.Buffer
-	if err := render.CompareText(render.Options{Width: 80, Brief: true})(&b, many); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
+	out := render.Written(t, render.CompareText(render.Options{Width: 80, Brief: true}), many)
 	// the 30 worse endpoints and ::1 (added, all failed): 8 shown, the
 	// rest counted.
 	if !strings.Contains(out, "31 of 31 endpoints and instances changed") || !strings.Contains(out, "… 23 more in the full comparison") {
@@ -168,11 +161,7 @@ func TestCompareMarkdownIsSafe(t *testing.T) {
 	c := cmpfix.GoldenComparison(t)
 	c.Before.File = "x|y`*.json"
 	c.Notes = append(c.Notes, "<script>alert(1)</script>")
-	var buf bytes.Buffer
-	if err := render.CompareMarkdown(render.Options{})(&buf, c); err != nil {
-		t.Fatal(err)
-	}
-	doc := buf.String()
+	doc := render.Written(t, render.CompareMarkdown(render.Options{}), c)
 	fixture.CheckMarkdown(t, doc)
 	if strings.Contains(strings.ReplaceAll(doc, `\<script>`, ""), "<script>") || !strings.Contains(doc, "`x\\|y`") {
 		t.Errorf("markdown holds a raw <script> tag or an unescaped file name:\n%s", doc)
@@ -244,16 +233,13 @@ func TestCompareLatencyCannotTell(t *testing.T) {
 	if !strings.HasSuffix(c.Conclusion, want) {
 		t.Errorf("conclusion %q; want it to end %q", c.Conclusion, want)
 	}
-	var buf bytes.Buffer
-	if err := render.CompareText(render.Options{Width: 200})(&buf, c); err != nil {
-		t.Fatal(err)
-	}
+	buf := render.Written(t, render.CompareText(render.Options{Width: 200}), c)
 	for _, scope := range []string{"127.0.0.1", "total"} {
 		n := "150 and 150"
 		if scope == "total" {
 			n = "300 and 300"
 		}
-		l := lineWith(strings.ReplaceAll(buf.String(), "\n    ", " "), scope+": p99")
+		l := lineWith(strings.ReplaceAll(buf, "\n    ", " "), scope+": p99")
 		if !strings.Contains(l, "cannot tell with "+n+" requests: no p below ") || strings.Contains(l, "not significant") ||
 			!strings.Contains(l, "about "+strconv.FormatInt(q.RequestsToTell, 10)+" requests a side would do") {
 			t.Errorf("%s's p99: %q; want it to say it cannot tell with %s requests, and how many would", scope, l, n)
@@ -285,11 +271,7 @@ func TestCompareLatencyCannotTell(t *testing.T) {
 // renderCmp renders c with r, failing the test on an error.
 func renderCmp(t *testing.T, c *compare.Comparison, r render.CompareRenderer) string {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := r(&buf, c); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	return render.Written(t, r, c)
 }
 
 // TestCompareHeadlineSaysRegressionOnce: the text headline read

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,11 +47,7 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 	} {
 		for _, width := range []int{80, 120} {
 			t.Run(name+"-"+strconv.Itoa(width), func(t *testing.T) {
-				var buf bytes.Buffer
-				if err := CompareText(Options{Width: width})(&buf, c); err != nil {
-					t.Fatal(err)
-				}
-				out := buf.String()
+				out := Written(t, CompareText(Options{Width: width}), c)
 				all := familyRows(c)
 				for i := range c.Endpoints {
 					all = append(all, cmpRowOf(&c.Endpoints[i], c.Endpoints[i].Address))
@@ -102,11 +97,7 @@ func compareHTML(t *testing.T, c *compare.Comparison) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	if err := r(&b, c); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return Written(t, r, c)
 }
 
 // TestCompareHTML: compare --format html is one self-contained page (no

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"os"
@@ -21,11 +20,7 @@ import (
 
 func renderHTML(t *testing.T, r *report.Report) string {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := HTML(&buf, r); err != nil {
-		t.Fatalf("HTML: %v", err)
-	}
-	return buf.String()
+	return Written(t, HTML, r)
 }
 
 func TestHTMLGolden(t *testing.T) {
@@ -367,12 +362,9 @@ func TestHTMLForFormat(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ForFormat(html): %v", err)
 	}
-	var buf bytes.Buffer
-	if err := render(&buf, fixture.GoldenReport(t)); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(buf.String(), "<!DOCTYPE html>\n") || !strings.HasSuffix(buf.String(), "</html>\n") {
-		t.Errorf("html format does not write a whole page: %.60q … %q", buf.String(), buf.String()[max(0, buf.Len()-20):])
+	buf := Written(t, render, fixture.GoldenReport(t))
+	if !strings.HasPrefix(buf, "<!DOCTYPE html>\n") || !strings.HasSuffix(buf, "</html>\n") {
+		t.Errorf("html format does not write a whole page: %.60q … %q", buf, buf[max(0, len(buf)-20):])
 	}
 }
 
@@ -614,12 +606,9 @@ func TestHTMLMerged(t *testing.T) {
 			t.Errorf("the Markdown report lacks %q", want)
 		}
 	}
-	var tx strings.Builder
-	if err := Text(Options{})(&tx, r); err != nil {
-		t.Fatal(err)
-	}
+	tx := Written(t, Text(Options{}), r)
 	for _, want := range []string{"MERGED from 2 reports: eu.json, us.json", " · us.json was interrupted"} {
-		if !strings.Contains(tx.String(), want) {
+		if !strings.Contains(tx, want) {
 			t.Errorf("the text report lacks %q", want)
 		}
 	}
@@ -708,17 +697,14 @@ func TestNotesSayMoreEveryFormat(t *testing.T) {
 	fresh := "198.51.100.20 was slow to connect between 20:43:02 and 20:43:04 UTC."
 	r.Verdict.Notes = []string{r.Verdict.Summary, first, fresh, fresh}
 	for name, write := range map[string]Renderer{"text": Text(Options{Width: 400, Detail: true}), "markdown": Markdown} {
-		var b bytes.Buffer
-		if err := write(&b, r); err != nil {
-			t.Fatal(err)
-		}
+		b := Written(t, write, r)
 		// Words, not line breaks or Markdown's escapes, are compared.
-		out := strings.Join(strings.Fields(strings.ReplaceAll(b.String(), `\`, "")), " ")
+		out := strings.Join(strings.Fields(strings.ReplaceAll(b, `\`, "")), " ")
 		if n := strings.Count(out, fresh); n != 1 {
 			t.Errorf("%s: the fresh note is written %d times; want once", name, n)
 		}
 		if n := strings.Count(out, strings.TrimSuffix(first, ".")); n != 1 {
-			t.Errorf("%s: the summary's first sentence is written %d times; want once (the notes repeat it):\n%s", name, n, b.String())
+			t.Errorf("%s: the summary's first sentence is written %d times; want once (the notes repeat it):\n%s", name, n, b)
 		}
 	}
 }

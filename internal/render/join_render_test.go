@@ -56,11 +56,7 @@ func TestJoinText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	if err := r(&b, sampleJoin()); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
+	out := Written(t, r, sampleJoin())
 	flat := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{"FAILURES TRACED All 50 502s", "BY BACKEND", "BY PINPROBE ENDPOINT", "+3200 ms ± 1 ms", `\x1b[31m`, `\u{202e}`, "1 line did not parse (line 17)", "75 of other clients"} {
 		if !strings.Contains(flat, want) {
@@ -93,11 +89,7 @@ func TestJoinStatusAndMarks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b bytes.Buffer
-		if err := r(&b, j); err != nil {
-			t.Fatal(err)
-		}
-		out := b.String()
+		out := Written(t, r, j)
 		if !strings.Contains(out, "UNTRACED") || strings.Contains(out, "NO FAILURE") {
 			t.Errorf("--format %s: headline not UNTRACED:\n%s", f, out)
 		}

@@ -1,7 +1,7 @@
 package render
 
 import (
-	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,11 +36,7 @@ func writeLive(t *testing.T, format string, r *report.Report, l *Live, width int
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := write(&buf, r, l); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	return Written(t, func(w io.Writer, r *report.Report) error { return write(w, r, l) }, r)
 }
 
 // writeLivePage writes r's live page as HTML into a file, for a browser.

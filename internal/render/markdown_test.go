@@ -18,11 +18,7 @@ import (
 
 func renderMarkdown(t *testing.T, r *report.Report) string {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := Markdown(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	return Written(t, Markdown, r)
 }
 
 func TestMarkdownGolden(t *testing.T) {
@@ -119,11 +115,7 @@ func TestMarkdownForFormat(t *testing.T) {
 		t.Fatalf("ForFormat(markdown): %v", err)
 	}
 	rep := fixture.GoldenReport(t)
-	var buf bytes.Buffer
-	if err := render(&buf, rep); err != nil {
-		t.Fatal(err)
-	}
-	got := buf.String()
+	got := Written(t, render, rep)
 	if !strings.HasPrefix(got, "# pinprobe: ") {
 		t.Errorf("ForFormat(markdown) output starts %q; want a pinprobe title", got[:min(len(got), 40)])
 	}

@@ -114,11 +114,7 @@ func renderAll(t *testing.T, golden, r *report.Report) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var buf bytes.Buffer
-		if err := cr(&buf, c); err != nil {
-			t.Fatalf("compare %s: %v", f, err)
-		}
-		out["compare "+f] = buf.String()
+		out["compare "+f] = Written(t, cr, c)
 	}
 	return out
 }

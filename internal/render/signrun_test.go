@@ -1,7 +1,9 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/netip"
 	"testing"
 	"time"
@@ -85,4 +87,15 @@ func (s *signRun) report(end time.Time, rate, durationS float64, settled *report
 		DNS:     []report.DNS{{Host: "sign.example.com", Port: 8080, Source: "system", Addresses: []string{"192.0.2.1", "192.0.2.2", "2001:db8::1"}}},
 		Settled: settled,
 	})
+}
+
+// Written is doc as write writes it; an error fails t. The tests of
+// render_test use it too.
+func Written[T any](t testing.TB, write func(io.Writer, T) error, doc T) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

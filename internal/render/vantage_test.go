@@ -57,11 +57,8 @@ func TestVantageBreakdown(t *testing.T) {
 	}
 	// A single run says its vantage and shows no breakdown.
 	one := fixture.VantageRun(t, "eu-west", 0, 0)
-	var b bytes.Buffer
-	if err := render.Text(render.Options{})(&b, one); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "from eu-west") || strings.Contains(b.String(), "BY VANTAGE") {
-		t.Errorf("a single run's text: want its vantage and no breakdown:\n%s", b.String())
+	b := render.Written(t, render.Text(render.Options{}), one)
+	if !strings.Contains(b, "from eu-west") || strings.Contains(b, "BY VANTAGE") {
+		t.Errorf("a single run's text: want its vantage and no breakdown:\n%s", b)
 	}
 }
