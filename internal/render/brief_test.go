@@ -2,12 +2,10 @@ package render
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 
@@ -164,20 +162,7 @@ func TestBriefGolden(t *testing.T) {
 		{"text", 120, "text-brief-120.golden"},
 		{"markdown", 80, "markdown-brief.golden"},
 	} {
-		got := renderBrief(t, r, tt.format, tt.width)
-		golden := filepath.Join("testdata", tt.file)
-		if *docfix.Update {
-			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run go test ./internal/render -run TestBriefGolden -update to create it)", err)
-		}
-		if got != string(want) {
-			t.Errorf("%s differs (rerun with -update if the change is intended):\n%s", golden, got)
-		}
+		CheckGolden(t, filepath.Join("testdata", tt.file), renderBrief(t, r, tt.format, tt.width))
 	}
 }
 

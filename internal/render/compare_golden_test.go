@@ -5,17 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/compare"
-	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/render"
 )
@@ -59,26 +56,11 @@ func TestCompareGolden(t *testing.T) {
 		{"compare-brief-latency-markdown.golden", latency, render.CompareMarkdown(render.Options{Brief: true}), 0},
 	} {
 		t.Run(f.file, func(t *testing.T) {
-			c := f.c
-			buf := render.Written(t, f.render, c)
-			for i, line := range strings.Split(buf, "\n") {
-				if n := utf8.RuneCountInString(line); f.width > 0 && n > f.width {
-					t.Errorf("line %d is %d columns wide; want at most %d: %q", i+1, n, f.width, line)
-				}
+			buf := render.Written(t, f.render, f.c)
+			if f.width > 0 {
+				render.CheckWidth(t, buf, f.width)
 			}
-			golden := filepath.Join("testdata", f.file)
-			if *docfix.Update {
-				if err := os.WriteFile(golden, []byte(buf), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/render -run TestCompareGolden -update to create it)", err)
-			}
-			if got := buf; got != string(want) {
-				t.Errorf("output differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)
-			}
+			render.CheckGolden(t, filepath.Join("testdata", f.file), buf)
 		})
 	}
 }

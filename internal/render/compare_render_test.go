@@ -81,11 +81,7 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 						rest = rest[len(lines[0]):]
 					}
 				}
-				for i, line := range strings.Split(out, "\n") {
-					if n := runes(line); n > width {
-						t.Errorf("line %d is %d columns wide: %q", i+1, n, line)
-					}
-				}
+				CheckWidth(t, out, width)
 			})
 		}
 	}

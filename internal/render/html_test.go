@@ -3,7 +3,6 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 
@@ -25,33 +23,7 @@ func renderHTML(t *testing.T, r *report.Report) string {
 
 func TestHTMLGolden(t *testing.T) {
 	got := renderHTML(t, fixture.GoldenReport(t))
-	golden := filepath.Join("testdata", "html.golden")
-	if *docfix.Update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/render -run TestHTMLGolden -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("HTML report differs from %s (rerun with -update if the change is intended)", golden)
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			g, w := "", ""
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Errorf("first difference at line %d:\ngot:  %s\nwant: %s", i+1, g, w)
-				break
-			}
-		}
-	}
+	CheckGolden(t, filepath.Join("testdata", "html.golden"), got)
 	if again := renderHTML(t, fixture.GoldenReport(t)); again != got {
 		t.Errorf("two renderings of the same report differ")
 	}

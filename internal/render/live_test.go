@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -68,11 +67,7 @@ func TestLivePage(t *testing.T) {
 			t.Errorf("the text page has no %q", want)
 		}
 	}
-	for _, line := range strings.Split(text, "\n") {
-		if n := utf8.RuneCountInString(line); n > 80 {
-			t.Errorf("a line of %d columns at 80: %q", n, line)
-		}
-	}
+	CheckWidth(t, text, 80)
 	md := writeLive(t, "markdown", r, liveOf(r, true), 0)
 	if strings.Contains(md, "pinprobe-0a1b2c3d-1-4") || !strings.Contains(md, "pinprobe-0a1b2c3d-1-7") {
 		t.Errorf("the lasting suspect's row does not show its latest three IDs of four")

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -23,19 +22,7 @@ func renderMarkdown(t *testing.T, r *report.Report) string {
 
 func TestMarkdownGolden(t *testing.T) {
 	got := renderMarkdown(t, fixture.GoldenReport(t))
-	golden := filepath.Join("testdata", "markdown.golden")
-	if *docfix.Update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/render -run TestMarkdownGolden -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("markdown report differs from %s (rerun with -update if the change is intended)\ngot:\n%s", golden, got)
-	}
+	CheckGolden(t, filepath.Join("testdata", "markdown.golden"), got)
 	fixture.CheckMarkdown(t, got)
 }
 

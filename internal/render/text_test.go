@@ -3,17 +3,14 @@ package render
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/check"
-	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/judge"
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -43,30 +40,9 @@ func TestTextGolden(t *testing.T) {
 
 func checkTextGolden(t *testing.T, rep *report.Report, o Options, name string) {
 	t.Helper()
-	width := o.Width
 	buf := Written(t, Text(o), rep)
-	for i, line := range strings.Split(buf, "\n") {
-		if n := utf8.RuneCountInString(line); n > width {
-			t.Errorf("line %d is %d columns wide; want at most %d: %q", i+1, n, width, line)
-		}
-	}
-	golden := filepath.Join("testdata", name)
-	if *docfix.Update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(buf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/render -run TestTextGolden -update to create it)", err)
-		return
-	}
-	if got := buf; got != string(want) {
-		t.Errorf("text report differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
+	CheckWidth(t, buf, o.Width)
+	CheckGolden(t, filepath.Join("testdata", name), buf)
 	if strings.Contains(buf, "\x1b[") {
 		t.Errorf("Text without Color wrote ANSI escapes")
 	}

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/collect"
+	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -89,8 +93,9 @@ func (s *signRun) report(end time.Time, rate, durationS float64, settled *report
 	})
 }
 
-// Written is doc as write writes it; an error fails t. The tests of
-// render_test use it too.
+// The helpers below serve the tests of render_test too.
+
+// Written is doc as write writes it; an error fails t.
 func Written[T any](t testing.TB, write func(io.Writer, T) error, doc T) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -98,4 +103,47 @@ func Written[T any](t testing.TB, write func(io.Writer, T) error, doc T) string 
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// CheckGolden compares got with the golden file at path, rewritten first
+// with -update; a difference is said at its first line.
+func CheckGolden(t testing.TB, path, got string) {
+	t.Helper()
+	if *docfix.Update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (rerun the test with -update to create it)", err)
+	}
+	if got == string(want) {
+		return
+	}
+	gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+	for i := range max(len(gl), len(wl)) {
+		if g, w := lineAt(gl, i), lineAt(wl, i); g != w {
+			t.Errorf("output differs from %s at line %d (rerun with -update if the change is intended):\ngot:  %s\nwant: %s", path, i+1, g, w)
+			return
+		}
+	}
+}
+
+// lineAt is lines[i], or "" past the end.
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
+}
+
+// CheckWidth reports each line of out wider than width columns.
+func CheckWidth(t testing.TB, out string, width int) {
+	t.Helper()
+	for i, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > width {
+			t.Errorf("line %d is %d columns wide; want at most %d: %q", i+1, n, width, line)
+		}
+	}
 }
