@@ -44,10 +44,7 @@ func TestRenderManyEndpoints(t *testing.T) {
 		return after.TotalAlloc - before.TotalAlloc
 	}
 	for _, format := range []string{"text", "markdown", "html"} {
-		render, err := ForFormat(format, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		render := Must(ForFormat(format, Options{}))
 		if n := allocated(func() { err = render(io.Discard, r) }); n > 20*uint64(len(doc)) {
 			t.Errorf("%s of %d endpoints (%d bytes) allocated %d bytes; want at most 20 times the report", format, len(r.Endpoints), len(doc), n)
 		}
@@ -55,7 +52,7 @@ func TestRenderManyEndpoints(t *testing.T) {
 			t.Errorf("%s: %v", format, err)
 		}
 	}
-	if n := allocated(func() { err = CompareText(Options{})(io.Discard, compare.Reports(r, r)) }); n > 20*uint64(len(doc)) {
+	if n := allocated(func() { err = Must(CompareForFormat("text", Options{}))(io.Discard, compare.Reports(r, r)) }); n > 20*uint64(len(doc)) {
 		t.Errorf("compare of %d endpoints allocated %d bytes; want at most 20 times the report", len(r.Endpoints), n)
 	}
 	if err != nil {

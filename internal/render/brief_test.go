@@ -24,10 +24,7 @@ const briefLines = 52
 // renderBrief renders r in format with --brief at width columns.
 func renderBrief(t *testing.T, r *report.Report, format string, width int) string {
 	t.Helper()
-	render, err := ForFormat(format, Options{Brief: true, Width: width})
-	if err != nil {
-		t.Fatal(err)
-	}
+	render := Must(ForFormat(format, Options{Brief: true, Width: width}))
 	return Written(t, render, r)
 }
 

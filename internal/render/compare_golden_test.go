@@ -43,17 +43,17 @@ func TestCompareGolden(t *testing.T) {
 		render render.CompareRenderer
 		width  int
 	}{
-		{"compare-text-80.golden", gateway, render.CompareText(render.Options{Width: 80}), 80},
-		{"compare-text-120.golden", gateway, render.CompareText(render.Options{Width: 120}), 120},
-		{"compare-markdown.golden", gateway, render.CompareMarkdown(render.Options{}), 0},
-		{"compare-latency-text-80.golden", latency, render.CompareText(render.Options{Width: 80}), 80},
-		{"compare-latency-text-120.golden", latency, render.CompareText(render.Options{Width: 120}), 120},
-		{"compare-latency-markdown.golden", latency, render.CompareMarkdown(render.Options{}), 0},
-		{"compare-port-moved-text-80.golden", portMoved, render.CompareText(render.Options{Width: 80}), 80},
-		{"compare-other-host-text-120.golden", otherHost, render.CompareText(render.Options{Width: 120}), 120},
-		{"compare-brief-text-80.golden", gateway, render.CompareText(render.Options{Width: 80, Brief: true}), 80},
-		{"compare-brief-latency-text-80.golden", latency, render.CompareText(render.Options{Width: 80, Brief: true}), 80},
-		{"compare-brief-latency-markdown.golden", latency, render.CompareMarkdown(render.Options{Brief: true}), 0},
+		{"compare-text-80.golden", gateway, render.Must(render.CompareForFormat("text", render.Options{Width: 80})), 80},
+		{"compare-text-120.golden", gateway, render.Must(render.CompareForFormat("text", render.Options{Width: 120})), 120},
+		{"compare-markdown.golden", gateway, render.Must(render.CompareForFormat("markdown", render.Options{})), 0},
+		{"compare-latency-text-80.golden", latency, render.Must(render.CompareForFormat("text", render.Options{Width: 80})), 80},
+		{"compare-latency-text-120.golden", latency, render.Must(render.CompareForFormat("text", render.Options{Width: 120})), 120},
+		{"compare-latency-markdown.golden", latency, render.Must(render.CompareForFormat("markdown", render.Options{})), 0},
+		{"compare-port-moved-text-80.golden", portMoved, render.Must(render.CompareForFormat("text", render.Options{Width: 80})), 80},
+		{"compare-other-host-text-120.golden", otherHost, render.Must(render.CompareForFormat("text", render.Options{Width: 120})), 120},
+		{"compare-brief-text-80.golden", gateway, render.Must(render.CompareForFormat("text", render.Options{Width: 80, Brief: true})), 80},
+		{"compare-brief-latency-text-80.golden", latency, render.Must(render.CompareForFormat("text", render.Options{Width: 80, Brief: true})), 80},
+		{"compare-brief-latency-markdown.golden", latency, render.Must(render.CompareForFormat("markdown", render.Options{Brief: true})), 0},
 	} {
 		t.Run(f.file, func(t *testing.T) {
 			buf := render.Written(t, f.render, f.c)
@@ -86,10 +86,7 @@ func TestCompareBrief(t *testing.T) {
 			format string
 			width  int
 		}{{"text", 80}, {"text", 120}, {"markdown", 0}} {
-			brief, err := render.CompareForFormat(f.format, render.Options{Width: f.width, Brief: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			brief := render.Must(render.CompareForFormat(f.format, render.Options{Width: f.width, Brief: true}))
 			full, _ := render.CompareForFormat(f.format, render.Options{Width: f.width})
 			var b, w bytes.Buffer
 			if err := brief(&b, c); err != nil {
@@ -128,7 +125,7 @@ func TestCompareBrief(t *testing.T) {
 			}
 		}
 	}
-	out := render.Written(t, render.CompareText(render.Options{Width: 80, Brief: true}), many)
+	out := render.Written(t, render.Must(render.CompareForFormat("text", render.Options{Width: 80, Brief: true})), many)
 	// the 30 worse endpoints and ::1 (added, all failed): 8 shown, the
 	// rest counted.
 	if !strings.Contains(out, "31 of 31 endpoints and instances changed") || !strings.Contains(out, "… 23 more in the full comparison") {
@@ -143,7 +140,7 @@ func TestCompareMarkdownIsSafe(t *testing.T) {
 	c := cmpfix.GoldenComparison(t)
 	c.Before.File = "x|y`*.json"
 	c.Notes = append(c.Notes, "<script>alert(1)</script>")
-	doc := render.Written(t, render.CompareMarkdown(render.Options{}), c)
+	doc := render.Written(t, render.Must(render.CompareForFormat("markdown", render.Options{})), c)
 	fixture.CheckMarkdown(t, doc)
 	if strings.Contains(strings.ReplaceAll(doc, `\<script>`, ""), "<script>") || !strings.Contains(doc, "`x\\|y`") {
 		t.Errorf("markdown holds a raw <script> tag or an unescaped file name:\n%s", doc)
@@ -153,10 +150,10 @@ func TestCompareMarkdownIsSafe(t *testing.T) {
 func TestCompareTextColor(t *testing.T) {
 	c := cmpfix.GoldenComparison(t)
 	var plain, color bytes.Buffer
-	if err := render.CompareText(render.Options{})(&plain, c); err != nil {
+	if err := render.Must(render.CompareForFormat("text", render.Options{}))(&plain, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := render.CompareText(render.Options{Color: true})(&color, c); err != nil {
+	if err := render.Must(render.CompareForFormat("text", render.Options{Color: true}))(&color, c); err != nil {
 		t.Fatal(err)
 	}
 	if got := fixture.Ansi.ReplaceAllString(color.String(), ""); got != plain.String() {
@@ -178,10 +175,7 @@ func TestCompareTextColor(t *testing.T) {
 func TestCompareRenderersReturnWriteErrors(t *testing.T) {
 	c := cmpfix.GoldenComparison(t)
 	for _, format := range []string{"text", "json", "markdown", "html"} {
-		render, err := render.CompareForFormat(format, render.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		render := render.Must(render.CompareForFormat(format, render.Options{}))
 		for _, n := range []int{0, 100, 1000} {
 			if err := render(&fixture.FailingWriter{N: n}, c); !errors.Is(err, fixture.ErrDiskFull) {
 				t.Errorf("%s, writer failing after %d bytes: err = %v; want %v", format, n, err, fixture.ErrDiskFull)
@@ -215,7 +209,7 @@ func TestCompareLatencyCannotTell(t *testing.T) {
 	if !strings.HasSuffix(c.Conclusion, want) {
 		t.Errorf("conclusion %q; want it to end %q", c.Conclusion, want)
 	}
-	buf := render.Written(t, render.CompareText(render.Options{Width: 200}), c)
+	buf := render.Written(t, render.Must(render.CompareForFormat("text", render.Options{Width: 200})), c)
 	for _, scope := range []string{"127.0.0.1", "total"} {
 		n := "150 and 150"
 		if scope == "total" {
@@ -267,7 +261,7 @@ func TestCompareHeadlineSaysRegressionOnce(t *testing.T) {
 		if !strings.HasPrefix(c.Conclusion, "regression: ") || c.Headline() != strings.TrimPrefix(c.Conclusion, "regression: ") {
 			t.Errorf("%s: conclusion %q, headline %q; want the conclusion to start with regression:, the headline without it", name, c.Conclusion, c.Headline())
 		}
-		for _, r := range []render.CompareRenderer{render.CompareText(render.Options{Width: 80}), render.CompareText(render.Options{Width: 80, Brief: true})} {
+		for _, r := range []render.CompareRenderer{render.Must(render.CompareForFormat("text", render.Options{Width: 80})), render.Must(render.CompareForFormat("text", render.Options{Width: 80, Brief: true}))} {
 			first, _, _ := strings.Cut(renderCmp(t, c, r), "\n")
 			if want := "REGRESSED " + strings.Fields(c.Headline())[0]; !strings.HasPrefix(first, want) || strings.Contains(first, "regression") {
 				t.Errorf("%s: first line %q; want it to start %q and say regression once, as REGRESSED", name, first, want)
@@ -298,8 +292,8 @@ func TestCompareNewFailuresBesideSlower(t *testing.T) {
 		name string
 		r    render.CompareRenderer
 	}{
-		{"text", render.CompareText(render.Options{Width: 120})}, {"brief", render.CompareText(render.Options{Width: 120, Brief: true})},
-		{"markdown", render.CompareMarkdown(render.Options{})},
+		{"text", render.Must(render.CompareForFormat("text", render.Options{Width: 120}))}, {"brief", render.Must(render.CompareForFormat("text", render.Options{Width: 120, Brief: true}))},
+		{"markdown", render.Must(render.CompareForFormat("markdown", render.Options{}))},
 	} {
 		out := renderCmp(t, c, f.r)
 		for _, row := range []struct{ label, change string }{{"IPv4", "slower, new 502"}, {"127.0.0.2", "slower, new 502"}} {
@@ -324,8 +318,8 @@ func TestCompareMarksOnlyWhatATestFound(t *testing.T) {
 		name string
 		r    render.CompareRenderer
 	}{
-		{"text", render.CompareText(render.Options{Width: 120})}, {"brief", render.CompareText(render.Options{Width: 120, Brief: true})},
-		{"markdown", render.CompareMarkdown(render.Options{})}, {"brief markdown", render.CompareMarkdown(render.Options{Brief: true})},
+		{"text", render.Must(render.CompareForFormat("text", render.Options{Width: 120}))}, {"brief", render.Must(render.CompareForFormat("text", render.Options{Width: 120, Brief: true}))},
+		{"markdown", render.Must(render.CompareForFormat("markdown", render.Options{}))}, {"brief markdown", render.Must(render.CompareForFormat("markdown", render.Options{Brief: true}))},
 	} {
 		out := renderCmp(t, one, f.r)
 		l := lineWith(out, "127.0.0.2", "502", "appeared")

@@ -47,7 +47,7 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 	} {
 		for _, width := range []int{80, 120} {
 			t.Run(name+"-"+strconv.Itoa(width), func(t *testing.T) {
-				out := Written(t, CompareText(Options{Width: width}), c)
+				out := Written(t, Must(CompareForFormat("text", Options{Width: width})), c)
 				all := familyRows(c)
 				for i := range c.Endpoints {
 					all = append(all, cmpRowOf(&c.Endpoints[i], c.Endpoints[i].Address))
@@ -89,10 +89,7 @@ func TestCompareTextKeepsLatencies(t *testing.T) {
 
 func compareHTML(t *testing.T, c *compare.Comparison) string {
 	t.Helper()
-	r, err := CompareForFormat("html", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := Must(CompareForFormat("html", Options{}))
 	return Written(t, r, c)
 }
 

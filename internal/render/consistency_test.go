@@ -173,10 +173,7 @@ func TestAbandonedInEveryFormat(t *testing.T) {
 	r := fixture.AbandonedRun(t)
 	for _, brief := range []bool{false, true} {
 		for _, format := range []string{"text", "markdown", "html"} {
-			render, err := ForFormat(format, Options{Width: 100, Brief: brief})
-			if err != nil {
-				t.Fatal(err)
-			}
+			render := Must(ForFormat(format, Options{Width: 100, Brief: brief}))
 			b := Written(t, render, r)
 			doc := strings.Join(strings.Fields(b), " ")
 			// Text says them beside the requests and in the verdict's

@@ -147,3 +147,11 @@ func CheckWidth(t testing.TB, out string, width int) {
 		}
 	}
 }
+
+// Must is w, its error a panic: a writer of a format known to exist.
+func Must[W any](w W, err error) W {
+	if err != nil {
+		panic(err)
+	}
+	return w
+}

@@ -330,10 +330,7 @@ func TestHTMLEmptyReport(t *testing.T) {
 }
 
 func TestHTMLForFormat(t *testing.T) {
-	render, err := ForFormat("html", Options{})
-	if err != nil {
-		t.Fatalf("ForFormat(html): %v", err)
-	}
+	render := Must(ForFormat("html", Options{}))
 	buf := Written(t, render, fixture.GoldenReport(t))
 	if !strings.HasPrefix(buf, "<!DOCTYPE html>\n") || !strings.HasSuffix(buf, "</html>\n") {
 		t.Errorf("html format does not write a whole page: %.60q … %q", buf, buf[max(0, len(buf)-20):])
@@ -668,7 +665,7 @@ func TestNotesSayMoreEveryFormat(t *testing.T) {
 	first := strings.TrimSpace(strings.SplitAfter(r.Verdict.Summary, ". ")[0])
 	fresh := "198.51.100.20 was slow to connect between 20:43:02 and 20:43:04 UTC."
 	r.Verdict.Notes = []string{r.Verdict.Summary, first, fresh, fresh}
-	for name, write := range map[string]Renderer{"text": Text(Options{Width: 400, Detail: true}), "markdown": Markdown} {
+	for name, write := range map[string]Renderer{"text": Text(Options{Width: 400, Detail: true}), "markdown": Must(ForFormat("markdown", Options{}))} {
 		b := Written(t, write, r)
 		// Words, not line breaks or Markdown's escapes, are compared.
 		out := strings.Join(strings.Fields(strings.ReplaceAll(b, `\`, "")), " ")

@@ -52,10 +52,7 @@ func sampleJoin() *join.Join {
 // TestJoinText: the text join leads with the conclusion, shows every
 // section, and writes no escape or reordering character a log sent.
 func TestJoinText(t *testing.T) {
-	r, err := JoinForFormat("text", Options{Width: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := Must(JoinForFormat("text", Options{Width: 100}))
 	out := Written(t, r, sampleJoin())
 	flat := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{"FAILURES TRACED All 50 502s", "BY BACKEND", "BY PINPROBE ENDPOINT", "+3200 ms ± 1 ms", `\x1b[31m`, `\u{202e}`, "1 line did not parse (line 17)", "75 of other clients"} {
@@ -85,10 +82,7 @@ func TestJoinStatusAndMarks(t *testing.T) {
 		{Name: "listener-b", Requests: 45, Failed: 1, FailureRate: 1.0 / 45, Status: map[string]int64{"502": 1, "200": 44}, Endpoints: map[string]int64{"127.0.0.1": 45}, P: 1},
 	}
 	for _, f := range []string{"text", "markdown", "html"} {
-		r, err := JoinForFormat(f, Options{Width: 120})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := Must(JoinForFormat(f, Options{Width: 120}))
 		out := Written(t, r, j)
 		if !strings.Contains(out, "UNTRACED") || strings.Contains(out, "NO FAILURE") {
 			t.Errorf("--format %s: headline not UNTRACED:\n%s", f, out)
@@ -111,10 +105,7 @@ func TestJoinStatusAndMarks(t *testing.T) {
 // the join the tables it has, the hostile name text in one cell.
 func TestJoinMarkdownRendersWithCmarkGFM(t *testing.T) {
 	var b bytes.Buffer
-	md, err := JoinForFormat("markdown", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	md := Must(JoinForFormat("markdown", Options{}))
 	if err := md(&b, sampleJoin()); err != nil {
 		t.Fatal(err)
 	}

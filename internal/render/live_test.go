@@ -31,10 +31,7 @@ func liveOf(r *report.Report, ended bool) *Live {
 // writeLive writes r's live page in format.
 func writeLive(t *testing.T, format string, r *report.Report, l *Live, width int) string {
 	t.Helper()
-	write, err := LiveForFormat(format, Options{Width: width})
-	if err != nil {
-		t.Fatal(err)
-	}
+	write := Must(LiveForFormat(format, Options{Width: width}))
 	return Written(t, func(w io.Writer, r *report.Report) error { return write(w, r, l) }, r)
 }
 

@@ -17,7 +17,7 @@ import (
 
 func renderMarkdown(t *testing.T, r *report.Report) string {
 	t.Helper()
-	return Written(t, Markdown, r)
+	return Written(t, Must(ForFormat("markdown", Options{})), r)
 }
 
 func TestMarkdownGolden(t *testing.T) {
@@ -97,10 +97,7 @@ func TestMarkdownHostileContent(t *testing.T) {
 }
 
 func TestMarkdownForFormat(t *testing.T) {
-	render, err := ForFormat("markdown", Options{})
-	if err != nil {
-		t.Fatalf("ForFormat(markdown): %v", err)
-	}
+	render := Must(ForFormat("markdown", Options{}))
 	rep := fixture.GoldenReport(t)
 	got := Written(t, render, rep)
 	if !strings.HasPrefix(got, "# pinprobe: ") {

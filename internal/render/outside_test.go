@@ -97,10 +97,7 @@ func renderAll(t *testing.T, golden, r *report.Report) map[string]string {
 		{"html", "html", Options{}}, {"html brief", "html", Options{Brief: true}}, {"json", "json", Options{}},
 		{"text brief", "text", Options{Brief: true}}, {"text brief color", "text", Options{Brief: true, Color: true, Width: 200}},
 	} {
-		render, err := ForFormat(f.format, f.o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		render := Must(ForFormat(f.format, f.o))
 		var buf bytes.Buffer
 		if err := render(&buf, r); err != nil {
 			t.Fatalf("%s: %v", f.name, err)
@@ -110,10 +107,7 @@ func renderAll(t *testing.T, golden, r *report.Report) map[string]string {
 	c := compare.Reports(golden, r)
 	c.Before.File, c.After.File = "before.json", outside
 	for _, f := range []string{"text", "markdown", "json"} {
-		cr, err := CompareForFormat(f, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cr := Must(CompareForFormat(f, Options{}))
 		out["compare "+f] = Written(t, cr, c)
 	}
 	return out

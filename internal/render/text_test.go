@@ -99,10 +99,7 @@ func TestRenderersReturnWriteErrors(t *testing.T) {
 	rep := fixture.GoldenReport(t)
 	for _, format := range Formats {
 		for _, n := range []int{0, 100, 1000} {
-			render, err := ForFormat(format, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			render := Must(ForFormat(format, Options{}))
 			if err := render(&fixture.FailingWriter{N: n}, rep); !errors.Is(err, fixture.ErrDiskFull) {
 				t.Errorf("%s renderer, writer failing after %d bytes: err = %v; want %v", format, n, err, fixture.ErrDiskFull)
 			}
@@ -208,10 +205,7 @@ func TestOutageLabel(t *testing.T) {
 	}
 	for format, want := range map[string]string{"text": "VERDICT OUTAGE 80 of 80 requests failed (100.0%): every request to every address",
 		"markdown": "> **Verdict: outage.** Every request to every address failed", "html": `<span class="badge">OUTAGE</span>`} {
-		w, err := ForFormat(format, Options{Width: 120})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := Must(ForFormat(format, Options{Width: 120}))
 		b := Written(t, w, r)
 		if !strings.Contains(b, want) {
 			t.Errorf("%s lacks %q:\n%.600s", format, want, b)

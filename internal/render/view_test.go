@@ -150,18 +150,12 @@ func TestViewInside(t *testing.T) {
 func TestFormatsSayTheSame(t *testing.T) {
 	r := insideReport(t)
 	v := NewView(r)
-	var text, md strings.Builder
-	if err := Text(Options{Width: 200})(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
+	text, md := Written(t, Text(Options{Width: 200}), r), renderMarkdown(t, r)
 	page := textOf(parseHTML(t, renderHTML(t, r)))
 	// The HTML's text and the text report as the words they hold, one
 	// space apart; the Markdown without its escapes.
 	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	formats := map[string]string{"text": norm(text.String()), "markdown": norm(strings.ReplaceAll(md.String(), `\`, "")), "html": norm(page)}
+	formats := map[string]string{"text": norm(text), "markdown": norm(strings.ReplaceAll(md, `\`, "")), "html": norm(page)}
 	var want []string
 	want = append(want, v.Verdict.Notes...)
 	want = append(want, v.Gate.Summary)
@@ -203,15 +197,9 @@ func TestFormatsSayMissedLooks(t *testing.T) {
 	if got := v.DNS[0].Missed; got != want {
 		t.Fatalf("missed looks %q; want %q", got, want)
 	}
-	var text, md strings.Builder
-	if err := Text(Options{Width: 200})(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
+	text, md := Written(t, Text(Options{Width: 200}), r), renderMarkdown(t, r)
 	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	for name, doc := range map[string]string{"text": text.String(), "markdown": strings.ReplaceAll(md.String(), `\`, ""),
+	for name, doc := range map[string]string{"text": text, "markdown": strings.ReplaceAll(md, `\`, ""),
 		"html": textOf(parseHTML(t, renderHTML(t, r)))} {
 		if !strings.Contains(norm(doc), want) {
 			t.Errorf("the %s report lacks %q", name, want)
@@ -229,19 +217,13 @@ func TestFormatsSayPauses(t *testing.T) {
 	if len(v.Run.Pauses) != 1 || v.Run.Pauses[0] != want {
 		t.Fatalf("pauses %q; want [%q]", v.Run.Pauses, want)
 	}
-	var text, md strings.Builder
-	if err := Text(Options{Width: 200})(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(text.String(), "\n")
+	text, md := Written(t, Text(Options{Width: 200}), r), renderMarkdown(t, r)
+	lines := strings.Split(text, "\n")
 	if i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "PAUSED "+want) }); i < 0 || i > 3 {
 		t.Errorf("text report: PAUSED line at %d; want one of the first lines:\n%s", i, strings.Join(lines[:min(8, len(lines))], "\n"))
 	}
 	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	for name, doc := range map[string]string{"markdown": strings.ReplaceAll(md.String(), `**`, ""), "html": textOf(parseHTML(t, renderHTML(t, r)))} {
+	for name, doc := range map[string]string{"markdown": strings.ReplaceAll(md, `**`, ""), "html": textOf(parseHTML(t, renderHTML(t, r)))} {
 		if !strings.Contains(norm(doc), "Paused "+want) {
 			t.Errorf("the %s report lacks %q", name, want)
 		}
