@@ -32,10 +32,7 @@ func renderBrief(t *testing.T, r *report.Report, format string, width int) strin
 // list item, table row and term, and each line of preformatted text.
 func htmlLines(t *testing.T, page string) int {
 	t.Helper()
-	doc, err := html.Parse(strings.NewReader(page))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := parseHTML(t, page)
 	n := 0
 	var walk func(*html.Node)
 	walk = func(node *html.Node) {

@@ -10,7 +10,6 @@ import (
 	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/compare"
 	"github.com/pinprobe/pinprobe/internal/fixture"
-	"golang.org/x/net/html"
 )
 
 // TestCompareTextKeepsLatencies renders comparisons at 80 and 120 columns
@@ -101,10 +100,7 @@ func TestCompareHTML(t *testing.T) {
 	c := cmpfix.GoldenComparison(t)
 	c.Before.File = "<b>x</b>.json"
 	c.Notes = append(c.Notes, "<script>alert(1)</script>")
-	doc, err := html.Parse(strings.NewReader(compareHTML(t, c)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := parseHTML(t, compareHTML(t, c))
 	checkSelfContained(t, doc)
 	if n := len(find(doc, tagged("b"))) + len(find(doc, tagged("script"))); n != 0 {
 		t.Errorf("the hostile strings made %d elements", n)

@@ -642,10 +642,7 @@ func TestHTMLNotesSayMore(t *testing.T) {
 	sentences := strings.SplitAfter(r.Verdict.Summary, ". ")
 	fresh := "198.51.100.20 was slow to connect between 20:43:02 and 20:43:04 UTC."
 	r.Verdict.Notes = []string{r.Verdict.Summary, strings.TrimSpace(sentences[0]), fresh, fresh}
-	doc, err := html.Parse(strings.NewReader(renderHTML(t, r)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := parseHTML(t, renderHTML(t, r))
 	var notes []string
 	for _, li := range titledList(doc, "Also found") {
 		notes = append(notes, textOf(li))

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/html"
-
 	"github.com/pinprobe/pinprobe/internal/join"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -142,14 +140,7 @@ func TestJoinMarkdownRendersWithCmarkGFM(t *testing.T) {
 // its style allowed by hash) and shows the hostile name as text;
 // TestHTMLInChromium/join loads it in Chromium.
 func TestJoinHTML(t *testing.T) {
-	var b bytes.Buffer
-	if err := writePageHTML(&b, joinPage(sampleJoin())); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := parseHTML(t, Written(t, writePageHTML, joinPage(sampleJoin())))
 	checkSelfContained(t, doc)
 	if n := len(find(doc, tagged("b"))); n != 0 {
 		t.Errorf("the hostile name made %d <b> elements", n)

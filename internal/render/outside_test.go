@@ -116,21 +116,12 @@ func renderAll(t *testing.T, golden, r *report.Report) map[string]string {
 // hostileElements returns the elements of page that outside text made.
 func hostileElements(t *testing.T, page string) []string {
 	t.Helper()
-	doc, err := html.Parse(strings.NewReader(page))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var found []string
-	var visit func(n *html.Node)
-	visit = func(n *html.Node) {
+	walk(parseHTML(t, page), func(n *html.Node) {
 		if n.Type == html.ElementNode && (n.Data == "img" || n.Data == "script" && !strings.Contains(textOf(n), "pinprobe")) {
 			found = append(found, n.Data)
 		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			visit(c)
-		}
-	}
-	visit(doc)
+	})
 	return found
 }
 
