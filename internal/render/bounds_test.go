@@ -12,11 +12,9 @@ import (
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
-// TestRenderManyEndpoints: each endpoint's URL was shortened by parsing
-// every target of the report again, in the view and in a comparison, so
-// rendering thousands of endpoints took time and memory in their square
-// (1.2 GB for 5,000); every format and a comparison now allocate a small
-// multiple of the report.
+// TestRenderManyEndpoints: every format and a comparison of a report of
+// thousands of endpoints allocate a small multiple of the report, not its
+// square (each URL shortened once, not against every other target).
 func TestRenderManyEndpoints(t *testing.T) {
 	// Under the race detector nothing is measured (see allocated), and
 	// building and reading the report of 2000 endpoints is most of the

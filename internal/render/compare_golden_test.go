@@ -187,13 +187,12 @@ func TestCompareRenderersReturnWriteErrors(t *testing.T) {
 	}
 }
 
-// TestCompareLatencyCannotTell: every request 29 ms slower on 150 a side
-// showed the p99 going 3.33 → 32.3ms as "not significant", as though the
-// test had looked and found nothing: with so few requests in the slowest
-// 1% no p could pass the level. The percentile now says that it cannot
-// tell, the least p it could give and about how many requests would let
-// it; the conclusion names the total's; and with that many requests a
-// side the same slowdown is found. A median on 3 requests a side alike.
+// TestCompareLatencyCannotTell: a p99 moved by a slowdown on too few
+// requests for any p to pass the level (29 ms on 150 a side) says that it
+// cannot tell, not "not significant": the least p it could give and about
+// how many requests would let it; the conclusion names the total's; with
+// that many requests a side the slowdown is found. A median on 3 requests
+// a side alike.
 func TestCompareLatencyCannotTell(t *testing.T) {
 	c := cmpfix.SlowerComparison(t, 150, 0)
 	l := &c.Totals.Latency
@@ -250,10 +249,10 @@ func renderCmp(t *testing.T, c *compare.Comparison, r render.CompareRenderer) st
 	return render.Written(t, r, c)
 }
 
-// TestCompareHeadlineSaysRegressionOnce: the text headline read
-// "REGRESSED regression: 127.0.0.2 0% → 12%, …"; the status says it once
-// now, in the full and the brief comparison, and in the gate's line
-// (Headline), while the JSON's conclusion still starts "regression: ".
+// TestCompareHeadlineSaysRegressionOnce: the text headline says
+// "regression" once, not "REGRESSED regression: …", in the full and the
+// brief comparison and in the gate's line (Headline), while the JSON's
+// conclusion starts "regression: ".
 func TestCompareHeadlineSaysRegressionOnce(t *testing.T) {
 	for name, c := range map[string]*compare.Comparison{
 		"failures": cmpfix.GoldenComparison(t), "latency": cmpfix.SlowerComparison(t, 150, 11),
@@ -272,9 +271,8 @@ func TestCompareHeadlineSaysRegressionOnce(t *testing.T) {
 
 // TestCompareNewFailuresBesideSlower: a deploy made every request 29 ms
 // slower and 127.0.0.2 answer 11 502s of 150 where it answered none (not
-// significant once the tests are split). The IPv4 family and 127.0.0.2
-// read only "slower", and the conclusion said only the slowdown; now the
-// new failures are said beside it, in the rows and the conclusion.
+// significant once the tests are split): the rows of the IPv4 family and
+// 127.0.0.2, and the conclusion, say the new failures beside "slower".
 func TestCompareNewFailuresBesideSlower(t *testing.T) {
 	c := cmpfix.SlowerComparison(t, 150, 11)
 	sc := scopeOf(t, c, "family ipv4")
@@ -308,10 +306,10 @@ func TestCompareNewFailuresBesideSlower(t *testing.T) {
 	}
 }
 
-// TestCompareMarksOnlyWhatATestFound: a single 502 that appeared on one of
-// 150 requests (p=1) was marked ✗ like a regression, in the full and the
-// brief comparison; ✗ marks only a change a test found now, and the 502 is
-// still listed. One that a test found (36 of 300, p<1e-9) keeps its ✗.
+// TestCompareMarksOnlyWhatATestFound: ✗ marks only a change a test found,
+// in the full and the brief comparison: a single 502 on one of 150
+// requests (p=1) is listed unmarked; one that a test found (36 of 300,
+// p<1e-9) keeps its ✗.
 func TestCompareMarksOnlyWhatATestFound(t *testing.T) {
 	one := cmpfix.SlowerComparison(t, 150, 1)
 	for _, f := range []struct {

@@ -15,8 +15,7 @@ import (
 // TestCompareTextKeepsLatencies renders comparisons at 80 and 120 columns
 // and finds every row's p50 and p99 in its table: a narrow terminal (or
 // any piped output, laid out at 80) stacks them under the row, and never
-// drops the figure that regressed. The slowdown is the one a reviewer saw
-// lose its P50 column at 80: p50 0.44 → 31.1ms, p99 4.38 → 34.8ms.
+// drops the figure that regressed: p50 0.44 → 31.1ms, p99 4.38 → 34.8ms.
 func TestCompareTextKeepsLatencies(t *testing.T) {
 	lat := func(base time.Duration) func(int) time.Duration {
 		return func(k int) time.Duration {

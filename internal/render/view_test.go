@@ -297,14 +297,11 @@ func missed(r *report.Report, b BriefLogs) (missed, all int64) {
 	return missed, all
 }
 
-// TestBriefLogsCoverEverySuspect: the brief report's one query was the
-// one over the failing connections whenever their ports fit, though it
-// finds only the suspect connections' failures: of a run whose IPv6
-// address failed every request too (the headline's fault), it found none
-// of those. The brief's queries now find every suspect's failed requests:
-// the failing connections' query when it does (and its ports fit, 24 at
-// most: 63 took 26 of the brief's lines), the query of the run's requests
-// otherwise, and one of each gateway that answered a suspect.
+// TestBriefLogsCoverEverySuspect: the brief's queries find every
+// suspect's failed requests: the failing connections' query when it does
+// (and its ports fit, briefPorts at most), the query of the run's requests
+// otherwise (a run whose IPv6 address fails too), and one of each gateway
+// that answered a suspect.
 func TestBriefLogsCoverEverySuspect(t *testing.T) {
 	check := func(name string, r *report.Report, b BriefLogs, failing bool, gateways ...string) {
 		t.Helper()
