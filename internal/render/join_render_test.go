@@ -1,9 +1,6 @@
 package render
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -102,26 +99,7 @@ func TestJoinStatusAndMarks(t *testing.T) {
 // TestJoinMarkdownRendersWithCmarkGFM: GitHub's Markdown engine makes of
 // the join the tables it has, the hostile name text in one cell.
 func TestJoinMarkdownRendersWithCmarkGFM(t *testing.T) {
-	var b bytes.Buffer
-	md := Must(JoinForFormat("markdown", Options{}))
-	if err := md(&b, sampleJoin()); err != nil {
-		t.Fatal(err)
-	}
-	doc := b.String()
-	bin, err := exec.LookPath("cmark-gfm")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("cmark-gfm is not installed: .ci/run installs it")
-		}
-		t.Skip("cmark-gfm is not installed (apt-get install cmark-gfm); .ci/run installs it")
-	}
-	cmd := exec.Command(bin, "--unsafe", "-e", "table")
-	cmd.Stdin = strings.NewReader(doc)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("cmark-gfm: %v", err)
-	}
-	page := string(out)
+	page := cmarkGFM(t, Written(t, Must(JoinForFormat("markdown", Options{})), sampleJoin()))
 	if got := strings.Count(page, "<table>"); got != 2 {
 		t.Errorf("%d tables; want 2 (backends, endpoints):\n%s", got, page)
 	}
