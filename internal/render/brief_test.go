@@ -187,8 +187,7 @@ func TestCodeLines(t *testing.T) {
 // nothing and runs nothing, with the same style sheet allowed by its
 // hash; an empty report makes one too.
 func TestHTMLBriefSelfContained(t *testing.T) {
-	empty := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{}, Verdict: report.Verdict{Status: report.VerdictNoData, Summary: "No request was sent."}}
-	for name, r := range map[string]*report.Report{"inside": insideReport(t), "golden": fixture.GoldenReport(t), "empty": empty} {
+	for name, r := range map[string]*report.Report{"inside": insideReport(t), "golden": fixture.GoldenReport(t), "empty": noData()} {
 		page := renderBrief(t, r, "html", 0)
 		if !strings.HasPrefix(page, "<!DOCTYPE html>\n") || !strings.HasSuffix(page, "</html>\n") {
 			t.Errorf("%s: not a whole page", name)

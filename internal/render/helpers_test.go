@@ -47,6 +47,16 @@ func newSignRun(t *testing.T) *signRun {
 	return s
 }
 
+// verdictOnly is a report of nothing sent but its verdict v.
+func verdictOnly(v report.Verdict) *report.Report {
+	return &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{}, Verdict: v}
+}
+
+// noData is the report of a run that sent nothing.
+func noData() *report.Report {
+	return verdictOnly(report.Verdict{Status: report.VerdictNoData, Summary: "No request was sent, so there is nothing to judge."})
+}
+
 // ms is v milliseconds.
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 

@@ -315,10 +315,15 @@ func TestHTMLHostileContent(t *testing.T) {
 	}
 }
 
-// TestHTMLEmptyReport: a run that sent nothing still makes a page, without
-// charts.
-func TestHTMLEmptyReport(t *testing.T) {
-	r := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{}, Verdict: report.Verdict{Status: report.VerdictNoData, Summary: "No request was sent, so there is nothing to judge."}}
+// TestEmptyReport: a run that sent nothing still makes a page, without
+// charts, and a Markdown document, each titled.
+func TestEmptyReport(t *testing.T) {
+	r := noData()
+	md := renderMarkdown(t, r)
+	if !strings.HasPrefix(md, "# pinprobe: no data — no host\n") {
+		t.Errorf("empty report starts %q", md[:min(len(md), 60)])
+	}
+	fixture.CheckMarkdown(t, md)
 	doc := parseHTML(t, renderHTML(t, r))
 	checkSelfContained(t, doc)
 	if got := len(find(doc, classed("chart"))); got != 0 {
