@@ -104,7 +104,7 @@ func TestBriefEveryFormat(t *testing.T) {
 				if lines > briefLines {
 					t.Errorf("%s: the brief report has %d lines; want at most %d:\n%s", name, lines, briefLines, out)
 				}
-				flat := strings.ToLower(strings.Join(strings.Fields(out), " ")) // as read, whatever the wrapping
+				flat := strings.ToLower(norm(out)) // as read, whatever the wrapping
 				for _, w := range append(tt.want, tt.samples...) {
 					if !strings.Contains(flat, strings.ToLower(w)) {
 						t.Errorf("%s: the brief report lacks %q", name, w)

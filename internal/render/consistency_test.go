@@ -95,7 +95,6 @@ func TestMergedDNSNamesItsInputs(t *testing.T) {
 		t.Fatalf("DNS rows\n%q; want\n%q", got, want)
 	}
 	text := Written(t, Text(Options{Width: 120}), r)
-	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	for name, doc := range map[string]string{"text": text, "markdown": renderMarkdown(t, r), "html": textOf(parseHTML(t, renderHTML(t, r)))} {
 		for _, w := range []string{"system, in eu.json and us.json", "system, in ap.json"} {
 			if !strings.Contains(norm(doc), w) {
@@ -175,7 +174,7 @@ func TestAbandonedInEveryFormat(t *testing.T) {
 		for _, format := range []string{"text", "markdown", "html"} {
 			render := Must(ForFormat(format, Options{Width: 100, Brief: brief}))
 			b := Written(t, render, r)
-			doc := strings.Join(strings.Fields(b), " ")
+			doc := norm(b)
 			// Text says them beside the requests and in the verdict's
 			// line; Markdown and HTML in the run's sentence.
 			wants := []string{"10 requests (10.0/s) to 1 endpoint: 8 finished, 0 of them failed, and 2 were abandoned: still in flight when a second interrupt ended the wait"}

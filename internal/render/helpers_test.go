@@ -158,6 +158,9 @@ func CheckWidth(t testing.TB, out string, width int) {
 	}
 }
 
+// norm is s's words, one space apart: text as read, whatever its wrapping.
+func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // Must is w, its error a panic: a writer of a format known to exist.
 func Must[W any](w W, err error) W {
 	if err != nil {

@@ -470,7 +470,7 @@ func TestHTMLInside(t *testing.T) {
 	box := byID(doc, "verdict")
 	var suspects []string
 	for _, li := range titledList(box, "Suspects") {
-		suspects = append(suspects, strings.Join(strings.Fields(textOf(li)), " "))
+		suspects = append(suspects, norm(textOf(li)))
 	}
 	wantSuspects := []string{"address 2001:db8::1 IPv6: answers 502",
 		"instance X-Served-By: gw-3 behind 192.0.2.2 IPv4: answers 502; on 192.0.2.2 ×12; 3 of 12 connections failed"}
@@ -670,7 +670,7 @@ func TestNotesSayMoreEveryFormat(t *testing.T) {
 	for name, write := range map[string]Renderer{"text": Text(Options{Width: 400, Detail: true}), "markdown": Must(ForFormat("markdown", Options{}))} {
 		b := Written(t, write, r)
 		// Words, not line breaks or Markdown's escapes, are compared.
-		out := strings.Join(strings.Fields(strings.ReplaceAll(b, `\`, "")), " ")
+		out := norm(strings.ReplaceAll(b, `\`, ""))
 		if n := strings.Count(out, fresh); n != 1 {
 			t.Errorf("%s: the fresh note is written %d times; want once", name, n)
 		}

@@ -49,7 +49,7 @@ func sampleJoin() *join.Join {
 func TestJoinText(t *testing.T) {
 	r := Must(JoinForFormat("text", Options{Width: 100}))
 	out := Written(t, r, sampleJoin())
-	flat := strings.Join(strings.Fields(out), " ")
+	flat := norm(out)
 	for _, want := range []string{"FAILURES TRACED All 50 502s", "BY BACKEND", "BY PINPROBE ENDPOINT", "+3200 ms ± 1 ms", `\x1b[31m`, `\u{202e}`, "1 line did not parse (line 17)", "75 of other clients"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("text join lacks %q:\n%s", want, out)

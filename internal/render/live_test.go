@@ -54,7 +54,7 @@ func writeLivePage(t *testing.T, r *report.Report) string {
 func TestLivePage(t *testing.T) {
 	r := fixture.GoldenReport(t)
 	text := writeLive(t, "text", r, liveOf(r, false), 80)
-	flat := strings.Join(strings.Fields(text), " ")
+	flat := norm(text)
 	if i, j := strings.Index(flat, "VERDICT"), strings.Index(flat, "Still failing: ipv6 of sign.example.com since 20:42:00 UTC, as"); i != 0 || j < 0 || strings.Count(text, "Still failing:") != 1 {
 		t.Errorf("the text page does not say once, under the verdict, what is still failing")
 	}

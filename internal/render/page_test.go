@@ -21,7 +21,7 @@ func TestPageTextTables(t *testing.T) {
 			{Cells: []string{"c1", "1", ""}}, {Cells: []string{"c2", "2", ""}}, {Cells: []string{"c3", "3", ""}}, {Cells: []string{"c4", "4", ""}}}},
 	}}}}
 	out := Written(t, func(w io.Writer, p *Page) error { return writePageText(w, p, Options{Width: 80}) }, p)
-	flat := strings.Join(strings.Fields(out), " ")
+	flat := norm(out)
 	for _, want := range []string{
 		"THINGS first what they are NAME COUNT ✗ a 1",
 		"THINGS empty 12 more counted together.",

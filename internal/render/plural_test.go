@@ -90,7 +90,7 @@ func TestRunLineFitsTheWidth(t *testing.T) {
 			t.Errorf("a line of %d columns: %q", n, l)
 		}
 	}
-	if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), "waiting for requests in flight") {
+	if !strings.Contains(norm(b.String()), "waiting for requests in flight") {
 		t.Errorf("the run's line lost its words:\n%s", b.String())
 	}
 }

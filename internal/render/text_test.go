@@ -176,7 +176,7 @@ func TestTextStartsWithTheVerdict(t *testing.T) {
 			for _, detail := range []bool{false, true} {
 				b := Written(t, Text(Options{Width: width, Detail: detail}), tt.r)
 				top, _, _ := strings.Cut(b, "\npinprobe ")
-				if got := strings.Join(strings.Fields(top), " "); got != tt.want {
+				if got := norm(top); got != tt.want {
 					t.Errorf("%s at %d columns: the report starts\n%s\nwant\n%s", tt.name, width, top, tt.want)
 				}
 				last := tt.r.Verdict.Summary
@@ -185,7 +185,7 @@ func TestTextStartsWithTheVerdict(t *testing.T) {
 					last = strings.TrimPrefix(last, "VERDICT CONCENTRATED ") + "."
 				}
 				i := strings.LastIndex(b, "\nVERDICT ")
-				if end := strings.Join(strings.Fields(b[i+1:]), " "); i < len(b)/2 || !strings.HasPrefix(end, "VERDICT "+strings.ToUpper(tt.r.Verdict.Status)+" "+last) {
+				if end := norm(b[i+1:]); i < len(b)/2 || !strings.HasPrefix(end, "VERDICT "+strings.ToUpper(tt.r.Verdict.Status)+" "+last) {
 					t.Errorf("%s at %d columns (detail %v): the verdict at the end is not %q:\n%s", tt.name, width, detail, last, end)
 				}
 			}

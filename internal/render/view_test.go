@@ -150,12 +150,7 @@ func TestViewInside(t *testing.T) {
 func TestFormatsSayTheSame(t *testing.T) {
 	r := insideReport(t)
 	v := NewView(r)
-	text, md := Written(t, Text(Options{Width: 200}), r), renderMarkdown(t, r)
-	page := textOf(parseHTML(t, renderHTML(t, r)))
-	// The HTML's text and the text report as the words they hold, one
-	// space apart; the Markdown without its escapes.
-	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	formats := map[string]string{"text": norm(text), "markdown": norm(strings.ReplaceAll(md, `\`, "")), "html": norm(page)}
+	formats := wordsOf(t, r)
 	var want []string
 	want = append(want, v.Verdict.Notes...)
 	want = append(want, v.Gate.Summary)
@@ -184,6 +179,13 @@ func TestFormatsSayTheSame(t *testing.T) {
 	}
 }
 
+// wordsOf is r's text report (200 columns), Markdown (without its escapes)
+// and HTML (its text), each as the words it holds, one space apart.
+func wordsOf(t *testing.T, r *report.Report) map[string]string {
+	return map[string]string{"text": norm(Written(t, Text(Options{Width: 200}), r)),
+		"markdown": norm(strings.ReplaceAll(renderMarkdown(t, r), `\`, "")), "html": norm(textOf(parseHTML(t, renderHTML(t, r))))}
+}
+
 // TestFormatsSayMissedLooks: the looks of --re-resolve that got no
 // addresses in time are said, the same words in every format, under their
 // host.
@@ -197,11 +199,8 @@ func TestFormatsSayMissedLooks(t *testing.T) {
 	if got := v.DNS[0].Missed; got != want {
 		t.Fatalf("missed looks %q; want %q", got, want)
 	}
-	text, md := Written(t, Text(Options{Width: 200}), r), renderMarkdown(t, r)
-	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	for name, doc := range map[string]string{"text": text, "markdown": strings.ReplaceAll(md, `\`, ""),
-		"html": textOf(parseHTML(t, renderHTML(t, r)))} {
-		if !strings.Contains(norm(doc), want) {
+	for name, doc := range wordsOf(t, r) {
+		if !strings.Contains(doc, want) {
 			t.Errorf("the %s report lacks %q", name, want)
 		}
 	}
@@ -222,7 +221,6 @@ func TestFormatsSayPauses(t *testing.T) {
 	if i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "PAUSED "+want) }); i < 0 || i > 3 {
 		t.Errorf("text report: PAUSED line at %d; want one of the first lines:\n%s", i, strings.Join(lines[:min(8, len(lines))], "\n"))
 	}
-	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	for name, doc := range map[string]string{"markdown": strings.ReplaceAll(md, `**`, ""), "html": textOf(parseHTML(t, renderHTML(t, r)))} {
 		if !strings.Contains(norm(doc), "Paused "+want) {
 			t.Errorf("the %s report lacks %q", name, want)
