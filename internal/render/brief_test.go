@@ -1,14 +1,11 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 
@@ -27,25 +24,15 @@ const briefLines = 52
 // renderBrief renders r in format with --brief at width columns.
 func renderBrief(t *testing.T, r *report.Report, format string, width int) string {
 	t.Helper()
-	render, err := ForFormat(format, Options{Brief: true, Width: width})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := render(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	render := Must(ForFormat(format, Options{Brief: true, Width: width}))
+	return Written(t, render, r)
 }
 
 // htmlLines counts the lines of a page's text: each heading, paragraph,
 // list item, table row and term, and each line of preformatted text.
 func htmlLines(t *testing.T, page string) int {
 	t.Helper()
-	doc, err := html.Parse(strings.NewReader(page))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := parseHTML(t, page)
 	n := 0
 	var walk func(*html.Node)
 	walk = func(node *html.Node) {
@@ -117,7 +104,7 @@ func TestBriefEveryFormat(t *testing.T) {
 				if lines > briefLines {
 					t.Errorf("%s: the brief report has %d lines; want at most %d:\n%s", name, lines, briefLines, out)
 				}
-				flat := strings.ToLower(strings.Join(strings.Fields(out), " ")) // as read, whatever the wrapping
+				flat := strings.ToLower(norm(out)) // as read, whatever the wrapping
 				for _, w := range append(tt.want, tt.samples...) {
 					if !strings.Contains(flat, strings.ToLower(w)) {
 						t.Errorf("%s: the brief report lacks %q", name, w)
@@ -169,20 +156,7 @@ func TestBriefGolden(t *testing.T) {
 		{"text", 120, "text-brief-120.golden"},
 		{"markdown", 80, "markdown-brief.golden"},
 	} {
-		got := renderBrief(t, r, tt.format, tt.width)
-		golden := filepath.Join("testdata", tt.file)
-		if *docfix.Update {
-			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run go test ./internal/render -run TestBriefGolden -update to create it)", err)
-		}
-		if got != string(want) {
-			t.Errorf("%s differs (rerun with -update if the change is intended):\n%s", golden, got)
-		}
+		CheckGolden(t, filepath.Join("testdata", tt.file), renderBrief(t, r, tt.format, tt.width))
 	}
 }
 
@@ -213,8 +187,7 @@ func TestCodeLines(t *testing.T) {
 // nothing and runs nothing, with the same style sheet allowed by its
 // hash; an empty report makes one too.
 func TestHTMLBriefSelfContained(t *testing.T) {
-	empty := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{}, Verdict: report.Verdict{Status: report.VerdictNoData, Summary: "No request was sent."}}
-	for name, r := range map[string]*report.Report{"inside": insideReport(t), "golden": fixture.GoldenReport(t), "empty": empty} {
+	for name, r := range map[string]*report.Report{"inside": insideReport(t), "golden": fixture.GoldenReport(t), "empty": noData()} {
 		page := renderBrief(t, r, "html", 0)
 		if !strings.HasPrefix(page, "<!DOCTYPE html>\n") || !strings.HasSuffix(page, "</html>\n") {
 			t.Errorf("%s: not a whole page", name)

@@ -5,17 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/compare"
-	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/render"
 )
@@ -46,42 +43,24 @@ func TestCompareGolden(t *testing.T) {
 		render render.CompareRenderer
 		width  int
 	}{
-		{"compare-text-80.golden", gateway, render.CompareText(render.Options{Width: 80}), 80},
-		{"compare-text-120.golden", gateway, render.CompareText(render.Options{Width: 120}), 120},
-		{"compare-markdown.golden", gateway, render.CompareMarkdown(render.Options{}), 0},
-		{"compare-latency-text-80.golden", latency, render.CompareText(render.Options{Width: 80}), 80},
-		{"compare-latency-text-120.golden", latency, render.CompareText(render.Options{Width: 120}), 120},
-		{"compare-latency-markdown.golden", latency, render.CompareMarkdown(render.Options{}), 0},
-		{"compare-port-moved-text-80.golden", portMoved, render.CompareText(render.Options{Width: 80}), 80},
-		{"compare-other-host-text-120.golden", otherHost, render.CompareText(render.Options{Width: 120}), 120},
-		{"compare-brief-text-80.golden", gateway, render.CompareText(render.Options{Width: 80, Brief: true}), 80},
-		{"compare-brief-latency-text-80.golden", latency, render.CompareText(render.Options{Width: 80, Brief: true}), 80},
-		{"compare-brief-latency-markdown.golden", latency, render.CompareMarkdown(render.Options{Brief: true}), 0},
+		{"compare-text-80.golden", gateway, render.Must(render.CompareForFormat("text", render.Options{Width: 80})), 80},
+		{"compare-text-120.golden", gateway, render.Must(render.CompareForFormat("text", render.Options{Width: 120})), 120},
+		{"compare-markdown.golden", gateway, render.Must(render.CompareForFormat("markdown", render.Options{})), 0},
+		{"compare-latency-text-80.golden", latency, render.Must(render.CompareForFormat("text", render.Options{Width: 80})), 80},
+		{"compare-latency-text-120.golden", latency, render.Must(render.CompareForFormat("text", render.Options{Width: 120})), 120},
+		{"compare-latency-markdown.golden", latency, render.Must(render.CompareForFormat("markdown", render.Options{})), 0},
+		{"compare-port-moved-text-80.golden", portMoved, render.Must(render.CompareForFormat("text", render.Options{Width: 80})), 80},
+		{"compare-other-host-text-120.golden", otherHost, render.Must(render.CompareForFormat("text", render.Options{Width: 120})), 120},
+		{"compare-brief-text-80.golden", gateway, render.Must(render.CompareForFormat("text", render.Options{Width: 80, Brief: true})), 80},
+		{"compare-brief-latency-text-80.golden", latency, render.Must(render.CompareForFormat("text", render.Options{Width: 80, Brief: true})), 80},
+		{"compare-brief-latency-markdown.golden", latency, render.Must(render.CompareForFormat("markdown", render.Options{Brief: true})), 0},
 	} {
 		t.Run(f.file, func(t *testing.T) {
-			c := f.c
-			var buf bytes.Buffer
-			if err := f.render(&buf, c); err != nil {
-				t.Fatal(err)
+			buf := render.Written(t, f.render, f.c)
+			if f.width > 0 {
+				render.CheckWidth(t, buf, f.width)
 			}
-			for i, line := range strings.Split(buf.String(), "\n") {
-				if n := utf8.RuneCountInString(line); f.width > 0 && n > f.width {
-					t.Errorf("line %d is %d columns wide; want at most %d: %q", i+1, n, f.width, line)
-				}
-			}
-			golden := filepath.Join("testdata", f.file)
-			if *docfix.Update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/render -run TestCompareGolden -update to create it)", err)
-			}
-			if got := buf.String(); got != string(want) {
-				t.Errorf("output differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)
-			}
+			render.CheckGolden(t, filepath.Join("testdata", f.file), buf)
 		})
 	}
 }
@@ -107,10 +86,7 @@ func TestCompareBrief(t *testing.T) {
 			format string
 			width  int
 		}{{"text", 80}, {"text", 120}, {"markdown", 0}} {
-			brief, err := render.CompareForFormat(f.format, render.Options{Width: f.width, Brief: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			brief := render.Must(render.CompareForFormat(f.format, render.Options{Width: f.width, Brief: true}))
 			full, _ := render.CompareForFormat(f.format, render.Options{Width: f.width})
 			var b, w bytes.Buffer
 			if err := brief(&b, c); err != nil {
@@ -149,11 +125,7 @@ func TestCompareBrief(t *testing.T) {
 			}
 		}
 	}
-	var b bytes.Buffer
-	if err := render.CompareText(render.Options{Width: 80, Brief: true})(&b, many); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
+	out := render.Written(t, render.Must(render.CompareForFormat("text", render.Options{Width: 80, Brief: true})), many)
 	// the 30 worse endpoints and ::1 (added, all failed): 8 shown, the
 	// rest counted.
 	if !strings.Contains(out, "31 of 31 endpoints and instances changed") || !strings.Contains(out, "… 23 more in the full comparison") {
@@ -168,11 +140,7 @@ func TestCompareMarkdownIsSafe(t *testing.T) {
 	c := cmpfix.GoldenComparison(t)
 	c.Before.File = "x|y`*.json"
 	c.Notes = append(c.Notes, "<script>alert(1)</script>")
-	var buf bytes.Buffer
-	if err := render.CompareMarkdown(render.Options{})(&buf, c); err != nil {
-		t.Fatal(err)
-	}
-	doc := buf.String()
+	doc := render.Written(t, render.Must(render.CompareForFormat("markdown", render.Options{})), c)
 	fixture.CheckMarkdown(t, doc)
 	if strings.Contains(strings.ReplaceAll(doc, `\<script>`, ""), "<script>") || !strings.Contains(doc, "`x\\|y`") {
 		t.Errorf("markdown holds a raw <script> tag or an unescaped file name:\n%s", doc)
@@ -182,10 +150,10 @@ func TestCompareMarkdownIsSafe(t *testing.T) {
 func TestCompareTextColor(t *testing.T) {
 	c := cmpfix.GoldenComparison(t)
 	var plain, color bytes.Buffer
-	if err := render.CompareText(render.Options{})(&plain, c); err != nil {
+	if err := render.Must(render.CompareForFormat("text", render.Options{}))(&plain, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := render.CompareText(render.Options{Color: true})(&color, c); err != nil {
+	if err := render.Must(render.CompareForFormat("text", render.Options{Color: true}))(&color, c); err != nil {
 		t.Fatal(err)
 	}
 	if got := fixture.Ansi.ReplaceAllString(color.String(), ""); got != plain.String() {
@@ -207,10 +175,7 @@ func TestCompareTextColor(t *testing.T) {
 func TestCompareRenderersReturnWriteErrors(t *testing.T) {
 	c := cmpfix.GoldenComparison(t)
 	for _, format := range []string{"text", "json", "markdown", "html"} {
-		render, err := render.CompareForFormat(format, render.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		render := render.Must(render.CompareForFormat(format, render.Options{}))
 		for _, n := range []int{0, 100, 1000} {
 			if err := render(&fixture.FailingWriter{N: n}, c); !errors.Is(err, fixture.ErrDiskFull) {
 				t.Errorf("%s, writer failing after %d bytes: err = %v; want %v", format, n, err, fixture.ErrDiskFull)
@@ -222,13 +187,12 @@ func TestCompareRenderersReturnWriteErrors(t *testing.T) {
 	}
 }
 
-// TestCompareLatencyCannotTell: every request 29 ms slower on 150 a side
-// showed the p99 going 3.33 → 32.3ms as "not significant", as though the
-// test had looked and found nothing: with so few requests in the slowest
-// 1% no p could pass the level. The percentile now says that it cannot
-// tell, the least p it could give and about how many requests would let
-// it; the conclusion names the total's; and with that many requests a
-// side the same slowdown is found. A median on 3 requests a side alike.
+// TestCompareLatencyCannotTell: a p99 moved by a slowdown on too few
+// requests for any p to pass the level (29 ms on 150 a side) says that it
+// cannot tell, not "not significant": the least p it could give and about
+// how many requests would let it; the conclusion names the total's; with
+// that many requests a side the slowdown is found. A median on 3 requests
+// a side alike.
 func TestCompareLatencyCannotTell(t *testing.T) {
 	c := cmpfix.SlowerComparison(t, 150, 0)
 	l := &c.Totals.Latency
@@ -244,16 +208,13 @@ func TestCompareLatencyCannotTell(t *testing.T) {
 	if !strings.HasSuffix(c.Conclusion, want) {
 		t.Errorf("conclusion %q; want it to end %q", c.Conclusion, want)
 	}
-	var buf bytes.Buffer
-	if err := render.CompareText(render.Options{Width: 200})(&buf, c); err != nil {
-		t.Fatal(err)
-	}
+	buf := render.Written(t, render.Must(render.CompareForFormat("text", render.Options{Width: 200})), c)
 	for _, scope := range []string{"127.0.0.1", "total"} {
 		n := "150 and 150"
 		if scope == "total" {
 			n = "300 and 300"
 		}
-		l := lineWith(strings.ReplaceAll(buf.String(), "\n    ", " "), scope+": p99")
+		l := lineWith(strings.ReplaceAll(buf, "\n    ", " "), scope+": p99")
 		if !strings.Contains(l, "cannot tell with "+n+" requests: no p below ") || strings.Contains(l, "not significant") ||
 			!strings.Contains(l, "about "+strconv.FormatInt(q.RequestsToTell, 10)+" requests a side would do") {
 			t.Errorf("%s's p99: %q; want it to say it cannot tell with %s requests, and how many would", scope, l, n)
@@ -285,17 +246,13 @@ func TestCompareLatencyCannotTell(t *testing.T) {
 // renderCmp renders c with r, failing the test on an error.
 func renderCmp(t *testing.T, c *compare.Comparison, r render.CompareRenderer) string {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := r(&buf, c); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	return render.Written(t, r, c)
 }
 
-// TestCompareHeadlineSaysRegressionOnce: the text headline read
-// "REGRESSED regression: 127.0.0.2 0% → 12%, …"; the status says it once
-// now, in the full and the brief comparison, and in the gate's line
-// (Headline), while the JSON's conclusion still starts "regression: ".
+// TestCompareHeadlineSaysRegressionOnce: the text headline says
+// "regression" once, not "REGRESSED regression: …", in the full and the
+// brief comparison and in the gate's line (Headline), while the JSON's
+// conclusion starts "regression: ".
 func TestCompareHeadlineSaysRegressionOnce(t *testing.T) {
 	for name, c := range map[string]*compare.Comparison{
 		"failures": cmpfix.GoldenComparison(t), "latency": cmpfix.SlowerComparison(t, 150, 11),
@@ -303,7 +260,7 @@ func TestCompareHeadlineSaysRegressionOnce(t *testing.T) {
 		if !strings.HasPrefix(c.Conclusion, "regression: ") || c.Headline() != strings.TrimPrefix(c.Conclusion, "regression: ") {
 			t.Errorf("%s: conclusion %q, headline %q; want the conclusion to start with regression:, the headline without it", name, c.Conclusion, c.Headline())
 		}
-		for _, r := range []render.CompareRenderer{render.CompareText(render.Options{Width: 80}), render.CompareText(render.Options{Width: 80, Brief: true})} {
+		for _, r := range []render.CompareRenderer{render.Must(render.CompareForFormat("text", render.Options{Width: 80})), render.Must(render.CompareForFormat("text", render.Options{Width: 80, Brief: true}))} {
 			first, _, _ := strings.Cut(renderCmp(t, c, r), "\n")
 			if want := "REGRESSED " + strings.Fields(c.Headline())[0]; !strings.HasPrefix(first, want) || strings.Contains(first, "regression") {
 				t.Errorf("%s: first line %q; want it to start %q and say regression once, as REGRESSED", name, first, want)
@@ -314,9 +271,8 @@ func TestCompareHeadlineSaysRegressionOnce(t *testing.T) {
 
 // TestCompareNewFailuresBesideSlower: a deploy made every request 29 ms
 // slower and 127.0.0.2 answer 11 502s of 150 where it answered none (not
-// significant once the tests are split). The IPv4 family and 127.0.0.2
-// read only "slower", and the conclusion said only the slowdown; now the
-// new failures are said beside it, in the rows and the conclusion.
+// significant once the tests are split): the rows of the IPv4 family and
+// 127.0.0.2, and the conclusion, say the new failures beside "slower".
 func TestCompareNewFailuresBesideSlower(t *testing.T) {
 	c := cmpfix.SlowerComparison(t, 150, 11)
 	sc := scopeOf(t, c, "family ipv4")
@@ -334,8 +290,8 @@ func TestCompareNewFailuresBesideSlower(t *testing.T) {
 		name string
 		r    render.CompareRenderer
 	}{
-		{"text", render.CompareText(render.Options{Width: 120})}, {"brief", render.CompareText(render.Options{Width: 120, Brief: true})},
-		{"markdown", render.CompareMarkdown(render.Options{})},
+		{"text", render.Must(render.CompareForFormat("text", render.Options{Width: 120}))}, {"brief", render.Must(render.CompareForFormat("text", render.Options{Width: 120, Brief: true}))},
+		{"markdown", render.Must(render.CompareForFormat("markdown", render.Options{}))},
 	} {
 		out := renderCmp(t, c, f.r)
 		for _, row := range []struct{ label, change string }{{"IPv4", "slower, new 502"}, {"127.0.0.2", "slower, new 502"}} {
@@ -350,18 +306,18 @@ func TestCompareNewFailuresBesideSlower(t *testing.T) {
 	}
 }
 
-// TestCompareMarksOnlyWhatATestFound: a single 502 that appeared on one of
-// 150 requests (p=1) was marked ✗ like a regression, in the full and the
-// brief comparison; ✗ marks only a change a test found now, and the 502 is
-// still listed. One that a test found (36 of 300, p<1e-9) keeps its ✗.
+// TestCompareMarksOnlyWhatATestFound: ✗ marks only a change a test found,
+// in the full and the brief comparison: a single 502 on one of 150
+// requests (p=1) is listed unmarked; one that a test found (36 of 300,
+// p<1e-9) keeps its ✗.
 func TestCompareMarksOnlyWhatATestFound(t *testing.T) {
 	one := cmpfix.SlowerComparison(t, 150, 1)
 	for _, f := range []struct {
 		name string
 		r    render.CompareRenderer
 	}{
-		{"text", render.CompareText(render.Options{Width: 120})}, {"brief", render.CompareText(render.Options{Width: 120, Brief: true})},
-		{"markdown", render.CompareMarkdown(render.Options{})}, {"brief markdown", render.CompareMarkdown(render.Options{Brief: true})},
+		{"text", render.Must(render.CompareForFormat("text", render.Options{Width: 120}))}, {"brief", render.Must(render.CompareForFormat("text", render.Options{Width: 120, Brief: true}))},
+		{"markdown", render.Must(render.CompareForFormat("markdown", render.Options{}))}, {"brief markdown", render.Must(render.CompareForFormat("markdown", render.Options{Brief: true}))},
 	} {
 		out := renderCmp(t, one, f.r)
 		l := lineWith(out, "127.0.0.2", "502", "appeared")

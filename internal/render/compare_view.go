@@ -14,12 +14,6 @@ import (
 // CompareRenderer writes a comparison in one format.
 type CompareRenderer func(io.Writer, *compare.Comparison) error
 
-// CompareText is CompareForFormat's text renderer.
-func CompareText(o Options) CompareRenderer { r, _ := CompareForFormat("text", o); return r }
-
-// CompareMarkdown is CompareForFormat's Markdown renderer.
-func CompareMarkdown(o Options) CompareRenderer { r, _ := CompareForFormat("markdown", o); return r }
-
 // CompareForFormat returns the comparison renderer of a --format value
 // (text, json, markdown or html); o.Brief makes all but JSON one screen
 // long.

@@ -20,11 +20,8 @@ import (
 func TestEndpointTablesShareOneLayout(t *testing.T) {
 	r := fixture.GoldenReport(t)
 	for _, width := range []int{80, 120} {
-		var b strings.Builder
-		if err := Text(Options{Width: width})(&b, r); err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(b.String(), "\n")
+		b := Written(t, Text(Options{Width: width}), r)
+		lines := strings.Split(b, "\n")
 		var heads []string
 		for i, l := range lines {
 			if strings.HasPrefix(l, "BY ENDPOINT  ") && i+1 < len(lines) {
@@ -97,20 +94,16 @@ func TestMergedDNSNamesItsInputs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("DNS rows\n%q; want\n%q", got, want)
 	}
-	var text strings.Builder
-	if err := Text(Options{Width: 120})(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	for name, doc := range map[string]string{"text": text.String(), "markdown": renderMarkdown(t, r), "html": textOf(parseHTML(t, renderHTML(t, r)))} {
+	text := Written(t, Text(Options{Width: 120}), r)
+	for name, doc := range map[string]string{"text": text, "markdown": renderMarkdown(t, r), "html": textOf(parseHTML(t, renderHTML(t, r)))} {
 		for _, w := range []string{"system, in eu.json and us.json", "system, in ap.json"} {
 			if !strings.Contains(norm(doc), w) {
 				t.Errorf("the %s report lacks %q", name, w)
 			}
 		}
 	}
-	if n := strings.Count(text.String(), "sign.example.com:443 (system"); n != 2 {
-		t.Errorf("the text report has %d DNS lines of sign.example.com; want 2:\n%s", n, text.String())
+	if n := strings.Count(text, "sign.example.com:443 (system"); n != 2 {
+		t.Errorf("the text report has %d DNS lines of sign.example.com; want 2:\n%s", n, text)
 	}
 }
 
@@ -132,11 +125,7 @@ func TestReleaseGateOneName(t *testing.T) {
 	} {
 		r := fixture.GoldenReport(t)
 		r.Thresholds = report.CheckLimits(r, tt.limits)
-		var b strings.Builder
-		if err := Text(Options{Width: 120})(&b, r); err != nil {
-			t.Fatal(err)
-		}
-		text := b.String()
+		text := Written(t, Text(Options{Width: 120}), r)
 		lines := strings.Split(text, "\n")
 		if !slices.Contains(lines[:3], tt.first) {
 			t.Errorf("%s: the text report does not start with %q:\n%s", tt.name, tt.first, strings.Join(lines[:3], "\n"))
@@ -183,15 +172,9 @@ func TestAbandonedInEveryFormat(t *testing.T) {
 	r := fixture.AbandonedRun(t)
 	for _, brief := range []bool{false, true} {
 		for _, format := range []string{"text", "markdown", "html"} {
-			render, err := ForFormat(format, Options{Width: 100, Brief: brief})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b strings.Builder
-			if err := render(&b, r); err != nil {
-				t.Fatal(err)
-			}
-			doc := strings.Join(strings.Fields(b.String()), " ")
+			render := Must(ForFormat(format, Options{Width: 100, Brief: brief}))
+			b := Written(t, render, r)
+			doc := norm(b)
 			// Text says them beside the requests and in the verdict's
 			// line; Markdown and HTML in the run's sentence.
 			wants := []string{"10 requests (10.0/s) to 1 endpoint: 8 finished, 0 of them failed, and 2 were abandoned: still in flight when a second interrupt ended the wait"}
@@ -204,7 +187,7 @@ func TestAbandonedInEveryFormat(t *testing.T) {
 			}
 			for _, w := range wants {
 				if !strings.Contains(doc, w) {
-					t.Errorf("%s (brief %v) does not say %q:\n%s", format, brief, w, b.String())
+					t.Errorf("%s (brief %v) does not say %q:\n%s", format, brief, w, b)
 				}
 			}
 		}

@@ -16,8 +16,6 @@ import (
 	"github.com/pinprobe/pinprobe/internal/cmpfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
-
-	"golang.org/x/net/html"
 )
 
 // chromiumPath finds headless Chromium: Debian's chromium package. Without
@@ -99,10 +97,7 @@ func testDOM(t *testing.T, b *browser) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			page := dom(t, b, writePage(t, tc.rep))
-			doc, err := html.Parse(strings.NewReader(page))
-			if err != nil {
-				t.Fatalf("parse the DOM: %v", err)
-			}
+			doc := parseHTML(t, page)
 			titles := find(doc, tagged("title"))
 			if len(titles) == 0 || !strings.HasPrefix(textOf(titles[0]), tc.title) {
 				t.Fatalf("the browser did not load the page; DOM:\n%.500s", page)

@@ -523,10 +523,7 @@ func newLatencyChart(v *View) *latencyChart {
 			y += headerH
 		}
 		for _, row := range tv.Rows {
-			full := row.Label
-			if v.MultiURL {
-				full += " " + v.short[tv.Target]
-			}
+			full := v.named(row.Label, tv.Target)
 			lr := latencyRow{chartRow: chartRow{Y: f(y), Label: chartLabel(row.Label), Full: full, Failing: row.Failing, Suspect: row.Suspect}}
 			e := row.Stats
 			if e == nil || e.Requests == 0 {

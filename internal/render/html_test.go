@@ -1,10 +1,8 @@
 package render
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 
@@ -21,42 +18,12 @@ import (
 
 func renderHTML(t *testing.T, r *report.Report) string {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := HTML(&buf, r); err != nil {
-		t.Fatalf("HTML: %v", err)
-	}
-	return buf.String()
+	return Written(t, HTML, r)
 }
 
 func TestHTMLGolden(t *testing.T) {
 	got := renderHTML(t, fixture.GoldenReport(t))
-	golden := filepath.Join("testdata", "html.golden")
-	if *docfix.Update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/render -run TestHTMLGolden -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("HTML report differs from %s (rerun with -update if the change is intended)", golden)
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			g, w := "", ""
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Errorf("first difference at line %d:\ngot:  %s\nwant: %s", i+1, g, w)
-				break
-			}
-		}
-	}
+	CheckGolden(t, filepath.Join("testdata", "html.golden"), got)
 	if again := renderHTML(t, fixture.GoldenReport(t)); again != got {
 		t.Errorf("two renderings of the same report differ")
 	}
@@ -348,10 +315,15 @@ func TestHTMLHostileContent(t *testing.T) {
 	}
 }
 
-// TestHTMLEmptyReport: a run that sent nothing still makes a page, without
-// charts.
-func TestHTMLEmptyReport(t *testing.T) {
-	r := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{}, Verdict: report.Verdict{Status: report.VerdictNoData, Summary: "No request was sent, so there is nothing to judge."}}
+// TestEmptyReport: a run that sent nothing still makes a page, without
+// charts, and a Markdown document, each titled.
+func TestEmptyReport(t *testing.T) {
+	r := noData()
+	md := renderMarkdown(t, r)
+	if !strings.HasPrefix(md, "# pinprobe: no data — no host\n") {
+		t.Errorf("empty report starts %q", md[:min(len(md), 60)])
+	}
+	fixture.CheckMarkdown(t, md)
 	doc := parseHTML(t, renderHTML(t, r))
 	checkSelfContained(t, doc)
 	if got := len(find(doc, classed("chart"))); got != 0 {
@@ -363,16 +335,10 @@ func TestHTMLEmptyReport(t *testing.T) {
 }
 
 func TestHTMLForFormat(t *testing.T) {
-	render, err := ForFormat("html", Options{})
-	if err != nil {
-		t.Fatalf("ForFormat(html): %v", err)
-	}
-	var buf bytes.Buffer
-	if err := render(&buf, fixture.GoldenReport(t)); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(buf.String(), "<!DOCTYPE html>\n") || !strings.HasSuffix(buf.String(), "</html>\n") {
-		t.Errorf("html format does not write a whole page: %.60q … %q", buf.String(), buf.String()[max(0, buf.Len()-20):])
+	render := Must(ForFormat("html", Options{}))
+	buf := Written(t, render, fixture.GoldenReport(t))
+	if !strings.HasPrefix(buf, "<!DOCTYPE html>\n") || !strings.HasSuffix(buf, "</html>\n") {
+		t.Errorf("html format does not write a whole page: %.60q … %q", buf, buf[max(0, len(buf)-20):])
 	}
 }
 
@@ -504,7 +470,7 @@ func TestHTMLInside(t *testing.T) {
 	box := byID(doc, "verdict")
 	var suspects []string
 	for _, li := range titledList(box, "Suspects") {
-		suspects = append(suspects, strings.Join(strings.Fields(textOf(li)), " "))
+		suspects = append(suspects, norm(textOf(li)))
 	}
 	wantSuspects := []string{"address 2001:db8::1 IPv6: answers 502",
 		"instance X-Served-By: gw-3 behind 192.0.2.2 IPv4: answers 502; on 192.0.2.2 ×12; 3 of 12 connections failed"}
@@ -614,12 +580,9 @@ func TestHTMLMerged(t *testing.T) {
 			t.Errorf("the Markdown report lacks %q", want)
 		}
 	}
-	var tx strings.Builder
-	if err := Text(Options{})(&tx, r); err != nil {
-		t.Fatal(err)
-	}
+	tx := Written(t, Text(Options{}), r)
 	for _, want := range []string{"MERGED from 2 reports: eu.json, us.json", " · us.json was interrupted"} {
-		if !strings.Contains(tx.String(), want) {
+		if !strings.Contains(tx, want) {
 			t.Errorf("the text report lacks %q", want)
 		}
 	}
@@ -684,10 +647,7 @@ func TestHTMLNotesSayMore(t *testing.T) {
 	sentences := strings.SplitAfter(r.Verdict.Summary, ". ")
 	fresh := "198.51.100.20 was slow to connect between 20:43:02 and 20:43:04 UTC."
 	r.Verdict.Notes = []string{r.Verdict.Summary, strings.TrimSpace(sentences[0]), fresh, fresh}
-	doc, err := html.Parse(strings.NewReader(renderHTML(t, r)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := parseHTML(t, renderHTML(t, r))
 	var notes []string
 	for _, li := range titledList(doc, "Also found") {
 		notes = append(notes, textOf(li))
@@ -707,18 +667,15 @@ func TestNotesSayMoreEveryFormat(t *testing.T) {
 	first := strings.TrimSpace(strings.SplitAfter(r.Verdict.Summary, ". ")[0])
 	fresh := "198.51.100.20 was slow to connect between 20:43:02 and 20:43:04 UTC."
 	r.Verdict.Notes = []string{r.Verdict.Summary, first, fresh, fresh}
-	for name, write := range map[string]Renderer{"text": Text(Options{Width: 400, Detail: true}), "markdown": Markdown} {
-		var b bytes.Buffer
-		if err := write(&b, r); err != nil {
-			t.Fatal(err)
-		}
+	for name, write := range map[string]Renderer{"text": Text(Options{Width: 400, Detail: true}), "markdown": Must(ForFormat("markdown", Options{}))} {
+		b := Written(t, write, r)
 		// Words, not line breaks or Markdown's escapes, are compared.
-		out := strings.Join(strings.Fields(strings.ReplaceAll(b.String(), `\`, "")), " ")
+		out := norm(strings.ReplaceAll(b, `\`, ""))
 		if n := strings.Count(out, fresh); n != 1 {
 			t.Errorf("%s: the fresh note is written %d times; want once", name, n)
 		}
 		if n := strings.Count(out, strings.TrimSuffix(first, ".")); n != 1 {
-			t.Errorf("%s: the summary's first sentence is written %d times; want once (the notes repeat it):\n%s", name, n, b.String())
+			t.Errorf("%s: the summary's first sentence is written %d times; want once (the notes repeat it):\n%s", name, n, b)
 		}
 	}
 }

@@ -3,7 +3,6 @@
 package render
 
 import (
-	"bytes"
 	"fmt"
 	"image"
 	"os"
@@ -163,12 +162,9 @@ func testWidths(t *testing.T, b *browser) {
 // and returns its path.
 func writeBriefPage(t *testing.T, r *report.Report) string {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := writePageHTML(&buf, pageOf(r, true, false)); err != nil {
-		t.Fatalf("HTMLBrief: %v", err)
-	}
+	buf := Written(t, writePageHTML, pageOf(r, true, false))
 	path := filepath.Join(t.TempDir(), "brief.html")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(buf), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -1,14 +1,9 @@
 package render
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/net/html"
 
 	"github.com/pinprobe/pinprobe/internal/join"
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -52,16 +47,9 @@ func sampleJoin() *join.Join {
 // TestJoinText: the text join leads with the conclusion, shows every
 // section, and writes no escape or reordering character a log sent.
 func TestJoinText(t *testing.T) {
-	r, err := JoinForFormat("text", Options{Width: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := r(&b, sampleJoin()); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	flat := strings.Join(strings.Fields(out), " ")
+	r := Must(JoinForFormat("text", Options{Width: 100}))
+	out := Written(t, r, sampleJoin())
+	flat := norm(out)
 	for _, want := range []string{"FAILURES TRACED All 50 502s", "BY BACKEND", "BY PINPROBE ENDPOINT", "+3200 ms ± 1 ms", `\x1b[31m`, `\u{202e}`, "1 line did not parse (line 17)", "75 of other clients"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("text join lacks %q:\n%s", want, out)
@@ -89,15 +77,8 @@ func TestJoinStatusAndMarks(t *testing.T) {
 		{Name: "listener-b", Requests: 45, Failed: 1, FailureRate: 1.0 / 45, Status: map[string]int64{"502": 1, "200": 44}, Endpoints: map[string]int64{"127.0.0.1": 45}, P: 1},
 	}
 	for _, f := range []string{"text", "markdown", "html"} {
-		r, err := JoinForFormat(f, Options{Width: 120})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b bytes.Buffer
-		if err := r(&b, j); err != nil {
-			t.Fatal(err)
-		}
-		out := b.String()
+		r := Must(JoinForFormat(f, Options{Width: 120}))
+		out := Written(t, r, j)
 		if !strings.Contains(out, "UNTRACED") || strings.Contains(out, "NO FAILURE") {
 			t.Errorf("--format %s: headline not UNTRACED:\n%s", f, out)
 		}
@@ -118,29 +99,7 @@ func TestJoinStatusAndMarks(t *testing.T) {
 // TestJoinMarkdownRendersWithCmarkGFM: GitHub's Markdown engine makes of
 // the join the tables it has, the hostile name text in one cell.
 func TestJoinMarkdownRendersWithCmarkGFM(t *testing.T) {
-	var b bytes.Buffer
-	md, err := JoinForFormat("markdown", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := md(&b, sampleJoin()); err != nil {
-		t.Fatal(err)
-	}
-	doc := b.String()
-	bin, err := exec.LookPath("cmark-gfm")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("cmark-gfm is not installed: .ci/run installs it")
-		}
-		t.Skip("cmark-gfm is not installed (apt-get install cmark-gfm); .ci/run installs it")
-	}
-	cmd := exec.Command(bin, "--unsafe", "-e", "table")
-	cmd.Stdin = strings.NewReader(doc)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("cmark-gfm: %v", err)
-	}
-	page := string(out)
+	page := cmarkGFM(t, Written(t, Must(JoinForFormat("markdown", Options{})), sampleJoin()))
 	if got := strings.Count(page, "<table>"); got != 2 {
 		t.Errorf("%d tables; want 2 (backends, endpoints):\n%s", got, page)
 	}
@@ -159,14 +118,7 @@ func TestJoinMarkdownRendersWithCmarkGFM(t *testing.T) {
 // its style allowed by hash) and shows the hostile name as text;
 // TestHTMLInChromium/join loads it in Chromium.
 func TestJoinHTML(t *testing.T) {
-	var b bytes.Buffer
-	if err := writePageHTML(&b, joinPage(sampleJoin())); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := parseHTML(t, Written(t, writePageHTML, joinPage(sampleJoin())))
 	checkSelfContained(t, doc)
 	if n := len(find(doc, tagged("b"))); n != 0 {
 		t.Errorf("the hostile name made %d <b> elements", n)

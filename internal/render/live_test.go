@@ -1,13 +1,12 @@
 package render
 
 import (
-	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -32,15 +31,8 @@ func liveOf(r *report.Report, ended bool) *Live {
 // writeLive writes r's live page in format.
 func writeLive(t *testing.T, format string, r *report.Report, l *Live, width int) string {
 	t.Helper()
-	write, err := LiveForFormat(format, Options{Width: width})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := write(&buf, r, l); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	write := Must(LiveForFormat(format, Options{Width: width}))
+	return Written(t, func(w io.Writer, r *report.Report) error { return write(w, r, l) }, r)
 }
 
 // writeLivePage writes r's live page as HTML into a file, for a browser.
@@ -62,7 +54,7 @@ func writeLivePage(t *testing.T, r *report.Report) string {
 func TestLivePage(t *testing.T) {
 	r := fixture.GoldenReport(t)
 	text := writeLive(t, "text", r, liveOf(r, false), 80)
-	flat := strings.Join(strings.Fields(text), " ")
+	flat := norm(text)
 	if i, j := strings.Index(flat, "VERDICT"), strings.Index(flat, "Still failing: ipv6 of sign.example.com since 20:42:00 UTC, as"); i != 0 || j < 0 || strings.Count(text, "Still failing:") != 1 {
 		t.Errorf("the text page does not say once, under the verdict, what is still failing")
 	}
@@ -72,11 +64,7 @@ func TestLivePage(t *testing.T) {
 			t.Errorf("the text page has no %q", want)
 		}
 	}
-	for _, line := range strings.Split(text, "\n") {
-		if n := utf8.RuneCountInString(line); n > 80 {
-			t.Errorf("a line of %d columns at 80: %q", n, line)
-		}
-	}
+	CheckWidth(t, text, 80)
 	md := writeLive(t, "markdown", r, liveOf(r, true), 0)
 	if strings.Contains(md, "pinprobe-0a1b2c3d-1-4") || !strings.Contains(md, "pinprobe-0a1b2c3d-1-7") {
 		t.Errorf("the lasting suspect's row does not show its latest three IDs of four")

@@ -11,35 +11,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
 
 func renderMarkdown(t *testing.T, r *report.Report) string {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := Markdown(&buf, r); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	return Written(t, Must(ForFormat("markdown", Options{})), r)
 }
 
 func TestMarkdownGolden(t *testing.T) {
 	got := renderMarkdown(t, fixture.GoldenReport(t))
-	golden := filepath.Join("testdata", "markdown.golden")
-	if *docfix.Update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/render -run TestMarkdownGolden -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("markdown report differs from %s (rerun with -update if the change is intended)\ngot:\n%s", golden, got)
-	}
+	CheckGolden(t, filepath.Join("testdata", "markdown.golden"), got)
 	fixture.CheckMarkdown(t, got)
 }
 
@@ -114,16 +97,9 @@ func TestMarkdownHostileContent(t *testing.T) {
 }
 
 func TestMarkdownForFormat(t *testing.T) {
-	render, err := ForFormat("markdown", Options{})
-	if err != nil {
-		t.Fatalf("ForFormat(markdown): %v", err)
-	}
+	render := Must(ForFormat("markdown", Options{}))
 	rep := fixture.GoldenReport(t)
-	var buf bytes.Buffer
-	if err := render(&buf, rep); err != nil {
-		t.Fatal(err)
-	}
-	got := buf.String()
+	got := Written(t, render, rep)
 	if !strings.HasPrefix(got, "# pinprobe: ") {
 		t.Errorf("ForFormat(markdown) output starts %q; want a pinprobe title", got[:min(len(got), 40)])
 	}
@@ -204,8 +180,7 @@ func TestMarkdownTitleIsTheHeadline(t *testing.T) {
 		{report.Verdict{Status: report.VerdictNoData}, "no data"},
 	}
 	for _, tt := range tests {
-		r := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{}, Verdict: tt.verdict}
-		if got := renderMarkdown(t, r); !strings.HasPrefix(got, "# pinprobe: "+tt.want+" — ") {
+		if got := renderMarkdown(t, verdictOnly(tt.verdict)); !strings.HasPrefix(got, "# pinprobe: "+tt.want+" — ") {
 			t.Errorf("%s: title %q; want it to start with %q", tt.verdict.Status, strings.SplitN(got, "\n", 2)[0], "# pinprobe: "+tt.want)
 		}
 	}
@@ -215,22 +190,12 @@ func TestMarkdownTitleIsTheHeadline(t *testing.T) {
 // response header, which a server chooses, so markup in one stays text.
 func TestMarkdownTitleEscapesInstances(t *testing.T) {
 	for _, value := range []string{"<img src=x onerror=alert(1)>", "[l](javascript:alert(1))", "*gw*_1_`x`"} {
-		r := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{},
-			Verdict: report.Verdict{Status: report.VerdictConcentrated, Headline: "X-Served-By: " + value + " behind 127.0.0.2 answers 502"}}
+		r := verdictOnly(report.Verdict{Status: report.VerdictConcentrated, Headline: "X-Served-By: " + value + " behind 127.0.0.2 answers 502"})
 		title := strings.SplitN(renderMarkdown(t, r), "\n", 2)[0]
 		if want := "# pinprobe: X-Served-By: " + mdText(value) + " behind"; !strings.HasPrefix(title, want) {
 			t.Errorf("title %q; want it to start with %q", title, want)
 		}
 	}
-}
-
-func TestMarkdownEmptyReport(t *testing.T) {
-	r := &report.Report{Version: "0.1.0", Families: map[string]*report.Stats{}, Verdict: report.Verdict{Status: report.VerdictNoData, Summary: "No request was sent, so there is nothing to judge."}}
-	got := renderMarkdown(t, r)
-	if !strings.HasPrefix(got, "# pinprobe: no data — no host\n") {
-		t.Errorf("empty report starts %q", got[:min(len(got), 60)])
-	}
-	fixture.CheckMarkdown(t, got)
 }
 
 func TestMdText(t *testing.T) {
@@ -300,26 +265,13 @@ func TestMdText(t *testing.T) {
 // (raw HTML is let through, as a less careful portal would, to catch any
 // that leaks).
 func TestMarkdownRendersWithCmarkGFM(t *testing.T) {
-	bin, err := exec.LookPath("cmark-gfm")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("cmark-gfm is not installed: .ci/run installs it")
-		}
-		t.Skip("cmark-gfm is not installed (apt-get install cmark-gfm); .ci/run installs it")
-	}
 	hostile := fixture.GoldenReport(t)
 	hostile.Fingerprints[0].Body = "```\n| a | b |\n</details>\n<script>alert(1)</script>\n"
 	hostile.Fingerprints[0].Server = "evil | <b>bold</b> `tick`"
 	hostile.Endpoints[1].Samples[0].Headers["X-Evil"] = "a | b ``` </details>"
 	for name, rep := range map[string]*report.Report{"golden": fixture.GoldenReport(t), "hostile": hostile} {
 		doc := renderMarkdown(t, rep)
-		cmd := exec.Command(bin, "--unsafe", "-e", "table", "-e", "autolink", "-e", "strikethrough")
-		cmd.Stdin = strings.NewReader(doc)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s: cmark-gfm: %v", name, err)
-		}
-		html := string(out)
+		html := cmarkGFM(t, doc)
 		// Count the tables by their shape (a block of lines starting with
 		// "|"), not by a valid delimiter row, so a broken one shows.
 		tables, fences := 0, 0

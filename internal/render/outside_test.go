@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -97,10 +96,7 @@ func renderAll(t *testing.T, golden, r *report.Report) map[string]string {
 		{"html", "html", Options{}}, {"html brief", "html", Options{Brief: true}}, {"json", "json", Options{}},
 		{"text brief", "text", Options{Brief: true}}, {"text brief color", "text", Options{Brief: true, Color: true, Width: 200}},
 	} {
-		render, err := ForFormat(f.format, f.o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		render := Must(ForFormat(f.format, f.o))
 		var buf bytes.Buffer
 		if err := render(&buf, r); err != nil {
 			t.Fatalf("%s: %v", f.name, err)
@@ -110,15 +106,8 @@ func renderAll(t *testing.T, golden, r *report.Report) map[string]string {
 	c := compare.Reports(golden, r)
 	c.Before.File, c.After.File = "before.json", outside
 	for _, f := range []string{"text", "markdown", "json"} {
-		cr, err := CompareForFormat(f, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := cr(&buf, c); err != nil {
-			t.Fatalf("compare %s: %v", f, err)
-		}
-		out["compare "+f] = buf.String()
+		cr := Must(CompareForFormat(f, Options{}))
+		out["compare "+f] = Written(t, cr, c)
 	}
 	return out
 }
@@ -126,21 +115,12 @@ func renderAll(t *testing.T, golden, r *report.Report) map[string]string {
 // hostileElements returns the elements of page that outside text made.
 func hostileElements(t *testing.T, page string) []string {
 	t.Helper()
-	doc, err := html.Parse(strings.NewReader(page))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var found []string
-	var visit func(n *html.Node)
-	visit = func(n *html.Node) {
+	walk(parseHTML(t, page), func(n *html.Node) {
 		if n.Type == html.ElementNode && (n.Data == "img" || n.Data == "script" && !strings.Contains(textOf(n), "pinprobe")) {
 			found = append(found, n.Data)
 		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			visit(c)
-		}
-	}
-	visit(doc)
+	})
 	return found
 }
 
@@ -192,26 +172,17 @@ func TestOutsideStringsInEveryRenderer(t *testing.T) {
 // report with outside text in every field at once: none of it becomes an
 // element or a javascript: link.
 func TestOutsideStringsInCmarkGFM(t *testing.T) {
-	bin, err := exec.LookPath("cmark-gfm")
-	if err != nil {
-		t.Skip("cmark-gfm is not installed (apt-get install cmark-gfm); .ci/run installs it")
-	}
 	r := fixture.GoldenReport(t)
 	for _, f := range outsideFields {
 		f.set(r, outside)
 	}
 	outs := renderAll(t, fixture.GoldenReport(t), r)
 	for _, format := range []string{"markdown", "markdown brief", "compare markdown"} {
-		cmd := exec.Command(bin, "--unsafe", "-e", "table", "-e", "autolink", "-e", "strikethrough")
-		cmd.Stdin = strings.NewReader(outs[format])
-		page, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("cmark-gfm: %v", err)
-		}
-		if els := hostileElements(t, string(page)); len(els) > 0 {
+		page := cmarkGFM(t, outs[format])
+		if els := hostileElements(t, page); len(els) > 0 {
 			t.Errorf("%s: outside text made %v elements in cmark-gfm's HTML", format, els)
 		}
-		if strings.Contains(string(page), `href="javascript:`) {
+		if strings.Contains(page, `href="javascript:`) {
 			t.Errorf("%s: outside text made a javascript: link", format)
 		}
 	}

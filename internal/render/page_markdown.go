@@ -7,13 +7,13 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
 // writePageMarkdown writes p as GitHub-flavoured Markdown: the title, the
 // lead quoted (its status in bold), each section under "## ", a table's title under
-// "### ". Every string is escaped here (mdText, codeSpan), none before.
+// "### ". Every string is escaped here (mdText, codeSpan), none before, and
+// no raw HTML is written: a system that strips HTML shows it as written.
 func writePageMarkdown(w io.Writer, p *Page) error {
 	m := &mdWriter{errWriter: errWriter{w: w}}
 	p = p.in(FormatMarkdown)
@@ -148,15 +148,6 @@ func (m *mdWriter) pageTable(tb *Table) {
 		}
 		m.printf("\n%s\n", strings.Join(notes, " "))
 	}
-}
-
-// Markdown writes the report as a Markdown document for a GitHub issue or a
-// ticket, read by someone who never heard of pinprobe: the verdict first, the
-// long parts last, as appendices. Everything from outside is escaped or fenced,
-// and no raw HTML is used, so a system that strips HTML shows it as written.
-// ForFormat with Options.Brief gives one screen of it (see briefPage).
-func Markdown(w io.Writer, r *report.Report) error {
-	return writePageMarkdown(w, pageOf(r, false, false))
 }
 
 // mdWriter writes the Markdown report.

@@ -1,7 +1,7 @@
 package render
 
 import (
-	"bytes"
+	"io"
 	"strings"
 	"testing"
 )
@@ -20,12 +20,8 @@ func TestPageTextTables(t *testing.T) {
 		Table{Title: "capped", Marks: true, Cols: cols, TextCap: 2, More: "in the documents", Rows: []Row{
 			{Cells: []string{"c1", "1", ""}}, {Cells: []string{"c2", "2", ""}}, {Cells: []string{"c3", "3", ""}}, {Cells: []string{"c4", "4", ""}}}},
 	}}}}
-	var b bytes.Buffer
-	if err := writePageText(&b, p, Options{Width: 80}); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	flat := strings.Join(strings.Fields(out), " ")
+	out := Written(t, func(w io.Writer, p *Page) error { return writePageText(w, p, Options{Width: 80}) }, p)
+	flat := norm(out)
 	for _, want := range []string{
 		"THINGS first what they are NAME COUNT ✗ a 1",
 		"THINGS empty 12 more counted together.",

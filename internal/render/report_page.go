@@ -331,7 +331,7 @@ func preflightSection(v *View) Section {
 			continue
 		}
 		addr, result, detail := c.Address, "ok", c.Error
-		if u := v.short[c.Target]; v.MultiURL && u != "" {
+		if u := v.urlOf(c.Target); u != "" {
 			addr += " " + u
 		}
 		if c.OK {

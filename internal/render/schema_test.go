@@ -92,6 +92,13 @@ func TestSchemaMatchesGoTypes(t *testing.T) {
 // schemaDefs reads the $defs of kind's schema file.
 func schemaDefs(t *testing.T, kind string) map[string]any {
 	t.Helper()
+	defs, _ := schemaDoc(t, kind)["$defs"].(map[string]any)
+	return defs
+}
+
+// schemaDoc reads kind's schema file.
+func schemaDoc(t *testing.T, kind string) map[string]any {
+	t.Helper()
 	data, err := os.ReadFile(docfix.SchemaFile(kind))
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +107,7 @@ func schemaDefs(t *testing.T, kind string) map[string]any {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("%s: %v", docfix.SchemaFile(kind), err)
 	}
-	defs, _ := doc["$defs"].(map[string]any)
-	return defs
+	return doc
 }
 
 // refDef returns the definition a "#/$defs/NAME" reference names.
@@ -490,14 +496,7 @@ type coverage struct {
 
 func newCoverage(t *testing.T, kind string) *coverage {
 	t.Helper()
-	data, err := os.ReadFile(docfix.SchemaFile(kind))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var root map[string]any
-	if err := json.Unmarshal(data, &root); err != nil {
-		t.Fatal(err)
-	}
+	root := schemaDoc(t, kind)
 	defs, _ := root["$defs"].(map[string]any)
 	return &coverage{kind: kind, defs: defs, root: root, seen: map[string]map[string]bool{}}
 }

@@ -391,8 +391,8 @@ func cutList(s string, n int) string {
 		return s
 	}
 	items := strings.Fields(s)
-	// The most items that fit with their " +N", in one pass (a list of
-	// thousands was joined anew for each count).
+	// The most items that fit with their " +N", in one pass: a list may
+	// hold thousands.
 	best, w := 0, -1
 	for k := 1; k < len(items) && w <= n; k++ {
 		w += 1 + runes(items[k-1])

@@ -3,17 +3,14 @@ package render
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pinprobe/pinprobe/internal/check"
-	"github.com/pinprobe/pinprobe/internal/docfix"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/judge"
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -43,34 +40,10 @@ func TestTextGolden(t *testing.T) {
 
 func checkTextGolden(t *testing.T, rep *report.Report, o Options, name string) {
 	t.Helper()
-	width := o.Width
-	var buf bytes.Buffer
-	if err := Text(o)(&buf, rep); err != nil {
-		t.Fatal(err)
-	}
-	for i, line := range strings.Split(buf.String(), "\n") {
-		if n := utf8.RuneCountInString(line); n > width {
-			t.Errorf("line %d is %d columns wide; want at most %d: %q", i+1, n, width, line)
-		}
-	}
-	golden := filepath.Join("testdata", name)
-	if *docfix.Update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/render -run TestTextGolden -update to create it)", err)
-		return
-	}
-	if got := buf.String(); got != string(want) {
-		t.Errorf("text report differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
-	if bytes.Contains(buf.Bytes(), []byte("\x1b[")) {
+	buf := Written(t, Text(o), rep)
+	CheckWidth(t, buf, o.Width)
+	CheckGolden(t, filepath.Join("testdata", name), buf)
+	if strings.Contains(buf, "\x1b[") {
 		t.Errorf("Text without Color wrote ANSI escapes")
 	}
 }
@@ -126,10 +99,7 @@ func TestRenderersReturnWriteErrors(t *testing.T) {
 	rep := fixture.GoldenReport(t)
 	for _, format := range Formats {
 		for _, n := range []int{0, 100, 1000} {
-			render, err := ForFormat(format, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			render := Must(ForFormat(format, Options{}))
 			if err := render(&fixture.FailingWriter{N: n}, rep); !errors.Is(err, fixture.ErrDiskFull) {
 				t.Errorf("%s renderer, writer failing after %d bytes: err = %v; want %v", format, n, err, fixture.ErrDiskFull)
 			}
@@ -204,12 +174,9 @@ func TestTextStartsWithTheVerdict(t *testing.T) {
 		}
 		for _, width := range []int{80, 120} {
 			for _, detail := range []bool{false, true} {
-				var b strings.Builder
-				if err := Text(Options{Width: width, Detail: detail})(&b, tt.r); err != nil {
-					t.Fatal(err)
-				}
-				top, _, _ := strings.Cut(b.String(), "\npinprobe ")
-				if got := strings.Join(strings.Fields(top), " "); got != tt.want {
+				b := Written(t, Text(Options{Width: width, Detail: detail}), tt.r)
+				top, _, _ := strings.Cut(b, "\npinprobe ")
+				if got := norm(top); got != tt.want {
 					t.Errorf("%s at %d columns: the report starts\n%s\nwant\n%s", tt.name, width, top, tt.want)
 				}
 				last := tt.r.Verdict.Summary
@@ -217,8 +184,8 @@ func TestTextStartsWithTheVerdict(t *testing.T) {
 					last, _, _ = strings.Cut(tt.want, " RELEASE GATE")
 					last = strings.TrimPrefix(last, "VERDICT CONCENTRATED ") + "."
 				}
-				i := strings.LastIndex(b.String(), "\nVERDICT ")
-				if end := strings.Join(strings.Fields(b.String()[i+1:]), " "); i < len(b.String())/2 || !strings.HasPrefix(end, "VERDICT "+strings.ToUpper(tt.r.Verdict.Status)+" "+last) {
+				i := strings.LastIndex(b, "\nVERDICT ")
+				if end := norm(b[i+1:]); i < len(b)/2 || !strings.HasPrefix(end, "VERDICT "+strings.ToUpper(tt.r.Verdict.Status)+" "+last) {
 					t.Errorf("%s at %d columns (detail %v): the verdict at the end is not %q:\n%s", tt.name, width, detail, last, end)
 				}
 			}
@@ -238,16 +205,10 @@ func TestOutageLabel(t *testing.T) {
 	}
 	for format, want := range map[string]string{"text": "VERDICT OUTAGE 80 of 80 requests failed (100.0%): every request to every address",
 		"markdown": "> **Verdict: outage.** Every request to every address failed", "html": `<span class="badge">OUTAGE</span>`} {
-		w, err := ForFormat(format, Options{Width: 120})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		if err := w(&b, r); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("%s lacks %q:\n%.600s", format, want, b.String())
+		w := Must(ForFormat(format, Options{Width: 120}))
+		b := Written(t, w, r)
+		if !strings.Contains(b, want) {
+			t.Errorf("%s lacks %q:\n%.600s", format, want, b)
 		}
 	}
 }
@@ -275,11 +236,7 @@ func TestTerseText(t *testing.T) {
 		{"inside-detail", insideReport(t), true, append([]string{"DNS ANSWERS", "TIMELINE", "WHERE THE TIME WENT"}, stats...), []string{detailHint}},
 		{"golden", fixture.GoldenReport(t), false, []string{"DNS ANSWERS", "WHERE THE TIME WENT", "TIMELINE"}, []string{"95% CI", "Bonferroni"}},
 	} {
-		var b strings.Builder
-		if err := Text(Options{Width: 400, Detail: tt.detail})(&b, tt.r); err != nil {
-			t.Fatal(err)
-		}
-		out := b.String()
+		out := Written(t, Text(Options{Width: 400, Detail: tt.detail}), tt.r)
 		for _, w := range tt.has {
 			if !strings.Contains(out, w) {
 				t.Errorf("%s: no %q in\n%s", tt.name, w, out)

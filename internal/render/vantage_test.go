@@ -27,7 +27,7 @@ func TestVantageBreakdown(t *testing.T) {
 			"✗ eu-west 1 all 400 60 15.0%", "✗ 2001:db8::10 IPv6 200 60 30.0%", "us-east 2 all 800 0 0.0%",
 			// The headline, in the terse verdict.
 			"answers 502; only eu-west sees 2001:db8::10 fail."}},
-		{"markdown", func(b *bytes.Buffer) error { return render.Markdown(b, m) }, []string{
+		{"markdown", func(b *bytes.Buffer) error { return render.Must(render.ForFormat("markdown", render.Options{}))(b, m) }, []string{
 			"## By vantage point", "| ✗ | **eu-west** | 1 | all | | 400 | 60 | 15.0% |",
 			"| Report | Vantage | From (UTC) |", "| eu-west.json | eu-west | 2026-06-16T20:43:00.000Z |", "| us-east.json:us-east-2.json | us-east |",
 			"| ✗ | | | 2001:db8::10 | IPv6 | 200 | 60 | 30.0% |", "| | us-east | 2 | all | | 800 | 0 | 0.0% |",
@@ -57,11 +57,8 @@ func TestVantageBreakdown(t *testing.T) {
 	}
 	// A single run says its vantage and shows no breakdown.
 	one := fixture.VantageRun(t, "eu-west", 0, 0)
-	var b bytes.Buffer
-	if err := render.Text(render.Options{})(&b, one); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "from eu-west") || strings.Contains(b.String(), "BY VANTAGE") {
-		t.Errorf("a single run's text: want its vantage and no breakdown:\n%s", b.String())
+	b := render.Written(t, render.Text(render.Options{}), one)
+	if !strings.Contains(b, "from eu-west") || strings.Contains(b, "BY VANTAGE") {
+		t.Errorf("a single run's text: want its vantage and no breakdown:\n%s", b)
 	}
 }

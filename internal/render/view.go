@@ -262,10 +262,7 @@ func (v *View) verdict(r *report.Report) {
 		row := SuspectRow{Kind: s.Kind, How: s.How,
 			Failed: fmt.Sprintf("%d of %d request%s failed", s.Failed, s.Requests, words.Plural(int(s.Requests))),
 			RateCI: rateCI(s.Failed, s.Requests, s.FailureRate), P: words.PValue(s.P)}
-		if v.MultiURL && s.Target != "" {
-			row.URL = v.short[s.Target]
-		}
-		row.Address, row.Family = s.Address, words.FamilyName(s.Family)
+		row.URL, row.Address, row.Family = v.urlOf(s.Target), s.Address, words.FamilyName(s.Family)
 		switch s.Kind {
 		case report.SuspectGroup:
 			row.What, row.Label = "instance", s.Group
@@ -372,10 +369,7 @@ func (v *View) slowScope(f *report.SlowFinding) (what, label, url, against strin
 	case report.TestGroup:
 		return "instance", f.Header + ": " + f.Value, "", "the other values of " + f.Header
 	case report.TestEndpoint:
-		if v.MultiURL {
-			url = v.short[f.Target]
-		}
-		return "address", f.Address, url, "the other addresses of its URL"
+		return "address", f.Address, v.urlOf(f.Target), "the other addresses of its URL"
 	}
 	return "scope", f.Scope, "", "the rest"
 }
@@ -517,10 +511,7 @@ func gateRows(v *View) []Row {
 		t := &v.r.Thresholds[i]
 		short, value, bound := t.Scope, "-", "-"
 		if e := where[t.Scope]; e != nil {
-			short = e.Address
-			if v.MultiURL {
-				short += " " + v.short[e.Target]
-			}
+			short = v.named(e.Address, e.Target)
 		}
 		if t.Value != nil {
 			value = thresholdValue(t, *t.Value)
@@ -751,11 +742,22 @@ func (v *View) endpoints(r *report.Report, targets []string) {
 
 // Label names endpoint e for a row outside its URL's own table: its address,
 // and its URL too when the run has several (see ShortURL).
-func (v *View) Label(e *report.Endpoint) string {
+func (v *View) Label(e *report.Endpoint) string { return v.named(e.Address, e.Target) }
+
+// named is address of target, with the URL too when the run has several.
+func (v *View) named(address, target string) string {
 	if !v.MultiURL {
-		return e.Address
+		return address
 	}
-	return e.Address + " " + v.short[e.Target]
+	return address + " " + v.short[target]
+}
+
+// urlOf is target's short URL when the run has several; "" otherwise.
+func (v *View) urlOf(target string) string {
+	if !v.MultiURL {
+		return ""
+	}
+	return v.short[target]
 }
 
 // dnsHistory says when e's address came and went during the run, times
@@ -809,11 +811,8 @@ func (v *View) timeline(r *report.Report) {
 		eps[r.Endpoints[i].Target+" "+r.Endpoints[i].Address] = &r.Endpoints[i]
 	}
 	for _, s := range tl.Series {
-		row := SeriesRow{Label: s.Address, Target: s.Target, Full: s.Address, Requests: s.Requests, Failed: s.Failed,
+		row := SeriesRow{Label: s.Address, Target: s.Target, Full: v.named(s.Address, s.Target), Requests: s.Requests, Failed: s.Failed,
 			Suspect: blamed[s.Target+" "+s.Address] != nil}
-		if v.MultiURL {
-			row.Full += " " + v.short[s.Target]
-		}
 		if e := eps[s.Target+" "+s.Address]; e != nil {
 			row.Failing = e.Failed > 0
 			row.Added, row.Removed = e.AddedAt, e.RemovedAt

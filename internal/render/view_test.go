@@ -2,17 +2,13 @@ package render
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pinprobe/pinprobe/internal/collect"
-	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/report"
 )
@@ -27,34 +23,12 @@ import (
 // gate. Everything is fixed, so the rendering is byte-stable.
 func insideReport(t *testing.T) *report.Report {
 	t.Helper()
-	tg := fixture.MustTarget(t, "http://sign.example.com:8080/sign")
-	eps := []*probe.Endpoint{
-		{ID: 0, Target: tg, Addr: netip.MustParseAddr("192.0.2.1")},
-		{ID: 1, Target: tg, Addr: netip.MustParseAddr("192.0.2.2")},
-		{ID: 2, Target: tg, Addr: netip.MustParseAddr("2001:db8::1")},
-	}
-	fail, err := report.ParseFailStatus("5xx")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
-	agg := collect.NewAggregator(eps)
-	agg.SetGroupBy([]string{"X-Served-By"})
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	client := map[bool]netip.Addr{false: netip.MustParseAddr("192.0.2.100"), true: netip.MustParseAddr("2001:db8::100")}
-	samples := make([]int, len(eps))
-	const n = 48 // requests per endpoint, 4 per connection, rotating over 4 connections as the engine does
+	run := newSignRun(t)
+	samples := make([]int, len(run.eps))
+	const n = 48 // requests per endpoint
 	for i := range n {
-		for ep, e := range eps {
-			conn := i/16*4 + i%4 + 1
-			r := probe.Result{Endpoint: ep, Start: start.Add(time.Duration(i*100+ep*30) * time.Millisecond), Status: 200,
-				RequestID: fmt.Sprintf("pinprobe-0123abcd-%d-%d", ep, i+1), ConnID: uint64(conn), ConnReq: i%16/4 + 1,
-				Local:  netip.AddrPortFrom(client[e.Addr.Is6()], uint16(40000+ep*100+conn)),
-				Remote: netip.AddrPortFrom(e.Addr, tg.Port())}
-			r.Reused = r.ConnReq > 1
-			if !r.Reused {
-				r.Connect = ms(0.3)
-			}
+		for ep := range run.eps {
+			r, conn := run.result(ep, i, time.Duration(i*100+ep*30)*time.Millisecond, func(conn int) int { return 40000 + ep*100 + conn })
 			h := http.Header{"Content-Type": {"text/html"}, "Server": {"Microsoft-Azure-Application-Gateway/v2"}}
 			switch ep {
 			case 0:
@@ -71,31 +45,20 @@ func insideReport(t *testing.T) *report.Report {
 				r.Status = 502
 				r.Latency = ms(1.5 + float64(i%4)/4)
 			}
-			r.TTFB = r.Latency * 9 / 10
-			if r.Status == 502 {
-				r.Server, r.BodyHash = h.Get("Server"), 0x8aa9b7e56a3ec6e6
-				r.Exemplar = []byte("<html><center>Microsoft-Azure-Application-Gateway/v2</center></html>")
-			}
 			if samples[ep] < 2 && (r.Status == 502 || i == 0) {
 				samples[ep]++
 				r.Evidence = &probe.ResponseEvidence{Proto: "HTTP/1.1", Header: h, Body: []byte("<html></html>")}
 			}
-			agg.Add(fixture.Decide(fail, r))
+			run.add(r)
 		}
 	}
 	for range 2 {
-		agg.Add(fixture.Decide(fail, probe.Result{Endpoint: 0, Start: start, Class: probe.ClassClient, Err: errors.New("dial tcp 192.0.2.1:8080: socket: too many open files")}))
+		run.add(probe.Result{Endpoint: 0, Start: run.start, Class: probe.ClassClient, Err: errors.New("dial tcp 192.0.2.1:8080: socket: too many open files")})
 	}
-	agg.Add(fixture.Decide(fail, probe.Result{Endpoint: 0, Dropped: 3}))
-	rep := &report.Report{
-		Version:   "0.1.0",
-		Command:   []string{"pinprobe", "--rate", "30", "--until-verdict", "--max-failure-rate", "1%", "--fail-on-verdict", tg.String()},
-		StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: start.Add(4900 * time.Millisecond)},
-		Plan:    report.Plan{Rate: 30, DurationS: 60, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx", ConnRequests: 4},
-		DNS:     []report.DNS{{Host: "sign.example.com", Port: 8080, Source: "system", Addresses: []string{"192.0.2.1", "192.0.2.2", "2001:db8::1"}}},
-		Settled: &report.Settled{At: report.Time{Time: start.Add(4900 * time.Millisecond)}, Requests: 3 * n, Look: 5, MaxLooks: 60, Alpha: 0.00021},
-	}
-	rep = fixture.CloseJudged(agg, rep)
+	run.add(probe.Result{Endpoint: 0, Dropped: 3})
+	end := run.start.Add(4900 * time.Millisecond)
+	rep := run.report(end, 30, 60, &report.Settled{At: report.Time{Time: end}, Requests: 3 * n, Look: 5, MaxLooks: 60, Alpha: 0.00021},
+		"--rate", "30", "--until-verdict", "--max-failure-rate", "1%", "--fail-on-verdict")
 	rep.Thresholds = report.CheckLimits(rep, report.Limits{MaxFailureRate: 0.5, MaxP99: 50 * time.Millisecond, FailOnVerdict: true})
 	return rep
 }
@@ -187,18 +150,7 @@ func TestViewInside(t *testing.T) {
 func TestFormatsSayTheSame(t *testing.T) {
 	r := insideReport(t)
 	v := NewView(r)
-	var text, md strings.Builder
-	if err := Text(Options{Width: 200})(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	page := textOf(parseHTML(t, renderHTML(t, r)))
-	// The HTML's text and the text report as the words they hold, one
-	// space apart; the Markdown without its escapes.
-	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	formats := map[string]string{"text": norm(text.String()), "markdown": norm(strings.ReplaceAll(md.String(), `\`, "")), "html": norm(page)}
+	formats := wordsOf(t, r)
 	var want []string
 	want = append(want, v.Verdict.Notes...)
 	want = append(want, v.Gate.Summary)
@@ -227,6 +179,13 @@ func TestFormatsSayTheSame(t *testing.T) {
 	}
 }
 
+// wordsOf is r's text report (200 columns), Markdown (without its escapes)
+// and HTML (its text), each as the words it holds, one space apart.
+func wordsOf(t *testing.T, r *report.Report) map[string]string {
+	return map[string]string{"text": norm(Written(t, Text(Options{Width: 200}), r)),
+		"markdown": norm(strings.ReplaceAll(renderMarkdown(t, r), `\`, "")), "html": norm(textOf(parseHTML(t, renderHTML(t, r))))}
+}
+
 // TestFormatsSayMissedLooks: the looks of --re-resolve that got no
 // addresses in time are said, the same words in every format, under their
 // host.
@@ -240,17 +199,8 @@ func TestFormatsSayMissedLooks(t *testing.T) {
 	if got := v.DNS[0].Missed; got != want {
 		t.Fatalf("missed looks %q; want %q", got, want)
 	}
-	var text, md strings.Builder
-	if err := Text(Options{Width: 200})(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	for name, doc := range map[string]string{"text": text.String(), "markdown": strings.ReplaceAll(md.String(), `\`, ""),
-		"html": textOf(parseHTML(t, renderHTML(t, r)))} {
-		if !strings.Contains(norm(doc), want) {
+	for name, doc := range wordsOf(t, r) {
+		if !strings.Contains(doc, want) {
 			t.Errorf("the %s report lacks %q", name, want)
 		}
 	}
@@ -266,19 +216,12 @@ func TestFormatsSayPauses(t *testing.T) {
 	if len(v.Run.Pauses) != 1 || v.Run.Pauses[0] != want {
 		t.Fatalf("pauses %q; want [%q]", v.Run.Pauses, want)
 	}
-	var text, md strings.Builder
-	if err := Text(Options{Width: 200})(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(text.String(), "\n")
+	text, md := Written(t, Text(Options{Width: 200}), r), renderMarkdown(t, r)
+	lines := strings.Split(text, "\n")
 	if i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "PAUSED "+want) }); i < 0 || i > 3 {
 		t.Errorf("text report: PAUSED line at %d; want one of the first lines:\n%s", i, strings.Join(lines[:min(8, len(lines))], "\n"))
 	}
-	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	for name, doc := range map[string]string{"markdown": strings.ReplaceAll(md.String(), `**`, ""), "html": textOf(parseHTML(t, renderHTML(t, r)))} {
+	for name, doc := range map[string]string{"markdown": strings.ReplaceAll(md, `**`, ""), "html": textOf(parseHTML(t, renderHTML(t, r)))} {
 		if !strings.Contains(norm(doc), "Paused "+want) {
 			t.Errorf("the %s report lacks %q", name, want)
 		}
@@ -352,14 +295,11 @@ func missed(r *report.Report, b BriefLogs) (missed, all int64) {
 	return missed, all
 }
 
-// TestBriefLogsCoverEverySuspect: the brief report's one query was the
-// one over the failing connections whenever their ports fit, though it
-// finds only the suspect connections' failures: of a run whose IPv6
-// address failed every request too (the headline's fault), it found none
-// of those. The brief's queries now find every suspect's failed requests:
-// the failing connections' query when it does (and its ports fit, 24 at
-// most: 63 took 26 of the brief's lines), the query of the run's requests
-// otherwise, and one of each gateway that answered a suspect.
+// TestBriefLogsCoverEverySuspect: the brief's queries find every
+// suspect's failed requests: the failing connections' query when it does
+// (and its ports fit, briefPorts at most), the query of the run's requests
+// otherwise (a run whose IPv6 address fails too), and one of each gateway
+// that answered a suspect.
 func TestBriefLogsCoverEverySuspect(t *testing.T) {
 	check := func(name string, r *report.Report, b BriefLogs, failing bool, gateways ...string) {
 		t.Helper()

@@ -1,16 +1,13 @@
 package render
 
 import (
-	"fmt"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pinprobe/pinprobe/internal/collect"
 	"github.com/pinprobe/pinprobe/internal/fixture"
 	"github.com/pinprobe/pinprobe/internal/probe"
 	"github.com/pinprobe/pinprobe/internal/report"
@@ -24,34 +21,12 @@ import (
 // 1:10 to 1:35 (80 to 200 ms instead of about 20).
 func overTimeReport(t *testing.T) *report.Report {
 	t.Helper()
-	tg := fixture.MustTarget(t, "http://sign.example.com:8080/sign")
-	eps := []*probe.Endpoint{
-		{ID: 0, Target: tg, Addr: netip.MustParseAddr("192.0.2.1")},
-		{ID: 1, Target: tg, Addr: netip.MustParseAddr("192.0.2.2")},
-		{ID: 2, Target: tg, Addr: netip.MustParseAddr("2001:db8::1")},
-	}
-	fail, err := report.ParseFailStatus("5xx")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Date(2026, 6, 16, 20, 43, 0, 0, time.UTC)
-	agg := collect.NewAggregator(eps)
-	agg.SetGroupBy([]string{"X-Served-By"})
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	client := map[bool]netip.Addr{false: netip.MustParseAddr("192.0.2.100"), true: netip.MustParseAddr("2001:db8::100")}
-	const n = 600 // requests per endpoint, 4 per connection, rotating over 4 connections as the engine does
+	run := newSignRun(t)
+	const n = 600 // requests per endpoint
 	for i := range n {
 		at := time.Duration(i) * 200 * time.Millisecond
-		for ep, e := range eps {
-			conn := i/16*4 + i%4 + 1
-			r := probe.Result{Endpoint: ep, Start: start.Add(at + time.Duration(ep*40)*time.Millisecond), Status: 200,
-				RequestID: fmt.Sprintf("pinprobe-0123abcd-%d-%d", ep, i+1), ConnID: uint64(conn), ConnReq: i%16/4 + 1,
-				Local:  netip.AddrPortFrom(client[e.Addr.Is6()], uint16(40000+ep*1000+conn%900)),
-				Remote: netip.AddrPortFrom(e.Addr, tg.Port())}
-			r.Reused = r.ConnReq > 1
-			if !r.Reused {
-				r.Connect = ms(0.3)
-			}
+		for ep := range run.eps {
+			r, conn := run.result(ep, i, at+time.Duration(ep*40)*time.Millisecond, func(conn int) int { return 40000 + ep*1000 + conn%900 })
 			switch ep {
 			case 0:
 				r.Latency = ms(18 + float64(i%7))
@@ -71,25 +46,13 @@ func overTimeReport(t *testing.T) *report.Report {
 				}
 				r.Latency = ms(16 + float64(i%4))
 			}
-			r.TTFB = r.Latency * 9 / 10
-			if r.Status == 502 {
-				r.Server, r.BodyHash = "Microsoft-Azure-Application-Gateway/v2", 0x8aa9b7e56a3ec6e6
-				r.Exemplar = []byte("<html><center>Microsoft-Azure-Application-Gateway/v2</center></html>")
-			}
 			if i < 2 {
 				r.Evidence = &probe.ResponseEvidence{Proto: "HTTP/1.1", Header: http.Header{"Server": {"gw"}}, Body: []byte("<html></html>")}
 			}
-			agg.Add(fixture.Decide(fail, r))
+			run.add(r)
 		}
 	}
-	end := start.Add(n * 200 * time.Millisecond)
-	return fixture.CloseJudged(agg, &report.Report{
-		Version:   "0.1.0",
-		Command:   []string{"pinprobe", "--rate", "15", "-d", "2m", tg.String()},
-		StartedAt: report.Time{Time: start}, EndedAt: report.Time{Time: end},
-		Plan: report.Plan{Rate: 15, DurationS: 120, Concurrency: 10, Timeout: 10, HTTP: "auto", FailStatus: "5xx", ConnRequests: 4},
-		DNS:  []report.DNS{{Host: "sign.example.com", Port: 8080, Source: "system", Addresses: []string{"192.0.2.1", "192.0.2.2", "2001:db8::1"}}},
-	})
+	return run.report(run.start.Add(n*200*time.Millisecond), 15, 120, nil, "--rate", "15", "-d", "2m")
 }
 
 // TestViewOverTime: the families and the suspects over time, each once (a
