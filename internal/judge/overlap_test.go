@@ -20,7 +20,7 @@ import (
 func olRun(t *testing.T, seed uint64, fail map[int]string) *report.Report {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 23))
-	bad := func(_ int, _ time.Duration, inst, _ int) float64 {
+	bad := func(_ time.Duration, inst int) float64 {
 		if fail[inst] != "" {
 			return 1
 		}
@@ -29,11 +29,11 @@ func olRun(t *testing.T, seed uint64, fail map[int]string) *report.Report {
 	var eps []report.Endpoint
 	var byInst []map[int][2]int64 // per address: instance -> {failed, responses}
 	for a := range 3 {
-		f := okFail
+		f := steady(0)
 		if a == 0 {
 			f = bad
 		}
-		rs := rvSimulate(rvCfg{requests: 600, rate: 10, perConn: 4, fail: f, instances: 4, latency: 5 * time.Millisecond}, rng)
+		rs := simulate(simConfig{requests: 600, rate: 10, perConn: 4, fail: f, instances: 4, latency: 5 * time.Millisecond}, rng)
 		e := rvEndpoint(fmt.Sprintf("192.0.2.%d", a+1), "https://app.example.com/", rs)
 		counts := map[int][2]int64{}
 		for _, r := range rs {

@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pinprobe/pinprobe/internal/collect"
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/stat"
 )
@@ -68,127 +66,14 @@ func kinds(v report.Verdict) []string {
 	return out
 }
 
-// rvCfg is simConfig with a richer failure function: the request's index
-// on its endpoint, its time, the instance of its connection, and how many
-// requests the connection carried before it.
-type rvCfg struct {
-	requests   int
-	rate       float64
-	perConn    int
-	rotation   int
-	fail       func(idx int, t time.Duration, inst, used int) float64
-	instances  int
-	roundRobin bool
-	closeProb  float64
-	latency    time.Duration
-	failLat    time.Duration
-}
-
-type rvRes struct {
-	simResult
-	idx int
-}
-
-// rvSimulate is simulate (sim_test.go) with rvCfg.
-func rvSimulate(cfg rvCfg, rng *rand.Rand) []rvRes {
-	type conn struct {
-		id   uint64
-		inst int
-		used int
-	}
-	type worker struct {
-		c      *conn
-		freeAt time.Duration
-		round  int
-	}
-	rot := cfg.rotation
-	if rot == 0 {
-		rot = simRotation
-	}
-	var idle, busy []*worker
-	next := uint64(1)
-	out := make([]rvRes, 0, cfg.requests)
-	instances := max(cfg.instances, 1)
-	workers, round := 0, 0
-	for i := range cfg.requests {
-		t := time.Duration(float64(i) / cfg.rate * float64(time.Second))
-		keep := busy[:0]
-		var freed []*worker
-		for _, w := range busy {
-			if w.freeAt <= t {
-				freed = append(freed, w)
-			} else {
-				keep = append(keep, w)
-			}
-		}
-		busy = keep
-		sort.Slice(freed, func(a, b int) bool { return freed[a].freeAt < freed[b].freeAt })
-		idle = append(idle, freed...)
-		var w *worker
-		switch {
-		case workers < rot:
-			w = &worker{round: round}
-			workers++
-		case len(idle) > 0:
-			lo := max(len(idle)-rot, 0)
-			var waiting []int
-			for k := lo; k < len(idle); k++ {
-				if idle[k].round != round {
-					waiting = append(waiting, k)
-				}
-			}
-			if len(waiting) == 0 {
-				round++
-				for k := lo; k < len(idle); k++ {
-					waiting = append(waiting, k)
-				}
-			}
-			k := waiting[rng.IntN(len(waiting))]
-			w = idle[k]
-			w.round = round
-			idle = append(idle[:k], idle[k+1:]...)
-		default:
-			w = &worker{}
-			workers++
-		}
-		reused := w.c != nil
-		if !reused {
-			inst := rng.IntN(instances)
-			if cfg.roundRobin {
-				inst = int(next-1) % instances
-			}
-			w.c = &conn{id: next, inst: inst}
-			next++
-		}
-		c := w.c
-		failed := rng.Float64() < cfg.fail(i, t, c.inst, c.used)
-		lat := cfg.latency
-		if failed && cfg.failLat > 0 {
-			lat = cfg.failLat
-		}
-		lat += time.Duration(rng.Int64N(int64(lat)/4 + 1))
-		c.used++
-		w.freeAt = t + lat
-		out = append(out, rvRes{simResult{conn: c.id, inst: c.inst, start: simEpoch.Add(t), done: simEpoch.Add(t + lat), failed: failed, reused: reused, latency: lat}, i})
-		if c.used >= cfg.perConn || (failed && rng.Float64() < cfg.closeProb) {
-			w.c = nil
-		}
-		busy = append(busy, w)
-	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].done.Before(out[b].done) })
-	return out
-}
-
 // rvEndpoint turns simulated results into an endpoint of the report.
-func rvEndpoint(addr, target string, rs []rvRes) report.Endpoint {
-	var tab collect.ConnTable
+func rvEndpoint(addr, target string, rs []simResult) report.Endpoint {
 	e := report.Endpoint{Address: addr, Family: "ipv4", Target: target, Host: "app.example.com", Port: 443}
 	if addr[0] != '1' || len(addr) > 15 {
 		e.Family = "ipv6"
 	}
 	e.Status = map[string]int64{}
 	for _, r := range rs {
-		tab.Add(r.conn, uint16(40000+r.conn%20000), r.start, r.failed, r.reused)
 		e.Requests++
 		if r.failed {
 			e.Failed++
@@ -199,51 +84,29 @@ func rvEndpoint(addr, target string, rs []rvRes) report.Endpoint {
 		}
 	}
 	e.FailureRate = stat.Round(float64(e.Failed)/float64(max(e.Requests, 1)), 6)
-	c := tab.Summary()
+	c := simConns(rs)
 	e.Conns = &c
 	return e
 }
 
+// rvAssemble is assemble with the plan's rate and 4 requests a connection.
 func rvAssemble(eps []report.Endpoint, rate float64) *report.Report {
-	r := &report.Report{Families: map[string]*report.Stats{}}
+	r := assemble(eps)
 	r.Plan.Rate = rate
 	r.Plan.ConnRequests = 4
-	add := func(s *report.Stats, e *report.Endpoint) {
-		s.Requests += e.Requests
-		s.Failed += e.Failed
-		s.OK += e.OK
-		if s.Status == nil {
-			s.Status = map[string]int64{}
-		}
-		for k, v := range e.Status {
-			s.Status[k] += v
-		}
-		s.FailureRate = stat.Round(float64(s.Failed)/float64(max(s.Requests, 1)), 6)
-	}
-	for i := range eps {
-		e := &eps[i]
-		r.Endpoints = append(r.Endpoints, *e)
-		if r.Families[e.Family] == nil {
-			r.Families[e.Family] = &report.Stats{}
-		}
-		add(r.Families[e.Family], e)
-		add(&r.Totals, e)
-	}
 	return r
 }
 
-func okFail(int, time.Duration, int, int) float64 { return 0 }
-
 // rvRun: nAddr addresses at perEp requests/s each, address 0 failing by bad.
-func rvRun(rng *rand.Rand, nAddr int, perEp float64, secs float64, perConn int, bad func(int, time.Duration, int, int) float64, instances int) *report.Report {
+func rvRun(rng *rand.Rand, nAddr int, perEp float64, secs float64, perConn int, bad func(time.Duration, int) float64, instances int) *report.Report {
 	var eps []report.Endpoint
 	for a := range nAddr {
-		f := okFail
+		f := steady(0)
 		if a == 0 {
 			f = bad
 		}
-		cfg := rvCfg{requests: int(perEp * secs), rate: perEp, perConn: perConn, fail: f, instances: instances, latency: 5 * time.Millisecond, closeProb: 0}
-		rs := rvSimulate(cfg, rng)
+		cfg := simConfig{requests: int(perEp * secs), rate: perEp, perConn: perConn, fail: f, instances: instances, latency: 5 * time.Millisecond, closeProb: 0}
+		rs := simulate(cfg, rng)
 		eps = append(eps, rvEndpoint(fmt.Sprintf("192.0.2.%d", a+1), "https://app.example.com/", rs))
 	}
 	return rvAssemble(eps, perEp*float64(nAddr))
@@ -354,7 +217,7 @@ func TestScopeUnionNamesTheInstance(t *testing.T) {
 // its other connections fail more than the other addresses do.
 func TestScopeConnectionsAndAddress(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 12))
-	bad := func(_ int, _ time.Duration, inst, _ int) float64 {
+	bad := func(_ time.Duration, inst int) float64 {
 		if inst == 0 {
 			return 1
 		}
@@ -434,7 +297,7 @@ func TestEverySuspectHasItsCountedTest(t *testing.T) {
 // while a window lasts, still does.
 func TestStickyIsNotATimeWindow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 12))
-	sticky := func(_ int, _ time.Duration, inst, _ int) float64 {
+	sticky := func(_ time.Duration, inst int) float64 {
 		if inst == 0 {
 			return 1
 		}
@@ -463,7 +326,7 @@ func TestStickyIsNotATimeWindow(t *testing.T) {
 				c.instances, c.perEp, c.perConn, c.secs, claims)
 		}
 	}
-	flap := func(_ int, at time.Duration, _, _ int) float64 {
+	flap := func(at time.Duration, _ int) float64 {
 		if (at/time.Second)%2 == 1 {
 			return 1
 		}

@@ -15,25 +15,17 @@ import (
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
-// vtEndpoint is one endpoint's counts for a constructed report.
+// VtEndpoint is one endpoint's counts for a constructed report.
 type VtEndpoint struct {
 	Addr      string
 	Failed, N int64
 	target    string // "https://app.example.com/" when empty
 }
 
-// vtReport builds a report whose endpoints, families and totals hold the
+// VtReport builds a report whose endpoints, families and totals hold the
 // given counts, as Aggregator.Close fills them before it calls Judge.
 func VtReport(eps ...VtEndpoint) *report.Report {
-	r := &report.Report{Families: map[string]*report.Stats{}}
-	add := func(s *report.Stats, failed, n int64) {
-		s.Requests += n
-		s.Failed += failed
-		s.OK += n - failed
-		if s.Requests > 0 {
-			s.FailureRate = stat.Round(float64(s.Failed)/float64(s.Requests), 6)
-		}
-	}
+	var out []report.Endpoint
 	for _, e := range eps {
 		fam := "ipv4"
 		if netip.MustParseAddr(e.Addr).Is6() {
@@ -44,17 +36,46 @@ func VtReport(eps ...VtEndpoint) *report.Report {
 			target = "https://app.example.com/"
 		}
 		ep := report.Endpoint{Address: e.Addr, Family: fam, Target: target, Host: "app.example.com", Port: 443}
-		add(&ep.Stats, e.Failed, e.N)
-		r.Endpoints = append(r.Endpoints, ep)
-		if r.Families[fam] == nil {
-			r.Families[fam] = &report.Stats{}
+		ep.Requests, ep.Failed, ep.OK = e.N, e.Failed, e.N-e.Failed
+		if e.N > 0 {
+			ep.FailureRate = stat.Round(float64(e.Failed)/float64(e.N), 6)
 		}
-		add(r.Families[fam], e.Failed, e.N)
-		add(&r.Totals, e.Failed, e.N)
+		out = append(out, ep)
+	}
+	return assemble(out)
+}
+
+// assemble is a report of eps, their counts and statuses added up into
+// their families and the totals.
+func assemble(eps []report.Endpoint) *report.Report {
+	r := &report.Report{Families: map[string]*report.Stats{}}
+	add := func(s *report.Stats, e *report.Endpoint) {
+		s.Requests += e.Requests
+		s.Failed += e.Failed
+		s.OK += e.OK
+		for k, v := range e.Status {
+			if s.Status == nil {
+				s.Status = map[string]int64{}
+			}
+			s.Status[k] += v
+		}
+		if s.Requests > 0 {
+			s.FailureRate = stat.Round(float64(s.Failed)/float64(s.Requests), 6)
+		}
+	}
+	for i := range eps {
+		e := &eps[i]
+		r.Endpoints = append(r.Endpoints, *e)
+		if r.Families[e.Family] == nil {
+			r.Families[e.Family] = &report.Stats{}
+		}
+		add(r.Families[e.Family], e)
+		add(&r.Totals, e)
 	}
 	return r
 }
 
+// VtSuspects lists the addresses of v's suspects in order.
 func VtSuspects(v report.Verdict) []string {
 	out := []string{}
 	for _, s := range v.Suspects {
