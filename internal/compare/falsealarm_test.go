@@ -118,18 +118,6 @@ func simRun(p *simScopes, rng *rand.Rand, n int, laws [3]simLaw, scale float64) 
 	return r
 }
 
-// binomUpper is the smallest c with P(X > c) ≤ tail for X binomial(n, p).
-func binomUpper(n int, p, tail float64) int {
-	cdf := 0.0
-	for c := 0; c <= n; c++ {
-		cdf += math.Exp(stat.LogChoose(int64(n), int64(c)) + float64(c)*math.Log(p) + float64(n-c)*math.Log1p(-p))
-		if 1-cdf <= tail {
-			return c
-		}
-	}
-	return n
-}
-
 // regressedAt re-decides c at level alpha (split over its comparisons)
 // with tolerance tol, from the p-values it holds: whether any scope got
 // worse or slower, and which kind of test said so.
@@ -206,7 +194,7 @@ func TestFalseRegressionRate(t *testing.T) {
 	}{{"α=0.001, --max-latency-increase 20%,2ms (the default)", 0.001, def}, {"α=0.001, --max-latency-increase 0", 0.001, bare001}, {"α=0.05, --max-latency-increase 0", 0.05, bare05}} {
 		t.Logf("%s: %d of %d healthy pairs called regressed (%.4f; by failure rates %d, p50 %d, p99 %d), %.1f tests a pair",
 			r.name, r.t.any, runs, float64(r.t.any)/float64(runs), r.t.failures, r.t.p50, r.t.p99, float64(tests)/float64(runs))
-		if lim := binomUpper(runs, r.alpha, 0.001); r.t.any > lim {
+		if lim := stat.BinomialUpper(runs, r.alpha, 0.001); r.t.any > lim {
 			t.Errorf("%s: %d of %d healthy pairs regressed; want at most %d", r.name, r.t.any, runs, lim)
 		}
 	}

@@ -154,28 +154,19 @@ func TestRepeatTestFalsePositiveRate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	cfgs := healthyConfigs()
 	const runs = 3200 / check.RateScale
-	var at01, at001, tested int
+	var lv levels
+	var tested int
 	for i := range runs {
 		cs := simConns(simulate(cfgs[i%len(cfgs)], rng))
 		r := RepeatTest(cs.Repeat)
 		if r.Strata > 0 {
 			tested++
 		}
-		if r.P < 0.01 {
-			at01++
-		}
-		if r.P < 0.001 {
-			at001++
-		}
+		lv.add(r.P)
 	}
 	t.Logf("RepeatTest on healthy endpoints: %d/%d below 0.01 (%.4f), %d/%d below 0.001 (%.5f); %d with something to compare",
-		at01, runs, float64(at01)/runs, at001, runs, float64(at001)/runs, tested)
-	if lim := binomUpper(runs, 0.01, 0.001); at01 > lim {
-		t.Errorf("%d of %d below 0.01; want at most %d", at01, runs, lim)
-	}
-	if lim := binomUpper(runs, 0.001, 0.001); at001 > lim {
-		t.Errorf("%d of %d below 0.001; want at most %d", at001, runs, lim)
-	}
+		lv.at01, runs, float64(lv.at01)/runs, lv.at001, runs, float64(lv.at001)/runs, tested)
+	lv.check(t, runs)
 	if tested < runs/2 {
 		t.Errorf("only %d of %d runs had both classes; want most", tested, runs)
 	}
