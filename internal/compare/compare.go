@@ -481,10 +481,7 @@ func (c *Comparison) scope(name string, b, a *report.Stats, test, latency bool) 
 	case as == nil:
 		sc.Change = ChangeRemoved
 	case test:
-		sc.Tested = true
-		sc.P = stat.FisherTwoSided(as.Failed, as.Requests, bs.Failed, bs.Requests)
-		sc.PWorse = stat.FisherGreater(as.Failed, as.Requests, bs.Failed, bs.Requests)
-		sc.PBetter = stat.FisherGreater(bs.Failed, bs.Requests, as.Failed, as.Requests)
+		sc.fisher(bs, as)
 		if latency {
 			sc.Latency = latencyTest(bs, as, c.hb, c.ha)
 		}
@@ -510,15 +507,21 @@ func (c *Comparison) addBaseline(sc *ScopeChange, scope string, base *report.Sta
 	}
 	a := sc.After
 	sc.Baseline, sc.BaselineScope = bs, scope
-	sc.Tested = true
-	sc.P = stat.FisherTwoSided(a.Failed, a.Requests, bs.Failed, bs.Requests)
-	sc.PWorse = stat.FisherGreater(a.Failed, a.Requests, bs.Failed, bs.Requests)
-	sc.PBetter = stat.FisherGreater(bs.Failed, bs.Requests, a.Failed, a.Requests)
+	sc.fisher(bs, a)
 	if latency {
 		sc.Latency = latencyTest(bs, a, c.hbase, c.ha)
 	} else {
 		sc.Latency = untestedLatency(bs, a)
 	}
+}
+
+// fisher tests the failure rates of b and a: P two-sided, PWorse and
+// PBetter one-sided.
+func (sc *ScopeChange) fisher(b, a *Side) {
+	sc.Tested = true
+	sc.P = stat.FisherTwoSided(a.Failed, a.Requests, b.Failed, b.Requests)
+	sc.PWorse = stat.FisherGreater(a.Failed, a.Requests, b.Failed, b.Requests)
+	sc.PBetter = stat.FisherGreater(b.Failed, b.Requests, a.Failed, a.Requests)
 }
 
 // sideOf is one scope's figures, nil when it has no request. Its
