@@ -179,7 +179,7 @@ func TestCompareConclusions(t *testing.T) {
 			compare.Disjoint, "nothing to compare: no request in after"},
 		// Reports with no endpoint in common compare nothing: what vanished
 		// is no improvement, their totals are not tested, and --fail-on-
-		// regression does not pass (it was IMPROVED, exit 0).
+		// regression does not pass.
 		{"other hosts",
 			[]fixture.CmpEndpoint{failing("127.0.0.1", 300)},
 			[]fixture.CmpEndpoint{{Target: "https://api.example.com/", Address: "127.0.0.3", N: 300, Latency: time.Millisecond}},

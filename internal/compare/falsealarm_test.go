@@ -136,15 +136,10 @@ func regressedAt(c *Comparison, alpha float64, tol Tolerance) (any, failures, p5
 }
 
 // False regressions, counted: pairs of healthy runs of the same backends
-// (the same laws before and after: fast and slow, tight and spread,
-// failing 0 to 5%, 300 to 2000 requests an address) compared at the
-// comparison's level, every test it makes (failure rates, answer shares,
-// the latency tests of the total, families, addresses and instances).
-// A pair called regressed is a false regression; their rate must stay
-// within the level, with the tolerance (the default) and without it (any
-// significant slowdown). And a real 2% slowdown of a fast backend, which
-// the tests see with enough requests, is never a regression under the
-// default tolerance.
+// (fast and slow, tight and spread, failing 0 to 5%) compared by every
+// test the comparison makes. Their rate must stay within the level, with
+// the default tolerance and without it; and a real 2% slowdown of a fast
+// backend, which the tests see, is never a regression by default.
 func TestFalseRegressionRate(t *testing.T) {
 	check.Long(t, "the simulations of many runs")
 	t.Parallel() // CPU-bound: let it share the cores with the others

@@ -10,10 +10,9 @@ import (
 )
 
 // TestCompareMatch: how endpoints are matched, by URL and address or with
-// --match host, and what reports that probed other things are called. A
-// report of other URLs, or of a URL on other addresses, was "IMPROVED
-// failures gone … removed; … added"; now nothing that was not probed again
-// is an improvement.
+// --match host, and what reports that probed other things are called:
+// nothing that was not probed again (other URLs, or a URL on other
+// addresses) is an improvement.
 func TestCompareMatch(t *testing.T) {
 	const (
 		site  = "https://sign.example.com/"

@@ -457,10 +457,9 @@ func (l levels) check(t *testing.T, runs int) {
 }
 
 // TestClusterTestHugeCounts: groups of billions of requests (a forged
-// report's, or a very long run's) were permuted by labelling every request
-// (4 bytes each: out of memory) with a thousand permutations of billions
-// of failures; past mcMaxRequests the chi-square law or the bound judges
-// them, in milliseconds.
+// report's, or a very long run's) are not permuted request by request:
+// past mcMaxRequests the chi-square law or the bound judges them, in
+// milliseconds.
 func TestClusterTestHugeCounts(t *testing.T) {
 	for _, groups := range [][]ConnCounts{
 		{{1, 1 << 34, 3}, {2, 1 << 33, 0}, {3, 5, 0}},                        // few failures: no chi-square

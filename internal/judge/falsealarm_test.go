@@ -56,16 +56,11 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, failed []int64, gr
 }
 
 // False alarms, counted: healthy runs through every per-address test the
-// verdict makes — RepeatTest for connections, confirmed by MomentTest
-// (connections open at the same moment must differ before an instance is
-// blamed), MomentClusterTest with the proven failure windows (failures
-// said to follow time), the test of each instance against the other
-// responses of the same addresses at the same times (its time strata; the
-// instances' names shared by every address, as a backend pool's are),
-// SlowerTest for latency (histTest, on the sparse histograms the verdict
-// reads) — each at the family's alpha split over the m tests
-// (Bonferroni). A run with any alarm is a false alarm; their rate must stay
-// at most alpha.
+// verdict makes (RepeatTest confirmed by MomentTest, MomentClusterTest
+// with the proven windows, each instance against the same addresses at
+// the same times, histTest for latency), each at alpha split over the m
+// tests. A run with any alarm is a false alarm; their rate must stay at
+// most alpha.
 func TestFalseAlarmRate(t *testing.T) {
 	check.Long(t, "the simulations of many runs")
 	t.Parallel() // CPU-bound: let it share the cores with the others

@@ -320,9 +320,9 @@ func TestMomentTestWeighsShapes(t *testing.T) {
 	}
 }
 
-// TestRepeatTestHugeStrata: a stratum of billions of requests made
-// RepeatTest allocate its law, one float per possible count (out of
-// memory); past repeatMaxCells the normal law judges it.
+// TestRepeatTestHugeStrata: a stratum of billions of requests is not
+// given a law of one float per possible count: past repeatMaxCells the
+// normal law judges it, quickly.
 func TestRepeatTestHugeStrata(t *testing.T) {
 	start := time.Now()
 	r := RepeatTest([]report.RepeatCounts{{AfterFailure: 1 << 35, AfterFailureFailed: 1 << 34, AfterOK: 1 << 35, AfterOKFailed: 1 << 30}})

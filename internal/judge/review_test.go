@@ -1,7 +1,7 @@
 package judge
 
-// Shapes an adversarial review found the verdict getting wrong, each with
-// what it must say now.
+// Shapes that are easy to judge wrong, each with what the verdict must
+// say.
 
 import (
 	"fmt"
@@ -292,9 +292,8 @@ func TestEverySuspectHasItsCountedTest(t *testing.T) {
 // open fails, which looks like a time window. No connection of such a
 // window ever succeeds outside it, and so few connections could all be on
 // a failing instance: the verdict must not say the address failed in
-// windows. (Before windows had to be proven so, these configurations said
-// it in 4 of 300 runs.) A flapping address, whose connections fail only
-// while a window lasts, still does.
+// windows. A flapping address, whose connections fail only while a
+// window lasts, still does.
 func TestStickyIsNotATimeWindow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 12))
 	sticky := func(_ time.Duration, inst int) float64 {
