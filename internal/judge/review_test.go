@@ -183,32 +183,29 @@ func TestScopeTwoURLsBeyondInstances(t *testing.T) {
 	}
 }
 
-// An instance that is the whole of two addresses, one failing and one
-// not: the header does not "agree" with either; the failing address is
-// named.
-func TestScopeUnionOneFails(t *testing.T) {
-	r := VtReport(VtEndpoint{Addr: "192.0.2.1", N: 200}, VtEndpoint{Addr: "192.0.2.2", Failed: 100, N: 200},
-		VtEndpoint{Addr: "192.0.2.3", N: 200}, VtEndpoint{Addr: "192.0.2.4", N: 200})
-	rvStatus(r)
-	rvGroup(r, "X-Served-By", "gw-x", map[string][2]int64{"192.0.2.1": {0, 200}, "192.0.2.2": {100, 200}})
-	rvGroup(r, "X-Served-By", "gw-y", map[string][2]int64{"192.0.2.3": {0, 200}, "192.0.2.4": {0, 200}})
-	v := Judge(r, Once())
-	if got, want := kinds(v), []string{"endpoint 192.0.2.2"}; !slices.Equal(got, want) || strings.Contains(v.Summary, "agrees") {
-		t.Errorf("suspects %v; want %v, and no header said to agree\n%s", got, want, v.Summary)
-	}
-}
-
-// An instance that is the whole of two failing addresses, significant
-// where neither address alone is: the instance is named.
-func TestScopeUnionNamesTheInstance(t *testing.T) {
-	r := VtReport(VtEndpoint{Addr: "192.0.2.1", Failed: 7, N: 30}, VtEndpoint{Addr: "192.0.2.2", Failed: 7, N: 30},
-		VtEndpoint{Addr: "192.0.2.3", N: 30}, VtEndpoint{Addr: "192.0.2.4", N: 30})
-	rvStatus(r)
-	rvGroup(r, "X-Served-By", "gw-x", map[string][2]int64{"192.0.2.1": {7, 30}, "192.0.2.2": {7, 30}})
-	rvGroup(r, "X-Served-By", "gw-y", map[string][2]int64{"192.0.2.3": {0, 30}, "192.0.2.4": {0, 30}})
-	v := Judge(r, Once())
-	if got, want := kinds(v), []string{"group X-Served-By: gw-x"}; !slices.Equal(got, want) {
-		t.Errorf("suspects %v; want %v\n%s", got, want, v.Summary)
+// An instance that is the whole of two addresses, .1 and .2, the other
+// instance the whole of .3 and .4: with one of its addresses failing, the
+// failing address is named; with both failing, significant where neither
+// address alone is, the instance is named. Either way the header is not
+// said to "agree" with an address.
+func TestScopeUnion(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		f1, f2, n int64
+		want      []string
+	}{
+		{"one fails", 0, 100, 200, []string{"endpoint 192.0.2.2"}},
+		{"both fail", 7, 7, 30, []string{"group X-Served-By: gw-x"}},
+	} {
+		r := VtReport(VtEndpoint{Addr: "192.0.2.1", Failed: tc.f1, N: tc.n}, VtEndpoint{Addr: "192.0.2.2", Failed: tc.f2, N: tc.n},
+			VtEndpoint{Addr: "192.0.2.3", N: tc.n}, VtEndpoint{Addr: "192.0.2.4", N: tc.n})
+		rvStatus(r)
+		rvGroup(r, "X-Served-By", "gw-x", map[string][2]int64{"192.0.2.1": {tc.f1, tc.n}, "192.0.2.2": {tc.f2, tc.n}})
+		rvGroup(r, "X-Served-By", "gw-y", map[string][2]int64{"192.0.2.3": {0, tc.n}, "192.0.2.4": {0, tc.n}})
+		v := Judge(r, Once())
+		if got := kinds(v); !slices.Equal(got, tc.want) || strings.Contains(v.Summary, "agrees") {
+			t.Errorf("%s: suspects %v; want %v, and no header said to agree\n%s", tc.name, got, tc.want, v.Summary)
+		}
 	}
 }
 

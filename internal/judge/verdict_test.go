@@ -75,6 +75,18 @@ func assemble(eps []report.Endpoint) *report.Report {
 	return r
 }
 
+// noteWith is the first note of v that starts with one of prefixes, or "".
+func noteWith(v report.Verdict, prefixes ...string) string {
+	for _, n := range v.Notes {
+		for _, p := range prefixes {
+			if strings.HasPrefix(n, p) {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
 // VtSuspects lists the addresses of v's suspects in order.
 func VtSuspects(v report.Verdict) []string {
 	out := []string{}
@@ -492,10 +504,15 @@ func TestFailureKinds(t *testing.T) {
 // limited to one family, says beside the verdict that the other family was
 // not tested.
 func TestJudgeSaysWhatWasNotTested(t *testing.T) {
-	r := VtReport(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "127.0.0.2", N: 40})
-	for i := range r.Endpoints {
-		r.Endpoints[i].Host = "sign.example.com"
+	// signed is the report of eps on the host sign.example.com.
+	signed := func(eps ...VtEndpoint) *report.Report {
+		r := VtReport(eps...)
+		for i := range r.Endpoints {
+			r.Endpoints[i].Host = "sign.example.com"
+		}
+		return r
 	}
+	r := signed(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "127.0.0.2", N: 40})
 	if v := Judge(r, Once()); !slices.Equal(v.Notes, []string{"No IPv6 address (AAAA record) for sign.example.com: IPv6 not tested."}) {
 		t.Errorf("notes %q; want IPv6 not tested for sign.example.com", v.Notes)
 	}
@@ -513,10 +530,7 @@ func TestJudgeSaysWhatWasNotTested(t *testing.T) {
 		{[]string{"literal"}, []string{}},
 		{[]string{"resolve", "system"}, []string{"No IPv6 address for sign.example.com, neither from DNS (AAAA record) nor from --resolve: IPv6 not tested."}},
 	} {
-		rr := VtReport(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "127.0.0.2", N: 40})
-		for i := range rr.Endpoints {
-			rr.Endpoints[i].Host = "sign.example.com"
-		}
+		rr := signed(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "127.0.0.2", N: 40})
 		for _, src := range tt.sources {
 			rr.DNS = append(rr.DNS, report.DNS{Host: "sign.example.com", Port: 443, Source: src, Addresses: []string{"127.0.0.1", "127.0.0.2"}})
 		}
@@ -528,10 +542,7 @@ func TestJudgeSaysWhatWasNotTested(t *testing.T) {
 	if v := Judge(r, Once()); !slices.Equal(v.Notes, []string{"IPv6 not tested (-4)."}) {
 		t.Errorf("with -4: notes %q; want IPv6 not tested (-4)", v.Notes)
 	}
-	both := VtReport(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "::1", N: 40})
-	for i := range both.Endpoints {
-		both.Endpoints[i].Host = "sign.example.com"
-	}
+	both := signed(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "::1", N: 40})
 	if v := Judge(both, Once()); len(v.Notes) != 0 || v.Notes == nil {
 		t.Errorf("both families probed: notes %#v; want an empty list", v.Notes)
 	}
@@ -542,14 +553,7 @@ func TestJudgeSaysWhatWasNotTested(t *testing.T) {
 // instances those connections reached; the verdict says so and names the
 // fix, and says nothing when connections were sampled.
 func TestJudgeSaysWhenFewConnections(t *testing.T) {
-	fewNote := func(v report.Verdict) string {
-		for _, n := range v.Notes {
-			if strings.HasPrefix(n, "Few connections") {
-				return n
-			}
-		}
-		return ""
-	}
+	fewNote := func(v report.Verdict) string { return noteWith(v, "Few connections") }
 	withConns := func(r *report.Report, conns ...int64) *report.Report {
 		for i := range r.Endpoints {
 			e := &r.Endpoints[i]
@@ -601,12 +605,7 @@ func TestDroppedNoteNamesBothLimits(t *testing.T) {
 		r := VtReport(VtEndpoint{Addr: "127.0.0.1", N: 40}, VtEndpoint{Addr: "127.0.0.2", N: 40})
 		r.Endpoints[1].Dropped, r.Totals.Dropped = 7, 7
 		r.Plan.Concurrency, r.Plan.BusyWorkers = tt.c, 64
-		note := ""
-		for _, n := range Judge(r, Once()).Notes {
-			if strings.HasPrefix(n, "7 requests fell due but were not sent") {
-				note = n
-			}
-		}
+		note := noteWith(Judge(r, Once()), "7 requests fell due but were not sent")
 		if !strings.Contains(note, "127.0.0.2 ×7") || !strings.Contains(note, fmt.Sprintf("up to -c (%d)", tt.c)) {
 			t.Errorf("-c %d: note %q; want 127.0.0.2 ×7 and the -c cap", tt.c, note)
 		}
@@ -660,12 +659,7 @@ func TestFewConnsNoteStaysShort(t *testing.T) {
 		r.Endpoints[i].Conns = &report.Conns{Connections: 1, Requests: r.Endpoints[i].Requests}
 	}
 	r.Plan.ConnRequests = 100
-	var note string
-	for _, n := range Judge(r, Once()).Notes {
-		if strings.HasPrefix(n, "Few connections") {
-			note = n
-		}
-	}
+	note := noteWith(Judge(r, Once()), "Few connections")
 	want := "Few connections: 127.0.0.1, 127.0.0.2, 127.0.0.3, 127.0.0.4, 127.0.0.5, 127.0.0.6, 127.0.0.7 and 5 more sent their requests over fewer than 11 connections each."
 	if !strings.HasPrefix(note, want) {
 		t.Errorf("note %q; want it to start %q", note, want)
