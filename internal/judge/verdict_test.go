@@ -27,26 +27,31 @@ type VtEndpoint struct {
 func VtReport(eps ...VtEndpoint) *report.Report {
 	var out []report.Endpoint
 	for _, e := range eps {
-		fam := "ipv4"
-		if netip.MustParseAddr(e.Addr).Is6() {
-			fam = "ipv6"
-		}
-		target := e.target
-		if target == "" {
-			target = "https://app.example.com/"
-		}
-		ep := report.Endpoint{Address: e.Addr, Family: fam, Target: target, Host: "app.example.com", Port: 443}
-		ep.Requests, ep.Failed, ep.OK = e.N, e.Failed, e.N-e.Failed
-		if e.N > 0 {
-			ep.FailureRate = stat.Round(float64(e.Failed)/float64(e.N), 6)
-		}
-		out = append(out, ep)
+		out = append(out, vtEndpoint(e))
 	}
 	return assemble(out)
 }
 
-// assemble is a report of eps, their counts and statuses added up into
-// their families and the totals.
+// vtEndpoint is e as a report's endpoint.
+func vtEndpoint(e VtEndpoint) report.Endpoint {
+	fam := "ipv4"
+	if netip.MustParseAddr(e.Addr).Is6() {
+		fam = "ipv6"
+	}
+	target := e.target
+	if target == "" {
+		target = "https://app.example.com/"
+	}
+	ep := report.Endpoint{Address: e.Addr, Family: fam, Target: target, Host: "app.example.com", Port: 443}
+	ep.Requests, ep.Failed, ep.OK = e.N, e.Failed, e.N-e.Failed
+	if e.N > 0 {
+		ep.FailureRate = stat.Round(float64(e.Failed)/float64(e.N), 6)
+	}
+	return ep
+}
+
+// assemble is a report of eps, their counts, statuses and errors added up
+// into their families and the totals.
 func assemble(eps []report.Endpoint) *report.Report {
 	r := &report.Report{Families: map[string]*report.Stats{}}
 	add := func(s *report.Stats, e *report.Endpoint) {
@@ -58,6 +63,12 @@ func assemble(eps []report.Endpoint) *report.Report {
 				s.Status = map[string]int64{}
 			}
 			s.Status[k] += v
+		}
+		for k, v := range e.Errors {
+			if s.Errors == nil {
+				s.Errors = map[string]int64{}
+			}
+			s.Errors[k] += v
 		}
 		if s.Requests > 0 {
 			s.FailureRate = stat.Round(float64(s.Failed)/float64(s.Requests), 6)
