@@ -199,15 +199,20 @@ func nullConns(rng *rand.Rand, m int, p float64) []ConnCounts {
 		if rng.IntN(5) == 0 {
 			n = 1 + rng.Int64N(4) // cut short by the run's end
 		}
-		var f int64
-		for range n {
-			if rng.Float64() < p {
-				f++
-			}
-		}
-		cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: f}
+		cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: binomial(rng, n, p)}
 	}
 	return cs
+}
+
+// binomial draws how many of n requests fail, each with probability p.
+func binomial(rng *rand.Rand, n int64, p float64) int64 {
+	var f int64
+	for range n {
+		if rng.Float64() < p {
+			f++
+		}
+	}
+	return f
 }
 
 // Under H0 the test alarms at most as often as its level: thousands of
@@ -243,13 +248,7 @@ func TestClusterTestChiSquareRegime(t *testing.T) {
 		cs := make([]ConnCounts, 40)
 		for i := range cs {
 			n := int64(150 + rng.IntN(100))
-			var f int64
-			for range n {
-				if rng.Float64() < 0.15 {
-					f++
-				}
-			}
-			cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: f}
+			cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: binomial(rng, n, 0.15)}
 		}
 		r := ClusterTest(cs)
 		if r.Method != ClusterChiSquare {
@@ -379,13 +378,7 @@ func BenchmarkClusterTest(b *testing.B) {
 			if i%4 == 0 {
 				p = bad
 			}
-			var f int64
-			for range n {
-				if rng.Float64() < p {
-					f++
-				}
-			}
-			cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: f}
+			cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: binomial(rng, n, p)}
 		}
 		return cs
 	}

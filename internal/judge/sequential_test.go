@@ -58,12 +58,8 @@ func TestLookAlphaControlsRepeatedLooks(t *testing.T) {
 		stop, naiveStop := make([]bool, len(alphas)), make([]bool, len(alphas))
 		for look := 1; look <= looks; look++ {
 			for e := range 2 {
-				for range perLook {
-					n[e]++
-					if rng.Float64() < failProb {
-						f[e]++
-					}
-				}
+				n[e] += perLook
+				f[e] += binomial(rng, perLook, failProb)
 			}
 			for e := range 2 {
 				p := stat.FisherGreater(f[e], n[e], f[1-e], n[1-e])

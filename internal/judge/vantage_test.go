@@ -86,13 +86,7 @@ func vantageMerge(rng *rand.Rand, vantages, n int, p func(v, a int) float64) *re
 	var runs []vrun
 	for v := range vantages {
 		runs = append(runs, vrun{vantage: "zone-" + strconv.Itoa(v), from: 0, to: 10, perSec: int64(n / 10), failed: func(_, a int) int64 {
-			var failed int64
-			for range n / 10 {
-				if rng.Float64() < p(v, a) {
-					failed++
-				}
-			}
-			return failed
+			return binomial(rng, int64(n/10), p(v, a))
 		}})
 	}
 	return builtMerge(runs...)
