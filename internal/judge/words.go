@@ -285,7 +285,7 @@ func (j *judgement) endpointClause(eps []int) clause {
 		}
 	}
 	if byFamily && len(j.g.targets) > 1 {
-		others += " of the same URL" + map[bool]string{true: "", false: "s"}[len(targets) == 1]
+		others += " of the same URL" + words.Plural(len(targets))
 	}
 	c.subject = words.JoinAnd(labels)
 	together := ""
