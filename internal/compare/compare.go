@@ -535,10 +535,9 @@ func (c *Comparison) sideOf(s *report.Stats, h *hist) *Side {
 	if s == nil || s.Requests == 0 {
 		return nil
 	}
-	lo, hi := stat.Wilson(s.Failed, s.Requests)
-	rate := stat.Round(float64(s.Failed)/float64(s.Requests), 6)
+	rate, ci := judge.RateCI95(s.Failed, s.Requests)
 	side := &Side{
-		Requests: s.Requests, Failed: s.Failed, FailureRate: rate, CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)},
+		Requests: s.Requests, Failed: s.Failed, FailureRate: rate, CI95: ci,
 		P50MS: s.LatencyMS.P50, P99MS: s.LatencyMS.P99, Status: report.NonZero(s.Status), Errors: report.NonZero(s.Errors),
 	}
 	if h == nil {
