@@ -26,6 +26,12 @@ func fisherAllOnOneSide(k, n int) float64 {
 	return p
 }
 
+// runs are the reports of a run of before and one of after, an hour
+// later.
+func runs(t *testing.T, before, after []fixture.CmpEndpoint) (b, a *report.Report) {
+	return fixture.CmpRun(t, fixture.CmpStart, before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), after...)
+}
+
 func scopeOf(t *testing.T, c *compare.Comparison, scope string) *compare.ScopeChange {
 	t.Helper()
 	for _, sc := range c.Scopes() {
@@ -195,7 +201,7 @@ func TestCompareConclusions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := compare.Reports(fixture.CmpRun(t, fixture.CmpStart, tt.before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), tt.after...))
+			c := compare.Reports(runs(t, tt.before, tt.after))
 			if c.Status != tt.status || c.Conclusion != tt.conclusion {
 				t.Errorf("%s: %q; want %s: %q", c.Status, c.Conclusion, tt.status, tt.conclusion)
 			}

@@ -70,7 +70,7 @@ func TestCompareMatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, a := fixture.CmpRun(t, fixture.CmpStart, tt.before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), tt.after...)
+			b, a := runs(t, tt.before, tt.after)
 			if tt.edit != nil {
 				tt.edit(b, a)
 			}
