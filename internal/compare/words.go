@@ -278,10 +278,7 @@ func (c *Comparison) newFailureWords() []string {
 func (c *Comparison) untoldWords() []string {
 	l := &c.Totals.Latency
 	var out []string
-	for _, q := range []struct {
-		name string
-		q    *QuantileChange
-	}{{"p50", &l.P50}, {"p99", &l.P99}} {
+	for _, q := range l.quantiles() {
 		if q.q.Change != LatencySame || !l.CannotTell(q.q, c.AlphaEach) || max(q.q.ChangeMS, -q.q.ChangeMS) <= q.q.ToleranceMS {
 			continue
 		}
@@ -406,10 +403,7 @@ func (c *Comparison) latencyWords(sc *ScopeChange, change string) string {
 	l := &sc.Latency
 	var parts []string
 	p := 1.0
-	for _, q := range []struct {
-		name string
-		q    *QuantileChange
-	}{{"p50", &l.P50}, {"p99", &l.P99}} {
+	for _, q := range l.quantiles() {
 		if q.q.Change != change {
 			continue
 		}
