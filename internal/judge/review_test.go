@@ -34,6 +34,27 @@ func rvGroup(r *report.Report, header, value string, by map[string][2]int64) {
 	r.Groups = append(r.Groups, g)
 }
 
+// rvInstances gives r a header whose gw-1 answers the n requests of
+// 192.0.2.1 and of 192.0.2.3, and gw-2 to gw-5 each a quarter of
+// 192.0.2.2's n, failing as failed says.
+func rvInstances(r *report.Report, header string, n int64, failed [4]int64) {
+	rvGroup(r, header, "gw-1", map[string][2]int64{"192.0.2.1": {0, n}, "192.0.2.3": {0, n}})
+	for k, f := range failed {
+		rvGroup(r, header, fmt.Sprintf("gw-%d", k+2), map[string][2]int64{"192.0.2.2": {f, n / 4}})
+	}
+}
+
+// twoURLs are 192.0.2.1 to 192.0.2.3 on two URLs, n requests each, of
+// which 192.0.2.2 failed failed on each URL.
+func twoURLs(n, failed int64) []VtEndpoint {
+	var eps []VtEndpoint
+	for k := range 2 {
+		tg := fmt.Sprintf("http://h.test/u%d", k)
+		eps = append(eps, VtEndpoint{Addr: "192.0.2.1", N: n, target: tg}, VtEndpoint{Addr: "192.0.2.2", Failed: failed, N: n, target: tg}, VtEndpoint{Addr: "192.0.2.3", N: n, target: tg})
+	}
+	return eps
+}
+
 // rvStatus gives every scope of r its statuses: 200 for the successes,
 // 502 for the failures.
 func rvStatus(r *report.Report) {
@@ -138,11 +159,7 @@ func TestScopeTwoHeadersOneInstance(t *testing.T) {
 	r := VtReport(VtEndpoint{Addr: "192.0.2.1", N: 400}, VtEndpoint{Addr: "192.0.2.2", Failed: 130, N: 400}, VtEndpoint{Addr: "192.0.2.3", N: 400})
 	rvStatus(r)
 	for _, h := range []string{"X-Served-By", "X-Instance"} {
-		rvGroup(r, h, "gw-1", map[string][2]int64{"192.0.2.1": {0, 400}, "192.0.2.3": {0, 400}})
-		rvGroup(r, h, "gw-2", map[string][2]int64{"192.0.2.2": {10, 100}})
-		rvGroup(r, h, "gw-3", map[string][2]int64{"192.0.2.2": {100, 100}})
-		rvGroup(r, h, "gw-4", map[string][2]int64{"192.0.2.2": {10, 100}})
-		rvGroup(r, h, "gw-5", map[string][2]int64{"192.0.2.2": {10, 100}})
+		rvInstances(r, h, 400, [4]int64{10, 100, 10, 10})
 	}
 	v := Judge(r, Once())
 	if got, want := kinds(v), []string{"endpoint 192.0.2.2", "group 192.0.2.2 X-Served-By: gw-3"}; !slices.Equal(got, want) {
@@ -160,18 +177,9 @@ func TestScopeTwoHeadersOneInstance(t *testing.T) {
 // The same shape on two URLs: an instance's counts are its address's over
 // both, and the address still fails beyond it.
 func TestScopeTwoURLsBeyondInstances(t *testing.T) {
-	var eps []VtEndpoint
-	for k := range 2 {
-		tg := fmt.Sprintf("http://h.test/u%d", k)
-		eps = append(eps, VtEndpoint{Addr: "192.0.2.1", N: 400, target: tg}, VtEndpoint{Addr: "192.0.2.2", Failed: 130, N: 400, target: tg}, VtEndpoint{Addr: "192.0.2.3", N: 400, target: tg})
-	}
-	r := VtReport(eps...)
+	r := VtReport(twoURLs(400, 130)...)
 	rvStatus(r)
-	rvGroup(r, "X-Served-By", "gw-1", map[string][2]int64{"192.0.2.1": {0, 800}, "192.0.2.3": {0, 800}})
-	rvGroup(r, "X-Served-By", "gw-2", map[string][2]int64{"192.0.2.2": {20, 200}})
-	rvGroup(r, "X-Served-By", "gw-3", map[string][2]int64{"192.0.2.2": {200, 200}})
-	rvGroup(r, "X-Served-By", "gw-4", map[string][2]int64{"192.0.2.2": {20, 200}})
-	rvGroup(r, "X-Served-By", "gw-5", map[string][2]int64{"192.0.2.2": {20, 200}})
+	rvInstances(r, "X-Served-By", 800, [4]int64{20, 200, 20, 20})
 	v := Judge(r, Once())
 	if got, want := kinds(v), []string{"endpoint 192.0.2.2", "endpoint 192.0.2.2", "group 192.0.2.2 X-Served-By: gw-3"}; !slices.Equal(got, want) {
 		t.Errorf("suspects %v; want %v\n%s", got, want, v.Summary)
@@ -243,19 +251,10 @@ func TestSettleLeavesRemovedAddresses(t *testing.T) {
 // An instance fault on two URLs settles: the instance's counts are
 // subtracted from its address over both URLs.
 func TestSettleTwoURLsInstance(t *testing.T) {
-	var eps []VtEndpoint
-	for k := range 2 {
-		tg := fmt.Sprintf("http://h.test/u%d", k)
-		eps = append(eps, VtEndpoint{Addr: "192.0.2.1", N: 4000, target: tg}, VtEndpoint{Addr: "192.0.2.2", Failed: 1000, N: 4000, target: tg}, VtEndpoint{Addr: "192.0.2.3", N: 4000, target: tg})
-	}
-	r := VtReport(eps...)
+	r := VtReport(twoURLs(4000, 1000)...)
 	rvStatus(r)
 	rvConns(r, 200)
-	rvGroup(r, "X-Served-By", "gw-1", map[string][2]int64{"192.0.2.1": {0, 8000}, "192.0.2.3": {0, 8000}})
-	rvGroup(r, "X-Served-By", "gw-2", map[string][2]int64{"192.0.2.2": {0, 2000}})
-	rvGroup(r, "X-Served-By", "gw-3", map[string][2]int64{"192.0.2.2": {2000, 2000}})
-	rvGroup(r, "X-Served-By", "gw-4", map[string][2]int64{"192.0.2.2": {0, 2000}})
-	rvGroup(r, "X-Served-By", "gw-5", map[string][2]int64{"192.0.2.2": {0, 2000}})
+	rvInstances(r, "X-Served-By", 8000, [4]int64{0, 2000, 0, 0})
 	v := Judge(r, AtLook(300, false))
 	if st, ok := Settle(r, v); !ok || !slices.Equal(kinds(v), []string{"group 192.0.2.2 X-Served-By: gw-3"}) {
 		t.Errorf("suspects %v, settled %v %+v; want gw-3 alone, settled", kinds(v), ok, st)
