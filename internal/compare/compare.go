@@ -352,7 +352,7 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 func (c *Comparison) runNotes(before, after *report.Report, fail report.FailStatus) (latency bool) {
 	if !report.FailStatusOf(before).Equal(fail) {
 		c.Notes = append(c.Notes, fmt.Sprintf("the reports count different statuses as failures (before --fail-status %s, after %s): their failure rates do not measure the same thing",
-			OrDefault(before.Plan.FailStatus, report.DefaultFailStatus), OrDefault(after.Plan.FailStatus, report.DefaultFailStatus)))
+			c.Before.FailStatus, c.After.FailStatus))
 	}
 	sides := []struct {
 		name string
@@ -433,19 +433,11 @@ func (c *Comparison) decide(fail report.FailStatus) {
 	}
 }
 
-// OrDefault is s, or def when s is empty.
-func OrDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // runSide says one side of a comparison, but for its verdict.
 func runSide(r *report.Report) RunSide {
 	return RunSide{
 		Version: r.Version, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt, Interrupted: r.Interrupted,
-		Inputs: len(r.Inputs), FailStatus: OrDefault(r.Plan.FailStatus, report.DefaultFailStatus),
+		Inputs: len(r.Inputs), FailStatus: cmp.Or(r.Plan.FailStatus, report.DefaultFailStatus),
 		Requests: r.Totals.Requests, Failed: r.Totals.Failed, FailureRate: r.Totals.FailureRate,
 	}
 }

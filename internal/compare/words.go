@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -339,7 +340,7 @@ func (c *Comparison) probedWords() string {
 				tg = sc.AfterTarget
 			}
 			if !before && sc.Change == ChangeAdded {
-				tg = OrDefault(sc.AfterTarget, sc.Target)
+				tg = cmp.Or(sc.AfterTarget, sc.Target)
 			}
 			if _, ok := addrs[tg]; !ok {
 				targets = append(targets, tg)
