@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -26,11 +27,11 @@ func bruteRepeatP(strata []report.RepeatCounts) float64 {
 		ways := map[int]float64{}
 		total := 0.0
 		for mask := 0; mask < 1<<n; mask++ {
-			if popcount(mask) != k {
+			if bits.OnesCount(uint(mask)) != k {
 				continue
 			}
 			total++
-			ways[popcount(mask&(1<<s.AfterFailure-1))]++
+			ways[bits.OnesCount(uint(mask&(1<<s.AfterFailure-1)))]++
 		}
 		next := map[int]float64{}
 		for a, p := range dist {
@@ -47,14 +48,6 @@ func bruteRepeatP(strata []report.RepeatCounts) float64 {
 		}
 	}
 	return p
-}
-
-func popcount(x int) int {
-	c := 0
-	for ; x != 0; x &= x - 1 {
-		c++
-	}
-	return c
 }
 
 // The stratified p-value is the enumeration's; one stratum is Fisher's

@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func bruteMannWhitney(scope, rest []int64) float64 {
 	var hits, total float64
 	n := len(all)
 	for mask := 0; mask < 1<<n; mask++ {
-		if popcount(mask) != len(scope) {
+		if bits.OnesCount(uint(mask)) != len(scope) {
 			continue
 		}
 		var s, r []int64
