@@ -113,7 +113,7 @@ func TestOutageNamesNoSlowAddress(t *testing.T) {
 		}
 		r.Endpoints[i].HDR = encodeHist(t, h)
 	}
-	if v := Judge(r, Once()); len(v.Slow) != 0 || strings.Contains(strings.Join(v.Notes, " "), "slow") {
+	if v := Judge(r, Once()); len(v.Slow) != 0 || hasNote(v, "slow") {
 		t.Errorf("slow %+v, notes %q; want no latency finding when every request failed", v.Slow, v.Notes)
 	}
 	r.Endpoints[1].Failed, r.Endpoints[1].OK = 150, 50 // some answers: latency is compared again

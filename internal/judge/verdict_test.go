@@ -98,6 +98,11 @@ func noteWith(v report.Verdict, prefixes ...string) string {
 	return ""
 }
 
+// hasNote reports whether a note of v says s.
+func hasNote(v report.Verdict, s string) bool {
+	return slices.ContainsFunc(v.Notes, func(n string) bool { return strings.Contains(n, s) })
+}
+
 // VtSuspects lists the addresses of v's suspects in order.
 func VtSuspects(v report.Verdict) []string {
 	out := []string{}
@@ -636,9 +641,6 @@ func TestJudgeNoLatencyBlameWhenTheClientStruggled(t *testing.T) {
 		}
 		r.Totals.ClientErrors = clientErrors
 		return r
-	}
-	hasNote := func(v report.Verdict, s string) bool {
-		return slices.ContainsFunc(v.Notes, func(n string) bool { return strings.Contains(n, s) })
 	}
 	if v := Judge(build(0), Once()); len(v.Slow) != 1 || !hasNote(v, "127.0.0.2 is slow against") {
 		t.Errorf("no client errors: slow %v, notes %q; want 127.0.0.2 named slow", v.Slow, v.Notes)
