@@ -1,7 +1,6 @@
 package compare_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -247,12 +246,9 @@ func TestCompareMergedReports(t *testing.T) {
 
 func TestCompareJSON(t *testing.T) {
 	c := cmpfix.GoldenComparison(t)
-	var buf bytes.Buffer
-	if err := compare.JSON(&buf, c); err != nil {
-		t.Fatal(err)
-	}
+	out := cmpfix.CompareJSON(t, c) // valid against the schema too
 	var doc map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"schema", "status", "conclusion", "before", "after", "alpha", "comparisons", "alpha_each",
@@ -265,13 +261,13 @@ func TestCompareJSON(t *testing.T) {
 		t.Errorf("schema %v status %v; want %s, regressed", doc["schema"], doc["status"], compare.Schema)
 	}
 	var back compare.Comparison
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+	if err := json.Unmarshal(out, &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Conclusion != c.Conclusion || len(back.Endpoints) != len(c.Endpoints) || back.Endpoints[2].After != nil {
 		t.Errorf("decoded back: %q with %d endpoints; want %q with %d, ::1 after null", back.Conclusion, len(back.Endpoints), c.Conclusion, len(c.Endpoints))
 	}
-	if !strings.Contains(buf.String(), `"after": null`) {
+	if !strings.Contains(string(out), `"after": null`) {
 		t.Errorf("a removed endpoint's after is not null in JSON")
 	}
 }
