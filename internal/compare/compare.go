@@ -352,7 +352,7 @@ func compareReports(before, after *report.Report, o Options) *Comparison {
 func (c *Comparison) runNotes(before, after *report.Report, fail report.FailStatus) (latency bool) {
 	if !report.FailStatusOf(before).Equal(fail) {
 		c.Notes = append(c.Notes, fmt.Sprintf("the reports count different statuses as failures (before --fail-status %s, after %s): their failure rates do not measure the same thing",
-			OrDefault(before.Plan.FailStatus, report.DefaultFailStatus), OrDefault(after.Plan.FailStatus, report.DefaultFailStatus)))
+			c.Before.FailStatus, c.After.FailStatus))
 	}
 	sides := []struct {
 		name string
@@ -433,19 +433,11 @@ func (c *Comparison) decide(fail report.FailStatus) {
 	}
 }
 
-// OrDefault is s, or def when s is empty.
-func OrDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // runSide says one side of a comparison, but for its verdict.
 func runSide(r *report.Report) RunSide {
 	return RunSide{
 		Version: r.Version, Command: r.Command, StartedAt: r.StartedAt, EndedAt: r.EndedAt, Interrupted: r.Interrupted,
-		Inputs: len(r.Inputs), FailStatus: OrDefault(r.Plan.FailStatus, report.DefaultFailStatus),
+		Inputs: len(r.Inputs), FailStatus: cmp.Or(r.Plan.FailStatus, report.DefaultFailStatus),
 		Requests: r.Totals.Requests, Failed: r.Totals.Failed, FailureRate: r.Totals.FailureRate,
 	}
 }
@@ -481,10 +473,7 @@ func (c *Comparison) scope(name string, b, a *report.Stats, test, latency bool) 
 	case as == nil:
 		sc.Change = ChangeRemoved
 	case test:
-		sc.Tested = true
-		sc.P = stat.FisherTwoSided(as.Failed, as.Requests, bs.Failed, bs.Requests)
-		sc.PWorse = stat.FisherGreater(as.Failed, as.Requests, bs.Failed, bs.Requests)
-		sc.PBetter = stat.FisherGreater(bs.Failed, bs.Requests, as.Failed, as.Requests)
+		sc.fisher(bs, as)
 		if latency {
 			sc.Latency = latencyTest(bs, as, c.hb, c.ha)
 		}
@@ -510,15 +499,21 @@ func (c *Comparison) addBaseline(sc *ScopeChange, scope string, base *report.Sta
 	}
 	a := sc.After
 	sc.Baseline, sc.BaselineScope = bs, scope
-	sc.Tested = true
-	sc.P = stat.FisherTwoSided(a.Failed, a.Requests, bs.Failed, bs.Requests)
-	sc.PWorse = stat.FisherGreater(a.Failed, a.Requests, bs.Failed, bs.Requests)
-	sc.PBetter = stat.FisherGreater(bs.Failed, bs.Requests, a.Failed, a.Requests)
+	sc.fisher(bs, a)
 	if latency {
 		sc.Latency = latencyTest(bs, a, c.hbase, c.ha)
 	} else {
 		sc.Latency = untestedLatency(bs, a)
 	}
+}
+
+// fisher tests the failure rates of b and a: P two-sided, PWorse and
+// PBetter one-sided.
+func (sc *ScopeChange) fisher(b, a *Side) {
+	sc.Tested = true
+	sc.P = stat.FisherTwoSided(a.Failed, a.Requests, b.Failed, b.Requests)
+	sc.PWorse = stat.FisherGreater(a.Failed, a.Requests, b.Failed, b.Requests)
+	sc.PBetter = stat.FisherGreater(b.Failed, b.Requests, a.Failed, a.Requests)
 }
 
 // sideOf is one scope's figures, nil when it has no request. Its
@@ -532,10 +527,9 @@ func (c *Comparison) sideOf(s *report.Stats, h *hist) *Side {
 	if s == nil || s.Requests == 0 {
 		return nil
 	}
-	lo, hi := stat.Wilson(s.Failed, s.Requests)
-	rate := stat.Round(float64(s.Failed)/float64(s.Requests), 6)
+	rate, ci := judge.RateCI95(s.Failed, s.Requests)
 	side := &Side{
-		Requests: s.Requests, Failed: s.Failed, FailureRate: rate, CI95: [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)},
+		Requests: s.Requests, Failed: s.Failed, FailureRate: rate, CI95: ci,
 		P50MS: s.LatencyMS.P50, P99MS: s.LatencyMS.P99, Status: report.NonZero(s.Status), Errors: report.NonZero(s.Errors),
 	}
 	if h == nil {

@@ -118,18 +118,6 @@ func simRun(p *simScopes, rng *rand.Rand, n int, laws [3]simLaw, scale float64) 
 	return r
 }
 
-// binomUpper is the smallest c with P(X > c) ≤ tail for X binomial(n, p).
-func binomUpper(n int, p, tail float64) int {
-	cdf := 0.0
-	for c := 0; c <= n; c++ {
-		cdf += math.Exp(stat.LogChoose(int64(n), int64(c)) + float64(c)*math.Log(p) + float64(n-c)*math.Log1p(-p))
-		if 1-cdf <= tail {
-			return c
-		}
-	}
-	return n
-}
-
 // regressedAt re-decides c at level alpha (split over its comparisons)
 // with tolerance tol, from the p-values it holds: whether any scope got
 // worse or slower, and which kind of test said so.
@@ -148,15 +136,10 @@ func regressedAt(c *Comparison, alpha float64, tol Tolerance) (any, failures, p5
 }
 
 // False regressions, counted: pairs of healthy runs of the same backends
-// (the same laws before and after: fast and slow, tight and spread,
-// failing 0 to 5%, 300 to 2000 requests an address) compared at the
-// comparison's level, every test it makes (failure rates, answer shares,
-// the latency tests of the total, families, addresses and instances).
-// A pair called regressed is a false regression; their rate must stay
-// within the level, with the tolerance (the default) and without it (any
-// significant slowdown). And a real 2% slowdown of a fast backend, which
-// the tests see with enough requests, is never a regression under the
-// default tolerance.
+// (fast and slow, tight and spread, failing 0 to 5%) compared by every
+// test the comparison makes. Their rate must stay within the level, with
+// the default tolerance and without it; and a real 2% slowdown of a fast
+// backend, which the tests see, is never a regression by default.
 func TestFalseRegressionRate(t *testing.T) {
 	check.Long(t, "the simulations of many runs")
 	t.Parallel() // CPU-bound: let it share the cores with the others
@@ -206,7 +189,7 @@ func TestFalseRegressionRate(t *testing.T) {
 	}{{"α=0.001, --max-latency-increase 20%,2ms (the default)", 0.001, def}, {"α=0.001, --max-latency-increase 0", 0.001, bare001}, {"α=0.05, --max-latency-increase 0", 0.05, bare05}} {
 		t.Logf("%s: %d of %d healthy pairs called regressed (%.4f; by failure rates %d, p50 %d, p99 %d), %.1f tests a pair",
 			r.name, r.t.any, runs, float64(r.t.any)/float64(runs), r.t.failures, r.t.p50, r.t.p99, float64(tests)/float64(runs))
-		if lim := binomUpper(runs, r.alpha, 0.001); r.t.any > lim {
+		if lim := stat.BinomialUpper(runs, r.alpha, 0.001); r.t.any > lim {
 			t.Errorf("%s: %d of %d healthy pairs regressed; want at most %d", r.name, r.t.any, runs, lim)
 		}
 	}

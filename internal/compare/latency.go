@@ -130,6 +130,19 @@ type QuantileChange struct {
 	Change string `json:"change"`
 }
 
+// quantile is one percentile of a LatencyChange: its name, its level and
+// how it changed.
+type quantile struct {
+	name string
+	p    float64
+	q    *QuantileChange
+}
+
+// quantiles are l's p50 and p99.
+func (l *LatencyChange) quantiles() []quantile {
+	return []quantile{{"p50", 0.5, &l.P50}, {"p99", 0.99, &l.P99}}
+}
+
 // CannotTell reports whether the test of q, one of l's percentiles, was
 // made but could not have found a change at the level alphaEach with so
 // few requests, whatever happened: its "same" says nothing then.
@@ -338,10 +351,7 @@ func tailTest(b, a []int64, q float64) (pSlower, pFaster float64, tail int64) {
 // that is no change of the scope.
 func (l *LatencyChange) decide(alphaEach float64, tol Tolerance, baseline bool) {
 	l.Change = LatencySame
-	for _, x := range []struct {
-		q *QuantileChange
-		p float64 // the quantile
-	}{{&l.P50, 0.5}, {&l.P99, 0.99}} {
+	for _, x := range l.quantiles() {
 		q := x.q
 		q.ToleranceMS = stat.Round(tol.Of(q.BeforeMS), 3)
 		q.Change = LatencySame

@@ -10,10 +10,9 @@ import (
 )
 
 // TestCompareMatch: how endpoints are matched, by URL and address or with
-// --match host, and what reports that probed other things are called. A
-// report of other URLs, or of a URL on other addresses, was "IMPROVED
-// failures gone … removed; … added"; now nothing that was not probed again
-// is an improvement.
+// --match host, and what reports that probed other things are called:
+// nothing that was not probed again (other URLs, or a URL on other
+// addresses) is an improvement.
 func TestCompareMatch(t *testing.T) {
 	const (
 		site  = "https://sign.example.com/"
@@ -71,7 +70,7 @@ func TestCompareMatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, a := fixture.CmpRun(t, fixture.CmpStart, tt.before...), fixture.CmpRun(t, fixture.CmpStart.Add(time.Hour), tt.after...)
+			b, a := runs(t, tt.before, tt.after)
 			if tt.edit != nil {
 				tt.edit(b, a)
 			}

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -86,7 +87,7 @@ func (c *Comparison) disjointConclusion() string {
 	}
 	for i := range c.Endpoints {
 		if sc := &c.Endpoints[i]; sc.Latency.Change == LatencySlower {
-			worse = append(worse, c.slowWords(sc))
+			worse = append(worse, c.latencyWords(sc, LatencySlower))
 		}
 	}
 	if len(worse) > 0 {
@@ -196,23 +197,7 @@ func (c *Comparison) regressionConclusion(s concluded) string {
 	for _, sc := range s.worse {
 		items = append(items, c.worseWords(sc))
 	}
-	failures := limitItems(items, 3, "; ")
-	items = nil
-	for _, sc := range s.slow {
-		if sc == &c.Totals && s.everySlow {
-			items = append(items, "every endpoint slower, in total "+strings.TrimPrefix(c.slowWords(sc), "total slower: "))
-			continue
-		}
-		items = append(items, c.slowWords(sc))
-	}
-	lead := regressionLead + failures
-	if len(items) > 0 {
-		if failures != "" {
-			lead += "; "
-		}
-		lead += limitItems(items, 3, "; ")
-	}
-	clauses := []string{lead}
+	clauses := []string{regressionLead + joinSome(limitItems(items, 3, "; "), c.latencyItems(s.slow, LatencySlower, s.everySlow))}
 	if len(s.gone)+len(s.better)+len(s.fast) > 0 {
 		clauses = append(clauses, "also "+c.betterWords(s.gone, s.better, s.fast))
 	}
@@ -294,10 +279,7 @@ func (c *Comparison) newFailureWords() []string {
 func (c *Comparison) untoldWords() []string {
 	l := &c.Totals.Latency
 	var out []string
-	for _, q := range []struct {
-		name string
-		q    *QuantileChange
-	}{{"p50", &l.P50}, {"p99", &l.P99}} {
+	for _, q := range l.quantiles() {
 		if q.q.Change != LatencySame || !l.CannotTell(q.q, c.AlphaEach) || max(q.q.ChangeMS, -q.q.ChangeMS) <= q.q.ToleranceMS {
 			continue
 		}
@@ -358,7 +340,7 @@ func (c *Comparison) probedWords() string {
 				tg = sc.AfterTarget
 			}
 			if !before && sc.Change == ChangeAdded {
-				tg = OrDefault(sc.AfterTarget, sc.Target)
+				tg = cmp.Or(sc.AfterTarget, sc.Target)
 			}
 			if _, ok := addrs[tg]; !ok {
 				targets = append(targets, tg)
@@ -415,21 +397,14 @@ func (c *Comparison) worseWords(sc *ScopeChange) string {
 	return fmt.Sprintf("%s %s, %s", c.Label(sc), rates(sc), words.PValue(sc.PWorse))
 }
 
-// slowWords is "127.0.0.1 slower: p50 0.26 → 50.7ms, p<1e-9", or for a new
-// endpoint "127.0.0.3 (new) slower: p50 50.7ms against 0.26ms before,
+// latencyWords is "127.0.0.1 slower: p50 0.26 → 50.7ms, p<1e-9", or for a
+// new endpoint "127.0.0.3 (new) slower: p50 50.7ms against 0.26ms before,
 // p<1e-9"; faster alike.
-func (c *Comparison) slowWords(sc *ScopeChange) string {
-	return c.latencyWords(sc, LatencySlower)
-}
-
 func (c *Comparison) latencyWords(sc *ScopeChange, change string) string {
 	l := &sc.Latency
 	var parts []string
 	p := 1.0
-	for _, q := range []struct {
-		name string
-		q    *QuantileChange
-	}{{"p50", &l.P50}, {"p99", &l.P99}} {
+	for _, q := range l.quantiles() {
 		if q.q.Change != change {
 			continue
 		}
@@ -465,22 +440,32 @@ func (c *Comparison) betterWords(gone, better, fast []*ScopeChange) string {
 		}
 		items = append(items, fmt.Sprintf("%s %s, %s", c.Label(sc), rates(sc), words.PValue(sc.PBetter)))
 	}
-	out := limitItems(items, 3, "; ")
-	items = nil
-	for _, sc := range fast {
-		if sc == &c.Totals && c.everyEndpoint(LatencyFaster) {
-			items = append(items, "every endpoint faster, in total "+strings.TrimPrefix(c.latencyWords(sc, LatencyFaster), "total faster: "))
-			continue
+	return joinSome(limitItems(items, 3, "; "), c.latencyItems(fast, LatencyFaster, c.everyEndpoint(LatencyFaster)))
+}
+
+// latencyItems says each of scs changed so (latencyWords), at most 3; the
+// total as "every endpoint slower, in total p50 …" when every is set.
+func (c *Comparison) latencyItems(scs []*ScopeChange, change string, every bool) string {
+	var items []string
+	for _, sc := range scs {
+		w := c.latencyWords(sc, change)
+		if sc == &c.Totals && every {
+			w = "every endpoint " + change + ", in total " + strings.TrimPrefix(w, "total "+change+": ")
 		}
-		items = append(items, c.latencyWords(sc, LatencyFaster))
+		items = append(items, w)
 	}
-	if len(items) > 0 {
-		if out != "" {
-			out += "; "
+	return limitItems(items, 3, "; ")
+}
+
+// joinSome joins the parts that are not empty with "; ".
+func joinSome(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
 		}
-		out += limitItems(items, 3, "; ")
 	}
-	return out
+	return strings.Join(out, "; ")
 }
 
 // groupWords lists unchanged endpoints grouped by their rates:

@@ -105,17 +105,33 @@ type scope struct {
 
 // cusum is one scope's start and end statistics.
 type cusum struct {
-	s        float64
-	sFrom    time.Time
-	sN, sF   int64 // requests and failures since sFrom
+	start    walk // toward a start, while not active
 	active   bool
 	since    time.Time
-	e        float64
-	eFrom    time.Time
+	end      walk  // toward the end, while active
 	aN, aF   int64 // while active
-	eN, eF   int64 // since eFrom
 	ids      []string
 	baseline float64
+}
+
+// walk is one CUSUM: its sum, and the requests and failures since it
+// last left zero, at from.
+type walk struct {
+	s    float64
+	from time.Time
+	n, f int64
+}
+
+// add counts one request whose log-likelihood ratio is llr.
+func (w *walk) add(at time.Time, fail bool, llr float64) {
+	if w.s == 0 {
+		w.from, w.n, w.f = at, 0, 0
+	}
+	w.s = max(0, w.s+llr)
+	w.n++
+	if fail {
+		w.f++
+	}
 }
 
 // New is a detector with parameters p.
@@ -156,7 +172,7 @@ func (d *Detector) Observe(o Observation) []Event {
 			if ev, ok := s.c.step(o, p0, p1, d.p.H, d.p.HEnd, d.p.Evidence); ok {
 				ev.Scope, ev.RestRequests, ev.RestFailures = sc, rn, rf
 				if ev.Start && sc.Kind == "family" && h.oneAddress(sc.Family) {
-					s.c.active, s.c.s = false, 0 // an address of it is the suspect, not the family
+					s.c.active, s.c.start.s = false, 0 // an address of it is the suspect, not the family
 					continue
 				}
 				evs = append(evs, ev)
@@ -224,7 +240,7 @@ func (d *Detector) ObserveRepeat(o Observation, address, family string) []Event 
 	if p1 <= p0 {
 		return nil
 	}
-	if !s.c.active && s.c.s == 0 {
+	if !s.c.active && s.c.start.s == 0 {
 		s.ok = 0 // the CUSUM leaves zero now: count the successes from here
 	}
 	ev, ok := s.c.step(o, p0, p1, d.p.H, d.p.HEnd, d.p.Evidence)
@@ -232,7 +248,7 @@ func (d *Detector) ObserveRepeat(o Observation, address, family string) []Event 
 		return nil
 	}
 	if ev.Start && s.ok < minOtherOK {
-		s.c.active, s.c.s = false, 0 // the whole address fails: its suspect says so
+		s.c.active, s.c.start.s = false, 0 // the whole address fails: its suspect says so
 		return nil
 	}
 	ev.Scope = sc
@@ -290,23 +306,16 @@ func (c *cusum) step(o Observation, p0, p1, h, hEnd float64, keep int) (Event, b
 		}
 	}
 	if !c.active {
-		if c.s == 0 {
-			c.sFrom, c.sN, c.sF = o.At, 0, 0
-			if !fail {
-				c.ids = c.ids[:0]
-			}
+		if c.start.s == 0 && !fail {
+			c.ids = c.ids[:0]
 		}
-		c.s = max(0, c.s+llr(fail, p0, p1))
-		c.sN++
-		if fail {
-			c.sF++
-		}
-		if c.s < h {
+		c.start.add(o.At, fail, llr(fail, p0, p1))
+		if c.start.s < h {
 			return Event{}, false
 		}
-		c.active, c.since, c.e, c.baseline = true, c.sFrom, 0, p0
-		c.aN, c.aF = c.sN, c.sF
-		return Event{Start: true, At: c.sFrom, DetectedAt: o.At, Requests: c.sN, Failures: c.sF, Baseline: p0, IDs: append([]string(nil), c.ids...)}, true
+		c.active, c.since, c.end.s, c.baseline = true, c.start.from, 0, p0
+		c.aN, c.aF = c.start.n, c.start.f
+		return Event{Start: true, At: c.start.from, DetectedAt: o.At, Requests: c.start.n, Failures: c.start.f, Baseline: p0, IDs: append([]string(nil), c.ids...)}, true
 	}
 	c.aN++
 	if fail {
@@ -315,19 +324,12 @@ func (c *cusum) step(o Observation, p0, p1, h, hEnd float64, keep int) (Event, b
 	// The end: "fails like the rest" (p0) against "fails as it did while
 	// suspect" (at least p1).
 	pa := min(max(float64(c.aF)/float64(c.aN), p1), 0.95)
-	if c.e == 0 {
-		c.eFrom, c.eN, c.eF = o.At, 0, 0
-	}
-	c.e = max(0, c.e+llr(fail, pa, p0))
-	c.eN++
-	if fail {
-		c.eF++
-	}
-	if c.e < hEnd {
+	c.end.add(o.At, fail, llr(fail, pa, p0))
+	if c.end.s < hEnd {
 		return Event{}, false
 	}
-	ev := Event{At: c.eFrom, DetectedAt: o.At, Requests: c.eN, Failures: c.eF, Baseline: p0}
-	c.active, c.s, c.ids = false, 0, c.ids[:0]
+	ev := Event{At: c.end.from, DetectedAt: o.At, Requests: c.end.n, Failures: c.end.f, Baseline: p0}
+	c.active, c.start.s, c.ids = false, 0, c.ids[:0]
 	return ev, true
 }
 

@@ -10,14 +10,21 @@ import (
 
 // fleet is the simulated watch of docs/watch.md: one host, four addresses
 // (two IPv4, two IPv6) each sent one request a second (the default -r 4),
-// the first fronting four instances picked at random per request.
+// the first fronting four instances picked at random per request, which
+// name themselves in a header. A sticky fleet keeps each connection of the
+// first address on one instance (a layer-4 balancer), 4 requests a
+// connection (a watch's --conn-requests), and observes the repeats.
 type fleet struct {
 	rng *rand.Rand
 	d   *Detector
 	t   time.Time
 	// fail is the failure probability of a request to address a (0-3)
 	// answered by instance i (0-3; only address 0 has several).
-	fail func(a, i int) float64
+	fail       func(a, i int) float64
+	headers    bool // the instances answer with an instance header
+	sticky     bool
+	inst, left int // a sticky fleet's connection: its instance, requests left
+	lastFailed bool
 }
 
 var simAddrs = []struct{ addr, family string }{
@@ -26,27 +33,55 @@ var simAddrs = []struct{ addr, family string }{
 
 func newFleet(seed uint64) *fleet {
 	return &fleet{rng: rand.New(rand.NewPCG(seed, 28)), d: New(Default), t: time.Unix(1e9, 0),
-		fail: func(int, int) float64 { return 0 }}
+		fail: func(int, int) float64 { return 0 }, headers: true}
+}
+
+// newSticky is a sticky fleet, with no instance header unless headers.
+func newSticky(seed uint64, headers bool) *fleet {
+	f := newFleet(seed)
+	f.sticky, f.headers = true, headers
+	return f
+}
+
+// warm sends ten healthy minutes.
+func (f *fleet) warm() {
+	for range 600 {
+		f.second()
+	}
 }
 
 // second sends the requests of one second and returns the events.
 func (f *fleet) second() []Event {
 	var evs []Event
 	for a, ad := range simAddrs {
-		inst := 0
-		if a == 0 {
+		inst, repeat := 0, false
+		switch {
+		case a != 0:
+		case !f.sticky:
 			inst = f.rng.IntN(4)
+		case f.left == 0:
+			f.inst, f.left, f.lastFailed = f.rng.IntN(4), 4, false
+			fallthrough
+		default:
+			repeat = f.lastFailed
+			f.left--
+			inst = f.inst
 		}
 		scopes := []Scope{
 			{Host: "h", Kind: "address", Address: ad.addr, Family: ad.family},
 			{Host: "h", Kind: "family", Family: ad.family},
 		}
-		if a == 0 {
+		if a == 0 && f.headers {
 			scopes = append(scopes, Scope{Host: "h", Kind: "instance", Instance: fmt.Sprint("i", inst)})
 		}
-		failed := f.rng.Float64() < f.fail(a, inst)
-		at := f.t.Add(time.Duration(a) * 250 * time.Millisecond)
-		evs = append(evs, f.d.Observe(Observation{Host: "h", Scopes: scopes, Failed: failed, At: at, ID: "id"})...)
+		o := Observation{Host: "h", Scopes: scopes, Failed: f.rng.Float64() < f.fail(a, inst), At: f.t.Add(time.Duration(a) * 250 * time.Millisecond), ID: "id"}
+		evs = append(evs, f.d.Observe(o)...)
+		if a == 0 && f.sticky {
+			if repeat {
+				evs = append(evs, f.d.ObserveRepeat(o, ad.addr, ad.family)...)
+			}
+			f.lastFailed = o.Failed
+		}
 	}
 	f.t = f.t.Add(time.Second)
 	f.d.Decay(f.t)
@@ -58,7 +93,7 @@ func (f *fleet) second() []Event {
 // families, the instances behind the first address by their header and by
 // their connections).
 func falseAlarms(seed uint64, hours int, p float64) int {
-	f := &stickyFleet{fleet: newFleet(seed), headers: true}
+	f := newSticky(seed, true)
 	f.fail = func(int, int) float64 { return p }
 	n := 0
 	for range hours * 3600 {
@@ -76,9 +111,7 @@ func falseAlarms(seed uint64, hours int, p float64) int {
 // false when none did within limit.
 func delay(seed uint64, fault func(a, i int) float64, names func(Scope) bool, limit time.Duration) (time.Duration, time.Duration, bool) {
 	f := newFleet(seed)
-	for range 600 {
-		f.second()
-	}
+	f.warm()
 	t0 := f.t
 	f.fail = fault
 	for f.t.Sub(t0) < limit {
@@ -153,9 +186,7 @@ func TestFamilyOnlyWhenWhole(t *testing.T) {
 		{"both IPv6 addresses", func(a, _ int) float64 { return b(a >= 2) }, true},
 	} {
 		f := newFleet(3)
-		for range 600 {
-			f.second()
-		}
+		f.warm()
 		f.fail = tc.fault
 		family := false
 		for range 300 {
@@ -169,61 +200,14 @@ func TestFamilyOnlyWhenWhole(t *testing.T) {
 	}
 }
 
-// stickyFleet is fleet's four addresses without instance headers, the
-// first one's connections each kept on one of four instances (a layer-4
-// balancer), 4 requests a connection (a watch's --conn-requests): the
-// connections scope is all that can tell an instance apart.
-type stickyFleet struct {
-	*fleet
-	headers    bool // the instances answer with an instance header too
-	inst, left int
-	lastFailed bool
-}
-
-func (f *stickyFleet) second() []Event {
-	var evs []Event
-	for a, ad := range simAddrs {
-		scopes := []Scope{
-			{Host: "h", Kind: "address", Address: ad.addr, Family: ad.family},
-			{Host: "h", Kind: "family", Family: ad.family},
-		}
-		inst, repeat := 0, false
-		if a == 0 {
-			if f.left == 0 {
-				f.inst, f.left, f.lastFailed = f.rng.IntN(4), 4, false
-			} else {
-				repeat = f.lastFailed
-			}
-			f.left--
-			inst = f.inst
-			if f.headers {
-				scopes = append(scopes, Scope{Host: "h", Kind: "instance", Instance: fmt.Sprint("i", inst)})
-			}
-		}
-		o := Observation{Host: "h", Scopes: scopes, Failed: f.rng.Float64() < f.fail(a, inst), At: f.t.Add(time.Duration(a) * 250 * time.Millisecond), ID: "id"}
-		evs = append(evs, f.d.Observe(o)...)
-		if a == 0 {
-			if repeat {
-				evs = append(evs, f.d.ObserveRepeat(o, ad.addr, ad.family)...)
-			}
-			f.lastFailed = o.Failed
-		}
-	}
-	f.t = f.t.Add(time.Second)
-	f.d.Decay(f.t)
-	return evs
-}
-
 // TestConnectionsScope: one instance of four failing behind a layer-4
 // balancer, with no instance header, makes its address's connections a
 // suspect (and the address); six healthy hours at 0.5% make none.
 func TestConnectionsScope(t *testing.T) {
 	var ds []time.Duration
 	for seed := range uint64(10) {
-		f := &stickyFleet{fleet: newFleet(seed)}
-		for range 600 {
-			f.second()
-		}
+		f := newSticky(seed, false)
+		f.warm()
 		t0 := f.t
 		f.fail = func(a, i int) float64 { return b(a == 0 && i == 2) }
 		for f.t.Sub(t0) < 10*time.Minute {
@@ -245,10 +229,8 @@ func TestConnectionsScope(t *testing.T) {
 	t.Logf("connections suspect after %v (median of 10 seeds; 90th %v)", ds[5], ds[9])
 	// The whole address failing is the address's suspect, not its
 	// connections'.
-	f := &stickyFleet{fleet: newFleet(2)}
-	for range 600 {
-		f.second()
-	}
+	f := newSticky(2, false)
+	f.warm()
 	f.fail = func(a, _ int) float64 { return b(a == 0) }
 	for range 600 {
 		for _, e := range f.second() {
@@ -257,7 +239,7 @@ func TestConnectionsScope(t *testing.T) {
 			}
 		}
 	}
-	f = &stickyFleet{fleet: newFleet(1)}
+	f = newSticky(1, false)
 	f.fail = func(int, int) float64 { return 0.005 }
 	for range 6 * 3600 {
 		for _, e := range f.second() {
@@ -272,9 +254,7 @@ func TestConnectionsScope(t *testing.T) {
 func TestEnds(t *testing.T) {
 	for k, f := range faults {
 		fl := newFleet(7)
-		for range 600 {
-			fl.second()
-		}
+		fl.warm()
 		fl.fail = f.fault
 		started := map[Scope]bool{}
 		for range 1200 {

@@ -39,7 +39,7 @@ func appendTo[K comparable, V any](order []K, by map[K][]V, k K, v V) []K {
 // fisher is one exact test of a scope's failures against the rest's: a
 // Test of kind, one-sided (the scope fails more).
 func fisher(kind, scope string, failed, n, restFailed, restN int64) report.Test {
-	fr, ci95 := rateCI95(failed, n)
+	fr, ci95 := RateCI95(failed, n)
 	return report.Test{Kind: kind, Scope: scope, Requests: n, Failed: failed, FailureRate: fr, CI95: ci95,
 		RestFailed: restFailed, RestTotal: restN, P: stat.FisherGreater(failed, n, restFailed, restN)}
 }

@@ -84,8 +84,7 @@ const (
 	// Monte Carlo p-value, hits/drawn): a p far above any threshold is
 	// known to ±10% after 100/p permutations.
 	clusterStopHits = 100
-	// clusterWork bounds the permutations' work, in failures placed: about
-	// 25 ms on a 2020s core.
+	// clusterWork bounds the permutations' work, in failures placed.
 	clusterWork = 6_000_000
 	// exactWork bounds the exact computation, in DP cell updates.
 	exactWork = 3_000_000

@@ -199,15 +199,20 @@ func nullConns(rng *rand.Rand, m int, p float64) []ConnCounts {
 		if rng.IntN(5) == 0 {
 			n = 1 + rng.Int64N(4) // cut short by the run's end
 		}
-		var f int64
-		for range n {
-			if rng.Float64() < p {
-				f++
-			}
-		}
-		cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: f}
+		cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: binomial(rng, n, p)}
 	}
 	return cs
+}
+
+// binomial draws how many of n requests fail, each with probability p.
+func binomial(rng *rand.Rand, n int64, p float64) int64 {
+	var f int64
+	for range n {
+		if rng.Float64() < p {
+			f++
+		}
+	}
+	return f
 }
 
 // Under H0 the test alarms at most as often as its level: thousands of
@@ -216,30 +221,18 @@ func TestClusterTestFalsePositiveRate(t *testing.T) {
 	t.Parallel() // CPU-bound: let it share the cores with the others
 	rng := rand.New(rand.NewPCG(21, 22))
 	const runs = 4000 / check.RateScale
-	var at01, at001 int
+	var lv levels
 	methods := map[string]int{}
 	for i := range runs {
 		m := []int{12, 48, 256}[i%3]
 		p := []float64{0.01, 0.05, 0.2, 0.5}[(i/3)%4]
 		r := ClusterTest(nullConns(rng, m, p))
 		methods[r.Method]++
-		if r.P < 0.01 {
-			at01++
-		}
-		if r.P < 0.001 {
-			at001++
-		}
+		lv.add(r.P)
 	}
 	t.Logf("ClusterTest under H0: %d/%d below 0.01 (%.4f), %d/%d below 0.001 (%.5f); methods %v",
-		at01, runs, float64(at01)/runs, at001, runs, float64(at001)/runs, methods)
-	// An observed count above the binomial's 99.9% point would mean a rate
-	// above the level.
-	if lim := binomUpper(runs, 0.01, 0.001); at01 > lim {
-		t.Errorf("%d of %d below 0.01; want at most %d", at01, runs, lim)
-	}
-	if lim := binomUpper(runs, 0.001, 0.001); at001 > lim {
-		t.Errorf("%d of %d below 0.001; want at most %d", at001, runs, lim)
-	}
+		lv.at01, runs, float64(lv.at01)/runs, lv.at001, runs, float64(lv.at001)/runs, methods)
+	lv.check(t, runs)
 	if methods[ClusterExact] == 0 || methods[ClusterMonteCarlo] == 0 {
 		t.Errorf("methods used = %v; want both exact and monte-carlo exercised", methods)
 	}
@@ -250,37 +243,21 @@ func TestClusterTestFalsePositiveRate(t *testing.T) {
 func TestClusterTestChiSquareRegime(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	const runs = 3000 / check.RateScale
-	var at01, at001 int
+	var lv levels
 	for range runs {
 		cs := make([]ConnCounts, 40)
 		for i := range cs {
 			n := int64(150 + rng.IntN(100))
-			var f int64
-			for range n {
-				if rng.Float64() < 0.15 {
-					f++
-				}
-			}
-			cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: f}
+			cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: binomial(rng, n, 0.15)}
 		}
 		r := ClusterTest(cs)
 		if r.Method != ClusterChiSquare {
 			t.Fatalf("method = %s; want %s", r.Method, ClusterChiSquare)
 		}
-		if r.P < 0.01 {
-			at01++
-		}
-		if r.P < 0.001 {
-			at001++
-		}
+		lv.add(r.P)
 	}
-	t.Logf("chi-square regime under H0: %d/%d below 0.01, %d/%d below 0.001", at01, runs, at001, runs)
-	if lim := binomUpper(runs, 0.01, 0.001); at01 > lim {
-		t.Errorf("%d of %d below 0.01; want at most %d", at01, runs, lim)
-	}
-	if lim := binomUpper(runs, 0.001, 0.001); at001 > lim {
-		t.Errorf("%d of %d below 0.001; want at most %d", at001, runs, lim)
-	}
+	t.Logf("chi-square regime under H0: %d/%d below 0.01, %d/%d below 0.001", lv.at01, runs, lv.at001, runs)
+	lv.check(t, runs)
 }
 
 // The analytic bound is never below the exact p.
@@ -401,13 +378,7 @@ func BenchmarkClusterTest(b *testing.B) {
 			if i%4 == 0 {
 				p = bad
 			}
-			var f int64
-			for range n {
-				if rng.Float64() < p {
-					f++
-				}
-			}
-			cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: f}
+			cs[i] = ConnCounts{ID: uint64(i + 1), Requests: n, Failed: binomial(rng, n, p)}
 		}
 		return cs
 	}
@@ -453,24 +424,35 @@ func BenchmarkClusterTest(b *testing.B) {
 	}
 }
 
-// binomUpper is the smallest c with P(Bin(n, p) > c) <= tail: an
-// observed count above it means a rate above p, with error tail.
-func binomUpper(n int, p, tail float64) int {
-	cdf := 0.0
-	for c := 0; c <= n; c++ {
-		cdf += math.Exp(stat.LogChoose(int64(n), int64(c)) + float64(c)*math.Log(p) + float64(n-c)*math.Log1p(-p))
-		if 1-cdf <= tail {
-			return c
-		}
+// levels counts the p-values of runs under H0 that fall below 0.01 and
+// below 0.001.
+type levels struct{ at01, at001 int }
+
+func (l *levels) add(p float64) {
+	if p < 0.01 {
+		l.at01++
 	}
-	return n
+	if p < 0.001 {
+		l.at001++
+	}
+}
+
+// check fails t if either count is above the binomial's 99.9% point for
+// runs: a rate above the level.
+func (l levels) check(t *testing.T, runs int) {
+	t.Helper()
+	if lim := stat.BinomialUpper(runs, 0.01, 0.001); l.at01 > lim {
+		t.Errorf("%d of %d below 0.01; want at most %d", l.at01, runs, lim)
+	}
+	if lim := stat.BinomialUpper(runs, 0.001, 0.001); l.at001 > lim {
+		t.Errorf("%d of %d below 0.001; want at most %d", l.at001, runs, lim)
+	}
 }
 
 // TestClusterTestHugeCounts: groups of billions of requests (a forged
-// report's, or a very long run's) were permuted by labelling every request
-// (4 bytes each: out of memory) with a thousand permutations of billions
-// of failures; past mcMaxRequests the chi-square law or the bound judges
-// them, in milliseconds.
+// report's, or a very long run's) are not permuted request by request:
+// past mcMaxRequests the chi-square law or the bound judges them, in
+// milliseconds.
 func TestClusterTestHugeCounts(t *testing.T) {
 	for _, groups := range [][]ConnCounts{
 		{{1, 1 << 34, 3}, {2, 1 << 33, 0}, {3, 5, 0}},                        // few failures: no chi-square

@@ -71,7 +71,7 @@ func (j *judgement) connections() {
 		if coarse.P < j.level.Each || named && share >= windowMajority {
 			tm = MomentClusterTest(c.Sizes)
 			t := report.Test{Kind: report.TestTime, Scope: "failures of " + scope + " by the moment they were sent", Requests: tm.Requests, Failed: tm.Failed, P: tm.P}
-			t.FailureRate, t.CI95 = rateCI95(tm.Failed, tm.Requests)
+			t.FailureRate, t.CI95 = RateCI95(tm.Failed, tm.Requests)
 			j.test(atEndpoint(t, e))
 		}
 		windows := share >= windowMajority && tm.P < j.level.Each

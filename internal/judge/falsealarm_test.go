@@ -9,6 +9,7 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/report"
+	"github.com/pinprobe/pinprobe/internal/stat"
 )
 
 // healthyRun simulates one healthy target: four addresses behind which
@@ -55,16 +56,11 @@ func healthyRun(rng *rand.Rand, i int) (conns []report.Conns, failed []int64, gr
 }
 
 // False alarms, counted: healthy runs through every per-address test the
-// verdict makes — RepeatTest for connections, confirmed by MomentTest
-// (connections open at the same moment must differ before an instance is
-// blamed), MomentClusterTest with the proven failure windows (failures
-// said to follow time), the test of each instance against the other
-// responses of the same addresses at the same times (its time strata; the
-// instances' names shared by every address, as a backend pool's are),
-// SlowerTest for latency (histTest, on the sparse histograms the verdict
-// reads) — each at the family's alpha split over the m tests
-// (Bonferroni). A run with any alarm is a false alarm; their rate must stay
-// at most alpha.
+// verdict makes (RepeatTest confirmed by MomentTest, MomentClusterTest
+// with the proven windows, each instance against the same addresses at
+// the same times, histTest for latency), each at alpha split over the m
+// tests. A run with any alarm is a false alarm; their rate must stay at
+// most alpha.
 func TestFalseAlarmRate(t *testing.T) {
 	check.Long(t, "the simulations of many runs")
 	t.Parallel() // CPU-bound: let it share the cores with the others
@@ -136,7 +132,7 @@ func TestFalseAlarmRate(t *testing.T) {
 		t.Logf("family α=%v (each of %d tests at %.3g): %d/%d healthy runs with a false alarm (%.4f); "+
 			"RepeatTest %d (%d confirmed by MomentTest), time windows %d, instance at the same times on its addresses %d (of %d tests), SlowerTest significant %d (slow %d), over %d tests each",
 			alpha, m, alpha/m, runAlarms[j], runs, rate, repeat[j], blamed[j], timed[j], within[j], runs*insts, slower[j], slow[j], runs*addrs)
-		if lim := binomUpper(runs, alpha, 0.001); runAlarms[j] > lim {
+		if lim := stat.BinomialUpper(runs, alpha, 0.001); runAlarms[j] > lim {
 			t.Errorf("α=%v: %d of %d healthy runs alarmed; want at most %d", alpha, runAlarms[j], runs, lim)
 		}
 	}

@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -56,7 +55,7 @@ func TestGroupByHeaderNoResponseCarried(t *testing.T) {
 		t.Errorf("a header the responses carried: note %q", n)
 	}
 	r.Plan.GroupBy = nil
-	if v := Judge(r, Once()); slices.ContainsFunc(v.Notes, func(n string) bool { return strings.Contains(n, "group-by") }) {
+	if v := Judge(r, Once()); hasNote(v, "group-by") {
 		t.Errorf("no --group-by: notes %q", v.Notes)
 	}
 }

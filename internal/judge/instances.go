@@ -211,7 +211,7 @@ func (j *judgement) demoteBehindInstances() {
 			j.demoted[i] = true
 			j.notes = append(j.notes, fmt.Sprintf("%s fails more than the other addresses only through %s: its other responses failed %d of %d times (%s) against %d of %d on the other addresses (%s), so the instance%s behind it, not the whole address, %s named.",
 				j.label(i), words.JoinAnd(names), t.Failed, t.Requests, words.PctRate(rate(t.Failed, t.Requests)), t.RestFailed, t.RestTotal,
-				words.PctRate(rate(t.RestFailed, t.RestTotal)), map[bool]string{true: "", false: "s"}[len(names) == 1], words.Agree(len(names), "is", "are")))
+				words.PctRate(rate(t.RestFailed, t.RestTotal)), words.Plural(len(names)), words.Agree(len(names), "is", "are")))
 			break
 		}
 	}

@@ -17,35 +17,25 @@ type otEndpoint struct {
 }
 
 // otReport is VtReport with each endpoint's failures said: statuses and
-// error classes on the endpoints, families and totals.
+// error classes on the endpoints, added up into families and totals.
 func otReport(eps ...otEndpoint) *report.Report {
-	var vt []VtEndpoint
+	var out []report.Endpoint
 	for _, e := range eps {
-		vt = append(vt, VtEndpoint{Addr: e.addr, Failed: e.failed, N: e.n})
-	}
-	r := VtReport(vt...)
-	add := func(s *report.Stats, e otEndpoint) {
-		if s.Status == nil {
-			s.Status, s.Errors = map[string]int64{}, map[string]int64{}
-		}
+		ep := vtEndpoint(VtEndpoint{Addr: e.addr, Failed: e.failed, N: e.n})
+		ep.Status, ep.Errors = map[string]int64{}, map[string]int64{}
 		if e.n > e.failed {
-			s.Status["200"] += e.n - e.failed
+			ep.Status["200"] = e.n - e.failed
 		}
-		if e.failed == 0 {
-			return
+		switch _, err := strconv.Atoi(e.how); {
+		case e.failed == 0:
+		case err == nil:
+			ep.Status[e.how] = e.failed
+		default:
+			ep.Errors[e.how] = e.failed
 		}
-		if _, err := strconv.Atoi(e.how); err == nil {
-			s.Status[e.how] += e.failed
-		} else {
-			s.Errors[e.how] += e.failed
-		}
+		out = append(out, ep)
 	}
-	for i, e := range eps {
-		add(&r.Endpoints[i].Stats, e)
-		add(r.Families[r.Endpoints[i].Family], e)
-		add(&r.Totals, e)
-	}
-	return r
+	return assemble(out)
 }
 
 // An outage reads as an outage: every request to the only address, or to
@@ -123,7 +113,7 @@ func TestOutageNamesNoSlowAddress(t *testing.T) {
 		}
 		r.Endpoints[i].HDR = encodeHist(t, h)
 	}
-	if v := Judge(r, Once()); len(v.Slow) != 0 || strings.Contains(strings.Join(v.Notes, " "), "slow") {
+	if v := Judge(r, Once()); len(v.Slow) != 0 || hasNote(v, "slow") {
 		t.Errorf("slow %+v, notes %q; want no latency finding when every request failed", v.Slow, v.Notes)
 	}
 	r.Endpoints[1].Failed, r.Endpoints[1].OK = 150, 50 // some answers: latency is compared again

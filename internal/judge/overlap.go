@@ -89,6 +89,15 @@ func countRange(lo, hi int64) string {
 	return fmt.Sprintf("%d to %d", lo, hi)
 }
 
+// isAre is the verb that agrees with a count of lo to hi: "is" for
+// exactly one.
+func isAre(lo, hi int64) string {
+	if lo == 1 && hi == 1 {
+		return "is"
+	}
+	return "are"
+}
+
 // sameWords says that an instance's failures are its address's failing
 // connections', with the test that the connections stick: "its 13
 // failures are all the failures of 4 of the 14 connections of 127.0.0.2,
@@ -127,19 +136,17 @@ func (j *judgement) sharedWords(i int, os []overlap, extra, evidence string) (st
 		l, h := sharedRange(o.inst, mine, others)
 		lo, hi = lo+l, hi+h
 		values = append(values, o.gf.g.Value+"'s")
-		verb := " are "
+		verb := " " + isAre(l, h) + " "
 		if k > 0 {
 			verb = " "
-		} else if l == 1 && h == 1 {
-			verb = " is "
 		}
 		parts = append(parts, countRange(l, h)+verb+o.gf.name+"'s")
 	}
 	hi = min(hi, mine)
 	lo = min(lo, hi)
 	extra = strings.TrimSuffix(extra, ")") + fmt.Sprintf("; %s of their %d failures %s %s)",
-		countRange(lo, hi), mine, map[bool]string{true: "is", false: "are"}[lo == 1 && hi == 1], strings.Join(values, " or "))
+		countRange(lo, hi), mine, isAre(lo, hi), strings.Join(values, " or "))
 	evidence += fmt.Sprintf("; the two findings overlap only in part: of the %d failures on these connections, %s (named above), and %s %s not",
-		mine, words.JoinAnd(parts), countRange(mine-hi, mine-lo), map[bool]string{true: "is", false: "are"}[mine-hi == 1 && mine-lo == 1])
+		mine, words.JoinAnd(parts), countRange(mine-hi, mine-lo), isAre(mine-hi, mine-lo))
 	return extra, evidence
 }

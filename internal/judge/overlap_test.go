@@ -20,7 +20,7 @@ import (
 func olRun(t *testing.T, seed uint64, fail map[int]string) *report.Report {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 23))
-	bad := func(_ int, _ time.Duration, inst, _ int) float64 {
+	bad := func(_ time.Duration, inst int) float64 {
 		if fail[inst] != "" {
 			return 1
 		}
@@ -29,11 +29,11 @@ func olRun(t *testing.T, seed uint64, fail map[int]string) *report.Report {
 	var eps []report.Endpoint
 	var byInst []map[int][2]int64 // per address: instance -> {failed, responses}
 	for a := range 3 {
-		f := okFail
+		f := steady(0)
 		if a == 0 {
 			f = bad
 		}
-		rs := rvSimulate(rvCfg{requests: 600, rate: 10, perConn: 4, fail: f, instances: 4, latency: 5 * time.Millisecond}, rng)
+		rs := simulate(simConfig{requests: 600, rate: 10, perConn: 4, fail: f, instances: 4, latency: 5 * time.Millisecond}, rng)
 		e := rvEndpoint(fmt.Sprintf("192.0.2.%d", a+1), "https://app.example.com/", rs)
 		counts := map[int][2]int64{}
 		for _, r := range rs {
@@ -56,16 +56,6 @@ func olRun(t *testing.T, seed uint64, fail map[int]string) *report.Report {
 		byInst = append(byInst, counts)
 	}
 	r := rvAssemble(eps, 30)
-	for i := range r.Families {
-		r.Families[i].Errors = map[string]int64{}
-		for _, e := range r.Endpoints {
-			for k, n := range e.Errors {
-				r.Families[i].Errors[k] += n
-				r.Families[i].Status["502"] -= n
-				r.Totals.Status["502"] -= n
-			}
-		}
-	}
 	for inst := range 4 {
 		c := byInst[0][inst]
 		rvGroup(r, "X-Served-By", fmt.Sprintf("gw-%d", inst), map[string][2]int64{"192.0.2.1": c})

@@ -85,8 +85,8 @@ func repeatTest(strata []report.MomentCounts) RepeatResult {
 			r.Strata += int(w)
 		}
 	}
-	r.AfterFailureRate, r.AfterFailureCI95 = rateCI95(r.AfterFailureFailed, r.AfterFailure)
-	r.AfterOKRate, r.AfterOKCI95 = rateCI95(r.AfterOKFailed, r.AfterOK)
+	r.AfterFailureRate, r.AfterFailureCI95 = RateCI95(r.AfterFailureFailed, r.AfterFailure)
+	r.AfterOKRate, r.AfterOKCI95 = RateCI95(r.AfterOKFailed, r.AfterOK)
 	if len(hs) == 0 {
 		return r
 	}

@@ -1,18 +1,16 @@
 package judge
 
-// Shapes an adversarial review found the verdict getting wrong, each with
-// what it must say now.
+// Shapes that are easy to judge wrong, each with what the verdict must
+// say.
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pinprobe/pinprobe/internal/collect"
 	"github.com/pinprobe/pinprobe/internal/report"
 	"github.com/pinprobe/pinprobe/internal/stat"
 )
@@ -34,6 +32,27 @@ func rvGroup(r *report.Report, header, value string, by map[string][2]int64) {
 		g.Status = map[string]int64{"502": g.Failed, "200": g.OK}
 	}
 	r.Groups = append(r.Groups, g)
+}
+
+// rvInstances gives r a header whose gw-1 answers the n requests of
+// 192.0.2.1 and of 192.0.2.3, and gw-2 to gw-5 each a quarter of
+// 192.0.2.2's n, failing as failed says.
+func rvInstances(r *report.Report, header string, n int64, failed [4]int64) {
+	rvGroup(r, header, "gw-1", map[string][2]int64{"192.0.2.1": {0, n}, "192.0.2.3": {0, n}})
+	for k, f := range failed {
+		rvGroup(r, header, fmt.Sprintf("gw-%d", k+2), map[string][2]int64{"192.0.2.2": {f, n / 4}})
+	}
+}
+
+// twoURLs are 192.0.2.1 to 192.0.2.3 on two URLs, n requests each, of
+// which 192.0.2.2 failed failed on each URL.
+func twoURLs(n, failed int64) []VtEndpoint {
+	var eps []VtEndpoint
+	for k := range 2 {
+		tg := fmt.Sprintf("http://h.test/u%d", k)
+		eps = append(eps, VtEndpoint{Addr: "192.0.2.1", N: n, target: tg}, VtEndpoint{Addr: "192.0.2.2", Failed: failed, N: n, target: tg}, VtEndpoint{Addr: "192.0.2.3", N: n, target: tg})
+	}
+	return eps
 }
 
 // rvStatus gives every scope of r its statuses: 200 for the successes,
@@ -68,127 +87,14 @@ func kinds(v report.Verdict) []string {
 	return out
 }
 
-// rvCfg is simConfig with a richer failure function: the request's index
-// on its endpoint, its time, the instance of its connection, and how many
-// requests the connection carried before it.
-type rvCfg struct {
-	requests   int
-	rate       float64
-	perConn    int
-	rotation   int
-	fail       func(idx int, t time.Duration, inst, used int) float64
-	instances  int
-	roundRobin bool
-	closeProb  float64
-	latency    time.Duration
-	failLat    time.Duration
-}
-
-type rvRes struct {
-	simResult
-	idx int
-}
-
-// rvSimulate is simulate (sim_test.go) with rvCfg.
-func rvSimulate(cfg rvCfg, rng *rand.Rand) []rvRes {
-	type conn struct {
-		id   uint64
-		inst int
-		used int
-	}
-	type worker struct {
-		c      *conn
-		freeAt time.Duration
-		round  int
-	}
-	rot := cfg.rotation
-	if rot == 0 {
-		rot = simRotation
-	}
-	var idle, busy []*worker
-	next := uint64(1)
-	out := make([]rvRes, 0, cfg.requests)
-	instances := max(cfg.instances, 1)
-	workers, round := 0, 0
-	for i := range cfg.requests {
-		t := time.Duration(float64(i) / cfg.rate * float64(time.Second))
-		keep := busy[:0]
-		var freed []*worker
-		for _, w := range busy {
-			if w.freeAt <= t {
-				freed = append(freed, w)
-			} else {
-				keep = append(keep, w)
-			}
-		}
-		busy = keep
-		sort.Slice(freed, func(a, b int) bool { return freed[a].freeAt < freed[b].freeAt })
-		idle = append(idle, freed...)
-		var w *worker
-		switch {
-		case workers < rot:
-			w = &worker{round: round}
-			workers++
-		case len(idle) > 0:
-			lo := max(len(idle)-rot, 0)
-			var waiting []int
-			for k := lo; k < len(idle); k++ {
-				if idle[k].round != round {
-					waiting = append(waiting, k)
-				}
-			}
-			if len(waiting) == 0 {
-				round++
-				for k := lo; k < len(idle); k++ {
-					waiting = append(waiting, k)
-				}
-			}
-			k := waiting[rng.IntN(len(waiting))]
-			w = idle[k]
-			w.round = round
-			idle = append(idle[:k], idle[k+1:]...)
-		default:
-			w = &worker{}
-			workers++
-		}
-		reused := w.c != nil
-		if !reused {
-			inst := rng.IntN(instances)
-			if cfg.roundRobin {
-				inst = int(next-1) % instances
-			}
-			w.c = &conn{id: next, inst: inst}
-			next++
-		}
-		c := w.c
-		failed := rng.Float64() < cfg.fail(i, t, c.inst, c.used)
-		lat := cfg.latency
-		if failed && cfg.failLat > 0 {
-			lat = cfg.failLat
-		}
-		lat += time.Duration(rng.Int64N(int64(lat)/4 + 1))
-		c.used++
-		w.freeAt = t + lat
-		out = append(out, rvRes{simResult{conn: c.id, inst: c.inst, start: simEpoch.Add(t), done: simEpoch.Add(t + lat), failed: failed, reused: reused, latency: lat}, i})
-		if c.used >= cfg.perConn || (failed && rng.Float64() < cfg.closeProb) {
-			w.c = nil
-		}
-		busy = append(busy, w)
-	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].done.Before(out[b].done) })
-	return out
-}
-
 // rvEndpoint turns simulated results into an endpoint of the report.
-func rvEndpoint(addr, target string, rs []rvRes) report.Endpoint {
-	var tab collect.ConnTable
+func rvEndpoint(addr, target string, rs []simResult) report.Endpoint {
 	e := report.Endpoint{Address: addr, Family: "ipv4", Target: target, Host: "app.example.com", Port: 443}
 	if addr[0] != '1' || len(addr) > 15 {
 		e.Family = "ipv6"
 	}
 	e.Status = map[string]int64{}
 	for _, r := range rs {
-		tab.Add(r.conn, uint16(40000+r.conn%20000), r.start, r.failed, r.reused)
 		e.Requests++
 		if r.failed {
 			e.Failed++
@@ -199,51 +105,29 @@ func rvEndpoint(addr, target string, rs []rvRes) report.Endpoint {
 		}
 	}
 	e.FailureRate = stat.Round(float64(e.Failed)/float64(max(e.Requests, 1)), 6)
-	c := tab.Summary()
+	c := simConns(rs)
 	e.Conns = &c
 	return e
 }
 
+// rvAssemble is assemble with the plan's rate and 4 requests a connection.
 func rvAssemble(eps []report.Endpoint, rate float64) *report.Report {
-	r := &report.Report{Families: map[string]*report.Stats{}}
+	r := assemble(eps)
 	r.Plan.Rate = rate
 	r.Plan.ConnRequests = 4
-	add := func(s *report.Stats, e *report.Endpoint) {
-		s.Requests += e.Requests
-		s.Failed += e.Failed
-		s.OK += e.OK
-		if s.Status == nil {
-			s.Status = map[string]int64{}
-		}
-		for k, v := range e.Status {
-			s.Status[k] += v
-		}
-		s.FailureRate = stat.Round(float64(s.Failed)/float64(max(s.Requests, 1)), 6)
-	}
-	for i := range eps {
-		e := &eps[i]
-		r.Endpoints = append(r.Endpoints, *e)
-		if r.Families[e.Family] == nil {
-			r.Families[e.Family] = &report.Stats{}
-		}
-		add(r.Families[e.Family], e)
-		add(&r.Totals, e)
-	}
 	return r
 }
 
-func okFail(int, time.Duration, int, int) float64 { return 0 }
-
 // rvRun: nAddr addresses at perEp requests/s each, address 0 failing by bad.
-func rvRun(rng *rand.Rand, nAddr int, perEp float64, secs float64, perConn int, bad func(int, time.Duration, int, int) float64, instances int) *report.Report {
+func rvRun(rng *rand.Rand, nAddr int, perEp float64, secs float64, perConn int, bad func(time.Duration, int) float64, instances int) *report.Report {
 	var eps []report.Endpoint
 	for a := range nAddr {
-		f := okFail
+		f := steady(0)
 		if a == 0 {
 			f = bad
 		}
-		cfg := rvCfg{requests: int(perEp * secs), rate: perEp, perConn: perConn, fail: f, instances: instances, latency: 5 * time.Millisecond, closeProb: 0}
-		rs := rvSimulate(cfg, rng)
+		cfg := simConfig{requests: int(perEp * secs), rate: perEp, perConn: perConn, fail: f, instances: instances, latency: 5 * time.Millisecond, closeProb: 0}
+		rs := simulate(cfg, rng)
 		eps = append(eps, rvEndpoint(fmt.Sprintf("192.0.2.%d", a+1), "https://app.example.com/", rs))
 	}
 	return rvAssemble(eps, perEp*float64(nAddr))
@@ -275,11 +159,7 @@ func TestScopeTwoHeadersOneInstance(t *testing.T) {
 	r := VtReport(VtEndpoint{Addr: "192.0.2.1", N: 400}, VtEndpoint{Addr: "192.0.2.2", Failed: 130, N: 400}, VtEndpoint{Addr: "192.0.2.3", N: 400})
 	rvStatus(r)
 	for _, h := range []string{"X-Served-By", "X-Instance"} {
-		rvGroup(r, h, "gw-1", map[string][2]int64{"192.0.2.1": {0, 400}, "192.0.2.3": {0, 400}})
-		rvGroup(r, h, "gw-2", map[string][2]int64{"192.0.2.2": {10, 100}})
-		rvGroup(r, h, "gw-3", map[string][2]int64{"192.0.2.2": {100, 100}})
-		rvGroup(r, h, "gw-4", map[string][2]int64{"192.0.2.2": {10, 100}})
-		rvGroup(r, h, "gw-5", map[string][2]int64{"192.0.2.2": {10, 100}})
+		rvInstances(r, h, 400, [4]int64{10, 100, 10, 10})
 	}
 	v := Judge(r, Once())
 	if got, want := kinds(v), []string{"endpoint 192.0.2.2", "group 192.0.2.2 X-Served-By: gw-3"}; !slices.Equal(got, want) {
@@ -297,18 +177,9 @@ func TestScopeTwoHeadersOneInstance(t *testing.T) {
 // The same shape on two URLs: an instance's counts are its address's over
 // both, and the address still fails beyond it.
 func TestScopeTwoURLsBeyondInstances(t *testing.T) {
-	var eps []VtEndpoint
-	for k := range 2 {
-		tg := fmt.Sprintf("http://h.test/u%d", k)
-		eps = append(eps, VtEndpoint{Addr: "192.0.2.1", N: 400, target: tg}, VtEndpoint{Addr: "192.0.2.2", Failed: 130, N: 400, target: tg}, VtEndpoint{Addr: "192.0.2.3", N: 400, target: tg})
-	}
-	r := VtReport(eps...)
+	r := VtReport(twoURLs(400, 130)...)
 	rvStatus(r)
-	rvGroup(r, "X-Served-By", "gw-1", map[string][2]int64{"192.0.2.1": {0, 800}, "192.0.2.3": {0, 800}})
-	rvGroup(r, "X-Served-By", "gw-2", map[string][2]int64{"192.0.2.2": {20, 200}})
-	rvGroup(r, "X-Served-By", "gw-3", map[string][2]int64{"192.0.2.2": {200, 200}})
-	rvGroup(r, "X-Served-By", "gw-4", map[string][2]int64{"192.0.2.2": {20, 200}})
-	rvGroup(r, "X-Served-By", "gw-5", map[string][2]int64{"192.0.2.2": {20, 200}})
+	rvInstances(r, "X-Served-By", 800, [4]int64{20, 200, 20, 20})
 	v := Judge(r, Once())
 	if got, want := kinds(v), []string{"endpoint 192.0.2.2", "endpoint 192.0.2.2", "group 192.0.2.2 X-Served-By: gw-3"}; !slices.Equal(got, want) {
 		t.Errorf("suspects %v; want %v\n%s", got, want, v.Summary)
@@ -320,32 +191,29 @@ func TestScopeTwoURLsBeyondInstances(t *testing.T) {
 	}
 }
 
-// An instance that is the whole of two addresses, one failing and one
-// not: the header does not "agree" with either; the failing address is
-// named.
-func TestScopeUnionOneFails(t *testing.T) {
-	r := VtReport(VtEndpoint{Addr: "192.0.2.1", N: 200}, VtEndpoint{Addr: "192.0.2.2", Failed: 100, N: 200},
-		VtEndpoint{Addr: "192.0.2.3", N: 200}, VtEndpoint{Addr: "192.0.2.4", N: 200})
-	rvStatus(r)
-	rvGroup(r, "X-Served-By", "gw-x", map[string][2]int64{"192.0.2.1": {0, 200}, "192.0.2.2": {100, 200}})
-	rvGroup(r, "X-Served-By", "gw-y", map[string][2]int64{"192.0.2.3": {0, 200}, "192.0.2.4": {0, 200}})
-	v := Judge(r, Once())
-	if got, want := kinds(v), []string{"endpoint 192.0.2.2"}; !slices.Equal(got, want) || strings.Contains(v.Summary, "agrees") {
-		t.Errorf("suspects %v; want %v, and no header said to agree\n%s", got, want, v.Summary)
-	}
-}
-
-// An instance that is the whole of two failing addresses, significant
-// where neither address alone is: the instance is named.
-func TestScopeUnionNamesTheInstance(t *testing.T) {
-	r := VtReport(VtEndpoint{Addr: "192.0.2.1", Failed: 7, N: 30}, VtEndpoint{Addr: "192.0.2.2", Failed: 7, N: 30},
-		VtEndpoint{Addr: "192.0.2.3", N: 30}, VtEndpoint{Addr: "192.0.2.4", N: 30})
-	rvStatus(r)
-	rvGroup(r, "X-Served-By", "gw-x", map[string][2]int64{"192.0.2.1": {7, 30}, "192.0.2.2": {7, 30}})
-	rvGroup(r, "X-Served-By", "gw-y", map[string][2]int64{"192.0.2.3": {0, 30}, "192.0.2.4": {0, 30}})
-	v := Judge(r, Once())
-	if got, want := kinds(v), []string{"group X-Served-By: gw-x"}; !slices.Equal(got, want) {
-		t.Errorf("suspects %v; want %v\n%s", got, want, v.Summary)
+// An instance that is the whole of two addresses, .1 and .2, the other
+// instance the whole of .3 and .4: with one of its addresses failing, the
+// failing address is named; with both failing, significant where neither
+// address alone is, the instance is named. Either way the header is not
+// said to "agree" with an address.
+func TestScopeUnion(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		f1, f2, n int64
+		want      []string
+	}{
+		{"one fails", 0, 100, 200, []string{"endpoint 192.0.2.2"}},
+		{"both fail", 7, 7, 30, []string{"group X-Served-By: gw-x"}},
+	} {
+		r := VtReport(VtEndpoint{Addr: "192.0.2.1", Failed: tc.f1, N: tc.n}, VtEndpoint{Addr: "192.0.2.2", Failed: tc.f2, N: tc.n},
+			VtEndpoint{Addr: "192.0.2.3", N: tc.n}, VtEndpoint{Addr: "192.0.2.4", N: tc.n})
+		rvStatus(r)
+		rvGroup(r, "X-Served-By", "gw-x", map[string][2]int64{"192.0.2.1": {tc.f1, tc.n}, "192.0.2.2": {tc.f2, tc.n}})
+		rvGroup(r, "X-Served-By", "gw-y", map[string][2]int64{"192.0.2.3": {0, tc.n}, "192.0.2.4": {0, tc.n}})
+		v := Judge(r, Once())
+		if got := kinds(v); !slices.Equal(got, tc.want) || strings.Contains(v.Summary, "agrees") {
+			t.Errorf("%s: suspects %v; want %v, and no header said to agree\n%s", tc.name, got, tc.want, v.Summary)
+		}
 	}
 }
 
@@ -354,7 +222,7 @@ func TestScopeUnionNamesTheInstance(t *testing.T) {
 // its other connections fail more than the other addresses do.
 func TestScopeConnectionsAndAddress(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 12))
-	bad := func(_ int, _ time.Duration, inst, _ int) float64 {
+	bad := func(_ time.Duration, inst int) float64 {
 		if inst == 0 {
 			return 1
 		}
@@ -383,19 +251,10 @@ func TestSettleLeavesRemovedAddresses(t *testing.T) {
 // An instance fault on two URLs settles: the instance's counts are
 // subtracted from its address over both URLs.
 func TestSettleTwoURLsInstance(t *testing.T) {
-	var eps []VtEndpoint
-	for k := range 2 {
-		tg := fmt.Sprintf("http://h.test/u%d", k)
-		eps = append(eps, VtEndpoint{Addr: "192.0.2.1", N: 4000, target: tg}, VtEndpoint{Addr: "192.0.2.2", Failed: 1000, N: 4000, target: tg}, VtEndpoint{Addr: "192.0.2.3", N: 4000, target: tg})
-	}
-	r := VtReport(eps...)
+	r := VtReport(twoURLs(4000, 1000)...)
 	rvStatus(r)
 	rvConns(r, 200)
-	rvGroup(r, "X-Served-By", "gw-1", map[string][2]int64{"192.0.2.1": {0, 8000}, "192.0.2.3": {0, 8000}})
-	rvGroup(r, "X-Served-By", "gw-2", map[string][2]int64{"192.0.2.2": {0, 2000}})
-	rvGroup(r, "X-Served-By", "gw-3", map[string][2]int64{"192.0.2.2": {2000, 2000}})
-	rvGroup(r, "X-Served-By", "gw-4", map[string][2]int64{"192.0.2.2": {0, 2000}})
-	rvGroup(r, "X-Served-By", "gw-5", map[string][2]int64{"192.0.2.2": {0, 2000}})
+	rvInstances(r, "X-Served-By", 8000, [4]int64{0, 2000, 0, 0})
 	v := Judge(r, AtLook(300, false))
 	if st, ok := Settle(r, v); !ok || !slices.Equal(kinds(v), []string{"group 192.0.2.2 X-Served-By: gw-3"}) {
 		t.Errorf("suspects %v, settled %v %+v; want gw-3 alone, settled", kinds(v), ok, st)
@@ -429,12 +288,11 @@ func TestEverySuspectHasItsCountedTest(t *testing.T) {
 // open fails, which looks like a time window. No connection of such a
 // window ever succeeds outside it, and so few connections could all be on
 // a failing instance: the verdict must not say the address failed in
-// windows. (Before windows had to be proven so, these configurations said
-// it in 4 of 300 runs.) A flapping address, whose connections fail only
-// while a window lasts, still does.
+// windows. A flapping address, whose connections fail only while a
+// window lasts, still does.
 func TestStickyIsNotATimeWindow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 12))
-	sticky := func(_ int, _ time.Duration, inst, _ int) float64 {
+	sticky := func(_ time.Duration, inst int) float64 {
 		if inst == 0 {
 			return 1
 		}
@@ -463,7 +321,7 @@ func TestStickyIsNotATimeWindow(t *testing.T) {
 				c.instances, c.perEp, c.perConn, c.secs, claims)
 		}
 	}
-	flap := func(_ int, at time.Duration, _, _ int) float64 {
+	flap := func(at time.Duration, _ int) float64 {
 		if (at/time.Second)%2 == 1 {
 			return 1
 		}

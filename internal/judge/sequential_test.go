@@ -58,12 +58,8 @@ func TestLookAlphaControlsRepeatedLooks(t *testing.T) {
 		stop, naiveStop := make([]bool, len(alphas)), make([]bool, len(alphas))
 		for look := 1; look <= looks; look++ {
 			for e := range 2 {
-				for range perLook {
-					n[e]++
-					if rng.Float64() < failProb {
-						f[e]++
-					}
-				}
+				n[e] += perLook
+				f[e] += binomial(rng, perLook, failProb)
 			}
 			for e := range 2 {
 				p := stat.FisherGreater(f[e], n[e], f[1-e], n[1-e])
@@ -86,7 +82,7 @@ func TestLookAlphaControlsRepeatedLooks(t *testing.T) {
 		rate, naiveRate := float64(stopped[i])/runs, float64(naive[i])/runs
 		t.Logf("α=%v, %d looks: false stops %d/%d (%.4f) with LookAlpha; %d/%d (%.4f) with α at every look",
 			alpha, looks, stopped[i], runs, rate, naive[i], runs, naiveRate)
-		if lim := binomUpper(runs, alpha, 0.001); stopped[i] > lim {
+		if lim := stat.BinomialUpper(runs, alpha, 0.001); stopped[i] > lim {
 			t.Errorf("α=%v: %d false stops of %d; want at most %d", alpha, stopped[i], runs, lim)
 		}
 		if naiveRate <= alpha {

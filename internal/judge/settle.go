@@ -289,7 +289,7 @@ func unsettledNote(r *report.Report, v report.Verdict) string {
 	var open []string
 	if len(failing) > 0 {
 		open = append(open, fmt.Sprintf("%s fail%s, neither proven a fault nor shown to fail less than %s",
-			words.JoinAnd(words.CapItems(failing, 4)), map[bool]string{true: "s", false: ""}[len(failing) == 1], words.PctRate(Tolerance)))
+			words.JoinAnd(words.CapItems(failing, 4)), words.Agree(len(failing), "s", ""), words.PctRate(Tolerance)))
 	}
 	if len(clean) > 0 {
 		open = append(open, fmt.Sprintf("%s %s not yet shown to fail less than %s",

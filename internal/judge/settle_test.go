@@ -9,12 +9,7 @@ import (
 
 // unsettled is the note of v that says why --until-verdict did not stop.
 func unsettled(v report.Verdict) string {
-	for _, n := range v.Notes {
-		if strings.HasPrefix(n, "The verdict did not settle") || strings.HasPrefix(n, "The verdict settled only") {
-			return n
-		}
-	}
-	return ""
+	return noteWith(v, "The verdict did not settle", "The verdict settled only")
 }
 
 // A run of --until-verdict that went to the end says what stayed open:

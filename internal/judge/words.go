@@ -164,7 +164,7 @@ func (j *judgement) headline(cs []clause) (headline, summary string) {
 // suspect is a suspect of kind with s's counts and interval, how s failed,
 // and the p of the test that names it.
 func (j *judgement) suspect(kind string, s *report.Stats, p float64) report.Suspect {
-	_, ci95 := rateCI95(s.Failed, s.Requests)
+	_, ci95 := RateCI95(s.Failed, s.Requests)
 	return report.Suspect{Kind: kind, How: failureKinds(s, j.fail), Requests: s.Requests, Failed: s.Failed,
 		FailureRate: s.FailureRate, CI95: ci95, P: p}
 }
@@ -285,7 +285,7 @@ func (j *judgement) endpointClause(eps []int) clause {
 		}
 	}
 	if byFamily && len(j.g.targets) > 1 {
-		others += " of the same URL" + map[bool]string{true: "", false: "s"}[len(targets) == 1]
+		others += " of the same URL" + words.Plural(len(targets))
 	}
 	c.subject = words.JoinAnd(labels)
 	together := ""
@@ -538,8 +538,9 @@ func (j *judgement) spreadSummary() string {
 		tot.Failed, tot.Requests, ci(tot.Failed, tot.Requests), scopes, words.PValue(minP))
 }
 
-// rateCI95 is k/n rounded as failure rates are, and its Wilson interval.
-func rateCI95(k, n int64) (float64, [2]float64) {
+// RateCI95 is k/n rounded as a report rounds failure rates, and its Wilson
+// 95% interval rounded to 4 places.
+func RateCI95(k, n int64) (float64, [2]float64) {
 	lo, hi := stat.Wilson(k, n)
 	return stat.Round(rate(k, n), 6), [2]float64{stat.Round(lo, 4), stat.Round(hi, 4)}
 }
