@@ -189,7 +189,7 @@ func TestFalseRegressionRate(t *testing.T) {
 	}{{"α=0.001, --max-latency-increase 20%,2ms (the default)", 0.001, def}, {"α=0.001, --max-latency-increase 0", 0.001, bare001}, {"α=0.05, --max-latency-increase 0", 0.05, bare05}} {
 		t.Logf("%s: %d of %d healthy pairs called regressed (%.4f; by failure rates %d, p50 %d, p99 %d), %.1f tests a pair",
 			r.name, r.t.any, runs, float64(r.t.any)/float64(runs), r.t.failures, r.t.p50, r.t.p99, float64(tests)/float64(runs))
-		if lim := stat.BinomialUpper(runs, r.alpha, 0.001); r.t.any > lim {
+		if lim := check.BinomialUpper(runs, r.alpha, 0.001); r.t.any > lim {
 			t.Errorf("%s: %d of %d healthy pairs regressed; want at most %d", r.name, r.t.any, runs, lim)
 		}
 	}

@@ -441,10 +441,10 @@ func (l *levels) add(p float64) {
 // runs: a rate above the level.
 func (l levels) check(t *testing.T, runs int) {
 	t.Helper()
-	if lim := stat.BinomialUpper(runs, 0.01, 0.001); l.at01 > lim {
+	if lim := check.BinomialUpper(runs, 0.01, 0.001); l.at01 > lim {
 		t.Errorf("%d of %d below 0.01; want at most %d", l.at01, runs, lim)
 	}
-	if lim := stat.BinomialUpper(runs, 0.001, 0.001); l.at001 > lim {
+	if lim := check.BinomialUpper(runs, 0.001, 0.001); l.at001 > lim {
 		t.Errorf("%d of %d below 0.001; want at most %d", l.at001, runs, lim)
 	}
 }

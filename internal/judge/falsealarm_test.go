@@ -9,7 +9,6 @@ import (
 
 	"github.com/pinprobe/pinprobe/internal/check"
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/stat"
 )
 
 // healthyRun simulates one healthy target: four addresses behind which
@@ -132,7 +131,7 @@ func TestFalseAlarmRate(t *testing.T) {
 		t.Logf("family α=%v (each of %d tests at %.3g): %d/%d healthy runs with a false alarm (%.4f); "+
 			"RepeatTest %d (%d confirmed by MomentTest), time windows %d, instance at the same times on its addresses %d (of %d tests), SlowerTest significant %d (slow %d), over %d tests each",
 			alpha, m, alpha/m, runAlarms[j], runs, rate, repeat[j], blamed[j], timed[j], within[j], runs*insts, slower[j], slow[j], runs*addrs)
-		if lim := stat.BinomialUpper(runs, alpha, 0.001); runAlarms[j] > lim {
+		if lim := check.BinomialUpper(runs, alpha, 0.001); runAlarms[j] > lim {
 			t.Errorf("α=%v: %d of %d healthy runs alarmed; want at most %d", alpha, runAlarms[j], runs, lim)
 		}
 	}

@@ -82,7 +82,7 @@ func TestLookAlphaControlsRepeatedLooks(t *testing.T) {
 		rate, naiveRate := float64(stopped[i])/runs, float64(naive[i])/runs
 		t.Logf("α=%v, %d looks: false stops %d/%d (%.4f) with LookAlpha; %d/%d (%.4f) with α at every look",
 			alpha, looks, stopped[i], runs, rate, naive[i], runs, naiveRate)
-		if lim := stat.BinomialUpper(runs, alpha, 0.001); stopped[i] > lim {
+		if lim := check.BinomialUpper(runs, alpha, 0.001); stopped[i] > lim {
 			t.Errorf("α=%v: %d false stops of %d; want at most %d", alpha, stopped[i], runs, lim)
 		}
 		if naiveRate <= alpha {

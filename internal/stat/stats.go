@@ -113,20 +113,6 @@ func binomCDF(k, n int64, p float64) float64 {
 	return max(0, 1-sum)
 }
 
-// BinomialUpper is the smallest c with P(X > c) <= tail for X binomial(n,
-// p): a count of alarms among n runs at level p above it shows a rate
-// above p, with error tail.
-func BinomialUpper(n int, p, tail float64) int {
-	cdf := 0.0
-	for c := 0; c <= n; c++ {
-		cdf += math.Exp(LogChoose(int64(n), int64(c)) + float64(c)*math.Log(p) + float64(n-c)*math.Log1p(-p))
-		if 1-cdf <= tail {
-			return c
-		}
-	}
-	return n
-}
-
 // FisherGreater returns the one-sided p-value of Fisher's exact test that a
 // group with a failures out of n fails more often than the rest, which has c
 // failures out of m: the probability, with the margins fixed, of the group
