@@ -168,13 +168,7 @@ func explainAfterFailure(r *report.Report, fail report.FailStatus) []string {
 			if n < 3 || e.Errors[class] != n {
 				continue
 			}
-			var statuses []string
-			for _, k := range words.ByCount(e.Status) {
-				var code int
-				if _, err := fmt.Sscan(k, &code); err == nil && fail.Fails(code) {
-					statuses = append(statuses, k)
-				}
-			}
+			statuses := failingStatuses(e.Status, fail)
 			after := "a failed response"
 			if len(statuses) > 0 {
 				after = "a failed response (" + strings.Join(statuses[:min(2, len(statuses))], " or ") + ")"
