@@ -86,7 +86,7 @@ func h1Run(t *testing.T, d *h1Dialer, tmpl *h1Template, n, maxPerConn int, timeo
 
 // h1Target returns a template and a dialer for raw (a URL naming the test
 // host) pinned to addr, with o's connection settings.
-func h1Target(t *testing.T, raw string, addr netip.Addr, method string, body []byte, o ConnOptions, alpn []string) (*h1Template, *h1Dialer) {
+func h1Target(t testing.TB, raw string, addr netip.Addr, method string, body []byte, o ConnOptions, alpn []string) (*h1Template, *h1Dialer) {
 	t.Helper()
 	ep := endpoints(t, raw, addr)[0]
 	ep.Target.Method = method

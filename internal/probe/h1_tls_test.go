@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
@@ -119,7 +120,7 @@ func TestH1TLS(t *testing.T) {
 		want     ErrorClass
 		minTime  time.Duration
 	}{
-		{"certificate for another name", "https://other.pinprobe.test:" + itoa(int(port)) + "/", ConnOptions{Timeout: 5 * time.Second, TLS: trust}, 0, ClassTLS, 0},
+		{"certificate for another name", "https://other.pinprobe.test:" + strconv.Itoa(int(port)) + "/", ConnOptions{Timeout: 5 * time.Second, TLS: trust}, 0, ClassTLS, 0},
 		{"untrusted CA", hostURL("https", port), ConnOptions{Timeout: 5 * time.Second}, 0, ClassTLS, 0},
 		{"handshake never answered", hostURL("https", silent), ConnOptions{Timeout: 300 * time.Millisecond, TLS: trust}, 0, ClassConnectTimeout, 300 * time.Millisecond},
 		{"handshake outlives the request deadline", hostURL("https", silent), ConnOptions{Timeout: time.Minute, TLS: trust}, 300 * time.Millisecond, ClassConnectTimeout, 300 * time.Millisecond},

@@ -1,18 +1,21 @@
 package probe
 
 import (
+	"bytes"
 	"net"
 	"net/netip"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // testHost is the made-up name the tests pin (.test is reserved, RFC 2606).
 const testHost = "app.pinprobe.test"
 
 // endpoints pins the target raw to each address, IDs in order.
-func endpoints(t *testing.T, raw string, addrs ...netip.Addr) []*Endpoint {
+func endpoints(t testing.TB, raw string, addrs ...netip.Addr) []*Endpoint {
 	t.Helper()
 	tg, err := ParseTarget(raw)
 	if err != nil {
@@ -27,6 +30,56 @@ func endpoints(t *testing.T, raw string, addrs ...netip.Addr) []*Endpoint {
 
 func hostURL(scheme string, port uint16) string {
 	return scheme + "://" + net.JoinHostPort(testHost, strconv.Itoa(int(port))) + "/"
+}
+
+// cannedServer answers every request head on a connection with the next
+// of resps in turn, and closes the connection after a request that says
+// Connection: close. It reads heads without net/http through a small
+// buffer, so that allocation counts and benchmarks measure the client. It
+// expects requests without bodies.
+func cannedServer(t testing.TB, resps ...string) netip.AddrPort {
+	out := make([][]byte, len(resps))
+	for i, r := range resps {
+		out[i] = []byte(r)
+	}
+	return testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
+		var buf [512]byte
+		n, next := 0, 0
+		for {
+			k, err := c.Read(buf[n:])
+			if err != nil {
+				return
+			}
+			n += k
+			for {
+				i := bytes.Index(buf[:n], []byte("\r\n\r\n"))
+				if i < 0 {
+					break
+				}
+				closing := saysClose(buf[:i])
+				if _, err := c.Write(out[next]); err != nil || closing {
+					return
+				}
+				next = (next + 1) % len(out)
+				n = copy(buf[:], buf[i+4:n])
+			}
+			if n == len(buf) {
+				return
+			}
+		}
+	}).Addr()
+}
+
+// saysClose reports whether a request head has Connection: close, in any
+// case, without allocating.
+func saysClose(head []byte) bool {
+	const line = "connection: close"
+	for i := 0; i+len(line) <= len(head); i++ {
+		if bytes.EqualFold(head[i:i+len(line)], []byte(line)) {
+			return true
+		}
+	}
+	return false
 }
 
 // collect drains results until Attack closes the channel, failing the test

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -157,7 +158,7 @@ func TestRotationWithinConcurrency(t *testing.T) {
 	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	for _, c := range []int{1, 2} {
-		t.Run("c="+itoa(c), func(t *testing.T) {
+		t.Run("c="+strconv.Itoa(c), func(t *testing.T) {
 			eachClient(t, func(t *testing.T, client ClientKind) {
 				f := testserver.StartFleet(t, testserver.FleetOptions{Host: testHost}, testserver.Lo4a)
 				eps := endpoints(t, f.URL(), testserver.Lo4a)

@@ -1,9 +1,7 @@
 package probe
 
 import (
-	"net/http"
 	"net/netip"
-	"net/url"
 	"runtime"
 	"testing"
 	"time"
@@ -237,8 +235,7 @@ func TestOpenModelAllocatesNothingPerRequest(t *testing.T) {
 		t.Skip("the race detector allocates on its own")
 	}
 	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
-	u := &url.URL{Scheme: "http", Host: "alloc.test:" + itoa(int(ap.Port())), Path: "/"}
-	ep := &Endpoint{Target: &Target{URL: u, Method: http.MethodGet}, Addr: ap.Addr()}
+	ep := endpoints(t, hostURL("http", ap.Port()), ap.Addr())[0]
 	count := func(n int64) (requests int, mallocs uint64) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -283,8 +280,7 @@ func TestOpenModelAllocatesNothingPerRequest(t *testing.T) {
 func TestClosedModelOutboxesStayBounded(t *testing.T) {
 	t.Parallel()
 	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
-	u := &url.URL{Scheme: "http", Host: "box.test:" + itoa(int(ap.Port())), Path: "/"}
-	ep := &Endpoint{Target: &Target{URL: u, Method: http.MethodGet}, Addr: ap.Addr()}
+	ep := endpoints(t, hostURL("http", ap.Port()), ap.Addr())[0]
 	const n = 5000
 	run, err := Start(t.Context(), []*Endpoint{ep}, Options{Max: true, Concurrency: 4, Requests: n,
 		Client: ClientFast, ConnOptions: ConnOptions{Timeout: 5 * time.Second}})
