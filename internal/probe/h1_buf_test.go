@@ -9,8 +9,8 @@ import (
 
 // TestH1IdleConnHoldsNoReadBuffer: a connection kept for its next request
 // holds no read buffer, and one closed after its last request neither, so
-// the buffers live are those of the exchanges in flight (issue 17: at 1,000
-// endpoints the 16 KiB buffer of every open connection was most of the heap).
+// the buffers live are those of the exchanges in flight, not of every
+// connection open.
 func TestH1IdleConnHoldsNoReadBuffer(t *testing.T) {
 	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
 	tmpl, d := h1Target(t, hostURL("http", ap.Port()), ap.Addr(), http.MethodGet, nil, ConnOptions{Timeout: 10 * time.Second}, nil)
@@ -38,8 +38,7 @@ func TestH1IdleConnHoldsNoReadBuffer(t *testing.T) {
 
 // TestH1NewConnAllocatesNoReadBuffer: a connection per request (what
 // --conn-requests sampling and a low rate per endpoint make) allocates far
-// less than a read buffer per connection; before, each new connection made
-// its own 16 KiB buffer, 46% of all the bytes allocated over 10⁶ requests.
+// less than a read buffer per connection.
 func TestH1NewConnAllocatesNoReadBuffer(t *testing.T) {
 	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
 	tmpl, d := h1Target(t, hostURL("http", ap.Port()), ap.Addr(), http.MethodGet, nil, ConnOptions{Timeout: 10 * time.Second}, nil)
@@ -67,11 +66,9 @@ func TestH1NewConnAllocatesNoReadBuffer(t *testing.T) {
 		one()
 	}
 	runtime.ReadMemStats(&after)
-	// The process's bytes: the client's connection (fd, addresses, the
-	// dialer's) and the test server's accept and goroutine, 6 to 8.5 kB
-	// (more under -race, and whatever else the process did meanwhile). A
-	// read buffer of its own would add h1BufSize to that: the bound is one
-	// buffer, well above the rest and well below the rest and a buffer.
+	// The process's bytes: the client's connection and the test server's
+	// accept and goroutine (more under -race). A read buffer of its own
+	// would add h1BufSize to that: the bound is one buffer.
 	perConn := (after.TotalAlloc - before.TotalAlloc) / n
 	t.Logf("%d bytes allocated per connection (client and server)", perConn)
 	if perConn >= h1BufSize {

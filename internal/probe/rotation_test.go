@@ -191,8 +191,8 @@ func TestRotationWithinConcurrency(t *testing.T) {
 // ones for the stuck requests, over real sockets; once those answers are
 // in, most requests go round Rotation connections again. Whether an extra
 // worker carries none of them depends on the machine's stalls (a worker
-// busy when its turn comes lets one below in: 5 of 7 once, in CI), so that
-// is held exactly on a clock without stalls, by
+// busy when its turn comes lets one below in), so that is held exactly on
+// a clock without stalls, by
 // TestClockRotationLeavesExtraWorkersIdle.
 func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 	t.Parallel()
@@ -253,14 +253,9 @@ func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 // Rotation periods between its requests, so a server that closes idle
 // connections sooner than that closes every one of them between uses. The
 // next request on it must notice and dial again, not fail on the closed
-// connection. The server closes each connection as soon as it is idle,
-// with its answer: an idle timeout (10 ms against the 100 ms of a period
-// at 10 req/s) was a timer, and on a machine loaded enough to fire it
-// late, a worker that took two requests in a row sent the second one as
-// the server closed (4 runs in 6 with the suite's race tests beside); so
-// was a close when the server went idle, once in five runs of a loaded
-// machine. The answer now goes out with the close (answerAndClose), and
-// a client that read it has the close behind it: never late.
+// connection. The server closes each connection with its answer
+// (answerAndClose), not on a timer that a loaded machine fires late, so a
+// client that read the answer has the close behind it.
 func TestRotationAfterIdleClose(t *testing.T) {
 	t.Parallel()
 	eachClient(t, func(t *testing.T, client ClientKind) {

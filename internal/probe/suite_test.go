@@ -26,14 +26,12 @@ import (
 
 // The fault suite: every misbehaviour of testserver.StartFault, written
 // against the engine's interface (Start, Options) and run once per request
-// path. A run sends to every fault server and to a healthy Fleet at once,
-// and runs twice: to its end, and cancelled mid-run (what SIGINT does at
-// this level). For each fault the suite asserts the class (or status) of
-// every request, that every request ended within its timeout and the run
-// on time, that the server's own counts (connections accepted, request
-// heads read) equal what pinprobe reported (nothing retried, nothing lost),
+// path, to its end and cancelled mid-run (SIGINT), beside a healthy Fleet.
+// For each fault it asserts every request's class (or status), that each
+// ended within its timeout and the run on time, that the server's counts
+// (connections, request heads) equal pinprobe's (nothing retried or lost),
 // that requests == ok + failed == Run.Sent(), and that the healthy
-// endpoints of the same run were not touched by any of it.
+// endpoints were not touched.
 
 // suiteTimeout bounds every request of the fault suite: short, so that the
 // faults that hang cost little, long enough for two cores loaded by a whole

@@ -25,9 +25,7 @@ func TestLazyWorkers(t *testing.T) {
 }
 
 func testLazyWorkers(t *testing.T, client ClientKind) {
-	srv := &pathServer{byPath: map[string]int{}}
-	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
-	eps := pathEndpoints(t, port, 50)
+	_, eps := startPaths(t, 50)
 	before := runtime.NumGoroutine()
 	o := Options{Rate: 100, Duration: time.Second, Concurrency: 10000, Client: client}
 	results, err := Attack(t.Context(), eps, o)
@@ -193,8 +191,7 @@ func (behindCPU) late(time.Duration) bool { return true }
 // TestWorkersStopGrowingWhileBehind: a client behind its own schedule
 // (short of CPU) adds no workers past BusyWorkers for requests that stay in
 // flight, however much CPU the machine seems to have: more connections
-// would only slow it further (at 50,000 req/s on a busy machine the old
-// engine opened thousands). 400 req/s of 300 ms answers need 120 in
+// would only slow it further. 400 req/s of 300 ms answers need 120 in
 // flight; the endpoint stops at BusyWorkers, every planned request is sent
 // or dropped, and the ones that waited for a worker while the client was
 // behind are timed from when they were sent: the wait was the client's.

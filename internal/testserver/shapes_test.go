@@ -246,8 +246,7 @@ func shapeGet(ctx context.Context, c *http.Client, url string) shapeReply {
 func isReset(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) ||
 		// net/http's transport, seeing the reset on its write first,
-		// closes the connection itself, and its read then says so (once
-		// in about 30 runs of the suite).
+		// closes the connection itself, and its read then says so.
 		errors.Is(err, net.ErrClosed)
 }
 
