@@ -73,6 +73,14 @@ func isTimeout(err error) bool {
 func TestFaults(t *testing.T) {
 	t.Parallel()
 	const iv = 2 * time.Millisecond
+	// silent: a request sent, nothing comes back.
+	silent := func(t *testing.T, s *FaultServer) {
+		c, br := rawGet(t, s)
+		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := br.ReadByte(); !isTimeout(err) {
+			t.Errorf("read: %v; want a timeout", err)
+		}
+	}
 	tests := []struct {
 		fault     Fault
 		wantConns int64
@@ -100,20 +108,8 @@ func TestFaults(t *testing.T) {
 				t.Errorf("GET: %v; want EOF", err)
 			}
 		}},
-		{AcceptNoRead, 1, 0, func(t *testing.T, s *FaultServer) {
-			c, br := rawGet(t, s)
-			c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-			if _, err := br.ReadByte(); !isTimeout(err) {
-				t.Errorf("read: %v; want a timeout", err)
-			}
-		}},
-		{ReadNoAnswer, 1, 1, func(t *testing.T, s *FaultServer) {
-			c, br := rawGet(t, s)
-			c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-			if _, err := br.ReadByte(); !isTimeout(err) {
-				t.Errorf("read: %v; want a timeout", err)
-			}
-		}},
+		{AcceptNoRead, 1, 0, silent},
+		{ReadNoAnswer, 1, 1, silent},
 		{SlowHeaders, 1, 2, func(t *testing.T, s *FaultServer) {
 			c := faultClient(t, s, 10*time.Second)
 			for range 2 {
