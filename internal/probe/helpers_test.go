@@ -2,9 +2,13 @@ package probe
 
 import (
 	"bytes"
+	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,6 +84,26 @@ func saysClose(head []byte) bool {
 		}
 	}
 	return false
+}
+
+// connNthKey holds, in a request's context, its connection's request count.
+type connNthKey struct{}
+
+// numberPerConn is a setup function for testserver.Serve: connNth then
+// numbers the requests of each connection.
+func numberPerConn(s *httptest.Server) {
+	s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connNthKey{}, new(atomic.Int64))
+	}
+}
+
+// connNth counts r on its connection and returns its place there, from 1;
+// 0 on a server without numberPerConn.
+func connNth(r *http.Request) int64 {
+	if n, ok := r.Context().Value(connNthKey{}).(*atomic.Int64); ok {
+		return n.Add(1)
+	}
+	return 0
 }
 
 // collect drains results until Attack closes the channel, failing the test

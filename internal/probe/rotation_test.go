@@ -4,7 +4,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"testing"
@@ -262,10 +261,7 @@ func TestRotationAfterIdleClose(t *testing.T) {
 		l := &connLog{}
 		port, lns := testserver.ListenSamePort(t, testserver.Lo4a)
 		testserver.Serve(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ap, _ := netip.ParseAddrPort(r.RemoteAddr)
-			l.mu.Lock()
-			l.reqs = append(l.reqs, connSeen{port: ap.Port(), close: r.Close, proto: r.ProtoMajor})
-			l.mu.Unlock()
+			l.record(r)
 			c, _, err := w.(http.Hijacker).Hijack()
 			if err != nil {
 				t.Errorf("hijack: %v", err)
