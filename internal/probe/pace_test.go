@@ -417,8 +417,7 @@ func TestPaceGrain(t *testing.T) {
 func TestPaceGrainSendsTogether(t *testing.T) {
 	check.Long(t, "seconds of live traffic")
 	const grain = 20 * time.Millisecond
-	ls := startLoad(t, nil, testserver.Lo4a)
-	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+	_, eps := startLoad(t, nil, testserver.Lo4a)
 	near := func(o Options) (share float64, full, grains int, sent, dropped int) {
 		rs := attack(t, eps, o, 10*time.Second)
 		var starts []time.Time

@@ -87,8 +87,7 @@ func TestDropsOnlyWhenAllBusy(t *testing.T) {
 		{1, true},
 	}
 	for _, tt := range tests {
-		ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 100 * time.Millisecond}, testserver.Lo4a)
-		eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+		ls, eps := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 100 * time.Millisecond}, testserver.Lo4a)
 		o := Options{Rate: 20, Duration: time.Second, Concurrency: tt.concurrency}
 		rs := attack(t, eps, o, 10*time.Second)
 		tl := tallyOf(rs)
@@ -121,8 +120,7 @@ func TestDropsOnlyWhenAllBusy(t *testing.T) {
 // planned request is sent (none dropped) and none much later than due.
 func TestWorkersGrowForASlowBackend(t *testing.T) {
 	t.Parallel()
-	ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 300 * time.Millisecond}, testserver.Lo4a)
-	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+	ls, eps := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 300 * time.Millisecond}, testserver.Lo4a)
 	// The machine's own load (other test packages) is not the question.
 	o := Options{Rate: 100, Duration: time.Second, Concurrency: 1000, cpu: fixedCPU(true)}
 	rs := attack(t, eps, o, 10*time.Second)
@@ -159,8 +157,7 @@ func TestWorkersWithoutCPU(t *testing.T) {
 		{100, false},
 		{400, true},
 	} {
-		ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 300 * time.Millisecond}, testserver.Lo4a)
-		eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+		ls, eps := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 300 * time.Millisecond}, testserver.Lo4a)
 		o := Options{Rate: tt.rate, Duration: time.Second, Concurrency: 1000, cpu: fixedCPU(false)}
 		rs := attack(t, eps, o, 10*time.Second)
 		sent, dropped := tallyOf(rs).total()
@@ -198,8 +195,7 @@ func (behindCPU) late(time.Duration) bool { return true }
 func TestWorkersStopGrowingWhileBehind(t *testing.T) {
 	t.Parallel()
 	const hold = 300 * time.Millisecond
-	ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: hold}, testserver.Lo4a)
-	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+	ls, eps := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: hold}, testserver.Lo4a)
 	o := Options{Rate: 400, Duration: time.Second, Concurrency: 1000, cpu: behindCPU{}}
 	rs := attack(t, eps, o, 10*time.Second)
 	sent, dropped := tallyOf(rs).total()
