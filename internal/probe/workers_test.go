@@ -237,17 +237,7 @@ func TestOpenModelAllocatesNothingPerRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			_, more := <-run.Ready()
-			for _, r := range run.Take() {
-				if r.Request() {
-					requests++
-				}
-			}
-			if !more {
-				break
-			}
-		}
+		requests = takeRequests(run)
 		runtime.ReadMemStats(&after)
 		return requests, after.Mallocs - before.Mallocs
 	}
@@ -296,7 +286,14 @@ func TestClosedModelOutboxesStayBounded(t *testing.T) {
 	if most > boxCapClosed || room >= 2*boxCapClosed {
 		t.Errorf("an outbox (of %d) holds %d results, room for %d; want at most %d", boxes, most, room, boxCapClosed)
 	}
-	requests := 0
+	if requests := takeRequests(run); requests != n {
+		t.Errorf("%d results; want %d", requests, n)
+	}
+}
+
+// takeRequests takes run's results as they are ready until it ends, and
+// returns how many were requests. It allocates nothing.
+func takeRequests(run *Run) (requests int) {
 	for {
 		_, more := <-run.Ready()
 		for _, r := range run.Take() {
@@ -305,10 +302,7 @@ func TestClosedModelOutboxesStayBounded(t *testing.T) {
 			}
 		}
 		if !more {
-			break
+			return requests
 		}
-	}
-	if requests != n {
-		t.Errorf("%d results; want %d", requests, n)
 	}
 }
