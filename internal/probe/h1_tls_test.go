@@ -4,8 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -109,7 +107,7 @@ func TestH1TLS(t *testing.T) {
 		waitFor(t, "stale", func() bool { return c.stale(c.idleSince.Add(time.Hour)) })
 	})
 
-	silent := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { io.Copy(io.Discard, c) }).Port() // a handshake that never ends
+	silent := testserver.SilentListener(t, testserver.Lo4a).Port() // a handshake that never ends
 	s := newSeen()
 	port := testserver.ServeSamePort(t, s, h1Only, testserver.Lo4a)
 	failures := []struct {

@@ -2,8 +2,6 @@ package probe
 
 import (
 	"crypto/tls"
-	"io"
-	"net"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -105,7 +103,7 @@ func TestPreflight(t *testing.T) {
 func TestPreflightTimeouts(t *testing.T) {
 	t.Parallel()
 	blackhole := testserver.FullBacklog(t)
-	silent := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { io.Copy(io.Discard, c) }).Port()
+	silent := testserver.SilentListener(t, testserver.Lo4a).Port()
 	eps := []*Endpoint{
 		endpoints(t, hostURL("http", blackhole), testserver.Lo4a)[0],
 		endpoints(t, hostURL("https", silent), testserver.Lo4a)[0],
