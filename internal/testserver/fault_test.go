@@ -49,16 +49,12 @@ func try(t *testing.T, c *http.Client, s *FaultServer) (*http.Response, error) {
 // rawGet dials s, sends one GET and returns the connection and a reader.
 func rawGet(t *testing.T, s *FaultServer) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", s.Addr().String(), 5*time.Second)
-	if err != nil {
-		t.Fatalf("dial %s: %v", s.Addr(), err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n"); err != nil {
+	rc := dialRaw(t, s.Addr())
+	if _, err := io.WriteString(rc.c, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n"); err != nil {
 		t.Fatalf("write: %v", err)
 	}
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	return c, bufio.NewReader(c)
+	rc.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	return rc.c, rc.br
 }
 
 func isTimeout(err error) bool {
