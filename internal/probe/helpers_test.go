@@ -18,7 +18,16 @@ import (
 // testHost is the made-up name the tests pin (.test is reserved, RFC 2606).
 const testHost = "app.pinprobe.test"
 
-// endpoints pins the target raw to each address, IDs in order.
+// endpoint pins the target raw to addr as endpoint id.
+func endpoint(t testing.TB, id int, raw string, addr netip.Addr) *Endpoint {
+	t.Helper()
+	eps := endpoints(t, raw, addr)
+	eps[0].ID = id
+	return eps[0]
+}
+
+// endpoints pins the target raw to each address, IDs in order, all of them
+// sharing one Target.
 func endpoints(t testing.TB, raw string, addrs ...netip.Addr) []*Endpoint {
 	t.Helper()
 	tg, err := ParseTarget(raw)

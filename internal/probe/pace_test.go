@@ -169,11 +169,7 @@ func startPaths(t *testing.T, n int) (*pathServer, []*Endpoint) {
 	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
 	eps := make([]*Endpoint, n)
 	for i := range eps {
-		tg, err := ParseTarget(hostURL("http", port) + strconv.Itoa(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		eps[i] = &Endpoint{ID: i, Target: tg, Addr: testserver.Lo4a}
+		eps[i] = endpoint(t, i, hostURL("http", port)+strconv.Itoa(i), testserver.Lo4a)
 	}
 	return srv, eps
 }
