@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -130,26 +128,16 @@ func BenchmarkBareClient(b *testing.B) {
 	ap := benchTarget(b)
 	url := "http://" + ap.String() + "/"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 50, Proxy: nil}}
-	var next, failed atomic.Int64
-	var wg sync.WaitGroup
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range 50 {
-		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
-				resp, err := client.Get(url)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+	benchLoop(b, 50, func(more func() bool) (failed int64) {
+		for more() {
+			resp, err := client.Get(url)
+			if err != nil {
+				failed++
+				continue
 			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	if failed.Load() > 0 {
-		b.Fatalf("%d requests failed", failed.Load())
-	}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return failed
+	})
 }
