@@ -193,6 +193,15 @@ func (tl tally) total() (sent, dropped int) {
 	return sent, dropped
 }
 
+// connCount is the number of connections the requests of rs went on.
+func connCount(rs []Result) int {
+	conns := map[[2]uint64]bool{}
+	for _, r := range sentOnly(rs) {
+		conns[[2]uint64{uint64(r.Endpoint), r.ConnID}] = true
+	}
+	return len(conns)
+}
+
 // within reports whether got is within frac of want.
 func within(got, want, frac float64) bool {
 	return got >= want*(1-frac) && got <= want*(1+frac)

@@ -139,12 +139,9 @@ func TestRequestsRotateOverConnections(t *testing.T) {
 		if len(spans) < 50/4 {
 			t.Errorf("%d connections for 50 requests of at most 4 each; want 13 or more", len(spans))
 		}
-		conns := map[uint64]bool{}
-		for _, r := range sentOnly(rs) {
-			conns[r.ConnID] = true
-		}
-		if len(conns) != len(spans) {
-			t.Errorf("pinprobe reported %d connections, the server saw %d", len(conns), len(spans))
+		conns := connCount(rs)
+		if conns != len(spans) {
+			t.Errorf("pinprobe reported %d connections, the server saw %d", conns, len(spans))
 		}
 	})
 }

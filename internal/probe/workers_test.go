@@ -53,11 +53,8 @@ func testLazyWorkers(t *testing.T, client ClientKind) {
 	}
 	tl := tallyOf(rs)
 	sent, dropped := tl.total()
-	conns := map[[2]uint64]bool{}
-	for _, r := range sentOnly(rs) {
-		conns[[2]uint64{uint64(r.Endpoint), r.ConnID}] = true
-	}
-	t.Logf("%d sent, %d dropped, %d connections, at most %d goroutines more than before", sent, dropped, len(conns), peak)
+	conns := connCount(rs)
+	t.Logf("%d sent, %d dropped, %d connections, at most %d goroutines more than before", sent, dropped, conns, peak)
 	if sent != 100 || dropped != 0 {
 		t.Errorf("%d sent, %d dropped; want 100, none dropped", sent, dropped)
 	}
@@ -68,8 +65,8 @@ func testLazyWorkers(t *testing.T, client ClientKind) {
 	}
 	// Each endpoint's 2 requests start the workers they rotate over: one
 	// connection each, never more.
-	if want := 50 * min(2, Rotation); len(conns) > want {
-		t.Errorf("%d connections for 100 requests answered at once; want at most %d, one per worker", len(conns), want)
+	if want := 50 * min(2, Rotation); conns > want {
+		t.Errorf("%d connections for 100 requests answered at once; want at most %d, one per worker", conns, want)
 	}
 }
 
@@ -92,24 +89,21 @@ func TestDropsOnlyWhenAllBusy(t *testing.T) {
 		rs := attack(t, eps, o, 10*time.Second)
 		tl := tallyOf(rs)
 		sent, dropped := tl.total()
-		conns := map[uint64]bool{}
-		for _, r := range sentOnly(rs) {
-			conns[r.ConnID] = true
-		}
+		conns := connCount(rs)
 		peak := ls.peakOf(testserver.Lo4a)
-		t.Logf("-c %d: %d sent, %d dropped, %d connections, %d in flight at most", tt.concurrency, sent, dropped, len(conns), peak)
+		t.Logf("-c %d: %d sent, %d dropped, %d connections, %d in flight at most", tt.concurrency, sent, dropped, conns, peak)
 		if sent+dropped != 20 {
 			t.Errorf("-c %d: %d sent + %d dropped; want the 20 due", tt.concurrency, sent, dropped)
 		}
 		if (dropped > 0) != tt.wantDrops {
 			t.Errorf("-c %d: %d dropped with %d in flight at most; want drops: %v", tt.concurrency, dropped, peak, tt.wantDrops)
 		}
-		if peak > tt.concurrency || len(conns) > tt.concurrency {
-			t.Errorf("-c %d: %d in flight, %d connections; want at most %d", tt.concurrency, peak, len(conns), tt.concurrency)
+		if peak > tt.concurrency || conns > tt.concurrency {
+			t.Errorf("-c %d: %d in flight, %d connections; want at most %d", tt.concurrency, peak, conns, tt.concurrency)
 		}
 		// Two or three are busy at a time; a loaded machine may need a few more.
-		if !tt.wantDrops && len(conns) > 10 {
-			t.Errorf("-c %d: %d connections for ~2 requests in flight; want workers made only as needed", tt.concurrency, len(conns))
+		if !tt.wantDrops && conns > 10 {
+			t.Errorf("-c %d: %d connections for ~2 requests in flight; want workers made only as needed", tt.concurrency, conns)
 		}
 	}
 }
