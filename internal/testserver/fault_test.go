@@ -46,6 +46,16 @@ func try(t *testing.T, c *http.Client, s *FaultServer) (*http.Response, error) {
 	return resp, err
 }
 
+// tryOK is try, failing the test unless a response came.
+func tryOK(t *testing.T, c *http.Client, s *FaultServer) *http.Response {
+	t.Helper()
+	resp, err := try(t, c, s)
+	if err != nil {
+		t.Fatalf("GET: %v; want 200", err)
+	}
+	return resp
+}
+
 // rawGet dials s, sends one GET and returns the connection and a reader.
 func rawGet(t *testing.T, s *FaultServer) (net.Conn, *bufio.Reader) {
 	t.Helper()
@@ -110,10 +120,7 @@ func TestFaults(t *testing.T) {
 			c := faultClient(t, s, 10*time.Second)
 			for range 2 {
 				start := time.Now()
-				resp, err := try(t, c, s)
-				if err != nil {
-					t.Fatalf("GET: %v; want 200", err)
-				}
+				resp := tryOK(t, c, s)
 				body, _ := io.ReadAll(resp.Body)
 				if min := time.Duration(len(okResponse)) * iv; resp.StatusCode != 200 || string(body) != "ok\n" || time.Since(start) < min {
 					t.Errorf("GET: %d %q in %v; want 200 \"ok\" in at least %v", resp.StatusCode, body, time.Since(start), min)
@@ -131,10 +138,7 @@ func TestFaults(t *testing.T) {
 			}
 		}},
 		{CloseMidBody, 1, 1, func(t *testing.T, s *FaultServer) {
-			resp, err := try(t, faultClient(t, s, 5*time.Second), s)
-			if err != nil {
-				t.Fatalf("GET: %v; want 200", err)
-			}
+			resp := tryOK(t, faultClient(t, s, 5*time.Second), s)
 			body, err := io.ReadAll(resp.Body)
 			if resp.ContentLength != 100 || string(body) != "only ten b" || !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Errorf("body: %d announced, %q, %v; want 100, 10 bytes, unexpected EOF", resp.ContentLength, body, err)
@@ -143,10 +147,7 @@ func TestFaults(t *testing.T) {
 		{HugeHeaders, 1, 2, func(t *testing.T, s *FaultServer) {
 			c := faultClient(t, s, 10*time.Second)
 			for range 2 {
-				resp, err := try(t, c, s)
-				if err != nil {
-					t.Fatalf("GET: %v; want 200", err)
-				}
+				resp := tryOK(t, c, s)
 				io.Copy(io.Discard, resp.Body)
 				size := 0
 				for k, vs := range resp.Header {
@@ -160,10 +161,7 @@ func TestFaults(t *testing.T) {
 			}
 		}},
 		{EndlessChunked, 1, 1, func(t *testing.T, s *FaultServer) {
-			resp, err := try(t, faultClient(t, s, 0), s)
-			if err != nil {
-				t.Fatalf("GET: %v; want 200", err)
-			}
+			resp := tryOK(t, faultClient(t, s, 0), s)
 			n, err := io.CopyN(io.Discard, resp.Body, 8<<10)
 			if !slices.Equal(resp.TransferEncoding, []string{"chunked"}) || n != 8<<10 || err != nil {
 				t.Errorf("chunked %v, read %d, %v; want 8 KiB of an endless chunked body", resp.TransferEncoding, n, err)
@@ -171,10 +169,7 @@ func TestFaults(t *testing.T) {
 			// The body stays open: the server must stop anyway.
 		}},
 		{TrickleHuge, 1, 1, func(t *testing.T, s *FaultServer) {
-			resp, err := try(t, faultClient(t, s, 0), s)
-			if err != nil {
-				t.Fatalf("GET: %v; want 200", err)
-			}
+			resp := tryOK(t, faultClient(t, s, 0), s)
 			n, err := io.CopyN(io.Discard, resp.Body, 4<<10)
 			if resp.ContentLength != 2<<30 || n != 4<<10 || err != nil {
 				t.Errorf("Content-Length %d, read %d, %v; want 2 GiB announced and 4 KiB read", resp.ContentLength, n, err)
@@ -231,10 +226,7 @@ func TestFaults(t *testing.T) {
 			}
 		}},
 		{HTTP10, 1, 1, func(t *testing.T, s *FaultServer) {
-			resp, err := try(t, faultClient(t, s, 5*time.Second), s)
-			if err != nil {
-				t.Fatalf("GET: %v; want 200", err)
-			}
+			resp := tryOK(t, faultClient(t, s, 5*time.Second), s)
 			body, err := io.ReadAll(resp.Body)
 			if resp.Proto != "HTTP/1.0" || resp.ContentLength != -1 || string(body) != "read to close\n" || err != nil {
 				t.Errorf("%s, length %d, %q, %v; want HTTP/1.0 read to close", resp.Proto, resp.ContentLength, body, err)
