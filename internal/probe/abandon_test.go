@@ -19,8 +19,7 @@ func TestAbandon(t *testing.T) {
 		fast, slow := testserver.Lo4a, testserver.Lo6
 		// The slow address answers after a minute, or when the client
 		// goes: its requests are in flight when the run is abandoned.
-		ls := startLoad(t, map[netip.Addr]time.Duration{slow: time.Minute}, fast, slow)
-		eps := endpoints(t, hostURL("http", ls.port), fast, slow)
+		ls, eps := startLoad(t, map[netip.Addr]time.Duration{slow: time.Minute}, fast, slow)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		run, err := Start(ctx, eps, Options{Rate: 200, Duration: time.Minute, Concurrency: 50, Client: client,

@@ -1,8 +1,6 @@
 package probe
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -204,15 +202,4 @@ func testCancelWaitIsBounded(t *testing.T, client ClientKind) {
 			t.Errorf("class %q (%v); want timeout", r.Class, r.Err)
 		}
 	}
-}
-
-// readRaw reads one request from c and returns its bytes as received.
-func readRaw(c net.Conn) ([]byte, *http.Request, error) {
-	var raw bytes.Buffer
-	req, err := http.ReadRequest(bufio.NewReader(io.TeeReader(c, &raw)))
-	if err != nil {
-		return nil, nil, err
-	}
-	io.Copy(io.Discard, req.Body)
-	return raw.Bytes(), req, nil
 }

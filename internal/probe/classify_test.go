@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -22,12 +23,19 @@ import (
 
 // readRequest reads one HTTP request, body included, from c.
 func readRequest(c net.Conn) bool {
-	req, err := http.ReadRequest(bufio.NewReader(c))
+	_, _, err := readRaw(c)
+	return err == nil
+}
+
+// readRaw reads one request from c and returns its bytes as received.
+func readRaw(c net.Conn) ([]byte, *http.Request, error) {
+	var raw bytes.Buffer
+	req, err := http.ReadRequest(bufio.NewReader(io.TeeReader(c, &raw)))
 	if err != nil {
-		return false
+		return nil, nil, err
 	}
 	io.Copy(io.Discard, req.Body)
-	return true
+	return raw.Bytes(), req, nil
 }
 
 // TestClassifyRealErrors provokes each failure for real on loopback and
@@ -55,7 +63,7 @@ func TestClassifyRealErrors(t *testing.T) {
 		{
 			name: "TLS handshake stalls",
 			url: func(t *testing.T) string {
-				return hostURL("https", testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { io.Copy(io.Discard, c) }).Port())
+				return hostURL("https", testserver.SilentListener(t, testserver.Lo4a).Port())
 			},
 			timeout:   300 * time.Millisecond,
 			wantClass: ClassConnectTimeout,

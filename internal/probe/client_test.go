@@ -24,11 +24,17 @@ import (
 
 // seen records, server side, what each request looked like on the wire.
 type seen struct {
-	mu    sync.Mutex
+	mu sync.Mutex
+	s  snap
+}
+
+// snap is what a seen server saw: requests, and their counts by local
+// address, SNI, ProtoMajor and Host.
+type snap struct {
 	reqs  int
 	addrs map[netip.Addr]int
 	sni   map[string]int
-	proto map[int]int // ProtoMajor
+	proto map[int]int
 	hosts map[string]int
 }
 
@@ -41,34 +47,25 @@ func newSeen() *seen {
 func (s *seen) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.reqs = 0
-	s.addrs, s.sni, s.proto, s.hosts = map[netip.Addr]int{}, map[string]int{}, map[int]int{}, map[string]int{}
+	s.s = snap{addrs: map[netip.Addr]int{}, sni: map[string]int{}, proto: map[int]int{}, hosts: map[string]int{}}
 }
 
 // snap is a copy of what s saw so far.
-type snap struct {
-	reqs  int
-	addrs map[netip.Addr]int
-	sni   map[string]int
-	proto map[int]int
-	hosts map[string]int
-}
-
 func (s *seen) snap() snap {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return snap{s.reqs, maps.Clone(s.addrs), maps.Clone(s.sni), maps.Clone(s.proto), maps.Clone(s.hosts)}
+	return snap{s.s.reqs, maps.Clone(s.s.addrs), maps.Clone(s.s.sni), maps.Clone(s.s.proto), maps.Clone(s.s.hosts)}
 }
 
 func (s *seen) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	s.reqs++
-	s.addrs[testserver.LocalAddr(r).Addr()]++
+	s.s.reqs++
+	s.s.addrs[testserver.LocalAddr(r).Addr()]++
 	if r.TLS != nil {
-		s.sni[r.TLS.ServerName]++
+		s.s.sni[r.TLS.ServerName]++
 	}
-	s.proto[r.ProtoMajor]++
-	s.hosts[r.Host]++
+	s.s.proto[r.ProtoMajor]++
+	s.s.hosts[r.Host]++
 	s.mu.Unlock()
 	w.Write([]byte("ok\n"))
 }

@@ -1,15 +1,12 @@
 package probe
 
 import (
-	"context"
 	"crypto/tls"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,15 +29,20 @@ type connLog struct {
 	reqs []connSeen
 }
 
-type connNthKey struct{}
-
 func (l *connLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	n := r.Context().Value(connNthKey{}).(*atomic.Int64).Add(1)
+	l.record(r)
+	w.Write([]byte("ok\n"))
+}
+
+// record logs r and returns its place on its connection (0 on a server
+// without numberPerConn).
+func (l *connLog) record(r *http.Request) int64 {
+	n := connNth(r)
 	ap, _ := netip.ParseAddrPort(r.RemoteAddr)
 	l.mu.Lock()
 	l.reqs = append(l.reqs, connSeen{port: ap.Port(), nth: n, close: r.Close, proto: r.ProtoMajor})
 	l.mu.Unlock()
-	w.Write([]byte("ok\n"))
+	return n
 }
 
 func (l *connLog) seen() []connSeen {
@@ -95,11 +97,8 @@ func startConnLog(t *testing.T, pc protoCase, pki *testserver.PKI) (*connLog, *E
 	if pc.scheme == "https" {
 		tlsCfg = pki.ServerConfig(testHost)
 	}
-	testserver.Serve(t, lns[0], l, tlsCfg, testserver.EnableH2C, func(s *httptest.Server) {
+	testserver.Serve(t, lns[0], l, tlsCfg, testserver.EnableH2C, numberPerConn, func(s *httptest.Server) {
 		s.Config.Protocols.SetHTTP2(true) // over TLS as well
-		s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
-			return context.WithValue(ctx, connNthKey{}, new(atomic.Int64))
-		}
 	})
 	return l, endpoints(t, hostURL(pc.scheme, port), testserver.Lo4a)[0]
 }
@@ -330,14 +329,10 @@ func TestConnRequestsAfterStreamErrors(t *testing.T) {
 	l := &connLog{}
 	port, lns := testserver.ListenSamePort(t, testserver.Lo4a)
 	testserver.Serve(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l.ServeHTTP(httptest.NewRecorder(), r)
-		if r.Context().Value(connNthKey{}).(*atomic.Int64).Load()%2 == 0 {
+		if l.record(r)%2 == 0 {
 			panic(http.ErrAbortHandler) // RST_STREAM; the connection stays
 		}
-	}), nil, func(s *httptest.Server) {
-		s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
-			return context.WithValue(ctx, connNthKey{}, new(atomic.Int64))
-		}
+	}), nil, numberPerConn, func(s *httptest.Server) {
 		var p http.Protocols
 		p.SetUnencryptedHTTP2(true)
 		s.Config.Protocols = &p

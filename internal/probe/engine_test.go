@@ -17,14 +17,15 @@ import (
 // in flight per address, and holds the answers of the addresses in delay
 // for that long.
 type loadServer struct {
-	port     uint16
 	hits     *testserver.Hits
 	mu       sync.Mutex
 	inflight map[netip.Addr]int
 	peak     map[netip.Addr]int
 }
 
-func startLoad(t *testing.T, delay map[netip.Addr]time.Duration, addrs ...netip.Addr) *loadServer {
+// startLoad serves addrs on one port and returns the server and an
+// endpoint of the test host on each address, IDs in order.
+func startLoad(t *testing.T, delay map[netip.Addr]time.Duration, addrs ...netip.Addr) (*loadServer, []*Endpoint) {
 	t.Helper()
 	ls := &loadServer{hits: testserver.NewHits(), inflight: map[netip.Addr]int{}, peak: map[netip.Addr]int{}}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -49,8 +50,8 @@ func startLoad(t *testing.T, delay map[netip.Addr]time.Duration, addrs ...netip.
 		}
 		w.Write([]byte("ok\n"))
 	})
-	ls.port = testserver.ServeSamePort(t, handler, nil, addrs...)
-	return ls
+	port := testserver.ServeSamePort(t, handler, nil, addrs...)
+	return ls, endpoints(t, hostURL("http", port), addrs...)
 }
 
 func (ls *loadServer) peakOf(a netip.Addr) int {
@@ -75,8 +76,7 @@ func checkServed(t *testing.T, ls *loadServer, eps []*Endpoint, tl tally) {
 func TestRateSplitsEvenly(t *testing.T) {
 	check.Long(t, "seconds of live traffic")
 	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
-	ls := startLoad(t, nil, addrs...)
-	eps := endpoints(t, hostURL("http", ls.port), addrs...)
+	ls, eps := startLoad(t, nil, addrs...)
 	start := time.Now()
 	rs := attack(t, eps, Options{Rate: 200, Duration: 2 * time.Second, Concurrency: 10}, 10*time.Second)
 	took := time.Since(start)
@@ -106,8 +106,7 @@ func TestRateSlowEndpointDrops(t *testing.T) {
 	check.Long(t, "seconds of live traffic")
 	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
 	slow := testserver.Lo6
-	ls := startLoad(t, map[netip.Addr]time.Duration{slow: 300 * time.Millisecond}, addrs...)
-	eps := endpoints(t, hostURL("http", ls.port), addrs...)
+	ls, eps := startLoad(t, map[netip.Addr]time.Duration{slow: 300 * time.Millisecond}, addrs...)
 	rs := attack(t, eps, Options{Rate: 60, Duration: 2 * time.Second, Concurrency: 2}, 10*time.Second)
 	tl := tallyOf(rs)
 	t.Logf("sent %v, dropped %v", tl.sent, tl.dropped)
@@ -165,8 +164,7 @@ func TestRequestsBound(t *testing.T) {
 
 func testRequestsBound(t *testing.T, opts Options, want int) {
 	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo4b, testserver.Lo6}
-	ls := startLoad(t, nil, addrs...)
-	eps := endpoints(t, hostURL("http", ls.port), addrs...)
+	ls, eps := startLoad(t, nil, addrs...)
 	rs := attack(t, eps, opts, 10*time.Second)
 	tl := tallyOf(rs)
 	sent, dropped := tl.total()
@@ -218,8 +216,7 @@ func TestCancelMidRun(t *testing.T) {
 func testCancelMidRun(t *testing.T, opts Options) {
 	addrs := []netip.Addr{testserver.Lo4a, testserver.Lo6}
 	delay := 50 * time.Millisecond
-	ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: delay, testserver.Lo6: delay}, addrs...)
-	eps := endpoints(t, hostURL("http", ls.port), addrs...)
+	ls, eps := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: delay, testserver.Lo6: delay}, addrs...)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	results, err := Attack(ctx, eps, opts)

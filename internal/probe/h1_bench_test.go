@@ -5,11 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
-	"net/url"
-	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -28,11 +25,7 @@ func BenchmarkH1RoundTrip(b *testing.B) {
 		ap   netip.AddrPort
 	}
 	targets := []target{{"canned", cannedServer(b, "HTTP/1.1 200 OK\r\nServer: canned\r\nContent-Length: 3\r\n\r\nok\n")}}
-	if s := os.Getenv("PINPROBE_BENCH_ADDR"); s != "" {
-		ap, err := netip.ParseAddrPort(s)
-		if err != nil {
-			b.Fatalf("PINPROBE_BENCH_ADDR %q: %v", s, err)
-		}
+	if ap, ok := benchAddr(b); ok {
 		targets = append(targets, target{"bench-addr", ap})
 	}
 	for _, tg := range targets {
@@ -50,7 +43,7 @@ func benchLoop(b *testing.B, conns int, worker func(next func() bool) int64) {
 	more := func() bool { return next.Add(1) <= int64(b.N) }
 	var failed atomic.Int64
 	var wg sync.WaitGroup
-	cpu0 := processCPU()
+	cpu0 := cpuTime(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range conns {
@@ -58,25 +51,14 @@ func benchLoop(b *testing.B, conns int, worker func(next func() bool) int64) {
 	}
 	wg.Wait()
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 	if n := failed.Load(); n > 0 {
 		b.Fatalf("%d of %d requests failed", n, b.N)
 	}
 }
 
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func benchH1(b *testing.B, ap netip.AddrPort, conns int) {
-	tg := &Target{URL: &url.URL{Scheme: "http", Host: "bench.test:" + itoa(int(ap.Port())), Path: "/"}, Method: http.MethodGet}
-	tmpl, err := newH1Template(tg, "pinprobe")
-	if err != nil {
-		b.Fatal(err)
-	}
-	d := newH1Dialer(&Endpoint{Target: tg, Addr: ap.Addr()}, ConnOptions{Timeout: 10 * time.Second}, nil)
+	tmpl, d := h1Target(b, hostURL("http", ap.Port()), ap.Addr(), http.MethodGet, nil, ConnOptions{Timeout: 10 * time.Second}, nil)
 	benchLoop(b, conns, func(more func() bool) (failed int64) {
 		resp := newH1Response(BodyPrefix)
 		var c *h1Conn

@@ -1,77 +1,19 @@
 package probe
 
 import (
-	"bytes"
-	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 )
 
-// smallServer answers every request head on a connection with resp, and
-// closes the connection after a request that says Connection: close. It
-// reads through a small buffer, so that what a test measures of the
-// process's allocations is mostly the client's.
-func smallServer(t testing.TB, resp string) netip.AddrPort {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				var buf [512]byte
-				n := 0
-				for {
-					k, err := c.Read(buf[n:])
-					if err != nil {
-						return
-					}
-					n += k
-					if i := bytes.Index(buf[:n], []byte("\r\n\r\n")); i >= 0 {
-						closing := bytes.Contains(bytes.ToLower(buf[:i]), []byte("connection: close"))
-						if _, err := c.Write([]byte(resp)); err != nil || closing {
-							return
-						}
-						n = copy(buf[:], buf[i+4:n])
-					} else if n == len(buf) {
-						return
-					}
-				}
-			})
-		}
-	})
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	return netip.MustParseAddrPort(ln.Addr().String())
-}
-
-func smallTarget(t testing.TB, ap netip.AddrPort) (*h1Template, *h1Dialer) {
-	tg := &Target{URL: &url.URL{Scheme: "http", Host: "buf.test:" + itoa(int(ap.Port())), Path: "/"}, Method: http.MethodGet}
-	tmpl, err := newH1Template(tg, "pinprobe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tmpl, newH1Dialer(&Endpoint{Target: tg, Addr: ap.Addr()}, ConnOptions{Timeout: 10 * time.Second}, nil)
-}
-
 // TestH1IdleConnHoldsNoReadBuffer: a connection kept for its next request
 // holds no read buffer, and one closed after its last request neither, so
-// the buffers live are those of the exchanges in flight (issue 17: at 1,000
-// endpoints the 16 KiB buffer of every open connection was most of the heap).
+// the buffers live are those of the exchanges in flight, not of every
+// connection open.
 func TestH1IdleConnHoldsNoReadBuffer(t *testing.T) {
-	ap := smallServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
-	tmpl, d := smallTarget(t, ap)
+	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
+	tmpl, d := h1Target(t, hostURL("http", ap.Port()), ap.Addr(), http.MethodGet, nil, ConnOptions{Timeout: 10 * time.Second}, nil)
 	c, err := d.dial(t.Context(), time.Time{})
 	if err != nil {
 		t.Fatal(err)
@@ -96,11 +38,10 @@ func TestH1IdleConnHoldsNoReadBuffer(t *testing.T) {
 
 // TestH1NewConnAllocatesNoReadBuffer: a connection per request (what
 // --conn-requests sampling and a low rate per endpoint make) allocates far
-// less than a read buffer per connection; before, each new connection made
-// its own 16 KiB buffer, 46% of all the bytes allocated over 10⁶ requests.
+// less than a read buffer per connection.
 func TestH1NewConnAllocatesNoReadBuffer(t *testing.T) {
-	ap := smallServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
-	tmpl, d := smallTarget(t, ap)
+	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
+	tmpl, d := h1Target(t, hostURL("http", ap.Port()), ap.Addr(), http.MethodGet, nil, ConnOptions{Timeout: 10 * time.Second}, nil)
 	resp := newH1Response(BodyPrefix)
 	one := func() {
 		c, err := d.dial(t.Context(), time.Time{})
@@ -125,11 +66,9 @@ func TestH1NewConnAllocatesNoReadBuffer(t *testing.T) {
 		one()
 	}
 	runtime.ReadMemStats(&after)
-	// The process's bytes: the client's connection (fd, addresses, the
-	// dialer's) and the test server's accept and goroutine, 6 to 8.5 kB
-	// (more under -race, and whatever else the process did meanwhile). A
-	// read buffer of its own would add h1BufSize to that: the bound is one
-	// buffer, well above the rest and well below the rest and a buffer.
+	// The process's bytes: the client's connection and the test server's
+	// accept and goroutine (more under -race). A read buffer of its own
+	// would add h1BufSize to that: the bound is one buffer.
 	perConn := (after.TotalAlloc - before.TotalAlloc) / n
 	t.Logf("%d bytes allocated per connection (client and server)", perConn)
 	if perConn >= h1BufSize {

@@ -8,32 +8,27 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // scriptServer is a TCP server on loopback for what net/http servers will not
 // do: it reads each request with net/http's parser and answers with a script.
 type scriptServer struct {
-	addr  netip.AddrPort
-	reqs  atomic.Int64 // requests read
-	conns atomic.Int64 // connections accepted
-	done  chan struct{}
-	mu    sync.Mutex
-	open  map[net.Conn]bool
-	wg    sync.WaitGroup
+	*testserver.RawServer
+	reqs atomic.Int64 // requests read
 }
 
 // rawScript answers the n-th (1-based) request of a connection and returns
 // whether to read another request from it; the server closes the connection
 // once it returns false. It must end when the connection is closed or
-// server.done is.
+// the server's Done is.
 type rawScript func(s *scriptServer, c net.Conn, br *bufio.Reader, req *http.Request, n int) bool
 
 // newScriptServer starts a script server on 127.0.0.1; rcvBuf > 0 fixes the
@@ -56,57 +51,22 @@ func newScriptServer(t *testing.T, script rawScript, rcvBuf int) *scriptServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &scriptServer{addr: ln.Addr().(*net.TCPAddr).AddrPort(), done: make(chan struct{}), open: map[net.Conn]bool{}}
-	s.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
+	s := &scriptServer{}
+	s.RawServer = testserver.ServeRaw(t, ln, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for n := 1; ; n++ {
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			s.conns.Add(1)
-			s.mu.Lock()
-			s.open[c] = true
-			s.mu.Unlock()
-			s.wg.Go(func() {
-				defer func() {
-					c.Close()
-					s.mu.Lock()
-					delete(s.open, c)
-					s.mu.Unlock()
-				}()
-				br := bufio.NewReader(c)
-				for n := 1; ; n++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					s.reqs.Add(1)
-					if !script(s, c, br, req, n) {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-				}
-			})
+			s.reqs.Add(1)
+			if !script(s, c, br, req, n) {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
 		}
-	})
-	t.Cleanup(func() {
-		close(s.done)
-		ln.Close()
-		s.mu.Lock()
-		for c := range s.open {
-			c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
 	})
 	return s
-}
-
-// openConns returns how many connections the server holds open.
-func (s *scriptServer) openConns() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.open)
 }
 
 // reply writes a canned response and keeps the connection.
@@ -145,7 +105,7 @@ func trickleScript(head, chunk string, period time.Duration) rawScript {
 		defer tick.Stop()
 		for {
 			select {
-			case <-s.done:
+			case <-s.Done():
 				return false
 			case <-tick.C:
 			}
@@ -467,7 +427,7 @@ func TestH1AgainstRawServers(t *testing.T) {
 			rcvBuf: 64 << 10,
 			script: func(s *scriptServer, c net.Conn, _ *bufio.Reader, _ *http.Request, _ int) bool {
 				c.Write([]byte("HTTP/1.1 413 Content Too Large\r\nContent-Length: 9\r\n\r\ntoo large"))
-				<-s.done // neither reads nor closes
+				<-s.Done() // neither reads nor closes
 				return false
 			},
 			want:  []want{{status: 413, bytes: 9, body: "too large"}, {status: 413, bytes: 9, body: "too large"}},
@@ -485,7 +445,7 @@ func TestH1AgainstRawServers(t *testing.T) {
 			if method == "" {
 				method = "GET"
 			}
-			tmpl, d := h1Target(t, hostURL("http", s.addr.Port()), s.addr.Addr(), method, tc.body, ConnOptions{Timeout: 5 * time.Second}, nil)
+			tmpl, d := h1Target(t, hostURL("http", s.Port()), s.Addr().Addr(), method, tc.body, ConnOptions{Timeout: 5 * time.Second}, nil)
 			recs := h1Run(t, d, tmpl, len(tc.want), 0, timeout, newH1Response(BodyPrefix))
 			for i, w := range tc.want {
 				r := recs[i]
@@ -511,7 +471,7 @@ func TestH1AgainstRawServers(t *testing.T) {
 			if got := s.reqs.Load(); got != int64(wantReqs) {
 				t.Errorf("server read %d requests; want %d", got, wantReqs)
 			}
-			if got := s.conns.Load(); tc.conns > 0 && got != int64(tc.conns) {
+			if got := s.Conns(); tc.conns > 0 && got != int64(tc.conns) {
 				t.Errorf("server accepted %d connections; want %d", got, tc.conns)
 			}
 		})
@@ -559,71 +519,6 @@ func TestH1ClassifiesProtocolErrors(t *testing.T) {
 	if got := Classify(err); got != ClassProtocol {
 		t.Errorf("Classify(%v) = %q; want %q", err, got, ClassProtocol)
 	}
-}
-
-// cannedServer answers every request of every connection with the next of
-// resps in turn, reading request heads without net/http and without
-// allocating per request, so that allocation counts and benchmarks measure
-// the client. It expects requests without bodies.
-func cannedServer(t testing.TB, resps ...string) netip.AddrPort {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	open := map[net.Conn]bool{}
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			open[c] = true
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				out := make([][]byte, len(resps))
-				for i, r := range resps {
-					out[i] = []byte(r)
-				}
-				buf := make([]byte, 16<<10)
-				r, w, next := 0, 0, 0
-				for {
-					if i := bytes.Index(buf[r:w], []byte("\r\n\r\n")); i >= 0 {
-						r += i + 4
-						if _, err := c.Write(out[next]); err != nil {
-							return
-						}
-						next = (next + 1) % len(out)
-						continue
-					}
-					if r == w {
-						r, w = 0, 0
-					} else if w == len(buf) {
-						w = copy(buf, buf[r:w])
-						r = 0
-					}
-					n, err := c.Read(buf[w:])
-					if err != nil {
-						return
-					}
-					w += n
-				}
-			})
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for c := range open {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().(*net.TCPAddr).AddrPort()
 }
 
 // TestH1ZeroAllocs checks that a warm connection allocates nothing per
@@ -684,7 +579,7 @@ func TestH1Stale(t *testing.T) {
 		{
 			name:   "closed by the server",
 			script: replyClose(okCL),
-			gone:   func(s *scriptServer) bool { return s.openConns() == 0 },
+			gone:   func(s *scriptServer) bool { return s.Open() == 0 },
 			want:   true,
 		},
 		{
@@ -694,7 +589,7 @@ func TestH1Stale(t *testing.T) {
 				c.(*net.TCPConn).SetLinger(0)
 				return false
 			},
-			gone: func(s *scriptServer) bool { return s.openConns() == 0 },
+			gone: func(s *scriptServer) bool { return s.Open() == 0 },
 			want: true,
 		},
 		{
@@ -711,7 +606,7 @@ func TestH1Stale(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newScriptServer(t, tc.script, 0)
-			tmpl, d := h1Target(t, hostURL("http", s.addr.Port()), s.addr.Addr(), "GET", nil, ConnOptions{Timeout: 5 * time.Second}, nil)
+			tmpl, d := h1Target(t, hostURL("http", s.Port()), s.Addr().Addr(), "GET", nil, ConnOptions{Timeout: 5 * time.Second}, nil)
 			c, err := d.dial(t.Context(), time.Time{})
 			if err != nil {
 				t.Fatal(err)

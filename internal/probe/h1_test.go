@@ -86,7 +86,7 @@ func h1Run(t *testing.T, d *h1Dialer, tmpl *h1Template, n, maxPerConn int, timeo
 
 // h1Target returns a template and a dialer for raw (a URL naming the test
 // host) pinned to addr, with o's connection settings.
-func h1Target(t *testing.T, raw string, addr netip.Addr, method string, body []byte, o ConnOptions, alpn []string) (*h1Template, *h1Dialer) {
+func h1Target(t testing.TB, raw string, addr netip.Addr, method string, body []byte, o ConnOptions, alpn []string) (*h1Template, *h1Dialer) {
 	t.Helper()
 	ep := endpoints(t, raw, addr)[0]
 	ep.Target.Method = method
@@ -96,32 +96,6 @@ func h1Target(t *testing.T, raw string, addr netip.Addr, method string, body []b
 		t.Fatalf("newH1Template: %v", err)
 	}
 	return tmpl, newH1Dialer(ep, o, alpn)
-}
-
-// countingHandler counts requests and connections (by client address).
-type countingHandler struct {
-	h     http.Handler
-	mu    sync.Mutex
-	reqs  int
-	conns map[string]int
-}
-
-func counting(h http.Handler) *countingHandler {
-	return &countingHandler{h: h, conns: map[string]int{}}
-}
-
-func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	c.reqs++
-	c.conns[r.RemoteAddr]++
-	c.mu.Unlock()
-	c.h.ServeHTTP(w, r)
-}
-
-func (c *countingHandler) counts() (reqs, conns int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reqs, len(c.conns)
 }
 
 // TestH1AgainstNetHTTP runs request sequences against net/http servers and
@@ -271,8 +245,11 @@ func TestH1AgainstNetHTTP(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := counting(tc.handler)
-			port := testserver.ServeSamePort(t, h, nil, testserver.Lo4a)
+			l := &connLog{}
+			port := testserver.ServeSamePort(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				l.record(r)
+				tc.handler.ServeHTTP(w, r)
+			}), nil, testserver.Lo4a)
 			tmpl, d := h1Target(t, hostURL("http", port), testserver.Lo4a, tc.method, tc.body, ConnOptions{Timeout: 5 * time.Second}, nil)
 			resp := newH1Response(BodyPrefix)
 			recs := h1Run(t, d, tmpl, len(tc.want), tc.maxPerConn, 10*time.Second, resp)
@@ -293,7 +270,7 @@ func TestH1AgainstNetHTTP(t *testing.T) {
 					t.Errorf("request %d: got local address %v, previous %v; want the same connection", i+1, r.local, recs[i-1].local)
 				}
 			}
-			reqs, conns := h.counts()
+			reqs, conns := len(l.seen()), len(l.ports())
 			if reqs != len(tc.want) || conns != tc.wantConns {
 				t.Errorf("server saw %d requests on %d connections; want %d on %d", reqs, conns, len(tc.want), tc.wantConns)
 			}

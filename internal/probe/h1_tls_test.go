@@ -4,9 +4,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
@@ -108,7 +107,7 @@ func TestH1TLS(t *testing.T) {
 		waitFor(t, "stale", func() bool { return c.stale(c.idleSince.Add(time.Hour)) })
 	})
 
-	silent := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { io.Copy(io.Discard, c) }).Port() // a handshake that never ends
+	silent := testserver.SilentListener(t, testserver.Lo4a).Port() // a handshake that never ends
 	s := newSeen()
 	port := testserver.ServeSamePort(t, s, h1Only, testserver.Lo4a)
 	failures := []struct {
@@ -119,7 +118,7 @@ func TestH1TLS(t *testing.T) {
 		want     ErrorClass
 		minTime  time.Duration
 	}{
-		{"certificate for another name", "https://other.pinprobe.test:" + itoa(int(port)) + "/", ConnOptions{Timeout: 5 * time.Second, TLS: trust}, 0, ClassTLS, 0},
+		{"certificate for another name", "https://other.pinprobe.test:" + strconv.Itoa(int(port)) + "/", ConnOptions{Timeout: 5 * time.Second, TLS: trust}, 0, ClassTLS, 0},
 		{"untrusted CA", hostURL("https", port), ConnOptions{Timeout: 5 * time.Second}, 0, ClassTLS, 0},
 		{"handshake never answered", hostURL("https", silent), ConnOptions{Timeout: 300 * time.Millisecond, TLS: trust}, 0, ClassConnectTimeout, 300 * time.Millisecond},
 		{"handshake outlives the request deadline", hostURL("https", silent), ConnOptions{Timeout: time.Minute, TLS: trust}, 300 * time.Millisecond, ClassConnectTimeout, 300 * time.Millisecond},

@@ -1,18 +1,34 @@
 package probe
 
 import (
+	"bytes"
+	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
 // testHost is the made-up name the tests pin (.test is reserved, RFC 2606).
 const testHost = "app.pinprobe.test"
 
-// endpoints pins the target raw to each address, IDs in order.
-func endpoints(t *testing.T, raw string, addrs ...netip.Addr) []*Endpoint {
+// endpoint pins the target raw to addr as endpoint id.
+func endpoint(t testing.TB, id int, raw string, addr netip.Addr) *Endpoint {
+	t.Helper()
+	eps := endpoints(t, raw, addr)
+	eps[0].ID = id
+	return eps[0]
+}
+
+// endpoints pins the target raw to each address, IDs in order, all of them
+// sharing one Target.
+func endpoints(t testing.TB, raw string, addrs ...netip.Addr) []*Endpoint {
 	t.Helper()
 	tg, err := ParseTarget(raw)
 	if err != nil {
@@ -27,6 +43,76 @@ func endpoints(t *testing.T, raw string, addrs ...netip.Addr) []*Endpoint {
 
 func hostURL(scheme string, port uint16) string {
 	return scheme + "://" + net.JoinHostPort(testHost, strconv.Itoa(int(port))) + "/"
+}
+
+// cannedServer answers every request head on a connection with the next
+// of resps in turn, and closes the connection after a request that says
+// Connection: close. It reads heads without net/http through a small
+// buffer, so that allocation counts and benchmarks measure the client. It
+// expects requests without bodies.
+func cannedServer(t testing.TB, resps ...string) netip.AddrPort {
+	out := make([][]byte, len(resps))
+	for i, r := range resps {
+		out[i] = []byte(r)
+	}
+	return testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) {
+		var buf [512]byte
+		n, next := 0, 0
+		for {
+			k, err := c.Read(buf[n:])
+			if err != nil {
+				return
+			}
+			n += k
+			for {
+				i := bytes.Index(buf[:n], []byte("\r\n\r\n"))
+				if i < 0 {
+					break
+				}
+				closing := saysClose(buf[:i])
+				if _, err := c.Write(out[next]); err != nil || closing {
+					return
+				}
+				next = (next + 1) % len(out)
+				n = copy(buf[:], buf[i+4:n])
+			}
+			if n == len(buf) {
+				return
+			}
+		}
+	}).Addr()
+}
+
+// saysClose reports whether a request head has Connection: close, in any
+// case, without allocating.
+func saysClose(head []byte) bool {
+	const line = "connection: close"
+	for i := 0; i+len(line) <= len(head); i++ {
+		if bytes.EqualFold(head[i:i+len(line)], []byte(line)) {
+			return true
+		}
+	}
+	return false
+}
+
+// connNthKey holds, in a request's context, its connection's request count.
+type connNthKey struct{}
+
+// numberPerConn is a setup function for testserver.Serve: connNth then
+// numbers the requests of each connection.
+func numberPerConn(s *httptest.Server) {
+	s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, connNthKey{}, new(atomic.Int64))
+	}
+}
+
+// connNth counts r on its connection and returns its place there, from 1;
+// 0 on a server without numberPerConn.
+func connNth(r *http.Request) int64 {
+	if n, ok := r.Context().Value(connNthKey{}).(*atomic.Int64); ok {
+		return n.Add(1)
+	}
+	return 0
 }
 
 // collect drains results until Attack closes the channel, failing the test
@@ -105,6 +191,15 @@ func (tl tally) total() (sent, dropped int) {
 		dropped += n
 	}
 	return sent, dropped
+}
+
+// connCount is the number of connections the requests of rs went on.
+func connCount(rs []Result) int {
+	conns := map[[2]uint64]bool{}
+	for _, r := range sentOnly(rs) {
+		conns[[2]uint64{uint64(r.Endpoint), r.ConnID}] = true
+	}
+	return len(conns)
 }
 
 // within reports whether got is within frac of want.

@@ -48,10 +48,7 @@ func TestPlannedRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := PlannedRequests(tt.opts, tt.endpoints)
-		total := int64(0)
-		for _, n := range got {
-			total += n
-		}
+		total := sumOf(got)
 		if !slices.Equal(got, tt.want) || total != tt.wantTotal {
 			t.Errorf("%s: PlannedRequests = %v (total %d); want %v (total %d)", tt.name, got, total, tt.want, tt.wantTotal)
 		}
@@ -63,8 +60,8 @@ func TestPlannedRequests(t *testing.T) {
 // of share cycles; each endpoint's requests are due
 // in order; and over many cycles the order turns, so that a gateway handing
 // requests to its backends in turn does not give an address the same
-// backend every time (the review's case: 2 addresses of one nginx
-// upstream of 2 servers, one of them failing, named one address).
+// backend every time (2 addresses of one nginx upstream of 2 servers, one
+// of them failing, would name one address).
 func TestPacerLayout(t *testing.T) {
 	const cycles = 4000
 	for _, share := range []int{1, 2, 3, 4, 6} {
@@ -125,6 +122,16 @@ func TestPacerLayout(t *testing.T) {
 	}
 }
 
+// sumOf is the sum of a plan's requests.
+func sumOf(plan []int64) int64 {
+	var n int64
+	for _, k := range plan {
+		n += k
+	}
+	return n
+}
+
+// seq is 0, 1, ..., n-1.
 func seq(n int) []int {
 	out := make([]int, n)
 	for i := range out {
@@ -154,19 +161,17 @@ func (p *pathServer) count(path string) int {
 	return p.byPath[path]
 }
 
-// pathEndpoints returns n endpoints on 127.0.0.1 port, one URL path each
-// ("/0", "/1", ...), IDs in order.
-func pathEndpoints(t *testing.T, port uint16, n int) []*Endpoint {
+// startPaths serves 127.0.0.1 and returns n endpoints on it, one URL path
+// each ("/0", "/1", ...), IDs in order, with the server counting them.
+func startPaths(t *testing.T, n int) (*pathServer, []*Endpoint) {
 	t.Helper()
+	srv := &pathServer{byPath: map[string]int{}}
+	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
 	eps := make([]*Endpoint, n)
 	for i := range eps {
-		tg, err := ParseTarget(hostURL("http", port) + strconv.Itoa(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		eps[i] = &Endpoint{ID: i, Target: tg, Addr: testserver.Lo4a}
+		eps[i] = endpoint(t, i, hostURL("http", port)+strconv.Itoa(i), testserver.Lo4a)
 	}
-	return eps
+	return srv, eps
 }
 
 // TestRatesFromTheFirstRequest runs many endpoints with a large
@@ -183,27 +188,20 @@ func TestRatesFromTheFirstRequest(t *testing.T) {
 	}{
 		{"50 endpoints", 50, Options{Rate: 50, Duration: 2 * time.Second, Concurrency: 2000}, 2},
 		// Every endpoint's one request is a new connection: under the race
-		// detector, beside the other packages' tests, 1,000 of them in 2 s
-		// sent one or eight past the run's end (2 runs in 2); the same
-		// claim holds of an eighth of them there.
+		// detector an eighth of them, so that they fit in the run.
 		{"many endpoints", 1000 / check.RaceScale, Options{Rate: 500.0 / check.RaceScale, Duration: 2 * time.Second, Concurrency: 2000}, 1},
 		{"uneven", 7, Options{Rate: 30, Duration: 1100 * time.Millisecond, Concurrency: 100}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := &pathServer{byPath: map[string]int{}}
-			port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
-			eps := pathEndpoints(t, port, tt.endpoints)
+			srv, eps := startPaths(t, tt.endpoints)
 			plan := PlannedRequests(tt.opts, len(eps))
 			start := time.Now()
 			rs := attack(t, eps, tt.opts, 20*time.Second)
 			took := time.Since(start)
 			tl := tallyOf(rs)
 			sent, dropped := tl.total()
-			planned := int64(0)
-			for _, n := range plan {
-				planned += n
-			}
+			planned := sumOf(plan)
 			t.Logf("%d sent, %d dropped, %d planned, in %v", sent, dropped, planned, took)
 			if int64(sent) != planned || dropped != 0 {
 				t.Errorf("%d sent, %d dropped; want the %d planned, none dropped", sent, dropped, planned)
@@ -229,9 +227,7 @@ func TestRatesFromTheFirstRequest(t *testing.T) {
 // TestRequestsBudgetMatchesPlan: with --requests alone the total is exact
 // and each endpoint gets its planned share, give or take one.
 func TestRequestsBudgetMatchesPlan(t *testing.T) {
-	srv := &pathServer{byPath: map[string]int{}}
-	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
-	eps := pathEndpoints(t, port, 3)
+	srv, eps := startPaths(t, 3)
 	o := Options{Rate: 100, Requests: 25, Concurrency: 10}
 	plan := PlannedRequests(o, len(eps))
 	tl := tallyOf(attack(t, eps, o, 10*time.Second))
@@ -250,9 +246,7 @@ func TestRequestsBudgetMatchesPlan(t *testing.T) {
 // alone, and the run's total follows the total rate throughout.
 func TestResplit(t *testing.T) {
 	check.Long(t, "seconds of live traffic")
-	srv := &pathServer{byPath: map[string]int{}}
-	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
-	eps := pathEndpoints(t, port, 2)
+	_, eps := startPaths(t, 2)
 	o := Options{Rate: 100, Duration: 2 * time.Second, Concurrency: 10}
 	run, err := Start(t.Context(), eps, o)
 	if err != nil {
@@ -412,21 +406,14 @@ func TestPaceGrain(t *testing.T) {
 
 // TestPaceGrainSendsTogether runs 1,000 req/s for a second against a
 // loopback server with a 20 ms grain: every planned request is sent or
-// counted as dropped, nine tenths at least sent; the same run without a
-// grain spreads them (about half within 5 ms of a grain's start). That
-// each grain's 20 requests leave together at its start, all of them sent,
-// is TestClockPaceGrain's, exactly: here, over real sockets, how close the
-// machine comes is logged, not held. Quiet, it is 100% within 5 ms and 50
-// of 50 grains of 20; with other suites' race tests beside it, runs had a
-// third within 5 ms, or 74 (and once, with more beside it, 111) of 1,000
-// dropped and 10 of 48 grains whole (a burst of 20 waits at most a grain
-// for a worker): the machine, not pinprobe. Held here: every planned
-// request sent or dropped, three quarters of them sent.
+// counted as dropped, three quarters at least sent; the same run without a
+// grain spreads them (about half within 5 ms of a grain's start). That each
+// grain's requests leave together at its start is TestClockPaceGrain's, on
+// a clock without stalls; over real sockets it is only logged.
 func TestPaceGrainSendsTogether(t *testing.T) {
 	check.Long(t, "seconds of live traffic")
 	const grain = 20 * time.Millisecond
-	ls := startLoad(t, nil, testserver.Lo4a)
-	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+	_, eps := startLoad(t, nil, testserver.Lo4a)
 	near := func(o Options) (share float64, full, grains int, sent, dropped int) {
 		rs := attack(t, eps, o, 10*time.Second)
 		var starts []time.Time

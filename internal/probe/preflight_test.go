@@ -2,8 +2,6 @@ package probe
 
 import (
 	"crypto/tls"
-	"io"
-	"net"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -55,8 +53,7 @@ func TestPreflight(t *testing.T) {
 					if tt.http != hv {
 						continue
 					}
-					ep := endpoints(t, tt.url, tt.addr)[0]
-					ep.ID = 10 + len(eps)
+					ep := endpoint(t, 10+len(eps), tt.url, tt.addr)
 					eps = append(eps, ep)
 					w := tt.want
 					if trust.roots == nil && ep.Target.TLS() && w.class == "" {
@@ -105,12 +102,11 @@ func TestPreflight(t *testing.T) {
 func TestPreflightTimeouts(t *testing.T) {
 	t.Parallel()
 	blackhole := testserver.FullBacklog(t)
-	silent := testserver.StartRaw(t, testserver.Lo4a, func(c net.Conn) { io.Copy(io.Discard, c) }).Port()
+	silent := testserver.SilentListener(t, testserver.Lo4a).Port()
 	eps := []*Endpoint{
-		endpoints(t, hostURL("http", blackhole), testserver.Lo4a)[0],
-		endpoints(t, hostURL("https", silent), testserver.Lo4a)[0],
+		endpoint(t, 0, hostURL("http", blackhole), testserver.Lo4a),
+		endpoint(t, 1, hostURL("https", silent), testserver.Lo4a),
 	}
-	eps[1].ID = 1
 	const timeout = 300 * time.Millisecond
 	start := time.Now()
 	checks := Preflight(t.Context(), eps, ConnOptions{Timeout: timeout})

@@ -1,20 +1,16 @@
 package probe
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
-
-type connCounterKey struct{}
 
 // resettingServer answers on 127.0.0.1 and [::1] (same port) and resets
 // every third request of each keep-alive connection: it reads the request
@@ -26,8 +22,7 @@ func resettingServer(t *testing.T, served *atomic.Int64) uint16 {
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		served.Add(1)
-		n := r.Context().Value(connCounterKey{}).(*atomic.Int64).Add(1)
-		if n%3 != 0 {
+		if connNth(r)%3 != 0 {
 			w.Write([]byte("ok\n"))
 			return
 		}
@@ -40,11 +35,7 @@ func resettingServer(t *testing.T, served *atomic.Int64) uint16 {
 	})
 	port, lns := testserver.ListenSamePort(t, testserver.Lo4a, testserver.Lo6)
 	for _, ln := range lns {
-		testserver.Serve(t, ln, handler, nil, func(s *httptest.Server) {
-			s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
-				return context.WithValue(ctx, connCounterKey{}, new(atomic.Int64))
-			}
-		})
+		testserver.Serve(t, ln, handler, nil, numberPerConn)
 	}
 	return port
 }
@@ -124,13 +115,10 @@ func TestNoRetryOnServerClosedIdle(t *testing.T) {
 
 func testNoRetryOnServerClosedIdle(t *testing.T, client ClientKind) {
 	var served, conns atomic.Int64
-	ln, err := net.Listen("tcp", netip.AddrPortFrom(testserver.Lo4a, 0).String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	port, lns := testserver.ListenSamePort(t, testserver.Lo4a)
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		served.Add(1)
-		if r.Context().Value(connCounterKey{}).(*atomic.Int64).Add(1)%2 != 0 {
+		if connNth(r)%2 != 0 {
 			w.Write([]byte("ok\n"))
 			return
 		}
@@ -139,13 +127,14 @@ func testNoRetryOnServerClosedIdle(t *testing.T, client ClientKind) {
 			c.Close() // a FIN, no answer
 		}
 	})
-	testserver.Serve(t, ln, handler, nil, func(s *httptest.Server) {
-		s.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
-			conns.Add(1)
-			return context.WithValue(ctx, connCounterKey{}, new(atomic.Int64))
+	testserver.Serve(t, lns[0], handler, nil, numberPerConn, func(s *httptest.Server) {
+		s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				conns.Add(1)
+			}
 		}
 	})
-	eps := endpoints(t, hostURL("http", uint16(ln.Addr().(*net.TCPAddr).Port)), testserver.Lo4a)
+	eps := endpoints(t, hostURL("http", port), testserver.Lo4a)
 	rs := attack(t, eps, Options{Max: true, Concurrency: 1, Requests: 40, Client: client}, 20*time.Second)
 	if len(rs) != 40 || served.Load() != 40 {
 		t.Fatalf("%d results, server read %d requests; want 40 and 40", len(rs), served.Load())

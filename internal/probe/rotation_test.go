@@ -4,8 +4,8 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
-	"net/netip"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -139,12 +139,9 @@ func TestRequestsRotateOverConnections(t *testing.T) {
 		if len(spans) < 50/4 {
 			t.Errorf("%d connections for 50 requests of at most 4 each; want 13 or more", len(spans))
 		}
-		conns := map[uint64]bool{}
-		for _, r := range sentOnly(rs) {
-			conns[r.ConnID] = true
-		}
-		if len(conns) != len(spans) {
-			t.Errorf("pinprobe reported %d connections, the server saw %d", len(conns), len(spans))
+		conns := connCount(rs)
+		if conns != len(spans) {
+			t.Errorf("pinprobe reported %d connections, the server saw %d", conns, len(spans))
 		}
 	})
 }
@@ -157,7 +154,7 @@ func TestRotationWithinConcurrency(t *testing.T) {
 	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	for _, c := range []int{1, 2} {
-		t.Run("c="+itoa(c), func(t *testing.T) {
+		t.Run("c="+strconv.Itoa(c), func(t *testing.T) {
 			eachClient(t, func(t *testing.T, client ClientKind) {
 				f := testserver.StartFleet(t, testserver.FleetOptions{Host: testHost}, testserver.Lo4a)
 				eps := endpoints(t, f.URL(), testserver.Lo4a)
@@ -190,8 +187,8 @@ func TestRotationWithinConcurrency(t *testing.T) {
 // ones for the stuck requests, over real sockets; once those answers are
 // in, most requests go round Rotation connections again. Whether an extra
 // worker carries none of them depends on the machine's stalls (a worker
-// busy when its turn comes lets one below in: 5 of 7 once, in CI), so that
-// is held exactly on a clock without stalls, by
+// busy when its turn comes lets one below in), so that is held exactly on
+// a clock without stalls, by
 // TestClockRotationLeavesExtraWorkersIdle.
 func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 	t.Parallel()
@@ -252,24 +249,16 @@ func TestRotationLeavesExtraWorkersIdle(t *testing.T) {
 // Rotation periods between its requests, so a server that closes idle
 // connections sooner than that closes every one of them between uses. The
 // next request on it must notice and dial again, not fail on the closed
-// connection. The server closes each connection as soon as it is idle,
-// with its answer: an idle timeout (10 ms against the 100 ms of a period
-// at 10 req/s) was a timer, and on a machine loaded enough to fire it
-// late, a worker that took two requests in a row sent the second one as
-// the server closed (4 runs in 6 with the suite's race tests beside); so
-// was a close when the server went idle, once in five runs of a loaded
-// machine. The answer now goes out with the close (answerAndClose), and
-// a client that read it has the close behind it: never late.
+// connection. The server closes each connection with its answer
+// (answerAndClose), not on a timer that a loaded machine fires late, so a
+// client that read the answer has the close behind it.
 func TestRotationAfterIdleClose(t *testing.T) {
 	t.Parallel()
 	eachClient(t, func(t *testing.T, client ClientKind) {
 		l := &connLog{}
 		port, lns := testserver.ListenSamePort(t, testserver.Lo4a)
 		testserver.Serve(t, lns[0], http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ap, _ := netip.ParseAddrPort(r.RemoteAddr)
-			l.mu.Lock()
-			l.reqs = append(l.reqs, connSeen{port: ap.Port(), close: r.Close, proto: r.ProtoMajor})
-			l.mu.Unlock()
+			l.record(r)
 			c, _, err := w.(http.Hijacker).Hijack()
 			if err != nil {
 				t.Errorf("hijack: %v", err)

@@ -26,14 +26,12 @@ import (
 
 // The fault suite: every misbehaviour of testserver.StartFault, written
 // against the engine's interface (Start, Options) and run once per request
-// path. A run sends to every fault server and to a healthy Fleet at once,
-// and runs twice: to its end, and cancelled mid-run (what SIGINT does at
-// this level). For each fault the suite asserts the class (or status) of
-// every request, that every request ended within its timeout and the run
-// on time, that the server's own counts (connections accepted, request
-// heads read) equal what pinprobe reported (nothing retried, nothing lost),
+// path, to its end and cancelled mid-run (SIGINT), beside a healthy Fleet.
+// For each fault it asserts every request's class (or status), that each
+// ended within its timeout and the run on time, that the server's counts
+// (connections, request heads) equal pinprobe's (nothing retried or lost),
 // that requests == ok + failed == Run.Sent(), and that the healthy
-// endpoints of the same run were not touched by any of it.
+// endpoints were not touched.
 
 // suiteTimeout bounds every request of the fault suite: short, so that the
 // faults that hang cost little, long enough for two cores loaded by a whole
@@ -153,13 +151,13 @@ func faultSuite(t *testing.T, client ClientKind, cases []faultCase, version HTTP
 				// A third of the timeout between the pieces of the slow
 				// faults: a few 1xx responses, never the 8 that fail.
 				servers[i] = testserver.StartFault(t, fc.fault, testserver.FaultOptions{PKI: pki, Interval: suiteTimeout / 3})
-				eps = append(eps, suiteEndpoint(t, len(eps), servers[i].URL(), servers[i].Addr().Addr()))
+				eps = append(eps, endpoint(t, len(eps), servers[i].URL(), servers[i].Addr().Addr()))
 			}
 			fleet := testserver.StartFleet(t, testserver.FleetOptions{H2C: version == HTTP2}, testserver.AvailableLoopbacks()...)
 			healthy := map[int]*testserver.Backend{}
 			for _, b := range fleet.Backends() {
 				healthy[len(eps)] = b
-				eps = append(eps, suiteEndpoint(t, len(eps), fleet.URL(), b.Addr()))
+				eps = append(eps, endpoint(t, len(eps), fleet.URL(), b.Addr()))
 			}
 			// About 12 requests per endpoint (6 under -race, whose 1 MiB
 			// heads cost a lot on both ends).
@@ -229,16 +227,6 @@ func faultSuite(t *testing.T, client ClientKind, cases []faultCase, version HTTP
 			fleet.CheckPlacement(t)
 		})
 	}
-}
-
-// suiteEndpoint pins the target raw to addr as endpoint id.
-func suiteEndpoint(t *testing.T, id int, raw string, addr netip.Addr) *Endpoint {
-	t.Helper()
-	tg, err := ParseTarget(raw)
-	if err != nil {
-		t.Fatalf("ParseTarget(%q): %v", raw, err)
-	}
-	return &Endpoint{ID: id, Target: tg, Addr: addr}
 }
 
 // checkFault checks one fault endpoint's results against fc and against
@@ -339,7 +327,7 @@ func TestFaultVariants(t *testing.T) {
 					s := testserver.StartFault(t, fc.fault, testserver.FaultOptions{PKI: pki, Variant: i + 1})
 					o := Options{Rate: 100, Requests: 3, Client: client,
 						ConnOptions: ConnOptions{Timeout: suiteTimeout, HTTP: fc.http, TLS: &tls.Config{RootCAs: pki.Pool}}}
-					rs := attack(t, []*Endpoint{suiteEndpoint(t, 0, s.URL(), s.Addr().Addr())}, o, 20*time.Second)
+					rs := attack(t, []*Endpoint{endpoint(t, 0, s.URL(), s.Addr().Addr())}, o, 20*time.Second)
 					checkFault(t, fc, client, s, sentOnly(rs))
 				})
 			})
@@ -379,7 +367,7 @@ func TestFaultMemoryBounded(t *testing.T) {
 			var eps []*Endpoint
 			for _, f := range []testserver.Fault{testserver.HugeHeaders, testserver.EndlessChunked, testserver.TrickleHuge} {
 				s := testserver.StartFault(t, f, testserver.FaultOptions{Interval: 50 * time.Microsecond})
-				eps = append(eps, suiteEndpoint(t, len(eps), s.URL(), s.Addr().Addr()))
+				eps = append(eps, endpoint(t, len(eps), s.URL(), s.Addr().Addr()))
 			}
 			o := Options{Max: true, Concurrency: workers, Duration: 500 * time.Millisecond, Client: client, GroupBy: []string{"X-Filler-0001"},
 				Evidence:    Evidence{Failed: func(int) bool { return true }, Samples: 5},

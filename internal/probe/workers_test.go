@@ -1,9 +1,7 @@
 package probe
 
 import (
-	"net/http"
 	"net/netip"
-	"net/url"
 	"runtime"
 	"testing"
 	"time"
@@ -27,9 +25,7 @@ func TestLazyWorkers(t *testing.T) {
 }
 
 func testLazyWorkers(t *testing.T, client ClientKind) {
-	srv := &pathServer{byPath: map[string]int{}}
-	port := testserver.ServeSamePort(t, srv, nil, testserver.Lo4a)
-	eps := pathEndpoints(t, port, 50)
+	_, eps := startPaths(t, 50)
 	before := runtime.NumGoroutine()
 	o := Options{Rate: 100, Duration: time.Second, Concurrency: 10000, Client: client}
 	results, err := Attack(t.Context(), eps, o)
@@ -57,11 +53,8 @@ func testLazyWorkers(t *testing.T, client ClientKind) {
 	}
 	tl := tallyOf(rs)
 	sent, dropped := tl.total()
-	conns := map[[2]uint64]bool{}
-	for _, r := range sentOnly(rs) {
-		conns[[2]uint64{uint64(r.Endpoint), r.ConnID}] = true
-	}
-	t.Logf("%d sent, %d dropped, %d connections, at most %d goroutines more than before", sent, dropped, len(conns), peak)
+	conns := connCount(rs)
+	t.Logf("%d sent, %d dropped, %d connections, at most %d goroutines more than before", sent, dropped, conns, peak)
 	if sent != 100 || dropped != 0 {
 		t.Errorf("%d sent, %d dropped; want 100, none dropped", sent, dropped)
 	}
@@ -72,8 +65,8 @@ func testLazyWorkers(t *testing.T, client ClientKind) {
 	}
 	// Each endpoint's 2 requests start the workers they rotate over: one
 	// connection each, never more.
-	if want := 50 * min(2, Rotation); len(conns) > want {
-		t.Errorf("%d connections for 100 requests answered at once; want at most %d, one per worker", len(conns), want)
+	if want := 50 * min(2, Rotation); conns > want {
+		t.Errorf("%d connections for 100 requests answered at once; want at most %d, one per worker", conns, want)
 	}
 }
 
@@ -91,30 +84,26 @@ func TestDropsOnlyWhenAllBusy(t *testing.T) {
 		{1, true},
 	}
 	for _, tt := range tests {
-		ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 100 * time.Millisecond}, testserver.Lo4a)
-		eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+		ls, eps := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 100 * time.Millisecond}, testserver.Lo4a)
 		o := Options{Rate: 20, Duration: time.Second, Concurrency: tt.concurrency}
 		rs := attack(t, eps, o, 10*time.Second)
 		tl := tallyOf(rs)
 		sent, dropped := tl.total()
-		conns := map[uint64]bool{}
-		for _, r := range sentOnly(rs) {
-			conns[r.ConnID] = true
-		}
+		conns := connCount(rs)
 		peak := ls.peakOf(testserver.Lo4a)
-		t.Logf("-c %d: %d sent, %d dropped, %d connections, %d in flight at most", tt.concurrency, sent, dropped, len(conns), peak)
+		t.Logf("-c %d: %d sent, %d dropped, %d connections, %d in flight at most", tt.concurrency, sent, dropped, conns, peak)
 		if sent+dropped != 20 {
 			t.Errorf("-c %d: %d sent + %d dropped; want the 20 due", tt.concurrency, sent, dropped)
 		}
 		if (dropped > 0) != tt.wantDrops {
 			t.Errorf("-c %d: %d dropped with %d in flight at most; want drops: %v", tt.concurrency, dropped, peak, tt.wantDrops)
 		}
-		if peak > tt.concurrency || len(conns) > tt.concurrency {
-			t.Errorf("-c %d: %d in flight, %d connections; want at most %d", tt.concurrency, peak, len(conns), tt.concurrency)
+		if peak > tt.concurrency || conns > tt.concurrency {
+			t.Errorf("-c %d: %d in flight, %d connections; want at most %d", tt.concurrency, peak, conns, tt.concurrency)
 		}
 		// Two or three are busy at a time; a loaded machine may need a few more.
-		if !tt.wantDrops && len(conns) > 10 {
-			t.Errorf("-c %d: %d connections for ~2 requests in flight; want workers made only as needed", tt.concurrency, len(conns))
+		if !tt.wantDrops && conns > 10 {
+			t.Errorf("-c %d: %d connections for ~2 requests in flight; want workers made only as needed", tt.concurrency, conns)
 		}
 	}
 }
@@ -125,8 +114,7 @@ func TestDropsOnlyWhenAllBusy(t *testing.T) {
 // planned request is sent (none dropped) and none much later than due.
 func TestWorkersGrowForASlowBackend(t *testing.T) {
 	t.Parallel()
-	ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 300 * time.Millisecond}, testserver.Lo4a)
-	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+	ls, eps := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 300 * time.Millisecond}, testserver.Lo4a)
 	// The machine's own load (other test packages) is not the question.
 	o := Options{Rate: 100, Duration: time.Second, Concurrency: 1000, cpu: fixedCPU(true)}
 	rs := attack(t, eps, o, 10*time.Second)
@@ -163,8 +151,7 @@ func TestWorkersWithoutCPU(t *testing.T) {
 		{100, false},
 		{400, true},
 	} {
-		ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 300 * time.Millisecond}, testserver.Lo4a)
-		eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+		ls, eps := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: 300 * time.Millisecond}, testserver.Lo4a)
 		o := Options{Rate: tt.rate, Duration: time.Second, Concurrency: 1000, cpu: fixedCPU(false)}
 		rs := attack(t, eps, o, 10*time.Second)
 		sent, dropped := tallyOf(rs).total()
@@ -195,16 +182,14 @@ func (behindCPU) late(time.Duration) bool { return true }
 // TestWorkersStopGrowingWhileBehind: a client behind its own schedule
 // (short of CPU) adds no workers past BusyWorkers for requests that stay in
 // flight, however much CPU the machine seems to have: more connections
-// would only slow it further (at 50,000 req/s on a busy machine the old
-// engine opened thousands). 400 req/s of 300 ms answers need 120 in
+// would only slow it further. 400 req/s of 300 ms answers need 120 in
 // flight; the endpoint stops at BusyWorkers, every planned request is sent
 // or dropped, and the ones that waited for a worker while the client was
 // behind are timed from when they were sent: the wait was the client's.
 func TestWorkersStopGrowingWhileBehind(t *testing.T) {
 	t.Parallel()
 	const hold = 300 * time.Millisecond
-	ls := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: hold}, testserver.Lo4a)
-	eps := endpoints(t, hostURL("http", ls.port), testserver.Lo4a)
+	ls, eps := startLoad(t, map[netip.Addr]time.Duration{testserver.Lo4a: hold}, testserver.Lo4a)
 	o := Options{Rate: 400, Duration: time.Second, Concurrency: 1000, cpu: behindCPU{}}
 	rs := attack(t, eps, o, 10*time.Second)
 	sent, dropped := tallyOf(rs).total()
@@ -237,8 +222,7 @@ func TestOpenModelAllocatesNothingPerRequest(t *testing.T) {
 		t.Skip("the race detector allocates on its own")
 	}
 	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
-	u := &url.URL{Scheme: "http", Host: "alloc.test:" + itoa(int(ap.Port())), Path: "/"}
-	ep := &Endpoint{Target: &Target{URL: u, Method: http.MethodGet}, Addr: ap.Addr()}
+	ep := endpoints(t, hostURL("http", ap.Port()), ap.Addr())[0]
 	count := func(n int64) (requests int, mallocs uint64) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -247,17 +231,7 @@ func TestOpenModelAllocatesNothingPerRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			_, more := <-run.Ready()
-			for _, r := range run.Take() {
-				if r.Request() {
-					requests++
-				}
-			}
-			if !more {
-				break
-			}
-		}
+		requests = takeRequests(run)
 		runtime.ReadMemStats(&after)
 		return requests, after.Mallocs - before.Mallocs
 	}
@@ -283,8 +257,7 @@ func TestOpenModelAllocatesNothingPerRequest(t *testing.T) {
 func TestClosedModelOutboxesStayBounded(t *testing.T) {
 	t.Parallel()
 	ap := cannedServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
-	u := &url.URL{Scheme: "http", Host: "box.test:" + itoa(int(ap.Port())), Path: "/"}
-	ep := &Endpoint{Target: &Target{URL: u, Method: http.MethodGet}, Addr: ap.Addr()}
+	ep := endpoints(t, hostURL("http", ap.Port()), ap.Addr())[0]
 	const n = 5000
 	run, err := Start(t.Context(), []*Endpoint{ep}, Options{Max: true, Concurrency: 4, Requests: n,
 		Client: ClientFast, ConnOptions: ConnOptions{Timeout: 5 * time.Second}})
@@ -307,7 +280,14 @@ func TestClosedModelOutboxesStayBounded(t *testing.T) {
 	if most > boxCapClosed || room >= 2*boxCapClosed {
 		t.Errorf("an outbox (of %d) holds %d results, room for %d; want at most %d", boxes, most, room, boxCapClosed)
 	}
-	requests := 0
+	if requests := takeRequests(run); requests != n {
+		t.Errorf("%d results; want %d", requests, n)
+	}
+}
+
+// takeRequests takes run's results as they are ready until it ends, and
+// returns how many were requests. It allocates nothing.
+func takeRequests(run *Run) (requests int) {
 	for {
 		_, more := <-run.Ready()
 		for _, r := range run.Take() {
@@ -316,10 +296,7 @@ func TestClosedModelOutboxesStayBounded(t *testing.T) {
 			}
 		}
 		if !more {
-			break
+			return requests
 		}
-	}
-	if requests != n {
-		t.Errorf("%d results; want %d", requests, n)
 	}
 }

@@ -46,19 +46,25 @@ func try(t *testing.T, c *http.Client, s *FaultServer) (*http.Response, error) {
 	return resp, err
 }
 
+// tryOK is try, failing the test unless a response came.
+func tryOK(t *testing.T, c *http.Client, s *FaultServer) *http.Response {
+	t.Helper()
+	resp, err := try(t, c, s)
+	if err != nil {
+		t.Fatalf("GET: %v; want 200", err)
+	}
+	return resp
+}
+
 // rawGet dials s, sends one GET and returns the connection and a reader.
 func rawGet(t *testing.T, s *FaultServer) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", s.Addr().String(), 5*time.Second)
-	if err != nil {
-		t.Fatalf("dial %s: %v", s.Addr(), err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n"); err != nil {
+	rc := dialRaw(t, s.Addr())
+	if _, err := io.WriteString(rc.c, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n"); err != nil {
 		t.Fatalf("write: %v", err)
 	}
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	return c, bufio.NewReader(c)
+	rc.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	return rc.c, rc.br
 }
 
 func isTimeout(err error) bool {
@@ -73,6 +79,14 @@ func isTimeout(err error) bool {
 func TestFaults(t *testing.T) {
 	t.Parallel()
 	const iv = 2 * time.Millisecond
+	// silent: a request sent, nothing comes back.
+	silent := func(t *testing.T, s *FaultServer) {
+		c, br := rawGet(t, s)
+		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := br.ReadByte(); !isTimeout(err) {
+			t.Errorf("read: %v; want a timeout", err)
+		}
+	}
 	tests := []struct {
 		fault     Fault
 		wantConns int64
@@ -100,28 +114,13 @@ func TestFaults(t *testing.T) {
 				t.Errorf("GET: %v; want EOF", err)
 			}
 		}},
-		{AcceptNoRead, 1, 0, func(t *testing.T, s *FaultServer) {
-			c, br := rawGet(t, s)
-			c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-			if _, err := br.ReadByte(); !isTimeout(err) {
-				t.Errorf("read: %v; want a timeout", err)
-			}
-		}},
-		{ReadNoAnswer, 1, 1, func(t *testing.T, s *FaultServer) {
-			c, br := rawGet(t, s)
-			c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-			if _, err := br.ReadByte(); !isTimeout(err) {
-				t.Errorf("read: %v; want a timeout", err)
-			}
-		}},
+		{AcceptNoRead, 1, 0, silent},
+		{ReadNoAnswer, 1, 1, silent},
 		{SlowHeaders, 1, 2, func(t *testing.T, s *FaultServer) {
 			c := faultClient(t, s, 10*time.Second)
 			for range 2 {
 				start := time.Now()
-				resp, err := try(t, c, s)
-				if err != nil {
-					t.Fatalf("GET: %v; want 200", err)
-				}
+				resp := tryOK(t, c, s)
 				body, _ := io.ReadAll(resp.Body)
 				if min := time.Duration(len(okResponse)) * iv; resp.StatusCode != 200 || string(body) != "ok\n" || time.Since(start) < min {
 					t.Errorf("GET: %d %q in %v; want 200 \"ok\" in at least %v", resp.StatusCode, body, time.Since(start), min)
@@ -139,10 +138,7 @@ func TestFaults(t *testing.T) {
 			}
 		}},
 		{CloseMidBody, 1, 1, func(t *testing.T, s *FaultServer) {
-			resp, err := try(t, faultClient(t, s, 5*time.Second), s)
-			if err != nil {
-				t.Fatalf("GET: %v; want 200", err)
-			}
+			resp := tryOK(t, faultClient(t, s, 5*time.Second), s)
 			body, err := io.ReadAll(resp.Body)
 			if resp.ContentLength != 100 || string(body) != "only ten b" || !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Errorf("body: %d announced, %q, %v; want 100, 10 bytes, unexpected EOF", resp.ContentLength, body, err)
@@ -151,10 +147,7 @@ func TestFaults(t *testing.T) {
 		{HugeHeaders, 1, 2, func(t *testing.T, s *FaultServer) {
 			c := faultClient(t, s, 10*time.Second)
 			for range 2 {
-				resp, err := try(t, c, s)
-				if err != nil {
-					t.Fatalf("GET: %v; want 200", err)
-				}
+				resp := tryOK(t, c, s)
 				io.Copy(io.Discard, resp.Body)
 				size := 0
 				for k, vs := range resp.Header {
@@ -168,10 +161,7 @@ func TestFaults(t *testing.T) {
 			}
 		}},
 		{EndlessChunked, 1, 1, func(t *testing.T, s *FaultServer) {
-			resp, err := try(t, faultClient(t, s, 0), s)
-			if err != nil {
-				t.Fatalf("GET: %v; want 200", err)
-			}
+			resp := tryOK(t, faultClient(t, s, 0), s)
 			n, err := io.CopyN(io.Discard, resp.Body, 8<<10)
 			if !slices.Equal(resp.TransferEncoding, []string{"chunked"}) || n != 8<<10 || err != nil {
 				t.Errorf("chunked %v, read %d, %v; want 8 KiB of an endless chunked body", resp.TransferEncoding, n, err)
@@ -179,10 +169,7 @@ func TestFaults(t *testing.T) {
 			// The body stays open: the server must stop anyway.
 		}},
 		{TrickleHuge, 1, 1, func(t *testing.T, s *FaultServer) {
-			resp, err := try(t, faultClient(t, s, 0), s)
-			if err != nil {
-				t.Fatalf("GET: %v; want 200", err)
-			}
+			resp := tryOK(t, faultClient(t, s, 0), s)
 			n, err := io.CopyN(io.Discard, resp.Body, 4<<10)
 			if resp.ContentLength != 2<<30 || n != 4<<10 || err != nil {
 				t.Errorf("Content-Length %d, read %d, %v; want 2 GiB announced and 4 KiB read", resp.ContentLength, n, err)
@@ -239,10 +226,7 @@ func TestFaults(t *testing.T) {
 			}
 		}},
 		{HTTP10, 1, 1, func(t *testing.T, s *FaultServer) {
-			resp, err := try(t, faultClient(t, s, 5*time.Second), s)
-			if err != nil {
-				t.Fatalf("GET: %v; want 200", err)
-			}
+			resp := tryOK(t, faultClient(t, s, 5*time.Second), s)
 			body, err := io.ReadAll(resp.Body)
 			if resp.Proto != "HTTP/1.0" || resp.ContentLength != -1 || string(body) != "read to close\n" || err != nil {
 				t.Errorf("%s, length %d, %q, %v; want HTTP/1.0 read to close", resp.Proto, resp.ContentLength, body, err)

@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -111,20 +112,15 @@ func StartFleet(t testing.TB, o FleetOptions, addrs ...netip.Addr) *Fleet {
 	if o.H2C {
 		setup = append(setup, EnableH2C)
 	}
-	if o.PKI != nil {
-		f.scheme = "https"
-	}
 	for _, ln := range lns {
 		b := &Backend{f: f, addr: addrPortOf(ln.Addr()).Addr()}
 		b.policy = o.Policies[b.addr]
 		if b.policy == nil {
 			b.policy = o.Each
 		}
-		if o.PKI != nil {
-			Serve(t, ln, b, o.PKI.ServerConfig(o.Host), setup...)
-		} else {
-			Serve(t, ln, b, nil, setup...)
-		}
+		var cfg *tls.Config
+		f.scheme, cfg = tlsFor(o.PKI, o.Host)
+		Serve(t, ln, b, cfg, setup...)
 		f.backends = append(f.backends, b)
 	}
 	t.Cleanup(f.Release) // before the servers close, which wait for held requests

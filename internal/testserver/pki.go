@@ -90,6 +90,15 @@ func (p *PKI) ServerConfig(names ...string) *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{p.Leaf(names...)}, NextProtos: []string{"h2", "http/1.1"}}
 }
 
+// tlsFor is how a server of host is served: over TLS with a certificate of
+// pki's, or in cleartext (a nil config) without a PKI; scheme says which.
+func tlsFor(pki *PKI, host string) (scheme string, cfg *tls.Config) {
+	if pki == nil {
+		return "http", nil
+	}
+	return "https", pki.ServerConfig(host)
+}
+
 // ClientConfig trusts the CA only, with serverName as SNI and the name
 // verified ("" to derive it from the dialled address).
 func (p *PKI) ClientConfig(serverName string) *tls.Config {

@@ -74,23 +74,25 @@ func Random(p float64, seed uint64, fail Answer) Policy {
 // X-Request-Id and the time, so it differs on every request as real pages
 // that embed a request ID do.
 func Nginx502(n int64, r *http.Request) Answer {
-	return Answer{
-		Status: http.StatusBadGateway,
-		Header: map[string]string{"Server": "nginx/1.22.1", "Content-Type": "text/html"},
-		Body: "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n" +
-			"<hr><center>nginx/1.22.1</center>\r\n<!-- request " + r.Header.Get("X-Request-Id") + " at " +
-			time.Now().UTC().Format(time.RFC3339Nano) + " -->\r\n</body>\r\n</html>\r\n",
-	}
+	return errorPage(http.StatusBadGateway, "502 Bad Gateway", "nginx/1.22.1",
+		"<!-- request "+r.Header.Get("X-Request-Id")+" at "+time.Now().UTC().Format(time.RFC3339Nano)+" -->\r\n")
 }
 
 // Azure502 answers the "502 Bad Gateway" page Azure Application Gateway v2
 // serves when it cannot reach a backend: the incident's answer. Unlike
 // Nginx502 the page is the same on every request.
 func Azure502(n int64, r *http.Request) Answer {
+	return errorPage(http.StatusBadGateway, "502 Bad Gateway", "Microsoft-Azure-Application-Gateway/v2", "")
+}
+
+// errorPage is the HTML error page nginx and its like send: title as
+// title and heading, server named under a rule and in the Server header,
+// then extra lines.
+func errorPage(status int, title, server, extra string) Answer {
 	return Answer{
-		Status: http.StatusBadGateway,
-		Header: map[string]string{"Server": "Microsoft-Azure-Application-Gateway/v2", "Content-Type": "text/html"},
-		Body: "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n" +
-			"<hr><center>Microsoft-Azure-Application-Gateway/v2</center>\r\n</body>\r\n</html>\r\n",
+		Status: status,
+		Header: map[string]string{"Server": server, "Content-Type": "text/html"},
+		Body: "<html>\r\n<head><title>" + title + "</title></head>\r\n<body>\r\n<center><h1>" + title + "</h1></center>\r\n" +
+			"<hr><center>" + server + "</center>\r\n" + extra + "</body>\r\n</html>\r\n",
 	}
 }

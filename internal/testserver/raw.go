@@ -38,6 +38,15 @@ func StartRaw(t testing.TB, addr netip.Addr, serve func(c net.Conn)) *RawServer 
 	return s
 }
 
+// ServeRaw is StartRaw on a listener the test bound itself (with socket
+// options of its own, say); ln is closed when the test ends.
+func ServeRaw(t testing.TB, ln net.Listener, serve func(c net.Conn)) *RawServer {
+	t.Helper()
+	s := rawOn(t, ln)
+	s.start(serve)
+	return s
+}
+
 // listenRaw listens on addr; start begins accepting.
 func listenRaw(t testing.TB, addr netip.Addr) *RawServer {
 	t.Helper()
@@ -120,6 +129,13 @@ func (s *RawServer) Port() uint16 { return s.addr.Port() }
 
 // Conns is the number of connections accepted.
 func (s *RawServer) Conns() int64 { return s.conns.Load() }
+
+// Open is the number of connections open now.
+func (s *RawServer) Open() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.open)
+}
 
 // Done is closed when the test ends.
 func (s *RawServer) Done() <-chan struct{} { return s.done }

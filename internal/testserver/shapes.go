@@ -307,12 +307,7 @@ func shapeOK(n int64, r *http.Request) Answer { return Answer{Status: http.Statu
 
 // unavailable answers nginx's "503 Service Temporarily Unavailable" page.
 func unavailable(n int64, r *http.Request) Answer {
-	return Answer{
-		Status: http.StatusServiceUnavailable,
-		Header: map[string]string{"Server": "nginx/1.22.1", "Content-Type": "text/html"},
-		Body: "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n" +
-			"<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n",
-	}
+	return errorPage(http.StatusServiceUnavailable, "503 Service Temporarily Unavailable", "nginx/1.22.1", "")
 }
 
 // flapping answers 503 in the failing windows (see FailsAt), 200 between.

@@ -198,16 +198,9 @@ func driveShape(t *testing.T, s *ShapeServer) map[netip.Addr][]shapeReply {
 // shapeClient sends every request to addr over HTTP/1.1, on one keep-alive
 // connection at a time.
 func shapeClient(t *testing.T, addr netip.AddrPort) *http.Client {
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	tr := &http.Transport{
-		Proxy: nil,
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, "tcp", addr.String())
-		},
-		MaxConnsPerHost: 1,
-	}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	c := pinnedClient(t, addr, nil, true)
+	c.Transport.(*http.Transport).MaxConnsPerHost = 1
+	return c
 }
 
 // shapeGet sends GET url and records what came back and over which
@@ -246,8 +239,7 @@ func shapeGet(ctx context.Context, c *http.Client, url string) shapeReply {
 func isReset(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) ||
 		// net/http's transport, seeing the reset on its write first,
-		// closes the connection itself, and its read then says so (once
-		// in about 30 runs of the suite).
+		// closes the connection itself, and its read then says so.
 		errors.Is(err, net.ErrClosed)
 }
 

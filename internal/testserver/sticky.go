@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"context"
+	"crypto/tls"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -156,12 +157,9 @@ func serveSticky(t testing.TB, o StickyOptions, port uint16, lns []net.Listener)
 		}
 	}
 	for _, ln := range lns {
-		if o.PKI != nil {
-			s.scheme = "https"
-			Serve(t, ln, s, o.PKI.ServerConfig(o.Host), setup)
-		} else {
-			Serve(t, ln, s, nil, setup)
-		}
+		var cfg *tls.Config
+		s.scheme, cfg = tlsFor(o.PKI, o.Host)
+		Serve(t, ln, s, cfg, setup)
 	}
 	return s
 }

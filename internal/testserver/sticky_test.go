@@ -1,52 +1,13 @@
 package testserver
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"testing"
 	"time"
 )
-
-// rawConn is one client TCP connection sending HTTP/1.1 requests in turn.
-type rawConn struct {
-	t  testing.TB
-	c  net.Conn
-	br *bufio.Reader
-}
-
-func dialRaw(t testing.TB, addr netip.AddrPort) *rawConn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr.String(), 5*time.Second)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	return &rawConn{t: t, c: c, br: bufio.NewReader(c)}
-}
-
-// do sends one GET and returns the response, body read.
-func (rc *rawConn) do(host string) (*http.Response, string) {
-	rc.t.Helper()
-	if _, err := fmt.Fprintf(rc.c, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", host); err != nil {
-		rc.t.Fatalf("write request: %v", err)
-	}
-	resp, err := http.ReadResponse(rc.br, nil)
-	if err != nil {
-		rc.t.Fatalf("read response: %v", err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		rc.t.Fatalf("read body: %v", err)
-	}
-	return resp, string(body)
-}
-
-func (rc *rawConn) local() netip.AddrPort { return addrPortOf(rc.c.LocalAddr()) }
 
 func TestStickyRoundRobin(t *testing.T) {
 	t.Parallel()

@@ -67,13 +67,11 @@ scrape_configs:
     static_configs:
       - targets: [%s]
 `, strings.Join(quotedAll(rules), ", "), job, strings.Join(quoted, ", "))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeConf(t, dir, "prometheus.yml", conf)
 	return StartProcess(t, ProcessSpec{
 		Name: "prometheus",
 		Path: bin,
-		Args: []string{"--config.file=" + filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		Args: []string{"--config.file=" + path, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
 			"--web.listen-address=" + listen.String(), "--enable-feature=native-histograms,exemplar-storage"},
 		Dir:          dir,
 		Listen:       []netip.AddrPort{listen},
@@ -122,10 +120,7 @@ http {
 %[2]s
 }
 `, dir, httpBlock)
-	path := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		t.Fatalf("testserver: write nginx.conf: %v", err)
-	}
+	path := writeConf(t, dir, "nginx.conf", conf)
 	return ProcessSpec{Name: "nginx", Path: bin, Dir: dir, Listen: listen,
 		Args: []string{"-p", dir + "/", "-e", "stderr", "-c", path}}
 }
@@ -156,11 +151,19 @@ defaults
 
 %s
 `, config)
-	path := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		t.Fatalf("testserver: write haproxy.cfg: %v", err)
-	}
+	path := writeConf(t, dir, "haproxy.cfg", conf)
 	return ProcessSpec{Name: "haproxy", Path: bin, Dir: dir, Listen: listen, Args: []string{"-db", "-f", path}}
+}
+
+// writeConf writes a launcher's configuration conf as dir/name and
+// returns its path.
+func writeConf(t testing.TB, dir, name, conf string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatalf("testserver: write %s: %v", name, err)
+	}
+	return path
 }
 
 // quotedAll is each of ss quoted, for a YAML flow list.
