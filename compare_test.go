@@ -85,17 +85,11 @@ func delayFleet(t *testing.T, host string) (*testserver.Fleet, *[2]atomic.Int64)
 	return f, &delay
 }
 
-// TestCompareSlowerServer: the server adding 50 ms to every answer was
-// "UNCHANGED no significant change", exit 0 under --fail-on-regression.
-// Now it is a regression, each endpoint and the total slower; one address
-// made 20 ms slower is named alone. Each BEFORE is probed side by side with
-// its AFTER (two servers, their ports matched with --match host), so that
-// both meet the same machine: probed one after the other, a loaded machine
-// (the race detector, a parallel suite) once made the undelayed run slower
-// than the delayed one. 100 requests per endpoint a side is plenty for
-// 50 ms (p = 2e-67 under -race); at 300 req/s a side, under -race
-// with two other packages' tests beside, the runs' own load made the
-// undelayed server's p50 143 ms and hid the delay of one address.
+// TestCompareSlowerServer: a server adding 50 ms to every answer is a
+// regression, each endpoint and the total slower; one address made 20 ms
+// slower is named alone. Each BEFORE is probed side by side with its AFTER
+// (two servers, ports matched with --match host), so both meet the same
+// machine, at 100 req/s a side: the runs' own load must not hide 50 ms.
 func TestCompareSlowerServer(t *testing.T) {
 	check.Long(t, "seconds of live traffic")
 	dir := t.TempDir()
