@@ -10,14 +10,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/demo"
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/testserver"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -131,7 +129,6 @@ func TestDemo(t *testing.T) {
 // answer and the command whole.
 func TestDemoJoinCommandPastes(t *testing.T) {
 	t.Parallel()
-	tmux := testserver.TmuxBinary(t)
 	bin := buildPinprobe(t)
 	root, err := os.Getwd()
 	if err != nil {
@@ -150,31 +147,17 @@ func TestDemoJoinCommandPastes(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			sock := filepath.Join(dir, "tmux.sock")
-			tm := func(args ...string) (string, error) {
-				cmd := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
-				cmd.Env = append(os.Environ(), "TMUX=", "NO_COLOR=1")
-				out, err := cmd.CombinedOutput()
-				return string(out), err
-			}
 			env := "TMPDIR=" + words.ShellQuote(dir) + " XDG_CACHE_HOME=" + words.ShellQuote(dir)
-			demo, height := " --demo -q -d 2s --format json > /dev/null", "40"
+			demo, height := " --demo -q -d 2s --format json > /dev/null", 40
 			if tt.text {
-				demo, height = " --demo -d 2s", "24"
+				demo, height = " --demo -d 2s", 24
 			}
 			run := "cd " + words.ShellQuote(root) + " && " + env + " " + tt.run + demo + "; echo DEMO-ENDED; sleep 60"
-			if out, err := tm("new-session", "-d", "-s", "demo", "-x", strconv.Itoa(tt.width), "-y", height, "sh", "-c", run); err != nil {
-				t.Fatalf("tmux new-session: %v\n%s", err, out)
-			}
-			t.Cleanup(func() { _, _ = tm("kill-server") })
+			pane := startTmux(t, dir, "demo", tt.width, height, run)
 			var screen string
 			for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline) && !strings.Contains(screen, "DEMO-ENDED"); {
 				time.Sleep(250 * time.Millisecond)
-				out, err := tm("capture-pane", "-p", "-J", "-t", "demo")
-				if err != nil {
-					t.Fatalf("tmux capture-pane: %v\n%s", err, out)
-				}
-				screen = out
+				screen = pane.screen("-J")
 			}
 			if !strings.Contains(screen, "DEMO-ENDED") {
 				t.Fatalf("the demo did not end in 90 s:\n%s", screen)

@@ -902,3 +902,42 @@ func splitUpstreams(t *testing.T) (ok, dead netip.AddrPort) {
 		}}, testserver.Lo4a)
 	return netip.AddrPortFrom(testserver.Lo4a, backend.Port()), testserver.ClosedAddrPort(t, testserver.Lo6)
 }
+
+// tmuxPane is a tmux server of a test's own (its socket in a temporary
+// directory) running one session of a set size, in which the tests watch
+// what pinprobe draws on a real terminal.
+type tmuxPane struct {
+	t         *testing.T
+	bin, sock string
+	name      string
+}
+
+// startTmux runs script with sh -c in a session named name, width × height,
+// NO_COLOR set; the server is killed when the test ends.
+func startTmux(t *testing.T, dir, name string, width, height int, script string) *tmuxPane {
+	t.Helper()
+	p := &tmuxPane{t: t, bin: testserver.TmuxBinary(t), sock: filepath.Join(dir, "tmux.sock"), name: name}
+	if out, err := p.tmux("new-session", "-d", "-s", name, "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), "sh", "-c", script); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = p.tmux("kill-server") })
+	return p
+}
+
+func (p *tmuxPane) tmux(args ...string) (string, error) {
+	cmd := exec.Command(p.bin, append([]string{"-S", p.sock, "-f", "/dev/null"}, args...)...)
+	cmd.Env = append(os.Environ(), "TMUX=", "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// screen returns the pane's screen (capture-pane -p, with flags such as
+// -J); it fails the test if tmux cannot read it.
+func (p *tmuxPane) screen(flags ...string) string {
+	p.t.Helper()
+	out, err := p.tmux(append(append([]string{"capture-pane", "-p"}, flags...), "-t", p.name)...)
+	if err != nil {
+		p.t.Fatalf("tmux capture-pane: %v\n%s", err, out)
+	}
+	return out
+}
