@@ -150,6 +150,19 @@ func pinprobeProcess(t *testing.T, args ...string) (code int, stdout, stderr str
 	return code, out.String(), errOut.String()
 }
 
+// within returns what ch delivers, or fails the test saying what did not
+// happen within d.
+func within[T any](t *testing.T, d time.Duration, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("%s within %v", what, d)
+		panic("unreachable")
+	}
+}
+
 // goPinprobe runs the command through run() on its own goroutine, with ctx
 // (for tests that interrupt it), and delivers the outcome when run returns.
 // The receiver checks it with noPanic.
