@@ -28,12 +28,7 @@ func TestDemo(t *testing.T) {
 	// 5 s, not 3: at 3 s the moments test had too few moments to tell the
 	// instance from a moment once in ten race runs (p=1.4e-4), and the
 	// verdict rightly said it could not tell them apart.
-	code, stdout, stderr := pinprobe(t, "--demo", "-q", "--duration", "5s", "--rate", "60", "--format", "json")
-	if code != exitOK {
-		t.Fatalf("exit %d; want 0; stderr:\n%s", code, stderr)
-	}
-	rep := decodeReport(t, []byte(stdout))
-	checkReport(t, rep)
+	rep, _, _ := probeReport(t, "--demo", "--duration", "5s", "--rate", "60")
 	addrs := endpointAddrs(rep)
 	if len(addrs) < 2 {
 		t.Fatalf("demo has endpoints %v; want at least two", addrs)

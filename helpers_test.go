@@ -511,17 +511,25 @@ type reportOpts struct {
 	noReqID bool // pinprobe added no X-Request-Id (--no-request-id or a -H one)
 }
 
-// runReport runs pinprobe with --format json -q and args, expects exit 0,
-// decodes the report and checks the core and forensic invariants.
-func runReport(t *testing.T, o reportOpts, args ...string) (*report.Report, string) {
+// probeReport runs pinprobe with --format json -q and args, expects exit
+// 0, decodes the report and checks the core invariants (checkReport); it
+// returns the report, and stdout and stderr as they were written.
+func probeReport(t *testing.T, args ...string) (rep *report.Report, stdout, stderr string) {
 	t.Helper()
 	args = append([]string{"--format", "json", "-q"}, args...)
 	code, stdout, stderr := pinprobe(t, args...)
 	if code != exitOK {
 		t.Fatalf("pinprobe %s: exit %d; want 0; stderr:\n%s", strings.Join(args, " "), code, stderr)
 	}
-	rep := decodeReport(t, []byte(stdout))
+	rep = decodeReport(t, []byte(stdout))
 	checkReport(t, rep)
+	return rep, stdout, stderr
+}
+
+// runReport is probeReport, and checks the forensic invariants too.
+func runReport(t *testing.T, o reportOpts, args ...string) (*report.Report, string) {
+	t.Helper()
+	rep, stdout, stderr := probeReport(t, args...)
 	checkForensics(t, rep, stdout, o)
 	if t.Failed() {
 		t.Logf("stderr:\n%s", stderr)

@@ -101,13 +101,8 @@ func TestSharedAddressInstances(t *testing.T) {
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			seen := len(s.Conns()) // the server's connections from earlier modes
-			args := append([]string{"--format", "json", "-q", "--resolve", resolve, "--rate", "800", "-n", "640"}, mode.args...)
-			code, stdout, stderr := pinprobe(t, append(args, s.URL())...)
-			if code != exitOK {
-				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-			}
-			rep := decodeReport(t, []byte(stdout))
-			checkReport(t, rep)
+			args := append([]string{"--resolve", resolve, "--rate", "800", "-n", "640"}, mode.args...)
+			rep, stdout, _ := probeReport(t, append(args, s.URL())...)
 			kinds := suspectKinds(rep)
 			if rep.Verdict.Status != "concentrated" || !slices.Contains(kinds, "group X-Served-By: gw-3") {
 				t.Errorf("verdict %s, suspects %v; want concentrated, naming X-Served-By: gw-3\n%s\n%q",
@@ -228,13 +223,8 @@ func TestHAProxyOverNginxInstances(t *testing.T) {
 		conns bool // requests share connections: the addresses' connections are named
 	}{{"default", nil, true}, {"-c 50", []string{"-c", "50"}, true}, {"--new-conn", []string{"--new-conn"}, false}} {
 		t.Run(mode.name, func(t *testing.T) {
-			args := append([]string{"--format", "json", "-q", "--resolve", g.Resolve(), "--rate", "800", "-n", "480"}, mode.args...)
-			code, stdout, stderr := pinprobe(t, append(args, g.URL())...)
-			if code != exitOK {
-				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-			}
-			rep := decodeReport(t, []byte(stdout))
-			checkReport(t, rep)
+			args := append([]string{"--resolve", g.Resolve(), "--rate", "800", "-n", "480"}, mode.args...)
+			rep, _, _ := probeReport(t, append(args, g.URL())...)
 			kinds := suspectKinds(rep)
 			if !slices.Contains(kinds, "group X-Served-By: "+broken) {
 				t.Errorf("suspects %v; want X-Served-By: %s\n%s\n%q", kinds, broken, rep.Verdict.Summary, rep.Verdict.Notes)

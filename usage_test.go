@@ -637,12 +637,7 @@ func TestClientFlag(t *testing.T) {
 	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	for _, client := range []string{"auto", "fast", "std"} {
-		code, stdout, stderr := pinprobe(t, "--demo", "-q", "-d", "1s", "-r", "90", "--client", client, "--format", "json")
-		if code != exitOK {
-			t.Fatalf("--client %s: exit %d\n%s", client, code, stderr)
-		}
-		rep := decodeReport(t, []byte(stdout))
-		checkReport(t, rep)
+		rep, _, _ := probeReport(t, "--demo", "-d", "1s", "-r", "90", "--client", client)
 		if rep.Verdict.Status != "concentrated" {
 			t.Errorf("--client %s: verdict %s; want concentrated", client, rep.Verdict.Status)
 		}
