@@ -163,6 +163,16 @@ func within[T any](t *testing.T, d time.Duration, ch <-chan T, what string) T {
 	}
 }
 
+// refused fails the test unless pinprobe refuses args as a usage error:
+// exit 2, nothing on stdout, and one line on stderr that holds want.
+func refused(t *testing.T, want string, args ...string) {
+	t.Helper()
+	code, stdout, stderr := pinprobe(t, args...)
+	if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") || !strings.Contains(stderr, want) {
+		t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want %d, nothing, and one line with %q", args, code, stdout, stderr, exitUsage, want)
+	}
+}
+
 // goPinprobe runs the command through run() on its own goroutine, with ctx
 // (for tests that interrupt it), and delivers the outcome when run returns.
 // The receiver checks it with noPanic.

@@ -177,10 +177,7 @@ func TestReportRefusesTheSameRunTwice(t *testing.T) {
 		{[]string{merged, a}, "merge " + a + ": the same run as " + merged + ":" + a},
 		{[]string{a, old}, "merge " + old + ": the same run as " + a + " (no run ID, and the same start, end, command, counts and latencies)"},
 	} {
-		code, stdout, stderr := pinprobe(t, append([]string{"report"}, tt.files...)...)
-		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
-			t.Errorf("report %s: exit %d, stderr %q; want exit 2 and one line containing %q", strings.Join(tt.files, " "), code, stderr, tt.want)
-		}
+		refused(t, tt.want, append([]string{"report"}, tt.files...)...)
 	}
 }
 

@@ -527,10 +527,7 @@ func TestLogsBadInput(t *testing.T) {
 		{[]string{"logs", rep, filepath.Join(dir, "absent.log")}, "no such file"},
 		{[]string{"logs", goodLog, goodLog}, "read report"},
 	} {
-		code, stdout, stderr := pinprobe(t, tt.args...)
-		if code != exitUsage || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || stdout != "" {
-			t.Errorf("pinprobe %s: exit %d, stderr %q, stdout %d bytes; want exit 2 and one line saying %q", strings.Join(tt.args, " "), code, stderr, len(stdout), tt.want)
-		}
+		refused(t, tt.want, tt.args...)
 	}
 
 	// A --log-format that matches no line of the log: the headline says so

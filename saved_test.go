@@ -124,10 +124,7 @@ func TestReportCommand(t *testing.T) {
 		{write("broken.json", broken), "broken.json"},
 		{filepath.Join(dir, "missing.json"), "missing.json"},
 	} {
-		code, stdout, stderr := pinprobe(t, "report", tt.file)
-		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("report %s: exit %d, stderr %q; want exit 2 and one line naming %q", filepath.Base(tt.file), code, stderr, tt.want)
-		}
+		refused(t, tt.want, "report", tt.file)
 	}
 	if code, _, _ := pinprobe(t, "report"); code != exitUsage {
 		t.Errorf("report without a file: exit %d; want 2", code)

@@ -286,10 +286,7 @@ func TestUnknownCommandSuggestsTheNearest(t *testing.T) {
 		{[]string{"app.test"}, `URL "app.test" has no scheme`},
 		{[]string{"-q", "compre", "http://a.test/"}, `URL "compre" has no scheme`}, // after a flag, it is the probe's
 	} {
-		code, stdout, stderr := pinprobe(t, tt.args...)
-		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
-			t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tt.args, code, stdout, stderr, tt.want)
-		}
+		refused(t, tt.want, tt.args...)
 	}
 }
 

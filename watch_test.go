@@ -291,10 +291,7 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{}, "watch: no URL given"},
 		{[]string{"--listen", busy.Addr().String(), "--resolve", "a.test:80:127.0.0.1", "http://a.test/"}, "watch: --listen " + busy.Addr().String() + ": "},
 	} {
-		code, stdout, stderr := pinprobe(t, append([]string{"watch"}, tc.args...)...)
-		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("watch %q: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tc.args, code, stdout, stderr, tc.want)
-		}
+		refused(t, tc.want, append([]string{"watch"}, tc.args...)...)
 	}
 }
 
