@@ -101,7 +101,7 @@ func TestSharedAddressInstances(t *testing.T) {
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			seen := len(s.Conns()) // the server's connections from earlier modes
-			args := append([]string{"--resolve", resolve, "--rate", "800", "-n", "640"}, mode.args...)
+			args := append([]string{"--resolve", resolve, "--rate", "800", "-n", "320"}, mode.args...)
 			rep, stdout, _ := probeReport(t, append(args, s.URL())...)
 			kinds := suspectKinds(rep)
 			if rep.Verdict.Status != "concentrated" || !slices.Contains(kinds, "group X-Served-By: gw-3") {
@@ -191,14 +191,14 @@ func TestSharedAddressWithoutHeader(t *testing.T) {
 		Instances: []testserver.Instance{{Name: "a"}, {Name: "b"}, {Name: "c", Policy: bad}, {Name: "d"}},
 	}, testserver.Lo4b)
 	resolve := fmt.Sprintf("%s:%d:127.0.0.2", testserver.DefaultHost, s.Port())
-	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", resolve, "--rate", "800", "-n", "640", s.URL())
+	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", resolve, "--rate", "800", "-n", "320", s.URL())
 	if kinds := suspectKinds(rep); !slices.Equal(kinds, []string{"connections 127.0.0.2"}) || len(rep.Groups) != 0 {
 		t.Errorf("suspects %v, groups %d; want the connections of 127.0.0.2 only, no group\n%s", kinds, len(rep.Groups), rep.Verdict.Summary)
 	}
 	if !strings.Contains(rep.Verdict.Summary, "some connections of 127.0.0.2") || !strings.Contains(rep.Verdict.Summary, "at the same moments") {
 		t.Errorf("summary %q; want it to blame some connections of 127.0.0.2, which differ from the others at the same moments", rep.Verdict.Summary)
 	}
-	rep, _ = runReport(t, reportOpts{samples: 5}, "--group-by", "x-fx-node", "--resolve", resolve, "--rate", "800", "-n", "640", s.URL())
+	rep, _ = runReport(t, reportOpts{samples: 5}, "--group-by", "x-fx-node", "--resolve", resolve, "--rate", "800", "-n", "320", s.URL())
 	if kinds := suspectKinds(rep); !slices.Contains(kinds, "group X-Fx-Node: c") {
 		t.Errorf("with --group-by: suspects %v; want group X-Fx-Node: c", kinds)
 	}
