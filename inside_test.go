@@ -223,7 +223,7 @@ func TestHAProxyOverNginxInstances(t *testing.T) {
 		conns bool // requests share connections: the addresses' connections are named
 	}{{"default", nil, true}, {"-c 50", []string{"-c", "50"}, true}, {"--new-conn", []string{"--new-conn"}, false}} {
 		t.Run(mode.name, func(t *testing.T) {
-			args := append([]string{"--resolve", g.Resolve(), "--rate", "800", "-n", "480"}, mode.args...)
+			args := append([]string{"--resolve", g.Resolve(), "--rate", "800", "-n", "320"}, mode.args...)
 			rep, _, _ := probeReport(t, append(args, g.URL())...)
 			kinds := suspectKinds(rep)
 			if !slices.Contains(kinds, "group X-Served-By: "+broken) {
