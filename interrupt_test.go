@@ -292,9 +292,6 @@ func (p *subprocess) wait(t *testing.T, limit time.Duration) int {
 // report and exit 130, a second exits at once.
 func TestSIGINTSubprocess(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGINT on windows")
 	}

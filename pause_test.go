@@ -26,9 +26,6 @@ import (
 // than about the rate in any quarter of a second; the text report says
 // PAUSED near its top.
 func TestStoppedProcessDoesNotBurst(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGSTOP on windows")
 	}
