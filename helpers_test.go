@@ -252,6 +252,16 @@ func checkClient(t *testing.T, f *testserver.Fleet, rep *report.Report) {
 	}
 }
 
+// writeIn writes data as name in dir and returns its path.
+func writeIn(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // requireRefused fails the test unless a connection to ap is refused: the
 // precondition of a test that probes an address where nothing listens.
 func requireRefused(t *testing.T, ap netip.AddrPort) {

@@ -487,13 +487,7 @@ func TestLogsBadInput(t *testing.T) {
 	t.Parallel()
 	rep := savedRun(t, 20)
 	dir := t.TempDir()
-	write := func(name, data string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, data string) string { return writeIn(t, dir, name, []byte(data)) }
 	text := write("notes.txt", "hello\nthis is no access log\n")
 	good := `127.0.0.1 - - [01/Dec/2026:16:40:21 +0000] "GET / HTTP/1.1" 200 1 "-" "x"` + "\n"
 	goodLog := write("access.log", good)

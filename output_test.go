@@ -96,7 +96,7 @@ func TestClosedStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := writeSaved(t, dir, "other.json", otherRun(t, data, "0a0a0a0a"))
+	other := writeIn(t, dir, "other.json", otherRun(t, data, "0a0a0a0a"))
 	for _, tt := range []struct {
 		name string
 		args []string

@@ -110,13 +110,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	// Refusals name the file and the reason, and exit 2.
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeIn(t, dir, name, []byte(content)) }
 	broken := strings.Replace(string(data), `"ok": `, `"ok": 1`, 1)
 	for _, tt := range []struct{ file, want string }{
 		{write("notes.txt", "just some text\n"), "not a pinprobe JSON report"},

@@ -486,13 +486,13 @@ func TestExitCodesPerCommand(t *testing.T) {
 	refused := []string{"--resolve", fmt.Sprintf("app.test:%d:127.0.0.1", closed), fmt.Sprintf("http://app.test:%d/", closed)}
 	up := []string{"--resolve", f.Resolve(), f.URL()}
 	dir := t.TempDir()
-	other := writeSaved(t, dir, "other.json", goldenSaved(t)) // no endpoint in common with demoReport
+	other := writeIn(t, dir, "other.json", goldenSaved(t)) // no endpoint in common with demoReport
 	demo, err := os.ReadFile(demoReport)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Another run that counted the same: compare refuses one run twice.
-	demoAgain := writeSaved(t, dir, "demo-again.json", otherRun(t, demo, "0a0a0a0a"))
+	demoAgain := writeIn(t, dir, "demo-again.json", otherRun(t, demo, "0a0a0a0a"))
 	oneLog := filepath.Join(dir, "access.log") // one nginx combined line, not of the run
 	if err := os.WriteFile(oneLog, []byte(`127.0.0.1 - - [16/Jun/2026:20:43:00 +0000] "GET / HTTP/1.1" 200 5 "-" "pinprobe/0.1.0"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
