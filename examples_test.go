@@ -153,7 +153,6 @@ func commandLines(t *testing.T, path string) [][]string {
 // TestExampleCIWorkflow: the GitHub Actions step's pinprobe command parses,
 // with every flag it uses.
 func TestExampleCIWorkflow(t *testing.T) {
-	t.Parallel()
 	cmds := commandLines(t, "examples/ci/pinprobe-gate.yml")
 	if len(cmds) != 1 {
 		t.Fatalf("%d pinprobe commands in the workflow; want 1", len(cmds))

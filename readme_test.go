@@ -287,7 +287,6 @@ func TestInstallLines(t *testing.T) {
 // package would otherwise be fuzzed by nobody, go test -fuzz finding
 // nothing to run in the old place.
 func TestFuzzScriptNamesEveryTarget(t *testing.T) {
-	t.Parallel()
 	ci, err := os.ReadFile(".ci/fuzz")
 	if err != nil {
 		t.Fatal(err)

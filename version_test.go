@@ -53,7 +53,6 @@ func TestVersionOf(t *testing.T) {
 // stamping on: --version names the commit (and a changed tree), and the
 // JSON report of a run says the same version.
 func TestVersionOfABuild(t *testing.T) {
-	t.Parallel()
 	check.Long(t, "a build of pinprobe")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
