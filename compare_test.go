@@ -224,7 +224,7 @@ func TestCompareMismatchedRuns(t *testing.T) {
 	}{{failing, failing.URL(), "before"}, {otherPort, otherPort.URL(), "port"}, {healthy, healthy.URL() + "health", "path"}, {otherHost, otherHost.URL(), "host"}} {
 		ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
 		defer cancel()
-		runs = append(runs, goPinprobe(ctx, "-q", "--rate", "800", "-n", "400", "--resolve", r.f.Resolve(), "-o", file(r.name), r.url))
+		runs = append(runs, goPinprobe(ctx, "-q", "--rate", "800", "-n", "100", "--resolve", r.f.Resolve(), "-o", file(r.name), r.url))
 	}
 	for _, done := range runs {
 		o := <-done

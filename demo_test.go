@@ -10,14 +10,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pinprobe/pinprobe/internal/demo"
 	"github.com/pinprobe/pinprobe/internal/report"
-	"github.com/pinprobe/pinprobe/internal/testserver"
 	"github.com/pinprobe/pinprobe/internal/words"
 )
 
@@ -30,12 +28,7 @@ func TestDemo(t *testing.T) {
 	// 5 s, not 3: at 3 s the moments test had too few moments to tell the
 	// instance from a moment once in ten race runs (p=1.4e-4), and the
 	// verdict rightly said it could not tell them apart.
-	code, stdout, stderr := pinprobe(t, "--demo", "-q", "--duration", "5s", "--rate", "60", "--format", "json")
-	if code != exitOK {
-		t.Fatalf("exit %d; want 0; stderr:\n%s", code, stderr)
-	}
-	rep := decodeReport(t, []byte(stdout))
-	checkReport(t, rep)
+	rep, _, _ := probeReport(t, "--demo", "--duration", "5s", "--rate", "60")
 	addrs := endpointAddrs(rep)
 	if len(addrs) < 2 {
 		t.Fatalf("demo has endpoints %v; want at least two", addrs)
@@ -131,7 +124,6 @@ func TestDemo(t *testing.T) {
 // answer and the command whole.
 func TestDemoJoinCommandPastes(t *testing.T) {
 	t.Parallel()
-	tmux := testserver.TmuxBinary(t)
 	bin := buildPinprobe(t)
 	root, err := os.Getwd()
 	if err != nil {
@@ -150,31 +142,17 @@ func TestDemoJoinCommandPastes(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			sock := filepath.Join(dir, "tmux.sock")
-			tm := func(args ...string) (string, error) {
-				cmd := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
-				cmd.Env = append(os.Environ(), "TMUX=", "NO_COLOR=1")
-				out, err := cmd.CombinedOutput()
-				return string(out), err
-			}
 			env := "TMPDIR=" + words.ShellQuote(dir) + " XDG_CACHE_HOME=" + words.ShellQuote(dir)
-			demo, height := " --demo -q -d 2s --format json > /dev/null", "40"
+			demo, height := " --demo -q -d 2s --format json > /dev/null", 40
 			if tt.text {
-				demo, height = " --demo -d 2s", "24"
+				demo, height = " --demo -d 2s", 24
 			}
 			run := "cd " + words.ShellQuote(root) + " && " + env + " " + tt.run + demo + "; echo DEMO-ENDED; sleep 60"
-			if out, err := tm("new-session", "-d", "-s", "demo", "-x", strconv.Itoa(tt.width), "-y", height, "sh", "-c", run); err != nil {
-				t.Fatalf("tmux new-session: %v\n%s", err, out)
-			}
-			t.Cleanup(func() { _, _ = tm("kill-server") })
+			pane := startTmux(t, dir, "demo", tt.width, height, run)
 			var screen string
 			for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline) && !strings.Contains(screen, "DEMO-ENDED"); {
 				time.Sleep(250 * time.Millisecond)
-				out, err := tm("capture-pane", "-p", "-J", "-t", "demo")
-				if err != nil {
-					t.Fatalf("tmux capture-pane: %v\n%s", err, out)
-				}
-				screen = out
+				screen = pane.screen("-J")
 			}
 			if !strings.Contains(screen, "DEMO-ENDED") {
 				t.Fatalf("the demo did not end in 90 s:\n%s", screen)

@@ -22,14 +22,14 @@ func TestForensicsRequestIDs(t *testing.T) {
 		f := testserver.StartFleet(t, testserver.FleetOptions{
 			Policies: map[netip.Addr]testserver.Policy{testserver.Lo6: nginx502WithSecrets},
 		}, testserver.Loopbacks()...)
-		rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "900", "-n", "450", f.URL())
+		rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "900", "-n", "150", f.URL())
 		checkFleet(t, f, rep)
 		first, noID, multi := f.IDs()
 		if noID != 0 || multi != 0 {
 			t.Errorf("%d requests without X-Request-Id, %d with several", noID, multi)
 		}
-		if len(first) != 450 {
-			t.Errorf("%d distinct X-Request-Id for 450 requests", len(first))
+		if len(first) != 150 {
+			t.Errorf("%d distinct X-Request-Id for 150 requests", len(first))
 		}
 		for id, n := range first {
 			if n != 1 {
@@ -44,9 +44,9 @@ func TestForensicsRequestIDs(t *testing.T) {
 			}
 		}
 		// A second run sends fresh ones.
-		runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "900", "-n", "90", f.URL())
-		if ids, _, _ := f.IDs(); len(ids) != 540 {
-			t.Errorf("two runs of 450 and 90 requests sent %d distinct X-Request-Id; want 540", len(ids))
+		runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "900", "-n", "30", f.URL())
+		if ids, _, _ := f.IDs(); len(ids) != 180 {
+			t.Errorf("two runs of 150 and 30 requests sent %d distinct X-Request-Id; want 180", len(ids))
 		}
 	})
 

@@ -150,6 +150,29 @@ func pinprobeProcess(t *testing.T, args ...string) (code int, stdout, stderr str
 	return code, out.String(), errOut.String()
 }
 
+// within returns what ch delivers, or fails the test saying what did not
+// happen within d.
+func within[T any](t *testing.T, d time.Duration, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("%s within %v", what, d)
+		panic("unreachable")
+	}
+}
+
+// refused fails the test unless pinprobe refuses args as a usage error:
+// exit 2, nothing on stdout, and one line on stderr that holds want.
+func refused(t *testing.T, want string, args ...string) {
+	t.Helper()
+	code, stdout, stderr := pinprobe(t, args...)
+	if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") || !strings.Contains(stderr, want) {
+		t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want %d, nothing, and one line with %q", args, code, stdout, stderr, exitUsage, want)
+	}
+}
+
 // goPinprobe runs the command through run() on its own goroutine, with ctx
 // (for tests that interrupt it), and delivers the outcome when run returns.
 // The receiver checks it with noPanic.
@@ -227,6 +250,16 @@ func checkClient(t *testing.T, f *testserver.Fleet, rep *report.Report) {
 	if len(ports) <= 1000 && !slices.Equal(rep.Client.Ports, ports) {
 		t.Errorf("client.ports = %v; the servers saw %v", rep.Client.Ports, ports)
 	}
+}
+
+// writeIn writes data as name in dir and returns its path.
+func writeIn(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // requireRefused fails the test unless a connection to ap is refused: the
@@ -498,17 +531,25 @@ type reportOpts struct {
 	noReqID bool // pinprobe added no X-Request-Id (--no-request-id or a -H one)
 }
 
-// runReport runs pinprobe with --format json -q and args, expects exit 0,
-// decodes the report and checks the core and forensic invariants.
-func runReport(t *testing.T, o reportOpts, args ...string) (*report.Report, string) {
+// probeReport runs pinprobe with --format json -q and args, expects exit
+// 0, decodes the report and checks the core invariants (checkReport); it
+// returns the report, and stdout and stderr as they were written.
+func probeReport(t *testing.T, args ...string) (rep *report.Report, stdout, stderr string) {
 	t.Helper()
 	args = append([]string{"--format", "json", "-q"}, args...)
 	code, stdout, stderr := pinprobe(t, args...)
 	if code != exitOK {
 		t.Fatalf("pinprobe %s: exit %d; want 0; stderr:\n%s", strings.Join(args, " "), code, stderr)
 	}
-	rep := decodeReport(t, []byte(stdout))
+	rep = decodeReport(t, []byte(stdout))
 	checkReport(t, rep)
+	return rep, stdout, stderr
+}
+
+// runReport is probeReport, and checks the forensic invariants too.
+func runReport(t *testing.T, o reportOpts, args ...string) (*report.Report, string) {
+	t.Helper()
+	rep, stdout, stderr := probeReport(t, args...)
 	checkForensics(t, rep, stdout, o)
 	if t.Failed() {
 		t.Logf("stderr:\n%s", stderr)
@@ -901,4 +942,43 @@ func splitUpstreams(t *testing.T) (ok, dead netip.AddrPort) {
 			return testserver.Answer{Status: http.StatusOK, Body: "signed\n"}
 		}}, testserver.Lo4a)
 	return netip.AddrPortFrom(testserver.Lo4a, backend.Port()), testserver.ClosedAddrPort(t, testserver.Lo6)
+}
+
+// tmuxPane is a tmux server of a test's own (its socket in a temporary
+// directory) running one session of a set size, in which the tests watch
+// what pinprobe draws on a real terminal.
+type tmuxPane struct {
+	t         *testing.T
+	bin, sock string
+	name      string
+}
+
+// startTmux runs script with sh -c in a session named name, width × height,
+// NO_COLOR set; the server is killed when the test ends.
+func startTmux(t *testing.T, dir, name string, width, height int, script string) *tmuxPane {
+	t.Helper()
+	p := &tmuxPane{t: t, bin: testserver.TmuxBinary(t), sock: filepath.Join(dir, "tmux.sock"), name: name}
+	if out, err := p.tmux("new-session", "-d", "-s", name, "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), "sh", "-c", script); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = p.tmux("kill-server") })
+	return p
+}
+
+func (p *tmuxPane) tmux(args ...string) (string, error) {
+	cmd := exec.Command(p.bin, append([]string{"-S", p.sock, "-f", "/dev/null"}, args...)...)
+	cmd.Env = append(os.Environ(), "TMUX=", "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// screen returns the pane's screen (capture-pane -p, with flags such as
+// -J); it fails the test if tmux cannot read it.
+func (p *tmuxPane) screen(flags ...string) string {
+	p.t.Helper()
+	out, err := p.tmux(append(append([]string{"capture-pane", "-p"}, flags...), "-t", p.name)...)
+	if err != nil {
+		p.t.Fatalf("tmux capture-pane: %v\n%s", err, out)
+	}
+	return out
 }

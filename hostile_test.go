@@ -32,16 +32,6 @@ func goldenSaved(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-// writeSaved writes doc as name in dir and returns its path.
-func writeSaved(t *testing.T, dir, name string, doc []byte) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, doc, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestReportRefusesImpossibleNumbers: a negative count that still adds up,
 // a timeline bucket failing more than it holds, a 127-year bucket and a
 // timeline of year one each made `pinprobe report` print nonsense (200×45
@@ -50,7 +40,7 @@ func writeSaved(t *testing.T, dir, name string, doc []byte) string {
 func TestReportRefusesImpossibleNumbers(t *testing.T) {
 	good := goldenSaved(t)
 	dir := t.TempDir()
-	other := writeSaved(t, dir, "other.json", docfix.EditJSON(t, good, func(m map[string]any) { m["version"] = "0.1.1" }))
+	other := writeIn(t, dir, "other.json", docfix.EditJSON(t, good, func(m map[string]any) { m["version"] = "0.1.1" }))
 	tests := []struct {
 		name  string
 		edit  func(m map[string]any)
@@ -75,7 +65,7 @@ func TestReportRefusesImpossibleNumbers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			file := writeSaved(t, dir, tt.name, docfix.EditJSON(t, good, tt.edit))
+			file := writeIn(t, dir, tt.name, docfix.EditJSON(t, good, tt.edit))
 			args := []string{"report", file}
 			if tt.merge {
 				args = append(args, other)
@@ -105,8 +95,8 @@ func TestReportWritesOutsideStringsOut(t *testing.T) {
 		docfix.Obj(t, m, "endpoints", "1", "samples", "1")["request_id"] = outside
 	})
 	dir := t.TempDir()
-	file := writeSaved(t, dir, "outside.json", doc)
-	golden := writeSaved(t, dir, "golden.json", goldenSaved(t))
+	file := writeIn(t, dir, "outside.json", doc)
+	golden := writeIn(t, dir, "golden.json", goldenSaved(t))
 	for _, args := range [][]string{
 		{"report", file}, {"report", "--format", "markdown", file}, {"report", "--format", "html", file},
 		{"compare", file, golden}, {"compare", "--format", "markdown", golden, file},
@@ -162,8 +152,8 @@ func TestReportRefusesTheSameRunTwice(t *testing.T) {
 	if len(saved.RunID) != 8 || saved.Endpoints[0].Samples[0].RequestID[:len("pinprobe-")+8] != "pinprobe-"+saved.RunID {
 		t.Fatalf("run_id %q; want the <run> of the request IDs sent, as in %q", saved.RunID, saved.Endpoints[0].Samples[0].RequestID)
 	}
-	copied := writeSaved(t, dir, "copy.json", data)
-	old := writeSaved(t, dir, "old.json", docfix.EditJSON(t, data, func(m map[string]any) { delete(m, "run_id") }))
+	copied := writeIn(t, dir, "copy.json", data)
+	old := writeIn(t, dir, "old.json", docfix.EditJSON(t, data, func(m map[string]any) { delete(m, "run_id") }))
 	merged := filepath.Join(dir, "ab.json")
 	if code, _, stderr := pinprobe(t, "report", "-o", merged, a, b); code != exitOK && code != exitFail {
 		t.Fatalf("report a b: exit %d\n%s", code, stderr)
@@ -177,10 +167,7 @@ func TestReportRefusesTheSameRunTwice(t *testing.T) {
 		{[]string{merged, a}, "merge " + a + ": the same run as " + merged + ":" + a},
 		{[]string{a, old}, "merge " + old + ": the same run as " + a + " (no run ID, and the same start, end, command, counts and latencies)"},
 	} {
-		code, stdout, stderr := pinprobe(t, append([]string{"report"}, tt.files...)...)
-		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
-			t.Errorf("report %s: exit %d, stderr %q; want exit 2 and one line containing %q", strings.Join(tt.files, " "), code, stderr, tt.want)
-		}
+		refused(t, tt.want, append([]string{"report"}, tt.files...)...)
 	}
 }
 
@@ -197,16 +184,16 @@ func TestCompareRefusesOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	a := writeSaved(t, dir, "a.json", data)
+	a := writeIn(t, dir, "a.json", data)
 	var saved struct {
 		RunID string `json:"run_id"`
 	}
 	if err := json.Unmarshal(data, &saved); err != nil || saved.RunID == "" {
 		t.Fatalf("%s: run_id %q (%v); want one", demoReport, saved.RunID, err)
 	}
-	copied := writeSaved(t, dir, "copy.json", data)
-	b := writeSaved(t, dir, "b.json", otherRun(t, data, "0badc0de"))
-	old := writeSaved(t, dir, "old.json", docfix.EditJSON(t, data, func(m map[string]any) { delete(m, "run_id") }))
+	copied := writeIn(t, dir, "copy.json", data)
+	b := writeIn(t, dir, "b.json", otherRun(t, data, "0badc0de"))
+	old := writeIn(t, dir, "old.json", docfix.EditJSON(t, data, func(m map[string]any) { delete(m, "run_id") }))
 	merged := filepath.Join(dir, "ab.json")
 	if code, _, stderr := pinprobe(t, "report", "-o", merged, a, b); code != exitOK {
 		t.Fatalf("report a b: exit %d\n%s", code, stderr)
@@ -248,8 +235,8 @@ func otherRun(t *testing.T, data []byte, id string) []byte {
 // itself, which compare refuses.
 func twoRuns(t *testing.T, dir, name string, data []byte) (before, after string) {
 	t.Helper()
-	return writeSaved(t, dir, name+"-before.json", otherRun(t, data, "0b0b0b0b")),
-		writeSaved(t, dir, name+"-after.json", otherRun(t, data, "0a0a0a0a"))
+	return writeIn(t, dir, name+"-before.json", otherRun(t, data, "0b0b0b0b")),
+		writeIn(t, dir, name+"-after.json", otherRun(t, data, "0a0a0a0a"))
 }
 
 // TestCompareNothingInCommon: two reports with no endpoint in common were
@@ -259,10 +246,10 @@ func TestCompareNothingInCommon(t *testing.T) {
 	t.Parallel()
 	good := goldenSaved(t)
 	dir := t.TempDir()
-	before := writeSaved(t, dir, "before.json", otherRun(t, good, "0b0b0b0b"))
+	before := writeIn(t, dir, "before.json", otherRun(t, good, "0b0b0b0b"))
 	// Another run with the same counts, every endpoint on other addresses
 	// and hosts.
-	after := writeSaved(t, dir, "after.json", docfix.EditJSON(t, good, func(m map[string]any) {
+	after := writeIn(t, dir, "after.json", docfix.EditJSON(t, good, func(m map[string]any) {
 		m["run_id"], m["interrupted"] = "0a0a0a0a", false
 		for i, e := range docfix.Arr(t, m, "endpoints") {
 			e := e.(map[string]any)
@@ -304,7 +291,7 @@ func TestCompareNothingInCommon(t *testing.T) {
 func TestReportOfHugeCounts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	golden := writeSaved(t, dir, "golden.json", goldenSaved(t))
+	golden := writeIn(t, dir, "golden.json", goldenSaved(t))
 	var files []string
 	for name, doc := range map[string][]byte{"golden-huge.json": goldenSaved(t), "many-huge.json": fixture.ManyEndpoints(t, 20, "aaaaaaaa")} {
 		r, err := report.Read(bytes.NewReader(doc), name)
@@ -316,7 +303,7 @@ func TestReportOfHugeCounts(t *testing.T) {
 		if err := report.JSON(&buf, r); err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, writeSaved(t, dir, name, buf.Bytes()))
+		files = append(files, writeIn(t, dir, name, buf.Bytes()))
 	}
 	data, err := os.ReadFile(files[1])
 	if err != nil {

@@ -101,13 +101,8 @@ func TestSharedAddressInstances(t *testing.T) {
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			seen := len(s.Conns()) // the server's connections from earlier modes
-			args := append([]string{"--format", "json", "-q", "--resolve", resolve, "--rate", "800", "-n", "640"}, mode.args...)
-			code, stdout, stderr := pinprobe(t, append(args, s.URL())...)
-			if code != exitOK {
-				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-			}
-			rep := decodeReport(t, []byte(stdout))
-			checkReport(t, rep)
+			args := append([]string{"--resolve", resolve, "--rate", "800", "-n", "320"}, mode.args...)
+			rep, stdout, _ := probeReport(t, append(args, s.URL())...)
 			kinds := suspectKinds(rep)
 			if rep.Verdict.Status != "concentrated" || !slices.Contains(kinds, "group X-Served-By: gw-3") {
 				t.Errorf("verdict %s, suspects %v; want concentrated, naming X-Served-By: gw-3\n%s\n%q",
@@ -196,14 +191,14 @@ func TestSharedAddressWithoutHeader(t *testing.T) {
 		Instances: []testserver.Instance{{Name: "a"}, {Name: "b"}, {Name: "c", Policy: bad}, {Name: "d"}},
 	}, testserver.Lo4b)
 	resolve := fmt.Sprintf("%s:%d:127.0.0.2", testserver.DefaultHost, s.Port())
-	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", resolve, "--rate", "800", "-n", "640", s.URL())
+	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", resolve, "--rate", "800", "-n", "320", s.URL())
 	if kinds := suspectKinds(rep); !slices.Equal(kinds, []string{"connections 127.0.0.2"}) || len(rep.Groups) != 0 {
 		t.Errorf("suspects %v, groups %d; want the connections of 127.0.0.2 only, no group\n%s", kinds, len(rep.Groups), rep.Verdict.Summary)
 	}
 	if !strings.Contains(rep.Verdict.Summary, "some connections of 127.0.0.2") || !strings.Contains(rep.Verdict.Summary, "at the same moments") {
 		t.Errorf("summary %q; want it to blame some connections of 127.0.0.2, which differ from the others at the same moments", rep.Verdict.Summary)
 	}
-	rep, _ = runReport(t, reportOpts{samples: 5}, "--group-by", "x-fx-node", "--resolve", resolve, "--rate", "800", "-n", "640", s.URL())
+	rep, _ = runReport(t, reportOpts{samples: 5}, "--group-by", "x-fx-node", "--resolve", resolve, "--rate", "800", "-n", "320", s.URL())
 	if kinds := suspectKinds(rep); !slices.Contains(kinds, "group X-Fx-Node: c") {
 		t.Errorf("with --group-by: suspects %v; want group X-Fx-Node: c", kinds)
 	}
@@ -228,13 +223,8 @@ func TestHAProxyOverNginxInstances(t *testing.T) {
 		conns bool // requests share connections: the addresses' connections are named
 	}{{"default", nil, true}, {"-c 50", []string{"-c", "50"}, true}, {"--new-conn", []string{"--new-conn"}, false}} {
 		t.Run(mode.name, func(t *testing.T) {
-			args := append([]string{"--format", "json", "-q", "--resolve", g.Resolve(), "--rate", "800", "-n", "480"}, mode.args...)
-			code, stdout, stderr := pinprobe(t, append(args, g.URL())...)
-			if code != exitOK {
-				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-			}
-			rep := decodeReport(t, []byte(stdout))
-			checkReport(t, rep)
+			args := append([]string{"--resolve", g.Resolve(), "--rate", "800", "-n", "320"}, mode.args...)
+			rep, _, _ := probeReport(t, append(args, g.URL())...)
 			kinds := suspectKinds(rep)
 			if !slices.Contains(kinds, "group X-Served-By: "+broken) {
 				t.Errorf("suspects %v; want X-Served-By: %s\n%s\n%q", kinds, broken, rep.Verdict.Summary, rep.Verdict.Notes)
@@ -385,11 +375,12 @@ func untilNote(rep *report.Report) string {
 func TestConnectionRecordsBounded(t *testing.T) {
 	t.Parallel()
 	f := testserver.StartFleet(t, testserver.FleetOptions{}, testserver.Lo4a)
-	_, raw := runReport(t, reportOpts{samples: 5}, "--new-conn", "--resolve", f.Resolve(), "--rate", "3000", "-n", "1500", f.URL())
+	const n = 400 // connections, one a request: past the 256 kept one by one
+	_, raw := runReport(t, reportOpts{samples: 5}, "--new-conn", "--resolve", f.Resolve(), "--rate", "3000", "-n", strconv.Itoa(n), f.URL())
 	c := endpointConns(t, raw)["127.0.0.1"]
-	if len(c.Records) != 256 || c.Connections != 1500 || c.Overflow.Connections != 1500-256 || c.Overflow.Requests != 1500-256 {
-		t.Errorf("conns: %d records, %d connections, overflow %+v; want 256 records of 1500, the rest in the overflow",
-			len(c.Records), c.Connections, c.Overflow)
+	if len(c.Records) != 256 || c.Connections != n || c.Overflow.Connections != n-256 || c.Overflow.Requests != n-256 {
+		t.Errorf("conns: %d records, %d connections, overflow %+v; want 256 records of %d, the rest in the overflow",
+			len(c.Records), c.Connections, c.Overflow, n)
 	}
 }
 

@@ -21,9 +21,6 @@ const fSetPipeSize = 1031
 // third SIGINT still quits at once (exit 130), the -o file written whole.
 func TestThirdSIGINTWhileStdoutBlocks(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	bin := buildPinprobe(t)
 	const n = 5
 	f := testserver.StartFleet(t, testserver.FleetOptions{NotifyAt: n, Hold: true}, testserver.Lo4a)
@@ -77,9 +74,6 @@ func TestThirdSIGINTWhileStdoutBlocks(t *testing.T) {
 // service manager or Kubernetes stops it, even while its target fails.
 func TestWatchSIGTERM(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	bin := buildPinprobe(t)
 	f := testserver.StartFleet(t, testserver.FleetOptions{Each: testserver.Status(502)}, testserver.Lo4a, testserver.Lo4b)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)

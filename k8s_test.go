@@ -22,19 +22,14 @@ import (
 	"github.com/pinprobe/pinprobe/internal/testserver"
 )
 
-// The Kubernetes example (examples/k8s) as a cluster would read it. No
-// cluster runs here: the manifests are parsed as YAML, the overlays applied
-// as kustomize applies their JSON patches, and what must hold together is
-// checked — the service account the pods run as is the one the RBAC binds,
-// in any namespace; the init step's files are the ones pinprobe reads; the
-// pods write their reports into their logs and need no volume; the label
-// the merge command selects is the Job's; the zone spread is hard in the
-// every-zone overlay; the shared-volume overlay's claim and files are the
-// merge Job's; the image the Dockerfile builds is the one every Job runs.
-// Then the pods' own command lines run here against loopback servers, at
-// once, their logs interleaved as `kubectl logs --prefix` gives them and
-// merged by `pinprobe report -`; the init step's script runs against a
-// stand-in for the API server.
+// The Kubernetes example (examples/k8s) as a cluster would read it, with no
+// cluster: the manifests parsed as YAML, the overlays applied as kustomize
+// applies their JSON patches, and what must hold together checked (the
+// service account, the init step's files, the reports in the pods' logs,
+// the labels, the zone spread, the shared volume, the image). Then the
+// pods' command lines run against loopback servers, their logs interleaved
+// as `kubectl logs --prefix` gives them and merged by `pinprobe report -`;
+// the init step's script runs against a stand-in for the API server.
 
 const (
 	k8sDir        = "examples/k8s"

@@ -21,18 +21,10 @@ type layer struct {
 	helper     bool // imported by tests only; may import beside it
 }
 
-// layers is the table of ARCHITECTURE.md: the folder list is the layer
-// list. The shared vocabulary, statistics and words (rank 0), imports
-// nothing of ours; the leaves (1), the engine, the demo's fleet and the
-// log readers, only that; the documents (2); what makes, merges and
-// judges them (3); what compares and joins them (4); the writers and the
-// run's wiring (5); main (6). The test helpers have a
+// layers is the table of ARCHITECTURE.md, which says what each rank owns:
+// a package imports only packages of a lower rank. The test helpers have a
 // rank too: a package's tests import packages below it or beside it (the
-// same rank), never above: internal/docfix (editing, checking and reading
-// saved documents) serves every layer from the document up,
-// internal/fixture (reports built through collect, judge and merge) the
-// layers from theirs up, internal/cmpfix (comparisons) compare and above;
-// the document's tests never drive the engine.
+// same rank), never above, so the document's tests never drive the engine.
 var layers = map[string]layer{
 	"internal/stat":       {rank: 0},
 	"internal/words":      {rank: 0},

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -28,7 +27,6 @@ import (
 // view is gone and the report is on the screen.
 func TestLiveViewInTmux(t *testing.T) {
 	t.Parallel()
-	tmux := testserver.TmuxBinary(t)
 	bin := buildPinprobe(t)
 	const sign = "/api/documents/demo/sign"
 	const verify = "/api/v2/tenants/acme-corporation/documents/demo/archive/2026/verification-report"
@@ -47,22 +45,12 @@ func TestLiveViewInTmux(t *testing.T) {
 	if err := os.WriteFile(targets, []byte(base+sign+"\n"+base+verify+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sock := filepath.Join(dir, "tmux.sock")
-	tm := func(args ...string) (string, error) {
-		cmd := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
-		cmd.Env = append(os.Environ(), "TMUX=", "NO_COLOR=1")
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
 	// The run lasts 8 s; the pane's shell waits after it, so the screen
 	// can be read once it is over. kill-server ends both.
 	run := words.ShellQuote(bin) + " --targets " + words.ShellQuote(targets) + " --resolve " + words.ShellQuote(f.Resolve()) +
 		" -r 40 -d 8s -o " + words.ShellQuote(filepath.Join(dir, "report.json")) + " > " + words.ShellQuote(filepath.Join(dir, "report.txt")) +
 		"; echo RUN-ENDED; sleep 60"
-	if out, err := tm("new-session", "-d", "-s", "live", "-x", "80", "-y", "24", "sh", "-c", run); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _, _ = tm("kill-server") })
+	pane := startTmux(t, dir, "live", 80, 24, run)
 
 	pace := regexp.MustCompile(`^  \d+\.\d req/s of 40 planned · p50 \d+(\.\d+)?m?s · p99 \d+(\.\d+)?m?s`)
 	row := regexp.MustCompile(`^  ✗ 127\.0\.0\.2 (\S+) +\d+ req +\d+\.\d% failed$`)
@@ -73,11 +61,7 @@ func TestLiveViewInTmux(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		time.Sleep(250 * time.Millisecond)
-		out, err := tm("capture-pane", "-p", "-t", "live")
-		if err != nil {
-			t.Fatalf("tmux capture-pane: %v\n%s", err, out)
-		}
-		screen = out
+		screen = pane.screen()
 		if strings.Contains(screen, "RUN-ENDED") {
 			break
 		}
@@ -100,7 +84,6 @@ func TestLiveViewInTmux(t *testing.T) {
 		}
 		if len(got) == 2 && sawPace {
 			rows = got
-			screen = out
 			break
 		}
 	}
@@ -122,7 +105,7 @@ func TestLiveViewInTmux(t *testing.T) {
 	// The end: the view cleared, the report written.
 	for time.Now().Before(deadline) && !strings.Contains(screen, "RUN-ENDED") {
 		time.Sleep(250 * time.Millisecond)
-		screen, _ = tm("capture-pane", "-p", "-t", "live")
+		screen = pane.screen()
 	}
 	if !strings.Contains(screen, "RUN-ENDED") {
 		t.Fatalf("the run did not end in time:\n%s", screen)
@@ -141,7 +124,6 @@ func TestLiveViewInTmux(t *testing.T) {
 // it printed "ipv4 1", at 50 nothing.
 func TestLiveViewNarrow(t *testing.T) {
 	t.Parallel()
-	tmux := testserver.TmuxBinary(t)
 	bin := buildPinprobe(t)
 	f := testserver.StartFleet(t, testserver.FleetOptions{
 		Host: "app.example.com",
@@ -154,28 +136,14 @@ func TestLiveViewNarrow(t *testing.T) {
 		t.Run(strconv.Itoa(width), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			sock := filepath.Join(dir, "tmux.sock")
-			tm := func(args ...string) (string, error) {
-				cmd := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
-				cmd.Env = append(os.Environ(), "TMUX=", "NO_COLOR=1")
-				out, err := cmd.CombinedOutput()
-				return string(out), err
-			}
 			run := words.ShellQuote(bin) + " --resolve " + words.ShellQuote(f.Resolve()) + " -r 40 -d 4s -o " + words.ShellQuote(filepath.Join(dir, "report.json")) +
 				" " + words.ShellQuote(f.URL()) + " > /dev/null; echo RUN-ENDED; sleep 60"
-			if out, err := tm("new-session", "-d", "-s", "live", "-x", strconv.Itoa(width), "-y", "24", "sh", "-c", run); err != nil {
-				t.Fatalf("tmux new-session: %v\n%s", err, out)
-			}
-			t.Cleanup(func() { _, _ = tm("kill-server") })
+			pane := startTmux(t, dir, "live", width, 24, run)
 			var screen string
 			seen := false
 			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline) && !seen; {
 				time.Sleep(200 * time.Millisecond)
-				out, err := tm("capture-pane", "-p", "-t", "live")
-				if err != nil {
-					t.Fatalf("tmux capture-pane: %v\n%s", err, out)
-				}
-				screen = out
+				screen = pane.screen()
 				if strings.Contains(screen, "RUN-ENDED") {
 					break
 				}

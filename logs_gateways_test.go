@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -113,13 +112,7 @@ func TestLogsTraefikAndGoogle(t *testing.T) {
 	})
 	reportPath, rep := probeSaved(t, fmt.Sprintf("gw.test:%d", proxy.Port), 80)
 	dir := t.TempDir()
-	write := func(name, data string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, data string) string { return writeIn(t, dir, name, []byte(data)) }
 	logs.mu.Lock()
 	clf, js := write("traefik.log", logs.clf.String()), write("traefik.json", logs.json.String())
 	gcp := write("gcp.json", "[\n  "+logs.gcp.String()+"\n]\n")

@@ -487,13 +487,7 @@ func TestLogsBadInput(t *testing.T) {
 	t.Parallel()
 	rep := savedRun(t, 20)
 	dir := t.TempDir()
-	write := func(name, data string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, data string) string { return writeIn(t, dir, name, []byte(data)) }
 	text := write("notes.txt", "hello\nthis is no access log\n")
 	good := `127.0.0.1 - - [01/Dec/2026:16:40:21 +0000] "GET / HTTP/1.1" 200 1 "-" "x"` + "\n"
 	goodLog := write("access.log", good)
@@ -527,10 +521,7 @@ func TestLogsBadInput(t *testing.T) {
 		{[]string{"logs", rep, filepath.Join(dir, "absent.log")}, "no such file"},
 		{[]string{"logs", goodLog, goodLog}, "read report"},
 	} {
-		code, stdout, stderr := pinprobe(t, tt.args...)
-		if code != exitUsage || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || stdout != "" {
-			t.Errorf("pinprobe %s: exit %d, stderr %q, stdout %d bytes; want exit 2 and one line saying %q", strings.Join(tt.args, " "), code, stderr, len(stdout), tt.want)
-		}
+		refused(t, tt.want, tt.args...)
 	}
 
 	// A --log-format that matches no line of the log: the headline says so

@@ -40,13 +40,7 @@ func TestNginxGatewayIPv6Backend(t *testing.T) {
 `, listen[0], upstream, listen[1], dead), listen...)
 
 	host := fmt.Sprintf("gw.test:%d", port)
-	code, stdout, stderr := pinprobe(t, "-q", "--format", "json", "--rate", "400", "--requests", "80",
-		"--resolve", host+":127.0.0.1,::1", "http://"+host+"/sign")
-	if code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-	}
-	rep := decodeReport(t, []byte(stdout))
-	checkReport(t, rep)
+	rep, _, _ := probeReport(t, "--rate", "400", "--requests", "80", "--resolve", host+":127.0.0.1,::1", "http://"+host+"/sign")
 	if got := rep.Families["ipv6"]; got.Requests == 0 || got.Failed != got.Requests {
 		t.Errorf("ipv6 family: got %d failed of %d; want all failed", got.Failed, got.Requests)
 	}

@@ -35,9 +35,6 @@ const demoReport = "examples/demo-report.json"
 // and exits with the run's code, not 141 (SIGPIPE).
 func TestClosedPipesSubprocess(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGPIPE on windows")
 	}
@@ -99,7 +96,7 @@ func TestClosedStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := writeSaved(t, dir, "other.json", otherRun(t, data, "0a0a0a0a"))
+	other := writeIn(t, dir, "other.json", otherRun(t, data, "0a0a0a0a"))
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -188,9 +185,6 @@ func TestWriteFileWholeOrNothing(t *testing.T) {
 // previous -o report whole, which report still reads.
 func TestFullDiskKeepsPreviousReport(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	if runtime.GOOS != "linux" {
 		t.Skip("ulimit -f in sh is how the disk fills here")
 	}

@@ -17,37 +17,43 @@ import (
 // whole within the width it is given (at 80 columns, beside a bar of 10
 // cells): it drops the counts, then the in-flight count, rather than cut
 // "ipv6 34 failed (100%)" to "ipv6 34 fai" as an 80-column terminal did.
+// With one family failing and the other ok, a narrow view drops the
+// family that is ok before the one that fails.
 func TestDescribeFitsTheWidth(t *testing.T) {
-	live := &collect.Live{
-		FamilyRequests: map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
-		FamilyFailed:   map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
-	}
-	live.Requests.Store(103)
-	live.FamilyRequests[probe.IPv4].Store(69)
-	live.FamilyFailed[probe.IPv4].Store(8)
-	live.FamilyRequests[probe.IPv6].Store(34)
-	live.FamilyFailed[probe.IPv6].Store(34)
 	c := &config{duration: 8 * time.Second, timeout: 10 * time.Second}
 	for _, tt := range []struct {
-		width int
-		want  string // without colour tags
+		v4Failed, started int64 // of 69 IPv4 requests; 34 IPv6 fail of 34; 103 ended
+		width             int
+		want              string // without colour tags
 	}{
-		{120, "3.4s/8s  103 req  ipv4 8 failed (12%)  ipv6 34 failed (100%)  2 in flight"},
-		{80 - 1 - barPrefix(10), "3.4s/8s  103 req  ipv4 12% failed  ipv6 100% failed"},
-		{65, "3.4s/8s  103 req  ipv4 12% failed  ipv6 100% failed  2 in flight"},
+		{8, 105, 120, "3.4s/8s  103 req  ipv4 8 failed (12%)  ipv6 34 failed (100%)  2 in flight"},
+		{8, 105, 80 - 1 - barPrefix(10), "3.4s/8s  103 req  ipv4 12% failed  ipv6 100% failed"},
+		{8, 105, 65, "3.4s/8s  103 req  ipv4 12% failed  ipv6 100% failed  2 in flight"},
 		// 60 columns beside a bar of 10 cells, and 40 without one: the
 		// requests and the planned duration give way to the figures.
-		{60 - 1 - barPrefix(10), "3.4s  ipv4 12% failed  ipv6 100% failed"},
-		{40 - 1, "3.4s  ipv4 12% failed  ipv6 100% failed"},
-		{30, "ipv4 12% failed  ipv6 100% failed"},
+		{8, 105, 60 - 1 - barPrefix(10), "3.4s  ipv4 12% failed  ipv6 100% failed"},
+		{8, 105, 40 - 1, "3.4s  ipv4 12% failed  ipv6 100% failed"},
+		{8, 105, 30, "ipv4 12% failed  ipv6 100% failed"},
+		{0, 103, 80 - 1 - barPrefix(10), "3.4s/8s  103 req  ipv4 ok  ipv6 34 failed (100%)"},
+		{0, 103, 39, "3.4s/8s  103 req  ipv6 100% failed"},
+		{0, 103, 20, "ipv6 100% failed"},
 	} {
-		got := describe(3400*time.Millisecond, c, live, 105, false, tt.width)
+		live := &collect.Live{
+			FamilyRequests: map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
+			FamilyFailed:   map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
+		}
+		live.Requests.Store(103)
+		live.FamilyRequests[probe.IPv4].Store(69)
+		live.FamilyFailed[probe.IPv4].Store(tt.v4Failed)
+		live.FamilyRequests[probe.IPv6].Store(34)
+		live.FamilyFailed[probe.IPv6].Store(34)
+		got := describe(3400*time.Millisecond, c, live, tt.started, false, tt.width)
 		plain := strings.NewReplacer("[red]", "", "[reset]", "").Replace(got)
 		if plain != tt.want {
-			t.Errorf("width %d:\n got %q\nwant %q", tt.width, plain, tt.want)
+			t.Errorf("ipv4 %d failed, width %d:\n got %q\nwant %q", tt.v4Failed, tt.width, plain, tt.want)
 		}
 		if tt.width < 100 && tt.width >= 33 && visibleLen(got) > tt.width {
-			t.Errorf("width %d: %d columns", tt.width, visibleLen(got))
+			t.Errorf("ipv4 %d failed, width %d: %d columns", tt.v4Failed, tt.width, visibleLen(got))
 		}
 	}
 }
@@ -119,29 +125,5 @@ func TestPace(t *testing.T) {
 	}
 	if got := pace(c, collect.LiveWindow{Seconds: 5}, 79); got != "  no request ended in the last 5s" {
 		t.Errorf("no request: %q", got)
-	}
-}
-
-// TestDescribeKeepsTheFailingFamily: with one family failing and the other
-// ok, a narrow view drops the family that is ok before the one that fails.
-func TestDescribeKeepsTheFailingFamily(t *testing.T) {
-	live := &collect.Live{
-		FamilyRequests: map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
-		FamilyFailed:   map[probe.Family]*atomic.Int64{probe.IPv4: {}, probe.IPv6: {}},
-	}
-	live.Requests.Store(103)
-	live.FamilyRequests[probe.IPv4].Store(69)
-	live.FamilyRequests[probe.IPv6].Store(34)
-	live.FamilyFailed[probe.IPv6].Store(34)
-	c := &config{duration: 8 * time.Second, timeout: 10 * time.Second}
-	for width, want := range map[int]string{
-		80 - 1 - barPrefix(10): "3.4s/8s  103 req  ipv4 ok  ipv6 34 failed (100%)",
-		39:                     "3.4s/8s  103 req  ipv6 100% failed",
-		20:                     "ipv6 100% failed",
-	} {
-		got := strings.NewReplacer("[red]", "", "[reset]", "").Replace(describe(3400*time.Millisecond, c, live, 103, false, width))
-		if got != want {
-			t.Errorf("width %d: %q; want %q", width, got, want)
-		}
 	}
 }

@@ -246,12 +246,7 @@ func TestOutputFile(t *testing.T) {
 func TestRateExcludesTheWaitForRequestsInFlight(t *testing.T) {
 	// A slow backend, not synchronisation; its Host is the IP-literal URL's.
 	f := testserver.StartFleet(t, testserver.FleetOptions{Host: "127.0.0.1", Each: testserver.Delayed(600 * time.Millisecond)}, testserver.Lo4a)
-	code, stdout, stderr := pinprobe(t, "-q", "--no-preflight", "-d", "300ms", "-r", "20", "-c", "50", "--format", "json", f.URL())
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	rep := decodeReport(t, []byte(stdout))
-	checkReport(t, rep)
+	rep, _, _ := probeReport(t, "--no-preflight", "-d", "300ms", "-r", "20", "-c", "50", f.URL())
 	checkFleet(t, f, rep)
 	if rep.SendS < 0.29 || rep.SendS > 0.4 || rep.DurationS < 0.8 {
 		t.Errorf("send_s %.3f, duration_s %.3f; want sending ~0.3 s and the run ~0.9 s", rep.SendS, rep.DurationS)

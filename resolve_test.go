@@ -131,12 +131,7 @@ func TestIPLiteralURLs(t *testing.T) {
 	if u4 != fmt.Sprintf("http://127.0.0.1:%d/", f4.Port()) || u6 != fmt.Sprintf("http://[::1]:%d/", f6.Port()) {
 		t.Fatalf("fleet URLs %s, %s; want IP-literal URLs", u4, u6)
 	}
-	code, stdout, stderr := pinprobe(t, "-q", "--format", "json", "--rate", "200", "--requests", "20", u4, u6)
-	if code != exitOK {
-		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-	}
-	rep := decodeReport(t, []byte(stdout))
-	checkReport(t, rep)
+	rep, _, _ := probeReport(t, "--rate", "200", "--requests", "20", u4, u6)
 	if got := endpointAddrs(rep); !slices.Equal(got, []string{"127.0.0.1", "::1"}) {
 		t.Fatalf("endpoints %v; want one per literal: 127.0.0.1, ::1", got)
 	}

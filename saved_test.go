@@ -110,13 +110,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	// Refusals name the file and the reason, and exit 2.
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeIn(t, dir, name, []byte(content)) }
 	broken := strings.Replace(string(data), `"ok": `, `"ok": 1`, 1)
 	for _, tt := range []struct{ file, want string }{
 		{write("notes.txt", "just some text\n"), "not a pinprobe JSON report"},
@@ -124,10 +118,7 @@ func TestReportCommand(t *testing.T) {
 		{write("broken.json", broken), "broken.json"},
 		{filepath.Join(dir, "missing.json"), "missing.json"},
 	} {
-		code, stdout, stderr := pinprobe(t, "report", tt.file)
-		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("report %s: exit %d, stderr %q; want exit 2 and one line naming %q", filepath.Base(tt.file), code, stderr, tt.want)
-		}
+		refused(t, tt.want, "report", tt.file)
 	}
 	if code, _, _ := pinprobe(t, "report"); code != exitUsage {
 		t.Errorf("report without a file: exit %d; want 2", code)

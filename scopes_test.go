@@ -20,16 +20,12 @@ import (
 const shapeWindow = 300 * time.Millisecond
 
 // TestVerdictShapes runs pinprobe against every shape of fault of
-// testserver.Shapes — a header that names the address, two failing IPv4
-// addresses, a shared backend pool behind every address, sticky instances
-// behind one address with and without a header naming them, an address
-// that flaps in time windows, two faults of different kinds, a failing
-// family — each on loopback with its ground truth, and each healthy twin.
-// The verdict must name every true suspect (kind, address, family,
-// instance) and nothing else, say each one in its headline and summary
-// with how it fails, frame a failing family as that family, and claim
-// nothing the truth rules out (the connections of a flapping address, an
-// address for a shared pool, a family for one address of it).
+// testserver.Shapes, each on loopback with its ground truth, and each
+// healthy twin. The verdict must name every true suspect (kind, address,
+// family, instance) and nothing else, say each one in its headline and
+// summary with how it fails, frame a failing family as that family, and
+// claim nothing the truth rules out (the connections of a flapping
+// address, an address for a shared pool, a family for one address of it).
 func TestVerdictShapes(t *testing.T) {
 	t.Parallel()
 	check.Long(t, "a run of live traffic for every shape of fault")

@@ -66,7 +66,7 @@ func TestEchoedSecretsNeverShown(t *testing.T) {
 		t.Run(cred.name, func(t *testing.T) {
 			for _, format := range []string{"text", "json", "markdown", "html"} {
 				out := filepath.Join(t.TempDir(), "run.json")
-				args := append([]string{"-q", "-r", "1000", "-n", "200", "--no-request-id", "--resolve", resolve, "-o", out, "--format", format}, cred.args...)
+				args := append([]string{"-q", "-r", "1000", "-n", "80", "--no-request-id", "--resolve", resolve, "-o", out, "--format", format}, cred.args...)
 				code, stdout, stderr := pinprobe(t, args...)
 				if code != exitOK {
 					t.Fatalf("--format %s: exit %d\n%s", format, code, stderr)

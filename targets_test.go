@@ -138,13 +138,7 @@ func TestTargetsFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(targets), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := pinprobe(t, "-q", "--format", "json", "--targets", path, "-H", "X-Trace: t1", "-H", "X-Tenant: default",
-		"--resolve", f.Resolve(), "--rate", "800", "-n", "400")
-	if code != exitOK {
-		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
-	}
-	rep := decodeReport(t, []byte(stdout))
-	checkReport(t, rep)
+	rep, _, _ := probeReport(t, "--targets", path, "-H", "X-Trace: t1", "-H", "X-Tenant: default", "--resolve", f.Resolve(), "--rate", "800", "-n", "400")
 	checkFleet(t, f, rep)
 	want := map[string]seen{"/login": {"GET", "acme", "t1", ""}, "/api/sign": {"POST", "beta", "t1", `{"doc":42}`}}
 	mu.Lock() // not held over the next run, whose requests take it too

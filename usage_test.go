@@ -286,10 +286,7 @@ func TestUnknownCommandSuggestsTheNearest(t *testing.T) {
 		{[]string{"app.test"}, `URL "app.test" has no scheme`},
 		{[]string{"-q", "compre", "http://a.test/"}, `URL "compre" has no scheme`}, // after a flag, it is the probe's
 	} {
-		code, stdout, stderr := pinprobe(t, tt.args...)
-		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
-			t.Errorf("pinprobe %q: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tt.args, code, stdout, stderr, tt.want)
-		}
+		refused(t, tt.want, tt.args...)
 	}
 }
 
@@ -489,13 +486,13 @@ func TestExitCodesPerCommand(t *testing.T) {
 	refused := []string{"--resolve", fmt.Sprintf("app.test:%d:127.0.0.1", closed), fmt.Sprintf("http://app.test:%d/", closed)}
 	up := []string{"--resolve", f.Resolve(), f.URL()}
 	dir := t.TempDir()
-	other := writeSaved(t, dir, "other.json", goldenSaved(t)) // no endpoint in common with demoReport
+	other := writeIn(t, dir, "other.json", goldenSaved(t)) // no endpoint in common with demoReport
 	demo, err := os.ReadFile(demoReport)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Another run that counted the same: compare refuses one run twice.
-	demoAgain := writeSaved(t, dir, "demo-again.json", otherRun(t, demo, "0a0a0a0a"))
+	demoAgain := writeIn(t, dir, "demo-again.json", otherRun(t, demo, "0a0a0a0a"))
 	oneLog := filepath.Join(dir, "access.log") // one nginx combined line, not of the run
 	if err := os.WriteFile(oneLog, []byte(`127.0.0.1 - - [16/Jun/2026:20:43:00 +0000] "GET / HTTP/1.1" 200 5 "-" "pinprobe/0.1.0"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -637,12 +634,7 @@ func TestClientFlag(t *testing.T) {
 	t.Parallel()
 	check.Long(t, "seconds of live traffic")
 	for _, client := range []string{"auto", "fast", "std"} {
-		code, stdout, stderr := pinprobe(t, "--demo", "-q", "-d", "1s", "-r", "90", "--client", client, "--format", "json")
-		if code != exitOK {
-			t.Fatalf("--client %s: exit %d\n%s", client, code, stderr)
-		}
-		rep := decodeReport(t, []byte(stdout))
-		checkReport(t, rep)
+		rep, _, _ := probeReport(t, "--demo", "-d", "1s", "-r", "90", "--client", client)
 		if rep.Verdict.Status != "concentrated" {
 			t.Errorf("--client %s: verdict %s; want concentrated", client, rep.Verdict.Status)
 		}

@@ -107,7 +107,7 @@ func TestForensicsOneAddressFailsOneInFive(t *testing.T) {
 	f := testserver.StartFleet(t, testserver.FleetOptions{
 		Policies: map[netip.Addr]testserver.Policy{testserver.Lo4b: testserver.Every(5, fx503)},
 	}, testserver.Loopbacks()...)
-	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "1200", "-n", "600", f.URL())
+	rep, _ := runReport(t, reportOpts{samples: 5}, "--resolve", f.Resolve(), "--rate", "1200", "-n", "300", f.URL())
 	checkFleet(t, f, rep)
 	checkClient(t, f, rep)
 

@@ -291,10 +291,7 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{}, "watch: no URL given"},
 		{[]string{"--listen", busy.Addr().String(), "--resolve", "a.test:80:127.0.0.1", "http://a.test/"}, "watch: --listen " + busy.Addr().String() + ": "},
 	} {
-		code, stdout, stderr := pinprobe(t, append([]string{"watch"}, tc.args...)...)
-		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("watch %q: exit %d, stdout %q, stderr %q; want 2 and one line with %q", tc.args, code, stdout, stderr, tc.want)
-		}
+		refused(t, tc.want, append([]string{"watch"}, tc.args...)...)
 	}
 }
 
@@ -341,38 +338,14 @@ func TestWatchWithPrometheus(t *testing.T) {
 		testserver.Lo4a, testserver.Lo4b, testserver.Lo4c)
 	w := startWatch(t, "--listen", "127.0.0.1:0", "-r", "30", "--group-by", "X-Served-By", "--resolve", f.Resolve(), f.URL())
 	target := strings.TrimSuffix(strings.TrimPrefix(w.metrics, "http://"), "/metrics")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := l.Addr().String()
-	l.Close()
+	api := netip.AddrPortFrom(testserver.Lo4a, testserver.FreePort(t, testserver.Lo4a))
 	rules, err := filepath.Abs(filepath.Join("examples", "watch", "alerts.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	prom := testserver.Prometheus(t, netip.MustParseAddrPort(api), []string{rules}, target)
-	query := func(q string) (float64, bool) {
-		resp, err := http.Get("http://" + api + "/api/v1/query?query=" + url.QueryEscape(q))
-		if err != nil {
-			return 0, false
-		}
-		defer resp.Body.Close()
-		var out struct {
-			Data struct {
-				Result []struct {
-					Value [2]any `json:"value"`
-				} `json:"result"`
-			} `json:"data"`
-		}
-		if json.NewDecoder(resp.Body).Decode(&out) != nil || len(out.Data.Result) == 0 {
-			return 0, false
-		}
-		v, err := strconv.ParseFloat(fmt.Sprint(out.Data.Result[0].Value[1]), 64)
-		return v, err == nil
-	}
+	prom := testserver.Prometheus(t, api, []string{rules}, target)
 	waitFor(t, 15*time.Second, "Prometheus scraping the watch", func() bool {
-		_, ok := query(`pinprobe_requests_total{address="127.0.0.2"}`)
+		_, ok := promQuery(api, `pinprobe_requests_total{address="127.0.0.2"}`)
 		return ok
 	})
 	fail.Store(true)
@@ -380,16 +353,16 @@ func TestWatchWithPrometheus(t *testing.T) {
 	// docs/watch.md: the seed's fault takes 8 of the address's requests (0.8 s at
 	// 10 a second here), then a scrape (1 s) and a query.
 	up := waitFor(t, 5*time.Second, "the suspect gauge at 1 in Prometheus", func() bool {
-		v, ok := query(gauge)
+		v, ok := promQuery(api, gauge)
 		return ok && v == 1
 	})
 	t.Logf("suspect gauge at 1 in Prometheus %v after the fault started", up.Round(time.Millisecond))
-	if v, ok := query(`pinprobe_suspect{scope="address",address="127.0.0.1"}`); ok && v == 1 {
+	if v, ok := promQuery(api, `pinprobe_suspect{scope="address",address="127.0.0.1"}`); ok && v == 1 {
 		t.Errorf("127.0.0.1 is a suspect too; want only 127.0.0.2")
 	}
 	// The rule evaluates every second: the alert fires on the gauge.
 	waitFor(t, 5*time.Second, "PinprobeAddressFails firing for 127.0.0.2", func() bool {
-		v, ok := query(`ALERTS{alertname="PinprobeAddressFails",alertstate="firing",address="127.0.0.2"}`)
+		v, ok := promQuery(api, `ALERTS{alertname="PinprobeAddressFails",alertstate="firing",address="127.0.0.2"}`)
 		return ok && v == 1
 	})
 	// Every panel of the dashboard has series, its host the fleet's (a rate
@@ -399,14 +372,14 @@ func TestWatchWithPrometheus(t *testing.T) {
 		var v float64
 		waitFor(t, 5*time.Second, "series of the dashboard's "+expr, func() bool {
 			var ok bool
-			v, ok = query(expr)
+			v, ok = promQuery(api, expr)
 			return ok
 		})
 		t.Logf("dashboard: %s → %.4g (first series)", expr, v)
 	}
 	waitFor(t, 5*time.Second, "an exemplar with a request ID", func() bool {
 		now := time.Now()
-		resp, err := http.Get("http://" + api + "/api/v1/query_exemplars?query=" + url.QueryEscape(`pinprobe_request_failures_total`) +
+		resp, err := http.Get("http://" + api.String() + "/api/v1/query_exemplars?query=" + url.QueryEscape(`pinprobe_request_failures_total`) +
 			"&start=" + strconv.FormatInt(now.Add(-time.Minute).Unix(), 10) + "&end=" + strconv.FormatInt(now.Unix()+1, 10))
 		if err != nil {
 			return false
@@ -415,12 +388,12 @@ func TestWatchWithPrometheus(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return strings.Contains(string(b), `"request_id":"pinprobe-`)
 	})
-	if _, ok := query(`histogram_count(pinprobe_request_duration_seconds{address="127.0.0.1"})`); !ok {
+	if _, ok := promQuery(api, `histogram_count(pinprobe_request_duration_seconds{address="127.0.0.1"})`); !ok {
 		t.Errorf("no native histogram of the duration in Prometheus")
 	}
 	fail.Store(false)
 	down := waitFor(t, 10*time.Second, "the suspect gauge back at 0 in Prometheus", func() bool {
-		v, ok := query(gauge)
+		v, ok := promQuery(api, gauge)
 		return ok && v == 0
 	})
 	t.Logf("back at 0 %v after the fault stopped", down.Round(time.Millisecond))
@@ -514,24 +487,36 @@ func TestWatchProtectedListener(t *testing.T) {
 		}
 	}
 	// A real Prometheus, through TLS with the credentials.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := l.Addr().String()
-	l.Close()
+	api := netip.AddrPortFrom(testserver.Lo4a, testserver.FreePort(t, testserver.Lo4a))
 	target := strings.TrimSuffix(strings.TrimPrefix(w.metrics, "https://"), "/metrics")
-	testserver.PrometheusScrape(t, netip.MustParseAddrPort(api), fmt.Sprintf(
+	testserver.PrometheusScrape(t, api, fmt.Sprintf(
 		"scheme: https\n    tls_config:\n      ca_file: %q\n    basic_auth:\n      username: prom\n      password: right-horse", pki.CAFile), target)
 	waitFor(t, 15*time.Second, "Prometheus scraping the protected watch", func() bool {
-		resp, err := http.Get("http://" + api + "/api/v1/query?query=" + url.QueryEscape(`up{job="pinprobe"} == 1 and on() pinprobe_requests_total`))
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return strings.Contains(string(b), `"result":[{`)
+		_, ok := promQuery(api, `up{job="pinprobe"} == 1 and on() pinprobe_requests_total`)
+		return ok
 	})
+}
+
+// promQuery asks the Prometheus whose API is at api for q now, and returns
+// the value of its first series; false when q has none.
+func promQuery(api netip.AddrPort, q string) (float64, bool) {
+	resp, err := http.Get("http://" + api.String() + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&out) != nil || len(out.Data.Result) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(fmt.Sprint(out.Data.Result[0].Value[1]), 64)
+	return v, err == nil
 }
 
 // dashboardQueries are the queries of examples/watch/dashboard.json's
