@@ -155,6 +155,9 @@ func scopeTables(list []compare.ScopeChange, head string) []Block {
 		if after != "" {
 			tb.Intro = "after: " + after + " (matched by --match host)"
 		}
+		if head == "Value" {
+			byValue(tb.Rows, func(r Row) string { return r.Cells[0] })
+		}
 		out = append(out, tb)
 	}
 	return out

@@ -394,18 +394,22 @@ func (v *View) groups(r *report.Report) {
 		t := &v.Groups[len(v.Groups)-1]
 		t.Rows = append(t.Rows, row)
 	}
-	// Each header's values in the order a reader looks for them (gw-1,
-	// gw-2, …, gw-10), not by their counts (gw-2, gw-3, gw-4, gw-1), and
-	// the values past the cap last.
 	for _, t := range v.Groups {
-		sort.SliceStable(t.Rows, func(i, j int) bool {
-			a, b := t.Rows[i].Label, t.Rows[j].Label
-			if (a == report.OtherValues) != (b == report.OtherValues) {
-				return b == report.OtherValues
-			}
-			return naturalLess(a, b)
-		})
+		byValue(t.Rows, func(r StatsRow) string { return r.Label })
 	}
+}
+
+// byValue puts an instance header's rows in the order a reader looks for
+// them (gw-1, gw-2, …, gw-10), not by their counts (gw-2, gw-3, gw-4,
+// gw-1), and the values past the cap last.
+func byValue[R any](rows []R, value func(R) string) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := value(rows[i]), value(rows[j])
+		if (a == report.OtherValues) != (b == report.OtherValues) {
+			return b == report.OtherValues
+		}
+		return naturalLess(a, b)
+	})
 }
 
 // naturalLess orders strings as a person would: runs of digits by their
