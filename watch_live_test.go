@@ -21,7 +21,17 @@ import (
 // get fetches url and returns its status, content type and body.
 func get(t *testing.T, url string) (int, string, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, req)
+}
+
+// do sends req and returns its status, content type and body.
+func do(t *testing.T, req *http.Request) (int, string, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

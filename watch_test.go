@@ -93,16 +93,8 @@ func (w *runningWatch) scrape(t *testing.T, om bool) string {
 	if om {
 		req.Header.Set("Accept", "application/openmetrics-text; version=1.0.0")
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	_, _, body := do(t, req)
+	return body
 }
 
 // waitFor polls cond every 50ms until it holds or limit passes, and says
