@@ -138,6 +138,7 @@ func CheckGolden(t testing.TB, path, got string) {
 			return
 		}
 	}
+	t.Errorf("output differs from %s in its trailing newlines: %d lines, want %d (rerun with -update if the change is intended)", path, len(gl), len(wl))
 }
 
 // lineAt is lines[i], or "" past the end.
